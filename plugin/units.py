@@ -1,0 +1,63 @@
+"""Memory sizes as people write them ("12.7 GiB", "24GB", "512 MiB", 1048576).
+
+GB, MB, KB, TB are powers of 10 (1 GB = 10**9 bytes); GiB, MiB, KiB, TiB are
+powers of 2 (1 GiB = 2**30 bytes). A budget copied from a vendor sheet ("24 GB
+card") and one copied from `nvidia-smi` (MiB) therefore both mean what they say.
+"""
+
+from __future__ import annotations
+
+import re
+
+UNITS = {
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
+
+_SIZE = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?|\.\d+)\s*(?P<unit>[A-Za-z]*)\s*$", re.ASCII)
+
+
+class SizeError(ValueError):
+    """A size string that cannot be read; the message names the string."""
+
+
+def parse_size(value: str | int) -> int:
+    """Return the number of bytes `value` denotes, or raise SizeError naming it."""
+    if isinstance(value, bool):
+        raise SizeError(f"not a memory size: {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise SizeError(f"negative memory size: {value!r}")
+        return value
+    if not isinstance(value, str):
+        raise SizeError(f"not a memory size: {value!r} (expected e.g. '12.7 GiB', '24GB' or bytes)")
+    match = _SIZE.match(value)
+    if match is None:
+        raise SizeError(f"not a memory size: {value!r} (expected e.g. '12.7 GiB', '24GB' or bytes)")
+    unit = match["unit"].lower() or "b"
+    if unit not in UNITS:
+        raise SizeError(
+            f"unknown unit {match['unit']!r} in memory size {value!r} "
+            "(known: B, KB, MB, GB, TB = powers of 10; KiB, MiB, GiB, TiB = powers of 2)"
+        )
+    number = float(match["num"])
+    return int(round(number * UNITS[unit]))
+
+
+def format_size(nbytes: int | float | None) -> str:
+    """Render bytes with binary units, e.g. 2254857830 -> '2.10 GiB'; None -> '-'."""
+    if nbytes is None:
+        return "-"
+    sign = "-" if nbytes < 0 else ""
+    n = abs(float(nbytes))
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= factor:
+            return f"{sign}{n / factor:.2f} {unit}"
+    return f"{sign}{int(n)} B"
