@@ -1,0 +1,295 @@
+"""Peak memory per phase of a measured run, read exactly where the OS allows.
+
+Host RAM: writing "5" to /proc/self/clear_refs resets the kernel's high-water
+mark (VmHWM), so the VmHWM read at a phase's end is that phase's exact peak
+RSS, however short the spike. Off Linux a psutil sampling thread stands in
+and can miss short spikes (benchmarks/ measures by how much).
+
+GPU: torch's allocator peaks (allocated, reserved) reset per phase, plus the
+NVML per-process figure, which also holds the CUDA context. Without CUDA the
+GPU fields are None, never 0: torch returns 0 silently there.
+
+Phases are contiguous: starting one ends the one before, so no allocation
+between two phases escapes measurement.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterator
+
+_STATUS = "/proc/self/status"
+_CLEAR_REFS = "/proc/self/clear_refs"
+
+
+def read_status(path: str = _STATUS) -> dict[str, int]:
+    """VmHWM, VmRSS, RssAnon, RssFile of a process, in bytes (Linux)."""
+    out: dict[str, int] = {}
+    with open(path) as fh:
+        for line in fh:
+            key, _, rest = line.partition(":")
+            if key in ("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem"):
+                out[key] = int(rest.split()[0]) * 1024  # the kernel reports kB
+    return out
+
+
+def can_reset_hwm() -> bool:
+    try:
+        with open(_CLEAR_REFS, "w") as fh:
+            fh.write("5")
+        return "VmHWM" in read_status()
+    except OSError:
+        return False
+
+
+@dataclass
+class PhaseRecord:
+    """What one phase cost. Byte counts; GPU fields None without CUDA."""
+
+    name: str
+    step: int | None
+    seconds: float
+    ram_peak: int
+    rss_anon: int | None
+    rss_file: int | None
+    vram_allocated: int | None = None
+    vram_reserved: int | None = None
+    vram_device: int | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class _RssSampler:
+    """Fallback where VmHWM cannot be reset: samples RSS on a thread (misses short spikes)."""
+
+    def __init__(self, interval: float = 0.005) -> None:
+        import psutil
+
+        self._proc = psutil.Process()
+        self._interval = interval
+        self._peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._peak = max(self._peak, self._proc.memory_info().rss)
+            time.sleep(self._interval)
+
+    def reset(self) -> None:
+        self._peak = self._proc.memory_info().rss
+
+    def peak(self) -> int:
+        return max(self._peak, self._proc.memory_info().rss)
+
+
+class _Cuda:
+    """Per-phase CUDA peaks from torch's allocator and NVML's per-process view."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.torch = torch
+        self.device = torch.cuda.current_device()
+        self._nvml = None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            uuid = str(torch.cuda.get_device_properties(self.device).uuid)
+            uuid = uuid if uuid.startswith("GPU-") else f"GPU-{uuid}"
+            self._handle = pynvml.nvmlDeviceGetHandleByUUID(uuid)
+            self._nvml = pynvml
+        except Exception:  # NVML absent or no match: report the allocator figures alone
+            self._nvml = None
+
+    def reset(self) -> None:
+        self.torch.cuda.synchronize(self.device)
+        self.torch.cuda.reset_peak_memory_stats(self.device)
+
+    def read(self) -> dict[str, int | None]:
+        self.torch.cuda.synchronize(self.device)
+        return {
+            "vram_allocated": int(self.torch.cuda.max_memory_allocated(self.device)),
+            "vram_reserved": int(self.torch.cuda.max_memory_reserved(self.device)),
+            "vram_device": self._process_used(),
+        }
+
+    def _process_used(self) -> int | None:
+        if self._nvml is None:
+            return None
+        try:
+            procs = self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handle)
+        except Exception:
+            return None
+        used = [p.usedGpuMemory for p in procs if p.pid == os.getpid() and p.usedGpuMemory]
+        return int(used[0]) if used else None
+
+
+def cuda_available() -> bool:
+    """True when the (already imported) torch sees a CUDA device.
+
+    Looks only at sys.modules: a run that never imported torch has no CUDA
+    memory to measure, and importing it here would cost seconds and RAM.
+    """
+    torch = sys.modules.get("torch")
+    return bool(torch is not None and torch.cuda.is_available())
+
+
+@dataclass
+class Meter:
+    """Brackets the phases of a run (load, data, train steps, eval) and records each one's peaks.
+
+    `on_phase` is called with every finished PhaseRecord, so a child can stream
+    them out before it is killed.
+    """
+
+    on_phase: Callable[[PhaseRecord], None] | None = None
+    use_cuda: bool | None = None
+    phases: list[PhaseRecord] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._hwm = can_reset_hwm()
+        self._sampler = None if self._hwm else _RssSampler()
+        if self.use_cuda is None:
+            self.use_cuda = cuda_available()
+        self._cuda = _Cuda() if self.use_cuda else None
+        self._open: tuple[str, int | None, float] | None = None
+
+    @property
+    def ram_method(self) -> str:
+        return "vmhwm" if self._hwm else "psutil-sampling"
+
+    # -- phases -------------------------------------------------------------
+    def start(self, name: str, step: int | None = None) -> None:
+        """Begin phase `name` (ending the open one, so phases tile the run)."""
+        if self._open is not None:
+            self.stop()
+        if self._hwm:
+            with open(_CLEAR_REFS, "w") as fh:
+                fh.write("5")
+        else:
+            self._sampler.reset()
+        if self._cuda is not None:
+            self._cuda.reset()
+        self._open = (name, step, time.perf_counter())
+
+    def stop(self) -> PhaseRecord | None:
+        if self._open is None:
+            return None
+        name, step, t0 = self._open
+        self._open = None
+        status = read_status() if os.path.exists(_STATUS) else {}
+        peak = status["VmHWM"] if self._hwm else self._sampler.peak()
+        record = PhaseRecord(
+            name=name,
+            step=step,
+            seconds=time.perf_counter() - t0,
+            ram_peak=peak,
+            rss_anon=status.get("RssAnon"),
+            rss_file=status.get("RssFile"),
+        )
+        if self._cuda is not None:
+            for key, value in self._cuda.read().items():
+                setattr(record, key, value)
+        self.phases.append(record)
+        if self.on_phase is not None:
+            self.on_phase(record)
+        return record
+
+    @contextmanager
+    def phase(self, name: str, step: int | None = None) -> Iterator[None]:
+        self.start(name, step)
+        try:
+            yield
+        finally:
+            self.stop()
+
+    # -- summary ------------------------------------------------------------
+    def summary(self) -> dict:
+        return summarize([p.to_json() for p in self.phases], cuda=bool(self.use_cuda), ram_method=self.ram_method)
+
+
+PEAK_KEYS = {
+    "ram": "ram_peak",
+    "vram_allocated": "vram_allocated",
+    "vram_reserved": "vram_reserved",
+    "vram_device": "vram_device",
+}
+
+
+def _max(values: list[int | None]) -> int | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present else None
+
+
+def growth_per_step(series: list[int | None], skip_first: int = 1) -> float | None:
+    """Least-squares slope (bytes per step) over the steady steps.
+
+    The first optimizer step allocates the optimizer state, so it is left out;
+    fewer than three steady points give no slope.
+    """
+    ys = [y for y in series[skip_first:] if y is not None]
+    if len(ys) < 3:
+        return None
+    n = len(ys)
+    mean_x = (n - 1) / 2
+    mean_y = sum(ys) / n
+    sxx = sum((x - mean_x) ** 2 for x in range(n))
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(range(n), ys))
+    return sxy / sxx
+
+
+def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm") -> dict:
+    """Peaks over all phases, the per-step series and its growth, from phase records."""
+    steps = [p for p in phases if p.get("step") is not None]
+    peaks = {key: _max([p.get(field_) for p in phases]) for key, field_ in PEAK_KEYS.items()}
+    step_peaks = {key: _max([p.get(field_) for p in steps]) for key, field_ in PEAK_KEYS.items()}
+    growth = {
+        f"{key}_per_step": growth_per_step([p.get(field_) for p in steps])
+        for key, field_ in PEAK_KEYS.items()
+        if key in ("ram", "vram_allocated", "vram_reserved")
+    }
+    if not cuda:
+        for table in (peaks, step_peaks):
+            for key in ("vram_allocated", "vram_reserved", "vram_device"):
+                table[key] = None
+        growth["vram_allocated_per_step"] = growth["vram_reserved_per_step"] = None
+    return {
+        "cuda": cuda,
+        "ram_method": ram_method,
+        "peaks": peaks,
+        "step_peaks": step_peaks,
+        "growth": growth,
+        "phases": phases,
+        "steps": [
+            {"step": p["step"], "ram": p["ram_peak"], "vram_allocated": p.get("vram_allocated"),
+             "vram_reserved": p.get("vram_reserved")}
+            for p in steps
+        ],
+    }
+
+
+def device_info() -> dict:
+    """What a baseline's fingerprint and hardware key need to know about this process's device."""
+    info: dict = {"cuda": cuda_available(), "cuda_version": None, "driver": None, "gpu_name": None, "gpu_memory": None}
+    if info["cuda"]:
+        torch = sys.modules["torch"]
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        info.update(cuda_version=torch.version.cuda, gpu_name=props.name, gpu_memory=int(props.total_memory))
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            info["driver"] = pynvml.nvmlSystemGetDriverVersion()
+        except Exception:
+            pass
+    return info
