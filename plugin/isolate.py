@@ -1,0 +1,188 @@
+"""Run each measured case in a fresh child process and bring back one JSON Measurement.
+
+Children come from a multiprocessing *forkserver* that has imported torch and
+transformers once (about half a second per child instead of seconds for a
+fresh interpreter; benchmarks/isolation_cost.py measures it). A parent that
+has run torch ops is never forked: the forkserver is a clean process.
+
+A child that raises, runs out of memory, is SIGKILLed (the kernel's OOM
+killer) or outlives its timeout gives a failed Measurement carrying the peak
+seen so far: the parent polls the child's VmHWM while it waits, so even a kill
+leaves a number. The session goes on either way.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import tempfile
+import time
+from contextlib import contextmanager
+from multiprocessing import spawn
+from pathlib import Path
+
+from gpu_budget import child
+from gpu_budget.meter import summarize
+
+DEFAULT_PRELOAD = ("torch", "transformers")
+_POLL_SECONDS = 0.02
+_context = None
+
+
+def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD):
+    """The session's forkserver context; the preload list applies when it first starts."""
+    global _context
+    if _context is None:
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload(["gpu_budget.child", "gpu_budget.meter", *preload])
+    return _context
+
+
+@contextmanager
+def _without_parent_main():
+    """Start children without re-running the parent's __main__ (pytest's script, `-c`, stdin).
+
+    multiprocessing would import it again in every child, costing time and RAM
+    that would then be measured; the child's target lives in gpu_budget.child.
+    """
+    original = spawn.get_preparation_data
+
+    def preparation_data(name):
+        data = original(name)
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+        return data
+
+    spawn.get_preparation_data = preparation_data
+    try:
+        yield
+    finally:
+        spawn.get_preparation_data = original
+
+
+def _read_hwm(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _read_events(path: str) -> list[dict]:
+    events = []
+    with open(path) as fh:
+        for line in fh:
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:  # the last line of a killed child may be cut short
+                break
+    return events
+
+
+def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD) -> tuple[list[dict], dict]:
+    """Start child.main(request) from the forkserver; return its events and how it ended."""
+    ctx = forkserver(preload)
+    fd, path = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")
+    os.close(fd)
+    try:
+        proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.get('scenario', {}).get('name', request['mode'])}")
+        t0 = time.monotonic()
+        with _without_parent_main():
+            proc.start()
+        polled_peak, timed_out = 0, False
+        while True:
+            proc.join(_POLL_SECONDS)
+            if proc.exitcode is not None:
+                break
+            polled_peak = max(polled_peak, _read_hwm(proc.pid) or 0)
+            if time.monotonic() - t0 > timeout:
+                polled_peak = max(polled_peak, _read_hwm(proc.pid) or 0)
+                timed_out = True
+                proc.kill()
+                proc.join()
+                break
+        ending = {
+            "exitcode": proc.exitcode,
+            "timed_out": timed_out,
+            "wall_seconds": round(time.monotonic() - t0, 3),
+            "polled_ram_peak": polled_peak or None,
+        }
+        return _read_events(path), ending
+    finally:
+        os.unlink(path)
+
+
+def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD) -> dict:
+    """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions."""
+    events, ending = run_child({"mode": "probe", "threads": 1}, timeout, preload)
+    device = next((e for e in events if e["event"] == "device"), None)
+    if device is None:
+        error = next((e for e in events if e["event"] == "error"), None)
+        raise RuntimeError(f"probing the device failed: {error['traceback'] if error else _describe_ending(ending)}")
+    device.pop("event")
+    return device
+
+
+def prepare_assets(scenario_json: dict, assets: Path, timeout: float, threads: int,
+                   preload: tuple[str, ...] = DEFAULT_PRELOAD) -> None:
+    """Build a scenario's assets once, in an unmeasured child, into `assets` (atomically)."""
+    if (assets / ".complete").exists():
+        return
+    assets.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=assets.name + ".tmp-", dir=assets.parent))
+    request = {"mode": "prepare", "scenario": scenario_json, "assets": str(tmp), "threads": threads}
+    events, ending = run_child(request, timeout, preload)
+    if not any(e["event"] == "prepared" for e in events):
+        error = next((e for e in events if e["event"] == "error"), None)
+        detail = error["traceback"] if error else _describe_ending(ending)
+        raise RuntimeError(f"preparing assets for {scenario_json['name']!r} failed:\n{detail}")
+    (tmp / ".complete").touch()
+    try:
+        os.rename(tmp, assets)
+    except OSError:  # another worker finished the same assets first
+        if not (assets / ".complete").exists():
+            raise
+
+
+def _describe_ending(ending: dict) -> str:
+    if ending["timed_out"]:
+        return f"timed out after {ending['wall_seconds']:.0f} s and was killed"
+    code = ending["exitcode"]
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name
+        hint = " (the kernel's OOM killer sends SIGKILL)" if -code == signal.SIGKILL else ""
+        return f"killed by {name}{hint}"
+    return f"exited with code {code} without a result"
+
+
+def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
+            preload: tuple[str, ...] = DEFAULT_PRELOAD) -> dict:
+    """Run the scenario in a fresh measured child and return its Measurement (a JSON dict)."""
+    request = {"mode": "measure", "scenario": scenario_json, "assets": str(assets), "threads": threads}
+    events, ending = run_child(request, timeout, preload)
+    start = next((e for e in events if e["event"] == "start"), {})
+    result = next((e for e in events if e["event"] == "result"), None)
+    error = next((e for e in events if e["event"] == "error"), None)
+    if result is not None:
+        measurement = {"status": "ok", "error": None, **result["summary"], "info": result["info"]}
+    else:
+        phases = [{k: v for k, v in e.items() if k != "event"} for e in events if e["event"] == "phase"]
+        measurement = {"status": "error", **summarize(phases, cuda=bool(start.get("cuda")),
+                                                      ram_method=start.get("ram_method", "vmhwm"))}
+        if error is not None:
+            measurement["error"] = {k: error[k] for k in ("kind", "type", "message", "traceback")}
+            measurement["info"] = error.get("info", {})
+        else:
+            kind = "timeout" if ending["timed_out"] else "killed" if (ending["exitcode"] or 0) < 0 else "crash"
+            measurement["error"] = {"kind": kind, "type": None, "message": _describe_ending(ending), "traceback": None}
+            measurement["info"] = {}
+        # the peak seen so far: the last phase never finished, the parent's polling saw it
+        seen = [v for v in (measurement["peaks"]["ram"], ending["polled_ram_peak"]) if v]
+        measurement["peaks"]["ram"] = max(seen) if seen else None
+    measurement.update(wall_seconds=ending["wall_seconds"], exitcode=ending["exitcode"])
+    return measurement

@@ -1,0 +1,145 @@
+"""What a memory-budget test declares: a Scenario (what to run) and a Budget (what it may cost).
+
+Both are plain data. A Scenario names its code as "module:function" strings so
+it crosses into a measured child as JSON, never as a pickled live object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from gpu_budget.units import parse_size
+
+SCALES = ("tiny", "real")
+
+
+def ref_of(func: str | Callable | None) -> str | None:
+    """'module:qualname' for a module-level function (or the string itself)."""
+    if func is None or isinstance(func, str):
+        return func
+    qualname = getattr(func, "__qualname__", "")
+    if "<" in qualname:
+        raise ValueError(f"{func!r} must be a module-level function to run in a measured child")
+    return f"{func.__module__}:{qualname}"
+
+
+def resolve_ref(ref: str) -> Callable:
+    module, _, name = ref.partition(":")
+    if not module or not name:
+        raise ValueError(f"bad function reference {ref!r}: expected 'module:function'")
+    obj: Any = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A short, real fine-tune to measure.
+
+    run:      run(ctx) executes in a fresh measured child; it brackets its
+              phases with ctx.meter and may return a dict of facts (trainable
+              parameters, which modules got LoRA, ...) for the report.
+    prepare:  prepare(ctx) builds the on-disk assets once (a model saved with
+              save_pretrained, synthetic clips) in its own unmeasured child,
+              so the measured child loads them the way a user would.
+    params:   the knobs (batch size, clip seconds, ...); JSON-able.
+    scales:   per-scale params laid over `params`; a scale holding
+              "needs_cuda": True is skipped, with the reason, on a host without CUDA.
+    fixes:    names of the remediations applied (the runner reads ctx.fixes).
+    """
+
+    name: str
+    run: str | Callable
+    prepare: str | Callable | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    scales: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: {"tiny": {}})
+    fixes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "run", ref_of(self.run))
+        object.__setattr__(self, "prepare", ref_of(self.prepare))
+        object.__setattr__(self, "fixes", tuple(self.fixes))
+        object.__setattr__(self, "params", dict(self.params))
+        object.__setattr__(self, "scales", {k: dict(v) for k, v in self.scales.items()})
+
+    def with_fixes(self, *names: str) -> "Scenario":
+        return replace(self, fixes=tuple(dict.fromkeys((*self.fixes, *names))))
+
+    def with_params(self, **params: Any) -> "Scenario":
+        return replace(self, params={**self.params, **params})
+
+    def needs_cuda(self, scale: str) -> bool:
+        return bool(self.scales.get(scale, {}).get("needs_cuda", False))
+
+    def params_for(self, scale: str) -> dict[str, Any]:
+        if scale not in self.scales:
+            raise ValueError(f"scenario {self.name!r} has no scale {scale!r} (it has: {', '.join(self.scales)})")
+        merged = {**self.params, **self.scales[scale]}
+        merged.pop("needs_cuda", None)
+        return merged
+
+    def asset_key(self, scale: str) -> str:
+        """Assets depend on the prepare function, the scale and the params, not on fixes."""
+        blob = json.dumps([self.prepare, scale, self.params_for(scale)], sort_keys=True, default=str)
+        return f"{self.name}-{scale}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+
+    def to_json(self, scale: str) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "run": self.run,
+            "prepare": self.prepare,
+            "scale": scale,
+            "params": self.params_for(scale),
+            "fixes": list(self.fixes),
+        }
+
+
+@dataclass
+class RunContext:
+    """What a scenario's run/prepare function is handed inside the child."""
+
+    scale: str
+    params: dict[str, Any]
+    fixes: tuple[str, ...]
+    assets: Path
+    device: str
+    meter: Any = None  # gpu_budget.meter.Meter in measured runs; None in prepare
+
+    def has(self, fix: str) -> bool:
+        return fix in self.fixes
+
+
+GATED = ("ram", "vram_allocated")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits in bytes for one test at one scale; None means not budgeted."""
+
+    ram: int | None = None
+    vram: int | None = None
+
+    @classmethod
+    def for_scale(cls, scale: str, ram: Any = None, vram: Any = None, where: str = "") -> "Budget":
+        """Read a marker's ram=/vram= (a size, or a {scale: size} mapping) for `scale`."""
+        return cls(ram=_pick(ram, scale, "ram", where), vram=_pick(vram, scale, "vram", where))
+
+
+def _pick(value: Any, scale: str, what: str, where: str) -> int | None:
+    if isinstance(value, Mapping):
+        unknown = set(value) - set(SCALES)
+        if unknown:
+            raise ValueError(f"{where}: {what} budget names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
+        value = value.get(scale)
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise ValueError(f"{where}: bad {what} budget: {exc}") from None
