@@ -1,0 +1,207 @@
+"""Recorded peaks: baselines/<hardware-key>/<test-module>.json, human-diffable and validated.
+
+A baseline file is data, never code: JSON only, checked against the schema
+below on every read, and a broken file is an error naming the file and the
+entry, never silently replaced. Writes are atomic (temp file + rename) and
+serialised by a lock file, so pytest-xdist workers can record side by side.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import re
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterator
+
+SCHEMA = "gpu-budget-baselines/1"
+METRICS = ("ram", "vram_allocated", "vram_reserved", "vram_device")
+PACKAGES = ("torch", "transformers", "peft", "accelerate", "bitsandbytes", "funasr")
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be trusted; the message names the file (and entry)."""
+
+
+def hardware_key(device: dict) -> str:
+    """'cpu-x86_64' for a host without CUDA, else e.g. 'nvidia-h100-80gb-hbm3'."""
+    if not device.get("cuda"):
+        return f"cpu-{platform.machine()}"
+    name = re.sub(r"^nvidia\s+", "", device["gpu_name"].strip(), flags=re.I)
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    if not re.search(r"\d+gb", slug):
+        slug += f"-{round(device['gpu_memory'] / 2**30)}gb"
+    return f"nvidia-{slug}"
+
+
+def fingerprint(device: dict) -> dict[str, Any]:
+    """Library versions (read from metadata, nothing imported) plus what the child saw of its device."""
+    versions = {}
+    for package in PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return {
+        **versions,
+        "python": platform.python_version(),
+        "cuda": device.get("cuda_version"),
+        "driver": device.get("driver"),
+        "gpu_name": device.get("gpu_name"),
+        "gpu_memory": device.get("gpu_memory"),
+    }
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """A measurement regresses when measured > baseline * (1 + rel) + abs."""
+
+    rel: float
+    abs: int
+
+    def limit(self, baseline: int) -> float:
+        return baseline * (1 + self.rel) + self.abs
+
+    def floor(self, baseline: int) -> float:
+        return baseline * (1 - self.rel) - self.abs
+
+
+def path_for(root: Path, hw_key: str, module: str) -> Path:
+    return Path(root) / hw_key / f"{Path(module).stem}.json"
+
+
+# -- schema -------------------------------------------------------------------
+
+def _is_size(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
+def validate(data: Any, path: Path) -> None:
+    """Raise BaselineError naming `path` and the entry when `data` is not a baseline file."""
+    def fail(where: str, why: str) -> None:
+        raise BaselineError(f"baseline file {path}: {where}: {why}. Fix it by hand or delete it and "
+                            f"re-record with --gpu-budget-update.")
+
+    if not isinstance(data, dict):
+        fail("top level", "expected a JSON object")
+    if data.get("schema") != SCHEMA:
+        fail("top level", f"'schema' is {data.get('schema')!r}, expected {SCHEMA!r}")
+    entries = data.get("entries")
+    if not isinstance(entries, dict):
+        fail("top level", "'entries' must be an object of scale -> test id -> entry")
+    for scale, by_id in entries.items():
+        if not isinstance(by_id, dict):
+            fail(f"scale {scale!r}", "expected an object of test id -> entry")
+        for test_id, entry in by_id.items():
+            where = f"entry {test_id!r} (scale {scale!r})"
+            if not isinstance(entry, dict):
+                fail(where, "expected an object")
+            peaks = entry.get("peaks")
+            if not isinstance(peaks, dict) or "ram" not in peaks:
+                fail(where, "'peaks' must be an object with at least 'ram'")
+            for metric, value in peaks.items():
+                if metric not in METRICS:
+                    fail(where, f"unknown metric {metric!r} in 'peaks' (known: {', '.join(METRICS)})")
+                if not _is_size(value):
+                    fail(where, f"peaks.{metric} is {value!r}, expected a byte count or null")
+            phases = entry.get("phases", {})
+            if not isinstance(phases, dict) or not all(
+                isinstance(p, dict) and all(_is_size(v) for v in p.values()) for p in phases.values()
+            ):
+                fail(where, "'phases' must map phase names to objects of byte counts")
+            tol = entry.get("tolerance")
+            if tol is not None and not (
+                isinstance(tol, dict)
+                and isinstance(tol.get("rel"), (int, float)) and 0 <= tol["rel"] < 10
+                and _is_size(tol.get("abs"))
+            ):
+                fail(where, f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}")
+            if not isinstance(entry.get("fingerprint", {}), dict):
+                fail(where, "'fingerprint' must be an object")
+
+
+def load(path: Path) -> dict:
+    """The validated content of a baseline file; an empty file structure when it does not exist."""
+    path = Path(path)
+    if not path.exists():
+        return {"schema": SCHEMA, "entries": {}}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"baseline file {path} is not valid JSON ({exc}). Fix it by hand or delete "
+                            f"it and re-record with --gpu-budget-update.") from None
+    validate(data, path)
+    return data
+
+
+def lookup(data: dict, scale: str, test_id: str) -> dict | None:
+    return data["entries"].get(scale, {}).get(test_id)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock per baseline file, kept in the temp dir so baselines/ holds only data."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"gpu-budget-{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write_atomic(path: Path, data: dict) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def store(path: Path, scale: str, entries: dict[str, dict], prune_except: set[str] | None = None) -> None:
+    """Write `entries` into the file under `scale`; with prune_except, drop that scale's other ids.
+
+    The file is re-read under the lock, so concurrent writers merge; a broken
+    file raises BaselineError instead of being overwritten.
+    """
+    path = Path(path)
+    with _locked(path):
+        data = load(path)
+        by_id = data["entries"].setdefault(scale, {})
+        by_id.update(entries)
+        if prune_except is not None:
+            for test_id in set(by_id) - prune_except - set(entries):
+                del by_id[test_id]
+        validate(data, path)
+        _write_atomic(path, data)
+
+
+def entry_from(measurement: dict, scenario: dict, tolerance: Tolerance, fprint: dict, today: str) -> dict:
+    """The baseline entry for one successful measurement."""
+    phases = {}
+    for phase in measurement["phases"]:
+        phases[phase["name"]] = {"ram": phase["ram_peak"]} | {
+            k: phase.get(k) for k in ("vram_allocated", "vram_reserved", "vram_device") if phase.get(k) is not None
+        }
+    return {
+        "scenario": scenario["name"],
+        "fixes": list(scenario["fixes"]),
+        "params": scenario["params"],
+        "peaks": {k: measurement["peaks"].get(k) for k in METRICS},
+        "phases": phases,
+        "tolerance": {"rel": tolerance.rel, "abs": tolerance.abs},
+        "fingerprint": fprint,
+        "recorded": today,
+    }

@@ -1,0 +1,88 @@
+"""Baseline files: schema-checked, broken ones named precisely, writes atomic and merging."""
+
+import json
+import multiprocessing
+
+import pytest
+
+from gpu_budget import baselines
+from gpu_budget.baselines import BaselineError, hardware_key
+
+GOOD_ENTRY = {"peaks": {"ram": 123, "vram_allocated": None}, "phases": {"load": {"ram": 100}},
+              "tolerance": {"rel": 0.02, "abs": 0}, "fingerprint": {}}
+
+
+def write(path, data):
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_missing_file_is_empty(tmp_path):
+    assert baselines.load(tmp_path / "nope.json")["entries"] == {}
+
+
+@pytest.mark.parametrize(
+    "content, names",
+    [
+        ("{not json", ["not valid JSON"]),
+        ({"schema": "other", "entries": {}}, ["schema"]),
+        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_a": {"peaks": {"ram": "big"}}}}},
+         ["'test_a'", "peaks.ram", "'big'"]),
+        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_b": {"peaks": {"ram": 1, "watts": 3}}}}},
+         ["'test_b'", "watts"]),
+        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_c": {**GOOD_ENTRY, "tolerance": {"rel": -1}}}}},
+         ["'test_c'", "tolerance"]),
+        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_d": {"peaks": {"ram": -5}}}}}, ["'test_d'"]),
+    ],
+)
+def test_broken_file_names_file_and_entry(tmp_path, content, names):
+    path = write(tmp_path / "test_mod.json", content)
+    with pytest.raises(BaselineError) as info:
+        baselines.load(path)
+    message = str(info.value)
+    assert str(path) in message
+    for name in names:
+        assert name in message
+
+
+def test_store_refuses_to_overwrite_a_broken_file(tmp_path):
+    path = write(tmp_path / "m.json", "{broken")
+    with pytest.raises(BaselineError):
+        baselines.store(path, "tiny", {"test_x": GOOD_ENTRY})
+    assert path.read_text() == "{broken"
+
+
+def test_store_merges_and_prunes(tmp_path):
+    path = tmp_path / "cpu-x86_64" / "m.json"
+    baselines.store(path, "tiny", {"test_a": GOOD_ENTRY})
+    baselines.store(path, "tiny", {"test_b": GOOD_ENTRY})
+    baselines.store(path, "real", {"test_a": GOOD_ENTRY})
+    data = baselines.load(path)
+    assert set(data["entries"]["tiny"]) == {"test_a", "test_b"}
+    baselines.store(path, "tiny", {}, prune_except={"test_b"})
+    data = baselines.load(path)
+    assert set(data["entries"]["tiny"]) == {"test_b"} and set(data["entries"]["real"]) == {"test_a"}
+    assert list(path.parent.iterdir()) == [path]  # no temp or lock files left in baselines/
+
+
+def _writer(path, i):
+    baselines.store(path, "tiny", {f"test_{i}": GOOD_ENTRY})
+
+
+def test_concurrent_writers_all_land(tmp_path):
+    path = tmp_path / "m.json"
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, i)) for i in range(6)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    assert set(baselines.load(path)["entries"]["tiny"]) == {f"test_{i}" for i in range(6)}
+
+
+def test_hardware_keys():
+    assert hardware_key({"cuda": False}).startswith("cpu-")
+    assert hardware_key({"cuda": True, "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_memory": 85 * 10**9}) == \
+        "nvidia-h100-80gb-hbm3"
+    assert hardware_key({"cuda": True, "gpu_name": "NVIDIA GeForce RTX 3090", "gpu_memory": 24 * 2**30}) == \
+        "nvidia-geforce-rtx-3090-24gb"
