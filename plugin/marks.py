@@ -1,0 +1,57 @@
+"""The `gpu_budget` marker, as a plain function of the marker's arguments.
+
+`@pytest.mark.gpu_budget(ram="12.7 GiB", vram="15 GiB", tolerance=None, expect=None)`
+
+The marker's help text is generated from this signature and docstring.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from gpu_budget.baselines import Tolerance
+from gpu_budget.scenario import Budget
+from gpu_budget.units import parse_size
+
+# Default tolerance, from the run-to-run spread of fresh children (README, "Tolerance").
+DEFAULT_TOLERANCE = Tolerance(rel=0.02, abs=16 * 2**20)
+EXPECTABLE = ("over-budget",)
+
+
+@dataclass(frozen=True)
+class BudgetMark:
+    budget: Budget
+    tolerance: Tolerance
+    expect: str | None
+
+
+def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None = None,
+               expect: str | None = None, scale: str = "tiny", where: str = "") -> BudgetMark:
+    """memory budget: ram=/vram= a size ("12.7 GiB", "24GB", bytes) or {"tiny": ..., "real": ...};
+    tolerance={"rel": 0.02, "abs": "16 MiB"} overrides the baseline tolerance; expect="over-budget"
+    marks a reproduction of a reported failure (passes only while the budget is broken)."""
+    if expect is not None and expect not in EXPECTABLE:
+        raise ValueError(f"{where}: expect={expect!r} is not one of {EXPECTABLE}")
+    return BudgetMark(Budget.for_scale(scale, ram, vram, where), _tolerance(tolerance, where), expect)
+
+
+def _tolerance(value: Mapping | None, where: str) -> Tolerance:
+    if value is None:
+        return DEFAULT_TOLERANCE
+    unknown = set(value) - {"rel", "abs"}
+    rel = value.get("rel", DEFAULT_TOLERANCE.rel)
+    if unknown or not isinstance(rel, (int, float)) or not 0 <= rel < 10:
+        raise ValueError(f"{where}: bad tolerance {dict(value)!r}: expected {{'rel': 0..10, 'abs': size}}")
+    try:
+        abs_ = parse_size(value.get("abs", DEFAULT_TOLERANCE.abs))
+    except ValueError as exc:
+        raise ValueError(f"{where}: bad tolerance abs: {exc}") from None
+    return Tolerance(float(rel), abs_)
+
+
+def marker_help() -> str:
+    params = ", ".join(str(p) for p in inspect.signature(gpu_budget).parameters.values()
+                       if p.name not in ("scale", "where"))
+    return f"gpu_budget({params}): " + " ".join(gpu_budget.__doc__.split())

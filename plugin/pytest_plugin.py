@@ -1,0 +1,72 @@
+"""pytest hooks for pytest-gpu-budget. Thin: each hook delegates to BudgetSession.
+
+Importing this module imports neither torch nor transformers nor hypothesis;
+they load in the measured children only.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_budget.marks import marker_help
+
+_KEY = pytest.StashKey["object"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gpu-budget", "memory-budget tests of real fine-tune steps")
+    group.addoption("--gpu-budget", action="store_true", dest="gpu_budget",
+                    help="run the memory-budget tests (skipped otherwise).")
+    group.addoption("--gpu-budget-update", action="store_true", dest="gpu_budget_update",
+                    help="write new and changed baseline entries; prune unused ones when the whole suite ran.")
+    group.addoption("--gpu-budget-baselines", dest="gpu_budget_baselines", metavar="DIR", default=None,
+                    help="baselines folder (default: ini gpu_budget_baselines, else 'baselines').")
+    group.addoption("--gpu-budget-scale", dest="gpu_budget_scale", choices=("tiny", "real"), default="tiny",
+                    help="model scale to run: tiny (seconds on a CPU) or real (the architecture's dimensions).")
+    group.addoption("--gpu-budget-json", dest="gpu_budget_json", metavar="PATH", default=None,
+                    help="write the JSON report here.")
+    group.addoption("--gpu-budget-timeout", dest="gpu_budget_timeout", type=float, default=900.0, metavar="SECONDS",
+                    help="kill a measured child after this many seconds (a reported failure). Default 900.")
+    group.addoption("--gpu-budget-threads", dest="gpu_budget_threads", type=int, default=0, metavar="N",
+                    help="torch threads in each measured child (default: cores / xdist workers).")
+    parser.addini("gpu_budget_baselines", "baselines folder, relative to the rootdir", default="baselines")
+    parser.addini("gpu_budget_preload", "modules the forkserver imports once for all children",
+                  type="args", default=["torch", "transformers"])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", marker_help())
+    from gpu_budget.session import BudgetSession
+
+    config.stash[_KEY] = BudgetSession(config)
+    if config.pluginmanager.hasplugin("xdist"):
+        from gpu_budget.xdist import XdistRows
+
+        config.pluginmanager.register(XdistRows(config.stash[_KEY]), "gpu-budget-xdist")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    config.stash[_KEY].modify_items(items)
+    if any("::" in arg for arg in config.args) or config.getoption("keyword") or config.getoption("markexpr"):
+        config.stash[_KEY].note_narrowing()
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        items[0].config.stash[_KEY].note_narrowing()
+
+
+@pytest.fixture
+def gpu_budget(request: pytest.FixtureRequest):
+    """Measure scenarios of this test: `gpu_budget.measure(scenario, label=None, expect=None)`."""
+    from gpu_budget.fixture import BudgetRun
+
+    return BudgetRun(request.config.stash[_KEY], request.node)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    session.config.stash[_KEY].finish(is_worker=hasattr(session.config, "workerinput"))
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    config.stash[_KEY].terminal_summary(terminalreporter)
