@@ -115,7 +115,7 @@ class BudgetSession:
         test_id = item.name + (f"::{label}" if label else "")
         row = {
             "nodeid": item.nodeid + (f"::{label}" if label else ""),
-            "scenario": scenario.name, "scale": scale, "fixes": list(scenario.fixes),
+            "scenario": scenario.name, "label": label, "scale": scale, "fixes": list(scenario.fixes),
             "budget": {"ram": mark.budget.ram, "vram": mark.budget.vram}, "expect": expect,
             "peaks": {"ram": None, "vram_allocated": None, "vram_reserved": None, "vram_device": None},
             "phases": {}, "steps": [], "growth": {}, "baseline": None, "change": {}, "info": {},

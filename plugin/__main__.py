@@ -1,0 +1,18 @@
+"""`python -m gpu_budget <command>`: tools around the gate's reports."""
+
+import sys
+
+
+def main() -> int:
+    commands = {"findings": "turn a JSON report into FINDINGS.md"}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        print("usage: python -m gpu_budget <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items()),
+              file=sys.stderr)
+        return 2
+    from gpu_budget.findings import main as findings
+
+    return findings(sys.argv[2:])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
