@@ -72,7 +72,9 @@ class Scenario:
         return replace(self, fixes=tuple(dict.fromkeys((*self.fixes, *names))))
 
     def with_params(self, **params: Any) -> "Scenario":
-        return replace(self, params={**self.params, **params})
+        """Knobs set here win at every scale (they replace per-scale values of the same name)."""
+        scales = {name: {k: v for k, v in over.items() if k not in params} for name, over in self.scales.items()}
+        return replace(self, params={**self.params, **params}, scales=scales)
 
     def needs_cuda(self, scale: str) -> bool:
         return bool(self.scales.get(scale, {}).get("needs_cuda", False))

@@ -1,0 +1,23 @@
+"""S2 scenario definitions: the Paraformer-large fine-tune whose memory grows under dynamic batching."""
+
+from gpu_budget import Scenario
+
+S2 = Scenario(
+    name="s2_paraformer",
+    prepare="gpu_budget.scenarios.s2_paraformer:prepare",
+    run="gpu_budget.scenarios.s2_paraformer:run",
+    params={
+        "vocab": 8404, "seed": 0, "tokens_per_second": 4,
+        "short_seconds": [1, 8], "long_seconds": [16, 30],  # the write-up: 259 clips over 15 s
+        "batch_frames": 6000,  # FunASR batch_type "token": padded 10 ms frames per batch
+        "batch_size": 4,       # fixed_batch
+        "max_seconds": 10,     # max_duration
+    },
+    scales={
+        # tiny: narrow but deep, so the heads x T^2 attention term (what long clips add) dominates
+        "tiny": {"hidden": 64, "heads": 4, "ffn": 256, "encoder_blocks": 12, "decoder_blocks": 2,
+                 "clips": 24, "long_clips": 4},
+        "real": {"hidden": 512, "heads": 4, "ffn": 2048, "encoder_blocks": 50, "decoder_blocks": 16,
+                 "clips": 12, "long_clips": 3, "batch_frames": 3000},
+    },
+)

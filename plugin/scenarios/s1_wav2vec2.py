@@ -1,0 +1,278 @@
+"""S1 (seed 000): a wav2vec2 bird-sound classifier fine-tune whose *host RAM* hit Colab's 12.7 GB.
+
+prepare() stands in for the hub checkpoint: a Wav2Vec2ForSequenceClassification
+built from its config with random weights and a 50-label head (like
+dima806/bird_sounds_classification), saved with save_pretrained, plus 20
+synthetic 16 kHz WAV clips. run() follows the write-up's path: from_pretrained
+with a mismatched head, a `datasets` .map pipeline, the real Trainer with the
+reported TrainingArguments. Phases: load, data, train_setup, train_step_<k>
+(one per optimizer step) and eval_epoch_<n>.
+
+Fixes (ctx.has): truncate, lazy_data, freeze_feature_encoder, lora,
+gradient_checkpointing, load_in_8bit, load_in_4bit, gc_collect, low_cpu_mem_usage.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import tempfile
+import warnings
+
+import datasets
+import numpy as np
+import soundfile as sf
+import torch
+import transformers
+from datasets import Dataset
+from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+from transformers import (
+    PrinterCallback,
+    Trainer,
+    TrainerCallback,
+    TrainingArguments,
+    Wav2Vec2Config,
+    Wav2Vec2FeatureExtractor,
+    Wav2Vec2ForSequenceClassification,
+)
+
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "out_proj"]  # Wav2Vec2Attention's projections (print(model))
+HEADS = ["projector", "classifier"]  # the classification head stays fully trainable under LoRA
+
+# transformers 5.2x renamed TrainingArguments.gradient_checkpointing (the old name warns)
+CHECKPOINTING_ARG = ("activation_checkpointing" if "activation_checkpointing" in TrainingArguments.__dataclass_fields__
+                     else "gradient_checkpointing")
+
+# -- prepare ---------------------------------------------------------------------------------------
+
+def prepare(ctx) -> None:
+    """Save the stand-in checkpoint and feature extractor to assets/model, the clips to assets/clips."""
+    p = ctx.params
+    transformers.logging.disable_progress_bar()
+    torch.manual_seed(p.get("seed", 42))
+    config = Wav2Vec2Config(**p["model"], num_labels=p["checkpoint_labels"])
+    Wav2Vec2ForSequenceClassification(config).save_pretrained(ctx.assets / "model", safe_serialization=True)
+    _feature_extractor(p).save_pretrained(ctx.assets / "model")
+
+    clips = ctx.assets / "clips"
+    clips.mkdir()
+    sr, rows = p["sampling_rate"], []
+    for i, seconds in enumerate(clip_lengths(p)):
+        label = i % p["n_labels"]
+        rng = np.random.default_rng(p.get("seed", 42) + i)
+        t = np.arange(int(sr * seconds)) / sr
+        chirp = 0.3 * np.sin(2 * np.pi * (500 + 250 * label) * t * (1 + 0.2 * np.sin(2 * np.pi * t)))
+        audio = (chirp + 0.05 * rng.standard_normal(t.size)).astype(np.float32)
+        sf.write(clips / f"clip_{i:02d}.wav", audio, sr, subtype="PCM_16")
+        rows.append({"file": f"clip_{i:02d}.wav", "label": f"bird_{label}", "seconds": seconds})
+    (clips / "labels.json").write_text(json.dumps(rows, indent=1))
+
+
+def clip_lengths(p: dict) -> list[float]:
+    """clip_seconds is one length, or a list of lengths cycled over the clips (mixed lengths)."""
+    secs = p["clip_seconds"] if isinstance(p["clip_seconds"], list) else [p["clip_seconds"]]
+    return [secs[i % len(secs)] for i in range(p["n_clips"])]
+
+
+def _feature_extractor(p: dict) -> Wav2Vec2FeatureExtractor:
+    # wav2vec2-base's extractor: group-norm feature encoder, so no attention mask.
+    return Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=p["sampling_rate"], padding_value=0.0,
+                                    do_normalize=True, return_attention_mask=False)
+
+
+# -- run -------------------------------------------------------------------------------------------
+
+def run(ctx) -> dict:
+    """The measured fine-tune; returns facts that explain the peaks."""
+    p, meter = ctx.params, ctx.meter
+    transformers.logging.set_verbosity_error()  # a fresh child: no load reports or progress bars
+    transformers.logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*deprecated")  # peft reads the old name
+    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)  # "inputs will be cast to float16", every matmul
+    quantization = _quantization_config(ctx)  # imports bitsandbytes before the first phase
+
+    meter.start("load")
+    rows = json.loads((ctx.assets / "clips" / "labels.json").read_text())
+    label2id = {name: i for i, name in enumerate(sorted({r["label"] for r in rows}))}
+    model, fe, facts = _load(ctx, label2id, quantization)
+    _tidy(ctx)
+
+    meter.start("data")
+    train_ds, eval_ds, data_facts = _data(ctx, fe, rows, label2id)
+    _tidy(ctx)
+
+    meter.start("train_setup")  # Trainer init, optimizer creation, the first step's batches
+    with tempfile.TemporaryDirectory(prefix="s1-trainer-") as out:
+        trainer = Trainer(model=model, args=_training_args(ctx, out), train_dataset=train_ds,
+                          eval_dataset=eval_ds, processing_class=fe, callbacks=[_Phases(ctx)])
+        trainer.remove_callback(PrinterCallback)
+        trainer.train()
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    opt_state = [t for s in trainer.optimizer.state.values() for t in s.values() if torch.is_tensor(t)]
+    return {
+        **facts,
+        **data_facts,
+        "fixes": list(ctx.fixes),
+        "total_params": sum(q.numel() for q in model.parameters()),
+        "trainable_params": sum(q.numel() for q in model.parameters() if q.requires_grad),
+        "param_mib": _mib(sum(q.numel() * q.element_size() for q in model.parameters())),
+        "optimizer_state_mib": _mib(sum(t.numel() * t.element_size() for t in opt_state)),
+        "optimizer_steps": trainer.state.global_step,
+        # what transformers' is_activation_checkpointing reads: a layer with the flag on
+        "gradient_checkpointing_active": any(getattr(m, "gradient_checkpointing", False) for m in base.modules()),
+        "fp16_requested": bool(p["fp16"]),
+        "mixed_precision_active": trainer.accelerator.native_amp,  # False on CPU: fp16 does nothing
+        "eval_loss": [round(h["eval_loss"], 4) for h in trainer.state.log_history if "eval_loss" in h],
+        "transformers": transformers.__version__,
+    }
+
+
+def _quantization_config(ctx):
+    """BitsAndBytesConfig for load_in_8bit / load_in_4bit, or None; a clear error without bitsandbytes."""
+    bits = [b for b in (8, 4) if ctx.has(f"load_in_{b}bit")]
+    if not bits:
+        return None
+    try:
+        import bitsandbytes  # noqa: F401
+    except ImportError:
+        raise RuntimeError("the load_in_8bit/load_in_4bit fixes need bitsandbytes: "
+                           "pip install bitsandbytes==0.50.2 (it runs on CPU too)") from None
+    if not ctx.has("lora"):
+        raise ValueError("load_in_8bit/load_in_4bit need the lora fix too: "
+                         "Trainer refuses to fine-tune a purely quantized model")
+    from transformers import BitsAndBytesConfig
+
+    # Left unquantized: the head (modules_to_save trains it; an int8 weight cannot require grad) and
+    # feature_projection (SpecAugment masks its output in place, which bnb's matmul output forbids).
+    return BitsAndBytesConfig(load_in_8bit=bits[0] == 8, load_in_4bit=bits[0] == 4,
+                              llm_int8_skip_modules=[*HEADS, "feature_projection.projection"])
+
+
+def _load(ctx, label2id: dict, quantization):
+    """from_pretrained with a new head (ignore_mismatched_sizes), then the model-side fixes."""
+    path = ctx.assets / "model"
+    kwargs = {"num_labels": len(label2id), "label2id": label2id,
+              "id2label": {i: n for n, i in label2id.items()}, "ignore_mismatched_sizes": True}
+    if ctx.has("low_cpu_mem_usage"):
+        kwargs["low_cpu_mem_usage"] = True  # transformers 5 drops it silently; the measurement shows it
+    if quantization is not None:
+        kwargs.update(quantization_config=quantization, device_map={"": 0 if ctx.device == "cuda" else "cpu"})
+    model, loading = Wav2Vec2ForSequenceClassification.from_pretrained(path, output_loading_info=True, **kwargs)
+    fe = Wav2Vec2FeatureExtractor.from_pretrained(path)
+    facts = {
+        "checkpoint_mib": _mib(sum(f.stat().st_size for f in path.glob("*.safetensors"))),
+        "mismatched_keys": sorted(str(k[0]) if isinstance(k, tuple) else str(k) for k in loading["mismatched_keys"]),
+        "low_cpu_mem_usage_passed": ctx.has("low_cpu_mem_usage"),
+        "quantized_linears": sum("bitsandbytes" in type(m).__module__ for m in model.modules()),
+    }
+    if ctx.has("freeze_feature_encoder"):
+        model.freeze_feature_encoder()  # also stops the conv stack keeping activations for backward
+    if ctx.has("lora"):
+        if quantization is not None:
+            model = prepare_model_for_kbit_training(
+                model, use_gradient_checkpointing=ctx.has("gradient_checkpointing"))
+        config = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.1, target_modules=LORA_TARGETS,
+                            modules_to_save=HEADS)
+        model = get_peft_model(model, config)
+        facts["lora_modules"] = sum(1 for n, _ in model.named_modules() if n.endswith(".lora_A"))
+    return model, fe, facts
+
+
+def _data(ctx, fe, rows: list[dict], label2id: dict):
+    """A datasets pipeline: a batched .map that materialises features, or (lazy_data) an on-the-fly transform."""
+    p = ctx.params
+    clips = ctx.assets / "clips"
+    sr = fe.sampling_rate
+    cap = {"max_length": int(sr * p["max_seconds"]), "truncation": True} if ctx.has("truncate") else {}
+
+    def features(paths: list[str]) -> dict:
+        # soundfile, not datasets.Audio: Audio decoding needs torchcodec + ffmpeg
+        audio = [sf.read(clips / f, dtype="float32")[0] for f in paths]
+        return fe(audio, sampling_rate=sr, **cap)
+
+    def preprocess(batch: dict) -> dict:
+        return {"input_values": features(batch["file"])["input_values"], "label": batch["label"]}
+
+    ds = Dataset.from_dict({"file": [r["file"] for r in rows], "label": [label2id[r["label"]] for r in rows]})
+    split = ds.train_test_split(test_size=p["n_eval"], seed=p.get("seed", 42), shuffle=True)
+    train, val = split["train"], split["test"]
+    if ctx.has("lazy_data"):
+        train, val = train.with_transform(preprocess), val.with_transform(preprocess)
+        materialised = 0
+    else:
+        train = train.map(preprocess, batched=True, remove_columns=["file"])
+        val = val.map(preprocess, batched=True, remove_columns=["file"])
+        materialised = train.data.nbytes + val.data.nbytes
+    longest = max(clip_lengths(p))
+    return train, val, {
+        "n_train": len(train), "n_eval": len(val),
+        "clip_seconds": sorted(set(clip_lengths(p))),
+        "train_input_seconds_max": min(longest, p["max_seconds"]) if ctx.has("truncate") else longest,
+        "dataset_materialised_mib": _mib(materialised),
+        "dataset_cache_files": len(train.cache_files) if not ctx.has("lazy_data") else 0,
+    }
+
+
+def _training_args(ctx, out: str) -> TrainingArguments:
+    """The write-up's TrainingArguments; report_to/saving/tqdm off so only training is measured."""
+    p = ctx.params
+    return TrainingArguments(
+        output_dir=out,
+        eval_strategy="epoch",
+        learning_rate=p["learning_rate"],
+        per_device_train_batch_size=p["batch_size"],
+        per_device_eval_batch_size=p["batch_size"],
+        gradient_accumulation_steps=p["gradient_accumulation_steps"],
+        num_train_epochs=p["num_train_epochs"],
+        weight_decay=p["weight_decay"],
+        fp16=p["fp16"],  # as reported; accelerate applies it only on a GPU
+        max_steps=p.get("max_steps") or -1,
+        **{CHECKPOINTING_ARG: ctx.has("gradient_checkpointing")},
+        remove_unused_columns=not ctx.has("lazy_data"),  # the transform needs the "file" column
+        seed=p.get("seed", 42),
+        save_strategy="no",
+        logging_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=ctx.device == "cpu",
+    )
+
+
+class _Phases(TrainerCallback):
+    """One metered phase per optimizer step and per epoch-end evaluation.
+
+    The Trainer fetches a step's micro-batches before on_step_begin, so step
+    k's phase also holds the loading of step k+1's batches (step 1's are in
+    train_setup, an epoch's first in the eval before it).
+    """
+
+    def __init__(self, ctx) -> None:
+        self.ctx, self.epoch = ctx, 0
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.ctx.meter.start(f"train_step_{state.global_step + 1}", step=state.global_step + 1)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        _tidy(self.ctx)
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self.epoch += 1
+        self.ctx.meter.start(f"eval_epoch_{self.epoch}")
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        _tidy(self.ctx)
+
+
+def _tidy(ctx) -> None:
+    """The write-up's fix 3: gc.collect() + empty_cache() between phases."""
+    if ctx.has("gc_collect"):
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+def _mib(n: int) -> float:
+    return round(n / 2**20, 1)
