@@ -7,6 +7,7 @@ measured. The parent (isolate.py) turns the lines into a Measurement.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -28,6 +29,43 @@ def _device() -> str:
     return "cuda" if cuda_available() else "cpu"
 
 
+class _MemoryHistory:
+    """The CUDA caching allocator's history during the measured run, dumped as a snapshot on failure.
+
+    Recorded with Python stacks only (C++ stacks cost far more); the dump is a
+    pickle that pytorch.org/memory_viz or `python -m torch.cuda._memory_viz
+    trace_plot FILE -o FILE.html` opens. Recording costs some host RAM in the
+    child, so only CUDA runs record.
+    """
+
+    MAX_ENTRIES = 100_000
+
+    def __init__(self, torch, path: str, vram_limit: int | None) -> None:
+        self.torch, self.path, self.vram_limit = torch, path, vram_limit
+
+    @classmethod
+    def start(cls, request: dict | None) -> _MemoryHistory | None:
+        torch = sys.modules.get("torch")
+        if not request or torch is None:
+            return None
+        try:
+            torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python",
+                                                     max_entries=cls.MAX_ENTRIES)
+        except Exception:  # noqa: BLE001  a torch without the recorder: measure without it
+            return None
+        return cls(torch, request["path"], request.get("vram_limit"))
+
+    def finish(self, emit, failed: bool, peak: int | None) -> None:
+        over = peak is not None and self.vram_limit is not None and peak > self.vram_limit
+        # a snapshot helps to read a failure; it is never a failure of its own
+        with contextlib.suppress(Exception):
+            if failed or over:
+                self.torch.cuda.memory._dump_snapshot(self.path)
+                emit({"event": "snapshot", "path": self.path})
+        with contextlib.suppress(Exception):
+            self.torch.cuda.memory._record_memory_history(enabled=None)
+
+
 def main(request: dict, out_path: str) -> None:
     """Run request["scenario"]'s prepare or run function and stream the outcome to out_path."""
     from gpu_budget.meter import Meter
@@ -40,7 +78,7 @@ def main(request: dict, out_path: str) -> None:
         out.flush()
 
     scenario = request.get("scenario", {})
-    meter = None
+    meter = history = None
     try:
         _pin_threads(request["threads"])
         if request["mode"] == "probe":
@@ -62,12 +100,18 @@ def main(request: dict, out_path: str) -> None:
         emit({"event": "start", "pid": os.getpid(), "cuda": meter.use_cuda, "ram_method": meter.ram_method})
         # a planted regression: retained, touched bytes for the whole run (proves the gate can fail)
         planted = b"\x01" * int(scenario["params"].get("plant_bytes", 0))  # noqa: F841
+        history = _MemoryHistory.start(request.get("snapshot")) if meter.use_cuda else None
         info = run(ctx) or {}
         meter.stop()
-        emit({"event": "result", "summary": meter.summary(), "info": {**meter.info, **info}})
+        summary = meter.summary()
+        if history is not None:
+            history.finish(emit, failed=False, peak=summary["peaks"].get("vram_allocated"))
+        emit({"event": "result", "summary": summary, "info": {**meter.info, **info}})
     except BaseException as exc:  # a crash is data: report it, with what was measured so far
         if meter is not None:
             meter.stop()
+        if history is not None:
+            history.finish(emit, failed=True, peak=None)
         oom = type(exc).__name__ == "OutOfMemoryError" or isinstance(exc, MemoryError)
         emit({
             "event": "error",

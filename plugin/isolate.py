@@ -161,9 +161,16 @@ def _describe_ending(ending: dict) -> str:
 
 
 def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
-            preload: tuple[str, ...] = DEFAULT_PRELOAD) -> dict:
-    """Run the scenario in a fresh measured child and return its Measurement (a JSON dict)."""
-    request = {"mode": "measure", "scenario": scenario_json, "assets": str(assets), "threads": threads}
+            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict | None = None) -> dict:
+    """Run the scenario in a fresh measured child and return its Measurement (a JSON dict).
+
+    snapshot={"path": ..., "vram_limit": bytes or None}: on CUDA the child records
+    the allocator's history and dumps a memory snapshot to `path` when its
+    allocated peak passes `vram_limit` or it fails; the Measurement's
+    "snapshot" is then that path, else None.
+    """
+    request = {"mode": "measure", "scenario": scenario_json, "assets": str(assets), "threads": threads,
+               "snapshot": snapshot}
     events, ending = run_child(request, timeout, preload)
     start = next((e for e in events if e["event"] == "start"), {})
     result = next((e for e in events if e["event"] == "result"), None)
@@ -184,5 +191,6 @@ def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
         # the peak seen so far: the last phase never finished, the parent's polling saw it
         seen = [v for v in (measurement["peaks"]["ram"], ending["polled_ram_peak"]) if v]
         measurement["peaks"]["ram"] = max(seen) if seen else None
-    measurement.update(wall_seconds=ending["wall_seconds"], exitcode=ending["exitcode"])
+    dumped = next((e["path"] for e in events if e["event"] == "snapshot"), None)
+    measurement.update(wall_seconds=ending["wall_seconds"], exitcode=ending["exitcode"], snapshot=dumped)
     return measurement

@@ -29,6 +29,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="kill a measured child after this many seconds (a reported failure). Default 900.")
     group.addoption("--gpu-budget-threads", dest="gpu_budget_threads", type=int, default=0, metavar="N",
                     help="torch threads in each measured child (default: cores / xdist workers).")
+    group.addoption("--gpu-budget-plots", dest="gpu_budget_plots", metavar="DIR", default=None,
+                    help="write one PNG per measured case here: host RAM and GPU memory per phase and step, "
+                         "with the budget and the baseline (needs the plots extra: matplotlib).")
+    group.addoption("--gpu-budget-require-gpu", action="store_true", dest="gpu_budget_require_gpu",
+                    help="the GPU gate: fail when no CUDA GPU is visible (a test skipped for lack of one fails), "
+                         "and fail the session when nothing was measured.")
     parser.addini("gpu_budget_baselines", "baselines folder, relative to the rootdir", default="baselines")
     parser.addini("gpu_budget_preload", "modules the forkserver imports once for all children",
                   type="args", default=["torch", "transformers"])
@@ -40,15 +46,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.stash[_KEY] = BudgetSession(config)
     if config.pluginmanager.hasplugin("xdist"):
-        from gpu_budget.xdist import XdistRows
+        from gpu_budget.xdist import XdistBudget
 
-        config.pluginmanager.register(XdistRows(config.stash[_KEY]), "gpu-budget-xdist")
+        config.pluginmanager.register(XdistBudget(config.stash[_KEY]), "gpu-budget-xdist")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     config.stash[_KEY].modify_items(items)
     if any("::" in arg for arg in config.args) or config.getoption("keyword") or config.getoption("markexpr"):
         config.stash[_KEY].note_narrowing()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.config.stash[_KEY].note_selected(session.items)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
@@ -65,7 +75,7 @@ def gpu_budget(request: pytest.FixtureRequest):
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    session.config.stash[_KEY].finish(is_worker=hasattr(session.config, "workerinput"))
+    session.config.stash[_KEY].finish(session)
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:

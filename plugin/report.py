@@ -1,4 +1,4 @@
-"""The gate's outputs: a terminal table, GitHub step-summary markdown and a JSON report.
+"""The gate's outputs: a terminal table, GitHub step-summary markdown and a JSON report (plots: plots.py).
 
 All three are rendered from the same list of result rows (plain dicts, the
 JSON report's `results`), so they cannot disagree.
@@ -70,29 +70,74 @@ def terminal_table(rows: list[dict]) -> str:
     return tabulate(table_rows(rows), headers=HEADERS, tablefmt="simple")
 
 
-def markdown(rows: list[dict], hardware: dict | None) -> str:
+SNAPSHOT_HOWTO = ("open one at https://pytorch.org/memory_viz (drag the file in), or offline: "
+                  "`python -m torch.cuda._memory_viz trace_plot FILE -o FILE.html`")
+
+
+def run_url(environ: os._Environ | dict = os.environ) -> str | None:
+    """This GitHub Actions run's page, whose Artifacts section holds the report, plots and snapshots."""
+    parts = [environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
+    return "{}/{}/actions/runs/{}".format(*parts) if all(parts) else None
+
+
+def _where(path: str, base: Path | None) -> str:
+    """A file as the reader finds it: relative to the report's folder (the artifact's root) when inside it."""
+    try:
+        return str(Path(path).relative_to(base)) if base else path
+    except ValueError:
+        return path
+
+
+def markdown(rows: list[dict], hardware: dict | None, problems: list[str] = (), base: Path | None = None,
+             artifacts: str | None = None) -> str:
+    """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
+
+    Files are named relative to `base` (the JSON report's folder, which the
+    GPU job uploads as the artifact); `artifacts` (this run's page) is where a
+    reader downloads them: a step summary cannot show an artifact's files.
+    """
     from tabulate import tabulate
 
     failed = [r for r in rows if not r.get("passed", True)]
     head = f"### GPU budget: {len(rows)} measured, {len(failed)} failed"
     if hardware:
         head += f" on `{hardware.get('key')}`"
-    lines = [head, "", tabulate(table_rows(rows), headers=HEADERS, tablefmt="github")]
+    lines = [head]
+    for problem in problems:
+        lines += ["", f"> **Gate failed:** {problem}"]
+    if rows:
+        lines += ["", tabulate(table_rows(rows), headers=HEADERS, tablefmt="github")]
     for row in failed:
         lines += ["", f"- **{row['nodeid']}**: {row['message']}"]
+
+    def files(key: str) -> list[str]:
+        if artifacts:
+            return [f"- {r['nodeid']}: `{_where(r[key], base)}`" for r in rows if r.get(key)]
+        return [f"- {r['nodeid']}: [{_where(r[key], base)}]({r[key]})" for r in rows if r.get(key)]
+
+    where = f" (in the [artifacts of this run]({artifacts}#artifacts))" if artifacts else ""
+    if any(r.get("snapshot") for r in rows):
+        lines += ["", f"**Memory snapshots of the failing CUDA cases**{where}: {SNAPSHOT_HOWTO}.", "",
+                  *files("snapshot")]
+    if any(r.get("plot") for r in rows):
+        lines += ["", f"**Plots**{where}: host RAM and GPU memory per phase and step, with the budget and the baseline.",
+                  "", *files("plot")]
     return "\n".join(lines) + "\n"
 
 
-def append_step_summary(rows: list[dict], hardware: dict | None) -> None:
+def append_step_summary(rows: list[dict], hardware: dict | None, problems: list[str] = (),
+                        base: Path | None = None) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if path and rows:
+    if path and (rows or problems):
         with open(path, "a") as fh:
-            fh.write(markdown(rows, hardware))
+            fh.write(markdown(rows, hardware, problems, base, run_url()))
 
 
-def write_json(path: str | Path, rows: list[dict], hardware: dict | None) -> None:
+def write_json(path: str | Path, rows: list[dict], hardware: dict | None, problems: list[str] = ()) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps({"version": REPORT_VERSION, "hardware": hardware, "results": rows}, indent=2) + "\n")
+    # gate_problems: session-level failures (the fail-safe: nothing measured, no GPU, no baselines folder)
+    data = {"version": REPORT_VERSION, "hardware": hardware, "gate_problems": list(problems), "results": rows}
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
     os.replace(tmp, path)

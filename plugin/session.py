@@ -7,8 +7,12 @@ comparing and reporting live in plain modules.
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import os
-from collections import defaultdict
+import re
+import shutil
+import tempfile
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,12 +42,17 @@ class Options:
     timeout: float
     threads: int
     preload: tuple[str, ...]
+    plots: Path | None = None
+    require_gpu: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "Options":
         root = Path(str(config.rootpath))
         value = config.getoption("gpu_budget_baselines") or config.getini("gpu_budget_baselines") or "baselines"
         json_path = config.getoption("gpu_budget_json")
+        plots = config.getoption("gpu_budget_plots")
+        if plots and importlib.util.find_spec("matplotlib") is None:  # found without importing it
+            raise pytest.UsageError("--gpu-budget-plots needs matplotlib: pip install 'pytest-gpu-budget[plots]'")
         threads = config.getoption("gpu_budget_threads")
         if not threads:  # split the cores between xdist workers
             workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
@@ -58,7 +67,14 @@ class Options:
             timeout=float(config.getoption("gpu_budget_timeout")),
             threads=threads,
             preload=tuple(preload) if preload is not None else isolate.DEFAULT_PRELOAD,
+            plots=Path(plots).resolve() if plots else None,
+            require_gpu=bool(config.getoption("gpu_budget_require_gpu")),
         )
+
+    @property
+    def snapshots(self) -> Path:
+        """Where memory snapshots of failing CUDA cases go: next to the JSON report."""
+        return (self.json.parent if self.json else Path.cwd()) / "gpu-budget-snapshots"
 
 
 class BudgetSession:
@@ -72,23 +88,44 @@ class BudgetSession:
         self.device: dict | None = None
         self.hardware: dict | None = None
         self.collected: dict[Path, set[str]] = defaultdict(set)  # module -> test names with the marker
+        self.order: list[str] = []  # node ids of the budget tests, in collection order
+        self.selected = 0  # budget tests left to run after deselection
         self.narrowed = False  # deselection or node ids: do not prune baselines
+        self.placement: dict | None = None  # an xdist worker's GPU and cores (xdist.py)
+        self.pending: list[dict] = []  # baseline entries an xdist worker ships to the controller
+        self.problems: list[str] = []  # session-level failures: the fail-safe, baseline writes
+        self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
         cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
         self._assets = (Path(str(cache.mkdir("gpu-budget-assets"))) if cache
                         else Path(str(config.rootpath)) / ".gpu-budget-assets")
+
+    @property
+    def is_worker(self) -> bool:
+        return hasattr(self.config, "workerinput")
 
     # -- collection ---------------------------------------------------------
     def modify_items(self, items: list[pytest.Item]) -> None:
         skip = pytest.mark.skip(reason="memory-budget test: run with --gpu-budget")
         for item in items:
-            if item.get_closest_marker(MARKER) is None and "gpu_budget" not in getattr(item, "fixturenames", ()):
+            if not _is_budget_test(item):
                 continue
             self.collected[Path(str(item.path))].add(item.originalname if hasattr(item, "originalname") else item.name)
+            self.order.append(item.nodeid)
             if not self.options.enabled:
                 item.add_marker(skip)
 
     def note_narrowing(self) -> None:
         self.narrowed = True
+
+    def note_selected(self, items: list[pytest.Item]) -> None:
+        """How many budget tests are left to run once deselection is done (the fail-safe's count)."""
+        self.selected = sum(1 for item in items if _is_budget_test(item))
+
+    def place(self, placement: dict) -> None:
+        """An xdist worker's GPU and cores (xdist.py): children get one thread per core of its share."""
+        self.placement = placement
+        if not self.config.getoption("gpu_budget_threads"):
+            self.options.threads = len(placement["cpus"])
 
     # -- measuring ----------------------------------------------------------
     def mark_for(self, item: pytest.Item) -> BudgetMark:
@@ -117,48 +154,99 @@ class BudgetSession:
             "nodeid": item.nodeid + (f"::{label}" if label else ""),
             "scenario": scenario.name, "label": label, "scale": scale, "fixes": list(scenario.fixes),
             "budget": {"ram": mark.budget.ram, "vram": mark.budget.vram}, "expect": expect,
+            "tolerance": {"rel": mark.tolerance.rel, "abs": mark.tolerance.abs},
             "peaks": {"ram": None, "vram_allocated": None, "vram_reserved": None, "vram_device": None},
             "phases": {}, "steps": [], "growth": {}, "baseline": None, "change": {}, "info": {},
         }
-        reason = self._skip_reason(scenario, mark, scale)
+        if self.placement:
+            row["worker"] = self.placement
+        reason, needs_gpu = self._why_not_measurable(scenario, mark, scale)
+        if reason and needs_gpu and self.options.require_gpu:
+            message = f"{reason}, and --gpu-budget-require-gpu says this runner must have one"
+            return self._finish(item, {**row, "verdict": "error", "passed": False, "message": message})
         if reason:
             self.rows.append({**row, "verdict": "skipped", "passed": True, "message": reason})
             pytest.skip(reason)
 
         scenario_json = scenario.to_json(scale)
         assets = self._assets / scenario.asset_key(scale)
+        path = baselines.path_for(self.options.baselines, self.hardware["key"], str(item.path))
+        try:
+            baseline, broken = baselines.lookup(baselines.load(path), scale, test_id), None
+        except baselines.BaselineError as exc:
+            baseline, broken = None, str(exc)
         if scenario.prepare:
             isolate.prepare_assets(scenario_json, assets, self.options.timeout, self.options.threads,
                                    self.options.preload)
-        measurement = isolate.measure(scenario_json, assets, self.options.timeout, self.options.threads,
-                                      self.options.preload)
-        path = baselines.path_for(self.options.baselines, self.hardware["key"], str(item.path))
+        snapshot = self._snapshot_request(mark, baseline)
         try:
-            stored = baselines.load(path)
-            baseline = baselines.lookup(stored, scale, test_id)
-        except baselines.BaselineError as exc:
-            return self._finish(item, self._row(row, measurement, None, "error", False, str(exc), {}))
-        verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
-                        ci=self.ci, update=self.options.update, expect=expect)
-        if verdict.write_baseline and measurement["status"] == "ok":
-            fprint = {k: v for k, v in self.hardware.items() if k != "key"}
-            entry = baselines.entry_from(measurement, scenario_json, mark.tolerance, fprint,
-                                         datetime.date.today().isoformat())
-            baselines.store(path, scale, {test_id: entry})
-        result = self._row(row, measurement, baseline, verdict.verdict, verdict.passed, verdict.message, verdict.change)
-        result["fingerprint_changed"] = _fingerprint_changed(baseline, self.hardware)
+            measurement = isolate.measure(scenario_json, assets, self.options.timeout, self.options.threads,
+                                          self.options.preload, snapshot=snapshot)
+            if broken:
+                return self._finish(item, self._row(row, measurement, None, "error", False, broken, {}))
+            verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
+                            ci=self.ci, update=self.options.update, expect=expect)
+            if verdict.write_baseline and measurement["status"] == "ok":
+                fprint = {k: v for k, v in self.hardware.items() if k != "key"}
+                entry = baselines.entry_from(measurement, scenario_json, mark.tolerance, fprint,
+                                             datetime.date.today().isoformat())
+                self._record(path, scale, test_id, entry)
+            result = self._row(row, measurement, baseline, verdict.verdict, verdict.passed, verdict.message,
+                               verdict.change)
+            result["fingerprint_changed"] = _fingerprint_changed(baseline, self.hardware)
+            if measurement.get("snapshot") and not result["passed"]:
+                result["snapshot"] = self._keep_snapshot(measurement["snapshot"], result["nodeid"])
+        finally:
+            if snapshot:
+                Path(snapshot["path"]).unlink(missing_ok=True)
         return self._finish(item, result)
 
     def _skip_reason(self, scenario: Scenario, mark: BudgetMark, scale: str) -> str | None:
+        return self._why_not_measurable(scenario, mark, scale)[0]
+
+    def _why_not_measurable(self, scenario: Scenario, mark: BudgetMark, scale: str) -> tuple[str | None, bool]:
+        """Why this case cannot be measured here, and whether the reason is a missing GPU."""
         if scale not in scenario.scales:
-            return f"scenario {scenario.name!r} has no {scale!r} scale (it has: {', '.join(scenario.scales)})"
+            return f"scenario {scenario.name!r} has no {scale!r} scale (it has: {', '.join(scenario.scales)})", False
         cuda = self._probe()["cuda"]
         if scenario.needs_cuda(scale) and not cuda:
-            return f"scenario {scenario.name!r} at scale {scale!r} needs a CUDA GPU; this host has none"
+            return f"scenario {scenario.name!r} at scale {scale!r} needs a CUDA GPU; this host has none", True
         if mark.budget.vram is not None and not cuda:
             return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; "
-                    "this host has none (no GPU figure is reported from a CPU host)")
-        return None
+                    "this host has none (no GPU figure is reported from a CPU host)"), True
+        return None, False
+
+    def _record(self, path: Path, scale: str, test_id: str, entry: dict) -> None:
+        """Write a baseline entry now; an xdist worker ships it to the controller, which alone writes."""
+        if self.is_worker:
+            self.pending.append({"path": str(path), "scale": scale, "id": test_id, "entry": entry})
+        else:
+            baselines.store(path, scale, {test_id: entry})
+
+    def _snapshot_request(self, mark: BudgetMark, baseline: dict | None) -> dict | None:
+        """On CUDA: record the allocator's history in the child, and dump it past the VRAM limit or on a crash.
+
+        The limit is the one judge() applies to the allocated peak: the VRAM
+        budget, or the baseline's regression limit, whichever is lower.
+        """
+        if not (self.device or {}).get("cuda"):
+            return None
+        limits = [mark.budget.vram] if mark.budget.vram is not None else []
+        then = ((baseline or {}).get("peaks") or {}).get("vram_allocated")
+        if then is not None:
+            limits.append(int(mark.tolerance.limit(then)))
+        fd, tmp = tempfile.mkstemp(prefix="gpu-budget-snapshot-", suffix=".pickle")
+        os.close(fd)
+        return {"path": tmp, "vram_limit": min(limits) if limits else None}
+
+    def _keep_snapshot(self, tmp: str, nodeid: str) -> str | None:
+        target = self.options.snapshots / f"{slug(nodeid)}.pickle"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(tmp, target)
+        except OSError:
+            return None
+        return str(target)
 
     @staticmethod
     def _row(row: dict, m: dict, baseline: dict | None, verdict: str, passed: bool, message: str,
@@ -170,7 +258,8 @@ class BudgetSession:
             "info": m.get("info", {}), "error": m.get("error"), "ram_method": m.get("ram_method"),
             "wall_seconds": m.get("wall_seconds"),
             "baseline": None if baseline is None else {"peaks": baseline["peaks"], "recorded": baseline.get("recorded"),
-                                                       "fingerprint": baseline.get("fingerprint")},
+                                                       "fingerprint": baseline.get("fingerprint"),
+                                                       "phases": baseline.get("phases", {})},
             "change": change, "verdict": verdict, "passed": passed, "message": message,
         }
 
@@ -183,15 +272,112 @@ class BudgetSession:
             pytest.fail(f"[gpu-budget {row['verdict']}] {row['message']}", pytrace=False)
         return row
 
+    # -- xdist (xdist.py carries these between worker and controller) ------------
+    def shipment(self) -> dict:
+        """What a worker hands the controller at its end: JSON-able."""
+        return {
+            "rows": self.rows, "hardware": self.hardware, "device": self.device, "pending": self.pending,
+            "collected": {str(k): sorted(v) for k, v in self.collected.items()}, "order": self.order,
+            "selected": self.selected, "narrowed": self.narrowed,
+        }
+
+    def merge(self, shipped: dict) -> None:
+        """On the controller: take in one worker's shipment."""
+        self.rows.extend(shipped["rows"])
+        self.hardware = self.hardware or shipped["hardware"]
+        self.device = self.device or shipped["device"]
+        self.pending.extend(shipped["pending"])
+        for module, names in shipped["collected"].items():
+            self.collected[Path(module)].update(names)
+        self.order = self.order or shipped["order"]
+        self.selected = max(self.selected, shipped["selected"])  # every worker collects the whole selection
+        self.narrowed = self.narrowed or shipped["narrowed"]
+        position = {nodeid: i for i, nodeid in enumerate(self.order)}
+        self.rows.sort(key=lambda r: position.get(_item_nodeid(r), len(position)))  # stable: labels keep order
+
     # -- end of session -----------------------------------------------------
-    def finish(self, is_worker: bool) -> None:
-        if self.options.update and not self.narrowed and not is_worker and self.hardware:
-            self._prune()
-        if is_worker:
+    def finish(self, session: pytest.Session) -> None:
+        """Serial run or xdist controller: write baselines, plots and reports; apply the fail-safe.
+
+        An xdist worker stops here: xdist.py ships its state to the controller.
+        """
+        if self.is_worker:
             return
+        self._write_pending()
+        if self.options.update and not self.narrowed and self.hardware:
+            self._prune()
+        if self.options.enabled:
+            found = self._nothing_measured()
+            (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
+        if self.options.plots and self.rows:
+            self._plot()
         if self.options.json:
-            report.write_json(self.options.json, self.rows, self.hardware)
-        report.append_step_summary(self.rows, self.hardware)
+            report.write_json(self.options.json, self.rows, self.hardware, self.problems)
+        base = self.options.json.parent if self.options.json else self.options.plots
+        report.append_step_summary(self.rows, self.hardware, self.problems, base=base)
+        if self.problems:
+            session.shouldfail = session.shouldfail or "gpu-budget gate failed: " + "; ".join(self.problems)
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _write_pending(self) -> None:
+        """The controller writes what its workers measured, one locked write per file and scale."""
+        grouped: dict[tuple[str, str], dict] = defaultdict(dict)
+        for pending in self.pending:
+            grouped[(pending["path"], pending["scale"])][pending["id"]] = pending["entry"]
+        for (path, scale), entries in grouped.items():
+            try:
+                baselines.store(Path(path), scale, entries)
+            except (baselines.BaselineError, OSError) as exc:
+                self.problems.append(f"could not write baselines to {path}: {exc}")
+        self.pending.clear()
+
+    def _nothing_measured(self) -> list[str]:
+        """The fail-safe: a gate must never pass because nothing was measured. Says which case it is."""
+        found = []
+        measured = [r for r in self.rows if "wall_seconds" in r]  # a measured child ran (even if it crashed)
+        if not self.selected:
+            found.append("no memory-budget test was collected (no selected test has the gpu_budget marker "
+                         "or fixture): the gate measured nothing")
+        elif not measured:
+            reasons = Counter(r["message"] for r in self.rows if r["verdict"] in ("skipped", "error"))
+            detail = "; ".join(f"{n} x {why}" for why, n in reasons.most_common()) or "none reached measure()"
+            found.append(f"{self.selected} memory-budget test(s) selected, none measured: {detail}")
+        if self.options.require_gpu:
+            device = self.device or self._probe_quietly()
+            if not (device or {}).get("cuda"):
+                needed = sum(1 for r in self.rows if "needs a CUDA GPU" in r["message"])
+                key = (self.hardware or {}).get("key", "unknown")
+                found.append(f"--gpu-budget-require-gpu: the measured children saw no CUDA GPU (hardware key "
+                             f"{key}, CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r}); "
+                             f"{needed} test(s) needed one")
+                return found  # a baselines folder for the wrong hardware would only mislead
+        if measured and self.ci and not self.options.update and self.hardware:
+            folder = self.options.baselines / self.hardware["key"]
+            if not folder.is_dir():
+                found.append(f"no baselines folder {folder} for this hardware (CI is set): record one with "
+                             f"--gpu-budget-update and commit it")
+        return found
+
+    def _probe_quietly(self) -> dict | None:
+        try:
+            return self._probe()
+        except Exception as exc:  # noqa: BLE001  the fail-safe reports it; the session is ending anyway
+            self.problems.append(f"probing the device failed: {exc}")
+            return None
+
+    def _plot(self) -> None:
+        from gpu_budget import plots
+
+        for row in self.rows:
+            if row.get("phases"):
+                path = self.options.plots / f"{slug(row['nodeid'])}.png"
+                try:
+                    plots.write(row, path, self.hardware)
+                except Exception as exc:  # noqa: BLE001  a broken picture must not hide the verdicts
+                    self.problems.append(f"plotting {row['nodeid']} failed: {exc!r}")
+                else:
+                    row["plot"] = str(path)
 
     def _prune(self) -> None:
         """Drop entries of tests that no longer exist, only when the whole suite was selected."""
@@ -207,19 +393,48 @@ class BudgetSession:
                 baselines.store(path, self.options.scale, {}, prune_except=keep)
 
     def terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.rows:
+        if not (self.rows or self.problems or self.warnings):
             return
         terminalreporter.section("gpu-budget")
         if self.hardware:
             fp = self.hardware
             terminalreporter.write_line(f"hardware {fp['key']}: torch {fp.get('torch')}, transformers "
                                         f"{fp.get('transformers')}, peft {fp.get('peft')}, python {fp.get('python')}")
-        terminalreporter.write_line(report.terminal_table(self.rows))
+        if self.rows:
+            terminalreporter.write_line(report.terminal_table(self.rows))
         for row in self.rows:
             if not row["passed"] or row["verdict"] in ("improved", "error"):
                 terminalreporter.write_line(f"{row['nodeid']}: {row['message']}")
+            if row.get("snapshot"):
+                terminalreporter.write_line(f"{row['nodeid']}: memory snapshot {row['snapshot']} "
+                                            f"({report.SNAPSHOT_HOWTO})")
+        for problem in self.problems:
+            terminalreporter.write_line(f"gpu-budget gate FAILED: {problem}", red=True)
+        for warning in self.warnings:
+            terminalreporter.write_line(f"gpu-budget warning: {warning} (fails the run under CI or with "
+                                        f"--gpu-budget-require-gpu)", yellow=True)
+        if self.options.plots and any(row.get("plot") for row in self.rows):
+            terminalreporter.write_line(f"plots: {self.options.plots}")
         if self.options.json:
             terminalreporter.write_line(f"JSON report: {self.options.json}")
+
+
+def _is_budget_test(item: pytest.Item) -> bool:
+    return item.get_closest_marker(MARKER) is not None or "gpu_budget" in getattr(item, "fixturenames", ())
+
+
+def _item_nodeid(row: dict) -> str:
+    """The pytest node id a result row belongs to (rows of labelled measurements add '::label')."""
+    return row["nodeid"][: -len(row["label"]) - 2] if row.get("label") else row["nodeid"]
+
+
+def slug(nodeid: str) -> str:
+    """A file name for a node id: 'memtests/test_s1.py::test_x[a]::lbl' -> 'test_s1__test_x-a__lbl'.."""
+    module, _, rest = nodeid.partition("::")
+    name = Path(module).stem + (f"::{rest}" if rest else "")
+    name = re.sub(r"[^A-Za-z0-9_.:-]+", "-", name).replace("::", "__")
+    name = re.sub(r"-*__-*", "__", re.sub(r"-+", "-", name))
+    return name.strip("-.")[:150]
 
 
 def _fingerprint_changed(baseline: dict | None, hardware: dict) -> list[str]:

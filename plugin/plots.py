@@ -1,0 +1,154 @@
+"""One PNG per measured case: host RAM and GPU memory over its phases and steps, budget and baseline drawn in.
+
+Read from a result row (the JSON report's `results` entry), so a picture
+shows exactly what the table and the verdict saw. Each panel has the
+measured peak of every phase (load, data, each train step, eval) as a line,
+the baseline's peak of the same phase as a dashed line, the budget and the
+baseline's regression limit as horizontal lines, and the train steps shaded:
+a growth over steps or a spike at the first optimizer step stands out.
+
+matplotlib is imported here only, when `--gpu-budget-plots` is given (the
+plots extra); importing the plugin never imports it. The object-oriented
+API on an Agg canvas: no pyplot, no global backend switch.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from gpu_budget.units import format_size
+
+GiB = 2**30
+MiB = 2**20
+# (metric in a phase record, in the baseline's phases, in peaks, panel title, budget key)
+PANELS = (
+    ("ram_peak", "ram", "ram", "host RAM (peak RSS of the measured process)", "ram"),
+    ("vram_allocated", "vram_allocated", "vram_allocated", "GPU memory (allocated by torch)", "vram"),
+)
+MEASURED, BASELINE, BUDGET, LIMIT, RESERVED = "#1f77b4", "#7f7f7f", "#d62728", "#ff7f0e", "#9ecae1"
+
+
+def _label(phase: dict) -> str:
+    return f"step {phase['step']}" if phase.get("step") is not None else phase["name"]
+
+
+def _unit(top: float) -> tuple[float, str]:
+    return (GiB, "GiB") if top >= 2 * GiB else (MiB, "MiB")
+
+
+def _growth(row: dict, key: str) -> str | None:
+    slope = (row.get("growth") or {}).get(f"{key}_per_step")
+    if slope is None:
+        return None
+    return f"growth over steps 2+: {'+' if slope >= 0 else '-'}{format_size(abs(slope))}/step"
+
+
+def _panel(ax, row: dict, phases: list[dict], field: str, base_field: str, peak_key: str, title: str,
+           budget_key: str) -> None:
+    xs = list(range(len(phases)))
+    values = [p.get(field) for p in phases]
+    base_phases = ((row.get("baseline") or {}).get("phases") or {})
+    base_values = [(base_phases.get(p["name"]) or {}).get(base_field) for p in phases]
+    base_peak = ((row.get("baseline") or {}).get("peaks") or {}).get(peak_key)
+    budget = (row.get("budget") or {}).get(budget_key)
+    tol = row.get("tolerance") or {}
+    limit = base_peak * (1 + tol["rel"]) + tol["abs"] if base_peak is not None and "rel" in tol else None
+
+    data = [v for v in values + base_values if v is not None]
+    if limit is not None:
+        data.append(limit)
+    top = max(data) if data else 1
+    budget_on_axis = budget is not None and budget <= 2.5 * top  # a far-off budget would flatten the lines
+    if budget_on_axis:
+        top = max(top, budget)
+    scale, unit = _unit(top)
+
+    steps = [i for i, p in enumerate(phases) if p.get("step") is not None]
+    if steps:
+        ax.axvspan(min(steps) - 0.5, max(steps) + 0.5, color="#f2f2f2", zorder=0)
+        ax.text((min(steps) + max(steps)) / 2, 0.98, "optimizer steps", transform=ax.get_xaxis_transform(),
+                ha="center", va="top", fontsize=8, color="#666666")
+
+    if field == "vram_allocated" and any(p.get("vram_reserved") is not None for p in phases):
+        reserved = [p.get("vram_reserved") for p in phases]
+        ax.plot(xs, [None if v is None else v / scale for v in reserved], color=RESERVED, lw=1.2,
+                label="reserved by the caching\nallocator (not gated)", zorder=2)
+    if any(v is not None for v in base_values):
+        recorded = (row.get("baseline") or {}).get("recorded")
+        # a wide, light band under the measured line: seen even where the two coincide
+        ax.plot(xs, [None if v is None else v / scale for v in base_values], color=BASELINE, lw=7, alpha=0.35,
+                marker="o", ms=11, solid_capstyle="round", label=f"baseline per phase\n(recorded {recorded})", zorder=3)
+    ax.plot(xs, [None if v is None else v / scale for v in values], marker="o", color=MEASURED, lw=2.2, ms=6,
+            label="measured peak per phase", zorder=4)
+
+    if limit is not None:
+        ax.axhline(limit / scale, color=LIMIT, ls=":", lw=1.6,
+                   label=f"regression limit {format_size(limit)}\n(baseline peak {format_size(base_peak)} "
+                         f"+{tol['rel']:.0%} +{format_size(tol['abs'])})")
+    if budget is not None and budget_on_axis:
+        ax.axhline(budget / scale, color=BUDGET, lw=1.8, label=f"budget {format_size(budget)}")
+
+    present = [(i, v) for i, v in enumerate(values) if v is not None]
+    if present:
+        i_max, v_max = max(present, key=lambda t: t[1])
+        ax.annotate(format_size(v_max), (i_max, v_max / scale), textcoords="offset points", xytext=(0, 9),
+                    ha="center", fontsize=9, color=MEASURED, fontweight="bold",
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+        # a rise from one phase to the next that stands out (a spike, the optimizer state appearing),
+        # written beside its segment; an even growth is the title's growth note instead
+        rises = sorted(((present[k - 1], present[k]) for k in range(1, len(present))),
+                       key=lambda r: r[1][1] - r[0][1], reverse=True)
+        if rises:
+            (i0, v0), (i1, v1) = rises[0]
+            runner_up = rises[1][1][1] - rises[1][0][1] if len(rises) > 1 else 0
+            if v1 - v0 > 0.05 * v_max and v1 - v0 > 1.25 * runner_up:
+                ax.annotate(f"+{format_size(v1 - v0)}", ((i0 + i1) / 2, (v0 + v1) / 2 / scale),
+                            textcoords="offset points", xytext=(-6, 0), ha="right", va="center", fontsize=9,
+                            color=MEASURED, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"})
+
+    ax.set_xticks(xs)
+    ax.set_xticklabels([_label(p) for p in phases], rotation=30 if len(phases) > 6 else 0,
+                       ha="right" if len(phases) > 6 else "center", fontsize=9)
+    ax.set_xlim(-0.5, len(phases) - 0.5)
+    ax.set_ylim(0, top / scale * 1.18)
+    ax.set_ylabel(unit)
+    ax.grid(axis="y", color="#dddddd", lw=0.8)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    notes = [n for n in (_growth(row, peak_key),) if n]
+    if budget is not None and not budget_on_axis:
+        notes.append(f"budget {format_size(budget)}, far above this axis")
+    ax.set_title(title + ("  |  " + "; ".join(notes) if notes else ""), loc="left", fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+
+
+def write(row: dict, path: str | Path, hardware: dict | None = None) -> Path:
+    """Draw `row` (a result row with phases) into the PNG at `path`; returns the path."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    phases = list((row.get("phases") or {}).values())
+    if not phases:
+        raise ValueError(f"{row['nodeid']}: no phases to plot")
+    panels = [p for p in PANELS if any(ph.get(p[0]) is not None for ph in phases)]
+    fig = Figure(figsize=(12, 1.3 + 3.9 * len(panels)), dpi=110, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, panel in zip(axes, panels):
+        _panel(ax, row, phases, *panel)
+
+    passed = row.get("passed", True)
+    verdict = row["verdict"] + (" (expected)" if row.get("expect") == row["verdict"] else "")
+    verdict += "" if passed else "  FAIL"
+    where = f"{(hardware or {}).get('key', '')}  |  scale {row.get('scale')}"
+    fixes = ", ".join(row.get("fixes") or []) or "none"
+    fig.suptitle("\n".join(textwrap.wrap(row["nodeid"], 110)), x=0.01, ha="left", fontsize=11, fontweight="bold")
+    fig.text(0.99, 0.995, verdict, ha="right", va="top", fontsize=11, fontweight="bold",
+             color="#2ca02c" if passed else BUDGET)
+    axes[-1].set_xlabel(f"phase  ({where}  |  fixes: {fixes})", fontsize=9)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    return path
