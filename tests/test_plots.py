@@ -101,3 +101,13 @@ def test_importing_the_plugin_imports_no_matplotlib():
     code = ("import sys, gpu_budget.pytest_plugin, gpu_budget.session, gpu_budget.xdist, gpu_budget.report; "
             "bad = [m for m in ('matplotlib', 'torch', 'hypothesis') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_plots_without_matplotlib_is_a_usage_error(pytester):
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    code = ("import sys; sys.modules['matplotlib'] = None; import pytest; "
+            "sys.exit(pytest.main(['--gpu-budget', '--gpu-budget-plots=plots', '-p', 'no:cacheprovider']))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=pytester.path, capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "--gpu-budget-plots needs matplotlib: pip install 'pytest-gpu-budget[plots]'" in result.stderr
