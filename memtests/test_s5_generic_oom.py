@@ -6,9 +6,10 @@ peak; unstructured pruning *raises* it (weight_orig plus a mask, both dense);
 AMP applies only on a GPU. The largest batch that fits is found by bisection
 over real runs instead of by hand.
 
-Tiny budget: the real budget is the card; at tiny scale as reported peaks at
-~755-775 MiB and batch 16 x 2 accumulation at ~680-690 MiB (3 fresh children
-each); 730 MiB sits between them.
+Tiny budget: the real budget is the card; at tiny scale (with the project's
+forkserver preload, a ~445 MiB floor) as reported peaks at ~893 MiB and batch
+16 x 2 accumulation at ~803 MiB (spread of 3 fresh children: <= 20 MiB);
+850 MiB sits between them.
 """
 
 import pytest
@@ -17,7 +18,7 @@ from s5_scenarios import S5
 from gpu_budget import parse_size
 from gpu_budget.scenarios.s5_search import largest_batch_within
 
-BUDGET = {"ram": {"tiny": "730 MiB", "real": "3.2 GiB"}}
+BUDGET = {"ram": {"tiny": "850 MiB", "real": "3.2 GiB"}}
 
 
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
@@ -41,14 +42,14 @@ def test_fix(gpu_budget, fixes):
 @pytest.mark.gpu_budget(**BUDGET)
 def test_largest_batch_within_budget(gpu_budget):
     """Bisection over real runs: the boundary batch fits, the next size up does not."""
-    budget = parse_size("730 MiB")
+    budget = parse_size("850 MiB")
 
     def peak(batch: int) -> int | None:
         m = gpu_budget.peak(S5.with_params(batch_size=batch))
         return m["peaks"]["ram"] if m["status"] == "ok" else None
 
     found = largest_batch_within(budget, peak, lo=8, hi=40)
-    print(f"largest batch within 730 MiB: {found.batch_size} after {found.runs} real runs: {found.peaks}")
+    print(f"largest batch within 850 MiB: {found.batch_size} after {found.runs} real runs: {found.peaks}")
     assert found.batch_size is not None and 8 <= found.batch_size < 32
     assert found.peaks[found.batch_size] <= budget
     assert found.runs <= 7  # 2 + ceil(log2(32))

@@ -40,6 +40,7 @@ def boom(ctx):
 @pytest.fixture
 def project(pytester):
     """A pytester project whose measured children preload nothing (fast, torch-free)."""
+    pytester._monkeypatch.delenv("CI", raising=False)  # the inner runs are not CI runs unless a test says so
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(runners=RUNNERS)
 
