@@ -31,7 +31,17 @@ def test_fixed_smaller_batch(gpu_budget):
     gpu_budget.measure(S5.with_fixes("smaller_batch"), label="smaller_batch")
 
 
-@pytest.mark.parametrize("fixes", ["quantization", "pruning", "amp", "smaller_batch+quantization"])
+# bitsandbytes' CPU int8 path: stable to 0.1 MiB within one placement, but its peak moves with the
+# child's thread count and core affinity (quantization: 732 / 773 / 786 / 802 MiB across 1-2 threads and
+# xdist pinning; with smaller_batch: 659 / 731 / 738 MiB). Its baseline tolerance is that spread, 12 %,
+# so this gate catches only larger regressions there; the cause is an open question (see the README).
+PLACEMENT_SENSITIVE = pytest.mark.gpu_budget(tolerance={"rel": 0.12, "abs": "16 MiB"})
+
+
+@pytest.mark.parametrize("fixes", [
+    pytest.param("quantization", marks=PLACEMENT_SENSITIVE), "pruning", "amp",
+    pytest.param("smaller_batch+quantization", marks=PLACEMENT_SENSITIVE),
+])
 def test_fix(gpu_budget, fixes):
     """Each other proposed fix, gated by its baseline; FINDINGS.md gives its measured effect."""
     info = gpu_budget.measure(S5.with_fixes(*fixes.split("+")), label=fixes)["info"]
