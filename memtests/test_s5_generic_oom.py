@@ -18,7 +18,12 @@ from s5_scenarios import S5
 from gpu_budget import parse_size
 from gpu_budget.scenarios.s5_search import largest_batch_within
 
-BUDGET = {"ram": {"tiny": "850 MiB", "real": "3.2 GiB"}}
+# S5's CPU conv net repeats to 0.1 MiB within one process placement, but drifts between sessions under
+# pytest-xdist worker placement: as reported 880.7 / 908.7 / 924.7 MiB, amp (a no-op on CPU) 904.7 / 953.4,
+# smaller_batch 785.1 / 815.5 / 809.1 / 819.3 MiB in four sessions. Its baselines carry that spread (8 %) as
+# their tolerance, so this module's gate catches only larger regressions until the cause is found.
+SESSION_SPREAD = {"rel": 0.08, "abs": "16 MiB"}
+BUDGET = {"ram": {"tiny": "850 MiB", "real": "3.2 GiB"}, "tolerance": SESSION_SPREAD}
 
 
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
@@ -36,11 +41,12 @@ def test_fixed_smaller_batch(gpu_budget):
 # xdist pinning; with smaller_batch: 659 / 731 / 738 MiB). Its baseline tolerance is that spread, 12 %,
 # so this gate catches only larger regressions there; the cause is an open question (see the README).
 PLACEMENT_SENSITIVE = pytest.mark.gpu_budget(tolerance={"rel": 0.12, "abs": "16 MiB"})
+DRIFTING = pytest.mark.gpu_budget(tolerance=SESSION_SPREAD)
 
 
 @pytest.mark.parametrize("fixes", [
-    pytest.param("quantization", marks=PLACEMENT_SENSITIVE), "pruning", "amp",
-    pytest.param("smaller_batch+quantization", marks=PLACEMENT_SENSITIVE),
+    pytest.param("quantization", marks=PLACEMENT_SENSITIVE), pytest.param("pruning", marks=DRIFTING),
+    pytest.param("amp", marks=DRIFTING), pytest.param("smaller_batch+quantization", marks=PLACEMENT_SENSITIVE),
 ])
 def test_fix(gpu_budget, fixes):
     """Each other proposed fix, gated by its baseline; FINDINGS.md gives its measured effect."""

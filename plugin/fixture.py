@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-from gpu_budget import isolate
 from gpu_budget.scenario import Scenario
 
 
@@ -28,14 +25,4 @@ class BudgetRun:
         baseline entries; the search's answer is what the test asserts. Returns the
         raw Measurement ("peaks" holds byte counts; "status" "error" for a failed child).
         """
-        session, opts = self._session, self._session.options
-        if not opts.enabled:
-            pytest.skip("memory-budget test: run with --gpu-budget")
-        reason = session._skip_reason(scenario, session.mark_for(self._item), opts.scale)
-        if reason:
-            pytest.skip(reason)
-        job = scenario.to_json(opts.scale)
-        assets = session._assets / scenario.asset_key(opts.scale)
-        if scenario.prepare:
-            isolate.prepare_assets(job, assets, opts.timeout, opts.threads, opts.preload)
-        return isolate.measure(job, assets, opts.timeout, opts.threads, opts.preload)
+        return self._session.peak(self._item, scenario)

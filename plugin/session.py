@@ -169,19 +169,14 @@ class BudgetSession:
             pytest.skip(reason)
 
         scenario_json = scenario.to_json(scale)
-        assets = self._assets / scenario.asset_key(scale)
         path = baselines.path_for(self.options.baselines, self.hardware["key"], str(item.path))
         try:
             baseline, broken = baselines.lookup(baselines.load(path), scale, test_id), None
         except baselines.BaselineError as exc:
             baseline, broken = None, str(exc)
-        if scenario.prepare:
-            isolate.prepare_assets(scenario_json, assets, self.options.timeout, self.options.threads,
-                                   self.options.preload)
         snapshot = self._snapshot_request(mark, baseline)
         try:
-            measurement = isolate.measure(scenario_json, assets, self.options.timeout, self.options.threads,
-                                          self.options.preload, snapshot=snapshot)
+            measurement = self._measure_child(scenario, snapshot)
             if broken:
                 return self._finish(item, self._row(row, measurement, None, "error", False, broken, {}))
             verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
@@ -201,8 +196,24 @@ class BudgetSession:
                 Path(snapshot["path"]).unlink(missing_ok=True)
         return self._finish(item, result)
 
-    def _skip_reason(self, scenario: Scenario, mark: BudgetMark, scale: str) -> str | None:
-        return self._why_not_measurable(scenario, mark, scale)[0]
+    def peak(self, item: pytest.Item, scenario: Scenario) -> dict:
+        """A measurement neither judged nor recorded: one probe of a search (bisection, exploration)."""
+        if not self.options.enabled:
+            pytest.skip("memory-budget test: run with --gpu-budget")
+        reason, needs_gpu = self._why_not_measurable(scenario, self.mark_for(item), self.options.scale)
+        if reason and needs_gpu and self.options.require_gpu:
+            pytest.fail(f"{reason}, and --gpu-budget-require-gpu says this runner must have one", pytrace=False)
+        if reason:
+            pytest.skip(reason)
+        return self._measure_child(scenario)
+
+    def _measure_child(self, scenario: Scenario, snapshot: dict | None = None) -> dict:
+        """Prepare the scenario's assets (cached, unmeasured) and measure it in a fresh child."""
+        scale, opts = self.options.scale, self.options
+        job, assets = scenario.to_json(scale), self._assets / scenario.asset_key(scale)
+        if scenario.prepare:
+            isolate.prepare_assets(job, assets, opts.timeout, opts.threads, opts.preload)
+        return isolate.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot)
 
     def _why_not_measurable(self, scenario: Scenario, mark: BudgetMark, scale: str) -> tuple[str | None, bool]:
         """Why this case cannot be measured here, and whether the reason is a missing GPU."""

@@ -220,3 +220,15 @@ def test_importing_the_plugin_imports_no_torch():
             "bad = [m for m in ('torch', 'transformers', 'hypothesis', 'peft') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_peak_measures_without_judging_or_recording(project):
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="1 MiB")
+def test_probe(gpu_budget):
+    m = gpu_budget.peak(Scenario(name="alloc", run="runners:alloc", params={"mib": 32}))
+    assert m["status"] == "ok" and m["peaks"]["ram"] > 64 * 2**20  # far over the budget, yet not judged
+''')
+    run(pytester, "--gpu-budget", env={"CI": "true"}).assert_outcomes(passed=1)
+    assert not (pytester.path / "baselines" / "cpu-x86_64").exists() or \
+        not list((pytester.path / "baselines").rglob("*.json"))
