@@ -80,20 +80,19 @@ def main(request: dict, out_path: str) -> None:
     scenario = request.get("scenario", {})
     meter = history = None
     try:
-        _pin_threads(request["threads"])
         if request["mode"] == "probe":
             from gpu_budget.meter import device_info
 
             emit({"event": "device", **device_info()})
             return
         assets = Path(request["assets"])
+        # import the scenario's module (and torch) first, so pinning reaches torch and nothing is measured of it
+        func = resolve_ref(scenario["prepare" if request["mode"] == "prepare" else "run"])
+        _pin_threads(request["threads"])
         if request["mode"] == "prepare":
-            ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets, _device())
-            resolve_ref(scenario["prepare"])(ctx)
+            func(RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets, _device()))
             emit({"event": "prepared"})
             return
-        run = resolve_ref(scenario["run"])  # imports the scenario's module (and torch) before measuring
-        _pin_threads(request["threads"])
         meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}))
         ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets,
                          "cuda" if meter.use_cuda else "cpu", meter)
@@ -101,7 +100,7 @@ def main(request: dict, out_path: str) -> None:
         # a planted regression: retained, touched bytes for the whole run (proves the gate can fail)
         planted = b"\x01" * int(scenario["params"].get("plant_bytes", 0))  # noqa: F841
         history = _MemoryHistory.start(request.get("snapshot")) if meter.use_cuda else None
-        info = run(ctx) or {}
+        info = func(ctx) or {}
         meter.stop()
         summary = meter.summary()
         if history is not None:
