@@ -53,10 +53,8 @@ class Options:
         plots = config.getoption("gpu_budget_plots")
         if plots and importlib.util.find_spec("matplotlib") is None:  # found without importing it
             raise pytest.UsageError("--gpu-budget-plots needs matplotlib: pip install 'pytest-gpu-budget[plots]'")
-        threads = config.getoption("gpu_budget_threads")
-        if not threads:  # split the cores between xdist workers
-            workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-            threads = max(1, (os.cpu_count() or 1) // workers)
+        # all cores in a serial run; an xdist worker gets its share's size in place() (xdist.py)
+        threads = config.getoption("gpu_budget_threads") or os.cpu_count() or 1
         preload = config.getini("gpu_budget_preload")
         return cls(
             enabled=bool(config.getoption("gpu_budget")),
