@@ -37,8 +37,8 @@ def test_fixed_smaller_batch(gpu_budget):
 
 
 # bitsandbytes' CPU int8 path: stable to 0.1 MiB within one placement, but its peak moves with the
-# child's thread count and core affinity: quantization measured 732 / 773 / 786 / 802 / 810 / 842 MiB
-# across 1-2 threads and five xdist sessions (15 % of the recorded 732); with smaller_batch 659 / 694 /
+# child's thread count and core affinity: quantization measured 732 / 773 / 786 / 802 / 810 / 842 / 866 MiB
+# across 1-2 threads and seven xdist sessions (baseline re-recorded at 838); with smaller_batch 659 / 678 / 690 / 694 /
 # 731 / 738 MiB. Its baseline tolerance is that range, 20 %: this gate catches only regressions above it
 # there, until the cause is found.
 PLACEMENT_SENSITIVE = pytest.mark.gpu_budget(tolerance={"rel": 0.20, "abs": "16 MiB"})
