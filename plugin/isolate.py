@@ -5,6 +5,11 @@ transformers once (about half a second per child instead of seconds for a
 fresh interpreter; benchmarks/isolation_cost.py measures it). A parent that
 has run torch ops is never forked: the forkserver is a clean process.
 
+Children run under a steady allocator by default (child.steady_malloc):
+glibc's mmap threshold, which otherwise moves with the order of frees, is
+fixed, so the same child peaks at the same RSS to within 0.1 MiB instead of
+scattering over ~50 MiB (README, "Why peaks repeat").
+
 A child that raises, runs out of memory, is SIGKILLed (the kernel's OOM
 killer) or outlives its timeout gives a failed Measurement carrying the peak
 seen so far: the parent polls the child's VmHWM while it waits, so even a kill
@@ -27,6 +32,7 @@ from gpu_budget import child
 from gpu_budget.meter import summarize
 
 DEFAULT_PRELOAD = ("torch", "transformers")
+MALLOC_MODES = ("steady", "system")
 _POLL_SECONDS = 0.02
 _context = None
 
@@ -161,16 +167,19 @@ def _describe_ending(ending: dict) -> str:
 
 
 def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
-            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict | None = None) -> dict:
+            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict | None = None, malloc: str = "steady") -> dict:
     """Run the scenario in a fresh measured child and return its Measurement (a JSON dict).
 
     snapshot={"path": ..., "vram_limit": bytes or None}: on CUDA the child records
     the allocator's history and dumps a memory snapshot to `path` when its
     allocated peak passes `vram_limit` or it fails; the Measurement's
-    "snapshot" is then that path, else None.
+    "snapshot" is then that path, else None. malloc: "steady" (glibc's
+    thresholds fixed, child.steady_malloc) or "system" (glibc's defaults).
     """
+    if malloc not in MALLOC_MODES:
+        raise ValueError(f"malloc mode {malloc!r}: expected one of {', '.join(MALLOC_MODES)}")
     request = {"mode": "measure", "scenario": scenario_json, "assets": str(assets), "threads": threads,
-               "snapshot": snapshot}
+               "snapshot": snapshot, "malloc": malloc}
     events, ending = run_child(request, timeout, preload)
     start = next((e for e in events if e["event"] == "start"), {})
     result = next((e for e in events if e["event"] == "result"), None)

@@ -35,6 +35,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpu-budget-require-gpu", action="store_true", dest="gpu_budget_require_gpu",
                     help="the GPU gate: fail when no CUDA GPU is visible (a test skipped for lack of one fails), "
                          "and fail the session when nothing was measured.")
+    group.addoption("--gpu-budget-malloc", dest="gpu_budget_malloc", choices=("steady", "system"), default="steady",
+                    help="host allocator of the measured children: steady (glibc's mmap threshold fixed, so peaks "
+                         "repeat to 0.1 MiB; default) or system (glibc's defaults, as a plain process runs).")
     parser.addini("gpu_budget_baselines", "baselines folder, relative to the rootdir", default="baselines")
     parser.addini("gpu_budget_preload", "modules the forkserver imports once for all children",
                   type="args", default=["torch", "transformers"])

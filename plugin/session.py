@@ -21,7 +21,7 @@ import pytest
 
 from gpu_budget import baselines, isolate, report
 from gpu_budget.compare import judge
-from gpu_budget.marks import BudgetMark, gpu_budget as read_mark
+from gpu_budget.marks import BudgetMark, gpu_budget as read_mark, merge as merge_marks
 from gpu_budget.scenario import Scenario
 from gpu_budget.units import format_size
 
@@ -44,6 +44,7 @@ class Options:
     preload: tuple[str, ...]
     plots: Path | None = None
     require_gpu: bool = False
+    malloc: str = "steady"
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "Options":
@@ -67,6 +68,7 @@ class Options:
             preload=tuple(preload) if preload is not None else isolate.DEFAULT_PRELOAD,
             plots=Path(plots).resolve() if plots else None,
             require_gpu=bool(config.getoption("gpu_budget_require_gpu")),
+            malloc=config.getoption("gpu_budget_malloc"),
         )
 
     @property
@@ -127,9 +129,8 @@ class BudgetSession:
 
     # -- measuring ----------------------------------------------------------
     def mark_for(self, item: pytest.Item) -> BudgetMark:
-        marker = item.get_closest_marker(MARKER)
-        args, kwargs = (marker.args, marker.kwargs) if marker else ((), {})
-        return read_mark(*args, **kwargs, scale=self.options.scale, where=item.nodeid)
+        arguments = merge_marks(_markers_outermost_first(item), where=item.nodeid)
+        return read_mark(**arguments, scale=self.options.scale, where=item.nodeid)
 
     def _probe(self) -> dict:
         if self.device is None:
@@ -173,6 +174,7 @@ class BudgetSession:
         except baselines.BaselineError as exc:
             baseline, broken = None, str(exc)
         snapshot = self._snapshot_request(mark, baseline)
+        hardware = {**self.hardware, "malloc": self._malloc(scenario, item.nodeid)}
         try:
             measurement = self._measure_child(scenario, snapshot)
             if broken:
@@ -180,13 +182,13 @@ class BudgetSession:
             verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
                             ci=self.ci, update=self.options.update, expect=expect)
             if verdict.write_baseline and measurement["status"] == "ok":
-                fprint = {k: v for k, v in self.hardware.items() if k != "key"}
+                fprint = {k: v for k, v in hardware.items() if k != "key"}
                 entry = baselines.entry_from(measurement, scenario_json, mark.tolerance, fprint,
                                              datetime.date.today().isoformat())
                 self._record(path, scale, test_id, entry)
             result = self._row(row, measurement, baseline, verdict.verdict, verdict.passed, verdict.message,
                                verdict.change)
-            result["fingerprint_changed"] = _fingerprint_changed(baseline, self.hardware)
+            result["fingerprint_changed"] = _fingerprint_changed(baseline, hardware)
             if measurement.get("snapshot") and not result["passed"]:
                 result["snapshot"] = self._keep_snapshot(measurement["snapshot"], result["nodeid"])
         finally:
@@ -211,7 +213,16 @@ class BudgetSession:
         job, assets = scenario.to_json(scale), self._assets / scenario.asset_key(scale)
         if scenario.prepare:
             isolate.prepare_assets(job, assets, opts.timeout, opts.threads, opts.preload)
-        return isolate.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot)
+        return isolate.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot,
+                               malloc=self._malloc(scenario))
+
+    def _malloc(self, scenario: Scenario, where: str = "") -> str:
+        """The host allocator mode of this case: the scenario's `malloc` param, else --gpu-budget-malloc."""
+        mode = scenario.params.get("malloc", self.options.malloc)
+        if mode not in isolate.MALLOC_MODES:
+            raise ValueError(f"{where or scenario.name}: scenario param malloc={mode!r}: "
+                                    f"expected one of {', '.join(isolate.MALLOC_MODES)}")
+        return mode
 
     def _why_not_measurable(self, scenario: Scenario, mark: BudgetMark, scale: str) -> tuple[str | None, bool]:
         """Why this case cannot be measured here, and whether the reason is a missing GPU."""
@@ -444,6 +455,16 @@ def slug(nodeid: str) -> str:
     name = re.sub(r"[^A-Za-z0-9_.:-]+", "-", name).replace("::", "__")
     name = re.sub(r"-*__-*", "__", re.sub(r"-+", "-", name))
     return name.strip("-.")[:150]
+
+
+def _markers_outermost_first(item: pytest.Item) -> list[tuple[tuple, dict]]:
+    """The item's gpu_budget markers as (args, kwargs): module, class, function, then parametrize marks."""
+    by_node: list[tuple[Any, list]] = []
+    for node, mark in item.iter_markers_with_node(MARKER):  # closest node first; a node's marks in order
+        if not by_node or by_node[-1][0] is not node:
+            by_node.append((node, []))
+        by_node[-1][1].append((mark.args, mark.kwargs))
+    return [marks for _, node_marks in reversed(by_node) for marks in node_marks]
 
 
 def _fingerprint_changed(baseline: dict | None, hardware: dict) -> list[str]:

@@ -232,3 +232,29 @@ def test_probe(gpu_budget):
     run(pytester, "--gpu-budget", env={"CI": "true"}).assert_outcomes(passed=1)
     assert not (pytester.path / "baselines" / "cpu-x86_64").exists() or \
         not list((pytester.path / "baselines").rglob("*.json"))
+
+
+def test_param_marker_refines_the_function_marker(project):
+    """A parametrize mark's tolerance applies on top of the function's budget (closer marker wins per key)."""
+    pytester = project('''
+pytestmark = pytest.mark.gpu_budget(ram="3 GiB")
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+@pytest.mark.parametrize("case", ["plain", pytest.param("loose", marks=pytest.mark.gpu_budget(tolerance={"rel": 0.5}))])
+def test_fits(gpu_budget, case):
+    gpu_budget.measure(S)
+''')
+    run(pytester, "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(passed=2)
+    rows = {r["nodeid"].split("[")[-1].rstrip("]"): r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
+    assert rows["plain"]["budget"]["ram"] == rows["loose"]["budget"]["ram"] == 2 * 2**30
+    assert rows["plain"]["tolerance"]["rel"] == 0.02 and rows["loose"]["tolerance"]["rel"] == 0.5
+
+
+def test_children_run_under_the_steady_allocator_unless_told(project):
+    pytester = project(FITS)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+    assert json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_fits"]["fingerprint"]["malloc"] == "steady"
+    run(pytester, "--gpu-budget", "--gpu-budget-malloc=system", "--gpu-budget-json=r.json").assert_outcomes(passed=1)
+    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
+    assert row["fingerprint_changed"] == ["malloc steady -> system"]
