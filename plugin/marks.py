@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from gpu_budget.baselines import Tolerance
 from gpu_budget.scenario import Budget
@@ -35,6 +35,19 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     if expect is not None and expect not in EXPECTABLE:
         raise ValueError(f"{where}: expect={expect!r} is not one of {EXPECTABLE}")
     return BudgetMark(Budget.for_scale(scale, ram, vram, where), _tolerance(tolerance, where), expect)
+
+
+def merge(markers: Iterable[tuple[tuple, Mapping]], where: str = "") -> dict[str, Any]:
+    """One set of gpu_budget arguments from several markers, outermost first (module, class, function,
+    parametrize): a closer marker overrides the keys it names and keeps the rest, so a param's
+    tolerance refines a function's budget instead of being silently dropped."""
+    merged: dict[str, Any] = {}
+    for args, kwargs in markers:
+        if len(args) > 2:
+            raise ValueError(f"{where}: gpu_budget takes at most two positional arguments (ram, vram), got {args!r}")
+        merged.update(zip(("ram", "vram"), args))
+        merged.update(kwargs)
+    return merged
 
 
 def _tolerance(value: Mapping | None, where: str) -> Tolerance:
