@@ -4,7 +4,10 @@ A fix test measures the scenario without the fix and with it, in one run
 (labels on one test). A fix is judged against the same noise model as the gate:
 a change inside the default tolerance is "no effect", not a win.
 
-    python -m gpu_budget findings gpu-budget-report.json -o FINDINGS.md
+    python -m gpu_budget findings tiny.json [real.json ...] -o FINDINGS.md
+
+Several reports (e.g. the tiny gate and a real-scale run) merge into one file;
+each row keeps its scale.
 """
 
 from __future__ import annotations
@@ -89,15 +92,19 @@ def main(argv: list[str]) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m gpu_budget findings", description=__doc__.splitlines()[0])
-    parser.add_argument("report", type=Path, help="JSON report written by --gpu-budget-json")
+    parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT", help="JSON reports written by --gpu-budget-json")
     parser.add_argument("-o", "--output", type=Path, default=Path("FINDINGS.md"))
     args = parser.parse_args(argv)
-    try:
-        report = json.loads(args.report.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        parser.error(f"cannot read report {args.report}: {exc}")
-    if report.get("version") != 1 or not isinstance(report.get("results"), list):
-        parser.error(f"{args.report} is not a gpu-budget JSON report (version 1)")
-    args.output.write_text(render(report))
+    merged: dict = {"version": 1, "results": []}
+    for path in args.reports:
+        try:
+            report = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            parser.error(f"cannot read report {path}: {exc}")
+        if report.get("version") != 1 or not isinstance(report.get("results"), list):
+            parser.error(f"{path} is not a gpu-budget JSON report (version 1)")
+        merged["hardware"] = merged.get("hardware") or report.get("hardware")
+        merged["results"] += report["results"]
+    args.output.write_text(render(merged))
     print(f"wrote {args.output}")
     return 0

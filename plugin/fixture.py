@@ -10,6 +10,16 @@ class BudgetRun:
         self._session = session
         self._item = item
 
+    @property
+    def scale(self) -> str:
+        """The scale this session runs: "tiny" or "real"."""
+        return self._session.options.scale
+
+    @property
+    def budget(self):
+        """This test's Budget at the session's scale (ram / vram in bytes, None where not declared)."""
+        return self._session.mark_for(self._item).budget
+
     def measure(self, scenario: Scenario, label: str | None = None, expect: str | None = None) -> dict:
         """Run `scenario` in a fresh child, judge it, record it; returns the result row.
 
