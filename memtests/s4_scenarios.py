@@ -23,6 +23,8 @@ BASE = Scenario(
     # non-int8 weights in bf16 as on a GPU (so the kbit upcast has work to do); a param, so variants can change it
     params={"load_in_8bit": True, "dtype": "bfloat16", "gradient_checkpointing": True, "lora_r": 8, "steps": 4},
     scales={"tiny": TINY, "real": REAL},
+    # the wrap-order fixes (load_in_8bit and gradient_checkpointing are on through params)
+    supports=("peft_before_wrap", "no_wrap", "prepare_model_for_kbit_training", "all_linear"),
 )
 
 AS_REPORTED = BASE                                                       # wrap, then get_peft_model

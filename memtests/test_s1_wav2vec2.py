@@ -34,6 +34,7 @@ FIXES = {  # fix(es) -> a fact that shows the fix took effect
     "lora+load_in_8bit": lambda i: i["quantized_linears"] > 0,
     "lora+load_in_4bit": lambda i: i["quantized_linears"] > 0,
 }
+CASES = {fixes: AS_REPORTED.with_fixes(*fixes.split("+")) for fixes in FIXES}  # validated at collection
 
 
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
@@ -51,5 +52,5 @@ def test_fixed_truncate(gpu_budget):
 
 @pytest.mark.parametrize("fixes", list(FIXES))
 def test_fix(gpu_budget, fixes):
-    info = gpu_budget.measure(AS_REPORTED.with_fixes(*fixes.split("+")), label=fixes)["info"]
+    info = gpu_budget.measure(CASES[fixes], label=fixes)["info"]
     assert FIXES[fixes](info), info

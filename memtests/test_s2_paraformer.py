@@ -37,20 +37,25 @@ def test_fixed_max_duration(gpu_budget):
     assert abs(row["growth"]["ram_per_step"]) < GROWTH, row["steps"]
 
 
-@pytest.mark.parametrize("fixes", ["length_bucketing", "fixed_batch", "malloc_trim", "max_duration+malloc_trim",
-                                   "gradient_checkpointing"])
+# fix combinations are built (and validated against the fix library) at collection time
+FIX_CASES = {fixes: S2.with_fixes(*fixes.split("+")) for fixes in
+             ["length_bucketing", "fixed_batch", "malloc_trim", "max_duration+malloc_trim", "gradient_checkpointing"]}
+
+
+@pytest.mark.parametrize("fixes", list(FIX_CASES))
 def test_fix(gpu_budget, fixes):
     """Each other proposed fix, gated by its baseline; FINDINGS.md gives its measured effect
     (FunASR 1.4.16's Paraformer has no checkpointing switch: the runner records that as a fact)."""
-    row = gpu_budget.measure(S2.with_fixes(*fixes.split("+")), label=fixes)
+    row = gpu_budget.measure(FIX_CASES[fixes], label=fixes)
     assert row["steps"], "no train steps measured"
 
 
 CUDA_ONLY = replace(S2, scales={name: {**over, "needs_cuda": True} for name, over in S2.scales.items()})
+CUDA_CASES = {fixes: CUDA_ONLY.with_fixes(fixes) for fixes in ["empty_cache", "expandable_segments"]}
 
 
-@pytest.mark.parametrize("fixes", ["empty_cache", "expandable_segments"])
+@pytest.mark.parametrize("fixes", list(CUDA_CASES))
 def test_cuda_fix(gpu_budget, fixes):
     """Caching-allocator fixes act on CUDA memory only: measured on a GPU host, a skip with the reason on CPU."""
-    row = gpu_budget.measure(CUDA_ONLY.with_fixes(fixes), label=fixes)
+    row = gpu_budget.measure(CUDA_CASES[fixes], label=fixes)
     assert row["peaks"]["vram_reserved"] is not None

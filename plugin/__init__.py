@@ -1,9 +1,12 @@
 """pytest-gpu-budget: gate real fine-tune steps on peak host RAM and GPU memory.
 
-Public types only; importing this package never imports torch.
+Public types only; importing this package never imports torch. The fix library
+is `gpu_budget.fixes` (register, get, registered); the remediation search is
+`gpu_budget.remediate.search`.
 """
 
+from gpu_budget.fixes import Fix, FixError
 from gpu_budget.scenario import Budget, Scenario
 from gpu_budget.units import SizeError, format_size, parse_size
 
-__all__ = ["Budget", "Scenario", "SizeError", "format_size", "parse_size"]
+__all__ = ["Budget", "Fix", "FixError", "Scenario", "SizeError", "format_size", "parse_size"]

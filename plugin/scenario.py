@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from gpu_budget import fixes as fix_library
+from gpu_budget.fixes import Fix
 from gpu_budget.units import parse_size
 
 SCALES = ("tiny", "real")
@@ -51,7 +53,11 @@ class Scenario:
     params:   the knobs (batch size, clip seconds, ...); JSON-able.
     scales:   per-scale params laid over `params`; a scale holding
               "needs_cuda": True is skipped, with the reason, on a host without CUDA.
-    fixes:    names of the remediations applied (the runner reads ctx.fixes).
+    fixes:    names of the remediations applied (the runner reads ctx.fixes); checked against
+              the fix library when the Scenario is built: an unknown name, a conflicting pair
+              or a missing companion fix is a FixError (at collection time in a memtest module).
+    supports: the fixes its runner honours (names, or a user's own Fix objects, which get
+              registered); the remediation search tries sets of these. Empty: any registered fix.
     """
 
     name: str
@@ -60,16 +66,37 @@ class Scenario:
     params: Mapping[str, Any] = field(default_factory=dict)
     scales: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: {"tiny": {}})
     fixes: tuple[str, ...] = ()
+    supports: tuple[str | Fix, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "run", ref_of(self.run))
         object.__setattr__(self, "prepare", ref_of(self.prepare))
-        object.__setattr__(self, "fixes", tuple(self.fixes))
         object.__setattr__(self, "params", dict(self.params))
         object.__setattr__(self, "scales", {k: dict(v) for k, v in self.scales.items()})
+        where = f"scenario {self.name!r}"
+        object.__setattr__(self, "supports", fix_library.resolve(self.supports))
+        object.__setattr__(self, "fixes", tuple(dict.fromkeys(_fix_name(f) for f in self.fixes)))
+        fix_library.validate(self.fixes, self.offered(), where=where)
 
-    def with_fixes(self, *names: str) -> "Scenario":
-        return replace(self, fixes=tuple(dict.fromkeys((*self.fixes, *names))))
+    def offered(self) -> tuple[Fix, ...] | None:
+        """The fixes this scenario's runner honours, or None: any registered fix."""
+        return self.supports or None
+
+    def with_fixes(self, *fixes: str | Fix) -> "Scenario":
+        """A new Scenario with these fixes applied (and their params laid over the knobs).
+
+        A user's own Fix object is registered on the way; an unknown name, a
+        conflicting pair or a missing companion fix raises FixError naming them.
+        """
+        names = [_fix_name(f) for f in fixes]
+        new = replace(self, fixes=(*self.fixes, *names))
+        params = {k: v for fix in fix_library.validate(names, new.offered(), where=f"scenario {self.name!r}")
+                  for k, v in fix.params.items()}
+        return new.with_params(**params) if params else new
+
+    def without_fixes(self, *names: str) -> "Scenario":
+        """A new Scenario without these fixes (params a fix set stay as they are)."""
+        return replace(self, fixes=tuple(f for f in self.fixes if f not in names))
 
     def with_params(self, **params: Any) -> "Scenario":
         """Knobs set here win at every scale (they replace per-scale values of the same name)."""
@@ -100,6 +127,11 @@ class Scenario:
             "params": self.params_for(scale),
             "fixes": list(self.fixes),
         }
+
+
+def _fix_name(fix: str | Fix) -> str:
+    """A fix's name; a Fix object is registered in the library on the way."""
+    return fix_library.register(fix).name if isinstance(fix, Fix) else fix
 
 
 @dataclass

@@ -1,0 +1,251 @@
+"""The fix library: named, documented, composable remediations of a Scenario.
+
+A Fix transforms a Scenario, never a live model: applying one adds its name to
+`Scenario.fixes` (the runner honours it through `ctx.has(name)`) and lays its
+`params` over the scenario's knobs. Each fix declares its stage, what it needs
+to run (a CUDA GPU, an importable package), what it costs (its trade-off),
+which fixes it cannot be combined with, and which write-up proposes it, so
+invalid combinations fail when a Scenario is built (at collection time) and the
+remediation search (remediate.py) knows which sets to try, cheapest first.
+
+Checking a requirement never imports the package (importlib.util.find_spec),
+so importing the plugin stays torch-free.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+STAGES = ("load", "data", "model", "train", "runtime")
+# The trade-off a fix asks for, mildest first; its rank orders the remediation search.
+COSTS = {"none": 0, "slower": 1, "accuracy-risk": 2}
+CUDA = "cuda"  # the one requirement that is not a package: the measured children's device says
+
+
+class FixError(ValueError):
+    """An unknown fix, a conflicting pair, a missing companion fix or a malformed Fix."""
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One remediation.
+
+    name:        what `Scenario.with_fixes` and the runner's `ctx.has(name)` use.
+    stage:       where it acts: load, data, model, train or runtime.
+    doc:         what it does and what it trades, in a sentence or two.
+    cost:        "none", "slower" or "accuracy-risk"; the search tries cheaper sets first.
+    needs:       requirements: "cuda", or importable package names ("bitsandbytes", "peft", "funasr").
+    conflicts:   fixes it cannot be combined with (symmetric: either side may declare it).
+    requires:    fixes that must come with it where a scenario offers them as fixes
+                 (load_in_8bit needs lora there; a scenario that always trains LoRA need not list it).
+    replaces:    fixes the search drops when it applies this one (trainable_token_indices replaces
+                 modules_to_save); replacing implies conflicting.
+    proposed_by: the write-ups proposing it ("S1" .. "S5" in docs/SCENARIOS; any label for a user's fix).
+    params:      knobs it sets when applied (Scenario.with_params), for runners that read params.
+    remedy:      False for a registered knob that reproduces a variant instead of remedying one
+                 (all_linear, modules_to_save): valid in with_fixes, never tried by the search.
+    """
+
+    name: str
+    stage: str
+    doc: str
+    cost: str = "none"
+    needs: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    replaces: tuple[str, ...] = ()
+    proposed_by: tuple[str, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+    remedy: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("needs", "conflicts", "requires", "replaces", "proposed_by"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        object.__setattr__(self, "params", dict(self.params))
+        if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
+            raise FixError(f"fix name {self.name!r}: use letters, digits, '_' and '-'")
+        if self.stage not in STAGES:
+            raise FixError(f"fix {self.name!r}: stage {self.stage!r} is not one of {', '.join(STAGES)}")
+        if self.cost not in COSTS:
+            raise FixError(f"fix {self.name!r}: cost {self.cost!r} is not one of {', '.join(COSTS)}")
+        if self.name in (*self.conflicts, *self.requires, *self.replaces):
+            raise FixError(f"fix {self.name!r} names itself in conflicts/requires/replaces")
+        if set(self.requires) & set(self.conflicts + self.replaces):
+            raise FixError(f"fix {self.name!r} both requires and conflicts with "
+                           f"{sorted(set(self.requires) & set(self.conflicts + self.replaces))}")
+
+    @property
+    def rank(self) -> int:
+        return COSTS[self.cost]
+
+    def conflicts_with(self, other: Fix) -> bool:
+        mine, theirs = (*self.conflicts, *self.replaces), (*other.conflicts, *other.replaces)
+        return other.name in mine or self.name in theirs
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "stage": self.stage, "cost": self.cost, "needs": list(self.needs),
+                "conflicts": list(self.conflicts), "requires": list(self.requires),
+                "replaces": list(self.replaces), "proposed_by": list(self.proposed_by),
+                "params": dict(self.params), "remedy": self.remedy, "doc": self.doc}
+
+
+_REGISTRY: dict[str, Fix] = {}
+
+
+def register(fix: Fix) -> Fix:
+    """Add a fix to the library (idempotent for an equal definition); returns it.
+
+    A different fix under a registered name is an error: two meanings of one
+    name would make a baseline's `fixes` ambiguous.
+    """
+    if not isinstance(fix, Fix):
+        raise FixError(f"register() takes a gpu_budget.Fix, got {fix!r}")
+    known = _REGISTRY.get(fix.name)
+    if known is not None and known != fix:
+        raise FixError(f"fix {fix.name!r} is already registered with a different definition "
+                       f"({known.stage}, {known.cost}: {known.doc!r})")
+    _REGISTRY[fix.name] = fix
+    return fix
+
+
+def get(name: str) -> Fix:
+    """The registered fix of that name; the error names the known ones."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise FixError(f"unknown fix {name!r} (registered: {', '.join(sorted(_REGISTRY))})") from None
+
+
+def registered() -> tuple[Fix, ...]:
+    return tuple(_REGISTRY.values())
+
+
+def resolve(entries: Iterable[str | Fix]) -> tuple[Fix, ...]:
+    """Names or Fix objects (a user's own, registered here) -> Fix objects, in order, without repeats."""
+    out: dict[str, Fix] = {}
+    for entry in entries:
+        fix = register(entry) if isinstance(entry, Fix) else get(entry)
+        out[fix.name] = fix
+    return tuple(out.values())
+
+
+def validate(names: Iterable[str], offered: Iterable[Fix] | None = None, where: str = "") -> tuple[Fix, ...]:
+    """The Fix objects of a combination, or FixError naming the unknown fix or both fixes of a bad pair.
+
+    offered: the fixes the scenario's runner supports (None: every registered fix).
+    """
+    prefix = f"{where}: " if where else ""
+    table = {f.name: f for f in (registered() if offered is None else offered)}
+    chosen = []
+    for name in names:
+        if name not in table:
+            whose = "this scenario supports" if offered is not None else "registered"
+            raise FixError(f"{prefix}unknown fix {name!r} ({whose}: {', '.join(table) or 'none'})")
+        chosen.append(table[name])
+    for i, a in enumerate(chosen):
+        for b in chosen[i + 1:]:
+            if a.conflicts_with(b):
+                raise FixError(f"{prefix}fixes {a.name!r} and {b.name!r} conflict: they cannot be applied together "
+                               f"({_why(a, b)})")
+    present = {f.name for f in chosen}
+    for fix in chosen:
+        for companion in fix.requires:
+            if companion in table and companion not in present:
+                raise FixError(f"{prefix}fix {fix.name!r} needs fix {companion!r} with it: "
+                               f"with_fixes({companion!r}, {fix.name!r})")
+    return tuple(chosen)
+
+
+def _why(a: Fix, b: Fix) -> str:
+    if b.name in a.replaces or a.name in b.replaces:
+        new, old = (a, b) if b.name in a.replaces else (b, a)
+        return f"{new.name} replaces {old.name}"
+    return f"{a.name if b.name in a.conflicts else b.name} declares the conflict"
+
+
+def missing(fix: Fix, cuda: bool) -> list[str]:
+    """The requirements of `fix` this host lacks: 'cuda' from the device probe, packages by find_spec."""
+    out = []
+    for need in fix.needs:
+        if need == CUDA:
+            if not cuda:
+                out.append(CUDA)
+        elif importlib.util.find_spec(need) is None:
+            out.append(need)
+    return out
+
+
+def _builtin(*fixes: Fix) -> tuple[str, ...]:
+    return tuple(register(fix).name for fix in fixes)
+
+
+# The fixes the five documented scenarios honour (names as their runners read them; docs/SCENARIOS).
+BUILTIN = _builtin(
+    # S1: wav2vec2 audio classification, host RAM (seed 000)
+    Fix("truncate", "data", "cap each clip at params['max_seconds'] (feature extractor max_length + truncation); "
+        "the rest of a long clip is never seen", cost="accuracy-risk", proposed_by=("S1", "S2")),
+    Fix("lazy_data", "data", "decode and featurise clips on the fly (datasets.with_transform) instead of "
+        "materialising the whole mapped dataset; work repeats every epoch", cost="slower", proposed_by=("S1",)),
+    Fix("freeze_feature_encoder", "model", "freeze wav2vec2's conv feature encoder: no gradients or kept "
+        "activations for it; fewer trainable parameters", cost="accuracy-risk", proposed_by=("S1",)),
+    Fix("lora", "model", "PEFT LoRA adapters (r=8, alpha=16, dropout 0.1) instead of full fine-tuning; "
+        "far fewer trainable parameters", cost="accuracy-risk", needs=("peft",), proposed_by=("S1",)),
+    Fix("gradient_checkpointing", "train", "recompute activations in backward instead of keeping them: "
+        "another forward per step", cost="slower", proposed_by=("S1", "S2", "S4")),
+    Fix("load_in_8bit", "load", "bitsandbytes int8 weights (frozen; trained through adapters)", cost="accuracy-risk",
+        needs=("bitsandbytes",), conflicts=("load_in_4bit",), requires=("lora",), proposed_by=("S1", "S3")),
+    Fix("load_in_4bit", "load", "bitsandbytes nf4 weights (frozen; trained through adapters)", cost="accuracy-risk",
+        needs=("bitsandbytes",), requires=("lora",), proposed_by=("S1", "S3")),
+    Fix("gc_collect", "runtime", "gc.collect() (and torch.cuda.empty_cache()) after each phase",
+        cost="slower", proposed_by=("S1",)),
+    Fix("low_cpu_mem_usage", "load", "from_pretrained(low_cpu_mem_usage=True): meta-device init "
+        "(transformers 5 always does this and drops the flag)", proposed_by=("S1",)),
+    # S2: Paraformer ASR, memory growing during training (seed 001)
+    Fix("length_bucketing", "data", "group clips of similar length into a batch: less padding",
+        proposed_by=("S2",)),
+    Fix("max_duration", "data", "split clips longer than params['max_seconds'] into pieces (tokens shared "
+        "out in proportion): no long-clip attention peaks", cost="accuracy-risk", proposed_by=("S2",)),
+    Fix("fixed_batch", "data", "a fixed number of clips per batch (params['batch_size']) instead of "
+        "frame-budget dynamic batches", cost="slower", proposed_by=("S2",)),
+    Fix("malloc_trim", "runtime", "glibc malloc_trim(0) after each step: the heap returns freed memory",
+        cost="slower", proposed_by=("S2",)),
+    Fix("empty_cache", "runtime", "torch.cuda.empty_cache() after each step: the caching allocator "
+        "returns cached blocks", cost="slower", needs=(CUDA,), proposed_by=("S2",)),
+    Fix("expandable_segments", "runtime", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: less "
+        "fragmentation in the caching allocator", needs=(CUDA,), proposed_by=("S2",)),
+    # S3: Qwen2-Audio LoRA + 4-bit after adding tokens (seed 002)
+    Fix("pad_to_multiple_of", "model", "resize the embeddings to a multiple of params['pad_multiple'] (64)",
+        proposed_by=("S3",)),
+    Fix("modules_to_save", "model", "train the resized embed_tokens and lm_head in full (LLaMA-Factory's "
+        "choice after new tokens): the as-reported setting, not a remedy", needs=("peft",), remedy=False,
+        proposed_by=("S3",)),
+    Fix("trainable_token_indices", "model", "train only the new rows of the input embedding "
+        "(PEFT trainable_token_indices, list form)", cost="accuracy-risk", needs=("peft",),
+        replaces=("modules_to_save",), conflicts=("trainable_token_indices_dict",), proposed_by=("S3",)),
+    Fix("trainable_token_indices_dict", "model", "train only the new rows of embed_tokens and lm_head "
+        "(PEFT trainable_token_indices, dict form)", cost="accuracy-risk", needs=("peft",),
+        replaces=("modules_to_save",), proposed_by=("S3",)),
+    # S4: PEFT model wrapped in a custom module (seed 003)
+    Fix("peft_before_wrap", "model", "prepare_model_for_kbit_training / get_peft_model on the real model, "
+        "then wrap it", needs=("peft",), proposed_by=("S4",)),
+    Fix("no_wrap", "model", "no wrapper module at all (subclass instead): the standard flow",
+        conflicts=("peft_before_wrap",), proposed_by=("S4",)),
+    Fix("prepare_model_for_kbit_training", "model", "PEFT's kbit preparation: upcasts 16-bit weights to "
+        "fp32 and turns on gradient checkpointing (when it can see the model)", cost="slower",
+        needs=("peft",), proposed_by=("S4",)),
+    Fix("all_linear", "model", "LoRA on every linear layer (target_modules='all-linear'; on a wrapper also "
+        "lm_head): a variant, not a remedy", needs=("peft",), remedy=False, proposed_by=("S4",)),
+    # S5: generic CUDA out of memory (seed 004)
+    Fix("smaller_batch", "train", "half the micro-batch with 2 accumulation steps: the same effective "
+        "batch in two passes", cost="slower", proposed_by=("S5", "S3")),
+    Fix("amp", "train", "CUDA autocast to float16 (on CPU a no-op unless params['amp_on_cpu'])",
+        cost="accuracy-risk", needs=(CUDA,), proposed_by=("S5", "S2")),
+    Fix("quantization", "model", "hidden Linear layers to bitsandbytes int8 (frozen)", cost="accuracy-risk",
+        needs=("bitsandbytes",), proposed_by=("S5",)),
+    Fix("pruning", "model", "torch l1_unstructured(amount=0.2) on conv layers (keeps the dense weight and "
+        "adds a dense mask)", cost="accuracy-risk", proposed_by=("S5",)),
+)
