@@ -38,6 +38,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpu-budget-malloc", dest="gpu_budget_malloc", choices=("steady", "system"), default="steady",
                     help="host allocator of the measured children: steady (glibc's mmap threshold fixed, so peaks "
                          "repeat to 0.1 MiB; default) or system (glibc's defaults, as a plain process runs).")
+    group.addoption("--gpu-budget-remediate", action="store_true", dest="gpu_budget_remediate",
+                    help="when a case breaks its budget, search its fixes cheapest first, each in a measured child, "
+                         "and report the cheapest passing set (a case expected over budget keeps its verdict).")
+    group.addoption("--gpu-budget-remediate-max-runs", dest="gpu_budget_remediate_max_runs", default="8", metavar="N",
+                    help="at most N real runs per remediation search (default 8).")
     parser.addini("gpu_budget_baselines", "baselines folder, relative to the rootdir", default="baselines")
     parser.addini("gpu_budget_preload", "modules the forkserver imports once for all children",
                   type="args", default=["torch", "transformers"])

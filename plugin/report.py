@@ -47,6 +47,66 @@ def _verdict(row: dict) -> str:
     return text if row.get("passed", True) else f"{text} FAIL"
 
 
+def _fixes(row: dict) -> str:
+    text = ", ".join(row["fixes"]) or "-"
+    rem = row.get("remediation")
+    if rem:
+        text += f" ({_outcome(rem)})"
+    return text
+
+
+def _outcome(rem: dict) -> str:
+    """The search's answer in a few words: 'passes with +truncate', 'no fix set passes', ..."""
+    if rem["status"] == "found":
+        return "passes with " + " ".join([*(f"+{f}" for f in rem["found"]), *(f"-{f}" for f in rem["removed"])])
+    return {"none-passes": "no fix set passes", "no-candidates": "no fix to try",
+            "bound-reached": f"none passed within {rem['bound']} runs"}[rem["status"]]
+
+
+def _peaks(peaks: dict | None) -> str:
+    peaks = peaks or {}
+    parts = [f"RAM {format_size(peaks.get('ram'))}"]
+    if peaks.get("vram_allocated") is not None:
+        parts.append(f"VRAM {format_size(peaks['vram_allocated'])}")
+    return ", ".join(parts)
+
+
+def remediation_text(rem: dict) -> str:
+    """One sentence: what passes (with its peaks), or why nothing was found, and how many real runs it took."""
+    runs = f"{rem['runs']} real run{'s' if rem['runs'] != 1 else ''} (bound {rem['bound']})"
+    if rem["status"] == "found":
+        return f"remediation: {_outcome(rem)} ({_peaks(rem['peaks'])}), found in {runs}"
+    if rem["status"] == "none-passes":
+        return (f"remediation: no set of this scenario's fixes brings it within budget: none of the "
+                f"{rem['runs']} valid sets of {', '.join(rem['lattice'])} passed (all measured)")
+    if rem["status"] == "no-candidates":
+        return "remediation: no fix to try (none offered, all applied, or none runnable here)"
+    return (f"remediation: none of the {runs} passed; {rem['untried']} costlier set(s) left untried "
+            f"(raise --gpu-budget-remediate-max-runs)")
+
+
+def remediation_lines(rows: list[dict], markdown: bool = False) -> list[str]:
+    """Per searched case: the answer, every set tried with its peaks and verdict, and what was skipped."""
+    lines = []
+    for row in rows:
+        rem = row.get("remediation")
+        if not rem:
+            continue
+        name = f"**{row['nodeid']}**" if markdown else row["nodeid"]
+        lines.append(f"{'- ' if markdown else ''}{name} ({_peaks(row['peaks'])}, budget {_budget(row)}): "
+                     f"{remediation_text(rem)}")
+        indent = "  - " if markdown else "    "
+        for trial in rem["tried"]:
+            note = f" ({trial['message']})" if trial["verdict"] == "error" else ""
+            lines.append(f"{indent}tried {'+'.join(trial['fixes'])}: {_peaks(trial['peaks'])} {trial['verdict']}{note}")
+        if rem["skipped"]:
+            lines.append(f"{indent}not tried: " + ", ".join(f"{f} ({why})" for f, why in rem["skipped"].items()))
+    if lines:
+        lines.insert(0, "#### Remediation (cheapest passing fix set)" if markdown else
+                     "remediation (--gpu-budget-remediate): cheapest passing fix set per case")
+    return lines
+
+
 def table_rows(rows: list[dict]) -> list[list[str]]:
     return [
         [
@@ -57,7 +117,7 @@ def table_rows(rows: list[dict]) -> list[list[str]]:
             _budget(row),
             _baseline(row),
             _change(row),
-            ", ".join(row["fixes"]) or "-",
+            _fixes(row),
             _verdict(row),
         ]
         for row in rows
@@ -109,6 +169,9 @@ def markdown(rows: list[dict], hardware: dict | None, problems: list[str] = (), 
         lines += ["", tabulate(table_rows(rows), headers=HEADERS, tablefmt="github")]
     for row in failed:
         lines += ["", f"- **{row['nodeid']}**: {row['message']}"]
+    remedies = remediation_lines(rows, markdown=True)
+    if remedies:
+        lines += ["", remedies[0], "", *remedies[1:]]
 
     def files(key: str) -> list[str]:
         if artifacts:

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from gpu_budget import baselines, isolate, report
+from gpu_budget.compare import _budget_breaches as budget_breaches
 from gpu_budget.compare import judge
 from gpu_budget.marks import BudgetMark, gpu_budget as read_mark, merge as merge_marks
 from gpu_budget.scenario import Scenario
@@ -45,6 +46,8 @@ class Options:
     plots: Path | None = None
     require_gpu: bool = False
     malloc: str = "steady"
+    remediate: bool = False
+    remediate_max_runs: int = 8
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "Options":
@@ -69,6 +72,8 @@ class Options:
             plots=Path(plots).resolve() if plots else None,
             require_gpu=bool(config.getoption("gpu_budget_require_gpu")),
             malloc=config.getoption("gpu_budget_malloc"),
+            remediate=bool(config.getoption("gpu_budget_remediate")),
+            remediate_max_runs=_max_runs(config.getoption("gpu_budget_remediate_max_runs")),
         )
 
     @property
@@ -189,6 +194,10 @@ class BudgetSession:
             result = self._row(row, measurement, baseline, verdict.verdict, verdict.passed, verdict.message,
                                verdict.change)
             result["fingerprint_changed"] = _fingerprint_changed(baseline, hardware)
+            if self.options.remediate and _broke_budget(measurement, mark.budget):
+                result["remediation"] = self._remediate(scenario, mark.budget)
+                if not result["passed"]:
+                    result["message"] += "; " + report.remediation_text(result["remediation"])
             if measurement.get("snapshot") and not result["passed"]:
                 result["snapshot"] = self._keep_snapshot(measurement["snapshot"], result["nodeid"])
         finally:
@@ -215,6 +224,24 @@ class BudgetSession:
             isolate.prepare_assets(job, assets, opts.timeout, opts.threads, opts.preload)
         return isolate.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot,
                                malloc=self._malloc(scenario))
+
+    def _remediate(self, scenario: Scenario, budget) -> dict:
+        """Search the scenario's fixes for the cheapest set within `budget`, each set in a fresh child."""
+        from gpu_budget import remediate
+
+        def trial(candidate: Scenario) -> dict:
+            m = self._measure_child(candidate)
+            if m["status"] != "ok":
+                error = m["error"]
+                return {"verdict": "error", "peaks": m["peaks"], "seconds": m.get("wall_seconds"),
+                        "message": f"measured child failed ({error['kind']}): {error['message']}"[:300]}
+            breaches = budget_breaches(m["peaks"], budget)
+            return {"verdict": "over-budget" if breaches else "pass", "peaks": m["peaks"],
+                    "message": "; ".join(breaches), "seconds": m.get("wall_seconds")}
+
+        found = remediate.search(scenario, trial, cuda=bool(self._probe()["cuda"]),
+                                 max_runs=self.options.remediate_max_runs)
+        return found.to_json()
 
     def _malloc(self, scenario: Scenario, where: str = "") -> str:
         """The host allocator mode of this case: the scenario's `malloc` param, else --gpu-budget-malloc."""
@@ -422,6 +449,8 @@ class BudgetSession:
                                         f"{fp.get('transformers')}, peft {fp.get('peft')}, python {fp.get('python')}")
         if self.rows:
             terminalreporter.write_line(report.terminal_table(self.rows))
+        for line in report.remediation_lines(self.rows):
+            terminalreporter.write_line(line)
         for row in self.rows:
             if not row["passed"] or row["verdict"] in ("improved", "error"):
                 terminalreporter.write_line(f"{row['nodeid']}: {row['message']}")
@@ -437,6 +466,24 @@ class BudgetSession:
             terminalreporter.write_line(f"plots: {self.options.plots}")
         if self.options.json:
             terminalreporter.write_line(f"JSON report: {self.options.json}")
+
+
+def _max_runs(value: Any) -> int:
+    """--gpu-budget-remediate-max-runs: a whole number >= 1, or a usage error naming the value."""
+    try:
+        runs = int(str(value).strip())
+    except ValueError:
+        runs = 0
+    if runs < 1:
+        raise pytest.UsageError(f"--gpu-budget-remediate-max-runs={value!r}: expected a whole number >= 1")
+    return runs
+
+
+def _broke_budget(measurement: dict, budget) -> bool:
+    """Whether the remediation search has something to remedy: a budget broken, or an out-of-memory crash."""
+    if measurement["status"] != "ok":
+        return (measurement.get("error") or {}).get("kind") in ("oom", "killed")
+    return bool(budget_breaches(measurement["peaks"], budget))
 
 
 def _is_budget_test(item: pytest.Item) -> bool:

@@ -1,0 +1,147 @@
+"""Remediation search: the cheapest set of fixes that brings a failing scenario within its budget.
+
+"Over budget" alone leaves the user guessing; this turns it into "passes with
+these changes". The lattice is the scenario's supported fixes (fixes.py) that
+are remedies, not yet applied, and runnable here. Sets are tried cheapest
+first, each one measured for real by the caller's `measure` (a fresh child in
+the gate), until one passes or the bound on runs is reached.
+
+Cost of a set: each fix costs 1 (a change to the recipe) plus its trade-off
+rank (none 0, slower 1, accuracy-risk 2); a set costs the sum. Ties go to
+fewer fixes, then to the order the scenario lists its fixes in.
+
+What keeps the number of real runs small:
+- a fix whose requirement is missing (no CUDA, a package not installed) is never run;
+- a set with a conflicting pair or without a companion fix is never built (no run);
+- the first passing set ends the search: every later set costs at least as
+  much, so no superset of a passing set is ever run;
+- a hard bound, `max_runs`; the report says how many runs it took.
+
+Plain functions of plain data: no pytest, no torch; `measure` is injected.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from itertools import islice
+
+from gpu_budget import fixes as library
+from gpu_budget.fixes import Fix, FixError
+
+DEFAULT_MAX_RUNS = 8
+COUNT_CAP = 100_000  # candidate sets counted (never run) to say how many the bound left untried
+STATUSES = ("found", "none-passes", "bound-reached", "no-candidates")
+
+
+@dataclass
+class Trial:
+    """One real run of the search: the fixes it added, its verdict against the budget and its peaks."""
+
+    fixes: list[str]
+    verdict: str  # "pass", "over-budget" or "error"
+    peaks: dict | None
+    message: str = ""
+    seconds: float | None = None
+
+
+@dataclass
+class Remediation:
+    """The search's answer, as the JSON report's `remediation` field."""
+
+    status: str                # one of STATUSES
+    found: list[str] | None    # the fixes the search added (None: no passing set)
+    fixes: list[str] | None    # every fix of the passing configuration
+    removed: list[str]         # fixes of the failing configuration the passing one replaced
+    peaks: dict | None         # the passing configuration's peaks
+    runs: int                  # real runs it took
+    bound: int                 # max_runs
+    tried: list[Trial] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # fix -> why it was left out of the lattice
+    lattice: list[str] = field(default_factory=list)       # the fixes it combined, cheapest first
+    untried: int = 0           # candidate sets the bound left unrun (counted up to COUNT_CAP)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def weight(fix: Fix) -> int:
+    return 1 + fix.rank
+
+
+def lattice(scenario, cuda: bool) -> tuple[list[Fix], dict[str, str]]:
+    """The fixes the search may combine (cheapest first), and why each other offered remedy was left out."""
+    offered = scenario.offered() or library.registered()
+    table = {f.name: f for f in (*library.registered(), *offered)}
+    usable, skipped = [], {}
+    for fix in offered:
+        if not fix.remedy or fix.name in scenario.fixes:
+            continue
+        lacking = library.missing(fix, cuda)
+        clash = [name for name in scenario.fixes
+                 if name not in fix.replaces and name in table and fix.conflicts_with(table[name])]
+        if lacking:
+            skipped[fix.name] = "needs " + ", ".join(lacking)
+        elif clash:
+            skipped[fix.name] = f"conflicts with {clash[0]}, already applied"
+        else:
+            usable.append(fix)
+    order = {f.name: i for i, f in enumerate(offered)}
+    return sorted(usable, key=lambda f: (weight(f), order[f.name])), skipped
+
+
+def candidates(scenario, usable: list[Fix]) -> Iterator[tuple[list[str], object]]:
+    """(added fixes, candidate Scenario) in cost order, valid combinations only.
+
+    Lazy best-first walk over subsets (weights >= 1, sorted): a set's children
+    either add the next fix or swap its last fix for the next one, so a child
+    never sorts before its parent and the heap yields every subset once, in
+    (cost, size, listed order) order, without building the whole lattice.
+    """
+    if not usable:
+        return
+    heap = [(weight(usable[0]), 1, (0,))]
+    while heap:
+        cost, size, picked = heapq.heappop(heap)
+        last = picked[-1]
+        if last + 1 < len(usable):
+            nxt = weight(usable[last + 1])
+            heapq.heappush(heap, (cost + nxt, size + 1, (*picked, last + 1)))
+            heapq.heappush(heap, (cost - weight(usable[last]) + nxt, size, (*picked[:-1], last + 1)))
+        chosen = [usable[i] for i in picked]
+        replaced = {old for fix in chosen for old in fix.replaces}
+        try:
+            candidate = scenario.without_fixes(*replaced).with_fixes(*(f.name for f in chosen))
+        except FixError:
+            continue  # a conflicting pair or a missing companion fix: never built, never run
+        yield [f.name for f in chosen], candidate
+
+
+def search(scenario, measure: Callable[[object], Mapping], *, cuda: bool = False,
+           max_runs: int = DEFAULT_MAX_RUNS) -> Remediation:
+    """Measure fix sets of `scenario`, cheapest first, until one passes or `max_runs` runs are spent.
+
+    measure(candidate Scenario) -> {"verdict": "pass" | "over-budget" | "error", "peaks": {...},
+    "message": str, "seconds": float}: one real run judged against the failing case's budget.
+    """
+    if not isinstance(max_runs, int) or isinstance(max_runs, bool) or max_runs < 1:
+        raise ValueError(f"max_runs={max_runs!r}: expected a whole number >= 1")
+    usable, skipped = lattice(scenario, cuda)
+    tried: list[Trial] = []
+    walk = candidates(scenario, usable)
+    names = [f.name for f in usable]
+    for added, candidate in walk:
+        if len(tried) >= max_runs:
+            untried = 1 + sum(1 for _ in islice(walk, COUNT_CAP))
+            return Remediation("bound-reached", None, None, [], None, len(tried), max_runs, tried, skipped,
+                               names, untried)
+        result = measure(candidate)
+        trial = Trial(added, result["verdict"], result.get("peaks"), result.get("message", ""), result.get("seconds"))
+        tried.append(trial)
+        if trial.verdict == "pass":
+            removed = [f for f in scenario.fixes if f not in candidate.fixes]
+            return Remediation("found", added, list(candidate.fixes), removed, trial.peaks, len(tried), max_runs,
+                               tried, skipped, names)
+    status = "none-passes" if tried else "no-candidates"
+    return Remediation(status, None, None, [], None, len(tried), max_runs, tried, skipped, names)

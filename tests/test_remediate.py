@@ -1,0 +1,250 @@
+"""The remediation search: its lattice logic with a stand-in measure, then end to end with real children."""
+
+import json
+import subprocess
+import sys
+from itertools import combinations
+
+import pytest
+
+from gpu_budget import Fix, Scenario, fixes, remediate
+
+MiB = 2**20
+BASE = 1000
+
+
+def fix(name, cost="none", **kw):
+    return fixes.register(Fix(f"trm_{name}", "train", f"test fix {name}", cost=cost, **kw))
+
+
+A = fix("a")                                   # cost 1, no effect
+B = fix("b", "slower")                         # cost 2
+D = fix("d", "slower")                         # cost 2
+C = fix("c", "accuracy-risk")                  # cost 3
+PKG = fix("pkg", needs=("no_such_package_xyz",))
+GPU = fix("gpu", needs=("cuda",))
+X = fix("x", "slower", conflicts=("trm_d",))
+Y = fix("y", requires=("trm_b",))
+KNOB = fix("knob", remedy=False)
+SAVING = {A.name: 0, B.name: 100, D.name: 150, C.name: 400, PKG.name: 900, GPU.name: 900, X.name: 10, Y.name: 10,
+          KNOB.name: 900}
+
+
+class Stand:
+    """measure(): the peak is BASE minus each applied fix's saving; passes at or under `limit`."""
+
+    def __init__(self, limit):
+        self.limit, self.measured = limit, []
+
+    def __call__(self, candidate):
+        self.measured.append(set(candidate.fixes))
+        peak = BASE - sum(SAVING.get(f, 0) for f in candidate.fixes)
+        return {"verdict": "pass" if peak <= self.limit else "over-budget", "peaks": {"ram": peak}}
+
+
+def toy(*supports, fixes_=()):
+    return Scenario(name="toy", run="m:f", supports=supports, fixes=fixes_)
+
+
+def test_cheapest_passing_set_found_and_nothing_after_it():
+    stand = Stand(limit=760)
+    found = remediate.search(toy(A, B, D, C), stand)
+    assert found.status == "found" and found.found == ["trm_c"] and found.peaks == {"ram": 600}
+    # cost order: a (1), b, d (2), then c (3) before the pairs of cost 3 and 4, e.g. b+d (750, also passing)
+    assert [t.fixes for t in found.tried] == [["trm_a"], ["trm_b"], ["trm_d"], ["trm_c"]]
+    assert found.runs == len(stand.measured) == 4 and found.bound == remediate.DEFAULT_MAX_RUNS
+    assert not any(s > {"trm_c"} for s in stand.measured)  # no superset of the passing set is run
+
+
+def test_fewer_fixes_win_a_cost_tie_then_the_listed_order():
+    stand = Stand(limit=0)
+    remediate.search(toy(C, A, B), stand, max_runs=7)
+    assert stand.measured == [{"trm_a"}, {"trm_b"}, {"trm_c"}, {"trm_a", "trm_b"}, {"trm_a", "trm_c"},
+                              {"trm_b", "trm_c"}, {"trm_a", "trm_b", "trm_c"}]
+
+
+def test_no_set_saves_it_reported_clearly():
+    stand = Stand(limit=100)
+    found = remediate.search(toy(A, B, C), stand)
+    assert found.status == "none-passes" and found.found is None and found.runs == 7 and found.untried == 0
+    assert len(stand.measured) == 7 == len({frozenset(s) for s in stand.measured})  # every set once
+
+
+def test_a_fix_whose_requirement_is_missing_is_never_run():
+    stand = Stand(limit=300)  # only PKG or GPU (900 saved each) could bring it there alone
+    found = remediate.search(toy(PKG, GPU, B, C), stand)
+    assert found.skipped == {"trm_pkg": "needs no_such_package_xyz", "trm_gpu": "needs cuda"}
+    assert not any({"trm_pkg", "trm_gpu"} & s for s in stand.measured)
+    assert found.status == "none-passes" and found.lattice == ["trm_b", "trm_c"]
+    with_gpu = remediate.search(toy(PKG, GPU, B, C), Stand(limit=300), cuda=True)
+    assert with_gpu.found == ["trm_gpu"] and with_gpu.runs == 1 and "trm_gpu" not in with_gpu.skipped
+
+
+def test_runs_stay_within_the_bound():
+    stand = Stand(limit=0)
+    found = remediate.search(toy(A, B, D, C, X), stand, max_runs=4)
+    assert found.status == "bound-reached" and found.runs == 4 == len(stand.measured) and found.bound == 4
+    valid = sum(1 for k in range(1, 6) for s in combinations("abdcx", k) if not {"d", "x"} <= set(s))
+    assert found.untried == valid - 4
+
+
+def test_conflicting_and_incomplete_sets_are_never_built():
+    stand = Stand(limit=0)
+    remediate.search(toy(B, D, X, Y, KNOB), stand, max_runs=100)
+    assert stand.measured and not any({"trm_d", "trm_x"} <= s for s in stand.measured)
+    assert all("trm_b" in s for s in stand.measured if "trm_y" in s)
+    assert not any("trm_knob" in s for s in stand.measured)  # a knob, not a remedy
+
+
+def test_a_replacing_fix_swaps_out_the_applied_one():
+    stand = Stand(limit=BASE - 1)
+    base = Scenario(name="s3", run="m:f", fixes=("pad_to_multiple_of", "modules_to_save"),
+                    supports=("pad_to_multiple_of", "modules_to_save", "trainable_token_indices",
+                              "trainable_token_indices_dict"))
+    SAVING["trainable_token_indices"] = 500
+    found = remediate.search(base, stand)
+    assert found.found == ["trainable_token_indices"] and found.removed == ["modules_to_save"]
+    assert found.fixes == ["pad_to_multiple_of", "trainable_token_indices"]
+
+
+def test_a_crashed_candidate_is_recorded_and_the_search_goes_on():
+    def measure(candidate):
+        if "trm_a" in candidate.fixes:
+            return {"verdict": "error", "peaks": {"ram": None}, "message": "measured child failed (oom)"}
+        return {"verdict": "pass", "peaks": {"ram": 1}}
+
+    found = remediate.search(toy(A, B), measure)
+    assert [t.verdict for t in found.tried] == ["error", "pass"] and found.found == ["trm_b"]
+
+
+def test_walk_is_in_cost_order_and_complete():
+    usable, _ = remediate.lattice(toy(C, B, A, D), cuda=False)
+    keys = [(sum(remediate.weight(fixes.get(f)) for f in added), len(added))
+            for added, _ in remediate.candidates(toy(C, B, A, D), usable)]
+    assert keys == sorted(keys) and len(keys) == 15
+
+
+def test_importing_the_search_does_not_import_torch():
+    code = "import sys, gpu_budget.remediate, gpu_budget.session; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_bad_bound_is_named(bad):
+    with pytest.raises(ValueError, match=f"max_runs={bad!r}: expected a whole number >= 1"):
+        remediate.search(toy(A), Stand(0), max_runs=bad)
+
+
+# -- end to end: real children of a cheap runner ---------------------------------------------------
+
+RUNNER = '''
+import json
+
+def shrinkable(ctx):
+    """Holds `mib` MiB for the run, less with the fixes; logs the fixes of every real run to `log`."""
+    with open(ctx.params["log"], "a") as fh:
+        fh.write(json.dumps(list(ctx.fixes)) + "\\n")
+    mib = ctx.params["mib"]
+    if ctx.has("e2e_halve"):
+        mib //= 2
+    if ctx.has("e2e_trim"):
+        mib -= 40
+    if ctx.has("e2e_gpu_only") or ctx.has("e2e_missing_pkg"):
+        mib = 0
+    with ctx.meter.phase("load"):
+        held = b"\\x01" * (mib << 20)
+    for step in (1, 2):
+        with ctx.meter.phase(f"train_step_{step}", step=step):
+            pass
+    return {"held": len(held)}
+'''
+
+TESTS = '''
+from gpu_budget import Fix, fixes
+
+FIXES = [fixes.register(f) for f in (
+    Fix("e2e_noop", "runtime", "does nothing"),
+    Fix("e2e_trim", "runtime", "holds 40 MiB less", cost="slower"),
+    Fix("e2e_halve", "model", "holds half", cost="accuracy-risk"),
+    Fix("e2e_gpu_only", "runtime", "holds nothing, on a GPU", needs=("cuda",)),
+    Fix("e2e_missing_pkg", "runtime", "holds nothing, with a package", needs=("no_such_package_xyz",)),
+)]
+S = Scenario(name="shrink", run="runners_fix:shrinkable", params={"mib": 300}, supports=FIXES)
+
+@pytest.mark.gpu_budget(ram="240 MiB", expect="over-budget")
+def test_as_reported(gpu_budget):
+    gpu_budget.measure(S.with_params(log="as_reported.log"))
+
+@pytest.mark.gpu_budget(ram="60 MiB")
+def test_unsaveable(gpu_budget):
+    gpu_budget.measure(S.with_params(log="unsaveable.log"))
+'''
+
+
+def logged(pytester, name):
+    return [json.loads(line) for line in (pytester.path / name).read_text().splitlines()]
+
+
+def test_gate_finds_the_passing_set_and_reports_it(project, monkeypatch):
+    pytester = project(TESTS)
+    pytester.makepyfile(runners_fix=RUNNER)
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-remediate",
+                                           "--gpu-budget-json=report.json")
+    result.assert_outcomes(passed=1, failed=1)
+    rows = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "report.json").read_text())["results"]}
+
+    found = rows["test_as_reported"]["remediation"]  # the expected over-budget case keeps its verdict
+    assert rows["test_as_reported"]["verdict"] == "over-budget" and rows["test_as_reported"]["passed"]
+    assert found["status"] == "found" and found["found"] == ["e2e_halve"] and found["fixes"] == ["e2e_halve"]
+    assert [t["fixes"] for t in found["tried"]] == [["e2e_noop"], ["e2e_trim"], ["e2e_halve"]]
+    assert found["runs"] == 3 and found["bound"] == 8 and found["peaks"]["ram"] < 240 * MiB
+    assert found["tried"][0]["peaks"]["ram"] > 300 * MiB > found["tried"][1]["peaks"]["ram"] > 240 * MiB
+    assert found["skipped"] == {"e2e_gpu_only": "needs cuda", "e2e_missing_pkg": "needs no_such_package_xyz"}
+    assert logged(pytester, "as_reported.log") == [[], ["e2e_noop"], ["e2e_trim"], ["e2e_halve"]]  # real runs
+
+    none = rows["test_unsaveable"]["remediation"]
+    assert none["status"] == "none-passes" and none["found"] is None and none["runs"] == 7
+    runs = logged(pytester, "unsaveable.log")
+    assert len(runs) == 1 + 7 and not any({"e2e_gpu_only", "e2e_missing_pkg"} & set(r) for r in runs)
+    result.stdout.fnmatch_lines([
+        "*test_as_reported*e2e_*",
+        "*remediation (--gpu-budget-remediate)*",
+        "*test_as_reported*remediation: passes with +e2e_halve (RAM *MiB), found in 3 real runs (bound 8)",
+        "*tried e2e_noop: RAM * over-budget",
+        "*not tried: e2e_gpu_only (needs cuda), e2e_missing_pkg (needs no_such_package_xyz)",
+        "*test_unsaveable*no set of this scenario's fixes brings it within budget: none of the 7 valid sets*",
+    ])
+    markdown = summary.read_text()
+    assert "#### Remediation" in markdown and "passes with +e2e_halve" in markdown
+    assert "(passes with +e2e_halve)" in markdown  # the table's fixes column
+
+
+def test_gate_search_stops_at_its_bound(project):
+    pytester = project(TESTS.replace("def test_unsaveable", "def _unused"))
+    pytester.makepyfile(runners_fix=RUNNER)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-remediate",
+                                           "--gpu-budget-remediate-max-runs=2", "--gpu-budget-json=report.json")
+    result.assert_outcomes(passed=1)
+    (row,) = json.loads((pytester.path / "report.json").read_text())["results"]
+    rem = row["remediation"]
+    assert rem["status"] == "bound-reached" and rem["runs"] == 2 and rem["bound"] == 2 and rem["untried"] == 5
+    assert len(logged(pytester, "as_reported.log")) == 1 + 2
+    result.stdout.fnmatch_lines(["*none of the 2 real runs (bound 2) passed; 5 costlier set(s) left untried*"])
+
+
+def test_no_search_without_the_option(project):
+    pytester = project(TESTS)
+    pytester.makepyfile(runners_fix=RUNNER)
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=report.json")
+    assert all("remediation" not in r for r in json.loads((pytester.path / "report.json").read_text())["results"])
+    assert len(logged(pytester, "as_reported.log")) == 1
+
+
+@pytest.mark.parametrize("value", ["0", "many"])
+def test_bad_max_runs_is_a_usage_error_naming_it(project, value):
+    pytester = project(TESTS)
+    result = pytester.runpytest_subprocess("--gpu-budget", f"--gpu-budget-remediate-max-runs={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--gpu-budget-remediate-max-runs='{value}': expected a whole number >= 1*"])
