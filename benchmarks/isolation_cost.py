@@ -1,25 +1,29 @@
-"""Isolation cost per measured case: forkserver child vs fresh interpreter vs in-process.
+"""Section 3, isolation cost per measured case: forkserver child vs fresh interpreter vs in-process.
 
-Each way runs the same trivial scenario (one phase, one small tensor) so only
-the cost of getting a clean, measurable process shows. Prints a markdown table.
+The same measured case three ways, alternating rep by rep:
+  forkserver   isolate.measure: a child of the gate's preloaded forkserver
+  fresh        a new `python` running the same child body (child.main), paying its imports
+  in-process   the scenario's run called in this process with a Meter (no isolation)
+Cases: a trivial one (one phase, one 4 MiB tensor: pure isolation cost) and a
+real one (S1 truncated, tiny). The RAM peak each way reports is kept too: an
+in-process peak carries the allocator's history of the runs before it.
 
-    python benchmarks/isolation_cost.py [--repeat 10]
+    python -m benchmarks.isolation_cost [--reps 10] [--real-reps 5]
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from gpu_budget import Scenario, isolate
+from benchmarks.common import ROOT, THREADS, gate_preload, write
 
-SCENARIO = Scenario(name="trivial", run="benchmarks.isolation_cost:trivial")
-FRESH = ("import torch, transformers, json, sys; from gpu_budget.meter import Meter; "
-         "m = Meter(); m.start('step', step=1); t = torch.ones(1024, 1024); m.stop(); print(json.dumps(m.summary()['peaks']))")
+FRESH = "import json, sys; from gpu_budget import child; child.main(json.loads(sys.argv[1]), sys.argv[2])"
 
 
 def trivial(ctx):
@@ -29,46 +33,74 @@ def trivial(ctx):
         torch.ones(1024, 1024)
 
 
-def _time(fn, repeat: int) -> list[float]:
-    out = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
+def _fresh(request: dict) -> int | None:
+    """child.main in a new interpreter (cwd: the repo root); the RAM peak it reported."""
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as out:
+        subprocess.run([sys.executable, "-c", FRESH, json.dumps(request), out.name], cwd=ROOT, check=True)
+        events = [json.loads(line) for line in Path(out.name).read_text().splitlines()]
+    result = next(e for e in events if e["event"] in ("result", "error"))
+    if result["event"] == "error":
+        raise RuntimeError(result["traceback"])
+    return result["summary"]["peaks"]["ram"]
+
+
+def _in_process(job: dict, assets: Path) -> int | None:
+    from gpu_budget.meter import Meter
+    from gpu_budget.scenario import RunContext, resolve_ref
+
+    meter = Meter(use_cuda=False)
+    resolve_ref(job["run"])(RunContext(job["scale"], job["params"], tuple(job["fixes"]), assets, "cpu", meter))
+    meter.stop()
+    return meter.summary()["peaks"]["ram"]
+
+
+def case(label: str, job: dict, assets: Path, reps: int, preload: tuple[str, ...]) -> dict:
+    from gpu_budget import isolate
+
+    request = {"mode": "measure", "scenario": job, "assets": str(assets), "threads": THREADS, "malloc": "steady"}
+    ways = {"forkserver": lambda: isolate.measure(job, assets, 900, THREADS, preload)["peaks"]["ram"],
+            "fresh": lambda: _fresh(request),
+            "in-process": lambda: _in_process(job, assets)}
+    t0 = time.perf_counter()
+    first_in_process = _in_process(job, assets)  # pays this process's imports once, like a forkserver start
+    out = {"case": label, "in_process_first_s": time.perf_counter() - t0, "in_process_first_peak": first_in_process,
+           "ways": {w: {"seconds": [], "peaks": []} for w in ways}}
+    for rep in range(reps):
+        for way, fn in ways.items():
+            t0 = time.perf_counter()
+            peak = fn()
+            out["ways"][way]["seconds"].append(time.perf_counter() - t0)
+            out["ways"][way]["peaks"].append(peak)
+        print(f"isolation {label} rep {rep}: " + ", ".join(f"{w} {v['seconds'][-1]:.2f} s" for w, v in out["ways"].items()),
+              flush=True)
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--reps", type=int, default=10, help="reps of the trivial case")
+    parser.add_argument("--real-reps", type=int, default=5, help="reps of the S1 case")
     args = parser.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+    import torch
+    from gpu_budget import Scenario, isolate
+    from gpu_budget.child import steady_malloc
+    from s1_scenarios import AS_REPORTED
+
+    torch.set_num_threads(THREADS)
+    steady_malloc()  # in-process runs get the children's allocator set-up too
+    preload = gate_preload()
     t0 = time.perf_counter()
-    isolate.probe()  # starts the forkserver, which imports torch + transformers once
+    isolate.probe(preload=preload)  # starts the forkserver, which imports the gate's preload once
     server_start = time.perf_counter() - t0
-    job = SCENARIO.to_json("tiny")
-    forkserver = _time(lambda: isolate.measure(job, Path("."), timeout=120, threads=1), args.repeat)
-    fresh = _time(lambda: subprocess.run([sys.executable, "-c", FRESH], check=True, capture_output=True), args.repeat)
 
-    from gpu_budget.meter import Meter
-
-    def in_process():
-        import torch
-
-        m = Meter()
-        m.start("train_step_1", step=1)
-        torch.ones(1024, 1024)
-        m.stop()
-
-    inproc = _time(in_process, args.repeat)
-    med = statistics.median
-    print(f"forkserver start (imports torch + transformers once): {server_start:.2f} s\n")
-    print("| isolation | median s per case | min | max | vs forkserver |")
-    print("|---|---|---|---|---|")
-    for name, xs in (("forkserver child (preloaded)", forkserver), ("fresh interpreter", fresh),
-                     ("in-process (no isolation)", inproc)):
-        print(f"| {name} | {med(xs):.3f} | {min(xs):.3f} | {max(xs):.3f} | {med(xs) / med(forkserver):.2f}x |")
+    s1 = AS_REPORTED.with_fixes("truncate")
+    s1_assets = Path(tempfile.gettempdir()) / "gpu-budget-bench" / s1.asset_key("tiny")
+    isolate.prepare_assets(s1.to_json("tiny"), s1_assets, 900, THREADS, preload)
+    trivial_job = Scenario(name="trivial", run="benchmarks.isolation_cost:trivial").to_json("tiny")
+    cases = [case("trivial (one phase, a 4 MiB tensor)", trivial_job, Path("."), args.reps, preload),
+             case("S1 truncate, tiny", s1.to_json("tiny"), s1_assets, args.real_reps, preload)]
+    write("isolation", {"threads": THREADS, "forkserver_start_s": server_start, "preload": list(preload), "cases": cases})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,92 @@
+"""What every benchmark section shares: paths, the gate's preload, the scenarios, the run's fingerprint, JSON out.
+
+Sections measure under the gate's own conditions (the forkserver preload from
+pyproject.toml, one torch thread per child as under `-n 2`), so a number here
+is a number the gate would see.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+MIB = 2**20
+THREADS = 1  # the gate under -n 2 on two cores: one core and one torch thread per child
+
+for _path in (ROOT, ROOT / "memtests"):  # scenario definitions live beside the memtests
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+
+def gate_preload() -> tuple[str, ...]:
+    """The forkserver preload the gate uses (pyproject.toml, gpu_budget_preload)."""
+    ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    return tuple(ini["gpu_budget_preload"])
+
+
+def scenarios() -> dict:
+    """One configuration per scenario at tiny scale, as the memtests gate them (name -> Scenario)."""
+    from s1_scenarios import AS_REPORTED as S1_AS_REPORTED
+    from s2_scenarios import S2
+    from s3_scenarios import AS_REPORTED as S3_AS_REPORTED
+    from s4_scenarios import FIXED as S4_FIXED
+    from s5_scenarios import S5
+
+    return {
+        "s1 as-reported": S1_AS_REPORTED,
+        "s1 truncate": S1_AS_REPORTED.with_fixes("truncate"),
+        "s2 max_duration": S2.with_fixes("max_duration"),
+        "s3 as-reported": S3_AS_REPORTED,
+        "s4 fixed": S4_FIXED,
+        "s5 as-reported": S5,
+    }
+
+
+def fingerprint() -> dict:
+    """Where and with what a section ran: enough to tell two RESULTS.md apart."""
+    versions = {}
+    for pkg in ("torch", "transformers", "memray", "pytest-memray", "psutil", "numpy", "funasr"):
+        try:
+            versions[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            versions[pkg] = None
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = None
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "commit": commit,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "versions": versions,
+    }
+
+
+def write(section: str, data: dict, path: Path | None = None) -> Path:
+    """Write one section's results (with the fingerprint) as benchmarks/results/<section>.json."""
+    path = path or RESULTS / f"{section}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"section": section, "run": fingerprint(), **data}, indent=1) + "\n")
+    return path
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def mib(n: float | None) -> float | None:
+    return None if n is None else n / MIB

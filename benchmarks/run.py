@@ -1,0 +1,53 @@
+"""The one command: run benchmark sections, each in its own process, then rewrite RESULTS.md from all results.
+
+Each section writes benchmarks/results/<section>.json; RESULTS.md is rebuilt
+from every JSON present, so sections can be re-run one at a time and the file
+always shows real runs. `suite` is left out unless named: it runs the whole
+memory gate twice and needs a quiet machine.
+
+    python -m benchmarks.run                                   # every section but suite
+    python -m benchmarks.run --only fidelity,overhead          # some sections
+    python -m benchmarks.run --only suite                      # the gate's wall time (quiet machine)
+    python -m benchmarks.run --report                          # only rewrite RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+from benchmarks import report
+from benchmarks.common import ROOT
+
+SECTIONS = {  # section -> module (the order they run in)
+    "fidelity": "benchmarks.fidelity",
+    "overhead": "benchmarks.overhead",
+    "isolation": "benchmarks.isolation_cost",
+    "repeatability": "benchmarks.repeatability",
+    "detection": "benchmarks.detection_power",
+    "suite": "benchmarks.suite",
+}
+DEFAULT = [s for s in SECTIONS if s != "suite"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    parser.add_argument("--report", action="store_true", help="only rewrite RESULTS.md from the JSON present")
+    args = parser.parse_args()
+    chosen = [] if args.report else [s for s in args.only.split(",") if s] or DEFAULT
+    unknown = set(chosen) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(sorted(unknown))}: choose from {', '.join(SECTIONS)}")
+    for section in chosen:
+        t0 = time.perf_counter()
+        print(f"== {section}", flush=True)
+        subprocess.run([sys.executable, "-m", SECTIONS[section]], cwd=ROOT, check=True)
+        print(f"== {section}: {time.perf_counter() - t0:.0f} s", flush=True)
+    report.main()
+
+
+if __name__ == "__main__":
+    main()
