@@ -43,6 +43,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "and report the cheapest passing set (a case expected over budget keeps its verdict).")
     group.addoption("--gpu-budget-remediate-max-runs", dest="gpu_budget_remediate_max_runs", default="8", metavar="N",
                     help="at most N real runs per remediation search (default 8).")
+    group.addoption("--gpu-budget-explore", action="store_true", dest="gpu_budget_explore",
+                    help="run the Hypothesis explorations (opt-in: estimator-screened, confirmed by real runs).")
+    group.addoption("--gpu-budget-explore-examples", dest="gpu_budget_explore_examples", type=int, default=0,
+                    metavar="N", help="Hypothesis max_examples per exploration (default 20).")
     parser.addini("gpu_budget_baselines", "baselines folder, relative to the rootdir", default="baselines")
     parser.addini("gpu_budget_preload", "modules the forkserver imports once for all children",
                   type="args", default=["torch", "transformers"])
