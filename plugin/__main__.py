@@ -4,11 +4,16 @@ import sys
 
 
 def main() -> int:
-    commands = {"findings": "turn a JSON report into FINDINGS.md"}
+    commands = {"findings": "turn a JSON report into FINDINGS.md",
+                "estimate": "GPU-free estimate of each scenario's step peak (and its error against real runs)"}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print("usage: python -m gpu_budget <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items()),
               file=sys.stderr)
         return 2
+    if sys.argv[1] == "estimate":
+        from gpu_budget.estimate_cli import main as estimate
+
+        return estimate(sys.argv[2:])
     from gpu_budget.findings import main as findings
 
     return findings(sys.argv[2:])
