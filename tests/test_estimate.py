@@ -142,3 +142,12 @@ def test_4bit_and_8bit_stand_ins_hold_what_bitsandbytes_holds():
         stand_in = model[0]
         held = stand_in.weight.numel() + stand_in.absmax.numel() * 4
     assert swapped == ["0"] and held == held4
+
+
+def test_running_two_of_four_identical_micro_batches_gives_the_same_peak():
+    def four(p, fixes, device, known):
+        plan = mlp({**PARAMS, "micro": 4}, fixes, device, known)
+        plan.run_micro = p["run_micro"]
+        return plan
+
+    assert estimate(four, {"run_micro": 2}, ()).step_peak == estimate(four, {"run_micro": None}, ()).step_peak
