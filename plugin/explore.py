@@ -1,21 +1,24 @@
 """Hypothesis exploration of a scenario's knobs: the worst case, the boundary, the smallest breaking configuration.
 
 Real runs cost seconds to minutes each, so Hypothesis searches a *prediction*:
-the GPU-free estimate of the step's tensor peak (estimate.py) plus an offset
-calibrated by one real run (what the process holds beside its tensors). The
-search then stops predicting and measures: the worst case it found, the
-boundary along one knob (the largest value within the budget, with the
-other knobs at their worst-case values) and the smallest configuration that
-breaks the budget are each confirmed by real isolated runs, at most
-`max_real_runs` in all.
+the GPU-free estimate of the step's tensor peak (estimate.py), calibrated by
+the real runs made so far (measured ~ slope x estimate + intercept: one run
+gives an offset, two or more a line, since a process's non-tensor memory can
+grow with its tensors). In order, with at most `max_real_runs` real runs:
 
-Properties, per example:
-  - the predicted peak is within the budget (a failure shrinks to the
-    smallest breaking configuration; Hypothesis keeps it in its example
-    database, so the next run tries it first);
-  - the estimate is monotone in each monotone knob (one step up never
-    predicts less); a violation is reported as a finding, it does not fail.
-hypothesis.target(predicted MiB) steers generation towards the worst case.
+  1. a real run at the envelope's smallest configuration (calibration);
+  2. Hypothesis towards the worst case: hypothesis.target(predicted MiB),
+     then a climb to the best neighbour; each example also checks that the
+     estimate is monotone in each monotone knob (a drop is reported as a
+     finding, it does not fail); the worst case is then run for real (a
+     second calibration point);
+  3. Hypothesis on the budget property (predicted <= budget): a failure
+     shrinks to the smallest breaking configuration and stays in the example
+     database, so the next run tries it first;
+  4. the boundary along one knob (the largest value within the budget, the
+     other knobs at the worst case's values): predicted, then bracketed by
+     real runs (two when the prediction is right, a bisection when not);
+  5. the smallest breaking configuration, run for real.
 
 Opt-in: tests call run() (or explore()) and are skipped unless
 --gpu-budget-explore is given; --gpu-budget-explore-examples sets
@@ -90,6 +93,7 @@ class Exploration:
     smallest_failing: dict | None = None  # {config, predicted, measured}
     monotonicity: list[dict] = field(default_factory=list)
     offset: int | None = None  # measured - estimate at the calibration run
+    calibration: dict | None = None  # measured ~ slope * estimate + intercept, fitted to every real run
     real_runs: list[dict] = field(default_factory=list)  # {config, peak, seconds}
     estimates: int = 0
     examples: int = 0
@@ -110,7 +114,7 @@ class Exploration:
         b = self.boundary
         if b:
             at = f" at {_config(b['at'])}" if b["at"] else ""
-            value = "none" if b["value"] is None else b["value"]
+            value = ("none" if b["value"] is None else b["value"]) if b.get("complete", True) else "not settled"
             runs = ", ".join(f"{k}: {format_size(v)}" for k, v in sorted(b["peaks"].items()))
             lines.append(f"largest {b['knob']}{at} within {format_size(self.budget)}: {value} "
                          f"(predicted {b['predicted_value']}; real runs {runs})")
@@ -118,6 +122,12 @@ class Exploration:
             s = self.smallest_failing
             lines.append(f"smallest configuration over budget (shrunk): {_config(s['config'])}: measured "
                          f"{format_size(s['measured'])} (predicted {format_size(s['predicted'])})")
+        if self.calibration:
+            c = self.calibration
+            lines.append(f"calibration over {c['points']} real runs: measured = {c['slope']:.3f} x estimate + "
+                         f"{format_size(c['intercept'])}")
+        runs = "; ".join(f"{_config(r['config'])}: {format_size(r['peak'])}" for r in self.real_runs)
+        lines.append(f"real runs: {runs}")
         for v in self.monotonicity:
             lines.append(f"not monotone in {v['knob']}: {_config(v['config'])} -> {v['knob']}={v['up']} "
                          f"predicts {format_size(v['drop'])} less")
@@ -151,6 +161,38 @@ class _OutOfRuns(Exception):
     pass
 
 
+class _Calibration:
+    """measured ~ slope * estimate + intercept, least squares over the real runs so far.
+
+    One run: the estimate plus a constant offset (slope 1). More: the fitted
+    line, since a process's non-tensor memory can grow with its tensors (a
+    Trainer's input pipeline does).
+    """
+
+    def __init__(self) -> None:
+        self.points: list[tuple[int, int]] = []
+
+    def add(self, estimate: int, measured: int | None) -> None:
+        if measured is not None:
+            self.points.append((estimate, measured))
+
+    def line(self) -> tuple[float, float]:
+        xs, ys = [p[0] for p in self.points], [p[1] for p in self.points]
+        n = len(xs)
+        if n == 0:
+            return 1.0, 0.0
+        mean_x, mean_y = sum(xs) / n, sum(ys) / n
+        sxx = sum((x - mean_x) ** 2 for x in xs)
+        if n == 1 or sxx == 0:
+            return 1.0, mean_y - mean_x
+        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sxx
+        return slope, mean_y - slope * mean_x
+
+    def __call__(self, estimate: int) -> int:
+        slope, intercept = self.line()
+        return int(slope * estimate + intercept)
+
+
 def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable[[dict], int],
             measure: Callable[[dict], int | None], boundary: str | None = None, max_examples: int = DEFAULT_EXAMPLES,
             max_real_runs: int = DEFAULT_REAL_RUNS, database: Path | None = None, seed: int | None = 0,
@@ -167,8 +209,8 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     budget = parse_size(budget) if isinstance(budget, str) else int(budget)
     t0 = time.perf_counter()
     result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()})
-    real = _Budgeted(measure, max_real_runs, result.real_runs)
     estimates: dict[tuple, int] = {}
+    calibration = _Calibration()
 
     def est(config: dict) -> int:
         key = tuple(sorted(config.items()))
@@ -176,80 +218,110 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
             estimates[key] = estimate(config)
         return estimates[key]
 
+    def measured(config: dict) -> int | None:
+        peak = measure(config)
+        calibration.add(est(config), peak)
+        return peak
+
+    def predict(config: dict) -> int:
+        return calibration(est(config))
+
+    real = _Budgeted(measured, max_real_runs, result.real_runs)
+    settings = _settings(max_examples, seed)
     try:
-        calibration = envelope.smallest()
-        measured = real(calibration)
-        result.offset = 0 if measured is None else measured - est(calibration)
-        seen = _search(envelope, budget, est, result, max_examples, database, seed)
-        _confirm(envelope, budget, est, real, result, seen, boundary)
+        first = envelope.smallest()
+        peak = real(first)
+        result.offset = None if peak is None else peak - est(first)
+        worst = _worst_case(envelope, est, predict, result, settings)
+        result.worst["measured"] = real(worst)  # a second calibration point
+        _smallest_failing(envelope, budget, predict, result, settings, database)
+        if boundary is not None:
+            result.boundary = {"knob": boundary, "at": {k: v for k, v in worst.items() if k != boundary},
+                               "value": None, "predicted_value": None, "peaks": {}, "complete": False}
+            _boundary(envelope, budget, predict, real, result.boundary)
+        if result.smallest_failing is not None:
+            result.smallest_failing["measured"] = real(result.smallest_failing["config"])
     except _OutOfRuns as exc:
         result.problems.append(str(exc))
+    slope, intercept = calibration.line()
+    result.calibration = {"slope": slope, "intercept": int(intercept), "points": len(calibration.points)}
     result.estimates, result.seconds = len(estimates), round(time.perf_counter() - t0, 1)
     return result
 
 
-def _search(envelope: Envelope, budget: int, est, result: Exploration, max_examples: int, database, seed) -> dict:
-    """Two Hypothesis runs on predictions: towards the worst case, then the budget property (shrunk, kept).
+def _settings(max_examples: int, seed: int | None) -> dict:
+    from hypothesis import HealthCheck
 
-    A failing property stops generation, so the worst case is searched by a
-    run of its own (target() only, then a climb to the best neighbour while
-    the prediction grows); the budget run then shrinks a failure to the
-    smallest breaking configuration and keeps it in the example database.
-    Returns {config key: predicted} of every configuration predicted.
+    return {"max_examples": max_examples, "deadline": None, "derandomize": False, "print_blob": False,
+            "suppress_health_check": list(HealthCheck), "seed": seed}
+
+
+def _worst_case(envelope: Envelope, est, predict, result: Exploration, common: dict) -> dict:
+    """Hypothesis with target() only (a failing assertion would stop generation), then a climb; checks monotonicity.
+
+    Seeded (common["seed"]), so the report repeats.
     """
-    from hypothesis import HealthCheck, Phase, given, settings, target
+    from hypothesis import Phase, given, settings, target
     from hypothesis import seed as hypothesis_seed
-    from hypothesis.database import DirectoryBasedExampleDatabase
 
     seen: dict[tuple, int] = {}
-    failing: list[dict] = []
     violations: dict[tuple, dict] = {}
 
-    def predict(config: dict) -> int:
-        key = tuple(sorted(config.items()))
-        seen[key] = est(config) + result.offset
-        return seen[key]
+    def predicted(config: dict) -> int:
+        seen[tuple(sorted(config.items()))] = predict(config)
+        return seen[tuple(sorted(config.items()))]
 
-    def seeded(test):
-        return hypothesis_seed(seed)(test) if seed is not None else test
-
-    common = {"max_examples": max_examples, "deadline": None, "derandomize": False, "print_blob": False,
-              "suppress_health_check": list(HealthCheck)}
-
-    @seeded
-    @settings(database=None, phases=(Phase.generate, Phase.target), **common)
+    @settings(database=None, phases=(Phase.generate, Phase.target),
+              **{k: v for k, v in common.items() if k != "seed"})
     @given(envelope.strategy())
     def towards_worst(config):
         result.examples += 1
-        target(predict(config) / 2**20, label="predicted peak (MiB)")
+        target(predicted(config) / 2**20, label="predicted peak (MiB)")
         for knob in envelope.monotone_knobs():
             up = envelope.up(config, knob)
             if up is not None and est(up) < est(config) - 2**20:  # 1 MiB: below that, rounding
                 violations.setdefault((knob, tuple(sorted(config.items()))), {
                     "knob": knob, "config": dict(config), "up": up[knob], "drop": est(config) - est(up)})
 
-    @settings(database=DirectoryBasedExampleDatabase(database) if database else None,  # no seed: it disables saving
-              phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink), **common)
+    if common["seed"] is not None:
+        towards_worst = hypothesis_seed(common["seed"])(towards_worst)
+    towards_worst()
+    _climb(envelope, seen, predicted)
+    result.monotonicity = list(violations.values())
+    key = max(seen, key=seen.get)
+    result.worst = {"config": dict(key), "predicted": seen[key], "measured": None}
+    return dict(key)
+
+
+def _smallest_failing(envelope: Envelope, budget: int, predict, result: Exploration, common: dict,
+                      database: Path | None) -> None:
+    """The budget property on predictions: a failure shrinks to the smallest breaking configuration, kept.
+
+    Not seeded: a seed stops Hypothesis from saving to the example database.
+    """
+    from hypothesis import Phase, given, settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    failing: list[tuple[dict, int]] = []
+
+    @settings(database=DirectoryBasedExampleDatabase(database) if database else None,
+              phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
+              **{k: v for k, v in common.items() if k != "seed"})
     @given(envelope.strategy())
     def within_budget(config):
         result.examples += 1
         predicted = predict(config)
         if predicted > budget:
-            failing.append(dict(config))  # Hypothesis replays the shrunk example last
+            failing.append((dict(config), predicted))  # Hypothesis replays the shrunk example last
             raise AssertionError(f"predicted {format_size(predicted)} > budget {format_size(budget)}")
 
-    towards_worst()
-    _climb(envelope, seen, predict)
     try:
         within_budget()
     except BaseException as exc:  # the property's failure is the finding (an ExceptionGroup too)
         if not failing or isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
-        shrunk = failing[-1]
-        result.smallest_failing = {"config": shrunk, "predicted": seen[tuple(sorted(shrunk.items()))],
-                                   "measured": None}
-    result.monotonicity = list(violations.values())
-    return seen
+        config, predicted = failing[-1]
+        result.smallest_failing = {"config": config, "predicted": predicted, "measured": None}
 
 
 def _climb(envelope: Envelope, seen: dict, predict, moves: int = 50) -> None:
@@ -267,32 +339,31 @@ def _climb(envelope: Envelope, seen: dict, predict, moves: int = 50) -> None:
         config = best
 
 
-def _confirm(envelope: Envelope, budget: int, est, real: _Budgeted, result: Exploration, seen: dict,
-             boundary: str | None) -> None:
-    """Real runs: the worst case, the boundary along `boundary`, the smallest failing configuration."""
-    worst_key = max(seen, key=seen.get)
-    worst = dict(worst_key)
-    result.worst = {"config": worst, "predicted": seen[worst_key], "measured": real(worst)}
-    if boundary is not None:
-        result.boundary = _boundary(envelope, budget, est, real, result, worst, boundary)
-    if result.smallest_failing is not None:
-        result.smallest_failing["measured"] = real(result.smallest_failing["config"])
+def _boundary(envelope: Envelope, budget: int, predict, real: _Budgeted, found: dict) -> None:
+    """The largest value of found["knob"] within the budget, others at found["at"]: predicted, then confirmed.
 
-
-def _boundary(envelope: Envelope, budget: int, est, real: _Budgeted, result: Exploration, worst: dict,
-              knob: str) -> dict:
-    """The largest `knob` value within the budget, others at the worst case: predicted, then confirmed for real."""
+    Fills `found` as it goes, so a search cut short by the real-run cap still
+    reports its bracket (and complete=False).
+    """
+    knob, at = found["knob"], found["at"]
     values = envelope.values(knob)
-    at = {k: v for k, v in worst.items() if k != knob}
-    lo, hi = -1, len(values)  # the prediction: bisect the (monotone) estimate
+    lo, hi = -1, len(values)  # the prediction: bisect the (monotone) calibrated estimate
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if est({**at, knob: values[mid]}) + result.offset <= budget else (lo, mid)
-    found = confirm_largest(values, lambda v: _fits(real({**at, knob: v}), budget), hint=lo)
-    peaks = {config[knob]: p for key, p in real.cache.items()
-             if knob in (config := dict(key)) and all(config.get(k) == v for k, v in at.items())}
-    return {"knob": knob, "at": at, "value": None if found < 0 else values[found],
-            "predicted_value": None if lo < 0 else values[lo], "peaks": peaks}
+        lo, hi = (mid, hi) if predict({**at, knob: values[mid]}) <= budget else (lo, mid)
+    found["predicted_value"] = None if lo < 0 else values[lo]
+
+    def fits(value) -> bool:
+        peak = real({**at, knob: value})
+        found["peaks"][value] = peak
+        return _fits(peak, budget)
+
+    for key, peak in real.cache.items():  # runs already made on this line (the worst case)
+        config = dict(key)
+        if all(config.get(k) == v for k, v in at.items()):
+            found["peaks"][config[knob]] = peak
+    index = confirm_largest(values, fits, hint=lo)
+    found["value"], found["complete"] = (None if index < 0 else values[index]), True
 
 
 def _fits(peak: int | None, budget: int) -> bool:

@@ -118,3 +118,19 @@ def test_a_memory_drop_along_a_monotone_knob_is_reported():
     result = explore("dip", Envelope({"batch": (1, 8)}), budget="1 GiB", estimate=tensors, measure=tensors,
                      max_examples=30, max_real_runs=3)
     assert [v["config"] for v in result.monotonicity] == [{"batch": 4}]
+
+
+def test_a_growing_overhead_is_fitted_from_two_real_runs():
+    def tensors(k):
+        return (k["batch"] * 10) << 20
+
+    def measured(k):  # non-tensor memory that grows with the tensors, as a Trainer's input pipeline's does
+        return (100 << 20) + int(1.5 * tensors(k))
+
+    result = explore("growing", Envelope({"batch": (1, 64)}), budget="500 MiB", estimate=tensors, measure=measured,
+                     boundary="batch", max_examples=30, max_real_runs=5)
+    assert result.calibration["slope"] == pytest.approx(1.5)
+    # 100 + 15 * batch <= 500: the largest batch is 26, predicted from the fitted line and confirmed by two runs
+    assert result.boundary["predicted_value"] == 26 and result.boundary["value"] == 26
+    assert result.smallest_failing["config"] == {"batch": 27}
+    assert [r["config"]["batch"] for r in result.real_runs] == [1, 64, 26, 27]
