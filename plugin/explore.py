@@ -373,21 +373,35 @@ def _fits(peak: int | None, budget: int) -> bool:
 def confirm_largest(values: Sequence, fits: Callable[[Any], bool], hint: int) -> int:
     """Index of the largest value that fits (-1: none), assuming fitting values form a prefix.
 
-    `hint` is the predicted index: a right prediction costs two calls (it fits,
-    the next does not); a wrong one is bisected from there.
+    Gallops from `hint`, the predicted index, towards the edge (steps of 1, 1,
+    2, 4, ...), then bisects the bracket: a right prediction costs two calls
+    (it fits, the next does not), one off costs two or three.
     """
-    good, bad = -1, len(values)  # values[good] fits, values[bad] does not (virtual ends -1 and len)
-    first = max(hint, 0)
+    n = len(values)
+    first = min(max(hint, 0), n - 1)
+    steps = _gallop()
     if fits(values[first]):
-        good = first
-        if first + 1 < len(values):
-            good, bad = (first + 1, bad) if fits(values[first + 1]) else (good, first + 1)
+        good, step = first, next(steps)
+        while good + step < n and fits(values[good + step]):
+            good, step = good + step, next(steps)
+        bad = min(good + step, n)
     else:
-        bad = first
-    while bad - good > 1:
+        bad, step = first, next(steps)
+        while bad - step >= 0 and not fits(values[bad - step]):
+            bad, step = bad - step, next(steps)
+        good = bad - step if bad - step >= 0 else -1
+    while bad - good > 1:  # values[good] fits (or good = -1), values[bad] does not (or bad = n)
         mid = (good + bad) // 2
         good, bad = (mid, bad) if fits(values[mid]) else (good, mid)
     return good
+
+
+def _gallop():
+    yield 1
+    step = 1
+    while True:
+        yield step
+        step *= 2
 
 
 # -- pytest glue ---------------------------------------------------------------------------------------

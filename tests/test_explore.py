@@ -10,7 +10,6 @@ import json
 import textwrap
 
 import pytest
-
 from gpu_budget.explore import Envelope, confirm_largest, explore
 
 pytest_plugins = ["pytester"]
@@ -79,18 +78,23 @@ def test_a_planted_boundary_is_found_and_confirmed_by_real_runs(planted):
     assert any((planted.path / ".hypothesis" / "gpu-budget-explore").rglob("*"))
 
 
-def test_confirm_largest_costs_two_runs_when_the_prediction_is_right():
+def test_confirm_largest_costs_two_runs_when_the_prediction_is_right_and_few_more_when_near():
     values = list(range(1, 33))
-    for edge in (0, 5, 31):  # index of the largest value that fits
-        for hint in (edge, edge - 3, edge + 4, -1):
+    for edge in (-1, 0, 5, 20, 31):  # index of the largest value that fits (-1: none does)
+        for hint in (edge, edge - 1, edge + 1, edge - 3, edge + 4, -1, 31):
             calls = []
 
             def fits(v, edge=edge, calls=calls):
                 calls.append(v)
-                return v <= values[edge]
+                return v <= (values[edge] if edge >= 0 else 0)
 
             assert confirm_largest(values, fits, hint=min(hint, 31)) == edge
-            assert len(calls) <= (2 if hint == edge else 2 + 6)  # 6 = ceil(log2(32)) + 1
+            off = abs(max(min(hint, 31), 0) - edge)
+            if off == 0 and 0 <= edge < 31:
+                assert len(calls) == 2
+            elif off == 1:
+                assert len(calls) <= 3
+            assert len(calls) <= 2 * 6 + 1  # gallop + bisect: O(log distance)
 
 
 def test_explore_finds_worst_case_boundary_and_smallest_failing_on_a_planted_function():
