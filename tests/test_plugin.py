@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+from gpu_budget.marks import DEFAULT_TOLERANCE
+
 MiB = 2**20
 
 FITS = '''
@@ -75,7 +77,7 @@ def test_within_tolerance_passes(project):
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
     path = baseline_file(pytester)
     data = json.loads(path.read_text())
-    data["entries"]["tiny"]["test_fits"]["peaks"]["ram"] -= 8 * MiB  # inside rel 2% + abs 16 MiB
+    data["entries"]["tiny"]["test_fits"]["peaks"]["ram"] -= 2 * MiB  # inside the default 0.5 % + 4 MiB
     path.write_text(json.dumps(data))
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
 
@@ -248,7 +250,7 @@ def test_fits(gpu_budget, case):
     run(pytester, "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(passed=2)
     rows = {r["nodeid"].split("[")[-1].rstrip("]"): r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
     assert rows["plain"]["budget"]["ram"] == rows["loose"]["budget"]["ram"] == 2 * 2**30
-    assert rows["plain"]["tolerance"]["rel"] == 0.02 and rows["loose"]["tolerance"]["rel"] == 0.5
+    assert rows["plain"]["tolerance"]["rel"] == DEFAULT_TOLERANCE.rel and rows["loose"]["tolerance"]["rel"] == 0.5
 
 
 def test_children_run_under_the_steady_allocator_unless_told(project):
