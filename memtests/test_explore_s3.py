@@ -1,0 +1,37 @@
+"""S3 exploration (opt-in): training only the new token rows, how large a batch and text fit the budget?
+
+The fix (trainable_token_indices) keeps the resized embeddings frozen but for
+the new rows; what still grows is the batch, the text length (the logits over
+the real 156,032-token vocabulary) and the number of added tokens.
+Hypothesis explores the three on the estimator's prediction; the worst case,
+the boundary along the batch size and the smallest configuration over budget
+are confirmed by real isolated runs, at most six. The envelope crosses the
+budget on purpose: the boundary is the finding.
+
+    pytest --gpu-budget --gpu-budget-explore memtests/test_explore_s3.py
+"""
+
+import pytest
+from gpu_budget.explore import Envelope, run
+from s3_scenarios import TOKEN_ROWS
+
+BUDGET = {"tiny": "2 GiB", "real": "24 GiB"}  # host RAM at tiny scale; the 24 GB card at real scale
+ENVELOPE = Envelope({"batch_size": (1, 8), "text_len": (16, 256), "added_tokens": (1, 2000)})
+MAX_REAL_RUNS = 6
+
+
+@pytest.mark.gpu_budget(ram={"tiny": BUDGET["tiny"]}, vram={"real": BUDGET["real"]})
+def test_explore_batch_text_and_added_tokens(gpu_budget, request):
+    result = run(gpu_budget, request, TOKEN_ROWS, ENVELOPE, budget=BUDGET, boundary="batch_size",
+                 max_real_runs=MAX_REAL_RUNS)
+    print("\n".join(result.summary()))
+    assert not result.problems and len(result.real_runs) <= MAX_REAL_RUNS, result.summary()
+    boundary, budget = result.boundary, result.budget
+    assert result.worst["measured"] is None or result.worst["measured"] > budget  # the envelope crosses it
+    value = boundary["value"]
+    if value is not None:
+        assert boundary["peaks"][value] <= budget
+    if value is None or value < 8:  # bracketed by real runs from above
+        above = 1 if value is None else value + 1
+        peak = boundary["peaks"][above]
+        assert peak is None or peak > budget
