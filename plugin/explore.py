@@ -106,33 +106,38 @@ class Exploration:
     def summary(self) -> list[str]:
         """Report lines: the worst case, the boundary, the smallest failing configuration, the cost."""
         lines = [(f"{self.scenario}: {self.examples} Hypothesis examples on {self.estimates} estimates, "
-                 f"{len(self.real_runs)} real runs, {self.seconds:.0f} s; budget {format_size(self.budget)} "
-                 f"({self.metric}); offset (real - estimate at calibration) {format_size(self.offset)}")]
+                 f"{len(self.real_runs)} real runs, {self.seconds:.0f} s; budget {_mib(self.budget)} "
+                 f"({self.metric}); offset (real - estimate at calibration) {_mib(self.offset)}")]
         if self.worst:
-            lines.append(f"worst case {_config(self.worst['config'])}: measured {format_size(self.worst['measured'])} "
-                         f"(predicted {format_size(self.worst['predicted'])})")
+            lines.append(f"worst case {_config(self.worst['config'])}: measured {_mib(self.worst['measured'])} "
+                         f"(predicted {_mib(self.worst['predicted'])})")
         b = self.boundary
         if b:
             at = f" at {_config(b['at'])}" if b["at"] else ""
             value = ("none" if b["value"] is None else b["value"]) if b.get("complete", True) else "not settled"
-            runs = ", ".join(f"{k}: {format_size(v)}" for k, v in sorted(b["peaks"].items()))
-            lines.append(f"largest {b['knob']}{at} within {format_size(self.budget)}: {value} "
+            runs = ", ".join(f"{k}: {_mib(v)}" for k, v in sorted(b["peaks"].items()))
+            lines.append(f"largest {b['knob']}{at} within {_mib(self.budget)}: {value} "
                          f"(predicted {b['predicted_value']}; real runs {runs})")
         if self.smallest_failing:
             s = self.smallest_failing
             lines.append(f"smallest configuration over budget (shrunk): {_config(s['config'])}: measured "
-                         f"{format_size(s['measured'])} (predicted {format_size(s['predicted'])})")
+                         f"{_mib(s['measured'])} (predicted {_mib(s['predicted'])})")
         if self.calibration:
             c = self.calibration
             lines.append(f"calibration over {c['points']} real runs: measured = {c['slope']:.3f} x estimate + "
-                         f"{format_size(c['intercept'])}")
-        runs = "; ".join(f"{_config(r['config'])}: {format_size(r['peak'])}" for r in self.real_runs)
+                         f"{_mib(c['intercept'])}")
+        runs = "; ".join(f"{_config(r['config'])}: {_mib(r['peak'])}" for r in self.real_runs)
         lines.append(f"real runs: {runs}")
         for v in self.monotonicity:
             lines.append(f"not monotone in {v['knob']}: {_config(v['config'])} -> {v['knob']}={v['up']} "
-                         f"predicts {format_size(v['drop'])} less")
+                         f"predicts {_mib(v['drop'])} less")
         lines += [f"problem: {p}" for p in self.problems]
         return lines
+
+
+def _mib(value: int | None) -> str:
+    """Peaks to 0.1 MiB: a boundary is often a few MiB from its budget."""
+    return "-" if value is None else f"{value / 2**20:,.1f} MiB"
 
 
 def _config(config: dict) -> str:
