@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 MIB = 2**20
 THREADS = 1  # the gate under -n 2 on two cores: one core and one torch thread per child
+_LOAD_AT_START = os.getloadavg()  # each section runs in its own process: this is the section's start
 
 for _path in (ROOT, ROOT / "memtests"):  # scenario definitions live beside the memtests
     if str(_path) not in sys.path:
@@ -71,7 +72,8 @@ def fingerprint() -> dict:
         "commit": commit,
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
-        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "load_average_start": [round(x, 2) for x in _LOAD_AT_START],
+        "load_average": [round(x, 2) for x in os.getloadavg()],  # when written: the section's end
         "versions": versions,
     }
 

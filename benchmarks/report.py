@@ -29,8 +29,9 @@ def load() -> dict:
 
 def _ran(data: dict) -> str:
     run = data["run"]
-    return (f"_Ran {run['date']} at commit `{run['commit']}`, Python {run['python']}, {run['cpus']} cores, "
-            f"load average at start {run['load_average'][0]}._")
+    start = f"{run['load_average_start'][0]} at its start, " if "load_average_start" in run else ""
+    return (f"_Ran {run['date']} at commit `{run['commit']}`, Python {run['python']}, {run['cpus']} cores; 1-minute "
+            f"load average {start}{run['load_average'][0]} at its end (the machine is shared)._")
 
 
 def _missing(section: str, only: str) -> list[str]:
@@ -83,9 +84,8 @@ def fidelity(fid: dict | None) -> list[str]:
                                                f"{'**' if s['missed'] else ''}{s['missed']} missed{'**' if s['missed'] else ''}")
         ramp = f"{med(ramps[(kind, size)]):.0f} ms" if ramps[(kind, size)] else "-"
         out.append(f"| {kind} {size} MiB held {ms} ms | {ramp} | " + " | ".join(cells) + " |")
-    out += ["", ("*Ramp*: how long the allocation took to become resident (page faults) before the hold began; a spike "
-            "is at least that long, so a \"1 ms\" 512 MiB spike is a ramp of tens to hundreds of ms and a 1 ms plateau. "
-            "The kernel's RSS counters are batched per CPU, which puts the RSS readers' resolution at about 0.1-0.2 MiB."), ""]
+    out += ["", ("*Ramp*: how long the allocation took to become resident (page faults) before the hold began: a spike "
+            "rises for that long, then holds its full size for the stated time."), "", *_meter_note(fid), ""]
     if fid.get("timeline"):
         from benchmarks import timeline
 
@@ -95,6 +95,17 @@ def fidelity(fid: dict | None) -> list[str]:
                 "10 ms psutil thread sampled, and the meter's reading (dashed). Captured in the same run "
                 "(`benchmarks/timeline.py`)."), ""]
     return out
+
+
+def _meter_note(fid: dict) -> list[str]:
+    """What the meter's own errors in this run were, read from the rows."""
+    rows = [r for r in fid["rows"] if r["tool"] == "meter"]
+    errors = [(r["seen"] / MIB - r["mib"], r) for r in rows]
+    under = min(e for e, _ in errors)
+    over, first = max(errors, key=lambda x: x[0])
+    return [(f"The meter's readings lay between {under:+.2f} and {over:+.2f} MiB of the planted size; its largest over-read "
+            f"was the {first['kind']} {first['mib']} MiB spike of repetition {first['rep']} (the phase holds everything the "
+            f"process allocated meanwhile, e.g. a library's first-use buffers).")]
 
 
 # -- 2 ------------------------------------------------------------------------------------------
@@ -158,10 +169,21 @@ def isolation(iso: dict | None) -> list[str]:
             out.append(f"| {names[way]} | {len(s)} | {med(s):.3f} | {min(s):.3f} | {max(s):.3f} | {med(s) / fork:.2f}x | "
                        f"{min(p) / MIB:.1f} .. {max(p) / MIB:.1f} MiB |")
         out.append("")
-    out += [("The reported peaks differ by way: a forkserver child inherits the preloaded modules (their pages count "
-            "once touched), a fresh interpreter imports only what the case needs, and in-process runs carry whatever the "
-            "process held before. Only the child's peak is the case's own and repeats."), ""]
+    out += [_peak_note(iso), ""]
     return out
+
+
+def _peak_note(iso: dict) -> str:
+    """How far the other two ways' peaks sit from the forkserver child's, the one the baselines hold."""
+    parts = []
+    for case in iso["cases"]:
+        fork = med(case["ways"]["forkserver"]["peaks"])
+        diffs = ", ".join(f"{way} {(med(v['peaks']) - fork) / MIB:+.1f} MiB" for way, v in case["ways"].items() if way != "forkserver")
+        parts.append(f"{case['case']}: {diffs}")
+    return ("Isolation also changes the number: the gate's baselines hold forkserver-child peaks (which include the preloaded "
+            "modules' pages a child touches), and the same case reports differently the other ways (median vs the "
+            "forkserver child; " + "; ".join(parts) + "): a fresh interpreter imports only what the case needs, and an "
+            "in-process run carries whatever its process holds.")
 
 
 # -- 4 ------------------------------------------------------------------------------------------

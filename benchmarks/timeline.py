@@ -25,11 +25,12 @@ from benchmarks.common import MIB
 SPIKES = ((16, 1), (64, 10), (512, 100))  # (MiB, hold ms), numpy, one after another
 GAP_S = 0.15
 WATCH = """
-import json, os, sys, time
-path, until, page = f"/proc/{sys.argv[1]}/statm", time.monotonic() + float(sys.argv[2]), os.sysconf("SC_PAGE_SIZE")
-samples = []
+import json, os, signal, sys, time
+path, page, stop = f"/proc/{sys.argv[1]}/statm", os.sysconf("SC_PAGE_SIZE"), []
+signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+until, samples = time.monotonic() + 60, []
 print("ready", flush=True)
-while (now := time.monotonic()) < until:
+while not stop and (now := time.monotonic()) < until:
     with open(path) as fh:
         samples.append((now, int(fh.read().split()[1]) * page))
 keep = [s for i, s in enumerate(samples) if i in (0, len(samples) - 1) or s[1] != samples[i - 1][1] or s[1] != samples[i + 1][1]]
@@ -46,8 +47,7 @@ def capture() -> dict:
     from benchmarks.spikes import plant
 
     steady_malloc()
-    seconds = len(SPIKES) * GAP_S + sum(ms for _, ms in SPIKES) / 1000 + 1.5
-    watcher = subprocess.Popen([sys.executable, "-c", WATCH, str(os.getpid()), str(seconds)], stdout=subprocess.PIPE, text=True)
+    watcher = subprocess.Popen([sys.executable, "-c", WATCH, str(os.getpid())], stdout=subprocess.PIPE, text=True)
     assert watcher.stdout.readline().strip() == "ready"
     proc, sampled, done = psutil.Process(), [], threading.Event()
 
@@ -70,6 +70,7 @@ def capture() -> dict:
         time.sleep(GAP_S)
     done.set()
     thread.join()
+    watcher.terminate()  # the reader stops on SIGTERM and prints what it read
     out, _ = watcher.communicate()
     count, keep = out.strip().splitlines()
     return {"spikes": spikes, "sampler_10ms": sampled, "truth": json.loads(keep), "truth_samples": int(count),
@@ -94,9 +95,9 @@ def draw(data: dict, path: Path) -> None:
 
         truth, sampled = (_window(points, spike, lo, hi) for points in (data["truth"], data["sampler_10ms"]))
         if truth:
-            ax.step(*zip(*truth), where="post", color="black", lw=1.2, label="true RSS (tight /proc reader)")
+            ax.step(*zip(*truth), where="post", color="black", lw=1.2, zorder=3, label="true RSS (tight /proc reader)")
         if sampled:
-            ax.plot(*zip(*sampled), "o", color="tab:orange", ms=5, label="psutil thread, 10 ms")
+            ax.plot(*zip(*sampled), "o", color="tab:orange", ms=5, alpha=0.6, zorder=2, label="psutil thread, 10 ms")
         ax.axhline(spike["meter_seen"] / MIB, color="tab:blue", ls="--", lw=1.2, label="meter (VmHWM)")
         ax.set_title(f"{spike['mib']} MiB held {spike['ms']} ms")
         ax.set_xlabel("ms from spike start")
