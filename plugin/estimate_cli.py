@@ -74,15 +74,32 @@ def estimate_table(rows: list[dict], cuda: bool) -> str:
 
 
 def error_table(result: dict) -> str:
-    lines = [("| case | estimate (tensors), MiB | measured step peak, MiB | minus floor, MiB | error, MiB | "
-             "error | estimate s | real run s |"), "|---" * 8 + "|"]
+    """Absolute: estimate vs measured step peak minus the floor. Increment: what the steps add, on both sides."""
+    lines = [("| case | estimate (tensors), MiB | measured step peak, MiB | minus floor, MiB | error, MiB | error "
+             "| step increment: estimated, MiB | measured, MiB | error, MiB | estimate s | real run s |"),
+             "|---" * 11 + "|"]
     for r in result["rows"]:
         added, error = r["measured_added"], r["error"]
         rel = "-" if not added else f"{error / added:+.0%}"
+        est_inc = r["estimate"] - r["estimate_at_step_start"]
+        real_inc = None if r["measured_entering_steps"] is None or r["measured_step_peak"] is None \
+            else r["measured_step_peak"] - r["measured_entering_steps"]
         lines.append(f"| {r['label']} | {_mib(r['estimate'])} | {_mib(r['measured_step_peak'])} | {_mib(added)} | "
-                     f"{'-' if error is None else f'{error / 2**20:+,.1f}'} | {rel} | {r['estimate_seconds']} | "
-                     f"{r['real_seconds']} |")
+                     f"{_signed(error)} | {rel} | {_mib(est_inc)} | {_mib(real_inc)} | {_signed(r['increment_error'])} "
+                     f"| {r['estimate_seconds']} | {r['real_seconds']} |")
     return "\n".join(lines)
+
+
+def _signed(value) -> str:
+    return "-" if value is None else f"{value / 2**20:+,.1f}"
+
+
+def render(data: dict) -> str:
+    """The markdown of a saved --json file (validation or estimates)."""
+    if "rows" in data:
+        return (f"Floor (an empty measured child, same forkserver preload): {_mib(data['floor'])} MiB.\n\n"
+                + error_table(data))
+    return estimate_table(data["estimates"], data["device"] != "cpu")
 
 
 def _preload(root: Path) -> tuple[str, ...]:
@@ -112,7 +129,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--steps", type=int, default=2, help="optimizer steps to estimate (>= 2: steady state)")
     parser.add_argument("-o", "--output", default=None, help="write the markdown tables here")
     parser.add_argument("--json", default=None, help="write the raw rows here")
+    parser.add_argument("--render", default=None, metavar="JSON", help="print the tables of a saved --json file")
     args = parser.parse_args(argv)
+    if args.render:
+        print(render(json.loads(Path(args.render).read_text())))
+        return 0
     if args.validate and (args.cuda or args.scale != "tiny"):
         parser.error("--validate measures real CPU runs: it needs --scale tiny and no --cuda")
     sys.path.insert(0, str(Path(args.scenarios).resolve()))
@@ -129,8 +150,7 @@ def main(argv: list[str]) -> int:
 
         result = estimate_validate.compare(scenarios, args.scale, preload=_preload(Path.cwd()))
         out.update(result)
-        text = (f"Floor (an empty measured child, same forkserver preload): {_mib(result['floor'])} MiB.\n\n"
-                + error_table(result))
+        text = render(out)
     else:
         rows = []
         for label, scenario in scenarios.items():
