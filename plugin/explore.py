@@ -103,14 +103,17 @@ class Exploration:
     def to_json(self) -> dict:
         return asdict(self)
 
+    def _side(self, measured: int | None) -> str:
+        return _side_of(measured, self.budget)
+
     def summary(self) -> list[str]:
         """Report lines: the worst case, the boundary, the smallest failing configuration, the cost."""
         lines = [(f"{self.scenario}: {self.examples} Hypothesis examples on {self.estimates} estimates, "
                  f"{len(self.real_runs)} real runs, {self.seconds:.0f} s; budget {_mib(self.budget)} "
                  f"({self.metric}); offset (real - estimate at calibration) {_mib(self.offset)}")]
         if self.worst:
-            lines.append(f"worst case {_config(self.worst['config'])}: measured {_mib(self.worst['measured'])} "
-                         f"(predicted {_mib(self.worst['predicted'])})")
+            lines.append(f"worst case {_config(self.worst['config'])}: measured {_mib(self.worst['measured'])}"
+                         f"{self._side(self.worst['measured'])} (predicted {_mib(self.worst['predicted'])})")
         b = self.boundary
         if b:
             at = f" at {_config(b['at'])}" if b["at"] else ""
@@ -120,8 +123,8 @@ class Exploration:
                          f"(predicted {b['predicted_value']}; real runs {runs})")
         if self.smallest_failing:
             s = self.smallest_failing
-            lines.append(f"smallest configuration over budget (shrunk): {_config(s['config'])}: measured "
-                         f"{_mib(s['measured'])} (predicted {_mib(s['predicted'])})")
+            lines.append(f"smallest configuration predicted over budget (shrunk): {_config(s['config'])}: measured "
+                         f"{_mib(s['measured'])}{self._side(s['measured'])} (predicted {_mib(s['predicted'])})")
         if self.calibration:
             c = self.calibration
             lines.append(f"calibration over {c['points']} real runs: measured = {c['slope']:.3f} x estimate + "
@@ -133,6 +136,12 @@ class Exploration:
                          f"predicts {_mib(v['drop'])} less")
         lines += [f"problem: {p}" for p in self.problems]
         return lines
+
+
+def _side_of(measured: int | None, budget: int) -> str:
+    if measured is None:
+        return ""
+    return ", over budget" if measured > budget else ", within budget"
 
 
 def _mib(value: int | None) -> str:
