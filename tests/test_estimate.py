@@ -142,6 +142,11 @@ def test_4bit_and_8bit_stand_ins_hold_what_bitsandbytes_holds():
         stand_in = model[0]
         held = stand_in.weight.numel() + stand_in.absmax.numel() * 4
     assert swapped == ["0"] and held == held4
+    real8 = bnb.nn.Linear8bitLt(128, 96, has_fp16_weights=False)
+    real8.load_state_dict(linear.state_dict())
+    real8 = real8.to("cpu")  # moving it quantizes: int8 weight + fp32 row scales
+    held8 = real8.weight.numel() * real8.weight.element_size() + real8.weight.SCB.numel() * 4
+    assert quantized_bytes(128 * 96, 8, 96) == held8
 
 
 def test_running_two_of_four_identical_micro_batches_gives_the_same_peak():
