@@ -10,7 +10,7 @@ Tiny budget: the real 12.7 GiB sits between untruncated 50 s clips and clips
 truncated to 5 s (~2.7 GiB). The tiny model keeps the conv feature encoder,
 whose activations scale with audio length, over a ~420 MiB process base:
 untruncated 30 s clips peak at 869.8 MiB, truncated to 5 s at 504.4 MiB
-(steady allocator; fresh children repeat within ~1 MiB). 690 MiB, the
+(steady allocator; fresh sessions repeated every S1 case within 2 MiB). 690 MiB, the
 middle of that gap, sits between the two the same way.
 
 Every other fix the write-up proposes is measured on the as-reported
