@@ -27,7 +27,7 @@ class Judgement:
     write_baseline: bool = False
 
 
-def _budget_breaches(peaks: dict, budget: Budget) -> list[str]:
+def budget_breaches(peaks: dict, budget: Budget) -> list[str]:
     out = []
     if budget.ram is not None and peaks.get("ram") is not None and peaks["ram"] > budget.ram:
         out.append(f"host RAM peak {format_size(peaks['ram'])} > budget {format_size(budget.ram)}")
@@ -52,7 +52,7 @@ def judge(measurement: dict, budget: Budget, baseline: dict | None, tolerance: T
         return Judgement("error", False, f"measured child failed ({error['kind']}): {error['message']}; "
                                           f"host RAM peak seen so far {seen}")
 
-    breaches = _budget_breaches(peaks, budget)
+    breaches = budget_breaches(peaks, budget)
     notes: list[str] = []
     if expect == "over-budget":
         if not breaches:

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import islice
 
 from gpu_budget import fixes as library
+from gpu_budget.compare import budget_breaches
 from gpu_budget.fixes import Fix, FixError
 
 DEFAULT_MAX_RUNS = 8
@@ -145,3 +146,21 @@ def search(scenario, measure: Callable[[object], Mapping], *, cuda: bool = False
                                tried, skipped, names)
     status = "none-passes" if tried else "no-candidates"
     return Remediation(status, None, None, [], None, len(tried), max_runs, tried, skipped, names)
+
+
+def needs_remedy(measurement: Mapping, budget) -> bool:
+    """Whether a measured case gives the search something to remedy: a budget broken, or an OOM crash."""
+    if measurement["status"] != "ok":
+        return (measurement.get("error") or {}).get("kind") in ("oom", "killed")
+    return bool(budget_breaches(measurement["peaks"], budget))
+
+
+def trial_outcome(measurement: Mapping, budget) -> dict:
+    """One candidate's measurement judged against the budget alone: what `search` expects `measure` to return."""
+    if measurement["status"] != "ok":
+        error = measurement["error"]
+        return {"verdict": "error", "peaks": measurement["peaks"], "seconds": measurement.get("wall_seconds"),
+                "message": f"measured child failed ({error['kind']}): {error['message']}"[:300]}
+    breaches = budget_breaches(measurement["peaks"], budget)
+    return {"verdict": "over-budget" if breaches else "pass", "peaks": measurement["peaks"],
+            "message": "; ".join(breaches), "seconds": measurement.get("wall_seconds")}

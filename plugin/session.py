@@ -7,79 +7,21 @@ comparing and reporting live in plain modules.
 from __future__ import annotations
 
 import datetime
-import importlib.util
-import os
-import re
-import shutil
-import tempfile
-from collections import Counter, defaultdict
-from dataclasses import dataclass
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from gpu_budget import baselines, isolate, report
-from gpu_budget.compare import _budget_breaches as budget_breaches
+from gpu_budget import artifacts, baselines, failsafe, isolate, remediate, report
 from gpu_budget.compare import judge
-from gpu_budget.marks import BudgetMark, gpu_budget as read_mark, merge as merge_marks
+from gpu_budget.marks import BudgetMark
+from gpu_budget.marks import gpu_budget as read_mark
+from gpu_budget.marks import merge as merge_marks
+from gpu_budget.options import Options, is_ci
 from gpu_budget.scenario import Scenario
 from gpu_budget.units import format_size
 
 MARKER = "gpu_budget"
-
-
-def is_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-@dataclass
-class Options:
-    enabled: bool
-    update: bool
-    baselines: Path
-    scale: str
-    json: Path | None
-    timeout: float
-    threads: int
-    preload: tuple[str, ...]
-    plots: Path | None = None
-    require_gpu: bool = False
-    malloc: str = "steady"
-    remediate: bool = False
-    remediate_max_runs: int = 8
-
-    @classmethod
-    def from_config(cls, config: pytest.Config) -> "Options":
-        root = Path(str(config.rootpath))
-        value = config.getoption("gpu_budget_baselines") or config.getini("gpu_budget_baselines") or "baselines"
-        json_path = config.getoption("gpu_budget_json")
-        plots = config.getoption("gpu_budget_plots")
-        if plots and importlib.util.find_spec("matplotlib") is None:  # found without importing it
-            raise pytest.UsageError("--gpu-budget-plots needs matplotlib: pip install 'pytest-gpu-budget[plots]'")
-        # all cores in a serial run; an xdist worker gets its share's size in place() (xdist.py)
-        threads = config.getoption("gpu_budget_threads") or os.cpu_count() or 1
-        preload = config.getini("gpu_budget_preload")
-        return cls(
-            enabled=bool(config.getoption("gpu_budget")),
-            update=bool(config.getoption("gpu_budget_update")),
-            baselines=(root / value).resolve(),
-            scale=config.getoption("gpu_budget_scale"),
-            json=Path(json_path).resolve() if json_path else None,
-            timeout=float(config.getoption("gpu_budget_timeout")),
-            threads=threads,
-            preload=tuple(preload) if preload is not None else isolate.DEFAULT_PRELOAD,
-            plots=Path(plots).resolve() if plots else None,
-            require_gpu=bool(config.getoption("gpu_budget_require_gpu")),
-            malloc=config.getoption("gpu_budget_malloc"),
-            remediate=bool(config.getoption("gpu_budget_remediate")),
-            remediate_max_runs=_max_runs(config.getoption("gpu_budget_remediate_max_runs")),
-        )
-
-    @property
-    def snapshots(self) -> Path:
-        """Where memory snapshots of failing CUDA cases go: next to the JSON report."""
-        return (self.json.parent if self.json else Path.cwd()) / "gpu-budget-snapshots"
 
 
 class BudgetSession:
@@ -100,6 +42,7 @@ class BudgetSession:
         self.pending: list[dict] = []  # baseline entries an xdist worker ships to the controller
         self.problems: list[str] = []  # session-level failures: the fail-safe, baseline writes
         self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
+        self.probes = 0  # unjudged children that ran (peak(): bisection, exploration): they count as measured
         cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
         self._assets = (Path(str(cache.mkdir("gpu-budget-assets"))) if cache
                         else Path(str(config.rootpath)) / ".gpu-budget-assets")
@@ -178,7 +121,7 @@ class BudgetSession:
             baseline, broken = baselines.lookup(baselines.load(path), scale, test_id), None
         except baselines.BaselineError as exc:
             baseline, broken = None, str(exc)
-        snapshot = self._snapshot_request(mark, baseline)
+        snapshot = artifacts.snapshot_request(self.device, mark, baseline)
         hardware = {**self.hardware, "malloc": self._malloc(scenario, item.nodeid)}
         try:
             measurement = self._measure_child(scenario, snapshot)
@@ -194,12 +137,12 @@ class BudgetSession:
             result = self._row(row, measurement, baseline, verdict.verdict, verdict.passed, verdict.message,
                                verdict.change)
             result["fingerprint_changed"] = _fingerprint_changed(baseline, hardware)
-            if self.options.remediate and _broke_budget(measurement, mark.budget):
+            if self.options.remediate and remediate.needs_remedy(measurement, mark.budget):
                 result["remediation"] = self._remediate(scenario, mark.budget)
                 if not result["passed"]:
                     result["message"] += "; " + report.remediation_text(result["remediation"])
             if measurement.get("snapshot") and not result["passed"]:
-                result["snapshot"] = self._keep_snapshot(measurement["snapshot"], result["nodeid"])
+                result["snapshot"] = artifacts.keep_snapshot(measurement["snapshot"], self.options.snapshots, result["nodeid"])
         finally:
             if snapshot:
                 Path(snapshot["path"]).unlink(missing_ok=True)
@@ -214,7 +157,9 @@ class BudgetSession:
             pytest.fail(f"{reason}, and --gpu-budget-require-gpu says this runner must have one", pytrace=False)
         if reason:
             pytest.skip(reason)
-        return self._measure_child(scenario)
+        measurement = self._measure_child(scenario)
+        self.probes += "wall_seconds" in measurement  # a child ran, even if it crashed
+        return measurement
 
     def _measure_child(self, scenario: Scenario, snapshot: dict | None = None) -> dict:
         """Prepare the scenario's assets (cached, unmeasured) and measure it in a fresh child."""
@@ -227,17 +172,8 @@ class BudgetSession:
 
     def _remediate(self, scenario: Scenario, budget) -> dict:
         """Search the scenario's fixes for the cheapest set within `budget`, each set in a fresh child."""
-        from gpu_budget import remediate
-
         def trial(candidate: Scenario) -> dict:
-            m = self._measure_child(candidate)
-            if m["status"] != "ok":
-                error = m["error"]
-                return {"verdict": "error", "peaks": m["peaks"], "seconds": m.get("wall_seconds"),
-                        "message": f"measured child failed ({error['kind']}): {error['message']}"[:300]}
-            breaches = budget_breaches(m["peaks"], budget)
-            return {"verdict": "over-budget" if breaches else "pass", "peaks": m["peaks"],
-                    "message": "; ".join(breaches), "seconds": m.get("wall_seconds")}
+            return remediate.trial_outcome(self._measure_child(candidate), budget)
 
         found = remediate.search(scenario, trial, cuda=bool(self._probe()["cuda"]),
                                  max_runs=self.options.remediate_max_runs)
@@ -270,31 +206,6 @@ class BudgetSession:
         else:
             baselines.store(path, scale, {test_id: entry})
 
-    def _snapshot_request(self, mark: BudgetMark, baseline: dict | None) -> dict | None:
-        """On CUDA: record the allocator's history in the child, and dump it past the VRAM limit or on a crash.
-
-        The limit is the one judge() applies to the allocated peak: the VRAM
-        budget, or the baseline's regression limit, whichever is lower.
-        """
-        if not (self.device or {}).get("cuda"):
-            return None
-        limits = [mark.budget.vram] if mark.budget.vram is not None else []
-        then = ((baseline or {}).get("peaks") or {}).get("vram_allocated")
-        if then is not None:
-            limits.append(int(mark.tolerance.limit(then)))
-        fd, tmp = tempfile.mkstemp(prefix="gpu-budget-snapshot-", suffix=".pickle")
-        os.close(fd)
-        return {"path": tmp, "vram_limit": min(limits) if limits else None}
-
-    def _keep_snapshot(self, tmp: str, nodeid: str) -> str | None:
-        target = self.options.snapshots / f"{slug(nodeid)}.pickle"
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(tmp, target)
-        except OSError:
-            return None
-        return str(target)
-
     @staticmethod
     def _row(row: dict, m: dict, baseline: dict | None, verdict: str, passed: bool, message: str,
              change: dict) -> dict:
@@ -325,7 +236,7 @@ class BudgetSession:
         return {
             "rows": self.rows, "hardware": self.hardware, "device": self.device, "pending": self.pending,
             "collected": {str(k): sorted(v) for k, v in self.collected.items()}, "order": self.order,
-            "selected": self.selected, "narrowed": self.narrowed,
+            "selected": self.selected, "narrowed": self.narrowed, "probes": self.probes,
         }
 
     def merge(self, shipped: dict) -> None:
@@ -339,6 +250,7 @@ class BudgetSession:
         self.order = self.order or shipped["order"]
         self.selected = max(self.selected, shipped["selected"])  # every worker collects the whole selection
         self.narrowed = self.narrowed or shipped["narrowed"]
+        self.probes += shipped["probes"]
         position = {nodeid: i for i, nodeid in enumerate(self.order)}
         self.rows.sort(key=lambda r: position.get(_item_nodeid(r), len(position)))  # stable: labels keep order
 
@@ -353,7 +265,7 @@ class BudgetSession:
         self._write_pending()
         if self.options.update and not self.narrowed and self.hardware:
             self._prune()
-        if self.options.enabled:
+        if self.options.enabled and not self.config.option.collectonly:  # collecting measures nothing, by design
             found = self._nothing_measured()
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
         if self.options.plots and self.rows:
@@ -380,31 +292,11 @@ class BudgetSession:
         self.pending.clear()
 
     def _nothing_measured(self) -> list[str]:
-        """The fail-safe: a gate must never pass because nothing was measured. Says which case it is."""
-        found = []
-        measured = [r for r in self.rows if "wall_seconds" in r]  # a measured child ran (even if it crashed)
-        if not self.selected:
-            found.append("no memory-budget test was collected (no selected test has the gpu_budget marker "
-                         "or fixture): the gate measured nothing")
-        elif not measured:
-            reasons = Counter(r["message"] for r in self.rows if r["verdict"] in ("skipped", "error"))
-            detail = "; ".join(f"{n} x {why}" for why, n in reasons.most_common()) or "none reached measure()"
-            found.append(f"{self.selected} memory-budget test(s) selected, none measured: {detail}")
-        if self.options.require_gpu:
-            device = self.device or self._probe_quietly()
-            if not (device or {}).get("cuda"):
-                needed = sum(1 for r in self.rows if "needs a CUDA GPU" in r["message"])
-                key = (self.hardware or {}).get("key", "unknown")
-                found.append(f"--gpu-budget-require-gpu: the measured children saw no CUDA GPU (hardware key "
-                             f"{key}, CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r}); "
-                             f"{needed} test(s) needed one")
-                return found  # a baselines folder for the wrong hardware would only mislead
-        if measured and self.ci and not self.options.update and self.hardware:
-            folder = self.options.baselines / self.hardware["key"]
-            if not folder.is_dir():
-                found.append(f"no baselines folder {folder} for this hardware (CI is set): record one with "
-                             f"--gpu-budget-update and commit it")
-        return found
+        opts = self.options
+        return failsafe.nothing_measured(
+            selected=self.selected, rows=self.rows, probes=self.probes, require_gpu=opts.require_gpu, ci=self.ci,
+            update=opts.update, baselines=opts.baselines, hardware=self.hardware,
+            device=lambda: self.device or self._probe_quietly())
 
     def _probe_quietly(self) -> dict | None:
         try:
@@ -418,7 +310,7 @@ class BudgetSession:
 
         for row in self.rows:
             if row.get("phases"):
-                path = self.options.plots / f"{slug(row['nodeid'])}.png"
+                path = self.options.plots / f"{artifacts.slug(row['nodeid'])}.png"
                 try:
                     plots.write(row, path, self.hardware)
                 except Exception as exc:  # noqa: BLE001  a broken picture must not hide the verdicts
@@ -468,24 +360,6 @@ class BudgetSession:
             terminalreporter.write_line(f"JSON report: {self.options.json}")
 
 
-def _max_runs(value: Any) -> int:
-    """--gpu-budget-remediate-max-runs: a whole number >= 1, or a usage error naming the value."""
-    try:
-        runs = int(str(value).strip())
-    except ValueError:
-        runs = 0
-    if runs < 1:
-        raise pytest.UsageError(f"--gpu-budget-remediate-max-runs={value!r}: expected a whole number >= 1")
-    return runs
-
-
-def _broke_budget(measurement: dict, budget) -> bool:
-    """Whether the remediation search has something to remedy: a budget broken, or an out-of-memory crash."""
-    if measurement["status"] != "ok":
-        return (measurement.get("error") or {}).get("kind") in ("oom", "killed")
-    return bool(budget_breaches(measurement["peaks"], budget))
-
-
 def _is_budget_test(item: pytest.Item) -> bool:
     return item.get_closest_marker(MARKER) is not None or "gpu_budget" in getattr(item, "fixturenames", ())
 
@@ -493,15 +367,6 @@ def _is_budget_test(item: pytest.Item) -> bool:
 def _item_nodeid(row: dict) -> str:
     """The pytest node id a result row belongs to (rows of labelled measurements add '::label')."""
     return row["nodeid"][: -len(row["label"]) - 2] if row.get("label") else row["nodeid"]
-
-
-def slug(nodeid: str) -> str:
-    """A file name for a node id: 'memtests/test_s1.py::test_x[a]::lbl' -> 'test_s1__test_x-a__lbl'.."""
-    module, _, rest = nodeid.partition("::")
-    name = Path(module).stem + (f"::{rest}" if rest else "")
-    name = re.sub(r"[^A-Za-z0-9_.:-]+", "-", name).replace("::", "__")
-    name = re.sub(r"-*__-*", "__", re.sub(r"-+", "-", name))
-    return name.strip("-.")[:150]
 
 
 def _markers_outermost_first(item: pytest.Item) -> list[tuple[tuple, dict]]:

@@ -7,6 +7,7 @@ GPU runner whose GPU is missing.
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +139,54 @@ def test_update_under_ci_creates_the_folder_without_complaint(project):
     result = run(pytester, "-p", "no:xdist", "--gpu-budget-update", ci=True)
     result.assert_outcomes(passed=1)
     assert result.ret == pytest.ExitCode.OK and gate_problems(pytester) == []
+
+
+PROBES_ONLY = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_search(gpu_budget):
+    assert gpu_budget.peak(S)["status"] == "ok"
+'''
+
+
+@pytest.mark.parametrize("xdist", [("-p", "no:xdist"), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_session_of_probes_only_has_measured(project, xdist):
+    """peak() probes (bisection, exploration) run children but add no gate row: they still count as measured."""
+    pytester = project(PROBES_ONLY)
+    result = run(pytester, *xdist, ci=True)
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert gate_problems(pytester) == []
+
+
+def test_collect_only_is_not_a_gate_that_measured_nothing(project):
+    pytester = project(FITS)
+    result = run(pytester, "-p", "no:xdist", "--collect-only", ci=True)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert "none measured" not in result.stdout.str()
+
+
+def _findings(**over):
+    from gpu_budget import failsafe
+
+    args = {"selected": 2, "rows": [], "probes": 0, "require_gpu": False, "ci": False, "update": False,
+            "baselines": Path("/nonexistent"), "hardware": {"key": "cpu-x86_64"}, "device": lambda: {"cuda": False}}
+    return failsafe.nothing_measured(**{**args, **over})
+
+
+def test_failsafe_rules_as_plain_data():
+    skipped = {"verdict": "skipped", "message": "needs a CUDA GPU", "passed": True}
+    ran = {"verdict": "pass", "message": "", "passed": True, "wall_seconds": 1.0}
+    assert _findings(rows=[skipped, skipped]) == ["2 memory-budget test(s) selected, none measured: 2 x needs a CUDA GPU"]
+    assert _findings(rows=[skipped], probes=1) == []
+    assert _findings(rows=[ran]) == []
+    assert _findings(selected=0)[0].startswith("no memory-budget test was collected")
+    missing = _findings(rows=[ran], ci=True)
+    assert missing == [(f"no baselines folder {Path('/nonexistent/cpu-x86_64')} for this hardware (CI is set): "
+                        "record one with --gpu-budget-update and commit it")]
+    assert _findings(rows=[ran], ci=True, update=True) == []
+    no_gpu = _findings(rows=[ran, skipped], require_gpu=True, ci=True)
+    assert len(no_gpu) == 1 and no_gpu[0].startswith("--gpu-budget-require-gpu: the measured children saw no CUDA GPU")
+    assert no_gpu[0].endswith("1 test(s) needed one")
+    assert _findings(rows=[ran], require_gpu=True, device=lambda: {"cuda": True}) == []

@@ -129,6 +129,22 @@ def test_importing_the_search_does_not_import_torch():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
 
 
+def test_a_measured_candidate_is_judged_against_the_budget_alone():
+    from gpu_budget.marks import gpu_budget as mark
+
+    budget = mark(ram="100 MiB").budget
+    over = {"status": "ok", "peaks": {"ram": 101 * 2**20}, "wall_seconds": 2.0}
+    within = {"status": "ok", "peaks": {"ram": 99 * 2**20}, "wall_seconds": 2.0}
+    oom = {"status": "error", "peaks": {"ram": None}, "error": {"kind": "oom", "message": "CUDA out of memory"}}
+    crash = {"status": "error", "peaks": {"ram": None}, "error": {"kind": "exception", "message": "KeyError: 'x'"}}
+    assert remediate.trial_outcome(over, budget) == {
+        "verdict": "over-budget", "peaks": over["peaks"], "seconds": 2.0,
+        "message": "host RAM peak 101.00 MiB > budget 100.00 MiB"}
+    assert remediate.trial_outcome(within, budget)["verdict"] == "pass"
+    assert remediate.trial_outcome(oom, budget)["message"] == "measured child failed (oom): CUDA out of memory"
+    assert [remediate.needs_remedy(m, budget) for m in (over, within, oom, crash)] == [True, False, True, False]
+
+
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True])
 def test_bad_bound_is_named(bad):
     with pytest.raises(ValueError, match=f"max_runs={bad!r}: expected a whole number >= 1"):

@@ -1,0 +1,76 @@
+"""The gate's command-line and ini options, read once into plain data (and checked, naming a bad value)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gpu_budget import isolate
+
+
+def is_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@dataclass
+class Options:
+    enabled: bool
+    update: bool
+    baselines: Path
+    scale: str
+    json: Path | None
+    timeout: float
+    threads: int
+    preload: tuple[str, ...]
+    plots: Path | None = None
+    require_gpu: bool = False
+    malloc: str = "steady"
+    remediate: bool = False
+    remediate_max_runs: int = 8
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Options:
+        root = Path(str(config.rootpath))
+        value = config.getoption("gpu_budget_baselines") or config.getini("gpu_budget_baselines") or "baselines"
+        json_path = config.getoption("gpu_budget_json")
+        plots = config.getoption("gpu_budget_plots")
+        if plots and importlib.util.find_spec("matplotlib") is None:  # found without importing it
+            raise pytest.UsageError("--gpu-budget-plots needs matplotlib: pip install 'pytest-gpu-budget[plots]'")
+        # all cores in a serial run; an xdist worker gets its share's size in place() (xdist.py)
+        threads = config.getoption("gpu_budget_threads") or os.cpu_count() or 1
+        preload = config.getini("gpu_budget_preload")
+        return cls(
+            enabled=bool(config.getoption("gpu_budget")),
+            update=bool(config.getoption("gpu_budget_update")),
+            baselines=(root / value).resolve(),
+            scale=config.getoption("gpu_budget_scale"),
+            json=Path(json_path).resolve() if json_path else None,
+            timeout=float(config.getoption("gpu_budget_timeout")),
+            threads=threads,
+            preload=tuple(preload) if preload is not None else isolate.DEFAULT_PRELOAD,
+            plots=Path(plots).resolve() if plots else None,
+            require_gpu=bool(config.getoption("gpu_budget_require_gpu")),
+            malloc=config.getoption("gpu_budget_malloc"),
+            remediate=bool(config.getoption("gpu_budget_remediate")),
+            remediate_max_runs=max_runs(config.getoption("gpu_budget_remediate_max_runs")),
+        )
+
+    @property
+    def snapshots(self) -> Path:
+        """Where memory snapshots of failing CUDA cases go: next to the JSON report."""
+        return (self.json.parent if self.json else Path.cwd()) / "gpu-budget-snapshots"
+
+
+def max_runs(value: Any) -> int:
+    """--gpu-budget-remediate-max-runs: a whole number >= 1, or a usage error naming the value."""
+    try:
+        runs = int(str(value).strip())
+    except ValueError:
+        runs = 0
+    if runs < 1:
+        raise pytest.UsageError(f"--gpu-budget-remediate-max-runs={value!r}: expected a whole number >= 1")
+    return runs
