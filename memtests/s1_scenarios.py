@@ -41,6 +41,8 @@ S1 = Scenario(
         "real": {"model": REAL_MODEL, "max_steps": 4},
     },
     supports=FIXES,
+    # the checkpoint and the clips: every fix and Trainer knob reuses them
+    prepared_from=("model", "checkpoint_labels", "n_clips", "n_labels", "clip_seconds", "sampling_rate", "seed"),
 )
 
 # As reported: untruncated long clips (the write-up gives no length; its first fix is truncation to

@@ -23,4 +23,6 @@ S2 = Scenario(
     # the runner's fixes (gradient_checkpointing is honoured as a recorded no-op: FunASR has no switch)
     supports=("length_bucketing", "max_duration", "fixed_batch", "gradient_checkpointing", "malloc_trim",
               "empty_cache", "expandable_segments"),
+    prepared_from=("vocab", "seed", "tokens_per_second", "short_seconds", "long_seconds", "hidden", "heads", "ffn",
+                   "encoder_blocks", "decoder_blocks", "clips", "long_clips"),  # the weights and the clips
 )

@@ -28,6 +28,9 @@ BASE = Scenario(
     fixes=("pad_to_multiple_of",),
     # how the new rows train (load_in_4bit is on through params, so not offered as a fix here)
     supports=("pad_to_multiple_of", "modules_to_save", "trainable_token_indices", "trainable_token_indices_dict"),
+    # the checkpoint only: batch, text length and added tokens (explored) reuse it
+    prepared_from=("vocab", "hidden", "intermediate", "layers", "heads", "kv_heads", "audio_d_model", "audio_heads",
+                   "audio_layers", "max_source_positions", "dtype"),
 )
 
 AS_REPORTED = BASE.with_fixes("modules_to_save")

@@ -25,6 +25,7 @@ BASE = Scenario(
     scales={"tiny": TINY, "real": REAL},
     # the wrap-order fixes (load_in_8bit and gradient_checkpointing are on through params)
     supports=("peft_before_wrap", "no_wrap", "prepare_model_for_kbit_training", "all_linear"),
+    prepared_from=("vocab", "hidden", "intermediate", "layers", "heads", "kv_heads", "dtype"),  # the checkpoint
 )
 
 AS_REPORTED = BASE                                                       # wrap, then get_peft_model

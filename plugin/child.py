@@ -90,7 +90,7 @@ class _MemoryHistory:
 def main(request: dict, out_path: str) -> None:
     """Run request["scenario"]'s prepare or run function and stream the outcome to out_path."""
     from gpu_budget.meter import Meter
-    from gpu_budget.scenario import RunContext, resolve_ref
+    from gpu_budget.scenario import PrepareParams, RunContext, resolve_ref
 
     out = open(out_path, "a", buffering=1)
 
@@ -114,7 +114,8 @@ def main(request: dict, out_path: str) -> None:
         func = resolve_ref(scenario["prepare" if request["mode"] == "prepare" else "run"])
         _pin_threads(request["threads"])
         if request["mode"] == "prepare":
-            func(RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets, _device()))
+            params = PrepareParams(scenario.get("prepare_params", scenario["params"]), scenario["params"], scenario["name"])
+            func(RunContext(scenario["scale"], params, tuple(scenario["fixes"]), assets, _device()))
             emit({"event": "prepared"})
             return
         meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}))

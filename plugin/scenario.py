@@ -58,6 +58,10 @@ class Scenario:
               or a missing companion fix is a FixError (at collection time in a memtest module).
     supports: the fixes its runner honours (names, or a user's own Fix objects, which get
               registered); the remediation search tries sets of these. Empty: any registered fix.
+    prepared_from: the params prepare may read (model dimensions, clip lengths); empty: all of them.
+              Assets are keyed by these alone, so cases that differ only in what the run
+              does (batch size, a fix's knob) share one prepared model; prepare is handed
+              only these, and reading any other param is an error naming it.
     """
 
     name: str
@@ -67,12 +71,14 @@ class Scenario:
     scales: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: {"tiny": {}})
     fixes: tuple[str, ...] = ()
     supports: tuple[str | Fix, ...] = ()
+    prepared_from: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "run", ref_of(self.run))
         object.__setattr__(self, "prepare", ref_of(self.prepare))
         object.__setattr__(self, "params", dict(self.params))
         object.__setattr__(self, "scales", {k: dict(v) for k, v in self.scales.items()})
+        object.__setattr__(self, "prepared_from", tuple(self.prepared_from))
         where = f"scenario {self.name!r}"
         object.__setattr__(self, "supports", fix_library.resolve(self.supports))
         object.__setattr__(self, "fixes", tuple(dict.fromkeys(_fix_name(f) for f in self.fixes)))
@@ -113,9 +119,16 @@ class Scenario:
         merged.pop("needs_cuda", None)
         return merged
 
+    def prepare_params(self, scale: str) -> dict[str, Any]:
+        """The params prepare is handed: those named in prepared_from (a missing one is an error), or all."""
+        params = self.params_for(scale)
+        if not self.prepared_from:
+            return params
+        return {k: params[k] for k in self.prepared_from if k in params}  # an optional one may be unset
+
     def asset_key(self, scale: str) -> str:
-        """Assets depend on the prepare function, the scale and the params, not on fixes."""
-        blob = json.dumps([self.prepare, scale, self.params_for(scale)], sort_keys=True, default=str)
+        """Assets depend on the prepare function, the scale and the params prepare reads, not on fixes."""
+        blob = json.dumps([self.prepare, scale, self.prepare_params(scale)], sort_keys=True, default=str)
         return f"{self.name}-{scale}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
     def to_json(self, scale: str) -> dict[str, Any]:
@@ -125,6 +138,7 @@ class Scenario:
             "prepare": self.prepare,
             "scale": scale,
             "params": self.params_for(scale),
+            "prepare_params": self.prepare_params(scale),
             "fixes": list(self.fixes),
         }
 
@@ -132,6 +146,28 @@ class Scenario:
 def _fix_name(fix: str | Fix) -> str:
     """A fix's name; a Fix object is registered in the library on the way."""
     return fix_library.register(fix).name if isinstance(fix, Fix) else fix
+
+
+class PrepareParams(dict):
+    """The params a prepare function is handed: reading one it did not declare is an error, not a stale asset."""
+
+    def __init__(self, declared: Mapping[str, Any], all_params: Mapping[str, Any], scenario: str) -> None:
+        super().__init__(declared)
+        self._undeclared = set(all_params) - set(declared)
+        self._scenario = scenario
+
+    def _refuse(self, key: str) -> KeyError:
+        return KeyError(f"scenario {self._scenario!r}: prepare read param {key!r}, which is not in its "
+                        f"prepared_from ({', '.join(sorted(self)) or 'empty'}); add it there, or assets built for "
+                        f"one value would be reused for another")
+
+    def __missing__(self, key: str) -> Any:
+        raise self._refuse(key) if key in self._undeclared else KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in self and key in self._undeclared:
+            raise self._refuse(key)
+        return super().get(key, default)
 
 
 @dataclass

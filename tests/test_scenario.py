@@ -1,0 +1,67 @@
+"""Scenario assets: keyed by the params prepare reads, so run-only knobs share one prepared model."""
+
+import pytest
+
+from gpu_budget import Scenario
+from gpu_budget.scenario import PrepareParams
+
+
+def scenario(**params):
+    return Scenario(name="s", prepare="m:prepare", run="m:run", params={"hidden": 8, "batch_size": 1, **params},
+                    prepared_from=("hidden", "clips"))
+
+
+def test_run_only_params_and_fixes_share_assets_prepared_params_do_not():
+    base = scenario()
+    assert base.asset_key("tiny") == scenario(batch_size=32).asset_key("tiny") == base.with_params(lr=1.0).asset_key("tiny")
+    assert base.asset_key("tiny") != scenario(hidden=16).asset_key("tiny")
+    assert base.prepare_params("tiny") == {"hidden": 8}  # "clips" is declared but unset: optional
+    undeclared = Scenario(name="s", prepare="m:prepare", run="m:run", params={"hidden": 8, "batch_size": 1})
+    assert undeclared.asset_key("tiny") != Scenario(name="s", prepare="m:prepare", run="m:run",
+                                                    params={"hidden": 8, "batch_size": 2}).asset_key("tiny")
+    assert base.to_json("tiny")["prepare_params"] == {"hidden": 8}
+    assert base.to_json("tiny")["params"] == {"hidden": 8, "batch_size": 1}
+
+
+def test_prepare_reading_an_undeclared_param_is_an_error_naming_it():
+    params = PrepareParams({"hidden": 8}, {"hidden": 8, "batch_size": 4}, "s3")
+    assert params["hidden"] == 8 and params.get("hidden") == 8 and params.get("dtype", "float32") == "float32"
+    for read in (lambda: params["batch_size"], lambda: params.get("batch_size", 1)):
+        with pytest.raises(KeyError, match="scenario 's3': prepare read param 'batch_size', which is not in its "
+                                           r"prepared_from \(hidden\)"):
+            read()
+    with pytest.raises(KeyError, match="^'dtype'$"):
+        params["dtype"]  # not a param at all: the usual KeyError
+
+
+PREPS = '''
+def reads_hidden(ctx):
+    (ctx.assets / "model").write_text(str(ctx.params["hidden"]))
+
+def reads_batch(ctx):
+    (ctx.assets / "model").write_text(str(ctx.params["batch_size"]))
+'''
+
+
+def test_cases_differing_in_run_knobs_prepare_once_and_a_bad_declaration_is_reported(project):
+    pytester = project('''
+        def case(prepare, batch):
+            return Scenario(name="p", prepare=f"preps:{prepare}", run="runners:alloc",
+                            params={"mib": 8, "hidden": 4, "batch_size": batch}, prepared_from=("hidden", "mib"))
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        @pytest.mark.parametrize("batch", [1, 2, 4])
+        def test_batches(gpu_budget, batch):
+            gpu_budget.measure(case("reads_hidden", batch))
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_misdeclared(gpu_budget):
+            gpu_budget.measure(case("reads_batch", 1))
+    ''')
+    pytester.makepyfile(preps=PREPS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                           "--gpu-budget", "--gpu-budget-update")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*prepare read param 'batch_size', which is not in its prepared_from (hidden, mib)*"])
+    prepared = [p.name for p in (pytester.path / ".gpu-budget-assets").iterdir() if (p / ".complete").exists()]
+    assert len(prepared) == 1, prepared  # three batch sizes, one prepared asset
