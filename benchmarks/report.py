@@ -24,7 +24,8 @@ med = statistics.median
 
 
 def load() -> dict:
-    return {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))}
+    return {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))
+            if not p.name.endswith(".report.json")}  # the suite's pytest reports are evidence, not sections
 
 
 def _ran(data: dict) -> str:
@@ -309,10 +310,25 @@ def suite(su: dict | None) -> list[str]:
     if su is None:
         return out + [("_Not run yet. It takes the whole machine for minutes: run `python -m benchmarks.run --only suite` "
                       "when the machine is otherwise quiet; it writes `benchmarks/results/suite.json`._"), ""]
-    out += [_ran(su), "", "| part | command | wall time | cases | outcome |", "|---|---|---|---|---|"]
+    out += [_ran(su) + " Each part's own start time and load averages are in its row.", "",
+            "| part | selection | started | wall time | cases | outcome | load avg start / end |",
+            "|---|---|---|---|---|---|---|"]
     for p in su["parts"]:
-        out.append(f"| {p['part']} | `{p['command']}` | {p['wall_s'] / 60:.1f} min | {len(p['cases'])} | "
-                   f"{p['summary']} (exit {p['exit_code']}) |")
+        out.append(f"| {p['part']} | {', '.join(p.get('selection', ['memtests']))} | {p.get('date', '')} | "
+                   f"{p['wall_s'] / 60:.1f} min | {len(p['cases'])} | {p['summary']} (exit {p['exit_code']}) | "
+                   f"{p.get('load_average_start', '')} / {p.get('load_average_end', '')} |")
+    real = [p for p in su["parts"] if p["part"] == "real"]
+    if real:
+        out += ["", f"Real-scale CPU cases in all: {sum(p['wall_s'] for p in real) / 60:.0f} min for "
+                    f"{sum(len(p['cases']) for p in real)} measured rows, serial (one multi-GiB child at a time).", "",
+                "| real-scale case | verdict | child wall time | peak RAM |", "|---|---|---|---|"]
+        for p in real:
+            for c in p["cases"]:
+                ram = f"{c['ram'] / 2**30:.2f} GiB" if c.get("ram") else "-"
+                wall = f"{c['wall_s']:.0f} s" if c.get("wall_s") else "-"
+                out.append(f"| {c['nodeid']} ({c.get('label') or ''}) | {c['verdict']} | {wall} | {ram} |")
+    out += ["", "The command of each part (reports under `benchmarks/results/`):", ""]
+    out += [f"- {p['part']}: `{p['command']}`" for p in su["parts"]]
     return out + [""]
 
 

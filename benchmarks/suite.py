@@ -1,13 +1,22 @@
 """Section 6, suite time: the whole tiny CPU gate and the real-scale CPU cases, wall time, as subprocesses.
 
-Runs the README's gate command as a user would, against a temporary copy of
-baselines/ (so nothing in the repository is written; a case without a baseline
-is recorded into the copy, not failed), and keeps the per-case wall time from
-the JSON report. Heavy: the whole machine for minutes (the real scale holds
-wav2vec2-base and Paraformer-large runs of several GiB); run it when the
-machine is otherwise quiet.
+Runs the README's gate command as a user would and keeps each part's wall time
+and its pytest JSON report (benchmarks/results/suite-<part>-<selection>.report.json;
+the real-scale reports are what FINDINGS.md's real rows are generated from).
+By default the run compares against a temporary copy of baselines/, so nothing
+in the repository is written and a case without a baseline is recorded into
+the copy, not failed. `--record-new` points it at baselines/ itself: cases
+that have a baseline are still compared (never updated), the others are
+recorded there, which is how the real-scale CPU baselines are made.
 
-    python -m benchmarks.suite [--parts tiny,real] [--select memtests/...]   (or: python -m benchmarks.run --only suite)
+Heavy: the whole machine for minutes to an hour (the real scale holds
+wav2vec2-base children of ~15 GiB); run it when the machine is otherwise
+quiet. Parts run one after the other; `--append` keeps the parts already in
+suite.json (one entry per part and selection), so one scenario module at a
+time can be timed without losing the others.
+
+    python -m benchmarks.suite [--parts tiny,real] [--select memtests/...] [--append] [--record-new]
+    (or: python -m benchmarks.run --only suite)
 """
 
 from __future__ import annotations
@@ -23,49 +32,72 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import ROOT, write
+from benchmarks.common import RESULTS, ROOT, write
 
 PARTS = {
     "tiny": ["--gpu-budget-scale", "tiny", "-n", "2"],  # the README's gate command
-    "real": ["--gpu-budget-scale", "real"],              # serial: one multi-GiB case at a time
+    # serial: one multi-GiB case at a time; a 50 s-clip wav2vec2-base child takes minutes, not the default 15
+    "real": ["--gpu-budget-scale", "real", "-p", "no:xdist", "--gpu-budget-timeout", "3600"],
 }
 SUMMARY = re.compile(r"^=* ?(\d+ (?:passed|failed|skipped|errors?|deselected)\b.* in [\d.]+s.*?) ?=*$", re.MULTILINE)
 
 
-def run_part(part: str, select: list[str]) -> dict:
+def slug(select: list[str]) -> str:
+    """A file-name-safe name for a selection: 'all', or the selected modules' stems joined."""
+    if not select:
+        return "all"
+    return "+".join(Path(s.split("::")[0]).stem for s in select)
+
+
+def run_part(part: str, select: list[str], record_new: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"bench-suite-{part}-") as tmp:
-        baselines = Path(tmp) / "baselines"
-        shutil.copytree(ROOT / "baselines", baselines)
-        report = Path(tmp) / "report.json"
+        if record_new:
+            baselines = ROOT / "baselines"
+        else:
+            baselines = Path(tmp) / "baselines"
+            shutil.copytree(ROOT / "baselines", baselines)
+        report = RESULTS / f"suite-{part}-{slug(select)}.report.json"
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.unlink(missing_ok=True)
         cmd = [sys.executable, "-m", "pytest", "--gpu-budget", *(select or ["memtests"]), *PARTS[part],
                "--gpu-budget-baselines", str(baselines), "--gpu-budget-json", str(report), "-p", "no:cacheprovider", "-q"]
         env = {k: v for k, v in os.environ.items() if k != "CI"}  # CI would fail cases without a baseline
+        load_start = os.getloadavg()[0]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - t0
         found = SUMMARY.findall(proc.stdout)
         rows = json.loads(report.read_text())["results"] if report.exists() else []
     shown = ["pytest", *cmd[3:]]
-    shown[shown.index("--gpu-budget-baselines") + 1] = "<copy of baselines/>"
-    shown[shown.index("--gpu-budget-json") + 1] = "<report.json>"
-    return {"part": part, "command": " ".join(shown), "wall_s": wall, "exit_code": proc.returncode,
+    shown[shown.index("--gpu-budget-baselines") + 1] = "baselines/" if record_new else "<copy of baselines/>"
+    shown[shown.index("--gpu-budget-json") + 1] = str(report.relative_to(ROOT))
+    return {"part": part, "selection": select or ["memtests"], "command": " ".join(shown), "wall_s": wall,
+            "exit_code": proc.returncode, "date": time.strftime("%Y-%m-%d %H:%M"),
+            "load_average_start": round(load_start, 2), "load_average_end": round(os.getloadavg()[0], 2),
             "summary": found[-1] if found else "(no pytest summary line: " + proc.stdout.strip()[-300:] + ")",
-            "cases": [{"nodeid": r.get("nodeid"), "verdict": r.get("verdict"), "wall_s": r.get("wall_seconds"),
-                       "ram": (r.get("peaks") or {}).get("ram")} for r in rows]}
+            "cases": [{"nodeid": r.get("nodeid"), "label": r.get("label"), "verdict": r.get("verdict"),
+                       "wall_s": r.get("wall_seconds"), "ram": (r.get("peaks") or {}).get("ram")} for r in rows]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default="tiny,real")
     parser.add_argument("--select", default="", help="comma-separated node ids or paths (default: memtests)")
+    parser.add_argument("--append", action="store_true", help="keep the other parts already in suite.json")
+    parser.add_argument("--record-new", action="store_true",
+                        help="record cases without a baseline into baselines/ itself (the rest are compared)")
     args = parser.parse_args()
     select = [s for s in args.select.split(",") if s]
     parts = []
+    existing = RESULTS / "suite.json"
+    if args.append and existing.exists():
+        parts = json.loads(existing.read_text())["parts"]
     for part in args.parts.split(","):
-        print(f"suite: {part} ...", flush=True)
-        parts.append(run_part(part, select))
-        print(f"suite: {part}: {parts[-1]['wall_s']:.0f} s, {parts[-1]['summary']}", flush=True)
-    write("suite", {"selection": select or ["memtests"], "parts": parts})
+        print(f"suite: {part} {slug(select)} ...", flush=True)
+        new = run_part(part, select, args.record_new)
+        parts = [p for p in parts if (p["part"], p.get("selection")) != (part, new["selection"])] + [new]
+        print(f"suite: {part} {slug(select)}: {new['wall_s']:.0f} s, {new['summary']}", flush=True)
+        write("suite", {"parts": parts})  # after every part: a later crash loses nothing measured
 
 
 if __name__ == "__main__":
