@@ -53,7 +53,12 @@ def test_largest_batch_within_budget(gpu_budget):
         return m["peaks"]["ram"] if m["status"] == "ok" else None
 
     found = largest_batch_within(budget, peak, lo=8, hi=40)
-    print(f"largest batch within {budget / 2**20:.0f} MiB ({gpu_budget.scale}): {found.batch_size} after {found.runs} real runs: {found.peaks}")
+    mib = {b: None if p is None else round(p / 2**20, 1) for b, p in sorted(found.peaks.items())}
+    print(f"largest batch within {budget / 2**20:.0f} MiB ({gpu_budget.scale}): {found.batch_size} after {found.runs} real runs: {mib}")
+    above = found.batch_size + 1 if found.batch_size is not None else None
+    gpu_budget.note(S5, f"largest batch within the {budget / 2**20:.0f} MiB budget, by bisection over {found.runs} real "
+                        f"runs: {found.batch_size} ({mib.get(found.batch_size)} MiB); batch {above}: {mib.get(above)} MiB",
+                    batch_size=found.batch_size, runs=found.runs, budget=budget, peaks_mib=mib)
     assert found.batch_size is not None and 8 <= found.batch_size < 32
     assert found.peaks[found.batch_size] <= budget
     assert found.runs <= 7  # 2 + ceil(log2(32))

@@ -36,3 +36,11 @@ class BudgetRun:
         raw Measurement ("peaks" holds byte counts; "status" "error" for a failed child).
         """
         return self._session.peak(self._item, scenario)
+
+    def note(self, scenario: Scenario, text: str, **data) -> None:
+        """Attach a measured finding that is not one case's peak (a bisection's boundary) to the report.
+
+        It goes into the JSON report's "notes" and, through `python -m gpu_budget
+        findings`, into FINDINGS.md under the scenario; `data` must be JSON-able.
+        """
+        self._session.note(self._item, scenario, text, data)

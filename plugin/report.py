@@ -196,11 +196,14 @@ def append_step_summary(rows: list[dict], hardware: dict | None, problems: list[
             fh.write(markdown(rows, hardware, problems, base, run_url()))
 
 
-def write_json(path: str | Path, rows: list[dict], hardware: dict | None, problems: list[str] = ()) -> None:
+def write_json(path: str | Path, rows: list[dict], hardware: dict | None, problems: list[str] = (),
+               notes: list[dict] = ()) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     # gate_problems: session-level failures (the fail-safe: nothing measured, no GPU, no baselines folder)
-    data = {"version": REPORT_VERSION, "hardware": hardware, "gate_problems": list(problems), "results": rows}
+    # notes: measured findings that are not one case's peak (a bisection's boundary), from gpu_budget.note()
+    data = {"version": REPORT_VERSION, "hardware": hardware, "gate_problems": list(problems), "results": rows,
+            "notes": list(notes)}
     tmp.write_text(json.dumps(data, indent=2) + "\n")
     os.replace(tmp, path)

@@ -42,6 +42,7 @@ class BudgetSession:
         self.pending: list[dict] = []  # baseline entries an xdist worker ships to the controller
         self.problems: list[str] = []  # session-level failures: the fail-safe, baseline writes
         self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
+        self.notes: list[dict] = []  # measured findings that are not one case's peak (fixture.note)
         self.probes = 0  # unjudged children that ran (peak(): bisection, exploration): they count as measured
         cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
         self._assets = (Path(str(cache.mkdir("gpu-budget-assets"))) if cache
@@ -161,6 +162,10 @@ class BudgetSession:
         self.probes += "wall_seconds" in measurement  # a child ran, even if it crashed
         return measurement
 
+    def note(self, item: pytest.Item, scenario: Scenario, text: str, data: dict) -> None:
+        self.notes.append({"nodeid": item.nodeid, "scenario": scenario.name, "scale": self.options.scale,
+                           "text": text, "data": data})
+
     def _measure_child(self, scenario: Scenario, snapshot: dict | None = None) -> dict:
         """Prepare the scenario's assets (cached, unmeasured) and measure it in a fresh child."""
         scale, opts = self.options.scale, self.options
@@ -237,6 +242,7 @@ class BudgetSession:
             "rows": self.rows, "hardware": self.hardware, "device": self.device, "pending": self.pending,
             "collected": {str(k): sorted(v) for k, v in self.collected.items()}, "order": self.order,
             "selected": self.selected, "narrowed": self.narrowed, "probes": self.probes,
+            "notes": self.notes,
         }
 
     def merge(self, shipped: dict) -> None:
@@ -251,6 +257,7 @@ class BudgetSession:
         self.selected = max(self.selected, shipped["selected"])  # every worker collects the whole selection
         self.narrowed = self.narrowed or shipped["narrowed"]
         self.probes += shipped["probes"]
+        self.notes.extend(shipped["notes"])
         position = {nodeid: i for i, nodeid in enumerate(self.order)}
         self.rows.sort(key=lambda r: position.get(_item_nodeid(r), len(position)))  # stable: labels keep order
 
@@ -271,7 +278,7 @@ class BudgetSession:
         if self.options.plots and self.rows:
             self._plot()
         if self.options.json:
-            report.write_json(self.options.json, self.rows, self.hardware, self.problems)
+            report.write_json(self.options.json, self.rows, self.hardware, self.problems, self.notes)
         base = self.options.json.parent if self.options.json else self.options.plots
         report.append_step_summary(self.rows, self.hardware, self.problems, base=base)
         if self.problems:

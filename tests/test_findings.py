@@ -45,3 +45,43 @@ def test_cli_merges_reports_and_names_a_bad_one(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path / "bad.json")])
     assert "bad.json is not a gpu-budget JSON report" in capsys.readouterr().err
+
+
+def test_each_failure_mode_shows_its_peak_against_its_budget_and_notes_follow(tmp_path):
+    reported = {**row("as-reported", [], 1100 * MiB, verdict="over-budget (expected)"),
+                "budget": {"ram": 1000 * MiB, "vram": None}, "growth": {"ram_per_step": 47 * MiB}}
+    real = {**row("as-reported", [], 15 * 2**30, scale="real", verdict="over-budget (expected)"),
+            "budget": {"ram": 12 * 2**30, "vram": None}, "growth": {}}
+    note = {"nodeid": "m.py::test_search", "scenario": "s", "scale": "tiny", "text": "largest batch: 12", "data": {}}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"version": 1, "results": [reported, real, row("lora", ["lora"], 500 * MiB)],
+                                "notes": [note]}))
+    out = tmp_path / "F.md"
+    assert main([str(path), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "| tiny | ram | 1.07 GiB | 1000.00 MiB | +10.0% | 47.00 MiB | over-budget (expected) |" in text
+    assert "| real | ram | 15.00 GiB | 12.00 GiB | +25.0% | - | over-budget (expected) |" in text
+    assert "- tiny: largest batch: 12 (`m.py::test_search`)" in text
+    assert f"`{path}`" in text  # the sources are named
+
+
+NOTED = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+@pytest.mark.parametrize("n", [1, 2])
+def test_search(gpu_budget, n):
+    found = gpu_budget.peak(S.with_params(mib=8 * n))["peaks"]["ram"]
+    gpu_budget.note(S, f"probe {n}", n=n, peak=found)
+'''
+
+
+@pytest.mark.parametrize("xdist", [("-p", "no:xdist"), ("-n", "2")], ids=["serial", "xdist"])
+def test_notes_reach_the_json_report_from_workers_too(project, xdist):
+    pytester = project(NOTED)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "--gpu-budget",
+                                           "--gpu-budget-json=report.json", *xdist)
+    result.assert_outcomes(passed=2)
+    notes = json.loads((pytester.path / "report.json").read_text())["notes"]
+    assert sorted(n["text"] for n in notes) == ["probe 1", "probe 2"]
+    assert {n["scenario"] for n in notes} == {"alloc"} and all(n["data"]["peak"] > 8 * MiB for n in notes)
