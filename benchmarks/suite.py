@@ -46,7 +46,8 @@ def slug(select: list[str]) -> str:
     """A file-name-safe name for a selection: 'all', or the selected modules' stems joined."""
     if not select:
         return "all"
-    return "+".join(Path(s.split("::")[0]).stem for s in select)
+    return "+".join(re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(s.split("::")[0]).stem + "".join(
+        f"__{part}" for part in s.split("::")[1:])).strip("-") for s in select)
 
 
 def run_part(part: str, select: list[str], record_new: bool) -> dict:
@@ -62,7 +63,7 @@ def run_part(part: str, select: list[str], record_new: bool) -> dict:
         cmd = [sys.executable, "-m", "pytest", "--gpu-budget", *(select or ["memtests"]), *PARTS[part],
                "--gpu-budget-baselines", str(baselines), "--gpu-budget-json", str(report), "-p", "no:cacheprovider", "-q"]
         env = {k: v for k, v in os.environ.items() if k != "CI"}  # CI would fail cases without a baseline
-        load_start = os.getloadavg()[0]
+        load_start, started = os.getloadavg()[0], time.strftime("%Y-%m-%d %H:%M")
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - t0
@@ -72,7 +73,7 @@ def run_part(part: str, select: list[str], record_new: bool) -> dict:
     shown[shown.index("--gpu-budget-baselines") + 1] = "baselines/" if record_new else "<copy of baselines/>"
     shown[shown.index("--gpu-budget-json") + 1] = str(report.relative_to(ROOT))
     return {"part": part, "selection": select or ["memtests"], "command": " ".join(shown), "wall_s": wall,
-            "exit_code": proc.returncode, "date": time.strftime("%Y-%m-%d %H:%M"),
+            "exit_code": proc.returncode, "date": started,
             "load_average_start": round(load_start, 2), "load_average_end": round(os.getloadavg()[0], 2),
             "summary": found[-1] if found else "(no pytest summary line: " + proc.stdout.strip()[-300:] + ")",
             "cases": [{"nodeid": r.get("nodeid"), "label": r.get("label"), "verdict": r.get("verdict"),
