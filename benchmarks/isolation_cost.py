@@ -83,9 +83,10 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
+    from s1_scenarios import AS_REPORTED
+
     from gpu_budget import Scenario, isolate
     from gpu_budget.child import steady_malloc
-    from s1_scenarios import AS_REPORTED
 
     torch.set_num_threads(THREADS)
     steady_malloc()  # in-process runs get the children's allocator set-up too

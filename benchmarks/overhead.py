@@ -99,8 +99,9 @@ def run_under(ctx) -> dict:
 
 
 def measure(scale: str, reps: int) -> dict:
-    from gpu_budget import isolate
     from s1_scenarios import S1
+
+    from gpu_budget import isolate
 
     preload = gate_preload()
     assets = Path(tempfile.gettempdir()) / "gpu-budget-bench" / S1.asset_key(scale)

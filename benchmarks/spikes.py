@@ -133,6 +133,7 @@ TOOLS = {"meter": _meter_tool, "psutil": _psutil_tool, "tracker": _tracker_tool}
 def run(tool: str, reps: int) -> list[dict]:
     import numpy  # noqa: F401  imported before the first spike, as in a real run
     import torch  # noqa: F401
+
     from gpu_budget.child import steady_malloc
 
     steady = steady_malloc()

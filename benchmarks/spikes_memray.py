@@ -16,10 +16,10 @@ import time
 import numpy  # noqa: F401  imported before any test, as in spikes.run
 import pytest
 import torch  # noqa: F401
-from gpu_budget.child import steady_malloc
 
 from benchmarks.common import MIB
 from benchmarks.spikes import SETTLE_S, plan, plant
+from gpu_budget.child import steady_malloc
 
 STEADY = steady_malloc()  # the same allocator set-up as the other tools' processes
 CASES = plan(int(os.environ.get("BENCH_SPIKE_REPS", "1")))

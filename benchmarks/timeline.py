@@ -41,10 +41,10 @@ print(len(samples)); print(json.dumps(keep))
 def capture() -> dict:
     import numpy  # noqa: F401
     import psutil
-    from gpu_budget.child import steady_malloc
-    from gpu_budget.meter import Meter, read_status
 
     from benchmarks.spikes import plant
+    from gpu_budget.child import steady_malloc
+    from gpu_budget.meter import Meter, read_status
 
     steady_malloc()
     watcher = subprocess.Popen([sys.executable, "-c", WATCH, str(os.getpid())], stdout=subprocess.PIPE, text=True)

@@ -13,8 +13,9 @@ nothing, so memory is flat (not falling) along clip_seconds there.
 """
 
 import pytest
-from gpu_budget.explore import Envelope, run
 from s1_scenarios import AS_REPORTED
+
+from gpu_budget.explore import Envelope, run
 
 FIXED = AS_REPORTED.with_fixes("truncate")
 BUDGET = {"tiny": "690 MiB", "real": "12.7 GiB"}

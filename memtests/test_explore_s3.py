@@ -12,8 +12,9 @@ budget on purpose: the boundary is the finding.
 """
 
 import pytest
-from gpu_budget.explore import Envelope, run
 from s3_scenarios import TOKEN_ROWS
+
+from gpu_budget.explore import Envelope, run
 
 BUDGET = {"tiny": "2 GiB", "real": "24 GiB"}  # host RAM at tiny scale; the 24 GB card at real scale
 ENVELOPE = Envelope({"batch_size": (1, 8), "text_len": (16, 256), "added_tokens": (1, 2000)})

@@ -15,11 +15,12 @@ import os
 import platform
 import re
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 SCHEMA = "gpu-budget-baselines/1"
 METRICS = ("ram", "vram_allocated", "vram_reserved", "vram_device")
@@ -34,7 +35,7 @@ def hardware_key(device: dict) -> str:
     """'cpu-x86_64' for a host without CUDA, else e.g. 'nvidia-h100-80gb-hbm3'."""
     if not device.get("cuda"):
         return f"cpu-{platform.machine()}"
-    name = re.sub(r"^nvidia\s+", "", device["gpu_name"].strip(), flags=re.I)
+    name = re.sub(r"^nvidia\s+", "", device["gpu_name"].strip(), flags=re.IGNORECASE)
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
     if not re.search(r"\d+gb", slug):
         slug += f"-{round(device['gpu_memory'] / 2**30)}gb"

@@ -8,8 +8,9 @@ The marker's help text is generated from this signature and docstring.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from gpu_budget.baselines import Tolerance
 from gpu_budget.scenario import Budget

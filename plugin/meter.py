@@ -19,9 +19,9 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterator
 
 _STATUS = "/proc/self/status"
 _CLEAR_REFS = "/proc/self/clear_refs"
@@ -290,6 +290,6 @@ def device_info() -> dict:
 
             pynvml.nvmlInit()
             info["driver"] = pynvml.nvmlSystemGetDriverVersion()
-        except Exception:
+        except Exception:  # noqa: S110  the driver version is optional in the fingerprint; NVML may be absent
             pass
     return info

@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from gpu_budget import fixes as fix_library
 from gpu_budget.fixes import Fix
@@ -88,7 +89,7 @@ class Scenario:
         """The fixes this scenario's runner honours, or None: any registered fix."""
         return self.supports or None
 
-    def with_fixes(self, *fixes: str | Fix) -> "Scenario":
+    def with_fixes(self, *fixes: str | Fix) -> Scenario:
         """A new Scenario with these fixes applied (and their params laid over the knobs).
 
         A user's own Fix object is registered on the way; an unknown name, a
@@ -100,11 +101,11 @@ class Scenario:
                   for k, v in fix.params.items()}
         return new.with_params(**params) if params else new
 
-    def without_fixes(self, *names: str) -> "Scenario":
+    def without_fixes(self, *names: str) -> Scenario:
         """A new Scenario without these fixes (params a fix set stay as they are)."""
         return replace(self, fixes=tuple(f for f in self.fixes if f not in names))
 
-    def with_params(self, **params: Any) -> "Scenario":
+    def with_params(self, **params: Any) -> Scenario:
         """Knobs set here win at every scale (they replace per-scale values of the same name)."""
         scales = {name: {k: v for k, v in over.items() if k not in params} for name, over in self.scales.items()}
         return replace(self, params={**self.params, **params}, scales=scales)
@@ -196,7 +197,7 @@ class Budget:
     vram: int | None = None
 
     @classmethod
-    def for_scale(cls, scale: str, ram: Any = None, vram: Any = None, where: str = "") -> "Budget":
+    def for_scale(cls, scale: str, ram: Any = None, vram: Any = None, where: str = "") -> Budget:
         """Read a marker's ram=/vram= (a size, or a {scale: size} mapping) for `scale`."""
         return cls(ram=_pick(ram, scale, "ram", where), vram=_pick(vram, scale, "vram", where))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from gpu_budget import artifacts, baselines, failsafe, isolate, remediate, report
 from gpu_budget.compare import judge
 from gpu_budget.marks import BudgetMark

@@ -48,10 +48,10 @@ def parse_size(value: str | int) -> int:
             "(known: B, KB, MB, GB, TB = powers of 10; KiB, MiB, GiB, TiB = powers of 2)"
         )
     number = float(match["num"])
-    return int(round(number * UNITS[unit]))
+    return round(number * UNITS[unit])
 
 
-def format_size(nbytes: int | float | None) -> str:
+def format_size(nbytes: float | None) -> str:
     """Render bytes with binary units, e.g. 2254857830 -> '2.10 GiB'; None -> '-'."""
     if nbytes is None:
         return "-"

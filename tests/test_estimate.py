@@ -9,12 +9,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from torch import nn
+
 from gpu_budget.estimate import StepPlan, adamw, estimate
 from gpu_budget.estimate_cuda import Device
 from gpu_budget.estimate_fake import EstimateError, fake_world, known_tensor, outside
 from gpu_budget.estimate_quant import quantize, quantized_bytes
 from gpu_budget.estimate_tracker import LiveTensors
-from torch import nn
 
 MiB = 2**20
 

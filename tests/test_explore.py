@@ -10,6 +10,7 @@ import json
 import textwrap
 
 import pytest
+
 from gpu_budget.explore import Envelope, confirm_largest, explore
 
 pytest_plugins = ["pytester"]

@@ -1,7 +1,8 @@
 """Sizes: the documented forms parse, bad strings are rejected by name."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpu_budget.units import SizeError, format_size, parse_size
 

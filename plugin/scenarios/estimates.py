@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+
 from gpu_budget.estimate import StepPlan, adamw
 from gpu_budget.estimate_fake import known_tensor
 from gpu_budget.estimate_quant import quantize
@@ -48,9 +49,10 @@ def _trainer_checkpointing(model) -> str | None:
 # -- S1: wav2vec2 + Trainer ------------------------------------------------------------------------
 
 def s1(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
-    from gpu_budget.scenarios.s1_wav2vec2 import HEADS, LORA_TARGETS, clip_lengths
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
     from transformers import Wav2Vec2Config, Wav2Vec2ForSequenceClassification
+
+    from gpu_budget.scenarios.s1_wav2vec2 import HEADS, LORA_TARGETS, clip_lengths
 
     has = fixes.__contains__
     labels = len({i % p["n_labels"] for i in range(p["n_clips"])})
@@ -132,9 +134,10 @@ def _s2_batch(p: dict, lengths: list[int], tokens: list[int]) -> dict:
 # -- S3: Qwen2-Audio, LoRA, resized embeddings, 4-bit ---------------------------------------------------
 
 def s3(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
-    from gpu_budget.scenarios.s3_qwen2_audio import EMBEDDING_MODES, LORA_TARGET, _batch, _config
     from peft import LoraConfig, get_peft_model
     from transformers import Qwen2AudioForConditionalGeneration
+
+    from gpu_budget.scenarios.s3_qwen2_audio import EMBEDDING_MODES, LORA_TARGET, _batch, _config
 
     has = fixes.__contains__
     dtype = getattr(torch, p.get("dtype", "float32"))
@@ -165,9 +168,10 @@ def s3(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
 # -- S4: Llama, 8-bit, PEFT and a user wrapper -----------------------------------------------------------
 
 def s4(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
-    from gpu_budget.scenarios.s4_wrap_order import ModelWrap
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
     from transformers import LlamaConfig, LlamaForCausalLM
+
+    from gpu_budget.scenarios.s4_wrap_order import ModelWrap
 
     def on(name: str) -> bool:
         return name in fixes or bool(p.get(name))
@@ -203,8 +207,9 @@ def s4(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
 # -- S5: conv net ------------------------------------------------------------------------------------
 
 def s5(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
-    from gpu_budget.scenarios.s5_generic_oom import ConvNet, _prune
     from torch import nn
+
+    from gpu_budget.scenarios.s5_generic_oom import ConvNet, _prune
 
     has = fixes.__contains__
     model = ConvNet(p["width"], p["hidden"], p["classes"])

@@ -37,9 +37,9 @@ FRAMES_PER_SECOND = 100  # 10 ms fbank frames: the unit of FunASR's dynamic batc
 def _funasr():
     """FunASR's model and frontend classes, or an ImportError that says how to install them."""
     try:
+        import kaldi_native_fbank  # noqa: F401  FunASR's fbank backend when torchaudio is absent
         from funasr.frontends.wav_frontend import WavFrontend
         from funasr.models.paraformer.model import Paraformer
-        import kaldi_native_fbank  # noqa: F401  FunASR's fbank backend when torchaudio is absent
     except ImportError as exc:
         raise ImportError(f"S2 needs FunASR and kaldi-native-fbank ({exc}); install: {INSTALL}") from exc
     return Paraformer, WavFrontend

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+
 from gpu_budget.scenario import RunContext
 
 
@@ -69,6 +70,7 @@ def largest_batch(p: dict, fixes: tuple[str, ...]) -> tuple[list[int], list[int]
 def cif_v1(hidden, alphas, threshold, target_lengths: list[int], known):
     """FunASR 1.4.16 cif_v1 with known fire positions: target_lengths[b] evenly spaced fires in row b."""
     from funasr.models.paraformer.cif_predictor import cif_wo_hidden_v1
+
     from gpu_budget.estimate_fake import known_tensor, outside
 
     fires, _ = cif_wo_hidden_v1(alphas, threshold, return_fire_idxs=True)

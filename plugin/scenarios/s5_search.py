@@ -7,8 +7,8 @@ measured runs instead. Peak memory is assumed to grow with the batch size
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass
