@@ -10,10 +10,16 @@ same run climbs faster (63-76 MiB/step, peak 1045-1097 MiB): freed activations
 stay in the heap, the CPU counterpart of CUDA's caching allocator;
 test_allocator_retention measures that side by side.
 
-Tiny budget: the write-up's memory climbed from 17 GB to 54 GB; its fix caps
+Budgets: the write-up's memory climbed from 17 GB to 54 GB; its fix caps
 long audio. At tiny scale (with the project's forkserver preload, a ~595 MiB
 floor) the as-reported peak is 974.3 MiB and the capped run 860.3 MiB, each
-repeating within ~1 MiB; 917 MiB, the middle, sits between them.
+repeating within ~1 MiB; 917 MiB, the middle, sits between them. At real scale
+(Paraformer-large dimensions, 220M params, CPU) the as-reported peak is 5.04 GiB,
+set by the step holding the 29 s clip, and the capped run 4.64 GiB; 4.84 GiB is
+the middle. At real scale the per-step series is not a climb (3.94 / 4.61 / 3.98
+/ 5.04 / 4.92 / 4.15 GiB): the peak follows the longest clip in the batch and
+falls with it, so the growth slope is asserted at tiny scale only, and at both
+scales the peak step must be the longest clip's.
 """
 
 import importlib.util
@@ -25,14 +31,17 @@ from s2_scenarios import S2
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("funasr") is None,
                                 reason="S2 needs FunASR: pip install -e '.[s2]'")
 
-BUDGET = {"ram": {"tiny": "917 MiB", "real": "5.4 GiB"}}
-GROWTH = 30 * 2**20  # bytes per step: as reported 47 MiB/step, capped clips falling (-36)
+BUDGET = {"ram": {"tiny": "917 MiB", "real": "4.84 GiB"}}
+GROWTH = 30 * 2**20  # bytes per step at tiny scale: as reported 47 MiB/step, capped clips falling (-36)
 
 
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
 def test_as_reported(gpu_budget):
     row = gpu_budget.measure(S2, label="as-reported")
-    assert row["growth"]["ram_per_step"] > GROWTH, row["steps"]
+    peaks, longest = [s["ram"] for s in row["steps"]], [s["longest_s"] for s in row["info"]["steps"]]
+    assert peaks.index(max(peaks)) == longest.index(max(longest)), (peaks, longest)  # the longest clip sets the peak
+    if gpu_budget.scale == "tiny":
+        assert row["growth"]["ram_per_step"] > GROWTH, row["steps"]
 
 
 @pytest.mark.gpu_budget(**BUDGET)
