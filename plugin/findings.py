@@ -7,7 +7,8 @@ a change inside the default tolerance is "no effect", not a win.
     python -m gpu_budget findings tiny.json [real.json ...] -o FINDINGS.md
 
 Several reports (e.g. the tiny gate and a real-scale run) merge into one file;
-each row keeps its scale.
+each row keeps its scale, and a row measured again in a later report (the same
+node id and scale) replaces the earlier one.
 """
 
 from __future__ import annotations
@@ -138,7 +139,8 @@ def main(argv: list[str]) -> int:
         if report.get("version") != 1 or not isinstance(report.get("results"), list):
             parser.error(f"{path} is not a gpu-budget JSON report (version 1)")
         merged["hardware"] = merged.get("hardware") or report.get("hardware")
-        merged["results"] += report["results"]
+        redone = {(r["nodeid"], r["scale"]) for r in report["results"]}  # a later report's re-run replaces a row
+        merged["results"] = [r for r in merged["results"] if (r["nodeid"], r["scale"]) not in redone] + report["results"]
         merged.setdefault("notes", []).extend(report.get("notes", []))
     args.output.write_text(render(merged, sources=[str(p) for p in args.reports]))
     print(f"wrote {args.output}")

@@ -85,3 +85,13 @@ def test_notes_reach_the_json_report_from_workers_too(project, xdist):
     notes = json.loads((pytester.path / "report.json").read_text())["notes"]
     assert sorted(n["text"] for n in notes) == ["probe 1", "probe 2"]
     assert {n["scenario"] for n in notes} == {"alloc"} and all(n["data"]["peak"] > 8 * MiB for n in notes)
+
+
+def test_a_later_report_replaces_a_re_run_row(tmp_path):
+    first, again = tmp_path / "first.json", tmp_path / "again.json"
+    first.write_text(json.dumps({"version": 1, "results": [row("as-reported", [], 900 * MiB), row("lora", ["lora"], 500 * MiB)]}))
+    again.write_text(json.dumps({"version": 1, "results": [row("as-reported", [], 1000 * MiB)]}))
+    out = tmp_path / "F.md"
+    assert main([str(first), str(again), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "| lora | lora | tiny | ram | 1000.00 MiB | 500.00 MiB | +50.0% | works |" in text
