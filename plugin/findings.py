@@ -141,7 +141,9 @@ def main(argv: list[str]) -> int:
         merged["hardware"] = merged.get("hardware") or report.get("hardware")
         redone = {(r["nodeid"], r["scale"]) for r in report["results"]}  # a later report's re-run replaces a row
         merged["results"] = [r for r in merged["results"] if (r["nodeid"], r["scale"]) not in redone] + report["results"]
-        merged.setdefault("notes", []).extend(report.get("notes", []))
+        renoted = {(n["nodeid"], n["scale"]) for n in report.get("notes", [])}
+        merged["notes"] = [n for n in merged.get("notes", []) if (n["nodeid"], n["scale"]) not in renoted] + \
+            report.get("notes", [])
     args.output.write_text(render(merged, sources=[str(p) for p in args.reports]))
     print(f"wrote {args.output}")
     return 0

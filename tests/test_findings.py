@@ -90,8 +90,12 @@ def test_notes_reach_the_json_report_from_workers_too(project, xdist):
 def test_a_later_report_replaces_a_re_run_row(tmp_path):
     first, again = tmp_path / "first.json", tmp_path / "again.json"
     first.write_text(json.dumps({"version": 1, "results": [row("as-reported", [], 900 * MiB), row("lora", ["lora"], 500 * MiB)]}))
-    again.write_text(json.dumps({"version": 1, "results": [row("as-reported", [], 1000 * MiB)]}))
+    note = {"nodeid": "m.py::test_search", "scenario": "s", "scale": "tiny", "data": {}}
+    first.write_text(json.dumps({**json.loads(first.read_text()), "notes": [{**note, "text": "first try"}]}))
+    again.write_text(json.dumps({"version": 1, "results": [row("as-reported", [], 1000 * MiB)],
+                                 "notes": [{**note, "text": "second try"}]}))
     out = tmp_path / "F.md"
     assert main([str(first), str(again), "-o", str(out)]) == 0
     text = out.read_text()
     assert "| lora | lora | tiny | ram | 1000.00 MiB | 500.00 MiB | +50.0% | works |" in text
+    assert "second try" in text and "first try" not in text
