@@ -18,7 +18,12 @@ from collections import defaultdict
 from pathlib import Path
 
 from gpu_budget.marks import DEFAULT_TOLERANCE
+from gpu_budget.scenario import SCALES
 from gpu_budget.units import format_size
+
+
+def _scale_order(scale: str) -> int:
+    return SCALES.index(scale) if scale in SCALES else len(SCALES)
 
 
 def _metric(row: dict) -> str:
@@ -45,12 +50,12 @@ def pairs(results: list[dict]) -> dict[str, list[dict]]:
     for row in results:
         groups[(row["scenario"], row["scale"])].append(row)
     out: dict[str, list[dict]] = defaultdict(list)
-    for (scenario, scale), rows in sorted(groups.items()):
+    for (scenario, scale), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], _scale_order(kv[0][1]))):
         measured = [r for r in rows if r["verdict"] not in ("skipped", "error")]
         ref = next((r for r in measured if r.get("label") == "as-reported"), None) or \
             next((r for r in measured if not r["fixes"]), None)
         for row in rows:
-            if row is ref:
+            if row is ref or row.get("label") == "as-reported":  # the reference itself: in failures()
                 continue
             entry = {"scenario": scenario, "scale": scale, "variant": row.get("label") or ", ".join(row["fixes"]),
                      "fixes": row["fixes"], "test": row["nodeid"], "facts": row.get("info", {})}
@@ -73,8 +78,14 @@ def pairs(results: list[dict]) -> dict[str, list[dict]]:
 def failures(results: list[dict]) -> dict[str, list[dict]]:
     """Per scenario: each scale's as-reported measurement against its budget (the failure mode reproduced)."""
     out: dict[str, list[dict]] = defaultdict(list)
-    for row in results:
-        if row.get("label") != "as-reported" or row["verdict"] in ("skipped", "error"):
+    for row in sorted(results, key=lambda r: _scale_order(r["scale"])):
+        if row.get("label") != "as-reported" or row["verdict"] == "error":
+            continue
+        if row["verdict"] == "skipped":
+            why = "needs GPU, not measured here" if "CUDA" in row["message"] else f"skipped: {row['message']}"
+            out[row["scenario"]].append({"scale": row["scale"], "metric": None, "peak": None, "over": None, "growth": None,
+                                         "budget": (row.get("budget") or {}).get("vram") or (row.get("budget") or {}).get("ram"),
+                                         "verdict": why})
             continue
         metric = _metric(row)
         budget = (row.get("budget") or {}).get("vram" if metric == "vram_allocated" else "ram")
@@ -106,7 +117,7 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
             for f in reproduced[scenario]:
                 over = "-" if f["over"] is None else f"{f['over']:+.1%}"
                 growth = "-" if f["growth"] is None else f"{format_size(f['growth'])}"
-                lines.append(f"| {f['scale']} | {f['metric']} | {format_size(f['peak'])} | {format_size(f['budget'])} | "
+                lines.append(f"| {f['scale']} | {f['metric'] or '-'} | {format_size(f['peak'])} | {format_size(f['budget'])} | "
                              f"{over} | {growth} | {f['verdict']} |")
             lines.append("")
         lines += ["| variant | fixes | scale | metric | as reported | with the fix | saving | verdict |",

@@ -99,3 +99,18 @@ def test_a_later_report_replaces_a_re_run_row(tmp_path):
     text = out.read_text()
     assert "| lora | lora | tiny | ram | 1000.00 MiB | 500.00 MiB | +50.0% | works |" in text
     assert "second try" in text and "first try" not in text
+
+
+def test_a_gpu_only_scale_says_so_in_both_tables(tmp_path):
+    skipped = {"verdict": "skipped", "message": "scenario 's' at scale 'real' needs a CUDA GPU; this host has none"}
+    rows = [row("as-reported", [], 900 * MiB), row("lora", ["lora"], 500 * MiB),
+            {**row("as-reported", [], None, scale="real"), **skipped, "budget": {"ram": None, "vram": 24 * 2**30}},
+            {**row("lora", ["lora"], None, scale="real"), **skipped}]
+    path, out = tmp_path / "r.json", tmp_path / "F.md"
+    path.write_text(json.dumps({"version": 1, "results": rows}))
+    assert main([str(path), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "| real | - | - | 24.00 GiB | - | - | needs GPU, not measured here |" in text
+    assert "| lora | lora | real | - | - | - | - | needs GPU, not measured here |" in text
+    assert text.count("as-reported") == 0  # the reference is not listed as its own variant
+    assert text.index("| lora | lora | tiny |") < text.index("| lora | lora | real |")
