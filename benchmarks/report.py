@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
+from pathlib import Path
 
 from benchmarks.common import MIB, RESULTS, ROOT
 
@@ -331,7 +332,9 @@ def suite(su: dict | None) -> list[str]:
             for c in p["cases"]:
                 ram = f"{c['ram'] / 2**30:.2f} GiB" if c.get("ram") else "-"
                 wall = f"{c['wall_s']:.0f} s" if c.get("wall_s") else "-"
-                out.append(f"| {c['nodeid']} ({c.get('label') or ''}) | {c['verdict']} | {wall} | {ram} |")
+                out.append(f"| {c['nodeid']} | {c['verdict']} | {wall} | {ram} |")
+    if su.get("remarks"):
+        out += ["", "What the rows above do not say by themselves:", ""] + [f"- {r}" for r in su["remarks"]]
     out += ["", "The command of each part (reports under `benchmarks/results/`):", ""]
     out += [f"- {p['part']}: `{p['command']}`" for p in su["parts"]]
     return out + [""]
@@ -360,6 +363,15 @@ def headline(data: dict) -> list[str]:
             w = {k: med(v["seconds"]) for k, v in case["ways"].items()}
             out.append(f"- Isolation, {case['case']}: fresh interpreter {w['fresh'] / w['forkserver']:.1f}x the forkserver "
                        f"child ({w['forkserver']:.2f} s vs {w['fresh']:.2f} s); in-process {w['in-process'] / w['forkserver']:.2f}x.")
+    su = data.get("suite")
+    if su:
+        for p in su["parts"]:
+            if p["part"] == "tiny":
+                out.append(f"- Suite: the tiny CPU gate (`-n 2`) took {p['wall_s'] / 60:.1f} min ({p['summary'].split(' in ')[0]}).")
+        real = [p for p in su["parts"] if p["part"] == "real" and all("::" not in s for s in p.get("selection", []))]
+        if real:
+            each = ", ".join(f"{Path(p['selection'][0]).stem} {p['wall_s'] / 60:.0f} min" for p in real)
+            out.append(f"- Suite: the real-scale CPU cases, serial, took {sum(p['wall_s'] for p in real) / 60:.0f} min ({each}).")
     rep, det = data.get("repeatability"), data.get("detection")
     if rep:
         rows = spreads(rep)
