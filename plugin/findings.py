@@ -26,6 +26,10 @@ def _scale_order(scale: str) -> int:
     return SCALES.index(scale) if scale in SCALES else len(SCALES)
 
 
+def _skip_verdict(row: dict) -> str:
+    return "needs GPU, not measured here" if "CUDA" in row["message"] else f"skipped: {row['message']}"
+
+
 def _metric(row: dict) -> str:
     return "vram_allocated" if row["peaks"].get("vram_allocated") is not None else "ram"
 
@@ -60,8 +64,7 @@ def pairs(results: list[dict]) -> dict[str, list[dict]]:
             entry = {"scenario": scenario, "scale": scale, "variant": row.get("label") or ", ".join(row["fixes"]),
                      "fixes": row["fixes"], "test": row["nodeid"], "facts": row.get("info", {})}
             if row["verdict"] == "skipped":
-                why = "needs GPU, not measured here" if "CUDA" in row["message"] else f"skipped: {row['message']}"
-                entry.update(before=None, after=None, metric=None, verdict=why)
+                entry.update(before=None, after=None, metric=None, verdict=_skip_verdict(row))
             elif row["verdict"] == "error":
                 entry.update(before=None, after=row["peaks"]["ram"], metric="ram",
                              verdict=f"error: {row['message'][:120]}")
@@ -82,10 +85,9 @@ def failures(results: list[dict]) -> dict[str, list[dict]]:
         if row.get("label") != "as-reported" or row["verdict"] == "error":
             continue
         if row["verdict"] == "skipped":
-            why = "needs GPU, not measured here" if "CUDA" in row["message"] else f"skipped: {row['message']}"
+            budget = row.get("budget") or {}
             out[row["scenario"]].append({"scale": row["scale"], "metric": None, "peak": None, "over": None, "growth": None,
-                                         "budget": (row.get("budget") or {}).get("vram") or (row.get("budget") or {}).get("ram"),
-                                         "verdict": why})
+                                         "budget": budget.get("vram") or budget.get("ram"), "verdict": _skip_verdict(row)})
             continue
         metric = _metric(row)
         budget = (row.get("budget") or {}).get("vram" if metric == "vram_allocated" else "ram")

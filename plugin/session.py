@@ -7,6 +7,7 @@ comparing and reporting live in plain modules.
 from __future__ import annotations
 
 import datetime
+import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -164,6 +165,10 @@ class BudgetSession:
         return measurement
 
     def note(self, item: pytest.Item, scenario: Scenario, text: str, data: dict) -> None:
+        try:
+            json.dumps(data)
+        except (TypeError, ValueError) as exc:  # found now, naming the test, not when the report is written
+            raise TypeError(f"{item.nodeid}: gpu_budget.note() data must be JSON-able: {exc}") from None
         self.notes.append({"nodeid": item.nodeid, "scenario": scenario.name, "scale": self.options.scale,
                            "text": text, "data": data})
 

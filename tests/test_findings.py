@@ -73,6 +73,10 @@ S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
 def test_search(gpu_budget, n):
     found = gpu_budget.peak(S.with_params(mib=8 * n))["peaks"]["ram"]
     gpu_budget.note(S, f"probe {n}", n=n, peak=found)
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_bad_note(gpu_budget):
+    gpu_budget.note(S, "a set", values={1, 2})
 '''
 
 
@@ -81,7 +85,8 @@ def test_notes_reach_the_json_report_from_workers_too(project, xdist):
     pytester = project(NOTED)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "--gpu-budget",
                                            "--gpu-budget-json=report.json", *xdist)
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*test_bad_note: gpu_budget.note() data must be JSON-able*set*"])
     notes = json.loads((pytester.path / "report.json").read_text())["notes"]
     assert sorted(n["text"] for n in notes) == ["probe 1", "probe 2"]
     assert {n["scenario"] for n in notes} == {"alloc"} and all(n["data"]["peak"] > 8 * MiB for n in notes)
