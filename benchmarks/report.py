@@ -306,6 +306,14 @@ def detection(det: dict | None) -> list[str]:
 
 # -- 6 ------------------------------------------------------------------------------------------
 
+def counted_real_parts(su: dict) -> list[dict]:
+    """The real parts that count toward the total: all but re-runs of single tests of a module also run whole."""
+    real = [p for p in su["parts"] if p["part"] == "real"]
+    whole = {s for p in real for s in p.get("selection", []) if "::" not in s}  # modules run whole
+    return [p for p in real
+            if not all("::" in s and s.split("::")[0] in whole for s in p.get("selection", ["memtests"]))]
+
+
 def suite(su: dict | None) -> list[str]:
     out = ["## 6. Suite time", ""]
     if su is None:
@@ -319,10 +327,9 @@ def suite(su: dict | None) -> list[str]:
                    f"{p['wall_s'] / 60:.1f} min | {len(p['cases'])} | {p['summary']} (exit {p['exit_code']}) | "
                    f"{p.get('load_average_start', '')} / {p.get('load_average_end', '')} |")
     real = [p for p in su["parts"] if p["part"] == "real"]
-    whole = {s for p in real for s in p.get("selection", []) if "::" not in s}  # modules run whole
-    reruns = [p for p in real if all("::" in s and s.split("::")[0] in whole for s in p.get("selection", ["memtests"]))]
+    counted = counted_real_parts(su)
+    reruns = [p for p in real if p not in counted]
     if real:
-        counted = [p for p in real if p not in reruns]
         out += ["", f"Real-scale CPU cases in all: {sum(p['wall_s'] for p in counted) / 60:.0f} min for "
                     f"{sum(len(p['cases']) for p in counted)} measured rows, serial (one multi-GiB child at a time)"
                     + (f"; not counted: {len(reruns)} re-run of single tests of a module timed whole above." if reruns else "."),
@@ -368,7 +375,7 @@ def headline(data: dict) -> list[str]:
         for p in su["parts"]:
             if p["part"] == "tiny":
                 out.append(f"- Suite: the tiny CPU gate (`-n 2`) took {p['wall_s'] / 60:.1f} min ({p['summary'].split(' in ')[0]}).")
-        real = [p for p in su["parts"] if p["part"] == "real" and all("::" not in s for s in p.get("selection", []))]
+        real = counted_real_parts(su)
         if real:
             each = ", ".join(f"{Path(p['selection'][0]).stem} {p['wall_s'] / 60:.0f} min" for p in real)
             out.append(f"- Suite: the real-scale CPU cases, serial, took {sum(p['wall_s'] for p in real) / 60:.0f} min ({each}).")
