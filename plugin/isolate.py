@@ -28,22 +28,57 @@ from contextlib import contextmanager
 from multiprocessing import spawn
 from pathlib import Path
 
-from gpu_budget import child
+from gpu_budget import child, dispatch
 from gpu_budget.meter import summarize
 
 DEFAULT_PRELOAD = ("torch", "transformers")
 MALLOC_MODES = ("steady", "system")
 _POLL_SECONDS = 0.02
 _context = None
+_started: tuple[tuple[str, ...], str] | None = None  # the running forkserver's (preload, dispatch)
 
 
-def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD):
-    """The session's forkserver context; the preload list applies when it first starts."""
-    global _context
+def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2"):
+    """The session's forkserver context, started on the first call with this preload and kernel-dispatch pin.
+
+    The pin (dispatch.pin_env) goes into the forkserver's environment only, so
+    every measured child inherits it and this process is left as it was.
+    """
+    global _context, _started
+    wanted = (tuple(preload), dispatch_mode)
     if _context is None:
-        _context = multiprocessing.get_context("forkserver")
-        _context.set_forkserver_preload(["gpu_budget.child", "gpu_budget.meter", *preload])
+        pins = dispatch.pin_env(dispatch_mode)
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["gpu_budget.child", "gpu_budget.meter", *preload])
+        with _environ(pins):
+            from multiprocessing import forkserver as server
+
+            server.ensure_running()
+        _context, _started = context, wanted
+    elif _started != wanted:
+        raise RuntimeError(f"the forkserver already runs with preload/dispatch {_started}, not {wanted}: "
+                           "one session, one forkserver")
     return _context
+
+
+@contextmanager
+def _environ(values: dict[str, str]):
+    """os.environ with `values` set, for a process started meanwhile; restored after."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def forkserver_environ(dispatch_mode: str = "avx2") -> dict[str, str]:
+    """The environment the measured children run with (what the fingerprint records of it)."""
+    return {**os.environ, **dispatch.pin_env(dispatch_mode)}
 
 
 @contextmanager
@@ -90,9 +125,10 @@ def _read_events(path: str) -> list[dict]:
     return events
 
 
-def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD) -> tuple[list[dict], dict]:
+def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD,
+              dispatch_mode: str = "avx2") -> tuple[list[dict], dict]:
     """Start child.main(request) from the forkserver; return its events and how it ended."""
-    ctx = forkserver(preload)
+    ctx = forkserver(preload, dispatch_mode)
     fd, path = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")
     os.close(fd)
     try:
@@ -123,9 +159,10 @@ def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_
         os.unlink(path)
 
 
-def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD) -> dict:
-    """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions."""
-    events, ending = run_child({"mode": "probe", "threads": 1}, timeout, preload)
+def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> dict:
+    """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions,
+    and its setup (fingerprint.child_facts: the floor it starts at, the kernels' capability, the packages)."""
+    events, ending = run_child({"mode": "probe", "threads": 1}, timeout, preload, dispatch_mode)
     device = next((e for e in events if e["event"] == "device"), None)
     if device is None:
         error = next((e for e in events if e["event"] == "error"), None)
@@ -135,14 +172,14 @@ def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD) -> d
 
 
 def prepare_assets(scenario_json: dict, assets: Path, timeout: float, threads: int,
-                   preload: tuple[str, ...] = DEFAULT_PRELOAD) -> None:
+                   preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> None:
     """Build a scenario's assets once, in an unmeasured child, into `assets` (atomically)."""
     if (assets / ".complete").exists():
         return
     assets.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=assets.name + ".tmp-", dir=assets.parent))
     request = {"mode": "prepare", "scenario": scenario_json, "assets": str(tmp), "threads": threads}
-    events, ending = run_child(request, timeout, preload)
+    events, ending = run_child(request, timeout, preload, dispatch_mode)
     if not any(e["event"] == "prepared" for e in events):
         error = next((e for e in events if e["event"] == "error"), None)
         detail = error["traceback"] if error else _describe_ending(ending)
@@ -167,7 +204,8 @@ def _describe_ending(ending: dict) -> str:
 
 
 def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
-            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict | None = None, malloc: str = "steady") -> dict:
+            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict | None = None, malloc: str = "steady",
+            dispatch_mode: str = "avx2", tensors: bool = True) -> dict:
     """Run the scenario in a fresh measured child and return its Measurement (a JSON dict).
 
     snapshot={"path": ..., "vram_limit": bytes or None}: on CUDA the child records
@@ -175,12 +213,14 @@ def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
     allocated peak passes `vram_limit` or it fails; the Measurement's
     "snapshot" is then that path, else None. malloc: "steady" (glibc's
     thresholds fixed, child.steady_malloc) or "system" (glibc's defaults).
+    dispatch_mode: the kernel-dispatch pin of the forkserver (dispatch.py). tensors: count the live
+    tensor bytes of a CPU run (tensors.TensorPeak); False measures without the dispatch mode.
     """
     if malloc not in MALLOC_MODES:
         raise ValueError(f"malloc mode {malloc!r}: expected one of {', '.join(MALLOC_MODES)}")
     request = {"mode": "measure", "scenario": scenario_json, "assets": str(assets), "threads": threads,
-               "snapshot": snapshot, "malloc": malloc}
-    events, ending = run_child(request, timeout, preload)
+               "snapshot": snapshot, "malloc": malloc, "tensors": tensors}
+    events, ending = run_child(request, timeout, preload, dispatch_mode)
     start = next((e for e in events if e["event"] == "start"), {})
     result = next((e for e in events if e["event"] == "result"), None)
     error = next((e for e in events if e["event"] == "error"), None)

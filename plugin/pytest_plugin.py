@@ -28,7 +28,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpu-budget-timeout", dest="gpu_budget_timeout", type=float, default=900.0, metavar="SECONDS",
                     help="kill a measured child after this many seconds (a reported failure). Default 900.")
     group.addoption("--gpu-budget-threads", dest="gpu_budget_threads", type=int, default=0, metavar="N",
-                    help="torch threads in each measured child (default: cores / xdist workers).")
+                    help="torch threads in each measured child (default 1, on any host: a peak must not depend "
+                         "on the runner's cores; recorded in the fingerprint).")
     group.addoption("--gpu-budget-plots", dest="gpu_budget_plots", metavar="DIR", default=None,
                     help="write one PNG per measured case here: host RAM and GPU memory per phase and step, "
                          "with the budget and the baseline (needs the plots extra: matplotlib).")
@@ -38,6 +39,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpu-budget-malloc", dest="gpu_budget_malloc", choices=("steady", "system"), default="steady",
                     help="host allocator of the measured children: steady (glibc's mmap threshold fixed, so peaks "
                          "repeat to 0.1 MiB; default) or system (glibc's defaults, as a plain process runs).")
+    group.addoption("--gpu-budget-cpu-dispatch", dest="gpu_budget_cpu_dispatch", choices=("avx2", "native"), default=None,
+                    help="CPU kernels of the measured children: avx2 (default on x86-64: ATen, oneDNN and MKL capped at "
+                         "AVX2, so any x86-64 host runs the same kernels and peaks) or native (the libraries pick by CPU).")
     group.addoption("--gpu-budget-remediate", action="store_true", dest="gpu_budget_remediate",
                     help="when a case breaks its budget, search its fixes cheapest first, each in a measured child, "
                          "and report the cheapest passing set (a case expected over budget keeps its verdict).")
@@ -50,6 +54,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("gpu_budget_baselines", "baselines folder, relative to the rootdir", default="baselines")
     parser.addini("gpu_budget_preload", "modules the forkserver imports once for all children",
                   type="args", default=["torch", "transformers"])
+    parser.addini("gpu_budget_cpu_dispatch", "CPU kernels of the measured children: avx2 or native", default="avx2")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -6,9 +6,10 @@ Registered only when xdist is installed (pytest_plugin.py). Two jobs:
   starts, `CUDA_VISIBLE_DEVICES` is set to one GPU picked by the worker id
   (gw0 -> the first visible GPU, gw1 -> the second, round robin past the
   last), and the worker's CPU affinity to its own equal share of the cores.
-  The forkserver, and so every measured child, inherits both; the children's
-  thread count is the size of that share. On a CPU host two workers then
-  never measure while fighting over one core.
+  The forkserver, and so every measured child, inherits both; the children
+  run the session's thread count (one by default, as in a serial run, so
+  both give the same peaks). On a CPU host two workers then never measure
+  while fighting over one core.
 - Records. Workers never write baselines or reports. They ship their result
   rows, the baseline entries to write, which budget tests they collected and
   whether the selection was narrowed, through `workeroutput`; the controller
@@ -72,9 +73,8 @@ def visible_gpus(environ: os._Environ | dict = os.environ) -> list[str]:
 def place(worker: str, index: int, count: int, gpus: list[str], cpus: list[int]) -> Placement:
     """Worker `index` of `count`: GPU index % len(gpus), and an equal, disjoint share of `cpus`.
 
-    Cores left over by the division stay unused, so every worker measures
-    with the same number of threads; with more workers than cores, workers
-    share cores one each.
+    Cores left over by the division stay unused, so every worker has the same
+    share; with more workers than cores, workers share cores one each.
     """
     gpu = gpus[index % len(gpus)] if gpus else None
     cpus = sorted(cpus)

@@ -31,6 +31,13 @@ def hang(ctx):
     held = b"\\x01" * (32 << 20)
     time.sleep(600)
 
+def environ(ctx):
+    """What the measured child's environment holds of the kernel-dispatch pin and the thread count."""
+    with ctx.meter.phase("load"):
+        held = b"\\x01" * (ctx.params.get("mib", 1) << 20)
+    names = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS", "OMP_NUM_THREADS")
+    return {"held": len(held), **{name: os.environ.get(name) for name in names}}
+
 def boom(ctx):
     with ctx.meter.phase("load"):
         raise RuntimeError("the scenario broke")
