@@ -44,6 +44,22 @@ def steady_malloc() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, _STEADY_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _STEADY_BYTES))
 
 
+def _tensor_peak():
+    """A tensors.TensorPeak for a run whose code imported torch; None for a torch-free run (nothing to count)."""
+    if "torch" not in sys.modules:
+        return None
+    from gpu_budget.tensors import TensorPeak
+
+    return TensorPeak()
+
+
+def _plant_tensor(nbytes: int):
+    """A touched uint8 tensor of `nbytes` (None for 0): a planted regression that is tensor memory."""
+    if not nbytes:
+        return None
+    return sys.modules["torch"].ones(nbytes, dtype=sys.modules["torch"].uint8)
+
+
 def _device() -> str:
     from gpu_budget.meter import cuda_available
 
@@ -102,9 +118,11 @@ def main(request: dict, out_path: str) -> None:
     meter = history = None
     try:
         if request["mode"] == "probe":
+            from gpu_budget.fingerprint import child_facts
             from gpu_budget.meter import device_info
 
-            emit({"event": "device", **device_info()})
+            facts = child_facts()  # first: the floor is what the child starts with
+            emit({"event": "device", **device_info(), "setup": facts})
             return
         malloc = request.get("malloc", "steady")
         if malloc == "steady" and not steady_malloc():
@@ -119,13 +137,17 @@ def main(request: dict, out_path: str) -> None:
             emit({"event": "prepared"})
             return
         meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}))
+        meter.tensors = None if meter.use_cuda or not request.get("tensors", True) else _tensor_peak()
         ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets,
                          "cuda" if meter.use_cuda else "cpu", meter)
         emit({"event": "start", "pid": os.getpid(), "cuda": meter.use_cuda, "ram_method": meter.ram_method})
-        # a planted regression: retained, touched bytes for the whole run (proves the gate can fail)
+        # planted regressions (prove the gate can fail): retained, touched bytes for the whole run, as a bytes
+        # object (host RAM sees it) or as a tensor made under the tracker (host RAM and tensor bytes see it)
         planted = b"\x01" * int(scenario["params"].get("plant_bytes", 0))  # noqa: F841
         history = _MemoryHistory.start(request.get("snapshot")) if meter.use_cuda else None
-        info = func(ctx) or {}
+        with meter.tensors if meter.tensors is not None else contextlib.nullcontext():
+            planted_tensor = _plant_tensor(int(scenario["params"].get("plant_tensor_bytes", 0)))  # noqa: F841
+            info = func(ctx) or {}
         meter.stop()
         summary = meter.summary()
         if history is not None:

@@ -1,19 +1,77 @@
 """Turn one Measurement into a verdict against its budget and its baseline.
 
-Gated metrics: the host RAM peak and the *allocated* GPU peak. Reserved and
-NVML device memory are reported but not gated: they depend on the caching
-allocator's history and are too noisy to fail a merge on.
+Gated metrics: the host RAM peak, the live CPU tensor bytes where measured,
+and the *allocated* GPU peak. Reserved and NVML device memory are reported but
+not gated: they depend on the caching allocator's history and are too noisy to
+fail a merge on.
+
+Against a baseline recorded under another setup (fingerprint.py says which
+fields differ and what each is shown to move), the host RAM peak is compared
+after taking off the difference of the two import floors, at the default
+tolerance when only libraries or floor fields differ, at the cross-setup
+tolerance when the kernels' capability or the threads differ, and not at all
+when the allocator or glibc differ; the exact metrics are compared as usual.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpu_budget import fingerprint
 from gpu_budget.baselines import Tolerance
 from gpu_budget.scenario import Budget
 from gpu_budget.units import format_size
 
-GATED = ("ram", "vram_allocated")
+GATED = ("ram", "ram_tensor", "vram_allocated")
+# The host RAM peak's spread across setups that differ in the kernels' capability or in threads per child,
+# with the floor taken off (benchmarks/RESULTS.md, "Across setups"): what such a comparison allows.
+CROSS_SETUP = Tolerance(rel=0.03, abs=4 * 2**20)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How this run's setup relates to the baseline entry's: the differing fields, and the floors' difference."""
+
+    diffs: dict = field(default_factory=dict)  # field -> (baseline's, now)
+    floor_shift: int = 0  # now's floor minus the baseline's, bytes (0 when either is unknown)
+    described: tuple[str, ...] = ()
+
+    @classmethod
+    def between(cls, then: dict | None, now: dict, packages_then: dict | None = None,
+                packages_now: dict | None = None) -> Setup:
+        then = then or {}
+        diffs = fingerprint.differences(then, now)
+        shift = now["floor"] - then["floor"] if then.get("floor") and now.get("floor") else 0
+        return cls(diffs, shift, tuple(fingerprint.describe(diffs, packages_then, packages_now)))
+
+    @property
+    def policy(self) -> str | None:
+        return fingerprint.worst_policy(self.diffs)
+
+    def ram_tolerance(self, own: Tolerance) -> Tolerance | None:
+        """The tolerance the host RAM peak is compared at, or None: not comparable across these setups."""
+        if self.policy == "foreign":
+            return None
+        if self.policy == "setup":
+            return Tolerance(max(own.rel, CROSS_SETUP.rel), max(own.abs, CROSS_SETUP.abs))
+        return own
+
+    def note(self) -> str | None:
+        """What the row says of the setup, when it differs from the baseline's."""
+        parts = []
+        if self.diffs:
+            parts.append("setup differs from the baseline's: " + "; ".join(self.described))
+        if self.floor_shift:
+            parts.append(f"import floor {_signed(self.floor_shift)} (taken off the host RAM peak)")
+        if self.policy == "setup":
+            parts.append(f"host RAM compared at the cross-setup tolerance +{CROSS_SETUP.rel:.1%} +{format_size(CROSS_SETUP.abs)}")
+        elif self.policy == "foreign":
+            parts.append("host RAM not compared across these setups: record a baseline for this setup (--gpu-budget-update)")
+        return "; ".join(parts) or None
+
+
+def _signed(nbytes: int) -> str:
+    return ("+" if nbytes >= 0 else "-") + format_size(abs(nbytes))
 FAILING = {"over-budget", "regression", "error"}
 VERDICTS = ("pass", "over-budget", "regression", "improved", "no-baseline", "skipped", "error")
 
@@ -38,13 +96,15 @@ def budget_breaches(peaks: dict, budget: Budget) -> list[str]:
 
 
 def judge(measurement: dict, budget: Budget, baseline: dict | None, tolerance: Tolerance, *,
-          ci: bool, update: bool, expect: str | None = None) -> Judgement:
+          ci: bool, update: bool, expect: str | None = None, setup: Setup | None = None) -> Judgement:
     """The verdict for one measured case.
 
     expect="over-budget": the case reproduces a reported failure, so breaking
     the budget is the passing outcome and staying within it fails (the
-    reproduction was lost). Baseline regressions fail either way.
+    reproduction was lost). Baseline regressions fail either way. `setup`:
+    how this run's setup differs from the baseline's (module docstring).
     """
+    setup = setup or Setup()
     peaks = measurement["peaks"]
     if measurement["status"] != "ok":
         error = measurement["error"]
@@ -71,17 +131,26 @@ def judge(measurement: dict, budget: Budget, baseline: dict | None, tolerance: T
 
     change: dict[str, float | None] = {}
     regressed, improved = [], []
+    if setup.note():
+        notes.append(setup.note())
     for metric in GATED:
         now, then = peaks.get(metric), baseline["peaks"].get(metric)
         if now is None or then is None:
             continue
+        tol = tolerance
+        shown = format_size(now)
+        if metric == "ram":
+            tol = setup.ram_tolerance(tolerance)
+            if tol is None:
+                continue
+            if setup.floor_shift:
+                now -= setup.floor_shift
+                shown = f"{format_size(now)} (floor taken off)"
         change[metric] = (now - then) / then if then else None
-        if now > tolerance.limit(then):
-            regressed.append(f"{metric} {format_size(now)} > baseline {format_size(then)} "
-                             f"+{tolerance.rel:.1%} +{format_size(tolerance.abs)}")
-        elif now < tolerance.floor(then):
-            improved.append(f"{metric} {format_size(now)} < baseline {format_size(then)} "
-                            f"-{tolerance.rel:.1%} -{format_size(tolerance.abs)}")
+        if now > tol.limit(then):
+            regressed.append(f"{metric} {shown} > baseline {format_size(then)} +{tol.rel:.1%} +{format_size(tol.abs)}")
+        elif now < tol.floor(then):
+            improved.append(f"{metric} {shown} < baseline {format_size(then)} -{tol.rel:.1%} -{format_size(tol.abs)}")
     if regressed:
         if update:
             return Judgement("regression", True, "; ".join(notes + regressed + ["baseline updated"]), change, True)

@@ -35,9 +35,31 @@ def _baseline(row: dict) -> str:
     return " / ".join(parts)
 
 
+CHANGE_LABELS = {"ram": "RAM", "ram_tensor": "tensors", "vram_allocated": "VRAM"}
+
+
 def _change(row: dict) -> str:
-    parts = [f"{v:+.1%}" for k, v in (row.get("change") or {}).items() if v is not None]
-    return " / ".join(parts) or "-"
+    parts = [f"{CHANGE_LABELS.get(k, k)} {v:+.1%}" for k, v in (row.get("change") or {}).items() if v is not None]
+    return ", ".join(parts) or "-"
+
+
+def setup_lines(rows: list[dict]) -> list[str]:
+    """One line per distinct way the setup differs from the baselines' (fingerprint.py), with how many cases."""
+    seen: dict[tuple, int] = {}
+    for row in rows:
+        setup = row.get("setup")
+        if setup and (row.get("fingerprint_changed") or setup.get("floor_shift")):
+            shift = round(setup["floor_shift"] / 2**20, 1)
+            key = (tuple(row["fingerprint_changed"]), setup["policy"], shift)
+            seen[key] = seen.get(key, 0) + 1
+    lines = []
+    for (diffs, policy, shift), count in seen.items():
+        what = "; ".join(diffs) or "nothing recorded"
+        how = {"setup": "host RAM compared at the cross-setup tolerance",
+               "foreign": "host RAM not compared: record a baseline for this setup"}.get(policy, "compared as usual")
+        floor = f"; import floor {shift:+.1f} MiB, taken off the host RAM peak" if shift else ""
+        lines.append(f"{count} case(s): setup differs from the baseline's: {what}{floor} ({how})")
+    return lines
 
 
 def _verdict(row: dict) -> str:
@@ -167,6 +189,8 @@ def markdown(rows: list[dict], hardware: dict | None, problems: list[str] = (), 
         lines += ["", f"> **Gate failed:** {problem}"]
     if rows:
         lines += ["", tabulate(table_rows(rows), headers=HEADERS, tablefmt="github")]
+    for line in setup_lines(rows):
+        lines += ["", f"> {line}"]
     for row in failed:
         lines += ["", f"- **{row['nodeid']}**: {row['message']}"]
     remedies = remediation_lines(rows, markdown=True)

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gpu_budget import artifacts, baselines, failsafe, isolate, remediate, report
-from gpu_budget.compare import judge
+from gpu_budget import artifacts, baselines, failsafe, fingerprint, isolate, remediate, report
+from gpu_budget.compare import Setup, judge
 from gpu_budget.marks import BudgetMark
 from gpu_budget.marks import gpu_budget as read_mark
 from gpu_budget.marks import merge as merge_marks
@@ -73,10 +74,8 @@ class BudgetSession:
         self.selected = sum(1 for item in items if _is_budget_test(item))
 
     def place(self, placement: dict) -> None:
-        """An xdist worker's GPU and cores (xdist.py): children get one thread per core of its share."""
+        """An xdist worker's GPU and cores (xdist.py): its children measure there, with the session's threads."""
         self.placement = placement
-        if not self.config.getoption("gpu_budget_threads"):
-            self.options.threads = len(placement["cpus"])
 
     # -- measuring ----------------------------------------------------------
     def mark_for(self, item: pytest.Item) -> BudgetMark:
@@ -84,11 +83,19 @@ class BudgetSession:
         return read_mark(**arguments, scale=self.options.scale, where=item.nodeid)
 
     def _probe(self) -> dict:
+        """Start the forkserver (with the kernel-dispatch pin), and read the device and the setup once."""
         if self.device is None:
-            self.device = isolate.probe(preload=self.options.preload)
-            key = baselines.hardware_key(self.device)
-            self.hardware = {"key": key, **baselines.fingerprint(self.device)}
+            opts = self.options
+            device = isolate.probe(preload=opts.preload, dispatch_mode=opts.dispatch)
+            self.hardware = fingerprint.collect(device, baselines.hardware_key(device), isolate.forkserver_environ(opts.dispatch),
+                                                opts.threads, opts.malloc, opts.dispatch, opts.preload)
+            self.device = {k: v for k, v in device.items() if k != "setup"}
         return self.device
+
+    def fingerprint_for(self, scenario: Scenario, where: str = "") -> dict:
+        """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode."""
+        fprint = {k: v for k, v in self.hardware.items() if k not in ("key", "package_versions")}
+        return {**fprint, "malloc": self._malloc(scenario, where)}
 
     def measure(self, item: pytest.Item, scenario: Scenario, label: str | None = None,
                 expect: str | None = None) -> dict:
@@ -105,7 +112,7 @@ class BudgetSession:
             "scenario": scenario.name, "label": label, "scale": scale, "fixes": list(scenario.fixes),
             "budget": {"ram": mark.budget.ram, "vram": mark.budget.vram}, "expect": expect,
             "tolerance": {"rel": mark.tolerance.rel, "abs": mark.tolerance.abs},
-            "peaks": {"ram": None, "vram_allocated": None, "vram_reserved": None, "vram_device": None},
+            "peaks": {"ram": None, "ram_tensor": None, "vram_allocated": None, "vram_reserved": None, "vram_device": None},
             "phases": {}, "steps": [], "growth": {}, "baseline": None, "change": {}, "info": {},
         }
         if self.placement:
@@ -121,25 +128,28 @@ class BudgetSession:
         scenario_json = scenario.to_json(scale)
         path = baselines.path_for(self.options.baselines, self.hardware["key"], str(item.path))
         try:
-            baseline, broken = baselines.lookup(baselines.load(path), scale, test_id), None
+            stored = baselines.load(path)
+            baseline, broken = baselines.lookup(stored, scale, test_id), None
         except baselines.BaselineError as exc:
-            baseline, broken = None, str(exc)
+            stored, baseline, broken = {}, None, str(exc)
         snapshot = artifacts.snapshot_request(self.device, mark, baseline)
-        hardware = {**self.hardware, "malloc": self._malloc(scenario, item.nodeid)}
+        fprint = self.fingerprint_for(scenario, item.nodeid)
+        setup = Setup.between((baseline or {}).get("fingerprint"), fprint, baselines.packages_of(stored, baseline),
+                              self.hardware["package_versions"])
         try:
             measurement = self._measure_child(scenario, snapshot)
             if broken:
                 return self._finish(item, self._row(row, measurement, None, "error", False, broken, {}))
             verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
-                            ci=self.ci, update=self.options.update, expect=expect)
+                            ci=self.ci, update=self.options.update, expect=expect, setup=setup)
             if verdict.write_baseline and measurement["status"] == "ok":
-                fprint = {k: v for k, v in hardware.items() if k != "key"}
                 entry = baselines.entry_from(measurement, scenario_json, mark.tolerance, fprint,
                                              datetime.date.today().isoformat())
                 self._record(path, scale, test_id, entry)
             result = self._row(row, measurement, baseline, verdict.verdict, verdict.passed, verdict.message,
                                verdict.change)
-            result["fingerprint_changed"] = _fingerprint_changed(baseline, hardware)
+            result["fingerprint_changed"] = list(setup.described) if baseline else []
+            result["setup"] = {"policy": setup.policy, "floor_shift": setup.floor_shift} if baseline else None
             if self.options.remediate and remediate.needs_remedy(measurement, mark.budget):
                 result["remediation"] = self._remediate(scenario, mark.budget)
                 if not result["passed"]:
@@ -177,9 +187,14 @@ class BudgetSession:
         scale, opts = self.options.scale, self.options
         job, assets = scenario.to_json(scale), self._assets / scenario.asset_key(scale)
         if scenario.prepare:
-            isolate.prepare_assets(job, assets, opts.timeout, opts.threads, opts.preload)
+            # unmeasured: as many threads as this process may use, to build real-scale models sooner
+            isolate.prepare_assets(job, assets, opts.timeout, len(os.sched_getaffinity(0)), opts.preload,
+                                   dispatch_mode=opts.dispatch)
+        tensors = scenario.params.get("tensor_bytes", True)
+        if not isinstance(tensors, bool):
+            raise TypeError(f"{scenario.name}: scenario param tensor_bytes={tensors!r}: expected True or False")
         return isolate.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot,
-                               malloc=self._malloc(scenario))
+                               malloc=self._malloc(scenario), dispatch_mode=opts.dispatch, tensors=tensors)
 
     def _remediate(self, scenario: Scenario, budget) -> dict:
         """Search the scenario's fixes for the cheapest set within `budget`, each set in a fresh child."""
@@ -212,10 +227,11 @@ class BudgetSession:
 
     def _record(self, path: Path, scale: str, test_id: str, entry: dict) -> None:
         """Write a baseline entry now; an xdist worker ships it to the controller, which alone writes."""
+        packages = {entry["fingerprint"]["packages"]: self.hardware["package_versions"]}
         if self.is_worker:
-            self.pending.append({"path": str(path), "scale": scale, "id": test_id, "entry": entry})
+            self.pending.append({"path": str(path), "scale": scale, "id": test_id, "entry": entry, "packages": packages})
         else:
-            baselines.store(path, scale, {test_id: entry})
+            baselines.store(path, scale, {test_id: entry}, packages=packages)
 
     @staticmethod
     def _row(row: dict, m: dict, baseline: dict | None, verdict: str, passed: bool, message: str,
@@ -295,11 +311,13 @@ class BudgetSession:
     def _write_pending(self) -> None:
         """The controller writes what its workers measured, one locked write per file and scale."""
         grouped: dict[tuple[str, str], dict] = defaultdict(dict)
+        packages: dict[str, dict] = {}
         for pending in self.pending:
             grouped[(pending["path"], pending["scale"])][pending["id"]] = pending["entry"]
+            packages.update(pending.get("packages", {}))
         for (path, scale), entries in grouped.items():
             try:
-                baselines.store(Path(path), scale, entries)
+                baselines.store(Path(path), scale, entries, packages=packages)
             except (baselines.BaselineError, OSError) as exc:
                 self.problems.append(f"could not write baselines to {path}: {exc}")
         self.pending.clear()
@@ -352,6 +370,11 @@ class BudgetSession:
             fp = self.hardware
             terminalreporter.write_line(f"hardware {fp['key']}: torch {fp.get('torch')}, transformers "
                                         f"{fp.get('transformers')}, peft {fp.get('peft')}, python {fp.get('python')}")
+            terminalreporter.write_line(f"setup: {fp.get('cpu')} ({fp.get('cpu_level')}), kernels {fp.get('isa')} "
+                                        f"(dispatch {fp.get('dispatch')}), {fp.get('threads')} thread(s) per child, "
+                                        f"malloc {fp.get('malloc')}, import floor {format_size(fp.get('floor'))}")
+        for line in report.setup_lines(self.rows):
+            terminalreporter.write_line(line)
         if self.rows:
             terminalreporter.write_line(report.terminal_table(self.rows))
         for line in report.remediation_lines(self.rows):
@@ -390,9 +413,3 @@ def _markers_outermost_first(item: pytest.Item) -> list[tuple[tuple, dict]]:
             by_node.append((node, []))
         by_node[-1][1].append((mark.args, mark.kwargs))
     return [marks for _, node_marks in reversed(by_node) for marks in node_marks]
-
-
-def _fingerprint_changed(baseline: dict | None, hardware: dict) -> list[str]:
-    """What differs between the baseline's fingerprint and now; reported, and the comparison still runs."""
-    then = (baseline or {}).get("fingerprint") or {}
-    return [f"{k} {then[k]} -> {hardware.get(k)}" for k in sorted(then) if k != "key" and then[k] != hardware.get(k)]

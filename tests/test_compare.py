@@ -61,3 +61,42 @@ def test_child_failure_is_an_error_with_the_peak_seen():
     j = judge(m(700 * MiB, status="error"), Budget(ram=2**30), None, TOL, ci=False, update=True)
     assert (j.verdict, j.passed) == ("error", False)
     assert "700.00 MiB" in j.message and "SIGKILL" in j.message
+
+
+# -- across setups (fingerprint.py's policy) ------------------------------------------------------------
+
+def tm(ram, tensor):
+    return {"status": "ok", "peaks": {"ram": ram, "ram_tensor": tensor, "vram_allocated": None}, "error": None}
+
+
+def tbase(ram, tensor, **fp):
+    return {"peaks": {"ram": ram, "ram_tensor": tensor, "vram_allocated": None}, "fingerprint": fp}
+
+
+def test_the_floor_difference_comes_off_host_ram_only():
+    from gpu_budget.compare import Setup
+
+    setup = Setup.between({"floor": 400 * MiB}, {"floor": 388 * MiB})
+    assert setup.floor_shift == -12 * MiB and setup.diffs == {}
+    j = judge(tm(988 * MiB, 100 * MiB), Budget(), tbase(1000 * MiB, 100 * MiB), TOL, ci=True, update=False, setup=setup)
+    assert (j.verdict, j.change["ram"], j.change["ram_tensor"]) == ("pass", 0.0, 0.0)
+
+
+def test_a_foreign_setup_compares_the_exact_metric_alone():
+    from gpu_budget.compare import Setup
+
+    setup = Setup.between({"malloc": "steady"}, {"malloc": "system"})
+    assert setup.policy == "foreign"
+    j = judge(tm(2000 * MiB, 100 * MiB), Budget(), tbase(1000 * MiB, 100 * MiB), TOL, ci=True, update=False, setup=setup)
+    assert j.verdict == "pass" and "ram" not in j.change and "record a baseline for this setup" in j.message
+    j = judge(tm(1000 * MiB, 130 * MiB), Budget(), tbase(1000 * MiB, 100 * MiB), TOL, ci=True, update=False, setup=setup)
+    assert j.verdict == "regression" and "ram_tensor" in j.message
+
+
+def test_a_setup_difference_widens_host_ram_to_the_cross_setup_tolerance():
+    from gpu_budget.compare import CROSS_SETUP, Setup
+
+    setup = Setup.between({"isa": "AVX2"}, {"isa": "DEFAULT"})
+    own = Tolerance(rel=0.005, abs=4 * MiB)
+    assert setup.ram_tolerance(own) == Tolerance(max(own.rel, CROSS_SETUP.rel), max(own.abs, CROSS_SETUP.abs))
+    assert Setup.between({"torch": "2.13.0"}, {"torch": "2.14.0"}).ram_tolerance(own) == own  # an upgrade: as usual

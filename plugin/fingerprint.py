@@ -1,0 +1,221 @@
+"""What moves a peak besides the code: the measured children's setup, and what a difference means.
+
+Every baseline entry stores the fingerprint it was recorded under; a run
+compares it with its own and names the fields that differ. What is then
+compared, and how closely, depends on what the field is shown to move
+(README, "Across machines"; benchmarks/RESULTS.md, "Across setups"):
+
+- LIBRARIES (torch, transformers, ... and CUDA, the driver): compared as
+  usual. Catching the regression an upgrade brings is what the gate is for.
+- FLOOR (the packages the children import, the preload list, the CPU model,
+  the kernel): measured to move only the import floor, the RSS a child
+  inherits from the forkserver (packages a library imports only because they
+  are installed: accelerate imports boto3, httpcore imports trio, +12 MiB).
+  The floor is measured in every session, and the host RAM peak is compared
+  after taking the floor's difference off.
+- SETUP (the CPU capability the kernels run at, threads per child): move the
+  peak itself, by a measured amount; compared at the cross-setup tolerance.
+- FOREIGN (the allocator's mode and environment, transparent huge pages,
+  glibc): not measured across; the host RAM peak is not compared ("record a
+  baseline for this setup"), the exact metrics (tensor bytes, allocated VRAM)
+  still are.
+
+The parent reads the host's facts here; the probe child reads what only a
+child of the forkserver sees (child_facts): the floor, the kernels' capability,
+the packages imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import re
+import sys
+from typing import Any
+
+LIBRARY_PACKAGES = ("torch", "transformers", "peft", "accelerate", "bitsandbytes", "funasr")
+LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory")
+FLOOR = ("packages", "preload", "cpu", "kernel")
+SETUP = ("isa", "threads")
+FOREIGN = ("malloc", "malloc_env", "thp", "glibc")
+POLICY = {**dict.fromkeys(LIBRARIES, "libraries"), **dict.fromkeys(FLOOR, "floor"),
+          **dict.fromkeys(SETUP, "setup"), **dict.fromkeys(FOREIGN, "foreign")}
+# Reported, never a difference of their own: the pin that produced `isa`, the CPU's own level, the floor itself
+INFO = ("dispatch", "cpu_level", "cuda_alloc_conf", "floor")
+
+# Environment variables that change how the children allocate host memory
+_ALLOCATOR_ENV = re.compile(r"^(MALLOC_.*|GLIBC_TUNABLES|LD_PRELOAD|JEMALLOC_.*|TCMALLOC_.*|THP_MEM_ALLOC_ENABLE)$")
+# x86-64 micro-architecture levels (psABI): the flags /proc/cpuinfo shows for each
+_X86_LEVELS = (
+    ("x86-64-v4", {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}),
+    ("x86-64-v3", {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "xsave"}),
+    ("x86-64-v2", {"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"}),
+)
+
+
+def cpu_info(path: str = "/proc/cpuinfo") -> tuple[str | None, set[str]]:
+    """The CPU's model name and flags, from /proc/cpuinfo (None and no flags where it cannot be read)."""
+    model, flags = None, set()
+    try:
+        with open(path) as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and model is None:
+                    model = value.strip()
+                elif key in ("flags", "Features") and not flags:
+                    flags = set(value.split())
+                if model and flags:
+                    break
+    except OSError:
+        pass
+    return model or platform.processor() or None, flags
+
+
+def x86_level(flags: set[str]) -> str | None:
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return None
+    return next((name for name, needed in _X86_LEVELS if needed <= flags), "x86-64")
+
+
+def _thp(path: str = "/sys/kernel/mm/transparent_hugepage/enabled") -> str | None:
+    try:
+        with open(path) as fh:
+            found = re.search(r"\[(\w+)\]", fh.read())
+    except OSError:
+        return None
+    return found.group(1) if found else None
+
+
+def _glibc() -> str | None:
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def collect(device: dict, key: str, environ: dict[str, str], threads: int, malloc: str, dispatch: str,
+            preload: tuple[str, ...]) -> dict[str, Any]:
+    """The session's fingerprint: the probe child's `device` (with its "setup" facts) and the host's.
+
+    "packages" is the digest of the imported packages; "package_versions"
+    holds the list itself (the report keeps it, a baseline file keeps it once).
+    """
+    device = dict(device)
+    setup = dict(device.pop("setup", {}))
+    packages = setup.pop("packages", {})
+    return {
+        "key": key, **library_versions(), "python": platform.python_version(),
+        "cuda": device.get("cuda_version"), "driver": device.get("driver"),
+        "gpu_name": device.get("gpu_name"), "gpu_memory": device.get("gpu_memory"),
+        **host_facts(environ, threads, malloc, dispatch, preload), **setup,
+        "packages": packages_digest(packages), "package_versions": packages,
+    }
+
+
+def host_facts(environ: dict[str, str], threads: int, malloc: str, dispatch: str, preload: tuple[str, ...]) -> dict[str, Any]:
+    """What the parent knows of the children's setup: `environ` is the forkserver's environment."""
+    model, flags = cpu_info()
+    return {
+        "cpu": model,
+        "cpu_level": x86_level(flags),
+        "kernel": platform.release(),
+        "glibc": _glibc(),
+        "thp": _thp(),
+        "threads": threads,
+        "malloc": malloc,
+        "malloc_env": " ".join(f"{k}={v}" for k, v in sorted(environ.items()) if _ALLOCATOR_ENV.match(k)) or None,
+        "cuda_alloc_conf": environ.get("PYTORCH_CUDA_ALLOC_CONF"),
+        "dispatch": dispatch,
+        "preload": " ".join(preload),
+    }
+
+
+def child_facts() -> dict[str, Any]:
+    """Read in a fresh child of the forkserver, before it does anything: its floor, kernel capability, packages.
+
+    The floor is the RSS the child starts with: the pages of everything the
+    forkserver imported, which every measured child inherits.
+    """
+    floor = None
+    try:
+        with open("/proc/self/status") as fh:
+            floor = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS:"))
+    except (OSError, StopIteration, ValueError):
+        pass
+    try:
+        isa = sys.modules["torch"].backends.cpu.get_cpu_capability()
+    except (KeyError, AttributeError):  # torch not preloaded (a torch-free suite), or a stand-in without it
+        isa = None
+    return {"floor": floor, "isa": isa, "packages": imported_packages()}
+
+
+def imported_packages() -> dict[str, str]:
+    """Distribution -> version of every distribution this process has imported from."""
+    from importlib import metadata
+
+    by_module = metadata.packages_distributions()
+    found: dict[str, str] = {}
+    for module in {name.partition(".")[0] for name in list(sys.modules)}:
+        for dist in by_module.get(module, ()):
+            if dist not in found:
+                try:
+                    found[dist] = metadata.version(dist)
+                except metadata.PackageNotFoundError:
+                    continue
+    return dict(sorted(found.items(), key=lambda kv: kv[0].lower()))
+
+
+def packages_digest(packages: dict[str, str]) -> str:
+    blob = "\n".join(f"{name.lower()}=={version}" for name, version in sorted(packages.items(), key=lambda kv: kv[0].lower()))
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def library_versions() -> dict[str, str | None]:
+    """The named libraries' versions, read from metadata (nothing imported)."""
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for package in LIBRARY_PACKAGES:
+        try:
+            out[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            out[package] = None
+    return out
+
+
+def differences(then: dict[str, Any], now: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Field -> (baseline's, now) for every policy field the baseline recorded and that differs.
+
+    A field the baseline does not hold (recorded before it existed) is not a difference.
+    """
+    return {k: (then[k], now.get(k)) for k in POLICY if k in then and then[k] != now.get(k)}
+
+
+def worst_policy(diffs: dict[str, tuple[Any, Any]]) -> str | None:
+    """The strictest consequence among the differing fields: foreign > setup > floor > libraries."""
+    kinds = {POLICY[k] for k in diffs}
+    return next((kind for kind in ("foreign", "setup", "floor", "libraries") if kind in kinds), None)
+
+
+def describe(diffs: dict[str, tuple[Any, Any]], packages_then: dict[str, str] | None = None,
+             packages_now: dict[str, str] | None = None) -> list[str]:
+    """'threads 1 -> 2', 'packages +boto3 1.43.11, +trio 0.31.0' ...: what a row says of each difference."""
+    out = []
+    for key, (then, now) in diffs.items():
+        if key == "packages" and packages_then is not None and packages_now is not None:
+            out.append("packages " + package_change(packages_then, packages_now))
+        else:
+            out.append(f"{key} {then} -> {now}")
+    return out
+
+
+def package_change(then: dict[str, str], now: dict[str, str]) -> str:
+    lower_then = {k.lower(): (k, v) for k, v in then.items()}
+    lower_now = {k.lower(): (k, v) for k, v in now.items()}
+    parts = [f"+{lower_now[k][0]} {lower_now[k][1]}" for k in sorted(lower_now.keys() - lower_then.keys())]
+    parts += [f"-{lower_then[k][0]}" for k in sorted(lower_then.keys() - lower_now.keys())]
+    parts += [f"{lower_now[k][0]} {lower_then[k][1]} -> {lower_now[k][1]}" for k in sorted(lower_now.keys() & lower_then.keys())
+              if lower_now[k][1] != lower_then[k][1]]
+    return ", ".join(parts) or "(same)"
