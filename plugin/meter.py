@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 _STATUS = "/proc/self/status"
 _CLEAR_REFS = "/proc/self/clear_refs"
@@ -60,6 +61,7 @@ class PhaseRecord:
     vram_allocated: int | None = None
     vram_reserved: int | None = None
     vram_device: int | None = None
+    ram_tensor: int | None = None  # live CPU tensor bytes' high-water mark (tensors.TensorPeak); None on CUDA runs
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -153,6 +155,7 @@ class Meter:
 
     on_phase: Callable[[PhaseRecord], None] | None = None
     use_cuda: bool | None = None
+    tensors: Any = None  # a tensors.TensorPeak the run executes under (CPU runs), reset per phase
     phases: list[PhaseRecord] = field(default_factory=list)
     info: dict = field(default_factory=dict)
 
@@ -180,6 +183,8 @@ class Meter:
             self._sampler.reset()
         if self._cuda is not None:
             self._cuda.reset()
+        if self.tensors is not None:
+            self.tensors.reset()
         self._open = (name, step, time.perf_counter())
 
     def stop(self) -> PhaseRecord | None:
@@ -196,6 +201,7 @@ class Meter:
             ram_peak=peak,
             rss_anon=status.get("RssAnon"),
             rss_file=status.get("RssFile"),
+            ram_tensor=self.tensors.peak if self.tensors is not None else None,
         )
         if self._cuda is not None:
             for key, value in self._cuda.read().items():
@@ -220,6 +226,7 @@ class Meter:
 
 PEAK_KEYS = {
     "ram": "ram_peak",
+    "ram_tensor": "ram_tensor",
     "vram_allocated": "vram_allocated",
     "vram_reserved": "vram_reserved",
     "vram_device": "vram_device",
@@ -271,8 +278,8 @@ def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm") -> dict
         "growth": growth,
         "phases": phases,
         "steps": [
-            {"step": p["step"], "ram": p["ram_peak"], "vram_allocated": p.get("vram_allocated"),
-             "vram_reserved": p.get("vram_reserved")}
+            {"step": p["step"], "ram": p["ram_peak"], "ram_tensor": p.get("ram_tensor"),
+             "vram_allocated": p.get("vram_allocated"), "vram_reserved": p.get("vram_reserved")}
             for p in steps
         ],
     }
