@@ -2,8 +2,15 @@
 
 A baseline file is data, never code: JSON only, checked against the schema
 below on every read, and a broken file is an error naming the file and the
-entry, never silently replaced. Writes are atomic (temp file + rename) and
-serialised by a lock file, so pytest-xdist workers can record side by side.
+entry, never silently replaced. It is read only when it is a regular file of
+a baseline's size: a FIFO, a device or a huge file in its place (a pull
+request can put one there) fails at once, naming it, instead of blocking or
+filling memory. Writes are atomic (temp file + rename) and serialised by a
+lock file, so pytest-xdist workers can record side by side.
+
+Each entry's fingerprint names the imported packages by a digest; the file's
+top-level "packages" maps each digest to its package list, so a row can say
+which packages differ without every entry repeating sixty of them.
 """
 
 from __future__ import annotations
@@ -14,17 +21,17 @@ import json
 import os
 import platform
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 SCHEMA = "gpu-budget-baselines/1"
-METRICS = ("ram", "vram_allocated", "vram_reserved", "vram_device")
-PACKAGES = ("torch", "transformers", "peft", "accelerate", "bitsandbytes", "funasr")
+METRICS = ("ram", "ram_tensor", "vram_allocated", "vram_reserved", "vram_device")
+MAX_FILE_BYTES = 16 * 2**20  # the largest committed baseline file is ~0.1 MiB
 
 
 class BaselineError(ValueError):
@@ -40,24 +47,6 @@ def hardware_key(device: dict) -> str:
     if not re.search(r"\d+gb", slug):
         slug += f"-{round(device['gpu_memory'] / 2**30)}gb"
     return f"nvidia-{slug}"
-
-
-def fingerprint(device: dict) -> dict[str, Any]:
-    """Library versions (read from metadata, nothing imported) plus what the child saw of its device."""
-    versions = {}
-    for package in PACKAGES:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return {
-        **versions,
-        "python": platform.python_version(),
-        "cuda": device.get("cuda_version"),
-        "driver": device.get("driver"),
-        "gpu_name": device.get("gpu_name"),
-        "gpu_memory": device.get("gpu_memory"),
-    }
 
 
 @dataclass(frozen=True)
@@ -126,20 +115,66 @@ def validate(data: Any, path: Path) -> None:
                 fail(where, f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}")
             if not isinstance(entry.get("fingerprint", {}), dict):
                 fail(where, "'fingerprint' must be an object")
+    packages = data.get("packages", {})
+    if not isinstance(packages, dict) or not all(
+        isinstance(listing, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in listing.items())
+        for listing in packages.values()
+    ):
+        fail("top level", "'packages' must map digests to objects of package -> version")
 
 
 def load(path: Path) -> dict:
     """The validated content of a baseline file; an empty file structure when it does not exist."""
     path = Path(path)
-    if not path.exists():
-        return {"schema": SCHEMA, "entries": {}}
+    if not os.path.lexists(path):
+        if path.parent.exists() and not path.parent.is_dir():
+            raise BaselineError(f"baselines folder {path.parent} is not a folder: point --gpu-budget-baselines "
+                                f"(or ini gpu_budget_baselines) at a folder")
+        return {"schema": SCHEMA, "entries": {}, "packages": {}}
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(_read_bounded(path))
     except json.JSONDecodeError as exc:
         raise BaselineError(f"baseline file {path} is not valid JSON ({exc}). Fix it by hand or delete "
                             f"it and re-record with --gpu-budget-update.") from None
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"baseline file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     validate(data, path)
+    data.setdefault("packages", {})
     return data
+
+
+def _read_bounded(path: Path) -> str:
+    """The file's text, read only if it is a regular file no larger than MAX_FILE_BYTES.
+
+    Opened non-blocking, so a FIFO cannot stall the session, and checked on the
+    open descriptor, so a symlink swapped in meanwhile changes nothing.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise BaselineError(f"baseline file {path} cannot be opened: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+                    else "a socket" if stat.S_ISSOCK(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file")
+            link = f" (a symlink to {os.path.realpath(path)})" if os.path.islink(path) else ""
+            raise BaselineError(f"baseline file {path}{link} is {kind}, not a regular file: refusing to read it")
+        if info.st_size > MAX_FILE_BYTES:
+            raise BaselineError(f"baseline file {path} is {info.st_size} bytes, over the {MAX_FILE_BYTES} a baseline "
+                                f"file may hold: refusing to read it")
+        chunks, left = [], MAX_FILE_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:  # grew past the limit while being read
+            raise BaselineError(f"baseline file {path} is over the {MAX_FILE_BYTES} bytes a baseline file may hold")
+        return b"".join(chunks).decode("utf-8")
+    finally:
+        os.close(fd)
 
 
 def lookup(data: dict, scale: str, test_id: str) -> dict | None:
@@ -171,11 +206,14 @@ def _write_atomic(path: Path, data: dict) -> None:
         raise
 
 
-def store(path: Path, scale: str, entries: dict[str, dict], prune_except: set[str] | None = None) -> None:
+def store(path: Path, scale: str, entries: dict[str, dict], prune_except: set[str] | None = None,
+          packages: dict[str, dict[str, str]] | None = None) -> None:
     """Write `entries` into the file under `scale`; with prune_except, drop that scale's other ids.
 
-    The file is re-read under the lock, so concurrent writers merge; a broken
-    file raises BaselineError instead of being overwritten.
+    `packages` (digest -> package list) joins the file's map; lists no entry
+    refers to any more are dropped. The file is re-read under the lock, so
+    concurrent writers merge; a broken file raises BaselineError instead of
+    being overwritten.
     """
     path = Path(path)
     with _locked(path):
@@ -185,8 +223,21 @@ def store(path: Path, scale: str, entries: dict[str, dict], prune_except: set[st
         if prune_except is not None:
             for test_id in set(by_id) - prune_except - set(entries):
                 del by_id[test_id]
+        if not by_id:
+            del data["entries"][scale]
+        data["packages"].update(packages or {})
+        used = {e.get("fingerprint", {}).get("packages") for by in data["entries"].values() for e in by.values()}
+        data["packages"] = {digest: listing for digest, listing in data["packages"].items() if digest in used}
+        if not data["packages"]:
+            del data["packages"]
         validate(data, path)
         _write_atomic(path, data)
+
+
+def packages_of(data: dict, entry: dict | None) -> dict[str, str] | None:
+    """The package list an entry's fingerprint refers to, if the file holds it."""
+    digest = ((entry or {}).get("fingerprint") or {}).get("packages")
+    return data.get("packages", {}).get(digest) if digest else None
 
 
 def entry_from(measurement: dict, scenario: dict, tolerance: Tolerance, fprint: dict, today: str) -> dict:
@@ -194,7 +245,7 @@ def entry_from(measurement: dict, scenario: dict, tolerance: Tolerance, fprint: 
     phases = {}
     for phase in measurement["phases"]:
         phases[phase["name"]] = {"ram": phase["ram_peak"]} | {
-            k: phase.get(k) for k in ("vram_allocated", "vram_reserved", "vram_device") if phase.get(k) is not None
+            k: phase.get(k) for k in ("ram_tensor", "vram_allocated", "vram_reserved", "vram_device") if phase.get(k) is not None
         }
     return {
         "scenario": scenario["name"],
@@ -206,3 +257,26 @@ def entry_from(measurement: dict, scenario: dict, tolerance: Tolerance, fprint: 
         "fingerprint": fprint,
         "recorded": today,
     }
+
+
+def main(argv: list[str]) -> int:
+    """`python -m gpu_budget baselines drop --scale SCALE FOLDER`: remove one scale's entries from every file.
+
+    Re-recording starts here: --gpu-budget-update then writes every case anew
+    (it rewrites only new and changed entries otherwise). Other scales stay.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m gpu_budget baselines")
+    sub = parser.add_subparsers(dest="command", required=True)
+    drop = sub.add_parser("drop", help="remove one scale's entries from every baseline file in FOLDER (recursively)")
+    drop.add_argument("--scale", required=True)
+    drop.add_argument("folder", type=Path)
+    args = parser.parse_args(argv)
+    if not args.folder.is_dir():
+        parser.error(f"{args.folder} is not a folder")
+    for path in sorted(args.folder.rglob("*.json")):
+        if args.scale in load(path)["entries"]:
+            store(path, args.scale, {}, prune_except=set())
+            print(f"{path}: dropped the {args.scale!r} entries")
+    return 0

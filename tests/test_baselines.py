@@ -2,6 +2,7 @@
 
 import json
 import multiprocessing
+import os
 
 import pytest
 
@@ -86,3 +87,61 @@ def test_hardware_keys():
         "nvidia-h100-80gb-hbm3"
     assert hardware_key({"cuda": True, "gpu_name": "NVIDIA GeForce RTX 3090", "gpu_memory": 24 * 2**30}) == \
         "nvidia-geforce-rtx-3090-24gb"
+
+
+# -- hostile paths: a pull request controls what sits under baselines/ -------------------------------
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "symlink-to-device", "folder"])
+def test_a_baseline_that_is_not_a_regular_file_fails_fast_naming_it(tmp_path, kind):
+    path = tmp_path / "cpu-x86_64" / "test_mod.json"
+    path.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(path)  # opening it for reading would block until a writer came
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+        path = path.resolve()
+    elif kind == "symlink-to-device":
+        path.symlink_to("/dev/zero")  # reading it would never end
+    else:
+        path.mkdir()
+    with pytest.raises(BaselineError) as info:
+        baselines.load(path)
+    assert str(path) in str(info.value) and "not a regular file" in str(info.value)
+    if kind == "symlink-to-device":
+        assert "a symlink to /dev/zero" in str(info.value)
+
+
+def test_a_huge_baseline_file_is_refused_without_reading_it(tmp_path):
+    path = tmp_path / "test_mod.json"
+    with open(path, "wb") as fh:
+        fh.truncate(baselines.MAX_FILE_BYTES + 1)  # sparse: huge, costs no disk
+    with pytest.raises(BaselineError, match=f"{path}.*over the {baselines.MAX_FILE_BYTES}"):
+        baselines.load(path)
+
+
+def test_a_baselines_folder_that_is_a_file_is_named(tmp_path):
+    (tmp_path / "cpu-x86_64").write_text("not a folder")
+    with pytest.raises(BaselineError, match="is not a folder"):
+        baselines.load(tmp_path / "cpu-x86_64" / "test_mod.json")
+
+
+def test_package_lists_are_kept_once_per_file_and_pruned_with_their_entries(tmp_path):
+    path = tmp_path / "m.json"
+    entry = {**GOOD_ENTRY, "fingerprint": {"packages": "aaa"}}
+    baselines.store(path, "tiny", {"test_a": entry}, packages={"aaa": {"torch": "2.13.0"}})
+    baselines.store(path, "tiny", {"test_b": {**GOOD_ENTRY, "fingerprint": {"packages": "bbb"}}},
+                    packages={"bbb": {"torch": "2.14.0"}})
+    data = baselines.load(path)
+    assert data["packages"] == {"aaa": {"torch": "2.13.0"}, "bbb": {"torch": "2.14.0"}}
+    assert baselines.packages_of(data, data["entries"]["tiny"]["test_a"]) == {"torch": "2.13.0"}
+    baselines.store(path, "tiny", {}, prune_except={"test_b"})
+    assert baselines.load(path)["packages"] == {"bbb": {"torch": "2.14.0"}}
+
+
+def test_drop_removes_one_scale_everywhere_and_keeps_the_others(tmp_path, capsys):
+    path = tmp_path / "cpu-x86_64" / "m.json"
+    baselines.store(path, "tiny", {"test_a": GOOD_ENTRY})
+    baselines.store(path, "real", {"test_a": GOOD_ENTRY})
+    assert baselines.main(["drop", "--scale", "tiny", str(tmp_path)]) == 0
+    assert set(baselines.load(path)["entries"]) == {"real"}
+    assert "dropped the 'tiny' entries" in capsys.readouterr().out
