@@ -136,3 +136,14 @@ def test_every_option_the_workflows_pass_exists():
                                check=True, capture_output=True, text=True, timeout=120).stdout
     known = set(re.findall(r"--gpu-budget[a-z-]*", help_text))
     assert used and used <= known, used - known
+
+
+def test_ci_runs_the_readme_quick_start_commands_verbatim():
+    """The README's first two bash blocks are the whole setup; .ci/run must run exactly them, in order."""
+    readme = (ROOT / "README.md").read_text()
+    quick = readme[readme.index("## Quick start"):]
+    blocks = re.findall(r"```bash\n(.*?)\n```", quick, flags=re.S)[:2]
+    ci = (ROOT / ".ci" / "run").read_text()
+    steps = re.findall(r"^step '(.*)'", ci, flags=re.M)
+    assert steps == blocks, (steps, blocks)
+    assert "venv" in blocks[0] and "--gpu-budget memtests" in blocks[0] and blocks[1].endswith("pytest tests -n 2")
