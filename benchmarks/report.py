@@ -349,6 +349,80 @@ def suite(su: dict | None) -> list[str]:
 
 # -- closing --------------------------------------------------------------------------------------
 
+# -- 7 ------------------------------------------------------------------------------------------
+
+def setup_gate_rows(gate: dict) -> dict:
+    """Per setup: verdict counts and the range of each gated metric's change against its baseline."""
+    out = {}
+    for name, g in gate.items():
+        measured = [r for r in g["rows"] if r["verdict"] not in ("skipped",)]
+        verdicts = defaultdict(int)
+        for r in measured:
+            verdicts[r["verdict"] + ("" if r["passed"] else " FAIL")] += 1
+        changes = {m: [r["change"][m] for r in measured if (r.get("change") or {}).get(m) is not None] for m in ("ram", "ram_tensor")}
+        deltas = [(r["peaks"]["ram"] - (r["setup"] or {}).get("floor_shift", 0) - r["baseline"]["ram"]) / MIB
+                  for r in measured if r.get("baseline") and r["peaks"].get("ram") and (r.get("change") or {}).get("ram") is not None]
+        shifts = {round((r["setup"] or {}).get("floor_shift", 0) / MIB, 1) for r in measured if r.get("setup")}
+        differs = sorted({d for r in measured for d in (r.get("fingerprint_changed") or [])})
+        policies = sorted({(r["setup"] or {}).get("policy") or "same" for r in measured if r.get("setup")})
+        out[name] = {"n": len(measured), "failed": sum(not r["passed"] for r in measured), "verdicts": dict(verdicts),
+                     "changes": changes, "deltas": deltas, "shifts": sorted(shifts), "differs": differs, "policies": policies,
+                     "problems": g.get("gate_problems", [])}
+    return out
+
+
+def _range(values: list[float], fmt: str) -> str:
+    return f"{min(values):{fmt}} .. {max(values):{fmt}}" if values else "-"
+
+
+def setups(su: dict | None) -> list[str]:
+    from gpu_budget.compare import CROSS_SETUP
+    from gpu_budget.marks import DEFAULT_TOLERANCE as TOL
+
+    out = ["## 7. Across setups: one host standing in for other machines", ""]
+    if su is None:
+        return out + [("_Not run yet: `python -m benchmarks.setups --readme-python PATH` writes "
+                       "`benchmarks/results/setups.json`._"), ""]
+    out += [_ran(su), "",
+            ("Each setup emulates a runner on this host (`benchmarks/setups.py`): a Python environment and what the "
+             "environment or the options change. **Gate**: the whole tiny gate (`pytest --gpu-budget memtests`, `CI=true`) "
+             "against the committed baselines (recorded in a venv made by the README command, on this AVX-512 host, "
+             "kernels pinned at AVX2, one thread per child). The host RAM change is the peak with the difference of the "
+             "import floors taken off, against the baseline (`fingerprint.py`, `compare.py`)."), "",
+            "| setup | emulates | cases | failed | host RAM vs baseline (MiB) | host RAM (%) | tensor bytes | import floor (MiB) | fingerprint differs | compared as |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = setup_gate_rows(su.get("gate", {}))
+    for name, r in rows.items():
+        g = su["gate"][name]
+        out.append(f"| {name} | {g['emulates']} | {r['n']} | {r['failed']} | {_range(r['deltas'], '+.1f')} | "
+                   f"{_range(r['changes']['ram'], '+.2%')} | {_range(r['changes']['ram_tensor'], '+.2%')} | "
+                   f"{', '.join(f'{x:+.1f}' for x in r['shifts']) or '-'} | {'; '.join(r['differs']) or '-'} | "
+                   f"{', '.join(r['policies'])} |")
+    problems = {n: r["problems"] for n, r in rows.items() if r["problems"]}
+    if problems:
+        out += ["", "Gate problems: " + "; ".join(f"{n}: {', '.join(p)}" for n, p in problems.items())]
+    det = su.get("detection", {})
+    if det:
+        out += ["", ("**Detection**: per setup, fresh sessions each measuring the cases clean and with a planted regression of "
+                     f"+{next(iter(det.values()))['fraction']:.0%} of the baseline's host RAM peak, retained for the whole run: as "
+                     "bytes (only host RAM sees them) and as a tensor (tensor bytes see it too); judged by the gate's `judge` "
+                     f"against the committed baselines with the setup's fingerprint difference, at the default tolerance "
+                     f"(rel {TOL.rel:.1%} + {TOL.abs / MIB:.0f} MiB; cross-setup rel {CROSS_SETUP.rel:.1%} + "
+                     f"{CROSS_SETUP.abs / MIB:.0f} MiB)."), "",
+                "| setup | case | compared as | clean flagged | +bytes flagged | +tensor flagged | clean host RAM change (min .. max) |",
+                "|---|---|---|---|---|---|---|"]
+        for name, d in det.items():
+            for case in d["baselines"]:
+                runs = [r for r in d["runs"] if r["case"] == case]
+                cell = {k: [r for r in runs if r["kind"] == k] for k in ("clean", "bytes", "tensor")}
+                flag = {k: f"{sum(r['verdict'] == 'regression' for r in v)} of {len(v)}" for k, v in cell.items()}
+                policy = ", ".join(sorted({r["policy"] or "same" for r in runs}))
+                clean = [r["change"]["ram"] for r in cell["clean"] if r["change"].get("ram") is not None]
+                out.append(f"| {name} | {case} | {policy} | {flag['clean']} | {flag['bytes']} | {flag['tensor']} | "
+                           f"{_range(clean, '+.2%')} |")
+    return out + [""]
+
+
 def headline(data: dict) -> list[str]:
     out = ["## Headline", ""]
     fid, ov, iso = data.get("fidelity"), data.get("overhead"), data.get("isolation")
@@ -379,6 +453,13 @@ def headline(data: dict) -> list[str]:
         if real:
             each = ", ".join(f"{Path(p['selection'][0]).stem} {p['wall_s'] / 60:.0f} min" for p in real)
             out.append(f"- Suite: the real-scale CPU cases, serial, took {sum(p['wall_s'] for p in real) / 60:.0f} min ({each}).")
+    su = data.get("setups")
+    if su and su.get("gate"):
+        rows = setup_gate_rows(su["gate"])
+        same = [d for n, r in rows.items() for d in r["deltas"] if set(r["policies"]) <= {"same", "floor", "libraries"}]
+        out.append(f"- Across {len(rows)} emulated setups, the tiny gate failed {sum(r['failed'] for r in rows.values())} of "
+                   f"{sum(r['n'] for r in rows.values())} measured cases; where the setup is pinned or its floor taken off, "
+                   f"host RAM stayed within {_range(same, '+.1f')} MiB of the baselines.")
     rep, det = data.get("repeatability"), data.get("detection")
     if rep:
         rows = spreads(rep)
@@ -411,6 +492,7 @@ def render(data: dict) -> str:
     lines += repeatability(data.get("repeatability"))
     lines += detection(data.get("detection"))
     lines += suite(data.get("suite"))
+    lines += setups(data.get("setups"))
     return "\n".join(lines).rstrip() + "\n"
 
 
