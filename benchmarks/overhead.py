@@ -4,11 +4,16 @@ Each run is a gate child (forkserver, gate preload, one torch thread) running
 S1's real runner at tiny or real scale, wrapped by `run_under`:
   bare     phases timed by a stopwatch only (perf_counter at each phase start)
   meter    this project's Meter (clear_refs + /proc/self/status per phase)
+  tensors  the Meter and the live tensor-bytes counter (tensors.TensorPeak): what a CPU case
+           of the gate runs under by default
   tracker  the stopwatch plus transformers' TrainerMemoryTracker busy-loop thread
            running through the whole run, as Trainer(skip_memory_metrics=False) runs it
   memray   the stopwatch plus memray.Tracker with pytest-memray's settings
-Tools alternate run by run, so a noisy neighbour hits them alike; the gated
-figure is the median step time over steps 2+ (step 1 allocates AdamW state).
+Tools alternate run by run, in an order rotated each repetition, so a noisy
+neighbour and a position in the sequence hit them alike; a run's figure is its
+median step time over steps 2+ (step 1 allocates AdamW state), and each tool's
+ratio to bare is taken within a repetition, so RESULTS.md gives the median
+ratio and its range over repetitions.
 
     python -m benchmarks.overhead [--reps 5] [--real-reps 3] [--scales tiny,real]
 """
@@ -24,7 +29,7 @@ from pathlib import Path
 
 from benchmarks.common import THREADS, gate_preload, med, write
 
-TOOLS = ("bare", "meter", "tracker", "memray")
+TOOLS = ("bare", "meter", "tensors", "tracker", "memray")
 
 
 class Stopwatch:
@@ -66,7 +71,7 @@ def run_under(ctx) -> dict:
     from gpu_budget.scenario import resolve_ref
 
     tool, target = ctx.params["bench_tool"], resolve_ref(ctx.params["bench_target"])
-    clock = ctx.meter if tool == "meter" else Stopwatch()
+    clock = ctx.meter if tool in ("meter", "tensors") else Stopwatch()
     ctx.meter = clock
     extra = {}
     t0 = time.perf_counter()
@@ -108,10 +113,11 @@ def measure(scale: str, reps: int) -> dict:
     isolate.prepare_assets(S1.to_json(scale), assets, 1800, THREADS, preload)
     runs = []
     for rep in range(reps):
-        for tool in TOOLS:
+        k = rep % len(TOOLS)
+        for tool in TOOLS[k:] + TOOLS[:k]:
             job = S1.with_params(bench_tool=tool, bench_target=S1.run).to_json(scale)
             job["run"] = "benchmarks.overhead:run_under"
-            m = isolate.measure(job, assets, 1800, THREADS, preload)
+            m = isolate.measure(job, assets, 1800, THREADS, preload, tensors=tool == "tensors")
             if m["status"] != "ok":
                 raise RuntimeError(f"{tool} {scale}: {m['error']}")
             bench = m["info"]["bench"]

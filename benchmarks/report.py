@@ -113,16 +113,24 @@ def _meter_note(fid: dict) -> list[str]:
 # -- 2 ------------------------------------------------------------------------------------------
 
 def overhead_ratios(ov: dict) -> dict:
-    """scale -> tool -> (median step s, median run s, step ratio to bare, run ratio to bare)."""
+    """scale -> tool -> medians, and the step ratio to bare taken within each repetition (median, min, max)."""
     out = {}
     for scale, res in ov["scales"].items():
-        per = defaultdict(lambda: {"step": [], "total": []})
+        per = defaultdict(lambda: {"step": [], "total": [], "ram": []})
+        bare = {r["rep"]: r for r in res["runs"] if r["tool"] == "bare"}
+        ratios = defaultdict(list)
         for r in res["runs"]:
             per[r["tool"]]["step"].append(r["step_median_s"])
             per[r["tool"]]["total"].append(r["total_s"])
+            per[r["tool"]]["ram"].append(r.get("ram_peak"))
+            if r.get("rep") in bare:
+                ratios[r["tool"]].append(r["step_median_s"] / bare[r["rep"]]["step_median_s"])
         bare_step, bare_total = med(per["bare"]["step"]), med(per["bare"]["total"])
         out[scale] = {t: {"step": med(v["step"]), "total": med(v["total"]), "n": len(v["step"]),
-                          "step_ratio": med(v["step"]) / bare_step, "total_ratio": med(v["total"]) / bare_total}
+                          "ram": med(v["ram"]) if None not in v["ram"] else None,
+                          "step_ratio": med(ratios[t]) if ratios[t] else med(v["step"]) / bare_step,
+                          "step_ratio_range": (min(ratios[t]), max(ratios[t])) if ratios[t] else None,
+                          "total_ratio": med(v["total"]) / bare_total}
                       for t, v in per.items()}
     return out
 
@@ -131,20 +139,25 @@ def overhead(ov: dict | None) -> list[str]:
     out = ["## 2. Overhead on a real training step", ""]
     if ov is None:
         return out + _missing("overhead", "overhead")
-    names = {"bare": "bare (a stopwatch only)", "meter": "this meter", "tracker": "TrainerMemoryTracker sampler",
-             "memray": "memray tracking (pytest-memray's settings)"}
+    names = {"bare": "bare (a stopwatch only)", "meter": "this meter",
+             "tensors": "this meter + the tensor-bytes counter (the gate on CPU)",
+             "tracker": "TrainerMemoryTracker sampler", "memray": "memray tracking (pytest-memray's settings)"}
     out += [_ran(ov), "",
-            (f"S1's real runner (wav2vec2, the real `Trainer`) in a gate child, {ov['threads']} torch thread, tools "
-            f"alternating run by run (`benchmarks/overhead.py`). Step time: the median over optimizer steps 2+ of one "
-            f"run, then the median over runs. Ratios are to *bare* in the same run."), ""]
+            (f"S1's runner (wav2vec2, the real `Trainer`) in a gate child, {ov['threads']} torch thread, tools "
+             f"alternating run by run in an order rotated each repetition (`benchmarks/overhead.py`). Step time: the "
+             f"median over optimizer steps 2+ of one run. *Step vs bare* is the ratio to bare within each repetition: "
+             f"its median, and in brackets its range over the repetitions. Host RAM: the child's peak (median)."), ""]
     for scale, tools in overhead_ratios(ov).items():
         res = ov["scales"][scale]
         out += [f"**{res['scenario']}** ({res['steps']} optimizer steps per run)", "",
-                "| tool | runs | step (median) | step vs bare | whole run (median) | run vs bare |", "|---|---|---|---|---|---|"]
+                "| tool | runs | step (median) | step vs bare | whole run (median) | run vs bare | host RAM peak |",
+                "|---|---|---|---|---|---|---|"]
         for tool in ov["tools"]:
             t = tools[tool]
-            out.append(f"| {names[tool]} | {t['n']} | {t['step']:.3f} s | {t['step_ratio']:.2f}x | {t['total']:.1f} s | "
-                       f"{t['total_ratio']:.2f}x |")
+            spread = f" [{t['step_ratio_range'][0]:.2f} .. {t['step_ratio_range'][1]:.2f}]" if t["step_ratio_range"] else ""
+            ram = f"{t['ram'] / MIB:.1f} MiB" if t.get("ram") else "-"
+            out.append(f"| {names[tool]} | {t['n']} | {t['step']:.3f} s | {t['step_ratio']:.2f}x{spread} | {t['total']:.1f} s | "
+                       f"{t['total_ratio']:.2f}x | {ram} |")
         out.append("")
     return out
 
@@ -437,7 +450,7 @@ def headline(data: dict) -> list[str]:
                            f"{ours['missed']} vs {o['missed']} of {o['n']}.")
     if ov:
         for scale, tools in overhead_ratios(ov).items():
-            parts = ", ".join(f"{t} {tools[t]['step_ratio']:.2f}x" for t in ("meter", "tracker", "memray") if t in tools)
+            parts = ", ".join(f"{t} {tools[t]['step_ratio']:.2f}x" for t in ("meter", "tensors", "tracker", "memray") if t in tools)
             out.append(f"- Step time vs bare, S1 {scale}: {parts}.")
     if iso:
         for case in iso["cases"]:

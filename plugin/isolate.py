@@ -49,7 +49,9 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
     if _context is None:
         pins = dispatch.pin_env(dispatch_mode)
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["gpu_budget.child", "gpu_budget.meter", *preload])
+        # the tensor counter's imports (torch's dispatch machinery) once for all children, where torch is preloaded
+        counter = ["gpu_budget.tensors"] if "torch" in preload else []
+        context.set_forkserver_preload(["gpu_budget.child", "gpu_budget.meter", *preload, *counter])
         with _environ(pins):
             from multiprocessing import forkserver as server
 

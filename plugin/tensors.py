@@ -19,7 +19,12 @@ import weakref
 
 from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.weak import WeakIdKeyDictionary
+
+
+class _Ref(weakref.ref):
+    """A weak reference to a counted storage that knows its key and size (one small object per storage)."""
+
+    __slots__ = ("key", "nbytes")
 
 
 class TensorPeak(TorchDispatchMode):
@@ -27,8 +32,7 @@ class TensorPeak(TorchDispatchMode):
 
     def __init__(self) -> None:
         super().__init__()
-        self._seen: WeakIdKeyDictionary = WeakIdKeyDictionary()
-        self._refs: set[weakref.ref] = set()
+        self._live: dict[int, _Ref] = {}  # id of a live storage's Python object -> its reference
         self.live = 0
         self.peak = 0
 
@@ -36,21 +40,21 @@ class TensorPeak(TorchDispatchMode):
         """Start a new window: its peak starts at what is live now."""
         self.peak = self.live
 
-    def _count(self, tensor) -> None:
-        storage = tensor.untyped_storage()
-        if storage in self._seen:
-            return
-        nbytes = int(storage.nbytes())
-        self._seen[storage] = nbytes
-        self.live += nbytes
-        self.peak = max(self.peak, self.live)
-        self._refs.add(weakref.ref(storage, self._freer(nbytes)))
+    def _free(self, ref: _Ref) -> None:
+        if self._live.get(ref.key) is ref:
+            del self._live[ref.key]
+            self.live -= ref.nbytes
 
-    def _freer(self, nbytes: int):
-        def free(ref: weakref.ref) -> None:
-            self._refs.discard(ref)
-            self.live -= nbytes
-        return free
+    def _count(self, tensor) -> None:
+        storage = tensor.untyped_storage()  # the same Python object while the storage lives: a weak ref keeps it so
+        key = id(storage)
+        if key in self._live:
+            return
+        ref = _Ref(storage, self._free)
+        ref.key, ref.nbytes = key, int(storage.nbytes())
+        self._live[key] = ref
+        self.live += ref.nbytes
+        self.peak = max(self.peak, self.live)
 
     def _count_all(self, out) -> None:
         if isinstance(out, Tensor):
