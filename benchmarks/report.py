@@ -389,7 +389,6 @@ def _range(values: list[float], fmt: str) -> str:
 
 
 def setups(su: dict | None) -> list[str]:
-    from gpu_budget.compare import CROSS_SETUP
     from gpu_budget.marks import DEFAULT_TOLERANCE as TOL
 
     out = ["## 7. Across setups: one host standing in for other machines", ""]
@@ -420,8 +419,7 @@ def setups(su: dict | None) -> list[str]:
                      f"+{next(iter(det.values()))['fraction']:.0%} of the baseline's host RAM peak, retained for the whole run: as "
                      "bytes (only host RAM sees them) and as a tensor (tensor bytes see it too); judged by the gate's `judge` "
                      f"against the committed baselines with the setup's fingerprint difference, at the default tolerance "
-                     f"(rel {TOL.rel:.1%} + {TOL.abs / MIB:.0f} MiB; cross-setup rel {CROSS_SETUP.rel:.1%} + "
-                     f"{CROSS_SETUP.abs / MIB:.0f} MiB)."), "",
+                     f"(rel {TOL.rel:.1%} + {TOL.abs / MIB:.0f} MiB)."), "",
                 "| setup | case | compared as | clean flagged | +bytes flagged | +tensor flagged | clean host RAM change (min .. max) |",
                 "|---|---|---|---|---|---|---|"]
         for name, d in det.items():

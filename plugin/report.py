@@ -55,8 +55,7 @@ def setup_lines(rows: list[dict]) -> list[str]:
     lines = []
     for (diffs, policy, shift), count in seen.items():
         what = "; ".join(diffs) or "nothing recorded"
-        how = {"setup": "host RAM compared at the cross-setup tolerance",
-               "foreign": "host RAM not compared: record a baseline for this setup"}.get(policy, "compared as usual")
+        how = {"foreign": "host RAM not compared: record a baseline for this setup"}.get(policy, "compared as usual")
         floor = f"; import floor {shift:+.1f} MiB, taken off the host RAM peak" if shift else ""
         lines.append(f"{count} case(s): setup differs from the baseline's: {what}{floor} ({how})")
     return lines

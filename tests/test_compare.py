@@ -93,10 +93,13 @@ def test_a_foreign_setup_compares_the_exact_metric_alone():
     assert j.verdict == "regression" and "ram_tensor" in j.message
 
 
-def test_a_setup_difference_widens_host_ram_to_the_cross_setup_tolerance():
-    from gpu_budget.compare import CROSS_SETUP, Setup
+def test_a_setup_difference_keeps_the_tests_tolerance_but_avx512_on_one_side_is_foreign():
+    from gpu_budget.compare import Setup
 
-    setup = Setup.between({"isa": "AVX2"}, {"isa": "DEFAULT"})
     own = Tolerance(rel=0.005, abs=4 * MiB)
-    assert setup.ram_tolerance(own) == Tolerance(max(own.rel, CROSS_SETUP.rel), max(own.abs, CROSS_SETUP.abs))
+    no_avx2 = Setup.between({"isa": "AVX2"}, {"isa": "DEFAULT"})
+    assert no_avx2.policy == "setup" and no_avx2.ram_tolerance(own) == own
     assert Setup.between({"torch": "2.13.0"}, {"torch": "2.14.0"}).ram_tolerance(own) == own  # an upgrade: as usual
+    native = Setup.between({"isa": "AVX2"}, {"isa": "AVX512"})
+    assert native.policy == "foreign" and native.ram_tolerance(own) is None
+
