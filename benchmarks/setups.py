@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from benchmarks import session
-from benchmarks.common import RESULTS, ROOT, write
+from benchmarks.common import RESULTS, ROOT, fingerprint, write
 
 CAP_AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
 CAP_DEFAULT = {"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"}
@@ -135,10 +135,11 @@ def main() -> None:
         if python is None:
             print(f"setups: {name} skipped: no --{role}-python given", flush=True)
             continue
+        ran = {"commit": fingerprint()["commit"], "date": time.strftime("%Y-%m-%d %H:%M")}  # setups may run apart
         if "gate" in args.part:
-            results["gate"][name] = {"emulates": what, "env": env, "options": options, **gate(name, python, env, options)}
+            results["gate"][name] = {"emulates": what, "env": env, "options": options, **ran, **gate(name, python, env, options)}
         if "detection" in args.part and session_options is not None:
-            results["detection"][name] = {"emulates": what, **detection(name, python, env, session_options, args.rounds)}
+            results["detection"][name] = {"emulates": what, **ran, **detection(name, python, env, session_options, args.rounds)}
         write("setups", {"tolerance_note": "judged by gpu_budget.compare.judge at the default tolerance", **results})
 
 
