@@ -7,7 +7,6 @@ import platform
 
 import pytest
 
-
 MiB = 2**20
 
 CASE = '''

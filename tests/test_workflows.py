@@ -142,8 +142,8 @@ def test_ci_runs_the_readme_quick_start_commands_verbatim():
     """The README's first two bash blocks are the whole setup; .ci/run must run exactly them, in order."""
     readme = (ROOT / "README.md").read_text()
     quick = readme[readme.index("## Quick start"):]
-    blocks = re.findall(r"```bash\n(.*?)\n```", quick, flags=re.S)[:2]
+    blocks = re.findall(r"```bash\n(.*?)\n```", quick, flags=re.DOTALL)[:2]
     ci = (ROOT / ".ci" / "run").read_text()
-    steps = re.findall(r"^step '(.*)'", ci, flags=re.M)
+    steps = re.findall(r"^step '(.*)'", ci, flags=re.MULTILINE)
     assert steps == blocks, (steps, blocks)
     assert "venv" in blocks[0] and "--gpu-budget memtests" in blocks[0] and blocks[1].endswith("pytest tests -n 2")
