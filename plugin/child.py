@@ -12,6 +12,8 @@ import ctypes
 import json
 import os
 import sys
+import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -87,16 +89,34 @@ class _MemoryHistory:
             self.torch.cuda.memory._record_memory_history(enabled=None)
 
 
+class _TreeStream:
+    """The tree's running figure as "tree" events, so a child killed mid-phase still leaves it (rises only, 20 a second at most)."""
+
+    MIN_RISE, MIN_SECONDS = 2**20, 0.05
+
+    def __init__(self, emit) -> None:
+        self.emit, self.sent, self.at = emit, 0, 0.0
+
+    def __call__(self, total: int) -> None:
+        now = time.monotonic()
+        if total >= self.sent + self.MIN_RISE and now - self.at >= self.MIN_SECONDS:
+            self.sent, self.at = total, now
+            self.emit({"event": "tree", "ram_tree": total})
+
+
 def main(request: dict, out_path: str) -> None:
     """Run request["scenario"]'s prepare or run function and stream the outcome to out_path."""
     from gpu_budget.meter import Meter
     from gpu_budget.scenario import PrepareParams, RunContext, resolve_ref
 
     out = open(out_path, "a", buffering=1)
+    lock = threading.Lock()  # the tree's thread streams too
 
     def emit(event: dict) -> None:
-        out.write(json.dumps(event, default=str) + "\n")
-        out.flush()
+        line = json.dumps(event, default=str) + "\n"
+        with lock:
+            out.write(line)
+            out.flush()
 
     scenario = request.get("scenario", {})
     meter = history = None
@@ -118,10 +138,14 @@ def main(request: dict, out_path: str) -> None:
             func(RunContext(scenario["scale"], params, tuple(scenario["fixes"]), assets, _device()))
             emit({"event": "prepared"})
             return
-        meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}))
+        from gpu_budget.tree import become_subreaper
+
+        subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
+        meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}), on_tree=_TreeStream(emit))
         ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets,
                          "cuda" if meter.use_cuda else "cpu", meter)
-        emit({"event": "start", "pid": os.getpid(), "cuda": meter.use_cuda, "ram_method": meter.ram_method})
+        emit({"event": "start", "pid": os.getpid(), "cuda": meter.use_cuda, "ram_method": meter.ram_method,
+              "ram_tree_method": meter.ram_tree_method, "subreaper": subreaper})
         # a planted regression: retained, touched bytes for the whole run (proves the gate can fail)
         planted = b"\x01" * int(scenario["params"].get("plant_bytes", 0))  # noqa: F841
         history = _MemoryHistory.start(request.get("snapshot")) if meter.use_cuda else None
@@ -130,6 +154,7 @@ def main(request: dict, out_path: str) -> None:
         summary = meter.summary()
         if history is not None:
             history.finish(emit, failed=False, peak=summary["peaks"].get("vram_allocated"))
+        meter.close()
         emit({"event": "result", "summary": summary, "info": {**meter.info, **info, "malloc": malloc}})
     except BaseException as exc:  # a crash is data: report it, with what was measured so far
         if meter is not None:

@@ -9,6 +9,12 @@ GPU: torch's allocator peaks (allocated, reserved) reset per phase, plus the
 NVML per-process figure, which also holds the CUDA context. Without CUDA the
 GPU fields are None, never 0: torch returns 0 silently there.
 
+Process tree: a run's RAM includes its descendants (DataLoader workers,
+subprocesses), which the main process's VmHWM does not see. Each phase also
+gets `ram_tree_peak`: the main process's exact peak plus every descendant's
+private peak (tree.py says how it is read and where it can err). The tree
+figure is the gated host-RAM metric; the main process's stays beside it.
+
 Phases are contiguous: starting one ends the one before, so no allocation
 between two phases escapes measurement.
 """
@@ -22,6 +28,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+
+from gpu_budget.tree import ProcessTree
+from gpu_budget.tree import available as tree_available
 
 _STATUS = "/proc/self/status"
 _CLEAR_REFS = "/proc/self/clear_refs"
@@ -60,6 +69,8 @@ class PhaseRecord:
     vram_allocated: int | None = None
     vram_reserved: int | None = None
     vram_device: int | None = None
+    ram_tree_peak: int | None = None  # main process + descendants' private peaks; None where the tree is not read
+    tree: dict | None = None  # processes, exited, private, hwm_sum, max_gap: how the tree figure was made
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -155,6 +166,8 @@ class Meter:
     use_cuda: bool | None = None
     phases: list[PhaseRecord] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    tree: ProcessTree | bool | None = None  # None: read the process tree where /proc allows; False: never
+    on_tree: Callable[[int], None] | None = None  # the running tree figure, from the tree's thread
 
     def __post_init__(self) -> None:
         self._hwm = can_reset_hwm()
@@ -163,10 +176,23 @@ class Meter:
             self.use_cuda = cuda_available()
         self._cuda = _Cuda() if self.use_cuda else None
         self._open: tuple[str, int | None, float] | None = None
+        if self.tree is None or self.tree is True:
+            self.tree = ProcessTree(on_poll=self.on_tree).report_exits().start() if self._hwm and tree_available() else None
+        elif self.tree is False:
+            self.tree = None
 
     @property
     def ram_method(self) -> str:
         return "vmhwm" if self._hwm else "psutil-sampling"
+
+    @property
+    def ram_tree_method(self) -> str | None:
+        return TREE_METHOD if self.tree is not None else None
+
+    def close(self) -> None:
+        """Stop the tree's thread (a measured child ends anyway; in-process users call this)."""
+        if self.tree is not None:
+            self.tree.close()
 
     # -- phases -------------------------------------------------------------
     def start(self, name: str, step: int | None = None) -> None:
@@ -178,6 +204,8 @@ class Meter:
                 fh.write("5")
         else:
             self._sampler.reset()
+        if self.tree is not None:
+            self.tree.phase_start()
         if self._cuda is not None:
             self._cuda.reset()
         self._open = (name, step, time.perf_counter())
@@ -197,6 +225,10 @@ class Meter:
             rss_anon=status.get("RssAnon"),
             rss_file=status.get("RssFile"),
         )
+        if self.tree is not None:
+            reading = self.tree.phase_end()
+            record.ram_tree_peak = peak + reading.private
+            record.tree = reading.to_json()
         if self._cuda is not None:
             for key, value in self._cuda.read().items():
                 setattr(record, key, value)
@@ -215,15 +247,26 @@ class Meter:
 
     # -- summary ------------------------------------------------------------
     def summary(self) -> dict:
-        return summarize([p.to_json() for p in self.phases], cuda=bool(self.use_cuda), ram_method=self.ram_method)
+        return summarize([p.to_json() for p in self.phases], cuda=bool(self.use_cuda), ram_method=self.ram_method,
+                         ram_tree_method=self.ram_tree_method)
 
+
+# How the tree figure is made, named in every summary that holds one (its error bound: benchmarks/RESULTS.md 1b).
+TREE_METHOD = "vmhwm+descendants-private-peak"
 
 PEAK_KEYS = {
     "ram": "ram_peak",
+    "ram_tree": "ram_tree_peak",
     "vram_allocated": "vram_allocated",
     "vram_reserved": "vram_reserved",
     "vram_device": "vram_device",
 }
+
+
+def ram_gated(peaks: dict) -> int | None:
+    """The gated host-RAM figure of a peaks dict: the process tree's, or the main process's where no tree was read."""
+    tree = peaks.get("ram_tree")
+    return tree if tree is not None else peaks.get("ram")
 
 
 def _max(values: list[int | None]) -> int | None:
@@ -248,7 +291,7 @@ def growth_per_step(series: list[int | None], skip_first: int = 1) -> float | No
     return sxy / sxx
 
 
-def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm") -> dict:
+def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm", ram_tree_method: str | None = None) -> dict:
     """Peaks over all phases, the per-step series and its growth, from phase records."""
     steps = [p for p in phases if p.get("step") is not None]
     peaks = {key: _max([p.get(field_) for p in phases]) for key, field_ in PEAK_KEYS.items()}
@@ -256,7 +299,7 @@ def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm") -> dict
     growth = {
         f"{key}_per_step": growth_per_step([p.get(field_) for p in steps])
         for key, field_ in PEAK_KEYS.items()
-        if key in ("ram", "vram_allocated", "vram_reserved")
+        if key in ("ram", "ram_tree", "vram_allocated", "vram_reserved")
     }
     if not cuda:
         for table in (peaks, step_peaks):
@@ -266,12 +309,13 @@ def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm") -> dict
     return {
         "cuda": cuda,
         "ram_method": ram_method,
+        "ram_tree_method": ram_tree_method if peaks["ram_tree"] is not None else None,
         "peaks": peaks,
         "step_peaks": step_peaks,
         "growth": growth,
         "phases": phases,
         "steps": [
-            {"step": p["step"], "ram": p["ram_peak"], "vram_allocated": p.get("vram_allocated"),
+            {"step": p["step"], "ram": p["ram_peak"], "ram_tree": p.get("ram_tree_peak"), "vram_allocated": p.get("vram_allocated"),
              "vram_reserved": p.get("vram_reserved")}
             for p in steps
         ],
