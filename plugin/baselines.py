@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA = "gpu-budget-baselines/1"
-METRICS = ("ram", "vram_allocated", "vram_reserved", "vram_device")
+# ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
+# the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
+METRICS = ("ram", "ram_tree", "vram_allocated", "vram_reserved", "vram_device")
 PACKAGES = ("torch", "transformers", "peft", "accelerate", "bitsandbytes", "funasr")
 
 
@@ -195,12 +197,12 @@ def entry_from(measurement: dict, scenario: dict, tolerance: Tolerance, fprint: 
     for phase in measurement["phases"]:
         phases[phase["name"]] = {"ram": phase["ram_peak"]} | {
             k: phase.get(k) for k in ("vram_allocated", "vram_reserved", "vram_device") if phase.get(k) is not None
-        }
+        } | ({"ram_tree": phase["ram_tree_peak"]} if phase.get("ram_tree_peak") is not None else {})
     return {
         "scenario": scenario["name"],
         "fixes": list(scenario["fixes"]),
         "params": scenario["params"],
-        "peaks": {k: measurement["peaks"].get(k) for k in METRICS},
+        "peaks": {k: measurement["peaks"].get(k) for k in METRICS if k != "ram_tree" or measurement["peaks"].get(k) is not None},
         "phases": phases,
         "tolerance": {"rel": tolerance.rel, "abs": tolerance.abs},
         "fingerprint": fprint,
