@@ -73,6 +73,27 @@ def read_stat(pid: int | str) -> tuple[int, int] | None:
         return None
 
 
+_PF_FORKNOEXEC = 0x40  # /proc/<pid>/stat flags: forked and not exec'd since
+_KCMP_VM, _SYS_KCMP = 1, {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
+
+
+def borrows_parent_memory(pid: int, ppid: int) -> bool:
+    """True while a vfork()ed child runs in its parent's memory until it execs (Python's subprocess does so for
+    milliseconds): its /proc figures are the parent's then, and must not be counted as the child's."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            text = fh.read()
+        flags = int(text[text.rfind(")") + 2:].split()[6])
+    except (OSError, IndexError, ValueError):
+        return False
+    if not flags & _PF_FORKNOEXEC or _SYS_KCMP is None:
+        return False
+    try:  # kcmp(KCMP_VM) is 0 when both use one memory map
+        return ctypes.CDLL(None, use_errno=True).syscall(_SYS_KCMP, ppid, pid, _KCMP_VM, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def read_shared(pid: int | str) -> int | None:
     """Bytes of the process's resident pages that another process maps too (smaps_rollup); None when gone."""
     shared = 0
@@ -264,9 +285,14 @@ class ProcessTree:
     def _read(self, p: Descendant, now: float, shared_too: bool = False) -> None:
         """Read one descendant's VmHWM, and its shared pages when they may have moved."""
         first = p.shared is None
+        if first and borrows_parent_memory(p.pid, p.ppid):
+            return  # nothing of its own yet: read it at the next poll, after its exec
         if first:  # before its VmHWM: read after, a short-lived process could be gone and leave them unknown
+            before = read_status(p.pid)
             self._read_shared(p, now)
         status = read_status(p.pid)
+        if first and before is not None and status is not None and status["VmHWM"] < before["VmHWM"] - EXEC_DROP:
+            self._read_shared(p, now)  # it exec'd between the two reads: those shared pages were the old image's
         if status is None:  # exited (or a zombie, whose /proc has no memory figures): keep what the last read saw
             p.alive = False
             return
