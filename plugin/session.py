@@ -358,6 +358,8 @@ class BudgetSession:
             terminalreporter.write_line(report.terminal_table(self.rows))
         for line in report.remediation_lines(self.rows):
             terminalreporter.write_line(line)
+        for line in report.tree_lines(self.rows):
+            terminalreporter.write_line(line)
         for row in self.rows:
             if not row["passed"] or row["verdict"] in ("improved", "error"):
                 terminalreporter.write_line(f"{row['nodeid']}: {row['message']}")

@@ -46,14 +46,18 @@ def test_records_then_passes_and_reports(project):
     assert set(entry["phases"]) == {"load", "train_step_1", "train_step_2", "train_step_3"}
     result = run(pytester, "--gpu-budget", "--gpu-budget-json=report.json", "--junitxml=junit.xml")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*gpu-budget*", "*test_mem.py::test_fits*tiny*MiB*RAM 2.00 GiB*pass*"])
+    result.stdout.fnmatch_lines(["*gpu-budget*", "test*RAM tree*RAM main*VRAM peak*budget*baseline*",
+                                 "*test_mem.py::test_fits*tiny*MiB*MiB*RAM 2.00 GiB*pass*"])
     report = json.loads((pytester.path / "report.json").read_text())
-    assert report["version"] == 1 and report["hardware"]["key"].startswith("cpu-")
+    assert report["version"] == 2 and report["hardware"]["key"].startswith("cpu-")
     (res,) = report["results"]
     assert res["verdict"] == "pass" and res["peaks"]["ram"] > 128 * MiB
+    assert res["peaks"]["ram_tree"] == res["peaks"]["ram"]  # no descendants: the tree is the main process
+    assert all(s["ram_tree"] == s["ram"] for s in res["steps"]) and res["ram_tree_method"]
     assert res["peaks"]["vram_allocated"] is None and res["budget"] == {"ram": 2 * 2**30, "vram": None}
     assert [s["step"] for s in res["steps"]] == [1, 2, 3]
-    assert 'name="gpu_budget_ram_peak"' in (pytester.path / "junit.xml").read_text()
+    junit = (pytester.path / "junit.xml").read_text()
+    assert 'name="gpu_budget_ram_peak"' in junit and 'name="gpu_budget_ram_tree_peak"' in junit
 
 
 def test_planted_regression_fails_and_update_repairs(project):

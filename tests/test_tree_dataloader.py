@@ -106,6 +106,10 @@ def test_dataloader_workers_are_in_the_tree_peak(pytester):
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json",
                                            "--gpu-budget-timeout=300")
     result.assert_outcomes(passed=4, failed=1)  # the killed child is a failure, with the peaks it left
+    result.stdout.fnmatch_lines(["test*RAM tree*RAM main*",
+                                 "process tree (DataLoader workers, subprocesses)*",
+                                 "test_mem.py::test_workers[[]fork-False]: phase train_step_*: main process * + 2 descendant "
+                                 "process(es), 2 exited in it * = *"])
     rows = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
 
     touched = WORKERS * TOUCH_MIB * MiB
