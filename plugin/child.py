@@ -46,6 +46,22 @@ def steady_malloc() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, _STEADY_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _STEADY_BYTES))
 
 
+def _platform_start_method() -> str:
+    """Give this child the platform's default multiprocessing start method, as the runner's own program would have.
+
+    A child started from the forkserver inherits "forkserver" as its default
+    (multiprocessing forces the parent's method on its children), so a
+    DataLoader's workers would be started that way: fresh interpreters that
+    unpickle the dataset and import their own torch, where a Linux training
+    process (Python < 3.14) forks workers that share them
+    (memtests/test_s1_workers.py measures both).
+    """
+    import multiprocessing
+
+    multiprocessing.set_start_method(None, force=True)  # forget the forced method: the platform default applies
+    return multiprocessing.get_start_method()
+
+
 def _device() -> str:
     from gpu_budget.meter import cuda_available
 
@@ -133,6 +149,7 @@ def main(request: dict, out_path: str) -> None:
         # import the scenario's module (and torch) first, so pinning reaches torch and nothing is measured of it
         func = resolve_ref(scenario["prepare" if request["mode"] == "prepare" else "run"])
         _pin_threads(request["threads"])
+        start_method = _platform_start_method()
         if request["mode"] == "prepare":
             params = PrepareParams(scenario.get("prepare_params", scenario["params"]), scenario["params"], scenario["name"])
             func(RunContext(scenario["scale"], params, tuple(scenario["fixes"]), assets, _device()))
@@ -155,7 +172,8 @@ def main(request: dict, out_path: str) -> None:
         if history is not None:
             history.finish(emit, failed=False, peak=summary["peaks"].get("vram_allocated"))
         meter.close()
-        emit({"event": "result", "summary": summary, "info": {**meter.info, **info, "malloc": malloc}})
+        emit({"event": "result", "summary": summary,
+              "info": {**meter.info, **info, "malloc": malloc, "start_method": start_method}})
     except BaseException as exc:  # a crash is data: report it, with what was measured so far
         if meter is not None:
             meter.stop()
