@@ -36,7 +36,7 @@ MiB = 2**20
 _PR_SET_CHILD_SUBREAPER = 36
 _STATUS_KEYS = ("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem")
 DETAIL_MAX = 16  # descendants listed per phase (largest first); the sums count them all
-RESHARE_BYTES = 4 * MiB  # a file/shmem mapping move this large since the last smaps read: read it again
+RESHARE_BYTES = 4 * MiB  # a file-mapping move this large since the last smaps read: read it again
 EXEC_DROP = 1 * MiB  # a VmHWM read this far below the previous one: a new memory image (exec)
 SHARED_COST_FACTOR = 20  # periodic smaps reads of one process take at most 1/20 of the time between them
 
@@ -70,6 +70,17 @@ def read_stat(pid: int | str) -> tuple[int, int] | None:
     try:
         return None if fields[0] in ("Z", "X") else (int(fields[1]), int(fields[19]))
     except (IndexError, ValueError):
+        return None
+
+
+def read_faults(pid: int | str) -> int | None:
+    """Page faults of a process so far (minor + major): a copy-on-write copy is one, so is every new page."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            text = fh.read()
+        fields = text[text.rfind(")") + 2:].split()
+        return int(fields[7]) + int(fields[9])
+    except (OSError, IndexError, ValueError):
         return None
 
 
@@ -163,7 +174,8 @@ class Descendant:
     execs: int = 0  # exec()s seen (a spawned worker: fork then exec)
     rss: int = 0  # at the last read
     shared: int | None = None  # at the last smaps_rollup read
-    shared_mapped: int = 0  # RssFile + RssShmem at that read (a move past RESHARE_BYTES triggers another)
+    shared_mapped: int = 0  # RssFile at that read (a move past RESHARE_BYTES triggers another)
+    shared_faults: int | None = None  # page faults at that read: none since, nothing can have been copied
     shared_at: float = 0.0
     shared_cost: float = 0.0  # seconds the last smaps_rollup read took
     alive: bool = True
@@ -303,21 +315,26 @@ class ProcessTree:
             p.hwm, p.execs = 0, p.execs + 1
         p.last_hwm, p.rss = status["VmHWM"], status["VmRSS"]
         p.hwm = max(p.hwm, status["VmHWM"])
-        mapped = status.get("RssFile", 0) + status.get("RssShmem", 0)
+        mapped = status.get("RssFile", 0)
         if first:
             p.shared_mapped = mapped
-        # Shared pages move with file and shmem mappings (imports, /dev/shm batches), at exec, and as
-        # copy-on-write copies, which leave RSS alone: those are caught by the periodic and phase-end reads.
-        if (shared_too or execd or abs(mapped - p.shared_mapped) >= RESHARE_BYTES
-                or now - p.shared_at >= max(self.shared_every, SHARED_COST_FACTOR * p.shared_cost)):
+        # Shared pages move with file mappings (imports) and at exec, read at once; and as copy-on-write copies
+        # and shared-memory batches, which leave RSS alone: read at the phase end and every shared_every (or
+        # SHARED_COST_FACTOR times what the last read cost), if the process has faulted a page in since.
+        if execd or abs(mapped - p.shared_mapped) >= RESHARE_BYTES:
             self._read_shared(p, now, mapped)
+        elif shared_too or now - p.shared_at >= max(self.shared_every, SHARED_COST_FACTOR * p.shared_cost):
+            faults = read_faults(p.pid)
+            if faults is None or faults != p.shared_faults:
+                self._read_shared(p, now, mapped)
 
     @staticmethod
     def _read_shared(p: Descendant, now: float, mapped: int | None = None) -> None:
         t0 = time.perf_counter()
+        faults = read_faults(p.pid)
         shared = read_shared(p.pid)
         if shared is not None:
-            p.shared, p.shared_at, p.shared_cost = shared, now, time.perf_counter() - t0
+            p.shared, p.shared_at, p.shared_cost, p.shared_faults = shared, now, time.perf_counter() - t0, faults
             if mapped is not None:
                 p.shared_mapped = mapped
 
