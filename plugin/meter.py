@@ -291,6 +291,27 @@ def growth_per_step(series: list[int | None], skip_first: int = 1) -> float | No
     return sxy / sxx
 
 
+def tree_bound(phases: list[dict]) -> str | None:
+    """How far the tree figure of these phases can be off, from what its reads saw (None: no tree read).
+
+    Exact per process for descendants alive at a phase's end and for forked
+    multiprocessing children, which report their own figures as they exit; a
+    descendant that exited unreported was last read at most the phase's
+    longest poll gap before it went; one gone before any read adds nothing.
+    The error on planted spikes is measured in benchmarks/RESULTS.md (1b).
+    """
+    trees = [p["tree"] for p in phases if p.get("tree")]
+    if not trees:
+        return None
+    polled = sum(t["exited"] - t.get("reported", 0) for t in trees)
+    unread = sum(t.get("unread", 0) for t in trees)
+    if not polled and not unread:
+        return "exact per process (every descendant read alive at a phase end or reported at its exit)"
+    gap = max((t["max_gap"] or 0) for t in trees if t["exited"] - t.get("reported", 0) or t.get("unread"))
+    return (f"{polled} descendant(s) exited unreported, last read at most {gap:.3f} s before they went (what they "
+            f"did after it is missing); {unread} gone before any read (counted as nothing)")
+
+
 def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm", ram_tree_method: str | None = None) -> dict:
     """Peaks over all phases, the per-step series and its growth, from phase records."""
     steps = [p for p in phases if p.get("step") is not None]
@@ -310,6 +331,7 @@ def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm", ram_tre
         "cuda": cuda,
         "ram_method": ram_method,
         "ram_tree_method": ram_tree_method if peaks["ram_tree"] is not None else None,
+        "ram_tree_bound": tree_bound(phases),
         "peaks": peaks,
         "step_peaks": step_peaks,
         "growth": growth,

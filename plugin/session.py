@@ -225,7 +225,7 @@ class BudgetSession:
             "peaks": m["peaks"], "step_peaks": m.get("step_peaks"), "growth": m.get("growth", {}),
             "phases": {p["name"]: p for p in m["phases"]}, "steps": m.get("steps", []),
             "info": m.get("info", {}), "error": m.get("error"), "ram_method": m.get("ram_method"),
-            "ram_tree_method": m.get("ram_tree_method"),
+            "ram_tree_method": m.get("ram_tree_method"), "ram_tree_bound": m.get("ram_tree_bound"),
             "wall_seconds": m.get("wall_seconds"),
             "baseline": None if baseline is None else {"peaks": baseline["peaks"], "recorded": baseline.get("recorded"),
                                                        "fingerprint": baseline.get("fingerprint"),

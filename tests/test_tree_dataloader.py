@@ -10,9 +10,9 @@ pytest.importorskip("torch")
 
 MiB = 2**20
 WORKERS, TOUCH_MIB = 2, 96
-# The tree figure's published error: within 7 MiB of the planted total over every planted case
-# (benchmarks/RESULTS.md, "1b. Spikes in worker processes"); a bound per case, whatever N.
-BOUND = 8 * MiB
+# The tree figure's published error: within 12.4 MiB of the planted total over every planted case, 1 to 4
+# workers (benchmarks/RESULTS.md, "1b. Spikes in worker processes"); a bound per case, whatever N.
+BOUND = 13 * MiB
 
 RUNNERS = '''
 import os, signal, time
@@ -108,8 +108,8 @@ def test_dataloader_workers_are_in_the_tree_peak(pytester):
     result.assert_outcomes(passed=4, failed=1)  # the killed child is a failure, with the peaks it left
     result.stdout.fnmatch_lines(["test*RAM tree*RAM main*",
                                  "process tree (DataLoader workers, subprocesses)*",
-                                 "test_mem.py::test_workers[[]fork-False]: phase train_step_*: main process * + 2 descendant "
-                                 "process(es), 2 exited in it * = *"])
+                                 ("test_mem.py::test_workers[[]fork-False]: phase train_step_*: main process * + 2 descendant "
+                                 "process(es), 2 exited in it * = *")])
     rows = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
 
     touched = WORKERS * TOUCH_MIB * MiB
@@ -122,6 +122,7 @@ def test_dataloader_workers_are_in_the_tree_peak(pytester):
         # the main process alone, what the gate saw before: the workers' touches are not in it
         assert row["step_peaks"]["ram"] < row["phases"]["load"]["ram_peak"] + TOUCH_MIB * MiB, name
         assert row["ram_tree_method"] == "vmhwm+descendants-private-peak"
+        assert row["ram_tree_bound"].startswith("exact per process") or "fork" not in name, row["ram_tree_bound"]
         assert row["peaks"]["ram_tree"] >= row["peaks"]["ram"] + touched - BOUND
 
     killed = rows["test_killed"]
