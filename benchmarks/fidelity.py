@@ -8,7 +8,13 @@ limit_memory (the tests in spikes_memray.py). Error = seen - planted; a spike
 counts as missed when a tool saw less than half of it. Also draws the RSS
 timeline of a few spikes (timeline.py).
 
-    python -m benchmarks.fidelity [--reps 10]
+The tree part (benchmarks/tree_spikes.py) plants 64 and 512 MiB spikes held 10
+and 100 ms in 1, 2 and 4 worker processes (fork and spawn, persistent or
+started and gone within the phase) and compares the ways of reading a process
+tree; it is stored under "tree" in the same JSON, with its own run fingerprint,
+and `--part tree` re-runs it alone, keeping the single-process results.
+
+    python -m benchmarks.fidelity [--reps 10] [--tree-reps 10] [--part all|single|tree]
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.common import MIB, ROOT, write
+from benchmarks.common import MIB, RESULTS, ROOT, fingerprint, write
 from benchmarks.spikes import plan
 
 TOOLS = ("meter", "psutil", "tracker")
@@ -78,10 +84,26 @@ def summarize(rows: list[dict]) -> list[dict]:
     return out
 
 
+def tree_part(reps: int, tmp: Path) -> dict:
+    """The spikes in worker processes, in a process of their own (it plays the measured child)."""
+    out = tmp / "tree.json"
+    subprocess.run([sys.executable, "-m", "benchmarks.tree_spikes", "--reps", str(reps), "--json", str(out)],
+                   cwd=ROOT, check=True)
+    return {"run": fingerprint(), "reps": reps, **json.loads(out.read_text())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--tree-reps", type=int, default=10)
+    parser.add_argument("--part", choices=("all", "single", "tree"), default="all")
     args = parser.parse_args()
+    if args.part == "tree":  # keep the single-process results, replace the tree's
+        previous = json.loads((RESULTS / "fidelity.json").read_text())
+        with tempfile.TemporaryDirectory(prefix="bench-fidelity-") as tmp:
+            previous["tree"] = tree_part(args.tree_reps, Path(tmp))
+        (RESULTS / "fidelity.json").write_text(json.dumps(previous, indent=1) + "\n")
+        return
     with tempfile.TemporaryDirectory(prefix="bench-fidelity-") as tmp:
         rows = []
         for tool in TOOLS:
@@ -93,7 +115,9 @@ def main() -> None:
         out = Path(tmp) / "timeline.json"
         subprocess.run([sys.executable, "-m", "benchmarks.timeline", "--json", str(out)], cwd=ROOT, check=True)
         picture = json.loads(out.read_text())
-    write("fidelity", {"reps": args.reps, "summary": summarize(rows), "rows": rows, "timeline": picture})
+        tree = tree_part(args.tree_reps, Path(tmp)) if args.part == "all" else None
+    write("fidelity", {"reps": args.reps, "summary": summarize(rows), "rows": rows, "timeline": picture,
+                       **({"tree": tree} if tree else {})})
 
 
 if __name__ == "__main__":

@@ -15,21 +15,36 @@ median step time over steps 2+ (step 1 allocates AdamW state), and each tool's
 ratio to bare is taken within a repetition, so RESULTS.md gives the median
 ratio and its range over repetitions.
 
+The tree part (`--part tree`, stored under "tree" with its own run fingerprint)
+times the process-tree reading: S1 tiny with 4 DataLoader workers (the worker
+memtest's configuration, 12 steps) and plain S1 tiny, each under
+  bare           a stopwatch only (the child's tree thread stopped)
+  meter-no-tree  the Meter with its tree thread stopped: the main process only
+  meter          the Meter as the gate runs it, reading the tree
+in rounds whose order rotates; each round's ratios to its own bare run are the
+figures, summarised as a geometric mean with a 95 % t-interval.
+
     python -m benchmarks.overhead [--reps 5] [--real-reps 3] [--scales tiny,real]
+    python -m benchmarks.overhead --part tree [--rounds 8]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import statistics
 import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from benchmarks.common import THREADS, gate_preload, med, write
+from benchmarks.common import RESULTS, THREADS, fingerprint, gate_preload, med, write
 
 TOOLS = ("bare", "meter", "tensors", "tracker", "memray")
+TREE_TOOLS = ("bare", "meter-no-tree", "meter")
+T95 = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26, 11: 2.23, 12: 2.20}  # t(0.975, n-1)
 
 
 class Stopwatch:
@@ -71,7 +86,10 @@ def run_under(ctx) -> dict:
     from gpu_budget.scenario import resolve_ref
 
     tool, target = ctx.params["bench_tool"], resolve_ref(ctx.params["bench_target"])
-    clock = ctx.meter if tool in ("meter", "tensors") else Stopwatch()
+    if tool not in ("meter", "tensors"):  # only "meter" and "tensors" read the process tree: the others run without its thread
+        ctx.meter.close()
+        ctx.meter.tree = None
+    clock = ctx.meter if tool in ("meter", "meter-no-tree", "tensors") else Stopwatch()
     ctx.meter = clock
     extra = {}
     t0 = time.perf_counter()
@@ -130,16 +148,71 @@ def measure(scale: str, reps: int) -> dict:
     return {"scenario": f"S1 ({S1.name}) {scale}", "steps": len(runs[0]["steps_s"]), "runs": runs}
 
 
+def interval(ratios: list[float]) -> dict:
+    """Geometric mean of paired ratios and its 95 % t-interval (on the logs)."""
+    logs = [math.log(r) for r in ratios]
+    mean = statistics.fmean(logs)
+    half = T95.get(len(logs), 2.0) * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
+    return {"n": len(logs), "geomean": math.exp(mean), "low": math.exp(mean - half), "high": math.exp(mean + half)}
+
+
+def tree_case(name: str, scenario, rounds: int) -> dict:
+    from gpu_budget import isolate
+
+    preload = gate_preload()
+    assets = Path(tempfile.gettempdir()) / "gpu-budget-bench" / scenario.asset_key("tiny")
+    isolate.prepare_assets(scenario.to_json("tiny"), assets, 1800, THREADS, preload)
+    runs = []
+    for rnd in range(rounds):
+        order = TREE_TOOLS[rnd % len(TREE_TOOLS):] + TREE_TOOLS[:rnd % len(TREE_TOOLS)]
+        for tool in order:
+            job = scenario.with_params(bench_tool=tool, bench_target=scenario.run).to_json("tiny")
+            job["run"] = "benchmarks.overhead:run_under"
+            m = isolate.measure(job, assets, 1800, THREADS, preload)
+            if m["status"] != "ok":
+                raise RuntimeError(f"{tool} {name}: {m['error']}")
+            bench = m["info"]["bench"]
+            runs.append({"round": rnd, "tool": tool, "total_s": bench["total_s"], "steps_s": bench["steps_s"],
+                         "step_median_s": med(bench["steps_s"][1:]), "load_average": os.getloadavg()[0],
+                         "ram_peak": m["peaks"]["ram"], "ram_tree_peak": m["peaks"].get("ram_tree")})
+            print(f"overhead tree {name} round {rnd} {tool}: step {runs[-1]['step_median_s']:.3f} s, "
+                  f"run {bench['total_s']:.1f} s, load {runs[-1]['load_average']:.2f}", flush=True)
+    ratios = {}
+    for tool in TREE_TOOLS[1:]:
+        by_round = {r["round"]: r for r in runs if r["tool"] == tool}
+        bare = {r["round"]: r for r in runs if r["tool"] == "bare"}
+        ratios[tool] = {"step": interval([by_round[k]["step_median_s"] / bare[k]["step_median_s"] for k in bare]),
+                        "total": interval([by_round[k]["total_s"] / bare[k]["total_s"] for k in bare])}
+    return {"case": name, "steps": len(runs[0]["steps_s"]), "runs": runs, "ratios": ratios}
+
+
+def tree_part(rounds: int) -> dict:
+    from s1_scenarios import S1, WORKERS
+
+    cases = [tree_case("S1 tiny, 4 DataLoader workers, dataset in memory (memtests/test_s1_workers.py, 12 steps)",
+                       WORKERS.with_params(max_steps=12), rounds),
+             tree_case("S1 tiny, no workers", S1, rounds)]
+    return {"run": fingerprint(), "threads": THREADS, "tools": list(TREE_TOOLS), "rounds": rounds, "cases": cases}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5, help="runs per tool at tiny scale")
     parser.add_argument("--real-reps", type=int, default=3, help="runs per tool at real scale")
     parser.add_argument("--scales", default="tiny,real")
+    parser.add_argument("--part", choices=("all", "tools", "tree"), default="all")
+    parser.add_argument("--rounds", type=int, default=8, help="rounds of the tree part (one run per tool each)")
     args = parser.parse_args()
+    if args.part == "tree":  # keep the tools' results, replace the tree part's
+        previous = json.loads((RESULTS / "overhead.json").read_text())
+        previous["tree"] = tree_part(args.rounds)
+        (RESULTS / "overhead.json").write_text(json.dumps(previous, indent=1) + "\n")
+        return
     out = {}
     for scale in args.scales.split(","):
         out[scale] = measure(scale, args.reps if scale == "tiny" else args.real_reps)
-    write("overhead", {"threads": THREADS, "tools": list(TOOLS), "scales": out})
+    tree = tree_part(args.rounds) if args.part == "all" else None
+    write("overhead", {"threads": THREADS, "tools": list(TOOLS), "scales": out, **({"tree": tree} if tree else {})})
 
 
 if __name__ == "__main__":

@@ -110,6 +110,89 @@ def _meter_note(fid: dict) -> list[str]:
             f"process allocated meanwhile, e.g. a library's first-use buffers).")]
 
 
+# -- 1b -----------------------------------------------------------------------------------------
+
+TREE_METHODS = {"tree": "the gate's tree figure", "hwm_sum": "sum of VmHWM", "sampled": "sampled main RSS + workers' USS (10 ms)",
+                "main": "main process alone"}
+
+
+def _missed(r: dict, method: str) -> int:
+    """Worker spikes a method did not see: what is missing of the truth, in whole spikes, when over half of one."""
+    short = r["truth"] - r[f"seen_{method}"]
+    return max(0, round(short / (r["mib"] * MIB))) if short > r["mib"] * MIB / 2 else 0
+
+
+def tree_totals(tree: dict) -> dict:
+    """Per method over every case: mean |error|, worst error, spikes missed (of all planted), over-count at rest."""
+    out = {}
+    for method in TREE_METHODS:
+        errors = [(r[f"seen_{method}"] - r["truth"]) / MIB for r in tree["rows"]]
+        rest = [(r[f"rest_{method}"] - r["truth_at_rest"]) / MIB for r in tree["rows"] if r.get("truth_at_rest")]
+        out[method] = {"n": len(errors), "mean_abs": sum(map(abs, errors)) / len(errors), "worst": max(errors, key=abs),
+                       "missed": sum(_missed(r, method) for r in tree["rows"]),
+                       "spikes": sum(r["workers"] for r in tree["rows"]),
+                       "rest_median": med(rest) if rest else None, "rest_worst": max(rest, key=abs) if rest else None}
+    return out
+
+
+def tree_fidelity(fid: dict | None) -> list[str]:
+    out = ["## 1b. Spikes in worker processes (the process tree)", ""]
+    tree = (fid or {}).get("tree")
+    if tree is None:
+        return out + [("_Not run yet: `python -m benchmarks.fidelity --part tree` adds it to "
+                      "`benchmarks/results/fidelity.json`._"), ""]
+    totals = tree_totals(tree)
+    out += [_ran(tree), "",
+            (f"The process running the Meter plays the measured child: steady allocator, {tree['base_mib']} MiB of its own "
+             f"touched before it starts its workers. It starts 1, 2 or 4 worker processes, forked or spawned, either "
+             f"*persistent* (started before the phases, alive after them) or *per phase* (started inside the phase, and "
+             f"exiting right after their spike, before the phase ends). Each worker touches 64 or 512 MiB (numpy `ones`), "
+             f"holds it 10 or 100 ms and frees it; {tree['reps']} repetitions of each case "
+             f"(`benchmarks/tree_spikes.py`). What a method *sees* is its figure for the spike phase minus its figure for "
+             f"a phase with the same workers and no spike; the truth is workers x size (the tree figure adds each "
+             f"process's peak, so that also holds when the spikes do not overlap). A spike is *missed* when a method "
+             f"fell short of the truth by more than half a spike. *Over-count at rest*: a method's figure for the phase "
+             f"without spikes, persistent workers, minus main RSS + the workers' USS read while nothing moves."), "",
+            "Methods, all read in the same runs:", "",
+            ("- **the gate's tree figure** (`ram_tree`): the main process's VmHWM + each descendant's VmHWM less its "
+            "shared pages (`gpu_budget/tree.py`: polled every 10 ms, each forked multiprocessing worker reporting its own "
+            "figures as it exits, every live one read again at the phase end);"),
+            "- **sum of VmHWM**: the same reads, nothing subtracted (each forked worker also counts the parent's pages it maps);",
+            ("- **sampled**: a thread sampling main RSS + each worker's USS (smaps_rollup, shared pages counted once) every "
+            "10 ms, the maximum over the phase;"),
+            "- **main process alone**: what the gate read before it read the tree.", "",
+            "| method | cases | mean abs error | worst error | spikes missed | over-count at rest (median, worst) |",
+            "|---|---|---|---|---|---|"]
+    for method, t in totals.items():
+        rest = "-" if t["rest_median"] is None else f"{t['rest_median']:+.1f}, {t['rest_worst']:+.1f} MiB"
+        out.append(f"| {TREE_METHODS[method]} | {t['n']} | {t['mean_abs']:.2f} MiB | {t['worst']:+.2f} MiB | "
+                   f"{t['missed']} of {t['spikes']} | {rest} |")
+    groups = defaultdict(list)
+    for r in tree["rows"]:
+        groups[(r["start"], r["lifetime"], r["workers"], r["mib"], r["ms"])].append(r)
+    methods = list(TREE_METHODS)
+    out += ["", f"Per case: mean error / worst error (MiB), spikes missed (of workers x {tree['reps']}).", "",
+            "| workers | spike | truth | " + " | ".join(TREE_METHODS[m] for m in methods) + " |",
+            "|---|---|---|" + "---|" * len(methods)]
+    for (start, lifetime, n, size, ms), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "persistent",
+                                                                                       kv[0][2], kv[0][3], kv[0][4])):
+        cells = []
+        for m in methods:
+            errors = [(r[f"seen_{m}"] - r["truth"]) / MIB for r in rs]
+            missed = sum(_missed(r, m) for r in rs)
+            cells.append(f"{sum(errors) / len(errors):+.1f} / {max(errors, key=abs):+.1f}, "
+                         f"{'**' if missed else ''}{missed} missed{'**' if missed else ''}")
+        out.append(f"| {n} {start}ed, {lifetime} | {size} MiB held {ms} ms | {n * size} MiB | " + " | ".join(cells) + " |")
+    t = totals["tree"]
+    out += ["", (f"**The gated metric is the tree figure.** Over all {t['n']} cases its error lay within "
+                 f"{t['worst']:+.2f} MiB of the planted total (mean |error| {t['mean_abs']:.2f} MiB), {t['missed']} of "
+                 f"{t['spikes']} worker spikes missed, and at rest it sat {t['rest_median']:+.1f} MiB (median) from main RSS "
+                 f"+ the workers' USS. The sum of VmHWM sees spikes as well, but at rest it counts the parent's "
+                 f"{tree['base_mib']} MiB once more per forked worker ({totals['hwm_sum']['rest_worst']:+.0f} MiB at worst), "
+                 f"so it cannot be gated; the sampler misses short spikes; the main process alone sees none."), ""]
+    return out
+
+
 # -- 2 ------------------------------------------------------------------------------------------
 
 def overhead_ratios(ov: dict) -> dict:
@@ -159,7 +242,32 @@ def overhead(ov: dict | None) -> list[str]:
             out.append(f"| {names[tool]} | {t['n']} | {t['step']:.3f} s | {t['step_ratio']:.2f}x{spread} | {t['total']:.1f} s | "
                        f"{t['total_ratio']:.2f}x | {ram} |")
         out.append("")
-    return out
+    return out + tree_overhead(ov.get("tree"))
+
+
+def tree_overhead(tree: dict | None) -> list[str]:
+    """The process tree's reading, timed: ratios to bare per round, as an interval."""
+    if tree is None:
+        return ["_The process-tree timing is not run yet: `python -m benchmarks.overhead --part tree`._", ""]
+    names = {"meter-no-tree": "the meter, main process only", "meter": "the meter reading the process tree"}
+    loads = [r["load_average"] for c in tree["cases"] for r in c["runs"]]
+    out = ["### Reading the process tree", "",
+           _ran(tree) + f" 1-minute load average during the runs {min(loads):.2f} .. {max(loads):.2f}.", "",
+           (f"Each case runs {tree['rounds']} rounds of one run per tool (bare: a stopwatch; the meter with its tree "
+            f"thread stopped; the meter as the gate runs it), the order rotating from round to round, in gate children "
+            f"({tree['threads']} torch thread; the workers take what the 2 cores leave). A round's ratios are to its own "
+            f"bare run; the table gives their geometric mean and 95 % interval (t on the logs; `benchmarks/overhead.py`)."),
+           "", "| case | tool | step vs bare (geomean, 95 % interval) | whole run vs bare | step, median of runs |",
+           "|---|---|---|---|---|"]
+    for case in tree["cases"]:
+        bare = med([r["step_median_s"] for r in case["runs"] if r["tool"] == "bare"])
+        out.append(f"| {case['case']} | bare | 1.00x | 1.00x | {bare:.3f} s |")
+        for tool, r in case["ratios"].items():
+            step, total = r["step"], r["total"]
+            own = med([x["step_median_s"] for x in case["runs"] if x["tool"] == tool])
+            out.append(f"| | {names[tool]} | {step['geomean']:.3f}x ({step['low']:.3f} .. {step['high']:.3f}) | "
+                       f"{total['geomean']:.3f}x ({total['low']:.3f} .. {total['high']:.3f}) | {own:.3f} s |")
+    return out + [""]
 
 
 # -- 3 ------------------------------------------------------------------------------------------
@@ -446,10 +554,20 @@ def headline(data: dict) -> list[str]:
                 out.append(f"- Spike error, this meter vs {TOOL_NAMES[tool]}: mean |error| {ours['mean_abs']:.2f} vs "
                            f"{o['mean_abs']:.2f} MiB, worst {ours['worst']:+.2f} vs {o['worst']:+.2f} MiB, missed "
                            f"{ours['missed']} vs {o['missed']} of {o['n']}.")
+    if fid and fid.get("tree"):
+        t = tree_totals(fid["tree"])
+        out.append(f"- Spikes in 1-4 worker processes (fork/spawn, persistent or not), the gate's tree figure: mean |error| "
+                   f"{t['tree']['mean_abs']:.2f} MiB, worst {t['tree']['worst']:+.2f} MiB, missed {t['tree']['missed']} of "
+                   f"{t['tree']['spikes']}; the sum of VmHWM over-counts {t['hwm_sum']['rest_worst']:+.0f} MiB at rest; a 10 ms "
+                   f"sampler missed {t['sampled']['missed']}; the main process alone missed {t['main']['missed']}.")
     if ov:
         for scale, tools in overhead_ratios(ov).items():
             parts = ", ".join(f"{t} {tools[t]['step_ratio']:.2f}x" for t in ("meter", "tensors", "tracker", "memray") if t in tools)
             out.append(f"- Step time vs bare, S1 {scale}: {parts}.")
+        for case in (ov.get("tree") or {}).get("cases", []):
+            r = case["ratios"]["meter"]["step"]
+            out.append(f"- Step time vs bare, {case['case']}: the meter reading the tree {r['geomean']:.3f}x "
+                       f"(95 % interval {r['low']:.3f} .. {r['high']:.3f}).")
     if iso:
         for case in iso["cases"]:
             w = {k: med(v["seconds"]) for k, v in case["ways"].items()}
@@ -498,6 +616,7 @@ def render(data: dict) -> str:
              "side in one run, not the seconds."), ""]
     lines += headline(data)
     lines += fidelity(data.get("fidelity"))
+    lines += tree_fidelity(data.get("fidelity"))
     lines += overhead(data.get("overhead"))
     lines += isolation(data.get("isolation"))
     lines += repeatability(data.get("repeatability"))

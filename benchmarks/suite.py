@@ -77,7 +77,8 @@ def run_part(part: str, select: list[str], record_new: bool) -> dict:
             "load_average_start": round(load_start, 2), "load_average_end": round(os.getloadavg()[0], 2),
             "summary": found[-1] if found else "(no pytest summary line: " + proc.stdout.strip()[-300:] + ")",
             "cases": [{"nodeid": r.get("nodeid"), "label": r.get("label"), "verdict": r.get("verdict"),
-                       "wall_s": r.get("wall_seconds"), "ram": (r.get("peaks") or {}).get("ram")} for r in rows]}
+                       "wall_s": r.get("wall_seconds"), "ram": (r.get("peaks") or {}).get("ram"),
+                       "ram_tree": (r.get("peaks") or {}).get("ram_tree")} for r in rows]}
 
 
 def main() -> None:

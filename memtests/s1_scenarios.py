@@ -51,3 +51,11 @@ AS_REPORTED = replace(S1, scales={
     "tiny": {"model": TINY_MODEL, "clip_seconds": 30, "max_steps": 4},  # one epoch and its eval: steady from step 2
     "real": {"model": REAL_MODEL, "clip_seconds": 50, "max_steps": 1},
 }).with_params(max_seconds=5)
+
+# The worker blow-up: a runner with DataLoader workers whose mapped dataset is held in memory as Python objects
+# (Dataset.to_list(), as a hand-written torch Dataset holds it), each worker ending up with a copy of what it
+# reads (forked: copied on reading, by the refcount writes; spawned: pickled whole). The tree figure sees it; the
+# main process's VmHWM never did. Its own fixes come first: the scenario's others apply as well.
+WORKER_FIXES = ("fewer_workers", "shared_memory")
+WORKERS = replace(AS_REPORTED, name="s1_wav2vec2_workers", scales={"tiny": AS_REPORTED.scales["tiny"]},
+                  supports=(*WORKER_FIXES, *FIXES)).with_params(dataloader_workers=4, in_memory=True)

@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA = "gpu-budget-baselines/1"
-METRICS = ("ram", "ram_tensor", "vram_allocated", "vram_reserved", "vram_device")
+# ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
+# the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
+METRICS = ("ram", "ram_tree", "ram_tensor", "vram_allocated", "vram_reserved", "vram_device")
 MAX_FILE_BYTES = 16 * 2**20  # the largest committed baseline file is ~0.1 MiB
 
 
@@ -246,12 +248,12 @@ def entry_from(measurement: dict, scenario: dict, tolerance: Tolerance, fprint: 
     for phase in measurement["phases"]:
         phases[phase["name"]] = {"ram": phase["ram_peak"]} | {
             k: phase.get(k) for k in ("ram_tensor", "vram_allocated", "vram_reserved", "vram_device") if phase.get(k) is not None
-        }
+        } | ({"ram_tree": phase["ram_tree_peak"]} if phase.get("ram_tree_peak") is not None else {})
     return {
         "scenario": scenario["name"],
         "fixes": list(scenario["fixes"]),
         "params": scenario["params"],
-        "peaks": {k: measurement["peaks"].get(k) for k in METRICS},
+        "peaks": {k: measurement["peaks"].get(k) for k in METRICS if k != "ram_tree" or measurement["peaks"].get(k) is not None},
         "phases": phases,
         "tolerance": {"rel": tolerance.rel, "abs": tolerance.abs},
         "fingerprint": fprint,

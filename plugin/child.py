@@ -12,6 +12,8 @@ import ctypes
 import json
 import os
 import sys
+import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -58,6 +60,20 @@ def _plant_tensor(nbytes: int):
     if not nbytes:
         return None
     return sys.modules["torch"].ones(nbytes, dtype=sys.modules["torch"].uint8)
+def _platform_start_method() -> str:
+    """Give this child the platform's default multiprocessing start method, as the runner's own program would have.
+
+    A child started from the forkserver inherits "forkserver" as its default
+    (multiprocessing forces the parent's method on its children), so a
+    DataLoader's workers would be started that way: fresh interpreters that
+    unpickle the dataset and import their own torch, where a Linux training
+    process (Python < 3.14) forks workers that share them
+    (memtests/test_s1_workers.py measures both).
+    """
+    import multiprocessing
+
+    multiprocessing.set_start_method(None, force=True)  # forget the forced method: the platform default applies
+    return multiprocessing.get_start_method()
 
 
 def _device() -> str:
@@ -103,16 +119,34 @@ class _MemoryHistory:
             self.torch.cuda.memory._record_memory_history(enabled=None)
 
 
+class _TreeStream:
+    """The tree's running figure as "tree" events, so a child killed mid-phase still leaves it (rises only, 20 a second at most)."""
+
+    MIN_RISE, MIN_SECONDS = 2**20, 0.05
+
+    def __init__(self, emit) -> None:
+        self.emit, self.sent, self.at = emit, 0, 0.0
+
+    def __call__(self, total: int) -> None:
+        now = time.monotonic()
+        if total >= self.sent + self.MIN_RISE and now - self.at >= self.MIN_SECONDS:
+            self.sent, self.at = total, now
+            self.emit({"event": "tree", "ram_tree": total})
+
+
 def main(request: dict, out_path: str) -> None:
     """Run request["scenario"]'s prepare or run function and stream the outcome to out_path."""
     from gpu_budget.meter import Meter
     from gpu_budget.scenario import PrepareParams, RunContext, resolve_ref
 
     out = open(out_path, "a", buffering=1)
+    lock = threading.Lock()  # the tree's thread streams too
 
     def emit(event: dict) -> None:
-        out.write(json.dumps(event, default=str) + "\n")
-        out.flush()
+        line = json.dumps(event, default=str) + "\n"
+        with lock:
+            out.write(line)
+            out.flush()
 
     scenario = request.get("scenario", {})
     meter = history = None
@@ -131,16 +165,21 @@ def main(request: dict, out_path: str) -> None:
         # import the scenario's module (and torch) first, so pinning reaches torch and nothing is measured of it
         func = resolve_ref(scenario["prepare" if request["mode"] == "prepare" else "run"])
         _pin_threads(request["threads"])
+        start_method = _platform_start_method()
         if request["mode"] == "prepare":
             params = PrepareParams(scenario.get("prepare_params", scenario["params"]), scenario["params"], scenario["name"])
             func(RunContext(scenario["scale"], params, tuple(scenario["fixes"]), assets, _device()))
             emit({"event": "prepared"})
             return
-        meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}))
+        from gpu_budget.tree import become_subreaper
+
+        subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
+        meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}), on_tree=_TreeStream(emit))
         meter.tensors = None if meter.use_cuda or not request.get("tensors", True) else _tensor_peak()
         ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets,
                          "cuda" if meter.use_cuda else "cpu", meter)
-        emit({"event": "start", "pid": os.getpid(), "cuda": meter.use_cuda, "ram_method": meter.ram_method})
+        emit({"event": "start", "pid": os.getpid(), "cuda": meter.use_cuda, "ram_method": meter.ram_method,
+              "ram_tree_method": meter.ram_tree_method, "subreaper": subreaper})
         # planted regressions (prove the gate can fail): retained, touched bytes for the whole run, as a bytes
         # object (host RAM sees it) or as a tensor made under the tracker (host RAM and tensor bytes see it)
         planted = b"\x01" * int(scenario["params"].get("plant_bytes", 0))  # noqa: F841
@@ -152,7 +191,9 @@ def main(request: dict, out_path: str) -> None:
         summary = meter.summary()
         if history is not None:
             history.finish(emit, failed=False, peak=summary["peaks"].get("vram_allocated"))
-        emit({"event": "result", "summary": summary, "info": {**meter.info, **info, "malloc": malloc}})
+        meter.close()
+        emit({"event": "result", "summary": summary,
+              "info": {**meter.info, **info, "malloc": malloc, "start_method": start_method}})
     except BaseException as exc:  # a crash is data: report it, with what was measured so far
         if meter is not None:
             meter.stop()

@@ -5,6 +5,11 @@ and the *allocated* GPU peak. Reserved and NVML device memory are reported but
 not gated: they depend on the caching allocator's history and are too noisy to
 fail a merge on.
 
+Host RAM is the process tree's peak (`ram_tree`: the measured process and its
+DataLoader workers and subprocesses); the main process's (`ram`) is reported
+beside it. A baseline recorded before the tree was read holds `ram` only: it is
+compared on that, main process against main process, until it is re-recorded.
+
 Against a baseline recorded under another setup (fingerprint.py says which
 fields differ and what each is shown to move), the host RAM peak is compared
 after taking off the difference of the two import floors, at the test's
@@ -19,6 +24,7 @@ from dataclasses import dataclass, field
 
 from gpu_budget import fingerprint
 from gpu_budget.baselines import Tolerance
+from gpu_budget.meter import ram_gated
 from gpu_budget.scenario import Budget
 from gpu_budget.units import format_size
 
@@ -78,8 +84,10 @@ class Judgement:
 
 def budget_breaches(peaks: dict, budget: Budget) -> list[str]:
     out = []
-    if budget.ram is not None and peaks.get("ram") is not None and peaks["ram"] > budget.ram:
-        out.append(f"host RAM peak {format_size(peaks['ram'])} > budget {format_size(budget.ram)}")
+    ram = ram_gated(peaks)
+    if budget.ram is not None and ram is not None and ram > budget.ram:
+        whose = f" (process tree; main process {format_size(peaks.get('ram'))})" if peaks.get("ram_tree") is not None else ""
+        out.append(f"host RAM peak {format_size(ram)}{whose} > budget {format_size(budget.ram)}")
     vram = peaks.get("vram_allocated")
     if budget.vram is not None and vram is not None and vram > budget.vram:
         out.append(f"GPU allocated peak {format_size(vram)} > budget {format_size(budget.vram)}")
@@ -99,7 +107,7 @@ def judge(measurement: dict, budget: Budget, baseline: dict | None, tolerance: T
     peaks = measurement["peaks"]
     if measurement["status"] != "ok":
         error = measurement["error"]
-        seen = format_size(peaks.get("ram"))
+        seen = format_size(ram_gated(peaks))
         return Judgement("error", False, f"measured child failed ({error['kind']}): {error['message']}; "
                                           f"host RAM peak seen so far {seen}")
 
@@ -125,12 +133,15 @@ def judge(measurement: dict, budget: Budget, baseline: dict | None, tolerance: T
     if setup.note():
         notes.append(setup.note())
     for metric in GATED:
+        if metric == "ram":
+            metric, note = ram_compared(peaks, baseline["peaks"])
+            notes += [note] if note else []
         now, then = peaks.get(metric), baseline["peaks"].get(metric)
         if now is None or then is None:
             continue
         tol = tolerance
         shown = format_size(now)
-        if metric == "ram":
+        if metric in ("ram", "ram_tree"):  # the floor is the main process's, which the tree holds
             tol = setup.ram_tolerance(tolerance)
             if tol is None:
                 continue
@@ -151,3 +162,13 @@ def judge(measurement: dict, budget: Budget, baseline: dict | None, tolerance: T
         return Judgement("improved", True, "; ".join(notes + improved + [action]), change, update)
     verdict = "over-budget" if expect == "over-budget" else "pass"
     return Judgement(verdict, True, "; ".join(notes) or "within budget and baseline", change)
+
+
+def ram_compared(peaks: dict, base: dict) -> tuple[str, str | None]:
+    """Which host-RAM metric a baseline is compared on, and a note when its tree figure is left uncompared."""
+    if peaks.get("ram_tree") is not None and base.get("ram_tree") is not None:
+        return "ram_tree", None
+    if peaks.get("ram_tree") is not None and peaks.get("ram") is not None and peaks["ram_tree"] > peaks["ram"]:
+        return "ram", (f"the baseline holds the main process only: compared on it; the tree's "
+                       f"{format_size(peaks['ram_tree'])} is not (re-record the baseline to gate it)")
+    return "ram", None

@@ -448,7 +448,11 @@ def run(gpu_budget, request, scenario, envelope: Envelope, budget: str | int | M
     def measure(knobs: dict) -> int | None:
         m = gpu_budget.peak(scenario.with_params(**knobs))  # skips, with the reason, where it cannot run
         seen["cuda"] = m["peaks"].get("vram_allocated") is not None if m["status"] == "ok" else seen["cuda"]
-        return m["peaks"]["vram_allocated" if seen["cuda"] else "ram"] if m["status"] == "ok" else None
+        if m["status"] != "ok":
+            return None
+        from gpu_budget.meter import ram_gated
+
+        return m["peaks"]["vram_allocated"] if seen["cuda"] else ram_gated(m["peaks"])  # the tree's, as the gate judges
 
     def estimated(knobs: dict) -> int:
         from gpu_budget.estimate import estimate_scenario

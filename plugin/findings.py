@@ -9,6 +9,11 @@ a change inside the default tolerance is "no effect", not a win.
 Several reports (e.g. the tiny gate and a real-scale run) merge into one file;
 each row keeps its scale, and a row measured again in a later report (the same
 node id and scale) replaces the earlier one.
+
+Host RAM is judged on the process tree's peak (`ram_tree`: the measured process
+with its DataLoader workers and subprocesses) where both rows hold it, else on
+the main process's (`ram`, all a version-1 report holds); the main process's
+figure stands beside it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from gpu_budget.marks import DEFAULT_TOLERANCE
+from gpu_budget.report import READABLE_VERSIONS
 from gpu_budget.scenario import SCALES
 from gpu_budget.units import format_size
 
@@ -30,8 +36,15 @@ def _skip_verdict(row: dict) -> str:
     return "needs GPU, not measured here" if "CUDA" in row["message"] else f"skipped: {row['message']}"
 
 
-def _metric(row: dict) -> str:
-    return "vram_allocated" if row["peaks"].get("vram_allocated") is not None else "ram"
+def _metric(*rows: dict) -> str:
+    """The gated metric the rows share: allocated GPU memory, else the process tree's RAM, else the main process's."""
+    if all(r["peaks"].get("vram_allocated") is not None for r in rows):
+        return "vram_allocated"
+    return "ram_tree" if all(r["peaks"].get("ram_tree") is not None for r in rows) else "ram"
+
+
+def _main(row: dict | None) -> int | None:
+    return None if row is None else row["peaks"].get("ram")
 
 
 def fix_verdict(before: int | None, after: int | None) -> str:
@@ -62,16 +75,19 @@ def pairs(results: list[dict]) -> dict[str, list[dict]]:
             if row is ref or row.get("label") == "as-reported":  # the reference itself: in failures()
                 continue
             entry = {"scenario": scenario, "scale": scale, "variant": row.get("label") or ", ".join(row["fixes"]),
-                     "fixes": row["fixes"], "test": row["nodeid"], "facts": row.get("info", {})}
+                     "fixes": row["fixes"], "test": row["nodeid"], "facts": row.get("info", {}),
+                     "main_before": _main(ref), "main_after": _main(row)}
             if row["verdict"] == "skipped":
-                entry.update(before=None, after=None, metric=None, verdict=_skip_verdict(row))
+                entry.update(before=None, after=None, metric=None, verdict=_skip_verdict(row), main_before=None, main_after=None)
             elif row["verdict"] == "error":
-                entry.update(before=None, after=row["peaks"]["ram"], metric="ram",
+                metric = _metric(row)
+                entry.update(before=None, after=row["peaks"].get(metric), metric=metric,
                              verdict=f"error: {row['message'][:120]}")
             elif ref is None:
-                entry.update(before=None, after=row["peaks"]["ram"], metric="ram", verdict="no as-reported run to compare")
+                metric = _metric(row)
+                entry.update(before=None, after=row["peaks"].get(metric), metric=metric, verdict="no as-reported run to compare")
             else:
-                metric = _metric(ref)
+                metric = _metric(ref, row)
                 before, after = ref["peaks"].get(metric), row["peaks"].get(metric)
                 entry.update(before=before, after=after, metric=metric, verdict=fix_verdict(before, after))
             out[scenario].append(entry)
@@ -87,15 +103,18 @@ def failures(results: list[dict]) -> dict[str, list[dict]]:
         if row["verdict"] == "skipped":
             budget = row.get("budget") or {}
             out[row["scenario"]].append({"scale": row["scale"], "metric": None, "peak": None, "over": None, "growth": None,
-                                         "budget": budget.get("vram") or budget.get("ram"), "verdict": _skip_verdict(row)})
+                                         "budget": budget.get("vram") or budget.get("ram"), "verdict": _skip_verdict(row),
+                                         "main": None})
             continue
         metric = _metric(row)
         budget = (row.get("budget") or {}).get("vram" if metric == "vram_allocated" else "ram")
         peak = row["peaks"].get(metric)
+        growth = row.get("growth") or {}
         out[row["scenario"]].append({
-            "scale": row["scale"], "metric": metric, "peak": peak, "budget": budget,
+            "scale": row["scale"], "metric": metric, "peak": peak, "budget": budget, "main": _main(row),
             "over": None if not budget or peak is None else (peak - budget) / budget,
-            "growth": (row.get("growth") or {}).get("ram_per_step"), "verdict": row["verdict"]})
+            "growth": growth.get("ram_tree_per_step", growth.get("ram_per_step")) if metric == "ram_tree"
+            else growth.get("ram_per_step"), "verdict": row["verdict"]})
     return out
 
 
@@ -106,7 +125,10 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
              f"(torch {hw.get('torch')}, transformers {hw.get('transformers')}, peft {hw.get('peft')})"
              + (f": {', '.join(f'`{s}`' for s in sources)}." if sources else "."),
              (f"A fix \"works\" when it lowers the peak by more than the gate's tolerance "
-              f"({DEFAULT_TOLERANCE.rel:.1%} + {format_size(DEFAULT_TOLERANCE.abs)}); inside it, \"no effect\"."), ""]
+              f"({DEFAULT_TOLERANCE.rel:.1%} + {format_size(DEFAULT_TOLERANCE.abs)}); inside it, \"no effect\". "
+              f"Host RAM is judged on the process tree (`ram_tree`: the measured process with its DataLoader workers "
+              f"and subprocesses) where both rows hold it, else on the main process (`ram`: reports before the tree "
+              f"was read); the main process's own peak stands beside it."), ""]
     reproduced = failures(report["results"])
     notes: dict[str, list[dict]] = defaultdict(list)
     for note in report.get("notes", []):
@@ -114,20 +136,22 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
     for scenario, entries in sorted(pairs(report["results"]).items()):
         lines += [f"## {scenario}", ""]
         if reproduced.get(scenario):
-            lines += ["| as reported | metric | peak | budget | over budget by | growth per step | gate verdict |",
-                      "|---|---|---|---|---|---|---|"]
+            lines += ["| as reported | metric | peak | main process | budget | over budget by | growth per step | gate verdict |",
+                      "|---|---|---|---|---|---|---|---|"]
             for f in reproduced[scenario]:
                 over = "-" if f["over"] is None else f"{f['over']:+.1%}"
                 growth = "-" if f["growth"] is None else f"{format_size(f['growth'])}"
-                lines.append(f"| {f['scale']} | {f['metric'] or '-'} | {format_size(f['peak'])} | {format_size(f['budget'])} | "
-                             f"{over} | {growth} | {f['verdict']} |")
+                lines.append(f"| {f['scale']} | {f['metric'] or '-'} | {format_size(f['peak'])} | {format_size(f['main'])} | "
+                             f"{format_size(f['budget'])} | {over} | {growth} | {f['verdict']} |")
             lines.append("")
-        lines += ["| variant | fixes | scale | metric | as reported | with the fix | saving | verdict |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += ["| variant | fixes | scale | metric | as reported | with the fix | saving | verdict | main process: as reported, with the fix |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for e in entries:
             saving = "-" if not e["before"] or e["after"] is None else f"{(e['before'] - e['after']) / e['before']:+.1%}"
+            main = "-" if e["main_before"] is None and e["main_after"] is None else \
+                f"{format_size(e['main_before'])}, {format_size(e['main_after'])}"
             lines.append(f"| {e['variant']} | {', '.join(e['fixes']) or '-'} | {e['scale']} | {e['metric'] or '-'} | {format_size(e['before'])} "
-                         f"| {format_size(e['after'])} | {saving} | {e['verdict']} |")
+                         f"| {format_size(e['after'])} | {saving} | {e['verdict']} | {main} |")
         lines.append("")
         for note in notes.get(scenario, []):
             lines.append(f"- {note['scale']}: {note['text']} (`{note['nodeid']}`)")
@@ -143,14 +167,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT", help="JSON reports written by --gpu-budget-json")
     parser.add_argument("-o", "--output", type=Path, default=Path("FINDINGS.md"))
     args = parser.parse_args(argv)
-    merged: dict = {"version": 1, "results": []}
+    merged: dict = {"version": max(READABLE_VERSIONS), "results": []}
     for path in args.reports:
         try:
             report = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as exc:
             parser.error(f"cannot read report {path}: {exc}")
-        if report.get("version") != 1 or not isinstance(report.get("results"), list):
-            parser.error(f"{path} is not a gpu-budget JSON report (version 1)")
+        if report.get("version") not in READABLE_VERSIONS or not isinstance(report.get("results"), list):
+            parser.error(f"{path} is not a gpu-budget JSON report (version {' or '.join(map(str, READABLE_VERSIONS))})")
         merged["hardware"] = merged.get("hardware") or report.get("hardware")
         redone = {(r["nodeid"], r["scale"]) for r in report["results"]}  # a later report's re-run replaces a row
         merged["results"] = [r for r in merged["results"] if (r["nodeid"], r["scale"]) not in redone] + report["results"]

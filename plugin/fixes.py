@@ -204,6 +204,12 @@ BUILTIN = _builtin(
         cost="slower", proposed_by=("S1",)),
     Fix("low_cpu_mem_usage", "load", "from_pretrained(low_cpu_mem_usage=True): meta-device init "
         "(transformers 5 always does this and drops the flag)", proposed_by=("S1",)),
+    # S1 with DataLoader workers, each holding a copy of an in-memory dataset (the worker blow-up)
+    Fix("fewer_workers", "data", "one DataLoader worker instead of several: one copy of what a worker holds; "
+        "data loading overlaps less with the step", cost="slower", params={"dataloader_workers": 1},
+        proposed_by=("S1-workers",)),
+    Fix("shared_memory", "data", "hold the in-memory dataset in one shared float32 tensor: forked or spawned "
+        "workers read views of it and copy nothing", proposed_by=("S1-workers",)),
     # S2: Paraformer ASR, memory growing during training (seed 001)
     Fix("length_bucketing", "data", "group clips of similar length into a batch: less padding",
         proposed_by=("S2",)),

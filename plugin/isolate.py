@@ -12,8 +12,10 @@ scattering over ~50 MiB (README, "Why peaks repeat").
 
 A child that raises, runs out of memory, is SIGKILLed (the kernel's OOM
 killer) or outlives its timeout gives a failed Measurement carrying the peak
-seen so far: the parent polls the child's VmHWM while it waits, so even a kill
-leaves a number. The session goes on either way.
+seen so far: the parent polls the child's VmHWM while it waits, and the child
+streams its process tree's running figure (tree.py reads it on a thread, with
+the descendants' shared pages, which the parent would have to read a second
+time), so even a kill leaves a number for both. The session goes on either way.
 """
 
 from __future__ import annotations
@@ -231,7 +233,8 @@ def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
     else:
         phases = [{k: v for k, v in e.items() if k != "event"} for e in events if e["event"] == "phase"]
         measurement = {"status": "error", **summarize(phases, cuda=bool(start.get("cuda")),
-                                                      ram_method=start.get("ram_method", "vmhwm"))}
+                                                      ram_method=start.get("ram_method", "vmhwm"),
+                                                      ram_tree_method=start.get("ram_tree_method"))}
         if error is not None:
             measurement["error"] = {k: error[k] for k in ("kind", "type", "message", "traceback")}
             measurement["info"] = error.get("info", {})
@@ -242,6 +245,11 @@ def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
         # the peak seen so far: the last phase never finished, the parent's polling saw it
         seen = [v for v in (measurement["peaks"]["ram"], ending["polled_ram_peak"]) if v]
         measurement["peaks"]["ram"] = max(seen) if seen else None
+        if start.get("ram_tree_method"):  # the tree as the child streamed it; never below the main process alone
+            streamed = [e["ram_tree"] for e in events if e["event"] == "tree"]
+            tree = [v for v in (measurement["peaks"]["ram_tree"], *streamed, measurement["peaks"]["ram"]) if v]
+            measurement["peaks"]["ram_tree"] = max(tree) if tree else None
+            measurement["ram_tree_method"] = start["ram_tree_method"]
     dumped = next((e["path"] for e in events if e["event"] == "snapshot"), None)
     measurement.update(wall_seconds=ending["wall_seconds"], exitcode=ending["exitcode"], snapshot=dumped)
     return measurement

@@ -9,6 +9,12 @@ GPU: torch's allocator peaks (allocated, reserved) reset per phase, plus the
 NVML per-process figure, which also holds the CUDA context. Without CUDA the
 GPU fields are None, never 0: torch returns 0 silently there.
 
+Process tree: a run's RAM includes its descendants (DataLoader workers,
+subprocesses), which the main process's VmHWM does not see. Each phase also
+gets `ram_tree_peak`: the main process's exact peak plus every descendant's
+private peak (tree.py says how it is read and where it can err). The tree
+figure is the gated host-RAM metric; the main process's stays beside it.
+
 Phases are contiguous: starting one ends the one before, so no allocation
 between two phases escapes measurement.
 """
@@ -23,6 +29,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from gpu_budget.tree import ProcessTree
+from gpu_budget.tree import available as tree_available
 
 _STATUS = "/proc/self/status"
 _CLEAR_REFS = "/proc/self/clear_refs"
@@ -62,6 +71,8 @@ class PhaseRecord:
     vram_reserved: int | None = None
     vram_device: int | None = None
     ram_tensor: int | None = None  # live CPU tensor bytes' high-water mark (tensors.TensorPeak); None on CUDA runs
+    ram_tree_peak: int | None = None  # main process + descendants' private peaks; None where the tree is not read
+    tree: dict | None = None  # processes, exited, private, hwm_sum, max_gap: how the tree figure was made
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -158,6 +169,8 @@ class Meter:
     tensors: Any = None  # a tensors.TensorPeak the run executes under (CPU runs), reset per phase
     phases: list[PhaseRecord] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    tree: ProcessTree | bool | None = None  # None: read the process tree where /proc allows; False: never
+    on_tree: Callable[[int], None] | None = None  # the running tree figure, from the tree's thread
 
     def __post_init__(self) -> None:
         self._hwm = can_reset_hwm()
@@ -166,10 +179,23 @@ class Meter:
             self.use_cuda = cuda_available()
         self._cuda = _Cuda() if self.use_cuda else None
         self._open: tuple[str, int | None, float] | None = None
+        if self.tree is None or self.tree is True:
+            self.tree = ProcessTree(on_poll=self.on_tree).report_exits().start() if self._hwm and tree_available() else None
+        elif self.tree is False:
+            self.tree = None
 
     @property
     def ram_method(self) -> str:
         return "vmhwm" if self._hwm else "psutil-sampling"
+
+    @property
+    def ram_tree_method(self) -> str | None:
+        return TREE_METHOD if self.tree is not None else None
+
+    def close(self) -> None:
+        """Stop the tree's thread (a measured child ends anyway; in-process users call this)."""
+        if self.tree is not None:
+            self.tree.close()
 
     # -- phases -------------------------------------------------------------
     def start(self, name: str, step: int | None = None) -> None:
@@ -181,6 +207,8 @@ class Meter:
                 fh.write("5")
         else:
             self._sampler.reset()
+        if self.tree is not None:
+            self.tree.phase_start()
         if self._cuda is not None:
             self._cuda.reset()
         if self.tensors is not None:
@@ -203,6 +231,10 @@ class Meter:
             rss_file=status.get("RssFile"),
             ram_tensor=self.tensors.peak if self.tensors is not None else None,
         )
+        if self.tree is not None:
+            reading = self.tree.phase_end()
+            record.ram_tree_peak = peak + reading.private
+            record.tree = reading.to_json()
         if self._cuda is not None:
             for key, value in self._cuda.read().items():
                 setattr(record, key, value)
@@ -221,16 +253,27 @@ class Meter:
 
     # -- summary ------------------------------------------------------------
     def summary(self) -> dict:
-        return summarize([p.to_json() for p in self.phases], cuda=bool(self.use_cuda), ram_method=self.ram_method)
+        return summarize([p.to_json() for p in self.phases], cuda=bool(self.use_cuda), ram_method=self.ram_method,
+                         ram_tree_method=self.ram_tree_method)
 
+
+# How the tree figure is made, named in every summary that holds one (its error bound: benchmarks/RESULTS.md 1b).
+TREE_METHOD = "vmhwm+descendants-private-peak"
 
 PEAK_KEYS = {
     "ram": "ram_peak",
     "ram_tensor": "ram_tensor",
+    "ram_tree": "ram_tree_peak",
     "vram_allocated": "vram_allocated",
     "vram_reserved": "vram_reserved",
     "vram_device": "vram_device",
 }
+
+
+def ram_gated(peaks: dict) -> int | None:
+    """The gated host-RAM figure of a peaks dict: the process tree's, or the main process's where no tree was read."""
+    tree = peaks.get("ram_tree")
+    return tree if tree is not None else peaks.get("ram")
 
 
 def _max(values: list[int | None]) -> int | None:
@@ -255,7 +298,28 @@ def growth_per_step(series: list[int | None], skip_first: int = 1) -> float | No
     return sxy / sxx
 
 
-def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm") -> dict:
+def tree_bound(phases: list[dict]) -> str | None:
+    """How far the tree figure of these phases can be off, from what its reads saw (None: no tree read).
+
+    Exact per process for descendants alive at a phase's end and for forked
+    multiprocessing children, which report their own figures as they exit; a
+    descendant that exited unreported was last read at most the phase's
+    longest poll gap before it went; one gone before any read adds nothing.
+    The error on planted spikes is measured in benchmarks/RESULTS.md (1b).
+    """
+    trees = [p["tree"] for p in phases if p.get("tree")]
+    if not trees:
+        return None
+    polled = sum(t["exited"] - t.get("reported", 0) for t in trees)
+    unread = sum(t.get("unread", 0) for t in trees)
+    if not polled and not unread:
+        return "exact per process (every descendant read alive at a phase end or reported at its exit)"
+    gap = max((t["max_gap"] or 0) for t in trees if t["exited"] - t.get("reported", 0) or t.get("unread"))
+    return (f"{polled} descendant(s) exited unreported, last read at most {gap:.3f} s before they went (what they "
+            f"did after it is missing); {unread} gone before any read (counted as nothing)")
+
+
+def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm", ram_tree_method: str | None = None) -> dict:
     """Peaks over all phases, the per-step series and its growth, from phase records."""
     steps = [p for p in phases if p.get("step") is not None]
     peaks = {key: _max([p.get(field_) for p in phases]) for key, field_ in PEAK_KEYS.items()}
@@ -263,7 +327,7 @@ def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm") -> dict
     growth = {
         f"{key}_per_step": growth_per_step([p.get(field_) for p in steps])
         for key, field_ in PEAK_KEYS.items()
-        if key in ("ram", "vram_allocated", "vram_reserved")
+        if key in ("ram", "ram_tree", "vram_allocated", "vram_reserved")
     }
     if not cuda:
         for table in (peaks, step_peaks):
@@ -273,12 +337,14 @@ def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm") -> dict
     return {
         "cuda": cuda,
         "ram_method": ram_method,
+        "ram_tree_method": ram_tree_method if peaks["ram_tree"] is not None else None,
+        "ram_tree_bound": tree_bound(phases),
         "peaks": peaks,
         "step_peaks": step_peaks,
         "growth": growth,
         "phases": phases,
         "steps": [
-            {"step": p["step"], "ram": p["ram_peak"], "ram_tensor": p.get("ram_tensor"),
+            {"step": p["step"], "ram": p["ram_peak"], "ram_tree": p.get("ram_tree_peak"), "ram_tensor": p.get("ram_tensor"),
              "vram_allocated": p.get("vram_allocated"), "vram_reserved": p.get("vram_reserved")}
             for p in steps
         ],

@@ -23,10 +23,19 @@ GiB = 2**30
 MiB = 2**20
 # (metric in a phase record, in the baseline's phases, in peaks, panel title, budget key)
 PANELS = (
-    ("ram_peak", "ram", "ram", "host RAM (peak RSS of the measured process)", "ram"),
+    ("ram_tree_peak", "ram_tree", "ram_tree", "host RAM (peak of the process tree: the measured process and its workers)", "ram"),
     ("vram_allocated", "vram_allocated", "vram_allocated", "GPU memory (allocated by torch)", "vram"),
 )
 MEASURED, BASELINE, BUDGET, LIMIT, RESERVED = "#1f77b4", "#7f7f7f", "#d62728", "#ff7f0e", "#9ecae1"
+MAIN = "#2ca02c"
+# A report or baseline from before the tree was read holds the main process only: its panel falls back to it.
+FALLBACK = {"ram_tree_peak": "ram_peak", "ram_tree": "ram"}
+
+
+def _value(record: dict | None, key: str):
+    record = record or {}
+    value = record.get(key)
+    return record.get(FALLBACK[key]) if value is None and key in FALLBACK else value
 
 
 def _label(phase: dict) -> str:
@@ -47,10 +56,10 @@ def _growth(row: dict, key: str) -> str | None:
 def _panel(ax, row: dict, phases: list[dict], field: str, base_field: str, peak_key: str, title: str,
            budget_key: str) -> None:
     xs = list(range(len(phases)))
-    values = [p.get(field) for p in phases]
+    values = [_value(p, field) for p in phases]
     base_phases = ((row.get("baseline") or {}).get("phases") or {})
-    base_values = [(base_phases.get(p["name"]) or {}).get(base_field) for p in phases]
-    base_peak = ((row.get("baseline") or {}).get("peaks") or {}).get(peak_key)
+    base_values = [_value(base_phases.get(p["name"]), base_field) for p in phases]
+    base_peak = _value((row.get("baseline") or {}).get("peaks"), peak_key)
     budget = (row.get("budget") or {}).get(budget_key)
     tol = row.get("tolerance") or {}
     limit = base_peak * (1 + tol["rel"]) + tol["abs"] if base_peak is not None and "rel" in tol else None
@@ -79,8 +88,12 @@ def _panel(ax, row: dict, phases: list[dict], field: str, base_field: str, peak_
         # a wide, light band under the measured line: seen even where the two coincide
         ax.plot(xs, [None if v is None else v / scale for v in base_values], color=BASELINE, lw=7, alpha=0.35,
                 marker="o", ms=11, solid_capstyle="round", label=f"baseline per phase\n(recorded {recorded})", zorder=3)
+    tree = field == "ram_tree_peak" and any(p.get("ram_tree_peak") is not None for p in phases)
+    if tree:  # the main process alone beside the tree: the gap is what the workers and subprocesses held
+        ax.plot(xs, [None if p.get("ram_peak") is None else p["ram_peak"] / scale for p in phases], color=MAIN, lw=1.4,
+                ls="--", marker=".", label="main process alone\n(not gated)", zorder=3.5)
     ax.plot(xs, [None if v is None else v / scale for v in values], marker="o", color=MEASURED, lw=2.2, ms=6,
-            label="measured peak per phase", zorder=4)
+            label="measured peak per phase" + (" (process tree)" if tree else ""), zorder=4)
 
     if limit is not None:
         ax.axhline(limit / scale, color=LIMIT, ls=":", lw=1.6,
@@ -117,6 +130,8 @@ def _panel(ax, row: dict, phases: list[dict], field: str, base_field: str, peak_
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
+    if field == "ram_tree_peak" and not tree:
+        title, peak_key = "host RAM (peak RSS of the measured process)", "ram"
     notes = [n for n in (_growth(row, peak_key),) if n]
     if budget is not None and not budget_on_axis:
         notes.append(f"budget {format_size(budget)}, far above this axis")
@@ -132,7 +147,7 @@ def write(row: dict, path: str | Path, hardware: dict | None = None) -> Path:
     phases = list((row.get("phases") or {}).values())
     if not phases:
         raise ValueError(f"{row['nodeid']}: no phases to plot")
-    panels = [p for p in PANELS if any(ph.get(p[0]) is not None for ph in phases)]
+    panels = [p for p in PANELS if any(_value(ph, p[0]) is not None for ph in phases)]
     fig = Figure(figsize=(12, 1.3 + 3.9 * len(panels)), dpi=110, layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]

@@ -1,7 +1,13 @@
 """The gate's outputs: a terminal table, GitHub step-summary markdown and a JSON report (plots: plots.py).
 
 All three are rendered from the same list of result rows (plain dicts, the
-JSON report's `results`), so they cannot disagree.
+JSON report's `results`), so they cannot disagree. Host RAM shows twice: the
+process tree's peak (gated: the measured process and its DataLoader workers
+and subprocesses) and the main process's alone.
+
+JSON report versions: 2 adds `ram_tree` beside `ram` (peaks, step_peaks,
+steps; `ram_tree_peak` and `tree` in phases) and `ram_tree_method`; version 1
+reports hold the main process only.
 """
 
 from __future__ import annotations
@@ -10,10 +16,12 @@ import json
 import os
 from pathlib import Path
 
+from gpu_budget.meter import ram_gated
 from gpu_budget.units import format_size
 
-REPORT_VERSION = 1
-HEADERS = ["test", "scale", "RAM peak", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
+REPORT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
 
 
 def _budget(row: dict) -> str:
@@ -29,7 +37,7 @@ def _baseline(row: dict) -> str:
     base = row.get("baseline")
     if not base:
         return "-"
-    parts = [format_size(base["peaks"].get("ram"))]
+    parts = [format_size(ram_gated(base["peaks"])) + ("" if base["peaks"].get("ram_tree") is not None else " (main)")]
     if base["peaks"].get("vram_allocated") is not None:
         parts.append(format_size(base["peaks"]["vram_allocated"]))
     return " / ".join(parts)
@@ -86,7 +94,9 @@ def _outcome(rem: dict) -> str:
 
 def _peaks(peaks: dict | None) -> str:
     peaks = peaks or {}
-    parts = [f"RAM {format_size(peaks.get('ram'))}"]
+    parts = [f"RAM {format_size(ram_gated(peaks))}"]
+    if peaks.get("ram_tree") is not None and peaks["ram_tree"] != peaks.get("ram"):
+        parts[0] += f" (main {format_size(peaks.get('ram'))})"
     if peaks.get("vram_allocated") is not None:
         parts.append(f"VRAM {format_size(peaks['vram_allocated'])}")
     return ", ".join(parts)
@@ -133,6 +143,7 @@ def table_rows(rows: list[dict]) -> list[list[str]]:
         [
             row["nodeid"],
             row["scale"],
+            format_size(row["peaks"].get("ram_tree")),
             format_size(row["peaks"].get("ram")),
             format_size(row["peaks"].get("vram_allocated")),
             _budget(row),
@@ -143,6 +154,27 @@ def table_rows(rows: list[dict]) -> list[list[str]]:
         ]
         for row in rows
     ]
+
+
+def tree_lines(rows: list[dict]) -> list[str]:
+    """For each case whose descendants added host RAM: how much, in how many processes, in which phase."""
+    lines = []
+    for row in rows:
+        phases = [p for p in (row.get("phases") or {}).values() if p.get("ram_tree_peak") is not None]
+        if not phases:
+            continue
+        top = max(phases, key=lambda p: p["ram_tree_peak"] - p["ram_peak"])
+        added = top["ram_tree_peak"] - top["ram_peak"]
+        if added < 2**20:
+            continue
+        tree = top.get("tree") or {}
+        exited = f", {tree['exited']} exited in it" if tree.get("exited") else ""
+        lines.append(f"{row['nodeid']}: phase {top['name']}: main process {format_size(top['ram_peak'])} + "
+                     f"{tree.get('processes', '?')} descendant process(es){exited} {format_size(added)} = "
+                     f"{format_size(top['ram_tree_peak'])}")
+    if lines:
+        lines.insert(0, "process tree (DataLoader workers, subprocesses): the phase where descendants added the most")
+    return lines
 
 
 def terminal_table(rows: list[dict]) -> str:
@@ -195,6 +227,9 @@ def markdown(rows: list[dict], hardware: dict | None, problems: list[str] = (), 
     remedies = remediation_lines(rows, markdown=True)
     if remedies:
         lines += ["", remedies[0], "", *remedies[1:]]
+    tree = tree_lines(rows)
+    if tree:
+        lines += ["", f"**{tree[0][0].upper()}{tree[0][1:]}**", "", *(f"- {line}" for line in tree[1:])]
 
     def files(key: str) -> list[str]:
         if artifacts:

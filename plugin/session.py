@@ -112,7 +112,8 @@ class BudgetSession:
             "scenario": scenario.name, "label": label, "scale": scale, "fixes": list(scenario.fixes),
             "budget": {"ram": mark.budget.ram, "vram": mark.budget.vram}, "expect": expect,
             "tolerance": {"rel": mark.tolerance.rel, "abs": mark.tolerance.abs},
-            "peaks": {"ram": None, "ram_tensor": None, "vram_allocated": None, "vram_reserved": None, "vram_device": None},
+            "peaks": {"ram": None, "ram_tree": None, "ram_tensor": None, "vram_allocated": None, "vram_reserved": None,
+                      "vram_device": None},
             "phases": {}, "steps": [], "growth": {}, "baseline": None, "change": {}, "info": {},
         }
         if self.placement:
@@ -241,6 +242,7 @@ class BudgetSession:
             "peaks": m["peaks"], "step_peaks": m.get("step_peaks"), "growth": m.get("growth", {}),
             "phases": {p["name"]: p for p in m["phases"]}, "steps": m.get("steps", []),
             "info": m.get("info", {}), "error": m.get("error"), "ram_method": m.get("ram_method"),
+            "ram_tree_method": m.get("ram_tree_method"), "ram_tree_bound": m.get("ram_tree_bound"),
             "wall_seconds": m.get("wall_seconds"),
             "baseline": None if baseline is None else {"peaks": baseline["peaks"], "recorded": baseline.get("recorded"),
                                                        "fingerprint": baseline.get("fingerprint"),
@@ -251,6 +253,7 @@ class BudgetSession:
     def _finish(self, item: pytest.Item, row: dict) -> dict:
         self.rows.append(row)
         item.user_properties.append(("gpu_budget_ram_peak", row["peaks"]["ram"]))
+        item.user_properties.append(("gpu_budget_ram_tree_peak", row["peaks"].get("ram_tree")))
         item.user_properties.append(("gpu_budget_vram_allocated_peak", row["peaks"]["vram_allocated"]))
         item.user_properties.append(("gpu_budget_verdict", row["verdict"]))
         if not row["passed"]:
@@ -378,6 +381,8 @@ class BudgetSession:
         if self.rows:
             terminalreporter.write_line(report.terminal_table(self.rows))
         for line in report.remediation_lines(self.rows):
+            terminalreporter.write_line(line)
+        for line in report.tree_lines(self.rows):
             terminalreporter.write_line(line)
         for row in self.rows:
             if not row["passed"] or row["verdict"] in ("improved", "error"):

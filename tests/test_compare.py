@@ -103,3 +103,27 @@ def test_a_setup_difference_keeps_the_tests_tolerance_but_avx512_on_one_side_is_
     native = Setup.between({"isa": "AVX2"}, {"isa": "AVX512"})
     assert native.policy == "foreign" and native.ram_tolerance(own) is None
 
+def tree(ram_tree, ram):
+    return {"status": "ok", "peaks": {"ram": ram, "ram_tree": ram_tree, "vram_allocated": None}, "error": None}
+
+
+def test_the_budget_gates_the_process_tree_not_the_main_process():
+    j = judge(tree(1100 * MiB, 500 * MiB), Budget(ram=1000 * MiB), None, TOL, ci=False, update=False)
+    assert (j.verdict, j.passed) == ("over-budget", False)
+    assert "host RAM peak 1.07 GiB (process tree; main process 500.00 MiB) > budget 1000.00 MiB" in j.message
+
+
+def test_a_tree_baseline_is_compared_on_the_tree():
+    j = judge(tree(1100 * MiB, 500 * MiB), Budget(), {"peaks": {"ram": 500 * MiB, "ram_tree": 1000 * MiB}}, TOL,
+              ci=True, update=False)
+    assert (j.verdict, j.passed) == ("regression", False) and set(j.change) == {"ram_tree"}
+
+
+def test_a_baseline_without_the_tree_is_compared_on_the_main_process_and_says_so():
+    j = judge(tree(1100 * MiB, 500 * MiB), Budget(), base(500 * MiB), TOL, ci=True, update=False)
+    assert (j.verdict, j.passed) == ("pass", True) and set(j.change) == {"ram"}
+    assert "the baseline holds the main process only" in j.message
+    j = judge(tree(500 * MiB, 500 * MiB), Budget(), base(500 * MiB), TOL, ci=True, update=False)
+    assert j.message == "within budget and baseline"  # no descendants: nothing left uncompared, nothing to say
+    j = judge(tree(1100 * MiB, 600 * MiB), Budget(), base(500 * MiB), TOL, ci=True, update=False)
+    assert (j.verdict, j.passed) == ("regression", False)  # a main-process regression still fails

@@ -35,7 +35,7 @@ def test_cli_merges_reports_and_names_a_bad_one(tmp_path, capsys):
     tiny, real = tmp_path / "tiny.json", tmp_path / "real.json"
     tiny.write_text(json.dumps({"version": 1, "hardware": {"key": "cpu-x86_64"},
                                 "results": [row("as-reported", [], 900 * MiB), row("lora", ["lora"], 500 * MiB)]}))
-    real.write_text(json.dumps({"version": 1, "results": [row("as-reported", [], 9 * 2**30, "real"),
+    real.write_text(json.dumps({"version": 2, "results": [row("as-reported", [], 9 * 2**30, "real"),
                                                           row("lora", ["lora"], 5 * 2**30, "real")]}))
     out = tmp_path / "F.md"
     assert main([str(tiny), str(real), "-o", str(out)]) == 0
@@ -45,6 +45,26 @@ def test_cli_merges_reports_and_names_a_bad_one(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path / "bad.json")])
     assert "bad.json is not a gpu-budget JSON report" in capsys.readouterr().err
+
+
+def test_the_tree_is_judged_where_both_rows_hold_it_and_the_main_process_stands_beside(tmp_path):
+    def tree_row(label, fixes, tree, main):
+        r = row(label, fixes, main)
+        r["peaks"]["ram_tree"] = tree
+        return r
+
+    reported = {**tree_row("as-reported", [], 1200 * MiB, 500 * MiB), "budget": {"ram": 1000 * MiB, "vram": None},
+                "growth": {"ram_per_step": 0, "ram_tree_per_step": 3 * MiB}, "verdict": "over-budget"}
+    fewer = tree_row("fewer_workers", ["fewer_workers"], 700 * MiB, 500 * MiB)
+    old = row("lora", ["lora"], 480 * MiB)  # from a version-1 report: the main process only
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"version": 2, "results": [reported, fewer, old]}))
+    out = tmp_path / "F.md"
+    assert main([str(path), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "| tiny | ram_tree | 1.17 GiB | 500.00 MiB | 1000.00 MiB | +20.0% | 3.00 MiB | over-budget |" in text
+    assert "| fewer_workers | fewer_workers | tiny | ram_tree | 1.17 GiB | 700.00 MiB | +41.7% | works | 500.00 MiB, 500.00 MiB |" in text
+    assert "| lora | lora | tiny | ram | 500.00 MiB | 480.00 MiB | +4.0% | works | 500.00 MiB, 480.00 MiB |" in text
 
 
 def test_each_failure_mode_shows_its_peak_against_its_budget_and_notes_follow(tmp_path):
@@ -59,8 +79,8 @@ def test_each_failure_mode_shows_its_peak_against_its_budget_and_notes_follow(tm
     out = tmp_path / "F.md"
     assert main([str(path), "-o", str(out)]) == 0
     text = out.read_text()
-    assert "| tiny | ram | 1.07 GiB | 1000.00 MiB | +10.0% | 47.00 MiB | over-budget (expected) |" in text
-    assert "| real | ram | 15.00 GiB | 12.00 GiB | +25.0% | - | over-budget (expected) |" in text
+    assert "| tiny | ram | 1.07 GiB | 1.07 GiB | 1000.00 MiB | +10.0% | 47.00 MiB | over-budget (expected) |" in text
+    assert "| real | ram | 15.00 GiB | 15.00 GiB | 12.00 GiB | +25.0% | - | over-budget (expected) |" in text
     assert "- tiny: largest batch: 12 (`m.py::test_search`)" in text
     assert f"`{path}`" in text  # the sources are named
 
@@ -115,7 +135,7 @@ def test_a_gpu_only_scale_says_so_in_both_tables(tmp_path):
     path.write_text(json.dumps({"version": 1, "results": rows}))
     assert main([str(path), "-o", str(out)]) == 0
     text = out.read_text()
-    assert "| real | - | - | 24.00 GiB | - | - | needs GPU, not measured here |" in text
+    assert "| real | - | - | - | 24.00 GiB | - | - | needs GPU, not measured here |" in text
     assert "| lora | lora | real | - | - | - | - | needs GPU, not measured here |" in text
     assert text.count("as-reported") == 0  # the reference is not listed as its own variant
     assert text.index("| lora | lora | tiny |") < text.index("| lora | lora | real |")

@@ -21,10 +21,10 @@ def scenario(**kw):
 
 
 def test_every_builtin_fix_declares_stage_cost_and_write_up():
-    assert len(fixes.BUILTIN) == 27
+    assert len(fixes.BUILTIN) == 29
     for fix in map(fixes.get, fixes.BUILTIN):
         assert fix.stage in fixes.STAGES and fix.cost in fixes.COSTS and fix.doc
-        assert fix.proposed_by and all(p in ("S1", "S2", "S3", "S4", "S5") for p in fix.proposed_by), fix.name
+        assert fix.proposed_by and all(p in ("S1", "S2", "S3", "S4", "S5", "S1-workers") for p in fix.proposed_by), fix.name
         for other in (*fix.conflicts, *fix.requires, *fix.replaces):
             fixes.get(other)  # every named relation is a registered fix
 

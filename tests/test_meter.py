@@ -59,3 +59,16 @@ def test_summary_series_and_step_peaks():
     assert s["peaks"]["ram"] == 500
     assert s["step_peaks"]["ram"] == 310
     assert [row["ram"] for row in s["steps"]] == [300, 310]
+
+
+def test_the_tree_figure_says_how_far_it_can_be_off():
+    from gpu_budget.meter import tree_bound
+
+    def phase(exited, reported, unread=0, gap=0.01):
+        return {"name": "p", "step": None, "ram_peak": 1, "tree": {"exited": exited, "reported": reported,
+                                                                     "unread": unread, "max_gap": gap}}
+
+    assert tree_bound([{"name": "p", "ram_peak": 1}]) is None  # no tree read (off Linux)
+    assert tree_bound([phase(2, 2), phase(0, 0)]).startswith("exact per process")
+    said = tree_bound([phase(3, 1, gap=0.04), phase(1, 0, unread=1, gap=0.2)])
+    assert said.startswith("3 descendant(s) exited unreported, last read at most 0.200 s") and "1 gone before" in said

@@ -92,6 +92,30 @@ def test_a_gpu_row_gets_a_second_panel(tmp_path):
     assert _size(two)[1] > 1.6 * _size(one)[1]
 
 
+def test_the_ram_panel_draws_the_tree_and_the_main_process(tmp_path):
+    MiB = 2**20
+    row = _row(gpu=False)
+    for i, phase in enumerate(row["phases"].values()):
+        phase["ram_tree_peak"] = phase["ram_peak"] + 300 * MiB * (i % 2)  # workers in every other phase
+    drawn = []
+    from matplotlib.axes import Axes
+
+    original = Axes.plot
+
+    def plot(ax, *args, **kwargs):
+        drawn.append(kwargs.get("label", ""))
+        return original(ax, *args, **kwargs)
+
+    Axes.plot = plot
+    try:
+        plots.write(row, tmp_path / "tree.png", {"key": "cpu-x86_64"})
+        plots.write(_row(gpu=False), tmp_path / "main.png", {"key": "cpu-x86_64"})  # a version-1 row: main only
+    finally:
+        Axes.plot = original
+    assert "measured peak per phase (process tree)" in drawn and any(label.startswith("main process alone") for label in drawn)
+    assert drawn.count("measured peak per phase") == 1  # the old row: one line, the main process
+
+
 def test_a_row_without_phases_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no phases"):
         plots.write({**_row(gpu=False), "phases": {}}, tmp_path / "x.png")

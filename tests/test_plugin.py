@@ -46,14 +46,18 @@ def test_records_then_passes_and_reports(project):
     assert set(entry["phases"]) == {"load", "train_step_1", "train_step_2", "train_step_3"}
     result = run(pytester, "--gpu-budget", "--gpu-budget-json=report.json", "--junitxml=junit.xml")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*gpu-budget*", "*test_mem.py::test_fits*tiny*MiB*RAM 2.00 GiB*pass*"])
+    result.stdout.fnmatch_lines(["*gpu-budget*", "test*RAM tree*RAM main*VRAM peak*budget*baseline*",
+                                 "*test_mem.py::test_fits*tiny*MiB*MiB*RAM 2.00 GiB*pass*"])
     report = json.loads((pytester.path / "report.json").read_text())
-    assert report["version"] == 1 and report["hardware"]["key"].startswith("cpu-")
+    assert report["version"] == 2 and report["hardware"]["key"].startswith("cpu-")
     (res,) = report["results"]
     assert res["verdict"] == "pass" and res["peaks"]["ram"] > 128 * MiB
+    assert res["peaks"]["ram_tree"] == res["peaks"]["ram"]  # no descendants: the tree is the main process
+    assert all(s["ram_tree"] == s["ram"] for s in res["steps"]) and res["ram_tree_method"]
     assert res["peaks"]["vram_allocated"] is None and res["budget"] == {"ram": 2 * 2**30, "vram": None}
     assert [s["step"] for s in res["steps"]] == [1, 2, 3]
-    assert 'name="gpu_budget_ram_peak"' in (pytester.path / "junit.xml").read_text()
+    junit = (pytester.path / "junit.xml").read_text()
+    assert 'name="gpu_budget_ram_peak"' in junit and 'name="gpu_budget_ram_tree_peak"' in junit
 
 
 def test_planted_regression_fails_and_update_repairs(project):
@@ -62,11 +66,13 @@ def test_planted_regression_fails_and_update_repairs(project):
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
     path = baseline_file(pytester)
     data = json.loads(path.read_text())
-    data["entries"]["tiny"]["test_fits"]["peaks"]["ram"] //= 2  # the baseline lowered by 50%
+    peaks = data["entries"]["tiny"]["test_fits"]["peaks"]
+    assert peaks["ram_tree"] == peaks["ram"]  # no descendants: the tree is the main process
+    peaks["ram_tree"] //= 2  # the gated figure's baseline lowered by 50%
     path.write_text(json.dumps(data))
     result = run(pytester, "--gpu-budget", "--gpu-budget-json=r.json")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*[[]gpu-budget regression]*ram*> baseline*"])
+    result.stdout.fnmatch_lines(["*[[]gpu-budget regression]*ram_tree*> baseline*"])
     assert json.loads((pytester.path / "r.json").read_text())["results"][0]["verdict"] == "regression"
     run(pytester, "--gpu-budget", "--gpu-budget-update").assert_outcomes(passed=1)
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
@@ -77,9 +83,30 @@ def test_within_tolerance_passes(project):
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
     path = baseline_file(pytester)
     data = json.loads(path.read_text())
-    data["entries"]["tiny"]["test_fits"]["peaks"]["ram"] -= 2 * MiB  # inside the default 0.5 % + 4 MiB
+    for metric in ("ram", "ram_tree"):
+        data["entries"]["tiny"]["test_fits"]["peaks"][metric] -= 2 * MiB  # inside the default 0.5 % + 4 MiB
     path.write_text(json.dumps(data))
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+
+
+def test_a_baseline_recorded_before_the_tree_is_compared_on_the_main_process(project):
+    pytester = project(FITS)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+    path = baseline_file(pytester)
+    data = json.loads(path.read_text())
+    entry = data["entries"]["tiny"]["test_fits"]
+    del entry["peaks"]["ram_tree"]  # what the committed baselines hold
+    for phase in entry["phases"].values():
+        del phase["ram_tree"]
+    path.write_text(json.dumps(data))
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)  # main against main: unchanged
+    entry["peaks"]["ram"] //= 2
+    path.write_text(json.dumps(data))
+    result = run(pytester, "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]gpu-budget regression]*ram * > baseline*"])
+    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
+    assert set(row["change"]) == {"ram"} and row["change"]["ram"] > 0.9
 
 
 def test_planted_ten_percent_regression_fails_at_default_tolerance(project):
@@ -92,7 +119,7 @@ def test_fits(gpu_budget):
     gpu_budget.measure(S)
 ''')
     run(pytester, "--gpu-budget", env={"PLANT": "0"}).assert_outcomes(passed=1)
-    peak = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_fits"]["peaks"]["ram"]
+    peak = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_fits"]["peaks"]["ram_tree"]
     run(pytester, "--gpu-budget", env={"PLANT": str(peak // 10)}).assert_outcomes(failed=1)
 
 

@@ -9,7 +9,17 @@ reported TrainingArguments. Phases: load, data, train_setup, train_step_<k>
 (one per optimizer step) and eval_epoch_<n>.
 
 Fixes (ctx.has): truncate, lazy_data, freeze_feature_encoder, lora,
-gradient_checkpointing, load_in_8bit, load_in_4bit, gc_collect, low_cpu_mem_usage.
+gradient_checkpointing, load_in_8bit, load_in_4bit, gc_collect, low_cpu_mem_usage,
+fewer_workers, shared_memory.
+
+DataLoader workers (params dataloader_workers, persistent_workers,
+dataloader_start): with in_memory the mapped dataset is held as plain Python
+objects (`Dataset.to_list()`, a list of dicts of float lists, as a hand-written
+torch Dataset holds it). A forked worker that reads an item writes the
+refcounts of its floats, so the pages holding them are copied into that
+worker; a spawned worker gets the whole list pickled. shared_memory keeps the
+clips in one shared float32 tensor instead (workers read views, copy nothing);
+lazy_data reads each clip from disk in whichever process asks for it.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import multiprocessing
 import tempfile
 import warnings
 
@@ -102,6 +113,8 @@ def run(ctx) -> dict:
     meter.start("data")
     train_ds, eval_ds, data_facts = _data(ctx, fe, rows, label2id)
     _tidy(ctx)
+    if p.get("dataloader_start"):  # the Trainer's DataLoader takes the default context: fork on Linux, spawn on macOS
+        multiprocessing.set_start_method(p["dataloader_start"], force=True)
 
     meter.start("train_setup")  # Trainer init, optimizer creation, the first step's batches
     with tempfile.TemporaryDirectory(prefix="s1-trainer-") as out:
@@ -126,6 +139,8 @@ def run(ctx) -> dict:
         "fp16_requested": bool(p["fp16"]),
         "mixed_precision_active": trainer.accelerator.native_amp,  # False on CPU: fp16 does nothing
         "eval_loss": [round(h["eval_loss"], 4) for h in trainer.state.log_history if "eval_loss" in h],
+        "dataloader_workers": trainer.args.dataloader_num_workers,
+        "dataloader_start": multiprocessing.get_start_method(),
         "transformers": transformers.__version__,
     }
 
@@ -206,14 +221,56 @@ def _data(ctx, fe, rows: list[dict], label2id: dict):
         train = train.map(preprocess, batched=True, remove_columns=["file"])
         val = val.map(preprocess, batched=True, remove_columns=["file"])
         materialised = train.data.nbytes + val.data.nbytes
+    cache_files = 0 if ctx.has("lazy_data") else len(train.cache_files)
+    held = {}
+    if p.get("in_memory") and not ctx.has("lazy_data"):
+        train, val = _held_in_memory(ctx, train), _held_in_memory(ctx, val)
+        held = {"dataset_held_as": type(train).__name__, "dataset_held_mib": _mib(train.nbytes + val.nbytes)}
     longest = max(clip_lengths(p))
     return train, val, {
+        **held,
         "n_train": len(train), "n_eval": len(val),
         "clip_seconds": sorted(set(clip_lengths(p))),
         "train_input_seconds_max": min(longest, p["max_seconds"]) if ctx.has("truncate") else longest,
         "dataset_materialised_mib": _mib(materialised),
-        "dataset_cache_files": len(train.cache_files) if not ctx.has("lazy_data") else 0,
+        "dataset_cache_files": cache_files,
     }
+
+
+class PythonClips(torch.utils.data.Dataset):
+    """The mapped clips as plain Python objects (Dataset.to_list()): a list of dicts of float lists."""
+
+    def __init__(self, ds) -> None:
+        self.rows = ds.to_list()
+        # a float object (24 B) and its list slot (8 B) per sample
+        self.nbytes = sum(32 * len(r["input_values"]) for r in self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> dict:
+        return self.rows[i]
+
+
+class SharedClips(torch.utils.data.Dataset):
+    """The mapped clips in one float32 tensor in shared memory: workers read views of it, forked or spawned."""
+
+    def __init__(self, ds) -> None:
+        clips = [np.asarray(x, dtype=np.float32) for x in ds["input_values"]]
+        self.flat = torch.from_numpy(np.concatenate(clips)).share_memory_()
+        self.bounds = np.cumsum([0] + [len(c) for c in clips]).tolist()
+        self.labels = list(ds["label"])
+        self.nbytes = self.flat.numel() * 4
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def __getitem__(self, i: int) -> dict:
+        return {"input_values": self.flat[self.bounds[i]:self.bounds[i + 1]].numpy(), "label": self.labels[i]}
+
+
+def _held_in_memory(ctx, ds):
+    return SharedClips(ds) if ctx.has("shared_memory") else PythonClips(ds)
 
 
 def _training_args(ctx, out: str) -> TrainingArguments:
@@ -238,6 +295,8 @@ def _training_args(ctx, out: str) -> TrainingArguments:
         report_to="none",
         disable_tqdm=True,
         use_cpu=ctx.device == "cpu",
+        dataloader_num_workers=p.get("dataloader_workers", 0),
+        dataloader_persistent_workers=bool(p.get("dataloader_workers")) and p.get("persistent_workers", False),
     )
 
 

@@ -1,0 +1,244 @@
+"""Planted spikes in worker processes, and what each way of reading a process tree's RAM sees of them.
+
+This process plays the measured child: steady allocator, a resident base of
+`--base` MiB (the model and data a training process holds when it starts its
+DataLoader workers), and a Meter reading the tree. It starts N workers (fork or
+spawn), either persistent (started before the phases, alive after them) or per
+phase (started inside the phase, exiting inside it right after their spike, as
+a non-persistent DataLoader's workers do at an epoch's end). Each worker
+touches X MiB (numpy ones), holds it, frees it. A phase without the spike
+(same workers, same lifecycle) comes first; what a method "sees" is its figure
+for the spike phase minus its figure for that rest phase. Truth: N x X (the
+tree figure adds each process's peak, so N x X also when the spikes do not
+overlap in time).
+
+Methods, all from the same runs:
+  tree      the gate's figure: main VmHWM + each descendant's VmHWM minus its shared pages (gpu_budget.tree)
+  hwm_sum   main VmHWM + each descendant's VmHWM (the same reads, nothing subtracted)
+  sampled   a thread sampling main RSS + each descendant's USS (smaps_rollup) every 10 ms, max over the phase
+  main      the main process's VmHWM alone (what the gate saw before it read the tree)
+At rest (persistent workers, idle) each method's figure is also compared with
+main RSS + the workers' USS read while nothing moves: the over-count at rest.
+
+    python -m benchmarks.tree_spikes --json out.json [--reps 5] [--base 256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import multiprocessing as mp
+import os
+import threading
+import time
+from pathlib import Path
+
+from benchmarks.common import MIB
+
+STARTS = ("fork", "spawn")
+LIFETIMES = ("persistent", "per-phase")
+WORKERS = (1, 2, 4)
+SIZES_MIB = (64, 512)
+HOLDS_MS = (10, 100)
+METHODS = ("tree", "hwm_sum", "sampled", "main")
+SETTLE_S = 0.05
+
+
+def plan(reps: int, starts=STARTS, lifetimes=LIFETIMES, workers=WORKERS) -> list[dict]:
+    """Every (start, lifetime, workers, size, hold) case `reps` times, interleaved so drift spreads evenly."""
+    return [{"start": st, "lifetime": lt, "workers": n, "mib": s, "ms": h, "rep": r}
+            for r, st, lt, n, s, h in itertools.product(range(reps), starts, lifetimes, workers, SIZES_MIB, HOLDS_MS)]
+
+
+def worker(conn, hold_s: float, once: bool) -> None:
+    """Plant a spike of each size received (0: none), tell the parent, and exit after one when `once`."""
+    import numpy as np
+
+    from gpu_budget.child import steady_malloc
+
+    steady_malloc()
+    conn.send("ready")
+    while True:
+        mib = conn.recv()
+        if mib is None:
+            return
+        if mib:
+            block = np.ones(mib * MIB, dtype=np.uint8)  # ones: every page touched
+            time.sleep(hold_s)
+            del block
+        conn.send("done")
+        if once:
+            return  # straight to exit: the hardest case for a reader that must catch it before it goes
+
+
+def _uss(pid: int) -> int:
+    total = 0
+    with open(f"/proc/{pid}/smaps_rollup") as fh:
+        for line in fh:
+            if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                total += int(line.split()[1]) * 1024
+    return total
+
+
+def _uss_or_0(pid: int) -> int:
+    try:
+        return _uss(pid)
+    except OSError:  # gone
+        return 0
+
+
+def _rss(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"no VmRSS for {pid}")
+
+
+class UssSampler:
+    """main RSS + each worker's USS, every `interval` s on a thread; max since reset(). Misses what it sleeps through."""
+
+    def __init__(self, interval: float = 0.010) -> None:
+        self.interval, self.pids, self.peak, self.samples = interval, [], 0, 0
+        self._lock, self._generation = threading.Lock(), 0
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def _loop(self) -> None:
+        me = os.getpid()
+        while True:
+            with self._lock:
+                generation, pids = self._generation, list(self.pids)
+            total = _rss(me)
+            for pid in pids:
+                try:
+                    total += _uss(pid)
+                except OSError:
+                    pass
+            with self._lock:
+                if generation == self._generation:  # a sample begun before reset() belongs to no phase
+                    self.peak, self.samples = max(self.peak, total), self.samples + 1
+            time.sleep(self.interval)
+
+    def reset(self, pids: list[int]) -> None:
+        """Start a phase from one synchronous sample (a tool's figure for a phase it never sampled is its last)."""
+        with self._lock:
+            self.pids, self.samples, self._generation = list(pids), 0, self._generation + 1
+            self.peak = _rss(os.getpid()) + sum(map(_uss_or_0, self.pids))
+
+
+class Workers:
+    def __init__(self, start: str, n: int, hold_s: float, once: bool) -> None:
+        ctx = mp.get_context(start)
+        self.conns, self.procs = [], []
+        for _ in range(n):
+            here, there = ctx.Pipe()
+            proc = ctx.Process(target=worker, args=(there, hold_s, once), daemon=True)
+            proc.start()
+            there.close()
+            self.conns.append(here)
+            self.procs.append(proc)
+        for conn in self.conns:
+            assert conn.recv() == "ready"
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs]
+
+    def spike(self, mib: int) -> None:
+        for conn in self.conns:
+            conn.send(mib)
+        for conn in self.conns:
+            assert conn.recv() == "done"
+
+    def stop(self) -> None:
+        for conn, proc in zip(self.conns, self.procs):
+            if proc.is_alive():
+                try:
+                    conn.send(None)
+                except OSError:
+                    pass
+            proc.join()
+
+
+def _figures(meter, sampler) -> dict:
+    rec = meter.phases[-1]
+    return {"tree": rec.ram_tree_peak, "hwm_sum": rec.ram_peak + rec.tree["hwm_sum"], "sampled": sampler.peak,
+            "main": rec.ram_peak, "tree_detail": rec.tree, "samples": sampler.samples}
+
+
+def one_case(meter, sampler, case: dict) -> dict:
+    """The rest phase and the spike phase of one case; each method's seen increment."""
+    hold, once = case["ms"] / 1000, case["lifetime"] == "per-phase"
+    figures, at_rest = {}, None
+    persistent = None if once else Workers(case["start"], case["workers"], hold, once=False)
+    try:
+        for name, mib in (("rest", 0), ("spike", case["mib"])):
+            time.sleep(SETTLE_S)
+            sampler.reset(persistent.pids if persistent else [])
+            meter.start(name)
+            if persistent:
+                persistent.spike(mib)
+            else:
+                workers = Workers(case["start"], case["workers"], hold, once=True)
+                sampler.reset(workers.pids)
+                workers.spike(mib)
+                workers.stop()  # joins: they exit on their own right after the spike
+            meter.stop()
+            figures[name] = _figures(meter, sampler)
+            if persistent and name == "rest":  # idle workers: the truth at rest is main RSS + their USS
+                time.sleep(SETTLE_S)
+                at_rest = _rss(os.getpid()) + sum(_uss(pid) for pid in persistent.pids)
+    finally:
+        if persistent:
+            persistent.stop()
+    truth = case["workers"] * case["mib"] * MIB
+    out = {**case, "truth": truth, "truth_at_rest": at_rest,
+           "tree_at_rest": figures["rest"]["tree_detail"], "tree_at_spike": figures["spike"]["tree_detail"],
+           "samples": figures["spike"]["samples"]}
+    for method in METHODS:
+        out[f"seen_{method}"] = figures["spike"][method] - figures["rest"][method]
+        out[f"rest_{method}"] = figures["rest"][method]
+    return out
+
+
+def run(reps: int, base_mib: int, **only) -> list[dict]:
+    import numpy as np
+
+    from gpu_budget.child import steady_malloc
+    from gpu_budget.meter import Meter
+
+    steady_malloc()
+    base = np.ones(base_mib * MIB, dtype=np.uint8)  # what the workers inherit (fork) or do not (spawn)
+    meter = Meter(use_cuda=False)
+    sampler = UssSampler()
+    rows = []
+    try:
+        for case in plan(reps, **only):
+            rows.append(one_case(meter, sampler, case))
+            r = rows[-1]
+            print(f"tree spikes {case}: tree {(r['seen_tree'] - r['truth']) / MIB:+.1f} MiB, "
+                  f"hwm_sum {(r['seen_hwm_sum'] - r['truth']) / MIB:+.1f}, sampled {(r['seen_sampled'] - r['truth']) / MIB:+.1f}",
+                  flush=True)
+    finally:
+        meter.close()
+    del base
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--base", type=int, default=256, help="MiB the main process holds before it starts workers")
+    parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--starts", default=",".join(STARTS))
+    parser.add_argument("--lifetimes", default=",".join(LIFETIMES))
+    parser.add_argument("--workers", default=",".join(map(str, WORKERS)))
+    args = parser.parse_args()
+    rows = run(args.reps, args.base, starts=args.starts.split(","), lifetimes=args.lifetimes.split(","),
+               workers=[int(n) for n in args.workers.split(",")])
+    args.json.write_text(json.dumps({"base_mib": args.base, "rows": rows}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,410 @@
+"""The host RAM a measured process's descendants add: DataLoader workers, tokenizer or FunASR subprocesses, helpers.
+
+The main process's VmHWM does not see its children. Each descendant's own
+VmHWM does, exactly, but a forked worker starts with its parent's pages in its
+page tables: summing VmHWM counts the parent once per fork worker (an upper
+bound that can sit gigabytes above the truth). So each descendant adds its
+*private peak*: its VmHWM since the phase began minus the pages it shares with
+other processes (smaps_rollup's Shared_Clean + Shared_Dirty: pages inherited
+from the parent and not yet copied, library text mapped by the parent too).
+Copy-on-write copies (a refcount write to an inherited object copies its page)
+move pages from shared to private without changing RSS, so they are counted
+when the shared figure is re-read.
+
+A poller thread finds descendants (children, and theirs) and reads each one's
+VmHWM every `interval`, so a descendant that exits mid-phase keeps the figure
+of its last read (a zombie's /proc holds no memory figures, and wait4's
+ru_maxrss of a spawned worker is its parent's pre-exec peak: measured, see
+benchmarks/RESULTS.md). smaps_rollup walks the page tables (about 24 us per
+MiB mapped here), so it is read when a descendant is first seen, when its RSS
+moved since the last read, at most every `shared_every` otherwise, and at every
+phase end.
+
+Linux only (/proc); elsewhere `available()` is False and the tree is not measured.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+MiB = 2**20
+_PR_SET_CHILD_SUBREAPER = 36
+_STATUS_KEYS = ("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem")
+DETAIL_MAX = 16  # descendants listed per phase (largest first); the sums count them all
+RESHARE_BYTES = 4 * MiB  # a file-mapping move this large since the last smaps read: read it again
+EXEC_DROP = 1 * MiB  # a VmHWM read this far below the previous one: a new memory image (exec)
+SHARED_COST_FACTOR = 20  # periodic smaps reads of one process take at most 1/20 of the time between them
+
+
+def available() -> bool:
+    return os.path.exists("/proc/self/smaps_rollup") and os.path.exists("/proc/self/clear_refs")
+
+
+def read_status(pid: int | str) -> dict[str, int] | None:
+    """VmHWM, VmRSS, RssAnon, RssFile, RssShmem in bytes; None when the process is gone or a zombie (no mm left)."""
+    out: dict[str, int] = {}
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                if key in _STATUS_KEYS:
+                    out[key] = int(rest.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return out if "VmHWM" in out else None
+
+
+def read_stat(pid: int | str) -> tuple[int, int] | None:
+    """(parent pid, start time in clock ticks) of a process; None when it is gone or a zombie (it holds no memory)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2:].split()  # the command name may hold spaces and parentheses
+    try:
+        return None if fields[0] in ("Z", "X") else (int(fields[1]), int(fields[19]))
+    except (IndexError, ValueError):
+        return None
+
+
+def read_faults(pid: int | str) -> int | None:
+    """Page faults of a process so far (minor + major): a copy-on-write copy is one, so is every new page."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            text = fh.read()
+        fields = text[text.rfind(")") + 2:].split()
+        return int(fields[7]) + int(fields[9])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+_PF_FORKNOEXEC = 0x40  # /proc/<pid>/stat flags: forked and not exec'd since
+_KCMP_VM, _SYS_KCMP = 1, {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
+
+
+def borrows_parent_memory(pid: int, ppid: int) -> bool:
+    """True while a vfork()ed child runs in its parent's memory until it execs (Python's subprocess does so for
+    milliseconds): its /proc figures are the parent's then, and must not be counted as the child's."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            text = fh.read()
+        flags = int(text[text.rfind(")") + 2:].split()[6])
+    except (OSError, IndexError, ValueError):
+        return False
+    if not flags & _PF_FORKNOEXEC or _SYS_KCMP is None:
+        return False
+    try:  # kcmp(KCMP_VM) is 0 when both use one memory map
+        return ctypes.CDLL(None, use_errno=True).syscall(_SYS_KCMP, ppid, pid, _KCMP_VM, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def read_shared(pid: int | str) -> int | None:
+    """Bytes of the process's resident pages that another process maps too (smaps_rollup); None when gone."""
+    shared = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith(("Shared_Clean:", "Shared_Dirty:")):
+                    shared += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return shared
+
+
+def reset_hwm(pid: int | str) -> bool:
+    """Reset a process's VmHWM to its current RSS (same uid: our own descendants)."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants (a helper whose parent exited) re-parent to this process, so they stay in its tree."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _report_exit(fd: int) -> None:
+    """In a forked multiprocessing child, as the last thing before it exits: its VmHWM and shared pages, down the pipe."""
+    status, shared = read_status("self"), read_shared("self")
+    if status is not None and shared is not None:
+        try:
+            os.write(fd, f"{os.getpid()} {status['VmHWM']} {shared}\n".encode())
+        except OSError:  # the pipe is full (nobody read it): the polled figure stands
+            pass
+
+
+def _arm_exit_report(tree: ProcessTree) -> None:
+    """multiprocessing runs this in every child it forks, after clearing the parent's finalizers."""
+    from multiprocessing import util
+
+    util.Finalize(tree, _report_exit, args=(tree._report_w,), exitpriority=-1000)  # after the child's own children
+
+
+def has_children() -> bool:
+    """Whether this process has a child (running or a zombie), asked of the kernel without reaping any."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
+@dataclass
+class Descendant:
+    """One descendant, as far as this phase saw it."""
+
+    pid: int
+    ppid: int
+    start: int  # start time (clock ticks since boot): with the pid, tells a reused pid apart
+    hwm: int = 0  # the largest VmHWM read in this phase (of its current memory image)
+    last_hwm: int = 0  # at the last read: a lower one means an exec
+    execs: int = 0  # exec()s seen (a spawned worker: fork then exec)
+    rss: int = 0  # at the last read
+    shared: int | None = None  # at the last smaps_rollup read
+    shared_mapped: int = 0  # RssFile at that read (a move past RESHARE_BYTES triggers another)
+    shared_faults: int | None = None  # page faults at that read: none since, nothing can have been copied
+    shared_at: float = 0.0
+    shared_cost: float = 0.0  # seconds the last smaps_rollup read took
+    alive: bool = True
+    born_in_phase: bool = True
+    reported: bool = False  # its figures came from its own report at exit (a forked multiprocessing child)
+
+    @property
+    def private_peak(self) -> int:
+        """VmHWM less the shared pages; 0 when those were never read (gone within one read of appearing)."""
+        return 0 if self.shared is None else max(0, self.hwm - self.shared)
+
+
+@dataclass
+class TreeReading:
+    """What the descendants added in one phase. Bytes; times in seconds."""
+
+    private: int  # the sum of the descendants' private peaks: added to the main process's peak
+    hwm_sum: int  # the sum of their VmHWM (counts pages shared with the parent once per process)
+    processes: int  # descendants seen in the phase
+    exited: int  # of them, gone before its end: their figure is from the last read before they exited
+    reported: int  # of the exited, those that reported their own figures as they exited (exact)
+    unread: int  # of them, gone before their shared pages could be read: counted as adding nothing
+    max_gap: float | None  # the longest time between two reads in the phase (an exiting descendant's blind spot)
+    detail: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class ProcessTree:
+    """Polls the descendants of `root` (default: this process) on a thread; one reading per phase.
+
+    phase_start() resets every live descendant's VmHWM and forgets the ones
+    that exited; phase_end() reads them all once more (VmHWM and shared pages)
+    and returns the phase's TreeReading. `on_poll(total)` is called from the
+    thread with the running tree figure (root VmHWM + private peaks) so a child
+    can stream it before it is killed. One lock serialises polls and phase
+    boundaries: a read is applied in the order it was taken.
+    """
+
+    def __init__(self, root: int | None = None, interval: float = 0.01, shared_every: float = 0.25,
+                 on_poll: Callable[[int], None] | None = None) -> None:
+        self.root = root or os.getpid()
+        self.interval, self.shared_every, self.on_poll = interval, shared_every, on_poll
+        self._lock = threading.Lock()
+        self._procs: dict[int, Descendant] = {}
+        self._foreign: dict[int, int] = {}  # pid -> start time of a process known not to be ours
+        self._last_poll: float | None = None
+        self._max_gap = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._own_root = self.root == os.getpid()
+        self._report_r = self._report_w = None
+
+    def report_exits(self) -> ProcessTree:
+        """Have every child multiprocessing forks from here report its VmHWM as it exits (exact, however short-lived).
+
+        Spawned children and plain os.fork() children do not run it: their figure is the last poll's.
+        """
+        from multiprocessing import util
+
+        self._report_r, self._report_w = os.pipe()
+        os.set_blocking(self._report_r, False)
+        os.set_blocking(self._report_w, False)  # a child never blocks on a full pipe; its report is dropped
+        util.register_after_fork(self, _arm_exit_report)
+        return self
+
+    # -- the thread -------------------------------------------------------------
+    def start(self) -> ProcessTree:
+        self._thread = threading.Thread(target=self._loop, name="gpu-budget-tree", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                total = self.poll()
+            except Exception:  # noqa: BLE001, S112  a broken read must not kill the measured run; the phase end reads again
+                continue
+            if total is not None and self.on_poll is not None:
+                self.on_poll(total)
+
+    # -- reading ------------------------------------------------------------------
+    def _worth_scanning(self) -> bool:
+        if any(p.alive for p in self._procs.values()):
+            return True
+        return has_children() if self._own_root else True
+
+    def _discover(self) -> list[tuple[int, int, int]]:
+        """New descendants since the last scan: (pid, ppid, start), parents before their children."""
+        listed = {int(e.name) for e in os.scandir("/proc") if e.name.isdigit()}
+        for pid in set(self._foreign) - listed:
+            del self._foreign[pid]
+        ours = {self.root} | {pid for pid, p in self._procs.items() if p.alive}
+        new = {}
+        for pid in sorted(listed - ours - set(self._foreign) - set(self._procs)):
+            stat = read_stat(pid)
+            if stat is not None:
+                new[pid] = stat
+        found: list[tuple[int, int, int]] = []
+        grew = True
+        while grew:  # a child may be listed before its parent (pid wrap-around): repeat until nothing joins
+            grew = False
+            for pid, (ppid, start) in list(new.items()):
+                if ppid in ours:
+                    found.append((pid, ppid, start))
+                    ours.add(pid)
+                    del new[pid]
+                    grew = True
+        for pid, (_, start) in new.items():
+            self._foreign[pid] = start
+        return found
+
+    def _read(self, p: Descendant, now: float, shared_too: bool = False) -> None:
+        """Read one descendant's VmHWM, and its shared pages when they may have moved."""
+        first = p.shared is None
+        if first and borrows_parent_memory(p.pid, p.ppid):
+            return  # nothing of its own yet: read it at the next poll, after its exec
+        if first:  # before its VmHWM: read after, a short-lived process could be gone and leave them unknown
+            before = read_status(p.pid)
+            self._read_shared(p, now)
+        status = read_status(p.pid)
+        if first and before is not None and status is not None and status["VmHWM"] < before["VmHWM"] - EXEC_DROP:
+            self._read_shared(p, now)  # it exec'd between the two reads: those shared pages were the old image's
+        if status is None:  # exited (or a zombie, whose /proc has no memory figures): keep what the last read saw
+            p.alive = False
+            return
+        # a high-water mark only falls when reset (phase_start) or at exec; the kernel's RSS counters are
+        # per-CPU and read approximately, so a fall within EXEC_DROP is read noise
+        execd = status["VmHWM"] < p.last_hwm - EXEC_DROP
+        if execd:  # the image before exec held the parent's pages, mapped, not copied: drop it
+            p.hwm, p.execs = 0, p.execs + 1
+        p.last_hwm, p.rss = status["VmHWM"], status["VmRSS"]
+        p.hwm = max(p.hwm, status["VmHWM"])
+        mapped = status.get("RssFile", 0)
+        if first:
+            p.shared_mapped = mapped
+        # Shared pages move with file mappings (imports) and at exec, read at once; and as copy-on-write copies
+        # and shared-memory batches, which leave RSS alone: read at the phase end and every shared_every (or
+        # SHARED_COST_FACTOR times what the last read cost), if the process has faulted a page in since.
+        if execd or abs(mapped - p.shared_mapped) >= RESHARE_BYTES:
+            self._read_shared(p, now, mapped)
+        elif shared_too or now - p.shared_at >= max(self.shared_every, SHARED_COST_FACTOR * p.shared_cost):
+            faults = read_faults(p.pid)
+            if faults is None or faults != p.shared_faults:
+                self._read_shared(p, now, mapped)
+
+    @staticmethod
+    def _read_shared(p: Descendant, now: float, mapped: int | None = None) -> None:
+        t0 = time.perf_counter()
+        faults = read_faults(p.pid)
+        shared = read_shared(p.pid)
+        if shared is not None:
+            p.shared, p.shared_at, p.shared_cost, p.shared_faults = shared, now, time.perf_counter() - t0, faults
+            if mapped is not None:
+                p.shared_mapped = mapped
+
+    def _drain_reports(self, now: float) -> None:
+        if self._report_r is None:
+            return
+        data = b""
+        while True:
+            try:
+                chunk = os.read(self._report_r, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        for line in data.decode().splitlines():
+            pid, hwm, shared = map(int, line.split())
+            p = self._procs.get(pid)
+            if p is None:  # born and gone between two polls
+                p = self._procs[pid] = Descendant(pid, 0, 0)
+            p.hwm, p.shared, p.shared_at, p.alive, p.reported = max(p.hwm, hwm), shared, now, False, True
+
+    def _poll_locked(self, shared_too: bool = False) -> int | None:
+        now = time.perf_counter()
+        if self._last_poll is not None:
+            self._max_gap = max(self._max_gap, now - self._last_poll)
+        self._last_poll = now
+        self._drain_reports(now)
+        if not self._worth_scanning():
+            return None
+        for pid, ppid, start in self._discover():
+            old = self._procs.get(pid)
+            if old is None or (old.start != start and not old.reported):
+                self._procs[pid] = Descendant(pid, ppid, start)
+        for p in [p for p in self._procs.values() if p.alive]:
+            self._read(p, now, shared_too)
+        root = read_status(self.root)
+        return None if root is None else root["VmHWM"] + sum(p.private_peak for p in self._procs.values())
+
+    def poll(self) -> int | None:
+        """One round: find new descendants, read every live one; the running tree figure (root VmHWM + private peaks)."""
+        with self._lock:
+            return self._poll_locked()
+
+    # -- phases -------------------------------------------------------------------
+    def phase_start(self) -> None:
+        """Forget exited descendants, reset the live ones' VmHWM (they carry over into the new phase)."""
+        with self._lock:
+            self._poll_locked()  # descendants born since the last poll are reset too
+            self._procs = {pid: p for pid, p in self._procs.items() if p.alive}
+            for p in self._procs.values():
+                reset_hwm(p.pid)
+                p.hwm, p.last_hwm, p.born_in_phase = 0, 0, False
+            self._max_gap, self._last_poll = 0.0, time.perf_counter()
+
+    def phase_end(self) -> TreeReading:
+        """Read every live descendant once more (VmHWM and shared pages) and sum the phase."""
+        with self._lock:
+            self._poll_locked(shared_too=True)
+            procs = list(self._procs.values())
+            gap = self._max_gap if procs else None
+        return TreeReading(
+            private=sum(p.private_peak for p in procs),
+            hwm_sum=sum(p.hwm for p in procs),
+            processes=len(procs),
+            exited=sum(not p.alive for p in procs),
+            reported=sum(p.reported for p in procs),
+            unread=sum(p.shared is None for p in procs),
+            max_gap=gap,
+            detail=[{"pid": p.pid, "ppid": p.ppid, "hwm": p.hwm, "shared": p.shared, "private_peak": p.private_peak,
+                     "exited": not p.alive, "new": p.born_in_phase, "execs": p.execs, "reported": p.reported}
+                    for p in sorted(procs, key=lambda p: -p.private_peak)[:DETAIL_MAX]],
+        )
