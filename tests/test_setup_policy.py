@@ -24,6 +24,13 @@ def _run(pytester, *args):
     return result, row
 
 
+def _host_ram(entry: dict, change) -> None:
+    """Apply `change` to the entry's host-RAM figures: the main process's and the tree's (the gated one)."""
+    for key in ("ram", "ram_tree"):
+        if entry["peaks"].get(key) is not None:
+            entry["peaks"][key] = change(entry["peaks"][key])
+
+
 def _edit_baseline(pytester, change):
     (path,) = (pytester.path / "baselines").glob("*/test_mem.json")
     data = json.loads(path.read_text())
@@ -62,7 +69,7 @@ def test_another_thread_count_is_compared_at_the_tests_tolerance(project):
     assert row["fingerprint_changed"] == ["threads 2 -> 1"] and row["setup"]["policy"] == "setup"
 
     # 2 % + 4 MiB over the baseline: a regression under another thread count as under the same
-    _edit_baseline(pytester, lambda e: e["peaks"].update(ram=int(e["peaks"]["ram"] / 1.02 - 4 * MiB)))
+    _edit_baseline(pytester, lambda e: _host_ram(e, lambda v: int(v / 1.02 - 4 * MiB)))
     result, row = _run(pytester)
     result.assert_outcomes(failed=1)
     assert row["verdict"] == "regression" and row["fingerprint_changed"] == ["threads 2 -> 1"]
@@ -72,7 +79,7 @@ def test_avx512_kernels_on_one_side_only_are_not_compared_on_host_ram(project):
     pytester = project(CASE)
     _run(pytester)[0].assert_outcomes(passed=1)
     _edit_baseline(pytester, lambda e: e["fingerprint"].update(isa="AVX512"))
-    _edit_baseline(pytester, lambda e: e["peaks"].update(ram=int(e["peaks"]["ram"] / 1.05)))
+    _edit_baseline(pytester, lambda e: _host_ram(e, lambda v: int(v / 1.05)))
     result, row = _run(pytester)
     result.assert_outcomes(passed=1)
     assert row["setup"]["policy"] == "foreign" and "record a baseline for this setup" in row["message"]
@@ -83,7 +90,7 @@ def test_the_floor_difference_is_taken_off_the_host_ram_peak(project):
     _run(pytester)[0].assert_outcomes(passed=1)
 
     def recorded_on_a_higher_floor(entry):  # the same run, recorded where 40 MiB more was imported
-        entry["peaks"]["ram"] += 40 * MiB
+        _host_ram(entry, lambda v: v + 40 * MiB)
         entry["fingerprint"]["floor"] += 40 * MiB
 
     _edit_baseline(pytester, recorded_on_a_higher_floor)
@@ -102,7 +109,7 @@ def test_a_regression_is_still_caught_after_the_floor_is_taken_off(project):
     _run(pytester)[0].assert_outcomes(passed=1)
 
     def recorded_on_a_lower_floor_with_less_ram(entry):  # floor 40 MiB lower there, and the run 30 MiB smaller
-        entry["peaks"]["ram"] -= 70 * MiB
+        _host_ram(entry, lambda v: v - 70 * MiB)
         entry["fingerprint"]["floor"] -= 40 * MiB
 
     _edit_baseline(pytester, recorded_on_a_lower_floor_with_less_ram)
@@ -114,7 +121,7 @@ def test_a_regression_is_still_caught_after_the_floor_is_taken_off(project):
 def test_another_allocator_is_not_compared_on_host_ram(project):
     pytester = project(CASE)
     _run(pytester)[0].assert_outcomes(passed=1)
-    _edit_baseline(pytester, lambda e: e["peaks"].update(ram=e["peaks"]["ram"] // 2))  # would be a regression
+    _edit_baseline(pytester, lambda e: _host_ram(e, lambda v: v // 2))  # would be a regression
     result, row = _run(pytester, "--gpu-budget-malloc=system")
     result.assert_outcomes(passed=1)
     assert row["fingerprint_changed"] == ["malloc steady -> system"] and row["setup"]["policy"] == "foreign"
