@@ -26,23 +26,17 @@ import soundfile as sf
 import torch
 import transformers
 from datasets import Dataset
-from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
-from transformers import (
-    PrinterCallback,
-    Trainer,
-    TrainerCallback,
-    TrainingArguments,
-    Wav2Vec2Config,
-    Wav2Vec2FeatureExtractor,
-    Wav2Vec2ForSequenceClassification,
-)
+
+# Only imports that make no CUDA call: this module is in the forkserver's preload, and a child forked from a
+# process that initialised CUDA cannot use CUDA. peft imports bitsandbytes, which asks torch.cuda at import, and
+# transformers' Trainer and TrainingArguments import peft: run() imports them, in the measured child.
+from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
+
+from gpu_budget.scenarios.hf_compat import checkpointing_arg
 
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "out_proj"]  # Wav2Vec2Attention's projections (print(model))
 HEADS = ["projector", "classifier"]  # the classification head stays fully trainable under LoRA
 
-# transformers 5.2x renamed TrainingArguments.gradient_checkpointing (the old name warns)
-CHECKPOINTING_ARG = ("activation_checkpointing" if "activation_checkpointing" in TrainingArguments.__dataclass_fields__
-                     else "gradient_checkpointing")
 
 # -- prepare ---------------------------------------------------------------------------------------
 
@@ -85,6 +79,8 @@ def _feature_extractor(p: dict) -> Wav2Vec2FeatureExtractor:
 
 def run(ctx) -> dict:
     """The measured fine-tune; returns facts that explain the peaks."""
+    from transformers import PrinterCallback, Trainer  # imports peft and bitsandbytes: here, in the child
+
     p, meter = ctx.params, ctx.meter
     transformers.logging.set_verbosity_error()  # a fresh child: no load reports or progress bars
     transformers.logging.disable_progress_bar()
@@ -106,7 +102,7 @@ def run(ctx) -> dict:
     meter.start("train_setup")  # Trainer init, optimizer creation, the first step's batches
     with tempfile.TemporaryDirectory(prefix="s1-trainer-") as out:
         trainer = Trainer(model=model, args=_training_args(ctx, out), train_dataset=train_ds,
-                          eval_dataset=eval_ds, processing_class=fe, callbacks=[_Phases(ctx)])
+                          eval_dataset=eval_ds, processing_class=fe, callbacks=[_phases(ctx)])
         trainer.remove_callback(PrinterCallback)
         trainer.train()
 
@@ -171,6 +167,8 @@ def _load(ctx, label2id: dict, quantization):
     if ctx.has("freeze_feature_encoder"):
         model.freeze_feature_encoder()  # also stops the conv stack keeping activations for backward
     if ctx.has("lora"):
+        from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+
         if quantization is not None:
             model = prepare_model_for_kbit_training(
                 model, use_gradient_checkpointing=ctx.has("gradient_checkpointing"))
@@ -216,8 +214,10 @@ def _data(ctx, fe, rows: list[dict], label2id: dict):
     }
 
 
-def _training_args(ctx, out: str) -> TrainingArguments:
+def _training_args(ctx, out: str):
     """The write-up's TrainingArguments; report_to/saving/tqdm off so only training is measured."""
+    from transformers import TrainingArguments
+
     p = ctx.params
     return TrainingArguments(
         output_dir=out,
@@ -230,7 +230,7 @@ def _training_args(ctx, out: str) -> TrainingArguments:
         weight_decay=p["weight_decay"],
         fp16=p["fp16"],  # as reported; accelerate applies it only on a GPU
         max_steps=p.get("max_steps") or -1,
-        **{CHECKPOINTING_ARG: ctx.has("gradient_checkpointing")},
+        **{checkpointing_arg(TrainingArguments): ctx.has("gradient_checkpointing")},
         remove_unused_columns=not ctx.has("lazy_data"),  # the transform needs the "file" column
         seed=p.get("seed", 42),
         save_strategy="no",
@@ -241,29 +241,33 @@ def _training_args(ctx, out: str) -> TrainingArguments:
     )
 
 
-class _Phases(TrainerCallback):
-    """One metered phase per optimizer step and per epoch-end evaluation.
+def _phases(ctx):
+    """One metered phase per optimizer step and per epoch-end evaluation (a TrainerCallback, made in the child).
 
     The Trainer fetches a step's micro-batches before on_step_begin, so step
     k's phase also holds the loading of step k+1's batches (step 1's are in
     train_setup, an epoch's first in the eval before it).
     """
+    from transformers import TrainerCallback
 
-    def __init__(self, ctx) -> None:
-        self.ctx, self.epoch = ctx, 0
+    class Phases(TrainerCallback):
+        def __init__(self) -> None:
+            self.epoch = 0
 
-    def on_step_begin(self, args, state, control, **kwargs):
-        self.ctx.meter.start(f"train_step_{state.global_step + 1}", step=state.global_step + 1)
+        def on_step_begin(self, args, state, control, **kwargs):
+            ctx.meter.start(f"train_step_{state.global_step + 1}", step=state.global_step + 1)
 
-    def on_step_end(self, args, state, control, **kwargs):
-        _tidy(self.ctx)
+        def on_step_end(self, args, state, control, **kwargs):
+            _tidy(ctx)
 
-    def on_epoch_end(self, args, state, control, **kwargs):
-        self.epoch += 1
-        self.ctx.meter.start(f"eval_epoch_{self.epoch}")
+        def on_epoch_end(self, args, state, control, **kwargs):
+            self.epoch += 1
+            ctx.meter.start(f"eval_epoch_{self.epoch}")
 
-    def on_evaluate(self, args, state, control, **kwargs):
-        _tidy(self.ctx)
+        def on_evaluate(self, args, state, control, **kwargs):
+            _tidy(ctx)
+
+    return Phases()
 
 
 def _tidy(ctx) -> None:
