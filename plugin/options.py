@@ -32,6 +32,7 @@ class Options:
     malloc: str = "steady"
     remediate: bool = False
     remediate_max_runs: int = 8
+    snapshot: str = "rerun"
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -58,6 +59,7 @@ class Options:
             malloc=config.getoption("gpu_budget_malloc"),
             remediate=bool(config.getoption("gpu_budget_remediate")),
             remediate_max_runs=max_runs(config.getoption("gpu_budget_remediate_max_runs")),
+            snapshot=config.getoption("gpu_budget_snapshot"),
         )
 
     @property

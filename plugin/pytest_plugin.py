@@ -38,6 +38,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpu-budget-malloc", dest="gpu_budget_malloc", choices=("steady", "system"), default="steady",
                     help="host allocator of the measured children: steady (glibc's mmap threshold fixed, so peaks "
                          "repeat to 0.1 MiB; default) or system (glibc's defaults, as a plain process runs).")
+    group.addoption("--gpu-budget-snapshot", dest="gpu_budget_snapshot", choices=("rerun", "never"), default="rerun",
+                    help="memory snapshots of failing CUDA cases: rerun (default) runs a failing case once more with "
+                         "the allocation recorder on and keeps its snapshot (the judged run never records), or never.")
     group.addoption("--gpu-budget-remediate", action="store_true", dest="gpu_budget_remediate",
                     help="when a case breaks its budget, search its fixes cheapest first, each in a measured child, "
                          "and report the cheapest passing set (a case expected over budget keeps its verdict).")
