@@ -14,26 +14,33 @@ gradient_checkpointing, load_in_8bit, load_in_4bit, gc_collect, low_cpu_mem_usag
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import importlib
 import json
 import logging
 import tempfile
 import warnings
 
-import datasets
 import numpy as np
-import soundfile as sf
 import torch
 import transformers
-from datasets import Dataset
+
+for _optional in ("datasets", "soundfile"):  # preloaded with this module where they import (the children's floor);
+    with contextlib.suppress(Exception):     # elsewhere the functions' optional_import skips the case, saying why
+        importlib.import_module(_optional)
 
 # Only imports that make no CUDA call: this module is in the forkserver's preload, and a child forked from a
 # process that initialised CUDA cannot use CUDA. peft imports bitsandbytes, which asks torch.cuda at import, and
-# transformers' Trainer and TrainingArguments import peft: run() imports them, in the measured child.
+# transformers' Trainer and TrainingArguments import peft: run() imports them, in the measured child. datasets
+# and soundfile (the forkserver preloads datasets itself) come through optional_import: a host that lacks them,
+# or cannot import them, skips the S1 cases with the reason.
 from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
 
+from gpu_budget.requires import optional_import
 from gpu_budget.scenarios.hf_compat import checkpointing_arg
 
+INSTALL = "pip install -c constraints/cpu.txt datasets soundfile (the scenarios extra)"
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "out_proj"]  # Wav2Vec2Attention's projections (print(model))
 HEADS = ["projector", "classifier"]  # the classification head stays fully trainable under LoRA
 
@@ -42,6 +49,7 @@ HEADS = ["projector", "classifier"]  # the classification head stays fully train
 
 def prepare(ctx) -> None:
     """Save the stand-in checkpoint and feature extractor to assets/model, the clips to assets/clips."""
+    sf = optional_import("soundfile", INSTALL)
     p = ctx.params
     transformers.logging.disable_progress_bar()
     torch.manual_seed(p.get("seed", 42))
@@ -81,6 +89,8 @@ def run(ctx) -> dict:
     """The measured fine-tune; returns facts that explain the peaks."""
     from transformers import PrinterCallback, Trainer  # imports peft and bitsandbytes: here, in the child
 
+    datasets = optional_import("datasets", INSTALL)  # an S1 case skips, with the reason, where it cannot import
+    optional_import("soundfile", INSTALL)
     p, meter = ctx.params, ctx.meter
     transformers.logging.set_verbosity_error()  # a fresh child: no load reports or progress bars
     transformers.logging.disable_progress_bar()
@@ -181,6 +191,8 @@ def _load(ctx, label2id: dict, quantization):
 
 def _data(ctx, fe, rows: list[dict], label2id: dict):
     """A datasets pipeline: a batched .map that materialises features, or (lazy_data) an on-the-fly transform."""
+    sf = optional_import("soundfile", INSTALL)
+    Dataset = optional_import("datasets", INSTALL).Dataset
     p = ctx.params
     clips = ctx.assets / "clips"
     sr = fe.sampling_rate
