@@ -21,6 +21,9 @@ from units import format_size
 
 
 def _rows(path: Path) -> dict[str, dict]:
+    """The measured rows of a report by node id; none when the report is missing (a run the time budget cut)."""
+    if not path.exists():
+        return {}
     return {r["nodeid"]: r for r in json.loads(path.read_text())["results"] if r["verdict"] != "skipped"}
 
 
@@ -33,8 +36,8 @@ def _estimates(path: Path | None) -> dict[tuple, int]:
 
 
 def table(first: dict[str, dict], second: dict[str, dict], estimates: dict[tuple, int]) -> str:
-    lines = ["| case | allocated, run 1 | run 2 | reproduced | reserved | NVML device | nested | estimate | error |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [("| case | verdict | allocated, run 1 | run 2 | reproduced | reserved | NVML device | NVML matched by | nested "
+              "| estimate | error |"), "|---|---|---|---|---|---|---|---|---|---|---|"]
     for nodeid, r1 in first.items():
         r2 = second.get(nodeid, {})
         a1, a2 = r1["peaks"].get("vram_allocated"), (r2.get("peaks") or {}).get("vram_allocated")
@@ -43,8 +46,9 @@ def table(first: dict[str, dict], second: dict[str, dict], estimates: dict[tuple
         nested = "-" if None in (a1, res, dev) else ("yes" if a1 <= res <= dev else "NO")
         est = estimates.get((r1["scenario"], tuple(sorted(r1["fixes"])), r1["scale"]))
         err = "-" if est is None or not a1 else f"{(est - a1) / a1:+.1%}"
-        lines.append(f"| {nodeid.split('::', 1)[-1]} | {format_size(a1)} | {format_size(a2)} | {same} | {format_size(res)} "
-                     f"| {format_size(dev)} | {nested} | {format_size(est)} | {err} |")
+        method = (r1.get("info") or {}).get("nvml_method") or "-"
+        lines.append(f"| {nodeid.split('::', 1)[-1]} | {r1['verdict']} | {format_size(a1)} | {format_size(a2)} | {same} "
+                     f"| {format_size(res)} | {format_size(dev)} | {method} | {nested} | {format_size(est)} | {err} |")
     return "\n".join(lines) + "\n"
 
 

@@ -1,56 +1,95 @@
 #!/usr/bin/env bash
-# GPU validation on a bare GPU host without a package index: real-scale runs, GPU baselines,
-# a reproducibility check, and the estimator beside the measured peaks.
+# The GPU validation, on a bare GPU host without a package index, in parts that each fit one device command
+# (at most 10 minutes). docs/gpu-validation.md is the plan: the parts in order, what each records, how long each
+# may take and how its results come back.
 #
-# Here (with an index):  bash benchmarks/gpu_wheels.sh          # the wheels the host lacks -> .whl/
-# There (repo root):     bash benchmarks/gpu_validation.sh OUT  # OUT gets baselines/, JSON reports, the table
+#   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny
 #
-# SELECT (a pytest -k expression) picks the cases; the default fits about 25 minutes of GPU time:
-# every scenario's as-reported and fixed runs, S2's CUDA allocator fixes and S3's embedding variants.
-# Only measured figures are written: each number in OUT comes from a run on this host.
+# Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
+# exit 4 when no CUDA GPU is visible (nothing measured), then runs its cases at most twice within its time budget
+# (BUDGET_S, default 540 s; a session stopped at the limit by SIGINT still writes its report): run 1 records
+# baselines for this GPU into OUT/PART/baselines, run 2 measures again against them (the allocated peak must
+# reproduce). benchmarks/gpu_compare.py then sets allocated against reserved and NVML, run 1 against run 2, and
+# the CUDA estimate made on a CPU beforehand (docs/estimator-results/real-cuda-estimates.json) against the
+# measured peak. OUT/PART.tar.gz holds everything (a device call brings back at most 8 files).
+# Checkpoints are built on this host's GPU (the S3/S4 prepare functions build on the child's device) into
+# GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-OUT=${1:?usage: gpu_validation.sh OUT_DIR}
-mkdir -p "$OUT"
-SITE=/tmp/gpu-budget-site
-SELECT=${SELECT:-"as_reported or fixed or cuda_fix or trainable_token_indices or no-embedding"}
-log() { echo "gpu-validation: $*" | tee -a "$OUT/validation.log"; }
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny)"
+PART=${1:?$usage}
+OUT=${2:?$usage}
+PYTHON=${PYTHON:-python3}
+case "$PART" in
+    real) FILES=(memtests/test_s1_wav2vec2.py memtests/test_s2_paraformer.py memtests/test_s5_generic_oom.py)
+          SELECT="test_as_reported or test_fixed"; SCALE=real ;;
+    s3)   FILES=(memtests/test_s3_qwen2_audio.py)
+          SELECT="test_as_reported or no-embedding or (trainable_token_indices and not dict)"; SCALE=real ;;
+    s4)   FILES=(memtests/test_s4_wrap_order.py); SELECT="test_as_reported or test_fixed"; SCALE=real ;;
+    tiny) FILES=(memtests); SELECT="not explore"; SCALE=tiny ;;
+    *)    echo "gpu_validation.sh: unknown part '$PART'; $usage" >&2; exit 2 ;;
+esac
+DIR="$OUT/$PART"
+mkdir -p "$DIR"
+deadline=$((SECONDS + ${BUDGET_S:-540}))
+export GPU_BUDGET_ASSETS=${GPU_BUDGET_ASSETS:-/tmp/gpu-budget-assets} PYTHONUNBUFFERED=1
+log() { echo "gpu-validation $PART: $*" | tee -a "$DIR/validation.log"; }
 
-# 1. what the host lacks, from the wheels brought along; 2. this project, without an index:
-#    the import package gpu_budget is the folder plugin/ (linked), its pytest plugin loaded by -p
-mkdir -p "$SITE"
-if compgen -G ".whl/*.whl" >/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" .whl/*.whl \
-        || { log "installing the carried wheels failed"; exit 1; }
+# 1. the carried wheels, and this checkout's plugin (loaded in every pytest session, pytester's too)
+KIT=${KIT:-/tmp/gpu-budget-kit}
+PYTHON="$PYTHON" bash benchmarks/gpu_kit.sh "$KIT" 2>&1 | tee -a "$DIR/validation.log"
+[ "${PIPESTATUS[0]}" = 0 ] || exit 3
+export PYTHONPATH="$KIT/site-packages${PYTHONPATH:+:$PYTHONPATH}"
+if ! "$PYTHON" -c 'import sys; from importlib.metadata import entry_points as e
+sys.exit(not any(p.name == "gpu_budget" for p in e(group="pytest11")))'; then
+    export PYTEST_PLUGINS=gpu_budget.pytest_plugin  # not installed here: load the linked plugin by name
 fi
-ln -sfn "$PWD/plugin" "$SITE/gpu_budget"
-export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-python3 - <<'PY' 2>&1 | tee -a "$OUT/validation.log" || exit 1
-import importlib.util, torch
-assert torch.cuda.is_available(), "no CUDA GPU visible: this script measures GPU memory"
-print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__)
-for name in ("transformers", "peft", "accelerate", "bitsandbytes", "datasets", "soundfile", "funasr", "pynvml"):
-    print(f"  {name}: {'present' if importlib.util.find_spec(name) else 'MISSING (its cases skip or fail)'}")
+
+# 2. a CUDA GPU, or nothing is measured (this preflight is its own process: never the forkserver)
+if ! "$PYTHON" - <<'PY' 2>&1 | tee -a "$DIR/validation.log"; then
+import sys
+
+import torch
+
+if not torch.cuda.is_available():
+    sys.exit(f"gpu-validation: no CUDA GPU visible to torch {torch.__version__}")
+p = torch.cuda.get_device_properties(0)
+print(f"gpu-validation: device {p.name}, total memory {p.total_memory} bytes, torch {torch.__version__}, "
+      f"CUDA {torch.version.cuda}, {torch.cuda.device_count()} visible")
 PY
+    log "no CUDA GPU visible: this script measures GPU memory; nothing was measured"
+    exit 4
+fi
+nvidia-smi > "$DIR/nvidia-smi.txt" 2>&1 || true
 
-PYTEST=(python3 -m pytest -p gpu_budget.pytest_plugin -p no:cacheprovider -p no:randomly memtests
-        --gpu-budget --gpu-budget-scale=real --gpu-budget-require-gpu -k "$SELECT" -rs)
-
-# 3. record: fresh baselines for this GPU, from what is measured now
-log "run 1: record baselines into $OUT/baselines"
-"${PYTEST[@]}" --gpu-budget-update --gpu-budget-baselines="$OUT/baselines" --gpu-budget-json="$OUT/real-1.json" \
-    2>&1 | tee "$OUT/run-1.log"
-# 4. repeat against them: the allocated peak must reproduce (the gate's verdicts say whether it did)
-log "run 2: the same cases against the new baselines"
-"${PYTEST[@]}" --gpu-budget-baselines="$OUT/baselines" --gpu-budget-json="$OUT/real-2.json" 2>&1 | tee "$OUT/run-2.log"
-
-# 5. the estimator's CUDA-mode predictions for the same scenarios
-if python3 -m gpu_budget estimate --help >/dev/null 2>&1; then
-    python3 -m gpu_budget estimate --scale real --cuda --json "$OUT/estimates.json" 2>&1 | tee "$OUT/estimate.log"
-else
-    log "this checkout has no estimator command: the table leaves the estimate column empty"
+# 3. once per validation: neither the pytest process nor the forkserver touches CUDA on this host either
+if [ "$PART" = real ]; then
+    log "CUDA-free check with this host's torch and bitsandbytes: tests/test_cuda_free.py"
+    timeout -s INT -k 30 240 "$PYTHON" -m pytest -p no:cacheprovider -p no:randomly tests/test_cuda_free.py -q \
+        2>&1 | tee "$DIR/cuda-free.log"
 fi
 
-# 6. the table: allocated / reserved / NVML per case, run 1 vs run 2, estimate vs measured
-python3 benchmarks/gpu_compare.py "$OUT/real-1.json" "$OUT/real-2.json" --estimates "$OUT/estimates.json" \
-    -o "$OUT/gpu-validation.md" && cat "$OUT/gpu-validation.md"
+# 4. run 1 records this GPU's baselines, run 2 measures against them
+PYTEST=("$PYTHON" -m pytest -p no:cacheprovider -p no:randomly -p no:xdist "${FILES[@]}" -k "$SELECT" -rs
+        --gpu-budget --gpu-budget-scale="$SCALE" --gpu-budget-require-gpu --gpu-budget-timeout=420
+        --gpu-budget-baselines="$DIR/baselines")
+session() {  # session N ARGS...: one pytest session within what is left of the budget
+    local n=$1 left=$((deadline - SECONDS))
+    shift
+    if [ "$left" -lt 60 ]; then
+        log "run $n: not started, ${left} s left of the budget"
+        return 0
+    fi
+    log "run $n: at most ${left} s"
+    timeout -s INT -k 30 "$left" "${PYTEST[@]}" --gpu-budget-json="$DIR/run-$n.json" "$@" 2>&1 | tee "$DIR/run-$n.log"
+    log "run $n: exit ${PIPESTATUS[0]}, ${SECONDS} s into the part"
+}
+session 1 --gpu-budget-update
+session 2 --gpu-budget-snapshot=never  # run 1 kept the snapshots of its failures
+
+# 5. the table, and everything in one file to bring back
+if [ -f "$DIR/run-1.json" ]; then
+    "$PYTHON" benchmarks/gpu_compare.py "$DIR/run-1.json" "$DIR/run-2.json" \
+        --estimates docs/estimator-results/real-cuda-estimates.json -o "$DIR/gpu-validation.md" && cat "$DIR/gpu-validation.md"
+fi
+tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && log "results: $OUT/$PART.tar.gz"

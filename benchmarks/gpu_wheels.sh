@@ -1,31 +1,64 @@
 #!/usr/bin/env bash
-# Fetch, here (with a package index), the wheels a bare GPU host lacks, into .whl/ (git-ignored),
-# for benchmarks/gpu_validation.sh to install there without an index. The GPU image has torch,
-# transformers, peft, accelerate, nvidia-ml-py, psutil, hypothesis, tabulate, pytest and
-# pytest-xdist on Python 3.12; it lacks bitsandbytes, datasets (S1) and soundfile (S1's clips).
-# FunASR (S2) is large with all its dependencies: its own wheel goes without them, plus
-# kaldi-native-fbank and what its Paraformer import path needs; S2 skips if that falls short.
+# Fetch, here (with a package index), the wheels a bare GPU host lacks, into .whl/ (git-ignored), for
+# benchmarks/gpu_kit.sh to install there without an index (--no-index --no-deps --target).
 #
-#   bash benchmarks/gpu_wheels.sh [python-version, default 3.12]
+#   bash benchmarks/gpu_wheels.sh PYTHON_VERSION        # e.g. 3.12: the GPU host's python3, major.minor
+#   IMAGE_HAS="pandas pyarrow" bash benchmarks/gpu_wheels.sh 3.12    # leave out what that image already ships
+#
+# The target is taken as given, never assumed: the wheels of compiled packages (pyarrow, pandas, xxhash,
+# rapidfuzz, ...) exist per Python version, and gpu_kit.sh refuses a host whose python3 is another version
+# (.whl/PYTHON holds the one fetched for).
+#
+# What the wheels cover, beyond what a GPU image is assumed to have (torch, transformers, peft, accelerate,
+# nvidia-ml-py, psutil, hypothesis, tabulate, pytest, pytest-xdist and their dependencies): bitsandbytes (S1's
+# 8/4-bit fixes, S3, S4, S5's quantization); datasets (S1) and what its import needs (dill, multiprocess, pandas,
+# python-dateutil, pyarrow, xxhash); soundfile and cffi (S1's and S2's clips); FunASR's Paraformer path (S2)
+# without FunASR's ~900 MB of dependencies: its own wheel, kaldi-native-fbank, and what
+# `from funasr.models.paraformer.model import Paraformer` and its WavFrontend import: kaldiio, librosa,
+# lazy_loader, rapidfuzz, six. That list was found by importing the paths in a venv holding only the image's
+# packages plus these wheels, removing one wheel at a time: each one listed is needed (jaconv, jamo,
+# torch-complex, hydra-core, omegaconf, soxr, audioread, pooch and tzdata were not), and the tiny suite ran there.
+# Versions: constraints/cpu.txt's where it pins one, else the ones the CPU baselines' environment resolved
+# (KIT_PINS below), so GPU and CPU runs use the same libraries. Ends by printing the kit's size: a device
+# call carries at most 64 MiB, the working tree included; an image that has pandas and pyarrow (the 'cuda'
+# image does) leaves out the two largest wheels with IMAGE_HAS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${1:-3.12}
-mkdir -p .whl
+PY=${1:?usage: gpu_wheels.sh PYTHON_VERSION (major.minor of the GPU host python3, e.g. 3.12)}
+[[ "$PY" =~ ^3\.[0-9]+$ ]] || { echo "gpu_wheels.sh: '$PY' is not a Python version like 3.12" >&2; exit 2; }
+OUT=${WHL_DIR:-.whl}
+read -r -a SKIP <<< "${IMAGE_HAS:-}"
+rm -rf "$OUT" && mkdir -p "$OUT"
+echo "$PY" > "$OUT/PYTHON"
+
+KIT_PINS=(dill==0.4.1 multiprocess==0.70.19 pandas==3.1.1 python-dateutil==4.0.0 xxhash==4.1.0 six==1.17.0
+          cffi==2.1.1 pycparser==3.12 kaldi-native-fbank==1.22.5 kaldiio==2.18.1 librosa==0.11.0 lazy-loader==0.6
+          rapidfuzz==3.14.6)
+# the requirement for NAME: constraints/cpu.txt's pin, else KIT_PINS', else the name alone
+spec() {
+    local name=$1 hit
+    hit=$(grep -iE "^${name//[-_]/[-_]}==" constraints/cpu.txt | head -1 || true)
+    [ -n "$hit" ] || hit=$(printf '%s\n' "${KIT_PINS[@]}" | grep -iE "^${name//[-_]/[-_]}==" | head -1 || true)
+    echo "${hit:-$name}"
+}
 fetch() {
+    local name wanted=()
+    for name in "$@"; do
+        if [[ " ${SKIP[*]:-} " == *" $name "* ]]; then
+            echo "gpu_wheels.sh: $name left out (IMAGE_HAS)"
+        else
+            wanted+=("$(spec "$name")")
+        fi
+    done
+    [ ${#wanted[@]} -gt 0 ] || return 0
     python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$PY" --implementation cp \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64 \
         --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64 \
-        --platform any -d .whl "$@"
+        --platform any -d "$OUT" "${wanted[@]}"
 }
-# pins: the versions constraints/cpu.txt holds, so the GPU baselines match the CPU ones
-pin() { grep -iE "^$1==" constraints/cpu.txt | head -1; }
-fetch "$(pin bitsandbytes)"
-fetch "$(pin datasets)" dill multiprocess
+fetch bitsandbytes
+fetch datasets dill multiprocess pandas python-dateutil pyarrow xxhash
 fetch soundfile cffi pycparser
-# FunASR without its ~900 MB of dependencies: what `from funasr.models.paraformer.model import Paraformer`
-# and its fbank frontend import (read with python -X importtime here), minus what the image has
-fetch "$(pin funasr)" kaldi-native-fbank==1.22.5 kaldiio jaconv jamo hydra-core omegaconf \
-    torch-complex librosa soxr audioread pooch
-# omegaconf needs antlr4 4.9.*, published as a source archive only: build its (pure Python) wheel here
-python3 -m pip wheel -q --no-deps -w .whl antlr4-python3-runtime==4.9.3
-du -sh .whl && ls .whl
+fetch funasr kaldi-native-fbank kaldiio librosa lazy-loader rapidfuzz six
+ls "$OUT"
+echo "kit for Python $PY: $(du -cb "$OUT"/*.whl | tail -1 | cut -f1) bytes ($(du -ch "$OUT"/*.whl | tail -1 | cut -f1))"

@@ -27,6 +27,8 @@ SECTIONS = {  # section -> module (the order they run in)
     "isolation": "benchmarks.isolation_cost",
     "repeatability": "benchmarks.repeatability",
     "detection": "benchmarks.detection_power",
+    "preload": "benchmarks.preload_cost",
+    "checkpoint_build": "benchmarks.checkpoint_build",
     "suite": "benchmarks.suite",
     "setups": "benchmarks.setups",
 }

@@ -20,6 +20,14 @@ the middle. At real scale the per-step series is not a climb (3.94 / 4.61 / 3.98
 / 5.04 / 4.92 / 4.15 GiB): the peak follows the longest clip in the batch and
 falls with it, so the growth slope is asserted at tiny scale only, and at both
 scales the peak step must be the longest clip's.
+
+Per device. Those budgets and slopes are host RAM of a step that trains on the
+CPU. On a CUDA host the step trains on the GPU: the write-up's 17 -> 54 GB was
+its whole dataset on its card, not a figure for these 12 (real) or 24 (tiny)
+clips, so there every case is measured and baselined without a budget and
+expected nothing; the peak step is read from the GPU's allocated memory, and the
+RAM growth slopes (measured on the CPU) are not asserted. The allocator-retention
+test is about glibc's heap, so it runs on the CPU on any host (device="cpu").
 """
 
 import importlib.util
@@ -31,23 +39,31 @@ from s2_scenarios import S2
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("funasr") is None,
                                 reason="S2 needs FunASR: pip install -e '.[s2]'")
 
-BUDGET = {"ram": {"tiny": "917 MiB", "real": "4.84 GiB"}}
+BUDGET = {"ram": {"tiny": "917 MiB", "real": "4.84 GiB"}, "cuda": {"ram": None, "expect": None}}  # see "Per device"
 GROWTH = 30 * 2**20  # bytes per step at tiny scale: as reported 47 MiB/step, capped clips falling (-36)
+
+
+def step_metric(gpu_budget) -> str:
+    """Where a step's activations live: host RAM on a CPU host, the GPU's allocated memory on a CUDA host."""
+    return "ram" if gpu_budget.device == "cpu" else "vram_allocated"
 
 
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
 def test_as_reported(gpu_budget):
     row = gpu_budget.measure(S2, label="as-reported")
-    peaks, longest = [s["ram"] for s in row["steps"]], [s["longest_s"] for s in row["info"]["steps"]]
+    metric = step_metric(gpu_budget)
+    peaks, longest = [s[metric] for s in row["steps"]], [s["longest_s"] for s in row["info"]["steps"]]
     assert peaks.index(max(peaks)) == longest.index(max(longest)), (peaks, longest)  # the longest clip sets the peak
-    if gpu_budget.scale == "tiny":
+    if gpu_budget.scale == "tiny" and metric == "ram":
         assert row["growth"]["ram_per_step"] > GROWTH, row["steps"]
 
 
 @pytest.mark.gpu_budget(**BUDGET)
 def test_fixed_max_duration(gpu_budget):
     row = gpu_budget.measure(S2.with_fixes("max_duration"), label="max_duration")
-    assert row["growth"]["ram_per_step"] < GROWTH, row["steps"]
+    if step_metric(gpu_budget) == "ram":
+        assert row["growth"]["ram_per_step"] < GROWTH, row["steps"]
+    assert max(c for c in row["info"]["clip_seconds"]) <= S2.params["max_seconds"]
 
 
 # fix combinations are built (and validated against the fix library) at collection time
@@ -63,7 +79,7 @@ def test_fix(gpu_budget, fixes):
     assert row["steps"], "no train steps measured"
 
 
-@pytest.mark.gpu_budget(**BUDGET)
+@pytest.mark.gpu_budget(**BUDGET, device="cpu")  # glibc's heap: a CPU step's activations, on any host
 def test_allocator_retention(gpu_budget):
     """The same as-reported run under glibc's default allocator grows faster and peaks higher: the heap keeps
     what the steps freed. Two unjudged measurements side by side (the system allocator's peaks scatter by ~5 %

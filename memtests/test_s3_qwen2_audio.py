@@ -6,15 +6,28 @@ does) and the runs that train only the new rows or none. The tiny model keeps
 the real 156,032-row vocabulary, so that cost is real; 2 GiB sits between the
 measured tiny peaks the same way (as reported ~2.5 GiB, every fix <= 1.4 GiB),
 with >500 MiB of margin each side against a run-to-run spread of ~2 MiB.
+
+Per device. The tiny budget is host RAM of a step on the CPU. The real scale
+runs on a GPU only, against the write-up's card: "24 GB", read as the project
+reads GB (10^9 bytes, 22.4 GiB), which sits below the total memory CUDA reports
+for a card sold as 24 GB (a budget above the card would test nothing: the session
+skips it). The tiny model on a GPU has no figure: measured and baselined, expected nothing.
+
+What is checked besides the peak: as reported, both resized matrices train in
+full; the fixes train no more than the LoRA adapters plus the new rows (at most
+their dimension each, in embed_tokens and lm_head), which holds at any scale.
+At tiny scale that is under the row count; at 7B LoRA alone is 8.4 M parameters
+against 156,032 rows, so comparing with the row count would fail for no memory reason.
 """
 
 import pytest
 from s3_scenarios import AS_REPORTED, VARIANTS
 
-BUDGET = {"ram": {"tiny": "2 GiB"}, "vram": {"real": "24 GiB"}}
+BUDGET = {"cpu": {"ram": {"tiny": "2 GiB"}}, "cuda": {"vram": {"real": "24 GB"}}}
+EXPECT = {"cpu": {**BUDGET["cpu"], "expect": "over-budget"}, "cuda": {**BUDGET["cuda"], "expect": {"real": "over-budget"}}}
 
 
-@pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
+@pytest.mark.gpu_budget(**EXPECT)
 def test_as_reported(gpu_budget):
     row = gpu_budget.measure(AS_REPORTED, label="as-reported")
     info = row["info"]
@@ -28,5 +41,7 @@ def test_as_reported(gpu_budget):
 def test_fix(gpu_budget, variant):
     row = gpu_budget.measure(VARIANTS[variant], label=variant)
     info = row["info"]
-    assert info["trainable_params"] < info["embedding_rows"]  # only LoRA and the new token rows train
+    new_rows = 2 * info["added_tokens"] * info["hidden"]  # the new rows of embed_tokens and lm_head, at most
+    assert info["trainable_params"] <= info["lora_params"] + new_rows, info  # only LoRA and the new token rows train
+    assert info["trainable_params"] < info["embedding_rows"] * info["hidden"]  # never a whole resized matrix
     assert not info["lora_in_audio_tower"]

@@ -12,20 +12,33 @@ itself, so the tiny budget sits between the measured tiny peaks instead
 (as reported 570.0 MiB, fixed 509.1 MiB, repeating within 3.1 and 1.0 MiB over fresh sessions under
 the steady allocator; 540 MiB is the middle of that gap): a thin margin, so the tests also gate on the
 mechanism, whether checkpointing actually ran.
+
+Per device. The tiny budget is host RAM of a step on the CPU. The real scale
+runs on a GPU only, against the write-up's card: "80 GB", read as the project
+reads GB (10^9 bytes, 74.5 GiB), below the total memory CUDA reports for a card
+sold as 80 GB (about 79 GiB; a budget above the card would test nothing and is
+skipped). As reported either breaks it or dies of out-of-memory on the card,
+which reproduces the failure too. The tiny model on a GPU has no figure:
+measured and baselined, expected nothing.
 """
 
 import pytest
 from s4_scenarios import AS_REPORTED, VARIANTS
 
-BUDGET = {"ram": {"tiny": "540 MiB"}, "vram": {"real": "80 GiB"}}
+BUDGET = {"cpu": {"ram": {"tiny": "540 MiB"}}, "cuda": {"vram": {"real": "80 GB"}}}
+EXPECT = {"cpu": {**BUDGET["cpu"], "expect": "over-budget"}, "cuda": {**BUDGET["cuda"], "expect": {"real": "over-budget"}}}
 
 
-@pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
+@pytest.mark.gpu_budget(**EXPECT)
 def test_as_reported(gpu_budget):
-    info = gpu_budget.measure(AS_REPORTED, label="as-reported")["info"]
+    row = gpu_budget.measure(AS_REPORTED, label="as-reported")
+    info = row["info"]  # facts found before a death are kept (the runner records them as it goes)
     assert "gradient_checkpointing_enable" in info["trainer_checkpointing_error"] or \
         "checkpointing" in info["trainer_checkpointing_error"]
-    assert info["checkpointing_active"] is False
+    if row["error"] is None:
+        assert info["checkpointing_active"] is False
+    else:  # died of out-of-memory on the card (the reproduction): step 1 recomputed nothing, if it finished
+        assert info.get("step1_layer0_norm_calls", 0) < 2
 
 
 @pytest.mark.gpu_budget(**BUDGET)
@@ -35,7 +48,7 @@ def test_fixed(gpu_budget):
     assert info["kbit_upcast_params"] > 0 and info["lora_on_lm_head"] is False
 
 
-@pytest.mark.gpu_budget(vram={"real": "80 GiB"})
+@pytest.mark.gpu_budget(cuda=BUDGET["cuda"])
 @pytest.mark.parametrize("variant", ["as-reported+kbit", "as-reported+all-linear", "peft_before_wrap-only", "no-wrap",
                                      "fixed+all-linear"])
 def test_variant(gpu_budget, variant):

@@ -6,7 +6,9 @@ is `gpu_budget.fixes` (register, get, registered); the remediation search is
 """
 
 from gpu_budget.fixes import Fix, FixError
+from gpu_budget.requires import MissingDependency, optional_import
 from gpu_budget.scenario import Budget, Scenario
 from gpu_budget.units import SizeError, format_size, parse_size
 
-__all__ = ["Budget", "Fix", "FixError", "Scenario", "SizeError", "format_size", "parse_size"]
+__all__ = ["Budget", "Fix", "FixError", "MissingDependency", "Scenario", "SizeError", "format_size", "optional_import",
+           "parse_size"]

@@ -1,7 +1,9 @@
 """Files the gate keeps per case (plots, CUDA memory snapshots): their names, and the snapshot's hand-over.
 
-A snapshot is recorded by the child into a temporary file and kept only when
-its case fails, under a name derived from the node id.
+A snapshot comes from a second run of a failing CUDA case with the allocation
+recorder on (the judged run never records: the recorder's buffer and time would
+land in its figures); the child dumps it into a temporary file, kept under a
+name derived from the node id.
 """
 
 from __future__ import annotations
@@ -22,21 +24,32 @@ def slug(nodeid: str) -> str:
     return name.strip("-.")[:150]
 
 
-def snapshot_request(device: dict | None, mark, baseline: dict | None) -> dict | None:
-    """On CUDA: record the allocator's history in the child, and dump it past the VRAM limit or on a crash.
+def wants_snapshot(measurement: dict, mark, baseline: dict | None) -> bool:
+    """Whether a failed CUDA case is worth a second run with the allocation recorder on.
 
-    The limit is the one judge() applies to the allocated peak: the VRAM
-    budget, or the baseline's regression limit, whichever is lower.
+    Yes when its child failed with an exception (an out-of-memory error among
+    them: the snapshot shows what held the memory), or when its allocated peak
+    passed the limit judge() applies to it: the VRAM budget or the baseline's
+    regression limit, whichever is lower. Not for a host-RAM failure (the
+    recorder sees only CUDA allocations), a timeout or a kill (nothing to dump).
     """
-    if not (device or {}).get("cuda"):
-        return None
+    if not measurement.get("cuda"):
+        return False
+    if measurement["status"] != "ok":
+        return (measurement.get("error") or {}).get("kind") in ("oom", "exception")
     limits = [mark.budget.vram] if mark.budget.vram is not None else []
     then = ((baseline or {}).get("peaks") or {}).get("vram_allocated")
     if then is not None:
         limits.append(int(mark.tolerance.limit(then)))
+    peak = measurement["peaks"].get("vram_allocated")
+    return bool(limits) and peak is not None and peak > min(limits)
+
+
+def snapshot_path() -> str:
+    """A temporary file for a child to dump its memory snapshot into."""
     fd, tmp = tempfile.mkstemp(prefix="gpu-budget-snapshot-", suffix=".pickle")
     os.close(fd)
-    return {"path": tmp, "vram_limit": min(limits) if limits else None}
+    return tmp
 
 
 def keep_snapshot(tmp: str, folder: Path, nodeid: str) -> str | None:

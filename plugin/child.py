@@ -83,18 +83,19 @@ def _device() -> str:
 
 
 class _MemoryHistory:
-    """The CUDA caching allocator's history during the measured run, dumped as a snapshot on failure.
+    """The CUDA caching allocator's history through a run, dumped as a snapshot at its end or when it fails.
 
     Recorded with Python stacks only (C++ stacks cost far more); the dump is a
     pickle that pytorch.org/memory_viz or `python -m torch.cuda._memory_viz
-    trace_plot FILE -o FILE.html` opens. Recording costs some host RAM in the
-    child, so only CUDA runs record.
+    trace_plot FILE -o FILE.html` opens. The recorder's buffer and time land in
+    the run's figures, so the session asks for it only on a second, unjudged
+    run of a failing case (session._snapshot_run).
     """
 
     MAX_ENTRIES = 100_000
 
-    def __init__(self, torch, path: str, vram_limit: int | None) -> None:
-        self.torch, self.path, self.vram_limit = torch, path, vram_limit
+    def __init__(self, torch, path: str) -> None:
+        self.torch, self.path = torch, path
 
     @classmethod
     def start(cls, request: dict | None) -> _MemoryHistory | None:
@@ -106,15 +107,13 @@ class _MemoryHistory:
                                                      max_entries=cls.MAX_ENTRIES)
         except Exception:  # noqa: BLE001  a torch without the recorder: measure without it
             return None
-        return cls(torch, request["path"], request.get("vram_limit"))
+        return cls(torch, request["path"])
 
-    def finish(self, emit, failed: bool, peak: int | None) -> None:
-        over = peak is not None and self.vram_limit is not None and peak > self.vram_limit
+    def finish(self, emit) -> None:
         # a snapshot helps to read a failure; it is never a failure of its own
         with contextlib.suppress(Exception):
-            if failed or over:
-                self.torch.cuda.memory._dump_snapshot(self.path)
-                emit({"event": "snapshot", "path": self.path})
+            self.torch.cuda.memory._dump_snapshot(self.path)
+            emit({"event": "snapshot", "path": self.path})
         with contextlib.suppress(Exception):
             self.torch.cuda.memory._record_memory_history(enabled=None)
 
@@ -132,6 +131,30 @@ class _TreeStream:
         if total >= self.sent + self.MIN_RISE and now - self.at >= self.MIN_SECONDS:
             self.sent, self.at = total, now
             self.emit({"event": "tree", "ram_tree": total})
+def _hide_gpus() -> None:
+    """device="cpu": this child must not see the GPU. CUDA reads the variable when it starts, which nothing
+    in this process has done yet (neither the forkserver nor the parent touch CUDA)."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+
+def _refuse_bad_fork() -> None:
+    """A child forked from a forkserver that initialised CUDA cannot use CUDA: say so instead of failing later."""
+    torch = sys.modules.get("torch")
+    in_bad_fork = getattr(getattr(torch, "cuda", None), "_is_in_bad_fork", None)
+    if in_bad_fork is not None and in_bad_fork():
+        raise RuntimeError("CUDA was initialised in the forkserver before this child was forked, so CUDA cannot be "
+                           "used here: a module of gpu_budget_preload calls CUDA at import (peft does, through "
+                           "bitsandbytes); remove it from the preload and import it in the runner instead")
+
+
+def _error_kind(exc: BaseException) -> str:
+    from gpu_budget.requires import MissingDependency
+
+    if isinstance(exc, MissingDependency):
+        return "missing-dependency"
+    if type(exc).__name__ == "OutOfMemoryError" or isinstance(exc, MemoryError) or "out of memory" in str(exc).lower():
+        return "oom"  # torch.OutOfMemoryError, or a CUDA call outside the caching allocator ("CUDA error: out of memory")
+    return "exception"
 
 
 def main(request: dict, out_path: str) -> None:
@@ -139,7 +162,7 @@ def main(request: dict, out_path: str) -> None:
     from gpu_budget.meter import Meter
     from gpu_budget.scenario import PrepareParams, RunContext, resolve_ref
 
-    out = open(out_path, "a", buffering=1)
+    out = open(out_path, "a", buffering=1)  # noqa: SIM115  closed in the finally below, after the error is out
     lock = threading.Lock()  # the tree's thread streams too
 
     def emit(event: dict) -> None:
@@ -151,6 +174,9 @@ def main(request: dict, out_path: str) -> None:
     scenario = request.get("scenario", {})
     meter = history = None
     try:
+        if request.get("device") == "cpu":
+            _hide_gpus()
+        _refuse_bad_fork()
         if request["mode"] == "probe":
             from gpu_budget.fingerprint import child_facts
             from gpu_budget.meter import device_info
@@ -189,24 +215,28 @@ def main(request: dict, out_path: str) -> None:
             info = func(ctx) or {}
         meter.stop()
         summary = meter.summary()
-        if history is not None:
-            history.finish(emit, failed=False, peak=summary["peaks"].get("vram_allocated"))
         meter.close()
+        if history is not None:
+            history.finish(emit)
         emit({"event": "result", "summary": summary,
               "info": {**meter.info, **info, "malloc": malloc, "start_method": start_method}})
-    except BaseException as exc:  # a crash is data: report it, with what was measured so far
-        if meter is not None:
-            meter.stop()
-        if history is not None:
-            history.finish(emit, failed=True, peak=None)
-        oom = type(exc).__name__ == "OutOfMemoryError" or isinstance(exc, MemoryError)
+    except BaseException as exc:  # noqa: BLE001  a crash is data: report it first, then what was measured so far
+        # The error goes out before anything touches CUDA again: after a sticky CUDA error (an illegal
+        # memory access, say) every later CUDA call fails too, and the message must not be lost to it.
         emit({
             "event": "error",
-            "kind": "oom" if oom else "exception",
+            "kind": _error_kind(exc),
             "type": f"{type(exc).__module__}.{type(exc).__qualname__}",
             "message": str(exc)[:2000],
             "traceback": traceback.format_exc()[-8000:],
             "info": dict(meter.info) if meter is not None else {},
         })
+        if meter is not None:
+            with contextlib.suppress(Exception):
+                meter.stop()  # the open phase, with whatever can still be read
+            with contextlib.suppress(Exception):
+                meter.close()
+        if history is not None:
+            history.finish(emit)
     finally:
         out.close()

@@ -94,22 +94,49 @@ def budget_breaches(peaks: dict, budget: Budget) -> list[str]:
     return out
 
 
+def _seen(peaks: dict) -> str:
+    seen = f"host RAM peak seen so far {format_size(ram_gated(peaks))}"
+    if peaks.get("vram_allocated") is not None:
+        seen += f", GPU allocated {format_size(peaks['vram_allocated'])}"
+    return seen
+
+
+def _died_over_budget(error: dict, peaks: dict, budget: Budget) -> str | None:
+    """How a child that died still reproduced an over-budget failure, or None.
+
+    An out-of-memory death is the reported failure itself: the session measures
+    a VRAM budget only on a card with at least that much memory (a budget above
+    the card is skipped), so running out of the card means needing more than the
+    budget. A child killed by SIGKILL (the kernel's OOM killer) reproduces it when
+    the peak seen before the kill, a lower bound of its peak, already broke the budget.
+    """
+    if error["kind"] == "oom":
+        return (f"over budget as expected: the child died of out-of-memory ({error['message'][:300]}), the reported "
+                f"failure itself; {_seen(peaks)}")
+    breaches = budget_breaches(peaks, budget)
+    if error["kind"] == "killed" and breaches:
+        return f"over budget as expected: {'; '.join(breaches)} before the child was {error['message']}"
+    return None
+
+
 def judge(measurement: dict, budget: Budget, baseline: dict | None, tolerance: Tolerance, *,
           ci: bool, update: bool, expect: str | None = None, setup: Setup | None = None) -> Judgement:
     """The verdict for one measured case.
 
     expect="over-budget": the case reproduces a reported failure, so breaking
     the budget is the passing outcome and staying within it fails (the
-    reproduction was lost). Baseline regressions fail either way. `setup`:
-    how this run's setup differs from the baseline's (module docstring).
+    reproduction was lost); a child that died of out-of-memory reproduces it
+    too. Baseline regressions fail either way. `setup`: how this run's setup
+    differs from the baseline's (module docstring).
     """
     setup = setup or Setup()
     peaks = measurement["peaks"]
     if measurement["status"] != "ok":
         error = measurement["error"]
-        seen = format_size(ram_gated(peaks))
-        return Judgement("error", False, f"measured child failed ({error['kind']}): {error['message']}; "
-                                          f"host RAM peak seen so far {seen}")
+        reproduced = _died_over_budget(error, peaks, budget) if expect == "over-budget" else None
+        if reproduced:
+            return Judgement("over-budget", True, reproduced)
+        return Judgement("error", False, f"measured child failed ({error['kind']}): {error['message']}; {_seen(peaks)}")
 
     breaches = budget_breaches(peaks, budget)
     notes: list[str] = []

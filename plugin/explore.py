@@ -420,15 +420,18 @@ def _gallop():
 
 # -- pytest glue ---------------------------------------------------------------------------------------
 
-def run(gpu_budget, request, scenario, envelope: Envelope, budget: str | int | Mapping[str, str | int],
+def run(gpu_budget, request, scenario, envelope: Envelope, budget: str | int | Mapping[str, str | int] | None = None,
         boundary: str | None = None,
         max_real_runs: int = DEFAULT_REAL_RUNS, seed: int | None = 0,
         estimate: Callable[[dict], int] | None = None) -> Exploration:
     """Explore `scenario` from a memtest: skipped without --gpu-budget-explore; real runs via gpu_budget.peak().
 
-    On a host without CUDA the prediction is the CPU estimate and the measured
-    metric host RAM; on a GPU host the CUDA-mode estimate and vram_allocated.
-    budget: a size, or {scale: size} (a scale without one is skipped).
+    Where the test's children train on the CPU the prediction is the CPU estimate,
+    the measured metric host RAM and the budget the marker's ram; where they train
+    on the GPU, the CUDA-mode estimate, vram_allocated and the marker's vram (the
+    estimator predicts tensors on the training device, never host RAM beside a GPU).
+    budget: None (the marker's, for this device and scale; none there: skipped with
+    the reason), or a size, or {scale: size}, judged on the device's metric.
     estimate: a prediction of your own (knobs -> bytes) instead of the
     estimator, for a scenario it has no builder for.
     """
@@ -439,32 +442,36 @@ def run(gpu_budget, request, scenario, envelope: Envelope, budget: str | int | M
         pytest.skip("exploration is opt-in: run with --gpu-budget --gpu-budget-explore")
 
     scale = config.getoption("gpu_budget_scale")
-    if isinstance(budget, Mapping):
+    cuda = gpu_budget.device == "cuda"
+    metric = "vram_allocated" if cuda else "ram"
+    if budget is None:
+        budget = gpu_budget.budget.vram if cuda else gpu_budget.budget.ram
+        if budget is None:
+            pytest.skip(f"no {'vram' if cuda else 'ram'} budget for this test on {gpu_budget.device} at scale {scale!r}: "
+                        "nothing to explore against (the estimator predicts the training device's memory)")
+    elif isinstance(budget, Mapping):
         if scale not in budget:
             pytest.skip(f"no exploration budget for scale {scale!r}")
         budget = budget[scale]
-    seen = {"cuda": None}
 
     def measure(knobs: dict) -> int | None:
         m = gpu_budget.peak(scenario.with_params(**knobs))  # skips, with the reason, where it cannot run
-        seen["cuda"] = m["peaks"].get("vram_allocated") is not None if m["status"] == "ok" else seen["cuda"]
         if m["status"] != "ok":
             return None
         from gpu_budget.meter import ram_gated
 
-        return m["peaks"]["vram_allocated"] if seen["cuda"] else ram_gated(m["peaks"])  # the tree's, as the gate judges
+        return m["peaks"][metric] if cuda else ram_gated(m["peaks"])  # host RAM: the tree's, as the gate judges
 
     def estimated(knobs: dict) -> int:
         from gpu_budget.estimate import estimate_scenario
         from gpu_budget.estimate_cuda import Device
 
-        device = Device(cuda=bool(seen["cuda"]))
-        return estimate_scenario(scenario.with_params(**knobs), scale, device=device).step_peak
+        return estimate_scenario(scenario.with_params(**knobs), scale, device=Device(cuda=cuda)).step_peak
 
     result = explore(scenario.name, envelope, budget, estimate or estimated, measure, boundary=boundary,
                      max_examples=config.getoption("gpu_budget_explore_examples") or DEFAULT_EXAMPLES,
                      max_real_runs=max_real_runs, database=Path(str(config.rootpath)) / DATABASE_DIR, seed=seed)
-    result.metric = "vram_allocated" if seen["cuda"] else "ram"
+    result.metric = metric
     _report(config, request.node, result)
     return result
 

@@ -17,8 +17,16 @@ class BudgetRun:
 
     @property
     def budget(self):
-        """This test's Budget at the session's scale (ram / vram in bytes, None where not declared)."""
+        """This test's Budget at the session's scale and device (ram / vram in bytes, None where not declared)."""
         return self._session.mark_for(self._item).budget
+
+    @property
+    def device(self) -> str:
+        """Where this test's children train: "cuda" on a host with a GPU, else "cpu" (or the marker's device=).
+
+        Assertions that hold on one device only (mixed precision active, host RAM growing
+        with the input) read it; the marker's cpu= / cuda= blocks do the same for budgets."""
+        return self._session.mark_for(self._item).device
 
     def measure(self, scenario: Scenario, label: str | None = None, expect: str | None = None) -> dict:
         """Run `scenario` in a fresh child, judge it, record it; returns the result row.

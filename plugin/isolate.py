@@ -32,6 +32,7 @@ from pathlib import Path
 
 from gpu_budget import child, dispatch
 from gpu_budget.meter import summarize
+from gpu_budget.requires import MissingDependency
 
 DEFAULT_PRELOAD = ("torch", "transformers")
 MALLOC_MODES = ("steady", "system")
@@ -176,16 +177,19 @@ def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, disp
 
 
 def prepare_assets(scenario_json: dict, assets: Path, timeout: float, threads: int,
-                   preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> None:
+                   preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2",
+                   device: str | None = None) -> None:
     """Build a scenario's assets once, in an unmeasured child, into `assets` (atomically)."""
     if (assets / ".complete").exists():
         return
     assets.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=assets.name + ".tmp-", dir=assets.parent))
-    request = {"mode": "prepare", "scenario": scenario_json, "assets": str(tmp), "threads": threads}
+    request = {"mode": "prepare", "scenario": scenario_json, "assets": str(tmp), "threads": threads, "device": device}
     events, ending = run_child(request, timeout, preload, dispatch_mode)
     if not any(e["event"] == "prepared" for e in events):
         error = next((e for e in events if e["event"] == "error"), None)
+        if error and error["kind"] == "missing-dependency":
+            raise MissingDependency(error["message"])
         detail = error["traceback"] if error else _describe_ending(ending)
         raise RuntimeError(f"preparing assets for {scenario_json['name']!r} failed:\n{detail}")
     (tmp / ".complete").touch()
@@ -209,21 +213,25 @@ def _describe_ending(ending: dict) -> str:
 
 def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
             preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict | None = None, malloc: str = "steady",
-            dispatch_mode: str = "avx2", tensors: bool = True) -> dict:
+            dispatch_mode: str = "avx2", tensors: bool = True, device: str | None = None) -> dict:
     """Run the scenario in a fresh measured child and return its Measurement (a JSON dict).
 
-    snapshot={"path": ..., "vram_limit": bytes or None}: on CUDA the child records
-    the allocator's history and dumps a memory snapshot to `path` when its
-    allocated peak passes `vram_limit` or it fails; the Measurement's
-    "snapshot" is then that path, else None. malloc: "steady" (glibc's
-    thresholds fixed, child.steady_malloc) or "system" (glibc's defaults).
-    dispatch_mode: the kernel-dispatch pin of the forkserver (dispatch.py). tensors: count the live
-    tensor bytes of a CPU run (tensors.TensorPeak); False measures without the dispatch mode.
+    snapshot={"path": ...}: on CUDA the child records the allocator's history
+    through the run and dumps a memory snapshot to `path` at its end or when it
+    fails; the Measurement's "snapshot" is then that path, else None (the
+    recorder's cost lands in this run's figures: the session asks for it only
+    on a second, unjudged run). malloc: "steady" (glibc's thresholds fixed,
+    child.steady_malloc) or "system" (glibc's defaults). dispatch_mode: the
+    kernel-dispatch pin of the forkserver (dispatch.py). tensors: count the live
+    tensor bytes of a CPU run (tensors.TensorPeak); False measures without the
+    dispatch mode. device="cpu": the child does not see the GPU
+    (CUDA_VISIBLE_DEVICES is emptied before any CUDA call), so the case trains
+    on the CPU on a CUDA host too.
     """
     if malloc not in MALLOC_MODES:
         raise ValueError(f"malloc mode {malloc!r}: expected one of {', '.join(MALLOC_MODES)}")
     request = {"mode": "measure", "scenario": scenario_json, "assets": str(assets), "threads": threads,
-               "snapshot": snapshot, "malloc": malloc, "tensors": tensors}
+               "snapshot": snapshot, "malloc": malloc, "tensors": tensors, "device": device}
     events, ending = run_child(request, timeout, preload, dispatch_mode)
     start = next((e for e in events if e["event"] == "start"), {})
     result = next((e for e in events if e["event"] == "result"), None)

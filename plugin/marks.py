@@ -1,8 +1,14 @@
 """The `gpu_budget` marker, as a plain function of the marker's arguments.
 
-`@pytest.mark.gpu_budget(ram="12.7 GiB", vram="15 GiB", tolerance=None, expect=None)`
+`@pytest.mark.gpu_budget(ram="12.7 GiB", vram="15 GiB", tolerance=None, expect=None, device=None, cpu=None, cuda=None)`
 
-The marker's help text is generated from this signature and docstring.
+Expectations are per device: a case measured on a CPU host trains on the CPU
+and is judged on host RAM, the same case on a CUDA host trains on the GPU,
+where its host RAM means something else. `cpu={...}` and `cuda={...}` hold the
+ram / vram / expect / tolerance that apply where the case's child runs on that
+device, replacing the top-level ones key by key. `device="cpu"` runs the case
+on the CPU on any host (its child does not see the GPU); `device="cuda"` needs a
+GPU. The marker's help text is generated from this signature and docstring.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_budget.baselines import Tolerance
-from gpu_budget.scenario import Budget
+from gpu_budget.scenario import SCALES, Budget
 from gpu_budget.units import parse_size
 
 # Default tolerance, from the run-to-run spread of the gated RAM peak over fresh sessions under the steady
@@ -22,6 +28,8 @@ from gpu_budget.units import parse_size
 # ~500 MiB import floor) and stays below a +2 % regression there (10 MiB), which was flagged 10 of 10 times.
 DEFAULT_TOLERANCE = Tolerance(rel=0.005, abs=4 * 2**20)
 EXPECTABLE = ("over-budget",)
+DEVICES = ("cpu", "cuda")
+PER_DEVICE = ("ram", "vram", "expect", "tolerance")  # the keys a cpu= / cuda= block may set
 
 
 @dataclass(frozen=True)
@@ -29,16 +37,54 @@ class BudgetMark:
     budget: Budget
     tolerance: Tolerance
     expect: str | None
+    device: str = "cpu"  # the device these expectations are for: the case's child runs there
+    pinned: bool = False  # device= named it (the child runs there whatever the host has)
 
 
-def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None = None,
-               expect: str | None = None, scale: str = "tiny", where: str = "") -> BudgetMark:
+def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None = None, expect: Any = None,
+               device: str | None = None, cpu: Mapping | None = None, cuda: Mapping | None = None,
+               scale: str = "tiny", host: str = "cpu", where: str = "") -> BudgetMark:
     """memory budget: ram=/vram= a size ("12.7 GiB", "24GB", bytes) or {"tiny": ..., "real": ...};
     tolerance={"rel": 0.02, "abs": "16 MiB"} overrides the baseline tolerance; expect="over-budget"
-    marks a reproduction of a reported failure (passes only while the budget is broken)."""
-    if expect is not None and expect not in EXPECTABLE:
-        raise ValueError(f"{where}: expect={expect!r} is not one of {EXPECTABLE}")
-    return BudgetMark(Budget.for_scale(scale, ram, vram, where), _tolerance(tolerance, where), expect)
+    (or {scale: "over-budget"}) marks a reproduction of a reported failure (passes only while the budget is
+    broken, or the child dies of out-of-memory); cpu={...} / cuda={...} set ram, vram, expect, tolerance for
+    cases measured on that device (a CUDA host trains on the GPU), replacing the top-level keys they name;
+    device="cpu" runs the case on the CPU on any host, device="cuda" needs a GPU."""
+    if device is not None and device not in DEVICES:
+        raise ValueError(f"{where}: device={device!r} is not one of {DEVICES} (or None: the host's device)")
+    on = device or host
+    blocks = {"cpu": cpu, "cuda": cuda}
+    for name, block in blocks.items():
+        if block is None:
+            continue
+        if not isinstance(block, Mapping) or set(block) - set(PER_DEVICE):
+            unknown = sorted(set(block) - set(PER_DEVICE)) if isinstance(block, Mapping) else block
+            raise ValueError(f"{where}: {name}= must be a mapping of {', '.join(PER_DEVICE)}; got {unknown!r}")
+    values = {"ram": ram, "vram": vram, "expect": expect, "tolerance": tolerance, **(blocks[on] or {})}
+    expected = _pick_expect(values["expect"], scale, where)
+    return BudgetMark(Budget.for_scale(scale, values["ram"], values["vram"], where), _tolerance(values["tolerance"], where),
+                      expected, on, device is not None)
+
+
+def _pick_expect(value: Any, scale: str, where: str) -> str | None:
+    """expect= is one value, or {scale: value}; either way checked against EXPECTABLE."""
+    if isinstance(value, Mapping):
+        unknown = set(value) - set(SCALES)
+        if unknown:
+            raise ValueError(f"{where}: expect names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
+        value = value.get(scale)
+    if value is not None and value not in EXPECTABLE:
+        raise ValueError(f"{where}: expect={value!r} is not one of {EXPECTABLE}")
+    return value
+
+
+def expectation_problem(mark: BudgetMark, scale: str) -> str | None:
+    """Why this mark's expectation cannot be judged: a reproduction of an over-budget failure needs a budget."""
+    if mark.expect == "over-budget" and mark.budget.ram is None and mark.budget.vram is None:
+        return (f"expect='over-budget' on {mark.device} at scale {scale!r}, but no ram or vram budget applies there: "
+                f"a reproduction needs a budget to break (declare one in {mark.device}={{...}}, or set its expect "
+                f"for this scale to None)")
+    return None
 
 
 def merge(markers: Iterable[tuple[tuple, Mapping]], where: str = "") -> dict[str, Any]:
@@ -70,5 +116,5 @@ def _tolerance(value: Mapping | None, where: str) -> Tolerance:
 
 def marker_help() -> str:
     params = ", ".join(str(p) for p in inspect.signature(gpu_budget).parameters.values()
-                       if p.name not in ("scale", "where"))
+                       if p.name not in ("scale", "host", "where"))
     return f"gpu_budget({params}): " + " ".join(gpu_budget.__doc__.split())

@@ -5,9 +5,11 @@ mark (VmHWM), so the VmHWM read at a phase's end is that phase's exact peak
 RSS, however short the spike. Off Linux a psutil sampling thread stands in
 and can miss short spikes (benchmarks/ measures by how much).
 
-GPU: torch's allocator peaks (allocated, reserved) reset per phase, plus the
-NVML per-process figure, which also holds the CUDA context. Without CUDA the
-GPU fields are None, never 0: torch returns 0 silently there.
+GPU: torch's allocator peaks (allocated, reserved) reset per phase, plus
+NVML's figure for this process (gpu_budget.nvml: sampled for a peak over the
+phase, matched without needing the host's pid namespace), which also holds the
+CUDA context. Without CUDA the GPU fields are None, never 0: torch returns 0
+silently there.
 
 Process tree: a run's RAM includes its descendants (DataLoader workers,
 subprocesses), which the main process's VmHWM does not see. Each phase also
@@ -104,46 +106,49 @@ class _RssSampler:
 
 
 class _Cuda:
-    """Per-phase CUDA peaks from torch's allocator and NVML's per-process view."""
+    """Per-phase CUDA peaks from torch's allocator and NVML's figure for this process (gpu_budget.nvml)."""
 
     def __init__(self) -> None:
         import torch
 
-        self.torch = torch
-        self.device = torch.cuda.current_device()
-        self._nvml = None
-        try:
-            import pynvml
+        from gpu_budget import nvml
 
-            pynvml.nvmlInit()
-            uuid = str(torch.cuda.get_device_properties(self.device).uuid)
-            uuid = uuid if uuid.startswith("GPU-") else f"GPU-{uuid}"
-            self._handle = pynvml.nvmlDeviceGetHandleByUUID(uuid)
-            self._nvml = pynvml
-        except Exception:  # NVML absent or no match: report the allocator figures alone
-            self._nvml = None
+        self.torch = torch
+        before = nvml.snapshot_before_context()  # the device's use before this process's CUDA context exists
+        self.device = torch.cuda.current_device()
+        self.memory, _ = nvml.open_for(torch, self.device, before)
+        self.sampler = nvml.PeakSampler(self.memory.read) if self.memory is not None else None
 
     def reset(self) -> None:
         self.torch.cuda.synchronize(self.device)
         self.torch.cuda.reset_peak_memory_stats(self.device)
+        if self.sampler is not None:
+            self.sampler.reset()
 
     def read(self) -> dict[str, int | None]:
-        self.torch.cuda.synchronize(self.device)
-        return {
-            "vram_allocated": int(self.torch.cuda.max_memory_allocated(self.device)),
-            "vram_reserved": int(self.torch.cuda.max_memory_reserved(self.device)),
-            "vram_device": self._process_used(),
-        }
-
-    def _process_used(self) -> int | None:
-        if self._nvml is None:
-            return None
+        """The phase's peaks. After a sticky CUDA error (every CUDA call fails from then on) a figure that
+        cannot be read is None, and the phase's host RAM still goes out."""
         try:
-            procs = self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handle)
-        except Exception:
-            return None
-        used = [p.usedGpuMemory for p in procs if p.pid == os.getpid() and p.usedGpuMemory]
-        return int(used[0]) if used else None
+            self.torch.cuda.synchronize(self.device)
+        except Exception:  # noqa: BLE001, S110  the allocator's counters are host-side: still readable
+            pass
+        out: dict[str, int | None] = {}
+        for key, read in (("vram_allocated", self.torch.cuda.max_memory_allocated),
+                          ("vram_reserved", self.torch.cuda.max_memory_reserved)):
+            try:
+                out[key] = int(read(self.device))
+            except Exception:  # noqa: BLE001
+                out[key] = None
+        out["vram_device"] = self.sampler.peak() if self.sampler is not None else None
+        return out
+
+    @property
+    def nvml_method(self) -> str | None:
+        return self.memory.method if self.memory is not None else None
+
+    def close(self) -> None:
+        if self.sampler is not None:
+            self.sampler.close()
 
 
 def cuda_available() -> bool:
@@ -193,9 +198,11 @@ class Meter:
         return TREE_METHOD if self.tree is not None else None
 
     def close(self) -> None:
-        """Stop the tree's thread (a measured child ends anyway; in-process users call this)."""
+        """Stop the tree's and the GPU sampler's threads (a measured child ends anyway; in-process users call this)."""
         if self.tree is not None:
             self.tree.close()
+        if self._cuda is not None:
+            self._cuda.close()
 
     # -- phases -------------------------------------------------------------
     def start(self, name: str, step: int | None = None) -> None:
@@ -238,6 +245,7 @@ class Meter:
         if self._cuda is not None:
             for key, value in self._cuda.read().items():
                 setattr(record, key, value)
+            self.info["nvml_method"] = self._cuda.nvml_method
         self.phases.append(record)
         if self.on_phase is not None:
             self.on_phase(record)
@@ -363,6 +371,6 @@ def device_info() -> dict:
 
             pynvml.nvmlInit()
             info["driver"] = pynvml.nvmlSystemGetDriverVersion()
-        except Exception:  # noqa: S110  the driver version is optional in the fingerprint; NVML may be absent
+        except Exception:  # noqa: BLE001, S110  the driver version is optional in the fingerprint; NVML may be absent
             pass
     return info

@@ -35,6 +35,7 @@ class Options:
     dispatch: str = "avx2"
     remediate: bool = False
     remediate_max_runs: int = 8
+    snapshot: str = "rerun"
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -69,6 +70,7 @@ class Options:
             dispatch=cpu_dispatch(config.getoption("gpu_budget_cpu_dispatch") or config.getini("gpu_budget_cpu_dispatch")),
             remediate=bool(config.getoption("gpu_budget_remediate")),
             remediate_max_runs=max_runs(config.getoption("gpu_budget_remediate_max_runs")),
+            snapshot=config.getoption("gpu_budget_snapshot"),
         )
 
     @property

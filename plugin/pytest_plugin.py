@@ -42,6 +42,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpu-budget-cpu-dispatch", dest="gpu_budget_cpu_dispatch", choices=("avx2", "native"), default=None,
                     help="CPU kernels of the measured children: avx2 (default on x86-64: ATen, oneDNN and MKL capped at "
                          "AVX2, so any x86-64 host runs the same kernels and peaks) or native (the libraries pick by CPU).")
+    group.addoption("--gpu-budget-snapshot", dest="gpu_budget_snapshot", choices=("rerun", "never"), default="rerun",
+                    help="memory snapshots of failing CUDA cases: rerun (default) runs a failing case once more with "
+                         "the allocation recorder on and keeps its snapshot (the judged run never records), or never.")
     group.addoption("--gpu-budget-remediate", action="store_true", dest="gpu_budget_remediate",
                     help="when a case breaks its budget, search its fixes cheapest first, each in a measured child, "
                          "and report the cheapest passing set (a case expected over budget keeps its verdict).")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -128,8 +129,10 @@ class Scenario:
         return {k: params[k] for k in self.prepared_from if k in params}  # an optional one may be unset
 
     def asset_key(self, scale: str) -> str:
-        """Assets depend on the prepare function, the scale and the params prepare reads, not on fixes."""
-        blob = json.dumps([self.prepare, scale, self.prepare_params(scale)], sort_keys=True, default=str)
+        """Assets depend on the prepare function (its module's source too), the scale and the params prepare
+        reads, not on fixes: a folder of assets kept across runs (GPU_BUDGET_ASSETS) is rebuilt when prepare changes."""
+        blob = json.dumps([self.prepare, _source_digest(self.prepare), scale, self.prepare_params(scale)],
+                          sort_keys=True, default=str)
         return f"{self.name}-{scale}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
     def to_json(self, scale: str) -> dict[str, Any]:
@@ -142,6 +145,17 @@ class Scenario:
             "prepare_params": self.prepare_params(scale),
             "fixes": list(self.fixes),
         }
+
+
+def _source_digest(ref: str | None) -> str:
+    """A digest of the source file of the module `ref` names, found without importing it ("" when not found)."""
+    if not ref:
+        return ""
+    try:
+        spec = importlib.util.find_spec(ref.partition(":")[0])
+        return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()[:12] if spec and spec.origin else ""
+    except (ImportError, ValueError, OSError):
+        return ""
 
 
 def _fix_name(fix: str | Fix) -> str:

@@ -10,17 +10,19 @@ import datetime
 import json
 import os
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gpu_budget import artifacts, baselines, failsafe, fingerprint, isolate, remediate, report
+from gpu_budget import artifacts, baselines, failsafe, fingerprint, isolate, placement, remediate, report
 from gpu_budget.compare import Setup, judge
-from gpu_budget.marks import BudgetMark
+from gpu_budget.marks import BudgetMark, expectation_problem
 from gpu_budget.marks import gpu_budget as read_mark
 from gpu_budget.marks import merge as merge_marks
 from gpu_budget.options import Options, is_ci
+from gpu_budget.requires import MissingDependency
 from gpu_budget.scenario import Scenario
 from gpu_budget.units import format_size
 
@@ -47,9 +49,8 @@ class BudgetSession:
         self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
         self.notes: list[dict] = []  # measured findings that are not one case's peak (fixture.note)
         self.probes = 0  # unjudged children that ran (peak(): bisection, exploration): they count as measured
-        cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
-        self._assets = (Path(str(cache.mkdir("gpu-budget-assets"))) if cache
-                        else Path(str(config.rootpath)) / ".gpu-budget-assets")
+        self.pinned_gpu: str | None = None  # a serial run on a multi-GPU host measures on this one (placement.py)
+        self._assets = assets_folder(config)
 
     @property
     def is_worker(self) -> bool:
@@ -79,23 +80,27 @@ class BudgetSession:
 
     # -- measuring ----------------------------------------------------------
     def mark_for(self, item: pytest.Item) -> BudgetMark:
+        """The test's budget, expectation and device, for this session's scale and the device its child runs on."""
         arguments = merge_marks(_markers_outermost_first(item), where=item.nodeid)
-        return read_mark(**arguments, scale=self.options.scale, where=item.nodeid)
+        host = "cuda" if self._probe()["cuda"] else "cpu"
+        return read_mark(**arguments, scale=self.options.scale, host=host, where=item.nodeid)
 
     def _probe(self) -> dict:
         """Start the forkserver (with the kernel-dispatch pin), and read the device and the setup once."""
         if self.device is None:
             opts = self.options
+            if not self.is_worker and self.placement is None:  # before the forkserver starts: it inherits the pin
+                self.pinned_gpu = placement.one_gpu(os.environ)
             device = isolate.probe(preload=opts.preload, dispatch_mode=opts.dispatch)
             self.hardware = fingerprint.collect(device, baselines.hardware_key(device), isolate.forkserver_environ(opts.dispatch),
                                                 opts.threads, opts.malloc, opts.dispatch, opts.preload)
             self.device = {k: v for k, v in device.items() if k != "setup"}
         return self.device
 
-    def fingerprint_for(self, scenario: Scenario, where: str = "") -> dict:
-        """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode."""
+    def fingerprint_for(self, scenario: Scenario, where: str = "", device: str | None = None) -> dict:
+        """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode and device."""
         fprint = {k: v for k, v in self.hardware.items() if k not in ("key", "package_versions")}
-        return {**fprint, "malloc": self._malloc(scenario, where)}
+        return {**fprint, "malloc": self._malloc(scenario, where), **({"device": device} if device else {})}
 
     def measure(self, item: pytest.Item, scenario: Scenario, label: str | None = None,
                 expect: str | None = None) -> dict:
@@ -110,6 +115,7 @@ class BudgetSession:
         row = {
             "nodeid": item.nodeid + (f"::{label}" if label else ""),
             "scenario": scenario.name, "label": label, "scale": scale, "fixes": list(scenario.fixes),
+            "device": mark.device,
             "budget": {"ram": mark.budget.ram, "vram": mark.budget.vram}, "expect": expect,
             "tolerance": {"rel": mark.tolerance.rel, "abs": mark.tolerance.abs},
             "peaks": {"ram": None, "ram_tree": None, "ram_tensor": None, "vram_allocated": None, "vram_reserved": None,
@@ -125,6 +131,9 @@ class BudgetSession:
         if reason:
             self.rows.append({**row, "verdict": "skipped", "passed": True, "message": reason})
             pytest.skip(reason)
+        problem = expectation_problem(replace(mark, expect=expect), scale)
+        if problem:
+            return self._finish(item, {**row, "verdict": "error", "passed": False, "message": problem})
 
         scenario_json = scenario.to_json(scale)
         path = baselines.path_for(self.options.baselines, self.hardware["key"], str(item.path))
@@ -133,45 +142,72 @@ class BudgetSession:
             baseline, broken = baselines.lookup(stored, scale, test_id), None
         except baselines.BaselineError as exc:
             stored, baseline, broken = {}, None, str(exc)
-        snapshot = artifacts.snapshot_request(self.device, mark, baseline)
-        fprint = self.fingerprint_for(scenario, item.nodeid)
+        fprint = self.fingerprint_for(scenario, item.nodeid, mark.device)
         setup = Setup.between((baseline or {}).get("fingerprint"), fprint, baselines.packages_of(stored, baseline),
                               self.hardware["package_versions"])
         try:
-            measurement = self._measure_child(scenario, snapshot)
-            if broken:
-                return self._finish(item, self._row(row, measurement, None, "error", False, broken, {}))
-            verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
-                            ci=self.ci, update=self.options.update, expect=expect, setup=setup)
-            if verdict.write_baseline and measurement["status"] == "ok":
-                entry = baselines.entry_from(measurement, scenario_json, mark.tolerance, fprint,
-                                             datetime.date.today().isoformat())
-                self._record(path, scale, test_id, entry)
-            result = self._row(row, measurement, baseline, verdict.verdict, verdict.passed, verdict.message,
-                               verdict.change)
-            result["fingerprint_changed"] = list(setup.described) if baseline else []
-            result["setup"] = {"policy": setup.policy, "floor_shift": setup.floor_shift} if baseline else None
-            if self.options.remediate and remediate.needs_remedy(measurement, mark.budget):
-                result["remediation"] = self._remediate(scenario, mark.budget)
-                if not result["passed"]:
-                    result["message"] += "; " + report.remediation_text(result["remediation"])
-            if measurement.get("snapshot") and not result["passed"]:
-                result["snapshot"] = artifacts.keep_snapshot(measurement["snapshot"], self.options.snapshots, result["nodeid"])
-        finally:
-            if snapshot:
-                Path(snapshot["path"]).unlink(missing_ok=True)
+            measurement = self._measure_child(scenario, mark)
+        except MissingDependency as exc:  # in prepare: an optional package that cannot be imported here
+            measurement = {"status": "error", "error": {"kind": "missing-dependency", "message": str(exc)}}
+        if (measurement.get("error") or {}).get("kind") == "missing-dependency":
+            reason = measurement["error"]["message"]
+            self.rows.append({**row, "verdict": "skipped", "passed": True, "message": reason})
+            pytest.skip(reason)
+        if broken:
+            return self._finish(item, self._row(row, measurement, None, "error", False, broken, {}))
+        verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
+                        ci=self.ci, update=self.options.update, expect=expect, setup=setup)
+        if verdict.write_baseline and measurement["status"] == "ok":
+            entry = baselines.entry_from(measurement, scenario_json, mark.tolerance, fprint,
+                                         datetime.date.today().isoformat())
+            self._record(path, scale, test_id, entry)
+        result = self._row(row, measurement, baseline, verdict.verdict, verdict.passed, verdict.message,
+                           verdict.change)
+        result["fingerprint_changed"] = list(setup.described) if baseline else []
+        result["setup"] = {"policy": setup.policy, "floor_shift": setup.floor_shift} if baseline else None
+        if self.options.remediate and remediate.needs_remedy(measurement, mark.budget):
+            result["remediation"] = self._remediate(scenario, mark)
+            if not result["passed"]:
+                result["message"] += "; " + report.remediation_text(result["remediation"])
+        if not result["passed"] and self.options.snapshot == "rerun" and artifacts.wants_snapshot(measurement, mark, baseline):
+            result.update(self._snapshot_run(scenario, mark, result["nodeid"]))
         return self._finish(item, result)
+
+    def _snapshot_run(self, scenario: Scenario, mark: BudgetMark, nodeid: str) -> dict:
+        """Run a failing CUDA case once more with the allocation recorder on, and keep its memory snapshot.
+
+        The recorder costs host RAM and time, so the judged run never records; this
+        second run is reported beside the row ("snapshot_run"), never judged or recorded.
+        """
+        path = artifacts.snapshot_path()
+        try:
+            again = self._measure_child(scenario, mark, snapshot={"path": path})
+            out: dict = {"snapshot_run": {"status": again["status"], "peaks": again["peaks"],
+                                          "error": again.get("error"), "wall_seconds": again.get("wall_seconds")}}
+            if again.get("snapshot"):
+                kept = artifacts.keep_snapshot(again["snapshot"], self.options.snapshots, nodeid)
+                if kept:
+                    out["snapshot"] = kept
+            return out
+        finally:
+            Path(path).unlink(missing_ok=True)
 
     def peak(self, item: pytest.Item, scenario: Scenario) -> dict:
         """A measurement neither judged nor recorded: one probe of a search (bisection, exploration)."""
         if not self.options.enabled:
             pytest.skip("memory-budget test: run with --gpu-budget")
-        reason, needs_gpu = self._why_not_measurable(scenario, self.mark_for(item), self.options.scale)
+        mark = self.mark_for(item)
+        reason, needs_gpu = self._why_not_measurable(scenario, mark, self.options.scale)
         if reason and needs_gpu and self.options.require_gpu:
             pytest.fail(f"{reason}, and --gpu-budget-require-gpu says this runner must have one", pytrace=False)
         if reason:
             pytest.skip(reason)
-        measurement = self._measure_child(scenario)
+        try:
+            measurement = self._measure_child(scenario, mark)
+        except MissingDependency as exc:
+            pytest.skip(str(exc))
+        if (measurement.get("error") or {}).get("kind") == "missing-dependency":
+            pytest.skip(measurement["error"]["message"])
         self.probes += "wall_seconds" in measurement  # a child ran, even if it crashed
         return measurement
 
@@ -183,27 +219,30 @@ class BudgetSession:
         self.notes.append({"nodeid": item.nodeid, "scenario": scenario.name, "scale": self.options.scale,
                            "text": text, "data": data})
 
-    def _measure_child(self, scenario: Scenario, snapshot: dict | None = None) -> dict:
-        """Prepare the scenario's assets (cached, unmeasured) and measure it in a fresh child."""
+    def _measure_child(self, scenario: Scenario, mark: BudgetMark, snapshot: dict | None = None) -> dict:
+        """Prepare the scenario's assets (cached, unmeasured) and measure it in a fresh child.
+
+        A case pinned to device="cpu" runs (and is prepared) in a child that does not see the GPU.
+        """
         scale, opts = self.options.scale, self.options
+        device = "cpu" if mark.pinned and mark.device == "cpu" else None
         job, assets = scenario.to_json(scale), self._assets / scenario.asset_key(scale)
         if scenario.prepare:
             # unmeasured: as many threads as this process may use, to build real-scale models sooner
             isolate.prepare_assets(job, assets, opts.timeout, len(os.sched_getaffinity(0)), opts.preload,
-                                   dispatch_mode=opts.dispatch)
+                                   dispatch_mode=opts.dispatch, device=device)
         tensors = scenario.params.get("tensor_bytes", True)
         if not isinstance(tensors, bool):
             raise TypeError(f"{scenario.name}: scenario param tensor_bytes={tensors!r}: expected True or False")
         return isolate.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot,
-                               malloc=self._malloc(scenario), dispatch_mode=opts.dispatch, tensors=tensors)
+                               malloc=self._malloc(scenario), dispatch_mode=opts.dispatch, tensors=tensors, device=device)
 
-    def _remediate(self, scenario: Scenario, budget) -> dict:
-        """Search the scenario's fixes for the cheapest set within `budget`, each set in a fresh child."""
+    def _remediate(self, scenario: Scenario, mark: BudgetMark) -> dict:
+        """Search the scenario's fixes for the cheapest set within the budget, each set in a fresh child."""
         def trial(candidate: Scenario) -> dict:
-            return remediate.trial_outcome(self._measure_child(candidate), budget)
+            return remediate.trial_outcome(self._measure_child(candidate, mark), mark.budget)
 
-        found = remediate.search(scenario, trial, cuda=bool(self._probe()["cuda"]),
-                                 max_runs=self.options.remediate_max_runs)
+        found = remediate.search(scenario, trial, cuda=mark.device == "cuda", max_runs=self.options.remediate_max_runs)
         return found.to_json()
 
     def _malloc(self, scenario: Scenario, where: str = "") -> str:
@@ -218,12 +257,22 @@ class BudgetSession:
         """Why this case cannot be measured here, and whether the reason is a missing GPU."""
         if scale not in scenario.scales:
             return f"scenario {scenario.name!r} has no {scale!r} scale (it has: {', '.join(scenario.scales)})", False
-        cuda = self._probe()["cuda"]
-        if scenario.needs_cuda(scale) and not cuda:
+        device = self._probe()
+        if mark.pinned and mark.device == "cpu" and (scenario.needs_cuda(scale) or mark.budget.vram is not None):
+            return (f"the test pins device='cpu', but scenario {scenario.name!r} at scale {scale!r} needs CUDA "
+                    "or has a VRAM budget: nothing on the GPU would be measured"), False
+        if scenario.needs_cuda(scale) and not device["cuda"]:
             return f"scenario {scenario.name!r} at scale {scale!r} needs a CUDA GPU; this host has none", True
-        if mark.budget.vram is not None and not cuda:
+        if mark.pinned and mark.device == "cuda" and not device["cuda"]:
+            return "the test pins device='cuda'; this host has no CUDA GPU", True
+        if mark.budget.vram is not None and not device["cuda"]:
             return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; "
                     "this host has none (no GPU figure is reported from a CPU host)"), True
+        card = device.get("gpu_memory")
+        if mark.budget.vram is not None and card and mark.budget.vram > card:
+            return (f"VRAM budget {format_size(mark.budget.vram)} is above this GPU's total memory {format_size(card)} "
+                    f"({device.get('gpu_name')}): the card cannot reach it, so the budget would test nothing (an "
+                    "over-budget run dies of out-of-memory first); it is measured on a card with more memory"), False
         return None, False
 
     def _record(self, path: Path, scale: str, test_id: str, entry: dict) -> None:
@@ -378,6 +427,9 @@ class BudgetSession:
                                         f"malloc {fp.get('malloc')}, import floor {format_size(fp.get('floor'))}")
         for line in report.setup_lines(self.rows):
             terminalreporter.write_line(line)
+        if self.pinned_gpu is not None:
+            terminalreporter.write_line(f"serial run on a host with several GPUs: measured on one, "
+                                        f"CUDA_VISIBLE_DEVICES={self.pinned_gpu} (set it yourself to choose another)")
         if self.rows:
             terminalreporter.write_line(report.terminal_table(self.rows))
         for line in report.remediation_lines(self.rows):
@@ -399,6 +451,21 @@ class BudgetSession:
             terminalreporter.write_line(f"plots: {self.options.plots}")
         if self.options.json:
             terminalreporter.write_line(f"JSON report: {self.options.json}")
+
+
+def assets_folder(config: pytest.Config) -> Path:
+    """Where prepared assets (checkpoints, clips) are kept: $GPU_BUDGET_ASSETS, else pytest's cache.
+
+    Real-scale checkpoints are gigabytes and take minutes to build; a CI checkout
+    wipes the workspace (and pytest's cache in it), so a self-hosted runner points
+    GPU_BUDGET_ASSETS at a folder of its own. Assets are keyed by what builds them
+    (Scenario.asset_key), so a kept folder is never stale.
+    """
+    env = os.environ.get("GPU_BUDGET_ASSETS", "").strip()
+    if env:
+        return Path(env).expanduser().resolve()
+    cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
+    return Path(str(cache.mkdir("gpu-budget-assets"))) if cache else Path(str(config.rootpath)) / ".gpu-budget-assets"
 
 
 def _is_budget_test(item: pytest.Item) -> bool:

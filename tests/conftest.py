@@ -56,3 +56,57 @@ def project(pytester):
         return pytester
 
     return write_tests
+
+
+FAKE_CUDA_RUNNER = '''
+import json
+import torch
+
+
+def gpu(ctx):
+    """Plants `gib` GiB of allocated GPU memory per step; fail="oom" or "sticky" breaks step 2 that way."""
+    with open("runs.jsonl", "a") as fh:  # one line per child: was the allocation recorder on?
+        fh.write(json.dumps({"recording": torch.recorder["on"], "fixes": list(ctx.fixes)}) + "\\n")
+    ctx.meter.start("load")  # start() as the real runners do: the child closes the phase open at a failure
+    torch.cuda.plant(1 << 30)
+    for step in range(1, 4):
+        ctx.meter.start(f"train_step_{step}", step=step)
+        torch.cuda.plant(ctx.params["gib"] << 30)
+        if step == 2 and ctx.params.get("fail") == "oom":
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB (planted)")
+        if step == 2 and ctx.params.get("fail") == "sticky":
+            torch.cuda.make_sticky("CUDA error: an illegal memory access was encountered (planted)")
+            raise RuntimeError("CUDA error: an illegal memory access was encountered (planted)")
+    ctx.meter.stop()
+    return {"recording": torch.recorder["on"], "device": ctx.device}
+'''
+
+
+@pytest.fixture
+def fake_cuda(pytester):
+    """A throwaway project on a stand-in CUDA device (tests/fake_torch.py): the CUDA path without a GPU, no figures."""
+    from pathlib import Path
+
+    pytester.makeini("[pytest]\ngpu_budget_preload = torch\n")
+    pytester.makepyfile(torch=(Path(__file__).with_name("fake_torch.py")).read_text(), runners=FAKE_CUDA_RUNNER)
+    pytester._monkeypatch.delenv("CI", raising=False)
+    pytester._monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    pytester._monkeypatch.setenv("PYTHONPATH", str(pytester.path))  # the forkserver finds the stand-in first
+    pytester._monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "summary.md"))
+
+    def write_tests(body: str):
+        pytester.makepyfile(test_mem="import pytest\nfrom gpu_budget import Scenario\n\n\n"
+                                     "def S(gib, **params):\n"
+                                     "    return Scenario(name='gpu', run='runners:gpu', params={'gib': gib, **params})\n"
+                            + textwrap.dedent(body))
+        return pytester
+
+    return write_tests
+
+
+def child_runs(pytester) -> list[dict]:
+    """What each measured child of a fake_cuda project wrote: whether the allocation recorder was on."""
+    import json
+
+    path = pytester.path / "runs.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []

@@ -2,7 +2,12 @@
 
 from pathlib import Path
 
-from gpu_budget.artifacts import keep_snapshot, slug, snapshot_request
+from gpu_budget.artifacts import keep_snapshot, slug, wants_snapshot
+from gpu_budget.baselines import Tolerance
+from gpu_budget.marks import BudgetMark
+from gpu_budget.scenario import Budget
+
+GiB = 2**30
 
 
 def test_slug_names_a_case_by_module_test_params_and_label():
@@ -13,9 +18,25 @@ def test_slug_names_a_case_by_module_test_params_and_label():
     assert len(slug("m.py::t[" + "x" * 400 + "]")) == 150
 
 
-def test_no_snapshot_without_cuda():
-    assert snapshot_request({"cuda": False}, mark=None, baseline=None) is None
-    assert snapshot_request(None, mark=None, baseline=None) is None
+def measured(peak=None, cuda=True, error=None):
+    return {"cuda": cuda, "status": "error" if error else "ok", "error": {"kind": error} if error else None,
+            "peaks": {"ram": GiB, "vram_allocated": peak}}
+
+
+def mark(vram=None):
+    return BudgetMark(Budget(vram=vram), Tolerance(rel=0.0, abs=0), None, "cuda")
+
+
+def test_a_snapshot_run_only_for_a_cuda_failure_the_recorder_can_show():
+    assert not wants_snapshot(measured(12 * GiB, cuda=False), mark(10 * GiB), None)  # a CPU child records nothing
+    assert wants_snapshot(measured(12 * GiB), mark(10 * GiB), None)  # over the VRAM budget
+    assert not wants_snapshot(measured(8 * GiB), mark(10 * GiB), None)  # a host-RAM failure: nothing on the GPU to show
+    baseline = {"peaks": {"vram_allocated": 4 * GiB}}
+    assert wants_snapshot(measured(5 * GiB), mark(), baseline)  # past the baseline's regression limit
+    assert not wants_snapshot(measured(4 * GiB), mark(), baseline)
+    assert wants_snapshot(measured(error="oom"), mark(), None) and wants_snapshot(measured(error="exception"), mark(), None)
+    assert not wants_snapshot(measured(error="timeout"), mark(), None)  # a killed child dumps nothing
+    assert not wants_snapshot(measured(error="killed"), mark(), None)
 
 
 def test_a_kept_snapshot_moves_next_to_the_report(tmp_path):

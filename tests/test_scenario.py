@@ -65,3 +65,27 @@ def test_cases_differing_in_run_knobs_prepare_once_and_a_bad_declaration_is_repo
     result.stdout.fnmatch_lines(["*prepare read param 'batch_size', which is not in its prepared_from (hidden, mib)*"])
     prepared = [p.name for p in (pytester.path / ".gpu-budget-assets").iterdir() if (p / ".complete").exists()]
     assert len(prepared) == 1, prepared  # three batch sizes, one prepared asset
+
+
+def test_a_kept_assets_folder_is_honoured_and_a_changed_prepare_rebuilds(project, tmp_path):
+    """GPU_BUDGET_ASSETS (the GPU runner's folder outside the workspace) holds the assets; editing prepare's
+    module changes the key, so a folder kept across runs never serves assets the old code built."""
+    pytester = project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_one(gpu_budget):
+            gpu_budget.measure(Scenario(name="k", prepare="preps:reads_hidden", run="runners:alloc",
+                                        params={"mib": 1, "hidden": 4}, prepared_from=("hidden",)))
+    ''')
+    pytester.makepyfile(preps=PREPS)
+    kept = tmp_path / "kept-assets"
+    pytester._monkeypatch.setenv("GPU_BUDGET_ASSETS", str(kept))
+    args = ("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    first = sorted(p.name for p in kept.iterdir())
+    assert len(first) == 1 and (kept / first[0] / "model").read_text() == "4"
+    assert not (pytester.path / ".gpu-budget-assets").exists()
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    assert sorted(p.name for p in kept.iterdir()) == first  # reused
+    pytester.makepyfile(preps=PREPS + "\n# prepare's module changed\n")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    assert len(list(kept.iterdir())) == 2  # rebuilt under a new key

@@ -147,3 +147,34 @@ def test_ci_runs_the_readme_quick_start_commands_verbatim():
     steps = re.findall(r"^step '(.*)'", ci, flags=re.MULTILINE)
     assert steps == blocks, (steps, blocks)
     assert "venv" in blocks[0] and "--gpu-budget memtests" in blocks[0] and blocks[1].endswith("pytest tests -n 2")
+
+
+def test_gpu_gate_keeps_the_prepared_models_outside_the_workspace(tmp_path):
+    """Checkout wipes the workspace: the 16 GB real-scale checkpoints live in a runner folder the plugin honours."""
+    gate = _load(GPU)["jobs"]["gate"]
+    assert "vars.GPU_BUDGET_ASSETS" in gate["env"]["GPU_BUDGET_ASSETS"]
+    names = [step.get("name") or step.get("uses") for step in gate["steps"]]
+    keep = names.index("Prepared models, kept outside the workspace")
+    assert names.index("actions/checkout@v5") < keep < names.index("Memory gate")
+    script = _steps(gate)["Prepared models, kept outside the workspace"]["run"]
+    assert '"GPU_BUDGET_ASSETS=$dir" >> "$GITHUB_ENV"' in script and "$RUNNER_TOOL_CACHE" in script
+    for configured, expected in (("", tmp_path / "tools" / "gpu-budget-assets"), (str(tmp_path / "mine"), tmp_path / "mine")):
+        env_file = tmp_path / "github.env"
+        ran = subprocess.run(["bash", "-c", script], check=True, capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin", "GPU_BUDGET_ASSETS": configured,
+                                  "RUNNER_TOOL_CACHE": str(tmp_path / "tools"), "GITHUB_ENV": str(env_file)})
+        assert f"GPU_BUDGET_ASSETS={expected}" in env_file.read_text().splitlines() and expected.is_dir()
+        assert f"assets folder {expected}" in ran.stdout
+
+
+def test_tox_gpu_uses_the_hosts_cuda_torch():
+    """sitepackages: the host's CUDA torch satisfies the extras' torch requirement; no CPU constraints file."""
+    import configparser
+
+    tox = configparser.ConfigParser()
+    tox.read(ROOT / "tox.ini")
+    gpu = tox["testenv:gpu"]
+    assert gpu.getboolean("sitepackages") is True
+    assert "constraints" not in gpu.get("deps", "") and "torch" not in gpu.get("deps", "")
+    assert "GPU_BUDGET_ASSETS" in gpu["passenv"]
+    assert "-c constraints/cpu.txt" in tox["testenv:cpu"]["deps"]  # the CPU env keeps its pin

@@ -211,12 +211,15 @@ def test_each_worker_gets_one_gpu_and_its_own_cores_and_children_inherit_them(pl
         assert not shares["gw0"] & shares["gw1"]  # two workers never measure on the same core
 
 
-def test_without_xdist_nothing_is_placed(planted):
+def test_without_xdist_no_worker_is_placed_and_the_run_measures_on_one_gpu(planted):
+    """A serial run has no worker share of the cores; on several GPUs it measures on the first (placement.py),
+    as one worker would: a child that saw them all would train under DataParallel."""
     result, report, log = _run(planted, "serial", "-k", "fits", CUDA_VISIBLE_DEVICES="3,5")
     result.assert_outcomes(passed=1, deselected=8)
     (row,) = report["results"]
-    assert "worker" not in row and row["info"]["cuda_visible_devices"] == "3,5"
+    assert "worker" not in row and row["info"]["cuda_visible_devices"] == "3"
     assert log == ["controller"]
+    result.stdout.fnmatch_lines(["*measured on one, CUDA_VISIBLE_DEVICES=3*"])
 
 
 @pytest.mark.parametrize(("index", "count", "gpus", "cpus", "gpu", "share"), [

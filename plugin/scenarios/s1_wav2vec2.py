@@ -24,41 +24,43 @@ lazy_data reads each clip from disk in whichever process asks for it.
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import importlib
 import json
 import logging
 import multiprocessing
 import tempfile
 import warnings
 
-import datasets
 import numpy as np
-import soundfile as sf
 import torch
 import transformers
-from datasets import Dataset
-from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
-from transformers import (
-    PrinterCallback,
-    Trainer,
-    TrainerCallback,
-    TrainingArguments,
-    Wav2Vec2Config,
-    Wav2Vec2FeatureExtractor,
-    Wav2Vec2ForSequenceClassification,
-)
 
+for _optional in ("datasets", "soundfile"):  # preloaded with this module where they import (the children's floor);
+    with contextlib.suppress(Exception):     # elsewhere the functions' optional_import skips the case, saying why
+        importlib.import_module(_optional)
+
+# Only imports that make no CUDA call: this module is in the forkserver's preload, and a child forked from a
+# process that initialised CUDA cannot use CUDA. peft imports bitsandbytes, which asks torch.cuda at import, and
+# transformers' Trainer and TrainingArguments import peft: run() imports them, in the measured child. datasets
+# and soundfile (the forkserver preloads datasets itself) come through optional_import: a host that lacks them,
+# or cannot import them, skips the S1 cases with the reason.
+from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
+
+from gpu_budget.requires import optional_import
+from gpu_budget.scenarios.hf_compat import checkpointing_arg
+
+INSTALL = "pip install -c constraints/cpu.txt datasets soundfile (the scenarios extra)"
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "out_proj"]  # Wav2Vec2Attention's projections (print(model))
 HEADS = ["projector", "classifier"]  # the classification head stays fully trainable under LoRA
 
-# transformers 5.2x renamed TrainingArguments.gradient_checkpointing (the old name warns)
-CHECKPOINTING_ARG = ("activation_checkpointing" if "activation_checkpointing" in TrainingArguments.__dataclass_fields__
-                     else "gradient_checkpointing")
 
 # -- prepare ---------------------------------------------------------------------------------------
 
 def prepare(ctx) -> None:
     """Save the stand-in checkpoint and feature extractor to assets/model, the clips to assets/clips."""
+    sf = optional_import("soundfile", INSTALL)
     p = ctx.params
     transformers.logging.disable_progress_bar()
     torch.manual_seed(p.get("seed", 42))
@@ -96,6 +98,10 @@ def _feature_extractor(p: dict) -> Wav2Vec2FeatureExtractor:
 
 def run(ctx) -> dict:
     """The measured fine-tune; returns facts that explain the peaks."""
+    from transformers import PrinterCallback, Trainer  # imports peft and bitsandbytes: here, in the child
+
+    datasets = optional_import("datasets", INSTALL)  # an S1 case skips, with the reason, where it cannot import
+    optional_import("soundfile", INSTALL)
     p, meter = ctx.params, ctx.meter
     transformers.logging.set_verbosity_error()  # a fresh child: no load reports or progress bars
     transformers.logging.disable_progress_bar()
@@ -119,7 +125,7 @@ def run(ctx) -> dict:
     meter.start("train_setup")  # Trainer init, optimizer creation, the first step's batches
     with tempfile.TemporaryDirectory(prefix="s1-trainer-") as out:
         trainer = Trainer(model=model, args=_training_args(ctx, out), train_dataset=train_ds,
-                          eval_dataset=eval_ds, processing_class=fe, callbacks=[_Phases(ctx)])
+                          eval_dataset=eval_ds, processing_class=fe, callbacks=[_phases(ctx)])
         trainer.remove_callback(PrinterCallback)
         trainer.train()
 
@@ -186,6 +192,8 @@ def _load(ctx, label2id: dict, quantization):
     if ctx.has("freeze_feature_encoder"):
         model.freeze_feature_encoder()  # also stops the conv stack keeping activations for backward
     if ctx.has("lora"):
+        from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+
         if quantization is not None:
             model = prepare_model_for_kbit_training(
                 model, use_gradient_checkpointing=ctx.has("gradient_checkpointing"))
@@ -198,6 +206,8 @@ def _load(ctx, label2id: dict, quantization):
 
 def _data(ctx, fe, rows: list[dict], label2id: dict):
     """A datasets pipeline: a batched .map that materialises features, or (lazy_data) an on-the-fly transform."""
+    sf = optional_import("soundfile", INSTALL)
+    Dataset = optional_import("datasets", INSTALL).Dataset
     p = ctx.params
     clips = ctx.assets / "clips"
     sr = fe.sampling_rate
@@ -273,8 +283,10 @@ def _held_in_memory(ctx, ds):
     return SharedClips(ds) if ctx.has("shared_memory") else PythonClips(ds)
 
 
-def _training_args(ctx, out: str) -> TrainingArguments:
+def _training_args(ctx, out: str):
     """The write-up's TrainingArguments; report_to/saving/tqdm off so only training is measured."""
+    from transformers import TrainingArguments
+
     p = ctx.params
     return TrainingArguments(
         output_dir=out,
@@ -287,7 +299,7 @@ def _training_args(ctx, out: str) -> TrainingArguments:
         weight_decay=p["weight_decay"],
         fp16=p["fp16"],  # as reported; accelerate applies it only on a GPU
         max_steps=p.get("max_steps") or -1,
-        **{CHECKPOINTING_ARG: ctx.has("gradient_checkpointing")},
+        **{checkpointing_arg(TrainingArguments): ctx.has("gradient_checkpointing")},
         remove_unused_columns=not ctx.has("lazy_data"),  # the transform needs the "file" column
         seed=p.get("seed", 42),
         save_strategy="no",
@@ -300,29 +312,33 @@ def _training_args(ctx, out: str) -> TrainingArguments:
     )
 
 
-class _Phases(TrainerCallback):
-    """One metered phase per optimizer step and per epoch-end evaluation.
+def _phases(ctx):
+    """One metered phase per optimizer step and per epoch-end evaluation (a TrainerCallback, made in the child).
 
     The Trainer fetches a step's micro-batches before on_step_begin, so step
     k's phase also holds the loading of step k+1's batches (step 1's are in
     train_setup, an epoch's first in the eval before it).
     """
+    from transformers import TrainerCallback
 
-    def __init__(self, ctx) -> None:
-        self.ctx, self.epoch = ctx, 0
+    class Phases(TrainerCallback):
+        def __init__(self) -> None:
+            self.epoch = 0
 
-    def on_step_begin(self, args, state, control, **kwargs):
-        self.ctx.meter.start(f"train_step_{state.global_step + 1}", step=state.global_step + 1)
+        def on_step_begin(self, args, state, control, **kwargs):
+            ctx.meter.start(f"train_step_{state.global_step + 1}", step=state.global_step + 1)
 
-    def on_step_end(self, args, state, control, **kwargs):
-        _tidy(self.ctx)
+        def on_step_end(self, args, state, control, **kwargs):
+            _tidy(ctx)
 
-    def on_epoch_end(self, args, state, control, **kwargs):
-        self.epoch += 1
-        self.ctx.meter.start(f"eval_epoch_{self.epoch}")
+        def on_epoch_end(self, args, state, control, **kwargs):
+            self.epoch += 1
+            ctx.meter.start(f"eval_epoch_{self.epoch}")
 
-    def on_evaluate(self, args, state, control, **kwargs):
-        _tidy(self.ctx)
+        def on_evaluate(self, args, state, control, **kwargs):
+            _tidy(ctx)
+
+    return Phases()
 
 
 def _tidy(ctx) -> None:

@@ -43,13 +43,20 @@ def _config(p: dict):
 
 
 def prepare(ctx) -> None:
-    """Random weights from the config, saved the way a hub checkpoint would be."""
+    """Random weights from the config, saved the way a hub checkpoint would be.
+
+    Built on the device the child has: on a GPU host the 7B model is created and
+    initialised on the GPU (seconds) instead of by minutes of CPU initialisation
+    (benchmarks/checkpoint_build.py); the weights' values never move a peak.
+    """
     import torch
     from transformers import Qwen2AudioForConditionalGeneration
 
     torch.manual_seed(0)
     dtype = getattr(torch, ctx.params.get("dtype", "float32"))  # built in that dtype: no fp32 detour at 7B
-    Qwen2AudioForConditionalGeneration._from_config(_config(ctx.params), dtype=dtype).save_pretrained(ctx.assets)
+    with torch.device(ctx.device):
+        model = Qwen2AudioForConditionalGeneration._from_config(_config(ctx.params), dtype=dtype)
+    model.save_pretrained(ctx.assets)
 
 
 def _batch(p: dict, new_ids: list[int]):
@@ -108,6 +115,15 @@ def run(ctx) -> dict:
     model = get_peft_model(model, config)
     lora = [n for n, m in model.named_modules() if hasattr(m, "lora_A")]
     trainable, total = model.get_nb_trainable_parameters()  # counts 4-bit weights unpacked
+    lora_params = sum(q.numel() for n, q in model.named_parameters() if "lora_" in n and q.requires_grad)
+    facts = {  # known before the steps: they go out with the error too, if the child dies
+        "trainable_params": trainable, "total_params": total, "added_tokens": p["added_tokens"],
+        "hidden": p["hidden"], "lora_params": lora_params,
+        "embedding_rows": rows, "vocab_before": old_rows, "load_in_4bit": four_bit, "linear4bit_modules": linear4bit,
+        "lora_modules": len(lora), "lora_in_audio_tower": any("audio_tower" in n for n in lora),
+        "embedding_training": mode,
+    }
+    meter.info.update(facts)
 
     meter.start("data")
     batch = {k: v.to(ctx.device) for k, v in _batch(p, new_ids).items()}
@@ -123,10 +139,4 @@ def run(ctx) -> dict:
         optimizer.zero_grad(set_to_none=True)
         losses.append(round(loss.item(), 4))
     meter.stop()
-    return {
-        "trainable_params": trainable, "total_params": total, "added_tokens": p["added_tokens"],
-        "embedding_rows": rows, "vocab_before": old_rows, "load_in_4bit": four_bit, "linear4bit_modules": linear4bit,
-        "lora_modules": len(lora), "lora_in_audio_tower": any("audio_tower" in n for n in lora),
-        "embedding_training": mode,
-        "seq_len": batch["input_ids"].shape[1], "losses": losses,
-    }
+    return {**facts, "seq_len": batch["input_ids"].shape[1], "losses": losses}

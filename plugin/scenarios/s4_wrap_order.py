@@ -26,6 +26,8 @@ import tempfile
 
 from torch import nn
 
+from gpu_budget.scenarios.hf_compat import checkpointing_arg, is_checkpointing
+
 
 class ModelWrap(nn.Module):
     """The user's wrapper: holds the model and forwards, nothing else."""
@@ -38,20 +40,32 @@ class ModelWrap(nn.Module):
         return self.model(**kwargs)
 
 
-def prepare(ctx) -> None:
-    """A Llama with random weights, saved the way a hub checkpoint would be."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+def llama_config(p: dict):
+    from transformers import LlamaConfig
 
-    p = ctx.params
-    torch.manual_seed(0)
-    config = LlamaConfig(
+    return LlamaConfig(
         vocab_size=p["vocab"], hidden_size=p["hidden"], intermediate_size=p["intermediate"],
         num_hidden_layers=p["layers"], num_attention_heads=p["heads"], num_key_value_heads=p["kv_heads"],
         max_position_embeddings=8192, tie_word_embeddings=False,
     )
+
+
+def prepare(ctx) -> None:
+    """A Llama with random weights, saved the way a hub checkpoint would be.
+
+    Built on the device the child has: on a GPU host the 8B model is created and
+    initialised on the GPU (seconds) instead of by minutes of CPU initialisation
+    (benchmarks/checkpoint_build.py); the weights' values never move a peak.
+    """
+    import torch
+    from transformers import LlamaForCausalLM
+
+    p = ctx.params
+    torch.manual_seed(0)
     dtype = getattr(torch, p.get("dtype", "float32"))  # built in that dtype: no fp32 detour at 8B
-    LlamaForCausalLM._from_config(config, dtype=dtype).save_pretrained(ctx.assets)
+    with torch.device(ctx.device):
+        model = LlamaForCausalLM._from_config(llama_config(p), dtype=dtype)
+    model.save_pretrained(ctx.assets)
 
 
 class _Dataset:
@@ -82,6 +96,7 @@ def _phase_callback(meter, counter: dict):
 
         def on_step_end(self, args, state, control, **kw):
             counter.setdefault("step1_layer0_norm_calls", counter["calls"])
+            meter.info.setdefault("step1_layer0_norm_calls", counter["calls"])
 
         def on_train_end(self, args, state, control, **kw):
             meter.start("train_end")
@@ -112,7 +127,8 @@ def run(ctx) -> dict:
                                             device_map=ctx.device if quant else None)
     if quant is None:
         base.to(ctx.device)
-    facts = {"int8_modules": sum(type(m).__name__ == "Linear8bitLt" for m in base.modules())}
+    facts = meter.info  # what is found goes out with the error too, if the child dies (out of memory on a GPU)
+    facts["int8_modules"] = sum(type(m).__name__ == "Linear8bitLt" for m in base.modules())
 
     meter.start("peft")
     order = "no_wrap" if on("no_wrap") else "peft_before_wrap" if on("peft_before_wrap") else "wrap_first"
@@ -121,7 +137,7 @@ def run(ctx) -> dict:
         before = _sixteen_bit(base)
         held = prepare_model_for_kbit_training(held)
         facts["kbit_upcast_params"] = before - _sixteen_bit(base)
-        facts["kbit_checkpointing"] = bool(getattr(base, "is_activation_checkpointing", False))
+        facts["kbit_checkpointing"] = is_checkpointing(base)
         facts["kbit_input_require_grads"] = hasattr(base, "_require_grads_hook")
     config = LoraConfig(r=p["lora_r"], lora_alpha=2 * p["lora_r"], lora_dropout=0.05,
                         target_modules="all-linear" if on("all_linear") else ["q_proj", "v_proj"],
@@ -149,7 +165,7 @@ def run(ctx) -> dict:
             args = TrainingArguments(
                 output_dir=out, max_steps=p["steps"], per_device_train_batch_size=p["batch_size"],
                 learning_rate=1e-4, optim="adamw_torch",
-                activation_checkpointing=checkpointing,  # transformers 5's name; gradient_checkpointing is its alias
+                **{checkpointing_arg(TrainingArguments): checkpointing},  # renamed within transformers 5 (hf_compat)
                 use_cpu=ctx.device == "cpu", report_to="none", save_strategy="no", logging_strategy="no",
                 disable_tqdm=True, remove_unused_columns=False, dataloader_num_workers=0,
             )

@@ -1,0 +1,106 @@
+"""Section 8, what keeping CUDA out of the forkserver costs: peft (and the Trainer) imported in each child.
+
+peft imports bitsandbytes, which asks torch.cuda at import; a child forked
+from a forkserver that initialised CUDA cannot use CUDA. So the gate's preload
+no longer holds peft, and the runners that need it (S1, S3, S4) import it, and
+transformers' Trainer, which imports peft, in the measured child. Two
+forkservers side by side, each in its own process (a process has one):
+
+  cuda-free   the gate's preload (pyproject.toml)
+  with-peft   the same plus peft and transformers.trainer (what S1's module used to import)
+
+In each: N children time `import peft` + `from transformers import Trainer,
+TrainingArguments` and the RSS it adds; then the tiny cases whose runners import
+peft are measured (RAM peak), to show what the move does to the gated figures.
+
+    python -m benchmarks.preload_cost [--children 10] [--reps 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import ROOT, THREADS, gate_preload, write
+
+VARIANTS = {"cuda-free": (), "with-peft": ("peft", "transformers.trainer")}
+
+
+def import_peft(ctx) -> dict:
+    """A measured child: the imports the runners now do themselves, timed, with the RSS they add."""
+    from gpu_budget.meter import read_status
+
+    before = read_status()["VmRSS"]
+    with ctx.meter.phase("import"):
+        t0 = time.perf_counter()
+        import peft  # noqa: F401
+        from transformers import Trainer, TrainingArguments  # noqa: F401
+        seconds = time.perf_counter() - t0
+    return {"seconds": seconds, "rss_added": read_status()["VmRSS"] - before}
+
+
+def cases() -> dict:
+    """The tiny cases whose runners import peft, as the memtests gate them."""
+    from s1_scenarios import AS_REPORTED as S1
+    from s3_scenarios import AS_REPORTED as S3
+    from s4_scenarios import FIXED as S4
+
+    return {"s1 as-reported": S1, "s3 as-reported": S3, "s4 fixed": S4}
+
+
+def one_variant(variant: str, children: int, reps: int) -> dict:
+    """In this process: a forkserver with the variant's preload, `children` import children, then the cases."""
+    from gpu_budget import Scenario, isolate
+
+    preload = (*gate_preload(), *VARIANTS[variant])
+    t0 = time.perf_counter()
+    isolate.probe(preload=preload)
+    out = {"variant": variant, "preload": list(preload), "forkserver_start_s": time.perf_counter() - t0,
+           "imports": [], "cases": {}}
+    job = Scenario(name="import-peft", run="benchmarks.preload_cost:import_peft").to_json("tiny")
+    for _ in range(children):
+        m = isolate.measure(job, Path("."), 900, THREADS, preload)
+        if m["status"] != "ok":
+            raise RuntimeError(m["error"])
+        out["imports"].append({"seconds": m["info"]["seconds"], "rss_added": m["info"]["rss_added"],
+                               "wall_seconds": m["wall_seconds"]})
+    for label, scenario in cases().items():
+        job, assets = scenario.to_json("tiny"), Path(tempfile.gettempdir()) / "gpu-budget-bench" / scenario.asset_key("tiny")
+        isolate.prepare_assets(job, assets, 900, THREADS, preload)
+        peaks = []
+        for _ in range(reps):
+            m = isolate.measure(job, assets, 900, THREADS, preload)
+            if m["status"] != "ok":
+                raise RuntimeError(m["error"])
+            peaks.append({"ram": m["peaks"]["ram"], "wall_seconds": m["wall_seconds"]})
+        out["cases"][label] = peaks
+        print(f"preload {variant} {label}: {[round(p['ram'] / 2**20, 1) for p in peaks]} MiB", flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--children", type=int, default=10)
+    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--variant", choices=list(VARIANTS), help=argparse.SUPPRESS)  # internal: one forkserver
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.variant:
+        Path(args.out).write_text(json.dumps(one_variant(args.variant, args.children, args.reps)))
+        return
+    variants = []
+    for variant in VARIANTS:
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            subprocess.run([sys.executable, "-m", "benchmarks.preload_cost", "--variant", variant, "--out", out.name,
+                            "--children", str(args.children), "--reps", str(args.reps)], cwd=ROOT, check=True)
+            variants.append(json.loads(Path(out.name).read_text()))
+    write("preload", {"threads": THREADS, "variants": variants})
+
+
+if __name__ == "__main__":
+    main()

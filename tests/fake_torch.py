@@ -1,0 +1,76 @@
+"""A stand-in for torch with one CUDA device, for tests of the CUDA path on a host without a GPU.
+
+Copied as `torch.py` into a throwaway project whose forkserver preloads it instead of the real torch
+(tests/conftest.py, fake_cuda). Peaks are what a runner plants; nothing here is a GPU figure. It obeys
+CUDA_VISIBLE_DEVICES="" (no device), records the allocation-history recorder's state, raises
+OutOfMemoryError where a runner asks, and can turn "sticky": after make_sticky(message) every device
+call raises that message, as after an illegal memory access on a real GPU.
+"""
+
+import os
+import pickle
+import types
+
+version = types.SimpleNamespace(cuda="12.4")
+recorder = {"on": False, "calls": []}
+_sticky = {"error": None}
+
+
+class OutOfMemoryError(RuntimeError):
+    pass
+
+
+def set_num_threads(n):
+    pass
+
+
+def _device_call():
+    if _sticky["error"]:
+        raise RuntimeError(_sticky["error"])
+
+
+class _Cuda:
+    peak = 0
+
+    def is_available(self):
+        return os.environ.get("CUDA_VISIBLE_DEVICES", "0") != ""
+
+    def current_device(self):
+        _device_call()
+        return 0
+
+    def get_device_properties(self, device):
+        return types.SimpleNamespace(name="Fake GPU", total_memory=16 * 2**30, uuid="GPU-0000")
+
+    def synchronize(self, device=None):
+        _device_call()
+
+    def reset_peak_memory_stats(self, device=None):
+        _device_call()
+        _Cuda.peak = 0
+
+    def max_memory_allocated(self, device=None):
+        return _Cuda.peak
+
+    def max_memory_reserved(self, device=None):
+        return _Cuda.peak + 2**30
+
+    def plant(self, nbytes):
+        _Cuda.peak = max(_Cuda.peak, nbytes)
+
+    def make_sticky(self, message):
+        _sticky["error"] = message
+
+
+def _record_memory_history(enabled="all", **kwargs):
+    recorder["on"] = enabled is not None
+    recorder["calls"].append(enabled)
+
+
+def _dump_snapshot(path):
+    with open(path, "wb") as fh:
+        pickle.dump({"segments": [], "device_traces": [], "recorded": list(recorder["calls"])}, fh)
+
+
+cuda = _Cuda()
+cuda.memory = types.SimpleNamespace(_record_memory_history=_record_memory_history, _dump_snapshot=_dump_snapshot)
