@@ -46,12 +46,19 @@ def steady_malloc() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, _STEADY_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _STEADY_BYTES))
 
 
-def _tensor_peak():
-    """A tensors.TensorPeak for a run whose code imported torch; None for a torch-free run (nothing to count)."""
+def _tensor_peak(info: dict):
+    """A tensors.TensorPeak for a run whose code imported torch; None for a torch-free run (nothing to count).
+
+    A torch without dispatch modes (a stand-in module) is measured without the
+    count, and the row's info says why.
+    """
     if "torch" not in sys.modules:
         return None
-    from gpu_budget.tensors import TensorPeak
-
+    try:
+        from gpu_budget.tensors import TensorPeak
+    except ImportError as exc:
+        info["tensor_bytes"] = f"not counted: {exc}"
+        return None
     return TensorPeak()
 
 
@@ -201,7 +208,7 @@ def main(request: dict, out_path: str) -> None:
 
         subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
         meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}), on_tree=_TreeStream(emit))
-        meter.tensors = None if meter.use_cuda or not request.get("tensors", True) else _tensor_peak()
+        meter.tensors = None if meter.use_cuda or not request.get("tensors", True) else _tensor_peak(meter.info)
         ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets,
                          "cuda" if meter.use_cuda else "cpu", meter)
         emit({"event": "start", "pid": os.getpid(), "cuda": meter.use_cuda, "ram_method": meter.ram_method,

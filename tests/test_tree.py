@@ -1,5 +1,6 @@
 """The process tree's figure: each descendant adds what it holds of its own, however it was started and whenever it exits."""
 
+import gc
 import multiprocessing as mp
 import os
 import subprocess
@@ -20,9 +21,14 @@ pytestmark = pytest.mark.skipif(not (can_reset_hwm() and tree.available()), reas
 
 @pytest.fixture
 def meter():
+    """A Meter in this process. Its objects are frozen first: a GC pass in a forked worker would otherwise write
+    the headers of every object the test process holds (torch, the whole suite under xdist: tens of MiB of
+    copied pages, more than SLACK), which is the test process's size, not what the worker touched."""
+    gc.freeze()
     m = Meter(use_cuda=False)
     yield m
     m.close()
+    gc.unfreeze()
 
 
 def touch(mib: int, hold: float, conn=None) -> None:
