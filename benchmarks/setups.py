@@ -140,7 +140,10 @@ def main() -> None:
             results["gate"][name] = {"emulates": what, "env": env, "options": options, **ran, **gate(name, python, env, options)}
         if "detection" in args.part and session_options is not None:
             results["detection"][name] = {"emulates": what, **ran, **detection(name, python, env, session_options, args.rounds)}
-        write("setups", {"tolerance_note": "judged by gpu_budget.compare.judge at the default tolerance", **results})
+        base = subprocess.run(["git", "log", "-1", "--format=%h", "--", "baselines"], cwd=ROOT, capture_output=True,
+                              text=True, check=False).stdout.strip()
+        write("setups", {"tolerance_note": "judged by gpu_budget.compare.judge at the default tolerance",
+                         "baselines_commit": base or None, **results})
 
 
 if __name__ == "__main__":
