@@ -137,7 +137,7 @@ class _Cuda:
                           ("vram_reserved", self.torch.cuda.max_memory_reserved)):
             try:
                 out[key] = int(read(self.device))
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001  a sticky CUDA error fails every call: no figure, the error is reported
                 out[key] = None
         out["vram_device"] = self.sampler.peak() if self.sampler is not None else None
         return out

@@ -66,7 +66,7 @@ def _all_handles(nvml) -> list:
     handles = []
     try:
         count = nvml.nvmlDeviceGetCount()
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001  no device NVML can count: no handles
         return handles
     for index in range(count):
         with contextlib.suppress(Exception):
@@ -81,7 +81,7 @@ def _all_handles(nvml) -> list:
 def _uuid_of(nvml, handle) -> str | None:
     try:
         uuid = nvml.nvmlDeviceGetUUID(handle)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001  a handle without a readable UUID cannot be matched: none
         return None
     return uuid.decode() if isinstance(uuid, bytes) else str(uuid)
 
@@ -201,6 +201,6 @@ def snapshot_before_context() -> dict[str, int]:
         import pynvml
 
         pynvml.nvmlInit()
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001  NVML absent or not initialisable: the figure is left out
         return {}
     return before_context(pynvml)
