@@ -98,7 +98,7 @@ def _panel(ax, row: dict, phases: list[dict], field: str, base_field: str, peak_
     if limit is not None:
         ax.axhline(limit / scale, color=LIMIT, ls=":", lw=1.6,
                    label=f"regression limit {format_size(limit)}\n(baseline peak {format_size(base_peak)} "
-                         f"+{tol['rel']:.0%} +{format_size(tol['abs'])})")
+                         f"+{tol['rel']:.1%} +{format_size(tol['abs'])})")
     if budget is not None and budget_on_axis:
         ax.axhline(budget / scale, color=BUDGET, lw=1.8, label=f"budget {format_size(budget)}")
 

@@ -116,6 +116,18 @@ def test_the_ram_panel_draws_the_tree_and_the_main_process(tmp_path):
     assert drawn.count("measured peak per phase") == 1  # the old row: one line, the main process
 
 
+def test_the_regression_limit_names_the_tolerance_as_configured(tmp_path, monkeypatch):
+    """The default 0.5 % once printed as "+0%": the legend keeps one decimal."""
+    from matplotlib.axes import Axes
+
+    labels = []
+    original = Axes.axhline
+    monkeypatch.setattr(Axes, "axhline", lambda ax, *a, **kw: labels.append(kw.get("label", "")) or original(ax, *a, **kw))
+    row = _row(gpu=False) | {"tolerance": {"rel": 0.005, "abs": 4 * 2**20}}
+    plots.write(row, tmp_path / "tol.png", {"key": "cpu-x86_64"})
+    assert any("+0.5% +4.00 MiB" in label for label in labels), labels
+
+
 def test_a_row_without_phases_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no phases"):
         plots.write({**_row(gpu=False), "phases": {}}, tmp_path / "x.png")
