@@ -617,6 +617,8 @@ def headline(data: dict) -> list[str]:
             w = {k: med(v["seconds"]) for k, v in case["ways"].items()}
             out.append(f"- Isolation, {case['case']}: fresh interpreter {w['fresh'] / w['forkserver']:.1f}x the forkserver "
                        f"child ({w['forkserver']:.2f} s vs {w['fresh']:.2f} s); in-process {w['in-process'] / w['forkserver']:.2f}x.")
+        out.append(f"- Isolation, once per session: the forkserver's own start (its preload imported) took "
+                   f"{iso['forkserver_start_s']:.1f} s; a session pays it once, however many cases it measures.")
     su = data.get("suite")
     if su:
         for p in su["parts"]:
