@@ -1,0 +1,39 @@
+"""README figures that come from a committed report are checked against it, so neither can drift alone."""
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MiB, GiB = 2**20, 2**30
+
+
+def _size(text: str) -> int:
+    number, unit = text.split()
+    return round(float(number) * {"MiB": MiB, "GiB": GiB}[unit])
+
+
+def _close(text: str, nbytes: int) -> bool:
+    """A size as the README prints it (one or two decimals) against the report's bytes."""
+    step = 0.05 * MiB if text.endswith("MiB") else 0.005 * GiB
+    return abs(_size(text) - nbytes) <= step
+
+
+def test_the_remediation_table_is_the_committed_reports():
+    report = json.loads((ROOT / "benchmarks/results/remediation-tiny.report.json").read_text())
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("| scenario | budget | as reported | passing set found |"):].split("\n\n")[0]
+    lines = table.splitlines()[2:]
+    assert len(lines) == len(report["results"])
+    for line, row in zip(lines, report["results"], strict=True):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rem = row["remediation"]
+        peak = row["peaks"].get("ram_tree") or row["peaks"]["ram"]
+        assert _close(cells[1].removeprefix("RAM "), row["budget"]["ram"]), (cells, row["nodeid"])
+        assert _close(cells[2], peak), (cells, row["nodeid"])
+        assert re.findall(r"`([^`]+)`", cells[3].split(" replacing ")[0]) == rem["found"]
+        assert _close(cells[4], rem["peaks"].get("ram_tree") or rem["peaks"]["ram"])
+        assert cells[5] == f"{rem['runs']} ({rem['bound']})"
+        for tried in rem["tried"][:-1]:
+            shown = f"{'+'.join(tried['fixes'])} {(tried['peaks'].get('ram_tree') or tried['peaks']['ram']) / MiB:.1f}"
+            assert shown in cells[6], (shown, cells[6])
