@@ -181,6 +181,7 @@ def main(request: dict, out_path: str) -> None:
     scenario = request.get("scenario", {})
     meter = history = None
     try:
+        os.setpgid(0, 0)  # its own process group: what it leaves running is ended with it (isolate.run_child)
         if request.get("device") == "cpu":
             _hide_gpus()
         _refuse_bad_fork()

@@ -20,6 +20,7 @@ time), so even a kill leaves a number for both. The session goes on either way.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -153,6 +154,7 @@ def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_
                 proc.kill()
                 proc.join()
                 break
+        _end_leftovers(proc.pid)
         ending = {
             "exitcode": proc.exitcode,
             "timed_out": timed_out,
@@ -162,6 +164,17 @@ def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_
         return _read_events(path), ending
     finally:
         os.unlink(path)
+
+
+def _end_leftovers(pgid: int) -> None:
+    """SIGKILL what the ended child left in its process group: DataLoader workers orphaned by a kill, helpers.
+
+    A killed child's forked workers can wait forever on pipes they hold of each
+    other, and keep the forkserver alive with them; nothing of a measured run
+    may outlive it on a shared runner.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> dict:
