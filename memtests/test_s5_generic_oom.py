@@ -47,6 +47,8 @@ def test_fix(gpu_budget, fixes):
     info = gpu_budget.measure(FIX_CASES[fixes], label=fixes)["info"]
     if fixes == "pruning":
         assert info["pruning_added_bytes"] > 0  # a dense mask beside every pruned weight
+    if fixes == "amp":  # autocast fp16 is CUDA's: on a CPU host the runner must say it did not apply it
+        assert (info["fixes_applied"]["amp"] == "applied") == (gpu_budget.device == "cuda"), info["fixes_applied"]
 
 
 @pytest.mark.gpu_budget(**BUDGET, device="cpu")  # a search against the host-RAM budget, on any host

@@ -47,6 +47,21 @@ def _main(row: dict | None) -> int | None:
     return None if row is None else row["peaks"].get("ram")
 
 
+def not_applied(row: dict) -> str | None:
+    """Why a fix of this row was not applied where it ran, as its runner reported it; None when all were.
+
+    Runners report `info["fixes_applied"]` ({fix: "applied" or why not}); reports
+    from before that contract hold the fact under the fix's own name.
+    """
+    info = row.get("info") or {}
+    notes = info.get("fixes_applied") or {}
+    reasons = [f"{fix}: {note}" for fix, note in notes.items() if note != "applied"]
+    if not notes:
+        reasons = [f"{fix}: {info[fix]}" for fix in row["fixes"]
+                   if isinstance(info.get(fix), str) and "not applied" in info[fix]]
+    return "; ".join(reasons) or None
+
+
 def fix_verdict(before: int | None, after: int | None) -> str:
     if before is None or after is None:
         return "not measured"
@@ -89,7 +104,9 @@ def pairs(results: list[dict]) -> dict[str, list[dict]]:
             else:
                 metric = _metric(ref, row)
                 before, after = ref["peaks"].get(metric), row["peaks"].get(metric)
-                entry.update(before=before, after=after, metric=metric, verdict=fix_verdict(before, after))
+                reason = not_applied(row)
+                verdict = f"not applied here ({reason})" if reason else fix_verdict(before, after)
+                entry.update(before=before, after=after, metric=metric, verdict=verdict)
             out[scenario].append(entry)
     return out
 
@@ -125,7 +142,8 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
              f"(torch {hw.get('torch')}, transformers {hw.get('transformers')}, peft {hw.get('peft')})"
              + (f": {', '.join(f'`{s}`' for s in sources)}." if sources else "."),
              (f"A fix \"works\" when it lowers the peak by more than the gate's tolerance "
-              f"({DEFAULT_TOLERANCE.rel:.1%} + {format_size(DEFAULT_TOLERANCE.abs)}); inside it, \"no effect\". "
+              f"({DEFAULT_TOLERANCE.rel:.1%} + {format_size(DEFAULT_TOLERANCE.abs)}); inside it, \"no effect\"; a fix its "
+              f"runner reports it did not apply where it ran reads \"not applied here\", whatever its peak. "
               f"Host RAM is judged on the process tree (`ram_tree`: the measured process with its DataLoader workers "
               f"and subprocesses) where both rows hold it, else on the main process (`ram`: reports before the tree "
               f"was read); the main process's own peak stands beside it."), ""]

@@ -31,6 +31,20 @@ def test_each_fix_is_paired_with_the_as_reported_run_of_its_scale():
     assert by[("cuda", "tiny")]["verdict"] == "needs GPU, not measured here"
 
 
+def test_a_fix_its_runner_did_not_apply_gets_no_measured_verdict():
+    """An unchanged peak of a fix that never ran is not "no effect": the row says it was not applied, and why."""
+    amp = row("amp", ["amp"], 900 * MiB) | {"info": {"fixes_applied": {"amp": "not applied: CUDA-only"}}}
+    old = row("amp2", ["amp"], 900 * MiB) | {"info": {"amp": "CUDA-only: not applied on CPU"}}  # a report before the contract
+    noop = row("gc", ["gradient_checkpointing"], 900 * MiB) | {
+        "info": {"fixes_applied": {"gradient_checkpointing": "not supported: no checkpointing switch"}}}
+    lora = row("lora", ["lora"], 500 * MiB) | {"info": {"fixes_applied": {"lora": "applied"}}}
+    by = {e["variant"]: e for e in pairs([row("as-reported", [], 900 * MiB), amp, old, noop, lora])["s"]}
+    assert by["amp"]["verdict"] == "not applied here (amp: not applied: CUDA-only)"
+    assert by["amp2"]["verdict"].startswith("not applied here (amp: CUDA-only")
+    assert by["gc"]["verdict"] == "not applied here (gradient_checkpointing: not supported: no checkpointing switch)"
+    assert by["lora"]["verdict"] == "works"
+
+
 def test_cli_merges_reports_and_names_a_bad_one(tmp_path, capsys):
     tiny, real = tmp_path / "tiny.json", tmp_path / "real.json"
     tiny.write_text(json.dumps({"version": 1, "hardware": {"key": "cpu-x86_64"},

@@ -119,6 +119,10 @@ def run(ctx) -> dict:
     info["model_bytes"] = _tensor_bytes(model)
     amp = _amp(ctx)
     info["amp"] = amp or ("CUDA-only: not applied on CPU (set amp_on_cpu to measure bf16)" if ctx.has("amp") else None)
+    # what each requested fix amounted to here: FINDINGS.md gives a fix that was not applied no measured verdict
+    info["fixes_applied"] = {name: "applied" for name in ctx.fixes}
+    if ctx.has("amp") and not amp:
+        info["fixes_applied"]["amp"] = "not applied: CUDA-only (autocast fp16); this step ran on the CPU"
     optimizer = torch.optim.AdamW(trainable, lr=1e-4)
 
     ctx.meter.start("data")
