@@ -67,6 +67,8 @@ def _plant_tensor(nbytes: int):
     if not nbytes:
         return None
     return sys.modules["torch"].ones(nbytes, dtype=sys.modules["torch"].uint8)
+
+
 def _platform_start_method() -> str:
     """Give this child the platform's default multiprocessing start method, as the runner's own program would have.
 
@@ -138,6 +140,8 @@ class _TreeStream:
         if total >= self.sent + self.MIN_RISE and now - self.at >= self.MIN_SECONDS:
             self.sent, self.at = total, now
             self.emit({"event": "tree", "ram_tree": total})
+
+
 def _hide_gpus() -> None:
     """device="cpu": this child must not see the GPU. CUDA reads the variable when it starts, which nothing
     in this process has done yet (neither the forkserver nor the parent touch CUDA)."""

@@ -69,6 +69,8 @@ class Setup:
 
 def _signed(nbytes: int) -> str:
     return ("+" if nbytes >= 0 else "-") + format_size(abs(nbytes))
+
+
 FAILING = {"over-budget", "regression", "error"}
 VERDICTS = ("pass", "over-budget", "regression", "improved", "no-baseline", "skipped", "error")
 
@@ -157,8 +159,9 @@ def judge(measurement: dict, budget: Budget, baseline: dict | None, tolerance: T
 
     change: dict[str, float | None] = {}
     regressed, improved = [], []
-    if setup.note():
-        notes.append(setup.note())
+    setup_note = setup.note()
+    if setup_note:
+        notes.append(setup_note)
     for metric in GATED:
         if metric == "ram":
             metric, note = ram_compared(peaks, baseline["peaks"])

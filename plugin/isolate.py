@@ -20,14 +20,13 @@ time), so even a kill leaves a number for both. The session goes on either way.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import multiprocessing
 import os
 import signal
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from multiprocessing import spawn
 from pathlib import Path
 
@@ -173,7 +172,7 @@ def _end_leftovers(pgid: int) -> None:
     other, and keep the forkserver alive with them; nothing of a measured run
     may outlive it on a shared runner.
     """
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+    with suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
 
 
