@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install, on a host without a package index, the wheels benchmarks/gpu_wheels.sh fetched into .whl/, the only
-# way they can be installed there: pip --no-index --no-deps --target ROOT/site-packages. This checkout's plugin/
+# way they can be installed there: pip --no-index --no-deps --target ROOT/site-packages. This checkout's plugin/gpu_budget/
 # is linked as ROOT/site-packages/gpu_budget (its pytest plugin is then loaded by PYTEST_PLUGINS or -p). Refuses
 # a host whose Python is not the version the wheels were fetched for, and prints what the run will import.
 #
@@ -31,7 +31,7 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 else
     echo "gpu-kit: no wheels in .whl/ (bash benchmarks/gpu_wheels.sh $host fetches them): the host's packages only"
 fi
-ln -sfn "$PWD/plugin" "$SITE/gpu_budget"
+ln -sfn "$PWD/plugin/gpu_budget" "$SITE/gpu_budget"
 PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" - <<'PY'
 from importlib import metadata, util
 

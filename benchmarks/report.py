@@ -155,7 +155,7 @@ def tree_fidelity(fid: dict | None) -> list[str]:
              f"without spikes, persistent workers, minus main RSS + the workers' USS read while nothing moves."), "",
             "Methods, all read in the same runs:", "",
             ("- **the gate's tree figure** (`ram_tree`): the main process's VmHWM + each descendant's VmHWM less its "
-            "shared pages (`gpu_budget/tree.py`: polled every 10 ms, each forked multiprocessing worker reporting its own "
+            "shared pages (`plugin/gpu_budget/tree.py`: polled every 10 ms, each forked multiprocessing worker reporting its own "
             "figures as it exits, every live one read again at the phase end);"),
             "- **sum of VmHWM**: the same reads, nothing subtracted (each forked worker also counts the parent's pages it maps);",
             ("- **sampled**: a thread sampling main RSS + each worker's USS (smaps_rollup, shared pages counted once) every "
