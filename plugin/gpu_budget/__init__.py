@@ -1,14 +1,16 @@
 """pytest-gpu-budget: gate real fine-tune steps on peak host RAM and GPU memory.
 
-Public types only; importing this package never imports torch. The fix library
-is `gpu_budget.fixes` (register, get, registered); the remediation search is
-`gpu_budget.remediate.search`.
+Public names only; importing this package never imports torch or transformers.
+The fix library is `gpu_budget.fixes` (register, get, registered); the
+remediation search is `gpu_budget.remediate.search`. A runner's own Hugging
+Face Trainer gets its steps and evaluations metered by `meter_callback(ctx.meter)`.
 """
 
 from gpu_budget.fixes import Fix, FixError
+from gpu_budget.hf_trainer import meter_callback
 from gpu_budget.requires import MissingDependency, optional_import
 from gpu_budget.scenario import Budget, Scenario
 from gpu_budget.units import SizeError, format_size, parse_size
 
-__all__ = ["Budget", "Fix", "FixError", "MissingDependency", "Scenario", "SizeError", "format_size", "optional_import",
-           "parse_size"]
+__all__ = ["Budget", "Fix", "FixError", "MissingDependency", "Scenario", "SizeError", "format_size", "meter_callback",
+           "optional_import", "parse_size"]

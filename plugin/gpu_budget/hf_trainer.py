@@ -1,0 +1,72 @@
+"""A Hugging Face Trainer's optimizer steps and evaluations as meter phases, for a runner's own Trainer.
+
+The Trainer runs its loop itself, so a runner cannot bracket the steps with
+`ctx.meter.start(...)`; a TrainerCallback can. Importing this module imports
+nothing of transformers: `transformers.trainer_callback` imports peft and
+bitsandbytes, which ask torch.cuda, so the class is made on the first call,
+in the measured child.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+
+def meter_callback(meter, *, train_end: str | None = "train_end", after_each: Callable[[], None] | None = None):
+    """A TrainerCallback that makes each optimizer step and each evaluation a phase of `meter` (a ctx.meter).
+
+    Phases: `train_step_<k>` with step=k per optimizer step (not per
+    micro-batch, so the per-step series and its growth are over optimizer
+    steps), `eval_step_<k>` for an evaluation after step k (eval_strategy
+    "steps", or the final one), `eval_epoch_<n>` for one after the n-th epoch
+    ("epoch"), and `train_end` when training ends, so whatever the runner does
+    after train() (or the Trainer does after its loop) is not the last step's
+    (None: the last phase stays open). Start a phase of your own ("train_setup")
+    before building the Trainer, and one before an explicit trainer.evaluate():
+    no callback sees where it begins. The Trainer fetches a step's micro-batches
+    before the step begins, so step k's phase also holds the loading of step
+    k+1's batches (step 1's are in the phase before it).
+
+    `after_each` runs as each step and each evaluation ends, inside its phase
+    (a gc.collect() between phases, a per-step counter).
+    """
+    return _callback_class()(meter, train_end, after_each)
+
+
+@functools.cache
+def _callback_class():
+    from transformers import TrainerCallback
+
+    class MeterPhases(TrainerCallback):
+        """Starts a meter phase where the Trainer's default flow has decided what comes next."""
+
+        def __init__(self, meter, train_end: str | None, after_each: Callable[[], None] | None) -> None:
+            self.meter, self.train_end, self.after_each = meter, train_end, after_each
+            self.epochs = 0
+
+        def _ended(self) -> None:
+            if self.after_each is not None:
+                self.after_each()
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self.meter.start(f"train_step_{state.global_step + 1}", step=state.global_step + 1)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self._ended()
+            if control.should_evaluate:  # set by DefaultFlowCallback, which runs before a user's callbacks
+                self.meter.start(f"eval_step_{state.global_step}")
+
+        def on_epoch_end(self, args, state, control, **kwargs):
+            self.epochs += 1
+            if control.should_evaluate:
+                self.meter.start(f"eval_epoch_{self.epochs}")
+
+        def on_evaluate(self, args, state, control, **kwargs):
+            self._ended()
+
+        def on_train_end(self, args, state, control, **kwargs):
+            if self.train_end is not None:
+                self.meter.start(self.train_end)
+
+    return MeterPhases
