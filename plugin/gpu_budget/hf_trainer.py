@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpu_budget.meter import Meter
 
 
-def meter_callback(meter, *, train_end: str | None = "train_end", after_each: Callable[[], None] | None = None):
+def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_each: Callable[[], None] | None = None):
     """A TrainerCallback that makes each optimizer step and each evaluation a phase of `meter` (a ctx.meter).
 
     Phases: `train_step_<k>` with step=k per optimizer step (not per
@@ -41,7 +45,7 @@ def _callback_class():
     class MeterPhases(TrainerCallback):
         """Starts a meter phase where the Trainer's default flow has decided what comes next."""
 
-        def __init__(self, meter, train_end: str | None, after_each: Callable[[], None] | None) -> None:
+        def __init__(self, meter: Meter, train_end: str | None, after_each: Callable[[], None] | None) -> None:
             self.meter, self.train_end, self.after_each = meter, train_end, after_each
             self.epochs = 0
 
