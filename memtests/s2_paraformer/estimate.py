@@ -1,10 +1,10 @@
 """S2's estimator builder: the step of the run's heaviest batch, with a CIF that fake tensors can follow.
 
 The runner packs its clips into dynamic batches; the step peak is the step of
-the heaviest batch. largest_batch() rebuilds the same plan (clip lengths,
-max_duration splits, FunASR's packing, the frontend's own frame counts on
-silent audio of each length) and picks the batch with the largest activation
-proxy, B*T*(4*hidden + ffn) + B*heads*T^2 (linear layers plus attention
+the heaviest batch. largest_batch() runs the runner's own plan (data.py: clip
+lengths, max_duration pieces, FunASR's packing) on placeholder waves, takes the
+frontend's own frame counts on silent audio of each length, and picks the batch
+with the largest activation proxy, B*T*(4*hidden + ffn) + B*heads*T^2 (linear layers plus attention
 scores, per encoder layer).
 
 Paraformer's CIF fires where the running sum of its weights crosses 1, a
