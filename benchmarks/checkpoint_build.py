@@ -30,18 +30,16 @@ def _build(which: str, layers: int, device: str, folder: Path) -> dict:
     import torch
 
     if which == "s3":
-        from s3_scenarios import REAL
+        from s3_qwen2_audio.model import config
+        from s3_qwen2_audio.scenarios import REAL
         from transformers import Qwen2AudioForConditionalGeneration
 
-        from gpu_budget.scenarios.s3_qwen2_audio import _config
-
         params = {**REAL, "layers": layers, "audio_layers": layers}
-        make = lambda: Qwen2AudioForConditionalGeneration._from_config(_config(params), dtype=torch.bfloat16)
+        make = lambda: Qwen2AudioForConditionalGeneration._from_config(config(params), dtype=torch.bfloat16)
     else:
-        from s4_scenarios import REAL
+        from s4_wrap_order.model import llama_config
+        from s4_wrap_order.scenarios import REAL
         from transformers import LlamaForCausalLM
-
-        from gpu_budget.scenarios.s4_wrap_order import llama_config
 
         params = {**REAL, "layers": layers}
         make = lambda: LlamaForCausalLM._from_config(llama_config(params), dtype=torch.bfloat16)
@@ -68,18 +66,16 @@ def full_params(which: str) -> tuple[int, int]:
     import torch
 
     if which == "s3":
-        from s3_scenarios import REAL
+        from s3_qwen2_audio.model import config
+        from s3_qwen2_audio.scenarios import REAL
         from transformers import Qwen2AudioForConditionalGeneration
 
-        from gpu_budget.scenarios.s3_qwen2_audio import _config
-
         with torch.device("meta"):
-            model = Qwen2AudioForConditionalGeneration._from_config(_config(REAL), dtype=torch.bfloat16)
+            model = Qwen2AudioForConditionalGeneration._from_config(config(REAL), dtype=torch.bfloat16)
     else:
-        from s4_scenarios import REAL
+        from s4_wrap_order.model import llama_config
+        from s4_wrap_order.scenarios import REAL
         from transformers import LlamaForCausalLM
-
-        from gpu_budget.scenarios.s4_wrap_order import llama_config
 
         with torch.device("meta"):
             model = LlamaForCausalLM._from_config(llama_config(REAL), dtype=torch.bfloat16)

@@ -38,11 +38,11 @@ def gate_preload() -> tuple[str, ...]:
 
 def scenarios() -> dict:
     """One configuration per scenario at tiny scale, as the memtests gate them (name -> Scenario)."""
-    from s1_scenarios import AS_REPORTED as S1_AS_REPORTED
-    from s2_scenarios import S2
-    from s3_scenarios import AS_REPORTED as S3_AS_REPORTED
-    from s4_scenarios import FIXED as S4_FIXED
-    from s5_scenarios import S5
+    from s1_wav2vec2.scenarios import AS_REPORTED as S1_AS_REPORTED
+    from s2_paraformer.scenarios import S2
+    from s3_qwen2_audio.scenarios import AS_REPORTED as S3_AS_REPORTED
+    from s4_wrap_order.scenarios import FIXED as S4_FIXED
+    from s5_generic_oom.scenarios import S5
 
     return {
         "s1 as-reported": S1_AS_REPORTED,

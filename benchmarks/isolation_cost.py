@@ -83,7 +83,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-    from s1_scenarios import AS_REPORTED
+    from s1_wav2vec2.scenarios import AS_REPORTED
 
     from gpu_budget import Scenario, isolate
     from gpu_budget.child import steady_malloc

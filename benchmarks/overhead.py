@@ -122,7 +122,7 @@ def run_under(ctx) -> dict:
 
 
 def measure(scale: str, reps: int) -> dict:
-    from s1_scenarios import S1
+    from s1_wav2vec2.scenarios import S1
 
     from gpu_budget import isolate
 
@@ -187,7 +187,7 @@ def tree_case(name: str, scenario, rounds: int) -> dict:
 
 
 def tree_part(rounds: int) -> dict:
-    from s1_scenarios import S1, WORKERS
+    from s1_wav2vec2.scenarios import S1, WORKERS
 
     cases = [tree_case("S1 tiny, 4 DataLoader workers, dataset in memory (memtests/test_s1_workers.py, 12 steps)",
                        WORKERS.with_params(max_steps=12), rounds),

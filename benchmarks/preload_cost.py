@@ -46,9 +46,9 @@ def import_peft(ctx) -> dict:
 
 def cases() -> dict:
     """The tiny cases whose runners import peft, as the memtests gate them."""
-    from s1_scenarios import AS_REPORTED as S1
-    from s3_scenarios import AS_REPORTED as S3
-    from s4_scenarios import FIXED as S4
+    from s1_wav2vec2.scenarios import AS_REPORTED as S1
+    from s3_qwen2_audio.scenarios import AS_REPORTED as S3
+    from s4_wrap_order.scenarios import FIXED as S4
 
     return {"s1 as-reported": S1, "s3 as-reported": S3, "s4 fixed": S4}
 

@@ -13,7 +13,7 @@ nothing, so memory is flat (not falling) along clip_seconds there.
 """
 
 import pytest
-from s1_scenarios import AS_REPORTED
+from s1_wav2vec2.scenarios import AS_REPORTED
 
 from gpu_budget.explore import Envelope, run
 

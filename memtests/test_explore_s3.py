@@ -12,7 +12,7 @@ budget on purpose: the boundary is the finding.
 """
 
 import pytest
-from s3_scenarios import TOKEN_ROWS
+from s3_qwen2_audio.scenarios import TOKEN_ROWS
 
 from gpu_budget.explore import Envelope, run
 

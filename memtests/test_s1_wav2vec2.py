@@ -33,14 +33,14 @@ allocated memory on a CUDA host.
 from itertools import pairwise
 
 import pytest
-from s1_scenarios import AS_REPORTED
+from s1_wav2vec2.scenarios import AS_REPORTED
 
 FIXED = AS_REPORTED.with_fixes("truncate")
 BUDGET = {"ram": {"tiny": "690 MiB", "real": "12.7 GiB"},
           "cuda": {"ram": {"real": "12.7 GiB"}, "expect": None}}  # see "Per device" above
 
 FIXES = {  # fix(es) -> a fact that shows the fix took effect
-    "lazy_data": lambda i: i["dataset_materialised_mib"] == 0,
+    "lazy_data": lambda i: i["dataset_materialised_bytes"] == 0,
     "freeze_feature_encoder": lambda i: i["trainable_params"] < i["total_params"],
     "lora": lambda i: i["trainable_params"] < 0.2 * i["total_params"],
     "lora+freeze_feature_encoder": lambda i: i["trainable_params"] < 0.2 * i["total_params"],

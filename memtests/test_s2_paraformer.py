@@ -31,7 +31,7 @@ import importlib.util
 from dataclasses import replace
 
 import pytest
-from s2_scenarios import S2
+from s2_paraformer.scenarios import S2
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("funasr") is None,
                                 reason="S2 needs FunASR: pip install -e '.[s2]'")

@@ -21,7 +21,7 @@ against 156,032 rows, so comparing with the row count would fail for no memory r
 """
 
 import pytest
-from s3_scenarios import AS_REPORTED, VARIANTS
+from s3_qwen2_audio.scenarios import AS_REPORTED, VARIANTS
 
 BUDGET = {"cpu": {"ram": {"tiny": "2 GiB"}}, "cuda": {"vram": {"real": "24 GB"}}}
 EXPECT = {"cpu": {**BUDGET["cpu"], "expect": "over-budget"}, "cuda": {**BUDGET["cuda"], "expect": {"real": "over-budget"}}}

@@ -23,7 +23,7 @@ measured and baselined, expected nothing.
 """
 
 import pytest
-from s4_scenarios import AS_REPORTED, VARIANTS
+from s4_wrap_order.scenarios import AS_REPORTED, VARIANTS
 
 BUDGET = {"cpu": {"ram": {"tiny": "540 MiB"}}, "cuda": {"vram": {"real": "80 GB"}}}
 EXPECT = {"cpu": {**BUDGET["cpu"], "expect": "over-budget"}, "cuda": {**BUDGET["cuda"], "expect": {"real": "over-budget"}}}

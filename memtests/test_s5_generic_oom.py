@@ -19,9 +19,9 @@ is a search against the RAM budget, so it runs on the CPU on any host (device="c
 """
 
 import pytest
-from s5_scenarios import S5
+from s5_generic_oom.scenarios import S5
 
-from gpu_budget.scenarios.s5_search import largest_batch_within
+from s5_generic_oom.search import largest_batch_within
 
 TINY_BUDGET = "685 MiB"
 BUDGET = {"ram": {"tiny": TINY_BUDGET, "real": "3.2 GiB"}, "cuda": {"ram": None, "expect": None}}  # see "Per device"

@@ -36,7 +36,8 @@ def trapped_imports(tmp_path: Path, modules: list[str], then: str = "") -> tuple
     code = ("import importlib, sys\nimport cuda_trap\nfor name in sys.argv[1:]:\n"
             "    try:\n        importlib.import_module(name)\n"
             "    except ImportError as exc:\n        print('not importable:', name, exc)\n" + then)
-    env = {**os.environ, "GPU_BUDGET_CUDA_TRAP": str(log), "PYTHONPATH": str(TRAP.parent)}
+    env = {**os.environ, "GPU_BUDGET_CUDA_TRAP": str(log),  # memtests/: the case studies' runners, as pytest puts it
+           "PYTHONPATH": os.pathsep.join([str(TRAP.parent), str(ROOT / "memtests")])}
     done = subprocess.run([sys.executable, "-c", code, *modules], check=False, env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -5,19 +5,26 @@ CPU tensors under the same tracker, which is a measurement of live tensor
 bytes; no RSS is involved, so the comparisons are exact.
 """
 
+import json
+from pathlib import Path
+
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from torch import nn
 
-from gpu_budget.estimate import StepPlan, adamw, estimate
-from gpu_budget.estimate_cuda import Device
-from gpu_budget.estimate_fake import EstimateError, fake_world, known_tensor, outside
-from gpu_budget.estimate_quant import quantize, quantized_bytes
-from gpu_budget.estimate_tracker import LiveTensors
+from gpu_budget import Scenario
+from gpu_budget.estimate import StepPlan, adamw, estimate, estimate_scenario
+from gpu_budget.estimate.cases import CaseError, load_case
+from gpu_budget.estimate.cli import main as cli
+from gpu_budget.estimate.cuda import Device
+from gpu_budget.estimate.fake import EstimateError, fake_world, known_batch, known_tensor, outside
+from gpu_budget.estimate.quant import quantize, quantized_bytes
+from gpu_budget.estimate.tracker import LiveTensors
 
 MiB = 2**20
+S5_SPEC = str(Path(__file__).resolve().parents[1] / "memtests" / "s5_generic_oom" / "scenarios.py") + ":S5"
 
 
 def mlp(p, fixes, device, known):
@@ -33,11 +40,7 @@ def mlp(p, fixes, device, known):
         g = torch.Generator().manual_seed(1)
         return {"x": torch.randn(p["batch"], p["inputs"], generator=g), "y": torch.randint(0, 10, (p["batch"],))}
 
-    batches = []
-    for _ in range(p["micro"]):
-        with outside():
-            real = make()
-        batches.append({k: known_tensor(known, v) for k, v in real.items()})
+    batches = [known_batch(known, make) for _ in range(p["micro"])]
     trainable = [q for q in model.parameters() if q.requires_grad]
     return StepPlan(model, adamw(trainable, device, lr=1e-3), batches,
                     loss=lambda m, b: nn.functional.cross_entropy(m(b["x"]), b["y"]), max_grad_norm=1.0)
@@ -157,3 +160,45 @@ def test_running_two_of_four_identical_micro_batches_gives_the_same_peak():
         return plan
 
     assert estimate(four, {"run_micro": 2}, ()).step_peak == estimate(four, {"run_micro": None}, ()).step_peak
+
+
+def test_a_case_study_is_estimated_by_the_builder_its_folder_registers():
+    """S5's builder (memtests/s5_generic_oom/estimate.py, found through its runner) on fake tensors predicts the
+    same step on real tensors exactly; a small image keeps the real run cheap."""
+    small = load_case(S5_SPEC + "+smaller_batch").with_params(image=32, hidden=256, batch_size=4)
+    fake, real = (estimate_scenario(small, "tiny", fake=f) for f in (True, False))
+    assert fake.step_peak == real.step_peak > 0
+    assert fake.facts == {"batch_size": 4, "micro_batch": 2}
+
+
+def test_a_scenario_without_a_builder_is_named():
+    with pytest.raises(LookupError, match="no estimator builder for scenario 'lonely' \\(runner m:run\\)"):
+        estimate_scenario(Scenario(name="lonely", run="m:run"))
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("memtests/s5_generic_oom/scenarios.py", "bad case 'memtests/s5_generic_oom/scenarios.py': expected"),
+    ("no/such/file.py:S", "case 'no/such/file.py:S': .*file.py is not a Python file"),
+    ("no_such_module_xyz:S", "no module 'no_such_module_xyz' on sys.path"),
+    (S5_SPEC.replace(":S5", ":S6"), "has no 'S6' \\(its Scenarios: S5\\)"),
+    (S5_SPEC.replace(":S5", ":register"), "a function, not a Scenario, as 'register'"),
+    (S5_SPEC + "+lroa", "unknown fix 'lroa' \\(this scenario supports: smaller_batch, amp, quantization, pruning\\)"),
+])
+def test_a_bad_case_spec_is_an_error_naming_it(spec, message):
+    with pytest.raises(CaseError, match=message):
+        load_case(spec)
+
+
+def test_the_cli_estimates_the_scenarios_it_is_given(tmp_path, capsys):
+    out = tmp_path / "est.json"
+    assert cli([S5_SPEC, f"half={S5_SPEC}+smaller_batch", "--json", str(out)]) == 0
+    rows = {r["label"]: r for r in json.loads(out.read_text())["estimates"]}
+    assert rows["half"]["fixes"] == ["smaller_batch"] and rows[S5_SPEC]["fixes"] == []
+    assert rows["half"]["estimate"] < rows[S5_SPEC]["estimate"]
+    assert "| half |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli([f"{S5_SPEC}+lroa"])
+    assert "unknown fix 'lroa'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli([])
+    assert "name at least one CASE" in capsys.readouterr().err

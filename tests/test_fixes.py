@@ -9,11 +9,8 @@ import pytest
 
 from gpu_budget import Fix, FixError, Scenario, fixes
 
-RUNNER_FIXES = {  # runner module -> its own list of the fix names it honours
-    "gpu_budget.scenarios.s2_paraformer": "FIXES",
-    "gpu_budget.scenarios.s5_generic_oom": "FIXES",
-    "gpu_budget.scenarios.s3_qwen2_audio": "EMBEDDING_MODES",
-}
+MEMTESTS = Path(__file__).resolve().parent.parent / "memtests"
+CASE_STUDIES = sorted(p.name for p in MEMTESTS.iterdir() if (p / "scenarios.py").is_file())
 
 
 def scenario(**kw):
@@ -21,7 +18,7 @@ def scenario(**kw):
 
 
 def test_every_builtin_fix_declares_stage_cost_and_write_up():
-    assert len(fixes.BUILTIN) == 29
+    assert len(fixes.BUILTIN) == 17  # the generic ones; the case studies register their own
     for fix in map(fixes.get, fixes.BUILTIN):
         assert fix.stage in fixes.STAGES and fix.cost in fixes.COSTS and fix.doc
         assert fix.proposed_by and all(p in ("S1", "S2", "S3", "S4", "S5", "S1-workers") for p in fix.proposed_by), fix.name
@@ -29,23 +26,33 @@ def test_every_builtin_fix_declares_stage_cost_and_write_up():
             fixes.get(other)  # every named relation is a registered fix
 
 
-@pytest.mark.parametrize("module, attr", sorted(RUNNER_FIXES.items()))
-def test_runners_fix_names_are_registered(module, attr):
-    names = getattr(importlib.import_module(module), attr)
-    assert [fixes.get(name).name for name in names] == list(names)
+def test_the_core_library_is_generic_and_each_case_study_registers_its_own():
+    """Importing the plugin registers the generic fixes only; a case study's folder registers its own on import."""
+    code = ("import gpu_budget.fixes as f; print(sorted(x.name for x in f.registered()) == sorted(f.BUILTIN)); "
+            "import sys; sys.path.insert(0, sys.argv[1]); import s4_wrap_order.scenarios; print(f.get('no_wrap').stage)")
+    done = subprocess.run([sys.executable, "-c", code, str(MEMTESTS)], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "model"]
 
 
-def test_memtest_scenarios_declare_registered_fixes():
-    memtests = str(Path(__file__).resolve().parent.parent / "memtests")
-    sys.path.insert(0, memtests)
+@pytest.mark.parametrize("case", CASE_STUDIES)
+def test_a_case_study_lists_its_fixes_once_in_its_scenarios(case):
+    """Every Scenario of the folder supports registered fixes, without repeats; its own fixes are not the core's,
+    and the runner keeps no list of names of its own (the Scenario's `supports` is the one list)."""
+    sys.path.insert(0, str(MEMTESTS))
     try:
-        offered = {m: importlib.import_module(m) for m in ("s1_scenarios", "s2_scenarios", "s3_scenarios",
-                                                           "s4_scenarios", "s5_scenarios")}
+        module = importlib.import_module(f"{case}.scenarios")
+        own = importlib.import_module(f"{case}.fixes")
     finally:
-        sys.path.remove(memtests)
-    assert [f.name for f in offered["s1_scenarios"].S1.supports] == list(offered["s1_scenarios"].FIXES)
-    assert {f.name for f in offered["s2_scenarios"].S2.supports} == set(
-        importlib.import_module("gpu_budget.scenarios.s2_paraformer").FIXES)
+        sys.path.remove(str(MEMTESTS))
+    scenarios = [v for v in vars(module).values() if isinstance(v, Scenario)]
+    assert scenarios, case
+    for scenario in scenarios:
+        names = [f.name for f in scenario.supports]
+        assert names and len(names) == len(set(names)), (scenario.name, names)
+        assert all(fixes.get(name) in scenario.supports for name in names)
+    mine = {v.name for v in vars(own).values() if isinstance(v, Fix)}
+    assert mine and not mine & set(fixes.BUILTIN), (case, mine)
+    assert "FIXES" not in (MEMTESTS / case / "runner.py").read_text()
 
 
 def test_unknown_fix_is_named_with_the_known_ones():
@@ -56,14 +63,18 @@ def test_unknown_fix_is_named_with_the_known_ones():
 
 
 def test_conflicting_pair_names_both_fixes():
-    base = scenario(fixes=("modules_to_save",))
-    with pytest.raises(FixError, match="fixes 'modules_to_save' and 'trainable_token_indices' conflict.*"
-                                       "trainable_token_indices replaces modules_to_save"):
-        base.with_fixes("trainable_token_indices")
+    full = Fix("test_fixes_full_rows", "model", "train whole matrices", remedy=False)
+    rows = Fix("test_fixes_new_rows", "model", "train the new rows", replaces=(full.name,))
+    base = scenario(fixes=(full,), supports=(full, rows))
+    with pytest.raises(FixError, match="fixes 'test_fixes_full_rows' and 'test_fixes_new_rows' conflict.*"
+                                       "test_fixes_new_rows replaces test_fixes_full_rows"):
+        base.with_fixes("test_fixes_new_rows")
     with pytest.raises(FixError, match="'load_in_8bit' and 'load_in_4bit' conflict"):
         scenario().with_fixes("lora", "load_in_8bit", "load_in_4bit")
-    with pytest.raises(FixError, match="'no_wrap' and 'peft_before_wrap'|'peft_before_wrap' and 'no_wrap'"):
-        Scenario(name="x", run="m:f", fixes=("peft_before_wrap", "no_wrap"))
+    wrap = Fix("test_fixes_no_wrap", "model", "no wrapper", conflicts=("gradient_checkpointing",))
+    with pytest.raises(FixError, match="'gradient_checkpointing' and 'test_fixes_no_wrap' conflict.*"
+                                       "test_fixes_no_wrap declares the conflict"):
+        Scenario(name="x", run="m:f", fixes=("gradient_checkpointing", wrap))
 
 
 def test_companion_fix_required_only_where_the_scenario_offers_it():
@@ -114,8 +125,8 @@ def test_importing_the_library_does_not_import_torch():
 
 
 CONFLICTING = '''
-S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, fixes=("modules_to_save",))
-CASES = {f: S.with_fixes(*f.split("+")) for f in ["pad_to_multiple_of", "trainable_token_indices"]}
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, fixes=("lora", "load_in_8bit"))
+CASES = {f: S.with_fixes(*f.split("+")) for f in ["gradient_checkpointing", "load_in_4bit"]}
 
 @pytest.mark.parametrize("fixes", list(CASES))
 @pytest.mark.gpu_budget(ram="1 GiB")
@@ -129,5 +140,5 @@ def test_conflicting_combination_fails_collection_naming_both(project):
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
     assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error: nothing ran
     result.stdout.fnmatch_lines(["*ERROR collecting test_mem.py*",
-                                 "*FixError*fixes 'modules_to_save' and 'trainable_token_indices' conflict*"])
+                                 "*FixError*fixes 'load_in_8bit' and 'load_in_4bit' conflict*"])
     assert "passed" not in result.stdout.str()

@@ -98,13 +98,12 @@ def test_conflicting_and_incomplete_sets_are_never_built():
 
 def test_a_replacing_fix_swaps_out_the_applied_one():
     stand = Stand(limit=BASE - 1)
-    base = Scenario(name="s3", run="m:f", fixes=("pad_to_multiple_of", "modules_to_save"),
-                    supports=("pad_to_multiple_of", "modules_to_save", "trainable_token_indices",
-                              "trainable_token_indices_dict"))
-    SAVING["trainable_token_indices"] = 500
+    full, rows = fix("full_rows", remedy=False), fix("new_rows", replaces=("trm_full_rows",))  # S3's shape
+    base = Scenario(name="s3", run="m:f", fixes=(KNOB.name, full.name), supports=(KNOB, full, rows))
+    SAVING[rows.name] = 500
     found = remediate.search(base, stand)
-    assert found.found == ["trainable_token_indices"] and found.removed == ["modules_to_save"]
-    assert found.fixes == ["pad_to_multiple_of", "trainable_token_indices"]
+    assert found.found == [rows.name] and found.removed == [full.name]
+    assert found.fixes == [KNOB.name, rows.name]
 
 
 def test_a_crashed_candidate_is_recorded_and_the_search_goes_on():

@@ -5,7 +5,7 @@ import sys
 
 def main() -> int:
     commands = {"findings": "turn a JSON report into FINDINGS.md",
-                "estimate": "GPU-free estimate of each scenario's step peak (and its error against real runs)",
+                "estimate": "estimate CASE ...: GPU-free step peak of the Scenarios named (and its error against real runs)",
                 "baselines": "baselines drop --scale SCALE FOLDER: remove a scale's entries, to re-record them"}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print("usage: python -m gpu_budget <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items()),
@@ -16,7 +16,7 @@ def main() -> int:
 
         return baselines(sys.argv[2:])
     if sys.argv[1] == "estimate":
-        from gpu_budget.estimate_cli import main as estimate
+        from gpu_budget.estimate.cli import main as estimate
 
         return estimate(sys.argv[2:])
     from gpu_budget.findings import main as findings

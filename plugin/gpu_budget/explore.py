@@ -464,7 +464,7 @@ def run(gpu_budget, request, scenario, envelope: Envelope, budget: str | int | M
 
     def estimated(knobs: dict) -> int:
         from gpu_budget.estimate import estimate_scenario
-        from gpu_budget.estimate_cuda import Device
+        from gpu_budget.estimate.cuda import Device
 
         return estimate_scenario(scenario.with_params(**knobs), scale, device=Device(cuda=cuda)).step_peak
 

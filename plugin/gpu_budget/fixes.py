@@ -7,6 +7,8 @@ to run (a CUDA GPU, an importable package), what it costs (its trade-off),
 which fixes it cannot be combined with, and which write-up proposes it, so
 invalid combinations fail when a Scenario is built (at collection time) and the
 remediation search (remediate.py) knows which sets to try, cheapest first.
+This module holds the engine and the generic fixes (BUILTIN); a case study's
+own fixes are registered by its folder under memtests/.
 
 Checking a requirement never imports the package (importlib.util.find_spec),
 so importing the plugin stays torch-free.
@@ -43,7 +45,7 @@ class Fix:
                  (load_in_8bit needs lora there; a scenario that always trains LoRA need not list it).
     replaces:    fixes the search drops when it applies this one (trainable_token_indices replaces
                  modules_to_save); replacing implies conflicting.
-    proposed_by: the write-ups proposing it ("S1" .. "S5" in docs/SCENARIOS; any label for a user's fix).
+    proposed_by: the write-ups proposing it ("S1" .. "S5", the case studies in memtests/; any label for a user's fix).
     params:      knobs it sets when applied (Scenario.with_params), for runners that read params.
     remedy:      False for a registered knob that reproduces a variant instead of remedying one
                  (all_linear, modules_to_save): valid in with_fixes, never tried by the search.
@@ -183,75 +185,49 @@ def _builtin(*fixes: Fix) -> tuple[str, ...]:
     return tuple(register(fix).name for fix in fixes)
 
 
-# The fixes the five documented scenarios honour (names as their runners read them; docs/SCENARIOS).
+# The generic fixes: remediations any fine-tune can take, named as runners read them (ctx.has). A fix that only
+# makes sense for one case study (wav2vec2's feature encoder, S4's wrap order) is defined and registered in that
+# case study's folder (memtests/<scenario>/fixes.py) and listed in its Scenario's `supports`.
 BUILTIN = _builtin(
-    # S1: wav2vec2 audio classification, host RAM (seed 000)
-    Fix("truncate", "data", "cap each clip at params['max_seconds'] (feature extractor max_length + truncation); "
-        "the rest of a long clip is never seen", cost="accuracy-risk", proposed_by=("S1", "S2")),
-    Fix("lazy_data", "data", "decode and featurise clips on the fly (datasets.with_transform) instead of "
-        "materialising the whole mapped dataset; work repeats every epoch", cost="slower", proposed_by=("S1",)),
-    Fix("freeze_feature_encoder", "model", "freeze wav2vec2's conv feature encoder: no gradients or kept "
-        "activations for it; fewer trainable parameters", cost="accuracy-risk", proposed_by=("S1",)),
-    Fix("lora", "model", "PEFT LoRA adapters (r=8, alpha=16, dropout 0.1) instead of full fine-tuning; "
-        "far fewer trainable parameters", cost="accuracy-risk", needs=("peft",), proposed_by=("S1",)),
-    Fix("gradient_checkpointing", "train", "recompute activations in backward instead of keeping them: "
-        "another forward per step", cost="slower", proposed_by=("S1", "S2", "S4")),
+    # load
+    Fix("low_cpu_mem_usage", "load", "from_pretrained(low_cpu_mem_usage=True): meta-device init "
+        "(transformers 5 always does this and drops the flag)", proposed_by=("S1",)),
     Fix("load_in_8bit", "load", "bitsandbytes int8 weights (frozen; trained through adapters)", cost="accuracy-risk",
         needs=("bitsandbytes",), conflicts=("load_in_4bit",), requires=("lora",), proposed_by=("S1", "S3")),
     Fix("load_in_4bit", "load", "bitsandbytes nf4 weights (frozen; trained through adapters)", cost="accuracy-risk",
         needs=("bitsandbytes",), requires=("lora",), proposed_by=("S1", "S3")),
-    Fix("gc_collect", "runtime", "gc.collect() (and torch.cuda.empty_cache()) after each phase",
-        cost="slower", proposed_by=("S1",)),
-    Fix("low_cpu_mem_usage", "load", "from_pretrained(low_cpu_mem_usage=True): meta-device init "
-        "(transformers 5 always does this and drops the flag)", proposed_by=("S1",)),
-    # S1 with DataLoader workers, each holding a copy of an in-memory dataset (the worker blow-up)
+    # data
+    Fix("truncate", "data", "cap each example at params['max_seconds'] (audio) or the scenario's maximum length; "
+        "the rest of a long example is never seen", cost="accuracy-risk", proposed_by=("S1", "S2")),
+    Fix("lazy_data", "data", "prepare examples on the fly (datasets.with_transform) instead of materialising "
+        "the whole mapped dataset; work repeats every epoch", cost="slower", proposed_by=("S1",)),
+    Fix("length_bucketing", "data", "group examples of similar length into a batch: less padding",
+        proposed_by=("S2",)),
     Fix("fewer_workers", "data", "one DataLoader worker instead of several: one copy of what a worker holds; "
         "data loading overlaps less with the step", cost="slower", params={"dataloader_workers": 1},
         proposed_by=("S1-workers",)),
-    Fix("shared_memory", "data", "hold the in-memory dataset in one shared float32 tensor: forked or spawned "
-        "workers read views of it and copy nothing", proposed_by=("S1-workers",)),
-    # S2: Paraformer ASR, memory growing during training (seed 001)
-    Fix("length_bucketing", "data", "group clips of similar length into a batch: less padding",
-        proposed_by=("S2",)),
-    Fix("max_duration", "data", "split clips longer than params['max_seconds'] into pieces (tokens shared "
-        "out in proportion): no long-clip attention peaks", cost="accuracy-risk", proposed_by=("S2",)),
-    Fix("fixed_batch", "data", "a fixed number of clips per batch (params['batch_size']) instead of "
-        "frame-budget dynamic batches", cost="slower", proposed_by=("S2",)),
+    # model
+    Fix("lora", "model", "PEFT LoRA adapters instead of full fine-tuning; far fewer trainable parameters",
+        cost="accuracy-risk", needs=("peft",), proposed_by=("S1",)),
+    Fix("prepare_model_for_kbit_training", "model", "PEFT's kbit preparation: upcasts 16-bit weights to "
+        "fp32 and turns on gradient checkpointing (when it can see the model)", cost="slower",
+        needs=("peft",), proposed_by=("S4",)),
+    Fix("pad_to_multiple_of", "model", "resize the embeddings to a multiple of params['pad_multiple'] (64)",
+        proposed_by=("S3",)),
+    # train
+    Fix("gradient_checkpointing", "train", "recompute activations in backward instead of keeping them: "
+        "another forward per step", cost="slower", proposed_by=("S1", "S2", "S4")),
+    Fix("smaller_batch", "train", "half the micro-batch with 2 accumulation steps: the same effective "
+        "batch in two passes", cost="slower", proposed_by=("S5", "S3")),
+    Fix("amp", "train", "CUDA autocast to float16 (on CPU a no-op unless params['amp_on_cpu'])",
+        cost="accuracy-risk", needs=(CUDA,), proposed_by=("S5", "S2")),
+    # runtime
+    Fix("gc_collect", "runtime", "gc.collect() (and torch.cuda.empty_cache()) after each phase",
+        cost="slower", proposed_by=("S1",)),
     Fix("malloc_trim", "runtime", "glibc malloc_trim(0) after each step: the heap returns freed memory",
         cost="slower", proposed_by=("S2",)),
     Fix("empty_cache", "runtime", "torch.cuda.empty_cache() after each step: the caching allocator "
         "returns cached blocks", cost="slower", needs=(CUDA,), proposed_by=("S2",)),
     Fix("expandable_segments", "runtime", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: less "
         "fragmentation in the caching allocator", needs=(CUDA,), proposed_by=("S2",)),
-    # S3: Qwen2-Audio LoRA + 4-bit after adding tokens (seed 002)
-    Fix("pad_to_multiple_of", "model", "resize the embeddings to a multiple of params['pad_multiple'] (64)",
-        proposed_by=("S3",)),
-    Fix("modules_to_save", "model", "train the resized embed_tokens and lm_head in full (LLaMA-Factory's "
-        "choice after new tokens): the as-reported setting, not a remedy", needs=("peft",), remedy=False,
-        proposed_by=("S3",)),
-    Fix("trainable_token_indices", "model", "train only the new rows of the input embedding "
-        "(PEFT trainable_token_indices, list form)", cost="accuracy-risk", needs=("peft",),
-        replaces=("modules_to_save",), conflicts=("trainable_token_indices_dict",), proposed_by=("S3",)),
-    Fix("trainable_token_indices_dict", "model", "train only the new rows of embed_tokens and lm_head "
-        "(PEFT trainable_token_indices, dict form)", cost="accuracy-risk", needs=("peft",),
-        replaces=("modules_to_save",), proposed_by=("S3",)),
-    # S4: PEFT model wrapped in a custom module (seed 003)
-    Fix("peft_before_wrap", "model", "prepare_model_for_kbit_training / get_peft_model on the real model, "
-        "then wrap it", needs=("peft",), proposed_by=("S4",)),
-    Fix("no_wrap", "model", "no wrapper module at all (subclass instead): the standard flow",
-        conflicts=("peft_before_wrap",), proposed_by=("S4",)),
-    Fix("prepare_model_for_kbit_training", "model", "PEFT's kbit preparation: upcasts 16-bit weights to "
-        "fp32 and turns on gradient checkpointing (when it can see the model)", cost="slower",
-        needs=("peft",), proposed_by=("S4",)),
-    Fix("all_linear", "model", "LoRA on every linear layer (target_modules='all-linear'; on a wrapper also "
-        "lm_head): a variant, not a remedy", needs=("peft",), remedy=False, proposed_by=("S4",)),
-    # S5: generic CUDA out of memory (seed 004)
-    Fix("smaller_batch", "train", "half the micro-batch with 2 accumulation steps: the same effective "
-        "batch in two passes", cost="slower", proposed_by=("S5", "S3")),
-    Fix("amp", "train", "CUDA autocast to float16 (on CPU a no-op unless params['amp_on_cpu'])",
-        cost="accuracy-risk", needs=(CUDA,), proposed_by=("S5", "S2")),
-    Fix("quantization", "model", "hidden Linear layers to bitsandbytes int8 (frozen)", cost="accuracy-risk",
-        needs=("bitsandbytes",), proposed_by=("S5",)),
-    Fix("pruning", "model", "torch l1_unstructured(amount=0.2) on conv layers (keeps the dense weight and "
-        "adds a dense mask)", cost="accuracy-risk", proposed_by=("S5",)),
 )

@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import signal
+import sys
 import tempfile
 import time
 from contextlib import contextmanager, suppress
@@ -55,7 +56,9 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
         # the tensor counter's imports (torch's dispatch machinery) once for all children, where torch is preloaded
         counter = ["gpu_budget.tensors"] if "torch" in preload else []
         context.set_forkserver_preload(["gpu_budget.child", "gpu_budget.meter", *preload, *counter])
-        with _environ(pins):
+        added = [p for p in sys.path if p and not p.startswith((sys.prefix, sys.base_prefix))]  # pytest's (memtests/):
+        path = os.pathsep.join(filter(None, [*added, os.environ.get("PYTHONPATH")]))  # 3.11's forkserver drops sys.path
+        with _environ({**pins, "PYTHONPATH": path}):
             from multiprocessing import forkserver as server
 
             server.ensure_running()

@@ -9,7 +9,7 @@ where the RSS peak moved with both. It counts what ops produce: memory that
 never passes through an op (numpy arrays, Python objects, a library's own
 buffers) is RSS's to see, so RSS stays the budget's metric.
 
-Unlike the estimator's tracker (estimate_tracker.py) nothing is logged: memory
+Unlike the estimator's tracker (estimate/tracker.py) nothing is logged: memory
 is O(live storages), so the tracker does not grow the peak it sits beside.
 """
 

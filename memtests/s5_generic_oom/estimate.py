@@ -1,0 +1,36 @@
+"""S5's estimator builder: the runner's net (model.py) on fake tensors, its weight fixes applied the same way."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from gpu_budget.estimate import StepPlan, adamw
+from gpu_budget.estimate.fake import known_batch
+from gpu_budget.estimate.quant import Linear8bit
+
+from .model import ConvNet, hidden_linears, prune_weights
+
+
+def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
+    has = fixes.__contains__
+    model = ConvNet(p["width"], p["hidden"], p["classes"])
+    notes = []
+    if has("quantization"):
+        head = model.classifier
+        for i in hidden_linears(head):
+            head[i] = Linear8bit(head[i], device.cuda)
+        notes.append("8-bit layers modelled (estimate/quant.py)")
+    if has("pruning"):
+        prune_weights(model)
+    if has("amp"):
+        notes.append("amp: not modelled (autocast acts on CUDA tensors; the estimate is the fp32 step)")
+    batch, micro = p["batch_size"], p["batch_size"] // 2 if has("smaller_batch") else p["batch_size"]
+    g = torch.Generator().manual_seed(p.get("seed", 0))
+    batches = [known_batch(known, lambda: {"x": torch.randn(micro, 3, p["image"], p["image"], generator=g),
+                                           "y": torch.randint(0, p["classes"], (micro,), generator=g)})
+               for _ in range(batch // micro)]
+    trainable = [q for q in model.parameters() if q.requires_grad]
+    return StepPlan(model, adamw(trainable, device, lr=1e-4), batches,
+                    loss=lambda m, b: nn.functional.cross_entropy(m(b["x"]), b["y"]), notes=notes,
+                    facts={"batch_size": batch, "micro_batch": micro})

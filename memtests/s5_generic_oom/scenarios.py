@@ -1,0 +1,22 @@
+"""S5's scenarios: the generic large-model OOM write-up at batch 32, and its fixes.
+
+The fixes are listed once, in `supports`: generic ones by name, S5's own as the Fix objects of fixes.py.
+"""
+
+from gpu_budget import Scenario
+from gpu_budget.estimate import register
+
+from .fixes import PRUNING, QUANTIZATION
+
+S5 = Scenario(
+    name="s5_generic_oom",
+    run="s5_generic_oom.runner:run",
+    params={"batch_size": 32, "steps": 4, "classes": 10, "seed": 0},
+    scales={
+        "tiny": {"image": 128, "width": 16, "hidden": 2048},
+        "real": {"image": 224, "width": 64, "hidden": 4096, "classes": 1000},
+    },
+    supports=("smaller_batch", "amp", QUANTIZATION, PRUNING),
+)
+
+register(S5.run, "s5_generic_oom.estimate:build")  # the estimator's model of the runner (estimate.py)

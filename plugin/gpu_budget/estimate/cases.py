@@ -1,0 +1,68 @@
+"""What the estimate CLI estimates: the Scenarios it is given, as `path/to/module.py:NAME` or `module:NAME`.
+
+Fixes follow after `+` (`memtests/s1_wav2vec2/scenarios.py:AS_REPORTED+truncate`)
+and are checked like `Scenario.with_fixes` checks them. A path is imported the
+way pytest imports a test module: the nearest folder above its package goes on
+sys.path (so `memtests/` for a case study), and with it the package the
+scenario's runner and builder live in, for this process and the children the
+validation starts from it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from gpu_budget.fixes import FixError
+from gpu_budget.scenario import Scenario
+
+FORM = "'path/to/module.py:NAME' or 'module:NAME', fixes after '+' (scenarios.py:S1+truncate)"
+
+
+class CaseError(ValueError):
+    """A case spec that names no Scenario: the message names the spec and what is wrong with it."""
+
+
+def load_case(spec: str) -> Scenario:
+    """'where:NAME+fix+fix' -> the Scenario NAME of module `where` with those fixes added."""
+    target, *fixes = spec.split("+")
+    where, sep, name = target.rpartition(":")
+    if not sep or not where or not name.isidentifier():
+        raise CaseError(f"bad case {spec!r}: expected {FORM}")
+    module = _import(where, spec)
+    scenario = getattr(module, name, None)
+    if not isinstance(scenario, Scenario):
+        found = sorted(k for k, v in vars(module).items() if isinstance(v, Scenario))
+        what = "no" if scenario is None else f"a {type(scenario).__name__}, not a Scenario, as"
+        raise CaseError(f"case {spec!r}: {where} has {what} {name!r} (its Scenarios: {', '.join(found) or 'none'})")
+    try:
+        return scenario.with_fixes(*fixes) if fixes else scenario
+    except FixError as exc:
+        raise CaseError(f"case {spec!r}: {exc}") from None
+
+
+def _import(where: str, spec: str) -> ModuleType:
+    if where.endswith(".py") or "/" in where:
+        return _import_path(Path(where), spec)
+    try:
+        return importlib.import_module(where)
+    except ModuleNotFoundError as exc:
+        raise CaseError(f"case {spec!r}: no module {exc.name!r} on sys.path (give a path instead, "
+                        f"e.g. memtests/s1_wav2vec2/scenarios.py:S1)") from None
+
+
+def _import_path(path: Path, spec: str) -> ModuleType:
+    """Import a file by its dotted name under the first folder above it that is not a package."""
+    path = path.resolve()
+    if path.suffix != ".py" or not path.is_file():
+        raise CaseError(f"case {spec!r}: {path} is not a Python file")
+    parts = [] if path.stem == "__init__" else [path.stem]
+    root = path.parent
+    while (root / "__init__.py").is_file():
+        parts.insert(0, root.name)
+        root = root.parent
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return importlib.import_module(".".join(parts))

@@ -1,0 +1,94 @@
+"""CUDA mode: the known differences between a CPU step and the same step on a GPU, as adjustments.
+
+Fake *cuda* tensors do not work on a CPU-only torch build (MEASURED.md), so the
+estimator runs fake CPU tensors and changes what differs on CUDA:
+
+  adamw_foreach   torch.optim.AdamW defaults to foreach on CUDA (a list of
+                  temporaries at once) and to a per-parameter loop on CPU.
+                  Builders pass `foreach=True` in CUDA mode (estimate.adamw).
+  dropout_mask    CPU dropout keeps a float mask (input dtype) for backward; CUDA
+                  runs the fused native_dropout, which keeps a bool mask (1 byte).
+  sdpa_kernel     CPU SDPA falls back to the math path when attention dropout
+                  is on (it keeps the B x H x L x S weights); CUDA picks the
+                  flash / memory-efficient kernel, which keeps the output and a
+                  logsumexp. GQA key/values are expanded (a copy; conservative).
+  rounding_512    the caching allocator rounds every block up to 512 bytes.
+  cuda_context    the CUDA context is not a tensor: a parameter (bytes) the user
+                  measures on their GPU; added only to the device-level figure.
+  bnb kernels     4-bit matmuls dequantize the weight (bitsandbytes' fallback
+                  path on CUDA and its only path on CPU); 8-bit training uses
+                  int8 matmuls on CUDA and dequantize + fp matmul on CPU
+                  (quant.py models both).
+
+Nothing here makes the result a GPU measurement: it is an *estimate* of
+torch.cuda.max_memory_allocated() for the step, reported under its own metric.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+ADJUSTMENTS = ("adamw_foreach", "dropout_mask", "sdpa_kernel", "rounding_512", "cuda_context", "bnb_kernels")
+CUDA_GRANULE = 512  # c10/cuda/CUDACachingAllocator.cpp kMinBlockSize
+
+
+@dataclass(frozen=True)
+class Device:
+    """Which device's behaviour to model. cuda_context: bytes, measured by the user on their GPU (None: left out)."""
+
+    cuda: bool = False
+    cuda_context: int | None = None
+
+    @property
+    def granule(self) -> int:
+        return CUDA_GRANULE if self.cuda else 1
+
+    @property
+    def name(self) -> str:
+        return "cuda (modelled)" if self.cuda else "cpu"
+
+
+def _dropout(original):
+    def dropout(input, p=0.5, training=True, inplace=False):
+        if training and 0.0 < p < 1.0 and not inplace and input.numel() > 0:
+            return torch.native_dropout(input, p, True)[0]  # what CUDA's fused kernel keeps: a bool mask
+        return original(input, p, training, inplace)
+
+    return dropout
+
+
+def _sdpa(original):
+    def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+        if query.dim() != 4 or query.requires_grad is False and key.requires_grad is False:
+            return original(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                            scale=scale, enable_gqa=enable_gqa)
+        if enable_gqa and key.shape[1] != query.shape[1]:
+            repeat = query.shape[1] // key.shape[1]
+            key, value = key.repeat_interleave(repeat, dim=1), value.repeat_interleave(repeat, dim=1)
+        if attn_mask is not None and attn_mask.dtype == torch.bool:
+            attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill_(~attn_mask, float("-inf"))
+        # the CPU flash kernel keeps what CUDA's flash / memory-efficient kernels keep: output + logsumexp
+        out, _ = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)
+        return out
+
+    return sdpa
+
+
+@contextlib.contextmanager
+def modelled(device: Device) -> Iterator[None]:
+    """Inside: dropout and SDPA behave (memory-wise) as on `device`. Nothing changes for CPU."""
+    if not device.cuda:
+        yield
+        return
+    saved = F.dropout, F.scaled_dot_product_attention
+    F.dropout, F.scaled_dot_product_attention = _dropout(saved[0]), _sdpa(saved[1])
+    try:
+        yield
+    finally:
+        F.dropout, F.scaled_dot_product_attention = saved

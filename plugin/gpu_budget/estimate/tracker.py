@@ -1,0 +1,142 @@
+"""Live tensor bytes of a run, per phase and per category, from the storages its ops create.
+
+A TorchDispatchMode sees every op's outputs; each new untyped storage is
+counted once (views share it) and uncounted when the storage dies (a weakref
+callback). Every allocation and free goes into a log, so the categories can be
+assigned *after* the run: a tensor is only known to be a gradient once
+backward has put it in `.grad`, or optimizer state once `step()` has kept it.
+Replaying the log with those labels gives the peak, the category split at the
+peak, and each phase's own peak.
+
+MEASURED.md: on real CPU tensors this gives a repeatable tensor peak; under
+FakeTensorMode it predicts the real CPU tensor peak (estimate/fake.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.weak import WeakIdKeyDictionary
+
+CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations")
+UNLABELLED = "activations"  # saved activations, temporaries and the input batch
+
+
+def round_up(nbytes: int, granule: int) -> int:
+    """An allocator's view of a storage: rounded up to `granule` bytes (CUDA's caching allocator: 512)."""
+    if granule <= 1 or nbytes == 0:
+        return nbytes
+    return -(-nbytes // granule) * granule
+
+
+@dataclass
+class Replay:
+    """What the log says once labelled: peaks in bytes."""
+
+    peak: int
+    at_peak: dict[str, int]
+    peak_phase: str | None
+    phases: list[dict] = field(default_factory=list)  # {name, peak, at_peak: {category: bytes}, start, end}
+    final: int = 0
+
+
+class LiveTensors(TorchDispatchMode):
+    """Counts the bytes of live storages created under it; `granule` rounds each one (1 = exact)."""
+
+    def __init__(self, granule: int = 1) -> None:
+        super().__init__()
+        self.granule = granule
+        self._keys: WeakIdKeyDictionary = WeakIdKeyDictionary()
+        self._refs: dict[int, weakref.ref] = {}
+        self._ids = itertools.count()
+        self.log: list[tuple[int, int]] = []  # (storage id, +bytes at allocation / -bytes at free)
+        self.marks: list[tuple[int, str]] = []  # (log index, phase name)
+        self.labels: dict[int, str] = {}
+        self.transients = 0
+
+    # -- counting -----------------------------------------------------------
+    def track(self, tensor: torch.Tensor) -> int | None:
+        """Count `tensor`'s storage if it is new; returns its id (None for a non-tensor)."""
+        if not isinstance(tensor, torch.Tensor):
+            return None
+        storage = tensor.untyped_storage()
+        key = self._keys.get(storage)
+        if key is not None:
+            return key
+        key = next(self._ids)
+        nbytes = round_up(int(storage.nbytes()), self.granule)
+        self._keys[storage] = key
+        self._refs[key] = weakref.ref(storage, lambda _ref, key=key, nbytes=nbytes: self._free(key, nbytes))
+        self.log.append((key, nbytes))
+        return key
+
+    def _free(self, key: int, nbytes: int) -> None:
+        self._refs.pop(key, None)
+        self.log.append((key, -nbytes))
+
+    def transient(self, nbytes: int) -> None:
+        """A workspace an op uses and frees inside itself (not visible as an output)."""
+        key = next(self._ids)
+        self.transients += 1
+        self.log.append((key, round_up(nbytes, self.granule)))
+        self.log.append((key, -round_up(nbytes, self.granule)))
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for tensor in tree_flatten(out)[0]:
+            self.track(tensor)
+        return out
+
+    # -- phases and labels --------------------------------------------------
+    def phase(self, name: str) -> None:
+        """Everything logged from now on belongs to phase `name` (phases tile the run)."""
+        self.marks.append((len(self.log), name))
+
+    def label(self, tensors: Iterable[torch.Tensor | None], category: str) -> None:
+        """Say what these tensors' storages are (the label holds for the storage's whole life)."""
+        if category not in CATEGORIES:
+            raise ValueError(f"unknown category {category!r} (known: {CATEGORIES})")
+        for tensor in tensors:
+            if isinstance(tensor, torch.Tensor):
+                key = self.track(tensor)
+                self.labels.setdefault(key, category)
+
+    @property
+    def live_bytes(self) -> int:
+        return sum(nbytes for _, nbytes in self.log)
+
+    # -- replay -------------------------------------------------------------
+    def replay(self) -> Replay:
+        """Walk the log once: the overall peak and its split, and each phase's peak and split."""
+        current = dict.fromkeys(CATEGORIES, 0)
+        total = 0
+        best = Replay(peak=0, at_peak=dict(current), peak_phase=None)
+        marks = list(self.marks)
+        rows: list[dict] = []
+        row = None
+        log = list(self.log)
+        for i in range(len(log) + 1):
+            while marks and marks[0][0] == i:
+                if row is not None:
+                    row["end"] = total
+                row = {"name": marks.pop(0)[1], "peak": total, "at_peak": dict(current), "start": total}
+                rows.append(row)
+            if i == len(log):
+                break
+            key, nbytes = log[i]
+            current[self.labels.get(key, UNLABELLED)] += nbytes
+            total += nbytes
+            if row is not None and total > row["peak"]:
+                row["peak"], row["at_peak"] = total, dict(current)
+            if total > best.peak:
+                best.peak, best.at_peak, best.peak_phase = total, dict(current), row["name"] if row else None
+        if row is not None:
+            row["end"] = total
+        best.phases, best.final = rows, total
+        return best

@@ -1,1 +1,0 @@
-"""Scenario runners: module-level prepare(ctx)/run(ctx) pairs that measured children import by name."""
