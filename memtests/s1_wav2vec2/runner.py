@@ -47,6 +47,7 @@ for _optional in ("datasets", "soundfile"):  # preloaded with this module where 
 # or cannot import them, skips the S1 cases with the reason.
 from transformers import Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
 
+from gpu_budget import meter_callback
 from gpu_budget.hf_compat import checkpointing_arg
 from gpu_budget.requires import optional_import
 
@@ -118,7 +119,7 @@ def run(ctx) -> dict:
     meter.start("train_setup")  # Trainer init, optimizer creation, the first step's batches
     with tempfile.TemporaryDirectory(prefix="s1-trainer-") as out:
         trainer = Trainer(model=model, args=_training_args(ctx, out), train_dataset=train_ds,
-                          eval_dataset=eval_ds, processing_class=fe, callbacks=[_phases(ctx)])
+                          eval_dataset=eval_ds, processing_class=fe, callbacks=[meter_callback(ctx.meter, train_end=None, after_each=lambda: _tidy(ctx))])
         trainer.remove_callback(PrinterCallback)
         trainer.train()
 
@@ -288,35 +289,6 @@ def _training_args(ctx, out: str):
         dataloader_num_workers=p.get("dataloader_workers", 0),
         dataloader_persistent_workers=bool(p.get("dataloader_workers")) and p.get("persistent_workers", False),
     )
-
-
-def _phases(ctx):
-    """One metered phase per optimizer step and per epoch-end evaluation (a TrainerCallback, made in the child).
-
-    The Trainer fetches a step's micro-batches before on_step_begin, so step
-    k's phase also holds the loading of step k+1's batches (step 1's are in
-    train_setup, an epoch's first in the eval before it).
-    """
-    from transformers import TrainerCallback
-
-    class Phases(TrainerCallback):
-        def __init__(self) -> None:
-            self.epoch = 0
-
-        def on_step_begin(self, args, state, control, **kwargs):
-            ctx.meter.start(f"train_step_{state.global_step + 1}", step=state.global_step + 1)
-
-        def on_step_end(self, args, state, control, **kwargs):
-            _tidy(ctx)
-
-        def on_epoch_end(self, args, state, control, **kwargs):
-            self.epoch += 1
-            ctx.meter.start(f"eval_epoch_{self.epoch}")
-
-        def on_evaluate(self, args, state, control, **kwargs):
-            _tidy(ctx)
-
-    return Phases()
 
 
 def _tidy(ctx) -> None:

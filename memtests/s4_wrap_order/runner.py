@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import tempfile
 
+from gpu_budget import meter_callback
 from gpu_budget.hf_compat import checkpointing_arg
 
 from .model import llama_config, peft_in_order, sample, switch
@@ -58,21 +59,13 @@ class _Dataset:
 
 def _phase_callback(meter, counter: dict):
     """Each optimizer step is a measured phase; counts layer-0 norm calls in step 1 (2 = checkpointed)."""
-    from transformers import TrainerCallback
 
-    class Phases(TrainerCallback):
-        def on_step_begin(self, args, state, control, **kw):
-            meter.start(f"train_step_{state.global_step + 1}", step=state.global_step + 1)
-            counter["calls"] = 0
+    def step_done() -> None:
+        counter.setdefault("step1_layer0_norm_calls", counter.get("calls", 0))
+        meter.info.setdefault("step1_layer0_norm_calls", counter.get("calls", 0))
+        counter["calls"] = 0
 
-        def on_step_end(self, args, state, control, **kw):
-            counter.setdefault("step1_layer0_norm_calls", counter["calls"])
-            meter.info.setdefault("step1_layer0_norm_calls", counter["calls"])
-
-        def on_train_end(self, args, state, control, **kw):
-            meter.start("train_end")
-
-    return Phases()
+    return meter_callback(meter, after_each=step_done)
 
 
 def run(ctx) -> dict:
