@@ -10,5 +10,5 @@ S5 = Scenario(
         "tiny": {"image": 128, "width": 16, "hidden": 2048},
         "real": {"image": 224, "width": 64, "hidden": 4096, "classes": 1000},
     },
-    supports=("smaller_batch", "amp", "quantization", "pruning"),
+    supports=("smaller_batch", "amp", "quantization", "pruning", "freeze_fp32"),
 )

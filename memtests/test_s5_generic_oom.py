@@ -6,6 +6,11 @@ peak; unstructured pruning *raises* it (weight_orig plus a mask, both dense);
 AMP applies only on a GPU. The largest batch that fits is found by bisection
 over real runs instead of by hand.
 
+Quantization also freezes the layers it converts (no gradients, no AdamW
+state for them), so its saving is two effects; freeze_fp32 freezes the same
+weights kept in fp32, and FINDINGS.md splits the saving: freezing alone, then
+8-bit storage on top.
+
 Tiny budget: the real budget is the card; the write-up gives no figure, so
 the tiny budget is the middle of the measured as-reported peak and batch 16 x 2
 accumulation (recorded with the forkserver preload of pyproject.toml, whose
@@ -38,7 +43,9 @@ def test_fixed_smaller_batch(gpu_budget):
 
 
 # fix combinations are built (and validated against the fix library) at collection time
-FIX_CASES = {fixes: S5.with_fixes(*fixes.split("+")) for fixes in ["quantization", "pruning", "amp", "smaller_batch+quantization"]}
+FIX_CASES = {fixes: S5.with_fixes(*fixes.split("+")) for fixes in ["quantization", "pruning", "amp", "smaller_batch+quantization",
+                                                                    "freeze_fp32"]}
+FROZEN_BY_QUANTIZATION = ["classifier.1.weight", "classifier.4.weight"]  # the hidden Linear weights, at every scale
 
 
 @pytest.mark.parametrize("fixes", list(FIX_CASES))
@@ -47,6 +54,10 @@ def test_fix(gpu_budget, fixes):
     info = gpu_budget.measure(FIX_CASES[fixes], label=fixes)["info"]
     if fixes == "pruning":
         assert info["pruning_added_bytes"] > 0  # a dense mask beside every pruned weight
+    if fixes in ("quantization", "freeze_fp32"):  # the same weights frozen: one stored int8, the other fp32
+        assert info["frozen_parameters"] == FROZEN_BY_QUANTIZATION, info["frozen_parameters"]
+        assert info["trainable_params"] < info["params"] / 2, info  # 10.7 M -> 96.7 K at tiny scale
+        assert info["quantized_linears"] == (2 if fixes == "quantization" else 0), info
     if fixes == "amp":  # autocast fp16 is CUDA's: on a CPU host the runner must say it did not apply it
         assert (info["fixes_applied"]["amp"] == "applied") == (gpu_budget.device == "cuda"), info["fixes_applied"]
 

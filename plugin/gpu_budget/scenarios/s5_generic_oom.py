@@ -16,6 +16,9 @@ Fixes (ctx.has):
   pruning        prune.l1_unstructured(amount=0.2) on every Conv2d and Linear weight:
                  keeps weight_orig plus a dense mask, so the write-up's hope that
                  it lowers memory is what the measurement checks
+  freeze_fp32    freeze the weights quantization makes int8, kept fp32: quantization
+                 also freezes them (no gradients, no AdamW state), so this control
+                 measures what freezing alone saves, apart from 8-bit storage
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import math
 import torch
 from torch import nn
 
-FIXES = ("smaller_batch", "amp", "quantization", "pruning")
+FIXES = ("smaller_batch", "amp", "quantization", "pruning", "freeze_fp32")
 
 
 class ConvNet(nn.Module):
@@ -65,7 +68,7 @@ def _prune(model: nn.Module) -> dict:
 def _quantize(model: ConvNet, device: str) -> dict:
     """Hidden Linear layers to 8-bit (the output layer stays fp32, as int8 recipes skip the head)."""
     head = model.classifier
-    targets = [i for i, m in enumerate(head) if isinstance(m, nn.Linear)][:-1]
+    targets = _hidden_linears(head)
     try:
         import bitsandbytes as bnb
     except ImportError:
@@ -81,6 +84,18 @@ def _quantize(model: ConvNet, device: str) -> dict:
         head[i] = new.to(device)  # moving the layer is what quantizes its weight to int8
     return {"quantization": f"bitsandbytes {bnb.__version__} Linear8bitLt, int8 weights frozen",
             "quantized_modules": [f"classifier.{i}" for i in targets]}
+
+
+def _hidden_linears(head: nn.Sequential) -> list[int]:
+    """The head's Linear layers but the output one: what quantization converts, and freeze_fp32 freezes."""
+    return [i for i, m in enumerate(head) if isinstance(m, nn.Linear)][:-1]
+
+
+def _freeze(model: ConvNet) -> dict:
+    """Quantization's freezing without its 8-bit storage: the same weights frozen, kept fp32 (biases train, as there)."""
+    for i in _hidden_linears(model.classifier):
+        model.classifier[i].weight.requires_grad_(False)
+    return {"frozen_fp32_modules": [f"classifier.{i}" for i in _hidden_linears(model.classifier)]}
 
 
 def _tensor_bytes(model: nn.Module) -> int:
@@ -114,6 +129,11 @@ def run(ctx) -> dict:
         info.update(_quantize(model, ctx.device))
     if ctx.has("pruning"):
         info.update(_prune(model))
+    if ctx.has("freeze_fp32"):
+        info.update(_freeze(model))
+    info["frozen_parameters"] = [n for n, t in model.named_parameters() if not t.requires_grad]
+    info["quantized_linears"] = sum(isinstance(getattr(m, "weight", None), torch.Tensor) and m.weight.dtype == torch.int8
+                                    for m in model.modules())
     trainable = [t for t in model.parameters() if t.requires_grad]
     info["trainable_params"] = sum(t.numel() for t in trainable)
     info["model_bytes"] = _tensor_bytes(model)
