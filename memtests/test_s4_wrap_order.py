@@ -25,8 +25,10 @@ measured and baselined, expected nothing.
 import pytest
 from s4_wrap_order.scenarios import AS_REPORTED, VARIANTS
 
-BUDGET = {"cpu": {"ram": {"tiny": "540 MiB"}}, "cuda": {"vram": {"real": "80 GB"}}}
-EXPECT = {"cpu": {**BUDGET["cpu"], "expect": "over-budget"}, "cuda": {**BUDGET["cuda"], "expect": {"real": "over-budget"}}}
+BUDGET = {"cpu": {"ram": {"tiny": "540 MiB"}}, "cuda": {"vram": {"real": "80 GB"}},
+          "origin": {"tiny": "measured-gap", "real": "card"}}
+EXPECT = {"cpu": {**BUDGET["cpu"], "expect": "over-budget"}, "cuda": {**BUDGET["cuda"], "expect": {"real": "over-budget"}},
+          "origin": BUDGET["origin"]}
 
 
 @pytest.mark.gpu_budget(**EXPECT)
@@ -48,7 +50,7 @@ def test_fixed(gpu_budget):
     assert info["kbit_upcast_params"] > 0 and info["lora_on_lm_head"] is False
 
 
-@pytest.mark.gpu_budget(cuda=BUDGET["cuda"])
+@pytest.mark.gpu_budget(cuda=BUDGET["cuda"], origin=BUDGET["origin"])
 @pytest.mark.parametrize("variant", ["as-reported+kbit", "as-reported+all-linear", "peft_before_wrap-only", "no-wrap",
                                      "fixed+all-linear"])
 def test_variant(gpu_budget, variant):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from gpu_budget.findings import fix_verdict, main, pairs
+from gpu_budget.findings import fix_verdict, main, pairs, split_lines
 
 MiB = 2**20
 
@@ -153,3 +153,41 @@ def test_a_gpu_only_scale_says_so_in_both_tables(tmp_path):
     assert "| lora | lora | real | - | - | - | - | needs GPU, not measured here |" in text
     assert text.count("as-reported") == 0  # the reference is not listed as its own variant
     assert text.index("| lora | lora | tiny |") < text.index("| lora | lora | real |")
+
+
+def test_each_budget_says_where_it_comes_from_and_what_its_verdict_shows(tmp_path):
+    tiny = {**row("as-reported", [], 1100 * MiB, verdict="over-budget (expected)"), "budget_origin": "measured-gap",
+            "budget": {"ram": 1000 * MiB, "vram": None}, "growth": {}}
+    real = {**row("as-reported", [], 15 * 2**30, scale="real", verdict="over-budget (expected)"),
+            "budget_origin": "write-up", "budget": {"ram": 12_700_000_000, "vram": None}, "growth": {}}
+    path, out = tmp_path / "r.json", tmp_path / "F.md"
+    path.write_text(json.dumps({"version": 2, "results": [tiny, real, row("lora", ["lora"], 500 * MiB)]}))
+    assert main([str(path), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "- tiny: 1000.00 MiB, measured-gap (" in text and "not that the reported failure is reproduced" in text
+    assert "- real: 11.83 GiB (12.7 GB), write-up (the write-up's own figure): over budget reproduces" in text
+
+
+def test_an_older_row_takes_the_origin_its_memtest_declares_now_and_says_so(tmp_path, monkeypatch):
+    (tmp_path / "memtests").mkdir()
+    (tmp_path / "memtests" / "test_m.py").write_text(
+        "import pytest\n\n@pytest.mark.gpu_budget(ram={'real': '12.7 GB'}, origin={'real': 'write-up'})\n"
+        "def test_as_reported(gpu_budget):\n    pass\n")
+    old = {**row("as-reported", [], 15 * 2**30, scale="real", verdict="over-budget"),
+           "nodeid": "memtests/test_m.py::test_as_reported::as-reported", "budget": {"ram": 12.7 * 2**30, "vram": None}}
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.json").write_text(json.dumps({"version": 2, "results": [old, row("lora", ["lora"], 2**30, scale="real")]}))
+    assert main(["r.json", "-o", "F.md"]) == 0
+    text = (tmp_path / "F.md").read_text()
+    assert ("- real: 11.83 GiB (12.7 GB), write-up (the write-up's own figure): over budget reproduces the reported failure "
+            "against the write-up's own limit (origin as `memtests/test_m.py` declares it now; the run predates recorded "
+            "origins, and was judged against 12.70 GiB)") in text
+
+
+def test_quantization_is_split_into_freezing_and_8_bit_storage():
+    rows = [row("as-reported", [], 1000 * MiB), row("quantization", ["quantization"], 600 * MiB),
+            row("freeze_fp32", ["freeze_fp32"], 700 * MiB)]
+    (line,) = split_lines(pairs(rows)["s"])
+    assert line == ("- tiny: quantization's saving split (ram): as reported 1000.00 MiB; freezing alone (the same weights "
+                    "frozen, kept fp32) 700.00 MiB, saving 300.00 MiB (+30.0%); 8-bit storage on top: quantization "
+                    "600.00 MiB, 100.00 MiB lower than freezing alone (saving +10.0% of as reported)")

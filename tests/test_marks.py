@@ -40,8 +40,8 @@ def test_an_expectation_needs_a_budget_where_it_is_judged():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"device": "tpu"}, "device='tpu' is not one of ('cpu', 'cuda')"),
-    ({"cuda": {"vram": "1 GiB", "budget": 1}}, "cuda= must be a mapping of ram, vram, expect, tolerance; got ['budget']"),
-    ({"cpu": "1 GiB"}, "cpu= must be a mapping of ram, vram, expect, tolerance; got '1 GiB'"),
+    ({"cuda": {"vram": "1 GiB", "budget": 1}}, "cuda= must be a mapping of ram, vram, expect, tolerance, origin; got ['budget']"),
+    ({"cpu": "1 GiB"}, "cpu= must be a mapping of ram, vram, expect, tolerance, origin; got '1 GiB'"),
     ({"expect": {"huge": "over-budget"}}, "expect names unknown scale(s) ['huge']"),
     ({"cuda": {"expect": "oom"}}, "expect='oom' is not one of ('over-budget',)"),
     ({"cuda": {"vram": "lots"}}, "bad vram budget"),
@@ -50,3 +50,20 @@ def test_bad_declarations_name_the_test_and_the_value(kwargs, message):
     with pytest.raises(ValueError, match="^test_x.py::t: ") as info:
         gpu_budget(**kwargs, host="cuda", where="test_x.py::t")
     assert message in str(info.value)
+
+
+def test_origin_per_scale_and_device_and_none_where_no_budget_applies():
+    declared = {"ram": {"tiny": "690 MiB", "real": "12.7 GB"}, "origin": {"tiny": "measured-gap", "real": "write-up"},
+                "cuda": {"ram": {"real": "12.7 GB"}}}
+    assert gpu_budget(**declared, scale="tiny").origin == "measured-gap"
+    assert gpu_budget(**declared, scale="real", host="cuda").origin == "write-up"
+    assert gpu_budget(**declared, scale="tiny", host="cuda").origin is None  # no budget there: nothing to come from
+    assert gpu_budget(ram="1 GiB", origin="chosen").origin == "chosen"
+
+
+@pytest.mark.parametrize("origin, message", [("measured", r"origin='measured' is not one of \('write-up'"),
+                                             ({"real": "wirte-up"}, r"origin='wirte-up' is not one of"),
+                                             ({"huge": "card"}, r"origin names unknown scale\(s\) \['huge'\]")])
+def test_a_bad_origin_is_named_on_any_scale(origin, message):
+    with pytest.raises(ValueError, match=message):
+        gpu_budget(ram="1 GiB", origin=origin, scale="tiny", where="m.py::t")

@@ -142,6 +142,7 @@ def run(ctx) -> dict:
         "dataloader_workers": trainer.args.dataloader_num_workers,
         "dataloader_start": multiprocessing.get_start_method(),
         "transformers": transformers.__version__,
+        **_GC_CALLS,
     }
 
 
@@ -291,10 +292,14 @@ def _training_args(ctx, out: str):
     )
 
 
+_GC_CALLS = {"gc_collect_calls": 0, "gc_collected_objects": 0}  # what _tidy did in this child: the fix's proof it ran
+
+
 def _tidy(ctx) -> None:
     """The write-up's fix 3: gc.collect() + empty_cache() between phases."""
     if ctx.has("gc_collect"):
-        gc.collect()
+        _GC_CALLS["gc_collect_calls"] += 1
+        _GC_CALLS["gc_collected_objects"] += gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 

@@ -8,3 +8,7 @@ QUANTIZATION = fixes.register(Fix(
 PRUNING = fixes.register(Fix(
     "pruning", "model", "torch l1_unstructured(amount=0.2) on conv layers (keeps the dense weight and adds a dense "
     "mask)", cost="accuracy-risk", proposed_by=("S5",)))
+FREEZE_FP32 = fixes.register(Fix(
+    "freeze_fp32", "model", "freeze the weights quantization would make int8, keeping them fp32: what freezing alone "
+    "saves, apart from 8-bit storage (a control for S5's quantization, not a remedy)", cost="accuracy-risk",
+    conflicts=("quantization",), remedy=False, proposed_by=("S5",)))

@@ -16,6 +16,9 @@ How it honours the fixes scenarios.py lists (ctx.has):
   pruning        prune.l1_unstructured(amount=0.2) on every Conv2d and Linear weight:
                  keeps weight_orig plus a dense mask, so the write-up's hope that
                  it lowers memory is what the measurement checks
+  freeze_fp32    freeze the weights quantization makes int8, kept fp32: quantization
+                 also freezes them (no gradients, no AdamW state), so this control
+                 measures what freezing alone saves, apart from 8-bit storage
 """
 
 from __future__ import annotations
@@ -50,6 +53,14 @@ def _quantize(model: ConvNet, device: str) -> dict:
             "quantized_modules": [f"classifier.{i}" for i in targets]}
 
 
+def _freeze(model: ConvNet) -> dict:
+    """Quantization's freezing without its 8-bit storage: the same weights frozen, kept fp32 (biases train, as there)."""
+    targets = hidden_linears(model.classifier)
+    for i in targets:
+        model.classifier[i].weight.requires_grad_(False)
+    return {"frozen_fp32_modules": [f"classifier.{i}" for i in targets]}
+
+
 def _amp(ctx) -> str | None:
     """The autocast dtype the amp fix uses here, or None when it does not apply."""
     if not ctx.has("amp"):
@@ -74,6 +85,11 @@ def run(ctx) -> dict:
         info.update(_quantize(model, ctx.device))
     if ctx.has("pruning"):
         info.update(prune_weights(model))
+    if ctx.has("freeze_fp32"):
+        info.update(_freeze(model))
+    info["frozen_parameters"] = [n for n, t in model.named_parameters() if not t.requires_grad]
+    info["quantized_linears"] = sum(isinstance(getattr(m, "weight", None), torch.Tensor) and m.weight.dtype == torch.int8
+                                    for m in model.modules())
     trainable = [t for t in model.parameters() if t.requires_grad]
     info["trainable_params"] = sum(t.numel() for t in trainable)
     info["model_bytes"] = tensor_bytes(model)

@@ -6,7 +6,7 @@ The fixes are listed once, in `supports`: generic ones by name, S5's own as the 
 from gpu_budget import Scenario
 from gpu_budget.estimate import register
 
-from .fixes import PRUNING, QUANTIZATION
+from .fixes import FREEZE_FP32, PRUNING, QUANTIZATION
 
 S5 = Scenario(
     name="s5_generic_oom",
@@ -16,7 +16,7 @@ S5 = Scenario(
         "tiny": {"image": 128, "width": 16, "hidden": 2048},
         "real": {"image": 224, "width": 64, "hidden": 4096, "classes": 1000},
     },
-    supports=("smaller_batch", "amp", QUANTIZATION, PRUNING),
+    supports=("smaller_batch", "amp", QUANTIZATION, PRUNING, FREEZE_FP32),
 )
 
 register(S5.run, "s5_generic_oom.estimate:build")  # the estimator's model of the runner (estimate.py)

@@ -14,18 +14,42 @@ Host RAM is judged on the process tree's peak (`ram_tree`: the measured process
 with its DataLoader workers and subprocesses) where both rows hold it, else on
 the main process's (`ram`, all a version-1 report holds); the main process's
 figure stands beside it.
+
+Each scale's budget is printed with its origin (marks.ORIGINS: the write-up's
+figure, a card's memory, a measured gap...) and what an over-budget verdict
+therefore shows. A row carries the origin its memtest declared (`budget_origin`);
+a row from a report written before that key existed takes the origin its
+memtest declares now, and says so (and the budget declared now, where it moved).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from collections import defaultdict
 from pathlib import Path
 
-from gpu_budget.marks import DEFAULT_TOLERANCE
+from gpu_budget.marks import DEFAULT_TOLERANCE, ORIGINS
+from gpu_budget.marks import gpu_budget as read_mark
+from gpu_budget.marks import merge as merge_marks
 from gpu_budget.report import READABLE_VERSIONS
 from gpu_budget.scenario import SCALES
 from gpu_budget.units import format_size
+
+
+# What breaking a budget shows, by where the budget comes from.
+SHOWS = {
+    "write-up": "over budget reproduces the reported failure against the write-up's own limit",
+    "card": "over budget reproduces the failure against the memory of the write-up's card",
+    "measured-gap": "over budget shows only that the fix's saving crosses a gap placed between two measured peaks, "
+                    "not that the reported failure is reproduced independently of the measurement",
+    "measured-main": "over budget shows that the process tree outgrows what the main process alone measured plus the "
+                     "allowance (the workers' copies), not a figure from the write-up",
+    "chosen": "over budget shows only that the peak is above a hand-set figure; no limit from the write-up is reproduced",
+}
+# A fix whose saving is two effects, and the control that measures one of them alone.
+SPLITS = {"quantization": ("freeze_fp32", "freezing alone (the same weights frozen, kept fp32)", "8-bit storage on top")}
 
 
 def _scale_order(scale: str) -> int:
@@ -121,7 +145,7 @@ def failures(results: list[dict]) -> dict[str, list[dict]]:
             budget = row.get("budget") or {}
             out[row["scenario"]].append({"scale": row["scale"], "metric": None, "peak": None, "over": None, "growth": None,
                                          "budget": budget.get("vram") or budget.get("ram"), "verdict": _skip_verdict(row),
-                                         "main": None})
+                                         "main": None, "row": row})
             continue
         metric = _metric(row)
         budget = (row.get("budget") or {}).get("vram" if metric == "vram_allocated" else "ram")
@@ -131,8 +155,70 @@ def failures(results: list[dict]) -> dict[str, list[dict]]:
             "scale": row["scale"], "metric": metric, "peak": peak, "budget": budget, "main": _main(row),
             "over": None if not budget or peak is None else (peak - budget) / budget,
             "growth": growth.get("ram_tree_per_step", growth.get("ram_per_step")) if metric == "ram_tree"
-            else growth.get("ram_per_step"), "verdict": row["verdict"]})
+            else growth.get("ram_per_step"), "verdict": row["verdict"], "row": row})
     return out
+
+
+def declared(row: dict) -> dict | None:
+    """The budget and origin the row's memtest declares now, for its scale and device; None when it cannot be read.
+
+    For rows of reports written before rows carried `budget_origin`: the memtest
+    module is imported from the row's node id (relative to the working directory).
+    """
+    path, _, rest = row["nodeid"].partition("::")
+    function = rest.split("::")[0].split("[")[0]
+    if not Path(path).is_file():
+        return None
+    folder = str(Path(path).resolve().parent)
+    sys.path.insert(0, folder)  # memtests import their scenario modules by plain name
+    try:
+        spec = importlib.util.spec_from_file_location(f"_declared_{Path(path).stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
+    marks = [m for m in getattr(getattr(module, function, None), "pytestmark", []) if m.name == "gpu_budget"]
+    if not marks:
+        return None
+    host = "cuda" if (row.get("budget") or {}).get("vram") else row.get("device") or "cpu"
+    mark = read_mark(**merge_marks([(m.args, m.kwargs) for m in reversed(marks)]), scale=row["scale"], host=host,
+                     where=row["nodeid"])
+    return {"origin": mark.origin, "budget": mark.budget.vram or mark.budget.ram}
+
+
+def origin_line(row: dict) -> str:
+    """One scale's budget, where it comes from, and what its verdict therefore shows."""
+    budget = (row.get("budget") or {}).get("vram") or (row.get("budget") or {}).get("ram")
+    if "budget_origin" in row:
+        origin, now, suffix = row["budget_origin"], budget, ""
+    else:
+        found = declared(row) or {"origin": None, "budget": budget}
+        origin, now = found["origin"], found["budget"]
+        suffix = f" (origin as `{row['nodeid'].split('::')[0]}` declares it now; the run predates recorded origins"
+        suffix += f", and was judged against {format_size(budget)})" if now != budget else ")"
+    if now is None:
+        return f"- {row['scale']}: no budget{suffix}"
+    size = format_size(now) + (f" ({now / 1e9:g} GB)" if origin in ("write-up", "card") else "")
+    if origin is None:
+        return f"- {row['scale']}: {size}, origin not declared: what its verdict shows is not stated{suffix}"
+    return f"- {row['scale']}: {size}, {origin} ({ORIGINS[origin]}): {SHOWS[origin]}{suffix}"
+
+
+def split_lines(entries: list[dict]) -> list[str]:
+    """A fix's saving split into a control's part and the rest (SPLITS), per scale where both were measured."""
+    lines = []
+    for fix, (control, alone, rest) in SPLITS.items():
+        for scale in sorted({e["scale"] for e in entries}, key=_scale_order):
+            by = {e["variant"]: e for e in entries if e["scale"] == scale and e["before"] and e["after"] is not None}
+            if fix not in by or control not in by or by[fix]["metric"] != by[control]["metric"]:
+                continue
+            before, part, whole = by[fix]["before"], by[control]["after"], by[fix]["after"]
+            lines.append(f"- {scale}: {fix}'s saving split ({by[fix]['metric']}): as reported {format_size(before)}; "
+                         f"{alone} {format_size(part)}, saving {format_size(before - part)} ({(before - part) / before:+.1%}); "
+                         f"{rest}: {fix} {format_size(whole)}, {format_size(abs(whole - part))} "
+                         f"{'lower' if whole < part else 'higher'} than freezing alone "
+                         f"(saving {(part - whole) / before:+.1%} of as reported)")
+    return lines
 
 
 def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> str:
@@ -161,6 +247,8 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
                 growth = "-" if f["growth"] is None else f"{format_size(f['growth'])}"
                 lines.append(f"| {f['scale']} | {f['metric'] or '-'} | {format_size(f['peak'])} | {format_size(f['main'])} | "
                              f"{format_size(f['budget'])} | {over} | {growth} | {f['verdict']} |")
+            lines += ["", "Budgets, where each comes from, and what its verdict shows:", ""]
+            lines += [origin_line(f["row"]) for f in reproduced[scenario]]
             lines.append("")
         lines += ["| variant | fixes | scale | metric | as reported | with the fix | saving | verdict | main process: as reported, with the fix |",
                   "|---|---|---|---|---|---|---|---|---|"]
@@ -171,6 +259,8 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
             lines.append(f"| {e['variant']} | {', '.join(e['fixes']) or '-'} | {e['scale']} | {e['metric'] or '-'} | {format_size(e['before'])} "
                          f"| {format_size(e['after'])} | {saving} | {e['verdict']} | {main} |")
         lines.append("")
+        if split_lines(entries):
+            lines += split_lines(entries) + [""]
         for note in notes.get(scenario, []):
             lines.append(f"- {note['scale']}: {note['text']} (`{note['nodeid']}`)")
         if notes.get(scenario):

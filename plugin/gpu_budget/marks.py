@@ -1,6 +1,7 @@
 """The `gpu_budget` marker, as a plain function of the marker's arguments.
 
-`@pytest.mark.gpu_budget(ram="12.7 GiB", vram="15 GiB", tolerance=None, expect=None, device=None, cpu=None, cuda=None)`
+`@pytest.mark.gpu_budget(ram="12.7 GiB", vram="15 GiB", tolerance=None, expect=None, device=None, cpu=None, cuda=None,
+origin=None)`
 
 Expectations are per device: a case measured on a CPU host trains on the CPU
 and is judged on host RAM, the same case on a CUDA host trains on the GPU,
@@ -29,7 +30,15 @@ from gpu_budget.units import parse_size
 DEFAULT_TOLERANCE = Tolerance(rel=0.005, abs=4 * 2**20)
 EXPECTABLE = ("over-budget",)
 DEVICES = ("cpu", "cuda")
-PER_DEVICE = ("ram", "vram", "expect", "tolerance")  # the keys a cpu= / cuda= block may set
+PER_DEVICE = ("ram", "vram", "expect", "tolerance", "origin")  # the keys a cpu= / cuda= block may set
+# Where a budget's figure comes from decides what breaking it shows (FINDINGS.md says it per scenario and scale).
+ORIGINS = {
+    "write-up": "the write-up's own figure",
+    "card": "the memory of the card the write-up ran on",
+    "measured-gap": "set between the measured peaks of the as-reported run and a fix",
+    "measured-main": "the main process's measured peak plus an allowance per DataLoader worker",
+    "chosen": "set by hand: no figure from the write-up or a card, and no recorded derivation",
+}
 
 
 @dataclass(frozen=True)
@@ -39,17 +48,19 @@ class BudgetMark:
     expect: str | None
     device: str = "cpu"  # the device these expectations are for: the case's child runs there
     pinned: bool = False  # device= named it (the child runs there whatever the host has)
+    origin: str | None = None  # where the budget's figure comes from (ORIGINS); None where none applies or none declared
 
 
 def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None = None, expect: Any = None,
                device: str | None = None, cpu: Mapping | None = None, cuda: Mapping | None = None,
-               scale: str = "tiny", host: str = "cpu", where: str = "") -> BudgetMark:
+               origin: Any = None, scale: str = "tiny", host: str = "cpu", where: str = "") -> BudgetMark:
     """memory budget: ram=/vram= a size ("12.7 GiB", "24GB", bytes) or {"tiny": ..., "real": ...};
     tolerance={"rel": 0.02, "abs": "16 MiB"} overrides the baseline tolerance; expect="over-budget"
     (or {scale: "over-budget"}) marks a reproduction of a reported failure (passes only while the budget is
     broken, or the child dies of out-of-memory); cpu={...} / cuda={...} set ram, vram, expect, tolerance for
     cases measured on that device (a CUDA host trains on the GPU), replacing the top-level keys they name;
-    device="cpu" runs the case on the CPU on any host, device="cuda" needs a GPU."""
+    device="cpu" runs the case on the CPU on any host, device="cuda" needs a GPU; origin= (or {scale: origin}) says
+    where the budget's figure comes from: write-up, card, measured-gap, measured-main or chosen."""
     if device is not None and device not in DEVICES:
         raise ValueError(f"{where}: device={device!r} is not one of {DEVICES} (or None: the host's device)")
     on = device or host
@@ -60,10 +71,12 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
         if not isinstance(block, Mapping) or set(block) - set(PER_DEVICE):
             unknown = sorted(set(block) - set(PER_DEVICE)) if isinstance(block, Mapping) else block
             raise ValueError(f"{where}: {name}= must be a mapping of {', '.join(PER_DEVICE)}; got {unknown!r}")
-    values = {"ram": ram, "vram": vram, "expect": expect, "tolerance": tolerance, **(blocks[on] or {})}
+    values = {"ram": ram, "vram": vram, "expect": expect, "tolerance": tolerance, "origin": origin, **(blocks[on] or {})}
     expected = _pick_expect(values["expect"], scale, where)
-    return BudgetMark(Budget.for_scale(scale, values["ram"], values["vram"], where), _tolerance(values["tolerance"], where),
-                      expected, on, device is not None)
+    budget = Budget.for_scale(scale, values["ram"], values["vram"], where)
+    source = _pick_origin(values["origin"], scale, where)
+    return BudgetMark(budget, _tolerance(values["tolerance"], where), expected, on, device is not None,
+                      source if budget.ram is not None or budget.vram is not None else None)
 
 
 def _pick_expect(value: Any, scale: str, where: str) -> str | None:
@@ -76,6 +89,17 @@ def _pick_expect(value: Any, scale: str, where: str) -> str | None:
     if value is not None and value not in EXPECTABLE:
         raise ValueError(f"{where}: expect={value!r} is not one of {EXPECTABLE}")
     return value
+
+
+def _pick_origin(value: Any, scale: str, where: str) -> str | None:
+    """origin= is one key of ORIGINS, or {scale: key}; every scale's key is checked, so a typo fails on any scale."""
+    per_scale = value if isinstance(value, Mapping) else {scale: value}
+    unknown = set(per_scale) - set(SCALES)
+    if unknown:
+        raise ValueError(f"{where}: origin names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
+    for bad in (v for v in per_scale.values() if v is not None and v not in ORIGINS):
+        raise ValueError(f"{where}: origin={bad!r} is not one of {tuple(ORIGINS)}")
+    return per_scale.get(scale)
 
 
 def expectation_problem(mark: BudgetMark, scale: str) -> str | None:

@@ -117,6 +117,7 @@ class BudgetSession:
             "scenario": scenario.name, "label": label, "scale": scale, "fixes": list(scenario.fixes),
             "device": mark.device,
             "budget": {"ram": mark.budget.ram, "vram": mark.budget.vram}, "expect": expect,
+            "budget_origin": mark.origin,  # where the budget's figure comes from (marks.ORIGINS): FINDINGS.md says what it shows
             "tolerance": {"rel": mark.tolerance.rel, "abs": mark.tolerance.abs},
             "peaks": {"ram": None, "ram_tree": None, "ram_tensor": None, "vram_allocated": None, "vram_reserved": None,
                       "vram_device": None},
