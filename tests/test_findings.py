@@ -105,7 +105,7 @@ S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
 @pytest.mark.gpu_budget(ram="2 GiB")
 @pytest.mark.parametrize("n", [1, 2])
 def test_search(gpu_budget, n):
-    found = gpu_budget.peak(S.with_params(mib=8 * n))["peaks"]["ram"]
+    found = gpu_budget.peak(S.with_params(mib=8 * n)).peaks["ram"]
     gpu_budget.note(S, f"probe {n}", n=n, peak=found)
 
 @pytest.mark.gpu_budget(ram="2 GiB")

@@ -5,9 +5,11 @@ JSON report's `results`), so they cannot disagree. Host RAM shows twice: the
 process tree's peak (gated: the measured process and its DataLoader workers
 and subprocesses) and the main process's alone.
 
-JSON report versions: 2 adds `ram_tree` beside `ram` (peaks, step_peaks,
-steps; `ram_tree_peak` and `tree` in phases) and `ram_tree_method`; version 1
-reports hold the main process only.
+JSON report versions: 3 adds `explorations` (each {nodeid, exploration}:
+explore.Exploration.to_json); 2 adds `ram_tree` beside `ram` (peaks,
+step_peaks, steps; `ram_tree_peak` and `tree` in phases) and
+`ram_tree_method`; version 1 reports hold the main process only. Rows are
+results.Result.to_json().
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from pathlib import Path
 from gpu_budget.meter import ram_gated
 from gpu_budget.units import format_size
 
-REPORT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+REPORT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
 
 
@@ -255,13 +257,14 @@ def append_step_summary(rows: list[dict], hardware: dict | None, problems: list[
 
 
 def write_json(path: str | Path, rows: list[dict], hardware: dict | None, problems: list[str] = (),
-               notes: list[dict] = ()) -> None:
+               notes: list[dict] = (), explorations: list[dict] = ()) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     # gate_problems: session-level failures (the fail-safe: nothing measured, no GPU, no baselines folder)
     # notes: measured findings that are not one case's peak (a bisection's boundary), from gpu_budget.note()
+    # explorations: what each gpu_budget.explore() found (explore.Exploration.to_json)
     data = {"version": REPORT_VERSION, "hardware": hardware, "gate_problems": list(problems), "results": rows,
-            "notes": list(notes)}
+            "notes": list(notes), "explorations": list(explorations)}
     tmp.write_text(json.dumps(data, indent=2) + "\n")
     os.replace(tmp, path)
