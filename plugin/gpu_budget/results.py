@@ -97,8 +97,8 @@ class Result:
     """One judged case: what was asked (budget, expectation), what was measured, and the verdict.
 
     measurement: None where no child ran (skipped, or an error found before
-    measuring). verdict: "pass", "over-budget", "regressed", "improved", "new",
-    "error", "skipped", ...; passed: whether the test passes on it. budget:
+    measuring). verdict: "pass", "over-budget", "regression", "improved", "no-baseline",
+    "error" or "skipped"; passed: whether the test passes on it. budget:
     {"ram", "vram"} in bytes (None: not declared); tolerance: {"rel", "abs"}.
     baseline: the stored entry compared against ({peaks, recorded, fingerprint,
     phases}); change: relative change per metric against it.
