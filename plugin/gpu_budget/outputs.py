@@ -22,11 +22,10 @@ def write_files(data: SessionData, options: Options, problems: list[str]) -> Non
     """Plots (attached to their rows), the JSON report and the GitHub step summary; a failure lands in `problems`."""
     if options.plots and data.rows:
         _plot(data, options.plots, problems)
-    rows = [r.to_json() for r in data.rows]
     if options.json:
-        report.write_json(options.json, rows, data.hardware, problems, data.notes, data.explorations)
+        report.write_json(options.json, data.rows, data.hardware, problems, data.notes, data.explorations)
     base = options.json.parent if options.json else options.plots
-    report.append_step_summary(rows, data.hardware, problems, base=base)
+    report.append_step_summary(data.rows, data.hardware, problems, base=base)
 
 
 def _plot(data: SessionData, folder: Path, problems: list[str]) -> None:
@@ -58,7 +57,7 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
         write(f"setup: {fp.get('cpu')} ({fp.get('cpu_level')}), kernels {fp.get('isa')} (dispatch {fp.get('dispatch')}), "
               f"{fp.get('threads')} thread(s) per child, malloc {fp.get('malloc')}, import floor "
               f"{format_size(fp.get('floor'))}")
-    rows = [r.to_json() for r in data.rows]
+    rows = data.rows
     for line in report.setup_lines(rows):
         write(line)
     if pinned_gpu is not None:
