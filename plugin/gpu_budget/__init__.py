@@ -1,14 +1,16 @@
 """pytest-gpu-budget: gate real fine-tune steps on peak host RAM and GPU memory.
 
-Public types only; importing this package never imports torch. The fix library
+Public types only; importing this package never imports torch. What the
+`gpu_budget` fixture returns: `Result` (measure) and `Measurement` (peak). The fix library
 is `gpu_budget.fixes` (register, get, registered); the remediation search is
 `gpu_budget.remediate.search`.
 """
 
 from gpu_budget.fixes import Fix, FixError
 from gpu_budget.requires import MissingDependency, optional_import
+from gpu_budget.results import Measurement, Result
 from gpu_budget.scenario import Budget, Scenario
 from gpu_budget.units import SizeError, format_size, parse_size
 
-__all__ = ["Budget", "Fix", "FixError", "MissingDependency", "Scenario", "SizeError", "format_size", "optional_import",
-           "parse_size"]
+__all__ = ["Budget", "Fix", "FixError", "Measurement", "MissingDependency", "Result", "Scenario", "SizeError", "format_size",
+           "optional_import", "parse_size"]

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpu_budget import artifacts, baselines, remediate
-from gpu_budget.compare import Setup, judge
 from gpu_budget.children import malloc_mode
+from gpu_budget.compare import Setup, judge
 from gpu_budget.marks import BudgetMark, expectation_problem
 from gpu_budget.options import Options
 from gpu_budget.report import remediation_text
