@@ -15,7 +15,7 @@ nothing, so memory is flat (not falling) along clip_seconds there.
 import pytest
 from s1_wav2vec2.scenarios import AS_REPORTED
 
-from gpu_budget.explore import Envelope, run
+from gpu_budget.explore import Envelope
 
 FIXED = AS_REPORTED.with_fixes("truncate")
 # host RAM, where the step trains on the CPU; S1 has no VRAM figure, so on a CUDA host there is nothing to explore
@@ -25,8 +25,8 @@ MAX_REAL_RUNS = 6
 
 
 @pytest.mark.gpu_budget(**BUDGET)
-def test_explore_batch_and_clip_length(gpu_budget, request):
-    result = run(gpu_budget, request, FIXED, ENVELOPE, boundary="batch_size", max_real_runs=MAX_REAL_RUNS)
+def test_explore_batch_and_clip_length(gpu_budget):
+    result = gpu_budget.explore(FIXED, ENVELOPE, boundary="batch_size", max_real_runs=MAX_REAL_RUNS)
     print("\n".join(result.summary()))
     assert not result.problems and len(result.real_runs) <= MAX_REAL_RUNS, result.summary()
     boundary, budget = result.boundary, result.budget

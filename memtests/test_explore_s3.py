@@ -14,7 +14,7 @@ budget on purpose: the boundary is the finding.
 import pytest
 from s3_qwen2_audio.scenarios import TOKEN_ROWS
 
-from gpu_budget.explore import Envelope, run
+from gpu_budget.explore import Envelope
 
 # host RAM at tiny scale on a CPU host; the write-up's 24 GB card at real scale (GB: 10^9 bytes, below the card's
 # total memory as CUDA reports it); no figure for the tiny model on a GPU
@@ -24,8 +24,8 @@ MAX_REAL_RUNS = 6
 
 
 @pytest.mark.gpu_budget(**BUDGET)
-def test_explore_batch_text_and_added_tokens(gpu_budget, request):
-    result = run(gpu_budget, request, TOKEN_ROWS, ENVELOPE, boundary="batch_size", max_real_runs=MAX_REAL_RUNS)
+def test_explore_batch_text_and_added_tokens(gpu_budget):
+    result = gpu_budget.explore(TOKEN_ROWS, ENVELOPE, boundary="batch_size", max_real_runs=MAX_REAL_RUNS)
     print("\n".join(result.summary()))
     assert not result.problems and len(result.real_runs) <= MAX_REAL_RUNS, result.summary()
     boundary, budget = result.boundary, result.budget

@@ -56,7 +56,7 @@ CASES = {fixes: AS_REPORTED.with_fixes(*fixes.split("+")) for fixes in FIXES}  #
 
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
 def test_as_reported(gpu_budget):
-    info = gpu_budget.measure(AS_REPORTED, label="as-reported")["info"]
+    info = gpu_budget.measure(AS_REPORTED, label="as-reported").info
     assert info["mismatched_keys"] == ["classifier.bias", "classifier.weight"]  # the new head, as reported
     assert info["mixed_precision_active"] is (gpu_budget.device == "cuda")  # fp16=True does nothing on a CPU
     assert info["gc_collect_calls"] == 0  # as reported collects nothing by hand (gc_collect's count is its proof)
@@ -64,13 +64,13 @@ def test_as_reported(gpu_budget):
 
 @pytest.mark.gpu_budget(**BUDGET)
 def test_fixed_truncate(gpu_budget):
-    info = gpu_budget.measure(FIXED, label="truncate")["info"]
+    info = gpu_budget.measure(FIXED, label="truncate").info
     assert info["train_input_seconds_max"] == 5
 
 
 @pytest.mark.parametrize("fixes", list(FIXES))
 def test_fix(gpu_budget, fixes):
-    info = gpu_budget.measure(CASES[fixes], label=fixes)["info"]
+    info = gpu_budget.measure(CASES[fixes], label=fixes).info
     assert FIXES[fixes](info), info
 
 
@@ -99,9 +99,9 @@ def test_what_drives_ram(gpu_budget):
 
     def probe(**params) -> dict:
         m = gpu_budget.peak(AS_REPORTED.with_params(**params))
-        assert m["status"] == "ok", m.get("error")
-        phases = {p["name"]: p[field] for p in m["phases"]}
-        return {"peak": m["peaks"][metric], "load": phases["load"], "data": phases["data"], "train": m["step_peaks"][metric]}
+        assert m.ok, m.error
+        phases = {name: p[field] for name, p in m.phases.items()}
+        return {"peak": m.peaks[metric], "load": phases["load"], "data": phases["data"], "train": m.step_peaks[metric]}
 
     def mib(n: int) -> float:
         return round(n / 2**20, 1)

@@ -41,17 +41,17 @@ FIXES = {  # fix -> (a fact that shows the fix took effect, the verdict expected
 CASES = {fix: WORKERS.with_fixes(fix) for fix in FIXES}  # validated at collection
 
 
-def _workers_added(row: dict) -> float:
-    return (row["peaks"]["ram_tree"] - row["peaks"]["ram"]) / MiB
+def _workers_added(row) -> float:
+    return (row.peaks["ram_tree"] - row.peaks["ram"]) / MiB
 
 
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
 def test_as_reported(gpu_budget):
     row = gpu_budget.measure(WORKERS, label="as-reported")
-    info = row["info"]
+    info = row.info
     assert info["dataloader_workers"] == 4 and info["dataloader_start"] == info["start_method"] == "fork"
     # what the gate saw before it read the tree: within the budget, the blow-up unseen
-    assert row["peaks"]["ram"] <= gpu_budget.budget.ram
+    assert row.peaks["ram"] <= gpu_budget.budget.ram
     # each clip is read by one worker an epoch (train and eval): together the workers copy about all of it
     held = info["dataset_held_bytes"] / MiB
     assert _workers_added(row) >= 0.75 * held, (_workers_added(row), held)
@@ -62,7 +62,7 @@ def test_as_reported(gpu_budget):
 def test_fix(gpu_budget, fix):
     took_effect, expect = FIXES[fix]
     row = gpu_budget.measure(CASES[fix], label=fix, expect=expect)
-    assert took_effect(row["info"]), row["info"]
+    assert took_effect(row.info), row.info
 
 
 @pytest.mark.gpu_budget(**BUDGET)
@@ -71,21 +71,21 @@ def test_start_method(gpu_budget):
     dataset and import their own torch: every worker holds a full copy, where forked ones copy what they read."""
     workers = 2
 
-    def probe(start: str) -> dict:
+    def probe(start: str):
         m = gpu_budget.peak(WORKERS.with_params(dataloader_workers=workers, dataloader_start=start))
-        assert m["status"] == "ok", m.get("error")
-        assert m["info"]["dataloader_start"] == start
+        assert m.ok, m.error
+        assert m.info["dataloader_start"] == start
         return m
 
     fork, spawn = probe("fork"), probe("spawn")
-    held = round(spawn["info"]["dataset_held_bytes"] / MiB, 1)
+    held = round(spawn.info["dataset_held_bytes"] / MiB, 1)
     added = {name: _workers_added(m) for name, m in (("fork", fork), ("spawn", spawn))}
     gpu_budget.note(WORKERS, f"{workers} workers, dataset held in memory {held} MiB: the workers add "
                     + ", ".join(f"{name} {mib:.1f} MiB" for name, mib in added.items())
-                    + f" to the main process's {spawn['peaks']['ram'] / MiB:.1f} MiB (tree {spawn['peaks']['ram_tree'] / MiB:.1f} "
-                    f"MiB spawned, {fork['peaks']['ram_tree'] / MiB:.1f} MiB forked)",
+                    + f" to the main process's {spawn.peaks['ram'] / MiB:.1f} MiB (tree {spawn.peaks['ram_tree'] / MiB:.1f} "
+                    f"MiB spawned, {fork.peaks['ram_tree'] / MiB:.1f} MiB forked)",
                     workers=workers, held_mib=held, added_mib={k: round(v, 1) for k, v in added.items()},
-                    tree_mib={"fork": round(fork["peaks"]["ram_tree"] / MiB, 1), "spawn": round(spawn["peaks"]["ram_tree"] / MiB, 1)},
-                    main_mib={"fork": round(fork["peaks"]["ram"] / MiB, 1), "spawn": round(spawn["peaks"]["ram"] / MiB, 1)})
+                    tree_mib={"fork": round(fork.peaks["ram_tree"] / MiB, 1), "spawn": round(spawn.peaks["ram_tree"] / MiB, 1)},
+                    main_mib={"fork": round(fork.peaks["ram"] / MiB, 1), "spawn": round(spawn.peaks["ram"] / MiB, 1)})
     assert added["spawn"] >= workers * held  # every spawned worker holds the whole dataset
     assert added["fork"] < added["spawn"] - held  # forked ones share what they do not read

@@ -50,18 +50,18 @@ def step_metric(gpu_budget) -> str:
 def test_as_reported(gpu_budget):
     row = gpu_budget.measure(S2, label="as-reported")
     metric = step_metric(gpu_budget)
-    peaks, longest = [s[metric] for s in row["steps"]], [s["longest_s"] for s in row["info"]["steps"]]
+    peaks, longest = [s[metric] for s in row.steps], [s["longest_s"] for s in row.info["steps"]]
     assert peaks.index(max(peaks)) == longest.index(max(longest)), (peaks, longest)  # the longest clip sets the peak
     if gpu_budget.scale == "tiny" and metric == "ram":
-        assert row["growth"]["ram_per_step"] > GROWTH, row["steps"]
+        assert row.growth["ram_per_step"] > GROWTH, row.steps
 
 
 @pytest.mark.gpu_budget(**BUDGET)
 def test_fixed_max_duration(gpu_budget):
     row = gpu_budget.measure(S2.with_fixes("max_duration"), label="max_duration")
     if step_metric(gpu_budget) == "ram":
-        assert row["growth"]["ram_per_step"] < GROWTH, row["steps"]
-    assert max(c for c in row["info"]["clip_seconds"]) <= S2.params["max_seconds"]
+        assert row.growth["ram_per_step"] < GROWTH, row.steps
+    assert max(c for c in row.info["clip_seconds"]) <= S2.params["max_seconds"]
 
 
 # fix combinations are built (and validated against the fix library) at collection time
@@ -74,7 +74,7 @@ def test_fix(gpu_budget, fixes):
     """Each other proposed fix, gated by its baseline; FINDINGS.md gives its measured effect
     (FunASR 1.4.16's Paraformer has no checkpointing switch: the runner records that as a fact)."""
     row = gpu_budget.measure(FIX_CASES[fixes], label=fixes)
-    assert row["steps"], "no train steps measured"
+    assert row.steps, "no train steps measured"
 
 
 @pytest.mark.gpu_budget(**BUDGET, device="cpu")  # glibc's heap: a CPU step's activations, on any host
@@ -84,12 +84,12 @@ def test_allocator_retention(gpu_budget):
     run to run, too much for a baseline gate; the comparison has a ~70 MiB margin)."""
     steady = gpu_budget.peak(S2)
     system = gpu_budget.peak(S2.with_params(malloc="system"))
-    assert steady["status"] == system["status"] == "ok"
-    print(f"steady: peak {steady['peaks']['ram'] / 2**20:.1f} MiB, {steady['growth']['ram_per_step'] / 2**20:.1f} MiB/step; "
-          f"system: peak {system['peaks']['ram'] / 2**20:.1f} MiB, {system['growth']['ram_per_step'] / 2**20:.1f} MiB/step")
-    assert system["info"]["malloc"] == "system" and steady["info"]["malloc"] == "steady"
-    assert system["peaks"]["ram"] > steady["peaks"]["ram"] + 32 * 2**20
-    assert system["growth"]["ram_per_step"] > steady["growth"]["ram_per_step"]
+    assert steady.ok and system.ok
+    print(f"steady: peak {steady.peaks['ram'] / 2**20:.1f} MiB, {steady.growth['ram_per_step'] / 2**20:.1f} MiB/step; "
+          f"system: peak {system.peaks['ram'] / 2**20:.1f} MiB, {system.growth['ram_per_step'] / 2**20:.1f} MiB/step")
+    assert system.info["malloc"] == "system" and steady.info["malloc"] == "steady"
+    assert system.peaks["ram"] > steady.peaks["ram"] + 32 * 2**20
+    assert system.growth["ram_per_step"] > steady.growth["ram_per_step"]
 
 
 CUDA_ONLY = replace(S2, scales={name: {**over, "needs_cuda": True} for name, over in S2.scales.items()})
@@ -100,4 +100,4 @@ CUDA_CASES = {fixes: CUDA_ONLY.with_fixes(fixes) for fixes in ["empty_cache", "e
 def test_cuda_fix(gpu_budget, fixes):
     """Caching-allocator fixes act on CUDA memory only: measured on a GPU host, a skip with the reason on CPU."""
     row = gpu_budget.measure(CUDA_CASES[fixes], label=fixes)
-    assert row["peaks"]["vram_reserved"] is not None
+    assert row.peaks["vram_reserved"] is not None

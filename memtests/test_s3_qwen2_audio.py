@@ -32,7 +32,7 @@ EXPECT = {"cpu": {**BUDGET["cpu"], "expect": "over-budget"}, "cuda": {**BUDGET["
 @pytest.mark.gpu_budget(**EXPECT)
 def test_as_reported(gpu_budget):
     row = gpu_budget.measure(AS_REPORTED, label="as-reported")
-    info = row["info"]
+    info = row.info
     # the failure mode: both resized matrices train in full (embedding_rows x hidden, twice, at least)
     assert info["trainable_params"] > 2 * info["embedding_rows"] * 64
     assert info["lora_modules"] > 0 and not info["lora_in_audio_tower"]
@@ -42,7 +42,7 @@ def test_as_reported(gpu_budget):
 @pytest.mark.gpu_budget(**BUDGET)
 def test_fix(gpu_budget, variant):
     row = gpu_budget.measure(VARIANTS[variant], label=variant)
-    info = row["info"]
+    info = row.info
     new_rows = 2 * info["added_tokens"] * info["hidden"]  # the new rows of embed_tokens and lm_head, at most
     assert info["trainable_params"] <= info["lora_params"] + new_rows, info  # only LoRA and the new token rows train
     assert info["trainable_params"] < info["embedding_rows"] * info["hidden"]  # never a whole resized matrix

@@ -34,10 +34,10 @@ EXPECT = {"cpu": {**BUDGET["cpu"], "expect": "over-budget"}, "cuda": {**BUDGET["
 @pytest.mark.gpu_budget(**EXPECT)
 def test_as_reported(gpu_budget):
     row = gpu_budget.measure(AS_REPORTED, label="as-reported")
-    info = row["info"]  # facts found before a death are kept (the runner records them as it goes)
+    info = row.info  # facts found before a death are kept (the runner records them as it goes)
     assert "gradient_checkpointing_enable" in info["trainer_checkpointing_error"] or \
         "checkpointing" in info["trainer_checkpointing_error"]
-    if row["error"] is None:
+    if row.error is None:
         assert info["checkpointing_active"] is False
     else:  # died of out-of-memory on the card (the reproduction): step 1 recomputed nothing, if it finished
         assert info.get("step1_layer0_norm_calls", 0) < 2
@@ -45,7 +45,7 @@ def test_as_reported(gpu_budget):
 
 @pytest.mark.gpu_budget(**BUDGET)
 def test_fixed(gpu_budget):
-    info = gpu_budget.measure(VARIANTS["fixed"], label="fixed")["info"]
+    info = gpu_budget.measure(VARIANTS["fixed"], label="fixed").info
     assert info["checkpointing_active"] is True
     assert info["kbit_upcast_params"] > 0 and info["lora_on_lm_head"] is False
 
@@ -55,7 +55,7 @@ def test_fixed(gpu_budget):
                                      "fixed+all-linear"])
 def test_variant(gpu_budget, variant):
     """Each other order/option, gated by its baseline; the fact that explains its peak is asserted."""
-    info = gpu_budget.measure(VARIANTS[variant], label=variant)["info"]
+    info = gpu_budget.measure(VARIANTS[variant], label=variant).info
     if variant == "as-reported+all-linear":
         assert info["lora_on_lm_head"] is True  # all-linear on the wrapper also hits lm_head
     if variant in ("as-reported+kbit", "peft_before_wrap-only"):

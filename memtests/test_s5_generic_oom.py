@@ -54,7 +54,7 @@ FROZEN_BY_QUANTIZATION = ["classifier.1.weight", "classifier.4.weight"]  # the h
 @pytest.mark.parametrize("fixes", list(FIX_CASES))
 def test_fix(gpu_budget, fixes):
     """Each other proposed fix, gated by its baseline; FINDINGS.md gives its measured effect."""
-    info = gpu_budget.measure(FIX_CASES[fixes], label=fixes)["info"]
+    info = gpu_budget.measure(FIX_CASES[fixes], label=fixes).info
     if fixes == "pruning":
         assert info["pruning_added_bytes"] > 0  # a dense mask beside every pruned weight
     if fixes in ("quantization", "freeze_fp32"):  # the same weights frozen: one stored int8, the other fp32
@@ -72,7 +72,7 @@ def test_largest_batch_within_budget(gpu_budget):
 
     def peak(batch: int) -> int | None:
         m = gpu_budget.peak(S5.with_params(batch_size=batch))
-        return m["peaks"]["ram"] if m["status"] == "ok" else None
+        return m.peaks["ram"] if m.ok else None
 
     found = largest_batch_within(budget, peak, lo=8, hi=40)
     mib = {b: None if p is None else round(p / 2**20, 1) for b, p in sorted(found.peaks.items())}

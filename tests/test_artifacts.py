@@ -5,6 +5,7 @@ from pathlib import Path
 from gpu_budget.artifacts import keep_snapshot, slug, wants_snapshot
 from gpu_budget.baselines import Tolerance
 from gpu_budget.marks import BudgetMark
+from gpu_budget.results import Measurement
 from gpu_budget.scenario import Budget
 
 GiB = 2**30
@@ -19,8 +20,8 @@ def test_slug_names_a_case_by_module_test_params_and_label():
 
 
 def measured(peak=None, cuda=True, error=None):
-    return {"cuda": cuda, "status": "error" if error else "ok", "error": {"kind": error} if error else None,
-            "peaks": {"ram": GiB, "vram_allocated": peak}}
+    return Measurement("error" if error else "ok", {"ram": GiB, "vram_allocated": peak}, cuda=cuda,
+                       error={"kind": error} if error else None)
 
 
 def mark(vram=None):

@@ -38,7 +38,7 @@ from my_case.scenarios import CASE
 @pytest.mark.parametrize("n", [1, 2])
 def test_case(gpu_budget, n):
     row = gpu_budget.measure(CASE.with_params(n=n).with_fixes("case_study_own_fix"))
-    assert row["info"]["preloaded"] is True
+    assert row.info["preloaded"] is True
 '''
 
 

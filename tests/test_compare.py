@@ -2,6 +2,7 @@
 
 from gpu_budget.baselines import Tolerance
 from gpu_budget.compare import judge
+from gpu_budget.results import Measurement
 from gpu_budget.scenario import Budget
 
 MiB = 2**20
@@ -9,8 +10,8 @@ TOL = Tolerance(rel=0.02, abs=16 * MiB)
 
 
 def m(ram, status="ok"):
-    return {"status": status, "peaks": {"ram": ram, "vram_allocated": None},
-            "error": None if status == "ok" else {"kind": "killed", "message": "killed by SIGKILL"}}
+    return Measurement(status, {"ram": ram, "vram_allocated": None},
+                       error=None if status == "ok" else {"kind": "killed", "message": "killed by SIGKILL"})
 
 
 def base(ram):
@@ -66,7 +67,7 @@ def test_child_failure_is_an_error_with_the_peak_seen():
 # -- across setups (fingerprint.py's policy) ------------------------------------------------------------
 
 def tm(ram, tensor):
-    return {"status": "ok", "peaks": {"ram": ram, "ram_tensor": tensor, "vram_allocated": None}, "error": None}
+    return Measurement("ok", {"ram": ram, "ram_tensor": tensor, "vram_allocated": None})
 
 
 def tbase(ram, tensor, **fp):
@@ -104,7 +105,7 @@ def test_a_setup_difference_keeps_the_tests_tolerance_but_avx512_on_one_side_is_
     assert native.policy == "foreign" and native.ram_tolerance(own) is None
 
 def tree(ram_tree, ram):
-    return {"status": "ok", "peaks": {"ram": ram, "ram_tree": ram_tree, "vram_allocated": None}, "error": None}
+    return Measurement("ok", {"ram": ram, "ram_tree": ram_tree, "vram_allocated": None})
 
 
 def test_the_budget_gates_the_process_tree_not_the_main_process():

@@ -2,6 +2,7 @@
 
 from gpu_budget.baselines import Tolerance
 from gpu_budget.compare import judge
+from gpu_budget.results import Measurement
 from gpu_budget.scenario import Budget
 
 GiB = 2**30
@@ -9,8 +10,7 @@ TOL = Tolerance(rel=0.005, abs=4 * 2**20)
 
 
 def died(kind, ram=GiB, vram=None, message="CUDA out of memory. Tried to allocate 2.00 GiB"):
-    return {"status": "error", "peaks": {"ram": ram, "vram_allocated": vram},
-            "error": {"kind": kind, "message": message}}
+    return Measurement("error", {"ram": ram, "vram_allocated": vram}, error={"kind": kind, "message": message})
 
 
 def verdict(measurement, budget, expect="over-budget"):

@@ -93,7 +93,7 @@ S = Scenario(name="cuda_user", run="runners:uses_cuda")
 
 @pytest.mark.gpu_budget(ram="4 GiB")
 def test_one(gpu_budget):
-    assert gpu_budget.measure(S)["info"]["cuda"] is (gpu_budget.device == "cuda")  # this file also runs on a GPU host
+    assert gpu_budget.measure(S).info["cuda"] is (gpu_budget.device == "cuda")  # this file also runs on a GPU host
 
 
 @pytest.mark.gpu_budget(ram="4 GiB")

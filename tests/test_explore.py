@@ -11,7 +11,8 @@ import textwrap
 
 import pytest
 
-from gpu_budget.explore import Envelope, confirm_largest, explore
+from gpu_budget.boundary import largest_fitting
+from gpu_budget.explore import Envelope, explore
 
 pytest_plugins = ["pytester"]
 
@@ -31,15 +32,15 @@ import json
 from pathlib import Path
 
 from gpu_budget import Scenario
-from gpu_budget.explore import Envelope, run
+from gpu_budget.explore import Envelope
 
 PLANTED = Scenario(name="planted", run="runner:planted", params={"batch": 1, "pad": 0})
 ENVELOPE = Envelope({"batch": (1, 16), "pad": (0, 3)})
 
 
-def test_explore(gpu_budget, request):
-    result = run(gpu_budget, request, PLANTED, ENVELOPE, budget="300 MiB", boundary="batch", max_real_runs=8,
-                 estimate=lambda k: (k["batch"] * 32 + k["pad"] * 4) << 20)
+def test_explore(gpu_budget):
+    result = gpu_budget.explore(PLANTED, ENVELOPE, budget="300 MiB", boundary="batch", max_real_runs=8,
+                                estimate=lambda k: (k["batch"] * 32 + k["pad"] * 4) << 20)
     Path("explore.json").write_text(json.dumps(result.to_json()))
 '''
 
@@ -68,7 +69,7 @@ def test_a_planted_boundary_is_found_and_confirmed_by_real_runs(planted):
     # the worst case is the envelope's top corner, measured over the budget
     assert found["worst"]["config"] == {"batch": 16, "pad": 3} and found["worst"]["measured"] > budget
     # the boundary: the largest batch at the worst case's pad whose real run fits, the next one up does not
-    value, peaks = boundary["value"], {int(k): v for k, v in boundary["peaks"].items()}
+    value, peaks = boundary["value"], dict(boundary["peaks"])
     assert boundary["at"] == {"pad": 3} and 1 <= value < 16
     assert peaks[value] <= budget < peaks[value + 1]
     # the shrunk smallest failing configuration is over budget, for real too
@@ -79,7 +80,7 @@ def test_a_planted_boundary_is_found_and_confirmed_by_real_runs(planted):
     assert any((planted.path / ".hypothesis" / "gpu-budget-explore").rglob("*"))
 
 
-def test_confirm_largest_costs_two_runs_when_the_prediction_is_right_and_few_more_when_near():
+def test_largest_fitting_costs_two_runs_when_the_prediction_is_right_and_few_more_when_near():
     values = list(range(1, 33))
     for edge in (-1, 0, 5, 20, 31):  # index of the largest value that fits (-1: none does)
         for hint in (edge, edge - 1, edge + 1, edge - 3, edge + 4, -1, 31):
@@ -89,7 +90,7 @@ def test_confirm_largest_costs_two_runs_when_the_prediction_is_right_and_few_mor
                 calls.append(v)
                 return v <= (values[edge] if edge >= 0 else 0)
 
-            assert confirm_largest(values, fits, hint=min(hint, 31)) == edge
+            assert largest_fitting(values, fits, hint=min(hint, 31)) == edge
             off = abs(max(min(hint, 31), 0) - edge)
             if off == 0 and 0 <= edge < 31:
                 assert len(calls) == 2
@@ -139,3 +140,50 @@ def test_a_growing_overhead_is_fitted_from_two_real_runs():
     assert result.boundary["predicted_value"] == 26 and result.boundary["value"] == 26
     assert result.smallest_failing["config"] == {"batch": 27}
     assert [r["config"]["batch"] for r in result.real_runs] == [1, 64, 26, 27]
+
+
+TWO_EXPLORATIONS = '''
+from gpu_budget import Scenario
+from gpu_budget.explore import Envelope
+
+PLANTED = Scenario(name="planted", run="runner:planted", params={"batch": 1, "pad": 0})
+ENVELOPE = Envelope({"batch": (1, 8), "pad": (0, 1)})
+
+
+def estimate(knobs):
+    return (knobs["batch"] * 32 + knobs["pad"] * 4) << 20
+
+
+def test_explore_small(gpu_budget):
+    gpu_budget.explore(PLANTED, ENVELOPE, budget="150 MiB", boundary="batch", max_real_runs=4, estimate=estimate)
+
+
+def test_explore_large(gpu_budget):
+    gpu_budget.explore(PLANTED, ENVELOPE, budget="250 MiB", boundary="batch", max_real_runs=4, estimate=estimate)
+'''
+
+
+@pytest.mark.parametrize("xdist", [("-n", "2"), ("-p", "no:xdist")], ids=["two-workers", "serial"])
+def test_explorations_reach_the_table_and_the_json_report_under_xdist_too(pytester, xdist):
+    pytester._monkeypatch.delenv("CI", raising=False)
+    for var in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        pytester._monkeypatch.delenv(var, raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runner=RUNNER, test_explorations=TWO_EXPLORATIONS)
+    result = pytester.runpytest_subprocess("--gpu-budget", "--gpu-budget-explore", "--gpu-budget-explore-examples=10",
+                                           "--gpu-budget-json=report.json", "-p", "no:randomly", *xdist)
+    result.assert_outcomes(passed=2)
+    out = result.stdout.str()
+    assert out.count("= gpu-budget exploration =") == 1, out
+    small, large = "test_explorations.py::test_explore_small", "test_explorations.py::test_explore_large"
+    assert out.index(small) < out.index(large)  # collection order, whichever worker ran each
+    result.stdout.fnmatch_lines(["*largest batch at pad=1 within 150.0 MiB:*", "*largest batch at pad=1 within 250.0 MiB:*"])
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["version"] == 3
+    found = {e["nodeid"]: e["exploration"] for e in report["explorations"]}
+    assert list(found) == [small, large]
+    for nodeid, budget in ((small, 150 << 20), (large, 250 << 20)):
+        boundary = found[nodeid]["boundary"]
+        peaks = dict((value, peak) for value, peak in boundary["peaks"])
+        assert found[nodeid]["budget"] == budget and boundary["complete"]
+        assert peaks[boundary["value"]] <= budget < peaks[boundary["value"] + 1]  # bracketed by real runs

@@ -146,7 +146,7 @@ S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
 
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_search(gpu_budget):
-    assert gpu_budget.peak(S)["status"] == "ok"
+    assert gpu_budget.peak(S).ok
 '''
 
 
@@ -176,8 +176,11 @@ def _findings(**over):
 
 
 def test_failsafe_rules_as_plain_data():
-    skipped = {"verdict": "skipped", "message": "needs a CUDA GPU", "passed": True}
-    ran = {"verdict": "pass", "message": "", "passed": True, "wall_seconds": 1.0}
+    from gpu_budget.results import NO_PEAKS, Measurement, Result
+
+    skipped = Result("t::a", "s", "tiny", verdict="skipped", passed=True, message="needs a CUDA GPU")
+    ran = Result("t::b", "s", "tiny", verdict="pass", passed=True, message="",
+                 measurement=Measurement("ok", NO_PEAKS, wall_seconds=1.0))
     assert _findings(rows=[skipped, skipped]) == ["2 memory-budget test(s) selected, none measured: 2 x needs a CUDA GPU"]
     assert _findings(rows=[skipped], probes=1) == []
     assert _findings(rows=[ran]) == []

@@ -5,13 +5,16 @@ import json
 import pytest
 
 from gpu_budget.findings import fix_verdict, main, pairs, split_lines
+from gpu_budget.results import Result
 
 MiB = 2**20
 
 
-def row(label, fixes, ram, scale="tiny", verdict="pass", message=""):
+def row(label, fixes, ram, scale="tiny", verdict="pass", message="", info=None):
+    measured = {} if verdict == "skipped" else {"wall_seconds": 1.0}  # a child ran
     return {"scenario": "s", "scale": scale, "label": label, "fixes": fixes, "nodeid": f"m.py::t::{label}",
-            "verdict": verdict, "message": message, "peaks": {"ram": ram, "vram_allocated": None}, "info": {}}
+            "verdict": verdict, "message": message, "peaks": {"ram": ram, "vram_allocated": None}, "info": info or {},
+            **measured}
 
 
 def test_verdicts_use_the_gate_tolerance():
@@ -25,7 +28,7 @@ def test_each_fix_is_paired_with_the_as_reported_run_of_its_scale():
     rows = [row("as-reported", [], 900 * MiB), row("lora", ["lora"], 500 * MiB),
             row("as-reported", [], 9000 * MiB, scale="real"), row("lora", ["lora"], 9000 * MiB, scale="real"),
             row("cuda", ["empty_cache"], None, verdict="skipped", message="needs a CUDA GPU")]
-    by = {(e["variant"], e["scale"]): e for e in pairs(rows)["s"]}
+    by = {(e["variant"], e["scale"]): e for e in pairs([Result.from_json(r) for r in rows])["s"]}
     assert by[("lora", "tiny")]["verdict"] == "works" and by[("lora", "tiny")]["before"] == 900 * MiB
     assert by[("lora", "real")]["verdict"] == "no effect"
     assert by[("cuda", "tiny")]["verdict"] == "needs GPU, not measured here"
@@ -33,12 +36,13 @@ def test_each_fix_is_paired_with_the_as_reported_run_of_its_scale():
 
 def test_a_fix_its_runner_did_not_apply_gets_no_measured_verdict():
     """An unchanged peak of a fix that never ran is not "no effect": the row says it was not applied, and why."""
-    amp = row("amp", ["amp"], 900 * MiB) | {"info": {"fixes_applied": {"amp": "not applied: CUDA-only"}}}
-    old = row("amp2", ["amp"], 900 * MiB) | {"info": {"amp": "CUDA-only: not applied on CPU"}}  # a report before the contract
-    noop = row("gc", ["gradient_checkpointing"], 900 * MiB) | {
-        "info": {"fixes_applied": {"gradient_checkpointing": "not supported: no checkpointing switch"}}}
-    lora = row("lora", ["lora"], 500 * MiB) | {"info": {"fixes_applied": {"lora": "applied"}}}
-    by = {e["variant"]: e for e in pairs([row("as-reported", [], 900 * MiB), amp, old, noop, lora])["s"]}
+    amp = row("amp", ["amp"], 900 * MiB, info={"fixes_applied": {"amp": "not applied: CUDA-only"}})
+    old = row("amp2", ["amp"], 900 * MiB, info={"amp": "CUDA-only: not applied on CPU"})  # a report before the contract
+    noop = row("gc", ["gradient_checkpointing"], 900 * MiB,
+               info={"fixes_applied": {"gradient_checkpointing": "not supported: no checkpointing switch"}})
+    lora = row("lora", ["lora"], 500 * MiB, info={"fixes_applied": {"lora": "applied"}})
+    rows = [row("as-reported", [], 900 * MiB), amp, old, noop, lora]
+    by = {e["variant"]: e for e in pairs([Result.from_json(r) for r in rows])["s"]}
     assert by["amp"]["verdict"] == "not applied here (amp: not applied: CUDA-only)"
     assert by["amp2"]["verdict"].startswith("not applied here (amp: CUDA-only")
     assert by["gc"]["verdict"] == "not applied here (gradient_checkpointing: not supported: no checkpointing switch)"
@@ -105,7 +109,7 @@ S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
 @pytest.mark.gpu_budget(ram="2 GiB")
 @pytest.mark.parametrize("n", [1, 2])
 def test_search(gpu_budget, n):
-    found = gpu_budget.peak(S.with_params(mib=8 * n))["peaks"]["ram"]
+    found = gpu_budget.peak(S.with_params(mib=8 * n)).peaks["ram"]
     gpu_budget.note(S, f"probe {n}", n=n, peak=found)
 
 @pytest.mark.gpu_budget(ram="2 GiB")
@@ -187,7 +191,7 @@ def test_an_older_row_takes_the_origin_its_memtest_declares_now_and_says_so(tmp_
 def test_quantization_is_split_into_freezing_and_8_bit_storage():
     rows = [row("as-reported", [], 1000 * MiB), row("quantization", ["quantization"], 600 * MiB),
             row("freeze_fp32", ["freeze_fp32"], 700 * MiB)]
-    (line,) = split_lines(pairs(rows)["s"])
+    (line,) = split_lines(pairs([Result.from_json(r) for r in rows])["s"])
     assert line == ("- tiny: quantization's saving split (ram): as reported 1000.00 MiB; freezing alone (the same weights "
                     "frozen, kept fp32) 700.00 MiB, saving 300.00 MiB (+30.0%); 8-bit storage on top: quantization "
                     "600.00 MiB, 100.00 MiB lower than freezing alone (saving +10.0% of as reported)")

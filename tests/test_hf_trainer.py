@@ -49,19 +49,19 @@ FRONT = ["load", "data", "train_setup"]
 @pytest.mark.gpu_budget
 def test_trainer_steps_are_phases(gpu_budget):
     row = gpu_budget.measure(BERT, label="eval-steps")
-    assert row["info"]["optimizer_steps"] == 4 and row["info"]["ended"] == 6  # 4 steps and 2 evaluations
-    assert list(row["phases"]) == FRONT + ["train_step_1", "train_step_2", "eval_step_2",
+    assert row.info["optimizer_steps"] == 4 and row.info["ended"] == 6  # 4 steps and 2 evaluations
+    assert list(row.phases) == FRONT + ["train_step_1", "train_step_2", "eval_step_2",
                                            "train_step_3", "train_step_4", "eval_step_4", "train_end"]
-    assert [s["step"] for s in row["steps"]] == [1, 2, 3, 4]
-    assert row["growth"]["ram_per_step"] is not None  # steps 2-4: the growth check has its series
+    assert [s["step"] for s in row.steps] == [1, 2, 3, 4]
+    assert row.growth["ram_per_step"] is not None  # steps 2-4: the growth check has its series
 
     row = gpu_budget.measure(BERT.with_params(eval_strategy="epoch", train_end=None), label="eval-epoch")
-    assert list(row["phases"]) == FRONT + ["train_step_1", "train_step_2", "eval_epoch_1",
+    assert list(row.phases) == FRONT + ["train_step_1", "train_step_2", "eval_epoch_1",
                                            "train_step_3", "train_step_4", "eval_epoch_2"]
 
     row = gpu_budget.measure(BERT.with_params(callback=False), label="no-callback")
-    assert row["info"]["optimizer_steps"] == 4 and list(row["phases"]) == FRONT  # the Trainer alone: no steps
-    assert row["steps"] == [] and row["growth"]["ram_per_step"] is None
+    assert row.info["optimizer_steps"] == 4 and list(row.phases) == FRONT  # the Trainer alone: no steps
+    assert row.steps == () and row.growth["ram_per_step"] is None
 '''
 
 

@@ -14,7 +14,7 @@ S = Scenario(name="alloc", run="runners:alloc", params={"mib": 64})
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_fits(gpu_budget):
     row = gpu_budget.measure(S)
-    assert row["peaks"]["ram"] > 128 * 2**20
+    assert row.peaks["ram"] > 128 * 2**20
 '''
 
 
@@ -49,7 +49,7 @@ def test_records_then_passes_and_reports(project):
     result.stdout.fnmatch_lines(["*gpu-budget*", "test*RAM tree*RAM main*VRAM peak*budget*baseline*",
                                  "*test_mem.py::test_fits*tiny*MiB*MiB*RAM 2.00 GiB*pass*"])
     report = json.loads((pytester.path / "report.json").read_text())
-    assert report["version"] == 2 and report["hardware"]["key"].startswith("cpu-")
+    assert report["version"] == 3 and report["hardware"]["key"].startswith("cpu-")
     (res,) = report["results"]
     assert res["verdict"] == "pass" and res["peaks"]["ram"] > 128 * MiB
     assert res["peaks"]["ram_tree"] == res["peaks"]["ram"]  # no descendants: the tree is the main process
@@ -256,7 +256,7 @@ def test_peak_measures_without_judging_or_recording(project):
 @pytest.mark.gpu_budget(ram="1 MiB")
 def test_probe(gpu_budget):
     m = gpu_budget.peak(Scenario(name="alloc", run="runners:alloc", params={"mib": 32}))
-    assert m["status"] == "ok" and m["peaks"]["ram"] > 64 * 2**20  # far over the budget, yet not judged
+    assert m.ok and m.peaks["ram"] > 64 * 2**20  # far over the budget, yet not judged
 ''')
     run(pytester, "--gpu-budget", env={"CI": "true"}).assert_outcomes(passed=1)
     assert not (pytester.path / "baselines" / "cpu-x86_64").exists() or \

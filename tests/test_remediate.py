@@ -130,14 +130,15 @@ def test_importing_the_search_does_not_import_torch():
 
 def test_a_measured_candidate_is_judged_against_the_budget_alone():
     from gpu_budget.marks import gpu_budget as mark
+    from gpu_budget.results import Measurement
 
     budget = mark(ram="100 MiB").budget
-    over = {"status": "ok", "peaks": {"ram": 101 * 2**20}, "wall_seconds": 2.0}
-    within = {"status": "ok", "peaks": {"ram": 99 * 2**20}, "wall_seconds": 2.0}
-    oom = {"status": "error", "peaks": {"ram": None}, "error": {"kind": "oom", "message": "CUDA out of memory"}}
-    crash = {"status": "error", "peaks": {"ram": None}, "error": {"kind": "exception", "message": "KeyError: 'x'"}}
+    over = Measurement("ok", {"ram": 101 * 2**20}, wall_seconds=2.0)
+    within = Measurement("ok", {"ram": 99 * 2**20}, wall_seconds=2.0)
+    oom = Measurement("error", {"ram": None}, error={"kind": "oom", "message": "CUDA out of memory"})
+    crash = Measurement("error", {"ram": None}, error={"kind": "exception", "message": "KeyError: 'x'"})
     assert remediate.trial_outcome(over, budget) == {
-        "verdict": "over-budget", "peaks": over["peaks"], "seconds": 2.0,
+        "verdict": "over-budget", "peaks": over.peaks, "seconds": 2.0,
         "message": "host RAM peak 101.00 MiB > budget 100.00 MiB"}
     assert remediate.trial_outcome(within, budget)["verdict"] == "pass"
     assert remediate.trial_outcome(oom, budget)["message"] == "measured child failed (oom): CUDA out of memory"

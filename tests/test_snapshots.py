@@ -17,7 +17,7 @@ from conftest import child_runs
 TESTS = '''
 @pytest.mark.gpu_budget(vram="10 GiB")
 def test_fits(gpu_budget):
-    assert gpu_budget.measure(S(8))["info"]["recording"] is False  # the judged run never records
+    assert gpu_budget.measure(S(8)).info["recording"] is False  # the judged run never records
 
 
 @pytest.mark.gpu_budget(vram="10 GiB")

@@ -90,7 +90,7 @@ def test_workers(gpu_budget, start, persistent):
     S = Scenario(name="loader", run="runners:loader",
                  params={{"workers": {WORKERS}, "mib": {TOUCH_MIB}, "main_mib": 64, "start": start, "persistent": persistent}})
     row = gpu_budget.measure(S)
-    assert row["info"]["items"] == 2 * sum(1 + i for i in range({WORKERS}))  # every item, both epochs
+    assert row.info["items"] == 2 * sum(1 + i for i in range({WORKERS}))  # every item, both epochs
 
 
 @pytest.mark.gpu_budget(ram="8 GiB")

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_budget.units import SizeError, format_size, parse_size
+from gpu_budget.units import SizeError, format_mib, format_size, parse_size
 
 
 @pytest.mark.parametrize(
@@ -69,3 +69,9 @@ def test_format_round_trips_within_rounding(nbytes):
 
 def test_format_none_is_a_dash():
     assert format_size(None) == "-"
+
+
+def test_format_mib_keeps_a_tenth_of_a_mib_at_any_size():
+    assert format_mib(300 * 2**20 + 2**20 // 10 + 1) == "300.1 MiB"
+    assert format_mib(3 * 2**30) == "3,072.0 MiB"  # a boundary a few MiB from a GiB budget stays visible
+    assert format_mib(None) == "-"

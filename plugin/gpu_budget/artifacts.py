@@ -14,6 +14,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from gpu_budget.results import Measurement
+
 
 def slug(nodeid: str) -> str:
     """A file name for a node id: 'memtests/test_s1.py::test_x[a]::lbl' -> 'test_s1__test_x-a__lbl'."""
@@ -24,7 +26,7 @@ def slug(nodeid: str) -> str:
     return name.strip("-.")[:150]
 
 
-def wants_snapshot(measurement: dict, mark, baseline: dict | None) -> bool:
+def wants_snapshot(measurement: Measurement, mark, baseline: dict | None) -> bool:
     """Whether a failed CUDA case is worth a second run with the allocation recorder on.
 
     Yes when its child failed with an exception (an out-of-memory error among
@@ -33,15 +35,15 @@ def wants_snapshot(measurement: dict, mark, baseline: dict | None) -> bool:
     regression limit, whichever is lower. Not for a host-RAM failure (the
     recorder sees only CUDA allocations), a timeout or a kill (nothing to dump).
     """
-    if not measurement.get("cuda"):
+    if not measurement.cuda:
         return False
-    if measurement["status"] != "ok":
-        return (measurement.get("error") or {}).get("kind") in ("oom", "exception")
+    if not measurement.ok:
+        return measurement.error_kind in ("oom", "exception")
     limits = [mark.budget.vram] if mark.budget.vram is not None else []
     then = ((baseline or {}).get("peaks") or {}).get("vram_allocated")
     if then is not None:
         limits.append(int(mark.tolerance.limit(then)))
-    peak = measurement["peaks"].get("vram_allocated")
+    peak = measurement.peaks.get("vram_allocated")
     return bool(limits) and peak is not None and peak > min(limits)
 
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_budget.results import Measurement
+
 SCHEMA = "gpu-budget-baselines/1"
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
 # the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
@@ -242,18 +244,18 @@ def packages_of(data: dict, entry: dict | None) -> dict[str, str] | None:
     return data.get("packages", {}).get(digest) if digest else None
 
 
-def entry_from(measurement: dict, scenario: dict, tolerance: Tolerance, fprint: dict, today: str) -> dict:
+def entry_from(measurement: Measurement, scenario: dict, tolerance: Tolerance, fprint: dict, today: str) -> dict:
     """The baseline entry for one successful measurement."""
     phases = {}
-    for phase in measurement["phases"]:
-        phases[phase["name"]] = {"ram": phase["ram_peak"]} | {
+    for name, phase in measurement.phases.items():
+        phases[name] = {"ram": phase["ram_peak"]} | {
             k: phase.get(k) for k in ("ram_tensor", "vram_allocated", "vram_reserved", "vram_device") if phase.get(k) is not None
         } | ({"ram_tree": phase["ram_tree_peak"]} if phase.get("ram_tree_peak") is not None else {})
     return {
         "scenario": scenario["name"],
         "fixes": list(scenario["fixes"]),
         "params": scenario["params"],
-        "peaks": {k: measurement["peaks"].get(k) for k in METRICS if k != "ram_tree" or measurement["peaks"].get(k) is not None},
+        "peaks": {k: measurement.peaks.get(k) for k in METRICS if k != "ram_tree" or measurement.peaks.get(k) is not None},
         "phases": phases,
         "tolerance": {"rel": tolerance.rel, "abs": tolerance.abs},
         "fingerprint": fprint,

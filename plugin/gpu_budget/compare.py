@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from gpu_budget import fingerprint
 from gpu_budget.baselines import Tolerance
 from gpu_budget.meter import ram_gated
+from gpu_budget.results import Measurement
 from gpu_budget.scenario import Budget
 from gpu_budget.units import format_size
 
@@ -121,7 +122,7 @@ def _died_over_budget(error: dict, peaks: dict, budget: Budget) -> str | None:
     return None
 
 
-def judge(measurement: dict, budget: Budget, baseline: dict | None, tolerance: Tolerance, *,
+def judge(measurement: Measurement, budget: Budget, baseline: dict | None, tolerance: Tolerance, *,
           ci: bool, update: bool, expect: str | None = None, setup: Setup | None = None) -> Judgement:
     """The verdict for one measured case.
 
@@ -132,9 +133,9 @@ def judge(measurement: dict, budget: Budget, baseline: dict | None, tolerance: T
     differs from the baseline's (module docstring).
     """
     setup = setup or Setup()
-    peaks = measurement["peaks"]
-    if measurement["status"] != "ok":
-        error = measurement["error"]
+    peaks = measurement.peaks
+    if not measurement.ok:
+        error = measurement.error
         reproduced = _died_over_budget(error, peaks, budget) if expect == "over-budget" else None
         if reproduced:
             return Judgement("over-budget", True, reproduced)

@@ -20,9 +20,11 @@ grow with its tensors). In order, with at most `max_real_runs` real runs:
      real runs (two when the prediction is right, a bisection when not);
   5. the smallest breaking configuration, run for real.
 
-Opt-in: tests call run() (or explore()) and are skipped unless
---gpu-budget-explore is given; --gpu-budget-explore-examples sets
-max_examples. Importing this module imports neither torch nor hypothesis.
+Opt-in: tests call the fixture's `gpu_budget.explore(...)` (explore_scenario
+here) and are skipped unless --gpu-budget-explore is given;
+--gpu-budget-explore-examples sets max_examples. The session keeps every
+exploration in its data, so the table and the JSON report show it under xdist
+too. Importing this module imports neither torch nor hypothesis.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_budget.units import format_size, parse_size
+from gpu_budget.boundary import largest_fitting
+from gpu_budget.fit import least_squares
+from gpu_budget.units import format_mib, format_size, parse_size
 
 DEFAULT_EXAMPLES = 20
 DEFAULT_REAL_RUNS = 8
@@ -101,7 +105,18 @@ class Exploration:
     problems: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """JSON-able; the boundary's peaks as [value, peak] pairs (a knob's values need not be strings)."""
+        data = asdict(self)
+        if self.boundary is not None:
+            data["boundary"] = {**self.boundary, "peaks": [[v, p] for v, p in self.boundary["peaks"].items()]}
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> Exploration:
+        boundary = data.get("boundary")
+        if boundary is not None:
+            boundary = {**boundary, "peaks": {v: p for v, p in boundary["peaks"]}}
+        return cls(**{**data, "boundary": boundary})
 
     def _side(self, measured: int | None) -> str:
         return _side_of(measured, self.budget)
@@ -109,31 +124,31 @@ class Exploration:
     def summary(self) -> list[str]:
         """Report lines: the worst case, the boundary, the smallest failing configuration, the cost."""
         lines = [(f"{self.scenario}: {self.examples} Hypothesis examples on {self.estimates} estimates, "
-                 f"{len(self.real_runs)} real runs, {self.seconds:.0f} s; budget {_mib(self.budget)} "
-                 f"({self.metric}); offset (real - estimate at calibration) {_mib(self.offset)}")]
+                 f"{len(self.real_runs)} real runs, {self.seconds:.0f} s; budget {format_mib(self.budget)} "
+                 f"({self.metric}); offset (real - estimate at calibration) {format_mib(self.offset)}")]
         if self.worst:
-            lines.append(f"worst case {_config(self.worst['config'])}: measured {_mib(self.worst['measured'])}"
-                         f"{self._side(self.worst['measured'])} (predicted {_mib(self.worst['predicted'])})")
+            lines.append(f"worst case {_config(self.worst['config'])}: measured {format_mib(self.worst['measured'])}"
+                         f"{self._side(self.worst['measured'])} (predicted {format_mib(self.worst['predicted'])})")
         b = self.boundary
         if b:
             at = f" at {_config(b['at'])}" if b["at"] else ""
             value = ("none" if b["value"] is None else b["value"]) if b.get("complete", True) else "not settled"
-            runs = ", ".join(f"{k}: {_mib(v)}" for k, v in sorted(b["peaks"].items()))
-            lines.append(f"largest {b['knob']}{at} within {_mib(self.budget)}: {value} "
+            runs = ", ".join(f"{k}: {format_mib(v)}" for k, v in sorted(b["peaks"].items()))
+            lines.append(f"largest {b['knob']}{at} within {format_mib(self.budget)}: {value} "
                          f"(predicted {b['predicted_value']}; real runs {runs})")
         if self.smallest_failing:
             s = self.smallest_failing
             lines.append(f"smallest configuration predicted over budget (shrunk): {_config(s['config'])}: measured "
-                         f"{_mib(s['measured'])}{self._side(s['measured'])} (predicted {_mib(s['predicted'])})")
+                         f"{format_mib(s['measured'])}{self._side(s['measured'])} (predicted {format_mib(s['predicted'])})")
         if self.calibration:
             c = self.calibration
             lines.append(f"calibration over {c['points']} real runs: measured = {c['slope']:.3f} x estimate + "
-                         f"{_mib(c['intercept'])}")
-        runs = "; ".join(f"{_config(r['config'])}: {_mib(r['peak'])}" for r in self.real_runs)
+                         f"{format_mib(c['intercept'])}")
+        runs = "; ".join(f"{_config(r['config'])}: {format_mib(r['peak'])}" for r in self.real_runs)
         lines.append(f"real runs: {runs}")
         for v in self.monotonicity:
             lines.append(f"not monotone in {v['knob']}: {_config(v['config'])} -> {v['knob']}={v['up']} "
-                         f"predicts {_mib(v['drop'])} less")
+                         f"predicts {format_mib(v['drop'])} less")
         lines += [f"problem: {p}" for p in self.problems]
         return lines
 
@@ -142,11 +157,6 @@ def _side_of(measured: int | None, budget: int) -> str:
     if measured is None:
         return ""
     return ", over budget" if measured > budget else ", within budget"
-
-
-def _mib(value: int | None) -> str:
-    """Peaks to 0.1 MiB: a boundary is often a few MiB from its budget."""
-    return "-" if value is None else f"{value / 2**20:,.1f} MiB"
 
 
 def _config(config: dict) -> str:
@@ -192,15 +202,12 @@ class _Calibration:
 
     def line(self) -> tuple[float, float]:
         xs, ys = [p[0] for p in self.points], [p[1] for p in self.points]
-        n = len(xs)
-        if n == 0:
+        fitted = least_squares(xs, ys)
+        if fitted is not None:
+            return fitted
+        if not xs:
             return 1.0, 0.0
-        mean_x, mean_y = sum(xs) / n, sum(ys) / n
-        sxx = sum((x - mean_x) ** 2 for x in xs)
-        if n == 1 or sxx == 0:
-            return 1.0, mean_y - mean_x
-        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sxx
-        return slope, mean_y - slope * mean_x
+        return 1.0, sum(ys) / len(ys) - sum(xs) / len(xs)  # one point (or one estimate): an offset
 
     def __call__(self, estimate: int) -> int:
         slope, intercept = self.line()
@@ -376,7 +383,7 @@ def _boundary(envelope: Envelope, budget: int, predict, real: _Budgeted, found: 
         config = dict(key)
         if all(config.get(k) == v for k, v in at.items()):
             found["peaks"][config[knob]] = peak
-    index = confirm_largest(values, fits, hint=lo)
+    index = largest_fitting(values, fits, hint=lo)
     found["value"], found["complete"] = (None if index < 0 else values[index]), True
 
 
@@ -384,83 +391,46 @@ def _fits(peak: int | None, budget: int) -> bool:
     return peak is not None and peak <= budget
 
 
-def confirm_largest(values: Sequence, fits: Callable[[Any], bool], hint: int) -> int:
-    """Index of the largest value that fits (-1: none), assuming fitting values form a prefix.
+# -- from a test (the gpu_budget fixture's explore()) -----------------------------------------------------
 
-    Gallops from `hint`, the predicted index, towards the edge (steps of 1, 1,
-    2, 4, ...), then bisects the bracket: a right prediction costs two calls
-    (it fits, the next does not), one off costs two or three.
+def budget_to_explore(budget: str | int | Mapping[str, str | int] | None, declared: int | None, scale: str,
+                      device: str) -> tuple[int | str | None, str | None]:
+    """The budget an exploration searches against, or why there is none (the test is skipped with it).
+
+    budget: None (the marker's for this device and scale: `declared`), a size, or {scale: size}.
     """
-    n = len(values)
-    first = min(max(hint, 0), n - 1)
-    steps = _gallop()
-    if fits(values[first]):
-        good, step = first, next(steps)
-        while good + step < n and fits(values[good + step]):
-            good, step = good + step, next(steps)
-        bad = min(good + step, n)
-    else:
-        bad, step = first, next(steps)
-        while bad - step >= 0 and not fits(values[bad - step]):
-            bad, step = bad - step, next(steps)
-        good = bad - step if bad - step >= 0 else -1
-    while bad - good > 1:  # values[good] fits (or good = -1), values[bad] does not (or bad = n)
-        mid = (good + bad) // 2
-        good, bad = (mid, bad) if fits(values[mid]) else (good, mid)
-    return good
+    if budget is None:
+        if declared is None:
+            return None, (f"no {'vram' if device == 'cuda' else 'ram'} budget for this test on {device} at scale "
+                          f"{scale!r}: nothing to explore against (the estimator predicts the training device's memory)")
+        return declared, None
+    if isinstance(budget, Mapping):
+        if scale not in budget:
+            return None, f"no exploration budget for scale {scale!r}"
+        return budget[scale], None
+    return budget, None
 
 
-def _gallop():
-    yield 1
-    step = 1
-    while True:
-        yield step
-        step *= 2
+def explore_scenario(scenario, envelope: Envelope, budget: int | str, peak: Callable, *, scale: str, cuda: bool,
+                     boundary: str | None = None, max_examples: int = DEFAULT_EXAMPLES,
+                     max_real_runs: int = DEFAULT_REAL_RUNS, database: Path | None = None, seed: int | None = 0,
+                     estimate: Callable[[dict], int] | None = None) -> Exploration:
+    """Explore `scenario`'s knobs; each real run is peak(scenario with the knobs) -> results.Measurement.
 
-
-# -- pytest glue ---------------------------------------------------------------------------------------
-
-def run(gpu_budget, request, scenario, envelope: Envelope, budget: str | int | Mapping[str, str | int] | None = None,
-        boundary: str | None = None,
-        max_real_runs: int = DEFAULT_REAL_RUNS, seed: int | None = 0,
-        estimate: Callable[[dict], int] | None = None) -> Exploration:
-    """Explore `scenario` from a memtest: skipped without --gpu-budget-explore; real runs via gpu_budget.peak().
-
-    Where the test's children train on the CPU the prediction is the CPU estimate,
-    the measured metric host RAM and the budget the marker's ram; where they train
-    on the GPU, the CUDA-mode estimate, vram_allocated and the marker's vram (the
-    estimator predicts tensors on the training device, never host RAM beside a GPU).
-    budget: None (the marker's, for this device and scale; none there: skipped with
-    the reason), or a size, or {scale: size}, judged on the device's metric.
+    Where the children train on the CPU the prediction is the CPU estimate and
+    the measured metric host RAM (the tree's, as the gate judges); where they
+    train on the GPU, the CUDA-mode estimate and vram_allocated (the estimator
+    predicts tensors on the training device, never host RAM beside a GPU).
     estimate: a prediction of your own (knobs -> bytes) instead of the
     estimator, for a scenario it has no builder for.
     """
-    import pytest
-
-    config = request.config
-    if not config.getoption("gpu_budget_explore", False):
-        pytest.skip("exploration is opt-in: run with --gpu-budget --gpu-budget-explore")
-
-    scale = config.getoption("gpu_budget_scale")
-    cuda = gpu_budget.device == "cuda"
     metric = "vram_allocated" if cuda else "ram"
-    if budget is None:
-        budget = gpu_budget.budget.vram if cuda else gpu_budget.budget.ram
-        if budget is None:
-            pytest.skip(f"no {'vram' if cuda else 'ram'} budget for this test on {gpu_budget.device} at scale {scale!r}: "
-                        "nothing to explore against (the estimator predicts the training device's memory)")
-    elif isinstance(budget, Mapping):
-        if scale not in budget:
-            pytest.skip(f"no exploration budget for scale {scale!r}")
-        budget = budget[scale]
 
     def measure(knobs: dict) -> int | None:
-        m = gpu_budget.peak(scenario.with_params(**knobs))  # skips, with the reason, where it cannot run
-        if m["status"] != "ok":
+        m = peak(scenario.with_params(**knobs))
+        if not m.ok:
             return None
-        from gpu_budget.meter import ram_gated
-
-        return m["peaks"][metric] if cuda else ram_gated(m["peaks"])  # host RAM: the tree's, as the gate judges
+        return m.peaks[metric] if cuda else m.ram
 
     def estimated(knobs: dict) -> int:
         from gpu_budget.estimate import estimate_scenario
@@ -468,33 +438,6 @@ def run(gpu_budget, request, scenario, envelope: Envelope, budget: str | int | M
 
         return estimate_scenario(scenario.with_params(**knobs), scale, device=Device(cuda=cuda)).step_peak
 
-    result = explore(scenario.name, envelope, budget, estimate or estimated, measure, boundary=boundary,
-                     max_examples=config.getoption("gpu_budget_explore_examples") or DEFAULT_EXAMPLES,
-                     max_real_runs=max_real_runs, database=Path(str(config.rootpath)) / DATABASE_DIR, seed=seed)
-    result.metric = metric
-    _report(config, request.node, result)
-    return result
-
-
-def _report(config, item, result: Exploration) -> None:
-    """The exploration's lines go to the terminal summary (a section of their own) and the test's properties."""
-    reporter = config.pluginmanager.get_plugin("gpu-budget-explore")
-    if reporter is None:
-        reporter = _Reporter()
-        config.pluginmanager.register(reporter, "gpu-budget-explore")
-    reporter.results.append((item.nodeid, result))
-    item.user_properties.append(("gpu_budget_exploration", result.to_json()))
-
-
-class _Reporter:
-    """Prints every exploration of the session at the end (registered on first use)."""
-
-    def __init__(self) -> None:
-        self.results: list[tuple[str, Exploration]] = []
-
-    def pytest_terminal_summary(self, terminalreporter) -> None:
-        terminalreporter.section("gpu-budget exploration")
-        for nodeid, result in self.results:
-            terminalreporter.write_line(nodeid)
-            for line in result.summary():
-                terminalreporter.write_line(f"  {line}")
+    return explore(scenario.name, envelope, budget, estimate or estimated, measure, boundary=boundary,
+                   max_examples=max_examples, max_real_runs=max_real_runs, database=database, seed=seed,
+                   metric=metric)

@@ -11,21 +11,23 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from gpu_budget.results import Result
 
-def nothing_measured(*, selected: int, rows: list[dict], probes: int, require_gpu: bool, ci: bool, update: bool,
+
+def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_gpu: bool, ci: bool, update: bool,
                      baselines: Path, hardware: dict | None, device: Callable[[], dict | None]) -> list[str]:
     """What the fail-safe finds. `probes` counts unjudged children (peak()); `device` probes the device lazily."""
     found = []
-    measured = [r for r in rows if "wall_seconds" in r]  # a measured child ran (even if it crashed)
+    measured = [r for r in rows if r.measured]  # a measured child ran (even if it crashed)
     if not selected:
         found.append("no memory-budget test was collected (no selected test has the gpu_budget marker "
                      "or fixture): the gate measured nothing")
     elif not measured and not probes:
-        reasons = Counter(r["message"] for r in rows if r["verdict"] in ("skipped", "error"))
+        reasons = Counter(r.message for r in rows if r.verdict in ("skipped", "error"))
         detail = "; ".join(f"{n} x {why}" for why, n in reasons.most_common()) or "none reached measure()"
         found.append(f"{selected} memory-budget test(s) selected, none measured: {detail}")
     if require_gpu and not (device() or {}).get("cuda"):
-        needed = sum(1 for r in rows if "needs a CUDA GPU" in r["message"])
+        needed = sum(1 for r in rows if "needs a CUDA GPU" in r.message)
         key = (hardware or {}).get("key", "unknown")
         found.append(f"--gpu-budget-require-gpu: the measured children saw no CUDA GPU (hardware key "
                      f"{key}, CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r}); "

@@ -34,6 +34,7 @@ from gpu_budget.marks import DEFAULT_TOLERANCE, ORIGINS
 from gpu_budget.marks import gpu_budget as read_mark
 from gpu_budget.marks import merge as merge_marks
 from gpu_budget.report import READABLE_VERSIONS
+from gpu_budget.results import Result
 from gpu_budget.scenario import SCALES
 from gpu_budget.units import format_size
 
@@ -56,32 +57,32 @@ def _scale_order(scale: str) -> int:
     return SCALES.index(scale) if scale in SCALES else len(SCALES)
 
 
-def _skip_verdict(row: dict) -> str:
-    return "needs GPU, not measured here" if "CUDA" in row["message"] else f"skipped: {row['message']}"
+def _skip_verdict(row: Result) -> str:
+    return "needs GPU, not measured here" if "CUDA" in row.message else f"skipped: {row.message}"
 
 
-def _metric(*rows: dict) -> str:
+def _metric(*rows: Result) -> str:
     """The gated metric the rows share: allocated GPU memory, else the process tree's RAM, else the main process's."""
-    if all(r["peaks"].get("vram_allocated") is not None for r in rows):
+    if all(r.peaks.get("vram_allocated") is not None for r in rows):
         return "vram_allocated"
-    return "ram_tree" if all(r["peaks"].get("ram_tree") is not None for r in rows) else "ram"
+    return "ram_tree" if all(r.peaks.get("ram_tree") is not None for r in rows) else "ram"
 
 
-def _main(row: dict | None) -> int | None:
-    return None if row is None else row["peaks"].get("ram")
+def _main(row: Result | None) -> int | None:
+    return None if row is None else row.peaks.get("ram")
 
 
-def not_applied(row: dict) -> str | None:
+def not_applied(row: Result) -> str | None:
     """Why a fix of this row was not applied where it ran, as its runner reported it; None when all were.
 
     Runners report `info["fixes_applied"]` ({fix: "applied" or why not}); reports
     from before that contract hold the fact under the fix's own name.
     """
-    info = row.get("info") or {}
+    info = row.info
     notes = info.get("fixes_applied") or {}
     reasons = [f"{fix}: {note}" for fix, note in notes.items() if note != "applied"]
     if not notes:
-        reasons = [f"{fix}: {info[fix]}" for fix in row["fixes"]
+        reasons = [f"{fix}: {info[fix]}" for fix in row.fixes
                    if isinstance(info.get(fix), str) and "not applied" in info[fix]]
     return "; ".join(reasons) or None
 
@@ -96,38 +97,38 @@ def fix_verdict(before: int | None, after: int | None) -> str:
     return "no effect"
 
 
-def pairs(results: list[dict]) -> dict[str, list[dict]]:
+def pairs(results: list[Result]) -> dict[str, list[dict]]:
     """Per scenario and scale: each measured variant beside the scenario's as-reported measurement.
 
     The reference is the row labelled "as-reported" (measured once per session
     by the scenario's own test), else the row without fixes.
     """
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Result]] = defaultdict(list)
     for row in results:
-        groups[(row["scenario"], row["scale"])].append(row)
+        groups[(row.scenario, row.scale)].append(row)
     out: dict[str, list[dict]] = defaultdict(list)
     for (scenario, scale), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], _scale_order(kv[0][1]))):
-        measured = [r for r in rows if r["verdict"] not in ("skipped", "error")]
-        ref = next((r for r in measured if r.get("label") == "as-reported"), None) or \
-            next((r for r in measured if not r["fixes"]), None)
+        measured = [r for r in rows if r.verdict not in ("skipped", "error")]
+        ref = next((r for r in measured if r.label == "as-reported"), None) or \
+            next((r for r in measured if not r.fixes), None)
         for row in rows:
-            if row is ref or row.get("label") == "as-reported":  # the reference itself: in failures()
+            if row is ref or row.label == "as-reported":  # the reference itself: in failures()
                 continue
-            entry = {"scenario": scenario, "scale": scale, "variant": row.get("label") or ", ".join(row["fixes"]),
-                     "fixes": row["fixes"], "test": row["nodeid"], "facts": row.get("info", {}),
+            entry = {"scenario": scenario, "scale": scale, "variant": row.label or ", ".join(row.fixes),
+                     "fixes": list(row.fixes), "test": row.nodeid, "facts": row.info,
                      "main_before": _main(ref), "main_after": _main(row)}
-            if row["verdict"] == "skipped":
+            if row.verdict == "skipped":
                 entry.update(before=None, after=None, metric=None, verdict=_skip_verdict(row), main_before=None, main_after=None)
-            elif row["verdict"] == "error":
+            elif row.verdict == "error":
                 metric = _metric(row)
-                entry.update(before=None, after=row["peaks"].get(metric), metric=metric,
-                             verdict=f"error: {row['message'][:120]}")
+                entry.update(before=None, after=row.peaks.get(metric), metric=metric,
+                             verdict=f"error: {row.message[:120]}")
             elif ref is None:
                 metric = _metric(row)
-                entry.update(before=None, after=row["peaks"].get(metric), metric=metric, verdict="no as-reported run to compare")
+                entry.update(before=None, after=row.peaks.get(metric), metric=metric, verdict="no as-reported run to compare")
             else:
                 metric = _metric(ref, row)
-                before, after = ref["peaks"].get(metric), row["peaks"].get(metric)
+                before, after = ref.peaks.get(metric), row.peaks.get(metric)
                 reason = not_applied(row)
                 verdict = f"not applied here ({reason})" if reason else fix_verdict(before, after)
                 entry.update(before=before, after=after, metric=metric, verdict=verdict)
@@ -135,37 +136,37 @@ def pairs(results: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
-def failures(results: list[dict]) -> dict[str, list[dict]]:
+def failures(results: list[Result]) -> dict[str, list[dict]]:
     """Per scenario: each scale's as-reported measurement against its budget (the failure mode reproduced)."""
     out: dict[str, list[dict]] = defaultdict(list)
-    for row in sorted(results, key=lambda r: _scale_order(r["scale"])):
-        if row.get("label") != "as-reported" or row["verdict"] == "error":
+    for row in sorted(results, key=lambda r: _scale_order(r.scale)):
+        if row.label != "as-reported" or row.verdict == "error":
             continue
-        if row["verdict"] == "skipped":
-            budget = row.get("budget") or {}
-            out[row["scenario"]].append({"scale": row["scale"], "metric": None, "peak": None, "over": None, "growth": None,
+        if row.verdict == "skipped":
+            budget = row.budget
+            out[row.scenario].append({"scale": row.scale, "metric": None, "peak": None, "over": None, "growth": None,
                                          "budget": budget.get("vram") or budget.get("ram"), "verdict": _skip_verdict(row),
                                          "main": None, "row": row})
             continue
         metric = _metric(row)
-        budget = (row.get("budget") or {}).get("vram" if metric == "vram_allocated" else "ram")
-        peak = row["peaks"].get(metric)
-        growth = row.get("growth") or {}
-        out[row["scenario"]].append({
-            "scale": row["scale"], "metric": metric, "peak": peak, "budget": budget, "main": _main(row),
+        budget = row.budget.get("vram" if metric == "vram_allocated" else "ram")
+        peak = row.peaks.get(metric)
+        growth = row.growth
+        out[row.scenario].append({
+            "scale": row.scale, "metric": metric, "peak": peak, "budget": budget, "main": _main(row),
             "over": None if not budget or peak is None else (peak - budget) / budget,
             "growth": growth.get("ram_tree_per_step", growth.get("ram_per_step")) if metric == "ram_tree"
-            else growth.get("ram_per_step"), "verdict": row["verdict"], "row": row})
+            else growth.get("ram_per_step"), "verdict": row.verdict, "row": row})
     return out
 
 
-def declared(row: dict) -> dict | None:
+def declared(row: Result) -> dict | None:
     """The budget and origin the row's memtest declares now, for its scale and device; None when it cannot be read.
 
     For rows of reports written before rows carried `budget_origin`: the memtest
     module is imported from the row's node id (relative to the working directory).
     """
-    path, _, rest = row["nodeid"].partition("::")
+    path, _, rest = row.nodeid.partition("::")
     function = rest.split("::")[0].split("[")[0]
     if not Path(path).is_file():
         return None
@@ -180,28 +181,28 @@ def declared(row: dict) -> dict | None:
     marks = [m for m in getattr(getattr(module, function, None), "pytestmark", []) if m.name == "gpu_budget"]
     if not marks:
         return None
-    host = "cuda" if (row.get("budget") or {}).get("vram") else row.get("device") or "cpu"
-    mark = read_mark(**merge_marks([(m.args, m.kwargs) for m in reversed(marks)]), scale=row["scale"], host=host,
-                     where=row["nodeid"])
+    host = "cuda" if row.budget.get("vram") else row.device or "cpu"
+    mark = read_mark(**merge_marks([(m.args, m.kwargs) for m in reversed(marks)]), scale=row.scale, host=host,
+                     where=row.nodeid)
     return {"origin": mark.origin, "budget": mark.budget.vram or mark.budget.ram}
 
 
-def origin_line(row: dict) -> str:
+def origin_line(row: Result) -> str:
     """One scale's budget, where it comes from, and what its verdict therefore shows."""
-    budget = (row.get("budget") or {}).get("vram") or (row.get("budget") or {}).get("ram")
-    if "budget_origin" in row:
-        origin, now, suffix = row["budget_origin"], budget, ""
+    budget = row.budget.get("vram") or row.budget.get("ram")
+    if row.budget_origin is not None:
+        origin, now, suffix = row.budget_origin, budget, ""
     else:
         found = declared(row) or {"origin": None, "budget": budget}
         origin, now = found["origin"], found["budget"]
-        suffix = f" (origin as `{row['nodeid'].split('::')[0]}` declares it now; the run predates recorded origins"
+        suffix = f" (origin as `{row.nodeid.split('::')[0]}` declares it now; the run predates recorded origins"
         suffix += f", and was judged against {format_size(budget)})" if now != budget else ")"
     if now is None:
-        return f"- {row['scale']}: no budget{suffix}"
+        return f"- {row.scale}: no budget{suffix}"
     size = format_size(now) + (f" ({now / 1e9:g} GB)" if origin in ("write-up", "card") else "")
     if origin is None:
-        return f"- {row['scale']}: {size}, origin not declared: what its verdict shows is not stated{suffix}"
-    return f"- {row['scale']}: {size}, {origin} ({ORIGINS[origin]}): {SHOWS[origin]}{suffix}"
+        return f"- {row.scale}: {size}, origin not declared: what its verdict shows is not stated{suffix}"
+    return f"- {row.scale}: {size}, {origin} ({ORIGINS[origin]}): {SHOWS[origin]}{suffix}"
 
 
 def split_lines(entries: list[dict]) -> list[str]:
@@ -222,6 +223,7 @@ def split_lines(entries: list[dict]) -> list[str]:
 
 
 def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> str:
+    """FINDINGS.md from a merged report: its `hardware`, `results` (Results) and `notes`."""
     hw = report.get("hardware") or {}
     lines = [f"# {title}", "",
              f"Generated by `python -m gpu_budget findings` from real runs on `{hw.get('key')}` "
@@ -284,8 +286,12 @@ def main(argv: list[str]) -> int:
         if report.get("version") not in READABLE_VERSIONS or not isinstance(report.get("results"), list):
             parser.error(f"{path} is not a gpu-budget JSON report (version {' or '.join(map(str, READABLE_VERSIONS))})")
         merged["hardware"] = merged.get("hardware") or report.get("hardware")
-        redone = {(r["nodeid"], r["scale"]) for r in report["results"]}  # a later report's re-run replaces a row
-        merged["results"] = [r for r in merged["results"] if (r["nodeid"], r["scale"]) not in redone] + report["results"]
+        try:
+            results = [Result.from_json(r) for r in report["results"]]
+        except ValueError as exc:
+            parser.error(f"{path}: {exc}")
+        redone = {(r.nodeid, r.scale) for r in results}  # a later report's re-run replaces a row
+        merged["results"] = [r for r in merged["results"] if (r.nodeid, r.scale) not in redone] + results
         renoted = {(n["nodeid"], n["scale"]) for n in report.get("notes", [])}
         merged["notes"] = [n for n in merged.get("notes", []) if (n["nodeid"], n["scale"]) not in renoted] + \
             report.get("notes", [])

@@ -1,7 +1,11 @@
-"""What the `gpu_budget` fixture hands a test: measure() and peak() bound to the running test."""
+"""What the `gpu_budget` fixture hands a test: measure(), peak(), explore() and note(), bound to the running test."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
+from gpu_budget.explore import DEFAULT_REAL_RUNS, Envelope, Exploration
+from gpu_budget.results import Measurement, Result
 from gpu_budget.scenario import Scenario
 
 
@@ -28,22 +32,37 @@ class BudgetRun:
         with the input) read it; the marker's cpu= / cuda= blocks do the same for budgets."""
         return self._session.mark_for(self._item).device
 
-    def measure(self, scenario: Scenario, label: str | None = None, expect: str | None = None) -> dict:
-        """Run `scenario` in a fresh child, judge it, record it; returns the result row.
+    def measure(self, scenario: Scenario, label: str | None = None, expect: str | None = None) -> Result:
+        """Run `scenario` in a fresh child, judge it, record it; returns its Result (results.py).
 
         A failing verdict fails the test; expect="over-budget" passes only while
         the budget is broken. `label` names one of several measurements in a test.
         """
         return self._session.measure(self._item, scenario, label=label, expect=expect)
 
-    def peak(self, scenario: Scenario) -> dict:
+    def peak(self, scenario: Scenario) -> Measurement:
         """Measure `scenario` in a fresh child without judging or recording it: one probe of a search.
 
         A bisection's probes depend on what earlier probes found, so they are not
         baseline entries; the search's answer is what the test asserts. Returns the
-        raw Measurement ("peaks" holds byte counts; "status" "error" for a failed child).
+        Measurement (results.py: `peaks` in bytes; `ok` False for a failed child).
         """
         return self._session.peak(self._item, scenario)
+
+    def explore(self, scenario: Scenario, envelope: Envelope,
+                budget: str | int | Mapping[str, str | int] | None = None, boundary: str | None = None,
+                max_real_runs: int = DEFAULT_REAL_RUNS, seed: int | None = 0,
+                estimate: Callable[[dict], int] | None = None) -> Exploration:
+        """Explore `scenario`'s knobs over `envelope` with Hypothesis, confirmed by real runs (explore.py).
+
+        Skipped without --gpu-budget-explore. budget: None (the marker's for this
+        device and scale; none there: skipped with the reason), a size, or {scale:
+        size}. boundary: the knob whose largest value within the budget is found.
+        estimate: a prediction of your own (knobs -> bytes) instead of the estimator.
+        The exploration is printed at the end and written to the JSON report.
+        """
+        return self._session.explore(self._item, scenario, envelope, budget=budget, boundary=boundary,
+                                     max_real_runs=max_real_runs, seed=seed, estimate=estimate)
 
     def note(self, scenario: Scenario, text: str, **data) -> None:
         """Attach a measured finding that is not one case's peak (a bisection's boundary) to the report.

@@ -34,6 +34,7 @@ from pathlib import Path
 from gpu_budget import child, dispatch
 from gpu_budget.meter import summarize
 from gpu_budget.requires import MissingDependency
+from gpu_budget.results import Measurement
 
 DEFAULT_PRELOAD = ("torch", "transformers")
 MALLOC_MODES = ("steady", "system")
@@ -228,12 +229,12 @@ def _describe_ending(ending: dict) -> str:
 
 def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
             preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict | None = None, malloc: str = "steady",
-            dispatch_mode: str = "avx2", tensors: bool = True, device: str | None = None) -> dict:
-    """Run the scenario in a fresh measured child and return its Measurement (a JSON dict).
+            dispatch_mode: str = "avx2", tensors: bool = True, device: str | None = None) -> Measurement:
+    """Run the scenario in a fresh measured child and return its Measurement.
 
     snapshot={"path": ...}: on CUDA the child records the allocator's history
     through the run and dumps a memory snapshot to `path` at its end or when it
-    fails; the Measurement's "snapshot" is then that path, else None (the
+    fails; the Measurement's `snapshot` is then that path, else None (the
     recorder's cost lands in this run's figures: the session asks for it only
     on a second, unjudged run). malloc: "steady" (glibc's thresholds fixed,
     child.steady_malloc) or "system" (glibc's defaults). dispatch_mode: the
@@ -251,28 +252,25 @@ def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
     start = next((e for e in events if e["event"] == "start"), {})
     result = next((e for e in events if e["event"] == "result"), None)
     error = next((e for e in events if e["event"] == "error"), None)
-    if result is not None:
-        measurement = {"status": "ok", "error": None, **result["summary"], "info": result["info"]}
-    else:
-        phases = [{k: v for k, v in e.items() if k != "event"} for e in events if e["event"] == "phase"]
-        measurement = {"status": "error", **summarize(phases, cuda=bool(start.get("cuda")),
-                                                      ram_method=start.get("ram_method", "vmhwm"),
-                                                      ram_tree_method=start.get("ram_tree_method"))}
-        if error is not None:
-            measurement["error"] = {k: error[k] for k in ("kind", "type", "message", "traceback")}
-            measurement["info"] = error.get("info", {})
-        else:
-            kind = "timeout" if ending["timed_out"] else "killed" if (ending["exitcode"] or 0) < 0 else "crash"
-            measurement["error"] = {"kind": kind, "type": None, "message": _describe_ending(ending), "traceback": None}
-            measurement["info"] = {}
-        # the peak seen so far: the last phase never finished, the parent's polling saw it
-        seen = [v for v in (measurement["peaks"]["ram"], ending["polled_ram_peak"]) if v]
-        measurement["peaks"]["ram"] = max(seen) if seen else None
-        if start.get("ram_tree_method"):  # the tree as the child streamed it; never below the main process alone
-            streamed = [e["ram_tree"] for e in events if e["event"] == "tree"]
-            tree = [v for v in (measurement["peaks"]["ram_tree"], *streamed, measurement["peaks"]["ram"]) if v]
-            measurement["peaks"]["ram_tree"] = max(tree) if tree else None
-            measurement["ram_tree_method"] = start["ram_tree_method"]
     dumped = next((e["path"] for e in events if e["event"] == "snapshot"), None)
-    measurement.update(wall_seconds=ending["wall_seconds"], exitcode=ending["exitcode"], snapshot=dumped)
-    return measurement
+    ended = {"wall_seconds": ending["wall_seconds"], "exitcode": ending["exitcode"], "snapshot": dumped}
+    if result is not None:
+        return Measurement.from_child(result["summary"], status="ok", info=result["info"], **ended)
+    phases = [{k: v for k, v in e.items() if k != "event"} for e in events if e["event"] == "phase"]
+    summary = summarize(phases, cuda=bool(start.get("cuda")), ram_method=start.get("ram_method", "vmhwm"),
+                        ram_tree_method=start.get("ram_tree_method"))
+    if error is not None:
+        failure, info = {k: error[k] for k in ("kind", "type", "message", "traceback")}, error.get("info", {})
+    else:
+        kind = "timeout" if ending["timed_out"] else "killed" if (ending["exitcode"] or 0) < 0 else "crash"
+        failure, info = {"kind": kind, "type": None, "message": _describe_ending(ending), "traceback": None}, {}
+    # the peak seen so far: the last phase never finished, the parent's polling saw it
+    peaks = summary["peaks"]
+    seen = [v for v in (peaks["ram"], ending["polled_ram_peak"]) if v]
+    peaks["ram"] = max(seen) if seen else None
+    if start.get("ram_tree_method"):  # the tree as the child streamed it; never below the main process alone
+        streamed = [e["ram_tree"] for e in events if e["event"] == "tree"]
+        tree = [v for v in (peaks["ram_tree"], *streamed, peaks["ram"]) if v]
+        peaks["ram_tree"] = max(tree) if tree else None
+        summary["ram_tree_method"] = start["ram_tree_method"]
+    return Measurement.from_child(summary, status="error", error=failure, info=info, **ended)

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gpu_budget.fit import least_squares
 from gpu_budget.tree import ProcessTree
 from gpu_budget.tree import available as tree_available
 
@@ -298,12 +299,7 @@ def growth_per_step(series: list[int | None], skip_first: int = 1) -> float | No
     ys = [y for y in series[skip_first:] if y is not None]
     if len(ys) < 3:
         return None
-    n = len(ys)
-    mean_x = (n - 1) / 2
-    mean_y = sum(ys) / n
-    sxx = sum((x - mean_x) ** 2 for x in range(n))
-    sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(range(n), ys))
-    return sxy / sxx
+    return least_squares(range(len(ys)), ys)[0]
 
 
 def tree_bound(phases: list[dict]) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gpu_budget import dispatch, isolate
+from gpu_budget.explore import DEFAULT_EXAMPLES
 
 DEFAULT_THREADS = 1  # torch threads per measured child; the fingerprint records it (benchmarks/RESULTS.md, "Across setups")
 
@@ -36,6 +37,8 @@ class Options:
     remediate: bool = False
     remediate_max_runs: int = 8
     snapshot: str = "rerun"
+    explore: bool = False  # run the Hypothesis explorations (gpu_budget.explore())
+    explore_examples: int = DEFAULT_EXAMPLES  # Hypothesis max_examples per exploration
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -71,6 +74,8 @@ class Options:
             remediate=bool(config.getoption("gpu_budget_remediate")),
             remediate_max_runs=max_runs(config.getoption("gpu_budget_remediate_max_runs")),
             snapshot=config.getoption("gpu_budget_snapshot"),
+            explore=bool(config.getoption("gpu_budget_explore")),
+            explore_examples=examples(config.getoption("gpu_budget_explore_examples")),
         )
 
     @property
@@ -96,3 +101,10 @@ def max_runs(value: Any) -> int:
     if runs < 1:
         raise pytest.UsageError(f"--gpu-budget-remediate-max-runs={value!r}: expected a whole number >= 1")
     return runs
+
+
+def examples(value: int) -> int:
+    """--gpu-budget-explore-examples: 0 (the default, DEFAULT_EXAMPLES) or a whole number >= 1; else a usage error."""
+    if value < 0:
+        raise pytest.UsageError(f"--gpu-budget-explore-examples={value}: expected a whole number >= 1")
+    return value or DEFAULT_EXAMPLES

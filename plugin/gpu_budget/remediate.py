@@ -30,6 +30,7 @@ from itertools import islice
 from gpu_budget import fixes as library
 from gpu_budget.compare import budget_breaches
 from gpu_budget.fixes import Fix, FixError
+from gpu_budget.results import Measurement
 
 DEFAULT_MAX_RUNS = 8
 COUNT_CAP = 100_000  # candidate sets counted (never run) to say how many the bound left untried
@@ -148,19 +149,20 @@ def search(scenario, measure: Callable[[object], Mapping], *, cuda: bool = False
     return Remediation(status, None, None, [], None, len(tried), max_runs, tried, skipped, names)
 
 
-def needs_remedy(measurement: Mapping, budget) -> bool:
+def needs_remedy(measurement: Measurement, budget) -> bool:
     """Whether a measured case gives the search something to remedy: a budget broken, or an OOM crash."""
-    if measurement["status"] != "ok":
-        return (measurement.get("error") or {}).get("kind") in ("oom", "killed")
-    return bool(budget_breaches(measurement["peaks"], budget))
+    if not measurement.ok:
+        return measurement.error_kind in ("oom", "killed")
+    return bool(budget_breaches(measurement.peaks, budget))
 
 
-def trial_outcome(measurement: Mapping, budget) -> dict:
+def trial_outcome(measurement: Measurement, budget) -> dict:
     """One candidate's measurement judged against the budget alone: what `search` expects `measure` to return."""
-    if measurement["status"] != "ok":
-        error = measurement["error"]
-        return {"verdict": "error", "peaks": measurement["peaks"], "seconds": measurement.get("wall_seconds"),
+    peaks = dict(measurement.peaks)
+    if not measurement.ok:
+        error = measurement.error
+        return {"verdict": "error", "peaks": peaks, "seconds": measurement.wall_seconds,
                 "message": f"measured child failed ({error['kind']}): {error['message']}"[:300]}
-    breaches = budget_breaches(measurement["peaks"], budget)
-    return {"verdict": "over-budget" if breaches else "pass", "peaks": measurement["peaks"],
-            "message": "; ".join(breaches), "seconds": measurement.get("wall_seconds")}
+    breaches = budget_breaches(peaks, budget)
+    return {"verdict": "over-budget" if breaches else "pass", "peaks": peaks,
+            "message": "; ".join(breaches), "seconds": measurement.wall_seconds}

@@ -1,13 +1,15 @@
 """The gate's outputs: a terminal table, GitHub step-summary markdown and a JSON report (plots: plots.py).
 
-All three are rendered from the same list of result rows (plain dicts, the
-JSON report's `results`), so they cannot disagree. Host RAM shows twice: the
+All three are rendered from the same list of Results (results.py; the JSON
+report's `results` are their rows), so they cannot disagree. Host RAM shows twice: the
 process tree's peak (gated: the measured process and its DataLoader workers
 and subprocesses) and the main process's alone.
 
-JSON report versions: 2 adds `ram_tree` beside `ram` (peaks, step_peaks,
-steps; `ram_tree_peak` and `tree` in phases) and `ram_tree_method`; version 1
-reports hold the main process only.
+JSON report versions: 3 adds `explorations` (each {nodeid, exploration}:
+explore.Exploration.to_json); 2 adds `ram_tree` beside `ram` (peaks,
+step_peaks, steps; `ram_tree_peak` and `tree` in phases) and
+`ram_tree_method`; version 1 reports hold the main process only. Rows are
+results.Result.to_json().
 """
 
 from __future__ import annotations
@@ -17,24 +19,25 @@ import os
 from pathlib import Path
 
 from gpu_budget.meter import ram_gated
+from gpu_budget.results import Result
 from gpu_budget.units import format_size
 
-REPORT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+REPORT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
 
 
-def _budget(row: dict) -> str:
+def _budget(row: Result) -> str:
     parts = []
-    if row["budget"]["ram"] is not None:
-        parts.append(f"RAM {format_size(row['budget']['ram'])}")
-    if row["budget"]["vram"] is not None:
-        parts.append(f"VRAM {format_size(row['budget']['vram'])}")
+    if row.budget["ram"] is not None:
+        parts.append(f"RAM {format_size(row.budget['ram'])}")
+    if row.budget["vram"] is not None:
+        parts.append(f"VRAM {format_size(row.budget['vram'])}")
     return ", ".join(parts) or "-"
 
 
-def _baseline(row: dict) -> str:
-    base = row.get("baseline")
+def _baseline(row: Result) -> str:
+    base = row.baseline
     if not base:
         return "-"
     parts = [format_size(ram_gated(base["peaks"])) + ("" if base["peaks"].get("ram_tree") is not None else " (main)")]
@@ -46,19 +49,19 @@ def _baseline(row: dict) -> str:
 CHANGE_LABELS = {"ram": "RAM", "ram_tensor": "tensors", "vram_allocated": "VRAM"}
 
 
-def _change(row: dict) -> str:
-    parts = [f"{CHANGE_LABELS.get(k, k)} {v:+.1%}" for k, v in (row.get("change") or {}).items() if v is not None]
+def _change(row: Result) -> str:
+    parts = [f"{CHANGE_LABELS.get(k, k)} {v:+.1%}" for k, v in row.change.items() if v is not None]
     return ", ".join(parts) or "-"
 
 
-def setup_lines(rows: list[dict]) -> list[str]:
+def setup_lines(rows: list[Result]) -> list[str]:
     """One line per distinct way the setup differs from the baselines' (fingerprint.py), with how many cases."""
     seen: dict[tuple, int] = {}
     for row in rows:
-        setup = row.get("setup")
-        if setup and (row.get("fingerprint_changed") or setup.get("floor_shift")):
+        setup = row.setup
+        if setup and (row.fingerprint_changed or setup.get("floor_shift")):
             shift = round(setup["floor_shift"] / 2**20, 1)
-            key = (tuple(row["fingerprint_changed"]), setup["policy"], shift)
+            key = (tuple(row.fingerprint_changed), setup["policy"], shift)
             seen[key] = seen.get(key, 0) + 1
     lines = []
     for (diffs, policy, shift), count in seen.items():
@@ -69,16 +72,16 @@ def setup_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-def _verdict(row: dict) -> str:
-    text = row["verdict"]
-    if row.get("expect") and row["verdict"] == row["expect"]:
+def _verdict(row: Result) -> str:
+    text = row.verdict
+    if row.expect and row.verdict == row.expect:
         text += " (expected)"
-    return text if row.get("passed", True) else f"{text} FAIL"
+    return text if row.passed else f"{text} FAIL"
 
 
-def _fixes(row: dict) -> str:
-    text = ", ".join(row["fixes"]) or "-"
-    rem = row.get("remediation")
+def _fixes(row: Result) -> str:
+    text = ", ".join(row.fixes) or "-"
+    rem = row.remediation
     if rem:
         text += f" ({_outcome(rem)})"
     return text
@@ -116,15 +119,15 @@ def remediation_text(rem: dict) -> str:
             f"(raise --gpu-budget-remediate-max-runs)")
 
 
-def remediation_lines(rows: list[dict], markdown: bool = False) -> list[str]:
+def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
     """Per searched case: the answer, every set tried with its peaks and verdict, and what was skipped."""
     lines = []
     for row in rows:
-        rem = row.get("remediation")
+        rem = row.remediation
         if not rem:
             continue
-        name = f"**{row['nodeid']}**" if markdown else row["nodeid"]
-        lines.append(f"{'- ' if markdown else ''}{name} ({_peaks(row['peaks'])}, budget {_budget(row)}): "
+        name = f"**{row.nodeid}**" if markdown else row.nodeid
+        lines.append(f"{'- ' if markdown else ''}{name} ({_peaks(row.peaks)}, budget {_budget(row)}): "
                      f"{remediation_text(rem)}")
         indent = "  - " if markdown else "    "
         for trial in rem["tried"]:
@@ -138,14 +141,14 @@ def remediation_lines(rows: list[dict], markdown: bool = False) -> list[str]:
     return lines
 
 
-def table_rows(rows: list[dict]) -> list[list[str]]:
+def table_rows(rows: list[Result]) -> list[list[str]]:
     return [
         [
-            row["nodeid"],
-            row["scale"],
-            format_size(row["peaks"].get("ram_tree")),
-            format_size(row["peaks"].get("ram")),
-            format_size(row["peaks"].get("vram_allocated")),
+            row.nodeid,
+            row.scale,
+            format_size(row.peaks.get("ram_tree")),
+            format_size(row.peaks.get("ram")),
+            format_size(row.peaks.get("vram_allocated")),
             _budget(row),
             _baseline(row),
             _change(row),
@@ -156,11 +159,11 @@ def table_rows(rows: list[dict]) -> list[list[str]]:
     ]
 
 
-def tree_lines(rows: list[dict]) -> list[str]:
+def tree_lines(rows: list[Result]) -> list[str]:
     """For each case whose descendants added host RAM: how much, in how many processes, in which phase."""
     lines = []
     for row in rows:
-        phases = [p for p in (row.get("phases") or {}).values() if p.get("ram_tree_peak") is not None]
+        phases = [p for p in row.phases.values() if p.get("ram_tree_peak") is not None]
         if not phases:
             continue
         top = max(phases, key=lambda p: p["ram_tree_peak"] - p["ram_peak"])
@@ -169,7 +172,7 @@ def tree_lines(rows: list[dict]) -> list[str]:
             continue
         tree = top.get("tree") or {}
         exited = f", {tree['exited']} exited in it" if tree.get("exited") else ""
-        lines.append(f"{row['nodeid']}: phase {top['name']}: main process {format_size(top['ram_peak'])} + "
+        lines.append(f"{row.nodeid}: phase {top['name']}: main process {format_size(top['ram_peak'])} + "
                      f"{tree.get('processes', '?')} descendant process(es){exited} {format_size(added)} = "
                      f"{format_size(top['ram_tree_peak'])}")
     if lines:
@@ -177,7 +180,7 @@ def tree_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-def terminal_table(rows: list[dict]) -> str:
+def terminal_table(rows: list[Result]) -> str:
     from tabulate import tabulate
 
     return tabulate(table_rows(rows), headers=HEADERS, tablefmt="simple")
@@ -201,7 +204,7 @@ def _where(path: str, base: Path | None) -> str:
         return path
 
 
-def markdown(rows: list[dict], hardware: dict | None, problems: list[str] = (), base: Path | None = None,
+def markdown(rows: list[Result], hardware: dict | None, problems: list[str] = (), base: Path | None = None,
              artifacts: str | None = None) -> str:
     """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
 
@@ -211,7 +214,7 @@ def markdown(rows: list[dict], hardware: dict | None, problems: list[str] = (), 
     """
     from tabulate import tabulate
 
-    failed = [r for r in rows if not r.get("passed", True)]
+    failed = [r for r in rows if not r.passed]
     head = f"### GPU budget: {len(rows)} measured, {len(failed)} failed"
     if hardware:
         head += f" on `{hardware.get('key')}`"
@@ -223,7 +226,7 @@ def markdown(rows: list[dict], hardware: dict | None, problems: list[str] = (), 
     for line in setup_lines(rows):
         lines += ["", f"> {line}"]
     for row in failed:
-        lines += ["", f"- **{row['nodeid']}**: {row['message']}"]
+        lines += ["", f"- **{row.nodeid}**: {row.message}"]
     remedies = remediation_lines(rows, markdown=True)
     if remedies:
         lines += ["", remedies[0], "", *remedies[1:]]
@@ -231,22 +234,24 @@ def markdown(rows: list[dict], hardware: dict | None, problems: list[str] = (), 
     if tree:
         lines += ["", f"**{tree[0][0].upper()}{tree[0][1:]}**", "", *(f"- {line}" for line in tree[1:])]
 
-    def files(key: str) -> list[str]:
+    def files(kept: dict[str, str]) -> list[str]:  # node id -> path
         if artifacts:
-            return [f"- {r['nodeid']}: `{_where(r[key], base)}`" for r in rows if r.get(key)]
-        return [f"- {r['nodeid']}: [{_where(r[key], base)}]({r[key]})" for r in rows if r.get(key)]
+            return [f"- {nodeid}: `{_where(path, base)}`" for nodeid, path in kept.items()]
+        return [f"- {nodeid}: [{_where(path, base)}]({path})" for nodeid, path in kept.items()]
 
     where = f" (in the [artifacts of this run]({artifacts}#artifacts))" if artifacts else ""
-    if any(r.get("snapshot") for r in rows):
+    snapshots = {r.nodeid: r.snapshot for r in rows if r.snapshot}
+    if snapshots:
         lines += ["", f"**Memory snapshots of the failing CUDA cases**{where}: {SNAPSHOT_HOWTO}.", "",
-                  *files("snapshot")]
-    if any(r.get("plot") for r in rows):
+                  *files(snapshots)]
+    plotted = {r.nodeid: r.plot for r in rows if r.plot}
+    if plotted:
         lines += ["", f"**Plots**{where}: host RAM and GPU memory per phase and step, with the budget and the baseline.",
-                  "", *files("plot")]
+                  "", *files(plotted)]
     return "\n".join(lines) + "\n"
 
 
-def append_step_summary(rows: list[dict], hardware: dict | None, problems: list[str] = (),
+def append_step_summary(rows: list[Result], hardware: dict | None, problems: list[str] = (),
                         base: Path | None = None) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path and (rows or problems):
@@ -254,14 +259,16 @@ def append_step_summary(rows: list[dict], hardware: dict | None, problems: list[
             fh.write(markdown(rows, hardware, problems, base, run_url()))
 
 
-def write_json(path: str | Path, rows: list[dict], hardware: dict | None, problems: list[str] = (),
-               notes: list[dict] = ()) -> None:
+def write_json(path: str | Path, rows: list[Result], hardware: dict | None, problems: list[str] = (),
+               notes: list[dict] = (), explorations: list[dict] = ()) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     # gate_problems: session-level failures (the fail-safe: nothing measured, no GPU, no baselines folder)
     # notes: measured findings that are not one case's peak (a bisection's boundary), from gpu_budget.note()
-    data = {"version": REPORT_VERSION, "hardware": hardware, "gate_problems": list(problems), "results": rows,
-            "notes": list(notes)}
+    # explorations: what each gpu_budget.explore() found (explore.Exploration.to_json)
+    data = {"version": REPORT_VERSION, "hardware": hardware, "gate_problems": list(problems),
+            "results": [r.to_json() for r in rows],
+            "notes": list(notes), "explorations": list(explorations)}
     tmp.write_text(json.dumps(data, indent=2) + "\n")
     os.replace(tmp, path)

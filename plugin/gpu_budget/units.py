@@ -61,3 +61,12 @@ def format_size(nbytes: float | None) -> str:
         if n >= factor:
             return f"{sign}{n / factor:.2f} {unit}"
     return f"{sign}{int(n)} B"
+
+
+def format_mib(nbytes: float | None) -> str:
+    """Render bytes in MiB to 0.1 MiB, e.g. 316669952 -> '302.0 MiB'; None -> '-'.
+
+    For figures read beside a budget (an exploration's boundary is often a few
+    MiB from it), where format_size's larger units would round the difference away.
+    """
+    return "-" if nbytes is None else f"{nbytes / 2**20:,.1f} MiB"

@@ -10,11 +10,13 @@ Registered only when xdist is installed (pytest_plugin.py). Two jobs:
   run the session's thread count (one by default, as in a serial run, so
   both give the same peaks). On a CPU host two workers then never measure
   while fighting over one core.
-- Records. Workers never write baselines or reports. They ship their result
-  rows, the baseline entries to write, which budget tests they collected and
-  whether the selection was narrowed, through `workeroutput`; the controller
-  merges them and alone writes baselines (baselines.store), the JSON report,
-  the step summary and the plots (BudgetSession.finish).
+- Records. Workers never write baselines or reports. They ship their
+  SessionData (session_data.py: result rows, notes, explorations, the
+  baseline entries to write, which budget tests they collected and whether
+  the selection was narrowed) through `workeroutput`; the controller merges
+  it and alone writes baselines (baselines.store) and the outputs
+  (outputs.py: the terminal's tables, the JSON report, the step summary, the
+  plots).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import os
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass
+
+from gpu_budget.session_data import SessionData
 
 _OUTPUT_KEY = "gpu_budget"
 
@@ -88,7 +92,7 @@ def worker_index(worker: str) -> int:
 
 
 class XdistBudget:
-    """The xdist side of BudgetSession: places workers, ships their state, merges it on the controller."""
+    """The xdist side of BudgetSession: places workers, ships their SessionData, merges it on the controller."""
 
     def __init__(self, session) -> None:
         self.session = session
@@ -109,10 +113,10 @@ class XdistBudget:
     def pytest_sessionfinish(self, session) -> None:
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:
-            workeroutput[_OUTPUT_KEY] = json.dumps(self.session.shipment())
+            workeroutput[_OUTPUT_KEY] = json.dumps(self.session.data.to_json())
 
     # -- controller ---------------------------------------------------------
     def pytest_testnodedown(self, node, error) -> None:
         output = getattr(node, "workeroutput", None) or {}
         if _OUTPUT_KEY in output:
-            self.session.merge(json.loads(output[_OUTPUT_KEY]))
+            self.session.data.merge(SessionData.from_json(json.loads(output[_OUTPUT_KEY])))

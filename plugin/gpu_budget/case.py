@@ -1,0 +1,169 @@
+"""One case, from its mark to its Result: can it run here, its child, its verdict, its baseline entry.
+
+Everything it needs comes in as arguments (the mark, the options, the device
+and setup read once per session, a function that runs a child); it returns an
+Outcome and never reaches back into the session, which records the Outcome and
+tells pytest (skip, fail).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from gpu_budget import artifacts, baselines, remediate
+from gpu_budget.children import malloc_mode
+from gpu_budget.compare import Setup, judge
+from gpu_budget.marks import BudgetMark, expectation_problem
+from gpu_budget.options import Options
+from gpu_budget.report import remediation_text
+from gpu_budget.requires import MissingDependency
+from gpu_budget.results import Measurement, Result
+from gpu_budget.scenario import Scenario
+from gpu_budget.units import format_size
+
+# runs a scenario in a measured child: (scenario, snapshot request or None) -> Measurement
+RunChild = Callable[[Scenario, "dict | None"], Measurement]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measure() call: the test (node id, module, name), the scenario, its label and expectation."""
+
+    nodeid: str
+    module: str
+    name: str
+    scenario: Scenario
+    label: str | None = None
+    expect: str | None = None  # None: the mark's
+
+    @property
+    def test_id(self) -> str:
+        """The case's key in its module's baseline file."""
+        return self.name + (f"::{self.label}" if self.label else "")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The judged Result, and the baseline entry to write ({path, scale, id, entry}) when the verdict records one."""
+
+    result: Result
+    baseline_write: dict | None = None
+
+    @property
+    def skipped(self) -> bool:
+        return self.result.verdict == "skipped"
+
+
+def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict) -> tuple[str | None, bool]:
+    """Why this case cannot be measured on `device` (isolate.probe's), and whether the reason is a missing GPU."""
+    if scale not in scenario.scales:
+        return f"scenario {scenario.name!r} has no {scale!r} scale (it has: {', '.join(scenario.scales)})", False
+    if mark.pinned and mark.device == "cpu" and (scenario.needs_cuda(scale) or mark.budget.vram is not None):
+        return (f"the test pins device='cpu', but scenario {scenario.name!r} at scale {scale!r} needs CUDA "
+                "or has a VRAM budget: nothing on the GPU would be measured"), False
+    if scenario.needs_cuda(scale) and not device["cuda"]:
+        return f"scenario {scenario.name!r} at scale {scale!r} needs a CUDA GPU; this host has none", True
+    if mark.pinned and mark.device == "cuda" and not device["cuda"]:
+        return "the test pins device='cuda'; this host has no CUDA GPU", True
+    if mark.budget.vram is not None and not device["cuda"]:
+        return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; "
+                "this host has none (no GPU figure is reported from a CPU host)"), True
+    card = device.get("gpu_memory")
+    if mark.budget.vram is not None and card and mark.budget.vram > card:
+        return (f"VRAM budget {format_size(mark.budget.vram)} is above this GPU's total memory {format_size(card)} "
+                f"({device.get('gpu_name')}): the card cannot reach it, so the budget would test nothing (an "
+                "over-budget run dies of out-of-memory first); it is measured on a card with more memory"), False
+    return None, False
+
+
+def fingerprint_for(hardware: dict, scenario: Scenario, malloc: str, where: str = "", device: str | None = None) -> dict:
+    """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode and device."""
+    fprint = {k: v for k, v in hardware.items() if k not in ("key", "package_versions")}
+    return {**fprint, "malloc": malloc_mode(scenario, malloc, where), **({"device": device} if device else {})}
+
+
+def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: dict, run_child: RunChild, *,
+        ci: bool, worker: dict | None = None) -> Outcome:
+    """Measure the case in a child where it can run here, judge it against its budget and baseline."""
+    scenario, scale = case.scenario, options.scale
+    expect = case.expect if case.expect is not None else mark.expect
+    asked = Result(nodeid=case.nodeid + (f"::{case.label}" if case.label else ""), scenario=scenario.name, scale=scale,
+                   verdict="", passed=False, message="", label=case.label, fixes=tuple(scenario.fixes),
+                   device=mark.device, budget={"ram": mark.budget.ram, "vram": mark.budget.vram}, expect=expect,
+                   budget_origin=mark.origin, tolerance={"rel": mark.tolerance.rel, "abs": mark.tolerance.abs}, worker=worker)
+    reason, needs_gpu = unmeasurable(scenario, mark, scale, device)
+    if reason and needs_gpu and options.require_gpu:
+        message = f"{reason}, and --gpu-budget-require-gpu says this runner must have one"
+        return Outcome(asked.but(verdict="error", message=message))
+    if reason:
+        return Outcome(asked.but(verdict="skipped", passed=True, message=reason))
+    problem = expectation_problem(replace(mark, expect=expect), scale)
+    if problem:
+        return Outcome(asked.but(verdict="error", message=problem))
+
+    path = baselines.path_for(options.baselines, hardware["key"], case.module)
+    try:
+        stored = baselines.load(path)
+        baseline, broken = baselines.lookup(stored, scale, case.test_id), None
+    except baselines.BaselineError as exc:
+        stored, baseline, broken = {}, None, str(exc)
+    fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device)
+    setup = Setup.between((baseline or {}).get("fingerprint"), fprint, baselines.packages_of(stored, baseline),
+                          hardware["package_versions"])
+    try:
+        measurement = run_child(scenario, None)
+    except MissingDependency as exc:  # in prepare: an optional package that cannot be imported here
+        return Outcome(asked.but(verdict="skipped", passed=True, message=str(exc)))
+    if measurement.error_kind == "missing-dependency":
+        return Outcome(asked.but(verdict="skipped", passed=True, message=measurement.error["message"]))
+    if broken:
+        return Outcome(asked.but(measurement=measurement, verdict="error", message=broken))
+    verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
+                    ci=ci, update=options.update, expect=expect, setup=setup)
+    write = None
+    if verdict.write_baseline and measurement.ok:
+        entry = baselines.entry_from(measurement, scenario.to_json(scale), mark.tolerance, fprint,
+                                     datetime.date.today().isoformat())
+        write = {"path": str(path), "scale": scale, "id": case.test_id, "entry": entry}
+    result = asked.but(
+        measurement=measurement, verdict=verdict.verdict, passed=verdict.passed, message=verdict.message,
+        change=verdict.change, baseline=None if baseline is None else {
+            "peaks": baseline["peaks"], "recorded": baseline.get("recorded"),
+            "fingerprint": baseline.get("fingerprint"), "phases": baseline.get("phases", {})},
+        fingerprint_changed=tuple(setup.described) if baseline else (),
+        setup={"policy": setup.policy, "floor_shift": setup.floor_shift} if baseline else None)
+    if options.remediate and remediate.needs_remedy(measurement, mark.budget):
+        def trial(candidate: Scenario) -> dict:
+            return remediate.trial_outcome(run_child(candidate, None), mark.budget)
+
+        remedy = remediate.search(scenario, trial, cuda=mark.device == "cuda",
+                                  max_runs=options.remediate_max_runs).to_json()
+        message = result.message if result.passed else f"{result.message}; {remediation_text(remedy)}"
+        result = result.but(remediation=remedy, message=message)
+    if not result.passed and options.snapshot == "rerun" and artifacts.wants_snapshot(measurement, mark, baseline):
+        result = result.but(**_snapshot_run(scenario, run_child, options.snapshots, result.nodeid))
+    return Outcome(result, write)
+
+
+def _snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: str) -> dict:
+    """Run a failing CUDA case once more with the allocation recorder on, and keep its memory snapshot.
+
+    The recorder costs host RAM and time, so the judged run never records; this
+    second run is reported beside the row ("snapshot_run"), never judged or recorded.
+    """
+    path = artifacts.snapshot_path()
+    try:
+        again = run_child(scenario, {"path": path})
+        out: dict = {"snapshot_run": {"status": again.status, "peaks": dict(again.peaks),
+                                      "error": None if again.error is None else dict(again.error),
+                                      "wall_seconds": again.wall_seconds}}
+        if again.snapshot:
+            kept = artifacts.keep_snapshot(again.snapshot, folder, nodeid)
+            if kept:
+                out["snapshot"] = kept
+        return out
+    finally:
+        Path(path).unlink(missing_ok=True)

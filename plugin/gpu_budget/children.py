@@ -1,0 +1,50 @@
+"""Runs one scenario in a fresh measured child, its assets prepared first: the function a case is handed.
+
+The session builds one ChildRunner from its options; case.py, remediation and
+exploration call it without knowing the options, the assets folder or the
+forkserver behind it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpu_budget import isolate
+from gpu_budget.options import Options
+from gpu_budget.results import Measurement
+from gpu_budget.scenario import Scenario
+
+
+def malloc_mode(scenario: Scenario, default: str, where: str = "") -> str:
+    """The host allocator mode of a case: the scenario's `malloc` param, else --gpu-budget-malloc."""
+    mode = scenario.params.get("malloc", default)
+    if mode not in isolate.MALLOC_MODES:
+        raise ValueError(f"{where or scenario.name}: scenario param malloc={mode!r}: "
+                         f"expected one of {', '.join(isolate.MALLOC_MODES)}")
+    return mode
+
+
+@dataclass(frozen=True)
+class ChildRunner:
+    """Prepares (cached, unmeasured) and measures scenarios at the session's scale, with its options."""
+
+    options: Options
+    assets: Path  # session.assets_folder: prepared checkpoints and clips, keyed by Scenario.asset_key
+
+    def __call__(self, scenario: Scenario, cpu_only: bool = False, snapshot: dict | None = None) -> Measurement:
+        """Measure `scenario` in a fresh child; cpu_only: the child (and its preparation) does not see the GPU."""
+        opts, scale = self.options, self.options.scale
+        device = "cpu" if cpu_only else None
+        job, assets = scenario.to_json(scale), self.assets / scenario.asset_key(scale)
+        if scenario.prepare:
+            # unmeasured: as many threads as this process may use, to build real-scale models sooner
+            isolate.prepare_assets(job, assets, opts.timeout, len(os.sched_getaffinity(0)), opts.preload,
+                                   dispatch_mode=opts.dispatch, device=device)
+        tensors = scenario.params.get("tensor_bytes", True)
+        if not isinstance(tensors, bool):
+            raise TypeError(f"{scenario.name}: scenario param tensor_bytes={tensors!r}: expected True or False")
+        return isolate.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot,
+                               malloc=malloc_mode(scenario, opts.malloc), dispatch_mode=opts.dispatch,
+                               tensors=tensors, device=device)

@@ -1,0 +1,92 @@
+"""Everything a session shows at its end, rendered from its SessionData: terminal, plots, JSON, step summary.
+
+A serial run and an xdist controller (after merging its workers' data) call
+the same two functions, so an output never depends on how the tests ran.
+Rendering lives in report.py (table, markdown, JSON), plots.py and explore.py
+(an exploration's lines); this module decides what goes where.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gpu_budget import artifacts, report
+from gpu_budget.explore import Exploration
+from gpu_budget.options import Options
+from gpu_budget.session_data import SessionData
+from gpu_budget.units import format_size
+
+
+def write_files(data: SessionData, options: Options, problems: list[str]) -> None:
+    """Plots (attached to their rows), the JSON report and the GitHub step summary; a failure lands in `problems`."""
+    if options.plots and data.rows:
+        _plot(data, options.plots, problems)
+    if options.json:
+        report.write_json(options.json, data.rows, data.hardware, problems, data.notes, data.explorations)
+    base = options.json.parent if options.json else options.plots
+    report.append_step_summary(data.rows, data.hardware, problems, base=base)
+
+
+def _plot(data: SessionData, folder: Path, problems: list[str]) -> None:
+    from gpu_budget import plots
+
+    for i, row in enumerate(data.rows):
+        if row.phases:
+            path = folder / f"{artifacts.slug(row.nodeid)}.png"
+            try:
+                plots.write(row.to_json(), path, data.hardware)
+            except Exception as exc:  # noqa: BLE001  a broken picture must not hide the verdicts
+                problems.append(f"plotting {row.nodeid} failed: {exc!r}")
+            else:
+                data.rows[i] = row.but(plot=str(path))
+
+
+def terminal_summary(terminalreporter: Any, data: SessionData, options: Options, problems: list[str],
+                     warnings: list[str], pinned_gpu: str | None) -> None:
+    """The gpu-budget section (hardware, setup, the table, remediation, failures) and the explorations' section."""
+    _explorations(terminalreporter, data.explorations)
+    if not (data.rows or problems or warnings):
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("gpu-budget")
+    if data.hardware:
+        fp = data.hardware
+        write(f"hardware {fp['key']}: torch {fp.get('torch')}, transformers {fp.get('transformers')}, "
+              f"peft {fp.get('peft')}, python {fp.get('python')}")
+        write(f"setup: {fp.get('cpu')} ({fp.get('cpu_level')}), kernels {fp.get('isa')} (dispatch {fp.get('dispatch')}), "
+              f"{fp.get('threads')} thread(s) per child, malloc {fp.get('malloc')}, import floor "
+              f"{format_size(fp.get('floor'))}")
+    rows = data.rows
+    for line in report.setup_lines(rows):
+        write(line)
+    if pinned_gpu is not None:
+        write(f"serial run on a host with several GPUs: measured on one, "
+              f"CUDA_VISIBLE_DEVICES={pinned_gpu} (set it yourself to choose another)")
+    if rows:
+        write(report.terminal_table(rows))
+    for line in report.remediation_lines(rows) + report.tree_lines(rows):
+        write(line)
+    for row in data.rows:
+        if not row.passed or row.verdict in ("improved", "error"):
+            write(f"{row.nodeid}: {row.message}")
+        if row.snapshot:
+            write(f"{row.nodeid}: memory snapshot {row.snapshot} ({report.SNAPSHOT_HOWTO})")
+    for problem in problems:
+        write(f"gpu-budget gate FAILED: {problem}", red=True)
+    for warning in warnings:
+        write(f"gpu-budget warning: {warning} (fails the run under CI or with --gpu-budget-require-gpu)", yellow=True)
+    if options.plots and any(r.plot for r in data.rows):
+        write(f"plots: {options.plots}")
+    if options.json:
+        write(f"JSON report: {options.json}")
+
+
+def _explorations(terminalreporter: Any, explorations: list[dict]) -> None:
+    if not explorations:
+        return
+    terminalreporter.section("gpu-budget exploration")
+    for found in explorations:
+        terminalreporter.write_line(found["nodeid"])
+        for line in Exploration.from_json(found["exploration"]).summary():
+            terminalreporter.write_line(f"  {line}")

@@ -1,0 +1,68 @@
+"""What a gate session has gathered, as one plain object: also what an xdist worker ships its controller.
+
+Rows (typed Results), notes, explorations, baseline entries waiting to be
+written, which budget tests were collected and the device read: everything
+the outputs are rendered from. A worker's copy crosses to the controller as
+JSON (`to_json` / `from_json`) and is merged there (`merge`), so a serial run
+and an xdist run render from the same data.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu_budget.results import Result
+
+
+@dataclass
+class SessionData:
+    rows: list[Result] = field(default_factory=list)
+    notes: list[dict] = field(default_factory=list)  # measured findings that are not one case's peak (fixture.note)
+    explorations: list[dict] = field(default_factory=list)  # {"nodeid", "exploration": Exploration.to_json()}
+    pending: list[dict] = field(default_factory=list)  # baseline writes: {path, scale, id, entry, packages}
+    collected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # module -> marked test names
+    order: list[str] = field(default_factory=list)  # node ids of the budget tests, in collection order
+    selected: int = 0  # budget tests left to run after deselection (the fail-safe's count)
+    narrowed: bool = False  # deselection or node ids: baselines are not pruned
+    probes: int = 0  # unjudged children that ran (peak(): bisection, exploration): they count as measured
+    hardware: dict | None = None  # the session's fingerprint (fingerprint.collect), with its hardware key
+    device: dict | None = None  # what the forkserver saw (isolate.probe)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rows": [r.to_json() for r in self.rows], "notes": self.notes, "explorations": self.explorations,
+            "pending": self.pending, "collected": {k: sorted(v) for k, v in self.collected.items()},
+            "order": self.order, "selected": self.selected, "narrowed": self.narrowed, "probes": self.probes,
+            "hardware": self.hardware, "device": self.device,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SessionData:
+        collected: dict[str, set[str]] = defaultdict(set)
+        for module, names in data["collected"].items():
+            collected[module].update(names)
+        return cls(rows=[Result.from_json(r) for r in data["rows"]], notes=list(data["notes"]),
+                   explorations=list(data["explorations"]), pending=list(data["pending"]), collected=collected,
+                   order=list(data["order"]), selected=data["selected"], narrowed=data["narrowed"],
+                   probes=data["probes"], hardware=data["hardware"], device=data["device"])
+
+    def merge(self, other: SessionData) -> None:
+        """On the xdist controller: take in one worker's data; rows and explorations keep collection order."""
+        self.rows.extend(other.rows)
+        self.notes.extend(other.notes)
+        self.explorations.extend(other.explorations)
+        self.pending.extend(other.pending)
+        for module, names in other.collected.items():
+            self.collected[module].update(names)
+        self.order = self.order or other.order
+        self.selected = max(self.selected, other.selected)  # every worker collects the whole selection
+        self.narrowed = self.narrowed or other.narrowed
+        self.probes += other.probes
+        self.hardware = self.hardware or other.hardware
+        self.device = self.device or other.device
+        position = {nodeid: i for i, nodeid in enumerate(self.order)}
+        last = len(position)
+        self.rows.sort(key=lambda r: position.get(r.test_nodeid, last))  # stable: labels keep their order
+        self.explorations.sort(key=lambda e: position.get(e["nodeid"], last))
