@@ -195,27 +195,40 @@ def tree_fidelity(fid: dict | None) -> list[str]:
 
 # -- 2 ------------------------------------------------------------------------------------------
 
+def _order(res: dict) -> str:
+    """How the tools were ordered within the repetitions: rotated, or the same each time."""
+    orders = defaultdict(list)
+    for r in res["runs"]:
+        orders[r["rep"]].append(r["tool"])
+    return "rotated" if len({tuple(o) for o in orders.values()}) > 1 else "fixed"
+
+
 def overhead_ratios(ov: dict) -> dict:
-    """scale -> tool -> medians, and the step ratio to bare taken within each repetition (median, min, max)."""
+    """scale -> tool -> medians, and the ratios to the same repetition's bare run (geometric mean, 95 % interval)."""
+    from benchmarks.overhead import interval
+
     out = {}
     for scale, res in ov["scales"].items():
         per = defaultdict(lambda: {"step": [], "total": [], "ram": []})
         bare = {r["rep"]: r for r in res["runs"] if r["tool"] == "bare"}
-        ratios = defaultdict(list)
+        ratios = defaultdict(lambda: {"step": [], "total": []})
         for r in res["runs"]:
             per[r["tool"]]["step"].append(r["step_median_s"])
             per[r["tool"]]["total"].append(r["total_s"])
             per[r["tool"]]["ram"].append(r.get("ram_peak"))
             if r.get("rep") in bare:
-                ratios[r["tool"]].append(r["step_median_s"] / bare[r["rep"]]["step_median_s"])
-        bare_step, bare_total = med(per["bare"]["step"]), med(per["bare"]["total"])
+                ratios[r["tool"]]["step"].append(r["step_median_s"] / bare[r["rep"]]["step_median_s"])
+                ratios[r["tool"]]["total"].append(r["total_s"] / bare[r["rep"]]["total_s"])
         out[scale] = {t: {"step": med(v["step"]), "total": med(v["total"]), "n": len(v["step"]),
                           "ram": med(v["ram"]) if None not in v["ram"] else None,
-                          "step_ratio": med(ratios[t]) if ratios[t] else med(v["step"]) / bare_step,
-                          "step_ratio_range": (min(ratios[t]), max(ratios[t])) if ratios[t] else None,
-                          "total_ratio": med(v["total"]) / bare_total}
+                          "step_iv": interval(ratios[t]["step"]) if t != "bare" and len(ratios[t]["step"]) > 1 else None,
+                          "total_iv": interval(ratios[t]["total"]) if t != "bare" and len(ratios[t]["total"]) > 1 else None}
                       for t, v in per.items()}
     return out
+
+
+def _iv(iv: dict | None, digits: int = 2) -> str:
+    return "1.00x" if iv is None else f"{iv['geomean']:.{digits}f}x ({iv['low']:.{digits}f} .. {iv['high']:.{digits}f})"
 
 
 def overhead(ov: dict | None) -> list[str]:
@@ -225,24 +238,35 @@ def overhead(ov: dict | None) -> list[str]:
     names = {"bare": "bare (a stopwatch only)", "meter": "this meter",
              "tensors": "this meter + the tensor-bytes counter (the gate on CPU)",
              "tracker": "TrainerMemoryTracker sampler", "memray": "memray tracking (pytest-memray's settings)"}
-    out += [_ran(ov), "",
-            (f"S1's runner (wav2vec2, the real `Trainer`) in a gate child, {ov['threads']} torch thread, tools "
-             f"alternating run by run in an order rotated each repetition (`benchmarks/overhead.py`). Step time: the "
-             f"median over optimizer steps 2+ of one run. *Step vs bare* is the ratio to bare within each repetition: "
-             f"its median, and in brackets its range over the repetitions. Host RAM: the child's peak (median)."), ""]
+    out += [(f"S1's runner (wav2vec2, the real `Trainer`) in a gate child, {ov['threads']} torch thread, one run per "
+             f"tool in each repetition (`benchmarks/overhead.py`). Step time: the median over optimizer steps 2+ of one "
+             f"run. *Vs bare* is the ratio to the bare run of the same repetition: the table gives the geometric mean of "
+             f"those ratios over the repetitions and its 95 % interval (t on the logs); an interval that holds 1.00x "
+             f"means the tool's cost is within this machine's noise. Host RAM: the child's peak (median)."), ""]
     for scale, tools in overhead_ratios(ov).items():
         res = ov["scales"][scale]
-        out += [f"**{res['scenario']}** ({res['steps']} optimizer steps per run)", "",
-                "| tool | runs | step (median) | step vs bare | whole run (median) | run vs bare | host RAM peak |",
+        loads = [r["load_average"] for r in res["runs"] if "load_average" in r]
+        order = ("in an order rotated each repetition" if _order(res) == "rotated"
+                 else "in the same order every repetition (" + ", ".join(t for t in ov["tools"] if t in tools) + ")")
+        out += [f"**{res['scenario']}** ({res['steps']} optimizer steps per run; {_order_reps(res)} repetitions {order})",
+                "", _ran(res if "run" in res else ov)
+                + (f" 1-minute load average during the runs {min(loads):.2f} .. {max(loads):.2f}." if loads else ""), "",
+                "| tool | runs | step (median) | step vs bare (geomean, 95 % interval) | whole run (median) | "
+                "whole run vs bare (geomean, 95 % interval) | host RAM peak |",
                 "|---|---|---|---|---|---|---|"]
         for tool in ov["tools"]:
+            if tool not in tools:
+                continue
             t = tools[tool]
-            spread = f" [{t['step_ratio_range'][0]:.2f} .. {t['step_ratio_range'][1]:.2f}]" if t["step_ratio_range"] else ""
             ram = f"{t['ram'] / MIB:.1f} MiB" if t.get("ram") else "-"
-            out.append(f"| {names[tool]} | {t['n']} | {t['step']:.3f} s | {t['step_ratio']:.2f}x{spread} | {t['total']:.1f} s | "
-                       f"{t['total_ratio']:.2f}x | {ram} |")
+            out.append(f"| {names[tool]} | {t['n']} | {t['step']:.3f} s | {_iv(t['step_iv'])} | {t['total']:.1f} s | "
+                       f"{_iv(t['total_iv'])} | {ram} |")
         out.append("")
     return out + tree_overhead(ov.get("tree"))
+
+
+def _order_reps(res: dict) -> int:
+    return len({r["rep"] for r in res["runs"]})
 
 
 def tree_overhead(tree: dict | None) -> list[str]:
@@ -606,8 +630,10 @@ def headline(data: dict) -> list[str]:
                    f"sampler missed {t['sampled']['missed']}; the main process alone missed {t['main']['missed']}.")
     if ov:
         for scale, tools in overhead_ratios(ov).items():
-            parts = ", ".join(f"{t} {tools[t]['step_ratio']:.2f}x" for t in ("meter", "tensors", "tracker", "memray") if t in tools)
-            out.append(f"- Step time vs bare, S1 {scale}: {parts}.")
+            parts = ", ".join(f"{t} {_iv(tools[t]['step_iv'])}" for t in ("meter", "tensors", "tracker", "memray") if t in tools)
+            res = ov["scales"][scale]
+            out.append(f"- Step time vs bare, S1 {scale} ({_order_reps(res)} repetitions, {_order(res)} order; geomean, "
+                       f"95 % interval): {parts}.")
         for case in (ov.get("tree") or {}).get("cases", []):
             r = case["ratios"]["meter"]["step"]
             out.append(f"- Step time vs bare, {case['case']}: the meter reading the tree {r['geomean']:.3f}x "
