@@ -37,3 +37,29 @@ def test_the_remediation_table_is_the_committed_reports():
         for tried in rem["tried"][:-1]:
             shown = f"{'+'.join(tried['fixes'])} {(tried['peaks'].get('ram_tree') or tried['peaks']['ram']) / MiB:.1f}"
             assert shown in cells[6], (shown, cells[6])
+
+
+def _section(text: str, start: str, end: str) -> str:
+    """The text between two headings, whitespace collapsed (the README wraps its lines anywhere)."""
+    return " ".join(text[text.index(start):text.index(end, text.index(start))].split())
+
+
+def _repeat_peaks(case: str, malloc: str = "steady") -> list[int]:
+    rep = json.loads((ROOT / "benchmarks/results/repeatability.json").read_text())
+    return [r["peaks"]["ram"] for r in rep["runs"] if r["case"] == case and r["malloc"] == malloc]
+
+
+def _median(xs: list[int]) -> float:
+    xs = sorted(xs)
+    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
+
+
+def test_the_allocator_paragraph_is_the_repeatability_report():
+    para = _section((ROOT / "README.md").read_text(), "### Why peaks repeat", "### Across machines")
+    system, steady = _repeat_peaks("s1 as-reported", "system"), _repeat_peaks("s1 as-reported")
+    assert f"{min(system) / MiB:.1f}-{max(system) / MiB:.1f} MiB over {len(system)} fresh sessions" in para
+    assert f"{min(steady) / MiB:.1f}-{max(steady) / MiB:.1f} MiB over {len(steady)} fresh sessions" in para
+    fell = 1 - _median(steady) / _median(system)
+    fell_truncated = 1 - _median(_repeat_peaks("s1 truncate")) / _median(_repeat_peaks("s1 truncate", "system"))
+    assert f"fell {fell * 100:.1f} % (S1 truncated: {fell_truncated * 100:.1f} %)" in para
+    assert f"+{(_median(system) / _median(steady) - 1) * 100:.1f} % at the median" in para
