@@ -63,3 +63,20 @@ def test_the_allocator_paragraph_is_the_repeatability_report():
     fell_truncated = 1 - _median(_repeat_peaks("s1 truncate")) / _median(_repeat_peaks("s1 truncate", "system"))
     assert f"fell {fell * 100:.1f} % (S1 truncated: {fell_truncated * 100:.1f} %)" in para
     assert f"+{(_median(system) / _median(steady) - 1) * 100:.1f} % at the median" in para
+
+
+def test_the_real_scale_spreads_are_the_repeatability_report():
+    from gpu_budget.marks import default_tolerance
+
+    text = _section((ROOT / "README.md").read_text(), "## Baselines and tolerance", "### Why peaks repeat")
+    rep = json.loads((ROOT / "benchmarks/results/repeatability.json").read_text())["real"]
+    names = {"s1 truncate": "S1 truncated", "s2 as-reported": "S2 as reported", "s5 as-reported": "S5 as reported"}
+    tol, ratios = default_tolerance("real"), []
+    assert f"section 4, \"Real scale\": {rep['sessions']} fresh" in text
+    for case, name in names.items():
+        peaks = [r["peaks"]["ram"] for r in rep["runs"] if r["case"] == case]
+        spread, median = max(peaks) - min(peaks), _median(peaks)
+        assert f"{name} {spread / MiB:.1f} MiB ({spread / median * 100:.2f} % of {median / GiB:.2f} GiB)" in text
+        ratios.append((tol.limit(median) - median) / spread)
+    assert f"same **{tol.rel * 100:.1f} % + {tol.abs / MiB:.0f} MiB**" in text
+    assert f"it allows each case at least {min(ratios):.1f}x its spread" in text
