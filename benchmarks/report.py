@@ -228,7 +228,7 @@ def overhead_ratios(ov: dict) -> dict:
 
 
 def _iv(iv: dict | None, digits: int = 2) -> str:
-    return "1.00x" if iv is None else f"{iv['geomean']:.{digits}f}x ({iv['low']:.{digits}f} .. {iv['high']:.{digits}f})"
+    return "-" if iv is None else f"{iv['geomean']:.{digits}f}x ({iv['low']:.{digits}f} .. {iv['high']:.{digits}f})"
 
 
 def overhead(ov: dict | None) -> list[str]:
@@ -259,8 +259,9 @@ def overhead(ov: dict | None) -> list[str]:
                 continue
             t = tools[tool]
             ram = f"{t['ram'] / MIB:.1f} MiB" if t.get("ram") else "-"
-            out.append(f"| {names[tool]} | {t['n']} | {t['step']:.3f} s | {_iv(t['step_iv'])} | {t['total']:.1f} s | "
-                       f"{_iv(t['total_iv'])} | {ram} |")
+            step_iv, total_iv = ("1.00x", "1.00x") if tool == "bare" else (_iv(t["step_iv"]), _iv(t["total_iv"]))
+            out.append(f"| {names[tool]} | {t['n']} | {t['step']:.3f} s | {step_iv} | {t['total']:.1f} s | "
+                       f"{total_iv} | {ram} |")
         out.append("")
     return out + tree_overhead(ov.get("tree"))
 

@@ -80,3 +80,25 @@ def test_the_real_scale_spreads_are_the_repeatability_report():
         ratios.append((tol.limit(median) - median) / spread)
     assert f"same **{tol.rel * 100:.1f} % + {tol.abs / MiB:.0f} MiB**" in text
     assert f"it allows each case at least {min(ratios):.1f}x its spread" in text
+
+
+def overhead_sentence() -> str:
+    """README's overhead figures, as benchmarks/report.py computes them from the committed overhead.json."""
+    from benchmarks.report import _iv, _order, overhead_ratios
+
+    ov = json.loads((ROOT / "benchmarks/results/overhead.json").read_text())
+    ratios, parts = overhead_ratios(ov), []
+    for scale in ("real", "tiny"):
+        res, tools = ov["scales"][scale], ratios[scale]
+        reps = len({r["rep"] for r in res["runs"]})
+        loads = [r["load_average"] for r in res["runs"] if "load_average" in r]
+        where = f"{reps} repetitions, {_order(res)} order" + (f", load {min(loads):.1f}-{max(loads):.1f}" if loads else "")
+        named = {"meter": "the meter", "memray": "memray", "tracker": "`TrainerMemoryTracker`'s busy loop"}
+        parts.append(f"at {scale} scale ({where}) " + ", ".join(f"{named[t]} {_iv(tools[t]['step_iv'])}"
+                                                                for t in named if t in tools))
+    return "; ".join(parts) + "."
+
+
+def test_the_overhead_figures_are_the_overhead_report():
+    text = _section((ROOT / "README.md").read_text(), "## Benchmarks", "## Layout")
+    assert overhead_sentence() in text
