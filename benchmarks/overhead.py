@@ -24,7 +24,14 @@ memtest's configuration, 12 steps) and plain S1 tiny, each under
 in rounds whose order rotates; each round's ratios to its own bare run are the
 figures, summarised as a geometric mean with a 95 % t-interval.
 
-    python -m benchmarks.overhead [--reps 5] [--real-reps 3] [--scales tiny,real]
+The tools are summarised like the tree part: each repetition's ratios to its
+own bare run, their geometric mean and 95 % t-interval. `--scales real` (or
+tiny) re-measures that scale alone, keeping the other scale and the tree part,
+each scale with its own run fingerprint; `--tools` measures a subset (bare
+always among them); the results are written after every repetition, so a run
+cut short keeps the repetitions it finished.
+
+    python -m benchmarks.overhead [--reps 5] [--real-reps 3] [--scales tiny,real] [--tools bare,meter,memray]
     python -m benchmarks.overhead --part tree [--rounds 8]
 """
 
@@ -121,7 +128,8 @@ def run_under(ctx) -> dict:
                       "steps_s": [p["seconds"] for p in phases if p.get("step") is not None]}}
 
 
-def measure(scale: str, reps: int) -> dict:
+def measure(scale: str, reps: int, tools: tuple[str, ...] = TOOLS, save=None) -> dict:
+    """`reps` rotated repetitions of one run per tool; `save(result)` is called after each repetition."""
     from s1_wav2vec2.scenarios import S1
 
     from gpu_budget import isolate
@@ -129,10 +137,10 @@ def measure(scale: str, reps: int) -> dict:
     preload = gate_preload()
     assets = Path(tempfile.gettempdir()) / "gpu-budget-bench" / S1.asset_key(scale)
     isolate.prepare_assets(S1.to_json(scale), assets, 1800, THREADS, preload)
-    runs = []
+    runs, result = [], {}
     for rep in range(reps):
-        k = rep % len(TOOLS)
-        for tool in TOOLS[k:] + TOOLS[:k]:
+        k = rep % len(tools)
+        for tool in tools[k:] + tools[:k]:
             job = S1.with_params(bench_tool=tool, bench_target=S1.run).to_json(scale)
             job["run"] = "benchmarks.overhead:run_under"
             m = isolate.measure(job, assets, 1800, THREADS, preload, tensors=tool == "tensors")
@@ -142,10 +150,30 @@ def measure(scale: str, reps: int) -> dict:
             runs.append({"rep": rep, "tool": tool, "total_s": bench["total_s"], "steps_s": bench["steps_s"],
                          "step_median_s": med(bench["steps_s"][1:]), "child_wall_s": m["wall_seconds"],
                          "ram_peak": m["peaks"]["ram"], "tracker_peak": bench.get("tracker_peak"),
-                         "memray_peak": bench.get("memray_peak")})
-            print(f"overhead {scale} rep {rep} {tool}: step {runs[-1]['step_median_s']:.3f} s, run {bench['total_s']:.1f} s",
-                  flush=True)
-    return {"scenario": f"S1 ({S1.name}) {scale}", "steps": len(runs[0]["steps_s"]), "runs": runs}
+                         "memray_peak": bench.get("memray_peak"), "load_average": os.getloadavg()[0]})
+            print(f"overhead {scale} rep {rep} {tool}: step {runs[-1]['step_median_s']:.3f} s, run {bench['total_s']:.1f} s, "
+                  f"load {runs[-1]['load_average']:.2f}", flush=True)
+        result = {"scenario": f"S1 ({S1.name}) {scale}", "steps": len(runs[0]["steps_s"]), "tools": list(tools),
+                  "reps": rep + 1, "run": fingerprint(), "runs": runs, "ratios": tool_ratios(runs, tools)}
+        if save:
+            save(result)
+    return result
+
+
+def tool_ratios(runs: list[dict], tools) -> dict:
+    """Each tool's ratios to the bare run of the same repetition, as geometric mean and 95 % interval."""
+    bare = {r["rep"]: r for r in runs if r["tool"] == "bare"}
+    out = {}
+    for tool in tools:
+        if tool == "bare":
+            continue
+        mine = {r["rep"]: r for r in runs if r["tool"] == tool}
+        reps = [k for k in bare if k in mine]
+        if len(reps) < 2:
+            continue
+        out[tool] = {"step": interval([mine[k]["step_median_s"] / bare[k]["step_median_s"] for k in reps]),
+                     "total": interval([mine[k]["total_s"] / bare[k]["total_s"] for k in reps])}
+    return out
 
 
 def interval(ratios: list[float]) -> dict:
@@ -202,17 +230,29 @@ def main() -> None:
     parser.add_argument("--scales", default="tiny,real")
     parser.add_argument("--part", choices=("all", "tools", "tree"), default="all")
     parser.add_argument("--rounds", type=int, default=8, help="rounds of the tree part (one run per tool each)")
+    parser.add_argument("--tools", default=",".join(TOOLS), help="tools measured (bare always)")
     args = parser.parse_args()
+    tools = tuple(t for t in TOOLS if t == "bare" or t in args.tools.split(","))
     if args.part == "tree":  # keep the tools' results, replace the tree part's
         previous = json.loads((RESULTS / "overhead.json").read_text())
         previous["tree"] = tree_part(args.rounds)
         (RESULTS / "overhead.json").write_text(json.dumps(previous, indent=1) + "\n")
         return
-    out = {}
+    path = RESULTS / "overhead.json"
+    previous = json.loads(path.read_text()) if path.exists() else {}
+    out = dict(previous.get("scales", {}))
+
+    def save(scale, result):
+        out[scale] = result
+        kept = {"tree": previous["tree"]} if "tree" in previous else {}
+        write("overhead", {"threads": THREADS, "tools": list(TOOLS), "scales": out, **kept})
+
     for scale in args.scales.split(","):
-        out[scale] = measure(scale, args.reps if scale == "tiny" else args.real_reps)
-    tree = tree_part(args.rounds) if args.part == "all" else None
-    write("overhead", {"threads": THREADS, "tools": list(TOOLS), "scales": out, **({"tree": tree} if tree else {})})
+        measure(scale, args.reps if scale == "tiny" else args.real_reps, tools, lambda r, s=scale: save(s, r))
+    if args.part == "all":
+        previous = json.loads(path.read_text())
+        previous["tree"] = tree_part(args.rounds)
+        path.write_text(json.dumps(previous, indent=1) + "\n")
 
 
 if __name__ == "__main__":

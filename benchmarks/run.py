@@ -29,6 +29,7 @@ SECTIONS = {  # section -> module (the order they run in)
     "detection": "benchmarks.detection_power",
     "preload": "benchmarks.preload_cost",
     "checkpoint_build": "benchmarks.checkpoint_build",
+    "estimator_speed": "benchmarks.estimator_speed",
     "suite": "benchmarks.suite",
     "setups": "benchmarks.setups",
 }

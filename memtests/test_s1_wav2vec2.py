@@ -3,16 +3,17 @@
 The write-up does not give clip lengths; bird recordings run long, and its
 first fix is `max_length = sampling_rate * max_seconds` with truncation, so
 "as reported" feeds untruncated long clips: 50 s at real scale, where the peak
-grows faster than linearly with clip length (measured after one step: 4.0 GiB
-at 15 s, 7.5 GiB at 30 s; 2.6 GiB at 5 s).
+grows faster than linearly with clip length (test_what_drives_ram measures it;
+FINDINGS.md gives the peaks by clip length at both scales).
 
 Budgets (origin= below): the real one is the write-up's figure, Colab's 12.7 GB
 (10^9 bytes, 11.83 GiB; it was 12.7 GiB before the origins were declared); it
-sits between untruncated 50 s clips and clips truncated to 5 s (~2.7 GiB). The tiny model keeps the conv feature encoder,
-whose activations scale with audio length, over a ~420 MiB process base:
-untruncated 30 s clips peak at 869.8 MiB, truncated to 5 s at 504.4 MiB
-(steady allocator; fresh sessions repeated every S1 case within 2 MiB). 690 MiB, the
-middle of that gap, sits between the two the same way.
+sits between untruncated 50 s clips and clips truncated to 5 s. The tiny model
+keeps the conv feature encoder, whose activations scale with audio length, over
+the process's import floor: the tiny budget is the middle of the gap between the
+measured untruncated (30 s) and truncated (5 s) tiny peaks, so it sits between
+the two the same way. The measured peaks are in FINDINGS.md, their spread over
+fresh sessions in benchmarks/RESULTS.md (section 4).
 
 Every other fix the write-up proposes is measured on the as-reported
 configuration and gated against its own baseline; FINDINGS.md gives each
@@ -84,14 +85,9 @@ def test_what_drives_ram(gpu_budget):
     Unjudged probes of the as-reported run (one knob changed each), their phase
     peaks noted in the report and FINDINGS.md: clip lengths, then accumulation 1
     and 8 against 4 at one clip length. Data materialisation is the lazy_data
-    case above; the data phase's peak also grows with clip length. Measured at
-    tiny: 5 / 15 / 30 s clips 504.9 / 616.6 / 870.9 MiB; accumulation 1 / 4 / 8
-    at 15 s 611.5 / 616.6 / 622.5 MiB; load 415 MiB, data 474 MiB at 15 s.
-    Measured at real: 15 / 30 / 50 s clips 3.19 / 6.65 / 14.98 GiB (50 s is the
-    as-reported case); accumulation 1 / 4 / 8 at 15 s 2.53 / 3.19 / 3.19 GiB:
-    accumulating at all costs 675 MiB there (the gradients held across
-    micro-batches), accumulating 8 instead of 4 costs 3.8 MiB.
-    Those are host RAM on a CPU host. On a CUDA host the activations are on the
+    case above; the data phase's peak also grows with clip length. The measured
+    peaks of each scale are in FINDINGS.md (the notes under s1_wav2vec2, from
+    the committed reports): host RAM on a CPU host. On a CUDA host the activations are on the
     GPU, so the same questions are asked of the allocated GPU peak (not measured yet).
     """
     drivers = DRIVERS[gpu_budget.scale]

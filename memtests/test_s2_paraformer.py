@@ -80,8 +80,8 @@ def test_fix(gpu_budget, fixes):
 @pytest.mark.gpu_budget(**BUDGET, device="cpu")  # glibc's heap: a CPU step's activations, on any host
 def test_allocator_retention(gpu_budget):
     """The same as-reported run under glibc's default allocator grows faster and peaks higher: the heap keeps
-    what the steps freed. Two unjudged measurements side by side (the system allocator's peaks scatter by ~5 %
-    run to run, too much for a baseline gate; the comparison has a ~70 MiB margin)."""
+    what the steps freed. Two unjudged measurements side by side (the system allocator's peaks scatter run to
+    run, too much for a baseline gate: benchmarks/RESULTS.md section 4; the measured pair is in FINDINGS.md)."""
     steady = gpu_budget.peak(S2)
     system = gpu_budget.peak(S2.with_params(malloc="system"))
     assert steady.ok and system.ok

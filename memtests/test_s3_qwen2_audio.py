@@ -4,8 +4,9 @@ Tiny budget: at real scale the 24 GiB budget sits between the run that trains
 the resized embed_tokens + lm_head in full (modules_to_save, as LLaMA-Factory
 does) and the runs that train only the new rows or none. The tiny model keeps
 the real 156,032-row vocabulary, so that cost is real; 2 GiB sits between the
-measured tiny peaks the same way (as reported ~2.5 GiB, every fix <= 1.4 GiB),
-with >500 MiB of margin each side against a run-to-run spread of ~2 MiB.
+measured tiny peaks the same way (as reported above it, every fix below it, with
+a wide margin each side against the run-to-run spread: FINDINGS.md gives the
+peaks, benchmarks/RESULTS.md section 4 the spread).
 
 Per device. The tiny budget is host RAM of a step on the CPU. The real scale
 runs on a GPU only, against the write-up's card: "24 GB", read as the project

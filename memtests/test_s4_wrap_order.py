@@ -8,10 +8,10 @@ get_peft_model on the real model, then wrap.
 
 Tiny budget: the real 80 GiB sits between the standard flow (~32 GB) and the
 wrapped run (>80 GB). At tiny size ~500 MiB of every peak is the process
-itself, so the tiny budget sits between the measured tiny peaks instead
-(as reported 570.0 MiB, fixed 509.1 MiB, repeating within 3.1 and 1.0 MiB over fresh sessions under
-the steady allocator; 540 MiB is the middle of that gap): a thin margin, so the tests also gate on the
-mechanism, whether checkpointing actually ran.
+itself, so the tiny budget sits between the measured tiny peaks instead (the
+middle of the gap between as reported and fixed; FINDINGS.md gives both, and
+benchmarks/RESULTS.md section 4 their spread over fresh sessions): a thin margin,
+so the tests also gate on the mechanism, whether checkpointing actually ran.
 
 Per device. The tiny budget is host RAM of a step on the CPU. The real scale
 runs on a GPU only, against the write-up's card: "80 GB", read as the project

@@ -50,7 +50,7 @@ S1 = Scenario(
 )
 
 # As reported: untruncated long clips (the write-up gives no length; its first fix is truncation to
-# max_seconds). Real scale: 50 s clips cross 12.7 GiB (15 s: 4.0 GiB, 30 s: 7.5 GiB after one step), one step.
+# max_seconds). Real scale: 50 s clips cross 12.7 GiB (FINDINGS.md gives the measured peaks by clip length), one step.
 AS_REPORTED = replace(S1, scales={
     "tiny": {"model": TINY_MODEL, "clip_seconds": 30, "max_steps": 4},  # one epoch and its eval: steady from step 2
     "real": {"model": REAL_MODEL, "clip_seconds": 50, "max_steps": 1},
