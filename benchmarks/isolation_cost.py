@@ -58,7 +58,7 @@ def case(label: str, job: dict, assets: Path, reps: int, preload: tuple[str, ...
     from gpu_budget import isolate
 
     request = {"mode": "measure", "scenario": job, "assets": str(assets), "threads": THREADS, "malloc": "steady"}
-    ways = {"forkserver": lambda: isolate.measure(job, assets, 900, THREADS, preload)["peaks"]["ram"],
+    ways = {"forkserver": lambda: isolate.measure(job, assets, 900, THREADS, preload).peaks["ram"],
             "fresh": lambda: _fresh(request),
             "in-process": lambda: _in_process(job, assets)}
     t0 = time.perf_counter()

@@ -144,12 +144,12 @@ def measure(scale: str, reps: int, tools: tuple[str, ...] = TOOLS, save=None) ->
             job = S1.with_params(bench_tool=tool, bench_target=S1.run).to_json(scale)
             job["run"] = "benchmarks.overhead:run_under"
             m = isolate.measure(job, assets, 1800, THREADS, preload, tensors=tool == "tensors")
-            if m["status"] != "ok":
+            if not m.ok:
                 raise RuntimeError(f"{tool} {scale}: {m['error']}")
-            bench = m["info"]["bench"]
+            bench = m.info["bench"]
             runs.append({"rep": rep, "tool": tool, "total_s": bench["total_s"], "steps_s": bench["steps_s"],
-                         "step_median_s": med(bench["steps_s"][1:]), "child_wall_s": m["wall_seconds"],
-                         "ram_peak": m["peaks"]["ram"], "tracker_peak": bench.get("tracker_peak"),
+                         "step_median_s": med(bench["steps_s"][1:]), "child_wall_s": m.wall_seconds,
+                         "ram_peak": m.peaks["ram"], "tracker_peak": bench.get("tracker_peak"),
                          "memray_peak": bench.get("memray_peak"), "load_average": os.getloadavg()[0]})
             print(f"overhead {scale} rep {rep} {tool}: step {runs[-1]['step_median_s']:.3f} s, run {bench['total_s']:.1f} s, "
                   f"load {runs[-1]['load_average']:.2f}", flush=True)
@@ -197,12 +197,12 @@ def tree_case(name: str, scenario, rounds: int) -> dict:
             job = scenario.with_params(bench_tool=tool, bench_target=scenario.run).to_json("tiny")
             job["run"] = "benchmarks.overhead:run_under"
             m = isolate.measure(job, assets, 1800, THREADS, preload)
-            if m["status"] != "ok":
+            if not m.ok:
                 raise RuntimeError(f"{tool} {name}: {m['error']}")
-            bench = m["info"]["bench"]
+            bench = m.info["bench"]
             runs.append({"round": rnd, "tool": tool, "total_s": bench["total_s"], "steps_s": bench["steps_s"],
                          "step_median_s": med(bench["steps_s"][1:]), "load_average": os.getloadavg()[0],
-                         "ram_peak": m["peaks"]["ram"], "ram_tree_peak": m["peaks"].get("ram_tree")})
+                         "ram_peak": m.peaks["ram"], "ram_tree_peak": m.peaks.get("ram_tree")})
             print(f"overhead tree {name} round {rnd} {tool}: step {runs[-1]['step_median_s']:.3f} s, "
                   f"run {bench['total_s']:.1f} s, load {runs[-1]['load_average']:.2f}", flush=True)
     ratios = {}

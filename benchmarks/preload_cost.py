@@ -65,19 +65,19 @@ def one_variant(variant: str, children: int, reps: int) -> dict:
     job = Scenario(name="import-peft", run="benchmarks.preload_cost:import_peft").to_json("tiny")
     for _ in range(children):
         m = isolate.measure(job, Path("."), 900, THREADS, preload)
-        if m["status"] != "ok":
-            raise RuntimeError(m["error"])
-        out["imports"].append({"seconds": m["info"]["seconds"], "rss_added": m["info"]["rss_added"],
-                               "wall_seconds": m["wall_seconds"]})
+        if not m.ok:
+            raise RuntimeError(m.error)
+        out["imports"].append({"seconds": m.info["seconds"], "rss_added": m.info["rss_added"],
+                               "wall_seconds": m.wall_seconds})
     for label, scenario in cases().items():
         job, assets = scenario.to_json("tiny"), Path(tempfile.gettempdir()) / "gpu-budget-bench" / scenario.asset_key("tiny")
         isolate.prepare_assets(job, assets, 900, THREADS, preload)
         peaks = []
         for _ in range(reps):
             m = isolate.measure(job, assets, 900, THREADS, preload)
-            if m["status"] != "ok":
-                raise RuntimeError(m["error"])
-            peaks.append({"ram": m["peaks"]["ram"], "wall_seconds": m["wall_seconds"]})
+            if not m.ok:
+                raise RuntimeError(m.error)
+            peaks.append({"ram": m.peaks["ram"], "wall_seconds": m.wall_seconds})
         out["cases"][label] = peaks
         print(f"preload {variant} {label}: {[round(p['ram'] / 2**20, 1) for p in peaks]} MiB", flush=True)
     return out

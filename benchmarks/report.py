@@ -251,8 +251,8 @@ def overhead(ov: dict | None) -> list[str]:
         out += [f"**{res['scenario']}** ({res['steps']} optimizer steps per run; {_order_reps(res)} repetitions {order})",
                 "", _ran(res if "run" in res else ov)
                 + (f" 1-minute load average during the runs {min(loads):.2f} .. {max(loads):.2f}." if loads else ""), "",
-                "| tool | runs | step (median) | step vs bare (geomean, 95 % interval) | whole run (median) | "
-                "whole run vs bare (geomean, 95 % interval) | host RAM peak |",
+                ("| tool | runs | step (median) | step vs bare (geomean, 95 % interval) | whole run (median) | "
+                 "whole run vs bare (geomean, 95 % interval) | host RAM peak |"),
                 "|---|---|---|---|---|---|---|"]
         for tool in ov["tools"]:
             if tool not in tools:
@@ -395,8 +395,8 @@ def real_repeatability(real: dict | None) -> list[str]:
              f"`benchmarks/repeatability.py --part real`). S1 as reported (~15 GiB) is left out. *Allowed* is what a "
              f"default tolerance lets the case grow before it fails: the tiny-scale default (rel {TINY.rel:.1%} + "
              f"{TINY.abs / MIB:.0f} MiB) and the real-scale one (rel {tol.rel:.1%} + {tol.abs / MIB:.0f} MiB)."), "",
-            "| case | runs | median | min | max | spread | spread % | allowed, tiny default | allowed, real default | "
-            "real allowed / spread |", "|---|---|---|---|---|---|---|---|---|---|"]
+            ("| case | runs | median | min | max | spread | spread % | allowed, tiny default | allowed, real default | "
+             "real allowed / spread |"), "|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: r["case"]):
         tiny_allowed, allowed = TINY.limit(r["median"]) - r["median"], tol.limit(r["median"]) - r["median"]
         ratio = f"{allowed / r['spread']:.1f}x" if r["spread"] else "-"
@@ -447,11 +447,12 @@ def detection_counts(det: dict, rel: float, abs_: int) -> dict:
     """(case, fraction) -> (flagged, runs, changes) judged by the gate's own judge under one tolerance."""
     from gpu_budget.baselines import Tolerance
     from gpu_budget.compare import judge
+    from gpu_budget.results import NO_PEAKS, Measurement
     from gpu_budget.scenario import Budget
 
     tol, out = Tolerance(rel, abs_), defaultdict(lambda: [0, 0, []])
     for r in det["runs"]:
-        m = {"status": "ok", "peaks": r["peaks"], "error": None}
+        m = Measurement(status="ok", peaks={**NO_PEAKS, **r["peaks"]})
         verdict = judge(m, Budget(), {"peaks": det["baselines"][r["case"]]}, tol, ci=True, update=False)
         cell = out[(r["case"], r["fraction"])]
         cell[0] += verdict.verdict == "regression"
@@ -810,8 +811,8 @@ def checkpoint_build(cb: dict | None) -> list[str]:
 
 def estimator_speed_table(es: dict) -> list[str]:
     """The estimator's fake-tensor step against the same step on real tensors (docs/estimator.md quotes it)."""
-    out = ["| case | fake tensors (estimate), median s | real tensors, median s | speed-up, real / fake per round "
-           "(geomean, 95 % interval) | rounds | load average during the runs |", "|---|---|---|---|---|---|"]
+    out = [("| case | fake tensors (estimate), median s | real tensors, median s | speed-up, real / fake per round "
+            "(geomean, 95 % interval) | rounds | load average during the runs |"), "|---|---|---|---|---|---|"]
     for c in es["cases"]:
         loads = [r["load_average"] for r in c["runs"]]
         sp = c["speedup"]

@@ -92,6 +92,7 @@ def detection(name: str, python: str, env: dict, options: dict, rounds: int) -> 
     """`rounds` fresh sessions of clean and planted runs, judged against the committed baselines as the gate would."""
     from gpu_budget.compare import Setup, judge
     from gpu_budget.marks import DEFAULT_TOLERANCE
+    from gpu_budget.results import NO_PEAKS, Measurement
     from gpu_budget.scenario import Budget
 
     entries = {case: committed_entry(*where) for case, where in CASES.items()}
@@ -109,7 +110,7 @@ def detection(name: str, python: str, env: dict, options: dict, rounds: int) -> 
         for run in done["runs"]:
             entry, packages = entries[run["case"]]
             setup = Setup.between(entry["fingerprint"], fprint, packages, done["fingerprint"]["package_versions"])
-            measured = {"status": "ok", "peaks": run["peaks"], "error": None}
+            measured = Measurement(status="ok", peaks={**NO_PEAKS, **run["peaks"]})
             verdict = judge(measured, Budget(), entry, DEFAULT_TOLERANCE, ci=True, update=False, setup=setup)
             runs.append({"session": i, **run, "verdict": verdict.verdict, "change": verdict.change,
                          "policy": setup.policy, "floor_shift": setup.floor_shift, "differs": list(setup.described)})

@@ -27,7 +27,6 @@ is a search against the RAM budget, so it runs on the CPU on any host (device="c
 
 import pytest
 from s5_generic_oom.scenarios import S5
-
 from s5_generic_oom.search import largest_batch_within
 
 TINY_BUDGET = "685 MiB"

@@ -184,6 +184,6 @@ def test_explorations_reach_the_table_and_the_json_report_under_xdist_too(pytest
     assert list(found) == [small, large]
     for nodeid, budget in ((small, 150 << 20), (large, 250 << 20)):
         boundary = found[nodeid]["boundary"]
-        peaks = dict((value, peak) for value, peak in boundary["peaks"])
+        peaks = {value: peak for value, peak in boundary["peaks"]}
         assert found[nodeid]["budget"] == budget and boundary["complete"]
         assert peaks[boundary["value"]] <= budget < peaks[boundary["value"] + 1]  # bracketed by real runs
