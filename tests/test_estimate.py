@@ -182,7 +182,7 @@ def test_a_scenario_without_a_builder_is_named():
     ("no_such_module_xyz:S", "no module 'no_such_module_xyz' on sys.path"),
     (S5_SPEC.replace(":S5", ":S6"), "has no 'S6' \\(its Scenarios: S5\\)"),
     (S5_SPEC.replace(":S5", ":register"), "a function, not a Scenario, as 'register'"),
-    (S5_SPEC + "+lroa", "unknown fix 'lroa' \\(this scenario supports: smaller_batch, amp, quantization, pruning\\)"),
+    (S5_SPEC + "+lroa", "unknown fix 'lroa' \\(this scenario supports: smaller_batch, amp, quantization, pruning, freeze_fp32\\)"),
 ])
 def test_a_bad_case_spec_is_an_error_naming_it(spec, message):
     with pytest.raises(CaseError, match=message):

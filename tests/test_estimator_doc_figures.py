@@ -34,12 +34,13 @@ def _estimates() -> dict:
 
 
 def test_the_tables_are_rendered_from_the_committed_json():
-    from gpu_budget.estimate_cli import _mib, error_table, estimate_table
+    from gpu_budget.estimate.tables import error_table, estimate_table
+    from gpu_budget.units import format_size
 
     doc = _doc()
     validation = _load("docs/estimator-results/tiny-cpu-validation.json")
     assert error_table(validation) in doc
-    assert f"Floor: {_mib(validation['floor'])} MiB." in doc
+    assert f"Floor: {format_size(validation['floor'])}." in doc
     assert estimate_table(_load("docs/estimator-results/real-cuda-estimates.json")["estimates"], cuda=True) in doc
 
 
