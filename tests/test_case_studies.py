@@ -55,3 +55,24 @@ def test_a_case_study_folder_is_preloaded_by_the_forkserver(pytester, workers):
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "--gpu-budget",
                                            "memtests", *workers)
     result.assert_outcomes(passed=2)
+
+
+def test_s5_batch_search_is_the_core_boundary_search(monkeypatch):
+    """S5's largest-batch search finds every edge of 8..40 with the core's search (no second bisection in the tree):
+    at most 9 real runs, 2 when the edge is the middle size, the size above the edge always measured."""
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "memtests"))
+    from s5_generic_oom.search import largest_batch_within
+
+    for edge in range(7, 41):  # 7: not even the smallest size fits
+        found = largest_batch_within(edge, lambda batch: batch, lo=8, hi=40)  # a batch's "peak" is its size
+        assert found.batch_size == (edge if edge >= 8 else None)
+        assert found.runs <= 9, (edge, found.peaks)
+        if 8 <= edge < 40:
+            assert found.peaks[edge + 1] > edge
+    assert largest_batch_within(24, lambda batch: batch, lo=8, hi=40).runs == 2
+    crashed = largest_batch_within(100, lambda batch: None if batch > 30 else batch, lo=8, hi=40)
+    assert crashed.batch_size == 30  # a run that crashed counts as not fitting
+    with pytest.raises(ValueError, match="lo=9, hi=8"):
+        largest_batch_within(1, lambda batch: batch, lo=9, hi=8)

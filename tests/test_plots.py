@@ -8,6 +8,7 @@ import matplotlib.image  # imported before pytester snapshots sys.modules: numpy
 import pytest
 
 from gpu_budget import plots
+from gpu_budget.results import Result
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -76,7 +77,8 @@ def _row(gpu: bool) -> dict:
                         "vram_allocated": (1000 + 500 * i) * MiB if gpu else None,
                         "vram_reserved": (1200 + 500 * i) * MiB if gpu else None}
     return {
-        "nodeid": "memtests/test_x.py::test_y[some-long-parameter]::label", "scale": "tiny", "fixes": ["lora"],
+        "nodeid": "memtests/test_x.py::test_y[some-long-parameter]::label", "scenario": "x", "scale": "tiny",
+        "fixes": ["lora"], "peaks": {"ram": 700 * MiB}, "wall_seconds": 1.0,
         "verdict": "regression", "passed": False, "expect": None,
         "budget": {"ram": 2 * 2**30, "vram": 24 * 2**30}, "tolerance": {"rel": 0.02, "abs": 16 * MiB},
         "phases": phases, "growth": {"ram_per_step": 60.0 * MiB},
@@ -85,9 +87,14 @@ def _row(gpu: bool) -> dict:
     }
 
 
+def _result(row: dict) -> Result:
+    """The judged case plots.write draws, read from the row as the report's reader reads it."""
+    return Result.from_json(row)
+
+
 def test_a_gpu_row_gets_a_second_panel(tmp_path):
-    one = plots.write(_row(gpu=False), tmp_path / "cpu.png", {"key": "cpu-x86_64"})
-    two = plots.write(_row(gpu=True), tmp_path / "gpu.png", {"key": "nvidia-test"})
+    one = plots.write(_result(_row(gpu=False)), tmp_path / "cpu.png", {"key": "cpu-x86_64"})
+    two = plots.write(_result(_row(gpu=True)), tmp_path / "gpu.png", {"key": "nvidia-test"})
     assert one.read_bytes()[:8] == two.read_bytes()[:8] == PNG
     assert _size(two)[1] > 1.6 * _size(one)[1]
 
@@ -108,8 +115,8 @@ def test_the_ram_panel_draws_the_tree_and_the_main_process(tmp_path):
 
     Axes.plot = plot
     try:
-        plots.write(row, tmp_path / "tree.png", {"key": "cpu-x86_64"})
-        plots.write(_row(gpu=False), tmp_path / "main.png", {"key": "cpu-x86_64"})  # a version-1 row: main only
+        plots.write(_result(row), tmp_path / "tree.png", {"key": "cpu-x86_64"})
+        plots.write(_result(_row(gpu=False)), tmp_path / "main.png", {"key": "cpu-x86_64"})  # a version-1 row: main only
     finally:
         Axes.plot = original
     assert "measured peak per phase (process tree)" in drawn and any(label.startswith("main process alone") for label in drawn)
@@ -124,13 +131,13 @@ def test_the_regression_limit_names_the_tolerance_as_configured(tmp_path, monkey
     original = Axes.axhline
     monkeypatch.setattr(Axes, "axhline", lambda ax, *a, **kw: labels.append(kw.get("label", "")) or original(ax, *a, **kw))
     row = _row(gpu=False) | {"tolerance": {"rel": 0.005, "abs": 4 * 2**20}}
-    plots.write(row, tmp_path / "tol.png", {"key": "cpu-x86_64"})
+    plots.write(_result(row), tmp_path / "tol.png", {"key": "cpu-x86_64"})
     assert any("+0.5% +4.00 MiB" in label for label in labels), labels
 
 
 def test_a_row_without_phases_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no phases"):
-        plots.write({**_row(gpu=False), "phases": {}}, tmp_path / "x.png")
+        plots.write(_result({**_row(gpu=False), "phases": {}}), tmp_path / "x.png")
 
 
 def test_importing_the_plugin_imports_no_matplotlib():

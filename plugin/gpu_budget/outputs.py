@@ -35,7 +35,7 @@ def _plot(data: SessionData, folder: Path, problems: list[str]) -> None:
         if row.phases:
             path = folder / f"{artifacts.slug(row.nodeid)}.png"
             try:
-                plots.write(row.to_json(), path, data.hardware)
+                plots.write(row, path, data.hardware)
             except Exception as exc:  # noqa: BLE001  a broken picture must not hide the verdicts
                 problems.append(f"plotting {row.nodeid} failed: {exc!r}")
             else:

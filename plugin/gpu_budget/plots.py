@@ -1,7 +1,7 @@
 """One PNG per measured case: host RAM and GPU memory over its phases and steps, budget and baseline drawn in.
 
-Read from a result row (the JSON report's `results` entry), so a picture
-shows exactly what the table and the verdict saw. Each panel has the
+Drawn from the judged `Result` itself (results.py), so a picture shows
+exactly what the table and the verdict saw. Each panel has the
 measured peak of every phase (load, data, each train step, eval) as a line,
 the baseline's peak of the same phase as a dashed line, the budget and the
 baseline's regression limit as horizontal lines, and the train steps shaded:
@@ -17,6 +17,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from gpu_budget.results import Result
 from gpu_budget.units import format_size
 
 GiB = 2**30
@@ -46,22 +47,23 @@ def _unit(top: float) -> tuple[float, str]:
     return (GiB, "GiB") if top >= 2 * GiB else (MiB, "MiB")
 
 
-def _growth(row: dict, key: str) -> str | None:
-    slope = (row.get("growth") or {}).get(f"{key}_per_step")
+def _growth(result: Result, key: str) -> str | None:
+    slope = result.growth.get(f"{key}_per_step")
     if slope is None:
         return None
     return f"growth over steps 2+: {'+' if slope >= 0 else '-'}{format_size(abs(slope))}/step"
 
 
-def _panel(ax, row: dict, phases: list[dict], field: str, base_field: str, peak_key: str, title: str,
+def _panel(ax, result: Result, phases: list[dict], field: str, base_field: str, peak_key: str, title: str,
            budget_key: str) -> None:
     xs = list(range(len(phases)))
     values = [_value(p, field) for p in phases]
-    base_phases = ((row.get("baseline") or {}).get("phases") or {})
+    baseline = result.baseline or {}
+    base_phases = baseline.get("phases") or {}
     base_values = [_value(base_phases.get(p["name"]), base_field) for p in phases]
-    base_peak = _value((row.get("baseline") or {}).get("peaks"), peak_key)
-    budget = (row.get("budget") or {}).get(budget_key)
-    tol = row.get("tolerance") or {}
+    base_peak = _value(baseline.get("peaks"), peak_key)
+    budget = result.budget.get(budget_key)
+    tol = result.tolerance or {}
     limit = base_peak * (1 + tol["rel"]) + tol["abs"] if base_peak is not None and "rel" in tol else None
 
     data = [v for v in values + base_values if v is not None]
@@ -84,7 +86,7 @@ def _panel(ax, row: dict, phases: list[dict], field: str, base_field: str, peak_
         ax.plot(xs, [None if v is None else v / scale for v in reserved], color=RESERVED, lw=1.2,
                 label="reserved by the caching\nallocator (not gated)", zorder=2)
     if any(v is not None for v in base_values):
-        recorded = (row.get("baseline") or {}).get("recorded")
+        recorded = baseline.get("recorded")
         # a wide, light band under the measured line: seen even where the two coincide
         ax.plot(xs, [None if v is None else v / scale for v in base_values], color=BASELINE, lw=7, alpha=0.35,
                 marker="o", ms=11, solid_capstyle="round", label=f"baseline per phase\n(recorded {recorded})", zorder=3)
@@ -132,36 +134,35 @@ def _panel(ax, row: dict, phases: list[dict], field: str, base_field: str, peak_
         ax.spines[side].set_visible(False)
     if field == "ram_tree_peak" and not tree:
         title, peak_key = "host RAM (peak RSS of the measured process)", "ram"
-    notes = [n for n in (_growth(row, peak_key),) if n]
+    notes = [n for n in (_growth(result, peak_key),) if n]
     if budget is not None and not budget_on_axis:
         notes.append(f"budget {format_size(budget)}, far above this axis")
     ax.set_title(title + ("  |  " + "; ".join(notes) if notes else ""), loc="left", fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
 
 
-def write(row: dict, path: str | Path, hardware: dict | None = None) -> Path:
-    """Draw `row` (a result row with phases) into the PNG at `path`; returns the path."""
+def write(result: Result, path: str | Path, hardware: dict | None = None) -> Path:
+    """Draw `result` (a measured case, its phases) into the PNG at `path`; returns the path."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    phases = list((row.get("phases") or {}).values())
+    phases = list(result.phases.values())
     if not phases:
-        raise ValueError(f"{row['nodeid']}: no phases to plot")
+        raise ValueError(f"{result.nodeid}: no phases to plot")
     panels = [p for p in PANELS if any(_value(ph, p[0]) is not None for ph in phases)]
     fig = Figure(figsize=(12, 1.3 + 3.9 * len(panels)), dpi=110, layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
     for ax, panel in zip(axes, panels):
-        _panel(ax, row, phases, *panel)
+        _panel(ax, result, phases, *panel)
 
-    passed = row.get("passed", True)
-    verdict = row["verdict"] + (" (expected)" if row.get("expect") == row["verdict"] else "")
-    verdict += "" if passed else "  FAIL"
-    where = f"{(hardware or {}).get('key', '')}  |  scale {row.get('scale')}"
-    fixes = ", ".join(row.get("fixes") or []) or "none"
-    fig.suptitle("\n".join(textwrap.wrap(row["nodeid"], 110)), x=0.01, ha="left", fontsize=11, fontweight="bold")
+    verdict = result.verdict + (" (expected)" if result.expect == result.verdict else "")
+    verdict += "" if result.passed else "  FAIL"
+    where = f"{(hardware or {}).get('key', '')}  |  scale {result.scale}"
+    fixes = ", ".join(result.fixes) or "none"
+    fig.suptitle("\n".join(textwrap.wrap(result.nodeid, 110)), x=0.01, ha="left", fontsize=11, fontweight="bold")
     fig.text(0.99, 0.995, verdict, ha="right", va="top", fontsize=11, fontweight="bold",
-             color="#2ca02c" if passed else BUDGET)
+             color="#2ca02c" if result.passed else BUDGET)
     axes[-1].set_xlabel(f"phase  ({where}  |  fixes: {fixes})", fontsize=9)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
