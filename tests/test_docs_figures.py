@@ -1,0 +1,78 @@
+"""docs/*.md figures (besides docs/estimator.md: tests/test_estimator_doc_figures.py) come from committed reports.
+
+Each checker recomputes a paragraph's figures from a committed report (or the script whose
+constant it quotes), asserts the document shows them and returns what it verified, for the
+sweep (tests/test_figure_sweep.py).
+"""
+
+import re
+
+from doc_figures import ROOT, MiB, document, load, report, section, shows, words
+
+STEP_SUMMARY = "docs/step-summary-example.md"
+GPU_VALIDATION = "docs/gpu-validation.md"
+SUITE_TINY = "benchmarks/results/suite-tiny-all.report.json"
+
+
+# -- docs/step-summary-example.md ------------------------------------------------------------------------
+
+def step_summary() -> str:
+    """What the gate appends to $GITHUB_STEP_SUMMARY for the S3 rows of the committed tiny run."""
+    from gpu_budget.report import markdown
+
+    rows, data = report(SUITE_TINY)
+    return markdown([r for r in rows if r.nodeid.startswith("memtests/test_s3_qwen2_audio.py::")], data["hardware"])
+
+
+def step_summary_example() -> list[str]:
+    hw = load(SUITE_TINY)["hardware"]
+    block = f"```markdown\n{step_summary()}```"
+    assert block in document(STEP_SUMMARY), f"{STEP_SUMMARY} should show:\n{block}"
+    return [block, *shows(document(STEP_SUMMARY),
+                          f"`{hw['key']}`: torch {hw['torch']}, transformers {hw['transformers']}, peft {hw['peft']}, "
+                          f"python {hw['python']})")]
+
+
+def test_the_step_summary_example_is_the_committed_tiny_run():
+    """The example step summary is the gate's markdown for S3's rows of the committed tiny run, not a typed copy."""
+    step_summary_example()
+
+
+# -- docs/gpu-validation.md ------------------------------------------------------------------------------
+
+def gpu_kit_on_cpu() -> list[str]:
+    rows, _ = report("benchmarks/results/gpu-kit-on-cpu.report.json")
+    shifts = {-r.setup["floor_shift"] / MiB for r in rows if r.setup and r.setup.get("floor_shift") is not None}
+    assert all(s > 0 for s in shifts)  # "below the baselines'"
+    assert not any(r.verdict == "regression" for r in rows)  # "no case regressed"
+    improved = [r for r in rows if r.verdict == "improved"]
+    assert {r.scenario for r in improved} == {"s2_paraformer"}
+    lost = [r for r in rows if r.expect == "over-budget" and r.verdict != "over-budget"]
+    named = sorted(f"S{r.scenario[1]}" for r in lost)
+    assert all(r.label == "as-reported" for r in lost)
+    return shows(section(GPU_VALIDATION, "3. The kit, tried on this CPU", "## On the GPU host"),
+                 f"Its import floor sat {min(shifts):.1f}-{max(shifts):.1f} MiB below the baselines'",
+                 f"{words(len(improved))} S2 cases read \"improved\"",
+                 f"{words(len(lost)).capitalize()} reproductions were lost, {' and '.join(named)} as reported")
+
+
+def test_the_kit_paragraph_is_the_kit_report():
+    """The GPU kit tried on the CPU: floor shift, no regression, what improved and what was lost, from its report."""
+    gpu_kit_on_cpu()
+
+
+def gpu_validation_limits() -> list[str]:
+    script = (ROOT / "benchmarks/gpu_validation.sh").read_text()
+    budget = int(re.search(r"\$\{BUDGET_S:-(\d+)\}", script).group(1))
+    skip = int(re.search(r'if \[ "\$left" -lt (\d+) \]', script).group(1))
+    return shows(section(GPU_VALIDATION, "## On the GPU host"),
+                 f"(`BUDGET_S`, default {budget} s:", f"| {budget / 60:.0f} min |",
+                 f"run 2 is skipped when less than {skip} s is left")
+
+
+def test_the_time_limits_are_the_script():
+    """Each part's time limit and the skip of run 2 are benchmarks/gpu_validation.sh's own defaults."""
+    gpu_validation_limits()
+
+
+DOCS_CHECKERS = {STEP_SUMMARY: (step_summary_example,), GPU_VALIDATION: (gpu_kit_on_cpu, gpu_validation_limits)}
