@@ -46,7 +46,7 @@ def _baseline(row: Result) -> str:
     return " / ".join(parts)
 
 
-CHANGE_LABELS = {"ram": "RAM", "ram_tensor": "tensors", "vram_allocated": "VRAM"}
+CHANGE_LABELS = {"ram": "RAM main", "ram_tree": "RAM tree", "ram_tensor": "tensors", "vram_allocated": "VRAM"}
 
 
 def _change(row: Result) -> str:
@@ -59,8 +59,8 @@ def setup_lines(rows: list[Result]) -> list[str]:
     seen: dict[tuple, int] = {}
     for row in rows:
         setup = row.setup
-        if setup and (row.fingerprint_changed or setup.get("floor_shift")):
-            shift = round(setup["floor_shift"] / 2**20, 1)
+        shift = round((setup or {}).get("floor_shift", 0) / 2**20, 1)  # as printed: a shift under 0.05 MiB is none
+        if setup and (row.fingerprint_changed or shift):
             key = (tuple(row.fingerprint_changed), setup["policy"], shift)
             seen[key] = seen.get(key, 0) + 1
     lines = []
