@@ -543,7 +543,8 @@ def readme_suite_time() -> list[str]:
     assert len(tiny) == 1
     real = counted_real_parts(su)
     return shows(_readme("- **Suite time**", "## Layout"),
-                 f"the tiny gate (`-n 2`) took {tiny[0]['wall_s'] / 60:.1f} min ({tiny[0]['summary'].split(' in ')[0]}). "
+                 f"the tiny gate (`-n 2`) took {tiny[0]['wall_s'] / 60:.1f} min ({tiny[0]['summary'].split(' in ')[0]}; "
+                 f"the machine's 1-minute load average {tiny[0]['load_average_start']:.1f} at its start). "
                  f"The real-scale CPU cases took {sum(p['wall_s'] for p in real) / 60:.0f} min")
 
 
