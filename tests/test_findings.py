@@ -195,3 +195,20 @@ def test_quantization_is_split_into_freezing_and_8_bit_storage():
     assert line == ("- tiny: quantization's saving split (ram): as reported 1000.00 MiB; freezing alone (the same weights "
                     "frozen, kept fp32) 700.00 MiB, saving 300.00 MiB (+30.0%); 8-bit storage on top: quantization "
                     "600.00 MiB, 100.00 MiB lower than freezing alone (saving +10.0% of as reported)")
+
+
+def test_findings_md_is_generated_from_the_committed_reports(tmp_path, monkeypatch):
+    """FINDINGS.md is what `python -m gpu_budget findings` makes of the reports its header names, byte for byte."""
+    import re
+    from pathlib import Path
+
+    from gpu_budget import findings
+
+    root = Path(__file__).resolve().parents[1]
+    committed = (root / "FINDINGS.md").read_text()
+    header = committed.splitlines()[2]
+    sources = re.findall(r"`(benchmarks/results/[^`]+\.report\.json)`", header)
+    assert sources and all((root / s).is_file() for s in sources), header
+    monkeypatch.chdir(root)  # the header names the reports relative to the repository, as the command was run
+    assert findings.main([*sources, "-o", str(tmp_path / "FINDINGS.md")]) == 0
+    assert (tmp_path / "FINDINGS.md").read_text() == committed
