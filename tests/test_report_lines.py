@@ -18,11 +18,10 @@ def test_the_change_column_names_the_tree_as_the_table_does():
 
 
 def test_a_floor_shift_that_prints_as_zero_is_no_setup_difference():
-    tiny = {"policy": "compare", "floor_shift": 20_000}  # 0.02 MiB: "+0.0 MiB" once, beside "nothing recorded"
+    tiny = {"policy": "compare", "floor_shift": 20_000}  # 0.02 MiB: once a line that named no difference
     assert report.setup_lines([_row(setup=tiny)] * 4) == []
     moved = {"policy": "compare", "floor_shift": int(0.2 * MiB)}
     assert report.setup_lines([_row(setup=moved)] * 4) == [
-        ("4 case(s): setup differs from the baseline's: nothing recorded; import floor +0.2 MiB, taken off the host "
-         "RAM peak (compared as usual)")]
+        "4 case(s): setup differs from the baseline's: import floor +0.2 MiB, taken off the host RAM peak (compared as usual)"]
     kernel = _row(setup=tiny, fingerprint_changed=("kernel a -> b",))
     assert report.setup_lines([kernel]) == ["1 case(s): setup differs from the baseline's: kernel a -> b (compared as usual)"]

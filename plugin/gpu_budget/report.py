@@ -65,10 +65,9 @@ def setup_lines(rows: list[Result]) -> list[str]:
             seen[key] = seen.get(key, 0) + 1
     lines = []
     for (diffs, policy, shift), count in seen.items():
-        what = "; ".join(diffs) or "nothing recorded"
+        floor = [f"import floor {shift:+.1f} MiB, taken off the host RAM peak"] if shift else []
         how = {"foreign": "host RAM not compared: record a baseline for this setup"}.get(policy, "compared as usual")
-        floor = f"; import floor {shift:+.1f} MiB, taken off the host RAM peak" if shift else ""
-        lines.append(f"{count} case(s): setup differs from the baseline's: {what}{floor} ({how})")
+        lines.append(f"{count} case(s): setup differs from the baseline's: {'; '.join([*diffs, *floor])} ({how})")
     return lines
 
 
