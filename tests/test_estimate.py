@@ -202,3 +202,22 @@ def test_the_cli_estimates_the_scenarios_it_is_given(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli([])
     assert "name at least one CASE" in capsys.readouterr().err
+
+
+def test_validate_runs_the_case_for_real_beside_its_estimate(tmp_path):
+    """`estimate --validate`: the floor and the case measured in gate children, the estimate beside them (a
+    subprocess: the measured children come from its own forkserver, as from the CLI)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "v.json"
+    subprocess.run([sys.executable, "-m", "gpu_budget", "estimate", "--validate", "--json", str(out),
+                    f"s5 smaller_batch={S5_SPEC}+smaller_batch"], check=True, capture_output=True, text=True,
+                   cwd=Path(__file__).resolve().parents[1], timeout=600)
+    saved = json.loads(out.read_text())
+    (row,) = saved["rows"]
+    assert row["status"] == "ok" and row["label"] == "s5 smaller_batch"
+    assert 0 < saved["floor"] < row["measured_step_peak"]
+    assert row["measured_added"] == row["measured_step_peak"] - saved["floor"]
+    assert row["error"] == row["estimate"] - row["measured_added"]
+    assert row["steps_measured"] > 0 and row["measured_entering_steps"] > 0

@@ -49,7 +49,7 @@ def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
     """Estimate and really run every case; returns {"floor": bytes, "rows": [...]} (bytes, seconds)."""
     assets_root = assets_root or Path(tempfile.gettempdir()) / "gpu-budget-estimate-assets"
     base = measure(FLOOR, "tiny", assets_root, threads, preload)
-    floor_bytes = base["peaks"]["ram"]
+    floor_bytes = base.peaks["ram"]
     progress(f"floor (empty child): {format_size(floor_bytes)}")
     rows = []
     for label, scenario in cases.items():
@@ -57,24 +57,24 @@ def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
         est = estimate_scenario(scenario, scale)
         est_seconds = time.perf_counter() - t0
         real = measure(scenario, scale, assets_root, threads, preload)
-        step = (real.get("step_peaks") or {}).get("ram")
+        step = (real.step_peaks or {}).get("ram")
         added = None if step is None else step - floor_bytes
-        entering = _entering_steps(real.get("phases") or [])
+        entering = _entering_steps(list(real.phases.values()))
         row = {
-            "label": label, "scenario": scenario.name, "fixes": list(scenario.fixes), "status": real["status"],
+            "label": label, "scenario": scenario.name, "fixes": list(scenario.fixes), "status": real.status,
             "estimate": est.step_peak, "at_peak": est.at_peak, "estimate_phase": est.peak_phase,
             "measured_step_peak": step, "floor": floor_bytes, "measured_added": added,
             "error": None if added is None else est.step_peak - added,
             "estimate_at_step_start": est.built, "measured_entering_steps": entering,
             "increment_error": None if step is None or entering is None
             else (est.step_peak - est.built) - (step - entering),
-            "estimate_seconds": round(est_seconds, 2), "real_seconds": real.get("wall_seconds"),
-            "steps_measured": len(real.get("steps") or []), "steps_estimated": est.steps,
+            "estimate_seconds": round(est_seconds, 2), "real_seconds": real.wall_seconds,
+            "steps_measured": len(real.steps), "steps_estimated": est.steps,
             "notes": est.notes, "assumed": est.assumed,
         }
         rows.append(row)
         progress(f"{label}: estimate {format_size(est.step_peak)}, measured {format_size(step)} - floor = "
-                 f"{format_size(added)} ({est_seconds:.1f} s vs {real.get('wall_seconds')} s)")
+                 f"{format_size(added)} ({est_seconds:.1f} s vs {real.wall_seconds} s)")
     return {"floor": floor_bytes, "rows": rows, "scale": scale, "threads": threads, "preload": list(preload)}
 
 
