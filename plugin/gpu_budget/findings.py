@@ -264,8 +264,9 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
             lines.append(f"| {e['variant']} | {', '.join(e['fixes']) or '-'} | {e['scale']} | {e['metric'] or '-'} | {format_size(e['before'])} "
                          f"| {format_size(e['after'])} | {saving} | {e['verdict']} | {main} |")
         lines.append("")
-        if split_lines(entries):
-            lines += split_lines(entries) + [""]
+        split = split_lines(entries)
+        if split:
+            lines += split + [""]
         for note in notes.get(scenario, []):
             lines.append(f"- {note['scale']}: {note['text']} (`{note['nodeid']}`)")
         if notes.get(scenario):

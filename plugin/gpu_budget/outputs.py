@@ -57,15 +57,14 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
         write(f"setup: {fp.get('cpu')} ({fp.get('cpu_level')}), kernels {fp.get('isa')} (dispatch {fp.get('dispatch')}), "
               f"{fp.get('threads')} thread(s) per child, malloc {fp.get('malloc')}, import floor "
               f"{format_size(fp.get('floor'))}")
-    rows = data.rows
-    for line in report.setup_lines(rows):
+    for line in report.setup_lines(data.rows):
         write(line)
     if pinned_gpu is not None:
         write(f"serial run on a host with several GPUs: measured on one, "
               f"CUDA_VISIBLE_DEVICES={pinned_gpu} (set it yourself to choose another)")
-    if rows:
-        write(report.terminal_table(rows))
-    for line in report.remediation_lines(rows) + report.tree_lines(rows):
+    if data.rows:
+        write(report.terminal_table(data.rows))
+    for line in report.remediation_lines(data.rows) + report.tree_lines(data.rows):
         write(line)
     for row in data.rows:
         if not row.passed or row.verdict in ("improved", "error"):
