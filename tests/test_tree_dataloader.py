@@ -121,7 +121,7 @@ def test_dataloader_workers_are_in_the_tree_peak(pytester):
             assert tree >= main + touched - BOUND, (name, step, row["phases"][f"train_step_{step['step']}"]["tree"])
         # the main process alone, what the gate saw before: the workers' touches are not in it
         assert row["step_peaks"]["ram"] < row["phases"]["load"]["ram_peak"] + TOUCH_MIB * MiB, name
-        assert row["ram_tree_method"] == "vmhwm+descendants-private-peak"
+        assert row["ram_tree_method"] == "vmhwm+peak-of-summed-descendants"
         assert row["ram_tree_bound"].startswith("exact per process") or "fork" not in name, row["ram_tree_bound"]
         assert row["peaks"]["ram_tree"] >= row["peaks"]["ram"] + touched - BOUND
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpu_budget import artifacts, baselines, remediate
+from gpu_budget import artifacts, baselines, command, remediate
 from gpu_budget.children import malloc_mode
 from gpu_budget.compare import Setup, judge
 from gpu_budget.marks import BudgetMark, expectation_problem
@@ -80,9 +80,13 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict)
 
 
 def fingerprint_for(hardware: dict, scenario: Scenario, malloc: str, where: str = "", device: str | None = None) -> dict:
-    """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode and device."""
+    """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode and device;
+    a command case adds the environment its command runs under (the pins, and the scenario's own env, which wins)."""
     fprint = {k: v for k, v in hardware.items() if k not in ("key", "package_versions")}
-    return {**fprint, "malloc": malloc_mode(scenario, malloc, where), **({"device": device} if device else {})}
+    mode = malloc_mode(scenario, malloc, where)
+    if scenario.command is not None:
+        fprint["command_env"] = command.recorded_env(hardware.get("threads", 1), mode, dict(scenario.env))
+    return {**fprint, "malloc": mode, **({"device": device} if device else {})}
 
 
 def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: dict, run_child: RunChild, *,
@@ -94,6 +98,10 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
                    verdict="", passed=False, message="", label=case.label, fixes=tuple(scenario.fixes),
                    device=mark.device, budget={"ram": mark.budget.ram, "vram": mark.budget.vram}, expect=expect,
                    budget_origin=mark.origin, tolerance={"rel": mark.tolerance.rel, "abs": mark.tolerance.abs}, worker=worker)
+    if scenario.command is not None and mark.budget.vram is not None:
+        return Outcome(asked.but(verdict="error", message=(
+            f"scenario {scenario.name!r} is a command: its GPU memory is not measured yet (host RAM is), so its VRAM "
+            "budget would test nothing; budget ram= only")))
     reason, needs_gpu = unmeasurable(scenario, mark, scale, device)
     if reason and needs_gpu and options.require_gpu:
         message = f"{reason}, and --gpu-budget-require-gpu says this runner must have one"
@@ -113,6 +121,8 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
     fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device)
     setup = Setup.between((baseline or {}).get("fingerprint"), fprint, baselines.packages_of(stored, baseline),
                           hardware["package_versions"])
+    if scenario.command is not None:  # the import floor is the measuring child's, which a command's figures leave out
+        setup = replace(setup, floor_shift=0)
     try:
         measurement = run_child(scenario, None)
     except MissingDependency as exc:  # in prepare: an optional package that cannot be imported here

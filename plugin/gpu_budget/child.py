@@ -168,6 +168,29 @@ def _error_kind(exc: BaseException) -> str:
     return "exception"
 
 
+def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, emit):
+    """A command scenario: start the user's command and measure its process tree (command.py); the Meter used."""
+    from gpu_budget import command
+    from gpu_budget.meter import Meter
+    from gpu_budget.tree import become_subreaper
+
+    subreaper = become_subreaper()  # a process of the command that daemonises stays in the tree, and is ended with it
+    meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}), on_tree=_TreeStream(emit),
+                  external=True, use_cuda=False)
+    emit({"event": "start", "pid": os.getpid(), "cuda": False, "ram_method": meter.ram_method,
+          "ram_tree_method": meter.ram_tree_method, "subreaper": subreaper, "command": True})
+    line = json.loads(json.dumps(scenario["command"]).replace("{assets}", str(assets).replace("\\", "\\\\")))
+    try:
+        facts = command.run(line, meter, request["threads"], malloc)
+    except BaseException as exc:
+        exc.meter = meter  # main() reports the error with the meter's info, after the phases it streamed
+        raise
+    summary = meter.summary()
+    meter.close()
+    emit({"event": "result", "summary": summary, "info": {**meter.info, **facts, "malloc": malloc}})
+    return meter
+
+
 def main(request: dict, out_path: str) -> None:
     """Run request["scenario"]'s prepare or run function and stream the outcome to out_path."""
     from gpu_budget.meter import Meter
@@ -200,6 +223,9 @@ def main(request: dict, out_path: str) -> None:
         if malloc == "steady" and not steady_malloc():
             malloc = "system (mallopt unavailable)"
         assets = Path(request["assets"])
+        if request["mode"] == "measure" and scenario.get("command"):
+            meter = _measure_command(request, scenario, assets, malloc, emit)
+            return
         # import the scenario's module (and torch) first, so pinning reaches torch and nothing is measured of it
         func = resolve_ref(scenario["prepare" if request["mode"] == "prepare" else "run"])
         _pin_threads(request["threads"])
@@ -235,9 +261,10 @@ def main(request: dict, out_path: str) -> None:
     except BaseException as exc:  # noqa: BLE001  a crash is data: report it first, then what was measured so far
         # The error goes out before anything touches CUDA again: after a sticky CUDA error (an illegal
         # memory access, say) every later CUDA call fails too, and the message must not be lost to it.
+        meter = getattr(exc, "meter", meter)
         emit({
             "event": "error",
-            "kind": _error_kind(exc),
+            "kind": getattr(exc, "kind", None) or _error_kind(exc),
             "type": f"{type(exc).__module__}.{type(exc).__qualname__}",
             "message": str(exc)[:2000],
             "traceback": traceback.format_exc()[-8000:],

@@ -39,7 +39,7 @@ from typing import Any
 LIBRARY_PACKAGES = ("torch", "transformers", "peft", "accelerate", "bitsandbytes", "funasr")
 LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory")
 FLOOR = ("packages", "preload", "cpu", "kernel")
-SETUP = ("isa", "threads")
+SETUP = ("isa", "threads", "command_env")
 FOREIGN = ("malloc", "malloc_env", "thp", "glibc")
 POLICY = {**dict.fromkeys(LIBRARIES, "libraries"), **dict.fromkeys(FLOOR, "floor"),
           **dict.fromkeys(SETUP, "setup"), **dict.fromkeys(FOREIGN, "foreign")}

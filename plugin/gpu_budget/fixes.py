@@ -49,6 +49,10 @@ class Fix:
     params:      knobs it sets when applied (Scenario.with_params), for runners that read params.
     remedy:      False for a registered knob that reproduces a variant instead of remedying one
                  (all_linear, modules_to_save): valid in with_fixes, never tried by the search.
+    args, env:   how it applies to a command scenario (a user's script or CLI): arguments appended to
+                 the command line and environment variables set for it ("{param}" placeholders are
+                 filled from the scenario's params). A command scenario accepts a fix that has
+                 args, env or params (which its command reads through placeholders), nothing else.
     """
 
     name: str
@@ -62,9 +66,12 @@ class Fix:
     proposed_by: tuple[str, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     remedy: bool = True
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("needs", "conflicts", "requires", "replaces", "proposed_by"):
+        object.__setattr__(self, "env", {str(k): str(v) for k, v in dict(self.env).items()})
+        for name in ("needs", "conflicts", "requires", "replaces", "proposed_by", "args"):
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
         object.__setattr__(self, "params", dict(self.params))
@@ -81,6 +88,11 @@ class Fix:
                            f"{sorted(set(self.requires) & set(self.conflicts + self.replaces))}")
 
     @property
+    def applies_to_commands(self) -> bool:
+        """Whether a command scenario can apply it: through arguments, environment, or params its command reads."""
+        return bool(self.args or self.env or self.params)
+
+    @property
     def rank(self) -> int:
         return COSTS[self.cost]
 
@@ -92,7 +104,8 @@ class Fix:
         return {"name": self.name, "stage": self.stage, "cost": self.cost, "needs": list(self.needs),
                 "conflicts": list(self.conflicts), "requires": list(self.requires),
                 "replaces": list(self.replaces), "proposed_by": list(self.proposed_by),
-                "params": dict(self.params), "remedy": self.remedy, "doc": self.doc}
+                "params": dict(self.params), "remedy": self.remedy, "doc": self.doc,
+                "args": list(self.args), "env": dict(self.env)}
 
 
 _REGISTRY: dict[str, Fix] = {}

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from gpu_budget.meter import Meter
 
 
-def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_each: Callable[[], None] | None = None):
+def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_each: Callable[[], None] | None = None,
+                   train_begin: str | None = None):
     """A TrainerCallback that makes each optimizer step and each evaluation a phase of `meter` (a ctx.meter).
 
     Phases: `train_step_<k>` with step=k per optimizer step (not per
@@ -33,9 +34,32 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     k+1's batches (step 1's are in the phase before it).
 
     `after_each` runs as each step and each evaluation ends, inside its phase
-    (a gc.collect() between phases, a per-step counter).
+    (a gc.collect() between phases, a per-step counter). `train_begin`: a phase
+    started when training begins (the gate's own callback in a command starts
+    "train_setup" there, since nobody else does).
     """
-    return _callback_class()(meter, train_end, after_each)
+    return _callback_class()(meter, train_end, after_each, train_begin)
+
+
+def gate_callback_class():
+    """The callback class the gate adds to a command's Trainers (autohook.py): its phases go to the measuring
+    process (script.phase), with "train_setup" where training begins."""
+    return _gate_class()
+
+
+@functools.cache
+def _gate_class():
+    from gpu_budget import script
+
+    class _ScriptMeter:
+        def start(self, name: str, step: int | None = None) -> None:
+            script.phase(name, step)
+
+    class GateMeterPhases(_callback_class()):
+        def __init__(self) -> None:
+            super().__init__(_ScriptMeter(), "train_end", None, "train_setup")
+
+    return GateMeterPhases
 
 
 @functools.cache
@@ -45,9 +69,14 @@ def _callback_class():
     class MeterPhases(TrainerCallback):
         """Starts a meter phase where the Trainer's default flow has decided what comes next."""
 
-        def __init__(self, meter: Meter, train_end: str | None, after_each: Callable[[], None] | None) -> None:
-            self.meter, self.train_end, self.after_each = meter, train_end, after_each
+        def __init__(self, meter: Meter, train_end: str | None, after_each: Callable[[], None] | None,
+                     train_begin: str | None = None) -> None:
+            self.meter, self.train_end, self.after_each, self.train_begin = meter, train_end, after_each, train_begin
             self.epochs = 0
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            if self.train_begin is not None:
+                self.meter.start(self.train_begin)
 
         def _ended(self) -> None:
             if self.after_each is not None:

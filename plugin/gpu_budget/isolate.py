@@ -35,6 +35,7 @@ from gpu_budget import child, dispatch
 from gpu_budget.meter import summarize
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement
+from gpu_budget.tree import kill_descendants
 
 DEFAULT_PRELOAD = ("torch", "transformers")
 MALLOC_MODES = ("steady", "system")
@@ -154,6 +155,7 @@ def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_
             if time.monotonic() - t0 > timeout:
                 polled_peak = max(polled_peak, _read_hwm(proc.pid) or 0)
                 timed_out = True
+                kill_descendants(proc.pid)  # first, while they are still its descendants (a setsid one included)
                 proc.kill()
                 proc.join()
                 break
@@ -266,7 +268,8 @@ def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
         failure, info = {"kind": kind, "type": None, "message": _describe_ending(ending), "traceback": None}, {}
     # the peak seen so far: the last phase never finished, the parent's polling saw it
     peaks = summary["peaks"]
-    seen = [v for v in (peaks["ram"], ending["polled_ram_peak"]) if v]
+    polled = None if start.get("command") else ending["polled_ram_peak"]  # a command's: not the measuring child's
+    seen = [v for v in (peaks["ram"], polled) if v]
     peaks["ram"] = max(seen) if seen else None
     if start.get("ram_tree_method"):  # the tree as the child streamed it; never below the main process alone
         streamed = [e["ram_tree"] for e in events if e["event"] == "tree"]

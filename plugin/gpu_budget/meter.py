@@ -13,9 +13,15 @@ silently there.
 
 Process tree: a run's RAM includes its descendants (DataLoader workers,
 subprocesses), which the main process's VmHWM does not see. Each phase also
-gets `ram_tree_peak`: the main process's exact peak plus every descendant's
-private peak (tree.py says how it is read and where it can err). The tree
-figure is the gated host-RAM metric; the main process's stays beside it.
+gets `ram_tree_peak`: the main process's exact peak plus the peak over time of
+its descendants' summed private figures (tree.py says how it is read and where
+it can err). The tree figure is the gated host-RAM metric; the main process's
+stays beside it.
+
+A command case (command.py) is measured from outside: the measuring process
+only starts the user's command, so `follow(pid)` makes that process the main
+one (its peak is the tree's reading of it, counted in full) and the tree figure
+is the command's tree alone, without the measuring process.
 
 Phases are contiguous: starting one ends the one before, so no allocation
 between two phases escapes measurement.
@@ -177,18 +183,28 @@ class Meter:
     info: dict = field(default_factory=dict)
     tree: ProcessTree | bool | None = None  # None: read the process tree where /proc allows; False: never
     on_tree: Callable[[int], None] | None = None  # the running tree figure, from the tree's thread
+    external: bool = False  # a command case: this process is not measured, the process given to follow() is
 
     def __post_init__(self) -> None:
         self._hwm = can_reset_hwm()
+        if self.external and not (self._hwm and tree_available()):
+            raise RuntimeError("a command is measured through /proc (VmHWM resets and smaps_rollup): Linux only")
         self._sampler = None if self._hwm else _RssSampler()
         if self.use_cuda is None:
             self.use_cuda = cuda_available()
         self._cuda = _Cuda() if self.use_cuda else None
         self._open: tuple[str, int | None, float] | None = None
+        self._main: int | None = None  # follow()'s pid
         if self.tree is None or self.tree is True:
-            self.tree = ProcessTree(on_poll=self.on_tree).report_exits().start() if self._hwm and tree_available() else None
+            self.tree = (ProcessTree(on_poll=self.on_tree, count_root=not self.external).report_exits().start()
+                         if self._hwm and tree_available() else None)
         elif self.tree is False:
             self.tree = None
+
+    def follow(self, pid: int) -> None:
+        """Measure `pid` (a command's process, a descendant of this one) as the main process, in full."""
+        self._main = pid
+        self.tree.count_whole(pid)
 
     @property
     def ram_method(self) -> str:
@@ -210,7 +226,9 @@ class Meter:
         """Begin phase `name` (ending the open one, so phases tile the run)."""
         if self._open is not None:
             self.stop()
-        if self._hwm:
+        if self.external:
+            pass  # the tree resets the followed process at every read
+        elif self._hwm:
             with open(_CLEAR_REFS, "w") as fh:
                 fh.write("5")
         else:
@@ -228,8 +246,12 @@ class Meter:
             return None
         name, step, t0 = self._open
         self._open = None
-        status = read_status() if os.path.exists(_STATUS) else {}
-        peak = status["VmHWM"] if self._hwm else self._sampler.peak()
+        status = read_status() if os.path.exists(_STATUS) and not self.external else {}
+        reading = self.tree.phase_end() if self.tree is not None else None
+        if self.external:
+            peak = reading.whole.get(self._main, 0) if self._main is not None else 0
+        else:
+            peak = status["VmHWM"] if self._hwm else self._sampler.peak()
         record = PhaseRecord(
             name=name,
             step=step,
@@ -239,9 +261,8 @@ class Meter:
             rss_file=status.get("RssFile"),
             ram_tensor=self.tensors.peak if self.tensors is not None else None,
         )
-        if self.tree is not None:
-            reading = self.tree.phase_end()
-            record.ram_tree_peak = peak + reading.private
+        if reading is not None:
+            record.ram_tree_peak = reading.private if self.external else peak + reading.private
             record.tree = reading.to_json()
         if self._cuda is not None:
             for key, value in self._cuda.read().items():
@@ -267,7 +288,7 @@ class Meter:
 
 
 # How the tree figure is made, named in every summary that holds one (its error bound: benchmarks/RESULTS.md 1b).
-TREE_METHOD = "vmhwm+descendants-private-peak"
+TREE_METHOD = "vmhwm+peak-of-summed-descendants"
 
 PEAK_KEYS = {
     "ram": "ram_peak",

@@ -44,11 +44,20 @@ def resolve_ref(ref: str) -> Callable:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A short, real fine-tune to measure.
+    """A short, real fine-tune to measure: a function (`run`) or a command (`command`), exactly one.
 
     run:      run(ctx) executes in a fresh measured child; it brackets its
               phases with ctx.meter and may return a dict of facts (trainable
               parameters, which modules got LoRA, ...) for the report.
+    command:  the user's own script or CLI, unchanged (["python", "train.py", "--max_steps", "4"]):
+              the measured child starts it and measures its whole process tree
+              (command.py). Each argument may hold "{param}" placeholders, filled
+              from the params at the scale, and "{assets}" (the prepared folder).
+              A fix applies to it through its args/env (appended, set) or its params.
+    cwd, env: the command's working directory (a relative one is taken from the
+              pytest process's working directory) and environment variables set
+              for it, with placeholders too; env wins over the gate's pins and is
+              recorded in the fingerprint.
     prepare:  prepare(ctx) builds the on-disk assets once (a model saved with
               save_pretrained, synthetic clips) in its own unmeasured child,
               so the measured child loads them the way a user would.
@@ -67,15 +76,29 @@ class Scenario:
     """
 
     name: str
-    run: str | Callable
+    run: str | Callable | None = None
     prepare: str | Callable | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     scales: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: {"tiny": {}})
     fixes: tuple[str, ...] = ()
     supports: tuple[str | Fix, ...] = ()
     prepared_from: tuple[str, ...] = ()
+    command: tuple[str, ...] | None = None
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if (self.run is None) == (self.command is None):
+            raise ValueError(f"scenario {self.name!r}: give exactly one of run= (a function) and command= (a command line)")
+        if self.command is not None:
+            if isinstance(self.command, str) or not self.command or not all(isinstance(a, str) for a in self.command):
+                raise ValueError(f"scenario {self.name!r}: command={self.command!r}: expected a non-empty list of "
+                                 "strings, one per argument (['python', 'train.py', '--max_steps', '4'])")
+            object.__setattr__(self, "command", tuple(self.command))
+            object.__setattr__(self, "env", {str(k): str(v) for k, v in dict(self.env).items()})
+            object.__setattr__(self, "cwd", None if self.cwd is None else str(self.cwd))
+        elif self.cwd is not None or self.env:
+            raise ValueError(f"scenario {self.name!r}: cwd= and env= are for a command scenario")
         object.__setattr__(self, "run", ref_of(self.run))
         object.__setattr__(self, "prepare", ref_of(self.prepare))
         object.__setattr__(self, "params", dict(self.params))
@@ -84,7 +107,14 @@ class Scenario:
         where = f"scenario {self.name!r}"
         object.__setattr__(self, "supports", fix_library.resolve(self.supports))
         object.__setattr__(self, "fixes", tuple(dict.fromkeys(_fix_name(f) for f in self.fixes)))
-        fix_library.validate(self.fixes, self.offered(), where=where)
+        chosen = fix_library.validate(self.fixes, self.offered(), where=where)
+        if self.command is not None:
+            for fix in chosen:
+                if not fix.applies_to_commands:
+                    raise fix_library.FixError(f"{where}: fix {fix.name!r} says nothing of how it applies to a command "
+                                               "(give it args=, env= or params= that the command reads)")
+            for scale in self.scales:  # a placeholder naming no param fails here, at collection, not in the child
+                self.command_line(scale, assets=".")
 
     def offered(self) -> tuple[Fix, ...] | None:
         """The fixes this scenario's runner honours, or None: any registered fix."""
@@ -135,16 +165,39 @@ class Scenario:
                           sort_keys=True, default=str)
         return f"{self.name}-{scale}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
+    def command_line(self, scale: str, assets: str) -> dict[str, Any]:
+        """The command with its fixes and placeholders applied at `scale`: {"argv", "cwd", "env"}."""
+        values = {**self.params_for(scale), "assets": assets}
+        fixes = fix_library.validate(self.fixes, self.offered())
+        argv = [*self.command, *(a for fix in fixes for a in fix.args)]
+        env = {**{k: v for fix in fixes for k, v in fix.env.items()}, **self.env}
+        where = f"scenario {self.name!r}"
+        return {"argv": [_fill(a, values, where) for a in argv],
+                "cwd": str(Path(_fill(self.cwd, values, where)).resolve()) if self.cwd else None,
+                "env": {k: _fill(v, values, where) for k, v in env.items()}}
+
     def to_json(self, scale: str) -> dict[str, Any]:
         return {
             "name": self.name,
             "run": self.run,
+            **({"command": self.command_line(scale, "{assets}")} if self.command is not None else {}),
             "prepare": self.prepare,
             "scale": scale,
             "params": self.params_for(scale),
             "prepare_params": self.prepare_params(scale),
             "fixes": list(self.fixes),
         }
+
+
+def _fill(template: str, values: Mapping[str, Any], where: str) -> str:
+    """A command argument with its "{param}" placeholders filled ("{{" is a literal brace)."""
+    try:
+        return template.format_map(values)
+    except KeyError as exc:
+        raise ValueError(f"{where}: command placeholder {{{exc.args[0]}}} in {template!r} names no param "
+                         f"(params: {', '.join(sorted(k for k in values if k != 'assets'))}; and 'assets')") from None
+    except (ValueError, IndexError, AttributeError) as exc:
+        raise ValueError(f"{where}: bad command placeholder in {template!r}: {exc}") from None
 
 
 def _source_digest(ref: str | None) -> str:

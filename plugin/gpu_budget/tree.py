@@ -4,21 +4,36 @@ The main process's VmHWM does not see its children. Each descendant's own
 VmHWM does, exactly, but a forked worker starts with its parent's pages in its
 page tables: summing VmHWM counts the parent once per fork worker (an upper
 bound that can sit gigabytes above the truth). So each descendant adds its
-*private peak*: its VmHWM since the phase began minus the pages it shares with
-other processes (smaps_rollup's Shared_Clean + Shared_Dirty: pages inherited
-from the parent and not yet copied, library text mapped by the parent too).
-Copy-on-write copies (a refcount write to an inherited object copies its page)
-move pages from shared to private without changing RSS, so they are counted
-when the shared figure is re-read.
+*private* figure: its VmHWM less the pages it shares with other processes
+(smaps_rollup's Shared_Clean + Shared_Dirty: pages inherited from the parent
+and not yet copied, library text mapped by the parent too). Copy-on-write
+copies (a refcount write to an inherited object copies its page) move pages
+from shared to private without changing RSS, so they are counted when the
+shared figure is re-read. A process marked *whole* (a command's own process,
+which exec'd and shares no memory of its parent's) counts its VmHWM in full.
 
-A poller thread finds descendants (children, and theirs) and reads each one's
-VmHWM every `interval`, so a descendant that exits mid-phase keeps the figure
-of its last read (a zombie's /proc holds no memory figures, and wait4's
-ru_maxrss of a spawned worker is its parent's pre-exec peak: measured, see
-benchmarks/RESULTS.md). smaps_rollup walks the page tables (about 24 us per
-MiB mapped here), so it is read when a descendant is first seen, when its RSS
-moved since the last read, at most every `shared_every` otherwise, and at every
-phase end.
+The figure is the **peak over time of the summed tree**: a poller thread
+reads every descendant's VmHWM each `interval` and resets it right after
+(clear_refs), so each read is that process's exact peak within one window
+between two polls, and the window's sum bounds the tree from above for that
+window. The phase's figure is the largest window sum: processes that never
+live in the same window are never added (ten sequential subprocesses are one
+subprocess's peak, not ten), processes alive together are. The sum of each
+process's own peak in the phase is kept beside it as the loose upper bound.
+Errors (docs/process-tree.md): a window holds the peaks of all its processes
+even when they peak at different moments within it (10 ms); what a process
+does after its last read and before it exits is lost unless it reports its
+own final window as it exits (forked multiprocessing children, and every
+Python process of a command tree, do); a spike allocated and freed within the
+microseconds between a read and its reset is lost.
+
+A zombie's /proc holds no memory figures, and wait4's ru_maxrss of a spawned
+worker is its parent's pre-exec peak (measured, see benchmarks/RESULTS.md), so
+neither stands in for the last window. smaps_rollup walks the page tables
+(about 24 us per MiB mapped here), so it is read when a descendant is first
+seen, when its RSS moved since the last read, at most every `shared_every`
+otherwise, and at every phase end; a window between two such reads uses the
+last one (copies made since are counted at the next).
 
 Linux only (/proc); elsewhere `available()` is False and the tree is not measured.
 """
@@ -169,10 +184,13 @@ class Descendant:
     pid: int
     ppid: int
     start: int  # start time (clock ticks since boot): with the pid, tells a reused pid apart
-    hwm: int = 0  # the largest VmHWM read in this phase (of its current memory image)
-    last_hwm: int = 0  # at the last read: a lower one means an exec
+    whole: bool = False  # counted in full (a command's own process), not less its shared pages
+    window: int = 0  # VmHWM at the last read: its peak since the read before (each read resets it)
+    hwm: int = 0  # the largest window in this phase
+    peak: int = 0  # the largest contribution (window less shared pages) in this phase
+    last_rss: int = 0  # at the last read; a VmHWM below it means a new memory image (exec)
     execs: int = 0  # exec()s seen (a spawned worker: fork then exec)
-    rss: int = 0  # at the last read
+    seen: bool = False  # read at least once
     shared: int | None = None  # at the last smaps_rollup read
     shared_mapped: int = 0  # RssFile at that read (a move past RESHARE_BYTES triggers another)
     shared_faults: int | None = None  # page faults at that read: none since, nothing can have been copied
@@ -180,51 +198,71 @@ class Descendant:
     shared_cost: float = 0.0  # seconds the last smaps_rollup read took
     alive: bool = True
     born_in_phase: bool = True
-    reported: bool = False  # its figures came from its own report at exit (a forked multiprocessing child)
+    reported: bool = False  # its last window came from its own report at exit (exact)
+
+    def contribution(self, hwm: int) -> int:
+        """What a VmHWM of this process adds to the tree: all of it for a whole process, else less its shared pages
+        (0 while those were never read: gone within one read of appearing)."""
+        if self.whole:
+            return hwm
+        return 0 if self.shared is None else max(0, hwm - self.shared)
 
     @property
     def private_peak(self) -> int:
-        """VmHWM less the shared pages; 0 when those were never read (gone within one read of appearing)."""
-        return 0 if self.shared is None else max(0, self.hwm - self.shared)
+        return self.peak
 
 
 @dataclass
 class TreeReading:
     """What the descendants added in one phase. Bytes; times in seconds."""
 
-    private: int  # the sum of the descendants' private peaks: added to the main process's peak
+    private: int  # the peak over time of the descendants' summed contributions: added to the main process's peak
+    peak_sum: int  # the sum of each descendant's own peak contribution (the loose upper bound of `private`)
     hwm_sum: int  # the sum of their VmHWM (counts pages shared with the parent once per process)
     processes: int  # descendants seen in the phase
     exited: int  # of them, gone before its end: their figure is from the last read before they exited
     reported: int  # of the exited, those that reported their own figures as they exited (exact)
     unread: int  # of them, gone before their shared pages could be read: counted as adding nothing
     max_gap: float | None  # the longest time between two reads in the phase (an exiting descendant's blind spot)
+    windows: int = 0  # polls in the phase: each one a window whose sum is a candidate for the peak
+    whole: dict[int, int] = field(default_factory=dict)  # pid -> phase peak of each whole-counted process
     detail: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        out["whole"] = {str(k): v for k, v in self.whole.items()}
+        return out
 
 
 class ProcessTree:
     """Polls the descendants of `root` (default: this process) on a thread; one reading per phase.
 
-    phase_start() resets every live descendant's VmHWM and forgets the ones
-    that exited; phase_end() reads them all once more (VmHWM and shared pages)
-    and returns the phase's TreeReading. `on_poll(total)` is called from the
-    thread with the running tree figure (root VmHWM + private peaks) so a child
-    can stream it before it is killed. One lock serialises polls and phase
-    boundaries: a read is applied in the order it was taken.
+    Every poll reads and resets each live descendant's VmHWM (its peak in the
+    window since the poll before) and sums the window; phase_start() forgets
+    the descendants that exited and starts a new largest window; phase_end()
+    reads them all once more (VmHWM and shared pages) and returns the phase's
+    TreeReading. `on_poll(total)` is called from the thread with the running
+    tree figure (root VmHWM, when the root is counted, + the window's sum) so a
+    child can stream it before it is killed. One lock serialises polls, reports
+    and phase boundaries: a read is applied in the order it was taken.
+    count_root=False: the root is only where the search starts (a measuring
+    child running a command), not part of the figure.
     """
 
     def __init__(self, root: int | None = None, interval: float = 0.01, shared_every: float = 0.25,
-                 on_poll: Callable[[int], None] | None = None) -> None:
+                 on_poll: Callable[[int], None] | None = None, count_root: bool = True) -> None:
         self.root = root or os.getpid()
         self.interval, self.shared_every, self.on_poll = interval, shared_every, on_poll
+        self.count_root = count_root
         self._lock = threading.Lock()
         self._procs: dict[int, Descendant] = {}
         self._foreign: dict[int, int] = {}  # pid -> start time of a process known not to be ours
+        self._whole: set[int] = set()  # pids to count in full once found
+        self._reports: list[tuple[int, int, int | None]] = []  # (pid, VmHWM, shared) sent by exiting processes
         self._last_poll: float | None = None
         self._max_gap = 0.0
+        self._peak = 0  # the largest window sum in this phase
+        self._windows = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._own_root = self.root == os.getpid()
@@ -242,6 +280,18 @@ class ProcessTree:
         os.set_blocking(self._report_w, False)  # a child never blocks on a full pipe; its report is dropped
         util.register_after_fork(self, _arm_exit_report)
         return self
+
+    def count_whole(self, pid: int) -> None:
+        """Count this process (once it is found among the descendants) at its full VmHWM: a command's own process."""
+        with self._lock:
+            self._whole.add(pid)
+            if pid in self._procs:
+                self._procs[pid].whole = True
+
+    def report(self, pid: int, hwm: int, shared: int | None) -> None:
+        """An exiting descendant's own last figures (its VmHWM since the last reset), applied at the next poll."""
+        with self._lock:
+            self._reports.append((pid, hwm, shared))
 
     # -- the thread -------------------------------------------------------------
     def start(self) -> ProcessTree:
@@ -294,33 +344,43 @@ class ProcessTree:
             self._foreign[pid] = start
         return found
 
-    def _read(self, p: Descendant, now: float, shared_too: bool = False) -> None:
-        """Read one descendant's VmHWM, and its shared pages when they may have moved."""
-        first = p.shared is None
+    def _read(self, p: Descendant, now: float, shared_too: bool = False) -> int:
+        """Read (and reset) one descendant's VmHWM, and its shared pages when they may have moved; its window's
+        contribution (0 when it is gone or has nothing of its own yet)."""
+        first = not p.seen
         if first and borrows_parent_memory(p.pid, p.ppid):
-            return  # nothing of its own yet: read it at the next poll, after its exec
-        if first:  # before its VmHWM: read after, a short-lived process could be gone and leave them unknown
+            return 0  # nothing of its own yet: read it at the next poll, after its exec
+        before = None
+        if first and not p.whole:  # before its VmHWM: read after, a short-lived process could be gone and leave them unknown
             before = read_status(p.pid)
             self._read_shared(p, now)
         status = read_status(p.pid)
-        if first and before is not None and status is not None and status["VmHWM"] < before["VmHWM"] - EXEC_DROP:
-            self._read_shared(p, now)  # it exec'd between the two reads: those shared pages were the old image's
-        if status is None:  # exited (or a zombie, whose /proc has no memory figures): keep what the last read saw
+        if status is None:  # exited (or a zombie, whose /proc has no memory figures): its earlier windows stand
             p.alive = False
-            return
-        # a high-water mark only falls when reset (phase_start) or at exec; the kernel's RSS counters are
-        # per-CPU and read approximately, so a fall within EXEC_DROP is read noise
-        execd = status["VmHWM"] < p.last_hwm - EXEC_DROP
-        if execd:  # the image before exec held the parent's pages, mapped, not copied: drop it
-            p.hwm, p.execs = 0, p.execs + 1
-        p.last_hwm, p.rss = status["VmHWM"], status["VmRSS"]
-        p.hwm = max(p.hwm, status["VmHWM"])
-        mapped = status.get("RssFile", 0)
+            return 0
+        reset_hwm(p.pid)  # the next read sees the next window's peak only
+        p.seen = True
+        if before is not None and status["VmHWM"] < before["VmHWM"] - EXEC_DROP:
+            self._read_shared(p, now)  # it exec'd between the two reads: those shared pages were the old image's
+        # after a reset VmHWM restarts at the RSS of that moment, so only a new memory image (exec) reads below the
+        # last RSS; the kernel's RSS counters are per-CPU and read approximately, so a fall within EXEC_DROP is noise
+        execd = not first and status["VmHWM"] < p.last_rss - EXEC_DROP
+        if execd:
+            p.execs += 1
+        p.window, p.last_rss = status["VmHWM"], status["VmRSS"]
+        p.hwm = max(p.hwm, p.window)
+        if not p.whole:
+            self._maybe_reshare(p, now, status.get("RssFile", 0), first, execd, shared_too)
+        contribution = p.contribution(p.window)
+        p.peak = max(p.peak, contribution)
+        return contribution
+
+    def _maybe_reshare(self, p: Descendant, now: float, mapped: int, first: bool, execd: bool, shared_too: bool) -> None:
+        """Shared pages move with file mappings (imports) and at exec: read at once; and as copy-on-write copies
+        and shared-memory batches, which leave RSS alone: read at the phase end and every shared_every (or
+        SHARED_COST_FACTOR times what the last read cost), if the process has faulted a page in since."""
         if first:
             p.shared_mapped = mapped
-        # Shared pages move with file mappings (imports) and at exec, read at once; and as copy-on-write copies
-        # and shared-memory batches, which leave RSS alone: read at the phase end and every shared_every (or
-        # SHARED_COST_FACTOR times what the last read cost), if the process has faulted a page in since.
         if execd or abs(mapped - p.shared_mapped) >= RESHARE_BYTES:
             self._read_shared(p, now, mapped)
         elif shared_too or now - p.shared_at >= max(self.shared_every, SHARED_COST_FACTOR * p.shared_cost):
@@ -338,57 +398,70 @@ class ProcessTree:
             if mapped is not None:
                 p.shared_mapped = mapped
 
-    def _drain_reports(self, now: float) -> None:
-        if self._report_r is None:
-            return
-        data = b""
-        while True:
-            try:
-                chunk = os.read(self._report_r, 65536)
-            except BlockingIOError:
-                break
-            if not chunk:
-                break
-            data += chunk
-        for line in data.decode().splitlines():
-            pid, hwm, shared = map(int, line.split())
+    def _drain_reports(self, now: float) -> int:
+        """Apply the exit reports (the pipe's and report()'s); the sum of their last windows' contributions."""
+        if self._report_r is not None:
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(self._report_r, 65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            for line in data.decode().splitlines():
+                pid, hwm, shared = map(int, line.split())
+                self._reports.append((pid, hwm, shared))
+        added = 0
+        for pid, hwm, shared in self._reports:
             p = self._procs.get(pid)
             if p is None:  # born and gone between two polls
-                p = self._procs[pid] = Descendant(pid, 0, 0)
-            p.hwm, p.shared, p.shared_at, p.alive, p.reported = max(p.hwm, hwm), shared, now, False, True
+                p = self._procs[pid] = Descendant(pid, 0, 0, whole=pid in self._whole)
+            if shared is not None:
+                p.shared, p.shared_at = shared, now
+            p.window, p.hwm, p.alive, p.reported, p.seen = hwm, max(p.hwm, hwm), False, True, True
+            contribution = p.contribution(hwm)
+            p.peak = max(p.peak, contribution)
+            added += contribution
+        self._reports.clear()
+        return added
 
     def _poll_locked(self, shared_too: bool = False) -> int | None:
         now = time.perf_counter()
         if self._last_poll is not None:
             self._max_gap = max(self._max_gap, now - self._last_poll)
         self._last_poll = now
-        self._drain_reports(now)
-        if not self._worth_scanning():
-            return None
-        for pid, ppid, start in self._discover():
-            old = self._procs.get(pid)
-            if old is None or (old.start != start and not old.reported):
-                self._procs[pid] = Descendant(pid, ppid, start)
-        for p in [p for p in self._procs.values() if p.alive]:
-            self._read(p, now, shared_too)
+        window = self._drain_reports(now)
+        if self._worth_scanning():
+            for pid, ppid, start in self._discover():
+                old = self._procs.get(pid)
+                if old is None or (old.start != start and not old.reported):
+                    self._procs[pid] = Descendant(pid, ppid, start, whole=pid in self._whole)
+            for p in [p for p in self._procs.values() if p.alive]:
+                window += self._read(p, now, shared_too)
+        self._peak = max(self._peak, window)
+        self._windows += 1
+        if not self.count_root:
+            return window
         root = read_status(self.root)
-        return None if root is None else root["VmHWM"] + sum(p.private_peak for p in self._procs.values())
+        return None if root is None else root["VmHWM"] + window
 
     def poll(self) -> int | None:
-        """One round: find new descendants, read every live one; the running tree figure (root VmHWM + private peaks)."""
+        """One window: find new descendants, read and reset every live one; the running tree figure."""
         with self._lock:
             return self._poll_locked()
 
     # -- phases -------------------------------------------------------------------
     def phase_start(self) -> None:
-        """Forget exited descendants, reset the live ones' VmHWM (they carry over into the new phase)."""
+        """Forget exited descendants and the phase's peak; the live ones carry over into the new phase."""
         with self._lock:
-            self._poll_locked()  # descendants born since the last poll are reset too
+            self._poll_locked()  # descendants born since the last poll are read and reset too
             self._procs = {pid: p for pid, p in self._procs.items() if p.alive}
             for p in self._procs.values():
-                reset_hwm(p.pid)
-                p.hwm, p.last_hwm, p.born_in_phase = 0, 0, False
-            self._max_gap, self._last_poll = 0.0, time.perf_counter()
+                p.hwm = p.peak = 0
+                p.born_in_phase = False
+            self._max_gap, self._last_poll, self._peak, self._windows = 0.0, time.perf_counter(), 0, 0
 
     def phase_end(self) -> TreeReading:
         """Read every live descendant once more (VmHWM and shared pages) and sum the phase."""
@@ -396,15 +469,60 @@ class ProcessTree:
             self._poll_locked(shared_too=True)
             procs = list(self._procs.values())
             gap = self._max_gap if procs else None
+            peak, windows = self._peak, self._windows
         return TreeReading(
-            private=sum(p.private_peak for p in procs),
+            private=peak,
+            peak_sum=sum(p.peak for p in procs),
             hwm_sum=sum(p.hwm for p in procs),
             processes=len(procs),
             exited=sum(not p.alive for p in procs),
             reported=sum(p.reported for p in procs),
-            unread=sum(p.shared is None for p in procs),
+            unread=sum(p.shared is None and not p.whole for p in procs),
             max_gap=gap,
-            detail=[{"pid": p.pid, "ppid": p.ppid, "hwm": p.hwm, "shared": p.shared, "private_peak": p.private_peak,
-                     "exited": not p.alive, "new": p.born_in_phase, "execs": p.execs, "reported": p.reported}
-                    for p in sorted(procs, key=lambda p: -p.private_peak)[:DETAIL_MAX]],
+            windows=windows,
+            whole={p.pid: p.hwm for p in procs if p.whole},
+            detail=[{"pid": p.pid, "ppid": p.ppid, "hwm": p.hwm, "shared": p.shared, "private_peak": p.peak,
+                     "whole": p.whole, "exited": not p.alive, "new": p.born_in_phase, "execs": p.execs,
+                     "reported": p.reported}
+                    for p in sorted(procs, key=lambda p: -p.peak)[:DETAIL_MAX]],
         )
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid` (children, and theirs), found by a scan of /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            stat = read_stat(entry.name)
+            if stat is not None:
+                children.setdefault(stat[0], []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def kill_descendants(pid: int, rounds: int = 20) -> list[int]:
+    """SIGKILL every descendant of `pid`, again until none is left (one may fork as the others die); the pids killed.
+
+    Called while `pid` is alive: once it is gone its orphans re-parent away and
+    can no longer be found as its descendants (a setsid daemon escapes a kill
+    of the process group, not this).
+    """
+    import signal
+
+    killed: list[int] = []
+    for _ in range(rounds):
+        found = descendants(pid)
+        if not found:
+            break
+        for child in found:
+            try:
+                os.kill(child, signal.SIGKILL)
+                killed.append(child)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.01)
+    return sorted(set(killed))

@@ -1,0 +1,238 @@
+"""A command case: the user's script or CLI, unchanged, run and measured as a process tree by the measuring child.
+
+The measuring child (child.py) starts the command and does nothing else; its
+own memory is not the command's, so the figures are the command's tree alone
+(meter.Meter(external=True)): `ram` is the command's own process (its VmHWM,
+counted in full), `ram_tree` the peak over time of the summed tree.
+
+What makes the figure repeat reaches every process through the environment,
+since in-process settings (mallopt, torch.set_num_threads) do not cross an
+exec: glibc's MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ at the 128 KiB
+the steady mode fixes with mallopt (child.steady_malloc: setting either also
+turns off glibc's moving threshold), the thread counts, and the kernel-dispatch
+pin the forkserver already holds. A variable the scenario's env sets wins.
+
+Phases come from the command's own process over a Unix socket
+(GPU_BUDGET_SOCKET): gpu_budget.phase()/step() in a plain loop, or the
+gate's callback, which the `_hook/sitecustomize.py` put first on PYTHONPATH
+adds to every Hugging Face Trainer (autohook.py). The same socket takes each
+Python process's report as it exits. Until the first mark the phase is "run".
+
+Nothing of the case outlives it: the measuring child is a subreaper, so a
+process that daemonises stays its descendant, and whatever is left when the
+command's process exits is killed and fails the case, named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+from collections import deque
+from pathlib import Path
+
+from gpu_budget.script import SOCKET_VAR
+
+STEADY_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+HOOK_DIR = str(Path(__file__).parent / "_hook")
+TAIL_BYTES = 8192  # of stdout and of stderr, kept for the report; the rest is read and dropped
+FIRST_PHASE = "run"
+
+
+class CommandFailed(Exception):
+    """The command could not start, exited non-zero or left processes running: the case fails with this message."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, str], socket_path: str) -> dict[str, str]:
+    """The command's environment: the measuring child's (dispatch pins included), the pins, the hook, then the user's."""
+    env = dict(base)
+    env.update({var: str(threads) for var in THREAD_VARS})
+    if malloc == "steady":
+        env.update(STEADY_MALLOC_ENV)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [HOOK_DIR, base.get("PYTHONPATH")]))
+    env[SOCKET_VAR] = socket_path
+    env.update(user)
+    return env
+
+
+def recorded_env(threads: int, malloc: str, user: dict[str, str]) -> dict[str, str]:
+    """The pins a command case runs under, as its row and fingerprint record them (the user's env included)."""
+    pins = {var: str(threads) for var in THREAD_VARS}
+    if malloc == "steady":
+        pins.update(STEADY_MALLOC_ENV)
+    return {**pins, **user}
+
+
+class _Tail:
+    """Reads a pipe to its end on a thread, keeping the last TAIL_BYTES (a script may print gigabytes)."""
+
+    def __init__(self, pipe) -> None:
+        self.pipe, self.chunks, self.size, self.total = pipe, deque(), 0, 0
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            chunk = self.pipe.read1(65536) if hasattr(self.pipe, "read1") else self.pipe.read(65536)
+            if not chunk:
+                break
+            self.chunks.append(chunk)
+            self.size += len(chunk)
+            self.total += len(chunk)
+            while self.size - len(self.chunks[0]) >= TAIL_BYTES:
+                self.size -= len(self.chunks.popleft())
+
+    def text(self, lines: int = 20) -> str:
+        self.thread.join(timeout=5)
+        data = b"".join(self.chunks)[-TAIL_BYTES:].decode(errors="replace")
+        return "\n".join(data.splitlines()[-lines:])
+
+
+class MarkServer:
+    """The socket the command's processes mark phases and report exits on; answered at once, in order."""
+
+    def __init__(self, meter, main_pid: int | None = None) -> None:
+        self.meter, self.main_pid = meter, main_pid
+        self.dir = tempfile.mkdtemp(prefix="gpu-budget-sock-")
+        self.path = os.path.join(self.dir, "marks")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(64)
+        self.sock.setblocking(False)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.sock, selectors.EVENT_READ)
+        self.buffers: dict[socket.socket, bytes] = {}
+        self.ignored = 0  # phase marks from other processes than the command's own
+        self.marks = 0
+
+    def serve(self, timeout: float) -> None:
+        for key, _ in self.selector.select(timeout):
+            if key.fileobj is self.sock:
+                try:
+                    conn, _ = self.sock.accept()
+                except BlockingIOError:
+                    continue
+                conn.setblocking(False)
+                self.buffers[conn] = b""
+                self.selector.register(conn, selectors.EVENT_READ)
+                continue
+            conn = key.fileobj
+            try:
+                data = conn.recv(65536)
+            except BlockingIOError:
+                continue
+            except OSError:  # reset by a process killed mid-message: as closed
+                data = b""
+            if not data:
+                self.selector.unregister(conn)
+                self.buffers.pop(conn, None)
+                conn.close()
+                continue
+            self.buffers[conn] += data
+            while b"\n" in self.buffers[conn]:
+                line, _, self.buffers[conn] = self.buffers[conn].partition(b"\n")
+                self._handle(conn, line)
+
+    def _handle(self, conn: socket.socket, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = {}
+        if "exit" in message:
+            self.meter.tree.report(int(message["pid"]), int(message["exit"]), message.get("shared"))
+        elif "phase" in message:
+            if message.get("pid") == self.main_pid:
+                self.meter.start(str(message["phase"]), message.get("step"))
+                self.marks += 1
+            else:
+                self.ignored += 1
+        conn.setblocking(True)
+        try:
+            conn.sendall(b'{"ok": true}\n')
+        except OSError:
+            pass
+        conn.setblocking(False)
+
+    def close(self) -> None:
+        for conn in list(self.buffers):
+            conn.close()
+        self.selector.close()
+        self.sock.close()
+        with_suppress(os.unlink, self.path)
+        with_suppress(os.rmdir, self.dir)
+
+
+def with_suppress(func, *args) -> None:
+    try:
+        func(*args)
+    except OSError:
+        pass
+
+
+def _check_start(line: dict) -> None:
+    cwd = line["cwd"]
+    if cwd is not None and not os.path.isdir(cwd):
+        raise CommandFailed("command", f"its cwd {cwd!r} does not exist or is not a directory")
+
+
+def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02) -> dict:
+    """Run the command line (Scenario.command_line) under `meter` to its end; facts for the row.
+
+    Raises CommandFailed for a command that cannot start, exits non-zero, is
+    killed, or leaves processes running; the meter holds the phases up to then.
+    """
+    _check_start(line)
+    server = MarkServer(meter)
+    env = pinned_env(dict(os.environ), threads, malloc, line["env"], server.path)
+    meter.start(FIRST_PHASE)
+    try:
+        proc = subprocess.Popen(line["argv"], cwd=line["cwd"], env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except FileNotFoundError:
+        server.close()
+        raise CommandFailed("command", f"command {line['argv'][0]!r} not found") from None
+    except PermissionError:
+        server.close()
+        raise CommandFailed("command", f"command {line['argv'][0]!r} is not executable") from None
+    except OSError as exc:
+        server.close()
+        raise CommandFailed("command", f"command {line['argv'][0]!r} could not start: {exc}") from None
+    server.main_pid = proc.pid
+    meter.follow(proc.pid)
+    out, err = _Tail(proc.stdout), _Tail(proc.stderr)
+    try:
+        while proc.poll() is None:
+            server.serve(poll)
+        server.serve(0)  # marks and exit reports sent just before it exited
+    finally:
+        meter.stop()
+        from gpu_budget.tree import kill_descendants
+
+        leftovers = kill_descendants(os.getpid())
+        server.close()
+    facts = {"command": line["argv"], "exit_code": proc.returncode, "phase_marks": server.marks,
+             "ignored_marks": server.ignored, "stdout_bytes": out.total, "pins": recorded_env(threads, malloc, line["env"])}
+    stderr = err.text()
+    if proc.returncode != 0:
+        code = proc.returncode
+        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with {code}"
+        raise CommandFailed("killed" if code < 0 else "exit", f"command {' '.join(line['argv'])!r} {how}" + _tail_note(stderr))
+    if leftovers:
+        raise CommandFailed("leftover", f"command {' '.join(line['argv'])!r} exited and left {len(leftovers)} process(es) "
+                                        f"running (pid {', '.join(map(str, leftovers))}): killed; a case's processes "
+                                        "must end with it")
+    return facts
+
+
+def _tail_note(stderr: str) -> str:
+    return f"; the last lines of its stderr:\n{stderr}" if stderr.strip() else " (its stderr was empty)"

@@ -1,0 +1,78 @@
+"""Phases and steps marked from inside a user's own script, for the gate that runs it as a command.
+
+`gpu_budget.phase("load")` and `gpu_budget.step()` tell the measuring process
+where a phase begins; a phase lasts until the next one begins or the process
+exits. Outside the gate (no GPU_BUDGET_SOCKET in the environment) both return
+at once and import nothing, so a script keeps them in when it runs on its own.
+Under the gate each call waits for the measuring process to close the phase
+before, so the phase boundary is where the call is, not where a poll happened
+to fall.
+
+Only the command's own process marks phases; a call from another process of
+its tree (a DataLoader worker, say) is answered and ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+
+SOCKET_VAR = "GPU_BUDGET_SOCKET"  # set by the gate for the command it measures (command.py)
+
+_conn: socket.socket | None = None
+_conn_pid: int | None = None
+_step = 0
+_broken = False
+
+
+def active() -> bool:
+    """Whether this process runs under the gate."""
+    return bool(os.environ.get(SOCKET_VAR))
+
+
+def send(message: dict) -> dict | None:
+    """Send one message to the measuring process and wait for its answer; None outside the gate.
+
+    A forked process opens its own connection (a connection is never shared
+    across a fork). If the measuring process cannot be reached, say so once on
+    stderr and go on unmeasured: the script is not failed by its meter.
+    """
+    global _conn, _conn_pid, _broken
+    path = os.environ.get(SOCKET_VAR)
+    if not path or _broken:
+        return None
+    try:
+        if _conn is None or _conn_pid != os.getpid():
+            _conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            _conn.connect(path)
+            _conn_pid = os.getpid()
+        _conn.sendall((json.dumps({"pid": os.getpid(), **message}) + "\n").encode())
+        answer = b""
+        while not answer.endswith(b"\n"):
+            chunk = _conn.recv(4096)
+            if not chunk:
+                raise ConnectionError("the measuring process closed the connection")
+            answer += chunk
+        return json.loads(answer)
+    except (OSError, ValueError) as exc:
+        _broken = True
+        print(f"gpu_budget: cannot reach the measuring process at {path} ({exc}); phases are not marked", file=sys.stderr)
+        return None
+
+
+def phase(name: str, step: int | None = None) -> None:
+    """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"phase name {name!r}: expected a non-empty string")
+    if active():
+        send({"phase": name, "step": step})
+
+
+def step(number: int | None = None) -> int:
+    """Begin the next training step's phase (`train_step_<k>`, step k); returns k. Call it as each step begins."""
+    global _step
+    _step = _step + 1 if number is None else int(number)
+    phase(f"train_step_{_step}", step=_step)
+    return _step
