@@ -155,7 +155,11 @@ def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_
             if time.monotonic() - t0 > timeout:
                 polled_peak = max(polled_peak, _read_hwm(proc.pid) or 0)
                 timed_out = True
-                kill_descendants(proc.pid)  # first, while they are still its descendants (a setsid one included)
+                # stopped first, so it reports no end of its own, then its descendants while they are still
+                # its descendants (one in a session of its own included), then itself
+                with suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGSTOP)
+                kill_descendants(proc.pid)
                 proc.kill()
                 proc.join()
                 break
@@ -220,7 +224,7 @@ def prepare_assets(scenario_json: dict, assets: Path, timeout: float, threads: i
 
 def _describe_ending(ending: dict) -> str:
     if ending["timed_out"]:
-        return f"timed out after {ending['wall_seconds']:.0f} s and was killed"
+        return f"timed out after {ending['wall_seconds']:.0f} s and was killed, with every process it started"
     code = ending["exitcode"]
     if code is not None and code < 0:
         name = signal.Signals(-code).name

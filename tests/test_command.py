@@ -1,0 +1,288 @@
+"""Command scenarios: a user's script run unchanged under the gate (plugin/gpu_budget/command.py).
+
+Each test runs a real pytest session (pytester, in a subprocess) whose cases
+start real Python scripts; the orphan checks look for the scripts' processes
+by a marker in their command line after the session has ended.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+
+import pytest
+
+MiB = 2**20
+
+SCRIPT = '''
+import os, sys, time
+from gpu_budget import phase, step
+
+mib = int(sys.argv[1])
+phase("load")
+held = b"\\x01" * (mib * 2**20)
+kept = []  # a leak: LEAK_MIB more held after each step
+for k in range(4):
+    step()
+    kept.append(b"\\x01" * (int(os.environ.get("LEAK_MIB", "0")) * 2**20))
+    time.sleep(0.02)
+phase("save")
+with open(os.environ.get("ENV_OUT", os.devnull), "w") as fh:
+    fh.write(repr(dict(os.environ)))
+sys.exit(int(os.environ.get("EXIT", "0")))
+'''
+
+
+@pytest.fixture
+def command_project(pytester, monkeypatch):
+    """A pytester project with script.py (phases, steps, a planted leak by env) and a test module writer."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(script=SCRIPT)
+
+    def write_tests(body: str):
+        pytester.makepyfile(test_mem="import sys\nimport pytest\nfrom gpu_budget import Fix, Scenario\n"
+                                     + textwrap.dedent(body))
+        return pytester
+
+    return write_tests
+
+
+def rows(pytester) -> dict:
+    data = json.loads((pytester.path / "r.json").read_text())
+    return {r["nodeid"].split("::", 1)[1]: r for r in data["results"]}
+
+
+def survivors(marker: str) -> list[str]:
+    """Command lines of live processes holding `marker` (zombies hold no command line and are not counted)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd:
+            found.append(f"{entry.name}: {cmd}")
+    return found
+
+
+def test_a_script_gets_its_phases_steps_and_growth(command_project):
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_script(gpu_budget):
+            S = Scenario(name="s", command=[sys.executable, "script.py", "{mib}"], params={"mib": 64},
+                         env={"LEAK_MIB": "8"})
+            row = gpu_budget.measure(S)
+            assert row.info["exit_code"] == 0 and row.info["phase_marks"] == 6
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=1)
+    row = rows(pytester)["test_script"]
+    assert list(row["phases"]) == ["run", "load", "train_step_1", "train_step_2", "train_step_3", "train_step_4", "save"]
+    assert [s["step"] for s in row["steps"]] == [1, 2, 3, 4]
+    # the script's own process, counted in full: its 64 MiB held, and the 8 MiB more each step allocates
+    assert row["phases"]["load"]["ram_peak"] >= 64 * MiB
+    assert 7 * MiB < row["growth"]["ram_per_step"] < 9 * MiB, row["growth"]
+    assert row["peaks"]["ram_tree"] == row["peaks"]["ram"]  # one process: the tree is the script
+    assert row["ram_tree_method"] == "vmhwm+peak-of-summed-descendants"
+
+
+def test_a_planted_regression_in_a_script_fails_the_gate(command_project):
+    """Recorded clean, then run with 32 MiB more held: the baseline comparison catches it."""
+    body = '''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_script(gpu_budget):
+            gpu_budget.measure(Scenario(name="s", command=[sys.executable, "script.py", "{mib}"],
+                                        params={"mib": MIB}))
+    '''
+    pytester = command_project(body.replace("MIB", "64"))
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)  # recorded
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)  # same again
+    command_project(body.replace("MIB", "96"))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*regression*ram_tree*> baseline*"])
+
+
+def test_a_non_zero_exit_fails_the_case_with_its_code_and_stderr(command_project):
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_exit(gpu_budget):
+            code = "import sys; print('loading the dataset failed: no such split', file=sys.stderr); sys.exit(37)"
+            gpu_budget.measure(Scenario(name="e", command=[sys.executable, "-c", code]))
+
+        def test_after():
+            pass
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    result.assert_outcomes(failed=1, passed=1)  # the session went on
+    result.stdout.fnmatch_lines(["*measured child failed (exit): command * exited with 37; the last lines of its stderr:",
+                                 "*loading the dataset failed: no such split*"])
+
+
+@pytest.mark.parametrize("case,message", [
+    ('command=["no-such-program-xyz"]', "*command 'no-such-program-xyz' not found*"),
+    ('command=["./script.py"]', "*command './script.py' is not executable*"),
+    ('command=[sys.executable, "script.py", "1"], cwd="no/such/dir"', "*cwd '*no/such/dir' does not exist*"),
+])
+def test_a_command_that_cannot_start_is_a_clear_failure(command_project, case, message):
+    pytester = command_project(f'''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_bad(gpu_budget):
+            gpu_budget.measure(Scenario(name="b", {case}))
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([message])
+
+
+def test_a_timeout_kills_the_whole_tree_a_daemon_included(command_project):
+    marker = f"gpu-budget-orphan-{uuid.uuid4().hex[:8]}"
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_hang(gpu_budget):
+            gpu_budget.measure(Scenario(name="h", command=[sys.executable, "hang.py", "MARKER"]))
+    '''.replace("MARKER", marker))
+    # a grandchild in a session of its own (as a daemon makes), and a child, both sleeping past the timeout
+    pytester.makepyfile(hang=f'''
+        import subprocess, sys, time
+        sleeper = [sys.executable, "-c", "import time; time.sleep(300)", "{marker}"]
+        subprocess.Popen(sleeper, start_new_session=True)
+        subprocess.Popen(sleeper)
+        time.sleep(300)
+    ''')
+    t0 = time.monotonic()
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-timeout=4")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*timed out after * s and was killed*"])
+    assert time.monotonic() - t0 < 120
+    time.sleep(0.5)
+    assert survivors(marker) == []
+
+
+def test_a_daemon_left_behind_fails_the_case_and_is_killed(command_project):
+    marker = f"gpu-budget-daemon-{uuid.uuid4().hex[:8]}"
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_daemon(gpu_budget):
+            gpu_budget.measure(Scenario(name="d", command=[sys.executable, "daemon.py"]))
+    ''')
+    pytester.makepyfile(daemon=f'''
+        import subprocess, sys
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "{marker}"], start_new_session=True)
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*measured child failed (leftover): command * exited and left 1 process(es) running*"])
+    time.sleep(0.5)
+    assert survivors(marker) == []
+
+
+def test_gigabytes_of_output_are_read_and_dropped_keeping_the_tail(command_project):
+    """A chatty script (512 MiB to stdout) runs to its end; the measuring child keeps the last lines only."""
+    pytester = command_project('''
+        CODE = "import sys\\nline = b'x' * 1023 + b'\\\\n'\\nfor _ in range(512 * 1024): sys.stdout.buffer.write(line)\\n" \\
+               "sys.exit(3)"
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_chatty(gpu_budget):
+            gpu_budget.measure(Scenario(name="c", command=[sys.executable, "-c", CODE]))
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*exited with 3 (its stderr was empty)*"])
+    error = rows(pytester)["test_chatty"]["error"]
+    assert len(error["message"]) < 2000
+
+
+def test_pins_reach_the_script_and_its_env_wins_and_is_recorded(command_project):
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_env(gpu_budget):
+            gpu_budget.measure(Scenario(name="v", command=[sys.executable, "script.py", "1"],
+                                        env={"ENV_OUT": "env.txt", "OMP_NUM_THREADS": "3"}))
+    ''')
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)
+    env = eval((pytester.path / "env.txt").read_text())  # noqa: S307  the script's own repr of a dict of strings
+    assert env["MALLOC_MMAP_THRESHOLD_"] == env["MALLOC_TRIM_THRESHOLD_"] == "131072"
+    assert env["MKL_NUM_THREADS"] == "1" and env["OMP_NUM_THREADS"] == "3"  # the scenario's env wins
+    if os.uname().machine == "x86_64" and "ATEN_CPU_CAPABILITY" not in os.environ:
+        assert env["ATEN_CPU_CAPABILITY"] == "avx2"  # the dispatch pin, from the forkserver's environment
+    (baseline,) = [p for p in (pytester.path / "baselines").rglob("*.json")]
+    entry = json.loads(baseline.read_text())["entries"]["tiny"]["test_env"]
+    assert entry["fingerprint"]["command_env"]["OMP_NUM_THREADS"] == "3"
+    assert entry["fingerprint"]["command_env"]["ENV_OUT"] == "env.txt"
+
+
+def test_a_fix_applies_to_a_command_through_its_arguments(command_project):
+    pytester = command_project('''
+        FLAG = Fix("quiet_flag", "runtime", "passes --quiet", args=("--quiet",))
+        CODE = "import sys; assert sys.argv[1:] == ['--quiet'], sys.argv"
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_fix(gpu_budget):
+            row = gpu_budget.measure(Scenario(name="f", command=[sys.executable, "-c", CODE], supports=(FLAG,),
+                                              fixes=("quiet_flag",)))
+            assert row.info["command"][-1] == "--quiet"
+    ''')
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)
+
+
+def test_a_vram_budget_on_a_command_is_an_error_not_a_pass(command_project):
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB", vram="8 GiB")
+        def test_vram(gpu_budget):
+            gpu_budget.measure(Scenario(name="g", command=[sys.executable, "script.py", "1"]))
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*is a command: its GPU memory is not measured yet*"])
+
+
+def test_phase_and_step_outside_the_gate_do_nothing_and_import_nothing(tmp_path):
+    code = ("import sys, time\nt0 = time.perf_counter()\nimport gpu_budget\n"
+            "for _ in range(1000): gpu_budget.step()\ngpu_budget.phase('eval')\n"
+            "print(gpu_budget.step(), 'torch' in sys.modules, 'transformers' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "GPU_BUDGET_SOCKET"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1001", "False", "False"]
+
+
+def test_a_trainer_script_gets_step_phases_with_no_edit(command_project):
+    """The gate adds its callback to a plain Trainer script's default callbacks: steps, evaluation, growth."""
+    pytest.importorskip("transformers")
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="4 GiB")
+        def test_trainer(gpu_budget):
+            gpu_budget.measure(Scenario(name="t", command=[sys.executable, "train.py"]))
+    ''')
+    pytester.makepyfile(train='''
+        import torch
+        from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+
+        class Data(torch.utils.data.Dataset):
+            def __len__(self):
+                return 16
+
+            def __getitem__(self, i):
+                return {"input_ids": torch.full((32,), i % 50), "labels": torch.tensor(i % 2)}
+
+        config = BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                            vocab_size=100)
+        args = TrainingArguments(output_dir="out", max_steps=3, per_device_train_batch_size=4, report_to=[],
+                                 save_strategy="no", logging_strategy="no", eval_strategy="steps", eval_steps=2,
+                                 use_cpu=True)
+        Trainer(model=BertForSequenceClassification(config), args=args, train_dataset=Data(),
+                eval_dataset=Data()).train()
+    ''')
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(passed=1)
+    row = rows(pytester)["test_trainer"]
+    assert list(row["phases"]) == ["run", "train_setup", "train_step_1", "train_step_2", "eval_step_2", "train_step_3",
+                                   "eval_step_3", "train_end"]
+    assert [s["step"] for s in row["steps"]] == [1, 2, 3]
