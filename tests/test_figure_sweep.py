@@ -32,6 +32,7 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ('(an 80 GiB budget sat above what an "80 GB" card offers', "a former declared budget and a write-up's card"),
         ('tolerance={"rel": 0.02, "abs": "16 MiB"}', EXAMPLE),
         ('@pytest.mark.gpu_budget(ram="2 GiB")', EXAMPLE),
+        ('@pytest.mark.gpu_budget(ram="4 GiB")', EXAMPLE),
         ('@pytest.mark.gpu_budget(ram="1.25 GiB")', EXAMPLE),
         ("against Colab's 12.7 GB", WRITE_UP),
         ("starts its mmap threshold at 128 KiB and raises it (up to 32 MiB)", "glibc's documented defaults (mallopt(3))"),

@@ -288,6 +288,19 @@ def test_the_process_tree_paragraph_is_the_fidelity_report():
     readme_process_tree()
 
 
+def readme_command_tree() -> list[str]:
+    from gpu_budget.tree import ProcessTree
+
+    polled = inspect.signature(ProcessTree.__init__).parameters["interval"].default
+    return shows(_readme("## Gate your training script", "## Fix library and remediation"),
+                 f"read and reset every {_ms(polled)}")
+
+
+def test_the_command_section_quotes_the_trees_poll_interval():
+    """Gate your training script: the window the tree is read in is the ProcessTree's own interval."""
+    readme_command_tree()
+
+
 def readme_nvml_interval() -> list[str]:
     from gpu_budget.nvml import SAMPLE_SECONDS
 
@@ -595,6 +608,6 @@ def test_the_plot_caption_is_the_committed_row():
 
 
 README_CHECKERS = (readme_terminal_table, readme_real_scale_run, readme_card_sizes, readme_remediation_table,
-                   readme_remediation_example, readme_isolation_step, readme_process_tree, readme_nvml_interval,
+                   readme_remediation_example, readme_isolation_step, readme_process_tree, readme_command_tree, readme_nvml_interval,
                    readme_tiny_tolerance, readme_plugin_test, readme_real_scale_spreads, readme_allocator,
                    readme_setups, readme_spikes, readme_overhead, readme_benchmarks_isolation, readme_suite_time, readme_checkpoints, readme_plot)

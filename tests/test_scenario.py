@@ -89,3 +89,45 @@ def test_a_kept_assets_folder_is_honoured_and_a_changed_prepare_rebuilds(project
     pytester.makepyfile(preps=PREPS + "\n# prepare's module changed\n")
     pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
     assert len(list(kept.iterdir())) == 2  # rebuilt under a new key
+
+
+# -- command scenarios -------------------------------------------------------------------------------------
+
+def test_a_command_scenario_fills_placeholders_per_scale_and_applies_its_fixes_arguments():
+    from gpu_budget import Fix
+
+    flag = Fix("checkpointing_flag", "train", "passes --gradient_checkpointing", args=("--gradient_checkpointing",),
+               env={"CKPT": "1"})
+    s = Scenario(name="c", command=["python", "train.py", "--bs", "{batch_size}", "--model", "{assets}/model"],
+                 params={"batch_size": 4}, scales={"tiny": {}, "real": {"batch_size": 16}}, env={"SEQ": "{batch_size}"},
+                 supports=(flag,))
+    assert s.command_line("real", "/a")["argv"] == ["python", "train.py", "--bs", "16", "--model", "/a/model"]
+    fixed = s.with_fixes("checkpointing_flag")
+    line = fixed.command_line("tiny", "/a")
+    assert line["argv"][-1] == "--gradient_checkpointing" and line["env"] == {"CKPT": "1", "SEQ": "4"}
+    assert fixed.to_json("tiny")["command"]["argv"][5] == "{assets}/model"  # the child fills the assets folder
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"command": ["python", "t.py", "{bs}"]}, r"command placeholder \{bs\} in '\{bs\}' names no param"),
+    ({"command": "python t.py"}, "expected a non-empty list of strings"),
+    ({"command": []}, "expected a non-empty list of strings"),
+    ({"command": ["python", 3]}, "expected a non-empty list of strings"),
+    ({"command": ["python"], "run": "m:run"}, "give exactly one of run= .* and command="),
+    ({}, "give exactly one of run= .* and command="),
+    ({"run": "m:run", "cwd": "x"}, "cwd= and env= are for a command scenario"),
+])
+def test_a_bad_command_scenario_is_an_error_at_declaration(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Scenario(name="bad", **kwargs)
+
+
+def test_a_fix_that_says_nothing_of_commands_is_refused_by_a_command_scenario():
+    from gpu_budget import FixError
+
+    with pytest.raises(FixError, match="fix 'gc_collect' says nothing of how it applies to a command"):
+        Scenario(name="c", command=["python", "t.py"], fixes=("gc_collect",))
+    # one that sets params the command reads through a placeholder is accepted
+    s = Scenario(name="c", command=["python", "t.py", "--workers", "{dataloader_workers}"],
+                 params={"dataloader_workers": 4}).with_fixes("fewer_workers")
+    assert s.command_line("tiny", ".")["argv"][-1] == "1"
