@@ -278,4 +278,9 @@ def main(request: dict, out_path: str) -> None:
         if history is not None:
             history.finish(emit)
     finally:
+        if request.get("mode") == "measure":  # nothing it started outlives it, a daemon in its own session included
+            with contextlib.suppress(Exception):
+                from gpu_budget.tree import kill_descendants
+
+                kill_descendants(os.getpid())
         out.close()
