@@ -23,6 +23,14 @@ def leaves_a_worker(ctx):
     if ctx.params.get("kill"):
         os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer would: the worker is orphaned
     os._exit(0)  # ends without joining it (multiprocessing would wait for a non-daemon worker)
+
+
+def leaves_a_daemon(ctx):
+    import subprocess, sys
+    with ctx.meter.phase("train_step_1", step=1):
+        daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+    with open("daemon.pid", "w") as fh:
+        fh.write(str(daemon.pid))
 '''
 
 TESTS = '''
@@ -57,3 +65,16 @@ def test_a_worker_left_behind_is_ended_with_its_measured_child(pytester):
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in pids if _alive(pid)], "a measured child's worker outlived it"
+
+
+def test_a_daemon_in_a_session_of_its_own_is_ended_with_its_measured_child(pytester, monkeypatch):
+    """Out of the child's process group, so a group kill misses it; the child ends its descendants as it ends."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=RUNNERS, test_mem=TESTS.replace("leaves_a_worker", "leaves_a_daemon"))
+    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "-k", "False")
+    pid = int((pytester.path / "daemon.pid").read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), "a daemon the measured run started outlived it"
