@@ -445,7 +445,7 @@ def tolerance_note(steady: list[dict], system: list[dict], tol) -> list[str]:
 
 def detection_counts(det: dict, rel: float, abs_: int) -> dict:
     """(case, fraction) -> (flagged, runs, changes) judged by the gate's own judge under one tolerance."""
-    from gpu_budget.baselines import Tolerance
+    from gpu_budget.scenario import Tolerance
     from gpu_budget.compare import judge
     from gpu_budget.results import NO_PEAKS, Measurement
     from gpu_budget.scenario import Budget

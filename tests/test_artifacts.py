@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from gpu_budget.artifacts import keep_snapshot, slug, wants_snapshot
-from gpu_budget.baselines import Tolerance
+from gpu_budget.scenario import Tolerance
 from gpu_budget.marks import BudgetMark
 from gpu_budget.results import Measurement
 from gpu_budget.scenario import Budget

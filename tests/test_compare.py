@@ -1,6 +1,6 @@
 """Verdicts: budget first, then baseline with tolerance, with expected failures and CI rules."""
 
-from gpu_budget.baselines import Tolerance
+from gpu_budget.scenario import Tolerance
 from gpu_budget.compare import judge
 from gpu_budget.results import Measurement
 from gpu_budget.scenario import Budget

@@ -1,6 +1,6 @@
 """A measured child that died: an out-of-memory death reproduces an expected over-budget failure, other deaths do not."""
 
-from gpu_budget.baselines import Tolerance
+from gpu_budget.scenario import Tolerance
 from gpu_budget.compare import judge
 from gpu_budget.results import Measurement
 from gpu_budget.scenario import Budget

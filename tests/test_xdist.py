@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from gpu_budget.xdist import place, visible_gpus, worker_index
+from gpu_budget.placement import place, visible_gpus, worker_index
 
 PLANTED = '''
 import os

@@ -25,11 +25,11 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gpu_budget.results import Measurement
+from gpu_budget.scenario import Tolerance
 
 SCHEMA = "gpu-budget-baselines/1"
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
@@ -53,18 +53,6 @@ def hardware_key(device: dict) -> str:
     return f"nvidia-{slug}"
 
 
-@dataclass(frozen=True)
-class Tolerance:
-    """A measurement regresses when measured > baseline * (1 + rel) + abs."""
-
-    rel: float
-    abs: int
-
-    def limit(self, baseline: int) -> float:
-        return baseline * (1 + self.rel) + self.abs
-
-    def floor(self, baseline: int) -> float:
-        return baseline * (1 - self.rel) - self.abs
 
 
 def path_for(root: Path, hw_key: str, module: str) -> Path:

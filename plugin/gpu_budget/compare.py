@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpu_budget import fingerprint
-from gpu_budget.baselines import Tolerance
+from gpu_budget.scenario import Tolerance
 from gpu_budget.meter import ram_gated
 from gpu_budget.results import Measurement
 from gpu_budget.scenario import Budget

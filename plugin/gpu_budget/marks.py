@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_budget.baselines import Tolerance
+from gpu_budget.scenario import Tolerance
 from gpu_budget.scenario import SCALES, Budget
 from gpu_budget.units import parse_size
 

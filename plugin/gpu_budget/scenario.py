@@ -253,6 +253,20 @@ class RunContext:
         return fix in self.fixes
 
 
+@dataclass(frozen=True)
+class Tolerance:
+    """A measurement regresses when measured > baseline * (1 + rel) + abs."""
+
+    rel: float
+    abs: int
+
+    def limit(self, baseline: int) -> float:
+        return baseline * (1 + self.rel) + self.abs
+
+    def floor(self, baseline: int) -> float:
+        return baseline * (1 - self.rel) - self.abs
+
+
 GATED = ("ram", "vram_allocated")
 
 
