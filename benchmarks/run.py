@@ -27,6 +27,7 @@ SECTIONS = {  # section -> module (the order they run in)
     "isolation": "benchmarks.isolation_cost",
     "repeatability": "benchmarks.repeatability",
     "detection": "benchmarks.detection_power",
+    "command_noise": "benchmarks.command_noise",
     "preload": "benchmarks.preload_cost",
     "checkpoint_build": "benchmarks.checkpoint_build",
     "estimator_speed": "benchmarks.estimator_speed",
