@@ -35,9 +35,9 @@ import time
 from pathlib import Path
 
 from benchmarks.common import MIB, RESULTS, ROOT, write
+from benchmarks.report import COMMAND_NOISE_TARGETS, command_noise_summary
 
 SECTION = "command_noise"
-TARGETS = {"spread_max": 0.002, "false_alarms_max": 0, "caught_min_fraction": 1.0}
 MODEL = {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 1024,
          "max_position_embeddings": 512}
 SEQ, BATCH, STEPS = 512, 4, 5
@@ -164,7 +164,7 @@ def main() -> None:
         write_project(folder)
         data = {"model": {**MODEL, "seq": SEQ, "batch": BATCH, "max_steps": STEPS}, "budget": BUDGET,
                 "tolerance_at_run": {"rel": DEFAULT_TOLERANCE.rel, "abs": DEFAULT_TOLERANCE.abs},
-                "targets": TARGETS, "fraction": args.fraction, "train_py": TRAIN_PY, "test_py": TEST_PY,
+                "targets": COMMAND_NOISE_TARGETS, "fraction": args.fraction, "train_py": TRAIN_PY, "test_py": TEST_PY,
                 "command": f"python -m pytest --gpu-budget {NODE} --gpu-budget-baselines baselines --gpu-budget-json ..."}
 
         def save(done: bool = False) -> None:
@@ -186,21 +186,7 @@ def main() -> None:
             print(f"  {_show(data['planted'][-1])}", flush=True)
             save()
         save(done=True)
-    print(json.dumps(summary(json.loads((RESULTS / f"{SECTION}.json").read_text())), indent=1))
-
-
-def summary(res: dict) -> dict:
-    """The figures the targets are checked on (RESULTS.md and tests/test_command_noise_report.py read these)."""
-    clean, planted = res["clean"], res["planted"]
-    trees = [r["ram_tree"] for r in clean]
-    mains = [r["ram"] for r in clean]
-    return {
-        "clean_sessions": len(clean), "planted_sessions": len(planted),
-        "ram_tree_min": min(trees), "ram_tree_max": max(trees), "spread": (max(trees) - min(trees)) / min(trees),
-        "ram_min": min(mains), "ram_max": max(mains), "ram_spread": (max(mains) - min(mains)) / min(mains),
-        "false_alarms": sum(r["verdict"] != "pass" for r in clean),
-        "caught": sum(r["verdict"] == "regression" for r in planted),
-    }
+    print(json.dumps(command_noise_summary(json.loads((RESULTS / f"{SECTION}.json").read_text())), indent=1))
 
 
 if __name__ == "__main__":
