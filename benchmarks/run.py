@@ -3,11 +3,13 @@
 Each section writes benchmarks/results/<section>.json; RESULTS.md is rebuilt
 from every JSON present, so sections can be re-run one at a time and the file
 always shows real runs. `suite` is left out unless named: it runs the whole
-memory gate twice and needs a quiet machine.
+memory gate twice and needs a quiet machine; so is `command_noise` (21 fresh
+pytest sessions of a Trainer script, over ten minutes on a busy machine).
 
-    python -m benchmarks.run                                   # every section but suite
+    python -m benchmarks.run                                   # every section but suite, setups, command_noise
     python -m benchmarks.run --only fidelity,overhead          # some sections
     python -m benchmarks.run --only suite                      # the gate's wall time (quiet machine)
+    python -m benchmarks.run --only command_noise              # a Trainer script gated as a command, 21 sessions
     python -m benchmarks.run --report                          # only rewrite RESULTS.md
 """
 
@@ -27,13 +29,15 @@ SECTIONS = {  # section -> module (the order they run in)
     "isolation": "benchmarks.isolation_cost",
     "repeatability": "benchmarks.repeatability",
     "detection": "benchmarks.detection_power",
+    "command_noise": "benchmarks.command_noise",
     "preload": "benchmarks.preload_cost",
     "checkpoint_build": "benchmarks.checkpoint_build",
     "estimator_speed": "benchmarks.estimator_speed",
     "suite": "benchmarks.suite",
     "setups": "benchmarks.setups",
 }
-DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups")]  # setups needs the environments it emulates
+# setups needs the environments it emulates; command_noise runs 21 pytest sessions of a Trainer script (~8-15 min)
+DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise")]
 
 
 def main() -> None:

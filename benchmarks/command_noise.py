@@ -1,0 +1,193 @@
+"""Section 5b, command noise: a Hugging Face Trainer script gated as a command, over fresh pytest sessions.
+
+A user's own training script, run unchanged through `Scenario(command=[...])`,
+must repeat as closely as a runner function does, or the gate's tolerance
+raises false alarms. This writes a small temporary pytest project (a BERT
+Trainer script from a BertConfig with random weights and a synthetic dataset,
+and one memtest gating it on host RAM under the default tolerance), then runs
+each session as a fresh `python -m pytest --gpu-budget` process (its own
+forkserver and measuring child) and reads its `--gpu-budget-json` report:
+
+1. one session with `--gpu-budget-update` records the baseline;
+2. `--clean` sessions of the unchanged script (default 10): their `ram` (the
+   script's own process), `ram_tree` (the gated figure) and verdicts;
+3. `--planted` sessions (default 10) with a regression planted in the script
+   (`--plant_bytes`: 2 % of the baseline's `ram_tree`, retained and touched
+   from right after the model is built to the end of the run): their verdicts.
+
+Targets (the issue's): a clean spread of at most 0.2 %, no false alarm in the
+clean sessions, every planted +2 % caught as "regression". Results are written
+after every session, so a run cut short leaves what it measured.
+
+    python -m benchmarks.command_noise [--clean 10] [--planted 10] [--fraction 0.02]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+from benchmarks.common import MIB, RESULTS, ROOT, write
+from benchmarks.report import COMMAND_NOISE_TARGETS, command_noise_summary
+
+SECTION = "command_noise"
+MODEL = {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 1024,
+         "max_position_embeddings": 512}
+SEQ, BATCH, STEPS = 512, 4, 5
+PLANT_VAR = "COMMAND_NOISE_PLANT_BYTES"  # read by the memtest: the planted sessions' plant_bytes
+BUDGET = "3 GiB"  # generous: the sessions test the baseline comparison, not the budget
+NODE = "test_train_command.py::test_bert_trainer"
+
+TRAIN_PY = f'''\
+"""A plain Hugging Face Trainer script: BERT from a config (random weights), a synthetic dataset, CPU."""
+import argparse
+
+import torch
+from torch.utils.data import Dataset
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--plant_bytes", type=int, default=0, help="retain this many touched bytes for the whole run")
+parser.add_argument("--max_steps", type=int, default={STEPS})
+args = parser.parse_args()
+
+torch.manual_seed(0)
+config = BertConfig(**{MODEL!r})
+model = BertForSequenceClassification(config)
+planted = b"\\x01" * args.plant_bytes  # a planted regression: touched, and held until the script exits
+
+
+class Synthetic(Dataset):
+    def __init__(self, n, seq):
+        g = torch.Generator().manual_seed(0)
+        self.ids = torch.randint(0, config.vocab_size, (n, seq), generator=g)
+        self.labels = torch.randint(0, 2, (n,), generator=g)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        return {{"input_ids": self.ids[i], "attention_mask": torch.ones_like(self.ids[i]), "labels": self.labels[i]}}
+
+
+training = TrainingArguments(output_dir="out", per_device_train_batch_size={BATCH}, max_steps=args.max_steps,
+                             report_to=[], save_strategy="no", logging_strategy="no", use_cpu=True,
+                             dataloader_num_workers=0, seed=0, disable_tqdm=True)
+Trainer(model=model, args=training, train_dataset=Synthetic({BATCH} * args.max_steps, {SEQ})).train()
+print("planted bytes held to the end:", len(planted))
+'''
+
+TEST_PY = f'''\
+"""The memtest: the script above, unchanged, gated as a command on host RAM under the default tolerance."""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpu_budget import Scenario
+
+TRAIN = Scenario(name="bert-trainer-command", command=[sys.executable, "train.py", "--plant_bytes", "{{plant_bytes}}"],
+                 params={{"plant_bytes": 0}}, cwd=str(Path(__file__).parent))
+
+
+@pytest.mark.gpu_budget(ram="{BUDGET}")
+def test_bert_trainer(gpu_budget):
+    plant = int(os.environ.get("{PLANT_VAR}", "0"))
+    gpu_budget.measure(TRAIN.with_params(plant_bytes=plant) if plant else TRAIN)
+'''
+
+PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider -p no:xdist\n"
+
+
+def write_project(folder: Path) -> None:
+    (folder / "train.py").write_text(TRAIN_PY)
+    (folder / "test_train_command.py").write_text(TEST_PY)
+    (folder / "pytest.ini").write_text(PYTEST_INI)
+    (folder / "baselines").mkdir(exist_ok=True)
+
+
+def session(folder: Path, kind: str, plant_bytes: int = 0, update: bool = False) -> dict:
+    """One fresh `pytest --gpu-budget` process over the project; what its JSON report says of the one case."""
+    report = folder / f"report-{kind}-{time.monotonic_ns()}.json"
+    cmd = [sys.executable, "-m", "pytest", "--gpu-budget", NODE, "-q", "--gpu-budget-baselines", str(folder / "baselines"),
+           "--gpu-budget-json", str(report), *(["--gpu-budget-update"] if update else [])]
+    pythonpath = os.pathsep.join(filter(None, [str(ROOT / "plugin"), str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONPATH": pythonpath, PLANT_VAR: str(plant_bytes)}
+    load_start = os.getloadavg()
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    rows = json.loads(report.read_text())["results"] if report.exists() else []
+    if len(rows) != 1 or not (rows[0].get("peaks") or {}).get("ram_tree"):
+        raise RuntimeError(f"{kind}: no measurement (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
+    row = rows[0]
+    phases = [{"name": name, "step": p.get("step"), "seconds": p.get("seconds"), "ram": p.get("ram_peak"),
+               "ram_tree": p.get("ram_tree_peak"), "processes": (p.get("tree") or {}).get("processes"),
+               "windows": (p.get("tree") or {}).get("windows")}
+              for name, p in (row.get("phases") or {}).items()]
+    info = row.get("info") or {}
+    return {"kind": kind, "plant_bytes": plant_bytes, "verdict": row["verdict"], "passed": row["passed"],
+            "message": row["message"], "exit_code": proc.returncode,
+            "ram": row["peaks"]["ram"], "ram_tree": row["peaks"]["ram_tree"], "change": row.get("change"),
+            "tolerance": row.get("tolerance"), "fingerprint_changed": row.get("fingerprint_changed"),
+            "setup": row.get("setup"), "steps": row.get("steps"), "growth": row.get("growth"), "phases": phases,
+            "phase_marks": info.get("phase_marks"), "ram_tree_bound": row.get("ram_tree_bound"),
+            "child_wall_s": row.get("wall_seconds"), "session_wall_s": round(wall, 2),
+            "load_average_start": [round(x, 2) for x in load_start],
+            "load_average_end": [round(x, 2) for x in os.getloadavg()]}
+
+
+def _show(r: dict) -> str:
+    return (f"ram {r['ram'] / MIB:.2f} MiB, ram_tree {r['ram_tree'] / MIB:.2f} MiB, {r['verdict']}, "
+            f"{r['session_wall_s']:.0f} s, load {r['load_average_start'][0]}")
+
+
+def main() -> None:
+    from gpu_budget.marks import DEFAULT_TOLERANCE
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clean", type=int, default=10, help="fresh sessions of the unchanged script")
+    parser.add_argument("--planted", type=int, default=10, help="fresh sessions with the planted regression")
+    parser.add_argument("--fraction", type=float, default=0.02, help="the planted regression, of the baseline's ram_tree")
+    args = parser.parse_args()
+    t_start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench-command-noise-") as tmp:
+        folder = Path(tmp)
+        write_project(folder)
+        data = {"model": {**MODEL, "seq": SEQ, "batch": BATCH, "max_steps": STEPS}, "budget": BUDGET,
+                "tolerance_at_run": {"rel": DEFAULT_TOLERANCE.rel, "abs": DEFAULT_TOLERANCE.abs},
+                "targets": COMMAND_NOISE_TARGETS, "fraction": args.fraction, "train_py": TRAIN_PY, "test_py": TEST_PY,
+                "command": f"python -m pytest --gpu-budget {NODE} --gpu-budget-baselines baselines --gpu-budget-json ..."}
+
+        def save(done: bool = False) -> None:
+            write(SECTION, {**data, "complete": done, "wall_s": round(time.perf_counter() - t_start, 1)})
+
+        print(f"command_noise: baseline session ({time.strftime('%H:%M')})", flush=True)
+        base = session(folder, "baseline", update=True)
+        print(f"  {_show(base)}", flush=True)
+        data.update(baseline=base, plant_bytes=int(base["ram_tree"] * args.fraction), clean=[], planted=[])
+        save()
+        for i in range(args.clean):
+            print(f"command_noise: clean session {i + 1} of {args.clean} ({time.strftime('%H:%M')})", flush=True)
+            data["clean"].append(session(folder, "clean"))
+            print(f"  {_show(data['clean'][-1])}", flush=True)
+            save()
+        for i in range(args.planted):
+            print(f"command_noise: planted session {i + 1} of {args.planted} ({time.strftime('%H:%M')})", flush=True)
+            data["planted"].append(session(folder, "planted", plant_bytes=data["plant_bytes"]))
+            print(f"  {_show(data['planted'][-1])}", flush=True)
+            save()
+        save(done=True)
+    print(json.dumps(command_noise_summary(json.loads((RESULTS / f"{SECTION}.json").read_text())), indent=1))
+
+
+if __name__ == "__main__":
+    main()
