@@ -131,3 +131,12 @@ def test_a_fix_that_says_nothing_of_commands_is_refused_by_a_command_scenario():
     s = Scenario(name="c", command=["python", "t.py", "--workers", "{dataloader_workers}"],
                  params={"dataloader_workers": 4}).with_fixes("fewer_workers")
     assert s.command_line("tiny", ".")["argv"][-1] == "1"
+
+
+def test_two_scenarios_with_one_prepare_and_the_same_prepared_params_share_their_assets():
+    runner = Scenario(name="s1", prepare="pkg.runner:prepare", run="pkg.runner:run", params={"hidden": 8, "bs": 1},
+                      prepared_from=("hidden",))
+    script = Scenario(name="s1_script", prepare="pkg.runner:prepare", command=["python", "train.py"],
+                      params={"hidden": 8, "bs": 4}, prepared_from=("hidden",))
+    assert runner.asset_key("tiny") == script.asset_key("tiny")
+    assert runner.asset_key("tiny").startswith("pkg.runner.prepare-tiny-")

@@ -246,7 +246,13 @@ class Meter:
             return None
         name, step, t0 = self._open
         self._open = None
-        status = read_status() if os.path.exists(_STATUS) and not self.external else {}
+        if self.external:  # the followed process's split of its pages (gone once it exited: None)
+            try:
+                status = read_status(f"/proc/{self._main}/status") if self._main is not None else {}
+            except OSError:
+                status = {}
+        else:
+            status = read_status() if os.path.exists(_STATUS) else {}
         reading = self.tree.phase_end() if self.tree is not None else None
         if self.external:
             peak = reading.whole.get(self._main, 0) if self._main is not None else 0

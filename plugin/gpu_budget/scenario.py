@@ -163,7 +163,10 @@ class Scenario:
         reads, not on fixes: a folder of assets kept across runs (GPU_BUDGET_ASSETS) is rebuilt when prepare changes."""
         blob = json.dumps([self.prepare, _source_digest(self.prepare), scale, self.prepare_params(scale)],
                           sort_keys=True, default=str)
-        return f"{self.name}-{scale}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+        # named by the prepare function, not the scenario: two scenarios with one prepare and the same params it
+        # reads (a runner and the script it stands beside) share one prepared folder
+        prefix = self.prepare.replace(":", ".") if self.prepare else self.name
+        return f"{prefix}-{scale}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
     def command_line(self, scale: str, assets: str) -> dict[str, Any]:
         """The command with its fixes and placeholders applied at `scale`: {"argv", "cwd", "env"}."""
