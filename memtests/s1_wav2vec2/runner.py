@@ -48,7 +48,7 @@ for _optional in ("datasets", "soundfile"):  # preloaded with this module where 
 from transformers import Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
 
 from gpu_budget import meter_callback
-from gpu_budget.hf_compat import checkpointing_arg
+from hf_compat import checkpointing_arg
 from gpu_budget.requires import optional_import
 
 from .model import QUANT_SKIP, adapt, clip_lengths, config, input_seconds, quantized_bits

@@ -14,7 +14,7 @@ from gpu_budget.estimate import StepPlan, adamw
 from gpu_budget.estimate.fake import known_batch
 from gpu_budget.estimate.quant import quantize
 from gpu_budget.estimate.step import TRAINER_MAX_GRAD_NORM
-from gpu_budget.hf_compat import enable_checkpointing_like_trainer
+from hf_compat import enable_checkpointing_like_trainer
 
 from .model import llama_config, peft_in_order, sample, switch
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from torch import nn
 
-from gpu_budget.hf_compat import is_checkpointing
+from hf_compat import is_checkpointing
 
 
 class ModelWrap(nn.Module):

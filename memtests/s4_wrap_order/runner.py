@@ -20,7 +20,7 @@ from __future__ import annotations
 import tempfile
 
 from gpu_budget import meter_callback
-from gpu_budget.hf_compat import checkpointing_arg
+from hf_compat import checkpointing_arg
 
 from .model import llama_config, peft_in_order, sample, switch
 
