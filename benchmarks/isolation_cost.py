@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import ROOT, THREADS, gate_preload, write
+from gpu_budget import events
 
 FRESH = "import json, sys; from gpu_budget import child; child.main(json.loads(sys.argv[1]), sys.argv[2])"
 
@@ -37,11 +38,11 @@ def _fresh(request: dict) -> int | None:
     """child.main in a new interpreter (cwd: the repo root); the RAM peak it reported."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as out:
         subprocess.run([sys.executable, "-c", FRESH, json.dumps(request), out.name], cwd=ROOT, check=True)
-        events = [json.loads(line) for line in Path(out.name).read_text().splitlines()]
-    result = next(e for e in events if e["event"] in ("result", "error"))
-    if result["event"] == "error":
-        raise RuntimeError(result["traceback"])
-    return result["summary"]["peaks"]["ram"]
+        seen = events.read(out.name)
+    error = events.first(seen, events.Failed)
+    if error is not None:
+        raise RuntimeError(error.traceback)
+    return events.first(seen, events.Finished).summary["peaks"]["ram"]
 
 
 def _in_process(job: dict, assets: Path) -> int | None:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import os
 import sys
 import threading
 import time
 import traceback
 from pathlib import Path
+
+from gpu_budget import events
 
 
 def _pin_threads(threads: int) -> None:
@@ -122,7 +123,7 @@ class _MemoryHistory:
         # a snapshot helps to read a failure; it is never a failure of its own
         with contextlib.suppress(Exception):
             self.torch.cuda.memory._dump_snapshot(self.path)
-            emit({"event": "snapshot", "path": self.path})
+            emit(events.SnapshotDumped(self.path))
         with contextlib.suppress(Exception):
             self.torch.cuda.memory._record_memory_history(enabled=None)
 
@@ -139,7 +140,7 @@ class _TreeStream:
         now = time.monotonic()
         if total >= self.sent + self.MIN_RISE and now - self.at >= self.MIN_SECONDS:
             self.sent, self.at = total, now
-            self.emit({"event": "tree", "ram_tree": total})
+            self.emit(events.TreeFigure(total))
 
 
 def _hide_gpus() -> None:
@@ -168,6 +169,17 @@ def _error_kind(exc: BaseException) -> str:
     return "exception"
 
 
+def _with_assets(value, assets: str):
+    """A command line (Scenario.command_line) with "{assets}" filled in every argument, the cwd and the env."""
+    if isinstance(value, str):
+        return value.replace("{assets}", assets)
+    if isinstance(value, list):
+        return [_with_assets(v, assets) for v in value]
+    if isinstance(value, dict):
+        return {k: _with_assets(v, assets) for k, v in value.items()}
+    return value
+
+
 def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, emit):
     """A command scenario: start the user's command and measure its process tree (command.py); the Meter used."""
     from gpu_budget import command
@@ -175,11 +187,10 @@ def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, e
     from gpu_budget.tree import become_subreaper
 
     subreaper = become_subreaper()  # a process of the command that daemonises stays in the tree, and is ended with it
-    meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}), on_tree=_TreeStream(emit),
+    meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit),
                   external=True, use_cuda=False)
-    emit({"event": "start", "pid": os.getpid(), "cuda": False, "ram_method": meter.ram_method,
-          "ram_tree_method": meter.ram_tree_method, "subreaper": subreaper, "command": True})
-    line = json.loads(json.dumps(scenario["command"]).replace("{assets}", str(assets).replace("\\", "\\\\")))
+    emit(events.Started(os.getpid(), False, meter.ram_method, meter.ram_tree_method, subreaper, command=True))
+    line = _with_assets(scenario["command"], str(assets))
     try:
         facts = command.run(line, meter, request["threads"], malloc)
     except BaseException as exc:
@@ -187,7 +198,7 @@ def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, e
         raise
     summary = meter.summary()
     meter.close()
-    emit({"event": "result", "summary": summary, "info": {**meter.info, **facts, "malloc": malloc}})
+    emit(events.Finished(summary, {**meter.info, **facts, "malloc": malloc}))
     return meter
 
 
@@ -199,8 +210,8 @@ def main(request: dict, out_path: str) -> None:
     out = open(out_path, "a", buffering=1)  # noqa: SIM115  closed in the finally below, after the error is out
     lock = threading.Lock()  # the tree's thread streams too
 
-    def emit(event: dict) -> None:
-        line = json.dumps(event, default=str) + "\n"
+    def emit(event: events.Event) -> None:
+        line = events.encode(event)
         with lock:
             out.write(line)
             out.flush()
@@ -217,7 +228,7 @@ def main(request: dict, out_path: str) -> None:
             from gpu_budget.meter import device_info
 
             facts = child_facts()  # first: the floor is what the child starts with
-            emit({"event": "device", **device_info(), "setup": facts})
+            emit(events.DeviceSeen({**device_info(), "setup": facts}))
             return
         malloc = request.get("malloc", "steady")
         if malloc == "steady" and not steady_malloc():
@@ -233,17 +244,16 @@ def main(request: dict, out_path: str) -> None:
         if request["mode"] == "prepare":
             params = PrepareParams(scenario.get("prepare_params", scenario["params"]), scenario["params"], scenario["name"])
             func(RunContext(scenario["scale"], params, tuple(scenario["fixes"]), assets, _device()))
-            emit({"event": "prepared"})
+            emit(events.Prepared())
             return
         from gpu_budget.tree import become_subreaper
 
         subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
-        meter = Meter(on_phase=lambda rec: emit({"event": "phase", **rec.to_json()}), on_tree=_TreeStream(emit))
+        meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit))
         meter.tensors = None if meter.use_cuda or not request.get("tensors", True) else _tensor_peak(meter.info)
         ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets,
                          "cuda" if meter.use_cuda else "cpu", meter)
-        emit({"event": "start", "pid": os.getpid(), "cuda": meter.use_cuda, "ram_method": meter.ram_method,
-              "ram_tree_method": meter.ram_tree_method, "subreaper": subreaper})
+        emit(events.Started(os.getpid(), bool(meter.use_cuda), meter.ram_method, meter.ram_tree_method, subreaper))
         # planted regressions (prove the gate can fail): retained, touched bytes for the whole run, as a bytes
         # object (host RAM sees it) or as a tensor made under the tracker (host RAM and tensor bytes see it)
         planted = b"\x01" * int(scenario["params"].get("plant_bytes", 0))  # noqa: F841
@@ -256,20 +266,18 @@ def main(request: dict, out_path: str) -> None:
         meter.close()
         if history is not None:
             history.finish(emit)
-        emit({"event": "result", "summary": summary,
-              "info": {**meter.info, **info, "malloc": malloc, "start_method": start_method}})
+        emit(events.Finished(summary, {**meter.info, **info, "malloc": malloc, "start_method": start_method}))
     except BaseException as exc:  # noqa: BLE001  a crash is data: report it first, then what was measured so far
         # The error goes out before anything touches CUDA again: after a sticky CUDA error (an illegal
         # memory access, say) every later CUDA call fails too, and the message must not be lost to it.
         meter = getattr(exc, "meter", meter)
-        emit({
-            "event": "error",
-            "kind": getattr(exc, "kind", None) or _error_kind(exc),
-            "type": f"{type(exc).__module__}.{type(exc).__qualname__}",
-            "message": str(exc)[:2000],
-            "traceback": traceback.format_exc()[-8000:],
-            "info": dict(meter.info) if meter is not None else {},
-        })
+        emit(events.Failed(
+            cause=getattr(exc, "kind", None) or _error_kind(exc),
+            type=f"{type(exc).__module__}.{type(exc).__qualname__}",
+            message=str(exc)[:2000],
+            traceback=traceback.format_exc()[-8000:],
+            info=dict(meter.info) if meter is not None else {},
+        ))
         if meter is not None:
             with contextlib.suppress(Exception):
                 meter.stop()  # the open phase, with whatever can still be read

@@ -20,7 +20,6 @@ time), so even a kill leaves a number for both. The session goes on either way.
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import signal
@@ -31,7 +30,7 @@ from contextlib import contextmanager, suppress
 from multiprocessing import spawn
 from pathlib import Path
 
-from gpu_budget import child, dispatch
+from gpu_budget import child, dispatch, events
 from gpu_budget.meter import summarize
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement
@@ -124,17 +123,6 @@ def _read_hwm(pid: int) -> int | None:
     return None
 
 
-def _read_events(path: str) -> list[dict]:
-    events = []
-    with open(path) as fh:
-        for line in fh:
-            try:
-                events.append(json.loads(line))
-            except json.JSONDecodeError:  # the last line of a killed child may be cut short
-                break
-    return events
-
-
 def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD,
               dispatch_mode: str = "avx2") -> tuple[list[dict], dict]:
     """Start child.main(request) from the forkserver; return its events and how it ended."""
@@ -170,7 +158,7 @@ def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_
             "wall_seconds": round(time.monotonic() - t0, 3),
             "polled_ram_peak": polled_peak or None,
         }
-        return _read_events(path), ending
+        return events.read(path), ending
     finally:
         os.unlink(path)
 
@@ -189,13 +177,12 @@ def _end_leftovers(pgid: int) -> None:
 def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> dict:
     """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions,
     and its setup (fingerprint.child_facts: the floor it starts at, the kernels' capability, the packages)."""
-    events, ending = run_child({"mode": "probe", "threads": 1}, timeout, preload, dispatch_mode)
-    device = next((e for e in events if e["event"] == "device"), None)
+    seen, ending = run_child({"mode": "probe", "threads": 1}, timeout, preload, dispatch_mode)
+    device = events.first(seen, events.DeviceSeen)
     if device is None:
-        error = next((e for e in events if e["event"] == "error"), None)
-        raise RuntimeError(f"probing the device failed: {error['traceback'] if error else _describe_ending(ending)}")
-    device.pop("event")
-    return device
+        error = events.first(seen, events.Failed)
+        raise RuntimeError(f"probing the device failed: {error.traceback if error else _describe_ending(ending)}")
+    return dict(device.device)
 
 
 def prepare_assets(scenario_json: dict, assets: Path, timeout: float, threads: int,
@@ -207,12 +194,12 @@ def prepare_assets(scenario_json: dict, assets: Path, timeout: float, threads: i
     assets.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=assets.name + ".tmp-", dir=assets.parent))
     request = {"mode": "prepare", "scenario": scenario_json, "assets": str(tmp), "threads": threads, "device": device}
-    events, ending = run_child(request, timeout, preload, dispatch_mode)
-    if not any(e["event"] == "prepared" for e in events):
-        error = next((e for e in events if e["event"] == "error"), None)
-        if error and error["kind"] == "missing-dependency":
-            raise MissingDependency(error["message"])
-        detail = error["traceback"] if error else _describe_ending(ending)
+    seen, ending = run_child(request, timeout, preload, dispatch_mode)
+    if events.first(seen, events.Prepared) is None:
+        error = events.first(seen, events.Failed)
+        if error and error.cause == "missing-dependency":
+            raise MissingDependency(error.message)
+        detail = error.traceback if error else _describe_ending(ending)
         raise RuntimeError(f"preparing assets for {scenario_json['name']!r} failed:\n{detail}")
     (tmp / ".complete").touch()
     try:
@@ -254,30 +241,31 @@ def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
         raise ValueError(f"malloc mode {malloc!r}: expected one of {', '.join(MALLOC_MODES)}")
     request = {"mode": "measure", "scenario": scenario_json, "assets": str(assets), "threads": threads,
                "snapshot": snapshot, "malloc": malloc, "tensors": tensors, "device": device}
-    events, ending = run_child(request, timeout, preload, dispatch_mode)
-    start = next((e for e in events if e["event"] == "start"), {})
-    result = next((e for e in events if e["event"] == "result"), None)
-    error = next((e for e in events if e["event"] == "error"), None)
-    dumped = next((e["path"] for e in events if e["event"] == "snapshot"), None)
-    ended = {"wall_seconds": ending["wall_seconds"], "exitcode": ending["exitcode"], "snapshot": dumped}
+    seen, ending = run_child(request, timeout, preload, dispatch_mode)
+    start = events.first(seen, events.Started)
+    result = events.first(seen, events.Finished)
+    error = events.first(seen, events.Failed)
+    dumped = events.first(seen, events.SnapshotDumped)
+    ended = {"wall_seconds": ending["wall_seconds"], "exitcode": ending["exitcode"],
+             "snapshot": dumped.path if dumped else None}
     if result is not None:
-        return Measurement.from_child(result["summary"], status="ok", info=result["info"], **ended)
-    phases = [{k: v for k, v in e.items() if k != "event"} for e in events if e["event"] == "phase"]
-    summary = summarize(phases, cuda=bool(start.get("cuda")), ram_method=start.get("ram_method", "vmhwm"),
-                        ram_tree_method=start.get("ram_tree_method"))
+        return Measurement.from_child(result.summary, status="ok", info=result.info, **ended)
+    phases = [e.record for e in seen if isinstance(e, events.PhaseEnded)]
+    summary = summarize(phases, cuda=bool(start and start.cuda), ram_method=start.ram_method if start else "vmhwm",
+                        ram_tree_method=start.ram_tree_method if start else None)
     if error is not None:
-        failure, info = {k: error[k] for k in ("kind", "type", "message", "traceback")}, error.get("info", {})
+        failure, info = error.failure(), error.info
     else:
         kind = "timeout" if ending["timed_out"] else "killed" if (ending["exitcode"] or 0) < 0 else "crash"
         failure, info = {"kind": kind, "type": None, "message": _describe_ending(ending), "traceback": None}, {}
     # the peak seen so far: the last phase never finished, the parent's polling saw it
     peaks = summary["peaks"]
-    polled = None if start.get("command") else ending["polled_ram_peak"]  # a command's: not the measuring child's
-    seen = [v for v in (peaks["ram"], polled) if v]
-    peaks["ram"] = max(seen) if seen else None
-    if start.get("ram_tree_method"):  # the tree as the child streamed it; never below the main process alone
-        streamed = [e["ram_tree"] for e in events if e["event"] == "tree"]
+    polled = None if start and start.command else ending["polled_ram_peak"]  # a command's: not the measuring child's
+    ram = [v for v in (peaks["ram"], polled) if v]
+    peaks["ram"] = max(ram) if ram else None
+    if start and start.ram_tree_method:  # the tree as the child streamed it; never below the main process alone
+        streamed = [e.ram_tree for e in seen if isinstance(e, events.TreeFigure)]
         tree = [v for v in (peaks["ram_tree"], *streamed, peaks["ram"]) if v]
         peaks["ram_tree"] = max(tree) if tree else None
-        summary["ram_tree_method"] = start["ram_tree_method"]
+        summary["ram_tree_method"] = start.ram_tree_method
     return Measurement.from_child(summary, status="error", error=failure, info=info, **ended)

@@ -1,0 +1,124 @@
+"""What a measured child tells its parent, as typed events: one JSON line each, encoded and decoded here only.
+
+The child (child.py) writes a line as each thing happens, so a child killed
+mid-run (OOM killer, timeout) still leaves what it measured; the parent
+(isolate.py) reads the lines back into these events. A line cut short by a
+kill ends the reading; a line of an unknown kind is an error naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypeVar
+
+
+@dataclass(frozen=True)
+class Started:
+    """The measured run began: how it reads its figures."""
+
+    kind = "start"
+    pid: int
+    cuda: bool
+    ram_method: str
+    ram_tree_method: str | None
+    subreaper: bool
+    command: bool = False  # a command case: the figures are the command's tree, not this process's
+
+
+@dataclass(frozen=True)
+class PhaseEnded:
+    """One finished phase: a meter.PhaseRecord as JSON."""
+
+    kind = "phase"
+    record: dict
+
+
+@dataclass(frozen=True)
+class TreeFigure:
+    """The tree's running figure while a phase is open (so a kill mid-phase leaves it)."""
+
+    kind = "tree"
+    ram_tree: int
+
+
+@dataclass(frozen=True)
+class SnapshotDumped:
+    kind = "snapshot"
+    path: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The run ended normally: the meter's summary and the facts for the row."""
+
+    kind = "result"
+    summary: dict
+    info: dict
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The run raised (or its command failed): what, and the facts gathered so far."""
+
+    kind = "error"
+    cause: str  # oom, exception, missing-dependency, exit, killed, command, leftover
+    type: str | None
+    message: str
+    traceback: str | None
+    info: dict = field(default_factory=dict)
+
+    def failure(self) -> dict:
+        return {"kind": self.cause, "type": self.type, "message": self.message, "traceback": self.traceback}
+
+
+@dataclass(frozen=True)
+class DeviceSeen:
+    """A probe child's answer: its device (CUDA or not, GPU, versions) and setup."""
+
+    kind = "device"
+    device: dict
+
+
+@dataclass(frozen=True)
+class Prepared:
+    kind = "prepared"
+
+
+Event = Started | PhaseEnded | TreeFigure | SnapshotDumped | Finished | Failed | DeviceSeen | Prepared
+KINDS: dict[str, type] = {cls.kind: cls for cls in (Started, PhaseEnded, TreeFigure, SnapshotDumped, Finished, Failed,
+                                                      DeviceSeen, Prepared)}
+E = TypeVar("E")
+
+
+class EventError(ValueError):
+    """A line from a child that is no event of this protocol."""
+
+
+def encode(event: Event) -> str:
+    return json.dumps({"event": event.kind, **asdict(event)}, default=str) + "\n"
+
+
+def decode(line: str) -> Event:
+    data: dict[str, Any] = json.loads(line)
+    cls = KINDS.get(data.pop("event", None))
+    if cls is None:
+        raise EventError(f"a measured child sent an event of no known kind: {line[:200]!r}")
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def read(path: str) -> list[Event]:
+    """The events in a child's file, up to a last line cut short by a kill."""
+    out = []
+    with open(path) as fh:
+        for line in fh:
+            try:
+                out.append(decode(line))
+            except json.JSONDecodeError:
+                break
+    return out
+
+
+def first(events: list, cls: type[E]) -> E | None:
+    return next((e for e in events if isinstance(e, cls)), None)

@@ -1,0 +1,38 @@
+"""The child -> parent protocol (events.py): every event crosses as one JSON line and back unchanged."""
+
+import pytest
+
+from gpu_budget import events
+
+EVERY = [
+    events.Started(12, False, "vmhwm", "vmhwm+peak-of-summed-descendants", True, command=True),
+    events.PhaseEnded({"name": "load", "step": None, "ram_peak": 1}),
+    events.TreeFigure(2**30),
+    events.SnapshotDumped("/tmp/s.pickle"),
+    events.Finished({"peaks": {"ram": 1}}, {"malloc": "steady"}),
+    events.Failed("exit", None, "command 'x' exited with 3", None, {"exit_code": 3}),
+    events.DeviceSeen({"cuda": False}),
+    events.Prepared(),
+]
+
+
+@pytest.mark.parametrize("event", EVERY, ids=lambda e: e.kind)
+def test_every_event_crosses_one_line_and_back(event):
+    line = events.encode(event)
+    assert line.endswith("\n") and line.count("\n") == 1
+    assert events.decode(line) == event
+
+
+def test_a_line_cut_short_by_a_kill_ends_the_reading(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_text(events.encode(EVERY[0]) + events.encode(EVERY[1]) + events.encode(EVERY[2])[:9])
+    assert events.read(str(path)) == EVERY[:2]
+
+
+def test_an_unknown_event_is_an_error_naming_it():
+    with pytest.raises(events.EventError, match="no known kind: .*surprise"):
+        events.decode('{"event": "surprise", "x": 1}')
+
+
+def test_a_failure_reads_as_the_measurements_error():
+    assert EVERY[5].failure() == {"kind": "exit", "type": None, "message": "command 'x' exited with 3", "traceback": None}
