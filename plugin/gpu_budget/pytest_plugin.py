@@ -53,6 +53,13 @@ def gpu_budget(request: pytest.FixtureRequest):
     return BudgetRun(request.config.stash[_KEY], request.node)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    test_report = yield
+    item.config.stash[_KEY].add_section(item, test_report)
+    return test_report
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     session.config.stash[_KEY].finish(session)
 
