@@ -161,3 +161,22 @@ def test_a_bad_ini_value_stops_pytest_naming_it(pytester):
     result = pytester.runpytest_subprocess("-p", "no:randomly")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{pytester.path / 'tox.ini'}: gpu_budget_threads='two': expected a whole number >= 1*"])
+
+
+def test_ini_values_take_effect_in_a_run_and_the_command_line_overrides_them(project):
+    """End to end: the ini file turns the gate on, names the report and sets a timeout no child meets; the
+    command line's timeout wins over it."""
+    pytester = project('''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fits(gpu_budget):
+    gpu_budget.measure(S)
+''')
+    pytester.makeini("[pytest]\ngpu_budget_preload =\ngpu_budget = true\ngpu_budget_json = out/r.json\n"
+                     "gpu_budget_timeout = 0.001\n")
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]gpu-budget error] measured child failed (timeout)*"])
+    assert (pytester.path / "out/r.json").exists()
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget-timeout=300").assert_outcomes(passed=1)
