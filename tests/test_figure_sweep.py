@@ -18,6 +18,7 @@ CHECKERS = {
     "docs/estimator.md": test_estimator_doc_figures.ESTIMATOR_CHECKERS,
     **test_docs_figures.DOCS_CHECKERS,
     "docs/scenario-api.md": (),
+    "docs/options.md": (),  # generated from options.OPTIONS (tests/test_options_doc.py); defaults carry no unit
 }
 
 WRITE_UP = "a write-up's own figure (the memtest module docstrings quote them), not a measurement"

@@ -6,7 +6,8 @@ import sys
 def main() -> int:
     commands = {"findings": "turn a JSON report into FINDINGS.md",
                 "estimate": "estimate CASE ...: GPU-free step peak of the Scenarios named (and its error against real runs)",
-                "baselines": "baselines drop --scale SCALE FOLDER: remove a scale's entries, to re-record them"}
+                "baselines": "baselines drop --scale SCALE FOLDER: remove a scale's entries, to re-record them",
+                "options": "print docs/options.md: the options table, from the option definitions"}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print("usage: python -m gpu_budget <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items()),
               file=sys.stderr)
@@ -15,6 +16,11 @@ def main() -> int:
         from gpu_budget.baselines import main as baselines
 
         return baselines(sys.argv[2:])
+    if sys.argv[1] == "options":
+        from gpu_budget.options import document
+
+        sys.stdout.write(document())
+        return 0
     if sys.argv[1] == "estimate":
         from gpu_budget.estimate.cli import main as estimate
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from gpu_budget.meter import ram_gated
@@ -158,25 +159,86 @@ def table_rows(rows: list[Result]) -> list[list[str]]:
     ]
 
 
+def _tree_added(row: Result) -> str | None:
+    """Where the case's descendants added the most host RAM (1 MiB or more): the phase, how much, how many processes."""
+    phases = [p for p in row.phases.values() if p.get("ram_tree_peak") is not None]
+    if not phases:
+        return None
+    top = max(phases, key=lambda p: p["ram_tree_peak"] - p["ram_peak"])
+    added = top["ram_tree_peak"] - top["ram_peak"]
+    if added < 2**20:
+        return None
+    tree = top.get("tree") or {}
+    exited = f", {tree['exited']} exited in it" if tree.get("exited") else ""
+    return (f"phase {top['name']}: main process {format_size(top['ram_peak'])} + "
+            f"{tree.get('processes', '?')} descendant process(es){exited} {format_size(added)} = "
+            f"{format_size(top['ram_tree_peak'])}")
+
+
 def tree_lines(rows: list[Result]) -> list[str]:
     """For each case whose descendants added host RAM: how much, in how many processes, in which phase."""
-    lines = []
-    for row in rows:
-        phases = [p for p in row.phases.values() if p.get("ram_tree_peak") is not None]
-        if not phases:
-            continue
-        top = max(phases, key=lambda p: p["ram_tree_peak"] - p["ram_peak"])
-        added = top["ram_tree_peak"] - top["ram_peak"]
-        if added < 2**20:
-            continue
-        tree = top.get("tree") or {}
-        exited = f", {tree['exited']} exited in it" if tree.get("exited") else ""
-        lines.append(f"{row.nodeid}: phase {top['name']}: main process {format_size(top['ram_peak'])} + "
-                     f"{tree.get('processes', '?')} descendant process(es){exited} {format_size(added)} = "
-                     f"{format_size(top['ram_tree_peak'])}")
+    lines = [f"{row.nodeid}: {added}" for row in rows if (added := _tree_added(row))]
     if lines:
         lines.insert(0, "process tree (DataLoader workers, subprocesses): the phase where descendants added the most")
     return lines
+
+
+# -- one case in pytest's own report: a failing case's longrepr, every case's line in the "gpu-budget" section --
+
+TRACEBACK_TAIL = 12  # lines of a failed child's traceback kept in the test's report (the JSON report holds it all)
+
+
+def _all_peaks(peaks: Mapping) -> str:
+    labels = {"ram_tree": "RAM tree", "ram": "RAM main", "ram_tensor": "tensors", "vram_allocated": "VRAM allocated",
+              "vram_reserved": "VRAM reserved"}
+    return ", ".join(f"{label} {format_size(peaks[k])}" for k, label in labels.items() if peaks.get(k) is not None) or "-"
+
+
+def case_line(row: Result) -> str:
+    """One line per case, as the test's "gpu-budget" report section lists it (pytest -rA shows it for a pass)."""
+    name = row.label or row.scenario
+    line = f"{name} ({row.scale}): {_verdict(row)}; peaks {_all_peaks(row.peaks)}; budget {_budget(row)}"
+    if row.baseline:
+        line += f"; baseline {_baseline(row)}, change {_change(row)}"
+    return line
+
+
+def case_detail(row: Result) -> list[str]:
+    """A case's detail for pytest's report of a failing test (its longrepr, so junitxml and IDEs show it)."""
+    lines = [f"case: {row.label or row.scenario} (scenario {row.scenario}, scale {row.scale}, device {row.device or '-'})",
+             f"verdict: {_verdict(row)}",
+             f"peaks: {_all_peaks(row.peaks)}",
+             f"budget: {_budget(row)}" + (f" ({row.budget_origin})" if row.budget_origin else "")]
+    if row.baseline:
+        recorded = f" (recorded {row.baseline['recorded']})" if row.baseline.get("recorded") else ""
+        lines += [f"baseline: {_baseline(row)}{recorded}", f"change: {_change(row)}"]
+    else:
+        lines.append("baseline: none")
+    if row.tolerance:
+        lines.append(f"tolerance: {row.tolerance['rel']:.1%} + {format_size(row.tolerance['abs'])}")
+    lines.append(f"fixes: {', '.join(row.fixes) or '-'}")
+    added = _tree_added(row)
+    if added:
+        lines.append(f"process tree: {added}")
+    if row.fingerprint_changed:
+        lines.append("setup differs from the baseline's: " + "; ".join(row.fingerprint_changed))
+    if row.remediation:
+        lines.append(remediation_text(row.remediation))
+    error = row.error
+    if error:
+        lines.append(f"child failed ({error.get('kind')}{', ' + error['type'] if error.get('type') else ''}): "
+                     f"{error.get('message')}")
+        tail = (error.get("traceback") or "").rstrip().splitlines()[-TRACEBACK_TAIL:]
+        if tail:
+            lines += ["child's traceback (last lines):", *(f"  {line}" for line in tail)]
+    if row.snapshot:
+        lines.append(f"memory snapshot: {row.snapshot} ({SNAPSHOT_HOWTO})")
+    return lines
+
+
+def failure_text(row: Result) -> str:
+    """What a test failing on this case's verdict shows: the one-line reason, then the case's detail."""
+    return "\n".join([f"[gpu-budget {row.verdict}] {row.message}", "", *case_detail(row)])
 
 
 def terminal_table(rows: list[Result]) -> str:

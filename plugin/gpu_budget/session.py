@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from gpu_budget import baselines, case, failsafe, fingerprint, isolate, outputs, placement
+from gpu_budget import baselines, case, failsafe, fingerprint, isolate, outputs, placement, report
 from gpu_budget.children import ChildRunner
 from gpu_budget.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
 from gpu_budget.marks import BudgetMark
@@ -33,6 +33,8 @@ from gpu_budget.session_data import SessionData
 
 MARKER = "gpu_budget"
 NOT_ENABLED = "memory-budget test: run with --gpu-budget"
+SECTION = "gpu-budget"  # the title of the section a test's report gets, one line per measured case
+MEASURED = pytest.StashKey["list[Result]"]()  # an item's judged cases, for its report
 
 
 class BudgetSession:
@@ -116,13 +118,20 @@ class BudgetSession:
         self.data.rows.append(result)
         if outcome.skipped:
             pytest.skip(result.message)
+        item.stash.setdefault(MEASURED, []).append(result)
         item.user_properties.append(("gpu_budget_ram_peak", result.peaks["ram"]))
         item.user_properties.append(("gpu_budget_ram_tree_peak", result.peaks.get("ram_tree")))
         item.user_properties.append(("gpu_budget_vram_allocated_peak", result.peaks["vram_allocated"]))
         item.user_properties.append(("gpu_budget_verdict", result.verdict))
         if not result.passed:
-            pytest.fail(f"[gpu-budget {result.verdict}] {result.message}", pytrace=False)
+            pytest.fail(report.failure_text(result), pytrace=False)  # the detail in the longrepr: junitxml, IDEs
         return result
+
+    def add_section(self, item: pytest.Item, test_report: pytest.TestReport) -> None:
+        """The call's report gets a "gpu-budget" section: one line per case measured (pytest -rA shows it)."""
+        rows = item.stash.get(MEASURED, [])
+        if test_report.when == "call" and rows:
+            test_report.sections.append((SECTION, "\n".join(report.case_line(row) for row in rows)))
 
     def peak(self, item: pytest.Item, scenario: Scenario) -> Measurement:
         """A measurement neither judged nor recorded: one probe of a search (bisection, exploration)."""

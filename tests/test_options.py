@@ -1,0 +1,182 @@
+"""options.py: each option read from the command line, the ini file or its default, and each bad value's error."""
+
+from pathlib import Path
+
+import pytest
+
+from gpu_budget import options
+from gpu_budget.explore import DEFAULT_EXAMPLES
+from gpu_budget.isolate import DEFAULT_PRELOAD
+from gpu_budget.options import BY_NAME, OPTIONS, Options
+
+
+def read(pytester, *args, ini: str = ""):
+    """Options as a session reads them, from `args` and an ini file holding `ini` (parsed in process: no run)."""
+    pytester.makeini("[pytest]\n" + ini)
+    return Options.from_config(pytester.parseconfig(*args))
+
+
+def usage_error(pytester, *args, ini: str = "") -> str:
+    with pytest.raises(pytest.UsageError) as caught:
+        read(pytester, *args, ini=ini)
+    return str(caught.value)
+
+
+def test_the_defaults(pytester):
+    opts = read(pytester)
+    assert (opts.enabled, opts.update, opts.require_gpu, opts.remediate, opts.explore) == (False,) * 5
+    assert opts.baselines == (pytester.path / "baselines").resolve() and opts.scale == "tiny"
+    assert opts.json is None and opts.plots is None and opts.timeout == 900.0 and opts.threads == 1
+    assert opts.preload == DEFAULT_PRELOAD and opts.malloc == "steady" and opts.dispatch == "avx2"
+    assert opts.remediate_max_runs == 8 and opts.snapshot == "rerun" and opts.explore_examples == DEFAULT_EXAMPLES
+
+
+def test_each_option_from_the_command_line(pytester):
+    (pytester.path / "b").mkdir()
+    opts = read(pytester, "--gpu-budget", "--gpu-budget-update", "--gpu-budget-baselines=b", "--gpu-budget-scale=real",
+                "--gpu-budget-json=out/r.json", "--gpu-budget-timeout=2.5", "--gpu-budget-threads=3",
+                "--gpu-budget-require-gpu", "--gpu-budget-malloc=system", "--gpu-budget-cpu-dispatch=native",
+                "--gpu-budget-snapshot=never", "--gpu-budget-remediate", "--gpu-budget-remediate-max-runs=2",
+                "--gpu-budget-explore", "--gpu-budget-explore-examples=5")
+    assert (opts.enabled, opts.update, opts.require_gpu, opts.remediate, opts.explore) == (True,) * 5
+    assert opts.baselines == (pytester.path / "b").resolve() and opts.scale == "real"
+    assert opts.json == Path("out/r.json").resolve()  # the command line's paths: from the working folder
+    assert (opts.timeout, opts.threads, opts.malloc, opts.dispatch) == (2.5, 3, "system", "native")
+    assert (opts.snapshot, opts.remediate_max_runs, opts.explore_examples) == ("never", 2, 5)
+
+
+def test_each_option_from_the_ini_file(pytester, monkeypatch):
+    (pytester.path / "b").mkdir()
+    (pytester.path / "sub").mkdir()
+    monkeypatch.chdir(pytester.path / "sub")  # an ini path is the rootdir's, wherever pytest starts
+    opts = read(pytester, str(pytester.path), ini="\n".join([
+        "gpu_budget = true", "gpu_budget_update = yes", "gpu_budget_baselines = b", "gpu_budget_scale = real",
+        "gpu_budget_json = out/r.json", "gpu_budget_timeout = 60", "gpu_budget_threads = 2",
+        "gpu_budget_require_gpu = on", "gpu_budget_malloc = system", "gpu_budget_cpu_dispatch = native",
+        "gpu_budget_snapshot = never", "gpu_budget_remediate = 1", "gpu_budget_remediate_max_runs = 3",
+        "gpu_budget_explore = True", "gpu_budget_explore_examples = 7", "gpu_budget_preload = json csv", ""]))
+    assert (opts.enabled, opts.update, opts.require_gpu, opts.remediate, opts.explore) == (True,) * 5
+    assert opts.baselines == (pytester.path / "b").resolve() and opts.scale == "real"
+    assert opts.json == (pytester.path / "out/r.json").resolve()
+    assert (opts.timeout, opts.threads, opts.malloc, opts.dispatch) == (60.0, 2, "system", "native")
+    assert (opts.snapshot, opts.remediate_max_runs, opts.explore_examples) == ("never", 3, 7)
+    assert opts.preload == ("json", "csv")
+
+
+def test_the_command_line_wins_over_the_ini_file(pytester):
+    ini = "gpu_budget_scale = real\ngpu_budget_timeout = 60\ngpu_budget_malloc = system\ngpu_budget_threads = 4\n"
+    opts = read(pytester, "--gpu-budget-scale=tiny", "--gpu-budget-timeout=5", ini=ini)
+    assert (opts.scale, opts.timeout) == ("tiny", 5.0)
+    assert (opts.malloc, opts.threads) == ("system", 4)  # not on the command line: the ini file's
+
+
+def test_a_switch_off_in_the_ini_file_is_turned_on_by_its_flag(pytester):
+    assert read(pytester, ini="gpu_budget = false\n").enabled is False
+    assert read(pytester, "--gpu-budget", ini="gpu_budget = false\n").enabled is True
+
+
+def test_an_empty_preload_preloads_nothing(pytester):
+    assert read(pytester, ini="gpu_budget_preload =\n").preload == ()
+
+
+SWITCH = "expected true or false (also yes, on, 1, no, off, 0)"
+BAD = [  # (option, bad value, what the error says is expected)
+    ("gpu_budget", "maybe", SWITCH),
+    ("gpu_budget_update", "2", SWITCH),
+    ("gpu_budget_require_gpu", "yess", SWITCH),
+    ("gpu_budget_remediate", "sure", SWITCH),
+    ("gpu_budget_explore", "nope", SWITCH),
+    ("gpu_budget_scale", "huge", "expected one of tiny, real"),
+    ("gpu_budget_timeout", "soon", "expected a number of seconds > 0"),
+    ("gpu_budget_timeout", "0", "expected a number of seconds > 0"),
+    ("gpu_budget_timeout", "-5", "expected a number of seconds > 0"),
+    ("gpu_budget_threads", "0", "expected a whole number >= 1"),
+    ("gpu_budget_threads", "1.5", "expected a whole number >= 1"),
+    ("gpu_budget_malloc", "jemalloc", "expected one of steady, system"),
+    ("gpu_budget_cpu_dispatch", "avx9", "expected one of avx2, native"),
+    ("gpu_budget_snapshot", "always", "expected one of rerun, never"),
+    ("gpu_budget_remediate_max_runs", "many", "expected a whole number >= 1"),
+    ("gpu_budget_remediate_max_runs", "0", "expected a whole number >= 1"),
+    ("gpu_budget_explore_examples", "-1", "expected a whole number >= 1"),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), [bad for bad in BAD if not BY_NAME[bad[0]].is_switch])
+def test_a_bad_command_line_value_is_a_usage_error_naming_it(pytester, name, value, expected):
+    flag = BY_NAME[name].flag_name
+    assert usage_error(pytester, f"{flag}={value}") == f"{flag}={value!r}: {expected}"
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), BAD)
+def test_a_bad_ini_value_is_a_usage_error_naming_it_and_the_file(pytester, name, value, expected):
+    message = usage_error(pytester, ini=f"{name} = {value}\n")
+    assert message == f"{pytester.path / 'tox.ini'}: {name}={value!r}: {expected}"
+
+
+def test_every_option_has_a_bad_value_tested():
+    """A new option with a parser of its own gets a line in BAD (the path options take any text)."""
+    checked = {name for name, _, _ in BAD} | {"gpu_budget_baselines", "gpu_budget_json", "gpu_budget_plots",
+                                             "gpu_budget_preload"}
+    assert checked == set(BY_NAME)
+
+
+def test_a_baselines_path_that_is_a_file_names_where_it_came_from(pytester):
+    (pytester.path / "not-a-folder").write_text("x")
+    assert usage_error(pytester, "--gpu-budget-baselines=not-a-folder").startswith(
+        "--gpu-budget-baselines='not-a-folder': ")
+    assert usage_error(pytester, ini="gpu_budget_baselines = not-a-folder\n").startswith(
+        f"{pytester.path / 'tox.ini'}: gpu_budget_baselines='not-a-folder': ")
+    (pytester.path / "baselines").write_text("x")
+    assert "the default baselines folder 'baselines'" in usage_error(pytester)
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_an_empty_ini_value_is_the_default(pytester, value):
+    assert read(pytester, ini=f"gpu_budget_timeout ={value}\ngpu_budget_scale ={value}\n").timeout == 900.0
+
+
+def test_the_parsers():
+    assert [options.switch(v) for v in ("true", "Yes", "ON", "1", "false", "no", "Off", "0")] == [True] * 4 + [False] * 4
+    assert options.one_of("a", "b")(" b ") == "b"
+    assert options.whole(" 3 ") == 3 and options.seconds("1e3") == 1000.0
+    for parse, value in [(options.seconds, "inf"), (options.seconds, "nan"), (options.whole, "-2"), (options.text, " ")]:
+        with pytest.raises(ValueError):
+            parse(value)
+
+
+def test_every_flag_is_the_ini_name_with_dashes_and_every_option_an_ini_value(pytester):
+    config = pytester.parseconfig()
+    for option in OPTIONS:
+        config.getini(option.name)  # registered, or ValueError
+        if option.flag:
+            assert option.flag_name == "--" + option.name.replace("_", "-")
+            assert config.getoption(option.name) is None  # not given: the ini file or the default decides
+    assert [o.name for o in OPTIONS if not o.flag] == ["gpu_budget_preload"]
+
+
+def test_a_bad_ini_value_stops_pytest_naming_it(pytester):
+    """End to end: pytest exits with a usage error before running anything, naming the file, the value and why."""
+    pytester.makeini("[pytest]\ngpu_budget_threads = two\n")
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{pytester.path / 'tox.ini'}: gpu_budget_threads='two': expected a whole number >= 1*"])
+
+
+def test_ini_values_take_effect_in_a_run_and_the_command_line_overrides_them(project):
+    """End to end: the ini file turns the gate on, names the report and sets a timeout no child meets; the
+    command line's timeout wins over it."""
+    pytester = project('''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fits(gpu_budget):
+    gpu_budget.measure(S)
+''')
+    pytester.makeini("[pytest]\ngpu_budget_preload =\ngpu_budget = true\ngpu_budget_json = out/r.json\n"
+                     "gpu_budget_timeout = 0.001\n")
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]gpu-budget error] measured child failed (timeout)*"])
+    assert (pytester.path / "out/r.json").exists()
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget-timeout=300").assert_outcomes(passed=1)
