@@ -20,7 +20,7 @@ from gpu_budget.marks import BudgetMark, expectation_problem
 from gpu_budget.options import Options
 from gpu_budget.report import remediation_text
 from gpu_budget.requires import MissingDependency
-from gpu_budget.results import Measurement, Result
+from gpu_budget.results import Measurement, Result, Verdict
 from gpu_budget.scenario import Scenario
 from gpu_budget.units import format_size
 
@@ -95,22 +95,22 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
     scenario, scale = case.scenario, options.scale
     expect = case.expect if case.expect is not None else mark.expect
     asked = Result(nodeid=case.nodeid + (f"::{case.label}" if case.label else ""), scenario=scenario.name, scale=scale,
-                   verdict="", passed=False, message="", label=case.label, fixes=tuple(scenario.fixes),
+                   verdict=Verdict.ERROR, passed=False, message="", label=case.label, fixes=tuple(scenario.fixes),
                    device=mark.device, budget={"ram": mark.budget.ram, "vram": mark.budget.vram}, expect=expect,
                    budget_origin=mark.origin, tolerance={"rel": mark.tolerance.rel, "abs": mark.tolerance.abs}, worker=worker)
     if scenario.command is not None and mark.budget.vram is not None:
-        return Outcome(asked.but(verdict="error", message=(
+        return Outcome(asked.but(verdict=Verdict.ERROR, message=(
             f"scenario {scenario.name!r} is a command: its GPU memory is not measured yet (host RAM is), so its VRAM "
             "budget would test nothing; budget ram= only")))
     reason, needs_gpu = unmeasurable(scenario, mark, scale, device)
     if reason and needs_gpu and options.require_gpu:
         message = f"{reason}, and --gpu-budget-require-gpu says this runner must have one"
-        return Outcome(asked.but(verdict="error", message=message))
+        return Outcome(asked.but(verdict=Verdict.ERROR, message=message))
     if reason:
-        return Outcome(asked.but(verdict="skipped", passed=True, message=reason))
+        return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=reason))
     problem = expectation_problem(replace(mark, expect=expect), scale)
     if problem:
-        return Outcome(asked.but(verdict="error", message=problem))
+        return Outcome(asked.but(verdict=Verdict.ERROR, message=problem))
 
     path = baselines.path_for(options.baselines, hardware["key"], case.module)
     try:
@@ -126,11 +126,11 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
     try:
         measurement = run_child(scenario, None)
     except MissingDependency as exc:  # in prepare: an optional package that cannot be imported here
-        return Outcome(asked.but(verdict="skipped", passed=True, message=str(exc)))
+        return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=str(exc)))
     if measurement.error_kind == "missing-dependency":
-        return Outcome(asked.but(verdict="skipped", passed=True, message=measurement.error["message"]))
+        return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=measurement.error["message"]))
     if broken:
-        return Outcome(asked.but(measurement=measurement, verdict="error", message=broken))
+        return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=broken))
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
                     ci=ci, update=options.update, expect=expect, setup=setup)
     write = None

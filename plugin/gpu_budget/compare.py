@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from gpu_budget import fingerprint
 from gpu_budget.scenario import Tolerance
 from gpu_budget.meter import ram_gated
-from gpu_budget.results import Measurement
+from gpu_budget.results import Measurement, Verdict
 from gpu_budget.scenario import Budget
 from gpu_budget.units import format_size
 
@@ -72,13 +72,9 @@ def _signed(nbytes: int) -> str:
     return ("+" if nbytes >= 0 else "-") + format_size(abs(nbytes))
 
 
-FAILING = {"over-budget", "regression", "error"}
-VERDICTS = ("pass", "over-budget", "regression", "improved", "no-baseline", "skipped", "error")
-
-
 @dataclass
 class Judgement:
-    verdict: str
+    verdict: Verdict
     passed: bool
     message: str
     change: dict[str, float | None] = field(default_factory=dict)  # metric -> relative change vs baseline
@@ -138,24 +134,24 @@ def judge(measurement: Measurement, budget: Budget, baseline: dict | None, toler
         error = measurement.error
         reproduced = _died_over_budget(error, peaks, budget) if expect == "over-budget" else None
         if reproduced:
-            return Judgement("over-budget", True, reproduced)
-        return Judgement("error", False, f"measured child failed ({error['kind']}): {error['message']}; {_seen(peaks)}")
+            return Judgement(Verdict.OVER_BUDGET, True, reproduced)
+        return Judgement(Verdict.ERROR, False, f"measured child failed ({error['kind']}): {error['message']}; {_seen(peaks)}")
 
     breaches = budget_breaches(peaks, budget)
     notes: list[str] = []
     if expect == "over-budget":
         if not breaches:
-            return Judgement("pass", False, "expected this configuration to break its budget (it reproduces a "
+            return Judgement(Verdict.PASS, False, "expected this configuration to break its budget (it reproduces a "
                                             "reported failure), but it stayed within it: the reproduction is lost")
         notes.append("over budget as expected: " + "; ".join(breaches))
     elif breaches:
-        return Judgement("over-budget", False, "; ".join(breaches))
+        return Judgement(Verdict.OVER_BUDGET, False, "; ".join(breaches))
 
     if baseline is None:
         if ci and not update:
-            return Judgement("no-baseline", False, "no baseline recorded for this test on this hardware; "
+            return Judgement(Verdict.NO_BASELINE, False, "no baseline recorded for this test on this hardware; "
                                                    "record one with --gpu-budget-update and commit it")
-        verdict = "over-budget" if expect == "over-budget" else "no-baseline"
+        verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.NO_BASELINE
         return Judgement(verdict, True, "; ".join(notes + ["no baseline yet: recorded"]), write_baseline=True)
 
     change: dict[str, float | None] = {}
@@ -186,12 +182,12 @@ def judge(measurement: Measurement, budget: Budget, baseline: dict | None, toler
             improved.append(f"{metric} {shown} < baseline {format_size(then)} -{tol.rel:.1%} -{format_size(tol.abs)}")
     if regressed:
         if update:
-            return Judgement("regression", True, "; ".join(notes + regressed + ["baseline updated"]), change, True)
-        return Judgement("regression", False, "; ".join(notes + regressed), change)
+            return Judgement(Verdict.REGRESSION, True, "; ".join(notes + regressed + ["baseline updated"]), change, True)
+        return Judgement(Verdict.REGRESSION, False, "; ".join(notes + regressed), change)
     if improved:
         action = "baseline updated" if update else "update the baseline (--gpu-budget-update)"
-        return Judgement("improved", True, "; ".join(notes + improved + [action]), change, update)
-    verdict = "over-budget" if expect == "over-budget" else "pass"
+        return Judgement(Verdict.IMPROVED, True, "; ".join(notes + improved + [action]), change, update)
+    verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.PASS
     return Judgement(verdict, True, "; ".join(notes) or "within budget and baseline", change)
 
 

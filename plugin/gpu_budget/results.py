@@ -11,12 +11,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
-from gpu_budget.meter import ram_gated
+from gpu_budget.meter import PEAK_KEYS, ram_gated
 
-NO_PEAKS: Mapping[str, int | None] = {"ram": None, "ram_tree": None, "ram_tensor": None, "vram_allocated": None,
-                                       "vram_reserved": None, "vram_device": None}
+NO_PEAKS: Mapping[str, int | None] = dict.fromkeys(PEAK_KEYS)
+
+
+class Verdict(str, Enum):
+    """What a judged case came to. A str, so a JSON row holds its value and a row read back compares equal."""
+
+    PASS = "pass"
+    OVER_BUDGET = "over-budget"
+    REGRESSION = "regression"
+    IMPROVED = "improved"
+    NO_BASELINE = "no-baseline"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
 
 
 @dataclass(frozen=True)
@@ -107,7 +122,7 @@ class Result:
     nodeid: str
     scenario: str
     scale: str
-    verdict: str
+    verdict: Verdict
     passed: bool
     message: str
     label: str | None = None
@@ -181,7 +196,7 @@ class Result:
             row.update(self.measurement._row_fields(), fingerprint_changed=list(self.fingerprint_changed),
                        setup=None if self.setup is None else dict(self.setup))
         row.update(baseline=None if self.baseline is None else dict(self.baseline), change=dict(self.change),
-                   verdict=self.verdict, passed=self.passed, message=self.message)
+                   verdict=str(self.verdict), passed=self.passed, message=self.message)
         optional = {"remediation": self.remediation, "snapshot_run": self.snapshot_run, "snapshot": self.snapshot,
                     "plot": self.plot}
         row.update({k: v for k, v in optional.items() if v is not None})
@@ -192,7 +207,7 @@ class Result:
         """A report row back (any readable report version: version 1 rows lack the tree's fields)."""
         try:
             return cls(
-                nodeid=row["nodeid"], scenario=row["scenario"], scale=row["scale"], verdict=row["verdict"],
+                nodeid=row["nodeid"], scenario=row["scenario"], scale=row["scale"], verdict=_verdict(row["verdict"]),
                 passed=row.get("passed", True), message=row.get("message", ""), label=row.get("label"),
                 fixes=tuple(row.get("fixes") or ()), device=row.get("device"),
                 budget=row.get("budget") or {"ram": None, "vram": None}, expect=row.get("expect"),
@@ -204,3 +219,10 @@ class Result:
                 snapshot=row.get("snapshot"), plot=row.get("plot"), worker=row.get("worker"))
         except KeyError as exc:
             raise ValueError(f"not a gpu-budget result row (no {exc.args[0]!r}): {dict(row)!r:.200}") from None
+
+
+def _verdict(value: str) -> Verdict:
+    try:
+        return Verdict(value)
+    except ValueError:
+        raise ValueError(f"verdict {value!r}: expected one of {', '.join(v.value for v in Verdict)}") from None

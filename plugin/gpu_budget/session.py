@@ -122,7 +122,7 @@ class BudgetSession:
         item.user_properties.append(("gpu_budget_ram_peak", result.peaks["ram"]))
         item.user_properties.append(("gpu_budget_ram_tree_peak", result.peaks.get("ram_tree")))
         item.user_properties.append(("gpu_budget_vram_allocated_peak", result.peaks["vram_allocated"]))
-        item.user_properties.append(("gpu_budget_verdict", result.verdict))
+        item.user_properties.append(("gpu_budget_verdict", str(result.verdict)))
         if not result.passed:
             pytest.fail(report.failure_text(result), pytrace=False)  # the detail in the longrepr: junitxml, IDEs
         return result
