@@ -141,7 +141,8 @@ def command_rows(reps: int, cases=CASES) -> list[dict]:
 
 def _said(row: dict) -> dict:
     print(f"tree sum {row['case']} {row['mode']} rep {row['rep']}: truth {row['truth'] / MIB:.1f} MiB, gate "
-          f"{row['ram_tree'] / MIB:.1f} ({row['ratio']:.3f}x; added {row['added_ratio']:.3f} group), loose {row['loose'] / MIB:.1f} ({row['loose_ratio']:.2f}x), "
+          f"{row['ram_tree'] / MIB:.1f} ({row['ratio']:.3f}x; added {row['added_ratio']:.3f} group), "
+          f"loose {row['loose'] / MIB:.1f} ({row['loose_ratio']:.2f}x), "
           f"{'pass' if row['passed'] else 'FAIL'}, {row['seconds']:.1f} s, load {row['load_average']}", flush=True)
     return row
 
