@@ -25,6 +25,7 @@ from benchmarks.common import ROOT
 
 SECTIONS = {  # section -> module (the order they run in)
     "fidelity": "benchmarks.fidelity",
+    "tree_sum": "benchmarks.tree_sum",
     "overhead": "benchmarks.overhead",
     "isolation": "benchmarks.isolation_cost",
     "repeatability": "benchmarks.repeatability",

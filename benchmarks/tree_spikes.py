@@ -6,15 +6,18 @@ DataLoader workers), and a Meter reading the tree. It starts N workers (fork or
 spawn), either persistent (started before the phases, alive after them) or per
 phase (started inside the phase, exiting inside it right after their spike, as
 a non-persistent DataLoader's workers do at an epoch's end). Each worker
-touches X MiB (numpy ones), holds it, frees it. A phase without the spike
-(same workers, same lifecycle) comes first; what a method "sees" is its figure
-for the spike phase minus its figure for that rest phase. Truth: N x X (the
-tree figure adds each process's peak, so N x X also when the spikes do not
-overlap in time).
+touches X MiB (numpy ones) once all N are ready to (a barrier), waits at a
+second barrier until all N hold theirs, holds it for the hold time with the
+others, frees it. A phase without the spike (same workers, same lifecycle)
+comes first; what a method "sees" is its figure for the spike phase minus its
+figure for that rest phase. Truth: N x X, since the N spikes coincide (the
+tree figure is the peak over time of the summed tree: spikes that never
+overlap would add up to less, and benchmarks/tree_sum.py measures that).
 
 Methods, all from the same runs:
-  tree      the gate's figure: main VmHWM + each descendant's VmHWM minus its shared pages (gpu_budget.tree)
-  hwm_sum   main VmHWM + each descendant's VmHWM (the same reads, nothing subtracted)
+  tree      the gate's figure: main VmHWM + the peak over 10 ms windows of the descendants' summed VmHWM less
+            their shared pages (gpu_budget.tree)
+  hwm_sum   main VmHWM + the sum of each descendant's own VmHWM peak (the same reads, nothing subtracted)
   sampled   a thread sampling main RSS + each descendant's USS (smaps_rollup) every 10 ms, max over the phase
   main      the main process's VmHWM alone (what the gate saw before it read the tree)
 At rest (persistent workers, idle) each method's figure is also compared with
@@ -43,6 +46,7 @@ SIZES_MIB = (64, 512)
 HOLDS_MS = (10, 100)
 METHODS = ("tree", "hwm_sum", "sampled", "main")
 SETTLE_S = 0.05
+BARRIER_TIMEOUT_S = 120
 
 
 def plan(reps: int, starts=STARTS, lifetimes=LIFETIMES, workers=WORKERS) -> list[dict]:
@@ -51,8 +55,11 @@ def plan(reps: int, starts=STARTS, lifetimes=LIFETIMES, workers=WORKERS) -> list
             for r, st, lt, n, s, h in itertools.product(range(reps), starts, lifetimes, workers, SIZES_MIB, HOLDS_MS)]
 
 
-def worker(conn, hold_s: float, once: bool) -> None:
-    """Plant a spike of each size received (0: none), tell the parent, and exit after one when `once`."""
+def worker(conn, barrier, hold_s: float, once: bool) -> None:
+    """Plant a spike of each size received (0: none), tell the parent, and exit after one when `once`.
+
+    The workers touch their blocks together and hold them together: a barrier before the touch, a second once
+    every block is resident, then the hold."""
     import numpy as np
 
     from gpu_budget.child import steady_malloc
@@ -64,7 +71,9 @@ def worker(conn, hold_s: float, once: bool) -> None:
         if mib is None:
             return
         if mib:
+            barrier.wait(BARRIER_TIMEOUT_S)
             block = np.ones(mib * MIB, dtype=np.uint8)  # ones: every page touched
+            barrier.wait(BARRIER_TIMEOUT_S)  # every worker holds its block from here
             time.sleep(hold_s)
             del block
         conn.send("done")
@@ -131,9 +140,10 @@ class Workers:
     def __init__(self, start: str, n: int, hold_s: float, once: bool) -> None:
         ctx = mp.get_context(start)
         self.conns, self.procs = [], []
+        barrier = ctx.Barrier(n)  # the N spikes of a phase coincide
         for _ in range(n):
             here, there = ctx.Pipe()
-            proc = ctx.Process(target=worker, args=(there, hold_s, once), daemon=True)
+            proc = ctx.Process(target=worker, args=(there, barrier, hold_s, once), daemon=True)
             proc.start()
             there.close()
             self.conns.append(here)
@@ -237,7 +247,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = run(args.reps, args.base, starts=args.starts.split(","), lifetimes=args.lifetimes.split(","),
                workers=[int(n) for n in args.workers.split(",")])
-    args.json.write_text(json.dumps({"base_mib": args.base, "rows": rows}))
+    args.json.write_text(json.dumps({"base_mib": args.base, "coincide": True, "rows": rows}))
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ pytest.importorskip("torch")
 
 MiB = 2**20
 WORKERS, TOUCH_MIB = 2, 96
-# The tree figure's published error: within 12.4 MiB of the planted total over every planted case, 1 to 4
-# workers (benchmarks/RESULTS.md, "1b. Spikes in worker processes"); a bound per case, whatever N.
+# The tree figure's published error with 1 or 2 workers (this test has 2): within 7.2 MiB of the planted total over
+# every planted case (benchmarks/RESULTS.md, "1b. Spikes in worker processes"; with 4 workers one run fell 24.1 MiB
+# short, its coinciding peaks summed in neighbouring windows: docs/process-tree.md).
 BOUND = 13 * MiB
 
 RUNNERS = '''

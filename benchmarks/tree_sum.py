@@ -1,0 +1,183 @@
+"""Section 1c, processes that never coexist: the tree figure is the peak over time of the summed tree.
+
+Four cases (benchmarks/tree_sum_cases.py), each measured through the gate's own code two ways:
+
+  command  the case as a user's script, Scenario(command=[python, tree_sum_cases.py, CASE, ...]) measured by
+           isolate.measure in a forkserver child with the gate's preload (command.py: the script's process is
+           the main one, counted in full; `ram_tree` is the peak of the summed tree alone);
+  meter    the case called in-process under a Meter (the runner mode: a fresh process of its own plays the
+           measured child, `ram_tree` = its own VmHWM + the peak of its descendants' summed private figures; not
+           this process, whose forkserver would be one of its descendants).
+
+    sequential   10 subprocesses one after another, 300..400 MiB each: gate figure within 1.05x of the truth
+    concurrent   2 forked DataLoader workers holding 300 MiB each together: gate figure >= 0.95x the truth, and
+                 what the tree added over the main process >= 0.95x the workers' sum
+    spike        a 400 MiB spike held 50 ms in a shell-out: counted, within 5 MiB of the truth
+    per_epoch    persistent_workers=False, 3 epochs of 2 workers x 200 MiB: one epoch's workers, not three
+                 (within 1.05x of the truth, and the tree's addition under 1.5 epochs' workers)
+
+Truth (tree_sum_cases.py's docstring): the processes read it of themselves; for each group of children
+alive together, the main process's RSS around them + the children's USS while they hold; the largest group.
+Beside the gate's figure each row keeps the loose upper bound the phase record holds: the sum of every
+process's own peak (TreeReading.peak_sum; + the main process's VmHWM in the meter mode, where the main
+process is not in the tree reading), which is what the tree figure was before it became a peak over time.
+
+    python -m benchmarks.tree_sum [--reps 10] [--modes command,meter] [--cases sequential,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import MIB, ROOT, THREADS, gate_preload, write
+
+CASES = ("sequential", "concurrent", "spike", "per_epoch")
+MODES = ("command", "meter")
+SCRIPT = Path(__file__).resolve().parent / "tree_sum_cases.py"
+TIMEOUT_S = 300
+# case -> (kind, bound) on the gate's figure against the truth: "within": ratio in [1/bound, bound]; "at_least":
+# ratio >= bound, and the same for what the tree added over the main process (the workers' part alone); "mib":
+# |figure - truth| <= bound MiB; "not_tripled": within 1.05x, and what the tree added below 1.5x one group's children
+THRESHOLDS = {"sequential": ("within", 1.05), "concurrent": ("at_least", 0.95), "spike": ("mib", 5.0),
+              "per_epoch": ("not_tripled", 1.05)}
+
+
+def truth(facts: dict) -> dict:
+    """The true peak of the tree from what its processes read of themselves: the largest group's main RSS + USS."""
+    sums = [g["main_rss"] + sum(c["uss"] for c in g["children"]) for g in facts["groups"]]
+    biggest = max(range(len(sums)), key=sums.__getitem__)
+    group = facts["groups"][biggest]
+    return {"truth": sums[biggest], "truth_main": group["main_rss"],
+            "truth_children": sum(c["uss"] for c in group["children"]),
+            "children_total": sum(c["uss"] for g in facts["groups"] for c in g["children"])}
+
+
+def passes(case: str, row: dict) -> bool:
+    kind, bound = THRESHOLDS[case]
+    ratio, added = row["ratio"], row["added_ratio"]
+    if kind == "within":
+        return 1 / bound <= ratio <= bound
+    if kind == "at_least":
+        return ratio >= bound and added >= bound
+    if kind == "not_tripled":
+        return 1 / bound <= ratio <= bound and added < 1.5
+    return abs(row["ram_tree"] - row["truth"]) <= bound * MIB
+
+
+def _row(case: str, mode: str, rep: int, facts: dict, ram: int, ram_tree: int, tree: dict, seconds: float) -> dict:
+    t = truth(facts)
+    loose = tree["peak_sum"] + (0 if mode == "command" else ram)
+    row = {"case": case, "mode": mode, "rep": rep, **t, "ram": ram, "ram_tree": ram_tree, "loose": loose,
+           "peak_sum": tree["peak_sum"], "ratio": ram_tree / t["truth"], "loose_ratio": loose / t["truth"],
+           # what the tree added over the main process, in units of the largest group's children (1: one group)
+           "added_ratio": (ram_tree - t["truth_main"]) / t["truth_children"],
+           "loose_added_ratio": (loose - t["truth_main"]) / t["truth_children"],
+           "error_mib": (ram_tree - t["truth"]) / MIB, "seconds": round(seconds, 2),
+           "load_average": round(os.getloadavg()[0], 2), "facts": facts,
+           "tree": {k: v for k, v in tree.items() if k != "detail"}}
+    row["passed"] = passes(case, row)
+    return row
+
+
+def command_case(case: str, rep: int, tmp: Path) -> dict:
+    """The case as a user's script, measured by the gate's command path in a forkserver child."""
+    from gpu_budget import Scenario
+    from gpu_budget.isolate import measure
+
+    out = tmp / f"{case}-{rep}.json"
+    scenario = Scenario(name=f"tree-sum-{case}", command=[sys.executable, str(SCRIPT), case, str(out), str(rep)])
+    t0 = time.perf_counter()
+    m = measure(scenario.to_json("tiny"), tmp / "assets", TIMEOUT_S, THREADS, preload=gate_preload())
+    seconds = time.perf_counter() - t0
+    if not m.ok:
+        raise RuntimeError(f"{case}: the command case failed: {m.error}")
+    (phase,) = m.phases.values()  # the script marks no phase: one "run"
+    return _row(case, "command", rep, json.loads(out.read_text()), m.peaks["ram"], m.peaks["ram_tree"], phase["tree"],
+                seconds)
+
+
+def meter_case(meter, case: str, rep: int) -> dict:
+    """The case called in this process, one phase of the Meter around it."""
+    from benchmarks import tree_sum_cases as cases
+
+    t0 = time.perf_counter()
+    meter.start(case)
+    facts = cases.CASES[case](rep)
+    record = meter.stop()
+    return _row(case, "meter", rep, facts, record.ram_peak, record.ram_tree_peak, record.tree, time.perf_counter() - t0)
+
+
+def meter_rows(reps: int, cases=CASES) -> list[dict]:
+    """The meter mode, in this process (a fresh one: no forkserver or other child of its own in the tree)."""
+    import torch
+
+    from gpu_budget.child import steady_malloc
+    from gpu_budget.meter import Meter
+
+    steady_malloc()  # as in a measured child
+    torch.set_num_threads(THREADS)
+    meter = Meter(use_cuda=False)
+    rows = []
+    try:
+        for rep, case in itertools.product(range(reps), cases):  # interleaved: drift spreads evenly
+            rows.append(_said(meter_case(meter, case, rep)))
+    finally:
+        meter.close()
+    return rows
+
+
+def command_rows(reps: int, cases=CASES) -> list[dict]:
+    with tempfile.TemporaryDirectory(prefix="bench-tree-sum-") as tmp:
+        return [_said(command_case(case, rep, Path(tmp))) for rep, case in itertools.product(range(reps), cases)]
+
+
+def _said(row: dict) -> dict:
+    print(f"tree sum {row['case']} {row['mode']} rep {row['rep']}: truth {row['truth'] / MIB:.1f} MiB, gate "
+          f"{row['ram_tree'] / MIB:.1f} ({row['ratio']:.3f}x; added {row['added_ratio']:.3f} group), "
+          f"loose {row['loose'] / MIB:.1f} ({row['loose_ratio']:.2f}x), "
+          f"{'pass' if row['passed'] else 'FAIL'}, {row['seconds']:.1f} s, load {row['load_average']}", flush=True)
+    return row
+
+
+def run(reps: int, modes=MODES, cases=CASES) -> list[dict]:
+    """The meter mode first, in a process of its own (this one starts the forkserver, a child the tree would
+    count), then the command mode here."""
+    rows = []
+    if "meter" in modes:
+        with tempfile.TemporaryDirectory(prefix="bench-tree-sum-meter-") as tmp:
+            out = Path(tmp) / "meter.json"
+            subprocess.run([sys.executable, "-m", "benchmarks.tree_sum", "--in-process", str(out), "--reps", str(reps),
+                            "--cases", ",".join(cases)], cwd=ROOT, check=True)
+            rows += json.loads(out.read_text())
+    if "command" in modes:
+        rows += command_rows(reps, cases)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--json", type=Path, default=None, help="write here instead of benchmarks/results/tree_sum.json")
+    parser.add_argument("--in-process", type=Path, default=None, help=argparse.SUPPRESS)  # the meter mode's rows
+    args = parser.parse_args()
+    if args.in_process:
+        args.in_process.write_text(json.dumps(meter_rows(args.reps, args.cases.split(","))))
+        return
+    t0 = time.perf_counter()
+    rows = run(args.reps, args.modes.split(","), args.cases.split(","))
+    write("tree_sum", {"reps": args.reps, "thresholds": THRESHOLDS, "threads": THREADS,
+                       "wall_seconds": round(time.perf_counter() - t0, 1), "rows": rows}, args.json)
+
+
+if __name__ == "__main__":
+    main()

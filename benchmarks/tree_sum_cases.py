@@ -1,0 +1,152 @@
+"""The four process-tree cases of benchmarks/tree_sum.py, and the truth each one reads of itself.
+
+Run as a user's script (a command case: `python benchmarks/tree_sum_cases.py CASE OUT.json [SEED]`) or
+called in-process under a Meter; either way it writes or returns the same facts. Standalone: nothing of
+the gate or of benchmarks/ is imported, so under the gate it is a script like any other.
+
+Truth, read by the processes themselves, not by the gate: every child (a subprocess, a DataLoader worker)
+reads its own USS (smaps_rollup Private_Clean + Private_Dirty: the pages no other process maps) while it
+holds its memory, and the main process reads its own RSS just before it starts the children and just
+after they are done (it only waits meanwhile). A group is a set of children alive together; the tree's
+true peak is the largest over the groups of main RSS + the group's summed USS, each page counted once
+(shared pages are in the main process's RSS, in no child's USS).
+
+    sequential   10 subprocesses, one after another, each touching 300..400 MiB, holding 0.2 s, exiting
+    concurrent   a torch DataLoader, 2 forked workers each touching 300 MiB, holding it together (a barrier)
+    spike        one shell-out (subprocess.run of a short python) touching 400 MiB, holding 50 ms
+    per_epoch    a DataLoader with persistent_workers=False, 3 epochs, 2 forked workers each touching 200 MiB
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+MIB = 2**20
+SEQ_SIZES = tuple(300 + round(100 * i / 9) for i in range(10))  # 300, 311, ..., 400 MiB
+SEQ_HOLD_S = 0.2
+LOADER_MIB = 300
+SPIKE_MIB, SPIKE_HOLD_S = 400, 0.05
+EPOCHS, EPOCH_MIB = 3, 200
+WORKERS = 2
+BARRIER_TIMEOUT_S = 60
+
+# the child of a shell-out: touch, read its own USS while it holds, print it, hold, exit
+CHILD = """
+import sys, time
+n, hold = int(sys.argv[1]), float(sys.argv[2])
+block = b"\\x01" * (n << 20)
+uss = 0
+with open("/proc/self/smaps_rollup") as fh:
+    for line in fh:
+        if line.startswith(("Private_Clean:", "Private_Dirty:")):
+            uss += int(line.split()[1]) * 1024
+print(uss, flush=True)
+time.sleep(hold)
+"""
+
+
+def uss() -> int:
+    total = 0
+    with open("/proc/self/smaps_rollup") as fh:
+        for line in fh:
+            if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                total += int(line.split()[1]) * 1024
+    return total
+
+
+def rss() -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise OSError("no VmRSS")
+
+
+def shell_out(mib: int, hold: float) -> dict:
+    """One subprocess of `mib` MiB: its own USS at its peak, and the main process's RSS around it."""
+    before = rss()
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(mib), str(hold)], capture_output=True, text=True, check=True)
+    return {"main_rss": max(before, rss()), "children": [{"mib": mib, "uss": int(proc.stdout.split()[0])}]}
+
+
+def sequential(seed: int = 0) -> dict:
+    sizes = list(SEQ_SIZES)
+    random.Random(seed).shuffle(sizes)  # the largest is not always last
+    return {"groups": [shell_out(mib, SEQ_HOLD_S) for mib in sizes]}
+
+
+def spike(seed: int = 0) -> dict:
+    return {"groups": [shell_out(SPIKE_MIB, SPIKE_HOLD_S)]}
+
+
+class Touching:
+    """A map-style dataset of one item per worker: each touches `mib` MiB, waits at the barrier for the others,
+    reads its own USS, holds `hold` s with them, frees it and returns (its pid, its USS)."""
+
+    def __init__(self, mib: int, barrier, hold: float = 0.3) -> None:
+        self.mib, self.barrier, self.hold = mib, barrier, hold
+
+    def __len__(self) -> int:
+        return WORKERS
+
+    def __getitem__(self, i: int):
+        import torch
+
+        block = b"\x01" * (self.mib * MIB)
+        self.barrier.wait(BARRIER_TIMEOUT_S)  # every worker holds its block from here ...
+        own = uss()
+        time.sleep(self.hold)
+        self.barrier.wait(BARRIER_TIMEOUT_S)  # ... to here
+        del block
+        return torch.tensor([os.getpid(), own], dtype=torch.int64)
+
+
+def _loader(mib: int, epochs: int, persistent: bool) -> dict:
+    import multiprocessing as mp
+
+    from torch.utils.data import DataLoader
+
+    ctx = mp.get_context("fork")
+    barrier = ctx.Barrier(WORKERS)
+    dl = DataLoader(Touching(mib, barrier), batch_size=1, num_workers=WORKERS, multiprocessing_context=ctx,
+                    persistent_workers=persistent)
+    groups = []
+    for _ in range(epochs):
+        before = rss()
+        items = [b[0].tolist() for b in dl]  # an epoch: its workers start, each touches once, and (per epoch) exit
+        groups.append({"main_rss": max(before, rss()),
+                       "children": [{"pid": pid, "mib": mib, "uss": own} for pid, own in items]})
+    del dl
+    return {"groups": groups}
+
+
+def concurrent(seed: int = 0) -> dict:
+    return _loader(LOADER_MIB, 1, persistent=False)
+
+
+def per_epoch(seed: int = 0) -> dict:
+    return _loader(EPOCH_MIB, EPOCHS, persistent=False)
+
+
+CASES = {"sequential": sequential, "concurrent": concurrent, "spike": spike, "per_epoch": per_epoch}
+
+
+def main() -> None:
+    case, out = sys.argv[1], sys.argv[2]
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    if case in ("concurrent", "per_epoch"):
+        import torch  # imported before anything is measured of the case, as a training script does first
+
+        torch.set_num_threads(1)
+    facts = CASES[case](seed)
+    with open(out, "w") as fh:
+        json.dump(facts, fh)
+
+
+if __name__ == "__main__":
+    main()
