@@ -286,3 +286,48 @@ def test_a_trainer_script_gets_step_phases_with_no_edit(command_project):
     assert list(row["phases"]) == ["run", "train_setup", "train_step_1", "train_step_2", "eval_step_2", "train_step_3",
                                    "eval_step_3", "train_end"]
     assert [s["step"] for s in row["steps"]] == [1, 2, 3]
+
+
+def test_every_python_process_of_a_command_reports_its_last_window(command_project):
+    """Forked multiprocessing children report as they exit, as the command's own process does: the bound is exact."""
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_workers(gpu_budget):
+            gpu_budget.measure(Scenario(name="w", command=[sys.executable, "workers.py"]))
+    ''')
+    pytester.makepyfile(workers='''
+        import multiprocessing as mp
+
+        def touch():
+            block = b"\\x01" * (64 << 20)
+
+        if __name__ == "__main__":
+            for _ in range(3):
+                p = mp.get_context("fork").Process(target=touch)
+                p.start()
+                p.join()
+    ''')
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(passed=1)
+    row = rows(pytester)["test_workers"]
+    tree = row["phases"]["run"]["tree"]
+    assert tree["exited"] == tree["reported"] == 4, tree  # three workers and the script itself
+    assert row["ram_tree_bound"].startswith("exact per process"), row["ram_tree_bound"]
+    # one after another: the tree holds one worker's 64 MiB at a time, not three
+    assert 64 * MiB < row["peaks"]["ram_tree"] - row["peaks"]["ram"] + 64 * MiB < 2 * 64 * MiB + 16 * MiB, row["peaks"]
+
+
+def test_the_hook_adds_little_to_each_python_process_it_runs_in(tmp_path):
+    """Under the gate every Python process of a command imports the hook: a few modules, not the plugin."""
+    import socket
+
+    from gpu_budget.command import HOOK_DIR
+
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "s"))
+    code = "import sys; print(len(sys.modules), sorted(m for m in sys.modules if m.startswith('gpu_budget')))"
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)
+    env = {**os.environ, "GPU_BUDGET_SOCKET": str(tmp_path / "s"), "PYTHONPATH": HOOK_DIR}
+    hooked = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    count, names = hooked.split(" ", 1)
+    assert eval(names) == ["gpu_budget", "gpu_budget.autohook", "gpu_budget.script"]  # noqa: S307
+    assert int(count) - int(plain[0]) < 40, (count, plain[0])

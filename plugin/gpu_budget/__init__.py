@@ -7,15 +7,44 @@ library is `gpu_budget.fixes` (register, get, registered); the remediation searc
 evaluations metered by `meter_callback(ctx.meter)`. A user's own script, gated as a command
 (`Scenario(command=[...])`), marks phases with `phase("name")` and steps with `step()`: no-ops
 that import nothing when the script runs outside the gate.
+
+Each name is imported on first use (PEP 562): a script that only marks its phases, and every
+Python process of a gated command (the gate's hook imports this package there), loads the few
+modules it uses, not the whole plugin, so the gate adds almost nothing to what it measures.
 """
 
-from gpu_budget.fixes import Fix, FixError
-from gpu_budget.hf_trainer import meter_callback
-from gpu_budget.requires import MissingDependency, optional_import
-from gpu_budget.results import Measurement, Result
-from gpu_budget.scenario import Budget, Scenario
-from gpu_budget.script import phase, step
-from gpu_budget.units import SizeError, format_size, parse_size
+from __future__ import annotations
 
-__all__ = ["Budget", "Fix", "FixError", "Measurement", "MissingDependency", "Result", "Scenario", "SizeError",
-           "format_size", "meter_callback", "optional_import", "parse_size", "phase", "step"]
+import importlib
+
+TYPE_CHECKING = False  # typing's own flag, without importing typing here
+
+_WHERE = {
+    "Budget": "scenario", "Scenario": "scenario", "Fix": "fixes", "FixError": "fixes",
+    "Measurement": "results", "Result": "results", "MissingDependency": "requires", "optional_import": "requires",
+    "SizeError": "units", "format_size": "units", "parse_size": "units", "meter_callback": "hf_trainer",
+    "phase": "script", "step": "script",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):  # noqa: ANN202
+    if name not in _WHERE:
+        raise AttributeError(f"module 'gpu_budget' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"gpu_budget.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:
+    from gpu_budget.fixes import Fix, FixError
+    from gpu_budget.hf_trainer import meter_callback
+    from gpu_budget.requires import MissingDependency, optional_import
+    from gpu_budget.results import Measurement, Result
+    from gpu_budget.scenario import Budget, Scenario
+    from gpu_budget.script import phase, step
+    from gpu_budget.units import SizeError, format_size, parse_size

@@ -16,15 +16,16 @@ Installed only where GPU_BUDGET_SOCKET is set; the plugin never runs it in its o
 from __future__ import annotations
 
 import atexit
-import importlib.abc
 import importlib.machinery
 import os
 import sys
 
+from gpu_budget import script
+
 TRAINER_MODULE = "transformers.trainer"
 
 
-class _TrainerWatch(importlib.abc.MetaPathFinder):
+class _TrainerWatch:  # a meta path finder (importlib.abc is not imported: it costs more than this hook)
     """Finds transformers.trainer as the path finder would, and attaches the gate's callback once it has run."""
 
     def find_spec(self, fullname, path, target=None):
@@ -35,7 +36,7 @@ class _TrainerWatch(importlib.abc.MetaPathFinder):
             return spec
         real = spec.loader
 
-        class _Loader(importlib.abc.Loader):
+        class _Loader:
             def create_module(self, spec):
                 return real.create_module(spec)
 
@@ -56,21 +57,52 @@ def attach(trainer_module) -> None:
         trainer_module.DEFAULT_CALLBACKS.append(cls)
 
 
-def report_exit() -> None:
-    """This process's VmHWM (since the tree's last read) and shared pages, to the measuring process."""
-    from gpu_budget import script
-    from gpu_budget.tree import read_shared, read_status
+_reported: int | None = None  # the pid that sent its exit report (once per process)
 
-    status, shared = read_status("self"), read_shared("self")
-    if status is not None:
-        script.send({"exit": status["VmHWM"], "shared": shared})
+
+def _kib(path: str, keys: tuple[str, ...]) -> dict[str, int]:
+    """Fields of a /proc file in bytes, read here rather than through tree.py: nothing is imported at exit."""
+    out = {}
+    with open(path) as fh:
+        for line in fh:
+            key, _, rest = line.partition(":")
+            if key in keys:
+                out[key] = out.get(key, 0) + int(rest.split()[0]) * 1024
+    return out
+
+
+def report_exit() -> None:
+    """This process's VmHWM (since the tree's last read) and shared pages, to the measuring process, once."""
+    global _reported
+    if _reported == os.getpid():
+        return
+    _reported = os.getpid()
+    try:
+        hwm = _kib("/proc/self/status", ("VmHWM",))["VmHWM"]
+        shared = sum(_kib("/proc/self/smaps_rollup", ("Shared_Clean", "Shared_Dirty")).values())
+    except (OSError, KeyError, ValueError):
+        return
+    script.send({"exit": hwm, "shared": shared})
+
+
+class _Keep:
+    """What multiprocessing's after-fork registry holds weakly for our entry."""
+
+
+_KEEP = _Keep()
+
+
+def _arm(_obj) -> None:
+    sys.modules["multiprocessing.util"].Finalize(None, report_exit, exitpriority=-1000)
 
 
 def _after_fork_in_child() -> None:
-    """A forked multiprocessing child leaves through os._exit after multiprocessing's finalizers, not atexit."""
+    """A forked multiprocessing child leaves through os._exit after multiprocessing's finalizers, not atexit; and its
+    bootstrap clears the finalizers it inherited before it runs the after-fork registry, so the exit report is armed
+    from there (a plain os.fork() child never runs that registry, and is read by the polls only)."""
     util = sys.modules.get("multiprocessing.util")
     if util is not None:
-        util.Finalize(None, report_exit, exitpriority=-1000)
+        util.register_after_fork(_KEEP, _arm)
 
 
 def install() -> None:

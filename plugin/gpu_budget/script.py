@@ -14,14 +14,12 @@ its tree (a DataLoader worker, say) is answered and ignored.
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import sys
 
 SOCKET_VAR = "GPU_BUDGET_SOCKET"  # set by the gate for the command it measures (command.py)
 
-_conn: socket.socket | None = None
+_conn = None  # a socket.socket once connected
 _conn_pid: int | None = None
 _step = 0
 _broken = False
@@ -43,6 +41,8 @@ def send(message: dict) -> dict | None:
     path = os.environ.get(SOCKET_VAR)
     if not path or _broken:
         return None
+    import json  # here, not at the top: a gated process that never marks a phase pays nothing for them
+    import socket
     try:
         if _conn is None or _conn_pid != os.getpid():
             _conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -416,6 +416,8 @@ class ProcessTree:
         added = 0
         for pid, hwm, shared in self._reports:
             p = self._procs.get(pid)
+            if p is not None and p.reported:  # one report per process: a second would count its last window twice
+                continue
             if p is None:  # born and gone between two polls
                 p = self._procs[pid] = Descendant(pid, 0, 0, whole=pid in self._whole)
             if shared is not None:
