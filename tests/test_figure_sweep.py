@@ -26,6 +26,9 @@ CHECKERS = {
 WRITE_UP = "a write-up's own figure (the memtest module docstrings quote them), not a measurement"
 EXAMPLE = "a budget declared in a code example: what the reader writes, not a measurement"
 ALLOWED = {  # document -> (snippet holding the figures, why no report holds them)
+    "README.md": (
+        ('@pytest.mark.gpu_budget(ram="4 GiB")', EXAMPLE),
+    ),
     "docs/declaring.md": (
         ('ram={"tiny": "900 MiB", "real": "12.7 GB"}', EXAMPLE),
         ('Sizes: `"12.7 GiB"`, `"24GB"`, `"512 MiB"`', "examples of the size syntax"),
