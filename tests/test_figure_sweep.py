@@ -19,6 +19,7 @@ CHECKERS = {
     "docs/estimator.md": test_estimator_doc_figures.ESTIMATOR_CHECKERS,
     **test_docs_figures.DOCS_CHECKERS,
     "docs/layout.md": (),
+    "docs/design.md": (),
     "docs/scenario-api.md": (),
     "docs/options.md": (),  # generated from options.OPTIONS (tests/test_options_doc.py); defaults carry no unit
 }
