@@ -2,7 +2,7 @@
 
 The validation and estimate tables are rendered from docs/estimator-results/*.json by the CLI's own
 renderer; the speed table from benchmarks/results/estimator_speed.json by benchmarks/report.py; every
-figure in the prose is recomputed from the same files. README's estimator paragraph quotes the same.
+figure in the prose is recomputed from the same files, the summary at the top ("In short") included.
 Each checker returns what it verified, for the sweep (tests/test_figure_sweep.py).
 """
 
@@ -133,12 +133,12 @@ def test_the_cuda_rounding_is_the_code():
     estimator_cuda_rounding()
 
 
-def readme_estimator_paragraph() -> list[str]:
+def estimator_summary() -> list[str]:
     gib = {k: r["estimate"] / GiB for k, r in _estimates().items()}
     err = [-r["error"] / MiB for r in _rows().values()]
     fixes = ("s1 truncate", "s2 max_duration", "s3 trainable_token_indices", "s4 fixed", "s5 smaller_batch")
     others = [abs(_savings_error(f)) for f in fixes if f != "s1 truncate"]
-    return shows(section("README.md", "## GPU-free estimate and exploration", "## Benchmarks"),
+    return shows(section(DOC, "## In short", "## What the estimator does"),
                  f"(S3 as reported: {gib['s3 7B as-reported']:.1f} GiB; S4 wrapped first: {gib['s4 8B as-reported']:.1f} GiB, "
                  f"fixed: {gib['s4 8B fixed']:.1f} GiB)",
                  f"the estimate sits {min(err):.0f}-{max(err):.0f} MiB under",
@@ -146,11 +146,10 @@ def readme_estimator_paragraph() -> list[str]:
                  f"({_savings_error('s1 truncate'):.0f} MiB)")
 
 
-def test_the_readme_estimator_paragraph_is_the_same_reports():
-    """README's estimator paragraph quotes the same committed estimates and validation rows."""
-    readme_estimator_paragraph()
+def test_the_summary_is_the_same_reports():
+    """The page's summary quotes the same committed estimates and validation rows as its tables."""
+    estimator_summary()
 
 
-ESTIMATOR_CHECKERS = (estimator_tables, estimator_savings, estimator_validation_prose, estimator_real_prose,
-                      estimator_speed, estimator_cuda_rounding)
-README_CHECKERS = (readme_estimator_paragraph,)
+ESTIMATOR_CHECKERS = (estimator_summary, estimator_tables, estimator_savings, estimator_validation_prose,
+                      estimator_real_prose, estimator_speed, estimator_cuda_rounding)

@@ -14,9 +14,12 @@ import test_readme_figures
 from doc_figures import FIGURE, ROOT, document, flat, unsourced
 
 CHECKERS = {
-    "README.md": (*test_readme_figures.README_CHECKERS, *test_estimator_doc_figures.README_CHECKERS),
+    "README.md": test_readme_figures.README_CHECKERS,
+    **test_readme_figures.DOC_CHECKERS,  # docs/declaring.md, measuring.md, baselines.md, ...: README's sections once
     "docs/estimator.md": test_estimator_doc_figures.ESTIMATOR_CHECKERS,
     **test_docs_figures.DOCS_CHECKERS,
+    "docs/layout.md": (),
+    "docs/design.md": (),
     "docs/scenario-api.md": (),
     "docs/options.md": (),  # generated from options.OPTIONS (tests/test_options_doc.py); defaults carry no unit
 }
@@ -25,6 +28,9 @@ WRITE_UP = "a write-up's own figure (the memtest module docstrings quote them), 
 EXAMPLE = "a budget declared in a code example: what the reader writes, not a measurement"
 ALLOWED = {  # document -> (snippet holding the figures, why no report holds them)
     "README.md": (
+        ('@pytest.mark.gpu_budget(ram="4 GiB")', EXAMPLE),
+    ),
+    "docs/declaring.md": (
         ('ram={"tiny": "900 MiB", "real": "12.7 GB"}', EXAMPLE),
         ('Sizes: `"12.7 GiB"`, `"24GB"`, `"512 MiB"`', "examples of the size syntax"),
         ("(1 GB = 10^9 bytes)", "a unit's definition"),
@@ -34,9 +40,17 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ('tolerance={"rel": 0.02, "abs": "16 MiB"}', EXAMPLE),
         ('@pytest.mark.gpu_budget(ram="2 GiB")', EXAMPLE),
         ('@pytest.mark.gpu_budget(ram="4 GiB")', EXAMPLE),
-        ('@pytest.mark.gpu_budget(ram="1.25 GiB")', EXAMPLE),
+    ),
+    "docs/real-scale.md": (
         ("against Colab's 12.7 GB", WRITE_UP),
+    ),
+    "docs/fixes.md": (
+        ('@pytest.mark.gpu_budget(ram="1.25 GiB")', EXAMPLE),
+    ),
+    "docs/baselines.md": (
         ("starts its mmap threshold at 128 KiB and raises it (up to 32 MiB)", "glibc's documented defaults (mallopt(3))"),
+    ),
+    "docs/benchmarks.md": (
         ("(geometric mean over repetitions, 95 % interval)", "the interval's confidence level (benchmarks/overhead.py)"),
         ("An interval that holds 1.00x", "a definition: no cost at all"),
     ),
@@ -89,12 +103,12 @@ def test_the_sweep_fails_on_a_planted_figure():
 
 
 def test_the_sweep_fails_on_a_changed_figure():
-    """A verified figure edited by hand (6.0 -> 6.00 min) leaves its checker's text unmatched: the sweep fails."""
-    readme = document("README.md")
+    """A verified figure edited by hand (5.0 -> 5.00 min) leaves its checker's text unmatched: the sweep fails."""
+    path = test_readme_figures.BENCHMARKS
     snippet = flat(test_readme_figures.readme_suite_time()[0])
-    edited = flat(readme).replace(snippet, snippet.replace(" min", "0 min", 1))
+    edited = flat(document(path)).replace(snippet, snippet.replace(" min", "0 min", 1))
     with pytest.raises(AssertionError, match="not in the document"):
-        unsourced(edited, verified("README.md"), allowed("README.md"))
+        unsourced(edited, verified(path), allowed(path))
 
 
 def test_what_counts_as_a_figure():

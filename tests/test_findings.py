@@ -86,9 +86,9 @@ def test_the_tree_is_judged_where_both_rows_hold_it_and_the_main_process_stands_
 
 
 def test_each_failure_mode_shows_its_peak_against_its_budget_and_notes_follow(tmp_path):
-    reported = {**row("as-reported", [], 1100 * MiB, verdict="over-budget (expected)"),
+    reported = {**row("as-reported", [], 1100 * MiB, verdict="over-budget"),
                 "budget": {"ram": 1000 * MiB, "vram": None}, "growth": {"ram_per_step": 47 * MiB}}
-    real = {**row("as-reported", [], 15 * 2**30, scale="real", verdict="over-budget (expected)"),
+    real = {**row("as-reported", [], 15 * 2**30, scale="real", verdict="over-budget"),
             "budget": {"ram": 12 * 2**30, "vram": None}, "growth": {}}
     note = {"nodeid": "m.py::test_search", "scenario": "s", "scale": "tiny", "text": "largest batch: 12", "data": {}}
     path = tmp_path / "r.json"
@@ -97,8 +97,8 @@ def test_each_failure_mode_shows_its_peak_against_its_budget_and_notes_follow(tm
     out = tmp_path / "F.md"
     assert main([str(path), "-o", str(out)]) == 0
     text = out.read_text()
-    assert "| tiny | ram | 1.07 GiB | 1.07 GiB | 1000.00 MiB | +10.0% | 47.00 MiB | over-budget (expected) |" in text
-    assert "| real | ram | 15.00 GiB | 15.00 GiB | 12.00 GiB | +25.0% | - | over-budget (expected) |" in text
+    assert "| tiny | ram | 1.07 GiB | 1.07 GiB | 1000.00 MiB | +10.0% | 47.00 MiB | over-budget |" in text
+    assert "| real | ram | 15.00 GiB | 15.00 GiB | 12.00 GiB | +25.0% | - | over-budget |" in text
     assert "- tiny: largest batch: 12 (`m.py::test_search`)" in text
     assert f"`{path}`" in text  # the sources are named
 
@@ -160,9 +160,9 @@ def test_a_gpu_only_scale_says_so_in_both_tables(tmp_path):
 
 
 def test_each_budget_says_where_it_comes_from_and_what_its_verdict_shows(tmp_path):
-    tiny = {**row("as-reported", [], 1100 * MiB, verdict="over-budget (expected)"), "budget_origin": "measured-gap",
+    tiny = {**row("as-reported", [], 1100 * MiB, verdict="over-budget"), "budget_origin": "measured-gap",
             "budget": {"ram": 1000 * MiB, "vram": None}, "growth": {}}
-    real = {**row("as-reported", [], 15 * 2**30, scale="real", verdict="over-budget (expected)"),
+    real = {**row("as-reported", [], 15 * 2**30, scale="real", verdict="over-budget"),
             "budget_origin": "write-up", "budget": {"ram": 12_700_000_000, "vram": None}, "growth": {}}
     path, out = tmp_path / "r.json", tmp_path / "F.md"
     path.write_text(json.dumps({"version": 2, "results": [tiny, real, row("lora", ["lora"], 500 * MiB)]}))

@@ -1,9 +1,11 @@
-"""README figures come from committed reports and are checked against them here, so neither can drift alone.
+"""README's figures, and those of the docs/ pages its sections moved to, come from committed reports.
 
 Each checker recomputes one paragraph's figures from benchmarks/results/*.json (with
-benchmarks/report.py's own computations where it has them), asserts that README.md shows them and
-returns what it verified; tests/test_figure_sweep.py fails on any README figure no checker returned.
-When a report is re-measured, a failing checker's message is the text to put in the README.
+benchmarks/report.py's own computations where it has them), asserts that its document shows them and
+returns what it verified; tests/test_figure_sweep.py fails on any figure no checker returned.
+When a report is re-measured, a failing checker's message is the text to put in the document.
+The checkers keep the `readme_` names they had while their paragraphs were in README.md; DOC_CHECKERS
+says which document each reads.
 """
 
 import inspect
@@ -14,10 +16,13 @@ from pathlib import Path
 from doc_figures import ROOT, GiB, MiB, document, load, report, section, shows, words
 
 README = "README.md"
-
-
-def _readme(start: str, end: str | None = None) -> str:
-    return section(README, start, end)
+DECLARING = "docs/declaring.md"
+REAL_SCALE = "docs/real-scale.md"
+FIXES = "docs/fixes.md"
+MEASURING = "docs/measuring.md"
+BASELINES = "docs/baselines.md"
+BENCHMARKS = "docs/benchmarks.md"
+CI = "docs/ci.md"
 
 
 def _mib(nbytes: float) -> str:
@@ -25,7 +30,7 @@ def _mib(nbytes: float) -> str:
 
 
 def _case_name(case: str) -> str:
-    """A benchmark's case label ("s1 truncate") as the README writes it ("S1 truncated")."""
+    """A benchmark's case label ("s1 truncate") as the docs write it ("S1 truncated")."""
     scenario, label = case.split(" ", 1)
     return f"{scenario.upper()} " + {"as-reported": "as reported", "truncate": "truncated"}.get(label, label)
 
@@ -99,7 +104,7 @@ def test_the_quick_start_table_is_the_committed_tiny_run():
     readme_terminal_table()
 
 
-# -- Real scale on CPU ----------------------------------------------------------------------------------
+# -- docs/real-scale.md: real scale on CPU ------------------------------------------------------------
 
 def _json_of(part: dict) -> str:
     return re.search(r"--gpu-budget-json (\S+)", part["command"]).group(1)
@@ -133,7 +138,7 @@ def s5_search() -> dict:
 def readme_real_scale_run() -> list[str]:
     from benchmarks.report import counted_real_parts
 
-    text = _readme("## Real scale on CPU", "## Declaring")
+    text = section(REAL_SCALE, "# Real scale on CPU")
     peak, clip = real_s1_as_reported()
     parts = sorted(counted_real_parts(load("benchmarks/results/suite.json")), key=_scenario_of)
     each = ", ".join(f"{_scenario_of(p)} {p['wall_s'] / 60:.0f} min" for p in parts)
@@ -148,12 +153,12 @@ def test_the_real_scale_run_is_the_suite_report():
     readme_real_scale_run()
 
 
-# -- Declaring a memory-budget test: the write-ups' cards in GiB ----------------------------------------
+# -- docs/declaring.md: the write-ups' cards in GiB ---------------------------------------------------
 
 def readme_card_sizes() -> list[str]:
     from gpu_budget.units import parse_size
 
-    text = _readme("- A VRAM budget above the GPU's total memory", "- `origin=`")
+    text = section(DECLARING, "- A VRAM budget above the GPU's total memory", "- `origin=`")
     return shows(text, f'"24 GB" is {parse_size("24 GB") / GiB:.1f} GiB', f'"80 GB" {parse_size("80 GB") / GiB:.1f} GiB')
 
 
@@ -162,10 +167,10 @@ def test_the_cards_in_gib_are_the_units_conversion():
     readme_card_sizes()
 
 
-# -- Fix library and remediation -----------------------------------------------------------------------
+# -- docs/fixes.md: fix library and remediation -------------------------------------------------------
 
 def _close(text: str, nbytes: int) -> bool:
-    """A size as the README prints it (one decimal in MiB, two in GiB) against the report's bytes."""
+    """A size as docs/fixes.md prints it (one decimal in MiB, two in GiB) against the report's bytes."""
     number, unit = text.split()
     step = 0.05 * MiB if unit == "MiB" else 0.005 * GiB
     return abs(float(number) * {"MiB": MiB, "GiB": GiB}[unit] - nbytes) <= step
@@ -187,8 +192,8 @@ SCENARIO_CELL = {  # what the table says of each case, with the knobs its report
 
 def readme_remediation_table() -> list[str]:
     rep = load("benchmarks/results/remediation-tiny.report.json")
-    readme = document(README)
-    table = readme[readme.index("| scenario | budget | as reported | passing set found |"):].split("\n\n")[0]
+    doc = document(FIXES)
+    table = doc[doc.index("| scenario | budget | as reported | passing set found |"):].split("\n\n")[0]
     lines = table.splitlines()[2:]
     assert len(lines) == len(rep["results"])
     for line, row in zip(lines, rep["results"], strict=True):
@@ -225,16 +230,16 @@ def remediation_excerpt() -> str:
 
 def readme_remediation_example() -> list[str]:
     block = remediation_excerpt()
-    assert block in document(README), f"README's remediation example should show:\n{block}"
+    assert block in document(FIXES), f"{FIXES}'s remediation example should show:\n{block}"
     return [block]
 
 
 def test_the_remediation_example_is_the_committed_search():
-    """The printed search in the README is rendered from the committed report's rows, as the gate prints it."""
+    """The printed search in docs/fixes.md is rendered from the committed report's rows, as the gate prints it."""
     readme_remediation_example()
 
 
-# -- How it measures -------------------------------------------------------------------------------------
+# -- docs/measuring.md: how it measures ---------------------------------------------------------------
 
 def _isolation() -> dict:
     """Per case of benchmarks/results/isolation.json: median seconds per way and the runs behind them."""
@@ -251,7 +256,7 @@ def readme_isolation_step() -> list[str]:
     trivial = cases["trivial (one phase, a 4 MiB tensor)"]
     (fork, n_fork), (fresh, n_fresh) = trivial["forkserver"], trivial["fresh"]
     assert n_fork == n_fresh
-    return shows(_readme("## How it measures", "2. **Host RAM.**"),
+    return shows(section(MEASURING, "# How it measures", "2. **Host RAM.**"),
                  f"a trivial case took {fork:.2f} s in a forkserver child against {fresh:.2f} s in a fresh interpreter "
                  f"paying its own imports, medians of {n_fork} runs each; the forkserver's own start, its preload "
                  f"imported, took {iso['forkserver_start_s']:.1f} s, once per session")
@@ -273,7 +278,7 @@ def readme_process_tree() -> list[str]:
     polled = inspect.signature(ProcessTree.__init__).parameters["interval"].default
     sampler = inspect.signature(UssSampler.__init__).parameters["interval"].default
     t = totals["tree"]
-    return shows(_readme("3. **Host RAM of the process tree.**", "4. **GPU.**"),
+    return shows(section(MEASURING, "3. **Host RAM of the process tree.**", "4. **GPU.**"),
                  f"(+{(worst_rest['rest_hwm_sum'] - worst_rest['truth_at_rest']) / MiB:.0f} MiB at rest with "
                  f"{worst_rest['workers']} workers of a {tree['base_mib']} MiB parent)",
                  f"reads them every {_ms(polled)}",
@@ -292,7 +297,7 @@ def readme_command_tree() -> list[str]:
     from gpu_budget.tree import ProcessTree
 
     polled = inspect.signature(ProcessTree.__init__).parameters["interval"].default
-    return shows(_readme("## Gate your training script", "## Fix library and remediation"),
+    return shows(section(DECLARING, "## Gate your training script"),
                  f"read and reset every {_ms(polled)}")
 
 
@@ -304,7 +309,7 @@ def test_the_command_section_quotes_the_trees_poll_interval():
 def readme_nvml_interval() -> list[str]:
     from gpu_budget.nvml import SAMPLE_SECONDS
 
-    return shows(_readme("4. **GPU.**", "5. **Series.**"), f"sampled every {SAMPLE_SECONDS * 1000:.0f} ms")
+    return shows(section(MEASURING, "4. **GPU.**", "5. **Series.**"), f"sampled every {SAMPLE_SECONDS * 1000:.0f} ms")
 
 
 def test_the_nvml_interval_is_the_code():
@@ -312,14 +317,14 @@ def test_the_nvml_interval_is_the_code():
     readme_nvml_interval()
 
 
-# -- Baselines and tolerance ---------------------------------------------------------------------------
+# -- docs/baselines.md: baselines and tolerance -------------------------------------------------------
 
 def _tol(tol) -> str:
     return f"{tol.rel * 100:.1f} % + {tol.abs / MiB:.0f} MiB"
 
 
 def tiny_spread_table() -> str:
-    """The README's spread table: each steady configuration of the repeatability report."""
+    """docs/baselines.md's spread table: each steady configuration of the repeatability report."""
     from benchmarks.report import spreads
 
     rows = sorted((r for r in spreads(load("benchmarks/results/repeatability.json")) if r["malloc"] == "steady"),
@@ -333,7 +338,7 @@ def readme_tiny_tolerance() -> list[str]:
     from benchmarks.report import PREVIOUS_DEFAULT, detection_counts, spreads
     from gpu_budget.marks import DEFAULT_TOLERANCE as TOL
 
-    text = _readme("## Baselines and tolerance", "At real scale the spread")
+    text = section(BASELINES, "# Baselines and tolerance", "At real scale the spread")
     steady = [r for r in spreads(load("benchmarks/results/repeatability.json")) if r["malloc"] == "steady"]
     low = min(steady, key=lambda r: r["median"])
     allowed, plant = TOL.limit(low["median"]) - low["median"], 0.02 * low["median"]
@@ -368,12 +373,12 @@ def test_the_tiny_tolerance_is_the_repeatability_and_detection_reports():
 def readme_plugin_test() -> list[str]:
     source = (ROOT / "tests/test_plugin.py").read_text()
     divisor = int(re.search(r'"PLANT": str\(peak // (\d+)\)', source).group(1))
-    return shows(_readme("## Baselines and tolerance", "At real scale the spread"),
+    return shows(section(BASELINES, "# Baselines and tolerance", "At real scale the spread"),
                  f"`tests/test_plugin.py` also fails a planted +{100 / divisor:.0f} % through the whole plugin")
 
 
 def test_the_plugin_test_plants_what_the_readme_says():
-    """The planted regression of tests/test_plugin.py, as the README quotes it, is the test's own."""
+    """The planted regression of tests/test_plugin.py, as docs/baselines.md quotes it, is the test's own."""
     readme_plugin_test()
 
 
@@ -385,7 +390,7 @@ def readme_real_scale_spreads() -> list[str]:
     from benchmarks.report import MARGIN
     from gpu_budget.marks import default_tolerance
 
-    text = _readme("At real scale the spread", "### Why peaks repeat")
+    text = section(BASELINES, "At real scale the spread", "## Why peaks repeat")
     rep = load("benchmarks/results/repeatability.json")["real"]
     tol, ratios, shown = default_tolerance("real"), [], []
     for case in sorted({r["case"] for r in rep["runs"]}):
@@ -416,7 +421,7 @@ def _repeat_peaks(case: str, malloc: str = "steady") -> list[int]:
 def readme_allocator() -> list[str]:
     from gpu_budget.child import _STEADY_BYTES
 
-    para = _readme("### Why peaks repeat", "### Across machines")
+    para = section(BASELINES, "## Why peaks repeat", "## Across machines")
     system, steady = _repeat_peaks("s1 as-reported", "system"), _repeat_peaks("s1 as-reported")
     fell = 1 - _median(steady) / _median(system)
     fell_truncated = 1 - _median(_repeat_peaks("s1 truncate")) / _median(_repeat_peaks("s1 truncate", "system"))
@@ -433,14 +438,14 @@ def test_the_allocator_paragraph_is_the_repeatability_report():
     readme_allocator()
 
 
-# -- Across machines ------------------------------------------------------------------------------------
+# -- docs/baselines.md: across machines ---------------------------------------------------------------
 
 def readme_setups() -> list[str]:
     from benchmarks.report import _range, setup_gate_rows
 
     su = load("benchmarks/results/setups.json")
     rows = setup_gate_rows(su["gate"])
-    text = _readme("### Across machines", "**Re-recording the baselines.**")
+    text = section(BASELINES, "## Across machines", "## Re-recording the baselines")
     foreign = [n for n, r in rows.items() if "foreign" in r["policies"]]
     assert len(foreign) == 1
     native = su["gate"][foreign[0]]["rows"]
@@ -478,7 +483,7 @@ def test_the_setups_figures_are_the_setups_report():
     readme_setups()
 
 
-# -- Benchmarks ------------------------------------------------------------------------------------------
+# -- docs/benchmarks.md -------------------------------------------------------------------------------
 
 def readme_spikes() -> list[str]:
     from benchmarks.report import tool_totals
@@ -493,7 +498,7 @@ def readme_spikes() -> list[str]:
     assert worst > within and first["kind"] == "torch" and first["rep"] == 0  # one over-read, the process's first torch one
     psutil = totals["psutil"]
     interval = inspect.signature(PsutilSampler.__init__).parameters["interval"].default
-    return shows(_readme("- **Spikes**", "- **Overhead on an S1 step**"),
+    return shows(section(BENCHMARKS, "- **Spikes**", "- **Overhead on an S1 step**"),
                  f"({_slash(fid['rows'], 'mib')} MiB held {_slash(fid['rows'], 'ms')} ms, {_and(sorted({r['kind'] for r in fid['rows']}))}, "
                  f"{fid['reps']} each): the meter's error stayed within {within:.1f} MiB with "
                  f"{totals['meter']['missed'] or 'no'} misses (one {worst:+.1f} MiB over-read",
@@ -507,7 +512,7 @@ def test_the_spike_figures_are_the_fidelity_report():
 
 
 def overhead_sentence() -> str:
-    """README's overhead figures, as benchmarks/report.py computes them from the committed overhead.json."""
+    """docs/benchmarks.md's overhead figures, as benchmarks/report.py computes them from the committed overhead.json."""
     from benchmarks.report import _iv, _order, overhead_ratios
 
     ov = load("benchmarks/results/overhead.json")
@@ -532,7 +537,7 @@ def readme_overhead() -> list[str]:
     assert all(iv["low"] <= 1 <= iv["high"] for iv in intervals["real"].values())
     assert all(iv["low"] > 1 for iv in intervals["tiny"].values())
     assert min(intervals["tiny"], key=lambda t: intervals["tiny"][t]["geomean"]) == "meter"
-    return shows(_readme("## Benchmarks", "## Layout"), overhead_sentence(),
+    return shows(section(BENCHMARKS, "# Benchmarks"), overhead_sentence(),
                  "at real scale both do; the quiet tiny run shows every tool's cost, the meter's the smallest")
 
 
@@ -547,7 +552,7 @@ def readme_benchmarks_isolation() -> list[str]:
     for case, name in ISOLATION_CASES.items():
         (fork, n), (fresh, _) = cases[case]["forkserver"], cases[case]["fresh"]
         parts.append(f"{fork:.2f} s against {fresh:.2f} s for {name} ({n} runs)")
-    return shows(_readme("- **Isolation**", "- **Repeatability and detection**"),
+    return shows(section(BENCHMARKS, "- **Isolation**", "- **Repeatability and detection**"),
                  f"per case (medians), a forkserver child against a fresh interpreter: {', '.join(parts)}; the "
                  f"forkserver itself starts once per session ({iso['forkserver_start_s']:.1f} s, its preload imported)")
 
@@ -564,7 +569,7 @@ def readme_suite_time() -> list[str]:
     tiny = [p for p in su["parts"] if p["part"] == "tiny"]
     assert len(tiny) == 1
     real = counted_real_parts(su)
-    return shows(_readme("- **Suite time**", "## Layout"),
+    return shows(section(BENCHMARKS, "- **Suite time**"),
                  f"the tiny gate (`-n 2`) took {tiny[0]['wall_s'] / 60:.1f} min ({tiny[0]['summary'].split(' in ')[0]}; "
                  f"the machine's 1-minute load average {tiny[0]['load_average_start']:.1f} at its start). "
                  f"The real-scale CPU cases took {sum(p['wall_s'] for p in real) / 60:.0f} min")
@@ -575,7 +580,7 @@ def test_the_suite_time_is_the_suite_report():
     readme_suite_time()
 
 
-# -- Adding the gate to a repository ---------------------------------------------------------------------
+# -- docs/ci.md: adding the gate to a repository ------------------------------------------------------
 
 def readme_checkpoints() -> list[str]:
     from benchmarks.report import checkpoint_extrapolation
@@ -583,7 +588,7 @@ def readme_checkpoints() -> list[str]:
     built = sorted(checkpoint_extrapolation(load("benchmarks/results/checkpoint_build.json")), key=lambda r: r["scenario"])
     assert [r["scenario"] for r in built] == ["s3", "s4"]
     sizes = [f"{r['full_bytes'] / GiB:.1f}" for r in built]
-    return shows(_readme("## Adding the gate to a repository", "**Runner labels.**"),
+    return shows(section(CI, "# Adding the gate to a repository", "## Runner labels"),
                  f"(S3's and S4's real checkpoints: {_and(sizes)} GiB, "
                  "extrapolated in benchmarks/RESULTS.md section 9)")
 
@@ -598,7 +603,7 @@ def readme_plot() -> list[str]:
     row = next(r for r in rows if r.nodeid == "memtests/test_s3_qwen2_audio.py::test_as_reported::as-reported")
     over = next(p for p in row.phases.values() if p["ram_tree_peak"] > row.budget["ram"])
     assert over["step"] == 1  # "at the first optimizer step"
-    return shows(_readme("**Reading the summary.**"),
+    return shows(section(CI, "## Reading the summary"),
                  f"breaks its {row.budget['ram'] / GiB:g} GiB budget at the first optimizer step")
 
 
@@ -607,7 +612,13 @@ def test_the_plot_caption_is_the_committed_row():
     readme_plot()
 
 
-README_CHECKERS = (readme_terminal_table, readme_real_scale_run, readme_card_sizes, readme_remediation_table,
-                   readme_remediation_example, readme_isolation_step, readme_process_tree, readme_command_tree, readme_nvml_interval,
-                   readme_tiny_tolerance, readme_plugin_test, readme_real_scale_spreads, readme_allocator,
-                   readme_setups, readme_spikes, readme_overhead, readme_benchmarks_isolation, readme_suite_time, readme_checkpoints, readme_plot)
+README_CHECKERS = (readme_terminal_table,)
+DOC_CHECKERS = {  # the docs/ pages README's sections moved to, each with the checkers of its figures
+    DECLARING: (readme_card_sizes, readme_command_tree),
+    REAL_SCALE: (readme_real_scale_run,),
+    FIXES: (readme_remediation_table, readme_remediation_example),
+    MEASURING: (readme_isolation_step, readme_process_tree, readme_nvml_interval),
+    BASELINES: (readme_tiny_tolerance, readme_plugin_test, readme_real_scale_spreads, readme_allocator, readme_setups),
+    BENCHMARKS: (readme_spikes, readme_overhead, readme_benchmarks_isolation, readme_suite_time),
+    CI: (readme_checkpoints, readme_plot),
+}
