@@ -151,7 +151,7 @@ def _show(r: dict) -> str:
 
 
 def main() -> None:
-    from gpu_budget.marks import DEFAULT_TOLERANCE
+    from gpu_budget.declare.marks import DEFAULT_TOLERANCE
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clean", type=int, default=10, help="fresh sessions of the unchanged script")

@@ -4,7 +4,7 @@ For each configuration: a baseline from one fresh session (as a committed
 baseline comes from an earlier run), then `--rounds` fresh sessions, each
 measuring a clean child and children with a planted regression (a retained,
 touched allocation of 2, 5 and 10 % of the baseline peak), in rotated order.
-Every peak is judged by gpu_budget.compare.judge against the baseline under
+Every peak is judged by gpu_budget.judge.compare.judge against the baseline under
 the default tolerance; RESULTS.md also judges the same peaks under the
 previous default, for comparison.
 
@@ -23,7 +23,7 @@ DEFAULT_CASES = "s1 truncate,s5 as-reported"
 
 
 def main() -> None:
-    from gpu_budget.marks import DEFAULT_TOLERANCE
+    from gpu_budget.declare.marks import DEFAULT_TOLERANCE
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)

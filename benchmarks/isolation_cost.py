@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import ROOT, THREADS, gate_preload, write
-from gpu_budget import events
+from gpu_budget.isolate import events
 
 FRESH = "import json, sys; from gpu_budget import child; child.main(json.loads(sys.argv[1]), sys.argv[2])"
 
@@ -46,8 +46,8 @@ def _fresh(request: dict) -> int | None:
 
 
 def _in_process(job: dict, assets: Path) -> int | None:
-    from gpu_budget.meter import Meter
-    from gpu_budget.scenario import RunContext, resolve_ref
+    from gpu_budget.measure.meter import Meter
+    from gpu_budget.declare.scenario import RunContext, resolve_ref
 
     meter = Meter(use_cuda=False)
     resolve_ref(job["run"])(RunContext(job["scale"], job["params"], tuple(job["fixes"]), assets, "cpu", meter))
@@ -56,7 +56,7 @@ def _in_process(job: dict, assets: Path) -> int | None:
 
 
 def case(label: str, job: dict, assets: Path, reps: int, preload: tuple[str, ...]) -> dict:
-    from gpu_budget import isolate
+    from gpu_budget.isolate import forkserver as isolate
 
     request = {"mode": "measure", "scenario": job, "assets": str(assets), "threads": THREADS, "malloc": "steady"}
     ways = {"forkserver": lambda: isolate.measure(job, assets, 900, THREADS, preload).peaks["ram"],
@@ -86,8 +86,9 @@ def main() -> None:
     import torch
     from s1_wav2vec2.scenarios import AS_REPORTED
 
-    from gpu_budget import Scenario, isolate
-    from gpu_budget.child import steady_malloc
+    from gpu_budget import Scenario
+    from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.isolate.child import steady_malloc
 
     torch.set_num_threads(THREADS)
     steady_malloc()  # in-process runs get the children's allocator set-up too

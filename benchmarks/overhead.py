@@ -90,7 +90,7 @@ def train(tracker, target, ctx):  # TrainerMemoryTracker names its stage after i
 
 def run_under(ctx) -> dict:
     """In the measured child: S1's runner (params bench_target) under the tool named by params bench_tool."""
-    from gpu_budget.scenario import resolve_ref
+    from gpu_budget.declare.scenario import resolve_ref
 
     tool, target = ctx.params["bench_tool"], resolve_ref(ctx.params["bench_target"])
     if tool not in ("meter", "tensors"):  # only "meter" and "tensors" read the process tree: the others run without its thread
@@ -132,7 +132,7 @@ def measure(scale: str, reps: int, tools: tuple[str, ...] = TOOLS, save=None) ->
     """`reps` rotated repetitions of one run per tool; `save(result)` is called after each repetition."""
     from s1_wav2vec2.scenarios import S1
 
-    from gpu_budget import isolate
+    from gpu_budget.isolate import forkserver as isolate
 
     preload = gate_preload()
     assets = Path(tempfile.gettempdir()) / "gpu-budget-bench" / S1.asset_key(scale)
@@ -185,7 +185,7 @@ def interval(ratios: list[float]) -> dict:
 
 
 def tree_case(name: str, scenario, rounds: int) -> dict:
-    from gpu_budget import isolate
+    from gpu_budget.isolate import forkserver as isolate
 
     preload = gate_preload()
     assets = Path(tempfile.gettempdir()) / "gpu-budget-bench" / scenario.asset_key("tiny")

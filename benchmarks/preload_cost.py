@@ -33,7 +33,7 @@ VARIANTS = {"cuda-free": (), "with-peft": ("peft", "transformers.trainer")}
 
 def import_peft(ctx) -> dict:
     """A measured child: the imports the runners now do themselves, timed, with the RSS they add."""
-    from gpu_budget.meter import read_status
+    from gpu_budget.measure.meter import read_status
 
     before = read_status()["VmRSS"]
     with ctx.meter.phase("import"):
@@ -55,7 +55,8 @@ def cases() -> dict:
 
 def one_variant(variant: str, children: int, reps: int) -> dict:
     """In this process: a forkserver with the variant's preload, `children` import children, then the cases."""
-    from gpu_budget import Scenario, isolate
+    from gpu_budget import Scenario
+    from gpu_budget.isolate import forkserver as isolate
 
     preload = (*gate_preload(), *VARIANTS[variant])
     t0 = time.perf_counter()

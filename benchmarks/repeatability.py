@@ -14,7 +14,7 @@ this CPU machine: each session is a fresh `pytest --gpu-budget
 after another, serially, in an order rotated session by session, against a
 temporary copy of baselines/ (nothing recorded); the peaks come from its
 `--gpu-budget-json` report. Its widest relative spread sets the real-scale
-default tolerance (gpu_budget.marks.DEFAULT_TOLERANCE_BY_SCALE).
+default tolerance (gpu_budget.declare.marks.DEFAULT_TOLERANCE_BY_SCALE).
 
     python -m benchmarks.repeatability [--sessions 5]
     python -m benchmarks.repeatability --part real [--sessions 3]

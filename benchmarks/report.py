@@ -156,7 +156,7 @@ def tree_fidelity(fid: dict | None) -> list[str]:
              f"without spikes, persistent workers, minus main RSS + the workers' USS read while nothing moves."), "",
             "Methods, all read in the same runs:", "",
             ("- **the gate's tree figure** (`ram_tree`): the main process's VmHWM + the largest 10 ms window's sum of the "
-            "descendants' VmHWM less their shared pages (`plugin/gpu_budget/tree.py`: each descendant's VmHWM read and reset "
+            "descendants' VmHWM less their shared pages (`plugin/gpu_budget/measure/tree.py`: each descendant's VmHWM read and reset "
             "every 10 ms, each forked multiprocessing worker reporting its own last window as it exits, every live one read "
             "again at the phase end);"),
             ("- **sum of VmHWM**: the main process's VmHWM + each descendant's own VmHWM peak in the phase, nothing "
@@ -410,7 +410,7 @@ def isolation(iso: dict | None) -> list[str]:
     out += [_ran(iso), "",
             (f"The same case three ways, alternating (`benchmarks/isolation_cost.py`). The forkserver itself starts once "
             f"per session and imports the gate's preload ({', '.join(iso['preload'])}): "
-            f"{iso['forkserver_start_s']:.1f} s. The fresh interpreter runs the same child body (`gpu_budget.child.main`) "
+            f"{iso['forkserver_start_s']:.1f} s. The fresh interpreter runs the same child body (`gpu_budget.isolate.child.main`) "
             f"and pays its own imports. In-process runs skip isolation; their first run paid this process's imports."), ""]
     for case in iso["cases"]:
         fork = med(case["ways"]["forkserver"]["seconds"])
@@ -454,7 +454,7 @@ def spreads(rep: dict) -> list[dict]:
 
 
 def repeatability(rep: dict | None) -> list[str]:
-    from gpu_budget.marks import DEFAULT_TOLERANCE as TOL
+    from gpu_budget.declare.marks import DEFAULT_TOLERANCE as TOL
 
     out = ["## 4. Repeatability of the gated metric", ""]
     if rep is None:
@@ -484,8 +484,8 @@ MARGIN = 6  # the tolerance's rule at both scales: it allows at least this many 
 
 def real_repeatability(real: dict | None) -> list[str]:
     """The real-scale part: spreads over fresh pytest sessions, and the real-scale default tolerance they set."""
-    from gpu_budget.marks import DEFAULT_TOLERANCE as TINY
-    from gpu_budget.marks import default_tolerance
+    from gpu_budget.declare.marks import DEFAULT_TOLERANCE as TINY
+    from gpu_budget.declare.marks import default_tolerance
 
     out = ["### Real scale", ""]
     if real is None:
@@ -510,7 +510,7 @@ def real_repeatability(real: dict | None) -> list[str]:
                    f"({tiny_allowed / r['median']:.2%}) | {allowed / MIB:.1f} MiB ({allowed / r['median']:.2%}) | {ratio} |")
     widest = max(rows, key=lambda r: r["spread_rel"])
     out += ["", (f"**The real-scale default tolerance, rel {tol.rel:.1%} + {tol.abs / MIB:.0f} MiB** "
-                 f"(`gpu_budget.marks.DEFAULT_TOLERANCE_BY_SCALE`), rests on this table by the tiny default's rule, at "
+                 f"(`gpu_budget.declare.marks.DEFAULT_TOLERANCE_BY_SCALE`), rests on this table by the tiny default's rule, at "
                  f"least {MARGIN}x the spread: the widest relative spread is {widest['spread_rel']:.2%} "
                  f"({widest['spread'] / MIB:.1f} MiB, {widest['case']}), {MARGIN}x that {MARGIN * widest['spread_rel']:.2%}, "
                  f"rounded up to a half percent and no less than the tiny default's {TINY.rel:.1%}. With {real['sessions']} sessions a case's range under-reads its spread more than "
@@ -528,7 +528,7 @@ def tolerance_note(steady: list[dict], system: list[dict], tol) -> list[str]:
     low = min(steady, key=lambda r: r["median"])
     allowed_low = tol.limit(low["median"]) - low["median"]
     plant_low = 0.02 * low["median"]
-    note = [(f"**The default tolerance, rel {tol.rel:.1%} + {tol.abs / MIB:.0f} MiB** (`gpu_budget.marks.DEFAULT_TOLERANCE`), "
+    note = [(f"**The default tolerance, rel {tol.rel:.1%} + {tol.abs / MIB:.0f} MiB** (`gpu_budget.declare.marks.DEFAULT_TOLERANCE`), "
             f"rests on this table. The widest steady spread is {widest['spread'] / MIB:.1f} MiB ({widest['case']}), the "
             f"widest relative one {widest_rel['spread_rel']:.2%} ({widest_rel['case']}). At every size measured the "
             f"tolerance allows at least {(tol.limit(margin['median']) - margin['median']) / max(margin['spread'], 1):.0f}x "
@@ -550,10 +550,10 @@ def tolerance_note(steady: list[dict], system: list[dict], tol) -> list[str]:
 
 def detection_counts(det: dict, rel: float, abs_: int) -> dict:
     """(case, fraction) -> (flagged, runs, changes) judged by the gate's own judge under one tolerance."""
-    from gpu_budget.scenario import Tolerance
-    from gpu_budget.compare import judge
+    from gpu_budget.declare.scenario import Tolerance
+    from gpu_budget.judge.compare import judge
     from gpu_budget.results import NO_PEAKS, Measurement
-    from gpu_budget.scenario import Budget
+    from gpu_budget.declare.scenario import Budget
 
     tol, out = Tolerance(rel, abs_), defaultdict(lambda: [0, 0, []])
     for r in det["runs"]:
@@ -567,7 +567,7 @@ def detection_counts(det: dict, rel: float, abs_: int) -> dict:
 
 
 def detection(det: dict | None) -> list[str]:
-    from gpu_budget.marks import DEFAULT_TOLERANCE as TOL
+    from gpu_budget.declare.marks import DEFAULT_TOLERANCE as TOL
 
     out = ["## 5. Detection power at the default tolerance", ""]
     if det is None:
@@ -804,7 +804,7 @@ def setups_summary(su: dict, rows: dict, tol) -> list[str]:
 
 
 def setups(su: dict | None) -> list[str]:
-    from gpu_budget.marks import DEFAULT_TOLERANCE as TOL
+    from gpu_budget.declare.marks import DEFAULT_TOLERANCE as TOL
 
     out = ["## 7. Across setups: one host standing in for other machines", ""]
     if su is None:
@@ -928,7 +928,7 @@ def headline(data: dict) -> list[str]:
                    f"{steady['spread'] / MIB:.1f} MiB ({steady['spread_rel']:.2%}, {steady['case']}); under glibc's defaults "
                    + ", ".join(f"{r['case']} {r['spread'] / MIB:.1f} MiB ({r['spread_rel']:.1%})" for r in system) + ".")
         if rep.get("real"):
-            from gpu_budget.marks import default_tolerance
+            from gpu_budget.declare.marks import default_tolerance
 
             real, tol = spreads(rep["real"]), default_tolerance("real")
             out.append(f"- Repeatability at real scale over {rep['real']['sessions']} fresh pytest sessions: "
@@ -936,7 +936,7 @@ def headline(data: dict) -> list[str]:
                                    f"{r['median'] / 2**30:.2f} GiB)" for r in sorted(real, key=lambda r: r["case"]))
                        + f"; the real-scale default tolerance from them: rel {tol.rel:.1%} + {tol.abs / MIB:.0f} MiB.")
     if det:
-        from gpu_budget.marks import DEFAULT_TOLERANCE as TOL
+        from gpu_budget.declare.marks import DEFAULT_TOLERANCE as TOL
 
         counts = detection_counts(det, TOL.rel, TOL.abs)
         for case in det["baselines"]:

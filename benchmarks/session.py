@@ -43,7 +43,9 @@ def fresh_session(jobs: list[dict], python: str = sys.executable, env: dict | No
 
 
 def run(spec: dict) -> dict:
-    from gpu_budget import baselines, fingerprint, isolate
+    from gpu_budget.judge import baselines
+    from gpu_budget.judge import fingerprint
+    from gpu_budget.isolate import forkserver as isolate
 
     jobs, dispatch, threads = spec["jobs"], spec.get("dispatch", "avx2"), spec.get("threads", THREADS)
     preload, chosen, out = gate_preload(), scenarios(), []

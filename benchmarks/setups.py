@@ -80,7 +80,7 @@ def gate(name: str, python: str, env: dict, options: list[str]) -> dict:
 
 
 def committed_entry(module: str, test_id: str) -> tuple[dict, dict | None]:
-    from gpu_budget import baselines
+    from gpu_budget.judge import baselines
 
     folder = next(p for p in (ROOT / "baselines").iterdir() if p.name.startswith("cpu-"))
     data = baselines.load(folder / f"{module}.json")
@@ -90,10 +90,10 @@ def committed_entry(module: str, test_id: str) -> tuple[dict, dict | None]:
 
 def detection(name: str, python: str, env: dict, options: dict, rounds: int) -> dict:
     """`rounds` fresh sessions of clean and planted runs, judged against the committed baselines as the gate would."""
-    from gpu_budget.compare import Setup, judge
-    from gpu_budget.marks import DEFAULT_TOLERANCE
+    from gpu_budget.judge.compare import Setup, judge
+    from gpu_budget.declare.marks import DEFAULT_TOLERANCE
     from gpu_budget.results import NO_PEAKS, Measurement
-    from gpu_budget.scenario import Budget
+    from gpu_budget.declare.scenario import Budget
 
     entries = {case: committed_entry(*where) for case, where in CASES.items()}
     jobs = []
@@ -143,7 +143,7 @@ def main() -> None:
             results["detection"][name] = {"emulates": what, **ran, **detection(name, python, env, session_options, args.rounds)}
         base = subprocess.run(["git", "log", "-1", "--format=%h", "--", "baselines"], cwd=ROOT, capture_output=True,
                               text=True, check=False).stdout.strip()
-        write("setups", {"tolerance_note": "judged by gpu_budget.compare.judge at the default tolerance",
+        write("setups", {"tolerance_note": "judged by gpu_budget.judge.compare.judge at the default tolerance",
                          "baselines_commit": base or None, **results})
 
 

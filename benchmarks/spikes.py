@@ -81,7 +81,7 @@ class PsutilSampler:
 
 
 def _meter_tool():
-    from gpu_budget.meter import Meter, read_status
+    from gpu_budget.measure.meter import Meter, read_status
 
     meter = Meter(use_cuda=False)
 
@@ -134,7 +134,7 @@ def run(tool: str, reps: int) -> list[dict]:
     import numpy  # noqa: F401  imported before the first spike, as in a real run
     import torch  # noqa: F401
 
-    from gpu_budget.child import steady_malloc
+    from gpu_budget.isolate.child import steady_malloc
 
     steady = steady_malloc()
     seen = TOOLS[tool]()

@@ -19,7 +19,7 @@ import torch  # noqa: F401
 
 from benchmarks.common import MIB
 from benchmarks.spikes import SETTLE_S, plan, plant
-from gpu_budget.child import steady_malloc
+from gpu_budget.isolate.child import steady_malloc
 
 STEADY = steady_malloc()  # the same allocator set-up as the other tools' processes
 CASES = plan(int(os.environ.get("BENCH_SPIKE_REPS", "1")))

@@ -43,8 +43,8 @@ def capture() -> dict:
     import psutil
 
     from benchmarks.spikes import plant
-    from gpu_budget.child import steady_malloc
-    from gpu_budget.meter import Meter, read_status
+    from gpu_budget.isolate.child import steady_malloc
+    from gpu_budget.measure.meter import Meter, read_status
 
     steady_malloc()
     watcher = subprocess.Popen([sys.executable, "-c", WATCH, str(os.getpid())], stdout=subprocess.PIPE, text=True)

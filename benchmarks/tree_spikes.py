@@ -16,7 +16,7 @@ overlap would add up to less, and benchmarks/tree_sum.py measures that).
 
 Methods, all from the same runs:
   tree      the gate's figure: main VmHWM + the peak over 10 ms windows of the descendants' summed VmHWM less
-            their shared pages (gpu_budget.tree)
+            their shared pages (gpu_budget.measure.tree)
   hwm_sum   main VmHWM + the sum of each descendant's own VmHWM peak (the same reads, nothing subtracted)
   sampled   a thread sampling main RSS + each descendant's USS (smaps_rollup) every 10 ms, max over the phase
   main      the main process's VmHWM alone (what the gate saw before it read the tree)
@@ -62,7 +62,7 @@ def worker(conn, barrier, hold_s: float, once: bool) -> None:
     every block is resident, then the hold."""
     import numpy as np
 
-    from gpu_budget.child import steady_malloc
+    from gpu_budget.isolate.child import steady_malloc
 
     steady_malloc()
     conn.send("ready")
@@ -215,8 +215,8 @@ def one_case(meter, sampler, case: dict) -> dict:
 def run(reps: int, base_mib: int, **only) -> list[dict]:
     import numpy as np
 
-    from gpu_budget.child import steady_malloc
-    from gpu_budget.meter import Meter
+    from gpu_budget.isolate.child import steady_malloc
+    from gpu_budget.measure.meter import Meter
 
     steady_malloc()
     base = np.ones(base_mib * MIB, dtype=np.uint8)  # what the workers inherit (fork) or do not (spawn)

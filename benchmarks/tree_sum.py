@@ -90,7 +90,7 @@ def _row(case: str, mode: str, rep: int, facts: dict, ram: int, ram_tree: int, t
 def command_case(case: str, rep: int, tmp: Path) -> dict:
     """The case as a user's script, measured by the gate's command path in a forkserver child."""
     from gpu_budget import Scenario
-    from gpu_budget.isolate import measure
+    from gpu_budget.isolate.forkserver import measure
 
     out = tmp / f"{case}-{rep}.json"
     scenario = Scenario(name=f"tree-sum-{case}", command=[sys.executable, str(SCRIPT), case, str(out), str(rep)])
@@ -119,8 +119,8 @@ def meter_rows(reps: int, cases=CASES) -> list[dict]:
     """The meter mode, in this process (a fresh one: no forkserver or other child of its own in the tree)."""
     import torch
 
-    from gpu_budget.child import steady_malloc
-    from gpu_budget.meter import Meter
+    from gpu_budget.isolate.child import steady_malloc
+    from gpu_budget.measure.meter import Meter
 
     steady_malloc()  # as in a measured child
     torch.set_num_threads(THREADS)

@@ -15,7 +15,7 @@ nothing, so memory is flat (not falling) along clip_seconds there.
 import pytest
 from s1_wav2vec2.scenarios import AS_REPORTED
 
-from gpu_budget.explore import Envelope
+from gpu_budget.search.explore import Envelope
 
 FIXED = AS_REPORTED.with_fixes("truncate")
 # host RAM, where the step trains on the CPU; S1 has no VRAM figure, so on a CUDA host there is nothing to explore

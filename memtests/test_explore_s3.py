@@ -14,7 +14,7 @@ budget on purpose: the boundary is the finding.
 import pytest
 from s3_qwen2_audio.scenarios import TOKEN_ROWS
 
-from gpu_budget.explore import Envelope
+from gpu_budget.search.explore import Envelope
 
 # host RAM at tiny scale on a CPU host; the write-up's 24 GB card at real scale (GB: 10^9 bytes, below the card's
 # total memory as CUDA reports it); no figure for the tiny model on a GPU

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from gpu_budget import baselines
-from gpu_budget.baselines import BaselineError, hardware_key
+from gpu_budget.judge import baselines
+from gpu_budget.judge.baselines import BaselineError, hardware_key
 
 GOOD_ENTRY = {"peaks": {"ram": 123, "vram_allocated": None}, "phases": {"load": {"ram": 100}},
               "tolerance": {"rel": 0.02, "abs": 0}, "fingerprint": {}}

@@ -1,4 +1,4 @@
-"""Command scenarios: a user's script run unchanged under the gate (plugin/gpu_budget/command.py).
+"""Command scenarios: a user's script run unchanged under the gate (plugin/gpu_budget/isolate/command.py).
 
 Each test runs a real pytest session (pytester, in a subprocess) whose cases
 start real Python scripts; the orphan checks look for the scripts' processes
@@ -320,7 +320,7 @@ def test_the_hook_adds_little_to_each_python_process_it_runs_in(tmp_path):
     """Under the gate every Python process of a command imports the hook: a few modules, not the plugin."""
     import socket
 
-    from gpu_budget.command import HOOK_DIR
+    from gpu_budget.isolate.command import HOOK_DIR
 
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(tmp_path / "s"))
@@ -329,5 +329,5 @@ def test_the_hook_adds_little_to_each_python_process_it_runs_in(tmp_path):
     env = {**os.environ, "GPU_BUDGET_SOCKET": str(tmp_path / "s"), "PYTHONPATH": HOOK_DIR}
     hooked = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     count, names = hooked.split(" ", 1)
-    assert eval(names) == ["gpu_budget", "gpu_budget.autohook", "gpu_budget.script"]  # noqa: S307
+    assert eval(names) == ["gpu_budget", "gpu_budget.isolate", "gpu_budget.isolate.autohook", "gpu_budget.script"]  # noqa: S307
     assert int(count) - int(plain[0]) < 40, (count, plain[0])

@@ -21,7 +21,7 @@ def run() -> dict:
 
 
 def test_the_run_is_complete_and_judged_under_the_default_tolerance(run):
-    from gpu_budget.marks import DEFAULT_TOLERANCE
+    from gpu_budget.declare.marks import DEFAULT_TOLERANCE
 
     assert run["complete"]
     assert len(run["clean"]) == 10 and len(run["planted"]) == 10

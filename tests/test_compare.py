@@ -1,9 +1,9 @@
 """Verdicts: budget first, then baseline with tolerance, with expected failures and CI rules."""
 
-from gpu_budget.scenario import Tolerance
-from gpu_budget.compare import judge
+from gpu_budget.declare.scenario import Tolerance
+from gpu_budget.judge.compare import judge
 from gpu_budget.results import Measurement
-from gpu_budget.scenario import Budget
+from gpu_budget.declare.scenario import Budget
 
 MiB = 2**20
 TOL = Tolerance(rel=0.02, abs=16 * MiB)
@@ -75,7 +75,7 @@ def tbase(ram, tensor, **fp):
 
 
 def test_the_floor_difference_comes_off_host_ram_only():
-    from gpu_budget.compare import Setup
+    from gpu_budget.judge.compare import Setup
 
     setup = Setup.between({"floor": 400 * MiB}, {"floor": 388 * MiB})
     assert setup.floor_shift == -12 * MiB and setup.diffs == {}
@@ -84,7 +84,7 @@ def test_the_floor_difference_comes_off_host_ram_only():
 
 
 def test_a_foreign_setup_compares_the_exact_metric_alone():
-    from gpu_budget.compare import Setup
+    from gpu_budget.judge.compare import Setup
 
     setup = Setup.between({"malloc": "steady"}, {"malloc": "system"})
     assert setup.policy == "foreign"
@@ -95,7 +95,7 @@ def test_a_foreign_setup_compares_the_exact_metric_alone():
 
 
 def test_a_setup_difference_keeps_the_tests_tolerance_but_avx512_on_one_side_is_foreign():
-    from gpu_budget.compare import Setup
+    from gpu_budget.judge.compare import Setup
 
     own = Tolerance(rel=0.005, abs=4 * MiB)
     no_avx2 = Setup.between({"isa": "AVX2"}, {"isa": "DEFAULT"})

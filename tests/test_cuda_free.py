@@ -20,14 +20,14 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAP = Path(__file__).with_name("cuda_trap.py")
-PARENT_MODULES = ["gpu_budget", "gpu_budget.pytest_plugin", "gpu_budget.session", "gpu_budget.xdist",
-                  "gpu_budget.placement", "gpu_budget.fixture", "gpu_budget.remediate"]
+PARENT_MODULES = ["gpu_budget", "gpu_budget.pytest_plugin", "gpu_budget.session.session", "gpu_budget.session.xdist",
+                  "gpu_budget.isolate.placement", "gpu_budget.session.fixture", "gpu_budget.search.remediate"]
 
 
 def project_preload() -> list[str]:
     """The forkserver's preload as pyproject.toml declares it, plus what isolate.forkserver adds in front."""
     ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
-    return ["gpu_budget.child", "gpu_budget.meter", *ini["gpu_budget_preload"]]
+    return ["gpu_budget.isolate.child", "gpu_budget.measure.meter", *ini["gpu_budget_preload"]]
 
 
 def trapped_imports(tmp_path: Path, modules: list[str], then: str = "") -> tuple[list[dict], str]:

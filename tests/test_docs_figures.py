@@ -18,7 +18,7 @@ SUITE_TINY = "benchmarks/results/suite-tiny-all.report.json"
 
 def step_summary() -> str:
     """What the gate appends to $GITHUB_STEP_SUMMARY for the S3 rows of the committed tiny run."""
-    from gpu_budget.report import markdown
+    from gpu_budget.report.terminal import markdown
 
     rows, data = report(SUITE_TINY)
     return markdown([r for r in rows if r.nodeid.startswith("memtests/test_s3_qwen2_audio.py::")], data["hardware"])
@@ -88,7 +88,7 @@ def process_tree_mechanics() -> list[str]:
     """The poll interval, the shared-page re-read rules: the plugin's own defaults."""
     import inspect
 
-    from gpu_budget.tree import RESHARE_BYTES, ProcessTree
+    from gpu_budget.measure.tree import RESHARE_BYTES, ProcessTree
 
     params = inspect.signature(ProcessTree.__init__).parameters
     interval, shared_every = params["interval"].default, params["shared_every"].default

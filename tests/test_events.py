@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpu_budget import events
+from gpu_budget.isolate import events
 
 EVERY = [
     events.Started(12, False, "vmhwm", "vmhwm+peak-of-summed-descendants", True, command=True),

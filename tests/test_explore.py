@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from gpu_budget.boundary import largest_fitting
-from gpu_budget.explore import Envelope, explore
+from gpu_budget.search.boundary import largest_fitting
+from gpu_budget.search.explore import Envelope, explore
 
 pytest_plugins = ["pytester"]
 
@@ -32,7 +32,7 @@ import json
 from pathlib import Path
 
 from gpu_budget import Scenario
-from gpu_budget.explore import Envelope
+from gpu_budget.search.explore import Envelope
 
 PLANTED = Scenario(name="planted", run="runner:planted", params={"batch": 1, "pad": 0})
 ENVELOPE = Envelope({"batch": (1, 16), "pad": (0, 3)})
@@ -144,7 +144,7 @@ def test_a_growing_overhead_is_fitted_from_two_real_runs():
 
 TWO_EXPLORATIONS = '''
 from gpu_budget import Scenario
-from gpu_budget.explore import Envelope
+from gpu_budget.search.explore import Envelope
 
 PLANTED = Scenario(name="planted", run="runner:planted", params={"batch": 1, "pad": 0})
 ENVELOPE = Envelope({"batch": (1, 8), "pad": (0, 1)})

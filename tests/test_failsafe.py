@@ -168,7 +168,7 @@ def test_collect_only_is_not_a_gate_that_measured_nothing(project):
 
 
 def _findings(**over):
-    from gpu_budget import failsafe
+    from gpu_budget.judge import failsafe
 
     args = {"selected": 2, "rows": [], "probes": 0, "require_gpu": False, "ci": False, "update": False,
             "baselines": Path("/nonexistent"), "hardware": {"key": "cpu-x86_64"}, "device": lambda: {"cuda": False}}

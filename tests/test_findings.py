@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from gpu_budget.findings import fix_verdict, main, pairs, split_lines
+from gpu_budget.report.findings import fix_verdict, main, pairs, split_lines
 from gpu_budget.results import Result
 
 MiB = 2**20
@@ -202,7 +202,7 @@ def test_findings_md_is_generated_from_the_committed_reports(tmp_path, monkeypat
     import re
     from pathlib import Path
 
-    from gpu_budget import findings
+    from gpu_budget.report import findings
 
     root = Path(__file__).resolve().parents[1]
     committed = (root / "FINDINGS.md").read_text()

@@ -4,8 +4,9 @@ import os
 
 import pytest
 
-from gpu_budget import dispatch, fingerprint
-from gpu_budget.fingerprint import POLICY, differences, package_change, worst_policy
+from gpu_budget.isolate import dispatch
+from gpu_budget.judge import fingerprint
+from gpu_budget.judge.fingerprint import POLICY, differences, package_change, worst_policy
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -88,7 +89,7 @@ def test_dispatch_pin_caps_x86_at_avx2_and_leaves_what_the_environment_sets():
 
 
 def test_pin_reaches_the_children_and_not_this_process():
-    from gpu_budget import isolate
+    from gpu_budget.isolate import forkserver as isolate
 
     before = dict(os.environ)
     device = isolate.probe(preload=())

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_budget.fit import least_squares
+from gpu_budget.measure.fit import least_squares
 
 
 @given(st.floats(-1e6, 1e6), st.floats(-1e9, 1e9), st.lists(st.integers(0, 10**6), min_size=2, max_size=20, unique=True))

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget import Fix, FixError, Scenario, fixes
+from gpu_budget import Fix, FixError, Scenario
+from gpu_budget.declare import fixes
 
 MEMTESTS = Path(__file__).resolve().parent.parent / "memtests"
 CASE_STUDIES = sorted(p.name for p in MEMTESTS.iterdir() if (p / "scenarios.py").is_file())
@@ -28,7 +29,7 @@ def test_every_builtin_fix_declares_stage_cost_and_write_up():
 
 def test_the_core_library_is_generic_and_each_case_study_registers_its_own():
     """Importing the plugin registers the generic fixes only; a case study's folder registers its own on import."""
-    code = ("import gpu_budget.fixes as f; print(sorted(x.name for x in f.registered()) == sorted(f.BUILTIN)); "
+    code = ("import gpu_budget.declare.fixes as f; print(sorted(x.name for x in f.registered()) == sorted(f.BUILTIN)); "
             "import sys; sys.path.insert(0, sys.argv[1]); import s4_wrap_order.scenarios; print(f.get('no_wrap').stage)")
     done = subprocess.run([sys.executable, "-c", code, str(MEMTESTS)], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "model"]
@@ -120,7 +121,7 @@ def test_requirements_checked_without_importing(monkeypatch):
 
 
 def test_importing_the_library_does_not_import_torch():
-    code = "import sys, gpu_budget, gpu_budget.fixes; print('torch' in sys.modules)"
+    code = "import sys, gpu_budget, gpu_budget.declare.fixes; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpu_budget.marks import expectation_problem, gpu_budget
+from gpu_budget.declare.marks import expectation_problem, gpu_budget
 from gpu_budget.units import parse_size
 
 GiB = 2**30

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpu_budget.meter import Meter, can_reset_hwm, growth_per_step, summarize
+from gpu_budget.measure.meter import Meter, can_reset_hwm, growth_per_step, summarize
 
 MiB = 2**20
 
@@ -62,7 +62,7 @@ def test_summary_series_and_step_peaks():
 
 
 def test_the_tree_figure_says_how_far_it_can_be_off():
-    from gpu_budget.meter import tree_bound
+    from gpu_budget.measure.meter import tree_bound
 
     def phase(exited, reported, unread=0, gap=0.01):
         return {"name": "p", "step": None, "ram_peak": 1, "tree": {"exited": exited, "reported": reported,

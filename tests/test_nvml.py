@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpu_budget import nvml
+from gpu_budget.measure import nvml
 
 GiB = 2**30
 

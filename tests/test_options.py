@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget import options
-from gpu_budget.explore import DEFAULT_EXAMPLES
-from gpu_budget.isolate import DEFAULT_PRELOAD
-from gpu_budget.options import BY_NAME, OPTIONS, Options
+from gpu_budget.session import options
+from gpu_budget.search.explore import DEFAULT_EXAMPLES
+from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
+from gpu_budget.session.options import BY_NAME, OPTIONS, Options
 
 
 def read(pytester, *args, ini: str = ""):

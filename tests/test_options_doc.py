@@ -2,7 +2,7 @@
 
 from doc_figures import ROOT
 
-from gpu_budget import options
+from gpu_budget.session import options
 
 
 def test_the_options_doc_is_the_render_of_the_definitions():

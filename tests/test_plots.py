@@ -7,7 +7,7 @@ import sys
 import matplotlib.image  # imported before pytester snapshots sys.modules: numpy loads once per process
 import pytest
 
-from gpu_budget import plots
+from gpu_budget.report import plots
 from gpu_budget.results import Result
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -141,7 +141,7 @@ def test_a_row_without_phases_is_refused(tmp_path):
 
 
 def test_importing_the_plugin_imports_no_matplotlib():
-    code = ("import sys, gpu_budget.pytest_plugin, gpu_budget.session, gpu_budget.xdist, gpu_budget.report; "
+    code = ("import sys, gpu_budget.pytest_plugin, gpu_budget.session.session, gpu_budget.session.xdist, gpu_budget.report.terminal; "
             "bad = [m for m in ('matplotlib', 'torch', 'hypothesis') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
 

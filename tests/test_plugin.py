@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from gpu_budget.marks import DEFAULT_TOLERANCE
+from gpu_budget.declare.marks import DEFAULT_TOLERANCE
 
 MiB = 2**20
 
@@ -245,7 +245,7 @@ def test_step_summary_markdown(project):
 
 
 def test_importing_the_plugin_imports_no_torch():
-    code = ("import sys, gpu_budget, gpu_budget.pytest_plugin, gpu_budget.session; "
+    code = ("import sys, gpu_budget, gpu_budget.pytest_plugin, gpu_budget.session.session; "
             "bad = [m for m in ('torch', 'transformers', 'hypothesis', 'peft') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -75,10 +75,10 @@ class _Terminal:
 
 def terminal_excerpt() -> str:
     """What the gate prints for the EXCERPT rows of the committed tiny run: its hardware and setup lines, the table."""
-    from gpu_budget import outputs
-    from gpu_budget.options import Options
-    from gpu_budget.report import terminal_table
-    from gpu_budget.session_data import SessionData
+    from gpu_budget.session import outputs
+    from gpu_budget.session.options import Options
+    from gpu_budget.report.terminal import terminal_table
+    from gpu_budget.session.data import SessionData
 
     rows, data = report(SUITE_TINY)
     rows = [r for r in rows if r.nodeid in EXCERPT]
@@ -118,7 +118,7 @@ def _scenario_of(part: dict) -> str:
 def real_s1_as_reported() -> tuple[int, int]:
     """S1 as reported at real scale, from the real suite's S1 report: its gated peak and its clip length."""
     from benchmarks.report import counted_real_parts
-    from gpu_budget.meter import ram_gated
+    from gpu_budget.measure.meter import ram_gated
 
     part = next(p for p in counted_real_parts(load("benchmarks/results/suite.json")) if _scenario_of(p) == "S1")
     rows, _ = report(_json_of(part))
@@ -221,8 +221,8 @@ REMEDIATION_EXAMPLE = ("memtests/test_s1_wav2vec2.py::test_as_reported::as-repor
 
 
 def remediation_excerpt() -> str:
-    """What the gate prints of the REMEDIATION_EXAMPLE cases' searches (gpu_budget.report.remediation_lines)."""
-    from gpu_budget.report import remediation_lines
+    """What the gate prints of the REMEDIATION_EXAMPLE cases' searches (gpu_budget.report.terminal.remediation_lines)."""
+    from gpu_budget.report.terminal import remediation_lines
 
     rows, _ = report("benchmarks/results/remediation-tiny.report.json")
     return "\n".join(remediation_lines([r for r in rows if r.nodeid in REMEDIATION_EXAMPLE]))
@@ -270,7 +270,7 @@ def test_the_isolation_step_is_the_isolation_report():
 def readme_process_tree() -> list[str]:
     from benchmarks.report import tree_totals
     from benchmarks.tree_spikes import UssSampler
-    from gpu_budget.tree import ProcessTree
+    from gpu_budget.measure.tree import ProcessTree
 
     tree = load("benchmarks/results/fidelity.json")["tree"]
     totals, rows = tree_totals(tree), tree["rows"]
@@ -294,7 +294,7 @@ def test_the_process_tree_paragraph_is_the_fidelity_report():
 
 
 def readme_command_tree() -> list[str]:
-    from gpu_budget.tree import ProcessTree
+    from gpu_budget.measure.tree import ProcessTree
 
     polled = inspect.signature(ProcessTree.__init__).parameters["interval"].default
     return shows(section(DECLARING, "## Gate your training script"),
@@ -307,7 +307,7 @@ def test_the_command_section_quotes_the_trees_poll_interval():
 
 
 def readme_nvml_interval() -> list[str]:
-    from gpu_budget.nvml import SAMPLE_SECONDS
+    from gpu_budget.measure.nvml import SAMPLE_SECONDS
 
     return shows(section(MEASURING, "4. **GPU.**", "5. **Series.**"), f"sampled every {SAMPLE_SECONDS * 1000:.0f} ms")
 
@@ -336,7 +336,7 @@ def tiny_spread_table() -> str:
 
 def readme_tiny_tolerance() -> list[str]:
     from benchmarks.report import PREVIOUS_DEFAULT, detection_counts, spreads
-    from gpu_budget.marks import DEFAULT_TOLERANCE as TOL
+    from gpu_budget.declare.marks import DEFAULT_TOLERANCE as TOL
 
     text = section(BASELINES, "# Baselines and tolerance", "At real scale the spread")
     steady = [r for r in spreads(load("benchmarks/results/repeatability.json")) if r["malloc"] == "steady"]
@@ -388,7 +388,7 @@ def _median(xs: list[int]) -> float:
 
 def readme_real_scale_spreads() -> list[str]:
     from benchmarks.report import MARGIN
-    from gpu_budget.marks import default_tolerance
+    from gpu_budget.declare.marks import default_tolerance
 
     text = section(BASELINES, "At real scale the spread", "## Why peaks repeat")
     rep = load("benchmarks/results/repeatability.json")["real"]
@@ -419,7 +419,7 @@ def _repeat_peaks(case: str, malloc: str = "steady") -> list[int]:
 
 
 def readme_allocator() -> list[str]:
-    from gpu_budget.child import _STEADY_BYTES
+    from gpu_budget.isolate.child import _STEADY_BYTES
 
     para = section(BASELINES, "## Why peaks repeat", "## Across machines")
     system, steady = _repeat_peaks("s1 as-reported", "system"), _repeat_peaks("s1 as-reported")

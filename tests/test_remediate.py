@@ -7,7 +7,9 @@ from itertools import combinations
 
 import pytest
 
-from gpu_budget import Fix, Scenario, fixes, remediate
+from gpu_budget import Fix, Scenario
+from gpu_budget.declare import fixes
+from gpu_budget.search import remediate
 
 MiB = 2**20
 BASE = 1000
@@ -124,12 +126,12 @@ def test_walk_is_in_cost_order_and_complete():
 
 
 def test_importing_the_search_does_not_import_torch():
-    code = "import sys, gpu_budget.remediate, gpu_budget.session; print('torch' in sys.modules)"
+    code = "import sys, gpu_budget.search.remediate, gpu_budget.session.session; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
 
 
 def test_a_measured_candidate_is_judged_against_the_budget_alone():
-    from gpu_budget.marks import gpu_budget as mark
+    from gpu_budget.declare.marks import gpu_budget as mark
     from gpu_budget.results import Measurement
 
     budget = mark(ram="100 MiB").budget
@@ -176,7 +178,8 @@ def shrinkable(ctx):
 '''
 
 TESTS = '''
-from gpu_budget import Fix, fixes
+from gpu_budget import Fix
+from gpu_budget.declare import fixes
 
 FIXES = [fixes.register(f) for f in (
     Fix("e2e_noop", "runtime", "does nothing"),

@@ -1,6 +1,6 @@
 """The table's change column and the setup lines say what was compared, in the table's own words."""
 
-from gpu_budget import report
+from gpu_budget.report import terminal as report
 from gpu_budget.results import Measurement, Result
 
 MiB = 2**20

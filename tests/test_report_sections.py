@@ -3,7 +3,7 @@ and a "gpu-budget" section on every test that measured a case (pytest -rA shows 
 
 import xml.etree.ElementTree as ET
 
-from gpu_budget import report
+from gpu_budget.report import terminal as report
 from gpu_budget.results import Measurement, Result
 
 MiB = 2**20

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.explore import Envelope, Exploration, explore
+from gpu_budget.search.explore import Envelope, Exploration, explore
 from gpu_budget.results import NO_PEAKS, Measurement, Result
-from gpu_budget.session_data import SessionData
+from gpu_budget.session.data import SessionData
 
 REPORTS = sorted((Path(__file__).parent.parent / "benchmarks" / "results").glob("*.report.json"))
 

@@ -3,7 +3,7 @@
 import pytest
 
 from gpu_budget import Scenario
-from gpu_budget.scenario import PrepareParams
+from gpu_budget.declare.scenario import PrepareParams
 
 
 def scenario(**params):

@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpu_budget.tensors import TensorPeak
+from gpu_budget.measure.tensors import TensorPeak
 
 MB = 10**6
 

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from gpu_budget import tree
-from gpu_budget.meter import Meter, can_reset_hwm
+from gpu_budget.measure import tree
+from gpu_budget.measure.meter import Meter, can_reset_hwm
 
 MiB = 2**20
 SLACK = 12 * MiB  # a child's own pages written after fork (its stack, allocator arenas, refcounts, a GC pass)
@@ -166,7 +166,7 @@ def test_phases_reset_live_descendants(meter):
 def test_no_descendants_is_the_main_process(tmp_path):
     script = tmp_path / "alone.py"
     script.write_text(textwrap.dedent('''
-        from gpu_budget.meter import Meter
+        from gpu_budget.measure.meter import Meter
         meter = Meter(use_cuda=False)
         with meter.phase("alone"):
             spike = b"\\x01" * (32 << 20)
@@ -184,8 +184,8 @@ def test_an_orphaned_helper_stays_in_a_subreapers_tree(tmp_path):
     script = tmp_path / "orphan.py"
     script.write_text(textwrap.dedent('''
         import os, sys, time
-        from gpu_budget import tree
-        from gpu_budget.meter import Meter
+        from gpu_budget.measure import tree
+        from gpu_budget.measure.meter import Meter
         assert tree.become_subreaper()
         meter = Meter(use_cuda=False)
         meter.start("phase")

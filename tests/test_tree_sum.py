@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from gpu_budget import tree
-from gpu_budget.meter import Meter, can_reset_hwm
+from gpu_budget.measure import tree
+from gpu_budget.measure.meter import Meter, can_reset_hwm
 
 MiB = 2**20
 INTERPRETER = 40 * MiB  # a fresh Python's own pages besides its block (as tests/test_tree.py allows an exec'd child)

@@ -11,18 +11,18 @@ import os
 
 import pytest
 
-from gpu_budget.placement import place, visible_gpus, worker_index
+from gpu_budget.isolate.placement import place, visible_gpus, worker_index
 
 PLANTED = '''
 import os
 
-import gpu_budget.meter
+import gpu_budget.measure.meter
 
 
 def planted(ctx):
     """Reports ctx.params["peaks"] (MiB, one per phase) as the phase peaks: the same numbers in every run."""
     peaks = iter(ctx.params["peaks"])
-    gpu_budget.meter.read_status = lambda path=None: {"VmHWM": next(peaks) << 20, "RssAnon": 0, "RssFile": 0}
+    gpu_budget.measure.meter.read_status = lambda path=None: {"VmHWM": next(peaks) << 20, "RssAnon": 0, "RssFile": 0}
     with ctx.meter.phase("load"):
         pass
     for step in range(1, len(ctx.params["peaks"])):
@@ -36,9 +36,9 @@ def planted(ctx):
 CONFTEST = '''
 import os
 
-import gpu_budget.baselines
+import gpu_budget.judge.baselines
 
-_store = gpu_budget.baselines.store
+_store = gpu_budget.judge.baselines.store
 
 
 def store(path, *args, **kwargs):
@@ -47,7 +47,7 @@ def store(path, *args, **kwargs):
     return _store(path, *args, **kwargs)
 
 
-gpu_budget.baselines.store = store
+gpu_budget.judge.baselines.store = store
 '''
 
 TESTS = '''

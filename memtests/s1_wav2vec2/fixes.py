@@ -1,10 +1,11 @@
 """S1's own fixes: what only a wav2vec2 audio classifier, or S1's in-memory dataset, can take.
 
 Registered on import (scenarios.py lists them in its Scenarios' `supports`); the
-generic ones (truncate, lora, gradient_checkpointing, ...) are gpu_budget.fixes'.
+generic ones (truncate, lora, gradient_checkpointing, ...) are gpu_budget.declare.fixes'.
 """
 
-from gpu_budget import Fix, fixes
+from gpu_budget import Fix
+from gpu_budget.declare import fixes
 
 FREEZE_FEATURE_ENCODER = fixes.register(Fix(
     "freeze_feature_encoder", "model", "freeze wav2vec2's conv feature encoder: no gradients or kept activations "

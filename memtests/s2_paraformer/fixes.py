@@ -1,6 +1,7 @@
 """S2's own fixes: how its dynamic batches are made. Registered on import; scenarios.py lists them."""
 
-from gpu_budget import Fix, fixes
+from gpu_budget import Fix
+from gpu_budget.declare import fixes
 
 MAX_DURATION = fixes.register(Fix(
     "max_duration", "data", "split clips longer than params['max_seconds'] into pieces (tokens shared out in "

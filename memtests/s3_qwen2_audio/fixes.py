@@ -1,6 +1,7 @@
 """S3's own fixes: how the rows of a resized vocabulary train. Registered on import; scenarios.py lists them."""
 
-from gpu_budget import Fix, fixes
+from gpu_budget import Fix
+from gpu_budget.declare import fixes
 
 MODULES_TO_SAVE = fixes.register(Fix(
     "modules_to_save", "model", "train the resized embed_tokens and lm_head in full (LLaMA-Factory's choice after "

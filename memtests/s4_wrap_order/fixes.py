@@ -1,6 +1,7 @@
 """S4's own fixes: the order a wrapper module and PEFT meet the model in. Registered on import; scenarios.py lists them."""
 
-from gpu_budget import Fix, fixes
+from gpu_budget import Fix
+from gpu_budget.declare import fixes
 
 PEFT_BEFORE_WRAP = fixes.register(Fix(
     "peft_before_wrap", "model", "prepare_model_for_kbit_training / get_peft_model on the real model, then wrap it",

@@ -1,6 +1,7 @@
 """S5's own fixes: the write-up's weight-side remedies for its conv net. Registered on import; scenarios.py lists them."""
 
-from gpu_budget import Fix, fixes
+from gpu_budget import Fix
+from gpu_budget.declare import fixes
 
 QUANTIZATION = fixes.register(Fix(
     "quantization", "model", "hidden Linear layers to bitsandbytes int8 (frozen)", cost="accuracy-risk",

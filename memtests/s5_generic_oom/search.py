@@ -4,7 +4,7 @@ S5's write-up picks "32 -> 16" by hand; this finds the edge with a few
 measured runs instead. Peak memory is assumed to grow with the batch size
 (true of activations), so the fitting sizes form a prefix of [lo, hi]. With
 no prediction to start from, the search starts in the middle of the range:
-gpu_budget.boundary gallops from there and bisects the bracket, at most 9
+gpu_budget.search.boundary gallops from there and bisects the bracket, at most 9
 runs for the 33 sizes of 8..40, 2 when the edge is the middle size.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpu_budget.boundary import largest_fitting
+from gpu_budget.search.boundary import largest_fitting
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
 Public names only; importing this package never imports torch or transformers.
 What the `gpu_budget` fixture returns: `Result` (measure) and `Measurement` (peak). The fix
-library is `gpu_budget.fixes` (register, get, registered); the remediation search is
-`gpu_budget.remediate.search`. A runner's own Hugging Face Trainer gets its steps and
+library is `gpu_budget.declare.fixes` (register, get, registered); the remediation search is
+`gpu_budget.search.remediate.search`. A runner's own Hugging Face Trainer gets its steps and
 evaluations metered by `meter_callback(ctx.meter)`. A user's own script, gated as a command
 (`Scenario(command=[...])`), marks phases with `phase("name")` and steps with `step()`: no-ops
 that import nothing when the script runs outside the gate.
@@ -20,9 +20,9 @@ import importlib
 TYPE_CHECKING = False  # typing's own flag, without importing typing here
 
 _WHERE = {
-    "Budget": "scenario", "Scenario": "scenario", "Fix": "fixes", "FixError": "fixes",
+    "Budget": "declare.scenario", "Scenario": "declare.scenario", "Fix": "declare.fixes", "FixError": "declare.fixes",
     "Measurement": "results", "Result": "results", "MissingDependency": "requires", "optional_import": "requires",
-    "SizeError": "units", "format_size": "units", "parse_size": "units", "meter_callback": "hf_trainer",
+    "SizeError": "units", "format_size": "units", "parse_size": "units", "meter_callback": "measure.hf_trainer",
     "phase": "script", "step": "script",
 }
 __all__ = sorted(_WHERE)
@@ -40,11 +40,11 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-if TYPE_CHECKING:
-    from gpu_budget.fixes import Fix, FixError
-    from gpu_budget.hf_trainer import meter_callback
-    from gpu_budget.requires import MissingDependency, optional_import
-    from gpu_budget.results import Measurement, Result
-    from gpu_budget.scenario import Budget, Scenario
-    from gpu_budget.script import phase, step
-    from gpu_budget.units import SizeError, format_size, parse_size
+if TYPE_CHECKING:  # noqa: SIM108  for type checkers and IDEs; at run time __getattr__ imports on first use
+    from gpu_budget.declare.fixes import Fix, FixError  # noqa: F401
+    from gpu_budget.measure.hf_trainer import meter_callback  # noqa: F401
+    from gpu_budget.requires import MissingDependency, optional_import  # noqa: F401
+    from gpu_budget.results import Measurement, Result  # noqa: F401
+    from gpu_budget.declare.scenario import Budget, Scenario  # noqa: F401
+    from gpu_budget.script import phase, step  # noqa: F401
+    from gpu_budget.units import SizeError, format_size, parse_size  # noqa: F401

@@ -13,11 +13,11 @@ def main() -> int:
               file=sys.stderr)
         return 2
     if sys.argv[1] == "baselines":
-        from gpu_budget.baselines import main as baselines
+        from gpu_budget.judge.baselines import main as baselines
 
         return baselines(sys.argv[2:])
     if sys.argv[1] == "options":
-        from gpu_budget.options import document
+        from gpu_budget.session.options import document
 
         sys.stdout.write(document())
         return 0
@@ -25,7 +25,7 @@ def main() -> int:
         from gpu_budget.estimate.cli import main as estimate
 
         return estimate(sys.argv[2:])
-    from gpu_budget.findings import main as findings
+    from gpu_budget.report.findings import main as findings
 
     return findings(sys.argv[2:])
 

@@ -8,24 +8,24 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_budget.marks import marker_help
+from gpu_budget.declare.marks import marker_help
 
 _KEY = pytest.StashKey["object"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from gpu_budget.options import register
+    from gpu_budget.session.options import register
 
     register(parser)  # each option's flag and ini value, from the one list of definitions (options.OPTIONS)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", marker_help())
-    from gpu_budget.session import BudgetSession
+    from gpu_budget.session.session import BudgetSession
 
     config.stash[_KEY] = BudgetSession(config)
     if config.pluginmanager.hasplugin("xdist"):
-        from gpu_budget.xdist import XdistBudget
+        from gpu_budget.session.xdist import XdistBudget
 
         config.pluginmanager.register(XdistBudget(config.stash[_KEY]), "gpu-budget-xdist")
 
@@ -48,7 +48,7 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def gpu_budget(request: pytest.FixtureRequest):
     """Measure scenarios of this test: `gpu_budget.measure(scenario, label=None, expect=None)`."""
-    from gpu_budget.fixture import BudgetRun
+    from gpu_budget.session.fixture import BudgetRun
 
     return BudgetRun(request.config.stash[_KEY], request.node)
 

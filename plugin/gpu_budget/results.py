@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from gpu_budget.meter import PEAK_KEYS, ram_gated
+from gpu_budget.measure.meter import PEAK_KEYS, ram_gated
 
 NO_PEAKS: Mapping[str, int | None] = dict.fromkeys(PEAK_KEYS)
 

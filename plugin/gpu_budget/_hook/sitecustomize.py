@@ -1,7 +1,7 @@
 """Runs as every Python process of a command the gate measures starts: the gate puts this folder first on the
 command's PYTHONPATH and sets GPU_BUDGET_SOCKET (command.py). Elsewhere it is never on a path.
 
-It installs the gate's hooks (gpu_budget.autohook), then runs the sitecustomize
+It installs the gate's hooks (gpu_budget.isolate.autohook), then runs the sitecustomize
 this one shadows, if the interpreter has one further down its path.
 """
 
@@ -13,10 +13,10 @@ def _install() -> None:
     if not os.environ.get("GPU_BUDGET_SOCKET"):
         return
     try:
-        from gpu_budget import autohook
+        from gpu_budget.isolate import autohook
     except ImportError:  # another interpreter than the gate's: the plugin's folder is next to this one
         sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-        from gpu_budget import autohook
+        from gpu_budget.isolate import autohook
     autohook.install()
 
 

@@ -7,7 +7,7 @@ Plain strings: registering imports nothing, so a scenario module stays torch-fre
 
 from __future__ import annotations
 
-from gpu_budget.scenario import Scenario, ref_of
+from gpu_budget.declare.scenario import Scenario, ref_of
 
 BUILDERS: dict[str, str] = {}
 

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from gpu_budget.fixes import FixError
-from gpu_budget.scenario import Scenario
+from gpu_budget.declare.fixes import FixError
+from gpu_budget.declare.scenario import Scenario
 
 FORM = "'path/to/module.py:NAME' or 'module:NAME', fixes after '+' (scenarios.py:S1+truncate)"
 

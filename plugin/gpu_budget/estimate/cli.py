@@ -33,7 +33,7 @@ def _labelled(arg: str) -> tuple[str, str]:
 
 def _preload(root: Path) -> tuple[str, ...]:
     """The forkserver preload the gate uses here (pyproject's gpu_budget_preload), else the default."""
-    from gpu_budget import isolate
+    from gpu_budget.isolate import forkserver as isolate
 
     try:
         import tomllib

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gpu_budget.scenario import Scenario, resolve_ref
+from gpu_budget.declare.scenario import Scenario, resolve_ref
 
 METRIC_CPU = "ram_tensor_estimate"
 METRIC_CUDA = "vram_allocated_estimate"

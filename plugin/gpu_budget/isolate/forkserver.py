@@ -8,7 +8,7 @@ has run torch ops is never forked: the forkserver is a clean process.
 Children run under a steady allocator by default (child.steady_malloc):
 glibc's mmap threshold, which otherwise moves with the order of frees, is
 fixed, so the same child peaks at the same RSS to within 0.1 MiB instead of
-scattering over ~50 MiB (README, "Why peaks repeat").
+scattering over ~50 MiB (docs/baselines.md, "Why peaks repeat").
 
 A child that raises, runs out of memory, is SIGKILLed (the kernel's OOM
 killer) or outlives its timeout gives a failed Measurement carrying the peak
@@ -30,11 +30,13 @@ from contextlib import contextmanager, suppress
 from multiprocessing import spawn
 from pathlib import Path
 
-from gpu_budget import child, dispatch, events
-from gpu_budget.meter import summarize
+from gpu_budget.isolate import child
+from gpu_budget.isolate import dispatch
+from gpu_budget.isolate import events
+from gpu_budget.measure.meter import summarize
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement
-from gpu_budget.tree import kill_descendants
+from gpu_budget.measure.tree import kill_descendants
 
 DEFAULT_PRELOAD = ("torch", "transformers")
 MALLOC_MODES = ("steady", "system")
@@ -55,8 +57,8 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
         pins = dispatch.pin_env(dispatch_mode)
         context = multiprocessing.get_context("forkserver")
         # the tensor counter's imports (torch's dispatch machinery) once for all children, where torch is preloaded
-        counter = ["gpu_budget.tensors"] if "torch" in preload else []
-        context.set_forkserver_preload(["gpu_budget.child", "gpu_budget.meter", *preload, *counter])
+        counter = ["gpu_budget.measure.tensors"] if "torch" in preload else []
+        context.set_forkserver_preload(["gpu_budget.isolate.child", "gpu_budget.measure.meter", *preload, *counter])
         added = [p for p in sys.path if p and not p.startswith((sys.prefix, sys.base_prefix))]  # pytest's (memtests/):
         path = os.pathsep.join(filter(None, [*added, os.environ.get("PYTHONPATH")]))  # 3.11's forkserver drops sys.path
         with _environ({**pins, "PYTHONPATH": path}):
@@ -95,7 +97,7 @@ def _without_parent_main():
     """Start children without re-running the parent's __main__ (pytest's script, `-c`, stdin).
 
     multiprocessing would import it again in every child, costing time and RAM
-    that would then be measured; the child's target lives in gpu_budget.child.
+    that would then be measured; the child's target lives in gpu_budget.isolate.child.
     """
     original = spawn.get_preparation_data
 

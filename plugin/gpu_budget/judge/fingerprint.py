@@ -3,7 +3,7 @@
 Every baseline entry stores the fingerprint it was recorded under; a run
 compares it with its own and names the fields that differ. What is then
 compared, and how closely, depends on what the field is shown to move
-(README, "Across machines"; benchmarks/RESULTS.md, "Across setups"):
+(docs/baselines.md, "Across machines"; benchmarks/RESULTS.md, "Across setups"):
 
 - LIBRARIES (torch, transformers, ... and CUDA, the driver): compared as
   usual. Catching the regression an upgrade brings is what the gate is for.

@@ -50,7 +50,7 @@ class _TrainerWatch:  # a meta path finder (importlib.abc is not imported: it co
 
 def attach(trainer_module) -> None:
     """Add the gate's callback class to the Trainer's default callbacks (once)."""
-    from gpu_budget.hf_trainer import gate_callback_class
+    from gpu_budget.measure.hf_trainer import gate_callback_class
 
     cls = gate_callback_class()
     if cls not in trainer_module.DEFAULT_CALLBACKS:

@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from gpu_budget import dispatch, isolate
-from gpu_budget.explore import DEFAULT_EXAMPLES
+from gpu_budget.isolate import dispatch
+from gpu_budget.isolate import forkserver as isolate
+from gpu_budget.search.explore import DEFAULT_EXAMPLES
 
 DEFAULT_THREADS = 1  # torch threads per measured child; the fingerprint records it (benchmarks/RESULTS.md, "Across setups")
 DEFAULT_TIMEOUT = 900.0  # seconds a measured child may run before it is killed (a reported failure)
@@ -287,7 +288,7 @@ def document() -> str:
     """docs/options.md: generated from OPTIONS (tests/test_options_doc.py holds the file to it, byte for byte)."""
     return (
         "# Options\n\n"
-        "<!-- generated from plugin/gpu_budget/options.py (OPTIONS): "
+        "<!-- generated from plugin/gpu_budget/session/options.py (OPTIONS): "
         "python -m gpu_budget options > docs/options.md -->\n\n"
         "Every option is a command-line flag and an ini value (`[pytest]` in pytest.ini or tox.ini, "
         "`[tool.pytest.ini_options]` in pyproject.toml). The command line wins over the ini file, the ini file "

@@ -40,7 +40,7 @@ from gpu_budget.script import SOCKET_VAR
 
 STEADY_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-HOOK_DIR = str(Path(__file__).parent / "_hook")
+HOOK_DIR = str(Path(__file__).parents[1] / "_hook")  # gpu_budget/_hook
 TAIL_BYTES = 8192  # of stdout and of stderr, kept for the report; the rest is read and dropped
 FIRST_PHASE = "run"
 
@@ -216,7 +216,7 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02) -> dic
         server.serve(0)  # marks and exit reports sent just before it exited
     finally:
         meter.stop()
-        from gpu_budget.tree import kill_descendants
+        from gpu_budget.measure.tree import kill_descendants
 
         leftovers = kill_descendants(os.getpid())
         server.close()

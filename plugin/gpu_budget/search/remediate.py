@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 
-from gpu_budget import fixes as library
-from gpu_budget.compare import budget_breaches
-from gpu_budget.fixes import Fix, FixError
+from gpu_budget.declare import fixes as library
+from gpu_budget.judge.compare import budget_breaches
+from gpu_budget.declare.fixes import Fix, FixError
 from gpu_budget.results import Measurement
 
 DEFAULT_MAX_RUNS = 8

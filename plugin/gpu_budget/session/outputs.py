@@ -11,10 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpu_budget import artifacts, report
-from gpu_budget.explore import Exploration
-from gpu_budget.options import Options
-from gpu_budget.session_data import SessionData
+from gpu_budget.report import artifacts
+from gpu_budget.report import terminal as report
+from gpu_budget.search.explore import Exploration
+from gpu_budget.session.options import Options
+from gpu_budget.session.data import SessionData
 from gpu_budget.units import format_size
 
 
@@ -29,7 +30,7 @@ def write_files(data: SessionData, options: Options, problems: list[str]) -> Non
 
 
 def _plot(data: SessionData, folder: Path, problems: list[str]) -> None:
-    from gpu_budget import plots
+    from gpu_budget.report import plots
 
     for i, row in enumerate(data.rows):
         if row.phases:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gpu_budget.meter import Meter
+    from gpu_budget.measure.meter import Meter
 
 
 def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_each: Callable[[], None] | None = None,

@@ -19,17 +19,24 @@ from typing import Any
 
 import pytest
 
-from gpu_budget import baselines, case, failsafe, fingerprint, isolate, outputs, placement, report
-from gpu_budget.children import ChildRunner
-from gpu_budget.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
-from gpu_budget.marks import BudgetMark
-from gpu_budget.marks import gpu_budget as read_mark
-from gpu_budget.marks import merge as merge_marks
-from gpu_budget.options import Options, is_ci
+from gpu_budget.judge import baselines
+from gpu_budget.session import case
+from gpu_budget.judge import failsafe
+from gpu_budget.judge import fingerprint
+from gpu_budget.isolate import forkserver as isolate
+from gpu_budget.session import outputs
+from gpu_budget.isolate import placement
+from gpu_budget.report import terminal as report
+from gpu_budget.session.children import ChildRunner
+from gpu_budget.search.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
+from gpu_budget.declare.marks import BudgetMark
+from gpu_budget.declare.marks import gpu_budget as read_mark
+from gpu_budget.declare.marks import merge as merge_marks
+from gpu_budget.session.options import Options, is_ci
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement, Result
-from gpu_budget.scenario import Scenario
-from gpu_budget.session_data import SessionData
+from gpu_budget.declare.scenario import Scenario
+from gpu_budget.session.data import SessionData
 
 MARKER = "gpu_budget"
 NOT_ENABLED = "memory-budget test: run with --gpu-budget"

@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from gpu_budget.meter import ram_gated
+from gpu_budget.measure.meter import ram_gated
 from gpu_budget.results import Result
 from gpu_budget.units import format_size
 

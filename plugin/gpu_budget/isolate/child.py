@@ -16,7 +16,7 @@ import time
 import traceback
 from pathlib import Path
 
-from gpu_budget import events
+from gpu_budget.isolate import events
 
 
 def _pin_threads(threads: int) -> None:
@@ -56,7 +56,7 @@ def _tensor_peak(info: dict):
     if "torch" not in sys.modules:
         return None
     try:
-        from gpu_budget.tensors import TensorPeak
+        from gpu_budget.measure.tensors import TensorPeak
     except ImportError as exc:
         info["tensor_bytes"] = f"not counted: {exc}"
         return None
@@ -87,7 +87,7 @@ def _platform_start_method() -> str:
 
 
 def _device() -> str:
-    from gpu_budget.meter import cuda_available
+    from gpu_budget.measure.meter import cuda_available
 
     return "cuda" if cuda_available() else "cpu"
 
@@ -182,9 +182,9 @@ def _with_assets(value, assets: str):
 
 def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, emit):
     """A command scenario: start the user's command and measure its process tree (command.py); the Meter used."""
-    from gpu_budget import command
-    from gpu_budget.meter import Meter
-    from gpu_budget.tree import become_subreaper
+    from gpu_budget.isolate import command
+    from gpu_budget.measure.meter import Meter
+    from gpu_budget.measure.tree import become_subreaper
 
     subreaper = become_subreaper()  # a process of the command that daemonises stays in the tree, and is ended with it
     meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit),
@@ -204,8 +204,8 @@ def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, e
 
 def main(request: dict, out_path: str) -> None:
     """Run request["scenario"]'s prepare or run function and stream the outcome to out_path."""
-    from gpu_budget.meter import Meter
-    from gpu_budget.scenario import PrepareParams, RunContext, resolve_ref
+    from gpu_budget.measure.meter import Meter
+    from gpu_budget.declare.scenario import PrepareParams, RunContext, resolve_ref
 
     out = open(out_path, "a", buffering=1)  # noqa: SIM115  closed in the finally below, after the error is out
     lock = threading.Lock()  # the tree's thread streams too
@@ -224,8 +224,8 @@ def main(request: dict, out_path: str) -> None:
             _hide_gpus()
         _refuse_bad_fork()
         if request["mode"] == "probe":
-            from gpu_budget.fingerprint import child_facts
-            from gpu_budget.meter import device_info
+            from gpu_budget.judge.fingerprint import child_facts
+            from gpu_budget.measure.meter import device_info
 
             facts = child_facts()  # first: the floor is what the child starts with
             emit(events.DeviceSeen({**device_info(), "setup": facts}))
@@ -246,7 +246,7 @@ def main(request: dict, out_path: str) -> None:
             func(RunContext(scenario["scale"], params, tuple(scenario["fixes"]), assets, _device()))
             emit(events.Prepared())
             return
-        from gpu_budget.tree import become_subreaper
+        from gpu_budget.measure.tree import become_subreaper
 
         subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
         meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit))
@@ -288,7 +288,7 @@ def main(request: dict, out_path: str) -> None:
     finally:
         if request.get("mode") == "measure":  # nothing it started outlives it, a daemon in its own session included
             with contextlib.suppress(Exception):
-                from gpu_budget.tree import kill_descendants
+                from gpu_budget.measure.tree import kill_descendants
 
                 kill_descendants(os.getpid())
         out.close()

@@ -6,7 +6,7 @@ RSS, however short the spike. Off Linux a psutil sampling thread stands in
 and can miss short spikes (benchmarks/ measures by how much).
 
 GPU: torch's allocator peaks (allocated, reserved) reset per phase, plus
-NVML's figure for this process (gpu_budget.nvml: sampled for a peak over the
+NVML's figure for this process (gpu_budget.measure.nvml: sampled for a peak over the
 phase, matched without needing the host's pid namespace), which also holds the
 CUDA context. Without CUDA the GPU fields are None, never 0: torch returns 0
 silently there.
@@ -38,9 +38,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gpu_budget.fit import least_squares
-from gpu_budget.tree import ProcessTree
-from gpu_budget.tree import available as tree_available
+from gpu_budget.measure.fit import least_squares
+from gpu_budget.measure.tree import ProcessTree
+from gpu_budget.measure.tree import available as tree_available
 
 _STATUS = "/proc/self/status"
 _CLEAR_REFS = "/proc/self/clear_refs"
@@ -113,12 +113,12 @@ class _RssSampler:
 
 
 class _Cuda:
-    """Per-phase CUDA peaks from torch's allocator and NVML's figure for this process (gpu_budget.nvml)."""
+    """Per-phase CUDA peaks from torch's allocator and NVML's figure for this process (gpu_budget.measure.nvml)."""
 
     def __init__(self) -> None:
         import torch
 
-        from gpu_budget import nvml
+        from gpu_budget.measure import nvml
 
         self.torch = torch
         before = nvml.snapshot_before_context()  # the device's use before this process's CUDA context exists

@@ -24,8 +24,8 @@ from __future__ import annotations
 import json
 import os
 
-from gpu_budget.placement import place, visible_gpus, worker_index
-from gpu_budget.session_data import SessionData
+from gpu_budget.isolate.placement import place, visible_gpus, worker_index
+from gpu_budget.session.data import SessionData
 
 _OUTPUT_KEY = "gpu_budget"
 

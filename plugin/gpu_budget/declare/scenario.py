@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gpu_budget import fixes as fix_library
-from gpu_budget.fixes import Fix
+from gpu_budget.declare import fixes as fix_library
+from gpu_budget.declare.fixes import Fix
 from gpu_budget.units import parse_size
 
 SCALES = ("tiny", "real")
@@ -250,7 +250,7 @@ class RunContext:
     fixes: tuple[str, ...]
     assets: Path
     device: str
-    meter: Any = None  # gpu_budget.meter.Meter in measured runs; None in prepare
+    meter: Any = None  # gpu_budget.measure.meter.Meter in measured runs; None in prepare
 
     def has(self, fix: str) -> bool:
         return fix in self.fixes

@@ -1,0 +1,1 @@
+"""Judge: baselines on disk, the comparison and its verdicts, the fail-safe, the setup fingerprint."""

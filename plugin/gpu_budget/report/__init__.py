@@ -1,0 +1,1 @@
+"""Report: the terminal table and markdown, JSON rows, plots, artifacts, FINDINGS.md."""
