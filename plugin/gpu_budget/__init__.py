@@ -42,9 +42,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # noqa: SIM108  for type checkers and IDEs; at run time __getattr__ imports on first use
     from gpu_budget.declare.fixes import Fix, FixError  # noqa: F401
+    from gpu_budget.declare.scenario import Budget, Scenario  # noqa: F401
     from gpu_budget.measure.hf_trainer import meter_callback  # noqa: F401
     from gpu_budget.requires import MissingDependency, optional_import  # noqa: F401
     from gpu_budget.results import Measurement, Result  # noqa: F401
-    from gpu_budget.declare.scenario import Budget, Scenario  # noqa: F401
     from gpu_budget.script import phase, step  # noqa: F401
     from gpu_budget.units import SizeError, format_size, parse_size  # noqa: F401

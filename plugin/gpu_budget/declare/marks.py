@@ -19,8 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_budget.declare.scenario import Tolerance
-from gpu_budget.declare.scenario import SCALES, Budget
+from gpu_budget.declare.scenario import SCALES, Budget, Tolerance
 from gpu_budget.units import parse_size
 
 # Default tolerance, from the run-to-run spread of the gated RAM peak over fresh sessions under the steady

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpu_budget.isolate import forkserver as isolate
-from gpu_budget.estimate import estimate_scenario
 from gpu_budget.declare.scenario import Scenario
+from gpu_budget.estimate import estimate_scenario
+from gpu_budget.isolate import forkserver as isolate
 from gpu_budget.units import format_size
 
 

@@ -180,8 +180,8 @@ def _with_assets(value, assets: str):
     return value
 
 
-def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, emit):
-    """A command scenario: start the user's command and measure its process tree (command.py); the Meter used."""
+def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, emit) -> None:
+    """A command scenario: start the user's command and measure its process tree (command.py)."""
     from gpu_budget.isolate import command
     from gpu_budget.measure.meter import Meter
     from gpu_budget.measure.tree import become_subreaper
@@ -199,13 +199,86 @@ def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, e
     summary = meter.summary()
     meter.close()
     emit(events.Finished(summary, {**meter.info, **facts, "malloc": malloc}))
-    return meter
+
+
+class _Run:
+    """What a measured run has set up so far: the error path reports and closes it."""
+
+    meter = None
+    history: _MemoryHistory | None = None
+
+
+def _probe(emit) -> None:
+    from gpu_budget.judge.fingerprint import child_facts
+    from gpu_budget.measure.meter import device_info
+
+    facts = child_facts()  # first: the floor is what the child starts with
+    emit(events.DeviceSeen({**device_info(), "setup": facts}))
+
+
+def _prepare(func, scenario: dict, assets: Path, emit) -> None:
+    from gpu_budget.declare.scenario import PrepareParams, RunContext
+
+    params = PrepareParams(scenario.get("prepare_params", scenario["params"]), scenario["params"], scenario["name"])
+    func(RunContext(scenario["scale"], params, tuple(scenario["fixes"]), assets, _device()))
+    emit(events.Prepared())
+
+
+def _measure_runner(func, request: dict, scenario: dict, assets: Path, malloc: str, start_method: str, run: _Run,
+                    emit) -> None:
+    """A runner scenario: run(ctx) under a Meter in this process, its tree read on a thread."""
+    from gpu_budget.declare.scenario import RunContext
+    from gpu_budget.measure.meter import Meter
+    from gpu_budget.measure.tree import become_subreaper
+
+    subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
+    meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit))
+    meter.tensors = None if meter.use_cuda or not request.get("tensors", True) else _tensor_peak(meter.info)
+    ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets,
+                     "cuda" if meter.use_cuda else "cpu", meter)
+    emit(events.Started(os.getpid(), bool(meter.use_cuda), meter.ram_method, meter.ram_tree_method, subreaper))
+    # planted regressions (prove the gate can fail): retained, touched bytes for the whole run, as a bytes
+    # object (host RAM sees it) or as a tensor made under the tracker (host RAM and tensor bytes see it)
+    planted = b"\x01" * int(scenario["params"].get("plant_bytes", 0))  # noqa: F841
+    run.history = _MemoryHistory.start(request.get("snapshot")) if meter.use_cuda else None
+    with meter.tensors if meter.tensors is not None else contextlib.nullcontext():
+        planted_tensor = _plant_tensor(int(scenario["params"].get("plant_tensor_bytes", 0)))  # noqa: F841
+        info = func(ctx) or {}
+    meter.stop()
+    summary = meter.summary()
+    meter.close()
+    if run.history is not None:
+        run.history.finish(emit)
+    emit(events.Finished(summary, {**meter.info, **info, "malloc": malloc, "start_method": start_method}))
+
+
+def _report_failure(exc: BaseException, run: _Run, emit) -> None:
+    """A crash is data: the error first, then what was measured so far.
+
+    The error goes out before anything touches CUDA again: after a sticky CUDA
+    error (an illegal memory access, say) every later CUDA call fails too, and
+    the message must not be lost to it.
+    """
+    meter = getattr(exc, "meter", run.meter)
+    emit(events.Failed(
+        cause=getattr(exc, "kind", None) or _error_kind(exc),
+        type=f"{type(exc).__module__}.{type(exc).__qualname__}",
+        message=str(exc)[:2000],
+        traceback=traceback.format_exc()[-8000:],
+        info=dict(meter.info) if meter is not None else {},
+    ))
+    if meter is not None:
+        with contextlib.suppress(Exception):
+            meter.stop()  # the open phase, with whatever can still be read
+        with contextlib.suppress(Exception):
+            meter.close()
+    if run.history is not None:
+        run.history.finish(emit)
 
 
 def main(request: dict, out_path: str) -> None:
-    """Run request["scenario"]'s prepare or run function and stream the outcome to out_path."""
-    from gpu_budget.measure.meter import Meter
-    from gpu_budget.declare.scenario import PrepareParams, RunContext, resolve_ref
+    """Run request["scenario"]'s prepare or run function (or its command) and stream the outcome to out_path."""
+    from gpu_budget.declare.scenario import resolve_ref
 
     out = open(out_path, "a", buffering=1)  # noqa: SIM115  closed in the finally below, after the error is out
     lock = threading.Lock()  # the tree's thread streams too
@@ -216,77 +289,31 @@ def main(request: dict, out_path: str) -> None:
             out.write(line)
             out.flush()
 
-    scenario = request.get("scenario", {})
-    meter = history = None
+    scenario, mode, run = request.get("scenario", {}), request["mode"], _Run()
     try:
         os.setpgid(0, 0)  # its own process group: what it leaves running is ended with it (isolate.run_child)
         if request.get("device") == "cpu":
             _hide_gpus()
         _refuse_bad_fork()
-        if request["mode"] == "probe":
-            from gpu_budget.judge.fingerprint import child_facts
-            from gpu_budget.measure.meter import device_info
-
-            facts = child_facts()  # first: the floor is what the child starts with
-            emit(events.DeviceSeen({**device_info(), "setup": facts}))
-            return
+        if mode == "probe":
+            return _probe(emit)
         malloc = request.get("malloc", "steady")
         if malloc == "steady" and not steady_malloc():
             malloc = "system (mallopt unavailable)"
         assets = Path(request["assets"])
-        if request["mode"] == "measure" and scenario.get("command"):
-            meter = _measure_command(request, scenario, assets, malloc, emit)
-            return
+        if mode == "measure" and scenario.get("command"):
+            return _measure_command(request, scenario, assets, malloc, emit)
         # import the scenario's module (and torch) first, so pinning reaches torch and nothing is measured of it
-        func = resolve_ref(scenario["prepare" if request["mode"] == "prepare" else "run"])
+        func = resolve_ref(scenario["prepare" if mode == "prepare" else "run"])
         _pin_threads(request["threads"])
         start_method = _platform_start_method()
-        if request["mode"] == "prepare":
-            params = PrepareParams(scenario.get("prepare_params", scenario["params"]), scenario["params"], scenario["name"])
-            func(RunContext(scenario["scale"], params, tuple(scenario["fixes"]), assets, _device()))
-            emit(events.Prepared())
-            return
-        from gpu_budget.measure.tree import become_subreaper
-
-        subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
-        meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit))
-        meter.tensors = None if meter.use_cuda or not request.get("tensors", True) else _tensor_peak(meter.info)
-        ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets,
-                         "cuda" if meter.use_cuda else "cpu", meter)
-        emit(events.Started(os.getpid(), bool(meter.use_cuda), meter.ram_method, meter.ram_tree_method, subreaper))
-        # planted regressions (prove the gate can fail): retained, touched bytes for the whole run, as a bytes
-        # object (host RAM sees it) or as a tensor made under the tracker (host RAM and tensor bytes see it)
-        planted = b"\x01" * int(scenario["params"].get("plant_bytes", 0))  # noqa: F841
-        history = _MemoryHistory.start(request.get("snapshot")) if meter.use_cuda else None
-        with meter.tensors if meter.tensors is not None else contextlib.nullcontext():
-            planted_tensor = _plant_tensor(int(scenario["params"].get("plant_tensor_bytes", 0)))  # noqa: F841
-            info = func(ctx) or {}
-        meter.stop()
-        summary = meter.summary()
-        meter.close()
-        if history is not None:
-            history.finish(emit)
-        emit(events.Finished(summary, {**meter.info, **info, "malloc": malloc, "start_method": start_method}))
-    except BaseException as exc:  # noqa: BLE001  a crash is data: report it first, then what was measured so far
-        # The error goes out before anything touches CUDA again: after a sticky CUDA error (an illegal
-        # memory access, say) every later CUDA call fails too, and the message must not be lost to it.
-        meter = getattr(exc, "meter", meter)
-        emit(events.Failed(
-            cause=getattr(exc, "kind", None) or _error_kind(exc),
-            type=f"{type(exc).__module__}.{type(exc).__qualname__}",
-            message=str(exc)[:2000],
-            traceback=traceback.format_exc()[-8000:],
-            info=dict(meter.info) if meter is not None else {},
-        ))
-        if meter is not None:
-            with contextlib.suppress(Exception):
-                meter.stop()  # the open phase, with whatever can still be read
-            with contextlib.suppress(Exception):
-                meter.close()
-        if history is not None:
-            history.finish(emit)
+        if mode == "prepare":
+            return _prepare(func, scenario, assets, emit)
+        _measure_runner(func, request, scenario, assets, malloc, start_method, run, emit)
+    except BaseException as exc:  # noqa: BLE001  a crash is data
+        _report_failure(exc, run, emit)
     finally:
-        if request.get("mode") == "measure":  # nothing it started outlives it, a daemon in its own session included
+        if mode == "measure":  # nothing it started outlives it, a daemon in its own session included
             with contextlib.suppress(Exception):
                 from gpu_budget.measure.tree import kill_descendants
 

@@ -30,13 +30,11 @@ from contextlib import contextmanager, suppress
 from multiprocessing import spawn
 from pathlib import Path
 
-from gpu_budget.isolate import child
-from gpu_budget.isolate import dispatch
-from gpu_budget.isolate import events
+from gpu_budget.isolate import child, dispatch, events
 from gpu_budget.measure.meter import summarize
+from gpu_budget.measure.tree import kill_descendants
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement
-from gpu_budget.measure.tree import kill_descendants
 
 DEFAULT_PRELOAD = ("torch", "transformers")
 MALLOC_MODES = ("steady", "system")

@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gpu_budget.results import Measurement
 from gpu_budget.declare.scenario import Tolerance
+from gpu_budget.results import Measurement
 
 SCHEMA = "gpu-budget-baselines/1"
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before

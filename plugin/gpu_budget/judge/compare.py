@@ -22,11 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import fingerprint
-from gpu_budget.declare.scenario import Tolerance
 from gpu_budget.measure.meter import ram_gated
 from gpu_budget.results import Measurement, Verdict
-from gpu_budget.declare.scenario import Budget
 from gpu_budget.units import format_size
 
 GATED = ("ram", "ram_tensor", "vram_allocated")

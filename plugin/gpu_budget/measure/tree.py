@@ -211,6 +211,60 @@ class Descendant:
     def private_peak(self) -> int:
         return self.peak
 
+    def read(self, now: float, shared_every: float, shared_too: bool = False) -> int:
+        """Read (and reset) one descendant's VmHWM, and its shared pages when they may have moved; its window's
+        contribution (0 when it is gone or has nothing of its own yet)."""
+        first = not self.seen
+        if first and borrows_parent_memory(self.pid, self.ppid):
+            return 0  # nothing of its own yet: read it at the next poll, after its exec
+        before = None
+        if first and not self.whole:  # before its VmHWM: read after, a short-lived process could be gone and leave them unknown
+            before = read_status(self.pid)
+            self._read_shared(now)
+        status = read_status(self.pid)
+        if status is None:  # exited (or a zombie, whose /proc has no memory figures): its earlier windows stand
+            self.alive = False
+            return 0
+        reset_hwm(self.pid)  # the next read sees the next window's peak only
+        self.seen = True
+        if before is not None and status["VmHWM"] < before["VmHWM"] - EXEC_DROP:
+            self._read_shared(now)  # it exec'd between the two reads: those shared pages were the old image's
+        # after a reset VmHWM restarts at the RSS of that moment, so only a new memory image (exec) reads below the
+        # last RSS; the kernel's RSS counters are per-CPU and read approximately, so a fall within EXEC_DROP is noise
+        execd = not first and status["VmHWM"] < self.last_rss - EXEC_DROP
+        if execd:
+            self.execs += 1
+        self.window, self.last_rss = status["VmHWM"], status["VmRSS"]
+        self.hwm = max(self.hwm, self.window)
+        if not self.whole:
+            self._maybe_reshare(now, status.get("RssFile", 0), first, execd, shared_too, shared_every)
+        contribution = self.contribution(self.window)
+        self.peak = max(self.peak, contribution)
+        return contribution
+
+    def _maybe_reshare(self, now: float, mapped: int, first: bool, execd: bool, shared_too: bool,
+                       shared_every: float) -> None:
+        """Shared pages move with file mappings (imports) and at exec: read at once; and as copy-on-write copies
+        and shared-memory batches, which leave RSS alone: read at the phase end and every shared_every (or
+        SHARED_COST_FACTOR times what the last read cost), if the process has faulted a page in since."""
+        if first:
+            self.shared_mapped = mapped
+        if execd or abs(mapped - self.shared_mapped) >= RESHARE_BYTES:
+            self._read_shared(now, mapped)
+        elif shared_too or now - self.shared_at >= max(shared_every, SHARED_COST_FACTOR * self.shared_cost):
+            faults = read_faults(self.pid)
+            if faults is None or faults != self.shared_faults:
+                self._read_shared(now, mapped)
+
+    def _read_shared(self, now: float, mapped: int | None = None) -> None:
+        t0 = time.perf_counter()
+        faults = read_faults(self.pid)
+        shared = read_shared(self.pid)
+        if shared is not None:
+            self.shared, self.shared_at, self.shared_cost, self.shared_faults = shared, now, time.perf_counter() - t0, faults
+            if mapped is not None:
+                self.shared_mapped = mapped
+
 
 @dataclass
 class TreeReading:
@@ -344,60 +398,6 @@ class ProcessTree:
             self._foreign[pid] = start
         return found
 
-    def _read(self, p: Descendant, now: float, shared_too: bool = False) -> int:
-        """Read (and reset) one descendant's VmHWM, and its shared pages when they may have moved; its window's
-        contribution (0 when it is gone or has nothing of its own yet)."""
-        first = not p.seen
-        if first and borrows_parent_memory(p.pid, p.ppid):
-            return 0  # nothing of its own yet: read it at the next poll, after its exec
-        before = None
-        if first and not p.whole:  # before its VmHWM: read after, a short-lived process could be gone and leave them unknown
-            before = read_status(p.pid)
-            self._read_shared(p, now)
-        status = read_status(p.pid)
-        if status is None:  # exited (or a zombie, whose /proc has no memory figures): its earlier windows stand
-            p.alive = False
-            return 0
-        reset_hwm(p.pid)  # the next read sees the next window's peak only
-        p.seen = True
-        if before is not None and status["VmHWM"] < before["VmHWM"] - EXEC_DROP:
-            self._read_shared(p, now)  # it exec'd between the two reads: those shared pages were the old image's
-        # after a reset VmHWM restarts at the RSS of that moment, so only a new memory image (exec) reads below the
-        # last RSS; the kernel's RSS counters are per-CPU and read approximately, so a fall within EXEC_DROP is noise
-        execd = not first and status["VmHWM"] < p.last_rss - EXEC_DROP
-        if execd:
-            p.execs += 1
-        p.window, p.last_rss = status["VmHWM"], status["VmRSS"]
-        p.hwm = max(p.hwm, p.window)
-        if not p.whole:
-            self._maybe_reshare(p, now, status.get("RssFile", 0), first, execd, shared_too)
-        contribution = p.contribution(p.window)
-        p.peak = max(p.peak, contribution)
-        return contribution
-
-    def _maybe_reshare(self, p: Descendant, now: float, mapped: int, first: bool, execd: bool, shared_too: bool) -> None:
-        """Shared pages move with file mappings (imports) and at exec: read at once; and as copy-on-write copies
-        and shared-memory batches, which leave RSS alone: read at the phase end and every shared_every (or
-        SHARED_COST_FACTOR times what the last read cost), if the process has faulted a page in since."""
-        if first:
-            p.shared_mapped = mapped
-        if execd or abs(mapped - p.shared_mapped) >= RESHARE_BYTES:
-            self._read_shared(p, now, mapped)
-        elif shared_too or now - p.shared_at >= max(self.shared_every, SHARED_COST_FACTOR * p.shared_cost):
-            faults = read_faults(p.pid)
-            if faults is None or faults != p.shared_faults:
-                self._read_shared(p, now, mapped)
-
-    @staticmethod
-    def _read_shared(p: Descendant, now: float, mapped: int | None = None) -> None:
-        t0 = time.perf_counter()
-        faults = read_faults(p.pid)
-        shared = read_shared(p.pid)
-        if shared is not None:
-            p.shared, p.shared_at, p.shared_cost, p.shared_faults = shared, now, time.perf_counter() - t0, faults
-            if mapped is not None:
-                p.shared_mapped = mapped
-
     def _drain_reports(self, now: float) -> int:
         """Apply the exit reports (the pipe's and report()'s); the sum of their last windows' contributions."""
         if self._report_r is not None:
@@ -441,7 +441,7 @@ class ProcessTree:
                 if old is None or (old.start != start and not old.reported):
                     self._procs[pid] = Descendant(pid, ppid, start, whole=pid in self._whole)
             for p in [p for p in self._procs.values() if p.alive]:
-                window += self._read(p, now, shared_too)
+                window += p.read(now, self.shared_every, shared_too)
         self._peak = max(self._peak, window)
         self._windows += 1
         if not self.count_root:

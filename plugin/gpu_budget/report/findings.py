@@ -33,9 +33,9 @@ from pathlib import Path
 from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS, default_tolerance
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
+from gpu_budget.declare.scenario import SCALES
 from gpu_budget.report.terminal import READABLE_VERSIONS
 from gpu_budget.results import Result
-from gpu_budget.declare.scenario import SCALES
 from gpu_budget.units import format_size
 
 # What breaking a budget shows, by where the budget comes from.

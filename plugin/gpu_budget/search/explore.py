@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_budget.search.boundary import largest_fitting
 from gpu_budget.measure.fit import least_squares
+from gpu_budget.search.boundary import largest_fitting
 from gpu_budget.units import format_mib, format_size, parse_size
 
 DEFAULT_EXAMPLES = 20

@@ -28,8 +28,8 @@ from dataclasses import asdict, dataclass, field
 from itertools import islice
 
 from gpu_budget.declare import fixes as library
-from gpu_budget.judge.compare import budget_breaches
 from gpu_budget.declare.fixes import Fix, FixError
+from gpu_budget.judge.compare import budget_breaches
 from gpu_budget.results import Measurement
 
 DEFAULT_MAX_RUNS = 8

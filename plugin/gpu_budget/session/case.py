@@ -13,18 +13,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpu_budget.report import artifacts
-from gpu_budget.judge import baselines
-from gpu_budget.isolate import command
-from gpu_budget.search import remediate
-from gpu_budget.session.children import malloc_mode
-from gpu_budget.judge.compare import Setup, judge
 from gpu_budget.declare.marks import BudgetMark, expectation_problem
-from gpu_budget.session.options import Options
+from gpu_budget.declare.scenario import Scenario
+from gpu_budget.isolate import command
+from gpu_budget.judge import baselines
+from gpu_budget.judge.compare import Setup, judge
+from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement, Result, Verdict
-from gpu_budget.declare.scenario import Scenario
+from gpu_budget.search import remediate
+from gpu_budget.session.children import malloc_mode
+from gpu_budget.session.options import Options
 from gpu_budget.units import format_size
 
 # runs a scenario in a measured child: (scenario, snapshot request or None) -> Measurement

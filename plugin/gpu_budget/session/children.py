@@ -11,10 +11,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpu_budget.isolate import forkserver as isolate
-from gpu_budget.session.options import Options
-from gpu_budget.results import Measurement
 from gpu_budget.declare.scenario import Scenario
+from gpu_budget.isolate import forkserver as isolate
+from gpu_budget.results import Measurement
+from gpu_budget.session.options import Options
 
 
 def malloc_mode(scenario: Scenario, default: str, where: str = "") -> str:

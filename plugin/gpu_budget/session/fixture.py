@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from gpu_budget.search.explore import DEFAULT_REAL_RUNS, Envelope, Exploration
-from gpu_budget.results import Measurement, Result
 from gpu_budget.declare.scenario import Scenario
+from gpu_budget.results import Measurement, Result
+from gpu_budget.search.explore import DEFAULT_REAL_RUNS, Envelope, Exploration
 
 
 class BudgetRun:

@@ -14,8 +14,8 @@ from typing import Any
 from gpu_budget.report import artifacts
 from gpu_budget.report import terminal as report
 from gpu_budget.search.explore import Exploration
-from gpu_budget.session.options import Options
 from gpu_budget.session.data import SessionData
+from gpu_budget.session.options import Options
 from gpu_budget.units import format_size
 
 

@@ -19,24 +19,21 @@ from typing import Any
 
 import pytest
 
-from gpu_budget.judge import baselines
-from gpu_budget.session import case
-from gpu_budget.judge import failsafe
-from gpu_budget.judge import fingerprint
-from gpu_budget.isolate import forkserver as isolate
-from gpu_budget.session import outputs
-from gpu_budget.isolate import placement
-from gpu_budget.report import terminal as report
-from gpu_budget.session.children import ChildRunner
-from gpu_budget.search.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
 from gpu_budget.declare.marks import BudgetMark
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
-from gpu_budget.session.options import Options, is_ci
+from gpu_budget.declare.scenario import Scenario
+from gpu_budget.isolate import forkserver as isolate
+from gpu_budget.isolate import placement
+from gpu_budget.judge import baselines, failsafe, fingerprint
+from gpu_budget.report import terminal as report
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement, Result
-from gpu_budget.declare.scenario import Scenario
+from gpu_budget.search.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
+from gpu_budget.session import case, outputs
+from gpu_budget.session.children import ChildRunner
 from gpu_budget.session.data import SessionData
+from gpu_budget.session.options import Options, is_ci
 
 MARKER = "gpu_budget"
 NOT_ENABLED = "memory-budget test: run with --gpu-budget"
@@ -205,9 +202,9 @@ class BudgetSession:
         """
         if self.is_worker:
             return
-        self._write_pending()
+        self.problems.extend(write_pending(self.data))
         if self.options.update and not self.data.narrowed and self.data.hardware:
-            self._prune()
+            prune(self.data, self.options)
         if self.options.enabled and not self.config.option.collectonly:  # collecting measures nothing, by design
             found = self._nothing_measured()
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
@@ -216,20 +213,6 @@ class BudgetSession:
             session.shouldfail = session.shouldfail or "gpu-budget gate failed: " + "; ".join(self.problems)
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def _write_pending(self) -> None:
-        """The controller writes what its workers measured, one locked write per file and scale."""
-        grouped: dict[tuple[str, str], dict] = defaultdict(dict)
-        packages: dict[str, dict] = {}
-        for pending in self.data.pending:
-            grouped[(pending["path"], pending["scale"])][pending["id"]] = pending["entry"]
-            packages.update(pending.get("packages", {}))
-        for (path, scale), entries in grouped.items():
-            try:
-                baselines.store(Path(path), scale, entries, packages=packages)
-            except (baselines.BaselineError, OSError) as exc:
-                self.problems.append(f"could not write baselines to {path}: {exc}")
-        self.data.pending.clear()
 
     def _nothing_measured(self) -> list[str]:
         opts = self.options
@@ -245,23 +228,41 @@ class BudgetSession:
             self.problems.append(f"probing the device failed: {exc}")
             return None
 
-    def _prune(self) -> None:
-        """Drop entries of tests that no longer exist, only when the whole suite was selected."""
-        for module, names in self.data.collected.items():
-            path = baselines.path_for(self.options.baselines, self.data.hardware["key"], module)
-            try:
-                stored = baselines.load(path)
-            except baselines.BaselineError:
-                continue  # already reported as its tests' error; a broken file is never rewritten
-            ids = set(stored["entries"].get(self.options.scale, {}))
-            keep = {i for i in ids if i.split("::")[0].split("[")[0] in names}
-            if keep != ids:
-                baselines.store(path, self.options.scale, {}, prune_except=keep)
-
     def terminal_summary(self, terminalreporter: Any) -> None:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
                                  self.pinned_gpu)
 
+
+
+def write_pending(data: SessionData) -> list[str]:
+    """The controller writes what its workers measured, one locked write per file and scale; the problems met."""
+    grouped: dict[tuple[str, str], dict] = defaultdict(dict)
+    packages: dict[str, dict] = {}
+    problems = []
+    for pending in data.pending:
+        grouped[(pending["path"], pending["scale"])][pending["id"]] = pending["entry"]
+        packages.update(pending.get("packages", {}))
+    for (path, scale), entries in grouped.items():
+        try:
+            baselines.store(Path(path), scale, entries, packages=packages)
+        except (baselines.BaselineError, OSError) as exc:
+            problems.append(f"could not write baselines to {path}: {exc}")
+    data.pending.clear()
+    return problems
+
+
+def prune(data: SessionData, options: Options) -> None:
+    """Drop entries of tests that no longer exist, only when the whole suite was selected."""
+    for module, names in data.collected.items():
+        path = baselines.path_for(options.baselines, data.hardware["key"], module)
+        try:
+            stored = baselines.load(path)
+        except baselines.BaselineError:
+            continue  # already reported as its tests' error; a broken file is never rewritten
+        ids = set(stored["entries"].get(options.scale, {}))
+        keep = {i for i in ids if i.split("::")[0].split("[")[0] in names}
+        if keep != ids:
+            baselines.store(path, options.scale, {}, prune_except=keep)
 
 def assets_folder(config: pytest.Config) -> Path:
     """Where prepared assets (checkpoints, clips) are kept: $GPU_BUDGET_ASSETS, else pytest's cache.
