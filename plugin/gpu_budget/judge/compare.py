@@ -20,6 +20,7 @@ side only differ; the exact metrics are compared as usual.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpu_budget.declare.scenario import Budget, Tolerance
@@ -153,16 +154,32 @@ def judge(measurement: Measurement, budget: Budget, baseline: dict | None, toler
         verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.NO_BASELINE
         return Judgement(verdict, True, "; ".join(notes + ["no baseline yet: recorded"]), write_baseline=True)
 
-    change: dict[str, float | None] = {}
-    regressed, improved = [], []
     setup_note = setup.note()
     if setup_note:
         notes.append(setup_note)
+    change, regressed, improved = against_baseline(peaks, baseline["peaks"], tolerance, setup, notes)
+    if regressed:
+        if update:
+            return Judgement(Verdict.REGRESSION, True, "; ".join(notes + regressed + ["baseline updated"]), change, True)
+        return Judgement(Verdict.REGRESSION, False, "; ".join(notes + regressed), change)
+    if improved:
+        action = "baseline updated" if update else "update the baseline (--gpu-budget-update)"
+        return Judgement(Verdict.IMPROVED, True, "; ".join(notes + improved + [action]), change, update)
+    verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.PASS
+    return Judgement(verdict, True, "; ".join(notes) or "within budget and baseline", change)
+
+
+def against_baseline(peaks: Mapping, base: Mapping, tolerance: Tolerance, setup: Setup,
+                     notes: list[str]) -> tuple[dict[str, float | None], list[str], list[str]]:
+    """Each gated metric against its baseline: the relative changes, what regressed, what improved (notes on the
+    way: which RAM figure was compared)."""
+    change: dict[str, float | None] = {}
+    regressed, improved = [], []
     for metric in GATED:
         if metric == "ram":
-            metric, note = ram_compared(peaks, baseline["peaks"])
+            metric, note = ram_compared(peaks, base)
             notes += [note] if note else []
-        now, then = peaks.get(metric), baseline["peaks"].get(metric)
+        now, then = peaks.get(metric), base.get(metric)
         if now is None or then is None:
             continue
         tol = tolerance
@@ -179,15 +196,7 @@ def judge(measurement: Measurement, budget: Budget, baseline: dict | None, toler
             regressed.append(f"{metric} {shown} > baseline {format_size(then)} +{tol.rel:.1%} +{format_size(tol.abs)}")
         elif now < tol.floor(then):
             improved.append(f"{metric} {shown} < baseline {format_size(then)} -{tol.rel:.1%} -{format_size(tol.abs)}")
-    if regressed:
-        if update:
-            return Judgement(Verdict.REGRESSION, True, "; ".join(notes + regressed + ["baseline updated"]), change, True)
-        return Judgement(Verdict.REGRESSION, False, "; ".join(notes + regressed), change)
-    if improved:
-        action = "baseline updated" if update else "update the baseline (--gpu-budget-update)"
-        return Judgement(Verdict.IMPROVED, True, "; ".join(notes + improved + [action]), change, update)
-    verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.PASS
-    return Judgement(verdict, True, "; ".join(notes) or "within budget and baseline", change)
+    return change, regressed, improved
 
 
 def ram_compared(peaks: dict, base: dict) -> tuple[str, str | None]:

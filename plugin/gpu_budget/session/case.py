@@ -116,16 +116,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
         return Outcome(asked.but(verdict=Verdict.ERROR, message=problem))
 
     path = baselines.path_for(options.baselines, hardware["key"], case.module)
-    try:
-        stored = baselines.load(path)
-        baseline, broken = baselines.lookup(stored, scale, case.test_id), None
-    except baselines.BaselineError as exc:
-        stored, baseline, broken = {}, None, str(exc)
-    fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device)
-    setup = Setup.between((baseline or {}).get("fingerprint"), fprint, baselines.packages_of(stored, baseline),
-                          hardware["package_versions"])
-    if scenario.command is not None:  # the import floor is the measuring child's, which a command's figures leave out
-        setup = replace(setup, floor_shift=0)
+    baseline, broken, fprint, setup = _stored(case, mark, options, hardware, path)
     try:
         measurement = run_child(scenario, None)
     except MissingDependency as exc:  # in prepare: an optional package that cannot be imported here
@@ -159,6 +150,23 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
     if not result.passed and options.snapshot == "rerun" and artifacts.wants_snapshot(measurement, mark, baseline):
         result = result.but(**_snapshot_run(scenario, run_child, options.snapshots, result.nodeid))
     return Outcome(result, write)
+
+
+def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict, path: Path):
+    """The case's baseline entry (None), why its file could not be read (None), its fingerprint now, and how this
+    setup relates to the baseline's."""
+    scenario = case.scenario
+    try:
+        stored = baselines.load(path)
+        baseline, broken = baselines.lookup(stored, options.scale, case.test_id), None
+    except baselines.BaselineError as exc:
+        stored, baseline, broken = {}, None, str(exc)
+    fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device)
+    setup = Setup.between((baseline or {}).get("fingerprint"), fprint, baselines.packages_of(stored, baseline),
+                          hardware["package_versions"])
+    if scenario.command is not None:  # the import floor is the measuring child's, which a command's figures leave out
+        setup = replace(setup, floor_shift=0)
+    return baseline, broken, fprint, setup
 
 
 def _snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: str) -> dict:
