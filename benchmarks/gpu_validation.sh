@@ -64,8 +64,8 @@ nvidia-smi > "$DIR/nvidia-smi.txt" 2>&1 || true
 
 # 3. once per validation: neither the pytest process nor the forkserver touches CUDA on this host either
 if [ "$PART" = real ]; then
-    log "CUDA-free check with this host's torch and bitsandbytes: tests/test_cuda_free.py"
-    timeout -s INT -k 30 240 "$PYTHON" -m pytest -p no:cacheprovider -p no:randomly tests/test_cuda_free.py -q \
+    log "CUDA-free check with this host's torch and bitsandbytes: tests/integration/test_cuda_free.py"
+    timeout -s INT -k 30 240 "$PYTHON" -m pytest -p no:cacheprovider -p no:randomly tests/integration/test_cuda_free.py -q \
         2>&1 | tee "$DIR/cuda-free.log"
 fi
 

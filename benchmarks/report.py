@@ -603,7 +603,7 @@ COMMAND_NOISE_TARGETS = {"spread": 0.002, "false_alarms": 0, "caught_all": True}
 
 
 def command_noise_summary(res: dict) -> dict:
-    """The figures the targets are checked on (tests/test_command_noise_report.py asserts them on the committed JSON)."""
+    """The figures the targets are checked on (tests/docs/test_command_noise_report.py asserts them on the committed JSON)."""
     clean, planted = res["clean"], res["planted"]
     trees, mains = [r["ram_tree"] for r in clean] or [0], [r["ram"] for r in clean] or [0]
     walls = [r["session_wall_s"] for r in [res["baseline"], *clean, *planted]]
@@ -966,7 +966,7 @@ def preload(pre: dict | None) -> list[str]:
             ("peft imports bitsandbytes, which calls `torch.cuda.is_available()` and `device_count()` at import (and "
              "`get_device_capability()` on a CUDA host), and a child forked from a process that initialised CUDA cannot "
              "use CUDA; transformers' `Trainer` and `TrainingArguments` import peft. So the gate's preload holds neither "
-             "(`tests/test_cuda_free.py` traps torch.cuda while it is imported), and the S1, S3 and S4 runners import them "
+             "(`tests/integration/test_cuda_free.py` traps torch.cuda while it is imported), and the S1, S3 and S4 runners import them "
              f"in the measured child. Two forkservers side by side (`benchmarks/preload_cost.py`): the gate's preload, and "
              f"the same plus {', '.join(extra)}. Each forked {len(free['imports'])} children that timed `import peft` + "
              "`from transformers import Trainer, TrainingArguments`, then measured the tiny cases whose runners import "

@@ -45,9 +45,9 @@ def boom(ctx):
 
 
 @pytest.fixture
-def project(pytester):
+def project(pytester, monkeypatch):
     """A pytester project whose measured children preload nothing (fast, torch-free)."""
-    pytester._monkeypatch.delenv("CI", raising=False)  # the inner runs are not CI runs unless a test says so
+    monkeypatch.delenv("CI", raising=False)  # the inner runs are not CI runs unless a test says so
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(runners=RUNNERS)
 
@@ -83,16 +83,16 @@ def gpu(ctx):
 
 
 @pytest.fixture
-def fake_cuda(pytester):
+def fake_cuda(pytester, monkeypatch):
     """A throwaway project on a stand-in CUDA device (tests/fake_torch.py): the CUDA path without a GPU, no figures."""
     from pathlib import Path
 
     pytester.makeini("[pytest]\ngpu_budget_preload = torch\n")
     pytester.makepyfile(torch=(Path(__file__).with_name("fake_torch.py")).read_text(), runners=FAKE_CUDA_RUNNER)
-    pytester._monkeypatch.delenv("CI", raising=False)
-    pytester._monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    pytester._monkeypatch.setenv("PYTHONPATH", str(pytester.path))  # the forkserver finds the stand-in first
-    pytester._monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "summary.md"))
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path))  # the forkserver finds the stand-in first
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "summary.md"))
 
     def write_tests(body: str):
         pytester.makepyfile(test_mem="import pytest\nfrom gpu_budget import Scenario\n\n\n"

@@ -38,7 +38,7 @@ class StepPlan:
     run_micro: run only the first N micro-batches of each step (the rest stay
     held, as the Trainer holds a step's batches): micro-batches of one shape
     after the second add no peak, gradients accumulate in place (checked in
-    tests/test_estimate.py), so 2 gives the same peak at a fraction of the time.
+    tests/unit/test_estimate.py), so 2 gives the same peak at a fraction of the time.
     """
 
     model: Any

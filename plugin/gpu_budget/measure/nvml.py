@@ -10,7 +10,7 @@ Which NVML figure is this child's (`DeviceMemory.read`, in this order):
 1. "pid": the compute process whose pid is this process's. NVML reports host
    pids, so in a container without the host's pid namespace this never matches.
 2. "only-process": exactly one compute process on the device. The parent and
-   the forkserver never touch CUDA (tests/test_cuda_free.py), and the session
+   the forkserver never touch CUDA (tests/integration/test_cuda_free.py), and the session
    measures one child per GPU at a time, so while this child runs, the one
    process is this child.
 3. "device-delta": the device's used memory minus what it used before this

@@ -44,6 +44,7 @@ import ctypes
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
@@ -349,23 +350,25 @@ class ProcessTree:
 
     # -- the thread -------------------------------------------------------------
     def start(self) -> ProcessTree:
-        self._thread = threading.Thread(target=self._loop, name="gpu-budget-tree", daemon=True)
+        """Poll on a thread until close(), or until nothing holds this tree any more.
+
+        The thread holds the tree weakly: a Meter dropped without close() (a
+        test, a user's own loop) stops resetting its descendants' VmHWM once it
+        is collected, instead of doing so for the rest of the process's life,
+        to every process it starts later.
+        """
+        self._thread = threading.Thread(target=_poll_while_held, args=(weakref.ref(self), self._stop, self.interval),
+                                        name="gpu-budget-tree", daemon=True)
         self._thread.start()
         return self
 
     def close(self) -> None:
         self._stop.set()
-        if self._thread is not None:
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                total = self.poll()
-            except Exception:  # noqa: BLE001, S112  a broken read must not kill the measured run; the phase end reads again
-                continue
-            if total is not None and self.on_poll is not None:
-                self.on_poll(total)
+    def __del__(self) -> None:
+        self._stop.set()
 
     # -- reading ------------------------------------------------------------------
     def _worth_scanning(self) -> bool:
@@ -488,6 +491,20 @@ class ProcessTree:
                      "reported": p.reported}
                     for p in sorted(procs, key=lambda p: -p.peak)[:DETAIL_MAX]],
         )
+
+
+def _poll_while_held(ref: weakref.ref, stop: threading.Event, interval: float) -> None:
+    while not stop.wait(interval):
+        tree = ref()
+        if tree is None:
+            return
+        try:
+            total = tree.poll()
+        except Exception:  # noqa: BLE001, S112  a broken read must not kill the measured run; the phase end reads again
+            continue
+        if total is not None and tree.on_poll is not None:
+            tree.on_poll(total)
+        del tree  # hold it only while polling
 
 
 def descendants(pid: int) -> list[int]:

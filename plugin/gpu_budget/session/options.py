@@ -285,7 +285,7 @@ def table() -> str:
 
 
 def document() -> str:
-    """docs/options.md: generated from OPTIONS (tests/test_options_doc.py holds the file to it, byte for byte)."""
+    """docs/options.md: generated from OPTIONS (tests/docs/test_options_doc.py holds the file to it, byte for byte)."""
     return (
         "# Options\n\n"
         "<!-- generated from plugin/gpu_budget/session/options.py (OPTIONS): "

@@ -1,0 +1,189 @@
+"""Exploration: a planted boundary is found, confirmed by real isolated runs, within the real-run cap.
+
+The pytester project's runner allocates `batch` x 32 MiB (+ `pad` x 4 MiB) in
+a real measured child, so the boundary is a property of real memory; the
+prediction handed to the explorer is the planted tensor part alone (the
+child's floor is what the calibration run measures).
+"""
+
+import json
+import textwrap
+
+import pytest
+
+from gpu_budget.search.boundary import largest_fitting
+from gpu_budget.search.explore import Envelope, explore
+
+pytest_plugins = ["pytester"]
+
+RUNNER = '''
+def planted(ctx):
+    ctx.meter.start("load")
+    base = b"\\x01" * (8 << 20)
+    ctx.meter.start("train_step_1", step=1)
+    held = b"\\x01" * ((ctx.params["batch"] * 32 + ctx.params["pad"] * 4) << 20)
+    del held
+    ctx.meter.stop()
+    return {"base": len(base)}
+'''
+
+TEST = '''
+import json
+from pathlib import Path
+
+from gpu_budget import Scenario
+from gpu_budget.search.explore import Envelope
+
+PLANTED = Scenario(name="planted", run="runner:planted", params={"batch": 1, "pad": 0})
+ENVELOPE = Envelope({"batch": (1, 16), "pad": (0, 3)})
+
+
+def test_explore(gpu_budget):
+    result = gpu_budget.explore(PLANTED, ENVELOPE, budget="300 MiB", boundary="batch", max_real_runs=8,
+                                estimate=lambda k: (k["batch"] * 32 + k["pad"] * 4) << 20)
+    Path("explore.json").write_text(json.dumps(result.to_json()))
+'''
+
+
+@pytest.fixture
+def planted(pytester, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runner=RUNNER, test_explore_planted=textwrap.dedent(TEST))
+    return pytester
+
+
+def test_exploration_is_opt_in(planted):
+    result = planted.runpytest("--gpu-budget", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*exploration is opt-in: run with --gpu-budget --gpu-budget-explore*"])
+
+
+def test_a_planted_boundary_is_found_and_confirmed_by_real_runs(planted):
+    result = planted.runpytest("--gpu-budget", "--gpu-budget-explore", "--gpu-budget-explore-examples=30", "-p",
+                               "no:randomly")
+    result.assert_outcomes(passed=1)
+    found = json.loads((planted.path / "explore.json").read_text())
+    budget, boundary = found["budget"], found["boundary"]
+    assert len(found["real_runs"]) <= 8 and not found["problems"]
+    # the worst case is the envelope's top corner, measured over the budget
+    assert found["worst"]["config"] == {"batch": 16, "pad": 3} and found["worst"]["measured"] > budget
+    # the boundary: the largest batch at the worst case's pad whose real run fits, the next one up does not
+    value, peaks = boundary["value"], dict(boundary["peaks"])
+    assert boundary["at"] == {"pad": 3} and 1 <= value < 16
+    assert peaks[value] <= budget < peaks[value + 1]
+    # the shrunk smallest failing configuration is over budget, for real too
+    failing = found["smallest_failing"]
+    assert failing["predicted"] > budget and failing["measured"] > budget
+    result.stdout.fnmatch_lines(["*gpu-budget exploration*", "*largest batch at pad=3 within 300.0 MiB:*"])
+    # Hypothesis kept the failing example where CI can cache it
+    assert any((planted.path / ".hypothesis" / "gpu-budget-explore").rglob("*"))
+
+
+def test_largest_fitting_costs_two_runs_when_the_prediction_is_right_and_few_more_when_near():
+    values = list(range(1, 33))
+    for edge in (-1, 0, 5, 20, 31):  # index of the largest value that fits (-1: none does)
+        for hint in (edge, edge - 1, edge + 1, edge - 3, edge + 4, -1, 31):
+            calls = []
+
+            def fits(v, edge=edge, calls=calls):
+                calls.append(v)
+                return v <= (values[edge] if edge >= 0 else 0)
+
+            assert largest_fitting(values, fits, hint=min(hint, 31)) == edge
+            off = abs(max(min(hint, 31), 0) - edge)
+            if off == 0 and 0 <= edge < 31:
+                assert len(calls) == 2
+            elif off == 1:
+                assert len(calls) <= 3
+            assert len(calls) <= 2 * 6 + 1  # gallop + bisect: O(log distance)
+
+
+def test_explore_finds_worst_case_boundary_and_smallest_failing_on_a_planted_function():
+    floor = 50 << 20
+
+    def tensors(k):
+        return (k["batch"] * k["seconds"]) << 20
+
+    def measured(k):  # the prediction's shape plus a floor, as a real process adds one
+        return floor + tensors(k)
+
+    result = explore("planted", Envelope({"batch": (1, 8), "seconds": (1, 30)}), budget="150 MiB",
+                     estimate=tensors, measure=measured, boundary="batch", max_examples=40, max_real_runs=6)
+    assert result.offset == floor
+    assert result.worst["config"] == {"batch": 8, "seconds": 30}
+    assert result.boundary["value"] == 3 and result.boundary["at"] == {"seconds": 30}  # 3 * 30 + 50 <= 150
+    assert result.smallest_failing["measured"] > 150 << 20
+    assert len(result.real_runs) <= 6 and not result.monotonicity
+
+
+def test_a_memory_drop_along_a_monotone_knob_is_reported():
+    def tensors(k):
+        return (k["batch"] << 20) if k["batch"] != 5 else 0  # a planted dip
+
+    result = explore("dip", Envelope({"batch": (1, 8)}), budget="1 GiB", estimate=tensors, measure=tensors,
+                     max_examples=30, max_real_runs=3)
+    assert [v["config"] for v in result.monotonicity] == [{"batch": 4}]
+
+
+def test_a_growing_overhead_is_fitted_from_two_real_runs():
+    def tensors(k):
+        return (k["batch"] * 10) << 20
+
+    def measured(k):  # non-tensor memory that grows with the tensors, as a Trainer's input pipeline's does
+        return (100 << 20) + int(1.5 * tensors(k))
+
+    result = explore("growing", Envelope({"batch": (1, 64)}), budget="500 MiB", estimate=tensors, measure=measured,
+                     boundary="batch", max_examples=30, max_real_runs=5)
+    assert result.calibration["slope"] == pytest.approx(1.5)
+    # 100 + 15 * batch <= 500: the largest batch is 26, predicted from the fitted line and confirmed by two runs
+    assert result.boundary["predicted_value"] == 26 and result.boundary["value"] == 26
+    assert result.smallest_failing["config"] == {"batch": 27}
+    assert [r["config"]["batch"] for r in result.real_runs] == [1, 64, 26, 27]
+
+
+TWO_EXPLORATIONS = '''
+from gpu_budget import Scenario
+from gpu_budget.search.explore import Envelope
+
+PLANTED = Scenario(name="planted", run="runner:planted", params={"batch": 1, "pad": 0})
+ENVELOPE = Envelope({"batch": (1, 8), "pad": (0, 1)})
+
+
+def estimate(knobs):
+    return (knobs["batch"] * 32 + knobs["pad"] * 4) << 20
+
+
+def test_explore_small(gpu_budget):
+    gpu_budget.explore(PLANTED, ENVELOPE, budget="150 MiB", boundary="batch", max_real_runs=4, estimate=estimate)
+
+
+def test_explore_large(gpu_budget):
+    gpu_budget.explore(PLANTED, ENVELOPE, budget="250 MiB", boundary="batch", max_real_runs=4, estimate=estimate)
+'''
+
+
+@pytest.mark.parametrize("xdist", [("-n", "2"), ("-p", "no:xdist")], ids=["two-workers", "serial"])
+def test_explorations_reach_the_table_and_the_json_report_under_xdist_too(pytester, xdist, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    for var in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(var, raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runner=RUNNER, test_explorations=TWO_EXPLORATIONS)
+    result = pytester.runpytest_subprocess("--gpu-budget", "--gpu-budget-explore", "--gpu-budget-explore-examples=10",
+                                           "--gpu-budget-json=report.json", "-p", "no:randomly", *xdist)
+    result.assert_outcomes(passed=2)
+    out = result.stdout.str()
+    assert out.count("= gpu-budget exploration =") == 1, out
+    small, large = "test_explorations.py::test_explore_small", "test_explorations.py::test_explore_large"
+    assert out.index(small) < out.index(large)  # collection order, whichever worker ran each
+    result.stdout.fnmatch_lines(["*largest batch at pad=1 within 150.0 MiB:*", "*largest batch at pad=1 within 250.0 MiB:*"])
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["version"] == 3
+    found = {e["nodeid"]: e["exploration"] for e in report["explorations"]}
+    assert list(found) == [small, large]
+    for nodeid, budget in ((small, 150 << 20), (large, 250 << 20)):
+        boundary = found[nodeid]["boundary"]
+        peaks = {value: peak for value, peak in boundary["peaks"]}
+        assert found[nodeid]["budget"] == budget and boundary["complete"]
+        assert peaks[boundary["value"]] <= budget < peaks[boundary["value"] + 1]  # bracketed by real runs

@@ -1,0 +1,80 @@
+"""Nothing a measured run starts outlives it: what the child leaves in its process group is ended with it."""
+
+import time
+from pathlib import Path
+
+RUNNERS = '''
+import os, signal, time
+import multiprocessing as mp
+
+
+def _wait_forever(conn):
+    conn.recv()  # never answered: an orphan that would wait until the machine reboots
+
+
+def leaves_a_worker(ctx):
+    here, there = mp.get_context("fork").Pipe()
+    worker = mp.get_context("fork").Process(target=_wait_forever, args=(there,), daemon=False)
+    worker.start()
+    with open("worker.pid", "w") as fh:
+        fh.write(str(worker.pid))
+    with ctx.meter.phase("train_step_1", step=1):
+        pass
+    if ctx.params.get("kill"):
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer would: the worker is orphaned
+    os._exit(0)  # ends without joining it (multiprocessing would wait for a non-daemon worker)
+
+
+def leaves_a_daemon(ctx):
+    import subprocess, sys
+    with ctx.meter.phase("train_step_1", step=1):
+        daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+    with open("daemon.pid", "w") as fh:
+        fh.write(str(daemon.pid))
+'''
+
+TESTS = '''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.parametrize("kill", [False, True])
+@pytest.mark.gpu_budget(ram="8 GiB")
+def test_leaves(gpu_budget, kill):
+    gpu_budget.measure(Scenario(name="w", run="runners:leaves_a_worker", params={"kill": kill}))
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def test_a_worker_left_behind_is_ended_with_its_measured_child(pytester, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=RUNNERS, test_mem=TESTS)
+    pids = []
+    for kill in ("False", "True"):
+        pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "-k", kill)
+        pids.append(int((pytester.path / "worker.pid").read_text()))
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in pids if _alive(pid)], "a measured child's worker outlived it"
+
+
+def test_a_daemon_in_a_session_of_its_own_is_ended_with_its_measured_child(pytester, monkeypatch):
+    """Out of the child's process group, so a group kill misses it; the child ends its descendants as it ends."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=RUNNERS, test_mem=TESTS.replace("leaves_a_worker", "leaves_a_daemon"))
+    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "-k", "False")
+    pid = int((pytester.path / "daemon.pid").read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), "a daemon the measured run started outlived it"

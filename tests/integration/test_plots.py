@@ -1,0 +1,156 @@
+"""--gpu-budget-plots: one readable PNG per measured case, linked from the step summary."""
+
+import json
+import subprocess
+import sys
+
+import matplotlib.image  # imported before pytester snapshots sys.modules: numpy loads once per process
+import pytest
+
+from gpu_budget.report import plots
+from gpu_budget.results import Result
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+TESTS = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 32})
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_fits(gpu_budget):
+    gpu_budget.measure(S)
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_two(gpu_budget):
+    gpu_budget.measure(S, label="before")
+    gpu_budget.measure(S.with_params(mib=16), label="after")
+
+@pytest.mark.gpu_budget(vram="8 GiB")
+def test_needs_a_gpu(gpu_budget):
+    gpu_budget.measure(S)
+'''
+
+
+def _size(path):
+    height, width = matplotlib.image.imread(str(path)).shape[:2]
+    return width, height
+
+
+def test_a_real_run_draws_one_png_per_measured_case_and_the_summary_links_them(project, monkeypatch):
+    pytester = project(TESTS)
+    monkeypatch.delenv("CI", raising=False)
+    for key, value in {"GITHUB_STEP_SUMMARY": str(pytester.path / "summary.md"), "GITHUB_RUN_ID": "42",
+                       "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/tuner"}.items():
+        monkeypatch.setenv(key, value)
+    args = ("-p", "no:randomly", "-p", "no:cacheprovider", "--gpu-budget", "--gpu-budget-json=out/report.json",
+            "--gpu-budget-plots=out/plots")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=2, skipped=1)  # records the baselines
+    result = pytester.runpytest_subprocess(*args)  # judged against them: the baseline lines are drawn
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines([f"plots: {pytester.path / 'out' / 'plots'}"])
+
+    folder = pytester.path / "out" / "plots"
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["test_mem__test_fits.png", "test_mem__test_two__after.png", "test_mem__test_two__before.png"]
+    for name in names:
+        assert (folder / name).read_bytes()[:8] == PNG
+        width, height = _size(folder / name)
+        assert width >= 1000 and 400 <= height <= 800  # one panel (host RAM): no GPU panel on a CPU host
+
+    rows = {r["nodeid"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    assert rows["test_mem.py::test_fits"]["plot"] == str(folder / "test_mem__test_fits.png")
+    assert "plot" not in rows["test_mem.py::test_needs_a_gpu"]
+    assert set(rows["test_mem.py::test_fits"]["baseline"]["phases"]) == {"load", "train_step_1", "train_step_2",
+                                                                         "train_step_3"}
+    summary = (pytester.path / "summary.md").read_text().split("### GPU budget")[-1]
+    assert "**Plots** (in the [artifacts of this run](https://github.com/acme/tuner/actions/runs/42#artifacts))" \
+        in summary
+    assert "- test_mem.py::test_two::before: `plots/test_mem__test_two__before.png`" in summary
+
+
+def _row(gpu: bool) -> dict:
+    """A result row with planted numbers (a drawing test; no figure here is a measurement)."""
+    MiB = 2**20
+    phases = {}
+    for i, (name, step) in enumerate([("load", None), ("data", None), ("train_step_1", 1), ("train_step_2", 2),
+                                      ("train_step_3", 3), ("eval", None)]):
+        phases[name] = {"name": name, "step": step, "ram_peak": (400 + 60 * i) * MiB,
+                        "vram_allocated": (1000 + 500 * i) * MiB if gpu else None,
+                        "vram_reserved": (1200 + 500 * i) * MiB if gpu else None}
+    return {
+        "nodeid": "memtests/test_x.py::test_y[some-long-parameter]::label", "scenario": "x", "scale": "tiny",
+        "fixes": ["lora"], "peaks": {"ram": 700 * MiB}, "wall_seconds": 1.0,
+        "verdict": "regression", "passed": False, "expect": None,
+        "budget": {"ram": 2 * 2**30, "vram": 24 * 2**30}, "tolerance": {"rel": 0.02, "abs": 16 * MiB},
+        "phases": phases, "growth": {"ram_per_step": 60.0 * MiB},
+        "baseline": {"peaks": {"ram": 600 * MiB, "vram_allocated": 3000 * MiB if gpu else None},
+                     "recorded": "2026-01-01", "phases": {"load": {"ram": 400 * MiB}, "eval": {"ram": 600 * MiB}}},
+    }
+
+
+def _result(row: dict) -> Result:
+    """The judged case plots.write draws, read from the row as the report's reader reads it."""
+    return Result.from_json(row)
+
+
+def test_a_gpu_row_gets_a_second_panel(tmp_path):
+    one = plots.write(_result(_row(gpu=False)), tmp_path / "cpu.png", {"key": "cpu-x86_64"})
+    two = plots.write(_result(_row(gpu=True)), tmp_path / "gpu.png", {"key": "nvidia-test"})
+    assert one.read_bytes()[:8] == two.read_bytes()[:8] == PNG
+    assert _size(two)[1] > 1.6 * _size(one)[1]
+
+
+def test_the_ram_panel_draws_the_tree_and_the_main_process(tmp_path):
+    MiB = 2**20
+    row = _row(gpu=False)
+    for i, phase in enumerate(row["phases"].values()):
+        phase["ram_tree_peak"] = phase["ram_peak"] + 300 * MiB * (i % 2)  # workers in every other phase
+    drawn = []
+    from matplotlib.axes import Axes
+
+    original = Axes.plot
+
+    def plot(ax, *args, **kwargs):
+        drawn.append(kwargs.get("label", ""))
+        return original(ax, *args, **kwargs)
+
+    Axes.plot = plot
+    try:
+        plots.write(_result(row), tmp_path / "tree.png", {"key": "cpu-x86_64"})
+        plots.write(_result(_row(gpu=False)), tmp_path / "main.png", {"key": "cpu-x86_64"})  # a version-1 row: main only
+    finally:
+        Axes.plot = original
+    assert "measured peak per phase (process tree)" in drawn and any(label.startswith("main process alone") for label in drawn)
+    assert drawn.count("measured peak per phase") == 1  # the old row: one line, the main process
+
+
+def test_the_regression_limit_names_the_tolerance_as_configured(tmp_path, monkeypatch):
+    """The default 0.5 % once printed as "+0%": the legend keeps one decimal."""
+    from matplotlib.axes import Axes
+
+    labels = []
+    original = Axes.axhline
+    monkeypatch.setattr(Axes, "axhline", lambda ax, *a, **kw: labels.append(kw.get("label", "")) or original(ax, *a, **kw))
+    row = _row(gpu=False) | {"tolerance": {"rel": 0.005, "abs": 4 * 2**20}}
+    plots.write(_result(row), tmp_path / "tol.png", {"key": "cpu-x86_64"})
+    assert any("+0.5% +4.00 MiB" in label for label in labels), labels
+
+
+def test_a_row_without_phases_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="no phases"):
+        plots.write(_result({**_row(gpu=False), "phases": {}}), tmp_path / "x.png")
+
+
+def test_importing_the_plugin_imports_no_matplotlib():
+    code = ("import sys, gpu_budget.pytest_plugin, gpu_budget.session.session, gpu_budget.session.xdist, gpu_budget.report.terminal; "
+            "bad = [m for m in ('matplotlib', 'torch', 'hypothesis') if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_plots_without_matplotlib_is_a_usage_error(pytester):
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    code = ("import sys; sys.modules['matplotlib'] = None; import pytest; "
+            "sys.exit(pytest.main(['--gpu-budget', '--gpu-budget-plots=plots', '-p', 'no:cacheprovider']))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=pytester.path, capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "--gpu-budget-plots needs matplotlib: pip install 'pytest-gpu-budget[plots]'" in result.stderr

@@ -1,0 +1,292 @@
+"""Plugin behaviour, end to end in throwaway projects (pytester, one subprocess per session)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpu_budget.declare.marks import DEFAULT_TOLERANCE
+
+MiB = 2**20
+
+FITS = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 64})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fits(gpu_budget):
+    row = gpu_budget.measure(S)
+    assert row.peaks["ram"] > 128 * 2**20
+'''
+
+
+def baseline_file(pytester):
+    (path,) = (pytester.path / "baselines").glob("*/test_mem.json")
+    return path
+
+
+def run(pytester, *args, env=None):
+    """One inner session, with `env` set for it."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for key, value in (env or {}).items():
+            monkeypatch.setenv(key, value)
+        return pytester.runpytest_subprocess("-p", "no:randomly", *args)
+
+
+def test_without_flag_memtests_skip_with_reason(project):
+    pytester = project(FITS)
+    result = run(pytester, "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*run with --gpu-budget*"])
+
+
+def test_records_then_passes_and_reports(project, monkeypatch):
+    pytester = project(FITS)
+    monkeypatch.delenv("CI", raising=False)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+    entry = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_fits"]
+    assert entry["peaks"]["ram"] > 128 * MiB and entry["peaks"]["vram_allocated"] is None
+    assert set(entry["phases"]) == {"load", "train_step_1", "train_step_2", "train_step_3"}
+    result = run(pytester, "--gpu-budget", "--gpu-budget-json=report.json", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*gpu-budget*", "test*RAM tree*RAM main*VRAM peak*budget*baseline*",
+                                 "*test_mem.py::test_fits*tiny*MiB*MiB*RAM 2.00 GiB*pass*"])
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["version"] == 3 and report["hardware"]["key"].startswith("cpu-")
+    (res,) = report["results"]
+    assert res["verdict"] == "pass" and res["peaks"]["ram"] > 128 * MiB
+    assert res["peaks"]["ram_tree"] == res["peaks"]["ram"]  # no descendants: the tree is the main process
+    assert all(s["ram_tree"] == s["ram"] for s in res["steps"]) and res["ram_tree_method"]
+    assert res["peaks"]["vram_allocated"] is None and res["budget"] == {"ram": 2 * 2**30, "vram": None}
+    assert [s["step"] for s in res["steps"]] == [1, 2, 3]
+    junit = (pytester.path / "junit.xml").read_text()
+    assert 'name="gpu_budget_ram_peak"' in junit and 'name="gpu_budget_ram_tree_peak"' in junit
+
+
+def test_planted_regression_fails_and_update_repairs(project, monkeypatch):
+    pytester = project(FITS)
+    monkeypatch.delenv("CI", raising=False)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+    path = baseline_file(pytester)
+    data = json.loads(path.read_text())
+    peaks = data["entries"]["tiny"]["test_fits"]["peaks"]
+    assert peaks["ram_tree"] == peaks["ram"]  # no descendants: the tree is the main process
+    peaks["ram_tree"] //= 2  # the gated figure's baseline lowered by 50%
+    path.write_text(json.dumps(data))
+    result = run(pytester, "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]gpu-budget regression]*ram_tree*> baseline*"])
+    assert json.loads((pytester.path / "r.json").read_text())["results"][0]["verdict"] == "regression"
+    run(pytester, "--gpu-budget", "--gpu-budget-update").assert_outcomes(passed=1)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+
+
+def test_within_tolerance_passes(project):
+    pytester = project(FITS)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+    path = baseline_file(pytester)
+    data = json.loads(path.read_text())
+    for metric in ("ram", "ram_tree"):
+        data["entries"]["tiny"]["test_fits"]["peaks"][metric] -= 2 * MiB  # inside the default 0.5 % + 4 MiB
+    path.write_text(json.dumps(data))
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+
+
+def test_a_baseline_recorded_before_the_tree_is_compared_on_the_main_process(project):
+    pytester = project(FITS)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+    path = baseline_file(pytester)
+    data = json.loads(path.read_text())
+    entry = data["entries"]["tiny"]["test_fits"]
+    del entry["peaks"]["ram_tree"]  # what the committed baselines hold
+    for phase in entry["phases"].values():
+        del phase["ram_tree"]
+    path.write_text(json.dumps(data))
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)  # main against main: unchanged
+    entry["peaks"]["ram"] //= 2
+    path.write_text(json.dumps(data))
+    result = run(pytester, "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]gpu-budget regression]*ram * > baseline*"])
+    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
+    assert set(row["change"]) == {"ram"} and row["change"]["ram"] > 0.9
+
+
+def test_planted_ten_percent_regression_fails_at_default_tolerance(project):
+    pytester = project('''
+import os
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 200, "plant_bytes": int(os.environ.get("PLANT", 0))})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fits(gpu_budget):
+    gpu_budget.measure(S)
+''')
+    run(pytester, "--gpu-budget", env={"PLANT": "0"}).assert_outcomes(passed=1)
+    peak = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_fits"]["peaks"]["ram_tree"]
+    run(pytester, "--gpu-budget", env={"PLANT": str(peak // 10)}).assert_outcomes(failed=1)
+
+
+def test_missing_baseline_fails_under_ci(project):
+    pytester = project(FITS)
+    result = run(pytester, "--gpu-budget", env={"CI": "true"})
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no-baseline*--gpu-budget-update*"])
+    assert not (pytester.path / "baselines").exists()
+
+
+def test_corrupted_baseline_is_a_clear_error_and_kept(project):
+    pytester = project(FITS)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+    path = baseline_file(pytester)
+    data = json.loads(path.read_text())
+    data["entries"]["tiny"]["test_fits"]["peaks"]["ram"] = "lots"
+    path.write_text(json.dumps(data))
+    before = path.read_text()
+    for args in (["--gpu-budget"], ["--gpu-budget", "--gpu-budget-update"]):
+        result = run(pytester, *args)
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines([f"*baseline file {path}*'test_fits'*peaks.ram*'lots'*"])
+        assert path.read_text() == before
+
+
+def test_over_budget_child_fails(project):
+    pytester = project('''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 64})
+
+@pytest.mark.gpu_budget(ram="100 MiB")
+def test_over(gpu_budget):
+    gpu_budget.measure(S)
+''')
+    result = run(pytester, "--gpu-budget")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]gpu-budget over-budget] host RAM peak * > budget 100.00 MiB*"])
+
+
+def test_sigkill_crash_and_timeout_are_failures_and_the_session_goes_on(project):
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="4 GiB")
+def test_killed(gpu_budget):
+    gpu_budget.measure(Scenario(name="k", run="runners:sigkill"))
+
+@pytest.mark.gpu_budget(ram="4 GiB")
+def test_hangs(gpu_budget):
+    gpu_budget.measure(Scenario(name="h", run="runners:hang"))
+
+@pytest.mark.gpu_budget(ram="4 GiB")
+def test_raises(gpu_budget):
+    gpu_budget.measure(Scenario(name="b", run="runners:boom"))
+
+@pytest.mark.gpu_budget(ram="4 GiB")
+def test_after(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+''')
+    result = run(pytester, "--gpu-budget", "--gpu-budget-timeout=3", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=3, passed=1)
+    result.stdout.fnmatch_lines([
+        "*test_killed*killed by SIGKILL*peak seen so far*MiB*",
+        "*test_hangs*timed out after 3 s*",
+        "*test_raises*the scenario broke*",
+    ])
+    rows = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
+    assert rows["test_killed"]["verdict"] == "error" and rows["test_killed"]["peaks"]["ram"] > 64 * MiB
+    assert rows["test_hangs"]["error"]["kind"] == "timeout" and rows["test_hangs"]["peaks"]["ram"] > 32 * MiB
+    assert rows["test_after"]["verdict"] in ("pass", "no-baseline")
+    assert all(not p.name.startswith(".") for p in (pytester.path / "baselines").rglob("*"))
+
+
+def test_vram_budget_without_cuda_skips(project):
+    pytester = project('''
+@pytest.mark.gpu_budget(vram="15 GiB")
+def test_vram(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+
+@pytest.mark.gpu_budget(ram="4 GiB")
+def test_gpu_only_scale(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8},
+                                scales={"tiny": {"needs_cuda": True}}))
+''')
+    result = run(pytester, "--gpu-budget", "-rs")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["*VRAM budget 15.00 GiB needs a CUDA GPU*", "*needs a CUDA GPU; this host has none*"])
+
+
+def test_bad_budget_string_names_string_and_test(project):
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="12.7 Gibs")
+def test_typo(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+''')
+    result = run(pytester, "--gpu-budget")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_mem.py::test_typo: bad ram budget: unknown unit 'Gibs'*'12.7 Gibs'*"])
+
+
+def test_update_prunes_only_when_the_whole_suite_ran(project):
+    pytester = project(FITS + '''
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_other(gpu_budget):
+    gpu_budget.measure(S)
+''')
+    run(pytester, "--gpu-budget").assert_outcomes(passed=2)
+    path = baseline_file(pytester)
+    data = json.loads(path.read_text())
+    data["entries"]["tiny"]["test_gone"] = data["entries"]["tiny"]["test_fits"]
+    path.write_text(json.dumps(data))
+    run(pytester, "--gpu-budget", "--gpu-budget-update", "-k", "fits").assert_outcomes(passed=1, deselected=1)
+    assert "test_gone" in json.loads(path.read_text())["entries"]["tiny"]
+    run(pytester, "--gpu-budget", "--gpu-budget-update").assert_outcomes(passed=2)
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_fits", "test_other"}
+
+
+def test_step_summary_markdown(project):
+    pytester = project(FITS)
+    summary = pytester.path / "summary.md"
+    run(pytester, "--gpu-budget", env={"GITHUB_STEP_SUMMARY": str(summary)}).assert_outcomes(passed=1)
+    text = summary.read_text()
+    assert text.startswith("### GPU budget: 1 measured, 0 failed on `cpu-")
+    assert "| test_mem.py::test_fits" in text
+
+
+def test_importing_the_plugin_imports_no_torch():
+    code = ("import sys, gpu_budget, gpu_budget.pytest_plugin, gpu_budget.session.session; "
+            "bad = [m for m in ('torch', 'transformers', 'hypothesis', 'peft') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_peak_measures_without_judging_or_recording(project):
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="1 MiB")
+def test_probe(gpu_budget):
+    m = gpu_budget.peak(Scenario(name="alloc", run="runners:alloc", params={"mib": 32}))
+    assert m.ok and m.peaks["ram"] > 64 * 2**20  # far over the budget, yet not judged
+''')
+    run(pytester, "--gpu-budget", env={"CI": "true"}).assert_outcomes(passed=1)
+    assert not (pytester.path / "baselines" / "cpu-x86_64").exists() or \
+        not list((pytester.path / "baselines").rglob("*.json"))
+
+
+def test_param_marker_refines_the_function_marker(project):
+    """A parametrize mark's tolerance applies on top of the function's budget (closer marker wins per key)."""
+    pytester = project('''
+pytestmark = pytest.mark.gpu_budget(ram="3 GiB")
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+@pytest.mark.parametrize("case", ["plain", pytest.param("loose", marks=pytest.mark.gpu_budget(tolerance={"rel": 0.5}))])
+def test_fits(gpu_budget, case):
+    gpu_budget.measure(S)
+''')
+    run(pytester, "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(passed=2)
+    rows = {r["nodeid"].split("[")[-1].rstrip("]"): r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
+    assert rows["plain"]["budget"]["ram"] == rows["loose"]["budget"]["ram"] == 2 * 2**30
+    assert rows["plain"]["tolerance"]["rel"] == DEFAULT_TOLERANCE.rel and rows["loose"]["tolerance"]["rel"] == 0.5
+
+
+def test_children_run_under_the_steady_allocator_unless_told(project):
+    pytester = project(FITS)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+    assert json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_fits"]["fingerprint"]["malloc"] == "steady"
+    run(pytester, "--gpu-budget", "--gpu-budget-malloc=system", "--gpu-budget-json=r.json").assert_outcomes(passed=1)
+    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
+    assert row["fingerprint_changed"] == ["malloc steady -> system"]

@@ -1,0 +1,247 @@
+"""pytest-xdist: `-n 2` gives the verdicts, the report and the baseline files of a serial run.
+
+The runner here plants its phase peaks (it replaces the child's /proc reader),
+so two runs measure the very same bytes and their baseline files can be
+compared byte for byte; everything else (children, judging, recording,
+reporting, worker placement) is the real path.
+"""
+
+import json
+import os
+
+import pytest
+
+from gpu_budget.isolate.placement import place, visible_gpus, worker_index
+
+PLANTED = '''
+import os
+
+import gpu_budget.measure.meter
+
+
+def planted(ctx):
+    """Reports ctx.params["peaks"] (MiB, one per phase) as the phase peaks: the same numbers in every run."""
+    peaks = iter(ctx.params["peaks"])
+    gpu_budget.measure.meter.read_status = lambda path=None: {"VmHWM": next(peaks) << 20, "RssAnon": 0, "RssFile": 0}
+    with ctx.meter.phase("load"):
+        pass
+    for step in range(1, len(ctx.params["peaks"])):
+        with ctx.meter.phase(f"train_step_{step}", step=step):
+            pass
+    return {"cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "cpus": sorted(os.sched_getaffinity(0)), "omp_threads": os.environ.get("OMP_NUM_THREADS")}
+'''
+
+# every baseline write, with who made it: the controller must be the only writer
+CONFTEST = '''
+import os
+
+import gpu_budget.judge.baselines
+
+_store = gpu_budget.judge.baselines.store
+
+
+def store(path, *args, **kwargs):
+    with open(os.environ["STORE_LOG"], "a") as fh:
+        fh.write(os.environ.get("PYTEST_XDIST_WORKER", "controller") + "\\n")
+    return _store(path, *args, **kwargs)
+
+
+gpu_budget.judge.baselines.store = store
+'''
+
+TESTS = '''
+import os
+
+import pytest
+from gpu_budget import Scenario
+
+BUMP = int(os.environ.get("BUMP", "0"))
+
+
+def S(*peaks):
+    return Scenario(name="planted", run="runners:planted", params={"peaks": list(peaks)})
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_fits(gpu_budget):
+    gpu_budget.measure(S(100, 200, 210, 220))
+
+
+@pytest.mark.gpu_budget(ram="150 MiB")
+def test_over_budget(gpu_budget):
+    gpu_budget.measure(S(100, 200, 200, 200))
+
+
+@pytest.mark.gpu_budget(ram="150 MiB", expect="over-budget")
+def test_reproduces(gpu_budget):
+    gpu_budget.measure(S(100, 300, 300, 300))
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_grows(gpu_budget):
+    gpu_budget.measure(S(100, 200 + BUMP, 200 + 2 * BUMP, 200 + 3 * BUMP))
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_labels(gpu_budget):
+    gpu_budget.measure(S(50, 60, 70, 80), label="before")
+    gpu_budget.measure(S(50, 55, 55, 55), label="after")
+
+
+@pytest.mark.gpu_budget(vram="8 GiB")
+def test_vram(gpu_budget):
+    gpu_budget.measure(S(1, 2, 3, 4))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_param(gpu_budget, n):
+    gpu_budget.measure(S(10 * n, 20 * n, 20 * n, 20 * n))
+'''
+
+
+@pytest.fixture
+def planted(pytester, monkeypatch):
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=PLANTED, conftest=CONFTEST, test_mem=TESTS)
+    # this suite may itself run under xdist: its worker's variables must not leak into the inner sessions
+    for var in ("CI", "CUDA_VISIBLE_DEVICES", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
+                "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(var, raising=False)
+    return pytester
+
+
+def _run(pytester, name: str, *args: str, workers: int = 0, **env: str):
+    """One session, with `env` set for it; its baselines folder, JSON report and store log are named `name`."""
+    xdist = ("-n", str(workers)) if workers else ("-p", "no:xdist")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for key, value in {"STORE_LOG": str(pytester.path / f"{name}.log"), **env}.items():
+            monkeypatch.setenv(key, value)
+        result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", *xdist, "--gpu-budget",
+                                               f"--gpu-budget-baselines={name}", f"--gpu-budget-json={name}.json", *args)
+    report = json.loads((pytester.path / f"{name}.json").read_text())
+    log = (pytester.path / f"{name}.log").read_text().split() if (pytester.path / f"{name}.log").exists() else []
+    return result, report, log
+
+
+def _verdicts(report: dict) -> list[tuple[str, str, bool]]:
+    return [(r["nodeid"], r["verdict"], r["passed"]) for r in report["results"]]
+
+
+def _files(pytester, name: str) -> dict[str, bytes]:
+    root = pytester.path / name
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.json"))}
+
+
+def _pop_floors(files: dict[str, bytes]) -> list[int]:
+    """Take the measured import floor out of each entry's fingerprint (in place); return them in entry order."""
+    floors = []
+    for name, blob in files.items():
+        data = json.loads(blob)
+        for by_id in data["entries"].values():
+            for test_id in sorted(by_id):
+                floors.append(by_id[test_id]["fingerprint"].pop("floor"))
+        files[name] = json.dumps(data, sort_keys=True).encode()
+    return floors
+
+
+def test_two_workers_give_the_serial_verdicts_and_identical_baseline_files(planted):
+    serial, serial_report, _ = _run(planted, "serial")
+    parallel, parallel_report, parallel_log = _run(planted, "parallel", workers=2)
+    outcomes = {"passed": 7, "failed": 1, "skipped": 1}
+    serial.assert_outcomes(**outcomes)
+    parallel.assert_outcomes(**outcomes)
+    assert _verdicts(parallel_report) == _verdicts(serial_report)  # same rows, same order: one table
+    assert ("test_mem.py::test_over_budget", "over-budget", False) in _verdicts(serial_report)
+    assert ("test_mem.py::test_reproduces", "over-budget", True) in _verdicts(serial_report)
+    assert parallel.stdout.str().count("= gpu-budget =") == 1
+    assert {r["worker"]["worker"] for r in parallel_report["results"]} == {"gw0", "gw1"}
+
+    serial_files, parallel_files = _files(planted, "serial"), _files(planted, "parallel")
+    assert list(serial_files) == ["cpu-" + os.uname().machine + "/test_mem.json"]
+    # the same files, but for the import floor each forkserver measured (a worker's differs by some KiB)
+    serial_floors, parallel_floors = _pop_floors(serial_files), _pop_floors(parallel_files)
+    assert parallel_files == serial_files
+    assert max(abs(a - b) for a, b in zip(serial_floors, parallel_floors)) < 2**20
+    entries = json.loads(next(iter(serial_files.values())))["entries"]["tiny"]
+    assert entries["test_fits"]["peaks"]["ram"] == 220 << 20
+    assert set(parallel_log) == {"controller"}  # workers shipped their entries; only the controller wrote
+    assert len(parallel_log) == 1  # one locked write per file and scale, at the end
+
+    # a planted regression, judged by both against their own (identical) baselines
+    serial, serial_report, _ = _run(planted, "serial", BUMP="100")
+    parallel, parallel_report, _ = _run(planted, "parallel", workers=2, BUMP="100")
+    serial.assert_outcomes(passed=6, failed=2, skipped=1)
+    parallel.assert_outcomes(passed=6, failed=2, skipped=1)
+    assert _verdicts(parallel_report) == _verdicts(serial_report)
+    assert ("test_mem.py::test_grows", "regression", False) in _verdicts(parallel_report)
+
+    # --gpu-budget-update: the same new baseline, and entries of deleted tests pruned the same way
+    for name in ("serial", "parallel"):
+        path = planted.path / name / f"cpu-{os.uname().machine}" / "test_mem.json"
+        data = json.loads(path.read_text())
+        data["entries"]["tiny"]["test_gone"] = data["entries"]["tiny"]["test_fits"]
+        path.write_text(json.dumps(data))
+    _run(planted, "serial", "--gpu-budget-update", BUMP="100")
+    _, _, log = _run(planted, "parallel", "--gpu-budget-update", workers=2, BUMP="100")
+    assert set(log) == {"controller"}
+    serial_files, parallel_files = _files(planted, "serial"), _files(planted, "parallel")
+    _pop_floors(serial_files), _pop_floors(parallel_files)
+    assert parallel_files == serial_files
+    updated = json.loads(next(iter(parallel_files.values())))["entries"]["tiny"]
+    assert "test_gone" not in updated and updated["test_grows"]["peaks"]["ram"] == 500 << 20
+
+
+def test_each_worker_gets_one_gpu_and_its_own_cores_and_children_inherit_them(planted):
+    result, report, _ = _run(planted, "placed", "-k", "param or fits or labels", workers=2,
+                             CUDA_VISIBLE_DEVICES="3,5")
+    result.assert_outcomes(passed=5)  # xdist counts no deselected
+    rows = report["results"]
+    assert {r["worker"]["worker"] for r in rows} == {"gw0", "gw1"}
+    cores = sorted(os.sched_getaffinity(0))
+    for row in rows:
+        worker, seen = row["worker"], row["info"]
+        expected = place(worker["worker"], worker_index(worker["worker"]), 2, ["3", "5"], cores)
+        assert worker["gpu"] == {"gw0": "3", "gw1": "5"}[worker["worker"]]
+        assert seen["cuda_visible_devices"] == worker["gpu"]  # the measured child sees the worker's one GPU
+        assert seen["cpus"] == worker["cpus"] == list(expected.cpus)  # and runs on the worker's cores only
+        assert seen["omp_threads"] == "1"  # the session's one thread, as in a serial run, whatever the share
+    shares = {r["worker"]["worker"]: set(r["worker"]["cpus"]) for r in rows}
+    if len(cores) >= 2:
+        assert not shares["gw0"] & shares["gw1"]  # two workers never measure on the same core
+
+
+def test_without_xdist_no_worker_is_placed_and_the_run_measures_on_one_gpu(planted):
+    """A serial run has no worker share of the cores; on several GPUs it measures on the first (placement.py),
+    as one worker would: a child that saw them all would train under DataParallel."""
+    result, report, log = _run(planted, "serial", "-k", "fits", CUDA_VISIBLE_DEVICES="3,5")
+    result.assert_outcomes(passed=1, deselected=8)
+    (row,) = report["results"]
+    assert "worker" not in row and row["info"]["cuda_visible_devices"] == "3"
+    assert log == ["controller"]
+    result.stdout.fnmatch_lines(["*measured on one, CUDA_VISIBLE_DEVICES=3*"])
+
+
+@pytest.mark.parametrize(("index", "count", "gpus", "cpus", "gpu", "share"), [
+    (0, 2, ["0", "1"], [0, 1, 2, 3], "0", (0, 1)),
+    (1, 2, ["0", "1"], [0, 1, 2, 3], "1", (2, 3)),
+    (2, 3, ["0", "1"], [0, 1, 2, 3, 4, 5, 6], "0", (4, 5)),  # round robin past the last GPU; core 6 idle
+    (3, 4, [], [0, 1], None, (1,)),  # more workers than cores: one core each, shared
+    (0, 1, ["GPU-8f3a"], [5, 7], "GPU-8f3a", (5, 7)),
+])
+def test_place(index, count, gpus, cpus, gpu, share):
+    placement = place(f"gw{index}", index, count, gpus, cpus)
+    assert (placement.gpu, placement.cpus) == (gpu, share)
+
+
+@pytest.mark.parametrize(("value", "gpus"), [
+    ("0,1,2", ["0", "1", "2"]),
+    ("2, 3", ["2", "3"]),
+    ("", []),
+    ("-1", []),
+    ("1,-1,2", ["1"]),  # CUDA ignores everything from the first invalid item on
+    ("GPU-8f3a,MIG-1b2c", ["GPU-8f3a", "MIG-1b2c"]),
+])
+def test_visible_gpus_from_cuda_visible_devices(value, gpus):
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": value}) == gpus

@@ -1,0 +1,223 @@
+"""The estimator: fake tensors predict the real live-tensor peak exactly; CUDA mode changes what it should.
+
+Real torch, small models (seconds). The reference is the same step on real
+CPU tensors under the same tracker, which is a measurement of live tensor
+bytes; no RSS is involved, so the comparisons are exact.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch import nn
+
+from gpu_budget import Scenario
+from gpu_budget.estimate import StepPlan, adamw, estimate, estimate_scenario
+from gpu_budget.estimate.cases import CaseError, load_case
+from gpu_budget.estimate.cli import main as cli
+from gpu_budget.estimate.cuda import Device
+from gpu_budget.estimate.fake import EstimateError, fake_world, known_batch, known_tensor, outside
+from gpu_budget.estimate.quant import quantize, quantized_bytes
+from gpu_budget.estimate.tracker import LiveTensors
+
+MiB = 2**20
+S5_SPEC = str(Path(__file__).resolve().parents[2] / "memtests" / "s5_generic_oom" / "scenarios.py") + ":S5"
+
+
+def mlp(p, fixes, device, known):
+    """A small MLP with LayerNorm and dropout, AdamW, two micro-batches."""
+    torch.manual_seed(0)
+    width = p["width"]
+    model = nn.Sequential(nn.Linear(p["inputs"], width), nn.LayerNorm(width), nn.GELU(), nn.Dropout(p["dropout"]),
+                          nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 10))
+    if "freeze_first" in fixes:
+        model[0].requires_grad_(False)
+
+    def make():
+        g = torch.Generator().manual_seed(1)
+        return {"x": torch.randn(p["batch"], p["inputs"], generator=g), "y": torch.randint(0, 10, (p["batch"],))}
+
+    batches = [known_batch(known, make) for _ in range(p["micro"])]
+    trainable = [q for q in model.parameters() if q.requires_grad]
+    return StepPlan(model, adamw(trainable, device, lr=1e-3), batches,
+                    loss=lambda m, b: nn.functional.cross_entropy(m(b["x"]), b["y"]), max_grad_norm=1.0)
+
+
+PARAMS = {"width": 512, "inputs": 256, "batch": 64, "micro": 2, "dropout": 0.1}
+
+
+@pytest.mark.parametrize("fixes", [(), ("freeze_first",)])
+def test_fake_step_peak_equals_the_real_live_tensor_peak(fixes):
+    fake = estimate(mlp, PARAMS, fixes)
+    real = estimate(mlp, PARAMS, fixes, fake=False)
+    assert fake.step_peak == real.step_peak
+    assert fake.at_peak == real.at_peak
+    assert [(r["name"], r["peak"]) for r in fake.phases] == [(r["name"], r["peak"]) for r in real.phases]
+    assert fake.at_peak["optimizer_state"] > 0 and fake.at_peak["parameters"] > 0
+
+
+def test_categories_are_the_tensors_they_name():
+    est = estimate(mlp, {**PARAMS, "micro": 1}, ())
+    params = sum(q.numel() * 4 for q in nn.Sequential(
+        nn.Linear(256, 512), nn.LayerNorm(512), nn.Linear(512, 512), nn.Linear(512, 10)).parameters())
+    end = next(r for r in est.phases if r["name"] == "end")
+    assert end["at_peak"]["parameters"] == params
+    assert end["at_peak"]["optimizer_state"] == 2 * params + 4 * 8  # exp_avg, exp_avg_sq, and 8 fp32 step counters
+    assert end["at_peak"]["gradients"] == 0  # zero_grad(set_to_none=True)
+
+
+def test_the_tracker_counts_storages_once_and_frees_them():
+    with LiveTensors() as tracker:
+        tracker.phase("a")
+        x = torch.empty(MiB, dtype=torch.uint8)
+        view = x[: MiB // 2]  # a view: no new storage
+        tracker.phase("b")
+        del x, view
+        y = torch.empty(3 * MiB, dtype=torch.uint8)
+        tracker.label([y], "gradients")
+        del y
+    replay = tracker.replay()
+    assert [(r["name"], r["peak"]) for r in replay.phases] == [("a", MiB), ("b", 3 * MiB)]
+    assert replay.at_peak["gradients"] == 3 * MiB and replay.final == 0
+
+
+def test_cuda_mode_keeps_a_bool_dropout_mask_and_rounds_to_512():
+    p = {**PARAMS, "micro": 1, "batch": 64, "width": 1000}
+    cpu, cuda = estimate(mlp, p, ()), estimate(mlp, p, (), device=Device(cuda=True))
+    cpu_forward, cuda_forward = (next(r["peak"] for r in est.phases if r["name"] == "step1.forward")
+                                 for est in (cpu, cuda))
+    # CPU dropout keeps a float32 mask (4 bytes an element) for backward, CUDA's fused kernel a bool (1 byte)
+    assert cpu_forward - cuda_forward >= 3 * 64 * 1000 - 4096
+    assert cuda.metric == "vram_allocated_estimate" and cpu.metric == "ram_tensor_estimate"
+    assert all(r["peak"] % 512 == 0 for r in cuda.phases)
+
+
+def test_cuda_context_is_only_added_to_the_device_figure():
+    est = estimate(mlp, {**PARAMS, "micro": 1}, (), device=Device(cuda=True, cuda_context=300 * MiB))
+    assert est.device_peak == est.step_peak + 300 * MiB
+    assert estimate(mlp, {**PARAMS, "micro": 1}, (), device=Device(cuda=True)).device_peak is None
+
+
+def test_known_values_answer_item_and_masks_and_unknown_ones_say_so():
+    with fake_world() as known:
+        with outside():
+            ids = torch.tensor([3, 0, 7, 0, 1])
+        fake_ids = known_tensor(known, ids)
+        assert int((fake_ids > 0).sum()) == 3  # computed for real on the side
+        picked = torch.randn(5, 4)[fake_ids > 0]
+        assert picked.shape == (3, 4)  # exact: the mask's value is known
+        weights = nn.Linear(5, 1).weight[0]  # a parameter: its values are never drawn for real
+        assert torch.randn(5, 4)[weights > 0].shape == (5, 4)  # unknown mask: all-True, the most it could hold
+        assert known.assumed
+        with pytest.raises(EstimateError, match="fake tensors have no values"):
+            float(weights.sum())
+
+
+def test_a_7b_sized_layer_is_estimated_without_allocating_it():
+    import resource
+
+    def big(p, fixes, device, known):
+        model = nn.Sequential(*[nn.Linear(8192, 8192, bias=False) for _ in range(8)])  # 2 GiB of fp32 weights
+        with outside():
+            x = torch.randn(4, 8192)
+        return StepPlan(model, adamw(model.parameters(), device, lr=1e-3), [{"x": known_tensor(known, x)}],
+                        loss=lambda m, b: m(b["x"]).sum())
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    est = estimate(big, {}, ())
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    assert est.step_peak > 4 * 2**30  # weights + grads + AdamW state: over 8 GiB of tensors
+    assert grown < 512 * MiB  # and the process did not hold them
+
+
+def test_4bit_and_8bit_stand_ins_hold_what_bitsandbytes_holds():
+    bnb = pytest.importorskip("bitsandbytes")
+    linear = nn.Linear(128, 96)
+    real4 = bnb.nn.Params4bit(linear.weight.data.clone(), requires_grad=False, quant_type="nf4",
+                              blocksize=64, compress_statistics=False)._quantize("cpu")
+    held4 = real4.numel() * real4.element_size() + real4.quant_state.absmax.numel() * 4
+    assert quantized_bytes(128 * 96, 4, 96) == held4
+    model = nn.Sequential(nn.Linear(128, 96), nn.ReLU(), nn.Linear(96, 8))
+    with fake_world():
+        swapped = quantize(model, 4, torch.float32, skip_modules=["2"])
+        stand_in = model[0]
+        held = stand_in.weight.numel() + stand_in.absmax.numel() * 4
+    assert swapped == ["0"] and held == held4
+    real8 = bnb.nn.Linear8bitLt(128, 96, has_fp16_weights=False)
+    real8.load_state_dict(linear.state_dict())
+    real8 = real8.to("cpu")  # moving it quantizes: int8 weight + fp32 row scales
+    held8 = real8.weight.numel() * real8.weight.element_size() + real8.weight.SCB.numel() * 4
+    assert quantized_bytes(128 * 96, 8, 96) == held8
+
+
+def test_running_two_of_four_identical_micro_batches_gives_the_same_peak():
+    def four(p, fixes, device, known):
+        plan = mlp({**PARAMS, "micro": 4}, fixes, device, known)
+        plan.run_micro = p["run_micro"]
+        return plan
+
+    assert estimate(four, {"run_micro": 2}, ()).step_peak == estimate(four, {"run_micro": None}, ()).step_peak
+
+
+def test_a_case_study_is_estimated_by_the_builder_its_folder_registers():
+    """S5's builder (memtests/s5_generic_oom/estimate.py, found through its runner) on fake tensors predicts the
+    same step on real tensors exactly; a small image keeps the real run cheap."""
+    small = load_case(S5_SPEC + "+smaller_batch").with_params(image=32, hidden=256, batch_size=4)
+    fake, real = (estimate_scenario(small, "tiny", fake=f) for f in (True, False))
+    assert fake.step_peak == real.step_peak > 0
+    assert fake.facts == {"batch_size": 4, "micro_batch": 2}
+
+
+def test_a_scenario_without_a_builder_is_named():
+    with pytest.raises(LookupError, match="no estimator builder for scenario 'lonely' \\(runner m:run\\)"):
+        estimate_scenario(Scenario(name="lonely", run="m:run"))
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("memtests/s5_generic_oom/scenarios.py", "bad case 'memtests/s5_generic_oom/scenarios.py': expected"),
+    ("no/such/file.py:S", "case 'no/such/file.py:S': .*file.py is not a Python file"),
+    ("no_such_module_xyz:S", "no module 'no_such_module_xyz' on sys.path"),
+    (S5_SPEC.replace(":S5", ":S6"), "has no 'S6' \\(its Scenarios: S5\\)"),
+    (S5_SPEC.replace(":S5", ":register"), "a function, not a Scenario, as 'register'"),
+    (S5_SPEC + "+lroa", "unknown fix 'lroa' \\(this scenario supports: smaller_batch, amp, quantization, pruning, freeze_fp32\\)"),
+])
+def test_a_bad_case_spec_is_an_error_naming_it(spec, message):
+    with pytest.raises(CaseError, match=message):
+        load_case(spec)
+
+
+def test_the_cli_estimates_the_scenarios_it_is_given(tmp_path, capsys):
+    out = tmp_path / "est.json"
+    assert cli([S5_SPEC, f"half={S5_SPEC}+smaller_batch", "--json", str(out)]) == 0
+    rows = {r["label"]: r for r in json.loads(out.read_text())["estimates"]}
+    assert rows["half"]["fixes"] == ["smaller_batch"] and rows[S5_SPEC]["fixes"] == []
+    assert rows["half"]["estimate"] < rows[S5_SPEC]["estimate"]
+    assert "| half |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli([f"{S5_SPEC}+lroa"])
+    assert "unknown fix 'lroa'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli([])
+    assert "name at least one CASE" in capsys.readouterr().err
+
+
+def test_validate_runs_the_case_for_real_beside_its_estimate(tmp_path):
+    """`estimate --validate`: the floor and the case measured in gate children, the estimate beside them (a
+    subprocess: the measured children come from its own forkserver, as from the CLI)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "v.json"
+    subprocess.run([sys.executable, "-m", "gpu_budget", "estimate", "--validate", "--json", str(out),
+                    f"s5 smaller_batch={S5_SPEC}+smaller_batch"], check=True, capture_output=True, text=True,
+                   cwd=Path(__file__).resolve().parents[2], timeout=600)
+    saved = json.loads(out.read_text())
+    (row,) = saved["rows"]
+    assert row["status"] == "ok" and row["label"] == "s5 smaller_batch"
+    assert 0 < saved["floor"] < row["measured_step_peak"]
+    assert row["measured_added"] == row["measured_step_peak"] - saved["floor"]
+    assert row["error"] == row["estimate"] - row["measured_added"]
+    assert row["steps_measured"] > 0 and row["measured_entering_steps"] > 0

@@ -1,0 +1,145 @@
+"""The fix library: declared fixes, validation at Scenario build (collection) time, requirement checks."""
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpu_budget import Fix, FixError, Scenario
+from gpu_budget.declare import fixes
+
+MEMTESTS = Path(__file__).resolve().parents[2] / "memtests"
+CASE_STUDIES = sorted(p.name for p in MEMTESTS.iterdir() if (p / "scenarios.py").is_file())
+
+
+def scenario(**kw):
+    return Scenario(name="toy", run="runners:alloc", **kw)
+
+
+def test_every_builtin_fix_declares_stage_cost_and_write_up():
+    assert len(fixes.BUILTIN) == 17  # the generic ones; the case studies register their own
+    for fix in map(fixes.get, fixes.BUILTIN):
+        assert fix.stage in fixes.STAGES and fix.cost in fixes.COSTS and fix.doc
+        assert fix.proposed_by and all(p in ("S1", "S2", "S3", "S4", "S5", "S1-workers") for p in fix.proposed_by), fix.name
+        for other in (*fix.conflicts, *fix.requires, *fix.replaces):
+            fixes.get(other)  # every named relation is a registered fix
+
+
+def test_the_core_library_is_generic_and_each_case_study_registers_its_own():
+    """Importing the plugin registers the generic fixes only; a case study's folder registers its own on import."""
+    code = ("import gpu_budget.declare.fixes as f; print(sorted(x.name for x in f.registered()) == sorted(f.BUILTIN)); "
+            "import sys; sys.path.insert(0, sys.argv[1]); import s4_wrap_order.scenarios; print(f.get('no_wrap').stage)")
+    done = subprocess.run([sys.executable, "-c", code, str(MEMTESTS)], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "model"]
+
+
+@pytest.mark.parametrize("case", CASE_STUDIES)
+def test_a_case_study_lists_its_fixes_once_in_its_scenarios(case):
+    """Every Scenario of the folder supports registered fixes, without repeats; its own fixes are not the core's,
+    and the runner keeps no list of names of its own (the Scenario's `supports` is the one list)."""
+    sys.path.insert(0, str(MEMTESTS))
+    try:
+        module = importlib.import_module(f"{case}.scenarios")
+        own = importlib.import_module(f"{case}.fixes")
+    finally:
+        sys.path.remove(str(MEMTESTS))
+    scenarios = [v for v in vars(module).values() if isinstance(v, Scenario)]
+    assert scenarios, case
+    for scenario in scenarios:
+        names = [f.name for f in scenario.supports]
+        assert names and len(names) == len(set(names)), (scenario.name, names)
+        assert all(fixes.get(name) in scenario.supports for name in names)
+    mine = {v.name for v in vars(own).values() if isinstance(v, Fix)}
+    assert mine and not mine & set(fixes.BUILTIN), (case, mine)
+    assert "FIXES" not in (MEMTESTS / case / "runner.py").read_text()
+
+
+def test_unknown_fix_is_named_with_the_known_ones():
+    with pytest.raises(FixError, match=r"unknown fix 'lroa' \(registered: .*lora.*\)"):
+        scenario().with_fixes("lroa")
+    with pytest.raises(FixError, match=r"scenario 'toy': unknown fix 'lora' \(this scenario supports: truncate\)"):
+        scenario(supports=("truncate",)).with_fixes("lora")
+
+
+def test_conflicting_pair_names_both_fixes():
+    full = Fix("test_fixes_full_rows", "model", "train whole matrices", remedy=False)
+    rows = Fix("test_fixes_new_rows", "model", "train the new rows", replaces=(full.name,))
+    base = scenario(fixes=(full,), supports=(full, rows))
+    with pytest.raises(FixError, match="fixes 'test_fixes_full_rows' and 'test_fixes_new_rows' conflict.*"
+                                       "test_fixes_new_rows replaces test_fixes_full_rows"):
+        base.with_fixes("test_fixes_new_rows")
+    with pytest.raises(FixError, match="'load_in_8bit' and 'load_in_4bit' conflict"):
+        scenario().with_fixes("lora", "load_in_8bit", "load_in_4bit")
+    wrap = Fix("test_fixes_no_wrap", "model", "no wrapper", conflicts=("gradient_checkpointing",))
+    with pytest.raises(FixError, match="'gradient_checkpointing' and 'test_fixes_no_wrap' conflict.*"
+                                       "test_fixes_no_wrap declares the conflict"):
+        Scenario(name="x", run="m:f", fixes=("gradient_checkpointing", wrap))
+
+
+def test_companion_fix_required_only_where_the_scenario_offers_it():
+    with pytest.raises(FixError, match="fix 'load_in_8bit' needs fix 'lora' with it"):
+        scenario().with_fixes("load_in_8bit")
+    assert scenario().with_fixes("lora", "load_in_8bit").fixes == ("lora", "load_in_8bit")
+    always_lora = scenario(supports=("load_in_8bit", "load_in_4bit"))  # LoRA built into the runner
+    assert always_lora.with_fixes("load_in_4bit").fixes == ("load_in_4bit",)
+
+
+def test_user_fix_registers_sets_params_and_validates():
+    halve = Fix("test_fixes_halve", "train", "half the batch, twice the accumulation", cost="slower",
+                params={"batch_size": 4, "accumulation": 2}, conflicts=("smaller_batch",))
+    s = scenario(params={"batch_size": 8, "accumulation": 1}, scales={"tiny": {"batch_size": 16}},
+                 supports=(halve, "smaller_batch"))
+    assert fixes.get("test_fixes_halve") is not None
+    fixed = s.with_fixes("test_fixes_halve")
+    assert fixed.fixes == ("test_fixes_halve",) and fixed.params_for("tiny")["batch_size"] == 4
+    assert fixed.to_json("tiny")["fixes"] == ["test_fixes_halve"]
+    with pytest.raises(FixError, match="'test_fixes_halve' and 'smaller_batch' conflict"):
+        fixed.with_fixes("smaller_batch")
+    with pytest.raises(FixError, match="already registered with a different definition"):
+        fixes.register(Fix("test_fixes_halve", "train", "something else"))
+    fixes.register(halve)  # the same definition again is fine
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"stage": "compile"}, "stage 'compile' is not one of load, data, model, train, runtime"),
+    ({"cost": "cheap"}, "cost 'cheap' is not one of none, slower, accuracy-risk"),
+    ({"conflicts": ("bad_fix",)}, "names itself"),
+    ({"name": "two words"}, "fix name 'two words'"),
+])
+def test_malformed_fix_is_rejected(kwargs, message):
+    args = {"name": "bad_fix", "stage": "train", "doc": "d", **kwargs}
+    with pytest.raises(FixError, match=message):
+        Fix(**args)
+
+
+def test_requirements_checked_without_importing(monkeypatch):
+    gpu = Fix("test_fixes_gpu", "runtime", "d", needs=("cuda", "no_such_package_xyz", "json"))
+    assert fixes.missing(gpu, cuda=False) == ["cuda", "no_such_package_xyz"]
+    assert fixes.missing(gpu, cuda=True) == ["no_such_package_xyz"]
+
+
+def test_importing_the_library_does_not_import_torch():
+    code = "import sys, gpu_budget, gpu_budget.declare.fixes; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+CONFLICTING = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, fixes=("lora", "load_in_8bit"))
+CASES = {f: S.with_fixes(*f.split("+")) for f in ["gradient_checkpointing", "load_in_4bit"]}
+
+@pytest.mark.parametrize("fixes", list(CASES))
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_fix(gpu_budget, fixes):
+    gpu_budget.measure(CASES[fixes])
+'''
+
+
+def test_conflicting_combination_fails_collection_naming_both(project):
+    pytester = project(CONFLICTING)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error: nothing ran
+    result.stdout.fnmatch_lines(["*ERROR collecting test_mem.py*",
+                                 "*FixError*fixes 'load_in_8bit' and 'load_in_4bit' conflict*"])
+    assert "passed" not in result.stdout.str()

@@ -1,0 +1,78 @@
+"""The meter reads each phase's exact peak, even of a spike freed before the phase ends."""
+
+import pytest
+
+from gpu_budget.measure.meter import Meter, can_reset_hwm, growth_per_step, summarize
+
+MiB = 2**20
+
+pytestmark = pytest.mark.skipif(not can_reset_hwm(), reason="needs /proc/self/clear_refs (Linux)")
+
+
+@pytest.fixture
+def meter():
+    m = Meter(use_cuda=False)
+    yield m
+    m.close()  # its tree's thread resets the VmHWM of this process's descendants: never leave it running
+
+
+@pytest.mark.parametrize("mib", [16, 64, 256])
+def test_freed_spike_is_measured_exactly(mib, meter):
+    with meter.phase("idle"):
+        pass
+    with meter.phase("spike"):
+        spike = b"\x01" * (mib * MiB)
+        del spike
+    idle, spiked = meter.phases
+    # the spike is gone by the phase's end, yet the phase peak holds it (to within 2 MiB of interpreter noise)
+    assert abs((spiked.ram_peak - idle.ram_peak) - mib * MiB) < 2 * MiB
+    assert spiked.rss_anon is not None and spiked.rss_file is not None
+
+
+def test_phases_tile_the_run(meter):
+    meter.start("load")
+    meter.start("train_step_1", step=1)  # ends "load"
+    meter.stop()
+    assert [p.name for p in meter.phases] == ["load", "train_step_1"]
+    assert meter.stop() is None
+
+
+def test_no_cuda_means_none_not_zero(meter):
+    with meter.phase("load"):
+        pass
+    summary = meter.summary()
+    assert summary["cuda"] is False
+    assert summary["peaks"]["ram"] > 0
+    assert summary["peaks"]["vram_allocated"] is None and summary["peaks"]["vram_reserved"] is None
+    assert meter.phases[0].vram_allocated is None
+
+
+def test_growth_skips_the_first_step_and_needs_three_points():
+    assert growth_per_step([100, 10, 20, 30, 40]) == pytest.approx(10.0)
+    assert growth_per_step([5, 7, 7, 7]) == pytest.approx(0.0)
+    assert growth_per_step([1, 2, 3]) is None
+
+
+def test_summary_series_and_step_peaks():
+    phases = [
+        {"name": "load", "step": None, "ram_peak": 500},
+        {"name": "train_step_1", "step": 1, "ram_peak": 300},
+        {"name": "train_step_2", "step": 2, "ram_peak": 310},
+    ]
+    s = summarize(phases, cuda=False)
+    assert s["peaks"]["ram"] == 500
+    assert s["step_peaks"]["ram"] == 310
+    assert [row["ram"] for row in s["steps"]] == [300, 310]
+
+
+def test_the_tree_figure_says_how_far_it_can_be_off():
+    from gpu_budget.measure.meter import tree_bound
+
+    def phase(exited, reported, unread=0, gap=0.01):
+        return {"name": "p", "step": None, "ram_peak": 1, "tree": {"exited": exited, "reported": reported,
+                                                                     "unread": unread, "max_gap": gap}}
+
+    assert tree_bound([{"name": "p", "ram_peak": 1}]) is None  # no tree read (off Linux)
+    assert tree_bound([phase(2, 2), phase(0, 0)]).startswith("exact per process")
+    said = tree_bound([phase(3, 1, gap=0.04), phase(1, 0, unread=1, gap=0.2)])
+    assert said.startswith("3 descendant(s) exited unreported, last read at most 0.200 s") and "1 gone before" in said

@@ -1,0 +1,95 @@
+"""Typed results: a report row is Result.to_json(), and every committed report reads back into the same row."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpu_budget.search.explore import Envelope, Exploration, explore
+from gpu_budget.results import NO_PEAKS, Measurement, Result
+from gpu_budget.session.data import SessionData
+
+REPORTS = sorted((Path(__file__).resolve().parents[2] / "benchmarks" / "results").glob("*.report.json"))
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.name)
+def test_committed_report_rows_read_back_into_the_same_rows(path):
+    report = json.loads(path.read_text())
+    for row in report["results"]:
+        result = Result.from_json(row)
+        assert result.measured == ("wall_seconds" in row)
+        if report["version"] >= 2:  # rows from before budgets declared their origin read it as None
+            expected = {"budget_origin": None, **row}
+            assert json.dumps(result.to_json(), sort_keys=True) == json.dumps(expected, sort_keys=True)
+        else:  # version 1: the main process only; the reader fills the tree's fields with None
+            assert result.peaks["ram"] == row["peaks"]["ram"] and result.peaks["ram_tree"] is None
+
+
+def test_a_case_that_ran_no_child_has_no_measurement_and_no_figures():
+    skipped = Result("t.py::test_x", "s1", "real", verdict="skipped", passed=True, message="needs a CUDA GPU")
+    row = skipped.to_json()
+    assert "wall_seconds" not in row and row["peaks"] == dict(NO_PEAKS) and row["phases"] == {}
+    assert not skipped.measured and skipped.info == {} and skipped.error is None
+    assert Result.from_json(row) == skipped
+
+
+def test_a_labelled_result_belongs_to_its_test():
+    result = Result("t.py::test_fix[lora]::lora", "s1", "tiny", "pass", True, "", label="lora")
+    assert result.test_nodeid == "t.py::test_fix[lora]"
+
+
+def test_a_measurement_from_the_child_keeps_its_phases_by_name_in_order():
+    phases = [{"name": "load", "step": None, "ram_peak": 10}, {"name": "train_step_1", "step": 1, "ram_peak": 30}]
+    summary = {"peaks": {**NO_PEAKS, "ram": 30, "ram_tree": 40}, "phases": phases, "steps": [{"step": 1, "ram": 30}],
+               "growth": {"ram_per_step": None}, "cuda": False}
+    m = Measurement.from_child(summary, status="ok", info={"x": 1}, wall_seconds=1.5)
+    assert list(m.phases) == ["load", "train_step_1"] and m.phases["train_step_1"]["ram_peak"] == 30
+    assert m.ok and m.ram == 40 and m.error_kind is None and m.info == {"x": 1}
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="Measurement status 'fine'"):
+        Measurement("fine", NO_PEAKS)
+    with pytest.raises(ValueError, match="no 'verdict'"):
+        Result.from_json({"nodeid": "t.py::a", "scenario": "s", "scale": "tiny"})
+
+
+def test_results_are_frozen():
+    result = Result("t.py::a", "s", "tiny", "pass", True, "")
+    with pytest.raises(AttributeError):
+        result.verdict = "error"
+    assert result.but(verdict="error").verdict == "error" and result.verdict == "pass"
+
+
+def _exploration() -> Exploration:
+    def tensors(k):
+        return (k["batch"] * 10) << 20
+
+    return explore("planted", Envelope({"batch": (1, 16)}), budget="100 MiB", estimate=tensors,
+                   measure=lambda k: (20 << 20) + tensors(k), boundary="batch", max_examples=10, max_real_runs=5)
+
+
+def test_an_exploration_crosses_json_unchanged_its_boundary_keyed_by_the_knobs_values():
+    found = _exploration()
+    back = Exploration.from_json(json.loads(json.dumps(found.to_json())))
+    assert back == found and all(isinstance(v, int) for v in back.boundary["peaks"])
+    assert back.summary() == found.summary()
+
+
+def test_session_data_crosses_json_and_merges_in_collection_order():
+    def worker(nodeids):
+        data = SessionData(order=["t.py::a", "t.py::b", "t.py::c"], selected=3, probes=1)
+        for nodeid in nodeids:
+            data.rows.append(Result(nodeid, "s", "tiny", "pass", True, "",
+                                    measurement=Measurement("ok", NO_PEAKS, wall_seconds=1.0)))
+            data.explorations.append({"nodeid": nodeid, "exploration": {}})
+        data.collected["t.py"].update(n.split("::")[1] for n in nodeids)
+        return SessionData.from_json(json.loads(json.dumps(data.to_json())))
+
+    controller = SessionData()
+    controller.merge(worker(["t.py::c", "t.py::a"]))
+    controller.merge(worker(["t.py::b"]))
+    assert [r.nodeid for r in controller.rows] == ["t.py::a", "t.py::b", "t.py::c"]
+    assert [e["nodeid"] for e in controller.explorations] == ["t.py::a", "t.py::b", "t.py::c"]
+    assert controller.collected == {"t.py": {"a", "b", "c"}} and controller.probes == 2 and controller.selected == 3
+    assert all(r.measured for r in controller.rows)

@@ -1,0 +1,142 @@
+"""Scenario assets: keyed by the params prepare reads, so run-only knobs share one prepared model."""
+
+import pytest
+
+from gpu_budget import Scenario
+from gpu_budget.declare.scenario import PrepareParams
+
+
+def scenario(**params):
+    return Scenario(name="s", prepare="m:prepare", run="m:run", params={"hidden": 8, "batch_size": 1, **params},
+                    prepared_from=("hidden", "clips"))
+
+
+def test_run_only_params_and_fixes_share_assets_prepared_params_do_not():
+    base = scenario()
+    assert base.asset_key("tiny") == scenario(batch_size=32).asset_key("tiny") == base.with_params(lr=1.0).asset_key("tiny")
+    assert base.asset_key("tiny") != scenario(hidden=16).asset_key("tiny")
+    assert base.prepare_params("tiny") == {"hidden": 8}  # "clips" is declared but unset: optional
+    undeclared = Scenario(name="s", prepare="m:prepare", run="m:run", params={"hidden": 8, "batch_size": 1})
+    assert undeclared.asset_key("tiny") != Scenario(name="s", prepare="m:prepare", run="m:run",
+                                                    params={"hidden": 8, "batch_size": 2}).asset_key("tiny")
+    assert base.to_json("tiny")["prepare_params"] == {"hidden": 8}
+    assert base.to_json("tiny")["params"] == {"hidden": 8, "batch_size": 1}
+
+
+def test_prepare_reading_an_undeclared_param_is_an_error_naming_it():
+    params = PrepareParams({"hidden": 8}, {"hidden": 8, "batch_size": 4}, "s3")
+    assert params["hidden"] == 8 and params.get("hidden") == 8 and params.get("dtype", "float32") == "float32"
+    for read in (lambda: params["batch_size"], lambda: params.get("batch_size", 1)):
+        with pytest.raises(KeyError, match="scenario 's3': prepare read param 'batch_size', which is not in its "
+                                           r"prepared_from \(hidden\)"):
+            read()
+    with pytest.raises(KeyError, match="^'dtype'$"):
+        params["dtype"]  # not a param at all: the usual KeyError
+
+
+PREPS = '''
+def reads_hidden(ctx):
+    (ctx.assets / "model").write_text(str(ctx.params["hidden"]))
+
+def reads_batch(ctx):
+    (ctx.assets / "model").write_text(str(ctx.params["batch_size"]))
+'''
+
+
+def test_cases_differing_in_run_knobs_prepare_once_and_a_bad_declaration_is_reported(project):
+    pytester = project('''
+        def case(prepare, batch):
+            return Scenario(name="p", prepare=f"preps:{prepare}", run="runners:alloc",
+                            params={"mib": 8, "hidden": 4, "batch_size": batch}, prepared_from=("hidden", "mib"))
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        @pytest.mark.parametrize("batch", [1, 2, 4])
+        def test_batches(gpu_budget, batch):
+            gpu_budget.measure(case("reads_hidden", batch))
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_misdeclared(gpu_budget):
+            gpu_budget.measure(case("reads_batch", 1))
+    ''')
+    pytester.makepyfile(preps=PREPS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                           "--gpu-budget", "--gpu-budget-update")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*prepare read param 'batch_size', which is not in its prepared_from (hidden, mib)*"])
+    prepared = [p.name for p in (pytester.path / ".gpu-budget-assets").iterdir() if (p / ".complete").exists()]
+    assert len(prepared) == 1, prepared  # three batch sizes, one prepared asset
+
+
+def test_a_kept_assets_folder_is_honoured_and_a_changed_prepare_rebuilds(project, tmp_path, monkeypatch):
+    """GPU_BUDGET_ASSETS (the GPU runner's folder outside the workspace) holds the assets; editing prepare's
+    module changes the key, so a folder kept across runs never serves assets the old code built."""
+    pytester = project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_one(gpu_budget):
+            gpu_budget.measure(Scenario(name="k", prepare="preps:reads_hidden", run="runners:alloc",
+                                        params={"mib": 1, "hidden": 4}, prepared_from=("hidden",)))
+    ''')
+    pytester.makepyfile(preps=PREPS)
+    kept = tmp_path / "kept-assets"
+    monkeypatch.setenv("GPU_BUDGET_ASSETS", str(kept))
+    args = ("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    first = sorted(p.name for p in kept.iterdir())
+    assert len(first) == 1 and (kept / first[0] / "model").read_text() == "4"
+    assert not (pytester.path / ".gpu-budget-assets").exists()
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    assert sorted(p.name for p in kept.iterdir()) == first  # reused
+    pytester.makepyfile(preps=PREPS + "\n# prepare's module changed\n")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    assert len(list(kept.iterdir())) == 2  # rebuilt under a new key
+
+
+# -- command scenarios -------------------------------------------------------------------------------------
+
+def test_a_command_scenario_fills_placeholders_per_scale_and_applies_its_fixes_arguments():
+    from gpu_budget import Fix
+
+    flag = Fix("checkpointing_flag", "train", "passes --gradient_checkpointing", args=("--gradient_checkpointing",),
+               env={"CKPT": "1"})
+    s = Scenario(name="c", command=["python", "train.py", "--bs", "{batch_size}", "--model", "{assets}/model"],
+                 params={"batch_size": 4}, scales={"tiny": {}, "real": {"batch_size": 16}}, env={"SEQ": "{batch_size}"},
+                 supports=(flag,))
+    assert s.command_line("real", "/a")["argv"] == ["python", "train.py", "--bs", "16", "--model", "/a/model"]
+    fixed = s.with_fixes("checkpointing_flag")
+    line = fixed.command_line("tiny", "/a")
+    assert line["argv"][-1] == "--gradient_checkpointing" and line["env"] == {"CKPT": "1", "SEQ": "4"}
+    assert fixed.to_json("tiny")["command"]["argv"][5] == "{assets}/model"  # the child fills the assets folder
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"command": ["python", "t.py", "{bs}"]}, r"command placeholder \{bs\} in '\{bs\}' names no param"),
+    ({"command": "python t.py"}, "expected a non-empty list of strings"),
+    ({"command": []}, "expected a non-empty list of strings"),
+    ({"command": ["python", 3]}, "expected a non-empty list of strings"),
+    ({"command": ["python"], "run": "m:run"}, "give exactly one of run= .* and command="),
+    ({}, "give exactly one of run= .* and command="),
+    ({"run": "m:run", "cwd": "x"}, "cwd= and env= are for a command scenario"),
+])
+def test_a_bad_command_scenario_is_an_error_at_declaration(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Scenario(name="bad", **kwargs)
+
+
+def test_a_fix_that_says_nothing_of_commands_is_refused_by_a_command_scenario():
+    from gpu_budget import FixError
+
+    with pytest.raises(FixError, match="fix 'gc_collect' says nothing of how it applies to a command"):
+        Scenario(name="c", command=["python", "t.py"], fixes=("gc_collect",))
+    # one that sets params the command reads through a placeholder is accepted
+    s = Scenario(name="c", command=["python", "t.py", "--workers", "{dataloader_workers}"],
+                 params={"dataloader_workers": 4}).with_fixes("fewer_workers")
+    assert s.command_line("tiny", ".")["argv"][-1] == "1"
+
+
+def test_two_scenarios_with_one_prepare_and_the_same_prepared_params_share_their_assets():
+    runner = Scenario(name="s1", prepare="pkg.runner:prepare", run="pkg.runner:run", params={"hidden": 8, "bs": 1},
+                      prepared_from=("hidden",))
+    script = Scenario(name="s1_script", prepare="pkg.runner:prepare", command=["python", "train.py"],
+                      params={"hidden": 8, "bs": 4}, prepared_from=("hidden",))
+    assert runner.asset_key("tiny") == script.asset_key("tiny")
+    assert runner.asset_key("tiny").startswith("pkg.runner.prepare-tiny-")

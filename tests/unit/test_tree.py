@@ -1,0 +1,255 @@
+"""The process tree's figure: each descendant adds what it holds of its own, however it was started and whenever it exits."""
+
+import gc
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from gpu_budget.measure import tree
+from gpu_budget.measure.meter import Meter, can_reset_hwm
+
+MiB = 2**20
+SLACK = 12 * MiB  # a child's own pages written after fork (its stack, allocator arenas, refcounts, a GC pass)
+
+pytestmark = pytest.mark.skipif(not (can_reset_hwm() and tree.available()), reason="needs /proc (Linux)")
+
+
+@pytest.fixture
+def meter():
+    """A Meter in this process. Its objects are frozen first: a GC pass in a forked worker would otherwise write
+    the headers of every object the test process holds (torch, the whole suite under xdist: tens of MiB of
+    copied pages, more than SLACK), which is the test process's size, not what the worker touched."""
+    gc.freeze()
+    m = Meter(use_cuda=False)
+    yield m
+    m.close()
+    gc.unfreeze()
+
+
+def touch(mib: int, hold: float, conn=None) -> None:
+    block = b"\x01" * (mib * MiB)
+    if conn is not None:
+        conn.send("touched")
+        conn.recv()
+    time.sleep(hold)
+    del block
+
+
+def added(record, *pids: int) -> int:
+    """What these descendants added in the phase (other descendants, e.g. multiprocessing's resource tracker
+    started by an earlier test in this process, are left out)."""
+    return sum(d["private_peak"] for d in record.tree["detail"] if d["pid"] in pids)
+
+
+def one(record, pid: int) -> dict:
+    (entry,) = [d for d in record.tree["detail"] if d["pid"] == pid]
+    return entry
+
+
+def _held(parent_mib: int) -> bytes:
+    return b"\x02" * (parent_mib * MiB)
+
+
+def test_a_fork_worker_adds_its_own_pages_not_the_parents(meter):
+    held = _held(128)  # the parent's memory: every fork worker maps it, none copies it
+    ctx = mp.get_context("fork")
+    here, there = ctx.Pipe()
+    meter.start("phase")
+    proc = ctx.Process(target=touch, args=(64, 0, there))
+    proc.start()
+    assert here.recv() == "touched"
+    record = meter.stop()  # the worker still alive at the phase end: its VmHWM and shared pages read there
+    here.send("go")
+    proc.join()
+    assert 64 * MiB <= added(record, proc.pid) <= 64 * MiB + SLACK, record.tree
+    assert one(record, proc.pid)["hwm"] > (128 + 64) * MiB  # its VmHWM counts the parent's 128 MiB once more
+    assert record.ram_tree_peak - record.ram_peak >= added(record, proc.pid)
+    assert not one(record, proc.pid)["exited"]
+    del held
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_a_worker_that_exits_right_after_its_spike_is_counted(meter, start):
+    held = _held(64)
+    ctx = mp.get_context(start)
+    meter.start("phase")
+    procs = [ctx.Process(target=touch, args=(96, 0.02)) for _ in range(2)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join()  # reaped inside the phase: a zombie's /proc holds no memory figures
+    record = meter.stop()
+    pids = [proc.pid for proc in procs]
+    interpreter = 0 if start == "fork" else 40 * MiB  # a spawned worker is a fresh Python of its own
+    assert 2 * 96 * MiB <= added(record, *pids) <= 2 * (96 * MiB + SLACK + interpreter), record.tree
+    # the tree is the peak of their sum over time: at least one worker's peak, at most both (they may not overlap)
+    tree_added = record.ram_tree_peak - record.ram_peak
+    assert max(one(record, pid)["private_peak"] for pid in pids) <= tree_added <= record.tree["peak_sum"], record.tree
+    assert all(one(record, pid)["exited"] for pid in pids) and record.tree["unread"] == 0
+    if start == "fork":  # they reported their own VmHWM as they exited: exact
+        assert all(one(record, pid)["reported"] for pid in pids)
+    del held
+
+
+def test_copy_on_write_copies_count_though_rss_does_not_move(meter):
+    objects = [str(i) * 3 for i in range(1_500_000)]  # ~100 MiB of small objects in the parent
+    ctx = mp.get_context("fork")
+    here, there = ctx.Pipe()
+
+    def refcount_every_object(conn, objects):
+        for obj in objects:  # each visit writes the object's refcount: its page is copied
+            pass
+        conn.send("done")
+        conn.recv()
+
+    meter.start("phase")
+    proc = ctx.Process(target=refcount_every_object, args=(there, objects))
+    proc.start()
+    assert here.recv() == "done"
+    record = meter.stop()
+    here.send("go")
+    proc.join()
+    child = one(record, proc.pid)
+    assert child["hwm"] < record.ram_peak + 16 * MiB  # its RSS hardly rose over the parent's pages it maps ...
+    assert child["private_peak"] > 60 * MiB  # ... yet most of them are now its own copies, and counted
+    del objects
+
+
+def test_an_exec_drops_the_image_it_replaced(meter):
+    held = _held(256)
+    meter.start("phase")
+    script = "import time; b = b'\\x01' * (48 << 20); time.sleep(0.3)"
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    assert proc.wait() == 0
+    record = meter.stop()
+    # a fresh Python + 48 MiB, not the parent's 256 MiB it mapped between fork and exec
+    assert 48 * MiB <= added(record, proc.pid) <= 48 * MiB + 40 * MiB, record.tree
+    del held
+
+
+def test_plain_fork_children_are_polled(meter):
+    meter.start("phase")
+    pid = os.fork()
+    if pid == 0:  # no multiprocessing: no exit report, the poll every 10 ms sees it
+        try:
+            touch(64, 0.2)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    record = meter.stop()
+    assert 64 * MiB <= added(record, pid) <= 64 * MiB + SLACK, record.tree
+    assert not one(record, pid)["reported"] and record.tree["max_gap"] < 0.5
+
+
+def test_phases_reset_live_descendants(meter):
+    ctx = mp.get_context("fork")
+    here, there = ctx.Pipe()
+    proc = ctx.Process(target=touch, args=(64, 0, there))
+    proc.start()
+    assert here.recv() == "touched"
+    meter.start("holding")
+    time.sleep(0.05)
+    here.send("go")
+    proc.join()
+    meter.start("after")  # the worker is gone: it is forgotten, nothing carries over
+    after = meter.stop()
+    holding = meter.phases[0]
+    assert added(holding, proc.pid) >= 64 * MiB
+    assert added(after, proc.pid) == 0 and proc.pid not in [d["pid"] for d in after.tree["detail"]]
+
+
+def test_no_descendants_is_the_main_process(tmp_path):
+    script = tmp_path / "alone.py"
+    script.write_text(textwrap.dedent('''
+        from gpu_budget.measure.meter import Meter
+        meter = Meter(use_cuda=False)
+        with meter.phase("alone"):
+            spike = b"\\x01" * (32 << 20)
+            del spike
+        record = meter.phases[0]
+        print(record.ram_tree_peak - record.ram_peak, record.tree["processes"], meter.summary()["ram_tree_method"])
+        meter.close()
+    '''))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0", "0", "vmhwm+peak-of-summed-descendants"]
+
+
+def test_an_orphaned_helper_stays_in_a_subreapers_tree(tmp_path):
+    """A helper that daemonises (its parent exits) re-parents to the measured child, so its memory stays counted."""
+    script = tmp_path / "orphan.py"
+    script.write_text(textwrap.dedent('''
+        import os, sys, time
+        from gpu_budget.measure import tree
+        from gpu_budget.measure.meter import Meter
+        assert tree.become_subreaper()
+        meter = Meter(use_cuda=False)
+        meter.start("phase")
+        if os.fork() == 0:                      # the helper's launcher ...
+            if os.fork() == 0:                  # ... starts it and exits at once
+                block = b"\\x01" * (64 << 20)
+                time.sleep(0.5)
+                os._exit(0)
+            os._exit(0)
+        time.sleep(0.8)
+        record = meter.stop()
+        print(record.ram_tree_peak - record.ram_peak)
+        meter.close()
+    '''))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    assert int(out.stdout) >= 64 * MiB, out
+
+
+def test_a_vforked_child_is_not_read_before_its_exec(monkeypatch):
+    """Until a vfork()ed child execs, its /proc figures are its parent's: the first read waits for the exec."""
+    held = _held(128)
+    borrowing = {"yes": True}
+    monkeypatch.setattr(tree, "borrows_parent_memory", lambda pid, ppid: borrowing["yes"])
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        t = tree.ProcessTree()  # polled by hand here, no thread
+        t.phase_start()
+        t.poll()
+        (d,) = [d for d in t.phase_end().detail if d["pid"] == proc.pid]
+        assert d["hwm"] == 0 and d["shared"] is None  # seen, not read: the parent's 128 MiB are not its own
+        borrowing["yes"] = False
+        t.poll()
+        (d,) = [d for d in t.phase_end().detail if d["pid"] == proc.pid]
+        assert 0 < d["private_peak"] < 40 * MiB
+    finally:
+        proc.communicate(b"")
+    del held
+
+
+def test_only_a_child_sharing_its_parents_memory_borrows_it():
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.3)
+        os._exit(0)
+    try:  # forked, not exec'd, but in its own copy of the memory map
+        assert not tree.borrows_parent_memory(pid, os.getpid())
+    finally:
+        os.waitpid(pid, 0)
+    proc = subprocess.Popen(["sleep", "0.3"])
+    time.sleep(0.1)
+    assert not tree.borrows_parent_memory(proc.pid, os.getpid())  # exec'd
+    proc.wait()
+
+
+def test_a_meter_dropped_without_close_stops_polling():
+    """Its tree's thread holds the tree weakly: once nothing else does, it stops resetting descendants' VmHWM (a
+    leaked Meter in a test process would otherwise reset every later subprocess's peak, every 10 ms)."""
+    import gc
+    import threading
+
+    before = {t for t in threading.enumerate() if t.name == "gpu-budget-tree"}
+    meter = Meter(use_cuda=False)
+    (thread,) = {t for t in threading.enumerate() if t.name == "gpu-budget-tree"} - before
+    del meter
+    gc.collect()
+    thread.join(timeout=2)
+    assert not thread.is_alive()
