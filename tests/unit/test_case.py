@@ -1,0 +1,90 @@
+"""session/case.py: one case from its mark to its Result, with a stand-in for the measured child.
+
+The child is replaced by a function returning a Measurement, so the verdicts,
+the baseline written, the skips and errors are tested without a process.
+"""
+
+import json
+from pathlib import Path
+
+from gpu_budget import Scenario
+from gpu_budget.declare.marks import gpu_budget as read_mark
+from gpu_budget.results import Measurement, Verdict
+from gpu_budget.session import case
+from gpu_budget.session.options import Options
+
+MiB = 2**20
+HARDWARE = {"key": "cpu-test", "threads": 1, "package_versions": {}, "torch": "x"}
+CPU = {"cuda": False, "gpu_name": None, "gpu_memory": None}
+
+
+def options(tmp_path, **over) -> Options:
+    return Options(**{"enabled": True, "update": False, "baselines": tmp_path, "scale": "tiny", "json": None,
+                      "timeout": 60, "threads": 1, "preload": (), **over})
+
+
+def measured(ram: int, **over) -> Measurement:
+    return Measurement(status="ok", peaks={"ram": ram, "ram_tree": ram, "vram_allocated": None}, **over)
+
+
+def one(tmp_path, mark, child, scenario=None, **opts):
+    c = case.Case(nodeid="m.py::t", module="m.py", name="t", scenario=scenario or Scenario(name="s", run="m:run"))
+    return case.run(c, mark, options(tmp_path, **opts), CPU, HARDWARE, lambda s, snap: child, ci=False)
+
+
+def test_a_first_run_is_recorded_and_the_next_one_compared(tmp_path):
+    first = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB))
+    assert first.result.verdict == Verdict.NO_BASELINE and first.result.passed and first.baseline_write
+    from gpu_budget.judge import baselines
+
+    baselines.store(Path(first.baseline_write["path"]), "tiny",
+                    {first.baseline_write["id"]: first.baseline_write["entry"]})
+    again = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB))
+    assert again.result.verdict == Verdict.PASS and again.baseline_write is None
+    worse = one(tmp_path, read_mark(ram="1 GiB"), measured(550 * MiB))
+    assert worse.result.verdict == Verdict.REGRESSION and not worse.result.passed
+
+
+def test_over_budget_fails_unless_expected(tmp_path):
+    assert one(tmp_path, read_mark(ram="400 MiB"), measured(500 * MiB)).result.verdict == Verdict.OVER_BUDGET
+    assert not one(tmp_path, read_mark(ram="400 MiB"), measured(500 * MiB)).result.passed
+    expected = one(tmp_path, read_mark(ram="400 MiB", expect="over-budget"), measured(500 * MiB)).result
+    assert expected.verdict == Verdict.OVER_BUDGET and expected.passed
+
+
+def test_a_missing_dependency_in_the_child_is_a_skip_with_its_message(tmp_path):
+    child = Measurement(status="error", peaks={"ram": None}, error={"kind": "missing-dependency", "type": None,
+                                                                      "message": "funasr is not installed", "traceback": None})
+    out = one(tmp_path, read_mark(ram="1 GiB"), child)
+    assert out.skipped and out.result.message == "funasr is not installed"
+
+
+def test_a_broken_baseline_file_is_an_error_naming_it_and_is_not_rewritten(tmp_path):
+    path = tmp_path / "cpu-test" / "m.json"
+    path.parent.mkdir()
+    path.write_text("{not json")
+    out = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB))
+    assert out.result.verdict == Verdict.ERROR and str(path) in out.result.message and out.baseline_write is None
+    assert path.read_text() == "{not json"
+
+
+def test_a_command_case_with_a_vram_budget_is_an_error_not_a_skip(tmp_path):
+    s = Scenario(name="c", command=["python", "t.py"])
+    out = one(tmp_path, read_mark(ram="1 GiB", vram="1 GiB"), measured(1), scenario=s)
+    assert out.result.verdict == Verdict.ERROR and "is a command" in out.result.message
+
+
+def test_a_gpu_only_scale_on_a_cpu_host_is_a_skip_with_the_reason(tmp_path):
+    s = Scenario(name="g", run="m:run", scales={"tiny": {"needs_cuda": True}})
+    out = one(tmp_path, read_mark(ram="1 GiB"), measured(1), scenario=s)
+    assert out.skipped and "needs a CUDA GPU" in out.result.message
+
+
+def test_a_command_cases_fingerprint_records_its_environment_and_ignores_the_import_floor(tmp_path):
+    s = Scenario(name="c", command=["python", "t.py"], env={"OMP_NUM_THREADS": "2"})
+    fprint = case.fingerprint_for({**HARDWARE, "floor": 300 * MiB}, s, "steady")
+    assert fprint["command_env"]["OMP_NUM_THREADS"] == "2" and fprint["command_env"]["MALLOC_TRIM_THRESHOLD_"] == "131072"
+    out = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB), scenario=s)
+    entry = out.baseline_write["entry"]
+    assert json.dumps(entry)  # a baseline entry is plain JSON
+    assert entry["fingerprint"]["command_env"]["OMP_NUM_THREADS"] == "2"

@@ -1,0 +1,53 @@
+"""isolate/child.py and isolate/forkserver.py: the pieces of a measured child that need no child to test."""
+
+import signal
+
+import pytest
+
+from gpu_budget.isolate import child, forkserver
+
+
+def test_assets_fill_every_part_of_a_command_line():
+    line = {"argv": ["python", "t.py", "--model", "{assets}/model"], "cwd": "{assets}", "env": {"DATA": "{assets}/d"}}
+    assert child._with_assets(line, "/a") == {"argv": ["python", "t.py", "--model", "/a/model"], "cwd": "/a",
+                                              "env": {"DATA": "/a/d"}}
+    assert child._with_assets({"cwd": None}, "/a") == {"cwd": None}
+
+
+@pytest.mark.parametrize("exc,kind", [
+    (MemoryError(), "oom"),
+    (RuntimeError("CUDA error: out of memory"), "oom"),
+    (RuntimeError("the scenario broke"), "exception"),
+])
+def test_a_crash_is_named_by_its_kind(exc, kind):
+    assert child._error_kind(exc) == kind
+
+
+def test_the_tree_stream_sends_rises_only_and_at_most_twenty_a_second():
+    sent = []
+    stream = child._TreeStream(sent.append)
+    stream(100 * 2**20)
+    stream(100 * 2**20 + 10)  # no rise worth a line
+    stream(300 * 2**20)  # a rise, but within 50 ms of the last line
+    assert [e.ram_tree for e in sent] == [100 * 2**20]
+
+
+def test_the_steady_allocator_is_set_where_glibc_allows():
+    assert child.steady_malloc() in (True, False)  # False only off glibc; on Linux CI it is glibc
+    import platform
+    if platform.libc_ver()[0] == "glibc":
+        assert child.steady_malloc() is True
+
+
+@pytest.mark.parametrize("ending,text", [
+    ({"timed_out": True, "wall_seconds": 12.3, "exitcode": -9}, "timed out after 12 s and was killed, with every process"),
+    ({"timed_out": False, "wall_seconds": 1, "exitcode": -signal.SIGKILL}, "killed by SIGKILL (the kernel's OOM killer"),
+    ({"timed_out": False, "wall_seconds": 1, "exitcode": 3}, "exited with code 3 without a result"),
+])
+def test_how_a_child_ended_is_said_plainly(ending, text):
+    assert forkserver._describe_ending(ending).startswith(text)
+
+
+def test_an_unknown_allocator_mode_is_refused_naming_it(tmp_path):
+    with pytest.raises(ValueError, match="malloc mode 'jemalloc': expected one of steady, system"):
+        forkserver.measure({"name": "x"}, tmp_path, 10, 1, malloc="jemalloc")
