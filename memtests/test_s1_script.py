@@ -4,8 +4,8 @@ The script knows nothing of the gate: the gate runs it unchanged as a process
 tree (a command scenario) and its Trainer's steps and evaluation become phases
 through the callback the gate adds to every Trainer. It trains what the runner
 trains in test_s1_wav2vec2.py's as-reported case, on the same prepared
-checkpoint and clips (S1's prepare at the same params: the files are the same,
-though a scenario of another name keeps its own asset folder): the tiny model,
+checkpoint and clips (S1's prepare at the same params: one prepared folder,
+shared by the two): the tiny model,
 20 untruncated 30 s clips (16 train, 4 eval), batch 1, accumulation 4, four
 optimizer steps (one epoch, the fewest that give a growth slope: the first step
 is left out of it) and the epoch's evaluation. Budget and expectation are the
@@ -25,12 +25,17 @@ import pytest
 from s1_wav2vec2.scenarios import AS_REPORTED
 from test_s1_wav2vec2 import BUDGET
 
-from gpu_budget import Scenario
+from gpu_budget import Fix, Scenario
 
 MiB = 2**20
 HERE = Path(__file__).resolve().parent / "s1_wav2vec2"
 ARGS = ("n_eval", "batch_size", "gradient_accumulation_steps", "num_train_epochs", "learning_rate", "weight_decay",
         "fp16", "max_steps", "seed")  # the runner's knobs the script takes as flags (as reported: no --max_seconds)
+
+# The write-up's first fix, as its author would apply it to the script: a command-line flag.
+TRUNCATE_FLAG = Fix("max_seconds_flag", "data", "train.py --max_seconds N: each clip truncated to N seconds (the "
+                    "write-up's first fix, applied the way the script takes it)", cost="accuracy-risk",
+                    args=("--max_seconds", "{max_seconds}"), proposed_by=("S1",))
 
 SCRIPT = Scenario(
     name="s1_wav2vec2_script",
@@ -41,6 +46,7 @@ SCRIPT = Scenario(
     params=AS_REPORTED.params,
     scales={"tiny": AS_REPORTED.scales["tiny"]},
     prepared_from=AS_REPORTED.prepared_from,
+    supports=(TRUNCATE_FLAG,),
 )
 
 FILE_PAGES = 128 * MiB  # the most the fresh interpreter's own library pages may add (measured: 99 MiB, see below)
@@ -118,3 +124,13 @@ def test_script_vs_runner(gpu_budget):
     assert all(o <= before + STEADY for o in offsets.values()), (offsets, before)
     assert abs(script.growth["ram_per_step"] - runner.growth["ram_per_step"]) <= GROWTH, (script.growth, runner.growth)
     assert all(abs(b["ram"] - a["ram"]) <= STEADY for a, b in pairwise(script.steps[1:]))  # steady from step 2
+
+
+@pytest.mark.gpu_budget(**BUDGET)
+def test_script_with_its_fix_as_a_flag(gpu_budget):
+    """The fix reaches the unchanged script as a command-line flag (Fix(args=...)) and brings it within the budget
+    the untruncated run breaks, as the runner's truncate fix does (test_s1_wav2vec2.py::test_fixed_truncate)."""
+    row = gpu_budget.measure(SCRIPT.with_fixes("max_seconds_flag"), label="max_seconds_flag")
+    assert row.info["exit_code"] == 0
+    assert row.info["command"][-2:] == ["--max_seconds", str(AS_REPORTED.params["max_seconds"])]
+    assert [s["step"] for s in row.steps] == [1, 2, 3, 4]
