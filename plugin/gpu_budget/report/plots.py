@@ -104,34 +104,8 @@ def _panel(ax, result: Result, phases: list[dict], field: str, base_field: str, 
     if budget is not None and budget_on_axis:
         ax.axhline(budget / scale, color=BUDGET, lw=1.8, label=f"budget {format_size(budget)}")
 
-    present = [(i, v) for i, v in enumerate(values) if v is not None]
-    if present:
-        i_max, v_max = max(present, key=lambda t: t[1])
-        ax.annotate(format_size(v_max), (i_max, v_max / scale), textcoords="offset points", xytext=(0, 9),
-                    ha="center", fontsize=9, color=MEASURED, fontweight="bold",
-                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
-        # a rise from one phase to the next that stands out (a spike, the optimizer state appearing),
-        # written beside its segment; an even growth is the title's growth note instead
-        rises = sorted(((present[k - 1], present[k]) for k in range(1, len(present))),
-                       key=lambda r: r[1][1] - r[0][1], reverse=True)
-        if rises:
-            (i0, v0), (i1, v1) = rises[0]
-            runner_up = rises[1][1][1] - rises[1][0][1] if len(rises) > 1 else 0
-            if v1 - v0 > 0.05 * v_max and v1 - v0 > 1.25 * runner_up:
-                ax.annotate(f"+{format_size(v1 - v0)}", ((i0 + i1) / 2, (v0 + v1) / 2 / scale),
-                            textcoords="offset points", xytext=(-6, 0), ha="right", va="center", fontsize=9,
-                            color=MEASURED, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"})
-
-    ax.set_xticks(xs)
-    ax.set_xticklabels([_label(p) for p in phases], rotation=30 if len(phases) > 6 else 0,
-                       ha="right" if len(phases) > 6 else "center", fontsize=9)
-    ax.set_xlim(-0.5, len(phases) - 0.5)
-    ax.set_ylim(0, top / scale * 1.18)
-    ax.set_ylabel(unit)
-    ax.grid(axis="y", color="#dddddd", lw=0.8)
-    ax.set_axisbelow(True)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    _annotate_peak(ax, values, scale)
+    _style_axes(ax, phases, top / scale, unit)
     if field == "ram_tree_peak" and not tree:
         title, peak_key = "host RAM (peak RSS of the measured process)", "ram"
     notes = [n for n in (_growth(result, peak_key),) if n]
@@ -139,6 +113,43 @@ def _panel(ax, result: Result, phases: list[dict], field: str, base_field: str, 
         notes.append(f"budget {format_size(budget)}, far above this axis")
     ax.set_title(title + ("  |  " + "; ".join(notes) if notes else ""), loc="left", fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+
+
+def _annotate_peak(ax, values: list, scale: float) -> None:
+    """The peak's figure over its point, and a rise that stands out beside its segment."""
+    present = [(i, v) for i, v in enumerate(values) if v is not None]
+    if not present:
+        return
+    i_max, v_max = max(present, key=lambda t: t[1])
+    ax.annotate(format_size(v_max), (i_max, v_max / scale), textcoords="offset points", xytext=(0, 9),
+                ha="center", fontsize=9, color=MEASURED, fontweight="bold",
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+    # a rise from one phase to the next that stands out (a spike, the optimizer state appearing),
+    # written beside its segment; an even growth is the title's growth note instead
+    rises = sorted(((present[k - 1], present[k]) for k in range(1, len(present))),
+                   key=lambda r: r[1][1] - r[0][1], reverse=True)
+    if rises:
+        (i0, v0), (i1, v1) = rises[0]
+        runner_up = rises[1][1][1] - rises[1][0][1] if len(rises) > 1 else 0
+        if v1 - v0 > 0.05 * v_max and v1 - v0 > 1.25 * runner_up:
+            ax.annotate(f"+{format_size(v1 - v0)}", ((i0 + i1) / 2, (v0 + v1) / 2 / scale),
+                        textcoords="offset points", xytext=(-6, 0), ha="right", va="center", fontsize=9,
+                        color=MEASURED, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"})
+
+
+def _style_axes(ax, phases: list[dict], top: float, unit: str) -> None:
+    """Phase names along x, a little room above the highest line, light grid, no top and right frame."""
+    xs = list(range(len(phases)))
+    ax.set_xticks(xs)
+    ax.set_xticklabels([_label(p) for p in phases], rotation=30 if len(phases) > 6 else 0,
+                       ha="right" if len(phases) > 6 else "center", fontsize=9)
+    ax.set_xlim(-0.5, len(phases) - 0.5)
+    ax.set_ylim(0, top * 1.18)
+    ax.set_ylabel(unit)
+    ax.grid(axis="y", color="#dddddd", lw=0.8)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
 
 
 def write(result: Result, path: str | Path, hardware: dict | None = None) -> Path:
