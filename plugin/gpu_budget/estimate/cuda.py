@@ -33,7 +33,6 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-ADJUSTMENTS = ("adamw_foreach", "dropout_mask", "sdpa_kernel", "rounding_512", "cuda_context", "bnb_kernels")
 CUDA_GRANULE = 512  # c10/cuda/CUDACachingAllocator.cpp kMinBlockSize
 
 

@@ -32,7 +32,7 @@ from torch._subclasses.fake_tensor import (
 )
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils.weak import WeakIdKeyDictionary
 
 aten = torch.ops.aten
@@ -268,8 +268,3 @@ def known_batch(known: KnownValues | None, make) -> dict:
     with outside():
         real = make()
     return {k: known_tensor(known, v) for k, v in real.items()}
-
-
-def real_shapes(tree):
-    """Shapes of a pytree of tensors (for facts in the result), everything else unchanged."""
-    return tree_map(lambda t: tuple(t.shape) if isinstance(t, torch.Tensor) else t, tree)

@@ -107,10 +107,6 @@ class LiveTensors(TorchDispatchMode):
                 key = self.track(tensor)
                 self.labels.setdefault(key, category)
 
-    @property
-    def live_bytes(self) -> int:
-        return sum(nbytes for _, nbytes in self.log)
-
     # -- replay -------------------------------------------------------------
     def replay(self) -> Replay:
         """Walk the log once: the overall peak and its split, and each phase's peak and split."""
