@@ -552,13 +552,14 @@ def detection_counts(det: dict, rel: float, abs_: int) -> dict:
     """(case, fraction) -> (flagged, runs, changes) judged by the gate's own judge under one tolerance."""
     from gpu_budget.declare.scenario import Tolerance
     from gpu_budget.judge.compare import judge
-    from gpu_budget.results import NO_PEAKS, Measurement
     from gpu_budget.declare.scenario import Budget
+    from gpu_budget.judge.baselines import Entry
+    from gpu_budget.results import NO_PEAKS, Measurement
 
     tol, out = Tolerance(rel, abs_), defaultdict(lambda: [0, 0, []])
     for r in det["runs"]:
         m = Measurement(status="ok", peaks={**NO_PEAKS, **r["peaks"]})
-        verdict = judge(m, Budget(), {"peaks": det["baselines"][r["case"]]}, tol, ci=True, update=False)
+        verdict = judge(m, Budget(), Entry(peaks=det["baselines"][r["case"]]), tol, ci=True, update=False)
         cell = out[(r["case"], r["fraction"])]
         cell[0] += verdict.verdict == "regression"
         cell[1] += 1

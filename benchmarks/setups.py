@@ -94,6 +94,7 @@ def detection(name: str, python: str, env: dict, options: dict, rounds: int) -> 
     from gpu_budget.declare.marks import DEFAULT_TOLERANCE
     from gpu_budget.results import NO_PEAKS, Measurement
     from gpu_budget.declare.scenario import Budget
+    from gpu_budget.judge.baselines import Entry
 
     entries = {case: committed_entry(*where) for case, where in CASES.items()}
     jobs = []
@@ -111,7 +112,8 @@ def detection(name: str, python: str, env: dict, options: dict, rounds: int) -> 
             entry, packages = entries[run["case"]]
             setup = Setup.between(entry["fingerprint"], fprint, packages, done["fingerprint"]["package_versions"])
             measured = Measurement(status="ok", peaks={**NO_PEAKS, **run["peaks"]})
-            verdict = judge(measured, Budget(), entry, DEFAULT_TOLERANCE, ci=True, update=False, setup=setup)
+            verdict = judge(measured, Budget(), Entry.from_json(entry), DEFAULT_TOLERANCE, ci=True, update=False,
+                            setup=setup)
             runs.append({"session": i, **run, "verdict": verdict.verdict, "change": verdict.change,
                          "policy": setup.policy, "floor_shift": setup.floor_shift, "differs": list(setup.described)})
     return {"rounds": rounds, "fraction": FRACTION, "runs": runs,

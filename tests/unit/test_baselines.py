@@ -133,7 +133,7 @@ def test_package_lists_are_kept_once_per_file_and_pruned_with_their_entries(tmp_
                     packages={"bbb": {"torch": "2.14.0"}})
     data = baselines.load(path)
     assert data["packages"] == {"aaa": {"torch": "2.13.0"}, "bbb": {"torch": "2.14.0"}}
-    assert baselines.packages_of(data, data["entries"]["tiny"]["test_a"]) == {"torch": "2.13.0"}
+    assert baselines.packages_of(data, baselines.lookup(data, "tiny", "test_a")) == {"torch": "2.13.0"}
     baselines.store(path, "tiny", {}, prune_except={"test_b"})
     assert baselines.load(path)["packages"] == {"bbb": {"torch": "2.14.0"}}
 
@@ -145,3 +145,16 @@ def test_drop_removes_one_scale_everywhere_and_keeps_the_others(tmp_path, capsys
     assert baselines.main(["drop", "--scale", "tiny", str(tmp_path)]) == 0
     assert set(baselines.load(path)["entries"]) == {"real"}
     assert "dropped the 'tiny' entries" in capsys.readouterr().out
+
+
+def test_an_entry_crosses_its_file_unchanged(tmp_path):
+    """Read back as a typed Entry and written again, an entry is the same JSON."""
+    path = tmp_path / "hw" / "m.json"
+    raw = {"scenario": "s", "fixes": ["lora"], "params": {"b": 1}, "peaks": {"ram": 5, "ram_tree": 6},
+           "phases": {"load": {"ram": 5}}, "tolerance": {"rel": 0.005, "abs": 4}, "fingerprint": {"torch": "x"},
+           "recorded": "2026-11-25"}
+    baselines.store(path, "tiny", {"t": raw})
+    entry = baselines.lookup(baselines.load(path), "tiny", "t")
+    assert isinstance(entry, baselines.Entry) and entry.peaks["ram_tree"] == 6 and entry.fixes == ("lora",)
+    assert json.dumps(entry.to_json(), sort_keys=True) == json.dumps(raw, sort_keys=True)  # files sort their keys
+    assert baselines.lookup(baselines.load(path), "tiny", "absent") is None

@@ -38,7 +38,7 @@ def test_a_first_run_is_recorded_and_the_next_one_compared(tmp_path):
     from gpu_budget.judge import baselines
 
     baselines.store(Path(first.baseline_write["path"]), "tiny",
-                    {first.baseline_write["id"]: first.baseline_write["entry"]})
+                    {first.baseline_write["id"]: first.baseline_write["entry"].to_json()})
     again = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB))
     assert again.result.verdict == Verdict.PASS and again.baseline_write is None
     worse = one(tmp_path, read_mark(ram="1 GiB"), measured(550 * MiB))
@@ -85,6 +85,6 @@ def test_a_command_cases_fingerprint_records_its_environment_and_ignores_the_imp
     fprint = case.fingerprint_for({**HARDWARE, "floor": 300 * MiB}, s, "steady")
     assert fprint["command_env"]["OMP_NUM_THREADS"] == "2" and fprint["command_env"]["MALLOC_TRIM_THRESHOLD_"] == "131072"
     out = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB), scenario=s)
-    entry = out.baseline_write["entry"]
-    assert json.dumps(entry)  # a baseline entry is plain JSON
+    entry = out.baseline_write["entry"].to_json()
+    assert json.loads(json.dumps(entry)) == entry  # a baseline entry crosses to its file as plain JSON
     assert entry["fingerprint"]["command_env"]["OMP_NUM_THREADS"] == "2"

@@ -1,6 +1,7 @@
 """Verdicts: budget first, then baseline with tolerance, with expected failures and CI rules."""
 
 from gpu_budget.declare.scenario import Tolerance
+from gpu_budget.judge.baselines import Entry
 from gpu_budget.judge.compare import judge
 from gpu_budget.results import Measurement
 from gpu_budget.declare.scenario import Budget
@@ -15,7 +16,7 @@ def m(ram, status="ok"):
 
 
 def base(ram):
-    return {"peaks": {"ram": ram, "vram_allocated": None}}
+    return Entry(peaks={"ram": ram, "vram_allocated": None})
 
 
 def test_within_tolerance_passes():
@@ -71,7 +72,7 @@ def tm(ram, tensor):
 
 
 def tbase(ram, tensor, **fp):
-    return {"peaks": {"ram": ram, "ram_tensor": tensor, "vram_allocated": None}, "fingerprint": fp}
+    return Entry(peaks={"ram": ram, "ram_tensor": tensor, "vram_allocated": None}, fingerprint=fp)
 
 
 def test_the_floor_difference_comes_off_host_ram_only():
@@ -115,7 +116,7 @@ def test_the_budget_gates_the_process_tree_not_the_main_process():
 
 
 def test_a_tree_baseline_is_compared_on_the_tree():
-    j = judge(tree(1100 * MiB, 500 * MiB), Budget(), {"peaks": {"ram": 500 * MiB, "ram_tree": 1000 * MiB}}, TOL,
+    j = judge(tree(1100 * MiB, 500 * MiB), Budget(), Entry(peaks={"ram": 500 * MiB, "ram_tree": 1000 * MiB}), TOL,
               ci=True, update=False)
     assert (j.verdict, j.passed) == ("regression", False) and set(j.change) == {"ram_tree"}
 

@@ -23,8 +23,9 @@ import platform
 import re
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -169,8 +170,41 @@ def _read_bounded(path: Path) -> str:
         os.close(fd)
 
 
-def lookup(data: dict, scale: str, test_id: str) -> dict | None:
-    return data["entries"].get(scale, {}).get(test_id)
+@dataclass(frozen=True)
+class Entry:
+    """One test's stored baseline: its peaks (bytes, by metric), per phase too, and what it was recorded under.
+
+    Read from a validated file by lookup() and written by entry_from(): JSON
+    only at the file's edge (and in an xdist worker's shipment of pending writes).
+    """
+
+    peaks: Mapping[str, int | None]
+    phases: Mapping[str, dict] = field(default_factory=dict)
+    fingerprint: Mapping[str, Any] = field(default_factory=dict)
+    recorded: str | None = None
+    tolerance: Mapping[str, float] | None = None
+    scenario: str | None = None
+    fixes: tuple[str, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> Entry:
+        return cls(peaks=dict(data["peaks"]), phases=dict(data.get("phases") or {}),
+                   fingerprint=dict(data.get("fingerprint") or {}), recorded=data.get("recorded"),
+                   tolerance=data.get("tolerance"), scenario=data.get("scenario"), fixes=tuple(data.get("fixes") or ()),
+                   params=dict(data.get("params") or {}))
+
+    def to_json(self) -> dict:
+        """The JSON of the entry (files sort their keys: a rewrite changes no unchanged entry)."""
+        return {"scenario": self.scenario, "fixes": list(self.fixes), "params": dict(self.params),
+                "peaks": dict(self.peaks), "phases": dict(self.phases),
+                "tolerance": None if self.tolerance is None else dict(self.tolerance),
+                "fingerprint": dict(self.fingerprint), "recorded": self.recorded}
+
+
+def lookup(data: dict, scale: str, test_id: str) -> Entry | None:
+    found = data["entries"].get(scale, {}).get(test_id)
+    return None if found is None else Entry.from_json(found)
 
 
 @contextmanager
@@ -226,29 +260,29 @@ def store(path: Path, scale: str, entries: dict[str, dict], prune_except: set[st
         _write_atomic(path, data)
 
 
-def packages_of(data: dict, entry: dict | None) -> dict[str, str] | None:
+def packages_of(data: dict, entry: Entry | None) -> dict[str, str] | None:
     """The package list an entry's fingerprint refers to, if the file holds it."""
-    digest = ((entry or {}).get("fingerprint") or {}).get("packages")
+    digest = entry.fingerprint.get("packages") if entry is not None else None
     return data.get("packages", {}).get(digest) if digest else None
 
 
-def entry_from(measurement: Measurement, scenario: dict, tolerance: Tolerance, fprint: dict, today: str) -> dict:
+def entry_from(measurement: Measurement, scenario: dict, tolerance: Tolerance, fprint: dict, today: str) -> Entry:
     """The baseline entry for one successful measurement."""
     phases = {}
     for name, phase in measurement.phases.items():
         phases[name] = {"ram": phase["ram_peak"]} | {
             k: phase.get(k) for k in ("ram_tensor", "vram_allocated", "vram_reserved", "vram_device") if phase.get(k) is not None
         } | ({"ram_tree": phase["ram_tree_peak"]} if phase.get("ram_tree_peak") is not None else {})
-    return {
-        "scenario": scenario["name"],
-        "fixes": list(scenario["fixes"]),
-        "params": scenario["params"],
-        "peaks": {k: measurement.peaks.get(k) for k in METRICS if k != "ram_tree" or measurement.peaks.get(k) is not None},
-        "phases": phases,
-        "tolerance": {"rel": tolerance.rel, "abs": tolerance.abs},
-        "fingerprint": fprint,
-        "recorded": today,
-    }
+    return Entry(
+        scenario=scenario["name"],
+        fixes=tuple(scenario["fixes"]),
+        params=scenario["params"],
+        peaks={k: measurement.peaks.get(k) for k in METRICS if k != "ram_tree" or measurement.peaks.get(k) is not None},
+        phases=phases,
+        tolerance={"rel": tolerance.rel, "abs": tolerance.abs},
+        fingerprint=fprint,
+        recorded=today,
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import fingerprint
+from gpu_budget.judge.baselines import Entry
 from gpu_budget.measure.meter import ram_gated
 from gpu_budget.results import Measurement, Verdict
 from gpu_budget.units import format_size
@@ -118,7 +119,7 @@ def _died_over_budget(error: dict, peaks: dict, budget: Budget) -> str | None:
     return None
 
 
-def judge(measurement: Measurement, budget: Budget, baseline: dict | None, tolerance: Tolerance, *,
+def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tolerance: Tolerance, *,
           ci: bool, update: bool, expect: str | None = None, setup: Setup | None = None) -> Judgement:
     """The verdict for one measured case.
 
@@ -157,7 +158,7 @@ def judge(measurement: Measurement, budget: Budget, baseline: dict | None, toler
     setup_note = setup.note()
     if setup_note:
         notes.append(setup_note)
-    change, regressed, improved = against_baseline(peaks, baseline["peaks"], tolerance, setup, notes)
+    change, regressed, improved = against_baseline(peaks, baseline.peaks, tolerance, setup, notes)
     if regressed:
         if update:
             return Judgement(Verdict.REGRESSION, True, "; ".join(notes + regressed + ["baseline updated"]), change, True)

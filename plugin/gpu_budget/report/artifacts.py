@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from gpu_budget.results import Measurement
@@ -26,7 +27,7 @@ def slug(nodeid: str) -> str:
     return name.strip("-.")[:150]
 
 
-def wants_snapshot(measurement: Measurement, mark, baseline: dict | None) -> bool:
+def wants_snapshot(measurement: Measurement, mark, baseline_peaks: Mapping | None) -> bool:
     """Whether a failed CUDA case is worth a second run with the allocation recorder on.
 
     Yes when its child failed with an exception (an out-of-memory error among
@@ -40,7 +41,7 @@ def wants_snapshot(measurement: Measurement, mark, baseline: dict | None) -> boo
     if not measurement.ok:
         return measurement.error_kind in ("oom", "exception")
     limits = [mark.budget.vram] if mark.budget.vram is not None else []
-    then = ((baseline or {}).get("peaks") or {}).get("vram_allocated")
+    then = (baseline_peaks or {}).get("vram_allocated")
     if then is not None:
         limits.append(int(mark.tolerance.limit(then)))
     peak = measurement.peaks.get("vram_allocated")

@@ -50,7 +50,8 @@ class Case:
 
 @dataclass(frozen=True)
 class Outcome:
-    """The judged Result, and the baseline entry to write ({path, scale, id, entry}) when the verdict records one."""
+    """The judged Result, and the baseline entry to write ({path, scale, id, entry: a baselines.Entry}) when the
+    verdict records one."""
 
     result: Result
     baseline_write: dict | None = None
@@ -135,8 +136,8 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
     result = asked.but(
         measurement=measurement, verdict=verdict.verdict, passed=verdict.passed, message=verdict.message,
         change=verdict.change, baseline=None if baseline is None else {
-            "peaks": baseline["peaks"], "recorded": baseline.get("recorded"),
-            "fingerprint": baseline.get("fingerprint"), "phases": baseline.get("phases", {})},
+            "peaks": dict(baseline.peaks), "recorded": baseline.recorded,
+            "fingerprint": dict(baseline.fingerprint), "phases": dict(baseline.phases)},
         fingerprint_changed=tuple(setup.described) if baseline else (),
         setup={"policy": setup.policy, "floor_shift": setup.floor_shift} if baseline else None)
     if options.remediate and remediate.needs_remedy(measurement, mark.budget):
@@ -147,7 +148,8 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
                                   max_runs=options.remediate_max_runs).to_json()
         message = result.message if result.passed else f"{result.message}; {remediation_text(remedy)}"
         result = result.but(remediation=remedy, message=message)
-    if not result.passed and options.snapshot == "rerun" and artifacts.wants_snapshot(measurement, mark, baseline):
+    if not result.passed and options.snapshot == "rerun" and artifacts.wants_snapshot(measurement, mark,
+                                                                                         baseline.peaks if baseline else None):
         result = result.but(**_snapshot_run(scenario, run_child, options.snapshots, result.nodeid))
     return Outcome(result, write)
 
@@ -162,7 +164,7 @@ def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict, path
     except baselines.BaselineError as exc:
         stored, baseline, broken = {}, None, str(exc)
     fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device)
-    setup = Setup.between((baseline or {}).get("fingerprint"), fprint, baselines.packages_of(stored, baseline),
+    setup = Setup.between(baseline.fingerprint if baseline else None, fprint, baselines.packages_of(stored, baseline),
                           hardware["package_versions"])
     if scenario.command is not None:  # the import floor is the measuring child's, which a command's figures leave out
         setup = replace(setup, floor_shift=0)

@@ -186,11 +186,11 @@ class BudgetSession:
                                 "text": text, "data": data})
 
     def _record(self, write: dict) -> None:
-        """Write a baseline entry now; an xdist worker ships it to the controller, which alone writes."""
-        entry = write["entry"]
+        """Write a baseline entry now; an xdist worker ships it to the controller, which alone writes (as JSON)."""
+        entry = write["entry"].to_json()
         packages = {entry["fingerprint"]["packages"]: self.data.hardware["package_versions"]}
         if self.is_worker:
-            self.data.pending.append({**write, "packages": packages})
+            self.data.pending.append({**write, "entry": entry, "packages": packages})
         else:
             baselines.store(Path(write["path"]), write["scale"], {write["id"]: entry}, packages=packages)
 
