@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from gpu_budget.declare.scenario import Tolerance
+from gpu_budget.measure.meter import PEAK_KEYS
 from gpu_budget.results import Measurement
 
 SCHEMA = "gpu-budget-baselines/1"
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
 # the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
-METRICS = ("ram", "ram_tree", "ram_tensor", "vram_allocated", "vram_reserved", "vram_device")
+METRICS = tuple(PEAK_KEYS)  # the meter's metric names: one list
 MAX_FILE_BYTES = 16 * 2**20  # the largest committed baseline file is ~0.1 MiB
 
 
