@@ -168,3 +168,35 @@ def test_the_measured_figures_are_the_committed_runs():
 
 
 DOCS_CHECKERS[PROCESS_TREE] = (process_tree_mechanics, process_tree_exit_reports, process_tree_measured)
+
+
+# -- docs/declaring.md: a script gated as a command, how exact ---------------------------------------------
+
+DECLARING = "docs/declaring.md"
+
+
+def declaring_command_noise() -> list[str]:
+    """The noise paragraph of "Gate your training script" is the committed command_noise run (RESULTS 5b)."""
+    import inspect
+
+    from benchmarks.report import command_noise_summary
+    from gpu_budget.measure.tree import ProcessTree
+
+    res = load("benchmarks/results/command_noise.json")
+    s = command_noise_summary(res)
+    model = res["model"]
+    interval = inspect.signature(ProcessTree.__init__).parameters["interval"].default
+    return shows(section(DECLARING, "## Gate your training script", None),
+                 f"(hidden {model['hidden_size']}, {model['num_hidden_layers']} layers, {model['seq']} tokens, "
+                 f"{model['max_steps']} steps)",
+                 f"{s['ram_tree_min'] / MiB:.2f}-{s['ram_tree_max'] / MiB:.2f} MiB",
+                 f"over {s['clean']} fresh pytest sessions (a {s['spread'] * 100:.3f} %",
+                 f"{s['false_alarms']} of {s['clean']} false alarms",
+                 f"planted +{res['fraction'] * 100:.0f} %",
+                 f"caught {s['caught']} of {s['planted']} times",
+                 f"within {interval * 1000:.0f} ms")
+
+
+def test_the_command_noise_paragraph_is_the_committed_run():
+    declaring_command_noise()
+
