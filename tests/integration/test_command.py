@@ -329,5 +329,6 @@ def test_the_hook_adds_little_to_each_python_process_it_runs_in(tmp_path):
     env = {**os.environ, "GPU_BUDGET_SOCKET": str(tmp_path / "s"), "PYTHONPATH": HOOK_DIR}
     hooked = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     count, names = hooked.split(" ", 1)
-    assert eval(names) == ["gpu_budget", "gpu_budget.isolate", "gpu_budget.isolate.autohook", "gpu_budget.script"]  # noqa: S307
+    assert eval(names) == ["gpu_budget", "gpu_budget.isolate", "gpu_budget.isolate.autohook", "gpu_budget.measure",  # noqa: S307
+                           "gpu_budget.measure.procfs", "gpu_budget.script"]
     assert int(count) - int(plain[0]) < 40, (count, plain[0])

@@ -21,6 +21,7 @@ import os
 import sys
 
 from gpu_budget import script
+from gpu_budget.measure.procfs import read_shared, read_status
 
 TRAINER_MODULE = "transformers.trainer"
 
@@ -60,29 +61,15 @@ def attach(trainer_module) -> None:
 _reported: int | None = None  # the pid that sent its exit report (once per process)
 
 
-def _kib(path: str, keys: tuple[str, ...]) -> dict[str, int]:
-    """Fields of a /proc file in bytes, read here rather than through tree.py: nothing is imported at exit."""
-    out = {}
-    with open(path) as fh:
-        for line in fh:
-            key, _, rest = line.partition(":")
-            if key in keys:
-                out[key] = out.get(key, 0) + int(rest.split()[0]) * 1024
-    return out
-
-
 def report_exit() -> None:
     """This process's VmHWM (since the tree's last read) and shared pages, to the measuring process, once."""
     global _reported
     if _reported == os.getpid():
         return
     _reported = os.getpid()
-    try:
-        hwm = _kib("/proc/self/status", ("VmHWM",))["VmHWM"]
-        shared = sum(_kib("/proc/self/smaps_rollup", ("Shared_Clean", "Shared_Dirty")).values())
-    except (OSError, KeyError, ValueError):
-        return
-    script.send({"exit": hwm, "shared": shared})
+    status, shared = read_status("self"), read_shared("self")
+    if status is not None:
+        script.send({"exit": status["VmHWM"], "shared": shared})
 
 
 class _Keep:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -53,24 +54,19 @@ class CommandFailed(Exception):
         self.kind = kind
 
 
-def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, str], socket_path: str) -> dict[str, str]:
-    """The command's environment: the measuring child's (dispatch pins included), the pins, the hook, then the user's."""
-    env = dict(base)
-    env.update({var: str(threads) for var in THREAD_VARS})
-    if malloc == "steady":
-        env.update(STEADY_MALLOC_ENV)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [HOOK_DIR, base.get("PYTHONPATH")]))
-    env[SOCKET_VAR] = socket_path
-    env.update(user)
-    return env
-
-
 def recorded_env(threads: int, malloc: str, user: dict[str, str]) -> dict[str, str]:
     """The pins a command case runs under, as its row and fingerprint record them (the user's env included)."""
     pins = {var: str(threads) for var in THREAD_VARS}
     if malloc == "steady":
         pins.update(STEADY_MALLOC_ENV)
     return {**pins, **user}
+
+
+def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, str], socket_path: str) -> dict[str, str]:
+    """The command's environment: the measuring child's (dispatch pins included), the hook, then the pins and the
+    user's (which win)."""
+    hook = {"PYTHONPATH": os.pathsep.join(filter(None, [HOOK_DIR, base.get("PYTHONPATH")])), SOCKET_VAR: socket_path}
+    return {**base, **hook, **recorded_env(threads, malloc, user)}
 
 
 class _Tail:
@@ -168,15 +164,7 @@ class MarkServer:
             conn.close()
         self.selector.close()
         self.sock.close()
-        with_suppress(os.unlink, self.path)
-        with_suppress(os.rmdir, self.dir)
-
-
-def with_suppress(func, *args) -> None:
-    try:
-        func(*args)
-    except OSError:
-        pass
+        shutil.rmtree(self.dir, ignore_errors=True)  # the socket file and its folder
 
 
 def _check_start(line: dict) -> None:

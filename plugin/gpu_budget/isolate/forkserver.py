@@ -32,6 +32,7 @@ from pathlib import Path
 
 from gpu_budget.isolate import child, dispatch, events
 from gpu_budget.measure.meter import summarize
+from gpu_budget.measure.procfs import read_status
 from gpu_budget.measure.tree import kill_descendants
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement
@@ -113,14 +114,8 @@ def _without_parent_main():
 
 
 def _read_hwm(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+    status = read_status(pid)
+    return None if status is None else status["VmHWM"]
 
 
 def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD,

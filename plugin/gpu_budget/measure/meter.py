@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gpu_budget.measure import procfs
 from gpu_budget.measure.fit import least_squares
 from gpu_budget.measure.tree import ProcessTree
 from gpu_budget.measure.tree import available as tree_available
@@ -247,10 +248,7 @@ class Meter:
         name, step, t0 = self._open
         self._open = None
         if self.external:  # the followed process's split of its pages (gone once it exited: None)
-            try:
-                status = read_status(f"/proc/{self._main}/status") if self._main is not None else {}
-            except OSError:
-                status = {}
+            status = (procfs.read_status(self._main) if self._main is not None else None) or {}
         else:
             status = read_status() if os.path.exists(_STATUS) else {}
         reading = self.tree.phase_end() if self.tree is not None else None

@@ -48,9 +48,10 @@ import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from gpu_budget.measure.procfs import read_faults, read_shared, read_stat, read_status, reset_hwm
+
 MiB = 2**20
 _PR_SET_CHILD_SUBREAPER = 36
-_STATUS_KEYS = ("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem")
 DETAIL_MAX = 16  # descendants listed per phase (largest first); the sums count them all
 RESHARE_BYTES = 4 * MiB  # a file-mapping move this large since the last smaps read: read it again
 EXEC_DROP = 1 * MiB  # a VmHWM read this far below the previous one: a new memory image (exec)
@@ -59,45 +60,6 @@ SHARED_COST_FACTOR = 20  # periodic smaps reads of one process take at most 1/20
 
 def available() -> bool:
     return os.path.exists("/proc/self/smaps_rollup") and os.path.exists("/proc/self/clear_refs")
-
-
-def read_status(pid: int | str) -> dict[str, int] | None:
-    """VmHWM, VmRSS, RssAnon, RssFile, RssShmem in bytes; None when the process is gone or a zombie (no mm left)."""
-    out: dict[str, int] = {}
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                key, _, rest = line.partition(":")
-                if key in _STATUS_KEYS:
-                    out[key] = int(rest.split()[0]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return out if "VmHWM" in out else None
-
-
-def read_stat(pid: int | str) -> tuple[int, int] | None:
-    """(parent pid, start time in clock ticks) of a process; None when it is gone or a zombie (it holds no memory)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            text = fh.read()
-    except OSError:
-        return None
-    fields = text[text.rfind(")") + 2:].split()  # the command name may hold spaces and parentheses
-    try:
-        return None if fields[0] in ("Z", "X") else (int(fields[1]), int(fields[19]))
-    except (IndexError, ValueError):
-        return None
-
-
-def read_faults(pid: int | str) -> int | None:
-    """Page faults of a process so far (minor + major): a copy-on-write copy is one, so is every new page."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            text = fh.read()
-        fields = text[text.rfind(")") + 2:].split()
-        return int(fields[7]) + int(fields[9])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 _PF_FORKNOEXEC = 0x40  # /proc/<pid>/stat flags: forked and not exec'd since
@@ -118,29 +80,6 @@ def borrows_parent_memory(pid: int, ppid: int) -> bool:
     try:  # kcmp(KCMP_VM) is 0 when both use one memory map
         return ctypes.CDLL(None, use_errno=True).syscall(_SYS_KCMP, ppid, pid, _KCMP_VM, 0, 0) == 0
     except (OSError, AttributeError):
-        return False
-
-
-def read_shared(pid: int | str) -> int | None:
-    """Bytes of the process's resident pages that another process maps too (smaps_rollup); None when gone."""
-    shared = 0
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as fh:
-            for line in fh:
-                if line.startswith(("Shared_Clean:", "Shared_Dirty:")):
-                    shared += int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return shared
-
-
-def reset_hwm(pid: int | str) -> bool:
-    """Reset a process's VmHWM to its current RSS (same uid: our own descendants)."""
-    try:
-        with open(f"/proc/{pid}/clear_refs", "w") as fh:
-            fh.write("5")
-        return True
-    except OSError:
         return False
 
 
@@ -207,10 +146,6 @@ class Descendant:
         if self.whole:
             return hwm
         return 0 if self.shared is None else max(0, hwm - self.shared)
-
-    @property
-    def private_peak(self) -> int:
-        return self.peak
 
     def read(self, now: float, shared_every: float, shared_too: bool = False) -> int:
         """Read (and reset) one descendant's VmHWM, and its shared pages when they may have moved; its window's

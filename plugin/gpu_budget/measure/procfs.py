@@ -1,0 +1,72 @@
+"""The /proc figures of a process the gate reads: memory counters, parent and start, faults, shared pages.
+
+One reader for the process tree (tree.py), the forkserver's poll of its child
+and the exit report a gated command's processes send (autohook.py), which runs
+as a process exits: this module imports nothing.
+"""
+
+from __future__ import annotations
+
+_STATUS_KEYS = ("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem")
+
+
+def read_status(pid: int | str) -> dict[str, int] | None:
+    """VmHWM, VmRSS, RssAnon, RssFile, RssShmem in bytes; None when the process is gone or a zombie (no mm left)."""
+    out: dict[str, int] = {}
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                if key in _STATUS_KEYS:
+                    out[key] = int(rest.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return out if "VmHWM" in out else None
+
+
+def read_stat(pid: int | str) -> tuple[int, int] | None:
+    """(parent pid, start time in clock ticks) of a process; None when it is gone or a zombie (it holds no memory)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2:].split()  # the command name may hold spaces and parentheses
+    try:
+        return None if fields[0] in ("Z", "X") else (int(fields[1]), int(fields[19]))
+    except (IndexError, ValueError):
+        return None
+
+
+def read_faults(pid: int | str) -> int | None:
+    """Page faults of a process so far (minor + major): a copy-on-write copy is one, so is every new page."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            text = fh.read()
+        fields = text[text.rfind(")") + 2:].split()
+        return int(fields[7]) + int(fields[9])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def read_shared(pid: int | str) -> int | None:
+    """Bytes of the process's resident pages that another process maps too (smaps_rollup); None when gone."""
+    shared = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith(("Shared_Clean:", "Shared_Dirty:")):
+                    shared += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return shared
+
+
+def reset_hwm(pid: int | str) -> bool:
+    """Reset a process's VmHWM to its current RSS (same uid: our own descendants)."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
