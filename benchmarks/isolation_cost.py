@@ -46,8 +46,8 @@ def _fresh(request: dict) -> int | None:
 
 
 def _in_process(job: dict, assets: Path) -> int | None:
-    from gpu_budget.measure.meter import Meter
     from gpu_budget.declare.scenario import RunContext, resolve_ref
+    from gpu_budget.measure.meter import Meter
 
     meter = Meter(use_cuda=False)
     resolve_ref(job["run"])(RunContext(job["scale"], job["params"], tuple(job["fixes"]), assets, "cpu", meter))

@@ -550,10 +550,9 @@ def tolerance_note(steady: list[dict], system: list[dict], tol) -> list[str]:
 
 def detection_counts(det: dict, rel: float, abs_: int) -> dict:
     """(case, fraction) -> (flagged, runs, changes) judged by the gate's own judge under one tolerance."""
-    from gpu_budget.declare.scenario import Tolerance
-    from gpu_budget.judge.compare import judge
-    from gpu_budget.declare.scenario import Budget
+    from gpu_budget.declare.scenario import Budget, Tolerance
     from gpu_budget.judge.baselines import Entry
+    from gpu_budget.judge.compare import judge
     from gpu_budget.results import NO_PEAKS, Measurement
 
     tol, out = Tolerance(rel, abs_), defaultdict(lambda: [0, 0, []])

@@ -43,9 +43,8 @@ def fresh_session(jobs: list[dict], python: str = sys.executable, env: dict | No
 
 
 def run(spec: dict) -> dict:
-    from gpu_budget.judge import baselines
-    from gpu_budget.judge import fingerprint
     from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.judge import baselines, fingerprint
 
     jobs, dispatch, threads = spec["jobs"], spec.get("dispatch", "avx2"), spec.get("threads", THREADS)
     preload, chosen, out = gate_preload(), scenarios(), []

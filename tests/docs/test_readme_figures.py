@@ -76,10 +76,10 @@ class _Terminal:
 
 def terminal_excerpt() -> str:
     """What the gate prints for the EXCERPT rows of the committed tiny run: its hardware and setup lines, the table."""
-    from gpu_budget.session import outputs
-    from gpu_budget.session.options import Options
     from gpu_budget.report.terminal import terminal_table
+    from gpu_budget.session import outputs
     from gpu_budget.session.data import SessionData
+    from gpu_budget.session.options import Options
 
     rows, data = report(SUITE_TINY)
     rows = [r for r in rows if r.nodeid in EXCERPT]

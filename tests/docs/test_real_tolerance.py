@@ -5,8 +5,8 @@ import json
 import math
 from pathlib import Path
 
-from gpu_budget.report.findings import fix_verdict
 from gpu_budget.declare.marks import DEFAULT_TOLERANCE, DEFAULT_TOLERANCE_BY_SCALE, default_tolerance, gpu_budget
+from gpu_budget.report.findings import fix_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 MiB, GiB = 2**20, 2**30

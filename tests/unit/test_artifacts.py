@@ -2,11 +2,10 @@
 
 from pathlib import Path
 
-from gpu_budget.report.artifacts import keep_snapshot, slug, wants_snapshot
-from gpu_budget.declare.scenario import Tolerance
 from gpu_budget.declare.marks import BudgetMark
+from gpu_budget.declare.scenario import Budget, Tolerance
+from gpu_budget.report.artifacts import keep_snapshot, slug, wants_snapshot
 from gpu_budget.results import Measurement
-from gpu_budget.declare.scenario import Budget
 
 GiB = 2**30
 

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.session import options
-from gpu_budget.search.explore import DEFAULT_EXAMPLES
 from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
+from gpu_budget.search.explore import DEFAULT_EXAMPLES
+from gpu_budget.session import options
 from gpu_budget.session.options import BY_NAME, OPTIONS, Options
 
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.search.explore import Envelope, Exploration, explore
 from gpu_budget.results import NO_PEAKS, Measurement, Result
+from gpu_budget.search.explore import Envelope, Exploration, explore
 from gpu_budget.session.data import SessionData
 
 REPORTS = sorted((Path(__file__).resolve().parents[2] / "benchmarks" / "results").glob("*.report.json"))
