@@ -36,6 +36,8 @@ import re
 import sys
 from typing import Any
 
+from gpu_budget.measure.procfs import read_status
+
 LIBRARY_PACKAGES = ("torch", "transformers", "peft", "accelerate", "bitsandbytes", "funasr")
 LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory")
 FLOOR = ("packages", "preload", "cpu", "kernel")
@@ -140,12 +142,8 @@ def child_facts() -> dict[str, Any]:
     The floor is the RSS the child starts with: the pages of everything the
     forkserver imported, which every measured child inherits.
     """
-    floor = None
-    try:
-        with open("/proc/self/status") as fh:
-            floor = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS:"))
-    except (OSError, StopIteration, ValueError):
-        pass
+    status = read_status("self")
+    floor = status.get("VmRSS") if status is not None else None
     try:
         isa = sys.modules["torch"].backends.cpu.get_cpu_capability()
     except (KeyError, AttributeError):  # torch not preloaded (a torch-free suite), or a stand-in without it
