@@ -312,8 +312,10 @@ def test_every_python_process_of_a_command_reports_its_last_window(command_proje
     tree = row["phases"]["run"]["tree"]
     assert tree["exited"] == tree["reported"] == 4, tree  # three workers and the script itself
     assert row["ram_tree_bound"].startswith("exact per process"), row["ram_tree_bound"]
-    # one after another: the tree holds one worker's 64 MiB at a time, not three
-    assert 64 * MiB < row["peaks"]["ram_tree"] - row["peaks"]["ram"] + 64 * MiB < 2 * 64 * MiB + 16 * MiB, row["peaks"]
+    # one after another: the summed tree never holds all three workers' 64 MiB, where the sum of each process's own
+    # peak does (two may share one 10 ms window, the documented error: docs/process-tree.md)
+    assert tree["peak_sum"] >= 3 * 64 * MiB, tree
+    assert 64 * MiB < tree["private"] <= tree["peak_sum"] - 64 * MiB, tree
 
 
 def test_the_hook_adds_little_to_each_python_process_it_runs_in(tmp_path):
