@@ -1,6 +1,6 @@
 """S5's own fixes: the write-up's weight-side remedies for its conv net. Registered on import; scenarios.py lists them."""
 
-from gpu_budget import Fix
+from gpu_budget import Control, Fix
 from gpu_budget.declare import fixes
 
 QUANTIZATION = fixes.register(Fix(
@@ -12,4 +12,6 @@ PRUNING = fixes.register(Fix(
 FREEZE_FP32 = fixes.register(Fix(
     "freeze_fp32", "model", "freeze the weights quantization would make int8, keeping them fp32: what freezing alone "
     "saves, apart from 8-bit storage (a control for S5's quantization, not a remedy)", cost="accuracy-risk",
-    conflicts=("quantization",), remedy=False, proposed_by=("S5",)))
+    conflicts=("quantization",), remedy=False, proposed_by=("S5",),
+    control=Control("quantization", "freezing alone (the same weights frozen, kept fp32)", "freezing alone",
+                    "8-bit storage on top")))

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from gpu_budget.declare.fixes import Control
 from gpu_budget.report.findings import fix_verdict, main, pairs, split_lines
 from gpu_budget.results import Result
 
@@ -191,7 +192,9 @@ def test_an_older_row_takes_the_origin_its_memtest_declares_now_and_says_so(tmp_
 def test_quantization_is_split_into_freezing_and_8_bit_storage():
     rows = [row("as-reported", [], 1000 * MiB), row("quantization", ["quantization"], 600 * MiB),
             row("freeze_fp32", ["freeze_fp32"], 700 * MiB)]
-    (line,) = split_lines(pairs([Result.from_json(r) for r in rows])["s"])
+    split = Control("quantization", "freezing alone (the same weights frozen, kept fp32)", "freezing alone",
+                    "8-bit storage on top")
+    (line,) = split_lines(pairs([Result.from_json(r) for r in rows])["s"], {"freeze_fp32": split})
     assert line == ("- tiny: quantization's saving split (ram): as reported 1000.00 MiB; freezing alone (the same weights "
                     "frozen, kept fp32) 700.00 MiB, saving 300.00 MiB (+30.0%); 8-bit storage on top: quantization "
                     "600.00 MiB, 100.00 MiB lower than freezing alone (saving +10.0% of as reported)")

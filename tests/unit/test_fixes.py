@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget import Fix, FixError, Scenario
+from gpu_budget import Control, Fix, FixError, Scenario
 from gpu_budget.declare import fixes
 
 MEMTESTS = Path(__file__).resolve().parents[2] / "memtests"
@@ -107,6 +107,8 @@ def test_user_fix_registers_sets_params_and_validates():
     ({"cost": "cheap"}, "cost 'cheap' is not one of none, slower, accuracy-risk"),
     ({"conflicts": ("bad_fix",)}, "names itself"),
     ({"name": "two words"}, "fix name 'two words'"),
+    ({"control": Control("other", "a alone", "a", "the rest")}, "needs a gpu_budget.fixes.Control and remedy=False"),
+    ({"control": ("other", "a", "a", "b"), "remedy": False}, "needs a gpu_budget.fixes.Control"),
 ])
 def test_malformed_fix_is_rejected(kwargs, message):
     args = {"name": "bad_fix", "stage": "train", "doc": "d", **kwargs}

@@ -32,6 +32,22 @@ class FixError(ValueError):
 
 
 @dataclass(frozen=True)
+class Control:
+    """What a control fix measures: one effect of another fix alone, so FINDINGS.md splits that fix's saving in two.
+
+    of:    the fix whose saving is split (S5's quantization is freezing plus 8-bit storage);
+    alone: what the control measures, in a phrase ("freezing alone (the same weights frozen, kept fp32)");
+    short: the same in a few words, for the comparison with the whole fix ("freezing alone");
+    rest:  what the rest of the saving is ("8-bit storage on top").
+    """
+
+    of: str
+    alone: str
+    short: str
+    rest: str
+
+
+@dataclass(frozen=True)
 class Fix:
     """One remediation.
 
@@ -53,6 +69,7 @@ class Fix:
                  the command line and environment variables set for it ("{param}" placeholders are
                  filled from the scenario's params). A command scenario accepts a fix that has
                  args, env or params (which its command reads through placeholders), nothing else.
+    control:     for a control (remedy=False) that measures one effect of another fix alone: a Control.
     """
 
     name: str
@@ -68,6 +85,7 @@ class Fix:
     remedy: bool = True
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    control: Control | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", {str(k): str(v) for k, v in dict(self.env).items()})
@@ -86,6 +104,8 @@ class Fix:
         if set(self.requires) & set(self.conflicts + self.replaces):
             raise FixError(f"fix {self.name!r} both requires and conflicts with "
                            f"{sorted(set(self.requires) & set(self.conflicts + self.replaces))}")
+        if self.control is not None and (not isinstance(self.control, Control) or self.remedy):
+            raise FixError(f"fix {self.name!r}: control={self.control!r} needs a gpu_budget.fixes.Control and remedy=False")
 
     @property
     def applies_to_commands(self) -> bool:

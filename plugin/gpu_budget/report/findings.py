@@ -30,6 +30,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from gpu_budget.declare.fixes import Control
 from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS, default_tolerance
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
@@ -48,8 +49,6 @@ SHOWS = {
                      "allowance (the workers' copies), not a figure from the write-up",
     "chosen": "over budget shows only that the peak is above a hand-set figure; no limit from the write-up is reproduced",
 }
-# A fix whose saving is two effects, and the control that measures one of them alone.
-SPLITS = {"quantization": ("freeze_fp32", "freezing alone (the same weights frozen, kept fp32)", "8-bit storage on top")}
 
 
 def _scale_order(scale: str) -> int:
@@ -161,6 +160,26 @@ def failures(results: list[Result]) -> dict[str, list[dict]]:
     return out
 
 
+_MEMTESTS: dict[str, object] = {}
+
+
+def _memtest(path: str):
+    """The memtest module at `path` (relative to the working directory), imported once; None when there is none."""
+    if not Path(path).is_file():
+        return None
+    if path not in _MEMTESTS:
+        folder = str(Path(path).resolve().parent)
+        sys.path.insert(0, folder)  # memtests import their scenario modules by plain name
+        try:
+            spec = importlib.util.spec_from_file_location(f"_declared_{Path(path).stem}", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        finally:
+            sys.path.remove(folder)
+        _MEMTESTS[path] = module
+    return _MEMTESTS[path]
+
+
 def declared(row: Result) -> dict | None:
     """The budget and origin the row's memtest declares now, for its scale and device; None when it cannot be read.
 
@@ -169,16 +188,9 @@ def declared(row: Result) -> dict | None:
     """
     path, _, rest = row.nodeid.partition("::")
     function = rest.split("::")[0].split("[")[0]
-    if not Path(path).is_file():
+    module = _memtest(path)
+    if module is None:
         return None
-    folder = str(Path(path).resolve().parent)
-    sys.path.insert(0, folder)  # memtests import their scenario modules by plain name
-    try:
-        spec = importlib.util.spec_from_file_location(f"_declared_{Path(path).stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(folder)
     marks = [m for m in getattr(getattr(module, function, None), "pytestmark", []) if m.name == "gpu_budget"]
     if not marks:
         return None
@@ -206,10 +218,29 @@ def origin_line(row: Result) -> str:
     return f"- {row.scale}: {size}, {origin} ({ORIGINS[origin]}): {SHOWS[origin]}{suffix}"
 
 
-def split_lines(entries: list[dict]) -> list[str]:
-    """A fix's saving split into a control's part and the rest (SPLITS), per scale where both were measured."""
+def controls(results: list[Result]) -> dict[str, Control]:
+    """The control fixes among the rows' fixes (Fix.control), as their memtests register them: each row's memtest
+    module is imported from its node id, as `declared` does."""
+    from gpu_budget.declare import fixes
+
+    found: dict[str, Control] = {}
+    for path in sorted({r.nodeid.partition("::")[0] for r in results if r.fixes}):
+        _memtest(path)
+    for name in sorted({name for r in results for name in r.fixes}):
+        try:
+            fix = fixes.get(name)
+        except fixes.FixError:  # a fix of a report whose memtest is gone: no split
+            continue
+        if fix.control is not None:
+            found[name] = fix.control
+    return found
+
+
+def split_lines(entries: list[dict], controls: dict[str, Control]) -> list[str]:
+    """A fix's saving split into a control's part and the rest (Fix.control), per scale where both were measured."""
     lines = []
-    for fix, (control, alone, rest) in SPLITS.items():
+    for control, split in controls.items():
+        fix, alone, short, rest = split.of, split.alone, split.short, split.rest
         for scale in sorted({e["scale"] for e in entries}, key=_scale_order):
             by = {e["variant"]: e for e in entries if e["scale"] == scale and e["before"] and e["after"] is not None}
             if fix not in by or control not in by or by[fix]["metric"] != by[control]["metric"]:
@@ -218,7 +249,7 @@ def split_lines(entries: list[dict]) -> list[str]:
             lines.append(f"- {scale}: {fix}'s saving split ({by[fix]['metric']}): as reported {format_size(before)}; "
                          f"{alone} {format_size(part)}, saving {format_size(before - part)} ({(before - part) / before:+.1%}); "
                          f"{rest}: {fix} {format_size(whole)}, {format_size(abs(whole - part))} "
-                         f"{'lower' if whole < part else 'higher'} than freezing alone "
+                         f"{'lower' if whole < part else 'higher'} than {short} "
                          f"(saving {(part - whole) / before:+.1%} of as reported)")
     return lines
 
@@ -239,6 +270,7 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
               "and subprocesses) where both rows hold it, else on the main process (`ram`: reports before the tree "
               "was read); the main process's own peak stands beside it."), ""]
     reproduced = failures(report["results"])
+    found = controls(report["results"])
     notes: dict[str, list[dict]] = defaultdict(list)
     for note in report.get("notes", []):
         notes[note["scenario"]].append(note)
@@ -264,7 +296,7 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
             lines.append(f"| {e['variant']} | {', '.join(e['fixes']) or '-'} | {e['scale']} | {e['metric'] or '-'} | {format_size(e['before'])} "
                          f"| {format_size(e['after'])} | {saving} | {e['verdict']} | {main} |")
         lines.append("")
-        split = split_lines(entries)
+        split = split_lines(entries, found)
         if split:
             lines += split + [""]
         for note in notes.get(scenario, []):
