@@ -33,15 +33,15 @@ VARIANTS = {"cuda-free": (), "with-peft": ("peft", "transformers.trainer")}
 
 def import_peft(ctx) -> dict:
     """A measured child: the imports the runners now do themselves, timed, with the RSS they add."""
-    from gpu_budget.measure.meter import read_status
+    from gpu_budget.measure.procfs import read_status
 
-    before = read_status()["VmRSS"]
+    before = read_status("self")["VmRSS"]
     with ctx.meter.phase("import"):
         t0 = time.perf_counter()
         import peft  # noqa: F401
         from transformers import Trainer, TrainingArguments  # noqa: F401
         seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "rss_added": read_status()["VmRSS"] - before}
+    return {"seconds": seconds, "rss_added": read_status("self")["VmRSS"] - before}
 
 
 def cases() -> dict:

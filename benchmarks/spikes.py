@@ -81,12 +81,13 @@ class PsutilSampler:
 
 
 def _meter_tool():
-    from gpu_budget.measure.meter import Meter, read_status
+    from gpu_budget.measure.meter import Meter
+    from gpu_budget.measure.procfs import read_status
 
     meter = Meter(use_cuda=False)
 
     def seen(spike) -> int:
-        before = read_status()["VmRSS"]
+        before = read_status("self")["VmRSS"]
         meter.start("spike")
         spike()
         return meter.stop().ram_peak - before

@@ -44,7 +44,8 @@ def capture() -> dict:
 
     from benchmarks.spikes import plant
     from gpu_budget.isolate.child import steady_malloc
-    from gpu_budget.measure.meter import Meter, read_status
+    from gpu_budget.measure.meter import Meter
+    from gpu_budget.measure.procfs import read_status
 
     steady_malloc()
     watcher = subprocess.Popen([sys.executable, "-c", WATCH, str(os.getpid())], stdout=subprocess.PIPE, text=True)
@@ -61,7 +62,7 @@ def capture() -> dict:
     meter, spikes = Meter(use_cuda=False), []
     time.sleep(GAP_S)
     for size, ms in SPIKES:
-        before = read_status()["VmRSS"]
+        before = read_status("self")["VmRSS"]
         t0 = time.monotonic()
         meter.start("spike")
         plant("numpy", size * MIB, ms / 1000)

@@ -16,13 +16,13 @@ from gpu_budget.isolate.placement import place, visible_gpus, worker_index
 PLANTED = '''
 import os
 
-import gpu_budget.measure.meter
+import gpu_budget.measure.procfs
 
 
 def planted(ctx):
     """Reports ctx.params["peaks"] (MiB, one per phase) as the phase peaks: the same numbers in every run."""
     peaks = iter(ctx.params["peaks"])
-    gpu_budget.measure.meter.read_status = lambda path=None: {"VmHWM": next(peaks) << 20, "RssAnon": 0, "RssFile": 0}
+    gpu_budget.measure.procfs.read_status = lambda pid: {"VmHWM": next(peaks) << 20, "RssAnon": 0, "RssFile": 0}
     with ctx.meter.phase("load"):
         pass
     for step in range(1, len(ctx.params["peaks"])):

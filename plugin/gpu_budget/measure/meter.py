@@ -29,7 +29,6 @@ between two phases escapes measurement.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -43,26 +42,14 @@ from gpu_budget.measure.fit import least_squares
 from gpu_budget.measure.tree import ProcessTree
 from gpu_budget.measure.tree import available as tree_available
 
-_STATUS = "/proc/self/status"
 _CLEAR_REFS = "/proc/self/clear_refs"
-
-
-def read_status(path: str = _STATUS) -> dict[str, int]:
-    """VmHWM, VmRSS, RssAnon, RssFile of a process, in bytes (Linux)."""
-    out: dict[str, int] = {}
-    with open(path) as fh:
-        for line in fh:
-            key, _, rest = line.partition(":")
-            if key in ("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem"):
-                out[key] = int(rest.split()[0]) * 1024  # the kernel reports kB
-    return out
 
 
 def can_reset_hwm() -> bool:
     try:
         with open(_CLEAR_REFS, "w") as fh:
             fh.write("5")
-        return "VmHWM" in read_status()
+        return procfs.read_status("self") is not None
     except OSError:
         return False
 
@@ -250,7 +237,7 @@ class Meter:
         if self.external:  # the followed process's split of its pages (gone once it exited: None)
             status = (procfs.read_status(self._main) if self._main is not None else None) or {}
         else:
-            status = read_status() if os.path.exists(_STATUS) else {}
+            status = procfs.read_status("self") or {}
         reading = self.tree.phase_end() if self.tree is not None else None
         if self.external:
             peak = reading.whole.get(self._main, 0) if self._main is not None else 0
