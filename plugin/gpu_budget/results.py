@@ -61,6 +61,10 @@ class Measurement:
     wall_seconds: float | None = None
     exitcode: int | None = None
     snapshot: str | None = None  # a memory snapshot the child dumped (a recording run only)
+    # a launcher case (torchrun, accelerate launch): each rank's figures (measure/ranks.py); `peaks` are then the
+    # worst rank's, and `node` holds the whole node's ({"ram": the launcher's process, "ram_tree": every process})
+    ranks: tuple[dict, ...] = ()
+    node: Mapping[str, int | None] | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ("ok", "error"):
@@ -87,7 +91,8 @@ class Measurement:
         return cls(peaks=dict(summary["peaks"]), phases=phases, step_peaks=summary.get("step_peaks"),
                    steps=tuple(summary.get("steps", ())), growth=dict(summary.get("growth", {})),
                    cuda=bool(summary.get("cuda")), ram_method=summary.get("ram_method"),
-                   ram_tree_method=summary.get("ram_tree_method"), ram_tree_bound=summary.get("ram_tree_bound"), **rest)
+                   ram_tree_method=summary.get("ram_tree_method"), ram_tree_bound=summary.get("ram_tree_bound"),
+                   ranks=tuple(summary.get("ranks") or ()), node=summary.get("node"), **rest)
 
     def _row_fields(self) -> dict:
         """This measurement's fields as a JSON report row holds them."""
@@ -95,7 +100,8 @@ class Measurement:
                 "growth": dict(self.growth), "phases": dict(self.phases), "steps": list(self.steps),
                 "info": dict(self.info), "error": None if self.error is None else dict(self.error),
                 "ram_method": self.ram_method, "ram_tree_method": self.ram_tree_method,
-                "ram_tree_bound": self.ram_tree_bound, "wall_seconds": self.wall_seconds}
+                "ram_tree_bound": self.ram_tree_bound, "wall_seconds": self.wall_seconds,
+                **({"ranks": list(self.ranks), "node": dict(self.node or {})} if self.ranks else {})}
 
     @classmethod
     def _from_row(cls, row: Mapping) -> Measurement:
@@ -104,7 +110,7 @@ class Measurement:
                    growth=row.get("growth") or {}, info=row.get("info") or {}, error=row.get("error"),
                    cuda=row["peaks"].get("vram_allocated") is not None, ram_method=row.get("ram_method"),
                    ram_tree_method=row.get("ram_tree_method"), ram_tree_bound=row.get("ram_tree_bound"),
-                   wall_seconds=row.get("wall_seconds"))
+                   wall_seconds=row.get("wall_seconds"), ranks=tuple(row.get("ranks") or ()), node=row.get("node"))
 
 
 @dataclass(frozen=True)

@@ -62,12 +62,20 @@ def send(message: dict) -> dict | None:
         return None
 
 
+def rank() -> int | None:
+    """The RANK a launcher (torchrun, accelerate launch) gave this process; None outside one."""
+    try:
+        return int(os.environ["RANK"])
+    except (KeyError, ValueError):
+        return None
+
+
 def phase(name: str, step: int | None = None) -> None:
     """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"phase name {name!r}: expected a non-empty string")
     if active():
-        send({"phase": name, "step": step})
+        send({"phase": name, "step": step, "rank": rank()})
 
 
 def step(number: int | None = None) -> int:

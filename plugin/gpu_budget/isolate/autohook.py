@@ -9,6 +9,11 @@
   child, multiprocessing's own exit hook), its VmHWM since the tree's last read
   and its shared pages go to the measuring process, so what it did after the
   last poll is counted (tree.py).
+- Under a launcher (RANK in the environment): an uncaught exception names the
+  rank to the measuring process before Python prints it, and
+  `torch.distributed.init_process_group` (wrapped when its module is first
+  imported) says which process group the rank joined, so ranks that never form
+  one are reported, not passed as N runs that each trained alone.
 
 Installed only where GPU_BUDGET_SOCKET is set; the plugin never runs it in its own process.
 """
@@ -24,13 +29,18 @@ from gpu_budget import script
 from gpu_budget.measure.procfs import read_shared, read_status
 
 TRAINER_MODULE = "transformers.trainer"
+C10D_MODULE = "torch.distributed.distributed_c10d"
 
 
-class _TrainerWatch:  # a meta path finder (importlib.abc is not imported: it costs more than this hook)
-    """Finds transformers.trainer as the path finder would, and attaches the gate's callback once it has run."""
+class _Watch:  # a meta path finder (importlib.abc is not imported: it costs more than this hook)
+    """Finds the watched modules as the path finder would, and runs each one's hook once the module has run."""
+
+    def __init__(self) -> None:
+        self.hooks = {TRAINER_MODULE: attach, C10D_MODULE: watch_group}
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != TRAINER_MODULE:
+        after = self.hooks.get(fullname)
+        if after is None:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
@@ -43,7 +53,7 @@ class _TrainerWatch:  # a meta path finder (importlib.abc is not imported: it co
 
             def exec_module(self, module):
                 real.exec_module(module)
-                attach(module)
+                after(module)
 
         spec.loader = _Loader()
         return spec
@@ -58,6 +68,36 @@ def attach(trainer_module) -> None:
         trainer_module.DEFAULT_CALLBACKS.append(cls)
 
 
+def watch_group(c10d) -> None:
+    """Tell the measuring process when this process joins a process group, and of what size: ranks a launcher
+    started that never call init_process_group each train alone (command.py reports them)."""
+    real = c10d.init_process_group
+    if script.rank() is not None:  # this rank could form a group: command.py holds it to that
+        script.send({"group": 0, "rank": script.rank()})
+
+    def init_process_group(*args, **kwargs):
+        out = real(*args, **kwargs)
+        try:
+            script.send({"group": c10d.get_world_size(), "rank": script.rank()})
+        except Exception:  # noqa: BLE001, S110  the user's run goes on; the gate then reports no group formed
+            pass
+        return out
+
+    init_process_group.__wrapped__ = real
+    init_process_group.__doc__ = real.__doc__
+    c10d.init_process_group = init_process_group
+
+
+def _report_failure(kind, value, tb) -> None:
+    """An uncaught exception in a rank's process: named to the measuring process, then Python's own report."""
+    try:
+        if script.rank() is not None:
+            script.send({"failed": f"{kind.__name__}: {value}"[:500], "rank": script.rank()})
+    finally:
+        _excepthook(kind, value, tb)
+
+
+_excepthook = sys.excepthook
 _reported: int | None = None  # the pid that sent its exit report (once per process)
 
 
@@ -69,7 +109,9 @@ def report_exit() -> None:
     _reported = os.getpid()
     status, shared = read_status("self"), read_shared("self")
     if status is not None:
-        script.send({"exit": status["VmHWM"], "shared": shared})
+        mp = sys.modules.get("multiprocessing")  # a worker multiprocessing started is not its rank's own process
+        own = mp is None or mp.parent_process() is None
+        script.send({"exit": status["VmHWM"], "shared": shared, "rank": script.rank(), "own": own})
 
 
 class _Keep:
@@ -93,9 +135,10 @@ def _after_fork_in_child() -> None:
 
 
 def install() -> None:
-    if TRAINER_MODULE in sys.modules:
-        attach(sys.modules[TRAINER_MODULE])
-    else:
-        sys.meta_path.insert(0, _TrainerWatch())
+    watch = _Watch()
+    for name in [name for name in watch.hooks if name in sys.modules]:
+        watch.hooks.pop(name)(sys.modules[name])
+    sys.meta_path.insert(0, watch)
+    sys.excepthook = _report_failure
     atexit.register(report_exit)
     os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -17,6 +17,8 @@ Phases come from the command's own process over a Unix socket
 gate's callback, which the `_hook/sitecustomize.py` put first on PYTHONPATH
 adds to every Hugging Face Trainer (autohook.py). The same socket takes each
 Python process's report as it exits. Until the first mark the phase is "run".
+Under a launcher (torchrun, accelerate launch) the command's own process is the
+launcher, and rank 0's process marks the phases (ranks.py).
 
 Nothing of the case outlives it: the measuring child is a subreaper, so a
 process that daemonises stays its descendant, and whatever is left when the
@@ -37,6 +39,7 @@ import threading
 from collections import deque
 from pathlib import Path
 
+from gpu_budget.isolate.launcher import RankEvents, ranks_seen
 from gpu_budget.script import SOCKET_VAR
 
 STEADY_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
@@ -108,7 +111,9 @@ class MarkServer:
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.sock, selectors.EVENT_READ)
         self.buffers: dict[socket.socket, bytes] = {}
-        self.ignored = 0  # phase marks from other processes than the command's own
+        self.ignored = 0  # phase marks from other processes than the command's own (or rank 0's)
+        self.rank0_pid: int | None = None
+        self.ranks = RankEvents()
         self.marks = 0
 
     def serve(self, timeout: float) -> None:
@@ -144,10 +149,13 @@ class MarkServer:
             message = json.loads(line)
         except ValueError:
             message = {}
+        self.ranks.take(message)
         if "exit" in message:
-            self.meter.tree.report(int(message["pid"]), int(message["exit"]), message.get("shared"))
+            rank = message.get("rank")
+            self.meter.tree.report(int(message["pid"]), int(message["exit"]), message.get("shared"),
+                                   rank if isinstance(rank, int) else None)
         elif "phase" in message:
-            if message.get("pid") == self.main_pid:
+            if self._marks_phases(message):
                 self.meter.start(str(message["phase"]), message.get("step"))
                 self.marks += 1
             else:
@@ -158,6 +166,15 @@ class MarkServer:
         except OSError:
             pass
         conn.setblocking(False)
+
+    def _marks_phases(self, message: dict) -> bool:
+        """The command's own process marks the phases, or under a launcher rank 0's process (the first to mark)."""
+        if message.get("pid") == self.main_pid:
+            return True
+        if message.get("rank") == 0 and self.rank0_pid in (None, message.get("pid")):
+            self.rank0_pid = message.get("pid")
+            return True
+        return False
 
     def close(self) -> None:
         for conn in list(self.buffers):
@@ -211,14 +228,22 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02) -> dic
     facts = {"command": line["argv"], "exit_code": proc.returncode, "phase_marks": server.marks,
              "ignored_marks": server.ignored, "stdout_bytes": out.total, "pins": recorded_env(threads, malloc, line["env"])}
     stderr = err.text()
+    ranks = ranks_seen(meter.phases)
+    if ranks:
+        facts.update(world=len(ranks), groups={str(r): s for r, s in sorted(server.ranks.groups.items())})
+    fault = server.ranks.fault(ranks, proc.returncode, meter.tree.rank_ends if meter.tree is not None else None)
     if proc.returncode != 0:
         code = proc.returncode
         how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with {code}"
-        raise CommandFailed("killed" if code < 0 else "exit", f"command {' '.join(line['argv'])!r} {how}" + _tail_note(stderr))
+        how += f": {fault}" if fault else ""
+        raise CommandFailed("rank" if fault else "killed" if code < 0 else "exit",
+                            f"command {' '.join(line['argv'])!r} {how}" + _tail_note(stderr))
     if leftovers:
         raise CommandFailed("leftover", f"command {' '.join(line['argv'])!r} exited and left {len(leftovers)} process(es) "
                                         f"running (pid {', '.join(map(str, leftovers))}): killed; a case's processes "
                                         "must end with it")
+    if fault:
+        raise CommandFailed("rank", f"command {' '.join(line['argv'])!r}: {fault}")
     return facts
 
 

@@ -100,6 +100,12 @@ def validate(data: Any, path: Path) -> None:
                 isinstance(p, dict) and all(_is_size(v) for v in p.values()) for p in phases.values()
             ):
                 fail(where, "'phases' must map phase names to objects of byte counts")
+            ranks = entry.get("ranks", {})
+            if not isinstance(ranks, dict) or not all(
+                isinstance(k, str) and k.isdigit() and isinstance(r, dict) and r
+                and all(m in METRICS and _is_size(v) for m, v in r.items()) for k, r in ranks.items()
+            ):
+                fail(where, "'ranks' must map rank numbers (\"0\", \"1\", ...) to objects of metric -> byte count")
             tol = entry.get("tolerance")
             if tol is not None and not (
                 isinstance(tol, dict)
@@ -187,20 +193,22 @@ class Entry:
     scenario: str | None = None
     fixes: tuple[str, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
+    ranks: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # a launcher case: rank -> its peaks
 
     @classmethod
     def from_json(cls, data: Mapping) -> Entry:
         return cls(peaks=dict(data["peaks"]), phases=dict(data.get("phases") or {}),
                    fingerprint=dict(data.get("fingerprint") or {}), recorded=data.get("recorded"),
                    tolerance=data.get("tolerance"), scenario=data.get("scenario"), fixes=tuple(data.get("fixes") or ()),
-                   params=dict(data.get("params") or {}))
+                   params=dict(data.get("params") or {}), ranks=dict(data.get("ranks") or {}))
 
     def to_json(self) -> dict:
         """The JSON of the entry (files sort their keys: a rewrite changes no unchanged entry)."""
         return {"scenario": self.scenario, "fixes": list(self.fixes), "params": dict(self.params),
                 "peaks": dict(self.peaks), "phases": dict(self.phases),
                 "tolerance": None if self.tolerance is None else dict(self.tolerance),
-                "fingerprint": dict(self.fingerprint), "recorded": self.recorded}
+                "fingerprint": dict(self.fingerprint), "recorded": self.recorded,
+                **({"ranks": {k: dict(v) for k, v in self.ranks.items()}} if self.ranks else {})}
 
 
 def lookup(data: dict, scale: str, test_id: str) -> Entry | None:
@@ -283,6 +291,7 @@ def entry_from(measurement: Measurement, scenario: dict, tolerance: Tolerance, f
         tolerance={"rel": tolerance.rel, "abs": tolerance.abs},
         fingerprint=fprint,
         recorded=today,
+        ranks={str(r["rank"]): dict(r["peaks"]) for r in measurement.ranks},
     )
 
 

@@ -94,6 +94,35 @@ def budget_breaches(peaks: dict, budget: Budget) -> list[str]:
     return out
 
 
+def rank_breaches(measurement: Measurement, budget: Budget) -> list[str]:
+    """The budget broken, by each rank of a launcher case (a budget applies to each rank), else by the case."""
+    if not measurement.ranks:
+        return budget_breaches(measurement.peaks, budget)
+    return [f"rank {r['rank']}: {breach}" for r in measurement.ranks for breach in budget_breaches(r["peaks"], budget)]
+
+
+def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup,
+             notes: list[str]) -> tuple[dict[str, float | None], list[str], list[str]]:
+    """Each rank against its own baseline, so a regression of a rank that is not the worst is caught, and named;
+    the change per metric is the largest any rank shows."""
+    change: dict[str, float | None] = {}
+    regressed, improved = [], []
+    measured = {str(r["rank"]): r["peaks"] for r in measurement.ranks}
+    if set(measured) != set(baseline.ranks):
+        notes.append(f"ranks measured {', '.join(sorted(measured, key=int))}; the baseline holds "
+                     f"{', '.join(sorted(baseline.ranks, key=int))}: only the ranks in both are compared")
+    for rank in sorted(set(measured) & set(baseline.ranks), key=int):
+        seen: list[str] = []
+        rank_change, up, down = against_baseline(measured[rank], baseline.ranks[rank], tolerance, setup, seen)
+        notes += [n for n in seen if n not in notes]
+        regressed += [f"rank {rank}: {r}" for r in up]
+        improved += [f"rank {rank}: {i}" for i in down]
+        for metric, value in rank_change.items():
+            if value is not None and (change.get(metric) is None or value > change[metric]):
+                change[metric] = value
+    return change, regressed, improved
+
+
 def _seen(peaks: dict) -> str:
     seen = f"host RAM peak seen so far {format_size(ram_gated(peaks))}"
     if peaks.get("vram_allocated") is not None:
@@ -138,7 +167,7 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
             return Judgement(Verdict.OVER_BUDGET, True, reproduced)
         return Judgement(Verdict.ERROR, False, f"measured child failed ({error['kind']}): {error['message']}; {_seen(peaks)}")
 
-    breaches = budget_breaches(peaks, budget)
+    breaches = rank_breaches(measurement, budget)
     notes: list[str] = []
     if expect == "over-budget":
         if not breaches:
@@ -158,7 +187,10 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     setup_note = setup.note()
     if setup_note:
         notes.append(setup_note)
-    change, regressed, improved = against_baseline(peaks, baseline.peaks, tolerance, setup, notes)
+    if measurement.ranks and baseline.ranks:
+        change, regressed, improved = per_rank(measurement, baseline, tolerance, setup, notes)
+    else:
+        change, regressed, improved = against_baseline(peaks, baseline.peaks, tolerance, setup, notes)
     if regressed:
         if update:
             return Judgement(Verdict.REGRESSION, True, "; ".join(notes + regressed + ["baseline updated"]), change, True)

@@ -39,6 +39,7 @@ from typing import Any
 
 from gpu_budget.measure import procfs
 from gpu_budget.measure.fit import least_squares
+from gpu_budget.measure.ranks import RANK_METRICS, by_rank, worst
 from gpu_budget.measure.tree import ProcessTree
 from gpu_budget.measure.tree import available as tree_available
 
@@ -350,7 +351,14 @@ def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm", ram_tre
             for key in ("vram_allocated", "vram_reserved", "vram_device"):
                 table[key] = None
         growth["vram_allocated_per_step"] = growth["vram_reserved_per_step"] = None
+    ranks = by_rank(phases)
+    node = None
+    if ranks:  # a launcher case: each rank is gated; the node's figures (the launcher and every rank) stand beside
+        node = {metric: peaks[metric] for metric in RANK_METRICS}
+        peaks.update(worst(ranks)["peaks"])
     return {
+        "ranks": ranks,
+        "node": node,
         "cuda": cuda,
         "ram_method": ram_method,
         "ram_tree_method": ram_tree_method if peaks["ram_tree"] is not None else None,

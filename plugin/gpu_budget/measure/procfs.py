@@ -70,3 +70,30 @@ def reset_hwm(pid: int | str) -> bool:
         return True
     except OSError:
         return False
+
+
+def read_rank(pid: int | str) -> int | None:
+    """The RANK a launcher (torchrun, accelerate launch) gave a process in the environment it was exec'd with;
+    None when it has none, or is gone."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    for entry in data.split(b"\0"):
+        if entry.startswith(b"RANK="):
+            try:
+                return int(entry[5:])
+            except ValueError:
+                return None
+    return None
+
+
+def forked_not_execd(pid: int | str) -> bool:
+    """Whether a process was forked and has not exec'd since (its environ is still its parent's)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            text = fh.read()
+        return bool(int(text[text.rfind(")") + 2:].split()[6]) & 0x40)  # PF_FORKNOEXEC
+    except (OSError, IndexError, ValueError):
+        return False

@@ -48,7 +48,15 @@ import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from gpu_budget.measure.procfs import read_faults, read_shared, read_stat, read_status, reset_hwm
+from gpu_budget.measure.procfs import (
+    forked_not_execd,
+    read_faults,
+    read_rank,
+    read_shared,
+    read_stat,
+    read_status,
+    reset_hwm,
+)
 
 MiB = 2**20
 _PR_SET_CHILD_SUBREAPER = 36
@@ -62,20 +70,13 @@ def available() -> bool:
     return os.path.exists("/proc/self/smaps_rollup") and os.path.exists("/proc/self/clear_refs")
 
 
-_PF_FORKNOEXEC = 0x40  # /proc/<pid>/stat flags: forked and not exec'd since
 _KCMP_VM, _SYS_KCMP = 1, {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
 
 
 def borrows_parent_memory(pid: int, ppid: int) -> bool:
     """True while a vfork()ed child runs in its parent's memory until it execs (Python's subprocess does so for
     milliseconds): its /proc figures are the parent's then, and must not be counted as the child's."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            text = fh.read()
-        flags = int(text[text.rfind(")") + 2:].split()[6])
-    except (OSError, IndexError, ValueError):
-        return False
-    if not flags & _PF_FORKNOEXEC or _SYS_KCMP is None:
+    if _SYS_KCMP is None or not forked_not_execd(pid):
         return False
     try:  # kcmp(KCMP_VM) is 0 when both use one memory map
         return ctypes.CDLL(None, use_errno=True).syscall(_SYS_KCMP, ppid, pid, _KCMP_VM, 0, 0) == 0
@@ -139,6 +140,9 @@ class Descendant:
     alive: bool = True
     born_in_phase: bool = True
     reported: bool = False  # its last window came from its own report at exit (exact)
+    rank: int | None = None  # the launcher's RANK it runs under (its own, or its rank's process it descends from)
+    rank_root: bool = False  # the rank's own process (the one the launcher started), not one of its workers
+    rank_pending: bool = False  # forked and not exec'd yet by a parent of no rank: its rank is read once it execs
 
     def contribution(self, hwm: int) -> int:
         """What a VmHWM of this process adds to the tree: all of it for a whole process, else less its shared pages
@@ -216,11 +220,15 @@ class TreeReading:
     max_gap: float | None  # the longest time between two reads in the phase (an exiting descendant's blind spot)
     windows: int = 0  # polls in the phase: each one a window whose sum is a candidate for the peak
     whole: dict[int, int] = field(default_factory=dict)  # pid -> phase peak of each whole-counted process
+    # rank -> {"ram": its own process's peak, "ram_tree": the peak over time of its processes' sum, "processes"}:
+    # the processes a launcher started with RANK in their environment, each with its descendants (none: {})
+    ranks: dict[int, dict] = field(default_factory=dict)
     detail: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         out = asdict(self)
         out["whole"] = {str(k): v for k, v in self.whole.items()}
+        out["ranks"] = {str(k): v for k, v in self.ranks.items()}
         return out
 
 
@@ -248,10 +256,12 @@ class ProcessTree:
         self._procs: dict[int, Descendant] = {}
         self._foreign: dict[int, int] = {}  # pid -> start time of a process known not to be ours
         self._whole: set[int] = set()  # pids to count in full once found
-        self._reports: list[tuple[int, int, int | None]] = []  # (pid, VmHWM, shared) sent by exiting processes
+        self._reports: list[tuple[int, int, int | None, int | None]] = []  # (pid, VmHWM, shared, rank) at exit
         self._last_poll: float | None = None
         self._max_gap = 0.0
         self._peak = 0  # the largest window sum in this phase
+        self._rank_peak: dict[int, int] = {}  # rank -> the largest window sum of that rank's processes in this phase
+        self.rank_ends: dict[int, float] = {}  # rank -> when its own process was first found gone (perf_counter)
         self._windows = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -278,10 +288,10 @@ class ProcessTree:
             if pid in self._procs:
                 self._procs[pid].whole = True
 
-    def report(self, pid: int, hwm: int, shared: int | None) -> None:
+    def report(self, pid: int, hwm: int, shared: int | None, rank: int | None = None) -> None:
         """An exiting descendant's own last figures (its VmHWM since the last reset), applied at the next poll."""
         with self._lock:
-            self._reports.append((pid, hwm, shared))
+            self._reports.append((pid, hwm, shared, rank))
 
     # -- the thread -------------------------------------------------------------
     def start(self) -> ProcessTree:
@@ -350,20 +360,20 @@ class ProcessTree:
                 data += chunk
             for line in data.decode().splitlines():
                 pid, hwm, shared = map(int, line.split())
-                self._reports.append((pid, hwm, shared))
-        added = 0
-        for pid, hwm, shared in self._reports:
+                self._reports.append((pid, hwm, shared, None))
+        added: dict[int | None, int] = {}
+        for pid, hwm, shared, rank in self._reports:
             p = self._procs.get(pid)
             if p is not None and p.reported:  # one report per process: a second would count its last window twice
                 continue
             if p is None:  # born and gone between two polls
-                p = self._procs[pid] = Descendant(pid, 0, 0, whole=pid in self._whole)
+                p = self._procs[pid] = Descendant(pid, 0, 0, whole=pid in self._whole, rank=rank)
             if shared is not None:
                 p.shared, p.shared_at = shared, now
             p.window, p.hwm, p.alive, p.reported, p.seen = hwm, max(p.hwm, hwm), False, True, True
             contribution = p.contribution(hwm)
             p.peak = max(p.peak, contribution)
-            added += contribution
+            added[p.rank] = added.get(p.rank, 0) + contribution
         self._reports.clear()
         return added
 
@@ -372,20 +382,49 @@ class ProcessTree:
         if self._last_poll is not None:
             self._max_gap = max(self._max_gap, now - self._last_poll)
         self._last_poll = now
-        window = self._drain_reports(now)
+        sums = self._drain_reports(now)  # by rank (None: no rank)
         if self._worth_scanning():
             for pid, ppid, start in self._discover():
                 old = self._procs.get(pid)
                 if old is None or (old.start != start and not old.reported):
-                    self._procs[pid] = Descendant(pid, ppid, start, whole=pid in self._whole)
+                    self._procs[pid] = self._adopt(pid, ppid, start)
             for p in [p for p in self._procs.values() if p.alive]:
-                window += p.read(now, self.shared_every, shared_too)
+                if p.rank_pending:
+                    self._settle_rank(p)
+                sums[p.rank] = sums.get(p.rank, 0) + p.read(now, self.shared_every, shared_too)
+                if p.rank_root and not p.alive:
+                    self.rank_ends.setdefault(p.rank, now)
+        window = sum(sums.values())
+        for rank, total in sums.items():
+            if rank is not None:
+                self._rank_peak[rank] = max(self._rank_peak.get(rank, 0), total)
         self._peak = max(self._peak, window)
         self._windows += 1
         if not self.count_root:
             return window
         root = read_status(self.root)
         return None if root is None else root["VmHWM"] + window
+
+    def _adopt(self, pid: int, ppid: int, start: int) -> Descendant:
+        """A new descendant, with the rank it runs under: its parent's, or a launcher's RANK in its environment
+        (read once it has exec'd: before, its environ is its parent's). A rank's own process, exec'd by the
+        launcher, shares no memory of the launcher's and is counted whole."""
+        p = Descendant(pid, ppid, start, whole=pid in self._whole)
+        parent = self._procs.get(ppid)
+        if parent is not None and parent.rank is not None:
+            p.rank = parent.rank
+        else:
+            p.rank_pending = True
+            self._settle_rank(p)
+        return p
+
+    def _settle_rank(self, p: Descendant) -> None:
+        if forked_not_execd(p.pid):
+            return
+        p.rank_pending = False
+        p.rank = read_rank(p.pid)
+        if p.rank is not None:
+            p.rank_root = p.whole = True
 
     def poll(self) -> int | None:
         """One window: find new descendants, read and reset every live one; the running tree figure."""
@@ -402,6 +441,7 @@ class ProcessTree:
                 p.hwm = p.peak = 0
                 p.born_in_phase = False
             self._max_gap, self._last_poll, self._peak, self._windows = 0.0, time.perf_counter(), 0, 0
+            self._rank_peak = {}
 
     def phase_end(self) -> TreeReading:
         """Read every live descendant once more (VmHWM and shared pages) and sum the phase."""
@@ -409,8 +449,17 @@ class ProcessTree:
             self._poll_locked(shared_too=True)
             procs = list(self._procs.values())
             gap = self._max_gap if procs else None
-            peak, windows = self._peak, self._windows
-        return TreeReading(
+            peak, windows, rank_peak = self._peak, self._windows, dict(self._rank_peak)
+        return _reading(procs, peak, windows, gap, rank_peak)
+
+
+def _reading(procs: list[Descendant], peak: int, windows: int, gap: float | None,
+             rank_peak: dict[int, int]) -> TreeReading:
+    """One phase's TreeReading from its descendants and its largest window sums (the tree's, each rank's)."""
+    ranks = {rank: {"ram": max((p.hwm for p in procs if p.rank == rank and p.rank_root), default=0),
+                    "ram_tree": total, "processes": sum(p.rank == rank for p in procs)}
+             for rank, total in sorted(rank_peak.items())}
+    return TreeReading(
             private=peak,
             peak_sum=sum(p.peak for p in procs),
             hwm_sum=sum(p.hwm for p in procs),
@@ -423,8 +472,9 @@ class ProcessTree:
             whole={p.pid: p.hwm for p in procs if p.whole},
             detail=[{"pid": p.pid, "ppid": p.ppid, "hwm": p.hwm, "shared": p.shared, "private_peak": p.peak,
                      "whole": p.whole, "exited": not p.alive, "new": p.born_in_phase, "execs": p.execs,
-                     "reported": p.reported}
+                     "reported": p.reported, "rank": p.rank}
                     for p in sorted(procs, key=lambda p: -p.peak)[:DETAIL_MAX]],
+            ranks=ranks,
         )
 
 

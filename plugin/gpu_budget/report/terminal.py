@@ -183,6 +183,29 @@ def tree_lines(rows: list[Result]) -> list[str]:
     return lines
 
 
+def ranks_text(row: Result) -> str | None:
+    """A launcher case's ranks: the worst, the imbalance, the whole node; None for a case of no ranks."""
+    m = row.measurement
+    if m is None or not m.ranks:
+        return None
+    from gpu_budget.measure.ranks import imbalance, worst
+
+    top, low = worst(list(m.ranks)), min(m.ranks, key=lambda r: (r["peaks"]["ram_tree"], r["rank"]))
+    ratio = imbalance(list(m.ranks))
+    spread = "-" if ratio is None else f"{ratio:.2f}x (rank {top['rank']} / rank {low['rank']})"
+    node = m.node or {}
+    return (f"{len(m.ranks)} ranks; worst rank {top['rank']}: RAM tree {format_size(top['peaks']['ram_tree'])} "
+            f"(its own process {format_size(top['peaks']['ram'])}); imbalance {spread}; node (launcher and every "
+            f"rank) {format_size(node.get('ram_tree'))}, launcher {format_size(node.get('ram'))}")
+
+
+def rank_lines(rows: list[Result]) -> list[str]:
+    lines = [f"{row.nodeid}: {text}" for row in rows if (text := ranks_text(row))]
+    if lines:
+        lines.insert(0, "ranks (torchrun, accelerate launch): a budget applies to each rank; the table shows the worst")
+    return lines
+
+
 # -- one case in pytest's own report: a failing case's longrepr, every case's line in the "gpu-budget" section --
 
 TRACEBACK_TAIL = 12  # lines of a failed child's traceback kept in the test's report (the JSON report holds it all)
@@ -220,6 +243,9 @@ def case_detail(row: Result) -> list[str]:
     added = _tree_added(row)
     if added:
         lines.append(f"process tree: {added}")
+    ranks = ranks_text(row)
+    if ranks:
+        lines.append(f"ranks: {ranks}")
     if row.fingerprint_changed:
         lines.append("setup differs from the baseline's: " + "; ".join(row.fingerprint_changed))
     if row.remediation:
@@ -291,9 +317,9 @@ def markdown(rows: list[Result], hardware: dict | None, problems: list[str] = ()
     remedies = remediation_lines(rows, markdown=True)
     if remedies:
         lines += ["", remedies[0], "", *remedies[1:]]
-    tree = tree_lines(rows)
-    if tree:
-        lines += ["", f"**{tree[0][0].upper()}{tree[0][1:]}**", "", *(f"- {line}" for line in tree[1:])]
+    for section in (tree_lines(rows), rank_lines(rows)):
+        if section:
+            lines += ["", f"**{section[0][0].upper()}{section[0][1:]}**", "", *(f"- {line}" for line in section[1:])]
 
     def files(kept: dict[str, str]) -> list[str]:  # node id -> path
         if artifacts:

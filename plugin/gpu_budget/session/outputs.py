@@ -65,7 +65,7 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
               f"CUDA_VISIBLE_DEVICES={pinned_gpu} (set it yourself to choose another)")
     if data.rows:
         write(report.terminal_table(data.rows))
-    for line in report.remediation_lines(data.rows) + report.tree_lines(data.rows):
+    for line in report.remediation_lines(data.rows) + report.tree_lines(data.rows) + report.rank_lines(data.rows):
         write(line)
     for row in data.rows:
         if not row.passed or row.verdict in ("improved", "error"):

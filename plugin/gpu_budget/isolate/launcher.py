@@ -1,0 +1,78 @@
+"""A command under a launcher (torchrun, accelerate launch): what its ranks said, and the faults named by rank.
+
+The hook in every Python process of the command (autohook.py) tells the
+measuring process, over the mark socket, three things a rank's figures alone
+cannot: the exception a rank died of, the process group a rank joined, and
+that a rank's own process reached its exit. From those, a failed case names
+the rank and the cause:
+
+- a rank that raised: its exception, whatever the launcher printed after it;
+- a rank whose process ended without its exit report, in a launch that
+  failed: killed by a signal (the kernel's OOM killer sends SIGKILL);
+- ranks that imported torch but never formed one process group: each
+  trained alone and the launch exits 0 (accelerate's `--multi_gpu` on a host without CUDA does
+  this unless ACCELERATE_USE_CPU=true): reported, never passed.
+
+A rank that hangs is the forkserver's timeout: the whole tree is stopped and killed.
+"""
+
+from __future__ import annotations
+
+
+class RankEvents:
+    """What the ranks of one command said over the mark socket."""
+
+    def __init__(self) -> None:
+        self.failed: dict[int, str] = {}  # rank -> its uncaught exception
+        self.groups: dict[int, int] = {}  # rank -> the world size of the group it joined (0: imported torch.distributed)
+        self.exited: set[int] = set()  # ranks whose own process reported its exit
+
+    def take(self, message: dict) -> bool:
+        """Record a rank's message; False for one that is not about ranks."""
+        rank = message.get("rank")
+        if not isinstance(rank, int):
+            return False
+        if "failed" in message:
+            self.failed.setdefault(rank, str(message["failed"]))
+        elif "group" in message:
+            self.groups[rank] = max(self.groups.get(rank, 0), int(message["group"]))
+        elif "exit" in message and message.get("own"):
+            self.exited.add(rank)
+            return False  # the exit report is the tree's too
+        else:
+            return False
+        return True
+
+    def fault(self, ranks: set[int], returncode: int, ends: dict[int, float] | None = None) -> str | None:
+        """Why the case fails by its ranks, naming them; None when the ranks give no reason.
+
+        Exceptions come first, in the order they arrived (the first is the root
+        cause, the rest usually its echo: a collective whose peer is gone); then
+        the ranks whose process ended without reaching its exit, in the order
+        the tree found them gone (`ends`): the first of them, where none raised,
+        was killed by a signal (the kernel's OOM killer sends SIGKILL), the
+        others stopped by the launcher after it.
+        """
+        causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
+        ends = ends or {}
+        gone = sorted(ranks - self.exited - set(self.failed), key=lambda r: (ends.get(r, float("inf")), r))
+        if returncode != 0 and gone:
+            if not causes:
+                causes.append(f"rank {gone.pop(0)} ended first without reaching its exit: killed by a signal (the "
+                              "kernel's OOM killer sends SIGKILL)")
+            if gone:
+                causes.append(f"rank {', '.join(map(str, gone))} ended without reaching its exit: stopped by the "
+                              "launcher after that")
+        if causes:
+            return "; ".join(causes)
+        if returncode == 0 and len(ranks) > 1 and self.groups and not any(size > 1 for size in self.groups.values()):
+            return (f"{len(ranks)} ranks ran torch but never formed one process group (no rank's "
+                    "torch.distributed.init_process_group joined a group of more than one): each trained alone. "
+                    "accelerate launch on a host without CUDA needs "
+                    "ACCELERATE_USE_CPU=true (or --cpu) for its ranks to form a gloo group")
+        return None
+
+
+def ranks_seen(phases: list) -> set[int]:
+    """The ranks the process tree found in a command's phases (meter.PhaseRecord)."""
+    return {int(rank) for p in phases for rank in ((p.tree or {}).get("ranks") or {})}

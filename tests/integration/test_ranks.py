@@ -1,0 +1,154 @@
+"""A command under a launcher: torchrun's ranks gated one by one (tree.py's rank groups, ranks.py, launcher.py).
+
+Each test runs a real pytest session (pytester, in a subprocess) whose case is
+`torchrun --standalone --nproc-per-node 2 ranks.py A B`: rank r holds argv[1 + r]
+MiB, so each rank's figure is known, and rank 1 fails on demand (MODE). The
+ranks import no torch (the launcher does), so a launch takes about 2 s.
+"""
+
+import json
+import textwrap
+import uuid
+
+import pytest
+
+from test_command import survivors  # tests/integration is on sys.path (pytest's prepend import mode)
+
+MiB = 2**20
+
+RANKS = '''
+import os, sys, time
+from gpu_budget import phase, step
+
+rank, mode = int(os.environ["RANK"]), os.environ.get("MODE", "")
+if mode == "alone":
+    import torch.distributed  # noqa: F401  torch, but no process group: each rank alone
+phase("load")
+held = b"\\x01" * (int(sys.argv[1 + rank]) << 20)
+if rank == 1 and mode == "raise":
+    raise ValueError("planted on rank 1")
+if rank == 1 and mode == "kill":
+    os.kill(os.getpid(), 9)
+if rank == 1 and mode == "hang":
+    time.sleep(300)
+for _ in range(2):
+    step()
+    time.sleep(0.1)
+'''
+
+
+@pytest.fixture
+def launch(pytester, monkeypatch):
+    """Write a test module running ranks.py under torchrun with rank sizes `sizes` (MiB) and run it."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(ranks=RANKS)
+
+    def run(body: str, *args: str):
+        pytester.makepyfile(test_mem=textwrap.dedent('''
+            import sys
+            import pytest
+            from gpu_budget import Scenario
+
+            def torchrun(*args, env=None):
+                return Scenario(name="ddp", command=[sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                                     "--nproc-per-node", "2", "ranks.py", *args], env=env or {})
+        ''') + textwrap.dedent(body))
+        return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json", *args)
+
+    return run
+
+
+def rows(pytester) -> dict:
+    return {r["nodeid"].split("::", 1)[1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
+
+
+def test_each_rank_gets_its_own_figure_and_the_case_is_judged_on_the_worst(launch, pytester):
+    result = launch('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_ddp(gpu_budget):
+            gpu_budget.measure(torchrun("40", "120"))
+    ''')
+    result.assert_outcomes(passed=1)
+    row = rows(pytester)["test_ddp"]
+    ranks = {r["rank"]: r for r in row["ranks"]}
+    assert sorted(ranks) == [0, 1], row["ranks"]
+    # rank 1 holds 80 MiB more than rank 0: each figure is its own rank's, not the node's
+    gap = ranks[1]["peaks"]["ram_tree"] - ranks[0]["peaks"]["ram_tree"]
+    assert 76 * MiB <= gap <= 84 * MiB, ranks
+    assert row["peaks"]["ram_tree"] == ranks[1]["peaks"]["ram_tree"], (row["peaks"], ranks)
+    # the node holds the launcher and both ranks: more than the two ranks together
+    assert row["node"]["ram_tree"] >= ranks[0]["peaks"]["ram_tree"] + ranks[1]["peaks"]["ram_tree"], row["node"]
+    # phases are rank 0's marks: load and two steps, with each rank's figure in each
+    assert list(ranks[1]["phases"]) == ["run", "load", "train_step_1", "train_step_2"], ranks[1]["phases"]
+    assert row["info"]["phase_marks"] == 3 and row["info"]["ignored_marks"] == 3, row["info"]
+    assert row["info"]["world"] == 2, row["info"]
+    out = result.stdout.str()
+    assert "test_mem.py::test_ddp: 2 ranks; worst rank 1: RAM tree" in out and "(rank 1 / rank 0)" in out, out
+
+
+def test_a_budget_applies_to_each_rank_and_a_regression_names_its_rank(launch, pytester):
+    """Rank 0 grows by 64 MiB and stays below rank 1: the worst rank alone would not show it."""
+    body = '''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_ddp(gpu_budget):
+            gpu_budget.measure(torchrun("SIZE0", "120"))
+
+        @pytest.mark.gpu_budget(ram=LIMIT)
+        def test_budget(gpu_budget):
+            gpu_budget.measure(torchrun("40", "120"))
+    '''
+    launch(body.replace("SIZE0", "40").replace("LIMIT", "2 << 30"), "--gpu-budget-update").assert_outcomes(passed=2)
+    stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())
+    entry = stored["entries"]["tiny"]["test_ddp"]
+    assert sorted(entry["ranks"]) == ["0", "1"], entry
+    limit = (entry["ranks"]["0"]["ram_tree"] + entry["ranks"]["1"]["ram_tree"]) // 2  # between the two ranks
+    result = launch(body.replace("SIZE0", "104").replace("LIMIT", str(limit)))
+    result.assert_outcomes(failed=2)
+    by = rows(pytester)
+    assert by["test_ddp"]["verdict"] == "regression", by["test_ddp"]["message"]
+    assert by["test_ddp"]["message"].startswith("rank 0: ram_tree "), by["test_ddp"]["message"]
+    assert "rank 1" not in by["test_ddp"]["message"], by["test_ddp"]["message"]
+    assert by["test_budget"]["verdict"] == "over-budget", by["test_budget"]["message"]
+    assert by["test_budget"]["message"].startswith("rank 1: host RAM peak "), by["test_budget"]["message"]
+    assert "rank 0" not in by["test_budget"]["message"], by["test_budget"]["message"]
+
+
+def test_a_rank_that_raises_or_is_killed_fails_the_case_naming_it(launch, pytester):
+    result = launch('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        @pytest.mark.parametrize("mode", ["raise", "kill", "alone"])
+        def test_fault(gpu_budget, mode):
+            gpu_budget.measure(torchrun("40", "40", env={"MODE": mode}))
+    ''')
+    result.assert_outcomes(failed=3)
+    by = rows(pytester)
+    raised, killed, alone = (by[f"test_fault[{mode}]"]["error"]["message"] for mode in ("raise", "kill", "alone"))
+    assert "exited with 1: rank 1 raised ValueError: planted on rank 1" in raised, raised
+    assert "exited with 1: rank 1 ended first without reaching its exit: killed by a signal" in killed, killed
+    assert "2 ranks ran torch but never formed one process group" in alone and "ACCELERATE_USE_CPU=true" in alone, alone
+    assert {by[f"test_fault[{m}]"]["error"]["kind"] for m in ("raise", "kill", "alone")} == {"rank"}
+
+
+def test_a_rank_that_hangs_is_stopped_at_the_timeout_and_nothing_survives(launch, pytester):
+    marker = f"gpu-budget-rank-{uuid.uuid4().hex[:8]}"
+    result = launch(f'''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_hang(gpu_budget):
+            gpu_budget.measure(torchrun("40", "40", "{marker}", env={{"MODE": "hang"}}))
+    ''', "--gpu-budget-timeout=6")
+    result.assert_outcomes(failed=1)
+    row = rows(pytester)["test_hang"]
+    assert row["error"]["kind"] == "timeout", row["error"]
+    assert survivors(marker) == [], survivors(marker)
+
+
+def test_a_single_process_command_has_no_ranks(launch, pytester):
+    pytester.makepyfile(one="held = b'\\x01' * (30 << 20)\n")
+    launch('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_one(gpu_budget):
+            gpu_budget.measure(Scenario(name="one", command=[sys.executable, "one.py"]))
+    ''').assert_outcomes(passed=1)
+    row = rows(pytester)["test_one"]
+    assert "ranks" not in row and "node" not in row, sorted(row)
