@@ -11,7 +11,6 @@ import textwrap
 import uuid
 
 import pytest
-
 from test_command import survivors  # tests/integration is on sys.path (pytest's prepend import mode)
 
 MiB = 2**20

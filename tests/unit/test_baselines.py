@@ -34,6 +34,10 @@ def test_missing_file_is_empty(tmp_path):
         ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_c": {**GOOD_ENTRY, "tolerance": {"rel": -1}}}}},
          ["'test_c'", "tolerance"]),
         ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_d": {"peaks": {"ram": -5}}}}}, ["'test_d'"]),
+        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_e": {**GOOD_ENTRY, "ranks": {"first": {"ram": 1}}}}}},
+         ["'test_e'", "'ranks'"]),
+        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_f": {**GOOD_ENTRY, "ranks": {"0": {"ram": -1}}}}}},
+         ["'test_f'", "'ranks'"]),
     ],
 )
 def test_broken_file_names_file_and_entry(tmp_path, content, names):

@@ -253,3 +253,41 @@ def test_a_meter_dropped_without_close_stops_polling():
     gc.collect()
     thread.join(timeout=2)
     assert not thread.is_alive()
+
+
+RANK_SCRIPT = textwrap.dedent('''
+    import multiprocessing as mp, os, sys, time
+
+    def hold(mib):
+        block = b"\\x01" * (mib << 20)
+        time.sleep(0.5)
+
+    if __name__ == "__main__":
+        block = b"\\x01" * (int(sys.argv[1]) << 20)
+        if len(sys.argv) > 2:  # a forked worker of this rank: its rank's, though its environ says nothing new
+            worker = mp.get_context("fork").Process(target=hold, args=(int(sys.argv[2]),))
+            worker.start()
+            worker.join()
+        else:
+            time.sleep(0.5)
+''')
+
+
+def test_the_processes_a_launcher_starts_are_grouped_by_their_rank_with_their_workers(meter, tmp_path):
+    """Rank 0 holds 40 MiB; rank 1 holds 60 MiB and its forked worker 50 MiB more: each rank's tree is its own."""
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_SCRIPT)
+    meter.start("phase")
+    procs = [subprocess.Popen([sys.executable, str(script), *args], env={**os.environ, "RANK": str(rank)})
+             for rank, args in ((0, ["40"]), (1, ["60", "50"]))]
+    for proc in procs:
+        proc.wait()
+    record = meter.stop()
+    ranks = record.tree["ranks"]
+    assert sorted(ranks) == ["0", "1"], ranks
+    assert ranks["1"]["processes"] == 2 and ranks["0"]["processes"] == 1, ranks
+    # each rank's own process counted whole: an interpreter (~10 MiB) and what it holds
+    assert 40 * MiB < ranks["0"]["ram"] < 40 * MiB + 3 * SLACK, ranks
+    # rank 1's tree: its process with its worker's 50 MiB, which rank 0's figure never holds
+    assert 50 * MiB <= ranks["1"]["ram_tree"] - ranks["1"]["ram"] <= 50 * MiB + SLACK, ranks
+    assert ranks["1"]["ram_tree"] - ranks["0"]["ram_tree"] >= 20 * MiB + 50 * MiB - SLACK, ranks

@@ -1,0 +1,129 @@
+"""Per-rank figures and faults of a launcher case: ranks.py's summary, launcher.py's faults, the per-rank judge."""
+
+import pytest
+
+from gpu_budget.declare.scenario import Budget, Tolerance
+from gpu_budget.isolate.launcher import RankEvents
+from gpu_budget.judge.baselines import Entry
+from gpu_budget.judge.compare import judge
+from gpu_budget.measure.meter import summarize
+from gpu_budget.measure.ranks import by_rank, imbalance, worst
+from gpu_budget.results import Measurement
+
+MiB = 2**20
+TOL = Tolerance(rel=0.005, abs=4 * MiB)
+
+
+def phase(name, ranks, step=None, launcher=200 * MiB):
+    """A phase record as the meter writes it for a launcher case: the node's figures, and each rank's in its tree."""
+    node = launcher + sum(r for r in ranks.values())
+    return {"name": name, "step": step, "ram_peak": launcher, "ram_tree_peak": node,
+            "tree": {"exited": 0, "reported": 0, "ranks": {str(k): {"ram": v, "ram_tree": v, "processes": 1} for k, v in ranks.items()}}}
+
+
+def test_each_rank_keeps_its_own_peak_and_phases_and_the_case_reads_the_worst():
+    phases = [phase("load", {0: 100 * MiB, 1: 90 * MiB}), phase("train_step_1", {0: 120 * MiB, 1: 150 * MiB}, step=1)]
+    ranks = by_rank(phases)
+    assert [r["rank"] for r in ranks] == [0, 1]
+    assert ranks[0]["peaks"] == {"ram": 120 * MiB, "ram_tree": 120 * MiB}
+    assert ranks[1]["phases"]["load"] == {"ram_peak": 90 * MiB, "ram_tree_peak": 90 * MiB}
+    assert ranks[1]["steps"] == [{"step": 1, "ram": 150 * MiB, "ram_tree": 150 * MiB}]
+    assert worst(ranks)["rank"] == 1 and imbalance(ranks) == 150 / 120
+    summary = summarize(phases, cuda=False)
+    assert summary["peaks"]["ram_tree"] == summary["peaks"]["ram"] == 150 * MiB  # rank 1's, not the node's
+    assert summary["node"] == {"ram": 200 * MiB, "ram_tree": 470 * MiB}
+
+
+def test_a_case_without_ranks_is_summarised_as_before():
+    summary = summarize([{"name": "run", "step": None, "ram_peak": 10 * MiB, "ram_tree_peak": 30 * MiB, "tree": {}}],
+                        cuda=False)
+    assert summary["ranks"] == [] and summary["node"] is None and summary["peaks"]["ram_tree"] == 30 * MiB
+
+
+def test_a_tie_names_the_lowest_rank_and_one_rank_has_no_imbalance():
+    ranks = by_rank([phase("run", {0: 100 * MiB, 1: 100 * MiB})])
+    assert worst(ranks)["rank"] == 0
+    assert imbalance(ranks[:1]) is None
+
+
+def events(*messages):
+    ranks = RankEvents()
+    for message in messages:
+        ranks.take(message)
+    return ranks
+
+
+def test_the_first_exception_comes_first_and_a_rank_stopped_after_it_is_named_as_such():
+    ranks = events({"rank": 1, "failed": "ValueError: planted"}, {"rank": 0, "failed": "RuntimeError: peer gone"})
+    assert ranks.fault({0, 1}, 1) == "rank 1 raised ValueError: planted; rank 0 raised RuntimeError: peer gone"
+    ranks = events({"rank": 1, "failed": "ValueError: planted"})
+    assert ranks.fault({0, 1}, 1) == ("rank 1 raised ValueError: planted; rank 0 ended without reaching its exit: "
+                                      "stopped by the launcher after that")
+
+
+def test_a_rank_gone_without_its_exit_is_named_killed_first_by_when_it_ended():
+    ranks = events({"rank": 0, "exit": 1, "own": True})
+    assert ranks.fault({0, 1}, 1).startswith("rank 1 ended first without reaching its exit: killed by a signal")
+    message = events().fault({0, 1, 2}, 1, ends={2: 5.0, 0: 6.0, 1: 7.0})
+    assert message.startswith("rank 2 ended first") and message.endswith(
+        "rank 0, 1 ended without reaching its exit: stopped by the launcher after that"), message
+
+
+def test_a_worker_exit_does_not_stand_for_its_ranks_own_process():
+    ranks = events({"rank": 1, "exit": 1, "own": False}, {"rank": 0, "exit": 1, "own": True})
+    assert ranks.exited == {0}
+    assert ranks.fault({0, 1}, 1).startswith("rank 1 ended first")
+
+
+@pytest.mark.parametrize("groups, fails", [
+    ([], False),  # ranks that never imported torch.distributed: not held to a group
+    ([{"rank": 0, "group": 0}, {"rank": 1, "group": 0}], True),  # imported it, never joined: each alone
+    ([{"rank": 0, "group": 1}, {"rank": 1, "group": 1}], True),  # a group of one each
+    ([{"rank": 0, "group": 0}, {"rank": 0, "group": 2}, {"rank": 1, "group": 2}], False),
+])
+def test_ranks_that_never_form_one_group_fail_a_launch_that_exits_0(groups, fails):
+    message = events(*groups).fault({0, 1}, 0)
+    assert (message is not None) == fails, message
+    if fails:
+        assert "never formed one process group" in message and "ACCELERATE_USE_CPU=true" in message
+
+
+def test_a_single_rank_and_a_clean_launch_give_no_fault():
+    assert events({"rank": 0, "group": 0}).fault({0}, 0) is None
+    assert events({"rank": 0, "exit": 1, "own": True}, {"rank": 1, "exit": 1, "own": True}).fault({0, 1}, 0) is None
+
+
+def ranked(rank0, rank1):
+    ranks = ({"rank": 0, "peaks": {"ram": rank0, "ram_tree": rank0}}, {"rank": 1, "peaks": {"ram": rank1, "ram_tree": rank1}})
+    top = max(rank0, rank1)
+    return Measurement("ok", {"ram": top, "ram_tree": top, "vram_allocated": None}, ranks=ranks,
+                       node={"ram": 200 * MiB, "ram_tree": 200 * MiB + rank0 + rank1})
+
+
+def test_each_rank_is_judged_against_its_own_baseline_and_named():
+    stored = Entry(peaks={"ram": 400 * MiB, "ram_tree": 400 * MiB},
+                   ranks={"0": {"ram": 300 * MiB, "ram_tree": 300 * MiB}, "1": {"ram": 400 * MiB, "ram_tree": 400 * MiB}})
+    j = judge(ranked(364 * MiB, 400 * MiB), Budget(), stored, TOL, ci=True, update=False)
+    assert (j.verdict, j.passed) == ("regression", False)
+    assert j.message.startswith("rank 0: ram_tree 364.00 MiB > baseline 300.00 MiB") and "rank 1" not in j.message
+    assert j.change["ram_tree"] == pytest.approx(64 / 300)
+    same = judge(ranked(300 * MiB, 400 * MiB), Budget(), stored, TOL, ci=True, update=False)
+    assert (same.verdict, same.passed) == ("pass", True), same.message
+
+
+def test_a_budget_applies_to_each_rank():
+    j = judge(ranked(300 * MiB, 400 * MiB), Budget(ram=350 * MiB), None, TOL, ci=False, update=False)
+    assert (j.verdict, j.passed) == ("over-budget", False)
+    assert j.message == "rank 1: host RAM peak 400.00 MiB (process tree; main process 400.00 MiB) > budget 350.00 MiB"
+
+
+def test_a_baseline_of_other_ranks_compares_the_common_ones_and_says_so():
+    stored = Entry(peaks={"ram": 400 * MiB}, ranks={"0": {"ram": 300 * MiB, "ram_tree": 300 * MiB}})
+    j = judge(ranked(300 * MiB, 400 * MiB), Budget(), stored, TOL, ci=True, update=False)
+    assert j.passed and "ranks measured 0, 1; the baseline holds 0: only the ranks in both are compared" in j.message
+
+
+def test_an_entry_keeps_its_ranks_through_json_and_one_without_ranks_writes_none():
+    entry = Entry(peaks={"ram": 1}, ranks={"0": {"ram": 1, "ram_tree": 2}})
+    assert Entry.from_json(entry.to_json()) == entry
+    assert "ranks" not in Entry(peaks={"ram": 1}).to_json()
