@@ -49,9 +49,10 @@ def launch(pytester, monkeypatch):
             import pytest
             from gpu_budget import Scenario
 
-            def torchrun(*args, env=None):
+            def torchrun(*args, env=None, ranks=2):
                 return Scenario(name="ddp", command=[sys.executable, "-m", "torch.distributed.run", "--standalone",
-                                                     "--nproc-per-node", "2", "ranks.py", *args], env=env or {})
+                                                     "--nproc-per-node", "2", "ranks.py", *args], env=env or {},
+                                ranks=ranks)
         ''') + textwrap.dedent(body))
         return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json", *args)
 
@@ -113,16 +114,22 @@ def test_a_budget_applies_to_each_rank_and_a_regression_names_its_rank(launch, p
     assert "rank 0" not in by["test_budget"]["message"], by["test_budget"]["message"]
 
 
-def test_a_rank_that_raises_or_is_killed_fails_the_case_naming_it(launch, pytester):
+def test_a_rank_that_raises_or_is_killed_or_missing_fails_the_case_naming_it(launch, pytester):
     result = launch('''
         @pytest.mark.gpu_budget(ram="2 GiB")
         @pytest.mark.parametrize("mode", ["raise", "kill", "alone"])
         def test_fault(gpu_budget, mode):
             gpu_budget.measure(torchrun("40", "40", env={"MODE": mode}))
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_three(gpu_budget):
+            gpu_budget.measure(torchrun("40", "40", ranks=3))
     ''')
-    result.assert_outcomes(failed=3)
+    result.assert_outcomes(failed=4)
     by = rows(pytester)
     raised, killed, alone = (by[f"test_fault[{mode}]"]["error"]["message"] for mode in ("raise", "kill", "alone"))
+    three = by["test_three"]["error"]["message"]
+    assert "the scenario declares 3 ranks (Scenario(ranks=3)), but 2 process(es) ran with a launcher's RANK" in three
     assert "exited with 1: rank 1 raised ValueError: planted on rank 1" in raised, raised
     assert "exited with 1: rank 1 ended first without reaching its exit: killed by a signal" in killed, killed
     assert "2 ranks ran torch but never formed one process group" in alone and "ACCELERATE_USE_CPU=true" in alone, alone

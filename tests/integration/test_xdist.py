@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from gpu_budget.isolate.placement import place, visible_gpus, worker_index
+from gpu_budget.isolate.placement import pin_gpus, place, visible_gpus, worker_index
 
 PLANTED = '''
 import os
@@ -233,6 +233,29 @@ def test_without_xdist_no_worker_is_placed_and_the_run_measures_on_one_gpu(plant
 def test_place(index, count, gpus, cpus, gpu, share):
     placement = place(f"gw{index}", index, count, gpus, cpus)
     assert (placement.gpu, placement.cpus) == (gpu, share)
+
+
+@pytest.mark.parametrize(("index", "count", "gpus", "per_worker", "gpu"), [
+    (0, 2, ["0", "1", "2", "3"], 2, "0,1"),
+    (1, 2, ["0", "1", "2", "3"], 2, "2,3"),  # disjoint from worker 0's
+    (2, 3, ["0", "1", "2", "3"], 2, "0,1"),  # more workers than blocks: round robin, as for one GPU each
+    (1, 2, ["0", "1", "2"], 2, "0,1"),  # the third GPU makes no block: idle
+    (0, 2, ["0"], 2, "0"),  # fewer GPUs than a block: all of them, and a 2-rank CUDA case skips (case.py)
+    (0, 1, [], 2, None),
+])
+def test_place_gives_each_worker_a_block_of_gpus_for_its_ranks(index, count, gpus, per_worker, gpu):
+    assert place(f"gw{index}", index, count, gpus, [0, 1, 2, 3], per_worker).gpu == gpu
+
+
+@pytest.mark.parametrize(("visible", "count", "pinned", "after"), [
+    ("3,5,7", 1, "3", "3"),
+    ("3,5,7", 2, "3,5", "3,5"),
+    ("3,5", 2, None, "3,5"),  # no more than it needs: left as it is
+    ("3", 1, None, "3"),
+])
+def test_a_serial_run_pins_the_gpus_one_worker_would_hold(visible, count, pinned, after):
+    environ = {"CUDA_VISIBLE_DEVICES": visible}
+    assert pin_gpus(environ, count) == pinned and environ["CUDA_VISIBLE_DEVICES"] == after
 
 
 @pytest.mark.parametrize(("value", "gpus"), [

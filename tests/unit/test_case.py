@@ -32,6 +32,18 @@ def one(tmp_path, mark, child, scenario=None, **opts):
     return case.run(c, mark, options(tmp_path, **opts), CPU, HARDWARE, lambda s, snap: child, ci=False)
 
 
+def test_a_ranked_cuda_case_needs_a_gpu_per_rank_and_a_cpu_one_does_not():
+    ddp = Scenario(name="ddp", command=["torchrun", "--nproc-per-node", "2", "train.py"], ranks=2)
+    one_gpu = {"cuda": True, "gpu_name": "X", "gpu_memory": 80 * 2**30, "gpus": 1}
+    why, for_gpu = case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", one_gpu)
+    assert for_gpu and "launches 2 ranks, one GPU each; this worker measures on 1" in why
+    assert "--gpu-budget-gpus-per-worker=2" in why
+    assert case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", {**one_gpu, "gpus": 2}) == (None, False)
+    assert case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", CPU) == (None, False)
+    assert case.fingerprint_for(HARDWARE, ddp, "steady")["ranks"] == 2
+    assert "ranks" not in case.fingerprint_for(HARDWARE, Scenario(name="s", command=["x"]), "steady")
+
+
 def test_a_first_run_is_recorded_and_the_next_one_compared(tmp_path):
     first = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB))
     assert first.result.verdict == Verdict.NO_BASELINE and first.result.passed and first.baseline_write

@@ -116,6 +116,9 @@ def test_a_command_scenario_fills_placeholders_per_scale_and_applies_its_fixes_a
     ({"command": ["python"], "run": "m:run"}, "give exactly one of run= .* and command="),
     ({}, "give exactly one of run= .* and command="),
     ({"run": "m:run", "cwd": "x"}, "cwd= and env= are for a command scenario"),
+    ({"command": ["torchrun", "t.py"], "ranks": 0}, "ranks=0: expected a whole number >= 1"),
+    ({"command": ["torchrun", "t.py"], "ranks": "2"}, "ranks='2': expected a whole number >= 1"),
+    ({"run": "m:run", "ranks": 2}, "ranks=2 is for a command a launcher runs"),
 ])
 def test_a_bad_command_scenario_is_an_error_at_declaration(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -69,6 +69,9 @@ class Scenario:
               or a missing companion fix is a FixError (at collection time in a memtest module).
     supports: the fixes its runner honours (names, or a user's own Fix objects, which get
               registered); the remediation search tries sets of these. Empty: any registered fix.
+    ranks:    how many ranks a launcher command starts (torchrun --nproc-per-node N, accelerate
+              launch --num_processes N): the case fails unless N ranks ran, is recorded in the
+              fingerprint, and on CUDA needs N GPUs of its own (--gpu-budget-gpus-per-worker).
     prepared_from: the params prepare may read (model dimensions, clip lengths); empty: all of them.
               Assets are keyed by these alone, so cases that differ only in what the run
               does (batch size, a fix's knob) share one prepared model; prepare is handed
@@ -86,8 +89,14 @@ class Scenario:
     command: tuple[str, ...] | None = None
     cwd: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    ranks: int = 1
 
     def __post_init__(self) -> None:
+        if not isinstance(self.ranks, int) or isinstance(self.ranks, bool) or self.ranks < 1:
+            raise ValueError(f"scenario {self.name!r}: ranks={self.ranks!r}: expected a whole number >= 1")
+        if self.ranks > 1 and self.command is None:
+            raise ValueError(f"scenario {self.name!r}: ranks={self.ranks} is for a command a launcher runs "
+                             "(command=['torchrun', '--nproc-per-node', '2', 'train.py'])")
         if (self.run is None) == (self.command is None):
             raise ValueError(f"scenario {self.name!r}: give exactly one of run= (a function) and command= (a command line)")
         if self.command is not None:
@@ -175,7 +184,7 @@ class Scenario:
         argv = [*self.command, *(a for fix in fixes for a in fix.args)]
         env = {**{k: v for fix in fixes for k, v in fix.env.items()}, **self.env}
         where = f"scenario {self.name!r}"
-        return {"argv": [_fill(a, values, where) for a in argv],
+        return {"argv": [_fill(a, values, where) for a in argv], **({"ranks": self.ranks} if self.ranks > 1 else {}),
                 "cwd": str(Path(_fill(self.cwd, values, where)).resolve()) if self.cwd else None,
                 "env": {k: _fill(v, values, where) for k, v in env.items()}}
 

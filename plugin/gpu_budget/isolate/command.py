@@ -231,7 +231,8 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02) -> dic
     ranks = ranks_seen(meter.phases)
     if ranks:
         facts.update(world=len(ranks), groups={str(r): s for r, s in sorted(server.ranks.groups.items())})
-    fault = server.ranks.fault(ranks, proc.returncode, meter.tree.rank_ends if meter.tree is not None else None)
+    fault = server.ranks.fault(ranks, proc.returncode, meter.tree.rank_ends if meter.tree is not None else None,
+                               line.get("ranks", 1))
     if proc.returncode != 0:
         code = proc.returncode
         how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with {code}"

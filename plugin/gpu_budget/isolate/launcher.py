@@ -43,7 +43,8 @@ class RankEvents:
             return False
         return True
 
-    def fault(self, ranks: set[int], returncode: int, ends: dict[int, float] | None = None) -> str | None:
+    def fault(self, ranks: set[int], returncode: int, ends: dict[int, float] | None = None,
+              declared: int = 1) -> str | None:
         """Why the case fails by its ranks, naming them; None when the ranks give no reason.
 
         Exceptions come first, in the order they arrived (the first is the root
@@ -65,6 +66,10 @@ class RankEvents:
                               "launcher after that")
         if causes:
             return "; ".join(causes)
+        if returncode == 0 and declared > 1 and len(ranks) != declared:
+            return (f"the scenario declares {declared} ranks (Scenario(ranks={declared})), but "
+                    f"{len(ranks) or 'no'} process(es) ran with a launcher's RANK "
+                    f"({', '.join(map(str, sorted(ranks))) or 'none'}): is the launcher's process count the same?")
         if returncode == 0 and len(ranks) > 1 and self.groups and not any(size > 1 for size in self.groups.values()):
             return (f"{len(ranks)} ranks ran torch but never formed one process group (no rank's "
                     "torch.distributed.init_process_group joined a group of more than one): each trained alone. "

@@ -1,8 +1,10 @@
-"""Where a session's measured children run: the GPU and the cores of each xdist worker, one GPU for a serial run.
+"""Where a session's measured children run: the GPUs and the cores of each xdist worker, and of a serial run.
 
-Each xdist worker gets one GPU picked by its worker id and its own equal
-share of the cores (place(); xdist.py applies it before the worker's
-forkserver starts). A serial run measures on one GPU, as each xdist worker does.
+Each xdist worker gets its GPUs (one by default; N for cases that launch N
+ranks, --gpu-budget-gpus-per-worker) picked by its worker id, disjoint from
+the other workers' where the host has enough, and its own equal share of the
+cores (place(); xdist.py applies it before the worker's forkserver starts). A
+serial run measures on as many GPUs as one worker would.
 
 On a host with several GPUs visible, a child that sees them all trains
 differently: the Trainer wraps the model in DataParallel over every visible
@@ -63,13 +65,18 @@ def visible_gpus(environ: os._Environ | dict = os.environ) -> list[str]:
     return []
 
 
-def place(worker: str, index: int, count: int, gpus: list[str], cpus: list[int]) -> Placement:
-    """Worker `index` of `count`: GPU index % len(gpus), and an equal, disjoint share of `cpus`.
+def place(worker: str, index: int, count: int, gpus: list[str], cpus: list[int], per_worker: int = 1) -> Placement:
+    """Worker `index` of `count`: `per_worker` GPUs of its own, and an equal, disjoint share of `cpus`.
 
-    Cores left over by the division stay unused, so every worker has the same
-    share; with more workers than cores, workers share cores one each.
+    The GPUs come in blocks of `per_worker`, block index % blocks (round robin
+    once there are more workers than blocks); where the host has fewer than
+    `per_worker`, the worker gets all it has, and a case that needs more skips
+    (case.py). Cores left over by the division stay unused, so every worker has
+    the same share; with more workers than cores, workers share cores one each.
     """
-    gpu = gpus[index % len(gpus)] if gpus else None
+    blocks = len(gpus) // per_worker
+    block = gpus[(index % blocks) * per_worker:(index % blocks + 1) * per_worker] if blocks else gpus
+    gpu = ",".join(block) or None
     cpus = sorted(cpus)
     size = len(cpus) // count
     share = cpus[index * size:(index + 1) * size] if size else [cpus[index % len(cpus)]]
@@ -80,10 +87,10 @@ def worker_index(worker: str) -> int:
     return int(worker.lstrip("gw")) if worker.lstrip("gw").isdigit() else 0
 
 
-def one_gpu(environ: MutableMapping[str, str]) -> str | None:
-    """Pin `environ` to the first visible GPU when more than one is visible; the GPU pinned, or None."""
+def pin_gpus(environ: MutableMapping[str, str], count: int = 1) -> str | None:
+    """Pin `environ` to the first `count` visible GPUs when more are visible; the GPUs pinned, or None."""
     gpus = visible_gpus(environ)
-    if len(gpus) <= 1:
+    if len(gpus) <= count:
         return None
-    environ["CUDA_VISIBLE_DEVICES"] = gpus[0]
-    return gpus[0]
+    environ["CUDA_VISIBLE_DEVICES"] = ",".join(gpus[:count])
+    return environ["CUDA_VISIBLE_DEVICES"]

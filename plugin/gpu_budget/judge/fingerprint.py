@@ -19,7 +19,7 @@ compared, and how closely, depends on what the field is shown to move
   with the floor taken off, at the test's tolerance.
 - FOREIGN (the allocator's mode and environment, transparent huge pages,
   glibc, and AVX-512 kernels on one side only: the pin off, measured at up to
-  +4.2 %): the host RAM peak is not compared ("record a baseline for this
+  +4.2 %; the number of ranks a launcher case runs, which reshapes each rank's share): the host RAM peak is not compared ("record a baseline for this
   setup"), the exact metrics (tensor bytes, allocated VRAM) still are.
 
 The parent reads the host's facts here; the probe child reads what only a
@@ -42,7 +42,7 @@ LIBRARY_PACKAGES = ("torch", "transformers", "peft", "accelerate", "bitsandbytes
 LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory")
 FLOOR = ("packages", "preload", "cpu", "kernel")
 SETUP = ("isa", "threads", "command_env")
-FOREIGN = ("malloc", "malloc_env", "thp", "glibc")
+FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks")
 POLICY = {**dict.fromkeys(LIBRARIES, "libraries"), **dict.fromkeys(FLOOR, "floor"),
           **dict.fromkeys(SETUP, "setup"), **dict.fromkeys(FOREIGN, "foreign")}
 # Reported, never a difference of their own: the pin that produced `isa`, the CPU's own level, the floor itself

@@ -377,11 +377,13 @@ def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm", ram_tre
 
 def device_info() -> dict:
     """What a baseline's fingerprint and hardware key need to know about this process's device."""
-    info: dict = {"cuda": cuda_available(), "cuda_version": None, "driver": None, "gpu_name": None, "gpu_memory": None}
+    info: dict = {"cuda": cuda_available(), "cuda_version": None, "driver": None, "gpu_name": None, "gpu_memory": None,
+                  "gpus": 0}
     if info["cuda"]:
         torch = sys.modules["torch"]
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
-        info.update(cuda_version=torch.version.cuda, gpu_name=props.name, gpu_memory=int(props.total_memory))
+        info.update(cuda_version=torch.version.cuda, gpu_name=props.name, gpu_memory=int(props.total_memory),
+                    gpus=torch.cuda.device_count())
         try:
             import pynvml
 

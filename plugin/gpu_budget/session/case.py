@@ -75,6 +75,10 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict)
     if mark.budget.vram is not None and not device["cuda"]:
         return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; "
                 "this host has none (no GPU figure is reported from a CPU host)"), True
+    if scenario.ranks > 1 and device["cuda"] and device.get("gpus", 1) < scenario.ranks:
+        return (f"scenario {scenario.name!r} launches {scenario.ranks} ranks, one GPU each; this worker measures on "
+                f"{device.get('gpus', 1)} (give each worker {scenario.ranks}: --gpu-budget-gpus-per-worker="
+                f"{scenario.ranks}, on a host with that many GPUs per xdist worker)"), True
     card = device.get("gpu_memory")
     if mark.budget.vram is not None and card and mark.budget.vram > card:
         return (f"VRAM budget {format_size(mark.budget.vram)} is above this GPU's total memory {format_size(card)} "
@@ -90,6 +94,8 @@ def fingerprint_for(hardware: dict, scenario: Scenario, malloc: str, where: str 
     mode = malloc_mode(scenario, malloc, where)
     if scenario.command is not None:
         fprint["command_env"] = command.recorded_env(hardware.get("threads", 1), mode, dict(scenario.env))
+    if scenario.ranks > 1:
+        fprint["ranks"] = scenario.ranks
     return {**fprint, "malloc": mode, **({"device": device} if device else {})}
 
 

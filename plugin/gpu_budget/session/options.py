@@ -152,6 +152,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("gpu_budget_explore", "run the Hypothesis explorations (opt-in: estimator-screened, confirmed by real "
            "runs).", switch, False, is_switch=True),
     Option("gpu_budget_explore_examples", "Hypothesis max_examples per exploration.", whole, DEFAULT_EXAMPLES, "N"),
+    Option("gpu_budget_gpus_per_worker", "GPUs each xdist worker (or a serial run) measures on, disjoint across "
+           "workers where the host has enough: a case launching N ranks on CUDA (Scenario(ranks=N)) needs N.",
+           whole, 1, "N"),
     Option("gpu_budget_preload", "modules the forkserver imports once for all measured children (ini only; "
            "space-separated, empty for none).", tuple, isolate.DEFAULT_PRELOAD, flag=False),
 )
@@ -218,6 +221,7 @@ class Options:
     snapshot: str = "rerun"
     explore: bool = False  # run the Hypothesis explorations (gpu_budget.explore())
     explore_examples: int = DEFAULT_EXAMPLES  # Hypothesis max_examples per exploration
+    gpus_per_worker: int = 1  # GPUs each worker (or a serial run) measures on: a k-rank CUDA case needs k
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -259,6 +263,7 @@ class Options:
             snapshot=values["gpu_budget_snapshot"][0],
             explore=values["gpu_budget_explore"][0],
             explore_examples=values["gpu_budget_explore_examples"][0],
+            gpus_per_worker=values["gpu_budget_gpus_per_worker"][0],
         )
 
     @property

@@ -94,7 +94,7 @@ class BudgetSession:
         if self.data.device is None:
             opts = self.options
             if not self.is_worker and self.placement is None:  # before the forkserver starts: it inherits the pin
-                self.pinned_gpu = placement.one_gpu(os.environ)
+                self.pinned_gpu = placement.pin_gpus(os.environ, opts.gpus_per_worker)
             device = isolate.probe(preload=opts.preload, dispatch_mode=opts.dispatch)
             self.data.hardware = fingerprint.collect(device, baselines.hardware_key(device),
                                                      isolate.forkserver_environ(opts.dispatch), opts.threads,

@@ -42,7 +42,7 @@ class XdistBudget:
     def _place(self, workerinput: dict) -> None:
         worker = workerinput["workerid"]
         placement = place(worker, worker_index(worker), int(workerinput["workercount"]),
-                          visible_gpus(), list(os.sched_getaffinity(0)))
+                          visible_gpus(), list(os.sched_getaffinity(0)), self.session.options.gpus_per_worker)
         if placement.gpu is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = placement.gpu
         os.sched_setaffinity(0, placement.cpus)  # the forkserver and its children inherit the mask
