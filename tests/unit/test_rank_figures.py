@@ -127,3 +127,21 @@ def test_an_entry_keeps_its_ranks_through_json_and_one_without_ranks_writes_none
     entry = Entry(peaks={"ram": 1}, ranks={"0": {"ram": 1, "ram_tree": 2}})
     assert Entry.from_json(entry.to_json()) == entry
     assert "ranks" not in Entry(peaks={"ram": 1}).to_json()
+
+
+def test_ranks_accelerate_trains_as_single_processes_fail_though_a_group_formed():
+    """accelerate 1.15 on a host without CUDA: a gloo group of 2 forms, yet each rank's state says one process."""
+    alone = events({"rank": 0, "group": 2}, {"rank": 1, "group": 2},
+                   {"rank": 0, "accelerate": "DistributedType.NO", "processes": 1},
+                   {"rank": 1, "accelerate": "DistributedType.NO", "processes": 1})
+    message = alone.fault({0, 1}, 0)
+    assert message.startswith("2 ranks ran, but accelerate trained rank 0, 1 as a single process "
+                              "(DistributedType.NO, 1 process): each trained alone"), message
+    together = events({"rank": 0, "group": 2}, {"rank": 0, "accelerate": "DistributedType.MULTI_CPU", "processes": 2})
+    assert together.fault({0, 1}, 0) is None
+
+
+def test_a_declared_rank_count_the_launch_did_not_start_fails():
+    assert events().fault({0, 1}, 0, declared=2) is None
+    message = events().fault({0}, 0, declared=2)
+    assert message.startswith("the scenario declares 2 ranks (Scenario(ranks=2)), but 1 process(es) ran"), message

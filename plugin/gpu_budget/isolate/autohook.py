@@ -12,8 +12,9 @@
 - Under a launcher (RANK in the environment): an uncaught exception names the
   rank to the measuring process before Python prints it, and
   `torch.distributed.init_process_group` (wrapped when its module is first
-  imported) says which process group the rank joined, so ranks that never form
-  one are reported, not passed as N runs that each trained alone.
+  imported) says which process group the rank joined, and accelerate's
+  PartialState how many processes it trains with, so ranks that each train
+  alone are reported, not passed as N runs that happen to pass.
 
 Installed only where GPU_BUDGET_SOCKET is set; the plugin never runs it in its own process.
 """
@@ -30,13 +31,14 @@ from gpu_budget.measure.procfs import read_shared, read_status
 
 TRAINER_MODULE = "transformers.trainer"
 C10D_MODULE = "torch.distributed.distributed_c10d"
+ACCELERATE_STATE = "accelerate.state"
 
 
 class _Watch:  # a meta path finder (importlib.abc is not imported: it costs more than this hook)
     """Finds the watched modules as the path finder would, and runs each one's hook once the module has run."""
 
     def __init__(self) -> None:
-        self.hooks = {TRAINER_MODULE: attach, C10D_MODULE: watch_group}
+        self.hooks = {TRAINER_MODULE: attach, C10D_MODULE: watch_group, ACCELERATE_STATE: watch_accelerate}
 
     def find_spec(self, fullname, path, target=None):
         after = self.hooks.get(fullname)
@@ -86,6 +88,26 @@ def watch_group(c10d) -> None:
     init_process_group.__wrapped__ = real
     init_process_group.__doc__ = real.__doc__
     c10d.init_process_group = init_process_group
+
+
+def watch_accelerate(state) -> None:
+    """Tell the measuring process how many processes accelerate trains with in this rank: under a launcher of N
+    ranks, 1 means each rank trains alone (on a host without CUDA, without ACCELERATE_USE_CPU=true), though
+    accelerate may still have formed a process group of N."""
+    cls = state.PartialState
+    real = cls.__init__
+
+    def __init__(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        try:
+            if script.rank() is not None:
+                script.send({"accelerate": str(self.distributed_type), "processes": int(self.num_processes),
+                             "rank": script.rank()})
+        except Exception:  # noqa: BLE001, S110  the user's run goes on
+            pass
+
+    __init__.__wrapped__ = real
+    cls.__init__ = __init__
 
 
 def _report_failure(kind, value, tb) -> None:

@@ -1,17 +1,20 @@
 """A command under a launcher (torchrun, accelerate launch): what its ranks said, and the faults named by rank.
 
 The hook in every Python process of the command (autohook.py) tells the
-measuring process, over the mark socket, three things a rank's figures alone
-cannot: the exception a rank died of, the process group a rank joined, and
-that a rank's own process reached its exit. From those, a failed case names
+measuring process, over the mark socket, what a rank's figures alone cannot:
+the exception a rank died of, the process group a rank joined, how many
+processes accelerate trains with there, and that a rank's own process reached
+its exit. From those, a failed case names
 the rank and the cause:
 
 - a rank that raised: its exception, whatever the launcher printed after it;
 - a rank whose process ended without its exit report, in a launch that
   failed: killed by a signal (the kernel's OOM killer sends SIGKILL);
-- ranks that imported torch but never formed one process group: each
-  trained alone and the launch exits 0 (accelerate's `--multi_gpu` on a host without CUDA does
-  this unless ACCELERATE_USE_CPU=true): reported, never passed.
+- ranks that each train alone and exit 0, reported, never passed: ranks
+  that imported torch but never formed one process group; and ranks whose
+  accelerate state says one process (accelerate launch on a host without
+  CUDA, without ACCELERATE_USE_CPU=true: DistributedType.NO in every rank,
+  though accelerate 1.15 still forms a gloo group of N).
 
 A rank that hangs is the forkserver's timeout: the whole tree is stopped and killed.
 """
@@ -26,6 +29,7 @@ class RankEvents:
         self.failed: dict[int, str] = {}  # rank -> its uncaught exception
         self.groups: dict[int, int] = {}  # rank -> the world size of the group it joined (0: imported torch.distributed)
         self.exited: set[int] = set()  # ranks whose own process reported its exit
+        self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
 
     def take(self, message: dict) -> bool:
         """Record a rank's message; False for one that is not about ranks."""
@@ -34,6 +38,8 @@ class RankEvents:
             return False
         if "failed" in message:
             self.failed.setdefault(rank, str(message["failed"]))
+        elif "accelerate" in message:
+            self.accelerate[rank] = (str(message["accelerate"]), int(message.get("processes", 0)))
         elif "group" in message:
             self.groups[rank] = max(self.groups.get(rank, 0), int(message["group"]))
         elif "exit" in message and message.get("own"):
@@ -70,6 +76,12 @@ class RankEvents:
             return (f"the scenario declares {declared} ranks (Scenario(ranks={declared})), but "
                     f"{len(ranks) or 'no'} process(es) ran with a launcher's RANK "
                     f"({', '.join(map(str, sorted(ranks))) or 'none'}): is the launcher's process count the same?")
+        alone = sorted(r for r, (_, processes) in self.accelerate.items() if processes == 1)
+        if returncode == 0 and len(ranks) > 1 and alone:
+            kind = self.accelerate[alone[0]][0]
+            return (f"{len(ranks)} ranks ran, but accelerate trained rank {', '.join(map(str, alone))} as a single "
+                    f"process ({kind}, 1 process): each trained alone. accelerate launch on a host without CUDA "
+                    "needs ACCELERATE_USE_CPU=true (or --cpu) for its ranks to train as one")
         if returncode == 0 and len(ranks) > 1 and self.groups and not any(size > 1 for size in self.groups.values()):
             return (f"{len(ranks)} ranks ran torch but never formed one process group (no rank's "
                     "torch.distributed.init_process_group joined a group of more than one): each trained alone. "
