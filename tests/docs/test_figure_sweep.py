@@ -21,6 +21,7 @@ CHECKERS = {
     "docs/layout.md": (),
     "docs/design.md": (),
     "docs/scenario-api.md": (),
+    "docs/several-ranks.md": (),
     "docs/options.md": (),  # generated from options.OPTIONS (tests/docs/test_options_doc.py); defaults carry no unit
 }
 
@@ -40,6 +41,9 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ('tolerance={"rel": 0.02, "abs": "16 MiB"}', EXAMPLE),
         ('@pytest.mark.gpu_budget(ram="2 GiB")', EXAMPLE),
         ('@pytest.mark.gpu_budget(ram="4 GiB")', EXAMPLE),
+    ),
+    "docs/several-ranks.md": (
+        ('@pytest.mark.gpu_budget(ram="600 MiB")', EXAMPLE),
     ),
     "docs/real-scale.md": (
         ("against Colab's 12.7 GB", WRITE_UP),
