@@ -21,8 +21,6 @@ CUDA a 2-rank case needs 2 GPUs per worker, --gpu-budget-gpus-per-worker=2,
 and is measured without a budget).
 """
 
-from dataclasses import replace
-
 import pytest
 from several_ranks.scenarios import ACCELERATE_FSDP, DDP
 
@@ -53,12 +51,12 @@ def test_fix(gpu_budget, fix):
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
 def test_accelerate_fsdp_plugin_on_cpu(gpu_budget):
     """accelerate launch --use_fsdp on a host without CUDA: MULTI_CPU, which is DDP, so DDP's per-rank peak."""
-    gpu_budget.measure(ACCELERATE_FSDP, label="accelerate_fsdp")
+    gpu_budget.measure(ACCELERATE_FSDP.with_fixes("accelerate_use_cpu"), label="accelerate_fsdp")
 
 
 def test_accelerate_without_use_cpu_trains_each_rank_alone(gpu_budget):
     """Without ACCELERATE_USE_CPU=true the launch exits 0 with two single-process runs: the gate fails it, named."""
-    m = gpu_budget.peak(replace(ACCELERATE_FSDP, env={}))
+    m = gpu_budget.peak(ACCELERATE_FSDP)
     assert not m.ok and m.error["kind"] == "rank", m.error
     assert "accelerate trained rank 0, 1 as a single process (DistributedType.NO, 1 process)" in m.error["message"], \
         m.error["message"]
@@ -76,4 +74,4 @@ def test_a_regression_of_one_rank_is_caught_and_named(gpu_budget):
     assert verdict.message.startswith("rank 1: ram_tree ") and "rank 0" not in verdict.message, verdict.message
     grown = {r["rank"]: r["peaks"]["ram_tree"] for r in planted.ranks}
     before = {r["rank"]: r["peaks"]["ram_tree"] for r in clean.ranks}
-    assert PLANT * MiB <= grown[1] - before[1] <= (PLANT + 4) * MiB, (before, grown)
+    assert abs(grown[1] - before[1] - PLANT * MiB) <= tolerance.abs, (before, grown)  # the plant, to the noise

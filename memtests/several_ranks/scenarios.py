@@ -3,26 +3,22 @@
 DDP is the configuration as a user first launches it; FSDP2's sharding is the
 fix offered for it (fsdp: resharded after forward; fsdp_keep: the gathered
 parameters kept from forward to backward). accelerate launch runs the
-Accelerator version of the script with its FSDP plugin requested. The model
-dimensions live here (importing this file does not import torch).
+Accelerator version of the script with its FSDP plugin requested. As launched on a
+host without CUDA each of its ranks trains alone; accelerate_use_cpu is the
+fix. The model dimensions live here (importing this file does not import torch).
 """
 
 import sys
 from pathlib import Path
 
-from gpu_budget import Fix, Scenario
+from gpu_budget import Scenario
+
+from .fixes import ACCELERATE_USE_CPU, FSDP, FSDP_KEEP
 
 HERE = Path(__file__).resolve().parent
 TINY = {"vocab": 4000, "hidden": 256, "intermediate": 768, "layers": 4, "heads": 4}
 MODEL_KEYS = tuple(TINY)
 RUN = {"steps": 3, "batch_size": 2, "seq_len": 128, "wrap": "ddp", "plant_rank": -1, "plant_mib": 0}
-
-FSDP = Fix("fsdp", "model", "FSDP2 fully_shard per decoder layer and at the root (each rank holds 1/N of the "
-           "parameters, gradients and optimizer state; a layer's parameters gathered while it runs, freed after)",
-           params={"wrap": "fsdp"}, proposed_by=("ranks",))
-FSDP_KEEP = Fix("fsdp_keep", "model", "FSDP2 fully_shard with reshard_after_forward=False (the gathered parameters "
-                "kept from forward to backward: fewer all-gathers, more memory)", params={"wrap": "fsdp_keep"},
-                conflicts=("fsdp",), proposed_by=("ranks",))
 
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
 DDP = Scenario(
@@ -45,10 +41,10 @@ ACCELERATE_FSDP = Scenario(
     command=[*ACCELERATE, "train_accelerate.py", "--model_dir", "{assets}/model",
              *(a for k in ("steps", "batch_size", "seq_len") for a in (f"--{k}", f"{{{k}}}"))],
     cwd=str(HERE),
-    env={"ACCELERATE_USE_CPU": "true"},  # on a host without CUDA: else each rank trains alone
     prepare="several_ranks.prepare:prepare",
     params={**TINY, **RUN},
     scales={"tiny": {}},
     prepared_from=MODEL_KEYS,
+    supports=(ACCELERATE_USE_CPU,),
     ranks=2,
 )

@@ -82,7 +82,7 @@ def test_each_rank_gets_its_own_figure_and_the_case_is_judged_on_the_worst(launc
     # phases are rank 0's marks: load and two steps, with each rank's figure in each
     assert list(ranks[1]["phases"]) == ["run", "load", "train_step_1", "train_step_2"], ranks[1]["phases"]
     assert row["info"]["phase_marks"] == 3 and row["info"]["ignored_marks"] == 3, row["info"]
-    assert row["info"]["world"] == 2, row["info"]
+    assert row["info"]["world"] == 2 and row["info"]["backend"] == [], row["info"]  # no process group here
     out = result.stdout.str()
     assert "test_mem.py::test_ddp: 2 ranks; worst rank 1: RAM tree" in out and "(rank 1 / rank 0)" in out, out
 

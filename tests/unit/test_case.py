@@ -41,6 +41,9 @@ def test_a_ranked_cuda_case_needs_a_gpu_per_rank_and_a_cpu_one_does_not():
     assert case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", {**one_gpu, "gpus": 2}) == (None, False)
     assert case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", CPU) == (None, False)
     assert case.fingerprint_for(HARDWARE, ddp, "steady")["ranks"] == 2
+    assert case.fingerprint_for(HARDWARE, ddp, "steady")["launcher"] == "torchrun"
+    module = Scenario(name="m", command=["python", "-m", "torch.distributed.run", "t.py"], ranks=2)
+    assert case.fingerprint_for(HARDWARE, module, "steady")["launcher"] == "torch.distributed.run"
     assert "ranks" not in case.fingerprint_for(HARDWARE, Scenario(name="s", command=["x"]), "steady")
 
 

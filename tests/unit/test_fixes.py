@@ -53,7 +53,8 @@ def test_a_case_study_lists_its_fixes_once_in_its_scenarios(case):
         assert all(fixes.get(name) in scenario.supports for name in names)
     mine = {v.name for v in vars(own).values() if isinstance(v, Fix)}
     assert mine and not mine & set(fixes.BUILTIN), (case, mine)
-    assert "FIXES" not in (MEMTESTS / case / "runner.py").read_text()
+    runner = MEMTESTS / case / "runner.py"  # a case study of commands has none
+    assert not runner.is_file() or "FIXES" not in runner.read_text()
 
 
 def test_unknown_fix_is_named_with_the_known_ones():

@@ -145,3 +145,18 @@ def test_a_declared_rank_count_the_launch_did_not_start_fails():
     assert events().fault({0, 1}, 0, declared=2) is None
     message = events().fault({0}, 0, declared=2)
     assert message.startswith("the scenario declares 2 ranks (Scenario(ranks=2)), but 1 process(es) ran"), message
+
+
+def test_an_imbalance_budget_bounds_the_largest_rank_over_the_smallest():
+    j = judge(ranked(300 * MiB, 400 * MiB), Budget(imbalance=1.2), None, TOL, ci=False, update=False)
+    assert (j.verdict, j.passed) == ("over-budget", False)
+    assert j.message == "rank imbalance 1.333x (rank 1 400.00 MiB / rank 0 300.00 MiB) > budget 1.200x"
+    assert judge(ranked(300 * MiB, 330 * MiB), Budget(imbalance=1.2), None, TOL, ci=False, update=False).passed
+
+
+@pytest.mark.parametrize("value", [0.9, "1.2", True])
+def test_a_bad_imbalance_budget_is_named(value):
+    from gpu_budget.declare.marks import gpu_budget as read_mark
+
+    with pytest.raises(ValueError, match=f"m.py::t: imbalance={value!r}: expected a ratio >= 1"):
+        read_mark(ram="1 GiB", imbalance=value, where="m.py::t")

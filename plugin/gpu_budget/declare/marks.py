@@ -56,14 +56,16 @@ class BudgetMark:
 
 def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None = None, expect: Any = None,
                device: str | None = None, cpu: Mapping | None = None, cuda: Mapping | None = None,
-               origin: Any = None, scale: str = "tiny", host: str = "cpu", where: str = "") -> BudgetMark:
+               origin: Any = None, imbalance: Any = None, scale: str = "tiny", host: str = "cpu",
+               where: str = "") -> BudgetMark:
     """memory budget: ram=/vram= a size ("12.7 GiB", "24GB", bytes) or {"tiny": ..., "real": ...};
     tolerance={"rel": 0.02, "abs": "16 MiB"} overrides the baseline tolerance; expect="over-budget"
     (or {scale: "over-budget"}) marks a reproduction of a reported failure (passes only while the budget is
     broken, or the child dies of out-of-memory); cpu={...} / cuda={...} set ram, vram, expect, tolerance for
     cases measured on that device (a CUDA host trains on the GPU), replacing the top-level keys they name;
     device="cpu" runs the case on the CPU on any host, device="cuda" needs a GPU; origin= (or {scale: origin}) says
-    where the budget's figure comes from: write-up, card, measured-gap, measured-main or chosen."""
+    where the budget's figure comes from: write-up, card, measured-gap, measured-main or chosen; imbalance=1.2
+    bounds a launcher case's largest rank's RAM tree over its smallest's (docs/several-ranks.md)."""
     if device is not None and device not in DEVICES:
         raise ValueError(f"{where}: device={device!r} is not one of {DEVICES} (or None: the host's device)")
     on = device or host
@@ -76,7 +78,7 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
             raise ValueError(f"{where}: {name}= must be a mapping of {', '.join(PER_DEVICE)}; got {unknown!r}")
     values = {"ram": ram, "vram": vram, "expect": expect, "tolerance": tolerance, "origin": origin, **(blocks[on] or {})}
     expected = _pick_expect(values["expect"], scale, where)
-    budget = Budget.for_scale(scale, values["ram"], values["vram"], where)
+    budget = Budget.for_scale(scale, values["ram"], values["vram"], where, imbalance)
     source = _pick_origin(values["origin"], scale, where)
     return BudgetMark(budget, _tolerance(values["tolerance"], where, scale), expected, on, device is not None,
                       source if budget.ram is not None or budget.vram is not None else None)

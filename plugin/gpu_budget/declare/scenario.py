@@ -288,11 +288,17 @@ class Budget:
 
     ram: int | None = None
     vram: int | None = None
+    imbalance: float | None = None  # a launcher case: its largest rank's RAM tree over its smallest's, at most this
 
     @classmethod
-    def for_scale(cls, scale: str, ram: Any = None, vram: Any = None, where: str = "") -> Budget:
-        """Read a marker's ram=/vram= (a size, or a {scale: size} mapping) for `scale`."""
-        return cls(ram=_pick(ram, scale, "ram", where), vram=_pick(vram, scale, "vram", where))
+    def for_scale(cls, scale: str, ram: Any = None, vram: Any = None, where: str = "", imbalance: Any = None) -> Budget:
+        """Read a marker's ram=/vram= (a size, or a {scale: size} mapping) for `scale`, and its imbalance= (a ratio)."""
+        if imbalance is not None and (isinstance(imbalance, bool) or not isinstance(imbalance, (int, float))
+                                      or not imbalance >= 1):
+            raise ValueError(f"{where}: imbalance={imbalance!r}: expected a ratio >= 1 (the largest rank's peak over "
+                             "the smallest's)")
+        return cls(ram=_pick(ram, scale, "ram", where), vram=_pick(vram, scale, "vram", where),
+                   imbalance=None if imbalance is None else float(imbalance))
 
 
 def _pick(value: Any, scale: str, what: str, where: str) -> int | None:

@@ -80,7 +80,7 @@ def watch_group(c10d) -> None:
     def init_process_group(*args, **kwargs):
         out = real(*args, **kwargs)
         try:
-            script.send({"group": c10d.get_world_size(), "rank": script.rank()})
+            script.send({"group": c10d.get_world_size(), "backend": str(c10d.get_backend()), "rank": script.rank()})
         except Exception:  # noqa: BLE001, S110  the user's run goes on; the gate then reports no group formed
             pass
         return out

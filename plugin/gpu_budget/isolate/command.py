@@ -230,7 +230,8 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02) -> dic
     stderr = err.text()
     ranks = ranks_seen(meter.phases)
     if ranks:
-        facts.update(world=len(ranks), groups={str(r): s for r, s in sorted(server.ranks.groups.items())})
+        facts.update(world=len(ranks), groups={str(r): s for r, s in sorted(server.ranks.groups.items())},
+                     backend=sorted(server.ranks.backends))
     fault = server.ranks.fault(ranks, proc.returncode, meter.tree.rank_ends if meter.tree is not None else None,
                                line.get("ranks", 1))
     if proc.returncode != 0:

@@ -30,6 +30,7 @@ class RankEvents:
         self.groups: dict[int, int] = {}  # rank -> the world size of the group it joined (0: imported torch.distributed)
         self.exited: set[int] = set()  # ranks whose own process reported its exit
         self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
+        self.backends: set[str] = set()  # the process groups' backends (gloo, nccl)
 
     def take(self, message: dict) -> bool:
         """Record a rank's message; False for one that is not about ranks."""
@@ -42,6 +43,8 @@ class RankEvents:
             self.accelerate[rank] = (str(message["accelerate"]), int(message.get("processes", 0)))
         elif "group" in message:
             self.groups[rank] = max(self.groups.get(rank, 0), int(message["group"]))
+            if message.get("backend"):
+                self.backends.add(str(message["backend"]))
         elif "exit" in message and message.get("own"):
             self.exited.add(rank)
             return False  # the exit report is the tree's too

@@ -46,7 +46,7 @@ FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks")
 POLICY = {**dict.fromkeys(LIBRARIES, "libraries"), **dict.fromkeys(FLOOR, "floor"),
           **dict.fromkeys(SETUP, "setup"), **dict.fromkeys(FOREIGN, "foreign")}
 # Reported, never a difference of their own: the pin that produced `isa`, the CPU's own level, the floor itself
-INFO = ("dispatch", "cpu_level", "cuda_alloc_conf", "floor")
+INFO = ("dispatch", "cpu_level", "cuda_alloc_conf", "floor", "launcher")
 
 # Environment variables that change how the children allocate host memory
 _ALLOCATOR_ENV = re.compile(r"^(MALLOC_.*|GLIBC_TUNABLES|LD_PRELOAD|JEMALLOC_.*|TCMALLOC_.*|THP_MEM_ALLOC_ENABLE)$")

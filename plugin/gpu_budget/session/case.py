@@ -9,6 +9,7 @@ tells pytest (skip, fail).
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -95,7 +96,9 @@ def fingerprint_for(hardware: dict, scenario: Scenario, malloc: str, where: str 
     if scenario.command is not None:
         fprint["command_env"] = command.recorded_env(hardware.get("threads", 1), mode, dict(scenario.env))
     if scenario.ranks > 1:
+        argv = scenario.command
         fprint["ranks"] = scenario.ranks
+        fprint["launcher"] = argv[2] if len(argv) > 2 and argv[1] == "-m" else os.path.basename(argv[0])
     return {**fprint, "malloc": mode, **({"device": device} if device else {})}
 
 
