@@ -113,8 +113,18 @@ def validate(data: Any, path: Path) -> None:
                 and _is_size(tol.get("abs"))
             ):
                 fail(where, f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}")
-            if not isinstance(entry.get("fingerprint", {}), dict):
-                fail(where, "'fingerprint' must be an object")
+            fprint = entry.get("fingerprint", {})
+            if not isinstance(fprint, dict) or not _is_size(fprint.get("floor")) or not (
+                    fprint.get("packages") is None or isinstance(fprint["packages"], str)):
+                fail(where, "'fingerprint' must be an object (its 'floor' a byte count, its 'packages' a digest)")
+            if not isinstance(entry.get("params", {}), dict):
+                fail(where, "'params' must be an object")
+            fixes = entry.get("fixes", [])
+            if not isinstance(fixes, list) or not all(isinstance(f, str) for f in fixes):
+                fail(where, "'fixes' must be a list of fix names")
+            for key in ("scenario", "recorded"):
+                if entry.get(key) is not None and not isinstance(entry[key], str):
+                    fail(where, f"'{key}' must be a string")
     packages = data.get("packages", {})
     if not isinstance(packages, dict) or not all(
         isinstance(listing, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in listing.items())
@@ -136,6 +146,12 @@ def load(path: Path) -> dict:
     except json.JSONDecodeError as exc:
         raise BaselineError(f"baseline file {path} is not valid JSON ({exc}). Fix it by hand or delete "
                             f"it and re-record with --gpu-budget-update.") from None
+    except RecursionError:
+        raise BaselineError(f"baseline file {path} nests its JSON deeper than Python's parser follows: not a "
+                            "baseline file. Delete it and re-record with --gpu-budget-update.") from None
+    except ValueError as exc:  # a number the parser refuses (an integer of more than 4300 digits)
+        raise BaselineError(f"baseline file {path} holds a value the JSON parser refuses ({exc}). Fix it by hand "
+                            "or delete it and re-record with --gpu-budget-update.") from None
     except UnicodeDecodeError as exc:
         raise BaselineError(f"baseline file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     validate(data, path)
