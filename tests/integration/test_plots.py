@@ -1,6 +1,7 @@
 """--gpu-budget-plots: one readable PNG per measured case, linked from the step summary."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -154,3 +155,14 @@ def test_plots_without_matplotlib_is_a_usage_error(pytester):
                             check=False)
     assert result.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--gpu-budget-plots needs matplotlib: pip install 'pytest-gpu-budget[plots]'" in result.stderr
+
+
+def test_explore_without_hypothesis_is_a_usage_error_with_the_install_command(pytester):
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    code = ("import sys; sys.modules['hypothesis'] = None; import pytest; "
+            "sys.exit(pytest.main(['--gpu-budget', '--gpu-budget-explore', '-p', 'no:cacheprovider', "
+            "'-p', 'gpu_budget.pytest_plugin']))")  # no autoload: Hypothesis's own pytest plugin would import it
+    result = subprocess.run([sys.executable, "-c", code], cwd=pytester.path, capture_output=True, text=True,
+                            check=False, env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stderr
+    assert "--gpu-budget-explore needs Hypothesis: pip install 'pytest-gpu-budget[explore]'" in result.stderr

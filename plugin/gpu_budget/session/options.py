@@ -202,6 +202,14 @@ def read(config: pytest.Config, option: Option) -> tuple[Any, str | None]:
         raise pytest.UsageError(f"{source}={given!r}: {exc}") from None
 
 
+def _installed(module: str) -> bool:
+    """Whether `module` can be imported, found without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # sys.modules[module] is None: blocked
+        return False
+
+
 @dataclass
 class Options:
     enabled: bool
@@ -242,8 +250,11 @@ class Options:
             raise pytest.UsageError(f"{where}: {folder} is not a folder "
                                     f"(baselines live in <folder>/<hardware key>/<test module>.json)")
         plots, source = values["gpu_budget_plots"]
-        if plots and importlib.util.find_spec("matplotlib") is None:  # found without importing it
+        if plots and not _installed("matplotlib"):
             raise pytest.UsageError(f"{source} needs matplotlib: pip install 'pytest-gpu-budget[plots]'")
+        explore, source = values["gpu_budget_explore"]
+        if explore and not _installed("hypothesis"):  # never a silent pass of the explorations
+            raise pytest.UsageError(f"{source} needs Hypothesis: pip install 'pytest-gpu-budget[explore]'")
         return cls(
             enabled=values["gpu_budget"][0],
             update=values["gpu_budget_update"][0],
