@@ -128,3 +128,21 @@ def test_a_baseline_without_the_tree_is_compared_on_the_main_process_and_says_so
     assert j.message == "within budget and baseline"  # no descendants: nothing left uncompared, nothing to say
     j = judge(tree(1100 * MiB, 600 * MiB), Budget(), base(500 * MiB), TOL, ci=True, update=False)
     assert (j.verdict, j.passed) == ("regression", False)  # a main-process regression still fails
+
+
+def test_drift_is_said_only_where_numbers_move():
+    """A floor-only difference (packages, preload, CPU model, kernel) is named only when the floor moved by 4 MiB or
+    more; below that it stays in `quiet` and the row says nothing; a threads difference is always named."""
+    from gpu_budget.judge.compare import Setup
+
+    then = {"floor": 300 * MiB, "packages": "a", "cpu": "AMD EPYC", "threads": 1}
+    still = Setup.between(then, {**then, "floor": 301 * MiB, "packages": "b", "cpu": "Intel Xeon"},
+                          {"filelock": "4.2.11"}, {"filelock": "4.2.12"})
+    assert still.described == () and still.note() is None and not still.floor_moved
+    assert still.quiet == ("packages filelock 4.2.11 -> 4.2.12", "cpu AMD EPYC -> Intel Xeon")
+    assert still.floor_shift == 1 * MiB  # taken off all the same
+    moved = Setup.between(then, {**then, "floor": 312 * MiB, "packages": "b"}, {"boto3": "1.0"}, {})
+    assert moved.described == ("packages -boto3",) and moved.quiet == ()
+    assert moved.note() == "setup differs from the baseline's: packages -boto3; import floor +12.00 MiB (taken off the host RAM peak)"
+    threads = Setup.between(then, {**then, "threads": 2})
+    assert threads.described == ("threads 1 -> 2",) and threads.policy == "setup"

@@ -114,8 +114,9 @@ def validate(data: Any, path: Path) -> None:
             ):
                 fail(where, f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}")
             fprint = entry.get("fingerprint", {})
-            if not isinstance(fprint, dict) or not _is_size(fprint.get("floor")) or not (
-                    fprint.get("packages") is None or isinstance(fprint["packages"], str)):
+            floor = fprint.get("floor") if isinstance(fprint, dict) else None
+            if not isinstance(fprint, dict) or not (floor is None or isinstance(floor, int) and not isinstance(floor, bool)) \
+                    or not (fprint.get("packages") is None or isinstance(fprint["packages"], str)):
                 fail(where, "'fingerprint' must be an object (its 'floor' a byte count, its 'packages' a digest)")
             if not isinstance(entry.get("params", {}), dict):
                 fail(where, "'params' must be an object")

@@ -34,13 +34,24 @@ from gpu_budget.units import format_size
 GATED = ("ram", "ram_tensor", "vram_allocated")
 
 
+FLOOR_MOVED = 4 * 2**20  # a floor shift below the tolerance's absolute term moves no verdict, even left on
+
+
 @dataclass(frozen=True)
 class Setup:
-    """How this run's setup relates to the baseline entry's: the differing fields, and the floors' difference."""
+    """How this run's setup relates to the baseline entry's: the differing fields, and the floors' difference.
 
-    diffs: dict = field(default_factory=dict)  # field -> (baseline's, now)
+    Drift is said only where numbers move: a field whose only effect is the
+    import floor (FLOOR: the packages imported, the preload list, the CPU model,
+    the kernel) is named only when the floor moved by FLOOR_MOVED or more; below
+    that it is kept in `quiet` (the JSON row holds it), and the shift, measured
+    in every session, is taken off the peak either way.
+    """
+
+    diffs: dict = field(default_factory=dict)  # field -> (baseline's, now): the ones shown
     floor_shift: int = 0  # now's floor minus the baseline's, bytes (0 when either is unknown)
     described: tuple[str, ...] = ()
+    quiet: tuple[str, ...] = ()  # floor-only differences that moved the floor less than FLOOR_MOVED
 
     @classmethod
     def between(cls, then: dict | None, now: dict, packages_then: dict | None = None,
@@ -48,7 +59,15 @@ class Setup:
         then = then or {}
         diffs = fingerprint.differences(then, now)
         shift = now["floor"] - then["floor"] if then.get("floor") and now.get("floor") else 0
-        return cls(diffs, shift, tuple(fingerprint.describe(diffs, packages_then, packages_now)))
+        quiet = {} if abs(shift) >= FLOOR_MOVED else \
+            {k: pair for k, pair in diffs.items() if fingerprint.policy_of(k, *pair) == "floor"}
+        shown = {k: pair for k, pair in diffs.items() if k not in quiet}
+        return cls(shown, shift, tuple(fingerprint.describe(shown, packages_then, packages_now)),
+                   tuple(fingerprint.describe(quiet, packages_then, packages_now)))
+
+    @property
+    def floor_moved(self) -> bool:
+        return abs(self.floor_shift) >= FLOOR_MOVED
 
     @property
     def policy(self) -> str | None:
@@ -63,7 +82,7 @@ class Setup:
         parts = []
         if self.diffs:
             parts.append("setup differs from the baseline's: " + "; ".join(self.described))
-        if self.floor_shift:
+        if self.floor_moved:
             parts.append(f"import floor {_signed(self.floor_shift)} (taken off the host RAM peak)")
         if self.policy == "foreign":
             parts.append("host RAM not compared across these setups: record a baseline for this setup (--gpu-budget-update)")

@@ -60,7 +60,8 @@ def setup_lines(rows: list[Result]) -> list[str]:
     seen: dict[tuple, int] = {}
     for row in rows:
         setup = row.setup
-        shift = round((setup or {}).get("floor_shift", 0) / 2**20, 1)  # as printed: a shift under 0.05 MiB is none
+        moved = (setup or {}).get("floor_moved", True)  # a smaller shift moves no verdict (compare.Setup)
+        shift = round((setup or {}).get("floor_shift", 0) / 2**20, 1) if moved else 0
         if setup and (row.fingerprint_changed or shift):
             key = (tuple(row.fingerprint_changed), setup["policy"], shift)
             seen[key] = seen.get(key, 0) + 1

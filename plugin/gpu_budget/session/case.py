@@ -148,7 +148,8 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
             "peaks": dict(baseline.peaks), "recorded": baseline.recorded,
             "fingerprint": dict(baseline.fingerprint), "phases": dict(baseline.phases)},
         fingerprint_changed=tuple(setup.described) if baseline else (),
-        setup={"policy": setup.policy, "floor_shift": setup.floor_shift} if baseline else None)
+        setup={"policy": setup.policy, "floor_shift": setup.floor_shift, "floor_moved": setup.floor_moved,
+               "quiet": list(setup.quiet)} if baseline else None)
     if options.remediate and remediate.needs_remedy(measurement, mark.budget):
         def trial(candidate: Scenario) -> dict:
             return remediate.trial_outcome(run_child(candidate, None), mark.budget)
