@@ -60,6 +60,10 @@ def test_accelerate_without_use_cpu_trains_each_rank_alone(gpu_budget):
     assert not m.ok and m.error["kind"] == "rank", m.error
     assert "accelerate trained rank 0, 1 as a single process (DistributedType.NO, 1 process)" in m.error["message"], \
         m.error["message"]
+    gpu_budget.note(ACCELERATE_FSDP, "accelerate launch --use_fsdp on a host without CUDA, without "
+                    "ACCELERATE_USE_CPU=true: the launch exits 0, every rank's accelerate state is DistributedType.NO "
+                    "(1 process), though a gloo group of 2 formed; the gate fails it: "
+                    + m.error["message"].split(": ", 1)[1][:160])
 
 
 def test_a_regression_of_one_rank_is_caught_and_named(gpu_budget):
@@ -75,3 +79,6 @@ def test_a_regression_of_one_rank_is_caught_and_named(gpu_budget):
     grown = {r["rank"]: r["peaks"]["ram_tree"] for r in planted.ranks}
     before = {r["rank"]: r["peaks"]["ram_tree"] for r in clean.ranks}
     assert abs(grown[1] - before[1] - PLANT * MiB) <= tolerance.abs, (before, grown)  # the plant, to the noise
+    mib = {rank: f"{before[rank] / MiB:.2f} -> {grown[rank] / MiB:.2f} MiB" for rank in sorted(before)}
+    gpu_budget.note(DDP, f"a planted {PLANT} MiB on rank 1 (DDP): rank 0 {mib[0]}, rank 1 {mib[1]}; judged against the "
+                    f"clean run: {verdict.verdict}, {verdict.message[:120]}")
