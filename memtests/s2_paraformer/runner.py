@@ -67,6 +67,7 @@ def run(ctx) -> dict:
     Paraformer, WavFrontend = funasr()
     p, dev = ctx.params, ctx.device
     trim = ctypes.CDLL("libc.so.6").malloc_trim if ctx.has("malloc_trim") else None
+    trims = 0  # malloc_trim calls made: the fix's proof that it ran
     if ctx.has("expandable_segments") and dev == "cuda":
         torch.cuda.memory._set_allocator_settings("expandable_segments:True")
 
@@ -116,10 +117,12 @@ def run(ctx) -> dict:
                 torch.cuda.empty_cache()
         if trim is not None:
             trim(0)
+            trims += 1
     ctx.meter.stop()
     return {
         "params": sum(t.numel() for t in model.parameters()),
         "fixes_applied": _fix_notes(ctx),
+        "malloc_trim_calls": trims,
         "frontend": "funasr WavFrontend (kaldi-native-fbank fbank, 80 mel, LFR m=7 n=6), dither 0",
         "clips": len(items),
         "clip_seconds": [round(s, 2) for s in seconds],

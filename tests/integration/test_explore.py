@@ -187,3 +187,29 @@ def test_explorations_reach_the_table_and_the_json_report_under_xdist_too(pytest
         peaks = {value: peak for value, peak in boundary["peaks"]}
         assert found[nodeid]["budget"] == budget and boundary["complete"]
         assert peaks[boundary["value"]] <= budget < peaks[boundary["value"] + 1]  # bracketed by real runs
+
+
+def test_a_run_that_crashes_is_a_problem_and_one_that_runs_out_of_memory_is_over_budget():
+    """A real run's crash (a bug) never reads as a configuration over the budget; an out-of-memory death does."""
+    from gpu_budget import Scenario
+    from gpu_budget.results import Measurement
+    from gpu_budget.search.explore import explore_scenario
+
+    scenario = Scenario(name="s", run="m:run", params={"batch": 1})
+
+    def dies(kind):
+        def peak(s):
+            batch = s.params["batch"]
+            if batch >= 6:
+                return Measurement("error", {"ram": None}, error={"kind": kind, "message": f"{kind} at batch {batch}"})
+            return Measurement("ok", {"ram": batch << 24, "ram_tree": batch << 24})
+        return peak
+
+    def run(kind):
+        return explore_scenario(scenario, Envelope({"batch": (1, 8)}), "80 MiB", dies(kind), scale="tiny", cuda=False,
+                                boundary="batch", max_examples=20, max_real_runs=5, estimate=lambda k: k["batch"] << 24)
+
+    oom = run("oom")
+    assert not oom.problems and oom.worst["measured"] is None and oom.boundary["value"] == 5, oom.summary()
+    crash = run("exception")
+    assert crash.problems and crash.problems[0].startswith("real run batch=8 failed (exception): exception at batch 8")

@@ -185,6 +185,13 @@ class _OutOfRuns(Exception):
     pass
 
 
+class RunFailed(Exception):
+    """A real run that failed other than by running out of memory: the exploration stops and reports it."""
+
+
+MEMORY_DEATHS = ("oom", "killed")  # out-of-memory, and SIGKILL (the kernel's OOM killer)
+
+
 class _Calibration:
     """measured ~ slope * estimate + intercept, least squares over the real runs so far.
 
@@ -262,7 +269,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
             _boundary(envelope, budget, predict, real, result.boundary)
         if result.smallest_failing is not None:
             result.smallest_failing["measured"] = real(result.smallest_failing["config"])
-    except _OutOfRuns as exc:
+    except (_OutOfRuns, RunFailed) as exc:
         result.problems.append(str(exc))
     slope, intercept = calibration.line()
     result.calibration = {"slope": slope, "intercept": int(intercept), "points": len(calibration.points)}
@@ -427,9 +434,13 @@ def explore_scenario(scenario, envelope: Envelope, budget: int | str, peak: Call
     metric = "vram_allocated" if cuda else "ram"
 
     def measure(knobs: dict) -> int | None:
+        """The run's peak; None for a run that died of memory (over budget, whatever it would have peaked at);
+        any other failure is a problem of the exploration, never a point over the budget."""
         m = peak(scenario.with_params(**knobs))
         if not m.ok:
-            return None
+            if m.error_kind in MEMORY_DEATHS:
+                return None
+            raise RunFailed(f"real run {_config(knobs)} failed ({m.error_kind}): {str(m.error.get('message'))[:200]}")
         return m.peaks[metric] if cuda else m.ram
 
     def estimated(knobs: dict) -> int:
