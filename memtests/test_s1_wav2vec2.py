@@ -24,8 +24,8 @@ VRAM) hit the 12.7 GB limit. On a CPU host the step's activations are host RAM:
 the tiny and real budgets above apply and as reported breaks them. On a CUDA
 host the step trains on the GPU: 12.7 GB stays the real scale's host-RAM budget
 (the write-up's figure, and it is host RAM); the tiny budget, set from CPU peaks
-on the import floor, does not apply (the CUDA runtime adds hundreds of MiB of
-host RSS); the write-up gives no VRAM figure, so GPU memory is measured and
+on the import floor, does not apply (the CUDA runtime adds host RSS of its
+own, not measured here yet); the write-up gives no VRAM figure, so GPU memory is measured and
 baselined without a budget; and whether as reported still breaks host RAM when
 the GPU holds the activations is not measured yet, so there it is expected
 nothing. What drives memory is read from host RAM on a CPU host and from the GPU's

@@ -16,8 +16,8 @@ so the tests also gate on the mechanism, whether checkpointing actually ran.
 Per device. The tiny budget is host RAM of a step on the CPU. The real scale
 runs on a GPU only, against the write-up's card: "80 GB", read as the project
 reads GB (10^9 bytes, 74.5 GiB), below the total memory CUDA reports for a card
-sold as 80 GB (about 79 GiB; a budget above the card would test nothing and is
-skipped). As reported either breaks it or dies of out-of-memory on the card,
+sold as 80 GB (an estimate from the card's marketing figure, not measured here:
+a budget above the card would test nothing and is skipped). As reported either breaks it or dies of out-of-memory on the card,
 which reproduces the failure too. The tiny model on a GPU has no figure:
 measured and baselined, expected nothing.
 """
