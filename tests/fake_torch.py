@@ -39,6 +39,11 @@ class _Cuda:
         _device_call()
         return 0
 
+    def device_count(self):
+        """The GPUs CUDA_VISIBLE_DEVICES leaves this process (one where it is unset), as CUDA counts them."""
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        return 1 if visible is None else len([v for v in visible.split(",") if v.strip()])
+
     def get_device_properties(self, device):
         return types.SimpleNamespace(name="Fake GPU", total_memory=16 * 2**30, uuid="GPU-0000")
 
