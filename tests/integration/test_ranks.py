@@ -146,6 +146,9 @@ def test_a_rank_that_hangs_is_stopped_at_the_timeout_and_nothing_survives(launch
     result.assert_outcomes(failed=1)
     row = rows(pytester)["test_hang"]
     assert row["error"]["kind"] == "timeout", row["error"]
+    # rank 0 ran its steps and exited; rank 1 hung after its load mark: it is named
+    assert row["error"]["message"].endswith("; the ranks: rank 0 exited, rank 1 in load; rank 1 was the furthest behind "
+                                            "(the others wait for it in a collective)"), row["error"]["message"]
     assert survivors(marker) == [], survivors(marker)
 
 

@@ -160,3 +160,15 @@ def test_a_bad_imbalance_budget_is_named(value):
 
     with pytest.raises(ValueError, match=f"m.py::t: imbalance={value!r}: expected a ratio >= 1"):
         read_mark(ram="1 GiB", imbalance=value, where="m.py::t")
+
+
+def test_a_timeout_names_the_rank_furthest_behind():
+    """Under DDP a hung rank holds the others in a collective: all run at the timeout, the one behind is named."""
+    from gpu_budget.isolate import events as ev
+    from gpu_budget.isolate.forkserver import _ranks_at_the_end
+
+    seen = [ev.RankProgress(0, "load"), ev.RankProgress(1, "load"), ev.RankProgress(0, "train_step_1")]
+    assert _ranks_at_the_end(seen) == ("; the ranks: rank 0 in train_step_1, rank 1 in load; rank 1 was the furthest "
+                                       "behind (the others wait for it in a collective)")
+    assert _ranks_at_the_end([ev.RankProgress(0, "load"), ev.RankProgress(0, None)]) == "; the ranks: rank 0 exited"
+    assert _ranks_at_the_end([]) == ""

@@ -192,7 +192,8 @@ def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, e
     emit(events.Started(os.getpid(), False, meter.ram_method, meter.ram_tree_method, subreaper, command=True))
     line = _with_assets(scenario["command"], str(assets))
     try:
-        facts = command.run(line, meter, request["threads"], malloc)
+        facts = command.run(line, meter, request["threads"], malloc,
+                            on_rank=lambda rank, phase: emit(events.RankProgress(rank, phase)))
     except BaseException as exc:
         exc.meter = meter  # main() reports the error with the meter's info, after the phases it streamed
         raise

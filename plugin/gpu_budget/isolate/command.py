@@ -100,8 +100,8 @@ class _Tail:
 class MarkServer:
     """The socket the command's processes mark phases and report exits on; answered at once, in order."""
 
-    def __init__(self, meter, main_pid: int | None = None) -> None:
-        self.meter, self.main_pid = meter, main_pid
+    def __init__(self, meter, main_pid: int | None = None, on_rank=None) -> None:
+        self.meter, self.main_pid, self.on_rank = meter, main_pid, on_rank
         self.dir = tempfile.mkdtemp(prefix="gpu-budget-sock-")
         self.path = os.path.join(self.dir, "marks")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -150,6 +150,7 @@ class MarkServer:
         except ValueError:
             message = {}
         self.ranks.take(message)
+        self._progress(message)
         if "exit" in message:
             rank = message.get("rank")
             self.meter.tree.report(int(message["pid"]), int(message["exit"]), message.get("shared"),
@@ -166,6 +167,16 @@ class MarkServer:
         except OSError:
             pass
         conn.setblocking(False)
+
+    def _progress(self, message: dict) -> None:
+        """A rank's phase mark, or its own process's exit, to on_rank(rank, phase or None)."""
+        rank = message.get("rank")
+        if self.on_rank is None or not isinstance(rank, int):
+            return
+        if "phase" in message:
+            self.on_rank(rank, str(message["phase"]))
+        elif "exit" in message and message.get("own"):
+            self.on_rank(rank, None)
 
     def _marks_phases(self, message: dict) -> bool:
         """The command's own process marks the phases, or under a launcher rank 0's process (the first to mark)."""
@@ -190,14 +201,14 @@ def _check_start(line: dict) -> None:
         raise CommandFailed("command", f"its cwd {cwd!r} does not exist or is not a directory")
 
 
-def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02) -> dict:
+def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_rank=None) -> dict:
     """Run the command line (Scenario.command_line) under `meter` to its end; facts for the row.
 
     Raises CommandFailed for a command that cannot start, exits non-zero, is
     killed, or leaves processes running; the meter holds the phases up to then.
     """
     _check_start(line)
-    server = MarkServer(meter)
+    server = MarkServer(meter, on_rank=on_rank)
     env = pinned_env(dict(os.environ), threads, malloc, line["env"], server.path)
     meter.start(FIRST_PHASE)
     try:

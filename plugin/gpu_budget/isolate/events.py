@@ -85,9 +85,19 @@ class Prepared:
     kind = "prepared"
 
 
-Event = Started | PhaseEnded | TreeFigure | SnapshotDumped | Finished | Failed | DeviceSeen | Prepared
+@dataclass(frozen=True)
+class RankProgress:
+    """A launcher case's rank marked a phase, or its own process reached its exit: where each rank was, should the
+    case be stopped at its timeout (a hung rank is named by it)."""
+
+    kind = "rank"
+    rank: int
+    phase: str | None  # the last phase it marked (None: it exited)
+
+
+Event = Started | PhaseEnded | TreeFigure | SnapshotDumped | Finished | Failed | DeviceSeen | Prepared | RankProgress
 KINDS: dict[str, type] = {cls.kind: cls for cls in (Started, PhaseEnded, TreeFigure, SnapshotDumped, Finished, Failed,
-                                                      DeviceSeen, Prepared)}
+                                                      DeviceSeen, Prepared, RankProgress)}
 E = TypeVar("E")
 
 

@@ -215,6 +215,25 @@ def _describe_ending(ending: dict) -> str:
     return f"exited with code {code} without a result"
 
 
+def _ranks_at_the_end(seen: list) -> str:
+    """Where each rank of a launcher case was when its child was stopped: the ranks still running, by their last
+    phase (the one that marked the fewest is named: under DDP the others wait for it in a collective)."""
+    last: dict[int, str | None] = {}
+    marks: dict[int, int] = {}
+    for e in seen:
+        if isinstance(e, events.RankProgress):
+            last[e.rank] = e.phase
+            marks[e.rank] = marks.get(e.rank, 0) + (e.phase is not None)
+    if not last:
+        return ""
+    running = sorted(r for r, phase in last.items() if phase is not None)
+    where = ", ".join(f"rank {r} " + (f"in {last[r]}" if last[r] is not None else "exited") for r in sorted(last))
+    if not running:
+        return f"; the ranks: {where}"
+    behind = min(running, key=lambda r: (marks[r], r))
+    return f"; the ranks: {where}; rank {behind} was the furthest behind (the others wait for it in a collective)"
+
+
 def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
             preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict | None = None, malloc: str = "steady",
             dispatch_mode: str = "avx2", tensors: bool = True, device: str | None = None) -> Measurement:
@@ -252,7 +271,8 @@ def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
         failure, info = error.failure(), error.info
     else:
         kind = "timeout" if ending["timed_out"] else "killed" if (ending["exitcode"] or 0) < 0 else "crash"
-        failure, info = {"kind": kind, "type": None, "message": _describe_ending(ending), "traceback": None}, {}
+        message = _describe_ending(ending) + _ranks_at_the_end(seen)
+        failure, info = {"kind": kind, "type": None, "message": message, "traceback": None}, {}
     # the peak seen so far: the last phase never finished, the parent's polling saw it
     peaks = summary["peaks"]
     polled = None if start and start.command else ending["polled_ram_peak"]  # a command's: not the measuring child's
