@@ -39,6 +39,9 @@ class _Cuda:
         _device_call()
         return 0
 
+    def is_initialized(self):
+        return self.is_available()
+
     def device_count(self):
         """The GPUs CUDA_VISIBLE_DEVICES leaves this process (one where it is unset), as CUDA counts them."""
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")

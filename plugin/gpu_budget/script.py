@@ -70,12 +70,30 @@ def rank() -> int | None:
         return None
 
 
+def cuda_peaks() -> dict[str, int] | None:
+    """This process's CUDA allocator peaks since the last call (then reset), where it has initialised CUDA; None
+    where it has not (nothing here initialises it, or imports torch)."""
+    torch = sys.modules.get("torch")
+    try:
+        if torch is None or not torch.cuda.is_initialized():
+            return None
+        out = {"vram_allocated": int(torch.cuda.max_memory_allocated()),
+               "vram_reserved": int(torch.cuda.max_memory_reserved())}
+        torch.cuda.reset_peak_memory_stats()
+        return out
+    except Exception:  # noqa: BLE001  a broken CUDA context: the figure is missing, the user's run goes on
+        return None
+
+
 def phase(name: str, step: int | None = None) -> None:
     """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"phase name {name!r}: expected a non-empty string")
     if active():
-        send({"phase": name, "step": step, "rank": rank()})
+        message = {"phase": name, "step": step, "rank": rank()}
+        if rank() is not None:  # a rank's GPU peaks of the phase that ends here (launcher cases: ranks.py)
+            message["cuda"] = cuda_peaks()
+        send(message)
 
 
 def step(number: int | None = None) -> int:

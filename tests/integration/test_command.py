@@ -242,7 +242,7 @@ def test_a_vram_budget_on_a_command_is_an_error_not_a_pass(command_project):
     ''')
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*is a command: its GPU memory is not measured yet*"])
+    result.stdout.fnmatch_lines(["*is a command of one process: its GPU memory is not measured yet*"])
 
 
 def test_phase_and_step_outside_the_gate_do_nothing_and_import_nothing(tmp_path):

@@ -161,3 +161,61 @@ def test_a_single_process_command_has_no_ranks(launch, pytester):
     ''').assert_outcomes(passed=1)
     row = rows(pytester)["test_one"]
     assert "ranks" not in row and "node" not in row, sorted(row)
+
+
+LAUNCH = '''
+import os, subprocess, sys
+
+# a launcher as torchrun is one for the gate: each rank a process with RANK in its environment
+procs = [subprocess.Popen([sys.executable, "rank.py", gib], env={**os.environ, "RANK": str(r), "LOCAL_RANK": str(r),
+                                                                  "WORLD_SIZE": "2"})
+         for r, gib in enumerate(sys.argv[1:])]
+sys.exit(max(p.wait() for p in procs))
+'''
+RANK = '''
+import sys
+import torch  # the stand-in of tests/fake_torch.py: it plants an allocator peak, no GPU is touched
+from gpu_budget import step
+
+step()
+torch.cuda.plant(int(float(sys.argv[1]) * 2**30))
+step()
+'''
+
+
+def test_each_ranks_gpu_peaks_are_its_own_and_a_vram_budget_applies_to_each(fake_cuda, monkeypatch):
+    """The CUDA path of a launcher case on the stand-in device: each rank's allocator peaks reach its figure per phase,
+    the row holds the largest, and a VRAM budget names the rank that breaks it. No GPU figure: planted bytes."""
+    pytester = fake_cuda('''
+        import sys
+
+        @pytest.mark.gpu_budget(vram="2 GiB")
+        def test_two(gpu_budget):
+            gpu_budget.measure(Scenario(name="two", command=[sys.executable, "launch.py", "1", "3"], ranks=2))
+    ''')
+    pytester.makepyfile(launch=LAUNCH, rank=RANK)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json",
+                                           "--gpu-budget-gpus-per-worker=2")
+    result.assert_outcomes(failed=1)
+    row = rows(pytester)["test_two"]
+    ranks = {r["rank"]: r for r in row["ranks"]}
+    assert ranks[0]["peaks"]["vram_allocated"] == 2**30 and ranks[1]["peaks"]["vram_allocated"] == 3 * 2**30, ranks
+    assert ranks[1]["phases"]["train_step_1"]["vram_allocated"] == 3 * 2**30, ranks[1]["phases"]
+    assert row["peaks"]["vram_allocated"] == 3 * 2**30 and row["verdict"] == "over-budget", row["message"]
+    assert row["message"] == "rank 1: GPU allocated peak 3.00 GiB > budget 2.00 GiB", row["message"]
+
+
+def test_a_ranked_case_on_fewer_gpus_than_ranks_is_skipped_with_the_reason(fake_cuda, monkeypatch):
+    pytester = fake_cuda('''
+        import sys
+
+        @pytest.mark.gpu_budget(vram="2 GiB")
+        def test_two(gpu_budget):
+            gpu_budget.measure(Scenario(name="two", command=[sys.executable, "launch.py", "1", "3"], ranks=2))
+    ''')
+    pytester.makepyfile(launch=LAUNCH, rank=RANK)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-rs")  # one GPU per worker: the default
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*launches 2 ranks, one GPU each; this worker measures on 1*"])

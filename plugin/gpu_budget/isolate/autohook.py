@@ -133,7 +133,10 @@ def report_exit() -> None:
     if status is not None:
         mp = sys.modules.get("multiprocessing")  # a worker multiprocessing started is not its rank's own process
         own = mp is None or mp.parent_process() is None
-        script.send({"exit": status["VmHWM"], "shared": shared, "rank": script.rank(), "own": own})
+        message = {"exit": status["VmHWM"], "shared": shared, "rank": script.rank(), "own": own}
+        if own and script.rank() is not None:
+            message["cuda"] = script.cuda_peaks()  # its last phase's GPU peaks
+        script.send(message)
 
 
 class _Keep:

@@ -197,7 +197,9 @@ def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, e
     except BaseException as exc:
         exc.meter = meter  # main() reports the error with the meter's info, after the phases it streamed
         raise
-    summary = meter.summary()
+    from gpu_budget.measure.ranks import with_cuda
+
+    summary = with_cuda(meter.summary(), facts.pop("rank_cuda", None))
     meter.close()
     emit(events.Finished(summary, {**meter.info, **facts, "malloc": malloc}))
 

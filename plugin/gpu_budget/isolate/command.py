@@ -243,6 +243,8 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_ran
     if ranks:
         facts.update(world=len(ranks), groups={str(r): s for r, s in sorted(server.ranks.groups.items())},
                      backend=sorted(server.ranks.backends))
+        if server.ranks.cuda:
+            facts["rank_cuda"] = {str(r): v for r, v in sorted(server.ranks.cuda.items())}
     fault = server.ranks.fault(ranks, proc.returncode, meter.tree.rank_ends if meter.tree is not None else None,
                                line.get("ranks", 1))
     if proc.returncode != 0:

@@ -31,12 +31,15 @@ class RankEvents:
         self.exited: set[int] = set()  # ranks whose own process reported its exit
         self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
         self.backends: set[str] = set()  # the process groups' backends (gloo, nccl)
+        self.cuda: dict[int, dict] = {}  # rank -> {"peaks": {metric: bytes}, "phases": {its phase: {metric: bytes}}}
+        self._phase: dict[int, str] = {}  # rank -> the phase it marked last (the one its next GPU peaks close)
 
     def take(self, message: dict) -> bool:
         """Record a rank's message; False for one that is not about ranks."""
         rank = message.get("rank")
         if not isinstance(rank, int):
             return False
+        self._take_cuda(rank, message)
         if "failed" in message:
             self.failed.setdefault(rank, str(message["failed"]))
         elif "accelerate" in message:
@@ -51,6 +54,21 @@ class RankEvents:
         else:
             return False
         return True
+
+    def _take_cuda(self, rank: int, message: dict) -> None:
+        """A rank's GPU peaks of the phase its mark (or its exit) closes."""
+        peaks = message.get("cuda")
+        if "phase" in message or ("exit" in message and message.get("own")):
+            if isinstance(peaks, dict):
+                entry = self.cuda.setdefault(rank, {"peaks": {}, "phases": {}})
+                closed = self._phase.get(rank, "run")
+                for metric, value in peaks.items():
+                    if isinstance(value, int):
+                        entry["peaks"][metric] = max(entry["peaks"].get(metric, 0), value)
+                        phase = entry["phases"].setdefault(closed, {})
+                        phase[metric] = max(phase.get(metric, 0), value)
+            if "phase" in message:
+                self._phase[rank] = str(message["phase"])
 
     def fault(self, ranks: set[int], returncode: int, ends: dict[int, float] | None = None,
               declared: int = 1) -> str | None:

@@ -35,6 +35,23 @@ def by_rank(phases: list[dict]) -> list[dict]:
     return [ranks[r] for r in sorted(ranks)]
 
 
+def with_cuda(summary: dict, rank_cuda: dict) -> dict:
+    """A command summary with each rank's GPU peaks, as its own process reported them (the allocator's peaks at
+    its phase marks and exit): per rank and phase, and the case's peaks their largest over the ranks."""
+    if not rank_cuda or not summary.get("ranks"):
+        return summary
+    for entry in summary["ranks"]:
+        reported = rank_cuda.get(str(entry["rank"])) or {}
+        entry["peaks"].update(reported.get("peaks", {}))
+        for name, figures in (reported.get("phases") or {}).items():
+            entry["phases"].setdefault(name, {}).update(figures)
+    for metric in ("vram_allocated", "vram_reserved"):
+        values = [r["peaks"][metric] for r in summary["ranks"] if r["peaks"].get(metric) is not None]
+        summary["peaks"][metric] = max(values) if values else None
+    summary["cuda"] = any(r["peaks"].get("vram_allocated") is not None for r in summary["ranks"])
+    return summary
+
+
 def worst(ranks: list[dict]) -> dict:
     """The rank whose tree peaked highest (the lowest rank of a tie)."""
     return max(ranks, key=lambda r: (r["peaks"]["ram_tree"], -r["rank"]))

@@ -111,10 +111,11 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
                    verdict=Verdict.ERROR, passed=False, message="", label=case.label, fixes=tuple(scenario.fixes),
                    device=mark.device, budget={"ram": mark.budget.ram, "vram": mark.budget.vram}, expect=expect,
                    budget_origin=mark.origin, tolerance={"rel": mark.tolerance.rel, "abs": mark.tolerance.abs}, worker=worker)
-    if scenario.command is not None and mark.budget.vram is not None:
+    if scenario.command is not None and scenario.ranks == 1 and mark.budget.vram is not None:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=(
-            f"scenario {scenario.name!r} is a command: its GPU memory is not measured yet (host RAM is), so its VRAM "
-            "budget would test nothing; budget ram= only")))
+            f"scenario {scenario.name!r} is a command of one process: its GPU memory is not measured yet (host RAM "
+            "is; a launcher case, Scenario(ranks=N), reports each rank's), so its VRAM budget would test nothing; "
+            "budget ram= only")))
     reason, needs_gpu = unmeasurable(scenario, mark, scale, device)
     if reason and needs_gpu and options.require_gpu:
         message = f"{reason}, and --gpu-budget-require-gpu says this runner must have one"
