@@ -3,8 +3,8 @@ made by the README's first command holds exactly the locked versions (constraint
 
 import importlib.metadata
 import re
-import tomllib
 
+import tomllib
 from doc_figures import ROOT
 
 
