@@ -48,6 +48,13 @@ def test_fix(gpu_budget, fix):
     assert result.info["world"] == 2 and result.info["groups"] == {"0": 2, "1": 2}, result.info
 
 
+def test_fsdp_without_sharding(gpu_budget):
+    """The control: FSDP2 with nothing sharded, every rank holding the whole training state as under DDP. Gated by
+    its baseline alone (no budget: it sits near the gap's edge); FINDINGS.md sets it beside DDP and the sharded runs."""
+    result = gpu_budget.measure(DDP.with_fixes("fsdp_no_shard"), label="fsdp_no_shard")
+    assert result.info["groups"] == {"0": 2, "1": 2}, result.info
+
+
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
 def test_accelerate_fsdp_plugin_on_cpu(gpu_budget):
     """accelerate launch --use_fsdp on a host without CUDA: MULTI_CPU, which is DDP, so DDP's per-rank peak."""

@@ -2,7 +2,8 @@
 
 DDP is the configuration as a user first launches it; FSDP2's sharding is the
 fix offered for it (fsdp: resharded after forward; fsdp_keep: the gathered
-parameters kept from forward to backward). accelerate launch runs the
+parameters kept from forward to backward); fsdp_no_shard, FSDP2 with nothing
+sharded, is the control that tells sharding's saving from FSDP's machinery. accelerate launch runs the
 Accelerator version of the script with its FSDP plugin requested. As launched on a
 host without CUDA each of its ranks trains alone; accelerate_use_cpu is the
 fix. The model dimensions live here (importing this file does not import torch).
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from gpu_budget import Scenario
 
-from .fixes import ACCELERATE_USE_CPU, FSDP, FSDP_KEEP
+from .fixes import ACCELERATE_USE_CPU, FSDP, FSDP_KEEP, FSDP_NO_SHARD
 
 HERE = Path(__file__).resolve().parent
 TINY = {"vocab": 4000, "hidden": 256, "intermediate": 768, "layers": 4, "heads": 4}
@@ -30,7 +31,7 @@ DDP = Scenario(
     params={**TINY, **RUN},
     scales={"tiny": {}},
     prepared_from=MODEL_KEYS,
-    supports=(FSDP, FSDP_KEEP),
+    supports=(FSDP, FSDP_KEEP, FSDP_NO_SHARD),
     ranks=2,
 )
 

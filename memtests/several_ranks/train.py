@@ -5,9 +5,11 @@ checkpoint, wrapped by --wrap: `ddp` (DistributedDataParallel: every rank holds
 the whole model, its gradients and its optimizer state), `fsdp` (FSDP2's
 fully_shard per decoder layer and at the root: each rank holds 1/N of the
 parameters, gradients and optimizer state, and gathers a layer's full
-parameters while it runs), or `fsdp_keep` (fully_shard with
+parameters while it runs), `fsdp_keep` (fully_shard with
 reshard_after_forward=False: the gathered parameters stay from forward to
-backward). gpu_budget.step() marks each optimizer step (a no-op outside the
+backward), or `fsdp_no_shard` (fully_shard on a 2 x 1 replicate x shard mesh:
+FSDP2's machinery with nothing sharded, every rank holding everything, as
+FSDP1's NO_SHARD). gpu_budget.step() marks each optimizer step (a no-op outside the
 gate). --plant_mib holds that much more on --plant_rank (a planted regression).
 """
 
@@ -23,7 +25,7 @@ import gpu_budget
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model_dir", required=True)
-    parser.add_argument("--wrap", choices=("ddp", "fsdp", "fsdp_keep"), default="ddp")
+    parser.add_argument("--wrap", choices=("ddp", "fsdp", "fsdp_keep", "fsdp_no_shard"), default="ddp")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--batch_size", type=int, default=2)
     parser.add_argument("--seq_len", type=int, default=128)
@@ -69,9 +71,14 @@ def wrap(model, how: str, device):
     from torch.distributed.fsdp import fully_shard
 
     keep = how == "fsdp_keep"
+    mesh = None
+    if how == "fsdp_no_shard":  # replicated across the ranks, a shard group of one: nothing is split
+        from torch.distributed.device_mesh import init_device_mesh
+
+        mesh = init_device_mesh(device.type, (dist.get_world_size(), 1), mesh_dim_names=("replicate", "shard"))
     for layer in model.model.layers:
-        fully_shard(layer, reshard_after_forward=not keep)
-    fully_shard(model, reshard_after_forward=not keep)
+        fully_shard(layer, reshard_after_forward=not keep, mesh=mesh)
+    fully_shard(model, reshard_after_forward=not keep, mesh=mesh)
     return model
 
 
