@@ -41,7 +41,8 @@ def test_as_reported(gpu_budget):
 
 @pytest.mark.gpu_budget(**BUDGET)
 def test_fixed_smaller_batch(gpu_budget):
-    gpu_budget.measure(S5.with_fixes("smaller_batch"), label="smaller_batch")
+    info = gpu_budget.measure(S5.with_fixes("smaller_batch"), label="smaller_batch").info
+    assert (info["micro_batch"], info["accumulation"]) == (info["batch_size"] // 2, 2), info  # half, twice
 
 
 # fix combinations are built (and validated against the fix library) at collection time
@@ -54,13 +55,16 @@ FROZEN_BY_QUANTIZATION = ["classifier.1.weight", "classifier.4.weight"]  # the h
 def test_fix(gpu_budget, fixes):
     """Each other proposed fix, gated by its baseline; FINDINGS.md gives its measured effect."""
     info = gpu_budget.measure(FIX_CASES[fixes], label=fixes).info
-    if fixes == "pruning":
+    applied = set(fixes.split("+"))  # each fix of a combination shows its own fact
+    if "pruning" in applied:
         assert info["pruning_added_bytes"] > 0  # a dense mask beside every pruned weight
-    if fixes in ("quantization", "freeze_fp32"):  # the same weights frozen: one stored int8, the other fp32
+    if "smaller_batch" in applied:
+        assert (info["micro_batch"], info["accumulation"]) == (info["batch_size"] // 2, 2), info
+    if applied & {"quantization", "freeze_fp32"}:  # the same weights frozen: one stored int8, the other fp32
         assert info["frozen_parameters"] == FROZEN_BY_QUANTIZATION, info["frozen_parameters"]
         assert info["trainable_params"] < info["params"] / 2, info  # 10.7 M -> 96.7 K at tiny scale
-        assert info["quantized_linears"] == (2 if fixes == "quantization" else 0), info
-    if fixes == "amp":  # autocast fp16 is CUDA's: on a CPU host the runner must say it did not apply it
+        assert info["quantized_linears"] == (2 if "quantization" in applied else 0), info
+    if "amp" in applied:  # autocast fp16 is CUDA's: on a CPU host the runner must say it did not apply it
         assert (info["fixes_applied"]["amp"] == "applied") == (gpu_budget.device == "cuda"), info["fixes_applied"]
 
 

@@ -178,7 +178,7 @@ def _load(ctx, label2id: dict, quantization):
     facts = {
         "checkpoint_bytes": sum(f.stat().st_size for f in path.glob("*.safetensors")),
         "mismatched_keys": sorted(str(k[0]) if isinstance(k, tuple) else str(k) for k in loading["mismatched_keys"]),
-        "low_cpu_mem_usage_passed": ctx.has("low_cpu_mem_usage"),
+        "low_cpu_mem_usage_passed": kwargs.get("low_cpu_mem_usage") is True,  # what from_pretrained was given
         "quantized_linears": sum("bitsandbytes" in type(m).__module__ for m in model.modules()),
     }
     model, adapted = adapt(model, ctx.has, quantized=quantization is not None)

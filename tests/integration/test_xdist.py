@@ -208,8 +208,9 @@ def test_each_worker_gets_one_gpu_and_its_own_cores_and_children_inherit_them(pl
         assert seen["cpus"] == worker["cpus"] == list(expected.cpus)  # and runs on the worker's cores only
         assert seen["omp_threads"] == "1"  # the session's one thread, as in a serial run, whatever the share
     shares = {r["worker"]["worker"]: set(r["worker"]["cpus"]) for r in rows}
-    if len(cores) >= 2:
-        assert not shares["gw0"] & shares["gw1"]  # two workers never measure on the same core
+    if len(cores) < 2:
+        pytest.skip("one core: two workers share it (placement.place), so disjoint shares cannot be shown here")
+    assert not shares["gw0"] & shares["gw1"]  # two workers never measure on the same core
 
 
 def test_without_xdist_no_worker_is_placed_and_the_run_measures_on_one_gpu(planted):

@@ -117,10 +117,13 @@ def test_malformed_fix_is_rejected(kwargs, message):
         Fix(**args)
 
 
-def test_requirements_checked_without_importing(monkeypatch):
-    gpu = Fix("test_fixes_gpu", "runtime", "d", needs=("cuda", "no_such_package_xyz", "json"))
+def test_requirements_checked_without_importing(monkeypatch, tmp_path):
+    (tmp_path / "trap_pkg_xyz.py").write_text("raise RuntimeError('imported')\n")  # importing it would fail
+    monkeypatch.syspath_prepend(str(tmp_path))
+    gpu = Fix("test_fixes_gpu", "runtime", "d", needs=("cuda", "no_such_package_xyz", "trap_pkg_xyz"))
     assert fixes.missing(gpu, cuda=False) == ["cuda", "no_such_package_xyz"]
     assert fixes.missing(gpu, cuda=True) == ["no_such_package_xyz"]
+    assert "trap_pkg_xyz" not in sys.modules  # found, never imported
 
 
 def test_importing_the_library_does_not_import_torch():

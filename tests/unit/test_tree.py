@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -238,6 +239,18 @@ def test_only_a_child_sharing_its_parents_memory_borrows_it():
     time.sleep(0.1)
     assert not tree.borrows_parent_memory(proc.pid, os.getpid())  # exec'd
     proc.wait()
+    # and one that does share it: a thread of this process is a task in this very memory map (as a vforked
+    # child is until it execs), so the kcmp path must say yes
+    seen, done = {}, threading.Event()
+    thread = threading.Thread(target=lambda: (seen.setdefault("tid", threading.get_native_id()), done.wait(5)))
+    thread.start()
+    try:
+        while "tid" not in seen:
+            time.sleep(0.001)
+        assert tree.borrows_parent_memory(seen["tid"], os.getpid())
+    finally:
+        done.set()
+        thread.join()
 
 
 def test_a_meter_dropped_without_close_stops_polling():
