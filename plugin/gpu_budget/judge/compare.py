@@ -27,7 +27,7 @@ from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import fingerprint
 from gpu_budget.judge.baselines import Entry
 from gpu_budget.measure.meter import ram_gated
-from gpu_budget.measure.ranks import imbalance, worst
+from gpu_budget.measure.ranks import imbalance, smallest, worst
 from gpu_budget.results import Measurement, Verdict
 from gpu_budget.units import format_size
 
@@ -121,8 +121,7 @@ def rank_breaches(measurement: Measurement, budget: Budget) -> list[str]:
     out = [f"rank {r['rank']}: {breach}" for r in measurement.ranks for breach in budget_breaches(r["peaks"], budget)]
     ratio = imbalance(list(measurement.ranks))
     if budget.imbalance is not None and ratio is not None and ratio > budget.imbalance:
-        top = worst(list(measurement.ranks))
-        low = min(measurement.ranks, key=lambda r: (r["peaks"]["ram_tree"], r["rank"]))
+        top, low = worst(list(measurement.ranks)), smallest(list(measurement.ranks))
         out.append(f"rank imbalance {ratio:.3f}x (rank {top['rank']} {format_size(top['peaks']['ram_tree'])} / rank "
                    f"{low['rank']} {format_size(low['peaks']['ram_tree'])}) > budget {budget.imbalance:.3f}x")
     return out

@@ -24,28 +24,31 @@ def read_status(pid: int | str) -> dict[str, int] | None:
     return out if "VmHWM" in out else None
 
 
-def read_stat(pid: int | str) -> tuple[int, int] | None:
-    """(parent pid, start time in clock ticks) of a process; None when it is gone or a zombie (it holds no memory)."""
+def _stat_fields(pid: int | str) -> list[str] | None:
+    """/proc/<pid>/stat's fields after the command name (state first); None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
             text = fh.read()
     except OSError:
         return None
-    fields = text[text.rfind(")") + 2:].split()  # the command name may hold spaces and parentheses
+    return text[text.rfind(")") + 2:].split()  # the command name may hold spaces and parentheses
+
+
+def read_stat(pid: int | str) -> tuple[int, int] | None:
+    """(parent pid, start time in clock ticks) of a process; None when it is gone or a zombie (it holds no memory)."""
+    fields = _stat_fields(pid)
     try:
-        return None if fields[0] in ("Z", "X") else (int(fields[1]), int(fields[19]))
+        return None if not fields or fields[0] in ("Z", "X") else (int(fields[1]), int(fields[19]))
     except (IndexError, ValueError):
         return None
 
 
 def read_faults(pid: int | str) -> int | None:
     """Page faults of a process so far (minor + major): a copy-on-write copy is one, so is every new page."""
+    fields = _stat_fields(pid)
     try:
-        with open(f"/proc/{pid}/stat") as fh:
-            text = fh.read()
-        fields = text[text.rfind(")") + 2:].split()
-        return int(fields[7]) + int(fields[9])
-    except (OSError, IndexError, ValueError):
+        return None if fields is None else int(fields[7]) + int(fields[9])
+    except (IndexError, ValueError):
         return None
 
 
@@ -91,9 +94,8 @@ def read_rank(pid: int | str) -> int | None:
 
 def forked_not_execd(pid: int | str) -> bool:
     """Whether a process was forked and has not exec'd since (its environ is still its parent's)."""
+    fields = _stat_fields(pid)
     try:
-        with open(f"/proc/{pid}/stat") as fh:
-            text = fh.read()
-        return bool(int(text[text.rfind(")") + 2:].split()[6]) & 0x40)  # PF_FORKNOEXEC
-    except (OSError, IndexError, ValueError):
+        return fields is not None and bool(int(fields[6]) & 0x40)  # PF_FORKNOEXEC
+    except (IndexError, ValueError):
         return False

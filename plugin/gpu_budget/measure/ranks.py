@@ -57,6 +57,11 @@ def worst(ranks: list[dict]) -> dict:
     return max(ranks, key=lambda r: (r["peaks"]["ram_tree"], -r["rank"]))
 
 
+def smallest(ranks: list[dict]) -> dict:
+    """The rank whose tree peaked lowest (the lowest rank of a tie)."""
+    return min(ranks, key=lambda r: (r["peaks"]["ram_tree"], r["rank"]))
+
+
 def imbalance(ranks: list[dict]) -> float | None:
     """The largest rank's tree peak over the smallest's; None for fewer than two ranks or a rank at 0."""
     figures = [r["peaks"]["ram_tree"] for r in ranks]

@@ -142,7 +142,7 @@ class Descendant:
     reported: bool = False  # its last window came from its own report at exit (exact)
     rank: int | None = None  # the launcher's RANK it runs under (its own, or its rank's process it descends from)
     rank_root: bool = False  # the rank's own process (the one the launcher started), not one of its workers
-    rank_pending: bool = False  # forked and not exec'd yet by a parent of no rank: its rank is read once it execs
+    rank_pending: bool = False  # its rank is not settled yet: read once it has exec'd (ProcessTree._settle_rank)
 
     def contribution(self, hwm: int) -> int:
         """What a VmHWM of this process adds to the tree: all of it for a whole process, else less its shared pages
@@ -174,6 +174,7 @@ class Descendant:
         execd = not first and status["VmHWM"] < self.last_rss - EXEC_DROP
         if execd:
             self.execs += 1
+            self.rank_pending = self.rank is None  # a new image may carry a launcher's RANK: read it again
         self.window, self.last_rss = status["VmHWM"], status["VmRSS"]
         self.hwm = max(self.hwm, self.window)
         if not self.whole:
@@ -419,7 +420,11 @@ class ProcessTree:
         return p
 
     def _settle_rank(self, p: Descendant) -> None:
+        """Read a launcher's RANK once the process has exec'd. One that stays forked past its first read is a
+        worker of a process of no rank: none, until an exec re-opens the question (Descendant.read). So each
+        descendant costs a /proc read or two here, not one every poll."""
         if forked_not_execd(p.pid):
+            p.rank_pending = not p.seen
             return
         p.rank_pending = False
         p.rank = read_rank(p.pid)

@@ -176,12 +176,16 @@ def _tree_added(row: Result) -> str | None:
             f"{format_size(top['ram_tree_peak'])}")
 
 
+def _section(rows: list[Result], heading: str, text_of) -> list[str]:
+    """A heading and one line per case `text_of` says something of; nothing where it says nothing of any."""
+    lines = [f"{row.nodeid}: {text}" for row in rows if (text := text_of(row))]
+    return [heading, *lines] if lines else []
+
+
 def tree_lines(rows: list[Result]) -> list[str]:
     """For each case whose descendants added host RAM: how much, in how many processes, in which phase."""
-    lines = [f"{row.nodeid}: {added}" for row in rows if (added := _tree_added(row))]
-    if lines:
-        lines.insert(0, "process tree (DataLoader workers, subprocesses): the phase where descendants added the most")
-    return lines
+    return _section(rows, "process tree (DataLoader workers, subprocesses): the phase where descendants added the "
+                    "most", _tree_added)
 
 
 def ranks_text(row: Result) -> str | None:
@@ -189,9 +193,9 @@ def ranks_text(row: Result) -> str | None:
     m = row.measurement
     if m is None or not m.ranks:
         return None
-    from gpu_budget.measure.ranks import imbalance, worst
+    from gpu_budget.measure.ranks import imbalance, smallest, worst
 
-    top, low = worst(list(m.ranks)), min(m.ranks, key=lambda r: (r["peaks"]["ram_tree"], r["rank"]))
+    top, low = worst(list(m.ranks)), smallest(list(m.ranks))
     ratio = imbalance(list(m.ranks))
     spread = "-" if ratio is None else f"{ratio:.2f}x (rank {top['rank']} / rank {low['rank']})"
     node = m.node or {}
@@ -201,10 +205,9 @@ def ranks_text(row: Result) -> str | None:
 
 
 def rank_lines(rows: list[Result]) -> list[str]:
-    lines = [f"{row.nodeid}: {text}" for row in rows if (text := ranks_text(row))]
-    if lines:
-        lines.insert(0, "ranks (torchrun, accelerate launch): a budget applies to each rank; the table shows the worst")
-    return lines
+    """For each launcher case: its worst rank, the imbalance, the node."""
+    return _section(rows, "ranks (torchrun, accelerate launch): a budget applies to each rank; the table shows the "
+                    "worst", ranks_text)
 
 
 # -- one case in pytest's own report: a failing case's longrepr, every case's line in the "gpu-budget" section --
