@@ -11,7 +11,7 @@ import textwrap
 import uuid
 
 import pytest
-from test_command import survivors  # tests/integration is on sys.path (pytest's prepend import mode)
+from test_command import rows, survivors  # tests/integration is on sys.path (pytest's prepend import mode)
 
 MiB = 2**20
 
@@ -57,10 +57,6 @@ def launch(pytester, monkeypatch):
         return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json", *args)
 
     return run
-
-
-def rows(pytester) -> dict:
-    return {r["nodeid"].split("::", 1)[1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
 
 
 def test_each_rank_gets_its_own_figure_and_the_case_is_judged_on_the_worst(launch, pytester):
@@ -183,9 +179,9 @@ step()
 '''
 
 
-def test_each_ranks_gpu_peaks_are_its_own_and_a_vram_budget_applies_to_each(fake_cuda, monkeypatch):
-    """The CUDA path of a launcher case on the stand-in device: each rank's allocator peaks reach its figure per phase,
-    the row holds the largest, and a VRAM budget names the rank that breaks it. No GPU figure: planted bytes."""
+@pytest.fixture
+def two_gpu_ranks(fake_cuda, monkeypatch):
+    """A stand-in host with two GPUs and one 2-rank case, rank 0 planting 1 GiB and rank 1 3 GiB, under a 2 GiB budget."""
     pytester = fake_cuda('''
         import sys
 
@@ -195,6 +191,13 @@ def test_each_ranks_gpu_peaks_are_its_own_and_a_vram_budget_applies_to_each(fake
     ''')
     pytester.makepyfile(launch=LAUNCH, rank=RANK)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    return pytester
+
+
+def test_each_ranks_gpu_peaks_are_its_own_and_a_vram_budget_applies_to_each(two_gpu_ranks):
+    """The CUDA path of a launcher case on the stand-in device: each rank's allocator peaks reach its figure per phase,
+    the row holds the largest, and a VRAM budget names the rank that breaks it. No GPU figure: planted bytes."""
+    pytester = two_gpu_ranks
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json",
                                            "--gpu-budget-gpus-per-worker=2")
     result.assert_outcomes(failed=1)
@@ -206,16 +209,7 @@ def test_each_ranks_gpu_peaks_are_its_own_and_a_vram_budget_applies_to_each(fake
     assert row["message"] == "rank 1: GPU allocated peak 3.00 GiB > budget 2.00 GiB", row["message"]
 
 
-def test_a_ranked_case_on_fewer_gpus_than_ranks_is_skipped_with_the_reason(fake_cuda, monkeypatch):
-    pytester = fake_cuda('''
-        import sys
-
-        @pytest.mark.gpu_budget(vram="2 GiB")
-        def test_two(gpu_budget):
-            gpu_budget.measure(Scenario(name="two", command=[sys.executable, "launch.py", "1", "3"], ranks=2))
-    ''')
-    pytester.makepyfile(launch=LAUNCH, rank=RANK)
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-rs")  # one GPU per worker: the default
+def test_a_ranked_case_on_fewer_gpus_than_ranks_is_skipped_with_the_reason(two_gpu_ranks):
+    result = two_gpu_ranks.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-rs")  # one GPU per worker: the default
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*launches 2 ranks, one GPU each; this worker measures on 1*"])
