@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugin"))
-from units import format_size
+from gpu_budget.units import format_size
 
 
 def _rows(path: Path) -> dict[str, dict]:

@@ -29,6 +29,9 @@ case "$PART" in
     tiny) FILES=(memtests); SELECT="not explore"; SCALE=tiny ;;
     *)    echo "gpu_validation.sh: unknown part '$PART'; $usage" >&2; exit 2 ;;
 esac
+# a re-run of part of a part (cases an earlier run lost): ONLY_FILES / ONLY_SELECT replace the part's own
+[ -n "${ONLY_FILES:-}" ] && read -r -a FILES <<< "$ONLY_FILES"
+SELECT=${ONLY_SELECT:-$SELECT}
 DIR="$OUT/$PART"
 mkdir -p "$DIR"
 deadline=$((SECONDS + ${BUDGET_S:-540}))

@@ -17,7 +17,9 @@
 # `from funasr.models.paraformer.model import Paraformer` and its WavFrontend import: kaldiio, librosa,
 # lazy_loader, rapidfuzz, six. That list was found by importing the paths in a venv holding only the image's
 # packages plus these wheels, removing one wheel at a time: each one listed is needed (jaconv, jamo,
-# torch-complex, hydra-core, omegaconf, soxr, audioread, pooch and tzdata were not), and the tiny suite ran there.
+# torch-complex, hydra-core, omegaconf, audioread, pooch and tzdata were not), and the tiny suite ran there. soxr
+# too: the GPU image's transformers (5.17) imports it in audio_utils at module level, so without it every
+# Wav2Vec2/Qwen2-Audio/Llama import there failed (the first GPU run, 2026-11-25).
 # Versions: constraints/cpu.txt's where it pins one, else the ones the CPU baselines' environment resolved
 # (KIT_PINS below), so GPU and CPU runs use the same libraries. Ends by printing the kit's size: a device
 # call carries at most 64 MiB, the working tree included; an image that has pandas and pyarrow (the 'cuda'
@@ -33,7 +35,7 @@ echo "$PY" > "$OUT/PYTHON"
 
 KIT_PINS=(dill==0.4.1 multiprocess==0.70.19 pandas==3.1.1 python-dateutil==4.0.0 xxhash==4.1.0 six==1.17.0
           cffi==2.1.1 pycparser==3.12 kaldi-native-fbank==1.22.5 kaldiio==2.18.1 librosa==0.11.0 lazy-loader==0.6
-          rapidfuzz==3.14.6)
+          rapidfuzz==3.14.6 soxr==1.1.0)
 # the requirement for NAME: constraints/cpu.txt's pin, else KIT_PINS', else the name alone
 spec() {
     local name=$1 hit
@@ -60,5 +62,6 @@ fetch bitsandbytes
 fetch datasets dill multiprocess pandas python-dateutil pyarrow xxhash
 fetch soundfile cffi pycparser
 fetch funasr kaldi-native-fbank kaldiio librosa lazy-loader rapidfuzz six
+fetch soxr
 ls "$OUT"
 echo "kit for Python $PY: $(du -cb "$OUT"/*.whl | tail -1 | cut -f1) bytes ($(du -ch "$OUT"/*.whl | tail -1 | cut -f1))"
