@@ -95,7 +95,7 @@ def test_a_gpu_only_scale_on_a_cpu_host_is_a_skip_with_the_reason(tmp_path):
     assert out.skipped and "needs a CUDA GPU" in out.result.message
 
 
-def test_a_command_cases_fingerprint_records_its_environment_and_ignores_the_import_floor(tmp_path):
+def test_a_command_cases_fingerprint_records_its_environment(tmp_path):
     s = Scenario(name="c", command=["python", "t.py"], env={"OMP_NUM_THREADS": "2"})
     fprint = case.fingerprint_for({**HARDWARE, "floor": 300 * MiB}, s, "steady")
     assert fprint["command_env"]["OMP_NUM_THREADS"] == "2" and fprint["command_env"]["MALLOC_TRIM_THRESHOLD_"] == "131072"
@@ -103,3 +103,25 @@ def test_a_command_cases_fingerprint_records_its_environment_and_ignores_the_imp
     entry = out.baseline_write["entry"].to_json()
     assert json.loads(json.dumps(entry)) == entry  # a baseline entry crosses to its file as plain JSON
     assert entry["fingerprint"]["command_env"]["OMP_NUM_THREADS"] == "2"
+
+
+def test_a_commands_figure_has_a_moved_floor_taken_off_unless_the_preload_list_moved_it(tmp_path):
+    """Another CPU model moves a fresh interpreter's footprint as it moves the child's floor; a preload list does not."""
+    from gpu_budget.judge import baselines
+
+    s = Scenario(name="c", command=["python", "t.py"])
+    c = case.Case(nodeid="m.py::t", module="m.py", name="t", scenario=s)
+
+    def run(peak, **hardware):
+        hw = {**HARDWARE, "floor": 300 * MiB, "cpu": "A", "preload": "torch", **hardware}
+        return case.run(c, read_mark(ram="1 GiB"), options(tmp_path), CPU, hw, lambda s, snap: measured(peak), ci=False)
+
+    first = run(500 * MiB)
+    baselines.store(Path(first.baseline_write["path"]), "tiny",
+                    {first.baseline_write["id"]: first.baseline_write["entry"].to_json()})
+    assert run(512 * MiB).result.verdict == Verdict.REGRESSION  # above 500 MiB + 0.5 % + 4 MiB: the planted case
+    moved = run(512 * MiB, cpu="B", floor=308 * MiB).result
+    assert moved.verdict == Verdict.PASS
+    assert moved.setup["floor_shift"] == 8 * MiB
+    preload = run(512 * MiB, preload="torch transformers", floor=308 * MiB).result
+    assert preload.verdict == Verdict.REGRESSION and preload.setup["floor_shift"] == 0

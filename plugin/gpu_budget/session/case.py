@@ -177,7 +177,11 @@ def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict, path
     fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device)
     setup = Setup.between(baseline.fingerprint if baseline else None, fprint, baselines.packages_of(stored, baseline),
                           hardware["package_versions"])
-    if scenario.command is not None:  # the import floor is the measuring child's, which a command's figures leave out
+    if scenario.command is not None and baseline is not None and \
+            baseline.fingerprint.get("preload") != fprint.get("preload"):
+        # A command's interpreter imports its libraries afresh: the CPU model, the kernel and the packages installed
+        # move its footprint as they move the measuring child's floor, so that shift comes off its figure too; the
+        # preload list moves the child's floor alone, so across preload lists nothing is taken off.
         setup = replace(setup, floor_shift=0)
     return baseline, broken, fprint, setup
 
