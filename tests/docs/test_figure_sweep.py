@@ -9,6 +9,7 @@ checker's text changes, fails here; an allow-list entry that no longer matches f
 
 import pytest
 import test_docs_figures
+import test_gpu_results
 import test_estimator_doc_figures
 import test_readme_figures
 from doc_figures import FIGURE, ROOT, document, flat, unsourced
@@ -22,6 +23,7 @@ CHECKERS = {
     "docs/design.md": (),
     "docs/scenario-api.md": (),
     "docs/several-ranks.md": (),
+    "docs/gpu-results.md": (test_gpu_results.gpu_results_page,),  # rendered from the GPU reports whole
     "docs/options.md": (),  # generated from options.OPTIONS (tests/docs/test_options_doc.py); defaults carry no unit
 }
 

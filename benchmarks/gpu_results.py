@@ -1,0 +1,214 @@
+"""docs/gpu-results.md, rendered from the committed GPU reports alone (benchmarks/results/gpu-tiny-*.report.json).
+
+    python -m benchmarks.gpu_results          # rewrites docs/gpu-results.md
+
+Every figure in the page is read from a report here; tests/docs/test_gpu_results.py
+renders it again and fails when the committed page differs. What the runs were
+(RUNS) is the only hand-written part: how each was started on the device.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "plugin"))
+from gpu_budget.units import format_size  # noqa: E402
+
+DOC = ROOT / "docs/gpu-results.md"
+RESULTS = "benchmarks/results"
+MiB = 2**20
+# report stem -> how the run was made (benchmarks/gpu_validation.sh or the pytest line given)
+RUNS = {
+    "gpu-tiny-1a": "run 1, part one: `gpu_validation.sh tiny` (serial, `--gpu-budget-update`); S1, S3 and S4 lost "
+                   "their checkpoints to a missing wheel (soxr), so only S2 and S5 were recorded",
+    "gpu-tiny-1b": "run 1, part two: the same, `ONLY_FILES` = the S1, S3 and S4 modules, soxr carried",
+    "gpu-tiny-2-xdist4": "run 2: `pytest --gpu-budget memtests -n 4 --gpu-budget-require-gpu` against run 1's "
+                         "baselines (every module but the 2-rank one, which needs two GPUs); four xdist workers on the one GPU",
+    "gpu-tiny-3-s1-serial": "run 3: five S1 cases, serial (`-p no:xdist`), against run 1's baselines",
+    "gpu-tiny-4-s1-serial": "run 4: run 3 once more",
+}
+FIRST, SECOND = ("gpu-tiny-1a", "gpu-tiny-1b"), "gpu-tiny-2-xdist4"
+SERIAL = ("gpu-tiny-3-s1-serial", "gpu-tiny-4-s1-serial")
+S2_STEPS = ("as-reported", "empty_cache", "expandable_segments")
+
+
+def load(stem: str) -> dict:
+    return json.loads((ROOT / RESULTS / f"{stem}.report.json").read_text())
+
+
+def rows(*stems: str) -> dict[str, dict]:
+    return {r["nodeid"]: r for stem in stems for r in load(stem)["results"] if r["verdict"] != "skipped"}
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.1%}"
+
+
+def _case(nodeid: str) -> str:
+    return nodeid.removeprefix("memtests/").replace(".py::", "::", 1)
+
+
+def host(data: dict) -> str:
+    hw = data["hardware"]
+    return (f"{hw['gpu_name']} ({format_size(hw['gpu_memory'])}), driver {hw['driver']}, CUDA {hw['cuda']}; torch "
+            f"{hw['torch']}, transformers {hw['transformers']}, peft {hw['peft']}, accelerate {hw['accelerate']}, "
+            f"bitsandbytes {hw['bitsandbytes']}, python {hw['python']}; {hw['cpu']}, kernel {hw['kernel']}; "
+            f"baselines under `baselines/{hw['key']}/`")
+
+
+def runs_table() -> list[str]:
+    out = ["| report | run | rows | verdicts | import floor |", "|---|---|---|---|---|"]
+    for stem, what in RUNS.items():
+        data = load(stem)
+        verdicts: dict[str, int] = {}
+        for r in data["results"]:
+            verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+        shown = ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items(), key=lambda kv: -kv[1]))
+        out.append(f"| `{RESULTS}/{stem}.report.json` | {what} | {len(data['results'])} | {shown} "
+                   f"| {format_size(data['hardware']['floor'])} |")
+    return out
+
+
+def reproduction(first: dict[str, dict], second: dict[str, dict]) -> tuple[list[str], dict]:
+    out = ["| case | allocated, run 1 | run 2 | reproduced | reserved | NVML device | allocated <= reserved <= NVML "
+           "| host RAM tree, run 1 | run 2 | run 2's verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
+    both = exact = nested = with_cuda = 0
+    for nodeid, r1 in first.items():
+        p1, r2 = r1["peaks"], second.get(nodeid)
+        a1 = p1.get("vram_allocated")
+        if a1 is None:
+            continue
+        with_cuda += 1
+        a2 = (r2 or {}).get("peaks", {}).get("vram_allocated")
+        same = "-" if a2 is None else ("exact" if a1 == a2 else f"{a2 - a1:+,d} B")
+        both += a2 is not None
+        exact += a2 is not None and a1 == a2
+        ok = p1["vram_allocated"] <= p1["vram_reserved"] <= p1["vram_device"]
+        nested += ok
+        out.append(f"| {_case(nodeid)} | {format_size(a1)} | {format_size(a2)} | {same} | {format_size(p1['vram_reserved'])} "
+                   f"| {format_size(p1['vram_device'])} | {'yes' if ok else 'NO'} | {format_size(p1['ram_tree'])} "
+                   f"| {format_size((r2 or {}).get('peaks', {}).get('ram_tree'))} | {(r2 or {}).get('verdict', '-')} |")
+    return out, {"with_cuda": with_cuda, "both": both, "exact": exact, "nested": nested}
+
+
+def ram_moves(second: dict[str, dict]) -> tuple[list[str], list[str]]:
+    """Run 2's host RAM against run 1 where the two sessions' floors agree, and where they do not."""
+    moved, floor = [], []
+    for nodeid, r in second.items():
+        setup, change = r.get("setup") or {}, (r.get("change") or {}).get("ram_tree")
+        if change is None:
+            continue
+        if setup.get("floor_moved"):
+            floor.append(f"{_case(nodeid)} ({_pct(change)}, floor {format_size(setup['floor_shift'])} higher in run 2)")
+        elif r["verdict"] in ("regression", "improved"):
+            moved.append(f"{_case(nodeid)} {_pct(change)} ({r['verdict']})")
+    return moved, floor
+
+
+def serial() -> list[str]:
+    out = ["| case | run 1 | run 3 | run 4 |", "|---|---|---|---|"]
+    first = rows(*FIRST)
+    third, fourth = rows(SERIAL[0]), rows(SERIAL[1])
+    for nodeid, r3 in third.items():
+        r4 = fourth.get(nodeid, {})
+        out.append(f"| {_case(nodeid)} | {format_size(first[nodeid]['peaks']['ram_tree'])} "
+                   f"| {format_size(r3['peaks']['ram_tree'])} ({_pct((r3.get('change') or {}).get('ram_tree'))}) "
+                   f"| {format_size(r4.get('peaks', {}).get('ram_tree'))} ({_pct((r4.get('change') or {}).get('ram_tree'))}) |")
+    return out
+
+
+def s2_steps(first: dict[str, dict]) -> list[str]:
+    out = ["| case | step | allocated peak | reserved | NVML device |", "|---|---|---|---|---|"]
+    for nodeid, r in first.items():
+        if not nodeid.startswith("memtests/test_s2_paraformer.py::") or r["label"] not in S2_STEPS:
+            continue
+        for name, phase in r["phases"].items():
+            if phase.get("step") is not None:
+                out.append(f"| {r['label']} | {phase['step']} | {format_size(phase['vram_allocated'])} "
+                           f"| {format_size(phase['vram_reserved'])} | {format_size(phase['vram_device'])} |")
+    return out
+
+
+def failures(second: dict[str, dict]) -> list[str]:
+    out = []
+    for nodeid, r in second.items():
+        if r["verdict"] == "error" or (r["verdict"] == "over-budget" and not r["passed"]):
+            what = (r.get("error") or {}).get("message") or r["message"].splitlines()[0]
+            out.append(f"- {_case(nodeid)}: {r['verdict']}: {what}")
+    return out
+
+
+def render() -> str:
+    first, second = rows(*FIRST), rows(SECOND)
+    table, n = reproduction(first, second)
+    moved, floor = ram_moves(second)
+    lines = [
+        "# GPU results: the tiny gate on an H100",
+        "",
+        "Rendered by `python -m benchmarks.gpu_results` from the committed GPU reports; every figure here is read",
+        "from them (tests/docs/test_gpu_results.py renders the page again). Issue 28's first item: the tiny gate on",
+        "CUDA, its baselines recorded, and a second run against them. The other items (S2, S3, S4 and S5 at real",
+        "scale, the batch search against accelerate's, the estimator's error, two ranks on NCCL) are not measured yet.",
+        "",
+        f"Host: {host(load(SECOND))}. The device image's libraries, not the CPU lock's: the GPU baselines name them in",
+        "their fingerprint, and a run with others is told so.",
+        "",
+        "## The runs",
+        "",
+        *runs_table(),
+        "",
+        "## The allocated peak reproduces; the three VRAM figures nest",
+        "",
+        f"{n['with_cuda']} cases have a CUDA figure in run 1; {n['both']} of them were measured again in run 2, and "
+        f"the allocated peak of {n['exact']} of those {n['both']} is the same to the byte. In all {n['with_cuda']}, "
+        f"allocated <= reserved <= NVML device holds in {n['nested']} (NVML matched each child by its pid).",
+        "",
+        *table,
+        "",
+        "## Host RAM on the GPU host",
+        "",
+        "Run 2 ran four xdist workers on the one GPU. Where its session's import floor matched run 1's, host RAM",
+        f"moved past the tolerance in {len(moved)} case(s): " + ("; ".join(moved) or "none") + ".",
+        "Serial, the same S1 cases read what run 1 recorded (run 3 and run 4 below): what moved under four workers",
+        "on one GPU is the sharing, not the measurement. On a GPU runner, give each xdist worker its own GPU",
+        "(placement does, when the host has one per worker), or run serially.",
+        "",
+        *serial(),
+        "",
+        "S1's as-reported case was recorded higher than every later reading of it; it was the first case of run 1's",
+        "session, right after the checkpoint was built. Its baseline is to be recorded again.",
+        "",
+        f"Where the floors differ ({len(floor)} cases), the comparison is not of like with like: run 1's first part",
+        "preloaded without the S1, S3 and S4 runner modules (their import failed on the missing wheel), so S2's and",
+        "S5's children imported what run 2's inherited, and taking the floor's difference off over-corrects. These",
+        "baselines are to be recorded again in one session: " + ("; ".join(floor) or "none") + ".",
+        "",
+        "## S2: allocated against reserved, per step (run 1)",
+        "",
+        "The write-up's complaint is reserved memory that grows. At tiny scale, per optimizer step:",
+        "",
+        *s2_steps(first),
+        "",
+        "## What failed on the GPU (run 2), open",
+        "",
+        *failures(second),
+        "",
+        "The 8- and 4-bit S1 fixes fail in the Trainer's loss on CUDA (the classifier's logits and the labels",
+        "disagree in batch size), which their CPU runs do not; the host RAM budgets of S1's DataLoader-workers",
+        "cases are set for the README venv's import floor, which the device image's larger one exceeds.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    DOC.write_text(render())
+    print(f"wrote {DOC.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
