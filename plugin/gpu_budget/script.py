@@ -23,6 +23,7 @@ _conn = None  # a socket.socket once connected
 _conn_pid: int | None = None
 _step = 0
 _broken = False
+_device = None  # set by the gate's hook in a rank: reads this rank's NVML figure (autohook.RankDevice)
 
 
 def active() -> bool:
@@ -72,17 +73,26 @@ def rank() -> int | None:
 
 def cuda_peaks() -> dict[str, int] | None:
     """This process's CUDA allocator peaks since the last call (then reset), where it has initialised CUDA; None
-    where it has not (nothing here initialises it, or imports torch)."""
+    where it has not (nothing here initialises it, or imports torch). In a rank under the gate, NVML's figure of
+    the rank's process on its device is added (`vram_device`)."""
     torch = sys.modules.get("torch")
     try:
         if torch is None or not torch.cuda.is_initialized():
             return None
         out = {"vram_allocated": int(torch.cuda.max_memory_allocated()),
                "vram_reserved": int(torch.cuda.max_memory_reserved())}
-        torch.cuda.reset_peak_memory_stats()
-        return out
     except Exception:  # noqa: BLE001  a broken CUDA context: the figure is missing, the user's run goes on
         return None
+    try:
+        if _device is not None:
+            out.update(_device(torch))
+    except Exception:  # noqa: BLE001  NVML's figure is reported beside the allocator's, never needed
+        pass
+    try:
+        torch.cuda.reset_peak_memory_stats()
+    except Exception:  # noqa: BLE001  as above
+        return None
+    return out
 
 
 def phase(name: str, step: int | None = None) -> None:

@@ -179,6 +179,28 @@ step()
 '''
 
 
+FAKE_NVML = '''
+"""A stand-in for pynvml: the process asking is its device's one compute process, holding its allocator's reserved
+bytes and a context of CONTEXT bytes. No GPU figure: what the stand-in torch planted."""
+import os, sys, types
+
+CONTEXT = 300 << 20
+
+
+def nvmlInit():
+    pass
+
+
+def nvmlDeviceGetHandleByUUID(uuid):
+    return uuid
+
+
+def nvmlDeviceGetComputeRunningProcesses(handle):
+    reserved = sys.modules["torch"].cuda.max_memory_reserved()
+    return [types.SimpleNamespace(pid=os.getpid(), usedGpuMemory=reserved + CONTEXT)]
+'''
+
+
 @pytest.fixture
 def two_gpu_ranks(fake_cuda, monkeypatch):
     """A stand-in host with two GPUs and one 2-rank case, rank 0 planting 1 GiB and rank 1 3 GiB, under a 2 GiB budget."""
@@ -189,7 +211,7 @@ def two_gpu_ranks(fake_cuda, monkeypatch):
         def test_two(gpu_budget):
             gpu_budget.measure(Scenario(name="two", command=[sys.executable, "launch.py", "1", "3"], ranks=2))
     ''')
-    pytester.makepyfile(launch=LAUNCH, rank=RANK)
+    pytester.makepyfile(launch=LAUNCH, rank=RANK, pynvml=FAKE_NVML)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     return pytester
 
@@ -207,6 +229,13 @@ def test_each_ranks_gpu_peaks_are_its_own_and_a_vram_budget_applies_to_each(two_
     assert ranks[1]["phases"]["train_step_1"]["vram_allocated"] == 3 * 2**30, ranks[1]["phases"]
     assert row["peaks"]["vram_allocated"] == 3 * 2**30 and row["verdict"] == "over-budget", row["message"]
     assert row["message"] == "rank 1: GPU allocated peak 3.00 GiB > budget 2.00 GiB", row["message"]
+    # NVML's figure of each rank's own process, read in the rank: its reserved bytes (allocated + 1 GiB in the
+    # stand-in) and the context; the row's is the largest rank's
+    context = 300 << 20
+    assert ranks[1]["peaks"]["vram_device"] == 4 * 2**30 + context, ranks[1]["peaks"]
+    assert ranks[1]["phases"]["train_step_1"]["vram_device"] == 4 * 2**30 + context, ranks[1]["phases"]
+    assert ranks[0]["peaks"]["vram_device"] == 2 * 2**30 + context, ranks[0]["peaks"]
+    assert row["peaks"]["vram_device"] == 4 * 2**30 + context
 
 
 def test_a_ranked_case_on_fewer_gpus_than_ranks_is_skipped_with_the_reason(two_gpu_ranks):

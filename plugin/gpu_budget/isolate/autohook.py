@@ -139,6 +139,37 @@ def report_exit() -> None:
         script.send(message)
 
 
+class RankDevice:
+    """A rank's own memory on its GPU as NVML sees it (`vram_device`), beside the allocator's peaks it reports.
+
+    Opened at the rank's first report after it initialised CUDA (phase marks
+    and the exit report call it through script.cuda_peaks): NVML is matched to
+    the rank's process by pid, else as the only process on its device
+    (measure/nvml.py; a rank per GPU, as placement gives). From then a sampler
+    keeps each phase's peak; the phase in which CUDA was first used is read
+    once, at its end (a lower bound: the caching allocator hands memory back
+    only on empty_cache). No figure where NVML is absent or matches nothing.
+    """
+
+    def __init__(self) -> None:
+        self.sampler = None  # an nvml.PeakSampler once opened
+        self.opened = False
+
+    def __call__(self, torch) -> dict[str, int]:
+        if not self.opened:
+            self.opened = True
+            from gpu_budget.measure import nvml  # here: a process that never reports CUDA pays nothing for it
+
+            memory, _ = nvml.open_for(torch, torch.cuda.current_device(), None)
+            if memory is not None:
+                self.sampler = nvml.PeakSampler(memory.read)
+        if self.sampler is None:
+            return {}
+        peak = self.sampler.peak()
+        self.sampler.reset()
+        return {} if peak is None else {"vram_device": peak}
+
+
 class _Keep:
     """What multiprocessing's after-fork registry holds weakly for our entry."""
 
@@ -165,5 +196,7 @@ def install() -> None:
         watch.hooks.pop(name)(sys.modules[name])
     sys.meta_path.insert(0, watch)
     sys.excepthook = _report_failure
+    if script.rank() is not None:
+        script._device = RankDevice()
     atexit.register(report_exit)
     os.register_at_fork(after_in_child=_after_fork_in_child)

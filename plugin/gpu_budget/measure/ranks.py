@@ -37,7 +37,8 @@ def by_rank(phases: list[dict]) -> list[dict]:
 
 def with_cuda(summary: dict, rank_cuda: dict) -> dict:
     """A command summary with each rank's GPU peaks, as its own process reported them (the allocator's peaks at
-    its phase marks and exit): per rank and phase, and the case's peaks their largest over the ranks."""
+    its phase marks and exit, and NVML's figure of its process): per rank and phase, and the case's peaks their
+    largest over the ranks."""
     if not rank_cuda or not summary.get("ranks"):
         return summary
     for entry in summary["ranks"]:
@@ -45,7 +46,7 @@ def with_cuda(summary: dict, rank_cuda: dict) -> dict:
         entry["peaks"].update(reported.get("peaks", {}))
         for name, figures in (reported.get("phases") or {}).items():
             entry["phases"].setdefault(name, {}).update(figures)
-    for metric in ("vram_allocated", "vram_reserved"):
+    for metric in ("vram_allocated", "vram_reserved", "vram_device"):
         values = [r["peaks"][metric] for r in summary["ranks"] if r["peaks"].get(metric) is not None]
         summary["peaks"][metric] = max(values) if values else None
     summary["cuda"] = any(r["peaks"].get("vram_allocated") is not None for r in summary["ranks"])

@@ -217,7 +217,7 @@ TRACEBACK_TAIL = 12  # lines of a failed child's traceback kept in the test's re
 
 def _all_peaks(peaks: Mapping) -> str:
     labels = {"ram_tree": "RAM tree", "ram": "RAM main", "ram_tensor": "tensors", "vram_allocated": "VRAM allocated",
-              "vram_reserved": "VRAM reserved"}
+              "vram_reserved": "VRAM reserved", "vram_device": "VRAM NVML"}
     return ", ".join(f"{label} {format_size(peaks[k])}" for k, label in labels.items() if peaks.get(k) is not None) or "-"
 
 
