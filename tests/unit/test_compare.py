@@ -146,3 +146,18 @@ def test_drift_is_said_only_where_numbers_move():
     assert moved.note() == "setup differs from the baseline's: packages -boto3; import floor +12.00 MiB (taken off the host RAM peak)"
     threads = Setup.between(then, {**then, "threads": 2})
     assert threads.described == ("threads 1 -> 2",) and threads.policy == "setup"
+
+
+def test_update_re_records_an_entry_of_another_setup_and_keeps_one_of_this_setup():
+    """After --gpu-budget-update every entry is this setup's, so the next run says no "setup differs"."""
+    from gpu_budget.judge.compare import Setup
+
+    then = {"cpu": "A", "floor": 300 * MiB, "torch": "2.13.0"}
+    other = Setup.between(then, {**then, "cpu": "B"})
+    same = Setup.between(then, dict(then))
+    j = judge(m(1000 * MiB), Budget(), base(1000 * MiB), TOL, ci=True, update=True, setup=other)
+    assert (j.verdict, j.passed, j.write_baseline) == ("pass", True, True) and "re-recorded" in j.message
+    j = judge(m(1000 * MiB), Budget(), base(1000 * MiB), TOL, ci=True, update=True, setup=same)
+    assert (j.verdict, j.passed, j.write_baseline) == ("pass", True, False)
+    j = judge(m(1000 * MiB), Budget(), base(1000 * MiB), TOL, ci=True, update=False, setup=other)
+    assert (j.passed, j.write_baseline) == (True, False)

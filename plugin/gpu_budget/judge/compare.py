@@ -225,6 +225,8 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
         action = "baseline updated" if update else "update the baseline (--gpu-budget-update)"
         return Judgement(Verdict.IMPROVED, True, "; ".join(notes + improved + [action]), change, update)
     verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.PASS
+    if update and (setup.diffs or setup.quiet):  # recorded on another setup: the entry is this setup's from now on
+        return Judgement(verdict, True, "; ".join(notes + ["baseline re-recorded on this setup"]), change, True)
     return Judgement(verdict, True, "; ".join(notes) or "within budget and baseline", change)
 
 

@@ -118,7 +118,8 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("gpu_budget", "run the memory-budget tests (skipped otherwise).", switch, False, is_switch=True),
-    Option("gpu_budget_update", "write new and changed baseline entries; prune entries of deleted tests only when "
+    Option("gpu_budget_update", "write new and changed baseline entries, and re-record those recorded on another setup (so the next run "
+           "compares like with like); prune entries of deleted tests only when "
            "the whole suite ran (no -k, -m, node ids or deselection).", switch, False, is_switch=True),
     Option("gpu_budget_baselines", "baselines folder, relative to the rootdir (entries live in "
            "FOLDER/HARDWARE-KEY/TEST-MODULE.json).", text, "baselines", "DIR"),
