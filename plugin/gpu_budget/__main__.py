@@ -6,7 +6,7 @@ import sys
 def main() -> int:
     commands = {"findings": "turn a JSON report into FINDINGS.md",
                 "estimate": "estimate CASE ...: GPU-free step peak of the Scenarios named (and its error against real runs)",
-                "baselines": "baselines drop --scale SCALE FOLDER: remove a scale's entries, to re-record them",
+                "baselines": "baselines drop --scale SCALE FOLDER|FILE ...: remove a scale's entries, to re-record them",
                 "options": "print docs/options.md: the options table, from the option definitions"}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print("usage: python -m gpu_budget <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items()),

@@ -151,6 +151,17 @@ def test_drop_removes_one_scale_everywhere_and_keeps_the_others(tmp_path, capsys
     assert "dropped the 'tiny' entries" in capsys.readouterr().out
 
 
+def test_drop_takes_files_too_and_names_a_path_that_is_neither(tmp_path, capsys):
+    one, other = tmp_path / "hw" / "a.json", tmp_path / "hw" / "b.json"
+    for path in (one, other):
+        baselines.store(path, "real", {"test_a": GOOD_ENTRY})
+    assert baselines.main(["drop", "--scale", "real", str(one)]) == 0
+    assert baselines.load(one)["entries"] == {} and set(baselines.load(other)["entries"]) == {"real"}
+    with pytest.raises(SystemExit):
+        baselines.main(["drop", "--scale", "real", str(tmp_path / "nope.json")])
+    assert "nope.json is neither a folder nor a baseline file" in capsys.readouterr().err
+
+
 def test_an_entry_crosses_its_file_unchanged(tmp_path):
     """Read back as a typed Entry and written again, an entry is the same JSON."""
     path = tmp_path / "hw" / "m.json"

@@ -313,7 +313,7 @@ def entry_from(measurement: Measurement, scenario: dict, tolerance: Tolerance, f
 
 
 def main(argv: list[str]) -> int:
-    """`python -m gpu_budget baselines drop --scale SCALE FOLDER`: remove one scale's entries from every file.
+    """`python -m gpu_budget baselines drop --scale SCALE FOLDER|FILE ...`: remove one scale's entries.
 
     Re-recording starts here: --gpu-budget-update then writes every case anew
     (it rewrites only new and changed entries otherwise). Other scales stay.
@@ -322,13 +322,20 @@ def main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m gpu_budget baselines")
     sub = parser.add_subparsers(dest="command", required=True)
-    drop = sub.add_parser("drop", help="remove one scale's entries from every baseline file in FOLDER (recursively)")
+    drop = sub.add_parser("drop", help="remove one scale's entries from every baseline file in each FOLDER "
+                                       "(recursively), or from each FILE named")
     drop.add_argument("--scale", required=True)
-    drop.add_argument("folder", type=Path)
+    drop.add_argument("paths", type=Path, nargs="+", metavar="FOLDER|FILE")
     args = parser.parse_args(argv)
-    if not args.folder.is_dir():
-        parser.error(f"{args.folder} is not a folder")
-    for path in sorted(args.folder.rglob("*.json")):
+    files = []
+    for given in args.paths:
+        if given.is_dir():
+            files += sorted(given.rglob("*.json"))
+        elif given.is_file():
+            files.append(given)
+        else:
+            parser.error(f"{given} is neither a folder nor a baseline file")
+    for path in files:
         if args.scale in load(path)["entries"]:
             store(path, args.scale, {}, prune_except=set())
             print(f"{path}: dropped the {args.scale!r} entries")
