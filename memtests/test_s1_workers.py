@@ -25,12 +25,19 @@ The fixes: lazy loading from disk (lazy_data: each worker decodes the clips it
 is asked for) and shared memory (shared_memory: one float32 tensor the workers
 read views of) keep the workers' copies out; fewer workers (fewer_workers: one)
 does not under fork, since one worker still reads, and copies, every clip.
+
+Per device: the budget is a CPU host's main process plus its workers. On a
+CUDA host the main process also holds the CUDA runtime's host memory, and the
+GPU image's import floor is its own, so the tiny budget does not apply there
+(measured on an H100: docs/gpu-results.md); the rows are gated by their
+baselines, and the workers' copies are checked by their share of the tree.
 """
 
 import pytest
 from s1_wav2vec2.scenarios import WORKERS
 
-BUDGET = {"ram": {"tiny": "1317 MiB"}, "origin": "measured-main", "tolerance": {"rel": 0.02, "abs": "4 MiB"}}
+BUDGET = {"ram": {"tiny": "1317 MiB"}, "origin": "measured-main", "tolerance": {"rel": 0.02, "abs": "4 MiB"},
+          "cuda": {"ram": None, "expect": None}}  # see "Per device"
 MiB = 2**20
 
 FIXES = {  # fix -> (a fact that shows the fix took effect, the verdict expected against the budget)
@@ -50,8 +57,9 @@ def test_as_reported(gpu_budget):
     row = gpu_budget.measure(WORKERS, label="as-reported")
     info = row.info
     assert info["dataloader_workers"] == 4 and info["dataloader_start"] == info["start_method"] == "fork"
-    # what the gate saw before it read the tree: within the budget, the blow-up unseen
-    assert row.peaks["ram"] <= gpu_budget.budget.ram
+    if gpu_budget.budget.ram is not None:  # a CPU host ("Per device")
+        # what the gate saw before it read the tree: within the budget, the blow-up unseen
+        assert row.peaks["ram"] <= gpu_budget.budget.ram
     # each clip is read by one worker an epoch (train and eval): together the workers copy about all of it
     held = info["dataset_held_bytes"] / MiB
     assert _workers_added(row) >= 0.75 * held, (_workers_added(row), held)
@@ -61,7 +69,7 @@ def test_as_reported(gpu_budget):
 @pytest.mark.gpu_budget(**BUDGET)
 def test_fix(gpu_budget, fix):
     took_effect, expect = FIXES[fix]
-    row = gpu_budget.measure(CASES[fix], label=fix, expect=expect)
+    row = gpu_budget.measure(CASES[fix], label=fix, expect=expect if gpu_budget.budget.ram is not None else None)
     assert took_effect(row.info), row.info
 
 
