@@ -97,3 +97,13 @@ def test_pin_reaches_the_children_and_not_this_process():
     for key, value in dispatch.pin_env("avx2", environ=before).items():
         assert isolate.forkserver_environ("avx2")[key] == value
     assert device["setup"]["floor"] > 0
+
+
+def test_a_preload_module_that_failed_to_import_is_marked_in_the_fingerprint():
+    """The forkserver skips a preload import that fails, silently; the floor is then made without it (a GPU host
+    missing one wheel read S2's floor 136 MiB lower), so the fingerprint says so and the setup policy sees it."""
+    from gpu_budget.judge.fingerprint import NOT_IMPORTED, preload_seen
+
+    assert preload_seen(["json", "os"], {"json": 1, "os": 1}) == "json os"
+    assert preload_seen(["json", "s1_runner"], {"json": 1}) == f"json s1_runner{NOT_IMPORTED}"
+    assert preload_seen((), {}) == ""

@@ -211,11 +211,14 @@ class _Run:
     history: _MemoryHistory | None = None
 
 
-def _probe(emit) -> None:
-    from gpu_budget.judge.fingerprint import child_facts
+def _probe(emit, preload: list[str]) -> None:
+    from gpu_budget.judge.fingerprint import NOT_IMPORTED, child_facts, preload_seen
     from gpu_budget.measure.meter import device_info
 
     facts = child_facts()  # first: the floor is what the child starts with
+    seen = preload_seen(preload)
+    if NOT_IMPORTED in seen:  # else the parent's list stands (a probe of no preload list changes nothing)
+        facts["preload"] = seen
     emit(events.DeviceSeen({**device_info(), "setup": facts}))
 
 
@@ -248,6 +251,7 @@ def _measure_runner(func, request: dict, scenario: dict, assets: Path, malloc: s
         planted_tensor = _plant_tensor(int(scenario["params"].get("plant_tensor_bytes", 0)))  # noqa: F841
         info = func(ctx) or {}
     meter.stop()
+    meter.whole_run()  # a runner that marked no phase is one phase, "run"
     summary = meter.summary()
     meter.close()
     if run.history is not None:
@@ -299,7 +303,7 @@ def main(request: dict, out_path: str) -> None:
             _hide_gpus()
         _refuse_bad_fork()
         if mode == "probe":
-            return _probe(emit)
+            return _probe(emit, request.get("preload", []))
         malloc = request.get("malloc", "steady")
         if malloc == "steady" and not steady_malloc():
             malloc = "system (mallopt unavailable)"

@@ -172,7 +172,7 @@ def _end_leftovers(pgid: int) -> None:
 def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> dict:
     """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions,
     and its setup (fingerprint.child_facts: the floor it starts at, the kernels' capability, the packages)."""
-    seen, ending = run_child({"mode": "probe", "threads": 1}, timeout, preload, dispatch_mode)
+    seen, ending = run_child({"mode": "probe", "threads": 1, "preload": list(preload)}, timeout, preload, dispatch_mode)
     device = events.first(seen, events.DeviceSeen)
     if device is None:
         error = events.first(seen, events.Failed)

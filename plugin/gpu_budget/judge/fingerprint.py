@@ -151,6 +151,16 @@ def child_facts() -> dict[str, Any]:
     return {"floor": floor, "isa": isa, "packages": imported_packages()}
 
 
+NOT_IMPORTED = "(not-imported)"  # no space: the preload list is split on whitespace
+
+
+def preload_seen(preload: list[str] | tuple[str, ...], modules=None) -> str:
+    """The preload list as a child of the forkserver found it: a module whose import failed there (the forkserver
+    skips it silently) is marked, so the fingerprint says the floor was made without it."""
+    modules = sys.modules if modules is None else modules
+    return " ".join(name if name in modules else f"{name}{NOT_IMPORTED}" for name in preload)
+
+
 def imported_packages() -> dict[str, str]:
     """Distribution -> version of every distribution this process has imported from."""
     from importlib import metadata

@@ -183,6 +183,7 @@ class Meter:
             self.use_cuda = cuda_available()
         self._cuda = _Cuda() if self.use_cuda else None
         self._open: tuple[str, int | None, float] | None = None
+        self._born = time.perf_counter()
         self._main: int | None = None  # follow()'s pid
         if self.tree is None or self.tree is True:
             self.tree = (ProcessTree(on_poll=self.on_tree, count_root=not self.external).report_exits().start()
@@ -264,6 +265,14 @@ class Meter:
         if self.on_phase is not None:
             self.on_phase(record)
         return record
+
+    def whole_run(self, name: str = "run") -> None:
+        """Where the run marked no phase, record it whole as one: its peaks since this meter began (nothing was
+        reset), so a runner without phases is gated like any other instead of passing with no figure."""
+        if self.phases or self._open is not None:
+            return
+        self._open = (name, None, self._born)
+        self.stop()
 
     @contextmanager
     def phase(self, name: str, step: int | None = None) -> Iterator[None]:

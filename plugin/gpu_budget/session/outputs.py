@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gpu_budget.judge import fingerprint
 from gpu_budget.report import artifacts
 from gpu_budget.report import terminal as report
 from gpu_budget.search.explore import Exploration
@@ -58,6 +59,12 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
         write(f"setup: {fp.get('cpu')} ({fp.get('cpu_level')}), kernels {fp.get('isa')} (dispatch {fp.get('dispatch')}), "
               f"{fp.get('threads')} thread(s) per child, malloc {fp.get('malloc')}, import floor "
               f"{format_size(fp.get('floor'))}")
+        failed = [name.removesuffix(fingerprint.NOT_IMPORTED) for name in (fp.get("preload") or "").split()
+                  if name.endswith(fingerprint.NOT_IMPORTED)]
+        if failed:
+            write(f"preload: {', '.join(failed)} failed to import in the forkserver (run `python -c 'import "
+                  f"{failed[0]}'` to see why): the children import it themselves, so the import floor is lower "
+                  f"and the host RAM figures are not those of a session that preloads it")
     for line in report.setup_lines(data.rows):
         write(line)
     if pinned_gpu is not None:
