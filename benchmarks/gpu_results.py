@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "plugin"))
-from gpu_budget.units import format_size  # noqa: E402
+from gpu_budget.units import format_size
 
 DOC = ROOT / "docs/gpu-results.md"
 RESULTS = "benchmarks/results"
@@ -73,8 +73,8 @@ def runs_table() -> list[str]:
 
 
 def reproduction(first: dict[str, dict], second: dict[str, dict]) -> tuple[list[str], dict]:
-    out = ["| case | allocated, run 1 | run 2 | reproduced | reserved | NVML device | allocated <= reserved <= NVML "
-           "| host RAM tree, run 1 | run 2 | run 2's verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
+    out = [("| case | allocated, run 1 | run 2 | reproduced | reserved | NVML device | allocated <= reserved <= NVML "
+            "| host RAM tree, run 1 | run 2 | run 2's verdict |"), "|---|---|---|---|---|---|---|---|---|---|"]
     both = exact = nested = with_cuda = 0
     for nodeid, r1 in first.items():
         p1, r2 = r1["peaks"], second.get(nodeid)
@@ -125,7 +125,7 @@ def s2_steps(first: dict[str, dict]) -> list[str]:
     for nodeid, r in first.items():
         if not nodeid.startswith("memtests/test_s2_paraformer.py::") or r["label"] not in S2_STEPS:
             continue
-        for name, phase in r["phases"].items():
+        for phase in r["phases"].values():
             if phase.get("step") is not None:
                 out.append(f"| {r['label']} | {phase['step']} | {format_size(phase['vram_allocated'])} "
                            f"| {format_size(phase['vram_reserved'])} | {format_size(phase['vram_device'])} |")
@@ -162,9 +162,9 @@ def render() -> str:
         "",
         "## The allocated peak reproduces; the three VRAM figures nest",
         "",
-        f"{n['with_cuda']} cases have a CUDA figure in run 1; {n['both']} of them were measured again in run 2, and "
-        f"the allocated peak of {n['exact']} of those {n['both']} is the same to the byte. In all {n['with_cuda']}, "
-        f"allocated <= reserved <= NVML device holds in {n['nested']} (NVML matched each child by its pid).",
+        (f"{n['with_cuda']} cases have a CUDA figure in run 1; {n['both']} of them were measured again in run 2, and "
+         f"the allocated peak of {n['exact']} of those {n['both']} is the same to the byte. In all {n['with_cuda']}, "
+         f"allocated <= reserved <= NVML device holds in {n['nested']} (NVML matched each child by its pid)."),
         "",
         *table,
         "",

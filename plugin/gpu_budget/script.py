@@ -86,7 +86,7 @@ def cuda_peaks() -> dict[str, int] | None:
     try:
         if _device is not None:
             out.update(_device(torch))
-    except Exception:  # noqa: BLE001  NVML's figure is reported beside the allocator's, never needed
+    except Exception:  # noqa: BLE001, S110  NVML's figure is reported beside the allocator's, never needed
         pass
     try:
         torch.cuda.reset_peak_memory_stats()

@@ -9,8 +9,8 @@ checker's text changes, fails here; an allow-list entry that no longer matches f
 
 import pytest
 import test_docs_figures
-import test_gpu_results
 import test_estimator_doc_figures
+import test_gpu_results
 import test_readme_figures
 from doc_figures import FIGURE, ROOT, document, flat, unsourced
 
