@@ -174,6 +174,11 @@ def _load(ctx, label2id: dict, quantization):
     if quantization is not None:
         kwargs.update(quantization_config=quantization, device_map={"": 0 if ctx.device == "cuda" else "cpu"})
     model, loading = Wav2Vec2ForSequenceClassification.from_pretrained(path, output_loading_info=True, **kwargs)
+    if model.classifier.out_features != len(label2id):  # seen on a GPU host: 8/4-bit loading on CUDA (transformers 5.17)
+        raise RuntimeError(f"from_pretrained kept the checkpoint's {model.classifier.out_features}-label head although "
+                           f"num_labels={len(label2id)} and ignore_mismatched_sizes=True were given "
+                           f"(quantization: {'yes' if quantization is not None else 'no'}, device {ctx.device}): the "
+                           f"head was not re-initialised, so the loss would compare mismatched batches")
     fe = Wav2Vec2FeatureExtractor.from_pretrained(path)
     facts = {
         "checkpoint_bytes": sum(f.stat().st_size for f in path.glob("*.safetensors")),
