@@ -725,11 +725,41 @@ def suite(su: dict | None) -> list[str]:
                 ram = f"{c['ram'] / 2**30:.2f} GiB" if c.get("ram") else "-"
                 wall = f"{c['wall_s']:.0f} s" if c.get("wall_s") else "-"
                 out.append(f"| {c['nodeid']} | {c['verdict']} | {wall} | {ram} |")
+    out += gate_time(su)
     if su.get("remarks"):
         out += ["", "What the rows above do not say by themselves:", ""] + [f"- {r}" for r in su["remarks"]]
     out += ["", "The command of each part (reports under `benchmarks/results/`):", ""]
     out += [f"- {p['part']}: `{p['command']}`" for p in su["parts"]]
     return out + [""]
+
+
+def gate_time(su: dict) -> list[str]:
+    """Where each tiny part's time went: children's time per module split by phase, and per xdist worker."""
+    timed = [p for p in su["parts"] if p["part"].startswith("tiny") and p.get("time")]
+    if not timed:
+        return []
+    out = ["", "### Where the tiny gate's time goes", "",
+           ("Children's wall time from each tiny part's report, summed per scenario module: optimizer steps, the other "
+            "phases (load, data, evaluation, a command's start-up before its first mark) and the rest of the child "
+            "(fork, prepare, set-up and teardown). The per-worker sums show how evenly xdist shared the cases: the "
+            "wall time is at least the larger sum plus the session's start. `tiny` is the README's command (the gate "
+            "picks xdist's work-stealing scheduler); `tiny-load` asks for xdist's default `--dist load`, run beside it."),
+           ""]
+    for p in timed:
+        mods, workers = p["time"]["modules"], p["time"]["workers"]
+        total = {f: sum(m[f] for m in mods.values()) for f in ("cases", "child_s", "steps_s", "phases_s", "outside_s")}
+        out += [f"{p['part']} ({p['wall_s'] / 60:.1f} min wall):", "",
+                "| module | cases | children's time | optimizer steps | other phases | rest of the child |",
+                "|---|---|---|---|---|---|"]
+        for name, m in sorted(mods.items(), key=lambda kv: -kv[1]["child_s"]):
+            out.append(f"| {name} | {m['cases']} | {m['child_s']:.0f} s | {m['steps_s']:.0f} s | {m['phases_s']:.0f} s "
+                       f"| {m['outside_s']:.0f} s |")
+        out.append(f"| all | {total['cases']} | {total['child_s']:.0f} s | {total['steps_s']:.0f} s "
+                   f"({total['steps_s'] / total['child_s']:.0%}) | {total['phases_s']:.0f} s | {total['outside_s']:.0f} s |")
+        sums = ", ".join(f"{w} {s:.0f} s" for w, s in workers.items())
+        spread = max(workers.values()) - min(workers.values()) if len(workers) > 1 else 0.0
+        out += ["", f"Children's time per worker: {sums} (one worker idle for {spread:.0f} s of it).", ""]
+    return out[:-1]
 
 
 # -- closing --------------------------------------------------------------------------------------

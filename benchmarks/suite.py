@@ -36,6 +36,8 @@ from benchmarks.common import RESULTS, ROOT, write
 
 PARTS = {
     "tiny": ["--gpu-budget-scale", "tiny", "-n", "2"],  # the README's gate command
+    # the same with xdist's default scheduler asked for: the side-by-side for the gate's own choice, work stealing
+    "tiny-load": ["--gpu-budget-scale", "tiny", "-n", "2", "--dist", "load"],
     # serial: one multi-GiB case at a time; a 50 s-clip wav2vec2-base child takes minutes, not the default 15
     "real": ["--gpu-budget-scale", "real", "-p", "no:xdist", "--gpu-budget-timeout", "3600"],
 }
@@ -78,7 +80,39 @@ def run_part(part: str, select: list[str], record_new: bool) -> dict:
             "summary": found[-1] if found else "(no pytest summary line: " + proc.stdout.strip()[-300:] + ")",
             "cases": [{"nodeid": r.get("nodeid"), "label": r.get("label"), "verdict": r.get("verdict"),
                        "wall_s": r.get("wall_seconds"), "ram": (r.get("peaks") or {}).get("ram"),
-                       "ram_tree": (r.get("peaks") or {}).get("ram_tree")} for r in rows]}
+                       "ram_tree": (r.get("peaks") or {}).get("ram_tree")} for r in rows],
+            "time": time_split(rows)}
+
+
+def time_split(rows: list[dict]) -> dict:
+    """Where a part's child time went, per scenario module and per xdist worker, from its report's rows.
+
+    Per module: the children's wall time, split into optimizer steps, the other
+    phases (load, data, evaluation; a command's start-up before its first mark
+    is its phase "run") and the rest (fork, prepare, the child's own set-up and
+    teardown). Per worker: the children's wall time each xdist worker ran, whose
+    difference is time one worker idled while the other still measured.
+    """
+    modules: dict[str, dict] = {}
+    workers: dict[str, float] = {}
+    for r in rows:
+        wall = r.get("wall_seconds")
+        if wall is None:
+            continue
+        phases = list((r.get("phases") or {}).values())
+        steps = sum(p["seconds"] for p in phases if p.get("step") is not None)
+        other = sum(p["seconds"] for p in phases if p.get("step") is None)
+        m = modules.setdefault(r["nodeid"].split("::")[0], {"cases": 0, "child_s": 0.0, "steps_s": 0.0,
+                                                            "phases_s": 0.0, "outside_s": 0.0})
+        m["cases"] += 1
+        m["child_s"] += wall
+        m["steps_s"] += steps
+        m["phases_s"] += other
+        m["outside_s"] += max(0.0, wall - steps - other)
+        worker = (r.get("worker") or {}).get("worker", "serial")
+        workers[worker] = workers.get(worker, 0.0) + wall
+    rounded = {k: {f: round(v, 1) if isinstance(v, float) else v for f, v in m.items()} for k, m in modules.items()}
+    return {"modules": rounded, "workers": {k: round(v, 1) for k, v in sorted(workers.items())}}
 
 
 def main() -> None:

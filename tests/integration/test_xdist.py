@@ -269,3 +269,22 @@ def test_a_serial_run_pins_the_gpus_one_worker_would_hold(visible, count, pinned
 ])
 def test_visible_gpus_from_cuda_visible_devices(value, gpus):
     assert visible_gpus({"CUDA_VISIBLE_DEVICES": value}) == gpus
+
+
+@pytest.mark.parametrize(("args", "scheduler"), [((), "WorkStealingScheduling"),
+                                                 (("--dist", "load"), "LoadScheduling"),
+                                                 (("--dist=loadfile",), "LoadFileScheduling")])
+def test_the_gate_schedules_by_work_stealing_unless_dist_is_given(planted, args, scheduler):
+    """`load` queues cases ahead on a worker that cannot give them back: long cases piled up on one of two."""
+    result, report, _ = _run(planted, "sched", "-v", *args, "-k", "param or fits", workers=2)
+    result.assert_outcomes(passed=4)
+    assert f"scheduling tests via {scheduler}" in result.stdout.str()
+    assert len(report["results"]) == 4
+
+
+def test_without_the_gate_xdist_keeps_its_default(pytester, monkeypatch):
+    pytester.makepyfile(test_plain="def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2", "-v")
+    result.assert_outcomes(passed=2)
+    assert "scheduling tests via LoadScheduling" in result.stdout.str()

@@ -10,6 +10,12 @@ Registered only when xdist is installed (pytest_plugin.py). Two jobs:
   run the session's thread count (one by default, as in a serial run, so
   both give the same peaks). On a CPU host two workers then never measure
   while fighting over one core.
+- Scheduling. With `-n` and no `--dist`, the gate's cases are handed out by
+  xdist's own work-stealing scheduler (`--dist worksteal`) instead of its
+  default `load`: measured cases run 3 to 25 s each, and `load` queues them
+  ahead on a worker that cannot give them back, so the long ones pile up on
+  one worker while the other idles (docs/options.md gives the measured
+  imbalance). An explicit `--dist` is kept as given.
 - Records. Workers never write baselines or reports. They ship their
   SessionData (session_data.py: result rows, notes, explorations, the
   baseline entries to write, which budget tests they collected and whether
@@ -48,6 +54,14 @@ class XdistBudget:
         os.sched_setaffinity(0, placement.cpus)  # the forkserver and its children inherit the mask
         self.session.place(placement.to_json())
 
+    # -- controller: scheduling ---------------------------------------------
+    def pytest_xdist_make_scheduler(self, config, log):
+        if not self.session.options.enabled or config.getoption("dist") != "load" or _dist_given(config):
+            return None  # xdist's own choice
+        from xdist.scheduler import WorkStealingScheduling
+
+        return WorkStealingScheduling(config, log)
+
     # -- worker -------------------------------------------------------------
     def pytest_sessionfinish(self, session) -> None:
         workeroutput = getattr(session.config, "workeroutput", None)
@@ -59,3 +73,11 @@ class XdistBudget:
         output = getattr(node, "workeroutput", None) or {}
         if _OUTPUT_KEY in output:
             self.session.data.merge(SessionData.from_json(json.loads(output[_OUTPUT_KEY])))
+
+
+def _dist_given(config) -> bool:
+    """Whether --dist was asked for anywhere: the command line, PYTEST_ADDOPTS or the ini file's addopts."""
+    ini = config.getini("addopts")
+    words = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split(),
+             *(ini.split() if isinstance(ini, str) else ini)]
+    return any(w == "--dist" or w.startswith("--dist=") for w in words)
