@@ -716,7 +716,8 @@ def suite(su: dict | None) -> list[str]:
     reruns = [p for p in real if p not in counted]
     if real:
         out += ["", f"Real-scale CPU cases in all: {sum(p['wall_s'] for p in counted) / 60:.0f} min for "
-                    f"{sum(len(p['cases']) for p in counted)} measured rows, serial (one multi-GiB child at a time)"
+                    f"{sum(len(p['cases']) for p in counted)} measured rows, each module's cases serial (one multi-GiB child "
+                    "at a time in a session)"
                     + (f"; not counted: {len(reruns)} re-run of single tests of a module timed whole above." if reruns else "."),
                 "",
                 "| real-scale case | verdict | child wall time | peak RAM |", "|---|---|---|---|"]

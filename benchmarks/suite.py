@@ -120,20 +120,24 @@ def main() -> None:
     parser.add_argument("--parts", default="tiny,real")
     parser.add_argument("--select", default="", help="comma-separated node ids or paths (default: memtests)")
     parser.add_argument("--append", action="store_true", help="keep the other parts already in suite.json")
+    parser.add_argument("--remark", action="append", default=[],
+                        help="a fact the rows do not show (e.g. two parts run side by side), kept with --append")
     parser.add_argument("--record-new", action="store_true",
                         help="record cases without a baseline into baselines/ itself (the rest are compared)")
     args = parser.parse_args()
     select = [s for s in args.select.split(",") if s]
-    parts = []
+    parts, remarks = [], []
     existing = RESULTS / "suite.json"
     if args.append and existing.exists():
-        parts = json.loads(existing.read_text())["parts"]
-    for part in args.parts.split(","):
+        kept = json.loads(existing.read_text())
+        parts, remarks = kept["parts"], kept.get("remarks", [])
+    remarks += args.remark
+    for part in [p for p in args.parts.split(",") if p]:
         print(f"suite: {part} {slug(select)} ...", flush=True)
         new = run_part(part, select, args.record_new)
         parts = [p for p in parts if (p["part"], p.get("selection")) != (part, new["selection"])] + [new]
         print(f"suite: {part} {slug(select)}: {new['wall_s']:.0f} s, {new['summary']}", flush=True)
-        write("suite", {"parts": parts})  # after every part: a later crash loses nothing measured
+        write("suite", {"parts": parts, **({"remarks": remarks} if remarks else {})})  # a later crash loses nothing
 
 
 if __name__ == "__main__":
