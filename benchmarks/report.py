@@ -743,7 +743,7 @@ def gate_time(su: dict) -> list[str]:
            ("Children's wall time from each tiny part's report, summed per scenario module: optimizer steps, the other "
             "phases (load, data, evaluation, a command's start-up before its first mark) and the rest of the child "
             "(fork, prepare, set-up and teardown). The per-worker sums show how evenly xdist shared the cases: the "
-            "wall time is at least the larger sum plus the session's start. `tiny` is the README's command (the gate "
+            "wall time is at least the larger sum plus the session's start (collection, each worker's forkserver). `tiny` is the README's command (the gate "
             "picks xdist's work-stealing scheduler); `tiny-load` asks for xdist's default `--dist load`, run beside it."),
            ""]
     for p in timed:
@@ -759,7 +759,7 @@ def gate_time(su: dict) -> list[str]:
                    f"({total['steps_s'] / total['child_s']:.0%}) | {total['phases_s']:.0f} s | {total['outside_s']:.0f} s |")
         sums = ", ".join(f"{w} {s:.0f} s" for w, s in workers.items())
         spread = max(workers.values()) - min(workers.values()) if len(workers) > 1 else 0.0
-        out += ["", f"Children's time per worker: {sums} (one worker idle for {spread:.0f} s of it).", ""]
+        out += ["", f"Children's time per worker: {sums} (a difference of {spread:.0f} s).", ""]
     return out[:-1]
 
 

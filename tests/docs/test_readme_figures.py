@@ -145,8 +145,8 @@ def readme_real_scale_run() -> list[str]:
     each = ", ".join(f"{_scenario_of(p)} {p['wall_s'] / 60:.0f} min" for p in parts)
     return shows(text,
                  f"the S1 children peak at {peak / GiB:.0f} GiB (as reported: {clip} s clips, {peak / GiB:.2f} GiB",
-                 f"the real cases took {sum(p['wall_s'] for p in parts) / 60:.0f} min: {each}, its search for the "
-                 f"largest batch within budget included ({s5_search()['runs']} real runs)")
+                 f"the real sessions took {each} ({sum(p['wall_s'] for p in parts) / 60:.0f} min of sessions in all), "
+                 f"S5's search for the largest batch within budget included ({s5_search()['runs']} real runs)")
 
 
 def test_the_real_scale_run_is_the_suite_report():
@@ -568,12 +568,14 @@ def readme_suite_time() -> list[str]:
 
     su = load("benchmarks/results/suite.json")
     tiny = [p for p in su["parts"] if p["part"] == "tiny"]
-    assert len(tiny) == 1
+    load_ = [p for p in su["parts"] if p["part"] == "tiny-load"]
+    assert len(tiny) == len(load_) == 1
     real = counted_real_parts(su)
     return shows(section(BENCHMARKS, "- **Suite time**"),
                  f"the tiny gate (`-n 2`) took {tiny[0]['wall_s'] / 60:.1f} min ({tiny[0]['summary'].split(' in ')[0]}; "
-                 f"the machine's 1-minute load average {tiny[0]['load_average_start']:.1f} at its start). "
-                 f"The real-scale CPU cases took {sum(p['wall_s'] for p in real) / 60:.0f} min")
+                 f"the machine's 1-minute load average {tiny[0]['load_average_start']:.1f} at its start), against "
+                 f"{load_[0]['wall_s'] / 60:.1f} min for the same gate with xdist's default scheduler asked for "
+                 f"(`--dist load`), run beside it. The real-scale CPU cases took {sum(p['wall_s'] for p in real) / 60:.0f} min")
 
 
 def test_the_suite_time_is_the_suite_report():
