@@ -90,8 +90,8 @@ def time_split(rows: list[dict]) -> dict:
     Per module: the children's wall time, split into optimizer steps, the other
     phases (load, data, evaluation; a command's start-up before its first mark
     is its phase "run") and the rest (fork, prepare, the child's own set-up and
-    teardown). Per worker: the children's wall time each xdist worker ran, whose
-    difference is time one worker idled while the other still measured.
+    teardown). Per worker: the children's wall time each xdist worker ran; their
+    difference bounds from below how long one worker had no case while the other measured.
     """
     modules: dict[str, dict] = {}
     workers: dict[str, float] = {}

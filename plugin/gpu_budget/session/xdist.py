@@ -12,10 +12,10 @@ Registered only when xdist is installed (pytest_plugin.py). Two jobs:
   while fighting over one core.
 - Scheduling. With `-n` and no `--dist`, the gate's cases are handed out by
   xdist's own work-stealing scheduler (`--dist worksteal`) instead of its
-  default `load`: measured cases run 3 to 25 s each, and `load` queues them
-  ahead on a worker that cannot give them back, so the long ones pile up on
-  one worker while the other idles (docs/options.md gives the measured
-  imbalance). An explicit `--dist` is kept as given.
+  default `load`: `load` queues cases ahead on a worker that cannot give
+  them back, and measured cases are long, so they can pile up on one worker
+  while the other idles (benchmarks/RESULTS.md, section 6, times both). An
+  explicit `--dist` is kept as given.
 - Records. Workers never write baselines or reports. They ship their
   SessionData (session_data.py: result rows, notes, explorations, the
   baseline entries to write, which budget tests they collected and whether
