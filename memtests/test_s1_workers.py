@@ -36,7 +36,7 @@ baselines, and the workers' copies are checked by their share of the tree.
 import pytest
 from s1_wav2vec2.scenarios import WORKERS
 
-BUDGET = {"ram": {"tiny": "1317 MiB"}, "origin": "measured-main", "tolerance": {"rel": 0.02, "abs": "4 MiB"},
+BUDGET = {"ram": {"tiny": "975 MiB"}, "origin": "measured-main", "tolerance": {"rel": 0.02, "abs": "4 MiB"},
           "cuda": {"ram": None, "expect": None}}  # see "Per device"
 MiB = 2**20
 
