@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from hf_compat import enable_checkpointing_like_trainer
 from transformers import Wav2Vec2ForSequenceClassification
 
 from gpu_budget.estimate import StepPlan, adamw
 from gpu_budget.estimate.fake import known_batch
 from gpu_budget.estimate.quant import quantize
 from gpu_budget.estimate.step import TRAINER_MAX_GRAD_NORM
-from hf_compat import enable_checkpointing_like_trainer
 
 from .model import QUANT_SKIP, adapt, config, input_seconds, label_count, quantized_bits
 

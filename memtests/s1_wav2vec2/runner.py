@@ -45,10 +45,10 @@ for _optional in ("datasets", "soundfile"):  # preloaded with this module where 
 # transformers' Trainer and TrainingArguments import peft: run() imports them, in the measured child. datasets
 # and soundfile (the forkserver preloads datasets itself) come through optional_import: a host that lacks them,
 # or cannot import them, skips the S1 cases with the reason.
+from hf_compat import checkpointing_arg
 from transformers import Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
 
 from gpu_budget import meter_callback
-from hf_compat import checkpointing_arg
 from gpu_budget.requires import optional_import
 
 from .model import QUANT_SKIP, adapt, clip_lengths, config, input_seconds, quantized_bits

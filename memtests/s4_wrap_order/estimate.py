@@ -8,13 +8,13 @@ wrapper raises (the run then goes on without checkpointing, as here).
 from __future__ import annotations
 
 import torch
+from hf_compat import enable_checkpointing_like_trainer
 from transformers import LlamaForCausalLM
 
 from gpu_budget.estimate import StepPlan, adamw
 from gpu_budget.estimate.fake import known_batch
 from gpu_budget.estimate.quant import quantize
 from gpu_budget.estimate.step import TRAINER_MAX_GRAD_NORM
-from hf_compat import enable_checkpointing_like_trainer
 
 from .model import llama_config, peft_in_order, sample, switch
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from torch import nn
-
 from hf_compat import is_checkpointing
+from torch import nn
 
 
 class ModelWrap(nn.Module):

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import tempfile
 
-from gpu_budget import meter_callback
 from hf_compat import checkpointing_arg
+
+from gpu_budget import meter_callback
 
 from .model import llama_config, peft_in_order, sample, switch
 

@@ -26,10 +26,10 @@ _WHERE = {
     "SizeError": "units", "format_size": "units", "parse_size": "units", "meter_callback": "measure.hf_trainer",
     "phase": "script", "step": "script",
 }
-__all__ = sorted(_WHERE)
+__all__ = sorted(_WHERE)  # noqa: PLE0605  the names of _WHERE, listed once
 
 
-def __getattr__(name: str):  # noqa: ANN202
+def __getattr__(name: str):
     if name not in _WHERE:
         raise AttributeError(f"module 'gpu_budget' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"gpu_budget.{_WHERE[name]}"), name)
@@ -41,7 +41,7 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-if TYPE_CHECKING:  # noqa: SIM108  for type checkers and IDEs; at run time __getattr__ imports on first use
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports on first use
     from gpu_budget.declare.fixes import Control, Fix, FixError  # noqa: F401
     from gpu_budget.declare.scenario import Budget, Scenario  # noqa: F401
     from gpu_budget.measure.hf_trainer import meter_callback  # noqa: F401

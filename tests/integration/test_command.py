@@ -209,7 +209,7 @@ def test_pins_reach_the_script_and_its_env_wins_and_is_recorded(command_project)
                                         env={"ENV_OUT": "env.txt", "OMP_NUM_THREADS": "3"}))
     ''')
     pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)
-    env = eval((pytester.path / "env.txt").read_text())  # noqa: S307  the script's own repr of a dict of strings
+    env = eval((pytester.path / "env.txt").read_text())  # the script's own repr of a dict of strings
     assert env["MALLOC_MMAP_THRESHOLD_"] == env["MALLOC_TRIM_THRESHOLD_"] == "131072"
     assert env["MKL_NUM_THREADS"] == "1" and env["OMP_NUM_THREADS"] == "3"  # the scenario's env wins
     if os.uname().machine == "x86_64" and "ATEN_CPU_CAPABILITY" not in os.environ:
@@ -331,6 +331,6 @@ def test_the_hook_adds_little_to_each_python_process_it_runs_in(tmp_path):
     env = {**os.environ, "GPU_BUDGET_SOCKET": str(tmp_path / "s"), "PYTHONPATH": HOOK_DIR}
     hooked = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     count, names = hooked.split(" ", 1)
-    assert eval(names) == ["gpu_budget", "gpu_budget.isolate", "gpu_budget.isolate.autohook", "gpu_budget.measure",  # noqa: S307
+    assert eval(names) == ["gpu_budget", "gpu_budget.isolate", "gpu_budget.isolate.autohook", "gpu_budget.measure",
                            "gpu_budget.measure.procfs", "gpu_budget.script"]
     assert int(count) - int(plain[0]) < 40, (count, plain[0])

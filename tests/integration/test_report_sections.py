@@ -82,8 +82,8 @@ def test_fits(gpu_budget):
     pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-rA")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*- gpu-budget -*", "alloc (tiny): pass; peaks *; budget RAM 2.00 GiB; "
-                                 "baseline * MiB, change RAM tree *%"])
+    result.stdout.fnmatch_lines(["*- gpu-budget -*", ("alloc (tiny): pass; peaks *; budget RAM 2.00 GiB; "
+                                                       "baseline * MiB, change RAM tree *%")])
 
 
 def _row(**changes) -> Result:

@@ -45,16 +45,20 @@ def test_each_option_from_the_command_line(pytester):
     assert (opts.snapshot, opts.remediate_max_runs, opts.explore_examples) == ("never", 2, 5)
 
 
+EVERY_OPTION_INI = (
+    "gpu_budget = true", "gpu_budget_update = yes", "gpu_budget_baselines = b", "gpu_budget_scale = real",
+    "gpu_budget_json = out/r.json", "gpu_budget_timeout = 60", "gpu_budget_threads = 2",
+    "gpu_budget_require_gpu = on", "gpu_budget_malloc = system", "gpu_budget_cpu_dispatch = native",
+    "gpu_budget_snapshot = never", "gpu_budget_remediate = 1", "gpu_budget_remediate_max_runs = 3",
+    "gpu_budget_explore = True", "gpu_budget_explore_examples = 7", "gpu_budget_preload = json csv", "",
+)
+
+
 def test_each_option_from_the_ini_file(pytester, monkeypatch):
     (pytester.path / "b").mkdir()
     (pytester.path / "sub").mkdir()
     monkeypatch.chdir(pytester.path / "sub")  # an ini path is the rootdir's, wherever pytest starts
-    opts = read(pytester, str(pytester.path), ini="\n".join([
-        "gpu_budget = true", "gpu_budget_update = yes", "gpu_budget_baselines = b", "gpu_budget_scale = real",
-        "gpu_budget_json = out/r.json", "gpu_budget_timeout = 60", "gpu_budget_threads = 2",
-        "gpu_budget_require_gpu = on", "gpu_budget_malloc = system", "gpu_budget_cpu_dispatch = native",
-        "gpu_budget_snapshot = never", "gpu_budget_remediate = 1", "gpu_budget_remediate_max_runs = 3",
-        "gpu_budget_explore = True", "gpu_budget_explore_examples = 7", "gpu_budget_preload = json csv", ""]))
+    opts = read(pytester, str(pytester.path), ini="\n".join(EVERY_OPTION_INI))
     assert (opts.enabled, opts.update, opts.require_gpu, opts.remediate, opts.explore) == (True,) * 5
     assert opts.baselines == (pytester.path / "b").resolve() and opts.scale == "real"
     assert opts.json == (pytester.path / "out/r.json").resolve()
