@@ -744,7 +744,8 @@ def gate_time(su: dict) -> list[str]:
             "phases (load, data, evaluation, a command's start-up before its first mark) and the rest of the child "
             "(fork, prepare, set-up and teardown). The per-worker sums show how evenly xdist shared the cases: the "
             "wall time is at least the larger sum plus the session's start (collection, each worker's forkserver). `tiny` is the README's command (the gate "
-            "picks xdist's work-stealing scheduler); `tiny-load` asks for xdist's default `--dist load`, run beside it."),
+            "picks xdist's work-stealing scheduler); `tiny-load` asks for xdist's default `--dist load`, run beside it; "
+            "`tiny@<commit>` is the README's command at that earlier commit, on the same machine (the before of a change)."),
            ""]
     for p in timed:
         mods, workers = p["time"]["modules"], p["time"]["workers"]

@@ -13,9 +13,12 @@ Heavy: the whole machine for minutes to an hour (the real scale holds
 wav2vec2-base children of ~15 GiB); run it when the machine is otherwise
 quiet. Parts run one after the other; `--append` keeps the parts already in
 suite.json (one entry per part and selection), so one scenario module at a
-time can be timed without losing the others.
+time can be timed without losing the others. `--ref REF` runs the parts at an
+earlier commit (a git worktree of it: its memtests, baselines and plugin, this
+interpreter's packages), stored as `<part>@REF`: the "before" of a change to
+the gate's time, timed on the same machine as the "after".
 
-    python -m benchmarks.suite [--parts tiny,real] [--select memtests/...] [--append] [--record-new]
+    python -m benchmarks.suite [--parts tiny,real] [--select memtests/...] [--append] [--record-new] [--ref REF]
     (or: python -m benchmarks.run --only suite)
 """
 
@@ -52,29 +55,36 @@ def slug(select: list[str]) -> str:
         f"__{part}" for part in s.split("::")[1:])).strip("-") for s in select)
 
 
-def run_part(part: str, select: list[str], record_new: bool) -> dict:
+def run_part(part: str, select: list[str], record_new: bool, ref: str | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"bench-suite-{part}-") as tmp:
+        ref = resolve(ref) if ref else None
+        tree = worktree(ref, Path(tmp) / "tree") if ref else ROOT
         if record_new:
             baselines = ROOT / "baselines"
         else:
             baselines = Path(tmp) / "baselines"
-            shutil.copytree(ROOT / "baselines", baselines)
-        report = RESULTS / f"suite-{part}-{slug(select)}.report.json"
+            shutil.copytree(tree / "baselines", baselines)
+        name = f"{part}@{ref}" if ref else part
+        report = RESULTS / f"suite-{name}-{slug(select)}.report.json"
         report.parent.mkdir(parents=True, exist_ok=True)
         report.unlink(missing_ok=True)
         cmd = [sys.executable, "-m", "pytest", "--gpu-budget", *(select or ["memtests"]), *PARTS[part],
                "--gpu-budget-baselines", str(baselines), "--gpu-budget-json", str(report), "-p", "no:cacheprovider", "-q"]
         env = {k: v for k, v in os.environ.items() if k != "CI"}  # CI would fail cases without a baseline
+        if ref:  # the commit's own plugin ahead of the installed one
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree / "plugin"), env.get("PYTHONPATH")]))
         load_start, started = os.getloadavg()[0], time.strftime("%Y-%m-%d %H:%M")
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+        proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - t0
         found = SUMMARY.findall(proc.stdout)
         rows = json.loads(report.read_text())["results"] if report.exists() else []
+        if ref:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
     shown = ["pytest", *cmd[3:]]
     shown[shown.index("--gpu-budget-baselines") + 1] = "baselines/" if record_new else "<copy of baselines/>"
     shown[shown.index("--gpu-budget-json") + 1] = str(report.relative_to(ROOT))
-    return {"part": part, "selection": select or ["memtests"], "command": " ".join(shown), "wall_s": wall,
+    return {"part": name, **({"ref": ref} if ref else {}), "selection": select or ["memtests"], "command": " ".join(shown), "wall_s": wall,
             "exit_code": proc.returncode, "date": started,
             "load_average_start": round(load_start, 2), "load_average_end": round(os.getloadavg()[0], 2),
             "summary": found[-1] if found else "(no pytest summary line: " + proc.stdout.strip()[-300:] + ")",
@@ -82,6 +92,17 @@ def run_part(part: str, select: list[str], record_new: bool) -> dict:
                        "wall_s": r.get("wall_seconds"), "ram": (r.get("peaks") or {}).get("ram"),
                        "ram_tree": (r.get("peaks") or {}).get("ram_tree")} for r in rows],
             "time": time_split(rows)}
+
+
+def resolve(ref: str) -> str:
+    """The short commit a ref names here (so a branch name is pinned in the part's name)."""
+    return subprocess.run(["git", "rev-parse", "--short", ref], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def worktree(commit: str, where: Path) -> Path:
+    """A detached git worktree of this repository at commit."""
+    subprocess.run(["git", "worktree", "add", "--detach", str(where), commit], cwd=ROOT, capture_output=True, check=True)
+    return where
 
 
 def time_split(rows: list[dict]) -> dict:
@@ -122,9 +143,12 @@ def main() -> None:
     parser.add_argument("--append", action="store_true", help="keep the other parts already in suite.json")
     parser.add_argument("--remark", action="append", default=[],
                         help="a fact the rows do not show (e.g. two parts run side by side), kept with --append")
+    parser.add_argument("--ref", default=None, help="run the parts at this earlier commit (stored as <part>@REF)")
     parser.add_argument("--record-new", action="store_true",
                         help="record cases without a baseline into baselines/ itself (the rest are compared)")
     args = parser.parse_args()
+    if args.ref and args.record_new:
+        parser.error("--ref runs an earlier commit: its baselines are not recorded into this tree's (drop --record-new)")
     select = [s for s in args.select.split(",") if s]
     parts, remarks = [], []
     existing = RESULTS / "suite.json"
@@ -134,9 +158,9 @@ def main() -> None:
     remarks += args.remark
     for part in [p for p in args.parts.split(",") if p]:
         print(f"suite: {part} {slug(select)} ...", flush=True)
-        new = run_part(part, select, args.record_new)
-        parts = [p for p in parts if (p["part"], p.get("selection")) != (part, new["selection"])] + [new]
-        print(f"suite: {part} {slug(select)}: {new['wall_s']:.0f} s, {new['summary']}", flush=True)
+        new = run_part(part, select, args.record_new, args.ref)
+        parts = [p for p in parts if (p["part"], p.get("selection")) != (new["part"], new["selection"])] + [new]
+        print(f"suite: {new['part']} {slug(select)}: {new['wall_s']:.0f} s, {new['summary']}", flush=True)
         write("suite", {"parts": parts, **({"remarks": remarks} if remarks else {})})  # a later crash loses nothing
 
 
