@@ -8,9 +8,14 @@ checkpoint and clips (S1's prepare at the same params: one prepared folder,
 shared by the two): the tiny model,
 20 untruncated 20 s clips (16 train, 4 eval), batch 1, accumulation 4, four
 optimizer steps (one epoch, the fewest that give a growth slope: the first step
-is left out of it) and the epoch's evaluation. Budget and expectation are the
-as-reported case's (imported from test_s1_wav2vec2.py). Tiny scale only: a real
-session skips it (the runner's real case is test_s1_wav2vec2.py's).
+is left out of it) and the epoch's evaluation. Expectations are the runner's:
+as reported breaks the budget, truncated keeps it. The budget is derived as the
+runner's is (test_s1_wav2vec2.py), from the runs this module gates: the middle
+of the gap between the highest that must keep it (the script with its
+truncation flag, above the runner's truncated run by the library pages a fresh
+interpreter holds) and the lowest that must break it (the runner as reported,
+measured beside the script); the measured peaks are in FINDINGS.md. Tiny scale
+only: a real session skips it (the runner's real case is test_s1_wav2vec2.py's).
 
 Per device: on a CPU host both train on the CPU and the comparison below is
 asserted; on a CUDA host both train on the GPU, the command's GPU memory is not
@@ -23,11 +28,12 @@ from pathlib import Path
 
 import pytest
 from s1_wav2vec2.scenarios import AS_REPORTED
-from test_s1_wav2vec2 import BUDGET
+from test_s1_wav2vec2 import BUDGET as RUNNER_BUDGET
 
 from gpu_budget import Fix, Scenario
 
 MiB = 2**20
+BUDGET = {**RUNNER_BUDGET, "ram": {**RUNNER_BUDGET["ram"], "tiny": "637 MiB"}}  # the runner's, its tiny figure this module's
 HERE = Path(__file__).resolve().parent / "s1_wav2vec2"
 ARGS = ("n_eval", "batch_size", "gradient_accumulation_steps", "num_train_epochs", "learning_rate", "weight_decay",
         "fp16", "max_steps", "seed")  # the runner's knobs the script takes as flags (as reported: no --max_seconds)

@@ -51,7 +51,7 @@ S1 = Scenario(
 
 # As reported: untruncated long clips (the write-up gives no length; its first fix is truncation to
 # max_seconds). Real scale: 50 s clips cross 12.7 GiB (FINDINGS.md gives the measured peaks by clip length), one step.
-# Tiny scale: 20 s clips. test_s1_wav2vec2.py's budget sits between this peak and the truncated script's; at 15 s
+# Tiny scale: 20 s clips. test_s1_script.py's budget sits between this peak and the truncated script's; at 15 s
 # (tried) the two came too close for it. Longer clips cost the gate time: attention is quadratic in the frames.
 AS_REPORTED = replace(S1, scales={
     "tiny": {"model": TINY_MODEL, "clip_seconds": 20, "max_steps": 4},  # one epoch and its eval: steady from step 2
