@@ -54,6 +54,12 @@ def scenarios() -> dict:
     }
 
 
+def short_commit(ref: str = "HEAD") -> str:
+    """The short commit a ref names in this repository (raises where git or the ref is missing)."""
+    return subprocess.run(["git", "rev-parse", "--short", ref], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def fingerprint() -> dict:
     """Where and with what a section ran: enough to tell two RESULTS.md apart."""
     versions = {}
@@ -63,8 +69,7 @@ def fingerprint() -> dict:
         except metadata.PackageNotFoundError:
             versions[pkg] = None
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, check=True).stdout.strip()
+        commit = short_commit()
     except (OSError, subprocess.CalledProcessError):
         commit = None
     return {

@@ -25,6 +25,7 @@ the gate's time, timed on the same machine as the "after".
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -35,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import RESULTS, ROOT, write
+from benchmarks.common import RESULTS, ROOT, short_commit, write
 
 PARTS = {
     "tiny": ["--gpu-budget-scale", "tiny", "-n", "2"],  # the README's gate command
@@ -56,9 +57,9 @@ def slug(select: list[str]) -> str:
 
 
 def run_part(part: str, select: list[str], record_new: bool, ref: str | None = None) -> dict:
-    with tempfile.TemporaryDirectory(prefix=f"bench-suite-{part}-") as tmp:
-        ref = resolve(ref) if ref else None
-        tree = worktree(ref, Path(tmp) / "tree") if ref else ROOT
+    """Run one part; ref (a short commit) runs it in a worktree of that commit instead of this tree."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-suite-{part}-") as tmp, \
+            (worktree(ref, Path(tmp) / "tree") if ref else contextlib.nullcontext(ROOT)) as tree:
         if record_new:
             baselines = ROOT / "baselines"
         else:
@@ -79,8 +80,6 @@ def run_part(part: str, select: list[str], record_new: bool, ref: str | None = N
         wall = time.perf_counter() - t0
         found = SUMMARY.findall(proc.stdout)
         rows = json.loads(report.read_text())["results"] if report.exists() else []
-        if ref:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
     shown = ["pytest", *cmd[3:]]
     shown[shown.index("--gpu-budget-baselines") + 1] = "baselines/" if record_new else "<copy of baselines/>"
     shown[shown.index("--gpu-budget-json") + 1] = str(report.relative_to(ROOT))
@@ -94,15 +93,14 @@ def run_part(part: str, select: list[str], record_new: bool, ref: str | None = N
             "time": time_split(rows)}
 
 
-def resolve(ref: str) -> str:
-    """The short commit a ref names here (so a branch name is pinned in the part's name)."""
-    return subprocess.run(["git", "rev-parse", "--short", ref], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-
-
-def worktree(commit: str, where: Path) -> Path:
-    """A detached git worktree of this repository at commit."""
+@contextlib.contextmanager
+def worktree(commit: str, where: Path):
+    """A detached git worktree of this repository at commit, removed (and unregistered) on leaving."""
     subprocess.run(["git", "worktree", "add", "--detach", str(where), commit], cwd=ROOT, capture_output=True, check=True)
-    return where
+    try:
+        yield where
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=ROOT, capture_output=True, check=False)
 
 
 def time_split(rows: list[dict]) -> dict:
@@ -149,6 +147,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.ref and args.record_new:
         parser.error("--ref runs an earlier commit: its baselines are not recorded into this tree's (drop --record-new)")
+    ref = short_commit(args.ref) if args.ref else None  # a branch name pinned in the parts' names
     select = [s for s in args.select.split(",") if s]
     parts, remarks = [], []
     existing = RESULTS / "suite.json"
@@ -158,7 +157,7 @@ def main() -> None:
     remarks += args.remark
     for part in [p for p in args.parts.split(",") if p]:
         print(f"suite: {part} {slug(select)} ...", flush=True)
-        new = run_part(part, select, args.record_new, args.ref)
+        new = run_part(part, select, args.record_new, ref)
         parts = [p for p in parts if (p["part"], p.get("selection")) != (new["part"], new["selection"])] + [new]
         print(f"suite: {new['part']} {slug(select)}: {new['wall_s']:.0f} s, {new['summary']}", flush=True)
         write("suite", {"parts": parts, **({"remarks": remarks} if remarks else {})})  # a later crash loses nothing

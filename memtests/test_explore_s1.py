@@ -14,12 +14,13 @@ nothing, so memory is flat (not falling) along clip_seconds there.
 
 import pytest
 from s1_wav2vec2.scenarios import AS_REPORTED
+from test_s1_wav2vec2 import BUDGET as S1_BUDGET
 
 from gpu_budget.search.explore import Envelope
 
 FIXED = AS_REPORTED.with_fixes("truncate")
 # host RAM, where the step trains on the CPU; S1 has no VRAM figure, so on a CUDA host there is nothing to explore
-BUDGET = {"ram": {"tiny": "590 MiB", "real": "12.7 GiB"}, "cuda": {"ram": None}}
+BUDGET = {"ram": {"tiny": S1_BUDGET["ram"]["tiny"], "real": "12.7 GiB"}, "cuda": {"ram": None}}
 ENVELOPE = Envelope({"batch_size": (1, 16), "clip_seconds": (1, 30)})  # 16 train clips: batch 16 is all of them
 MAX_REAL_RUNS = 6
 
