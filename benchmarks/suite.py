@@ -18,7 +18,7 @@ earlier commit (a git worktree of it: its memtests, baselines and plugin, this
 interpreter's packages), stored as `<part>@REF`: the "before" of a change to
 the gate's time, timed on the same machine as the "after".
 
-    python -m benchmarks.suite [--parts tiny,real] [--select memtests/...] [--append] [--record-new] [--ref REF]
+    python -m benchmarks.suite [--parts tiny,probes,real] [--select memtests/...] [--append] [--record-new] [--ref REF]
     (or: python -m benchmarks.run --only suite)
 """
 
@@ -42,8 +42,10 @@ PARTS = {
     "tiny": ["--gpu-budget-scale", "tiny", "-n", "2"],  # the README's gate command
     # the same with xdist's default scheduler asked for: the side-by-side for the gate's own choice, work stealing
     "tiny-load": ["--gpu-budget-scale", "tiny", "-n", "2", "--dist", "load"],
+    # the probes the gate leaves out (unjudged peak() runs): their notes are FINDINGS.md's
+    "probes": ["--gpu-budget-scale", "tiny", "-n", "2", "--gpu-budget-probes", "-m", "gpu_budget_probe"],
     # serial: one multi-GiB case at a time; a 50 s-clip wav2vec2-base child takes minutes, not the default 15
-    "real": ["--gpu-budget-scale", "real", "-p", "no:xdist", "--gpu-budget-timeout", "3600"],
+    "real": ["--gpu-budget-scale", "real", "-p", "no:xdist", "--gpu-budget-timeout", "3600", "--gpu-budget-probes"],
 }
 SUMMARY = re.compile(r"^=* ?(\d+ (?:passed|failed|skipped|errors?|deselected)\b.* in [\d.]+s.*?) ?=*$", re.MULTILINE)
 
@@ -136,7 +138,7 @@ def time_split(rows: list[dict]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", default="tiny,real")
+    parser.add_argument("--parts", default="tiny,probes,real")
     parser.add_argument("--select", default="", help="comma-separated node ids or paths (default: memtests)")
     parser.add_argument("--append", action="store_true", help="keep the other parts already in suite.json")
     parser.add_argument("--remark", action="append", default=[],

@@ -79,7 +79,8 @@ def test_fix(gpu_budget, fixes):
 DRIVERS = {"tiny": {"clips": [5, 10, 20], "accumulate_at": 10}, "real": {"clips": [15, 30], "accumulate_at": 15}}
 
 
-def test_what_drives_ram(gpu_budget):  # unjudged probes: no budget marker, since none is judged
+@pytest.mark.gpu_budget_probe  # unjudged: no budget marker, since none is judged
+def test_what_drives_ram(gpu_budget):
     """Clip length drives the peak; the number of accumulated micro-batches does not; load and data are the floor.
 
     Unjudged probes of the as-reported run (one knob changed each), their phase

@@ -73,7 +73,8 @@ def test_fix(gpu_budget, fix):
     assert took_effect(row.info), row.info
 
 
-def test_start_method(gpu_budget):  # unjudged probes: no budget marker, since none is judged
+@pytest.mark.gpu_budget_probe  # unjudged: no budget marker, since none is judged
+def test_start_method(gpu_budget):
     """Spawned workers (macOS's default; Python 3.14's forkserver on Linux does the same) each unpickle the whole
     dataset and import their own torch: every worker holds a full copy, where forked ones copy what they read."""
     workers = 2

@@ -88,7 +88,8 @@ def test_fix(gpu_budget, fixes):
         assert TOOK_EFFECT[fix](info), (fix, info)
 
 
-@pytest.mark.gpu_budget(device="cpu")  # glibc's heap: a CPU step's activations, on any host (unjudged probes)
+@pytest.mark.gpu_budget_probe
+@pytest.mark.gpu_budget(device="cpu")  # glibc's heap: a CPU step's activations, on any host
 def test_allocator_retention(gpu_budget):
     """The same as-reported run under glibc's default allocator grows faster and peaks higher: the heap keeps
     what the steps freed. Two unjudged measurements side by side (the system allocator's peaks scatter run to

@@ -68,6 +68,7 @@ def test_fix(gpu_budget, fixes):
         assert (info["fixes_applied"]["amp"] == "applied") == (gpu_budget.device == "cuda"), info["fixes_applied"]
 
 
+@pytest.mark.gpu_budget_probe  # unjudged runs: the search's assertions are the finding
 @pytest.mark.gpu_budget(**BUDGET, device="cpu")  # a search against the host-RAM budget, on any host
 def test_largest_batch_within_budget(gpu_budget):
     """The core's boundary search over real runs: the boundary batch fits, the next size up does not."""

@@ -61,6 +61,7 @@ def test_accelerate_fsdp_plugin_on_cpu(gpu_budget):
     gpu_budget.measure(ACCELERATE_FSDP.with_fixes("accelerate_use_cpu"), label="accelerate_fsdp")
 
 
+@pytest.mark.gpu_budget_probe
 def test_accelerate_without_use_cpu_trains_each_rank_alone(gpu_budget):
     """Without ACCELERATE_USE_CPU=true the launch exits 0 with two single-process runs: the gate fails it, named."""
     m = gpu_budget.peak(ACCELERATE_FSDP)
@@ -73,6 +74,7 @@ def test_accelerate_without_use_cpu_trains_each_rank_alone(gpu_budget):
                     + m.error["message"].split(": ", 1)[1][:160])
 
 
+@pytest.mark.gpu_budget_probe  # the gate's own rank judging, planted (tests/integration/test_ranks.py: on a stand-in)
 def test_a_regression_of_one_rank_is_caught_and_named(gpu_budget):
     """Rank 1 holds 64 MiB more: judged against the clean run's entry, the regression names rank 1 alone."""
     clean = gpu_budget.peak(DDP)

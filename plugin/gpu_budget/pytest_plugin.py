@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_budget.declare.marks import marker_help
+from gpu_budget.declare.marks import PROBE_HELP, marker_help
 
 _KEY = pytest.StashKey["object"]()
 
@@ -21,6 +21,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", marker_help())
+    config.addinivalue_line("markers", PROBE_HELP)
     from gpu_budget.session.session import BudgetSession
 
     config.stash[_KEY] = BudgetSession(config)

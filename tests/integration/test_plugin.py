@@ -265,6 +265,38 @@ def test_probe(gpu_budget):
     assert not list((pytester.path / "baselines").rglob("*.json"))
 
 
+
+PROBES = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 16})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_judged(gpu_budget):
+    gpu_budget.measure(S)
+
+@pytest.mark.gpu_budget_probe
+def test_finding(gpu_budget):
+    assert gpu_budget.peak(S.with_params(mib=32)).peaks["ram"] > gpu_budget.peak(S).peaks["ram"] + 8 * 2**20
+
+@pytest.mark.gpu_budget_probe
+def test_misplaced(gpu_budget):
+    gpu_budget.measure(S)
+'''
+
+
+def test_probes_run_only_with_their_flag_and_never_judge(project):
+    """The gate runs every case that gets a verdict; a probe (no verdict) is a skip naming the flag, until asked for.
+    A probe that calls measure() would hide a verdict behind the flag: a failure naming the test."""
+    pytester = project(PROBES)
+    result = run(pytester, "--gpu-budget", "-rs")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_mem.py:10: an unjudged probe (no verdict): run with --gpu-budget-probes*"])
+    result = run(pytester, "--gpu-budget", "--gpu-budget-probes")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*test_misplaced: marked gpu_budget_probe, an unjudged probe, but measure() judges*"])
+    entries = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]
+    assert set(entries) == {"test_judged"}, entries  # a probe records nothing
+
+
 def test_param_marker_refines_the_function_marker(project):
     """A parametrize mark's tolerance applies on top of the function's budget (closer marker wins per key)."""
     pytester = project('''

@@ -29,6 +29,7 @@ def test_the_defaults(pytester):
     assert opts.json is None and opts.plots is None and opts.timeout == 900.0 and opts.threads == 1
     assert opts.preload == DEFAULT_PRELOAD and opts.malloc == "steady" and opts.dispatch == "avx2"
     assert opts.remediate_max_runs == 8 and opts.snapshot == "rerun" and opts.explore_examples == DEFAULT_EXAMPLES
+    assert opts.probes is False  # the gate runs the cases that get a verdict
 
 
 def test_each_option_from_the_command_line(pytester):
@@ -37,8 +38,8 @@ def test_each_option_from_the_command_line(pytester):
                 "--gpu-budget-json=out/r.json", "--gpu-budget-timeout=2.5", "--gpu-budget-threads=3",
                 "--gpu-budget-require-gpu", "--gpu-budget-malloc=system", "--gpu-budget-cpu-dispatch=native",
                 "--gpu-budget-snapshot=never", "--gpu-budget-remediate", "--gpu-budget-remediate-max-runs=2",
-                "--gpu-budget-explore", "--gpu-budget-explore-examples=5")
-    assert (opts.enabled, opts.update, opts.require_gpu, opts.remediate, opts.explore) == (True,) * 5
+                "--gpu-budget-explore", "--gpu-budget-explore-examples=5", "--gpu-budget-probes")
+    assert (opts.enabled, opts.update, opts.require_gpu, opts.remediate, opts.explore, opts.probes) == (True,) * 6
     assert opts.baselines == (pytester.path / "b").resolve() and opts.scale == "real"
     assert opts.json == Path("out/r.json").resolve()  # the command line's paths: from the working folder
     assert (opts.timeout, opts.threads, opts.malloc, opts.dispatch) == (2.5, 3, "system", "native")
@@ -50,7 +51,8 @@ EVERY_OPTION_INI = (
     "gpu_budget_json = out/r.json", "gpu_budget_timeout = 60", "gpu_budget_threads = 2",
     "gpu_budget_require_gpu = on", "gpu_budget_malloc = system", "gpu_budget_cpu_dispatch = native",
     "gpu_budget_snapshot = never", "gpu_budget_remediate = 1", "gpu_budget_remediate_max_runs = 3",
-    "gpu_budget_explore = True", "gpu_budget_explore_examples = 7", "gpu_budget_preload = json csv", "",
+    "gpu_budget_explore = True", "gpu_budget_explore_examples = 7", "gpu_budget_probes = on",
+    "gpu_budget_preload = json csv", "",
 )
 
 
@@ -59,7 +61,7 @@ def test_each_option_from_the_ini_file(pytester, monkeypatch):
     (pytester.path / "sub").mkdir()
     monkeypatch.chdir(pytester.path / "sub")  # an ini path is the rootdir's, wherever pytest starts
     opts = read(pytester, str(pytester.path), ini="\n".join(EVERY_OPTION_INI))
-    assert (opts.enabled, opts.update, opts.require_gpu, opts.remediate, opts.explore) == (True,) * 5
+    assert (opts.enabled, opts.update, opts.require_gpu, opts.remediate, opts.explore, opts.probes) == (True,) * 6
     assert opts.baselines == (pytester.path / "b").resolve() and opts.scale == "real"
     assert opts.json == (pytester.path / "out/r.json").resolve()
     assert (opts.timeout, opts.threads, opts.malloc, opts.dispatch) == (60.0, 2, "system", "native")
@@ -90,6 +92,7 @@ BAD = [  # (option, bad value, what the error says is expected)
     ("gpu_budget_require_gpu", "yess", SWITCH),
     ("gpu_budget_remediate", "sure", SWITCH),
     ("gpu_budget_explore", "nope", SWITCH),
+    ("gpu_budget_probes", "all", SWITCH),
     ("gpu_budget_scale", "huge", "expected one of tiny, real"),
     ("gpu_budget_timeout", "soon", "expected a number of seconds > 0"),
     ("gpu_budget_timeout", "0", "expected a number of seconds > 0"),

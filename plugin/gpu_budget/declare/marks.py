@@ -149,6 +149,10 @@ def _tolerance(value: Mapping | None, where: str, scale: str = "tiny") -> Tolera
     return Tolerance(float(rel), abs_)
 
 
+PROBE_HELP = ("gpu_budget_probe: an unjudged probe of a finding (gpu_budget.peak() only, no verdict, its assertions "
+              "the finding): skipped unless --gpu-budget-probes, so the gate runs the cases that get a verdict.")
+
+
 def marker_help() -> str:
     params = ", ".join(str(p) for p in inspect.signature(gpu_budget).parameters.values()
                        if p.name not in ("scale", "host", "where"))

@@ -153,6 +153,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("gpu_budget_explore", "run the Hypothesis explorations (opt-in: estimator-screened, confirmed by real "
            "runs).", switch, False, is_switch=True),
     Option("gpu_budget_explore_examples", "Hypothesis max_examples per exploration.", whole, DEFAULT_EXAMPLES, "N"),
+    Option("gpu_budget_probes", "run the probes too: tests marked gpu_budget_probe, unjudged measurements "
+           "(peak() only, no verdict) that measure a finding and assert it (opt-in, as the explorations: the gate "
+           "runs every case that gets a verdict).", switch, False, is_switch=True),
     Option("gpu_budget_gpus_per_worker", "GPUs each xdist worker (or a serial run) measures on, disjoint across "
            "workers where the host has enough: a case launching N ranks on CUDA (Scenario(ranks=N)) needs N.",
            whole, 1, "N"),
@@ -230,6 +233,7 @@ class Options:
     snapshot: str = "rerun"
     explore: bool = False  # run the Hypothesis explorations (gpu_budget.explore())
     explore_examples: int = DEFAULT_EXAMPLES  # Hypothesis max_examples per exploration
+    probes: bool = False  # run the tests marked gpu_budget_probe (unjudged: no verdict)
     gpus_per_worker: int = 1  # GPUs each worker (or a serial run) measures on: a k-rank CUDA case needs k
 
     @classmethod
@@ -275,6 +279,7 @@ class Options:
             snapshot=values["gpu_budget_snapshot"][0],
             explore=values["gpu_budget_explore"][0],
             explore_examples=values["gpu_budget_explore_examples"][0],
+            probes=values["gpu_budget_probes"][0],
             gpus_per_worker=values["gpu_budget_gpus_per_worker"][0],
         )
 

@@ -37,6 +37,8 @@ from gpu_budget.session.options import Options, is_ci
 
 MARKER = "gpu_budget"
 NOT_ENABLED = "memory-budget test: run with --gpu-budget"
+PROBE = "gpu_budget_probe"  # an unjudged probe of a finding: runs with --gpu-budget-probes
+NOT_PROBING = "an unjudged probe (no verdict): run with --gpu-budget-probes"
 SECTION = "gpu-budget"  # the title of the section a test's report gets, one line per measured case
 MEASURED = pytest.StashKey["list[Result]"]()  # an item's judged cases, for its report
 
@@ -70,6 +72,8 @@ class BudgetSession:
             self.data.order.append(item.nodeid)
             if not self.options.enabled:
                 item.add_marker(skip)
+            elif item.get_closest_marker(PROBE) is not None and not self.options.probes:
+                item.add_marker(pytest.mark.skip(reason=NOT_PROBING))
 
     def note_narrowing(self) -> None:
         self.data.narrowed = True
@@ -112,6 +116,9 @@ class BudgetSession:
             pytest.skip(NOT_ENABLED)
         if not isinstance(scenario, Scenario):
             raise TypeError(f"{item.nodeid}: measure() takes a gpu_budget.Scenario, got {scenario!r}")
+        if item.get_closest_marker(PROBE) is not None:  # else --gpu-budget-probes would hide a verdict from the gate
+            pytest.fail(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with "
+                        f"peak(), or drop the marker", pytrace=False)
         mark = self.mark_for(item)
         one = case.Case(item.nodeid, str(item.path), item.name, scenario, label, expect)
         outcome = case.run(one, mark, self.options, self._probe(), self.data.hardware, self._child_for(mark),
