@@ -62,12 +62,12 @@ def run(spec: dict) -> dict:
         m = isolate.measure(scn.to_json("tiny"), assets, 1800, threads, preload, malloc=job.get("malloc", "steady"),
                             dispatch_mode=dispatch)
         if not m.ok:
-            raise RuntimeError(f"{job}: {m['error']}")
+            raise RuntimeError(f"{job}: {m.error}")
         out.append({**job, "position": position, "peaks": m.peaks, "step_ram": m.step_peaks["ram"],
                     "wall_s": m.wall_seconds, "info_malloc": m.info.get("malloc")})
         planted = sum(plants.values()) / 2**20
         print(f"  {job['case']} ({job.get('malloc', 'steady')}, planted {planted:.1f} MiB): "
-              f"{m['peaks']['ram'] / 2**20:.1f} MiB", flush=True)
+              f"{m.peaks['ram'] / 2**20:.1f} MiB", flush=True)
     return {"fingerprint": fprint, "runs": out}
 
 
