@@ -571,15 +571,17 @@ def readme_suite_time() -> list[str]:
     tiny = [p for p in su["parts"] if p["part"] == "tiny"]
     load_ = [p for p in su["parts"] if p["part"] == "tiny-load"]
     before = [p for p in su["parts"] if p["part"].startswith("tiny@")]
-    assert len(tiny) == len(load_) == len(before) == 1
+    probes = [p for p in su["parts"] if p["part"] == "probes"]
+    assert len(tiny) == len(load_) == len(before) == len(probes) == 1
     real = counted_real_parts(su)
     return shows(section(BENCHMARKS, "- **Suite time**"),
                  f"the tiny gate (`-n 2`) took {tiny[0]['wall_s'] / 60:.1f} min ({tiny[0]['summary'].split(' in ')[0]}; "
                  f"the machine's 1-minute load average {tiny[0]['load_average_start']:.1f} at its start), against "
                  f"{load_[0]['wall_s'] / 60:.1f} min for the same gate with xdist's default scheduler asked for "
                  f"(`--dist load`), run beside it, and {before[0]['wall_s'] / 60:.1f} min for the gate at "
-                 f"`{before[0]['ref']}`, before S1's tiny clips went from 30 s to 20 s, run the same hour (section 6 gives "
-                 f"all six runs of that before and after). The real-scale CPU cases took "
+                 f"`{before[0]['ref']}`, before the probes left it, run the same hour (section 6 gives all four runs of "
+                 f"that before and after); the probes (`--gpu-budget-probes -m gpu_budget_probe`) took "
+                 f"{probes[0]['wall_s'] / 60:.1f} min on their own. The real-scale CPU cases took "
                  f"{sum(p['wall_s'] for p in real) / 60:.0f} min")
 
 
