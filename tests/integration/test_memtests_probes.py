@@ -30,7 +30,7 @@ PROBES = {  # every probe of memtests/: does it leave a note in the report (FIND
 def test_every_probe_runs_and_holds(tmp_path):
     report = tmp_path / "probes.json"
     cmd = [sys.executable, "-m", "pytest", "--gpu-budget", "--gpu-budget-probes", "-m", "gpu_budget_probe", "memtests",
-           "-n", "2", "-p", "no:cacheprovider", "-p", "no:randomly", "-rA", "--gpu-budget-json", str(report),
+           "-n", "2", "-p", "no:cacheprovider", "-p", "no:randomly", "-rps", "--gpu-budget-json", str(report),
            "--gpu-budget-baselines", str(tmp_path / "baselines")]  # probes record nothing: an empty folder shows it
     env = {**os.environ, "CI": "true"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800, check=False)

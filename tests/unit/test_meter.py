@@ -1,5 +1,7 @@
 """The meter reads each phase's exact peak, even of a spike freed before the phase ends."""
 
+import mmap
+
 import pytest
 
 from gpu_budget.measure.meter import Meter, can_reset_hwm, growth_per_step, summarize
@@ -21,8 +23,11 @@ def test_freed_spike_is_measured_exactly(mib, meter):
     with meter.phase("idle"):
         pass
     with meter.phase("spike"):
-        spike = b"\x01" * (mib * MiB)
-        del spike
+        # fresh pages of its own (not malloc's, which may hand back pages this worker's earlier tests left resident)
+        spike = mmap.mmap(-1, mib * MiB)
+        for page in range(0, mib * MiB, mmap.PAGESIZE):
+            spike[page] = 1
+        spike.close()
     idle, spiked = meter.phases
     # the spike is gone by the phase's end, yet the phase peak holds it (to within 2 MiB of interpreter noise)
     assert abs((spiked.ram_peak - idle.ram_peak) - mib * MiB) < 2 * MiB
