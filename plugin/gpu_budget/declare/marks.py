@@ -148,7 +148,8 @@ def _tolerance(value: Mapping | None, where: str, scale: str = "tiny") -> Tolera
     return Tolerance(float(rel), abs_)
 
 
-PROBE_HELP = ("gpu_budget_probe: an unjudged probe of a finding (gpu_budget.peak() only, no verdict, its assertions "
+PROBE = "gpu_budget_probe"  # the marker of a test that only probes (peak(), no verdict)
+PROBE_HELP = (f"{PROBE}: an unjudged probe of a finding (gpu_budget.peak() only, no verdict, its assertions "
               "the finding): skipped unless --gpu-budget-probes, so the gate runs the cases that get a verdict.")
 
 

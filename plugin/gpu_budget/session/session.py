@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from gpu_budget.declare.marks import BudgetMark
+from gpu_budget.declare.marks import PROBE, BudgetMark
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
@@ -37,7 +37,6 @@ from gpu_budget.session.options import Options, is_ci
 
 MARKER = "gpu_budget"
 NOT_ENABLED = "memory-budget test: run with --gpu-budget"
-PROBE = "gpu_budget_probe"  # an unjudged probe of a finding: runs with --gpu-budget-probes
 NOT_PROBING = "an unjudged probe (no verdict): run with --gpu-budget-probes"
 SECTION = "gpu-budget"  # the title of the section a test's report gets, one line per measured case
 MEASURED = pytest.StashKey["list[Result]"]()  # an item's judged cases, for its report
@@ -63,7 +62,7 @@ class BudgetSession:
 
     # -- collection ---------------------------------------------------------
     def modify_items(self, items: list[pytest.Item]) -> None:
-        skip = pytest.mark.skip(reason=NOT_ENABLED)
+        skip, probing = pytest.mark.skip(reason=NOT_ENABLED), pytest.mark.skip(reason=NOT_PROBING)
         for item in items:
             if not _is_budget_test(item):
                 continue
@@ -73,7 +72,7 @@ class BudgetSession:
             if not self.options.enabled:
                 item.add_marker(skip)
             elif item.get_closest_marker(PROBE) is not None and not self.options.probes:
-                item.add_marker(pytest.mark.skip(reason=NOT_PROBING))
+                item.add_marker(probing)
 
     def note_narrowing(self) -> None:
         self.data.narrowed = True
