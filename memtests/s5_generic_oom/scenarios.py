@@ -13,7 +13,7 @@ S5 = Scenario(
     run="s5_generic_oom.runner:run",
     params={"batch_size": 32, "steps": 4, "classes": 10, "seed": 0},
     scales={
-        "tiny": {"image": 128, "width": 16, "hidden": 2048},
+        "tiny": {"image": 128, "width": 16, "hidden": 2048, "steps": 3},  # steady from step 2: no growth slope
         "real": {"image": 224, "width": 64, "hidden": 4096, "classes": 1000},
     },
     supports=("smaller_batch", "amp", QUANTIZATION, PRUNING, FREEZE_FP32),
