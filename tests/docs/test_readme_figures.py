@@ -579,8 +579,8 @@ def readme_suite_time() -> list[str]:
                  f"the machine's 1-minute load average {tiny[0]['load_average_start']:.1f} at its start), against "
                  f"{load_[0]['wall_s'] / 60:.1f} min for the same gate with xdist's default scheduler asked for "
                  f"(`--dist load`), run beside it, and {before[0]['wall_s'] / 60:.1f} min for the gate at "
-                 f"`{before[0]['ref']}`, before the probes left it, run the same hour (section 6 gives all four runs of "
-                 f"that before and after); the probes (`--gpu-budget-probes -m gpu_budget_probe`) took "
+                 f"`{before[0]['ref']}`, before its tiny runs were shortened, run the same hour (section 6 gives the runs "
+                 f"of that before and after); the probes (`--gpu-budget-probes -m gpu_budget_probe`) took "
                  f"{probes[0]['wall_s'] / 60:.1f} min on their own. The real-scale CPU cases took "
                  f"{sum(p['wall_s'] for p in real) / 60:.0f} min")
 
