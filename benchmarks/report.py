@@ -479,7 +479,7 @@ def repeatability(rep: dict | None) -> list[str]:
     return out + real_repeatability(rep.get("real"))
 
 
-MARGIN = 6  # the tolerance's rule at both scales: it allows at least this many times the measured spread
+MARGIN = 6  # the real-scale tolerance's rule: it allows at least this many times the measured spread
 
 
 def real_repeatability(real: dict | None) -> list[str]:
@@ -510,7 +510,7 @@ def real_repeatability(real: dict | None) -> list[str]:
                    f"({tiny_allowed / r['median']:.2%}) | {allowed / MIB:.1f} MiB ({allowed / r['median']:.2%}) | {ratio} |")
     widest = max(rows, key=lambda r: r["spread_rel"])
     out += ["", (f"**The real-scale default tolerance, rel {tol.rel:.1%} + {tol.abs / MIB:.0f} MiB** "
-                 f"(`gpu_budget.declare.marks.DEFAULT_TOLERANCE_BY_SCALE`), rests on this table by the tiny default's rule, at "
+                 f"(`gpu_budget.declare.marks.DEFAULT_TOLERANCE_BY_SCALE`), rests on this table by the rule of at "
                  f"least {MARGIN}x the spread: the widest relative spread is {widest['spread_rel']:.2%} "
                  f"({widest['spread'] / MIB:.1f} MiB, {widest['case']}), {MARGIN}x that {MARGIN * widest['spread_rel']:.2%}, "
                  f"rounded up to a half percent and no less than the tiny default's {TINY.rel:.1%}. With {real['sessions']} sessions a case's range under-reads its spread more than "
@@ -562,7 +562,7 @@ def detection_counts(det: dict, rel: float, abs_: int) -> dict:
         cell = out[(r["case"], r["fraction"])]
         cell[0] += verdict.verdict == "regression"
         cell[1] += 1
-        cell[2].append(verdict.change["ram"])
+        cell[2].append(verdict.change.get("ram_tree", verdict.change.get("ram")))  # the tree where it was read
     return out
 
 
