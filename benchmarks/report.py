@@ -552,7 +552,7 @@ def detection_counts(det: dict, rel: float, abs_: int) -> dict:
     """(case, fraction) -> (flagged, runs, changes) judged by the gate's own judge under one tolerance."""
     from gpu_budget.declare.scenario import Budget, Tolerance
     from gpu_budget.judge.baselines import Entry
-    from gpu_budget.judge.compare import judge
+    from gpu_budget.judge.compare import judge, ram_compared
     from gpu_budget.results import NO_PEAKS, Measurement
 
     tol, out = Tolerance(rel, abs_), defaultdict(lambda: [0, 0, []])
@@ -562,7 +562,7 @@ def detection_counts(det: dict, rel: float, abs_: int) -> dict:
         cell = out[(r["case"], r["fraction"])]
         cell[0] += verdict.verdict == "regression"
         cell[1] += 1
-        cell[2].append(verdict.change.get("ram_tree", verdict.change.get("ram")))  # the tree where it was read
+        cell[2].append(verdict.change[ram_compared(m.peaks, det["baselines"][r["case"]])[0]])  # as judge compared
     return out
 
 

@@ -8,9 +8,10 @@ checkpoint and clips (S1's prepare at the same params: one prepared folder,
 shared by the two): the tiny model,
 20 untruncated 20 s clips (16 train, 4 eval), batch 1, accumulation 2 (the
 tiny scale's; the peak is one micro-batch's, whatever the accumulation:
-test_s1_wav2vec2.py's test_what_drives_ram), four optimizer steps (the fewest that give a growth
-slope: the first step is left out of it) and the evaluation that ends the run. Expectations are the runner's:
-as reported breaks the budget, truncated keeps it. The budget is derived as the
+test_s1_wav2vec2.py's test_what_drives_ram), four optimizer steps (the fewest
+that give a growth slope: the first step is left out of it) and the
+evaluation that ends the run. Expectations are the runner's: as reported
+breaks the budget, truncated keeps it. The budget is derived as the
 runner's is (test_s1_wav2vec2.py), from the runs this module gates: the middle
 of the gap between the highest that must keep it (the script with its
 truncation flag, above the runner's truncated run by the library pages a fresh

@@ -85,11 +85,13 @@ def test_what_drives_ram(gpu_budget):
 
     Unjudged probes of the as-reported run (one knob changed each), their phase
     peaks noted in the report and FINDINGS.md: clip lengths, then accumulation 1
-    and 8 against the seed's 4 at one clip length. Data materialisation is the lazy_data
-    case above; the data phase's peak also grows with clip length. The measured
-    peaks of each scale are in FINDINGS.md (the notes under s1_wav2vec2, from
-    the committed reports; tiny adds 2, the accumulation of its as-reported run): host RAM on a CPU host. On a CUDA host the activations are on the
-    GPU, so the same questions are asked of the allocated GPU peak (not measured yet).
+    and 8 against the seed's 4 at one clip length (tiny adds 2, the accumulation
+    of its as-reported run). Data materialisation is the lazy_data case above;
+    the data phase's peak also grows with clip length. The measured peaks of
+    each scale are in FINDINGS.md (the notes under s1_wav2vec2, from the
+    committed reports): host RAM on a CPU host. On a CUDA host the activations
+    are on the GPU, so the same questions are asked of the allocated GPU peak
+    (not measured yet).
     """
     drivers = DRIVERS[gpu_budget.scale]
     metric, field = ("ram", "ram_peak") if gpu_budget.device == "cpu" else ("vram_allocated", "vram_allocated")
