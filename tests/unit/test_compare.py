@@ -161,3 +161,17 @@ def test_update_re_records_an_entry_of_another_setup_and_keeps_one_of_this_setup
     assert (j.verdict, j.passed, j.write_baseline) == ("pass", True, False)
     j = judge(m(1000 * MiB), Budget(), base(1000 * MiB), TOL, ci=True, update=False, setup=other)
     assert (j.passed, j.write_baseline) == (True, False)
+
+
+def test_a_params_change_is_named_and_compared_all_the_same():
+    """A case whose params moved since its entry was recorded: the row names each change, and a regression it brings
+    fails as any other (a batch size raised in a pull request is what the gate is for)."""
+    entry = Entry(peaks={"ram": 1000 * MiB, "vram_allocated": None}, params={"steps": 3, "dims": [1, 2], "old": 1})
+    now = {"steps": 2, "dims": (1, 2), "new": "x"}
+    j = judge(m(1100 * MiB), Budget(), entry, TOL, ci=True, update=False, params=now)
+    assert (j.verdict, j.passed) == ("regression", False)
+    assert "params differ from the baseline's: new unset -> \"x\", old 1 -> unset, steps 3 -> 2; ram " in j.message
+    same = judge(m(1000 * MiB), Budget(), entry, TOL, ci=True, update=False, params={"steps": 3, "dims": (1, 2), "old": 1})
+    assert same.message == "within budget and baseline"
+    unrecorded = judge(m(1000 * MiB), Budget(), base(1000 * MiB), TOL, ci=True, update=False, params=now)
+    assert unrecorded.message == "within budget and baseline"  # an entry that stored no params says nothing

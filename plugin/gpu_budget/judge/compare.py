@@ -20,6 +20,7 @@ side only differ; the exact metrics are compared as usual.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -87,6 +88,24 @@ class Setup:
         if self.policy == "foreign":
             parts.append("host RAM not compared across these setups: record a baseline for this setup (--gpu-budget-update)")
         return "; ".join(parts) or None
+
+
+def params_note(now: Mapping | None, then: Mapping) -> str | None:
+    """The params this run changes from the baseline entry's, or None (an entry that stored none says nothing).
+
+    Compared all the same: a params change moves a peak as a code change does, and a
+    regression it brings is one the gate is for; the row names it so the reader knows why.
+    """
+    if now is None or not then:
+        return None
+    changed = [f"{k} {_shown(then, k)} -> {_shown(now, k)}" for k in sorted(set(now) | set(then), key=str)
+               if _shown(then, k) != _shown(now, k)]
+    return "params differ from the baseline's: " + ", ".join(changed) if changed else None
+
+
+def _shown(params: Mapping, key: str) -> str:
+    """A param as JSON (as the entry stores it: a tuple reads as the list it was saved as)."""
+    return json.dumps(params[key], sort_keys=True, default=str) if key in params else "unset"
 
 
 def _signed(nbytes: int) -> str:
@@ -175,14 +194,16 @@ def _died_over_budget(error: dict, peaks: dict, budget: Budget) -> str | None:
 
 
 def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tolerance: Tolerance, *,
-          ci: bool, update: bool, expect: str | None = None, setup: Setup | None = None) -> Judgement:
+          ci: bool, update: bool, expect: str | None = None, setup: Setup | None = None,
+          params: Mapping | None = None) -> Judgement:
     """The verdict for one measured case.
 
     expect="over-budget": the case reproduces a reported failure, so breaking
     the budget is the passing outcome and staying within it fails (the
     reproduction was lost); a child that died of out-of-memory reproduces it
     too. Baseline regressions fail either way. `setup`: how this run's setup
-    differs from the baseline's (module docstring).
+    differs from the baseline's (module docstring); `params`: the case's params at
+    this scale, named where they differ from the entry's (params_note).
     """
     setup = setup or Setup()
     peaks = measurement.peaks
@@ -210,9 +231,7 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
         verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.NO_BASELINE
         return Judgement(verdict, True, "; ".join(notes + ["no baseline yet: recorded"]), write_baseline=True)
 
-    setup_note = setup.note()
-    if setup_note:
-        notes.append(setup_note)
+    notes += [n for n in (params_note(params, baseline.params), setup.note()) if n]
     if measurement.ranks and baseline.ranks:
         change, regressed, improved = per_rank(measurement, baseline, tolerance, setup, notes)
     else:

@@ -136,11 +136,12 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=measurement.error["message"]))
     if broken:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=broken))
+    configured = scenario.to_json(scale)
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
-                    ci=ci, update=options.update, expect=expect, setup=setup)
+                    ci=ci, update=options.update, expect=expect, setup=setup, params=configured["params"])
     write = None
     if verdict.write_baseline and measurement.ok:
-        entry = baselines.entry_from(measurement, scenario.to_json(scale), mark.tolerance, fprint,
+        entry = baselines.entry_from(measurement, configured, mark.tolerance, fprint,
                                      datetime.date.today().isoformat())
         write = {"path": str(path), "scale": scale, "id": case.test_id, "entry": entry}
     result = asked.but(
