@@ -6,7 +6,7 @@ through the callback the gate adds to every Trainer. It trains what the runner
 trains in test_s1_wav2vec2.py's as-reported case, on the same prepared
 checkpoint and clips (S1's prepare at the same params: one prepared folder,
 shared by the two): the tiny model,
-20 untruncated 20 s clips (16 train, 4 eval), batch 1, accumulation 2 (the
+20 untruncated 20 s clips (16 train, 4 eval), batch 1, no accumulation (the
 tiny scale's; the peak is one micro-batch's, whatever the accumulation:
 test_s1_wav2vec2.py's test_what_drives_ram), four optimizer steps (the fewest
 that give a growth slope: the first step is left out of it) and the

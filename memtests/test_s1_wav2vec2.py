@@ -85,8 +85,8 @@ def test_what_drives_ram(gpu_budget):
 
     Unjudged probes of the as-reported run (one knob changed each), their phase
     peaks noted in the report and FINDINGS.md: clip lengths, then accumulation 1
-    and 8 against the seed's 4 at one clip length (tiny adds 2, the accumulation
-    of its as-reported run). Data materialisation is the lazy_data case above;
+    and 8 against the seed's 4 at one clip length (tiny's as-reported run
+    accumulates 1: its clip-length probe is that row). Data materialisation is the lazy_data case above;
     the data phase's peak also grows with clip length. The measured peaks of
     each scale are in FINDINGS.md (the notes under s1_wav2vec2, from the
     committed reports): host RAM on a CPU host. On a CUDA host the activations
@@ -107,7 +107,7 @@ def test_what_drives_ram(gpu_budget):
 
     clips = {s: probe(clip_seconds=s) for s in drivers["clips"]}
     at = drivers["accumulate_at"]
-    seed = AS_REPORTED.params["gradient_accumulation_steps"]  # the seed's 4 (tiny's as-reported run accumulates 2)
+    seed = AS_REPORTED.params["gradient_accumulation_steps"]  # the seed's 4 (tiny's as-reported run accumulates 1)
     scale_default = AS_REPORTED.params_for(gpu_budget.scale)["gradient_accumulation_steps"]  # clips[at] ran with it
     accumulate = {a: clips[at] if a == scale_default else probe(clip_seconds=at, gradient_accumulation_steps=a)
                   for a in sorted({1, scale_default, seed, 8})}
