@@ -174,20 +174,37 @@ def _load(ctx, label2id: dict, quantization):
     if quantization is not None:
         kwargs.update(quantization_config=quantization, device_map={"": 0 if ctx.device == "cuda" else "cpu"})
     model, loading = Wav2Vec2ForSequenceClassification.from_pretrained(path, output_loading_info=True, **kwargs)
-    if model.classifier.out_features != len(label2id):  # seen on a GPU host: 8/4-bit loading on CUDA (transformers 5.17)
-        raise RuntimeError(f"from_pretrained kept the checkpoint's {model.classifier.out_features}-label head although "
-                           f"num_labels={len(label2id)} and ignore_mismatched_sizes=True were given "
-                           f"(quantization: {'yes' if quantization is not None else 'no'}, device {ctx.device}): the "
-                           f"head was not re-initialised, so the loss would compare mismatched batches")
+    kept = _new_head(model, len(label2id))
     fe = Wav2Vec2FeatureExtractor.from_pretrained(path)
     facts = {
         "checkpoint_bytes": sum(f.stat().st_size for f in path.glob("*.safetensors")),
         "mismatched_keys": sorted(str(k[0]) if isinstance(k, tuple) else str(k) for k in loading["mismatched_keys"]),
         "low_cpu_mem_usage_passed": kwargs.get("low_cpu_mem_usage") is True,  # what from_pretrained was given
         "quantized_linears": sum("bitsandbytes" in type(m).__module__ for m in model.modules()),
+        "head_kept_by_from_pretrained": kept,  # the checkpoint's label count, where _new_head replaced it; else None
     }
     model, adapted = adapt(model, ctx.has, quantized=quantization is not None)
     return model, fe, {**facts, **adapted}
+
+
+def _new_head(model, num_labels: int) -> int | None:
+    """The new head ignore_mismatched_sizes promises, where from_pretrained kept the checkpoint's instead.
+
+    transformers 5.17 (the CUDA image's) does so under a quantization_config, on any device: the classifier
+    says out_features=num_labels but holds the checkpoint's weight, so the loss reshapes the logits into
+    more rows than there are labels and fails (seen on an H100 and an H200; reproduced on a CPU with 5.17;
+    5.23, the CPU baselines' version, re-initialises it). The head is replaced by a fresh one of num_labels
+    outputs, as a user's own workaround would be: the tiny head's few hundred parameters, nothing a peak can
+    show. Returns the kept head's label count (a fact of the row), or None.
+    """
+    import torch
+
+    head = model.classifier
+    rows = head.weight.shape[0]
+    if rows == num_labels:
+        return None
+    model.classifier = torch.nn.Linear(head.in_features, num_labels, device=head.weight.device, dtype=head.weight.dtype)
+    return rows
 
 
 def _data(ctx, fe, rows: list[dict], label2id: dict):
