@@ -29,8 +29,16 @@ RUNS = {
                          "baselines (every module but the 2-rank one, which needs two GPUs); four xdist workers on the one GPU",
     "gpu-tiny-3-s1-serial": "run 3: five S1 cases, serial (`-p no:xdist`), against run 1's baselines",
     "gpu-tiny-4-s1-serial": "run 4: run 3 once more",
+    "gpu-h200-tiny-1": "H200 run 1 (at ed0e813): `gpu_validation.sh tiny` on a fresh machine; S1's 8- and 4-bit fixes "
+                       "failed as on the H100 (transformers 5.17 kept the checkpoint's head), the 2-rank cases were "
+                       "refused on one GPU under `--gpu-budget-require-gpu`",
+    "gpu-h200-tiny-1-run2": "H200 run 1's second session against its baselines, stopped by the part's time limit",
+    "gpu-h200-tiny-2": "H200 run 2 (at 27bdbf3, the runner giving S1 its new head, the 2-rank cases left out on one "
+                       "GPU): `gpu_validation.sh tiny` on another fresh machine; its baselines are "
+                       "`baselines/nvidia-h200-140gb/`",
 }
 FIRST, SECOND = ("gpu-tiny-1a", "gpu-tiny-1b"), "gpu-tiny-2-xdist4"
+H200 = ("gpu-h200-tiny-1", "gpu-h200-tiny-2")  # two recording sessions, each on its own fresh machine
 SERIAL = ("gpu-tiny-3-s1-serial", "gpu-tiny-4-s1-serial")
 S2_STEPS = ("as-reported", "empty_cache", "expandable_segments")
 
@@ -141,12 +149,42 @@ def failures(second: dict[str, dict]) -> list[str]:
     return out
 
 
+def h200() -> list[str]:
+    """The H200's two sessions side by side: run 1's cases that measured (not its errors) against run 2."""
+    first = {k: r for k, r in rows(H200[0]).items() if r["verdict"] != "error"}
+    second = rows(H200[1])
+    table, n = reproduction(first, second)
+    quantized = [r for k, r in second.items() if "load_in_" in k]
+    return [
+        "## An H200: the tiny gate on two fresh machines",
+        "",
+        f"Host: {host(load(H200[1]))}.",
+        "",
+        ("Two sessions, each recording on its own freshly started machine: run 1 at ed0e813, run 2 at 27bdbf3, "
+         "which changed S1's quantized loading alone and left the 2-rank cases out (run 1's errors are left out "
+         f"here). {n['with_cuda']} cases have a CUDA figure in run 1; {n['both']} of them were measured "
+         f"in run 2, and the allocated peak of {n['exact']} of those {n['both']} is the same to the byte. "
+         f"allocated <= reserved <= NVML device holds in {n['nested']} of {n['with_cuda']}. Run 2's verdict is "
+         "no-baseline throughout: it recorded the committed baselines."),
+        "",
+        *table,
+        "",
+        "S1's 8- and 4-bit fixes, measured in run 2 only (transformers 5.17 kept the checkpoint's head of "
+        + " and ".join(sorted({str(r["info"].get("head_kept_by_from_pretrained")) for r in quantized}))
+        + " labels; the runner replaced it): "
+        + "; ".join(f"{r['label']} allocated {format_size(r['peaks']['vram_allocated'])}, reserved "
+                    f"{format_size(r['peaks']['vram_reserved'])}, host RAM tree {format_size(r['peaks']['ram_tree'])}"
+                    for r in quantized) + ".",
+        "",
+    ]
+
+
 def render() -> str:
     first, second = rows(*FIRST), rows(SECOND)
     table, n = reproduction(first, second)
     moved, floor = ram_moves(second)
     lines = [
-        "# GPU results: the tiny gate on an H100",
+        "# GPU results: the tiny gate on an H100 and an H200",
         "",
         "Rendered by `python -m benchmarks.gpu_results` from the committed GPU reports; every figure here is read",
         "from them (tests/docs/test_gpu_results.py renders the page again). Issue 28's first item: the tiny gate on",
@@ -196,13 +234,17 @@ def render() -> str:
         "",
         *failures(second),
         "",
-        "The 8- and 4-bit S1 fixes fail in the Trainer's loss on CUDA (the classifier's logits and the labels",
-        "disagree in batch size), which their CPU runs do not; the host RAM budgets of S1's DataLoader-workers",
+        "The 8- and 4-bit S1 fixes failed in the Trainer's loss (the classifier's logits and the labels disagree in",
+        "batch size): not CUDA but the image's transformers 5.17, which keeps the checkpoint's head weight under a",
+        "quantization_config (the same failure on a CPU with 5.17; 5.23, the CPU lock's, re-initialises it). The",
+        "runner now gives the head the one `ignore_mismatched_sizes` promises, and both fixes measured on the H200",
+        "(below). The host RAM budgets of S1's DataLoader-workers",
         "cases are set for the README venv's import floor, which the device image's larger one exceeds. Two tests",
         "failed outside the rows for that reason too (run 2's log, `benchmarks/results/gpu-logs/`): S1 workers'",
         "as-reported check that the main process alone stays within the host-RAM budget, and S5's batch search",
         "against its host-RAM budget.",
         "",
+        *h200(),
     ]
     return "\n".join(lines)
 
