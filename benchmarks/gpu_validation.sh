@@ -49,7 +49,7 @@ sys.exit(not any(p.name == "gpu_budget" for p in e(group="pytest11")))'; then
 fi
 
 # 2. a CUDA GPU, or nothing is measured (this preflight is its own process: never the forkserver)
-if ! "$PYTHON" - <<'PY' 2>&1 | tee -a "$DIR/validation.log"; then
+if ! "$PYTHON" - "$DIR/visible-gpus" <<'PY' 2>&1 | tee -a "$DIR/validation.log"; then
 import sys
 
 import torch
@@ -59,13 +59,15 @@ if not torch.cuda.is_available():
 p = torch.cuda.get_device_properties(0)
 print(f"gpu-validation: device {p.name}, total memory {p.total_memory} bytes, torch {torch.__version__}, "
       f"CUDA {torch.version.cuda}, {torch.cuda.device_count()} visible")
+with open(sys.argv[1], "w") as out:  # what the gate measures on: CUDA_VISIBLE_DEVICES applied
+    out.write(str(torch.cuda.device_count()))
 PY
     log "no CUDA GPU visible: this script measures GPU memory; nothing was measured"
     exit 4
 fi
 nvidia-smi > "$DIR/nvidia-smi.txt" 2>&1 || true
 # a launcher case takes 2 GPUs (one per rank): on a one-GPU host --gpu-budget-require-gpu would fail each of them
-if [ "$PART" = tiny ] && [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -lt 2 ]; then
+if [ "$PART" = tiny ] && [ "$(cat "$DIR/visible-gpus")" -lt 2 ]; then
     SELECT="($SELECT) and not several_ranks"
     log "fewer than 2 GPUs: the several-ranks cases (2 ranks, one GPU each) are left out"
 fi

@@ -197,8 +197,6 @@ def _new_head(model, num_labels: int) -> int | None:
     outputs, as a user's own workaround would be: the tiny head's few hundred parameters, nothing a peak can
     show. Returns the kept head's label count (a fact of the row), or None.
     """
-    import torch
-
     head = model.classifier
     rows = head.weight.shape[0]
     if rows == num_labels:

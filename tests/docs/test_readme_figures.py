@@ -342,13 +342,13 @@ def readme_tiny_tolerance() -> list[str]:
     from gpu_budget.declare.marks import DEFAULT_TOLERANCE as TOL
 
     text = section(BASELINES, "# Baselines and tolerance", "At real scale the spread")
-    steady = [r for r in spreads(load("benchmarks/results/repeatability.json")) if r["malloc"] == "steady"]
+    rep = load("benchmarks/results/repeatability.json")
+    steady = [r for r in spreads(rep) if r["malloc"] == "steady"]
     low = min(steady, key=lambda r: r["median"])
     allowed, plant = TOL.limit(low["median"]) - low["median"], 0.02 * low["median"]
     widest = max(steady, key=lambda r: r["spread"])
     assert widest["case"] == "s5 as-reported"  # "The widest, S5 as reported, is two-valued"
-    runs = [r for r in load("benchmarks/results/repeatability.json")["runs"]
-            if r["case"] == widest["case"] and r["malloc"] == "steady"]
+    runs = [r for r in rep["runs"] if r["case"] == widest["case"] and r["malloc"] == "steady"]
     peaks = sorted(r["peaks"]["ram"] for r in runs)
     step = max(b - a for a, b in pairwise(peaks))
     assert step >= 0.8 * widest["spread"] and sum(p > peaks[0] + step / 2 for p in peaks) == 2  # "two ... above the other three"

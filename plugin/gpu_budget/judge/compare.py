@@ -98,8 +98,8 @@ def params_note(now: Mapping | None, then: Mapping) -> str | None:
     """
     if now is None or not then:
         return None
-    changed = [f"{k} {_shown(then, k)} -> {_shown(now, k)}" for k in sorted(set(now) | set(then), key=str)
-               if _shown(then, k) != _shown(now, k)]
+    pairs = [(k, _shown(then, k), _shown(now, k)) for k in sorted(set(now) | set(then), key=str)]
+    changed = [f"{k} {a} -> {b}" for k, a, b in pairs if a != b]
     return "params differ from the baseline's: " + ", ".join(changed) if changed else None
 
 
