@@ -24,6 +24,8 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     labels = label_count(p)
     notes = [("layerdrop=0: every layer runs (the real run drops each with p=0.1 at random: the estimate is the "
              "all-layers case)")]
+    if p["fp16"] and device.cuda:
+        notes.append("fp16: the Trainer's autocast on CUDA is not modelled (the estimate is the fp32 step)")
     model = Wav2Vec2ForSequenceClassification(config(p, labels, layerdrop=0.0))
     bits = quantized_bits(has)
     if bits:

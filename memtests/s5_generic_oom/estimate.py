@@ -9,7 +9,7 @@ from gpu_budget.estimate import StepPlan, adamw
 from gpu_budget.estimate.fake import known_batch
 from gpu_budget.estimate.quant import Linear8bit
 
-from .model import ConvNet, hidden_linears, prune_weights
+from .model import ConvNet, freeze_hidden, hidden_linears, prune_weights
 
 
 def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
@@ -23,6 +23,8 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
         notes.append("8-bit layers modelled (estimate/quant.py)")
     if has("pruning"):
         prune_weights(model)
+    if has("freeze_fp32"):
+        freeze_hidden(model)
     if has("amp"):
         notes.append("amp: not modelled (autocast acts on CUDA tensors; the estimate is the fp32 step)")
     batch, micro = p["batch_size"], p["batch_size"] // 2 if has("smaller_batch") else p["batch_size"]

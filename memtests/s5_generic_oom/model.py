@@ -44,5 +44,13 @@ def hidden_linears(head: nn.Sequential) -> list[int]:
     return [i for i, m in enumerate(head) if isinstance(m, nn.Linear)][:-1]
 
 
+def freeze_hidden(model: ConvNet) -> dict:
+    """Quantization's freezing without its 8-bit storage: the same weights frozen, kept fp32 (biases train, as there)."""
+    targets = hidden_linears(model.classifier)
+    for i in targets:
+        model.classifier[i].weight.requires_grad_(False)
+    return {"frozen_fp32_modules": [f"classifier.{i}" for i in targets]}
+
+
 def tensor_bytes(model: nn.Module) -> int:
     return sum(t.numel() * t.element_size() for t in [*model.parameters(), *model.buffers()])

@@ -29,7 +29,7 @@ import math
 import torch
 from torch import nn
 
-from .model import ConvNet, hidden_linears, prune_weights, tensor_bytes
+from .model import ConvNet, freeze_hidden, hidden_linears, prune_weights, tensor_bytes
 
 
 def _quantize(model: ConvNet, device: str) -> dict:
@@ -51,14 +51,6 @@ def _quantize(model: ConvNet, device: str) -> dict:
         head[i] = new.to(device)  # moving the layer is what quantizes its weight to int8
     return {"quantization": f"bitsandbytes {bnb.__version__} Linear8bitLt, int8 weights frozen",
             "quantized_modules": [f"classifier.{i}" for i in targets]}
-
-
-def _freeze(model: ConvNet) -> dict:
-    """Quantization's freezing without its 8-bit storage: the same weights frozen, kept fp32 (biases train, as there)."""
-    targets = hidden_linears(model.classifier)
-    for i in targets:
-        model.classifier[i].weight.requires_grad_(False)
-    return {"frozen_fp32_modules": [f"classifier.{i}" for i in targets]}
 
 
 def _amp(ctx) -> str | None:
@@ -86,7 +78,7 @@ def run(ctx) -> dict:
     if ctx.has("pruning"):
         info.update(prune_weights(model))
     if ctx.has("freeze_fp32"):
-        info.update(_freeze(model))
+        info.update(freeze_hidden(model))
     info["frozen_parameters"] = [n for n, t in model.named_parameters() if not t.requires_grad]
     info["quantized_linears"] = sum(isinstance(getattr(m, "weight", None), torch.Tensor) and m.weight.dtype == torch.int8
                                     for m in model.modules())

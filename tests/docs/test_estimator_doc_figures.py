@@ -90,14 +90,14 @@ def estimator_real_prose() -> list[str]:
     est = _estimates()
     seconds = [r["estimate_seconds"] for r in est.values()]
     gib = {k: r["estimate"] / GiB for k, r in est.items()}
-    assert f"{gib['s3 7B trainable_token_indices']:.1f}" == f"{gib['s3 7B no-embedding-training']:.1f}"
     s2 = est["s2 as-reported"]["at_peak"]
     return shows(section(DOC, "## Real-scale estimates", "## Speed"),
                  f"Each case took {min(seconds):.1f}-{max(seconds):.0f} s",
                  f"the estimated tensors reach {max(gib.values()):.0f} GiB",
                  f"in full is estimated at {gib['s3 7B as-reported']:.1f} GiB",
                  f"{est['s3 7B as-reported']['facts']['trainable_params'] / 1e9:.2f} B trainable",
-                 f"at {gib['s3 7B trainable_token_indices']:.1f} GiB",
+                 f"at {gib['s3 7B trainable_token_indices']:.1f} GiB (no embeddings: "
+                 f"{gib['s3 7B no-embedding-training']:.1f} GiB)",
                  f"{gib['s4 8B as-reported']:.1f} GiB; PEFT first", f"on) {gib['s4 8B fixed']:.1f} GiB",
                  f"{s2['parameters'] / MiB:.0f} MiB of parameters", f"{s2['optimizer_state'] / MiB:,.0f} MiB of new AdamW")
 
@@ -125,7 +125,9 @@ def test_the_speed_figures_are_the_committed_runs():
 
 def estimator_cuda_rounding() -> list[str]:
     granule = constant("plugin/gpu_budget/estimate/cuda.py", "CUDA_GRANULE")
-    return shows(flat(document(DOC)), f"every block rounded up to {granule} bytes")
+    workspace = constant("plugin/gpu_budget/estimate/cuda.py", "CUBLAS_WORKSPACE")
+    return shows(flat(document(DOC)), f"every block rounded up to {granule} bytes",
+                 f"{workspace // MiB} MiB each on compute capability 9 and later")
 
 
 def test_the_cuda_rounding_is_the_code():

@@ -9,6 +9,7 @@ checker's text changes, fails here; an allow-list entry that no longer matches f
 
 import pytest
 import test_docs_figures
+import test_estimator_cuda
 import test_estimator_doc_figures
 import test_gpu_results
 import test_readme_figures
@@ -24,6 +25,7 @@ CHECKERS = {
     "docs/scenario-api.md": (),
     "docs/several-ranks.md": (),
     "docs/gpu-results.md": (test_gpu_results.gpu_results_page,),  # rendered from the GPU reports whole
+    "docs/estimator-cuda.md": (test_estimator_cuda.estimator_cuda_page,),  # rendered from its estimates and report
     "docs/options.md": (),  # generated from options.OPTIONS (tests/docs/test_options_doc.py); defaults carry no unit
 }
 

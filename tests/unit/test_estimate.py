@@ -86,13 +86,39 @@ def test_the_tracker_counts_storages_once_and_frees_them():
 
 def test_cuda_mode_keeps_a_bool_dropout_mask_and_rounds_to_512():
     p = {**PARAMS, "micro": 1, "batch": 64, "width": 1000}
-    cpu, cuda = estimate(mlp, p, ()), estimate(mlp, p, (), device=Device(cuda=True))
+    cpu, cuda = estimate(mlp, p, ()), estimate(mlp, p, (), device=Device(cuda=True, cublas_workspace=0))
     cpu_forward, cuda_forward = (next(r["peak"] for r in est.phases if r["name"] == "step1.forward")
                                  for est in (cpu, cuda))
     # CPU dropout keeps a float32 mask (4 bytes an element) for backward, CUDA's fused kernel a bool (1 byte)
     assert cpu_forward - cuda_forward >= 3 * 64 * 1000 - 4096
     assert cuda.metric == "vram_allocated_estimate" and cpu.metric == "ram_tensor_estimate"
     assert all(r["peak"] % 512 == 0 for r in cuda.phases)
+
+
+def convs(p, fixes, device, known):
+    """Convolutions only: no matmul, so no cuBLAS workspace."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3))
+    batch = known_batch(known, lambda: {"x": torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(1))})
+    return StepPlan(model, adamw(model.parameters(), device, lr=1e-3), [batch], loss=lambda m, b: m(b["x"]).mean())
+
+
+def test_cuda_mode_counts_one_cublas_workspace_per_thread_that_runs_a_matmul():
+    """torch gives the forward's thread and autograd's backward thread a cuBLAS workspace each, at their first
+    matmul, from the caching allocator (max_memory_allocated counts them); nothing else changes."""
+    p = {**PARAMS, "micro": 1}
+    bare = estimate(mlp, p, (), device=Device(cuda=True, cublas_workspace=0))
+    for size in (None, 8320 * 1024):  # torch's default from compute capability 9, and before it
+        est = estimate(mlp, p, (), device=Device(cuda=True, cublas_workspace=size))
+        one = size or 32 * MiB
+        assert est.at_peak["workspaces"] == 2 * one and est.step_peak == bare.step_peak + 2 * one
+        added = {r["name"]: r["peak"] - b["peak"] for r, b in zip(est.phases, bare.phases)}
+        assert added["build"] == 0 and added["step1.forward"] == one  # the backward thread's comes later
+        assert all(v == 2 * one for name, v in added.items() if name not in ("build", "step1.forward"))
+    assert estimate(mlp, p, ()).at_peak["workspaces"] == 0  # a CPU has none
+    no_matmul = estimate(convs, {}, (), device=Device(cuda=True))
+    assert no_matmul.at_peak["workspaces"] == 0
+    assert no_matmul.step_peak == estimate(convs, {}, (), device=Device(cuda=True, cublas_workspace=0)).step_peak
 
 
 def test_cuda_context_is_only_added_to_the_device_figure():
@@ -173,6 +199,17 @@ def test_a_case_study_is_estimated_by_the_builder_its_folder_registers():
     fake, real = (estimate_scenario(small, "tiny", fake=f) for f in (True, False))
     assert fake.step_peak == real.step_peak > 0
     assert fake.facts == {"batch_size": 4, "micro_batch": 2}
+
+
+def test_s5_freeze_fp32_freezes_in_the_estimate_what_it_freezes_in_the_run():
+    """The builder applies the fix with the runner's own function (model.freeze_hidden): fewer gradients and AdamW
+    state than the case without it, and the fake step equals the real one."""
+    small = {"image": 32, "hidden": 256, "batch_size": 4}
+    frozen = load_case(S5_SPEC + "+freeze_fp32").with_params(**small)
+    fake, real = (estimate_scenario(frozen, "tiny", fake=f) for f in (True, False))
+    assert fake.step_peak == real.step_peak
+    base = estimate_scenario(load_case(S5_SPEC).with_params(**small), "tiny")
+    assert fake.at_peak["gradients"] < base.at_peak["gradients"] and fake.step_peak < base.step_peak
 
 
 def test_a_scenario_without_a_builder_is_named():

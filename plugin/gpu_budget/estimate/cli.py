@@ -72,6 +72,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cuda", action="store_true", help="model the step as CUDA would run it (an estimate)")
     parser.add_argument("--cuda-context", default=None, metavar="SIZE",
                         help="CUDA context size measured on your GPU (e.g. '500 MiB'); added to a device figure")
+    parser.add_argument("--cublas-workspace", default=None, metavar="SIZE",
+                        help="one cuBLAS workspace (a step takes two: forward and backward threads); default 32 MiB, "
+                             "torch's on compute capability 9 and later; '8320 KiB' before it; '0' leaves them out")
     parser.add_argument("--validate", action="store_true",
                         help="also run each case for real in a measured child and report the error (CPU, tiny)")
     parser.add_argument("--steps", type=int, default=2, help="optimizer steps to estimate (>= 2: steady state)")
@@ -88,6 +91,7 @@ def main(argv: list[str]) -> int:
         parser.error("--validate measures real CPU runs: it needs --scale tiny and no --cuda")
     try:
         context = parse_size(args.cuda_context) if args.cuda_context else None
+        workspace = None if args.cublas_workspace is None else parse_size(args.cublas_workspace)
         cases = dict(map(_labelled, args.cases))
         scenarios = {label: load_case(spec) for label, spec in cases.items()}
     except (CaseError, SizeError) as exc:
@@ -95,8 +99,10 @@ def main(argv: list[str]) -> int:
     warnings.filterwarnings("ignore")
     from gpu_budget.estimate.cuda import Device
 
-    device = Device(cuda=args.cuda, cuda_context=context)
+    device = Device(cuda=args.cuda, cuda_context=context, cublas_workspace=workspace)
     out: dict = {"scale": args.scale, "device": device.name, "kind": "estimate", "cases": cases}
+    if args.cuda:
+        out["cublas_workspace"] = device.workspace
     if args.validate:
         from gpu_budget.estimate import validate
 

@@ -13,6 +13,12 @@ estimator runs fake CPU tensors and changes what differs on CUDA:
                   flash / memory-efficient kernel, which keeps the output and a
                   logsumexp. GQA key/values are expanded (a copy; conservative).
   rounding_512    the caching allocator rounds every block up to 512 bytes.
+  cublas_workspace  torch gives each thread that runs a matmul a cuBLAS workspace
+                  from the caching allocator (so max_memory_allocated counts it):
+                  32 MiB on compute capability 9.x and later (H100, H200,
+                  Blackwell), 8 MiB + 128 KiB before (CublasHandlePool.cpp);
+                  CUBLAS_WORKSPACE_CONFIG changes it. A step has two such threads
+                  (the forward's and autograd's backward thread): tracker.py.
   cuda_context    the CUDA context is not a tensor: a parameter (bytes) the user
                   measures on their GPU; added only to the device-level figure.
   bnb kernels     4-bit matmuls dequantize the weight (bitsandbytes' fallback
@@ -34,18 +40,31 @@ import torch
 import torch.nn.functional as F
 
 CUDA_GRANULE = 512  # c10/cuda/CUDACachingAllocator.cpp kMinBlockSize
+CUBLAS_WORKSPACE = 33_554_432  # 32 MiB: torch's default per thread on compute capability >= 9 (CublasHandlePool.cpp)
+CUBLAS_WORKSPACE_BEFORE_HOPPER = 8_519_680  # its ":4096:2:16:8" default on earlier GPUs: 8 MiB + 128 KiB
 
 
 @dataclass(frozen=True)
 class Device:
-    """Which device's behaviour to model. cuda_context: bytes, measured by the user on their GPU (None: left out)."""
+    """Which device's behaviour to model. cuda_context: bytes, measured by the user on their GPU (None: left out).
+
+    cublas_workspace: bytes per matmul thread (None: torch's default on compute capability 9 and later).
+    """
 
     cuda: bool = False
     cuda_context: int | None = None
+    cublas_workspace: int | None = None
 
     @property
     def granule(self) -> int:
         return CUDA_GRANULE if self.cuda else 1
+
+    @property
+    def workspace(self) -> int:
+        """Bytes of one cuBLAS workspace in this mode (none on a CPU)."""
+        if not self.cuda:
+            return 0
+        return CUBLAS_WORKSPACE if self.cublas_workspace is None else self.cublas_workspace
 
     @property
     def name(self) -> str:

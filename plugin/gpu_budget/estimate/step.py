@@ -107,7 +107,7 @@ def run_step(build: Callable, params: dict, fixes: tuple[str, ...], device, step
 
     if not fake and device.cuda:
         raise ValueError("CUDA mode is a model of a GPU run: it needs fake tensors")
-    tracker = LiveTensors(granule=device.granule)
+    tracker = LiveTensors(granule=device.granule, workspace=device.workspace)
     world = fake_world() if fake else contextlib.nullcontext()
     with world as known, cuda.modelled(device), tracker:
         tracker.phase("build")

@@ -13,9 +13,10 @@ def _signed(value: int | None) -> str:
 
 def estimate_table(rows: list[dict], cuda: bool) -> str:
     metric = "estimated allocated GPU peak (CUDA mode)" if cuda else "estimated tensor peak (CPU)"
-    lines = [f"| case | {metric} | " + " | ".join(CATEGORIES) + " | at | seconds |", "|---" * (len(CATEGORIES) + 4) + "|"]
+    shown = (*CATEGORIES, "workspaces") if cuda else CATEGORIES  # cuBLAS's, CUDA mode only
+    lines = [f"| case | {metric} | " + " | ".join(shown) + " | at | seconds |", "|---" * (len(shown) + 4) + "|"]
     for r in rows:
-        split = " | ".join(format_size(r["at_peak"][c]) for c in CATEGORIES)
+        split = " | ".join(format_size(r["at_peak"].get(c, 0)) for c in shown)
         lines.append(f"| {r['label']} | {format_size(r['estimate'])} | {split} | {r['estimate_phase']} | "
                      f"{r['estimate_seconds']} |")
     return "\n".join(lines)

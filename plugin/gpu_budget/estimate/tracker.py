@@ -10,11 +10,19 @@ peak, and each phase's own peak.
 
 MEASURED.md: on real CPU tensors this gives a repeatable tensor peak; under
 FakeTensorMode it predicts the real CPU tensor peak (estimate/fake.py).
+
+In CUDA mode (`workspace` > 0) the tracker also counts what torch's cuBLAS handles
+allocate through the caching allocator, so `max_memory_allocated` sees it: one
+workspace per thread that runs a matmul (aten/src/ATen/cuda/CublasHandlePool.cpp keys
+them by thread and stream), taken at that thread's first matmul and kept. A training
+step has two such threads: the forward's, and autograd's device thread, which runs
+backward (and a checkpointed forward's recompute) on CUDA.
 """
 
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,8 +32,21 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakIdKeyDictionary
 
-CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations")
+CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "workspaces")
 UNLABELLED = "activations"  # saved activations, temporaries and the input batch
+BLAS_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "_int_mm"})  # cuBLAS on CUDA
+
+
+def importing() -> bool:
+    """Whether a module is being imported on this thread: its module-level tensors (a lookup table, a default
+    argument) live on the CPU and once per process, so a step's estimate must not count them, or the first
+    estimate in a process would differ from the next (peft and bitsandbytes import lazily, inside a build)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == "<frozen importlib._bootstrap>":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def round_up(nbytes: int, granule: int) -> int:
@@ -47,11 +68,16 @@ class Replay:
 
 
 class LiveTensors(TorchDispatchMode):
-    """Counts the bytes of live storages created under it; `granule` rounds each one (1 = exact)."""
+    """Counts the bytes of live storages created under it; `granule` rounds each one (1 = exact).
 
-    def __init__(self, granule: int = 1) -> None:
+    workspace: bytes of one cuBLAS workspace (0: none, as on a CPU).
+    """
+
+    def __init__(self, granule: int = 1, workspace: int = 0) -> None:
         super().__init__()
         self.granule = granule
+        self.workspace = workspace
+        self.workspace_threads: list[str] = []  # the threads that took one, in order
         self._keys: WeakIdKeyDictionary = WeakIdKeyDictionary()
         self._refs: dict[int, weakref.ref] = {}
         self._ids = itertools.count()
@@ -87,10 +113,24 @@ class LiveTensors(TorchDispatchMode):
         self.log.append((key, round_up(nbytes, self.granule)))
         self.log.append((key, -round_up(nbytes, self.granule)))
 
+    def _blas(self) -> None:
+        """A matmul ran: its thread takes a workspace at its first one (backward runs on autograd's thread)."""
+        phase = self.marks[-1][1] if self.marks else ""
+        thread = "autograd" if ".backward" in phase else "main"
+        if thread not in self.workspace_threads:
+            self.workspace_threads.append(thread)
+            key = next(self._ids)
+            self.labels[key] = "workspaces"
+            self.log.append((key, round_up(self.workspace, self.granule)))
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if self.workspace and func.overloadpacket.__name__ in BLAS_OPS:
+            self._blas()
         out = func(*args, **(kwargs or {}))
-        for tensor in tree_flatten(out)[0]:
-            self.track(tensor)
+        outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        if outputs and not importing():
+            for tensor in outputs:
+                self.track(tensor)
         return out
 
     # -- phases and labels --------------------------------------------------

@@ -1,0 +1,229 @@
+"""The estimator's CUDA-mode error against the allocated peaks measured on a GPU (issue 28, item 5).
+
+    python -m benchmarks.estimator_cuda             # estimate every CUDA case of the report (here, on the CPU), render
+    python -m benchmarks.estimator_cuda --render    # docs/estimator-cuda.md again from the committed estimates
+
+Each case of the GPU report with an allocated peak is estimated in CUDA mode at the same scale, with the
+params its GPU baseline stored (a case whose params differ from today's Scenario is left out, named). The
+estimates go to benchmarks/results/estimator-cuda.json; the page sets each against the report's measured
+`max_memory_allocated` of the train steps, read from the report itself, and against what each fix saved.
+tests/docs/test_estimator_cuda.py renders the page again and fails when the committed one differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "plugin"))
+from gpu_budget.units import format_size
+
+REPORT = "benchmarks/results/gpu-h200-tiny-2.report.json"  # the H200 session the committed baselines come from
+ESTIMATES = ROOT / "benchmarks/results/estimator-cuda.json"
+DOC = ROOT / "docs/estimator-cuda.md"
+GOAL = 0.015  # issue 28's goal for the estimate's error (LLMem reports 1.6 % on one GPU)
+BASES = {  # scenario name -> the Scenario the report's fixes are added to
+    "s1_wav2vec2": "memtests/s1_wav2vec2/scenarios.py:AS_REPORTED",
+    "s1_wav2vec2_workers": "memtests/s1_wav2vec2/scenarios.py:WORKERS",
+    "s2_paraformer": "memtests/s2_paraformer/scenarios.py:S2",
+    "s3_qwen2_audio": "memtests/s3_qwen2_audio/scenarios.py:BASE",
+    "s4_wrap_order": "memtests/s4_wrap_order/scenarios.py:BASE",
+    "s5_generic_oom": "memtests/s5_generic_oom/scenarios.py:S5",
+}
+PACKAGES = ("torch", "transformers", "peft", "bitsandbytes", "funasr")
+
+
+def cuda_rows(report: dict) -> list[dict]:
+    """The report's cases with an allocated peak, in report order."""
+    return [r for r in report["results"] if (r.get("peaks") or {}).get("vram_allocated")]
+
+
+def stored_params(report_path: Path, row: dict) -> dict | None:
+    """The params the GPU baseline stored for this row (the session recorded its baselines)."""
+    key = report_path.parent.parent.parent / "baselines" / json.loads(report_path.read_text())["hardware"]["key"]
+    module, _, test = row["nodeid"].partition("::")
+    path = key / (Path(module).stem + ".json")
+    entry = json.loads(path.read_text())["entries"].get(row["scale"], {}).get(test) if path.is_file() else None
+    return None if entry is None else entry["params"]
+
+
+def scenario_for(row: dict):
+    from gpu_budget.estimate.cases import load_case
+
+    base = load_case(BASES[row["scenario"]])
+    extra = [f for f in row["fixes"] if f not in base.fixes]
+    scenario = base.with_fixes(*extra) if extra else base
+    if set(scenario.fixes) != set(row["fixes"]):
+        raise ValueError(f"{row['nodeid']}: fixes {row['fixes']} cannot be rebuilt from {BASES[row['scenario']]}")
+    return scenario
+
+
+def estimate_all(report_path: Path) -> dict:
+    """Estimate every CUDA case of the report, with and without cuBLAS's workspaces; params must be the baseline's."""
+    from gpu_budget.estimate import estimate_scenario
+    from gpu_budget.estimate.cuda import Device
+
+    report = json.loads(report_path.read_text())
+    with_ws, without_ws = Device(cuda=True), Device(cuda=True, cublas_workspace=0)
+    rows, left_out = [], {}
+    for r in cuda_rows(report):
+        scenario = scenario_for(r)
+        if scenario.to_json(r["scale"])["params"] != stored_params(report_path, r):
+            left_out[r["nodeid"]] = "params differ from the GPU baseline's"
+            continue
+        t0 = time.perf_counter()
+        est = estimate_scenario(scenario, r["scale"], device=with_ws)
+        seconds = round(time.perf_counter() - t0, 1)
+        bare = estimate_scenario(scenario, r["scale"], device=without_ws)
+        rows.append({"nodeid": r["nodeid"], "scenario": r["scenario"], "label": r["label"], "fixes": r["fixes"],
+                     "scale": r["scale"], "estimate": est.step_peak, "without_workspaces": bare.step_peak,
+                     "at_peak": est.at_peak, "phase": est.peak_phase, "seconds": seconds, "notes": est.notes})
+        print(f"{r['nodeid']}: {format_size(est.step_peak)} in {seconds} s", file=sys.stderr)
+    return {"report": str(report_path.relative_to(ROOT)), "kind": "estimate", "device": "cuda (modelled)",
+            "cublas_workspace": with_ws.workspace, "estimated_with": {p: _version(p) for p in PACKAGES},
+            "left_out": left_out, "estimates": rows}
+
+
+def _version(package: str) -> str | None:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
+def measured_step(row: dict) -> int:
+    """The largest allocated peak of a measured row's train-step phases: the step the estimator models."""
+    return max(p["vram_allocated"] for p in row["phases"].values()
+               if p.get("step") is not None and p.get("vram_allocated"))
+
+
+def unmodelled(row: dict) -> str:
+    """What the estimate says it leaves out of this case (its 'not modelled' notes), or ''."""
+    return "; ".join(n.split(":")[0] for n in row["notes"] if "not modelled" in n)
+
+
+def joined(data: dict) -> list[dict]:
+    """Each estimate beside the report's measured step peak for the same case."""
+    report = {r["nodeid"]: r for r in json.loads((ROOT / data["report"]).read_text())["results"]}
+    out = []
+    for e in data["estimates"]:
+        step = measured_step(report[e["nodeid"]])
+        out.append({**e, "measured": step, "error": e["estimate"] - step, "rel": (e["estimate"] - step) / step,
+                    "bare_rel": (e["without_workspaces"] - step) / step, "unmodelled": unmodelled(e)})
+    return out
+
+
+def savings(rows: list[dict]) -> list[tuple[dict, dict]]:
+    """(as reported, fixed) pairs of one scenario whose measured step peaks differ: what a fix saves."""
+    base = {r["scenario"]: r for r in rows if r["label"] == "as-reported"}
+    return [(base[r["scenario"]], r) for r in rows
+            if r["scenario"] in base and r is not base[r["scenario"]] and r["measured"] != base[r["scenario"]]["measured"]]
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:+,.1f}"
+
+
+def _spread(rel: list[float]) -> str:
+    """How many of these errors are within the goal and within 5 %, and their range and median."""
+    return (f"within {GOAL * 100:.1f} % in {sum(abs(x) <= GOAL for x in rel)} of {len(rel)}, within 5 % in "
+            f"{sum(abs(x) <= 0.05 for x in rel)}; from {min(rel):+.1%} to {max(rel):+.1%}, median {statistics.median(rel):+.1%}")
+
+
+def render(data: dict) -> str:
+    report = json.loads((ROOT / data["report"]).read_text())
+    hw, rows = report["hardware"], joined(data)
+    modelled = [r for r in rows if not r["unmodelled"]]
+    bare_gap = [r["measured"] - r["without_workspaces"] for r in rows]
+    env = ", ".join(f"{k} {v}" for k, v in data["estimated_with"].items() if v)
+    seconds = [r["seconds"] for r in rows]
+    lines = [
+        "# The estimator against CUDA: its error on the measured GPU cases",
+        "",
+        "Rendered by `python -m benchmarks.estimator_cuda` from `benchmarks/results/estimator-cuda.json` (the",
+        f"estimates, made on the CPU machine in CUDA mode with {env}) and `{data['report']}`",
+        f"(the measured figures: {hw['gpu_name']}, driver {hw['driver']}, CUDA {hw['cuda']}, torch {hw['torch']},",
+        f"transformers {hw['transformers']}, peft {hw['peft']}, bitsandbytes {hw['bitsandbytes']});",
+        "tests/docs/test_estimator_cuda.py renders it again. Issue 28's fifth item: the estimate of",
+        "`max_memory_allocated` against the measured one on every case measured with a CUDA figure, each at the params",
+        "its GPU baseline stored. The measured figure is the largest allocated peak of the train-step phases, the",
+        "step the estimator models. These are the tiny scale's cases; the real-scale estimates (docs/estimator.md)",
+        "have no GPU run yet.",
+        "",
+        "## In short",
+        "",
+        (f"- {len(rows)} cases, each estimated in {min(seconds)}-{max(seconds)} s on the CPU. The error (estimate "
+         f"minus measured) is {_spread([r['rel'] for r in rows])}."),
+        (f"- Without the cuBLAS workspaces (`--cublas-workspace 0`; {format_size(data['cublas_workspace'])} per "
+         f"thread that runs a matmul, two threads per step) the estimate was under the measured peak in "
+         f"{sum(g > 0 for g in bare_gap)} of {len(rows)}, by {format_size(min(bare_gap))} to "
+         f"{format_size(max(bare_gap))} (median {format_size(statistics.median(bare_gap))}): "
+         f"{_spread([r['bare_rel'] for r in rows])}."),
+        (f"- {len(rows) - len(modelled)} cases run what the estimate says it does not model (the S1 Trainer's fp16 "
+         f"autocast, S5's amp). The other {len(modelled)}: {_spread([r['rel'] for r in modelled])}."),
+        "",
+        "The workspace term was added after the comparison without it: its size is torch's default on this compute",
+        "capability (aten/src/ATen/cuda/CublasHandlePool.cpp), not fitted to these runs, but these runs are not an",
+        "independent test of it. What is left is not explained here: cuDNN's convolution workspaces, for one, are",
+        "not modelled.",
+        "",
+        "| scenario | cases | error, MiB | error | median |",
+        "|---|---|---|---|---|",
+    ]
+    by_scenario: dict[str, list[dict]] = {}
+    for r in rows:
+        by_scenario.setdefault(r["scenario"], []).append(r)
+    for name, group in by_scenario.items():
+        err, rel = [r["error"] for r in group], [r["rel"] for r in group]
+        lines.append(f"| {name} | {len(group)} | {_mib(min(err))} .. {_mib(max(err))} | {min(rel):+.1%} .. {max(rel):+.1%} "
+                     f"| {statistics.median(rel):+.1%} |")
+    lines += [
+        "",
+        "## Every case",
+        "",
+        "| case | estimate | measured step peak | error, MiB | error | without workspaces | peak at (estimate) | not modelled |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['nodeid'].removeprefix('memtests/')} | {format_size(r['estimate'])} | {format_size(r['measured'])} "
+                     f"| {_mib(r['error'])} | {r['rel']:+.1%} | {r['bare_rel']:+.1%} | {r['phase']} | {r['unmodelled'] or '-'} |")
+    lines += [
+        "",
+        "## What a fix saves",
+        "",
+        "Each fix against its scenario's as-reported case, where the measured step peaks differ: the estimated",
+        "saving against the measured one.",
+        "",
+        "| scenario | fix | estimated saving, MiB | measured saving, MiB | error, MiB |",
+        "|---|---|---|---|---|",
+    ]
+    for b, f in savings(rows):
+        est, real = b["estimate"] - f["estimate"], b["measured"] - f["measured"]
+        lines.append(f"| {b['scenario']} | {f['label']} | {_mib(est)} | {_mib(real)} | {_mib(est - real)} |")
+    if data["left_out"]:
+        lines += ["", "Left out: " + "; ".join(f"{k} ({v})" for k, v in data["left_out"].items()) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.estimator_cuda", description=__doc__.split("\n")[0])
+    parser.add_argument("--render", action="store_true", help="only render the page from the committed estimates")
+    parser.add_argument("--report", default=REPORT, help="the GPU report whose cases are estimated")
+    args = parser.parse_args(argv)
+    if not args.render:
+        sys.path.insert(0, str(ROOT / "memtests"))
+        data = estimate_all(ROOT / args.report)
+        ESTIMATES.write_text(json.dumps(data, indent=1) + "\n")
+    DOC.write_text(render(json.loads(ESTIMATES.read_text())))
+    print(f"wrote {DOC.relative_to(ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""docs/estimator-cuda.md is rendered from the committed estimates and GPU report, and the estimates are today's."""
+
+import pytest
+from doc_figures import document, load
+
+ESTIMATES = "benchmarks/results/estimator-cuda.json"
+
+
+def estimator_cuda_page() -> list[str]:
+    from benchmarks.estimator_cuda import render
+
+    page = document("docs/estimator-cuda.md")
+    assert page == render(load(ESTIMATES)), "docs/estimator-cuda.md is stale: python -m benchmarks.estimator_cuda --render"
+    return [page]
+
+
+def test_the_page_is_rendered_from_the_estimates_and_the_gpu_report():
+    estimator_cuda_page()
+
+
+def test_a_moved_estimate_or_measurement_changes_the_page():
+    """The page holds each figure it is rendered from: the check above fails when either file moves."""
+    from benchmarks import estimator_cuda
+
+    data, page = load(ESTIMATES), document("docs/estimator-cuda.md")
+    data["estimates"][0]["estimate"] += 2**20
+    assert estimator_cuda.render(data) != page
+    row = estimator_cuda.joined(load(ESTIMATES))[0]
+    assert row["measured"] == estimator_cuda.measured_step(
+        {r["nodeid"]: r for r in load(load(ESTIMATES)["report"])["results"]}[row["nodeid"]])
+
+
+@pytest.mark.parametrize("nodeid", [
+    "memtests/test_s5_generic_oom.py::test_fix[freeze_fp32]::freeze_fp32",
+    "memtests/test_s3_qwen2_audio.py::test_fix[trainable_token_indices]::trainable_token_indices",
+    "memtests/test_s4_wrap_order.py::test_fixed::fixed",
+])
+def test_the_committed_estimates_are_what_the_estimator_gives_today(nodeid):
+    """Estimates are deterministic: a change to the estimator or a builder must estimate the page again."""
+    pytest.importorskip("torch")
+    from benchmarks.estimator_cuda import scenario_for
+    from gpu_budget.estimate import estimate_scenario
+    from gpu_budget.estimate.cuda import Device
+
+    row = {r["nodeid"]: r for r in load(ESTIMATES)["estimates"]}[nodeid]
+    est = estimate_scenario(scenario_for(row), row["scale"], device=Device(cuda=True))
+    assert (est.step_peak, est.at_peak) == (row["estimate"], row["at_peak"]), "python -m benchmarks.estimator_cuda"
