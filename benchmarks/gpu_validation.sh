@@ -3,7 +3,7 @@
 # (at most 10 minutes). docs/gpu-validation.md is the plan: the parts in order, what each records, how long each
 # may take and how its results come back.
 #
-#   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny
+#   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny | batch
 #
 # Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
 # exit 4 when no CUDA GPU is visible (nothing measured), then runs its cases at most twice within its time budget
@@ -16,7 +16,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -27,6 +27,9 @@ case "$PART" in
           SELECT="test_as_reported or no-embedding or (trainable_token_indices and not dict)"; SCALE=real ;;
     s4)   FILES=(memtests/test_s4_wrap_order.py); SELECT="test_as_reported or test_fixed"; SCALE=real ;;
     tiny) FILES=(memtests); SELECT="not explore"; SCALE=tiny ;;
+    # S5's largest batch within a VRAM budget against accelerate's finder: a probe (no baseline, one session),
+    # at SCALE (default: tiny, then real in the same call when time is left)
+    batch) FILES=(memtests/test_s5_generic_oom.py); SELECT="against_accelerate"; SCALE=${SCALE:-tiny real} ;;
     *)    echo "gpu_validation.sh: unknown part '$PART'; $usage" >&2; exit 2 ;;
 esac
 # a re-run of part of a part (cases an earlier run lost): ONLY_FILES / ONLY_SELECT replace the part's own
@@ -94,6 +97,14 @@ session() {  # session N ARGS...: one pytest session within what is left of the 
     timeout -s INT -k 30 "$left" "${PYTEST[@]}" --gpu-budget-json="$DIR/run-$n.json" "$@" 2>&1 | tee "$DIR/run-$n.log"
     log "run $n: exit ${PIPESTATUS[0]}, ${SECONDS} s into the part"
 }
+if [ "$PART" = batch ]; then  # probes record nothing: one session per scale, each its own report
+    for scale in $SCALE; do
+        PYTEST=("${PYTEST[@]/--gpu-budget-scale=*/--gpu-budget-scale=$scale}")
+        session "$scale" --gpu-budget-probes
+    done
+    tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && log "results: $OUT/$PART.tar.gz"
+    exit 0
+fi
 session 1 --gpu-budget-update
 session 2 --gpu-budget-snapshot=never  # run 1 kept the snapshots of its failures
 

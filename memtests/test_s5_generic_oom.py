@@ -23,13 +23,20 @@ Per device. Those budgets are host RAM of a step on the CPU, and the write-up
 gives no figure at all (no card, no batch that fit). On a CUDA host every case
 is measured and baselined without a budget and expected nothing. The bisection
 is a search against the RAM budget, so it runs on the CPU on any host (device="cpu").
+
+On CUDA a second search sets the gate's boundary search against accelerate's
+find_executable_batch_size from batch 64, on the same step and budget: the VRAM
+budgets of VRAM_SEARCH were chosen where the estimator's CUDA mode (within 3 % of
+S5's measured allocated peaks, docs/estimator-cuda.md) puts the allocated edge near
+batch 28 at either scale, inside the 8..64 searched.
 """
 
 import pytest
-from s5_generic_oom.scenarios import S5
+from s5_generic_oom.scenarios import FIND_BATCH, S5
 from s5_generic_oom.search import largest_batch_within
 
 TINY_BUDGET = "683 MiB"
+VRAM_SEARCH = {"vram": {"tiny": "384 MiB", "real": "3 GiB"}, "origin": {"tiny": "chosen", "real": "chosen"}}
 BUDGET = {"ram": {"tiny": TINY_BUDGET, "real": "3.2 GiB"}, "origin": {"tiny": "measured-gap", "real": "chosen"},
           "cuda": {"ram": None, "expect": None}}  # see "Per device"
 
@@ -90,3 +97,40 @@ def test_largest_batch_within_budget(gpu_budget):
     assert found.runs <= 9  # the search's worst case over 8..40 from the middle (search.py)
     above_peak = found.peaks[found.batch_size + 1]  # the search always measures the size above the edge
     assert above_peak is None or above_peak > budget
+
+
+@pytest.mark.gpu_budget_probe  # unjudged runs: where each search stops is the finding
+@pytest.mark.gpu_budget(**VRAM_SEARCH)
+def test_largest_batch_within_vram_budget_against_accelerate(gpu_budget):
+    """On CUDA: accelerate's find_executable_batch_size from 64 in one child whose allocator is capped at the budget,
+    then the core's boundary search over fresh children gating the allocated peak: where each stops, after how
+    many runs, and what accelerate's batch holds in a fresh child. Skipped, with the reason, without CUDA."""
+    budget = gpu_budget.budget.vram
+    accelerate = gpu_budget.peak(FIND_BATCH.with_params(vram_cap=budget))  # skips here on a host without CUDA
+    assert accelerate.ok, accelerate.error
+    acc = accelerate.info
+    figures: dict[int, dict | None] = {}
+
+    def peak(batch: int) -> int | None:
+        if batch not in figures:
+            m = gpu_budget.peak(S5.with_params(batch_size=batch))
+            figures[batch] = m.peaks if m.ok else None
+        return None if figures[batch] is None else figures[batch]["vram_allocated"]
+
+    found = largest_batch_within(budget, peak, lo=8, hi=64)
+    if acc["batch_size"] is not None:
+        peak(acc["batch_size"])  # accelerate's answer, measured as the gate measures
+    mib = {b: None if f is None else {k: round(f[k] / 2**20, 1) for k in ("vram_allocated", "vram_reserved")}
+           for b, f in sorted(figures.items())}
+    gpu_budget.note(S5, f"largest batch within the {budget / 2**20:.0f} MiB VRAM budget: the boundary search (allocated "
+                        f"peak, fresh children) {found.batch_size} after {found.runs} runs; accelerate's "
+                        f"find_executable_batch_size from {acc['start']} on the allocator capped at the budget: "
+                        f"{acc['batch_size']} after {acc['runs']} tries {acc['tried']}",
+                    batch_size=found.batch_size, runs=found.runs, budget=budget, peaks_mib=mib,
+                    accelerate={k: acc[k] for k in ("start", "tried", "batch_size", "runs", "errors")})
+    assert found.batch_size is not None and found.peaks[found.batch_size] <= budget
+    above = found.peaks.get(found.batch_size + 1)
+    assert found.batch_size == 64 or above is None or above > budget  # the edge: the size above does not fit
+    tried = acc["tried"]
+    assert tried[0] == acc["start"] == 64 and tried == sorted(set(tried), reverse=True)
+    assert acc["batch_size"] in (tried[-1], None) and len(acc["errors"]) == len(tried) - (acc["batch_size"] is not None)

@@ -76,3 +76,32 @@ def test_s5_batch_search_is_the_core_boundary_search(monkeypatch):
     assert crashed.batch_size == 30  # a run that crashed counts as not fitting
     with pytest.raises(ValueError, match="lo=9, hi=8"):
         largest_batch_within(1, lambda batch: batch, lo=9, hi=8)
+
+
+def test_s5_accelerate_search_records_every_try_of_accelerates_own_decorator(monkeypatch):
+    """find_batch.py runs accelerate's find_executable_batch_size as it is: from 64, each out-of-memory error (here
+    planted: the card's cap is what a CPU cannot have) shrinks the batch by accelerate's factor until one runs;
+    every try and error is kept; another error is not swallowed; no batch at all is an answer of None."""
+    from pathlib import Path
+
+    import torch
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "memtests"))
+    from s5_generic_oom.find_batch import accelerate_search
+
+    def step(fits: int):
+        def run(batch: int) -> None:
+            if batch > fits:
+                raise torch.OutOfMemoryError(f"CUDA out of memory. Tried to allocate {batch} MiB.")
+        return run
+
+    found = accelerate_search(step(30), start=64)
+    assert found.tried == [64, 57, 51, 45, 40, 36, 32, 28] and found.batch_size == 28 and found.runs == 8
+    assert found.errors == [f"CUDA out of memory. Tried to allocate {b} MiB." for b in found.tried[:-1]]
+    assert accelerate_search(step(64), start=64).tried == [64]
+    assert accelerate_search(step(0), start=4).batch_size is None  # 4, 3, 2, 1, then accelerate gives up at 0
+
+    def broken(batch: int) -> None:
+        raise RuntimeError("shape mismatch")
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        accelerate_search(broken, start=64)

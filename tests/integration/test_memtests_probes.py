@@ -24,6 +24,9 @@ PROBES = {  # every probe of memtests/: does it leave a note in the report (FIND
     "test_several_ranks.py::test_accelerate_without_use_cpu_trains_each_rank_alone": True,
     "test_several_ranks.py::test_a_regression_of_one_rank_is_caught_and_named": True,
 }
+CUDA_PROBES = {  # probes that need a CUDA GPU -> the scenario whose skip names it on a host without one
+    "test_s5_generic_oom.py::test_largest_batch_within_vram_budget_against_accelerate": "s5_find_batch",
+}
 
 
 @pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="needs the scenarios extra")
@@ -40,7 +43,12 @@ def test_every_probe_runs_and_holds(tmp_path):
     for probe in PROBES:
         passed = f"PASSED memtests/{probe}" in out
         assert passed or (not funasr and probe.startswith("test_s2")), (probe, out[-6000:])
-    assert out.count("PASSED memtests/") == len(PROBES) - (not funasr), out[-6000:]  # a new probe joins PROBES
+    for probe, scenario in CUDA_PROBES.items():  # measured on a GPU host, skipped with the reason elsewhere
+        skipped = f"scenario '{scenario}' at scale 'tiny' needs a CUDA GPU; this host has none" in out
+        assert skipped != (f"PASSED memtests/{probe}" in out), (probe, out[-6000:])
+    cuda_passed = sum(f"PASSED memtests/{probe}" in out for probe in CUDA_PROBES)
+    assert out.count("PASSED memtests/") == len(PROBES) - (not funasr) + cuda_passed, out[-6000:]  # a new probe joins
     noted = {note["nodeid"] for note in json.loads(report.read_text())["notes"]}
-    assert noted == {f"memtests/{probe}" for probe, notes in PROBES.items() if notes}, noted
+    noted_cuda = {f"memtests/{probe}" for probe in CUDA_PROBES if f"PASSED memtests/{probe}" in out}
+    assert noted == {f"memtests/{probe}" for probe, notes in PROBES.items() if notes} | noted_cuda, noted
     assert not list((tmp_path / "baselines").rglob("*.json"))
