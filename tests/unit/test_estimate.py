@@ -221,7 +221,7 @@ def test_a_scenario_without_a_builder_is_named():
     ("memtests/s5_generic_oom/scenarios.py", "bad case 'memtests/s5_generic_oom/scenarios.py': expected"),
     ("no/such/file.py:S", "case 'no/such/file.py:S': .*file.py is not a Python file"),
     ("no_such_module_xyz:S", "no module 'no_such_module_xyz' on sys.path"),
-    (S5_SPEC.replace(":S5", ":S6"), "has no 'S6' \\(its Scenarios: S5\\)"),
+    (S5_SPEC.replace(":S5", ":S6"), "has no 'S6' \\(its Scenarios: FIND_BATCH, S5\\)"),
     (S5_SPEC.replace(":S5", ":register"), "a function, not a Scenario, as 'register'"),
     (S5_SPEC + "+lroa", "unknown fix 'lroa' \\(this scenario supports: smaller_batch, amp, quantization, pruning, freeze_fp32\\)"),
 ])
