@@ -165,13 +165,17 @@ def render(data: dict) -> str:
          f"{sum(g > 0 for g in bare_gap)} of {len(rows)}, by {format_size(min(bare_gap))} to "
          f"{format_size(max(bare_gap))} (median {format_size(statistics.median(bare_gap))}): "
          f"{_spread([r['bare_rel'] for r in rows])}."),
-        (f"- {len(rows) - len(modelled)} cases run what the estimate says it does not model (the S1 Trainer's fp16 "
-         f"autocast, S5's amp). The other {len(modelled)}: {_spread([r['rel'] for r in modelled])}."),
+        (f"- {len(rows) - len(modelled)} cases run what their estimate says it does not model "
+         f"({', '.join(sorted({r['unmodelled'] for r in rows if r['unmodelled']}))}). The other {len(modelled)}: "
+         f"{_spread([r['rel'] for r in modelled])}." if len(modelled) < len(rows) else
+         "- No estimate says it leaves out something its case runs."),
         "",
-        "The workspace term was added after the comparison without it: its size is torch's default on this compute",
-        "capability (aten/src/ATen/cuda/CublasHandlePool.cpp), not fitted to these runs, but these runs are not an",
-        "independent test of it. What is left is not explained here: cuDNN's convolution workspaces, for one, are",
-        "not modelled.",
+        "Two terms of CUDA mode were added after a first comparison against these runs: the cuBLAS workspaces",
+        "(their size is torch's default on this compute capability, aten/src/ATen/cuda/CublasHandlePool.cpp) and",
+        "autocast (CUDA's cast policies of aten/src/ATen/autocast_mode.h, estimate/autocast.py), which the S1",
+        "Trainer's fp16 and S5's amp run. Neither was fitted to these runs, but these runs are not an independent",
+        "test of them; the real-scale runs will be. What is left is not explained here: cuDNN's convolution",
+        "workspaces, for one, are not modelled.",
         "",
         "| scenario | cases | error, MiB | error | median |",
         "|---|---|---|---|---|",

@@ -24,8 +24,8 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     labels = label_count(p)
     notes = [("layerdrop=0: every layer runs (the real run drops each with p=0.1 at random: the estimate is the "
              "all-layers case)")]
-    if p["fp16"] and device.cuda:
-        notes.append("fp16: the Trainer's autocast on CUDA is not modelled (the estimate is the fp32 step)")
+    if p["fp16"] and device.cuda:  # the Trainer autocasts the forward on a GPU only
+        notes.append("fp16: the Trainer's autocast modelled (estimate/autocast.py)")
     model = Wav2Vec2ForSequenceClassification(config(p, labels, layerdrop=0.0))
     bits = quantized_bits(has)
     if bits:
@@ -47,6 +47,7 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     # transformers >= 5 with torch >= 2.8: the Trainer's default optimizer is adamw_torch_fused
     optimizer = adamw(trainable, device, fused=True, lr=p["learning_rate"], weight_decay=p["weight_decay"])
     return StepPlan(model, optimizer, batches, max_grad_norm=TRAINER_MAX_GRAD_NORM, notes=notes, run_micro=2,
+                    autocast=torch.float16 if p["fp16"] and device.cuda else None,
                     facts={"input_seconds": seconds, "batch_size": bs,
                            "gradient_accumulation_steps": p["gradient_accumulation_steps"],
                            "trainable_params": sum(q.numel() for q in trainable), "quantized_bits": bits})

@@ -25,8 +25,9 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
         prune_weights(model)
     if has("freeze_fp32"):
         freeze_hidden(model)
-    if has("amp"):
-        notes.append("amp: not modelled (autocast acts on CUDA tensors; the estimate is the fp32 step)")
+    if has("amp"):  # the runner autocasts to fp16 on CUDA only (on a CPU it records the fix as not applied)
+        notes.append("amp: autocast fp16 modelled (estimate/autocast.py)" if device.cuda else
+                     "amp: CUDA-only, not applied on the CPU (as in the runner)")
     batch, micro = p["batch_size"], p["batch_size"] // 2 if has("smaller_batch") else p["batch_size"]
     g = torch.Generator().manual_seed(p.get("seed", 0))
     batches = [known_batch(known, lambda: {"x": torch.randn(micro, 3, p["image"], p["image"], generator=g),
@@ -35,4 +36,5 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     trainable = [q for q in model.parameters() if q.requires_grad]
     return StepPlan(model, adamw(trainable, device, lr=1e-4), batches,
                     loss=lambda m, b: nn.functional.cross_entropy(m(b["x"]), b["y"]), notes=notes,
+                    autocast=torch.float16 if has("amp") and device.cuda else None,
                     facts={"batch_size": batch, "micro_batch": micro})

@@ -121,6 +121,59 @@ def test_cuda_mode_counts_one_cublas_workspace_per_thread_that_runs_a_matmul():
     assert no_matmul.step_peak == estimate(convs, {}, (), device=Device(cuda=True, cublas_workspace=0)).step_peak
 
 
+def normed(p, fixes, device, known):
+    """Linear -> LayerNorm -> Linear, optionally checkpointed, trained under CUDA's autocast when p["autocast"]."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU() if "no_norm" in fixes else nn.LayerNorm(512), nn.Linear(512, 10))
+    rows = p.get("rows", 64)
+    batch = known_batch(known, lambda: {"x": torch.randn(rows, 256, generator=torch.Generator().manual_seed(1)),
+                                        "y": torch.randint(0, 10, (rows,))})
+
+    def loss(m, b):
+        from torch.utils.checkpoint import checkpoint
+
+        hidden = checkpoint(m[:2], b["x"], use_reentrant=False) if "checkpoint" in fixes else m[:2](b["x"])
+        return nn.functional.cross_entropy(m[2](hidden), b["y"])
+
+    return StepPlan(model, adamw(model.parameters(), device, lr=1e-3), [batch], loss=loss,
+                    autocast=p.get("autocast"))
+
+
+def test_cuda_autocast_saves_what_cuda_saves_and_casts_each_weight_once_per_forward():
+    """Under CUDA's policies a linear reads fp16 copies (its weight cast once per forward and kept for backward)
+    and LayerNorm reads fp32. Linear layers alone then hold less than in fp32; with the LayerNorm between them
+    they hold more (its fp32 copy and output beside the fp16 ones), as CUDA's autocast does."""
+    from gpu_budget.estimate.autocast import CudaAutocast
+
+    cuda = Device(cuda=True, cublas_workspace=0)
+    def forward(fixes, dtype):
+        est = estimate(normed, {"autocast": dtype, "rows": 2048}, fixes, device=cuda)
+        return next(r["peak"] for r in est.phases if r["name"] == "step2.forward")
+
+    assert forward(("no_norm",), torch.float16) < forward(("no_norm",), None)
+    assert forward((), torch.float16) > forward((), None)
+    assert estimate(normed, {"autocast": torch.float16}, (), device=Device()).step_peak == \
+        estimate(normed, {}, (), device=Device()).step_peak  # a CPU run: autocast is CUDA's, nothing changes
+
+    model = nn.Sequential(nn.Linear(8, 8), nn.LayerNorm(8))
+    with CudaAutocast(torch.float16) as mode:
+        a, b = model[0](torch.randn(2, 8)), model[0](torch.randn(2, 8))
+        normed_out = model[1](a)
+        probs = torch.softmax(a, dim=-1)
+        assert len(mode._cache) == 2  # weight and bias, cast once for both calls
+    assert (a.dtype, b.dtype, normed_out.dtype, probs.dtype) == (torch.float16, torch.float16, torch.float32, torch.float32)
+    assert not mode._cache  # the region's end drops the cast copies
+
+
+def test_a_checkpoint_recomputes_under_the_forwards_autocast():
+    """torch.utils.checkpoint replays the forward in its autocast state: the recompute's casts match the saved
+    ones (else checkpoint raises), and checkpointing still holds less than keeping every activation."""
+    cuda, half = Device(cuda=True, cublas_workspace=0), {"autocast": torch.float16}
+    kept = estimate(normed, half, (), device=cuda)
+    recomputed = estimate(normed, half, ("checkpoint",), device=cuda)
+    assert recomputed.step_peak <= kept.step_peak
+
+
 def test_cuda_context_is_only_added_to_the_device_figure():
     est = estimate(mlp, {**PARAMS, "micro": 1}, (), device=Device(cuda=True, cuda_context=300 * MiB))
     assert est.device_peak == est.step_peak + 300 * MiB

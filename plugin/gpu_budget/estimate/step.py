@@ -39,6 +39,8 @@ class StepPlan:
     held, as the Trainer holds a step's batches): micro-batches of one shape
     after the second add no peak, gradients accumulate in place (checked in
     tests/unit/test_estimate.py), so 2 gives the same peak at a fraction of the time.
+    autocast: the dtype the run's forward autocasts to on CUDA (torch.float16 for a Trainer's fp16 or
+    torch.autocast); CUDA mode models its casts (autocast.py). None: no mixed precision.
     """
 
     model: Any
@@ -50,6 +52,7 @@ class StepPlan:
     notes: list[str] = field(default_factory=list)
     undo: list[Callable[[], None]] = field(default_factory=list)  # patches to take back after the steps
     run_micro: int | None = None
+    autocast: Any = None
 
 
 @dataclass
@@ -122,6 +125,8 @@ def run_step(build: Callable, params: dict, fixes: tuple[str, ...], device, step
 
 def _steps(plan: StepPlan, tracker, device, steps: int) -> None:
     """Forward + backward per micro-batch, clipping, the optimizer step: each a tracker phase."""
+    import contextlib
+
     import torch
 
     model = plan.model
@@ -129,19 +134,28 @@ def _steps(plan: StepPlan, tracker, device, steps: int) -> None:
     for batch in plan.batches:
         for value in batch.values():
             tracker.track(value)
+    from gpu_budget.estimate.autocast import CudaAutocast
+    from gpu_budget.estimate.autocast import backward as autocast_backward
+
     trainable = [q for q in model.parameters() if q.requires_grad]
     loss_fn = plan.loss or (lambda m, b: m(**b).loss)
+    autocast = plan.autocast if device.cuda else None  # forward and loss as under torch.autocast("cuda")
+    casting = (lambda: CudaAutocast(autocast)) if autocast is not None else contextlib.nullcontext
     micro = len(plan.batches)
     model.train()
     for step in range(1, steps + 1):
         for i, batch in enumerate(plan.batches[: plan.run_micro or micro], start=1):
             suffix = f".{i}" if micro > 1 else ""
             tracker.phase(f"step{step}.forward{suffix}")
-            loss = loss_fn(model, batch)
+            with casting():
+                loss = loss_fn(model, batch)
             if micro > 1:
                 loss = loss / micro
             tracker.phase(f"step{step}.backward{suffix}")
-            loss.backward()
+            if autocast is None:
+                loss.backward()
+            else:
+                autocast_backward(loss, autocast)
             del loss
             tracker.label([q.grad for q in trainable], "gradients")
         tracker.phase(f"step{step}.optimizer")
