@@ -34,6 +34,7 @@ def test_a_moved_estimate_or_measurement_changes_the_page():
     "memtests/test_s5_generic_oom.py::test_fix[freeze_fp32]::freeze_fp32",
     "memtests/test_s3_qwen2_audio.py::test_fix[trainable_token_indices]::trainable_token_indices",
     "memtests/test_s4_wrap_order.py::test_fixed::fixed",
+    "memtests/test_s1_wav2vec2.py::test_fix[gradient_checkpointing]::gradient_checkpointing",  # autocast, recompute
 ])
 def test_the_committed_estimates_are_what_the_estimator_gives_today(nodeid):
     """Estimates are deterministic: a change to the estimator or a builder must estimate the page again."""
