@@ -2,6 +2,7 @@
 
     python -m benchmarks.estimator_cuda             # estimate every CUDA case of the report (here, on the CPU), render
     python -m benchmarks.estimator_cuda --render    # docs/estimator-cuda.md again from the committed estimates
+    python -m benchmarks.estimator_cuda --report REPORT --json EST.json --doc PAGE.md   # another GPU run's cases
 
 Each case of the GPU report with an allocated peak is estimated in CUDA mode at the same scale, with the
 params its GPU baseline stored (a case whose params differ from today's Scenario is left out, named). The
@@ -45,8 +46,8 @@ def cuda_rows(report: dict) -> list[dict]:
 
 
 def stored_params(report_path: Path, row: dict) -> dict | None:
-    """The params the GPU baseline stored for this row (the session recorded its baselines)."""
-    key = report_path.parent.parent.parent / "baselines" / json.loads(report_path.read_text())["hardware"]["key"]
+    """The params the committed GPU baseline stored for this row (None: it has none)."""
+    key = ROOT / "baselines" / json.loads(report_path.read_text())["hardware"]["key"]  # committed (gpu-validation.md)
     module, _, test = row["nodeid"].partition("::")
     path = key / (Path(module).stem + ".json")
     entry = json.loads(path.read_text())["entries"].get(row["scale"], {}).get(test) if path.is_file() else None
@@ -74,8 +75,9 @@ def estimate_all(report_path: Path) -> dict:
     rows, left_out = [], {}
     for r in cuda_rows(report):
         scenario = scenario_for(r)
-        if scenario.to_json(r["scale"])["params"] != stored_params(report_path, r):
-            left_out[r["nodeid"]] = "params differ from the GPU baseline's"
+        stored = stored_params(report_path, r)
+        if scenario.to_json(r["scale"])["params"] != stored:
+            left_out[r["nodeid"]] = "no GPU baseline" if stored is None else "params differ from the GPU baseline's"
             continue
         t0 = time.perf_counter()
         est = estimate_scenario(scenario, r["scale"], device=with_ws)
@@ -136,7 +138,8 @@ def _spread(rel: list[float]) -> str:
             f"{sum(abs(x) <= 0.05 for x in rel)}; from {min(rel):+.1%} to {max(rel):+.1%}, median {statistics.median(rel):+.1%}")
 
 
-def render(data: dict) -> str:
+def render(data: dict, source: str = str(ESTIMATES.relative_to(ROOT))) -> str:
+    """The page for the estimates in `data` (read from `source`) against their report's measured figures."""
     report = json.loads((ROOT / data["report"]).read_text())
     hw, rows = report["hardware"], joined(data)
     modelled = [r for r in rows if not r["unmodelled"]]
@@ -146,15 +149,14 @@ def render(data: dict) -> str:
     lines = [
         "# The estimator against CUDA: its error on the measured GPU cases",
         "",
-        "Rendered by `python -m benchmarks.estimator_cuda` from `benchmarks/results/estimator-cuda.json` (the",
+        f"Rendered by `python -m benchmarks.estimator_cuda` from `{source}` (the",
         f"estimates, made on the CPU machine in CUDA mode with {env}) and `{data['report']}`",
         f"(the measured figures: {hw['gpu_name']}, driver {hw['driver']}, CUDA {hw['cuda']}, torch {hw['torch']},",
         f"transformers {hw['transformers']}, peft {hw['peft']}, bitsandbytes {hw['bitsandbytes']});",
         "tests/docs/test_estimator_cuda.py renders it again. Issue 28's fifth item: the estimate of",
         "`max_memory_allocated` against the measured one on every case measured with a CUDA figure, each at the params",
         "its GPU baseline stored. The measured figure is the largest allocated peak of the train-step phases, the",
-        "step the estimator models. These are the tiny scale's cases; the real-scale estimates (docs/estimator.md)",
-        "have no GPU run yet.",
+        f"step the estimator models. Scale: {', '.join(sorted({r['scale'] for r in rows}))}.",
         "",
         "## In short",
         "",
@@ -218,14 +220,18 @@ def render(data: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.estimator_cuda", description=__doc__.split("\n")[0])
     parser.add_argument("--render", action="store_true", help="only render the page from the committed estimates")
-    parser.add_argument("--report", default=REPORT, help="the GPU report whose cases are estimated")
+    parser.add_argument("--report", default=REPORT, help="the GPU report whose cases are estimated (in the repository)")
+    parser.add_argument("--json", type=Path, default=ESTIMATES, help="where the estimates go (and are read from)")
+    parser.add_argument("--doc", type=Path, default=DOC, help="where the page goes")
     args = parser.parse_args(argv)
+    estimates = args.json.resolve()
     if not args.render:
         sys.path.insert(0, str(ROOT / "memtests"))
-        data = estimate_all(ROOT / args.report)
-        ESTIMATES.write_text(json.dumps(data, indent=1) + "\n")
-    DOC.write_text(render(json.loads(ESTIMATES.read_text())))
-    print(f"wrote {DOC.relative_to(ROOT)}", file=sys.stderr)
+        data = estimate_all((ROOT / args.report).resolve())
+        estimates.write_text(json.dumps(data, indent=1) + "\n")
+    source = estimates.relative_to(ROOT) if estimates.is_relative_to(ROOT) else estimates
+    args.doc.write_text(render(json.loads(estimates.read_text()), str(source)))
+    print(f"wrote {args.doc}", file=sys.stderr)
     return 0
 
 
