@@ -3,6 +3,8 @@
 The fixes are listed once, in `supports`: generic ones by name, S5's own as the Fix objects of fixes.py.
 """
 
+from dataclasses import replace
+
 from gpu_budget import Scenario
 from gpu_budget.estimate import register
 
@@ -25,8 +27,10 @@ S5 = Scenario(
 register(S5.run, "s5_generic_oom.estimate:build")
 
 # accelerate's find_executable_batch_size on the same step, from batch 64, on the allocator capped at a budget
-# (find_batch.py: the test sets vram_cap). CUDA only: the cap is the caching allocator's.
-FIND_BATCH = Scenario(
+# (find_batch.py: the test sets vram_cap). CUDA only: the cap is the caching allocator's. Each try is runner.run,
+# so the same fixes apply (S5's supports).
+FIND_BATCH = replace(
+    S5,
     name="s5_find_batch",
     run="s5_generic_oom.find_batch:run",
     params={**S5.params, "find_batch_from": 64},
