@@ -45,7 +45,8 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     return StepPlan(model, adamw(model.parameters(), device, lr=5e-5), [batch], loss=loss, undo=undo,
                     notes=["the step of the run's heaviest batch (largest activation proxy; s2_paraformer/estimate.py)",
                            "CIF fires exactly the target length; argmax predictions taken as matching no target"],
-                    facts={"batch_clips": len(lengths), "longest_frames": max(lengths), "tokens": tokens})
+                    facts={"batch_clips": len(lengths), "longest_frames": max(lengths), "tokens": tokens},
+                    expandable_segments="expandable_segments" in fixes and device.cuda)
 
 
 def _batch(p: dict, lengths: list[int], tokens: list[int]) -> dict:

@@ -45,4 +45,5 @@ def test_the_committed_estimates_are_what_the_estimator_gives_today(nodeid):
 
     row = {r["nodeid"]: r for r in load(ESTIMATES)["estimates"]}[nodeid]
     est = estimate_scenario(scenario_for(row), row["scale"], device=Device(cuda=True))
-    assert (est.step_peak, est.at_peak) == (row["estimate"], row["at_peak"]), "python -m benchmarks.estimator_cuda"
+    assert (est.step_peak, est.at_peak, est.allocated_peak, est.reserved_peak) == \
+        (row["estimate"], row["at_peak"], row["allocated"], row["reserved"]), "python -m benchmarks.estimator_cuda"

@@ -90,6 +90,7 @@ def estimator_real_prose() -> list[str]:
     est = _estimates()
     seconds = [r["estimate_seconds"] for r in est.values()]
     gib = {k: r["estimate"] / GiB for k, r in est.items()}
+    reserved = {k: r["reserved_peak"] / GiB for k, r in est.items()}
     s2 = est["s2 as-reported"]["at_peak"]
     return shows(section(DOC, "## Real-scale estimates", "## Speed"),
                  f"Each case took {min(seconds):.1f}-{max(seconds):.0f} s",
@@ -99,6 +100,10 @@ def estimator_real_prose() -> list[str]:
                  f"at {gib['s3 7B trainable_token_indices']:.1f} GiB (no embeddings: "
                  f"{gib['s3 7B no-embedding-training']:.1f} GiB)",
                  f"{gib['s4 8B as-reported']:.1f} GiB; PEFT first", f"on) {gib['s4 8B fixed']:.1f} GiB",
+                 f"the step reserves {reserved['s3 7B as-reported']:.1f} GiB as reported and "
+                 f"{reserved['s3 7B trainable_token_indices']:.1f} GiB training the new rows only",
+                 f"reserved through the allocator's rules, {reserved['s4 8B as-reported']:.1f} GiB and "
+                 f"{reserved['s4 8B fixed']:.1f} GiB",
                  f"{s2['parameters'] / MiB:.0f} MiB of parameters", f"{s2['optimizer_state'] / MiB:,.0f} MiB of new AdamW")
 
 
@@ -126,8 +131,12 @@ def test_the_speed_figures_are_the_committed_runs():
 def estimator_cuda_rounding() -> list[str]:
     granule = constant("plugin/gpu_budget/estimate/cuda.py", "CUDA_GRANULE")
     workspace = constant("plugin/gpu_budget/estimate/cuda.py", "CUBLAS_WORKSPACE")
+    allocator = {name: constant("plugin/gpu_budget/estimate/allocator.py", name) // MiB
+                 for name in ("SMALL_BUFFER", "LARGE_BUFFER", "SMALL")}
     return shows(flat(document(DOC)), f"every block rounded up to {granule} bytes",
-                 f"{workspace // MiB} MiB each on compute capability 9 and later")
+                 f"{workspace // MiB} MiB each on compute capability 9 and later",
+                 f"{allocator['SMALL_BUFFER']} MiB and {allocator['LARGE_BUFFER']} MiB segments",
+                 f"split only when more than {allocator['SMALL']} MiB would remain")
 
 
 def test_the_cuda_rounding_is_the_code():

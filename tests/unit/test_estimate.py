@@ -174,6 +174,16 @@ def test_a_checkpoint_recomputes_under_the_forwards_autocast():
     assert recomputed.step_peak <= kept.step_peak
 
 
+def test_cuda_mode_replays_the_step_through_the_caching_allocator():
+    """allocated_peak counts whole blocks (never less than the tensors), reserved_peak the segments (never less
+    than allocated); a CPU estimate has neither (tests/unit/test_allocator_model.py checks the rules)."""
+    p = {**PARAMS, "micro": 1}
+    cuda = estimate(mlp, p, (), device=Device(cuda=True))
+    assert cuda.step_peak <= cuda.allocated_peak <= cuda.reserved_peak
+    cpu = estimate(mlp, p, ())
+    assert cpu.allocated_peak is None and cpu.reserved_peak is None
+
+
 def test_cuda_context_is_only_added_to_the_device_figure():
     est = estimate(mlp, {**PARAMS, "micro": 1}, (), device=Device(cuda=True, cuda_context=300 * MiB))
     assert est.device_peak == est.step_peak + 300 * MiB

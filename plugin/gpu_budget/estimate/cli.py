@@ -58,7 +58,8 @@ def _estimate_rows(scenarios: dict, scale: str, device, steps: int) -> list[dict
         rows.append({"label": label, "scenario": scenario.name, "fixes": list(scenario.fixes), "scale": scale,
                      "metric": est.metric, "estimate": est.step_peak, "at_peak": est.at_peak,
                      "estimate_phase": est.peak_phase, "estimate_seconds": round(time.perf_counter() - t0, 1),
-                     "device_peak": est.device_peak, "notes": est.notes, "assumed": est.assumed, "facts": est.facts})
+                     "device_peak": est.device_peak, "notes": est.notes, "assumed": est.assumed, "facts": est.facts,
+                     "allocated_peak": est.allocated_peak, "reserved_peak": est.reserved_peak})
         extra = f", with the CUDA context {format_size(est.device_peak)}" if est.device_peak else ""
         print(f"{label}: {format_size(est.step_peak)} (estimate{extra}) in {rows[-1]['estimate_seconds']} s",
               file=sys.stderr)

@@ -39,6 +39,7 @@ class StepPlan:
     held, as the Trainer holds a step's batches): micro-batches of one shape
     after the second add no peak, gradients accumulate in place (checked in
     tests/unit/test_estimate.py), so 2 gives the same peak at a fraction of the time.
+    expandable_segments: the run's allocator splits blocks at 512 bytes (allocator.py).
     autocast: the dtype the run's forward autocasts to on CUDA (torch.float16 for a Trainer's fp16 or
     torch.autocast); CUDA mode models its casts (autocast.py). None: no mixed precision.
     """
@@ -53,6 +54,7 @@ class StepPlan:
     undo: list[Callable[[], None]] = field(default_factory=list)  # patches to take back after the steps
     run_micro: int | None = None
     autocast: Any = None
+    expandable_segments: bool = False  # the run sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 
 
 @dataclass
@@ -76,6 +78,8 @@ class Estimate:
     facts: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     assumed: dict[str, int] = field(default_factory=dict)
+    allocated_peak: int | None = None  # CUDA mode: the steps' allocated and reserved peaks through the caching
+    reserved_peak: int | None = None  # allocator's rules (allocator.py); None on a CPU
 
     @property
     def device_peak(self) -> int | None:
@@ -188,12 +192,20 @@ def estimate(build: Callable | str, params: dict, fixes: tuple[str, ...] = (), d
     first = [row["peak"] for row in step_rows if row["name"].startswith("step1.")]
     steady = [row["peak"] for row in step_rows if not row["name"].startswith("step1.")]
     build_row = next(row for row in replay.phases if row["name"] == "build")
+    through = None
+    if device.cuda:  # the same log through the caching allocator: what max_memory_allocated / _reserved would say
+        from gpu_budget.estimate import allocator
+
+        through = [r for r in allocator.replay(tracker.log, tracker.marks, plan.expandable_segments)
+                   if r["name"].startswith("step")]
     return Estimate(
         scenario=name, scale=scale, device=device.name, metric=METRIC_CUDA if device.cuda else METRIC_CPU,
         step_peak=peak_row["peak"], first_step_peak=max(first), steady_peak=max(steady) if steady else None,
         at_peak=peak_row["at_peak"], peak_phase=peak_row["name"], built=build_row["end"], phases=phases,
         seconds=round(seconds, 3), steps=steps, cuda_context=device.cuda_context, facts=plan.facts,
         notes=list(plan.notes), assumed=dict(known.assumed) if known is not None else {},
+        allocated_peak=max(r["allocated"] for r in through) if through else None,
+        reserved_peak=max(r["reserved"] for r in through) if through else None,
     )
 
 

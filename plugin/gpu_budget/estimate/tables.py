@@ -14,10 +14,13 @@ def _signed(value: int | None) -> str:
 def estimate_table(rows: list[dict], cuda: bool) -> str:
     metric = "estimated allocated GPU peak (CUDA mode)" if cuda else "estimated tensor peak (CPU)"
     shown = (*CATEGORIES, "workspaces") if cuda else CATEGORIES  # cuBLAS's, CUDA mode only
-    lines = [f"| case | {metric} | " + " | ".join(shown) + " | at | seconds |", "|---" * (len(shown) + 4) + "|"]
+    allocator = " | through the allocator: allocated | reserved" if cuda else ""
+    lines = [f"| case | {metric} | " + " | ".join(shown) + f"{allocator} | at | seconds |",
+             "|---" * (len(shown) + 4 + 2 * cuda) + "|"]
     for r in rows:
         split = " | ".join(format_size(r["at_peak"].get(c, 0)) for c in shown)
-        lines.append(f"| {r['label']} | {format_size(r['estimate'])} | {split} | {r['estimate_phase']} | "
+        through = (f" | {format_size(r.get('allocated_peak'))} | {format_size(r.get('reserved_peak'))}" if cuda else "")
+        lines.append(f"| {r['label']} | {format_size(r['estimate'])} | {split}{through} | {r['estimate_phase']} | "
                      f"{r['estimate_seconds']} |")
     return "\n".join(lines)
 
