@@ -19,6 +19,10 @@ estimator runs fake CPU tensors and changes what differs on CUDA:
                   Blackwell), 8 MiB + 128 KiB before (CublasHandlePool.cpp);
                   CUBLAS_WORKSPACE_CONFIG changes it. A step has two such threads
                   (the forward's and autograd's backward thread): tracker.py.
+  autocast        a run's torch.autocast("cuda") (a Trainer's fp16): CUDA's cast
+                  policies, not CPU autocast's (autocast.py)
+  allocator       the caching allocator's rounding, segments and splitting turn the
+                  log into allocated and reserved peaks (allocator.py)
   cuda_context    the CUDA context is not a tensor: a parameter (bytes) the user
                   measures on their GPU; added only to the device-level figure.
   bnb kernels     4-bit matmuls dequantize the weight (bitsandbytes' fallback

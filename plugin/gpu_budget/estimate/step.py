@@ -7,8 +7,10 @@ architecture from the same config as its runner, inside a fake world
 optimizer step, for each micro-batch of gradient accumulation) then runs under
 a live-storage tracker (tracker.py), which gives the peak per phase and its
 split into parameters, gradients, optimizer state and activations. In CUDA
-mode the known CPU/GPU differences are modelled (cuda.py) and the figure is an
-*estimate* of the allocated GPU peak: its own metric, never a measured one.
+mode the known CPU/GPU differences are modelled (cuda.py, autocast.py), the log
+is replayed through the caching allocator's rules (allocator.py), and the
+figures are *estimates* of the allocated and reserved GPU peaks: their own
+metric, never measured ones.
 
 What it predicts is tensor bytes. A process's RSS adds the interpreter and
 libraries (the floor), allocator slack and non-tensor data; docs/estimator.md
@@ -128,19 +130,20 @@ def run_step(build: Callable, params: dict, fixes: tuple[str, ...], device, step
 
 
 def _steps(plan: StepPlan, tracker, device, steps: int) -> None:
-    """Forward + backward per micro-batch, clipping, the optimizer step: each a tracker phase."""
+    """Forward + backward per micro-batch, clipping, the optimizer step: each a tracker phase (in CUDA mode under
+    the run's autocast, when it has one)."""
     import contextlib
 
     import torch
+
+    from gpu_budget.estimate.autocast import CudaAutocast
+    from gpu_budget.estimate.autocast import backward as autocast_backward
 
     model = plan.model
     tracker.label(list(model.parameters()) + list(model.buffers()), "parameters")
     for batch in plan.batches:
         for value in batch.values():
             tracker.track(value)
-    from gpu_budget.estimate.autocast import CudaAutocast
-    from gpu_budget.estimate.autocast import backward as autocast_backward
-
     trainable = [q for q in model.parameters() if q.requires_grad]
     loss_fn = plan.loss or (lambda m, b: m(**b).loss)
     autocast = plan.autocast if device.cuda else None  # forward and loss as under torch.autocast("cuda")
