@@ -1,11 +1,14 @@
 """S2's estimator builder: the step of the run's heaviest batch, with a CIF that fake tensors can follow.
 
 The runner packs its clips into dynamic batches; the step peak is the step of
-the heaviest batch. largest_batch() runs the runner's own plan (data.py: clip
+the heaviest batch. run_batches() runs the runner's own plan (data.py: clip
 lengths, max_duration pieces, FunASR's packing) on placeholder waves, takes the
-frontend's own frame counts on silent audio of each length, and picks the batch
-with the largest activation proxy, B*T*(4*hidden + ffn) + B*heads*T^2 (linear layers plus attention
-scores, per encoder layer).
+frontend's own frame counts on silent audio of each length, and the builder picks
+the batch with the largest activation proxy, B*T*(4*hidden + ffn) + B*heads*T^2
+(linear layers plus attention scores, per encoder layer). Estimated as the run
+goes (`as_run`), every batch takes its step in the run's order, each made at its
+step and dropped after it, with empty_cache after each step where the fix asks:
+the allocator replay then follows the write-up's step-by-step growth.
 
 Paraformer's CIF fires where the running sum of its weights crosses 1, a
 position that depends on weight values. In training the weights are scaled
@@ -32,17 +35,25 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     Paraformer, _ = funasr()
     config = model_config(p)
     model = Paraformer(**config)
-    lengths, tokens = largest_batch(p, fixes)
+    run = run_batches(p, fixes)
+    lengths, tokens = max(run, key=lambda b: cost(p, b[0]))
     batch = known_batch(known, lambda: _batch(p, lengths, tokens))
+    targets = {"tokens": tokens}  # the batch in the step: CIF fires its target lengths
     undo = []
     if known is not None:  # fake tensors: CIF's fire positions and the sampler's predictions have no values
-        undo.append(patch_cif([t + config["predictor_bias"] for t in tokens], known))
+        undo.append(patch_cif(lambda: [t + config["predictor_bias"] for t in targets["tokens"]], known))
         known.assume(torch.ops.aten.argmax.default, 0)
 
     def loss(m, b):
+        targets["tokens"] = b["tokens"]
         return m(b["speech"], b["speech_lengths"], b["text"], b["text_lengths"])[0]
 
-    return StepPlan(model, adamw(model.parameters(), device, lr=5e-5), [batch], loss=loss, undo=undo,
+    def step_batch(lengths: list[int], tokens: list[int]):
+        return lambda: {**known_batch(known, lambda: _batch(p, lengths, tokens)), "tokens": tokens}
+
+    return StepPlan(model, adamw(model.parameters(), device, lr=5e-5), [{**batch, "tokens": tokens}], loss=loss,
+                    undo=undo, sequence=[step_batch(*b) for b in run],
+                    empty_cache="empty_cache" in fixes and device.cuda,
                     notes=["the step of the run's heaviest batch (largest activation proxy; s2_paraformer/estimate.py)",
                            "CIF fires exactly the target length; argmax predictions taken as matching no target"],
                     facts={"batch_clips": len(lengths), "longest_frames": max(lengths), "tokens": tokens},
@@ -73,9 +84,9 @@ def _lfr_frames(samples: list[int]) -> list[int]:
     return [cache[n] for n in samples]
 
 
-def largest_batch(p: dict, fixes: tuple[str, ...]) -> tuple[list[int], list[int]]:
-    """(LFR frames, token count) of each clip in the run's heaviest batch: the runner's clips, pieces and batches,
-    on placeholder waves of the same lengths."""
+def run_batches(p: dict, fixes: tuple[str, ...]) -> list[tuple[list[int], list[int]]]:
+    """(LFR frames, token count) of each clip of each batch the run trains on, in order: the runner's clips,
+    pieces and batches, on placeholder waves of the same lengths."""
     has = fixes.__contains__
     samples, tokens = [], []
     for seconds in clip_plan(p):
@@ -84,13 +95,13 @@ def largest_batch(p: dict, fixes: tuple[str, ...]) -> tuple[list[int], list[int]
             tokens.append(len(toks))
     batches = make_batches([frames(n) for n in samples], p, has)[: p.get("max_steps")]
     lfr = _lfr_frames(samples)
+    return [([lfr[i] for i in batch], [tokens[i] for i in batch]) for batch in batches]
 
-    def cost(batch: list[int]) -> int:
-        b, t = len(batch), max(lfr[i] for i in batch)
-        return b * t * (4 * p["hidden"] + p["ffn"]) + b * p["heads"] * t * t
 
-    heaviest = max(batches, key=cost)
-    return [lfr[i] for i in heaviest], [tokens[i] for i in heaviest]
+def cost(p: dict, lengths: list[int]) -> int:
+    """A batch's activation proxy: linear layers plus attention scores, per encoder layer."""
+    b, t = len(lengths), max(lengths)
+    return b * t * (4 * p["hidden"] + p["ffn"]) + b * p["heads"] * t * t
 
 
 def cif_v1(hidden, alphas, threshold, target_lengths: list[int], known):
@@ -128,12 +139,13 @@ def cif_v1(hidden, alphas, threshold, target_lengths: list[int], known):
     return frame_fires, fires
 
 
-def patch_cif(target_lengths: list[int], known):
-    """Point FunASR's predictor at cif_v1 above (undo with the returned function)."""
+def patch_cif(target_lengths, known):
+    """Point FunASR's predictor at cif_v1 above (undo with the returned function); target_lengths() says the
+    lengths of the batch in the step."""
     from funasr.models.paraformer import cif_predictor
 
     original = cif_predictor.cif_v1
-    cif_predictor.cif_v1 = lambda hidden, alphas, threshold: cif_v1(hidden, alphas, threshold, target_lengths, known)
+    cif_predictor.cif_v1 = lambda hidden, alphas, threshold: cif_v1(hidden, alphas, threshold, target_lengths(), known)
 
     def undo() -> None:
         cif_predictor.cif_v1 = original

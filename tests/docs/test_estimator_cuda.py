@@ -47,3 +47,16 @@ def test_the_committed_estimates_are_what_the_estimator_gives_today(nodeid):
     est = estimate_scenario(scenario_for(row), row["scale"], device=Device(cuda=True))
     assert (est.step_peak, est.at_peak, est.allocated_peak, est.reserved_peak) == \
         (row["estimate"], row["at_peak"], row["allocated"], row["reserved"]), "python -m benchmarks.estimator_cuda"
+
+
+def test_the_committed_step_by_step_estimates_are_todays():
+    """S2 as the run goes, with empty_cache (the replay's one event that frees no tensor): the same steps today."""
+    pytest.importorskip("funasr")
+    from benchmarks.estimator_cuda import scenario_for
+    from gpu_budget.estimate import estimate_scenario
+    from gpu_budget.estimate.cuda import Device
+
+    row = {r["nodeid"]: r for r in load(ESTIMATES)["estimates"]}[
+        "memtests/test_s2_paraformer.py::test_cuda_fix[empty_cache]::empty_cache"]
+    est = estimate_scenario(scenario_for(row), row["scale"], device=Device(cuda=True), as_run=True)
+    assert est.per_step == row["as_run"], "python -m benchmarks.estimator_cuda"

@@ -49,3 +49,16 @@ def test_replay_gives_each_phase_its_own_peaks_as_the_meter_resets_them():
     rows = replay(log, [(0, "build"), (3, "step")])
     assert rows == [{"name": "build", "allocated": 12 * MiB, "reserved": 20 * MiB},
                     {"name": "step", "allocated": 10 * MiB, "reserved": 20 * MiB}]
+
+
+def test_empty_cache_gives_back_only_segments_with_nothing_allocated():
+    sim = CachingAllocator()
+    a, b = sim.allocate(12 * MiB), sim.allocate(4 * MiB)  # a: its own 12 MiB segment; b: in a 20 MiB one
+    c = sim.allocate(2 * MiB)  # beside b in the 20 MiB segment
+    sim.free(a)
+    sim.free(b)
+    sim.empty_cache()
+    assert (sim.allocated, sim.reserved) == (2 * MiB, 20 * MiB)  # a's segment went back; c keeps its segment
+    sim.free(c)
+    sim.empty_cache()
+    assert sim.reserved == 0

@@ -184,6 +184,36 @@ def test_cuda_mode_replays_the_step_through_the_caching_allocator():
     assert cpu.allocated_peak is None and cpu.reserved_peak is None
 
 
+def varying(p, fixes, device, known):
+    """An MLP whose run trains batches of 512, 64 and 256 rows in that order (StepPlan.sequence)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 10))
+
+    def make(rows: int):
+        return lambda: known_batch(known, lambda: {"x": torch.randn(rows, 256), "y": torch.randint(0, 10, (rows,))})
+
+    return StepPlan(model, adamw(model.parameters(), device, lr=1e-3), [make(512)()],
+                    loss=lambda m, b: nn.functional.cross_entropy(m(b["x"]), b["y"]),
+                    sequence=[make(rows) for rows in (512, 64, 256)], empty_cache="empty_cache" in fixes)
+
+
+def test_as_run_trains_the_runs_own_steps_in_order_and_the_cache_can_shrink():
+    """as_run: one step per batch of the sequence, each batch held only in its step (a small step after a large
+    one holds less); without empty_cache reserved memory never shrinks, with it it can."""
+    cuda = Device(cuda=True)
+    kept = estimate(varying, {}, (), device=cuda, as_run=True)
+    assert [s["step"] for s in kept.per_step] == [1, 2, 3]
+    tensors = [s["tensors"] for s in kept.per_step]
+    assert tensors[1] < tensors[2] < tensors[0]
+    reserved = [s["reserved"] for s in kept.per_step]
+    assert reserved == sorted(reserved)
+    emptied = estimate(varying, {}, ("empty_cache",), device=cuda, as_run=True)
+    assert emptied.per_step[1]["reserved"] < kept.per_step[1]["reserved"]
+    assert [s["tensors"] for s in emptied.per_step] == tensors  # emptying the cache frees no tensor
+    with pytest.raises(ValueError, match="StepPlan.sequence"):
+        estimate(mlp, PARAMS, (), device=cuda, as_run=True)
+
+
 def test_cuda_context_is_only_added_to_the_device_figure():
     est = estimate(mlp, {**PARAMS, "micro": 1}, (), device=Device(cuda=True, cuda_context=300 * MiB))
     assert est.device_peak == est.step_peak + 300 * MiB

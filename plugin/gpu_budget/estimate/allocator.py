@@ -13,10 +13,11 @@ whose rules this replays:
                 (small pool, or expandable_segments) or more than 1 MiB (large pool); otherwise the
                 whole block is handed out, and all of it counts as allocated
   freeing       a freed block merges with free neighbours of its segment and stays cached
+  empty_cache   segments with nothing allocated go back to the device (reserved shrinks)
 
 So `allocated` can exceed the tensors' bytes (unsplit remainders), and `reserved` is the
 segments' total: the figure a card's size limits. Not modelled: max_split_size_mb and
-roundup_power2_divisions (their defaults are off), several streams, empty_cache, and
+roundup_power2_divisions (their defaults are off), several streams, and
 expandable segments' growth in place (expandable=True changes only the splitting rule).
 """
 
@@ -26,6 +27,7 @@ import bisect
 import itertools
 from dataclasses import dataclass, field
 
+EMPTY_CACHE = -1  # the tracker's log entry for torch.cuda.empty_cache() (tracker.py)
 MIN_BLOCK = 512  # kMinBlockSize
 SMALL = 1_048_576  # kSmallSize, 1 MiB: the largest request of the small pool
 SMALL_BUFFER = 2_097_152  # kSmallBuffer, 2 MiB: a small-pool segment
@@ -104,6 +106,14 @@ class CachingAllocator:
                 block = self._merge(block, neighbour)
         self._cache(block)
 
+    def empty_cache(self) -> None:
+        """torch.cuda.empty_cache(): every cached segment with nothing allocated in it goes back to the device."""
+        for pool in self._pools.values():
+            whole = [entry for entry in pool if entry[2].prev is None and entry[2].next is None]
+            for entry in whole:
+                pool.remove(entry)
+                self.reserved -= entry[2].size
+
     def _merge(self, block: Block, other: Block) -> Block:
         first, second = (block, other) if block.next is other else (other, block)
         first.size += second.size
@@ -138,7 +148,9 @@ def replay(log: list[tuple[int, int]], marks: list[tuple[int, str]], expandable:
             rows.append({"name": starts[i]})
         if key is None:
             break
-        if nbytes > 0:
+        if key == EMPTY_CACHE:
+            sim.empty_cache()
+        elif nbytes > 0:
             blocks[key] = sim.allocate(nbytes)
         elif key in blocks:
             sim.free(blocks.pop(key))

@@ -44,14 +44,14 @@ def _preload(root: Path) -> tuple[str, ...]:
         return isolate.DEFAULT_PRELOAD
 
 
-def _estimate_rows(scenarios: dict, scale: str, device, steps: int) -> list[dict]:
+def _estimate_rows(scenarios: dict, scale: str, device, steps: int, as_run: bool = False) -> list[dict]:
     from gpu_budget.estimate import estimate_scenario
 
     rows = []
     for label, scenario in scenarios.items():
         t0 = time.perf_counter()
         try:
-            est = estimate_scenario(scenario, scale, device=device, steps=steps)
+            est = estimate_scenario(scenario, scale, device=device, steps=steps, as_run=as_run)
         except Exception as exc:  # noqa: BLE001  one case that cannot be estimated must not hide the others
             print(f"{label}: no estimate ({type(exc).__name__}: {exc})", file=sys.stderr)
             continue
@@ -59,7 +59,8 @@ def _estimate_rows(scenarios: dict, scale: str, device, steps: int) -> list[dict
                      "metric": est.metric, "estimate": est.step_peak, "at_peak": est.at_peak,
                      "estimate_phase": est.peak_phase, "estimate_seconds": round(time.perf_counter() - t0, 1),
                      "device_peak": est.device_peak, "notes": est.notes, "assumed": est.assumed, "facts": est.facts,
-                     "allocated_peak": est.allocated_peak, "reserved_peak": est.reserved_peak})
+                     "allocated_peak": est.allocated_peak, "reserved_peak": est.reserved_peak,
+                     "per_step": est.per_step})
         extra = f", with the CUDA context {format_size(est.device_peak)}" if est.device_peak else ""
         print(f"{label}: {format_size(est.step_peak)} (estimate{extra}) in {rows[-1]['estimate_seconds']} s",
               file=sys.stderr)
@@ -79,6 +80,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--validate", action="store_true",
                         help="also run each case for real in a measured child and report the error (CPU, tiny)")
     parser.add_argument("--steps", type=int, default=2, help="optimizer steps to estimate (>= 2: steady state)")
+    parser.add_argument("--as-run", action="store_true",
+                        help="the run's own steps in order, where its builder gives them (S2's dynamic batches): "
+                             "each step's peaks, through the allocator in CUDA mode, go to --json's per_step")
     parser.add_argument("-o", "--output", default=None, help="write the markdown tables here")
     parser.add_argument("--json", default=None, help="write the raw rows here")
     parser.add_argument("--render", default=None, metavar="JSON", help="print the tables of a saved --json file")
@@ -109,7 +113,7 @@ def main(argv: list[str]) -> int:
 
         out.update(validate.compare(scenarios, args.scale, preload=_preload(Path.cwd())))
     else:
-        out["estimates"] = _estimate_rows(scenarios, args.scale, device, args.steps)  # benchmarks/gpu_compare.py
+        out["estimates"] = _estimate_rows(scenarios, args.scale, device, args.steps, args.as_run)  # benchmarks/gpu_compare.py
         # matches them by (scenario, fixes, scale)
     text = render(out)
     print(text)

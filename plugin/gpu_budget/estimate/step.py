@@ -42,6 +42,9 @@ class StepPlan:
     after the second add no peak, gradients accumulate in place (checked in
     tests/unit/test_estimate.py), so 2 gives the same peak at a fraction of the time.
     expandable_segments: the run's allocator splits blocks at 512 bytes (allocator.py).
+    sequence: for estimate(as_run=True), the run's steps in order, each a function that makes that step's
+    batch (made at its step, dropped after it, as a runner moves each batch to the GPU): the allocator replay
+    then follows the run step by step. empty_cache: the run empties the allocator's cache after each step.
     autocast: the dtype the run's forward autocasts to on CUDA (torch.float16 for a Trainer's fp16 or
     torch.autocast); CUDA mode models its casts (autocast.py). None: no mixed precision.
     """
@@ -57,6 +60,8 @@ class StepPlan:
     run_micro: int | None = None
     autocast: Any = None
     expandable_segments: bool = False  # the run sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+    sequence: list[Callable[[], dict]] | None = None  # the run's steps in order, each making its one batch
+    empty_cache: bool = False  # the run calls torch.cuda.empty_cache() after each step
 
 
 @dataclass
@@ -82,6 +87,7 @@ class Estimate:
     assumed: dict[str, int] = field(default_factory=dict)
     allocated_peak: int | None = None  # CUDA mode: the steps' allocated and reserved peaks through the caching
     reserved_peak: int | None = None  # allocator's rules (allocator.py); None on a CPU
+    per_step: list[dict] = field(default_factory=list)  # {step, tensors[, allocated, reserved]} per optimizer step
 
     @property
     def device_peak(self) -> int | None:
@@ -102,7 +108,7 @@ def adamw(params, device, fused: bool = False, **kwargs):
 
 
 def run_step(build: Callable, params: dict, fixes: tuple[str, ...], device, steps: int = 2,
-             fake: bool = True) -> tuple:
+             fake: bool = True, as_run: bool = False) -> tuple:
     """Build inside the fake world and run `steps` optimizer steps under the tracker; returns (tracker, plan, known).
 
     fake=False runs the same thing on real CPU tensors (it allocates them):
@@ -122,14 +128,14 @@ def run_step(build: Callable, params: dict, fixes: tuple[str, ...], device, step
         tracker.phase("build")
         plan: StepPlan = build(params, fixes, device, known)
         try:
-            _steps(plan, tracker, device, steps)
+            _steps(plan, tracker, device, steps, as_run)
         finally:
             for undo in plan.undo:
                 undo()
     return tracker, plan, known
 
 
-def _steps(plan: StepPlan, tracker, device, steps: int) -> None:
+def _steps(plan: StepPlan, tracker, device, steps: int, as_run: bool = False) -> None:
     """Forward + backward per micro-batch, clipping, the optimizer step: each a tracker phase (in CUDA mode under
     the run's autocast, when it has one)."""
     import contextlib
@@ -141,19 +147,28 @@ def _steps(plan: StepPlan, tracker, device, steps: int) -> None:
 
     model = plan.model
     tracker.label(list(model.parameters()) + list(model.buffers()), "parameters")
-    for batch in plan.batches:
-        for value in batch.values():
-            tracker.track(value)
+    if as_run:
+        if plan.sequence is None:
+            raise ValueError("as_run needs a builder that gives the run's steps (StepPlan.sequence)")
+        schedule = [[make] for make in plan.sequence]
+        plan.batches.clear()  # the heaviest batch the builder also made is not held through the run
+    else:
+        for batch in plan.batches:
+            for value in batch.values():
+                tracker.track(value)
+        schedule = [plan.batches[: plan.run_micro or len(plan.batches)]] * steps
     trainable = [q for q in model.parameters() if q.requires_grad]
     loss_fn = plan.loss or (lambda m, b: m(**b).loss)
     autocast = plan.autocast if device.cuda else None  # forward and loss as under torch.autocast("cuda")
     casting = (lambda: CudaAutocast(autocast)) if autocast is not None else contextlib.nullcontext
-    micro = len(plan.batches)
+    micro = 1 if as_run else len(plan.batches)
     model.train()
-    for step in range(1, steps + 1):
-        for i, batch in enumerate(plan.batches[: plan.run_micro or micro], start=1):
+    for step, batches in enumerate(schedule, start=1):
+        for i, batch in enumerate(batches, start=1):
             suffix = f".{i}" if micro > 1 else ""
             tracker.phase(f"step{step}.forward{suffix}")
+            if callable(batch):  # as the run goes: this step's batch, made now
+                batch = batch()
             with casting():
                 loss = loss_fn(model, batch)
             if micro > 1:
@@ -172,21 +187,25 @@ def _steps(plan: StepPlan, tracker, device, steps: int) -> None:
         tracker.label([t for state in plan.optimizer.state.values() for t in state.values()
                        if isinstance(t, torch.Tensor)], "optimizer_state")
         plan.optimizer.zero_grad(set_to_none=True)
+        del batch
+        if plan.empty_cache and device.cuda:
+            tracker.empty_cache()
     tracker.phase("end")
 
 
 def estimate(build: Callable | str, params: dict, fixes: tuple[str, ...] = (), device=None, steps: int = 2,
-             name: str = "", scale: str = "", fake: bool = True) -> Estimate:
+             name: str = "", scale: str = "", fake: bool = True, as_run: bool = False) -> Estimate:
     """Run `build`'s step on fake tensors and say what its tensors peak at, per phase and category.
 
     fake=False: the same on real tensors (a measurement of live tensor bytes, for checking the estimator).
+    as_run: the run's own steps in order (StepPlan.sequence) instead of `steps` steps of its heaviest batch.
     """
     from gpu_budget.estimate.cuda import Device
 
     device = device or Device()
     build = resolve_ref(build) if isinstance(build, str) else build
     t0 = time.perf_counter()
-    tracker, plan, known = run_step(build, params, tuple(fixes), device, steps, fake=fake)
+    tracker, plan, known = run_step(build, params, tuple(fixes), device, steps, fake=fake, as_run=as_run)
     replay = tracker.replay()
     seconds = time.perf_counter() - t0
     phases = [{k: row[k] for k in ("name", "peak", "at_peak")} for row in replay.phases]
@@ -201,6 +220,14 @@ def estimate(build: Callable | str, params: dict, fixes: tuple[str, ...] = (), d
 
         through = [r for r in allocator.replay(tracker.log, tracker.marks, plan.expandable_segments)
                    if r["name"].startswith("step")]
+    per_step: dict[int, dict] = {}  # step number -> its peaks: tensors, and through the allocator
+    for row in step_rows:
+        entry = per_step.setdefault(_step_of(row), {"step": _step_of(row), "tensors": 0})
+        entry["tensors"] = max(entry["tensors"], row["peak"])
+    for row in through or ():
+        entry = per_step[_step_of(row)]
+        entry["allocated"] = max(entry.get("allocated", 0), row["allocated"])
+        entry["reserved"] = max(entry.get("reserved", 0), row["reserved"])
     return Estimate(
         scenario=name, scale=scale, device=device.name, metric=METRIC_CUDA if device.cuda else METRIC_CPU,
         step_peak=peak_row["peak"], first_step_peak=max(first), steady_peak=max(steady) if steady else None,
@@ -209,13 +236,19 @@ def estimate(build: Callable | str, params: dict, fixes: tuple[str, ...] = (), d
         notes=list(plan.notes), assumed=dict(known.assumed) if known is not None else {},
         allocated_peak=max(r["allocated"] for r in through) if through else None,
         reserved_peak=max(r["reserved"] for r in through) if through else None,
+        per_step=list(per_step.values()),
     )
 
 
+def _step_of(row: dict) -> int:
+    """The optimizer step a phase belongs to: 'step3.backward.2' -> 3."""
+    return int(row["name"].removeprefix("step").split(".")[0])
+
+
 def estimate_scenario(scenario: Scenario, scale: str = "tiny", device=None, steps: int = 2,
-                      fake: bool = True) -> Estimate:
+                      fake: bool = True, as_run: bool = False) -> Estimate:
     """The estimate of `scenario` at `scale`, with its params and fixes, as its runner would run it."""
     from gpu_budget.estimate.builders import builder_for
 
     return estimate(builder_for(scenario), scenario.params_for(scale), scenario.fixes, device=device, steps=steps,
-                    name=scenario.name, scale=scale, fake=fake)
+                    name=scenario.name, scale=scale, fake=fake, as_run=as_run)

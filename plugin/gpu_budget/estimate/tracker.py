@@ -34,6 +34,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "workspaces")
 UNLABELLED = "activations"  # saved activations, temporaries and the input batch
+EMPTY_CACHE = -1  # a log entry that frees no tensor: the allocator empties its cache (allocator.py)
 BLAS_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "_int_mm"})  # cuBLAS on CUDA
 
 
@@ -105,6 +106,10 @@ class LiveTensors(TorchDispatchMode):
     def _free(self, key: int, nbytes: int) -> None:
         self._refs.pop(key, None)
         self.log.append((key, -nbytes))
+
+    def empty_cache(self) -> None:
+        """torch.cuda.empty_cache(): no tensor changes; the allocator replay releases its free segments."""
+        self.log.append((EMPTY_CACHE, 0))
 
     def transient(self, nbytes: int) -> None:
         """A workspace an op uses and frees inside itself (not visible as an output)."""
