@@ -46,11 +46,10 @@ def cuda_rows(report: dict) -> list[dict]:
     return [r for r in report["results"] if (r.get("peaks") or {}).get("vram_allocated")]
 
 
-def stored_params(report_path: Path, row: dict) -> dict | None:
-    """The params the committed GPU baseline stored for this row (None: it has none)."""
-    key = ROOT / "baselines" / json.loads(report_path.read_text())["hardware"]["key"]  # committed (gpu-validation.md)
+def stored_params(baselines: Path, row: dict) -> dict | None:
+    """The params the committed GPU baseline (in the card's folder `baselines`) stored for this row (None: none)."""
     module, _, test = row["nodeid"].partition("::")
-    path = key / (Path(module).stem + ".json")
+    path = baselines / (Path(module).stem + ".json")
     entry = json.loads(path.read_text())["entries"].get(row["scale"], {}).get(test) if path.is_file() else None
     return None if entry is None else entry["params"]
 
@@ -73,10 +72,11 @@ def estimate_all(report_path: Path) -> dict:
 
     report = json.loads(report_path.read_text())
     with_ws, without_ws = Device(cuda=True), Device(cuda=True, cublas_workspace=0)
+    baselines = ROOT / "baselines" / report["hardware"]["key"]  # committed (gpu-validation.md)
     rows, left_out = [], {}
     for r in cuda_rows(report):
         scenario = scenario_for(r)
-        stored = stored_params(report_path, r)
+        stored = stored_params(baselines, r)
         if scenario.to_json(r["scale"])["params"] != stored:
             left_out[r["nodeid"]] = "no GPU baseline" if stored is None else "params differ from the GPU baseline's"
             continue
@@ -113,9 +113,9 @@ def unmodelled(row: dict) -> str:
     return "; ".join(n.split(":")[0] for n in row["notes"] if "not modelled" in n)
 
 
-def joined(data: dict) -> list[dict]:
+def joined(data: dict, report: dict) -> list[dict]:
     """Each estimate beside the report's measured step peak for the same case."""
-    report = {r["nodeid"]: r for r in json.loads((ROOT / data["report"]).read_text())["results"]}
+    report = {r["nodeid"]: r for r in report["results"]}
     out = []
     for e in data["estimates"]:
         step, reserved = measured_step(report[e["nodeid"]]), measured_step(report[e["nodeid"]], "vram_reserved")
@@ -189,7 +189,7 @@ def _spread(rel: list[float]) -> str:
 def render(data: dict, source: str = str(ESTIMATES.relative_to(ROOT))) -> str:
     """The page for the estimates in `data` (read from `source`) against their report's measured figures."""
     report = json.loads((ROOT / data["report"]).read_text())
-    hw, rows = report["hardware"], joined(data)
+    hw, rows = report["hardware"], joined(data, report)
     modelled = [r for r in rows if not r["unmodelled"]]
     bare_gap = [r["measured"] - r["without_workspaces"] for r in rows]
     env = ", ".join(f"{k} {v}" for k, v in data["estimated_with"].items() if v)

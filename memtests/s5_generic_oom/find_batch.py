@@ -14,6 +14,7 @@ CUDA only: a CPU allocator has no cap, and a real out-of-memory there takes the 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -87,7 +88,7 @@ def run(ctx) -> dict:
         raise RuntimeError(f"{__name__} caps the CUDA caching allocator: it needs a CUDA device, not {ctx.device!r}")
     cap, total = ctx.params["vram_cap"], torch.cuda.get_device_properties(0).total_memory
     torch.cuda.set_per_process_memory_fraction(cap / total)
-    tries = iter(range(1, 1000))
+    tries = itertools.count(1)
     found = accelerate_search(lambda batch: runner.run(_Try(ctx, batch, next(tries))), ctx.params["find_batch_from"])
     ctx.meter.stop()
     return {"vram_cap": cap, "start": found.start, "tried": found.tried, "batch_size": found.batch_size,

@@ -24,7 +24,7 @@ S5 = Scenario(
 # Tiny takes 2 steps: step 1 allocates AdamW's state, and every later step peaks where step 2 does. In every
 # committed tiny report of 3 or 4 steps, CPU and H100 (host RAM, allocated and reserved VRAM), steps 3 and 4 peak
 # where step 2 does (each report row's `steps`). Two steps give no growth slope (docs/measuring.md).
-register(S5.run, "s5_generic_oom.estimate:build")
+register(S5.run, "s5_generic_oom.estimate:build")  # the estimator's model of the runner (estimate.py)
 
 # accelerate's find_executable_batch_size on the same step, from batch 64, on the allocator capped at a budget
 # (find_batch.py: the test sets vram_cap). CUDA only: the cap is the caching allocator's. Each try is runner.run,
@@ -35,4 +35,4 @@ FIND_BATCH = replace(
     run="s5_generic_oom.find_batch:run",
     params={**S5.params, "find_batch_from": 64},
     scales={name: {**over, "needs_cuda": True} for name, over in S5.scales.items()},
-)  # the estimator's model of the runner (estimate.py)
+)
