@@ -1,12 +1,15 @@
-"""FINDINGS.md from JSON reports: pairing each fix with the as-reported run, verdicts, merging scales."""
+"""FINDINGS.md from JSON reports: pairing each fix with the as-reported run, verdicts, merging scales, GPU rows."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from gpu_budget.declare.fixes import Control
 from gpu_budget.report.findings import fix_verdict, main, pairs, split_lines
 from gpu_budget.results import Result
+from gpu_budget.units import format_size
 
 MiB = 2**20
 
@@ -200,18 +203,49 @@ def test_quantization_is_split_into_freezing_and_8_bit_storage():
                     "600.00 MiB, 100.00 MiB lower than freezing alone (saving +10.0% of as reported)")
 
 
-def test_findings_md_is_generated_from_the_committed_reports(tmp_path, monkeypatch):
-    """FINDINGS.md is what `python -m gpu_budget findings` makes of the reports its header names, byte for byte."""
-    import re
-    from pathlib import Path
+ROOT = Path(__file__).resolve().parents[2]
+REPORT = r"`(benchmarks/results/[^`]+\.report\.json)`"
 
+
+def _header() -> str:
+    """FINDINGS.md's text above its first scenario: the reports it names, CPU and GPU."""
+    return (ROOT / "FINDINGS.md").read_text().split("\n## ", 1)[0]
+
+
+def test_findings_md_is_generated_from_the_committed_reports(tmp_path, monkeypatch):
+    """FINDINGS.md is what `python -m gpu_budget findings` makes of the reports its header names, byte for byte:
+    the CPU reports, the GPU report picked for each card and the GPU reports passed over."""
     from gpu_budget.report import findings
 
-    root = Path(__file__).resolve().parents[2]
-    committed = (root / "FINDINGS.md").read_text()
-    header = committed.splitlines()[2]
-    sources = re.findall(r"`(benchmarks/results/[^`]+\.report\.json)`", header)
-    assert sources and all((root / s).is_file() for s in sources), header
-    monkeypatch.chdir(root)  # the header names the reports relative to the repository, as the command was run
+    committed = (ROOT / "FINDINGS.md").read_text()
+    sources = re.findall(REPORT, _header())
+    assert sources and all((ROOT / s).is_file() for s in sources), _header()
+    gpu = [s for s in sources if findings.is_gpu(json.loads((ROOT / s).read_text()))]
+    assert gpu, "FINDINGS.md names the GPU reports its GPU rows come from"
+    monkeypatch.chdir(ROOT)  # the header names the reports relative to the repository, as the command was run
     assert findings.main([*sources, "-o", str(tmp_path / "FINDINGS.md")]) == 0
     assert (tmp_path / "FINDINGS.md").read_text() == committed
+    cpu = [s for s in sources if s not in gpu]  # their order matters (a later row replaces an earlier); the GPU ones' not
+    assert findings.main([*reversed(gpu), *cpu, "-o", str(tmp_path / "again.md")]) == 0
+    assert (tmp_path / "again.md").read_text() == committed
+
+
+def test_findings_md_gpu_rows_are_the_picked_reports_own_figures():
+    """S2's CUDA-only fixes, which the CPU host cannot measure, stand in FINDINGS.md as each picked GPU report holds
+    them (read here from the JSON, not through the renderer), under the card, driver and libraries it names, at tiny."""
+    committed = (ROOT / "FINDINGS.md").read_text()
+    picked = re.findall(REPORT + r" for ", _header())
+    assert len(picked) >= 2, "a GPU report picked for each of the H100 and the H200"
+    for path in picked:
+        report = json.loads((ROOT / path).read_text())
+        hw = report["hardware"]
+        card = (f"{hw['gpu_name']}, driver {hw['driver']}, CUDA {hw['cuda']}; torch {hw['torch']}, "
+                f"transformers {hw['transformers']}, peft {hw['peft']}")
+        s2 = {r["label"]: r["peaks"] for r in report["results"] if r["scenario"] == "s2_paraformer"}
+        before = s2["as-reported"]
+        for fix in ("empty_cache", "expandable_segments"):
+            after = s2[fix]
+            row = (f"| {card} | {fix} | {fix} | tiny | vram_allocated | {format_size(before['vram_allocated'])} "
+                   f"| {format_size(after['vram_allocated'])} | ")
+            reserved = f"| {format_size(before['vram_reserved'])}, {format_size(after['vram_reserved'])} ("
+            assert [line for line in committed.splitlines() if line.startswith(row) and reserved in line], row

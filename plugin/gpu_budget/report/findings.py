@@ -4,11 +4,26 @@ A fix test measures the scenario without the fix and with it, in one run
 (labels on one test). A fix is judged against the same noise model as the gate:
 a change inside the default tolerance is "no effect", not a win.
 
-    python -m gpu_budget findings tiny.json [real.json ...] -o FINDINGS.md
+    python -m gpu_budget findings tiny.json [real.json ...] [gpu.json ...] -o FINDINGS.md
 
 Several reports (e.g. the tiny gate and a real-scale run) merge into one file;
 each row keeps its scale, and a row measured again in a later report (the same
 node id and scale) replaces the earlier one.
+
+A report whose hardware names a GPU (`hardware.gpu_name`) is not merged: its
+rows become the scenario's GPU table ("On a GPU"), judged on the allocated peak
+(the gate's GPU metric) with the reserved peak beside, each row naming its card,
+driver, CUDA and torch / transformers / peft versions as the report's hardware
+fingerprint holds them (the fields docs/gpu-results.md's host line reads). The
+CPU rows stay what the other reports make of them, byte for byte. One report
+per card (`hardware.key`) is shown, picked from those given by `pick`: the one
+that measured the most cases on CUDA (an allocated peak, no error), the later
+path in sort order on a tie. A report holds no date or commit, so "newest"
+cannot be read from it; the most cases measured is read from the report alone,
+gives the table the most rows, and does not depend on the order the reports are
+given in, so FINDINGS.md renders the same bytes from the same files. The header
+names each pick and the reports passed over. A GPU figure's scale stands in its
+row, and the header says when every GPU figure is tiny.
 
 Host RAM is judged on the process tree's peak (`ram_tree`: the measured process
 with its DataLoader workers and subprocesses) where both rows hold it, else on
@@ -28,7 +43,10 @@ import importlib.util
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.declare.fixes import Control
 from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS, default_tolerance
@@ -68,6 +86,10 @@ def _metric(*rows: Result) -> str:
 
 def _main(row: Result | None) -> int | None:
     return None if row is None else row.peaks.get("ram")
+
+
+def _reserved(row: Result | None) -> int | None:
+    return None if row is None else row.peaks.get("vram_reserved")
 
 
 def not_applied(row: Result) -> str | None:
@@ -116,9 +138,11 @@ def pairs(results: list[Result]) -> dict[str, list[dict]]:
                 continue
             entry = {"scenario": scenario, "scale": scale, "variant": row.label or ", ".join(row.fixes),
                      "fixes": list(row.fixes), "test": row.nodeid, "facts": row.info,
-                     "main_before": _main(ref), "main_after": _main(row)}
+                     "main_before": _main(ref), "main_after": _main(row),
+                     "reserved_before": _reserved(ref), "reserved_after": _reserved(row)}
             if row.verdict == "skipped":
-                entry.update(before=None, after=None, metric=None, verdict=_skip_verdict(row), main_before=None, main_after=None)
+                entry.update(before=None, after=None, metric=None, verdict=_skip_verdict(row), main_before=None, main_after=None,
+                             reserved_before=None, reserved_after=None)
             elif row.verdict == "error":
                 metric = _metric(row)
                 entry.update(before=None, after=row.peaks.get(metric), metric=metric,
@@ -236,8 +260,9 @@ def controls(results: list[Result]) -> dict[str, Control]:
     return found
 
 
-def split_lines(entries: list[dict], controls: dict[str, Control]) -> list[str]:
-    """A fix's saving split into a control's part and the rest (Fix.control), per scale where both were measured."""
+def split_lines(entries: list[dict], controls: dict[str, Control], where: str | None = None) -> list[str]:
+    """A fix's saving split into a control's part and the rest (Fix.control), per scale where both were measured;
+    `where` (a card) follows the scale when given."""
     lines = []
     for control, split in controls.items():
         fix, alone, short, rest = split.of, split.alone, split.short, split.rest
@@ -246,7 +271,8 @@ def split_lines(entries: list[dict], controls: dict[str, Control]) -> list[str]:
             if fix not in by or control not in by or by[fix]["metric"] != by[control]["metric"]:
                 continue
             before, part, whole = by[fix]["before"], by[control]["after"], by[fix]["after"]
-            lines.append(f"- {scale}: {fix}'s saving split ({by[fix]['metric']}): as reported {format_size(before)}; "
+            head = f"{scale}, on {where}" if where else scale
+            lines.append(f"- {head}: {fix}'s saving split ({by[fix]['metric']}): as reported {format_size(before)}; "
                          f"{alone} {format_size(part)}, saving {format_size(before - part)} ({(before - part) / before:+.1%}); "
                          f"{rest}: {fix} {format_size(whole)}, {format_size(abs(whole - part))} "
                          f"{'lower' if whole < part else 'higher'} than {short} "
@@ -254,13 +280,102 @@ def split_lines(entries: list[dict], controls: dict[str, Control]) -> list[str]:
     return lines
 
 
-def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> str:
-    """FINDINGS.md from a merged report: its `hardware`, `results` (Results) and `notes`."""
+@dataclass(frozen=True)
+class GpuReport:
+    """A JSON report made on a GPU host: where it lies, the hardware fingerprint it was made under, its rows."""
+
+    path: str
+    hardware: Mapping[str, Any]
+    results: tuple[Result, ...]
+
+    @property
+    def card(self) -> str:
+        return describe_card(self.hardware)
+
+    @property
+    def measured(self) -> int:
+        """How many of its cases were measured on CUDA: an allocated peak, and no error."""
+        return sum(r.peaks.get("vram_allocated") is not None and r.verdict not in ("error", "skipped") for r in self.results)
+
+
+def is_gpu(report: Mapping[str, Any]) -> bool:
+    """Whether a JSON report was made on a GPU host (its hardware names the GPU)."""
+    return bool((report.get("hardware") or {}).get("gpu_name"))
+
+
+def describe_card(hw: Mapping[str, Any]) -> str:
+    """The card a GPU row was measured on, with its driver, CUDA and libraries, from the report's hardware fingerprint."""
+    return (f"{hw.get('gpu_name')}, driver {hw.get('driver')}, CUDA {hw.get('cuda')}; torch {hw.get('torch')}, "
+            f"transformers {hw.get('transformers')}, peft {hw.get('peft')}")
+
+
+def pick(reports: Sequence[GpuReport]) -> list[GpuReport]:
+    """One report per card (`hardware.key`), in key order: the one with the most cases measured on CUDA, the later
+    path on a tie. The order the reports are given in does not change the pick."""
+    by_card: dict[str, list[GpuReport]] = defaultdict(list)
+    for report in reports:
+        by_card[str(report.hardware.get("key"))].append(report)
+    return [max(found, key=lambda r: (r.measured, r.path)) for _, found in sorted(by_card.items())]
+
+
+def gpu_lines(gpu: Sequence[GpuReport]) -> list[str]:
+    """The header's paragraph on the GPU rows: which report each card's come from, which were passed over, the scale."""
+    picked = pick(gpu)
+    if not picked:
+        return []
+    chosen = {r.path for r in picked}
+    passed = sorted(r.path for r in gpu if r.path not in chosen)
+    scales = sorted({r.scale for g in picked for r in g.results if r.verdict != "skipped"}, key=_scale_order)
+    line = ("GPU rows (each scenario's table \"On a GPU\") come from one report per card: of the reports given for a card, "
+            "the one that measured the most cases on CUDA (the later path in sort order on a tie): "
+            + "; ".join(f"`{g.path}` for {g.card} ({g.measured} cases on CUDA)" for g in picked) + ". "
+            + (f"Given and passed over: {', '.join(f'`{p}`' for p in passed)}. " if passed else "")
+            + ("Every GPU figure here is tiny scale: none of them measures a write-up's real-scale claim. "
+               if scales == ["tiny"] else f"GPU figures at scale {', '.join(scales)}; each row names its own. ")
+            + "A GPU row is judged on the allocated peak (the gate's GPU metric), with the reserved peak beside it; "
+              "two cards' rows of one case are not a comparison of cards, since each report ran the memtests of its "
+              "own day. A CPU row that reads \"needs GPU, not measured here\" is measured in its scenario's GPU "
+              "table where a GPU report holds it.")
+    return [line, ""]
+
+
+def gpu_table(scenario: str, gpu: Sequence[GpuReport]) -> list[str]:
+    """A scenario's GPU table: each picked card's fixes against its own as-reported run, the card named in each row."""
+    rows, split = [], []
+    for report in pick(gpu):
+        entries = pairs(list(report.results)).get(scenario, [])
+        rows += [(report.card, e) for e in entries]
+        split += split_lines(entries, controls(list(report.results)), where=report.card)
+    if not rows:
+        return []
+    scales = sorted({e["scale"] for _, e in rows}, key=_scale_order)
+    lines = [f"On a GPU ({', '.join(scales)} scale; the card, its driver and libraries in each row):", "",
+             "| card | variant | fixes | scale | metric | as reported | with the fix | saving | verdict "
+             "| reserved: as reported, with the fix (saving) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, e in rows:
+        saving = "-" if not e["before"] or e["after"] is None else f"{(e['before'] - e['after']) / e['before']:+.1%}"
+        before, after = e["reserved_before"], e["reserved_after"]
+        compared = e["metric"] == "vram_allocated" and e["before"] and before and after is not None
+        reserved = "-" if not compared else \
+            f"{format_size(before)}, {format_size(after)} ({(before - after) / before:+.1%})"
+        lines.append(f"| {name} | {e['variant']} | {', '.join(e['fixes']) or '-'} | {e['scale']} | {e['metric'] or '-'} "
+                     f"| {format_size(e['before'])} | {format_size(e['after'])} | {saving} | {e['verdict']} | {reserved} |")
+    lines.append("")
+    return lines + (split + [""] if split else [])
+
+
+def render(report: dict, title: str = "Findings", sources: list[str] = (), gpu: Sequence[GpuReport] = ()) -> str:
+    """FINDINGS.md from a merged report (its `hardware`, `results` (Results) and `notes`) and the GPU reports given."""
     hw = report.get("hardware") or {}
-    lines = [f"# {title}", "",
-             f"Generated by `python -m gpu_budget findings` from real runs on `{hw.get('key')}` "
-             f"(torch {hw.get('torch')}, transformers {hw.get('transformers')}, peft {hw.get('peft')})"
-             + (f": {', '.join(f'`{s}`' for s in sources)}." if sources else "."),
+    made = "Generated by `python -m gpu_budget findings`"
+    if report["results"] or sources or not gpu:
+        made += (f" from real runs on `{hw.get('key')}` "
+                 f"(torch {hw.get('torch')}, transformers {hw.get('transformers')}, peft {hw.get('peft')})"
+                 + (f": {', '.join(f'`{s}`' for s in sources)}." if sources else "."))
+    else:
+        made += " from GPU reports only."
+    lines = [f"# {title}", "", made,
              ("A fix \"works\" when it lowers the peak by more than the gate's default tolerance at its scale ("
               + ", ".join(f"{scale} {tol.rel:.1%} + {format_size(tol.abs)}" for scale, tol in DEFAULT_TOLERANCE_BY_SCALE.items())
               + ", each set from the peak's spread over fresh sessions at that scale: benchmarks/RESULTS.md, section 4); "
@@ -269,13 +384,23 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
               "Host RAM is judged on the process tree (`ram_tree`: the measured process with its DataLoader workers "
               "and subprocesses) where both rows hold it, else on the main process (`ram`: reports before the tree "
               "was read); the main process's own peak stands beside it."), ""]
+    lines += gpu_lines(gpu)
     reproduced = failures(report["results"])
     found = controls(report["results"])
     notes: dict[str, list[dict]] = defaultdict(list)
     for note in report.get("notes", []):
         notes[note["scenario"]].append(note)
-    for scenario, entries in sorted(pairs(report["results"]).items()):
+    cpu = pairs(report["results"])
+    on_gpu = {r.scenario for g in pick(gpu) for r in g.results}
+    for scenario in sorted(set(cpu) | on_gpu):
+        entries = cpu.get(scenario, [])
+        table = gpu_table(scenario, gpu)
+        if not entries and not table:
+            continue
         lines += [f"## {scenario}", ""]
+        if not entries:
+            lines += table
+            continue
         if reproduced.get(scenario):
             lines += ["| as reported | metric | peak | main process | budget | over budget by | growth per step | gate verdict |",
                       "|---|---|---|---|---|---|---|---|"]
@@ -303,6 +428,7 @@ def render(report: dict, title: str = "Findings", sources: list[str] = ()) -> st
             lines.append(f"- {note['scale']}: {note['text']} (`{note['nodeid']}`)")
         if notes.get(scenario):
             lines.append("")
+        lines += table
     return "\n".join(lines)
 
 
@@ -314,6 +440,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-o", "--output", type=Path, default=Path("FINDINGS.md"))
     args = parser.parse_args(argv)
     merged: dict = {"version": max(READABLE_VERSIONS), "results": []}
+    sources: list[str] = []
+    gpu: list[GpuReport] = []
     for path in args.reports:
         try:
             report = json.loads(path.read_text())
@@ -321,16 +449,20 @@ def main(argv: list[str]) -> int:
             parser.error(f"cannot read report {path}: {exc}")
         if report.get("version") not in READABLE_VERSIONS or not isinstance(report.get("results"), list):
             parser.error(f"{path} is not a gpu-budget JSON report (version {' or '.join(map(str, READABLE_VERSIONS))})")
-        merged["hardware"] = merged.get("hardware") or report.get("hardware")
         try:
             results = [Result.from_json(r) for r in report["results"]]
         except ValueError as exc:
             parser.error(f"{path}: {exc}")
+        if is_gpu(report):  # its rows are the GPU tables', not merged into the CPU rows
+            gpu.append(GpuReport(str(path), report["hardware"], tuple(results)))
+            continue
+        sources.append(str(path))
+        merged["hardware"] = merged.get("hardware") or report.get("hardware")
         redone = {(r.nodeid, r.scale) for r in results}  # a later report's re-run replaces a row
         merged["results"] = [r for r in merged["results"] if (r.nodeid, r.scale) not in redone] + results
         renoted = {(n["nodeid"], n["scale"]) for n in report.get("notes", [])}
         merged["notes"] = [n for n in merged.get("notes", []) if (n["nodeid"], n["scale"]) not in renoted] + \
             report.get("notes", [])
-    args.output.write_text(render(merged, sources=[str(p) for p in args.reports]))
+    args.output.write_text(render(merged, sources=sources, gpu=gpu))
     print(f"wrote {args.output}")
     return 0
