@@ -1,7 +1,7 @@
 """The `gpu_budget` marker, as a plain function of the marker's arguments.
 
 `@pytest.mark.gpu_budget(ram="12.7 GiB", vram="15 GiB", tolerance=None, expect=None, device=None, cpu=None, cuda=None,
-origin=None)`
+origin=None, steps=None)`
 
 Expectations are per device: a case measured on a CPU host trains on the CPU
 and is judged on host RAM, the same case on a CUDA host trains on the GPU,
@@ -9,7 +9,9 @@ where its host RAM means something else. `cpu={...}` and `cuda={...}` hold the
 ram / vram / expect / tolerance that apply where the case's child runs on that
 device, replacing the top-level ones key by key. `device="cpu"` runs the case
 on the CPU on any host (its child does not see the GPU); `device="cuda"` needs a
-GPU. The marker's help text is generated from this signature and docstring.
+GPU. `steps=` gives the real run's length, to which the gate projects the
+peak's growth per step (judge/growth.py). The marker's help text is generated
+from this signature and docstring.
 """
 
 from __future__ import annotations
@@ -51,11 +53,12 @@ class BudgetMark:
     device: str = "cpu"  # the device these expectations are for: the case's child runs there
     pinned: bool = False  # device= named it (the child runs there whatever the host has)
     origin: str | None = None  # where the budget's figure comes from (ORIGINS); None where none applies or none declared
+    steps: int | None = None  # the real run's length at this scale: the peak's growth is projected to it (judge/growth.py)
 
 
 def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None = None, expect: Any = None,
                device: str | None = None, cpu: Mapping | None = None, cuda: Mapping | None = None,
-               origin: Any = None, imbalance: Any = None, scale: str = "tiny", host: str = "cpu",
+               origin: Any = None, imbalance: Any = None, steps: Any = None, scale: str = "tiny", host: str = "cpu",
                where: str = "") -> BudgetMark:
     """memory budget: ram=/vram= a size ("12.7 GiB", "24GB", bytes) or {"tiny": ..., "real": ...};
     tolerance={"rel": 0.02, "abs": "16 MiB"} overrides the baseline tolerance; expect="over-budget"
@@ -64,7 +67,9 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     cases measured on that device (a CUDA host trains on the GPU), replacing the top-level keys they name;
     device="cpu" runs the case on the CPU on any host, device="cuda" needs a GPU; origin= (or {scale: origin}) says
     where the budget's figure comes from: write-up, card, measured-gap, measured-main or chosen; imbalance=1.2
-    bounds a launcher case's largest rank's RAM tree over its smallest's (docs/several-ranks.md)."""
+    bounds a launcher case's largest rank's RAM tree over its smallest's (docs/several-ranks.md); steps=10_000 (or
+    {"tiny": ..., "real": ...}) is the real run's length: the growth per step measured after warm-up is projected to
+    it, and a projected peak over the budget fails the case (docs/declaring.md)."""
     if device is not None and device not in DEVICES:
         raise ValueError(f"{where}: device={device!r} is not one of {DEVICES} (or None: the host's device)")
     on = device or host
@@ -80,7 +85,7 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     budget = Budget.for_scale(scale, values["ram"], values["vram"], where, imbalance)
     source = _pick_origin(values["origin"], scale, where)
     return BudgetMark(budget, _tolerance(values["tolerance"], where, scale), expected, on, device is not None,
-                      source if budget.ram is not None or budget.vram is not None else None)
+                      source if budget.ram is not None or budget.vram is not None else None, _pick_steps(steps, scale, where))
 
 
 def _pick_expect(value: Any, scale: str, where: str) -> str | None:
@@ -103,6 +108,18 @@ def _pick_origin(value: Any, scale: str, where: str) -> str | None:
         raise ValueError(f"{where}: origin names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
     for bad in (v for v in per_scale.values() if v is not None and v not in ORIGINS):
         raise ValueError(f"{where}: origin={bad!r} is not one of {tuple(ORIGINS)}")
+    return per_scale.get(scale)
+
+
+def _pick_steps(value: Any, scale: str, where: str) -> int | None:
+    """steps= is one run length, or {scale: length}; every scale's value is checked, so a typo fails on any scale."""
+    per_scale = value if isinstance(value, Mapping) else {scale: value}
+    unknown = set(per_scale) - set(SCALES)
+    if unknown:
+        raise ValueError(f"{where}: steps names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
+    for bad in (v for v in per_scale.values() if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1)):
+        raise ValueError(f"{where}: steps={bad!r} is not a positive whole number of optimizer steps (the real run's "
+                         "length, e.g. steps=10_000 or steps={'tiny': 10_000, 'real': 50_000})")
     return per_scale.get(scale)
 
 
