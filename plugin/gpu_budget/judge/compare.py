@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpu_budget.declare.scenario import Budget, Tolerance
-from gpu_budget.judge import fingerprint
+from gpu_budget.judge import fingerprint, growth
 from gpu_budget.judge.baselines import Entry
 from gpu_budget.measure.meter import ram_gated
 from gpu_budget.measure.ranks import imbalance, smallest, worst
@@ -195,7 +195,7 @@ def _died_over_budget(error: dict, peaks: dict, budget: Budget) -> str | None:
 
 def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tolerance: Tolerance, *,
           ci: bool, update: bool, expect: str | None = None, setup: Setup | None = None,
-          params: Mapping | None = None) -> Judgement:
+          params: Mapping | None = None, steps: int | None = None) -> Judgement:
     """The verdict for one measured case.
 
     expect="over-budget": the case reproduces a reported failure, so breaking
@@ -203,7 +203,8 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     reproduction was lost); a child that died of out-of-memory reproduces it
     too. Baseline regressions fail either way. `setup`: how this run's setup
     differs from the baseline's (module docstring); `params`: the case's params at
-    this scale, named where they differ from the entry's (params_note).
+    this scale, named where they differ from the entry's (params_note). `steps`:
+    the real run's declared length, to which growth.py projects the peak's growth.
     """
     setup = setup or Setup()
     peaks = measurement.peaks
@@ -214,8 +215,12 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
             return Judgement(Verdict.OVER_BUDGET, True, reproduced)
         return Judgement(Verdict.ERROR, False, f"measured child failed ({error['kind']}): {error['message']}; {_seen(peaks)}")
 
-    breaches = rank_breaches(measurement, budget)
+    grown = growth.check(measurement.steps, peaks, budget, steps)  # a projection past the budget is a breach
+    if grown.problem:
+        return Judgement(Verdict.ERROR, False, grown.problem)
+    breaches = rank_breaches(measurement, budget) + grown.breaches
     notes: list[str] = []
+    notes += grown.notes
     if expect == "over-budget":
         if not breaches:
             return Judgement(Verdict.PASS, False, "expected this configuration to break its budget (it reproduces a "

@@ -138,7 +138,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=broken))
     configured = scenario.to_json(scale)
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
-                    ci=ci, update=options.update, expect=expect, setup=setup, params=configured["params"])
+                    ci=ci, update=options.update, expect=expect, setup=setup, params=configured["params"], steps=mark.steps)
     write = None
     if verdict.write_baseline and measurement.ok:
         entry = baselines.entry_from(measurement, configured, mark.tolerance, fprint,
