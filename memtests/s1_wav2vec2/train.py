@@ -9,6 +9,9 @@ with from_pretrained and a new head (ignore_mismatched_sizes, as reported),
 then TrainingArguments with the reported settings, Trainer(...).train() with
 an evaluation each epoch. The defaults are the write-up's; `--max_seconds`
 truncates the clips (the write-up's first fix), `--max_steps` stops early.
+`--keep_hidden_mib` plants a leak for the gate's growth benchmark
+(benchmarks/growth_leak.py): each training step keeps that many MiB of its
+hidden states; off (0) by default, so the run the memtests gate is unchanged.
 
 It knows nothing of any memory gate and imports nothing but transformers,
 datasets, soundfile and torch. S1's runner (runner.py, the measured function
@@ -52,6 +55,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max_seconds", type=float, default=None, help="truncate each clip to this many seconds")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--use_cpu", action="store_true", help="train on the CPU even where a GPU is present")
+    p.add_argument("--keep_hidden_mib", type=float, default=0.0,
+                   help="a planted leak: keep this many MiB of each training step's hidden states (0: none)")
     return p.parse_args(argv)
 
 
@@ -79,6 +84,24 @@ def load_data(clips_dir: Path, fe: Wav2Vec2FeatureExtractor, label2id: dict, row
     return train, val
 
 
+def keep_hidden_states(model: Wav2Vec2ForSequenceClassification, mib: float) -> list:
+    """A planted leak: each training forward keeps `mib` MiB (float32, on the model's device) of its hidden states.
+
+    The hidden states are repeated to the planted size, so every step keeps the
+    same bytes whatever the clip's length; evaluation forwards keep nothing.
+    """
+    kept: list = []
+    count = int(mib * 2**20) // 4
+
+    def hook(module, inputs, output) -> None:
+        if module.training:
+            flat = output.last_hidden_state.detach().flatten()
+            kept.append(flat.repeat(-(-count // flat.numel()))[:count].clone())
+
+    model.wav2vec2.register_forward_hook(hook)
+    return kept
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     transformers.logging.set_verbosity_error()
@@ -92,6 +115,7 @@ def main(argv: list[str] | None = None) -> None:
         model_dir, num_labels=len(label2id), label2id=label2id, id2label={i: n for n, i in label2id.items()},
         ignore_mismatched_sizes=True)  # a new head, as reported
     fe = Wav2Vec2FeatureExtractor.from_pretrained(model_dir)
+    kept = keep_hidden_states(model, args.keep_hidden_mib) if args.keep_hidden_mib > 0 else []
 
     train_ds, val_ds = load_data(clips_dir, fe, label2id, rows, args)
 
@@ -121,7 +145,8 @@ def main(argv: list[str] | None = None) -> None:
 
     evals = [round(h["eval_loss"], 4) for h in trainer.state.log_history if "eval_loss" in h]
     print(json.dumps({"optimizer_steps": trainer.state.global_step, "eval_loss": evals,
-                      "n_train": len(train_ds), "n_eval": len(val_ds)}))
+                      "n_train": len(train_ds), "n_eval": len(val_ds),
+                      **({"kept_hidden_bytes": sum(t.numel() * t.element_size() for t in kept)} if kept else {})}))
 
 
 if __name__ == "__main__":
