@@ -10,6 +10,7 @@ pytest sessions of a Trainer script, over ten minutes on a busy machine).
     python -m benchmarks.run --only fidelity,overhead          # some sections
     python -m benchmarks.run --only suite                      # the gate's wall time (quiet machine)
     python -m benchmarks.run --only command_noise              # a Trainer script gated as a command, 21 sessions
+    python -m benchmarks.run --only growth                     # a leak judged by its slope, 50 runs of 8 steps
     python -m benchmarks.run --report                          # only rewrite RESULTS.md
 """
 
@@ -31,14 +32,16 @@ SECTIONS = {  # section -> module (the order they run in)
     "repeatability": "benchmarks.repeatability",
     "detection": "benchmarks.detection_power",
     "command_noise": "benchmarks.command_noise",
+    "growth": "benchmarks.growth_leak",
     "preload": "benchmarks.preload_cost",
     "checkpoint_build": "benchmarks.checkpoint_build",
     "estimator_speed": "benchmarks.estimator_speed",
     "suite": "benchmarks.suite",
     "setups": "benchmarks.setups",
 }
-# setups needs the environments it emulates; command_noise runs 21 pytest sessions of a Trainer script (~8-15 min)
-DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise")]
+# setups needs the environments it emulates; command_noise runs 21 pytest sessions of a Trainer script (~8-15 min);
+# growth runs 50 measured children of 8 steps (~10-15 min)
+DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise", "growth")]
 
 
 def main() -> None:
