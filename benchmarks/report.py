@@ -736,8 +736,8 @@ def growth_section(res: dict | None) -> list[str]:
              f"S5's loop, and S1's script with `--keep_hidden_mib {res['leak_mib']}` (each training step keeps "
              f"{res['leak_mib']} MiB of its hidden states), {res['runs_per_kind']} runs of each kind, in rounds of one "
              f"of each. The growth rule (`gpu_budget/judge/growth.py`) fits the peak so far of `ram_tree` over the steps "
-             f"after the first two (warm-up), takes the smaller of its two halves' slopes, and projects it to a declared "
-             f"steps={res['declared_steps']:,} against a budget of {res['budget'] / 2**30:.0f} GiB."), ""]
+             f"between the first two (warm-up) and the last, takes the smaller of its two halves' slopes, and projects it "
+             f"to a declared steps={res['declared_steps']:,} against a budget of {res['budget'] / 2**30:.0f} GiB."), ""]
     if s["allowance"] is None:
         return out + ["_The calibration runs did not finish: no allowance, nothing judged._", ""]
     cal = s["calibration"]

@@ -32,19 +32,19 @@ def test_a_clean_series_is_steady_whatever_its_last_step_does():
     check = checked(CLEAN)
     (projection,) = check.projections
     assert not projection.growth.grows and not check.breaches and check.problem is None
-    assert (projection.growth.first, projection.growth.last) == (3, 8)
+    assert (projection.growth.first, projection.growth.last) == (3, 7)
     assert projection.projected == max(int(v * MiB) for v in CLEAN)  # no growth: the measured peak
-    assert check.notes == ["host RAM steady over steps 3-8 (0.10 MiB/step, within the clean allowance 0.12 MiB/step)"]
+    assert check.notes == ["host RAM steady over steps 3-7 (0.10 MiB/step, within the clean allowance 0.12 MiB/step)"]
 
 
 def test_a_linear_leak_is_projected_and_breaks_the_budget():
     check = checked(LEAK)
     g = check.projections[0].growth
-    assert g.grows and 1.2 * MiB < g.slope < 1.3 * MiB  # the smaller half: steps 6-8, the last step's dip left out
-    assert check.breaches == [("host RAM grows 1.24 MiB/step over steps 3-8 (1.12 .. 1.36 MiB/step with the clean "
-                               "allowance): about 12.90 GiB at step 10,000 > budget 4.00 GiB")]
+    assert g.grows and g.slope == pytest.approx(2.0 * MiB)  # the smaller half: steps 5-7 (step 8, the last, left out)
+    assert check.breaches == [("host RAM grows 2.00 MiB/step over steps 3-7 (1.88 .. 2.12 MiB/step with the clean "
+                               "allowance): about 20.27 GiB at step 10,000 > budget 4.00 GiB")]
     row = check.to_json()["projections"][0]
-    assert row["steps_fitted"] == [3, 8] and row["breaks"] and row["at_step"] == 10_000 and row["budget"] == 4 * GiB
+    assert row["steps_fitted"] == [3, 7] and row["breaks"] and row["at_step"] == 10_000 and row["budget"] == 4 * GiB
 
 
 def test_a_pure_line_reads_its_own_slope():
@@ -52,7 +52,7 @@ def test_a_pure_line_reads_its_own_slope():
     assert checked(line).projections[0].growth.slope == pytest.approx(1.75 * MiB, rel=1e-6)
 
 
-@pytest.mark.parametrize("jump_after", range(3, 8))
+@pytest.mark.parametrize("jump_after", range(3, 8))  # 7: the jump comes at step 8, which is left out
 def test_a_step_shaped_growth_is_not_a_slope(jump_after):
     """A cache made once: flat, one jump of 40 MiB after step `jump_after`, flat again. It lies in one half only."""
     series = [700, 710, *[710 + (40 if k > jump_after else 0) for k in range(3, 9)]]
@@ -61,7 +61,7 @@ def test_a_step_shaped_growth_is_not_a_slope(jump_after):
 
 
 def test_growth_that_persists_only_in_the_late_steps_is_not_a_slope():
-    series = [700, 710, 710, 710, 710, 710, 720, 730]  # two rises, both in the second half
+    series = [700, 710, 710, 710, 710, 720, 730, 730]  # two rises, both in the second half (steps 5-7)
     assert not checked(series).projections[0].growth.grows
 
 
@@ -76,9 +76,9 @@ def test_within_the_allowance_is_not_growth_and_past_it_the_interval_decides():
 
 
 def test_too_few_steps_is_a_problem_naming_what_is_needed():
-    check = checked([700, 710, 711, 712, 713, 714])
-    assert check.projections == () and check.problem.startswith("steps=10,000 declared, but the run measured 6 ")
-    assert "needs at least 7 (the first 2 are warm-up, then 5 fitted)" in check.problem
+    check = checked([700, 710, 711, 712, 713, 714, 715])
+    assert check.projections == () and check.problem.startswith("steps=10,000 declared, but the run measured 7 ")
+    assert "needs at least 8 (the first 2 are warm-up, then 5 fitted, and the last is left out)" in check.problem
 
 
 def test_no_steps_declared_checks_nothing():
@@ -92,7 +92,7 @@ def test_gpu_allocated_is_projected_against_the_vram_budget():
     ram, gpu = check.projections
     assert ram.growth.metric == "ram_tree" and not ram.breaks
     assert gpu.growth.metric == "vram_allocated" and gpu.breaks
-    assert check.breaches[0].startswith("GPU allocated grows 2.00 MiB/step over steps 3-8") and "> budget 8.00 GiB" in \
+    assert check.breaches[0].startswith("GPU allocated grows 2.00 MiB/step over steps 3-7") and "> budget 8.00 GiB" in \
         check.breaches[0]
 
 
@@ -118,11 +118,11 @@ def test_judge_fails_a_projection_past_the_budget_while_the_peak_is_within_it():
     tol, leak = Tolerance(rel=0.005, abs=4 * MiB), [700, 710, *[710 + 1.5 * k for k in range(6)]]
     j = judge(_measured(leak), Budget(ram=4 * GiB), None, tol, ci=False, update=False, steps=10_000)
     assert (j.verdict, j.passed) == ("over-budget", False)
-    assert "host RAM grows 1.50 MiB/step over steps 3-8" in j.message and "at step 10,000 > budget 4.00 GiB" in j.message
+    assert "host RAM grows 1.50 MiB/step over steps 3-7" in j.message and "at step 10,000 > budget 4.00 GiB" in j.message
     same = judge(_measured(leak), Budget(ram=4 * GiB), None, tol, ci=False, update=False)  # no steps=: the peak only
     assert same.passed and "grows" not in same.message
     flat = judge(_measured([700, 710, *[710] * 6]), Budget(ram=4 * GiB), None, tol, ci=False, update=False, steps=10_000)
-    assert flat.passed and flat.message.startswith("host RAM steady over steps 3-8")
+    assert flat.passed and flat.message.startswith("host RAM steady over steps 3-7")
 
 
 def test_judge_errors_where_a_declared_length_cannot_be_projected():

@@ -5,18 +5,20 @@ its peak; over a real run of 10,000 steps it is 15 GiB. The marker's `steps=`
 gives that length, and this rule projects the measured growth to it, for host
 RAM (the gated figure: `ram_tree`, else `ram`) and GPU allocated memory.
 
-Warm-up: the first two optimizer steps are left out. The first allocates the
+Steps left out: the first two (warm-up) and the last. The first allocates the
 optimizer state, so every later step peaks above it; the second is where host
 RAM's allocator settles (S1's Trainer script: about +1 MiB from step 2 to 3,
 flat after). GPU allocated is flat to the byte from step 2 on in the committed
-H200 reports, so leaving step 2 out loses nothing there.
+H200 reports, so leaving step 2 out loses nothing there. A Trainer's step phase
+also holds the loading of the next step's batch (measure/hf_trainer.py), which
+its last step has none of: S1's script's step 8 of 8 peaks about 50 MiB lower.
 
-Fit: the peak so far (a running maximum of the step peaks), over the steps
-after warm-up, split into two halves that share the middle step; the growth is
-the smaller of the halves' least-squares slopes. A step that peaks lower (a
-Trainer's last step loads no next batch) cannot pull the fit down; a jump made
-once (a cache) lies in one half and leaves the other flat, so it is not
-growth; a leak grows in both halves.
+Fit: the peak so far (a running maximum of the step peaks) over the steps
+kept, split into two halves that share the middle step; the growth is the
+smaller of the halves' least-squares slopes. A step that peaks lower cannot
+pull the fit down; a jump made once (a cache) lies in one half and leaves the
+other flat, so it is not growth; a leak grows in both halves. So a run needs 8
+steps: 2 of warm-up, 5 fitted, the last.
 
 Allowance: the largest growth clean runs read, per metric (ALLOWANCE says where
 each figure comes from). A growth within it is not growth; past it, the
@@ -34,7 +36,8 @@ from gpu_budget.declare.scenario import Budget
 from gpu_budget.measure.fit import least_squares
 from gpu_budget.units import format_size
 
-WARMUP = 2  # optimizer steps left out: the optimizer state's step, then the allocator's settling step
+WARMUP = 2  # optimizer steps left out first: the optimizer state's step, then the allocator's settling step
+LAST = 1  # and last: a Trainer's last step loads no next batch
 HALF = 3  # points in each half of the fit (they share the middle one): 5 steps fitted at least
 FITTED = 2 * HALF - 1
 MiB = 2**20
@@ -91,8 +94,8 @@ class Growth:
 
 
 def fit(series: Series, allowance: float) -> Growth | None:
-    """The growth of a series after warm-up; None with fewer than FITTED steps after it."""
-    steps, peaks = series.steps[WARMUP:], series.peaks[WARMUP:]
+    """The growth of a series between warm-up and its last step; None with fewer than FITTED steps there."""
+    steps, peaks = series.steps[WARMUP:-LAST], series.peaks[WARMUP:-LAST]
     if len(steps) < FITTED:
         return None
     envelope = [max(peaks[: i + 1]) for i in range(len(peaks))]
@@ -184,8 +187,9 @@ def check(records: Sequence[Mapping[str, Any]], peaks: Mapping[str, int | None],
     if not projections:
         return Check(steps, problem=(
             f"steps={steps:,} declared, but the run measured {len(records)} optimizer step(s): projecting its growth "
-            f"needs at least {WARMUP + FITTED} (the first {WARMUP} are warm-up, then {FITTED} fitted); run more steps "
-            "at this scale, or declare steps= only for the scales that run them ({'real': ...})"))
+            f"needs at least {WARMUP + FITTED + LAST} (the first {WARMUP} are warm-up, then {FITTED} fitted, and the "
+            "last is left out); run more steps at this scale, or declare steps= only for the scales that run them "
+            "({'real': ...})"))
     return Check(steps, tuple(projections))
 
 
