@@ -1,15 +1,23 @@
 """A stand-in for torch with one CUDA device, for tests of the CUDA path on a host without a GPU.
 
 Copied as `torch.py` into a throwaway project whose forkserver preloads it instead of the real torch
-(tests/conftest.py, fake_cuda). Peaks are what a runner plants; nothing here is a GPU figure. It obeys
-CUDA_VISIBLE_DEVICES="" (no device), records the allocation-history recorder's state, raises
-OutOfMemoryError where a runner asks, and can turn "sticky": after make_sticky(message) every device
-call raises that message, as after an illegal memory access on a real GPU.
+(tests/conftest.py, fake_cuda), and which a command's processes import from the project's folder. Peaks
+are what a runner or script plants; nothing here is a GPU figure. It obeys CUDA_VISIBLE_DEVICES=""
+(no device), records the allocation-history recorder's state, raises OutOfMemoryError where a runner
+asks, and can turn "sticky": after make_sticky(message) every device call raises that message, as after
+an illegal memory access on a real GPU.
+
+Memory: alloc(n) holds n bytes until free(n), spike(n) takes n more for an instant, plant(n) sets the
+peak to n; the peak resets to what is held, as torch's does. Where FAKE_NVML_DIR is set, each process
+writes there what NVML would list for it (tests/fake_pynvml.py): its reserved memory, which the caching
+allocator never gives back, plus a context of CONTEXT bytes.
 """
 
 import os
 import pickle
 import types
+
+CONTEXT = 300 << 20
 
 version = types.SimpleNamespace(cuda="12.4")
 recorder = {"on": False, "calls": []}
@@ -31,6 +39,8 @@ def _device_call():
 
 class _Cuda:
     peak = 0
+    held = 0  # allocated now
+    reserved = 0  # the most ever reserved: NVML's figure less the context
 
     def is_available(self):
         return os.environ.get("CUDA_VISIBLE_DEVICES", "0") != ""
@@ -55,7 +65,7 @@ class _Cuda:
 
     def reset_peak_memory_stats(self, device=None):
         _device_call()
-        _Cuda.peak = 0
+        _Cuda.peak = _Cuda.held
 
     def max_memory_allocated(self, device=None):
         return _Cuda.peak
@@ -65,9 +75,33 @@ class _Cuda:
 
     def plant(self, nbytes):
         _Cuda.peak = max(_Cuda.peak, nbytes)
+        _publish()
+
+    def alloc(self, nbytes):
+        _Cuda.held += nbytes
+        self.plant(_Cuda.held)
+
+    def free(self, nbytes):
+        _Cuda.held -= nbytes
+
+    def spike(self, nbytes):
+        self.plant(_Cuda.held + nbytes)
+
+    def _lazy_call(self, fn, **kwargs):
+        fn()  # initialised from the start, where a device is visible
 
     def make_sticky(self, message):
         _sticky["error"] = message
+
+
+def _publish():
+    """What NVML would list for this process now (its reserved memory and context), for tests/fake_pynvml.py."""
+    _Cuda.reserved = max(_Cuda.reserved, _Cuda.peak + 2**30)
+    folder = os.environ.get("FAKE_NVML_DIR")
+    if folder:
+        with open(os.path.join(folder, f"{os.getpid()}.tmp"), "w") as fh:
+            fh.write(str(_Cuda.reserved + CONTEXT))
+        os.replace(os.path.join(folder, f"{os.getpid()}.tmp"), os.path.join(folder, str(os.getpid())))
 
 
 def _record_memory_history(enabled="all", **kwargs):

@@ -16,7 +16,9 @@ from typing import Any
 
 from gpu_budget.measure.meter import PEAK_KEYS, ram_gated
 
-NO_PEAKS: Mapping[str, int | None] = dict.fromkeys(PEAK_KEYS)
+# the metrics every row holds; a command's tree GPU figure (vram_tree), added later, only where its run read it,
+# so a row of an earlier report reads back into the same row
+NO_PEAKS: Mapping[str, int | None] = dict.fromkeys(k for k in PEAK_KEYS if k != "vram_tree")
 
 
 class Verdict(str, Enum):
@@ -61,10 +63,11 @@ class Measurement:
     wall_seconds: float | None = None
     exitcode: int | None = None
     snapshot: str | None = None  # a memory snapshot the child dumped (a recording run only)
-    # a launcher case (torchrun, accelerate launch): each rank's figures (measure/ranks.py); `peaks` are then the
-    # worst rank's, and `node` holds the whole node's ({"ram": the launcher's process, "ram_tree": every process})
+    # a launcher case (torchrun, accelerate launch): each rank's figures (measure/ranks.py); `peaks`, `phases` and
+    # `steps` are then the worst rank's, and `node` holds the whole node's: {"peaks": {"ram": the launcher's
+    # process, "ram_tree": every process, "vram_tree": every process's GPU memory}, "phases", "steps"}
     ranks: tuple[dict, ...] = ()
-    node: Mapping[str, int | None] | None = None
+    node: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ("ok", "error"):

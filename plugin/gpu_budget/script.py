@@ -18,12 +18,13 @@ import os
 import sys
 
 SOCKET_VAR = "GPU_BUDGET_SOCKET"  # set by the gate for the command it measures (command.py)
+SNAPSHOT_VAR = "GPU_BUDGET_SNAPSHOT"  # set on a recording run: where a process dumps its memory snapshot (+ "."+pid)
 
 _conn = None  # a socket.socket once connected
 _conn_pid: int | None = None
 _step = 0
 _broken = False
-_device = None  # set by the gate's hook in a rank: reads this rank's NVML figure (autohook.RankDevice)
+_device = None  # set by the gate's hook: reads this process's NVML figure (autohook.ProcessDevice)
 
 
 def active() -> bool:
@@ -73,8 +74,8 @@ def rank() -> int | None:
 
 def cuda_peaks() -> dict[str, int] | None:
     """This process's CUDA allocator peaks since the last call (then reset), where it has initialised CUDA; None
-    where it has not (nothing here initialises it, or imports torch). In a rank under the gate, NVML's figure of
-    the rank's process on its device is added (`vram_device`)."""
+    where it has not (nothing here initialises it, or imports torch). Under the gate, NVML's figure of this
+    process on its device is added (`vram_device`)."""
     torch = sys.modules.get("torch")
     try:
         if torch is None or not torch.cuda.is_initialized():
@@ -95,15 +96,24 @@ def cuda_peaks() -> dict[str, int] | None:
     return out
 
 
+def with_cuda(message: dict) -> dict:
+    """`message` with this process's GPU peaks of the phase that ends with it, and its GPU's NVML id, where it
+    has initialised CUDA (the measuring process gives them to the phase, or to the rank: command.py)."""
+    peaks = cuda_peaks()
+    if peaks is not None:
+        message["cuda"] = peaks
+        uuid = getattr(_device, "uuid", None)
+        if uuid:
+            message["gpu"] = uuid
+    return message
+
+
 def phase(name: str, step: int | None = None) -> None:
     """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"phase name {name!r}: expected a non-empty string")
     if active():
-        message = {"phase": name, "step": step, "rank": rank()}
-        if rank() is not None:  # a rank's GPU peaks of the phase that ends here (launcher cases: ranks.py)
-            message["cuda"] = cuda_peaks()
-        send(message)
+        send(with_cuda({"phase": name, "step": step, "rank": rank()}))
 
 
 def step(number: int | None = None) -> int:

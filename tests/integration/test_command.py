@@ -234,15 +234,19 @@ def test_a_fix_applies_to_a_command_through_its_arguments(command_project):
     pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)
 
 
-def test_a_vram_budget_on_a_command_is_an_error_not_a_pass(command_project):
+def test_a_vram_budget_on_a_command_is_a_skip_with_the_reason_on_a_host_without_cuda(command_project):
+    """Accepted, and skipped where no GPU could measure it; a runner that must have one makes it an error."""
     pytester = command_project('''
         @pytest.mark.gpu_budget(ram="2 GiB", vram="8 GiB")
         def test_vram(gpu_budget):
             gpu_budget.measure(Scenario(name="g", command=[sys.executable, "script.py", "1"]))
     ''')
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*is a command of one process: its GPU memory is not measured yet*"])
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*VRAM budget 8.00 GiB needs a CUDA GPU to measure; this host has none*"])
+    required = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-require-gpu")
+    required.assert_outcomes(failed=1)
+    required.stdout.fnmatch_lines(["*--gpu-budget-require-gpu says this runner must have one*"])
 
 
 def test_phase_and_step_outside_the_gate_do_nothing_and_import_nothing(tmp_path):
@@ -332,5 +336,57 @@ def test_the_hook_adds_little_to_each_python_process_it_runs_in(tmp_path):
     hooked = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     count, names = hooked.split(" ", 1)
     assert eval(names) == ["gpu_budget", "gpu_budget.isolate", "gpu_budget.isolate.autohook", "gpu_budget.measure",
-                           "gpu_budget.measure.procfs", "gpu_budget.script"]
+                           "gpu_budget.measure.procfs", "gpu_budget.oom", "gpu_budget.script"]
     assert int(count) - int(plain[0]) < 40, (count, plain[0])
+
+
+SITECUSTOMIZE = '''
+import os
+with open(os.path.join(os.path.dirname(__file__), "ran"), "a") as fh:
+    fh.write("the project's sitecustomize ran\\n")
+'''
+
+
+HOOKED = '''
+import sys
+with open("hooked", "w") as fh:  # the gate's hook (its Trainer callback, exit reports, GPU figures) is installed
+    fh.write(str("gpu_budget.isolate.autohook" in sys.modules))
+'''
+
+
+def test_a_pythonpath_in_the_scenarios_env_keeps_the_hook_and_the_users_sitecustomize(command_project):
+    """A project with its own sitecustomize.py on a PYTHONPATH the Scenario's env sets: both run (the user's
+    PYTHONPATH once replaced the hook's folder: a Trainer script then had one phase, "run", no steps, no word)."""
+    pytester = command_project('''
+        from pathlib import Path
+
+        SITE = str(Path(__file__).parent / "site")
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_script(gpu_budget):
+            gpu_budget.measure(Scenario(name="s", command=[sys.executable, "hooked.py"], env={"PYTHONPATH": SITE}))
+    ''')
+    pytester.makepyfile(hooked=HOOKED)
+    (pytester.path / "site").mkdir()
+    (pytester.path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(
+        passed=1)
+    assert (pytester.path / "hooked").read_text() == "True"
+    assert (pytester.path / "site" / "ran").read_text() == "the project's sitecustomize ran\n"
+    assert "hook did not run" not in rows(pytester)["test_script"]["message"]
+
+
+def test_a_command_whose_own_process_never_ran_the_hook_says_so_in_its_row(command_project):
+    """A shell that starts the script as its child: the shell is the command's own process, which no Python hook
+    reaches, so the row has no phases or steps from it, and says why instead of passing quietly."""
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_shell(gpu_budget):
+            gpu_budget.measure(Scenario(name="sh", command=["sh", "-c", f"{sys.executable} script.py 8; true"]))
+    ''')
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(
+        passed=1)
+    row = rows(pytester)["test_shell"]
+    assert list(row["phases"]) == ["run"] and row["steps"] == []
+    assert row["message"].startswith("the gate's hook did not run in the command's own process (pid "), row["message"]
+    assert "sh): no phase, step or GPU figure came from it" in row["message"], row["message"]

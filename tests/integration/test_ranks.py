@@ -74,9 +74,16 @@ def test_each_rank_gets_its_own_figure_and_the_case_is_judged_on_the_worst(launc
     assert 76 * MiB <= gap <= 84 * MiB, ranks
     assert row["peaks"]["ram_tree"] == ranks[1]["peaks"]["ram_tree"], (row["peaks"], ranks)
     # the node holds the launcher and both ranks: more than the two ranks together
-    assert row["node"]["ram_tree"] >= ranks[0]["peaks"]["ram_tree"] + ranks[1]["peaks"]["ram_tree"], row["node"]
+    node = row["node"]["peaks"]
+    assert node["ram_tree"] >= ranks[0]["peaks"]["ram_tree"] + ranks[1]["peaks"]["ram_tree"], row["node"]
     # phases are rank 0's marks: load and two steps, with each rank's figure in each
     assert list(ranks[1]["phases"]) == ["run", "load", "train_step_1", "train_step_2"], ranks[1]["phases"]
+    # the row's phases and steps are the worst rank's, as its peaks are; the node's are under "node"
+    assert {name: p["ram_tree_peak"] for name, p in row["phases"].items()} == \
+        {name: p["ram_tree_peak"] for name, p in ranks[1]["phases"].items()}, row["phases"]
+    assert [s["ram_tree"] for s in row["steps"]] == [s["ram_tree"] for s in ranks[1]["steps"]]
+    assert [p["name"] for p in row["node"]["phases"]] == list(ranks[1]["phases"])
+    assert all(p["ram_tree_peak"] > ranks[1]["phases"][p["name"]]["ram_tree_peak"] for p in row["node"]["phases"])
     assert row["info"]["phase_marks"] == 3 and row["info"]["ignored_marks"] == 3, row["info"]
     assert row["info"]["world"] == 2 and row["info"]["backend"] == [], row["info"]  # no process group here
     out = result.stdout.str()

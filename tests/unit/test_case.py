@@ -83,10 +83,26 @@ def test_a_broken_baseline_file_is_an_error_naming_it_and_is_not_rewritten(tmp_p
     assert path.read_text() == "{not json"
 
 
-def test_a_command_case_with_a_vram_budget_is_an_error_not_a_skip(tmp_path):
+def test_a_command_case_with_a_vram_budget_is_skipped_with_the_reason_on_a_cpu_host(tmp_path):
     s = Scenario(name="c", command=["python", "t.py"])
     out = one(tmp_path, read_mark(ram="1 GiB", vram="1 GiB"), measured(1), scenario=s)
-    assert out.result.verdict == Verdict.ERROR and "is a command" in out.result.message
+    assert out.skipped and "VRAM budget 1.00 GiB needs a CUDA GPU to measure" in out.result.message
+    required = one(tmp_path, read_mark(ram="1 GiB", vram="1 GiB"), measured(1), scenario=s, require_gpu=True)
+    assert required.result.verdict == Verdict.ERROR and "--gpu-budget-require-gpu" in required.result.message
+
+
+def test_a_vram_budget_on_a_gpu_host_with_no_gpu_figure_is_an_error_not_a_pass(tmp_path):
+    """A command that trained on the CPU on a GPU host reports no GPU figure: its VRAM budget tested nothing."""
+    s = Scenario(name="c", command=["python", "t.py"])
+    gpu = {"cuda": True, "gpu_name": "X", "gpu_memory": 80 * 2**30, "gpus": 1}
+    c = case.Case(nodeid="m.py::t", module="m.py", name="t", scenario=s)
+    mark = read_mark(ram="1 GiB", vram="1 GiB", host="cuda")
+    out = case.run(c, mark, options(tmp_path), gpu, HARDWARE, lambda s, snap: measured(1), ci=False)
+    assert out.result.verdict == Verdict.ERROR and not out.result.passed
+    assert "no GPU figure was measured: its own process never initialised CUDA" in out.result.message
+    seen = Measurement(status="ok", peaks={"ram": 1, "ram_tree": 1, "vram_allocated": 512 * MiB})
+    judged = case.run(c, mark, options(tmp_path), gpu, HARDWARE, lambda s, snap: seen, ci=False)
+    assert judged.result.verdict == Verdict.NO_BASELINE and judged.result.passed, judged.result.message
 
 
 def test_a_gpu_only_scale_on_a_cpu_host_is_a_skip_with_the_reason(tmp_path):

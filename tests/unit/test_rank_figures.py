@@ -28,10 +28,35 @@ def test_each_rank_keeps_its_own_peak_and_phases_and_the_case_reads_the_worst():
     assert ranks[0]["peaks"] == {"ram": 120 * MiB, "ram_tree": 120 * MiB}
     assert ranks[1]["phases"]["load"] == {"ram_peak": 90 * MiB, "ram_tree_peak": 90 * MiB}
     assert ranks[1]["steps"] == [{"step": 1, "ram": 150 * MiB, "ram_tree": 150 * MiB}]
+    assert ranks[1]["phases"]["train_step_1"]["step"] == 1
     assert worst(ranks)["rank"] == 1 and imbalance(ranks) == 150 / 120
     summary = summarize(phases, cuda=False)
     assert summary["peaks"]["ram_tree"] == summary["peaks"]["ram"] == 150 * MiB  # rank 1's, not the node's
-    assert summary["node"] == {"ram": 200 * MiB, "ram_tree": 470 * MiB}
+    assert summary["node"]["peaks"] == {"ram": 200 * MiB, "ram_tree": 470 * MiB, "vram_tree": None}
+    assert [p["ram_tree_peak"] for p in summary["node"]["phases"]] == [390 * MiB, 470 * MiB]
+
+
+def test_a_launcher_row_means_its_worst_rank_in_its_phases_and_steps_too():
+    """The row's peaks, phases, steps and growth are one rank's (the worst); the node's stay under "node"."""
+    phases = [phase("load", {0: 100 * MiB, 1: 90 * MiB}),
+              *(phase(f"train_step_{k}", {0: 120 * MiB, 1: 140 * MiB + k * MiB}, step=k) for k in range(1, 6))]
+    summary = summarize(phases, cuda=False)
+    assert [p["name"] for p in summary["phases"]] == ["load", *(f"train_step_{k}" for k in range(1, 6))]
+    assert summary["phases"][0]["ram_tree_peak"] == 90 * MiB  # rank 1's load, not the node's 390 MiB
+    assert [s["ram_tree"] for s in summary["steps"]] == [140 * MiB + k * MiB for k in range(1, 6)]
+    assert summary["step_peaks"]["ram_tree"] == summary["peaks"]["ram_tree"] == 145 * MiB
+    assert summary["growth"]["ram_tree_per_step"] == pytest.approx(MiB)
+    assert [s["ram_tree"] for s in summary["node"]["steps"]] == [460 * MiB + k * MiB for k in range(1, 6)]
+
+
+def test_on_a_gpu_the_worst_rank_is_the_one_with_the_largest_allocated_peak():
+    """Rank 0 holds more host RAM, rank 1 more GPU memory: on a GPU the row is rank 1's, GPU figures included."""
+    phases = [phase("train_step_1", {0: 200 * MiB, 1: 100 * MiB}, step=1)]
+    reported = {"0": {"peaks": {"vram_allocated": 1 << 30}, "phases": {"train_step_1": {"vram_allocated": 1 << 30}}},
+                "1": {"peaks": {"vram_allocated": 3 << 30}, "phases": {"train_step_1": {"vram_allocated": 3 << 30}}}}
+    summary = summarize(phases, cuda=False, rank_cuda=reported)
+    assert summary["cuda"] and summary["peaks"]["vram_allocated"] == 3 << 30 and summary["peaks"]["ram_tree"] == 100 * MiB
+    assert summary["phases"][0]["vram_allocated"] == 3 << 30 and summary["steps"][0]["vram_allocated"] == 3 << 30
 
 
 def test_a_case_without_ranks_is_summarised_as_before():

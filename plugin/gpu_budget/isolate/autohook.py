@@ -9,12 +9,19 @@
   child, multiprocessing's own exit hook), its VmHWM since the tree's last read
   and its shared pages go to the measuring process, so what it did after the
   last poll is counted (tree.py).
-- Under a launcher (RANK in the environment): an uncaught exception names the
-  rank to the measuring process before Python prints it, and
-  `torch.distributed.init_process_group` (wrapped when its module is first
-  imported) says which process group the rank joined, and accelerate's
-  PartialState how many processes it trains with, so ranks that each train
-  alone are reported, not passed as N runs that happen to pass.
+- GPU figures: a process whose own code initialised CUDA sends its caching
+  allocator's peaks with each phase mark and its exit report (script.with_cuda),
+  with NVML's figure of the process (ProcessDevice). Nothing here initialises
+  CUDA. Where the gate asks for a memory snapshot (GPU_BUDGET_SNAPSHOT), the
+  allocation recorder starts when the process's own code initialises CUDA
+  (torch.cuda._lazy_call) and is dumped as the process exits.
+- An uncaught exception is named to the measuring process before Python prints
+  it (an out-of-memory error among them, with the phase it happened in). Under
+  a launcher (RANK in the environment) `torch.distributed.init_process_group`
+  (wrapped when its module is first imported) says which process group the
+  rank joined, and accelerate's PartialState how many processes it trains
+  with, so ranks that each train alone are reported, not passed as N runs that
+  happen to pass.
 
 Installed only where GPU_BUDGET_SOCKET is set; the plugin never runs it in its own process.
 """
@@ -28,10 +35,12 @@ import sys
 
 from gpu_budget import script
 from gpu_budget.measure.procfs import read_shared, read_status
+from gpu_budget.oom import is_out_of_memory
 
 TRAINER_MODULE = "transformers.trainer"
 C10D_MODULE = "torch.distributed.distributed_c10d"
 ACCELERATE_STATE = "accelerate.state"
+TORCH_MODULE = "torch"
 
 
 class _Watch:  # a meta path finder (importlib.abc is not imported: it costs more than this hook)
@@ -39,6 +48,8 @@ class _Watch:  # a meta path finder (importlib.abc is not imported: it costs mor
 
     def __init__(self) -> None:
         self.hooks = {TRAINER_MODULE: attach, C10D_MODULE: watch_group, ACCELERATE_STATE: watch_accelerate}
+        if os.environ.get(script.SNAPSHOT_VAR):
+            self.hooks[TORCH_MODULE] = watch_torch
 
     def find_spec(self, fullname, path, target=None):
         after = self.hooks.get(fullname)
@@ -110,11 +121,47 @@ def watch_accelerate(state) -> None:
     cls.__init__ = __init__
 
 
-def _report_failure(kind, value, tb) -> None:
-    """An uncaught exception in a rank's process: named to the measuring process, then Python's own report."""
+class _Recorder:
+    """The CUDA caching allocator's history in this process, on a recording run: started when the process's own
+    code initialises CUDA, dumped as it exits (a pickle pytorch.org/memory_viz opens)."""
+
+    MAX_ENTRIES = 100_000
+    on = False
+
+    @classmethod
+    def start(cls) -> None:
+        try:
+            torch = sys.modules["torch"]
+            torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python",
+                                                     max_entries=cls.MAX_ENTRIES)
+            cls.on = True
+        except Exception:  # noqa: BLE001, S110  never fail the user's CUDA initialisation: the run goes unrecorded
+            pass
+
+    @classmethod
+    def dump(cls) -> None:
+        if not cls.on:
+            return
+        try:
+            sys.modules["torch"].cuda.memory._dump_snapshot(f"{os.environ[script.SNAPSHOT_VAR]}.{os.getpid()}")
+        except Exception:  # noqa: BLE001, S110  a snapshot helps to read a failure; it is never one of its own
+            pass
+
+
+def watch_torch(torch) -> None:
+    """On a recording run, start the allocation recorder as this process's own code initialises CUDA."""
     try:
-        if script.rank() is not None:
-            script.send({"failed": f"{kind.__name__}: {value}"[:500], "rank": script.rank()})
+        torch.cuda._lazy_call(_Recorder.start)
+    except Exception:  # noqa: BLE001, S110  a torch without lazy calls: the run goes unrecorded
+        pass
+
+
+def _report_failure(kind, value, tb) -> None:
+    """An uncaught exception: named to the measuring process (an out-of-memory error as one), then Python's own
+    report."""
+    try:
+        text = f"{kind.__name__}: {value}"[:500]
+        script.send({"failed": text, "oom": is_out_of_memory(kind.__name__, str(value)), "rank": script.rank()})
     finally:
         _excepthook(kind, value, tb)
 
@@ -134,26 +181,31 @@ def report_exit() -> None:
         mp = sys.modules.get("multiprocessing")  # a worker multiprocessing started is not its rank's own process
         own = mp is None or mp.parent_process() is None
         message = {"exit": status["VmHWM"], "shared": shared, "rank": script.rank(), "own": own}
-        if own and script.rank() is not None:
-            message["cuda"] = script.cuda_peaks()  # its last phase's GPU peaks
+        if own:
+            script.with_cuda(message)  # its last phase's GPU peaks
         script.send(message)
+        if own:
+            _Recorder.dump()
 
 
-class RankDevice:
-    """A rank's own memory on its GPU as NVML sees it (`vram_device`), beside the allocator's peaks it reports.
+class ProcessDevice:
+    """This process's own memory on its GPU as NVML sees it (`vram_device`), beside the allocator's peaks it reports.
 
-    Opened at the rank's first report after it initialised CUDA (phase marks
-    and the exit report call it through script.cuda_peaks): NVML is matched to
-    the rank's process by pid, else as the only process on its device
-    (measure/nvml.py; a rank per GPU, as placement gives). From then a sampler
-    keeps each phase's peak; the phase in which CUDA was first used is read
-    once, at its end (a lower bound: the caching allocator hands memory back
-    only on empty_cache). No figure where NVML is absent or matches nothing.
+    Opened at the process's first report after it initialised CUDA (phase marks
+    and the exit report call it through script.cuda_peaks), on the device it
+    uses then: NVML is matched to the process by pid, else as the only process
+    on its device (measure/nvml.py; a rank per GPU, as placement gives). From
+    then a sampler keeps each phase's peak; the phase in which CUDA was first
+    used is read once, at its end (a lower bound: the caching allocator hands
+    memory back only on empty_cache). No figure where NVML is absent or matches
+    nothing. `uuid`: the device's NVML id, sent with the figures so the
+    measuring process knows which GPU the tree uses (measure/gpu_tree.py).
     """
 
     def __init__(self) -> None:
         self.sampler = None  # an nvml.PeakSampler once opened
         self.opened = False
+        self.uuid: str | None = None
 
     def __call__(self, torch) -> dict[str, int]:
         if not self.opened:
@@ -162,6 +214,7 @@ class RankDevice:
 
             memory, _ = nvml.open_for(torch, torch.cuda.current_device(), None)
             if memory is not None:
+                self.uuid = memory.uuid
                 self.sampler = nvml.PeakSampler(memory.read)
         if self.sampler is None:
             return {}
@@ -196,7 +249,6 @@ def install() -> None:
         watch.hooks.pop(name)(sys.modules[name])
     sys.meta_path.insert(0, watch)
     sys.excepthook = _report_failure
-    if script.rank() is not None:
-        script._device = RankDevice()
+    script._device = ProcessDevice()
     atexit.register(report_exit)
     os.register_at_fork(after_in_child=_after_fork_in_child)

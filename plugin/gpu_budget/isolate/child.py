@@ -160,11 +160,12 @@ def _refuse_bad_fork() -> None:
 
 
 def _error_kind(exc: BaseException) -> str:
+    from gpu_budget.oom import is_out_of_memory
     from gpu_budget.requires import MissingDependency
 
     if isinstance(exc, MissingDependency):
         return "missing-dependency"
-    if type(exc).__name__ == "OutOfMemoryError" or isinstance(exc, MemoryError) or "out of memory" in str(exc).lower():
+    if isinstance(exc, MemoryError) or is_out_of_memory(type(exc).__name__, str(exc)):
         return "oom"  # torch.OutOfMemoryError, or a CUDA call outside the caching allocator ("CUDA error: out of memory")
     return "exception"
 
@@ -181,26 +182,39 @@ def _with_assets(value, assets: str):
 
 
 def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, emit) -> None:
-    """A command scenario: start the user's command and measure its process tree (command.py)."""
+    """A command scenario: start the user's command and measure its process tree (command.py).
+
+    This process never touches CUDA: the command's processes report their own
+    GPU figures, and the tree's NVML figures are polled here (gpu_tree.py) on
+    a host whose NVML sees a GPU, unless the case is pinned to the CPU.
+    """
     from gpu_budget.isolate import command
+    from gpu_budget.measure.gpu_tree import GpuTree
     from gpu_budget.measure.meter import Meter
     from gpu_budget.measure.tree import become_subreaper
 
     subreaper = become_subreaper()  # a process of the command that daemonises stays in the tree, and is ended with it
     meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit),
                   external=True, use_cuda=False)
+    if request.get("device") != "cpu":
+        meter.gpu_tree = GpuTree.open(meter.tree.members)
     emit(events.Started(os.getpid(), False, meter.ram_method, meter.ram_tree_method, subreaper, command=True))
     line = _with_assets(scenario["command"], str(assets))
+    snapshot = (request.get("snapshot") or {}).get("path")
     try:
         facts = command.run(line, meter, request["threads"], malloc,
-                            on_rank=lambda rank, phase: emit(events.RankProgress(rank, phase)))
+                            on_rank=lambda rank, phase: emit(events.RankProgress(rank, phase)), snapshot=snapshot)
     except BaseException as exc:
         exc.meter = meter  # main() reports the error with the meter's info, after the phases it streamed
+        if isinstance(exc, command.CommandFailed):  # the command failed, not this process: its figures stand
+            exc.summary = meter.summary(rank_cuda=exc.rank_cuda)
+            if snapshot and os.path.getsize(snapshot):
+                emit(events.SnapshotDumped(snapshot))
         raise
-    from gpu_budget.measure.ranks import with_cuda
-
-    summary = with_cuda(meter.summary(), facts.pop("rank_cuda", None))
+    summary = meter.summary(rank_cuda=facts.pop("rank_cuda", None))
     meter.close()
+    if facts.get("snapshot"):
+        emit(events.SnapshotDumped(facts.pop("snapshot")))
     emit(events.Finished(summary, {**meter.info, **facts, "malloc": malloc}))
 
 
@@ -273,6 +287,7 @@ def _report_failure(exc: BaseException, run: _Run, emit) -> None:
         message=str(exc)[:2000],
         traceback=traceback.format_exc()[-8000:],
         info=dict(meter.info) if meter is not None else {},
+        summary=getattr(exc, "summary", None),
     ))
     if meter is not None:
         with contextlib.suppress(Exception):

@@ -15,10 +15,18 @@ pin the forkserver already holds. A variable the scenario's env sets wins.
 Phases come from the command's own process over a Unix socket
 (GPU_BUDGET_SOCKET): gpu_budget.phase()/step() in a plain loop, or the
 gate's callback, which the `_hook/sitecustomize.py` put first on PYTHONPATH
-adds to every Hugging Face Trainer (autohook.py). The same socket takes each
-Python process's report as it exits. Until the first mark the phase is "run".
-Under a launcher (torchrun, accelerate launch) the command's own process is the
-launcher, and rank 0's process marks the phases (ranks.py).
+(ahead of a PYTHONPATH the scenario's env sets) adds to every Hugging Face
+Trainer (autohook.py). The same socket takes each Python process's report as
+it exits. Until the first mark the phase is "run". Under a launcher
+(torchrun, accelerate launch) the command's own process is the launcher, and
+rank 0's process marks the phases (ranks.py).
+
+GPU figures come the same way: the command's own process (or each rank's)
+sends its caching allocator's peaks and NVML's figure of itself with each
+mark and its exit report, once its own code has initialised CUDA; the tree's
+summed NVML figure is polled from here (gpu_tree.py). An out-of-memory error
+that ends the command is a failure of its own kind ("oom"), named with the
+phase and step it happened in.
 
 Nothing of the case outlives it: the measuring child is a subreaper, so a
 process that daemonises stays its descendant, and whatever is left when the
@@ -27,6 +35,7 @@ command's process exits is killed and fails the case, named.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import selectors
@@ -40,7 +49,8 @@ from collections import deque
 from pathlib import Path
 
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
-from gpu_budget.script import SOCKET_VAR
+from gpu_budget.oom import is_out_of_memory
+from gpu_budget.script import SNAPSHOT_VAR, SOCKET_VAR
 
 STEADY_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -50,11 +60,12 @@ FIRST_PHASE = "run"
 
 
 class CommandFailed(Exception):
-    """The command could not start, exited non-zero or left processes running: the case fails with this message."""
+    """The command could not start, exited non-zero or left processes running: the case fails with this message.
+    `rank_cuda`: the ranks' GPU figures reported up to then, for the failed case's summary."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, rank_cuda: dict | None = None) -> None:
         super().__init__(message)
-        self.kind = kind
+        self.kind, self.rank_cuda = kind, rank_cuda
 
 
 def recorded_env(threads: int, malloc: str, user: dict[str, str]) -> dict[str, str]:
@@ -65,11 +76,16 @@ def recorded_env(threads: int, malloc: str, user: dict[str, str]) -> dict[str, s
     return {**pins, **user}
 
 
-def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, str], socket_path: str) -> dict[str, str]:
+def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, str], socket_path: str,
+               snapshot: str | None = None) -> dict[str, str]:
     """The command's environment: the measuring child's (dispatch pins included), the hook, then the pins and the
-    user's (which win)."""
-    hook = {"PYTHONPATH": os.pathsep.join(filter(None, [HOOK_DIR, base.get("PYTHONPATH")])), SOCKET_VAR: socket_path}
-    return {**base, **hook, **recorded_env(threads, malloc, user)}
+    user's (which win), except that the hook's folder stays first on a PYTHONPATH the user's env sets: its
+    sitecustomize runs the user's own one after it (a project's sitecustomize.py on that path still runs)."""
+    env = {**base, **recorded_env(threads, malloc, user), SOCKET_VAR: socket_path}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [HOOK_DIR, env.get("PYTHONPATH")]))
+    if snapshot:
+        env[SNAPSHOT_VAR] = snapshot
+    return env
 
 
 class _Tail:
@@ -115,6 +131,10 @@ class MarkServer:
         self.rank0_pid: int | None = None
         self.ranks = RankEvents()
         self.marks = 0
+        self.heard: set[int] = set()  # the pids that sent anything: the hook ran in them
+        self.failure: tuple[str, bool, str | None, int | None] | None = None  # the command's own process's
+        # uncaught exception: (text, out of memory, the phase and step it happened in)
+        self.own_pids: dict[int, int] = {}  # rank -> the pid of its own process (the one that reported its exit)
 
     def serve(self, timeout: float) -> None:
         for key, _ in self.selector.select(timeout):
@@ -151,22 +171,39 @@ class MarkServer:
             message = {}
         self.ranks.take(message)
         self._progress(message)
+        self._gpu(message)
+        pid, rank = message.get("pid"), message.get("rank")
+        if isinstance(pid, int):
+            self.heard.add(pid)
+            if isinstance(rank, int) and self.meter.tree is not None:
+                self.meter.tree.claim_rank(pid, rank)
         if "exit" in message:
-            rank = message.get("rank")
             self.meter.tree.report(int(message["pid"]), int(message["exit"]), message.get("shared"),
                                    rank if isinstance(rank, int) else None)
+            if isinstance(rank, int) and message.get("own") and isinstance(pid, int):
+                self.own_pids.setdefault(rank, pid)
         elif "phase" in message:
             if self._marks_phases(message):
                 self.meter.start(str(message["phase"]), message.get("step"))
                 self.marks += 1
             else:
                 self.ignored += 1
+        elif "failed" in message and pid == self.main_pid and self.failure is None:
+            self.failure = (str(message["failed"]), bool(message.get("oom")), *self.meter.open_phase)
         conn.setblocking(True)
         try:
             conn.sendall(b'{"ok": true}\n')
         except OSError:
             pass
         conn.setblocking(False)
+
+    def _gpu(self, message: dict) -> None:
+        """The GPU figures a process sent: the command's own process's close its open phase (before the phase its
+        mark begins); the GPU it named is the tree's (a rank's figures are the ranks' own: RankEvents)."""
+        if message.get("gpu") and self.meter.gpu_tree is not None:
+            self.meter.gpu_tree.note_device(str(message["gpu"]))
+        if message.get("pid") == self.main_pid and isinstance(message.get("cuda"), dict):
+            self.meter.report_gpu(message["cuda"])
 
     def _progress(self, message: dict) -> None:
         """A rank's phase mark, or its own process's exit, to on_rank(rank, phase or None)."""
@@ -201,15 +238,18 @@ def _check_start(line: dict) -> None:
         raise CommandFailed("command", f"its cwd {cwd!r} does not exist or is not a directory")
 
 
-def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_rank=None) -> dict:
+def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_rank=None,
+        snapshot: str | None = None) -> dict:
     """Run the command line (Scenario.command_line) under `meter` to its end; facts for the row.
 
     Raises CommandFailed for a command that cannot start, exits non-zero, is
     killed, or leaves processes running; the meter holds the phases up to then.
+    `snapshot`: a file for the memory snapshot of a recording run (the facts say
+    "snapshot" where one was dumped).
     """
     _check_start(line)
     server = MarkServer(meter, on_rank=on_rank)
-    env = pinned_env(dict(os.environ), threads, malloc, line["env"], server.path)
+    env = pinned_env(dict(os.environ), threads, malloc, line["env"], server.path, snapshot)
     meter.start(FIRST_PHASE)
     try:
         proc = subprocess.Popen(line["argv"], cwd=line["cwd"], env=env, stdin=subprocess.DEVNULL,
@@ -231,6 +271,7 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_ran
             server.serve(poll)
         server.serve(0)  # marks and exit reports sent just before it exited
     finally:
+        last = meter.open_phase  # where the command was when it ended
         meter.stop()
         from gpu_budget.measure.tree import kill_descendants
 
@@ -239,20 +280,29 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_ran
     facts = {"command": line["argv"], "exit_code": proc.returncode, "phase_marks": server.marks,
              "ignored_marks": server.ignored, "stdout_bytes": out.total, "pins": recorded_env(threads, malloc, line["env"])}
     stderr = err.text()
+    if server.main_pid not in server.heard:
+        facts["notes"] = [hook_missing(server.main_pid, line["argv"])]
+    if snapshot and (kept := _keep_snapshot(snapshot, server)):
+        facts["snapshot"] = kept
     ranks = ranks_seen(meter.phases)
+    rank_cuda = {str(r): v for r, v in sorted(server.ranks.cuda.items())} or None
     if ranks:
         facts.update(world=len(ranks), groups={str(r): s for r, s in sorted(server.ranks.groups.items())},
                      backend=sorted(server.ranks.backends))
-        if server.ranks.cuda:
-            facts["rank_cuda"] = {str(r): v for r, v in sorted(server.ranks.cuda.items())}
+        if rank_cuda:
+            facts["rank_cuda"] = rank_cuda
     fault = server.ranks.fault(ranks, proc.returncode, meter.tree.rank_ends if meter.tree is not None else None,
                                line.get("ranks", 1))
     if proc.returncode != 0:
         code = proc.returncode
+        oom = out_of_memory(server, stderr, last)
+        if oom:
+            raise CommandFailed("oom", f"command {' '.join(line['argv'])!r} ran out of memory {oom}"
+                                + _tail_note(stderr), rank_cuda)
         how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with {code}"
         how += f": {fault}" if fault else ""
         raise CommandFailed("rank" if fault else "killed" if code < 0 else "exit",
-                            f"command {' '.join(line['argv'])!r} {how}" + _tail_note(stderr))
+                            f"command {' '.join(line['argv'])!r} {how}" + _tail_note(stderr), rank_cuda)
     if leftovers:
         raise CommandFailed("leftover", f"command {' '.join(line['argv'])!r} exited and left {len(leftovers)} process(es) "
                                         f"running (pid {', '.join(map(str, leftovers))}): killed; a case's processes "
@@ -260,6 +310,48 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_ran
     if fault:
         raise CommandFailed("rank", f"command {' '.join(line['argv'])!r}: {fault}")
     return facts
+
+
+def out_of_memory(server: MarkServer, stderr: str, last: tuple[str | None, int | None]) -> str | None:
+    """Where and of what a failed command ran out of memory, or None: the command's own process's uncaught
+    out-of-memory error, a rank's, or (where no process named one: a script that caught it and exited) one its
+    stderr ends with, in the phase open at its end."""
+    def where(phase: str | None, step: int | None) -> str:
+        return f"in phase {phase}" + (f" (step {step})" if step is not None else "") if phase else "before any phase"
+
+    if server.failure is not None:
+        text, oom, phase, step = server.failure
+        return f"{where(phase, step)}: {text}" if oom else None
+    for rank, (phase, oom) in sorted(server.ranks.failed_in.items()):
+        if oom:
+            return f"on rank {rank}, {where(phase, None)}: {server.ranks.failed[rank]}"
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if lines and is_out_of_memory("", lines[-1]):
+        return f"{where(*last)}: {lines[-1].strip()[:500]}"
+    return None
+
+
+def hook_missing(pid: int | None, argv: list[str]) -> str:
+    """The row's note for a command whose own process never reached the gate's hook."""
+    return (f"the gate's hook did not run in the command's own process (pid {pid}, {os.path.basename(argv[0])}): no "
+            "phase, step or GPU figure came from it, only the tree's host RAM (a process that is not Python, or a "
+            "Python that did not run the hook's sitecustomize: docs/declaring.md, 'Your script as a command')")
+
+
+def _keep_snapshot(path: str, server: MarkServer) -> str | None:
+    """The memory snapshot of a recording run, as `path`: the command's own process's, else the first rank's that
+    raised, else rank 0's (each process that recorded dumped its own, `path`.pid); the others are removed."""
+    dumped = {int(f.rsplit(".", 1)[1]): f for f in glob.glob(glob.escape(path) + ".*") if f.rsplit(".", 1)[1].isdigit()}
+    order = [server.main_pid, *(server.own_pids.get(r) for r in server.ranks.failed), server.own_pids.get(0),
+             *sorted(dumped)]
+    chosen = next((dumped[pid] for pid in order if pid in dumped), None)
+    for file in dumped.values():
+        if file != chosen:
+            os.unlink(file)
+    if chosen is None:
+        return None
+    os.replace(chosen, path)
+    return path
 
 
 def _tail_note(stderr: str) -> str:

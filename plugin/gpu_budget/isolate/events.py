@@ -67,6 +67,7 @@ class Failed:
     message: str
     traceback: str | None
     info: dict = field(default_factory=dict)
+    summary: dict | None = None  # a failed command's figures up to its end, summarised (its measuring child is whole)
 
     def failure(self) -> dict:
         return {"kind": self.cause, "type": self.type, "message": self.message, "traceback": self.traceback}

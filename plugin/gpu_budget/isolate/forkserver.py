@@ -265,8 +265,9 @@ def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
     if result is not None:
         return Measurement.from_child(result.summary, status="ok", info=result.info, **ended)
     phases = [e.record for e in seen if isinstance(e, events.PhaseEnded)]
-    summary = summarize(phases, cuda=bool(start and start.cuda), ram_method=start.ram_method if start else "vmhwm",
-                        ram_tree_method=start.ram_tree_method if start else None)
+    summary = (error.summary if error is not None and error.summary else
+               summarize(phases, cuda=bool(start and start.cuda), ram_method=start.ram_method if start else "vmhwm",
+                         ram_tree_method=start.ram_tree_method if start else None))
     if error is not None:
         failure, info = error.failure(), error.info
     else:

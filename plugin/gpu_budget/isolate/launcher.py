@@ -27,6 +27,7 @@ class RankEvents:
 
     def __init__(self) -> None:
         self.failed: dict[int, str] = {}  # rank -> its uncaught exception
+        self.failed_in: dict[int, tuple[str, bool]] = {}  # rank -> (the phase it raised in, out of memory or not)
         self.groups: dict[int, int] = {}  # rank -> the world size of the group it joined (0: imported torch.distributed)
         self.exited: set[int] = set()  # ranks whose own process reported its exit
         self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
@@ -42,6 +43,7 @@ class RankEvents:
         self._take_cuda(rank, message)
         if "failed" in message:
             self.failed.setdefault(rank, str(message["failed"]))
+            self.failed_in.setdefault(rank, (self._phase.get(rank, "run"), bool(message.get("oom"))))
         elif "accelerate" in message:
             self.accelerate[rank] = (str(message["accelerate"]), int(message.get("processes", 0)))
         elif "group" in message:

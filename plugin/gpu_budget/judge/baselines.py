@@ -30,13 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from gpu_budget.declare.scenario import Tolerance
-from gpu_budget.measure.meter import PEAK_KEYS
+from gpu_budget.measure.meter import PEAK_KEYS, phase_peaks
 from gpu_budget.results import Measurement
 
 SCHEMA = "gpu-budget-baselines/1"
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
 # the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
 METRICS = tuple(PEAK_KEYS)  # the meter's metric names: one list
+OPTIONAL_METRICS = ("ram_tree", "vram_tree")  # stored only where measured (an entry of before holds neither)
 MAX_FILE_BYTES = 16 * 2**20  # the largest committed baseline file is ~0.1 MiB
 
 
@@ -106,6 +107,13 @@ def validate(data: Any, path: Path) -> None:
                 and all(m in METRICS and _is_size(v) for m, v in r.items()) for k, r in ranks.items()
             ):
                 fail(where, "'ranks' must map rank numbers (\"0\", \"1\", ...) to objects of metric -> byte count")
+            rank_phases = entry.get("rank_phases", {})
+            if not isinstance(rank_phases, dict) or not all(
+                isinstance(k, str) and k.isdigit() and isinstance(by_phase, dict) and all(
+                    isinstance(p, dict) and all(m in METRICS and _is_size(v) for m, v in p.items())
+                    for p in by_phase.values()) for k, by_phase in rank_phases.items()
+            ):
+                fail(where, "'rank_phases' must map rank numbers to objects of phase name -> metric -> byte count")
             tol = entry.get("tolerance")
             if tol is not None and not (
                 isinstance(tol, dict)
@@ -211,13 +219,15 @@ class Entry:
     fixes: tuple[str, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     ranks: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # a launcher case: rank -> its peaks
+    rank_phases: Mapping[str, Mapping[str, Mapping[str, int]]] = field(default_factory=dict)  # rank -> its phases
 
     @classmethod
     def from_json(cls, data: Mapping) -> Entry:
         return cls(peaks=dict(data["peaks"]), phases=dict(data.get("phases") or {}),
                    fingerprint=dict(data.get("fingerprint") or {}), recorded=data.get("recorded"),
                    tolerance=data.get("tolerance"), scenario=data.get("scenario"), fixes=tuple(data.get("fixes") or ()),
-                   params=dict(data.get("params") or {}), ranks=dict(data.get("ranks") or {}))
+                   params=dict(data.get("params") or {}), ranks=dict(data.get("ranks") or {}),
+                   rank_phases=dict(data.get("rank_phases") or {}))
 
     def to_json(self) -> dict:
         """The JSON of the entry (files sort their keys: a rewrite changes no unchanged entry)."""
@@ -225,7 +235,8 @@ class Entry:
                 "peaks": dict(self.peaks), "phases": dict(self.phases),
                 "tolerance": None if self.tolerance is None else dict(self.tolerance),
                 "fingerprint": dict(self.fingerprint), "recorded": self.recorded,
-                **({"ranks": {k: dict(v) for k, v in self.ranks.items()}} if self.ranks else {})}
+                **({"ranks": {k: dict(v) for k, v in self.ranks.items()}} if self.ranks else {}),
+                **({"rank_phases": {k: dict(v) for k, v in self.rank_phases.items()}} if self.rank_phases else {})}
 
 
 def lookup(data: dict, scale: str, test_id: str) -> Entry | None:
@@ -293,22 +304,20 @@ def packages_of(data: dict, entry: Entry | None) -> dict[str, str] | None:
 
 
 def entry_from(measurement: Measurement, scenario: dict, tolerance: Tolerance, fprint: dict, today: str) -> Entry:
-    """The baseline entry for one successful measurement."""
-    phases = {}
-    for name, phase in measurement.phases.items():
-        phases[name] = {"ram": phase["ram_peak"]} | {
-            k: phase.get(k) for k in ("ram_tensor", "vram_allocated", "vram_reserved", "vram_device") if phase.get(k) is not None
-        } | ({"ram_tree": phase["ram_tree_peak"]} if phase.get("ram_tree_peak") is not None else {})
+    """The baseline entry for one successful measurement (a launcher case's per rank too, phases included)."""
     return Entry(
         scenario=scenario["name"],
         fixes=tuple(scenario["fixes"]),
         params=scenario["params"],
-        peaks={k: measurement.peaks.get(k) for k in METRICS if k != "ram_tree" or measurement.peaks.get(k) is not None},
-        phases=phases,
+        peaks={k: measurement.peaks.get(k) for k in METRICS
+               if k not in OPTIONAL_METRICS or measurement.peaks.get(k) is not None},
+        phases={name: phase_peaks(phase) for name, phase in measurement.phases.items()},
         tolerance={"rel": tolerance.rel, "abs": tolerance.abs},
         fingerprint=fprint,
         recorded=today,
         ranks={str(r["rank"]): dict(r["peaks"]) for r in measurement.ranks},
+        rank_phases={str(r["rank"]): {name: phase_peaks(p) for name, p in r["phases"].items()}
+                     for r in measurement.ranks},
     )
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import fingerprint, growth
 from gpu_budget.judge.baselines import Entry
-from gpu_budget.measure.meter import ram_gated
+from gpu_budget.measure.meter import phase_peaks, ram_gated
 from gpu_budget.measure.ranks import imbalance, smallest, worst
 from gpu_budget.results import Measurement, Verdict
 from gpu_budget.units import format_size
@@ -153,12 +153,14 @@ def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, se
     change: dict[str, float | None] = {}
     regressed, improved = [], []
     measured = {str(r["rank"]): r["peaks"] for r in measurement.ranks}
+    phases = {str(r["rank"]): r.get("phases") or {} for r in measurement.ranks}
     if set(measured) != set(baseline.ranks):
         notes.append(f"ranks measured {', '.join(sorted(measured, key=int))}; the baseline holds "
                      f"{', '.join(sorted(baseline.ranks, key=int))}: only the ranks in both are compared")
     for rank in sorted(set(measured) & set(baseline.ranks), key=int):
         seen: list[str] = []
-        rank_change, up, down = against_baseline(measured[rank], baseline.ranks[rank], tolerance, setup, seen)
+        rank_change, up, down = against_baseline(measured[rank], baseline.ranks[rank], tolerance, setup, seen,
+                                                 phases[rank], baseline.rank_phases.get(rank))
         notes += [n for n in seen if n not in notes]
         regressed += [f"rank {rank}: {r}" for r in up]
         improved += [f"rank {rank}: {i}" for i in down]
@@ -219,7 +221,7 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     if grown.problem:
         return Judgement(Verdict.ERROR, False, grown.problem)
     breaches = rank_breaches(measurement, budget) + grown.breaches
-    notes: list[str] = []
+    notes: list[str] = list(measurement.info.get("notes") or ())  # what the measuring child says of the run
     notes += grown.notes
     if expect == "over-budget":
         if not breaches:
@@ -240,7 +242,8 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     if measurement.ranks and baseline.ranks:
         change, regressed, improved = per_rank(measurement, baseline, tolerance, setup, notes)
     else:
-        change, regressed, improved = against_baseline(peaks, baseline.peaks, tolerance, setup, notes)
+        change, regressed, improved = against_baseline(peaks, baseline.peaks, tolerance, setup, notes,
+                                                       measurement.phases, baseline.phases)
     if regressed:
         if update:
             return Judgement(Verdict.REGRESSION, True, "; ".join(notes + regressed + ["baseline updated"]), change, True)
@@ -255,9 +258,11 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
 
 
 def against_baseline(peaks: Mapping, base: Mapping, tolerance: Tolerance, setup: Setup,
-                     notes: list[str]) -> tuple[dict[str, float | None], list[str], list[str]]:
+                     notes: list[str], phases: Mapping | None = None,
+                     base_phases: Mapping | None = None) -> tuple[dict[str, float | None], list[str], list[str]]:
     """Each gated metric against its baseline: the relative changes, what regressed, what improved (notes on the
-    way: which RAM figure was compared)."""
+    way: which RAM figure was compared). Given the run's phase records and the baseline's phases, a regression
+    names the first phase that passed its own baseline phase (first_past)."""
     change: dict[str, float | None] = {}
     regressed, improved = [], []
     for metric in GATED:
@@ -269,19 +274,35 @@ def against_baseline(peaks: Mapping, base: Mapping, tolerance: Tolerance, setup:
             continue
         tol = tolerance
         shown = format_size(now)
+        shift = 0
         if metric in ("ram", "ram_tree"):  # the floor is the main process's, which the tree holds
             tol = setup.ram_tolerance(tolerance)
             if tol is None:
                 continue
             if setup.floor_shift:
-                now -= setup.floor_shift
+                shift = setup.floor_shift
+                now -= shift
                 shown = f"{format_size(now)} (floor taken off)"
         change[metric] = (now - then) / then if then else None
         if now > tol.limit(then):
-            regressed.append(f"{metric} {shown} > baseline {format_size(then)} +{tol.rel:.1%} +{format_size(tol.abs)}")
+            where = first_past(phases or {}, base_phases or {}, metric, tol, shift)
+            regressed.append(f"{metric} {shown} > baseline {format_size(then)} +{tol.rel:.1%} +{format_size(tol.abs)}"
+                             + (f", {where}" if where else ""))
         elif now < tol.floor(then):
             improved.append(f"{metric} {shown} < baseline {format_size(then)} -{tol.rel:.1%} -{format_size(tol.abs)}")
     return change, regressed, improved
+
+
+def first_past(phases: Mapping, base_phases: Mapping, metric: str, tol: Tolerance, shift: int = 0) -> str | None:
+    """Where a regression began: the first phase of the run (in its order) whose figure of `metric`, less the
+    floor `shift`, passed the limit of the same phase's figure in the baseline; None where no phase did alone
+    (or the baseline kept no phases). A leak kept from step 3 on is named at step 3."""
+    for name, record in phases.items():
+        now, then = phase_peaks(record).get(metric), (base_phases.get(name) or {}).get(metric)
+        if now is not None and then is not None and now - shift > tol.limit(then):
+            step = record.get("step")
+            return f"first past its baseline in {name}" + (f" (step {step})" if step is not None else "")
+    return None
 
 
 def ram_compared(peaks: dict, base: dict) -> tuple[str, str | None]:

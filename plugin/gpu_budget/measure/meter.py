@@ -21,7 +21,11 @@ stays beside it.
 A command case (command.py) is measured from outside: the measuring process
 only starts the user's command, so `follow(pid)` makes that process the main
 one (its peak is the tree's reading of it, counted in full) and the tree figure
-is the command's tree alone, without the measuring process.
+is the command's tree alone, without the measuring process. Its GPU figures
+come from the command's own process, which reports its allocator's peaks and
+NVML's figure of itself at each phase mark and at its exit (`report_gpu`);
+the tree's summed NVML figure (`vram_tree`, gpu_tree.py) is read from here,
+without touching CUDA.
 
 Phases are contiguous: starting one ends the one before, so no allocation
 between two phases escapes measurement.
@@ -39,7 +43,7 @@ from typing import Any
 
 from gpu_budget.measure import procfs
 from gpu_budget.measure.fit import least_squares
-from gpu_budget.measure.ranks import RANK_METRICS, by_rank, worst
+from gpu_budget.measure.ranks import NODE_METRICS, by_rank, rank_phases, with_cuda, worst
 from gpu_budget.measure.tree import ProcessTree
 from gpu_budget.measure.tree import available as tree_available
 
@@ -71,6 +75,7 @@ class PhaseRecord:
     ram_tensor: int | None = None  # live CPU tensor bytes' high-water mark (tensors.TensorPeak); None on CUDA runs
     ram_tree_peak: int | None = None  # main process + descendants' private peaks; None where the tree is not read
     tree: dict | None = None  # processes, exited, private, hwm_sum, max_gap: how the tree figure was made
+    vram_tree: int | None = None  # a command's: NVML's figures of its processes, summed, peak over time (gpu_tree.py)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -173,6 +178,7 @@ class Meter:
     tree: ProcessTree | bool | None = None  # None: read the process tree where /proc allows; False: never
     on_tree: Callable[[int], None] | None = None  # the running tree figure, from the tree's thread
     external: bool = False  # a command case: this process is not measured, the process given to follow() is
+    gpu_tree: Any = None  # a command case on a GPU host: a gpu_tree.GpuTree of the command's processes
 
     def __post_init__(self) -> None:
         self._hwm = can_reset_hwm()
@@ -185,6 +191,7 @@ class Meter:
         self._open: tuple[str, int | None, float] | None = None
         self._born = time.perf_counter()
         self._main: int | None = None  # follow()'s pid
+        self._reported: dict[str, int] = {}  # the open phase's GPU figures, as the followed process reported them
         if self.tree is None or self.tree is True:
             self.tree = (ProcessTree(on_poll=self.on_tree, count_root=not self.external).report_exits().start()
                          if self._hwm and tree_available() else None)
@@ -195,6 +202,14 @@ class Meter:
         """Measure `pid` (a command's process, a descendant of this one) as the main process, in full."""
         self._main = pid
         self.tree.count_whole(pid)
+
+    def report_gpu(self, figures: dict) -> None:
+        """GPU figures of the open phase, as the followed process reported them (its allocator's peaks since its
+        last report, NVML's figure of it): the phase keeps the largest of each."""
+        for metric in GPU_REPORTED:
+            value = figures.get(metric)
+            if isinstance(value, int) and not isinstance(value, bool):
+                self._reported[metric] = max(self._reported.get(metric, 0), value)
 
     @property
     def ram_method(self) -> str:
@@ -210,6 +225,8 @@ class Meter:
             self.tree.close()
         if self._cuda is not None:
             self._cuda.close()
+        if self.gpu_tree is not None:
+            self.gpu_tree.close()
 
     # -- phases -------------------------------------------------------------
     def start(self, name: str, step: int | None = None) -> None:
@@ -261,10 +278,32 @@ class Meter:
             for key, value in self._cuda.read().items():
                 setattr(record, key, value)
             self.info["nvml_method"] = self._cuda.nvml_method
+        for key, value in self._reported.items():
+            setattr(record, key, value)
+        self._reported = {}
+        if self.gpu_tree is not None:
+            self._read_gpu_tree(record)
         self.phases.append(record)
         if self.on_phase is not None:
             self.on_phase(record)
         return record
+
+    def _read_gpu_tree(self, record: PhaseRecord) -> None:
+        """The tree's summed NVML figure of the phase ending, in all and per rank (beside each rank's RAM figures)."""
+        gpu = self.gpu_tree.phase_end()
+        if gpu.total is None:
+            return
+        record.vram_tree = gpu.total
+        self.info["vram_tree_method"] = gpu.method
+        ranks = (record.tree or {}).get("ranks") or {}
+        for rank, value in gpu.ranks.items():
+            if str(rank) in ranks:
+                ranks[str(rank)]["vram_tree"] = value
+
+    @property
+    def open_phase(self) -> tuple[str | None, int | None]:
+        """The phase open now and its step ((None, None) between phases)."""
+        return (self._open[0], self._open[1]) if self._open is not None else (None, None)
 
     def whole_run(self, name: str = "run") -> None:
         """Where the run marked no phase, record it whole as one: its peaks since this meter began (nothing was
@@ -283,9 +322,9 @@ class Meter:
             self.stop()
 
     # -- summary ------------------------------------------------------------
-    def summary(self) -> dict:
+    def summary(self, rank_cuda: dict | None = None) -> dict:
         return summarize([p.to_json() for p in self.phases], cuda=bool(self.use_cuda), ram_method=self.ram_method,
-                         ram_tree_method=self.ram_tree_method)
+                         ram_tree_method=self.ram_tree_method, rank_cuda=rank_cuda)
 
 
 # How the tree figure is made, named in every summary that holds one (its error bound: benchmarks/RESULTS.md 1b).
@@ -298,7 +337,15 @@ PEAK_KEYS = {
     "vram_allocated": "vram_allocated",
     "vram_reserved": "vram_reserved",
     "vram_device": "vram_device",
+    "vram_tree": "vram_tree",
 }
+GPU_KEYS = ("vram_allocated", "vram_reserved", "vram_device", "vram_tree")
+GPU_REPORTED = ("vram_allocated", "vram_reserved", "vram_device")  # what a command's own process reports of itself
+
+
+def phase_peaks(record: dict) -> dict[str, int]:
+    """A phase record's figures keyed by metric, as a baseline stores a phase (the figures it holds)."""
+    return {metric: record[key] for metric, key in PEAK_KEYS.items() if record.get(key) is not None}
 
 
 def ram_gated(peaks: dict) -> int | None:
@@ -345,8 +392,8 @@ def tree_bound(phases: list[dict]) -> str | None:
             f"did after it is missing); {unread} gone before any read (counted as nothing)")
 
 
-def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm", ram_tree_method: str | None = None) -> dict:
-    """Peaks over all phases, the per-step series and its growth, from phase records."""
+def _series(phases: list[dict], cuda: bool) -> dict:
+    """Peaks over the phases, over the train steps alone, the per-step series and its growth."""
     steps = [p for p in phases if p.get("step") is not None]
     peaks = {key: _max([p.get(field_) for p in phases]) for key, field_ in PEAK_KEYS.items()}
     step_peaks = {key: _max([p.get(field_) for p in steps]) for key, field_ in PEAK_KEYS.items()}
@@ -357,30 +404,46 @@ def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm", ram_tre
     }
     if not cuda:
         for table in (peaks, step_peaks):
-            for key in ("vram_allocated", "vram_reserved", "vram_device"):
+            for key in GPU_KEYS:
                 table[key] = None
         growth["vram_allocated_per_step"] = growth["vram_reserved_per_step"] = None
+    return {"peaks": peaks, "step_peaks": step_peaks, "growth": growth, "steps": [
+        {"step": p["step"], "ram": p["ram_peak"], "ram_tree": p.get("ram_tree_peak"), "ram_tensor": p.get("ram_tensor"),
+         **{key: p.get(key) for key in GPU_KEYS}}
+        for p in steps
+    ]}
+
+
+def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm", ram_tree_method: str | None = None,
+              rank_cuda: dict | None = None) -> dict:
+    """Peaks over all phases, the per-step series and its growth, from phase records.
+
+    `cuda`: the measuring process used CUDA itself (a function case); a command case's GPU figures are the ones
+    its processes reported, so where a phase holds one the run used CUDA too. A launcher case (its processes ran
+    under a RANK) is summarised as its worst rank (ranks.py), its GPU peaks per rank from `rank_cuda` (what the
+    ranks' own processes reported: command.py), and the node's figures under "node".
+    """
     ranks = by_rank(phases)
-    node = None
-    if ranks:  # a launcher case: each rank is gated; the node's figures (the launcher and every rank) stand beside
-        node = {metric: peaks[metric] for metric in RANK_METRICS}
-        peaks.update(worst(ranks)["peaks"])
+    with_cuda(ranks, rank_cuda)
+    cuda = cuda or any(p.get(key) is not None for p in phases for key in GPU_KEYS) or \
+        any(r["peaks"].get(key) is not None for r in ranks for key in GPU_KEYS)
+    own, node, rows = _series(phases, cuda), None, phases
+    if ranks:
+        top = worst(ranks)
+        node = {"peaks": {metric: own["peaks"][metric] for metric in NODE_METRICS}, "phases": phases,
+                "steps": own["steps"]}
+        rows = rank_phases(top, phases)
+        own = _series(rows, cuda)
+        own["peaks"] = {**dict.fromkeys(PEAK_KEYS), **top["peaks"]}
     return {
         "ranks": ranks,
         "node": node,
         "cuda": cuda,
         "ram_method": ram_method,
-        "ram_tree_method": ram_tree_method if peaks["ram_tree"] is not None else None,
+        "ram_tree_method": ram_tree_method if own["peaks"]["ram_tree"] is not None else None,
         "ram_tree_bound": tree_bound(phases),
-        "peaks": peaks,
-        "step_peaks": step_peaks,
-        "growth": growth,
-        "phases": phases,
-        "steps": [
-            {"step": p["step"], "ram": p["ram_peak"], "ram_tree": p.get("ram_tree_peak"), "ram_tensor": p.get("ram_tensor"),
-             "vram_allocated": p.get("vram_allocated"), "vram_reserved": p.get("vram_reserved")}
-            for p in steps
-        ],
+        **own,
+        "phases": rows,
     }
 
 

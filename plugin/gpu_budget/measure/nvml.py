@@ -61,7 +61,7 @@ def _used(nvml, handle) -> int | None:
         return None
 
 
-def _all_handles(nvml) -> list:
+def all_handles(nvml) -> list:
     """Every device handle NVML can name: physical GPUs and, where MIG is on, their instances."""
     handles = []
     try:
@@ -89,7 +89,7 @@ def _uuid_of(nvml, handle) -> str | None:
 def before_context(nvml) -> dict[str, int]:
     """Used memory per device UUID, read before this process creates its CUDA context (the "device-delta" zero)."""
     out = {}
-    for handle in _all_handles(nvml):
+    for handle in all_handles(nvml):
         uuid, used = _uuid_of(nvml, handle), _used(nvml, handle)
         if uuid is not None and used is not None:
             out[uuid] = used

@@ -8,19 +8,23 @@ command's own process, the launcher, where no rank marks): under DDP and FSDP
 the ranks meet at every collective, so their phases line up with rank 0's to
 within one step.
 
-A budget applies to each rank, so a launcher case's `peaks` are its worst
-rank's (the rank with the largest `ram_tree`); the whole node's figures (the
-launcher with every rank: what one host must hold) are kept beside them.
+A budget applies to each rank, so a launcher case's row is its worst rank's
+(the rank with the largest `ram_tree`): its peaks, and its phases and steps
+too, so that every figure of the row means the same thing. The whole node's
+figures (the launcher with every rank: what one host must hold) are kept
+under `node`: its peaks, phases and steps.
 """
 
 from __future__ import annotations
 
 RANK_METRICS = ("ram", "ram_tree")
+NODE_METRICS = ("ram", "ram_tree", "vram_tree")  # what the node's own reading holds (the ranks' GPU peaks are theirs)
 
 
 def by_rank(phases: list[dict]) -> list[dict]:
-    """[{"rank", "peaks": {"ram", "ram_tree"}, "phases": {name: {"ram_peak", "ram_tree_peak"}}, "steps"}], by rank;
-    [] where no process ran under a launcher's RANK."""
+    """[{"rank", "peaks": {"ram", "ram_tree"[, "vram_tree"]}, "phases": {name: {"ram_peak", "ram_tree_peak"[,
+    "vram_tree", "step"]}}, "steps"}], by rank; [] where no process ran under a launcher's RANK. `vram_tree`:
+    NVML's figures of the rank's processes summed, where a GPU poller read them (gpu_tree.py)."""
     ranks: dict[int, dict] = {}
     for phase in phases:
         for key, figures in ((phase.get("tree") or {}).get("ranks") or {}).items():
@@ -29,33 +33,44 @@ def by_rank(phases: list[dict]) -> list[dict]:
                                             "steps": []})
             for metric in RANK_METRICS:
                 entry["peaks"][metric] = max(entry["peaks"][metric], figures[metric])
-            entry["phases"][phase["name"]] = {"ram_peak": figures["ram"], "ram_tree_peak": figures["ram_tree"]}
+            entry["phases"][phase["name"]] = {"ram_peak": figures["ram"], "ram_tree_peak": figures["ram_tree"],
+                                              **({"step": phase["step"]} if phase.get("step") is not None else {})}
+            step = {"step": phase["step"], "ram": figures["ram"], "ram_tree": figures["ram_tree"]}
+            if figures.get("vram_tree") is not None:
+                entry["peaks"]["vram_tree"] = max(entry["peaks"].get("vram_tree", 0), figures["vram_tree"])
+                entry["phases"][phase["name"]]["vram_tree"] = step["vram_tree"] = figures["vram_tree"]
             if phase.get("step") is not None:
-                entry["steps"].append({"step": phase["step"], "ram": figures["ram"], "ram_tree": figures["ram_tree"]})
+                entry["steps"].append(step)
     return [ranks[r] for r in sorted(ranks)]
 
 
-def with_cuda(summary: dict, rank_cuda: dict) -> dict:
-    """A command summary with each rank's GPU peaks, as its own process reported them (the allocator's peaks at
-    its phase marks and exit, and NVML's figure of its process): per rank and phase, and the case's peaks their
-    largest over the ranks."""
-    if not rank_cuda or not summary.get("ranks"):
-        return summary
-    for entry in summary["ranks"]:
-        reported = rank_cuda.get(str(entry["rank"])) or {}
+def rank_phases(entry: dict, node_phases: list[dict]) -> list[dict]:
+    """A rank's phases as phase records (meter.PhaseRecord's JSON), in the node's order: the rank's own figures
+    under the node's names, steps and times; a phase only the rank reported (its GPU peaks) after them."""
+    known = {p["name"]: p for p in node_phases}
+    out = []
+    for name, figures in entry["phases"].items():
+        node = known.get(name, {})
+        out.append({"name": name, "step": node.get("step", figures.get("step")), "seconds": node.get("seconds"),
+                    "ram_peak": figures.get("ram_peak"), "ram_tree_peak": figures.get("ram_tree_peak"),
+                    **{k: v for k, v in figures.items() if k.startswith("vram_")}})
+    return out
+
+
+def with_cuda(ranks: list[dict], rank_cuda: dict | None) -> None:
+    """Each rank's GPU peaks, as its own process reported them (the allocator's peaks at its phase marks and exit,
+    and NVML's figure of its process), added to its figures per phase and in all."""
+    for entry in ranks:
+        reported = (rank_cuda or {}).get(str(entry["rank"])) or {}
         entry["peaks"].update(reported.get("peaks", {}))
         for name, figures in (reported.get("phases") or {}).items():
             entry["phases"].setdefault(name, {}).update(figures)
-    for metric in ("vram_allocated", "vram_reserved", "vram_device"):
-        values = [r["peaks"][metric] for r in summary["ranks"] if r["peaks"].get(metric) is not None]
-        summary["peaks"][metric] = max(values) if values else None
-    summary["cuda"] = any(r["peaks"].get("vram_allocated") is not None for r in summary["ranks"])
-    return summary
 
 
 def worst(ranks: list[dict]) -> dict:
-    """The rank whose tree peaked highest (the lowest rank of a tie)."""
-    return max(ranks, key=lambda r: (r["peaks"]["ram_tree"], -r["rank"]))
+    """The rank whose allocated GPU peak was highest, where the ranks used a GPU, else whose RAM tree peaked
+    highest (the lowest rank of a tie)."""
+    return max(ranks, key=lambda r: (r["peaks"].get("vram_allocated") or 0, r["peaks"]["ram_tree"], -r["rank"]))
 
 
 def smallest(ranks: list[dict]) -> dict:

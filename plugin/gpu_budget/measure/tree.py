@@ -289,6 +289,24 @@ class ProcessTree:
             if pid in self._procs:
                 self._procs[pid].whole = True
 
+    def claim_rank(self, pid: int, rank: int) -> None:
+        """A process of the tree said (through the gate's hook) which RANK it runs under: this settles a rank its
+        environ read missed (a fork read before its exec, whose new image did not read small enough to show the
+        exec), so a launcher's rank is never lost to that race. A process whose parent has no rank is the rank's own."""
+        with self._lock:
+            p = self._procs.get(pid)
+            if p is None or p.rank is not None:
+                return
+            parent = self._procs.get(p.ppid)
+            p.rank, p.rank_pending = rank, False
+            if parent is None or parent.rank is None:
+                p.rank_root = p.whole = True
+
+    def members(self) -> dict[int, int | None]:
+        """The tree's live processes as last polled, each with the rank it runs under (None outside a launcher)."""
+        with self._lock:
+            return {pid: p.rank for pid, p in self._procs.items() if p.alive}
+
     def report(self, pid: int, hwm: int, shared: int | None, rank: int | None = None) -> None:
         """An exiting descendant's own last figures (its VmHWM since the last reset), applied at the next poll."""
         with self._lock:

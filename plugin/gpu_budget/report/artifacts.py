@@ -31,7 +31,8 @@ def wants_snapshot(measurement: Measurement, mark, baseline_peaks: Mapping | Non
     """Whether a failed CUDA case is worth a second run with the allocation recorder on.
 
     Yes when its child failed with an exception (an out-of-memory error among
-    them: the snapshot shows what held the memory), or when its allocated peak
+    them: the snapshot shows what held the memory; for a command, one that
+    ended it with a non-zero exit or failed a rank), or when its allocated peak
     passed the limit judge() applies to it: the VRAM budget or the baseline's
     regression limit, whichever is lower. Not for a host-RAM failure (the
     recorder sees only CUDA allocations), a timeout or a kill (nothing to dump).
@@ -39,7 +40,7 @@ def wants_snapshot(measurement: Measurement, mark, baseline_peaks: Mapping | Non
     if not measurement.cuda:
         return False
     if not measurement.ok:
-        return measurement.error_kind in ("oom", "exception")
+        return measurement.error_kind in ("oom", "exception", "exit", "rank")
     limits = [mark.budget.vram] if mark.budget.vram is not None else []
     then = (baseline_peaks or {}).get("vram_allocated")
     if then is not None:

@@ -199,9 +199,11 @@ def ranks_text(row: Result) -> str | None:
     ratio = imbalance(list(m.ranks))
     spread = "-" if ratio is None else f"{ratio:.2f}x (rank {top['rank']} / rank {low['rank']})"
     node = m.node or {}
+    node = node.get("peaks", node)  # a report written before the node kept its phases held its peaks flat
+    gpu = f", GPU {format_size(node['vram_tree'])}" if node.get("vram_tree") is not None else ""
     return (f"{len(m.ranks)} ranks; worst rank {top['rank']}: RAM tree {format_size(top['peaks']['ram_tree'])} "
             f"(its own process {format_size(top['peaks']['ram'])}); imbalance {spread}; node (launcher and every "
-            f"rank) {format_size(node.get('ram_tree'))}, launcher {format_size(node.get('ram'))}")
+            f"rank) {format_size(node.get('ram_tree'))}{gpu}, launcher {format_size(node.get('ram'))}")
 
 
 def rank_lines(rows: list[Result]) -> list[str]:

@@ -88,6 +88,19 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict)
     return None, False
 
 
+def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measurement) -> str | None:
+    """Why a VRAM budget tested nothing on a run that finished on a GPU host, or None: a command whose processes
+    reported no GPU figure (its own code never initialised CUDA, or the gate's hook never ran in it) would
+    otherwise pass a VRAM budget with no figure behind the verdict."""
+    if mark.budget.vram is None or not measurement.ok or measurement.peaks.get("vram_allocated") is not None:
+        return None
+    whose = ("its ranks' processes" if scenario.ranks > 1 else "its own process") if scenario.command is not None \
+        else "its run"
+    return (f"VRAM budget {format_size(mark.budget.vram)}, but no GPU figure was measured: {whose} never initialised "
+            "CUDA (it trained on the CPU?), or the gate's hook did not run there (the row's message and info say "
+            "which), so the budget would test nothing")
+
+
 def fingerprint_for(hardware: dict, scenario: Scenario, malloc: str, where: str = "", device: str | None = None) -> dict:
     """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode and device;
     a command case adds the environment its command runs under (the pins, and the scenario's own env, which wins)."""
@@ -111,11 +124,6 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
                    verdict=Verdict.ERROR, passed=False, message="", label=case.label, fixes=tuple(scenario.fixes),
                    device=mark.device, budget={"ram": mark.budget.ram, "vram": mark.budget.vram}, expect=expect,
                    budget_origin=mark.origin, tolerance={"rel": mark.tolerance.rel, "abs": mark.tolerance.abs}, worker=worker)
-    if scenario.command is not None and scenario.ranks == 1 and mark.budget.vram is not None:
-        return Outcome(asked.but(verdict=Verdict.ERROR, message=(
-            f"scenario {scenario.name!r} is a command of one process: its GPU memory is not measured yet (host RAM "
-            "is; a launcher case, Scenario(ranks=N), reports each rank's), so its VRAM budget would test nothing; "
-            "budget ram= only")))
     reason, needs_gpu = unmeasurable(scenario, mark, scale, device)
     if reason and needs_gpu and options.require_gpu:
         message = f"{reason}, and --gpu-budget-require-gpu says this runner must have one"
@@ -136,6 +144,9 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=measurement.error["message"]))
     if broken:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=broken))
+    unmeasured = vram_unmeasured(scenario, mark, measurement)
+    if unmeasured:
+        return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=unmeasured))
     configured = scenario.to_json(scale)
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
                     ci=ci, update=options.update, expect=expect, setup=setup, params=configured["params"], steps=mark.steps)
