@@ -40,7 +40,7 @@ SECTIONS = {  # section -> module (the order they run in)
     "setups": "benchmarks.setups",
 }
 # setups needs the environments it emulates; command_noise runs 21 pytest sessions of a Trainer script (~8-15 min);
-# growth runs 50 measured children of 8 steps (~10-15 min)
+# growth runs 50 measured children of 8 steps (10 min on a shared 2-core host)
 DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise", "growth")]
 
 

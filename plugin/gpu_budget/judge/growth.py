@@ -49,7 +49,7 @@ MiB = 2**20
 # benchmarks/results/gpu-h200-tiny-2.report.json (S1's worker cases, 20 KiB; every other case flat to the byte;
 # S2 left out: its batches change shape by design). A least-squares slope of a rising series is a weighted mean of
 # its rises, so no clean series reads more than that.
-RAM_ALLOWANCE = 0  # until the calibration runs of benchmarks/growth_leak.py (section 5c) set it
+RAM_ALLOWANCE = 524_288  # 0.5 MiB/step: benchmarks/RESULTS.md, section 5c
 ALLOWANCE = {"ram": RAM_ALLOWANCE, "ram_tree": RAM_ALLOWANCE, "vram_allocated": 20_480}
 LABELS = {"ram": "host RAM (main process)", "ram_tree": "host RAM", "vram_allocated": "GPU allocated"}
 
