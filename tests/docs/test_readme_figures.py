@@ -15,6 +15,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import test_docs_figures
+import test_growth_report
 from doc_figures import ROOT, GiB, MiB, document, load, report, section, shows, words
 
 README = "README.md"
@@ -634,7 +635,8 @@ def test_the_plot_caption_is_the_committed_row():
 
 README_CHECKERS = (readme_terminal_table,)
 DOC_CHECKERS = {  # the docs/ pages README's sections moved to, each with the checkers of its figures
-    DECLARING: (readme_card_sizes, readme_command_tree, test_docs_figures.declaring_command_noise),
+    DECLARING: (readme_card_sizes, readme_command_tree, test_docs_figures.declaring_command_noise,
+                test_growth_report.declaring_growth),
     REAL_SCALE: (readme_real_scale_run,),
     FIXES: (readme_remediation_table, readme_remediation_example),
     MEASURING: (readme_isolation_step, readme_process_tree, readme_nvml_interval),

@@ -1,0 +1,94 @@
+"""A leak judged by its slope: a planted per-step leak fails on its projection to the declared run length alone.
+
+Each test runs real pytest sessions (pytester, in a subprocess) whose cases are a
+torch-free script marking its steps with gpu_budget.step(); the gate measures it
+as a command and judges it with steps= declared (judge/growth.py).
+"""
+
+import json
+import textwrap
+
+import pytest
+
+SCRIPT = '''
+import os, sys
+from gpu_budget import phase, step
+
+phase("load")
+held = b"\\x01" * (64 * 2**20)
+mode, mib, kept = os.environ.get("MODE", "clean"), int(os.environ.get("MIB", "0")), []
+for k in range(1, 11):
+    step()
+    if mode == "leak" or (mode == "cache" and k == 5):  # a leak keeps MIB per step; a cache is made once, at step 5
+        kept.append(b"\\x01" * (mib * 2**20))
+phase("save")
+'''
+
+TESTS = '''
+import sys
+import pytest
+from gpu_budget import Scenario
+
+def case(mode, mib):
+    return Scenario(name=mode, command=[sys.executable, "script.py"], env={{"MODE": mode, "MIB": str(mib)}})
+
+@pytest.mark.gpu_budget(ram="1 GiB"{steps})
+def test_leak(gpu_budget):
+    gpu_budget.measure(case("leak", 4))
+
+@pytest.mark.gpu_budget(ram="1 GiB"{steps})
+def test_cache_made_once(gpu_budget):
+    gpu_budget.measure(case("cache", 64))
+
+@pytest.mark.gpu_budget(ram="1 GiB"{steps})
+def test_clean(gpu_budget):
+    gpu_budget.measure(case("clean", 0))
+'''
+
+
+@pytest.fixture
+def growth_project(pytester, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(script=SCRIPT)
+
+    def write_tests(steps: str):
+        pytester.makepyfile(test_mem=textwrap.dedent(TESTS.format(steps=steps)))
+        return pytester
+
+    return write_tests
+
+
+def rows(pytester) -> dict:
+    data = json.loads((pytester.path / "r.json").read_text())
+    return {r["nodeid"].split("::", 1)[1]: r for r in data["results"]}
+
+
+def test_a_leak_fails_on_its_projection_while_its_peak_keeps_budget_and_baseline(growth_project):
+    """Recorded without steps=, the leak passes: its peak is within budget and it is its own baseline. Declared
+    steps=100_000, it fails on its 4 MiB per step alone; a cache made once and a clean run pass."""
+    pytester = growth_project("")
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=3)  # recorded
+    growth_project(", steps=100_000")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1, passed=2)
+    found = rows(pytester)
+    leak, cache, clean = found["test_leak"], found["test_cache_made_once"], found["test_clean"]
+    assert (leak["verdict"], leak["passed"]) == ("over-budget", False)
+    assert "host RAM grows 4.00 MiB/step over steps 3-9 (" in leak["message"], leak["message"]
+    assert "at step 100,000 > budget 1.00 GiB" in leak["message"] and "baseline" not in leak["message"]
+    recorded = leak["baseline"]["peaks"]["ram_tree"]  # the leak was there when the baseline was recorded
+    assert leak["peaks"]["ram_tree"] < 256 * 2**20 and abs(leak["peaks"]["ram_tree"] - recorded) < 4 * 2**20
+    for row in (cache, clean):
+        assert (row["verdict"], row["passed"]) == ("pass", True), row["message"]
+        assert row["message"].startswith("host RAM steady over steps 3-9"), row["message"]
+    assert cache["peaks"]["ram_tree"] > clean["peaks"]["ram_tree"] + 60 * 2**20  # the cache is there, not a slope
+    result.stdout.fnmatch_lines(["*over-budget*host RAM grows 4.00 MiB/step over steps 3-9*"])
+
+
+def test_a_run_too_short_for_the_declared_length_is_an_error(growth_project):
+    pytester = growth_project(", steps=100_000")
+    pytester.makepyfile(script=SCRIPT.replace("range(1, 11)", "range(1, 5)"))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k", "clean")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*steps=100,000 declared, but the run measured 4 optimizer step(s)*needs at least 8*"])
