@@ -289,6 +289,7 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_ran
     if ranks:
         facts.update(world=len(ranks), groups={str(r): s for r, s in sorted(server.ranks.groups.items())},
                      backend=sorted(server.ranks.backends))
+        facts.update(server.ranks.distributed(facts.get("notes", [])))  # what accelerate ran in each rank
         if rank_cuda:
             facts["rank_cuda"] = rank_cuda
     fault = server.ranks.fault(ranks, proc.returncode, meter.tree.rank_ends if meter.tree is not None else None,

@@ -16,6 +16,12 @@ the rank and the cause:
   CUDA, without ACCELERATE_USE_CPU=true: DistributedType.NO in every rank,
   though accelerate 1.15 still forms a gloo group of N).
 
+A passing launch still says what accelerate ran: each rank's distributed type
+goes into the row (`distributed_type`), and where the launch asked for FSDP
+(accelerate launch exports ACCELERATE_USE_FSDP=true to the ranks of an FSDP
+config) but the ranks ran something else (MULTI_CPU: accelerate applies no
+FSDP plugin on a CPU host), a note says so.
+
 A rank that hangs is the forkserver's timeout: the whole tree is stopped and killed.
 """
 
@@ -32,6 +38,7 @@ class RankEvents:
         self.exited: set[int] = set()  # ranks whose own process reported its exit
         self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
         self.backends: set[str] = set()  # the process groups' backends (gloo, nccl)
+        self.fsdp: set[int] = set()  # ranks whose environment asks accelerate for FSDP (ACCELERATE_USE_FSDP=true)
         self.cuda: dict[int, dict] = {}  # rank -> {"peaks": {metric: bytes}, "phases": {its phase: {metric: bytes}}}
         self._phase: dict[int, str] = {}  # rank -> the phase it marked last (the one its next GPU peaks close)
 
@@ -46,6 +53,8 @@ class RankEvents:
             self.failed_in.setdefault(rank, (self._phase.get(rank, "run"), bool(message.get("oom"))))
         elif "accelerate" in message:
             self.accelerate[rank] = (str(message["accelerate"]), int(message.get("processes", 0)))
+            if _asks_fsdp(message.get("pid")):
+                self.fsdp.add(rank)
         elif "group" in message:
             self.groups[rank] = max(self.groups.get(rank, 0), int(message["group"]))
             if message.get("backend"):
@@ -71,6 +80,25 @@ class RankEvents:
                         phase[metric] = max(phase.get(metric, 0), value)
             if "phase" in message:
                 self._phase[rank] = str(message["phase"])
+
+    def distributed(self, notes: list[str]) -> dict:
+        """What accelerate's state said each rank ran, for the row: {"distributed_type": {rank: "MULTI_CPU", ...}},
+        and `notes` with one more where the launch asked for FSDP and the ranks ran something else; {} where no
+        rank made an accelerate state."""
+        if not self.accelerate:
+            return {}
+        kinds = {rank: kind.rsplit(".", 1)[-1] for rank, (kind, _) in sorted(self.accelerate.items())}
+        facts: dict = {"distributed_type": {str(rank): kind for rank, kind in kinds.items()}}
+        other = sorted(rank for rank in self.fsdp if kinds.get(rank) != "FSDP")
+        if self.fsdp:
+            facts["fsdp_requested"] = True
+        if other:
+            ran = "/".join(sorted({kinds[rank] for rank in other}))
+            who = "the ranks" if len(other) == len(kinds) else f"rank {', '.join(map(str, other))}"
+            why = " (DDP): accelerate applies no FSDP plugin on a CPU host" if ran == "MULTI_CPU" else ""
+            note = f"the accelerate config asks for FSDP (ACCELERATE_USE_FSDP=true), but {who} ran {ran}{why}"
+            facts["notes"] = [*notes, note]
+        return facts
 
     def fault(self, ranks: set[int], returncode: int, ends: dict[int, float] | None = None,
               declared: int = 1) -> str | None:
@@ -116,3 +144,16 @@ class RankEvents:
 def ranks_seen(phases: list) -> set[int]:
     """The ranks the process tree found in a command's phases (meter.PhaseRecord)."""
     return {int(rank) for p in phases for rank in ((p.tree or {}).get("ranks") or {})}
+
+
+def _asks_fsdp(pid) -> bool:
+    """Whether a process was started with ACCELERATE_USE_FSDP=true (what accelerate launch exports to the ranks of an
+    FSDP config, read from the environment the process was exec'd with: it waits for our answer, so it is alive)."""
+    if not isinstance(pid, int):
+        return False
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            entries = fh.read().split(b"\0")
+    except OSError:
+        return False
+    return any(entry.lower() == b"accelerate_use_fsdp=true" for entry in entries)

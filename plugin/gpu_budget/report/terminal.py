@@ -142,11 +142,28 @@ def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
     return lines
 
 
+def _ranks(row: Result) -> str:
+    """A launcher case's ranks and what accelerate ran in them: "2 MULTI_CPU", "2 MULTI_CPU (FSDP asked)"; "-" else."""
+    m = row.measurement
+    if m is None or not m.ranks:
+        return "-"
+    kinds = sorted(set((row.info.get("distributed_type") or {}).values()))
+    asked = " (FSDP asked)" if row.info.get("fsdp_requested") and kinds != ["FSDP"] else ""
+    return " ".join([str(len(m.ranks)), *(["/".join(kinds)] if kinds else [])]) + asked
+
+
+def headers(rows: list[Result]) -> list[str]:
+    """The table's columns: a "ranks" column after the scale where a row is a launcher case's."""
+    return [*HEADERS[:2], "ranks", *HEADERS[2:]] if any(_ranks(row) != "-" for row in rows) else HEADERS
+
+
 def table_rows(rows: list[Result]) -> list[list[str]]:
+    ranked = headers(rows) != HEADERS
     return [
         [
             row.nodeid,
             row.scale,
+            *([_ranks(row)] if ranked else []),
             format_size(row.peaks.get("ram_tree")),
             format_size(row.peaks.get("ram")),
             format_size(row.peaks.get("vram_allocated")),
@@ -276,7 +293,7 @@ def failure_text(row: Result) -> str:
 def terminal_table(rows: list[Result]) -> str:
     from tabulate import tabulate
 
-    return tabulate(table_rows(rows), headers=HEADERS, tablefmt="simple")
+    return tabulate(table_rows(rows), headers=headers(rows), tablefmt="simple")
 
 
 SNAPSHOT_HOWTO = ("open one at https://pytorch.org/memory_viz (drag the file in), or offline: "
@@ -315,7 +332,7 @@ def markdown(rows: list[Result], hardware: dict | None, problems: list[str] = ()
     for problem in problems:
         lines += ["", f"> **Gate failed:** {problem}"]
     if rows:
-        lines += ["", tabulate(table_rows(rows), headers=HEADERS, tablefmt="github")]
+        lines += ["", tabulate(table_rows(rows), headers=headers(rows), tablefmt="github")]
     for line in setup_lines(rows):
         lines += ["", f"> {line}"]
     for row in failed:

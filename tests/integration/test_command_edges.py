@@ -1,0 +1,128 @@
+"""Rough edges of a command case, met as a new user meets them: accelerate launch on a CPU host, relative paths.
+
+The accelerate tests share one real pytest session (a subprocess, as pytester
+runs one) of four `accelerate launch` cases of a small Accelerator script: a
+launch takes about 7 s here, so the session runs once for the module. What
+accelerate 1.15 does on a host without CUDA, measured: an FSDP config file
+with ACCELERATE_USE_CPU=true trains DDP (MULTI_CPU: no FSDP plugin on a CPU
+host); without it each rank trains alone (DistributedType.NO); `--cpu` with a
+config file starts one process with no RANK, and beside `--multi_gpu` it is
+refused; `--num_processes 2` with neither `--multi_gpu` nor a config file
+starts one process.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+TRAIN = '''
+import torch
+from accelerate import Accelerator
+
+import gpu_budget
+
+accelerator = Accelerator()
+model = torch.nn.Linear(64, 64)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model, optimizer = accelerator.prepare(model, optimizer)
+for _ in range(2):
+    gpu_budget.step()
+    accelerator.backward(model(torch.ones(4, 64)).sum())
+    optimizer.step()
+    optimizer.zero_grad()
+'''
+
+FSDP_CONFIG = '''
+compute_environment: LOCAL_MACHINE
+distributed_type: FSDP
+num_machines: 1
+num_processes: 2
+mixed_precision: 'no'
+use_cpu: true
+fsdp_config:
+  fsdp_version: 2
+'''
+
+CASES = '''
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+from gpu_budget import Scenario
+
+HERE = Path(__file__).parent
+LAUNCH = [sys.executable, "-m", "accelerate.commands.launch"]
+FSDP = Scenario(name="fsdp", command=[*LAUNCH, "--config_file", str(HERE / "fsdp.yaml"), str(HERE / "train.py")],
+                ranks=2)
+# docs/several-ranks.md's accelerate example, as it stands there
+ACCELERATE = Scenario(name="my_accelerate", command=[*LAUNCH, "--multi_gpu", "--num_processes", "2",
+                                                     str(HERE / "train.py")], ranks=2)
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fsdp_config_use_cpu(gpu_budget):
+    gpu_budget.measure(dataclasses.replace(FSDP, env={"ACCELERATE_USE_CPU": "true"}))
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fsdp_config(gpu_budget):
+    gpu_budget.measure(FSDP)
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_num_processes_alone(gpu_budget):
+    gpu_budget.measure(Scenario(name="alone", command=[*LAUNCH, "--num_processes", "2", str(HERE / "train.py")],
+                                ranks=2))
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_docs_example(gpu_budget):
+    # on a host without CUDA, accelerate trains the ranks as one (MULTI_CPU, gloo) only with ACCELERATE_USE_CPU=true
+    cpu = {"ACCELERATE_USE_CPU": "true"} if gpu_budget.device == "cpu" else {}
+    gpu_budget.measure(dataclasses.replace(ACCELERATE, env=cpu))
+'''
+
+
+class Session:
+    """One finished pytest session: its terminal output and its JSON report's rows by test name."""
+
+    def __init__(self, out: str, rows: dict) -> None:
+        self.out, self.rows = out, rows
+
+    def message(self, name: str) -> str:
+        row = self.rows[name]
+        return (row.get("error") or {}).get("message") or row["message"]
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory) -> Session:
+    """The four accelerate cases, run once in a real pytest session of a throwaway project."""
+    project = tmp_path_factory.mktemp("accelerate")
+    (project / "pytest.ini").write_text("[pytest]\ngpu_budget_preload =\n")
+    (project / "train.py").write_text(TRAIN)
+    (project / "fsdp.yaml").write_text(FSDP_CONFIG)
+    (project / "test_accelerate.py").write_text(CASES)
+    # HOME: no accelerate default config file of this machine's; CI unset: a missing baseline is recorded
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS") and not k.startswith("ACCELERATE_")}
+    env["HOME"] = str(project)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "--gpu-budget",
+                           "--gpu-budget-json=r.json"], check=False, cwd=project, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert (project / "r.json").exists(), done.stdout + done.stderr
+    data = json.loads((project / "r.json").read_text())
+    return Session(done.stdout, {r["nodeid"].split("::", 1)[1]: r for r in data["results"]})
+
+
+def test_an_fsdp_config_on_a_cpu_host_names_the_ddp_its_ranks_ran(launched):
+    row = launched.rows["test_fsdp_config_use_cpu"]
+    assert row["verdict"] == "no-baseline" and row["error"] is None, row["message"]
+    assert row["info"]["distributed_type"] == {"0": "MULTI_CPU", "1": "MULTI_CPU"}, row["info"]
+    note = ("the accelerate config asks for FSDP (ACCELERATE_USE_FSDP=true), but the ranks ran MULTI_CPU (DDP): "
+            "accelerate applies no FSDP plugin on a CPU host")
+    assert note in row["info"]["notes"] and note in row["message"], (row["info"], row["message"])
+    line = next(line for line in launched.out.splitlines() if line.startswith("test_accelerate.py::test_fsdp_config_use_cpu "))
+    assert " 2 MULTI_CPU (FSDP asked) " in line, launched.out

@@ -1,0 +1,51 @@
+"""launcher.py's advice fits the way a case was launched, and a rank's accelerate state reaches the row.
+
+What accelerate 1.15 does with each form, measured on this CPU host (the
+integration test, test_command_edges.py, launches the config-file forms for
+real): `--cpu` beside `--multi_gpu` or `--use_fsdp` is refused; `--cpu` with a
+config file starts one process with no RANK; `--num_processes 2` with neither
+`--multi_gpu` nor a config file starts one process.
+"""
+
+import subprocess
+import sys
+
+import pytest
+
+from gpu_budget.isolate.launcher import RankEvents
+
+PY = sys.executable
+LAUNCH = [PY, "-m", "accelerate.commands.launch"]
+
+
+@pytest.fixture(autouse=True)
+def no_default_config(tmp_path, monkeypatch):
+    """No accelerate default config file of this machine's: the flags alone decide."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+
+
+def events(*messages):
+    ranks = RankEvents()
+    for message in messages:
+        ranks.take(message)
+    return ranks
+
+
+def test_each_ranks_distributed_type_reaches_the_row_and_fsdp_asked_but_not_run_is_noted():
+    # a rank's environment: read once the process has exec'd (it says so), as a rank reports only then
+    with subprocess.Popen([PY, "-c", "print('up', flush=True); import time; time.sleep(30)"], stdout=subprocess.PIPE,
+                          env={"ACCELERATE_USE_FSDP": "true"}) as asked:
+        assert asked.stdout.readline() == b"up\n"
+        try:
+            ranks = events(*({"rank": r, "pid": asked.pid, "accelerate": "DistributedType.MULTI_CPU", "processes": 2}
+                             for r in (0, 1)))
+        finally:
+            asked.kill()
+    facts = ranks.distributed(["the hook's note"])
+    assert facts["distributed_type"] == {"0": "MULTI_CPU", "1": "MULTI_CPU"} and facts["fsdp_requested"] is True
+    note = ("the accelerate config asks for FSDP (ACCELERATE_USE_FSDP=true), but the ranks ran MULTI_CPU (DDP): "
+            "accelerate applies no FSDP plugin on a CPU host")
+    assert facts["notes"] == ["the hook's note", note]
+    plain = events({"rank": 0, "pid": -1, "accelerate": "DistributedType.MULTI_GPU", "processes": 2}).distributed([])
+    assert plain == {"distributed_type": {"0": "MULTI_GPU"}}  # FSDP not asked: nothing to note
+    assert events({"rank": 0, "group": 2}).distributed([]) == {}  # no accelerate state: nothing said
