@@ -126,3 +126,12 @@ def test_an_fsdp_config_on_a_cpu_host_names_the_ddp_its_ranks_ran(launched):
     assert note in row["info"]["notes"] and note in row["message"], (row["info"], row["message"])
     line = next(line for line in launched.out.splitlines() if line.startswith("test_accelerate.py::test_fsdp_config_use_cpu "))
     assert " 2 MULTI_CPU (FSDP asked) " in line, launched.out
+
+
+def test_the_cpu_trap_advice_fits_a_config_file_launch(launched):
+    message = launched.message("test_fsdp_config")
+    assert launched.rows["test_fsdp_config"]["error"]["kind"] == "rank", message
+    assert "accelerate trained rank 0, 1 as a single process (DistributedType.NO, 1 process)" in message, message
+    assert 'set ACCELERATE_USE_CPU=true in the Scenario\'s env (env={"ACCELERATE_USE_CPU": "true"})' in message, message
+    assert "not --cpu: with a config file, accelerate launch --cpu starts one process, with no RANK" in message, message
+    assert "(or --cpu)" not in message, message

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from gpu_budget.isolate.launcher import RankEvents
+from gpu_budget.isolate.launcher import RankEvents, accelerate_options, cpu_advice
 
 PY = sys.executable
 LAUNCH = [PY, "-m", "accelerate.commands.launch"]
@@ -22,6 +22,34 @@ LAUNCH = [PY, "-m", "accelerate.commands.launch"]
 def no_default_config(tmp_path, monkeypatch):
     """No accelerate default config file of this machine's: the flags alone decide."""
     monkeypatch.setenv("HF_HOME", str(tmp_path))
+
+
+@pytest.mark.parametrize("argv,options", [
+    ([*LAUNCH, "--multi_gpu", "--num_processes=2", "train.py", "--cpu"], {"multi_gpu", "num_processes"}),
+    ([PY, "-m", "accelerate.commands.accelerate_cli", "launch", "--multi-gpu", "t.py"], {"multi_gpu"}),
+    (["/venv/bin/accelerate", "launch", "--config_file", "c.yaml", "t.py"], {"config_file"}),
+    (["accelerate-launch", "--use-fsdp", "t.py"], {"use_fsdp"}),
+    ([PY, "-m", "torch.distributed.run", "--nproc-per-node", "2", "t.py"], None),
+    (["accelerate", "config"], None),
+])
+def test_an_accelerate_launch_is_told_by_its_command_line_and_read_up_to_its_script(argv, options):
+    assert accelerate_options(argv) == options
+
+
+@pytest.mark.parametrize("argv,why", [
+    ([*LAUNCH, "--config_file", "fsdp.yaml", "t.py"], "with a config file, accelerate launch --cpu starts one process, with "
+                                                     + "no RANK"),
+    ([*LAUNCH, "--multi_gpu", "--num_processes", "2", "t.py"], "accelerate launch refuses --cpu beside --multi_gpu"),
+    ([*LAUNCH, "--use_fsdp", "--num_processes", "2", "t.py"], "accelerate launch refuses --cpu beside --use_fsdp"),
+])
+def test_the_cpu_advice_is_the_environment_and_says_why_not_cpu_for_each_launch(argv, why):
+    assert cpu_advice(argv) == ('set ACCELERATE_USE_CPU=true in the Scenario\'s env (env={"ACCELERATE_USE_CPU": '
+                                f'"true"}}) for its ranks to train as one (MULTI_CPU, gloo); not --cpu: {why}')
+
+
+def test_torchrun_gets_the_environment_and_no_word_of_cpu():
+    advice = cpu_advice([PY, "-m", "torch.distributed.run", "--nproc-per-node", "2", "t.py"])
+    assert "ACCELERATE_USE_CPU=true" in advice and "--cpu" not in advice, advice
 
 
 def events(*messages):

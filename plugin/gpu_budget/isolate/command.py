@@ -293,7 +293,7 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_ran
         if rank_cuda:
             facts["rank_cuda"] = rank_cuda
     fault = server.ranks.fault(ranks, proc.returncode, meter.tree.rank_ends if meter.tree is not None else None,
-                               line.get("ranks", 1))
+                               line.get("ranks", 1), line["argv"])
     if proc.returncode != 0:
         code = proc.returncode
         oom = out_of_memory(server, stderr, last)

@@ -16,6 +16,12 @@ the rank and the cause:
   CUDA, without ACCELERATE_USE_CPU=true: DistributedType.NO in every rank,
   though accelerate 1.15 still forms a gloo group of N).
 
+The advice a fault gives fits the way the case was launched (its argv):
+`accelerate launch --cpu` is no way to train several ranks on a CPU host
+(with a config file it starts one process with no RANK; beside --multi_gpu or
+--use_fsdp accelerate refuses it), so the advice is ACCELERATE_USE_CPU=true in
+the Scenario's env.
+
 A passing launch still says what accelerate ran: each rank's distributed type
 goes into the row (`distributed_type`), and where the launch asked for FSDP
 (accelerate launch exports ACCELERATE_USE_FSDP=true to the ranks of an FSDP
@@ -26,6 +32,14 @@ A rank that hangs is the forkserver's timeout: the whole tree is stopped and kil
 """
 
 from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+ACCELERATE_LAUNCH = "accelerate.commands.launch"  # python -m accelerate.commands.launch
+ACCELERATE_CLI = "accelerate.commands.accelerate_cli"  # python -m accelerate.commands.accelerate_cli launch
+SEVERAL_PROCESSES = ("multi_gpu", "use_fsdp", "use_deepspeed", "use_megatron_lm")  # a launch of several processes
+USE_CPU = 'set ACCELERATE_USE_CPU=true in the Scenario\'s env (env={"ACCELERATE_USE_CPU": "true"})'
 
 
 class RankEvents:
@@ -101,7 +115,7 @@ class RankEvents:
         return facts
 
     def fault(self, ranks: set[int], returncode: int, ends: dict[int, float] | None = None,
-              declared: int = 1) -> str | None:
+              declared: int = 1, argv: Sequence[str] = ()) -> str | None:
         """Why the case fails by its ranks, naming them; None when the ranks give no reason.
 
         Exceptions come first, in the order they arrived (the first is the root
@@ -109,7 +123,8 @@ class RankEvents:
         the ranks whose process ended without reaching its exit, in the order
         the tree found them gone (`ends`): the first of them, where none raised,
         was killed by a signal (the kernel's OOM killer sends SIGKILL), the
-        others stopped by the launcher after it.
+        others stopped by the launcher after it. `argv`, the command line, picks
+        the advice that works for the way it was launched.
         """
         causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
         ends = ends or {}
@@ -131,19 +146,71 @@ class RankEvents:
         if returncode == 0 and len(ranks) > 1 and alone:
             kind = self.accelerate[alone[0]][0]
             return (f"{len(ranks)} ranks ran, but accelerate trained rank {', '.join(map(str, alone))} as a single "
-                    f"process ({kind}, 1 process): each trained alone. accelerate launch on a host without CUDA "
-                    "needs ACCELERATE_USE_CPU=true (or --cpu) for its ranks to train as one")
+                    f"process ({kind}, 1 process): each trained alone. On a host without CUDA, {cpu_advice(argv)}")
         if returncode == 0 and len(ranks) > 1 and self.groups and not any(size > 1 for size in self.groups.values()):
+            own = "" if accelerate_options(argv) is not None else (
+                "make each rank call torch.distributed.init_process_group (backend gloo); with an Accelerator() "
+                "script, ")
             return (f"{len(ranks)} ranks ran torch but never formed one process group (no rank's "
                     "torch.distributed.init_process_group joined a group of more than one): each trained alone. "
-                    "accelerate launch on a host without CUDA needs "
-                    "ACCELERATE_USE_CPU=true (or --cpu) for its ranks to form a gloo group")
+                    f"On a host without CUDA, {own}{cpu_advice(argv)}")
         return None
 
 
 def ranks_seen(phases: list) -> set[int]:
     """The ranks the process tree found in a command's phases (meter.PhaseRecord)."""
     return {int(rank) for p in phases for rank in ((p.tree or {}).get("ranks") or {})}
+
+
+def accelerate_options(argv: Sequence[str]) -> set[str] | None:
+    """The options an `accelerate launch` command line gives before its script, '-' read as '_' (accelerate takes
+    --multi-gpu for --multi_gpu); None for a command that is not an accelerate launch."""
+    args = list(argv)
+    name = os.path.basename(args[0]) if args else ""
+    rest = None
+    if name == "accelerate-launch":
+        rest = args[1:]
+    elif name == "accelerate" and args[1:2] == ["launch"]:
+        rest = args[2:]
+    elif "-m" in args:
+        at = args.index("-m")
+        if args[at + 1:at + 2] == [ACCELERATE_LAUNCH]:
+            rest = args[at + 2:]
+        elif args[at + 1:at + 3] == [ACCELERATE_CLI, "launch"]:
+            rest = args[at + 3:]
+    if rest is None:
+        return None
+    options = set()
+    for arg in rest:
+        if arg.endswith(".py"):
+            break  # the script: what follows is its own
+        if arg.startswith("--"):
+            options.add(arg[2:].split("=", 1)[0].replace("-", "_"))
+    return options
+
+
+def cpu_advice(argv: Sequence[str]) -> str:
+    """How the ranks of this launch train as one on a host without CUDA: ACCELERATE_USE_CPU=true in their environment,
+    since `accelerate launch --cpu` starts no ranks at all in any launch of several."""
+    options = accelerate_options(argv)
+    if options is None:
+        return f"{USE_CPU} for its ranks to train as one (MULTI_CPU, gloo)"
+    beside = [f"--{flag}" for flag in SEVERAL_PROCESSES if flag in options]
+    if beside:
+        why = f"accelerate launch refuses --cpu beside {beside[0]}"
+    elif "config_file" in options or _default_config():
+        why = "with a config file, accelerate launch --cpu starts one process, with no RANK"
+    else:
+        why = "accelerate launch --cpu starts one process, with no RANK"
+    return f"{USE_CPU} for its ranks to train as one (MULTI_CPU, gloo); not --cpu: {why}"
+
+
+def _default_config() -> str | None:
+    """accelerate's default config file where one exists (accelerate launch reads it when no --config_file is given):
+    it, not the flags, may then set how many processes start."""
+    home = os.environ.get("HF_HOME", os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface"))
+    path = os.path.join(os.path.expanduser(home), "accelerate", "default_config.yaml")
+    return path if os.path.isfile(path) else None
 
 
 def _asks_fsdp(pid) -> bool:
