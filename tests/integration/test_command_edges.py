@@ -135,3 +135,20 @@ def test_the_cpu_trap_advice_fits_a_config_file_launch(launched):
     assert 'set ACCELERATE_USE_CPU=true in the Scenario\'s env (env={"ACCELERATE_USE_CPU": "true"})' in message, message
     assert "not --cpu: with a config file, accelerate launch --cpu starts one process, with no RANK" in message, message
     assert "(or --cpu)" not in message, message
+
+
+def test_accelerate_launch_without_multi_gpu_names_the_missing_flag(launched):
+    message = launched.message("test_num_processes_alone")
+    assert "the scenario declares 2 ranks (Scenario(ranks=2)), but no process(es) ran with a launcher's RANK" in message
+    assert ("accelerate launch without --multi_gpu or a config file starts its one-process launcher (one process, no "
+            "RANK) on a host with fewer than 2 GPUs, whatever --num_processes says: add --multi_gpu (or --config_file "
+            "with num_processes: 2)") in message, message
+    assert "is the launcher's process count the same?" not in message, message
+
+
+def test_the_docs_accelerate_example_trains_two_ranks_as_one_on_a_cpu_host(launched):
+    row = launched.rows["test_docs_example"]
+    assert row["error"] is None and row["passed"], launched.message("test_docs_example")
+    assert row["info"]["distributed_type"] == {"0": "MULTI_CPU", "1": "MULTI_CPU"}, row["info"]
+    assert row["info"]["groups"] == {"0": 2, "1": 2} and "notes" not in row["info"], row["info"]
+

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from gpu_budget.isolate.launcher import RankEvents, accelerate_options, cpu_advice
+from gpu_budget.isolate.launcher import RankEvents, accelerate_options, cpu_advice, missing_flag
 
 PY = sys.executable
 LAUNCH = [PY, "-m", "accelerate.commands.launch"]
@@ -50,6 +50,23 @@ def test_the_cpu_advice_is_the_environment_and_says_why_not_cpu_for_each_launch(
 def test_torchrun_gets_the_environment_and_no_word_of_cpu():
     advice = cpu_advice([PY, "-m", "torch.distributed.run", "--nproc-per-node", "2", "t.py"])
     assert "ACCELERATE_USE_CPU=true" in advice and "--cpu" not in advice, advice
+
+
+def test_the_missing_flag_is_named_only_where_the_launch_lacks_it(tmp_path):
+    assert "add --multi_gpu (or --config_file with num_processes: 4)" in missing_flag([*LAUNCH, "--num_processes", "4",
+                                                                                       "t.py"], 4)
+    assert missing_flag([*LAUNCH, "--multi_gpu", "--num_processes", "2", "t.py"], 2) is None
+    assert missing_flag([*LAUNCH, "--config_file", "c.yaml", "t.py"], 2) is None
+    assert missing_flag([PY, "-m", "torch.distributed.run", "t.py"], 2) is None
+    (tmp_path / "accelerate").mkdir()
+    (tmp_path / "accelerate" / "default_config.yaml").write_text("num_processes: 2\n")  # it decides, not the flags
+    assert missing_flag([*LAUNCH, "--num_processes", "2", "t.py"], 2) is None
+
+
+def test_a_declared_count_the_launch_missed_names_the_flag_for_accelerate_and_asks_otherwise():
+    message = RankEvents().fault(set(), 0, declared=2, argv=[*LAUNCH, "--num_processes", "2", "t.py"])
+    assert message.endswith("whatever --num_processes says: add --multi_gpu (or --config_file with num_processes: 2)")
+    assert RankEvents().fault({0}, 0, declared=2).endswith("is the launcher's process count the same?")
 
 
 def events(*messages):

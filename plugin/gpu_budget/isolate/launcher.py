@@ -20,7 +20,9 @@ The advice a fault gives fits the way the case was launched (its argv):
 `accelerate launch --cpu` is no way to train several ranks on a CPU host
 (with a config file it starts one process with no RANK; beside --multi_gpu or
 --use_fsdp accelerate refuses it), so the advice is ACCELERATE_USE_CPU=true in
-the Scenario's env.
+the Scenario's env; and `accelerate launch --num_processes N` without
+--multi_gpu or a config file starts one process on a host with fewer than 2
+GPUs, so a launch of too few ranks names the flag it lacks.
 
 A passing launch still says what accelerate ran: each rank's distributed type
 goes into the row (`distributed_type`), and where the launch asked for FSDP
@@ -139,9 +141,10 @@ class RankEvents:
         if causes:
             return "; ".join(causes)
         if returncode == 0 and declared > 1 and len(ranks) != declared:
+            hint = missing_flag(argv, declared) or "is the launcher's process count the same?"
             return (f"the scenario declares {declared} ranks (Scenario(ranks={declared})), but "
                     f"{len(ranks) or 'no'} process(es) ran with a launcher's RANK "
-                    f"({', '.join(map(str, sorted(ranks))) or 'none'}): is the launcher's process count the same?")
+                    f"({', '.join(map(str, sorted(ranks))) or 'none'}): {hint}")
         alone = sorted(r for r, (_, processes) in self.accelerate.items() if processes == 1)
         if returncode == 0 and len(ranks) > 1 and alone:
             kind = self.accelerate[alone[0]][0]
@@ -203,6 +206,17 @@ def cpu_advice(argv: Sequence[str]) -> str:
     else:
         why = "accelerate launch --cpu starts one process, with no RANK"
     return f"{USE_CPU} for its ranks to train as one (MULTI_CPU, gloo); not --cpu: {why}"
+
+
+def missing_flag(argv: Sequence[str], declared: int) -> str | None:
+    """Why an accelerate launch started fewer ranks than declared, naming the flag it lacks; None where it lacks none
+    (or is no accelerate launch)."""
+    options = accelerate_options(argv)
+    if options is None or "config_file" in options or options & set(SEVERAL_PROCESSES) or _default_config():
+        return None
+    return ("accelerate launch without --multi_gpu or a config file starts its one-process launcher (one process, no "
+            "RANK) on a host with fewer than 2 GPUs, whatever --num_processes says: add --multi_gpu (or --config_file "
+            f"with num_processes: {declared})")
 
 
 def _default_config() -> str | None:
