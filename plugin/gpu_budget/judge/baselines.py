@@ -58,8 +58,33 @@ def hardware_key(device: dict) -> str:
 
 
 
+PROJECT_MARKERS = (".git", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini")
+
+
+def project_root(start: Path) -> Path | None:
+    """The nearest folder at or above `start` holding a project's marker (.git, pyproject.toml, ...); None outside
+    any project."""
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+            return folder
+    return None
+
+
+def folder_for(root: Path, module: str | None = None) -> Path:
+    """The baselines folder of a test module's file: `root` where absolute. A relative one (no ini file fixed
+    pytest's rootdir, which then follows the folder pytest is started in) is taken from the project root of the
+    test file (of the working folder without one), so every invocation folder of a project finds one store."""
+    root = Path(root)
+    if root.is_absolute():
+        return root
+    start = Path(module).resolve().parent if module else Path.cwd()
+    return ((project_root(start) or Path.cwd()) / root).resolve()
+
+
 def path_for(root: Path, hw_key: str, module: str) -> Path:
-    return Path(root) / hw_key / f"{Path(module).stem}.json"
+    """A test module's baseline file, <folder>/<hardware key>/<module's stem>.json: its key is the file's name alone,
+    the same from any invocation folder."""
+    return folder_for(root, module) / hw_key / f"{Path(module).stem}.json"
 
 
 # -- schema -------------------------------------------------------------------

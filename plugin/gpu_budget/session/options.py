@@ -121,8 +121,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("gpu_budget_update", "write new and changed baseline entries, and re-record those recorded on another setup (so the next run "
            "compares like with like); prune entries of deleted tests only when "
            "the whole suite ran (no -k, -m, node ids or deselection).", switch, False, is_switch=True),
-    Option("gpu_budget_baselines", "baselines folder, relative to the rootdir (entries live in "
-           "FOLDER/HARDWARE-KEY/TEST-MODULE.json).", text, "baselines", "DIR"),
+    Option("gpu_budget_baselines", "baselines folder, relative to the rootdir, or without an ini file to the test "
+           "file's project root (the nearest folder holding .git, pyproject.toml, setup.cfg, setup.py, tox.ini or "
+           "pytest.ini); entries live in FOLDER/HARDWARE-KEY/TEST-MODULE.json.", text, "baselines", "DIR"),
     Option("gpu_budget_scale", "model scale to run: tiny (seconds on a CPU) or real (the architecture's "
            "dimensions).", one_of(*SCALES), "tiny", "|".join(SCALES)),
     Option("gpu_budget_json", "write the JSON report here (an ini value is relative to the rootdir).", text, None,
@@ -206,6 +207,12 @@ def read(config: pytest.Config, option: Option) -> tuple[Any, str | None]:
         raise pytest.UsageError(f"{source}={given!r}: {exc}") from None
 
 
+def _follows_invocation(config: pytest.Config) -> bool:
+    """Whether pytest's rootdir follows the folder pytest is started in (no ini file fixes it, no --rootdir): the
+    baselines folder is then kept relative, for baselines.folder_for to take from each test file's project root."""
+    return config.inipath is None and not getattr(config.option, "rootdir", None)
+
+
 def _installed(module: str) -> bool:
     """Whether `module` can be imported, found without importing it."""
     try:
@@ -218,7 +225,7 @@ def _installed(module: str) -> bool:
 class Options:
     enabled: bool
     update: bool
-    baselines: Path
+    baselines: Path  # relative where the rootdir follows the invocation folder (baselines.folder_for anchors it)
     scale: str
     json: Path | None
     timeout: float
@@ -249,8 +256,8 @@ class Options:
             return (Path(value) if source == BY_NAME[name].flag_name else root / value).resolve()
 
         baselines, source = values["gpu_budget_baselines"]
-        folder = (root / baselines).resolve()
-        if folder.exists() and not folder.is_dir():
+        folder = Path(baselines) if _follows_invocation(config) else (root / baselines).resolve()
+        if folder.is_absolute() and folder.exists() and not folder.is_dir():
             where = f"{source}={baselines!r}" if source else f"the default baselines folder {baselines!r}"
             raise pytest.UsageError(f"{where}: {folder} is not a folder "
                                     f"(baselines live in <folder>/<hardware key>/<test module>.json)")
@@ -316,7 +323,7 @@ def document() -> str:
         "`[tool.pytest.ini_options]` in pyproject.toml). The command line wins over the ini file, the ini file "
         "over the default. A switch is turned on by its flag or by `true` in the ini file. A path given in the "
         "ini file is relative to the rootdir; on the command line, to the working folder (the baselines folder: "
-        "the rootdir in both). A bad value, from either place, is a usage error naming the value.\n\n"
+        "the rootdir in both, or without an ini file the test file's project root). A bad value, from either place, is a usage error naming the value.\n\n"
         + table()
         + "\n`GPU_BUDGET_ASSETS=DIR` (environment): where prepared models and clips are kept (default: pytest's "
         "cache); the GPU workflow points it outside the workspace, which checkout wipes.\n"

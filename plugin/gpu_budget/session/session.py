@@ -28,7 +28,7 @@ from gpu_budget.isolate import placement
 from gpu_budget.judge import baselines, failsafe, fingerprint
 from gpu_budget.report import terminal as report
 from gpu_budget.requires import MissingDependency
-from gpu_budget.results import Measurement, Result
+from gpu_budget.results import Measurement, Result, Verdict
 from gpu_budget.search.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
 from gpu_budget.session import case, outputs
 from gpu_budget.session.children import ChildRunner
@@ -124,7 +124,8 @@ class BudgetSession:
                            ci=self.ci, worker=self.placement)
         if outcome.baseline_write:
             self._record(outcome.baseline_write)
-        result = outcome.result
+        store = baselines.path_for(self.options.baselines, self.data.hardware["key"], one.module)
+        result = with_store(outcome.result, store, recorded=outcome.baseline_write is not None)
         self.data.rows.append(result)
         if outcome.skipped:
             pytest.skip(result.message)
@@ -222,9 +223,10 @@ class BudgetSession:
 
     def _nothing_measured(self) -> list[str]:
         opts = self.options
+        store = baselines.folder_for(opts.baselines, next(iter(self.data.collected), None))  # the tests' project's
         return failsafe.nothing_measured(
             selected=self.data.selected, rows=self.data.rows, probes=self.data.probes, require_gpu=opts.require_gpu,
-            ci=self.ci, update=opts.update, baselines=opts.baselines, hardware=self.data.hardware,
+            ci=self.ci, update=opts.update, baselines=store, hardware=self.data.hardware,
             device=lambda: self.data.device or self._probe_quietly())
 
     def _probe_quietly(self) -> dict | None:
@@ -238,6 +240,14 @@ class BudgetSession:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
                                  self.pinned_gpu)
 
+
+
+def with_store(result: Result, store: Path, recorded: bool) -> Result:
+    """A case without a baseline names the file it looked in (or is recorded in), so a store other than the
+    project's is seen at once."""
+    if result.baseline is None and (result.verdict == Verdict.NO_BASELINE or recorded):
+        return result.but(message=f"{result.message} (baseline file {store})")
+    return result
 
 
 def write_pending(data: SessionData) -> list[str]:
