@@ -15,8 +15,10 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 
 import pytest
+from test_command import rows  # tests/integration is on sys.path (pytest's prepend import mode)
 
 TRAIN = '''
 import torch
@@ -152,3 +154,70 @@ def test_the_docs_accelerate_example_trains_two_ranks_as_one_on_a_cpu_host(launc
     assert row["info"]["distributed_type"] == {"0": "MULTI_CPU", "1": "MULTI_CPU"}, row["info"]
     assert row["info"]["groups"] == {"0": 2, "1": 2} and "notes" not in row["info"], row["info"]
 
+
+# -- relative paths: resolved against the folder pytest was started in ---------------------------------------
+
+RELATIVE = '''
+import sys
+
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_script(gpu_budget):
+    gpu_budget.measure(Scenario(name="script", command=[sys.executable, "train.py", "--steps", "2"]))
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_program(gpu_budget):
+    gpu_budget.measure(Scenario(name="program", command=["./run.sh"]))
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_found(gpu_budget):  # the same script, its folder given: no hint where nothing is missing
+    gpu_budget.measure(Scenario(name="found", command=[sys.executable, "train.py", "--steps", "2"], cwd="memtests"))
+'''
+
+
+def test_a_relative_path_that_names_nothing_in_the_invocation_folder_says_where_it_looked(pytester, monkeypatch):
+    """The user's files sit beside the test in memtests/; pytest is started from the project's root."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    memtests = pytester.mkdir("memtests")
+    (memtests / "train.py").write_text("import sys\nsys.exit(0)\n")
+    (memtests / "run.sh").write_text("#!/bin/sh\nexit 0\n")
+    (memtests / "run.sh").chmod(0o755)
+    (memtests / "test_rel.py").write_text(RELATIVE)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json", "memtests")
+    result.assert_outcomes(failed=2, passed=1)
+    by = rows(pytester)
+    where = (f"is not in the command's working folder, {pytester.path} (the folder pytest was started in: the "
+             "Scenario gives no cwd=): relative paths in a command resolve against it; give an absolute path")
+    script = by["test_script"]["error"]["message"]
+    assert "exited with 2; 'train.py' " + where in script, script
+    assert 'give an absolute path (str(Path(__file__).parent / "train.py")) or cwd=' in script, script
+    program = by["test_program"]["error"]["message"]
+    assert "command './run.sh' not found; './run.sh' " + where in program, program
+    assert 'give an absolute path (str(Path(__file__).parent / "run.sh")) or cwd=' in program, program
+    assert by["test_found"]["error"] is None, by["test_found"]["message"]
+
+
+def test_a_command_that_fails_for_another_reason_gets_no_path_hint(pytester, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(fails="import sys\nprint(\"can't open file 'data.csv': [Errno 2] No such file\", file=sys.stderr)\n"
+                              "sys.exit(2)\n")
+    pytester.makepyfile(test_fails=textwrap.dedent('''
+        import sys
+        import pytest
+        from gpu_budget import Scenario
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_fails(gpu_budget):
+            gpu_budget.measure(Scenario(name="f", command=[sys.executable, "fails.py"]))
+    '''))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1)
+    message = rows(pytester)["test_fails"]["error"]["message"]
+    assert "exited with 2; the last lines of its stderr" in message and "relative paths" not in message, message

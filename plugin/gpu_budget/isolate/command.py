@@ -48,6 +48,7 @@ import threading
 from collections import deque
 from pathlib import Path
 
+from gpu_budget.isolate import hints
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
 from gpu_budget.oom import is_out_of_memory
 from gpu_budget.script import SNAPSHOT_VAR, SOCKET_VAR
@@ -256,7 +257,8 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_ran
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except FileNotFoundError:
         server.close()
-        raise CommandFailed("command", f"command {line['argv'][0]!r} not found") from None
+        raise CommandFailed("command", f"command {line['argv'][0]!r} not found"
+                            + hints.not_found(line["argv"], line["cwd"])) from None
     except PermissionError:
         server.close()
         raise CommandFailed("command", f"command {line['argv'][0]!r} is not executable") from None
@@ -303,7 +305,8 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_ran
         how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with {code}"
         how += f": {fault}" if fault else ""
         raise CommandFailed("rank" if fault else "killed" if code < 0 else "exit",
-                            f"command {' '.join(line['argv'])!r} {how}" + _tail_note(stderr), rank_cuda)
+                            f"command {' '.join(line['argv'])!r} {how}" + hints.cannot_open(line["argv"], line["cwd"], stderr)
+                            + _tail_note(stderr), rank_cuda)
     if leftovers:
         raise CommandFailed("leftover", f"command {' '.join(line['argv'])!r} exited and left {len(leftovers)} process(es) "
                                         f"running (pid {', '.join(map(str, leftovers))}): killed; a case's processes "

@@ -1,0 +1,47 @@
+"""Hints for a command that failed the way a relative path taken from the wrong folder fails.
+
+A command's relative paths resolve against its working folder: the Scenario's
+`cwd=`, else the folder pytest was started in. A test that names its script
+`train.py` passes when pytest starts beside it and fails from the project's
+root, so the failure says which folder the path was taken from and how to make
+it hold from anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+CANT_OPEN = re.compile(r"can't open file '([^']+)': \[Errno 2\]")  # python's words for a script that is not there
+
+
+def not_found(argv: Sequence[str], cwd: str | None) -> str:
+    """The hint for a command whose program was not found: "" unless it is a relative path (with a folder in it)."""
+    program = argv[0] if argv else ""
+    if os.sep not in program or os.path.isabs(program):
+        return ""  # a bare name is looked up on PATH, not in the working folder
+    return _hint(program, cwd)
+
+
+def cannot_open(argv: Sequence[str], cwd: str | None, stderr: str) -> str:
+    """The hint for a command that exited because python could not open its script: "" unless the file python names
+    is a relative argument of the command, taken from the working folder."""
+    found = CANT_OPEN.search(stderr)
+    if found is None:
+        return ""
+    where = cwd or os.getcwd()
+    named = os.path.normpath(found.group(1))
+    for arg in argv[1:]:
+        if arg and not os.path.isabs(arg) and named in (os.path.normpath(arg), os.path.normpath(os.path.join(where, arg))):
+            return _hint(arg, cwd)
+    return ""
+
+
+def _hint(path: str, cwd: str | None) -> str:
+    """'; <path> is not in the command's working folder ...': which folder, why, and the two ways out."""
+    where = cwd or os.getcwd()
+    whose = "the Scenario's cwd=" if cwd else "the folder pytest was started in: the Scenario gives no cwd="
+    other = "a cwd= that holds it" if cwd else "cwd="
+    return (f"; {path!r} is not in the command's working folder, {where} ({whose}): relative paths in a command resolve "
+            f'against it; give an absolute path (str(Path(__file__).parent / "{os.path.basename(path)}")) or {other}')
