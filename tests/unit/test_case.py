@@ -38,6 +38,8 @@ def test_a_ranked_cuda_case_needs_a_gpu_per_rank_and_a_cpu_one_does_not():
     why, for_gpu = case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", one_gpu)
     assert for_gpu and "launches 2 ranks, one GPU each; this worker measures on 1" in why
     assert "--gpu-budget-gpus-per-worker=2" in why
+    shared = Scenario(name="ddp", command=["torchrun", "--nproc-per-node", "2", "train.py"], ranks=2, gpus=1)
+    assert case.unmeasurable(shared, read_mark(ram="1 GiB"), "tiny", one_gpu) == (None, False)
     assert case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", {**one_gpu, "gpus": 2}) == (None, False)
     assert case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", CPU) == (None, False)
     assert case.fingerprint_for(HARDWARE, ddp, "steady")["ranks"] == 2

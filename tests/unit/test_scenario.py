@@ -119,6 +119,8 @@ def test_a_command_scenario_fills_placeholders_per_scale_and_applies_its_fixes_a
     ({"command": ["torchrun", "t.py"], "ranks": 0}, "ranks=0: expected a whole number >= 1"),
     ({"command": ["torchrun", "t.py"], "ranks": "2"}, "ranks='2': expected a whole number >= 1"),
     ({"run": "m:run", "ranks": 2}, "ranks=2 is for a command a launcher runs"),
+    ({"command": ["torchrun", "t.py"], "ranks": 2, "gpus": 3}, "gpus=3: expected a whole number from 1 to ranks"),
+    ({"command": ["torchrun", "t.py"], "ranks": 2, "gpus": 0}, "gpus=0: expected a whole number from 1 to ranks"),
 ])
 def test_a_bad_command_scenario_is_an_error_at_declaration(kwargs, message):
     with pytest.raises(ValueError, match=message):

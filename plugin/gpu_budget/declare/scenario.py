@@ -72,6 +72,8 @@ class Scenario:
     ranks:    how many ranks a launcher command starts (torchrun --nproc-per-node N, accelerate
               launch --num_processes N): the case fails unless N ranks ran, is recorded in the
               fingerprint, and on CUDA needs N GPUs of its own (--gpu-budget-gpus-per-worker).
+    gpus:     how many GPUs those ranks share on CUDA, where it is not one each (ranks that share
+              one GPU over gloo: gpus=1); at most `ranks`.
     prepared_from: the params prepare may read (model dimensions, clip lengths); empty: all of them.
               Assets are keyed by these alone, so cases that differ only in what the run
               does (batch size, a fix's knob) share one prepared model; prepare is handed
@@ -90,10 +92,15 @@ class Scenario:
     cwd: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     ranks: int = 1
+    gpus: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.ranks, int) or isinstance(self.ranks, bool) or self.ranks < 1:
             raise ValueError(f"scenario {self.name!r}: ranks={self.ranks!r}: expected a whole number >= 1")
+        if self.gpus is not None and (not isinstance(self.gpus, int) or isinstance(self.gpus, bool)
+                                      or not 1 <= self.gpus <= self.ranks):
+            raise ValueError(f"scenario {self.name!r}: gpus={self.gpus!r}: expected a whole number from 1 to "
+                             f"ranks ({self.ranks}), the GPUs its ranks share")
         if self.ranks > 1 and self.command is None:
             raise ValueError(f"scenario {self.name!r}: ranks={self.ranks} is for a command a launcher runs "
                              "(command=['torchrun', '--nproc-per-node', '2', 'train.py'])")
@@ -149,6 +156,11 @@ class Scenario:
         """Knobs set here win at every scale (they replace per-scale values of the same name)."""
         scales = {name: {k: v for k, v in over.items() if k not in params} for name, over in self.scales.items()}
         return replace(self, params={**self.params, **params}, scales=scales)
+
+    @property
+    def gpus_needed(self) -> int:
+        """The GPUs a CUDA run of this case takes: one per rank unless its ranks share fewer."""
+        return self.gpus or self.ranks
 
     def needs_cuda(self, scale: str) -> bool:
         return bool(self.scales.get(scale, {}).get("needs_cuda", False))

@@ -76,10 +76,12 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict)
     if mark.budget.vram is not None and not device["cuda"]:
         return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; "
                 "this host has none (no GPU figure is reported from a CPU host)"), True
-    if scenario.ranks > 1 and device["cuda"] and device.get("gpus", 1) < scenario.ranks:
-        return (f"scenario {scenario.name!r} launches {scenario.ranks} ranks, one GPU each; this worker measures on "
-                f"{device.get('gpus', 1)} (give each worker {scenario.ranks}: --gpu-budget-gpus-per-worker="
-                f"{scenario.ranks}, on a host with that many GPUs per xdist worker)"), True
+    needed = scenario.gpus_needed
+    if needed > 1 and device["cuda"] and device.get("gpus", 1) < needed:
+        each = "one GPU each" if needed == scenario.ranks else f"on {needed} GPUs"
+        return (f"scenario {scenario.name!r} launches {scenario.ranks} ranks, {each}; this worker measures on "
+                f"{device.get('gpus', 1)} (give each worker {needed}: --gpu-budget-gpus-per-worker="
+                f"{needed}, on a host with that many GPUs per xdist worker)"), True
     card = device.get("gpu_memory")
     if mark.budget.vram is not None and card and mark.budget.vram > card:
         return (f"VRAM budget {format_size(mark.budget.vram)} is above this GPU's total memory {format_size(card)} "
