@@ -3,11 +3,11 @@
 # (at most 10 minutes). docs/gpu-validation.md is the plan: the parts in order, what each records, how long each
 # may take and how its results come back.
 #
-#   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny | batch
+#   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny | batch | command
 #
 # Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
 # exit 4 when no CUDA GPU is visible (nothing measured), then runs its cases at most twice within its time budget
-# (BUDGET_S, default 540 s; a session stopped at the limit by SIGINT still writes its report): run 1 records
+# (BUDGET_S, default 540 s, 480 s for `command`; a session stopped at the limit by SIGINT still writes its report): run 1 records
 # baselines for this GPU into OUT/PART/baselines, run 2 measures again against them (the allocated peak must
 # reproduce). benchmarks/gpu_compare.py then sets allocated against reserved and NVML, run 1 against run 2, and
 # the CUDA estimate made on a CPU beforehand (docs/estimator-results/real-cuda-estimates.json) against the
@@ -16,7 +16,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -30,6 +30,9 @@ case "$PART" in
     # S5's largest batch within a VRAM budget against accelerate's finder: a probe (no baseline, one session),
     # at SCALE (default: tiny, then real in the same call when time is left)
     batch) FILES=(memtests/test_s5_generic_oom.py); SELECT="against_accelerate"; SCALE=${SCALE:-tiny real} ;;
+    # a user's own fine-tune as a command on CUDA: S1's unchanged Trainer script and a 2-rank torchrun DDP launch
+    # sharing the one GPU over gloo; run 3 plants a leak in the script (memtests/test_gpu_command.py)
+    command) FILES=(memtests/test_gpu_command.py); SELECT="trainer_script or ddp"; SCALE=tiny; PART_BUDGET=480 ;;
     *)    echo "gpu_validation.sh: unknown part '$PART'; $usage" >&2; exit 2 ;;
 esac
 # a re-run of part of a part (cases an earlier run lost): ONLY_FILES / ONLY_SELECT replace the part's own
@@ -37,7 +40,7 @@ esac
 SELECT=${ONLY_SELECT:-$SELECT}
 DIR="$OUT/$PART"
 mkdir -p "$DIR"
-deadline=$((SECONDS + ${BUDGET_S:-540}))
+deadline=$((SECONDS + ${BUDGET_S:-${PART_BUDGET:-540}}))
 export GPU_BUDGET_ASSETS=${GPU_BUDGET_ASSETS:-/tmp/gpu-budget-assets} PYTHONUNBUFFERED=1
 log() { echo "gpu-validation $PART: $*" | tee -a "$DIR/validation.log"; }
 
@@ -107,6 +110,11 @@ if [ "$PART" = batch ]; then  # probes record nothing: one session per scale, ea
 fi
 session 1 --gpu-budget-update
 session 2 --gpu-budget-snapshot=never  # run 1 kept the snapshots of its failures
+if [ "$PART" = command ]; then  # the planted leak: the script keeps 1.5 MiB of each step's hidden states on the GPU
+    export GPU_BUDGET_PLANT_LEAK_MIB=1.5  # against run 1's baselines: flagged by its slope and its steps, or not
+    session 3 --gpu-budget-snapshot=never
+    unset GPU_BUDGET_PLANT_LEAK_MIB
+fi
 
 # 5. the table, and everything in one file to bring back
 if [ -f "$DIR/run-1.json" ]; then

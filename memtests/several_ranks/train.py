@@ -11,6 +11,8 @@ backward), or `fsdp_no_shard` (fully_shard on a 2 x 1 replicate x shard mesh:
 FSDP2's machinery with nothing sharded, every rank holding everything, as
 FSDP1's NO_SHARD). gpu_budget.step() marks each optimizer step (a no-op outside the
 gate). --plant_mib holds that much more on --plant_rank (a planted regression).
+--backend gloo on CUDA lets the ranks share GPUs (NCCL refuses two ranks on one
+device): rank r trains on GPU LOCAL_RANK modulo the GPUs it sees.
 """
 
 import argparse
@@ -31,12 +33,15 @@ def main() -> None:
     parser.add_argument("--seq_len", type=int, default=128)
     parser.add_argument("--plant_rank", type=int, default=-1)
     parser.add_argument("--plant_mib", type=int, default=0)
+    parser.add_argument("--backend", choices=("auto", "nccl", "gloo"), default="auto",
+                        help="the process group's backend (auto: NCCL on CUDA, gloo on the CPU)")
     args = parser.parse_args()
 
     cuda = torch.cuda.is_available()
-    dist.init_process_group("nccl" if cuda else "gloo")
+    dist.init_process_group(("nccl" if cuda else "gloo") if args.backend == "auto" else args.backend)
     rank = dist.get_rank()
-    device = torch.device("cuda", int(os.environ["LOCAL_RANK"])) if cuda else torch.device("cpu")
+    device = torch.device("cuda", int(os.environ["LOCAL_RANK"]) % torch.cuda.device_count()) if cuda else \
+        torch.device("cpu")
     if cuda:
         torch.cuda.set_device(device)
     torch.manual_seed(0)

@@ -63,10 +63,14 @@ def test_the_kit_paragraph_is_the_kit_report():
 
 def gpu_validation_limits() -> list[str]:
     script = (ROOT / "benchmarks/gpu_validation.sh").read_text()
-    budget = int(re.search(r"\$\{BUDGET_S:-(\d+)\}", script).group(1))
+    budget = int(re.search(r"\$\{BUDGET_S:-\$\{PART_BUDGET:-(\d+)\}\}", script).group(1))
+    command = int(re.search(r"command\).*PART_BUDGET=(\d+)", script).group(1))
+    leak = re.search(r"GPU_BUDGET_PLANT_LEAK_MIB=([\d.]+)", script).group(1)
     skip = int(re.search(r'if \[ "\$left" -lt (\d+) \]', script).group(1))
     return shows(section(GPU_VALIDATION, "## On the GPU host"),
-                 f"(`BUDGET_S`, default {budget} s:", f"| {budget / 60:.0f} min |",
+                 f"(`BUDGET_S`, default {budget} s, {command} s for `command`:", f"| {budget / 60:.0f} min |",
+                 f"`bash benchmarks/gpu_validation.sh command $OUT` | {command / 60:.0f} min |",
+                 f"(`GPU_BUDGET_PLANT_LEAK_MIB={leak}`: the script keeps {leak} MiB of each step's hidden states",
                  f"run 2 is skipped when less than {skip} s is left")
 
 

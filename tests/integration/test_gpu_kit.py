@@ -53,14 +53,15 @@ def test_fetching_needs_the_target_python_version(tmp_path, args, message):
     assert (repo / ".whl" / "tiny-0.1-py3-none-any.whl").exists()  # nothing was fetched or removed
 
 
-def test_the_validation_refuses_a_host_without_cuda_before_measuring(tmp_path):
+@pytest.mark.parametrize("part", ["real", "command"])
+def test_the_validation_refuses_a_host_without_cuda_before_measuring(tmp_path, part):
     """On this CPU host the validation stops at its preflight, saying why, and measures nothing."""
     repo = _checkout(tmp_path, HOST)
     (repo / ".whl" / "tiny-0.1-py3-none-any.whl").unlink()  # no wheels: the host's packages only
-    done = _run(repo / "benchmarks" / "gpu_validation.sh", "real", str(tmp_path / "out"), PATH=f"{Path(sys.executable).parent}:/usr/bin:/bin")
+    done = _run(repo / "benchmarks" / "gpu_validation.sh", part, str(tmp_path / "out"), PATH=f"{Path(sys.executable).parent}:/usr/bin:/bin")
     assert done.returncode == 4, done.stdout + done.stderr
     assert "no CUDA GPU visible" in done.stdout + done.stderr
-    assert not list((tmp_path / "out").glob("*.json"))
+    assert not list((tmp_path / "out").rglob("*.json"))
 
 
 def test_an_unknown_part_is_named(tmp_path):
