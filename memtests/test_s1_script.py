@@ -20,8 +20,8 @@ measured beside the script); the measured peaks are in FINDINGS.md. Tiny scale
 only: a real session skips it (the runner's real case is test_s1_wav2vec2.py's).
 
 Per device: on a CPU host both train on the CPU and the comparison below is
-asserted; on a CUDA host both train on the GPU, the command's GPU memory is not
-measured (a command case takes no VRAM budget), and only the phases are checked.
+asserted; on a CUDA host both train on the GPU and only the phases are checked
+here (the script's GPU figures under a VRAM budget: test_gpu_command.py).
 """
 
 import sys

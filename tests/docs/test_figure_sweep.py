@@ -31,9 +31,10 @@ CHECKERS = {
 
 WRITE_UP = "a write-up's own figure (the memtest module docstrings quote them), not a measurement"
 EXAMPLE = "a budget declared in a code example: what the reader writes, not a measurement"
+POLL = "NVML's sampling interval (measure/nvml.py SAMPLE_SECONDS): a setting, not a measurement"
 ALLOWED = {  # document -> (snippet holding the figures, why no report holds them)
     "README.md": (
-        ('@pytest.mark.gpu_budget(ram="4 GiB")', EXAMPLE),
+        ('@pytest.mark.gpu_budget(ram="4 GiB", vram="20 GiB", steps=10_000)', EXAMPLE),
     ),
     "docs/declaring.md": (
         ('ram={"tiny": "900 MiB", "real": "12.7 GB"}', EXAMPLE),
@@ -44,10 +45,14 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ('(an 80 GiB budget sat above what an "80 GB" card offers', "a former declared budget and a write-up's card"),
         ('tolerance={"rel": 0.02, "abs": "16 MiB"}', EXAMPLE),
         ('@pytest.mark.gpu_budget(ram="2 GiB")', EXAMPLE),
-        ('@pytest.mark.gpu_budget(ram="4 GiB")', EXAMPLE),
+        ('@pytest.mark.gpu_budget(ram="4 GiB", vram="6 GiB")', EXAMPLE),
+        ("sampled every 20 ms in that process", POLL),
+        ("(polled every 20 ms by the measuring child,", POLL),
+        ("A lower bound within one 20 ms poll.", POLL),
     ),
     "docs/several-ranks.md": (
         ('@pytest.mark.gpu_budget(ram="600 MiB")', EXAMPLE),
+        ("at every 20 ms poll", POLL),
     ),
     "docs/real-scale.md": (
         ("against Colab's 12.7 GB", WRITE_UP),
