@@ -350,8 +350,8 @@ def gpu_table(scenario: str, gpu: Sequence[GpuReport]) -> list[str]:
         return []
     scales = sorted({e["scale"] for _, e in rows}, key=_scale_order)
     lines = [f"On a GPU ({', '.join(scales)} scale; the card, its driver and libraries in each row):", "",
-             "| card | variant | fixes | scale | metric | as reported | with the fix | saving | verdict "
-             "| reserved: as reported, with the fix (saving) |",
+             ("| card | variant | fixes | scale | metric | as reported | with the fix | saving | verdict "
+              "| reserved: as reported, with the fix (saving) |"),
              "|---|---|---|---|---|---|---|---|---|---|"]
     for name, e in rows:
         saving = "-" if not e["before"] or e["after"] is None else f"{(e['before'] - e['after']) / e['before']:+.1%}"
