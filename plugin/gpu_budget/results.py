@@ -149,6 +149,7 @@ class Result:
     remediation: Mapping[str, Any] | None = None  # remediate.Remedy.to_json()
     snapshot_run: Mapping[str, Any] | None = None  # the recording re-run of a failing CUDA case
     snapshot: str | None = None  # its memory snapshot, kept
+    growth_projection: Mapping[str, Any] | None = None  # judge/growth.py's Check, where the mark declared steps=
     plot: str | None = None
     worker: Mapping[str, Any] | None = None  # an xdist worker's placement
 
@@ -207,7 +208,7 @@ class Result:
         row.update(baseline=None if self.baseline is None else dict(self.baseline), change=dict(self.change),
                    verdict=str(self.verdict), passed=self.passed, message=self.message)
         optional = {"remediation": self.remediation, "snapshot_run": self.snapshot_run, "snapshot": self.snapshot,
-                    "plot": self.plot}
+                    "growth_projection": self.growth_projection, "plot": self.plot}
         row.update({k: v for k, v in optional.items() if v is not None})
         return row
 
@@ -225,7 +226,8 @@ class Result:
                 baseline=row.get("baseline"), change=row.get("change") or {},
                 fingerprint_changed=tuple(row.get("fingerprint_changed") or ()), setup=row.get("setup"),
                 remediation=row.get("remediation"), snapshot_run=row.get("snapshot_run"),
-                snapshot=row.get("snapshot"), plot=row.get("plot"), worker=row.get("worker"))
+                snapshot=row.get("snapshot"), growth_projection=row.get("growth_projection"), plot=row.get("plot"),
+                worker=row.get("worker"))
         except KeyError as exc:
             raise ValueError(f"not a gpu-budget result row (no {exc.args[0]!r}): {dict(row)!r:.200}") from None
 

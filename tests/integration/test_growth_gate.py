@@ -84,6 +84,13 @@ def test_a_leak_fails_on_its_projection_while_its_peak_keeps_budget_and_baseline
         assert row["message"].startswith("host RAM steady over steps 3-9"), row["message"]
     assert cache["peaks"]["ram_tree"] > clean["peaks"]["ram_tree"] + 60 * 2**20  # the cache is there, not a slope
     result.stdout.fnmatch_lines(["*over-budget*host RAM grows 4.00 MiB/step over steps 3-9*"])
+    # the JSON row holds the projection itself: the fit's steps, slope, interval and the projected figure
+    projected = leak["growth_projection"]
+    assert projected["steps"] == 100_000 and projected["problem"] is None, projected
+    ram = next(p for p in projected["projections"] if p["metric"] == "ram_tree")
+    assert ram["steps_fitted"] == [3, 9] and ram["grows"] and ram["interval"][0] < ram["slope"] < ram["interval"][1]
+    assert abs(ram["slope"] - 4 * 2**20) < 2**20, ram
+    assert clean["growth_projection"]["projections"][0]["grows"] is False
 
 
 def test_a_run_too_short_for_the_declared_length_is_an_error(growth_project):

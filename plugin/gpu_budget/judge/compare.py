@@ -119,6 +119,7 @@ class Judgement:
     message: str
     change: dict[str, float | None] = field(default_factory=dict)  # metric -> relative change vs baseline
     write_baseline: bool = False
+    projection: growth.Check | None = None  # the growth projected to the declared run length (steps=), where declared
 
 
 def budget_breaches(peaks: dict, budget: Budget) -> list[str]:
@@ -218,6 +219,17 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
         return Judgement(Verdict.ERROR, False, f"measured child failed ({error['kind']}): {error['message']}; {_seen(peaks)}")
 
     grown = growth.check(measurement.steps, peaks, budget, steps)  # a projection past the budget is a breach
+    verdict = _judge(measurement, budget, baseline, tolerance, grown, ci=ci, update=update, expect=expect, setup=setup,
+                     params=params)
+    verdict.projection = grown if steps is not None else None
+    return verdict
+
+
+def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tolerance: Tolerance,
+           grown: growth.Check, *, ci: bool, update: bool, expect: str | None, setup: Setup,
+           params: Mapping | None) -> Judgement:
+    """judge()'s verdict for a run that finished, its growth already projected (`grown`)."""
+    peaks = measurement.peaks
     if grown.problem:
         return Judgement(Verdict.ERROR, False, grown.problem)
     breaches = rank_breaches(measurement, budget) + grown.breaches

@@ -159,7 +159,8 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
         write = {"path": str(path), "scale": scale, "id": case.test_id, "entry": entry}
     result = asked.but(
         measurement=measurement, verdict=verdict.verdict, passed=verdict.passed, message=verdict.message,
-        change=verdict.change, baseline=None if baseline is None else {
+        change=verdict.change, growth_projection=None if verdict.projection is None else verdict.projection.to_json(),
+        baseline=None if baseline is None else {
             "peaks": dict(baseline.peaks), "recorded": baseline.recorded,
             "fingerprint": dict(baseline.fingerprint), "phases": dict(baseline.phases)},
         fingerprint_changed=tuple(setup.described) if baseline else (),
