@@ -3,7 +3,7 @@
 The GPU half of "gate your own fine-tune": the script and the launcher run
 unchanged as commands, and their GPU figures (the caching allocator's peaks
 and NVML's, per phase and per step, per rank) come from the gate's hook in
-their own processes (docs/declaring.md, "Your script as a command").
+their own processes (docs/declaring.md, "Gate your training script").
 
 - S1's Trainer script (s1_wav2vec2/train.py, as test_s1_script.py runs it) on
   the GPU for 8 optimizer steps, under a VRAM budget and the real run's length

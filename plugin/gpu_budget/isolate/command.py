@@ -339,7 +339,7 @@ def hook_missing(pid: int | None, argv: list[str]) -> str:
     """The row's note for a command whose own process never reached the gate's hook."""
     return (f"the gate's hook did not run in the command's own process (pid {pid}, {os.path.basename(argv[0])}): no "
             "phase, step or GPU figure came from it, only the tree's host RAM (a process that is not Python, or a "
-            "Python that did not run the hook's sitecustomize: docs/declaring.md, 'Your script as a command')")
+            "Python that did not run the hook's sitecustomize: docs/declaring.md, 'Gate your training script')")
 
 
 def _keep_snapshot(path: str, server: MarkServer) -> str | None:
