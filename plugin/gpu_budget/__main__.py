@@ -8,9 +8,13 @@ def main() -> int:
                 "estimate": "estimate CASE ...: GPU-free step peak of the Scenarios named (and its error against real runs)",
                 "baselines": "baselines drop --scale SCALE FOLDER|FILE ...: remove a scale's entries, to re-record them",
                 "options": "print docs/options.md: the options table, from the option definitions"}
-    if len(sys.argv) < 2 or sys.argv[1] not in commands:
-        print("usage: python -m gpu_budget <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items()),
-              file=sys.stderr)
+    usage = "usage: python -m gpu_budget <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items())
+    asked = sys.argv[1] if len(sys.argv) > 1 else None
+    if asked in ("-h", "--help", "help"):  # asked for: the usage is the answer
+        print(usage)
+        return 0
+    if asked not in commands:
+        print((f"python -m gpu_budget: unknown command {asked!r}\n" if asked is not None else "") + usage, file=sys.stderr)
         return 2
     if sys.argv[1] == "baselines":
         from gpu_budget.judge.baselines import main as baselines

@@ -1,0 +1,29 @@
+"""`python -m gpu_budget`: its help is an answer (exit 0), an unknown command a usage error naming it (exit 2)."""
+
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gpu_budget", *args], check=False, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h", "help"])
+def test_help_prints_the_usage_and_exits_0(flag):
+    done = run(flag)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m gpu_budget <command> ...")
+    assert all(f"  {command}: " in done.stdout for command in ("findings", "estimate", "baselines", "options"))
+
+
+def test_an_unknown_command_is_named_and_exits_2():
+    done = run("nope")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("python -m gpu_budget: unknown command 'nope'\nusage: python -m gpu_budget <command>")
+
+
+def test_no_command_prints_the_usage_and_exits_2():
+    done = run()
+    assert done.returncode == 2 and done.stderr.startswith("usage: python -m gpu_budget <command> ...")
