@@ -44,16 +44,18 @@ def _preload(root: Path) -> tuple[str, ...]:
         return isolate.DEFAULT_PRELOAD
 
 
-def _estimate_rows(scenarios: dict, scale: str, device, steps: int, as_run: bool = False) -> list[dict]:
+def _estimate_rows(scenarios: dict, scale: str, device, steps: int, as_run: bool = False) -> tuple[list[dict], list[str]]:
+    """The estimated cases' rows, and the labels of those that could not be estimated (each said why on stderr)."""
     from gpu_budget.estimate import estimate_scenario
 
-    rows = []
+    rows, failed = [], []
     for label, scenario in scenarios.items():
         t0 = time.perf_counter()
         try:
             est = estimate_scenario(scenario, scale, device=device, steps=steps, as_run=as_run)
         except Exception as exc:  # noqa: BLE001  one case that cannot be estimated must not hide the others
             print(f"{label}: no estimate ({type(exc).__name__}: {exc})", file=sys.stderr)
+            failed.append(label)
             continue
         rows.append({"label": label, "scenario": scenario.name, "fixes": list(scenario.fixes), "scale": scale,
                      "metric": est.metric, "estimate": est.step_peak, "at_peak": est.at_peak,
@@ -64,7 +66,7 @@ def _estimate_rows(scenarios: dict, scale: str, device, steps: int, as_run: bool
         extra = f", with the CUDA context {format_size(est.device_peak)}" if est.device_peak else ""
         print(f"{label}: {format_size(est.step_peak)} (estimate{extra}) in {rows[-1]['estimate_seconds']} s",
               file=sys.stderr)
-    return rows
+    return rows, failed
 
 
 def main(argv: list[str]) -> int:
@@ -106,6 +108,7 @@ def main(argv: list[str]) -> int:
 
     device = Device(cuda=args.cuda, cuda_context=context, cublas_workspace=workspace)
     out: dict = {"scale": args.scale, "device": device.name, "kind": "estimate", "cases": cases}
+    failed: list[str] = []
     if args.cuda:
         out["cublas_workspace"] = device.workspace
     if args.validate:
@@ -113,12 +116,15 @@ def main(argv: list[str]) -> int:
 
         out.update(validate.compare(scenarios, args.scale, preload=_preload(Path.cwd())))
     else:
-        out["estimates"] = _estimate_rows(scenarios, args.scale, device, args.steps, args.as_run)  # benchmarks/gpu_compare.py
-        # matches them by (scenario, fixes, scale)
+        # benchmarks/gpu_compare.py matches the rows by (scenario, fixes, scale)
+        out["estimates"], failed = _estimate_rows(scenarios, args.scale, device, args.steps, args.as_run)
     text = render(out)
     print(text)
     if args.output:
         Path(args.output).write_text(text + "\n")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, default=str) + "\n")
+    if failed:  # a missing figure is a failure, never an exit 0 a script reads as estimated
+        print(f"not estimated: {len(failed)} of {len(scenarios)} case(s) ({', '.join(failed)}): see above", file=sys.stderr)
+        return 1
     return 0
