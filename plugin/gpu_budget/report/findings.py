@@ -463,6 +463,15 @@ def main(argv: list[str]) -> int:
         renoted = {(n["nodeid"], n["scale"]) for n in report.get("notes", [])}
         merged["notes"] = [n for n in merged.get("notes", []) if (n["nodeid"], n["scale"]) not in renoted] + \
             report.get("notes", [])
+    if not any(pairs(merged["results"]).values()) and not any(any(pairs(list(g.results)).values()) for g in pick(gpu)):
+        # a header-only file would say nothing: say why instead, and leave any FINDINGS.md there as it is
+        cases = merged["results"] + [r for g in gpu for r in g.results]
+        why = "no case in the report(s)" if not cases else (
+            f"{len(cases)} case(s) of scenario(s) {', '.join(sorted({r.scenario for r in cases}))}, none measured with a "
+            "fix beside its scenario's run without it (each finding is a fix against that run: a test measures the "
+            "scenario with and without the fix, as the memtests' fix tests do)")
+        print(f"no findings in {', '.join(map(str, args.reports))}: {why}; nothing written to {args.output}", file=sys.stderr)
+        return 1
     args.output.write_text(render(merged, sources=sources, gpu=gpu))
     print(f"wrote {args.output}")
     return 0

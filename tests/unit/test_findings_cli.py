@@ -1,0 +1,40 @@
+"""`python -m gpu_budget findings` on reports with nothing to compare: it says why and writes nothing (exit 1)."""
+
+import json
+
+from gpu_budget.report.findings import main
+
+MiB = 2**20
+
+
+def own(scenario: str, label=None, fixes=()) -> dict:
+    """A row of a user's own gate: one case per test, no fix measured beside it."""
+    return {"scenario": scenario, "scale": "tiny", "label": label, "fixes": list(fixes), "nodeid": f"t.py::test_{scenario}",
+            "verdict": "pass", "message": "", "peaks": {"ram": 500 * MiB, "vram_allocated": None}, "info": {},
+            "wall_seconds": 1.0}
+
+
+def test_reports_without_a_fix_beside_its_run_say_why_and_write_nothing(tmp_path, capsys):
+    path, out = tmp_path / "mine.json", tmp_path / "FINDINGS.md"
+    path.write_text(json.dumps({"version": 2, "hardware": {"key": "cpu-x86_64"},
+                                "results": [own("train"), own("eval")]}))
+    assert main([str(path), "-o", str(out)]) == 1
+    assert not out.exists()
+    err = capsys.readouterr().err
+    assert f"no findings in {path}: 2 case(s) of scenario(s) eval, train, none measured with a fix beside" in err
+    assert f"nothing written to {out}" in err
+
+
+def test_reports_without_a_measured_case_say_so(tmp_path, capsys):
+    path, out = tmp_path / "empty.json", tmp_path / "FINDINGS.md"
+    path.write_text(json.dumps({"version": 2, "results": []}))
+    assert main([str(path), "-o", str(out)]) == 1
+    assert not out.exists()
+    assert f"no findings in {path}: no case in the report(s); nothing written to {out}" in capsys.readouterr().err
+
+
+def test_one_fix_beside_its_run_is_a_finding(tmp_path):
+    path, out = tmp_path / "mine.json", tmp_path / "FINDINGS.md"
+    path.write_text(json.dumps({"version": 2, "results": [own("train"), own("train", "lora", ["lora"])]}))
+    assert main([str(path), "-o", str(out)]) == 0
+    assert "## train" in out.read_text()
