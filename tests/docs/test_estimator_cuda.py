@@ -1,5 +1,7 @@
 """docs/estimator-cuda.md is rendered from the committed estimates and GPU report, and the estimates are today's."""
 
+import json
+
 import pytest
 from doc_figures import document, load
 
@@ -18,16 +20,30 @@ def test_the_page_is_rendered_from_the_estimates_and_the_gpu_report():
     estimator_cuda_page()
 
 
-def test_a_moved_estimate_or_measurement_changes_the_page():
+def test_a_moved_estimate_or_measurement_changes_the_page(tmp_path):
     """The page holds each figure it is rendered from: the check above fails when either file moves."""
     from benchmarks import estimator_cuda
+    from gpu_budget.units import format_size
 
     data, page = load(ESTIMATES), document("docs/estimator-cuda.md")
     data["estimates"][0]["estimate"] += 2**20
     assert estimator_cuda.render(data) != page
-    report = load(load(ESTIMATES)["report"])
-    row = estimator_cuda.joined(load(ESTIMATES), report)[0]
-    assert row["measured"] == estimator_cuda.measured_step({r["nodeid"]: r for r in report["results"]}[row["nodeid"]])
+
+    # the same estimates against a copy of the GPU report, before and after its measured step peak moves
+    data, report, copy = load(ESTIMATES), load(load(ESTIMATES)["report"]), tmp_path / "report.json"
+    nodeid = data["estimates"][0]["nodeid"]
+    row = {r["nodeid"]: r for r in report["results"]}[nodeid]
+    steps = [p for p in row["phases"].values() if p.get("step") is not None and p.get("vram_allocated")]
+    copy.write_text(json.dumps(report))
+    before = estimator_cuda.render({**data, "report": str(copy)})
+    peak = max(steps, key=lambda p: p["vram_allocated"])
+    moved = peak["vram_allocated"] * 11 // 10
+    assert format_size(moved) != format_size(peak["vram_allocated"])
+    peak["vram_allocated"] = moved
+    copy.write_text(json.dumps(report))
+    after = estimator_cuda.render({**data, "report": str(copy)})
+    case = next(line for line in after.splitlines() if line.startswith(f"| {nodeid.removeprefix('memtests/')} |"))
+    assert after != before and f"| {format_size(moved)} |" in case
 
 
 @pytest.mark.parametrize("nodeid", [

@@ -167,19 +167,35 @@ def test_cuda_autocast_saves_what_cuda_saves_and_casts_each_weight_once_per_forw
 
 def test_a_checkpoint_recomputes_under_the_forwards_autocast():
     """torch.utils.checkpoint replays the forward in its autocast state: the recompute's casts match the saved
-    ones (else checkpoint raises), and checkpointing still holds less than keeping every activation."""
-    cuda, half = Device(cuda=True, cublas_workspace=0), {"autocast": torch.float16}
-    kept = estimate(normed, half, (), device=cuda)
-    recomputed = estimate(normed, half, ("checkpoint",), device=cuda)
-    assert recomputed.step_peak <= kept.step_peak
+    ones (else checkpoint raises), and after the forward a checkpoint holds less than keeping every activation:
+    exactly the tensors the checkpointed Linear -> LayerNorm would have saved for backward."""
+    from gpu_budget.estimate.step import run_step
+
+    cuda, rows = Device(cuda=True, cublas_workspace=0), 64
+
+    def after_forward(fixes):
+        tracker, _, _ = run_step(normed, {"autocast": torch.float16, "rows": rows}, fixes, cuda, steps=1)
+        return next(r["end"] for r in tracker.replay().phases if r["name"] == "step1.forward")
+
+    saved = (rows * 256 * 2  # the fp16 copy of the input the Linear reads
+             + rows * 512 * 4  # the fp32 copy of the Linear's fp16 output the LayerNorm reads
+             + 2 * -(-rows * 4 // 512) * 512)  # LayerNorm's mean and rstd, each rounded up to 512-byte blocks
+    assert after_forward(()) - after_forward(("checkpoint",)) == saved
 
 
 def test_cuda_mode_replays_the_step_through_the_caching_allocator():
     """allocated_peak counts whole blocks (never less than the tensors), reserved_peak the segments (never less
-    than allocated); a CPU estimate has neither (tests/unit/test_allocator_model.py checks the rules)."""
-    p = {**PARAMS, "micro": 1}
-    cuda = estimate(mlp, p, (), device=Device(cuda=True))
-    assert cuda.step_peak <= cuda.allocated_peak <= cuda.reserved_peak
+    than allocated); a CPU estimate has neither (tests/unit/test_allocator_model.py checks the rules).
+
+    A 19.5 MiB cuBLAS workspace per matmul thread (two per step) is a large request: its own segment rounded
+    up to 20 MiB, and the 0.5 MiB left is not split off (1 MiB or less), so the whole block counts as allocated.
+    The MLP's own tensors are all 1 MiB or less: small-pool blocks split at 512 bytes, packed into the fewest
+    2 MiB segments that hold them."""
+    p, workspace = {**PARAMS, "micro": 1}, 39 * MiB // 2
+    cuda = estimate(mlp, p, (), device=Device(cuda=True, cublas_workspace=workspace))
+    small = cuda.step_peak - 2 * workspace  # both workspaces are live at the step peak (never freed)
+    assert cuda.allocated_peak == cuda.step_peak + 2 * (20 * MiB - workspace)
+    assert cuda.reserved_peak == 2 * 20 * MiB + -(-small // (2 * MiB)) * 2 * MiB
     cpu = estimate(mlp, p, ())
     assert cpu.allocated_peak is None and cpu.reserved_peak is None
 
