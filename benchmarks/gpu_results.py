@@ -81,15 +81,20 @@ def runs_table() -> list[str]:
 
 
 def reproduction(first: dict[str, dict], second: dict[str, dict]) -> tuple[list[str], dict]:
+    """Run 1's cases with a CUDA figure against run 2. A case that ended in an error in either run is counted
+    apart and left out of the table: its peak is what was measured before the error, not the case's."""
     out = [("| case | allocated, run 1 | run 2 | reproduced | reserved | NVML device | allocated <= reserved <= NVML "
             "| host RAM tree, run 1 | run 2 | run 2's verdict |"), "|---|---|---|---|---|---|---|---|---|---|"]
-    both = exact = nested = with_cuda = 0
+    both = exact = nested = with_cuda = errored = 0
     for nodeid, r1 in first.items():
         p1, r2 = r1["peaks"], second.get(nodeid)
         a1 = p1.get("vram_allocated")
         if a1 is None:
             continue
         with_cuda += 1
+        if "error" in (r1["verdict"], (r2 or {}).get("verdict")):
+            errored += 1
+            continue
         a2 = (r2 or {}).get("peaks", {}).get("vram_allocated")
         same = "-" if a2 is None else ("exact" if a1 == a2 else f"{a2 - a1:+,d} B")
         both += a2 is not None
@@ -99,7 +104,17 @@ def reproduction(first: dict[str, dict], second: dict[str, dict]) -> tuple[list[
         out.append(f"| {_case(nodeid)} | {format_size(a1)} | {format_size(a2)} | {same} | {format_size(p1['vram_reserved'])} "
                    f"| {format_size(p1['vram_device'])} | {'yes' if ok else 'NO'} | {format_size(p1['ram_tree'])} "
                    f"| {format_size((r2 or {}).get('peaks', {}).get('ram_tree'))} | {(r2 or {}).get('verdict', '-')} |")
-    return out, {"with_cuda": with_cuda, "both": both, "exact": exact, "nested": nested}
+    return out, {"with_cuda": with_cuda, "errored": errored, "compared": with_cuda - errored, "both": both,
+                 "exact": exact, "nested": nested}
+
+
+def counted(n: dict) -> str:
+    """The reproduction's counts in words, under the one rule of reproduction() for both sections."""
+    return (f"{n['with_cuda']} cases have a CUDA figure in run 1; {n['errored']} of them ended in an error in run 1 or "
+            f"run 2 and are left out (an error's peak is what was measured before it, not the case's). Of the other "
+            f"{n['compared']}, {n['both']} were measured again in run 2, and the allocated peak of {n['exact']} of those "
+            f"{n['both']} is the same to the byte; allocated <= reserved <= NVML device holds in {n['nested']} of "
+            f"{n['compared']}")
 
 
 def ram_moves(second: dict[str, dict]) -> tuple[list[str], list[str]]:
@@ -150,9 +165,8 @@ def failures(second: dict[str, dict]) -> list[str]:
 
 
 def h200() -> list[str]:
-    """The H200's two sessions side by side: run 1's cases that measured (not its errors) against run 2."""
-    first = {k: r for k, r in rows(H200[0]).items() if r["verdict"] != "error"}
-    second = rows(H200[1])
+    """The H200's two sessions side by side, counted as the H100's are (reproduction())."""
+    first, second = rows(H200[0]), rows(H200[1])
     table, n = reproduction(first, second)
     quantized = [r for k, r in second.items() if "load_in_" in k]
     return [
@@ -161,11 +175,8 @@ def h200() -> list[str]:
         f"Host: {host(load(H200[1]))}.",
         "",
         ("Two sessions, each recording on its own freshly started machine: run 1 at ed0e813, run 2 at 27bdbf3, "
-         "which changed S1's quantized loading alone and left the 2-rank cases out (run 1's errors are left out "
-         f"here). {n['with_cuda']} cases have a CUDA figure in run 1; {n['both']} of them were measured "
-         f"in run 2, and the allocated peak of {n['exact']} of those {n['both']} is the same to the byte. "
-         f"allocated <= reserved <= NVML device holds in {n['nested']} of {n['with_cuda']}. Run 2's verdict is "
-         "no-baseline throughout: it recorded the committed baselines."),
+         f"which changed S1's quantized loading alone and left the 2-rank cases out. {counted(n)}. Run 2's verdict "
+         "is no-baseline throughout: it recorded the committed baselines."),
         "",
         *table,
         "",
@@ -201,9 +212,7 @@ def render() -> str:
         "",
         "## The allocated peak reproduces; the three VRAM figures nest",
         "",
-        (f"{n['with_cuda']} cases have a CUDA figure in run 1; {n['both']} of them were measured again in run 2, and "
-         f"the allocated peak of {n['exact']} of those {n['both']} is the same to the byte. In all {n['with_cuda']}, "
-         f"allocated <= reserved <= NVML device holds in {n['nested']} (NVML matched each child by its pid)."),
+        f"{counted(n)} (NVML matched each child by its pid).",
         "",
         *table,
         "",
