@@ -27,6 +27,7 @@ class SessionData:
     selected: int = 0  # budget tests left to run after deselection (the fail-safe's count)
     narrowed: bool = False  # deselection or node ids: baselines are not pruned
     probes: int = 0  # unjudged children that ran (peak(): bisection, exploration): they count as measured
+    ran_functions: bool = False  # a function case's child ran (a command's processes import what they need themselves)
     hardware: dict | None = None  # the session's fingerprint (fingerprint.collect), with its hardware key
     device: dict | None = None  # what the forkserver saw (isolate.probe)
 
@@ -35,6 +36,7 @@ class SessionData:
             "rows": [r.to_json() for r in self.rows], "notes": self.notes, "explorations": self.explorations,
             "pending": self.pending, "collected": {k: sorted(v) for k, v in self.collected.items()},
             "order": self.order, "selected": self.selected, "narrowed": self.narrowed, "probes": self.probes,
+            "ran_functions": self.ran_functions,
             "hardware": self.hardware, "device": self.device,
         }
 
@@ -46,7 +48,8 @@ class SessionData:
         return cls(rows=[Result.from_json(r) for r in data["rows"]], notes=list(data["notes"]),
                    explorations=list(data["explorations"]), pending=list(data["pending"]), collected=collected,
                    order=list(data["order"]), selected=data["selected"], narrowed=data["narrowed"],
-                   probes=data["probes"], hardware=data["hardware"], device=data["device"])
+                   probes=data["probes"], ran_functions=data["ran_functions"], hardware=data["hardware"],
+                   device=data["device"])
 
     def merge(self, other: SessionData) -> None:
         """On the xdist controller: take in one worker's data; rows and explorations keep collection order."""
@@ -60,6 +63,7 @@ class SessionData:
         self.selected = max(self.selected, other.selected)  # every worker collects the whole selection
         self.narrowed = self.narrowed or other.narrowed
         self.probes += other.probes
+        self.ran_functions = self.ran_functions or other.ran_functions
         self.hardware = self.hardware or other.hardware
         self.device = self.device or other.device
         position = {nodeid: i for i, nodeid in enumerate(self.order)}

@@ -61,7 +61,7 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
               f"{format_size(fp.get('floor'))}")
         failed = [name.removesuffix(fingerprint.NOT_IMPORTED) for name in (fp.get("preload") or "").split()
                   if name.endswith(fingerprint.NOT_IMPORTED)]
-        if failed:
+        if failed and data.ran_functions:  # only a function case's child is forked from the forkserver
             write(f"preload: {', '.join(failed)} failed to import in the forkserver (run `python -c 'import "
                   f"{failed[0]}'` to see why): the children import it themselves, so the import floor is lower "
                   f"and the host RAM figures are not those of a session that preloads it")

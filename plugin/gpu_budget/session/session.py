@@ -107,7 +107,12 @@ class BudgetSession:
 
     def _child_for(self, mark: BudgetMark) -> Callable[[Scenario, dict | None], Measurement]:
         cpu_only = mark.pinned and mark.device == "cpu"
-        return lambda scenario, snapshot=None: self.run_child(scenario, cpu_only=cpu_only, snapshot=snapshot)
+
+        def run(scenario: Scenario, snapshot: dict | None = None) -> Measurement:
+            self.data.ran_functions |= scenario.command is None  # forked from the forkserver: its preload counts
+            return self.run_child(scenario, cpu_only=cpu_only, snapshot=snapshot)
+
+        return run
 
     def measure(self, item: pytest.Item, scenario: Scenario, label: str | None = None,
                 expect: str | None = None) -> Result:
