@@ -73,12 +73,12 @@ def judged(run: dict, allowance: int, budget: int) -> dict:
 
 def measure(name: str, scenario, stage: str, preload: tuple[str, ...]) -> dict:
     from benchmarks.session import ASSETS
-    from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.isolate import forkserver
 
     assets = ASSETS / scenario.asset_key("tiny")
     if scenario.prepare:
-        isolate.prepare_assets(scenario.to_json("tiny"), assets, 1800, 2, preload)
-    m = isolate.measure(scenario.to_json("tiny"), assets, 1800, THREADS, preload, malloc="steady")
+        forkserver.prepare_assets(scenario.to_json("tiny"), assets, 1800, 2, preload)
+    m = forkserver.measure(scenario.to_json("tiny"), assets, 1800, THREADS, preload, malloc="steady")
     if not m.ok:
         raise RuntimeError(f"{name}: {m.error}")
     return {"case": name, "stage": stage, "peaks": dict(m.peaks), "steps": list(m.steps), "wall_s": m.wall_seconds,
@@ -86,7 +86,7 @@ def measure(name: str, scenario, stage: str, preload: tuple[str, ...]) -> dict:
 
 
 def main() -> None:
-    from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.isolate import forkserver
     from gpu_budget.units import parse_size
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8, help="optimizer steps per run")
     args = parser.parse_args()
     preload, chosen, t_start = gate_preload(), cases(args.steps), time.perf_counter()
-    isolate.probe(preload=preload)
+    forkserver.probe(preload=preload)
     data = {"runs_per_kind": args.runs, "steps": args.steps, "leak_mib": LEAK_MIB, "declared_steps": DECLARED_STEPS,
             "budget": parse_size(BUDGET), "threads": THREADS, "targets": GROWTH_TARGETS, "runs": []}
 

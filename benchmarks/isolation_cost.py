@@ -1,7 +1,7 @@
 """Section 3, isolation cost per measured case: forkserver child vs fresh interpreter vs in-process.
 
 The same measured case three ways, alternating rep by rep:
-  forkserver   isolate.measure: a child of the gate's preloaded forkserver
+  forkserver   forkserver.measure: a child of the gate's preloaded forkserver
   fresh        a new `python` running the same child body (child.main), paying its imports
   in-process   the scenario's run called in this process with a Meter (no isolation)
 Cases: a trivial one (one phase, one 4 MiB tensor: pure isolation cost) and a
@@ -56,10 +56,10 @@ def _in_process(job: dict, assets: Path) -> int | None:
 
 
 def case(label: str, job: dict, assets: Path, reps: int, preload: tuple[str, ...]) -> dict:
-    from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.isolate import forkserver
 
     request = {"mode": "measure", "scenario": job, "assets": str(assets), "threads": THREADS, "malloc": "steady"}
-    ways = {"forkserver": lambda: isolate.measure(job, assets, 900, THREADS, preload).peaks["ram"],
+    ways = {"forkserver": lambda: forkserver.measure(job, assets, 900, THREADS, preload).peaks["ram"],
             "fresh": lambda: _fresh(request),
             "in-process": lambda: _in_process(job, assets)}
     t0 = time.perf_counter()
@@ -87,19 +87,19 @@ def main() -> None:
     from s1_wav2vec2.scenarios import AS_REPORTED
 
     from gpu_budget import Scenario
-    from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.isolate import forkserver
     from gpu_budget.isolate.child import steady_malloc
 
     torch.set_num_threads(THREADS)
     steady_malloc()  # in-process runs get the children's allocator set-up too
     preload = gate_preload()
     t0 = time.perf_counter()
-    isolate.probe(preload=preload)  # starts the forkserver, which imports the gate's preload once
+    forkserver.probe(preload=preload)  # starts the forkserver, which imports the gate's preload once
     server_start = time.perf_counter() - t0
 
     s1 = AS_REPORTED.with_fixes("truncate")
     s1_assets = Path(tempfile.gettempdir()) / "gpu-budget-bench" / s1.asset_key("tiny")
-    isolate.prepare_assets(s1.to_json("tiny"), s1_assets, 900, THREADS, preload)
+    forkserver.prepare_assets(s1.to_json("tiny"), s1_assets, 900, THREADS, preload)
     trivial_job = Scenario(name="trivial", run="benchmarks.isolation_cost:trivial").to_json("tiny")
     cases = [case("trivial (one phase, a 4 MiB tensor)", trivial_job, Path("."), args.reps, preload),
              case("S1 truncate, tiny", s1.to_json("tiny"), s1_assets, args.real_reps, preload)]

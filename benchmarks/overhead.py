@@ -132,18 +132,18 @@ def measure(scale: str, reps: int, tools: tuple[str, ...] = TOOLS, save=None) ->
     """`reps` rotated repetitions of one run per tool; `save(result)` is called after each repetition."""
     from s1_wav2vec2.scenarios import S1
 
-    from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.isolate import forkserver
 
     preload = gate_preload()
     assets = Path(tempfile.gettempdir()) / "gpu-budget-bench" / S1.asset_key(scale)
-    isolate.prepare_assets(S1.to_json(scale), assets, 1800, THREADS, preload)
+    forkserver.prepare_assets(S1.to_json(scale), assets, 1800, THREADS, preload)
     runs, result = [], {}
     for rep in range(reps):
         k = rep % len(tools)
         for tool in tools[k:] + tools[:k]:
             job = S1.with_params(bench_tool=tool, bench_target=S1.run).to_json(scale)
             job["run"] = "benchmarks.overhead:run_under"
-            m = isolate.measure(job, assets, 1800, THREADS, preload, tensors=tool == "tensors")
+            m = forkserver.measure(job, assets, 1800, THREADS, preload, tensors=tool == "tensors")
             if not m.ok:
                 raise RuntimeError(f"{tool} {scale}: {m['error']}")
             bench = m.info["bench"]
@@ -185,18 +185,18 @@ def interval(ratios: list[float]) -> dict:
 
 
 def tree_case(name: str, scenario, rounds: int) -> dict:
-    from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.isolate import forkserver
 
     preload = gate_preload()
     assets = Path(tempfile.gettempdir()) / "gpu-budget-bench" / scenario.asset_key("tiny")
-    isolate.prepare_assets(scenario.to_json("tiny"), assets, 1800, THREADS, preload)
+    forkserver.prepare_assets(scenario.to_json("tiny"), assets, 1800, THREADS, preload)
     runs = []
     for rnd in range(rounds):
         order = TREE_TOOLS[rnd % len(TREE_TOOLS):] + TREE_TOOLS[:rnd % len(TREE_TOOLS)]
         for tool in order:
             job = scenario.with_params(bench_tool=tool, bench_target=scenario.run).to_json("tiny")
             job["run"] = "benchmarks.overhead:run_under"
-            m = isolate.measure(job, assets, 1800, THREADS, preload)
+            m = forkserver.measure(job, assets, 1800, THREADS, preload)
             if not m.ok:
                 raise RuntimeError(f"{tool} {name}: {m['error']}")
             bench = m.info["bench"]

@@ -56,26 +56,26 @@ def cases() -> dict:
 def one_variant(variant: str, children: int, reps: int) -> dict:
     """In this process: a forkserver with the variant's preload, `children` import children, then the cases."""
     from gpu_budget import Scenario
-    from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.isolate import forkserver
 
     preload = (*gate_preload(), *VARIANTS[variant])
     t0 = time.perf_counter()
-    isolate.probe(preload=preload)
+    forkserver.probe(preload=preload)
     out = {"variant": variant, "preload": list(preload), "forkserver_start_s": time.perf_counter() - t0,
            "imports": [], "cases": {}}
     job = Scenario(name="import-peft", run="benchmarks.preload_cost:import_peft").to_json("tiny")
     for _ in range(children):
-        m = isolate.measure(job, Path("."), 900, THREADS, preload)
+        m = forkserver.measure(job, Path("."), 900, THREADS, preload)
         if not m.ok:
             raise RuntimeError(m.error)
         out["imports"].append({"seconds": m.info["seconds"], "rss_added": m.info["rss_added"],
                                "wall_seconds": m.wall_seconds})
     for label, scenario in cases().items():
         job, assets = scenario.to_json("tiny"), Path(tempfile.gettempdir()) / "gpu-budget-bench" / scenario.asset_key("tiny")
-        isolate.prepare_assets(job, assets, 900, THREADS, preload)
+        forkserver.prepare_assets(job, assets, 900, THREADS, preload)
         peaks = []
         for _ in range(reps):
-            m = isolate.measure(job, assets, 900, THREADS, preload)
+            m = forkserver.measure(job, assets, 900, THREADS, preload)
             if not m.ok:
                 raise RuntimeError(m.error)
             peaks.append({"ram": m.peaks["ram"], "wall_seconds": m.wall_seconds})

@@ -43,23 +43,23 @@ def fresh_session(jobs: list[dict], python: str = sys.executable, env: dict | No
 
 
 def run(spec: dict) -> dict:
-    from gpu_budget.isolate import forkserver as isolate
-    from gpu_budget.judge import baselines, fingerprint
+    from gpu_budget.isolate import forkserver
+    from gpu_budget.judge import fingerprint
 
     jobs, dispatch, threads = spec["jobs"], spec.get("dispatch", "avx2"), spec.get("threads", THREADS)
     preload, chosen, out = gate_preload(), scenarios(), []
-    device = isolate.probe(preload=preload, dispatch_mode=dispatch)
-    fprint = fingerprint.collect(device, baselines.hardware_key(device), isolate.forkserver_environ(dispatch),
+    device = forkserver.probe(preload=preload, dispatch_mode=dispatch)
+    fprint = fingerprint.collect(device, fingerprint.hardware_key(device), forkserver.forkserver_environ(dispatch),
                                  threads, "steady", dispatch, preload)
     for position, job in enumerate(jobs):
         scn = chosen[job["case"]]
         assets = ASSETS / scn.asset_key("tiny")  # planted bytes change no asset: the clean scenario's
         if scn.prepare:
-            isolate.prepare_assets(scn.to_json("tiny"), assets, 1800, 2, preload, dispatch_mode=dispatch)
+            forkserver.prepare_assets(scn.to_json("tiny"), assets, 1800, 2, preload, dispatch_mode=dispatch)
         plants = {k: int(job[k]) for k in ("plant_bytes", "plant_tensor_bytes") if job.get(k)}
         if plants:
             scn = scn.with_params(**plants)
-        m = isolate.measure(scn.to_json("tiny"), assets, 1800, threads, preload, malloc=job.get("malloc", "steady"),
+        m = forkserver.measure(scn.to_json("tiny"), assets, 1800, threads, preload, malloc=job.get("malloc", "steady"),
                             dispatch_mode=dispatch)
         if not m.ok:
             raise RuntimeError(f"{job}: {m.error}")

@@ -80,10 +80,10 @@ def gate(name: str, python: str, env: dict, options: list[str]) -> dict:
 
 
 def committed_entry(module: str, test_id: str) -> tuple[dict, dict | None]:
-    from gpu_budget.judge import baselines
+    from gpu_budget.judge import baselines, files
 
     folder = next(p for p in (ROOT / "baselines").iterdir() if p.name.startswith("cpu-"))
-    data = baselines.load(folder / f"{module}.json")
+    data = files.load(folder / f"{module}.json")
     entry = baselines.lookup(data, "tiny", test_id)
     return entry, baselines.packages_of(data, entry)
 

@@ -17,7 +17,7 @@ def main() -> int:
         print((f"python -m gpu_budget: unknown command {asked!r}\n" if asked is not None else "") + usage, file=sys.stderr)
         return 2
     if sys.argv[1] == "baselines":
-        from gpu_budget.judge.baselines import main as baselines
+        from gpu_budget.judge.baselines_cli import main as baselines
 
         return baselines(sys.argv[2:])
     if sys.argv[1] == "options":

@@ -1,7 +1,7 @@
 """The two result types every module passes: a child's `Measurement` and a judged case's `Result`.
 
 Both are frozen dataclasses; JSON only at the edges: a child's events become a
-Measurement in isolate.py, and a Result becomes a row of the JSON report (and
+Measurement in isolate/forkserver.py, and a Result becomes a row of the JSON report (and
 of an xdist worker's shipment) through `to_json` / `from_json`. Peaks, phases,
 steps and growth stay byte-count mappings keyed as the child writes them
 (meter.PEAK_KEYS: "ram", "ram_tree", "ram_tensor", "vram_allocated", ...).
@@ -89,7 +89,7 @@ class Measurement:
 
     @classmethod
     def from_child(cls, summary: Mapping, **rest: Any) -> Measurement:
-        """From meter.summarize's dict (its phases a list) and what isolate.py adds (status, info, error, ...)."""
+        """From meter.summarize's dict (its phases a list) and what isolate/forkserver.py adds (status, info, error, ...)."""
         phases = {p["name"]: dict(p) for p in summary["phases"]}
         return cls(peaks=dict(summary["peaks"]), phases=phases, step_peaks=summary.get("step_peaks"),
                    steps=tuple(summary.get("steps", ())), growth=dict(summary.get("growth", {})),
@@ -193,7 +193,7 @@ class Result:
         return replace(self, **changes)
 
     def to_json(self) -> dict:
-        """The JSON report's row (report.REPORT_VERSION)."""
+        """The JSON report's row (report/json_report.py REPORT_VERSION)."""
         row: dict[str, Any] = {
             "nodeid": self.nodeid, "scenario": self.scenario, "label": self.label, "scale": self.scale,
             "fixes": list(self.fixes), "device": self.device, "budget": dict(self.budget), "expect": self.expect,

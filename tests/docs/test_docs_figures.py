@@ -18,7 +18,7 @@ SUITE_TINY = "benchmarks/results/suite-tiny-all.report.json"
 
 def step_summary() -> str:
     """What the gate appends to $GITHUB_STEP_SUMMARY for the S3 rows of the committed tiny run."""
-    from gpu_budget.report.terminal import markdown
+    from gpu_budget.report.summary import markdown
 
     rows, data = report(SUITE_TINY)
     return markdown([r for r in rows if r.nodeid.startswith("memtests/test_s3_qwen2_audio.py::")], data["hardware"])

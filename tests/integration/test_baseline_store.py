@@ -1,4 +1,4 @@
-"""Where a test's baseline lives does not depend on the folder pytest is started from (baselines.path_for).
+"""Where a test's baseline lives does not depend on the folder pytest is started from (files.path_for).
 
 A project without an ini file (no pytest.ini, no pyproject.toml, no [pytest]
 section anywhere: a git checkout with tests in memtests/) gives pytest a

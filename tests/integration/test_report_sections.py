@@ -3,7 +3,7 @@ and a "gpu-budget" section on every test that measured a case (pytest -rA shows 
 
 import xml.etree.ElementTree as ET
 
-from gpu_budget.report import terminal as report
+from gpu_budget.report import terminal
 from gpu_budget.results import Measurement, Result
 
 MiB = 2**20
@@ -102,7 +102,7 @@ def _row(**changes) -> Result:
 
 
 def test_the_detail_of_a_regression_names_baseline_change_tree_and_setup():
-    lines = report.case_detail(_row())
+    lines = terminal.case_detail(_row())
     assert lines[:4] == ["case: s1 (scenario s1, scale tiny, device cpu)", "verdict: regression FAIL",
                          "peaks: RAM tree 300.00 MiB, RAM main 120.00 MiB", "budget: RAM 1.00 GiB"]
     assert "baseline: 200.00 MiB (recorded 2026-11-01)" in lines and "change: RAM tree +50.0%" in lines
@@ -110,7 +110,7 @@ def test_the_detail_of_a_regression_names_baseline_change_tree_and_setup():
     assert ("process tree: phase train_step_1: main process 120.00 MiB + 2 descendant process(es), 1 exited in it "
             "180.00 MiB = 300.00 MiB") in lines
     assert "setup differs from the baseline's: threads 1 -> 2" in lines
-    assert report.failure_text(_row()).startswith("[gpu-budget regression] ram_tree 300.00 MiB > baseline ...\n\ncase: s1")
+    assert terminal.failure_text(_row()).startswith("[gpu-budget regression] ram_tree 300.00 MiB > baseline ...\n\ncase: s1")
 
 
 def test_a_failed_childs_detail_keeps_the_last_lines_of_its_traceback():
@@ -118,14 +118,14 @@ def test_a_failed_childs_detail_keeps_the_last_lines_of_its_traceback():
     failed = Measurement(status="error", peaks={"ram": 20 * MiB}, error={
         "kind": "exit", "type": None, "message": "command 'x' exited 3; the last lines of its stderr:\nboom",
         "traceback": traceback})
-    lines = report.case_detail(_row(measurement=failed, verdict="error", label="big"))
+    lines = terminal.case_detail(_row(measurement=failed, verdict="error", label="big"))
     assert lines[0] == "case: big (scenario s1, scale tiny, device cpu)"
     assert "child failed (exit): command 'x' exited 3; the last lines of its stderr:\nboom" in lines
     tail = lines[lines.index("child's traceback (last lines):") + 1:]
-    assert tail == [f"  line {i}" for i in range(40 - report.TRACEBACK_TAIL, 40)]
+    assert tail == [f"  line {i}" for i in range(40 - terminal.TRACEBACK_TAIL, 40)]
 
 
 def test_the_section_line_of_a_case_without_a_baseline_leaves_it_out():
-    line = report.case_line(_row(baseline=None, verdict="no-baseline", passed=True, label="first"))
+    line = terminal.case_line(_row(baseline=None, verdict="no-baseline", passed=True, label="first"))
     assert line == "first (tiny): no-baseline; peaks RAM tree 300.00 MiB, RAM main 120.00 MiB; budget RAM 1.00 GiB"
-    assert report.case_line(_row()).endswith("; baseline 200.00 MiB, change RAM tree +50.0%")
+    assert terminal.case_line(_row()).endswith("; baseline 200.00 MiB, change RAM tree +50.0%")

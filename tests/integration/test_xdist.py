@@ -36,9 +36,9 @@ def planted(ctx):
 CONFTEST = '''
 import os
 
-import gpu_budget.judge.baselines
+import gpu_budget.judge.files
 
-_store = gpu_budget.judge.baselines.store
+_store = gpu_budget.judge.files.write
 
 
 def store(path, *args, **kwargs):
@@ -47,7 +47,7 @@ def store(path, *args, **kwargs):
     return _store(path, *args, **kwargs)
 
 
-gpu_budget.judge.baselines.store = store
+gpu_budget.judge.files.write = store
 '''
 
 TESTS = '''

@@ -1,5 +1,5 @@
 """Hostile baseline files: whatever a file holds, loading it and judging against it gives a valid comparison or
-the loader's own error naming the file, fast, and writes nothing (judge/baselines.py)."""
+the loader's own error naming the file, fast, and writes nothing (judge/files.py)."""
 
 import json
 import time
@@ -9,13 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpu_budget.declare.scenario import Budget, Tolerance
-from gpu_budget.judge import baselines
-from gpu_budget.judge.baselines import BaselineError, lookup, packages_of
+from gpu_budget.judge import files
+from gpu_budget.judge.baselines import lookup, packages_of
 from gpu_budget.judge.compare import Setup, judge
+from gpu_budget.judge.files import BaselineError
 from gpu_budget.results import Measurement
 
 MiB = 2**20
-GOOD = {"schema": baselines.SCHEMA, "packages": {"d1": {"torch": "2.13.0"}},
+GOOD = {"schema": files.SCHEMA, "packages": {"d1": {"torch": "2.13.0"}},
         "entries": {"tiny": {"test_a": {"scenario": "s", "fixes": [], "params": {}, "recorded": "2026-11-25",
                                         "peaks": {"ram": 100 * MiB, "ram_tree": 120 * MiB, "vram_allocated": None},
                                         "phases": {"load": {"ram": 90 * MiB}}, "tolerance": {"rel": 0.005, "abs": 4 * MiB},
@@ -55,7 +56,7 @@ def planted(path: tuple, value) -> dict:
 
 def judged(path) -> None:
     """Load the file and judge a measurement against each of its entries, as a session does."""
-    data = baselines.load(path)
+    data = files.load(path)
     for scale, by_id in data["entries"].items():
         for test_id in by_id:
             entry = lookup(data, scale, test_id)
@@ -97,6 +98,6 @@ def test_deep_nesting_and_huge_numbers_are_named_fast(tmp_path, text):
     file.write_text(text)
     started = time.perf_counter()
     with pytest.raises(BaselineError, match=str(file)):
-        baselines.load(file)
+        files.load(file)
     assert time.perf_counter() - started < 5
     assert file.read_text() == text

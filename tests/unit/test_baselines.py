@@ -6,8 +6,9 @@ import os
 
 import pytest
 
-from gpu_budget.judge import baselines
-from gpu_budget.judge.baselines import BaselineError, hardware_key
+from gpu_budget.judge import baselines, baselines_cli, files
+from gpu_budget.judge.files import BaselineError
+from gpu_budget.judge.fingerprint import hardware_key
 
 GOOD_ENTRY = {"peaks": {"ram": 123, "vram_allocated": None}, "phases": {"load": {"ram": 100}},
               "tolerance": {"rel": 0.02, "abs": 0}, "fingerprint": {}}
@@ -19,7 +20,7 @@ def write(path, data):
 
 
 def test_missing_file_is_empty(tmp_path):
-    assert baselines.load(tmp_path / "nope.json")["entries"] == {}
+    assert files.load(tmp_path / "nope.json")["entries"] == {}
 
 
 @pytest.mark.parametrize(
@@ -27,23 +28,23 @@ def test_missing_file_is_empty(tmp_path):
     [
         ("{not json", ["not valid JSON"]),
         ({"schema": "other", "entries": {}}, ["schema"]),
-        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_a": {"peaks": {"ram": "big"}}}}},
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_a": {"peaks": {"ram": "big"}}}}},
          ["'test_a'", "peaks.ram", "'big'"]),
-        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_b": {"peaks": {"ram": 1, "watts": 3}}}}},
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_b": {"peaks": {"ram": 1, "watts": 3}}}}},
          ["'test_b'", "watts"]),
-        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_c": {**GOOD_ENTRY, "tolerance": {"rel": -1}}}}},
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_c": {**GOOD_ENTRY, "tolerance": {"rel": -1}}}}},
          ["'test_c'", "tolerance"]),
-        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_d": {"peaks": {"ram": -5}}}}}, ["'test_d'"]),
-        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_e": {**GOOD_ENTRY, "ranks": {"first": {"ram": 1}}}}}},
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_d": {"peaks": {"ram": -5}}}}}, ["'test_d'"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_e": {**GOOD_ENTRY, "ranks": {"first": {"ram": 1}}}}}},
          ["'test_e'", "'ranks'"]),
-        ({"schema": baselines.SCHEMA, "entries": {"tiny": {"test_f": {**GOOD_ENTRY, "ranks": {"0": {"ram": -1}}}}}},
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_f": {**GOOD_ENTRY, "ranks": {"0": {"ram": -1}}}}}},
          ["'test_f'", "'ranks'"]),
     ],
 )
 def test_broken_file_names_file_and_entry(tmp_path, content, names):
     path = write(tmp_path / "test_mod.json", content)
     with pytest.raises(BaselineError) as info:
-        baselines.load(path)
+        files.load(path)
     message = str(info.value)
     assert str(path) in message
     for name in names:
@@ -53,25 +54,25 @@ def test_broken_file_names_file_and_entry(tmp_path, content, names):
 def test_store_refuses_to_overwrite_a_broken_file(tmp_path):
     path = write(tmp_path / "m.json", "{broken")
     with pytest.raises(BaselineError):
-        baselines.store(path, "tiny", {"test_x": GOOD_ENTRY})
+        files.write(path, "tiny", {"test_x": GOOD_ENTRY})
     assert path.read_text() == "{broken"
 
 
 def test_store_merges_and_prunes(tmp_path):
     path = tmp_path / "cpu-x86_64" / "m.json"
-    baselines.store(path, "tiny", {"test_a": GOOD_ENTRY})
-    baselines.store(path, "tiny", {"test_b": GOOD_ENTRY})
-    baselines.store(path, "real", {"test_a": GOOD_ENTRY})
-    data = baselines.load(path)
+    files.write(path, "tiny", {"test_a": GOOD_ENTRY})
+    files.write(path, "tiny", {"test_b": GOOD_ENTRY})
+    files.write(path, "real", {"test_a": GOOD_ENTRY})
+    data = files.load(path)
     assert set(data["entries"]["tiny"]) == {"test_a", "test_b"}
-    baselines.store(path, "tiny", {}, prune_except={"test_b"})
-    data = baselines.load(path)
+    files.write(path, "tiny", {}, prune_except={"test_b"})
+    data = files.load(path)
     assert set(data["entries"]["tiny"]) == {"test_b"} and set(data["entries"]["real"]) == {"test_a"}
     assert list(path.parent.iterdir()) == [path]  # no temp or lock files left in baselines/
 
 
 def _writer(path, i):
-    baselines.store(path, "tiny", {f"test_{i}": GOOD_ENTRY})
+    files.write(path, "tiny", {f"test_{i}": GOOD_ENTRY})
 
 
 def test_concurrent_writers_all_land(tmp_path):
@@ -82,7 +83,7 @@ def test_concurrent_writers_all_land(tmp_path):
         p.start()
     for p in procs:
         p.join()
-    assert set(baselines.load(path)["entries"]["tiny"]) == {f"test_{i}" for i in range(6)}
+    assert set(files.load(path)["entries"]["tiny"]) == {f"test_{i}" for i in range(6)}
 
 
 def test_hardware_keys():
@@ -109,7 +110,7 @@ def test_a_baseline_that_is_not_a_regular_file_fails_fast_naming_it(tmp_path, ki
     else:
         path.mkdir()
     with pytest.raises(BaselineError) as info:
-        baselines.load(path)
+        files.load(path)
     assert str(path) in str(info.value) and "not a regular file" in str(info.value)
     if kind == "symlink-to-device":
         assert "a symlink to /dev/zero" in str(info.value)
@@ -118,47 +119,47 @@ def test_a_baseline_that_is_not_a_regular_file_fails_fast_naming_it(tmp_path, ki
 def test_a_huge_baseline_file_is_refused_without_reading_it(tmp_path):
     path = tmp_path / "test_mod.json"
     with open(path, "wb") as fh:
-        fh.truncate(baselines.MAX_FILE_BYTES + 1)  # sparse: huge, costs no disk
-    with pytest.raises(BaselineError, match=f"{path}.*over the {baselines.MAX_FILE_BYTES}"):
-        baselines.load(path)
+        fh.truncate(files.MAX_FILE_BYTES + 1)  # sparse: huge, costs no disk
+    with pytest.raises(BaselineError, match=f"{path}.*over the {files.MAX_FILE_BYTES}"):
+        files.load(path)
 
 
 def test_a_baselines_folder_that_is_a_file_is_named(tmp_path):
     (tmp_path / "cpu-x86_64").write_text("not a folder")
     with pytest.raises(BaselineError, match="is not a folder"):
-        baselines.load(tmp_path / "cpu-x86_64" / "test_mod.json")
+        files.load(tmp_path / "cpu-x86_64" / "test_mod.json")
 
 
 def test_package_lists_are_kept_once_per_file_and_pruned_with_their_entries(tmp_path):
     path = tmp_path / "m.json"
     entry = {**GOOD_ENTRY, "fingerprint": {"packages": "aaa"}}
-    baselines.store(path, "tiny", {"test_a": entry}, packages={"aaa": {"torch": "2.13.0"}})
-    baselines.store(path, "tiny", {"test_b": {**GOOD_ENTRY, "fingerprint": {"packages": "bbb"}}},
+    files.write(path, "tiny", {"test_a": entry}, packages={"aaa": {"torch": "2.13.0"}})
+    files.write(path, "tiny", {"test_b": {**GOOD_ENTRY, "fingerprint": {"packages": "bbb"}}},
                     packages={"bbb": {"torch": "2.14.0"}})
-    data = baselines.load(path)
+    data = files.load(path)
     assert data["packages"] == {"aaa": {"torch": "2.13.0"}, "bbb": {"torch": "2.14.0"}}
     assert baselines.packages_of(data, baselines.lookup(data, "tiny", "test_a")) == {"torch": "2.13.0"}
-    baselines.store(path, "tiny", {}, prune_except={"test_b"})
-    assert baselines.load(path)["packages"] == {"bbb": {"torch": "2.14.0"}}
+    files.write(path, "tiny", {}, prune_except={"test_b"})
+    assert files.load(path)["packages"] == {"bbb": {"torch": "2.14.0"}}
 
 
 def test_drop_removes_one_scale_everywhere_and_keeps_the_others(tmp_path, capsys):
     path = tmp_path / "cpu-x86_64" / "m.json"
-    baselines.store(path, "tiny", {"test_a": GOOD_ENTRY})
-    baselines.store(path, "real", {"test_a": GOOD_ENTRY})
-    assert baselines.main(["drop", "--scale", "tiny", str(tmp_path)]) == 0
-    assert set(baselines.load(path)["entries"]) == {"real"}
+    files.write(path, "tiny", {"test_a": GOOD_ENTRY})
+    files.write(path, "real", {"test_a": GOOD_ENTRY})
+    assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path)]) == 0
+    assert set(files.load(path)["entries"]) == {"real"}
     assert "dropped the 'tiny' entries" in capsys.readouterr().out
 
 
 def test_drop_takes_files_too_and_names_a_path_that_is_neither(tmp_path, capsys):
     one, other = tmp_path / "hw" / "a.json", tmp_path / "hw" / "b.json"
     for path in (one, other):
-        baselines.store(path, "real", {"test_a": GOOD_ENTRY})
-    assert baselines.main(["drop", "--scale", "real", str(one)]) == 0
-    assert baselines.load(one)["entries"] == {} and set(baselines.load(other)["entries"]) == {"real"}
+        files.write(path, "real", {"test_a": GOOD_ENTRY})
+    assert baselines_cli.main(["drop", "--scale", "real", str(one)]) == 0
+    assert files.load(one)["entries"] == {} and set(files.load(other)["entries"]) == {"real"}
     with pytest.raises(SystemExit):
-        baselines.main(["drop", "--scale", "real", str(tmp_path / "nope.json")])
+        baselines_cli.main(["drop", "--scale", "real", str(tmp_path / "nope.json")])
     assert "nope.json is neither a folder nor a baseline file" in capsys.readouterr().err
 
 
@@ -168,8 +169,8 @@ def test_an_entry_crosses_its_file_unchanged(tmp_path):
     raw = {"scenario": "s", "fixes": ["lora"], "params": {"b": 1}, "peaks": {"ram": 5, "ram_tree": 6},
            "phases": {"load": {"ram": 5}}, "tolerance": {"rel": 0.005, "abs": 4}, "fingerprint": {"torch": "x"},
            "recorded": "2026-11-25"}
-    baselines.store(path, "tiny", {"t": raw})
-    entry = baselines.lookup(baselines.load(path), "tiny", "t")
+    files.write(path, "tiny", {"t": raw})
+    entry = baselines.lookup(files.load(path), "tiny", "t")
     assert isinstance(entry, baselines.Entry) and entry.peaks["ram_tree"] == 6 and entry.fixes == ("lora",)
     assert json.dumps(entry.to_json(), sort_keys=True) == json.dumps(raw, sort_keys=True)  # files sort their keys
-    assert baselines.lookup(baselines.load(path), "tiny", "absent") is None
+    assert baselines.lookup(files.load(path), "tiny", "absent") is None

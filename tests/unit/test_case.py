@@ -52,9 +52,9 @@ def test_a_ranked_cuda_case_needs_a_gpu_per_rank_and_a_cpu_one_does_not():
 def test_a_first_run_is_recorded_and_the_next_one_compared(tmp_path):
     first = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB))
     assert first.result.verdict == Verdict.NO_BASELINE and first.result.passed and first.baseline_write
-    from gpu_budget.judge import baselines
+    from gpu_budget.judge import files
 
-    baselines.store(Path(first.baseline_write["path"]), "tiny",
+    files.write(Path(first.baseline_write["path"]), "tiny",
                     {first.baseline_write["id"]: first.baseline_write["entry"].to_json()})
     again = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB))
     assert again.result.verdict == Verdict.PASS and again.baseline_write is None
@@ -125,7 +125,7 @@ def test_a_command_cases_fingerprint_records_its_environment(tmp_path):
 
 def test_a_commands_figure_has_a_moved_floor_taken_off_unless_the_preload_list_moved_it(tmp_path):
     """Another CPU model moves a fresh interpreter's footprint as it moves the child's floor; a preload list does not."""
-    from gpu_budget.judge import baselines
+    from gpu_budget.judge import files
 
     s = Scenario(name="c", command=["python", "t.py"])
     c = case.Case(nodeid="m.py::t", module="m.py", name="t", scenario=s)
@@ -135,7 +135,7 @@ def test_a_commands_figure_has_a_moved_floor_taken_off_unless_the_preload_list_m
         return case.run(c, read_mark(ram="1 GiB"), options(tmp_path), CPU, hw, lambda s, snap: measured(peak), ci=False)
 
     first = run(500 * MiB)
-    baselines.store(Path(first.baseline_write["path"]), "tiny",
+    files.write(Path(first.baseline_write["path"]), "tiny",
                     {first.baseline_write["id"]: first.baseline_write["entry"].to_json()})
     assert run(512 * MiB).result.verdict == Verdict.REGRESSION  # above 500 MiB + 0.5 % + 4 MiB: the planted case
     moved = run(512 * MiB, cpu="B", floor=308 * MiB).result

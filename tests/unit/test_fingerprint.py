@@ -89,13 +89,13 @@ def test_dispatch_pin_caps_x86_at_avx2_and_leaves_what_the_environment_sets():
 
 
 def test_pin_reaches_the_children_and_not_this_process():
-    from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.isolate import forkserver
 
     before = dict(os.environ)
-    device = isolate.probe(preload=())
+    device = forkserver.probe(preload=())
     assert dict(os.environ) == before
     for key, value in dispatch.pin_env("avx2", environ=before).items():
-        assert isolate.forkserver_environ("avx2")[key] == value
+        assert forkserver.forkserver_environ("avx2")[key] == value
     assert device["setup"]["floor"] > 0
 
 

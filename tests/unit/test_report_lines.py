@@ -1,6 +1,6 @@
 """The table's change column and the setup lines say what was compared, in the table's own words."""
 
-from gpu_budget.report import terminal as report
+from gpu_budget.report import terminal
 from gpu_budget.results import Measurement, Result
 
 MiB = 2**20
@@ -13,15 +13,15 @@ def _row(change=None, setup=None, fingerprint_changed=()) -> Result:
 
 
 def test_the_change_column_names_the_tree_as_the_table_does():
-    assert report._change(_row({"ram_tree": 0.003, "ram_tensor": -0.01})) == "RAM tree +0.3%, tensors -1.0%"
-    assert report._change(_row({"ram": 0.02})) == "RAM main +2.0%"  # a baseline of the main process only
+    assert terminal._change(_row({"ram_tree": 0.003, "ram_tensor": -0.01})) == "RAM tree +0.3%, tensors -1.0%"
+    assert terminal._change(_row({"ram": 0.02})) == "RAM main +2.0%"  # a baseline of the main process only
 
 
 def test_a_floor_shift_that_prints_as_zero_is_no_setup_difference():
     tiny = {"policy": "compare", "floor_shift": 20_000}  # 0.02 MiB: once a line that named no difference
-    assert report.setup_lines([_row(setup=tiny)] * 4) == []
+    assert terminal.setup_lines([_row(setup=tiny)] * 4) == []
     moved = {"policy": "compare", "floor_shift": int(0.2 * MiB)}
-    assert report.setup_lines([_row(setup=moved)] * 4) == [
+    assert terminal.setup_lines([_row(setup=moved)] * 4) == [
         "4 case(s): setup differs from the baseline's: import floor +0.2 MiB, taken off the host RAM peak (compared as usual)"]
     kernel = _row(setup=tiny, fingerprint_changed=("kernel a -> b",))
-    assert report.setup_lines([kernel]) == ["1 case(s): setup differs from the baseline's: kernel a -> b (compared as usual)"]
+    assert terminal.setup_lines([kernel]) == ["1 case(s): setup differs from the baseline's: kernel a -> b (compared as usual)"]

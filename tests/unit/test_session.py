@@ -2,7 +2,7 @@
 
 import json
 
-from gpu_budget.judge import baselines
+from gpu_budget.judge import files
 from gpu_budget.session import session
 from gpu_budget.session.data import SessionData
 from gpu_budget.session.options import Options
@@ -18,13 +18,13 @@ def test_pending_writes_land_one_per_file_and_scale_and_a_failed_write_is_a_prob
                      {"path": str(tmp_path / "file" / "m.json"), "scale": "tiny", "id": "c", "entry": ENTRY}]
     (tmp_path / "file").write_text("a file where a folder should be")
     problems = session.write_pending(data)
-    assert set(baselines.load(good)["entries"]["tiny"]) == {"a", "b"}
+    assert set(files.load(good)["entries"]["tiny"]) == {"a", "b"}
     assert len(problems) == 1 and "could not write baselines to" in problems[0] and data.pending == []
 
 
 def test_pruning_drops_only_entries_of_tests_that_no_longer_exist(tmp_path):
     path = tmp_path / "hw" / "m.json"
-    baselines.store(path, "tiny", {"kept": ENTRY, "kept::label": ENTRY, "gone": ENTRY})
+    files.write(path, "tiny", {"kept": ENTRY, "kept::label": ENTRY, "gone": ENTRY})
     data = SessionData(hardware={"key": "hw"})
     data.collected["m.py"].add("kept")
     opts = Options(enabled=True, update=True, baselines=tmp_path, scale="tiny", json=None, timeout=1, threads=1, preload=())

@@ -185,9 +185,9 @@ def test_an_orphaned_helper_stays_in_a_subreapers_tree(tmp_path):
     script = tmp_path / "orphan.py"
     script.write_text(textwrap.dedent('''
         import os, sys, time
-        from gpu_budget.measure import tree
+        from gpu_budget.isolate.lifecycle import become_subreaper
         from gpu_budget.measure.meter import Meter
-        assert tree.become_subreaper()
+        assert become_subreaper()
         meter = Meter(use_cuda=False)
         meter.start("phase")
         if os.fork() == 0:                      # the helper's launcher ...

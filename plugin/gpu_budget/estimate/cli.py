@@ -33,7 +33,7 @@ def _labelled(arg: str) -> tuple[str, str]:
 
 def _preload(root: Path) -> tuple[str, ...]:
     """The forkserver preload the gate uses here (pyproject's gpu_budget_preload), else the default."""
-    from gpu_budget.isolate import forkserver as isolate
+    from gpu_budget.isolate import forkserver
 
     try:
         import tomllib
@@ -41,7 +41,7 @@ def _preload(root: Path) -> tuple[str, ...]:
         ini = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
         return tuple(ini["gpu_budget_preload"])
     except (OSError, KeyError, ImportError, ValueError):
-        return isolate.DEFAULT_PRELOAD
+        return forkserver.DEFAULT_PRELOAD
 
 
 def _estimate_rows(scenarios: dict, scale: str, device, steps: int, as_run: bool = False) -> tuple[list[dict], list[str]]:

@@ -45,7 +45,6 @@ import torch.nn.functional as F
 
 CUDA_GRANULE = 512  # c10/cuda/CUDACachingAllocator.cpp kMinBlockSize
 CUBLAS_WORKSPACE = 33_554_432  # 32 MiB: torch's default per thread on compute capability >= 9 (CublasHandlePool.cpp)
-CUBLAS_WORKSPACE_BEFORE_HOPPER = 8_519_680  # its ":4096:2:16:8" default on earlier GPUs: 8 MiB + 128 KiB
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.estimate import estimate_scenario
-from gpu_budget.isolate import forkserver as isolate
+from gpu_budget.isolate import forkserver
 from gpu_budget.units import format_size
 
 
@@ -38,13 +38,13 @@ def measure(scenario: Scenario, scale: str, assets_root: Path, threads: int, pre
     """One real measured run, as the gate runs it (prepared assets cached under assets_root)."""
     job, assets = scenario.to_json(scale), assets_root / scenario.asset_key(scale)
     if scenario.prepare:
-        isolate.prepare_assets(job, assets, timeout, threads, preload)
+        forkserver.prepare_assets(job, assets, timeout, threads, preload)
     assets.mkdir(parents=True, exist_ok=True)
-    return isolate.measure(job, assets, timeout, threads, preload)
+    return forkserver.measure(job, assets, timeout, threads, preload)
 
 
 def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
-            preload: tuple[str, ...] = isolate.DEFAULT_PRELOAD, assets_root: Path | None = None,
+            preload: tuple[str, ...] = forkserver.DEFAULT_PRELOAD, assets_root: Path | None = None,
             progress=print) -> dict:
     """Estimate and really run every case; returns {"floor": bytes, "rows": [...]} (bytes, seconds)."""
     assets_root = assets_root or Path(tempfile.gettempdir()) / "gpu-budget-estimate-assets"

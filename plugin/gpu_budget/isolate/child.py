@@ -2,7 +2,7 @@
 
 Everything it learns goes out as JSON lines to a file, one line per finished
 phase, so a child killed mid-run (OOM killer, timeout) still leaves what it
-measured. The parent (isolate.py) turns the lines into a Measurement.
+measured. The parent (forkserver.py) turns the lines into a Measurement.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class _MemoryHistory:
     pickle that pytorch.org/memory_viz or `python -m torch.cuda._memory_viz
     trace_plot FILE -o FILE.html` opens. The recorder's buffer and time land in
     the run's figures, so the session asks for it only on a second, unjudged
-    run of a failing case (session._snapshot_run).
+    run of a failing case (case._snapshot_run).
     """
 
     MAX_ENTRIES = 100_000
@@ -189,9 +189,9 @@ def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, e
     a host whose NVML sees a GPU, unless the case is pinned to the CPU.
     """
     from gpu_budget.isolate import command
+    from gpu_budget.isolate.lifecycle import become_subreaper
     from gpu_budget.measure.gpu_tree import GpuTree
     from gpu_budget.measure.meter import Meter
-    from gpu_budget.measure.tree import become_subreaper
 
     subreaper = become_subreaper()  # a process of the command that daemonises stays in the tree, and is ended with it
     meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit),
@@ -248,8 +248,8 @@ def _measure_runner(func, request: dict, scenario: dict, assets: Path, malloc: s
                     emit) -> None:
     """A runner scenario: run(ctx) under a Meter in this process, its tree read on a thread."""
     from gpu_budget.declare.scenario import RunContext
+    from gpu_budget.isolate.lifecycle import become_subreaper
     from gpu_budget.measure.meter import Meter
-    from gpu_budget.measure.tree import become_subreaper
 
     subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
     meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit))
@@ -313,7 +313,7 @@ def main(request: dict, out_path: str) -> None:
 
     scenario, mode, run = request.get("scenario", {}), request["mode"], _Run()
     try:
-        os.setpgid(0, 0)  # its own process group: what it leaves running is ended with it (isolate.run_child)
+        os.setpgid(0, 0)  # its own process group: what it leaves running is ended with it (forkserver.run_child)
         if request.get("device") == "cpu":
             _hide_gpus()
         _refuse_bad_fork()
@@ -337,7 +337,7 @@ def main(request: dict, out_path: str) -> None:
     finally:
         if mode == "measure":  # nothing it started outlives it, a daemon in its own session included
             with contextlib.suppress(Exception):
-                from gpu_budget.measure.tree import kill_descendants
+                from gpu_budget.isolate.lifecycle import kill_descendants
 
                 kill_descendants(os.getpid())
         out.close()

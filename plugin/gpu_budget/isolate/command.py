@@ -275,7 +275,7 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_ran
     finally:
         last = meter.open_phase  # where the command was when it ended
         meter.stop()
-        from gpu_budget.measure.tree import kill_descendants
+        from gpu_budget.isolate.lifecycle import kill_descendants
 
         leftovers = kill_descendants(os.getpid())
         server.close()

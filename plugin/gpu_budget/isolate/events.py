@@ -2,7 +2,7 @@
 
 The child (child.py) writes a line as each thing happens, so a child killed
 mid-run (OOM killer, timeout) still leaves what it measured; the parent
-(isolate.py) reads the lines back into these events. A line cut short by a
+(forkserver.py) reads the lines back into these events. A line cut short by a
 kill ends the reading; a line of an unknown kind is an error naming it.
 """
 

@@ -31,9 +31,9 @@ from multiprocessing import spawn
 from pathlib import Path
 
 from gpu_budget.isolate import child, dispatch, events
+from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.measure.meter import summarize
 from gpu_budget.measure.procfs import read_status
-from gpu_budget.measure.tree import kill_descendants
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement
 

@@ -236,3 +236,14 @@ def package_change(then: dict[str, str], now: dict[str, str]) -> str:
     parts += [f"{lower_now[k][0]} {lower_then[k][1]} -> {lower_now[k][1]}" for k in sorted(lower_now.keys() & lower_then.keys())
               if lower_now[k][1] != lower_then[k][1]]
     return ", ".join(parts) or "(same)"
+
+
+def hardware_key(device: dict) -> str:
+    """'cpu-x86_64' for a host without CUDA, else e.g. 'nvidia-h100-80gb-hbm3'."""
+    if not device.get("cuda"):
+        return f"cpu-{platform.machine()}"
+    name = re.sub(r"^nvidia\s+", "", device["gpu_name"].strip(), flags=re.IGNORECASE)
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    if not re.search(r"\d+gb", slug):
+        slug += f"-{round(device['gpu_memory'] / 2**30)}gb"
+    return f"nvidia-{slug}"

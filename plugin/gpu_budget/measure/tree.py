@@ -59,7 +59,6 @@ from gpu_budget.measure.procfs import (
 )
 
 MiB = 2**20
-_PR_SET_CHILD_SUBREAPER = 36
 DETAIL_MAX = 16  # descendants listed per phase (largest first); the sums count them all
 RESHARE_BYTES = 4 * MiB  # a file-mapping move this large since the last smaps read: read it again
 EXEC_DROP = 1 * MiB  # a VmHWM read this far below the previous one: a new memory image (exec)
@@ -84,14 +83,6 @@ def borrows_parent_memory(pid: int, ppid: int) -> bool:
         return False
 
 
-def become_subreaper() -> bool:
-    """Make orphaned descendants (a helper whose parent exited) re-parent to this process, so they stay in its tree."""
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
 def _report_exit(fd: int) -> None:
     """In a forked multiprocessing child, as the last thing before it exits: its VmHWM and shared pages, down the pipe."""
     status, shared = read_status("self"), read_shared("self")
@@ -102,11 +93,57 @@ def _report_exit(fd: int) -> None:
             pass
 
 
-def _arm_exit_report(tree: ProcessTree) -> None:
+def _arm_exit_report(reports: ExitReports) -> None:
     """multiprocessing runs this in every child it forks, after clearing the parent's finalizers."""
     from multiprocessing import util
 
-    util.Finalize(tree, _report_exit, args=(tree._report_w,), exitpriority=-1000)  # after the child's own children
+    util.Finalize(reports, _report_exit, args=(reports.write_fd,), exitpriority=-1000)  # after the child's own children
+
+
+class ExitReports:
+    """The last figures descendants send as they exit: (pid, VmHWM since the last read, shared pages, rank).
+
+    Forked multiprocessing children write theirs down a pipe (armed by arm());
+    a command's Python processes send theirs over the mark socket (add()).
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[int, int, int | None, int | None]] = []
+        self._read_fd: int | None = None
+        self.write_fd: int | None = None
+
+    def arm(self) -> None:
+        """Have every child multiprocessing forks from here report as it exits (exact, however short-lived).
+
+        Spawned children and plain os.fork() children do not run it: their figure is the last poll's.
+        """
+        from multiprocessing import util
+
+        self._read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self._read_fd, False)
+        os.set_blocking(self.write_fd, False)  # a child never blocks on a full pipe; its report is dropped
+        util.register_after_fork(self, _arm_exit_report)
+
+    def add(self, pid: int, hwm: int, shared: int | None, rank: int | None = None) -> None:
+        self._pending.append((pid, hwm, shared, rank))
+
+    def take(self) -> list[tuple[int, int, int | None, int | None]]:
+        """Every report that arrived since the last take(), the pipe's included."""
+        if self._read_fd is not None:
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(self._read_fd, 65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            for line in data.decode().splitlines():
+                pid, hwm, shared = map(int, line.split())
+                self._pending.append((pid, hwm, shared, None))
+        taken, self._pending = self._pending, []
+        return taken
 
 
 def has_children() -> bool:
@@ -257,7 +294,7 @@ class ProcessTree:
         self._procs: dict[int, Descendant] = {}
         self._foreign: dict[int, int] = {}  # pid -> start time of a process known not to be ours
         self._whole: set[int] = set()  # pids to count in full once found
-        self._reports: list[tuple[int, int, int | None, int | None]] = []  # (pid, VmHWM, shared, rank) at exit
+        self._exits = ExitReports()
         self._last_poll: float | None = None
         self._max_gap = 0.0
         self._peak = 0  # the largest window sum in this phase
@@ -267,19 +304,10 @@ class ProcessTree:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._own_root = self.root == os.getpid()
-        self._report_r = self._report_w = None
 
     def report_exits(self) -> ProcessTree:
-        """Have every child multiprocessing forks from here report its VmHWM as it exits (exact, however short-lived).
-
-        Spawned children and plain os.fork() children do not run it: their figure is the last poll's.
-        """
-        from multiprocessing import util
-
-        self._report_r, self._report_w = os.pipe()
-        os.set_blocking(self._report_r, False)
-        os.set_blocking(self._report_w, False)  # a child never blocks on a full pipe; its report is dropped
-        util.register_after_fork(self, _arm_exit_report)
+        """Have every child multiprocessing forks from here report its VmHWM as it exits (ExitReports.arm)."""
+        self._exits.arm()
         return self
 
     def count_whole(self, pid: int) -> None:
@@ -310,7 +338,7 @@ class ProcessTree:
     def report(self, pid: int, hwm: int, shared: int | None, rank: int | None = None) -> None:
         """An exiting descendant's own last figures (its VmHWM since the last reset), applied at the next poll."""
         with self._lock:
-            self._reports.append((pid, hwm, shared, rank))
+            self._exits.add(pid, hwm, shared, rank)
 
     # -- the thread -------------------------------------------------------------
     def start(self) -> ProcessTree:
@@ -340,48 +368,10 @@ class ProcessTree:
             return True
         return has_children() if self._own_root else True
 
-    def _discover(self) -> list[tuple[int, int, int]]:
-        """New descendants since the last scan: (pid, ppid, start), parents before their children."""
-        listed = {int(e.name) for e in os.scandir("/proc") if e.name.isdigit()}
-        for pid in set(self._foreign) - listed:
-            del self._foreign[pid]
-        ours = {self.root} | {pid for pid, p in self._procs.items() if p.alive}
-        new = {}
-        for pid in sorted(listed - ours - set(self._foreign) - set(self._procs)):
-            stat = read_stat(pid)
-            if stat is not None:
-                new[pid] = stat
-        found: list[tuple[int, int, int]] = []
-        grew = True
-        while grew:  # a child may be listed before its parent (pid wrap-around): repeat until nothing joins
-            grew = False
-            for pid, (ppid, start) in list(new.items()):
-                if ppid in ours:
-                    found.append((pid, ppid, start))
-                    ours.add(pid)
-                    del new[pid]
-                    grew = True
-        for pid, (_, start) in new.items():
-            self._foreign[pid] = start
-        return found
-
     def _drain_reports(self, now: float) -> int:
         """Apply the exit reports (the pipe's and report()'s); the sum of their last windows' contributions."""
-        if self._report_r is not None:
-            data = b""
-            while True:
-                try:
-                    chunk = os.read(self._report_r, 65536)
-                except BlockingIOError:
-                    break
-                if not chunk:
-                    break
-                data += chunk
-            for line in data.decode().splitlines():
-                pid, hwm, shared = map(int, line.split())
-                self._reports.append((pid, hwm, shared, None))
         added: dict[int | None, int] = {}
-        for pid, hwm, shared, rank in self._reports:
+        for pid, hwm, shared, rank in self._exits.take():
             p = self._procs.get(pid)
             if p is not None and p.reported:  # one report per process: a second would count its last window twice
                 continue
@@ -393,7 +383,6 @@ class ProcessTree:
             contribution = p.contribution(hwm)
             p.peak = max(p.peak, contribution)
             added[p.rank] = added.get(p.rank, 0) + contribution
-        self._reports.clear()
         return added
 
     def _poll_locked(self, shared_too: bool = False) -> int | None:
@@ -403,7 +392,7 @@ class ProcessTree:
         self._last_poll = now
         sums = self._drain_reports(now)  # by rank (None: no rank)
         if self._worth_scanning():
-            for pid, ppid, start in self._discover():
+            for pid, ppid, start in _discover(self.root, self._procs, self._foreign):
                 old = self._procs.get(pid)
                 if old is None or (old.start != start and not old.reported):
                     self._procs[pid] = self._adopt(pid, ppid, start)
@@ -476,6 +465,33 @@ class ProcessTree:
         return _reading(procs, peak, windows, gap, rank_peak)
 
 
+def _discover(root: int, procs: dict[int, Descendant], foreign: dict[int, int]) -> list[tuple[int, int, int]]:
+    """The descendants of `root` not in `procs` yet: (pid, ppid, start), parents before their children. `foreign`
+    (pid -> start time of a process known not to be ours) is kept up to date, so each process is read once."""
+    listed = {int(e.name) for e in os.scandir("/proc") if e.name.isdigit()}
+    for pid in set(foreign) - listed:
+        del foreign[pid]
+    ours = {root} | {pid for pid, p in procs.items() if p.alive}
+    new = {}
+    for pid in sorted(listed - ours - set(foreign) - set(procs)):
+        stat = read_stat(pid)
+        if stat is not None:
+            new[pid] = stat
+    found: list[tuple[int, int, int]] = []
+    grew = True
+    while grew:  # a child may be listed before its parent (pid wrap-around): repeat until nothing joins
+        grew = False
+        for pid, (ppid, start) in list(new.items()):
+            if ppid in ours:
+                found.append((pid, ppid, start))
+                ours.add(pid)
+                del new[pid]
+                grew = True
+    for pid, (_, start) in new.items():
+        foreign[pid] = start
+    return found
+
+
 def _reading(procs: list[Descendant], peak: int, windows: int, gap: float | None,
              rank_peak: dict[int, int]) -> TreeReading:
     """One phase's TreeReading from its descendants and its largest window sums (the tree's, each rank's)."""
@@ -513,43 +529,3 @@ def _poll_while_held(ref: weakref.ref, stop: threading.Event, interval: float) -
         if total is not None and tree.on_poll is not None:
             tree.on_poll(total)
         del tree  # hold it only while polling
-
-
-def descendants(pid: int) -> list[int]:
-    """Every live descendant of `pid` (children, and theirs), found by a scan of /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            stat = read_stat(entry.name)
-            if stat is not None:
-                children.setdefault(stat[0], []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def kill_descendants(pid: int, rounds: int = 20) -> list[int]:
-    """SIGKILL every descendant of `pid`, again until none is left (one may fork as the others die); the pids killed.
-
-    Called while `pid` is alive: once it is gone its orphans re-parent away and
-    can no longer be found as its descendants (a setsid daemon escapes a kill
-    of the process group, not this).
-    """
-    import signal
-
-    killed: list[int] = []
-    for _ in range(rounds):
-        found = descendants(pid)
-        if not found:
-            break
-        for child in found:
-            try:
-                os.kill(child, signal.SIGKILL)
-                killed.append(child)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.01)
-    return sorted(set(killed))

@@ -53,7 +53,7 @@ from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS, defaul
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import SCALES
-from gpu_budget.report.terminal import READABLE_VERSIONS
+from gpu_budget.report.json_report import READABLE_VERSIONS
 from gpu_budget.results import Result
 from gpu_budget.units import format_size
 

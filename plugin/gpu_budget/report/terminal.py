@@ -1,30 +1,20 @@
-"""The gate's outputs: a terminal table, GitHub step-summary markdown and a JSON report (plots: plots.py).
+"""The gate's table and lines, as the terminal prints them and pytest's report sections hold them.
 
-All three are rendered from the same list of Results (results.py; the JSON
-report's `results` are their rows), so they cannot disagree. Host RAM shows twice: the
-process tree's peak (gated: the measured process and its DataLoader workers
-and subprocesses) and the main process's alone.
-
-JSON report versions: 3 adds `explorations` (each {nodeid, exploration}:
-explore.Exploration.to_json); 2 adds `ram_tree` beside `ram` (peaks,
-step_peaks, steps; `ram_tree_peak` and `tree` in phases) and
-`ram_tree_method`; version 1 reports hold the main process only. Rows are
-results.Result.to_json().
+The step summary (summary.py) and the JSON report (json_report.py) are
+rendered from the same list of Results (results.py), so the three cannot
+disagree; plots: plots.py. Host RAM shows twice: the process tree's peak
+(gated: the measured process and its DataLoader workers and subprocesses) and
+the main process's alone.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from gpu_budget.measure.meter import ram_gated
 from gpu_budget.results import Result
 from gpu_budget.units import format_size
 
-REPORT_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
 
 
@@ -231,6 +221,10 @@ def rank_lines(rows: list[Result]) -> list[str]:
 
 # -- one case in pytest's own report: a failing case's longrepr, every case's line in the "gpu-budget" section --
 
+SNAPSHOT_HOWTO = ("open one at https://pytorch.org/memory_viz (drag the file in), or offline: "
+                  "`python -m torch.cuda._memory_viz trace_plot FILE -o FILE.html`")
+
+
 TRACEBACK_TAIL = 12  # lines of a failed child's traceback kept in the test's report (the JSON report holds it all)
 
 
@@ -294,91 +288,3 @@ def terminal_table(rows: list[Result]) -> str:
     from tabulate import tabulate
 
     return tabulate(table_rows(rows), headers=headers(rows), tablefmt="simple")
-
-
-SNAPSHOT_HOWTO = ("open one at https://pytorch.org/memory_viz (drag the file in), or offline: "
-                  "`python -m torch.cuda._memory_viz trace_plot FILE -o FILE.html`")
-
-
-def run_url(environ: os._Environ | dict = os.environ) -> str | None:
-    """This GitHub Actions run's page, whose Artifacts section holds the report, plots and snapshots."""
-    parts = [environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
-    return "{}/{}/actions/runs/{}".format(*parts) if all(parts) else None
-
-
-def _where(path: str, base: Path | None) -> str:
-    """A file as the reader finds it: relative to the report's folder (the artifact's root) when inside it."""
-    try:
-        return str(Path(path).relative_to(base)) if base else path
-    except ValueError:
-        return path
-
-
-def markdown(rows: list[Result], hardware: dict | None, problems: list[str] = (), base: Path | None = None,
-             artifacts: str | None = None) -> str:
-    """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
-
-    Files are named relative to `base` (the JSON report's folder, which the
-    GPU job uploads as the artifact); `artifacts` (this run's page) is where a
-    reader downloads them: a step summary cannot show an artifact's files.
-    """
-    from tabulate import tabulate
-
-    failed = [r for r in rows if not r.passed]
-    head = f"### GPU budget: {len(rows)} measured, {len(failed)} failed"
-    if hardware:
-        head += f" on `{hardware.get('key')}`"
-    lines = [head]
-    for problem in problems:
-        lines += ["", f"> **Gate failed:** {problem}"]
-    if rows:
-        lines += ["", tabulate(table_rows(rows), headers=headers(rows), tablefmt="github")]
-    for line in setup_lines(rows):
-        lines += ["", f"> {line}"]
-    for row in failed:
-        lines += ["", f"- **{row.nodeid}**: {row.message}"]
-    remedies = remediation_lines(rows, markdown=True)
-    if remedies:
-        lines += ["", remedies[0], "", *remedies[1:]]
-    for section in (tree_lines(rows), rank_lines(rows)):
-        if section:
-            lines += ["", f"**{section[0][0].upper()}{section[0][1:]}**", "", *(f"- {line}" for line in section[1:])]
-
-    def files(kept: dict[str, str]) -> list[str]:  # node id -> path
-        if artifacts:
-            return [f"- {nodeid}: `{_where(path, base)}`" for nodeid, path in kept.items()]
-        return [f"- {nodeid}: [{_where(path, base)}]({path})" for nodeid, path in kept.items()]
-
-    where = f" (in the [artifacts of this run]({artifacts}#artifacts))" if artifacts else ""
-    snapshots = {r.nodeid: r.snapshot for r in rows if r.snapshot}
-    if snapshots:
-        lines += ["", f"**Memory snapshots of the failing CUDA cases**{where}: {SNAPSHOT_HOWTO}.", "",
-                  *files(snapshots)]
-    plotted = {r.nodeid: r.plot for r in rows if r.plot}
-    if plotted:
-        lines += ["", f"**Plots**{where}: host RAM and GPU memory per phase and step, with the budget and the baseline.",
-                  "", *files(plotted)]
-    return "\n".join(lines) + "\n"
-
-
-def append_step_summary(rows: list[Result], hardware: dict | None, problems: list[str] = (),
-                        base: Path | None = None) -> None:
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if path and (rows or problems):
-        with open(path, "a") as fh:
-            fh.write(markdown(rows, hardware, problems, base, run_url()))
-
-
-def write_json(path: str | Path, rows: list[Result], hardware: dict | None, problems: list[str] = (),
-               notes: list[dict] = (), explorations: list[dict] = ()) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    # gate_problems: session-level failures (the fail-safe: nothing measured, no GPU, no baselines folder)
-    # notes: measured findings that are not one case's peak (a bisection's boundary), from gpu_budget.note()
-    # explorations: what each gpu_budget.explore() found (explore.Exploration.to_json)
-    data = {"version": REPORT_VERSION, "hardware": hardware, "gate_problems": list(problems),
-            "results": [r.to_json() for r in rows],
-            "notes": list(notes), "explorations": list(explorations)}
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)

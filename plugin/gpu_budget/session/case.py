@@ -17,7 +17,7 @@ from pathlib import Path
 from gpu_budget.declare.marks import BudgetMark, expectation_problem
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import command
-from gpu_budget.judge import baselines
+from gpu_budget.judge import baselines, files
 from gpu_budget.judge.compare import Setup, judge
 from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
@@ -63,7 +63,7 @@ class Outcome:
 
 
 def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict) -> tuple[str | None, bool]:
-    """Why this case cannot be measured on `device` (isolate.probe's), and whether the reason is a missing GPU."""
+    """Why this case cannot be measured on `device` (forkserver.probe's), and whether the reason is a missing GPU."""
     if scale not in scenario.scales:
         return f"scenario {scenario.name!r} has no {scale!r} scale (it has: {', '.join(scenario.scales)})", False
     if mark.pinned and mark.device == "cpu" and (scenario.needs_cuda(scale) or mark.budget.vram is not None):
@@ -136,7 +136,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
     if problem:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=problem))
 
-    path = baselines.path_for(options.baselines, hardware["key"], case.module)
+    path = files.path_for(options.baselines, hardware["key"], case.module)
     baseline, broken, fprint, setup = _stored(case, mark, options, hardware, path)
     try:
         measurement = run_child(scenario, None)
@@ -185,9 +185,9 @@ def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict, path
     setup relates to the baseline's."""
     scenario = case.scenario
     try:
-        stored = baselines.load(path)
+        stored = files.load(path)
         baseline, broken = baselines.lookup(stored, options.scale, case.test_id), None
-    except baselines.BaselineError as exc:
+    except files.BaselineError as exc:
         stored, baseline, broken = {}, None, str(exc)
     fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device)
     setup = Setup.between(baseline.fingerprint if baseline else None, fprint, baselines.packages_of(stored, baseline),

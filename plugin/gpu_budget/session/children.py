@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_budget.declare.scenario import Scenario
-from gpu_budget.isolate import forkserver as isolate
+from gpu_budget.isolate import forkserver
 from gpu_budget.results import Measurement
 from gpu_budget.session.options import Options
 
@@ -20,9 +20,9 @@ from gpu_budget.session.options import Options
 def malloc_mode(scenario: Scenario, default: str, where: str = "") -> str:
     """The host allocator mode of a case: the scenario's `malloc` param, else --gpu-budget-malloc."""
     mode = scenario.params.get("malloc", default)
-    if mode not in isolate.MALLOC_MODES:
+    if mode not in forkserver.MALLOC_MODES:
         raise ValueError(f"{where or scenario.name}: scenario param malloc={mode!r}: "
-                         f"expected one of {', '.join(isolate.MALLOC_MODES)}")
+                         f"expected one of {', '.join(forkserver.MALLOC_MODES)}")
     return mode
 
 
@@ -40,11 +40,11 @@ class ChildRunner:
         job, assets = scenario.to_json(scale), self.assets / scenario.asset_key(scale)
         if scenario.prepare:
             # unmeasured: as many threads as this process may use, to build real-scale models sooner
-            isolate.prepare_assets(job, assets, opts.timeout, len(os.sched_getaffinity(0)), opts.preload,
+            forkserver.prepare_assets(job, assets, opts.timeout, len(os.sched_getaffinity(0)), opts.preload,
                                    dispatch_mode=opts.dispatch, device=device)
         tensors = scenario.params.get("tensor_bytes", True)
         if not isinstance(tensors, bool):
             raise TypeError(f"{scenario.name}: scenario param tensor_bytes={tensors!r}: expected True or False")
-        return isolate.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot,
+        return forkserver.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot,
                                malloc=malloc_mode(scenario, opts.malloc), dispatch_mode=opts.dispatch,
                                tensors=tensors, device=device)

@@ -29,7 +29,7 @@ class SessionData:
     probes: int = 0  # unjudged children that ran (peak(): bisection, exploration): they count as measured
     ran_functions: bool = False  # a function case's child ran (a command's processes import what they need themselves)
     hardware: dict | None = None  # the session's fingerprint (fingerprint.collect), with its hardware key
-    device: dict | None = None  # what the forkserver saw (isolate.probe)
+    device: dict | None = None  # what the forkserver saw (forkserver.probe)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -2,7 +2,7 @@
 
 A serial run and an xdist controller (after merging its workers' data) call
 the same two functions, so an output never depends on how the tests ran.
-Rendering lives in report.py (table, markdown, JSON), plots.py and explore.py
+Rendering lives in report/ (terminal.py, summary.py, json_report.py, plots.py) and explore.py
 (an exploration's lines); this module decides what goes where.
 """
 
@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_budget.judge import fingerprint
-from gpu_budget.report import artifacts
-from gpu_budget.report import terminal as report
+from gpu_budget.report import artifacts, json_report, summary, terminal
 from gpu_budget.search.explore import Exploration
 from gpu_budget.session.data import SessionData
 from gpu_budget.session.options import Options
@@ -25,9 +24,9 @@ def write_files(data: SessionData, options: Options, problems: list[str]) -> Non
     if options.plots and data.rows:
         _plot(data, options.plots, problems)
     if options.json:
-        report.write_json(options.json, data.rows, data.hardware, problems, data.notes, data.explorations)
+        json_report.write_json(options.json, data.rows, data.hardware, problems, data.notes, data.explorations)
     base = options.json.parent if options.json else options.plots
-    report.append_step_summary(data.rows, data.hardware, problems, base=base)
+    summary.append_step_summary(data.rows, data.hardware, problems, base=base)
 
 
 def _plot(data: SessionData, folder: Path, problems: list[str]) -> None:
@@ -65,20 +64,20 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
             write(f"preload: {', '.join(failed)} failed to import in the forkserver (run `python -c 'import "
                   f"{failed[0]}'` to see why): the children import it themselves, so the import floor is lower "
                   f"and the host RAM figures are not those of a session that preloads it")
-    for line in report.setup_lines(data.rows):
+    for line in terminal.setup_lines(data.rows):
         write(line)
     if pinned_gpu is not None:
         write(f"serial run on a host with several GPUs: measured on one, "
               f"CUDA_VISIBLE_DEVICES={pinned_gpu} (set it yourself to choose another)")
     if data.rows:
-        write(report.terminal_table(data.rows))
-    for line in report.remediation_lines(data.rows) + report.tree_lines(data.rows) + report.rank_lines(data.rows):
+        write(terminal.terminal_table(data.rows))
+    for line in terminal.remediation_lines(data.rows) + terminal.tree_lines(data.rows) + terminal.rank_lines(data.rows):
         write(line)
     for row in data.rows:
         if not row.passed or row.verdict in ("improved", "error"):
             write(f"{row.nodeid}: {row.message}")
         if row.snapshot:
-            write(f"{row.nodeid}: memory snapshot {row.snapshot} ({report.SNAPSHOT_HOWTO})")
+            write(f"{row.nodeid}: memory snapshot {row.snapshot} ({terminal.SNAPSHOT_HOWTO})")
     for problem in problems:
         write(f"gpu-budget gate FAILED: {problem}", red=True)
     for warning in warnings:

@@ -23,10 +23,9 @@ from gpu_budget.declare.marks import PROBE, BudgetMark
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
-from gpu_budget.isolate import forkserver as isolate
-from gpu_budget.isolate import placement
-from gpu_budget.judge import baselines, failsafe, fingerprint
-from gpu_budget.report import terminal as report
+from gpu_budget.isolate import forkserver, placement
+from gpu_budget.judge import failsafe, files, fingerprint
+from gpu_budget.report import terminal
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement, Result, Verdict
 from gpu_budget.search.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
@@ -98,9 +97,9 @@ class BudgetSession:
             opts = self.options
             if not self.is_worker and self.placement is None:  # before the forkserver starts: it inherits the pin
                 self.pinned_gpu = placement.pin_gpus(os.environ, opts.gpus_per_worker)
-            device = isolate.probe(preload=opts.preload, dispatch_mode=opts.dispatch)
-            self.data.hardware = fingerprint.collect(device, baselines.hardware_key(device),
-                                                     isolate.forkserver_environ(opts.dispatch), opts.threads,
+            device = forkserver.probe(preload=opts.preload, dispatch_mode=opts.dispatch)
+            self.data.hardware = fingerprint.collect(device, fingerprint.hardware_key(device),
+                                                     forkserver.forkserver_environ(opts.dispatch), opts.threads,
                                                      opts.malloc, opts.dispatch, opts.preload)
             self.data.device = {k: v for k, v in device.items() if k != "setup"}
         return self.data.device
@@ -129,7 +128,7 @@ class BudgetSession:
                            ci=self.ci, worker=self.placement)
         if outcome.baseline_write:
             self._record(outcome.baseline_write)
-        store = baselines.path_for(self.options.baselines, self.data.hardware["key"], one.module)
+        store = files.path_for(self.options.baselines, self.data.hardware["key"], one.module)
         result = with_store(outcome.result, store, recorded=outcome.baseline_write is not None)
         self.data.rows.append(result)
         if outcome.skipped:
@@ -140,14 +139,14 @@ class BudgetSession:
         item.user_properties.append(("gpu_budget_vram_allocated_peak", result.peaks["vram_allocated"]))
         item.user_properties.append(("gpu_budget_verdict", str(result.verdict)))
         if not result.passed:
-            pytest.fail(report.failure_text(result), pytrace=False)  # the detail in the longrepr: junitxml, IDEs
+            pytest.fail(terminal.failure_text(result), pytrace=False)  # the detail in the longrepr: junitxml, IDEs
         return result
 
     def add_section(self, item: pytest.Item, test_report: pytest.TestReport) -> None:
         """The call's report gets a "gpu-budget" section: one line per case measured (pytest -rA shows it)."""
         rows = item.stash.get(MEASURED, [])
         if test_report.when == "call" and rows:
-            test_report.sections.append((SECTION, "\n".join(report.case_line(row) for row in rows)))
+            test_report.sections.append((SECTION, "\n".join(terminal.case_line(row) for row in rows)))
 
     def peak(self, item: pytest.Item, scenario: Scenario) -> Measurement:
         """A measurement neither judged nor recorded: one probe of a search (bisection, exploration)."""
@@ -204,7 +203,7 @@ class BudgetSession:
         if self.is_worker:
             self.data.pending.append({**write, "entry": entry, "packages": packages})
         else:
-            baselines.store(Path(write["path"]), write["scale"], {write["id"]: entry}, packages=packages)
+            files.write(Path(write["path"]), write["scale"], {write["id"]: entry}, packages=packages)
 
     # -- end of session -----------------------------------------------------
     def finish(self, session: pytest.Session) -> None:
@@ -228,7 +227,7 @@ class BudgetSession:
 
     def _nothing_measured(self) -> list[str]:
         opts = self.options
-        store = baselines.folder_for(opts.baselines, next(iter(self.data.collected), None))  # the tests' project's
+        store = files.folder_for(opts.baselines, next(iter(self.data.collected), None))  # the tests' project's
         return failsafe.nothing_measured(
             selected=self.data.selected, rows=self.data.rows, probes=self.data.probes, require_gpu=opts.require_gpu,
             ci=self.ci, update=opts.update, baselines=store, hardware=self.data.hardware,
@@ -265,8 +264,8 @@ def write_pending(data: SessionData) -> list[str]:
         packages.update(pending.get("packages", {}))
     for (path, scale), entries in grouped.items():
         try:
-            baselines.store(Path(path), scale, entries, packages=packages)
-        except (baselines.BaselineError, OSError) as exc:
+            files.write(Path(path), scale, entries, packages=packages)
+        except (files.BaselineError, OSError) as exc:
             problems.append(f"could not write baselines to {path}: {exc}")
     data.pending.clear()
     return problems
@@ -275,15 +274,15 @@ def write_pending(data: SessionData) -> list[str]:
 def prune(data: SessionData, options: Options) -> None:
     """Drop entries of tests that no longer exist, only when the whole suite was selected."""
     for module, names in data.collected.items():
-        path = baselines.path_for(options.baselines, data.hardware["key"], module)
+        path = files.path_for(options.baselines, data.hardware["key"], module)
         try:
-            stored = baselines.load(path)
-        except baselines.BaselineError:
+            stored = files.load(path)
+        except files.BaselineError:
             continue  # already reported as its tests' error; a broken file is never rewritten
         ids = set(stored["entries"].get(options.scale, {}))
         keep = {i for i in ids if i.split("::")[0].split("[")[0] in names}
         if keep != ids:
-            baselines.store(path, options.scale, {}, prune_except=keep)
+            files.write(path, options.scale, {}, prune_except=keep)
 
 def assets_folder(config: pytest.Config) -> Path:
     """Where prepared assets (checkpoints, clips) are kept: $GPU_BUDGET_ASSETS, else pytest's cache.

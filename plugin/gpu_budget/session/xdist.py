@@ -20,7 +20,7 @@ Registered only when xdist is installed (pytest_plugin.py). Two jobs:
   SessionData (session_data.py: result rows, notes, explorations, the
   baseline entries to write, which budget tests they collected and whether
   the selection was narrowed) through `workeroutput`; the controller merges
-  it and alone writes baselines (baselines.store) and the outputs
+  it and alone writes baselines (files.write) and the outputs
   (outputs.py: the terminal's tables, the JSON report, the step summary, the
   plots).
 """

@@ -1,0 +1,258 @@
+"""Baseline files on disk: where they live, read bounded and validated, written atomically under a lock.
+
+A baseline file is data, never code: JSON only, checked against the schema
+below on every read, and a broken file is an error naming the file and the
+entry, never silently replaced. It is read only when it is a regular file of
+a baseline's size: a FIFO, a device or a huge file in its place (a pull
+request can put one there) fails at once, naming it, instead of blocking or
+filling memory. Writes are atomic (temp file + rename) and serialised by a
+lock file, so pytest-xdist workers can record side by side. What an entry
+holds and how one is made: baselines.py.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from gpu_budget.measure.meter import PEAK_KEYS
+
+SCHEMA = "gpu-budget-baselines/1"
+# ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
+# the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
+METRICS = tuple(PEAK_KEYS)  # the meter's metric names: one list
+MAX_FILE_BYTES = 16 * 2**20  # the largest committed baseline file is ~0.1 MiB
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be trusted; the message names the file (and entry)."""
+
+
+PROJECT_MARKERS = (".git", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini")
+
+
+def project_root(start: Path) -> Path | None:
+    """The nearest folder at or above `start` holding a project's marker (.git, pyproject.toml, ...); None outside
+    any project."""
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+            return folder
+    return None
+
+
+def folder_for(root: Path, module: str | None = None) -> Path:
+    """The baselines folder of a test module's file: `root` where absolute. A relative one (no ini file fixed
+    pytest's rootdir, which then follows the folder pytest is started in) is taken from the project root of the
+    test file (of the working folder without one), so every invocation folder of a project finds one store."""
+    root = Path(root)
+    if root.is_absolute():
+        return root
+    start = Path(module).resolve().parent if module else Path.cwd()
+    return ((project_root(start) or Path.cwd()) / root).resolve()
+
+
+def path_for(root: Path, hw_key: str, module: str) -> Path:
+    """A test module's baseline file, <folder>/<hardware key>/<module's stem>.json: its key is the file's name alone,
+    the same from any invocation folder."""
+    return folder_for(root, module) / hw_key / f"{Path(module).stem}.json"
+
+
+# -- schema -------------------------------------------------------------------
+
+def _is_size(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
+def validate(data: Any, path: Path) -> None:
+    """Raise BaselineError naming `path` and the entry when `data` is not a baseline file."""
+    def fail(where: str, why: str) -> None:
+        raise BaselineError(f"baseline file {path}: {where}: {why}. Fix it by hand or delete it and "
+                            f"re-record with --gpu-budget-update.")
+
+    if not isinstance(data, dict):
+        fail("top level", "expected a JSON object")
+    if data.get("schema") != SCHEMA:
+        fail("top level", f"'schema' is {data.get('schema')!r}, expected {SCHEMA!r}")
+    entries = data.get("entries")
+    if not isinstance(entries, dict):
+        fail("top level", "'entries' must be an object of scale -> test id -> entry")
+    for scale, by_id in entries.items():
+        if not isinstance(by_id, dict):
+            fail(f"scale {scale!r}", "expected an object of test id -> entry")
+        for test_id, entry in by_id.items():
+            where = f"entry {test_id!r} (scale {scale!r})"
+            if not isinstance(entry, dict):
+                fail(where, "expected an object")
+            peaks = entry.get("peaks")
+            if not isinstance(peaks, dict) or "ram" not in peaks:
+                fail(where, "'peaks' must be an object with at least 'ram'")
+            for metric, value in peaks.items():
+                if metric not in METRICS:
+                    fail(where, f"unknown metric {metric!r} in 'peaks' (known: {', '.join(METRICS)})")
+                if not _is_size(value):
+                    fail(where, f"peaks.{metric} is {value!r}, expected a byte count or null")
+            phases = entry.get("phases", {})
+            if not isinstance(phases, dict) or not all(
+                isinstance(p, dict) and all(_is_size(v) for v in p.values()) for p in phases.values()
+            ):
+                fail(where, "'phases' must map phase names to objects of byte counts")
+            ranks = entry.get("ranks", {})
+            if not isinstance(ranks, dict) or not all(
+                isinstance(k, str) and k.isdigit() and isinstance(r, dict) and r
+                and all(m in METRICS and _is_size(v) for m, v in r.items()) for k, r in ranks.items()
+            ):
+                fail(where, "'ranks' must map rank numbers (\"0\", \"1\", ...) to objects of metric -> byte count")
+            rank_phases = entry.get("rank_phases", {})
+            if not isinstance(rank_phases, dict) or not all(
+                isinstance(k, str) and k.isdigit() and isinstance(by_phase, dict) and all(
+                    isinstance(p, dict) and all(m in METRICS and _is_size(v) for m, v in p.items())
+                    for p in by_phase.values()) for k, by_phase in rank_phases.items()
+            ):
+                fail(where, "'rank_phases' must map rank numbers to objects of phase name -> metric -> byte count")
+            tol = entry.get("tolerance")
+            if tol is not None and not (
+                isinstance(tol, dict)
+                and isinstance(tol.get("rel"), (int, float)) and 0 <= tol["rel"] < 10
+                and _is_size(tol.get("abs"))
+            ):
+                fail(where, f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}")
+            fprint = entry.get("fingerprint", {})
+            floor = fprint.get("floor") if isinstance(fprint, dict) else None
+            if not isinstance(fprint, dict) or not (floor is None or isinstance(floor, int) and not isinstance(floor, bool)) \
+                    or not (fprint.get("packages") is None or isinstance(fprint["packages"], str)):
+                fail(where, "'fingerprint' must be an object (its 'floor' a byte count, its 'packages' a digest)")
+            if not isinstance(entry.get("params", {}), dict):
+                fail(where, "'params' must be an object")
+            fixes = entry.get("fixes", [])
+            if not isinstance(fixes, list) or not all(isinstance(f, str) for f in fixes):
+                fail(where, "'fixes' must be a list of fix names")
+            for key in ("scenario", "recorded"):
+                if entry.get(key) is not None and not isinstance(entry[key], str):
+                    fail(where, f"'{key}' must be a string")
+    packages = data.get("packages", {})
+    if not isinstance(packages, dict) or not all(
+        isinstance(listing, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in listing.items())
+        for listing in packages.values()
+    ):
+        fail("top level", "'packages' must map digests to objects of package -> version")
+
+
+def load(path: Path) -> dict:
+    """The validated content of a baseline file; an empty file structure when it does not exist."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        if path.parent.exists() and not path.parent.is_dir():
+            raise BaselineError(f"baselines folder {path.parent} is not a folder: point --gpu-budget-baselines "
+                                f"(or ini gpu_budget_baselines) at a folder")
+        return {"schema": SCHEMA, "entries": {}, "packages": {}}
+    try:
+        data = json.loads(_read_bounded(path))
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"baseline file {path} is not valid JSON ({exc}). Fix it by hand or delete "
+                            f"it and re-record with --gpu-budget-update.") from None
+    except RecursionError:
+        raise BaselineError(f"baseline file {path} nests its JSON deeper than Python's parser follows: not a "
+                            "baseline file. Delete it and re-record with --gpu-budget-update.") from None
+    except ValueError as exc:  # a number the parser refuses (an integer of more than 4300 digits)
+        raise BaselineError(f"baseline file {path} holds a value the JSON parser refuses ({exc}). Fix it by hand "
+                            "or delete it and re-record with --gpu-budget-update.") from None
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"baseline file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    validate(data, path)
+    data.setdefault("packages", {})
+    return data
+
+
+def _read_bounded(path: Path) -> str:
+    """The file's text, read only if it is a regular file no larger than MAX_FILE_BYTES.
+
+    Opened non-blocking, so a FIFO cannot stall the session, and checked on the
+    open descriptor, so a symlink swapped in meanwhile changes nothing.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise BaselineError(f"baseline file {path} cannot be opened: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+                    else "a socket" if stat.S_ISSOCK(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file")
+            link = f" (a symlink to {os.path.realpath(path)})" if os.path.islink(path) else ""
+            raise BaselineError(f"baseline file {path}{link} is {kind}, not a regular file: refusing to read it")
+        if info.st_size > MAX_FILE_BYTES:
+            raise BaselineError(f"baseline file {path} is {info.st_size} bytes, over the {MAX_FILE_BYTES} a baseline "
+                                f"file may hold: refusing to read it")
+        chunks, left = [], MAX_FILE_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:  # grew past the limit while being read
+            raise BaselineError(f"baseline file {path} is over the {MAX_FILE_BYTES} bytes a baseline file may hold")
+        return b"".join(chunks).decode("utf-8")
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock per baseline file, kept in the temp dir so baselines/ holds only data."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"gpu-budget-{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write_atomic(path: Path, data: dict) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def write(path: Path, scale: str, entries: dict[str, dict], prune_except: set[str] | None = None,
+          packages: dict[str, dict[str, str]] | None = None) -> None:
+    """Write `entries` into the file under `scale`; with prune_except, drop that scale's other ids.
+
+    `packages` (digest -> package list) joins the file's map; lists no entry
+    refers to any more are dropped. The file is re-read under the lock, so
+    concurrent writers merge; a broken file raises BaselineError instead of
+    being overwritten.
+    """
+    path = Path(path)
+    with _locked(path):
+        data = load(path)
+        by_id = data["entries"].setdefault(scale, {})
+        by_id.update(entries)
+        if prune_except is not None:
+            for test_id in set(by_id) - prune_except - set(entries):
+                del by_id[test_id]
+        if not by_id:
+            del data["entries"][scale]
+        data["packages"].update(packages or {})
+        used = {e.get("fingerprint", {}).get("packages") for by in data["entries"].values() for e in by.values()}
+        data["packages"] = {digest: listing for digest, listing in data["packages"].items() if digest in used}
+        if not data["packages"]:
+            del data["packages"]
+        validate(data, path)
+        _write_atomic(path, data)

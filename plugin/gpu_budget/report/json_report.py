@@ -1,0 +1,34 @@
+"""The JSON report: every judged case's row, the hardware, the gate's problems, notes and explorations, in one file.
+
+Versions: 3 adds `explorations` (each {nodeid, exploration}:
+explore.Exploration.to_json); 2 adds `ram_tree` beside `ram` (peaks,
+step_peaks, steps; `ram_tree_peak` and `tree` in phases) and
+`ram_tree_method`; version 1 reports hold the main process only. Rows are
+results.Result.to_json(). Written atomically (temp file + rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from gpu_budget.results import Result
+
+REPORT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+
+
+def write_json(path: str | Path, rows: list[Result], hardware: dict | None, problems: list[str] = (),
+               notes: list[dict] = (), explorations: list[dict] = ()) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    # gate_problems: session-level failures (the fail-safe: nothing measured, no GPU, no baselines folder)
+    # notes: measured findings that are not one case's peak (a bisection's boundary), from gpu_budget.note()
+    # explorations: what each gpu_budget.explore() found (explore.Exploration.to_json)
+    data = {"version": REPORT_VERSION, "hardware": hardware, "gate_problems": list(problems),
+            "results": [r.to_json() for r in rows],
+            "notes": list(notes), "explorations": list(explorations)}
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,89 @@
+"""The GitHub step summary: the gate's verdict, its table, why each failure failed, snapshots and plots, in markdown.
+
+Rendered from the same Results and with the same table (terminal.py) as the terminal, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gpu_budget.report.terminal import (
+    SNAPSHOT_HOWTO,
+    headers,
+    rank_lines,
+    remediation_lines,
+    setup_lines,
+    table_rows,
+    tree_lines,
+)
+from gpu_budget.results import Result
+
+
+def run_url(environ: os._Environ | dict = os.environ) -> str | None:
+    """This GitHub Actions run's page, whose Artifacts section holds the report, plots and snapshots."""
+    parts = [environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
+    return "{}/{}/actions/runs/{}".format(*parts) if all(parts) else None
+
+
+def _where(path: str, base: Path | None) -> str:
+    """A file as the reader finds it: relative to the report's folder (the artifact's root) when inside it."""
+    try:
+        return str(Path(path).relative_to(base)) if base else path
+    except ValueError:
+        return path
+
+
+def markdown(rows: list[Result], hardware: dict | None, problems: list[str] = (), base: Path | None = None,
+             artifacts: str | None = None) -> str:
+    """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
+
+    Files are named relative to `base` (the JSON report's folder, which the
+    GPU job uploads as the artifact); `artifacts` (this run's page) is where a
+    reader downloads them: a step summary cannot show an artifact's files.
+    """
+    from tabulate import tabulate
+
+    failed = [r for r in rows if not r.passed]
+    head = f"### GPU budget: {len(rows)} measured, {len(failed)} failed"
+    if hardware:
+        head += f" on `{hardware.get('key')}`"
+    lines = [head]
+    for problem in problems:
+        lines += ["", f"> **Gate failed:** {problem}"]
+    if rows:
+        lines += ["", tabulate(table_rows(rows), headers=headers(rows), tablefmt="github")]
+    for line in setup_lines(rows):
+        lines += ["", f"> {line}"]
+    for row in failed:
+        lines += ["", f"- **{row.nodeid}**: {row.message}"]
+    remedies = remediation_lines(rows, markdown=True)
+    if remedies:
+        lines += ["", remedies[0], "", *remedies[1:]]
+    for section in (tree_lines(rows), rank_lines(rows)):
+        if section:
+            lines += ["", f"**{section[0][0].upper()}{section[0][1:]}**", "", *(f"- {line}" for line in section[1:])]
+
+    def files(kept: dict[str, str]) -> list[str]:  # node id -> path
+        if artifacts:
+            return [f"- {nodeid}: `{_where(path, base)}`" for nodeid, path in kept.items()]
+        return [f"- {nodeid}: [{_where(path, base)}]({path})" for nodeid, path in kept.items()]
+
+    where = f" (in the [artifacts of this run]({artifacts}#artifacts))" if artifacts else ""
+    snapshots = {r.nodeid: r.snapshot for r in rows if r.snapshot}
+    if snapshots:
+        lines += ["", f"**Memory snapshots of the failing CUDA cases**{where}: {SNAPSHOT_HOWTO}.", "",
+                  *files(snapshots)]
+    plotted = {r.nodeid: r.plot for r in rows if r.plot}
+    if plotted:
+        lines += ["", f"**Plots**{where}: host RAM and GPU memory per phase and step, with the budget and the baseline.",
+                  "", *files(plotted)]
+    return "\n".join(lines) + "\n"
+
+
+def append_step_summary(rows: list[Result], hardware: dict | None, problems: list[str] = (),
+                        base: Path | None = None) -> None:
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path and (rows or problems):
+        with open(path, "a") as fh:
+            fh.write(markdown(rows, hardware, problems, base, run_url()))
