@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import write
+from benchmarks.common import missing, ran, write
 
 
 def _build(which: str, layers: int, device: str, folder: Path) -> dict:
@@ -102,6 +102,41 @@ def main() -> None:
             print(f"checkpoint build {which} {device} {args.layers} layers: init {builds[-1]['init_s']:.1f} s, "
                   f"save {builds[-1]['save_s']:.1f} s", flush=True)
     write("checkpoint_build", {"threads": threads, "builds": builds, "full": full})
+
+
+# -- RESULTS.md section 9, from this script's JSON (benchmarks/report.py joins the sections) -------------------------
+
+def checkpoint_extrapolation(cb: dict) -> list[dict]:
+    """Per scenario and device: the partial build and the full build extrapolated from it by parameter count."""
+    out = []
+    for b in cb["builds"]:
+        full = cb["full"][b["scenario"]]
+        scale = full["params"] / b["params"]
+        out.append({**b, "full_layers": full["layers"], "full_params": full["params"], "full_init_s": b["init_s"] * scale,
+                    "full_save_s": b["save_s"] * scale, "full_bytes": b["bytes"] * scale})
+    return out
+
+
+def section(cb: dict | None) -> list[str]:
+    """Section 9 from checkpoint_build.json: partial checkpoint builds, extrapolated to the full model."""
+    out = ["## 9. Building the real-scale S3 and S4 checkpoints", ""]
+    if cb is None:
+        return out + missing("checkpoint_build", "checkpoint_build")
+    out += [ran(cb), "",
+            ("The 7B (S3) and 8B (S4) checkpoints are built from their configs with random weights in bf16 "
+             "(`benchmarks/checkpoint_build.py`). A full build holds ~15-16 GB, too much for this shared machine, so "
+             f"each was built with its real dimensions and fewer layers ({cb['threads']} torch threads), and the full "
+             "build is **extrapolated** by parameter count (init: random initialisation; save: safetensors to local "
+             "disk). That is why the prepare functions build on the child's device: on a GPU host the model is created "
+             "and initialised on the GPU."), "",
+            ("| checkpoint | device | built: layers, parameters | init s | save s | load average | full model | "
+             "init s, extrapolated | save s, extrapolated | size, extrapolated |"),
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in checkpoint_extrapolation(cb):
+        out.append(f"| {r['scenario'].upper()} | {r['device']} | {r['layers']}, {r['params'] / 1e9:.2f} B | {r['init_s']:.1f} | "
+                   f"{r['save_s']:.1f} | {r['load_average'][0]} | {r['full_layers']} layers, {r['full_params'] / 1e9:.2f} B | "
+                   f"{r['full_init_s']:.0f} | {r['full_save_s']:.0f} | {r['full_bytes'] / 2**30:.1f} GiB |")
+    return out + [""]
 
 
 if __name__ == "__main__":

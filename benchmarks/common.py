@@ -1,4 +1,5 @@
-"""What every benchmark section shares: paths, the gate's preload, the scenarios, the run's fingerprint, JSON out.
+"""What every benchmark section shares: paths, the gate's preload, the scenarios, the run's fingerprint, JSON out,
+and the lines each section's RESULTS.md renderer writes the same way.
 
 Sections measure under the gate's own conditions (the forkserver preload from
 pyproject.toml, one torch thread per child as under `-n 2`), so a number here
@@ -97,3 +98,21 @@ def med(xs: list[float]) -> float:
 
 def mib(n: float | None) -> float | None:
     return None if n is None else n / MIB
+
+
+def ran(data: dict) -> str:
+    """RESULTS.md's line under a section's heading: where and with what it ran (fingerprint(), read back)."""
+    run = data["run"]
+    start = f"{run['load_average_start'][0]} at its start, " if "load_average_start" in run else ""
+    return (f"_Ran {run['date']} at commit `{run['commit']}`, Python {run['python']}, {run['cpus']} cores; 1-minute "
+            f"load average {start}{run['load_average'][0]} at its end (the machine is shared)._")
+
+
+def missing(section: str, only: str) -> list[str]:
+    """RESULTS.md's lines for a section without JSON: how to produce it."""
+    return [f"_Not run yet: `python -m benchmarks.run --only {only}` writes `benchmarks/results/{section}.json`._", ""]
+
+
+def span(values: list[float], fmt: str) -> str:
+    """'min .. max' of values in one format, '-' for none."""
+    return f"{min(values):{fmt}} .. {max(values):{fmt}}" if values else "-"

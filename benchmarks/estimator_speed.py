@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from benchmarks.common import med, write
+from benchmarks.common import med, missing, ran, write
 from benchmarks.overhead import interval
 
 CASES = ("s1 as-reported", "s1 truncate", "s5 as-reported")  # names in benchmarks.common.scenarios()
@@ -50,6 +50,32 @@ def main() -> None:
                       "real_median_s": med(list(real_s.values())),
                       "speedup": interval([real_s[k] / fake_s[k] for k in fake_s])})
     write("estimator_speed", {"threads": 2, "scale": "tiny", "rounds": args.rounds, "cases": cases})
+
+
+# -- RESULTS.md section 10, from this script's JSON (benchmarks/report.py joins the sections) ------------------------
+
+def estimator_speed_table(es: dict) -> list[str]:
+    """The estimator's fake-tensor step against the same step on real tensors (docs/estimator.md quotes it)."""
+    out = [("| case | fake tensors (estimate), median s | real tensors, median s | speed-up, real / fake per round "
+            "(geomean, 95 % interval) | rounds | load average during the runs |"), "|---|---|---|---|---|---|"]
+    for c in es["cases"]:
+        loads = [r["load_average"] for r in c["runs"]]
+        sp = c["speedup"]
+        out.append(f"| {c['case']} | {c['fake_median_s']:.2f} | {c['real_median_s']:.2f} | {sp['geomean']:.1f}x "
+                   f"({sp['low']:.1f} .. {sp['high']:.1f}) | {sp['n']} | {min(loads):.1f} .. {max(loads):.1f} |")
+    return out
+
+
+def section(es: dict | None) -> list[str]:
+    """Section 10 from estimator_speed.json: the estimator's fake-tensor step against real tensors."""
+    out = ["## 10. Estimator speed", ""]
+    if es is None:
+        return out + missing("estimator_speed", "estimator_speed")
+    return out + [ran(es), "",
+                  (f"One case's training step (two optimizer steps) at {es['scale']} scale run by the estimator on fake "
+                   f"tensors and by the same code on real CPU tensors (`estimate(..., fake=False)`), {es['threads']} torch "
+                   f"threads, in one process with imports warmed, rounds alternating the two (`benchmarks/estimator_speed.py`)."),
+                  "", *estimator_speed_table(es), ""]
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, ROOT, fingerprint, write
+from benchmarks.common import MIB, RESULTS, ROOT, fingerprint, med, missing, ran, write
 from benchmarks.spikes import plan
 
 TOOLS = ("meter", "psutil", "tracker")
@@ -118,6 +118,99 @@ def main() -> None:
         tree = tree_part(args.tree_reps, Path(tmp)) if args.part == "all" else None
     write("fidelity", {"reps": args.reps, "summary": summarize(rows), "rows": rows, "timeline": picture,
                        **({"tree": tree} if tree else {})})
+
+
+# -- RESULTS.md section 1, from this script's JSON (benchmarks/report.py joins the sections) -------------------------
+
+PNG = ROOT / "benchmarks" / "spike-timeline.png"
+
+
+TOOL_NAMES = {"meter": "this meter (VmHWM)", "psutil": "psutil thread, 10 ms",
+              "tracker": "TrainerMemoryTracker (busy loop)", "memray": "pytest-memray limit_memory"}
+
+
+def tool_totals(fid: dict) -> dict:
+    """Per tool over every planted spike: mean |error|, worst error, misses."""
+    out = {}
+    for tool in TOOL_NAMES:
+        rows = [r for r in fid["rows"] if r["tool"] == tool]
+        if rows:
+            errors = [r["seen"] / MIB - r["mib"] for r in rows]
+            out[tool] = {"n": len(rows), "mean_abs": sum(map(abs, errors)) / len(errors), "worst": max(errors, key=abs),
+                         "missed": sum(r["seen"] < r["mib"] * MIB / 2 for r in rows)}
+    return out
+
+
+def section(fid: dict | None) -> list[str]:
+    """Section 1 from fidelity.json: each tool's error on planted spikes, and the spike timeline PNG."""
+    out = ["## 1. Spike fidelity", ""]
+    if fid is None:
+        return out + missing("fidelity", "fidelity")
+    totals = tool_totals(fid)
+    out += [ran(fid), "",
+            (f"Planted allocations (numpy `ones`, torch `ones`: every page touched) of 16, 64 and 512 MiB held 1, 10 "
+            f"and 100 ms, {fid['reps']} times each, each tool in its own fresh process under the steady allocator "
+            f"(`benchmarks/spikes.py`). Error = what the tool saw minus the planted size; a spike is *missed* when a tool "
+            f"saw less than half of it. The meter, psutil and the tracker read resident memory (RSS); memray counts "
+            f"allocated bytes (it hooks `malloc`), so it is exact on a planted allocation by construction and would also "
+            f"count memory that never became resident."), "",
+            "| tool | spikes | mean abs error | worst error | missed |", "|---|---|---|---|---|"]
+    for tool, t in totals.items():
+        out.append(f"| {TOOL_NAMES[tool]} | {t['n']} | {t['mean_abs']:.2f} MiB | {t['worst']:+.2f} MiB | {t['missed']} of {t['n']} |")
+    by = {(s["tool"], s["kind"], s["mib"], s["ms"]): s for s in fid["summary"]}
+    tools = [t for t in TOOL_NAMES if t in totals]
+    out += ["", "Per spike: mean error / worst error (MiB), misses of " + str(fid["reps"]) + ".", "",
+            "| spike | ramp (median) | " + " | ".join(TOOL_NAMES[t] for t in tools) + " |",
+            "|---|---|" + "---|" * len(tools)]
+    ramps = defaultdict(list)
+    for r in fid["rows"]:
+        if "ramp_ms" in r:
+            ramps[(r["kind"], r["mib"])].append(r["ramp_ms"])
+    for kind, size, ms in sorted({k[1:] for k in by}, key=lambda k: (k[0], k[1], k[2])):
+        cells = []
+        for t in tools:
+            s = by.get((t, kind, size, ms))
+            cells.append("-" if s is None else f"{s['mean_error_mib']:+.2f} / {s['worst_error_mib']:+.2f}, "
+                                               f"{'**' if s['missed'] else ''}{s['missed']} missed{'**' if s['missed'] else ''}")
+        ramp = f"{med(ramps[(kind, size)]):.0f} ms" if ramps[(kind, size)] else "-"
+        out.append(f"| {kind} {size} MiB held {ms} ms | {ramp} | " + " | ".join(cells) + " |")
+    out += ["", ("*Ramp*: how long the allocation took to become resident (page faults) before the hold began: a spike "
+            "rises for that long, then holds its full size for the stated time."), "", *_meter_note(fid), ""]
+    if fid.get("timeline"):
+        from benchmarks import timeline
+
+        timeline.draw(fid["timeline"], PNG)
+        out += [f"![RSS timeline of planted spikes]({PNG.name})", "",
+                ("The RSS timeline of three planted numpy spikes (read by a second process in a tight loop), the points a "
+                "10 ms psutil thread sampled, and the meter's reading (dashed). Captured in the same run "
+                "(`benchmarks/timeline.py`)."), ""]
+    return out
+
+
+def _meter_note(fid: dict) -> list[str]:
+    """What the meter's own errors in this run were, read from the rows."""
+    rows = [r for r in fid["rows"] if r["tool"] == "meter"]
+    errors = [(r["seen"] / MIB - r["mib"], r) for r in rows]
+    under = min(e for e, _ in errors)
+    over, first = max(errors, key=lambda x: x[0])
+    return [(f"The meter's readings lay between {under:+.2f} and {over:+.2f} MiB of the planted size; its largest over-read "
+            f"was the {first['kind']} {first['mib']} MiB spike of repetition {first['rep']} (the phase holds everything the "
+            f"process allocated meanwhile, e.g. a library's first-use buffers).")]
+
+
+def headline(fid: dict | None) -> list[str]:
+    """The headline's lines for section 1: the meter's spike error beside each other tool's."""
+    if not fid:
+        return []
+    t = tool_totals(fid)
+    ours, out = t["meter"], []
+    for tool in ("psutil", "tracker", "memray"):
+        if tool in t:
+            o = t[tool]
+            out.append(f"- Spike error, this meter vs {TOOL_NAMES[tool]}: mean |error| {ours['mean_abs']:.2f} vs "
+                       f"{o['mean_abs']:.2f} MiB, worst {ours['worst']:+.2f} vs {o['worst']:+.2f} MiB, missed "
+                       f"{ours['missed']} vs {o['missed']} of {o['n']}.")
+    return out
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import ROOT, THREADS, gate_preload, write
+from benchmarks.common import MIB, ROOT, THREADS, gate_preload, med, missing, ran, write
 from gpu_budget.isolate import events
 
 FRESH = "import json, sys; from gpu_budget import child; child.main(json.loads(sys.argv[1]), sys.argv[2])"
@@ -104,6 +104,60 @@ def main() -> None:
     cases = [case("trivial (one phase, a 4 MiB tensor)", trivial_job, Path("."), args.reps, preload),
              case("S1 truncate, tiny", s1.to_json("tiny"), s1_assets, args.real_reps, preload)]
     write("isolation", {"threads": THREADS, "forkserver_start_s": server_start, "preload": list(preload), "cases": cases})
+
+
+# -- RESULTS.md section 3, from this script's JSON (benchmarks/report.py joins the sections) -------------------------
+
+def section(iso: dict | None) -> list[str]:
+    """Section 3 from isolation.json: a case's time and peak per way of isolating it."""
+    out = ["## 3. Isolation cost per measured case", ""]
+    if iso is None:
+        return out + missing("isolation", "isolation")
+    names = {"forkserver": "forkserver child (preloaded)", "fresh": "fresh interpreter", "in-process": "in-process (no isolation)"}
+    out += [ran(iso), "",
+            (f"The same case three ways, alternating (`benchmarks/isolation_cost.py`). The forkserver itself starts once "
+            f"per session and imports the gate's preload ({', '.join(iso['preload'])}): "
+            f"{iso['forkserver_start_s']:.1f} s. The fresh interpreter runs the same child body (`gpu_budget.isolate.child.main`) "
+            f"and pays its own imports. In-process runs skip isolation; their first run paid this process's imports."), ""]
+    for case in iso["cases"]:
+        fork = med(case["ways"]["forkserver"]["seconds"])
+        out += [f"**{case['case']}** (in-process first run: {case['in_process_first_s']:.2f} s)", "",
+                "| isolation | runs | median s per case | min | max | vs forkserver | RAM peak reported (min .. max) |",
+                "|---|---|---|---|---|---|---|"]
+        for way, v in case["ways"].items():
+            s, p = v["seconds"], [x for x in v["peaks"] if x is not None]
+            out.append(f"| {names[way]} | {len(s)} | {med(s):.3f} | {min(s):.3f} | {max(s):.3f} | {med(s) / fork:.2f}x | "
+                       f"{min(p) / MIB:.1f} .. {max(p) / MIB:.1f} MiB |")
+        out.append("")
+    out += [_peak_note(iso), ""]
+    return out
+
+
+def _peak_note(iso: dict) -> str:
+    """How far the other two ways' peaks sit from the forkserver child's, the one the baselines hold."""
+    parts = []
+    for case in iso["cases"]:
+        fork = med(case["ways"]["forkserver"]["peaks"])
+        diffs = ", ".join(f"{way} {(med(v['peaks']) - fork) / MIB:+.1f} MiB" for way, v in case["ways"].items() if way != "forkserver")
+        parts.append(f"{case['case']}: {diffs}")
+    return ("Isolation also changes the number: the gate's baselines hold forkserver-child peaks (which include the preloaded "
+            "modules' pages a child touches), and the same case reports differently the other ways (median vs the "
+            "forkserver child; " + "; ".join(parts) + "): a fresh interpreter imports only what the case needs, and an "
+            "in-process run carries whatever its process holds.")
+
+
+def headline(iso: dict | None) -> list[str]:
+    """The headline's lines for section 3: each isolation against the forkserver child, and its one-time start."""
+    if not iso:
+        return []
+    out = []
+    for case in iso["cases"]:
+        w = {k: med(v["seconds"]) for k, v in case["ways"].items()}
+        out.append(f"- Isolation, {case['case']}: fresh interpreter {w['fresh'] / w['forkserver']:.1f}x the forkserver "
+                   f"child ({w['forkserver']:.2f} s vs {w['fresh']:.2f} s); in-process {w['in-process'] / w['forkserver']:.2f}x.")
+    out.append(f"- Isolation, once per session: the forkserver's own start (its preload imported) took "
+               f"{iso['forkserver_start_s']:.1f} s; a session pays it once, however many cases it measures.")
+    return out
 
 
 if __name__ == "__main__":

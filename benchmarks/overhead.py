@@ -44,10 +44,11 @@ import os
 import statistics
 import tempfile
 import time
+from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
 
-from benchmarks.common import RESULTS, THREADS, fingerprint, gate_preload, med, write
+from benchmarks.common import MIB, RESULTS, THREADS, fingerprint, gate_preload, med, missing, ran, write
 
 TOOLS = ("bare", "meter", "tensors", "tracker", "memray")
 TREE_TOOLS = ("bare", "meter-no-tree", "meter")
@@ -253,6 +254,124 @@ def main() -> None:
         previous = json.loads(path.read_text())
         previous["tree"] = tree_part(args.rounds)
         path.write_text(json.dumps(previous, indent=1) + "\n")
+
+
+# -- RESULTS.md section 2, from this script's JSON (benchmarks/report.py joins the sections) -------------------------
+
+def _order(res: dict) -> str:
+    """How the tools were ordered within the repetitions: rotated, or the same each time."""
+    orders = defaultdict(list)
+    for r in res["runs"]:
+        orders[r["rep"]].append(r["tool"])
+    return "rotated" if len({tuple(o) for o in orders.values()}) > 1 else "fixed"
+
+
+def overhead_ratios(ov: dict) -> dict:
+    """scale -> tool -> medians, and the ratios to the same repetition's bare run (geometric mean, 95 % interval)."""
+    out = {}
+    for scale, res in ov["scales"].items():
+        per = defaultdict(lambda: {"step": [], "total": [], "ram": []})
+        bare = {r["rep"]: r for r in res["runs"] if r["tool"] == "bare"}
+        ratios = defaultdict(lambda: {"step": [], "total": []})
+        for r in res["runs"]:
+            per[r["tool"]]["step"].append(r["step_median_s"])
+            per[r["tool"]]["total"].append(r["total_s"])
+            per[r["tool"]]["ram"].append(r.get("ram_peak"))
+            if r.get("rep") in bare:
+                ratios[r["tool"]]["step"].append(r["step_median_s"] / bare[r["rep"]]["step_median_s"])
+                ratios[r["tool"]]["total"].append(r["total_s"] / bare[r["rep"]]["total_s"])
+        out[scale] = {t: {"step": med(v["step"]), "total": med(v["total"]), "n": len(v["step"]),
+                          "ram": med(v["ram"]) if None not in v["ram"] else None,
+                          "step_iv": interval(ratios[t]["step"]) if t != "bare" and len(ratios[t]["step"]) > 1 else None,
+                          "total_iv": interval(ratios[t]["total"]) if t != "bare" and len(ratios[t]["total"]) > 1 else None}
+                      for t, v in per.items()}
+    return out
+
+
+def _iv(iv: dict | None, digits: int = 2) -> str:
+    return "-" if iv is None else f"{iv['geomean']:.{digits}f}x ({iv['low']:.{digits}f} .. {iv['high']:.{digits}f})"
+
+
+def section(ov: dict | None) -> list[str]:
+    """Section 2 from overhead.json: each tool's step time against bare, per scale, and the tree's cost."""
+    out = ["## 2. Overhead on a real training step", ""]
+    if ov is None:
+        return out + missing("overhead", "overhead")
+    names = {"bare": "bare (a stopwatch only)", "meter": "this meter",
+             "tensors": "this meter + the tensor-bytes counter (the gate on CPU)",
+             "tracker": "TrainerMemoryTracker sampler", "memray": "memray tracking (pytest-memray's settings)"}
+    out += [(f"S1's runner (wav2vec2, the real `Trainer`) in a gate child, {ov['threads']} torch thread, one run per "
+             f"tool in each repetition (`benchmarks/overhead.py`). Step time: the median over optimizer steps 2+ of one "
+             f"run. *Vs bare* is the ratio to the bare run of the same repetition: the table gives the geometric mean of "
+             f"those ratios over the repetitions and its 95 % interval (t on the logs); an interval that holds 1.00x "
+             f"means the tool's cost is within this machine's noise. Host RAM: the child's peak (median)."), ""]
+    for scale, tools in overhead_ratios(ov).items():
+        res = ov["scales"][scale]
+        loads = [r["load_average"] for r in res["runs"] if "load_average" in r]
+        order = ("in an order rotated each repetition" if _order(res) == "rotated"
+                 else "in the same order every repetition (" + ", ".join(t for t in ov["tools"] if t in tools) + ")")
+        out += [f"**{res['scenario']}** ({res['steps']} optimizer steps per run; {_order_reps(res)} repetitions {order})",
+                "", ran(res if "run" in res else ov)
+                + (f" 1-minute load average during the runs {min(loads):.2f} .. {max(loads):.2f}." if loads else ""), "",
+                ("| tool | runs | step (median) | step vs bare (geomean, 95 % interval) | whole run (median) | "
+                 "whole run vs bare (geomean, 95 % interval) | host RAM peak |"),
+                "|---|---|---|---|---|---|---|"]
+        for tool in ov["tools"]:
+            if tool not in tools:
+                continue
+            t = tools[tool]
+            ram = f"{t['ram'] / MIB:.1f} MiB" if t.get("ram") else "-"
+            step_iv, total_iv = ("1.00x", "1.00x") if tool == "bare" else (_iv(t["step_iv"]), _iv(t["total_iv"]))
+            out.append(f"| {names[tool]} | {t['n']} | {t['step']:.3f} s | {step_iv} | {t['total']:.1f} s | "
+                       f"{total_iv} | {ram} |")
+        out.append("")
+    return out + tree_overhead(ov.get("tree"))
+
+
+def _order_reps(res: dict) -> int:
+    return len({r["rep"] for r in res["runs"]})
+
+
+def tree_overhead(tree: dict | None) -> list[str]:
+    """The process tree's reading, timed: ratios to bare per round, as an interval."""
+    if tree is None:
+        return ["_The process-tree timing is not run yet: `python -m benchmarks.overhead --part tree`._", ""]
+    names = {"meter-no-tree": "the meter, main process only", "meter": "the meter reading the process tree"}
+    loads = [r["load_average"] for c in tree["cases"] for r in c["runs"]]
+    out = ["### Reading the process tree", "",
+           ran(tree) + f" 1-minute load average during the runs {min(loads):.2f} .. {max(loads):.2f}.", "",
+           (f"Each case runs {tree['rounds']} rounds of one run per tool (bare: a stopwatch; the meter with its tree "
+            f"thread stopped; the meter as the gate runs it), the order rotating from round to round, in gate children "
+            f"({tree['threads']} torch thread; the workers take what the 2 cores leave). A round's ratios are to its own "
+            f"bare run; the table gives their geometric mean and 95 % interval (t on the logs; `benchmarks/overhead.py`)."),
+           "", "| case | tool | step vs bare (geomean, 95 % interval) | whole run vs bare | step, median of runs |",
+           "|---|---|---|---|---|"]
+    for case in tree["cases"]:
+        bare = med([r["step_median_s"] for r in case["runs"] if r["tool"] == "bare"])
+        out.append(f"| {case['case']} | bare | 1.00x | 1.00x | {bare:.3f} s |")
+        for tool, r in case["ratios"].items():
+            step, total = r["step"], r["total"]
+            own = med([x["step_median_s"] for x in case["runs"] if x["tool"] == tool])
+            out.append(f"| | {names[tool]} | {step['geomean']:.3f}x ({step['low']:.3f} .. {step['high']:.3f}) | "
+                       f"{total['geomean']:.3f}x ({total['low']:.3f} .. {total['high']:.3f}) | {own:.3f} s |")
+    return out + [""]
+
+
+def headline(ov: dict | None) -> list[str]:
+    """The headline's lines for section 2: each tool's step time against bare, per scale and per tree case."""
+    if not ov:
+        return []
+    out = []
+    for scale, tools in overhead_ratios(ov).items():
+        parts = ", ".join(f"{t} {_iv(tools[t]['step_iv'])}" for t in ("meter", "tensors", "tracker", "memray") if t in tools)
+        res = ov["scales"][scale]
+        out.append(f"- Step time vs bare, S1 {scale} ({_order_reps(res)} repetitions, {_order(res)} order; geomean, "
+                   f"95 % interval): {parts}.")
+    for case in (ov.get("tree") or {}).get("cases", []):
+        r = case["ratios"]["meter"]["step"]
+        out.append(f"- Step time vs bare, {case['case']}: the meter reading the tree {r['geomean']:.3f}x "
+                   f"(95 % interval {r['low']:.3f} .. {r['high']:.3f}).")
+    return out
 
 
 if __name__ == "__main__":

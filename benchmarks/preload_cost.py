@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import ROOT, THREADS, gate_preload, write
+from benchmarks.common import MIB, ROOT, THREADS, gate_preload, med, missing, ran, write
 
 VARIANTS = {"cuda-free": (), "with-peft": ("peft", "transformers.trainer")}
 
@@ -101,6 +101,41 @@ def main() -> None:
                             "--children", str(args.children), "--reps", str(args.reps)], cwd=ROOT, check=True)
             variants.append(json.loads(Path(out.name).read_text()))
     write("preload", {"threads": THREADS, "variants": variants})
+
+
+# -- RESULTS.md section 8, from this script's JSON (benchmarks/report.py joins the sections) -------------------------
+
+def section(pre: dict | None) -> list[str]:
+    """Section 8 from preload.json: importing peft in each child against preloading it."""
+    out = ["## 8. Keeping CUDA out of the forkserver: peft imported in each child", ""]
+    if pre is None:
+        return out + missing("preload", "preload")
+    by = {v["variant"]: v for v in pre["variants"]}
+    free, old = by["cuda-free"], by["with-peft"]
+    extra = [m for m in old["preload"] if m not in free["preload"]]
+    out += [ran(pre), "",
+            ("peft imports bitsandbytes, which calls `torch.cuda.is_available()` and `device_count()` at import (and "
+             "`get_device_capability()` on a CUDA host), and a child forked from a process that initialised CUDA cannot "
+             "use CUDA; transformers' `Trainer` and `TrainingArguments` import peft. So the gate's preload holds neither "
+             "(`tests/integration/test_cuda_free.py` traps torch.cuda while it is imported), and the S1, S3 and S4 runners import them "
+             f"in the measured child. Two forkservers side by side (`benchmarks/preload_cost.py`): the gate's preload, and "
+             f"the same plus {', '.join(extra)}. Each forked {len(free['imports'])} children that timed `import peft` + "
+             "`from transformers import Trainer, TrainingArguments`, then measured the tiny cases whose runners import "
+             "peft."), "",
+            "| forkserver preload | import in the child: median s (min .. max) | RSS it added: median MiB | forkserver start s |",
+            "|---|---|---|---|"]
+    for v in (free, old):
+        s = [i["seconds"] for i in v["imports"]]
+        rss = [i["rss_added"] / MIB for i in v["imports"]]
+        out.append(f"| {v['variant']} | {med(s):.2f} ({min(s):.2f} .. {max(s):.2f}) | {med(rss):.1f} | "
+                   f"{v['forkserver_start_s']:.1f} |")
+    out += ["", "| tiny case | RAM peak, cuda-free preload (MiB) | with peft preloaded (MiB) | change |", "|---|---|---|---|"]
+    for case, peaks in free["cases"].items():
+        a = [p["ram"] / MIB for p in peaks]
+        b = [p["ram"] / MIB for p in old["cases"][case]]
+        out.append(f"| {case} | {', '.join(f'{x:.1f}' for x in a)} | {', '.join(f'{x:.1f}' for x in b)} | "
+                   f"{med(a) - med(b):+.1f} MiB |")
+    return out + [""]
 
 
 if __name__ == "__main__":

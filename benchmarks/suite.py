@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import RESULTS, ROOT, short_commit, write
+from benchmarks.common import RESULTS, ROOT, ran, short_commit, write
 
 PARTS = {
     "tiny": ["--gpu-budget-scale", "tiny", "-n", "2"],  # the README's gate command
@@ -163,6 +163,95 @@ def main() -> None:
         parts = [p for p in parts if (p["part"], p.get("selection")) != (new["part"], new["selection"])] + [new]
         print(f"suite: {new['part']} {slug(select)}: {new['wall_s']:.0f} s, {new['summary']}", flush=True)
         write("suite", {"parts": parts, **({"remarks": remarks} if remarks else {})})  # a later crash loses nothing
+
+
+# -- RESULTS.md section 6, from this script's JSON (benchmarks/report.py joins the sections) -------------------------
+
+def counted_real_parts(su: dict) -> list[dict]:
+    """The real parts that count toward the total: all but re-runs of single tests of a module also run whole."""
+    real = [p for p in su["parts"] if p["part"] == "real"]
+    whole = {s for p in real for s in p.get("selection", []) if "::" not in s}  # modules run whole
+    return [p for p in real
+            if not all("::" in s and s.split("::")[0] in whole for s in p.get("selection", ["memtests"]))]
+
+
+def section(su: dict | None) -> list[str]:
+    """Section 6 from suite.json: each part's wall time, the real-scale cases, where the tiny gate's time goes."""
+    out = ["## 6. Suite time", ""]
+    if su is None:
+        return out + [("_Not run yet. It takes the whole machine for minutes: run `python -m benchmarks.run --only suite` "
+                      "when the machine is otherwise quiet; it writes `benchmarks/results/suite.json`._"), ""]
+    out += [ran(su) + " Each part's own start time and load averages are in its row.", "",
+            "| part | selection | started | wall time | report rows | outcome | load avg start / end |",
+            "|---|---|---|---|---|---|---|"]
+    for p in su["parts"]:
+        out.append(f"| {p['part']} | {', '.join(p.get('selection', ['memtests']))} | {p.get('date', '')} | "
+                   f"{p['wall_s'] / 60:.1f} min | {len(p['cases'])} | {p['summary']} (exit {p['exit_code']}) | "
+                   f"{p.get('load_average_start', '')} / {p.get('load_average_end', '')} |")
+    real = [p for p in su["parts"] if p["part"] == "real"]
+    counted = counted_real_parts(su)
+    reruns = [p for p in real if p not in counted]
+    if real:
+        out += ["", f"Real-scale CPU cases in all: {sum(p['wall_s'] for p in counted) / 60:.0f} min for "
+                    f"{sum(len(p['cases']) for p in counted)} measured rows, each module's cases serial (one multi-GiB child "
+                    "at a time in a session)"
+                    + (f"; not counted: {len(reruns)} re-run of single tests of a module timed whole above." if reruns else "."),
+                "",
+                "| real-scale case | verdict | child wall time | peak RAM |", "|---|---|---|---|"]
+        for p in real:
+            for c in p["cases"]:
+                ram = f"{c['ram'] / 2**30:.2f} GiB" if c.get("ram") else "-"
+                wall = f"{c['wall_s']:.0f} s" if c.get("wall_s") else "-"
+                out.append(f"| {c['nodeid']} | {c['verdict']} | {wall} | {ram} |")
+    out += gate_time(su)
+    if su.get("remarks"):
+        out += ["", "What the rows above do not say by themselves:", ""] + [f"- {r}" for r in su["remarks"]]
+    out += ["", "The command of each part (reports under `benchmarks/results/`):", ""]
+    out += [f"- {p['part']}: `{p['command']}`" for p in su["parts"]]
+    return out + [""]
+
+
+def gate_time(su: dict) -> list[str]:
+    """Where each tiny part's time went: children's time per module split by phase, and per xdist worker."""
+    timed = [p for p in su["parts"] if p["part"].startswith("tiny") and p.get("time")]
+    if not timed:
+        return []
+    out = ["", "### Where the tiny gate's time goes", "",
+           ("Children's wall time from each tiny part's report, summed per scenario module: optimizer steps, the other "
+            "phases (load, data, evaluation, a command's start-up before its first mark) and the rest of the child "
+            "(fork, prepare, set-up and teardown). The per-worker sums show how evenly xdist shared the cases: the "
+            "wall time is at least the larger sum plus the session's start (collection, each worker's forkserver). `tiny` is the README's command (the gate "
+            "picks xdist's work-stealing scheduler); `tiny-load` asks for xdist's default `--dist load`, run beside it; "
+            "`tiny@<commit>` is the README's command at that earlier commit, on the same machine (the before of a change)."),
+           ""]
+    for p in timed:
+        mods, workers = p["time"]["modules"], p["time"]["workers"]
+        total = {f: sum(m[f] for m in mods.values()) for f in ("cases", "child_s", "steps_s", "phases_s", "outside_s")}
+        out += [f"{p['part']} ({p['wall_s'] / 60:.1f} min wall):", "",
+                "| module | cases | children's time | optimizer steps | other phases | rest of the child |",
+                "|---|---|---|---|---|---|"]
+        for name, m in sorted(mods.items(), key=lambda kv: -kv[1]["child_s"]):
+            out.append(f"| {name} | {m['cases']} | {m['child_s']:.0f} s | {m['steps_s']:.0f} s | {m['phases_s']:.0f} s "
+                       f"| {m['outside_s']:.0f} s |")
+        out.append(f"| all | {total['cases']} | {total['child_s']:.0f} s | {total['steps_s']:.0f} s "
+                   f"({total['steps_s'] / total['child_s']:.0%}) | {total['phases_s']:.0f} s | {total['outside_s']:.0f} s |")
+        sums = ", ".join(f"{w} {s:.0f} s" for w, s in workers.items())
+        spread = max(workers.values()) - min(workers.values()) if len(workers) > 1 else 0.0
+        out += ["", f"Children's time per worker: {sums} (a difference of {spread:.0f} s).", ""]
+    return out[:-1]
+
+
+def headline(su: dict | None) -> list[str]:
+    """The headline's lines for section 6: the tiny gate's wall time and the real-scale cases' sum."""
+    if not su:
+        return []
+    out = [f"- Suite: the tiny CPU gate (`-n 2`) took {p['wall_s'] / 60:.1f} min ({p['summary'].split(' in ')[0]})."
+           for p in su["parts"] if p["part"] == "tiny"]
+    real = counted_real_parts(su)
+    if real:
+        each = ", ".join(f"{Path(p['selection'][0]).stem} {p['wall_s'] / 60:.0f} min" for p in real)
+        out.append(f"- Suite: the real-scale CPU cases, serial, took {sum(p['wall_s'] for p in real) / 60:.0f} min ({each}).")
+    return out
 
 
 if __name__ == "__main__":

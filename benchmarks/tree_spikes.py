@@ -35,9 +35,10 @@ import multiprocessing as mp
 import os
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.common import MIB
+from benchmarks.common import MIB, med, ran
 
 STARTS = ("fork", "spawn")
 LIFETIMES = ("persistent", "per-phase")
@@ -248,6 +249,112 @@ def main() -> None:
     rows = run(args.reps, args.base, starts=args.starts.split(","), lifetimes=args.lifetimes.split(","),
                workers=[int(n) for n in args.workers.split(",")])
     args.json.write_text(json.dumps({"base_mib": args.base, "coincide": True, "rows": rows}))
+
+
+# -- RESULTS.md section 1b, from this script's JSON (benchmarks/report.py joins the sections) ------------------------
+
+TREE_METHODS = {"tree": "the gate's tree figure", "hwm_sum": "sum of VmHWM", "sampled": "sampled main RSS + workers' USS (10 ms)",
+                "main": "main process alone"}
+
+
+def _missed(r: dict, method: str) -> int:
+    """Worker spikes a method did not see: what is missing of the truth, in whole spikes, when over half of one."""
+    short = r["truth"] - r[f"seen_{method}"]
+    return max(0, round(short / (r["mib"] * MIB))) if short > r["mib"] * MIB / 2 else 0
+
+
+def tree_totals(tree: dict) -> dict:
+    """Per method over every case: mean |error|, worst error, spikes missed (of all planted), over-count at rest."""
+    out = {}
+    for method in TREE_METHODS:
+        errors = [(r[f"seen_{method}"] - r["truth"]) / MIB for r in tree["rows"]]
+        rest = [(r[f"rest_{method}"] - r["truth_at_rest"]) / MIB for r in tree["rows"] if r.get("truth_at_rest")]
+        out[method] = {"n": len(errors), "mean_abs": sum(map(abs, errors)) / len(errors), "worst": max(errors, key=abs),
+                       "missed": sum(_missed(r, method) for r in tree["rows"]),
+                       "spikes": sum(r["workers"] for r in tree["rows"]),
+                       "rest_median": med(rest) if rest else None, "rest_worst": max(rest, key=abs) if rest else None}
+    return out
+
+
+def section(fid: dict | None) -> list[str]:
+    """Section 1b from fidelity.json's tree part: worker spikes as each method saw them."""
+    out = ["## 1b. Spikes in worker processes (the process tree)", ""]
+    tree = (fid or {}).get("tree")
+    if tree is None:
+        return out + [("_Not run yet: `python -m benchmarks.fidelity --part tree` adds it to "
+                      "`benchmarks/results/fidelity.json`._"), ""]
+    totals = tree_totals(tree)
+    out += [ran(tree), "",
+            (f"The process running the Meter plays the measured child: steady allocator, {tree['base_mib']} MiB of its own "
+             f"touched before it starts its workers. It starts 1, 2 or 4 worker processes, forked or spawned, either "
+             f"*persistent* (started before the phases, alive after them) or *per phase* (started inside the phase, and "
+             f"exiting right after their spike, before the phase ends). Each worker touches 64 or 512 MiB (numpy `ones`), "
+             f"holds it 10 or 100 ms and frees it; {tree['reps']} repetitions of each case "
+             f"(`benchmarks/tree_spikes.py`). {_coincide(tree)} What a method *sees* is its figure for the spike phase "
+             f"minus its figure for a phase with the same workers and no spike; the truth is workers x size, since the "
+             f"spikes coincide (the tree figure is the peak over time of the summed tree: spikes that never overlap add up "
+             f"to less, section 1c). A spike is *missed* when a method "
+             f"fell short of the truth by more than half a spike. *Over-count at rest*: a method's figure for the phase "
+             f"without spikes, persistent workers, minus main RSS + the workers' USS read while nothing moves."), "",
+            "Methods, all read in the same runs:", "",
+            ("- **the gate's tree figure** (`ram_tree`): the main process's VmHWM + the largest 10 ms window's sum of the "
+            "descendants' VmHWM less their shared pages (`plugin/gpu_budget/measure/tree.py`: each descendant's VmHWM read and reset "
+            "every 10 ms, each forked multiprocessing worker reporting its own last window as it exits, every live one read "
+            "again at the phase end);"),
+            ("- **sum of VmHWM**: the main process's VmHWM + each descendant's own VmHWM peak in the phase, nothing "
+            "subtracted (each forked worker also counts the parent's pages it maps);"),
+            ("- **sampled**: a thread sampling main RSS + each worker's USS (smaps_rollup, shared pages counted once) every "
+            "10 ms, the maximum over the phase;"),
+            "- **main process alone**: what the gate read before it read the tree.", "",
+            "| method | cases | mean abs error | worst error | spikes missed | over-count at rest (median, worst) |",
+            "|---|---|---|---|---|---|"]
+    for method, t in totals.items():
+        rest = "-" if t["rest_median"] is None else f"{t['rest_median']:+.1f}, {t['rest_worst']:+.1f} MiB"
+        out.append(f"| {TREE_METHODS[method]} | {t['n']} | {t['mean_abs']:.2f} MiB | {t['worst']:+.2f} MiB | "
+                   f"{t['missed']} of {t['spikes']} | {rest} |")
+    groups = defaultdict(list)
+    for r in tree["rows"]:
+        groups[(r["start"], r["lifetime"], r["workers"], r["mib"], r["ms"])].append(r)
+    methods = list(TREE_METHODS)
+    out += ["", f"Per case: mean error / worst error (MiB), spikes missed (of workers x {tree['reps']}).", "",
+            "| workers | spike | truth | " + " | ".join(TREE_METHODS[m] for m in methods) + " |",
+            "|---|---|---|" + "---|" * len(methods)]
+    for (start, lifetime, n, size, ms), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "persistent",
+                                                                                       kv[0][2], kv[0][3], kv[0][4])):
+        cells = []
+        for m in methods:
+            errors = [(r[f"seen_{m}"] - r["truth"]) / MIB for r in rs]
+            missed = sum(_missed(r, m) for r in rs)
+            cells.append(f"{sum(errors) / len(errors):+.1f} / {max(errors, key=abs):+.1f}, "
+                         f"{'**' if missed else ''}{missed} missed{'**' if missed else ''}")
+        out.append(f"| {n} {start}ed, {lifetime} | {size} MiB held {ms} ms | {n * size} MiB | " + " | ".join(cells) + " |")
+    t = totals["tree"]
+    out += ["", (f"**The gated metric is the tree figure.** Over all {t['n']} cases its error lay within "
+                 f"{t['worst']:+.2f} MiB of the planted total (mean |error| {t['mean_abs']:.2f} MiB), {t['missed']} of "
+                 f"{t['spikes']} worker spikes missed, and at rest it sat {t['rest_median']:+.1f} MiB (median) from main RSS "
+                 f"+ the workers' USS. The sum of VmHWM sees spikes as well, but at rest it counts the parent's "
+                 f"{tree['base_mib']} MiB once more per forked worker ({totals['hwm_sum']['rest_worst']:+.0f} MiB at worst), "
+                 f"so it cannot be gated; the sampler misses short spikes; the main process alone sees none."), ""]
+    return out
+
+
+def _coincide(tree: dict) -> str:
+    """How the workers' spikes line up in time (the committed runs before the barriers did not say)."""
+    if tree.get("coincide"):
+        return ("The workers of a phase touch their blocks after a common barrier and hold them together from a second "
+                "one, so the phase's spikes coincide.")
+    return "The workers of a phase were not synchronised: their spikes may not overlap."
+
+
+def headline(fid: dict | None) -> list[str]:
+    """The headline's line for section 1b: the tree figure's error on worker spikes, beside the other methods."""
+    if not (fid and fid.get("tree")):
+        return []
+    t = tree_totals(fid["tree"])
+    return [(f"- Spikes in 1-4 worker processes (fork/spawn, persistent or not), the gate's tree figure: mean |error| "
+             f"{t['tree']['mean_abs']:.2f} MiB, worst {t['tree']['worst']:+.2f} MiB, missed {t['tree']['missed']} of "
+             f"{t['tree']['spikes']}; the sum of VmHWM over-counts {t['hwm_sum']['rest_worst']:+.0f} MiB at rest; a 10 ms "
+             f"sampler missed {t['sampled']['missed']}; the main process alone missed {t['main']['missed']}.")]
 
 
 if __name__ == "__main__":

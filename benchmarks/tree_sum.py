@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, ROOT, THREADS, gate_preload, write
+from benchmarks.common import MIB, ROOT, THREADS, gate_preload, med, missing, ran, span, write
 
 CASES = ("sequential", "concurrent", "spike", "per_epoch")
 MODES = ("command", "meter")
@@ -177,6 +177,118 @@ def main() -> None:
     rows = run(args.reps, args.modes.split(","), args.cases.split(","))
     write("tree_sum", {"reps": args.reps, "thresholds": THRESHOLDS, "threads": THREADS,
                        "wall_seconds": round(time.perf_counter() - t0, 1), "rows": rows}, args.json)
+
+
+# -- RESULTS.md section 1c, from this script's JSON (benchmarks/report.py joins the sections) ------------------------
+
+TREE_SUM_CASES = {
+    "sequential": "10 sequential subprocesses, 300-400 MiB each, held 0.2 s",
+    "concurrent": "2 forked DataLoader workers, 300 MiB each, held together",
+    "spike": "a 400 MiB spike held 50 ms in a shell-out",
+    "per_epoch": "per-epoch DataLoader workers: 3 epochs x 2 workers x 200 MiB",
+}
+
+
+TREE_SUM_MODES = {"command": "command case", "meter": "Meter in-process"}
+
+
+def _threshold(kind: str, bound: float) -> str:
+    return {"within": f"within {bound:.2f}x", "at_least": f">= {bound:.2f}x, and its addition >= {bound:.2f}x the workers",
+            "mib": f"within {bound:.0f} MiB", "not_tripled": f"within {bound:.2f}x, its addition < 1.5 epochs"}[kind]
+
+
+def tree_sum_groups(ts: dict) -> list[dict]:
+    """Per case and mode: medians of truth, gate and loose bound; ranges of the ratios; runs passed."""
+    out = []
+    for case in TREE_SUM_CASES:
+        for mode in TREE_SUM_MODES:
+            rs = [r for r in ts["rows"] if r["case"] == case and r["mode"] == mode]
+            if not rs:
+                continue
+            out.append({"case": case, "mode": mode, "n": len(rs), "passed": sum(r["passed"] for r in rs),
+                        "truth": med([r["truth"] for r in rs]) / MIB, "gate": med([r["ram_tree"] for r in rs]) / MIB,
+                        "loose": med([r["loose"] for r in rs]) / MIB, "ratios": [r["ratio"] for r in rs],
+                        "added": [r["added_ratio"] for r in rs], "loose_ratio": med([r["loose_ratio"] for r in rs]),
+                        "loose_added": med([r["loose_added_ratio"] for r in rs]),
+                        "errors": [r["error_mib"] for r in rs], "seconds": [r["seconds"] for r in rs],
+                        "loads": [r["load_average"] for r in rs]})
+    return out
+
+
+def tree_sum_table(ts: dict) -> list[str]:
+    """Section 1c's table, per case and mode (docs/process-tree.md quotes it)."""
+    out = [("| case | mode | runs | truth, median | gate's figure `ram_tree`, median | gate / truth (min .. max) | "
+            "added, in groups (min .. max) | loose bound, median | loose / truth, median (added, in groups) | "
+            "threshold | passed |"),
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for g in tree_sum_groups(ts):
+        kind, bound = ts["thresholds"][g["case"]]
+        out.append(f"| {TREE_SUM_CASES[g['case']]} | {TREE_SUM_MODES[g['mode']]} | {g['n']} | {g['truth']:.1f} MiB | "
+                   f"{g['gate']:.1f} MiB | {span(g['ratios'], '.3f')}x | {span(g['added'], '.3f')} | "
+                   f"{g['loose']:.1f} MiB | {g['loose_ratio']:.2f}x ({g['loose_added']:.2f}) | {_threshold(kind, bound)} | "
+                   f"{g['passed']} of {g['n']} |")
+    return out
+
+
+def section(ts: dict | None) -> list[str]:
+    """Section 1c from tree_sum.json: the gate's tree figure against each case's truth."""
+    out = ["## 1c. Processes that never coexist: the peak of the summed tree", ""]
+    if ts is None:
+        return out + missing("tree_sum", "tree_sum")
+    groups = tree_sum_groups(ts)
+    loads = [x for g in groups for x in g["loads"]]
+    out += [ran(ts) + f" 1-minute load average during the runs {min(loads):.2f} .. {max(loads):.2f}.", "",
+            ("The tree figure is the peak over time of the summed tree: every 10 ms each descendant's VmHWM is read and "
+             "reset, a window's contributions are summed, and the phase's figure is the largest window sum "
+             "(`docs/process-tree.md`). Four cases (`benchmarks/tree_sum_cases.py`), each measured through the gate's own "
+             "code two ways: as a **command case** (the case is a user's script, `Scenario(command=[python, script])` "
+             "measured by `isolate.measure` in a forkserver child with the gate's preload; the script's process is the "
+             "main one) and under a **Meter in-process** (the runner mode: a fresh process runs the case inside one phase "
+             f"and plays the measured child); {ts['reps']} repetitions of each, interleaved (`benchmarks/tree_sum.py`)."),
+            "",
+            ("*Truth*: what the processes read of themselves, not the gate: every child reads its own USS (smaps_rollup "
+             "Private_Clean + Private_Dirty, the pages no other process maps) while it holds its memory, and the main "
+             "process reads its own RSS just before it starts the children and just after they are done (it only waits "
+             "meanwhile). For each group of children alive together (one subprocess; one epoch's workers) the true tree is "
+             "the main process's RSS + the group's summed USS, shared pages counted once (in the main process); the truth "
+             "is the largest group. The DataLoader workers touch their blocks and hold them together (a barrier). "
+             "*Added*: what the gate's figure adds over the main process's RSS, in units of the largest group's children "
+             "(1: one group, as the truth has it). *Loose bound*: the sum of each process's own peak in the phase "
+             "(`TreeReading.peak_sum`, + the main process's VmHWM in the runner mode), what the tree figure was before "
+             "it became a peak over time."), "",
+            *tree_sum_table(ts)]
+    by = {(g["case"], g["mode"]): g for g in groups}
+    errors = [e for g in groups for e in g["errors"]]
+    passed, n = sum(g["passed"] for g in groups), sum(g["n"] for g in groups)
+    out += [""]
+    seq, epoch = by.get(("sequential", "command")), by.get(("per_epoch", "command"))
+    if seq and epoch:
+        out += [(f"**{passed} of {n} runs met their threshold**; over all of them the gate's figure lay "
+                 f"{min(errors):+.1f} .. {max(errors):+.1f} MiB from the truth. The old figure, the sum of every "
+                 f"process's own peak, would have said {seq['loose']:.0f} MiB for the ten sequential subprocesses as a "
+                 f"command ({seq['loose_ratio']:.1f}x the truth: it adds {seq['loose_added']:.1f} times the largest subprocess, "
+                 f"where one lives at a time) and {epoch['loose']:.0f} MiB for the per-epoch workers "
+                 f"({epoch['loose_ratio']:.2f}x: {epoch['loose_added']:.1f} epochs' workers, where one epoch's live at a "
+                 f"time); the peak of the summed tree "
+                 f"said {seq['gate']:.0f} and {epoch['gate']:.0f} MiB. Where the processes do coexist (the concurrent "
+                 f"workers, the shell-out spike) both figures count them in full. The section took "
+                 f"{ts['wall_seconds'] / 60:.1f} min."), ""]
+    return out
+
+
+def headline(ts: dict | None) -> list[str]:
+    """The headline's line for section 1c: processes that never coexist, the tree figure against the true peak."""
+    if not ts:
+        return []
+    by = {(g["case"], g["mode"]): g for g in tree_sum_groups(ts)}
+    seq, epoch = by.get(("sequential", "command")), by.get(("per_epoch", "command"))
+    if not (seq and epoch):
+        return []
+    return [(f"- Processes that never coexist (section 1c): ten sequential 300-400 MiB subprocesses, the gate's "
+            f"tree figure {span(seq['ratios'], '.3f')}x the true peak (the sum of per-process peaks "
+            f"{seq['loose_ratio']:.1f}x); per-epoch DataLoader workers {span(epoch['ratios'], '.3f')}x (the "
+            f"sum {epoch['loose_ratio']:.2f}x); {sum(g['passed'] for g in by.values())} of "
+            f"{sum(g['n'] for g in by.values())} runs of the four cases within their thresholds.")]
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.report import COMMAND_NOISE_TARGETS, command_noise_summary
+from benchmarks.command_noise import COMMAND_NOISE_TARGETS, command_noise_summary
 
 RESULT = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "command_noise.json"
 

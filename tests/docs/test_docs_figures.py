@@ -126,7 +126,8 @@ def test_the_exit_report_limitation_is_what_the_runs_show():
 
 def process_tree_measured() -> list[str]:
     """Section 1c's table and sums, and section 1b's error on coinciding spikes, as RESULTS.md renders them."""
-    from benchmarks.report import tree_sum_groups, tree_sum_table, tree_totals
+    from benchmarks.tree_spikes import tree_totals
+    from benchmarks.tree_sum import tree_sum_groups, tree_sum_table
 
     ts = load(TREE_SUM)
     by = {(g["case"], g["mode"]): g for g in tree_sum_groups(ts)}
@@ -183,7 +184,7 @@ def declaring_command_noise() -> list[str]:
     """The noise paragraph of "Gate your training script" is the committed command_noise run (RESULTS 5b)."""
     import inspect
 
-    from benchmarks.report import command_noise_summary
+    from benchmarks.command_noise import command_noise_summary
     from gpu_budget.measure.tree import ProcessTree
 
     res = load("benchmarks/results/command_noise.json")

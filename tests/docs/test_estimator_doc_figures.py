@@ -1,7 +1,7 @@
 """docs/estimator.md's figures are its committed reports', checked here, so neither can drift alone.
 
 The validation and estimate tables are rendered from docs/estimator-results/*.json by the CLI's own
-renderer; the speed table from benchmarks/results/estimator_speed.json by benchmarks/report.py; every
+renderer; the speed table from benchmarks/results/estimator_speed.json by benchmarks/estimator_speed.py; every
 figure in the prose is recomputed from the same files, the summary at the top ("In short") included.
 Each checker returns what it verified, for the sweep (tests/docs/test_figure_sweep.py).
 """
@@ -113,7 +113,7 @@ def test_the_real_scale_prose_is_the_estimates():
 
 
 def estimator_speed() -> list[str]:
-    from benchmarks.report import estimator_speed_table
+    from benchmarks.estimator_speed import estimator_speed_table
 
     table = "\n".join(estimator_speed_table(load("benchmarks/results/estimator_speed.json")))
     ratios = [r["real_seconds"] / r["estimate_seconds"] for r in _rows().values()]

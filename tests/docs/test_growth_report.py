@@ -14,8 +14,7 @@ from itertools import pairwise
 import pytest
 from doc_figures import ROOT, MiB, document, load, section, shows
 
-from benchmarks.growth_leak import allowance_of
-from benchmarks.report import GROWTH_TARGETS, growth_summary
+from benchmarks.growth_leak import GROWTH_TARGETS, allowance_of, growth_summary
 from gpu_budget.declare.scenario import Budget
 from gpu_budget.judge import growth
 

@@ -1,7 +1,7 @@
 """README's figures, and those of the docs/ pages its sections moved to, come from committed reports.
 
 Each checker recomputes one paragraph's figures from benchmarks/results/*.json (with
-benchmarks/report.py's own computations where it has them), asserts that its document shows them and
+the benchmark scripts' own section computations where they have them), asserts that its document shows them and
 returns what it verified; tests/docs/test_figure_sweep.py fails on any figure no checker returned.
 When a report is re-measured, a failing checker's message is the text to put in the document.
 The checkers keep the `readme_` names they had while their paragraphs were in README.md; DOC_CHECKERS
@@ -120,7 +120,7 @@ def _scenario_of(part: dict) -> str:
 
 def real_s1_as_reported() -> tuple[int, int]:
     """S1 as reported at real scale, from the real suite's S1 report: its gated peak and its clip length."""
-    from benchmarks.report import counted_real_parts
+    from benchmarks.suite import counted_real_parts
     from gpu_budget.measure.meter import ram_gated
 
     part = next(p for p in counted_real_parts(load("benchmarks/results/suite.json")) if _scenario_of(p) == "S1")
@@ -139,7 +139,7 @@ def s5_search() -> dict:
 
 
 def readme_real_scale_run() -> list[str]:
-    from benchmarks.report import counted_real_parts
+    from benchmarks.suite import counted_real_parts
 
     text = section(REAL_SCALE, "# Real scale on CPU")
     peak, clip = real_s1_as_reported()
@@ -272,8 +272,7 @@ def test_the_isolation_step_is_the_isolation_report():
 
 
 def readme_process_tree() -> list[str]:
-    from benchmarks.report import tree_totals
-    from benchmarks.tree_spikes import UssSampler
+    from benchmarks.tree_spikes import UssSampler, tree_totals
     from gpu_budget.measure.tree import ProcessTree
 
     tree = load("benchmarks/results/fidelity.json")["tree"]
@@ -329,7 +328,7 @@ def _tol(tol) -> str:
 
 def tiny_spread_table() -> str:
     """docs/baselines.md's spread table: each steady configuration of the repeatability report."""
-    from benchmarks.report import spreads
+    from benchmarks.repeatability import spreads
 
     rows = sorted((r for r in spreads(load("benchmarks/results/repeatability.json")) if r["malloc"] == "steady"),
                   key=lambda r: r["case"])
@@ -339,7 +338,8 @@ def tiny_spread_table() -> str:
 
 
 def readme_tiny_tolerance() -> list[str]:
-    from benchmarks.report import PREVIOUS_DEFAULT, detection_counts, spreads
+    from benchmarks.detection_power import PREVIOUS_DEFAULT, detection_counts
+    from benchmarks.repeatability import spreads
     from gpu_budget.declare.marks import DEFAULT_TOLERANCE as TOL
 
     text = section(BASELINES, "# Baselines and tolerance", "At real scale the spread")
@@ -400,7 +400,7 @@ def _median(xs: list[int]) -> float:
 
 
 def readme_real_scale_spreads() -> list[str]:
-    from benchmarks.report import MARGIN
+    from benchmarks.repeatability import MARGIN
     from gpu_budget.declare.marks import default_tolerance
 
     text = section(BASELINES, "At real scale the spread", "## Why peaks repeat")
@@ -454,7 +454,8 @@ def test_the_allocator_paragraph_is_the_repeatability_report():
 # -- docs/baselines.md: across machines ---------------------------------------------------------------
 
 def readme_setups() -> list[str]:
-    from benchmarks.report import _range, setup_gate_rows
+    from benchmarks.common import span
+    from benchmarks.setups import setup_gate_rows
 
     su = load("benchmarks/results/setups.json")
     rows = setup_gate_rows(su["gate"])
@@ -484,7 +485,7 @@ def readme_setups() -> list[str]:
                  "higher with AVX-512 kernels",
                  f"{extras[0][0]:.1f} MiB more on a machine that has them",
                  f"within {tensor} bytes of the baselines on every setup tried",
-                 f"the clean peaks of all {cases.pop()} cases stayed within {_range(compared, '+.1f')} MiB of the baselines",
+                 f"the clean peaks of all {cases.pop()} cases stayed within {span(compared, '+.1f')} MiB of the baselines",
                  f"a planted +{fraction * 100:.0f} % tensor was flagged {sum(x['verdict'] == 'regression' for x in tensors)} "
                  f"of {len(tensors)} times in {len(det)} setups, and no clean run was flagged",
                  f"runs S1 about {abs(lower) * 100:.1f} % lower, which hid a planted +{fraction * 100:.0f} % of non-tensor "
@@ -499,7 +500,7 @@ def test_the_setups_figures_are_the_setups_report():
 # -- docs/benchmarks.md -------------------------------------------------------------------------------
 
 def readme_spikes() -> list[str]:
-    from benchmarks.report import tool_totals
+    from benchmarks.fidelity import tool_totals
     from benchmarks.spikes import PsutilSampler
 
     fid = load("benchmarks/results/fidelity.json")
@@ -525,8 +526,8 @@ def test_the_spike_figures_are_the_fidelity_report():
 
 
 def overhead_sentence() -> str:
-    """docs/benchmarks.md's overhead figures, as benchmarks/report.py computes them from the committed overhead.json."""
-    from benchmarks.report import _iv, _order, overhead_ratios
+    """docs/benchmarks.md's overhead figures, as benchmarks/overhead.py computes them from the committed overhead.json."""
+    from benchmarks.overhead import _iv, _order, overhead_ratios
 
     ov = load("benchmarks/results/overhead.json")
     ratios, parts = overhead_ratios(ov), []
@@ -543,7 +544,7 @@ def overhead_sentence() -> str:
 
 def readme_overhead() -> list[str]:
     """The sentence, and the reading after it: real intervals hold 1.00x, tiny ones do not, the meter's lowest."""
-    from benchmarks.report import overhead_ratios
+    from benchmarks.overhead import overhead_ratios
 
     ratios = overhead_ratios(load("benchmarks/results/overhead.json"))
     intervals = {scale: {t: v["step_iv"] for t, v in tools.items() if v["step_iv"]} for scale, tools in ratios.items()}
@@ -576,7 +577,7 @@ def test_the_isolation_bullet_is_the_isolation_report():
 
 
 def readme_suite_time() -> list[str]:
-    from benchmarks.report import counted_real_parts
+    from benchmarks.suite import counted_real_parts
 
     su = load("benchmarks/results/suite.json")
     tiny = [p for p in su["parts"] if p["part"] == "tiny"]
@@ -604,7 +605,7 @@ def test_the_suite_time_is_the_suite_report():
 # -- docs/ci.md: adding the gate to a repository ------------------------------------------------------
 
 def readme_checkpoints() -> list[str]:
-    from benchmarks.report import checkpoint_extrapolation
+    from benchmarks.checkpoint_build import checkpoint_extrapolation
 
     built = sorted(checkpoint_extrapolation(load("benchmarks/results/checkpoint_build.json")), key=lambda r: r["scenario"])
     assert [r["scenario"] for r in built] == ["s3", "s4"]

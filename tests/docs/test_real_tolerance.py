@@ -10,7 +10,7 @@ from gpu_budget.report.findings import fix_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 MiB, GiB = 2**20, 2**30
-MARGIN = 6  # the rule both defaults follow: at least 6x the spread measured at that scale (benchmarks/report.py)
+MARGIN = 6  # the rule both defaults follow: at least 6x the spread measured at that scale (benchmarks/repeatability.py)
 
 
 def _real_spreads() -> dict[str, list[int]]:
