@@ -1,36 +1,17 @@
-"""docs/*.md figures (besides docs/estimator.md: tests/docs/test_estimator_doc_figures.py) come from committed reports.
+"""docs/*.md figures (besides docs/estimator.md: test_estimator_doc_figures.py) come from committed reports.
 
-Each checker recomputes a paragraph's figures from a committed report (or the script whose
-constant it quotes), asserts the document shows them and returns what it verified, for the
-sweep (tests/docs/test_figure_sweep.py).
+One test per checker of doc_checkers.py (the sweep, test_figure_sweep.py, runs the same checkers).
 """
 
-import re
-
-from doc_figures import ROOT, MiB, document, load, report, section, shows, words
-
-STEP_SUMMARY = "docs/step-summary-example.md"
-GPU_VALIDATION = "docs/gpu-validation.md"
-SUITE_TINY = "benchmarks/results/suite-tiny-all.report.json"
-
-
-# -- docs/step-summary-example.md ------------------------------------------------------------------------
-
-def step_summary() -> str:
-    """What the gate appends to $GITHUB_STEP_SUMMARY for the S3 rows of the committed tiny run."""
-    from gpu_budget.report.summary import markdown
-
-    rows, data = report(SUITE_TINY)
-    return markdown([r for r in rows if r.nodeid.startswith("memtests/test_s3_qwen2_audio.py::")], data["hardware"])
-
-
-def step_summary_example() -> list[str]:
-    hw = load(SUITE_TINY)["hardware"]
-    block = f"```markdown\n{step_summary()}```"
-    assert block in document(STEP_SUMMARY), f"{STEP_SUMMARY} should show:\n{block}"
-    return [block, *shows(document(STEP_SUMMARY),
-                          f"`{hw['key']}`: torch {hw['torch']}, transformers {hw['transformers']}, peft {hw['peft']}, "
-                          f"python {hw['python']})")]
+from doc_checkers import (
+    declaring_command_noise,
+    gpu_kit_on_cpu,
+    gpu_validation_limits,
+    process_tree_exit_reports,
+    process_tree_measured,
+    process_tree_mechanics,
+    step_summary_example,
+)
 
 
 def test_the_step_summary_example_is_the_committed_tiny_run():
@@ -38,40 +19,9 @@ def test_the_step_summary_example_is_the_committed_tiny_run():
     step_summary_example()
 
 
-# -- docs/gpu-validation.md ------------------------------------------------------------------------------
-
-def gpu_kit_on_cpu() -> list[str]:
-    rows, _ = report("benchmarks/results/gpu-kit-on-cpu.report.json")
-    shifts = {-r.setup["floor_shift"] / MiB for r in rows if r.setup and r.setup.get("floor_shift") is not None}
-    assert all(s > 0 for s in shifts)  # "below the baselines'"
-    assert not any(r.verdict == "regression" for r in rows)  # "no case regressed"
-    improved = [r for r in rows if r.verdict == "improved"]
-    assert {r.scenario for r in improved} == {"s2_paraformer"}
-    lost = [r for r in rows if r.expect == "over-budget" and r.verdict != "over-budget"]
-    named = sorted(f"S{r.scenario[1]}" for r in lost)
-    assert all(r.label == "as-reported" for r in lost)
-    return shows(section(GPU_VALIDATION, "3. The kit, tried on this CPU", "## On the GPU host"),
-                 f"Its import floor sat {min(shifts):.1f}-{max(shifts):.1f} MiB below the baselines'",
-                 f"{words(len(improved))} S2 cases read \"improved\"",
-                 f"{words(len(lost)).capitalize()} reproductions were lost, {' and '.join(named)} as reported")
-
-
 def test_the_kit_paragraph_is_the_kit_report():
     """The GPU kit tried on the CPU: floor shift, no regression, what improved and what was lost, from its report."""
     gpu_kit_on_cpu()
-
-
-def gpu_validation_limits() -> list[str]:
-    script = (ROOT / "benchmarks/gpu_validation.sh").read_text()
-    budget = int(re.search(r"\$\{BUDGET_S:-\$\{PART_BUDGET:-(\d+)\}\}", script).group(1))
-    command = int(re.search(r"command\).*PART_BUDGET=(\d+)", script).group(1))
-    leak = re.search(r"GPU_BUDGET_PLANT_LEAK_MIB=([\d.]+)", script).group(1)
-    skip = int(re.search(r'if \[ "\$left" -lt (\d+) \]', script).group(1))
-    return shows(section(GPU_VALIDATION, "## On the GPU host"),
-                 f"(`BUDGET_S`, default {budget} s, {command} s for `command`:", f"| {budget / 60:.0f} min |",
-                 f"`bash benchmarks/gpu_validation.sh command $OUT` | {command / 60:.0f} min |",
-                 f"(`GPU_BUDGET_PLANT_LEAK_MIB={leak}`: the script keeps {leak} MiB of each step's hidden states",
-                 f"run 2 is skipped when less than {skip} s is left")
 
 
 def test_the_time_limits_are_the_script():
@@ -79,92 +29,13 @@ def test_the_time_limits_are_the_script():
     gpu_validation_limits()
 
 
-DOCS_CHECKERS = {STEP_SUMMARY: (step_summary_example,), GPU_VALIDATION: (gpu_kit_on_cpu, gpu_validation_limits)}
-
-
-# -- docs/process-tree.md --------------------------------------------------------------------------------
-
-PROCESS_TREE = "docs/process-tree.md"
-TREE_SUM = "benchmarks/results/tree_sum.json"
-
-
-def process_tree_mechanics() -> list[str]:
-    """The poll interval, the shared-page re-read rules: the plugin's own defaults."""
-    import inspect
-
-    from gpu_budget.measure.tree import RESHARE_BYTES, ProcessTree
-
-    params = inspect.signature(ProcessTree.__init__).parameters
-    interval, shared_every = params["interval"].default, params["shared_every"].default
-    return shows(section(PROCESS_TREE, "## The peak over time of the summed tree", "## Blind spots"),
-                 f"polls every {interval * 1000:.0f} ms", f"moved by {RESHARE_BYTES // MiB} MiB or more",
-                 f"at most every {shared_every} s")
-
-
 def test_the_mechanics_are_the_plugins_defaults():
     """The poll interval and when shared pages are read again, as tree.py sets them."""
     process_tree_mechanics()
 
 
-def process_tree_exit_reports() -> list[str]:
-    """The command cases' DataLoader workers were polled, not reported; the runner's reported (no figure: a fact)."""
-    rows = load(TREE_SUM)["rows"]
-    loaders = [r for r in rows if r["case"] in ("concurrent", "per_epoch")]
-    assert loaders
-    for r in loaders:
-        workers = sum(len(g["children"]) for g in r["facts"]["groups"])
-        if r["mode"] == "command":  # only the command's own process reported (atexit)
-            assert r["tree"]["reported"] == 1 and r["tree"]["exited"] == workers + 1, r["tree"]
-        else:
-            assert r["tree"]["reported"] == workers, r["tree"]
-    return []
-
-
 def test_the_exit_report_limitation_is_what_the_runs_show():
     process_tree_exit_reports()
-
-
-def process_tree_measured() -> list[str]:
-    """Section 1c's table and sums, and section 1b's error on coinciding spikes, as RESULTS.md renders them."""
-    from benchmarks.tree_spikes import tree_totals
-    from benchmarks.tree_sum import tree_sum_groups, tree_sum_table
-
-    ts = load(TREE_SUM)
-    by = {(g["case"], g["mode"]): g for g in tree_sum_groups(ts)}
-    seq, epoch = by["sequential", "command"], by["per_epoch", "command"]
-    errors = [r["error_mib"] for r in ts["rows"]]
-    tree = load("benchmarks/results/fidelity.json")["tree"]
-    assert tree.get("coincide")  # the spikes of a phase held together: the truth is workers x size
-    t = tree_totals(tree)["tree"]
-    return shows(section(PROCESS_TREE, "## Measured"),
-                 f"{ts['reps']} repetitions of each", "\n".join(tree_sum_table(ts)),
-                 f"{sum(r['passed'] for r in ts['rows'])} of {len(ts['rows'])} runs met their threshold; the gate's "
-                 f"figure lay {min(errors):+.1f} .. {max(errors):+.1f} MiB from the truth",
-                 f"said {seq['loose']:.0f} MiB for the ten sequential subprocesses as a command "
-                 f"({seq['loose_ratio']:.1f}x the truth) and {epoch['loose']:.0f} MiB for the per-epoch workers "
-                 f"({epoch['loose_ratio']:.2f}x)",
-                 f"{tree['reps']} repetitions of each case", f"within {abs(t['worst']):.1f} MiB of the planted total (mean |error| "
-                 f"{t['mean_abs']:.2f} MiB), {t['missed']} of {t['spikes']} worker spikes missed") + \
-        _largest_spike_error(tree) + \
-        shows(section(PROCESS_TREE, "## Blind spots", "## Measured"),
-              f"coinciding spikes of {min(r['ms'] for r in tree['rows'])} ms")
-
-
-def _largest_spike_error(tree: dict) -> list[str]:
-    """Section 1b's worst run: workers exiting in the phase whose peaks fell in neighbouring windows (the sum of
-    their own peaks held them all; the largest window fell short by about the error)."""
-    worst = min(tree["rows"], key=lambda r: r["seen_tree"] - r["truth"])
-    error = (worst["seen_tree"] - worst["truth"]) / MiB
-    split = (worst["tree_at_spike"]["peak_sum"] - worst["tree_at_spike"]["private"]) / MiB
-    assert worst["lifetime"] == "per-phase" and split >= 0.8 * abs(error), worst
-    case = ("start", "lifetime", "workers", "mib", "ms")
-    others = [abs(r["seen_tree"] - r["truth"]) / MiB for r in tree["rows"]
-              if r is not worst and all(r[k] == worst[k] for k in case)]
-    return shows(section(PROCESS_TREE, "## Measured"),
-                 f"The same case's other runs lay within {max(others):.1f} MiB of the truth.",
-                 f"Its largest error, {error:+.1f} MiB, was a run of {words(worst['workers'])} {worst['start']}ed workers "
-                 f"exiting in the phase after {worst['mib']} MiB held {worst['ms']} ms: the sum of their own peaks held "
-                 f"all of them, the largest window {split:.0f} MiB less")
 
 
 def test_the_measured_figures_are_the_committed_runs():
@@ -172,36 +43,5 @@ def test_the_measured_figures_are_the_committed_runs():
     process_tree_measured()
 
 
-DOCS_CHECKERS[PROCESS_TREE] = (process_tree_mechanics, process_tree_exit_reports, process_tree_measured)
-
-
-# -- docs/declaring.md: a script gated as a command, how exact ---------------------------------------------
-
-DECLARING = "docs/declaring.md"
-
-
-def declaring_command_noise() -> list[str]:
-    """The noise paragraph of "Gate your training script" is the committed command_noise run (RESULTS 5b)."""
-    import inspect
-
-    from benchmarks.command_noise import command_noise_summary
-    from gpu_budget.measure.tree import ProcessTree
-
-    res = load("benchmarks/results/command_noise.json")
-    s = command_noise_summary(res)
-    model = res["model"]
-    interval = inspect.signature(ProcessTree.__init__).parameters["interval"].default
-    return shows(section(DECLARING, "## Gate your training script", None),
-                 f"(hidden {model['hidden_size']}, {model['num_hidden_layers']} layers, {model['seq']} tokens, "
-                 f"{model['max_steps']} steps)",
-                 f"{s['ram_tree_min'] / MiB:.2f}-{s['ram_tree_max'] / MiB:.2f} MiB",
-                 f"over {s['clean']} fresh pytest sessions (a {s['spread'] * 100:.3f} %",
-                 f"{s['false_alarms']} of {s['clean']} false alarms",
-                 f"planted +{res['fraction'] * 100:.0f} %",
-                 f"caught {s['caught']} of {s['planted']} times",
-                 f"within {interval * 1000:.0f} ms")
-
-
 def test_the_command_noise_paragraph_is_the_committed_run():
     declaring_command_noise()
-

@@ -3,17 +3,8 @@
 import json
 
 import pytest
+from doc_checkers import ESTIMATES, estimator_cuda_page
 from doc_figures import document, load
-
-ESTIMATES = "benchmarks/results/estimator-cuda.json"
-
-
-def estimator_cuda_page() -> list[str]:
-    from benchmarks.estimator_cuda import render
-
-    page = document("docs/estimator-cuda.md")
-    assert page == render(load(ESTIMATES)), "docs/estimator-cuda.md is stale: python -m benchmarks.estimator_cuda --render"
-    return [page]
 
 
 def test_the_page_is_rendered_from_the_estimates_and_the_gpu_report():

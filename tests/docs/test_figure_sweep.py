@@ -1,31 +1,29 @@
 """Every figure in README.md and docs/*.md is verified against a committed report, or allowed here with its reason.
 
-The checkers of tests/docs/test_readme_figures.py, test_estimator_doc_figures.py and test_docs_figures.py
+The checkers of tests/docs/readme_checkers.py, estimator_checkers.py and doc_checkers.py
 each return the text they verified; the sweep collects it per document, adds the allow-list below,
 and fails on any figure token (doc_figures.FIGURE: a number with a unit, a range, an interval, a
 count of runs) outside all of them. A figure added without a checker, or left behind when a
 checker's text changes, fails here; an allow-list entry that no longer matches fails too.
 """
 
+import doc_checkers
+import estimator_checkers
 import pytest
-import test_docs_figures
-import test_estimator_cuda
-import test_estimator_doc_figures
-import test_gpu_results
-import test_readme_figures
+import readme_checkers
 from doc_figures import FIGURE, ROOT, document, flat, unsourced
 
 CHECKERS = {
-    "README.md": test_readme_figures.README_CHECKERS,
-    **test_readme_figures.DOC_CHECKERS,  # docs/declaring.md, measuring.md, baselines.md, ...: README's sections once
-    "docs/estimator.md": test_estimator_doc_figures.ESTIMATOR_CHECKERS,
-    **test_docs_figures.DOCS_CHECKERS,
+    "README.md": readme_checkers.README_CHECKERS,
+    **readme_checkers.DOC_CHECKERS,  # docs/declaring.md, measuring.md, baselines.md, ...: README's sections once
+    "docs/estimator.md": estimator_checkers.ESTIMATOR_CHECKERS,
+    **doc_checkers.DOCS_CHECKERS,
     "docs/layout.md": (),
     "docs/design.md": (),
     "docs/scenario-api.md": (),
     "docs/several-ranks.md": (),
-    "docs/gpu-results.md": (test_gpu_results.gpu_results_page,),  # rendered from the GPU reports whole
-    "docs/estimator-cuda.md": (test_estimator_cuda.estimator_cuda_page,),  # rendered from its estimates and report
+    "docs/gpu-results.md": (doc_checkers.gpu_results_page,),  # rendered from the GPU reports whole
+    "docs/estimator-cuda.md": (doc_checkers.estimator_cuda_page,),  # rendered from its estimates and report
     "docs/options.md": (),  # generated from options.OPTIONS (tests/docs/test_options_doc.py); defaults carry no unit
 }
 
@@ -117,8 +115,8 @@ def test_the_sweep_fails_on_a_planted_figure():
 
 def test_the_sweep_fails_on_a_changed_figure():
     """A verified figure edited by hand (5.0 -> 5.00 min) leaves its checker's text unmatched: the sweep fails."""
-    path = test_readme_figures.BENCHMARKS
-    snippet = flat(test_readme_figures.readme_suite_time()[0])
+    path = readme_checkers.BENCHMARKS
+    snippet = flat(readme_checkers.readme_suite_time()[0])
     edited = flat(document(path)).replace(snippet, snippet.replace(" min", "0 min", 1))
     with pytest.raises(AssertionError, match="not in the document"):
         unsourced(edited, verified(path), allowed(path))

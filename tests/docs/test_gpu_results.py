@@ -1,14 +1,7 @@
 """docs/gpu-results.md is what benchmarks/gpu_results.py renders from the committed GPU reports, to the byte."""
 
+from doc_checkers import gpu_results_page
 from doc_figures import document
-
-
-def gpu_results_page() -> list[str]:
-    from benchmarks.gpu_results import render
-
-    page = document("docs/gpu-results.md")
-    assert page == render(), "docs/gpu-results.md is stale: python -m benchmarks.gpu_results"
-    return [page]
 
 
 def test_the_gpu_results_page_is_rendered_from_the_reports():

@@ -8,11 +8,11 @@ planted leak; docs/declaring.md's paragraph on steps= quotes the same figures.
 """
 
 import json
-import re
 from itertools import pairwise
 
 import pytest
-from doc_figures import ROOT, MiB, document, load, section, shows
+from doc_checkers import declaring_growth
+from doc_figures import ROOT, document, load
 
 from benchmarks.growth_leak import GROWTH_TARGETS, allowance_of, growth_summary
 from gpu_budget.declare.scenario import Budget
@@ -72,24 +72,6 @@ def test_the_committed_rule_raises_no_false_alarm_and_catches_every_leak(run):
         check = growth.check(r["steps"], r["peaks"], Budget(ram=run["budget"]), run["declared_steps"])
         assert bool(check.breaches) == r["judged"]["failed"] == (r["case"] == "s1 leak"), r["judged"]["message"]
         assert max(s["ram_tree"] for s in r["steps"]) <= run["budget"]  # the peak itself keeps the budget
-
-
-def declaring_growth() -> list[str]:
-    """The steps= paragraph of docs/declaring.md is the committed growth run and the H200 report."""
-    run = load(RUN)
-    s = growth_summary(run)
-    text = section(DECLARING, "- `steps=", "- `gpu_budget.measure(")
-    first_leak = next(r for r in run["runs"] if r["case"] == "s1 leak")["judged"]["message"]
-    return shows(text,
-                 re.sub(r"\(.*?\)", "(...)", first_leak, count=1),
-                 f"{run['leak_mib']} MiB of hidden states per step",
-                 f"{s['peak_change'] * 100:+.1f} % on its peak after {run['steps']} steps",
-                 f"host RAM {s['allowance'] / MiB:.2f} MiB/step",
-                 f"the largest growth of {len(s['calibration']['s1 clean']) + len(s['calibration']['s5 clean'])} clean "
-                 f"runs of S1's Trainer script and S5",
-                 f"{s['clean']} more clean runs gave {s['false_alarms']} of {s['clean']} false alarms",
-                 f"caught {s['caught']} of {s['leak']} times",
-                 f"GPU allocated {growth.ALLOWANCE['vram_allocated'] / 1024:.0f} KiB/step")
 
 
 def test_the_declaring_paragraph_is_the_committed_run():

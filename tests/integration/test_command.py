@@ -14,6 +14,7 @@ import time
 import uuid
 
 import pytest
+from inner_session import rows, survivors
 
 MiB = 2**20
 
@@ -49,27 +50,6 @@ def command_project(pytester, monkeypatch):
         return pytester
 
     return write_tests
-
-
-def rows(pytester) -> dict:
-    data = json.loads((pytester.path / "r.json").read_text())
-    return {r["nodeid"].split("::", 1)[1]: r for r in data["results"]}
-
-
-def survivors(marker: str) -> list[str]:
-    """Command lines of live processes holding `marker` (zombies hold no command line and are not counted)."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
-                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmd:
-            found.append(f"{entry.name}: {cmd}")
-    return found
 
 
 def test_a_script_gets_its_phases_steps_and_growth(command_project):

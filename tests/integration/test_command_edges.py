@@ -18,7 +18,7 @@ import sys
 import textwrap
 
 import pytest
-from test_command import rows  # tests/integration is on sys.path (pytest's prepend import mode)
+from inner_session import rows
 
 TRAIN = '''
 import torch

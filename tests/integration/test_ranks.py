@@ -11,7 +11,7 @@ import textwrap
 import uuid
 
 import pytest
-from test_command import rows, survivors  # tests/integration is on sys.path (pytest's prepend import mode)
+from inner_session import rows, survivors
 
 MiB = 2**20
 

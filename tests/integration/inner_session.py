@@ -1,0 +1,31 @@
+"""What a test's inner pytest session (pytester, in a subprocess) left behind: its report's rows, live processes.
+
+Shared by the command tests (test_command.py, test_command_edges.py, test_ranks.py); a plain
+module, not a test module, so no test module imports another. tests/integration is on sys.path
+(pytest's prepend import mode), which is how they import it.
+"""
+
+import json
+import os
+
+
+def rows(pytester) -> dict:
+    """The inner session's JSON report (written to r.json) by test id: the part of each nodeid after its module."""
+    data = json.loads((pytester.path / "r.json").read_text())
+    return {r["nodeid"].split("::", 1)[1]: r for r in data["results"]}
+
+
+def survivors(marker: str) -> list[str]:
+    """Command lines of live processes holding `marker` (zombies hold no command line and are not counted)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd:
+            found.append(f"{entry.name}: {cmd}")
+    return found
