@@ -53,16 +53,17 @@ def detection_counts(det: dict, rel: float, abs_: int) -> dict:
     from gpu_budget.declare.scenario import Budget, Tolerance
     from gpu_budget.judge.baselines import Entry
     from gpu_budget.judge.compare import judge, ram_compared
-    from gpu_budget.results import NO_PEAKS, Measurement
+    from gpu_budget.measure.figures import Peaks
+    from gpu_budget.results import Measurement
 
     tol, out = Tolerance(rel, abs_), defaultdict(lambda: [0, 0, []])
     for r in det["runs"]:
-        m = Measurement(status="ok", peaks={**NO_PEAKS, **r["peaks"]})
-        verdict = judge(m, Budget(), Entry(peaks=det["baselines"][r["case"]]), tol, ci=True, update=False)
+        m, base = Measurement(status="ok", peaks=Peaks.from_json(r["peaks"])), Peaks.from_json(det["baselines"][r["case"]])
+        verdict = judge(m, Budget(), Entry(peaks=base), tol, ci=True, update=False)
         cell = out[(r["case"], r["fraction"])]
         cell[0] += verdict.verdict == "regression"
         cell[1] += 1
-        cell[2].append(verdict.change[ram_compared(m.peaks, det["baselines"][r["case"]])[0]])  # as judge compared
+        cell[2].append(verdict.change[ram_compared(m.peaks, base)[0]])  # as judge compared
     return out
 
 

@@ -53,11 +53,18 @@ def cases(steps: int) -> dict:
             "s5 clean": S5.with_params(steps=steps)}
 
 
+def steps_of(run: dict) -> list:
+    """A run's per-step figures as the growth rule reads them (the report holds them as JSON)."""
+    from gpu_budget.measure.figures import Step
+
+    return [Step.from_json(s) for s in run["steps"]]
+
+
 def allowance_of(runs: list[dict]) -> int:
     """The host-RAM clean allowance: the largest growth (bytes per step, rounded up) the calibration runs read."""
     from gpu_budget.judge import growth
 
-    slopes = [growth.fit(growth.Series.of(r["steps"], "ram_tree"), 0).slope for r in runs if r["stage"] == "calibration"]
+    slopes = [growth.fit(growth.Series.of(steps_of(r), "ram_tree"), 0).slope for r in runs if r["stage"] == "calibration"]
     return math.ceil(max(slopes))
 
 
@@ -67,7 +74,7 @@ def judged(run: dict, allowance: int, budget: int) -> dict:
     from gpu_budget.judge import growth
 
     rule = {**growth.ALLOWANCE, "ram": allowance, "ram_tree": allowance}
-    check = growth.check(run["steps"], run["peaks"], Budget(ram=budget), DECLARED_STEPS, rule)
+    check = growth.check(steps_of(run), run["peaks"], Budget(ram=budget), DECLARED_STEPS, rule)
     return {"failed": bool(check.breaches), "message": "; ".join(check.breaches + check.notes), **check.to_json()}
 
 
@@ -124,7 +131,7 @@ def growth_summary(res: dict) -> dict:
     from gpu_budget.judge import growth
 
     def slopes(case: str, stage: str) -> list[float]:
-        return [growth.fit(growth.Series.of(r["steps"], "ram_tree"), 0).slope for r in res["runs"]
+        return [growth.fit(growth.Series.of(steps_of(r), "ram_tree"), 0).slope for r in res["runs"]
                 if r["case"] == case and r["stage"] == stage]
 
     judged = [r for r in res["runs"] if r.get("judged")]

@@ -63,11 +63,11 @@ def run(spec: dict) -> dict:
                             dispatch_mode=dispatch)
         if not m.ok:
             raise RuntimeError(f"{job}: {m.error}")
-        out.append({**job, "position": position, "peaks": m.peaks, "step_ram": m.step_peaks["ram"],
+        out.append({**job, "position": position, "peaks": m.peaks.to_json(), "step_ram": m.step_peaks.ram,
                     "wall_s": m.wall_seconds, "info_malloc": m.info.get("malloc")})
         planted = sum(plants.values()) / 2**20
         print(f"  {job['case']} ({job.get('malloc', 'steady')}, planted {planted:.1f} MiB): "
-              f"{m.peaks['ram'] / 2**20:.1f} MiB", flush=True)
+              f"{m.peaks.ram / 2**20:.1f} MiB", flush=True)
     return {"fingerprint": fprint, "runs": out}
 
 

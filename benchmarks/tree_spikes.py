@@ -175,7 +175,7 @@ class Workers:
 def _figures(meter, sampler) -> dict:
     rec = meter.phases[-1]
     return {"tree": rec.ram_tree_peak, "hwm_sum": rec.ram_peak + rec.tree["hwm_sum"], "sampled": sampler.peak,
-            "main": rec.ram_peak, "tree_detail": rec.tree, "samples": sampler.samples}
+            "main": rec.ram_peak, "tree_detail": rec.tree.to_json(), "samples": sampler.samples}
 
 
 def one_case(meter, sampler, case: dict) -> dict:

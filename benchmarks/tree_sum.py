@@ -100,7 +100,7 @@ def command_case(case: str, rep: int, tmp: Path) -> dict:
     if not m.ok:
         raise RuntimeError(f"{case}: the command case failed: {m.error}")
     (phase,) = m.phases.values()  # the script marks no phase: one "run"
-    return _row(case, "command", rep, json.loads(out.read_text()), m.peaks["ram"], m.peaks["ram_tree"], phase["tree"],
+    return _row(case, "command", rep, json.loads(out.read_text()), m.peaks.ram, m.peaks.ram_tree, phase.tree.to_json(),
                 seconds)
 
 
@@ -112,7 +112,8 @@ def meter_case(meter, case: str, rep: int) -> dict:
     meter.start(case)
     facts = cases.CASES[case](rep)
     record = meter.stop()
-    return _row(case, "meter", rep, facts, record.ram_peak, record.ram_tree_peak, record.tree, time.perf_counter() - t0)
+    return _row(case, "meter", rep, facts, record.ram_peak, record.ram_tree_peak, record.tree.to_json(),
+                time.perf_counter() - t0)
 
 
 def meter_rows(reps: int, cases=CASES) -> list[dict]:

@@ -31,7 +31,7 @@ def test_explore_batch_and_clip_length(gpu_budget):
     print("\n".join(result.summary()))
     assert not result.problems and len(result.real_runs) <= MAX_REAL_RUNS, result.summary()
     boundary, budget = result.boundary, result.budget
-    assert boundary["value"] is not None, result.summary()  # batch 1 fits: the fixed run is within budget
-    assert boundary["peaks"][boundary["value"]] <= budget
-    assert boundary["value"] == 16 or boundary["peaks"][boundary["value"] + 1] > budget  # bracketed by real runs
-    assert result.worst["measured"] >= max(p for p in boundary["peaks"].values() if p is not None)
+    assert boundary.value is not None, result.summary()  # batch 1 fits: the fixed run is within budget
+    assert boundary.peaks[boundary.value] <= budget
+    assert boundary.value == 16 or boundary.peaks[boundary.value + 1] > budget  # bracketed by real runs
+    assert result.worst.measured >= max(p for p in boundary.peaks.values() if p is not None)

@@ -29,11 +29,11 @@ def test_explore_batch_text_and_added_tokens(gpu_budget):
     print("\n".join(result.summary()))
     assert not result.problems and len(result.real_runs) <= MAX_REAL_RUNS, result.summary()
     boundary, budget = result.boundary, result.budget
-    assert result.worst["measured"] is None or result.worst["measured"] > budget  # the envelope crosses it
-    value = boundary["value"]
+    assert result.worst.measured is None or result.worst.measured > budget  # the envelope crosses it
+    value = boundary.value
     if value is not None:
-        assert boundary["peaks"][value] <= budget
+        assert boundary.peaks[value] <= budget
     if value is None or value < 8:  # bracketed by real runs from above
         above = 1 if value is None else value + 1
-        peak = boundary["peaks"][above]
+        peak = boundary.peaks[above]
         assert peak is None or peak > budget

@@ -54,4 +54,4 @@ def test_ddp_two_ranks_on_one_gpu(gpu_budget):
     """torchrun, 2 ranks on one GPU over gloo: each rank's GPU figures, its budget, the node's summed NVML figure."""
     row = gpu_budget.measure(DDP_ONE_GPU, label="ddp-gloo")
     assert row.info["world"] == 2 and row.info["groups"] == {"0": 2, "1": 2}, row.info
-    assert all(r["peaks"].get("vram_allocated") for r in row.ranks), row.ranks
+    assert all(r.peaks.vram_allocated for r in row.ranks), row.ranks

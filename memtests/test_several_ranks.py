@@ -85,8 +85,8 @@ def test_a_regression_of_one_rank_is_caught_and_named(gpu_budget):
     verdict = judge(planted, Budget(), entry, tolerance, ci=True, update=False)
     assert (verdict.verdict, verdict.passed) == ("regression", False), verdict.message
     assert verdict.message.startswith("rank 1: ram_tree ") and "rank 0" not in verdict.message, verdict.message
-    grown = {r["rank"]: r["peaks"]["ram_tree"] for r in planted.ranks}
-    before = {r["rank"]: r["peaks"]["ram_tree"] for r in clean.ranks}
+    grown = {r.rank: r.peaks.ram_tree for r in planted.ranks}
+    before = {r.rank: r.peaks.ram_tree for r in clean.ranks}
     assert abs(grown[1] - before[1] - PLANT * MiB) <= tolerance.abs, (before, grown)  # the plant, to the noise
     mib = {rank: f"{before[rank] / MiB:.2f} -> {grown[rank] / MiB:.2f} MiB" for rank in sorted(before)}
     gpu_budget.note(DDP, f"a planted {PLANT} MiB on rank 1 (DDP): rank 0 {mib[0]}, rank 1 {mib[1]}; judged against the "

@@ -1,10 +1,11 @@
-"""The two result types every module passes: a child's `Measurement` and a judged case's `Result`.
+"""The result types every module passes: a child's `Measurement`, a judged case's `Result`, and their parts.
 
-Both are frozen dataclasses; JSON only at the edges: a child's events become a
-Measurement in isolate/forkserver.py, and a Result becomes a row of the JSON report (and
-of an xdist worker's shipment) through `to_json` / `from_json`. Peaks, phases,
-steps and growth stay byte-count mappings keyed as the child writes them
-(meter.PEAK_KEYS: "ram", "ram_tree", "ram_tensor", "vram_allocated", ...).
+All frozen dataclasses, typed to the leaves (measure/figures.py: Peaks,
+PhaseRecord, Step, RankFigures, Node); JSON only at the edges: a child's
+events become a Measurement in isolate/forkserver.py, and a Result becomes a
+row of the JSON report (and of an xdist worker's shipment) through `to_json` /
+`from_json`. A mapping given for a typed field when one is made (a test's
+stand-in measurement, a row read back) is read as that field's JSON.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from gpu_budget.measure.meter import PEAK_KEYS, ram_gated
+from gpu_budget.measure.figures import METRICS, Fields, Node, Peaks, PhaseRecord, RankFigures, Step
+from gpu_budget.measure.summary import Summary
 
-# the metrics every row holds; a command's tree GPU figure (vram_tree), added later, only where its run read it,
-# so a row of an earlier report reads back into the same row
-NO_PEAKS: Mapping[str, int | None] = dict.fromkeys(k for k in PEAK_KEYS if k != "vram_tree")
+NO_PEAKS = Peaks()
 
 
 class Verdict(str, Enum):
@@ -37,25 +37,57 @@ class Verdict(str, Enum):
 
 
 @dataclass(frozen=True)
+class Failure(Fields):
+    """Why a measured child failed: its kind ("oom", "killed", "timeout", "exception", "missing-dependency", a
+    command's "exit", "rank", "command", "leftover"), the exception's type, its message and traceback."""
+
+    kind: str
+    type: str | None = None
+    message: str = ""
+    traceback: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return self._json()
+
+
+@dataclass(frozen=True)
+class SnapshotRun(Fields):
+    """The recording re-run of a failing CUDA case (never judged): how it ended, its peaks, its time."""
+
+    status: str
+    peaks: Peaks
+    error: Failure | None
+    wall_seconds: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "peaks": self.peaks.to_json(), "wall_seconds": self.wall_seconds,
+                "error": None if self.error is None else self.error.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SnapshotRun:
+        return cls(data["status"], Peaks.from_json(data.get("peaks")),
+                   None if data.get("error") is None else Failure(**data["error"]), data.get("wall_seconds"))
+
+
+@dataclass(frozen=True)
 class Measurement:
     """What one measured child found; a child that died is a measurement too (status "error", the peak so far).
 
-    peaks: the run's peak per metric, in bytes (None where not measured: every
-    GPU figure on a CPU host). phases: each phase's record by name, in the order
-    run (ram_peak, ram_tree_peak, vram_allocated, ..., step for a train step).
-    steps: the train steps' records in order. growth: "<metric>_per_step", the
-    least-squares slope over the steady steps. info: facts the runner reported.
-    error: {kind, type, message, traceback} of a failed child, else None.
+    peaks: the run's peak per metric (None where not measured: every GPU figure
+    on a CPU host). phases: each phase's record by name, in the order run.
+    steps: the train steps' figures in order. growth: "<metric>_per_step", the
+    least-squares slope over the steady steps. info: facts the runner reported
+    (JSON). error: why a failed child failed, else None.
     """
 
     status: str
-    peaks: Mapping[str, int | None]
-    phases: Mapping[str, dict] = field(default_factory=dict)
-    step_peaks: Mapping[str, int | None] | None = None
-    steps: tuple[dict, ...] = ()
+    peaks: Peaks
+    phases: Mapping[str, PhaseRecord] = field(default_factory=dict)
+    step_peaks: Peaks | None = None
+    steps: tuple[Step, ...] = ()
     growth: Mapping[str, float | None] = field(default_factory=dict)
     info: Mapping[str, Any] = field(default_factory=dict)
-    error: Mapping[str, Any] | None = None
+    error: Failure | None = None
     cuda: bool = False
     ram_method: str | None = None
     ram_tree_method: str | None = None
@@ -64,14 +96,26 @@ class Measurement:
     exitcode: int | None = None
     snapshot: str | None = None  # a memory snapshot the child dumped (a recording run only)
     # a launcher case (torchrun, accelerate launch): each rank's figures (measure/ranks.py); `peaks`, `phases` and
-    # `steps` are then the worst rank's, and `node` holds the whole node's: {"peaks": {"ram": the launcher's
-    # process, "ram_tree": every process, "vram_tree": every process's GPU memory}, "phases", "steps"}
-    ranks: tuple[dict, ...] = ()
-    node: Mapping[str, Any] | None = None
+    # `steps` are then the worst rank's, and `node` holds the whole node's
+    ranks: tuple[RankFigures, ...] = ()
+    node: Node | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ("ok", "error"):
             raise ValueError(f"Measurement status {self.status!r}: expected 'ok' or 'error'")
+        typed = {  # a mapping given for a typed field is its JSON
+            "peaks": Peaks.from_json(self.peaks) if not isinstance(self.peaks, Peaks) else self.peaks,
+            "step_peaks": Peaks.from_json(self.step_peaks) if isinstance(self.step_peaks, Mapping)
+            and not isinstance(self.step_peaks, Peaks) else self.step_peaks,
+            "phases": {name: p if isinstance(p, PhaseRecord) else PhaseRecord.from_json({"name": name, **p})
+                       for name, p in self.phases.items()},
+            "steps": tuple(s if isinstance(s, Step) else Step.from_json(s) for s in self.steps),
+            "error": self.error if self.error is None or isinstance(self.error, Failure) else Failure(**self.error),
+            "ranks": tuple(r if isinstance(r, RankFigures) else RankFigures.from_json(r) for r in self.ranks),
+            "node": self.node if self.node is None or isinstance(self.node, Node) else Node.from_json(self.node),
+        }
+        for name, value in typed.items():
+            object.__setattr__(self, name, value)
 
     @property
     def ok(self) -> bool:
@@ -80,40 +124,141 @@ class Measurement:
     @property
     def error_kind(self) -> str | None:
         """"oom", "killed", "timeout", "exception", "missing-dependency", ...; None for a child that finished."""
-        return None if self.error is None else self.error.get("kind")
+        return None if self.error is None else self.error.kind
 
     @property
     def ram(self) -> int | None:
         """The gated host-RAM peak: the process tree's, or the main process's where no tree was read."""
-        return ram_gated(self.peaks)
+        return self.peaks.gated_ram
 
     @classmethod
-    def from_child(cls, summary: Mapping, **rest: Any) -> Measurement:
-        """From meter.summarize's dict (its phases a list) and what isolate/forkserver.py adds (status, info, error, ...)."""
-        phases = {p["name"]: dict(p) for p in summary["phases"]}
-        return cls(peaks=dict(summary["peaks"]), phases=phases, step_peaks=summary.get("step_peaks"),
-                   steps=tuple(summary.get("steps", ())), growth=dict(summary.get("growth", {})),
-                   cuda=bool(summary.get("cuda")), ram_method=summary.get("ram_method"),
-                   ram_tree_method=summary.get("ram_tree_method"), ram_tree_bound=summary.get("ram_tree_bound"),
-                   ranks=tuple(summary.get("ranks") or ()), node=summary.get("node"), **rest)
+    def from_child(cls, summary: Summary, **rest: Any) -> Measurement:
+        """From the meter's Summary and what forkserver.py adds (status, info, error, ...)."""
+        return cls(peaks=summary.peaks, phases={p.name: p for p in summary.phases}, step_peaks=summary.step_peaks,
+                   steps=summary.steps, growth=dict(summary.growth), cuda=summary.cuda,
+                   ram_method=summary.ram_method, ram_tree_method=summary.ram_tree_method,
+                   ram_tree_bound=summary.ram_tree_bound, ranks=summary.ranks, node=summary.node, **rest)
 
-    def _row_fields(self) -> dict:
+    def _row_fields(self) -> dict[str, Any]:
         """This measurement's fields as a JSON report row holds them."""
-        return {"peaks": dict(self.peaks), "step_peaks": None if self.step_peaks is None else dict(self.step_peaks),
-                "growth": dict(self.growth), "phases": dict(self.phases), "steps": list(self.steps),
-                "info": dict(self.info), "error": None if self.error is None else dict(self.error),
+        return {"peaks": self.peaks.to_json(),
+                "step_peaks": None if self.step_peaks is None else self.step_peaks.to_json(),
+                "growth": dict(self.growth), "phases": {name: p.to_json() for name, p in self.phases.items()},
+                "steps": [s.to_json() for s in self.steps],
+                "info": dict(self.info), "error": None if self.error is None else self.error.to_json(),
                 "ram_method": self.ram_method, "ram_tree_method": self.ram_tree_method,
                 "ram_tree_bound": self.ram_tree_bound, "wall_seconds": self.wall_seconds,
-                **({"ranks": list(self.ranks), "node": dict(self.node or {})} if self.ranks else {})}
+                **({"ranks": [r.to_json() for r in self.ranks],
+                    "node": None if self.node is None else self.node.to_json()} if self.ranks else {})}
 
     @classmethod
-    def _from_row(cls, row: Mapping) -> Measurement:
-        return cls(status="ok" if row.get("error") is None else "error", peaks={**NO_PEAKS, **row["peaks"]},
+    def _from_row(cls, row: Mapping[str, Any]) -> Measurement:
+        peaks = Peaks.from_json(row["peaks"])
+        return cls(status="ok" if row.get("error") is None else "error", peaks=peaks,
                    phases=row.get("phases") or {}, step_peaks=row.get("step_peaks"), steps=tuple(row.get("steps") or ()),
                    growth=row.get("growth") or {}, info=row.get("info") or {}, error=row.get("error"),
-                   cuda=row["peaks"].get("vram_allocated") is not None, ram_method=row.get("ram_method"),
+                   cuda=peaks.vram_allocated is not None, ram_method=row.get("ram_method"),
                    ram_tree_method=row.get("ram_tree_method"), ram_tree_bound=row.get("ram_tree_bound"),
                    wall_seconds=row.get("wall_seconds"), ranks=tuple(row.get("ranks") or ()), node=row.get("node"))
+
+
+@dataclass(frozen=True)
+class StoredBaseline(Fields):
+    """The baseline entry a case was compared against, as its row shows it: peaks, per phase, when and how recorded."""
+
+    peaks: Peaks
+    recorded: str | None = None
+    fingerprint: Mapping[str, Any] = field(default_factory=dict)
+    phases: Mapping[str, Peaks] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"peaks": self.peaks.to_json(), "recorded": self.recorded, "fingerprint": dict(self.fingerprint),
+                "phases": {name: p.to_json(METRICS) for name, p in self.phases.items()}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StoredBaseline:
+        return cls(Peaks.from_json(data["peaks"]), data.get("recorded"), dict(data.get("fingerprint") or {}),
+                   {name: Peaks.from_json(p) for name, p in (data.get("phases") or {}).items()})
+
+
+@dataclass(frozen=True)
+class SetupNote(Fields):
+    """How the run's setup relates to its baseline's (judge/compare.py Setup): the policy that applied, the floor
+    shift taken off, whether it moved past the gate's threshold, and the floor-only differences kept quiet."""
+
+    policy: str | None
+    floor_shift: int
+    floor_moved: bool | None = None  # None in rows written before the report held it
+    quiet: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = self._json(("floor_moved", "quiet"))
+        if self.quiet is not None:
+            out["quiet"] = list(self.quiet)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SetupNote:
+        quiet = data.get("quiet")
+        return cls(data.get("policy"), data.get("floor_shift", 0), data.get("floor_moved"),
+                   None if quiet is None else tuple(quiet))
+
+
+@dataclass(frozen=True)
+class Trial(Fields):
+    """One real run of the remediation search: the fixes it added, its verdict against the budget, its peaks."""
+
+    fixes: tuple[str, ...]
+    verdict: str  # "pass", "over-budget" or "error"
+    peaks: Peaks | None
+    message: str = ""
+    seconds: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fixes": list(self.fixes), "verdict": self.verdict,
+                "peaks": None if self.peaks is None else self.peaks.to_json(), "message": self.message,
+                "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Trial:
+        return cls(tuple(data["fixes"]), data["verdict"], None if data.get("peaks") is None else
+                   Peaks.from_json(data["peaks"]), data.get("message", ""), data.get("seconds"))
+
+
+@dataclass(frozen=True)
+class Remediation(Fields):
+    """The remediation search's answer (search/remediate.py), as a case's row holds it."""
+
+    status: str  # "found", "none-passes", "bound-reached" or "no-candidates"
+    found: tuple[str, ...] | None  # the fixes the search added (None: no passing set)
+    fixes: tuple[str, ...] | None  # every fix of the passing configuration
+    removed: tuple[str, ...]  # fixes of the failing configuration the passing one replaced
+    peaks: Peaks | None  # the passing configuration's peaks
+    runs: int  # real runs it took
+    bound: int  # max_runs
+    tried: tuple[Trial, ...] = ()
+    skipped: Mapping[str, str] = field(default_factory=dict)  # fix -> why it was left out of the lattice
+    lattice: tuple[str, ...] = ()  # the fixes it combined, cheapest first
+    untried: int = 0  # candidate sets the bound left unrun (counted up to remediate.COUNT_CAP)
+
+    def to_json(self) -> dict[str, Any]:
+        def names(value: tuple[str, ...] | None) -> list[str] | None:
+            return None if value is None else list(value)
+
+        return {"status": self.status, "found": names(self.found), "fixes": names(self.fixes),
+                "removed": list(self.removed), "peaks": None if self.peaks is None else self.peaks.to_json(),
+                "runs": self.runs, "bound": self.bound, "tried": [t.to_json() for t in self.tried],
+                "skipped": dict(self.skipped), "lattice": list(self.lattice), "untried": self.untried}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Remediation:
+        def names(value: list[str] | None) -> tuple[str, ...] | None:
+            return None if value is None else tuple(value)
+
+        return cls(data["status"], names(data.get("found")), names(data.get("fixes")), tuple(data.get("removed") or ()),
+                   None if data.get("peaks") is None else Peaks.from_json(data["peaks"]), data["runs"], data["bound"],
+                   tuple(Trial.from_json(t) for t in data.get("tried") or ()), dict(data.get("skipped") or {}),
+                   tuple(data.get("lattice") or ()), data.get("untried", 0))
 
 
 @dataclass(frozen=True)
@@ -142,28 +287,36 @@ class Result:
     budget_origin: str | None = None  # where the budget's figure comes from (marks.ORIGINS): FINDINGS.md says what it shows
     tolerance: Mapping[str, float | int] | None = None
     measurement: Measurement | None = None
-    baseline: Mapping[str, Any] | None = None
+    baseline: StoredBaseline | None = None
     change: Mapping[str, float | None] = field(default_factory=dict)
     fingerprint_changed: tuple[str, ...] = ()
-    setup: Mapping[str, Any] | None = None  # {policy, floor_shift} against the baseline's setup (compare.Setup)
-    remediation: Mapping[str, Any] | None = None  # remediate.Remedy.to_json()
-    snapshot_run: Mapping[str, Any] | None = None  # the recording re-run of a failing CUDA case
+    setup: SetupNote | None = None  # against the baseline's setup (compare.Setup)
+    remediation: Remediation | None = None  # the remediation search's answer
+    snapshot_run: SnapshotRun | None = None  # the recording re-run of a failing CUDA case
     snapshot: str | None = None  # its memory snapshot, kept
     growth_projection: Mapping[str, Any] | None = None  # judge/growth.py's Check, where the mark declared steps=
     plot: str | None = None
     worker: Mapping[str, Any] | None = None  # an xdist worker's placement
 
+    def __post_init__(self) -> None:
+        typed = {"baseline": StoredBaseline, "setup": SetupNote, "snapshot_run": SnapshotRun,
+                 "remediation": Remediation}  # a mapping given for a typed field is its JSON
+        for name, cls in typed.items():
+            value = getattr(self, name)
+            if isinstance(value, Mapping) and not isinstance(value, cls):
+                object.__setattr__(self, name, cls.from_json(value))
+
     # what was measured, read through: a case that ran no child has no peaks, phases or facts
     @property
-    def peaks(self) -> Mapping[str, int | None]:
+    def peaks(self) -> Peaks:
         return self.measurement.peaks if self.measurement else NO_PEAKS
 
     @property
-    def phases(self) -> Mapping[str, dict]:
+    def phases(self) -> Mapping[str, PhaseRecord]:
         return self.measurement.phases if self.measurement else {}
 
     @property
-    def steps(self) -> tuple[dict, ...]:
+    def steps(self) -> tuple[Step, ...]:
         return self.measurement.steps if self.measurement else ()
 
     @property
@@ -175,7 +328,7 @@ class Result:
         return self.measurement.info if self.measurement else {}
 
     @property
-    def error(self) -> Mapping[str, Any] | None:
+    def error(self) -> Failure | None:
         return self.measurement.error if self.measurement else None
 
     @property
@@ -192,23 +345,25 @@ class Result:
         """A copy with `changes` (a verdict amended, a plot attached)."""
         return replace(self, **changes)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The JSON report's row (report/json_report.py REPORT_VERSION)."""
         row: dict[str, Any] = {
             "nodeid": self.nodeid, "scenario": self.scenario, "label": self.label, "scale": self.scale,
             "fixes": list(self.fixes), "device": self.device, "budget": dict(self.budget), "expect": self.expect,
             "budget_origin": self.budget_origin, "tolerance": None if self.tolerance is None else dict(self.tolerance),
-            "peaks": dict(NO_PEAKS), "phases": {}, "steps": [], "growth": {}, "baseline": None, "change": {}, "info": {},
+            "peaks": NO_PEAKS.to_json(), "phases": {}, "steps": [], "growth": {}, "baseline": None, "change": {},
+            "info": {},
         }
         if self.worker is not None:
             row["worker"] = dict(self.worker)
         if self.measurement is not None:
             row.update(self.measurement._row_fields(), fingerprint_changed=list(self.fingerprint_changed),
-                       setup=None if self.setup is None else dict(self.setup))
-        row.update(baseline=None if self.baseline is None else dict(self.baseline), change=dict(self.change),
+                       setup=None if self.setup is None else self.setup.to_json())
+        row.update(baseline=None if self.baseline is None else self.baseline.to_json(), change=dict(self.change),
                    verdict=str(self.verdict), passed=self.passed, message=self.message)
-        optional = {"remediation": self.remediation, "snapshot_run": self.snapshot_run, "snapshot": self.snapshot,
-                    "growth_projection": self.growth_projection, "plot": self.plot}
+        optional = {"remediation": None if self.remediation is None else self.remediation.to_json(),
+                    "snapshot_run": None if self.snapshot_run is None else self.snapshot_run.to_json(),
+                    "snapshot": self.snapshot, "growth_projection": self.growth_projection, "plot": self.plot}
         row.update({k: v for k, v in optional.items() if v is not None})
         return row
 
@@ -223,9 +378,11 @@ class Result:
                 budget=row.get("budget") or {"ram": None, "vram": None}, expect=row.get("expect"),
                 budget_origin=row.get("budget_origin"), tolerance=row.get("tolerance"),
                 measurement=Measurement._from_row(row) if "wall_seconds" in row else None,
-                baseline=row.get("baseline"), change=row.get("change") or {},
-                fingerprint_changed=tuple(row.get("fingerprint_changed") or ()), setup=row.get("setup"),
-                remediation=row.get("remediation"), snapshot_run=row.get("snapshot_run"),
+                baseline=None if row.get("baseline") is None else StoredBaseline.from_json(row["baseline"]),
+                change=row.get("change") or {}, fingerprint_changed=tuple(row.get("fingerprint_changed") or ()),
+                setup=None if row.get("setup") is None else SetupNote.from_json(row["setup"]),
+                remediation=None if row.get("remediation") is None else Remediation.from_json(row["remediation"]),
+                snapshot_run=None if row.get("snapshot_run") is None else SnapshotRun.from_json(row["snapshot_run"]),
                 snapshot=row.get("snapshot"), growth_projection=row.get("growth_projection"), plot=row.get("plot"),
                 worker=row.get("worker"))
         except KeyError as exc:

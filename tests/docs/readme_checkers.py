@@ -116,12 +116,11 @@ def _scenario_of(part: dict) -> str:
 def real_s1_as_reported() -> tuple[int, int]:
     """S1 as reported at real scale, from the real suite's S1 report: its gated peak and its clip length."""
     from benchmarks.suite import counted_real_parts
-    from gpu_budget.measure.meter import ram_gated
 
     part = next(p for p in counted_real_parts(load("benchmarks/results/suite.json")) if _scenario_of(p) == "S1")
     rows, _ = report(_json_of(part))
     row = next(r for r in rows if r.nodeid.endswith("::test_as_reported::as-reported"))
-    return ram_gated(row.peaks), row.info["clip_seconds"][0]
+    return row.peaks.gated_ram, row.info["clip_seconds"][0]
 
 
 def s5_search() -> dict:

@@ -14,7 +14,7 @@ import pytest
 from doc_checkers import declaring_growth
 from doc_figures import ROOT, document, load
 
-from benchmarks.growth_leak import GROWTH_TARGETS, allowance_of, growth_summary
+from benchmarks.growth_leak import GROWTH_TARGETS, allowance_of, growth_summary, steps_of
 from gpu_budget.declare.scenario import Budget
 from gpu_budget.judge import growth
 
@@ -69,7 +69,7 @@ def test_the_committed_rule_raises_no_false_alarm_and_catches_every_leak(run):
     for r in run["runs"]:
         if r["stage"] != "validation":
             continue
-        check = growth.check(r["steps"], r["peaks"], Budget(ram=run["budget"]), run["declared_steps"])
+        check = growth.check(steps_of(r), r["peaks"], Budget(ram=run["budget"]), run["declared_steps"])
         assert bool(check.breaches) == r["judged"]["failed"] == (r["case"] == "s1 leak"), r["judged"]["message"]
         assert max(s["ram_tree"] for s in r["steps"]) <= run["budget"]  # the peak itself keeps the budget
 

@@ -45,7 +45,7 @@ def test_records_then_passes_and_reports(project, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
     entry = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_fits"]
-    assert entry["peaks"]["ram"] > 128 * MiB and entry["peaks"]["vram_allocated"] is None
+    assert entry["peaks"]["ram"] > 128 * MiB and "vram_allocated" not in entry["peaks"]  # a figure where measured
     assert set(entry["phases"]) == {"load", "train_step_1", "train_step_2", "train_step_3"}
     result = run(pytester, "--gpu-budget", "--gpu-budget-json=report.json", "--junitxml=junit.xml")
     result.assert_outcomes(passed=1)

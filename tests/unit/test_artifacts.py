@@ -4,6 +4,7 @@ from pathlib import Path
 
 from gpu_budget.declare.marks import BudgetMark
 from gpu_budget.declare.scenario import Budget, Tolerance
+from gpu_budget.measure.figures import Peaks
 from gpu_budget.report.artifacts import keep_snapshot, slug, wants_snapshot
 from gpu_budget.results import Measurement
 
@@ -31,7 +32,7 @@ def test_a_snapshot_run_only_for_a_cuda_failure_the_recorder_can_show():
     assert not wants_snapshot(measured(12 * GiB, cuda=False), mark(10 * GiB), None)  # a CPU child records nothing
     assert wants_snapshot(measured(12 * GiB), mark(10 * GiB), None)  # over the VRAM budget
     assert not wants_snapshot(measured(8 * GiB), mark(10 * GiB), None)  # a host-RAM failure: nothing on the GPU to show
-    baseline = {"vram_allocated": 4 * GiB}  # the baseline entry's peaks
+    baseline = Peaks(vram_allocated=4 * GiB)  # the baseline entry's peaks
     assert wants_snapshot(measured(5 * GiB), mark(), baseline)  # past the baseline's regression limit
     assert not wants_snapshot(measured(4 * GiB), mark(), baseline)
     assert wants_snapshot(measured(error="oom"), mark(), None) and wants_snapshot(measured(error="exception"), mark(), None)

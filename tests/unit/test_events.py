@@ -3,13 +3,16 @@
 import pytest
 
 from gpu_budget.isolate import events
+from gpu_budget.measure.figures import PhaseRecord
+from gpu_budget.measure.summary import summarize
+from gpu_budget.results import Failure
 
 EVERY = [
     events.Started(12, False, "vmhwm", "vmhwm+peak-of-summed-descendants", True, command=True),
-    events.PhaseEnded({"name": "load", "step": None, "ram_peak": 1}),
+    events.PhaseEnded(PhaseRecord("load", None, 0.5, 1, None, None)),
     events.TreeFigure(2**30),
     events.SnapshotDumped("/tmp/s.pickle"),
-    events.Finished({"peaks": {"ram": 1}}, {"malloc": "steady"}),
+    events.Finished(summarize([PhaseRecord("load", None, 0.5, 1, None, None)], cuda=False), {"malloc": "steady"}),
     events.Failed("exit", None, "command 'x' exited with 3", None, {"exit_code": 3}),
     events.DeviceSeen({"cuda": False}),
     events.Prepared(),
@@ -35,4 +38,4 @@ def test_an_unknown_event_is_an_error_naming_it():
 
 
 def test_a_failure_reads_as_the_measurements_error():
-    assert EVERY[5].failure() == {"kind": "exit", "type": None, "message": "command 'x' exited with 3", "traceback": None}
+    assert EVERY[5].failure() == Failure(kind="exit", type=None, message="command 'x' exited with 3", traceback=None)

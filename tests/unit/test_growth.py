@@ -5,7 +5,8 @@ import pytest
 from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import growth
 from gpu_budget.judge.compare import judge
-from gpu_budget.results import NO_PEAKS, Measurement
+from gpu_budget.measure.figures import Peaks, Step
+from gpu_budget.results import Measurement
 
 MiB, GiB = 2**20, 2**30
 ALLOW = {"ram": 0.12 * MiB, "ram_tree": 0.12 * MiB, "vram_allocated": 20_480}
@@ -15,9 +16,10 @@ CLEAN = [749.65, 760.27, 761.23, 763.18, 762.27, 762.24, 763.38, 711.77]
 LEAK = [750.79, 762.87, 765.35, 767.89, 769.39, 770.9, 773.39, 724.3]  # the same with 1.5 MiB kept per step
 
 
-def records(mib: list[float], metric: str = "ram_tree", **other: list[float]) -> list[dict]:
-    return [{"step": k, "ram": int(v * MiB), metric: int(v * MiB),
-             **{name: int(values[k - 1] * MiB) for name, values in other.items()}} for k, v in enumerate(mib, 1)]
+def records(mib: list[float], metric: str = "ram_tree", **other: list[float]) -> list[Step]:
+    return [Step(step=k, **{"ram": int(v * MiB), metric: int(v * MiB),
+                            **{name: int(values[k - 1] * MiB) for name, values in other.items()}})
+            for k, v in enumerate(mib, 1)]
 
 
 FOUR_GIB = Budget(ram=4 * GiB)
@@ -25,7 +27,7 @@ FOUR_GIB = Budget(ram=4 * GiB)
 
 def checked(mib: list[float], budget: Budget = FOUR_GIB, steps: int | None = 10_000, **other):
     recs = records(mib, **other)
-    return growth.check(recs, {"ram_tree": max(r["ram_tree"] for r in recs)}, budget, steps, ALLOW)
+    return growth.check(recs, {"ram_tree": max(r.ram_tree for r in recs)}, budget, steps, ALLOW)
 
 
 def test_a_clean_series_is_steady_whatever_its_last_step_does():
@@ -102,15 +104,15 @@ def test_without_a_budget_the_projection_is_a_note():
 
 
 def test_the_main_process_series_stands_in_where_no_tree_was_read():
-    recs = [{"step": k, "ram": int(v * MiB), "ram_tree": None} for k, v in enumerate(LEAK, 1)]
-    check = growth.check(recs, {"ram": max(r["ram"] for r in recs)}, Budget(ram=4 * GiB), 10_000, ALLOW)
+    recs = [Step(step=k, ram=int(v * MiB)) for k, v in enumerate(LEAK, 1)]
+    check = growth.check(recs, {"ram": max(r.ram for r in recs)}, Budget(ram=4 * GiB), 10_000, ALLOW)
     assert check.projections[0].growth.metric == "ram" and check.breaches[0].startswith("host RAM (main process) grows")
 
 
 def _measured(mib: list[float]) -> Measurement:
     recs = records(mib)
-    peak = max(r["ram_tree"] for r in recs)
-    return Measurement(status="ok", peaks={**NO_PEAKS, "ram": peak, "ram_tree": peak}, steps=tuple(recs))
+    peak = max(r.ram_tree for r in recs)
+    return Measurement(status="ok", peaks=Peaks(ram=peak, ram_tree=peak), steps=tuple(recs))
 
 
 def test_judge_fails_a_projection_past_the_budget_while_the_peak_is_within_it():

@@ -4,7 +4,9 @@ import mmap
 
 import pytest
 
-from gpu_budget.measure.meter import Meter, can_reset_hwm, growth_per_step, summarize
+from gpu_budget.measure.figures import PhaseRecord, TreeReading
+from gpu_budget.measure.meter import Meter, can_reset_hwm
+from gpu_budget.measure.summary import growth_per_step, summarize, tree_bound
 
 MiB = 2**20
 
@@ -59,25 +61,21 @@ def test_growth_skips_the_first_step_and_needs_three_points():
 
 
 def test_summary_series_and_step_peaks():
-    phases = [
-        {"name": "load", "step": None, "ram_peak": 500},
-        {"name": "train_step_1", "step": 1, "ram_peak": 300},
-        {"name": "train_step_2", "step": 2, "ram_peak": 310},
-    ]
+    phases = [PhaseRecord("load", None, 1.0, 500, None, None), PhaseRecord("train_step_1", 1, 1.0, 300, None, None),
+              PhaseRecord("train_step_2", 2, 1.0, 310, None, None)]
     s = summarize(phases, cuda=False)
-    assert s["peaks"]["ram"] == 500
-    assert s["step_peaks"]["ram"] == 310
-    assert [row["ram"] for row in s["steps"]] == [300, 310]
+    assert s.peaks.ram == 500
+    assert s.step_peaks.ram == 310
+    assert [step.ram for step in s.steps] == [300, 310]
 
 
 def test_the_tree_figure_says_how_far_it_can_be_off():
-    from gpu_budget.measure.meter import tree_bound
-
     def phase(exited, reported, unread=0, gap=0.01):
-        return {"name": "p", "step": None, "ram_peak": 1, "tree": {"exited": exited, "reported": reported,
-                                                                     "unread": unread, "max_gap": gap}}
+        tree = TreeReading(private=0, peak_sum=0, hwm_sum=0, processes=exited, exited=exited, reported=reported,
+                           unread=unread, max_gap=gap)
+        return PhaseRecord("p", None, 1.0, 1, None, None, tree=tree)
 
-    assert tree_bound([{"name": "p", "ram_peak": 1}]) is None  # no tree read (off Linux)
+    assert tree_bound([PhaseRecord("p", None, 1.0, 1, None, None)]) is None  # no tree read (off Linux)
     assert tree_bound([phase(2, 2), phase(0, 0)]).startswith("exact per process")
     said = tree_bound([phase(3, 1, gap=0.04), phase(1, 0, unread=1, gap=0.2)])
     assert said.startswith("3 descendant(s) exited unreported, last read at most 0.200 s") and "1 gone before" in said

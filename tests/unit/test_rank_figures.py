@@ -6,8 +6,9 @@ from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.isolate.launcher import RankEvents
 from gpu_budget.judge.baselines import Entry
 from gpu_budget.judge.compare import judge
-from gpu_budget.measure.meter import summarize
+from gpu_budget.measure.figures import Peaks, PhaseRecord, RankGpu, RankTree, Step, TreeReading
 from gpu_budget.measure.ranks import by_rank, imbalance, worst
+from gpu_budget.measure.summary import summarize
 from gpu_budget.results import Measurement
 
 MiB = 2**20
@@ -17,23 +18,24 @@ TOL = Tolerance(rel=0.005, abs=4 * MiB)
 def phase(name, ranks, step=None, launcher=200 * MiB):
     """A phase record as the meter writes it for a launcher case: the node's figures, and each rank's in its tree."""
     node = launcher + sum(r for r in ranks.values())
-    return {"name": name, "step": step, "ram_peak": launcher, "ram_tree_peak": node,
-            "tree": {"exited": 0, "reported": 0, "ranks": {str(k): {"ram": v, "ram_tree": v, "processes": 1} for k, v in ranks.items()}}}
+    tree = TreeReading(private=node - launcher, peak_sum=0, hwm_sum=0, processes=len(ranks), exited=0, reported=0,
+                       unread=0, max_gap=None, ranks={k: RankTree(ram=v, ram_tree=v, processes=1) for k, v in ranks.items()})
+    return PhaseRecord(name, step, 1.0, launcher, None, None, ram_tree_peak=node, tree=tree)
 
 
 def test_each_rank_keeps_its_own_peak_and_phases_and_the_case_reads_the_worst():
     phases = [phase("load", {0: 100 * MiB, 1: 90 * MiB}), phase("train_step_1", {0: 120 * MiB, 1: 150 * MiB}, step=1)]
     ranks = by_rank(phases)
-    assert [r["rank"] for r in ranks] == [0, 1]
-    assert ranks[0]["peaks"] == {"ram": 120 * MiB, "ram_tree": 120 * MiB}
-    assert ranks[1]["phases"]["load"] == {"ram_peak": 90 * MiB, "ram_tree_peak": 90 * MiB}
-    assert ranks[1]["steps"] == [{"step": 1, "ram": 150 * MiB, "ram_tree": 150 * MiB}]
-    assert ranks[1]["phases"]["train_step_1"]["step"] == 1
-    assert worst(ranks)["rank"] == 1 and imbalance(ranks) == 150 / 120
+    assert [r.rank for r in ranks] == [0, 1]
+    assert ranks[0].peaks == Peaks(ram=120 * MiB, ram_tree=120 * MiB)
+    assert (ranks[1].phases["load"].ram_peak, ranks[1].phases["load"].ram_tree_peak) == (90 * MiB, 90 * MiB)
+    assert ranks[1].steps == (Step(1, ram=150 * MiB, ram_tree=150 * MiB),)
+    assert ranks[1].phases["train_step_1"].step == 1
+    assert worst(ranks).rank == 1 and imbalance(ranks) == 150 / 120
     summary = summarize(phases, cuda=False)
-    assert summary["peaks"]["ram_tree"] == summary["peaks"]["ram"] == 150 * MiB  # rank 1's, not the node's
-    assert summary["node"]["peaks"] == {"ram": 200 * MiB, "ram_tree": 470 * MiB, "vram_tree": None}
-    assert [p["ram_tree_peak"] for p in summary["node"]["phases"]] == [390 * MiB, 470 * MiB]
+    assert summary.peaks.ram_tree == summary.peaks.ram == 150 * MiB  # rank 1's, not the node's
+    assert summary.node.peaks == Peaks(ram=200 * MiB, ram_tree=470 * MiB)
+    assert [p.ram_tree_peak for p in summary.node.phases] == [390 * MiB, 470 * MiB]
 
 
 def test_a_launcher_row_means_its_worst_rank_in_its_phases_and_steps_too():
@@ -41,33 +43,32 @@ def test_a_launcher_row_means_its_worst_rank_in_its_phases_and_steps_too():
     phases = [phase("load", {0: 100 * MiB, 1: 90 * MiB}),
               *(phase(f"train_step_{k}", {0: 120 * MiB, 1: 140 * MiB + k * MiB}, step=k) for k in range(1, 6))]
     summary = summarize(phases, cuda=False)
-    assert [p["name"] for p in summary["phases"]] == ["load", *(f"train_step_{k}" for k in range(1, 6))]
-    assert summary["phases"][0]["ram_tree_peak"] == 90 * MiB  # rank 1's load, not the node's 390 MiB
-    assert [s["ram_tree"] for s in summary["steps"]] == [140 * MiB + k * MiB for k in range(1, 6)]
-    assert summary["step_peaks"]["ram_tree"] == summary["peaks"]["ram_tree"] == 145 * MiB
-    assert summary["growth"]["ram_tree_per_step"] == pytest.approx(MiB)
-    assert [s["ram_tree"] for s in summary["node"]["steps"]] == [460 * MiB + k * MiB for k in range(1, 6)]
+    assert [p.name for p in summary.phases] == ["load", *(f"train_step_{k}" for k in range(1, 6))]
+    assert summary.phases[0].ram_tree_peak == 90 * MiB  # rank 1's load, not the node's 390 MiB
+    assert [s.ram_tree for s in summary.steps] == [140 * MiB + k * MiB for k in range(1, 6)]
+    assert summary.step_peaks.ram_tree == summary.peaks.ram_tree == 145 * MiB
+    assert summary.growth["ram_tree_per_step"] == pytest.approx(MiB)
+    assert [s.ram_tree for s in summary.node.steps] == [460 * MiB + k * MiB for k in range(1, 6)]
 
 
 def test_on_a_gpu_the_worst_rank_is_the_one_with_the_largest_allocated_peak():
     """Rank 0 holds more host RAM, rank 1 more GPU memory: on a GPU the row is rank 1's, GPU figures included."""
     phases = [phase("train_step_1", {0: 200 * MiB, 1: 100 * MiB}, step=1)]
-    reported = {"0": {"peaks": {"vram_allocated": 1 << 30}, "phases": {"train_step_1": {"vram_allocated": 1 << 30}}},
-                "1": {"peaks": {"vram_allocated": 3 << 30}, "phases": {"train_step_1": {"vram_allocated": 3 << 30}}}}
+    reported = {0: RankGpu().took("train_step_1", {"vram_allocated": 1 << 30}),
+                1: RankGpu().took("train_step_1", {"vram_allocated": 3 << 30})}
     summary = summarize(phases, cuda=False, rank_cuda=reported)
-    assert summary["cuda"] and summary["peaks"]["vram_allocated"] == 3 << 30 and summary["peaks"]["ram_tree"] == 100 * MiB
-    assert summary["phases"][0]["vram_allocated"] == 3 << 30 and summary["steps"][0]["vram_allocated"] == 3 << 30
+    assert summary.cuda and summary.peaks.vram_allocated == 3 << 30 and summary.peaks.ram_tree == 100 * MiB
+    assert summary.phases[0].vram_allocated == 3 << 30 and summary.steps[0].vram_allocated == 3 << 30
 
 
 def test_a_case_without_ranks_is_summarised_as_before():
-    summary = summarize([{"name": "run", "step": None, "ram_peak": 10 * MiB, "ram_tree_peak": 30 * MiB, "tree": {}}],
-                        cuda=False)
-    assert summary["ranks"] == [] and summary["node"] is None and summary["peaks"]["ram_tree"] == 30 * MiB
+    summary = summarize([PhaseRecord("run", None, 1.0, 10 * MiB, None, None, ram_tree_peak=30 * MiB)], cuda=False)
+    assert summary.ranks == () and summary.node is None and summary.peaks.ram_tree == 30 * MiB
 
 
 def test_a_tie_names_the_lowest_rank_and_one_rank_has_no_imbalance():
     ranks = by_rank([phase("run", {0: 100 * MiB, 1: 100 * MiB})])
-    assert worst(ranks)["rank"] == 0
+    assert worst(ranks).rank == 0
     assert imbalance(ranks[:1]) is None
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from gpu_budget import Fix, Scenario
 from gpu_budget.declare import fixes
+from gpu_budget.measure.figures import Peaks
+from gpu_budget.results import Trial
 from gpu_budget.search import remediate
 
 MiB = 2**20
@@ -41,7 +43,7 @@ class Stand:
     def __call__(self, candidate):
         self.measured.append(set(candidate.fixes))
         peak = BASE - sum(SAVING.get(f, 0) for f in candidate.fixes)
-        return {"verdict": "pass" if peak <= self.limit else "over-budget", "peaks": {"ram": peak}}
+        return Trial((), "pass" if peak <= self.limit else "over-budget", Peaks(ram=peak))
 
 
 def toy(*supports, fixes_=()):
@@ -51,9 +53,9 @@ def toy(*supports, fixes_=()):
 def test_cheapest_passing_set_found_and_nothing_after_it():
     stand = Stand(limit=760)
     found = remediate.search(toy(A, B, D, C), stand)
-    assert found.status == "found" and found.found == ["trm_c"] and found.peaks == {"ram": 600}
+    assert found.status == "found" and found.found == ("trm_c",) and found.peaks == Peaks(ram=600)
     # cost order: a (1), b, d (2), then c (3) before the pairs of cost 3 and 4, e.g. b+d (750, also passing)
-    assert [t.fixes for t in found.tried] == [["trm_a"], ["trm_b"], ["trm_d"], ["trm_c"]]
+    assert [t.fixes for t in found.tried] == [("trm_a",), ("trm_b",), ("trm_d",), ("trm_c",)]
     assert found.runs == len(stand.measured) == 4 and found.bound == remediate.DEFAULT_MAX_RUNS
     assert not any(s > {"trm_c"} for s in stand.measured)  # no superset of the passing set is run
 
@@ -77,9 +79,9 @@ def test_a_fix_whose_requirement_is_missing_is_never_run():
     found = remediate.search(toy(PKG, GPU, B, C), stand)
     assert found.skipped == {"trm_pkg": "needs no_such_package_xyz", "trm_gpu": "needs cuda"}
     assert not any({"trm_pkg", "trm_gpu"} & s for s in stand.measured)
-    assert found.status == "none-passes" and found.lattice == ["trm_b", "trm_c"]
+    assert found.status == "none-passes" and found.lattice == ("trm_b", "trm_c")
     with_gpu = remediate.search(toy(PKG, GPU, B, C), Stand(limit=300), cuda=True)
-    assert with_gpu.found == ["trm_gpu"] and with_gpu.runs == 1 and "trm_gpu" not in with_gpu.skipped
+    assert with_gpu.found == ("trm_gpu",) and with_gpu.runs == 1 and "trm_gpu" not in with_gpu.skipped
 
 
 def test_runs_stay_within_the_bound():
@@ -104,18 +106,18 @@ def test_a_replacing_fix_swaps_out_the_applied_one():
     base = Scenario(name="s3", run="m:f", fixes=(KNOB.name, full.name), supports=(KNOB, full, rows))
     SAVING[rows.name] = 500
     found = remediate.search(base, stand)
-    assert found.found == [rows.name] and found.removed == [full.name]
-    assert found.fixes == [KNOB.name, rows.name]
+    assert found.found == (rows.name,) and found.removed == (full.name,)
+    assert found.fixes == (KNOB.name, rows.name)
 
 
 def test_a_crashed_candidate_is_recorded_and_the_search_goes_on():
     def measure(candidate):
         if "trm_a" in candidate.fixes:
-            return {"verdict": "error", "peaks": {"ram": None}, "message": "measured child failed (oom)"}
-        return {"verdict": "pass", "peaks": {"ram": 1}}
+            return Trial((), "error", Peaks(), "measured child failed (oom)")
+        return Trial((), "pass", Peaks(ram=1))
 
     found = remediate.search(toy(A, B), measure)
-    assert [t.verdict for t in found.tried] == ["error", "pass"] and found.found == ["trm_b"]
+    assert [t.verdict for t in found.tried] == ["error", "pass"] and found.found == ("trm_b",)
 
 
 def test_walk_is_in_cost_order_and_complete():
@@ -139,11 +141,10 @@ def test_a_measured_candidate_is_judged_against_the_budget_alone():
     within = Measurement("ok", {"ram": 99 * 2**20}, wall_seconds=2.0)
     oom = Measurement("error", {"ram": None}, error={"kind": "oom", "message": "CUDA out of memory"})
     crash = Measurement("error", {"ram": None}, error={"kind": "exception", "message": "KeyError: 'x'"})
-    assert remediate.trial_outcome(over, budget) == {
-        "verdict": "over-budget", "peaks": over.peaks, "seconds": 2.0,
-        "message": "host RAM peak 101.00 MiB > budget 100.00 MiB"}
-    assert remediate.trial_outcome(within, budget)["verdict"] == "pass"
-    assert remediate.trial_outcome(oom, budget)["message"] == "measured child failed (oom): CUDA out of memory"
+    assert remediate.trial_outcome(over, budget) == Trial(
+        (), "over-budget", over.peaks, "host RAM peak 101.00 MiB > budget 100.00 MiB", 2.0)
+    assert remediate.trial_outcome(within, budget).verdict == "pass"
+    assert remediate.trial_outcome(oom, budget).message == "measured child failed (oom): CUDA out of memory"
     assert [remediate.needs_remedy(m, budget) for m in (over, within, oom, crash)] == [True, False, True, False]
 
 

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from gpu_budget.measure.figures import Peaks, PhaseRecord, Step
+from gpu_budget.measure.summary import Summary
 from gpu_budget.results import NO_PEAKS, Measurement, Result
 from gpu_budget.search.explore import Envelope, Exploration, explore
 from gpu_budget.session.data import SessionData
@@ -29,7 +31,7 @@ def test_committed_report_rows_read_back_into_the_same_rows(path):
 def test_a_case_that_ran_no_child_has_no_measurement_and_no_figures():
     skipped = Result("t.py::test_x", "s1", "real", verdict="skipped", passed=True, message="needs a CUDA GPU")
     row = skipped.to_json()
-    assert "wall_seconds" not in row and row["peaks"] == dict(NO_PEAKS) and row["phases"] == {}
+    assert "wall_seconds" not in row and row["peaks"] == NO_PEAKS.to_json() and row["phases"] == {}
     assert not skipped.measured and skipped.info == {} and skipped.error is None
     assert Result.from_json(row) == skipped
 
@@ -40,11 +42,11 @@ def test_a_labelled_result_belongs_to_its_test():
 
 
 def test_a_measurement_from_the_child_keeps_its_phases_by_name_in_order():
-    phases = [{"name": "load", "step": None, "ram_peak": 10}, {"name": "train_step_1", "step": 1, "ram_peak": 30}]
-    summary = {"peaks": {**NO_PEAKS, "ram": 30, "ram_tree": 40}, "phases": phases, "steps": [{"step": 1, "ram": 30}],
-               "growth": {"ram_per_step": None}, "cuda": False}
+    phases = (PhaseRecord("load", None, 1.0, 10, None, None), PhaseRecord("train_step_1", 1, 1.0, 30, None, None))
+    summary = Summary(phases=phases, peaks=Peaks(ram=30, ram_tree=40), step_peaks=Peaks(ram=30),
+                      steps=(Step(1, ram=30),), growth={"ram_per_step": None}, cuda=False)
     m = Measurement.from_child(summary, status="ok", info={"x": 1}, wall_seconds=1.5)
-    assert list(m.phases) == ["load", "train_step_1"] and m.phases["train_step_1"]["ram_peak"] == 30
+    assert list(m.phases) == ["load", "train_step_1"] and m.phases["train_step_1"].ram_peak == 30
     assert m.ok and m.ram == 40 and m.error_kind is None and m.info == {"x": 1}
 
 

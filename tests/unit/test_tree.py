@@ -296,11 +296,11 @@ def test_the_processes_a_launcher_starts_are_grouped_by_their_rank_with_their_wo
     for proc in procs:
         proc.wait()
     record = meter.stop()
-    ranks = record.tree["ranks"]
-    assert sorted(ranks) == ["0", "1"], ranks
-    assert ranks["1"]["processes"] == 2 and ranks["0"]["processes"] == 1, ranks
+    ranks = record.tree.ranks
+    assert sorted(ranks) == [0, 1], ranks
+    assert ranks[1].processes == 2 and ranks[0].processes == 1, ranks
     # each rank's own process counted whole: an interpreter (~10 MiB) and what it holds
-    assert 40 * MiB < ranks["0"]["ram"] < 40 * MiB + 3 * SLACK, ranks
+    assert 40 * MiB < ranks[0].ram < 40 * MiB + 3 * SLACK, ranks
     # rank 1's tree: its process with its worker's 50 MiB, which rank 0's figure never holds
-    assert 50 * MiB <= ranks["1"]["ram_tree"] - ranks["1"]["ram"] <= 50 * MiB + SLACK, ranks
-    assert ranks["1"]["ram_tree"] - ranks["0"]["ram_tree"] >= 20 * MiB + 50 * MiB - SLACK, ranks
+    assert 50 * MiB <= ranks[1].ram_tree - ranks[1].ram <= 50 * MiB + SLACK, ranks
+    assert ranks[1].ram_tree - ranks[0].ram_tree >= 20 * MiB + 50 * MiB - SLACK, ranks

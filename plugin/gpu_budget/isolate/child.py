@@ -194,7 +194,7 @@ def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, e
     from gpu_budget.measure.meter import Meter
 
     subreaper = become_subreaper()  # a process of the command that daemonises stays in the tree, and is ended with it
-    meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit),
+    meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit),
                   external=True, use_cuda=False)
     if request.get("device") != "cpu":
         meter.gpu_tree = GpuTree.open(meter.tree.members)
@@ -252,7 +252,7 @@ def _measure_runner(func, request: dict, scenario: dict, assets: Path, malloc: s
     from gpu_budget.measure.meter import Meter
 
     subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
-    meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec.to_json())), on_tree=_TreeStream(emit))
+    meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit))
     meter.tensors = None if meter.use_cuda or not request.get("tensors", True) else _tensor_peak(meter.info)
     ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets,
                      "cuda" if meter.use_cuda else "cpu", meter)

@@ -46,10 +46,12 @@ import subprocess
 import tempfile
 import threading
 from collections import deque
+from collections.abc import Mapping
 from pathlib import Path
 
 from gpu_budget.isolate import hints
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
+from gpu_budget.measure.figures import RankGpu
 from gpu_budget.oom import is_out_of_memory
 from gpu_budget.script import SNAPSHOT_VAR, SOCKET_VAR
 
@@ -64,7 +66,7 @@ class CommandFailed(Exception):
     """The command could not start, exited non-zero or left processes running: the case fails with this message.
     `rank_cuda`: the ranks' GPU figures reported up to then, for the failed case's summary."""
 
-    def __init__(self, kind: str, message: str, rank_cuda: dict | None = None) -> None:
+    def __init__(self, kind: str, message: str, rank_cuda: Mapping[int, RankGpu] | None = None) -> None:
         super().__init__(message)
         self.kind, self.rank_cuda = kind, rank_cuda
 
@@ -287,7 +289,7 @@ def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_ran
     if snapshot and (kept := _keep_snapshot(snapshot, server)):
         facts["snapshot"] = kept
     ranks = ranks_seen(meter.phases)
-    rank_cuda = {str(r): v for r, v in sorted(server.ranks.cuda.items())} or None
+    rank_cuda = dict(sorted(server.ranks.cuda.items())) or None
     if ranks:
         facts.update(world=len(ranks), groups={str(r): s for r, s in sorted(server.ranks.groups.items())},
                      backend=sorted(server.ranks.backends))

@@ -9,8 +9,12 @@ kill ends the reading; a line of an unknown kind is an error naming it.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
+
+from gpu_budget.measure.figures import PhaseRecord
+from gpu_budget.measure.summary import Summary
+from gpu_budget.results import Failure
 
 
 @dataclass(frozen=True)
@@ -28,10 +32,10 @@ class Started:
 
 @dataclass(frozen=True)
 class PhaseEnded:
-    """One finished phase: a meter.PhaseRecord as JSON."""
+    """One finished phase."""
 
     kind = "phase"
-    record: dict
+    record: PhaseRecord
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,8 @@ class Finished:
     """The run ended normally: the meter's summary and the facts for the row."""
 
     kind = "result"
-    summary: dict
-    info: dict
+    summary: Summary
+    info: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -66,19 +70,19 @@ class Failed:
     type: str | None
     message: str
     traceback: str | None
-    info: dict = field(default_factory=dict)
-    summary: dict | None = None  # a failed command's figures up to its end, summarised (its measuring child is whole)
+    info: dict[str, Any] = field(default_factory=dict)
+    summary: Summary | None = None  # a failed command's figures up to its end (its measuring child is whole)
 
-    def failure(self) -> dict:
-        return {"kind": self.cause, "type": self.type, "message": self.message, "traceback": self.traceback}
+    def failure(self) -> Failure:
+        return Failure(kind=self.cause, type=self.type, message=self.message, traceback=self.traceback)
 
 
 @dataclass(frozen=True)
 class DeviceSeen:
-    """A probe child's answer: its device (CUDA or not, GPU, versions) and setup."""
+    """A probe child's answer: its device (CUDA or not, GPU, versions) and setup (facts read off the host: JSON)."""
 
     kind = "device"
-    device: dict
+    device: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -106,8 +110,16 @@ class EventError(ValueError):
     """A line from a child that is no event of this protocol."""
 
 
+# the typed fields of events, each with its JSON form (to_json / from_json): every other field is plain JSON
+TYPED = {"record": PhaseRecord, "summary": Summary}
+
+
 def encode(event: Event) -> str:
-    return json.dumps({"event": event.kind, **asdict(event)}, default=str) + "\n"
+    data = {f.name: getattr(event, f.name) for f in fields(event)}
+    for name in TYPED.keys() & data.keys():
+        if data[name] is not None:
+            data[name] = data[name].to_json()
+    return json.dumps({"event": event.kind, **data}, default=str) + "\n"
 
 
 def decode(line: str) -> Event:
@@ -116,7 +128,11 @@ def decode(line: str) -> Event:
     if cls is None:
         raise EventError(f"a measured child sent an event of no known kind: {line[:200]!r}")
     names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in names})
+    data = {k: v for k, v in data.items() if k in names}
+    for name in TYPED.keys() & data.keys():
+        if data[name] is not None:
+            data[name] = TYPED[name].from_json(data[name])
+    return cls(**data)
 
 
 def read(path: str) -> list[Event]:

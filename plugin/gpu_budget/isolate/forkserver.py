@@ -27,15 +27,16 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from multiprocessing import spawn
 from pathlib import Path
 
 from gpu_budget.isolate import child, dispatch, events
 from gpu_budget.isolate.lifecycle import kill_descendants
-from gpu_budget.measure.meter import summarize
 from gpu_budget.measure.procfs import read_status
+from gpu_budget.measure.summary import summarize
 from gpu_budget.requires import MissingDependency
-from gpu_budget.results import Measurement
+from gpu_budget.results import Failure, Measurement
 
 DEFAULT_PRELOAD = ("torch", "transformers")
 MALLOC_MODES = ("steady", "system")
@@ -272,16 +273,13 @@ def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
         failure, info = error.failure(), error.info
     else:
         kind = "timeout" if ending["timed_out"] else "killed" if (ending["exitcode"] or 0) < 0 else "crash"
-        message = _describe_ending(ending) + _ranks_at_the_end(seen)
-        failure, info = {"kind": kind, "type": None, "message": message, "traceback": None}, {}
+        failure, info = Failure(kind=kind, message=_describe_ending(ending) + _ranks_at_the_end(seen)), {}
     # the peak seen so far: the last phase never finished, the parent's polling saw it
-    peaks = summary["peaks"]
     polled = None if start and start.command else ending["polled_ram_peak"]  # a command's: not the measuring child's
-    ram = [v for v in (peaks["ram"], polled) if v]
-    peaks["ram"] = max(ram) if ram else None
+    ram = max((v for v in (summary.peaks.ram, polled) if v), default=None)
+    peaks = replace(summary.peaks, ram=ram)
     if start and start.ram_tree_method:  # the tree as the child streamed it; never below the main process alone
         streamed = [e.ram_tree for e in seen if isinstance(e, events.TreeFigure)]
-        tree = [v for v in (peaks["ram_tree"], *streamed, peaks["ram"]) if v]
-        peaks["ram_tree"] = max(tree) if tree else None
-        summary["ram_tree_method"] = start.ram_tree_method
-    return Measurement.from_child(summary, status="error", error=failure, info=info, **ended)
+        peaks = replace(peaks, ram_tree=max((v for v in (peaks.ram_tree, *streamed, ram) if v), default=None))
+        summary = replace(summary, ram_tree_method=start.ram_tree_method)
+    return Measurement.from_child(replace(summary, peaks=peaks), status="error", error=failure, info=info, **ended)

@@ -38,6 +38,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from gpu_budget.measure.figures import PhaseRecord, RankGpu
+
 ACCELERATE_LAUNCH = "accelerate.commands.launch"  # python -m accelerate.commands.launch
 ACCELERATE_CLI = "accelerate.commands.accelerate_cli"  # python -m accelerate.commands.accelerate_cli launch
 SEVERAL_PROCESSES = ("multi_gpu", "use_fsdp", "use_deepspeed", "use_megatron_lm")  # a launch of several processes
@@ -55,7 +57,7 @@ class RankEvents:
         self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
         self.backends: set[str] = set()  # the process groups' backends (gloo, nccl)
         self.fsdp: set[int] = set()  # ranks whose environment asks accelerate for FSDP (ACCELERATE_USE_FSDP=true)
-        self.cuda: dict[int, dict] = {}  # rank -> {"peaks": {metric: bytes}, "phases": {its phase: {metric: bytes}}}
+        self.cuda: dict[int, RankGpu] = {}  # rank -> what its own process reported of its GPU
         self._phase: dict[int, str] = {}  # rank -> the phase it marked last (the one its next GPU peaks close)
 
     def take(self, message: dict) -> bool:
@@ -87,13 +89,7 @@ class RankEvents:
         peaks = message.get("cuda")
         if "phase" in message or ("exit" in message and message.get("own")):
             if isinstance(peaks, dict):
-                entry = self.cuda.setdefault(rank, {"peaks": {}, "phases": {}})
-                closed = self._phase.get(rank, "run")
-                for metric, value in peaks.items():
-                    if isinstance(value, int):
-                        entry["peaks"][metric] = max(entry["peaks"].get(metric, 0), value)
-                        phase = entry["phases"].setdefault(closed, {})
-                        phase[metric] = max(phase.get(metric, 0), value)
+                self.cuda[rank] = self.cuda.get(rank, RankGpu()).took(self._phase.get(rank, "run"), peaks)
             if "phase" in message:
                 self._phase[rank] = str(message["phase"])
 
@@ -160,9 +156,9 @@ class RankEvents:
         return None
 
 
-def ranks_seen(phases: list) -> set[int]:
-    """The ranks the process tree found in a command's phases (meter.PhaseRecord)."""
-    return {int(rank) for p in phases for rank in ((p.tree or {}).get("ranks") or {})}
+def ranks_seen(phases: Sequence[PhaseRecord]) -> set[int]:
+    """The ranks the process tree found in a command's phases."""
+    return {rank for p in phases if p.tree is not None for rank in p.tree.ranks}
 
 
 def accelerate_options(argv: Sequence[str]) -> set[str] | None:

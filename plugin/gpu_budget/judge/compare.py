@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import fingerprint, growth
 from gpu_budget.judge.baselines import Entry
-from gpu_budget.measure.meter import phase_peaks, ram_gated
+from gpu_budget.measure.figures import Peaks, PhaseRecord
 from gpu_budget.measure.ranks import imbalance, smallest, worst
-from gpu_budget.results import Measurement, Verdict
+from gpu_budget.results import Failure, Measurement, Verdict
 from gpu_budget.units import format_size
 
 GATED = ("ram", "ram_tensor", "vram_allocated")
@@ -122,13 +122,13 @@ class Judgement:
     projection: growth.Check | None = None  # the growth projected to the declared run length (steps=), where declared
 
 
-def budget_breaches(peaks: dict, budget: Budget) -> list[str]:
+def budget_breaches(peaks: Peaks, budget: Budget) -> list[str]:
     out = []
-    ram = ram_gated(peaks)
+    ram = peaks.gated_ram
     if budget.ram is not None and ram is not None and ram > budget.ram:
-        whose = f" (process tree; main process {format_size(peaks.get('ram'))})" if peaks.get("ram_tree") is not None else ""
+        whose = f" (process tree; main process {format_size(peaks.ram)})" if peaks.ram_tree is not None else ""
         out.append(f"host RAM peak {format_size(ram)}{whose} > budget {format_size(budget.ram)}")
-    vram = peaks.get("vram_allocated")
+    vram = peaks.vram_allocated
     if budget.vram is not None and vram is not None and vram > budget.vram:
         out.append(f"GPU allocated peak {format_size(vram)} > budget {format_size(budget.vram)}")
     return out
@@ -138,12 +138,12 @@ def rank_breaches(measurement: Measurement, budget: Budget) -> list[str]:
     """The budget broken, by each rank of a launcher case (a budget applies to each rank), else by the case."""
     if not measurement.ranks:
         return budget_breaches(measurement.peaks, budget)
-    out = [f"rank {r['rank']}: {breach}" for r in measurement.ranks for breach in budget_breaches(r["peaks"], budget)]
+    out = [f"rank {r.rank}: {breach}" for r in measurement.ranks for breach in budget_breaches(r.peaks, budget)]
     ratio = imbalance(list(measurement.ranks))
     if budget.imbalance is not None and ratio is not None and ratio > budget.imbalance:
         top, low = worst(list(measurement.ranks)), smallest(list(measurement.ranks))
-        out.append(f"rank imbalance {ratio:.3f}x (rank {top['rank']} {format_size(top['peaks']['ram_tree'])} / rank "
-                   f"{low['rank']} {format_size(low['peaks']['ram_tree'])}) > budget {budget.imbalance:.3f}x")
+        out.append(f"rank imbalance {ratio:.3f}x (rank {top.rank} {format_size(top.peaks.ram_tree)} / rank "
+                   f"{low.rank} {format_size(low.peaks.ram_tree)}) > budget {budget.imbalance:.3f}x")
     return out
 
 
@@ -153,15 +153,14 @@ def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, se
     the change per metric is the largest any rank shows."""
     change: dict[str, float | None] = {}
     regressed, improved = [], []
-    measured = {str(r["rank"]): r["peaks"] for r in measurement.ranks}
-    phases = {str(r["rank"]): r.get("phases") or {} for r in measurement.ranks}
+    measured = {r.rank: r for r in measurement.ranks}
     if set(measured) != set(baseline.ranks):
-        notes.append(f"ranks measured {', '.join(sorted(measured, key=int))}; the baseline holds "
-                     f"{', '.join(sorted(baseline.ranks, key=int))}: only the ranks in both are compared")
-    for rank in sorted(set(measured) & set(baseline.ranks), key=int):
+        notes.append(f"ranks measured {', '.join(map(str, sorted(measured)))}; the baseline holds "
+                     f"{', '.join(map(str, sorted(baseline.ranks)))}: only the ranks in both are compared")
+    for rank in sorted(set(measured) & set(baseline.ranks)):
         seen: list[str] = []
-        rank_change, up, down = against_baseline(measured[rank], baseline.ranks[rank], tolerance, setup, seen,
-                                                 phases[rank], baseline.rank_phases.get(rank))
+        rank_change, up, down = against_baseline(measured[rank].peaks, baseline.ranks[rank], tolerance, setup, seen,
+                                                 measured[rank].phases, baseline.rank_phases.get(rank))
         notes += [n for n in seen if n not in notes]
         regressed += [f"rank {rank}: {r}" for r in up]
         improved += [f"rank {rank}: {i}" for i in down]
@@ -171,14 +170,14 @@ def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, se
     return change, regressed, improved
 
 
-def _seen(peaks: dict) -> str:
-    seen = f"host RAM peak seen so far {format_size(ram_gated(peaks))}"
-    if peaks.get("vram_allocated") is not None:
-        seen += f", GPU allocated {format_size(peaks['vram_allocated'])}"
+def _seen(peaks: Peaks) -> str:
+    seen = f"host RAM peak seen so far {format_size(peaks.gated_ram)}"
+    if peaks.vram_allocated is not None:
+        seen += f", GPU allocated {format_size(peaks.vram_allocated)}"
     return seen
 
 
-def _died_over_budget(error: dict, peaks: dict, budget: Budget) -> str | None:
+def _died_over_budget(error: Failure, peaks: Peaks, budget: Budget) -> str | None:
     """How a child that died still reproduced an over-budget failure, or None.
 
     An out-of-memory death is the reported failure itself: the session measures
@@ -187,12 +186,12 @@ def _died_over_budget(error: dict, peaks: dict, budget: Budget) -> str | None:
     budget. A child killed by SIGKILL (the kernel's OOM killer) reproduces it when
     the peak seen before the kill, a lower bound of its peak, already broke the budget.
     """
-    if error["kind"] == "oom":
-        return (f"over budget as expected: the child died of out-of-memory ({error['message'][:300]}), the reported "
+    if error.kind == "oom":
+        return (f"over budget as expected: the child died of out-of-memory ({error.message[:300]}), the reported "
                 f"failure itself; {_seen(peaks)}")
     breaches = budget_breaches(peaks, budget)
-    if error["kind"] == "killed" and breaches:
-        return f"over budget as expected: {'; '.join(breaches)} before the child was {error['message']}"
+    if error.kind == "killed" and breaches:
+        return f"over budget as expected: {'; '.join(breaches)} before the child was {error.message}"
     return None
 
 
@@ -216,7 +215,7 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
         reproduced = _died_over_budget(error, peaks, budget) if expect == "over-budget" else None
         if reproduced:
             return Judgement(Verdict.OVER_BUDGET, True, reproduced)
-        return Judgement(Verdict.ERROR, False, f"measured child failed ({error['kind']}): {error['message']}; {_seen(peaks)}")
+        return Judgement(Verdict.ERROR, False, f"measured child failed ({error.kind}): {error.message}; {_seen(peaks)}")
 
     grown = growth.check(measurement.steps, peaks, budget, steps)  # a projection past the budget is a breach
     verdict = _judge(measurement, budget, baseline, tolerance, grown, ci=ci, update=update, expect=expect, setup=setup,
@@ -269,9 +268,9 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     return Judgement(verdict, True, "; ".join(notes) or "within budget and baseline", change)
 
 
-def against_baseline(peaks: Mapping, base: Mapping, tolerance: Tolerance, setup: Setup,
-                     notes: list[str], phases: Mapping | None = None,
-                     base_phases: Mapping | None = None) -> tuple[dict[str, float | None], list[str], list[str]]:
+def against_baseline(peaks: Peaks, base: Peaks, tolerance: Tolerance, setup: Setup,
+                     notes: list[str], phases: Mapping[str, PhaseRecord] | None = None,
+                     base_phases: Mapping[str, Peaks] | None = None) -> tuple[dict[str, float | None], list[str], list[str]]:
     """Each gated metric against its baseline: the relative changes, what regressed, what improved (notes on the
     way: which RAM figure was compared). Given the run's phase records and the baseline's phases, a regression
     names the first phase that passed its own baseline phase (first_past)."""
@@ -305,23 +304,25 @@ def against_baseline(peaks: Mapping, base: Mapping, tolerance: Tolerance, setup:
     return change, regressed, improved
 
 
-def first_past(phases: Mapping, base_phases: Mapping, metric: str, tol: Tolerance, shift: int = 0) -> str | None:
+def first_past(phases: Mapping[str, PhaseRecord], base_phases: Mapping[str, Peaks], metric: str, tol: Tolerance,
+               shift: int = 0) -> str | None:
     """Where a regression began: the first phase of the run (in its order) whose figure of `metric`, less the
     floor `shift`, passed the limit of the same phase's figure in the baseline; None where no phase did alone
     (or the baseline kept no phases). A leak kept from step 3 on is named at step 3."""
     for name, record in phases.items():
-        now, then = phase_peaks(record).get(metric), (base_phases.get(name) or {}).get(metric)
+        then = base_phases[name].get(metric) if name in base_phases else None
+        now = record.peaks.get(metric)
         if now is not None and then is not None and now - shift > tol.limit(then):
-            step = record.get("step")
+            step = record.step
             return f"first past its baseline in {name}" + (f" (step {step})" if step is not None else "")
     return None
 
 
-def ram_compared(peaks: dict, base: dict) -> tuple[str, str | None]:
+def ram_compared(peaks: Peaks, base: Peaks) -> tuple[str, str | None]:
     """Which host-RAM metric a baseline is compared on, and a note when its tree figure is left uncompared."""
-    if peaks.get("ram_tree") is not None and base.get("ram_tree") is not None:
+    if peaks.ram_tree is not None and base.ram_tree is not None:
         return "ram_tree", None
-    if peaks.get("ram_tree") is not None and peaks.get("ram") is not None and peaks["ram_tree"] > peaks["ram"]:
+    if peaks.ram_tree is not None and peaks.ram is not None and peaks.ram_tree > peaks.ram:
         return "ram", (f"the baseline holds the main process only: compared on it; the tree's "
-                       f"{format_size(peaks['ram_tree'])} is not (re-record the baseline to gate it)")
+                       f"{format_size(peaks.ram_tree)} is not (re-record the baseline to gate it)")
     return "ram", None

@@ -23,12 +23,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gpu_budget.measure.meter import PEAK_KEYS
+from gpu_budget.measure.figures import METRICS
 
 SCHEMA = "gpu-budget-baselines/1"
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
 # the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
-METRICS = tuple(PEAK_KEYS)  # the meter's metric names: one list
 MAX_FILE_BYTES = 16 * 2**20  # the largest committed baseline file is ~0.1 MiB
 
 
@@ -101,9 +100,9 @@ def validate(data: Any, path: Path) -> None:
                     fail(where, f"peaks.{metric} is {value!r}, expected a byte count or null")
             phases = entry.get("phases", {})
             if not isinstance(phases, dict) or not all(
-                isinstance(p, dict) and all(_is_size(v) for v in p.values()) for p in phases.values()
+                isinstance(p, dict) and all(m in METRICS and _is_size(v) for m, v in p.items()) for p in phases.values()
             ):
-                fail(where, "'phases' must map phase names to objects of byte counts")
+                fail(where, "'phases' must map phase names to objects of metric -> byte count")
             ranks = entry.get("ranks", {})
             if not isinstance(ranks, dict) or not all(
                 isinstance(k, str) and k.isdigit() and isinstance(r, dict) and r

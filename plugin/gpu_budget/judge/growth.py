@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_budget.declare.scenario import Budget
+from gpu_budget.measure.figures import Step
 from gpu_budget.measure.fit import least_squares
 from gpu_budget.units import format_size
 
@@ -63,12 +64,12 @@ class Series:
     peaks: tuple[int, ...]
 
     @classmethod
-    def of(cls, records: Sequence[Mapping[str, Any]], metric: str) -> Series | None:
+    def of(cls, records: Sequence[Step], metric: str) -> Series | None:
         """The metric's series from a Measurement's step records; None where any step lacks it."""
         peaks = [r.get(metric) for r in records]
         if not peaks or any(p is None for p in peaks):
             return None
-        return cls(metric, tuple(int(r["step"]) for r in records), tuple(int(p) for p in peaks))
+        return cls(metric, tuple(r.step for r in records), tuple(int(p) for p in peaks))
 
 
 @dataclass(frozen=True)

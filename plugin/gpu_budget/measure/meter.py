@@ -36,15 +36,15 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpu_budget.measure import procfs
-from gpu_budget.measure.fit import least_squares
-from gpu_budget.measure.ranks import NODE_METRICS, by_rank, rank_phases, with_cuda, worst
-from gpu_budget.measure.tree import ProcessTree
+from gpu_budget.measure.figures import PhaseRecord, RankGpu, TreeReading
+from gpu_budget.measure.summary import Summary, summarize
+from gpu_budget.measure.tree import TREE_METHOD, ProcessTree
 from gpu_budget.measure.tree import available as tree_available
 
 _CLEAR_REFS = "/proc/self/clear_refs"
@@ -57,28 +57,6 @@ def can_reset_hwm() -> bool:
         return procfs.read_status("self") is not None
     except OSError:
         return False
-
-
-@dataclass
-class PhaseRecord:
-    """What one phase cost. Byte counts; GPU fields None without CUDA."""
-
-    name: str
-    step: int | None
-    seconds: float
-    ram_peak: int
-    rss_anon: int | None
-    rss_file: int | None
-    vram_allocated: int | None = None
-    vram_reserved: int | None = None
-    vram_device: int | None = None
-    ram_tensor: int | None = None  # live CPU tensor bytes' high-water mark (tensors.TensorPeak); None on CUDA runs
-    ram_tree_peak: int | None = None  # main process + descendants' private peaks; None where the tree is not read
-    tree: dict | None = None  # processes, exited, private, hwm_sum, max_gap: how the tree figure was made
-    vram_tree: int | None = None  # a command's: NVML's figures of its processes, summed, peak over time (gpu_tree.py)
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 class _RssSampler:
@@ -262,6 +240,14 @@ class Meter:
             peak = reading.whole.get(self._main, 0) if self._main is not None else 0
         else:
             peak = status["VmHWM"] if self._hwm else self._sampler.peak()
+        gpu: dict[str, int | None] = {}
+        if self._cuda is not None:
+            gpu.update(self._cuda.read())
+            self.info["nvml_method"] = self._cuda.nvml_method
+        gpu.update(self._reported)
+        self._reported = {}
+        if self.gpu_tree is not None:
+            gpu["vram_tree"], reading = self._read_gpu_tree(reading)
         record = PhaseRecord(
             name=name,
             step=step,
@@ -270,35 +256,26 @@ class Meter:
             rss_anon=status.get("RssAnon"),
             rss_file=status.get("RssFile"),
             ram_tensor=self.tensors.peak if self.tensors is not None else None,
+            ram_tree_peak=None if reading is None else reading.private if self.external else peak + reading.private,
+            tree=reading,
+            **gpu,
         )
-        if reading is not None:
-            record.ram_tree_peak = reading.private if self.external else peak + reading.private
-            record.tree = reading.to_json()
-        if self._cuda is not None:
-            for key, value in self._cuda.read().items():
-                setattr(record, key, value)
-            self.info["nvml_method"] = self._cuda.nvml_method
-        for key, value in self._reported.items():
-            setattr(record, key, value)
-        self._reported = {}
-        if self.gpu_tree is not None:
-            self._read_gpu_tree(record)
         self.phases.append(record)
         if self.on_phase is not None:
             self.on_phase(record)
         return record
 
-    def _read_gpu_tree(self, record: PhaseRecord) -> None:
-        """The tree's summed NVML figure of the phase ending, in all and per rank (beside each rank's RAM figures)."""
+    def _read_gpu_tree(self, reading: TreeReading | None) -> tuple[int | None, TreeReading | None]:
+        """The tree's summed NVML figure of the phase ending, and the tree's reading with each rank's beside its RAM
+        figures."""
         gpu = self.gpu_tree.phase_end()
         if gpu.total is None:
-            return
-        record.vram_tree = gpu.total
+            return None, reading
         self.info["vram_tree_method"] = gpu.method
-        ranks = (record.tree or {}).get("ranks") or {}
-        for rank, value in gpu.ranks.items():
-            if str(rank) in ranks:
-                ranks[str(rank)]["vram_tree"] = value
+        if reading is not None and gpu.ranks:
+            reading = replace(reading, ranks={rank: replace(r, vram_tree=gpu.ranks.get(rank))
+                                              for rank, r in reading.ranks.items()})
+        return gpu.total, reading
 
     @property
     def open_phase(self) -> tuple[str | None, int | None]:
@@ -322,129 +299,12 @@ class Meter:
             self.stop()
 
     # -- summary ------------------------------------------------------------
-    def summary(self, rank_cuda: dict | None = None) -> dict:
-        return summarize([p.to_json() for p in self.phases], cuda=bool(self.use_cuda), ram_method=self.ram_method,
+    def summary(self, rank_cuda: Mapping[int, RankGpu] | None = None) -> Summary:
+        return summarize(self.phases, cuda=bool(self.use_cuda), ram_method=self.ram_method,
                          ram_tree_method=self.ram_tree_method, rank_cuda=rank_cuda)
 
 
-# How the tree figure is made, named in every summary that holds one (its error bound: benchmarks/RESULTS.md 1b).
-TREE_METHOD = "vmhwm+peak-of-summed-descendants"
-
-PEAK_KEYS = {
-    "ram": "ram_peak",
-    "ram_tensor": "ram_tensor",
-    "ram_tree": "ram_tree_peak",
-    "vram_allocated": "vram_allocated",
-    "vram_reserved": "vram_reserved",
-    "vram_device": "vram_device",
-    "vram_tree": "vram_tree",
-}
-GPU_KEYS = ("vram_allocated", "vram_reserved", "vram_device", "vram_tree")
 GPU_REPORTED = ("vram_allocated", "vram_reserved", "vram_device")  # what a command's own process reports of itself
-
-
-def phase_peaks(record: dict) -> dict[str, int]:
-    """A phase record's figures keyed by metric, as a baseline stores a phase (the figures it holds)."""
-    return {metric: record[key] for metric, key in PEAK_KEYS.items() if record.get(key) is not None}
-
-
-def ram_gated(peaks: dict) -> int | None:
-    """The gated host-RAM figure of a peaks dict: the process tree's, or the main process's where no tree was read."""
-    tree = peaks.get("ram_tree")
-    return tree if tree is not None else peaks.get("ram")
-
-
-def _max(values: list[int | None]) -> int | None:
-    present = [v for v in values if v is not None]
-    return max(present) if present else None
-
-
-def growth_per_step(series: list[int | None], skip_first: int = 1) -> float | None:
-    """Least-squares slope (bytes per step) over the steady steps.
-
-    The first optimizer step allocates the optimizer state, so it is left out;
-    fewer than three steady points give no slope.
-    """
-    ys = [y for y in series[skip_first:] if y is not None]
-    if len(ys) < 3:
-        return None
-    return least_squares(range(len(ys)), ys)[0]
-
-
-def tree_bound(phases: list[dict]) -> str | None:
-    """How far the tree figure of these phases can be off, from what its reads saw (None: no tree read).
-
-    Exact per process for descendants alive at a phase's end and for forked
-    multiprocessing children, which report their own figures as they exit; a
-    descendant that exited unreported was last read at most the phase's
-    longest poll gap before it went; one gone before any read adds nothing.
-    The error on planted spikes is measured in benchmarks/RESULTS.md (1b).
-    """
-    trees = [p["tree"] for p in phases if p.get("tree")]
-    if not trees:
-        return None
-    polled = sum(t["exited"] - t.get("reported", 0) for t in trees)
-    unread = sum(t.get("unread", 0) for t in trees)
-    if not polled and not unread:
-        return "exact per process (every descendant read alive at a phase end or reported at its exit)"
-    gap = max((t["max_gap"] or 0) for t in trees if t["exited"] - t.get("reported", 0) or t.get("unread"))
-    return (f"{polled} descendant(s) exited unreported, last read at most {gap:.3f} s before they went (what they "
-            f"did after it is missing); {unread} gone before any read (counted as nothing)")
-
-
-def _series(phases: list[dict], cuda: bool) -> dict:
-    """Peaks over the phases, over the train steps alone, the per-step series and its growth."""
-    steps = [p for p in phases if p.get("step") is not None]
-    peaks = {key: _max([p.get(field_) for p in phases]) for key, field_ in PEAK_KEYS.items()}
-    step_peaks = {key: _max([p.get(field_) for p in steps]) for key, field_ in PEAK_KEYS.items()}
-    growth = {
-        f"{key}_per_step": growth_per_step([p.get(field_) for p in steps])
-        for key, field_ in PEAK_KEYS.items()
-        if key in ("ram", "ram_tree", "vram_allocated", "vram_reserved")
-    }
-    if not cuda:
-        for table in (peaks, step_peaks):
-            for key in GPU_KEYS:
-                table[key] = None
-        growth["vram_allocated_per_step"] = growth["vram_reserved_per_step"] = None
-    return {"peaks": peaks, "step_peaks": step_peaks, "growth": growth, "steps": [
-        {"step": p["step"], "ram": p["ram_peak"], "ram_tree": p.get("ram_tree_peak"), "ram_tensor": p.get("ram_tensor"),
-         **{key: p.get(key) for key in GPU_KEYS}}
-        for p in steps
-    ]}
-
-
-def summarize(phases: list[dict], cuda: bool, ram_method: str = "vmhwm", ram_tree_method: str | None = None,
-              rank_cuda: dict | None = None) -> dict:
-    """Peaks over all phases, the per-step series and its growth, from phase records.
-
-    `cuda`: the measuring process used CUDA itself (a function case); a command case's GPU figures are the ones
-    its processes reported, so where a phase holds one the run used CUDA too. A launcher case (its processes ran
-    under a RANK) is summarised as its worst rank (ranks.py), its GPU peaks per rank from `rank_cuda` (what the
-    ranks' own processes reported: command.py), and the node's figures under "node".
-    """
-    ranks = by_rank(phases)
-    with_cuda(ranks, rank_cuda)
-    cuda = cuda or any(p.get(key) is not None for p in phases for key in GPU_KEYS) or \
-        any(r["peaks"].get(key) is not None for r in ranks for key in GPU_KEYS)
-    own, node, rows = _series(phases, cuda), None, phases
-    if ranks:
-        top = worst(ranks)
-        node = {"peaks": {metric: own["peaks"][metric] for metric in NODE_METRICS}, "phases": phases,
-                "steps": own["steps"]}
-        rows = rank_phases(top, phases)
-        own = _series(rows, cuda)
-        own["peaks"] = {**dict.fromkeys(PEAK_KEYS), **top["peaks"]}
-    return {
-        "ranks": ranks,
-        "node": node,
-        "cuda": cuda,
-        "ram_method": ram_method,
-        "ram_tree_method": ram_tree_method if own["peaks"]["ram_tree"] is not None else None,
-        "ram_tree_bound": tree_bound(phases),
-        **own,
-        "phases": rows,
-    }
 
 
 def device_info() -> dict:

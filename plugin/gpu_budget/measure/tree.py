@@ -46,8 +46,9 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
+from gpu_budget.measure.figures import ProcessDetail, RankTree, TreeReading
 from gpu_budget.measure.procfs import (
     forked_not_execd,
     read_faults,
@@ -59,6 +60,8 @@ from gpu_budget.measure.procfs import (
 )
 
 MiB = 2**20
+# How the tree figure is made, named in every summary that holds one (its error bound: benchmarks/RESULTS.md 1b).
+TREE_METHOD = "vmhwm+peak-of-summed-descendants"
 DETAIL_MAX = 16  # descendants listed per phase (largest first); the sums count them all
 RESHARE_BYTES = 4 * MiB  # a file-mapping move this large since the last smaps read: read it again
 EXEC_DROP = 1 * MiB  # a VmHWM read this far below the previous one: a new memory image (exec)
@@ -242,32 +245,6 @@ class Descendant:
             self.shared, self.shared_at, self.shared_cost, self.shared_faults = shared, now, time.perf_counter() - t0, faults
             if mapped is not None:
                 self.shared_mapped = mapped
-
-
-@dataclass
-class TreeReading:
-    """What the descendants added in one phase. Bytes; times in seconds."""
-
-    private: int  # the peak over time of the descendants' summed contributions: added to the main process's peak
-    peak_sum: int  # the sum of each descendant's own peak contribution (the loose upper bound of `private`)
-    hwm_sum: int  # the sum of their VmHWM (counts pages shared with the parent once per process)
-    processes: int  # descendants seen in the phase
-    exited: int  # of them, gone before its end: their figure is from the last read before they exited
-    reported: int  # of the exited, those that reported their own figures as they exited (exact)
-    unread: int  # of them, gone before their shared pages could be read: counted as adding nothing
-    max_gap: float | None  # the longest time between two reads in the phase (an exiting descendant's blind spot)
-    windows: int = 0  # polls in the phase: each one a window whose sum is a candidate for the peak
-    whole: dict[int, int] = field(default_factory=dict)  # pid -> phase peak of each whole-counted process
-    # rank -> {"ram": its own process's peak, "ram_tree": the peak over time of its processes' sum, "processes"}:
-    # the processes a launcher started with RANK in their environment, each with its descendants (none: {})
-    ranks: dict[int, dict] = field(default_factory=dict)
-    detail: list[dict] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        out = asdict(self)
-        out["whole"] = {str(k): v for k, v in self.whole.items()}
-        out["ranks"] = {str(k): v for k, v in self.ranks.items()}
-        return out
 
 
 class ProcessTree:
@@ -495,8 +472,8 @@ def _discover(root: int, procs: dict[int, Descendant], foreign: dict[int, int]) 
 def _reading(procs: list[Descendant], peak: int, windows: int, gap: float | None,
              rank_peak: dict[int, int]) -> TreeReading:
     """One phase's TreeReading from its descendants and its largest window sums (the tree's, each rank's)."""
-    ranks = {rank: {"ram": max((p.hwm for p in procs if p.rank == rank and p.rank_root), default=0),
-                    "ram_tree": total, "processes": sum(p.rank == rank for p in procs)}
+    ranks = {rank: RankTree(ram=max((p.hwm for p in procs if p.rank == rank and p.rank_root), default=0),
+                            ram_tree=total, processes=sum(p.rank == rank for p in procs))
              for rank, total in sorted(rank_peak.items())}
     return TreeReading(
             private=peak,
@@ -509,10 +486,10 @@ def _reading(procs: list[Descendant], peak: int, windows: int, gap: float | None
             max_gap=gap,
             windows=windows,
             whole={p.pid: p.hwm for p in procs if p.whole},
-            detail=[{"pid": p.pid, "ppid": p.ppid, "hwm": p.hwm, "shared": p.shared, "private_peak": p.peak,
-                     "whole": p.whole, "exited": not p.alive, "new": p.born_in_phase, "execs": p.execs,
-                     "reported": p.reported, "rank": p.rank}
-                    for p in sorted(procs, key=lambda p: -p.peak)[:DETAIL_MAX]],
+            detail=tuple(ProcessDetail(pid=p.pid, ppid=p.ppid, hwm=p.hwm, shared=p.shared, private_peak=p.peak,
+                                       whole=p.whole, exited=not p.alive, new=p.born_in_phase, execs=p.execs,
+                                       reported=p.reported, rank=p.rank)
+                         for p in sorted(procs, key=lambda p: -p.peak)[:DETAIL_MAX]),
             ranks=ranks,
         )
 

@@ -12,9 +12,9 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
+from gpu_budget.measure.figures import Peaks
 from gpu_budget.results import Measurement
 
 
@@ -27,7 +27,7 @@ def slug(nodeid: str) -> str:
     return name.strip("-.")[:150]
 
 
-def wants_snapshot(measurement: Measurement, mark, baseline_peaks: Mapping | None) -> bool:
+def wants_snapshot(measurement: Measurement, mark, baseline_peaks: Peaks | None) -> bool:
     """Whether a failed CUDA case is worth a second run with the allocation recorder on.
 
     Yes when its child failed with an exception (an out-of-memory error among
@@ -42,10 +42,10 @@ def wants_snapshot(measurement: Measurement, mark, baseline_peaks: Mapping | Non
     if not measurement.ok:
         return measurement.error_kind in ("oom", "exception", "exit", "rank")
     limits = [mark.budget.vram] if mark.budget.vram is not None else []
-    then = (baseline_peaks or {}).get("vram_allocated")
+    then = baseline_peaks.vram_allocated if baseline_peaks is not None else None
     if then is not None:
         limits.append(int(mark.tolerance.limit(then)))
-    peak = measurement.peaks.get("vram_allocated")
+    peak = measurement.peaks.vram_allocated
     return bool(limits) and peak is not None and peak > min(limits)
 
 

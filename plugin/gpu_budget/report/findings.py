@@ -79,17 +79,17 @@ def _skip_verdict(row: Result) -> str:
 
 def _metric(*rows: Result) -> str:
     """The gated metric the rows share: allocated GPU memory, else the process tree's RAM, else the main process's."""
-    if all(r.peaks.get("vram_allocated") is not None for r in rows):
+    if all(r.peaks.vram_allocated is not None for r in rows):
         return "vram_allocated"
-    return "ram_tree" if all(r.peaks.get("ram_tree") is not None for r in rows) else "ram"
+    return "ram_tree" if all(r.peaks.ram_tree is not None for r in rows) else "ram"
 
 
 def _main(row: Result | None) -> int | None:
-    return None if row is None else row.peaks.get("ram")
+    return None if row is None else row.peaks.ram
 
 
 def _reserved(row: Result | None) -> int | None:
-    return None if row is None else row.peaks.get("vram_reserved")
+    return None if row is None else row.peaks.vram_reserved
 
 
 def not_applied(row: Result) -> str | None:
@@ -295,7 +295,7 @@ class GpuReport:
     @property
     def measured(self) -> int:
         """How many of its cases were measured on CUDA: an allocated peak, and no error."""
-        return sum(r.peaks.get("vram_allocated") is not None and r.verdict not in ("error", "skipped") for r in self.results)
+        return sum(r.peaks.vram_allocated is not None and r.verdict not in ("error", "skipped") for r in self.results)
 
 
 def is_gpu(report: Mapping[str, Any]) -> bool:

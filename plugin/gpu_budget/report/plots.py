@@ -15,8 +15,11 @@ API on an Agg canvas: no pyplot, no global backend switch.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from gpu_budget.measure.figures import Peaks, PhaseRecord
 from gpu_budget.results import Result
 from gpu_budget.units import format_size
 
@@ -33,14 +36,16 @@ MAIN = "#2ca02c"
 FALLBACK = {"ram_tree_peak": "ram_peak", "ram_tree": "ram"}
 
 
-def _value(record: dict | None, key: str):
-    record = record or {}
+def _value(record: PhaseRecord | Peaks | None, key: str) -> int | None:
+    """A panel's figure of a phase record (by its field) or of baseline peaks (by metric), with its fallback."""
+    if record is None:
+        return None
     value = record.get(key)
     return record.get(FALLBACK[key]) if value is None and key in FALLBACK else value
 
 
-def _label(phase: dict) -> str:
-    return f"step {phase['step']}" if phase.get("step") is not None else phase["name"]
+def _label(phase: PhaseRecord) -> str:
+    return f"step {phase.step}" if phase.step is not None else phase.name
 
 
 def _unit(top: float) -> tuple[float, str]:
@@ -54,14 +59,14 @@ def _growth(result: Result, key: str) -> str | None:
     return f"growth over steps 2+: {'+' if slope >= 0 else '-'}{format_size(abs(slope))}/step"
 
 
-def _panel(ax, result: Result, phases: list[dict], field: str, base_field: str, peak_key: str, title: str,
+def _panel(ax, result: Result, phases: list[PhaseRecord], field: str, base_field: str, peak_key: str, title: str,
            budget_key: str) -> None:
     xs = list(range(len(phases)))
     values = [_value(p, field) for p in phases]
-    baseline = result.baseline or {}
-    base_phases = baseline.get("phases") or {}
-    base_values = [_value(base_phases.get(p["name"]), base_field) for p in phases]
-    base_peak = _value(baseline.get("peaks"), peak_key)
+    baseline = result.baseline
+    base_phases = baseline.phases if baseline is not None else {}
+    base_values = [_value(base_phases.get(p.name), base_field) for p in phases]
+    base_peak = _value(baseline.peaks if baseline is not None else None, peak_key)
     budget = result.budget.get(budget_key)
     tol = result.tolerance or {}
     limit = base_peak * (1 + tol["rel"]) + tol["abs"] if base_peak is not None and "rel" in tol else None
@@ -75,24 +80,24 @@ def _panel(ax, result: Result, phases: list[dict], field: str, base_field: str, 
         top = max(top, budget)
     scale, unit = _unit(top)
 
-    steps = [i for i, p in enumerate(phases) if p.get("step") is not None]
+    steps = [i for i, p in enumerate(phases) if p.step is not None]
     if steps:
         ax.axvspan(min(steps) - 0.5, max(steps) + 0.5, color="#f2f2f2", zorder=0)
         ax.text((min(steps) + max(steps)) / 2, 0.98, "optimizer steps", transform=ax.get_xaxis_transform(),
                 ha="center", va="top", fontsize=8, color="#666666")
 
-    if field == "vram_allocated" and any(p.get("vram_reserved") is not None for p in phases):
-        reserved = [p.get("vram_reserved") for p in phases]
+    if field == "vram_allocated" and any(p.vram_reserved is not None for p in phases):
+        reserved = [p.vram_reserved for p in phases]
         ax.plot(xs, [None if v is None else v / scale for v in reserved], color=RESERVED, lw=1.2,
                 label="reserved by the caching\nallocator (not gated)", zorder=2)
     if any(v is not None for v in base_values):
-        recorded = baseline.get("recorded")
+        recorded = baseline.recorded
         # a wide, light band under the measured line: seen even where the two coincide
         ax.plot(xs, [None if v is None else v / scale for v in base_values], color=BASELINE, lw=7, alpha=0.35,
                 marker="o", ms=11, solid_capstyle="round", label=f"baseline per phase\n(recorded {recorded})", zorder=3)
-    tree = field == "ram_tree_peak" and any(p.get("ram_tree_peak") is not None for p in phases)
+    tree = field == "ram_tree_peak" and any(p.ram_tree_peak is not None for p in phases)
     if tree:  # the main process alone beside the tree: the gap is what the workers and subprocesses held
-        ax.plot(xs, [None if p.get("ram_peak") is None else p["ram_peak"] / scale for p in phases], color=MAIN, lw=1.4,
+        ax.plot(xs, [None if p.ram_peak is None else p.ram_peak / scale for p in phases], color=MAIN, lw=1.4,
                 ls="--", marker=".", label="main process alone\n(not gated)", zorder=3.5)
     ax.plot(xs, [None if v is None else v / scale for v in values], marker="o", color=MEASURED, lw=2.2, ms=6,
             label="measured peak per phase" + (" (process tree)" if tree else ""), zorder=4)
@@ -137,7 +142,7 @@ def _annotate_peak(ax, values: list, scale: float) -> None:
                         color=MEASURED, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"})
 
 
-def _style_axes(ax, phases: list[dict], top: float, unit: str) -> None:
+def _style_axes(ax, phases: list[PhaseRecord], top: float, unit: str) -> None:
     """Phase names along x, a little room above the highest line, light grid, no top and right frame."""
     xs = list(range(len(phases)))
     ax.set_xticks(xs)
@@ -152,7 +157,7 @@ def _style_axes(ax, phases: list[dict], top: float, unit: str) -> None:
         ax.spines[side].set_visible(False)
 
 
-def write(result: Result, path: str | Path, hardware: dict | None = None) -> Path:
+def write(result: Result, path: str | Path, hardware: Mapping[str, Any] | None = None) -> Path:
     """Draw `result` (a measured case, its phases) into the PNG at `path`; returns the path."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

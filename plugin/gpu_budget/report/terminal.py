@@ -9,10 +9,8 @@ the main process's alone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from gpu_budget.measure.meter import ram_gated
-from gpu_budget.results import Result
+from gpu_budget.measure.figures import Peaks
+from gpu_budget.results import Remediation, Result
 from gpu_budget.units import format_size
 
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
@@ -31,9 +29,9 @@ def _baseline(row: Result) -> str:
     base = row.baseline
     if not base:
         return "-"
-    parts = [format_size(ram_gated(base["peaks"])) + ("" if base["peaks"].get("ram_tree") is not None else " (main)")]
-    if base["peaks"].get("vram_allocated") is not None:
-        parts.append(format_size(base["peaks"]["vram_allocated"]))
+    parts = [format_size(base.peaks.gated_ram) + ("" if base.peaks.ram_tree is not None else " (main)")]
+    if base.peaks.vram_allocated is not None:
+        parts.append(format_size(base.peaks.vram_allocated))
     return " / ".join(parts)
 
 
@@ -50,10 +48,10 @@ def setup_lines(rows: list[Result]) -> list[str]:
     seen: dict[tuple, int] = {}
     for row in rows:
         setup = row.setup
-        moved = (setup or {}).get("floor_moved", True)  # a smaller shift moves no verdict (compare.Setup)
-        shift = round((setup or {}).get("floor_shift", 0) / 2**20, 1) if moved else 0
+        moved = setup is None or setup.floor_moved is not False  # a smaller shift moves no verdict (compare.Setup)
+        shift = round(setup.floor_shift / 2**20, 1) if setup is not None and moved else 0
         if setup and (row.fingerprint_changed or shift):
-            key = (tuple(row.fingerprint_changed), setup["policy"], shift)
+            key = (tuple(row.fingerprint_changed), setup.policy, shift)
             seen[key] = seen.get(key, 0) + 1
     lines = []
     for (diffs, policy, shift), count in seen.items():
@@ -78,35 +76,34 @@ def _fixes(row: Result) -> str:
     return text
 
 
-def _outcome(rem: dict) -> str:
+def _outcome(rem: Remediation) -> str:
     """The search's answer in a few words: 'passes with +truncate', 'no fix set passes', ..."""
-    if rem["status"] == "found":
-        return "passes with " + " ".join([*(f"+{f}" for f in rem["found"]), *(f"-{f}" for f in rem["removed"])])
+    if rem.status == "found":
+        return "passes with " + " ".join([*(f"+{f}" for f in rem.found), *(f"-{f}" for f in rem.removed)])
     return {"none-passes": "no fix set passes", "no-candidates": "no fix to try",
-            "bound-reached": f"none passed within {rem['bound']} runs"}[rem["status"]]
+            "bound-reached": f"none passed within {rem.bound} runs"}[rem.status]
 
 
-def _peaks(peaks: dict | None) -> str:
-    peaks = peaks or {}
-    parts = [f"RAM {format_size(ram_gated(peaks))}"]
-    if peaks.get("ram_tree") is not None and peaks["ram_tree"] != peaks.get("ram"):
-        parts[0] += f" (main {format_size(peaks.get('ram'))})"
-    if peaks.get("vram_allocated") is not None:
-        parts.append(f"VRAM {format_size(peaks['vram_allocated'])}")
+def _peaks(peaks: Peaks) -> str:
+    parts = [f"RAM {format_size(peaks.gated_ram)}"]
+    if peaks.ram_tree is not None and peaks.ram_tree != peaks.ram:
+        parts[0] += f" (main {format_size(peaks.ram)})"
+    if peaks.vram_allocated is not None:
+        parts.append(f"VRAM {format_size(peaks.vram_allocated)}")
     return ", ".join(parts)
 
 
-def remediation_text(rem: dict) -> str:
+def remediation_text(rem: Remediation) -> str:
     """One sentence: what passes (with its peaks), or why nothing was found, and how many real runs it took."""
-    runs = f"{rem['runs']} real run{'s' if rem['runs'] != 1 else ''} (bound {rem['bound']})"
-    if rem["status"] == "found":
-        return f"remediation: {_outcome(rem)} ({_peaks(rem['peaks'])}), found in {runs}"
-    if rem["status"] == "none-passes":
+    runs = f"{rem.runs} real run{'s' if rem.runs != 1 else ''} (bound {rem.bound})"
+    if rem.status == "found":
+        return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}"
+    if rem.status == "none-passes":
         return (f"remediation: no set of this scenario's fixes brings it within budget: none of the "
-                f"{rem['runs']} valid sets of {', '.join(rem['lattice'])} passed (all measured)")
-    if rem["status"] == "no-candidates":
+                f"{rem.runs} valid sets of {', '.join(rem.lattice)} passed (all measured)")
+    if rem.status == "no-candidates":
         return "remediation: no fix to try (none offered, all applied, or none runnable here)"
-    return (f"remediation: none of the {runs} passed; {rem['untried']} costlier set(s) left untried "
+    return (f"remediation: none of the {runs} passed; {rem.untried} costlier set(s) left untried "
             f"(raise --gpu-budget-remediate-max-runs)")
 
 
@@ -121,11 +118,11 @@ def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
         lines.append(f"{'- ' if markdown else ''}{name} ({_peaks(row.peaks)}, budget {_budget(row)}): "
                      f"{remediation_text(rem)}")
         indent = "  - " if markdown else "    "
-        for trial in rem["tried"]:
-            note = f" ({trial['message']})" if trial["verdict"] == "error" else ""
-            lines.append(f"{indent}tried {'+'.join(trial['fixes'])}: {_peaks(trial['peaks'])} {trial['verdict']}{note}")
-        if rem["skipped"]:
-            lines.append(f"{indent}not tried: " + ", ".join(f"{f} ({why})" for f, why in rem["skipped"].items()))
+        for trial in rem.tried:
+            note = f" ({trial.message})" if trial.verdict == "error" else ""
+            lines.append(f"{indent}tried {'+'.join(trial.fixes)}: {_peaks(trial.peaks or Peaks())} {trial.verdict}{note}")
+        if rem.skipped:
+            lines.append(f"{indent}not tried: " + ", ".join(f"{f} ({why})" for f, why in rem.skipped.items()))
     if lines:
         lines.insert(0, "#### Remediation (cheapest passing fix set)" if markdown else
                      "remediation (--gpu-budget-remediate): cheapest passing fix set per case")
@@ -154,9 +151,9 @@ def table_rows(rows: list[Result]) -> list[list[str]]:
             row.nodeid,
             row.scale,
             *([_ranks(row)] if ranked else []),
-            format_size(row.peaks.get("ram_tree")),
-            format_size(row.peaks.get("ram")),
-            format_size(row.peaks.get("vram_allocated")),
+            format_size(row.peaks.ram_tree),
+            format_size(row.peaks.ram),
+            format_size(row.peaks.vram_allocated),
             _budget(row),
             _baseline(row),
             _change(row),
@@ -169,18 +166,18 @@ def table_rows(rows: list[Result]) -> list[list[str]]:
 
 def _tree_added(row: Result) -> str | None:
     """Where the case's descendants added the most host RAM (1 MiB or more): the phase, how much, how many processes."""
-    phases = [p for p in row.phases.values() if p.get("ram_tree_peak") is not None]
+    phases = [p for p in row.phases.values() if p.ram_tree_peak is not None and p.ram_peak is not None]
     if not phases:
         return None
-    top = max(phases, key=lambda p: p["ram_tree_peak"] - p["ram_peak"])
-    added = top["ram_tree_peak"] - top["ram_peak"]
+    top = max(phases, key=lambda p: p.ram_tree_peak - p.ram_peak)
+    added = top.ram_tree_peak - top.ram_peak
     if added < 2**20:
         return None
-    tree = top.get("tree") or {}
-    exited = f", {tree['exited']} exited in it" if tree.get("exited") else ""
-    return (f"phase {top['name']}: main process {format_size(top['ram_peak'])} + "
-            f"{tree.get('processes', '?')} descendant process(es){exited} {format_size(added)} = "
-            f"{format_size(top['ram_tree_peak'])}")
+    tree = top.tree
+    exited = f", {tree.exited} exited in it" if tree is not None and tree.exited else ""
+    return (f"phase {top.name}: main process {format_size(top.ram_peak)} + "
+            f"{tree.processes if tree is not None else '?'} descendant process(es){exited} {format_size(added)} = "
+            f"{format_size(top.ram_tree_peak)}")
 
 
 def _section(rows: list[Result], heading: str, text_of) -> list[str]:
@@ -204,13 +201,12 @@ def ranks_text(row: Result) -> str | None:
 
     top, low = worst(list(m.ranks)), smallest(list(m.ranks))
     ratio = imbalance(list(m.ranks))
-    spread = "-" if ratio is None else f"{ratio:.2f}x (rank {top['rank']} / rank {low['rank']})"
-    node = m.node or {}
-    node = node.get("peaks", node)  # a report written before the node kept its phases held its peaks flat
-    gpu = f", GPU {format_size(node['vram_tree'])}" if node.get("vram_tree") is not None else ""
-    return (f"{len(m.ranks)} ranks; worst rank {top['rank']}: RAM tree {format_size(top['peaks']['ram_tree'])} "
-            f"(its own process {format_size(top['peaks']['ram'])}); imbalance {spread}; node (launcher and every "
-            f"rank) {format_size(node.get('ram_tree'))}{gpu}, launcher {format_size(node.get('ram'))}")
+    spread = "-" if ratio is None else f"{ratio:.2f}x (rank {top.rank} / rank {low.rank})"
+    node = m.node.peaks if m.node is not None else Peaks()
+    gpu = f", GPU {format_size(node.vram_tree)}" if node.vram_tree is not None else ""
+    return (f"{len(m.ranks)} ranks; worst rank {top.rank}: RAM tree {format_size(top.peaks.ram_tree)} "
+            f"(its own process {format_size(top.peaks.ram)}); imbalance {spread}; node (launcher and every "
+            f"rank) {format_size(node.ram_tree)}{gpu}, launcher {format_size(node.ram)}")
 
 
 def rank_lines(rows: list[Result]) -> list[str]:
@@ -228,10 +224,13 @@ SNAPSHOT_HOWTO = ("open one at https://pytorch.org/memory_viz (drag the file in)
 TRACEBACK_TAIL = 12  # lines of a failed child's traceback kept in the test's report (the JSON report holds it all)
 
 
-def _all_peaks(peaks: Mapping) -> str:
-    labels = {"ram_tree": "RAM tree", "ram": "RAM main", "ram_tensor": "tensors", "vram_allocated": "VRAM allocated",
-              "vram_reserved": "VRAM reserved", "vram_device": "VRAM NVML"}
-    return ", ".join(f"{label} {format_size(peaks[k])}" for k, label in labels.items() if peaks.get(k) is not None) or "-"
+PEAK_LABELS = {"ram_tree": "RAM tree", "ram": "RAM main", "ram_tensor": "tensors", "vram_allocated": "VRAM allocated",
+               "vram_reserved": "VRAM reserved", "vram_device": "VRAM NVML", "vram_tree": "VRAM tree (NVML)"}
+
+
+def _all_peaks(peaks: Peaks) -> str:
+    held = peaks.measured
+    return ", ".join(f"{label} {format_size(held[k])}" for k, label in PEAK_LABELS.items() if k in held) or "-"
 
 
 def case_line(row: Result) -> str:
@@ -250,7 +249,7 @@ def case_detail(row: Result) -> list[str]:
              f"peaks: {_all_peaks(row.peaks)}",
              f"budget: {_budget(row)}" + (f" ({row.budget_origin})" if row.budget_origin else "")]
     if row.baseline:
-        recorded = f" (recorded {row.baseline['recorded']})" if row.baseline.get("recorded") else ""
+        recorded = f" (recorded {row.baseline.recorded})" if row.baseline.recorded else ""
         lines += [f"baseline: {_baseline(row)}{recorded}", f"change: {_change(row)}"]
     else:
         lines.append("baseline: none")
@@ -269,9 +268,8 @@ def case_detail(row: Result) -> list[str]:
         lines.append(remediation_text(row.remediation))
     error = row.error
     if error:
-        lines.append(f"child failed ({error.get('kind')}{', ' + error['type'] if error.get('type') else ''}): "
-                     f"{error.get('message')}")
-        tail = (error.get("traceback") or "").rstrip().splitlines()[-TRACEBACK_TAIL:]
+        lines.append(f"child failed ({error.kind}{', ' + error.type if error.type else ''}): {error.message}")
+        tail = (error.traceback or "").rstrip().splitlines()[-TRACEBACK_TAIL:]
         if tail:
             lines += ["child's traceback (last lines):", *(f"  {line}" for line in tail)]
     if row.snapshot:

@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from gpu_budget.measure.figures import Fields
 from gpu_budget.measure.fit import least_squares
 from gpu_budget.search.boundary import largest_fitting
 from gpu_budget.units import format_mib, format_size, parse_size
@@ -84,39 +85,112 @@ class Envelope:
         return tuple(self.knobs) if self.monotone is None else self.monotone
 
 
+Config = Mapping[str, Any]  # one point of the envelope: knob -> value
+
+
+@dataclass(frozen=True)
+class Probe(Fields):
+    """One configuration the search singled out (the worst case, the smallest failing one): its calibrated
+    prediction, and a real run's peak once confirmed (None until then, or a run that died of memory)."""
+
+    config: Config
+    predicted: int
+    measured: int | None = None
+
+
+@dataclass(frozen=True)
+class Boundary(Fields):
+    """The largest value of one knob within the budget, the others at `at`: predicted, then confirmed by real runs
+    (`peaks`: value -> measured peak). complete=False: the real-run cap cut the search short."""
+
+    knob: str
+    at: Config
+    value: Any = None
+    predicted_value: Any = None
+    peaks: Mapping[Any, int | None] = field(default_factory=dict)
+    complete: bool = False
+
+
+@dataclass(frozen=True)
+class Calibration(Fields):
+    """measured ~ slope * estimate + intercept, fitted to every real run."""
+
+    slope: float
+    intercept: int
+    points: int
+
+
+@dataclass(frozen=True)
+class NotMonotone(Fields):
+    """A step up of a monotone knob that predicts less (by `drop` bytes): the estimate, or the knob, is suspect."""
+
+    knob: str
+    config: Config
+    up: Any
+    drop: int
+
+
+@dataclass(frozen=True)
+class RealRun(Fields):
+    """One real run of the search: its configuration, its peak (None: it died of memory), its time."""
+
+    config: Config
+    peak: int | None
+    seconds: float
+
+
 @dataclass
 class Exploration:
-    """What an exploration found. Bytes; `predicted` = estimate + offset, `measured` = a real run's peak."""
+    """What an exploration found. Bytes; `predicted` = estimate + offset, `measured` = a real run's peak.
+
+    Filled as the search goes (so a search cut short by the real-run cap still
+    reports what it found); its parts are frozen records.
+    """
 
     scenario: str
     budget: int
     metric: str
-    envelope: dict
-    worst: dict | None = None  # {config, predicted, measured}
-    boundary: dict | None = None  # {knob, at, value, predicted_value, peaks: {value: measured}}
-    smallest_failing: dict | None = None  # {config, predicted, measured}
-    monotonicity: list[dict] = field(default_factory=list)
+    envelope: Mapping[str, list[Any]]
+    worst: Probe | None = None
+    boundary: Boundary | None = None
+    smallest_failing: Probe | None = None
+    monotonicity: list[NotMonotone] = field(default_factory=list)
     offset: int | None = None  # measured - estimate at the calibration run
-    calibration: dict | None = None  # measured ~ slope * estimate + intercept, fitted to every real run
-    real_runs: list[dict] = field(default_factory=list)  # {config, peak, seconds}
+    calibration: Calibration | None = None
+    real_runs: list[RealRun] = field(default_factory=list)
     estimates: int = 0
     examples: int = 0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-able; the boundary's peaks as [value, peak] pairs (a knob's values need not be strings)."""
-        data = asdict(self)
+        def plain(record: Fields | None) -> dict[str, Any] | None:
+            return None if record is None else {k: dict(v) if isinstance(v, Mapping) else v for k, v in record.items()}
+
+        data = {"scenario": self.scenario, "budget": self.budget, "metric": self.metric,
+                "envelope": {k: list(v) for k, v in self.envelope.items()}, "worst": plain(self.worst),
+                "boundary": plain(self.boundary), "smallest_failing": plain(self.smallest_failing),
+                "monotonicity": [plain(v) for v in self.monotonicity], "offset": self.offset,
+                "calibration": plain(self.calibration), "real_runs": [plain(r) for r in self.real_runs],
+                "estimates": self.estimates, "examples": self.examples, "seconds": self.seconds,
+                "problems": list(self.problems)}
         if self.boundary is not None:
-            data["boundary"] = {**self.boundary, "peaks": [[v, p] for v, p in self.boundary["peaks"].items()]}
+            data["boundary"]["peaks"] = [[v, p] for v, p in self.boundary.peaks.items()]
         return data
 
     @classmethod
-    def from_json(cls, data: dict) -> Exploration:
+    def from_json(cls, data: Mapping[str, Any]) -> Exploration:
+        def probe(value: Mapping[str, Any] | None) -> Probe | None:
+            return None if value is None else Probe(**value)
+
         boundary = data.get("boundary")
-        if boundary is not None:
-            boundary = {**boundary, "peaks": {v: p for v, p in boundary["peaks"]}}
-        return cls(**{**data, "boundary": boundary})
+        return cls(data["scenario"], data["budget"], data["metric"], dict(data["envelope"]), probe(data.get("worst")),
+                   None if boundary is None else Boundary(**{**boundary, "peaks": {v: p for v, p in boundary["peaks"]}}),
+                   probe(data.get("smallest_failing")), [NotMonotone(**v) for v in data.get("monotonicity") or ()],
+                   data.get("offset"), None if data.get("calibration") is None else Calibration(**data["calibration"]),
+                   [RealRun(**r) for r in data.get("real_runs") or ()], data.get("estimates", 0),
+                   data.get("examples", 0), data.get("seconds", 0.0), list(data.get("problems") or ()))
 
     def _side(self, measured: int | None) -> str:
         return _side_of(measured, self.budget)
@@ -127,28 +201,28 @@ class Exploration:
                  f"{len(self.real_runs)} real runs, {self.seconds:.0f} s; budget {format_mib(self.budget)} "
                  f"({self.metric}); offset (real - estimate at calibration) {format_mib(self.offset)}")]
         if self.worst:
-            lines.append(f"worst case {_config(self.worst['config'])}: measured {format_mib(self.worst['measured'])}"
-                         f"{self._side(self.worst['measured'])} (predicted {format_mib(self.worst['predicted'])})")
+            lines.append(f"worst case {_config(self.worst.config)}: measured {format_mib(self.worst.measured)}"
+                         f"{self._side(self.worst.measured)} (predicted {format_mib(self.worst.predicted)})")
         b = self.boundary
         if b:
-            at = f" at {_config(b['at'])}" if b["at"] else ""
-            value = ("none" if b["value"] is None else b["value"]) if b.get("complete", True) else "not settled"
-            runs = ", ".join(f"{k}: {format_mib(v)}" for k, v in sorted(b["peaks"].items()))
-            lines.append(f"largest {b['knob']}{at} within {format_mib(self.budget)}: {value} "
-                         f"(predicted {b['predicted_value']}; real runs {runs})")
+            at = f" at {_config(b.at)}" if b.at else ""
+            value = ("none" if b.value is None else b.value) if b.complete else "not settled"
+            runs = ", ".join(f"{k}: {format_mib(v)}" for k, v in sorted(b.peaks.items()))
+            lines.append(f"largest {b.knob}{at} within {format_mib(self.budget)}: {value} "
+                         f"(predicted {b.predicted_value}; real runs {runs})")
         if self.smallest_failing:
             s = self.smallest_failing
-            lines.append(f"smallest configuration predicted over budget (shrunk): {_config(s['config'])}: measured "
-                         f"{format_mib(s['measured'])}{self._side(s['measured'])} (predicted {format_mib(s['predicted'])})")
+            lines.append(f"smallest configuration predicted over budget (shrunk): {_config(s.config)}: measured "
+                         f"{format_mib(s.measured)}{self._side(s.measured)} (predicted {format_mib(s.predicted)})")
         if self.calibration:
             c = self.calibration
-            lines.append(f"calibration over {c['points']} real runs: measured = {c['slope']:.3f} x estimate + "
-                         f"{format_mib(c['intercept'])}")
-        runs = "; ".join(f"{_config(r['config'])}: {format_mib(r['peak'])}" for r in self.real_runs)
+            lines.append(f"calibration over {c.points} real runs: measured = {c.slope:.3f} x estimate + "
+                         f"{format_mib(c.intercept)}")
+        runs = "; ".join(f"{_config(r.config)}: {format_mib(r.peak)}" for r in self.real_runs)
         lines.append(f"real runs: {runs}")
         for v in self.monotonicity:
-            lines.append(f"not monotone in {v['knob']}: {_config(v['config'])} -> {v['knob']}={v['up']} "
-                         f"predicts {format_mib(v['drop'])} less")
+            lines.append(f"not monotone in {v.knob}: {_config(v.config)} -> {v.knob}={v.up} "
+                         f"predicts {format_mib(v.drop)} less")
         lines += [f"problem: {p}" for p in self.problems]
         return lines
 
@@ -159,17 +233,17 @@ def _side_of(measured: int | None, budget: int) -> str:
     return ", over budget" if measured > budget else ", within budget"
 
 
-def _config(config: dict) -> str:
+def _config(config: Config) -> str:
     return ", ".join(f"{k}={v}" for k, v in config.items())
 
 
 class _Budgeted:
     """Real runs, cached by configuration and counted against a cap."""
 
-    def __init__(self, measure: Callable[[dict], int | None], cap: int, log: list[dict]) -> None:
+    def __init__(self, measure: Callable[[Config], int | None], cap: int, log: list[RealRun]) -> None:
         self.measure, self.cap, self.log, self.cache = measure, cap, log, {}
 
-    def __call__(self, config: dict) -> int | None:
+    def __call__(self, config: Config) -> int | None:
         key = tuple(sorted(config.items()))
         if key not in self.cache:
             if len(self.log) >= self.cap:
@@ -177,7 +251,7 @@ class _Budgeted:
             t0 = time.perf_counter()
             peak = self.measure(config)
             self.cache[key] = peak
-            self.log.append({"config": dict(config), "peak": peak, "seconds": round(time.perf_counter() - t0, 1)})
+            self.log.append(RealRun(dict(config), peak, round(time.perf_counter() - t0, 1)))
         return self.cache[key]
 
 
@@ -261,18 +335,17 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
         peak = real(first)
         result.offset = None if peak is None else peak - est(first)
         worst = _worst_case(envelope, est, predict, result, settings)
-        result.worst["measured"] = real(worst)  # a second calibration point
+        result.worst = replace(result.worst, measured=real(worst))  # a second calibration point
         _smallest_failing(envelope, budget, predict, result, settings, database)
         if boundary is not None:
-            result.boundary = {"knob": boundary, "at": {k: v for k, v in worst.items() if k != boundary},
-                               "value": None, "predicted_value": None, "peaks": {}, "complete": False}
-            _boundary(envelope, budget, predict, real, result.boundary)
+            result.boundary = Boundary(boundary, {k: v for k, v in worst.items() if k != boundary})
+            _boundary(envelope, budget, predict, real, result)
         if result.smallest_failing is not None:
-            result.smallest_failing["measured"] = real(result.smallest_failing["config"])
+            result.smallest_failing = replace(result.smallest_failing, measured=real(result.smallest_failing.config))
     except (_OutOfRuns, RunFailed) as exc:
         result.problems.append(str(exc))
     slope, intercept = calibration.line()
-    result.calibration = {"slope": slope, "intercept": int(intercept), "points": len(calibration.points)}
+    result.calibration = Calibration(slope, int(intercept), len(calibration.points))
     result.estimates, result.seconds = len(estimates), round(time.perf_counter() - t0, 1)
     return result
 
@@ -293,7 +366,7 @@ def _worst_case(envelope: Envelope, est, predict, result: Exploration, common: d
     from hypothesis import seed as hypothesis_seed
 
     seen: dict[tuple, int] = {}
-    violations: dict[tuple, dict] = {}
+    violations: dict[tuple, NotMonotone] = {}
 
     def predicted(config: dict) -> int:
         seen[tuple(sorted(config.items()))] = predict(config)
@@ -308,8 +381,8 @@ def _worst_case(envelope: Envelope, est, predict, result: Exploration, common: d
         for knob in envelope.monotone_knobs():
             up = envelope.up(config, knob)
             if up is not None and est(up) < est(config) - 2**20:  # 1 MiB: below that, rounding
-                violations.setdefault((knob, tuple(sorted(config.items()))), {
-                    "knob": knob, "config": dict(config), "up": up[knob], "drop": est(config) - est(up)})
+                violations.setdefault((knob, tuple(sorted(config.items()))),
+                                      NotMonotone(knob, dict(config), up[knob], est(config) - est(up)))
 
     if common["seed"] is not None:
         towards_worst = hypothesis_seed(common["seed"])(towards_worst)
@@ -317,7 +390,7 @@ def _worst_case(envelope: Envelope, est, predict, result: Exploration, common: d
     _climb(envelope, seen, predicted)
     result.monotonicity = list(violations.values())
     key = max(seen, key=seen.get)
-    result.worst = {"config": dict(key), "predicted": seen[key], "measured": None}
+    result.worst = Probe(dict(key), seen[key])
     return dict(key)
 
 
@@ -349,7 +422,7 @@ def _smallest_failing(envelope: Envelope, budget: int, predict, result: Explorat
         if not failing or isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         config, predicted = failing[-1]
-        result.smallest_failing = {"config": config, "predicted": predicted, "measured": None}
+        result.smallest_failing = Probe(config, predicted)
 
 
 def _climb(envelope: Envelope, seen: dict, predict, moves: int = 50) -> None:
@@ -367,31 +440,30 @@ def _climb(envelope: Envelope, seen: dict, predict, moves: int = 50) -> None:
         config = best
 
 
-def _boundary(envelope: Envelope, budget: int, predict, real: _Budgeted, found: dict) -> None:
-    """The largest value of found["knob"] within the budget, others at found["at"]: predicted, then confirmed.
+def _boundary(envelope: Envelope, budget: int, predict, real: _Budgeted, result: Exploration) -> None:
+    """The largest value of the boundary's knob within the budget, the others at its `at`: predicted, then
+    confirmed.
 
-    Fills `found` as it goes, so a search cut short by the real-run cap still
-    reports its bracket (and complete=False).
+    Updates result.boundary as it goes, so a search cut short by the real-run
+    cap still reports its bracket (and complete=False).
     """
-    knob, at = found["knob"], found["at"]
+    knob, at = result.boundary.knob, result.boundary.at
     values = envelope.values(knob)
     lo, hi = -1, len(values)  # the prediction: bisect the (monotone) calibrated estimate
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if predict({**at, knob: values[mid]}) <= budget else (lo, mid)
-    found["predicted_value"] = None if lo < 0 else values[lo]
+    peaks = {dict(key)[knob]: peak for key, peak in real.cache.items()  # runs already made on this line (the worst)
+             if all(dict(key).get(k) == v for k, v in at.items())}
+    result.boundary = replace(result.boundary, predicted_value=None if lo < 0 else values[lo], peaks=dict(peaks))
 
     def fits(value) -> bool:
         peak = real({**at, knob: value})
-        found["peaks"][value] = peak
+        result.boundary = replace(result.boundary, peaks={**result.boundary.peaks, value: peak})
         return _fits(peak, budget)
 
-    for key, peak in real.cache.items():  # runs already made on this line (the worst case)
-        config = dict(key)
-        if all(config.get(k) == v for k, v in at.items()):
-            found["peaks"][config[knob]] = peak
     index = largest_fitting(values, fits, hint=lo)
-    found["value"], found["complete"] = (None if index < 0 else values[index]), True
+    result.boundary = replace(result.boundary, value=None if index < 0 else values[index], complete=True)
 
 
 def _fits(peak: int | None, budget: int) -> bool:
@@ -440,8 +512,8 @@ def explore_scenario(scenario, envelope: Envelope, budget: int | str, peak: Call
         if not m.ok:
             if m.error_kind in MEMORY_DEATHS:
                 return None
-            raise RunFailed(f"real run {_config(knobs)} failed ({m.error_kind}): {str(m.error.get('message'))[:200]}")
-        return m.peaks[metric] if cuda else m.ram
+            raise RunFailed(f"real run {_config(knobs)} failed ({m.error_kind}): {m.error.message[:200]}")
+        return m.peaks.vram_allocated if cuda else m.ram
 
     def estimated(knobs: dict) -> int:
         from gpu_budget.estimate import estimate_scenario

@@ -23,49 +23,18 @@ Plain functions of plain data: no pytest, no torch; `measure` is injected.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from itertools import islice
 
 from gpu_budget.declare import fixes as library
 from gpu_budget.declare.fixes import Fix, FixError
 from gpu_budget.judge.compare import budget_breaches
-from gpu_budget.results import Measurement
+from gpu_budget.results import Measurement, Remediation, Trial
 
 DEFAULT_MAX_RUNS = 8
 COUNT_CAP = 100_000  # candidate sets counted (never run) to say how many the bound left untried
 STATUSES = ("found", "none-passes", "bound-reached", "no-candidates")
-
-
-@dataclass
-class Trial:
-    """One real run of the search: the fixes it added, its verdict against the budget and its peaks."""
-
-    fixes: list[str]
-    verdict: str  # "pass", "over-budget" or "error"
-    peaks: dict | None
-    message: str = ""
-    seconds: float | None = None
-
-
-@dataclass
-class Remediation:
-    """The search's answer, as the JSON report's `remediation` field."""
-
-    status: str                # one of STATUSES
-    found: list[str] | None    # the fixes the search added (None: no passing set)
-    fixes: list[str] | None    # every fix of the passing configuration
-    removed: list[str]         # fixes of the failing configuration the passing one replaced
-    peaks: dict | None         # the passing configuration's peaks
-    runs: int                  # real runs it took
-    bound: int                 # max_runs
-    tried: list[Trial] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)  # fix -> why it was left out of the lattice
-    lattice: list[str] = field(default_factory=list)       # the fixes it combined, cheapest first
-    untried: int = 0           # candidate sets the bound left unrun (counted up to COUNT_CAP)
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 def weight(fix: Fix) -> int:
@@ -120,12 +89,12 @@ def candidates(scenario, usable: list[Fix]) -> Iterator[tuple[list[str], object]
         yield [f.name for f in chosen], candidate
 
 
-def search(scenario, measure: Callable[[object], Mapping], *, cuda: bool = False,
+def search(scenario, measure: Callable[[object], Trial], *, cuda: bool = False,
            max_runs: int = DEFAULT_MAX_RUNS) -> Remediation:
     """Measure fix sets of `scenario`, cheapest first, until one passes or `max_runs` runs are spent.
 
-    measure(candidate Scenario) -> {"verdict": "pass" | "over-budget" | "error", "peaks": {...},
-    "message": str, "seconds": float}: one real run judged against the failing case's budget.
+    measure(candidate Scenario) -> a Trial (its fixes left empty: the search names them): one real run judged
+    against the failing case's budget (trial_outcome).
     """
     if not isinstance(max_runs, int) or isinstance(max_runs, bool) or max_runs < 1:
         raise ValueError(f"max_runs={max_runs!r}: expected a whole number >= 1")
@@ -136,17 +105,16 @@ def search(scenario, measure: Callable[[object], Mapping], *, cuda: bool = False
     for added, candidate in walk:
         if len(tried) >= max_runs:
             untried = 1 + sum(1 for _ in islice(walk, COUNT_CAP))
-            return Remediation("bound-reached", None, None, [], None, len(tried), max_runs, tried, skipped,
-                               names, untried)
-        result = measure(candidate)
-        trial = Trial(added, result["verdict"], result.get("peaks"), result.get("message", ""), result.get("seconds"))
+            return Remediation("bound-reached", None, None, (), None, len(tried), max_runs, tuple(tried), skipped,
+                               tuple(names), untried)
+        trial = replace(measure(candidate), fixes=tuple(added))
         tried.append(trial)
         if trial.verdict == "pass":
-            removed = [f for f in scenario.fixes if f not in candidate.fixes]
-            return Remediation("found", added, list(candidate.fixes), removed, trial.peaks, len(tried), max_runs,
-                               tried, skipped, names)
+            removed = tuple(f for f in scenario.fixes if f not in candidate.fixes)
+            return Remediation("found", tuple(added), tuple(candidate.fixes), removed, trial.peaks, len(tried),
+                               max_runs, tuple(tried), skipped, tuple(names))
     status = "none-passes" if tried else "no-candidates"
-    return Remediation(status, None, None, [], None, len(tried), max_runs, tried, skipped, names)
+    return Remediation(status, None, None, (), None, len(tried), max_runs, tuple(tried), skipped, tuple(names))
 
 
 def needs_remedy(measurement: Measurement, budget) -> bool:
@@ -156,13 +124,12 @@ def needs_remedy(measurement: Measurement, budget) -> bool:
     return bool(budget_breaches(measurement.peaks, budget))
 
 
-def trial_outcome(measurement: Measurement, budget) -> dict:
+def trial_outcome(measurement: Measurement, budget) -> Trial:
     """One candidate's measurement judged against the budget alone: what `search` expects `measure` to return."""
-    peaks = dict(measurement.peaks)
+    peaks = measurement.peaks
     if not measurement.ok:
         error = measurement.error
-        return {"verdict": "error", "peaks": peaks, "seconds": measurement.wall_seconds,
-                "message": f"measured child failed ({error['kind']}): {error['message']}"[:300]}
+        return Trial((), "error", peaks, f"measured child failed ({error.kind}): {error.message}"[:300],
+                     measurement.wall_seconds)
     breaches = budget_breaches(peaks, budget)
-    return {"verdict": "over-budget" if breaches else "pass", "peaks": peaks,
-            "message": "; ".join(breaches), "seconds": measurement.wall_seconds}
+    return Trial((), "over-budget" if breaches else "pass", peaks, "; ".join(breaches), measurement.wall_seconds)

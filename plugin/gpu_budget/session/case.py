@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.declare.marks import BudgetMark, expectation_problem
 from gpu_budget.declare.scenario import Scenario
@@ -22,7 +23,7 @@ from gpu_budget.judge.compare import Setup, judge
 from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
 from gpu_budget.requires import MissingDependency
-from gpu_budget.results import Measurement, Result, Verdict
+from gpu_budget.results import Measurement, Result, SetupNote, SnapshotRun, StoredBaseline, Verdict
 from gpu_budget.search import remediate
 from gpu_budget.session.children import malloc_mode
 from gpu_budget.session.options import Options
@@ -94,7 +95,7 @@ def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measureme
     """Why a VRAM budget tested nothing on a run that finished on a GPU host, or None: a command whose processes
     reported no GPU figure (its own code never initialised CUDA, or the gate's hook never ran in it) would
     otherwise pass a VRAM budget with no figure behind the verdict."""
-    if mark.budget.vram is None or not measurement.ok or measurement.peaks.get("vram_allocated") is not None:
+    if mark.budget.vram is None or not measurement.ok or measurement.peaks.vram_allocated is not None:
         return None
     whose = ("its ranks' processes" if scenario.ranks > 1 else "its own process") if scenario.command is not None \
         else "its run"
@@ -143,7 +144,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
     except MissingDependency as exc:  # in prepare: an optional package that cannot be imported here
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=str(exc)))
     if measurement.error_kind == "missing-dependency":
-        return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=measurement.error["message"]))
+        return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=measurement.error.message))
     if broken:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=broken))
     unmeasured = vram_unmeasured(scenario, mark, measurement)
@@ -160,18 +161,16 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
     result = asked.but(
         measurement=measurement, verdict=verdict.verdict, passed=verdict.passed, message=verdict.message,
         change=verdict.change, growth_projection=None if verdict.projection is None else verdict.projection.to_json(),
-        baseline=None if baseline is None else {
-            "peaks": dict(baseline.peaks), "recorded": baseline.recorded,
-            "fingerprint": dict(baseline.fingerprint), "phases": dict(baseline.phases)},
+        baseline=None if baseline is None else StoredBaseline(baseline.peaks, baseline.recorded, baseline.fingerprint,
+                                                              baseline.phases),
         fingerprint_changed=tuple(setup.described) if baseline else (),
-        setup={"policy": setup.policy, "floor_shift": setup.floor_shift, "floor_moved": setup.floor_moved,
-               "quiet": list(setup.quiet)} if baseline else None)
+        setup=SetupNote(setup.policy, setup.floor_shift, setup.floor_moved, setup.quiet) if baseline else None)
     if options.remediate and remediate.needs_remedy(measurement, mark.budget):
         def trial(candidate: Scenario) -> dict:
             return remediate.trial_outcome(run_child(candidate, None), mark.budget)
 
         remedy = remediate.search(scenario, trial, cuda=mark.device == "cuda",
-                                  max_runs=options.remediate_max_runs).to_json()
+                                  max_runs=options.remediate_max_runs)
         message = result.message if result.passed else f"{result.message}; {remediation_text(remedy)}"
         result = result.but(remediation=remedy, message=message)
     if not result.passed and options.snapshot == "rerun" and artifacts.wants_snapshot(measurement, mark,
@@ -201,7 +200,7 @@ def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict, path
     return baseline, broken, fprint, setup
 
 
-def _snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: str) -> dict:
+def _snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: str) -> dict[str, Any]:
     """Run a failing CUDA case once more with the allocation recorder on, and keep its memory snapshot.
 
     The recorder costs host RAM and time, so the judged run never records; this
@@ -210,9 +209,7 @@ def _snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid:
     path = artifacts.snapshot_path()
     try:
         again = run_child(scenario, {"path": path})
-        out: dict = {"snapshot_run": {"status": again.status, "peaks": dict(again.peaks),
-                                      "error": None if again.error is None else dict(again.error),
-                                      "wall_seconds": again.wall_seconds}}
+        out: dict[str, Any] = {"snapshot_run": SnapshotRun(again.status, again.peaks, again.error, again.wall_seconds)}
         if again.snapshot:
             kept = artifacts.keep_snapshot(again.snapshot, folder, nodeid)
             if kept:

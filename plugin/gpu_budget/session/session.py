@@ -134,9 +134,9 @@ class BudgetSession:
         if outcome.skipped:
             pytest.skip(result.message)
         item.stash.setdefault(MEASURED, []).append(result)
-        item.user_properties.append(("gpu_budget_ram_peak", result.peaks["ram"]))
-        item.user_properties.append(("gpu_budget_ram_tree_peak", result.peaks.get("ram_tree")))
-        item.user_properties.append(("gpu_budget_vram_allocated_peak", result.peaks["vram_allocated"]))
+        item.user_properties.append(("gpu_budget_ram_peak", result.peaks.ram))
+        item.user_properties.append(("gpu_budget_ram_tree_peak", result.peaks.ram_tree))
+        item.user_properties.append(("gpu_budget_vram_allocated_peak", result.peaks.vram_allocated))
         item.user_properties.append(("gpu_budget_verdict", str(result.verdict)))
         if not result.passed:
             pytest.fail(terminal.failure_text(result), pytrace=False)  # the detail in the longrepr: junitxml, IDEs
@@ -163,7 +163,7 @@ class BudgetSession:
         except MissingDependency as exc:
             pytest.skip(str(exc))
         if measurement.error_kind == "missing-dependency":
-            pytest.skip(measurement.error["message"])
+            pytest.skip(measurement.error.message)
         self.data.probes += 1  # a child ran, even if it crashed
         return measurement
 

@@ -1,0 +1,326 @@
+"""The typed figures of a measured run: peaks by metric, a phase's record, a step's, the tree's, a rank's, the node's.
+
+Frozen dataclasses to the leaves, passed from the meter to the verdict and the
+report; JSON only where bytes leave a process (a child's events, a baseline
+file, the JSON report), through each type's to_json / from_json. A figure is
+read by its name (`peaks.ram_tree`). Each type also reads as a read-only
+mapping of its field names (`peaks["ram_tree"]`, `step["step"]`), so code
+written against the JSON report's rows (a memtest, a user's test) reads the
+records the same way.
+
+A field added after reports were committed is written only where it was
+measured, so a committed row reads back into the same row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+METRICS = ("ram", "ram_tensor", "ram_tree", "vram_allocated", "vram_reserved", "vram_device", "vram_tree")
+GPU_METRICS = ("vram_allocated", "vram_reserved", "vram_device", "vram_tree")
+
+
+class Fields(Mapping):
+    """A frozen dataclass read as a mapping of its field names (read-only; KeyError for any other name)."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._names():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    @classmethod
+    def _names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    def _json(self, omit_none: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The fields as JSON values, leaving out those of `omit_none` that are None."""
+        return {name: _plain(getattr(self, name)) for name in self._names()
+                if not (name in omit_none and getattr(self, name) is None)}
+
+
+class Versioned(Fields):
+    """A record whose fields grew over report versions: one read from JSON keeps the keys it was read with
+    (`read_keys`) and writes back those alone, so a row of an earlier report reads back into the same row."""
+
+    @classmethod
+    def _names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls) if f.name != "read_keys")
+
+    def _json(self, omit_none: tuple[str, ...] = ()) -> dict[str, Any]:
+        out = super()._json(omit_none)
+        return out if self.read_keys is None else {k: v for k, v in out.items() if k in self.read_keys}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Fields) and hasattr(value, "to_json"):
+        return value.to_json()
+    return value
+
+
+def _known(cls: type[Fields], data: Mapping[str, Any], what: str) -> dict[str, Any]:
+    unknown = set(data) - set(cls._names())
+    if unknown:
+        raise ValueError(f"{what}: unknown field(s) {', '.join(sorted(map(str, unknown)))} "
+                         f"(known: {', '.join(cls._names())})")
+    return dict(data)
+
+
+@dataclass(frozen=True, eq=True)
+class Peaks(Fields):
+    """Bytes per metric; None where not measured (every GPU figure on a host without CUDA).
+
+    ram: the main process's peak; ram_tree: with its descendants, the peak over
+    time of their sum (the gated host-RAM figure); ram_tensor: live CPU tensor
+    bytes; vram_allocated / vram_reserved: torch's caching allocator (allocated
+    is gated); vram_device: NVML's figure of the process; vram_tree: NVML's
+    figures of a command's processes, summed (gpu_tree.py).
+    """
+
+    ram: int | None = None
+    ram_tensor: int | None = None
+    ram_tree: int | None = None
+    vram_allocated: int | None = None
+    vram_reserved: int | None = None
+    vram_device: int | None = None
+    vram_tree: int | None = None
+
+    @property
+    def gated_ram(self) -> int | None:
+        """The gated host-RAM figure: the process tree's, or the main process's where no tree was read."""
+        return self.ram_tree if self.ram_tree is not None else self.ram
+
+    @property
+    def measured(self) -> dict[str, int]:
+        """The metrics that hold a figure."""
+        return {name: value for name, value in self.items() if value is not None}
+
+    def to_json(self, omit_none: tuple[str, ...] = ("vram_tree",)) -> dict[str, int | None]:
+        return self._json(omit_none)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Peaks:
+        return cls(**_known(cls, data or {}, "peaks"))
+
+    @classmethod
+    def most(cls, many: list[Peaks]) -> Peaks:
+        """Each metric's largest figure over `many` (None where none holds one)."""
+        return cls(**{m: max((v for p in many if (v := p.get(m)) is not None), default=None) for m in METRICS})
+
+    def without_gpu(self) -> Peaks:
+        return Peaks(**{m: None if m in GPU_METRICS else v for m, v in self.items()})
+
+
+@dataclass(frozen=True)
+class RankTree(Fields):
+    """One rank's share of a phase's tree reading: its own process's peak, the peak of its processes' sum."""
+
+    ram: int
+    ram_tree: int
+    processes: int
+    vram_tree: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return self._json(("vram_tree",))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RankTree:
+        return cls(**_known(cls, data, "a rank's tree reading"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProcessDetail(Versioned):
+    """One descendant as a phase saw it (the largest are listed in the reading)."""
+
+    pid: int
+    ppid: int
+    hwm: int
+    shared: int | None
+    private_peak: int
+    whole: bool = False
+    exited: bool
+    new: bool
+    execs: int
+    reported: bool
+    rank: int | None = None
+    read_keys: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return self._json()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ProcessDetail:
+        return cls(**_known(cls, data, "a descendant's detail"), read_keys=tuple(data))
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeReading(Versioned):
+    """What the descendants added in one phase (tree.py says how each figure is read). Bytes; times in seconds."""
+
+    private: int = 0  # the peak over time of the descendants' summed contributions: added to the main process's peak
+    peak_sum: int = 0  # the sum of each descendant's own peak contribution (the loose upper bound of `private`)
+    hwm_sum: int = 0  # the sum of their VmHWM (counts pages shared with the parent once per process)
+    processes: int = 0  # descendants seen in the phase
+    exited: int = 0  # of them, gone before its end: their figure is from the last read before they exited
+    reported: int = 0  # of the exited, those that reported their own figures as they exited (exact)
+    unread: int = 0  # of them, gone before their shared pages could be read: counted as adding nothing
+    max_gap: float | None = None  # the longest time between two reads in the phase (an exiting descendant's blind spot)
+    windows: int = 0  # polls in the phase: each one a window whose sum is a candidate for the peak
+    whole: Mapping[int, int] = field(default_factory=dict)  # pid -> phase peak of each whole-counted process
+    # the processes a launcher started with RANK in their environment, each with its descendants (none: {})
+    ranks: Mapping[int, RankTree] = field(default_factory=dict)
+    detail: tuple[ProcessDetail, ...] = ()
+    read_keys: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        out = self._json()
+        typed = {"whole": {str(k): v for k, v in self.whole.items()},
+                 "ranks": {str(k): v.to_json() for k, v in self.ranks.items()},
+                 "detail": [d.to_json() for d in self.detail]}
+        out.update({k: v for k, v in typed.items() if k in out})
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TreeReading:
+        read = _known(cls, data, "a tree reading")
+        return cls(**{**read, "whole": {int(k): v for k, v in (read.get("whole") or {}).items()},
+                      "ranks": {int(k): RankTree.from_json(v) for k, v in (read.get("ranks") or {}).items()},
+                      "detail": tuple(ProcessDetail.from_json(d) for d in read.get("detail") or ())},
+                   read_keys=tuple(data))
+
+
+@dataclass(frozen=True)
+class PhaseRecord(Fields):
+    """What one phase cost. Byte counts; GPU fields None without CUDA."""
+
+    name: str
+    step: int | None = None
+    seconds: float | None = None
+    ram_peak: int | None = None
+    rss_anon: int | None = None
+    rss_file: int | None = None
+    vram_allocated: int | None = None
+    vram_reserved: int | None = None
+    vram_device: int | None = None
+    ram_tensor: int | None = None  # live CPU tensor bytes' high-water mark (tensors.TensorPeak); None on CUDA runs
+    ram_tree_peak: int | None = None  # main process + descendants' private peaks; None where the tree is not read
+    tree: TreeReading | None = None  # how the tree figure was made
+    vram_tree: int | None = None  # a command's: NVML's figures of its processes, summed, peak over time (gpu_tree.py)
+
+    @property
+    def peaks(self) -> Peaks:
+        """The phase's figures by metric, as a baseline stores a phase."""
+        return Peaks(ram=self.ram_peak, ram_tensor=self.ram_tensor, ram_tree=self.ram_tree_peak,
+                     vram_allocated=self.vram_allocated, vram_reserved=self.vram_reserved,
+                     vram_device=self.vram_device, vram_tree=self.vram_tree)
+
+    def to_json(self) -> dict[str, Any]:
+        return self._json(("vram_tree",))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PhaseRecord:
+        data = _known(cls, data, "a phase record")
+        tree = data.get("tree")
+        return cls(**{**data, "tree": TreeReading.from_json(tree) if tree else None})
+
+
+@dataclass(frozen=True)
+class Step(Fields):
+    """One optimizer step's figures, in the per-step series its growth is fitted over."""
+
+    step: int
+    ram: int | None = None
+    ram_tree: int | None = None
+    ram_tensor: int | None = None
+    vram_allocated: int | None = None
+    vram_reserved: int | None = None
+    vram_device: int | None = None
+    vram_tree: int | None = None
+
+    @classmethod
+    def of(cls, record: PhaseRecord) -> Step:
+        p = record.peaks
+        return cls(step=record.step, ram=p.ram, ram_tree=p.ram_tree, ram_tensor=p.ram_tensor,
+                   vram_allocated=p.vram_allocated, vram_reserved=p.vram_reserved, vram_device=p.vram_device,
+                   vram_tree=p.vram_tree)
+
+    def to_json(self, sparse: bool = False) -> dict[str, Any]:
+        """All figures, those added later where measured; `sparse`: only the figures measured (a rank's steps)."""
+        return self._json(self._names() if sparse else ("vram_device", "vram_tree"))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Step:
+        return cls(**_known(cls, data, "a step"))
+
+
+@dataclass(frozen=True)
+class RankFigures(Fields):
+    """One rank of a launcher case: its peaks, its figures per phase (the node's phase names) and per step."""
+
+    rank: int
+    peaks: Peaks
+    phases: Mapping[str, PhaseRecord] = field(default_factory=dict)
+    steps: tuple[Step, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        sparse = ("name", "seconds", "rss_anon", "rss_file", "tree", "step", "ram_tensor", "vram_allocated",
+                  "vram_reserved", "vram_device", "vram_tree")
+        return {"rank": self.rank, "peaks": self.peaks.to_json(METRICS),
+                "phases": {name: {k: v for k, v in p._json(sparse).items() if k != "name"}
+                           for name, p in self.phases.items()},
+                "steps": [s.to_json(sparse=True) for s in self.steps]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RankFigures:
+        phases = {name: PhaseRecord.from_json({"name": name, **p}) for name, p in (data.get("phases") or {}).items()}
+        return cls(rank=int(data["rank"]), peaks=Peaks.from_json(data.get("peaks")), phases=phases,
+                   steps=tuple(Step.from_json(s) for s in data.get("steps") or ()))
+
+
+@dataclass(frozen=True)
+class Node(Fields):
+    """A launcher case's whole node: the launcher's own process (ram), every process together (ram_tree,
+    vram_tree), per phase and per step."""
+
+    peaks: Peaks
+    phases: tuple[PhaseRecord, ...] = ()
+    steps: tuple[Step, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Its peaks, phases and steps; one that kept no phases (read from a report written before the node kept
+        them) as its peaks alone, as that report held them."""
+        if not self.phases and not self.steps:
+            return self.peaks.to_json(METRICS)
+        return {"peaks": self.peaks.to_json(METRICS), "phases": [p.to_json() for p in self.phases],
+                "steps": [s.to_json() for s in self.steps]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Node:
+        if "peaks" not in data:  # a report written before the node kept its phases held its peaks flat
+            return cls(Peaks.from_json(data))
+        return cls(Peaks.from_json(data["peaks"]), tuple(PhaseRecord.from_json(p) for p in data.get("phases") or ()),
+                   tuple(Step.from_json(s) for s in data.get("steps") or ()))
+
+
+@dataclass(frozen=True)
+class RankGpu(Fields):
+    """What one rank's own process reported of its GPU: its largest figures, and each of its phases' (by the names
+    the rank marked), from its allocator and NVML (command.py gathers them as the rank's marks arrive)."""
+
+    peaks: Peaks = Peaks()
+    phases: Mapping[str, Peaks] = field(default_factory=dict)
+
+    def took(self, phase: str, figures: Mapping[str, Any]) -> RankGpu:
+        """This with one more report: the figures of `phase`, each kept where larger than before."""
+        def grown(old: Peaks) -> Peaks:
+            return Peaks(**{m: max(v, old.get(m) or 0) if isinstance(v := figures.get(m), int) and not
+                            isinstance(v, bool) and m in GPU_METRICS else old.get(m) for m in METRICS})
+
+        return RankGpu(grown(self.peaks), {**self.phases, phase: grown(self.phases.get(phase, Peaks()))})

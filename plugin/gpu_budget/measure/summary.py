@@ -1,0 +1,141 @@
+"""What a measured run came to: its peaks, per-step series and growth, per rank and for the node, from its phases.
+
+The meter records phases (meter.py); this sums them up, in the measuring child
+for a run that finished and in the parent for one that was killed (from the
+phases it streamed). A launcher case is summarised as its worst rank, every
+figure of the row that rank's, with the node's beside it (ranks.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_budget.measure.figures import (
+    GPU_METRICS,
+    METRICS,
+    Fields,
+    Node,
+    Peaks,
+    PhaseRecord,
+    RankFigures,
+    RankGpu,
+    Step,
+)
+from gpu_budget.measure.fit import least_squares
+from gpu_budget.measure.ranks import by_rank, rank_phases, with_cuda, worst
+
+GROWTH_METRICS = ("ram", "ram_tree", "vram_allocated", "vram_reserved")
+NODE_METRICS = ("ram", "ram_tree", "vram_tree")  # what the node's own reading holds (the ranks' GPU peaks are theirs)
+
+
+@dataclass(frozen=True)
+class Summary(Fields):
+    """A run's figures: phases in order, peaks over them and over the steps, the per-step series, its growth.
+
+    growth: "<metric>_per_step", the least-squares slope over the steady steps.
+    ranks / node: a launcher case's ranks, and the node's figures (its peaks,
+    phases and steps are then the worst rank's).
+    """
+
+    phases: tuple[PhaseRecord, ...]
+    peaks: Peaks
+    step_peaks: Peaks
+    steps: tuple[Step, ...]
+    growth: Mapping[str, float | None]
+    cuda: bool
+    ram_method: str | None = "vmhwm"
+    ram_tree_method: str | None = None
+    ram_tree_bound: str | None = None
+    ranks: tuple[RankFigures, ...] = ()
+    node: Node | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """As it crosses from the measuring child to the parent (events.Finished, events.Failed)."""
+        return {"phases": [p.to_json() for p in self.phases], "peaks": self.peaks.to_json(),
+                "step_peaks": self.step_peaks.to_json(), "steps": [s.to_json() for s in self.steps],
+                "growth": dict(self.growth), "cuda": self.cuda, "ram_method": self.ram_method,
+                "ram_tree_method": self.ram_tree_method, "ram_tree_bound": self.ram_tree_bound,
+                "ranks": [r.to_json() for r in self.ranks], "node": None if self.node is None else self.node.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Summary:
+        return cls(phases=tuple(PhaseRecord.from_json(p) for p in data["phases"]),
+                   peaks=Peaks.from_json(data["peaks"]), step_peaks=Peaks.from_json(data.get("step_peaks")),
+                   steps=tuple(Step.from_json(s) for s in data.get("steps") or ()), growth=dict(data.get("growth") or {}),
+                   cuda=bool(data.get("cuda")), ram_method=data.get("ram_method"),
+                   ram_tree_method=data.get("ram_tree_method"), ram_tree_bound=data.get("ram_tree_bound"),
+                   ranks=tuple(RankFigures.from_json(r) for r in data.get("ranks") or ()),
+                   node=None if data.get("node") is None else Node.from_json(data["node"]))
+
+
+def growth_per_step(series: Sequence[int | None], skip_first: int = 1) -> float | None:
+    """Least-squares slope (bytes per step) over the steady steps.
+
+    The first optimizer step allocates the optimizer state, so it is left out;
+    fewer than three steady points give no slope.
+    """
+    ys = [y for y in series[skip_first:] if y is not None]
+    if len(ys) < 3:
+        return None
+    return least_squares(range(len(ys)), ys)[0]
+
+
+def tree_bound(phases: Sequence[PhaseRecord]) -> str | None:
+    """How far the tree figure of these phases can be off, from what its reads saw (None: no tree read).
+
+    Exact per process for descendants alive at a phase's end and for forked
+    multiprocessing children, which report their own figures as they exit; a
+    descendant that exited unreported was last read at most the phase's
+    longest poll gap before it went; one gone before any read adds nothing.
+    The error on planted spikes is measured in benchmarks/RESULTS.md (1b).
+    """
+    trees = [p.tree for p in phases if p.tree is not None]
+    if not trees:
+        return None
+    polled = sum(t.exited - t.reported for t in trees)
+    unread = sum(t.unread for t in trees)
+    if not polled and not unread:
+        return "exact per process (every descendant read alive at a phase end or reported at its exit)"
+    gap = max((t.max_gap or 0) for t in trees if t.exited - t.reported or t.unread)
+    return (f"{polled} descendant(s) exited unreported, last read at most {gap:.3f} s before they went (what they "
+            f"did after it is missing); {unread} gone before any read (counted as nothing)")
+
+
+def _series(phases: Sequence[PhaseRecord], cuda: bool) -> tuple[Peaks, Peaks, tuple[Step, ...], dict[str, float | None]]:
+    """Peaks over the phases and over the train steps alone, the per-step series, and its growth."""
+    steps = tuple(Step.of(p) for p in phases if p.step is not None)
+    peaks = Peaks.most([p.peaks for p in phases])
+    step_peaks = Peaks.most([p.peaks for p in phases if p.step is not None])
+    growth = {f"{m}_per_step": growth_per_step([s.get(m) for s in steps]) for m in GROWTH_METRICS}
+    if not cuda:
+        peaks, step_peaks = peaks.without_gpu(), step_peaks.without_gpu()
+        growth["vram_allocated_per_step"] = growth["vram_reserved_per_step"] = None
+    return peaks, step_peaks, steps, growth
+
+
+def summarize(phases: Sequence[PhaseRecord], cuda: bool, ram_method: str | None = "vmhwm",
+              ram_tree_method: str | None = None, rank_cuda: Mapping[int, RankGpu] | None = None) -> Summary:
+    """Peaks over all phases, the per-step series and its growth, from phase records.
+
+    `cuda`: the measuring process used CUDA itself (a function case); a command case's GPU figures are the ones
+    its processes reported, so where a phase holds one the run used CUDA too. A launcher case (its processes ran
+    under a RANK) is summarised as its worst rank (ranks.py), its GPU peaks per rank from `rank_cuda` (what the
+    ranks' own processes reported: command.py), and the node's figures under `node`.
+    """
+    phases = tuple(phases)
+    ranks = with_cuda(by_rank(phases), rank_cuda)
+    cuda = cuda or any(p.peaks.get(m) is not None for p in phases for m in GPU_METRICS) or \
+        any(r.peaks.get(m) is not None for r in ranks for m in GPU_METRICS)
+    peaks, step_peaks, steps, growth = _series(phases, cuda)
+    node, rows = None, phases
+    if ranks:
+        top = worst(ranks)
+        node = Node(Peaks(**{m: peaks.get(m) for m in NODE_METRICS}), phases, steps)
+        rows = rank_phases(top, phases)
+        _, step_peaks, steps, growth = _series(rows, cuda)
+        peaks = Peaks(**{m: top.peaks.get(m) for m in METRICS})
+    return Summary(phases=rows, peaks=peaks, step_peaks=step_peaks, steps=steps, growth=growth, cuda=cuda,
+                   ram_method=ram_method, ram_tree_method=ram_tree_method if peaks.ram_tree is not None else None,
+                   ram_tree_bound=tree_bound(phases), ranks=tuple(ranks), node=node)
