@@ -8,11 +8,12 @@ Rendering lives in report/ (terminal.py, summary.py, json_report.py, plots.py) a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from gpu_budget.judge import fingerprint
-from gpu_budget.report import artifacts, json_report, summary, terminal
+from gpu_budget.report import artifacts, json_report, summary, tally, terminal
 from gpu_budget.search.explore import Exploration
 from gpu_budget.session.data import SessionData
 from gpu_budget.session.options import Options
@@ -44,8 +45,9 @@ def _plot(data: SessionData, folder: Path, problems: list[str]) -> None:
 
 
 def terminal_summary(terminalreporter: Any, data: SessionData, options: Options, problems: list[str],
-                     warnings: list[str], pinned_gpu: str | None) -> None:
-    """The gpu-budget section (hardware, setup, the table, remediation, failures) and the explorations' section."""
+                     warnings: list[str], pinned_gpu: str | None, written: Mapping[str, int] | None = None) -> None:
+    """The gpu-budget section (hardware, setup, the table, remediation, failures, the baselines `written` per file,
+    the skips) and the explorations' section."""
     _explorations(terminalreporter, data.explorations)
     if not (data.rows or problems or warnings):
         return
@@ -82,10 +84,21 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
         write(f"gpu-budget gate FAILED: {problem}", red=True)
     for warning in warnings:
         write(f"gpu-budget warning: {warning} (fails the run under CI or with --gpu-budget-require-gpu)", yellow=True)
+    for line in (tally.written_line(written or {}, options.update, Path.cwd()), _skipped(terminalreporter, data)):
+        if line:
+            write(line)
     if options.plots and any(r.plot for r in data.rows):
         write(f"plots: {options.plots}")
     if options.json:
         write(f"JSON report: {options.json}")
+
+
+def _skipped(terminalreporter: Any, data: SessionData) -> str | None:
+    """The budget tests' skips grouped by why, from pytest's reports (a probe or an exploration leaves no row)."""
+    budget_tests = set(data.order)
+    reasons = [report.longrepr[2] for report in getattr(terminalreporter, "stats", {}).get("skipped", [])
+               if report.nodeid in budget_tests and isinstance(report.longrepr, tuple)]
+    return tally.skipped_line(reasons)
 
 
 def _explorations(terminalreporter: Any, explorations: list[dict]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ class BudgetSession:
         self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
         self.pinned_gpu: str | None = None  # a serial run on a multi-GPU host measures on this one (placement.py)
         self.run_child = ChildRunner(self.options, assets_folder(config))
+        self.written: Counter[str] = Counter()  # baseline entries written per file: the summary says where
 
     @property
     def is_worker(self) -> bool:
@@ -204,6 +205,7 @@ class BudgetSession:
             self.data.pending.append({**write, "entry": entry, "packages": packages})
         else:
             files.write(Path(write["path"]), write["scale"], {write["id"]: entry}, packages=packages)
+            self.written[write["path"]] += 1
 
     # -- end of session -----------------------------------------------------
     def finish(self, session: pytest.Session) -> None:
@@ -213,7 +215,7 @@ class BudgetSession:
         """
         if self.is_worker:
             return
-        self.problems.extend(write_pending(self.data))
+        self.problems.extend(write_pending(self.data, self.written))
         if self.options.update and not self.data.narrowed and self.data.hardware:
             prune(self.data, self.options)
         if self.options.enabled and not self.config.option.collectonly:  # collecting measures nothing, by design
@@ -242,7 +244,7 @@ class BudgetSession:
 
     def terminal_summary(self, terminalreporter: Any) -> None:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
-                                 self.pinned_gpu)
+                                 self.pinned_gpu, self.written)
 
 
 
@@ -254,8 +256,9 @@ def with_store(result: Result, store: Path, recorded: bool) -> Result:
     return result
 
 
-def write_pending(data: SessionData) -> list[str]:
-    """The controller writes what its workers measured, one locked write per file and scale; the problems met."""
+def write_pending(data: SessionData, written: Counter[str] | None = None) -> list[str]:
+    """The controller writes what its workers measured, one locked write per file and scale; the problems met.
+    `written` counts the entries that landed, per file."""
     grouped: dict[tuple[str, str], dict] = defaultdict(dict)
     packages: dict[str, dict] = {}
     problems = []
@@ -267,6 +270,9 @@ def write_pending(data: SessionData) -> list[str]:
             files.write(Path(path), scale, entries, packages=packages)
         except (files.BaselineError, OSError) as exc:
             problems.append(f"could not write baselines to {path}: {exc}")
+        else:
+            if written is not None:
+                written[path] += len(entries)
     data.pending.clear()
     return problems
 

@@ -1,0 +1,72 @@
+"""Two summary lines on what a session did beside its verdicts: the baseline entries it wrote, and the cases it skipped.
+
+The table says `no-baseline` per case and pytest says only "10 skipped"; a new user
+asked what was written where, and what the skips are, without knowing `-rs`.
+Both lines are plain strings from plain data, so a serial run and an xdist
+controller print the same.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+# why a case was skipped, matched on the skip's reason (session.py and session/case.py write them), first match
+# wins: (needle, one, several, why); a group with no fixed why quotes the reason where its cases share one
+SKIP_GROUPS: tuple[tuple[str, str, str, str | None], ...] = (
+    ("--gpu-budget-probes", "probe", "probes", "opt-in: --gpu-budget-probes"),
+    ("--gpu-budget-explore", "exploration", "explorations", "opt-in: --gpu-budget-explore"),
+    ("--gpu-budget-gpus-per-worker", "needing more GPUs", "needing more GPUs", "--gpu-budget-gpus-per-worker"),
+    ("CUDA GPU", "CUDA-only", "CUDA-only", "no CUDA GPU here"),
+    ("above this GPU's total memory", "over this card", "over this card", "a VRAM budget above its memory"),
+    ("install", "missing a package", "missing a package", None),
+    ("", "other", "other", None),
+)
+
+
+def _shown(path: str, here: Path) -> str:
+    """A baseline file relative to the working folder where it lies under it, else absolute."""
+    try:
+        return str(Path(path).relative_to(here))
+    except ValueError:
+        return path
+
+
+def written_line(written: Mapping[str, int], update: bool, here: Path) -> str | None:
+    """What the session wrote to which baseline file, or None when it wrote nothing.
+
+    Without --gpu-budget-update only a case with no baseline is written, so every entry is new and must be
+    committed: a CI run fails a case without one.
+    """
+    counts = {path: n for path, n in written.items() if n}
+    if not counts:
+        return None
+    total = sum(counts.values())
+    entries = f"{total} new {'entry' if total == 1 else 'entries'}" if not update else \
+        f"{total} {'entry' if total == 1 else 'entries'} (--gpu-budget-update)"
+    where = _shown(next(iter(counts)), here) if len(counts) == 1 else \
+        f"{len(counts)} files: " + ", ".join(f"{_shown(p, here)} ({n})" for p, n in sorted(counts.items()))
+    action = "review the diff and commit it" if update else \
+        f"commit {'it' if len(counts) == 1 else 'them'}: under CI a case without a baseline fails"
+    return f"baselines: {'wrote' if update else 'recorded'} {entries} in {where}; {action}"
+
+
+def skipped_line(reasons: Iterable[str]) -> str | None:
+    """The gate's skipped cases grouped by why (pytest's skip reasons), or None when none was skipped."""
+    counts: Counter[int] = Counter()
+    seen: dict[int, set[str]] = {}
+    for reason in reasons:
+        reason = reason.removeprefix("Skipped: ")
+        group = next(i for i, (needle, *_) in enumerate(SKIP_GROUPS) if needle in reason)
+        counts[group] += 1
+        seen.setdefault(group, set()).add(reason)
+    if not counts:
+        return None
+    parts = []
+    for group in sorted(counts):
+        _, one, several, why = SKIP_GROUPS[group]
+        if why is None:
+            why = next(iter(seen[group])) if len(seen[group]) == 1 else "-rs lists why"
+        parts.append(f"{counts[group]} {one if counts[group] == 1 else several} ({why})")
+    return f"skipped {counts.total()}: " + ", ".join(parts)

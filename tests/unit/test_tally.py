@@ -1,0 +1,43 @@
+"""report/tally.py: the summary's line on baselines written, and its line grouping the skipped cases by why."""
+
+from pathlib import Path
+
+from gpu_budget.report.tally import skipped_line, written_line
+from gpu_budget.session.session import NOT_PROBING
+
+HERE = Path("/project")
+CUDA = "scenario 's2_paraformer' at scale 'tiny' needs a CUDA GPU; this host has none"
+EXPLORE = "exploration is opt-in: run with --gpu-budget --gpu-budget-explore"
+
+
+def test_a_first_run_names_the_file_and_its_new_entries_relative_to_the_working_folder():
+    line = written_line({"/project/baselines/cpu-x86_64/test_train.json": 3}, update=False, here=HERE)
+    assert line == ("baselines: recorded 3 new entries in baselines/cpu-x86_64/test_train.json; "
+                    "commit it: under CI a case without a baseline fails")
+
+
+def test_several_files_each_with_its_count_and_a_file_elsewhere_stays_absolute():
+    line = written_line({"/project/baselines/k/test_b.json": 1, "/elsewhere/k/test_a.json": 2}, update=False, here=HERE)
+    assert line == ("baselines: recorded 3 new entries in 2 files: /elsewhere/k/test_a.json (2), "
+                    "baselines/k/test_b.json (1); commit them: under CI a case without a baseline fails")
+
+
+def test_an_update_says_wrote_not_new_and_nothing_written_is_no_line():
+    line = written_line({"/project/b/k/test_a.json": 1}, update=True, here=HERE)
+    assert line == "baselines: wrote 1 entry (--gpu-budget-update) in b/k/test_a.json; review the diff and commit it"
+    assert written_line({}, update=False, here=HERE) is None
+    assert written_line({"/project/b/k/test_a.json": 0}, update=False, here=HERE) is None
+
+
+def test_skips_are_grouped_by_why_in_a_fixed_order_singular_or_plural():
+    reasons = [f"Skipped: {NOT_PROBING}"] * 2 + [EXPLORE, CUDA, CUDA,
+                                                 "the test pins device='cuda'; this host has no CUDA GPU"]
+    assert skipped_line(reasons) == ("skipped 6: 2 probes (opt-in: --gpu-budget-probes), 1 exploration (opt-in: "
+                                     "--gpu-budget-explore), 3 CUDA-only (no CUDA GPU here)")
+
+
+def test_a_reason_of_no_group_is_quoted_when_its_cases_share_it_else_left_to_rs():
+    hint = "S2 needs FunASR: pip install -e '.[s2]'"
+    assert skipped_line([hint, hint]) == f"skipped 2: 2 missing a package ({hint})"
+    assert skipped_line(["one reason", "another"]) == "skipped 2: 2 other (-rs lists why)"
+    assert skipped_line([]) is None
