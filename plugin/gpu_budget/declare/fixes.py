@@ -120,7 +120,7 @@ class Fix:
         mine, theirs = (*self.conflicts, *self.replaces), (*other.conflicts, *other.replaces)
         return other.name in mine or self.name in theirs
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "stage": self.stage, "cost": self.cost, "needs": list(self.needs),
                 "conflicts": list(self.conflicts), "requires": list(self.requires),
                 "replaces": list(self.replaces), "proposed_by": list(self.proposed_by),

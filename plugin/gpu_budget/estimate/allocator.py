@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 EMPTY_CACHE = -1  # the tracker's log entry for torch.cuda.empty_cache() (tracker.py)
 MIN_BLOCK = 512  # kMinBlockSize
@@ -132,7 +133,7 @@ class CachingAllocator:
         pool.pop(i)
 
 
-def replay(log: list[tuple[int, int]], marks: list[tuple[int, str]], expandable: bool = False) -> list[dict]:
+def replay(log: list[tuple[int, int]], marks: list[tuple[int, str]], expandable: bool = False) -> list[dict[str, Any]]:
     """Each phase's peaks of allocated and reserved bytes when the log's storages go through the allocator.
 
     log: (storage id, +bytes at allocation / -bytes at free), in order; marks: (log index, phase name). The

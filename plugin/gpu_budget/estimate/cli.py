@@ -19,6 +19,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.estimate.cases import FORM, CaseError, load_case
 from gpu_budget.estimate.tables import render
@@ -44,7 +45,7 @@ def _preload(root: Path) -> tuple[str, ...]:
         return forkserver.DEFAULT_PRELOAD
 
 
-def _estimate_rows(scenarios: dict, scale: str, device, steps: int, as_run: bool = False) -> tuple[list[dict], list[str]]:
+def _estimate_rows(scenarios: dict[str, Any], scale: str, device, steps: int, as_run: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
     """The estimated cases' rows, and the labels of those that could not be estimated (each said why on stderr)."""
     from gpu_budget.estimate import estimate_scenario
 
@@ -107,7 +108,7 @@ def main(argv: list[str]) -> int:
     from gpu_budget.estimate.cuda import Device
 
     device = Device(cuda=args.cuda, cuda_context=context, cublas_workspace=workspace)
-    out: dict = {"scale": args.scale, "device": device.name, "kind": "estimate", "cases": cases}
+    out: dict[str, Any] = {"scale": args.scale, "device": device.name, "kind": "estimate", "cases": cases}
     failed: list[str] = []
     if args.cuda:
         out["cublas_workspace"] = device.workspace

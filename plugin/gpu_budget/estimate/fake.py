@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import torch
 from torch._subclasses.fake_tensor import (
@@ -61,7 +62,7 @@ class KnownValues(TorchDispatchMode):
         self.known: WeakIdKeyDictionary = WeakIdKeyDictionary()
         self._aliases: WeakIdKeyDictionary = WeakIdKeyDictionary()  # storage -> the known tensors viewing it
         self.assumed: dict[str, int] = {}  # data-dependent results the estimator had to assume, by op
-        self.assumptions: dict = {}  # op -> the value its (otherwise unknown) outputs are taken to hold
+        self.assumptions: dict[str, Any] = {}  # op -> the value its (otherwise unknown) outputs are taken to hold
 
     def assume(self, op, value) -> None:
         """Take every unknown output of `op` to be filled with `value` (a builder's documented assumption)."""
@@ -263,7 +264,7 @@ def known_tensor(known: KnownValues | None, real: torch.Tensor) -> torch.Tensor:
     return fake
 
 
-def known_batch(known: KnownValues | None, make) -> dict:
+def known_batch(known: KnownValues | None, make) -> dict[str, Any]:
     """make() builds a batch of real tensors outside the fake world; they come back as fakes with known values."""
     with outside():
         real = make()

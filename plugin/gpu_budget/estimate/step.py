@@ -51,16 +51,16 @@ class StepPlan:
 
     model: Any
     optimizer: Any
-    batches: list[dict]
+    batches: list[dict[str, Any]]
     loss: Callable[[Any, dict], Any] | None = None
     max_grad_norm: float | None = None
-    facts: dict = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     undo: list[Callable[[], None]] = field(default_factory=list)  # patches to take back after the steps
     run_micro: int | None = None
     autocast: Any = None
     expandable_segments: bool = False  # the run sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-    sequence: list[Callable[[], dict]] | None = None  # the run's steps in order, each making its one batch
+    sequence: list[Callable[[], dict[str, Any]]] | None = None  # the run's steps in order, each making its one batch
     empty_cache: bool = False  # the run calls torch.cuda.empty_cache() after each step
 
 
@@ -78,23 +78,23 @@ class Estimate:
     at_peak: dict[str, int]
     peak_phase: str | None
     built: int
-    phases: list[dict]
+    phases: list[dict[str, Any]]
     seconds: float
     steps: int
     cuda_context: int | None = None
-    facts: dict = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     assumed: dict[str, int] = field(default_factory=dict)
     allocated_peak: int | None = None  # CUDA mode: the steps' allocated and reserved peaks through the caching
     reserved_peak: int | None = None  # allocator's rules (allocator.py); None on a CPU
-    per_step: list[dict] = field(default_factory=list)  # {step, tensors[, allocated, reserved]} per optimizer step
+    per_step: list[dict[str, Any]] = field(default_factory=list)  # {step, tensors[, allocated, reserved]} per optimizer step
 
     @property
     def device_peak(self) -> int | None:
         """The step peak plus the CUDA context (when given): an estimate of the device-level figure."""
         return None if self.cuda_context is None else self.step_peak + self.cuda_context
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "device_peak": self.device_peak, "kind": "estimate"}
 
 
@@ -107,7 +107,7 @@ def adamw(params, device, fused: bool = False, **kwargs):
     return torch.optim.AdamW(params, foreach=True if device.cuda else None, **kwargs)
 
 
-def run_step(build: Callable, params: dict, fixes: tuple[str, ...], device, steps: int = 2,
+def run_step(build: Callable, params: dict[str, Any], fixes: tuple[str, ...], device, steps: int = 2,
              fake: bool = True, as_run: bool = False) -> tuple:
     """Build inside the fake world and run `steps` optimizer steps under the tracker; returns (tracker, plan, known).
 
@@ -193,7 +193,7 @@ def _steps(plan: StepPlan, tracker, device, steps: int, as_run: bool = False) ->
     tracker.phase("end")
 
 
-def estimate(build: Callable | str, params: dict, fixes: tuple[str, ...] = (), device=None, steps: int = 2,
+def estimate(build: Callable | str, params: dict[str, Any], fixes: tuple[str, ...] = (), device=None, steps: int = 2,
              name: str = "", scale: str = "", fake: bool = True, as_run: bool = False) -> Estimate:
     """Run `build`'s step on fake tensors and say what its tensors peak at, per phase and category.
 
@@ -240,7 +240,7 @@ def estimate(build: Callable | str, params: dict, fixes: tuple[str, ...] = (), d
     )
 
 
-def _step_of(row: dict) -> int:
+def _step_of(row: dict[str, Any]) -> int:
     """The optimizer step a phase belongs to: 'step3.backward.2' -> 3."""
     return int(row["name"].removeprefix("step").split(".")[0])
 

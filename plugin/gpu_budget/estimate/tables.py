@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpu_budget.units import format_size
 
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations")
@@ -11,7 +13,7 @@ def _signed(value: int | None) -> str:
     return "-" if value is None else ("+" if value >= 0 else "") + format_size(value)
 
 
-def estimate_table(rows: list[dict], cuda: bool) -> str:
+def estimate_table(rows: list[dict[str, Any]], cuda: bool) -> str:
     metric = "estimated allocated GPU peak (CUDA mode)" if cuda else "estimated tensor peak (CPU)"
     shown = (*CATEGORIES, "workspaces") if cuda else CATEGORIES  # cuBLAS's, CUDA mode only
     allocator = " | through the allocator: allocated | reserved" if cuda else ""
@@ -25,7 +27,7 @@ def estimate_table(rows: list[dict], cuda: bool) -> str:
     return "\n".join(lines)
 
 
-def error_table(result: dict) -> str:
+def error_table(result: dict[str, Any]) -> str:
     """Absolute: estimate vs measured step peak minus the floor. Increment: what the steps add, on both sides."""
     lines = [("| case | estimate (tensors) | measured step peak | minus floor | error | error "
               "| step increment: estimated | measured | error | estimate s | real run s |"), "|---" * 11 + "|"]
@@ -41,7 +43,7 @@ def error_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def render(data: dict) -> str:
+def render(data: dict[str, Any]) -> str:
     """The markdown of a saved --json file (validation or estimates)."""
     if "rows" in data:
         return (f"Floor (an empty measured child, same forkserver preload): {format_size(data['floor'])}.\n\n"

@@ -26,6 +26,7 @@ import sys
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -64,7 +65,7 @@ class Replay:
     peak: int
     at_peak: dict[str, int]
     peak_phase: str | None
-    phases: list[dict] = field(default_factory=list)  # {name, peak, at_peak: {category: bytes}, start, end}
+    phases: list[dict[str, Any]] = field(default_factory=list)  # {name, peak, at_peak: {category: bytes}, start, end}
     final: int = 0
 
 
@@ -159,7 +160,7 @@ class LiveTensors(TorchDispatchMode):
         total = 0
         best = Replay(peak=0, at_peak=dict(current), peak_phase=None)
         marks = list(self.marks)
-        rows: list[dict] = []
+        rows: list[dict[str, Any]] = []
         row = None
         log = list(self.log)
         for i in range(len(log) + 1):

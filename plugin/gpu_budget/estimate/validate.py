@@ -16,6 +16,7 @@ import itertools
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.estimate import estimate_scenario
@@ -23,7 +24,7 @@ from gpu_budget.isolate import forkserver
 from gpu_budget.units import format_size
 
 
-def floor(ctx) -> dict:
+def floor(ctx) -> dict[str, Any]:
     """An empty measured run: its only phase's peak is the child's RSS before any work."""
     ctx.meter.start("load")
     ctx.meter.stop()
@@ -34,7 +35,7 @@ FLOOR = Scenario(name="floor", run="gpu_budget.estimate.validate:floor")
 
 
 def measure(scenario: Scenario, scale: str, assets_root: Path, threads: int, preload: tuple[str, ...],
-            timeout: float = 900) -> dict:
+            timeout: float = 900) -> dict[str, Any]:
     """One real measured run, as the gate runs it (prepared assets cached under assets_root)."""
     job, assets = scenario.to_json(scale), assets_root / scenario.asset_key(scale)
     if scenario.prepare:
@@ -45,11 +46,11 @@ def measure(scenario: Scenario, scale: str, assets_root: Path, threads: int, pre
 
 def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
             preload: tuple[str, ...] = forkserver.DEFAULT_PRELOAD, assets_root: Path | None = None,
-            progress=print) -> dict:
+            progress=print) -> dict[str, Any]:
     """Estimate and really run every case; returns {"floor": bytes, "rows": [...]} (bytes, seconds)."""
     assets_root = assets_root or Path(tempfile.gettempdir()) / "gpu-budget-estimate-assets"
     base = measure(FLOOR, "tiny", assets_root, threads, preload)
-    floor_bytes = base.peaks["ram"]
+    floor_bytes = base.peaks.ram
     progress(f"floor (empty child): {format_size(floor_bytes)}")
     rows = []
     for label, scenario in cases.items():
@@ -57,7 +58,7 @@ def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
         est = estimate_scenario(scenario, scale)
         est_seconds = time.perf_counter() - t0
         real = measure(scenario, scale, assets_root, threads, preload)
-        step = (real.step_peaks or {}).get("ram")
+        step = real.step_peaks.ram if real.step_peaks is not None else None
         added = None if step is None else step - floor_bytes
         entering = _entering_steps(list(real.phases.values()))
         row = {
@@ -78,7 +79,7 @@ def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
     return {"floor": floor_bytes, "rows": rows, "scale": scale, "threads": threads, "preload": list(preload)}
 
 
-def _entering_steps(phases: list[dict]) -> int | None:
+def _entering_steps(phases: list[dict[str, Any]]) -> int | None:
     """RSS (anon + file) at the end of the phase before the first train step: what the steps start from."""
     for before, phase in itertools.pairwise(phases):
         if phase.get("step") is not None:

@@ -15,6 +15,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.isolate import events
 
@@ -47,7 +48,7 @@ def steady_malloc() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, _STEADY_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _STEADY_BYTES))
 
 
-def _tensor_peak(info: dict):
+def _tensor_peak(info: dict[str, Any]):
     """A tensors.TensorPeak for a run whose code imported torch; None for a torch-free run (nothing to count).
 
     A torch without dispatch modes (a stand-in module) is measured without the
@@ -108,7 +109,7 @@ class _MemoryHistory:
         self.torch, self.path = torch, path
 
     @classmethod
-    def start(cls, request: dict | None) -> _MemoryHistory | None:
+    def start(cls, request: dict[str, Any] | None) -> _MemoryHistory | None:
         torch = sys.modules.get("torch")
         if not request or torch is None:
             return None
@@ -181,7 +182,7 @@ def _with_assets(value, assets: str):
     return value
 
 
-def _measure_command(request: dict, scenario: dict, assets: Path, malloc: str, emit) -> None:
+def _measure_command(request: dict[str, Any], scenario: dict[str, Any], assets: Path, malloc: str, emit) -> None:
     """A command scenario: start the user's command and measure its process tree (command.py).
 
     This process never touches CUDA: the command's processes report their own
@@ -236,7 +237,7 @@ def _probe(emit, preload: list[str]) -> None:
     emit(events.DeviceSeen({**device_info(), "setup": facts}))
 
 
-def _prepare(func, scenario: dict, assets: Path, emit) -> None:
+def _prepare(func, scenario: dict[str, Any], assets: Path, emit) -> None:
     from gpu_budget.declare.scenario import PrepareParams, RunContext
 
     params = PrepareParams(scenario.get("prepare_params", scenario["params"]), scenario["params"], scenario["name"])
@@ -244,7 +245,7 @@ def _prepare(func, scenario: dict, assets: Path, emit) -> None:
     emit(events.Prepared())
 
 
-def _measure_runner(func, request: dict, scenario: dict, assets: Path, malloc: str, start_method: str, run: _Run,
+def _measure_runner(func, request: dict[str, Any], scenario: dict[str, Any], assets: Path, malloc: str, start_method: str, run: _Run,
                     emit) -> None:
     """A runner scenario: run(ctx) under a Meter in this process, its tree read on a thread."""
     from gpu_budget.declare.scenario import RunContext
@@ -298,7 +299,7 @@ def _report_failure(exc: BaseException, run: _Run, emit) -> None:
         run.history.finish(emit)
 
 
-def main(request: dict, out_path: str) -> None:
+def main(request: dict[str, Any], out_path: str) -> None:
     """Run request["scenario"]'s prepare or run function (or its command) and stream the outcome to out_path."""
     from gpu_budget.declare.scenario import resolve_ref
 

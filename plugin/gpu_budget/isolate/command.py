@@ -48,6 +48,7 @@ import threading
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.isolate import hints
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
@@ -200,7 +201,7 @@ class MarkServer:
             pass
         conn.setblocking(False)
 
-    def _gpu(self, message: dict) -> None:
+    def _gpu(self, message: dict[str, Any]) -> None:
         """The GPU figures a process sent: the command's own process's close its open phase (before the phase its
         mark begins); the GPU it named is the tree's (a rank's figures are the ranks' own: RankEvents)."""
         if message.get("gpu") and self.meter.gpu_tree is not None:
@@ -208,7 +209,7 @@ class MarkServer:
         if message.get("pid") == self.main_pid and isinstance(message.get("cuda"), dict):
             self.meter.report_gpu(message["cuda"])
 
-    def _progress(self, message: dict) -> None:
+    def _progress(self, message: dict[str, Any]) -> None:
         """A rank's phase mark, or its own process's exit, to on_rank(rank, phase or None)."""
         rank = message.get("rank")
         if self.on_rank is None or not isinstance(rank, int):
@@ -218,7 +219,7 @@ class MarkServer:
         elif "exit" in message and message.get("own"):
             self.on_rank(rank, None)
 
-    def _marks_phases(self, message: dict) -> bool:
+    def _marks_phases(self, message: dict[str, Any]) -> bool:
         """The command's own process marks the phases, or under a launcher rank 0's process (the first to mark)."""
         if message.get("pid") == self.main_pid:
             return True
@@ -235,14 +236,14 @@ class MarkServer:
         shutil.rmtree(self.dir, ignore_errors=True)  # the socket file and its folder
 
 
-def _check_start(line: dict) -> None:
+def _check_start(line: dict[str, Any]) -> None:
     cwd = line["cwd"]
     if cwd is not None and not os.path.isdir(cwd):
         raise CommandFailed("command", f"its cwd {cwd!r} does not exist or is not a directory")
 
 
-def run(line: dict, meter, threads: int, malloc: str, poll: float = 0.02, on_rank=None,
-        snapshot: str | None = None) -> dict:
+def run(line: dict[str, Any], meter, threads: int, malloc: str, poll: float = 0.02, on_rank=None,
+        snapshot: str | None = None) -> dict[str, Any]:
     """Run the command line (Scenario.command_line) under `meter` to its end; facts for the row.
 
     Raises CommandFailed for a command that cannot start, exits non-zero, is

@@ -30,6 +30,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import replace
 from multiprocessing import spawn
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.isolate import child, dispatch, events
 from gpu_budget.isolate.lifecycle import kill_descendants
@@ -119,8 +120,8 @@ def _read_hwm(pid: int) -> int | None:
     return None if status is None else status["VmHWM"]
 
 
-def run_child(request: dict, timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD,
-              dispatch_mode: str = "avx2") -> tuple[list[dict], dict]:
+def run_child(request: dict[str, Any], timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD,
+              dispatch_mode: str = "avx2") -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Start child.main(request) from the forkserver; return its events and how it ended."""
     ctx = forkserver(preload, dispatch_mode)
     fd, path = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")
@@ -170,7 +171,7 @@ def _end_leftovers(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> dict:
+def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> dict[str, Any]:
     """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions,
     and its setup (fingerprint.child_facts: the floor it starts at, the kernels' capability, the packages)."""
     seen, ending = run_child({"mode": "probe", "threads": 1, "preload": list(preload)}, timeout, preload, dispatch_mode)
@@ -181,7 +182,7 @@ def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, disp
     return dict(device.device)
 
 
-def prepare_assets(scenario_json: dict, assets: Path, timeout: float, threads: int,
+def prepare_assets(scenario_json: dict[str, Any], assets: Path, timeout: float, threads: int,
                    preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2",
                    device: str | None = None) -> None:
     """Build a scenario's assets once, in an unmeasured child, into `assets` (atomically)."""
@@ -205,7 +206,7 @@ def prepare_assets(scenario_json: dict, assets: Path, timeout: float, threads: i
             raise
 
 
-def _describe_ending(ending: dict) -> str:
+def _describe_ending(ending: dict[str, Any]) -> str:
     if ending["timed_out"]:
         return f"timed out after {ending['wall_seconds']:.0f} s and was killed, with every process it started"
     code = ending["exitcode"]
@@ -235,8 +236,8 @@ def _ranks_at_the_end(seen: list) -> str:
     return f"; the ranks: {where}; rank {behind} was the furthest behind (the others wait for it in a collective)"
 
 
-def measure(scenario_json: dict, assets: Path, timeout: float, threads: int,
-            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict | None = None, malloc: str = "steady",
+def measure(scenario_json: dict[str, Any], assets: Path, timeout: float, threads: int,
+            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict[str, Any] | None = None, malloc: str = "steady",
             dispatch_mode: str = "avx2", tensors: bool = True, device: str | None = None) -> Measurement:
     """Run the scenario in a fresh measured child and return its Measurement.
 

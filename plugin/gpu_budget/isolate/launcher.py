@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 from gpu_budget.measure.figures import PhaseRecord, RankGpu
 
@@ -60,7 +61,7 @@ class RankEvents:
         self.cuda: dict[int, RankGpu] = {}  # rank -> what its own process reported of its GPU
         self._phase: dict[int, str] = {}  # rank -> the phase it marked last (the one its next GPU peaks close)
 
-    def take(self, message: dict) -> bool:
+    def take(self, message: dict[str, Any]) -> bool:
         """Record a rank's message; False for one that is not about ranks."""
         rank = message.get("rank")
         if not isinstance(rank, int):
@@ -84,7 +85,7 @@ class RankEvents:
             return False
         return True
 
-    def _take_cuda(self, rank: int, message: dict) -> None:
+    def _take_cuda(self, rank: int, message: dict[str, Any]) -> None:
         """A rank's GPU peaks of the phase its mark (or its exit) closes."""
         peaks = message.get("cuda")
         if "phase" in message or ("exit" in message and message.get("own")):
@@ -93,14 +94,14 @@ class RankEvents:
             if "phase" in message:
                 self._phase[rank] = str(message["phase"])
 
-    def distributed(self, notes: list[str]) -> dict:
+    def distributed(self, notes: list[str]) -> dict[str, Any]:
         """What accelerate's state said each rank ran, for the row: {"distributed_type": {rank: "MULTI_CPU", ...}},
         and `notes` with one more where the launch asked for FSDP and the ranks ran something else; {} where no
         rank made an accelerate state."""
         if not self.accelerate:
             return {}
         kinds = {rank: kind.rsplit(".", 1)[-1] for rank, (kind, _) in sorted(self.accelerate.items())}
-        facts: dict = {"distributed_type": {str(rank): kind for rank, kind in kinds.items()}}
+        facts: dict[str, Any] = {"distributed_type": {str(rank): kind for rank, kind in kinds.items()}}
         other = sorted(rank for rank in self.fsdp if kinds.get(rank) != "FSDP")
         if self.fsdp:
             facts["fsdp_requested"] = True

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 from collections.abc import MutableMapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,11 @@ class Placement:
     gpu: str | None
     cpus: tuple[int, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self) | {"cpus": list(self.cpus)}
 
 
-def visible_gpus(environ: os._Environ | dict = os.environ) -> list[str]:
+def visible_gpus(environ: os._Environ | dict[str, Any] = os.environ) -> list[str]:
     """The GPUs this process may use, as CUDA_VISIBLE_DEVICES items; found without importing torch.
 
     An explicit CUDA_VISIBLE_DEVICES wins (CUDA stops at its first invalid

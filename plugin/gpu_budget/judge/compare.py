@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import fingerprint, growth
@@ -49,14 +50,14 @@ class Setup:
     in every session, is taken off the peak either way.
     """
 
-    diffs: dict = field(default_factory=dict)  # field -> (baseline's, now): the ones shown
+    diffs: dict[str, Any] = field(default_factory=dict)  # field -> (baseline's, now): the ones shown
     floor_shift: int = 0  # now's floor minus the baseline's, bytes (0 when either is unknown)
     described: tuple[str, ...] = ()
     quiet: tuple[str, ...] = ()  # floor-only differences that moved the floor less than FLOOR_MOVED
 
     @classmethod
-    def between(cls, then: dict | None, now: dict, packages_then: dict | None = None,
-                packages_now: dict | None = None) -> Setup:
+    def between(cls, then: dict[str, Any] | None, now: dict[str, Any], packages_then: dict[str, Any] | None = None,
+                packages_now: dict[str, Any] | None = None) -> Setup:
         then = then or {}
         diffs = fingerprint.differences(then, now)
         shift = now["floor"] - then["floor"] if then.get("floor") and now.get("floor") else 0

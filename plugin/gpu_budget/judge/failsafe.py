@@ -10,12 +10,13 @@ import os
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.results import Result
 
 
 def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_gpu: bool, ci: bool, update: bool,
-                     baselines: Path, hardware: dict | None, device: Callable[[], dict | None]) -> list[str]:
+                     baselines: Path, hardware: dict[str, Any] | None, device: Callable[[], dict[str, Any] | None]) -> list[str]:
     """What the fail-safe finds. `probes` counts unjudged children (peak()); `device` probes the device lazily."""
     found = []
     measured = [r for r in rows if r.measured]  # a measured child ran (even if it crashed)

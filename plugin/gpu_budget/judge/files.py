@@ -144,7 +144,7 @@ def validate(data: Any, path: Path) -> None:
         fail("top level", "'packages' must map digests to objects of package -> version")
 
 
-def load(path: Path) -> dict:
+def load(path: Path) -> dict[str, Any]:
     """The validated content of a baseline file; an empty file structure when it does not exist."""
     path = Path(path)
     if not os.path.lexists(path):
@@ -217,7 +217,7 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _write_atomic(path: Path, data: dict) -> None:
+def _write_atomic(path: Path, data: dict[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:

@@ -99,7 +99,7 @@ def _glibc() -> str | None:
         return None
 
 
-def collect(device: dict, key: str, environ: dict[str, str], threads: int, malloc: str, dispatch: str,
+def collect(device: dict[str, Any], key: str, environ: dict[str, str], threads: int, malloc: str, dispatch: str,
             preload: tuple[str, ...]) -> dict[str, Any]:
     """The session's fingerprint: the probe child's `device` (with its "setup" facts) and the host's.
 
@@ -238,7 +238,7 @@ def package_change(then: dict[str, str], now: dict[str, str]) -> str:
     return ", ".join(parts) or "(same)"
 
 
-def hardware_key(device: dict) -> str:
+def hardware_key(device: dict[str, Any]) -> str:
     """'cpu-x86_64' for a host without CUDA, else e.g. 'nvidia-h100-80gb-hbm3'."""
     if not device.get("cuda"):
         return f"cpu-{platform.machine()}"

@@ -141,7 +141,7 @@ class Projection:
         return text + (f" > budget {format_size(self.budget)}" if self.breaks else
                        f", within budget {format_size(self.budget)}")
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         g = self.growth
         return {"metric": g.metric, "steps_fitted": [g.first, g.last], "slope": round(g.slope),
                 "interval": [round(v) for v in g.interval], "allowance": round(g.allowance), "grows": g.grows,
@@ -164,7 +164,7 @@ class Check:
     def notes(self) -> list[str]:
         return [p.describe() for p in self.projections if not p.breaks]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"steps": self.steps, "problem": self.problem, "projections": [p.to_json() for p in self.projections]}
 
 

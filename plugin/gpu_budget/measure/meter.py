@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpu_budget.measure import procfs
-from gpu_budget.measure.figures import PhaseRecord, RankGpu, TreeReading
+from gpu_budget.measure.figures import Peaks, PhaseRecord, RankGpu, TreeReading
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.measure.tree import TREE_METHOD, ProcessTree
 from gpu_budget.measure.tree import available as tree_available
@@ -104,22 +104,23 @@ class _Cuda:
         if self.sampler is not None:
             self.sampler.reset()
 
-    def read(self) -> dict[str, int | None]:
-        """The phase's peaks. After a sticky CUDA error (every CUDA call fails from then on) a figure that
+    def read(self) -> Peaks:
+        """The phase's GPU peaks. After a sticky CUDA error (every CUDA call fails from then on) a figure that
         cannot be read is None, and the phase's host RAM still goes out."""
         try:
             self.torch.cuda.synchronize(self.device)
         except Exception:  # noqa: BLE001, S110  the allocator's counters are host-side: still readable
             pass
-        out: dict[str, int | None] = {}
-        for key, read in (("vram_allocated", self.torch.cuda.max_memory_allocated),
-                          ("vram_reserved", self.torch.cuda.max_memory_reserved)):
+
+        def figure(read: Callable[[int], int]) -> int | None:
             try:
-                out[key] = int(read(self.device))
+                return int(read(self.device))
             except Exception:  # noqa: BLE001  a sticky CUDA error fails every call: no figure, the error is reported
-                out[key] = None
-        out["vram_device"] = self.sampler.peak() if self.sampler is not None else None
-        return out
+                return None
+
+        return Peaks(vram_allocated=figure(self.torch.cuda.max_memory_allocated),
+                     vram_reserved=figure(self.torch.cuda.max_memory_reserved),
+                     vram_device=self.sampler.peak() if self.sampler is not None else None)
 
     @property
     def nvml_method(self) -> str | None:
@@ -152,7 +153,7 @@ class Meter:
     use_cuda: bool | None = None
     tensors: Any = None  # a tensors.TensorPeak the run executes under (CPU runs), reset per phase
     phases: list[PhaseRecord] = field(default_factory=list)
-    info: dict = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
     tree: ProcessTree | bool | None = None  # None: read the process tree where /proc allows; False: never
     on_tree: Callable[[int], None] | None = None  # the running tree figure, from the tree's thread
     external: bool = False  # a command case: this process is not measured, the process given to follow() is
@@ -181,7 +182,7 @@ class Meter:
         self._main = pid
         self.tree.count_whole(pid)
 
-    def report_gpu(self, figures: dict) -> None:
+    def report_gpu(self, figures: dict[str, Any]) -> None:
         """GPU figures of the open phase, as the followed process reported them (its allocator's peaks since its
         last report, NVML's figure of it): the phase keeps the largest of each."""
         for metric in GPU_REPORTED:
@@ -240,14 +241,14 @@ class Meter:
             peak = reading.whole.get(self._main, 0) if self._main is not None else 0
         else:
             peak = status["VmHWM"] if self._hwm else self._sampler.peak()
-        gpu: dict[str, int | None] = {}
+        gpu = Peaks()
         if self._cuda is not None:
-            gpu.update(self._cuda.read())
+            gpu = self._cuda.read()
             self.info["nvml_method"] = self._cuda.nvml_method
-        gpu.update(self._reported)
-        self._reported = {}
+        gpu, self._reported = replace(gpu, **self._reported), {}
         if self.gpu_tree is not None:
-            gpu["vram_tree"], reading = self._read_gpu_tree(reading)
+            vram_tree, reading = self._read_gpu_tree(reading)
+            gpu = replace(gpu, vram_tree=vram_tree)
         record = PhaseRecord(
             name=name,
             step=step,
@@ -258,7 +259,10 @@ class Meter:
             ram_tensor=self.tensors.peak if self.tensors is not None else None,
             ram_tree_peak=None if reading is None else reading.private if self.external else peak + reading.private,
             tree=reading,
-            **gpu,
+            vram_allocated=gpu.vram_allocated,
+            vram_reserved=gpu.vram_reserved,
+            vram_device=gpu.vram_device,
+            vram_tree=gpu.vram_tree,
         )
         self.phases.append(record)
         if self.on_phase is not None:
@@ -307,9 +311,9 @@ class Meter:
 GPU_REPORTED = ("vram_allocated", "vram_reserved", "vram_device")  # what a command's own process reports of itself
 
 
-def device_info() -> dict:
+def device_info() -> dict[str, Any]:
     """What a baseline's fingerprint and hardware key need to know about this process's device."""
-    info: dict = {"cuda": cuda_available(), "cuda_version": None, "driver": None, "gpu_name": None, "gpu_memory": None,
+    info: dict[str, Any] = {"cuda": cuda_available(), "cuda_version": None, "driver": None, "gpu_name": None, "gpu_memory": None,
                   "gpus": 0}
     if info["cuda"]:
         torch = sys.modules["torch"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.results import Result
 
@@ -19,8 +20,8 @@ REPORT_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 
 
-def write_json(path: str | Path, rows: list[Result], hardware: dict | None, problems: list[str] = (),
-               notes: list[dict] = (), explorations: list[dict] = ()) -> None:
+def write_json(path: str | Path, rows: list[Result], hardware: dict[str, Any] | None, problems: list[str] = (),
+               notes: list[dict[str, Any]] = (), explorations: list[dict[str, Any]] = ()) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")

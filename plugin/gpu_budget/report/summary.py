@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.report.terminal import (
     SNAPSHOT_HOWTO,
@@ -20,7 +21,7 @@ from gpu_budget.report.terminal import (
 from gpu_budget.results import Result
 
 
-def run_url(environ: os._Environ | dict = os.environ) -> str | None:
+def run_url(environ: os._Environ | dict[str, Any] = os.environ) -> str | None:
     """This GitHub Actions run's page, whose Artifacts section holds the report, plots and snapshots."""
     parts = [environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
     return "{}/{}/actions/runs/{}".format(*parts) if all(parts) else None
@@ -34,7 +35,7 @@ def _where(path: str, base: Path | None) -> str:
         return path
 
 
-def markdown(rows: list[Result], hardware: dict | None, problems: list[str] = (), base: Path | None = None,
+def markdown(rows: list[Result], hardware: dict[str, Any] | None, problems: list[str] = (), base: Path | None = None,
              artifacts: str | None = None) -> str:
     """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
 
@@ -81,7 +82,7 @@ def markdown(rows: list[Result], hardware: dict | None, problems: list[str] = ()
     return "\n".join(lines) + "\n"
 
 
-def append_step_summary(rows: list[Result], hardware: dict | None, problems: list[str] = (),
+def append_step_summary(rows: list[Result], hardware: dict[str, Any] | None, problems: list[str] = (),
                         base: Path | None = None) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path and (rows or problems):

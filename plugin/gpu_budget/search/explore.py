@@ -72,10 +72,10 @@ class Envelope:
                 parts[knob] = st.sampled_from(sorted(spec))
         return st.fixed_dictionaries(parts)
 
-    def smallest(self) -> dict:
+    def smallest(self) -> dict[str, Any]:
         return {knob: self.values(knob)[0] for knob in self.knobs}
 
-    def up(self, config: dict, knob: str) -> dict | None:
+    def up(self, config: dict[str, Any], knob: str) -> dict[str, Any] | None:
         """`config` with `knob` one allowed value higher (None at the top)."""
         values = self.values(knob)
         i = values.index(config[knob])
@@ -314,18 +314,18 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     estimates: dict[tuple, int] = {}
     calibration = _Calibration()
 
-    def est(config: dict) -> int:
+    def est(config: dict[str, Any]) -> int:
         key = tuple(sorted(config.items()))
         if key not in estimates:
             estimates[key] = estimate(config)
         return estimates[key]
 
-    def measured(config: dict) -> int | None:
+    def measured(config: dict[str, Any]) -> int | None:
         peak = measure(config)
         calibration.add(est(config), peak)
         return peak
 
-    def predict(config: dict) -> int:
+    def predict(config: dict[str, Any]) -> int:
         return calibration(est(config))
 
     real = _Budgeted(measured, max_real_runs, result.real_runs)
@@ -350,14 +350,14 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     return result
 
 
-def _settings(max_examples: int, seed: int | None) -> dict:
+def _settings(max_examples: int, seed: int | None) -> dict[str, Any]:
     from hypothesis import HealthCheck
 
     return {"max_examples": max_examples, "deadline": None, "derandomize": False, "print_blob": False,
             "suppress_health_check": list(HealthCheck), "seed": seed}
 
 
-def _worst_case(envelope: Envelope, est, predict, result: Exploration, common: dict) -> dict:
+def _worst_case(envelope: Envelope, est, predict, result: Exploration, common: dict[str, Any]) -> dict[str, Any]:
     """Hypothesis with target() only (a failing assertion would stop generation), then a climb; checks monotonicity.
 
     Seeded (common["seed"]), so the report repeats.
@@ -368,7 +368,7 @@ def _worst_case(envelope: Envelope, est, predict, result: Exploration, common: d
     seen: dict[tuple, int] = {}
     violations: dict[tuple, NotMonotone] = {}
 
-    def predicted(config: dict) -> int:
+    def predicted(config: dict[str, Any]) -> int:
         seen[tuple(sorted(config.items()))] = predict(config)
         return seen[tuple(sorted(config.items()))]
 
@@ -394,7 +394,7 @@ def _worst_case(envelope: Envelope, est, predict, result: Exploration, common: d
     return dict(key)
 
 
-def _smallest_failing(envelope: Envelope, budget: int, predict, result: Exploration, common: dict,
+def _smallest_failing(envelope: Envelope, budget: int, predict, result: Exploration, common: dict[str, Any],
                       database: Path | None) -> None:
     """The budget property on predictions: a failure shrinks to the smallest breaking configuration, kept.
 
@@ -403,7 +403,7 @@ def _smallest_failing(envelope: Envelope, budget: int, predict, result: Explorat
     from hypothesis import Phase, given, settings
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    failing: list[tuple[dict, int]] = []
+    failing: list[tuple[dict[str, Any], int]] = []
 
     @settings(database=DirectoryBasedExampleDatabase(database) if database else None,
               phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
@@ -425,7 +425,7 @@ def _smallest_failing(envelope: Envelope, budget: int, predict, result: Explorat
         result.smallest_failing = Probe(config, predicted)
 
 
-def _climb(envelope: Envelope, seen: dict, predict, moves: int = 50) -> None:
+def _climb(envelope: Envelope, seen: dict[str, Any], predict, moves: int = 50) -> None:
     """From the largest prediction, step to a neighbour (one knob one value up or down) while it predicts more."""
     config = dict(max(seen, key=seen.get))
     for _ in range(moves):
@@ -505,7 +505,7 @@ def explore_scenario(scenario, envelope: Envelope, budget: int | str, peak: Call
     """
     metric = "vram_allocated" if cuda else "ram"
 
-    def measure(knobs: dict) -> int | None:
+    def measure(knobs: dict[str, Any]) -> int | None:
         """The run's peak; None for a run that died of memory (over budget, whatever it would have peaked at);
         any other failure is a problem of the exploration, never a point over the budget."""
         m = peak(scenario.with_params(**knobs))
@@ -515,7 +515,7 @@ def explore_scenario(scenario, envelope: Envelope, budget: int | str, peak: Call
             raise RunFailed(f"real run {_config(knobs)} failed ({m.error_kind}): {m.error.message[:200]}")
         return m.peaks.vram_allocated if cuda else m.ram
 
-    def estimated(knobs: dict) -> int:
+    def estimated(knobs: dict[str, Any]) -> int:
         from gpu_budget.estimate import estimate_scenario
         from gpu_budget.estimate.cuda import Device
 

@@ -56,14 +56,14 @@ class Outcome:
     verdict records one."""
 
     result: Result
-    baseline_write: dict | None = None
+    baseline_write: dict[str, Any] | None = None
 
     @property
     def skipped(self) -> bool:
         return self.result.verdict == "skipped"
 
 
-def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict) -> tuple[str | None, bool]:
+def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict[str, Any]) -> tuple[str | None, bool]:
     """Why this case cannot be measured on `device` (forkserver.probe's), and whether the reason is a missing GPU."""
     if scale not in scenario.scales:
         return f"scenario {scenario.name!r} has no {scale!r} scale (it has: {', '.join(scenario.scales)})", False
@@ -104,7 +104,7 @@ def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measureme
             "which), so the budget would test nothing")
 
 
-def fingerprint_for(hardware: dict, scenario: Scenario, malloc: str, where: str = "", device: str | None = None) -> dict:
+def fingerprint_for(hardware: dict[str, Any], scenario: Scenario, malloc: str, where: str = "", device: str | None = None) -> dict[str, Any]:
     """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode and device;
     a command case adds the environment its command runs under (the pins, and the scenario's own env, which wins)."""
     fprint = {k: v for k, v in hardware.items() if k not in ("key", "package_versions")}
@@ -118,8 +118,8 @@ def fingerprint_for(hardware: dict, scenario: Scenario, malloc: str, where: str 
     return {**fprint, "malloc": mode, **({"device": device} if device else {})}
 
 
-def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: dict, run_child: RunChild, *,
-        ci: bool, worker: dict | None = None) -> Outcome:
+def run(case: Case, mark: BudgetMark, options: Options, device: dict[str, Any], hardware: dict[str, Any], run_child: RunChild, *,
+        ci: bool, worker: dict[str, Any] | None = None) -> Outcome:
     """Measure the case in a child where it can run here, judge it against its budget and baseline."""
     scenario, scale = case.scenario, options.scale
     expect = case.expect if case.expect is not None else mark.expect
@@ -166,7 +166,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
         fingerprint_changed=tuple(setup.described) if baseline else (),
         setup=SetupNote(setup.policy, setup.floor_shift, setup.floor_moved, setup.quiet) if baseline else None)
     if options.remediate and remediate.needs_remedy(measurement, mark.budget):
-        def trial(candidate: Scenario) -> dict:
+        def trial(candidate: Scenario) -> dict[str, Any]:
             return remediate.trial_outcome(run_child(candidate, None), mark.budget)
 
         remedy = remediate.search(scenario, trial, cuda=mark.device == "cuda",
@@ -179,7 +179,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict, hardware: 
     return Outcome(result, write)
 
 
-def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict, path: Path):
+def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, Any], path: Path):
     """The case's baseline entry (None), why its file could not be read (None), its fingerprint now, and how this
     setup relates to the baseline's."""
     scenario = case.scenario

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver
@@ -33,7 +34,7 @@ class ChildRunner:
     options: Options
     assets: Path  # session.assets_folder: prepared checkpoints and clips, keyed by Scenario.asset_key
 
-    def __call__(self, scenario: Scenario, cpu_only: bool = False, snapshot: dict | None = None) -> Measurement:
+    def __call__(self, scenario: Scenario, cpu_only: bool = False, snapshot: dict[str, Any] | None = None) -> Measurement:
         """Measure `scenario` in a fresh child; cpu_only: the child (and its preparation) does not see the GPU."""
         opts, scale = self.options, self.options.scale
         device = "cpu" if cpu_only else None

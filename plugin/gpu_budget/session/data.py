@@ -19,17 +19,17 @@ from gpu_budget.results import Result
 @dataclass
 class SessionData:
     rows: list[Result] = field(default_factory=list)
-    notes: list[dict] = field(default_factory=list)  # measured findings that are not one case's peak (fixture.note)
-    explorations: list[dict] = field(default_factory=list)  # {"nodeid", "exploration": Exploration.to_json()}
-    pending: list[dict] = field(default_factory=list)  # baseline writes: {path, scale, id, entry, packages}
+    notes: list[dict[str, Any]] = field(default_factory=list)  # measured findings that are not one case's peak (fixture.note)
+    explorations: list[dict[str, Any]] = field(default_factory=list)  # {"nodeid", "exploration": Exploration.to_json()}
+    pending: list[dict[str, Any]] = field(default_factory=list)  # baseline writes: {path, scale, id, entry, packages}
     collected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # module -> marked test names
     order: list[str] = field(default_factory=list)  # node ids of the budget tests, in collection order
     selected: int = 0  # budget tests left to run after deselection (the fail-safe's count)
     narrowed: bool = False  # deselection or node ids: baselines are not pruned
     probes: int = 0  # unjudged children that ran (peak(): bisection, exploration): they count as measured
     ran_functions: bool = False  # a function case's child ran (a command's processes import what they need themselves)
-    hardware: dict | None = None  # the session's fingerprint (fingerprint.collect), with its hardware key
-    device: dict | None = None  # what the forkserver saw (forkserver.probe)
+    hardware: dict[str, Any] | None = None  # the session's fingerprint (fingerprint.collect), with its hardware key
+    device: dict[str, Any] | None = None  # what the forkserver saw (forkserver.probe)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -101,7 +101,7 @@ def _skipped(terminalreporter: Any, data: SessionData) -> str | None:
     return tally.skipped_line(reasons)
 
 
-def _explorations(terminalreporter: Any, explorations: list[dict]) -> None:
+def _explorations(terminalreporter: Any, explorations: list[dict[str, Any]]) -> None:
     if not explorations:
         return
     terminalreporter.section("gpu-budget exploration")

@@ -49,7 +49,7 @@ class BudgetSession:
         self.options = Options.from_config(config)
         self.ci = is_ci()
         self.data = SessionData()
-        self.placement: dict | None = None  # an xdist worker's GPU and cores (xdist.py)
+        self.placement: dict[str, Any] | None = None  # an xdist worker's GPU and cores (xdist.py)
         self.problems: list[str] = []  # session-level failures: the fail-safe, baseline writes
         self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
         self.pinned_gpu: str | None = None  # a serial run on a multi-GPU host measures on this one (placement.py)
@@ -81,7 +81,7 @@ class BudgetSession:
         """How many budget tests are left to run once deselection is done (the fail-safe's count)."""
         self.data.selected = sum(1 for item in items if _is_budget_test(item))
 
-    def place(self, placement: dict) -> None:
+    def place(self, placement: dict[str, Any]) -> None:
         """An xdist worker's GPU and cores (xdist.py): its children measure there, with the session's threads."""
         self.placement = placement
 
@@ -92,7 +92,7 @@ class BudgetSession:
         host = "cuda" if self._probe()["cuda"] else "cpu"
         return read_mark(**arguments, scale=self.options.scale, host=host, where=item.nodeid)
 
-    def _probe(self) -> dict:
+    def _probe(self) -> dict[str, Any]:
         """Start the forkserver (with the kernel-dispatch pin), and read the device and the setup once."""
         if self.data.device is None:
             opts = self.options
@@ -108,7 +108,7 @@ class BudgetSession:
     def _child_for(self, mark: BudgetMark) -> Callable[[Scenario, dict | None], Measurement]:
         cpu_only = mark.pinned and mark.device == "cpu"
 
-        def run(scenario: Scenario, snapshot: dict | None = None) -> Measurement:
+        def run(scenario: Scenario, snapshot: dict[str, Any] | None = None) -> Measurement:
             self.data.ran_functions |= scenario.command is None  # forked from the forkserver: its preload counts
             return self.run_child(scenario, cpu_only=cpu_only, snapshot=snapshot)
 
@@ -135,10 +135,7 @@ class BudgetSession:
         if outcome.skipped:
             pytest.skip(result.message)
         item.stash.setdefault(MEASURED, []).append(result)
-        item.user_properties.append(("gpu_budget_ram_peak", result.peaks.ram))
-        item.user_properties.append(("gpu_budget_ram_tree_peak", result.peaks.ram_tree))
-        item.user_properties.append(("gpu_budget_vram_allocated_peak", result.peaks.vram_allocated))
-        item.user_properties.append(("gpu_budget_verdict", str(result.verdict)))
+        item.user_properties.extend(user_properties(result))
         if not result.passed:
             pytest.fail(terminal.failure_text(result), pytrace=False)  # the detail in the longrepr: junitxml, IDEs
         return result
@@ -154,11 +151,7 @@ class BudgetSession:
         if not self.options.enabled:
             pytest.skip(NOT_ENABLED)
         mark = self.mark_for(item)
-        reason, needs_gpu = case.unmeasurable(scenario, mark, self.options.scale, self._probe())
-        if reason and needs_gpu and self.options.require_gpu:
-            pytest.fail(f"{reason}, and --gpu-budget-require-gpu says this runner must have one", pytrace=False)
-        if reason:
-            pytest.skip(reason)
+        skip_or_fail(*case.unmeasurable(scenario, mark, self.options.scale, self._probe()), self.options.require_gpu)
         try:
             measurement = self._child_for(mark)(scenario, None)
         except MissingDependency as exc:
@@ -189,15 +182,10 @@ class BudgetSession:
         item.user_properties.append(("gpu_budget_exploration", found.to_json()))
         return found
 
-    def note(self, item: pytest.Item, scenario: Scenario, text: str, data: dict) -> None:
-        try:
-            json.dumps(data)
-        except (TypeError, ValueError) as exc:  # found now, naming the test, not when the report is written
-            raise TypeError(f"{item.nodeid}: gpu_budget.note() data must be JSON-able: {exc}") from None
-        self.data.notes.append({"nodeid": item.nodeid, "scenario": scenario.name, "scale": self.options.scale,
-                                "text": text, "data": data})
+    def note(self, item: pytest.Item, scenario: Scenario, text: str, data: dict[str, Any]) -> None:
+        self.data.notes.append(note_row(item.nodeid, scenario.name, self.options.scale, text, data))
 
-    def _record(self, write: dict) -> None:
+    def _record(self, write: dict[str, Any]) -> None:
         """Write a baseline entry now; an xdist worker ships it to the controller, which alone writes (as JSON)."""
         entry = write["entry"].to_json()
         packages = {entry["fingerprint"]["packages"]: self.data.hardware["package_versions"]}
@@ -235,7 +223,7 @@ class BudgetSession:
             ci=self.ci, update=opts.update, baselines=store, hardware=self.data.hardware,
             device=lambda: self.data.device or self._probe_quietly())
 
-    def _probe_quietly(self) -> dict | None:
+    def _probe_quietly(self) -> dict[str, Any] | None:
         try:
             return self._probe()
         except Exception as exc:  # noqa: BLE001  the fail-safe reports it; the session is ending anyway
@@ -246,6 +234,30 @@ class BudgetSession:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
                                  self.pinned_gpu, self.written)
 
+
+
+def skip_or_fail(reason: str | None, needs_gpu: bool, require_gpu: bool) -> None:
+    """Skip a probe that cannot run here, with the reason; fail it where the runner must have the GPU it lacks."""
+    if reason and needs_gpu and require_gpu:
+        pytest.fail(f"{reason}, and --gpu-budget-require-gpu says this runner must have one", pytrace=False)
+    if reason:
+        pytest.skip(reason)
+
+
+def user_properties(result: Result) -> list[tuple[str, Any]]:
+    """What a measured case adds to its test's properties (junitxml writes them): its peaks and its verdict."""
+    return [("gpu_budget_ram_peak", result.peaks.ram), ("gpu_budget_ram_tree_peak", result.peaks.ram_tree),
+            ("gpu_budget_vram_allocated_peak", result.peaks.vram_allocated), ("gpu_budget_verdict", str(result.verdict))]
+
+
+def note_row(nodeid: str, scenario: str, scale: str, text: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A measured finding that is not one case's peak (gpu_budget.note), as the JSON report holds it; its data is
+    checked JSON-able now, naming the test, not when the report is written."""
+    try:
+        json.dumps(data)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{nodeid}: gpu_budget.note() data must be JSON-able: {exc}") from None
+    return {"nodeid": nodeid, "scenario": scenario, "scale": scale, "text": text, "data": data}
 
 
 def with_store(result: Result, store: Path, recorded: bool) -> Result:
@@ -309,7 +321,7 @@ def _is_budget_test(item: pytest.Item) -> bool:
     return item.get_closest_marker(MARKER) is not None or "gpu_budget" in getattr(item, "fixturenames", ())
 
 
-def _markers_outermost_first(item: pytest.Item) -> list[tuple[tuple, dict]]:
+def _markers_outermost_first(item: pytest.Item) -> list[tuple[tuple, dict[str, Any]]]:
     """The item's gpu_budget markers as (args, kwargs): module, class, function, then parametrize marks."""
     by_node: list[tuple[Any, list]] = []
     for node, mark in item.iter_markers_with_node(MARKER):  # closest node first; a node's marks in order

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from gpu_budget.isolate.placement import place, visible_gpus, worker_index
 from gpu_budget.session.data import SessionData
@@ -45,7 +46,7 @@ class XdistBudget:
         if workerinput is not None and session.options.enabled:
             self._place(workerinput)
 
-    def _place(self, workerinput: dict) -> None:
+    def _place(self, workerinput: dict[str, Any]) -> None:
         worker = workerinput["workerid"]
         placement = place(worker, worker_index(worker), int(workerinput["workercount"]),
                           visible_gpus(), list(os.sched_getaffinity(0)), self.session.options.gpus_per_worker)
