@@ -324,6 +324,10 @@ class Result:
         return self.measurement.growth if self.measurement else {}
 
     @property
+    def ranks(self) -> tuple[RankFigures, ...]:
+        return self.measurement.ranks if self.measurement else ()
+
+    @property
     def info(self) -> Mapping[str, Any]:
         return self.measurement.info if self.measurement else {}
 

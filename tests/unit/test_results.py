@@ -50,6 +50,15 @@ def test_a_measurement_from_the_child_keeps_its_phases_by_name_in_order():
     assert m.ok and m.ram == 40 and m.error_kind is None and m.info == {"x": 1}
 
 
+def test_a_launcher_row_gives_each_rank_as_its_measurement_does():
+    """memtests read a launcher case's ranks off the row gpu_budget.measure returns, as off a measurement."""
+    report = json.loads((REPORTS[0].parent / "suite-tiny-all.report.json").read_text())
+    row = next(Result.from_json(r) for r in report["results"] if r.get("ranks"))
+    assert row.ranks == row.measurement.ranks and len(row.ranks) >= 2
+    assert all(r.peaks.ram_tree for r in row.ranks)
+    assert Result("t.py::a", "s", "tiny", "skipped", True, "").ranks == ()
+
+
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="Measurement status 'fine'"):
         Measurement("fine", NO_PEAKS)
