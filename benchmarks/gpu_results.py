@@ -1,4 +1,4 @@
-"""docs/gpu-results.md, rendered from the committed GPU reports alone (benchmarks/results/gpu-tiny-*.report.json).
+"""docs/gpu-results.md, rendered from the committed GPU reports alone (benchmarks/results/gpu-*.report.json).
 
     python -m benchmarks.gpu_results          # rewrites docs/gpu-results.md
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "plugin"))
+from benchmarks import gpu_parts
 from gpu_budget.units import format_size
 
 DOC = ROOT / "docs/gpu-results.md"
@@ -69,7 +70,7 @@ def host(data: dict) -> str:
 
 def runs_table() -> list[str]:
     out = ["| report | run | rows | verdicts | import floor |", "|---|---|---|---|---|"]
-    for stem, what in RUNS.items():
+    for stem, what in {**RUNS, **gpu_parts.RUNS}.items():
         data = load(stem)
         verdicts: dict[str, int] = {}
         for r in data["results"]:
@@ -195,13 +196,15 @@ def render() -> str:
     table, n = reproduction(first, second)
     moved, floor = ram_moves(second)
     lines = [
-        "# GPU results: the tiny gate on an H100 and an H200",
+        "# GPU results: the tiny gate, two write-ups at real scale, and commands, on an H100 and an H200",
         "",
         "Rendered by `python -m benchmarks.gpu_results` from the committed GPU reports; every figure here is read",
-        "from them (tests/docs/test_gpu_results.py renders the page again). Issue 28's first item: the tiny gate on",
-        "CUDA, its baselines recorded, and a second run against them. The estimator's error against these tiny",
-        "cases is in [estimator-cuda.md](estimator-cuda.md). Not measured yet: S2, S3, S4 and S5 at real scale, the",
-        "batch search against accelerate's (`gpu_validation.sh batch`), two ranks on NCCL (a host with 2 GPUs).",
+        "from them (tests/docs/test_gpu_results.py renders the page again). The tiny gate on CUDA, its baselines",
+        "recorded, and a second run against them; S3's and S4's claims at real scale (`gpu_validation.sh s3`, `s4`);",
+        "a user's own script and launch gated as commands on CUDA (`command`). The estimator's error against these",
+        "cases is in [estimator-cuda.md](estimator-cuda.md). Not measured yet: S1, S2 and S5 at real scale",
+        "(`gpu_validation.sh real`), the batch search against accelerate's (`batch`), two ranks on NCCL (a host",
+        "with 2 GPUs).",
         "",
         f"Host: {host(load(SECOND))}. The device image's libraries, not the CPU lock's: the GPU baselines name them in",
         "their fingerprint, and a run with others is told so.",
@@ -261,6 +264,7 @@ def render() -> str:
         "against its host-RAM budget.",
         "",
         *h200(),
+        *gpu_parts.sections(),
     ]
     return "\n".join(lines)
 

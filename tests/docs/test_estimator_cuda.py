@@ -37,20 +37,24 @@ def test_a_moved_estimate_or_measurement_changes_the_page(tmp_path):
     assert after != before and f"| {format_size(moved)} |" in case
 
 
-@pytest.mark.parametrize("nodeid", [
-    "memtests/test_s5_generic_oom.py::test_fix[freeze_fp32]::freeze_fp32",
-    "memtests/test_s3_qwen2_audio.py::test_fix[trainable_token_indices]::trainable_token_indices",
-    "memtests/test_s4_wrap_order.py::test_fixed::fixed",
-    "memtests/test_s1_wav2vec2.py::test_fix[gradient_checkpointing]::gradient_checkpointing",  # autocast, recompute
+REAL_S4 = "benchmarks/results/estimator-cuda-s4.json"
+
+
+@pytest.mark.parametrize(("estimates", "nodeid"), [
+    (ESTIMATES, "memtests/test_s5_generic_oom.py::test_fix[freeze_fp32]::freeze_fp32"),
+    (ESTIMATES, "memtests/test_s3_qwen2_audio.py::test_fix[trainable_token_indices]::trainable_token_indices"),
+    (ESTIMATES, "memtests/test_s4_wrap_order.py::test_fixed::fixed"),
+    (ESTIMATES, "memtests/test_s1_wav2vec2.py::test_fix[gradient_checkpointing]::gradient_checkpointing"),  # autocast
+    (REAL_S4, "memtests/test_s4_wrap_order.py::test_fixed::fixed"),  # real scale: the 8B model in 8-bit
 ])
-def test_the_committed_estimates_are_what_the_estimator_gives_today(nodeid):
+def test_the_committed_estimates_are_what_the_estimator_gives_today(estimates, nodeid):
     """Estimates are deterministic: a change to the estimator or a builder must estimate the page again."""
     pytest.importorskip("torch")
     from benchmarks.estimator_cuda import scenario_for
     from gpu_budget.estimate import estimate_scenario
     from gpu_budget.estimate.cuda import Device
 
-    row = {r["nodeid"]: r for r in load(ESTIMATES)["estimates"]}[nodeid]
+    row = {r["nodeid"]: r for r in load(estimates)["estimates"]}[nodeid]
     est = estimate_scenario(scenario_for(row), row["scale"], device=Device(cuda=True))
     assert (est.step_peak, est.at_peak, est.allocated_peak, est.reserved_peak) == \
         (row["estimate"], row["at_peak"], row["allocated"], row["reserved"]), "python -m benchmarks.estimator_cuda"
