@@ -46,7 +46,7 @@ def test_a_gpu_row_names_its_card_driver_and_libraries_and_its_scale(tmp_path):
     assert (f"| {NAMED} | empty_cache | empty_cache | tiny | vram_allocated | 400.00 MiB | 300.00 MiB | +25.0% | works "
             "| 500.00 MiB, 350.00 MiB (+30.0%) |") in text
     assert "On a GPU (tiny scale;" in text and "Every GPU figure here is tiny scale" in text
-    assert f"`{tmp_path / 'gpu.json'}` for {NAMED} (2 cases on CUDA)" in text
+    assert f"`{tmp_path / 'gpu.json'}` for {NAMED}, tiny scale (2 cases on CUDA)" in text
 
 
 def test_a_figure_at_another_scale_is_not_called_tiny(tmp_path):
@@ -98,3 +98,25 @@ def test_on_a_tie_the_later_path_is_picked(tmp_path):
 def test_gpu_reports_alone_make_a_findings_file(tmp_path):
     text = render(tmp_path, gpu_report(tmp_path / "gpu.json"))
     assert "from GPU reports only." in text and f"| {NAMED} | empty_cache |" in text
+
+
+def test_each_real_scale_part_shows_its_own_scenario_beside_the_cards_tiny_report(tmp_path):
+    """A real-scale part measures one scenario per report: each is shown for its scenario, at its scale, with the
+    as-reported run against its GPU budget (over or under, figure by figure) and the test's outcome."""
+    tiny = gpu_report(tmp_path / "gpu-tiny.json", extra=3)
+    s2 = gpu_report(tmp_path / "gpu-s2.json", scale="real", empty_cache=250 * MiB)
+    rows = [{**row("as-reported", [], allocated=900 * MiB, reserved=1100 * MiB, scale="real", device="cuda",
+                   message="expected this configuration to break its budget, but it stayed within it"),
+             "scenario": "s9", "passed": False, "budget": {"ram": None, "vram": 1000 * MiB}, "budget_origin": "write-up"},
+            {**row("lora", ["lora"], allocated=600 * MiB, reserved=700 * MiB, scale="real", device="cuda"), "scenario": "s9"}]
+    (tmp_path / "gpu-s9.json").write_text(json.dumps({"version": 3, "hardware": CARD, "results": rows}))
+    text = render(tmp_path, tiny, s2, str(tmp_path / "gpu-s9.json"))
+    assert text == render(tmp_path, str(tmp_path / "gpu-s9.json"), s2, tiny)
+    # two cases each: the later path is the card's real-scale pick, the other is shown for its own scenario
+    assert f"`{tmp_path / 'gpu-s9.json'}` for {NAMED}, real scale (2 cases on CUDA)" in text
+    assert f"`{s2}` for {NAMED}, real scale, s2 (2 cases on CUDA)" in text
+    assert f"| {NAMED} | empty_cache | empty_cache | real | vram_allocated | 400.00 MiB | 250.00 MiB |" in text
+    assert f"| {NAMED} | lora | lora | real | vram_allocated | 900.00 MiB | 600.00 MiB | +33.3% | works |" in text
+    assert (f"- real, as reported on {NAMED}: allocated 900.00 MiB (under), reserved 1.07 GiB (over) against the "
+            "budget 1000.00 MiB") in text and "the test failed: expected this configuration to break" in text
+    assert "Given and passed over" not in text

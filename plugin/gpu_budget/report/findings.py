@@ -11,19 +11,9 @@ each row keeps its scale, and a row measured again in a later report (the same
 node id and scale) replaces the earlier one.
 
 A report whose hardware names a GPU (`hardware.gpu_name`) is not merged: its
-rows become the scenario's GPU table ("On a GPU"), judged on the allocated peak
-(the gate's GPU metric) with the reserved peak beside, each row naming its card,
-driver, CUDA and torch / transformers / peft versions as the report's hardware
-fingerprint holds them (the fields docs/gpu-results.md's host line reads). The
-CPU rows stay what the other reports make of them, byte for byte. One report
-per card (`hardware.key`) is shown, picked from those given by `pick`: the one
-that measured the most cases on CUDA (an allocated peak, no error), the later
-path in sort order on a tie. A report holds no date or commit, so "newest"
-cannot be read from it; the most cases measured is read from the report alone,
-gives the table the most rows, and does not depend on the order the reports are
-given in, so FINDINGS.md renders the same bytes from the same files. The header
-names each pick and the reports passed over. A GPU figure's scale stands in its
-row, and the header says when every GPU figure is tiny.
+rows become the scenario's GPU table ("On a GPU"), each row naming its card
+(findings_gpu.py says which report each table is read from). The CPU rows stay
+what the other reports make of them, byte for byte.
 
 Host RAM is judged on the process tree's peak (`ram_tree`: the measured process
 with its DataLoader workers and subprocesses) where both rows hold it, else on
@@ -43,10 +33,9 @@ import importlib.util
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_budget.declare.fixes import Control
 from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS, default_tolerance
@@ -56,6 +45,9 @@ from gpu_budget.declare.scenario import SCALES
 from gpu_budget.report.json_report import READABLE_VERSIONS
 from gpu_budget.results import Result
 from gpu_budget.units import format_size
+
+if TYPE_CHECKING:
+    from gpu_budget.report.findings_gpu import GpuReport
 
 # What breaking a budget shows, by where the budget comes from.
 SHOWS = {
@@ -69,7 +61,7 @@ SHOWS = {
 }
 
 
-def _scale_order(scale: str) -> int:
+def scale_order(scale: str) -> int:
     return SCALES.index(scale) if scale in SCALES else len(SCALES)
 
 
@@ -129,7 +121,7 @@ def pairs(results: list[Result]) -> dict[str, list[dict]]:
     for row in results:
         groups[(row.scenario, row.scale)].append(row)
     out: dict[str, list[dict]] = defaultdict(list)
-    for (scenario, scale), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], _scale_order(kv[0][1]))):
+    for (scenario, scale), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], scale_order(kv[0][1]))):
         measured = [r for r in rows if r.verdict not in ("skipped", "error")]
         ref = next((r for r in measured if r.label == "as-reported"), None) or \
             next((r for r in measured if not r.fixes), None)
@@ -163,7 +155,7 @@ def pairs(results: list[Result]) -> dict[str, list[dict]]:
 def failures(results: list[Result]) -> dict[str, list[dict]]:
     """Per scenario: each scale's as-reported measurement against its budget (the failure mode reproduced)."""
     out: dict[str, list[dict]] = defaultdict(list)
-    for row in sorted(results, key=lambda r: _scale_order(r.scale)):
+    for row in sorted(results, key=lambda r: scale_order(r.scale)):
         if row.label != "as-reported" or row.verdict == "error":
             continue
         if row.verdict == "skipped":
@@ -266,7 +258,7 @@ def split_lines(entries: list[dict[str, Any]], controls: dict[str, Control], whe
     lines = []
     for control, split in controls.items():
         fix, alone, short, rest = split.of, split.alone, split.short, split.rest
-        for scale in sorted({e["scale"] for e in entries}, key=_scale_order):
+        for scale in sorted({e["scale"] for e in entries}, key=scale_order):
             by = {e["variant"]: e for e in entries if e["scale"] == scale and e["before"] and e["after"] is not None}
             if fix not in by or control not in by or by[fix]["metric"] != by[control]["metric"]:
                 continue
@@ -280,93 +272,10 @@ def split_lines(entries: list[dict[str, Any]], controls: dict[str, Control], whe
     return lines
 
 
-@dataclass(frozen=True)
-class GpuReport:
-    """A JSON report made on a GPU host: where it lies, the hardware fingerprint it was made under, its rows."""
-
-    path: str
-    hardware: Mapping[str, Any]
-    results: tuple[Result, ...]
-
-    @property
-    def card(self) -> str:
-        return describe_card(self.hardware)
-
-    @property
-    def measured(self) -> int:
-        """How many of its cases were measured on CUDA: an allocated peak, and no error."""
-        return sum(r.peaks.vram_allocated is not None and r.verdict not in ("error", "skipped") for r in self.results)
-
-
-def is_gpu(report: Mapping[str, Any]) -> bool:
-    """Whether a JSON report was made on a GPU host (its hardware names the GPU)."""
-    return bool((report.get("hardware") or {}).get("gpu_name"))
-
-
-def describe_card(hw: Mapping[str, Any]) -> str:
-    """The card a GPU row was measured on, with its driver, CUDA and libraries, from the report's hardware fingerprint."""
-    return (f"{hw.get('gpu_name')}, driver {hw.get('driver')}, CUDA {hw.get('cuda')}; torch {hw.get('torch')}, "
-            f"transformers {hw.get('transformers')}, peft {hw.get('peft')}")
-
-
-def pick(reports: Sequence[GpuReport]) -> list[GpuReport]:
-    """One report per card (`hardware.key`), in key order: the one with the most cases measured on CUDA, the later
-    path on a tie. The order the reports are given in does not change the pick."""
-    by_card: dict[str, list[GpuReport]] = defaultdict(list)
-    for report in reports:
-        by_card[str(report.hardware.get("key"))].append(report)
-    return [max(found, key=lambda r: (r.measured, r.path)) for _, found in sorted(by_card.items())]
-
-
-def gpu_lines(gpu: Sequence[GpuReport]) -> list[str]:
-    """The header's paragraph on the GPU rows: which report each card's come from, which were passed over, the scale."""
-    picked = pick(gpu)
-    if not picked:
-        return []
-    chosen = {r.path for r in picked}
-    passed = sorted(r.path for r in gpu if r.path not in chosen)
-    scales = sorted({r.scale for g in picked for r in g.results if r.verdict != "skipped"}, key=_scale_order)
-    line = ("GPU rows (each scenario's table \"On a GPU\") come from one report per card: of the reports given for a card, "
-            "the one that measured the most cases on CUDA (the later path in sort order on a tie): "
-            + "; ".join(f"`{g.path}` for {g.card} ({g.measured} cases on CUDA)" for g in picked) + ". "
-            + (f"Given and passed over: {', '.join(f'`{p}`' for p in passed)}. " if passed else "")
-            + ("Every GPU figure here is tiny scale: none of them measures a write-up's real-scale claim. "
-               if scales == ["tiny"] else f"GPU figures at scale {', '.join(scales)}; each row names its own. ")
-            + "A GPU row is judged on the allocated peak (the gate's GPU metric), with the reserved peak beside it; "
-              "two cards' rows of one case are not a comparison of cards, since each report ran the memtests of its "
-              "own day. A CPU row that reads \"needs GPU, not measured here\" is measured in its scenario's GPU "
-              "table where a GPU report holds it.")
-    return [line, ""]
-
-
-def gpu_table(scenario: str, gpu: Sequence[GpuReport]) -> list[str]:
-    """A scenario's GPU table: each picked card's fixes against its own as-reported run, the card named in each row."""
-    rows, split = [], []
-    for report in pick(gpu):
-        entries = pairs(list(report.results)).get(scenario, [])
-        rows += [(report.card, e) for e in entries]
-        split += split_lines(entries, controls(list(report.results)), where=report.card)
-    if not rows:
-        return []
-    scales = sorted({e["scale"] for _, e in rows}, key=_scale_order)
-    lines = [f"On a GPU ({', '.join(scales)} scale; the card, its driver and libraries in each row):", "",
-             ("| card | variant | fixes | scale | metric | as reported | with the fix | saving | verdict "
-              "| reserved: as reported, with the fix (saving) |"),
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for name, e in rows:
-        saving = "-" if not e["before"] or e["after"] is None else f"{(e['before'] - e['after']) / e['before']:+.1%}"
-        before, after = e["reserved_before"], e["reserved_after"]
-        compared = e["metric"] == "vram_allocated" and e["before"] and before and after is not None
-        reserved = "-" if not compared else \
-            f"{format_size(before)}, {format_size(after)} ({(before - after) / before:+.1%})"
-        lines.append(f"| {name} | {e['variant']} | {', '.join(e['fixes']) or '-'} | {e['scale']} | {e['metric'] or '-'} "
-                     f"| {format_size(e['before'])} | {format_size(e['after'])} | {saving} | {e['verdict']} | {reserved} |")
-    lines.append("")
-    return lines + (split + [""] if split else [])
-
-
 def render(report: dict[str, Any], title: str = "Findings", sources: list[str] = (), gpu: Sequence[GpuReport] = ()) -> str:
     """FINDINGS.md from a merged report (its `hardware`, `results` (Results) and `notes`) and the GPU reports given."""
+    from gpu_budget.report.findings_gpu import gpu_lines, gpu_table, pick  # it reads this module's pairs
+
     hw = report.get("hardware") or {}
     made = "Generated by `python -m gpu_budget findings`"
     if report["results"] or sources or not gpu:
@@ -439,6 +348,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT", help="JSON reports written by --gpu-budget-json")
     parser.add_argument("-o", "--output", type=Path, default=Path("FINDINGS.md"))
     args = parser.parse_args(argv)
+    from gpu_budget.report.findings_gpu import GpuReport, is_gpu, pick  # it reads this module's pairs
+
     merged: dict[str, Any] = {"version": max(READABLE_VERSIONS), "results": []}
     sources: list[str] = []
     gpu: list[GpuReport] = []

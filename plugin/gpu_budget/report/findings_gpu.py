@@ -1,0 +1,161 @@
+"""FINDINGS.md's GPU tables: which GPU report shows each card, scale and scenario, and the rows read from it.
+
+A report whose hardware names a GPU is not merged into the CPU rows (findings.py):
+its rows become the scenario's table "On a GPU", judged on the allocated peak
+with the reserved peak beside, each row naming its card. For each card
+(`hardware.key`) and scale, `pick` shows the report that measured the most cases
+on CUDA at that scale (the later path on a tie), for every scenario it holds
+there; a scenario it lacks at that scale, and that another report compares
+with its as-reported run there, comes from the report that measured the most of
+that scenario's cases (so one real-scale part's report per scenario). A report
+holds no date or commit, so "newest" cannot be read from it; these counts are
+read from the reports alone, and do not depend on the order they are given in.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpu_budget.report.findings import controls, pairs, scale_order, split_lines
+from gpu_budget.results import Result
+from gpu_budget.units import format_size
+
+
+@dataclass(frozen=True)
+class GpuReport:
+    """A JSON report made on a GPU host: where it lies, the hardware fingerprint it was made under, its rows.
+
+    scope: what of the report a pick shows ("" the whole; "tiny scale"; "real scale, s4_wrap_order").
+    """
+
+    path: str
+    hardware: Mapping[str, Any]
+    results: tuple[Result, ...]
+    scope: str = ""
+
+    @property
+    def card(self) -> str:
+        return describe_card(self.hardware)
+
+    @property
+    def measured(self) -> int:
+        """How many of its cases were measured on CUDA: an allocated peak, and no error."""
+        return sum(_on_cuda(r) for r in self.results)
+
+    @property
+    def compared(self) -> set[str]:
+        """The scenarios of which it compares a measured fix with a measured as-reported run."""
+        return {scenario for scenario, entries in pairs(list(self.results)).items()
+                if any(e["before"] is not None and e["after"] is not None for e in entries)}
+
+    def narrowed(self, keep: Callable[[Result], bool], scope: str) -> GpuReport:
+        return replace(self, results=tuple(r for r in self.results if keep(r)), scope=scope)
+
+
+def _on_cuda(row: Result) -> bool:
+    return row.peaks.vram_allocated is not None and row.verdict not in ("error", "skipped")
+
+
+def is_gpu(report: Mapping[str, Any]) -> bool:
+    """Whether a JSON report was made on a GPU host (its hardware names the GPU)."""
+    return bool((report.get("hardware") or {}).get("gpu_name"))
+
+
+def describe_card(hw: Mapping[str, Any]) -> str:
+    """The card a GPU row was measured on, with its driver, CUDA and libraries, from the report's hardware fingerprint."""
+    return (f"{hw.get('gpu_name')}, driver {hw.get('driver')}, CUDA {hw.get('cuda')}; torch {hw.get('torch')}, "
+            f"transformers {hw.get('transformers')}, peft {hw.get('peft')}")
+
+
+def _best(found: Sequence[GpuReport]) -> GpuReport:
+    return max(found, key=lambda r: (r.measured, r.path))
+
+
+def pick(reports: Sequence[GpuReport]) -> list[GpuReport]:
+    """Per card and scale, in key and scale order: the report with the most cases on CUDA there, narrowed to that
+    scale; then, for each scenario it does not compare there, the report that compares it with the most of its cases
+    on CUDA, narrowed to that scenario. The order the reports are given in does not change the pick."""
+    by: dict[tuple[str, str], list[GpuReport]] = defaultdict(list)
+    for report in reports:
+        for scale in {r.scale for r in report.results if _on_cuda(r)}:
+            by[(str(report.hardware.get("key")), scale)].append(
+                report.narrowed(lambda r, scale=scale: r.scale == scale, f"{scale} scale"))
+    picked: list[GpuReport] = []
+    for (_, scale), found in sorted(by.items(), key=lambda kv: (kv[0][0], scale_order(kv[0][1]))):
+        main = _best(found)
+        picked.append(main)
+        for scenario in sorted(set().union(*(f.compared for f in found)) - main.compared):
+            picked.append(_best([f.narrowed(lambda r, s=scenario: r.scenario == s, f"{scale} scale, {scenario}")
+                                 for f in found if scenario in f.compared]))
+    return picked
+
+
+def gpu_lines(gpu: Sequence[GpuReport]) -> list[str]:
+    """The header's paragraph on the GPU rows: which report each card's come from, which were passed over, the scale."""
+    picked = pick(gpu)
+    if not picked:
+        return []
+    chosen = {r.path for r in picked}
+    passed = sorted(r.path for r in gpu if r.path not in chosen)
+    scales = sorted({r.scale for g in picked for r in g.results if r.verdict != "skipped"}, key=scale_order)
+    line = ("GPU rows (each scenario's table \"On a GPU\") come from one report per card and scale: of the reports "
+            "given for a card, the one that measured the most cases on CUDA at that scale (the later path in sort "
+            "order on a tie), and for a scenario it does not compare there, the report that compares it with the most "
+            "of its cases: "
+            + "; ".join(f"`{g.path}` for {g.card}, {g.scope} ({g.measured} cases on CUDA)" for g in picked) + ". "
+            + (f"Given and passed over: {', '.join(f'`{p}`' for p in passed)}. " if passed else "")
+            + ("Every GPU figure here is tiny scale: none of them measures a write-up's real-scale claim. "
+               if scales == ["tiny"] else f"GPU figures at scale {', '.join(scales)}; each row names its own. ")
+            + "A GPU row is judged on the allocated peak (the gate's GPU metric), with the reserved peak beside it; "
+              "two cards' rows of one case are not a comparison of cards, since each report ran the memtests of its "
+              "own day. A CPU row that reads \"needs GPU, not measured here\" is measured in its scenario's GPU "
+              "table where a GPU report holds it.")
+    return [line, ""]
+
+
+def as_reported_lines(report: GpuReport, scenario: str) -> list[str]:
+    """The scenario's as-reported run on the card against its declared GPU budget: the figures and the test's outcome."""
+    lines = []
+    for row in report.results:
+        budget = row.budget.get("vram")
+        if row.scenario != scenario or row.label != "as-reported" or not budget or not _on_cuda(row):
+            continue
+        p = row.peaks
+        figures = ", ".join(f"{name} {format_size(p[key])} ({'over' if p[key] > budget else 'under'})"
+                            for name, key in (("allocated", "vram_allocated"), ("reserved", "vram_reserved"),
+                                              ("NVML", "vram_device")) if p[key] is not None)
+        outcome = "the test passed" if row.passed else f"the test failed: {row.message.split(';')[0]}"
+        lines.append(f"- {row.scale}, as reported on {report.card}: {figures} against the budget {format_size(budget)} "
+                     f"({budget / 1e9:g} GB, origin {row.budget_origin or '-'}); verdict {row.verdict}, {outcome}")
+    return lines
+
+
+def gpu_table(scenario: str, gpu: Sequence[GpuReport]) -> list[str]:
+    """A scenario's GPU table: each pick's fixes against its own as-reported run, the card named in each row."""
+    rows, split, reported = [], [], []
+    for report in pick(gpu):
+        entries = pairs(list(report.results)).get(scenario, [])
+        rows += [(report.card, e) for e in entries]
+        split += split_lines(entries, controls(list(report.results)), where=report.card)
+        if entries:
+            reported += as_reported_lines(report, scenario)
+    if not rows:
+        return []
+    scales = sorted({e["scale"] for _, e in rows}, key=scale_order)
+    lines = [f"On a GPU ({', '.join(scales)} scale; the card, its driver and libraries in each row):", "",
+             ("| card | variant | fixes | scale | metric | as reported | with the fix | saving | verdict "
+              "| reserved: as reported, with the fix (saving) |"),
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, e in rows:
+        saving = "-" if not e["before"] or e["after"] is None else f"{(e['before'] - e['after']) / e['before']:+.1%}"
+        before, after = e["reserved_before"], e["reserved_after"]
+        compared = e["metric"] == "vram_allocated" and e["before"] and before and after is not None
+        reserved = "-" if not compared else \
+            f"{format_size(before)}, {format_size(after)} ({(before - after) / before:+.1%})"
+        lines.append(f"| {name} | {e['variant']} | {', '.join(e['fixes']) or '-'} | {e['scale']} | {e['metric'] or '-'} "
+                     f"| {format_size(e['before'])} | {format_size(e['after'])} | {saving} | {e['verdict']} | {reserved} |")
+    lines.append("")
+    return lines + (split + [""] if split else []) + (reported + [""] if reported else [])
