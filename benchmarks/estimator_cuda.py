@@ -144,6 +144,15 @@ def savings(rows: list[dict]) -> list[tuple[dict, dict]]:
             if r["scenario"] in base and r is not base[r["scenario"]] and r["measured"] != base[r["scenario"]]["measured"]]
 
 
+def savings_table(rows: list[dict]) -> list[str]:
+    """Each fix's estimated saving against its measured one (savings())."""
+    lines = ["| scenario | fix | estimated saving, MiB | measured saving, MiB | error, MiB |", "|---|---|---|---|---|"]
+    for b, f in savings(rows):
+        est, real = b["estimate"] - f["estimate"], b["measured"] - f["measured"]
+        lines.append(f"| {b['scenario']} | {f['label']} | {_mib(est)} | {_mib(real)} | {_mib(est - real)} |")
+    return lines
+
+
 def _mib(n: float) -> str:
     return f"{n / 2**20:+,.1f}"
 
@@ -233,11 +242,7 @@ def real_scale(paths: Sequence[Path]) -> list[str]:
                      f"| {format_size(r['measured'])} | {_mib(r['error'])} | {r['rel']:+.1%} | {format_size(r['allocated'])} "
                      f"| {r['allocated_rel']:+.1%} | {format_size(r['reserved'])} | {format_size(r['measured_reserved'])} "
                      f"| {r['reserved_rel']:+.1%} |")
-    lines += ["", "| scenario | fix | estimated saving, MiB | measured saving, MiB | error, MiB |", "|---|---|---|---|---|"]
-    for b, f in savings(rows):
-        est, real = b["estimate"] - f["estimate"], b["measured"] - f["measured"]
-        lines.append(f"| {b['scenario']} | {f['label']} | {_mib(est)} | {_mib(real)} | {_mib(est - real)} |")
-    return lines
+    return lines + ["", *savings_table(rows)]
 
 
 def render(data: dict, source: str = str(ESTIMATES.relative_to(ROOT)), at_real_scale: Sequence[Path] = REAL) -> str:
@@ -321,12 +326,8 @@ def render(data: dict, source: str = str(ESTIMATES.relative_to(ROOT)), at_real_s
         "Each fix against its scenario's as-reported case, where the measured step peaks differ: the estimated",
         "saving against the measured one.",
         "",
-        "| scenario | fix | estimated saving, MiB | measured saving, MiB | error, MiB |",
-        "|---|---|---|---|---|",
+        *savings_table(rows),
     ]
-    for b, f in savings(rows):
-        est, real = b["estimate"] - f["estimate"], b["measured"] - f["measured"]
-        lines.append(f"| {b['scenario']} | {f['label']} | {_mib(est)} | {_mib(real)} | {_mib(est - real)} |")
     if data["left_out"]:
         lines += ["", "Left out: " + "; ".join(f"{k} ({v})" for k, v in data["left_out"].items()) + "."]
     lines += real_scale(at_real_scale)

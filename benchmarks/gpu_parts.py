@@ -10,15 +10,13 @@ figure is written here, every figure is read from a report.
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks.gpu_reports import ROOT, reproduced, rows
+
 sys.path.insert(0, str(ROOT / "plugin"))
 from gpu_budget.units import format_size
 
-RESULTS = "benchmarks/results"
 MiB = 2**20
 # report stem -> how the run was made: rows of the page's table of runs
 RUNS = {
@@ -38,14 +36,6 @@ REAL = {  # part -> what the write-up claims (its own words), the cases' order i
     "s3": "a 7B 4-bit model with 20 added tokens breaks a 24 GB card",
     "s4": "the 8B 8-bit LoRA model needs about 32 GB, and over 80 GB when it is wrapped first",
 }
-
-
-def load(stem: str) -> dict:
-    return json.loads((ROOT / RESULTS / f"{stem}.report.json").read_text())
-
-
-def rows(stem: str) -> dict[str, dict]:
-    return {r["nodeid"]: r for r in load(stem)["results"] if r["verdict"] != "skipped"}
 
 
 def _case(nodeid: str) -> str:
@@ -83,7 +73,7 @@ def real_scale(part: str) -> list[str]:
            "|---|---|---|---|---|---|---|---|---|"]
     for nodeid, r1 in first.items():
         p1, p2 = r1["peaks"], second[nodeid]["peaks"]
-        same = "exact" if p1["vram_allocated"] == p2["vram_allocated"] else f"{p2['vram_allocated'] - p1['vram_allocated']:+,d} B"
+        same = reproduced(p1["vram_allocated"], p2["vram_allocated"])
         saving = "-" if r1 is base else f"{(base['peaks']['vram_allocated'] - p1['vram_allocated']) / base['peaks']['vram_allocated']:.1%}"
         against = " / ".join(_against(p1[k], budget) for k in ("vram_allocated", "vram_reserved", "vram_device"))
         out.append(f"| {_case(nodeid)} | {format_size(p1['vram_allocated'])} | {format_size(p2['vram_allocated'])} "
@@ -131,7 +121,7 @@ def command() -> list[str]:
     for nodeid in (script, ddp):
         a, b = (first, second) if nodeid == script else (ddp1, ddp2)
         p1, p2 = a[nodeid]["peaks"], b[nodeid]["peaks"]
-        same = "exact" if p1["vram_allocated"] == p2["vram_allocated"] else f"{p2['vram_allocated'] - p1['vram_allocated']:+,d} B"
+        same = reproduced(p1["vram_allocated"], p2["vram_allocated"])
         nested = p1["vram_allocated"] <= p1["vram_reserved"] <= p1["vram_device"]
         out.append(f"| {_case(nodeid)} | {format_size(p1['vram_allocated'])} | {format_size(p2['vram_allocated'])} "
                    f"| {same} | {format_size(p1['vram_reserved'])} | {format_size(p1['vram_device'])} "

@@ -9,17 +9,15 @@ renders it again and fails when the committed page differs. What the runs were
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks.gpu_reports import RESULTS, ROOT, load, reproduced, rows
+
 sys.path.insert(0, str(ROOT / "plugin"))
 from benchmarks import gpu_parts
 from gpu_budget.units import format_size
 
 DOC = ROOT / "docs/gpu-results.md"
-RESULTS = "benchmarks/results"
 MiB = 2**20
 # report stem -> how the run was made (benchmarks/gpu_validation.sh or the pytest line given)
 RUNS = {
@@ -42,14 +40,6 @@ FIRST, SECOND = ("gpu-tiny-1a", "gpu-tiny-1b"), "gpu-tiny-2-xdist4"
 H200 = ("gpu-h200-tiny-1", "gpu-h200-tiny-2")  # two recording sessions, each on its own fresh machine
 SERIAL = ("gpu-tiny-3-s1-serial", "gpu-tiny-4-s1-serial")
 S2_STEPS = ("as-reported", "empty_cache", "expandable_segments")
-
-
-def load(stem: str) -> dict:
-    return json.loads((ROOT / RESULTS / f"{stem}.report.json").read_text())
-
-
-def rows(*stems: str) -> dict[str, dict]:
-    return {r["nodeid"]: r for stem in stems for r in load(stem)["results"] if r["verdict"] != "skipped"}
 
 
 def _pct(x: float | None) -> str:
@@ -97,7 +87,7 @@ def reproduction(first: dict[str, dict], second: dict[str, dict]) -> tuple[list[
             errored += 1
             continue
         a2 = (r2 or {}).get("peaks", {}).get("vram_allocated")
-        same = "-" if a2 is None else ("exact" if a1 == a2 else f"{a2 - a1:+,d} B")
+        same = reproduced(a1, a2)
         both += a2 is not None
         exact += a2 is not None and a1 == a2
         ok = p1["vram_allocated"] <= p1["vram_reserved"] <= p1["vram_device"]
