@@ -293,17 +293,18 @@ def render(report: dict[str, Any], title: str = "Findings", sources: list[str] =
               "Host RAM is judged on the process tree (`ram_tree`: the measured process with its DataLoader workers "
               "and subprocesses) where both rows hold it, else on the main process (`ram`: reports before the tree "
               "was read); the main process's own peak stands beside it."), ""]
-    lines += gpu_lines(gpu)
+    picked = pick(gpu)
+    lines += gpu_lines(gpu, picked)
     reproduced = failures(report["results"])
     found = controls(report["results"])
     notes: dict[str, list[dict]] = defaultdict(list)
     for note in report.get("notes", []):
         notes[note["scenario"]].append(note)
     cpu = pairs(report["results"])
-    on_gpu = {r.scenario for g in pick(gpu) for r in g.results}
+    on_gpu = {r.scenario for g in picked for r in g.results}
     for scenario in sorted(set(cpu) | on_gpu):
         entries = cpu.get(scenario, [])
-        table = gpu_table(scenario, gpu)
+        table = gpu_table(scenario, picked)
         if not entries and not table:
             continue
         lines += [f"## {scenario}", ""]

@@ -87,15 +87,16 @@ def pick(reports: Sequence[GpuReport]) -> list[GpuReport]:
     for (_, scale), found in sorted(by.items(), key=lambda kv: (kv[0][0], scale_order(kv[0][1]))):
         main = _best(found)
         picked.append(main)
-        for scenario in sorted(set().union(*(f.compared for f in found)) - main.compared):
+        compares = {f.path: f.compared for f in found}  # each report's pairs, read once
+        for scenario in sorted(set().union(*compares.values()) - compares[main.path]):
             picked.append(_best([f.narrowed(lambda r, s=scenario: r.scenario == s, f"{scale} scale, {scenario}")
-                                 for f in found if scenario in f.compared]))
+                                 for f in found if scenario in compares[f.path]]))
     return picked
 
 
-def gpu_lines(gpu: Sequence[GpuReport]) -> list[str]:
-    """The header's paragraph on the GPU rows: which report each card's come from, which were passed over, the scale."""
-    picked = pick(gpu)
+def gpu_lines(gpu: Sequence[GpuReport], picked: Sequence[GpuReport]) -> list[str]:
+    """The header's paragraph on the GPU rows: which report each card's come from (`picked`, pick(gpu)), which were
+    passed over, the scale."""
     if not picked:
         return []
     chosen = {r.path for r in picked}
@@ -133,10 +134,10 @@ def as_reported_lines(report: GpuReport, scenario: str) -> list[str]:
     return lines
 
 
-def gpu_table(scenario: str, gpu: Sequence[GpuReport]) -> list[str]:
-    """A scenario's GPU table: each pick's fixes against its own as-reported run, the card named in each row."""
+def gpu_table(scenario: str, picked: Sequence[GpuReport]) -> list[str]:
+    """A scenario's GPU table: each pick's (pick()) fixes against its own as-reported run, the card named in each row."""
     rows, split, reported = [], [], []
-    for report in pick(gpu):
+    for report in picked:
         entries = pairs(list(report.results)).get(scenario, [])
         rows += [(report.card, e) for e in entries]
         split += split_lines(entries, controls(list(report.results)), where=report.card)
