@@ -308,6 +308,7 @@ def _training_args(ctx, out: str):
         disable_tqdm=True,
         use_cpu=ctx.device == "cpu",
         dataloader_num_workers=p.get("dataloader_workers", 0),
+        dataloader_pin_memory=p.get("pin_memory", True),  # Trainer's default; a CUDA host-RAM probe turns it off
         dataloader_persistent_workers=bool(p.get("dataloader_workers")) and p.get("persistent_workers", False),
     )
 
