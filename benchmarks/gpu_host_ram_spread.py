@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memtests"))
-from s1_wav2vec2.scenarios import AS_REPORTED  # noqa: E402
+from s1_wav2vec2.scenarios import AS_REPORTED
 
 RUNS = int(os.environ.get("GPU_BUDGET_SPREAD_RUNS", "5"))  # per setting
 

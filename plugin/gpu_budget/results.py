@@ -70,6 +70,26 @@ class SnapshotRun(Fields):
 
 
 @dataclass(frozen=True)
+class JitRerun(Fields):
+    """A child measured again because the CUDA driver compiled kernels during it (measure/compute_cache.py).
+
+    cache_growth: bytes the compute cache grew by during the first run;
+    first_peaks: that run's figures, which include the driver's compiler and are
+    not judged.
+    """
+
+    cache_growth: int
+    first_peaks: Peaks
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cache_growth": self.cache_growth, "first_peaks": self.first_peaks.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> JitRerun:
+        return cls(int(data["cache_growth"]), Peaks.from_json(data["first_peaks"]))
+
+
+@dataclass(frozen=True)
 class Measurement:
     """What one measured child found; a child that died is a measurement too (status "error", the peak so far).
 
@@ -99,6 +119,7 @@ class Measurement:
     # `steps` are then the worst rank's, and `node` holds the whole node's
     ranks: tuple[RankFigures, ...] = ()
     node: Node | None = None
+    jit_rerun: JitRerun | None = None  # this is the second run: the first one's driver compiled kernels
 
     def __post_init__(self) -> None:
         if self.status not in ("ok", "error"):
@@ -113,6 +134,8 @@ class Measurement:
             "error": self.error if self.error is None or isinstance(self.error, Failure) else Failure(**self.error),
             "ranks": tuple(r if isinstance(r, RankFigures) else RankFigures.from_json(r) for r in self.ranks),
             "node": self.node if self.node is None or isinstance(self.node, Node) else Node.from_json(self.node),
+            "jit_rerun": self.jit_rerun if self.jit_rerun is None or isinstance(self.jit_rerun, JitRerun)
+            else JitRerun.from_json(self.jit_rerun),
         }
         for name, value in typed.items():
             object.__setattr__(self, name, value)
@@ -149,7 +172,8 @@ class Measurement:
                 "ram_method": self.ram_method, "ram_tree_method": self.ram_tree_method,
                 "ram_tree_bound": self.ram_tree_bound, "wall_seconds": self.wall_seconds,
                 **({"ranks": [r.to_json() for r in self.ranks],
-                    "node": None if self.node is None else self.node.to_json()} if self.ranks else {})}
+                    "node": None if self.node is None else self.node.to_json()} if self.ranks else {}),
+                **({"jit_rerun": self.jit_rerun.to_json()} if self.jit_rerun is not None else {})}
 
     @classmethod
     def _from_row(cls, row: Mapping[str, Any]) -> Measurement:
@@ -159,7 +183,8 @@ class Measurement:
                    growth=row.get("growth") or {}, info=row.get("info") or {}, error=row.get("error"),
                    cuda=peaks.vram_allocated is not None, ram_method=row.get("ram_method"),
                    ram_tree_method=row.get("ram_tree_method"), ram_tree_bound=row.get("ram_tree_bound"),
-                   wall_seconds=row.get("wall_seconds"), ranks=tuple(row.get("ranks") or ()), node=row.get("node"))
+                   wall_seconds=row.get("wall_seconds"), ranks=tuple(row.get("ranks") or ()), node=row.get("node"),
+                   jit_rerun=row.get("jit_rerun"))
 
 
 @dataclass(frozen=True)

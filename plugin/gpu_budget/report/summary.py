@@ -12,6 +12,7 @@ from typing import Any
 from gpu_budget.report.terminal import (
     SNAPSHOT_HOWTO,
     headers,
+    jit_lines,
     rank_lines,
     remediation_lines,
     setup_lines,
@@ -61,7 +62,7 @@ def markdown(rows: list[Result], hardware: dict[str, Any] | None, problems: list
     remedies = remediation_lines(rows, markdown=True)
     if remedies:
         lines += ["", remedies[0], "", *remedies[1:]]
-    for section in (tree_lines(rows), rank_lines(rows)):
+    for section in (tree_lines(rows), rank_lines(rows), jit_lines(rows)):
         if section:
             lines += ["", f"**{section[0][0].upper()}{section[0][1:]}**", "", *(f"- {line}" for line in section[1:])]
 

@@ -192,6 +192,22 @@ def tree_lines(rows: list[Result]) -> list[str]:
                     "most", _tree_added)
 
 
+def jit_text(row: Result) -> str | None:
+    """A case measured again because the driver compiled kernels in its first run: both runs' host RAM."""
+    m = row.measurement
+    if m is None or m.jit_rerun is None:
+        return None
+    first = m.jit_rerun.first_peaks
+    return (f"the CUDA driver compiled kernels in the first run (compute cache +{format_size(m.jit_rerun.cache_growth)}, "
+            f"RAM tree {format_size(first.gated_ram)}, VRAM {format_size(first.vram_allocated)}); measured again "
+            f"with them cached: RAM tree {format_size(m.ram)}, VRAM {format_size(m.peaks.vram_allocated)}")
+
+
+def jit_lines(rows: list[Result]) -> list[str]:
+    """For each case whose first child paid the driver's JIT compiler (measure/compute_cache.py)."""
+    return _section(rows, "CUDA driver JIT: the first run is not judged, its compiler was in its host RAM", jit_text)
+
+
 def ranks_text(row: Result) -> str | None:
     """A launcher case's ranks: the worst, the imbalance, the whole node; None for a case of no ranks."""
     m = row.measurement

@@ -2,19 +2,22 @@
 
 The session builds one ChildRunner from its options; case.py, remediation and
 exploration call it without knowing the options, the assets folder or the
-forkserver behind it.
+forkserver behind it. A child during which the CUDA driver compiled kernels is
+measured once more, with them cached (measure/compute_cache.py): its host RAM
+held the compiler, which a machine whose cache is warm does not pay.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver
-from gpu_budget.results import Measurement
+from gpu_budget.measure import compute_cache
+from gpu_budget.results import JitRerun, Measurement
 from gpu_budget.session.options import Options
 
 
@@ -46,6 +49,16 @@ class ChildRunner:
         tensors = scenario.params.get("tensor_bytes", True)
         if not isinstance(tensors, bool):
             raise TypeError(f"{scenario.name}: scenario param tensor_bytes={tensors!r}: expected True or False")
-        return forkserver.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot,
-                               malloc=malloc_mode(scenario, opts.malloc), dispatch_mode=opts.dispatch,
-                               tensors=tensors, device=device)
+
+        def once() -> Measurement:
+            return forkserver.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot,
+                                      malloc=malloc_mode(scenario, opts.malloc), dispatch_mode=opts.dispatch,
+                                      tensors=tensors, device=device)
+
+        cache = compute_cache.folder()
+        before = compute_cache.size(cache)
+        first = once()
+        grown = compute_cache.size(cache) - before
+        if cpu_only or snapshot is not None or not first.ok or grown <= 0:
+            return first
+        return replace(once(), jit_rerun=JitRerun(grown, first.peaks))

@@ -73,7 +73,8 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
               f"CUDA_VISIBLE_DEVICES={pinned_gpu} (set it yourself to choose another)")
     if data.rows:
         write(terminal.terminal_table(data.rows))
-    for line in terminal.remediation_lines(data.rows) + terminal.tree_lines(data.rows) + terminal.rank_lines(data.rows):
+    for line in (terminal.remediation_lines(data.rows) + terminal.tree_lines(data.rows)
+                 + terminal.rank_lines(data.rows) + terminal.jit_lines(data.rows)):
         write(line)
     for row in data.rows:
         if not row.passed or row.verdict in ("improved", "error"):
