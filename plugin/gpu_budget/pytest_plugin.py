@@ -19,6 +19,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     register(parser)  # each option's flag and ini value, from the one list of definitions (options.OPTIONS)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config):
+    """--gpu-budget-against=REF: this invocation becomes interleaved sessions of REF and the working tree (against/)."""
+    from gpu_budget.against import main, wanted
+
+    return main(config) if wanted(config) else None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", marker_help())
     config.addinivalue_line("markers", PROBE_HELP)

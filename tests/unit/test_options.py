@@ -106,6 +106,7 @@ BAD = [  # (option, bad value, what the error says is expected)
     ("gpu_budget_remediate_max_runs", "0", "expected a whole number >= 1"),
     ("gpu_budget_explore_examples", "-1", "expected a whole number >= 1"),
     ("gpu_budget_gpus_per_worker", "0", "expected a whole number >= 1"),
+    ("gpu_budget_against", "-x", "expected a git revision (a commit, branch or tag)"),
 ]
 
 

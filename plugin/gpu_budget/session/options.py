@@ -83,6 +83,13 @@ def text(value: Any) -> str:
     return out
 
 
+def revision(value: Any) -> str:
+    out = str(value).strip()
+    if not out or out.startswith("-"):
+        raise ValueError("expected a git revision (a commit, branch or tag)")
+    return out
+
+
 def path(value: Any) -> Path:
     return Path(text(value))
 
@@ -268,6 +275,10 @@ class Options:
     gpus_per_worker: int = option(
         "gpu_budget_gpus_per_worker", "GPUs each xdist worker (or a serial run) measures on, disjoint across workers "
         "where the host has enough: a case launching N ranks on CUDA (Scenario(ranks=N)) needs N.", whole, 1, "N")
+    against: str | None = option(
+        "gpu_budget_against", "measure each selected case at git revision REF too, in a worktree, interleaved with the "
+        "working tree in fresh pytest sessions (base, head, base, head, ...), and judge head against base, no stored "
+        "baseline needed: docs/against.md.", revision, None, "REF")
     preload: tuple[str, ...] = option(
         "gpu_budget_preload", "modules the forkserver imports once for all measured children (ini only; space-separated, "
         "empty for none).", tuple, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")

@@ -1,0 +1,182 @@
+"""`pytest --gpu-budget --gpu-budget-against=REF`: each selected case measured at REF and at the working tree, on
+the same runner in one job, and head judged against base; no stored baseline needed (docs/against.md).
+
+pytest itself is the engine: the plugin's pytest_cmdline_main hands the
+invocation to `main`, which checks REF out in a temporary git worktree
+(worktree.py), runs fresh pytest sessions of the user's own arguments on each
+side, interleaved base, head, base, head (pairs.py: drift over the job hits
+both sides alike), judges each case from both sides' rows (verdict.py) and
+prints one table and writes one JSON report (render.py). Nothing here imports
+torch: the sessions' measured children do, as in any gated session.
+
+The head side is the working tree as it is, uncommitted changes included (the
+header says so). REF naming HEAD's commit with no change in the working tree
+leaves nothing to compare: it is said, and the session measures once, as a
+plain gated session against the stored baselines.
+
+The base side runs the same interpreter, plugin and installed libraries in
+the worktree; modules found through the session's folder (`python -m pytest`
+puts it first on sys.path, the rootdir's conftest, the tests' own imports) are
+REF's. A project package installed into the environment (pip install -e) is
+imported from where it is installed, on both sides; files git does not track
+(data, prepared assets) are not in the worktree.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from gpu_budget.against.pairs import SIDE_ENV, Run, Side, run_session
+from gpu_budget.against.render import Outcome, text, write_json
+from gpu_budget.against.verdict import judge_all, undecided
+from gpu_budget.against.worktree import (
+    AgainstError,
+    Ref,
+    Repo,
+    Terminated,
+    checked_out,
+    missing_at,
+    repo_at,
+    resolve,
+    sigterm_raises,
+)
+
+MIN_PAIRS = 2  # base and head runs each at least; more while a case's spread is wider than its tolerance
+MAX_PAIRS = 4
+# options this mode sets per run itself; the user's are not passed on (the JSON path is the pair report's)
+STRIPPED = ("--gpu-budget-against", "--gpu-budget-json", "--gpu-budget-baselines", "--gpu-budget-plots", "--gpu-budget")
+
+
+class SessionFailed(AgainstError):
+    """A side's session did not run to its end (pairs.run_session says how)."""
+
+
+def wanted(config: pytest.Config) -> bool:
+    """Whether this invocation asks for --against at all (cheap: nothing imported, nothing resolved)."""
+    if os.environ.get(SIDE_ENV):  # a side's own session: it measures
+        return False
+    option = config.option
+    if any(getattr(option, name, False) for name in ("help", "version", "collectonly", "showfixtures", "markers")):
+        return False
+    return bool(config.getoption("gpu_budget_against", None) or str(config.getini("gpu_budget_against")).strip())
+
+
+def main(config: pytest.Config) -> int | None:
+    """The exit code of the --against run, or None: pytest goes on with a plain session (REF is HEAD, unchanged)."""
+    from gpu_budget.session.options import Options
+
+    options = Options.from_config(config)
+    given = options.against
+    if given is None:
+        return None
+    if not options.enabled:
+        if config.getoption("gpu_budget_against", None):
+            raise pytest.UsageError(f"--gpu-budget-against={given} needs --gpu-budget (it measures the memory tests)")
+        return None  # set in the ini file: a plain pytest skips the memory tests as usual
+    if options.update:
+        raise pytest.UsageError(f"--gpu-budget-against={given} with --gpu-budget-update: a comparison of two revisions "
+                                f"records no baseline; run --gpu-budget-update alone")
+    here = Path(config.invocation_params.dir).resolve()
+    try:
+        repo = repo_at(here, given)
+        ref = resolve(repo, given)
+        paths = [here, *given_paths(config, here, repo.top)]
+        missing = missing_at(repo, ref, paths)
+        if missing:
+            raise AgainstError(f"--gpu-budget-against={given}: {', '.join(missing)} not found at {given} ({ref.short}): "
+                               f"the base side cannot run what it does not hold")
+        if ref.commit == repo.head and not repo.dirty:
+            print(f"gpu-budget against {given}: {given} is HEAD ({ref.short}) and the working tree has no change: "
+                  f"nothing to compare; measuring once, against the stored baselines", flush=True)
+            return None
+        args = list(config.invocation_params.args)
+        outcome = compare(repo, ref, here, args)
+    except SessionFailed as exc:
+        sys.stderr.write(f"ERROR: gpu-budget against: {exc}\n")
+        return pytest.ExitCode.TESTS_FAILED
+    except AgainstError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    except (KeyboardInterrupt, Terminated) as exc:
+        sys.stderr.write(f"gpu-budget against {given}: interrupted ({type(exc).__name__}): the sessions were ended "
+                         f"and the worktree removed\n")
+        return pytest.ExitCode.INTERRUPTED
+    sys.stdout.write(text(outcome))
+    if options.json is not None:
+        write_json(options.json, outcome)
+        print(f"gpu-budget against: report written to {options.json}")
+    return pytest.ExitCode.OK if outcome.passed else pytest.ExitCode.TESTS_FAILED
+
+
+def given_paths(config: pytest.Config, here: Path, top: Path) -> list[Path]:
+    """The files and folders named on the command line that exist in the working tree, inside the repository."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return []
+    out = []
+    for arg in config.args:
+        path = (here / arg.split("::")[0]).resolve()
+        if path.exists() and path.is_relative_to(top):
+            out.append(path)
+    return out
+
+
+def passed_through(args: Sequence[str]) -> list[str]:
+    """The user's arguments less the options each run sets itself (STRIPPED, as --opt=value or --opt value)."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in STRIPPED:
+            skip = "=" not in arg and name != "--gpu-budget"
+            continue
+        out.append(arg)
+    return out
+
+
+def at_base(args: Sequence[str], top: Path, tree: Path) -> list[str]:
+    """The arguments for the base side: an absolute path inside the repository pointed into the worktree."""
+    old, new = str(top), str(tree)
+    out = []
+    for arg in args:
+        head, sep, value = arg.partition("=") if arg.startswith("-") else ("", "", arg)
+        if value == old or value.startswith(old + os.sep):
+            value = new + value[len(old):]
+        out.append(f"{head}{sep}{value}")
+    return out
+
+
+def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None) -> Outcome:
+    """Both sides measured, interleaved, in a worktree removed afterwards; the verdicts."""
+    log = log or (lambda line: print(line, flush=True))
+    user = passed_through(args)
+    dirty = " (with the working tree's uncommitted changes)" if repo.dirty else ""
+    log(f"gpu-budget against {ref.given}: base {ref.short}, head {repo.head[:10]}{dirty}: at least {MIN_PAIRS} fresh "
+        f"sessions each, interleaved")
+    with sigterm_raises(), checked_out(repo, ref) as tree, tempfile.TemporaryDirectory(prefix="gpu-budget-runs-") as tmp:
+        scratch = Path(tmp)
+        base = Side("base", ref.commit, tree / here.relative_to(repo.top))
+        head = Side("head", repo.head, here)
+        sides = ((base, at_base(user, repo.top, tree)), (head, user))
+        runs: list[Run] = []
+        for pair in range(1, MAX_PAIRS + 1):
+            for side, side_args in sides:
+                try:
+                    runs.append(run_session(side, pair, side_args, scratch, log))
+                except AgainstError as exc:
+                    raise SessionFailed(str(exc)) from None
+            cases = judge_all([r.rows for r in runs if r.side == "base"], [r.rows for r in runs if r.side == "head"])
+            if pair < MIN_PAIRS:
+                continue
+            noisy = undecided(cases)
+            if not noisy or pair == MAX_PAIRS:
+                break
+            log(f"gpu-budget against: {len(noisy)} case(s) spread wider than their tolerance "
+                f"({', '.join(noisy[:3])}{', ...' if len(noisy) > 3 else ''}): another pair")
+    return Outcome(ref.given, ref.commit, repo.head, repo.dirty, cases, tuple(runs))

@@ -1,0 +1,124 @@
+"""Fresh pytest sessions of both sides, interleaved: base, head, base, head, ...
+
+Each run is a plain `python -m pytest` of the user's own arguments (the
+selection, -n, -k, ...) with the gate on, in the side's folder: the worktree
+of REF for the base, the user's working tree for the head. pytest itself is the
+engine: collection, the marks, the budgets, the measured children and the JSON
+report are the gate's own, unchanged. Each run adds:
+
+- `--gpu-budget-json=<temp file>`: its full report, read back as typed rows;
+- `--gpu-budget-baselines=<an empty temp folder>` and `--gpu-budget-update`: no
+  stored baseline judges a run (and none is required under CI); a budget still does;
+- `-o gpu_budget_against=` and GPU_BUDGET_AGAINST_SIDE in the environment: the
+  run measures once and hands over to nothing;
+- `-p no:randomly` unless the user's arguments name randomly: both sides run their
+  cases in the same order.
+
+A run's session is its own process group; on Ctrl-C, SIGTERM or any error it
+is sent SIGINT (pytest's own clean end: its measured children are ended by the
+gate) and, after GRACE seconds, SIGKILL, so no process outlives the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpu_budget.against.worktree import AgainstError
+from gpu_budget.results import Result
+
+SIDE_ENV = "GPU_BUDGET_AGAINST_SIDE"  # set in each run's environment: that session measures, it does not hand over
+GRACE = 10.0  # seconds a session has to end on SIGINT before its process group is killed
+FINISHED = (0, 1, 5)  # pytest's exit codes of a session that ran to its end: passed, failed, nothing collected
+TAIL = 3000  # characters of a failed session's output quoted in the error
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side: its name ("base" or "head"), the commit, and the folder its sessions start in."""
+
+    name: str
+    commit: str
+    folder: Path
+
+
+@dataclass(frozen=True)
+class Run:
+    """One session of one side: its place in the order, its exit code, its wall time, its rows and its full report."""
+
+    side: str
+    index: int  # 1-based, per side
+    commit: str
+    exitcode: int
+    wall_seconds: float
+    rows: tuple[Result, ...]
+    report: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"side": self.side, "index": self.index, "commit": self.commit, "exitcode": self.exitcode,
+                "wall_seconds": round(self.wall_seconds, 3), "report": self.report}
+
+
+def session_args(user_args: Sequence[str], report: Path, baselines: Path) -> list[str]:
+    """The run's pytest arguments: the user's, then the gate's own for this run."""
+    args = [*user_args, "--gpu-budget", "--gpu-budget-update", f"--gpu-budget-json={report}",
+            f"--gpu-budget-baselines={baselines}", "-o", "gpu_budget_against="]
+    if not any("randomly" in arg for arg in user_args):
+        args += ["-p", "no:randomly"]
+    return args
+
+
+def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path, log=print) -> Run:
+    """One fresh pytest session of `side`, waited for; its process group ended if anything interrupts the wait."""
+    report = scratch / f"{side.name}-{index}.json"
+    baselines = scratch / f"baselines-{side.name}-{index}"
+    output = scratch / f"{side.name}-{index}.log"
+    baselines.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, SIDE_ENV: side.name}
+    command = [sys.executable, "-m", "pytest", *session_args(user_args, report, baselines)]
+    start = time.monotonic()
+    with output.open("w") as sink:
+        process = subprocess.Popen(command, cwd=side.folder, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            code = process.wait()
+        except BaseException:
+            end_group(process)
+            raise
+    wall = time.monotonic() - start
+    if code not in FINISHED or not report.is_file():
+        tail = output.read_text(errors="replace")[-TAIL:]
+        raise AgainstError(f"the {side.name} session at {side.commit[:10]} (in {side.folder}) ended with exit code "
+                           f"{code}{'' if report.is_file() else ' and no report'}; its output ends:\n{tail}")
+    data = json.loads(report.read_text())
+    rows = tuple(Result.from_json(row) for row in data.get("results") or ())
+    log(f"gpu-budget against: {side.name} run {index} ({side.commit[:10]}): {len(rows)} case(s), exit {code}, "
+        f"{wall:.1f} s")
+    return Run(side.name, index, side.commit, code, wall, rows, data)
+
+
+def end_group(process: subprocess.Popen) -> None:
+    """The session's process group ended: SIGINT, then SIGKILL after GRACE seconds."""
+    for sig, wait in ((signal.SIGINT, GRACE), (signal.SIGKILL, GRACE)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        if sig == signal.SIGINT:  # pytest ended; whatever it left in its group goes too
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return

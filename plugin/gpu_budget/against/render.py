@@ -1,0 +1,95 @@
+"""What an --against run prints (one table: base, head, change and spread per gated figure) and writes (JSON).
+
+The JSON holds the verdicts and, per run in the order run, its side, commit,
+exit code, wall time and the run's full gate report (every row: phases, steps,
+ranks), so nothing measured is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpu_budget.against.pairs import Run
+from gpu_budget.against.verdict import CaseVerdict, counts
+from gpu_budget.units import format_size
+
+JSON_VERSION = 1
+HEADERS = ("test", "figure", "base", "head", "change", "spread base / head", "verdict")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A whole --against run: what was compared, the verdicts, the runs."""
+
+    ref: str
+    base_commit: str
+    head_commit: str
+    head_dirty: bool
+    cases: tuple[CaseVerdict, ...]
+    runs: tuple[Run, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.cases)
+
+    def wall(self, side: str) -> float:
+        return sum(r.wall_seconds for r in self.runs if r.side == side)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": JSON_VERSION, "kind": "against", "ref": self.ref, "base_commit": self.base_commit,
+                "head_commit": self.head_commit, "head_dirty": self.head_dirty, "passed": self.passed,
+                "wall_seconds": {"base": round(self.wall("base"), 3), "head": round(self.wall("head"), 3)},
+                "cases": [c.to_json() for c in self.cases], "runs": [r.to_json() for r in self.runs]}
+
+
+def _size(value: float) -> str:
+    return format_size(round(value))
+
+
+def _change(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1%}"
+
+
+def rows(cases: Sequence[CaseVerdict]) -> list[tuple[str, ...]]:
+    """One line per gated figure of each case (the test named on its first), one for a case without figures."""
+    out = []
+    for case in cases:
+        verdict = case.status
+        if not case.figures:
+            out.append((case.nodeid, "-", "-", "-", "-", "-", verdict))
+            continue
+        for k, fig in enumerate(case.figures):
+            out.append((case.nodeid if k == 0 else "", fig.metric, _size(fig.base_median), _size(fig.head_median),
+                        _change(fig.change), f"{format_size(fig.spread_base)} / {format_size(fig.spread_head)}",
+                        verdict if k == 0 else ""))
+    return out
+
+
+def text(outcome: Outcome) -> str:
+    """The header, the table, one line per case that is not a plain pass, and the count of each verdict."""
+    from tabulate import tabulate
+
+    runs = {side: sum(1 for r in outcome.runs if r.side == side) for side in ("base", "head")}
+    dirty = " with uncommitted changes" if outcome.head_dirty else ""
+    header = (f"gpu-budget against {outcome.ref} ({outcome.base_commit[:10]}): base {runs['base']} run(s) "
+              f"{outcome.wall('base'):.1f} s, head ({outcome.head_commit[:10]}{dirty}) {runs['head']} run(s) "
+              f"{outcome.wall('head'):.1f} s; medians shown, judged on each side's extremes")
+    lines = [header, tabulate(rows(outcome.cases), headers=HEADERS)]
+    lines += [f"{c.status}: {c.nodeid}: {c.message}" for c in outcome.cases if c.status != "pass"]
+    tally = ", ".join(f"{n} {status}" for status, n in counts(outcome.cases).items())
+    lines.append(f"gpu-budget against {outcome.ref}: {tally or 'no case measured'}; "
+                 f"{'passed' if outcome.passed else 'FAILED'}")
+    return "\n".join(lines) + "\n"
+
+
+def write_json(path: Path, outcome: Outcome) -> None:
+    """Written atomically (temp file + rename), as the gate's own report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(outcome.to_json(), indent=2) + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,210 @@
+"""Head judged against base, per case and per gated figure, from the rows of the interleaved runs.
+
+The rule is the gate's own tolerance (judge/compare.py: a figure regresses past
+`then * (1 + rel) + abs`, the test's tolerance, else marks.default_tolerance),
+widened by the measured spread of each side: a figure regresses when head's
+*smallest* run passes the limit of base's *largest* run, and improves when
+head's largest run is below the floor of base's smallest. Where peaks repeat
+(the steady allocator: spreads of a few KiB) this is the stored-baseline rule
+itself; where a side's runs spread, a change must clear that spread as well.
+A side whose spread is wider than the tolerance's own margin is `noisy`: the
+runner adds pairs for it (pairs.py), and the row says a change below the spread
+cannot be told from noise.
+
+The gated figures are compare.GATED's: host RAM (the process tree's peak where
+every run of both sides holds it, else the main process's), live CPU tensor
+bytes and the allocated GPU peak, each where every measured run of both sides
+has it. A launcher case is compared on its worst rank's figures (each row's
+`peaks`); per-rank pairing is not done yet.
+
+Budgets still apply to the head: a head run that fails its test (over budget,
+an error, a lost reproduction) fails the case whatever base did. A case only at
+head is "new" (judged on its budget alone), one only at base is "removed"
+(listed, never failing), one whose base runs errored is "error at base" (head
+judged on its budget alone). Stored baselines play no part, and are not shown
+beside the pair yet.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_budget.declare.marks import default_tolerance
+from gpu_budget.declare.scenario import Tolerance
+from gpu_budget.judge.compare import GATED
+from gpu_budget.results import Result
+from gpu_budget.units import format_size
+
+FAILING = ("regression", "over-budget", "error")  # the statuses that fail the run
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One gated figure of one case: each side's runs (bytes, in run order) and the tolerance it is judged at."""
+
+    metric: str
+    base: tuple[int, ...]
+    head: tuple[int, ...]
+    tolerance: Tolerance
+
+    @property
+    def base_median(self) -> float:
+        return statistics.median(self.base)
+
+    @property
+    def head_median(self) -> float:
+        return statistics.median(self.head)
+
+    @property
+    def change(self) -> float | None:
+        return self.head_median / self.base_median - 1 if self.base_median else None
+
+    @property
+    def spread_base(self) -> int:
+        return max(self.base) - min(self.base)
+
+    @property
+    def spread_head(self) -> int:
+        return max(self.head) - min(self.head)
+
+    @property
+    def margin(self) -> float:
+        """What the tolerance allows above base's median: a side spreading wider cannot be judged at it."""
+        return self.tolerance.limit(int(self.base_median)) - self.base_median
+
+    @property
+    def noisy(self) -> bool:
+        return max(self.spread_base, self.spread_head) > self.margin
+
+    @property
+    def regressed(self) -> bool:
+        return min(self.head) > self.tolerance.limit(max(self.base))
+
+    @property
+    def improved(self) -> bool:
+        return max(self.head) < self.tolerance.floor(min(self.base))
+
+    def said(self) -> str:
+        """The regression or improvement in words, with the rule's figures."""
+        tol = f"{self.tolerance.rel:.1%} + {format_size(self.tolerance.abs)}"
+        if self.regressed:
+            return (f"{self.metric} head {format_size(min(self.head))} (lowest of {len(self.head)}) > base "
+                    f"{format_size(max(self.base))} (highest of {len(self.base)}) + {tol}")
+        if self.improved:
+            return (f"{self.metric} head {format_size(max(self.head))} (highest of {len(self.head)}) < base "
+                    f"{format_size(min(self.base))} (lowest of {len(self.base)}) - {tol}")
+        return f"{self.metric} within {tol} of base"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "base": list(self.base), "head": list(self.head), "change": self.change,
+                "spread_base": self.spread_base, "spread_head": self.spread_head,
+                "tolerance": {"rel": self.tolerance.rel, "abs": self.tolerance.abs}, "noisy": self.noisy,
+                "regressed": self.regressed, "improved": self.improved}
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
+    """One case's verdict: its status (pass, regression, improved, new, removed, error at base, over-budget, error,
+    skipped), whether it passes, why, its figures, and each side's rows in run order."""
+
+    nodeid: str
+    status: str
+    passed: bool
+    message: str
+    figures: tuple[Figure, ...] = ()
+    base: tuple[Result, ...] = ()
+    head: tuple[Result, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"nodeid": self.nodeid, "status": self.status, "passed": self.passed, "message": self.message,
+                "figures": [f.to_json() for f in self.figures]}
+
+
+def by_case(runs: Sequence[Sequence[Result]]) -> dict[str, tuple[Result, ...]]:
+    """Each case's rows across runs, in run order; cases in the order first seen."""
+    out: dict[str, list[Result]] = {}
+    for rows in runs:
+        for row in rows:
+            out.setdefault(row.nodeid, []).append(row)
+    return {nodeid: tuple(rows) for nodeid, rows in out.items()}
+
+
+def tolerance_of(rows: Sequence[Result]) -> Tolerance:
+    """The case's own tolerance, as its rows report it, else the default at its scale."""
+    for row in rows:
+        if row.tolerance:
+            return Tolerance(rel=float(row.tolerance["rel"]), abs=int(row.tolerance["abs"]))
+    return default_tolerance(rows[0].scale if rows else "tiny")
+
+
+def _ok(row: Result) -> bool:
+    return row.measurement is not None and row.measurement.ok
+
+
+def figures(base: Sequence[Result], head: Sequence[Result], tolerance: Tolerance) -> tuple[Figure, ...]:
+    """The gated figures every finished run of both sides holds (host RAM: the tree where all hold it)."""
+    base, head = [r for r in base if _ok(r)], [r for r in head if _ok(r)]
+    if not base or not head:
+        return ()
+    both = [*base, *head]
+    out = []
+    for metric in GATED:
+        if metric == "ram" and all(r.peaks.ram_tree is not None for r in both):
+            metric = "ram_tree"
+        values = [r.peaks.get(metric) for r in both]
+        if all(v is not None for v in values):
+            out.append(Figure(metric, tuple(values[:len(base)]), tuple(values[len(base):]), tolerance))
+    return tuple(out)
+
+
+def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result]) -> CaseVerdict:
+    """One case's verdict from its rows at base and at head (either may be empty)."""
+    base, head = tuple(base), tuple(head)
+    if not head:
+        return CaseVerdict(nodeid, "removed", True, "at base only: not collected at head", (), base, head)
+    if all(r.verdict == "skipped" for r in head):
+        return CaseVerdict(nodeid, "skipped", True, head[0].message, (), base, head)
+    figs = figures(base, head, tolerance_of(head))
+    failing = next((r for r in head if not r.passed), None)
+    regressed = [f.said() for f in figs if f.regressed]
+    if failing is not None:
+        more = f"; and against base: {'; '.join(regressed)}" if regressed else ""
+        return CaseVerdict(nodeid, str(failing.verdict), False, f"at head: {failing.message}{more}", figs, base, head)
+    if not base:
+        return CaseVerdict(nodeid, "new", True, "at head only: judged on its budget alone", figs, base, head)
+    broken = next((r for r in base if r.verdict == "error" or (r.measurement is not None and not r.measurement.ok)), None)
+    if broken is not None:
+        return CaseVerdict(nodeid, "error at base", True, f"at base: {broken.message}; head judged on its budget alone",
+                           (), base, head)
+    if not figs:
+        return CaseVerdict(nodeid, "pass", True, "no gated figure measured on both sides", figs, base, head)
+    noisy = [f"{f.metric} spreads {format_size(max(f.spread_base, f.spread_head))} run to run, wider than the "
+             f"tolerance's {format_size(int(f.margin))}: a smaller change cannot be told from noise" for f in figs if f.noisy]
+    if regressed:
+        return CaseVerdict(nodeid, "regression", False, "; ".join(regressed + noisy), figs, base, head)
+    improved = [f.said() for f in figs if f.improved]
+    if improved:
+        return CaseVerdict(nodeid, "improved", True, "; ".join(improved + noisy), figs, base, head)
+    return CaseVerdict(nodeid, "pass", True, "; ".join(noisy) or "within the tolerance of base", figs, base, head)
+
+
+def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequence[Result]]) -> tuple[CaseVerdict, ...]:
+    """Every case's verdict: head's cases in their order, then those at base only."""
+    base, head = by_case(base_runs), by_case(head_runs)
+    order = list(head) + [nodeid for nodeid in base if nodeid not in head]
+    return tuple(judge_case(nodeid, base.get(nodeid, ()), head.get(nodeid, ())) for nodeid in order)
+
+
+def undecided(cases: Sequence[CaseVerdict]) -> list[str]:
+    """The cases whose figures spread wider than their tolerance: more pairs may settle them."""
+    return [c.nodeid for c in cases if c.status in ("pass", "regression", "improved") and any(f.noisy for f in c.figures)]
+
+
+def counts(cases: Sequence[CaseVerdict]) -> Mapping[str, int]:
+    out: dict[str, int] = {}
+    for case in cases:
+        out[case.status] = out.get(case.status, 0) + 1
+    return out

@@ -1,0 +1,134 @@
+"""The base side of `--gpu-budget-against=REF`: REF resolved in the user's repository, checked out in a temporary worktree.
+
+`git worktree add --detach` of REF's commit in a temporary folder: the user's
+checkout, its index and its branch are never touched. The worktree is removed
+(`git worktree remove --force`, then the folder) when the `with` block ends,
+whether it ends normally, by an error, by Ctrl-C (SIGINT) or by SIGTERM (a CI
+job's timeout): SIGTERM is turned into an exception for the block's duration
+so the cleanup runs.
+
+Every problem is an `AgainstError` naming the value given: not a git
+repository, REF not found, a path given on the command line missing at REF.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class AgainstError(Exception):
+    """A bad input or a failed step of an --against run, said in one line naming the value."""
+
+
+class Terminated(BaseException):
+    """SIGTERM during an --against run: raised so the worktree and the running session are cleaned up."""
+
+
+@dataclass(frozen=True)
+class Repo:
+    """The user's repository: its top folder, HEAD's commit, whether the working tree differs from HEAD."""
+
+    top: Path
+    head: str
+    dirty: bool
+
+
+@dataclass(frozen=True)
+class Ref:
+    """REF as given and the commit it names."""
+
+    given: str
+    commit: str
+
+    @property
+    def short(self) -> str:
+        return self.commit[:10]
+
+
+def git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def repo_at(folder: Path, given: str) -> Repo:
+    """The repository holding `folder`, or an AgainstError naming both."""
+    if shutil.which("git") is None:
+        raise AgainstError(f"--gpu-budget-against={given}: git is not installed (needed to check out {given})")
+    top = git(["rev-parse", "--show-toplevel"], folder)
+    if top.returncode != 0:
+        raise AgainstError(f"--gpu-budget-against={given}: {folder} is not in a git repository "
+                           f"(git: {top.stderr.strip()})")
+    root = Path(top.stdout.strip()).resolve()
+    head = git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], root)
+    if head.returncode != 0:
+        raise AgainstError(f"--gpu-budget-against={given}: the repository {root} has no commit yet")
+    status = git(["status", "--porcelain"], root)
+    return Repo(root, head.stdout.strip(), bool(status.stdout.strip()))
+
+
+def resolve(repo: Repo, given: str) -> Ref:
+    """REF's commit, or an AgainstError naming REF."""
+    found = git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{given}^{{commit}}"], repo.top)
+    if found.returncode != 0 or not found.stdout.strip():
+        raise AgainstError(f"--gpu-budget-against={given}: no commit {given!r} in {repo.top} "
+                           f"(not a branch, tag or commit there; fetch it first?)")
+    return Ref(given, found.stdout.strip())
+
+
+def missing_at(repo: Repo, ref: Ref, paths: Sequence[Path]) -> list[str]:
+    """Of `paths` (absolute, inside the repository), those REF does not hold, relative to the top folder."""
+    out = []
+    for path in paths:
+        rel = path.relative_to(repo.top).as_posix()
+        if rel in ("", ".") or git(["cat-file", "-e", f"{ref.commit}:{rel}"], repo.top).returncode == 0:
+            continue
+        out.append(rel)
+    return out
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises Terminated inside the block (from the main thread only; elsewhere nothing changes)."""
+
+    def handler(signum, frame):
+        raise Terminated(f"terminated by signal {signum}")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def checked_out(repo: Repo, ref: Ref) -> Iterator[Path]:
+    """A detached worktree of REF's commit in a temporary folder, removed when the block ends however it ends."""
+    holder = Path(tempfile.mkdtemp(prefix="gpu-budget-against-"))
+    tree = holder / "base"
+    try:
+        added = git(["worktree", "add", "--detach", str(tree), ref.commit], repo.top)
+        if added.returncode != 0:
+            raise AgainstError(f"--gpu-budget-against={ref.given}: git worktree add of {ref.short} failed: "
+                               f"{added.stderr.strip()}")
+        yield tree
+    finally:
+        remove(repo, tree)
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+def remove(repo: Repo, tree: Path) -> None:
+    """The worktree gone, from git's list and from the disk (pruned where its folder was already removed)."""
+    if tree.exists():
+        git(["worktree", "remove", "--force", "--force", str(tree)], repo.top)
+        shutil.rmtree(tree, ignore_errors=True)
+    git(["worktree", "prune"], repo.top)

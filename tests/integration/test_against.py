@@ -1,0 +1,162 @@
+"""`--gpu-budget-against=REF` in real git repositories: a user project measured at a base commit and at the working tree.
+
+The project holds a function case (a runner holding HOLD_MIB, a constant of runners.py) and a command case (a
+script holding 16 MiB); each test commits a base, changes it, commits a head and runs pytest with --against on
+the base. Every run starts real sessions (two per side at least), so each project is tiny and each test runs one.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
+SCRIPT = "import sys\nheld = b'\\x01' * (int(sys.argv[1]) << 20)\n"
+HEADER = "import sys\nimport pytest\nfrom gpu_budget import Scenario\n"
+FUNCTION_CASE = '''
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_{name}(gpu_budget):
+    gpu_budget.measure(Scenario(name="{name}", run="runners:run"))
+'''
+COMMAND_CASE = '''
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_script(gpu_budget):
+    gpu_budget.measure(Scenario(name="script", command=[sys.executable, "script.py", "16"]))
+'''
+
+
+def git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def write(folder: Path, mib: int = 8, cases: tuple[str, ...] = ("fn", "old"), command: bool = True) -> None:
+    (folder / "runners.py").write_text(RUNNERS.format(mib=mib))
+    body = HEADER + "".join(FUNCTION_CASE.format(name=name) for name in cases) + (COMMAND_CASE if command else "")
+    (folder / "test_mem.py").write_text(body)
+
+
+def commit(folder: Path, message: str) -> str:
+    git(folder, "add", "-A")
+    git(folder, "commit", "-q", "-m", message)
+    return git(folder, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def project(pytester, monkeypatch, tmp_path_factory):
+    """A git repository with the base committed (8 MiB held; cases fn, old and script); TMPDIR a folder of its own."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GPU_BUDGET_AGAINST_SIDE", raising=False)
+    for key, value in {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+                       "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1",
+                       "GIT_CONFIG_GLOBAL": "/dev/null"}.items():
+        monkeypatch.setenv(key, value)
+    temp = tmp_path_factory.mktemp("against-tmp")
+    monkeypatch.setenv("TMPDIR", str(temp))
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    (pytester.path / ".gitignore").write_text("*.json\n.pytest_cache/\n__pycache__/\n.gitconfig\n"
+                                                  "stdout\nstderr\nrunpytest-*\n")  # pytester's own files
+    (pytester.path / "script.py").write_text(SCRIPT)
+    write(pytester.path)
+    git(pytester.path, "init", "-q", "-b", "main")
+    commit(pytester.path, "base")
+    pytester.temp = temp
+    return pytester
+
+
+def against(pytester, ref: str, *more: str):
+    return pytester.runpytest_subprocess("--gpu-budget", f"--gpu-budget-against={ref}", "--gpu-budget-json=pair.json",
+                                         *more)
+
+
+def cases(pytester) -> dict:
+    return {c["nodeid"]: c for c in json.loads((pytester.path / "pair.json").read_text())["cases"]}
+
+
+def assert_clean(pytester) -> None:
+    """No worktree left, in git's list or on disk; no temporary folder of the run left (the gate's lock files stay)."""
+    listed = git(pytester.path, "worktree", "list", "--porcelain")
+    assert listed.count("worktree ") == 1, listed
+    left = [p.name for p in pytester.temp.iterdir() if p.name.startswith(("gpu-budget-against-", "gpu-budget-runs-"))]
+    assert left == [], left
+
+
+def test_no_change_passes_and_shows_base_head_and_change(project):
+    (project.path / "README").write_text("a change that moves no peak\n")
+    commit(project.path, "docs only")
+    result = against(project, "HEAD~1")
+    assert result.ret == 0, result.stdout.str()
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(["*test*figure*base*head*change*spread base / head*verdict*",
+                                 "test_mem.py::test_fn*ram_tree*MiB*MiB*pass*",
+                                 "*gpu-budget against HEAD~1: 3 pass; passed*"])
+    assert "uncommitted" not in out
+    assert "test_mem.py::test_script" in out
+    report = json.loads((project.path / "pair.json").read_text())
+    assert report["passed"] and report["ref"] == "HEAD~1"
+    sides = [run["side"] for run in report["runs"]]
+    assert sides[:4] == ["base", "head", "base", "head"], sides  # interleaved, two of each at least
+    assert all(run["wall_seconds"] > 0 and run["report"]["results"] for run in report["runs"])
+    fn = cases(project)["test_mem.py::test_fn"]
+    assert fn["status"] == "pass" and len(fn["figures"][0]["base"]) >= 2
+    assert_clean(project)
+
+
+def test_a_planted_change_fails_naming_the_case_and_new_and_removed_cases_are_listed(project):
+    write(project.path, mib=8 + 64, cases=("fn", "new"))  # +64 MiB held by the runner; test_old gone, test_new added
+    commit(project.path, "hold 64 MiB more")
+    result = against(project, "main~1")
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["*test_mem.py::test_fn*ram_tree*regression*",
+                                 "regression: test_mem.py::test_fn: ram_tree head * (lowest of 2) > base *"])
+    found = cases(project)
+    assert found["test_mem.py::test_fn"]["status"] == "regression"
+    change = found["test_mem.py::test_fn"]["figures"][0]["change"]
+    assert change > 0.05, change
+    assert found["test_mem.py::test_new"]["status"] == "new" and found["test_mem.py::test_new"]["passed"]
+    assert found["test_mem.py::test_old"]["status"] == "removed"
+    assert found["test_mem.py::test_script"]["status"] == "pass"
+    assert_clean(project)
+
+
+def test_a_ref_that_is_not_there_is_named(project):
+    result = against(project, "no-such-branch")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--gpu-budget-against=no-such-branch: no commit 'no-such-branch' in *"])
+    assert_clean(project)
+
+
+def test_outside_a_git_repository_it_says_so(pytester, monkeypatch, tmp_path_factory):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
+    monkeypatch.delenv("GPU_BUDGET_AGAINST_SIDE", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    write(pytester.path, command=False)
+    result = against(pytester, "main")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--gpu-budget-against=main: {pytester.path} is not in a git repository*"])
+
+
+def test_a_test_file_missing_at_ref_is_named(project):
+    (project.path / "test_later.py").write_text(HEADER + FUNCTION_CASE.format(name="later"))
+    commit(project.path, "a new test file")
+    result = against(project, "HEAD~1", "test_later.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--gpu-budget-against=HEAD~1: test_later.py not found at HEAD~1 (*"])
+    assert_clean(project)
+
+
+def test_ref_at_head_with_no_change_says_so_and_measures_once(project):
+    result = against(project, "main", "-k", "fn")
+    assert result.ret == 0, result.stdout.str()
+    said = "*gpu-budget against main: main is HEAD (*) and the working tree has no change: nothing to compare; measuring once*"
+    result.stdout.fnmatch_lines([said, "*1 passed*"])
+    assert "figure" not in result.stdout.str()  # a plain session's table, no pair
+    assert_clean(project)
+
+
+def test_the_flag_needs_the_gate(project):
+    result = project.runpytest_subprocess("--gpu-budget-against=main")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--gpu-budget-against=main needs --gpu-budget*"])

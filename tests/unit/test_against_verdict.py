@@ -1,0 +1,103 @@
+"""against/verdict.py: head judged against base from both sides' rows; against/__init__.py: the arguments each side gets."""
+
+from pathlib import Path
+
+from gpu_budget.against import at_base, passed_through
+from gpu_budget.against.pairs import session_args
+from gpu_budget.against.verdict import Figure, judge_all, judge_case, undecided
+from gpu_budget.declare.scenario import Tolerance
+from gpu_budget.results import Measurement, Result, Verdict
+
+MiB = 2**20
+TOL = {"rel": 0.005, "abs": 4 * MiB}
+
+
+def row(ram_tree: int | None, *, verdict: str = "no-baseline", passed: bool = True, error: bool = False,
+        nodeid: str = "t.py::test_a", tolerance=TOL, measured: bool = True) -> Result:
+    measurement = None
+    if measured:
+        measurement = Measurement(status="error" if error else "ok", peaks={"ram": ram_tree, "ram_tree": ram_tree},
+                                  error={"kind": "crash", "message": "boom"} if error else None)
+    return Result(nodeid=nodeid, scenario="a", scale="tiny", verdict=Verdict(verdict), passed=passed,
+                  message="boom" if error else "ok", tolerance=tolerance, measurement=measurement)
+
+
+def test_equal_sides_pass_and_the_figure_is_the_tree():
+    case = judge_case("t.py::test_a", [row(100 * MiB), row(100 * MiB + 4096)], [row(100 * MiB + 8192), row(100 * MiB)])
+    assert (case.status, case.passed) == ("pass", True)
+    assert [f.metric for f in case.figures] == ["ram_tree"]  # ram_tensor and vram absent on every run: not compared
+    assert case.figures[0].spread_base == 4096
+
+
+def test_past_the_tolerance_is_a_regression_naming_the_figure():
+    case = judge_case("t.py::test_a", [row(100 * MiB)] * 2, [row(164 * MiB)] * 2)
+    assert (case.status, case.passed) == ("regression", False)
+    assert case.message.startswith("ram_tree head 164.00 MiB (lowest of 2) > base 100.00 MiB (highest of 2)")
+    assert round(case.figures[0].change, 2) == 0.64
+
+
+def test_the_spread_widens_the_rule():
+    """+6 MiB on medians is past 0.5 % + 4 MiB, but head's lowest run is within the limit of base's highest."""
+    base, head = [row(100 * MiB), row(108 * MiB)], [row(104 * MiB), row(116 * MiB)]
+    case = judge_case("t.py::test_a", base, head)
+    assert case.status == "pass" and "cannot be told from noise" in case.message
+    assert undecided([case]) == ["t.py::test_a"]
+    fig = Figure("ram_tree", (100 * MiB, 100 * MiB), (106 * MiB, 106 * MiB), Tolerance(0.005, 4 * MiB))
+    assert fig.regressed and not fig.noisy
+
+
+def test_a_smaller_head_is_an_improvement_that_passes():
+    case = judge_case("t.py::test_a", [row(200 * MiB)] * 2, [row(100 * MiB)] * 2)
+    assert (case.status, case.passed) == ("improved", True)
+
+
+def test_the_budget_still_applies_to_head():
+    case = judge_case("t.py::test_a", [row(100 * MiB)] * 2,
+                      [row(100 * MiB), row(100 * MiB, verdict="over-budget", passed=False)])
+    assert (case.status, case.passed) == ("over-budget", False)
+    assert case.message.startswith("at head: ")
+
+
+def test_new_removed_and_error_at_base():
+    cases = {c.nodeid: c for c in judge_all(
+        [[row(1 * MiB, nodeid="t.py::old"), row(1 * MiB, nodeid="t.py::broken", error=True, verdict="error",
+                                                   passed=False)]],
+        [[row(1 * MiB, nodeid="t.py::new"), row(1 * MiB, nodeid="t.py::broken")]])}
+    assert list(cases) == ["t.py::new", "t.py::broken", "t.py::old"]  # head's order, then base only
+    assert (cases["t.py::new"].status, cases["t.py::new"].passed) == ("new", True)
+    assert (cases["t.py::old"].status, cases["t.py::old"].passed) == ("removed", True)
+    assert (cases["t.py::broken"].status, cases["t.py::broken"].passed) == ("error at base", True)
+    assert "head judged on its budget alone" in cases["t.py::broken"].message
+
+
+def test_a_case_skipped_at_head_is_skipped():
+    case = judge_case("t.py::test_a", [], [row(None, verdict="skipped", measured=False)])
+    assert (case.status, case.passed) == ("skipped", True)
+
+
+def test_the_case_tolerance_is_its_own():
+    wide = {"rel": 0.5, "abs": 0}
+    case = judge_case("t.py::test_a", [row(100 * MiB, tolerance=wide)] * 2, [row(140 * MiB, tolerance=wide)] * 2)
+    assert case.status == "pass"
+
+
+def test_each_side_gets_the_users_arguments_less_what_each_run_sets():
+    args = ["tests", "-n", "2", "--gpu-budget", "--gpu-budget-against", "main", "--gpu-budget-json=r.json",
+            "--gpu-budget-plots", "plots", "-k", "fn"]
+    assert passed_through(args) == ["tests", "-n", "2", "-k", "fn"]
+    top, tree = Path("/repo"), Path("/tmp/wt/base")
+    assert at_base(["/repo/tests/test_a.py", "--rootdir=/repo", "/repository", "tests"], top, tree) == \
+        ["/tmp/wt/base/tests/test_a.py", "--rootdir=/tmp/wt/base", "/repository", "tests"]
+    run = session_args(["-k", "fn"], Path("/s/r.json"), Path("/s/b"))
+    assert run[:2] == ["-k", "fn"] and "--gpu-budget-update" in run and "--gpu-budget-baselines=/s/b" in run
+    assert run[-2:] == ["-p", "no:randomly"] and session_args(["-p", "randomly"], Path("r"), Path("b"))[-1] != "no:randomly"
+
+
+def test_the_against_modules_import_no_torch():
+    """The invoking pytest process runs none of the measured code: only the sessions' children import torch."""
+    import subprocess
+    import sys
+
+    code = ("import sys, gpu_budget.against, gpu_budget.against.render, gpu_budget.against.worktree; "
+            "bad = [m for m in ('torch', 'transformers', 'hypothesis', 'peft') if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
