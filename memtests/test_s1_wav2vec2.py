@@ -27,9 +27,9 @@ host the step trains on the GPU: 12.7 GB stays the real scale's host-RAM budget
 (the write-up's figure, and it is host RAM); the tiny budget, set from CPU peaks
 on the import floor, does not apply (the CUDA runtime adds host RSS of its
 own, not measured here yet); the write-up gives no VRAM figure, so GPU memory is measured and
-baselined without a budget; and whether as reported still breaks host RAM when
-the GPU holds the activations is not measured yet, so there it is expected
-nothing. What drives memory is read from host RAM on a CPU host and from the GPU's
+baselined without a budget; and with the activations on the GPU as reported
+does not break host RAM (measured on an H200 at real scale: docs/gpu-results.md),
+so there it is expected nothing. What drives memory is read from host RAM on a CPU host and from the GPU's
 allocated memory on a CUDA host.
 """
 
