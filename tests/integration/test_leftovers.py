@@ -78,3 +78,39 @@ def test_a_daemon_in_a_session_of_its_own_is_ended_with_its_measured_child(pytes
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(pid), "a daemon the measured run started outlived it"
+
+
+SLEEPS = '''
+import os, time
+
+
+def sleeps(ctx):
+    with open("child.pid", "w") as fh:
+        fh.write(str(os.getpid()))
+    time.sleep(120)
+'''
+
+
+def test_ctrl_c_ends_the_measured_child_with_the_session(pytester, monkeypatch):
+    """Interrupted while a child measures, the session ends it at once (multiprocessing would join it at exit)."""
+    import signal
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=SLEEPS, test_mem=TESTS.replace("leaves_a_worker", "sleeps"))
+    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                "-k", "False"], cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        started = pytester.path / "child.pid"
+        deadline = time.monotonic() + 60
+        while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        child = int(started.read_text())
+        session.send_signal(signal.SIGINT)
+        session.wait(timeout=20)  # not the child's 120 s
+    finally:
+        if session.poll() is None:
+            session.kill()
+    assert not _alive(child), "the measured child outlived the interrupted session"

@@ -132,22 +132,21 @@ def run_child(request: dict[str, Any], timeout: float, preload: tuple[str, ...] 
         with _without_parent_main():
             proc.start()
         polled_peak, timed_out = 0, False
-        while True:
-            proc.join(_POLL_SECONDS)
-            if proc.exitcode is not None:
-                break
-            polled_peak = max(polled_peak, _read_hwm(proc.pid) or 0)
-            if time.monotonic() - t0 > timeout:
+        try:
+            while True:
+                proc.join(_POLL_SECONDS)
+                if proc.exitcode is not None:
+                    break
                 polled_peak = max(polled_peak, _read_hwm(proc.pid) or 0)
-                timed_out = True
-                # stopped first, so it reports no end of its own, then its descendants while they are still
-                # its descendants (one in a session of its own included), then itself
-                with suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGSTOP)
-                kill_descendants(proc.pid)
-                proc.kill()
-                proc.join()
-                break
+                if time.monotonic() - t0 > timeout:
+                    polled_peak = max(polled_peak, _read_hwm(proc.pid) or 0)
+                    timed_out = True
+                    _kill(proc)
+                    break
+        except BaseException:  # Ctrl-C: the child ends now, not at the interpreter's exit (multiprocessing joins it)
+            _kill(proc)
+            _end_leftovers(proc.pid)
+            raise
         _end_leftovers(proc.pid)
         ending = {
             "exitcode": proc.exitcode,
@@ -158,6 +157,16 @@ def run_child(request: dict[str, Any], timeout: float, preload: tuple[str, ...] 
         return events.read(path), ending
     finally:
         os.unlink(path)
+
+
+def _kill(proc) -> None:
+    """The child stopped first, so it reports no end of its own, then its descendants while they are still its
+    descendants (one in a session of its own included), then itself."""
+    with suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGSTOP)
+    kill_descendants(proc.pid)
+    proc.kill()
+    proc.join()
 
 
 def _end_leftovers(pgid: int) -> None:
