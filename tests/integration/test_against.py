@@ -6,7 +6,11 @@ the base. Every run starts real sessions (two per side at least), so each projec
 """
 
 import json
+import os
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -160,3 +164,54 @@ def test_the_flag_needs_the_gate(project):
     result = project.runpytest_subprocess("--gpu-budget-against=main")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--gpu-budget-against=main needs --gpu-budget*"])
+
+
+SLEEPER = '''import os, time
+
+
+def run(ctx):
+    with open(os.environ["PIDS"], "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
+    time.sleep(120)
+    return {}
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_run_removes_the_worktree_and_leaves_no_process(project, sig):
+    """Against HEAD with a change in the working tree (head is the tree as it is); stopped while base measures."""
+    (project.path / "runners.py").write_text(SLEEPER)
+    commit(project.path, "a runner that sleeps")
+    (project.path / "README").write_text("uncommitted\n")
+    pids = project.path / "pids.txt"
+    command = [sys.executable, "-m", "pytest", "--gpu-budget", "--gpu-budget-against=HEAD", "-p", "no:randomly",
+               "-k", "fn"]
+    parent = subprocess.Popen(command, cwd=project.path, env={**os.environ, "PIDS": str(pids)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pids.exists(), "the base session's measured child never started"
+        assert git(project.path, "worktree", "list", "--porcelain").count("worktree ") == 2  # base checked out
+        parent.send_signal(sig)
+        out, err = parent.communicate(timeout=60)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    assert parent.returncode == pytest.ExitCode.INTERRUPTED, out + err
+    assert "interrupted" in err and "the worktree removed" in err, err
+    child = int(pids.read_text().split()[0])
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child), f"the measured child {child} outlived the run"
+    assert_clean(project)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.against.pairs import SIDE_ENV, Run, Side, run_session
+from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_session
 from gpu_budget.against.render import Outcome, text, write_json
 from gpu_budget.against.verdict import judge_all, undecided
 from gpu_budget.against.worktree import (
@@ -159,6 +159,7 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None) -> 
     dirty = " (with the working tree's uncommitted changes)" if repo.dirty else ""
     log(f"gpu-budget against {ref.given}: base {ref.short}, head {repo.head[:10]}{dirty}: at least {MIN_PAIRS} fresh "
         f"sessions each, interleaved")
+    adopt_orphans()
     with sigterm_raises(), checked_out(repo, ref) as tree, tempfile.TemporaryDirectory(prefix="gpu-budget-runs-") as tmp:
         scratch = Path(tmp)
         base = Side("base", ref.commit, tree / here.relative_to(repo.top))

@@ -16,7 +16,10 @@ report are the gate's own, unchanged. Each run adds:
 
 A run's session is its own process group; on Ctrl-C, SIGTERM or any error it
 is sent SIGINT (pytest's own clean end: its measured children are ended by the
-gate) and, after GRACE seconds, SIGKILL, so no process outlives the run.
+gate) and, after GRACE seconds, SIGKILL. The invoking process is a subreaper
+(`adopt_orphans`) while the runs last, so whatever a session leaves behind,
+a measured child in a process group of its own included, re-parents to it and
+is killed after each run (isolate/lifecycle.py): no process outlives the run.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_budget.against.worktree import AgainstError
+from gpu_budget.isolate.lifecycle import become_subreaper, kill_descendants
 from gpu_budget.results import Result
 
 SIDE_ENV = "GPU_BUDGET_AGAINST_SIDE"  # set in each run's environment: that session measures, it does not hand over
@@ -93,7 +97,11 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
         except BaseException:
             end_group(process)
             raise
+        finally:
+            left = kill_descendants(os.getpid())
     wall = time.monotonic() - start
+    if left:
+        log(f"gpu-budget against: ended {len(left)} process(es) the {side.name} session left running")
     if code not in FINISHED or not report.is_file():
         tail = output.read_text(errors="replace")[-TAIL:]
         raise AgainstError(f"the {side.name} session at {side.commit[:10]} (in {side.folder}) ended with exit code "
@@ -103,6 +111,11 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
     log(f"gpu-budget against: {side.name} run {index} ({side.commit[:10]}): {len(rows)} case(s), exit {code}, "
         f"{wall:.1f} s")
     return Run(side.name, index, side.commit, code, wall, rows, data)
+
+
+def adopt_orphans() -> bool:
+    """Make this process a subreaper: a session's orphans re-parent to it, to be found and ended after the run."""
+    return become_subreaper()
 
 
 def end_group(process: subprocess.Popen) -> None:
