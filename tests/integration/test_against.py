@@ -88,13 +88,15 @@ def assert_clean(pytester) -> None:
 
 
 def test_no_change_passes_and_shows_base_head_and_change(project):
+    """The stored baselines (recorded by a plain run, committed) are shown beside the pair, not judged."""
+    project.runpytest_subprocess("--gpu-budget", "-k", "fn").assert_outcomes(passed=1)
     (project.path / "README").write_text("a change that moves no peak\n")
-    commit(project.path, "docs only")
+    commit(project.path, "docs only, and the baseline of test_fn")
     result = against(project, "HEAD~1")
     assert result.ret == 0, result.stdout.str()
     out = result.stdout.str()
     result.stdout.fnmatch_lines(["*test*figure*base*head*change*spread base / head*verdict*",
-                                 "test_mem.py::test_fn*ram_tree*MiB*MiB*pass*",
+                                 "test_mem.py::test_fn*ram_tree*MiB*MiB*KiB / *KiB*MiB*pass*",
                                  "*gpu-budget against HEAD~1: 3 pass; passed*"])
     assert "uncommitted" not in out
     assert "test_mem.py::test_script" in out
@@ -105,6 +107,7 @@ def test_no_change_passes_and_shows_base_head_and_change(project):
     assert all(run["wall_seconds"] > 0 and run["report"]["results"] for run in report["runs"])
     fn = cases(project)["test_mem.py::test_fn"]
     assert fn["status"] == "pass" and len(fn["figures"][0]["base"]) >= 2
+    assert fn["stored"]["peaks"]["ram_tree"] > 0 and cases(project)["test_mem.py::test_old"]["stored"] is None
     assert_clean(project)
 
 

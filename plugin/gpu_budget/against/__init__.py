@@ -28,12 +28,14 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_session
 from gpu_budget.against.render import Outcome, text, write_json
+from gpu_budget.against.stored import stored_for
 from gpu_budget.against.verdict import judge_all, undecided
 from gpu_budget.against.worktree import (
     AgainstError,
@@ -97,6 +99,7 @@ def main(config: pytest.Config) -> int | None:
             return None
         args = list(config.invocation_params.args)
         outcome = compare(repo, ref, here, args)
+        outcome = replace(outcome, stored=stored_beside(outcome, Path(str(config.rootpath)), options.baselines))
     except SessionFailed as exc:
         sys.stderr.write(f"ERROR: gpu-budget against: {exc}\n")
         return pytest.ExitCode.TESTS_FAILED
@@ -111,6 +114,14 @@ def main(config: pytest.Config) -> int | None:
         write_json(options.json, outcome)
         print(f"gpu-budget against: report written to {options.json}")
     return pytest.ExitCode.OK if outcome.passed else pytest.ExitCode.TESTS_FAILED
+
+
+def stored_beside(outcome: Outcome, rootdir: Path, folder: Path) -> dict:
+    """Each head case's stored baseline on this hardware, where one exists (shown, not judged: stored.py)."""
+    heads = [r for r in outcome.runs if r.side == "head"]
+    key = ((heads[-1].report.get("hardware") or {}).get("key")) if heads else None
+    rows = list({row.nodeid: row for run in heads for row in run.rows}.values())
+    return stored_for(rows, rootdir, folder, key)
 
 
 def given_paths(config: pytest.Config, here: Path, top: Path) -> list[Path]:

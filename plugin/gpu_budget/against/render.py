@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpu_budget.against.pairs import Run
 from gpu_budget.against.verdict import CaseVerdict, counts
+from gpu_budget.judge.baselines import Entry
 from gpu_budget.units import format_size
 
 JSON_VERSION = 1
-HEADERS = ("test", "figure", "base", "head", "change", "spread base / head", "verdict")
+HEADERS = ("test", "figure", "base", "head", "change", "spread base / head", "stored", "verdict")
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Outcome:
     head_dirty: bool
     cases: tuple[CaseVerdict, ...]
     runs: tuple[Run, ...]
+    stored: Mapping[str, Entry] = field(default_factory=dict)  # nodeid -> its stored baseline: shown, not judged
 
     @property
     def passed(self) -> bool:
@@ -44,7 +46,12 @@ class Outcome:
         return {"version": JSON_VERSION, "kind": "against", "ref": self.ref, "base_commit": self.base_commit,
                 "head_commit": self.head_commit, "head_dirty": self.head_dirty, "passed": self.passed,
                 "wall_seconds": {"base": round(self.wall("base"), 3), "head": round(self.wall("head"), 3)},
-                "cases": [c.to_json() for c in self.cases], "runs": [r.to_json() for r in self.runs]}
+                "cases": [{**c.to_json(), "stored": self._stored_json(c.nodeid)} for c in self.cases],
+                "runs": [r.to_json() for r in self.runs]}
+
+    def _stored_json(self, nodeid: str) -> dict[str, Any] | None:
+        entry = self.stored.get(nodeid)
+        return None if entry is None else entry.to_json()
 
 
 def _size(value: float) -> str:
@@ -55,18 +62,21 @@ def _change(value: float | None) -> str:
     return "-" if value is None else f"{value:+.1%}"
 
 
-def rows(cases: Sequence[CaseVerdict]) -> list[tuple[str, ...]]:
-    """One line per gated figure of each case (the test named on its first), one for a case without figures."""
+def rows(cases: Sequence[CaseVerdict], stored: Mapping[str, Entry] | None = None) -> list[tuple[str, ...]]:
+    """One line per gated figure of each case (the test named on its first), one for a case without figures; the
+    stored baseline's figure beside the pair where one exists."""
     out = []
     for case in cases:
         verdict = case.status
+        entry = (stored or {}).get(case.nodeid)
         if not case.figures:
-            out.append((case.nodeid, "-", "-", "-", "-", "-", verdict))
+            out.append((case.nodeid, "-", "-", "-", "-", "-", "-", verdict))
             continue
         for k, fig in enumerate(case.figures):
+            kept = None if entry is None else entry.peaks.get(fig.metric)
             out.append((case.nodeid if k == 0 else "", fig.metric, _size(fig.base_median), _size(fig.head_median),
                         _change(fig.change), f"{format_size(fig.spread_base)} / {format_size(fig.spread_head)}",
-                        verdict if k == 0 else ""))
+                        "-" if kept is None else format_size(kept), verdict if k == 0 else ""))
     return out
 
 
@@ -79,7 +89,7 @@ def text(outcome: Outcome) -> str:
     header = (f"gpu-budget against {outcome.ref} ({outcome.base_commit[:10]}): base {runs['base']} run(s) "
               f"{outcome.wall('base'):.1f} s, head ({outcome.head_commit[:10]}{dirty}) {runs['head']} run(s) "
               f"{outcome.wall('head'):.1f} s; medians shown, judged on each side's extremes")
-    lines = [header, tabulate(rows(outcome.cases), headers=HEADERS)]
+    lines = [header, tabulate(rows(outcome.cases, outcome.stored), headers=HEADERS)]
     lines += [f"{c.status}: {c.nodeid}: {c.message}" for c in outcome.cases if c.status != "pass"]
     tally = ", ".join(f"{n} {status}" for status, n in counts(outcome.cases).items())
     lines.append(f"gpu-budget against {outcome.ref}: {tally or 'no case measured'}; "

@@ -21,8 +21,8 @@ Budgets still apply to the head: a head run that fails its test (over budget,
 an error, a lost reproduction) fails the case whatever base did. A case only at
 head is "new" (judged on its budget alone), one only at base is "removed"
 (listed, never failing), one whose base runs errored is "error at base" (head
-judged on its budget alone). Stored baselines play no part, and are not shown
-beside the pair yet.
+judged on its budget alone). Stored baselines play no part: where one exists
+it is shown beside the pair (stored.py), never judged against.
 """
 
 from __future__ import annotations
