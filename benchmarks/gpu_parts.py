@@ -44,6 +44,9 @@ RUNS = {
     "gpu-jit-2": "its run 2, against that run 1",
     "gpu-batch-tiny": "H200, `gpu_validation.sh batch`: S5's largest batch within a VRAM budget, tiny scale (a probe)",
     "gpu-batch-real": "the `batch` part at real scale (a probe)",
+    "gpu-h100-tiny-s3s5-1": "H100, `gpu_validation.sh tiny` on S3 and S5 alone (`ONLY_FILES`): run 1 records their "
+                            "tiny baselines at today's params",
+    "gpu-h100-tiny-s3s5-2": "its run 2, against that run 1",
 }
 PROBES = {  # S1's host RAM on CUDA, fresh children (benchmarks/gpu_host_ram_spread.py): file stem -> the setting
     "gpu-s1-host-ram-pinned": "a fresh machine, 5 rounds of pinning on and off",
@@ -308,8 +311,25 @@ def batch() -> list[str]:
     return out
 
 
+def h100_again() -> list[str]:
+    """The H100's S3 and S5 tiny baselines, recorded again at today's params."""
+    first, second = rows("gpu-h100-tiny-s3s5-1"), rows("gpu-h100-tiny-s3s5-2")
+    same = sum(r["peaks"]["vram_allocated"] == second[k]["peaks"]["vram_allocated"] for k, r in first.items()
+               if k in second)
+    nested = sum(r["peaks"]["vram_allocated"] <= r["peaks"]["vram_reserved"] <= r["peaks"]["vram_device"]
+                 for r in first.values())
+    return [(f"An H100 session recorded S3's and S5's tiny baselines again at today's params "
+             f"(`baselines/nvidia-h100-80gb-hbm3/`): {len(first)} cases; run 2 reproduced the allocated peak of "
+             f"{same} of {len(first)} to the byte, and allocated <= reserved <= NVML holds in {nested} of "
+             f"{len(first)}. The other modules' H100 entries are still empty, until a session has the time for "
+             "the whole tiny gate there."), ""]
+
+
 def sections() -> list[str]:
     return [
+        "## The H100 again: S3 and S5 at today's params",
+        "",
+        *h100_again(),
         "## The write-ups at real scale on the H200",
         "",
         "### S3: Qwen2-Audio 7B, 4-bit, 20 added tokens",
