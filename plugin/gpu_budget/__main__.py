@@ -7,7 +7,9 @@ def main() -> int:
     commands = {"findings": "turn a JSON report into FINDINGS.md",
                 "estimate": "estimate CASE ...: GPU-free step peak of the Scenarios named (and its error against real runs)",
                 "baselines": "baselines drop --scale SCALE FOLDER|FILE ...: remove a scale's entries, to re-record them",
-                "options": "print docs/options.md: the options table, from the option definitions"}
+                "options": "print docs/options.md: the options table, from the option definitions",
+                "bisect": "bisect GOOD BAD -k CASE [-- PYTEST ARGS]: the first commit at which a case's gated figure "
+                          "moved past its tolerance (git bisect run over the gate, in a worktree)"}
     usage = "usage: python -m gpu_budget <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items())
     asked = sys.argv[1] if len(sys.argv) > 1 else None
     if asked in ("-h", "--help", "help"):  # asked for: the usage is the answer
@@ -25,6 +27,10 @@ def main() -> int:
 
         sys.stdout.write(document())
         return 0
+    if sys.argv[1] == "bisect":
+        from gpu_budget.against.bisect import main as bisect
+
+        return bisect(sys.argv[2:])
     if sys.argv[1] == "estimate":
         from gpu_budget.estimate.cli import main as estimate
 

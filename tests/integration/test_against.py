@@ -218,3 +218,46 @@ def test_an_interrupted_run_removes_the_worktree_and_leaves_no_process(project, 
         time.sleep(0.1)
     assert not _alive(child), f"the measured child {child} outlived the run"
     assert_clean(project)
+
+
+BROKEN = "def run(ctx):\n    raise RuntimeError('broken at this commit')\n"
+
+
+def test_bisect_finds_the_commit_that_moved_a_peak_and_skips_where_the_case_cannot_run(project):
+    """Eight commits after the base: the second holds 64 MiB more; the fourth and fifth break the runner (skips)."""
+    planted = None
+    for k in range(1, 9):
+        runner = BROKEN if k in (4, 5) else RUNNERS.format(mib=8 if k < 2 else 72)
+        (project.path / "runners.py").write_text(runner)
+        (project.path / "README").write_text(f"commit {k}\n")
+        sha = commit(project.path, f"commit {k}")
+        planted = sha if k == 2 else planted
+    done = subprocess.run([sys.executable, "-m", "gpu_budget", "bisect", "main~8", "main", "-k", "test_fn", "--json",
+                           "bisect.json"], check=False, cwd=project.path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"first commit past the tolerance: {planted[:10]} commit 2" in done.stdout, done.stdout
+    found = json.loads((project.path / "bisect.json").read_text())
+    assert found["first"] == planted and found["reference"]["outcome"] == "reference"
+    outcomes = {t["subject"]: t["outcome"] for t in found["tried"]}
+    assert outcomes["commit 2"] == "moved" and outcomes.get("commit 1", "within") == "within", outcomes
+    assert {s for s, o in outcomes.items() if o == "skip"} <= {"commit 4", "commit 5"}
+    assert "skip" in outcomes.values(), outcomes  # a midpoint of eight was broken: skipped, not judged
+    assert all(t["value"] for t in found["tried"] if t["outcome"] != "skip")
+    assert len(found["tried"]) <= 6, found["tried"]
+    assert git(project.path, "rev-parse", "HEAD") == git(project.path, "rev-parse", "main")  # checkout untouched
+    assert not (project.path / ".git" / "BISECT_LOG").exists()
+    assert_clean(project)
+
+
+def test_bisect_names_a_bad_good_or_bad(project):
+    def bisect(*args):
+        return subprocess.run([sys.executable, "-m", "gpu_budget", "bisect", *args], check=False, cwd=project.path,
+                              capture_output=True, text=True, timeout=60)
+
+    done = bisect("nope", "main", "-k", "test_fn")
+    assert done.returncode == 2 and "GOOD=nope: no commit 'nope' in " in done.stderr, done.stderr
+    (project.path / "README").write_text("later\n")
+    commit(project.path, "later")
+    done = bisect("main", "main~1", "-k", "test_fn")
+    assert done.returncode == 2 and "is not an ancestor of BAD main~1" in done.stderr, done.stderr
+    assert_clean(project)

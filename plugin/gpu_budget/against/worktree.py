@@ -22,6 +22,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+OPTION = "--gpu-budget-against"
+
 
 class AgainstError(Exception):
     """A bad input or a failed step of an --against run, said in one line naming the value."""
@@ -46,6 +48,7 @@ class Ref:
 
     given: str
     commit: str
+    name: str = OPTION  # how it was given, for the messages
 
     @property
     def short(self) -> str:
@@ -56,29 +59,28 @@ def git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
-def repo_at(folder: Path, given: str) -> Repo:
-    """The repository holding `folder`, or an AgainstError naming both."""
+def repo_at(folder: Path, given: str, name: str = OPTION) -> Repo:
+    """The repository holding `folder`, or an AgainstError naming both (`name`: how the value was given)."""
     if shutil.which("git") is None:
-        raise AgainstError(f"--gpu-budget-against={given}: git is not installed (needed to check out {given})")
+        raise AgainstError(f"{name}={given}: git is not installed (needed to check out {given})")
     top = git(["rev-parse", "--show-toplevel"], folder)
     if top.returncode != 0:
-        raise AgainstError(f"--gpu-budget-against={given}: {folder} is not in a git repository "
-                           f"(git: {top.stderr.strip()})")
+        raise AgainstError(f"{name}={given}: {folder} is not in a git repository (git: {top.stderr.strip()})")
     root = Path(top.stdout.strip()).resolve()
     head = git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], root)
     if head.returncode != 0:
-        raise AgainstError(f"--gpu-budget-against={given}: the repository {root} has no commit yet")
+        raise AgainstError(f"{name}={given}: the repository {root} has no commit yet")
     status = git(["status", "--porcelain"], root)
     return Repo(root, head.stdout.strip(), bool(status.stdout.strip()))
 
 
-def resolve(repo: Repo, given: str) -> Ref:
+def resolve(repo: Repo, given: str, name: str = OPTION) -> Ref:
     """REF's commit, or an AgainstError naming REF."""
     found = git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{given}^{{commit}}"], repo.top)
     if found.returncode != 0 or not found.stdout.strip():
-        raise AgainstError(f"--gpu-budget-against={given}: no commit {given!r} in {repo.top} "
+        raise AgainstError(f"{name}={given}: no commit {given!r} in {repo.top} "
                            f"(not a branch, tag or commit there; fetch it first?)")
-    return Ref(given, found.stdout.strip())
+    return Ref(given, found.stdout.strip(), name)
 
 
 def missing_at(repo: Repo, ref: Ref, paths: Sequence[Path]) -> list[str]:
@@ -118,7 +120,7 @@ def checked_out(repo: Repo, ref: Ref) -> Iterator[Path]:
     try:
         added = git(["worktree", "add", "--detach", str(tree), ref.commit], repo.top)
         if added.returncode != 0:
-            raise AgainstError(f"--gpu-budget-against={ref.given}: git worktree add of {ref.short} failed: "
+            raise AgainstError(f"{ref.name}={ref.given}: git worktree add of {ref.short} failed: "
                                f"{added.stderr.strip()}")
         yield tree
     finally:

@@ -1,0 +1,256 @@
+"""`python -m gpu_budget bisect GOOD BAD -k CASE [-- PYTEST ARGS]`: the first commit at which a case's gated figure
+moved past its tolerance, found by `git bisect run` over the gate, in a worktree.
+
+GOOD is checked out in a temporary worktree (worktree.py: the user's checkout,
+branch and bisect state are never touched; the bisect's refs are the
+worktree's own and go with it) and the case measured there once: the
+reference. `git bisect start BAD GOOD` and `git bisect run` then measure the
+case once per commit tried, each a fresh pytest session as an --against side
+runs (pairs.run_session: an empty baselines folder, no stored baseline
+judging). A commit is bad when a gated figure regresses past the reference by
+the rule verdict.py applies to a pair (the case's tolerance; one run a side, so
+no spread widens it): `moved` is an increase, as a regression is. A commit at
+which the case cannot be measured (not collected, a session that does not run
+to its end, an error in the measured child, skipped) is a bisect skip
+(exit 125), never a verdict.
+
+CASE is a node id (it holds `::`: passed to pytest as a path) or a -k
+expression, and must select one measured case. Each tried commit's figure is
+printed as it is measured, and listed again at the end with the first commit
+past the tolerance (a moved row's words are verdict.py's: "head" is the commit
+tried, "base" the reference). Ctrl-C or SIGTERM ends the bisect's processes and
+removes the worktree. Over 16 commits a bisect measures the reference and
+about log2(16) = 4 commits, more where it skips; not benchmarked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
+from gpu_budget.against.verdict import figures, tolerance_of
+from gpu_budget.against.worktree import (
+    AgainstError,
+    Ref,
+    Repo,
+    Terminated,
+    checked_out,
+    git,
+    repo_at,
+    resolve,
+    sigterm_raises,
+)
+from gpu_budget.results import Result
+from gpu_budget.units import format_size
+
+STEP_ENV = "GPU_BUDGET_BISECT_STEP"  # the step's settings file, for `git bisect run`'s command
+GOOD, BAD, SKIP, ABORT = 0, 1, 125, 255  # git bisect run's exit codes
+
+
+@dataclass(frozen=True)
+class Tried:
+    """One commit measured: its figure (the gated host RAM, else the first gated figure) and what it was judged."""
+
+    commit: str
+    subject: str
+    outcome: str  # "reference", "within", "moved" or "skip"
+    figure: str | None
+    value: int | None
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "subject": self.subject, "outcome": self.outcome, "figure": self.figure,
+                "value": self.value, "why": self.why}
+
+    def line(self, reference: int | None = None) -> str:
+        shown = "-" if self.value is None else format_size(self.value)
+        change = f" ({self.value / reference - 1:+.1%})" if self.value is not None and reference else ""
+        why = f": {self.why}" if self.why else ""
+        return f"{self.commit[:10]} {self.outcome:9} {self.figure or '-'} {shown}{change}  {self.subject[:60]}{why}"
+
+
+def selection(case: str) -> list[str]:
+    """The pytest arguments that select CASE: a node id as a path, else a -k expression."""
+    return [case] if "::" in case else ["-k", case]
+
+
+def subject(top: Path, commit: str) -> str:
+    return git(["log", "-1", "--format=%s", commit], top).stdout.strip()
+
+
+def measure(folder: Path, commit: str, args: Sequence[str], scratch: Path, index: int,
+            nodeid: str | None = None) -> tuple[Result | None, str]:
+    """The case's row at the commit checked out in `folder`, or None and why it could not be measured."""
+    try:
+        run = run_session(Side("bisect", commit, folder), index, args, scratch, log=lambda line: None)
+    except AgainstError as exc:
+        return None, str(exc).splitlines()[0]
+    rows = [r for r in run.rows if nodeid is None or r.nodeid == nodeid]
+    if not rows:
+        return None, "the case is not collected here" if nodeid else "no case selected"
+    if len(rows) > 1:
+        return None, f"{len(rows)} cases selected ({', '.join(r.nodeid for r in rows[:3])}, ...): select one"
+    row = rows[0]
+    if row.verdict == "skipped" or row.measurement is None:
+        return None, f"skipped: {row.message}"
+    if not row.measurement.ok:
+        return None, row.message[:200]
+    return row, ""
+
+
+def _figure(row: Result) -> tuple[str, int | None]:
+    metric = "ram_tree" if row.peaks.ram_tree is not None else "ram"
+    return metric, row.peaks.get(metric)
+
+
+# -- the step git bisect run calls, in the worktree ---------------------------------------------------------------
+
+def step() -> int:
+    """Measure the checked-out commit; GOOD, BAD or SKIP for git bisect run (ABORT on a broken setting)."""
+    try:
+        settings = json.loads(Path(os.environ[STEP_ENV]).read_text())
+    except (KeyError, OSError, ValueError) as exc:
+        print(f"gpu-budget bisect: no step settings ({exc})", file=sys.stderr)
+        return ABORT
+    top = Path(settings["tree"])
+    commit = git(["rev-parse", "HEAD"], top).stdout.strip()
+    scratch = Path(settings["scratch"])
+    index = sum(1 for _ in scratch.glob("bisect-*.json")) + 1
+    reference = Result.from_json(settings["reference"])
+    row, why = measure(Path(settings["folder"]), commit, settings["args"], scratch, index, reference.nodeid)
+    if row is None:
+        tried = Tried(commit, subject(top, commit), "skip", None, None, why)
+        code = SKIP
+    else:
+        found = figures([reference], [row], tolerance_of([row]))
+        moved = [f for f in found if f.regressed]
+        metric, value = _figure(row)
+        tried = Tried(commit, subject(top, commit), "moved" if moved else "within", metric, value,
+                      "; ".join(f.said() for f in moved))
+        code = BAD if moved else GOOD
+    with open(settings["log"], "a") as fh:
+        fh.write(json.dumps(tried.to_json()) + "\n")
+    print(f"gpu-budget bisect: {tried.line(settings.get('reference_value'))}", flush=True)
+    return code
+
+
+# -- the driver -----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Found:
+    """A bisect's answer: the reference, each commit tried in order, and the first commit past the tolerance (or
+    None, with git's words, where skips left it open)."""
+
+    reference: Tried
+    tried: tuple[Tried, ...]
+    first: str | None
+    said: str
+
+    def text(self) -> str:
+        ref = self.reference.value
+        lines = ["gpu-budget bisect: commits measured, in the order tried:", f"  {self.reference.line()}"]
+        lines += [f"  {t.line(ref)}" for t in self.tried]
+        if self.first:
+            moved = next((t for t in self.tried if t.commit == self.first), None)
+            lines.append(f"gpu-budget bisect: first commit past the tolerance: {self.first[:10]} "
+                         f"{moved.subject if moved else ''}" + (f" ({moved.why})" if moved and moved.why else ""))
+        else:
+            lines.append(f"gpu-budget bisect: no single first commit: {self.said}")
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reference": self.reference.to_json(), "tried": [t.to_json() for t in self.tried],
+                "first": self.first, "git": self.said}
+
+
+def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log=print) -> Found:
+    """The reference measured at GOOD, then git bisect run over GOOD..BAD, in a worktree removed afterwards."""
+    adopt_orphans()
+    with sigterm_raises(), checked_out(repo, good) as tree, tempfile.TemporaryDirectory(prefix="gpu-budget-runs-") as tmp:
+        scratch = Path(tmp)
+        folder = tree / here.relative_to(repo.top)
+        row, why = measure(folder, good.commit, args, scratch, 0)
+        if row is None:
+            raise AgainstError(f"bisect: the case cannot be measured at GOOD {good.given} ({good.short}): {why}")
+        metric, value = _figure(row)
+        reference = Tried(good.commit, subject(repo.top, good.commit), "reference", metric, value)
+        log(f"gpu-budget bisect: {reference.line()}")
+        started = git(["bisect", "start", bad.commit, good.commit], tree)
+        if started.returncode != 0:
+            raise AgainstError(f"bisect: git bisect start {bad.given} {good.given} failed: {started.stderr.strip()}")
+        steps = scratch / "tried.jsonl"
+        settings = {"tree": str(tree), "folder": str(folder), "args": list(args), "scratch": str(scratch),
+                    "log": str(steps), "reference": row.to_json(), "reference_value": value}
+        (scratch / "step.json").write_text(json.dumps(settings))
+        command = ["git", "bisect", "run", sys.executable, "-m", "gpu_budget.against.bisect"]
+        process = subprocess.Popen(command, cwd=tree, env={**os.environ, STEP_ENV: str(scratch / "step.json")},
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        said = []
+        try:
+            for line in process.stdout:
+                said.append(line)
+                if line.startswith("gpu-budget bisect: "):
+                    log(line.rstrip())
+            process.wait()
+        except BaseException:
+            end_group(process)
+            raise
+        tried = tuple(Tried(**json.loads(line)) for line in steps.read_text().splitlines()) if steps.exists() else ()
+        text = "".join(said)
+        first = None
+        for line in said:
+            if line.strip().endswith("is the first bad commit"):
+                first = line.split()[0]
+        if first is None and process.returncode != 0:
+            raise AgainstError(f"bisect: git bisect run failed (exit {process.returncode}): {text[-2000:]}")
+        words = "" if first else text.strip().splitlines()[-1] if text.strip() else ""
+        return Found(reference, tried, first, words)
+
+
+def main(argv: Sequence[str]) -> int:
+    """`python -m gpu_budget bisect GOOD BAD -k CASE [--json PATH] [-- PYTEST ARGS]`."""
+    import argparse
+
+    extra: list[str] = []
+    if "--" in argv:
+        at = list(argv).index("--")
+        argv, extra = list(argv[:at]), list(argv[at + 1:])
+    parser = argparse.ArgumentParser(prog="python -m gpu_budget bisect", description=__doc__.split("\n\n")[0])
+    parser.add_argument("good", help="a commit where the case's figure is as it should be")
+    parser.add_argument("bad", help="a later commit where it has moved past the tolerance")
+    parser.add_argument("-k", dest="case", required=True, help="the case: a node id (with ::) or a -k expression")
+    parser.add_argument("--json", type=Path, help="write the commits tried and the answer here")
+    options = parser.parse_args(list(argv))
+    here = Path.cwd().resolve()
+    try:
+        repo = repo_at(here, options.good, "GOOD")
+        good, bad = resolve(repo, options.good, "GOOD"), resolve(repo, options.bad, "BAD")
+        if git(["merge-base", "--is-ancestor", good.commit, bad.commit], repo.top).returncode != 0:
+            raise AgainstError(f"bisect: GOOD {options.good} ({good.short}) is not an ancestor of BAD {options.bad} "
+                               f"({bad.short})")
+        if good.commit == bad.commit:
+            raise AgainstError(f"bisect: GOOD {options.good} and BAD {options.bad} are the same commit ({good.short})")
+        found = bisect(repo, good, bad, here, [*selection(options.case), *extra],
+                       log=lambda line: print(line, flush=True))
+    except AgainstError as exc:
+        print(f"gpu-budget bisect: error: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, Terminated):
+        print("gpu-budget bisect: interrupted: its processes were ended and the worktree removed", file=sys.stderr)
+        return 130
+    sys.stdout.write(found.text())
+    if options.json:
+        options.json.write_text(json.dumps(found.to_json(), indent=2) + "\n")
+    return 0 if found.first else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(step())
