@@ -114,7 +114,10 @@ def test_no_change_passes_and_shows_base_head_and_change(project):
 def test_a_planted_change_fails_naming_the_case_and_new_and_removed_cases_are_listed(project):
     write(project.path, mib=8 + 64, cases=("fn", "new"))  # +64 MiB held by the runner; test_old gone, test_new added
     commit(project.path, "hold 64 MiB more")
-    result = against(project, "main~1")
+    summary = project.path / "summary.md"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("GITHUB_STEP_SUMMARY", str(summary))
+        result = against(project, "main~1")
     assert result.ret == 1, result.stdout.str()
     result.stdout.fnmatch_lines(["*test_mem.py::test_fn*ram_tree*regression*",
                                  "regression: test_mem.py::test_fn: ram_tree head * (lowest of 2) > base *"])
@@ -125,6 +128,9 @@ def test_a_planted_change_fails_naming_the_case_and_new_and_removed_cases_are_li
     assert found["test_mem.py::test_new"]["status"] == "new" and found["test_mem.py::test_new"]["passed"]
     assert found["test_mem.py::test_old"]["status"] == "removed"
     assert found["test_mem.py::test_script"]["status"] == "pass"
+    written = summary.read_text()  # the comparison's one summary, no session's own
+    assert written.startswith("### GPU budget against `main~1`: FAILED (1 regression, 1 new, 1 pass, 1 removed)")
+    assert written.count("###") == 1 and "- **regression** `test_mem.py::test_fn`: ram_tree head" in written
     assert_clean(project)
 
 

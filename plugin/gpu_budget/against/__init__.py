@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_session
-from gpu_budget.against.render import Outcome, text, write_json
+from gpu_budget.against.render import Outcome, append_step_summary, text, write_json
 from gpu_budget.against.stored import stored_for
 from gpu_budget.against.verdict import judge_all, undecided
 from gpu_budget.against.worktree import (
@@ -110,6 +110,7 @@ def main(config: pytest.Config) -> int | None:
                          f"and the worktree removed\n")
         return pytest.ExitCode.INTERRUPTED
     sys.stdout.write(text(outcome))
+    append_step_summary(outcome)
     if options.json is not None:
         write_json(options.json, outcome)
         print(f"gpu-budget against: report written to {options.json}")

@@ -12,7 +12,9 @@ report are the gate's own, unchanged. Each run adds:
 - `-o gpu_budget_against=` and GPU_BUDGET_AGAINST_SIDE in the environment: the
   run measures once and hands over to nothing;
 - `-p no:randomly` unless the user's arguments name randomly: both sides run their
-  cases in the same order.
+  cases in the same order;
+- no GITHUB_STEP_SUMMARY: the comparison writes one summary (render.markdown), the
+  sessions none.
 
 A run's session is its own process group; on Ctrl-C, SIGTERM or any error it
 is sent SIGINT (pytest's own clean end: its measured children are ended by the
@@ -86,7 +88,8 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
     baselines = scratch / f"baselines-{side.name}-{index}"
     output = scratch / f"{side.name}-{index}.log"
     baselines.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, SIDE_ENV: side.name}
+    # the step summary is the comparison's (render.markdown), not each session's
+    env = {**{k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}, SIDE_ENV: side.name}
     command = [sys.executable, "-m", "pytest", *session_args(user_args, report, baselines)]
     start = time.monotonic()
     with output.open("w") as sink:

@@ -97,6 +97,27 @@ def text(outcome: Outcome) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown(outcome: Outcome) -> str:
+    """The step summary (GITHUB_STEP_SUMMARY): a heading with the verdict, the table, the reasons."""
+    from tabulate import tabulate
+
+    tally = ", ".join(f"{n} {status}" for status, n in counts(outcome.cases).items()) or "no case measured"
+    dirty = " with uncommitted changes" if outcome.head_dirty else ""
+    said = (f"Base `{outcome.base_commit[:10]}`, head `{outcome.head_commit[:10]}`{dirty}; medians shown, judged on "
+            f"each side's extremes.")
+    lines = [f"### GPU budget against `{outcome.ref}`: {'passed' if outcome.passed else 'FAILED'} ({tally})", "",
+             said, "", tabulate(rows(outcome.cases, outcome.stored), headers=HEADERS, tablefmt="github")]
+    reasons = [f"- **{c.status}** `{c.nodeid}`: {c.message}" for c in outcome.cases if c.status != "pass"]
+    return "\n".join(lines + ([""] + reasons if reasons else [])) + "\n"
+
+
+def append_step_summary(outcome: Outcome) -> None:
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(markdown(outcome))
+
+
 def write_json(path: Path, outcome: Outcome) -> None:
     """Written atomically (temp file + rename), as the gate's own report."""
     path.parent.mkdir(parents=True, exist_ok=True)
