@@ -58,6 +58,12 @@ def test_the_budget_still_applies_to_head():
     assert case.message.startswith("at head: ")
 
 
+def test_a_head_that_lost_its_expected_failure_fails():
+    """An expected over-budget case that stayed within its budget passes nothing: its row is "pass", not passed."""
+    case = judge_case("t.py::test_a", [row(100 * MiB)] * 2, [row(100 * MiB, verdict="pass", passed=False)] * 2)
+    assert (case.status, case.passed) == ("failed", False)
+
+
 def test_new_removed_and_error_at_base():
     cases = {c.nodeid: c for c in judge_all(
         [[row(1 * MiB, nodeid="t.py::old"), row(1 * MiB, nodeid="t.py::broken", error=True, verdict="error",

@@ -38,8 +38,6 @@ from gpu_budget.judge.compare import GATED
 from gpu_budget.results import Result
 from gpu_budget.units import format_size
 
-FAILING = ("regression", "over-budget", "error")  # the statuses that fail the run
-
 
 @dataclass(frozen=True)
 class Figure:
@@ -172,7 +170,8 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result]) -> C
     regressed = [f.said() for f in figs if f.regressed]
     if failing is not None:
         more = f"; and against base: {'; '.join(regressed)}" if regressed else ""
-        return CaseVerdict(nodeid, str(failing.verdict), False, f"at head: {failing.message}{more}", figs, base, head)
+        status = str(failing.verdict) if failing.verdict in ("over-budget", "error") else "failed"  # a lost reproduction
+        return CaseVerdict(nodeid, status, False, f"at head: {failing.message}{more}", figs, base, head)
     if not base:
         return CaseVerdict(nodeid, "new", True, "at head only: judged on its budget alone", figs, base, head)
     broken = next((r for r in base if r.verdict == "error" or (r.measurement is not None and not r.measurement.ok)), None)
