@@ -17,7 +17,7 @@ import json
 import statistics
 import sys
 
-from benchmarks.gpu_reports import ROOT, RESULTS, load, reproduced, rows
+from benchmarks.gpu_reports import RESULTS, ROOT, load, reproduced, rows
 
 sys.path.insert(0, str(ROOT / "plugin"))
 from gpu_budget.units import format_size
@@ -285,8 +285,8 @@ def jit() -> list[str]:
 
 def batch() -> list[str]:
     """The `batch` part: S5's largest batch within a VRAM budget, the gate's search against accelerate's finder."""
-    out = ["| scale | budget | boundary search (allocated, fresh children) | runs | accelerate from 64 (allocator "
-           "capped at the budget) | tries | sizes accelerate tried |", "|---|---|---|---|---|---|---|"]
+    out = [("| scale | budget | boundary search (allocated, fresh children) | runs | accelerate from 64 (allocator "
+           "capped at the budget) | tries | sizes accelerate tried |"), "|---|---|---|---|---|---|---|"]
     notes = {}
     for scale in ("tiny", "real"):
         note = next(n for n in load(f"gpu-batch-{scale}")["notes"] if "against_accelerate" in n["nodeid"])
