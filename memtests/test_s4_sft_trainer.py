@@ -12,12 +12,17 @@ and the wrapper outside, is refused by the Trainer: the outermost object is not
 a PeftModel, yet it reports an 8-bit model, and transformers will not fine-tune
 a "purely quantized" model.
 
-Gated by their baselines alone (no budget: the write-up's figures are an 80 GB
-card's). Tiny scale on the CPU; on a GPU the script trains on CUDA.
+The as-reported run is gated by its baseline alone (no budget: the write-up's
+figures are an 80 GB card's), at the default tolerance: over fresh sessions in
+the README's venv (benchmarks/results/s4-sft-trainer-*.report.json) it stayed
+well inside it, and the same script without checkpointing reads above it. The
+run without checkpointing is a control, measured unjudged: its peak moves more
+from session to session. Tiny scale on the CPU; on a GPU the script trains on CUDA.
 """
 
 import pytest
-from s4_wrap_order.scenarios import AS_REPORTED, SFT_TRAINER
+from s4_wrap_order.scenarios import AS_REPORTED
+from s4_wrap_order.tool import SFT_TRAINER
 
 pytest.importorskip("trl", reason="trl is in the scenarios extra: pip install -e '.[scenarios]'")
 
@@ -37,12 +42,12 @@ def training(phases) -> float:
 def test_sft_trainer_beside_the_runner(gpu_budget):
     """Wrapped, then PEFT, under SFTTrainer: with SFTConfig's default gradient checkpointing, which the wrapper hands
     on, and without it (what a wrapper hiding the model's methods leaves, as in the runner); then the runner's as
-    reported, unjudged, for the note FINDINGS.md shows: what the training adds in each."""
+    reported, both unjudged, for the note FINDINGS.md shows: what the training adds in each."""
     steps = SFT_TRAINER.params_for("tiny")["steps"]
     on = gpu_budget.measure(SFT_TRAINER, label="sft-as-reported")
-    off = gpu_budget.measure(SFT_TRAINER.with_params(gradient_checkpointing="off"), label="sft-no-checkpointing")
-    for row in (on, off):
-        assert row.info["exit_code"] == 0 and len(row.measurement.steps) == steps, row.info
+    off = gpu_budget.peak(SFT_TRAINER.with_params(gradient_checkpointing="off"))
+    for m in (on.measurement, off):
+        assert m.ok and m.info["exit_code"] == 0 and len(m.steps) == steps, m.info
     runner = gpu_budget.peak(AS_REPORTED)
     assert runner.ok and runner.info["checkpointing_active"] is False, runner.info  # the runner's wrapper hides it
     added = {"sft, checkpointing on": training(on.phases), "sft, checkpointing off": training(off.phases),
@@ -58,4 +63,9 @@ def test_sft_fix_as_written_is_refused(gpu_budget):
     """get_peft_model first, then the wrapper: the Trainer refuses to fine-tune what looks like a quantized model."""
     m = gpu_budget.peak(SFT_TRAINER.with_params(order="peft_first"))
     assert not m.ok and m.error.kind == "exit", m.error
-    assert "You cannot perform fine-tuning on purely quantized models" in m.error.message + str(m.info), m.error
+    refusal = "You cannot perform fine-tuning on purely quantized models"
+    assert refusal in m.error.message, m.error
+    assert not m.steps, m.steps  # refused before the first optimizer step
+    gpu_budget.note(SFT_TRAINER, "the write-up's fix as written (get_peft_model, then ModelWrap) does not train "
+                    "under SFTTrainer: the script fails before the first optimizer step, transformers' Trainer "
+                    f"refusing the wrapper: \"{refusal}\"", error_kind=m.error.kind)

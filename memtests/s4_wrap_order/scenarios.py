@@ -8,9 +8,6 @@ model, then wraps. The fixes are listed once, in `supports`: the generic kbit
 preparation by name, S4's own as the Fix objects of fixes.py.
 """
 
-import sys
-from pathlib import Path
-
 from gpu_budget import Scenario
 from gpu_budget.estimate import register
 
@@ -53,18 +50,3 @@ VARIANTS = {
 }
 
 register(BASE.run, "s4_wrap_order.estimate:build")  # the estimator's model of the runner (estimate.py)
-
-# S4 as its user ran it: TRL's SFTTrainer on the same tiny checkpoint (and a tokenizer), the script run unchanged as
-# a command (sft_train.py); the gate's hook in its process measures the Trainer's steps
-MODEL_KEYS = ("vocab", "hidden", "intermediate", "layers", "heads", "kv_heads", "dtype")
-SFT_TRAINER = Scenario(
-    name="s4_sft_trainer",
-    command=[sys.executable, "sft_train.py", "--model_dir", "{assets}", "--order", "{order}",
-             "--gradient_checkpointing", "{gradient_checkpointing}",
-             *(a for k in ("steps", "batch_size", "seq_len") for a in (f"--{k}", f"{{{k}}}"))],
-    cwd=str(Path(__file__).resolve().parent),
-    prepare="s4_wrap_order.tool:prepare",
-    params={"dtype": "bfloat16", "order": "wrap_first", "gradient_checkpointing": "on"},  # SFTConfig's default: on
-    scales={"tiny": {k: TINY[k] for k in (*MODEL_KEYS[:-1], "seq_len", "batch_size", "steps")}},
-    prepared_from=MODEL_KEYS,
-)

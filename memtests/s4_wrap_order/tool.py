@@ -1,14 +1,24 @@
-"""The checkpoint TRL's SFTTrainer trains in S4's tool case: the runner's tiny Llama, and a tokenizer beside it.
+"""S4 as its user ran it: TRL's SFTTrainer on the runner's tiny checkpoint, the script (sft_train.py) a command.
 
 SFTTrainer loads the model's tokenizer (its processing class) from the checkpoint
 folder, as a user's hub checkpoint holds one. No tokenizer can be downloaded
-here, so a word-level one over the model's vocabulary is built and saved; the
-script feeds token ids, so the tokenizer only has to exist and agree on size.
+here, so `prepare` builds the runner's checkpoint and saves a word-level
+tokenizer over its vocabulary beside it; the script feeds token ids, so the
+tokenizer only has to exist and agree on size. The wrap order is the script's
+`--order`, not a registered fix: the tool is run as its user ran it.
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+from gpu_budget import Scenario
+
 from .runner import prepare as prepare_model
+from .scenarios import TINY
+
+MODEL_KEYS = ("vocab", "hidden", "intermediate", "layers", "heads", "kv_heads", "dtype")  # what builds the checkpoint
 
 
 def prepare(ctx) -> None:
@@ -21,3 +31,17 @@ def prepare(ctx) -> None:
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=words, unk_token="t0", eos_token="t1", pad_token="t2",
                                         bos_token="t3")
     tokenizer.save_pretrained(ctx.assets)
+
+
+# the gate's hook in the script's process measures the Trainer's steps
+SFT_TRAINER = Scenario(
+    name="s4_sft_trainer",
+    command=[sys.executable, "sft_train.py", "--model_dir", "{assets}", "--order", "{order}",
+             "--gradient_checkpointing", "{gradient_checkpointing}",
+             *(a for k in ("steps", "batch_size", "seq_len") for a in (f"--{k}", f"{{{k}}}"))],
+    cwd=str(Path(__file__).resolve().parent),
+    prepare="s4_wrap_order.tool:prepare",
+    params={"dtype": "bfloat16", "order": "wrap_first", "gradient_checkpointing": "on"},  # SFTConfig's default: on
+    scales={"tiny": {k: TINY[k] for k in (*MODEL_KEYS[:-1], "seq_len", "batch_size", "steps")}},
+    prepared_from=MODEL_KEYS,
+)

@@ -302,14 +302,14 @@ def render(report: dict[str, Any], title: str = "Findings", sources: list[str] =
         notes[note["scenario"]].append(note)
     cpu = pairs(report["results"])
     on_gpu = {r.scenario for g in picked for r in g.results}
-    for scenario in sorted(set(cpu) | on_gpu):
+    for scenario in sorted(set(cpu) | on_gpu | set(notes)):
         entries = cpu.get(scenario, [])
         table = gpu_table(scenario, picked)
-        if not entries and not table:
+        if not entries and not table and not notes.get(scenario):
             continue
         lines += [f"## {scenario}", ""]
-        if not entries:
-            lines += table
+        if not entries:  # measured alone (no variant beside an as-reported row): its notes, its GPU rows
+            lines += note_lines(notes.get(scenario, [])) + table
             continue
         if reproduced.get(scenario):
             lines += ["| as reported | metric | peak | main process | budget | over budget by | growth per step | gate verdict |",
@@ -334,12 +334,13 @@ def render(report: dict[str, Any], title: str = "Findings", sources: list[str] =
         split = split_lines(entries, found)
         if split:
             lines += split + [""]
-        for note in notes.get(scenario, []):
-            lines.append(f"- {note['scale']}: {note['text']} (`{note['nodeid']}`)")
-        if notes.get(scenario):
-            lines.append("")
-        lines += table
+        lines += note_lines(notes.get(scenario, [])) + table
     return "\n".join(lines)
+
+
+def note_lines(notes: list[dict]) -> list[str]:
+    """A scenario's notes (a test's measured finding that is not one case's peak), a line each."""
+    return [*(f"- {note['scale']}: {note['text']} (`{note['nodeid']}`)" for note in notes), ""] if notes else []
 
 
 def main(argv: list[str]) -> int:
