@@ -1,16 +1,18 @@
 """Why S1's host RAM moves between fresh children on a CUDA host: a probe for the GPU host.
 
-On an H200, S1 as reported (real scale) read 1,753.3 MiB of host RAM in one
-session and 1,718.2 MiB in the next, the difference all in its first train
-step, while its allocated VRAM reproduced to the byte. The Trainer pins its
-DataLoader's batches by default, and torch's pinned-memory cache reuses a block
-only once the GPU has finished with it, so how much it holds depends on timing.
-This probe measures the case in fresh children, pinning on and off interleaved,
-and writes every child's figures (GPU_BUDGET_SPREAD_JSON) for the page:
+On an H200, S1 as reported (real scale) read less host RAM in a second
+session than in the first, the difference all in its first train step, while
+its allocated VRAM reproduced to the byte (benchmarks/results/gpu-real-*.report.json).
+The Trainer pins its DataLoader's batches by default, and torch's
+pinned-memory cache reuses a block only once the GPU has finished with it, so
+how much it holds could depend on timing. This probe measures the case in fresh
+children, pinning on and off interleaved, and writes every child's figures
+(GPU_BUDGET_SPREAD_JSON) for docs/gpu-results.md:
 
     pytest benchmarks/gpu_host_ram_spread.py --gpu-budget --gpu-budget-scale=real --gpu-budget-probes -p no:randomly
 
-A CUDA host only: on a CPU the Trainer pins nothing, so it skips with the reason.
+What it found (the driver's JIT, not pinning) is on that page. A CUDA host
+only: on a CPU the Trainer pins nothing, so it skips with the reason.
 """
 
 import json

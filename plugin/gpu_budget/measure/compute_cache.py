@@ -2,9 +2,9 @@
 
 A kernel shipped as PTX only is compiled by the driver the first time a process
 on the machine needs it, and kept in this cache. The compiler runs inside the
-child, so its memory is in the child's host-RAM peak: on an H200, S1 at real
-scale read about 52 MiB more in the first child on a fresh machine, and in
-every child with CUDA_CACHE_DISABLE=1 (benchmarks/results/gpu-s1-host-ram-jit-*.json).
+child, so its memory is in the child's host-RAM peak: on an H200 the first S1
+child on a fresh machine read more than every later one, and every child did
+with CUDA_CACHE_DISABLE=1 (docs/gpu-results.md, from benchmarks/results/gpu-s1-host-ram-*.json).
 A fresh CI container starts with an empty cache, so which case pays depends on
 the order cases run in. session/children.py measures again a child during which
 the cache grew.
