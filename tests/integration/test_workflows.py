@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,161 @@ def test_tox_gpu_uses_the_hosts_cuda_torch():
     assert "constraints" not in gpu.get("deps", "") and "torch" not in gpu.get("deps", "")
     assert "GPU_BUDGET_ASSETS" in gpu["passenv"]
     assert "-c constraints/cpu.txt" in tox["testenv:cpu"]["deps"]  # the CPU env keeps its pin
+
+
+# -- against mode: the pull request's merge base measured beside its head, one comment kept up to date ----------------
+
+LABEL = "gpu-budget-against"
+MARKER = "<!-- gpu-budget-against -->"
+SCRIPT = ".github/scripts/gpu_budget_against.py"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True, env=env, timeout=60).stdout.strip()
+
+
+def _commit(cwd: Path, name: str) -> str:
+    (cwd / name).write_text(name)
+    _git(cwd, "add", name)
+    _git(cwd, "commit", "-q", "-m", name)
+    return _git(cwd, "rev-parse", "HEAD")
+
+
+def test_against_mode_is_chosen_by_the_label_or_the_manual_input_and_records_nothing():
+    wf = _load(GPU)
+    assert wf["on"]["pull_request"] is None  # default types: the label is read at each push, never a run of its own
+    against = wf["on"]["workflow_dispatch"]["inputs"]["against"]
+    assert against["type"] == "string" and against["default"] == ""
+    env = _load(GPU)["jobs"]["gate"]["env"]
+    assert f"contains(github.event.pull_request.labels.*.name, '{LABEL}')" in env["AGAINST"]
+    assert "github.event_name == 'pull_request'" in env["AGAINST"]
+    assert "github.event_name == 'workflow_dispatch' && inputs.against != ''" in env["AGAINST"]
+    assert env["BASE_REF"] == "${{ github.event_name == 'pull_request' && github.base_ref || inputs.against }}"
+    # a manual run with "against" records no baselines (--gpu-budget-against refuses --gpu-budget-update) and opens
+    # no pull request of them; with "against" empty both stay as they were
+    assert env["UPDATE"].endswith("&& inputs.update-baselines && inputs.against == '' }}")
+    assert wf["jobs"]["propose-baselines"]["if"].endswith("inputs.open-pull-request && inputs.against == ''")
+
+
+def test_against_mode_measures_the_merge_base_instead_of_the_stored_baselines():
+    gate = _load(GPU)["jobs"]["gate"]
+    assert "permissions" not in gate  # the job that runs the pull request's code can write nothing
+    names = [step.get("name") or step.get("uses") for step in gate["steps"]]
+    steps = _steps(gate)
+    # the whole history only in against mode; depth 1, as before, otherwise
+    assert steps["actions/checkout@v5"]["with"] == {"fetch-depth": "${{ env.AGAINST != 'true' && 1 || 0 }}"}
+    assert steps["Memory gate"]["if"] == "env.AGAINST != 'true'"
+    merge_base = steps["Merge base to compare with"]
+    measure = steps["Memory gate against the merge base"]
+    assert merge_base["if"] == measure["if"] == "env.AGAINST == 'true'"
+    assert 'git merge-base "$base" HEAD' in merge_base["run"] and 'base="origin/$BASE_REF"' in merge_base["run"]
+    assert '"AGAINST_SHA=$sha" >> "$GITHUB_ENV"' in merge_base["run"]
+    script = measure["run"]
+    for flag in ('--gpu-budget-against="$AGAINST_SHA"', '--gpu-budget-json="$OUT/against.json"',
+                 "--gpu-budget-require-gpu", '--gpu-budget-scale "$SCALE"', '-n "$WORKERS"'):
+        assert flag in script
+    assert "--gpu-budget-update" not in script
+    assert names.index("Merge base to compare with") < names.index("Memory gate against the merge base") < \
+        names.index("Upload the report, plots and memory snapshots")  # both sides' reports go up with $OUT/
+    assert f"{SCRIPT} sides" in script
+
+
+def test_the_merge_base_step_finds_the_base_the_pull_request_was_merged_on(tmp_path):
+    """Real git: checkout's merge commit of a pull request, its base moved on since; a tag; a name that is nothing."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    _git(origin, "init", "-q")
+    _commit(origin, "a")
+    fork_point = _commit(origin, "b")
+    _git(origin, "switch", "-q", "-c", "feature")
+    _commit(origin, "c")
+    _git(origin, "switch", "-q", "main")
+    base_tip = _commit(origin, "d")
+    _git(origin, "tag", "v1", fork_point)
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", str(origin), str(clone))
+    _git(clone, "switch", "-q", "--detach", "origin/main")  # what actions/checkout makes of refs/pull/N/merge
+    _git(clone, "merge", "-q", "--no-ff", "-m", "merge", "origin/feature")
+    _commit(origin, "e")  # the base branch moves on after the merge ref was made
+    _git(clone, "fetch", "-q", "origin")
+    script = _steps(_load(GPU)["jobs"]["gate"])["Merge base to compare with"]["run"]
+
+    def step(base_ref: str) -> tuple[subprocess.CompletedProcess, str]:
+        env_file = tmp_path / f"github-{base_ref}.env"
+        env_file.touch()
+        ran = subprocess.run(["bash", "-e", "-c", script], cwd=clone, check=False, capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BASE_REF": base_ref,
+                                  "GITHUB_ENV": str(env_file)})
+        return ran, env_file.read_text()
+
+    ran, written = step("main")
+    assert ran.returncode == 0, ran.stderr
+    assert written == f"AGAINST_SHA={base_tip}\n"  # the base the merge was made on, not the newer tip
+    assert "merge base of origin/main and HEAD" in ran.stdout
+    ran, written = step("v1")  # a manual run's input: a tag (or a commit)
+    assert ran.returncode == 0 and written == f"AGAINST_SHA={fork_point}\n"
+    ran, written = step("no-such-branch")
+    assert ran.returncode == 1 and written == ""
+    assert "::error::no merge base of 'no-such-branch' and HEAD" in ran.stdout
+
+
+def test_the_against_step_keeps_its_table_for_the_comment_and_fails_as_the_gate_does(tmp_path):
+    """A stand-in `python -m pytest` writes the table to $GITHUB_STEP_SUMMARY and fails (a regression): the table lands
+    in $OUT/against.md and in the job's own summary, the sides are split out, and the step fails with pytest's code."""
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text(textwrap.dedent(f"""\
+        #!/bin/bash
+        if [ "$1" != "-m" ]; then exec {sys.executable} "$@"; fi
+        printf '%s\\n' "$@" > "$ARGS_FILE"
+        echo "### GPU budget against: FAILED" >> "$GITHUB_STEP_SUMMARY"
+        for arg in "$@"; do case "$arg" in --gpu-budget-json=*) json="${{arg#*=}}";; esac; done
+        mkdir -p "$(dirname "$json")"
+        echo '{{"kind": "against", "runs": [{{"side": "base", "index": 1, "report": {{}}}},
+               {{"side": "head", "index": 1, "report": {{}}}}]}}' > "$json"
+        exit 1
+        """))
+    fake.chmod(0o755)
+    work = tmp_path / "work"
+    (work / ".github" / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / SCRIPT, work / SCRIPT)
+    (tmp_path / "temp").mkdir()
+    summary = tmp_path / "summary.md"
+    summary.write_text("before\n")
+    script = _steps(_load(GPU)["jobs"]["gate"])["Memory gate against the merge base"]["run"]
+    ran = subprocess.run(["bash", "-e", "-c", script], cwd=work, check=False, capture_output=True, text=True,
+                         env={"PATH": f"{fake.parent}:/usr/bin:/bin", "OUT": "gpu-budget-h100", "SCALE": "real",
+                              "WORKERS": "2", "AGAINST_SHA": "f" * 40, "RUNNER_TEMP": str(tmp_path / "temp"),
+                              "GITHUB_STEP_SUMMARY": str(summary), "ARGS_FILE": str(tmp_path / "args")})
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[:4] == ["-m", "pytest", "--gpu-budget", "memtests"] and f"--gpu-budget-against={'f' * 40}" in args
+    assert "--gpu-budget-json=gpu-budget-h100/against.json" in args
+    out = work / "gpu-budget-h100"
+    assert (out / "against.md").read_text() == "### GPU budget against: FAILED\n"
+    assert summary.read_text() == "before\n### GPU budget against: FAILED\n"
+    assert (out / "base" / "run-1.report.json").is_file() and (out / "head" / "run-1.report.json").is_file()
+
+
+def test_the_comment_job_alone_may_write_and_edits_one_marked_comment():
+    wf = _load(GPU)
+    job = wf["jobs"]["comment"]
+    assert job["needs"] == "gate" and "ubuntu" in job["runs-on"]
+    condition = " ".join(job["if"].split())
+    # a failed gate is commented too; a run cancelled by a newer push leaves the comment to that push's run
+    assert condition.startswith("!cancelled() && github.event_name == 'pull_request'")
+    assert f"contains(github.event.pull_request.labels.*.name, '{LABEL}')" in condition
+    assert wf["jobs"]["gate"]["if"].split(" || ")[1] in condition  # no fork: its gate is refused, nothing to say
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert [name for name, j in wf["jobs"].items() if "pull-requests" in j.get("permissions", {})] == [
+        "propose-baselines", "comment"]  # the manual baselines pull request, and this
+    steps = _steps(job)
+    assert steps["actions/download-artifact@v7"]["with"] == {"pattern": "gpu-budget-*", "path": "reports"}
+    post = steps["Post or update the comment"]
+    assert post["env"]["GH_TOKEN"] == "${{ github.token }}" and post["env"]["GATE"] == "${{ needs.gate.result }}"
+    assert post["env"]["PR"] == "${{ github.event.pull_request.number }}"
+    assert f"python3 {SCRIPT} comment reports" in post["run"]
+
