@@ -337,3 +337,26 @@ def test_the_comment_job_alone_may_write_and_edits_one_marked_comment():
     assert post["env"]["PR"] == "${{ github.event.pull_request.number }}"
     assert f"python3 {SCRIPT} comment reports" in post["run"]
 
+
+def test_the_label_and_marker_agree_across_workflow_script_and_docs():
+    text = GPU.read_text()
+    assert text.count(f"'{LABEL}'") == 2 and MARKER in text  # the gate's AGAINST and the comment job's if
+    source = (ROOT / SCRIPT).read_text()
+    assert f'MARKER = "{MARKER}"' in source and f'LABEL = "{LABEL}"' in source
+    ci = (ROOT / "docs" / "ci.md").read_text()
+    assert f"`{LABEL}`" in ci and MARKER in ci and "against" in ci
+
+
+def test_the_comment_in_docs_ci_is_the_scripts_layout(tmp_path):
+    """docs/ci.md's example comment opens as the script composes it, up to the first runner's name."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_budget_against", ROOT / SCRIPT)
+    against = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(against)
+    ci = (ROOT / "docs" / "ci.md").read_text()
+    example = re.search(r"```markdown\n(<!-- gpu-budget-against -->\n.*?)\n```", ci, flags=re.DOTALL).group(1)
+    (tmp_path / "gpu-budget-h100").mkdir()
+    (tmp_path / "gpu-budget-h100" / "against.md").write_text(example.split("**Runner `h100`**\n\n", 1)[1])
+    composed = against.compose(tmp_path, "failure", "https://github.com/OWNER/REPO/actions/runs/RUN_ID")
+    assert composed.strip() == example.strip()
