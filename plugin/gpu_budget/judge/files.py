@@ -123,6 +123,14 @@ def validate(data: Any, path: Path) -> None:
                 and _is_size(tol.get("abs"))
             ):
                 fail(where, f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}")
+            spread = entry.get("spread")  # optional: an entry recorded over several runs (baselines.Spread)
+            if spread is not None and not (
+                isinstance(spread, dict) and set(spread) <= {"runs", "by_metric"}
+                and isinstance(spread.get("runs"), int) and not isinstance(spread["runs"], bool) and spread["runs"] >= 2
+                and isinstance(spread.get("by_metric", {}), dict)
+                and all(m in METRICS and v is not None and _is_size(v) for m, v in spread.get("by_metric", {}).items())
+            ):
+                fail(where, f"'spread' is {spread!r}, expected {{'runs': 2 or more, 'by_metric': metric -> bytes}}")
             fprint = entry.get("fingerprint", {})
             floor = fprint.get("floor") if isinstance(fprint, dict) else None
             if not isinstance(fprint, dict) or not (floor is None or isinstance(floor, int) and not isinstance(floor, bool)) \
