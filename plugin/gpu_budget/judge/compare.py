@@ -16,6 +16,15 @@ after taking off the difference of the two import floors, at the test's
 tolerance (the setups measured so far stay within it: benchmarks/RESULTS.md,
 section 7), and not at all when the allocator, glibc or AVX-512 kernels on one
 side only differ; the exact metrics are compared as usual.
+
+An entry recorded over several fresh runs (--gpu-budget-record-runs=N) holds
+their spread per gated metric (baselines.Spread). A figure is then allowed the
+larger of the test's tolerance and SPREAD_MULTIPLE times its stored spread
+(`Allowance`): the rule the default tolerances rest on (at least 6x the
+run-to-run spread: benchmarks/RESULTS.md, section 4), applied to the case's own
+noise, so a case whose peak moves with scheduling is judged against it. Where
+that allowance cannot catch a +5 % change the row says so (a warning, not a
+failure). An entry without a spread is judged exactly as before.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from typing import Any
 
 from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import fingerprint, growth
-from gpu_budget.judge.baselines import Entry
+from gpu_budget.judge.baselines import Entry, Spread
 from gpu_budget.measure.figures import Peaks, PhaseRecord
 from gpu_budget.measure.ranks import imbalance, smallest, worst
 from gpu_budget.results import Failure, Measurement, Verdict
@@ -37,6 +46,52 @@ GATED = ("ram", "ram_tensor", "vram_allocated")
 
 
 FLOOR_MOVED = 4 * 2**20  # a floor shift below the tolerance's absolute term moves no verdict, even left on
+SPREAD_MULTIPLE = 6  # a stored spread widens the allowance to 6x it: the default tolerances' own rule (RESULTS.md, 4)
+MUST_CATCH = 0.05  # a stored spread whose allowance lets +5 % pass is said in the row
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What one gated figure may move from its baseline: the test's tolerance, widened to SPREAD_MULTIPLE times the
+    spread the entry stored over its recorded runs where that is wider (spread None: the tolerance alone)."""
+
+    tolerance: Tolerance
+    spread: int | None = None
+    runs: int = 1
+
+    @classmethod
+    def of(cls, tolerance: Tolerance, spread: Spread | None, metric: str) -> Allowance:
+        each = spread.get(metric) if spread is not None else None
+        return cls(tolerance, each, spread.runs if spread is not None else 1)
+
+    @property
+    def by_spread(self) -> int:
+        return SPREAD_MULTIPLE * self.spread if self.spread is not None else 0
+
+    def widened(self, then: int) -> bool:
+        """Whether the spread, not the tolerance, sets the allowance at this baseline figure."""
+        return self.by_spread > self.tolerance.limit(then) - then
+
+    def limit(self, then: int) -> float:
+        return max(self.tolerance.limit(then), then + self.by_spread)
+
+    def floor(self, then: int) -> float:
+        return min(self.tolerance.floor(then), then - self.by_spread)
+
+    def said(self, then: int, sign: str) -> str:
+        """The allowance in a row's words: `+0.5% +4.00 MiB`, or the spread's where it is wider."""
+        if self.widened(then):
+            return (f"{sign}{format_size(self.by_spread)} ({SPREAD_MULTIPLE}x its spread {format_size(self.spread)} "
+                    f"over {self.runs} recorded runs)")
+        return f"{sign}{self.tolerance.rel:.1%} {sign}{format_size(self.tolerance.abs)}"
+
+    def too_wide(self, metric: str, then: int) -> str | None:
+        """The row's warning where the stored spread lets a +5 % change pass as noise, else None."""
+        if not then or not self.widened(then) or self.limit(then) < then * (1 + MUST_CATCH):
+            return None
+        return (f"warning: {metric}'s stored spread {format_size(self.spread)} over {self.runs} runs is too wide to "
+                f"catch +{MUST_CATCH:.0%}: it allows {format_size(self.by_spread)} ({self.by_spread / then:.1%} of the "
+                "baseline), so a change under that reads as noise")
 
 
 @dataclass(frozen=True)
@@ -151,7 +206,7 @@ def rank_breaches(measurement: Measurement, budget: Budget) -> list[str]:
 def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup,
              notes: list[str]) -> tuple[dict[str, float | None], list[str], list[str]]:
     """Each rank against its own baseline, so a regression of a rank that is not the worst is caught, and named;
-    the change per metric is the largest any rank shows."""
+    the change per metric is the largest any rank shows. A stored spread (the case's) widens each rank's allowance."""
     change: dict[str, float | None] = {}
     regressed, improved = [], []
     measured = {r.rank: r for r in measurement.ranks}
@@ -161,7 +216,8 @@ def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, se
     for rank in sorted(set(measured) & set(baseline.ranks)):
         seen: list[str] = []
         rank_change, up, down = against_baseline(measured[rank].peaks, baseline.ranks[rank], tolerance, setup, seen,
-                                                 measured[rank].phases, baseline.rank_phases.get(rank))
+                                                 measured[rank].phases, baseline.rank_phases.get(rank),
+                                                 spread=baseline.spread)
         notes += [n for n in seen if n not in notes]
         regressed += [f"rank {rank}: {r}" for r in up]
         improved += [f"rank {rank}: {i}" for i in down]
@@ -255,7 +311,7 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
         change, regressed, improved = per_rank(measurement, baseline, tolerance, setup, notes)
     else:
         change, regressed, improved = against_baseline(peaks, baseline.peaks, tolerance, setup, notes,
-                                                       measurement.phases, baseline.phases)
+                                                       measurement.phases, baseline.phases, spread=baseline.spread)
     if regressed:
         if update:
             return Judgement(Verdict.REGRESSION, True, "; ".join(notes + regressed + ["baseline updated"]), change, True)
@@ -271,10 +327,12 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
 
 def against_baseline(peaks: Peaks, base: Peaks, tolerance: Tolerance, setup: Setup,
                      notes: list[str], phases: Mapping[str, PhaseRecord] | None = None,
-                     base_phases: Mapping[str, Peaks] | None = None) -> tuple[dict[str, float | None], list[str], list[str]]:
+                     base_phases: Mapping[str, Peaks] | None = None, *,
+                     spread: Spread | None = None) -> tuple[dict[str, float | None], list[str], list[str]]:
     """Each gated metric against its baseline: the relative changes, what regressed, what improved (notes on the
-    way: which RAM figure was compared). Given the run's phase records and the baseline's phases, a regression
-    names the first phase that passed its own baseline phase (first_past)."""
+    way: which RAM figure was compared, a stored spread too wide to catch +5 %). Given the run's phase records and
+    the baseline's phases, a regression names the first phase that passed its own baseline phase (first_past).
+    `spread`: the entry's, over its recorded runs; each metric's allowance is widened to it (Allowance)."""
     change: dict[str, float | None] = {}
     regressed, improved = [], []
     for metric in GATED:
@@ -296,17 +354,20 @@ def against_baseline(peaks: Peaks, base: Peaks, tolerance: Tolerance, setup: Set
                 now -= shift
                 shown = f"{format_size(now)} (floor taken off)"
         change[metric] = (now - then) / then if then else None
-        if now > tol.limit(then):
-            where = first_past(phases or {}, base_phases or {}, metric, tol, shift)
-            regressed.append(f"{metric} {shown} > baseline {format_size(then)} +{tol.rel:.1%} +{format_size(tol.abs)}"
+        allowed = Allowance.of(tol, spread, metric)
+        warning = allowed.too_wide(metric, then)
+        notes += [warning] if warning and warning not in notes else []
+        if now > allowed.limit(then):
+            where = first_past(phases or {}, base_phases or {}, metric, allowed, shift)
+            regressed.append(f"{metric} {shown} > baseline {format_size(then)} {allowed.said(then, '+')}"
                              + (f", {where}" if where else ""))
-        elif now < tol.floor(then):
-            improved.append(f"{metric} {shown} < baseline {format_size(then)} -{tol.rel:.1%} -{format_size(tol.abs)}")
+        elif now < allowed.floor(then):
+            improved.append(f"{metric} {shown} < baseline {format_size(then)} {allowed.said(then, '-')}")
     return change, regressed, improved
 
 
-def first_past(phases: Mapping[str, PhaseRecord], base_phases: Mapping[str, Peaks], metric: str, tol: Tolerance,
-               shift: int = 0) -> str | None:
+def first_past(phases: Mapping[str, PhaseRecord], base_phases: Mapping[str, Peaks], metric: str,
+               tol: Tolerance | Allowance, shift: int = 0) -> str | None:
     """Where a regression began: the first phase of the run (in its order) whose figure of `metric`, less the
     floor `shift`, passed the limit of the same phase's figure in the baseline; None where no phase did alone
     (or the baseline kept no phases). A leak kept from step 3 on is named at step 3."""
