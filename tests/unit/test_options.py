@@ -102,6 +102,8 @@ BAD = [  # (option, bad value, what the error says is expected)
     ("gpu_budget_malloc", "jemalloc", "expected one of steady, system"),
     ("gpu_budget_cpu_dispatch", "avx9", "expected one of avx2, native"),
     ("gpu_budget_snapshot", "always", "expected one of rerun, never"),
+    ("gpu_budget_record_runs", "0", "expected a whole number >= 1"),
+    ("gpu_budget_record_runs", "four", "expected a whole number >= 1"),
     ("gpu_budget_remediate_max_runs", "many", "expected a whole number >= 1"),
     ("gpu_budget_remediate_max_runs", "0", "expected a whole number >= 1"),
     ("gpu_budget_explore_examples", "-1", "expected a whole number >= 1"),

@@ -9,6 +9,8 @@ report are the gate's own, unchanged. Each run adds:
 - `--gpu-budget-json=<temp file>`: its full report, read back as typed rows;
 - `--gpu-budget-baselines=<an empty temp folder>` and `--gpu-budget-update`: no
   stored baseline judges a run (and none is required under CI); a budget still does;
+- `--gpu-budget-record-runs=1`: each session records its cases once, whatever the
+  ini file says (the pairs are the repetition);
 - `-o gpu_budget_against=` and GPU_BUDGET_AGAINST_SIDE in the environment: the
   run measures once and hands over to nothing;
 - `-p no:randomly` unless the user's arguments name randomly: both sides run their
@@ -76,7 +78,7 @@ class Run:
 def session_args(user_args: Sequence[str], report: Path, baselines: Path) -> list[str]:
     """The run's pytest arguments: the user's, then the gate's own for this run."""
     args = [*user_args, "--gpu-budget", "--gpu-budget-update", f"--gpu-budget-json={report}",
-            f"--gpu-budget-baselines={baselines}", "-o", "gpu_budget_against="]
+            f"--gpu-budget-baselines={baselines}", "--gpu-budget-record-runs=1", "-o", "gpu_budget_against="]
     if not any("randomly" in arg for arg in user_args):
         args += ["-p", "no:randomly"]
     return args

@@ -153,13 +153,21 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict[str, Any], 
     configured = scenario.to_json(scale)
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
                     ci=ci, update=options.update, expect=expect, setup=setup, params=configured["params"], steps=mark.steps)
-    write = None
-    if verdict.write_baseline and measurement.ok:
-        entry = baselines.entry_from(measurement, configured, mark.tolerance, fprint,
-                                     datetime.date.today().isoformat())
+    write, message = None, verdict.message
+    respread = options.update and verdict.passed and baseline is not None and options.record_runs > 1 and \
+        (baseline.spread.runs if baseline.spread is not None else 1) != options.record_runs
+    if (verdict.write_baseline or respread) and measurement.ok:
+        kept, spread, failed = record_runs(scenario, run_child, measurement, options.record_runs)
+        if failed:
+            return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=failed))
+        entry = baselines.entry_from(kept, configured, mark.tolerance, fprint, datetime.date.today().isoformat(),
+                                     spread)
         write = {"path": str(path), "scale": scale, "id": case.test_id, "entry": entry}
+        if spread is not None:
+            message = (message if verdict.write_baseline else f"{message}; baseline re-recorded") + "; " + \
+                recorded_text(kept, spread)
     result = asked.but(
-        measurement=measurement, verdict=verdict.verdict, passed=verdict.passed, message=verdict.message,
+        measurement=measurement, verdict=verdict.verdict, passed=verdict.passed, message=message,
         change=verdict.change, growth_projection=None if verdict.projection is None else verdict.projection.to_json(),
         baseline=None if baseline is None else StoredBaseline(baseline.peaks, baseline.recorded, baseline.fingerprint,
                                                               baseline.phases),
@@ -177,6 +185,31 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict[str, Any], 
                                                                                          baseline.peaks if baseline else None):
         result = result.but(**_snapshot_run(scenario, run_child, options.snapshots, result.nodeid))
     return Outcome(result, write)
+
+
+def record_runs(scenario: Scenario, run_child: RunChild, first: Measurement,
+                runs: int) -> tuple[Measurement, baselines.Spread | None, str | None]:
+    """The run a baseline entry keeps and the spread of `runs` fresh runs (`first`, the judged one, and runs - 1 more
+    children through the session's runner), or why it cannot be recorded: a further run that failed records
+    nothing. One run: `first`, no spread (the entry is as one recorded before --gpu-budget-record-runs)."""
+    if runs <= 1:
+        return first, None, None
+    measured = [first]
+    for index in range(2, runs + 1):
+        again = run_child(scenario, None)
+        if not again.ok:
+            error = again.error
+            return first, None, (f"recording run {index} of {runs} failed ({error.kind}): {error.message}; "
+                                 "nothing recorded")
+        measured.append(again)
+    return baselines.median_run(measured), baselines.Spread.of([m.peaks for m in measured]), None
+
+
+def recorded_text(kept: Measurement, spread: baselines.Spread) -> str:
+    """What the row says of an entry recorded over several runs: the run kept, and the spread of each gated figure."""
+    each = ", ".join(f"{metric} {format_size(size)}" for metric, size in spread.by_metric.items())
+    return (f"{spread.runs} fresh runs: the median run's figures kept (host RAM {format_size(kept.peaks.gated_ram)}), "
+            f"spread {each or 'none measured'}")
 
 
 def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, Any], path: Path):

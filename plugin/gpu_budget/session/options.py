@@ -229,6 +229,11 @@ class Options:
         "gpu_budget_update", "write new and changed baseline entries, and re-record those recorded on another setup (so "
         "the next run compares like with like); prune entries of deleted tests only when the whole suite ran (no -k, -m, "
         "node ids or deselection).")
+    record_runs: int = option(
+        "gpu_budget_record_runs", "record a baseline entry over N fresh runs of its case: the entry keeps the median "
+        "run's figures and the spread of the gated ones, and a figure is then allowed the larger of its tolerance and six "
+        "times that spread (docs/baselines.md); with --gpu-budget-update and N above 1, an entry recorded over another "
+        "number of runs is re-recorded.", whole, 1, "N")
     # relative where the rootdir follows the invocation folder (baselines.folder_for anchors it)
     baselines: Path = option(
         "gpu_budget_baselines", "baselines folder, relative to the rootdir, or without an ini file to the test file's "
