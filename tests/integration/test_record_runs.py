@@ -1,0 +1,112 @@
+"""A baseline recorded over N fresh runs keeps their spread, and the next sessions are judged against it.
+
+The user's script (a command case) holds 32 MiB plus a random amount that
+moves from run to run, as a peak that depends on scheduling does: each run
+draws it from a generator seeded by its own process id. So that four runs are
+sure to spread, the k-th run of the recording draws within the k-th quarter of
+NOISE_MIB (a counter file numbers the runs): four runs over 8 MiB spread 4 to
+8 MiB, which the gate allows 6x (24 to 48 MiB), where the default tolerance
+(0.5 % + 4 MiB) allows about 4.3 MiB at this size. A judged run holds a fixed
+amount (FIXED_MIB): one 10 to 12 MiB above the recorded run passes inside the
+case's noise and fails once the spread is taken out of the file; one 64 MiB
+or more above it still fails.
+"""
+
+import json
+import textwrap
+
+import pytest
+
+from gpu_budget.declare.marks import DEFAULT_TOLERANCE
+
+MiB = 2**20
+
+HELD = textwrap.dedent('''
+    import fcntl
+    import os
+    import random
+
+    fixed = os.environ.get("FIXED_MIB")
+    if fixed:
+        extra = float(fixed)
+    else:
+        with open(os.environ["COUNTER"], "r+") as counter:  # which run of the recording this is
+            fcntl.flock(counter, fcntl.LOCK_EX)
+            run = int(counter.read() or 0)
+            counter.seek(0)
+            counter.write(str(run + 1))
+        quarter = float(os.environ["NOISE_MIB"]) / 4
+        extra = (run % 4 + random.Random(os.getpid()).random()) * quarter
+    held = b"\\x01" * int((32 + extra) * 2**20)
+''')
+
+TEST = textwrap.dedent('''
+    import sys
+    from pathlib import Path
+
+    import pytest
+    from gpu_budget import Scenario
+
+    HERE = Path(__file__).parent
+    ENV = {"COUNTER": str(HERE / "counter"), "NOISE_MIB": "8"}  # FIXED_MIB: from the session's environment
+
+
+    @pytest.mark.gpu_budget(ram="2 GiB")
+    def test_noisy(gpu_budget):
+        gpu_budget.measure(Scenario(name="noisy", command=[sys.executable, str(HERE / "held.py")], env=ENV))
+''')
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    """A git checkout without an ini file: memtests/test_noisy.py gating memtests/held.py."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("FIXED_MIB", raising=False)
+    (pytester.path / ".git").mkdir()
+    memtests = pytester.mkdir("memtests")
+    (memtests / "held.py").write_text(HELD)
+    (memtests / "test_noisy.py").write_text(TEST)
+    (memtests / "counter").write_text("0")
+    return pytester
+
+
+def run(pytester, name, *args):
+    """One session; its outcome and its one row of the JSON report."""
+    report = pytester.path / f"r-{name}.json"
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-o", "gpu_budget_preload=", "--gpu-budget",
+                                           f"--gpu-budget-json={report}", "memtests", *args)
+    return result, json.loads(report.read_text())["results"][0]
+
+
+def test_recorded_over_four_runs_a_case_is_judged_against_its_own_noise(project, monkeypatch):
+    recorded, row = run(project, "record", "--gpu-budget-update", "--gpu-budget-record-runs=4")
+    recorded.assert_outcomes(passed=1)
+    assert (project.path / "memtests" / "counter").read_text() == "4", row["message"]  # four fresh children ran
+    (path,) = (project.path / "baselines").glob("*/test_noisy.json")
+    stored = json.loads(path.read_text())
+    entry = stored["entries"]["tiny"]["test_noisy"]
+    spread = entry["spread"]
+    assert spread["runs"] == 4 and 3 * MiB < spread["by_metric"]["ram_tree"] < 9 * MiB, spread
+    assert "4 fresh runs: the median run's figures kept" in row["message"], row["message"]
+    then = entry["peaks"]["ram_tree"]
+
+    monkeypatch.setenv("FIXED_MIB", "16")  # 10 to 12 MiB over the median run: inside 6x its spread
+    inside, row = run(project, "inside")
+    inside.assert_outcomes(passed=1)
+    assert row["verdict"] == "pass", row["message"]
+    assert "stored spread" in row["message"] and "too wide to catch +5%" in row["message"]  # said, not failed
+    now = row["peaks"]["ram_tree"]
+    assert now > DEFAULT_TOLERANCE.limit(then), (now, then)  # the default tolerance alone fails this run
+
+    del entry["spread"]  # the same entry as one run records it: judged at the tolerance alone
+    path.write_text(json.dumps(stored))
+    alone, row = run(project, "alone")
+    alone.assert_outcomes(failed=1)
+    assert row["verdict"] == "regression" and "+0.5% +4.00 MiB" in row["message"], row["message"]
+    path.write_text(json.dumps({**stored, "entries": {"tiny": {"test_noisy": {**entry, "spread": spread}}}}))
+
+    monkeypatch.setenv("FIXED_MIB", "70")  # a planted +64 MiB (at least) over the median run
+    planted, row = run(project, "planted")
+    planted.assert_outcomes(failed=1)
+    assert row["verdict"] == "regression", row["message"]
+    assert "over 4 recorded runs" in row["message"] and "6x its spread" in row["message"], row["message"]
