@@ -61,6 +61,10 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
     ),
     "docs/baselines.md": (
         ("starts its mmap threshold at 128 KiB and raises it (up to 32 MiB)", "glibc's documented defaults (mallopt(3))"),
+        ("(`> baseline ... (6x its spread", "the multiple as the row prints it (compare.SPREAD_MULTIPLE): a setting"),
+        ("wide enough to let a +5 % change pass", "the change the row warns about (compare.MUST_CATCH): a setting"),
+        ("is too wide to catch +5%`", "the change the row warns about (compare.MUST_CATCH): a setting"),
+        ("and a planted +64 MiB still failing", "the change a test plants (tests/integration/test_record_runs.py)"),
     ),
     "docs/benchmarks.md": (
         ("(geometric mean over repetitions, 95 % interval)", "the interval's confidence level (benchmarks/overhead.py)"),
