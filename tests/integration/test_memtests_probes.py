@@ -20,6 +20,7 @@ PROBES = {  # every probe of memtests/: does it leave a note in the report (FIND
     "test_s1_wav2vec2.py::test_what_drives_ram": True,
     "test_s1_workers.py::test_start_method": True,
     "test_s2_paraformer.py::test_allocator_retention": False,
+    "test_s4_sft_trainer.py::test_sft_trainer_beside_the_runner": True,
     "test_s5_generic_oom.py::test_largest_batch_within_budget": True,
     "test_several_ranks.py::test_accelerate_without_use_cpu_trains_each_rank_alone": True,
     "test_several_ranks.py::test_a_regression_of_one_rank_is_caught_and_named": True,
