@@ -16,9 +16,9 @@ from pathlib import Path
 from gpu_budget import Scenario
 
 from .runner import prepare as prepare_model
-from .scenarios import TINY
+from .scenarios import BASE, TINY
 
-MODEL_KEYS = ("vocab", "hidden", "intermediate", "layers", "heads", "kv_heads", "dtype")  # what builds the checkpoint
+MODEL_KEYS = BASE.prepared_from  # what builds the checkpoint: the runner's own
 
 
 def prepare(ctx) -> None:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from gpu_budget.measure import procfs
+
 RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
 SCRIPT = "import sys\nheld = b'\\x01' * (int(sys.argv[1]) << 20)\n"
 HEADER = "import sys\nimport pytest\nfrom gpu_budget import Scenario\n"
@@ -187,11 +189,8 @@ def run(ctx):
 
 
 def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
+    """Running: /proc has it and it is not a zombie (procfs.read_stat, the gate's own reader)."""
+    return procfs.read_stat(pid) is not None
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])

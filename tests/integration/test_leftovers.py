@@ -1,7 +1,8 @@
 """Nothing a measured run starts outlives it: what the child leaves in its process group is ended with it."""
 
 import time
-from pathlib import Path
+
+from gpu_budget.measure import procfs
 
 RUNNERS = '''
 import os, signal, time
@@ -46,11 +47,8 @@ def test_leaves(gpu_budget, kill):
 
 
 def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
+    """Running: /proc has it and it is not a zombie (procfs.read_stat, the gate's own reader)."""
+    return procfs.read_stat(pid) is not None
 
 
 def test_a_worker_left_behind_is_ended_with_its_measured_child(pytester, monkeypatch):
