@@ -21,7 +21,7 @@ TYPE_CHECKING = False  # typing's own flag, without importing typing here
 
 _WHERE = {
     "Budget": "declare.scenario", "Scenario": "declare.scenario", "Fix": "declare.fixes", "FixError": "declare.fixes",
-    "Control": "declare.fixes",
+    "Control": "declare.fixes", "Environment": "declare.environment",
     "Measurement": "results", "Result": "results", "MissingDependency": "requires", "optional_import": "requires",
     "SizeError": "units", "format_size": "units", "parse_size": "units", "meter_callback": "measure.hf_trainer",
     "phase": "script", "step": "script",
@@ -42,6 +42,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports on first use
+    from gpu_budget.declare.environment import Environment  # noqa: F401
     from gpu_budget.declare.fixes import Control, Fix, FixError  # noqa: F401
     from gpu_budget.declare.scenario import Budget, Scenario  # noqa: F401
     from gpu_budget.measure.hf_trainer import meter_callback  # noqa: F401

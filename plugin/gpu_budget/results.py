@@ -90,6 +90,70 @@ class JitRerun(Fields):
 
 
 @dataclass(frozen=True)
+class EnvironmentRecord(Fields):
+    """The environment a case ran in (isolate/environment.py): what it holds, and what getting it ready cost.
+
+    requirements: the lines it was made from. overlay: the packages installed in it, whose versions differ from
+    (or are absent in) the running environment; every other package is the running one. named: each required
+    package and the version it runs at. key: the digest of what it holds (its folder's name; "" where the overlay
+    is empty and the case runs in the running environment itself). seconds: resolving and making it, or finding
+    it made (cached).
+    """
+
+    requirements: tuple[str, ...]
+    overlay: Mapping[str, str]
+    named: Mapping[str, str]
+    key: str
+    tool: str
+    seconds: float
+    cached: bool
+    python: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self._json(), "requirements": list(self.requirements), "overlay": dict(self.overlay),
+                "named": dict(self.named)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EnvironmentRecord:
+        return cls(tuple(data["requirements"]), dict(data["overlay"]), dict(data["named"]), data["key"], data["tool"],
+                   data["seconds"], data["cached"], data["python"])
+
+    @property
+    def described(self) -> str:
+        """'huggingface-hub==1.33.0 transformers==5.17.0': what the fingerprint records of it."""
+        return " ".join(f"{name}=={version}" for name, version in sorted(self.overlay.items()))
+
+
+@dataclass(frozen=True)
+class SweepPoint(Fields):
+    """One version of a swept package, measured for one case: its peaks and change against the reference.
+
+    reference: the version the case runs at without the sweep (gated as usual); the others are reported only.
+    status: "ok", "error" (failed to resolve, install, import or run: `message` names it) or "skipped" (it needs
+    what this host cannot give, `message` says what). change: per gated metric, against the reference's peaks.
+    """
+
+    package: str
+    version: str
+    reference: bool
+    status: str
+    peaks: Peaks | None = None
+    change: Mapping[str, float | None] = field(default_factory=dict)
+    message: str = ""
+    environment: EnvironmentRecord | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self._json(), "change": dict(self.change)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SweepPoint:
+        env = data.get("environment")
+        return cls(data["package"], data["version"], data["reference"], data["status"],
+                   None if data.get("peaks") is None else Peaks.from_json(data["peaks"]), dict(data.get("change") or {}),
+                   data.get("message", ""), None if env is None else EnvironmentRecord.from_json(env))
+
+
+@dataclass(frozen=True)
 class Measurement:
     """What one measured child found; a child that died is a measurement too (status "error", the peak so far).
 
@@ -120,6 +184,7 @@ class Measurement:
     ranks: tuple[RankFigures, ...] = ()
     node: Node | None = None
     jit_rerun: JitRerun | None = None  # this is the second run: the first one's driver compiled kernels
+    environment: EnvironmentRecord | None = None  # the environment it ran in, where the case declares one
 
     def __post_init__(self) -> None:
         if self.status not in ("ok", "error"):
@@ -136,6 +201,8 @@ class Measurement:
             "node": self.node if self.node is None or isinstance(self.node, Node) else Node.from_json(self.node),
             "jit_rerun": self.jit_rerun if self.jit_rerun is None or isinstance(self.jit_rerun, JitRerun)
             else JitRerun.from_json(self.jit_rerun),
+            "environment": self.environment if self.environment is None or isinstance(self.environment, EnvironmentRecord)
+            else EnvironmentRecord.from_json(self.environment),
         }
         for name, value in typed.items():
             object.__setattr__(self, name, value)
@@ -173,7 +240,8 @@ class Measurement:
                 "ram_tree_bound": self.ram_tree_bound, "wall_seconds": self.wall_seconds,
                 **({"ranks": [r.to_json() for r in self.ranks],
                     "node": None if self.node is None else self.node.to_json()} if self.ranks else {}),
-                **({"jit_rerun": self.jit_rerun.to_json()} if self.jit_rerun is not None else {})}
+                **({"jit_rerun": self.jit_rerun.to_json()} if self.jit_rerun is not None else {}),
+                **({"environment": self.environment.to_json()} if self.environment is not None else {})}
 
     @classmethod
     def _from_row(cls, row: Mapping[str, Any]) -> Measurement:
@@ -184,7 +252,17 @@ class Measurement:
                    cuda=peaks.vram_allocated is not None, ram_method=row.get("ram_method"),
                    ram_tree_method=row.get("ram_tree_method"), ram_tree_bound=row.get("ram_tree_bound"),
                    wall_seconds=row.get("wall_seconds"), ranks=tuple(row.get("ranks") or ()), node=row.get("node"),
-                   jit_rerun=row.get("jit_rerun"))
+                   jit_rerun=row.get("jit_rerun"), environment=row.get("environment"))
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole measurement, as it crosses a process (a helper in another environment, isolate/remote.py)."""
+        return {**self._row_fields(), "status": self.status, "exitcode": self.exitcode, "snapshot": self.snapshot,
+                "cuda": self.cuda}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Measurement:
+        return replace(cls._from_row(data), status=data["status"], exitcode=data.get("exitcode"),
+                       snapshot=data.get("snapshot"), cuda=bool(data.get("cuda")))
 
 
 @dataclass(frozen=True)
@@ -322,8 +400,11 @@ class Result:
     growth_projection: Mapping[str, Any] | None = None  # judge/growth.py's Check, where the mark declared steps=
     plot: str | None = None
     worker: Mapping[str, Any] | None = None  # an xdist worker's placement
+    sweep: tuple[SweepPoint, ...] = ()  # --gpu-budget-sweep: the case at each version swept, reported beside its verdict
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "sweep", tuple(p if isinstance(p, SweepPoint) else SweepPoint.from_json(p)
+                                                for p in self.sweep))
         typed = {"baseline": StoredBaseline, "setup": SetupNote, "snapshot_run": SnapshotRun,
                  "remediation": Remediation}  # a mapping given for a typed field is its JSON
         for name, cls in typed.items():
@@ -361,6 +442,10 @@ class Result:
         return self.measurement.error if self.measurement else None
 
     @property
+    def environment(self) -> EnvironmentRecord | None:
+        return self.measurement.environment if self.measurement else None
+
+    @property
     def measured(self) -> bool:
         """A child ran for this case (even if it crashed): the fail-safe counts it."""
         return self.measurement is not None
@@ -392,7 +477,8 @@ class Result:
                    verdict=str(self.verdict), passed=self.passed, message=self.message)
         optional = {"remediation": None if self.remediation is None else self.remediation.to_json(),
                     "snapshot_run": None if self.snapshot_run is None else self.snapshot_run.to_json(),
-                    "snapshot": self.snapshot, "growth_projection": self.growth_projection, "plot": self.plot}
+                    "snapshot": self.snapshot, "growth_projection": self.growth_projection, "plot": self.plot,
+                    "sweep": [p.to_json() for p in self.sweep] or None}
         row.update({k: v for k, v in optional.items() if v is not None})
         return row
 
@@ -413,7 +499,7 @@ class Result:
                 remediation=None if row.get("remediation") is None else Remediation.from_json(row["remediation"]),
                 snapshot_run=None if row.get("snapshot_run") is None else SnapshotRun.from_json(row["snapshot_run"]),
                 snapshot=row.get("snapshot"), growth_projection=row.get("growth_projection"), plot=row.get("plot"),
-                worker=row.get("worker"))
+                worker=row.get("worker"), sweep=tuple(row.get("sweep") or ()))
         except KeyError as exc:
             raise ValueError(f"not a gpu-budget result row (no {exc.args[0]!r}): {dict(row)!r:.200}") from None
 

@@ -109,6 +109,9 @@ BAD = [  # (option, bad value, what the error says is expected)
     ("gpu_budget_explore_examples", "-1", "expected a whole number >= 1"),
     ("gpu_budget_gpus_per_worker", "0", "expected a whole number >= 1"),
     ("gpu_budget_against", "-x", "expected a git revision (a commit, branch or tag)"),
+    ("gpu_budget_sweep", "transformers", ("sweep part 'transformers': expected PACKAGE==V1,V2[;PACKAGE==V1,...], e.g. "
+                                          "transformers==5.17.0,5.23.0;peft==0.18.1")),
+    ("gpu_budget_sweep", "peft==0.18.1;transformers==5.x", "sweep part 'transformers==5.x': '5.x' is not a version"),
 ]
 
 
@@ -127,7 +130,7 @@ def test_a_bad_ini_value_is_a_usage_error_naming_it_and_the_file(pytester, name,
 def test_every_option_has_a_bad_value_tested():
     """A new option with a parser of its own gets a line in BAD (the path options take any text)."""
     checked = {name for name, _, _ in BAD} | {"gpu_budget_baselines", "gpu_budget_json", "gpu_budget_plots",
-                                             "gpu_budget_preload"}
+                                             "gpu_budget_preload", "gpu_budget_envs"}
     assert checked == set(BY_NAME)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_budget.declare import fixes as fix_library
+from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
 from gpu_budget.units import parse_size
 
@@ -74,6 +75,8 @@ class Scenario:
               fingerprint, and on CUDA needs N GPUs of its own (--gpu-budget-gpus-per-worker).
     gpus:     how many GPUs those ranks share on CUDA, where it is not one each (ranks that share
               one GPU over gloo: gpus=1); at most `ranks`.
+    environment: an Environment(requirements=[...]) the case runs in, made by the gate over the running one
+              (docs/declaring.md, "Its own environment"): its prepare and run (or its command) run there.
     prepared_from: the params prepare may read (model dimensions, clip lengths); empty: all of them.
               Assets are keyed by these alone, so cases that differ only in what the run
               does (batch size, a fix's knob) share one prepared model; prepare is handed
@@ -93,8 +96,12 @@ class Scenario:
     env: Mapping[str, str] = field(default_factory=dict)
     ranks: int = 1
     gpus: int | None = None
+    environment: Environment | None = None
 
     def __post_init__(self) -> None:
+        if self.environment is not None and not isinstance(self.environment, Environment):
+            raise ValueError(f"scenario {self.name!r}: environment={self.environment!r}: expected "
+                             "gpu_budget.Environment(requirements=[...]) or None")
         if not isinstance(self.ranks, int) or isinstance(self.ranks, bool) or self.ranks < 1:
             raise ValueError(f"scenario {self.name!r}: ranks={self.ranks!r}: expected a whole number >= 1")
         if self.gpus is not None and (not isinstance(self.gpus, int) or isinstance(self.gpus, bool)

@@ -60,8 +60,8 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
         # the tensor counter's imports (torch's dispatch machinery) once for all children, where torch is preloaded
         counter = ["gpu_budget.measure.tensors"] if "torch" in preload else []
         context.set_forkserver_preload(["gpu_budget.isolate.child", "gpu_budget.measure.meter", *preload, *counter])
-        added = [p for p in sys.path if p and not p.startswith((sys.prefix, sys.base_prefix))]  # pytest's (memtests/):
-        path = os.pathsep.join(filter(None, [*added, os.environ.get("PYTHONPATH")]))  # 3.11's forkserver drops sys.path
+        path = os.pathsep.join(filter(None, [*child_paths(), os.environ.get("PYTHONPATH")]))  # 3.11's forkserver
+        # drops sys.path
         with _environ({**pins, "PYTHONPATH": path}):
             from multiprocessing import forkserver as server
 
@@ -71,6 +71,18 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
         raise RuntimeError(f"the forkserver already runs with preload/dispatch {_started}, not {wanted}: "
                            "one session, one forkserver")
     return _context
+
+
+def child_paths() -> list[str]:
+    """The folders this process put on sys.path (pytest's: memtests/) that the children need too: GIVEN_PATHS where
+    a helper in another environment was handed its parent's (its own sys.path also holds the running environment's
+    site folders, which must stay behind the environment's own), else sys.path's entries outside the interpreter."""
+    if GIVEN_PATHS is not None:
+        return list(GIVEN_PATHS)
+    return [p for p in sys.path if p and not p.startswith((sys.prefix, sys.base_prefix))]
+
+
+GIVEN_PATHS: list[str] | None = None  # set by remote.serve
 
 
 @contextmanager

@@ -5,8 +5,10 @@ compares it with its own and names the fields that differ. What is then
 compared, and how closely, depends on what the field is shown to move
 (docs/baselines.md, "Across machines"; benchmarks/RESULTS.md, "Across setups"):
 
-- LIBRARIES (torch, transformers, ... and CUDA, the driver): compared as
-  usual. Catching the regression an upgrade brings is what the gate is for.
+- LIBRARIES (torch, transformers, ... and CUDA, the driver, and the
+  environment a case declares: the versions it lays over the running ones):
+  compared as usual. Catching the regression an upgrade brings is what the
+  gate is for.
 - FLOOR (the packages the children import, the preload list, the CPU model,
   the kernel): measured to move only the import floor, the RSS a child
   inherits from the forkserver (packages a library imports only because they
@@ -39,7 +41,7 @@ from typing import Any
 from gpu_budget.measure.procfs import read_status
 
 LIBRARY_PACKAGES = ("torch", "transformers", "peft", "accelerate", "bitsandbytes", "funasr")
-LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory")
+LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory", "environment")
 FLOOR = ("packages", "preload", "cpu", "kernel")
 SETUP = ("isa", "threads", "command_env")
 FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks")

@@ -3,7 +3,11 @@
 Versions: 3 adds `explorations` (each {nodeid, exploration}:
 explore.Exploration.to_json); 2 adds `ram_tree` beside `ram` (peaks,
 step_peaks, steps; `ram_tree_peak` and `tree` in phases) and
-`ram_tree_method`; version 1 reports hold the main process only. Rows are
+`ram_tree_method`; version 1 reports hold the main process only. Added
+within version 3, which a reader may do without: `environments` (each
+environment a case declared or a sweep made, as each session process got it
+ready: results.EnvironmentRecord, its `seconds` and whether it was `cached`),
+and a row's `environment` and `sweep` (results.SweepPoint). Rows are
 results.Result.to_json(). Written atomically (temp file + rename).
 """
 
@@ -14,14 +18,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from gpu_budget.results import Result
+from gpu_budget.results import EnvironmentRecord, Result
 
 REPORT_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 
 
 def write_json(path: str | Path, rows: list[Result], hardware: dict[str, Any] | None, problems: list[str] = (),
-               notes: list[dict[str, Any]] = (), explorations: list[dict[str, Any]] = ()) -> None:
+               notes: list[dict[str, Any]] = (), explorations: list[dict[str, Any]] = (),
+               environments: list[EnvironmentRecord] = ()) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -30,6 +35,7 @@ def write_json(path: str | Path, rows: list[Result], hardware: dict[str, Any] | 
     # explorations: what each gpu_budget.explore() found (explore.Exploration.to_json)
     data = {"version": REPORT_VERSION, "hardware": hardware, "gate_problems": list(problems),
             "results": [r.to_json() for r in rows],
-            "notes": list(notes), "explorations": list(explorations)}
+            "notes": list(notes), "explorations": list(explorations),
+            "environments": [e.to_json() for e in environments]}
     tmp.write_text(json.dumps(data, indent=2) + "\n")
     os.replace(tmp, path)

@@ -18,12 +18,14 @@ from typing import Any
 from gpu_budget.declare.marks import BudgetMark, expectation_problem
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import command
-from gpu_budget.judge import baselines, files
+from gpu_budget.isolate.environment import EnvironmentFailed
+from gpu_budget.isolate.remote import RemoteFailed
+from gpu_budget.judge import baselines, files, fingerprint
 from gpu_budget.judge.compare import Setup, judge
 from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
 from gpu_budget.requires import MissingDependency
-from gpu_budget.results import Measurement, Result, SetupNote, SnapshotRun, StoredBaseline, Verdict
+from gpu_budget.results import EnvironmentRecord, Measurement, Result, SetupNote, SnapshotRun, StoredBaseline, Verdict
 from gpu_budget.search import remediate
 from gpu_budget.session.children import malloc_mode
 from gpu_budget.session.options import Options
@@ -104,10 +106,15 @@ def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measureme
             "which), so the budget would test nothing")
 
 
-def fingerprint_for(hardware: dict[str, Any], scenario: Scenario, malloc: str, where: str = "", device: str | None = None) -> dict[str, Any]:
+def fingerprint_for(hardware: dict[str, Any], scenario: Scenario, malloc: str, where: str = "", device: str | None = None,
+                    environment: EnvironmentRecord | None = None) -> dict[str, Any]:
     """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode and device;
-    a command case adds the environment its command runs under (the pins, and the scenario's own env, which wins)."""
+    a command case adds the environment its command runs under (the pins, and the scenario's own env, which wins);
+    a case in an environment of its own, the versions that environment lays over the running ones."""
     fprint = {k: v for k, v in hardware.items() if k not in ("key", "package_versions")}
+    if environment is not None:
+        fprint["environment"] = environment.described or None
+        fprint.update({k: v for k, v in environment.overlay.items() if k in fingerprint.LIBRARY_PACKAGES})
     mode = malloc_mode(scenario, malloc, where)
     if scenario.command is not None:
         fprint["command_env"] = command.recorded_env(hardware.get("threads", 1), mode, dict(scenario.env))
@@ -138,11 +145,17 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict[str, Any], 
         return Outcome(asked.but(verdict=Verdict.ERROR, message=problem))
 
     path = files.path_for(options.baselines, hardware["key"], case.module)
-    baseline, broken, fprint, setup = _stored(case, mark, options, hardware, path)
     try:
         measurement = run_child(scenario, None)
     except MissingDependency as exc:  # in prepare: an optional package that cannot be imported here
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=str(exc)))
+    except EnvironmentFailed as exc:  # never measured in the running environment instead
+        skip = environment_skips(exc, device)
+        return Outcome(asked.but(verdict=Verdict.SKIPPED if skip else Verdict.ERROR, passed=skip,
+                                 message=f"its environment cannot be made: {exc}"))
+    except RemoteFailed as exc:
+        return Outcome(asked.but(verdict=Verdict.ERROR, message=str(exc)))
+    baseline, broken, fprint, setup = _stored(case, mark, options, hardware, path, measurement.environment)
     if measurement.error_kind == "missing-dependency":
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=measurement.error.message))
     if broken:
@@ -212,7 +225,14 @@ def recorded_text(kept: Measurement, spread: baselines.Spread) -> str:
             f"spread {each or 'none measured'}")
 
 
-def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, Any], path: Path):
+def environment_skips(failed: EnvironmentFailed, device: dict[str, Any]) -> bool:
+    """An environment that needs another torch is a skip on a host without CUDA (the registry's Linux torch is a CUDA
+    build, which such a host could not run as it is meant to), and an error where a GPU would run it."""
+    return failed.kind == "torch" and not device.get("cuda")
+
+
+def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, Any], path: Path,
+            environment: EnvironmentRecord | None = None):
     """The case's baseline entry (None), why its file could not be read (None), its fingerprint now, and how this
     setup relates to the baseline's."""
     scenario = case.scenario
@@ -221,7 +241,7 @@ def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, 
         baseline, broken = baselines.lookup(stored, options.scale, case.test_id), None
     except files.BaselineError as exc:
         stored, baseline, broken = {}, None, str(exc)
-    fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device)
+    fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device, environment)
     setup = Setup.between(baseline.fingerprint if baseline else None, fprint, baselines.packages_of(stored, baseline),
                           hardware["package_versions"])
     if scenario.command is not None and baseline is not None and \

@@ -5,11 +5,19 @@ exploration call it without knowing the options, the assets folder or the
 forkserver behind it. A child during which the CUDA driver compiled kernels is
 measured once more, with them cached (measure/compute_cache.py): its host RAM
 held the compiler, which a machine whose cache is warm does not pay.
+
+A case with an environment of its own (Scenario.environment, or a sweep's
+version) is prepared and measured by that environment's helper
+(isolate/remote.py), its assets kept apart (a checkpoint saved by one release
+is loaded by the same one), and a command's leading sys.executable becomes
+the environment's interpreter. Where the environment holds nothing the
+running one lacks, the case runs here as usual.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +26,7 @@ from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver
 from gpu_budget.measure import compute_cache
 from gpu_budget.results import JitRerun, Measurement
+from gpu_budget.session.environments import Environments
 from gpu_budget.session.options import Options
 
 
@@ -30,30 +39,47 @@ def malloc_mode(scenario: Scenario, default: str, where: str = "") -> str:
     return mode
 
 
+def in_environment(job: dict[str, Any], python: str) -> dict[str, Any]:
+    """A scenario's JSON whose command starts with this interpreter (sys.executable) starting with `python` instead."""
+    command = job.get("command")
+    if not command or not command["argv"] or command["argv"][0] != sys.executable:
+        return job
+    return {**job, "command": {**command, "argv": [python, *command["argv"][1:]]}}
+
+
 @dataclass(frozen=True)
 class ChildRunner:
     """Prepares (cached, unmeasured) and measures scenarios at the session's scale, with its options."""
 
     options: Options
     assets: Path  # session.assets_folder: prepared checkpoints and clips, keyed by Scenario.asset_key
+    environments: Environments | None = None  # where a scenario's own environment is made
 
     def __call__(self, scenario: Scenario, cpu_only: bool = False, snapshot: dict[str, Any] | None = None) -> Measurement:
-        """Measure `scenario` in a fresh child; cpu_only: the child (and its preparation) does not see the GPU."""
+        """Measure `scenario` in a fresh child; cpu_only: the child (and its preparation) does not see the GPU.
+        A scenario's environment that cannot be made raises EnvironmentFailed: nothing is measured."""
         opts, scale = self.options, self.options.scale
         device = "cpu" if cpu_only else None
-        job, assets = scenario.to_json(scale), self.assets / scenario.asset_key(scale)
+        made = self.environments.get(scenario.environment) if scenario.environment is not None else None
+        job, key = scenario.to_json(scale), scenario.asset_key(scale)
+        runner: Any = forkserver
+        if made is not None and made.overlay:
+            job, key, runner = in_environment(job, made.python), f"{key}-env-{made.key}", self.environments.remote(made)
+        assets = self.assets / key
         if scenario.prepare:
             # unmeasured: as many threads as this process may use, to build real-scale models sooner
-            forkserver.prepare_assets(job, assets, opts.timeout, len(os.sched_getaffinity(0)), opts.preload,
-                                   dispatch_mode=opts.dispatch, device=device)
+            runner.prepare_assets(scenario_json=job, assets=assets, timeout=opts.timeout,
+                                  threads=len(os.sched_getaffinity(0)), preload=opts.preload,
+                                  dispatch_mode=opts.dispatch, device=device)
         tensors = scenario.params.get("tensor_bytes", True)
         if not isinstance(tensors, bool):
             raise TypeError(f"{scenario.name}: scenario param tensor_bytes={tensors!r}: expected True or False")
 
         def once() -> Measurement:
-            return forkserver.measure(job, assets, opts.timeout, opts.threads, opts.preload, snapshot=snapshot,
-                                      malloc=malloc_mode(scenario, opts.malloc), dispatch_mode=opts.dispatch,
-                                      tensors=tensors, device=device)
+            measured = runner.measure(scenario_json=job, assets=assets, timeout=opts.timeout, threads=opts.threads,
+                                      preload=opts.preload, snapshot=snapshot, malloc=malloc_mode(scenario, opts.malloc),
+                                      dispatch_mode=opts.dispatch, tensors=tensors, device=device)
+            return measured if made is None else replace(measured, environment=made)
 
         cache = compute_cache.folder()
         before = compute_cache.size(cache)
@@ -62,3 +88,4 @@ class ChildRunner:
         if cpu_only or snapshot is not None or not first.ok or grown <= 0:
             return first
         return replace(once(), jit_rerun=JitRerun(grown, first.peaks))
+

@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_budget.results import Result
+from gpu_budget.results import EnvironmentRecord, Result
 
 
 @dataclass
@@ -30,6 +30,7 @@ class SessionData:
     ran_functions: bool = False  # a function case's child ran (a command's processes import what they need themselves)
     hardware: dict[str, Any] | None = None  # the session's fingerprint (fingerprint.collect), with its hardware key
     device: dict[str, Any] | None = None  # what the forkserver saw (forkserver.probe)
+    environments: list[EnvironmentRecord] = field(default_factory=list)  # each made or found made, per process
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,6 +39,7 @@ class SessionData:
             "order": self.order, "selected": self.selected, "narrowed": self.narrowed, "probes": self.probes,
             "ran_functions": self.ran_functions,
             "hardware": self.hardware, "device": self.device,
+            "environments": [e.to_json() for e in self.environments],
         }
 
     @classmethod
@@ -49,7 +51,8 @@ class SessionData:
                    explorations=list(data["explorations"]), pending=list(data["pending"]), collected=collected,
                    order=list(data["order"]), selected=data["selected"], narrowed=data["narrowed"],
                    probes=data["probes"], ran_functions=data["ran_functions"], hardware=data["hardware"],
-                   device=data["device"])
+                   device=data["device"],
+                   environments=[EnvironmentRecord.from_json(e) for e in data.get("environments", [])])
 
     def merge(self, other: SessionData) -> None:
         """On the xdist controller: take in one worker's data; rows and explorations keep collection order."""
@@ -66,6 +69,7 @@ class SessionData:
         self.ran_functions = self.ran_functions or other.ran_functions
         self.hardware = self.hardware or other.hardware
         self.device = self.device or other.device
+        self.environments.extend(other.environments)
         position = {nodeid: i for i, nodeid in enumerate(self.order)}
         last = len(position)
         self.rows.sort(key=lambda r: position.get(r.test_nodeid, last))  # stable: labels keep their order

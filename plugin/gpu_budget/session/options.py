@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import pytest
 
+from gpu_budget.declare import sweep as sweeps
 from gpu_budget.declare.scenario import SCALES
 from gpu_budget.isolate import dispatch, forkserver
 from gpu_budget.search.explore import DEFAULT_EXAMPLES
@@ -92,6 +93,10 @@ def revision(value: Any) -> str:
 
 def path(value: Any) -> Path:
     return Path(text(value))
+
+
+def sweep_spec(value: Any) -> tuple[sweeps.SweepAxis, ...]:
+    return sweeps.parse(str(value))
 
 
 # -- deriving a field's value from the one given: the definitions' resolve hooks -------------------------
@@ -284,6 +289,14 @@ class Options:
         "gpu_budget_against", "measure each selected case at git revision REF too, in a worktree, interleaved with the "
         "working tree in fresh pytest sessions (base, head, base, head, ...), and judge head against base, no stored "
         "baseline needed: docs/against.md.", revision, None, "REF")
+    sweep: tuple[sweeps.SweepAxis, ...] | None = option(
+        "gpu_budget_sweep", "measure each selected case once more at each version of a package, each in an environment "
+        "made over the running one: SPEC is PACKAGE==V1,V2[;PACKAGE==V1,...], each package swept on its own (the others "
+        "as they run). The version a case runs at is gated as usual, the others are reported beside it, with their "
+        "change against it (docs/declaring.md, 'Sweeps').", sweep_spec, None, "SPEC")
+    envs: Path | None = option(
+        "gpu_budget_envs", "where the environments cases declare (and sweeps make) are kept across runs (default: "
+        "pytest's cache; an ini value is relative to the rootdir).", path, None, "DIR", resolve=from_where_given)
     preload: tuple[str, ...] = option(
         "gpu_budget_preload", "modules the forkserver imports once for all measured children (ini only; space-separated, "
         "empty for none).", tuple, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")

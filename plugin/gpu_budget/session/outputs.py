@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_budget.judge import fingerprint
-from gpu_budget.report import artifacts, json_report, summary, tally, terminal
+from gpu_budget.report import artifacts, json_report, summary, sweep_table, tally, terminal
 from gpu_budget.search.explore import Exploration
 from gpu_budget.session.data import SessionData
 from gpu_budget.session.options import Options
@@ -25,7 +25,8 @@ def write_files(data: SessionData, options: Options, problems: list[str]) -> Non
     if options.plots and data.rows:
         _plot(data, options.plots, problems)
     if options.json:
-        json_report.write_json(options.json, data.rows, data.hardware, problems, data.notes, data.explorations)
+        json_report.write_json(options.json, data.rows, data.hardware, problems, data.notes, data.explorations,
+                               data.environments)
     base = options.json.parent if options.json else options.plots
     summary.append_step_summary(data.rows, data.hardware, problems, base=base)
 
@@ -74,7 +75,8 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
     if data.rows:
         write(terminal.terminal_table(data.rows))
     for line in (terminal.remediation_lines(data.rows) + terminal.tree_lines(data.rows)
-                 + terminal.rank_lines(data.rows) + terminal.jit_lines(data.rows)):
+                 + terminal.rank_lines(data.rows) + terminal.jit_lines(data.rows)
+                 + sweep_table.sweep_lines(data.rows) + sweep_table.environment_lines(data.environments)):
         write(line)
     for row in data.rows:
         if not row.passed or row.verdict in ("improved", "error"):

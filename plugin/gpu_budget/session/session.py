@@ -32,7 +32,9 @@ from gpu_budget.search.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope,
 from gpu_budget.session import case, outputs
 from gpu_budget.session.children import ChildRunner
 from gpu_budget.session.data import SessionData
+from gpu_budget.session.environments import Environments
 from gpu_budget.session.options import Options, is_ci
+from gpu_budget.session.sweep import sweep_case
 
 MARKER = "gpu_budget"
 NOT_ENABLED = "memory-budget test: run with --gpu-budget"
@@ -53,7 +55,9 @@ class BudgetSession:
         self.problems: list[str] = []  # session-level failures: the fail-safe, baseline writes
         self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
         self.pinned_gpu: str | None = None  # a serial run on a multi-GPU host measures on this one (placement.py)
-        self.run_child = ChildRunner(self.options, assets_folder(config))
+        self.environments = Environments(lambda: environments_folder(config, self.options.envs),
+                                         self.data.environments.append)
+        self.run_child = ChildRunner(self.options, assets_folder(config), self.environments)
         self.written: Counter[str] = Counter()  # baseline entries written per file: the summary says where
 
     @property
@@ -131,6 +135,9 @@ class BudgetSession:
             self._record(outcome.baseline_write)
         store = files.path_for(self.options.baselines, self.data.hardware["key"], one.module)
         result = with_store(outcome.result, store, recorded=outcome.baseline_write is not None)
+        if self.options.sweep and result.measurement is not None:  # reported beside the verdict, never judged
+            result = result.but(sweep=sweep_case(scenario, self.options.sweep, result.measurement, self._child_for(mark),
+                                                 cuda=bool(self._probe()["cuda"])))
         self.data.rows.append(result)
         if outcome.skipped:
             pytest.skip(result.message)
@@ -201,6 +208,7 @@ class BudgetSession:
 
         An xdist worker stops here: xdist.py ships its data to the controller.
         """
+        self.environments.close()
         if self.is_worker:
             return
         self.problems.extend(write_pending(self.data, self.written))
@@ -315,6 +323,14 @@ def assets_folder(config: pytest.Config) -> Path:
         return Path(env).expanduser().resolve()
     cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
     return Path(str(cache.mkdir("gpu-budget-assets"))) if cache else Path(str(config.rootpath)) / ".gpu-budget-assets"
+
+
+def environments_folder(config: pytest.Config, given: Path | None) -> Path:
+    """Where the environments cases declare are kept: --gpu-budget-envs, else pytest's cache (kept across runs)."""
+    if given is not None:
+        return given
+    cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
+    return Path(str(cache.mkdir("gpu-budget-envs"))) if cache else Path(str(config.rootpath)) / ".gpu-budget-envs"
 
 
 def _is_budget_test(item: pytest.Item) -> bool:

@@ -1,0 +1,96 @@
+"""The environment a case declares it runs in: requirements laid over the running environment.
+
+Plain data, checked when it is built: a requirement that is not a valid
+PEP 508 line, or a requirements file that cannot be read, is an error naming
+it at collection, not a failure deep in a resolver. The gate makes the
+environment (isolate/environment.py); whatever the requirements leave open
+comes from the running environment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+
+def canonical(name: str) -> str:
+    """A distribution's name as the registry compares it (PEP 503): 'Huggingface_Hub' -> 'huggingface-hub'."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_requirement(text: str, where: str = "") -> Requirement:
+    """A PEP 508 requirement, or a ValueError naming the line."""
+    try:
+        return Requirement(text)
+    except InvalidRequirement as exc:
+        raise ValueError(f"{where}requirement {text!r} is not a valid requirement (PEP 508): {exc}") from None
+
+
+def _file_lines(path: Path, where: str) -> tuple[str, ...]:
+    """The requirement lines of a requirements file: comments and blanks dropped; options (-r, -c, -e) refused."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ValueError(f"{where}requirements file {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+    lines = []
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("-"):
+            raise ValueError(f"{where}requirements file {str(path)!r}: {line!r}: only requirement lines are read "
+                             "(no -r, -c, -e or index options)")
+        parse_requirement(line, f"{where}requirements file {str(path)!r}: ")
+        lines.append(line)
+    return tuple(lines)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Requirements a case runs with, laid over the running environment (docs/declaring.md, "Its own environment").
+
+    requirements: PEP 508 lines ("transformers==5.17.0", "peft<0.19").
+    files:        requirements files (plain requirement lines), read when the Environment is built; a relative
+                  path is taken from the folder pytest is started in.
+    """
+
+    requirements: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("requirements", "files"):
+            value = getattr(self, name)
+            if isinstance(value, (str, Path)) or not isinstance(value, Sequence):
+                raise TypeError(f"Environment({name}={value!r}): expected a list of strings")
+            object.__setattr__(self, name, tuple(str(v) for v in value))
+        for text in self.requirements:
+            parse_requirement(text, "Environment: ")
+        for file in self.files:
+            _file_lines(Path(file), "Environment: ")
+        if not self.requirements and not self.files:
+            raise ValueError("Environment(): give requirements=[...] or files=[...] (an empty one is the running "
+                             "environment: leave environment= out)")
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """Every requirement, the files' read now (a file edited since collection is read as it is)."""
+        from_files = tuple(line for file in self.files for line in _file_lines(Path(file), "Environment: "))
+        return (*self.requirements, *from_files)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The canonical names of the packages it requires, in order."""
+        return tuple(dict.fromkeys(canonical(Requirement(line).name) for line in self.lines))
+
+    def with_requirement(self, line: str) -> Environment:
+        """This environment with `line` in place of any requirement of the same package (a sweep's version)."""
+        name = canonical(parse_requirement(line).name)
+        kept = tuple(r for r in self.lines if canonical(Requirement(r).name) != name)
+        return Environment(requirements=(*kept, line))
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"requirements": list(self.lines)}

@@ -1,0 +1,291 @@
+"""Making the environment a case declares: its requirements resolved, and only what they change installed.
+
+How (docs/declaring.md, "Its own environment", says why):
+
+1. Resolve. uv (`uv pip compile`, the running environment's versions given
+   as preferences: uv keeps a version it finds in the output file wherever
+   the requirements allow it) or, where uv is missing, pip (`pip install
+   --dry-run --report`, run in the running environment: pip keeps what is
+   installed wherever it satisfies the requirements). Metadata only: no wheel
+   of a package that stays as it is, torch included, is downloaded.
+2. The overlay: the resolved packages whose version differs from the running
+   one's (or which the running environment lacks). Where torch is among them,
+   nothing is made (EnvironmentFailed, kind "torch"): the registry's Linux
+   torch wheels are CUDA builds of gigabytes.
+3. Make. A venv holding the overlay alone (installed with --no-deps, the
+   resolution being whole), and a .pth file that puts the running
+   environment's site folders behind its own: the overlay wins, everything
+   else (torch, the plugin) is the running environment's.
+
+Cached across runs under `root`: a resolution by a digest of its inputs (the
+requirements, the interpreter, the running environment's versions, the
+tool), a venv by a digest of what it holds; each made under a file lock, so
+xdist workers make it once between them and the others find it made. A
+requirement that cannot resolve or install raises EnvironmentFailed naming it:
+a case is never measured in the running environment instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.version import InvalidVersion, Version
+
+from gpu_budget.declare.environment import canonical
+from gpu_budget.results import EnvironmentRecord
+
+TOOLS = ("uv", "pip")
+COMPLETE = ".gpu-budget-complete"  # written last: a venv without it was cut off, and is made again
+PTH = "zz-gpu-budget-running.pth"
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
+TOOL_TIMEOUT = 1800  # seconds for one resolve or install
+
+
+class EnvironmentFailed(Exception):
+    """An environment that cannot be made: kind "resolve", "install", "torch" or "tool"; the message names why."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Tool:
+    """The installer: uv (its binary) or pip (the running interpreter's)."""
+
+    name: str
+    argv: tuple[str, ...]
+
+
+def find_tool(prefer: str | None = None) -> Tool:
+    """uv where it is found (on PATH, beside this interpreter, or as the `uv` package), else pip; `prefer` forces one."""
+    if prefer is not None and prefer not in TOOLS:
+        raise ValueError(f"environment tool {prefer!r}: expected one of {', '.join(TOOLS)}")
+    if prefer in (None, "uv"):
+        uv = shutil.which("uv") or _beside_interpreter("uv") or _uv_package()
+        if uv:
+            return Tool("uv", (uv,))
+        if prefer == "uv":
+            raise EnvironmentFailed("tool", "uv is not installed here (pip install uv)")
+    if importlib.util.find_spec("pip") is not None:
+        return Tool("pip", (sys.executable, "-m", "pip"))
+    raise EnvironmentFailed("tool", "neither uv nor pip is installed in the running environment: a case's own "
+                                    "environment needs one (pip install uv)")
+
+
+def _beside_interpreter(name: str) -> str | None:
+    path = Path(sys.executable).parent / name
+    return str(path) if os.access(path, os.X_OK) else None
+
+
+def _uv_package() -> str | None:
+    if importlib.util.find_spec("uv") is None:
+        return None
+    try:
+        from uv import find_uv_bin
+
+        return find_uv_bin()
+    except Exception:  # noqa: BLE001  a uv package without its binary: as missing
+        return None
+
+
+def _public(version: str) -> str:
+    """A version without its local label ("2.13.0+cpu" -> "2.13.0"): what a registry's metadata names."""
+    try:
+        return Version(version).public
+    except InvalidVersion:
+        return version
+
+
+def running_versions() -> dict[str, str]:
+    """Canonical name -> public version of every distribution the running interpreter finds (the first on its path)."""
+    from importlib import metadata
+
+    found: dict[str, str] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and canonical(name) not in found:
+            found[canonical(name)] = _public(dist.version)
+    return dict(sorted(found.items()))
+
+
+def running_sites() -> list[str]:
+    """The running environment's site folders, in the order its interpreter reads them."""
+    sites = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    user = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    return sites + ([user] if user and os.path.isdir(user) else [])
+
+
+def _digest(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (created): other processes, xdist workers among them, wait here."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None) -> str:
+    """Run a tool; its stdout, or EnvironmentFailed(kind) with `what` and the end of its stderr."""
+    try:
+        proc = subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, timeout=TOOL_TIMEOUT,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EnvironmentFailed(kind, f"{what}: {exc}") from None
+    if proc.returncode != 0:  # the tool's own words, on one line (uv wraps its sentences)
+        lines = [line.strip() for line in (proc.stderr or proc.stdout).strip().splitlines()[-15:]]
+        said = " ".join(line for line in lines if line and not line.startswith("WARNING:"))
+        raise EnvironmentFailed(kind, f"{what}: {said or f'exit {proc.returncode}'}")
+    return proc.stdout
+
+
+def _named(requirements: Sequence[str], text: str) -> list[str]:
+    """The requirements a tool's error names (all of them where it names none)."""
+    lowered = text.lower()
+    named = [r for r in requirements if Requirement(r).name.lower() in lowered
+             or canonical(Requirement(r).name) in lowered]
+    return named or list(requirements)
+
+
+# -- resolving ---------------------------------------------------------------------------------------------
+
+def resolve(requirements: Sequence[str], tool: Tool, running: dict[str, str]) -> dict[str, str]:
+    """The overlay: canonical name -> version, for each resolved package whose version the running environment
+    does not have."""
+    with tempfile.TemporaryDirectory(prefix="gpu-budget-resolve-") as tmp:
+        Path(tmp, "requirements.in").write_text("\n".join(requirements) + "\n")
+        try:
+            pins = _resolve_uv(tmp, tool, running) if tool.name == "uv" else _resolve_pip(tmp, tool)
+        except EnvironmentFailed as exc:
+            named = ", ".join(_named(requirements, str(exc)))
+            raise EnvironmentFailed("resolve", f"cannot resolve {named}: {exc}") from None
+    return {name: version for name, version in sorted(pins.items()) if running.get(name) != _public(version)}
+
+
+def _resolve_uv(tmp: str, tool: Tool, running: dict[str, str]) -> dict[str, str]:
+    out = Path(tmp, "resolved.txt")  # uv prefers the versions an existing output file holds
+    out.write_text("".join(f"{name}=={version}\n" for name, version in running.items()))
+    _run([*tool.argv, "pip", "compile", "requirements.in", "-o", str(out), "--python", sys.executable, "--quiet",
+          "--no-header", "--no-annotate"], "resolve", "uv pip compile said", cwd=tmp)
+    pins = {}
+    for line in out.read_text().splitlines():
+        found = _PIN.match(line.strip())
+        if found:
+            pins[canonical(found.group(1))] = found.group(2)
+    return pins
+
+
+def _resolve_pip(tmp: str, tool: Tool) -> dict[str, str]:
+    report = Path(tmp, "report.json")  # pip keeps what is installed here wherever it satisfies the requirements
+    _run([*tool.argv, "install", "--dry-run", "--quiet", "--no-input", "--report", str(report), "-r",
+          "requirements.in"], "resolve", "pip install --dry-run said", cwd=tmp)
+    installs = json.loads(report.read_text()).get("install", [])
+    return {canonical(item["metadata"]["name"]): item["metadata"]["version"] for item in installs}
+
+
+# -- making ------------------------------------------------------------------------------------------------
+
+def _python_of(folder: Path) -> Path:
+    return folder / "bin" / "python"
+
+
+def _site_of(python: Path) -> str:
+    return subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL).stdout.strip()
+
+
+def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[str]) -> None:
+    """A venv at `folder` holding `overlay` alone, the running environment's site folders behind its own."""
+    pins = [f"{name}=={version}" for name, version in overlay.items()]
+    if tool.name == "uv":
+        _run([*tool.argv, "venv", "--quiet", "--python", sys.executable, str(folder)], "install", "uv venv failed")
+    else:
+        _run([sys.executable, "-m", "venv", "--without-pip", str(folder)], "install", "python -m venv failed")
+    python = _python_of(folder)
+    # a .pth line that imports runs at startup, after the venv's own folder is on sys.path: addsitedir appends, and
+    # reads the running folders' own .pth files (an editable install's path among them)
+    Path(_site_of(python), PTH).write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in sites))
+    install = ([*tool.argv, "pip", "install", "--quiet", "--python", str(python), "--no-deps", *pins]
+               if tool.name == "uv" else
+               [*tool.argv, "--python", str(python), "install", "--quiet", "--no-input", "--no-deps", *pins])
+    try:
+        _run(install, "install", f"{tool.name} pip install said" if tool.name == "uv" else "pip install said")
+    except EnvironmentFailed as exc:
+        named = ", ".join(_named(pins, str(exc)))
+        raise EnvironmentFailed("install", f"cannot install {named}: {exc}") from None
+
+
+def make(requirements: Sequence[str], root: Path, tool: Tool | None = None) -> EnvironmentRecord:
+    """The environment of `requirements`, made under `root` or found made there; EnvironmentFailed where it cannot be."""
+    t0 = time.monotonic()
+    root, tool = Path(root).resolve(), tool or find_tool()
+    requirements = tuple(requirements)
+    running = running_versions()
+    overlay = _resolution(requirements, tool, running, root)
+    named = {}
+    for line in requirements:
+        name = canonical(Requirement(line).name)
+        named[name] = overlay.get(name) or running.get(name) or "?"
+    if "torch" in overlay:
+        have = running.get("torch")
+        raise EnvironmentFailed("torch", f"{', '.join(requirements)} need torch {overlay['torch']}, not the running "
+                                         f"{'torch ' + have if have else 'environment, which has no torch'}: another "
+                                         "torch is not downloaded (the registry's Linux torch wheels are CUDA builds of "
+                                         "gigabytes); run it where that torch is installed")
+    if not overlay:  # the running environment satisfies them: the case runs in it
+        return EnvironmentRecord(requirements, {}, named, "", tool.name, round(time.monotonic() - t0, 3), True,
+                                 sys.executable)
+    sites = running_sites()
+    key = _digest({"python": sys.executable, "version": sys.version, "sites": sites, "overlay": overlay})
+    folder = root / f"env-{key}"
+    with _locked(root / f"env-{key}.lock"):
+        cached = (folder / COMPLETE).exists()
+        if not cached:
+            if folder.exists():  # cut off while it was being made
+                shutil.rmtree(folder)
+            try:
+                _make_venv(folder, overlay, tool, sites)
+            except BaseException:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise
+            (folder / COMPLETE).write_text(json.dumps({"requirements": list(requirements), "overlay": overlay}) + "\n")
+    return EnvironmentRecord(requirements, overlay, named, key, tool.name, round(time.monotonic() - t0, 3), cached,
+                             str(_python_of(folder)))
+
+
+def _resolution(requirements: tuple[str, ...], tool: Tool, running: dict[str, str], root: Path) -> dict[str, str]:
+    """The overlay of `requirements`, resolved once for these inputs and kept under `root/resolved`."""
+    key = _digest({"requirements": requirements, "python": sys.executable, "version": sys.version,
+                   "running": running, "tool": tool.name})
+    kept = root / "resolved" / f"{key}.json"
+    with _locked(root / "resolved" / f"{key}.lock"):
+        if kept.exists():
+            return json.loads(kept.read_text())
+        overlay = resolve(requirements, tool, running)
+        tmp = kept.with_suffix(".tmp")
+        tmp.write_text(json.dumps(overlay, sort_keys=True) + "\n")
+        os.replace(tmp, kept)
+    return overlay

@@ -1,0 +1,131 @@
+"""A case in its own environment: a helper process of that environment's interpreter runs the forkserver there.
+
+A function case runs in a child forked from a forkserver that preloaded
+torch and transformers. In another environment the same holds: the helper,
+started once per environment and session process (`python -m
+gpu_budget.isolate.remote` with the environment's interpreter), starts its
+own forkserver with the session's preload, so its children import the
+environment's versions and are measured exactly as the running
+environment's are (the same preload, floor and pins). A command case goes
+the same way: its measuring child comes from the helper's forkserver, with
+the environment's bin folder first on PATH (a command's leading
+sys.executable is replaced by the environment's interpreter in children.py).
+
+The helper imports no torch itself (the plugin stays lazy) and takes one
+JSON request a line on stdin, answering one line on stdout; it ends when its
+stdin closes, and its forkserver with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any
+
+from gpu_budget.isolate import forkserver
+from gpu_budget.requires import MissingDependency
+from gpu_budget.results import Measurement
+
+START_SECONDS = 300  # a helper's forkserver start (the preload's imports) on top of a request's own timeout
+
+
+class RemoteFailed(RuntimeError):
+    """The helper died or did not answer: the case fails with this message."""
+
+
+class Remote:
+    """The session's side of one environment's helper."""
+
+    def __init__(self, python: str, paths: list[str]) -> None:
+        self.python = python
+        bin_dir = str(Path(python).parent)
+        env = {**os.environ, "VIRTUAL_ENV": str(Path(bin_dir).parent),
+               "PATH": os.pathsep.join(filter(None, [bin_dir, os.environ.get("PATH")])),
+               "PYTHONPATH": os.pathsep.join(filter(None, [*paths, os.environ.get("PYTHONPATH")]))}
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  kept for the message of a helper that died
+        self.proc = subprocess.Popen([python, "-m", "gpu_budget.isolate.remote"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr, env=env, text=True, bufsize=1)
+
+    def call(self, op: str, wait: float, **kwargs: Any) -> dict[str, Any]:
+        """Send one request and wait for its answer (at most `wait` plus the helper's start)."""
+        try:
+            self.proc.stdin.write(json.dumps({"op": op, "kwargs": kwargs}) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise RemoteFailed(self._died()) from None
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.proc.stdout, selectors.EVENT_READ)
+            if not selector.select(wait + START_SECONDS):
+                self.close()
+                raise RemoteFailed(f"the helper of {self.python} did not answer in {wait + START_SECONDS:.0f} s")
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RemoteFailed(self._died())
+        answer = json.loads(line)
+        if "missing" in answer:
+            raise MissingDependency(answer["missing"])
+        if "error" in answer:
+            raise RemoteFailed(f"in the environment of {self.python}: {answer['error']}")
+        return answer
+
+    def measure(self, scenario_json: dict[str, Any], assets: Path, timeout: float, **kwargs: Any) -> Measurement:
+        """forkserver.measure, in the helper's environment."""
+        answer = self.call("measure", timeout, scenario_json=scenario_json, assets=str(assets), timeout=timeout, **kwargs)
+        return Measurement.from_json(answer["measurement"])
+
+    def prepare_assets(self, scenario_json: dict[str, Any], assets: Path, timeout: float, **kwargs: Any) -> None:
+        """forkserver.prepare_assets, in the helper's environment."""
+        self.call("prepare", timeout, scenario_json=scenario_json, assets=str(assets), timeout=timeout, **kwargs)
+
+    def _died(self) -> str:
+        self.proc.wait(timeout=30)
+        self.stderr.seek(0)
+        tail = "\n".join(self.stderr.read().decode(errors="replace").strip().splitlines()[-15:])
+        return f"the helper of {self.python} exited with {self.proc.returncode}" + (f":\n{tail}" if tail else "")
+
+    def close(self) -> None:
+        """Its stdin closed: the helper ends, and its forkserver with it."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.stderr.close()
+
+
+def _answer(request: dict[str, Any]) -> dict[str, Any]:
+    kwargs = request["kwargs"]
+    try:
+        if request["op"] == "measure":
+            return {"measurement": forkserver.measure(kwargs.pop("scenario_json"), Path(kwargs.pop("assets")),
+                                                      **kwargs).to_json()}
+        if request["op"] == "prepare":
+            forkserver.prepare_assets(kwargs.pop("scenario_json"), Path(kwargs.pop("assets")), **kwargs)
+            return {"ok": True}
+        return {"error": f"unknown request {request['op']!r}"}
+    except MissingDependency as exc:
+        return {"missing": str(exc)}
+    except Exception as exc:  # noqa: BLE001  told to the session, which fails the case with it
+        return {"error": f"{type(exc).__name__}: {exc}" if isinstance(exc, RuntimeError) else traceback.format_exc()}
+
+
+def serve() -> None:
+    """Answer requests until stdin closes; the folders the children need come on PYTHONPATH, so the forkserver adds
+    none of this interpreter's own (the running environment's site folders stay behind the environment's)."""
+    forkserver.GIVEN_PATHS = []
+    for line in sys.stdin:
+        if line.strip():
+            sys.stdout.write(json.dumps(_answer(json.loads(line))) + "\n")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    serve()

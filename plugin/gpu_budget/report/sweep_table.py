@@ -1,0 +1,85 @@
+"""A sweep side by side: per swept package, one row per case and one column per version, and the environments made.
+
+Each cell is the case's gated host-RAM figure (and allocated VRAM where
+measured) at that version, with its change against the version the case ran
+at, whose cell is the gated run's own figure. A version that could not be
+made or run says so in its cell and, in full, on a line below the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.version import InvalidVersion, Version
+
+from gpu_budget.results import EnvironmentRecord, Result, SweepPoint
+from gpu_budget.units import format_size
+
+
+def _order(version: str) -> tuple:
+    try:
+        return (0, Version(version))
+    except InvalidVersion:
+        return (1, version)
+
+
+def _figure(point: SweepPoint) -> str:
+    if point.status != "ok" or point.peaks is None:
+        return point.status
+    parts = [f"{format_size(point.peaks.gated_ram)}"]
+    if point.peaks.vram_allocated is not None:
+        parts.append(f"VRAM {format_size(point.peaks.vram_allocated)}")
+    text = ", ".join(parts)
+    if point.reference:
+        return text
+    ram = point.change.get("ram_tree", point.change.get("ram"))
+    shown = [f"{ram:+.1%}" if ram is not None else None,
+             f"VRAM {point.change['vram_allocated']:+.1%}" if point.change.get("vram_allocated") is not None else None]
+    shown = [s for s in shown if s]
+    return f"{text} ({', '.join(shown)})" if shown else text
+
+
+def sweep_lines(rows: Iterable[Result]) -> list[str]:
+    """The sweep's tables (one per package) and, below each, the versions that failed, named."""
+    from tabulate import tabulate
+
+    rows = [row for row in rows if row.sweep]
+    packages = list(dict.fromkeys(p.package for row in rows for p in row.sweep))
+    lines: list[str] = []
+    for package in packages:
+        points = {row.nodeid: [p for p in row.sweep if p.package == package] for row in rows}
+        running = {p.version for each in points.values() for p in each if p.reference}
+        versions = sorted({p.version for each in points.values() for p in each}, key=_order)
+        headers = ["test", *(f"{v} (ran at)" if v in running else v for v in versions)]
+        table = []
+        for nodeid, each in points.items():
+            by_version = {p.version: p for p in each}
+            table.append([nodeid, *(_figure(by_version[v]) if v in by_version else "-" for v in versions)])
+        lines.append(f"sweep of {package}: the gated host RAM per version, change against the version each case "
+                     "ran at (gated there as usual; the others reported)")
+        lines.extend(tabulate(table, headers=headers, tablefmt="simple").splitlines())
+        failed: dict[tuple[str, str, str], list[str]] = {}  # one line per version and reason, naming its cases
+        for nodeid, each in points.items():
+            for p in each:
+                if p.status != "ok":
+                    failed.setdefault((p.version, p.status, p.message), []).append(nodeid)
+        for (version, status, message), nodeids in failed.items():
+            lines.append(f"{package} {version} {status} ({len(nodeids)} case(s): {', '.join(nodeids)}): {message}")
+    return lines
+
+
+def environment_lines(records: Iterable[EnvironmentRecord]) -> list[str]:
+    """One line per environment: what it lays over the running one, the seconds it was made in, and found made."""
+    by_key: dict[tuple[str, ...], list[EnvironmentRecord]] = {}
+    for record in records:
+        by_key.setdefault(record.requirements, []).append(record)
+    lines = []
+    for requirements, made in by_key.items():
+        first = [r for r in made if not r.cached]
+        found = [r for r in made if r.cached]
+        held = f"installs {made[0].described}" if made[0].overlay else "the running environment satisfies it"
+        how = [f"made in {first[0].seconds:.1f} s ({first[0].tool})"] if first else []
+        if found:
+            how.append(f"found made {len(found)} time(s), in {max(r.seconds for r in found):.2f} s at most")
+        lines.append(f"environment {', '.join(requirements)} ({held}): {'; '.join(how)}")
+    return lines

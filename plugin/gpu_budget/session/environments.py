@@ -1,0 +1,57 @@
+"""The session's environments: each made (or found made) once per process, its helper started once.
+
+A case's own environment, or a sweep's version, is made through
+isolate/environment.py under the session's folder (--gpu-budget-envs, else
+pytest's cache), which keeps it across runs; xdist workers share the folder
+and its locks, so one makes it and the others find it. Each time this
+process gets one ready, its record (what it holds, the seconds it took,
+whether it was found made) goes to `records`, the JSON report's
+"environments". A failure is kept too, so a second case of the same
+environment fails at once with the same message.
+"""
+
+from __future__ import annotations
+
+import atexit
+from collections.abc import Callable
+from pathlib import Path
+
+from gpu_budget.declare.environment import Environment
+from gpu_budget.isolate import forkserver
+from gpu_budget.isolate.environment import EnvironmentFailed, make
+from gpu_budget.isolate.remote import Remote
+from gpu_budget.results import EnvironmentRecord
+
+
+class Environments:
+    def __init__(self, root: Callable[[], Path], on_made: Callable[[EnvironmentRecord], None]) -> None:
+        self._root, self._on_made = root, on_made
+        self._made: dict[tuple[str, ...], EnvironmentRecord | EnvironmentFailed] = {}
+        self._remotes: dict[str, Remote] = {}
+        atexit.register(self.close)
+
+    def get(self, environment: Environment) -> EnvironmentRecord:
+        """The environment made; EnvironmentFailed (the same one for every case asking) where it cannot be."""
+        lines = environment.lines
+        if lines not in self._made:
+            try:
+                self._made[lines] = made = make(lines, self._root())
+            except EnvironmentFailed as exc:
+                self._made[lines] = exc
+            else:
+                self._on_made(made)
+        found = self._made[lines]
+        if isinstance(found, EnvironmentFailed):
+            raise found
+        return found
+
+    def remote(self, made: EnvironmentRecord) -> Remote:
+        """The helper running the forkserver of this environment (started on first use)."""
+        if made.python not in self._remotes:
+            self._remotes[made.python] = Remote(made.python, forkserver.child_paths())
+        return self._remotes[made.python]
+
+    def close(self) -> None:
+        for remote in self._remotes.values():
+            remote.close()
+        self._remotes.clear()

@@ -1,0 +1,102 @@
+"""A sweep: one judged case measured again at each version of a swept package, reported beside its verdict.
+
+The version a case runs at without the sweep (the running environment's, or
+its own environment's) is the reference: that measurement is the case's
+gated one, judged and baselined as usual. Every other version is the case
+again in an environment with `PACKAGE==VERSION` laid over its own (isolate/
+environment.py makes it, once per session), measured through the same child
+runner, never judged, never recorded: a SweepPoint with its peaks and change
+against the reference. A version that cannot be made, imported or run is a
+point named as such, and the other versions are still measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from importlib import metadata
+
+from gpu_budget.declare.environment import Environment
+from gpu_budget.declare.scenario import Scenario
+from gpu_budget.declare.sweep import SweepAxis
+from gpu_budget.isolate.environment import EnvironmentFailed
+from gpu_budget.isolate.remote import RemoteFailed
+from gpu_budget.measure.figures import Peaks
+from gpu_budget.requires import MissingDependency
+from gpu_budget.results import Measurement, SweepPoint
+
+RunChild = Callable[[Scenario, "dict | None"], Measurement]
+COMPARED = ("ram_tree", "ram", "vram_allocated")  # the gated figures, each against the reference's
+
+
+def reference_version(package: str, measured: Measurement) -> str | None:
+    """The version of `package` the case ran at: its environment's, else the running environment's (None: absent)."""
+    env = measured.environment
+    if env is not None and package in env.named:
+        return env.named[package]
+    if env is not None and package in env.overlay:
+        return env.overlay[package]
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def same_version(a: str | None, b: str | None) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    if a is None or b is None:
+        return False
+    try:
+        return Version(a).public == Version(b).public
+    except InvalidVersion:
+        return a == b
+
+
+def change(reference: Peaks, other: Peaks) -> dict[str, float | None]:
+    """Per gated figure, the relative change of `other` against `reference` (None where either lacks it)."""
+    out: dict[str, float | None] = {}
+    for metric in COMPARED:
+        before, after = getattr(reference, metric), getattr(other, metric)
+        if before is not None or after is not None:
+            out[metric] = None if not before or after is None else round((after - before) / before, 6)
+    return out
+
+
+def sweep_case(scenario: Scenario, axes: Sequence[SweepAxis], reference: Measurement, run_child: RunChild,
+               cuda: bool) -> tuple[SweepPoint, ...]:
+    """The case at each swept version: the reference point first (its figures are the gated run's), then the others."""
+    points: list[SweepPoint] = []
+    for axis in axes:
+        ran_at = reference_version(axis.package, reference)
+        points.append(SweepPoint(axis.package, ran_at or "(not installed)", True, "ok" if reference.ok else "error",
+                                 reference.peaks, {}, "" if reference.ok else _failed(reference),
+                                 reference.environment))
+        for version in axis.versions:
+            if not same_version(version, ran_at):
+                points.append(_point(scenario, axis, version, reference, run_child, cuda))
+    return tuple(points)
+
+
+def _point(scenario: Scenario, axis: SweepAxis, version: str, reference: Measurement, run_child: RunChild,
+           cuda: bool) -> SweepPoint:
+    line = axis.requirement(version)
+    base = scenario.environment or Environment(requirements=(line,))
+    swept = replace(scenario, environment=base.with_requirement(line))
+    try:
+        measured = run_child(swept, None)
+    except EnvironmentFailed as exc:
+        status = "skipped" if exc.kind == "torch" and not cuda else "error"
+        return SweepPoint(axis.package, version, False, status, message=str(exc))
+    except (MissingDependency, RemoteFailed) as exc:
+        return SweepPoint(axis.package, version, False, "error", message=f"{line}: {exc}")
+    if not measured.ok:
+        return SweepPoint(axis.package, version, False, "error", measured.peaks, message=f"{line}: {_failed(measured)}",
+                          environment=measured.environment)
+    return SweepPoint(axis.package, version, False, "ok", measured.peaks, change(reference.peaks, measured.peaks),
+                      environment=measured.environment)
+
+
+def _failed(measured: Measurement) -> str:
+    error = measured.error
+    return f"{error.kind}: {error.message}" if error is not None else "failed"
