@@ -1,0 +1,111 @@
+"""A case's own environment, made for real from the registry: tabulate (one pure-Python module) at another version
+than the running 0.10.0, laid over the running environment (isolate/environment.py)."""
+
+import json
+import subprocess
+import sys
+import threading
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from gpu_budget.declare.environment import Environment
+from gpu_budget.isolate import environment
+from gpu_budget.isolate.environment import EnvironmentFailed, find_tool, make
+
+OLD = "tabulate==0.9.0"
+RUNNING_TABULATE = metadata.version("tabulate")
+SEEN = ("import json, tabulate, psutil, gpu_budget; print(json.dumps({'tabulate': tabulate.__version__, "
+        "'from': tabulate.__file__, 'psutil': psutil.__file__}))")
+
+
+def seen_by(python: str) -> dict:
+    return json.loads(subprocess.run([python, "-c", SEEN], capture_output=True, text=True, check=True).stdout)
+
+
+@pytest.fixture(params=["uv", "pip"])
+def tool(request):
+    try:
+        return find_tool(request.param)
+    except EnvironmentFailed as exc:
+        pytest.skip(str(exc))
+
+
+def test_an_environment_holds_only_what_differs_and_reads_the_rest_from_the_running_one(tmp_path, tool):
+    assert RUNNING_TABULATE != "0.9.0"  # else this test would prove nothing
+    made = make([OLD], tmp_path, tool)
+    assert (made.overlay, made.named, made.tool, made.cached) == ({"tabulate": "0.9.0"}, {"tabulate": "0.9.0"},
+                                                                   tool.name, False)
+    seen = seen_by(made.python)
+    assert seen["tabulate"] == "0.9.0" and seen["from"].startswith(str(tmp_path))  # the overlay wins
+    assert seen["psutil"].startswith(sys.prefix)  # everything else is the running environment's
+    listed = sorted(p.name for p in Path(seen["from"]).parents[1].iterdir() if p.suffix == ".dist-info")
+    assert listed == ["tabulate-0.9.0.dist-info"]  # only what differs was installed (torch was never fetched)
+
+
+def test_a_made_environment_is_found_again_under_the_same_key(tmp_path):
+    first = make([OLD], tmp_path)
+    again = make([OLD], tmp_path)
+    assert (again.key, again.python, again.cached, first.cached) == (first.key, first.python, True, False)
+    assert again.seconds < first.seconds
+    assert len(list((tmp_path / "resolved").glob("*.json"))) == 1  # the second resolved nothing: its inputs were kept
+
+
+def test_workers_asking_at_once_make_it_once(tmp_path):
+    made = []
+    threads = [threading.Thread(target=lambda: made.append(make([OLD], tmp_path))) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(m.cached for m in made) == [False, True, True]
+    assert len({m.python for m in made}) == 1
+
+
+def test_a_venv_cut_off_while_made_is_made_again(tmp_path):
+    made = make([OLD], tmp_path)
+    (Path(made.python).parents[1] / environment.COMPLETE).unlink()
+    again = make([OLD], tmp_path)
+    assert again.cached is False and seen_by(again.python)["tabulate"] == "0.9.0"
+
+
+def test_requirements_the_running_environment_satisfies_run_in_it(tmp_path):
+    made = make([f"tabulate=={RUNNING_TABULATE}", "psutil"], tmp_path)
+    assert (made.overlay, made.key, made.python) == ({}, "", sys.executable)
+    assert made.named == {"tabulate": RUNNING_TABULATE, "psutil": metadata.version("psutil")}
+    assert not list(tmp_path.glob("env-*"))
+
+
+def test_a_requirement_that_cannot_resolve_is_an_error_naming_it(tmp_path, tool):
+    with pytest.raises(EnvironmentFailed) as failed:
+        make(["tabulate==0.0.999", "psutil"], tmp_path, tool)
+    assert failed.value.kind == "resolve"
+    assert str(failed.value).startswith("cannot resolve tabulate==0.0.999: ")  # the one at fault, not psutil
+    assert not list(tmp_path.glob("env-*"))  # nothing made to fall back on
+
+
+def test_another_torch_is_refused_without_downloading_it(tmp_path):
+    with pytest.raises(EnvironmentFailed) as failed:
+        make(["torch==2.12.0"], tmp_path)
+    assert failed.value.kind == "torch"
+    assert "need torch 2.12.0, not the running torch 2.13.0" in str(failed.value)
+    assert not list(tmp_path.glob("env-*"))
+
+
+def test_a_declared_environment_reads_its_file_and_names_a_bad_line(tmp_path):
+    (tmp_path / "req.txt").write_text("# pins\ntabulate==0.9.0  # old\n\n")
+    env = Environment(requirements=["psutil"], files=[str(tmp_path / "req.txt")])
+    assert env.lines == ("psutil", "tabulate==0.9.0") and env.names == ("psutil", "tabulate")
+    assert env.with_requirement("Tabulate==0.8.10").lines == ("psutil", "Tabulate==0.8.10")
+    with pytest.raises(ValueError, match=r"requirement 'tabulate=0.9' is not a valid requirement"):
+        Environment(requirements=["tabulate=0.9"])
+    (tmp_path / "bad.txt").write_text("-r other.txt\n")
+    with pytest.raises(ValueError, match=r"bad.txt': '-r other.txt': only requirement lines are read"):
+        Environment(files=[str(tmp_path / "bad.txt")])
+    with pytest.raises(ValueError, match=r"requirements file '.*missing.txt' cannot be read"):
+        Environment(files=[str(tmp_path / "missing.txt")])
+    with pytest.raises(ValueError, match=r"give requirements="):
+        Environment()
+    with pytest.raises(TypeError, match=r"expected a list of strings"):
+        Environment(requirements="tabulate==0.9.0")

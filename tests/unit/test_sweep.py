@@ -1,0 +1,98 @@
+"""Sweeps: the spec, a version's point against the reference, the side-by-side table, and what crosses xdist."""
+
+import sys
+
+import pytest
+
+from gpu_budget.declare.scenario import Scenario
+from gpu_budget.declare.sweep import SweepAxis, parse
+from gpu_budget.measure.figures import Peaks
+from gpu_budget.report.sweep_table import environment_lines, sweep_lines
+from gpu_budget.results import EnvironmentRecord, Measurement, Result, SweepPoint, Verdict
+from gpu_budget.session import sweep
+from gpu_budget.session.case import fingerprint_for
+from gpu_budget.session.children import in_environment
+
+MiB = 2**20
+OLD = EnvironmentRecord(("transformers==5.17.0",), {"transformers": "5.17.0", "huggingface-hub": "1.33.0"},
+                        {"transformers": "5.17.0"}, "abc", "uv", 12.5, False, "/envs/env-abc/bin/python")
+
+
+def test_the_spec_names_each_package_and_its_versions():
+    assert parse(" transformers==5.17.0, 5.23.0 ;Peft==0.18.1;") == (
+        SweepAxis("transformers", ("5.17.0", "5.23.0")), SweepAxis("peft", ("0.18.1",)))
+    assert parse("") == ()
+    for bad, said in [("transformers", "expected PACKAGE==V1"), ("transformers==5.17.0,", "an empty version"),
+                      ("transformers>=5", "expected PACKAGE==V1"), ("a==1;A==2", "a is swept twice"),
+                      ("x==not.a.version", "'not.a.version' is not a version")]:
+        with pytest.raises(ValueError, match=said):
+            parse(bad)
+
+
+def test_a_point_changes_against_the_reference_per_gated_figure():
+    assert sweep.change(Peaks(ram=100 * MiB, ram_tree=200 * MiB), Peaks(ram=110 * MiB, ram_tree=190 * MiB)) == {
+        "ram_tree": -0.05, "ram": 0.1}
+    assert sweep.change(Peaks(ram=100, vram_allocated=None), Peaks(ram=100, vram_allocated=5)) == {
+        "ram": 0.0, "vram_allocated": None}
+
+
+def test_the_version_a_case_ran_at_is_its_environments_else_the_running_ones():
+    ran = Measurement(status="ok", peaks=Peaks(ram=1), environment=OLD)
+    assert sweep.reference_version("transformers", ran) == "5.17.0"
+    assert sweep.reference_version("huggingface-hub", ran) == "1.33.0"
+    assert sweep.reference_version("pytest", Measurement(status="ok", peaks=Peaks(ram=1))) == pytest.__version__
+    assert sweep.reference_version("no-such-package-here", ran) is None
+    assert sweep.same_version("2.13.0", "2.13.0+cpu") and not sweep.same_version("5.17.0", "5.23.0")
+
+
+def _row(nodeid: str, points: tuple[SweepPoint, ...]) -> Result:
+    return Result(nodeid=nodeid, scenario="s", scale="tiny", verdict=Verdict.PASS, passed=True, message="",
+                  measurement=Measurement(status="ok", peaks=Peaks(ram=100 * MiB)), sweep=points)
+
+
+def test_the_table_has_a_column_per_version_and_names_a_failed_one_once():
+    ref = SweepPoint("transformers", "5.23.0", True, "ok", Peaks(ram=100 * MiB))
+    old = SweepPoint("transformers", "5.17.0", False, "ok", Peaks(ram=110 * MiB), {"ram": 0.1}, environment=OLD)
+    bad = SweepPoint("transformers", "99.0", False, "error", message="cannot resolve transformers==99.0: no version")
+    lines = sweep_lines([_row("t.py::a", (ref, old, bad)), _row("t.py::b", (ref, bad))])
+    header = next(line for line in lines if line.startswith("test"))
+    assert header.split() == ["test", "5.17.0", "5.23.0", "(ran", "at)", "99.0"]  # in version order
+    row_a = next(line for line in lines if line.startswith("t.py::a"))
+    assert row_a.split() == ["t.py::a", "110.00", "MiB", "(+10.0%)", "100.00", "MiB", "error"]
+    assert next(line for line in lines if line.startswith("t.py::b")).split()[1] == "-"
+    named = [line for line in lines if line.startswith("transformers 99.0 error")]
+    assert named == [("transformers 99.0 error (2 case(s): t.py::a, t.py::b): cannot resolve transformers==99.0: "
+                     "no version")]
+    assert sweep_lines([_row("t.py::c", ())]) == []
+
+
+def test_each_environment_says_what_it_installs_and_how_long_it_took():
+    found = EnvironmentRecord(**{**OLD, "seconds": 0.31, "cached": True})
+    assert environment_lines([OLD, found, found]) == [
+        ("environment transformers==5.17.0 (installs huggingface-hub==1.33.0 transformers==5.17.0): made in 12.5 s "
+        "(uv); found made 2 time(s), in 0.31 s at most")]
+
+
+def test_points_and_environments_cross_as_json():
+    point = SweepPoint("transformers", "5.17.0", False, "ok", Peaks(ram=5), {"ram": 0.1}, "", OLD)
+    row = _row("t.py::a", (point,)).but(measurement=Measurement(status="ok", peaks=Peaks(ram=5), environment=OLD))
+    back = Result.from_json(row.to_json())
+    assert back.sweep == (point,) and back.environment == OLD
+    measured = Measurement(status="error", peaks=Peaks(ram=5), exitcode=-9, environment=OLD,
+                           error={"kind": "killed", "message": "x"})
+    assert Measurement.from_json(measured.to_json()) == measured
+
+
+def test_a_command_starting_with_this_interpreter_starts_with_the_environments():
+    job = Scenario(name="c", command=[sys.executable, "train.py"]).to_json("tiny")
+    assert in_environment(job, "/envs/e/bin/python")["command"]["argv"] == ["/envs/e/bin/python", "train.py"]
+    other = Scenario(name="c", command=["torchrun", "train.py"]).to_json("tiny")
+    assert in_environment(other, "/envs/e/bin/python") == other
+
+
+def test_the_fingerprint_records_what_the_environment_lays_over():
+    hardware = {"key": "cpu-x86_64", "transformers": "5.23.0", "torch": "2.13.0+cpu", "package_versions": {}}
+    fprint = fingerprint_for(hardware, Scenario(name="f", run="m:f"), "steady", environment=OLD)
+    assert (fprint["environment"], fprint["transformers"], fprint["torch"]) == (
+        "huggingface-hub==1.33.0 transformers==5.17.0", "5.17.0", "2.13.0+cpu")
+    assert "environment" not in fingerprint_for(hardware, Scenario(name="f", run="m:f"), "steady")
