@@ -3,7 +3,7 @@
 # (at most 10 minutes). docs/gpu-validation.md is the plan: the parts in order, what each records, how long each
 # may take and how its results come back.
 #
-#   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny | batch | command
+#   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny | batch | command | funasr
 #
 # Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
 # exit 4 when no CUDA GPU is visible (nothing measured), then runs its cases at most twice within its time budget
@@ -16,7 +16,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -33,6 +33,9 @@ case "$PART" in
     # a user's own fine-tune as a command on CUDA: S1's unchanged Trainer script and a 2-rank torchrun DDP launch
     # sharing the one GPU over gloo; run 3 plants a leak in the script (memtests/test_gpu_command.py)
     command) FILES=(memtests/test_gpu_command.py); SELECT="trainer_script or ddp"; SCALE=tiny; PART_BUDGET=480 ;;
+    # S2 as its user ran it: FunASR's own entry point (train_ds.py, what finetune.sh launches) trains on CUDA only,
+    # so its case skips on a CPU host; here it is measured per step beside the S2 runner (the kit needs hydra-core)
+    funasr) FILES=(memtests/test_s2_funasr_train_ds.py); SELECT="test_train_ds and not cpu_host"; SCALE=tiny ;;
     *)    echo "gpu_validation.sh: unknown part '$PART'; $usage" >&2; exit 2 ;;
 esac
 # a re-run of part of a part (cases an earlier run lost): ONLY_FILES / ONLY_SELECT replace the part's own

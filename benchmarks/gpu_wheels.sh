@@ -17,7 +17,10 @@
 # `from funasr.models.paraformer.model import Paraformer` and its WavFrontend import: kaldiio, librosa,
 # lazy_loader, rapidfuzz, six. That list was found by importing the paths in a venv holding only the image's
 # packages plus these wheels, removing one wheel at a time: each one listed is needed (jaconv, jamo,
-# torch-complex, hydra-core, omegaconf, audioread, pooch and tzdata were not), and the tiny suite ran there. soxr
+# torch-complex, hydra-core, omegaconf, audioread, pooch and tzdata were not), and the tiny suite ran there.
+# FunASR's training entry point (funasr.bin.train_ds) needs hydra-core, omegaconf and antlr4-python3-runtime
+# besides: it ran here as far as its trainer's first tensor move with modelscope, jieba, tiktoken, sentencepiece, jaconv, jamo,
+# tensorboardX, websockets and torch-complex refused at import. soxr
 # too: the GPU image's transformers (5.17) imports it in audio_utils at module level, so without it every
 # Wav2Vec2/Qwen2-Audio/Llama import there failed (the first GPU run, 2026-11-25).
 # Versions: constraints/cpu.txt's where it pins one, else the ones the CPU baselines' environment resolved
@@ -62,6 +65,13 @@ fetch bitsandbytes
 fetch datasets dill multiprocess pandas python-dateutil pyarrow xxhash
 fetch soundfile cffi pycparser
 fetch funasr kaldi-native-fbank kaldiio librosa lazy-loader rapidfuzz six
+# FunASR's training entry point (S2's tool case, gpu_validation.sh's funasr part) runs under hydra: hydra-core,
+# omegaconf, and the antlr4 runtime omegaconf 2.3 takes (4.9), which the index holds as a source archive only: it is
+# built here into a pure-Python wheel
+fetch hydra-core omegaconf
+if [[ " ${SKIP[*]:-} " != *" antlr4-python3-runtime "* ]]; then
+    python3 -m pip wheel -q --no-deps -w "$OUT" "$(spec antlr4-python3-runtime)"
+fi
 fetch soxr
 ls "$OUT"
 echo "kit for Python $PY: $(du -cb "$OUT"/*.whl | tail -1 | cut -f1) bytes ($(du -ch "$OUT"/*.whl | tail -1 | cut -f1))"
