@@ -109,3 +109,14 @@ def test_a_declared_environment_reads_its_file_and_names_a_bad_line(tmp_path):
         Environment()
     with pytest.raises(TypeError, match=r"expected a list of strings"):
         Environment(requirements="tabulate==0.9.0")
+
+
+def test_a_package_needing_torch_keeps_the_running_torch_and_its_own_requirements(tool):
+    """accelerate 1.7.0 needs torch: resolved over the running CPU torch, nothing of the registry's CUDA build of that
+    torch version (its nvidia and triton packages, gigabytes) comes in."""
+    running = environment.running_versions()
+    if "torch" not in running or "+cpu" not in metadata.version("torch"):
+        pytest.skip("needs the running environment's CPU torch (constraints/cpu.txt)")
+    overlay = environment.resolve(["accelerate==1.7.0"], tool, running)
+    assert overlay.get("accelerate") == "1.7.0" and "torch" not in overlay, overlay
+    assert not [name for name in overlay if name.startswith(("nvidia-", "cuda-")) or name == "triton"], overlay

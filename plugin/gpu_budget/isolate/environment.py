@@ -2,12 +2,14 @@
 
 How (docs/declaring.md, "Its own environment", says why):
 
-1. Resolve. uv (`uv pip compile`, the running environment's versions given
-   as preferences: uv keeps a version it finds in the output file wherever
-   the requirements allow it) or, where uv is missing, pip (`pip install
-   --dry-run --report`, run in the running environment: pip keeps what is
-   installed wherever it satisfies the requirements). Metadata only: no wheel
-   of a package that stays as it is, torch included, is downloaded.
+1. Resolve, as an install into the running environment would: `uv pip
+   install --dry-run` aimed at the running interpreter or, where uv is
+   missing, pip's (`pip install --dry-run --report`). Each keeps what is
+   installed wherever it satisfies the requirements, and reads an installed
+   distribution's requirements from its own metadata: the running torch's,
+   not those of the registry's build of that version, which is a CUDA build
+   whose nvidia and triton packages would come in beside it (gigabytes).
+   Metadata only: no wheel of a package that stays as it is is downloaded.
 2. The overlay: the resolved packages whose version differs from the running
    one's (or which the running environment lacks). Where torch is among them,
    nothing is made (EnvironmentFailed, kind "torch"): the registry's Linux
@@ -148,8 +150,9 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None) -> str:
-    """Run a tool; its stdout, or EnvironmentFailed(kind) with `what` and the end of its stderr."""
+def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None, both: bool = False) -> str:
+    """Run a tool; its stdout (and stderr, `both`: where uv writes its plan), or EnvironmentFailed(kind) with `what`
+    and the end of its stderr."""
     try:
         proc = subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, timeout=TOOL_TIMEOUT,
                               stdin=subprocess.DEVNULL, check=False)
@@ -159,7 +162,7 @@ def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None) -> s
         lines = [line.strip() for line in (proc.stderr or proc.stdout).strip().splitlines()[-15:]]
         said = " ".join(line for line in lines if line and not line.startswith("WARNING:"))
         raise EnvironmentFailed(kind, f"{what}: {said or f'exit {proc.returncode}'}")
-    return proc.stdout
+    return proc.stdout + (proc.stderr if both else "")
 
 
 def _named(requirements: Sequence[str], text: str) -> list[str]:
@@ -186,13 +189,13 @@ def resolve(requirements: Sequence[str], tool: Tool, running: dict[str, str]) ->
 
 
 def _resolve_uv(tmp: str, tool: Tool, running: dict[str, str]) -> dict[str, str]:
-    out = Path(tmp, "resolved.txt")  # uv prefers the versions an existing output file holds
-    out.write_text("".join(f"{name}=={version}\n" for name, version in running.items()))
-    _run([*tool.argv, "pip", "compile", "requirements.in", "-o", str(out), "--python", sys.executable, "--quiet",
-          "--no-header", "--no-annotate"], "resolve", "uv pip compile said", cwd=tmp)
+    """What `uv pip install` would install into the running environment: its installed distributions are read as
+    they are (the running torch's own requirements, not the registry's CUDA build's), kept wherever they satisfy."""
+    said = _run([*tool.argv, "pip", "install", "--dry-run", "--python", sys.executable, "-r", "requirements.in"],
+                "resolve", "uv pip install --dry-run said", cwd=tmp, both=True)
     pins = {}
-    for line in out.read_text().splitlines():
-        found = _PIN.match(line.strip())
+    for line in said.splitlines():
+        found = _PIN.match(line.strip()[2:]) if line.startswith(" + ") else None
         if found:
             pins[canonical(found.group(1))] = found.group(2)
     return pins
@@ -279,7 +282,7 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None) -> E
 def _resolution(requirements: tuple[str, ...], tool: Tool, running: dict[str, str], root: Path) -> dict[str, str]:
     """The overlay of `requirements`, resolved once for these inputs and kept under `root/resolved`."""
     key = _digest({"requirements": requirements, "python": sys.executable, "version": sys.version,
-                   "running": running, "tool": tool.name})
+                   "running": running, "tool": tool.name, "how": "dry-run install"})
     kept = root / "resolved" / f"{key}.json"
     with _locked(root / "resolved" / f"{key}.lock"):
         if kept.exists():
