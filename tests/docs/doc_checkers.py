@@ -7,6 +7,7 @@ sweep (test_figure_sweep.py). A plain module, not a test module: test_docs_figur
 test_growth_report.py, test_gpu_results.py and test_estimator_cuda.py run the checkers as tests.
 """
 
+import json
 import re
 
 from doc_figures import ROOT, MiB, document, load, report, section, shows, words
@@ -66,7 +67,17 @@ def gpu_validation_limits() -> list[str]:
                  f"run 2 is skipped when less than {skip} s is left")
 
 
-DOCS_CHECKERS = {STEP_SUMMARY: (step_summary_example,), GPU_VALIDATION: (gpu_kit_on_cpu, gpu_validation_limits)}
+def llamafactory_kit() -> list[str]:
+    """Why S3's LLaMA-Factory case has no GPU part: its environment's wheels against what a device call carries."""
+    from benchmarks.llamafactory_kit import summary
+
+    data = json.loads((ROOT / "benchmarks/results/llamafactory_kit.json").read_text())
+    assert sum(data["wheels"].values()) > data["carry_mib"] * MiB  # "has no part here" holds only while it does not fit
+    return shows(section(GPU_VALIDATION, "## On the GPU host", "## After"), summary(data))
+
+
+DOCS_CHECKERS = {STEP_SUMMARY: (step_summary_example,),
+                 GPU_VALIDATION: (gpu_kit_on_cpu, gpu_validation_limits, llamafactory_kit)}
 
 
 # -- docs/process-tree.md --------------------------------------------------------------------------------
