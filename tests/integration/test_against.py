@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from git_project import PYTESTER_FILES, commit, git, git_environment
 
 from gpu_budget.measure import procfs
 
@@ -34,20 +35,10 @@ def test_script(gpu_budget):
 '''
 
 
-def git(folder: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True).stdout.strip()
-
-
 def write(folder: Path, mib: int = 8, cases: tuple[str, ...] = ("fn", "old"), command: bool = True) -> None:
     (folder / "runners.py").write_text(RUNNERS.format(mib=mib))
     body = HEADER + "".join(FUNCTION_CASE.format(name=name) for name in cases) + (COMMAND_CASE if command else "")
     (folder / "test_mem.py").write_text(body)
-
-
-def commit(folder: Path, message: str) -> str:
-    git(folder, "add", "-A")
-    git(folder, "commit", "-q", "-m", message)
-    return git(folder, "rev-parse", "HEAD")
 
 
 @pytest.fixture
@@ -55,15 +46,11 @@ def project(pytester, monkeypatch, tmp_path_factory):
     """A git repository with the base committed (8 MiB held; cases fn, old and script); TMPDIR a folder of its own."""
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("GPU_BUDGET_AGAINST_SIDE", raising=False)
-    for key, value in {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-                       "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1",
-                       "GIT_CONFIG_GLOBAL": "/dev/null"}.items():
-        monkeypatch.setenv(key, value)
+    git_environment(monkeypatch)
     temp = tmp_path_factory.mktemp("against-tmp")
     monkeypatch.setenv("TMPDIR", str(temp))
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    (pytester.path / ".gitignore").write_text("*.json\n.pytest_cache/\n__pycache__/\n.gitconfig\n"
-                                                  "stdout\nstderr\nrunpytest-*\n")  # pytester's own files
+    (pytester.path / ".gitignore").write_text("*.json\n" + PYTESTER_FILES)
     (pytester.path / "script.py").write_text(SCRIPT)
     write(pytester.path)
     git(pytester.path, "init", "-q", "-b", "main")

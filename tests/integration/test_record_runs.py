@@ -1,60 +1,23 @@
 """A baseline recorded over N fresh runs keeps their spread, and the next sessions are judged against it.
 
-The user's script (a command case) holds 32 MiB plus a random amount that
-moves from run to run, as a peak that depends on scheduling does: each run
-draws it from a generator seeded by its own process id. So that four runs are
-sure to spread, the k-th run of the recording draws within the k-th quarter of
-NOISE_MIB (a counter file numbers the runs): four runs over 8 MiB spread 4 to
-8 MiB, which the gate allows 6x (24 to 48 MiB), where the default tolerance
-(0.5 % + 4 MiB) allows about 4.3 MiB at this size. A judged run holds a fixed
-amount (FIXED_MIB): one 10 to 12 MiB above the recorded run passes inside the
-case's noise and fails once the spread is taken out of the file; one 64 MiB
-or more above it still fails.
+The user's script (a command case, noisy_script.py) holds 32 MiB plus a random
+amount that moves from run to run: four recorded runs spread 4 to 8 MiB, which
+the gate allows 6x (24 to 48 MiB), where the default tolerance (0.5 % + 4 MiB)
+allows about 4.3 MiB at this size. A judged run holds a fixed amount
+(FIXED_MIB): one 10 to 12 MiB above the recorded run passes inside the case's
+noise and fails once the spread is taken out of the file; one 64 MiB or more
+above it still fails. The project is a folder with a `.git` folder only
+(test_record_runs_git.py does the same in a real git repository, committed).
 """
 
 import json
-import textwrap
 
+import noisy_script
 import pytest
 
 from gpu_budget.declare.marks import DEFAULT_TOLERANCE
 
 MiB = 2**20
-
-HELD = textwrap.dedent('''
-    import fcntl
-    import os
-    import random
-
-    fixed = os.environ.get("FIXED_MIB")
-    if fixed:
-        extra = float(fixed)
-    else:
-        with open(os.environ["COUNTER"], "r+") as counter:  # which run of the recording this is
-            fcntl.flock(counter, fcntl.LOCK_EX)
-            run = int(counter.read() or 0)
-            counter.seek(0)
-            counter.write(str(run + 1))
-        quarter = float(os.environ["NOISE_MIB"]) / 4
-        extra = (run % 4 + random.Random(os.getpid()).random()) * quarter
-    held = b"\\x01" * int((32 + extra) * 2**20)
-''')
-
-TEST = textwrap.dedent('''
-    import sys
-    from pathlib import Path
-
-    import pytest
-    from gpu_budget import Scenario
-
-    HERE = Path(__file__).parent
-    ENV = {"COUNTER": str(HERE / "counter"), "NOISE_MIB": "8"}  # FIXED_MIB: from the session's environment
-
-
-    @pytest.mark.gpu_budget(ram="2 GiB")
-    def test_noisy(gpu_budget):
-        gpu_budget.measure(Scenario(name="noisy", command=[sys.executable, str(HERE / "held.py")], env=ENV))
-''')
 
 
 @pytest.fixture
@@ -63,10 +26,7 @@ def project(pytester, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("FIXED_MIB", raising=False)
     (pytester.path / ".git").mkdir()
-    memtests = pytester.mkdir("memtests")
-    (memtests / "held.py").write_text(HELD)
-    (memtests / "test_noisy.py").write_text(TEST)
-    (memtests / "counter").write_text("0")
+    noisy_script.write(pytester.path)
     return pytester
 
 

@@ -1,0 +1,28 @@
+"""Real temporary git repositories for the end-to-end tests: git run in a folder, a commit of everything, and an
+environment in which git needs no user configuration (shared by test_against.py and test_record_runs_git.py)."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+PYTESTER_FILES = ".pytest_cache/\n__pycache__/\n.gitconfig\nstdout\nstderr\nrunpytest-*\n"  # pytester's own files
+
+
+def git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def commit(folder: Path, message: str) -> str:
+    """Everything in the folder committed (what .gitignore leaves); the new commit."""
+    git(folder, "add", "-A")
+    git(folder, "commit", "-q", "-m", message)
+    return git(folder, "rev-parse", "HEAD")
+
+
+def git_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """git's author and committer set, and no user or system configuration read (the sessions inherit it)."""
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
