@@ -25,6 +25,11 @@ figure, a card's memory, a measured gap...) and what an over-budget verdict
 therefore shows. A row carries the origin its memtest declared (`budget_origin`);
 a row from a report written before that key existed takes the origin its
 memtest declares now, and says so (and the budget declared now, where it moved).
+
+A row that carries sweep points (--gpu-budget-sweep) also gives its scenario
+an "Across releases" table (findings_sweep.py), whatever later report
+replaces the row in the tables above: the last report's sweep of a case is
+shown, its figures all from that one session.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS, defaul
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import SCALES
+from gpu_budget.report.findings_sweep import across_releases, sweep_table
 from gpu_budget.report.json_report import READABLE_VERSIONS
 from gpu_budget.results import Result
 from gpu_budget.units import format_size
@@ -301,14 +307,15 @@ def render(report: dict[str, Any], title: str = "Findings", sources: list[str] =
     for note in report.get("notes", []):
         notes[note["scenario"]].append(note)
     cpu = pairs(report["results"])
+    swept = across_releases(report.get("swept", [r for r in report["results"] if r.sweep]))
     on_gpu = {r.scenario for g in picked for r in g.results}
-    for scenario in sorted(set(cpu) | on_gpu | set(notes)):
+    for scenario in sorted(set(cpu) | on_gpu | set(notes) | set(swept)):
         entries = cpu.get(scenario, [])
-        table = gpu_table(scenario, picked)
+        table = gpu_table(scenario, picked) + sweep_table(swept.get(scenario, []))
         if not entries and not table and not notes.get(scenario):
             continue
         lines += [f"## {scenario}", ""]
-        if not entries:  # measured alone (no variant beside an as-reported row): its notes, its GPU rows
+        if not entries:  # measured alone (no variant beside an as-reported row): its notes, its GPU rows, its sweep
             lines += note_lines(notes.get(scenario, [])) + table
             continue
         if reproduced.get(scenario):
@@ -373,6 +380,8 @@ def main(argv: list[str]) -> int:
         merged["hardware"] = merged.get("hardware") or report.get("hardware")
         redone = {(r.nodeid, r.scale) for r in results}  # a later report's re-run replaces a row
         merged["results"] = [r for r in merged["results"] if (r.nodeid, r.scale) not in redone] + results
+        swept = {(r.nodeid, r.scale): r for r in results if r.sweep}  # kept whatever replaces the row: its own table
+        merged["swept"] = [r for r in merged.get("swept", []) if (r.nodeid, r.scale) not in swept] + list(swept.values())
         renoted = {(n["nodeid"], n["scale"]) for n in report.get("notes", [])}
         merged["notes"] = [n for n in merged.get("notes", []) if (n["nodeid"], n["scale"]) not in renoted] + \
             report.get("notes", [])

@@ -1,0 +1,151 @@
+"""FINDINGS.md's "Across releases" table: a scenario's cases at each swept release, against the release they ran at.
+
+A report made with --gpu-budget-sweep holds, on each judged row, the case
+measured at every version of each swept package (SweepPoint): the reference
+(the version the case ran at, its gated figure) and the others, each in an
+environment laid over the running one. Per scenario, one row per case,
+package and version: the gated figure, its change against the reference,
+the allowance the gate judged the case with (its tolerance at the
+reference's figure: the noise measured over fresh sessions, benchmarks/
+RESULTS.md section 4), and whether the change is past it. A version that
+could not be made or run says why in its row.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from gpu_budget.declare.marks import default_tolerance
+from gpu_budget.declare.scenario import Tolerance
+from gpu_budget.results import Result, SweepPoint
+from gpu_budget.units import format_size
+
+MESSAGE_CHARS = 160  # a failed version's reason, cut to this in its row
+
+
+@dataclass(frozen=True)
+class Moved:
+    """One version of one case against the version it ran at: the figures compared and the verdict on the change."""
+
+    case: str
+    package: str
+    version: str
+    reference: bool
+    metric: str | None
+    peak: int | None
+    before: int | None
+    allowed: float | None  # bytes either side of `before` inside the tolerance
+    status: str
+    message: str
+    installs: str  # what its environment lays over the running one ("" for the reference)
+
+    @property
+    def change(self) -> float | None:
+        if self.reference or self.peak is None or not self.before:
+            return None
+        return (self.peak - self.before) / self.before
+
+    @property
+    def past(self) -> bool | None:
+        """Whether the change is past the tolerance (None where nothing was compared)."""
+        if self.reference or self.peak is None or self.before is None or self.allowed is None:
+            return None
+        return abs(self.peak - self.before) > self.allowed
+
+
+def _order(version: str) -> tuple:
+    try:
+        return (0, Version(version))
+    except InvalidVersion:
+        return (1, version)
+
+
+def _metric(reference: SweepPoint) -> str | None:
+    peaks = reference.peaks
+    if peaks is None:
+        return None
+    if peaks.vram_allocated is not None:
+        return "vram_allocated"
+    return "ram_tree" if peaks.ram_tree is not None else "ram"
+
+
+def _tolerance(row: Result) -> Tolerance:
+    tol = row.tolerance
+    return default_tolerance(row.scale) if not tol else Tolerance(tol["rel"], tol["abs"])
+
+
+def moved(row: Result) -> list[Moved]:
+    """The row's sweep points, each against the reference point of its package, in version order per package."""
+    case = row.label or row.nodeid
+    tol = _tolerance(row)
+    out: list[Moved] = []
+    for package in dict.fromkeys(p.package for p in row.sweep):
+        points = sorted((p for p in row.sweep if p.package == package), key=lambda p: _order(p.version))
+        reference = next((p for p in points if p.reference), None)
+        metric = None if reference is None else _metric(reference)
+        before = None if metric is None else reference.peaks.get(metric)
+        allowed = None if before is None else before * tol.rel + tol.abs  # the gate's limit less the figure
+        for p in points:
+            peak = None if metric is None or p.peaks is None or p.status != "ok" else p.peaks.get(metric)
+            env = p.environment
+            installs = "" if p.reference or env is None else env.described
+            out.append(Moved(case, package, p.version, p.reference, metric, peak, before, allowed, p.status,
+                             " ".join(p.message.split())[:MESSAGE_CHARS], installs))
+    return out
+
+
+def across_releases(results: Iterable[Result]) -> dict[str, list[Moved]]:
+    """Per scenario, every swept case's versions (rows without sweep points are left out), by scale then case."""
+    out: dict[str, list[Moved]] = defaultdict(list)
+    for row in sorted((r for r in results if r.sweep), key=lambda r: (r.scenario, r.scale, r.label or r.nodeid)):
+        out[row.scenario] += moved(row)
+    return dict(out)
+
+
+def _cell(m: Moved) -> tuple[str, str, str]:
+    """peak, change, past the tolerance."""
+    if m.status != "ok":
+        return f"{m.status}: {m.message}" if m.message else m.status, "-", "not measured"
+    if m.reference:
+        return format_size(m.peak), "ran at", "-"
+    if m.change is None:
+        return format_size(m.peak), "-", "not compared"
+    return format_size(m.peak), f"{m.change:+.2%}", "past it" if m.past else "inside it"
+
+
+def sweep_table(entries: list[Moved]) -> list[str]:
+    """A scenario's "Across releases" lines: the table, then what moved past the tolerance, and each environment."""
+    if not entries:
+        return []
+    lines = [("Across releases (`--gpu-budget-sweep`: each case measured again at each version, in an environment "
+             "laid over the running one, in the same session; the change is against the version it ran at, and is "
+             "past the tolerance when it exceeds the allowance the gate judged the case with):"), "",
+             "| case | package | version | metric | peak | change | allowed | past the tolerance |",
+             "|---|---|---|---|---|---|---|---|"]
+    for m in entries:
+        peak, change, past = _cell(m)
+        allowed = "-" if m.allowed is None or m.before is None else \
+            f"±{format_size(round(m.allowed))} ({m.allowed / m.before:.2%})"
+        lines.append(f"| {m.case} | {m.package} | {m.version} | {m.metric or '-'} | {peak} | {change} | {allowed} "
+                     f"| {past} |")
+    lines.append("")
+    compared = [m for m in entries if m.past is not None]
+    past = [m for m in compared if m.past]
+    failed = [m for m in entries if m.status != "ok"]
+    summary = f"- {len(past)} of {len(compared)} compared case-versions past the tolerance"
+    if past:
+        summary += ": " + "; ".join(f"{m.case} at {m.package} {m.version} {m.change:+.2%}" for m in past)
+    if failed:
+        summary += f"; {len(failed)} not measured ({', '.join(sorted({f'{m.package} {m.version}' for m in failed}))})"
+    lines.append(summary)
+    installs: dict[tuple[str, str], str] = {}
+    for m in entries:
+        if m.installs:
+            installs.setdefault((m.package, m.version), m.installs)
+    lines += [f"- {package} {version} installs {what} over the running environment"
+              for (package, version), what in sorted(installs.items(), key=lambda kv: (kv[0][0], _order(kv[0][1])))]
+    return lines + [""]

@@ -1,0 +1,85 @@
+"""FINDINGS.md's "Across releases": each swept version of a case against the one it ran at, judged by its tolerance."""
+
+import json
+
+from gpu_budget.measure.figures import Peaks
+from gpu_budget.report.findings import main
+from gpu_budget.report.findings_sweep import across_releases, sweep_table
+from gpu_budget.results import EnvironmentRecord, Result, SweepPoint
+
+MiB = 2**20
+TOL = {"rel": 0.005, "abs": 4 * MiB}  # at 400 MiB: 6.00 MiB either side
+
+
+def env(version: str) -> EnvironmentRecord:
+    return EnvironmentRecord((f"transformers=={version}",), {"transformers": version, "tokenizers": "0.22.2"},
+                             {"transformers": version}, "k", "pip", 30.0, False, "/envs/k/bin/python")
+
+
+def point(package, version, tree, reference=False, status="ok", message=""):
+    peaks = None if tree is None else Peaks(ram=tree - MiB, ram_tree=tree)
+    return SweepPoint(package, version, reference, status, peaks, {}, message,
+                      None if reference or status != "ok" else env(version))
+
+
+def swept_row(label, *points, tolerance=TOL, nodeid=None):
+    return Result(nodeid or f"m.py::t[{label}]", "s", "tiny", "pass", True, "", label=label,
+                  tolerance=tolerance, sweep=points)
+
+
+def test_a_change_is_past_the_tolerance_only_beyond_the_cases_allowance():
+    row = swept_row("as-reported",
+                    point("transformers", "5.17.0", 407 * MiB),  # +7 MiB: past the 6 MiB allowed
+                    point("transformers", "5.23.0", 400 * MiB, reference=True),
+                    point("transformers", "4.57.6", 395 * MiB),  # -5 MiB: inside it
+                    point("peft", "0.21.2", 400 * MiB, reference=True),
+                    point("peft", "0.18.1", None, status="error", message="peft==0.18.1: ImportError:\n  no name"))
+    (found,) = across_releases([row, swept_row("plain", nodeid="m.py::plain")]).values()
+    assert [(m.package, m.version) for m in found] == [
+        ("transformers", "4.57.6"), ("transformers", "5.17.0"), ("transformers", "5.23.0"), ("peft", "0.18.1"),
+        ("peft", "0.21.2")]  # versions in order per package, packages as swept; a row without a sweep left out
+    by = {(m.package, m.version): m for m in found}
+    assert by[("transformers", "5.17.0")].past is True and by[("transformers", "4.57.6")].past is False
+    assert by[("transformers", "5.23.0")].past is None and by[("peft", "0.18.1")].past is None
+    assert by[("transformers", "4.57.6")].change == -5 / 400
+    assert by[("transformers", "4.57.6")].metric == "ram_tree" and by[("transformers", "4.57.6")].allowed == 6 * MiB
+
+    lines = sweep_table(found)
+    assert "| as-reported | transformers | 5.17.0 | ram_tree | 407.00 MiB | +1.75% | ±6.00 MiB (1.50%) | past it |" in lines
+    assert "| as-reported | transformers | 4.57.6 | ram_tree | 395.00 MiB | -1.25% | ±6.00 MiB (1.50%) | inside it |" in lines
+    assert "| as-reported | transformers | 5.23.0 | ram_tree | 400.00 MiB | ran at | ±6.00 MiB (1.50%) | - |" in lines
+    assert ("| as-reported | peft | 0.18.1 | ram_tree | error: peft==0.18.1: ImportError: no name | - | ±6.00 MiB (1.50%) "
+            "| not measured |") in lines
+    assert ("- 1 of 2 compared case-versions past the tolerance: as-reported at transformers 5.17.0 +1.75%; "
+            "1 not measured (peft 0.18.1)") in lines
+    assert "- transformers 4.57.6 installs tokenizers==0.22.2 transformers==4.57.6 over the running environment" in lines
+
+
+def test_a_row_without_its_own_tolerance_takes_the_scales_default():
+    (found,) = across_releases([swept_row("x", point("peft", "0.21.2", 1000 * MiB, reference=True),
+                                          point("peft", "0.18.1", 1008 * MiB), tolerance=None)]).values()
+    assert found[0].allowed == 0.005 * 1000 * MiB + 4 * MiB and found[0].past is False  # 9 MiB allowed, 8 moved
+
+
+def test_the_sweep_of_an_earlier_report_stays_in_findings_md_when_a_later_one_replaces_its_row(tmp_path):
+    def as_json(result, peak):
+        data = result.to_json()
+        data.update(wall_seconds=1.0, peaks={"ram": peak, "ram_tree": peak, "vram_allocated": None})
+        return data
+
+    reported = swept_row("as-reported", point("transformers", "5.23.0", 900 * MiB, reference=True),
+                         point("transformers", "5.17.0", 950 * MiB))
+    lora = swept_row("lora", point("transformers", "5.23.0", 500 * MiB, reference=True),
+                     point("transformers", "5.17.0", 501 * MiB))
+    lora = Result(**{**lora.__dict__, "fixes": ("lora",)})
+    sweep, later = tmp_path / "sweep.json", tmp_path / "suite.json"
+    sweep.write_text(json.dumps({"version": 2, "results": [as_json(reported, 900 * MiB), as_json(lora, 500 * MiB)]}))
+    plain = [{**as_json(r, peak), "sweep": []} for r, peak in ((reported, 910 * MiB), (lora, 400 * MiB))]
+    later.write_text(json.dumps({"version": 2, "results": plain}))
+    out = tmp_path / "F.md"
+    assert main([str(sweep), str(later), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "| lora | lora | tiny | ram_tree | 910.00 MiB | 400.00 MiB |" in text  # the later report's figures above
+    assert "| as-reported | transformers | 5.17.0 | ram_tree | 950.00 MiB | +5.56% |" in text  # the sweep's below
+    assert "| lora | transformers | 5.17.0 | ram_tree | 501.00 MiB | +0.20% | ±6.50 MiB (1.30%) | inside it |" in text
+    assert text.index("| lora | lora | tiny |") < text.index("Across releases") < text.index("| lora | transformers |")
