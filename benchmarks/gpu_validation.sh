@@ -16,7 +16,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -36,6 +36,9 @@ case "$PART" in
     # S2 as its user ran it: FunASR's own entry point (train_ds.py, what finetune.sh launches) trains on CUDA only,
     # so its case skips on a CPU host; here it is measured per step beside the S2 runner (the kit needs hydra-core)
     funasr) FILES=(memtests/test_s2_funasr_train_ds.py); SELECT="test_train_ds and not cpu_host"; SCALE=tiny ;;
+    # S4 as its user ran it: TRL's SFTTrainer on the 8-bit LoRA model in a ModelWrap, the 8B checkpoint built on the
+    # GPU (its own prepared folder: the runner's s4 part does not share it)
+    sft)  FILES=(memtests/test_s4_sft_trainer.py); SELECT="test_sft_as_reported"; SCALE=real ;;
     *)    echo "gpu_validation.sh: unknown part '$PART'; $usage" >&2; exit 2 ;;
 esac
 # a re-run of part of a part (cases an earlier run lost): ONLY_FILES / ONLY_SELECT replace the part's own

@@ -73,5 +73,7 @@ if [[ " ${SKIP[*]:-} " != *" antlr4-python3-runtime "* ]]; then
     python3 -m pip wheel -q --no-deps -w "$OUT" "$(spec antlr4-python3-runtime)"
 fi
 fetch soxr
+# S4's tool case (gpu_validation.sh's sft part): TRL's SFTTrainer; its dependencies are the image's
+fetch trl
 ls "$OUT"
 echo "kit for Python $PY: $(du -cb "$OUT"/*.whl | tail -1 | cut -f1) bytes ($(du -ch "$OUT"/*.whl | tail -1 | cut -f1))"
