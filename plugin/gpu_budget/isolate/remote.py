@@ -119,12 +119,18 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
 
 def serve() -> None:
     """Answer requests until stdin closes; the folders the children need come on PYTHONPATH, so the forkserver adds
-    none of this interpreter's own (the running environment's site folders stay behind the environment's)."""
+    none of this interpreter's own (the running environment's site folders stay behind the environment's).
+
+    The answers go on a copy of stdout's descriptor; descriptor 1 itself is pointed at stderr before the forkserver
+    starts, so what a child prints (the Trainer prints its metrics) never lands among the answers."""
     forkserver.GIVEN_PATHS = []
+    channel = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     for line in sys.stdin:
         if line.strip():
-            sys.stdout.write(json.dumps(_answer(json.loads(line))) + "\n")
-            sys.stdout.flush()
+            channel.write(json.dumps(_answer(json.loads(line))) + "\n")
+            channel.flush()
 
 
 if __name__ == "__main__":

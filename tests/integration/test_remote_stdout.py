@@ -1,0 +1,37 @@
+"""A case in another environment's helper: what its child prints on stdout stays out of the helper's answers.
+
+The helper answers one JSON line per request on its stdout; the children its
+forkserver forks inherit the helper's descriptors, so a runner's print (the HF
+Trainer prints its metrics dict at the end of train()) must not reach that
+channel, or an answer is garbled and every later answer goes to the wrong
+request.
+"""
+
+import sys
+
+from gpu_budget.declare.scenario import Scenario
+from gpu_budget.isolate import forkserver
+from gpu_budget.isolate.remote import Remote
+
+RUNNER = '''
+import sys
+
+def run(ctx):
+    n = ctx.params["n"]
+    print({"train_runtime": "1.0", "n": n})  # not JSON: what the Trainer prints
+    print('{"measurement": "not this one"}')  # JSON, and a key an answer holds
+    sys.stdout.flush()
+    return {"n": n}
+'''
+
+
+def test_a_child_that_prints_on_stdout_leaves_each_answer_to_its_request(tmp_path):
+    (tmp_path / "printing.py").write_text(RUNNER)
+    remote = Remote(sys.executable, [str(tmp_path), *forkserver.child_paths()])
+    try:
+        for n in range(3):
+            job = Scenario(name="printing", run="printing:run", params={"n": n}).to_json("tiny")
+            measured = remote.measure(job, tmp_path / "assets", 120, threads=1, preload=())
+            assert measured.ok and measured.info["n"] == n, measured
+    finally:
+        remote.close()
