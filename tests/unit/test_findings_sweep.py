@@ -45,8 +45,8 @@ def test_a_change_is_past_the_tolerance_only_beyond_the_cases_allowance():
     assert by[("transformers", "4.57.6")].metric == "ram_tree" and by[("transformers", "4.57.6")].allowed == 6 * MiB
 
     lines = sweep_table(found)
-    assert "| as-reported | transformers | 5.17.0 | ram_tree | 407.00 MiB | +1.75% | ±6.00 MiB (1.50%) | past it |" in lines
-    assert "| as-reported | transformers | 4.57.6 | ram_tree | 395.00 MiB | -1.25% | ±6.00 MiB (1.50%) | inside it |" in lines
+    assert "| as-reported | transformers | 5.17.0 | ram_tree | 407.00 MiB | +1.75% | ±6.00 MiB (1.50%) | past it (1.2x the allowance) |" in lines
+    assert "| as-reported | transformers | 4.57.6 | ram_tree | 395.00 MiB | -1.25% | ±6.00 MiB (1.50%) | inside it (0.8x the allowance) |" in lines
     assert "| as-reported | transformers | 5.23.0 | ram_tree | 400.00 MiB | ran at | ±6.00 MiB (1.50%) | - |" in lines
     assert ("| as-reported | peft | 0.18.1 | ram_tree | error: peft==0.18.1: ImportError: no name | - | ±6.00 MiB (1.50%) "
             "| not measured |") in lines
@@ -81,5 +81,5 @@ def test_the_sweep_of_an_earlier_report_stays_in_findings_md_when_a_later_one_re
     text = out.read_text()
     assert "| lora | lora | tiny | ram_tree | 910.00 MiB | 400.00 MiB |" in text  # the later report's figures above
     assert "| as-reported | transformers | 5.17.0 | ram_tree | 950.00 MiB | +5.56% |" in text  # the sweep's below
-    assert "| lora | transformers | 5.17.0 | ram_tree | 501.00 MiB | +0.20% | ±6.50 MiB (1.30%) | inside it |" in text
+    assert "| lora | transformers | 5.17.0 | ram_tree | 501.00 MiB | +0.20% | ±6.50 MiB (1.30%) | inside it (0.2x the allowance) |" in text
     assert text.index("| lora | lora | tiny |") < text.index("Across releases") < text.index("| lora | transformers |")

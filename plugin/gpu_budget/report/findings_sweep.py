@@ -50,6 +50,13 @@ class Moved:
         return (self.peak - self.before) / self.before
 
     @property
+    def ratio(self) -> float | None:
+        """The change in bytes over the allowance (above 1: past the tolerance)."""
+        if self.reference or self.peak is None or self.before is None or not self.allowed:
+            return None
+        return abs(self.peak - self.before) / self.allowed
+
+    @property
     def past(self) -> bool | None:
         """Whether the change is past the tolerance (None where nothing was compared)."""
         if self.reference or self.peak is None or self.before is None or self.allowed is None:
@@ -114,7 +121,7 @@ def _cell(m: Moved) -> tuple[str, str, str]:
         return format_size(m.peak), "ran at", "-"
     if m.change is None:
         return format_size(m.peak), "-", "not compared"
-    return format_size(m.peak), f"{m.change:+.2%}", "past it" if m.past else "inside it"
+    return format_size(m.peak), f"{m.change:+.2%}", f"{'past it' if m.past else 'inside it'} ({m.ratio:.1f}x the allowance)"
 
 
 def sweep_table(entries: list[Moved]) -> list[str]:
