@@ -208,6 +208,39 @@ def declaring_growth() -> list[str]:
                  f"GPU allocated {growth.ALLOWANCE['vram_allocated'] / 1024:.0f} KiB/step")
 
 
+# -- docs/against.md: what --gpu-budget-against costs and catches, and a bisect's gate runs ---------------
+
+AGAINST = "docs/against.md"
+AGAINST_RUN = "benchmarks/results/against.json"
+
+
+def against_measured() -> list[str]:
+    """The measured sentences of docs/against.md are the committed against run (RESULTS 5e)."""
+    from benchmarks.against_base import COMMITS, against_summary
+
+    res = load(AGAINST_RUN)
+    s = against_summary(res)
+    iv, n, planted = s["ratio"], s["rounds"], s["planted_runs"]
+    kinds = {case["kind"]: name for name, case in res["cases"].items()}
+    function, command = s["caught"][kinds["function"]], s["caught"][kinds["command"]]
+    runs = sorted({b["runs"] for b in s["bisect"]})
+    assert len(runs) == 1 and all(b["right"] for b in s["bisect"]), s["bisect"]  # one sentence says both
+    fraction = res["bisect_setup"]["fraction"]
+    return shows(section(AGAINST, "## What it costs", "## Which commit moved it"),
+                 f"an `--against` run took {iv['geomean']:.2f}x the wall time of a plain gate of the same cases "
+                 f"({iv['low']:.2f} .. {iv['high']:.2f}, 95 % interval over {n} rounds)",
+                 f"{s['false_alarms']} false alarms in {n} runs with no change",
+                 f"a planted +{res['fraction'] * 100:.0f} % failed as a regression {function} of {planted} times in "
+                 f"the function case and {command} of {planted} in the command case") + \
+        shows(section(AGAINST, "## Which commit moved it"),
+              f"Over {COMMITS} commits with one of them planting +{fraction * 100:.0f} % of a case's peak, it took "
+              f"{runs[0]} gate runs (the reference and {runs[0] - 1} commits) and named the planted commit, for each "
+              f"of {len(s['bisect'])} cases")
+
+
+DOCS_CHECKERS[AGAINST] = (against_measured,)
+
+
 # -- pages rendered whole: docs/gpu-results.md, docs/estimator-cuda.md -----------------------------------
 
 ESTIMATES = "benchmarks/results/estimator-cuda.json"

@@ -19,7 +19,6 @@ CHECKERS = {
     "docs/estimator.md": estimator_checkers.ESTIMATOR_CHECKERS,
     **doc_checkers.DOCS_CHECKERS,
     "docs/layout.md": (),
-    "docs/against.md": (),  # how --gpu-budget-against works: no measured figure (its cost is not benchmarked)
     "docs/design.md": (),
     "docs/scenario-api.md": (),
     "docs/several-ranks.md": (),

@@ -20,7 +20,7 @@ printed as it is measured, and listed again at the end with the first commit
 past the tolerance (a moved row's words are verdict.py's: "head" is the commit
 tried, "base" the reference). Ctrl-C or SIGTERM ends the bisect's processes and
 removes the worktree. Over 16 commits a bisect measures the reference and
-about log2(16) = 4 commits, more where it skips; not benchmarked.
+about log2(16) = 4 commits, more where it skips (benchmarks/RESULTS.md, section 5e, counts them).
 """
 
 from __future__ import annotations
