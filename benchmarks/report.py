@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 from benchmarks import (
+    against_base,
     checkpoint_build,
     command_noise,
     detection_power,
@@ -26,6 +27,7 @@ from benchmarks import (
     preload_cost,
     repeatability,
     setups,
+    stored_spread,
     suite,
     tree_spikes,
     tree_sum,
@@ -43,6 +45,8 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("detection", detection_power),  # 5
     ("command_noise", command_noise),  # 5b
     ("growth", growth_leak),  # 5c
+    ("stored_spread", stored_spread),  # 5d
+    ("against", against_base),  # 5e
     ("suite", suite),  # 6
     ("setups", setups),  # 7
     ("preload", preload_cost),  # 8
@@ -52,7 +56,8 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
 HEADLINE = (  # the headline's lines, in its order: fidelity and cost first, then suite time, setups, noise
     ("fidelity", fidelity), ("fidelity", tree_spikes), ("tree_sum", tree_sum), ("overhead", overhead),
     ("isolation", isolation_cost), ("suite", suite), ("setups", setups), ("repeatability", repeatability),
-    ("detection", detection_power), ("command_noise", command_noise),
+    ("detection", detection_power), ("command_noise", command_noise), ("stored_spread", stored_spread),
+    ("against", against_base),
 )
 
 

@@ -11,6 +11,8 @@ pytest sessions of a Trainer script, over ten minutes on a busy machine).
     python -m benchmarks.run --only suite                      # the gate's wall time (quiet machine)
     python -m benchmarks.run --only command_noise              # a Trainer script gated as a command, 21 sessions
     python -m benchmarks.run --only growth                     # a leak judged by its slope, 50 runs of 8 steps
+    python -m benchmarks.run --only stored_spread              # noisy cases recorded over N runs, then judged
+    python -m benchmarks.run --only against                    # --gpu-budget-against and bisect in a git repo
     python -m benchmarks.run --report                          # only rewrite RESULTS.md
 """
 
@@ -33,6 +35,8 @@ SECTIONS = {  # section -> module (the order they run in)
     "detection": "benchmarks.detection_power",
     "command_noise": "benchmarks.command_noise",
     "growth": "benchmarks.growth_leak",
+    "stored_spread": "benchmarks.stored_spread",
+    "against": "benchmarks.against_base",
     "preload": "benchmarks.preload_cost",
     "checkpoint_build": "benchmarks.checkpoint_build",
     "estimator_speed": "benchmarks.estimator_speed",
@@ -40,8 +44,9 @@ SECTIONS = {  # section -> module (the order they run in)
     "setups": "benchmarks.setups",
 }
 # setups needs the environments it emulates; command_noise runs 21 pytest sessions of a Trainer script (~8-15 min);
-# growth runs 50 measured children of 8 steps (10 min on a shared 2-core host)
-DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise", "growth")]
+# growth runs 50 measured children of 8 steps (10 min on a shared 2-core host); stored_spread about 55 pytest sessions
+# of two noisy cases (17 min there), against 33 pytest runs, 20 of them comparing two revisions (32 min there)
+DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise", "growth", "stored_spread", "against")]
 
 
 def main() -> None:
