@@ -50,9 +50,12 @@ def test_a_change_is_past_the_tolerance_only_beyond_the_cases_allowance():
     assert "| as-reported | transformers | 5.23.0 | ram_tree | 400.00 MiB | ran at | ±6.00 MiB (1.50%) | - |" in lines
     assert ("| as-reported | peft | 0.18.1 | ram_tree | error: peft==0.18.1: ImportError: no name | - | ±6.00 MiB (1.50%) "
             "| not measured |") in lines
-    assert ("- 1 of 2 compared case-versions past the tolerance: as-reported at transformers 5.17.0 +1.75%; "
-            "1 not measured (peft 0.18.1)") in lines
-    assert "- transformers 4.57.6 installs tokenizers==0.22.2 transformers==4.57.6 over the running environment" in lines
+    assert lines[-4:] == [
+        ("- transformers 4.57.6 (installs tokenizers==0.22.2 transformers==4.57.6): 0 of 1 cases past the tolerance; "
+         "change -1.25% (-5.00 MiB), 0.8x the allowance"),
+        ("- transformers 5.17.0 (installs tokenizers==0.22.2 transformers==5.17.0): 1 of 1 cases past the tolerance; "
+         "change +1.75% (+7.00 MiB), 1.2x the allowance"),
+        "- peft 0.18.1: not measured in 1 case(s): peft==0.18.1: ImportError: no name", ""]
 
 
 def test_a_row_without_its_own_tolerance_takes_the_scales_default():
@@ -83,3 +86,5 @@ def test_the_sweep_of_an_earlier_report_stays_in_findings_md_when_a_later_one_re
     assert "| as-reported | transformers | 5.17.0 | ram_tree | 950.00 MiB | +5.56% |" in text  # the sweep's below
     assert "| lora | transformers | 5.17.0 | ram_tree | 501.00 MiB | +0.20% | ±6.50 MiB (1.30%) | inside it (0.2x the allowance) |" in text
     assert text.index("| lora | lora | tiny |") < text.index("Across releases") < text.index("| lora | transformers |")
+    assert ("- transformers 5.17.0 (installs tokenizers==0.22.2 transformers==5.17.0): 1 of 2 cases past the tolerance; "
+            "change +0.20% .. +5.56% (+1.00 MiB .. +50.00 MiB), 0.2 .. 5.9x the allowance") in text

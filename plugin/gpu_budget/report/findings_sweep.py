@@ -140,19 +140,42 @@ def sweep_table(entries: list[Moved]) -> list[str]:
         lines.append(f"| {m.case} | {m.package} | {m.version} | {m.metric or '-'} | {peak} | {change} | {allowed} "
                      f"| {past} |")
     lines.append("")
-    compared = [m for m in entries if m.past is not None]
-    past = [m for m in compared if m.past]
-    failed = [m for m in entries if m.status != "ok"]
-    summary = f"- {len(past)} of {len(compared)} compared case-versions past the tolerance"
-    if past:
-        summary += ": " + "; ".join(f"{m.case} at {m.package} {m.version} {m.change:+.2%}" for m in past)
-    if failed:
-        summary += f"; {len(failed)} not measured ({', '.join(sorted({f'{m.package} {m.version}' for m in failed}))})"
-    lines.append(summary)
-    installs: dict[tuple[str, str], str] = {}
+    return lines + version_lines(entries) + [""]
+
+
+def _span(values: list[float], fmt: str) -> str:
+    low, high = min(values), max(values)
+    return format(low, fmt) if low == high else f"{format(low, fmt)} .. {format(high, fmt)}"
+
+
+def version_lines(entries: list[Moved]) -> list[str]:
+    """A line per swept version (not the one the cases ran at): what it installs, how many of its cases moved past
+    the tolerance and by how much, or why it was not measured."""
+    groups: dict[tuple[str, str], list[Moved]] = {}
     for m in entries:
-        if m.installs:
-            installs.setdefault((m.package, m.version), m.installs)
-    lines += [f"- {package} {version} installs {what} over the running environment"
-              for (package, version), what in sorted(installs.items(), key=lambda kv: (kv[0][0], _order(kv[0][1])))]
-    return lines + [""]
+        if not m.reference:
+            groups.setdefault((m.package, m.version), []).append(m)
+    packages = list(dict.fromkeys(m.package for m in entries))  # as swept
+    lines = []
+    for (package, version), each in sorted(groups.items(), key=lambda kv: (packages.index(kv[0][0]), _order(kv[0][1]))):
+        installs = next((m.installs for m in each if m.installs), "")
+        head = f"- {package} {version}" + (f" (installs {installs})" if installs else "")
+        compared = [m for m in each if m.past is not None]
+        parts = []
+        if compared:
+            past = [m for m in compared if m.past]
+            moved_bytes = [m.peak - m.before for m in compared]
+            parts.append(f"{len(past)} of {len(compared)} cases past the tolerance; change "
+                         f"{_span([m.change for m in compared], '+.2%')} ("
+                         f"{' .. '.join(dict.fromkeys(_signed(b) for b in (min(moved_bytes), max(moved_bytes))))}), "
+                         f"{_span([m.ratio for m in compared], '.1f')}x the allowance")
+        failed = [m for m in each if m.status != "ok"]
+        for message in dict.fromkeys(m.message for m in failed):
+            cases = [m.case for m in failed if m.message == message]
+            parts.append(f"not measured in {len(cases)} case(s): {message}")
+        lines.append(f"{head}: {'; '.join(parts)}")
+    return lines
+
+
+def _signed(n: int) -> str:
+    return f"{'+' if n >= 0 else '-'}{format_size(abs(n))}"
