@@ -132,7 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
-    write("gate-levers", {"threads": THREADS, **measure(args.reps)})
+    write("gate_levers", {"threads": THREADS, **measure(args.reps)})
 
 
 # -- RESULTS.md section 6b, from this script's JSON (benchmarks/report.py joins the sections) ------------------------
@@ -159,7 +159,7 @@ def section(data: dict | None) -> list[str]:
     """Section 6b from gate-levers.json and the tiny gate's report."""
     out = ["## 6b. The tiny gate's levers", ""]
     if data is None:
-        return out + missing("gate-levers", "gate-levers")
+        return out + missing("gate_levers", "gate_levers")
     suite = json.loads(SUITE.read_text()) if SUITE.exists() else None
     launch3, launch1 = data["launch"]["3"], data["launch"]["1"]
     rank, imp = data["rank"], data["imports"]

@@ -21,6 +21,7 @@ from benchmarks import (
     detection_power,
     estimator_speed,
     fidelity,
+    gate_levers,
     growth_leak,
     isolation_cost,
     overhead,
@@ -48,6 +49,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("stored_spread", stored_spread),  # 5d
     ("against", against_base),  # 5e
     ("suite", suite),  # 6
+    ("gate_levers", gate_levers),  # 6b
     ("setups", setups),  # 7
     ("preload", preload_cost),  # 8
     ("checkpoint_build", checkpoint_build),  # 9

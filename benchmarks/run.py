@@ -13,6 +13,7 @@ pytest sessions of a Trainer script, over ten minutes on a busy machine).
     python -m benchmarks.run --only growth                     # a leak judged by its slope, 50 runs of 8 steps
     python -m benchmarks.run --only stored_spread              # noisy cases recorded over N runs, then judged
     python -m benchmarks.run --only against                    # --gpu-budget-against and bisect in a git repo
+    python -m benchmarks.run --only gate_levers                # what the tiny gate's levers take out, in CPU s
     python -m benchmarks.run --report                          # only rewrite RESULTS.md
 """
 
@@ -41,6 +42,7 @@ SECTIONS = {  # section -> module (the order they run in)
     "checkpoint_build": "benchmarks.checkpoint_build",
     "estimator_speed": "benchmarks.estimator_speed",
     "suite": "benchmarks.suite",
+    "gate_levers": "benchmarks.gate_levers",
     "setups": "benchmarks.setups",
 }
 # setups needs the environments it emulates; command_noise runs 21 pytest sessions of a Trainer script (~8-15 min);
