@@ -30,6 +30,7 @@ from benchmarks import (
     setups,
     stored_spread,
     suite,
+    sweep_cost,
     tree_spikes,
     tree_sum,
 )
@@ -48,6 +49,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("growth", growth_leak),  # 5c
     ("stored_spread", stored_spread),  # 5d
     ("against", against_base),  # 5e
+    ("sweep_cost", sweep_cost),  # 5f
     ("suite", suite),  # 6
     ("gate_levers", gate_levers),  # 6b
     ("setups", setups),  # 7
@@ -59,7 +61,7 @@ HEADLINE = (  # the headline's lines, in its order: fidelity and cost first, the
     ("fidelity", fidelity), ("fidelity", tree_spikes), ("tree_sum", tree_sum), ("overhead", overhead),
     ("isolation", isolation_cost), ("suite", suite), ("setups", setups), ("repeatability", repeatability),
     ("detection", detection_power), ("command_noise", command_noise), ("stored_spread", stored_spread),
-    ("against", against_base),
+    ("against", against_base), ("sweep_cost", sweep_cost),
 )
 
 

@@ -13,6 +13,7 @@ pytest sessions of a Trainer script, over ten minutes on a busy machine).
     python -m benchmarks.run --only growth                     # a leak judged by its slope, 50 runs of 8 steps
     python -m benchmarks.run --only stored_spread              # noisy cases recorded over N runs, then judged
     python -m benchmarks.run --only against                    # --gpu-budget-against and bisect in a git repo
+    python -m benchmarks.run --only sweep_cost                 # environments made, a sweep's false alarms and wall time
     python -m benchmarks.run --only gate_levers                # what the tiny gate's levers take out, in CPU s
     python -m benchmarks.run --report                          # only rewrite RESULTS.md
 """
@@ -38,6 +39,7 @@ SECTIONS = {  # section -> module (the order they run in)
     "growth": "benchmarks.growth_leak",
     "stored_spread": "benchmarks.stored_spread",
     "against": "benchmarks.against_base",
+    "sweep_cost": "benchmarks.sweep_cost",
     "preload": "benchmarks.preload_cost",
     "checkpoint_build": "benchmarks.checkpoint_build",
     "estimator_speed": "benchmarks.estimator_speed",
@@ -47,8 +49,10 @@ SECTIONS = {  # section -> module (the order they run in)
 }
 # setups needs the environments it emulates; command_noise runs 21 pytest sessions of a Trainer script (~8-15 min);
 # growth runs 50 measured children of 8 steps (10 min on a shared 2-core host); stored_spread about 55 pytest sessions
-# of two noisy cases (17 min there), against 33 pytest runs, 20 of them comparing two revisions (32 min there)
-DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise", "growth", "stored_spread", "against")]
+# of two noisy cases (17 min there), against 33 pytest runs, 20 of them comparing two revisions (32 min there);
+# sweep_cost makes 6 environments and runs 20 pytest sessions (17 min there)
+DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise", "growth", "stored_spread", "against",
+                                            "sweep_cost")]
 
 
 def main() -> None:
