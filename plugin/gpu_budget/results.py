@@ -97,7 +97,8 @@ class EnvironmentRecord(Fields):
     (or are absent in) the running environment; every other package is the running one. named: each required
     package and the version it runs at. key: the digest of what it holds (its folder's name; "" where the overlay
     is empty and the case runs in the running environment itself). seconds: resolving and making it, or finding
-    it made (cached).
+    it made (cached). conflicts: running packages it leaves in place whose own requirements its versions break
+    (isolate/environment.py, conflicts): what imports them there may fail.
     """
 
     requirements: tuple[str, ...]
@@ -108,15 +109,17 @@ class EnvironmentRecord(Fields):
     seconds: float
     cached: bool
     python: str
+    conflicts: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {**self._json(), "requirements": list(self.requirements), "overlay": dict(self.overlay),
-                "named": dict(self.named)}
+        out = {**self._json(), "requirements": list(self.requirements), "overlay": dict(self.overlay),
+               "named": dict(self.named), "conflicts": list(self.conflicts)}
+        return out if self.conflicts else {k: v for k, v in out.items() if k != "conflicts"}  # absent where none
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> EnvironmentRecord:
         return cls(tuple(data["requirements"]), dict(data["overlay"]), dict(data["named"]), data["key"], data["tool"],
-                   data["seconds"], data["cached"], data["python"])
+                   data["seconds"], data["cached"], data["python"], tuple(data.get("conflicts", ())))
 
     @property
     def described(self) -> str:

@@ -120,3 +120,32 @@ def test_a_package_needing_torch_keeps_the_running_torch_and_its_own_requirement
     overlay = environment.resolve(["accelerate==1.7.0"], tool, running)
     assert overlay.get("accelerate") == "1.7.0" and "torch" not in overlay, overlay
     assert not [name for name in overlay if name.startswith(("nvidia-", "cuda-")) or name == "triton"], overlay
+
+
+def test_a_running_package_whose_requirement_the_overlay_breaks_is_named():
+    """An install into the running environment resolves only what the requirements pull in: a running package
+    they leave in place may need another version of one they replace. Read from the running packages' own metadata."""
+    if "transformers" not in set(requirers("huggingface-hub")):
+        pytest.skip("needs the running transformers (the scenarios extra)")
+    found = environment.conflicts({"huggingface-hub": "0.0.1"})
+    assert any(c.startswith(f"transformers {metadata.version('transformers')} needs huggingface-hub") and
+               c.endswith("(here 0.0.1)") for c in found), found
+    assert not [c for c in found if c.startswith("huggingface-hub ")]  # the replaced package itself is not judged
+    assert environment.conflicts({}) == ()
+    held = metadata.version("huggingface-hub")
+    assert not [c for c in environment.conflicts({"huggingface-hub": held}) if "huggingface-hub" in c]
+
+
+def requirers(package: str):
+    """The running packages that require `package`."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from gpu_budget.declare.environment import canonical
+
+    for dist in metadata.distributions():
+        for line in dist.requires or ():
+            try:
+                if canonical(Requirement(line).name) == package:
+                    yield canonical(dist.metadata["Name"])
+            except InvalidRequirement:
+                continue

@@ -71,6 +71,11 @@ def test_each_environment_says_what_it_installs_and_how_long_it_took():
     assert environment_lines([OLD, found, found]) == [
         ("environment transformers==5.17.0 (installs huggingface-hub==1.33.0 transformers==5.17.0): made in 12.5 s "
         "(uv); found made 2 time(s), in 0.31 s at most")]
+    broken = EnvironmentRecord(**{**OLD, "conflicts": ("datasets 5.2.0 needs huggingface-hub>=1.31.0 (here 1.33.0)",)})
+    assert environment_lines([broken])[1:] == [
+        ("  it breaks a running package's requirement: datasets 5.2.0 needs huggingface-hub>=1.31.0 (here 1.33.0); "
+        "what imports that package there may fail")]
+    assert EnvironmentRecord.from_json(broken.to_json()) == broken and "conflicts" not in OLD.to_json()
 
 
 def test_points_and_environments_cross_as_json():

@@ -42,11 +42,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from gpu_budget.declare.environment import canonical
@@ -276,7 +276,33 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None) -> E
                 raise
             (folder / COMPLETE).write_text(json.dumps({"requirements": list(requirements), "overlay": overlay}) + "\n")
     return EnvironmentRecord(requirements, overlay, named, key, tool.name, round(time.monotonic() - t0, 3), cached,
-                             str(_python_of(folder)))
+                             str(_python_of(folder)), conflicts(overlay))
+
+
+def conflicts(overlay: Mapping[str, str]) -> tuple[str, ...]:
+    """Running packages the overlay leaves in place whose own requirements its versions break, each as
+    "datasets 5.2.0 needs huggingface-hub>=1.31.0 (here 0.36.2)". An install into the running environment keeps
+    them and resolves only what the requirements pull in, so it does not see them; a case that imports one there
+    may fail, and this says why before it does."""
+    from importlib import metadata
+
+    found, seen = [], set()
+    for dist in metadata.distributions():
+        name = canonical(dist.metadata["Name"] or "")
+        if not name or name in overlay or name in seen:
+            continue
+        seen.add(name)
+        for line in dist.requires or ():
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            have = overlay.get(canonical(req.name))
+            if have is None or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
+                continue
+            if not req.specifier.contains(have, prereleases=True):
+                found.append(f"{name} {dist.version} needs {req.name}{req.specifier} (here {have})")
+    return tuple(sorted(found))
 
 
 def _resolution(requirements: tuple[str, ...], tool: Tool, running: dict[str, str], root: Path) -> dict[str, str]:

@@ -82,4 +82,6 @@ def environment_lines(records: Iterable[EnvironmentRecord]) -> list[str]:
         if found:
             how.append(f"found made {len(found)} time(s), in {max(r.seconds for r in found):.2f} s at most")
         lines.append(f"environment {', '.join(requirements)} ({held}): {'; '.join(how)}")
+        lines += [f"  it breaks a running package's requirement: {c}; what imports that package there may fail"
+                  for c in made[0].conflicts]
     return lines
