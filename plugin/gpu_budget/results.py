@@ -98,7 +98,8 @@ class EnvironmentRecord(Fields):
     package and the version it runs at. key: the digest of what it holds (its folder's name; "" where the overlay
     is empty and the case runs in the running environment itself). seconds: resolving and making it, or finding
     it made (cached). conflicts: running packages it leaves in place whose own requirements its versions break
-    (isolate/environment.py, conflicts): what imports them there may fail.
+    (isolate/environment.py, conflicts): what imports them there may fail. waited: the part of `seconds` spent
+    waiting while another process (an xdist worker) made it, 0.0 where it did not wait.
     """
 
     requirements: tuple[str, ...]
@@ -110,16 +111,18 @@ class EnvironmentRecord(Fields):
     cached: bool
     python: str
     conflicts: tuple[str, ...] = ()
+    waited: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         out = {**self._json(), "requirements": list(self.requirements), "overlay": dict(self.overlay),
                "named": dict(self.named), "conflicts": list(self.conflicts)}
-        return out if self.conflicts else {k: v for k, v in out.items() if k != "conflicts"}  # absent where none
+        return {k: v for k, v in out.items() if k not in ("conflicts", "waited") or v}  # absent where none
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> EnvironmentRecord:
         return cls(tuple(data["requirements"]), dict(data["overlay"]), dict(data["named"]), data["key"], data["tool"],
-                   data["seconds"], data["cached"], data["python"], tuple(data.get("conflicts", ())))
+                   data["seconds"], data["cached"], data["python"], tuple(data.get("conflicts", ())),
+                   data.get("waited", 0.0))
 
     @property
     def described(self) -> str:

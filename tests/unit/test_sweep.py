@@ -71,6 +71,10 @@ def test_each_environment_says_what_it_installs_and_how_long_it_took():
     assert environment_lines([OLD, found, found]) == [
         ("environment transformers==5.17.0 (installs huggingface-hub==1.33.0 transformers==5.17.0): made in 12.5 s "
         "(uv); found made 2 time(s), in 0.31 s at most")]
+    waited = EnvironmentRecord(**{**OLD, "seconds": 19.8, "cached": True, "waited": 19.6})
+    assert environment_lines([OLD, waited])[0].endswith(
+        "found made 1 time(s), in 19.80 s at most (19.60 s of it waiting while another process made it)")
+    assert EnvironmentRecord.from_json(waited.to_json()) == waited and "waited" not in OLD.to_json()
     broken = EnvironmentRecord(**{**OLD, "conflicts": ("datasets 5.2.0 needs huggingface-hub>=1.31.0 (here 1.33.0)",)})
     assert environment_lines([broken])[1:] == [
         ("  it breaks a running package's requirement: datasets 5.2.0 needs huggingface-hub>=1.31.0 (here 1.33.0); "

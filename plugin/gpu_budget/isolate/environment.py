@@ -57,6 +57,7 @@ COMPLETE = ".gpu-budget-complete"  # written last: a venv without it was cut off
 PTH = "zz-gpu-budget-running.pth"
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 TOOL_TIMEOUT = 1800  # seconds for one resolve or install
+LOCK_WAIT = 0.05  # seconds on the lock past which a record says it waited for another process making it
 
 
 class EnvironmentFailed(Exception):
@@ -264,7 +265,9 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None) -> E
     sites = running_sites()
     key = _digest({"python": sys.executable, "version": sys.version, "sites": sites, "overlay": overlay})
     folder = root / f"env-{key}"
+    asked = time.monotonic()
     with _locked(root / f"env-{key}.lock"):
+        waited = time.monotonic() - asked  # another process (an xdist worker) making it holds the lock
         cached = (folder / COMPLETE).exists()
         if not cached:
             if folder.exists():  # cut off while it was being made
@@ -276,7 +279,8 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None) -> E
                 raise
             (folder / COMPLETE).write_text(json.dumps({"requirements": list(requirements), "overlay": overlay}) + "\n")
     return EnvironmentRecord(requirements, overlay, named, key, tool.name, round(time.monotonic() - t0, 3), cached,
-                             str(_python_of(folder)), conflicts(overlay))
+                             str(_python_of(folder)), conflicts(overlay),
+                             round(waited, 3) if waited >= LOCK_WAIT else 0.0)
 
 
 def conflicts(overlay: Mapping[str, str]) -> tuple[str, ...]:

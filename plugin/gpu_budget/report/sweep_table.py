@@ -81,6 +81,9 @@ def environment_lines(records: Iterable[EnvironmentRecord]) -> list[str]:
         how = [f"made in {first[0].seconds:.1f} s ({first[0].tool})"] if first else []
         if found:
             how.append(f"found made {len(found)} time(s), in {max(r.seconds for r in found):.2f} s at most")
+            waited = max(r.waited for r in found)
+            if waited:
+                how[-1] += f" ({waited:.2f} s of it waiting while another process made it)"
         lines.append(f"environment {', '.join(requirements)} ({held}): {'; '.join(how)}")
         lines += [f"  it breaks a running package's requirement: {c}; what imports that package there may fail"
                   for c in made[0].conflicts]
