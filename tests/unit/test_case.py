@@ -5,6 +5,7 @@ the baseline written, the skips and errors are tested without a process.
 """
 
 import json
+import os
 from pathlib import Path
 
 from gpu_budget import Scenario
@@ -143,3 +144,18 @@ def test_a_commands_figure_has_a_moved_floor_taken_off_unless_the_preload_list_m
     assert moved.setup["floor_shift"] == 8 * MiB
     preload = run(512 * MiB, preload="torch transformers", floor=308 * MiB).result
     assert preload.verdict == Verdict.REGRESSION and preload.setup["floor_shift"] == 0
+
+
+def test_a_command_envs_paths_under_the_project_are_recorded_from_it(tmp_path):
+    """A PYTHONPATH into the project (S2's FunASR marks) is recorded the same from every checkout of it."""
+    fprints = []
+    for checkout in ("a", "b"):
+        root = tmp_path / checkout
+        scenario = Scenario(name="s", command=["x"], env={"PYTHONPATH": os.pathsep.join(
+            [str(root / "memtests" / "marks"), "/opt/elsewhere"]), "TOKEN": "1"})
+        fprints.append(case.fingerprint_for(HARDWARE, scenario, "steady", root=root)["command_env"])
+    assert fprints[0] == fprints[1]
+    assert fprints[0]["PYTHONPATH"] == os.pathsep.join(["<project>/memtests/marks", "/opt/elsewhere"])
+    assert fprints[0]["TOKEN"] == "1"
+    unanchored = case.fingerprint_for(HARDWARE, Scenario(name="s", command=["x"], env={"PYTHONPATH": "/p/q"}), "steady")
+    assert unanchored["command_env"]["PYTHONPATH"] == "/p/q"

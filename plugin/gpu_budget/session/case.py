@@ -107,9 +107,11 @@ def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measureme
 
 
 def fingerprint_for(hardware: dict[str, Any], scenario: Scenario, malloc: str, where: str = "", device: str | None = None,
-                    environment: EnvironmentRecord | None = None) -> dict[str, Any]:
+                    environment: EnvironmentRecord | None = None, root: Path | None = None) -> dict[str, Any]:
     """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode and device;
-    a command case adds the environment its command runs under (the pins, and the scenario's own env, which wins);
+    a command case adds the environment its command runs under (the pins, and the scenario's own env, which wins,
+    a path in it under `root`, the test file's project root, written from there: another checkout of the project
+    records the same);
     a case in an environment of its own, the versions that environment lays over the running ones."""
     fprint = {k: v for k, v in hardware.items() if k not in ("key", "package_versions")}
     if environment is not None:
@@ -117,7 +119,8 @@ def fingerprint_for(hardware: dict[str, Any], scenario: Scenario, malloc: str, w
         fprint.update({k: v for k, v in environment.overlay.items() if k in fingerprint.LIBRARY_PACKAGES})
     mode = malloc_mode(scenario, malloc, where)
     if scenario.command is not None:
-        fprint["command_env"] = command.recorded_env(hardware.get("threads", 1), mode, dict(scenario.env))
+        env = command.recorded_env(hardware.get("threads", 1), mode, dict(scenario.env))
+        fprint["command_env"] = {k: _from_root(v, root) for k, v in env.items()} if root else env
     if scenario.ranks > 1:
         argv = scenario.command
         fprint["ranks"] = scenario.ranks
@@ -231,6 +234,16 @@ def environment_skips(failed: EnvironmentFailed, device: dict[str, Any]) -> bool
     return failed.kind == "torch" and not device.get("cuda")
 
 
+def _from_root(value: str, root: Path) -> str:
+    """An environment value with each of its paths under `root` written as "<project>/..." (a PYTHONPATH's parts)."""
+    parts = []
+    for part in value.split(os.pathsep):
+        path = Path(part)
+        parts.append(f"<project>/{path.relative_to(root).as_posix()}" if path.is_absolute() and
+                     path.is_relative_to(root) else part)
+    return os.pathsep.join(parts)
+
+
 def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, Any], path: Path,
             environment: EnvironmentRecord | None = None):
     """The case's baseline entry (None), why its file could not be read (None), its fingerprint now, and how this
@@ -241,7 +254,8 @@ def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, 
         baseline, broken = baselines.lookup(stored, options.scale, case.test_id), None
     except files.BaselineError as exc:
         stored, baseline, broken = {}, None, str(exc)
-    fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device, environment)
+    root = files.project_root(Path(case.module).resolve().parent) if scenario.env else None
+    fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device, environment, root)
     setup = Setup.between(baseline.fingerprint if baseline else None, fprint, baselines.packages_of(stored, baseline),
                           hardware["package_versions"])
     if scenario.command is not None and baseline is not None and \
