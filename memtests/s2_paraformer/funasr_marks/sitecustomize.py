@@ -18,10 +18,8 @@ by hand trains unmarked. The gate's own sitecustomize runs first and runs this
 one after it.
 """
 
-import importlib.machinery
 import json
 import os
-import sys
 
 MODULE = "funasr.train_utils.trainer_ds"
 STEPS_FILE = "funasr_steps.jsonl"
@@ -67,31 +65,7 @@ def wrap(trainer_class) -> None:
         setattr(trainer_class, name, method)
 
 
-class _Watch:
-    """A meta path finder: runs wrap() on the trainer module's Trainer once the module has run."""
+if os.environ.get("GPU_BUDGET_SOCKET"):  # the gate's hook (its sitecustomize ran before this one) watches imports
+    from gpu_budget.isolate.autohook import after_import
 
-    def find_spec(self, fullname, path, target=None):
-        if fullname != MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        real = spec.loader
-
-        class _Loader:
-            def create_module(self, spec):
-                return real.create_module(spec)
-
-            def exec_module(self, module):
-                real.exec_module(module)
-                wrap(module.Trainer)
-
-        spec.loader = _Loader()
-        return spec
-
-
-if os.environ.get("GPU_BUDGET_SOCKET"):
-    if MODULE in sys.modules:
-        wrap(sys.modules[MODULE].Trainer)
-    else:
-        sys.meta_path.insert(0, _Watch())
+    after_import(MODULE, lambda module: wrap(module.Trainer))

@@ -46,10 +46,12 @@ TORCH_MODULE = "torch"
 class _Watch:  # a meta path finder (importlib.abc is not imported: it costs more than this hook)
     """Finds the watched modules as the path finder would, and runs each one's hook once the module has run."""
 
-    def __init__(self) -> None:
-        self.hooks = {TRAINER_MODULE: attach, C10D_MODULE: watch_group, ACCELERATE_STATE: watch_accelerate}
-        if os.environ.get(script.SNAPSHOT_VAR):
-            self.hooks[TORCH_MODULE] = watch_torch
+    def __init__(self, hooks: dict | None = None) -> None:
+        if hooks is None:  # the gate's own
+            hooks = {TRAINER_MODULE: attach, C10D_MODULE: watch_group, ACCELERATE_STATE: watch_accelerate}
+            if os.environ.get(script.SNAPSHOT_VAR):
+                hooks[TORCH_MODULE] = watch_torch
+        self.hooks = hooks
 
     def find_spec(self, fullname, path, target=None):
         after = self.hooks.get(fullname)
@@ -241,6 +243,15 @@ def _after_fork_in_child() -> None:
     util = sys.modules.get("multiprocessing.util")
     if util is not None:
         util.register_after_fork(_KEEP, _arm)
+
+
+def after_import(name: str, hook) -> None:
+    """Run hook(module) once module `name` has run in this process (at once where it already has): a project's own
+    marks for a training loop the gate does not know, from its own sitecustomize (memtests' FunASR marks)."""
+    if name in sys.modules:
+        hook(sys.modules[name])
+    else:
+        sys.meta_path.insert(0, _Watch({name: hook}))
 
 
 def install() -> None:
