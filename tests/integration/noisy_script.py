@@ -11,6 +11,7 @@ MiB, which the gate allows 6x (24 to 48 MiB), where the default tolerance
 session's environment a run holds that fixed amount instead.
 """
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -59,3 +60,12 @@ def write(root: Path) -> Path:
     (memtests / "test_noisy.py").write_text(TEST)
     (memtests / "counter").write_text("0")
     return memtests
+
+
+def run(pytester, name: str, *args: str):
+    """One session over the project's memtests (no preload: the script is a command); its outcome and its one row
+    of the JSON report."""
+    report = pytester.path / f"r-{name}.json"
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-o", "gpu_budget_preload=", "--gpu-budget",
+                                           f"--gpu-budget-json={report}", "memtests", *args)
+    return result, json.loads(report.read_text())["results"][0]

@@ -30,16 +30,8 @@ def project(pytester, monkeypatch):
     return pytester
 
 
-def run(pytester, name, *args):
-    """One session; its outcome and its one row of the JSON report."""
-    report = pytester.path / f"r-{name}.json"
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-o", "gpu_budget_preload=", "--gpu-budget",
-                                           f"--gpu-budget-json={report}", "memtests", *args)
-    return result, json.loads(report.read_text())["results"][0]
-
-
 def test_recorded_over_four_runs_a_case_is_judged_against_its_own_noise(project, monkeypatch):
-    recorded, row = run(project, "record", "--gpu-budget-update", "--gpu-budget-record-runs=4")
+    recorded, row = noisy_script.run(project, "record", "--gpu-budget-update", "--gpu-budget-record-runs=4")
     recorded.assert_outcomes(passed=1)
     assert (project.path / "memtests" / "counter").read_text() == "4", row["message"]  # four fresh children ran
     (path,) = (project.path / "baselines").glob("*/test_noisy.json")
@@ -51,7 +43,7 @@ def test_recorded_over_four_runs_a_case_is_judged_against_its_own_noise(project,
     then = entry["peaks"]["ram_tree"]
 
     monkeypatch.setenv("FIXED_MIB", "16")  # 10 to 12 MiB over the median run: inside 6x its spread
-    inside, row = run(project, "inside")
+    inside, row = noisy_script.run(project, "inside")
     inside.assert_outcomes(passed=1)
     assert row["verdict"] == "pass", row["message"]
     assert "stored spread" in row["message"] and "too wide to catch +5%" in row["message"]  # said, not failed
@@ -60,13 +52,13 @@ def test_recorded_over_four_runs_a_case_is_judged_against_its_own_noise(project,
 
     del entry["spread"]  # the same entry as one run records it: judged at the tolerance alone
     path.write_text(json.dumps(stored))
-    alone, row = run(project, "alone")
+    alone, row = noisy_script.run(project, "alone")
     alone.assert_outcomes(failed=1)
     assert row["verdict"] == "regression" and "+0.5% +4.00 MiB" in row["message"], row["message"]
     path.write_text(json.dumps({**stored, "entries": {"tiny": {"test_noisy": {**entry, "spread": spread}}}}))
 
     monkeypatch.setenv("FIXED_MIB", "70")  # a planted +64 MiB (at least) over the median run
-    planted, row = run(project, "planted")
+    planted, row = noisy_script.run(project, "planted")
     planted.assert_outcomes(failed=1)
     assert row["verdict"] == "regression", row["message"]
     assert "over 4 recorded runs" in row["message"] and "6x its spread" in row["message"], row["message"]

@@ -32,16 +32,8 @@ def repo(pytester, monkeypatch):
     return pytester
 
 
-def run(pytester, name, *args):
-    """One session; its outcome and its one row of the JSON report."""
-    report = pytester.path / f"r-{name}.json"
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-o", "gpu_budget_preload=", "--gpu-budget",
-                                           f"--gpu-budget-json={report}", "memtests", *args)
-    return result, json.loads(report.read_text())["results"][0]
-
-
 def test_a_committed_spread_judges_later_sessions_and_a_planted_commit_still_fails(repo, monkeypatch):
-    recorded, row = run(repo, "record", "--gpu-budget-update", "--gpu-budget-record-runs=4")
+    recorded, row = noisy_script.run(repo, "record", "--gpu-budget-update", "--gpu-budget-record-runs=4")
     recorded.assert_outcomes(passed=1)
     (written,) = git(repo.path, "status", "--porcelain", "--untracked-files=all").splitlines()
     assert written.startswith("?? baselines/") and written.endswith("/test_noisy.json"), written  # the entry, new
@@ -53,7 +45,7 @@ def test_a_committed_spread_judges_later_sessions_and_a_planted_commit_still_fai
     then = entry["peaks"]["ram_tree"]
 
     monkeypatch.setenv("FIXED_MIB", "16")  # 10 to 12 MiB over the median run: inside 6x its spread
-    later, row = run(repo, "later")
+    later, row = noisy_script.run(repo, "later")
     later.assert_outcomes(passed=1)
     assert row["verdict"] == "pass", row["message"]
     assert "stored spread" in row["message"] and "over 4 runs" in row["message"], row["message"]
@@ -65,7 +57,7 @@ def test_a_committed_spread_judges_later_sessions_and_a_planted_commit_still_fai
     assert planted != noisy_script.HELD
     held.write_text(planted)
     commit(repo.path, "hold 64 MiB more")
-    failed, row = run(repo, "planted")
+    failed, row = noisy_script.run(repo, "planted")
     failed.assert_outcomes(failed=1)
     assert row["verdict"] == "regression", row["message"]
     assert "over 4 recorded runs" in row["message"] and "6x its spread" in row["message"], row["message"]
