@@ -27,14 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, ROOT, med, missing, ran, write
+from benchmarks.common import MIB, RESULTS, ROOT, med, missing, one_case_session, ran, write
 
 SECTION = "command_noise"
 COMMAND_NOISE_TARGETS = {"spread": 0.002, "false_alarms": 0, "caught_all": True}  # the issue's (item 5)
@@ -116,26 +114,16 @@ def write_project(folder: Path) -> None:
 
 def session(folder: Path, kind: str, plant_bytes: int = 0, update: bool = False) -> dict:
     """One fresh `pytest --gpu-budget` process over the project; what its JSON report says of the one case."""
-    report = folder / f"report-{kind}-{time.monotonic_ns()}.json"
-    cmd = [sys.executable, "-m", "pytest", "--gpu-budget", NODE, "-q", "--gpu-budget-baselines", str(folder / "baselines"),
-           "--gpu-budget-json", str(report), *(["--gpu-budget-update"] if update else [])]
-    pythonpath = os.pathsep.join(filter(None, [str(ROOT / "plugin"), str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONPATH": pythonpath, PLANT_VAR: str(plant_bytes)}
-    load_start = os.getloadavg()
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - t0
-    rows = json.loads(report.read_text())["results"] if report.exists() else []
-    if len(rows) != 1 or not (rows[0].get("peaks") or {}).get("ram_tree"):
-        raise RuntimeError(f"{kind}: no measurement (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
-    row = rows[0]
+    row, exit_code, wall, load_start = one_case_session(
+        folder, kind, [NODE, *(["--gpu-budget-update"] if update else [])], [str(ROOT / "plugin"), str(ROOT)],
+        {PLANT_VAR: str(plant_bytes)})
     phases = [{"name": name, "step": p.get("step"), "seconds": p.get("seconds"), "ram": p.get("ram_peak"),
                "ram_tree": p.get("ram_tree_peak"), "processes": (p.get("tree") or {}).get("processes"),
                "windows": (p.get("tree") or {}).get("windows")}
               for name, p in (row.get("phases") or {}).items()]
     info = row.get("info") or {}
     return {"kind": kind, "plant_bytes": plant_bytes, "verdict": row["verdict"], "passed": row["passed"],
-            "message": row["message"], "exit_code": proc.returncode,
+            "message": row["message"], "exit_code": exit_code,
             "ram": row["peaks"]["ram"], "ram_tree": row["peaks"]["ram_tree"], "change": row.get("change"),
             "tolerance": row.get("tolerance"), "fingerprint_changed": row.get("fingerprint_changed"),
             "setup": row.get("setup"), "steps": row.get("steps"), "growth": row.get("growth"), "phases": phases,

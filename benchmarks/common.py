@@ -116,3 +116,23 @@ def missing(section: str, only: str) -> list[str]:
 def span(values: list[float], fmt: str) -> str:
     """'min .. max' of values in one format, '-' for none."""
     return f"{min(values):{fmt}} .. {max(values):{fmt}}" if values else "-"
+
+
+def one_case_session(folder: Path, kind: str, args: list[str], paths: list[str],
+                     env: dict[str, str]) -> tuple[dict, int, float, tuple[float, ...]]:
+    """One fresh `pytest --gpu-budget` process over a project of one case (CI unset, `paths` ahead on PYTHONPATH,
+    `env` added); the JSON report's one row, the exit code, the session's wall seconds and the load at its start."""
+    report = folder / f"report-{kind}-{time.monotonic_ns()}.json"
+    cmd = [sys.executable, "-m", "pytest", "--gpu-budget", "-q", "--gpu-budget-baselines", str(folder / "baselines"),
+           "--gpu-budget-json", str(report), *args]
+    pythonpath = os.pathsep.join(filter(None, [*paths, os.environ.get("PYTHONPATH")]))
+    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONPATH": pythonpath, **env}
+    load_start = os.getloadavg()
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    rows = json.loads(report.read_text())["results"] if report.exists() else []
+    if len(rows) != 1 or not (rows[0].get("peaks") or {}).get("ram_tree"):
+        raise RuntimeError(f"{kind}: no measurement (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
+    return rows[0], proc.returncode, wall, load_start
+

@@ -38,14 +38,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, ROOT, gate_preload, missing, ran, write
+from benchmarks.common import MIB, ROOT, gate_preload, missing, one_case_session, ran, write
 
 SECTION = "stored_spread"
 FRACTIONS = (0.02, 0.05, 0.10, 0.20, 0.50, 1.00, 2.00)
@@ -125,22 +122,11 @@ def write_project(folder: Path, case: str) -> None:
 
 def session(folder: Path, kind: str, plant_bytes: int = 0, record_runs: int = 0) -> dict:
     """One fresh `pytest --gpu-budget` process over the project; its one row, as the gate judged it."""
-    report = folder / f"report-{kind}-{time.monotonic_ns()}.json"
     record = ["--gpu-budget-update", f"--gpu-budget-record-runs={record_runs}"] if record_runs else []
-    cmd = [sys.executable, "-m", "pytest", "--gpu-budget", "-q", "--gpu-budget-baselines", str(folder / "baselines"),
-           "--gpu-budget-json", str(report), *record]
-    pythonpath = os.pathsep.join(filter(None, [str(ROOT / "memtests"), os.environ.get("PYTHONPATH")]))
-    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONPATH": pythonpath, PLANT_VAR: str(plant_bytes)}
-    load_start = os.getloadavg()
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - t0
-    rows = json.loads(report.read_text())["results"] if report.exists() else []
-    if len(rows) != 1 or not (rows[0].get("peaks") or {}).get("ram_tree"):
-        raise RuntimeError(f"{kind}: no measurement (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
-    row = rows[0]
+    row, exit_code, wall, load_start = one_case_session(folder, kind, record, [str(ROOT / "memtests")],
+                                                        {PLANT_VAR: str(plant_bytes)})
     return {"kind": kind, "plant_bytes": plant_bytes, "verdict": row["verdict"], "passed": row["passed"],
-            "message": row["message"], "exit_code": proc.returncode, "ram": row["peaks"]["ram"],
+            "message": row["message"], "exit_code": exit_code, "ram": row["peaks"]["ram"],
             "ram_tree": row["peaks"]["ram_tree"], "ram_tensor": row["peaks"].get("ram_tensor"),
             "change": row.get("change"), "tolerance": row.get("tolerance"), "session_wall_s": round(wall, 2),
             "load_average_start": [round(x, 2) for x in load_start]}
