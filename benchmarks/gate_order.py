@@ -12,7 +12,9 @@ both then share. Per session: the wall time, each xdist worker's children's
 time (their difference is time one worker had no case while the other
 measured) and every row's verdict, which must be the same at REF and now.
 
-    python -m benchmarks.gate_order --ref REF [--rounds 5]
+    python -m benchmarks.gate_order [--ref REF] [--rounds 5]
+
+REF defaults to the commit before memtests/conftest.py was added.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import ROOT, missing, ran, short_commit, span, write
+from benchmarks.common import ROOT, med, missing, ran, short_commit, span, write
 from benchmarks.overhead import interval
 from benchmarks.suite import PARTS, SUMMARY, time_split, worktree
 
@@ -73,12 +75,21 @@ def measure(ref: str, rounds: int) -> dict:
     return {"ref": ref, "rounds": rounds, "runs": runs}
 
 
+def default_ref() -> str:
+    """The parent of the commit that added memtests/conftest.py (the order's hook): the gate before it."""
+    added = subprocess.run(["git", "log", "--diff-filter=A", "--format=%H", "--", "memtests/conftest.py"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    if not added:
+        raise SystemExit("gate_order: memtests/conftest.py was never committed here; give --ref")
+    return f"{added[-1]}~1"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ref", required=True, help="the commit before the change")
+    parser.add_argument("--ref", default=None, help="the commit before the change (default: see above)")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    write("gate_order", measure(short_commit(args.ref), args.rounds))
+    write("gate_order", measure(short_commit(args.ref or default_ref()), args.rounds))
 
 
 # -- RESULTS.md section 6c, from this script's JSON ---------------------------------------------------------------------
@@ -89,34 +100,39 @@ def _pairs(data: dict) -> list[tuple[dict, dict]]:
             if (n, "before") in by and (n, "after") in by]
 
 
+def figures(data: dict) -> dict:
+    """The section's figures (docs/benchmarks.md quotes them): per side the wall and idle times, the paired ratio,
+    whether every row's verdict matched in every round, and the sessions' outcomes."""
+    pairs = _pairs(data)
+    sides = {}
+    for i, which in enumerate(("before", "after")):
+        walls, idle = [p[i]["wall_s"] for p in pairs], [p[i]["idle_s"] for p in pairs]
+        sides[which] = {"wall": med(walls), "walls": span(walls, ".1f"), "idle": med(idle), "idles": span(idle, ".1f")}
+    return {"rounds": len(pairs), **sides, "ratio": interval([a["wall_s"] / b["wall_s"] for b, a in pairs]),
+            "same": all(b["verdicts"] == a["verdicts"] for b, a in pairs),
+            "outcomes": sorted({r["summary"].split(" in ")[0] for r in data["runs"]})}
+
+
 def section(data: dict | None) -> list[str]:
     out = ["## 6c. The order the tiny gate hands its cases out in", ""]
     if data is None:
-        return out + missing("gate_order", "gate_order --ref <commit before the change>")
-    pairs = _pairs(data)
-    walls = {w: [p[i]["wall_s"] for p in pairs] for i, w in enumerate(("before", "after"))}
-    idle = {w: [p[i]["idle_s"] for p in pairs] for i, w in enumerate(("before", "after"))}
-    ratio = interval([a["wall_s"] / b["wall_s"] for b, a in pairs])
-    same = all(b["verdicts"] == a["verdicts"] for b, a in pairs)
+        return out + missing("gate_order", "gate_order")
+    f = figures(data)
     out += [ran(data), "",
             (f"The README's gate command at `{data['ref']}` (before: the collection's order, the launches on several "
              "ranks last) and at the commit above (after: memtests/conftest.py hands the launches out first), "
-             f"alternating, {len(pairs)} rounds, each session against its own copy of its tree's baselines "
-             "and with the assets one uncounted session prepared (`benchmarks/gate_order.py`). Idle: the difference of the two xdist workers' children's time, time one "
-             "worker had no case while the other measured."), "",
+             f"alternating, {f['rounds']} rounds, each session against its own copy of its tree's baselines and with "
+             "the assets one uncounted session prepared (`benchmarks/gate_order.py`). Idle: the difference of the two "
+             "xdist workers' children's time, time one worker had no case while the other measured."), "",
             "| | wall time: median (min .. max) | idle: median (min .. max) |", "|---|---|---|"]
     for which in ("before", "after"):
-        out.append(f"| {which} | {sorted(walls[which])[len(pairs) // 2]:.1f} s ({span(walls[which], '.1f')}) | "
-                   f"{sorted(idle[which])[len(pairs) // 2]:.1f} s ({span(idle[which], '.1f')}) |")
+        side = f[which]
+        out.append(f"| {which} | {side['wall']:.1f} s ({side['walls']}) | {side['idle']:.1f} s ({side['idles']}) |")
+    ratio = f["ratio"]
     out += ["", (f"After over before, per round: {ratio['geomean']:.3f}x (95 % interval {ratio['low']:.3f} .. "
-                 f"{ratio['high']:.3f}). Every row's verdict is the same before and after in every round: "
-                 f"{'yes' if same else 'no'}. Outcomes: " +
-                 "; ".join(sorted({r['summary'] for r in data['runs']})) + "."), ""]
+                 f"{ratio['high']:.3f}). Every row's verdict the same before and after in every round: "
+                 f"{'yes' if f['same'] else 'no'}. Every session's outcome: {'; '.join(f['outcomes'])}."), ""]
     return out
-
-
-def headline(data: dict | None) -> list[str]:
-    return []
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from benchmarks import (
     estimator_speed,
     fidelity,
     gate_levers,
+    gate_order,
     growth_leak,
     isolation_cost,
     overhead,
@@ -52,6 +53,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("sweep_cost", sweep_cost),  # 5f
     ("suite", suite),  # 6
     ("gate_levers", gate_levers),  # 6b
+    ("gate_order", gate_order),  # 6c
     ("setups", setups),  # 7
     ("preload", preload_cost),  # 8
     ("checkpoint_build", checkpoint_build),  # 9

@@ -15,6 +15,7 @@ pytest sessions of a Trainer script, over ten minutes on a busy machine).
     python -m benchmarks.run --only against                    # --gpu-budget-against and bisect in a git repo
     python -m benchmarks.run --only sweep_cost                 # environments made, a sweep's false alarms and wall time
     python -m benchmarks.run --only gate_levers                # what the tiny gate's levers take out, in CPU s
+    python -m benchmarks.run --only gate_order                 # the gate before and after its order's hook, 11 sessions
     python -m benchmarks.run --report                          # only rewrite RESULTS.md
 """
 
@@ -45,14 +46,16 @@ SECTIONS = {  # section -> module (the order they run in)
     "estimator_speed": "benchmarks.estimator_speed",
     "suite": "benchmarks.suite",
     "gate_levers": "benchmarks.gate_levers",
+    "gate_order": "benchmarks.gate_order",
     "setups": "benchmarks.setups",
 }
 # setups needs the environments it emulates; command_noise runs 21 pytest sessions of a Trainer script (~8-15 min);
 # growth runs 50 measured children of 8 steps (10 min on a shared 2-core host); stored_spread about 55 pytest sessions
 # of two noisy cases (17 min there), against 33 pytest runs, 20 of them comparing two revisions (32 min there);
-# sweep_cost makes 6 environments and runs 20 pytest sessions (17 min there)
+# sweep_cost makes 6 environments and runs 20 pytest sessions (17 min there); gate_order runs the whole tiny gate
+# 11 times (28 min there)
 DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise", "growth", "stored_spread", "against",
-                                            "sweep_cost")]
+                                            "sweep_cost", "gate_order")]
 
 
 def main() -> None:
