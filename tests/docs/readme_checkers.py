@@ -511,6 +511,20 @@ def readme_suite_time() -> list[str]:
                  f"{sum(p['wall_s'] for p in real) / 60:.0f} min")
 
 
+def readme_gate_order() -> list[str]:
+    """The order's before and after, as benchmarks/gate_order.py computes them from the committed gate_order.json."""
+    from benchmarks.gate_order import figures
+
+    f = figures(load("benchmarks/results/gate_order.json"))
+    assert f["same"] and f["after"]["wall"] < f["before"]["wall"]
+    ratio = f["ratio"]
+    return shows(section(BENCHMARKS, "- **Suite time**"),
+                 f"(section 6c, {f['rounds']} rounds alternating with the gate before the change) took the median from "
+                 f"{f['before']['wall']:.1f} s to {f['after']['wall']:.1f} s, {ratio['geomean']:.3f}x per round "
+                 f"({ratio['low']:.3f} .. {ratio['high']:.3f}), every row's verdict unchanged: one worker no longer sits "
+                 f"idle for {f['before']['idle']:.1f} s (median) at the end")
+
+
 # -- docs/ci.md: adding the gate to a repository ------------------------------------------------------
 
 def readme_checkpoints() -> list[str]:
@@ -540,6 +554,6 @@ DOC_CHECKERS = {  # the docs/ pages README's sections moved to, each with the ch
     FIXES: (readme_remediation_table, readme_remediation_example),
     MEASURING: (readme_isolation_step, readme_process_tree, readme_nvml_interval),
     BASELINES: (readme_tiny_tolerance, readme_plugin_test, readme_real_scale_spreads, readme_allocator, readme_setups),
-    BENCHMARKS: (readme_spikes, readme_overhead, readme_benchmarks_isolation, readme_suite_time),
+    BENCHMARKS: (readme_spikes, readme_overhead, readme_benchmarks_isolation, readme_suite_time, readme_gate_order),
     CI: (readme_checkpoints, readme_plot),
 }
