@@ -108,6 +108,9 @@ def figures(data: dict) -> dict:
     for i, which in enumerate(("before", "after")):
         walls, idle = [p[i]["wall_s"] for p in pairs], [p[i]["idle_s"] for p in pairs]
         sides[which] = {"wall": med(walls), "walls": span(walls, ".1f"), "idle": med(idle), "idles": span(idle, ".1f")}
+    after = [a for _, a in pairs]
+    sides["after"]["children"] = med([sum(a["workers"].values()) for a in after])  # every child's wall time, summed
+    sides["after"]["outside"] = med([a["wall_s"] - max(a["workers"].values()) for a in after])  # start, forkserver, end
     return {"rounds": len(pairs), **sides, "ratio": interval([a["wall_s"] / b["wall_s"] for b, a in pairs]),
             "same": all(b["verdicts"] == a["verdicts"] for b, a in pairs),
             "outcomes": sorted({r["summary"].split(" in ")[0] for r in data["runs"]})}
@@ -131,7 +134,12 @@ def section(data: dict | None) -> list[str]:
     ratio = f["ratio"]
     out += ["", (f"After over before, per round: {ratio['geomean']:.3f}x (95 % interval {ratio['low']:.3f} .. "
                  f"{ratio['high']:.3f}). Every row's verdict the same before and after in every round: "
-                 f"{'yes' if f['same'] else 'no'}. Every session's outcome: {'; '.join(f['outcomes'])}."), ""]
+                 f"{'yes' if f['same'] else 'no'}. Every session's outcome: {'; '.join(f['outcomes'])}."), "",
+            (f"After, the children's wall times summed to {f['after']['children']:.1f} s per session (median), and "
+             f"{f['after']['outside']:.1f} s of each session lay outside the busier worker's children (pytest's start "
+             "and collection, each worker's forkserver start, the reports at the end). With neither worker ever idle, "
+             f"the gate would still take half that sum plus that time: {f['after']['children'] / 2 + f['after']['outside']:.0f} s "
+             "for these cases on this host."), ""]
     return out
 
 
