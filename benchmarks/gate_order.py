@@ -55,7 +55,7 @@ def gate(tree: Path, plugin_first: bool, assets: Path) -> dict:
     return {"wall_s": round(wall, 2), "exit_code": proc.returncode, "load_average_start": round(load, 2),
             "summary": found[-1] if found else proc.stdout.strip()[-300:],
             "workers": workers, "idle_s": round(max(workers.values()) - min(workers.values()), 1) if workers else None,
-            "verdicts": {f"{r['nodeid']}": r.get("verdict") for r in rows}}
+            "verdicts": {r["nodeid"]: r.get("verdict") for r in rows}}
 
 
 def measure(ref: str, rounds: int) -> dict:

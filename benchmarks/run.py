@@ -53,7 +53,7 @@ SECTIONS = {  # section -> module (the order they run in)
 # growth runs 50 measured children of 8 steps (10 min on a shared 2-core host); stored_spread about 55 pytest sessions
 # of two noisy cases (17 min there), against 33 pytest runs, 20 of them comparing two revisions (32 min there);
 # sweep_cost makes 6 environments and runs 20 pytest sessions (17 min there); gate_order runs the whole tiny gate
-# 11 times (28 min there)
+# 11 times (27 min there)
 DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise", "growth", "stored_spread", "against",
                                             "sweep_cost", "gate_order")]
 
