@@ -20,18 +20,15 @@ REF defaults to the commit before memtests/conftest.py was added.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 from benchmarks.common import ROOT, med, missing, ran, short_commit, span, write
 from benchmarks.overhead import interval
-from benchmarks.suite import PARTS, SUMMARY, time_split, worktree
+from benchmarks.suite import PARTS, SUMMARY, run_gate, time_split, worktree
 
 
 def gate(tree: Path, plugin_first: bool, assets: Path) -> dict:
@@ -40,16 +37,9 @@ def gate(tree: Path, plugin_first: bool, assets: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-gate-order-") as tmp:
         baselines, report = Path(tmp) / "baselines", Path(tmp) / "report.json"
         shutil.copytree(tree / "baselines", baselines)
-        cmd = [sys.executable, "-m", "pytest", "--gpu-budget", "memtests", *PARTS["tiny"],
-               "--gpu-budget-baselines", str(baselines), "--gpu-budget-json", str(report), "-p", "no:cacheprovider", "-q"]
-        env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "GPU_BUDGET_ASSETS": str(assets)}
-        if plugin_first:  # the commit's own plugin ahead of the installed one
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree / "plugin"), env.get("PYTHONPATH")]))
         load = os.getloadavg()[0]
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - t0
-        rows = json.loads(report.read_text())["results"] if report.exists() else []
+        _, proc, wall, rows = run_gate(tree, ["memtests", *PARTS["tiny"]], baselines, report, plugin_first,
+                                       {"GPU_BUDGET_ASSETS": str(assets)})
     found = SUMMARY.findall(proc.stdout)
     workers = time_split(rows)["workers"]
     return {"wall_s": round(wall, 2), "exit_code": proc.returncode, "load_average_start": round(load, 2),

@@ -71,17 +71,10 @@ def run_part(part: str, select: list[str], record_new: bool, ref: str | None = N
         report = RESULTS / f"suite-{name}-{slug(select)}.report.json"
         report.parent.mkdir(parents=True, exist_ok=True)
         report.unlink(missing_ok=True)
-        cmd = [sys.executable, "-m", "pytest", "--gpu-budget", *(select or ["memtests"]), *PARTS[part],
-               "--gpu-budget-baselines", str(baselines), "--gpu-budget-json", str(report), "-p", "no:cacheprovider", "-q"]
-        env = {k: v for k, v in os.environ.items() if k != "CI"}  # CI would fail cases without a baseline
-        if ref:  # the commit's own plugin ahead of the installed one
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree / "plugin"), env.get("PYTHONPATH")]))
         load_start, started = os.getloadavg()[0], time.strftime("%Y-%m-%d %H:%M")
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - t0
+        cmd, proc, wall, rows = run_gate(tree, [*(select or ["memtests"]), *PARTS[part]], baselines, report,
+                                         plugin_first=ref is not None)
         found = SUMMARY.findall(proc.stdout)
-        rows = json.loads(report.read_text())["results"] if report.exists() else []
     shown = ["pytest", *cmd[3:]]
     shown[shown.index("--gpu-budget-baselines") + 1] = "baselines/" if record_new else "<copy of baselines/>"
     shown[shown.index("--gpu-budget-json") + 1] = str(report.relative_to(ROOT))
@@ -93,6 +86,22 @@ def run_part(part: str, select: list[str], record_new: bool, ref: str | None = N
                        "wall_s": r.get("wall_seconds"), "ram": (r.get("peaks") or {}).get("ram"),
                        "ram_tree": (r.get("peaks") or {}).get("ram_tree")} for r in rows],
             "time": time_split(rows)}
+
+
+def run_gate(tree: Path, args: list[str], baselines: Path, report: Path, plugin_first: bool = False,
+             env: dict[str, str] | None = None) -> tuple[list[str], subprocess.CompletedProcess, float, list[dict]]:
+    """One `pytest --gpu-budget` session in `tree` (CI unset: it would fail cases without a baseline; plugin_first:
+    the tree's own plugin ahead of the installed one; `env` added): its command, process, wall seconds, report rows."""
+    cmd = [sys.executable, "-m", "pytest", "--gpu-budget", *args, "--gpu-budget-baselines", str(baselines),
+           "--gpu-budget-json", str(report), "-p", "no:cacheprovider", "-q"]
+    environ = {**{k: v for k, v in os.environ.items() if k != "CI"}, **(env or {})}
+    if plugin_first:
+        environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree / "plugin"), environ.get("PYTHONPATH")]))
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=tree, env=environ, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    rows = json.loads(report.read_text())["results"] if report.exists() else []
+    return cmd, proc, wall, rows
 
 
 @contextlib.contextmanager
