@@ -1,6 +1,7 @@
 """What a test's inner pytest session (pytester, in a subprocess) left behind: its report's rows, live processes.
 
-Shared by the command tests (test_command.py, test_command_edges.py, test_ranks.py); a plain
+Shared by the command tests (test_command.py, test_command_edges.py, test_ranks.py) and the xdist ones
+(test_xdist.py, test_memtests_order.py); a plain
 module, not a test module, so no test module imports another. tests/integration is on sys.path
 (pytest's prepend import mode), which is how they import it.
 """
@@ -29,3 +30,14 @@ def survivors(marker: str) -> list[str]:
         if marker in cmd:
             found.append(f"{entry.name}: {cmd}")
     return found
+
+
+# what this suite's own run leaves in the environment that an inner session must not inherit: CI (it fails a case
+# without a baseline), the outer xdist worker's GPU pin and its worker variables
+OUTER_RUN = ("CI", "CUDA_VISIBLE_DEVICES", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+
+
+def leave_outer_run(monkeypatch) -> None:
+    """Unset OUTER_RUN for the inner sessions this test starts."""
+    for var in OUTER_RUN:
+        monkeypatch.delenv(var, raising=False)

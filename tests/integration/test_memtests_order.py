@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from inner_session import leave_outer_run
 
 HOOK = Path(__file__).resolve().parents[2] / "memtests" / "conftest.py"
 
@@ -42,9 +43,7 @@ def project(pytester, monkeypatch):
     pytester.makeconftest(HOOK.read_text())
     # 6 + 2 cases: each worker's first share holds 4, so the launches start a share only when sorted first
     pytester.makepyfile(runners=RUNNER, test_a_first=CASES.format(n=6), test_several_ranks=CASES.format(n=2))
-    for var in ("CI", "CUDA_VISIBLE_DEVICES", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
-                "PYTEST_XDIST_TESTRUNUID"):
-        monkeypatch.delenv(var, raising=False)
+    leave_outer_run(monkeypatch)
     return pytester
 
 

@@ -10,6 +10,7 @@ import json
 import os
 
 import pytest
+from inner_session import leave_outer_run
 
 from gpu_budget.isolate.placement import pin_gpus, place, visible_gpus, worker_index
 
@@ -106,9 +107,7 @@ def planted(pytester, monkeypatch):
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(runners=PLANTED, conftest=CONFTEST, test_mem=TESTS)
     # this suite may itself run under xdist: its worker's variables must not leak into the inner sessions
-    for var in ("CI", "CUDA_VISIBLE_DEVICES", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
-                "PYTEST_XDIST_TESTRUNUID"):
-        monkeypatch.delenv(var, raising=False)
+    leave_outer_run(monkeypatch)
     return pytester
 
 
