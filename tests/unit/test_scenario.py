@@ -108,6 +108,15 @@ def test_a_command_scenario_fills_placeholders_per_scale_and_applies_its_fixes_a
     assert fixed.to_json("tiny")["command"]["argv"][5] == "{assets}/model"  # the child fills the assets folder
 
 
+def test_a_fix_s_env_wins_over_the_scenario_s_where_both_name_a_variable():
+    from gpu_budget import Fix
+
+    stop = Fix("no_leak", "train", "keeps nothing per step", env={"LEAK_MIB": "0"})
+    s = Scenario(name="c", command=["python", "train.py"], env={"LEAK_MIB": "2", "SEQ": "8"}, supports=(stop,))
+    assert s.command_line("tiny", "/a")["env"] == {"LEAK_MIB": "2", "SEQ": "8"}
+    assert s.with_fixes("no_leak").command_line("tiny", "/a")["env"] == {"LEAK_MIB": "0", "SEQ": "8"}
+
+
 @pytest.mark.parametrize("kwargs,message", [
     ({"command": ["python", "t.py", "{bs}"]}, r"command placeholder \{bs\} in '\{bs\}' names no param"),
     ({"command": "python t.py"}, "expected a non-empty list of strings"),

@@ -58,7 +58,8 @@ class Scenario:
     cwd, env: the command's working directory (a relative one is taken from the
               pytest process's working directory) and environment variables set
               for it, with placeholders too; env wins over the gate's pins and is
-              recorded in the fingerprint.
+              recorded in the fingerprint. A fix's env wins over it where both name a
+              variable: the fix exists to change that value.
     prepare:  prepare(ctx) builds the on-disk assets once (a model saved with
               save_pretrained, synthetic clips) in its own unmeasured child,
               so the measured child loads them the way a user would.
@@ -201,7 +202,7 @@ class Scenario:
         values = {**self.params_for(scale), "assets": assets}
         fixes = fix_library.validate(self.fixes, self.offered())
         argv = [*self.command, *(a for fix in fixes for a in fix.args)]
-        env = {**{k: v for fix in fixes for k, v in fix.env.items()}, **self.env}
+        env = {**self.env, **{k: v for fix in fixes for k, v in fix.env.items()}}  # a fix changes what it names
         where = f"scenario {self.name!r}"
         return {"argv": [_fill(a, values, where) for a in argv], **({"ranks": self.ranks} if self.ranks > 1 else {}),
                 "cwd": str(Path(_fill(self.cwd, values, where)).resolve()) if self.cwd else None,
