@@ -45,6 +45,12 @@ def test_budget_is_gated_even_under_update():
     assert (j.verdict, j.passed) == ("over-budget", False)
 
 
+def test_an_over_budget_row_still_shows_its_change_against_the_baseline():
+    j = judge(m(1031 * MiB), Budget(ram=1024 * MiB), base(1000 * MiB), TOL, ci=True, update=False)
+    assert (j.verdict, j.passed) == ("over-budget", False)
+    assert round(j.change["ram"], 3) == 0.031
+
+
 def test_missing_baseline_fails_only_under_ci():
     assert judge(m(MiB), Budget(), None, TOL, ci=True, update=False).passed is False
     j = judge(m(MiB), Budget(), None, TOL, ci=False, update=False)

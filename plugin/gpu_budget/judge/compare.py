@@ -296,8 +296,9 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
             return Judgement(Verdict.PASS, False, "expected this configuration to break its budget (it reproduces a "
                                             "reported failure), but it stayed within it: the reproduction is lost")
         notes.append("over budget as expected: " + "; ".join(breaches))
-    elif breaches:
-        return Judgement(Verdict.OVER_BUDGET, False, "; ".join(breaches))
+    elif breaches:  # failed on its budget; its change against a stored baseline is still shown
+        return Judgement(Verdict.OVER_BUDGET, False, "; ".join(breaches),
+                         _changes(measurement, baseline, tolerance, setup) if baseline is not None else {})
 
     if baseline is None:
         if ci and not update:
@@ -323,6 +324,13 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     if update and (setup.diffs or setup.quiet):  # recorded on another setup: the entry is this setup's from now on
         return Judgement(verdict, True, "; ".join(notes + ["baseline re-recorded on this setup"]), change, True)
     return Judgement(verdict, True, "; ".join(notes) or "within budget and baseline", change)
+
+
+def _changes(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup) -> dict[str, float | None]:
+    """The relative change of each gated figure against the baseline, where the verdict is decided elsewhere."""
+    if measurement.ranks and baseline.ranks:
+        return per_rank(measurement, baseline, tolerance, setup, [])[0]
+    return against_baseline(measurement.peaks, baseline.peaks, tolerance, setup, [], spread=baseline.spread)[0]
 
 
 def against_baseline(peaks: Peaks, base: Peaks, tolerance: Tolerance, setup: Setup,
