@@ -6,18 +6,18 @@ entry, never silently replaced. It is read only when it is a regular file of
 a baseline's size: a FIFO, a device or a huge file in its place (a pull
 request can put one there) fails at once, naming it, instead of blocking or
 filling memory. Writes are atomic (temp file + rename) and serialised by a
-lock file, so pytest-xdist workers can record side by side. What an entry
+lock file beside the baseline file, so pytest-xdist workers, and any two
+processes writing one folder, record side by side. What an entry
 holds and how one is made: baselines.py.
 """
 
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -212,25 +212,57 @@ def _read_bounded(path: Path) -> str:
         os.close(fd)
 
 
+def lock_path(path: Path) -> Path:
+    """The lock file of a baseline file: beside it, hidden, and not a `*.json`, so nothing reads it as a baseline."""
+    return path.parent / f".{path.name}.lock"
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock per baseline file, kept in the temp dir so baselines/ holds only data."""
+    """An exclusive lock per baseline file, on a file beside it, so any two writers of one folder exclude each other
+    whatever their temp dirs. The lock file is removed by its holder on release; a waiter that wakes on a removed one
+    takes the new one (the inode at the path after locking must be the one locked), so it leaves nothing behind but
+    after a killed writer, and a file left then is harmless."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
-    with open(Path(tempfile.gettempdir()) / f"gpu-budget-{digest}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    name = lock_path(path)
+    while True:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:
-            yield
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                now = os.stat(name)
+            except FileNotFoundError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # its holder removed it while this one waited: lock the file now at the path
+    try:
+        yield
+    finally:
+        try:
+            os.unlink(name)
         finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            os.close(fd)  # closing releases the lock, after the file is gone from the path
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    """Write through a temp file beside `path` and rename it over; the temp file is made as any new file is, so the
+    baseline follows the umask (and a folder's default ACL), where mkstemp's would be 0600."""
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except FileExistsError:
+            continue
+        break
     try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True)
-            fh.write("\n")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
