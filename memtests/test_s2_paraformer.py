@@ -16,7 +16,8 @@ forkserver preload of pyproject.toml, whose floor they include): it shows that
 capping removes the step that breaks it, not a figure from the write-up. At
 real scale the per-step series is not a climb: the peak follows the longest
 clip in the batch and falls with it, so the growth slope is asserted at tiny
-scale only, and at both scales the peak step must be the longest clip's.
+scale only, and the peak step must be the longest clip's wherever the
+activations set the peak (below).
 
 Per device. Those budgets and slopes are host RAM of a step that trains on the
 CPU. On a CUDA host the step trains on the GPU: the write-up's 17 -> 54 GB was
@@ -25,6 +26,21 @@ clips, so there every case is measured and baselined without a budget and
 expected nothing; the peak step is read from the GPU's allocated memory, and the
 RAM growth slopes (measured on the CPU) are not asserted. The allocator-retention
 test is about glibc's heap, so it runs on the CPU on any host (device="cpu").
+
+Where the longest clip does not set the peak: CUDA at real scale. There AdamW
+updates all parameters at once (its foreach path, for CUDA tensors only), which
+holds the weights, their gradients, its two moments and one more
+parameter-sized buffer; that is more than a batch's activations beside the
+weights and the moments (the gradients are freed between steps), so every
+step's allocated peak is the update's, whatever the batch. The H200's real
+runs (gpu-real-1 and -2) failed the longest-clip assertion for that reason:
+their highest step was a batch of short clips, the steps differed by the
+caching allocator's block rounding (under expandable_segments they all but
+agree), and docs/gpu-results.md shows the figures. The claim was wrong there,
+not the measurement, so on CUDA at real scale the test asserts what holds:
+every step's peak is above the four fp32 copies, and the steps are flat within
+FLAT. On the CPU AdamW updates one parameter at a time and the activations set
+the peak, as they do at tiny scale on CUDA (a small model, long clips).
 """
 
 import importlib.util
@@ -39,6 +55,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("funasr") is None,
 BUDGET = {"ram": {"tiny": "859 MiB", "real": "4.84 GiB"}, "origin": "measured-gap",  # at real scale too: no write-up figure
           "cuda": {"ram": None, "expect": None}}  # see "Per device"
 GROWTH = 30 * 2**20  # bytes per step at tiny scale: between the as-reported climb and the capped fall (FINDINGS.md)
+FLAT = 0.02  # the most the steps' allocated peaks may differ, as a share of the highest, where the update sets them
 
 
 def step_metric(gpu_budget) -> str:
@@ -46,12 +63,26 @@ def step_metric(gpu_budget) -> str:
     return "ram" if gpu_budget.device == "cpu" else "vram_allocated"
 
 
+def longest_clip_sets_the_peak(peaks: list[int], longest: list[float]) -> bool:
+    """The step with the longest clip holds the run's peak: the activations set it (the CPU; CUDA at tiny scale)."""
+    return peaks.index(max(peaks)) == longest.index(max(longest))
+
+
+def update_sets_the_peak(peaks: list[int], params: int) -> bool:
+    """Every step's peak is above the fp32 weights, gradients and AdamW's two moments, and the steps are flat:
+    AdamW's update on CUDA sets each step's peak, whatever the batch (the docstring's last paragraph)."""
+    return min(peaks) > 4 * 4 * params and max(peaks) - min(peaks) <= FLAT * max(peaks)
+
+
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
 def test_as_reported(gpu_budget):
     row = gpu_budget.measure(S2, label="as-reported")
     metric = step_metric(gpu_budget)
     peaks, longest = [s[metric] for s in row.steps], [s["longest_s"] for s in row.info["steps"]]
-    assert peaks.index(max(peaks)) == longest.index(max(longest)), (peaks, longest)  # the longest clip sets the peak
+    if metric == "vram_allocated" and gpu_budget.scale == "real":
+        assert update_sets_the_peak(peaks, row.info["params"]), (peaks, row.info["params"])
+    else:
+        assert longest_clip_sets_the_peak(peaks, longest), (peaks, longest)
     if gpu_budget.scale == "tiny" and metric == "ram":
         assert row.growth["ram_per_step"] > GROWTH, row.steps
 
