@@ -1,10 +1,12 @@
-"""docs/gpu-results.md, rendered from the committed GPU reports alone (benchmarks/results/gpu-*.report.json).
+"""docs/gpu-results.md, rendered from the committed GPU reports (benchmarks/results/gpu-*.report.json) and logs.
 
     python -m benchmarks.gpu_results          # rewrites docs/gpu-results.md
 
-Every figure in the page is read from a report here; tests/docs/test_gpu_results.py
-renders it again and fails when the committed page differs. What the runs were
-(RUNS) is the only hand-written part: how each was started on the device.
+Every figure in the page is read from a report here, and every test's outcome
+from its session's pytest log (benchmarks/gpu_logs.py): a row's `passed` is
+the gate's, not the test's. tests/docs/test_gpu_results.py renders the page
+again and fails when the committed page differs. What the runs were (RUNS) is
+the only hand-written part: how each was started on the device.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 from benchmarks.gpu_reports import RESULTS, ROOT, load, reproduced, rows
 
 sys.path.insert(0, str(ROOT / "plugin"))
-from benchmarks import gpu_parts
+from benchmarks import gpu_logs, gpu_parts
 from gpu_budget.units import format_size
 
 DOC = ROOT / "docs/gpu-results.md"
@@ -59,14 +61,17 @@ def host(data: dict) -> str:
 
 
 def runs_table() -> list[str]:
-    out = ["| report | run | rows | verdicts | import floor |", "|---|---|---|---|---|"]
+    """Each run: its rows' verdicts (the gate's) beside pytest's closing counts (its log, where one is committed)."""
+    out = ["| report | run | rows | verdicts (the gate) | tests (pytest, its log) | import floor |",
+           "|---|---|---|---|---|---|"]
     for stem, what in {**RUNS, **gpu_parts.RUNS}.items():
         data = load(stem)
         verdicts: dict[str, int] = {}
         for r in data["results"]:
             verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
         shown = ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items(), key=lambda kv: -kv[1]))
-        out.append(f"| `{RESULTS}/{stem}.report.json` | {what} | {len(data['results'])} | {shown} "
+        tests = gpu_logs.load(stem).summary if gpu_logs.has(stem) else "no log committed"
+        out.append(f"| `{RESULTS}/{stem}.report.json` | {what} | {len(data['results'])} | {shown} | {tests} "
                    f"| {format_size(data['hardware']['floor'])} |")
     return out
 
@@ -189,7 +194,10 @@ def render() -> str:
         "# GPU results: the tiny gate, two write-ups at real scale, and commands, on an H100 and an H200",
         "",
         "Rendered by `python -m benchmarks.gpu_results` from the committed GPU reports; every figure here is read",
-        "from them (tests/docs/test_gpu_results.py renders the page again). The tiny gate on CUDA, its baselines",
+        "from them (tests/docs/test_gpu_results.py renders the page again). A report's row holds the gate's verdict;",
+        "whether the test around it passed is pytest's word, read from the session's log",
+        "(`benchmarks/results/gpu-logs/`, benchmarks/gpu_logs.py) and shown beside the verdict: a test can fail on",
+        "its own assertion in a row the gate passed. The tiny gate on CUDA, its baselines",
         "recorded, and a second run against them; the write-ups' claims at real scale (`gpu_validation.sh s3`, `s4`,",
         "`real`); the driver's JIT in a CUDA child's host RAM; S5's batch search against accelerate's (`batch`); a",
         "user's own script and launch gated as commands on CUDA (`command`). The estimator's error against these",

@@ -38,3 +38,55 @@ def test_both_sections_count_an_errored_case_by_one_rule():
                    and first[k]["peaks"].get("vram_allocated") is not None)
         _, broke = gpu_results.reproduction(first, {**second, one: {**second[one], "verdict": "error"}})
         assert (broke["errored"], broke["compared"]) == (n["errored"] + 1, n["compared"] - 1)
+
+
+def test_a_part_shows_pytests_outcome_beside_the_gates_verdict():
+    """S2's real-scale row was passed by the gate in both runs, while pytest failed its test in both (the logs): the
+    page says FAILED, from the log, beside the gate's verdicts, never "passed" on the gate's word."""
+    from benchmarks import gpu_logs, gpu_parts
+
+    row = next(r for k, r in gpu_parts.rows("gpu-real-1").items()
+               if k == "memtests/test_s2_paraformer.py::test_as_reported::as-reported")
+    failures = [gpu_logs.load(stem).failure(row["nodeid"]) for stem in ("gpu-real-1", "gpu-real-2")]
+    assert row["passed"] is True and all(failures)
+    line = next(x for x in document("docs/gpu-results.md").splitlines()
+                if x.startswith("| test_s2_paraformer as-reported |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[-4:] == [f"FAILED {failures[0].short}", f"FAILED {failures[1].short}", "no-baseline", "pass"]
+
+
+def test_every_failure_in_a_parts_log_is_shown_on_a_row():
+    """A part's failed test has a row in its report, so its table shows the failure (none is lost to 'passed')."""
+    from benchmarks import gpu_logs, gpu_parts
+
+    for stem in gpu_parts.RUNS:
+        log, measured = gpu_logs.load(stem), gpu_parts.rows(stem)
+        for failure in log.failures:
+            assert any(log.failure(k) is failure for k in measured), (stem, failure.test)
+        assert sum(log.outcome(k) != "passed" for k in measured) <= log.counts.get("failed", 0)
+
+
+def test_every_committed_session_log_adds_up():
+    """Each committed session log parses: its failure sections add up to pytest's counts, each with its module."""
+    from benchmarks import gpu_logs
+
+    stems = [p.name.removesuffix(".log.gz") for p in (gpu_logs.ROOT / gpu_logs.LOGS).glob("*.log.gz")
+             if not p.name.endswith(".validation.log.gz")]
+    assert len(stems) > 20
+    for stem in stems:
+        log = gpu_logs.load(stem)
+        assert len(log.failures) == log.counts.get("failed", 0) + log.counts.get("error", 0), stem
+        assert all(f.module for f in log.failures) or stem == "gpu-tiny-2-xdist4", stem  # xdist names no module
+
+
+def test_the_cuda_free_check_is_stated_as_its_logs_read():
+    """The `real` part's CUDA-free check failed 5 of 5 without checking anything (the plugin was not importable in
+    its subprocesses): the page says what the log says, and the later `jit` run's outcome beside it."""
+    from benchmarks import gpu_logs
+
+    page = document("docs/gpu-results.md")
+    real, jit = gpu_logs.load("gpu-real.cuda-free"), gpu_logs.load("gpu-jit.cuda-free")
+    assert real.counts == {"failed": 5} and jit.counts == {"passed": 5}
+    assert f'reads "{real.summary}"' in page and f'its log reads "{jit.summary}"' in page
+    table = page[page.index("| check (tests/integration/test_cuda_free.py) |"):].split("\n\n")[0].splitlines()[2:]
+    assert len(table) == 5 and all(" | FAILED at " in row and row.endswith(" | passed |") for row in table)
