@@ -1,11 +1,15 @@
-"""`python -m gpu_budget baselines drop --scale SCALE FOLDER|FILE ...`: remove one scale's entries from files."""
+"""`python -m gpu_budget baselines drop|resolve ...`: remove one scale's entries from files; merge a file git left with
+conflict markers, keeping both sides' entries."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from gpu_budget.judge.files import load, write
+from gpu_budget.declare.scenario import SCALES
+from gpu_budget.judge import conflict
+from gpu_budget.judge.files import BaselineError, conflicted, load, resolve, write
 
 
 def main(argv: list[str]) -> int:
@@ -13,13 +17,20 @@ def main(argv: list[str]) -> int:
 
     Re-recording starts here: --gpu-budget-update then writes every case anew
     (it rewrites only new and changed entries otherwise). Other scales stay.
+    `... baselines resolve [--keep ours|theirs] FOLDER|FILE ...`: rewrite each
+    file holding git's conflict markers with both sides' entries.
     """
     parser = argparse.ArgumentParser(prog="python -m gpu_budget baselines")
     sub = parser.add_subparsers(dest="command", required=True)
     drop = sub.add_parser("drop", help="remove one scale's entries from every baseline file in each FOLDER "
                                        "(recursively), or from each FILE named")
-    drop.add_argument("--scale", required=True)
+    drop.add_argument("--scale", required=True, help=f"the scale whose entries go: {', '.join(SCALES)}")
     drop.add_argument("paths", type=Path, nargs="+", metavar="FOLDER|FILE")
+    merge = sub.add_parser("resolve", help="rewrite each baseline file left with git's merge conflict markers in each "
+                                           "FOLDER (recursively), or each FILE named, keeping both sides' entries")
+    merge.add_argument("--keep", choices=conflict.SIDES, help="the side whose figures an entry recorded on both sides "
+                       "with other figures takes (without it such a file is left as it is, the entries named)")
+    merge.add_argument("paths", type=Path, nargs="+", metavar="FOLDER|FILE")
     args = parser.parse_args(argv)
     files = []
     for given in args.paths:
@@ -29,8 +40,39 @@ def main(argv: list[str]) -> int:
             files.append(given)
         else:
             parser.error(f"{given} is neither a folder nor a baseline file")
+    try:
+        return _drop(args.scale, files) if args.command == "drop" else _resolve(args.keep, files, args.paths)
+    except (BaselineError, conflict.ConflictError) as exc:
+        print(f"python -m gpu_budget baselines {args.command}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _drop(scale: str, files: list[Path]) -> int:
     for path in files:
-        if args.scale in load(path)["entries"]:
-            write(path, args.scale, {}, prune_except=set())
-            print(f"{path}: dropped the {args.scale!r} entries")
+        if scale in load(path)["entries"]:
+            write(path, scale, {}, prune_except=set())
+            print(f"{path}: dropped the {scale!r} entries")
     return 0
+
+
+def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
+    """Resolve each file named, and each file of a folder that holds conflict markers; 1 where any is left."""
+    named = {path.resolve() for path in given if path.is_file()}
+    todo = [path for path in files if path.resolve() in named or conflicted(path)]
+    if not todo:
+        print(f"no baseline file under {', '.join(map(str, given))} holds merge conflict markers: nothing to resolve")
+        return 0
+    left = 0
+    for path in todo:
+        try:
+            merged = resolve(path, keep)
+        except (BaselineError, conflict.ConflictError) as exc:
+            print(f"python -m gpu_budget baselines resolve: {exc}", file=sys.stderr)
+            left += 1
+            continue
+        ours, theirs = merged.labels
+        kept = "".join(f"; {test_id!r} (scale {scale!r}) differed on both sides: kept {side}'s (--keep {side})"
+                       for scale, test_id, side in merged.kept)
+        print(f"{path}: kept both sides' entries, {merged.total} in all ({merged.only['ours']} from {ours}'s side of "
+              f"the conflict alone, {merged.only['theirs']} from {theirs}'s alone){kept}; review it, then `git add` it")
+    return 1 if left else 0

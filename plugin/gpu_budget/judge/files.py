@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from gpu_budget.judge import conflict
 from gpu_budget.measure.figures import METRICS
 
 SCHEMA = "gpu-budget-baselines/1"
@@ -70,11 +71,13 @@ def _is_size(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
 
 
-def validate(data: Any, path: Path) -> None:
+REDO = "Fix it by hand or delete it and re-record with --gpu-budget-update."
+
+
+def validate(data: Any, path: Path, advice: str = REDO) -> None:
     """Raise BaselineError naming `path` and the entry when `data` is not a baseline file."""
     def fail(where: str, why: str) -> None:
-        raise BaselineError(f"baseline file {path}: {where}: {why}. Fix it by hand or delete it and "
-                            f"re-record with --gpu-budget-update.")
+        raise BaselineError(f"baseline file {path}: {where}: {why}. {advice}")
 
     if not isinstance(data, dict):
         fail("top level", "expected a JSON object")
@@ -160,9 +163,16 @@ def load(path: Path) -> dict[str, Any]:
             raise BaselineError(f"baselines folder {path.parent} is not a folder: point --gpu-budget-baselines "
                                 f"(or ini gpu_budget_baselines) at a folder")
         return {"schema": SCHEMA, "entries": {}, "packages": {}}
+    text = ""
     try:
-        data = json.loads(_read_bounded(path))
+        text = _read_bounded(path)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
+        if conflict.has_markers(text):
+            raise BaselineError(f"baseline file {path} holds git's merge conflict markers (<<<<<<< ... ======= ... "
+                                f">>>>>>>): two branches both recorded entries in it. Keep both sides' entries: run "
+                                f"`python -m gpu_budget baselines resolve {path}`, or edit it by hand (deleting it and "
+                                f"re-recording drops one branch's baselines).") from None
         raise BaselineError(f"baseline file {path} is not valid JSON ({exc}). Fix it by hand or delete "
                             f"it and re-record with --gpu-budget-update.") from None
     except RecursionError:
@@ -289,9 +299,51 @@ def write(path: Path, scale: str, entries: dict[str, dict], prune_except: set[st
         if not by_id:
             del data["entries"][scale]
         data["packages"].update(packages or {})
-        used = {e.get("fingerprint", {}).get("packages") for by in data["entries"].values() for e in by.values()}
-        data["packages"] = {digest: listing for digest, listing in data["packages"].items() if digest in used}
-        if not data["packages"]:
-            del data["packages"]
+        _prune_packages(data)
         validate(data, path)
         _write_atomic(path, data)
+
+
+def _prune_packages(data: dict[str, Any]) -> None:
+    """Drop the package lists no entry refers to any more (and the map itself when none is left)."""
+    used = {e.get("fingerprint", {}).get("packages") for by in data["entries"].values() for e in by.values()}
+    data["packages"] = {digest: listing for digest, listing in data.get("packages", {}).items() if digest in used}
+    if not data["packages"]:
+        del data["packages"]
+
+
+def conflicted(path: Path) -> bool:
+    """Whether a baseline file holds git's merge conflict markers (read bounded, as any baseline file is)."""
+    return conflict.has_markers(_read_bounded(Path(path)))
+
+
+def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
+    """Rewrite a baseline file left with git's conflict markers holding both sides' entries (conflict.py).
+
+    Each side is rebuilt and validated as a baseline file of its own; an entry
+    both sides hold with other figures takes the `keep` side's ("ours" or
+    "theirs"), and without one nothing is written (ConflictError naming them).
+    """
+    if keep not in (None, *conflict.SIDES):
+        raise ValueError(f"keep={keep!r} is not one of {conflict.SIDES} (or None: refuse entries that differ)")
+    path = Path(path)
+    with _locked(path):
+        text = _read_bounded(path)
+        if not conflict.has_markers(text):
+            raise conflict.ConflictError(f"{path}: holds no merge conflict markers, nothing to resolve")
+        sides = conflict.split(text, str(path))
+        labels = (sides.ours_label, sides.theirs_label)
+        loaded = []
+        for side, side_text, label in zip(conflict.SIDES, (sides.ours, sides.theirs), labels):
+            data = conflict.parse_side(side_text, side, label, str(path))
+            try:
+                validate(data, Path(f"{path} ({side} side, {label})"), "Resolve the file by hand, keeping both "
+                         "sides' entries.")
+            except BaselineError as exc:
+                raise conflict.ConflictError(str(exc)) from None
+            loaded.append(data)
+        merged = conflict.merge(*loaded, str(path), labels, keep)
+        _prune_packages(merged.data)
+        validate(merged.data, path)
+        _write_atomic(path, merged.data)
+    return merged

@@ -1,0 +1,139 @@
+"""A baseline file left with git's merge conflict markers: both branches recorded entries in it.
+
+Deleting such a file and re-recording drops one branch's baselines, so the
+file is named as a merge conflict, and `python -m gpu_budget baselines resolve`
+keeps both sides: git's conflict regions (`<<<<<<<`, diff3's `|||||||`,
+`=======`, `>>>>>>>`) are split back into the two sides' texts, each read as a
+baseline file, and their entries merged. An entry both sides hold with other
+figures is a real conflict: it is refused, naming each, unless the caller says
+which side to keep. Pure text and data here; the file itself: files.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_budget.units import format_size
+
+OURS, BASE, THEIRS, END = "<" * 7, "|" * 7, "=" * 7, ">" * 7
+SIDES = ("ours", "theirs")
+
+
+class ConflictError(ValueError):
+    """A conflicted baseline file that cannot be merged as it is; the message names the file and what to do."""
+
+
+@dataclass(frozen=True)
+class Sides:
+    """The two texts git merged, rebuilt from a conflicted file, and the labels git gave them (HEAD, a branch)."""
+
+    ours: str
+    theirs: str
+    ours_label: str
+    theirs_label: str
+
+
+@dataclass(frozen=True)
+class Merged:
+    """Both sides' entries in one file's data, and what the merge decided: `only` counts the entries one side's text
+    alone held ({"ours": n, "theirs": m}: from its side of the conflict regions), `kept` names the (scale, id) both
+    held with other figures and the side kept; `labels` are git's names of the sides."""
+
+    data: dict[str, Any]
+    only: Mapping[str, int]
+    labels: tuple[str, str]
+    kept: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def total(self) -> int:
+        return sum(len(by_id) for by_id in self.data["entries"].values())
+
+
+def _marker(line: str, marker: str) -> bool:
+    return line.startswith(marker) and line[7:8] in ("", " ", "\n", "\r")
+
+
+def has_markers(text: str) -> bool:
+    """Whether the text holds a conflict region: a line opening one and a line closing one."""
+    lines = text.splitlines()
+    return any(_marker(line, OURS) for line in lines) and any(_marker(line, END) for line in lines)
+
+
+def split(text: str, where: str) -> Sides:
+    """The two sides of every conflict region, each with the lines outside the regions; ConflictError naming the line
+    where the regions do not nest as git writes them."""
+    ours: list[str] = []
+    theirs: list[str] = []
+    labels = {"ours": "", "theirs": ""}
+    state = "common"
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        if state == "common" and _marker(line, OURS):
+            state, labels["ours"] = "ours", labels["ours"] or line[8:].strip()
+        elif state == "ours" and _marker(line, BASE):
+            state = "base"
+        elif state in ("ours", "base") and _marker(line, THEIRS):
+            state = "theirs"
+        elif state == "theirs" and _marker(line, END):
+            state, labels["theirs"] = "common", labels["theirs"] or line[8:].strip()
+        elif any(_marker(line, m) for m in (OURS, BASE, THEIRS, END)):
+            raise ConflictError(f"{where}: line {number} ({line.strip()!r}) is a conflict marker out of place: "
+                                "resolve the file by hand, keeping both sides' entries")
+        else:
+            if state in ("common", "ours"):
+                ours.append(line)
+            if state in ("common", "theirs"):
+                theirs.append(line)
+    if state != "common":
+        raise ConflictError(f"{where}: a conflict region is not closed (no {END} line): resolve the file by hand, "
+                            "keeping both sides' entries")
+    return Sides("".join(ours), "".join(theirs), labels["ours"] or "ours", labels["theirs"] or "theirs")
+
+
+def parse_side(text: str, side: str, label: str, where: str) -> Any:
+    """One side's text as JSON; ConflictError naming the side where git's regions left it unreadable."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ConflictError(f"{where}: the {side} side ({label}) is not valid JSON once rebuilt from the conflict "
+                            f"regions ({exc}): resolve the file by hand, keeping both sides' entries") from None
+
+
+def _figures(entry: Mapping[str, Any]) -> str:
+    peaks = entry.get("peaks") or {}
+    shown = [f"{m} {format_size(peaks[m])}" for m in ("ram_tree", "ram", "vram_allocated") if peaks.get(m) is not None]
+    return ", ".join(shown) + (f" (recorded {entry['recorded']})" if entry.get("recorded") else "")
+
+
+def merge(ours: Mapping[str, Any], theirs: Mapping[str, Any], where: str, labels: tuple[str, str],
+          keep: str | None = None) -> Merged:
+    """Every entry of both sides (validated baseline files). An entry both hold with other figures takes the `keep`
+    side's; without `keep`, ConflictError naming each such entry and both sides' figures."""
+    entries: dict[str, dict[str, Any]] = {}
+    only = {"ours": 0, "theirs": 0}
+    differing: list[tuple[str, str]] = []
+    for scale in sorted({*ours["entries"], *theirs["entries"]}):
+        mine, other = ours["entries"].get(scale, {}), theirs["entries"].get(scale, {})
+        by_id = entries[scale] = {}
+        for test_id in sorted({*mine, *other}):
+            if test_id not in other:
+                by_id[test_id], only["ours"] = mine[test_id], only["ours"] + 1
+            elif test_id not in mine:
+                by_id[test_id], only["theirs"] = other[test_id], only["theirs"] + 1
+            elif mine[test_id] == other[test_id]:
+                by_id[test_id] = mine[test_id]
+            else:
+                differing.append((scale, test_id))
+                by_id[test_id] = (mine if keep == "ours" else other)[test_id]
+    if differing and keep is None:
+        listed = "; ".join(f"{test_id!r} (scale {scale!r}): {labels[0]}: {_figures(ours['entries'][scale][test_id])}, "
+                           f"{labels[1]}: {_figures(theirs['entries'][scale][test_id])}" for scale, test_id in differing)
+        raise ConflictError(f"{where}: both sides recorded {len(differing)} entr{'y' if len(differing) == 1 else 'ies'} "
+                            f"with other figures, left as it is: {listed}. Keep one side's for them with --keep ours "
+                            f"({labels[0]}) or --keep theirs ({labels[1]}), then run the gate on the merged code "
+                            "(--gpu-budget-update re-records those that moved)")
+    packages = {**(theirs.get("packages") or {}), **(ours.get("packages") or {})}
+    data = {"schema": ours["schema"], "entries": {s: by for s, by in entries.items() if by}, "packages": packages}
+    return Merged(data, only, labels, tuple((scale, test_id, keep) for scale, test_id in differing))

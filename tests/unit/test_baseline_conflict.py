@@ -1,0 +1,120 @@
+"""A baseline file git left with conflict markers: named as a merge conflict (not "delete it and re-record", which
+drops one branch's entries), and `baselines resolve` keeps both sides' entries (judge/conflict.py, judge/files.py).
+The conflicts are made by git itself: two branches recording entries in one file, merged."""
+
+import subprocess
+
+import pytest
+
+from gpu_budget.judge import baselines_cli, files
+from gpu_budget.judge.conflict import ConflictError
+
+ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+       "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+
+
+def entry(ram, digest=None):
+    return {"peaks": {"ram": ram, "ram_tree": ram}, "tolerance": {"rel": 0.005, "abs": 4 * 2**20},
+            "fingerprint": {"packages": digest} if digest else {}, "recorded": "2026-11-27"}
+
+
+def git(folder, *args, check=True):
+    done = subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=folder, capture_output=True, text=True,
+                          env={**ENV, "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0 or not check, done.stderr
+    return done
+
+
+def conflicted(tmp_path, ours, theirs, style="merge"):
+    """A repository whose baseline file holds test_a, then `ours` written on main and `theirs` on a branch, merged:
+    the file as git leaves it."""
+    path = tmp_path / "baselines" / "cpu-x86_64" / "test_mod.json"
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "config", "merge.conflictStyle", style)
+    files.write(path, "tiny", {"test_a": entry(100 * 2**20)})
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    git(tmp_path, "checkout", "-q", "-b", "other")
+    for scale, entries, packages in theirs:
+        files.write(path, scale, entries, packages=packages)
+    git(tmp_path, "commit", "-q", "-am", "theirs")
+    git(tmp_path, "checkout", "-q", "main")
+    for scale, entries, packages in ours:
+        files.write(path, scale, entries, packages=packages)
+    git(tmp_path, "commit", "-q", "-am", "ours")
+    assert git(tmp_path, "merge", "-q", "other", check=False).returncode != 0  # a conflict, as on a real merge
+    assert "<<<<<<<" in path.read_text()
+    return path
+
+
+@pytest.mark.parametrize("style", ["merge", "diff3"])
+def test_a_conflicted_file_is_named_a_merge_conflict_with_advice_that_keeps_both(tmp_path, style):
+    path = conflicted(tmp_path, [("tiny", {"test_b": entry(200)}, None)], [("tiny", {"test_c": entry(300)}, None)], style)
+    with pytest.raises(files.BaselineError) as info:
+        files.load(path)
+    message = str(info.value)
+    assert str(path) in message and "merge conflict" in message and "Keep both sides' entries" in message
+    assert f"python -m gpu_budget baselines resolve {path}" in message
+    assert "not valid JSON" not in message
+
+
+@pytest.mark.parametrize("style", ["merge", "diff3"])
+def test_resolve_keeps_both_sides_entries_and_package_lists(tmp_path, capsys, style):
+    ours = [("tiny", {"test_b": entry(200, "aaa")}, {"aaa": {"torch": "2.13.0"}}),
+            ("real", {"test_a": entry(5 * 2**30)}, None)]
+    theirs = [("tiny", {"test_c": entry(300, "bbb")}, {"bbb": {"torch": "2.14.0"}})]
+    path = conflicted(tmp_path, ours, theirs, style)
+    assert baselines_cli.main(["resolve", str(tmp_path / "baselines")]) == 0
+    data = files.load(path)
+    assert set(data["entries"]["tiny"]) == {"test_a", "test_b", "test_c"} and set(data["entries"]["real"]) == {"test_a"}
+    assert data["packages"] == {"aaa": {"torch": "2.13.0"}, "bbb": {"torch": "2.14.0"}}
+    assert data["entries"]["tiny"]["test_c"] == entry(300, "bbb")
+    out = capsys.readouterr().out
+    assert f"{path}: kept both sides' entries, 4 in all (1 from HEAD's side of the conflict alone, 1 from other's alone)" in out
+    assert sorted(p.name for p in path.parent.iterdir()) == ["test_mod.json"]
+
+
+def test_an_entry_both_sides_changed_is_refused_by_name_and_the_file_left(tmp_path, capsys):
+    path = conflicted(tmp_path, [("tiny", {"test_a": entry(110 * 2**20), "test_b": entry(200)}, None)],
+                      [("tiny", {"test_a": entry(120 * 2**20)}, None)])
+    before = path.read_text()
+    assert baselines_cli.main(["resolve", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "both sides recorded 1 entry with other figures, left as it is: 'test_a' (scale 'tiny')" in err
+    assert "HEAD: ram_tree 110.00 MiB" in err and "other: ram_tree 120.00 MiB" in err
+    assert "--keep ours (HEAD) or --keep theirs (other)" in err
+    assert path.read_text() == before  # nothing written
+
+
+@pytest.mark.parametrize("keep, ram", [("ours", 110 * 2**20), ("theirs", 120 * 2**20)])
+def test_keep_takes_one_sides_figures_for_an_entry_both_changed_and_says_so(tmp_path, capsys, keep, ram):
+    path = conflicted(tmp_path, [("tiny", {"test_a": entry(110 * 2**20), "test_b": entry(200)}, None)],
+                      [("tiny", {"test_a": entry(120 * 2**20)}, None)])
+    assert baselines_cli.main(["resolve", "--keep", keep, str(path)]) == 0
+    stored = files.load(path)["entries"]["tiny"]
+    assert stored["test_a"]["peaks"]["ram"] == ram and set(stored) == {"test_a", "test_b"}
+    assert f"'test_a' (scale 'tiny') differed on both sides: kept {keep}'s (--keep {keep})" in capsys.readouterr().out
+
+
+def test_a_write_into_a_conflicted_file_is_refused_and_writes_nothing(tmp_path):
+    path = conflicted(tmp_path, [("tiny", {"test_b": entry(200)}, None)], [("tiny", {"test_c": entry(300)}, None)])
+    before = path.read_text()
+    with pytest.raises(files.BaselineError, match="merge conflict"):
+        files.write(path, "tiny", {"test_d": entry(400)})
+    assert path.read_text() == before
+
+
+def test_resolve_names_a_file_without_markers_and_a_side_that_is_not_json(tmp_path, capsys):
+    clean = tmp_path / "clean.json"
+    files.write(clean, "tiny", {"test_a": entry(1)})
+    assert baselines_cli.main(["resolve", str(clean)]) == 1
+    assert "holds no merge conflict markers" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"entries": {},\n<<<<<<< HEAD\n  "schema": "gpu-budget-baselines/1"\n=======\n  "schema":\n'
+                      '>>>>>>> other\n}\n')
+    with pytest.raises(ConflictError, match=r"the theirs side \(other\) is not valid JSON"):
+        files.resolve(broken)
+    unclosed = tmp_path / "unclosed.json"
+    unclosed.write_text('{\n<<<<<<< HEAD\n  "schema": 1\n=======\n}\n>>>>>>> other\n<<<<<<< HEAD\n')
+    with pytest.raises(ConflictError, match="not closed"):
+        files.resolve(unclosed)
