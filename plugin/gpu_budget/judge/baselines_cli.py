@@ -40,6 +40,10 @@ def main(argv: list[str]) -> int:
             files.append(given)
         else:
             parser.error(f"{given} is neither a folder nor a baseline file")
+    if not files:
+        print(f"python -m gpu_budget baselines {args.command}: no baseline file (*.json) under "
+              f"{', '.join(map(str, args.paths))}", file=sys.stderr)
+        return 1
     try:
         return _drop(args.scale, files) if args.command == "drop" else _resolve(args.keep, files, args.paths)
     except (BaselineError, conflict.ConflictError) as exc:
@@ -48,10 +52,16 @@ def main(argv: list[str]) -> int:
 
 
 def _drop(scale: str, files: list[Path]) -> int:
-    for path in files:
-        if scale in load(path)["entries"]:
-            write(path, scale, {}, prune_except=set())
-            print(f"{path}: dropped the {scale!r} entries")
+    """Drop `scale` from each file holding it; a scale none holds is a mistake (a typo, another folder): exit 1."""
+    holding = [path for path in files if scale in load(path)["entries"]]
+    if not holding:
+        unknown = "" if scale in SCALES else f" (and {scale!r} is not a scale: they are {', '.join(SCALES)})"
+        print(f"python -m gpu_budget baselines drop: no entries of scale {scale!r} in the {len(files)} baseline "
+              f"file{'s' if len(files) != 1 else ''} given{unknown}: nothing dropped", file=sys.stderr)
+        return 1
+    for path in holding:
+        write(path, scale, {}, prune_except=set())
+        print(f"{path}: dropped the {scale!r} entries")
     return 0
 
 

@@ -1,0 +1,49 @@
+"""`python -m gpu_budget baselines drop --scale`: a scale that drops nothing (unknown, or stored in none of the files
+given) says so and exits 1, so a typo never reads as done (judge/baselines_cli.py)."""
+
+import subprocess
+import sys
+
+from gpu_budget.judge import baselines_cli, files
+
+ENTRY = {"peaks": {"ram": 1}}
+
+
+def test_an_unknown_scale_is_named_with_the_known_ones_and_exits_1(tmp_path, capsys):
+    path = tmp_path / "hw" / "m.json"
+    files.write(path, "tiny", {"test_a": ENTRY})
+    assert baselines_cli.main(["drop", "--scale", "Tiny", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "no entries of scale 'Tiny' in the 1 baseline file given" in err
+    assert "'Tiny' is not a scale: they are tiny, real" in err
+    assert set(files.load(path)["entries"]) == {"tiny"}
+
+
+def test_a_scale_no_file_given_holds_says_so_and_exits_1(tmp_path, capsys):
+    one, other = tmp_path / "hw" / "a.json", tmp_path / "hw" / "b.json"
+    for path in (one, other):
+        files.write(path, "tiny", {"test_a": ENTRY})
+    assert baselines_cli.main(["drop", "--scale", "real", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "no entries of scale 'real' in the 2 baseline files given: nothing dropped" in err and "not a scale" not in err
+
+
+def test_a_folder_without_baseline_files_says_so_and_exits_1(tmp_path, capsys):
+    assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path)]) == 1
+    assert f"no baseline file (*.json) under {tmp_path}" in capsys.readouterr().err
+
+
+def test_a_scale_some_files_hold_is_dropped_from_those(tmp_path, capsys):
+    one, other = tmp_path / "hw" / "a.json", tmp_path / "hw" / "b.json"
+    files.write(one, "real", {"test_a": ENTRY})
+    files.write(other, "tiny", {"test_a": ENTRY})
+    assert baselines_cli.main(["drop", "--scale", "real", str(tmp_path)]) == 0
+    assert files.load(one)["entries"] == {} and set(files.load(other)["entries"]) == {"tiny"}
+    assert capsys.readouterr().out == f"{one}: dropped the 'real' entries\n"
+
+
+def test_the_exit_code_reaches_the_shell(tmp_path):
+    files.write(tmp_path / "hw" / "m.json", "tiny", {"test_a": ENTRY})
+    done = subprocess.run([sys.executable, "-m", "gpu_budget", "baselines", "drop", "--scale", "real", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and "no entries of scale 'real'" in done.stderr
