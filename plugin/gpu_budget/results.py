@@ -407,6 +407,7 @@ class Result:
     plot: str | None = None
     worker: Mapping[str, Any] | None = None  # an xdist worker's placement
     sweep: tuple[SweepPoint, ...] = ()  # --gpu-budget-sweep: the case at each version swept, reported beside its verdict
+    unchecked: tuple[str, ...] = ()  # budgets declared but not checked on this host, each with why (a VRAM one on a CPU)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sweep", tuple(p if isinstance(p, SweepPoint) else SweepPoint.from_json(p)
@@ -484,7 +485,7 @@ class Result:
         optional = {"remediation": None if self.remediation is None else self.remediation.to_json(),
                     "snapshot_run": None if self.snapshot_run is None else self.snapshot_run.to_json(),
                     "snapshot": self.snapshot, "growth_projection": self.growth_projection, "plot": self.plot,
-                    "sweep": [p.to_json() for p in self.sweep] or None}
+                    "sweep": [p.to_json() for p in self.sweep] or None, "unchecked": list(self.unchecked) or None}
         row.update({k: v for k, v in optional.items() if v is not None})
         return row
 
@@ -505,7 +506,7 @@ class Result:
                 remediation=None if row.get("remediation") is None else Remediation.from_json(row["remediation"]),
                 snapshot_run=None if row.get("snapshot_run") is None else SnapshotRun.from_json(row["snapshot_run"]),
                 snapshot=row.get("snapshot"), growth_projection=row.get("growth_projection"), plot=row.get("plot"),
-                worker=row.get("worker"), sweep=tuple(row.get("sweep") or ()))
+                worker=row.get("worker"), sweep=tuple(row.get("sweep") or ()), unchecked=tuple(row.get("unchecked") or ()))
         except KeyError as exc:
             raise ValueError(f"not a gpu-budget result row (no {exc.args[0]!r}): {dict(row)!r:.200}") from None
 

@@ -214,16 +214,18 @@ def test_a_fix_applies_to_a_command_through_its_arguments(command_project):
     pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)
 
 
-def test_a_vram_budget_on_a_command_is_a_skip_with_the_reason_on_a_host_without_cuda(command_project):
-    """Accepted, and skipped where no GPU could measure it; a runner that must have one makes it an error."""
+def test_a_vram_budget_on_a_command_is_unchecked_on_a_host_without_cuda_and_host_ram_is_gated(command_project):
+    """Measured and judged on host RAM where no GPU could check the VRAM budget, the row saying so; a runner that
+    must have a GPU makes it an error."""
     pytester = command_project('''
         @pytest.mark.gpu_budget(ram="2 GiB", vram="8 GiB")
         def test_vram(gpu_budget):
-            gpu_budget.measure(Scenario(name="g", command=[sys.executable, "script.py", "1"]))
+            row = gpu_budget.measure(Scenario(name="g", command=[sys.executable, "script.py", "1"]))
+            assert row.peaks.ram_tree and row.unchecked
     ''')
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-rs")
-    result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*VRAM budget 8.00 GiB needs a CUDA GPU to measure; this host has none*"])
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*RAM 2.00 GiB, VRAM 8.00 GiB unchecked*no-baseline*"])
     required = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-require-gpu")
     required.assert_outcomes(failed=1)
     required.stdout.fnmatch_lines(["*--gpu-budget-require-gpu says this runner must have one*"])

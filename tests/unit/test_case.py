@@ -86,12 +86,24 @@ def test_a_broken_baseline_file_is_an_error_naming_it_and_is_not_rewritten(tmp_p
     assert path.read_text() == "{not json"
 
 
-def test_a_command_case_with_a_vram_budget_is_skipped_with_the_reason_on_a_cpu_host(tmp_path):
+def test_a_vram_budget_on_a_cpu_host_gates_host_ram_and_says_the_vram_budget_was_not_checked(tmp_path):
     s = Scenario(name="c", command=["python", "t.py"])
     out = one(tmp_path, read_mark(ram="1 GiB", vram="1 GiB"), measured(1), scenario=s)
-    assert out.skipped and "VRAM budget 1.00 GiB needs a CUDA GPU to measure" in out.result.message
+    assert not out.skipped and out.result.verdict == Verdict.NO_BASELINE and out.baseline_write
+    assert out.result.message.startswith("VRAM budget 1.00 GiB not checked: this host has no CUDA GPU")
+    assert out.result.budget == {"ram": 2**30, "vram": 2**30} and out.result.unchecked
+    over = one(tmp_path, read_mark(ram="1 GiB", vram="1 GiB"), measured(2 * 2**30), scenario=s)
+    assert over.result.verdict == Verdict.OVER_BUDGET and not over.result.passed  # the RAM budget is gated
     required = one(tmp_path, read_mark(ram="1 GiB", vram="1 GiB"), measured(1), scenario=s, require_gpu=True)
     assert required.result.verdict == Verdict.ERROR and "--gpu-budget-require-gpu" in required.result.message
+    assert "VRAM budget 1.00 GiB needs a CUDA GPU to check" in required.result.message
+
+
+def test_an_expected_failure_resting_on_a_vram_budget_alone_is_a_skip_on_a_cpu_host(tmp_path):
+    out = one(tmp_path, read_mark(vram="1 GiB", expect="over-budget"), measured(1))
+    assert out.skipped and "rests on the VRAM budget 1.00 GiB alone" in out.result.message
+    with_ram = one(tmp_path, read_mark(ram="1 MiB", vram="1 GiB", expect="over-budget"), measured(2 * MiB))
+    assert with_ram.result.verdict == Verdict.OVER_BUDGET and with_ram.result.passed
 
 
 def test_a_vram_budget_on_a_gpu_host_with_no_gpu_figure_is_an_error_not_a_pass(tmp_path):

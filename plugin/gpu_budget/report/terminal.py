@@ -21,7 +21,7 @@ def _budget(row: Result) -> str:
     if row.budget["ram"] is not None:
         parts.append(f"RAM {format_size(row.budget['ram'])}")
     if row.budget["vram"] is not None:
-        parts.append(f"VRAM {format_size(row.budget['vram'])}")
+        parts.append(f"VRAM {format_size(row.budget['vram'])}" + (" unchecked" if row.unchecked else ""))
     return ", ".join(parts) or "-"
 
 

@@ -76,9 +76,9 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict[
         return f"scenario {scenario.name!r} at scale {scale!r} needs a CUDA GPU; this host has none", True
     if mark.pinned and mark.device == "cuda" and not device["cuda"]:
         return "the test pins device='cuda'; this host has no CUDA GPU", True
-    if mark.budget.vram is not None and not device["cuda"]:
-        return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; "
-                "this host has none (no GPU figure is reported from a CPU host)"), True
+    if mark.budget.vram is not None and not device["cuda"] and mark.expect == "over-budget" and mark.budget.ram is None:
+        return (f"expect='over-budget' rests on the VRAM budget {format_size(mark.budget.vram)} alone, which needs a "
+                "CUDA GPU to check; this host has none"), True
     needed = scenario.gpus_needed
     if needed > 1 and device["cuda"] and device.get("gpus", 1) < needed:
         each = "one GPU each" if needed == scenario.ranks else f"on {needed} GPUs"
@@ -91,6 +91,25 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict[
                 f"({device.get('gpu_name')}): the card cannot reach it, so the budget would test nothing (an "
                 "over-budget run dies of out-of-memory first); it is measured on a card with more memory"), False
     return None, False
+
+
+def probe_unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict[str, Any]) -> tuple[str | None, bool]:
+    """unmeasurable() for an unjudged probe (peak()): a probe under a VRAM budget compares GPU figures, which a host
+    without CUDA never reports, so there it is skipped rather than run on the CPU."""
+    reason, needs_gpu = unmeasurable(scenario, mark, scale, device)
+    if reason is None and vram_unchecked(mark, device):
+        return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; this host has none (an "
+                "unjudged probe under it compares GPU figures)"), True
+    return reason, needs_gpu
+
+
+def vram_unchecked(mark: BudgetMark, device: dict[str, Any]) -> str | None:
+    """Why the mark's VRAM budget is not checked on this host, or None: on a host without CUDA the case trains on the
+    CPU, so its host RAM is gated and the row says the VRAM budget was not (no GPU figure comes from a CPU host)."""
+    if mark.budget.vram is None or device["cuda"]:
+        return None
+    return (f"VRAM budget {format_size(mark.budget.vram)} not checked: this host has no CUDA GPU (the case ran on "
+            "the CPU; host RAM is gated)")
 
 
 def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measurement) -> str | None:
@@ -137,12 +156,17 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict[str, Any], 
                    verdict=Verdict.ERROR, passed=False, message="", label=case.label, fixes=tuple(scenario.fixes),
                    device=mark.device, budget={"ram": mark.budget.ram, "vram": mark.budget.vram}, expect=expect,
                    budget_origin=mark.origin, tolerance={"rel": mark.tolerance.rel, "abs": mark.tolerance.abs}, worker=worker)
-    reason, needs_gpu = unmeasurable(scenario, mark, scale, device)
+    reason, needs_gpu = unmeasurable(scenario, replace(mark, expect=expect), scale, device)
+    unchecked = vram_unchecked(mark, device)
+    if unchecked and not reason and options.require_gpu:
+        reason, needs_gpu = f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to check; this host has none", True
     if reason and needs_gpu and options.require_gpu:
         message = f"{reason}, and --gpu-budget-require-gpu says this runner must have one"
         return Outcome(asked.but(verdict=Verdict.ERROR, message=message))
     if reason:
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=reason))
+    if unchecked:  # judged on what this host measures: the row keeps the declared budget and says why
+        mark, asked = replace(mark, budget=replace(mark.budget, vram=None)), asked.but(unchecked=(unchecked,))
     problem = expectation_problem(replace(mark, expect=expect), scale)
     if problem:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=problem))
@@ -169,7 +193,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict[str, Any], 
     configured = scenario.to_json(scale)
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
                     ci=ci, update=options.update, expect=expect, setup=setup, params=configured["params"], steps=mark.steps)
-    write, message = None, verdict.message
+    write, message = None, "; ".join([*asked.unchecked, verdict.message])
     respread = options.update and verdict.passed and baseline is not None and options.record_runs > 1 and \
         (baseline.spread.runs if baseline.spread is not None else 1) != options.record_runs
     if (verdict.write_baseline or respread) and measurement.ok:

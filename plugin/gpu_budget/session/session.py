@@ -158,7 +158,8 @@ class BudgetSession:
         if not self.options.enabled:
             pytest.skip(NOT_ENABLED)
         mark = self.mark_for(item)
-        skip_or_fail(*case.unmeasurable(scenario, mark, self.options.scale, self._probe()), self.options.require_gpu)
+        skip_or_fail(*case.probe_unmeasurable(scenario, mark, self.options.scale, self._probe()),
+                     self.options.require_gpu)
         try:
             measurement = self._child_for(mark)(scenario, None)
         except MissingDependency as exc:
