@@ -1,6 +1,8 @@
 """Shared helpers for the plugin's own tests: a throwaway project with cheap, torch-free scenarios."""
 
+import os
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +46,27 @@ def boom(ctx):
 '''
 
 
+CHECKOUT_PLUGIN = Path(__file__).resolve().parents[1] / "plugin"  # the gpu_budget these tests test
+
+
+def inner_pythonpath(monkeypatch, *first) -> str:
+    """Set PYTHONPATH for the inner sessions and processes a test starts: `first`, then this checkout's plugin/
+    folder, so that they import the gpu_budget under test, not whichever one is installed or another path holds, then
+    the PYTHONPATH this run was given (a GPU host's carried wheels live there), kept behind, never dropped."""
+    parts = [*map(str, first), str(CHECKOUT_PLUGIN), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    path = os.pathsep.join(dict.fromkeys(p for p in parts if p))
+    monkeypatch.setenv("PYTHONPATH", path)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def checkout_first(monkeypatch):
+    """Every process a test starts (pytester's inner sessions, their forkservers and commands, subprocesses given
+    os.environ) imports this checkout's gpu_budget: a test that puts a folder of its own first prepends it to
+    os.environ["PYTHONPATH"], never replaces it."""
+    inner_pythonpath(monkeypatch)
+
+
 @pytest.fixture
 def project(pytester, monkeypatch):
     """A pytester project whose measured children preload nothing (fast, torch-free)."""
@@ -85,13 +108,11 @@ def gpu(ctx):
 @pytest.fixture
 def fake_cuda(pytester, monkeypatch):
     """A throwaway project on a stand-in CUDA device (tests/fake_torch.py): the CUDA path without a GPU, no figures."""
-    from pathlib import Path
-
     pytester.makeini("[pytest]\ngpu_budget_preload = torch\n")
     pytester.makepyfile(torch=(Path(__file__).with_name("fake_torch.py")).read_text(), runners=FAKE_CUDA_RUNNER)
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    monkeypatch.setenv("PYTHONPATH", str(pytester.path))  # the forkserver finds the stand-in first
+    inner_pythonpath(monkeypatch, pytester.path)  # the forkserver finds the stand-in first, then this checkout
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "summary.md"))
 
     def write_tests(body: str):

@@ -314,7 +314,8 @@ def test_the_hook_adds_little_to_each_python_process_it_runs_in(tmp_path):
     sock.bind(str(tmp_path / "s"))
     code = "import sys; print(len(sys.modules), sorted(m for m in sys.modules if m.startswith('gpu_budget')))"
     plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)
-    env = {**os.environ, "GPU_BUDGET_SOCKET": str(tmp_path / "s"), "PYTHONPATH": HOOK_DIR}
+    env = {**os.environ, "GPU_BUDGET_SOCKET": str(tmp_path / "s"),
+           "PYTHONPATH": os.pathsep.join([HOOK_DIR, os.environ["PYTHONPATH"]])}  # the hook first, as command.py puts it
     hooked = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     count, names = hooked.split(" ", 1)
     assert eval(names) == ["gpu_budget", "gpu_budget.isolate", "gpu_budget.isolate.autohook", "gpu_budget.measure",

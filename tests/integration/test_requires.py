@@ -1,5 +1,7 @@
 """An optional package that find_spec finds but that cannot be imported: the case is skipped with the reason."""
 
+import os
+
 import pytest
 
 from gpu_budget import MissingDependency, optional_import
@@ -59,7 +61,7 @@ def test_a_runner_whose_optional_package_fails_to_import_is_skipped_with_the_rea
             gpu_budget.measure(Scenario(name="b", run="optional:plain_import_error"))
     ''')
     pytester.makepyfile(optional=RUNNERS, broken_pkg_xyz="import missing_dependency_of_it_xyz\n")
-    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pytester.path), os.environ["PYTHONPATH"]]))  # kept behind
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
                                            "--gpu-budget", "-rs")
     result.assert_outcomes(skipped=3, failed=1)
