@@ -7,8 +7,10 @@ step_peaks, steps; `ram_tree_peak` and `tree` in phases) and
 within version 3, which a reader may do without: `environments` (each
 environment a case declared or a sweep made, as each session process got it
 ready: results.EnvironmentRecord, its `seconds` and whether it was `cached`),
-and a row's `environment` and `sweep` (results.SweepPoint). Rows are
-results.Result.to_json(). Written atomically (temp file + rename).
+and a row's `environment` and `sweep` (results.SweepPoint); `git`, the
+commit the session measured and whether its tree was dirty
+({"commit", "dirty"}: report.revision.state), null where git cannot tell.
+Rows are results.Result.to_json(). Written atomically (temp file + rename).
 """
 
 from __future__ import annotations
@@ -26,14 +28,15 @@ READABLE_VERSIONS = (1, 2, 3)
 
 def write_json(path: str | Path, rows: list[Result], hardware: dict[str, Any] | None, problems: list[str] = (),
                notes: list[dict[str, Any]] = (), explorations: list[dict[str, Any]] = (),
-               environments: list[EnvironmentRecord] = ()) -> None:
+               environments: list[EnvironmentRecord] = (), git: dict[str, Any] | None = None) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     # gate_problems: session-level failures (the fail-safe: nothing measured, no GPU, no baselines folder)
     # notes: measured findings that are not one case's peak (a bisection's boundary), from gpu_budget.note()
     # explorations: what each gpu_budget.explore() found (explore.Exploration.to_json)
-    data = {"version": REPORT_VERSION, "hardware": hardware, "gate_problems": list(problems),
+    # git: the commit measured and whether the tree was dirty (revision.state), None where git cannot tell
+    data = {"version": REPORT_VERSION, "hardware": hardware, "git": git, "gate_problems": list(problems),
             "results": [r.to_json() for r in rows],
             "notes": list(notes), "explorations": list(explorations),
             "environments": [e.to_json() for e in environments]}

@@ -20,13 +20,14 @@ from gpu_budget.session.options import Options
 from gpu_budget.units import format_size
 
 
-def write_files(data: SessionData, options: Options, problems: list[str]) -> None:
-    """Plots (attached to their rows), the JSON report and the GitHub step summary; a failure lands in `problems`."""
+def write_files(data: SessionData, options: Options, problems: list[str], git: dict[str, Any] | None = None) -> None:
+    """Plots (attached to their rows), the JSON report and the GitHub step summary; a failure lands in `problems`.
+    `git`: the commit measured and whether the tree was dirty, read at the session's start (report.revision)."""
     if options.plots and data.rows:
         _plot(data, options.plots, problems)
     if options.json:
         json_report.write_json(options.json, data.rows, data.hardware, problems, data.notes, data.explorations,
-                               data.environments)
+                               data.environments, git=git)
     base = options.json.parent if options.json else options.plots
     summary.append_step_summary(data.rows, data.hardware, problems, base=base)
 

@@ -25,7 +25,7 @@ from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver, placement
 from gpu_budget.judge import failsafe, files, fingerprint
-from gpu_budget.report import terminal
+from gpu_budget.report import revision, terminal
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement, Result, Verdict
 from gpu_budget.search.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
@@ -59,6 +59,9 @@ class BudgetSession:
                                          self.data.environments.append)
         self.run_child = ChildRunner(self.options, assets_folder(config), self.environments)
         self.written: Counter[str] = Counter()  # baseline entries written per file: the summary says where
+        # the commit measured, read before the session writes anything (its baselines would make the tree dirty)
+        self.revision = (revision.state(config.rootpath) if self.options.enabled and self.options.json
+                         and not self.is_worker else None)
 
     @property
     def is_worker(self) -> bool:
@@ -218,7 +221,7 @@ class BudgetSession:
         if self.options.enabled and not self.config.option.collectonly:  # collecting measures nothing, by design
             found = self._nothing_measured()
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
-        outputs.write_files(self.data, self.options, self.problems)
+        outputs.write_files(self.data, self.options, self.problems, self.revision)
         if self.problems:
             session.shouldfail = session.shouldfail or "gpu-budget gate failed: " + "; ".join(self.problems)
             if session.exitstatus == pytest.ExitCode.OK:
