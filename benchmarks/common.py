@@ -30,6 +30,8 @@ for _path in (ROOT, ROOT / "memtests"):  # scenario definitions live beside the 
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+from gpu_budget.report import revision  # noqa: E402  (the plugin's reader: one rule for reports and sections)
+
 
 def gate_preload() -> tuple[str, ...]:
     """The forkserver preload the gate uses (pyproject.toml, gpu_budget_preload)."""
@@ -62,7 +64,8 @@ def short_commit(ref: str = "HEAD") -> str:
 
 
 def fingerprint() -> dict:
-    """Where and with what a section ran: enough to tell two RESULTS.md apart."""
+    """Where and with what a section ran: enough to tell two RESULTS.md apart, and the code it measured (`git`: the
+    commit and whether uncommitted edits were in the tree, as the plugin's JSON report records it)."""
     versions = {}
     for pkg in ("torch", "transformers", "memray", "pytest-memray", "psutil", "numpy", "funasr"):
         try:
@@ -76,6 +79,7 @@ def fingerprint() -> dict:
     return {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "commit": commit,
+        "git": revision.state(ROOT),  # the full commit and whether the tree was dirty; None where git cannot tell
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "load_average_start": [round(x, 2) for x in _LOAD_AT_START],
