@@ -119,8 +119,8 @@ class Setup:
         quiet = {} if abs(shift) >= FLOOR_MOVED else \
             {k: pair for k, pair in diffs.items() if fingerprint.policy_of(k, *pair) == "floor"}
         shown = {k: pair for k, pair in diffs.items() if k not in quiet}
-        return cls(shown, shift, tuple(fingerprint.describe(shown, packages_then, packages_now)),
-                   tuple(fingerprint.describe(quiet, packages_then, packages_now)))
+        return cls(shown, shift, tuple(fingerprint.describe(shown, packages_then, packages_now, now)),
+                   tuple(fingerprint.describe(quiet, packages_then, packages_now, now)))
 
     @property
     def floor_moved(self) -> bool:

@@ -21,12 +21,15 @@ compared, and how closely, depends on what the field is shown to move
   with the floor taken off, at the test's tolerance.
 - FOREIGN (the allocator's mode and environment, transparent huge pages,
   glibc, and AVX-512 kernels on one side only: the pin off, measured at up to
-  +4.2 %; the number of ranks a launcher case runs, which reshapes each rank's share): the host RAM peak is not compared ("record a baseline for this
+  +4.2 %; the number of ranks a launcher case runs, which reshapes each rank's share;
+  the libraries' modules loaded from bytecode or compiled from source, bytecode.py,
+  which moves the host RAM peak by what compiling holds, not by a library's own
+  change): the host RAM peak is not compared ("record a baseline for this
   setup"), the exact metrics (tensor bytes, allocated VRAM) still are.
 
 The parent reads the host's facts here; the probe child reads what only a
 child of the forkserver sees (child_facts): the floor, the kernels' capability,
-the packages imported.
+the packages imported, whether their bytecode is used.
 """
 
 from __future__ import annotations
@@ -38,17 +41,20 @@ import re
 import sys
 from typing import Any
 
+from gpu_budget.judge import bytecode
 from gpu_budget.measure.procfs import read_status
 
 LIBRARY_PACKAGES = ("torch", "transformers", "peft", "accelerate", "bitsandbytes", "funasr")
 LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory", "environment")
 FLOOR = ("packages", "preload", "cpu", "kernel")
 SETUP = ("isa", "threads", "command_env")
-FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks")
+FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks", "bytecode")
 POLICY = {**dict.fromkeys(LIBRARIES, "libraries"), **dict.fromkeys(FLOOR, "floor"),
           **dict.fromkeys(SETUP, "setup"), **dict.fromkeys(FOREIGN, "foreign")}
-# Reported, never a difference of their own: the pin that produced `isa`, the CPU's own level, the floor itself
-INFO = ("dispatch", "cpu_level", "cuda_alloc_conf", "floor", "launcher")
+# Reported, never a difference of their own: the pin that produced `isa`, the CPU's own level, the floor itself,
+# what `bytecode` was read from (how many modules had a usable .pyc, whether the children may write one)
+INFO = ("dispatch", "cpu_level", "cuda_alloc_conf", "floor", "launcher", "bytecode_seen")
+UNKNOWN_WHEN_NONE = ("bytecode",)  # None: nothing to read it from (no library installed), never a difference
 
 # Environment variables that change how the children allocate host memory
 _ALLOCATOR_ENV = re.compile(r"^(MALLOC_.*|GLIBC_TUNABLES|LD_PRELOAD|JEMALLOC_.*|TCMALLOC_.*|THP_MEM_ALLOC_ENABLE)$")
@@ -139,7 +145,8 @@ def host_facts(environ: dict[str, str], threads: int, malloc: str, dispatch: str
 
 
 def child_facts() -> dict[str, Any]:
-    """Read in a fresh child of the forkserver, before it does anything: its floor, kernel capability, packages.
+    """Read in a fresh child of the forkserver, before it does anything: its floor, kernel capability, packages,
+    and whether the libraries' modules come from their bytecode (bytecode.seen).
 
     The floor is the RSS the child starts with: the pages of everything the
     forkserver imported, which every measured child inherits.
@@ -150,7 +157,7 @@ def child_facts() -> dict[str, Any]:
         isa = sys.modules["torch"].backends.cpu.get_cpu_capability()
     except (KeyError, AttributeError):  # torch not preloaded (a torch-free suite), or a stand-in without it
         isa = None
-    return {"floor": floor, "isa": isa, "packages": imported_packages()}
+    return {"floor": floor, "isa": isa, "packages": imported_packages(), **bytecode.seen(LIBRARY_PACKAGES)}
 
 
 NOT_IMPORTED = "(not-imported)"  # no space: the preload list is split on whitespace
@@ -200,9 +207,12 @@ def library_versions() -> dict[str, str | None]:
 def differences(then: dict[str, Any], now: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """Field -> (baseline's, now) for every policy field the baseline recorded and that differs.
 
-    A field the baseline does not hold (recorded before it existed) is not a difference.
+    A field the baseline does not hold (recorded before it existed) is not a difference, nor one that either side
+    could not read (UNKNOWN_WHEN_NONE: `bytecode` where no library was installed to check).
     """
-    return {k: (then[k], now.get(k)) for k in POLICY if k in then and then[k] != now.get(k)}
+    return {k: (then[k], now.get(k)) for k in POLICY if k in then and then[k] != now.get(k)
+            and not (k in UNKNOWN_WHEN_NONE and None in (then[k], now.get(k)))}
+
 
 
 def policy_of(key: str, then: Any, now: Any) -> str:
@@ -219,15 +229,35 @@ def worst_policy(diffs: dict[str, tuple[Any, Any]]) -> str | None:
 
 
 def describe(diffs: dict[str, tuple[Any, Any]], packages_then: dict[str, str] | None = None,
-             packages_now: dict[str, str] | None = None) -> list[str]:
-    """'threads 1 -> 2', 'packages +boto3 1.43.11, +trio 0.31.0' ...: what a row says of each difference."""
+             packages_now: dict[str, str] | None = None, facts_now: dict[str, Any] | None = None) -> list[str]:
+    """'threads 1 -> 2', 'packages +boto3 1.43.11, +trio 0.31.0' ...: what a row says of each difference
+    (`facts_now`: this run's fingerprint, whose reported fields say what a difference was read from)."""
     out = []
     for key, (then, now) in diffs.items():
         if key == "packages" and packages_then is not None and packages_now is not None:
             out.append("packages " + package_change(packages_then, packages_now))
+        elif key == "bytecode":
+            out.append(bytecode_change(then, now, (facts_now or {}).get("bytecode_seen")))
         else:
             out.append(f"{key} {then} -> {now}")
     return out
+
+
+_BYTECODE_SAID = {bytecode.CACHED: "loaded from their .pyc", bytecode.SOURCE: "compiled from source",
+                  bytecode.MIXED: "partly compiled from source"}
+
+
+def bytecode_change(then: Any, now: Any, seen: str | None) -> str:
+    """'bytecode cached -> source (the libraries' modules loaded from their .pyc in the baseline's run, compiled
+    from source in this one: 0 of 784 modules with a usable .pyc; ...): write their bytecode once ...': what a row
+    says when the children compile what the baseline's loaded, or the reverse."""
+    said = f"bytecode {then} -> {now} (the libraries' modules {_BYTECODE_SAID.get(then, then)} in the baseline's " \
+           f"run, {_BYTECODE_SAID.get(now, now)} in this one"
+    said += f": {seen})" if seen else ")"
+    if now in (bytecode.SOURCE, bytecode.MIXED):
+        said += (": write their bytecode once (python -m compileall on the environment, uv's --compile-bytecode) "
+                 "or run without PYTHONDONTWRITEBYTECODE")
+    return said
 
 
 def package_change(then: dict[str, str], now: dict[str, str]) -> str:
