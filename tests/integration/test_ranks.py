@@ -7,6 +7,7 @@ ranks import no torch (the launcher does), so a launch takes about 2 s.
 """
 
 import json
+import math
 import textwrap
 import uuid
 
@@ -101,12 +102,12 @@ def test_a_budget_applies_to_each_rank_and_a_regression_names_its_rank(launch, p
         def test_budget(gpu_budget):
             gpu_budget.measure(torchrun("40", "120"))
     '''
-    launch(body.replace("SIZE0", "40").replace("LIMIT", "2 << 30"), "--gpu-budget-update").assert_outcomes(passed=2)
+    launch(body.replace("SIZE0", "40").replace("LIMIT", '"2 GiB"'), "--gpu-budget-update").assert_outcomes(passed=2)
     stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())
     entry = stored["entries"]["tiny"]["test_ddp"]
     assert sorted(entry["ranks"]) == ["0", "1"], entry
     limit = (entry["ranks"]["0"]["ram_tree"] + entry["ranks"]["1"]["ram_tree"]) // 2  # between the two ranks
-    result = launch(body.replace("SIZE0", "104").replace("LIMIT", str(limit)))
+    result = launch(body.replace("SIZE0", "104").replace("LIMIT", f'"{limit} B"'))
     result.assert_outcomes(failed=2)
     by = rows(pytester)
     assert by["test_ddp"]["verdict"] == "regression", by["test_ddp"]["message"]
@@ -140,19 +141,32 @@ def test_a_rank_that_raises_or_is_killed_or_missing_fails_the_case_naming_it(lau
 
 
 def test_a_rank_that_hangs_is_stopped_at_the_timeout_and_nothing_survives(launch, pytester):
+    """The timeout must leave the ranks time to report: torchrun imports torch before it starts them, which takes a
+    few times longer on a loaded host, and a fixed timeout once fired there before any rank had reported. The
+    timeout is derived from the same launch measured first without the hang, on the host as loaded as it is now."""
     marker = f"gpu-budget-rank-{uuid.uuid4().hex[:8]}"
-    result = launch(f'''
-        @pytest.mark.gpu_budget(ram="2 GiB")
-        def test_hang(gpu_budget):
-            gpu_budget.measure(torchrun("40", "40", "{marker}", env={{"MODE": "hang"}}))
-    ''', "--gpu-budget-timeout=6")
+
+    def case(mode: str) -> str:
+        return f'''
+            @pytest.mark.gpu_budget(ram="2 GiB")
+            def test_hang(gpu_budget):
+                gpu_budget.measure(torchrun("40", "40", "{marker}", env={{"MODE": "{mode}"}}))
+        '''
+
+    launch(case("clean")).assert_outcomes(passed=1)
+    timeout = max(6, math.ceil(STARTUP_MARGIN * rows(pytester)["test_hang"]["wall_seconds"]))
+    result = launch(case("hang"), f"--gpu-budget-timeout={timeout}")
     result.assert_outcomes(failed=1)
     row = rows(pytester)["test_hang"]
     assert row["error"]["kind"] == "timeout", row["error"]
+    assert timeout <= row["wall_seconds"] < timeout + 30, (timeout, row["wall_seconds"])  # stopped at the timeout
     # rank 0 ran its steps and exited; rank 1 hung after its load mark: it is named
     assert row["error"]["message"].endswith("; the ranks: rank 0 exited, rank 1 in load; rank 1 was the furthest behind "
                                             "(the others wait for it in a collective)"), row["error"]["message"]
     assert survivors(marker) == [], survivors(marker)
+
+
+STARTUP_MARGIN = 3  # the hanging launch's timeout: this many times the clean launch's wall time, measured just before
 
 
 def test_a_single_process_command_has_no_ranks(launch, pytester):

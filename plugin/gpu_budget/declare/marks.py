@@ -16,13 +16,16 @@ from this signature and docstring.
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gpu_budget.declare.scenario import SCALES, Budget, Tolerance
-from gpu_budget.units import parse_size
+from gpu_budget.units import format_size, parse_size
 
 # Default tolerance, from the run-to-run spread of the gated RAM peak over fresh sessions under the steady
 # allocator (benchmarks/RESULTS.md, sections 4 and 5, which say by how much it clears the widest tiny spread): it
@@ -34,6 +37,7 @@ DEFAULT_TOLERANCE = Tolerance(rel=0.005, abs=4 * 2**20)
 DEFAULT_TOLERANCE_BY_SCALE = {"tiny": DEFAULT_TOLERANCE, "real": Tolerance(rel=0.005, abs=4 * 2**20)}
 EXPECTABLE = ("over-budget",)
 DEVICES = ("cpu", "cuda")
+BARE = re.compile(r"\s*(\d+(\.\d*)?|\.\d+)\s*", re.ASCII)  # a size written with no unit
 PER_DEVICE = ("ram", "vram", "expect", "tolerance", "origin")  # the keys a cpu= / cuda= block may set
 # Where a budget's figure comes from decides what breaking it shows (FINDINGS.md says it per scenario and scale).
 ORIGINS = {
@@ -60,7 +64,8 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
                device: str | None = None, cpu: Mapping | None = None, cuda: Mapping | None = None,
                origin: Any = None, imbalance: Any = None, steps: Any = None, scale: str = "tiny", host: str = "cpu",
                where: str = "") -> BudgetMark:
-    """memory budget: ram=/vram= a size ("12.7 GiB", "24GB", bytes) or {"tiny": ..., "real": ...};
+    """memory budget: ram=/vram= a size with its unit ("12.7 GiB", "24GB", "4096 B"; a bare number is refused) or
+    {"tiny": ..., "real": ...};
     tolerance={"rel": 0.02, "abs": "16 MiB"} overrides the baseline tolerance; expect="over-budget"
     (or {scale: "over-budget"}) marks a reproduction of a reported failure (passes only while the budget is
     broken, or the child dies of out-of-memory); cpu={...} / cuda={...} set ram, vram, expect, tolerance for
@@ -80,12 +85,38 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
         if not isinstance(block, Mapping) or set(block) - set(PER_DEVICE):
             unknown = sorted(set(block) - set(PER_DEVICE)) if isinstance(block, Mapping) else block
             raise ValueError(f"{where}: {name}= must be a mapping of {', '.join(PER_DEVICE)}; got {unknown!r}")
+    sizes = [("ram", ram), ("vram", vram)]
+    sizes += [(f"{name}[{key!r}]", block[key]) for name, block in blocks.items() if block for key in ("ram", "vram") if key in block]
+    for label, value in sizes:  # every block's, so a bare number fails on any host
+        _need_unit(label, value, where)
     values = {"ram": ram, "vram": vram, "expect": expect, "tolerance": tolerance, "origin": origin, **(blocks[on] or {})}
     expected = _pick_expect(values["expect"], scale, where)
     budget = Budget.for_scale(scale, values["ram"], values["vram"], where, imbalance)
     source = _pick_origin(values["origin"], scale, where)
     return BudgetMark(budget, _tolerance(values["tolerance"], where, scale), expected, on, device is not None,
                       source if budget.ram is not None or budget.vram is not None else None, _pick_steps(steps, scale, where))
+
+
+def _unitless(value: Any) -> bool:
+    """A number with no unit: an int or float, or a string of digits alone ("4")."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return math.isfinite(value) and value >= 0
+    return isinstance(value, str) and BARE.fullmatch(value) is not None
+
+
+def _need_unit(label: str, value: Any, where: str) -> None:
+    """A budget states its unit: parse_size reads a bare number as bytes (ram=4 is 4 bytes), which a budget never
+    means, so it is refused with the figure it most likely meant."""
+    for scale, size in value.items() if isinstance(value, Mapping) else [(None, value)]:
+        if not _unitless(size):
+            continue
+        number = str(size).strip()
+        at = f" at scale {scale!r}" if scale is not None else ""
+        hint = (f'"{number} B" ({format_size(float(number))}) if bytes are meant' if float(number) >= 2**10
+                else f'"{number} GiB"')
+        raise ValueError(f"{where}: {label} budget {size!r}{at} is a bare number: give it a unit, e.g. {hint}")
 
 
 def _pick_expect(value: Any, scale: str, where: str) -> str | None:
@@ -140,9 +171,18 @@ def merge(markers: Iterable[tuple[tuple, Mapping]], where: str = "") -> dict[str
     for args, kwargs in markers:
         if len(args) > 2:
             raise ValueError(f"{where}: gpu_budget takes at most two positional arguments (ram, vram), got {args!r}")
+        for unknown in (key for key in kwargs if key not in KEYWORDS):
+            close = difflib.get_close_matches(unknown, KEYWORDS, n=1)
+            guess = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{where}: gpu_budget marker has an unknown keyword {unknown!r}{guess}; its keywords are "
+                             f"{', '.join(KEYWORDS)}")
         merged.update(zip(("ram", "vram"), args))
         merged.update(kwargs)
     return merged
+
+
+# The keywords a marker may give: gpu_budget's parameters less those the session passes (scale, host, where).
+KEYWORDS = tuple(name for name in inspect.signature(gpu_budget).parameters if name not in ("scale", "host", "where"))
 
 
 def default_tolerance(scale: str) -> Tolerance:
@@ -171,6 +211,5 @@ PROBE_HELP = (f"{PROBE}: an unjudged probe of a finding (gpu_budget.peak() only,
 
 
 def marker_help() -> str:
-    params = ", ".join(str(p) for p in inspect.signature(gpu_budget).parameters.values()
-                       if p.name not in ("scale", "host", "where"))
+    params = ", ".join(str(p) for p in inspect.signature(gpu_budget).parameters.values() if p.name in KEYWORDS)
     return f"gpu_budget({params}): " + " ".join(gpu_budget.__doc__.split())

@@ -1,0 +1,37 @@
+"""A marker's mistakes, end to end: a bare-number budget and an unknown keyword fail their test with a message that
+names the test and the fix, not 4 bytes nor a raw TypeError (declare/marks.py)."""
+
+import pytest
+
+
+def run(pytester, *args):
+    return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", *args)
+
+
+def test_a_bare_number_budget_fails_its_test_asking_for_a_unit(project):
+    pytester = project('''
+@pytest.mark.gpu_budget(ram=4)
+def test_bare(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fine(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(['*test_mem.py::test_bare: ram budget 4 is a bare number: give it a unit, e.g. "4 GiB"*'])
+    assert "budget 4 B" not in result.stdout.str()
+
+
+def test_an_unknown_keyword_fails_its_test_naming_the_valid_ones(project):
+    pytester = project('''
+@pytest.mark.gpu_budget(rams="4 GiB")
+def test_typo(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_mem.py::test_typo: gpu_budget marker has an unknown keyword 'rams' (did you mean "
+                                 "'ram'?); its keywords are ram, vram, tolerance, *"])
+    assert "TypeError" not in result.stdout.str()
