@@ -7,8 +7,9 @@ a baseline's size: a FIFO, a device or a huge file in its place (a pull
 request can put one there) fails at once, naming it, instead of blocking or
 filling memory. Writes are atomic (temp file + rename) and serialised by a
 lock file beside the baseline file, so pytest-xdist workers, and any two
-processes writing one folder, record side by side. What an entry
-holds and how one is made: baselines.py.
+processes writing one folder, record side by side. A file git left with
+conflict markers is named as a merge conflict, and resolve() keeps both sides'
+entries (conflict.py). What an entry holds and how one is made: baselines.py.
 """
 
 from __future__ import annotations
