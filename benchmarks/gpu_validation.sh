@@ -4,6 +4,7 @@
 # may take and how its results come back.
 #
 #   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny | batch | command | funasr
+#                                                   | cuda-free (the CUDA-free check alone: no GPU needed)
 #
 # Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
 # exit 4 when no CUDA GPU is visible (nothing measured), then runs its cases at most twice within its time budget
@@ -16,7 +17,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cuda-free)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -39,6 +40,9 @@ case "$PART" in
     # S4 as its user ran it: TRL's SFTTrainer on the 8-bit LoRA model in a ModelWrap, the 8B checkpoint built on the
     # GPU (its own prepared folder: the runner's s4 part does not share it)
     sft)  FILES=(memtests/test_s4_sft_trainer.py); SELECT="test_sft_as_reported"; SCALE=real ;;
+    # the CUDA-free check of step 3 alone, with the kit as a part installs it: on a CPU host too (no preflight), to
+    # try the check itself before a device session; its exit status is the check's
+    cuda-free) FILES=(); SELECT=""; SCALE="" ;;
     *)    echo "gpu_validation.sh: unknown part '$PART'; $usage" >&2; exit 2 ;;
 esac
 # a re-run of part of a part (cases an earlier run lost): ONLY_FILES / ONLY_SELECT replace the part's own
@@ -58,6 +62,24 @@ export PYTHONPATH="$KIT/site-packages${PYTHONPATH:+:$PYTHONPATH}"
 if ! "$PYTHON" -c 'import sys; from importlib.metadata import entry_points as e
 sys.exit(not any(p.name == "gpu_budget" for p in e(group="pytest11")))'; then
     export PYTEST_PLUGINS=gpu_budget.pytest_plugin  # not installed here: load the linked plugin by name
+fi
+
+# The CUDA-free check (step 3, and the whole of the `cuda-free` part, which needs no GPU and so comes before the
+# preflight): neither the pytest process nor the forkserver touches CUDA on this host. Its outcome goes to
+# validation.log (pytest's closing line and exit status): a check that failed to run is not a check that passed
+cuda_free() {
+    log "CUDA-free check with this host's torch and bitsandbytes: tests/integration/test_cuda_free.py"
+    timeout -s INT -k 30 240 "$PYTHON" -m pytest -p no:cacheprovider -p no:randomly tests/integration/test_cuda_free.py -q \
+        2>&1 | tee "$DIR/cuda-free.log"
+    local status=${PIPESTATUS[0]}
+    log "CUDA-free check: exit $status, $(grep -E '^[0-9]+ [a-z]+.* in [0-9.]+s' "$DIR/cuda-free.log" | tail -1)"
+    return "$status"
+}
+if [ "$PART" = cuda-free ]; then
+    cuda_free
+    status=$?
+    tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && log "results: $OUT/$PART.tar.gz"
+    exit "$status"
 fi
 
 # 2. a CUDA GPU, or nothing is measured (this preflight is its own process: never the forkserver)
@@ -84,11 +106,9 @@ if [ "$PART" = tiny ] && [ "$(cat "$DIR/visible-gpus")" -lt 2 ]; then
     log "fewer than 2 GPUs: the several-ranks cases (2 ranks, one GPU each) are left out"
 fi
 
-# 3. once per validation: neither the pytest process nor the forkserver touches CUDA on this host either
+# 3. once per validation, with the `real` part: the CUDA-free check (cuda_free, above)
 if [ "$PART" = real ]; then
-    log "CUDA-free check with this host's torch and bitsandbytes: tests/integration/test_cuda_free.py"
-    timeout -s INT -k 30 240 "$PYTHON" -m pytest -p no:cacheprovider -p no:randomly tests/integration/test_cuda_free.py -q \
-        2>&1 | tee "$DIR/cuda-free.log"
+    cuda_free
 fi
 
 # 4. run 1 records this GPU's baselines, run 2 measures against them
