@@ -82,10 +82,12 @@ class Log:
         """The failure of the test a report row's node id ("module::test::label") belongs to, or None."""
         module, _, rest = nodeid.partition("::")
         test = rest.rsplit("::", 1)[0].replace("::", ".")
-        found = [f for f in self.failures if f.test == test and f.module in (None, module)]
-        if len({f.module for f in found}) > 1 or (found and found[0].module is None and self._ambiguous(test)):
+        named = [f for f in self.failures if f.test == test and f.module == module]
+        if named:
+            return named[0]
+        if any(f.test == test and f.module is None for f in self.failures):  # xdist: another module's, or this one's
             raise ValueError(f"{self.stem}: the log does not say which module's {test} failed")
-        return found[0] if found else None
+        return None
 
     def outcome(self, nodeid: str) -> str:
         """pytest's outcome of the row's test: "failed", "error" or "passed" (a row is a test that ran)."""
@@ -95,9 +97,6 @@ class Log:
         if not self.counts.get("passed"):
             raise ValueError(f"{self.stem}: {nodeid} did not fail, yet the log counts no test passed ({self.summary})")
         return "passed"
-
-    def _ambiguous(self, test: str) -> bool:
-        return sum(f.test == test for f in self.failures) > 1
 
 
 def path(stem: str) -> Path:
