@@ -8,7 +8,9 @@ accelerate's finder (`batch`). A user's own fine-tune as a command on CUDA
 (`command`): the unchanged Trainer script and a 2-rank launch, and the leak run 3
 plants.
 benchmarks/gpu_results.py puts these sections in the page; the prose around a
-figure is written here, every figure is read from a report.
+figure is written here, every figure is read from a report, and every test's
+outcome from its session's pytest log (gpu_logs.py), shown beside the gate's
+verdict: a row's `passed` is the gate's, and the test can still fail after it.
 """
 
 from __future__ import annotations
