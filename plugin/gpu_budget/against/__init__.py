@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_session
+from gpu_budget.against.renames import renamed_modules
 from gpu_budget.against.render import Outcome, append_step_summary, text, write_json
 from gpu_budget.against.stored import stored_for
 from gpu_budget.against.verdict import judge_all, undecided
@@ -98,7 +99,7 @@ def main(config: pytest.Config) -> int | None:
                   f"nothing to compare; measuring once, against the stored baselines", flush=True)
             return None
         args = list(config.invocation_params.args)
-        outcome = compare(repo, ref, here, args)
+        outcome = compare(repo, ref, here, args, rootdir=Path(str(config.rootpath)))
         outcome = replace(outcome, stored=stored_beside(outcome, Path(str(config.rootpath)), options.baselines))
     except SessionFailed as exc:
         sys.stderr.write(f"ERROR: gpu-budget against: {exc}\n")
@@ -164,10 +165,12 @@ def at_base(args: Sequence[str], top: Path, tree: Path) -> list[str]:
     return out
 
 
-def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None) -> Outcome:
-    """Both sides measured, interleaved, in a worktree removed afterwards; the verdicts."""
+def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, rootdir: Path | None = None) -> Outcome:
+    """Both sides measured, interleaved, in a worktree removed afterwards; the verdicts (a test file git saw renamed
+    since REF judged as one case, under the pytest rootdir: node ids are relative to it)."""
     log = log or (lambda line: print(line, flush=True))
     user = passed_through(args)
+    renamed = renamed_modules(repo.top, ref.commit, rootdir or here)
     dirty = " (with the working tree's uncommitted changes)" if repo.dirty else ""
     log(f"gpu-budget against {ref.given}: base {ref.short}, head {repo.head[:10]}{dirty}: at least {MIN_PAIRS} fresh "
         f"sessions each, interleaved")
@@ -184,7 +187,9 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None) -> 
                     runs.append(run_session(side, pair, side_args, scratch, log))
                 except AgainstError as exc:
                     raise SessionFailed(str(exc)) from None
-            cases = judge_all([r.rows for r in runs if r.side == "base"], [r.rows for r in runs if r.side == "head"])
+            cases = judge_all([r.rows for r in runs if r.side == "base"], [r.rows for r in runs if r.side == "head"],
+                              renamed=renamed, base_uncollected=uncollected(runs, "base"),
+                              head_uncollected=uncollected(runs, "head"))
             if pair < MIN_PAIRS:
                 continue
             noisy = undecided(cases)
@@ -193,3 +198,13 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None) -> 
             log(f"gpu-budget against: {len(noisy)} case(s) spread wider than their tolerance "
                 f"({', '.join(noisy[:3])}{', ...' if len(noisy) > 3 else ''}): another pair")
     return Outcome(ref.given, ref.commit, repo.head, repo.dirty, cases, tuple(runs))
+
+
+def uncollected(runs: Sequence[Run], side: str) -> dict[str, str]:
+    """Each collector a side's runs could not collect, with the error its first run gave."""
+    out: dict[str, str] = {}
+    for run in runs:
+        if run.side == side:
+            for where, error in run.uncollected.items():
+                out.setdefault(where, error)
+    return out

@@ -11,6 +11,9 @@ report are the gate's own, unchanged. Each run adds:
   stored baseline judges a run (and none is required under CI); a budget still does;
 - `--gpu-budget-record-runs=1`: each session records its cases once, whatever the
   ini file says (the pairs are the repetition);
+- `--continue-on-collection-errors` and `-p gpu_budget.against.collected`: a
+  module that cannot be collected at one side costs its own cases only, and the
+  run says which modules and why (collected.py);
 - `-o gpu_budget_against=` and GPU_BUDGET_AGAINST_SIDE in the environment: the
   run measures once and hands over to nothing;
 - `-p no:randomly` unless the user's arguments name randomly: both sides run their
@@ -34,11 +37,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpu_budget.against import collected
 from gpu_budget.against.worktree import AgainstError
 from gpu_budget.isolate.lifecycle import become_subreaper, kill_descendants
 from gpu_budget.results import Result
@@ -69,16 +73,19 @@ class Run:
     wall_seconds: float
     rows: tuple[Result, ...]
     report: dict[str, Any]
+    uncollected: Mapping[str, str] = field(default_factory=dict)  # collector node id -> why it could not be collected
 
     def to_json(self) -> dict[str, Any]:
         return {"side": self.side, "index": self.index, "commit": self.commit, "exitcode": self.exitcode,
-                "wall_seconds": round(self.wall_seconds, 3), "report": self.report}
+                "wall_seconds": round(self.wall_seconds, 3), "uncollected": dict(self.uncollected),
+                "report": self.report}
 
 
 def session_args(user_args: Sequence[str], report: Path, baselines: Path) -> list[str]:
     """The run's pytest arguments: the user's, then the gate's own for this run."""
     args = [*user_args, "--gpu-budget", "--gpu-budget-update", f"--gpu-budget-json={report}",
-            f"--gpu-budget-baselines={baselines}", "--gpu-budget-record-runs=1", "-o", "gpu_budget_against="]
+            f"--gpu-budget-baselines={baselines}", "--gpu-budget-record-runs=1", "-o", "gpu_budget_against=",
+            "--continue-on-collection-errors", "-p", collected.PLUGIN]
     if not any("randomly" in arg for arg in user_args):
         args += ["-p", "no:randomly"]
     return args
@@ -89,9 +96,11 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
     report = scratch / f"{side.name}-{index}.json"
     baselines = scratch / f"baselines-{side.name}-{index}"
     output = scratch / f"{side.name}-{index}.log"
+    errors_file = scratch / f"{side.name}-{index}.uncollected.jsonl"
     baselines.mkdir(parents=True, exist_ok=True)
     # the step summary is the comparison's (render.markdown), not each session's
-    env = {**{k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}, SIDE_ENV: side.name}
+    env = {**{k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}, SIDE_ENV: side.name,
+           collected.COLLECT_ENV: str(errors_file)}
     command = [sys.executable, "-m", "pytest", *session_args(user_args, report, baselines)]
     start = time.monotonic()
     with output.open("w") as sink:
@@ -113,9 +122,11 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
                            f"{code}{'' if report.is_file() else ' and no report'}; its output ends:\n{tail}")
     data = json.loads(report.read_text())
     rows = tuple(Result.from_json(row) for row in data.get("results") or ())
-    log(f"gpu-budget against: {side.name} run {index} ({side.commit[:10]}): {len(rows)} case(s), exit {code}, "
+    uncollected = collected.read(errors_file)
+    errors = f", {len(uncollected)} module(s) not collected" if uncollected else ""
+    log(f"gpu-budget against: {side.name} run {index} ({side.commit[:10]}): {len(rows)} case(s){errors}, exit {code}, "
         f"{wall:.1f} s")
-    return Run(side.name, index, side.commit, code, wall, rows, data)
+    return Run(side.name, index, side.commit, code, wall, rows, data, uncollected)
 
 
 def adopt_orphans() -> bool:

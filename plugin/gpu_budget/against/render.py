@@ -54,8 +54,8 @@ class Outcome:
         return None if entry is None else entry.to_json()
 
 
-def _size(value: float) -> str:
-    return format_size(round(value))
+def _size(value: float | None) -> str:
+    return "-" if value is None else format_size(round(value))
 
 
 def _change(value: float | None) -> str:
@@ -63,21 +63,28 @@ def _change(value: float | None) -> str:
 
 
 def rows(cases: Sequence[CaseVerdict], stored: Mapping[str, Entry] | None = None) -> list[tuple[str, ...]]:
-    """One line per gated figure of each case (the test named on its first), one for a case without figures; the
-    stored baseline's figure beside the pair where one exists."""
+    """One line per gated figure of each case (the test named on its first, with the path it had at base where its
+    file was renamed), one for a case without figures; the stored baseline's figure beside the pair where one
+    exists. A case measured at head only shows head's figures and `-` for base's."""
     out = []
     for case in cases:
         verdict = case.status
         entry = (stored or {}).get(case.nodeid)
+        name = f"{case.nodeid} (renamed from {case.renamed_from})" if case.renamed_from else case.nodeid
         if not case.figures:
-            out.append((case.nodeid, "-", "-", "-", "-", "-", "-", verdict))
+            out.append((name, "-", "-", "-", "-", "-", "-", verdict))
             continue
         for k, fig in enumerate(case.figures):
             kept = None if entry is None else entry.peaks.get(fig.metric)
-            out.append((case.nodeid if k == 0 else "", fig.metric, _size(fig.base_median), _size(fig.head_median),
-                        _change(fig.change), f"{format_size(fig.spread_base)} / {format_size(fig.spread_head)}",
+            out.append((name if k == 0 else "", fig.metric, _size(fig.base_median), _size(fig.head_median),
+                        _change(fig.change), f"{_size(fig.spread_base)} / {_size(fig.spread_head)}",
                         "-" if kept is None else format_size(kept), verdict if k == 0 else ""))
     return out
+
+
+def _said(case: CaseVerdict) -> bool:
+    """Whether the case gets a line below the table: any verdict but a plain pass, and a renamed file's pass."""
+    return case.status != "pass" or case.renamed_from is not None
 
 
 def text(outcome: Outcome) -> str:
@@ -90,7 +97,7 @@ def text(outcome: Outcome) -> str:
               f"{outcome.wall('base'):.1f} s, head ({outcome.head_commit[:10]}{dirty}) {runs['head']} run(s) "
               f"{outcome.wall('head'):.1f} s; medians shown, judged on each side's extremes")
     lines = [header, tabulate(rows(outcome.cases, outcome.stored), headers=HEADERS)]
-    lines += [f"{c.status}: {c.nodeid}: {c.message}" for c in outcome.cases if c.status != "pass"]
+    lines += [f"{c.status}: {c.nodeid}: {c.message}" for c in outcome.cases if _said(c)]
     tally = ", ".join(f"{n} {status}" for status, n in counts(outcome.cases).items())
     lines.append(f"gpu-budget against {outcome.ref}: {tally or 'no case measured'}; "
                  f"{'passed' if outcome.passed else 'FAILED'}")
@@ -107,7 +114,7 @@ def markdown(outcome: Outcome) -> str:
             f"each side's extremes.")
     lines = [f"### GPU budget against `{outcome.ref}`: {'passed' if outcome.passed else 'FAILED'} ({tally})", "",
              said, "", tabulate(rows(outcome.cases, outcome.stored), headers=HEADERS, tablefmt="github")]
-    reasons = [f"- **{c.status}** `{c.nodeid}`: {c.message}" for c in outcome.cases if c.status != "pass"]
+    reasons = [f"- **{c.status}** `{c.nodeid}`: {c.message}" for c in outcome.cases if _said(c)]
     return "\n".join(lines + ([""] + reasons if reasons else [])) + "\n"
 
 

@@ -19,10 +19,14 @@ has it. A launcher case is compared on its worst rank's figures (each row's
 
 Budgets still apply to the head: a head run that fails its test (over budget,
 an error, a lost reproduction) fails the case whatever base did. A case only at
-head is "new" (judged on its budget alone), one only at base is "removed"
-(listed, never failing), one whose base runs errored is "error at base" (head
-judged on its budget alone). Stored baselines play no part: where one exists
-it is shown beside the pair (stored.py), never judged against.
+head is "new" (judged on its budget alone, its head figures shown), one only at
+base is "removed" (listed, never failing), one whose base runs errored, or
+whose module base could not collect, is "error at base" (head judged on its
+budget alone, the base error named). A case whose module head could not collect
+is an "error" (it fails). A test file git saw renamed between base and head
+(renames.py) pairs its cases with the old file's: one case, "renamed from" the
+old path. Stored baselines play no part: where one exists it is shown beside
+the pair (stored.py), never judged against.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_budget.against import collected
 from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.declare.scenario import Tolerance
 from gpu_budget.judge.compare import GATED
@@ -41,7 +46,8 @@ from gpu_budget.units import format_size
 
 @dataclass(frozen=True)
 class Figure:
-    """One gated figure of one case: each side's runs (bytes, in run order) and the tolerance it is judged at."""
+    """One gated figure of one case: each side's runs (bytes, in run order) and the tolerance it is judged at. A case
+    measured at head only has no base runs: its figure is shown, and nothing is judged against base."""
 
     metric: str
     base: tuple[int, ...]
@@ -49,8 +55,8 @@ class Figure:
     tolerance: Tolerance
 
     @property
-    def base_median(self) -> float:
-        return statistics.median(self.base)
+    def base_median(self) -> float | None:
+        return statistics.median(self.base) if self.base else None
 
     @property
     def head_median(self) -> float:
@@ -61,8 +67,8 @@ class Figure:
         return self.head_median / self.base_median - 1 if self.base_median else None
 
     @property
-    def spread_base(self) -> int:
-        return max(self.base) - min(self.base)
+    def spread_base(self) -> int | None:
+        return max(self.base) - min(self.base) if self.base else None
 
     @property
     def spread_head(self) -> int:
@@ -71,19 +77,20 @@ class Figure:
     @property
     def margin(self) -> float:
         """What the tolerance allows above base's median: a side spreading wider cannot be judged at it."""
-        return self.tolerance.limit(int(self.base_median)) - self.base_median
+        base = self.base_median if self.base else self.head_median
+        return self.tolerance.limit(int(base)) - base
 
     @property
     def noisy(self) -> bool:
-        return max(self.spread_base, self.spread_head) > self.margin
+        return bool(self.base) and max(self.spread_base, self.spread_head) > self.margin
 
     @property
     def regressed(self) -> bool:
-        return min(self.head) > self.tolerance.limit(max(self.base))
+        return bool(self.base) and min(self.head) > self.tolerance.limit(max(self.base))
 
     @property
     def improved(self) -> bool:
-        return max(self.head) < self.tolerance.floor(min(self.base))
+        return bool(self.base) and max(self.head) < self.tolerance.floor(min(self.base))
 
     def said(self) -> str:
         """The regression or improvement in words, with the rule's figures."""
@@ -94,6 +101,8 @@ class Figure:
         if self.improved:
             return (f"{self.metric} head {format_size(max(self.head))} (highest of {len(self.head)}) < base "
                     f"{format_size(min(self.base))} (lowest of {len(self.base)}) - {tol}")
+        if not self.base:
+            return f"{self.metric} head {format_size(round(self.head_median))} (median of {len(self.head)}), no base run"
         return f"{self.metric} within {tol} of base"
 
     def to_json(self) -> dict[str, Any]:
@@ -106,7 +115,8 @@ class Figure:
 @dataclass(frozen=True)
 class CaseVerdict:
     """One case's verdict: its status (pass, regression, improved, new, removed, error at base, over-budget, error,
-    skipped), whether it passes, why, its figures, and each side's rows in run order."""
+    failed, skipped), whether it passes, why, its figures, each side's rows in run order, and the module path it had
+    at base where git saw its file renamed."""
 
     nodeid: str
     status: str
@@ -115,10 +125,11 @@ class CaseVerdict:
     figures: tuple[Figure, ...] = ()
     base: tuple[Result, ...] = ()
     head: tuple[Result, ...] = ()
+    renamed_from: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"nodeid": self.nodeid, "status": self.status, "passed": self.passed, "message": self.message,
-                "figures": [f.to_json() for f in self.figures]}
+                "renamed_from": self.renamed_from, "figures": [f.to_json() for f in self.figures]}
 
 
 def by_case(runs: Sequence[Sequence[Result]]) -> dict[str, tuple[Result, ...]]:
@@ -143,9 +154,10 @@ def _ok(row: Result) -> bool:
 
 
 def figures(base: Sequence[Result], head: Sequence[Result], tolerance: Tolerance) -> tuple[Figure, ...]:
-    """The gated figures every finished run of both sides holds (host RAM: the tree where all hold it)."""
+    """The gated figures every finished run of both sides holds (host RAM: the tree where all hold it); head's alone,
+    with no base run, where base finished none."""
     base, head = [r for r in base if _ok(r)], [r for r in head if _ok(r)]
-    if not base or not head:
+    if not head:
         return ()
     both = [*base, *head]
     out = []
@@ -158,43 +170,95 @@ def figures(base: Sequence[Result], head: Sequence[Result], tolerance: Tolerance
     return tuple(out)
 
 
-def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result]) -> CaseVerdict:
-    """One case's verdict from its rows at base and at head (either may be empty)."""
+def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, renamed_from: str | None = None,
+               base_error: str | None = None, head_error: str | None = None) -> CaseVerdict:
+    """One case's verdict from its rows at base and at head (either may be empty); `base_error` and `head_error`: why
+    its module could not be collected at that side, `renamed_from`: its module's path at base."""
     base, head = tuple(base), tuple(head)
+    renamed = f"renamed from {renamed_from}; " if renamed_from else ""
+
+    def verdict(status: str, passed: bool, message: str, figs: tuple[Figure, ...] = ()) -> CaseVerdict:
+        return CaseVerdict(nodeid, status, passed, renamed + message, figs, base, head, renamed_from)
+
     if not head:
-        return CaseVerdict(nodeid, "removed", True, "at base only: not collected at head", (), base, head)
+        if head_error:
+            return verdict("error", False, f"could not be collected at head: {head_error}")
+        return verdict("removed", True, "at base only: not collected at head")
     if all(r.verdict == "skipped" for r in head):
-        return CaseVerdict(nodeid, "skipped", True, head[0].message, (), base, head)
+        return verdict("skipped", True, head[0].message)
     figs = figures(base, head, tolerance_of(head))
     failing = next((r for r in head if not r.passed), None)
     regressed = [f.said() for f in figs if f.regressed]
+    at_base = f"; could not be collected at base: {base_error}" if base_error and not base else ""
     if failing is not None:
         more = f"; and against base: {'; '.join(regressed)}" if regressed else ""
         status = str(failing.verdict) if failing.verdict in ("over-budget", "error") else "failed"  # a lost reproduction
-        return CaseVerdict(nodeid, status, False, f"at head: {failing.message}{more}", figs, base, head)
+        return verdict(status, False, f"at head: {failing.message}{more}{at_base}", figs)
+    if not base and base_error:
+        return verdict("error at base", True, f"could not be collected at base: {base_error}; head judged on its "
+                                              f"budget alone", figs)
     if not base:
-        return CaseVerdict(nodeid, "new", True, "at head only: judged on its budget alone", figs, base, head)
+        return verdict("new", True, "at head only: judged on its budget alone", figs)
     broken = next((r for r in base if r.verdict == "error" or (r.measurement is not None and not r.measurement.ok)), None)
     if broken is not None:
-        return CaseVerdict(nodeid, "error at base", True, f"at base: {broken.message}; head judged on its budget alone",
-                           (), base, head)
+        return verdict("error at base", True, f"at base: {broken.message}; head judged on its budget alone",
+                       figures((), head, tolerance_of(head)))
     if not figs:
-        return CaseVerdict(nodeid, "pass", True, "no gated figure measured on both sides", figs, base, head)
+        return verdict("pass", True, "no gated figure measured on both sides")
     noisy = [f"{f.metric} spreads {format_size(max(f.spread_base, f.spread_head))} run to run, wider than the "
              f"tolerance's {format_size(int(f.margin))}: a smaller change cannot be told from noise" for f in figs if f.noisy]
     if regressed:
-        return CaseVerdict(nodeid, "regression", False, "; ".join(regressed + noisy), figs, base, head)
+        return verdict("regression", False, "; ".join(regressed + noisy), figs)
     improved = [f.said() for f in figs if f.improved]
     if improved:
-        return CaseVerdict(nodeid, "improved", True, "; ".join(improved + noisy), figs, base, head)
-    return CaseVerdict(nodeid, "pass", True, "; ".join(noisy) or "within the tolerance of base", figs, base, head)
+        return verdict("improved", True, "; ".join(improved + noisy), figs)
+    return verdict("pass", True, "; ".join(noisy) or "within the tolerance of base", figs)
 
 
-def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequence[Result]]) -> tuple[CaseVerdict, ...]:
-    """Every case's verdict: head's cases in their order, then those at base only."""
-    base, head = by_case(base_runs), by_case(head_runs)
-    order = list(head) + [nodeid for nodeid in base if nodeid not in head]
-    return tuple(judge_case(nodeid, base.get(nodeid, ()), head.get(nodeid, ())) for nodeid in order)
+def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequence[Result]], *,
+              renamed: Mapping[str, str] | None = None, base_uncollected: Mapping[str, str] | None = None,
+              head_uncollected: Mapping[str, str] | None = None) -> tuple[CaseVerdict, ...]:
+    """Every case's verdict: head's cases in their order, then those at base only, then each module a side could not
+    collect that holds no case of the other side.
+
+    `renamed`: old module path -> new (node-id paths, renames.py): a base case of a renamed module is paired with the
+    head case of the same name in the new module. `*_uncollected`: collector node id -> why it could not be
+    collected at that side (collected.py)."""
+    renamed = dict(renamed or {})
+    head = by_case(head_runs)
+    base: dict[str, tuple[Result, ...]] = {}
+    raw = by_case(base_runs)
+    for nodeid, rows in raw.items():
+        target = _moved(nodeid, renamed)
+        base[target if target in head and target not in raw else nodeid] = rows
+    base_errors = {_moved(where, renamed): error for where, error in (base_uncollected or {}).items()}
+    head_errors = dict(head_uncollected or {})
+    old = {new: was for was, new in renamed.items()}
+    out, covered = [], set()
+    for nodeid in [*head, *(n for n in base if n not in head)]:
+        base_where = collected.holder(nodeid, base_errors) if nodeid not in base else None
+        head_where = collected.holder(nodeid, head_errors) if nodeid not in head else None
+        covered |= {where for where in (base_where, head_where) if where is not None}
+        module = nodeid.split("::")[0]
+        was = old.get(module) if nodeid in base or base_where is not None else None
+        out.append(judge_case(nodeid, base.get(nodeid, ()), head.get(nodeid, ()), renamed_from=was,
+                              base_error=base_errors.get(base_where), head_error=head_errors.get(head_where)))
+    for where, error in head_errors.items():
+        if where not in covered:
+            also = f"; at base too: {base_errors[where]}" if where in base_errors else ""
+            out.append(CaseVerdict(where, "error", False, f"could not be collected at head: {error}{also}"))
+            covered.add(where)
+    for where, error in base_errors.items():
+        if where not in covered:
+            out.append(CaseVerdict(where, "error at base", True, f"could not be collected at base: {error}; no case "
+                                                                 f"of it measured at head", renamed_from=old.get(where)))
+    return tuple(out)
+
+
+def _moved(nodeid: str, renamed: Mapping[str, str]) -> str:
+    """The node id with its module path renamed where git saw the file renamed, else as it is."""
+    module, sep, rest = nodeid.partition("::")
+    return f"{renamed[module]}{sep}{rest}" if module in renamed else nodeid
 
 
 def undecided(cases: Sequence[CaseVerdict]) -> list[str]:

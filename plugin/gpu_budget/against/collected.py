@@ -1,0 +1,93 @@
+"""The modules a side's session could not collect, and why: a plugin each --against or bisect session loads (`-p`).
+
+Each side runs with `--continue-on-collection-errors`, so a module that does
+not import at one side (a syntax error in a memtest at the base) costs its own
+cases and nothing else. pytest's report says only that the module errored;
+this plugin writes, per collector that failed, its node id and the error in
+one line ("SyntaxError: invalid syntax (test_a.py, line 5)") as a JSON line to
+the file named in COLLECT_ENV, which pairs.run_session reads back. Without
+COLLECT_ENV (a session of the user's own) it does nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+COLLECT_ENV = "GPU_BUDGET_AGAINST_COLLECT"  # the file each failed collector's line is appended to
+PLUGIN = "gpu_budget.against.collected"
+
+
+def pytest_exception_interact(node, call, report) -> None:
+    """A collector's exception, where pytest still holds it: its cause named with the file and line it points at."""
+    if isinstance(report, pytest.CollectReport) and call.excinfo is not None:
+        _write(report.nodeid, said(call.excinfo.value, node.config.rootpath))
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A failed collector pytest_exception_interact did not see: the last line of pytest's own report."""
+    if report.failed and report.nodeid not in _seen:
+        lines = [line.strip() for line in report.longreprtext.splitlines() if line.strip()]
+        _write(report.nodeid, lines[-1].removeprefix("E").strip() if lines else "collection error")
+
+
+_seen: set[str] = set()
+
+
+def _write(nodeid: str, error: str) -> None:
+    target = os.environ.get(COLLECT_ENV)
+    if not target or nodeid in _seen:
+        return
+    _seen.add(nodeid)
+    with open(target, "a") as fh:  # one short line per append: workers of one session may share the file
+        fh.write(json.dumps({"nodeid": nodeid, "error": error}) + "\n")
+
+
+def said(exc: BaseException, root: Path) -> str:
+    """The error in one line: pytest's CollectError unwrapped to its cause, with the file and line inside `root`."""
+    while isinstance(exc, pytest.Collector.CollectError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    if isinstance(exc, SyntaxError):
+        where = _relative(exc.filename, root) if exc.filename else None
+        return f"{type(exc).__name__}: {exc.msg}" + (f" ({where}, line {exc.lineno})" if where else "")
+    text = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    if isinstance(exc, pytest.Collector.CollectError):  # pytest's own words, several lines: the last says most
+        text = [line for line in str(exc).splitlines() if line.strip()][-1].strip() if str(exc).strip() else text
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _relative(f.filename, root)]
+    if frames:
+        text += f" ({_relative(frames[-1].filename, root)}, line {frames[-1].lineno})"
+    return text
+
+
+def _relative(filename: str, root: Path) -> str | None:
+    try:
+        return Path(filename).resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
+def read(path: Path) -> Mapping[str, str]:
+    """node id -> error, from the file a session wrote (none where nothing failed to collect)."""
+    out: dict[str, str] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            out.setdefault(str(entry["nodeid"]), str(entry["error"]))
+    return out
+
+
+def holder(nodeid: str, errors: Mapping[str, str]) -> str | None:
+    """The collector of `errors` that holds `nodeid` (its module, or a folder above it), or None."""
+    path = nodeid.split("::")[0]
+    for where in errors:
+        if where in ("", ".") or path == where or path.startswith(where.rstrip("/") + "/"):
+            return where
+    return None

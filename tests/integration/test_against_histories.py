@@ -1,0 +1,151 @@
+"""`--gpu-budget-against=REF` on histories a user makes: a test file renamed, a case at head only, a module that cannot
+be collected at one side. Each test commits a base and a head in a real git repository and runs one --against run
+(two sessions per side at least); git's rename detection is also tried alone on an uncommitted rename."""
+
+import json
+from pathlib import Path
+
+import pytest
+from git_project import PYTESTER_FILES, commit, git, git_environment
+
+from gpu_budget.against.renames import renamed_files
+
+SIZES = (8, 64, 96, 512)  # MiB; runners.hold_<n> holds n MiB
+RUNNERS = "".join(f"def hold_{mib}(ctx):\n    held = b'\\x01' * ({mib} << 20)\n    return {{}}\n\n\n" for mib in SIZES)
+HEADER = "import pytest\nfrom gpu_budget import Scenario\n"
+CASE = '''
+
+@pytest.mark.gpu_budget(ram="{budget}")
+def test_{name}(gpu_budget):
+    gpu_budget.measure(Scenario(name="{name}", run="runners:hold_{mib}"))
+'''
+
+
+def case(name: str, mib: int, budget: str = "2 GiB") -> str:
+    return CASE.format(name=name, mib=mib, budget=budget)
+
+
+def module(*cases: str) -> str:
+    return HEADER + "".join(cases)
+
+
+@pytest.fixture
+def project(pytester, monkeypatch, tmp_path_factory):
+    """A git repository with no commit yet: runners.py (hold(mib) holds mib MiB), its own TMPDIR."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GPU_BUDGET_AGAINST_SIDE", raising=False)
+    git_environment(monkeypatch)
+    monkeypatch.setenv("TMPDIR", str(tmp_path_factory.mktemp("against-tmp")))
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    (pytester.path / ".gitignore").write_text("*.json\n" + PYTESTER_FILES)
+    (pytester.path / "runners.py").write_text(RUNNERS)
+    git(pytester.path, "init", "-q", "-b", "main")
+    return pytester
+
+
+def against(pytester, ref: str = "main~1"):
+    return pytester.runpytest_subprocess("--gpu-budget", f"--gpu-budget-against={ref}", "--gpu-budget-json=pair.json")
+
+
+def cases(pytester) -> dict:
+    return {c["nodeid"]: c for c in json.loads((pytester.path / "pair.json").read_text())["cases"]}
+
+
+def test_a_renamed_test_file_is_one_case_and_its_growth_fails(project):
+    """test_a.py at base, test_b.py at head (git mv) holding 512 MiB instead of 64: before, "1 new, 1 removed", exit 0."""
+    (project.path / "test_a.py").write_text(module(case("x", 64)))
+    commit(project.path, "base")
+    git(project.path, "mv", "test_a.py", "test_b.py")
+    (project.path / "test_b.py").write_text(module(case("x", 512)))
+    commit(project.path, "rename test_a.py and hold 512 MiB")
+    result = against(project)
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    result.stdout.fnmatch_lines(["*test_b.py::test_x (renamed from test_a.py)*ram_tree*MiB*MiB*regression*",
+                                 "regression: test_b.py::test_x: renamed from test_a.py; ram_tree head * > base *",
+                                 "*gpu-budget against main~1: 1 regression; FAILED*"])
+    assert "removed" not in out and "new" not in out.split("gpu-budget against main~1:")[-1]
+    found = cases(project)
+    assert list(found) == ["test_b.py::test_x"]
+    x = found["test_b.py::test_x"]
+    assert (x["status"], x["passed"], x["renamed_from"]) == ("regression", False, "test_a.py")
+    assert x["figures"][0]["change"] > 4  # 64 -> 512 MiB held, on top of the interpreter's own
+
+
+def test_a_case_at_head_only_shows_its_figures_and_is_judged_on_its_budget(project):
+    """Before: `-` in every column and "figures": [] though it was measured; over its budget it must fail."""
+    (project.path / "test_old.py").write_text(module(case("old", 8)))
+    commit(project.path, "base")
+    (project.path / "test_new.py").write_text(module(case("within", 8), case("over", 96, "64 MiB")))
+    (project.path / "test_old.py").unlink()
+    commit(project.path, "two new cases, test_old.py removed")
+    result = against(project)
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    result.stdout.fnmatch_lines(["*test_new.py::test_within*ram_tree*-*MiB*-*- / *new*",
+                                 "*test_new.py::test_over*ram_tree*-*MiB*-*- / *over-budget*",
+                                 "over-budget: test_new.py::test_over: at head: *64.00 MiB*"])
+    found = cases(project)
+    within, over = found["test_new.py::test_within"], found["test_new.py::test_over"]
+    assert (within["status"], within["passed"]) == ("new", True)
+    assert (over["status"], over["passed"]) == ("over-budget", False)
+    for entry, mib in ((within, 8), (over, 96)):
+        fig = entry["figures"][0]
+        assert fig["metric"] == "ram_tree" and fig["base"] == [] and fig["change"] is None, fig
+        assert len(fig["head"]) >= 2 and min(fig["head"]) > mib << 20, fig
+    assert found["test_old.py::test_old"]["status"] == "removed"
+
+
+BROKEN = "\ndef not_python(:\n    pass\n"
+
+
+def test_a_module_base_cannot_collect_costs_its_cases_only_and_is_named(project):
+    """Before: the whole run exited 1 with nothing measured."""
+    (project.path / "test_ok.py").write_text(module(case("ok", 8)))
+    (project.path / "test_broken.py").write_text(module(case("broken", 8)) + BROKEN)
+    commit(project.path, "base, with a syntax error in test_broken.py")
+    line = module(case("broken", 8)).count("\n") + 2  # the line `def not_python(:`
+    (project.path / "test_broken.py").write_text(module(case("broken", 8)))
+    commit(project.path, "fix the syntax error")
+    result = against(project)
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    said = f"could not be collected at base: SyntaxError: * (test_broken.py, line {line})"
+    result.stdout.fnmatch_lines([f"error at base: test_broken.py::test_broken: {said}; head judged on its budget alone",
+                                 "*gpu-budget against main~1: 1 error at base, 1 pass; passed*"])
+    found = cases(project)
+    ok, broken = found["test_ok.py::test_ok"], found["test_broken.py::test_broken"]
+    assert ok["status"] == "pass" and len(ok["figures"][0]["base"]) >= 2  # measured at both sides
+    assert (broken["status"], broken["passed"]) == ("error at base", True)
+    assert broken["figures"][0]["head"] and broken["figures"][0]["base"] == []
+    runs = json.loads((project.path / "pair.json").read_text())["runs"]
+    assert all(list(r["uncollected"]) == (["test_broken.py"] if r["side"] == "base" else []) for r in runs), runs
+
+
+def test_a_module_head_cannot_collect_fails_naming_it(project):
+    """The other side of the same rule: each run goes on past the error, and the cases of the module fail."""
+    (project.path / "test_ok.py").write_text(module(case("ok", 8)))
+    (project.path / "test_later.py").write_text(module(case("later", 8)))
+    commit(project.path, "base")
+    (project.path / "test_later.py").write_text(module(case("later", 8)) + BROKEN)
+    commit(project.path, "break test_later.py")
+    result = against(project)
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["error: test_later.py::test_later: could not be collected at head: SyntaxError: *"
+                                 "(test_later.py, line *)", "*1 pass, 1 error; FAILED*"])
+    assert cases(project)["test_ok.py::test_ok"]["status"] == "pass"
+
+
+def test_git_sees_a_rename_not_yet_added_and_leaves_the_index_alone(project):
+    """A file moved with `mv` (git sees a deletion and an untracked file) is a rename, as a staged `git mv` is."""
+    (project.path / "sub").mkdir()
+    (project.path / "sub" / "test_a.py").write_text(module(case("x", 8)))
+    (project.path / "test_c.py").write_text(module(case("c", 8)))
+    base = commit(project.path, "base")
+    (project.path / "sub" / "test_a.py").rename(project.path / "sub" / "test_b.py")
+    git(project.path, "mv", "test_c.py", "test_d.py")
+    index = Path(git(project.path, "rev-parse", "--absolute-git-dir")) / "index"
+    before = index.read_bytes()
+    assert renamed_files(project.path, base) == {"sub/test_a.py": "sub/test_b.py", "test_c.py": "test_d.py"}
+    assert index.read_bytes() == before
+    assert "?? sub/test_b.py" in git(project.path, "status", "--porcelain")  # still untracked

@@ -1,0 +1,127 @@
+"""against/verdict.py and render.py on cases one side lacks: a renamed module, a case at head only, a module a side
+could not collect; against/renames.py's parse of git's output; against/collected.py's one-line error."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpu_budget.against import collected
+from gpu_budget.against.renames import parse
+from gpu_budget.against.render import rows
+from gpu_budget.against.verdict import judge_all
+from gpu_budget.results import Measurement, Result, Verdict
+
+MiB = 2**20
+TOL = {"rel": 0.005, "abs": 4 * MiB}
+
+
+def row(nodeid: str, ram_tree: int, *, verdict: str = "no-baseline", passed: bool = True) -> Result:
+    measurement = Measurement(status="ok", peaks={"ram": ram_tree, "ram_tree": ram_tree})
+    return Result(nodeid=nodeid, scenario="a", scale="tiny", verdict=Verdict(verdict), passed=passed,
+                  message="over budget 64.00 MiB" if not passed else "ok", tolerance=TOL, measurement=measurement)
+
+
+def test_a_renamed_module_pairs_its_cases_and_a_growth_fails():
+    base = [[row("test_a.py::test_x", 64 * MiB)]] * 2
+    head = [[row("test_b.py::test_x", 512 * MiB)]] * 2
+    assert [c.status for c in judge_all(base, head)] == ["new", "removed"]  # unpaired: what git's rename fixes
+    (case,) = judge_all(base, head, renamed={"test_a.py": "test_b.py"})
+    assert (case.nodeid, case.status, case.passed, case.renamed_from) == ("test_b.py::test_x", "regression", False,
+                                                                         "test_a.py")
+    assert case.message.startswith("renamed from test_a.py; ram_tree head 512.00 MiB")
+    assert case.to_json()["renamed_from"] == "test_a.py"
+    assert rows([case])[0][0] == "test_b.py::test_x (renamed from test_a.py)"
+
+
+def test_a_rename_pairs_only_a_case_of_the_same_name():
+    base = [[row("test_a.py::test_x", 64 * MiB), row("test_a.py::test_gone", 8 * MiB)]]
+    head = [[row("test_b.py::test_x", 64 * MiB), row("test_b.py::test_added", 8 * MiB)]]
+    found = {c.nodeid: c for c in judge_all(base, head, renamed={"test_a.py": "test_b.py"})}
+    assert {n: (c.status, c.renamed_from) for n, c in found.items()} == {
+        "test_b.py::test_x": ("pass", "test_a.py"), "test_b.py::test_added": ("new", None),
+        "test_a.py::test_gone": ("removed", None)}
+
+
+def test_a_case_at_head_only_shows_its_figures_and_its_budget_judges_it():
+    head = [[row("t.py::test_new", 100 * MiB), row("t.py::test_over", 96 * MiB, verdict="over-budget", passed=False)],
+            [row("t.py::test_new", 101 * MiB), row("t.py::test_over", 96 * MiB, verdict="over-budget", passed=False)]]
+    new, over = judge_all([], head)
+    assert (new.status, new.passed, over.status, over.passed) == ("new", True, "over-budget", False)
+    fig = new.figures[0]
+    assert (fig.metric, fig.base, fig.head, fig.change, fig.spread_base) == ("ram_tree", (), (100 * MiB, 101 * MiB),
+                                                                           None, None)
+    assert not (fig.regressed or fig.improved or fig.noisy)
+    assert new.to_json()["figures"][0]["base"] == [] and over.figures
+    assert rows([new])[0][1:6] == ("ram_tree", "-", "100.50 MiB", "-", "- / 1.00 MiB")
+
+
+def test_a_module_base_could_not_collect_names_its_error_per_case():
+    head = [[row("test_ok.py::test_ok", 8 * MiB), row("test_b.py::test_one", 8 * MiB),
+             row("test_b.py::test_two", 8 * MiB, verdict="over-budget", passed=False)]]
+    base = [[row("test_ok.py::test_ok", 8 * MiB)]]
+    error = "SyntaxError: invalid syntax (test_b.py, line 9)"
+    found = {c.nodeid: c for c in judge_all(base, head, base_uncollected={"test_b.py": error})}
+    ok, one, two = found["test_ok.py::test_ok"], found["test_b.py::test_one"], found["test_b.py::test_two"]
+    assert (ok.status, one.status, one.passed, two.status, two.passed) == ("pass", "error at base", True,
+                                                                           "over-budget", False)
+    assert one.message == f"could not be collected at base: {error}; head judged on its budget alone"
+    assert one.figures and one.figures[0].base == ()
+    assert two.message.endswith(f"; could not be collected at base: {error}")
+
+
+def test_a_base_error_follows_a_renamed_module_and_a_module_without_cases_is_listed():
+    head = [[row("test_b.py::test_x", 8 * MiB)]]
+    found = {c.nodeid: c for c in judge_all([], head, renamed={"test_a.py": "test_b.py"},
+                                            base_uncollected={"test_a.py": "E1", "tests/gone": "E2"})}
+    x = found["test_b.py::test_x"]
+    assert (x.status, x.renamed_from) == ("error at base", "test_a.py")
+    assert x.message == "renamed from test_a.py; could not be collected at base: E1; head judged on its budget alone"
+    gone = found["tests/gone"]
+    assert (gone.status, gone.passed) == ("error at base", True) and "E2; no case of it measured at head" in gone.message
+
+
+def test_a_module_head_could_not_collect_fails_per_case_or_once():
+    base = [[row("test_b.py::test_one", 8 * MiB)]]
+    found = {c.nodeid: c for c in judge_all(base, [], head_uncollected={"test_b.py": "E", "test_new.py": "N"},
+                                            base_uncollected={"test_new.py": "M"})}
+    assert (found["test_b.py::test_one"].status, found["test_b.py::test_one"].passed) == ("error", False)
+    assert found["test_b.py::test_one"].message == "could not be collected at head: E"
+    assert (found["test_new.py"].status, found["test_new.py"].passed) == ("error", False)
+    assert found["test_new.py"].message == "could not be collected at head: N; at base too: M"
+
+
+def test_gits_name_status_output_gives_the_renames_only():
+    out = "M\0runners.py\0R100\0test_a.py\0test_b.py\0C075\0x.py\0y.py\0D\0gone.py\0R087\0a/t.py\0b/t.py\0"
+    assert parse(out) == {"test_a.py": "test_b.py", "a/t.py": "b/t.py"}
+    assert parse("") == {}
+
+
+def test_a_collection_error_is_one_line_naming_the_file_and_line(tmp_path):
+    bad = tmp_path / "sub" / "test_bad.py"
+    bad.parent.mkdir()
+    bad.write_text("x = 1\ndef f(:\n")
+    with pytest.raises(SyntaxError) as syntax:
+        compile(bad.read_text(), str(bad), "exec")
+    wrapped = pytest.Collector.CollectError("pytest's own words")
+    wrapped.__cause__ = syntax.value
+    said = collected.said(wrapped, tmp_path)
+    assert said.startswith("SyntaxError: ") and said.endswith("(sub/test_bad.py, line 2)"), said
+    (tmp_path / "test_imp.py").write_text("import no_such_module_here\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(ImportError) as missing:
+            __import__("test_imp")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("test_imp", None)
+    assert collected.said(missing.value, tmp_path) == ("ModuleNotFoundError: No module named 'no_such_module_here' "
+                                                      "(test_imp.py, line 1)")
+
+
+def test_a_collector_holds_the_cases_under_it():
+    errors = {"tests/a": "A", "test_b.py": "B"}
+    assert collected.holder("tests/a/test_x.py::test_y", errors) == "tests/a"
+    assert collected.holder("test_b.py::test_y[1]", errors) == "test_b.py"
+    assert collected.holder("tests/ab/test_x.py::t", errors) is None
+    assert collected.read(Path("/nonexistent/file")) == {}
