@@ -12,7 +12,10 @@ the rule verdict.py applies to a pair (the case's tolerance; one run a side, so
 no spread widens it): `moved` is an increase, as a regression is. A commit at
 which the case cannot be measured (not collected, a session that does not run
 to its end, an error in the measured child, skipped) is a bisect skip
-(exit 125), never a verdict.
+(exit 125), never a verdict; its reason is the error's last lines (`skip_reason`).
+Where skips leave the answer open (git: "only 'skip'ped commits left"), the
+answer is the commits it could be (`open_candidates`): listed with the commits
+measured, written to `--json`, exit code 1.
 
 CASE is a node id (it holds `::`: passed to pytest as a path) or a -k
 expression, and must select one measured case. Each tried commit's figure is
@@ -35,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_budget.against import collected
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
 from gpu_budget.against.verdict import figures, tolerance_of
 from gpu_budget.against.worktree import (
@@ -92,9 +96,12 @@ def measure(folder: Path, commit: str, args: Sequence[str], scratch: Path, index
     try:
         run = run_session(Side("bisect", commit, folder), index, args, scratch, log=lambda line: None)
     except AgainstError as exc:
-        return None, str(exc).splitlines()[0]
+        return None, skip_reason(str(exc).replace(f"{folder}{os.sep}", ""))  # paths in the worktree, as in the repo
     rows = [r for r in run.rows if nodeid is None or r.nodeid == nodeid]
     if not rows:
+        where = collected.holder(nodeid, run.uncollected) if nodeid else next(iter(run.uncollected), None)
+        if where is not None:
+            return None, f"{where} could not be collected: {run.uncollected[where]}"
         return None, "the case is not collected here" if nodeid else "no case selected"
     if len(rows) > 1:
         return None, f"{len(rows)} cases selected ({', '.join(r.nodeid for r in rows[:3])}, ...): select one"
@@ -104,6 +111,36 @@ def measure(folder: Path, commit: str, args: Sequence[str], scratch: Path, index
     if not row.measurement.ok:
         return None, row.message[:200]
     return row, ""
+
+
+REASON_LINES = 3  # the last lines of a failed session's output a skip's reason carries
+REASON_WIDTH = 200  # characters of each such line kept (its end: where an error's type and words are)
+
+
+def skip_reason(message: str) -> str:
+    """A failed session's error (pairs.run_session: a first line, then "its output ends:" and the output's end) in
+    one line: the first line, then the last lines that say something (not pytest's banners, not a caret)."""
+    first, _, tail = message.partition("\n")
+    first = first.removesuffix("; its output ends:").rstrip(":; ")
+    said = []
+    for line in tail.splitlines():
+        text = line.strip()
+        if text.startswith("E "):
+            text = text[1:].strip()
+        if not text or not any(c.isalnum() for c in text) or set(text[:3]) <= set("=!_-"):
+            continue
+        said.append(text if len(text) <= REASON_WIDTH else "..." + text[3 - REASON_WIDTH:])
+    last = " | ".join(said[-REASON_LINES:])
+    return f"{first}: {last}" if last else first
+
+
+def open_candidates(transcript: str) -> tuple[str, ...]:
+    """The commits `git bisect run` says the first bad commit could be, where only skipped commits are left; else ()."""
+    if "only 'skip'ped commits left" not in transcript:
+        return ()
+    after = transcript.split("could be any of:", 1)[-1]
+    return tuple(line.strip() for line in after.splitlines()
+                 if len(line.strip()) >= 40 and all(c in "0123456789abcdef" for c in line.strip()))
 
 
 def _figure(row: Result) -> tuple[str, int | None]:
@@ -147,12 +184,13 @@ def step() -> int:
 @dataclass(frozen=True)
 class Found:
     """A bisect's answer: the reference, each commit tried in order, and the first commit past the tolerance (or
-    None, with git's words, where skips left it open)."""
+    None where skips left it open: then `candidates`, the commits it could be, and the words saying so)."""
 
     reference: Tried
     tried: tuple[Tried, ...]
     first: str | None
     said: str
+    candidates: tuple[str, ...] = ()
 
     def text(self) -> str:
         ref = self.reference.value
@@ -168,7 +206,7 @@ class Found:
 
     def to_json(self) -> dict[str, Any]:
         return {"reference": self.reference.to_json(), "tried": [t.to_json() for t in self.tried],
-                "first": self.first, "git": self.said}
+                "first": self.first, "candidates": list(self.candidates), "git": self.said}
 
 
 def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log=print) -> Found:
@@ -209,10 +247,21 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         for line in said:
             if line.strip().endswith("is the first bad commit"):
                 first = line.split()[0]
+        candidates = () if first else open_candidates(text)
+        if candidates:
+            return Found(reference, tried, None, left_open(repo.top, candidates, tried, bad.commit), candidates)
         if first is None and process.returncode != 0:
             raise AgainstError(f"bisect: git bisect run failed (exit {process.returncode}): {text[-2000:]}")
         words = "" if first else text.strip().splitlines()[-1] if text.strip() else ""
         return Found(reference, tried, first, words)
+
+
+def left_open(top: Path, candidates: Sequence[str], tried: Sequence[Tried], bad: str) -> str:
+    """The words for an answer skips left open: each commit it could be, with how it was judged where it was tried."""
+    judged = {**{t.commit: t.outcome for t in tried}, bad: "BAD as given"}
+    each = [f"{c[:10]} {subject(top, c)[:60]} ({judged.get(c, 'not measured')})" for c in candidates]
+    return (f"skipped commits leave it open: the first commit past the tolerance is one of {len(candidates)}: "
+            + ", ".join(each))
 
 
 def main(argv: Sequence[str]) -> int:
