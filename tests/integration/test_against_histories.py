@@ -136,16 +136,17 @@ def test_a_module_head_cannot_collect_fails_naming_it(project):
     assert cases(project)["test_ok.py::test_ok"]["status"] == "pass"
 
 
-def test_git_sees_a_rename_not_yet_added_and_leaves_the_index_alone(project):
-    """A file moved with `mv` (git sees a deletion and an untracked file) is a rename, as a staged `git mv` is."""
+def test_git_sees_a_rename_not_yet_added_and_writes_nothing_to_the_repository(project):
+    """A file moved with `mv` (git sees a deletion and an untracked file) is a rename, as a staged `git mv` is; neither
+    the index nor the object store is written."""
     (project.path / "sub").mkdir()
     (project.path / "sub" / "test_a.py").write_text(module(case("x", 8)))
     (project.path / "test_c.py").write_text(module(case("c", 8)))
     base = commit(project.path, "base")
     (project.path / "sub" / "test_a.py").rename(project.path / "sub" / "test_b.py")
     git(project.path, "mv", "test_c.py", "test_d.py")
-    index = Path(git(project.path, "rev-parse", "--absolute-git-dir")) / "index"
-    before = index.read_bytes()
+    gitdir = Path(git(project.path, "rev-parse", "--absolute-git-dir"))
+    before = (gitdir / "index").read_bytes(), sorted((gitdir / "objects").rglob("*"))
     assert renamed_files(project.path, base) == {"sub/test_a.py": "sub/test_b.py", "test_c.py": "test_d.py"}
-    assert index.read_bytes() == before
+    assert ((gitdir / "index").read_bytes(), sorted((gitdir / "objects").rglob("*"))) == before  # nothing written
     assert "?? sub/test_b.py" in git(project.path, "status", "--porcelain")  # still untracked

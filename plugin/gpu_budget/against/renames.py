@@ -5,7 +5,7 @@ as it is (committed, staged and unstaged changes alike) and pairs a deleted
 file with an added one of similar content (git's rename detection, 50 % alike
 by default). A file not yet added to git is seen too: the diff runs on a
 temporary copy of the index in which the untracked `*.py` files are marked
-intent-to-add; the user's own index is never written. Only renames of files
+intent-to-add; the user's index and objects are never written. Only renames of files
 under the pytest rootdir count, as paths relative to it (a node id's module part).
 """
 
@@ -26,8 +26,13 @@ def _git(args: list[str], top: Path, env: Mapping[str, str]) -> subprocess.Compl
 def renamed_files(top: Path, commit: str) -> dict[str, str]:
     """Old path -> new path, relative to the repository's top folder, for each file renamed since `commit`."""
     with tempfile.TemporaryDirectory(prefix="gpu-budget-index-") as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        own = _git(["rev-parse", "--git-path", "index"], top, os.environ).stdout.strip()
+        own, objects = _git(["rev-parse", "--git-path", "index", "--git-path", "objects"], top,
+                            os.environ).stdout.split("\n")[:2]
+        # the index and any object git writes (intent-to-add writes the empty blob) are temporary; the repository's
+        # objects are read through the alternate
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index"), "GIT_OBJECT_DIRECTORY": str(Path(tmp) / "objects"),
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(top / objects)}
+        (Path(tmp) / "objects").mkdir()
         if own and (top / own).is_file():  # relative to `top`, or absolute
             shutil.copyfile(top / own, env["GIT_INDEX_FILE"])
         untracked = _git(["ls-files", "-z", "--others", "--exclude-standard", "--", "*.py"], top, env).stdout
