@@ -1,8 +1,6 @@
 """A marker's mistakes, end to end: a bare-number budget and an unknown keyword fail their test with a message that
 names the test and the fix, not 4 bytes nor a raw TypeError (declare/marks.py)."""
 
-import pytest
-
 
 def run(pytester, *args):
     return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", *args)
@@ -32,6 +30,6 @@ def test_typo(gpu_budget):
 ''')
     result = run(pytester)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*test_mem.py::test_typo: gpu_budget marker has an unknown keyword 'rams' (did you mean "
-                                 "'ram'?); its keywords are ram, vram, tolerance, *"])
+    result.stdout.fnmatch_lines([("*test_mem.py::test_typo: gpu_budget marker has an unknown keyword 'rams' (did you "
+                                  "mean 'ram'?); its keywords are ram, vram, tolerance, *")])
     assert "TypeError" not in result.stdout.str()

@@ -14,8 +14,8 @@ WHERE = "test_x.py::test_y"
     ({"vram": "4"}, "vram budget '4' is a bare number"),
     ({"ram": 0.5}, 'ram budget 0.5 is a bare number: give it a unit, e.g. "0.5 GiB"'),
     ({"ram": {"tiny": "900 MiB", "real": 12}}, "ram budget 12 at scale 'real' is a bare number"),
-    ({"cpu": {"ram": 2 << 30}}, "cpu['ram'] budget 2147483648 is a bare number: give it a unit, e.g. \"2147483648 B\" "
-                                "(2.00 GiB) if bytes are meant"),
+    ({"cpu": {"ram": 2 << 30}}, ("cpu['ram'] budget 2147483648 is a bare number: give it a unit, e.g. "
+                                 '"2147483648 B" (2.00 GiB) if bytes are meant')),
     ({"cuda": {"vram": {"real": 24}}}, "cuda['vram'] budget 24 at scale 'real' is a bare number"),  # not this host's
 ])
 def test_a_bare_number_budget_is_an_error_asking_for_a_unit(kwargs, named):
