@@ -14,13 +14,13 @@ entries (conflict.py). What an entry holds and how one is made: baselines.py.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import secrets
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -228,7 +228,7 @@ def lock_path(path: Path) -> Path:
     return path.parent / f".{path.name}.lock"
 
 
-@contextmanager
+@contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """An exclusive lock per baseline file, on a file beside it, so any two writers of one folder exclude each other
     whatever their temp dirs. The lock file is removed by its holder on release; a waiter that wakes on a removed one
@@ -255,7 +255,8 @@ def _locked(path: Path) -> Iterator[None]:
         yield
     finally:
         try:
-            os.unlink(name)
+            with contextlib.suppress(FileNotFoundError):  # removed by hand meanwhile: the write itself stands
+                os.unlink(name)
         finally:
             os.close(fd)  # closing releases the lock, after the file is gone from the path
 
