@@ -22,7 +22,7 @@ def test_fits(gpu_budget):
 VRAM_ONLY = '''
 S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
 
-@pytest.mark.gpu_budget(vram="16 GiB")
+@pytest.mark.gpu_budget(vram="16 GiB", expect="over-budget")  # a reproduction resting on its VRAM budget alone
 def test_vram(gpu_budget):
     gpu_budget.measure(S)
 
@@ -89,7 +89,7 @@ def test_all_skipped_for_lack_of_a_gpu_fails_under_ci_saying_why(project):
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     (problem,) = gate_problems(pytester)
     assert problem.startswith("2 memory-budget test(s) selected, none measured: ")
-    assert "1 x VRAM budget 16.00 GiB needs a CUDA GPU" in problem
+    assert "1 x expect='over-budget' rests on the VRAM budget 16.00 GiB alone, which needs a CUDA GPU" in problem
     assert "1 x scenario 'g' at scale 'tiny' needs a CUDA GPU" in problem
 
 
@@ -100,7 +100,7 @@ def test_require_gpu_on_a_host_without_one(project):
     result.assert_outcomes(passed=1, failed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
-        "*test_vram*VRAM budget 16.00 GiB needs a CUDA GPU*--gpu-budget-require-gpu says this runner must have one*",
+        "*test_vram*VRAM budget 16.00 GiB alone, which needs a CUDA GPU*--gpu-budget-require-gpu says this runner must*",
     ])
     (problem,) = gate_problems(pytester)
     assert problem.startswith("--gpu-budget-require-gpu: the measured children saw no CUDA GPU (hardware key cpu-")

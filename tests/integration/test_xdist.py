@@ -90,7 +90,7 @@ def test_labels(gpu_budget):
     gpu_budget.measure(S(50, 55, 55, 55), label="after")
 
 
-@pytest.mark.gpu_budget(vram="8 GiB")
+@pytest.mark.gpu_budget(vram="8 GiB", device="cuda")
 def test_vram(gpu_budget):
     gpu_budget.measure(S(1, 2, 3, 4))
 
