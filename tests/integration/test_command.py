@@ -195,7 +195,7 @@ def test_pins_reach_the_script_and_its_env_wins_and_is_recorded(command_project)
     if os.uname().machine == "x86_64" and "ATEN_CPU_CAPABILITY" not in os.environ:
         assert env["ATEN_CPU_CAPABILITY"] == "avx2"  # the dispatch pin, from the forkserver's environment
     (baseline,) = [p for p in (pytester.path / "baselines").rglob("*.json")]
-    entry = json.loads(baseline.read_text())["entries"]["tiny"]["test_env"]
+    entry = json.loads(baseline.read_text())["entries"]["tiny"]["test_mem.py::test_env"]
     assert entry["fingerprint"]["command_env"]["OMP_NUM_THREADS"] == "3"
     assert entry["fingerprint"]["command_env"]["ENV_OUT"] == "env.txt"
 

@@ -131,7 +131,7 @@ def test_a_command_over_its_vram_budget_fails_naming_the_allocated_peak(gpu_proj
 def test_a_planted_leak_is_a_regression_flagged_at_the_step_it_began(gpu_project, pytester, monkeypatch):
     """64 MiB of allocated memory kept from step 3 on: a regression of the allocated peak, named at step 3."""
     gpu_project(ONE.replace("VRAM", '"1 GiB"'), "--gpu-budget-update").assert_outcomes(passed=1)
-    stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())["entries"]["tiny"]["test_one"]
+    stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())["entries"]["tiny"]["test_mem.py::test_one"]
     assert stored["peaks"]["vram_allocated"] == 150 * MiB and stored["peaks"]["vram_device"] == 150 * MiB + GiB + CONTEXT
     assert stored["phases"]["train_step_3"]["vram_reserved"] == 150 * MiB + GiB
     again = gpu_project(ONE.replace("VRAM", '"1 GiB"'))

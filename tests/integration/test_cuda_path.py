@@ -60,8 +60,8 @@ def test_expectations_follow_the_device_the_child_runs_on(fake_cuda):
     result.stdout.fnmatch_lines(["*expect='over-budget' on cuda at scale 'tiny', but no ram or vram budget applies*"])
     result.stdout.fnmatch_lines(["*pins device='cpu'*has a VRAM budget: nothing on the GPU would be measured*"])
     baseline = json.loads((pytester.path / "baselines" / "nvidia-fake-gpu-16gb" / "test_mem.json").read_text())
-    assert baseline["entries"]["tiny"]["test_pinned_to_the_cpu"]["fingerprint"]["device"] == "cpu"
-    assert baseline["entries"]["tiny"]["test_on_the_host_device"]["fingerprint"]["device"] == "cuda"
+    assert baseline["entries"]["tiny"]["test_mem.py::test_pinned_to_the_cpu"]["fingerprint"]["device"] == "cpu"
+    assert baseline["entries"]["tiny"]["test_mem.py::test_on_the_host_device"]["fingerprint"]["device"] == "cuda"
 
 
 DEATHS = '''

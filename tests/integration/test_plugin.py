@@ -44,7 +44,7 @@ def test_records_then_passes_and_reports(project, monkeypatch):
     pytester = project(FITS)
     monkeypatch.delenv("CI", raising=False)
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
-    entry = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_fits"]
+    entry = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_mem.py::test_fits"]
     assert entry["peaks"]["ram"] > 128 * MiB and "vram_allocated" not in entry["peaks"]  # a figure where measured
     assert set(entry["phases"]) == {"load", "train_step_1", "train_step_2", "train_step_3"}
     result = run(pytester, "--gpu-budget", "--gpu-budget-json=report.json", "--junitxml=junit.xml")
@@ -69,7 +69,7 @@ def test_planted_regression_fails_and_update_repairs(project, monkeypatch):
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
     path = baseline_file(pytester)
     data = json.loads(path.read_text())
-    peaks = data["entries"]["tiny"]["test_fits"]["peaks"]
+    peaks = data["entries"]["tiny"]["test_mem.py::test_fits"]["peaks"]
     assert peaks["ram_tree"] == peaks["ram"]  # no descendants: the tree is the main process
     peaks["ram_tree"] //= 2  # the gated figure's baseline lowered by 50%
     path.write_text(json.dumps(data))
@@ -87,7 +87,7 @@ def test_within_tolerance_passes(project):
     path = baseline_file(pytester)
     data = json.loads(path.read_text())
     for metric in ("ram", "ram_tree"):
-        data["entries"]["tiny"]["test_fits"]["peaks"][metric] -= 2 * MiB  # inside the default 0.5 % + 4 MiB
+        data["entries"]["tiny"]["test_mem.py::test_fits"]["peaks"][metric] -= 2 * MiB  # inside the default 0.5 % + 4 MiB
     path.write_text(json.dumps(data))
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
 
@@ -97,7 +97,7 @@ def test_a_baseline_recorded_before_the_tree_is_compared_on_the_main_process(pro
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
     path = baseline_file(pytester)
     data = json.loads(path.read_text())
-    entry = data["entries"]["tiny"]["test_fits"]
+    entry = data["entries"]["tiny"]["test_mem.py::test_fits"]
     del entry["peaks"]["ram_tree"]  # what the committed baselines hold
     for phase in entry["phases"].values():
         del phase["ram_tree"]
@@ -122,7 +122,7 @@ def test_fits(gpu_budget):
     gpu_budget.measure(S)
 ''')
     run(pytester, "--gpu-budget", env={"PLANT": "0"}).assert_outcomes(passed=1)
-    peak = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_fits"]["peaks"]["ram_tree"]
+    peak = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_mem.py::test_fits"]["peaks"]["ram_tree"]
     run(pytester, "--gpu-budget", env={"PLANT": str(peak // 10)}).assert_outcomes(failed=1)
 
 
@@ -139,13 +139,13 @@ def test_corrupted_baseline_is_a_clear_error_and_kept(project):
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
     path = baseline_file(pytester)
     data = json.loads(path.read_text())
-    data["entries"]["tiny"]["test_fits"]["peaks"]["ram"] = "lots"
+    data["entries"]["tiny"]["test_mem.py::test_fits"]["peaks"]["ram"] = "lots"
     path.write_text(json.dumps(data))
     before = path.read_text()
     for args in (["--gpu-budget"], ["--gpu-budget", "--gpu-budget-update"]):
         result = run(pytester, *args)
         result.assert_outcomes(failed=1)
-        result.stdout.fnmatch_lines([f"*baseline file {path}*'test_fits'*peaks.ram*'lots'*"])
+        result.stdout.fnmatch_lines([f"*baseline file {path}*'test_mem.py::test_fits'*peaks.ram*'lots'*"])
         assert path.read_text() == before
 
 
@@ -194,7 +194,7 @@ def test_after(gpu_budget):
     assert all(not p.name.startswith(".") for p in (pytester.path / "baselines").rglob("*"))
 
 
-def test_vram_budget_without_cuda_skips(project):
+def test_a_vram_budget_without_cuda_is_unchecked_and_a_cuda_only_scale_skips(project):
     pytester = project('''
 @pytest.mark.gpu_budget(vram="15 GiB")
 def test_vram(gpu_budget):
@@ -206,8 +206,45 @@ def test_gpu_only_scale(gpu_budget):
                                 scales={"tiny": {"needs_cuda": True}}))
 ''')
     result = run(pytester, "--gpu-budget", "-rs")
-    result.assert_outcomes(skipped=2)
-    result.stdout.fnmatch_lines(["*VRAM budget 15.00 GiB needs a CUDA GPU*", "*needs a CUDA GPU; this host has none*"])
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*test_vram*VRAM 15.00 GiB unchecked*no-baseline*",
+                                 "*needs a CUDA GPU; this host has none*"])
+
+
+def test_two_test_files_of_one_name_keep_their_own_baselines(project):
+    """tests/a/test_same.py and tests/b/test_same.py share a baseline file, never an entry."""
+    pytester = project("")
+    body = '''import pytest
+from gpu_budget import Scenario
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_x(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={{"mib": {mib}}}))
+'''
+    for sub, mib in (("a", 16), ("b", 96)):
+        pytester.mkpydir(f"tests_{sub}")
+        pytester.path.joinpath(f"tests_{sub}", "test_same.py").write_text(body.format(mib=mib))
+    run(pytester, "--gpu-budget", "tests_a").assert_outcomes(passed=1)
+    run(pytester, "--gpu-budget", "tests_b").assert_outcomes(passed=1)  # its own first run: recorded, not compared
+    (path,) = (pytester.path / "baselines").glob("*/test_same.json")
+    stored = json.loads(path.read_text())["entries"]["tiny"]
+    assert set(stored) == {"tests_a/test_same.py::test_x", "tests_b/test_same.py::test_x"}
+    assert stored["tests_b/test_same.py::test_x"]["peaks"]["ram"] > stored["tests_a/test_same.py::test_x"]["peaks"]["ram"]
+    run(pytester, "--gpu-budget", "-p", "no:cacheprovider", env={"CI": "true"}).assert_outcomes(passed=2)
+
+
+def test_an_entry_recorded_under_the_test_s_name_alone_is_still_read(project):
+    """A baseline file from before keys held the file's path is judged against, and re-keyed on update."""
+    pytester = project(FITS)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1)
+    path = baseline_file(pytester)
+    data = json.loads(path.read_text())
+    data["entries"]["tiny"] = {"test_fits": data["entries"]["tiny"]["test_mem.py::test_fits"]}
+    data["entries"]["tiny"]["test_fits"]["peaks"]["ram_tree"] //= 2  # read: a planted regression fails
+    path.write_text(json.dumps(data))
+    run(pytester, "--gpu-budget", env={"CI": "true"}).assert_outcomes(failed=1)
+    run(pytester, "--gpu-budget", "--gpu-budget-update").assert_outcomes(passed=1)
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_mem.py::test_fits"}
 
 
 def test_bad_budget_string_names_string_and_test(project):
@@ -230,12 +267,12 @@ def test_other(gpu_budget):
     run(pytester, "--gpu-budget").assert_outcomes(passed=2)
     path = baseline_file(pytester)
     data = json.loads(path.read_text())
-    data["entries"]["tiny"]["test_gone"] = data["entries"]["tiny"]["test_fits"]
+    data["entries"]["tiny"]["test_mem.py::test_gone"] = data["entries"]["tiny"]["test_mem.py::test_fits"]
     path.write_text(json.dumps(data))
     run(pytester, "--gpu-budget", "--gpu-budget-update", "-k", "fits").assert_outcomes(passed=1, deselected=1)
-    assert "test_gone" in json.loads(path.read_text())["entries"]["tiny"]
+    assert "test_mem.py::test_gone" in json.loads(path.read_text())["entries"]["tiny"]
     run(pytester, "--gpu-budget", "--gpu-budget-update").assert_outcomes(passed=2)
-    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_fits", "test_other"}
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_mem.py::test_fits", "test_mem.py::test_other"}
 
 
 def test_step_summary_markdown(project):
@@ -294,7 +331,7 @@ def test_probes_run_only_with_their_flag_and_never_judge(project):
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*test_misplaced: marked gpu_budget_probe, an unjudged probe, but measure() judges*"])
     entries = json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]
-    assert set(entries) == {"test_judged"}, entries  # a probe records nothing
+    assert set(entries) == {"test_mem.py::test_judged"}, entries  # a probe records nothing
 
 
 def test_param_marker_refines_the_function_marker(project):
@@ -317,7 +354,7 @@ def test_fits(gpu_budget, case):
 def test_children_run_under_the_steady_allocator_unless_told(project):
     pytester = project(FITS)
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
-    assert json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_fits"]["fingerprint"]["malloc"] == "steady"
+    assert json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]["test_mem.py::test_fits"]["fingerprint"]["malloc"] == "steady"
     run(pytester, "--gpu-budget", "--gpu-budget-malloc=system", "--gpu-budget-json=r.json").assert_outcomes(passed=1)
     (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
     assert row["fingerprint_changed"] == ["malloc steady -> system"]

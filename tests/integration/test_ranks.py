@@ -104,7 +104,7 @@ def test_a_budget_applies_to_each_rank_and_a_regression_names_its_rank(launch, p
     '''
     launch(body.replace("SIZE0", "40").replace("LIMIT", '"2 GiB"'), "--gpu-budget-update").assert_outcomes(passed=2)
     stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())
-    entry = stored["entries"]["tiny"]["test_ddp"]
+    entry = stored["entries"]["tiny"]["test_mem.py::test_ddp"]
     assert sorted(entry["ranks"]) == ["0", "1"], entry
     limit = (entry["ranks"]["0"]["ram_tree"] + entry["ranks"]["1"]["ram_tree"]) // 2  # between the two ranks
     result = launch(body.replace("SIZE0", "104").replace("LIMIT", f'"{limit} B"'))

@@ -36,7 +36,7 @@ def test_recorded_over_four_runs_a_case_is_judged_against_its_own_noise(project,
     assert (project.path / "memtests" / "counter").read_text() == "4", row["message"]  # four fresh children ran
     (path,) = (project.path / "baselines").glob("*/test_noisy.json")
     stored = json.loads(path.read_text())
-    entry = stored["entries"]["tiny"]["test_noisy"]
+    entry = stored["entries"]["tiny"]["memtests/test_noisy.py::test_noisy"]
     spread = entry["spread"]
     assert spread["runs"] == 4 and 3 * MiB < spread["by_metric"]["ram_tree"] < 9 * MiB, spread
     assert "4 fresh runs: the median run's figures kept" in row["message"], row["message"]
@@ -55,7 +55,7 @@ def test_recorded_over_four_runs_a_case_is_judged_against_its_own_noise(project,
     alone, row = noisy_script.run(project, "alone")
     alone.assert_outcomes(failed=1)
     assert row["verdict"] == "regression" and "+0.5% +4.00 MiB" in row["message"], row["message"]
-    path.write_text(json.dumps({**stored, "entries": {"tiny": {"test_noisy": {**entry, "spread": spread}}}}))
+    path.write_text(json.dumps({**stored, "entries": {"tiny": {"memtests/test_noisy.py::test_noisy": {**entry, "spread": spread}}}}))
 
     monkeypatch.setenv("FIXED_MIB", "70")  # a planted +64 MiB (at least) over the median run
     planted, row = noisy_script.run(project, "planted")

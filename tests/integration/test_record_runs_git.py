@@ -39,7 +39,7 @@ def test_a_committed_spread_judges_later_sessions_and_a_planted_commit_still_fai
     assert written.startswith("?? baselines/") and written.endswith("/test_noisy.json"), written  # the entry, new
     path = written[3:]
     commit(repo.path, "record test_noisy over 4 runs")
-    entry = json.loads(git(repo.path, "show", f"HEAD:{path}"))["entries"]["tiny"]["test_noisy"]  # as committed
+    entry = json.loads(git(repo.path, "show", f"HEAD:{path}"))["entries"]["tiny"]["memtests/test_noisy.py::test_noisy"]  # as committed
     spread = entry["spread"]
     assert spread["runs"] == 4 and 3 * MiB < spread["by_metric"]["ram_tree"] < 9 * MiB, spread
     then = entry["peaks"]["ram_tree"]

@@ -34,7 +34,7 @@ def _host_ram(entry: dict, change) -> None:
 def _edit_baseline(pytester, change):
     (path,) = (pytester.path / "baselines").glob("*/test_mem.json")
     data = json.loads(path.read_text())
-    change(data["entries"]["tiny"]["test_env"])
+    change(data["entries"]["tiny"]["test_mem.py::test_env"])
     path.write_text(json.dumps(data))
 
 

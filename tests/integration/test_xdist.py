@@ -164,7 +164,7 @@ def test_two_workers_give_the_serial_verdicts_and_identical_baseline_files(plant
     assert parallel_files == serial_files
     assert max(abs(a - b) for a, b in zip(serial_floors, parallel_floors)) < 2**20
     entries = json.loads(next(iter(serial_files.values())))["entries"]["tiny"]
-    assert entries["test_fits"]["peaks"]["ram"] == 220 << 20
+    assert entries["test_mem.py::test_fits"]["peaks"]["ram"] == 220 << 20
     assert set(parallel_log) == {"controller"}  # workers shipped their entries; only the controller wrote
     assert len(parallel_log) == 1  # one locked write per file and scale, at the end
 
@@ -180,7 +180,7 @@ def test_two_workers_give_the_serial_verdicts_and_identical_baseline_files(plant
     for name in ("serial", "parallel"):
         path = planted.path / name / f"cpu-{os.uname().machine}" / "test_mem.json"
         data = json.loads(path.read_text())
-        data["entries"]["tiny"]["test_gone"] = data["entries"]["tiny"]["test_fits"]
+        data["entries"]["tiny"]["test_mem.py::test_gone"] = data["entries"]["tiny"]["test_mem.py::test_fits"]
         path.write_text(json.dumps(data))
     _run(planted, "serial", "--gpu-budget-update", BUMP="100")
     _, _, log = _run(planted, "parallel", "--gpu-budget-update", workers=2, BUMP="100")
@@ -189,7 +189,7 @@ def test_two_workers_give_the_serial_verdicts_and_identical_baseline_files(plant
     _pop_floors(serial_files), _pop_floors(parallel_files)
     assert parallel_files == serial_files
     updated = json.loads(next(iter(parallel_files.values())))["entries"]["tiny"]
-    assert "test_gone" not in updated and updated["test_grows"]["peaks"]["ram"] == 500 << 20
+    assert "test_mem.py::test_gone" not in updated and updated["test_mem.py::test_grows"]["peaks"]["ram"] == 500 << 20
 
 
 def test_each_worker_gets_one_gpu_and_its_own_cores_and_children_inherit_them(planted):

@@ -2,8 +2,8 @@
 
 Found as a plain gated session finds it: the baselines folder option (anchored
 as baselines.folder_for anchors it), the head runs' hardware key, the test
-module's file at head, the case's key in it (the test's name, `::label` added)
-and the scale. A file that cannot be read shows nothing (the pair needs none).
+module's file at head, the case's key in it (keys.py: the file's path from its
+project root, the test's name, `::label` added) and the scale. A file that cannot be read shows nothing (the pair needs none).
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from gpu_budget.judge import baselines, files
+from gpu_budget.judge import files, keys
 from gpu_budget.judge.baselines import Entry
 from gpu_budget.results import Result
 
 
-def key_of(row: Result) -> str:
-    """The case's key in its module's baseline file: the test's name (its node id's last part), `::label` added."""
-    return row.test_nodeid.split("::")[-1] + (f"::{row.label}" if row.label else "")
+def name_of(row: Result) -> str:
+    """The test's name, parameters included: its node id's last part."""
+    return row.test_nodeid.split("::")[-1]
 
 
 def stored_for(rows: Sequence[Result], rootdir: Path, folder: Path, hw_key: str | None) -> dict[str, Entry]:
@@ -36,7 +36,8 @@ def stored_for(rows: Sequence[Result], rootdir: Path, folder: Path, hw_key: str 
             except (files.BaselineError, OSError):
                 loaded[path] = None
         data = loaded[path]
-        entry = None if data is None else baselines.lookup(data, row.scale, key_of(row))
-        if entry is not None:
-            out[row.nodeid] = entry
+        found = None if data is None else keys.find(data["entries"].get(row.scale, {}), module, name_of(row),
+                                                     row.label)[1]
+        if found is not None:
+            out[row.nodeid] = Entry.from_json(found)
     return out

@@ -20,7 +20,7 @@ from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import command
 from gpu_budget.isolate.environment import EnvironmentFailed
 from gpu_budget.isolate.remote import RemoteFailed
-from gpu_budget.judge import baselines, files, fingerprint
+from gpu_budget.judge import baselines, files, fingerprint, keys
 from gpu_budget.judge.compare import Setup, judge
 from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
@@ -45,11 +45,13 @@ class Case:
     scenario: Scenario
     label: str | None = None
     expect: str | None = None  # None: the mark's
+    namesakes: tuple[str, ...] = ()  # the session's other test files of this module's stem and baseline file
 
     @property
-    def test_id(self) -> str:
-        """The case's key in its module's baseline file."""
-        return self.name + (f"::{self.label}" if self.label else "")
+    def key(self) -> str:
+        """The case's key in its module's baseline file (keys.py): the file's path from its project root, the name,
+        the label."""
+        return keys.case_key(self.module, self.name, self.label)
 
 
 @dataclass(frozen=True)
@@ -202,7 +204,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict[str, Any], 
             return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=failed))
         entry = baselines.entry_from(kept, configured, mark.tolerance, fprint, datetime.date.today().isoformat(),
                                      spread)
-        write = {"path": str(path), "scale": scale, "id": case.test_id, "entry": entry}
+        write = {"path": str(path), "scale": scale, "id": case.key, "entry": entry}
         if spread is not None:
             message = (message if verdict.write_baseline else f"{message}; baseline re-recorded") + "; " + \
                 recorded_text(kept, spread)
@@ -275,7 +277,9 @@ def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, 
     scenario = case.scenario
     try:
         stored = files.load(path)
-        baseline, broken = baselines.lookup(stored, options.scale, case.test_id), None
+        _, found = keys.find(stored["entries"].get(options.scale, {}), case.module, case.name, case.label,
+                             case.namesakes)
+        baseline, broken = None if found is None else baselines.Entry.from_json(found), None
     except files.BaselineError as exc:
         stored, baseline, broken = {}, None, str(exc)
     root = files.project_root(Path(case.module).resolve().parent) if scenario.env else None

@@ -24,7 +24,7 @@ from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver, placement
-from gpu_budget.judge import failsafe, files, fingerprint
+from gpu_budget.judge import failsafe, files, fingerprint, keys
 from gpu_budget.report import revision, terminal
 from gpu_budget.requires import MissingDependency
 from gpu_budget.results import Measurement, Result, Verdict
@@ -131,7 +131,7 @@ class BudgetSession:
             pytest.fail(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with "
                         f"peak(), or drop the marker", pytrace=False)
         mark = self.mark_for(item)
-        one = case.Case(item.nodeid, str(item.path), item.name, scenario, label, expect)
+        one = case.Case(item.nodeid, str(item.path), item.name, scenario, label, expect, self._namesakes(str(item.path)))
         outcome = case.run(one, mark, self.options, self._probe(), self.data.hardware, self._child_for(mark),
                            ci=self.ci, worker=self.placement)
         if outcome.baseline_write:
@@ -149,6 +149,12 @@ class BudgetSession:
         if not result.passed:
             pytest.fail(terminal.failure_text(result), pytrace=False)  # the detail in the longrepr: junitxml, IDEs
         return result
+
+    def _namesakes(self, module: str) -> tuple[str, ...]:
+        """The other collected test files whose baselines share this module's file (one stem, one store)."""
+        path = files.path_for(self.options.baselines, "-", module)
+        return tuple(m for m in self.data.collected if m != module and Path(m).stem == Path(module).stem
+                     and files.path_for(self.options.baselines, "-", m) == path)
 
     def add_section(self, item: pytest.Item, test_report: pytest.TestReport) -> None:
         """The call's report gets a "gpu-budget" section: one line per case measured (pytest -rA shows it)."""
@@ -302,15 +308,18 @@ def write_pending(data: SessionData, written: Counter[str] | None = None) -> lis
 
 
 def prune(data: SessionData, options: Options) -> None:
-    """Drop entries of tests that no longer exist, only when the whole suite was selected."""
+    """Drop entries of tests that no longer exist, only when the whole suite was selected (keys.kept_on_prune: a
+    legacy entry goes once its case has a keyed one)."""
+    by_file: dict[Path, dict[str, set[str]]] = defaultdict(dict)
     for module, names in data.collected.items():
-        path = files.path_for(options.baselines, data.hardware["key"], module)
+        by_file[files.path_for(options.baselines, data.hardware["key"], module)][module] = names
+    for path, collected in by_file.items():
         try:
             stored = files.load(path)
         except files.BaselineError:
             continue  # already reported as its tests' error; a broken file is never rewritten
         ids = set(stored["entries"].get(options.scale, {}))
-        keep = {i for i in ids if i.split("::")[0].split("[")[0] in names}
+        keep = keys.kept_on_prune(ids, collected)
         if keep != ids:
             files.write(path, options.scale, {}, prune_except=keep)
 

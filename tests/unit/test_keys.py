@@ -1,0 +1,43 @@
+"""judge/keys.py: a case's baseline key holds its file's path; legacy keys are read where no other file owns them."""
+
+from gpu_budget.judge import keys
+
+
+def project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    for sub in ("a", "b"):
+        (tmp_path / "tests" / sub).mkdir(parents=True)
+        (tmp_path / "tests" / sub / "test_same.py").write_text("")
+    return tmp_path / "tests" / "a" / "test_same.py", tmp_path / "tests" / "b" / "test_same.py"
+
+
+def test_a_key_holds_the_file_s_path_from_its_project_root(tmp_path):
+    a, b = project(tmp_path)
+    assert keys.case_key(a, "test_x") == "tests/a/test_same.py::test_x"
+    assert keys.case_key(b, "test_x[2]", "lora") == "tests/b/test_same.py::test_x[2]::lora"
+    assert keys.case_key(a, "test_x") != keys.case_key(b, "test_x")
+
+
+def test_a_legacy_entry_is_read_only_where_no_other_file_could_own_it(tmp_path):
+    a, b = project(tmp_path)
+    legacy = {"test_x": "old"}
+    assert keys.find(legacy, a, "test_x", None) == ("test_x", "old")
+    assert keys.find(legacy, a, "test_x", None, namesakes=[str(b)]) == (None, None)  # both collected: whose?
+    keyed = {"test_x": "old", "tests/a/test_same.py::test_x": "a's"}
+    assert keys.find(keyed, a, "test_x", None) == ("tests/a/test_same.py::test_x", "a's")
+    assert keys.find(keyed, b, "test_x", None) == (None, None)  # a keyed entry of another file: the old one was a's?
+    assert keys.find(legacy, a, "test_y", None) == (None, None)
+
+
+def test_prune_keeps_collected_cases_and_drops_a_legacy_entry_once_its_case_is_keyed(tmp_path):
+    a, b = project(tmp_path)
+    stored = {"tests/a/test_same.py::test_x", "tests/b/test_same.py::test_x", "tests/a/test_same.py::test_gone",
+              "test_x", "test_y::label", "test_z"}
+    kept = keys.kept_on_prune(stored, {str(a): {"test_x", "test_y"}, str(b): {"test_x"}})
+    assert kept == {"tests/a/test_same.py::test_x", "tests/b/test_same.py::test_x", "test_y::label"}
+
+
+def test_the_test_name_of_either_form():
+    assert keys.test_name("memtests/test_s5.py::test_fix[amp]::amp") == "test_fix"
+    assert keys.test_name("test_fix[amp]::amp") == "test_fix"
+    assert keys.is_legacy("test_fix[a.py::b]") and not keys.is_legacy("t.py::test_fix")
