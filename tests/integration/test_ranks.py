@@ -3,7 +3,10 @@
 Each test runs a real pytest session (pytester, in a subprocess) whose case is
 `torchrun --standalone --nproc-per-node 2 ranks.py A B`: rank r holds argv[1 + r]
 MiB, so each rank's figure is known, and rank 1 fails on demand (MODE). The
-ranks import no torch (the launcher does), so a launch takes about 2 s.
+ranks import no torch (the launcher does), so a launch takes a few seconds on
+an idle host and several times that on a loaded one: a test that needs the
+ranks to have reported before a timeout derives it from a clean launch measured
+just before, never from a fixed guess.
 """
 
 import json
