@@ -130,16 +130,17 @@ def test_the_row_names_the_bytecode_drift_and_its_cause():
     setup = Setup.between({"bytecode": "cached", "floor": 400 * MiB},
                           {"bytecode": "source", "bytecode_seen": SEEN, "floor": 400 * MiB})
     assert setup.policy == "foreign"
-    assert setup.described == (
-        "bytecode cached -> source (the libraries' modules loaded from their .pyc in the baseline's run, compiled from "
-        f"source in this one: {SEEN}): write their bytecode once (python -m compileall on the environment, uv's "
-        "--compile-bytecode) or run without PYTHONDONTWRITEBYTECODE",)
+    (said,) = setup.described
+    assert said == ("bytecode cached -> source (the libraries' modules loaded from their .pyc in the baseline's run, "
+                    f"compiled from source in this one: {SEEN}): write their bytecode once (python -m compileall on the "
+                    "environment, uv's --compile-bytecode) or run without PYTHONDONTWRITEBYTECODE")
     note = setup.note()
     assert note.startswith("setup differs from the baseline's: bytecode cached -> source (")
     assert note.endswith("host RAM not compared across these setups: record a baseline for this setup (--gpu-budget-update)")
     back = Setup.between({"bytecode": "source"}, {"bytecode": "cached", "bytecode_seen": "734 of 734 ..."})
-    assert back.described == ("bytecode source -> cached (the libraries' modules compiled from source in the baseline's "
-                              "run, loaded from their .pyc in this one: 734 of 734 ...)",)
+    (said,) = back.described
+    assert said == ("bytecode source -> cached (the libraries' modules compiled from source in the baseline's run, "
+                    "loaded from their .pyc in this one: 734 of 734 ...)")
 
 
 def test_compiling_from_source_is_no_improvement_of_host_ram_but_tensor_bytes_are_still_judged():
