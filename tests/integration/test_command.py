@@ -68,7 +68,7 @@ def test_a_script_gets_its_phases_steps_and_growth(command_project):
     assert [s["step"] for s in row["steps"]] == [1, 2, 3, 4]
     # the script's own process, counted in full: its 64 MiB held, and the 8 MiB more each step allocates
     assert row["phases"]["load"]["ram_peak"] >= 64 * MiB
-    assert 7 * MiB < row["growth"]["ram_per_step"] < 9 * MiB, row["growth"]
+    assert row["growth"]["ram_per_step"] is None  # 4 steps: too few to judge growth (rises.MIN_STEPS: 9)
     assert row["peaks"]["ram_tree"] == row["peaks"]["ram"]  # one process: the tree is the script
     assert row["ram_tree_method"] == "vmhwm+peak-of-summed-descendants"
 

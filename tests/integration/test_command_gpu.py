@@ -118,7 +118,7 @@ def test_a_command_gets_its_gpu_figures_per_phase_and_step(gpu_project, pytester
             assert p["vram_allocated"] <= p["vram_reserved"] <= p["vram_device"], (name, p)
             assert p["vram_tree"] == p["vram_device"], (name, p)  # one process: the tree is the process
     assert row["peaks"]["vram_allocated"] == 150 * MiB and row["peaks"]["vram_tree"] == 150 * MiB + GiB + CONTEXT
-    assert row["growth"]["vram_allocated_per_step"] == 0
+    assert row["growth"]["vram_allocated_per_step"] is None  # 5 steps: too few to judge growth (rises.MIN_STEPS)
     assert row["info"]["vram_tree_method"] == "pid"
 
 

@@ -75,20 +75,20 @@ def test_a_leak_fails_on_its_projection_while_its_peak_keeps_budget_and_baseline
     found = rows(pytester)
     leak, cache, clean = found["test_leak"], found["test_cache_made_once"], found["test_clean"]
     assert (leak["verdict"], leak["passed"]) == ("over-budget", False)
-    assert "host RAM grows 4.00 MiB/step over steps 3-9 (" in leak["message"], leak["message"]
+    assert "host RAM grows 4.00 MiB/step over steps 4-9 (" in leak["message"], leak["message"]
     assert "at step 100,000 > budget 1.00 GiB" in leak["message"] and "baseline" not in leak["message"]
     recorded = leak["baseline"]["peaks"]["ram_tree"]  # the leak was there when the baseline was recorded
     assert leak["peaks"]["ram_tree"] < 256 * 2**20 and abs(leak["peaks"]["ram_tree"] - recorded) < 4 * 2**20
     for row in (cache, clean):
         assert (row["verdict"], row["passed"]) == ("pass", True), row["message"]
-        assert row["message"].startswith("host RAM steady over steps 3-9"), row["message"]
+        assert row["message"].startswith("host RAM steady over steps 4-9"), row["message"]
     assert cache["peaks"]["ram_tree"] > clean["peaks"]["ram_tree"] + 60 * 2**20  # the cache is there, not a slope
-    result.stdout.fnmatch_lines(["*over-budget*host RAM grows 4.00 MiB/step over steps 3-9*"])
+    result.stdout.fnmatch_lines(["*over-budget*host RAM grows 4.00 MiB/step over steps 4-9*"])
     # the JSON row holds the projection itself: the fit's steps, slope, interval and the projected figure
     projected = leak["growth_projection"]
     assert projected["steps"] == 100_000 and projected["problem"] is None, projected
     ram = next(p for p in projected["projections"] if p["metric"] == "ram_tree")
-    assert ram["steps_fitted"] == [3, 9] and ram["grows"] and ram["interval"][0] < ram["slope"] < ram["interval"][1]
+    assert ram["steps_fitted"] == [4, 9] and ram["grows"] and ram["interval"][0] < ram["slope"] < ram["interval"][1]
     assert abs(ram["slope"] - 4 * 2**20) < 2**20, ram
     assert clean["growth_projection"]["projections"][0]["grows"] is False
 
@@ -98,4 +98,4 @@ def test_a_run_too_short_for_the_declared_length_is_an_error(growth_project):
     pytester.makepyfile(script=SCRIPT.replace("range(1, 11)", "range(1, 5)"))
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k", "clean")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*steps=100,000 declared, but the run measured 4 optimizer step(s)*needs at least 8*"])
+    result.stdout.fnmatch_lines(["*steps=100,000 declared, but the run measured 4 optimizer step(s)*needs at least 9*"])

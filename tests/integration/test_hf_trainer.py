@@ -53,7 +53,7 @@ def test_trainer_steps_are_phases(gpu_budget):
     assert list(row.phases) == FRONT + ["train_step_1", "train_step_2", "eval_step_2",
                                            "train_step_3", "train_step_4", "eval_step_4", "train_end"]
     assert [s["step"] for s in row.steps] == [1, 2, 3, 4]
-    assert row.growth["ram_per_step"] is not None  # steps 2-4: the growth check has its series
+    assert len(row.steps) == 4 and row.growth["ram_per_step"] is None  # its series, too short to judge growth
 
     row = gpu_budget.measure(BERT.with_params(eval_strategy="epoch", train_end=None), label="eval-epoch")
     assert list(row.phases) == FRONT + ["train_step_1", "train_step_2", "eval_epoch_1",

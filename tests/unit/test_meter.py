@@ -6,7 +6,7 @@ import pytest
 
 from gpu_budget.measure.figures import PhaseRecord, TreeReading
 from gpu_budget.measure.meter import Meter, can_reset_hwm
-from gpu_budget.measure.summary import growth_per_step, summarize, tree_bound
+from gpu_budget.measure.summary import summarize, tree_bound
 
 MiB = 2**20
 
@@ -52,12 +52,6 @@ def test_no_cuda_means_none_not_zero(meter):
     assert summary["peaks"]["ram"] > 0
     assert summary["peaks"]["vram_allocated"] is None and summary["peaks"]["vram_reserved"] is None
     assert meter.phases[0].vram_allocated is None
-
-
-def test_growth_skips_the_first_step_and_needs_three_points():
-    assert growth_per_step([100, 10, 20, 30, 40]) == pytest.approx(10.0)
-    assert growth_per_step([5, 7, 7, 7]) == pytest.approx(0.0)
-    assert growth_per_step([1, 2, 3]) is None
 
 
 def test_summary_series_and_step_peaks():

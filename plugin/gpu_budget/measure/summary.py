@@ -23,7 +23,7 @@ from gpu_budget.measure.figures import (
     RankGpu,
     Step,
 )
-from gpu_budget.measure.fit import least_squares
+from gpu_budget.measure import rises
 from gpu_budget.measure.ranks import by_rank, rank_phases, with_cuda, worst
 
 GROWTH_METRICS = ("ram", "ram_tree", "vram_allocated", "vram_reserved")
@@ -34,7 +34,8 @@ NODE_METRICS = ("ram", "ram_tree", "vram_tree")  # what the node's own reading h
 class Summary(Fields):
     """A run's figures: phases in order, peaks over them and over the steps, the per-step series, its growth.
 
-    growth: "<metric>_per_step", the least-squares slope over the steady steps.
+    growth: "<metric>_per_step", the median rise of the running peak over the last judged steps (rises.py): the
+    figure the growth rule judges; None where the run is too short to judge.
     ranks / node: a launcher case's ranks, and the node's figures (its peaks,
     phases and steps are then the worst rank's).
     """
@@ -70,18 +71,6 @@ class Summary(Fields):
                    node=None if data.get("node") is None else Node.from_json(data["node"]))
 
 
-def growth_per_step(series: Sequence[int | None], skip_first: int = 1) -> float | None:
-    """Least-squares slope (bytes per step) over the steady steps.
-
-    The first optimizer step allocates the optimizer state, so it is left out;
-    fewer than three steady points give no slope.
-    """
-    ys = [y for y in series[skip_first:] if y is not None]
-    if len(ys) < 3:
-        return None
-    return least_squares(range(len(ys)), ys)[0]
-
-
 def tree_bound(phases: Sequence[PhaseRecord]) -> str | None:
     """How far the tree figure of these phases can be off, from what its reads saw (None: no tree read).
 
@@ -108,7 +97,7 @@ def _series(phases: Sequence[PhaseRecord], cuda: bool) -> tuple[Peaks, Peaks, tu
     steps = tuple(Step.of(p) for p in phases if p.step is not None)
     peaks = Peaks.most([p.peaks for p in phases])
     step_peaks = Peaks.most([p.peaks for p in phases if p.step is not None])
-    growth = {f"{m}_per_step": growth_per_step([s.get(m) for s in steps]) for m in GROWTH_METRICS}
+    growth = {f"{m}_per_step": rises.growth([s.get(m) for s in steps]) for m in GROWTH_METRICS}
     if not cuda:
         peaks, step_peaks = peaks.without_gpu(), step_peaks.without_gpu()
         growth["vram_allocated_per_step"] = growth["vram_reserved_per_step"] = None

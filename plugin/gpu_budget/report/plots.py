@@ -56,7 +56,7 @@ def _growth(result: Result, key: str) -> str | None:
     slope = result.growth.get(f"{key}_per_step")
     if slope is None:
         return None
-    return f"growth over steps 2+: {'+' if slope >= 0 else '-'}{format_size(abs(slope))}/step"
+    return f"growth (median rise, last 5 judged steps): {'+' if slope >= 0 else '-'}{format_size(abs(slope))}/step"
 
 
 def _panel(ax, result: Result, phases: list[PhaseRecord], field: str, base_field: str, peak_key: str, title: str,
