@@ -23,7 +23,7 @@ from benchmarks import (
     fidelity,
     gate_levers,
     gate_order,
-    growth_leak,
+    growth_catalogue,
     isolation_cost,
     overhead,
     preload_cost,
@@ -47,7 +47,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("repeatability", repeatability),  # 4
     ("detection", detection_power),  # 5
     ("command_noise", command_noise),  # 5b
-    ("growth", growth_leak),  # 5c
+    ("growth", growth_catalogue),  # 5c
     ("stored_spread", stored_spread),  # 5d
     ("against", against_base),  # 5e
     ("sweep_cost", sweep_cost),  # 5f

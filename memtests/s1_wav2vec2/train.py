@@ -10,7 +10,7 @@ then TrainingArguments with the reported settings, Trainer(...).train() with
 an evaluation each epoch. The defaults are the write-up's; `--max_seconds`
 truncates the clips (the write-up's first fix), `--max_steps` stops early.
 `--keep_hidden_mib` plants a leak for the gate's growth benchmark
-(benchmarks/growth_leak.py): each training step keeps that many MiB of its
+(benchmarks/growth_catalogue.py): each training step keeps that many MiB of its
 hidden states; off (0) by default, so the run the memtests gate is unchanged.
 
 It knows nothing of any memory gate and imports nothing but transformers,

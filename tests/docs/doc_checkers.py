@@ -188,23 +188,43 @@ def declaring_command_noise() -> list[str]:
 
 
 def declaring_growth() -> list[str]:
-    """The steps= paragraph of docs/declaring.md is the committed growth run and the H200 report."""
-    from benchmarks.growth_leak import growth_summary
+    """The steps= paragraph of docs/declaring.md is the committed growth catalogue and the H200 report."""
+    from benchmarks.growth_catalogue import SHAPE_STEPS, catalogue_summary, expected_of
+    from benchmarks.growth_shapes import SHAPES_PY
     from gpu_budget.judge import growth
+    from gpu_budget.measure import rises
 
     run = load(GROWTH_RUN)
-    s = growth_summary(run)
+    s = catalogue_summary(run)
+    cases = s["cases"]
     text = section(DECLARING, "- `steps=", "- `gpu_budget.measure(")
-    first_leak = next(r for r in run["runs"] if r["case"] == "s1 leak")["judged"]["message"]
+    bounded = next(r for sess in run["catalogue"] for r in sess["rows"] if r["case"] == "bounded cache, 10 of its steps")
+    must = {k: c for k, c in cases.items() if not c["blind"] and not c["ladder"]}
+    passing = [c for c in must.values() if c["expected"] == "pass"]
+    failing = [c for c in must.values() if c["expected"] == "fail"]
+    (bert_case,) = [k for k in cases if k.startswith("BERT") and "kept" in k]
+    bert, bert_mib = cases[bert_case], float(bert_case.split(", ")[1].split(" ")[0])
+    assert '"bounded cache, 10 of its steps": leak(5, stop=10)' in SHAPES_PY
+    ladder = {float(k.split(", ")[1].split(" ")[0]): c for k, c in cases.items() if c["ladder"]}
+    ladder_text = ", ".join(f"{mib} MiB/step {c['failed']} of {c['sessions']}"
+                            for mib, c in sorted(ladder.items(), reverse=True))
+    assert all(expected_of(k) for k in cases)
     return shows(text,
-                 re.sub(r"\(.*?\)", "(...)", first_leak, count=1),
-                 f"{run['leak_mib']} MiB of hidden states per step",
-                 f"{s['peak_change'] * 100:+.1f} % on its peak after {run['steps']} steps",
-                 f"host RAM {s['allowance'] / MiB:.2f} MiB/step",
-                 f"the largest growth of {len(s['calibration']['s1 clean']) + len(s['calibration']['s5 clean'])} clean "
-                 f"runs of S1's Trainer script and S5",
-                 f"{s['clean']} more clean runs gave {s['false_alarms']} of {s['clean']} false alarms",
-                 f"caught {s['caught']} of {s['leak']} times",
+                 re.sub(r"\(.*?\)", "(...)", bounded["message"], count=1),
+                 f"(a cache filling for 10 of {SHAPE_STEPS['bounded cache, 10 of its steps']} steps)",
+                 f"more than {rises.DIP // MiB} MiB below the running peak",
+                 f"each case in {run['runs_per_stage']} fresh sessions, {run['steps']} steps, "
+                 f"`ram=\"{run['budget']}\", steps={run['declared_steps']:_}`",
+                 f"the BERT script keeping {bert_mib} MiB/step",
+                 f"fewer than {rises.WINDOW // 2 + 1} of {rises.WINDOW} steps",
+                 f"Host RAM {s['allowance'] / 1024:.0f} KiB/step: 6x the largest growth {len(s['calibration'])} clean runs read",
+                 f"{len(passing)} shapes that must pass read no growth in {sum(c['right'] for c in passing)} of "
+                 f"{sum(c['sessions'] for c in passing)} sessions",
+                 f"the {len(failing)} that must fail failed in {sum(c['right'] for c in failing)} of "
+                 f"{sum(c['sessions'] for c in failing)}",
+                 f"its peak stayed inside its baseline's tolerance in {bert['within_tolerance']} of {bert['sessions']} "
+                 f"sessions and the rule failed it in {bert['failed']} of {bert['sessions']}",
+                 f"S1's Trainer script, whose RSS grows in lumps, was caught keeping {ladder_text}",
                  f"GPU allocated {growth.ALLOWANCE['vram_allocated'] / 1024:.0f} KiB/step")
 
 

@@ -1,10 +1,11 @@
-"""The growth rule's allowances come from committed reports, and the committed growth run meets the issue's targets.
+"""The growth rule's allowances come from committed reports, and the committed catalogue meets its expectations.
 
-Host RAM's allowance is the largest growth the calibration runs of
+Host RAM's allowance is 6x the largest growth the calibration sessions of
 benchmarks/results/growth.json read; GPU allocated's is the largest rise between
-steady steps in the clean cases of the H200 report. The validation runs, judged
-again here by the committed rule, must raise no false alarm and catch every
-planted leak; docs/declaring.md's paragraph on steps= quotes the same figures.
+steady steps in the clean cases of the H200 report. Every case of the catalogue,
+judged again here by the committed rule from its measured steps, must get the
+verdict it expects in every session; docs/declaring.md's paragraph on steps=
+quotes the same figures.
 """
 
 import json
@@ -14,9 +15,11 @@ import pytest
 from doc_checkers import declaring_growth
 from doc_figures import ROOT, document, load
 
-from benchmarks.growth_leak import GROWTH_TARGETS, allowance_of, growth_summary, steps_of
+from benchmarks.growth_catalogue import BLIND, EXPECTED, LADDER, STEPS, allowance_of, catalogue_summary, clean_runs, expected_of
 from gpu_budget.declare.scenario import Budget
 from gpu_budget.judge import growth
+from gpu_budget.measure.figures import Step
+from gpu_budget.units import parse_size
 
 RUN = "benchmarks/results/growth.json"
 GPU = "benchmarks/results/gpu-h200-tiny-2.report.json"
@@ -28,18 +31,46 @@ def run() -> dict:
     return json.loads((ROOT / RUN).read_text())
 
 
-def test_the_run_is_complete_at_8_steps_with_10_runs_of_each_kind(run):
-    assert run["complete"] and run["steps"] == 8 and run["leak_mib"] == 1.5 and run["declared_steps"] == 10_000
-    kinds = [(r["case"], r["stage"]) for r in run["runs"]]
-    for kind in [("s1 clean", "calibration"), ("s5 clean", "calibration"), ("s1 clean", "validation"),
-                 ("s5 clean", "validation"), ("s1 leak", "validation")]:
-        assert kinds.count(kind) == run["runs_per_kind"] == 10, kind
-    assert all(len(r["steps"]) == 8 and r["exit_code"] in (0, None) for r in run["runs"])
+def test_the_run_is_complete_with_10_sessions_of_every_case(run):
+    assert run["complete"] and run["steps"] == STEPS == 10 and run["declared_steps"] == 10_000
+    assert len(run["calibration"]) == len(run["catalogue"]) == run["runs_per_stage"] == 10
+    assert all(len(s["rows"]) == 3 for s in run["calibration"])
+    for s in run["catalogue"]:
+        assert sorted(r["case"] for r in s["rows"]) == sorted({*EXPECTED, *BLIND, *LADDER}), s["rows"]
+        assert all(r["verdict"] in ("pass", "no-baseline", "over-budget", "regression") for r in s["rows"]), s["rows"]
 
 
-def test_the_host_ram_allowance_is_the_calibration_runs_largest_growth(run):
-    assert growth.RAM_ALLOWANCE == run["allowance"] == allowance_of(run["runs"]) > 0
+def test_the_host_ram_allowance_is_six_times_the_calibration_s_largest_growth(run):
+    assert growth.RAM_ALLOWANCE == run["ram_allowance_used"] == allowance_of(clean_runs(run)) > 0
+    assert len(clean_runs(run)) == 38  # 10 sessions of 3 cases, and the recording session's 8 cases
     assert growth.ALLOWANCE["ram"] == growth.ALLOWANCE["ram_tree"] == growth.RAM_ALLOWANCE
+
+
+def judged_again(row: dict, run: dict) -> bool:
+    """Whether the committed rule fails this row's measured steps at the declared length (as judge() calls it)."""
+    steps = [Step(step=s["step"], ram=s["ram"], ram_tree=s["ram_tree"]) for s in row["steps"]]
+    check = growth.check(steps, row["peaks"], Budget(ram=parse_size(run["budget"])), run["declared_steps"])
+    return bool(check.breaches)
+
+
+def test_every_case_gets_its_verdict_in_every_session(run):
+    """Re-judged by the committed rule: 10 of 10 for each case, blind ones at the verdict the docs give them; the
+    ladder's counts are reported, not required."""
+    for s in run["catalogue"]:
+        for row in s["rows"]:
+            failed = judged_again(row, run)
+            assert failed == (row["projection"]["breaks"] is True), row  # the session judged it so too
+            if row["case"] not in LADDER:
+                assert failed == (expected_of(row["case"]) == "fail"), (row["case"], row["message"])
+    cases = catalogue_summary(run)["cases"]
+    assert all(c["right"] == c["sessions"] == 10 for name, c in cases.items() if name not in LADDER), cases
+
+
+def test_a_leak_only_the_slope_catches_is_measured_on_a_real_trainer_script(run):
+    """The BERT Trainer script that evaluates first keeps its peak inside its clean baseline's tolerance in all 10
+    sessions with 1.5 MiB/step kept, and the rule fails it in all 10: the peak check alone passes it."""
+    case = catalogue_summary(run)["cases"]["BERT Trainer script evaluating first, 1.5 MiB/step kept"]
+    assert case["within_tolerance"] == case["failed"] == case["sessions"] == 10, case
 
 
 def gpu_rises() -> dict[str, list[int]]:
@@ -59,19 +90,6 @@ def test_the_gpu_allowance_is_the_largest_clean_rise_on_the_h200():
     assert len(rises) == 16  # S1's cases, 4 steps each (S3's and S4's 3 steps leave one steady step, S5's 2 none)
     assert growth.ALLOWANCE["vram_allocated"] == max(max(r) for r in rises.values()) == 20_480
     assert sum(any(r) for r in rises.values()) == 4  # S1's worker cases; every other case flat to the byte
-
-
-def test_the_committed_rule_raises_no_false_alarm_and_catches_every_leak(run):
-    """Each validation run judged again by growth.check under the committed allowances, as judge() calls it."""
-    summary = growth_summary(run)
-    assert summary["false_alarms"] == GROWTH_TARGETS["false_alarms"] and summary["clean"] == 20
-    assert summary["caught"] == summary["leak"] == 10
-    for r in run["runs"]:
-        if r["stage"] != "validation":
-            continue
-        check = growth.check(steps_of(r), r["peaks"], Budget(ram=run["budget"]), run["declared_steps"])
-        assert bool(check.breaches) == r["judged"]["failed"] == (r["case"] == "s1 leak"), r["judged"]["message"]
-        assert max(s["ram_tree"] for s in r["steps"]) <= run["budget"]  # the peak itself keeps the budget
 
 
 def test_the_declaring_paragraph_is_the_committed_run():

@@ -1,0 +1,172 @@
+"""The growth catalogue's scripts: training-like loops whose host RAM follows a shape a user could meet.
+
+Written into the catalogue's temporary project by benchmarks/growth_catalogue.py
+and run there unchanged as command cases. `shapes.py NAME STEPS` keeps and
+holds bytes (every page touched) per optimizer step as NAME says; it marks its
+steps with gpu_budget.step(), as a user's plain loop would. `loader.py STEPS`
+is a real torch DataLoader whose worker process keeps what it loads (the tree
+figure's leak). `bert.py --keep_mib X` is a Hugging Face Trainer script whose
+evaluation before training sets the run's peak, with X MiB kept per training
+step by a callback.
+"""
+
+SHAPES_PY = r'''
+"""A plain training loop whose memory follows one named shape (MiB kept for good, and held for one step only)."""
+import multiprocessing
+import sys
+import time
+
+from gpu_budget import phase, step
+
+MiB = 2**20
+
+
+def touched(mib):
+    return b"\x01" * int(mib * MiB)
+
+
+def cache_at(at, mib=30):
+    return lambda k: (mib if k == at else 0, 0)
+
+
+def leak(mib, start=1, stop=None):
+    return lambda k: (mib if k >= start and (stop is None or k <= stop) else 0, 0)
+
+
+SHAPES = {  # step k -> (MiB kept from now on, MiB held during this step only)
+    "flat": lambda k: (0, 0),
+    "cache at step 2": cache_at(2),
+    "cache at step 5": cache_at(5),
+    "two caches, steps 4 and 8": lambda k: (30 if k in (4, 8) else 0, 0),
+    "lazy optimizer state": lambda k: ({1: 20, 2: 40}.get(k, 0), 0),
+    "sawtooth": lambda k: (0, 40 if k % 2 == 0 else 0),
+    "evaluation every 4 steps": lambda k: (0, 60 if k % 4 == 0 else 0),
+    "warm-up cache over steps 1-3": lambda k: (10 if k <= 3 else 0, 0),
+    "cache filled by step 6": leak(5, stop=6),
+    "bounded cache, 10 of its steps": leak(5, stop=10),
+    "bounded cache over 20 steps": leak(5, stop=10),
+    "leak from step 1": leak(1.5),
+    "late leak, last 4 steps": leak(3, start=7),
+    "leak every other step": lambda k: (3 if k % 2 == 0 else 0, 0),
+    "inputs growing every step": lambda k: (0, 4 * k),
+}
+
+name, steps = sys.argv[1], int(sys.argv[2])
+phase("load")
+held = touched(200)  # a model's worth, so the steps sit on a floor as a training run's do
+kept = []
+if name == "leak in a subprocess":  # a helper process of the script's own that keeps 1.5 MiB per step it is asked
+    parent, child = multiprocessing.Pipe()
+
+    def helper(conn):
+        mine = []
+        while conn.recv():
+            mine.append(touched(1.5))
+            conn.send(True)
+
+    worker = multiprocessing.Process(target=helper, args=(child,), daemon=True)
+    worker.start()
+for k in range(1, steps + 1):
+    step()
+    if name == "leak in a subprocess":
+        parent.send(True)
+        parent.recv()
+        keep, hold = 0, 0
+    else:
+        keep, hold = SHAPES[name](k)
+    kept.append(touched(keep))
+    transient = touched(hold)
+    time.sleep(0.03)
+    del transient
+phase("save")
+if name == "leak in a subprocess":
+    parent.send(False)
+    worker.join()
+'''
+
+LOADER_PY = r'''
+"""A plain loop over a real torch DataLoader whose one worker keeps 1.5 MiB of each item it loads (a leak in the
+worker: the main process stays flat, the process tree grows)."""
+import sys
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from gpu_budget import phase, step
+
+KEPT = []  # the worker's copy of this module's list: it grows in the worker only
+
+
+class Leaky(Dataset):
+    def __len__(self):
+        return 10_000
+
+    def __getitem__(self, i):
+        KEPT.append(b"\x01" * (3 * 2**19))  # 1.5 MiB, every page touched
+        return torch.ones(256)
+
+
+phase("load")
+model = torch.nn.Linear(256, 256)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+loader = DataLoader(Leaky(), batch_size=1, num_workers=1, prefetch_factor=1)
+steps = int(sys.argv[1])
+for k, batch in enumerate(loader, 1):
+    step()
+    optimizer.zero_grad()
+    model(batch).sum().backward()
+    optimizer.step()
+    if k == steps:
+        break
+phase("save")
+'''
+
+BERT_PY = r'''
+"""A plain Hugging Face Trainer script (BERT from a config, random weights, synthetic data, CPU) that evaluates once
+before it trains, at a larger batch, to log its starting metrics: that evaluation sets the run's peak. --keep_mib keeps
+that many MiB per training step in a callback, as a callback that keeps each step's outputs would."""
+import argparse
+
+import torch
+from torch.utils.data import Dataset
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainerCallback, TrainingArguments
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--keep_mib", type=float, default=0.0)
+parser.add_argument("--max_steps", type=int, default=10)
+args = parser.parse_args()
+torch.manual_seed(0)
+config = BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512,
+                    max_position_embeddings=512, vocab_size=1000)
+
+
+class Synthetic(Dataset):
+    def __init__(self, n, seq):
+        g = torch.Generator().manual_seed(0)
+        self.ids, self.labels = torch.randint(0, 1000, (n, seq), generator=g), torch.randint(0, 2, (n,), generator=g)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.ids[i], "attention_mask": torch.ones_like(self.ids[i]), "labels": self.labels[i]}
+
+
+class KeepOutputs(TrainerCallback):
+    kept = []
+
+    def on_step_end(self, training_args, state, control, **kwargs):
+        if args.keep_mib:
+            self.kept.append(torch.ones(int(args.keep_mib * 2**18)))  # float32: keep_mib MiB, every page touched
+
+
+training = TrainingArguments(output_dir="out", per_device_train_batch_size=4, per_device_eval_batch_size=64,
+                             max_steps=args.max_steps, eval_strategy="no", report_to=[],
+                             save_strategy="no", logging_strategy="no", use_cpu=True, dataloader_num_workers=0, seed=0,
+                             disable_tqdm=True)
+trainer = Trainer(model=BertForSequenceClassification(config), args=training,
+                  train_dataset=Synthetic(4 * args.max_steps, 128), eval_dataset=Synthetic(64, 512),
+                  callbacks=[KeepOutputs()])
+trainer.evaluate()  # the starting metrics
+trainer.train()
+'''
