@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 from s1_wav2vec2.scenarios import AS_REPORTED
 from test_s1_wav2vec2 import BUDGET as RUNNER_BUDGET
+from trend import slope
 
 from gpu_budget import Fix, Scenario
 
@@ -110,7 +111,7 @@ def test_script_vs_runner(gpu_budget):
     assert [s["step"] for s in script.steps] == [s["step"] for s in runner.steps] == [1, 2, 3, 4]
     assert [n for n in names if n.startswith(("train_step_", "eval_"))] == \
            [n for n in runner.phases if n.startswith(("train_step_", "eval_"))]
-    assert script.growth["ram_per_step"] is not None and script.growth["ram_tree_per_step"] is not None
+    assert slope(script.steps, "ram") is not None and slope(script.steps, "ram_tree") is not None
     if gpu_budget.device != "cpu":
         return
 
@@ -128,7 +129,7 @@ def test_script_vs_runner(gpu_budget):
     assert 0 < peak_offset <= FILE_PAGES, peak_offset / MiB
     assert all(abs(o - peak_offset) <= STEADY for o in offsets.values()), offsets
     assert all(o <= before + STEADY for o in offsets.values()), (offsets, before)
-    assert abs(script.growth["ram_per_step"] - runner.growth["ram_per_step"]) <= GROWTH, (script.growth, runner.growth)
+    assert abs(slope(script.steps, "ram") - slope(runner.steps, "ram")) <= GROWTH, (script.steps, runner.steps)
     assert all(abs(b["ram"] - a["ram"]) <= STEADY for a, b in pairwise(script.steps[1:]))  # steady from step 2
 
 

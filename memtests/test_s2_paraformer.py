@@ -48,6 +48,7 @@ from dataclasses import replace
 
 import pytest
 from s2_paraformer.scenarios import S2
+from trend import slope
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("funasr") is None,
                                 reason="S2 needs FunASR: pip install -e '.[s2]'")
@@ -84,14 +85,14 @@ def test_as_reported(gpu_budget):
     else:
         assert longest_clip_sets_the_peak(peaks, longest), (peaks, longest)
     if gpu_budget.scale == "tiny" and metric == "ram":
-        assert row.growth["ram_per_step"] > GROWTH, row.steps
+        assert slope(row.steps, "ram") > GROWTH, row.steps
 
 
 @pytest.mark.gpu_budget(**BUDGET)
 def test_fixed_max_duration(gpu_budget):
     row = gpu_budget.measure(S2.with_fixes("max_duration"), label="max_duration")
     if step_metric(gpu_budget) == "ram":
-        assert row.growth["ram_per_step"] < GROWTH, row.steps
+        assert slope(row.steps, "ram") < GROWTH, row.steps
     assert max(c for c in row.info["clip_seconds"]) <= S2.params["max_seconds"]
 
 
@@ -128,11 +129,11 @@ def test_allocator_retention(gpu_budget):
     steady = gpu_budget.peak(S2)
     system = gpu_budget.peak(S2.with_params(malloc="system"))
     assert steady.ok and system.ok
-    print(f"steady: peak {steady.peaks['ram'] / 2**20:.1f} MiB, {steady.growth['ram_per_step'] / 2**20:.1f} MiB/step; "
-          f"system: peak {system.peaks['ram'] / 2**20:.1f} MiB, {system.growth['ram_per_step'] / 2**20:.1f} MiB/step")
+    print(f"steady: peak {steady.peaks['ram'] / 2**20:.1f} MiB, {slope(steady.steps, 'ram') / 2**20:.1f} MiB/step; "
+          f"system: peak {system.peaks['ram'] / 2**20:.1f} MiB, {slope(system.steps, 'ram') / 2**20:.1f} MiB/step")
     assert system.info["malloc"] == "system" and steady.info["malloc"] == "steady"
     assert system.peaks["ram"] > steady.peaks["ram"] + 32 * 2**20
-    assert system.growth["ram_per_step"] > steady.growth["ram_per_step"]
+    assert slope(system.steps, "ram") > slope(steady.steps, "ram")
 
 
 CUDA_ONLY = replace(S2, scales={name: {**over, "needs_cuda": True} for name, over in S2.scales.items()})
