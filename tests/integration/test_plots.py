@@ -25,7 +25,7 @@ def test_two(gpu_budget):
     gpu_budget.measure(S, label="before")
     gpu_budget.measure(S.with_params(mib=16), label="after")
 
-@pytest.mark.gpu_budget(vram="8 GiB")
+@pytest.mark.gpu_budget(vram="8 GiB", device="cuda")
 def test_needs_a_gpu(gpu_budget):
     gpu_budget.measure(S)
 '''

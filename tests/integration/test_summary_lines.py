@@ -25,7 +25,7 @@ def test_probe(gpu_budget):
 def test_exploration(gpu_budget):
     gpu_budget.explore(S, {"mib": [1, 2]})
 
-@pytest.mark.gpu_budget(vram="1 GiB")
+@pytest.mark.gpu_budget(vram="1 GiB", device="cuda")
 def test_vram(gpu_budget):
     gpu_budget.measure(S)
 
@@ -55,7 +55,7 @@ def test_a_first_run_names_the_file_it_recorded_and_a_second_run_says_nothing(pr
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_the_skips_of_the_gate_are_grouped_by_why_without_rs(project, workers):
-    """A probe, an exploration and a VRAM budget on this CPU host skip; a plain skipped test is not the gate's.
+    """A probe, an exploration and a case pinned to CUDA on this CPU host skip; a plain skipped test is not the gate's.
     Under xdist the controller groups the skip reports its workers sent."""
     pytester = project(SKIPS)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-p", "no:cacheprovider", *workers)

@@ -66,4 +66,4 @@ def test_tensors(gpu_budget):
     phases = {name: p["ram_tensor"] for name, p in row["phases"].items()}
     assert phases == {"load": 5_000_000, "train_step_1": 12_000_000, "train_step_2": 19_000_000}
     (path,) = (pytester.path / "baselines").glob("*/test_mem.json")
-    assert json.loads(path.read_text())["entries"]["tiny"]["test_tensors"]["peaks"]["ram_tensor"] == 19_000_000
+    assert json.loads(path.read_text())["entries"]["tiny"]["test_mem.py::test_tensors"]["peaks"]["ram_tensor"] == 19_000_000
