@@ -30,7 +30,7 @@ for _path in (ROOT, ROOT / "memtests"):  # scenario definitions live beside the 
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-from gpu_budget.report import revision  # noqa: E402  (the plugin's reader: one rule for reports and sections)
+from gpu_budget.report import revision
 
 
 def gate_preload() -> tuple[str, ...]:

@@ -317,8 +317,8 @@ def section(res: dict | None) -> list[str]:
              f"read a growth of {_mib(min(cal), '.3f')} .. {_mib(max(cal), '.3f')} MiB/step; the host-RAM allowance is "
              f"6x the largest, {s['allowance'] / 1024:.0f} KiB/step (`growth.RAM_ALLOWANCE`), and the catalogue "
              f"sessions judged with {res['ram_allowance_used'] / 1024:.0f} KiB/step."), "",
-            "| case | expected | sessions | failed by the rule | right | growth read, MiB/step (min .. max) | "
-            "peak change against the clean baseline |", "|---|---|---|---|---|---|---|"]
+            ("| case | expected | sessions | failed by the rule | right | growth read, MiB/step (min .. max) | "
+            "peak change against the clean baseline |"), "|---|---|---|---|---|---|---|"]
     for name, c in s["cases"].items():
         grown = [g for g in c["growth"] if g is not None]
         change = (f"{min(c['change']):+.2%} .. {max(c['change']):+.2%}, inside the tolerance in "
@@ -326,8 +326,8 @@ def section(res: dict | None) -> list[str]:
         expected = c["expected"] + (" (blind: below)" if c["blind"] else " (ladder: counted)" if c["ladder"] else "")
         out.append(f"| {name} | {expected} | {c['sessions']} | {c['failed']} | {c['right']} of {c['sessions']} | "
                    f"{_mib(min(grown)) if grown else '-'} .. {_mib(max(grown)) if grown else '-'} | {change} |")
-    out += ["", "What a short run cannot judge right, measured all the same (docs/declaring.md says how to choose the "
-                "run length):", ""]
+    out += ["", ("What a short run cannot judge right, measured all the same (docs/declaring.md says how to choose the "
+                "run length):"), ""]
     for name, (verdict, why) in res["blind"].items():
         out.append(f"- *{name}* (reads {verdict}): {why}.")
     bounded = next((r for sess in res["catalogue"] for r in sess["rows"] if r["case"] == "bounded cache, 10 of its "

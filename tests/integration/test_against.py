@@ -88,8 +88,8 @@ def test_no_change_passes_and_shows_base_head_and_change(project):
     # whole pages apart, so two runs often repeat it), else a few KiB: any size below 1 MiB, whatever its unit
     spread = r"(0 B|[\d.]+ KiB)"
     result.stdout.re_match_lines([r".*test\s+figure\s+base\s+head\s+change\s+spread base / head\s+stored\s+verdict",
-                                  rf"test_mem\.py::test_fn\s+ram_tree\s+[\d.]+ MiB\s+[\d.]+ MiB\s+[+-][\d.]+%\s+"
-                                  rf"{spread} / {spread}\s+[\d.]+ MiB\s+pass",
+                                  (rf"test_mem\.py::test_fn\s+ram_tree\s+[\d.]+ MiB\s+[\d.]+ MiB\s+[+-][\d.]+%\s+"
+                                  rf"{spread} / {spread}\s+[\d.]+ MiB\s+pass"),
                                   r".*gpu-budget against HEAD~1: 3 pass; passed"])
     assert "uncommitted" not in out
     assert "test_mem.py::test_script" in out

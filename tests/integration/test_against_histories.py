@@ -131,8 +131,8 @@ def test_a_module_head_cannot_collect_fails_naming_it(project):
     commit(project.path, "break test_later.py")
     result = against(project)
     assert result.ret == 1, result.stdout.str()
-    result.stdout.fnmatch_lines(["error: test_later.py::test_later: could not be collected at head: SyntaxError: *"
-                                 "(test_later.py, line *)", "*1 pass, 1 error; FAILED*"])
+    result.stdout.fnmatch_lines([("error: test_later.py::test_later: could not be collected at head: SyntaxError: *"
+                                 "(test_later.py, line *)"), "*1 pass, 1 error; FAILED*"])
     assert cases(project)["test_ok.py::test_ok"]["status"] == "pass"
 
 

@@ -46,7 +46,7 @@ def readme_example() -> str:
     """The first Python block under README's "Gate your own fine-tune"."""
     text = README.read_text()
     section = text[text.index("## Gate your own fine-tune"):]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
 
 
 def test_the_readme_example_as_written_gates_host_ram_on_a_cpu_host(pytester, monkeypatch):

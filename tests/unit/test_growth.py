@@ -76,11 +76,11 @@ def test_a_late_leak_is_read_over_the_last_judged_steps_and_said_to_be_still_gro
     g = check.projections[0].growth
     assert (g.first, g.last, g.window.rises) == (4, 9, (0, 0, 3 * MiB, 3 * MiB, 3 * MiB))
     assert check.breaches == [
-        "host RAM grows 3.00 MiB/step over steps 4-9 (2.50 .. 3.50 MiB/step with the clean allowance): about 29.87 GiB "
+        ("host RAM grows 3.00 MiB/step over steps 4-9 (2.50 .. 3.50 MiB/step with the clean allowance): about 29.87 GiB "
         "at step 10,000 > budget 1.00 GiB; it rose in 3 of its last 5 judged steps and had not stopped by step 9, the "
         "last judged: a leak, or a cache still filling. A cache that stops filling by step S reads as steady in a run "
         "of S + 4 steps or more (its last 3 judged steps flat), so a run of 20 steps tells a cache that fills within "
-        "16 steps from a leak"]
+        "16 steps from a leak")]
     row = check.to_json()["projections"][0]
     assert row["steps_fitted"] == [4, 9] and row["rises"] == [0, 0, 3 * MiB, 3 * MiB, 3 * MiB] and row["breaks"]
 
@@ -126,8 +126,8 @@ def test_a_clean_series_is_steady_and_projects_its_measured_peak():
     series = shape(10, {1: 10, 2: 1, 3: 1}, transient={10: -50})
     (projection,) = checked(series).projections
     assert not projection.growth.grows and projection.projected == max(int(v * MiB) for v in series)
-    assert checked(series).notes == ["host RAM steady over steps 4-9 (0.00 MiB/step, within the clean allowance "
-                                     "0.50 MiB/step)"]
+    assert checked(series).notes == [("host RAM steady over steps 4-9 (0.00 MiB/step, within the clean allowance "
+                                     "0.50 MiB/step)")]
 
 
 def test_within_the_allowance_is_not_growth_and_past_it_the_interval_decides():

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_budget.measure import rises
 from gpu_budget.measure.figures import (
     GPU_METRICS,
     METRICS,
@@ -23,7 +24,6 @@ from gpu_budget.measure.figures import (
     RankGpu,
     Step,
 )
-from gpu_budget.measure import rises
 from gpu_budget.measure.ranks import by_rank, rank_phases, with_cuda, worst
 
 GROWTH_METRICS = ("ram", "ram_tree", "vram_allocated", "vram_reserved")
