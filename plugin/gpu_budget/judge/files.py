@@ -56,8 +56,14 @@ def folder_for(root: Path, module: str | None = None) -> Path:
     root = Path(root)
     if root.is_absolute():
         return root
+    return (anchor_of(module) / root).resolve()
+
+
+def anchor_of(module: str | None = None) -> Path:
+    """The folder a test file's baselines are anchored at: its project root, else the working folder (the working
+    folder's project root where no file is given)."""
     start = Path(module).resolve().parent if module else Path.cwd()
-    return ((project_root(start) or Path.cwd()) / root).resolve()
+    return project_root(start) or Path.cwd().resolve()
 
 
 def path_for(root: Path, hw_key: str, module: str) -> Path:

@@ -21,8 +21,7 @@ SEPARATOR = "::"
 def module_path(module: str | Path) -> str:
     """The test file's path from the folder its baselines are anchored at (its project root, else the working
     folder), in POSIX form: the same from every checkout and invocation folder of the project."""
-    path = Path(module).resolve()
-    anchor = files.project_root(path.parent) or Path.cwd().resolve()
+    path, anchor = Path(module).resolve(), files.anchor_of(str(module))
     return path.relative_to(anchor).as_posix() if path.is_relative_to(anchor) else path.name
 
 

@@ -152,9 +152,9 @@ class BudgetSession:
 
     def _namesakes(self, module: str) -> tuple[str, ...]:
         """The other collected test files whose baselines share this module's file (one stem, one store)."""
-        path = files.path_for(self.options.baselines, "-", module)
+        folder = files.folder_for(self.options.baselines, module)
         return tuple(m for m in self.data.collected if m != module and Path(m).stem == Path(module).stem
-                     and files.path_for(self.options.baselines, "-", m) == path)
+                     and files.folder_for(self.options.baselines, m) == folder)
 
     def add_section(self, item: pytest.Item, test_report: pytest.TestReport) -> None:
         """The call's report gets a "gpu-budget" section: one line per case measured (pytest -rA shows it)."""
