@@ -50,11 +50,11 @@ PREVIOUS_DEFAULT = (0.02, 16 * MIB)  # the default before this benchmark set it:
 
 def detection_counts(det: dict, rel: float, abs_: int) -> dict:
     """(case, fraction) -> (flagged, runs, changes) judged by the gate's own judge under one tolerance."""
-    from gpu_budget.declare.scenario import Budget, Tolerance
-    from gpu_budget.judge.baselines import Entry
     from gpu_budget.judge.compare import judge, ram_compared
-    from gpu_budget.measure.figures import Peaks
-    from gpu_budget.results import Measurement
+    from gpu_budget.model.budget import Budget, Tolerance
+    from gpu_budget.model.entry import Entry
+    from gpu_budget.model.figures import Peaks
+    from gpu_budget.model.result import Measurement
 
     tol, out = Tolerance(rel, abs_), defaultdict(lambda: [0, 0, []])
     for r in det["runs"]:

@@ -92,10 +92,10 @@ def committed_entry(module: str, test_id: str) -> tuple[dict, dict | None]:
 def detection(name: str, python: str, env: dict, options: dict, rounds: int) -> dict:
     """`rounds` fresh sessions of clean and planted runs, judged against the committed baselines as the gate would."""
     from gpu_budget.declare.marks import DEFAULT_TOLERANCE
-    from gpu_budget.declare.scenario import Budget
-    from gpu_budget.judge.baselines import Entry
     from gpu_budget.judge.compare import Setup, judge
-    from gpu_budget.results import NO_PEAKS, Measurement
+    from gpu_budget.model.budget import Budget
+    from gpu_budget.model.entry import Entry
+    from gpu_budget.model.result import NO_PEAKS, Measurement
 
     entries = {case: committed_entry(*where) for case, where in CASES.items()}
     jobs = []

@@ -95,8 +95,8 @@ def _session(kind: str, envs: Path, report: Path, baselines: Path) -> dict:
 
 def _read(report: dict) -> dict:
     """The session's cases and, for a sweep, each swept point against its case's tolerance (findings_sweep.moved)."""
+    from gpu_budget.model.result import Result
     from gpu_budget.report.findings_sweep import moved
-    from gpu_budget.results import Result
 
     rows = [Result.from_json(r) for r in report["results"]]
     points = [{"case": r.nodeid, "version": m.version, "status": m.status, "before": m.before, "peak": m.peak,

@@ -25,9 +25,9 @@ import pytest
 from several_ranks.scenarios import ACCELERATE_FSDP, DDP
 
 from gpu_budget.declare.marks import default_tolerance
-from gpu_budget.declare.scenario import Budget
 from gpu_budget.judge.baselines import entry_from
 from gpu_budget.judge.compare import judge
+from gpu_budget.model.budget import Budget
 
 MiB = 2**20
 BUDGET = {"ram": {"tiny": "500 MiB"}, "origin": {"tiny": "measured-gap"}, "cuda": {"ram": None, "expect": None}}

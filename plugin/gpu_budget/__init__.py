@@ -20,9 +20,9 @@ import importlib
 TYPE_CHECKING = False  # typing's own flag, without importing typing here
 
 _WHERE = {
-    "Budget": "declare.scenario", "Scenario": "declare.scenario", "Fix": "declare.fixes", "FixError": "declare.fixes",
+    "Budget": "model.budget", "Scenario": "declare.scenario", "Fix": "declare.fixes", "FixError": "declare.fixes",
     "Control": "declare.fixes", "Environment": "declare.environment",
-    "Measurement": "results", "Result": "results", "MissingDependency": "requires", "optional_import": "requires",
+    "Measurement": "model.result", "Result": "model.result", "MissingDependency": "requires", "optional_import": "requires",
     "SizeError": "units", "format_size": "units", "parse_size": "units", "meter_callback": "measure.hf_trainer",
     "phase": "script", "step": "script",
 }
@@ -44,9 +44,10 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports on first use
     from gpu_budget.declare.environment import Environment  # noqa: F401
     from gpu_budget.declare.fixes import Control, Fix, FixError  # noqa: F401
-    from gpu_budget.declare.scenario import Budget, Scenario  # noqa: F401
+    from gpu_budget.declare.scenario import Scenario  # noqa: F401
     from gpu_budget.measure.hf_trainer import meter_callback  # noqa: F401
+    from gpu_budget.model.budget import Budget  # noqa: F401
+    from gpu_budget.model.result import Measurement, Result  # noqa: F401
     from gpu_budget.requires import MissingDependency, optional_import  # noqa: F401
-    from gpu_budget.results import Measurement, Result  # noqa: F401
     from gpu_budget.script import phase, step  # noqa: F401
     from gpu_budget.units import SizeError, format_size, parse_size  # noqa: F401

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+KiB, MiB, GiB = 2**10, 2**20, 2**30  # the one definition of each (a figure divided by MiB is in MiB)
+
 UNITS = {
     "b": 1,
     "kb": 10**3,

@@ -53,8 +53,8 @@ def shows(text: str, *snippets: str) -> list[str]:
 
 def report(path: str) -> tuple[list, dict]:
     """A committed gate report (benchmarks/results/*.report.json): its rows as Results, and the whole report."""
+    from gpu_budget.model.result import Result
     from gpu_budget.report.json_report import READABLE_VERSIONS
-    from gpu_budget.results import Result
 
     data = load(path)
     assert data["version"] in READABLE_VERSIONS, path

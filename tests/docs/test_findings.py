@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gpu_budget.declare.fixes import Control
+from gpu_budget.model.result import Result
 from gpu_budget.report.findings import fix_verdict, main, pairs, split_lines
-from gpu_budget.results import Result
 from gpu_budget.units import format_size
 
 MiB = 2**20

@@ -16,9 +16,9 @@ from doc_checkers import declaring_growth
 from doc_figures import ROOT, document, load
 
 from benchmarks.growth_catalogue import BLIND, EXPECTED, LADDER, STEPS, allowance_of, catalogue_summary, clean_runs, expected_of
-from gpu_budget.declare.scenario import Budget
 from gpu_budget.judge import growth
-from gpu_budget.measure.figures import Step
+from gpu_budget.model.budget import Budget
+from gpu_budget.model.figures import Step
 from gpu_budget.units import parse_size
 
 RUN = "benchmarks/results/growth.json"

@@ -192,7 +192,7 @@ def test_explorations_reach_the_table_and_the_json_report_under_xdist_too(pytest
 def test_a_run_that_crashes_is_a_problem_and_one_that_runs_out_of_memory_is_over_budget():
     """A real run's crash (a bug) never reads as a configuration over the budget; an out-of-memory death does."""
     from gpu_budget import Scenario
-    from gpu_budget.results import Measurement
+    from gpu_budget.model.result import Measurement
     from gpu_budget.search.explore import explore_scenario
 
     scenario = Scenario(name="s", run="m:run", params={"batch": 1})

@@ -178,7 +178,7 @@ def _findings(**over):
 
 
 def test_failsafe_rules_as_plain_data():
-    from gpu_budget.results import NO_PEAKS, Measurement, Result
+    from gpu_budget.model.result import NO_PEAKS, Measurement, Result
 
     skipped = Result("t::a", "s", "tiny", verdict="skipped", passed=True, message="needs a CUDA GPU")
     ran = Result("t::b", "s", "tiny", verdict="pass", passed=True, message="",

@@ -8,8 +8,8 @@ import sys
 import matplotlib.image  # imported before pytester snapshots sys.modules: numpy loads once per process
 import pytest
 
+from gpu_budget.model.result import Result
 from gpu_budget.report import plots
-from gpu_budget.results import Result
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -3,8 +3,8 @@ and a "gpu-budget" section on every test that measured a case (pytest -rA shows 
 
 import xml.etree.ElementTree as ET
 
+from gpu_budget.model.result import Measurement, Result
 from gpu_budget.report import terminal
-from gpu_budget.results import Measurement, Result
 
 MiB = 2**20
 

@@ -10,7 +10,7 @@ from gpu_budget.against import collected
 from gpu_budget.against.renames import parse
 from gpu_budget.against.render import rows
 from gpu_budget.against.verdict import judge_all
-from gpu_budget.results import Measurement, Result, Verdict
+from gpu_budget.model.result import Measurement, Result, Verdict
 
 MiB = 2**20
 TOL = {"rel": 0.005, "abs": 4 * MiB}

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import files
 from gpu_budget.judge.baselines import lookup, packages_of
 from gpu_budget.judge.compare import Setup, judge
 from gpu_budget.judge.files import BaselineError
-from gpu_budget.results import Measurement
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.result import Measurement
 
 MiB = 2**20
 GOOD = {"schema": files.SCHEMA, "packages": {"d1": {"torch": "2.13.0"}},

@@ -9,6 +9,7 @@ import pytest
 from gpu_budget.judge import baselines, baselines_cli, files
 from gpu_budget.judge.files import BaselineError
 from gpu_budget.judge.fingerprint import hardware_key
+from gpu_budget.model.entry import Entry
 
 GOOD_ENTRY = {"peaks": {"ram": 123, "vram_allocated": None}, "phases": {"load": {"ram": 100}},
               "tolerance": {"rel": 0.02, "abs": 0}, "fingerprint": {}}
@@ -171,6 +172,6 @@ def test_an_entry_crosses_its_file_unchanged(tmp_path):
            "recorded": "2026-11-25"}
     files.write(path, "tiny", {"t": raw})
     entry = baselines.lookup(files.load(path), "tiny", "t")
-    assert isinstance(entry, baselines.Entry) and entry.peaks["ram_tree"] == 6 and entry.fixes == ("lora",)
+    assert isinstance(entry, Entry) and entry.peaks["ram_tree"] == 6 and entry.fixes == ("lora",)
     assert json.dumps(entry.to_json(), sort_keys=True) == json.dumps(raw, sort_keys=True)  # files sort their keys
     assert baselines.lookup(files.load(path), "tiny", "absent") is None

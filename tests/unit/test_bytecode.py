@@ -8,11 +8,11 @@ import types
 
 import pytest
 
-from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import bytecode, fingerprint
-from gpu_budget.judge.baselines import Entry
 from gpu_budget.judge.compare import Setup, judge
-from gpu_budget.results import Measurement
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.entry import Entry
+from gpu_budget.model.result import Measurement
 
 MiB = 2**20
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gpu_budget import Scenario
 from gpu_budget.declare.marks import gpu_budget as read_mark
-from gpu_budget.results import Measurement, Verdict
+from gpu_budget.model.result import Measurement, Verdict
 from gpu_budget.session import case
 from gpu_budget.session.options import Options
 

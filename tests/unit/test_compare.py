@@ -1,9 +1,9 @@
 """Verdicts: budget first, then baseline with tolerance, with expected failures and CI rules."""
 
-from gpu_budget.declare.scenario import Budget, Tolerance
-from gpu_budget.judge.baselines import Entry
 from gpu_budget.judge.compare import judge
-from gpu_budget.results import Measurement
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.entry import Entry
+from gpu_budget.model.result import Measurement
 
 MiB = 2**20
 TOL = Tolerance(rel=0.02, abs=16 * MiB)

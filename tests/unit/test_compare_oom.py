@@ -1,8 +1,8 @@
 """A measured child that died: an out-of-memory death reproduces an expected over-budget failure, other deaths do not."""
 
-from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge.compare import judge
-from gpu_budget.results import Measurement
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.result import Measurement
 
 GiB = 2**30
 TOL = Tolerance(rel=0.005, abs=4 * 2**20)

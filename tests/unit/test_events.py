@@ -3,9 +3,9 @@
 import pytest
 
 from gpu_budget.isolate import events
-from gpu_budget.measure.figures import PhaseRecord
 from gpu_budget.measure.summary import summarize
-from gpu_budget.results import Failure
+from gpu_budget.model.figures import PhaseRecord
+from gpu_budget.model.result import Failure
 
 EVERY = [
     events.Started(12, False, "vmhwm", "vmhwm+peak-of-summed-descendants", True, command=True),

@@ -2,10 +2,10 @@
 
 import json
 
-from gpu_budget.measure.figures import Peaks
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.result import EnvironmentRecord, Result, SweepPoint
 from gpu_budget.report.findings import main
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
-from gpu_budget.results import EnvironmentRecord, Result, SweepPoint
 
 MiB = 2**20
 TOL = {"rel": 0.005, "abs": 4 * MiB}  # at 400 MiB: 6.00 MiB either side

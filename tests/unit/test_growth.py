@@ -3,13 +3,13 @@ steps, projected to the declared run length; the catalogue's shapes as exact ser
 
 import pytest
 
-from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import growth
 from gpu_budget.judge.compare import judge
 from gpu_budget.measure import rises
-from gpu_budget.measure.figures import Peaks, Step
 from gpu_budget.measure.summary import summarize
-from gpu_budget.results import Measurement
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.figures import Peaks, Step
+from gpu_budget.model.result import Measurement
 
 MiB, GiB = 2**20, 2**30
 ALLOW = {"ram": 0.5 * MiB, "ram_tree": 0.5 * MiB, "vram_allocated": 20_480}
@@ -204,7 +204,7 @@ def test_judge_errors_where_a_declared_length_cannot_be_projected():
 
 
 def test_summarize_reports_the_rule_s_growth_per_metric():
-    from gpu_budget.measure.figures import PhaseRecord
+    from gpu_budget.model.figures import PhaseRecord
 
     series = shape(10, leak(10, 3, start=7))
     phases = [PhaseRecord.from_json({"name": f"train_step_{k}", "step": k, "ram_peak": int(v * MiB),

@@ -4,9 +4,9 @@ import mmap
 
 import pytest
 
-from gpu_budget.measure.figures import PhaseRecord, TreeReading
 from gpu_budget.measure.meter import Meter, can_reset_hwm
 from gpu_budget.measure.summary import summarize, tree_bound
+from gpu_budget.model.figures import PhaseRecord, TreeReading
 
 MiB = 2**20
 

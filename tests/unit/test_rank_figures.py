@@ -2,14 +2,14 @@
 
 import pytest
 
-from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.isolate.launcher import RankEvents
-from gpu_budget.judge.baselines import Entry
 from gpu_budget.judge.compare import judge
-from gpu_budget.measure.figures import Peaks, PhaseRecord, RankGpu, RankTree, Step, TreeReading
 from gpu_budget.measure.ranks import by_rank, imbalance, worst
 from gpu_budget.measure.summary import summarize
-from gpu_budget.results import Measurement
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.entry import Entry
+from gpu_budget.model.figures import Peaks, PhaseRecord, RankGpu, RankTree, Step, TreeReading
+from gpu_budget.model.result import Measurement
 
 MiB = 2**20
 TOL = Tolerance(rel=0.005, abs=4 * MiB)

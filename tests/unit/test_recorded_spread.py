@@ -13,11 +13,11 @@ import pytest
 
 from gpu_budget import Scenario
 from gpu_budget.declare.marks import gpu_budget as read_mark
-from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import baselines, files
-from gpu_budget.judge.baselines import Entry, Spread
 from gpu_budget.judge.compare import SPREAD_MULTIPLE, Allowance, judge
-from gpu_budget.results import Measurement, Verdict
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.entry import Entry, Spread
+from gpu_budget.model.result import Measurement, Verdict
 from gpu_budget.session import case
 from gpu_budget.session.options import Options
 

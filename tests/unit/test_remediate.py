@@ -9,8 +9,8 @@ import pytest
 
 from gpu_budget import Fix, Scenario
 from gpu_budget.declare import fixes
-from gpu_budget.measure.figures import Peaks
-from gpu_budget.results import Trial
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.result import Trial
 from gpu_budget.search import remediate
 
 MiB = 2**20
@@ -134,7 +134,7 @@ def test_importing_the_search_does_not_import_torch():
 
 def test_a_measured_candidate_is_judged_against_the_budget_alone():
     from gpu_budget.declare.marks import gpu_budget as mark
-    from gpu_budget.results import Measurement
+    from gpu_budget.model.result import Measurement
 
     budget = mark(ram="100 MiB").budget
     over = Measurement("ok", {"ram": 101 * 2**20}, wall_seconds=2.0)

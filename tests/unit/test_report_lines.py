@@ -1,7 +1,7 @@
 """The table's change column and the setup lines say what was compared, in the table's own words."""
 
+from gpu_budget.model.result import Measurement, Result
 from gpu_budget.report import terminal
-from gpu_budget.results import Measurement, Result
 
 MiB = 2**20
 

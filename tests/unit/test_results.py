@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.measure.figures import Peaks, PhaseRecord, Step
+from gpu_budget.isolate import forkserver
 from gpu_budget.measure.summary import Summary
-from gpu_budget.results import NO_PEAKS, Measurement, Result
+from gpu_budget.model.figures import Peaks, PhaseRecord, Step
+from gpu_budget.model.result import NO_PEAKS, Measurement, Result
 from gpu_budget.search.explore import Envelope, Exploration, explore
 from gpu_budget.session.data import SessionData
 
@@ -45,7 +46,7 @@ def test_a_measurement_from_the_child_keeps_its_phases_by_name_in_order():
     phases = (PhaseRecord("load", None, 1.0, 10, None, None), PhaseRecord("train_step_1", 1, 1.0, 30, None, None))
     summary = Summary(phases=phases, peaks=Peaks(ram=30, ram_tree=40), step_peaks=Peaks(ram=30),
                       steps=(Step(1, ram=30),), growth={"ram_per_step": None}, cuda=False)
-    m = Measurement.from_child(summary, status="ok", info={"x": 1}, wall_seconds=1.5)
+    m = forkserver.measurement_of(summary, status="ok", info={"x": 1}, wall_seconds=1.5)
     assert list(m.phases) == ["load", "train_step_1"] and m.phases["train_step_1"].ram_peak == 30
     assert m.ok and m.ram == 40 and m.error_kind is None and m.info == {"x": 1}
 

@@ -6,9 +6,9 @@ import pytest
 
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.declare.sweep import SweepAxis, parse
-from gpu_budget.measure.figures import Peaks
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.result import EnvironmentRecord, Measurement, Result, SweepPoint, Verdict
 from gpu_budget.report.sweep_table import environment_lines, sweep_lines
-from gpu_budget.results import EnvironmentRecord, Measurement, Result, SweepPoint, Verdict
 from gpu_budget.session import sweep
 from gpu_budget.session.case import fingerprint_for
 from gpu_budget.session.children import in_environment

@@ -52,7 +52,7 @@ from gpu_budget.against.worktree import (
     resolve,
     sigterm_raises,
 )
-from gpu_budget.results import Result
+from gpu_budget.model.result import Result
 from gpu_budget.units import format_size
 
 STEP_ENV = "GPU_BUDGET_BISECT_STEP"  # the step's settings file, for `git bisect run`'s command

@@ -45,7 +45,7 @@ from typing import Any
 from gpu_budget.against import collected
 from gpu_budget.against.worktree import AgainstError
 from gpu_budget.isolate.lifecycle import become_subreaper, kill_descendants
-from gpu_budget.results import Result
+from gpu_budget.model.result import Result
 
 SIDE_ENV = "GPU_BUDGET_AGAINST_SIDE"  # set in each run's environment: that session measures, it does not hand over
 GRACE = 10.0  # seconds a session has to end on SIGINT before its process group is killed

@@ -16,7 +16,7 @@ from typing import Any
 
 from gpu_budget.against.pairs import Run
 from gpu_budget.against.verdict import CaseVerdict, counts
-from gpu_budget.judge.baselines import Entry
+from gpu_budget.model.entry import Entry
 from gpu_budget.units import format_size
 
 JSON_VERSION = 1

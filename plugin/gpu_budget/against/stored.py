@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gpu_budget.judge import files, keys
-from gpu_budget.judge.baselines import Entry
-from gpu_budget.results import Result
+from gpu_budget.model.entry import Entry
+from gpu_budget.model.result import Result
 
 
 def name_of(row: Result) -> str:

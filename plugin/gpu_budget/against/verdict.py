@@ -38,9 +38,9 @@ from typing import Any
 
 from gpu_budget.against import collected
 from gpu_budget.declare.marks import default_tolerance
-from gpu_budget.declare.scenario import Tolerance
 from gpu_budget.judge.compare import GATED
-from gpu_budget.results import Result
+from gpu_budget.model.budget import Tolerance
+from gpu_budget.model.result import Result
 from gpu_budget.units import format_size
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_budget.declare.scenario import SCALES, Budget, Tolerance
+from gpu_budget.model.budget import SCALES, Budget, Tolerance
 from gpu_budget.units import format_size, parse_size
 
 # Default tolerance, from the run-to-run spread of the gated RAM peak over fresh sessions under the steady

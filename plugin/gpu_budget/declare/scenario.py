@@ -18,9 +18,6 @@ from typing import Any
 from gpu_budget.declare import fixes as fix_library
 from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
-from gpu_budget.units import parse_size
-
-SCALES = ("tiny", "real")
 
 
 def ref_of(func: str | Callable | None) -> str | None:
@@ -283,53 +280,3 @@ class RunContext:
 
     def has(self, fix: str) -> bool:
         return fix in self.fixes
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """A measurement regresses when measured > baseline * (1 + rel) + abs."""
-
-    rel: float
-    abs: int
-
-    def limit(self, baseline: int) -> float:
-        return baseline * (1 + self.rel) + self.abs
-
-    def floor(self, baseline: int) -> float:
-        return baseline * (1 - self.rel) - self.abs
-
-
-GATED = ("ram", "vram_allocated")
-
-
-@dataclass(frozen=True)
-class Budget:
-    """Limits in bytes for one test at one scale; None means not budgeted."""
-
-    ram: int | None = None
-    vram: int | None = None
-    imbalance: float | None = None  # a launcher case: its largest rank's RAM tree over its smallest's, at most this
-
-    @classmethod
-    def for_scale(cls, scale: str, ram: Any = None, vram: Any = None, where: str = "", imbalance: Any = None) -> Budget:
-        """Read a marker's ram=/vram= (a size, or a {scale: size} mapping) for `scale`, and its imbalance= (a ratio)."""
-        if imbalance is not None and (isinstance(imbalance, bool) or not isinstance(imbalance, (int, float))
-                                      or not imbalance >= 1):
-            raise ValueError(f"{where}: imbalance={imbalance!r}: expected a ratio >= 1 (the largest rank's peak over "
-                             "the smallest's)")
-        return cls(ram=_pick(ram, scale, "ram", where), vram=_pick(vram, scale, "vram", where),
-                   imbalance=None if imbalance is None else float(imbalance))
-
-
-def _pick(value: Any, scale: str, what: str, where: str) -> int | None:
-    if isinstance(value, Mapping):
-        unknown = set(value) - set(SCALES)
-        if unknown:
-            raise ValueError(f"{where}: {what} budget names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
-        value = value.get(scale)
-    if value is None:
-        return None
-    try:
-        return parse_size(value)
-    except ValueError as exc:
-        raise ValueError(f"{where}: bad {what} budget: {exc}") from None

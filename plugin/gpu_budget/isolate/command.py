@@ -52,7 +52,7 @@ from typing import Any
 
 from gpu_budget.isolate import hints
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
-from gpu_budget.measure.figures import RankGpu
+from gpu_budget.model.figures import RankGpu
 from gpu_budget.oom import is_out_of_memory
 from gpu_budget.script import SNAPSHOT_VAR, SOCKET_VAR
 

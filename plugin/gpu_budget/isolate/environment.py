@@ -50,7 +50,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from gpu_budget.declare.environment import canonical
-from gpu_budget.results import EnvironmentRecord
+from gpu_budget.model.result import EnvironmentRecord
 
 TOOLS = ("uv", "pip")
 COMPLETE = ".gpu-budget-complete"  # written last: a venv without it was cut off, and is made again

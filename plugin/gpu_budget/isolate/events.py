@@ -12,9 +12,9 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from gpu_budget.measure.figures import PhaseRecord
 from gpu_budget.measure.summary import Summary
-from gpu_budget.results import Failure
+from gpu_budget.model.figures import PhaseRecord
+from gpu_budget.model.result import Failure
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,9 @@ from typing import Any
 from gpu_budget.isolate import child, dispatch, events
 from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.measure.procfs import read_status
-from gpu_budget.measure.summary import summarize
+from gpu_budget.measure.summary import Summary, summarize
+from gpu_budget.model.result import Failure, Measurement
 from gpu_budget.requires import MissingDependency
-from gpu_budget.results import Failure, Measurement
 
 DEFAULT_PRELOAD = ("torch", "transformers")
 MALLOC_MODES = ("steady", "system")
@@ -286,7 +286,7 @@ def measure(scenario_json: dict[str, Any], assets: Path, timeout: float, threads
     ended = {"wall_seconds": ending["wall_seconds"], "exitcode": ending["exitcode"],
              "snapshot": dumped.path if dumped else None}
     if result is not None:
-        return Measurement.from_child(result.summary, status="ok", info=result.info, **ended)
+        return measurement_of(result.summary, status="ok", info=result.info, **ended)
     phases = [e.record for e in seen if isinstance(e, events.PhaseEnded)]
     summary = (error.summary if error is not None and error.summary else
                summarize(phases, cuda=bool(start and start.cuda), ram_method=start.ram_method if start else "vmhwm",
@@ -304,4 +304,12 @@ def measure(scenario_json: dict[str, Any], assets: Path, timeout: float, threads
         streamed = [e.ram_tree for e in seen if isinstance(e, events.TreeFigure)]
         peaks = replace(peaks, ram_tree=max((v for v in (peaks.ram_tree, *streamed, ram) if v), default=None))
         summary = replace(summary, ram_tree_method=start.ram_tree_method)
-    return Measurement.from_child(replace(summary, peaks=peaks), status="error", error=failure, info=info, **ended)
+    return measurement_of(replace(summary, peaks=peaks), status="error", error=failure, info=info, **ended)
+
+
+def measurement_of(summary: Summary, **rest: Any) -> Measurement:
+    """A Measurement from the meter's Summary and what the ending adds (status, info, error, ...)."""
+    return Measurement(peaks=summary.peaks, phases={p.name: p for p in summary.phases}, step_peaks=summary.step_peaks,
+                       steps=summary.steps, growth=dict(summary.growth), cuda=summary.cuda,
+                       ram_method=summary.ram_method, ram_tree_method=summary.ram_tree_method,
+                       ram_tree_bound=summary.ram_tree_bound, ranks=summary.ranks, node=summary.node, **rest)

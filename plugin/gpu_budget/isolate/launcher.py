@@ -39,7 +39,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from gpu_budget.measure.figures import PhaseRecord, RankGpu
+from gpu_budget.model.figures import PhaseRecord, RankGpu
 
 ACCELERATE_LAUNCH = "accelerate.commands.launch"  # python -m accelerate.commands.launch
 ACCELERATE_CLI = "accelerate.commands.accelerate_cli"  # python -m accelerate.commands.accelerate_cli launch

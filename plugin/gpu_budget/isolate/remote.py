@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from gpu_budget.isolate import forkserver
+from gpu_budget.model.result import Measurement
 from gpu_budget.requires import MissingDependency
-from gpu_budget.results import Measurement
 
 START_SECONDS = 300  # a helper's forkserver start (the preload's imports) on top of a request's own timeout
 

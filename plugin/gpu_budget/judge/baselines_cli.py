@@ -7,9 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from gpu_budget.declare.scenario import SCALES
 from gpu_budget.judge import conflict
 from gpu_budget.judge.files import BaselineError, conflicted, load, resolve, write
+from gpu_budget.model.budget import SCALES
 
 
 def main(argv: list[str]) -> int:

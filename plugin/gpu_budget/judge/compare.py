@@ -18,7 +18,7 @@ section 7), and not at all when the allocator, glibc or AVX-512 kernels on one
 side only differ; the exact metrics are compared as usual.
 
 An entry recorded over several fresh runs (--gpu-budget-record-runs=N) holds
-their spread per gated metric (baselines.Spread). A figure is then allowed the
+their spread per gated metric (model/entry.py Spread). A figure is then allowed the
 larger of the test's tolerance and SPREAD_MULTIPLE times its stored spread
 (`Allowance`): the rule the default tolerances rest on (at least 6x the
 run-to-run spread: benchmarks/RESULTS.md, section 4), applied to the case's own
@@ -34,16 +34,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_budget.declare.scenario import Budget, Tolerance
 from gpu_budget.judge import fingerprint, growth
-from gpu_budget.judge.baselines import Entry, Spread
-from gpu_budget.measure.figures import Peaks, PhaseRecord
 from gpu_budget.measure.ranks import imbalance, smallest, worst
-from gpu_budget.results import Failure, Measurement, Verdict
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.entry import Entry, Spread
+from gpu_budget.model.figures import Peaks, PhaseRecord
+from gpu_budget.model.metric import GATED
+from gpu_budget.model.result import Failure, Measurement, Verdict
 from gpu_budget.units import format_size
-
-GATED = ("ram", "ram_tensor", "vram_allocated")
-
 
 FLOOR_MOVED = 4 * 2**20  # a floor shift below the tolerance's absolute term moves no verdict, even left on
 SPREAD_MULTIPLE = 6  # a stored spread widens the allowance to 6x it: the default tolerances' own rule (RESULTS.md, 4)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_budget.model.metric import SHOWN
 from gpu_budget.units import format_size
 
 OURS, BASE, THEIRS, END = "<" * 7, "|" * 7, "=" * 7, ">" * 7
@@ -103,7 +104,7 @@ def parse_side(text: str, side: str, label: str, where: str) -> Any:
 
 def _figures(entry: Mapping[str, Any]) -> str:
     peaks = entry.get("peaks") or {}
-    shown = [f"{m} {format_size(peaks[m])}" for m in ("ram_tree", "ram", "vram_allocated") if peaks.get(m) is not None]
+    shown = [f"{m} {format_size(peaks[m])}" for m in SHOWN if peaks.get(m) is not None]
     return ", ".join(shown) + (f" (recorded {entry['recorded']})" if entry.get("recorded") else "")
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpu_budget.results import Result
+from gpu_budget.model.result import Result
 
 
 def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_gpu: bool, ci: bool, update: bool,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_budget.judge import conflict
-from gpu_budget.measure.figures import METRICS
+from gpu_budget.model.metric import ALL
 
 SCHEMA = "gpu-budget-baselines/1"
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
@@ -104,25 +104,25 @@ def validate(data: Any, path: Path, advice: str = REDO) -> None:
             if not isinstance(peaks, dict) or "ram" not in peaks:
                 fail(where, "'peaks' must be an object with at least 'ram'")
             for metric, value in peaks.items():
-                if metric not in METRICS:
-                    fail(where, f"unknown metric {metric!r} in 'peaks' (known: {', '.join(METRICS)})")
+                if metric not in ALL:
+                    fail(where, f"unknown metric {metric!r} in 'peaks' (known: {', '.join(ALL)})")
                 if not _is_size(value):
                     fail(where, f"peaks.{metric} is {value!r}, expected a byte count or null")
             phases = entry.get("phases", {})
             if not isinstance(phases, dict) or not all(
-                isinstance(p, dict) and all(m in METRICS and _is_size(v) for m, v in p.items()) for p in phases.values()
+                isinstance(p, dict) and all(m in ALL and _is_size(v) for m, v in p.items()) for p in phases.values()
             ):
                 fail(where, "'phases' must map phase names to objects of metric -> byte count")
             ranks = entry.get("ranks", {})
             if not isinstance(ranks, dict) or not all(
                 isinstance(k, str) and k.isdigit() and isinstance(r, dict) and r
-                and all(m in METRICS and _is_size(v) for m, v in r.items()) for k, r in ranks.items()
+                and all(m in ALL and _is_size(v) for m, v in r.items()) for k, r in ranks.items()
             ):
                 fail(where, "'ranks' must map rank numbers (\"0\", \"1\", ...) to objects of metric -> byte count")
             rank_phases = entry.get("rank_phases", {})
             if not isinstance(rank_phases, dict) or not all(
                 isinstance(k, str) and k.isdigit() and isinstance(by_phase, dict) and all(
-                    isinstance(p, dict) and all(m in METRICS and _is_size(v) for m, v in p.items())
+                    isinstance(p, dict) and all(m in ALL and _is_size(v) for m, v in p.items())
                     for p in by_phase.values()) for k, by_phase in rank_phases.items()
             ):
                 fail(where, "'rank_phases' must map rank numbers to objects of phase name -> metric -> byte count")
@@ -133,12 +133,12 @@ def validate(data: Any, path: Path, advice: str = REDO) -> None:
                 and _is_size(tol.get("abs"))
             ):
                 fail(where, f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}")
-            spread = entry.get("spread")  # optional: an entry recorded over several runs (baselines.Spread)
+            spread = entry.get("spread")  # optional: an entry recorded over several runs (model/entry.py Spread)
             if spread is not None and not (
                 isinstance(spread, dict) and set(spread) <= {"runs", "by_metric"}
                 and isinstance(spread.get("runs"), int) and not isinstance(spread["runs"], bool) and spread["runs"] >= 2
                 and isinstance(spread.get("by_metric", {}), dict)
-                and all(m in METRICS and v is not None and _is_size(v) for m, v in spread.get("by_metric", {}).items())
+                and all(m in ALL and v is not None and _is_size(v) for m, v in spread.get("by_metric", {}).items())
             ):
                 fail(where, f"'spread' is {spread!r}, expected {{'runs': 2 or more, 'by_metric': metric -> bytes}}")
             fprint = entry.get("fingerprint", {})

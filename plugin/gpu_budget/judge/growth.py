@@ -25,13 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_budget.declare.scenario import Budget
 from gpu_budget.measure import rises
-from gpu_budget.measure.figures import Step
-from gpu_budget.units import format_size
+from gpu_budget.model.budget import Budget
+from gpu_budget.model.figures import Step
+from gpu_budget.units import MiB, format_size
 
 WARMUP, LAST, WINDOW, MIN_STEPS = rises.WARMUP, rises.LAST, rises.WINDOW, rises.MIN_STEPS
-MiB = 2**20
 
 # The clean allowance, bytes per step: the most growth the rule reads in runs with no leak.
 # Host RAM: 6x (compare.SPREAD_MULTIPLE, the default tolerances' rule) the largest growth of the 38 clean runs of

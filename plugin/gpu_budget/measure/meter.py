@@ -42,10 +42,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpu_budget.measure import procfs
-from gpu_budget.measure.figures import Peaks, PhaseRecord, RankGpu, TreeReading
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.measure.tree import TREE_METHOD, ProcessTree
 from gpu_budget.measure.tree import available as tree_available
+from gpu_budget.model.figures import Peaks, PhaseRecord, RankGpu, TreeReading
+from gpu_budget.model.metric import REPORTED
 
 _CLEAR_REFS = "/proc/self/clear_refs"
 
@@ -185,7 +186,7 @@ class Meter:
     def report_gpu(self, figures: dict[str, Any]) -> None:
         """GPU figures of the open phase, as the followed process reported them (its allocator's peaks since its
         last report, NVML's figure of it): the phase keeps the largest of each."""
-        for metric in GPU_REPORTED:
+        for metric in REPORTED:
             value = figures.get(metric)
             if isinstance(value, int) and not isinstance(value, bool):
                 self._reported[metric] = max(self._reported.get(metric, 0), value)
@@ -308,7 +309,6 @@ class Meter:
                          ram_tree_method=self.ram_tree_method, rank_cuda=rank_cuda)
 
 
-GPU_REPORTED = ("vram_allocated", "vram_reserved", "vram_device")  # what a command's own process reports of itself
 
 
 def device_info() -> dict[str, Any]:

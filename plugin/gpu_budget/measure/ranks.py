@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from gpu_budget.measure.figures import METRICS, Peaks, PhaseRecord, RankFigures, RankGpu, Step
+from gpu_budget.model.figures import Peaks, PhaseRecord, RankFigures, RankGpu, Step
+from gpu_budget.model.metric import ALL
 
 
 def by_rank(phases: Sequence[PhaseRecord]) -> list[RankFigures]:
@@ -59,7 +60,7 @@ def with_cuda(ranks: list[RankFigures], rank_cuda: Mapping[int, RankGpu] | None)
                                                   rss_file=None)
             phases[name] = replace(old, **{m: v for m, v in figures.measured.items() if m != "vram_tree"})
         peaks = Peaks(**{m: entry.peaks.get(m) if gpu.peaks.get(m) is None or m == "vram_tree" else gpu.peaks.get(m)
-                         for m in METRICS})
+                         for m in ALL})
         out.append(replace(entry, peaks=peaks, phases=phases))
     return out
 

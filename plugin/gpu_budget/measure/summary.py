@@ -13,21 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_budget.measure import rises
-from gpu_budget.measure.figures import (
-    GPU_METRICS,
-    METRICS,
-    Fields,
-    Node,
-    Peaks,
-    PhaseRecord,
-    RankFigures,
-    RankGpu,
-    Step,
-)
 from gpu_budget.measure.ranks import by_rank, rank_phases, with_cuda, worst
-
-GROWTH_METRICS = ("ram", "ram_tree", "vram_allocated", "vram_reserved")
-NODE_METRICS = ("ram", "ram_tree", "vram_tree")  # what the node's own reading holds (the ranks' GPU peaks are theirs)
+from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, RankGpu, Step
+from gpu_budget.model.metric import ALL, GPU, GROWTH, NODE
 
 
 @dataclass(frozen=True)
@@ -97,7 +85,7 @@ def _series(phases: Sequence[PhaseRecord], cuda: bool) -> tuple[Peaks, Peaks, tu
     steps = tuple(Step.of(p) for p in phases if p.step is not None)
     peaks = Peaks.most([p.peaks for p in phases])
     step_peaks = Peaks.most([p.peaks for p in phases if p.step is not None])
-    growth = {f"{m}_per_step": rises.growth([s.get(m) for s in steps]) for m in GROWTH_METRICS}
+    growth = {f"{m}_per_step": rises.growth([s.get(m) for s in steps]) for m in GROWTH}
     if not cuda:
         peaks, step_peaks = peaks.without_gpu(), step_peaks.without_gpu()
         growth["vram_allocated_per_step"] = growth["vram_reserved_per_step"] = None
@@ -115,16 +103,16 @@ def summarize(phases: Sequence[PhaseRecord], cuda: bool, ram_method: str | None 
     """
     phases = tuple(phases)
     ranks = with_cuda(by_rank(phases), rank_cuda)
-    cuda = cuda or any(p.peaks.get(m) is not None for p in phases for m in GPU_METRICS) or \
-        any(r.peaks.get(m) is not None for r in ranks for m in GPU_METRICS)
+    cuda = cuda or any(p.peaks.get(m) is not None for p in phases for m in GPU) or \
+        any(r.peaks.get(m) is not None for r in ranks for m in GPU)
     peaks, step_peaks, steps, growth = _series(phases, cuda)
     node, rows = None, phases
     if ranks:
         top = worst(ranks)
-        node = Node(Peaks(**{m: peaks.get(m) for m in NODE_METRICS}), phases, steps)
+        node = Node(Peaks(**{m: peaks.get(m) for m in NODE}), phases, steps)
         rows = rank_phases(top, phases)
         _, step_peaks, steps, growth = _series(rows, cuda)
-        peaks = Peaks(**{m: top.peaks.get(m) for m in METRICS})
+        peaks = Peaks(**{m: top.peaks.get(m) for m in ALL})
     return Summary(phases=rows, peaks=peaks, step_peaks=step_peaks, steps=steps, growth=growth, cuda=cuda,
                    ram_method=ram_method, ram_tree_method=ram_tree_method if peaks.ram_tree is not None else None,
                    ram_tree_bound=tree_bound(phases), ranks=tuple(ranks), node=node)

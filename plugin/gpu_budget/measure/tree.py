@@ -48,7 +48,6 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_budget.measure.figures import ProcessDetail, RankTree, TreeReading
 from gpu_budget.measure.procfs import (
     forked_not_execd,
     read_faults,
@@ -58,8 +57,9 @@ from gpu_budget.measure.procfs import (
     read_status,
     reset_hwm,
 )
+from gpu_budget.model.figures import ProcessDetail, RankTree, TreeReading
+from gpu_budget.units import MiB
 
-MiB = 2**20
 # How the tree figure is made, named in every summary that holds one (its error bound: benchmarks/RESULTS.md 1b).
 TREE_METHOD = "vmhwm+peak-of-summed-descendants"
 DETAIL_MAX = 16  # descendants listed per phase (largest first); the sums count them all

@@ -14,8 +14,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from gpu_budget.measure.figures import Peaks
-from gpu_budget.results import Measurement
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.result import Measurement
 
 
 def slug(nodeid: str) -> str:

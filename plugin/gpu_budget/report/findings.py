@@ -46,10 +46,10 @@ from gpu_budget.declare.fixes import Control
 from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS, default_tolerance
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
-from gpu_budget.declare.scenario import SCALES
+from gpu_budget.model.budget import SCALES
+from gpu_budget.model.result import Result
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
 from gpu_budget.report.json_report import READABLE_VERSIONS
-from gpu_budget.results import Result
 from gpu_budget.units import format_size
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpu_budget.model.result import Result
 from gpu_budget.report.findings import controls, pairs, scale_order, split_lines
-from gpu_budget.results import Result
 from gpu_budget.units import format_size
 
 

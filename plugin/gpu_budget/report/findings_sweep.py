@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from gpu_budget.declare.marks import default_tolerance
-from gpu_budget.declare.scenario import Tolerance
-from gpu_budget.results import Result, SweepPoint
+from gpu_budget.model.budget import Tolerance
+from gpu_budget.model.result import Result, SweepPoint
 from gpu_budget.units import format_size
 
 MESSAGE_CHARS = 160  # a failed version's reason, cut to this in its row

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from gpu_budget.results import EnvironmentRecord, Result
+from gpu_budget.model.result import EnvironmentRecord, Result
 
 REPORT_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)

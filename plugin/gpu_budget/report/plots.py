@@ -19,12 +19,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gpu_budget.measure.figures import Peaks, PhaseRecord
-from gpu_budget.results import Result
-from gpu_budget.units import format_size
+from gpu_budget.model.figures import Peaks, PhaseRecord
+from gpu_budget.model.result import Result
+from gpu_budget.units import MiB, format_size
 
 GiB = 2**30
-MiB = 2**20
 # (metric in a phase record, in the baseline's phases, in peaks, panel title, budget key)
 PANELS = (
     ("ram_tree_peak", "ram_tree", "ram_tree", "host RAM (peak of the process tree: the measured process and its workers)", "ram"),

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from gpu_budget.model.result import Result
 from gpu_budget.report.terminal import (
     SNAPSHOT_HOWTO,
     headers,
@@ -19,7 +20,6 @@ from gpu_budget.report.terminal import (
     table_rows,
     tree_lines,
 )
-from gpu_budget.results import Result
 
 
 def run_url(environ: os._Environ | dict[str, Any] = os.environ) -> str | None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from packaging.version import InvalidVersion, Version
 
-from gpu_budget.results import EnvironmentRecord, Result, SweepPoint
+from gpu_budget.model.result import EnvironmentRecord, Result, SweepPoint
 from gpu_budget.units import format_size
 
 

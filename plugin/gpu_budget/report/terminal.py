@@ -9,8 +9,8 @@ the main process's alone.
 
 from __future__ import annotations
 
-from gpu_budget.measure.figures import Peaks
-from gpu_budget.results import Remediation, Result
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.result import Remediation, Result
 from gpu_budget.units import format_size
 
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]

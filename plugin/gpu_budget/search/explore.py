@@ -35,8 +35,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gpu_budget.measure.figures import Fields
 from gpu_budget.measure.fit import least_squares
+from gpu_budget.model.figures import Fields
 from gpu_budget.search.boundary import largest_fitting
 from gpu_budget.units import format_mib, format_size, parse_size
 

@@ -30,7 +30,7 @@ from itertools import islice
 from gpu_budget.declare import fixes as library
 from gpu_budget.declare.fixes import Fix, FixError
 from gpu_budget.judge.compare import budget_breaches
-from gpu_budget.results import Measurement, Remediation, Trial
+from gpu_budget.model.result import Measurement, Remediation, Trial
 
 DEFAULT_MAX_RUNS = 8
 COUNT_CAP = 100_000  # candidate sets counted (never run) to say how many the bound left untried

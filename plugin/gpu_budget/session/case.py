@@ -22,10 +22,11 @@ from gpu_budget.isolate.environment import EnvironmentFailed
 from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.judge import baselines, files, fingerprint, keys
 from gpu_budget.judge.compare import Setup, judge
+from gpu_budget.model.entry import Entry, Spread
+from gpu_budget.model.result import EnvironmentRecord, Measurement, Result, SetupNote, SnapshotRun, StoredBaseline, Verdict
 from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
 from gpu_budget.requires import MissingDependency
-from gpu_budget.results import EnvironmentRecord, Measurement, Result, SetupNote, SnapshotRun, StoredBaseline, Verdict
 from gpu_budget.search import remediate
 from gpu_budget.session.children import malloc_mode
 from gpu_budget.session.options import Options
@@ -230,7 +231,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict[str, Any], 
 
 
 def record_runs(scenario: Scenario, run_child: RunChild, first: Measurement,
-                runs: int) -> tuple[Measurement, baselines.Spread | None, str | None]:
+                runs: int) -> tuple[Measurement, Spread | None, str | None]:
     """The run a baseline entry keeps and the spread of `runs` fresh runs (`first`, the judged one, and runs - 1 more
     children through the session's runner), or why it cannot be recorded: a further run that failed records
     nothing. One run: `first`, no spread (the entry is as one recorded before --gpu-budget-record-runs)."""
@@ -244,10 +245,10 @@ def record_runs(scenario: Scenario, run_child: RunChild, first: Measurement,
             return first, None, (f"recording run {index} of {runs} failed ({error.kind}): {error.message}; "
                                  "nothing recorded")
         measured.append(again)
-    return baselines.median_run(measured), baselines.Spread.of([m.peaks for m in measured]), None
+    return baselines.median_run(measured), Spread.of([m.peaks for m in measured]), None
 
 
-def recorded_text(kept: Measurement, spread: baselines.Spread) -> str:
+def recorded_text(kept: Measurement, spread: Spread) -> str:
     """What the row says of an entry recorded over several runs: the run kept, and the spread of each gated figure."""
     each = ", ".join(f"{metric} {format_size(size)}" for metric, size in spread.by_metric.items())
     return (f"{spread.runs} fresh runs: the median run's figures kept (host RAM {format_size(kept.peaks.gated_ram)}), "
@@ -279,7 +280,7 @@ def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, 
         stored = files.load(path)
         _, found = keys.find(stored["entries"].get(options.scale, {}), case.module, case.name, case.label,
                              case.namesakes)
-        baseline, broken = None if found is None else baselines.Entry.from_json(found), None
+        baseline, broken = None if found is None else Entry.from_json(found), None
     except files.BaselineError as exc:
         stored, baseline, broken = {}, None, str(exc)
     root = files.project_root(Path(case.module).resolve().parent) if scenario.env else None

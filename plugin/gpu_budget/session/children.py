@@ -25,7 +25,7 @@ from typing import Any
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver
 from gpu_budget.measure import compute_cache
-from gpu_budget.results import JitRerun, Measurement
+from gpu_budget.model.result import JitRerun, Measurement
 from gpu_budget.session.environments import Environments
 from gpu_budget.session.options import Options
 

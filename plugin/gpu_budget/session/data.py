@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_budget.results import EnvironmentRecord, Result
+from gpu_budget.model.result import EnvironmentRecord, Result
 
 
 @dataclass

@@ -20,7 +20,7 @@ from gpu_budget.declare.environment import Environment
 from gpu_budget.isolate import forkserver
 from gpu_budget.isolate.environment import EnvironmentFailed, make
 from gpu_budget.isolate.remote import Remote
-from gpu_budget.results import EnvironmentRecord
+from gpu_budget.model.result import EnvironmentRecord
 
 
 class Environments:

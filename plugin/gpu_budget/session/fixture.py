@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from gpu_budget.declare.scenario import Scenario
-from gpu_budget.results import Measurement, Result
+from gpu_budget.model.result import Measurement, Result
 from gpu_budget.search.explore import DEFAULT_REAL_RUNS, Envelope, Exploration
 
 

@@ -23,8 +23,8 @@ from typing import Any, Literal
 import pytest
 
 from gpu_budget.declare import sweep as sweeps
-from gpu_budget.declare.scenario import SCALES
 from gpu_budget.isolate import dispatch, forkserver
+from gpu_budget.model.budget import SCALES
 from gpu_budget.search.explore import DEFAULT_EXAMPLES
 from gpu_budget.search.remediate import DEFAULT_MAX_RUNS
 

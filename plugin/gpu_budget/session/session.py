@@ -25,9 +25,9 @@ from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver, placement
 from gpu_budget.judge import failsafe, files, fingerprint, keys
+from gpu_budget.model.result import Measurement, Result, Verdict
 from gpu_budget.report import revision, terminal
 from gpu_budget.requires import MissingDependency
-from gpu_budget.results import Measurement, Result, Verdict
 from gpu_budget.search.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
 from gpu_budget.session import case, outputs
 from gpu_budget.session.children import ChildRunner

@@ -21,12 +21,12 @@ from gpu_budget.declare.scenario import Scenario
 from gpu_budget.declare.sweep import SweepAxis
 from gpu_budget.isolate.environment import EnvironmentFailed
 from gpu_budget.isolate.remote import RemoteFailed
-from gpu_budget.measure.figures import Peaks
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.metric import SHOWN
+from gpu_budget.model.result import Measurement, SweepPoint
 from gpu_budget.requires import MissingDependency
-from gpu_budget.results import Measurement, SweepPoint
 
 RunChild = Callable[[Scenario, "dict | None"], Measurement]
-COMPARED = ("ram_tree", "ram", "vram_allocated")  # the gated figures, each against the reference's
 
 
 def reference_version(package: str, measured: Measurement) -> str | None:
@@ -56,7 +56,7 @@ def same_version(a: str | None, b: str | None) -> bool:
 def change(reference: Peaks, other: Peaks) -> dict[str, float | None]:
     """Per gated figure, the relative change of `other` against `reference` (None where either lacks it)."""
     out: dict[str, float | None] = {}
-    for metric in COMPARED:
+    for metric in SHOWN:
         before, after = getattr(reference, metric), getattr(other, metric)
         if before is not None or after is not None:
             out[metric] = None if not before or after is None else round((after - before) / before, 6)

@@ -18,8 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-METRICS = ("ram", "ram_tensor", "ram_tree", "vram_allocated", "vram_reserved", "vram_device", "vram_tree")
-GPU_METRICS = ("vram_allocated", "vram_reserved", "vram_device", "vram_tree")
+from gpu_budget.model.metric import ALL, GPU, LATER
 
 
 class Fields(Mapping):
@@ -112,10 +111,10 @@ class Peaks(Fields):
     @classmethod
     def most(cls, many: list[Peaks]) -> Peaks:
         """Each metric's largest figure over `many` (None where none holds one)."""
-        return cls(**{m: max((v for p in many if (v := p.get(m)) is not None), default=None) for m in METRICS})
+        return cls(**{m: max((v for p in many if (v := p.get(m)) is not None), default=None) for m in ALL})
 
     def without_gpu(self) -> Peaks:
-        return Peaks(**{m: None if m in GPU_METRICS else v for m, v in self.items()})
+        return Peaks(**{m: None if m in GPU else v for m, v in self.items()})
 
 
 @dataclass(frozen=True)
@@ -253,7 +252,7 @@ class Step(Fields):
 
     def to_json(self, sparse: bool = False) -> dict[str, Any]:
         """All figures, those added later where measured; `sparse`: only the figures measured (a rank's steps)."""
-        return self._json(self._names() if sparse else ("vram_device", "vram_tree"))
+        return self._json(self._names() if sparse else LATER)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Step:
@@ -272,7 +271,7 @@ class RankFigures(Fields):
     def to_json(self) -> dict[str, Any]:
         sparse = ("name", "seconds", "rss_anon", "rss_file", "tree", "step", "ram_tensor", "vram_allocated",
                   "vram_reserved", "vram_device", "vram_tree")
-        return {"rank": self.rank, "peaks": self.peaks.to_json(METRICS),
+        return {"rank": self.rank, "peaks": self.peaks.to_json(ALL),
                 "phases": {name: {k: v for k, v in p._json(sparse).items() if k != "name"}
                            for name, p in self.phases.items()},
                 "steps": [s.to_json(sparse=True) for s in self.steps]}
@@ -297,8 +296,8 @@ class Node(Fields):
         """Its peaks, phases and steps; one that kept no phases (read from a report written before the node kept
         them) as its peaks alone, as that report held them."""
         if not self.phases and not self.steps:
-            return self.peaks.to_json(METRICS)
-        return {"peaks": self.peaks.to_json(METRICS), "phases": [p.to_json() for p in self.phases],
+            return self.peaks.to_json(ALL)
+        return {"peaks": self.peaks.to_json(ALL), "phases": [p.to_json() for p in self.phases],
                 "steps": [s.to_json() for s in self.steps]}
 
     @classmethod
@@ -321,6 +320,6 @@ class RankGpu(Fields):
         """This with one more report: the figures of `phase`, each kept where larger than before."""
         def grown(old: Peaks) -> Peaks:
             return Peaks(**{m: max(v, old.get(m) or 0) if isinstance(v := figures.get(m), int) and not
-                            isinstance(v, bool) and m in GPU_METRICS else old.get(m) for m in METRICS})
+                            isinstance(v, bool) and m in GPU else old.get(m) for m in ALL})
 
         return RankGpu(grown(self.peaks), {**self.phases, phase: grown(self.phases.get(phase, Peaks()))})

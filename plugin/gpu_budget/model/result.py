@@ -1,6 +1,6 @@
 """The result types every module passes: a child's `Measurement`, a judged case's `Result`, and their parts.
 
-All frozen dataclasses, typed to the leaves (measure/figures.py: Peaks,
+All frozen dataclasses, typed to the leaves (model/figures.py: Peaks,
 PhaseRecord, Step, RankFigures, Node); JSON only at the edges: a child's
 events become a Measurement in isolate/forkserver.py, and a Result becomes a
 row of the JSON report (and of an xdist worker's shipment) through `to_json` /
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from gpu_budget.measure.figures import METRICS, Fields, Node, Peaks, PhaseRecord, RankFigures, Step
-from gpu_budget.measure.summary import Summary
+from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, Step
+from gpu_budget.model.metric import ALL
 
 NO_PEAKS = Peaks()
 
@@ -227,14 +227,6 @@ class Measurement:
         """The gated host-RAM peak: the process tree's, or the main process's where no tree was read."""
         return self.peaks.gated_ram
 
-    @classmethod
-    def from_child(cls, summary: Summary, **rest: Any) -> Measurement:
-        """From the meter's Summary and what forkserver.py adds (status, info, error, ...)."""
-        return cls(peaks=summary.peaks, phases={p.name: p for p in summary.phases}, step_peaks=summary.step_peaks,
-                   steps=summary.steps, growth=dict(summary.growth), cuda=summary.cuda,
-                   ram_method=summary.ram_method, ram_tree_method=summary.ram_tree_method,
-                   ram_tree_bound=summary.ram_tree_bound, ranks=summary.ranks, node=summary.node, **rest)
-
     def _row_fields(self) -> dict[str, Any]:
         """This measurement's fields as a JSON report row holds them."""
         return {"peaks": self.peaks.to_json(),
@@ -282,7 +274,7 @@ class StoredBaseline(Fields):
 
     def to_json(self) -> dict[str, Any]:
         return {"peaks": self.peaks.to_json(), "recorded": self.recorded, "fingerprint": dict(self.fingerprint),
-                "phases": {name: p.to_json(METRICS) for name, p in self.phases.items()}}
+                "phases": {name: p.to_json(ALL) for name, p in self.phases.items()}}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> StoredBaseline:
