@@ -150,17 +150,73 @@ def fingerprint_for(hardware: dict[str, Any], scenario: Scenario, malloc: str, w
     return {**fprint, "malloc": mode, **({"device": device} if device else {})}
 
 
+@dataclass(frozen=True)
+class Ask:
+    """What every step of one case reads: the case, its mark (the case's expectation applied), the session's options,
+    device and setup, and the function that runs a measured child."""
+
+    case: Case
+    mark: BudgetMark
+    options: Options
+    device: dict[str, Any]
+    hardware: dict[str, Any]
+    run_child: RunChild
+    ci: bool
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A measured case past its verdict: the row as asked and as judged, the baseline it was judged against, its
+    fingerprint now, its baseline file, and whether the verdict records an entry."""
+
+    asked: Result
+    result: Result
+    measurement: Measurement
+    baseline: Entry | None
+    fingerprint: dict[str, Any]
+    path: Path
+    write_baseline: bool
+
+
 def run(case: Case, mark: BudgetMark, options: Options, device: dict[str, Any], hardware: dict[str, Any], run_child: RunChild, *,
         ci: bool, worker: dict[str, Any] | None = None) -> Outcome:
-    """Measure the case in a child where it can run here, judge it against its budget and baseline."""
-    scenario, scale = case.scenario, options.scale
+    """Measure the case in a child where it can run here, judge it against its budget and baseline: the steps in
+    order (precheck, measure, judge, record, extras), each ending the case early with its Outcome where it decides."""
     expect = case.expect if case.expect is not None else mark.expect
-    asked = Result(nodeid=case.nodeid + (f"::{case.label}" if case.label else ""), scenario=scenario.name, scale=scale,
-                   verdict=Verdict.ERROR, passed=False, message="", label=case.label, fixes=tuple(scenario.fixes),
-                   device=mark.device, budget={"ram": mark.budget.ram, "vram": mark.budget.vram}, expect=expect,
-                   budget_origin=mark.origin, tolerance={"rel": mark.tolerance.rel, "abs": mark.tolerance.abs}, worker=worker)
-    reason, needs_gpu = unmeasurable(scenario, replace(mark, expect=expect), scale, device)
-    unchecked = vram_unchecked(mark, device)
+    ask = Ask(case, replace(mark, expect=expect), options, device, hardware, run_child, ci)
+    checked = precheck(ask, asked_row(ask, worker))
+    if isinstance(checked, Outcome):
+        return checked
+    ask, asked = checked
+    measured = measure(ask, asked)
+    if isinstance(measured, Outcome):
+        return measured
+    judged = judge_case(ask, asked, measured)
+    if isinstance(judged, Outcome):
+        return judged
+    recorded = record(ask, judged)
+    if isinstance(recorded, Outcome):
+        return recorded
+    result, write = recorded
+    return Outcome(extras(ask, result, judged), write)
+
+
+def asked_row(ask: Ask, worker: dict[str, Any] | None) -> Result:
+    """The row as asked, before anything ran: an error until a step says otherwise."""
+    case, mark = ask.case, ask.mark
+    return Result(nodeid=case.nodeid + (f"::{case.label}" if case.label else ""), scenario=case.scenario.name,
+                  scale=ask.options.scale, verdict=Verdict.ERROR, passed=False, message="", label=case.label,
+                  fixes=tuple(case.scenario.fixes), device=mark.device, budget={"ram": mark.budget.ram, "vram": mark.budget.vram},
+                  expect=mark.expect, budget_origin=mark.origin,
+                  tolerance={"rel": mark.tolerance.rel, "abs": mark.tolerance.abs}, worker=worker)
+
+
+def precheck(ask: Ask, asked: Result) -> Outcome | tuple[Ask, Result]:
+    """Whether the case can be measured here (else its skip or error); a VRAM budget this host cannot check is taken
+    off the mark, and the row says so."""
+    mark, options = ask.mark, ask.options
+    reason, needs_gpu = unmeasurable(ask.case.scenario, mark, options.scale, ask.device)
+    unchecked = vram_unchecked(mark, ask.device)
     if unchecked and not reason and options.require_gpu:
         reason, needs_gpu = f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to check; this host has none", True
     if reason and needs_gpu and options.require_gpu:
@@ -169,65 +225,92 @@ def run(case: Case, mark: BudgetMark, options: Options, device: dict[str, Any], 
     if reason:
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=reason))
     if unchecked:  # judged on what this host measures: the row keeps the declared budget and says why
-        mark, asked = replace(mark, budget=replace(mark.budget, vram=None)), asked.but(unchecked=(unchecked,))
-    problem = expectation_problem(replace(mark, expect=expect), scale)
+        ask = replace(ask, mark=replace(mark, budget=replace(mark.budget, vram=None)))
+        asked = asked.but(unchecked=(unchecked,))
+    problem = expectation_problem(ask.mark, options.scale)
     if problem:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=problem))
+    return ask, asked
 
-    path = files.path_for(options.baselines, hardware["key"], case.module)
+
+def measure(ask: Ask, asked: Result) -> Outcome | Measurement:
+    """The case's measured child, or the Outcome of a child that could not run (a missing package skips)."""
     try:
-        measurement = run_child(scenario, None)
+        measurement = ask.run_child(ask.case.scenario, None)
     except MissingDependency as exc:  # in prepare: an optional package that cannot be imported here
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=str(exc)))
     except EnvironmentFailed as exc:  # never measured in the running environment instead
-        skip = environment_skips(exc, device)
+        skip = environment_skips(exc, ask.device)
         return Outcome(asked.but(verdict=Verdict.SKIPPED if skip else Verdict.ERROR, passed=skip,
                                  message=f"its environment cannot be made: {exc}"))
     except RemoteFailed as exc:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=str(exc)))
-    baseline, broken, fprint, setup = _stored(case, mark, options, hardware, path, measurement.environment)
     if measurement.error_kind == "missing-dependency":
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=measurement.error.message))
+    return measurement
+
+
+def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | Judged:
+    """The measurement against the budget and the stored baseline (an unreadable baseline file is the case's error)."""
+    case, mark, options = ask.case, ask.mark, ask.options
+    path = files.path_for(options.baselines, ask.hardware["key"], case.module)
+    baseline, broken, fprint, setup = _stored(case, mark, options, ask.hardware, path, measurement.environment)
     if broken:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=broken))
-    unmeasured = vram_unmeasured(scenario, mark, measurement)
+    unmeasured = vram_unmeasured(case.scenario, mark, measurement)
     if unmeasured:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=unmeasured))
-    configured = scenario.to_json(scale)
-    verdict = judge(measurement, mark.budget, baseline, mark.tolerance,
-                    ci=ci, update=options.update, expect=expect, setup=setup, params=configured["params"], steps=mark.steps)
-    write, message = None, "; ".join([*asked.unchecked, verdict.message])
-    respread = options.update and verdict.passed and baseline is not None and options.record_runs > 1 and \
-        (baseline.spread.runs if baseline.spread is not None else 1) != options.record_runs
-    if (verdict.write_baseline or respread) and measurement.ok:
-        kept, spread, failed = record_runs(scenario, run_child, measurement, options.record_runs)
-        if failed:
-            return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=failed))
-        entry = baselines.entry_from(kept, configured, mark.tolerance, fprint, datetime.date.today().isoformat(),
-                                     spread)
-        write = {"path": str(path), "scale": scale, "id": case.key, "entry": entry}
-        if spread is not None:
-            message = (message if verdict.write_baseline else f"{message}; baseline re-recorded") + "; " + \
-                recorded_text(kept, spread)
+    verdict = judge(measurement, mark.budget, baseline, mark.tolerance, ci=ask.ci, update=options.update,
+                    expect=mark.expect, setup=setup, params=case.scenario.to_json(options.scale)["params"], steps=mark.steps)
     result = asked.but(
-        measurement=measurement, verdict=verdict.verdict, passed=verdict.passed, message=message,
-        change=verdict.change, growth_projection=None if verdict.projection is None else verdict.projection.to_json(),
+        measurement=measurement, verdict=verdict.verdict, passed=verdict.passed,
+        message="; ".join([*asked.unchecked, verdict.message]), change=verdict.change,
+        growth_projection=None if verdict.projection is None else verdict.projection.to_json(),
         baseline=None if baseline is None else StoredBaseline(baseline.peaks, baseline.recorded, baseline.fingerprint,
                                                               baseline.phases),
         fingerprint_changed=tuple(setup.described) if baseline else (),
         setup=SetupNote(setup.policy, setup.floor_shift, setup.floor_moved, setup.quiet) if baseline else None)
+    return Judged(asked, result, measurement, baseline, fprint, path, verdict.write_baseline)
+
+
+def record(ask: Ask, judged: Judged) -> Outcome | tuple[Result, dict[str, Any] | None]:
+    """The row and the baseline entry this verdict records (over --gpu-budget-record-runs fresh runs), if any; a
+    recording run that failed ends the case an error, recording nothing."""
+    options, result, baseline = ask.options, judged.result, judged.baseline
+    respread = options.update and result.passed and baseline is not None and options.record_runs > 1 and \
+        (baseline.spread.runs if baseline.spread is not None else 1) != options.record_runs
+    if not (judged.write_baseline or respread) or not judged.measurement.ok:
+        return result, None
+    scenario, scale, path = ask.case.scenario, options.scale, judged.path
+    kept, spread, failed = record_runs(scenario, ask.run_child, judged.measurement, options.record_runs)
+    if failed:
+        return Outcome(judged.asked.but(measurement=judged.measurement, verdict=Verdict.ERROR, message=failed))
+    entry = baselines.entry_from(kept, scenario.to_json(scale), ask.mark.tolerance, judged.fingerprint,
+                                 datetime.date.today().isoformat(), spread)
+    write = {"path": str(path), "scale": scale, "id": ask.case.key, "entry": entry}
+    message = result.message
+    if spread is not None:
+        message = (message if judged.write_baseline else f"{message}; baseline re-recorded") + "; " + \
+            recorded_text(kept, spread)
+    return result.but(message=message), write
+
+
+def extras(ask: Ask, result: Result, judged: Judged) -> Result:
+    """What a judged row gets beside its verdict: the cheapest passing fixes (--gpu-budget-remediate), the memory
+    snapshot of a failing CUDA case (--gpu-budget-snapshot=rerun)."""
+    options, mark, measurement = ask.options, ask.mark, judged.measurement
     if options.remediate and remediate.needs_remedy(measurement, mark.budget):
         def trial(candidate: Scenario) -> dict[str, Any]:
-            return remediate.trial_outcome(run_child(candidate, None), mark.budget)
+            return remediate.trial_outcome(ask.run_child(candidate, None), mark.budget)
 
-        remedy = remediate.search(scenario, trial, cuda=mark.device == "cuda",
+        remedy = remediate.search(ask.case.scenario, trial, cuda=mark.device == "cuda",
                                   max_runs=options.remediate_max_runs)
         message = result.message if result.passed else f"{result.message}; {remediation_text(remedy)}"
         result = result.but(remediation=remedy, message=message)
-    if not result.passed and options.snapshot == "rerun" and artifacts.wants_snapshot(measurement, mark,
-                                                                                         baseline.peaks if baseline else None):
-        result = result.but(**_snapshot_run(scenario, run_child, options.snapshots, result.nodeid))
-    return Outcome(result, write)
+    stored = judged.baseline.peaks if judged.baseline else None
+    if not result.passed and options.snapshot == "rerun" and artifacts.wants_snapshot(measurement, mark, stored):
+        result = result.but(**_snapshot_run(ask.case.scenario, ask.run_child, options.snapshots, result.nodeid))
+    return result
 
 
 def record_runs(scenario: Scenario, run_child: RunChild, first: Measurement,
