@@ -23,7 +23,8 @@ import gpu_budget.measure.procfs
 def planted(ctx):
     """Reports ctx.params["peaks"] (MiB, one per phase) as the phase peaks: the same numbers in every run."""
     peaks = iter(ctx.params["peaks"])
-    gpu_budget.measure.procfs.read_status = lambda pid: {"VmHWM": next(peaks) << 20, "RssAnon": 0, "RssFile": 0}
+    procfs = gpu_budget.measure.procfs
+    procfs.status = lambda pid: procfs.Status(hwm=next(peaks) << 20, rss=0, rss_anon=0, rss_file=0)
     with ctx.meter.phase("load"):
         pass
     for step in range(1, len(ctx.params["peaks"])):

@@ -33,20 +33,24 @@ between two phases escapes measurement.
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpu_budget.measure import procfs
+from gpu_budget.measure.device import cuda_available, device_info  # noqa: F401  device_info: the child's probe reads it here
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.measure.tree import TREE_METHOD, ProcessTree
 from gpu_budget.measure.tree import available as tree_available
 from gpu_budget.model.figures import Peaks, PhaseRecord, RankGpu, TreeReading
 from gpu_budget.model.metric import REPORTED
+
+if TYPE_CHECKING:
+    from gpu_budget.measure.gpu_tree import GpuTree
+    from gpu_budget.measure.tensors import TensorPeak  # imports torch: for a run that imported it
 
 _CLEAR_REFS = "/proc/self/clear_refs"
 
@@ -55,7 +59,7 @@ def can_reset_hwm() -> bool:
     try:
         with open(_CLEAR_REFS, "w") as fh:
             fh.write("5")
-        return procfs.read_status("self") is not None
+        return procfs.status("self") is not None
     except OSError:
         return False
 
@@ -132,16 +136,6 @@ class _Cuda:
             self.sampler.close()
 
 
-def cuda_available() -> bool:
-    """True when the (already imported) torch sees a CUDA device.
-
-    Looks only at sys.modules: a run that never imported torch has no CUDA
-    memory to measure, and importing it here would cost seconds and RAM.
-    """
-    torch = sys.modules.get("torch")
-    return bool(torch is not None and torch.cuda.is_available())
-
-
 @dataclass
 class Meter:
     """Brackets the phases of a run (load, data, train steps, eval) and records each one's peaks.
@@ -152,13 +146,13 @@ class Meter:
 
     on_phase: Callable[[PhaseRecord], None] | None = None
     use_cuda: bool | None = None
-    tensors: Any = None  # a tensors.TensorPeak the run executes under (CPU runs), reset per phase
+    tensors: TensorPeak | None = None  # the tensor count the run executes under (CPU runs), reset per phase
     phases: list[PhaseRecord] = field(default_factory=list)
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, str | None] = field(default_factory=dict)  # how figures were read (nvml_method, ...), for the row
     tree: ProcessTree | bool | None = None  # None: read the process tree where /proc allows; False: never
     on_tree: Callable[[int], None] | None = None  # the running tree figure, from the tree's thread
     external: bool = False  # a command case: this process is not measured, the process given to follow() is
-    gpu_tree: Any = None  # a command case on a GPU host: a gpu_tree.GpuTree of the command's processes
+    gpu_tree: GpuTree | None = None  # a command case on a GPU host: NVML's figures of the command's processes
 
     def __post_init__(self) -> None:
         self._hwm = can_reset_hwm()
@@ -183,9 +177,10 @@ class Meter:
         self._main = pid
         self.tree.count_whole(pid)
 
-    def report_gpu(self, figures: dict[str, Any]) -> None:
+    def report_gpu(self, figures: Mapping[str, object]) -> None:
         """GPU figures of the open phase, as the followed process reported them (its allocator's peaks since its
-        last report, NVML's figure of it): the phase keeps the largest of each."""
+        last report, NVML's figure of it): the phase keeps the largest of each. They come from another process's
+        message (script.cuda_peaks): a figure that is not a whole number is left out."""
         for metric in REPORTED:
             value = figures.get(metric)
             if isinstance(value, int) and not isinstance(value, bool):
@@ -234,14 +229,14 @@ class Meter:
         name, step, t0 = self._open
         self._open = None
         if self.external:  # the followed process's split of its pages (gone once it exited: None)
-            status = (procfs.read_status(self._main) if self._main is not None else None) or {}
+            status = procfs.status(self._main) if self._main is not None else None
         else:
-            status = procfs.read_status("self") or {}
+            status = procfs.status("self")
         reading = self.tree.phase_end() if self.tree is not None else None
         if self.external:
             peak = reading.whole.get(self._main, 0) if self._main is not None else 0
         else:
-            peak = status["VmHWM"] if self._hwm else self._sampler.peak()
+            peak = status.hwm if self._hwm else self._sampler.peak()
         gpu = Peaks()
         if self._cuda is not None:
             gpu = self._cuda.read()
@@ -255,8 +250,8 @@ class Meter:
             step=step,
             seconds=time.perf_counter() - t0,
             ram_peak=peak,
-            rss_anon=status.get("RssAnon"),
-            rss_file=status.get("RssFile"),
+            rss_anon=status.rss_anon if status is not None else None,
+            rss_file=status.rss_file if status is not None else None,
             ram_tensor=self.tensors.peak if self.tensors is not None else None,
             ram_tree_peak=None if reading is None else reading.private if self.external else peak + reading.private,
             tree=reading,
@@ -307,24 +302,3 @@ class Meter:
     def summary(self, rank_cuda: Mapping[int, RankGpu] | None = None) -> Summary:
         return summarize(self.phases, cuda=bool(self.use_cuda), ram_method=self.ram_method,
                          ram_tree_method=self.ram_tree_method, rank_cuda=rank_cuda)
-
-
-
-
-def device_info() -> dict[str, Any]:
-    """What a baseline's fingerprint and hardware key need to know about this process's device."""
-    info: dict[str, Any] = {"cuda": cuda_available(), "cuda_version": None, "driver": None, "gpu_name": None, "gpu_memory": None,
-                  "gpus": 0}
-    if info["cuda"]:
-        torch = sys.modules["torch"]
-        props = torch.cuda.get_device_properties(torch.cuda.current_device())
-        info.update(cuda_version=torch.version.cuda, gpu_name=props.name, gpu_memory=int(props.total_memory),
-                    gpus=torch.cuda.device_count())
-        try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            info["driver"] = pynvml.nvmlSystemGetDriverVersion()
-        except Exception:  # noqa: BLE001, S110  the driver version is optional in the fingerprint; NVML may be absent
-            pass
-    return info

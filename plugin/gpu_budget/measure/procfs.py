@@ -2,26 +2,69 @@
 
 One reader for the process tree (tree.py), the forkserver's poll of its child
 and the exit report a gated command's processes send (autohook.py), which runs
-as a process exits: this module imports nothing.
+as a process exits: this module imports nothing (collections is loaded in every
+process already; dataclasses and typing would add dozens of modules to each
+process of a command, tests/integration/test_command.py). So each file is
+parsed here, once, into a small immutable record read by attribute: a named
+tuple, with its fields' types written on it.
 """
 
 from __future__ import annotations
 
-_STATUS_KEYS = ("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem")
+from collections import namedtuple
+
+# /proc/<pid>/status's keys, and the Status field each one is read into
+_STATUS_FIELDS = {"VmHWM": "hwm", "VmRSS": "rss", "RssAnon": "rss_anon", "RssFile": "rss_file", "RssShmem": "rss_shmem"}
 
 
-def read_status(pid: int | str) -> dict[str, int] | None:
-    """VmHWM, VmRSS, RssAnon, RssFile, RssShmem in bytes; None when the process is gone or a zombie (no mm left)."""
-    out: dict[str, int] = {}
+class Status(namedtuple("Status", tuple(_STATUS_FIELDS.values()), defaults=(None, None, None))):
+    """A process's memory counters from /proc/<pid>/status, in bytes.
+
+    hwm: VmHWM, its peak RSS since it began or its last clear_refs reset; rss: VmRSS now; rss_anon / rss_file /
+    rss_shmem: RSS's split into anonymous, file-backed and shared-memory pages (None where the kernel lists none).
+    """
+
+    __slots__ = ()
+    hwm: int
+    rss: int
+    rss_anon: int | None
+    rss_file: int | None
+    rss_shmem: int | None
+
+    def as_status_keys(self) -> dict[str, int]:
+        """The figures under /proc's own key names (read_status's form)."""
+        return {key: value for key, name in _STATUS_FIELDS.items() if (value := getattr(self, name)) is not None}
+
+
+class Stat(namedtuple("Stat", ("ppid", "start"))):
+    """A live process's parent pid and start time (/proc/<pid>/stat; the start in clock ticks since boot: with the
+    pid, it tells a reused pid apart)."""
+
+    __slots__ = ()
+    ppid: int
+    start: int
+
+
+def status(pid: int | str) -> Status | None:
+    """The process's memory counters; None when it is gone or a zombie (no mm left)."""
+    found: dict[str, int] = {}
     try:
         with open(f"/proc/{pid}/status") as fh:
             for line in fh:
                 key, _, rest = line.partition(":")
-                if key in _STATUS_KEYS:
-                    out[key] = int(rest.split()[0]) * 1024
+                name = _STATUS_FIELDS.get(key)
+                if name is not None:
+                    found[name] = int(rest.split()[0]) * 1024
     except (OSError, ValueError, IndexError):
         return None
-    return out if "VmHWM" in out else None
+    return Status(**found) if "hwm" in found and "rss" in found else None
+
+
+def read_status(pid: int | str) -> dict[str, int] | None:
+    """VmHWM, VmRSS, RssAnon, RssFile, RssShmem in bytes, under /proc's key names; None when the process is gone or a
+    zombie. The older form of status(), kept for the readers outside measure/ (the forkserver, the fingerprint)."""
+    read = status(pid)
+    return None if read is None else read.as_status_keys()
 
 
 def _stat_fields(pid: int | str) -> list[str] | None:
@@ -34,11 +77,11 @@ def _stat_fields(pid: int | str) -> list[str] | None:
     return text[text.rfind(")") + 2:].split()  # the command name may hold spaces and parentheses
 
 
-def read_stat(pid: int | str) -> tuple[int, int] | None:
-    """(parent pid, start time in clock ticks) of a process; None when it is gone or a zombie (it holds no memory)."""
+def read_stat(pid: int | str) -> Stat | None:
+    """The parent pid and start time of a process; None when it is gone or a zombie (it holds no memory)."""
     fields = _stat_fields(pid)
     try:
-        return None if not fields or fields[0] in ("Z", "X") else (int(fields[1]), int(fields[19]))
+        return None if not fields or fields[0] in ("Z", "X") else Stat(int(fields[1]), int(fields[19]))
     except (IndexError, ValueError):
         return None
 

@@ -49,13 +49,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpu_budget.measure.procfs import (
+    Stat,
     forked_not_execd,
     read_faults,
     read_rank,
     read_shared,
     read_stat,
-    read_status,
     reset_hwm,
+    status,
 )
 from gpu_budget.model.figures import ProcessDetail, RankTree, TreeReading
 from gpu_budget.units import MiB
@@ -88,10 +89,10 @@ def borrows_parent_memory(pid: int, ppid: int) -> bool:
 
 def _report_exit(fd: int) -> None:
     """In a forked multiprocessing child, as the last thing before it exits: its VmHWM and shared pages, down the pipe."""
-    status, shared = read_status("self"), read_shared("self")
-    if status is not None and shared is not None:
+    own, shared = status("self"), read_shared("self")
+    if own is not None and shared is not None:
         try:
-            os.write(fd, f"{os.getpid()} {status['VmHWM']} {shared}\n".encode())
+            os.write(fd, f"{os.getpid()} {own.hwm} {shared}\n".encode())
         except OSError:  # the pipe is full (nobody read it): the polled figure stands
             pass
 
@@ -103,15 +104,26 @@ def _arm_exit_report(reports: ExitReports) -> None:
     util.Finalize(reports, _report_exit, args=(reports.write_fd,), exitpriority=-1000)  # after the child's own children
 
 
+@dataclass(frozen=True)
+class ExitReport:
+    """A descendant's last figures, sent as it exits: its VmHWM since the last read, its shared pages (None: not
+    read) and the rank it ran under (None: none, or not said)."""
+
+    pid: int
+    hwm: int
+    shared: int | None
+    rank: int | None = None
+
+
 class ExitReports:
-    """The last figures descendants send as they exit: (pid, VmHWM since the last read, shared pages, rank).
+    """The last figures descendants send as they exit (ExitReport).
 
     Forked multiprocessing children write theirs down a pipe (armed by arm());
     a command's Python processes send theirs over the mark socket (add()).
     """
 
     def __init__(self) -> None:
-        self._pending: list[tuple[int, int, int | None, int | None]] = []
+        self._pending: list[ExitReport] = []
         self._read_fd: int | None = None
         self.write_fd: int | None = None
 
@@ -128,9 +140,9 @@ class ExitReports:
         util.register_after_fork(self, _arm_exit_report)
 
     def add(self, pid: int, hwm: int, shared: int | None, rank: int | None = None) -> None:
-        self._pending.append((pid, hwm, shared, rank))
+        self._pending.append(ExitReport(pid, hwm, shared, rank))
 
-    def take(self) -> list[tuple[int, int, int | None, int | None]]:
+    def take(self) -> list[ExitReport]:
         """Every report that arrived since the last take(), the pipe's included."""
         if self._read_fd is not None:
             data = b""
@@ -144,7 +156,7 @@ class ExitReports:
                 data += chunk
             for line in data.decode().splitlines():
                 pid, hwm, shared = map(int, line.split())
-                self._pending.append((pid, hwm, shared, None))
+                self._pending.append(ExitReport(pid, hwm, shared))
         taken, self._pending = self._pending, []
         return taken
 
@@ -199,26 +211,26 @@ class Descendant:
             return 0  # nothing of its own yet: read it at the next poll, after its exec
         before = None
         if first and not self.whole:  # before its VmHWM: read after, a short-lived process could be gone and leave them unknown
-            before = read_status(self.pid)
+            before = status(self.pid)
             self._read_shared(now)
-        status = read_status(self.pid)
-        if status is None:  # exited (or a zombie, whose /proc has no memory figures): its earlier windows stand
+        counters = status(self.pid)
+        if counters is None:  # exited (or a zombie, whose /proc has no memory figures): its earlier windows stand
             self.alive = False
             return 0
         reset_hwm(self.pid)  # the next read sees the next window's peak only
         self.seen = True
-        if before is not None and status["VmHWM"] < before["VmHWM"] - EXEC_DROP:
+        if before is not None and counters.hwm < before.hwm - EXEC_DROP:
             self._read_shared(now)  # it exec'd between the two reads: those shared pages were the old image's
         # after a reset VmHWM restarts at the RSS of that moment, so only a new memory image (exec) reads below the
         # last RSS; the kernel's RSS counters are per-CPU and read approximately, so a fall within EXEC_DROP is noise
-        execd = not first and status["VmHWM"] < self.last_rss - EXEC_DROP
+        execd = not first and counters.hwm < self.last_rss - EXEC_DROP
         if execd:
             self.execs += 1
             self.rank_pending = self.rank is None  # a new image may carry a launcher's RANK: read it again
-        self.window, self.last_rss = status["VmHWM"], status["VmRSS"]
+        self.window, self.last_rss = counters.hwm, counters.rss
         self.hwm = max(self.hwm, self.window)
         if not self.whole:
-            self._maybe_reshare(now, status.get("RssFile", 0), first, execd, shared_too, shared_every)
+            self._maybe_reshare(now, counters.rss_file or 0, first, execd, shared_too, shared_every)
         contribution = self.contribution(self.window)
         self.peak = max(self.peak, contribution)
         return contribution
@@ -345,19 +357,20 @@ class ProcessTree:
             return True
         return has_children() if self._own_root else True
 
-    def _drain_reports(self, now: float) -> int:
-        """Apply the exit reports (the pipe's and report()'s); the sum of their last windows' contributions."""
+    def _drain_reports(self, now: float) -> dict[int | None, int]:
+        """Apply the exit reports (the pipe's and report()'s); the sum of their last windows' contributions, by rank
+        (None: no rank)."""
         added: dict[int | None, int] = {}
-        for pid, hwm, shared, rank in self._exits.take():
-            p = self._procs.get(pid)
+        for report in self._exits.take():
+            p = self._procs.get(report.pid)
             if p is not None and p.reported:  # one report per process: a second would count its last window twice
                 continue
             if p is None:  # born and gone between two polls
-                p = self._procs[pid] = Descendant(pid, 0, 0, whole=pid in self._whole, rank=rank)
-            if shared is not None:
-                p.shared, p.shared_at = shared, now
-            p.window, p.hwm, p.alive, p.reported, p.seen = hwm, max(p.hwm, hwm), False, True, True
-            contribution = p.contribution(hwm)
+                p = self._procs[report.pid] = Descendant(report.pid, 0, 0, whole=report.pid in self._whole, rank=report.rank)
+            if report.shared is not None:
+                p.shared, p.shared_at = report.shared, now
+            p.window, p.hwm, p.alive, p.reported, p.seen = report.hwm, max(p.hwm, report.hwm), False, True, True
+            contribution = p.contribution(report.hwm)
             p.peak = max(p.peak, contribution)
             added[p.rank] = added.get(p.rank, 0) + contribution
         return added
@@ -387,8 +400,8 @@ class ProcessTree:
         self._windows += 1
         if not self.count_root:
             return window
-        root = read_status(self.root)
-        return None if root is None else root["VmHWM"] + window
+        root = status(self.root)
+        return None if root is None else root.hwm + window
 
     def _adopt(self, pid: int, ppid: int, start: int) -> Descendant:
         """A new descendant, with the rank it runs under: its parent's, or a launcher's RANK in its environment
@@ -449,7 +462,7 @@ def _discover(root: int, procs: dict[int, Descendant], foreign: dict[int, int]) 
     for pid in set(foreign) - listed:
         del foreign[pid]
     ours = {root} | {pid for pid, p in procs.items() if p.alive}
-    new = {}
+    new: dict[int, Stat] = {}
     for pid in sorted(listed - ours - set(foreign) - set(procs)):
         stat = read_stat(pid)
         if stat is not None:
@@ -458,14 +471,14 @@ def _discover(root: int, procs: dict[int, Descendant], foreign: dict[int, int]) 
     grew = True
     while grew:  # a child may be listed before its parent (pid wrap-around): repeat until nothing joins
         grew = False
-        for pid, (ppid, start) in list(new.items()):
-            if ppid in ours:
-                found.append((pid, ppid, start))
+        for pid, stat in list(new.items()):
+            if stat.ppid in ours:
+                found.append((pid, stat.ppid, stat.start))
                 ours.add(pid)
                 del new[pid]
                 grew = True
-    for pid, (_, start) in new.items():
-        foreign[pid] = start
+    for pid, stat in new.items():
+        foreign[pid] = stat.start
     return found
 
 

@@ -1,0 +1,65 @@
+"""This process's CUDA device, as far as an already imported torch sees it: whether there is one, and what it is.
+
+Looks only at sys.modules: a run that never imported torch has no CUDA memory
+to measure, and importing it here would cost seconds and RAM.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from types import ModuleType
+
+
+def cuda_torch() -> ModuleType | None:
+    """The imported torch module where it sees a CUDA device; None otherwise (never imported, or no device)."""
+    torch = sys.modules.get("torch")
+    return torch if torch is not None and torch.cuda.is_available() else None
+
+
+def cuda_available() -> bool:
+    """True when the (already imported) torch sees a CUDA device."""
+    return cuda_torch() is not None
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What a baseline's fingerprint and hardware key need to know about this process's device (all None, and no
+    GPUs, without CUDA)."""
+
+    cuda: bool
+    cuda_version: str | None = None
+    driver: str | None = None  # NVML's driver version: optional in the fingerprint, None where NVML is absent
+    gpu_name: str | None = None
+    gpu_memory: int | None = None  # bytes
+    gpus: int = 0
+
+    @classmethod
+    def read(cls) -> DeviceInfo:
+        torch = cuda_torch()
+        if torch is None:
+            return cls(cuda=False)
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        cuda_version, gpus = torch.version.cuda, torch.cuda.device_count()
+        return cls(cuda=True, cuda_version=cuda_version, driver=_driver_version(), gpu_name=props.name,
+                   gpu_memory=int(props.total_memory), gpus=gpus)
+
+    def to_json(self) -> dict[str, str | int | bool | None]:
+        """As it crosses from the measuring child to the parent (events.DeviceSeen)."""
+        return {"cuda": self.cuda, "cuda_version": self.cuda_version, "driver": self.driver, "gpu_name": self.gpu_name,
+                "gpu_memory": self.gpu_memory, "gpus": self.gpus}
+
+
+def _driver_version() -> str | None:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        return pynvml.nvmlSystemGetDriverVersion()
+    except Exception:  # noqa: BLE001  the driver version is optional in the fingerprint; NVML may be absent
+        return None
+
+
+def device_info() -> dict[str, str | int | bool | None]:
+    """DeviceInfo.read() as JSON: what the measuring child sends the parent about its device."""
+    return DeviceInfo.read().to_json()
