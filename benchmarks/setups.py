@@ -92,7 +92,8 @@ def committed_entry(module: str, test_id: str) -> tuple[dict, dict | None]:
 def detection(name: str, python: str, env: dict, options: dict, rounds: int) -> dict:
     """`rounds` fresh sessions of clean and planted runs, judged against the committed baselines as the gate would."""
     from gpu_budget.declare.marks import DEFAULT_TOLERANCE
-    from gpu_budget.judge.compare import Setup, judge
+    from gpu_budget.judge.compare import judge
+    from gpu_budget.judge.fingerprint import between
     from gpu_budget.model.budget import Budget
     from gpu_budget.model.entry import Entry
     from gpu_budget.model.result import NO_PEAKS, Measurement
@@ -111,7 +112,7 @@ def detection(name: str, python: str, env: dict, options: dict, rounds: int) -> 
         fprint = {k: v for k, v in done["fingerprint"].items() if k not in ("key", "package_versions")}
         for run in done["runs"]:
             entry, packages = entries[run["case"]]
-            setup = Setup.between(entry["fingerprint"], fprint, packages, done["fingerprint"]["package_versions"])
+            setup = between(entry["fingerprint"], fprint, packages, done["fingerprint"]["package_versions"])
             measured = Measurement(status="ok", peaks={**NO_PEAKS, **run["peaks"]})
             verdict = judge(measured, Budget(), Entry.from_json(entry), DEFAULT_TOLERANCE, ci=True, update=False,
                             setup=setup)

@@ -8,9 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpu_budget.model.figures import Peaks
 from gpu_budget.judge import files
 from gpu_budget.judge.baselines import lookup, packages_of
-from gpu_budget.judge.compare import Setup, judge
+from gpu_budget.judge.compare import judge
+from gpu_budget.judge.fingerprint import between
 from gpu_budget.judge.files import BaselineError
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.result import Measurement
@@ -23,7 +25,7 @@ GOOD = {"schema": files.SCHEMA, "packages": {"d1": {"torch": "2.13.0"}},
                                         "fingerprint": {"floor": 20 * MiB, "packages": "d1", "threads": 1},
                                         "ranks": {"0": {"ram": 100 * MiB, "ram_tree": 120 * MiB}}}}}}
 NOW = {"floor": 21 * MiB, "packages": "d2", "threads": 1, "isa": "AVX2"}
-MEASURED = Measurement("ok", {"ram": 101 * MiB, "ram_tree": 121 * MiB, "vram_allocated": None},
+MEASURED = Measurement("ok", Peaks(ram=101 * MiB, ram_tree=121 * MiB, vram_allocated=None),
                        ranks=({"rank": 0, "peaks": {"ram": 101 * MiB, "ram_tree": 121 * MiB}},))
 
 json_values = st.recursive(
@@ -60,7 +62,7 @@ def judged(path) -> None:
     for scale, by_id in data["entries"].items():
         for test_id in by_id:
             entry = lookup(data, scale, test_id)
-            setup = Setup.between(entry.fingerprint, NOW, packages_of(data, entry), {"torch": "2.13.0"})
+            setup = between(entry.fingerprint, NOW, packages_of(data, entry), {"torch": "2.13.0"})
             judge(MEASURED, Budget(ram=2**30), entry, Tolerance(0.005, 4 * MiB), ci=True, update=False, setup=setup)
 
 

@@ -8,8 +8,9 @@ import types
 
 import pytest
 
+from gpu_budget.model.figures import Peaks
 from gpu_budget.judge import bytecode, fingerprint
-from gpu_budget.judge.compare import Setup, judge
+from gpu_budget.judge.compare import judge
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.result import Measurement
@@ -127,7 +128,7 @@ SEEN = "0 of 734 modules with a usable .pyc; bytecode writes off (sys.dont_write
 
 
 def test_the_row_names_the_bytecode_drift_and_its_cause():
-    setup = Setup.between({"bytecode": "cached", "floor": 400 * MiB},
+    setup = fingerprint.between({"bytecode": "cached", "floor": 400 * MiB},
                           {"bytecode": "source", "bytecode_seen": SEEN, "floor": 400 * MiB})
     assert setup.policy == "foreign"
     (said,) = setup.described
@@ -137,7 +138,7 @@ def test_the_row_names_the_bytecode_drift_and_its_cause():
     note = setup.note()
     assert note.startswith("setup differs from the baseline's: bytecode cached -> source (")
     assert note.endswith("host RAM not compared across these setups: record a baseline for this setup (--gpu-budget-update)")
-    back = Setup.between({"bytecode": "source"}, {"bytecode": "cached", "bytecode_seen": "734 of 734 ..."})
+    back = fingerprint.between({"bytecode": "source"}, {"bytecode": "cached", "bytecode_seen": "734 of 734 ..."})
     (said,) = back.described
     assert said == ("bytecode source -> cached (the libraries' modules compiled from source in the baseline's run, "
                     "loaded from their .pyc in this one: 734 of 734 ...)")
@@ -145,11 +146,11 @@ def test_the_row_names_the_bytecode_drift_and_its_cause():
 
 def test_compiling_from_source_is_no_improvement_of_host_ram_but_tensor_bytes_are_still_judged():
     """The drift the gate once called "improved": 3 % less host RAM, all from the baseline's compiling."""
-    setup = Setup.between({"bytecode": "source"}, {"bytecode": "cached", "bytecode_seen": "734 of 734 ..."})
+    setup = fingerprint.between({"bytecode": "source"}, {"bytecode": "cached", "bytecode_seen": "734 of 734 ..."})
     tolerance = Tolerance(rel=0.005, abs=4 * MiB)
-    baseline = Entry(peaks={"ram": 1000 * MiB, "ram_tensor": 100 * MiB, "vram_allocated": None})
-    lower = Measurement("ok", {"ram": 970 * MiB, "ram_tensor": 100 * MiB, "vram_allocated": None})
+    baseline = Entry(peaks=Peaks(ram=1000 * MiB, ram_tensor=100 * MiB, vram_allocated=None))
+    lower = Measurement("ok", Peaks(ram=970 * MiB, ram_tensor=100 * MiB, vram_allocated=None))
     j = judge(lower, Budget(), baseline, tolerance, ci=True, update=False, setup=setup)
     assert j.verdict == "pass" and "ram" not in j.change and "bytecode source -> cached" in j.message
-    more = Measurement("ok", {"ram": 970 * MiB, "ram_tensor": 130 * MiB, "vram_allocated": None})
+    more = Measurement("ok", Peaks(ram=970 * MiB, ram_tensor=130 * MiB, vram_allocated=None))
     assert judge(more, Budget(), baseline, tolerance, ci=True, update=False, setup=setup).verdict == "regression"

@@ -1,5 +1,6 @@
 """Verdicts: budget first, then baseline with tolerance, with expected failures and CI rules."""
 
+from gpu_budget.model.figures import Peaks
 from gpu_budget.judge.compare import judge
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
@@ -10,12 +11,12 @@ TOL = Tolerance(rel=0.02, abs=16 * MiB)
 
 
 def m(ram, status="ok"):
-    return Measurement(status, {"ram": ram, "vram_allocated": None},
+    return Measurement(status, Peaks(ram=ram, vram_allocated=None),
                        error=None if status == "ok" else {"kind": "killed", "message": "killed by SIGKILL"})
 
 
 def base(ram):
-    return Entry(peaks={"ram": ram, "vram_allocated": None})
+    return Entry(peaks=Peaks(ram=ram, vram_allocated=None))
 
 
 def test_within_tolerance_passes():
@@ -73,26 +74,26 @@ def test_child_failure_is_an_error_with_the_peak_seen():
 # -- across setups (fingerprint.py's policy) ------------------------------------------------------------
 
 def tm(ram, tensor):
-    return Measurement("ok", {"ram": ram, "ram_tensor": tensor, "vram_allocated": None})
+    return Measurement("ok", Peaks(ram=ram, ram_tensor=tensor, vram_allocated=None))
 
 
 def tbase(ram, tensor, **fp):
-    return Entry(peaks={"ram": ram, "ram_tensor": tensor, "vram_allocated": None}, fingerprint=fp)
+    return Entry(peaks=Peaks(ram=ram, ram_tensor=tensor, vram_allocated=None), fingerprint=fp)
 
 
 def test_the_floor_difference_comes_off_host_ram_only():
-    from gpu_budget.judge.compare import Setup
+    from gpu_budget.judge.fingerprint import between
 
-    setup = Setup.between({"floor": 400 * MiB}, {"floor": 388 * MiB})
+    setup = between({"floor": 400 * MiB}, {"floor": 388 * MiB})
     assert setup.floor_shift == -12 * MiB and setup.diffs == {}
     j = judge(tm(988 * MiB, 100 * MiB), Budget(), tbase(1000 * MiB, 100 * MiB), TOL, ci=True, update=False, setup=setup)
     assert (j.verdict, j.change["ram"], j.change["ram_tensor"]) == ("pass", 0.0, 0.0)
 
 
 def test_a_foreign_setup_compares_the_exact_metric_alone():
-    from gpu_budget.judge.compare import Setup
+    from gpu_budget.judge.fingerprint import between
 
-    setup = Setup.between({"malloc": "steady"}, {"malloc": "system"})
+    setup = between({"malloc": "steady"}, {"malloc": "system"})
     assert setup.policy == "foreign"
     j = judge(tm(2000 * MiB, 100 * MiB), Budget(), tbase(1000 * MiB, 100 * MiB), TOL, ci=True, update=False, setup=setup)
     assert j.verdict == "pass" and "ram" not in j.change and "record a baseline for this setup" in j.message
@@ -101,17 +102,17 @@ def test_a_foreign_setup_compares_the_exact_metric_alone():
 
 
 def test_a_setup_difference_keeps_the_tests_tolerance_but_avx512_on_one_side_is_foreign():
-    from gpu_budget.judge.compare import Setup
+    from gpu_budget.judge.fingerprint import between
 
     own = Tolerance(rel=0.005, abs=4 * MiB)
-    no_avx2 = Setup.between({"isa": "AVX2"}, {"isa": "DEFAULT"})
+    no_avx2 = between({"isa": "AVX2"}, {"isa": "DEFAULT"})
     assert no_avx2.policy == "setup" and no_avx2.ram_tolerance(own) == own
-    assert Setup.between({"torch": "2.13.0"}, {"torch": "2.14.0"}).ram_tolerance(own) == own  # an upgrade: as usual
-    native = Setup.between({"isa": "AVX2"}, {"isa": "AVX512"})
+    assert between({"torch": "2.13.0"}, {"torch": "2.14.0"}).ram_tolerance(own) == own  # an upgrade: as usual
+    native = between({"isa": "AVX2"}, {"isa": "AVX512"})
     assert native.policy == "foreign" and native.ram_tolerance(own) is None
 
 def tree(ram_tree, ram):
-    return Measurement("ok", {"ram": ram, "ram_tree": ram_tree, "vram_allocated": None})
+    return Measurement("ok", Peaks(ram=ram, ram_tree=ram_tree, vram_allocated=None))
 
 
 def test_the_budget_gates_the_process_tree_not_the_main_process():
@@ -121,7 +122,7 @@ def test_the_budget_gates_the_process_tree_not_the_main_process():
 
 
 def test_a_tree_baseline_is_compared_on_the_tree():
-    j = judge(tree(1100 * MiB, 500 * MiB), Budget(), Entry(peaks={"ram": 500 * MiB, "ram_tree": 1000 * MiB}), TOL,
+    j = judge(tree(1100 * MiB, 500 * MiB), Budget(), Entry(peaks=Peaks(ram=500 * MiB, ram_tree=1000 * MiB)), TOL,
               ci=True, update=False)
     assert (j.verdict, j.passed) == ("regression", False) and set(j.change) == {"ram_tree"}
 
@@ -139,28 +140,28 @@ def test_a_baseline_without_the_tree_is_compared_on_the_main_process_and_says_so
 def test_drift_is_said_only_where_numbers_move():
     """A floor-only difference (packages, preload, CPU model, kernel) is named only when the floor moved by 4 MiB or
     more; below that it stays in `quiet` and the row says nothing; a threads difference is always named."""
-    from gpu_budget.judge.compare import Setup
+    from gpu_budget.judge.fingerprint import between
 
     then = {"floor": 300 * MiB, "packages": "a", "cpu": "AMD EPYC", "threads": 1}
-    still = Setup.between(then, {**then, "floor": 301 * MiB, "packages": "b", "cpu": "Intel Xeon"},
+    still = between(then, {**then, "floor": 301 * MiB, "packages": "b", "cpu": "Intel Xeon"},
                           {"filelock": "4.2.11"}, {"filelock": "4.2.12"})
     assert still.described == () and still.note() is None and not still.floor_moved
     assert still.quiet == ("packages filelock 4.2.11 -> 4.2.12", "cpu AMD EPYC -> Intel Xeon")
     assert still.floor_shift == 1 * MiB  # taken off all the same
-    moved = Setup.between(then, {**then, "floor": 312 * MiB, "packages": "b"}, {"boto3": "1.0"}, {})
+    moved = between(then, {**then, "floor": 312 * MiB, "packages": "b"}, {"boto3": "1.0"}, {})
     assert moved.described == ("packages -boto3",) and moved.quiet == ()
     assert moved.note() == "setup differs from the baseline's: packages -boto3; import floor +12.00 MiB (taken off the host RAM peak)"
-    threads = Setup.between(then, {**then, "threads": 2})
+    threads = between(then, {**then, "threads": 2})
     assert threads.described == ("threads 1 -> 2",) and threads.policy == "setup"
 
 
 def test_update_re_records_an_entry_of_another_setup_and_keeps_one_of_this_setup():
     """After --gpu-budget-update every entry is this setup's, so the next run says no "setup differs"."""
-    from gpu_budget.judge.compare import Setup
+    from gpu_budget.judge.fingerprint import between
 
     then = {"cpu": "A", "floor": 300 * MiB, "torch": "2.13.0"}
-    other = Setup.between(then, {**then, "cpu": "B"})
-    same = Setup.between(then, dict(then))
+    other = between(then, {**then, "cpu": "B"})
+    same = between(then, dict(then))
     j = judge(m(1000 * MiB), Budget(), base(1000 * MiB), TOL, ci=True, update=True, setup=other)
     assert (j.verdict, j.passed, j.write_baseline) == ("pass", True, True) and "re-recorded" in j.message
     j = judge(m(1000 * MiB), Budget(), base(1000 * MiB), TOL, ci=True, update=True, setup=same)
@@ -172,7 +173,7 @@ def test_update_re_records_an_entry_of_another_setup_and_keeps_one_of_this_setup
 def test_a_params_change_is_named_and_compared_all_the_same():
     """A case whose params moved since its entry was recorded: the row names each change, and a regression it brings
     fails as any other (a batch size raised in a pull request is what the gate is for)."""
-    entry = Entry(peaks={"ram": 1000 * MiB, "vram_allocated": None}, params={"steps": 3, "dims": [1, 2], "old": 1})
+    entry = Entry(peaks=Peaks(ram=1000 * MiB, vram_allocated=None), params={"steps": 3, "dims": [1, 2], "old": 1})
     now = {"steps": 2, "dims": (1, 2), "new": "x"}
     j = judge(m(1100 * MiB), Budget(), entry, TOL, ci=True, update=False, params=now)
     assert (j.verdict, j.passed) == ("regression", False)

@@ -32,18 +32,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from gpu_budget.judge import fingerprint, growth
+from gpu_budget.judge import growth
 from gpu_budget.measure.ranks import imbalance, smallest, worst
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.metric import GATED
 from gpu_budget.model.result import Failure, Measurement, Verdict
+from gpu_budget.model.setup import Setup
 from gpu_budget.units import format_size
 
-FLOOR_MOVED = 4 * 2**20  # a floor shift below the tolerance's absolute term moves no verdict, even left on
 SPREAD_MULTIPLE = 6  # a stored spread widens the allowance to 6x it: the default tolerances' own rule (RESULTS.md, 4)
 MUST_CATCH = 0.05  # a stored spread whose allowance lets +5 % pass is said in the row
 
@@ -92,58 +91,6 @@ class Allowance:
                 "baseline), so a change under that reads as noise")
 
 
-@dataclass(frozen=True)
-class Setup:
-    """How this run's setup relates to the baseline entry's: the differing fields, and the floors' difference.
-
-    Drift is said only where numbers move: a field whose only effect is the
-    import floor (FLOOR: the packages imported, the preload list, the CPU model,
-    the kernel) is named only when the floor moved by FLOOR_MOVED or more; below
-    that it is kept in `quiet` (the JSON row holds it), and the shift, measured
-    in every session, is taken off the peak either way.
-    """
-
-    diffs: dict[str, Any] = field(default_factory=dict)  # field -> (baseline's, now): the ones shown
-    floor_shift: int = 0  # now's floor minus the baseline's, bytes (0 when either is unknown)
-    described: tuple[str, ...] = ()
-    quiet: tuple[str, ...] = ()  # floor-only differences that moved the floor less than FLOOR_MOVED
-
-    @classmethod
-    def between(cls, then: dict[str, Any] | None, now: dict[str, Any], packages_then: dict[str, Any] | None = None,
-                packages_now: dict[str, Any] | None = None) -> Setup:
-        then = then or {}
-        diffs = fingerprint.differences(then, now)
-        shift = now["floor"] - then["floor"] if then.get("floor") and now.get("floor") else 0
-        quiet = {} if abs(shift) >= FLOOR_MOVED else \
-            {k: pair for k, pair in diffs.items() if fingerprint.policy_of(k, *pair) == "floor"}
-        shown = {k: pair for k, pair in diffs.items() if k not in quiet}
-        return cls(shown, shift, tuple(fingerprint.describe(shown, packages_then, packages_now, now)),
-                   tuple(fingerprint.describe(quiet, packages_then, packages_now, now)))
-
-    @property
-    def floor_moved(self) -> bool:
-        return abs(self.floor_shift) >= FLOOR_MOVED
-
-    @property
-    def policy(self) -> str | None:
-        return fingerprint.worst_policy(self.diffs)
-
-    def ram_tolerance(self, own: Tolerance) -> Tolerance | None:
-        """The tolerance the host RAM peak is compared at, or None: not comparable across these setups."""
-        return None if self.policy == "foreign" else own
-
-    def note(self) -> str | None:
-        """What the row says of the setup, when it differs from the baseline's."""
-        parts = []
-        if self.diffs:
-            parts.append("setup differs from the baseline's: " + "; ".join(self.described))
-        if self.floor_moved:
-            parts.append(f"import floor {_signed(self.floor_shift)} (taken off the host RAM peak)")
-        if self.policy == "foreign":
-            parts.append("host RAM not compared across these setups: record a baseline for this setup (--gpu-budget-update)")
-        return "; ".join(parts) or None
-
-
 def params_note(now: Mapping | None, then: Mapping) -> str | None:
     """The params this run changes from the baseline entry's, or None (an entry that stored none says nothing).
 
@@ -160,10 +107,6 @@ def params_note(now: Mapping | None, then: Mapping) -> str | None:
 def _shown(params: Mapping, key: str) -> str:
     """A param as JSON (as the entry stores it: a tuple reads as the list it was saved as)."""
     return json.dumps(params[key], sort_keys=True, default=str) if key in params else "unset"
-
-
-def _signed(nbytes: int) -> str:
-    return ("+" if nbytes >= 0 else "-") + format_size(abs(nbytes))
 
 
 @dataclass

@@ -43,6 +43,7 @@ from typing import Any
 
 from gpu_budget.judge import bytecode
 from gpu_budget.measure.procfs import read_status
+from gpu_budget.model.setup import Setup
 
 LIBRARY_PACKAGES = ("torch", "transformers", "peft", "accelerate", "bitsandbytes", "funasr")
 LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory", "environment")
@@ -55,6 +56,7 @@ POLICY = {**dict.fromkeys(LIBRARIES, "libraries"), **dict.fromkeys(FLOOR, "floor
 # what `bytecode` was read from (how many modules had a usable .pyc, whether the children may write one)
 INFO = ("dispatch", "cpu_level", "cuda_alloc_conf", "floor", "launcher", "bytecode_seen")
 UNKNOWN_WHEN_NONE = ("bytecode",)  # None: nothing to read it from (no library installed), never a difference
+FLOOR_MOVED = 4 * 2**20  # a floor shift below the tolerance's absolute term moves no verdict, even left on
 
 # Environment variables that change how the children allocate host memory
 _ALLOCATOR_ENV = re.compile(r"^(MALLOC_.*|GLIBC_TUNABLES|LD_PRELOAD|JEMALLOC_.*|TCMALLOC_.*|THP_MEM_ALLOC_ENABLE)$")
@@ -213,6 +215,23 @@ def differences(then: dict[str, Any], now: dict[str, Any]) -> dict[str, tuple[An
     return {k: (then[k], now.get(k)) for k in POLICY if k in then and then[k] != now.get(k)
             and not (k in UNKNOWN_WHEN_NONE and None in (then[k], now.get(k)))}
 
+
+
+def between(then: dict[str, Any] | None, now: dict[str, Any], packages_then: dict[str, Any] | None = None,
+            packages_now: dict[str, Any] | None = None) -> Setup:
+    """How this run's setup (`now`, its fingerprint) relates to a baseline entry's (`then`; None: no entry).
+
+    A field whose only effect is the import floor (FLOOR) is named only when the floor moved by FLOOR_MOVED or
+    more; below that it is kept quiet. `packages_*`: the package lists the fingerprints' digests name, where known.
+    """
+    then = then or {}
+    diffs = differences(then, now)
+    shift = now["floor"] - then["floor"] if then.get("floor") and now.get("floor") else 0
+    moved = abs(shift) >= FLOOR_MOVED
+    quiet = {} if moved else {k: pair for k, pair in diffs.items() if policy_of(k, *pair) == "floor"}
+    shown = {k: pair for k, pair in diffs.items() if k not in quiet}
+    return Setup(shown, shift, tuple(describe(shown, packages_then, packages_now, now)),
+                 tuple(describe(quiet, packages_then, packages_now, now)), worst_policy(shown), moved)
 
 
 def policy_of(key: str, then: Any, now: Any) -> str:

@@ -21,9 +21,9 @@ from gpu_budget.isolate import command
 from gpu_budget.isolate.environment import EnvironmentFailed
 from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.judge import baselines, files, fingerprint, keys
-from gpu_budget.judge.compare import Setup, judge
+from gpu_budget.judge.compare import judge
 from gpu_budget.model.entry import Entry, Spread
-from gpu_budget.model.result import EnvironmentRecord, Measurement, Result, SetupNote, SnapshotRun, StoredBaseline, Verdict
+from gpu_budget.model.result import EnvironmentRecord, Measurement, Result, SetupNote, SnapshotRun, Verdict
 from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
 from gpu_budget.requires import MissingDependency
@@ -266,8 +266,7 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
         measurement=measurement, verdict=verdict.verdict, passed=verdict.passed,
         message="; ".join([*asked.unchecked, verdict.message]), change=verdict.change,
         growth_projection=None if verdict.projection is None else verdict.projection.to_json(),
-        baseline=None if baseline is None else StoredBaseline(baseline.peaks, baseline.recorded, baseline.fingerprint,
-                                                              baseline.phases),
+        baseline=baseline,
         fingerprint_changed=tuple(setup.described) if baseline else (),
         setup=SetupNote(setup.policy, setup.floor_shift, setup.floor_moved, setup.quiet) if baseline else None)
     return Judged(asked, result, measurement, baseline, fprint, path, verdict.write_baseline)
@@ -368,14 +367,14 @@ def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, 
         stored, baseline, broken = {}, None, str(exc)
     root = files.project_root(Path(case.module).resolve().parent) if scenario.env else None
     fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device, environment, root)
-    setup = Setup.between(baseline.fingerprint if baseline else None, fprint, baselines.packages_of(stored, baseline),
-                          hardware["package_versions"])
+    setup = fingerprint.between(baseline.fingerprint if baseline else None, fprint,
+                                baselines.packages_of(stored, baseline), hardware["package_versions"])
     if scenario.command is not None and baseline is not None and \
             baseline.fingerprint.get("preload") != fprint.get("preload"):
         # A command's interpreter imports its libraries afresh: the CPU model, the kernel and the packages installed
         # move its footprint as they move the measuring child's floor, so that shift comes off its figure too; the
         # preload list moves the child's floor alone, so across preload lists nothing is taken off.
-        setup = replace(setup, floor_shift=0)
+        setup = replace(setup, floor_shift=0, floor_moved=False)
     return baseline, broken, fprint, setup
 
 
