@@ -19,7 +19,8 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+from gpu_budget.declare.params import Json
 
 STAGES = ("load", "data", "model", "train", "runtime")
 # The trade-off a fix asks for, mildest first; its rank orders the remediation search.
@@ -81,7 +82,7 @@ class Fix:
     requires: tuple[str, ...] = ()
     replaces: tuple[str, ...] = ()
     proposed_by: tuple[str, ...] = ()
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Json] = field(default_factory=dict)
     remedy: bool = True
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
@@ -120,7 +121,7 @@ class Fix:
         mine, theirs = (*self.conflicts, *self.replaces), (*other.conflicts, *other.replaces)
         return other.name in mine or self.name in theirs
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Json]:
         return {"name": self.name, "stage": self.stage, "cost": self.cost, "needs": list(self.needs),
                 "conflicts": list(self.conflicts), "requires": list(self.requires),
                 "replaces": list(self.replaces), "proposed_by": list(self.proposed_by),

@@ -21,10 +21,10 @@ import inspect
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from gpu_budget.model.budget import SCALES, Budget, Tolerance
+from gpu_budget.model.budget import SCALES, Budget, SizeGiven, Tolerance
 from gpu_budget.units import format_size, parse_size
 
 # Default tolerance, from the run-to-run spread of the gated RAM peak over fresh sessions under the steady
@@ -38,7 +38,28 @@ DEFAULT_TOLERANCE_BY_SCALE = {"tiny": DEFAULT_TOLERANCE, "real": Tolerance(rel=0
 EXPECTABLE = ("over-budget",)
 DEVICES = ("cpu", "cuda")
 BARE = re.compile(r"\s*(\d+(\.\d*)?|\.\d+)\s*", re.ASCII)  # a size written with no unit
-PER_DEVICE = ("ram", "vram", "expect", "tolerance", "origin")  # the keys a cpu= / cuda= block may set
+
+# What a marker's keywords hold as the user wrote them, checked when the mark is read (ram=/vram=: SizeGiven).
+# gpu_budget's own signature keeps Any: the marker's help text (pytest --markers) is generated from it.
+ToleranceGiven = Mapping[str, float | int | str] | None  # {"rel": 0.02, "abs": "16 MiB"}
+NameGiven = str | Mapping[str, str | None] | None  # expect= / origin=: one, or {scale: ...}
+StepsGiven = int | Mapping[str, int | None] | None  # steps=: one run length, or {scale: length}
+BlockGiven = Mapping[str, SizeGiven | ToleranceGiven | NameGiven] | None  # cpu={...} / cuda={...}
+Given = SizeGiven | ToleranceGiven | NameGiven | StepsGiven | BlockGiven | float  # any keyword's value
+
+
+@dataclass(frozen=True)
+class _PerDevice:
+    """The keys a cpu= / cuda= block may set, as given at the top level or replaced by the block of the case's device."""
+
+    ram: SizeGiven = None
+    vram: SizeGiven = None
+    expect: NameGiven = None
+    tolerance: ToleranceGiven = None
+    origin: NameGiven = None
+
+
+PER_DEVICE = tuple(f.name for f in fields(_PerDevice))  # the keys a cpu= / cuda= block may set
 # Where a budget's figure comes from decides what breaking it shows (FINDINGS.md says it per scenario and scale).
 ORIGINS = {
     "write-up": "the write-up's own figure",
@@ -89,15 +110,15 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     sizes += [(f"{name}[{key!r}]", block[key]) for name, block in blocks.items() if block for key in ("ram", "vram") if key in block]
     for label, value in sizes:  # every block's, so a bare number fails on any host
         _need_unit(label, value, where)
-    values = {"ram": ram, "vram": vram, "expect": expect, "tolerance": tolerance, "origin": origin, **(blocks[on] or {})}
-    expected = _pick_expect(values["expect"], scale, where)
-    budget = Budget.for_scale(scale, values["ram"], values["vram"], where, imbalance)
-    source = _pick_origin(values["origin"], scale, where)
-    return BudgetMark(budget, _tolerance(values["tolerance"], where, scale), expected, on, device is not None,
+    given = replace(_PerDevice(ram, vram, expect, tolerance, origin), **(blocks[on] or {}))
+    expected = _pick_expect(given.expect, scale, where)
+    budget = Budget.for_scale(scale, given.ram, given.vram, where, imbalance)
+    source = _pick_origin(given.origin, scale, where)
+    return BudgetMark(budget, _tolerance(given.tolerance, where, scale), expected, on, device is not None,
                       source if budget.ram is not None or budget.vram is not None else None, _pick_steps(steps, scale, where))
 
 
-def _unitless(value: Any) -> bool:
+def _unitless(value: SizeGiven) -> bool:
     """A number with no unit: an int or float, or a string of digits alone ("4")."""
     if isinstance(value, bool):
         return False
@@ -106,7 +127,7 @@ def _unitless(value: Any) -> bool:
     return isinstance(value, str) and BARE.fullmatch(value) is not None
 
 
-def _need_unit(label: str, value: Any, where: str) -> None:
+def _need_unit(label: str, value: SizeGiven, where: str) -> None:
     """A budget states its unit: parse_size reads a bare number as bytes (ram=4 is 4 bytes), which a budget never
     means, so it is refused with the figure it most likely meant."""
     for scale, size in value.items() if isinstance(value, Mapping) else [(None, value)]:
@@ -119,7 +140,7 @@ def _need_unit(label: str, value: Any, where: str) -> None:
         raise ValueError(f"{where}: {label} budget {size!r}{at} is a bare number: give it a unit, e.g. {hint}")
 
 
-def _pick_expect(value: Any, scale: str, where: str) -> str | None:
+def _pick_expect(value: NameGiven, scale: str, where: str) -> str | None:
     """expect= is one value, or {scale: value}; either way checked against EXPECTABLE."""
     if isinstance(value, Mapping):
         unknown = set(value) - set(SCALES)
@@ -131,7 +152,7 @@ def _pick_expect(value: Any, scale: str, where: str) -> str | None:
     return value
 
 
-def _pick_origin(value: Any, scale: str, where: str) -> str | None:
+def _pick_origin(value: NameGiven, scale: str, where: str) -> str | None:
     """origin= is one key of ORIGINS, or {scale: key}; every scale's key is checked, so a typo fails on any scale."""
     per_scale = value if isinstance(value, Mapping) else {scale: value}
     unknown = set(per_scale) - set(SCALES)
@@ -142,7 +163,7 @@ def _pick_origin(value: Any, scale: str, where: str) -> str | None:
     return per_scale.get(scale)
 
 
-def _pick_steps(value: Any, scale: str, where: str) -> int | None:
+def _pick_steps(value: StepsGiven, scale: str, where: str) -> int | None:
     """steps= is one run length, or {scale: length}; every scale's value is checked, so a typo fails on any scale."""
     per_scale = value if isinstance(value, Mapping) else {scale: value}
     unknown = set(per_scale) - set(SCALES)
@@ -163,11 +184,11 @@ def expectation_problem(mark: BudgetMark, scale: str) -> str | None:
     return None
 
 
-def merge(markers: Iterable[tuple[tuple, Mapping]], where: str = "") -> dict[str, Any]:
+def merge(markers: Iterable[tuple[tuple[Given, ...], Mapping[str, Given]]], where: str = "") -> dict[str, Given]:
     """One set of gpu_budget arguments from several markers, outermost first (module, class, function,
     parametrize): a closer marker overrides the keys it names and keeps the rest, so a param's
     tolerance refines a function's budget instead of being silently dropped."""
-    merged: dict[str, Any] = {}
+    merged: dict[str, Given] = {}
     for args, kwargs in markers:
         if len(args) > 2:
             raise ValueError(f"{where}: gpu_budget takes at most two positional arguments (ram, vram), got {args!r}")
@@ -190,19 +211,27 @@ def default_tolerance(scale: str) -> Tolerance:
     return DEFAULT_TOLERANCE_BY_SCALE.get(scale, DEFAULT_TOLERANCE)
 
 
-def _tolerance(value: Mapping | None, where: str, scale: str = "tiny") -> Tolerance:
+@dataclass(frozen=True)
+class _ToleranceGiven:
+    """A marker's tolerance={...} as written, the scale's default where it names neither key; checked, then read."""
+
+    rel: float | int | str
+    abs: float | int | str
+
+
+def _tolerance(value: ToleranceGiven, where: str, scale: str = "tiny") -> Tolerance:
     default = default_tolerance(scale)
     if value is None:
         return default
     unknown = set(value) - {"rel", "abs"}
-    rel = value.get("rel", default.rel)
-    if unknown or not isinstance(rel, (int, float)) or not 0 <= rel < 10:
+    given = None if unknown else _ToleranceGiven(**{"rel": default.rel, "abs": default.abs, **value})
+    if given is None or not isinstance(given.rel, (int, float)) or not 0 <= given.rel < 10:
         raise ValueError(f"{where}: bad tolerance {dict(value)!r}: expected {{'rel': 0..10, 'abs': size}}")
     try:
-        abs_ = parse_size(value.get("abs", default.abs))
+        abs_ = parse_size(given.abs)
     except ValueError as exc:
         raise ValueError(f"{where}: bad tolerance abs: {exc}") from None
-    return Tolerance(float(rel), abs_)
+    return Tolerance(float(given.rel), abs_)
 
 
 PROBE = "gpu_budget_probe"  # the marker of a test that only probes (peak(), no verdict)

@@ -13,11 +13,18 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn, cast
 
 from gpu_budget.declare import fixes as fix_library
+from gpu_budget.declare.command_line import CommandLine
 from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
+from gpu_budget.declare.params import Json, Params
+
+if TYPE_CHECKING:
+    from gpu_budget.measure.meter import Meter
+
+NEEDS_CUDA = "needs_cuda"  # the key of a scale's params that skips it on a host without CUDA; never a knob
 
 
 def ref_of(func: str | Callable | None) -> str | None:
@@ -34,10 +41,10 @@ def resolve_ref(ref: str) -> Callable:
     module, _, name = ref.partition(":")
     if not module or not name:
         raise ValueError(f"bad function reference {ref!r}: expected 'module:function'")
-    obj: Any = importlib.import_module(module)
+    obj: object = importlib.import_module(module)
     for part in name.split("."):
         obj = getattr(obj, part)
-    return obj
+    return cast("Callable", obj)
 
 
 @dataclass(frozen=True)
@@ -84,8 +91,8 @@ class Scenario:
     name: str
     run: str | Callable | None = None
     prepare: str | Callable | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    scales: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: {"tiny": {}})
+    params: Mapping[str, Json] = field(default_factory=dict)
+    scales: Mapping[str, Mapping[str, Json]] = field(default_factory=lambda: {"tiny": {}})
     fixes: tuple[str, ...] = ()
     supports: tuple[str | Fix, ...] = ()
     prepared_from: tuple[str, ...] = ()
@@ -135,7 +142,7 @@ class Scenario:
                     raise fix_library.FixError(f"{where}: fix {fix.name!r} says nothing of how it applies to a command "
                                                "(give it args=, env= or params= that the command reads)")
             for scale in self.scales:  # a placeholder naming no param fails here, at collection, not in the child
-                self.command_line(scale, assets=".")
+                self.command_at(scale, assets=".")
 
     def offered(self) -> tuple[Fix, ...] | None:
         """The fixes this scenario's runner honours, or None: any registered fix."""
@@ -157,7 +164,7 @@ class Scenario:
         """A new Scenario without these fixes (params a fix set stay as they are)."""
         return replace(self, fixes=tuple(f for f in self.fixes if f not in names))
 
-    def with_params(self, **params: Any) -> Scenario:
+    def with_params(self, **params: Json) -> Scenario:
         """Knobs set here win at every scale (they replace per-scale values of the same name)."""
         scales = {name: {k: v for k, v in over.items() if k not in params} for name, over in self.scales.items()}
         return replace(self, params={**self.params, **params}, scales=scales)
@@ -168,16 +175,17 @@ class Scenario:
         return self.gpus or self.ranks
 
     def needs_cuda(self, scale: str) -> bool:
-        return bool(self.scales.get(scale, {}).get("needs_cuda", False))
+        return bool(self.scales.get(scale, {}).get(NEEDS_CUDA, False))
 
-    def params_for(self, scale: str) -> dict[str, Any]:
+    def params_for(self, scale: str) -> Params:
+        """The knobs at `scale`: its own values laid over `params`."""
         if scale not in self.scales:
             raise ValueError(f"scenario {self.name!r} has no scale {scale!r} (it has: {', '.join(self.scales)})")
         merged = {**self.params, **self.scales[scale]}
-        merged.pop("needs_cuda", None)
+        merged.pop(NEEDS_CUDA, None)
         return merged
 
-    def prepare_params(self, scale: str) -> dict[str, Any]:
+    def prepare_params(self, scale: str) -> Params:
         """The params prepare is handed: those named in prepared_from (a missing one is an error), or all."""
         params = self.params_for(scale)
         if not self.prepared_from:
@@ -194,18 +202,17 @@ class Scenario:
         prefix = self.prepare.replace(":", ".") if self.prepare else self.name
         return f"{prefix}-{scale}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
-    def command_line(self, scale: str, assets: str) -> dict[str, Any]:
-        """The command with its fixes and placeholders applied at `scale`: {"argv", "cwd", "env"}."""
+    def command_at(self, scale: str, assets: str) -> CommandLine:
+        """The command with its fixes and placeholders applied at `scale`."""
         values = {**self.params_for(scale), "assets": assets}
         fixes = fix_library.validate(self.fixes, self.offered())
-        argv = [*self.command, *(a for fix in fixes for a in fix.args)]
-        env = {**self.env, **{k: v for fix in fixes for k, v in fix.env.items()}}  # a fix changes what it names
-        where = f"scenario {self.name!r}"
-        return {"argv": [_fill(a, values, where) for a in argv], **({"ranks": self.ranks} if self.ranks > 1 else {}),
-                "cwd": str(Path(_fill(self.cwd, values, where)).resolve()) if self.cwd else None,
-                "env": {k: _fill(v, values, where) for k, v in env.items()}}
+        return CommandLine.filled(self.command or (), self.cwd, self.env, fixes, values, self.ranks, f"scenario {self.name!r}")
 
-    def to_json(self, scale: str) -> dict[str, Any]:
+    def command_line(self, scale: str, assets: str) -> dict[str, Json]:
+        """The command at `scale` as the measured child reads it: {"argv", "cwd", "env"} (CommandLine.to_json)."""
+        return self.command_at(scale, assets).to_json()
+
+    def to_json(self, scale: str) -> dict[str, Json]:
         return {
             "name": self.name,
             "run": self.run,
@@ -216,17 +223,6 @@ class Scenario:
             "prepare_params": self.prepare_params(scale),
             "fixes": list(self.fixes),
         }
-
-
-def _fill(template: str, values: Mapping[str, Any], where: str) -> str:
-    """A command argument with its "{param}" placeholders filled ("{{" is a literal brace)."""
-    try:
-        return template.format_map(values)
-    except KeyError as exc:
-        raise ValueError(f"{where}: command placeholder {{{exc.args[0]}}} in {template!r} names no param "
-                         f"(params: {', '.join(sorted(k for k in values if k != 'assets'))}; and 'assets')") from None
-    except (ValueError, IndexError, AttributeError) as exc:
-        raise ValueError(f"{where}: bad command placeholder in {template!r}: {exc}") from None
 
 
 def _source_digest(ref: str | None) -> str:
@@ -245,10 +241,10 @@ def _fix_name(fix: str | Fix) -> str:
     return fix_library.register(fix).name if isinstance(fix, Fix) else fix
 
 
-class PrepareParams(dict):
+class PrepareParams(dict[str, Json]):
     """The params a prepare function is handed: reading one it did not declare is an error, not a stale asset."""
 
-    def __init__(self, declared: Mapping[str, Any], all_params: Mapping[str, Any], scenario: str) -> None:
+    def __init__(self, declared: Mapping[str, Json], all_params: Mapping[str, Json], scenario: str) -> None:
         super().__init__(declared)
         self._undeclared = set(all_params) - set(declared)
         self._scenario = scenario
@@ -258,10 +254,10 @@ class PrepareParams(dict):
                         f"prepared_from ({', '.join(sorted(self)) or 'empty'}); add it there, or assets built for "
                         f"one value would be reused for another")
 
-    def __missing__(self, key: str) -> Any:
+    def __missing__(self, key: str) -> NoReturn:
         raise self._refuse(key) if key in self._undeclared else KeyError(key)
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: Json = None) -> Json:
         if key not in self and key in self._undeclared:
             raise self._refuse(key)
         return super().get(key, default)
@@ -272,11 +268,11 @@ class RunContext:
     """What a scenario's run/prepare function is handed inside the child."""
 
     scale: str
-    params: dict[str, Any]
+    params: Params
     fixes: tuple[str, ...]
     assets: Path
     device: str
-    meter: Any = None  # gpu_budget.measure.meter.Meter in measured runs; None in prepare
+    meter: Meter | None = None  # in measured runs; None in prepare
 
     def has(self, fix: str) -> bool:
         return fix in self.fixes

@@ -30,7 +30,7 @@ class SweepAxis:
     def requirement(self, version: str) -> str:
         return f"{self.package}=={version}"
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, str | list[str]]:
         return {"package": self.package, "versions": list(self.versions)}
 
 

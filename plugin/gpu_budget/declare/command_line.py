@@ -1,0 +1,52 @@
+"""A command scenario's command line at one scale: its fixes' arguments and environment applied, placeholders filled.
+
+Filled when the Scenario is built too, so a placeholder naming no param fails
+at collection, not in the measured child.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpu_budget.declare.fixes import Fix
+from gpu_budget.declare.params import Json
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """What the measured child starts: the arguments, the working directory (absolute), the environment it sets,
+    and how many ranks a launcher starts."""
+
+    argv: tuple[str, ...]
+    cwd: str | None
+    env: Mapping[str, str]
+    ranks: int = 1
+
+    @classmethod
+    def filled(cls, command: Sequence[str], cwd: str | None, env: Mapping[str, str], fixes: Sequence[Fix],
+               values: Mapping[str, Json], ranks: int, where: str) -> CommandLine:
+        """The command with the fixes' arguments appended and their env laid over `env` (a fix changes what it
+        names), every "{param}" filled from `values`."""
+        argv = [*command, *(a for fix in fixes for a in fix.args)]
+        env = {**env, **{k: v for fix in fixes for k, v in fix.env.items()}}
+        return cls(tuple(_fill(a, values, where) for a in argv),
+                   str(Path(_fill(cwd, values, where)).resolve()) if cwd else None,
+                   {k: _fill(v, values, where) for k, v in env.items()}, ranks)
+
+    def to_json(self) -> dict[str, Json]:
+        """{"argv", "cwd", "env"}, and "ranks" where a launcher starts more than one."""
+        return {"argv": list(self.argv), **({"ranks": self.ranks} if self.ranks > 1 else {}), "cwd": self.cwd,
+                "env": dict(self.env)}
+
+
+def _fill(template: str, values: Mapping[str, Json], where: str) -> str:
+    """A command argument with its "{param}" placeholders filled ("{{" is a literal brace)."""
+    try:
+        return template.format_map(values)
+    except KeyError as exc:
+        raise ValueError(f"{where}: command placeholder {{{exc.args[0]}}} in {template!r} names no param "
+                         f"(params: {', '.join(sorted(k for k in values if k != 'assets'))}; and 'assets')") from None
+    except (ValueError, IndexError, AttributeError) as exc:
+        raise ValueError(f"{where}: bad command placeholder in {template!r}: {exc}") from None

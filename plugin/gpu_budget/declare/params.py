@@ -1,0 +1,6 @@
+"""A scenario's knobs as the values they are: plain JSON, since they cross into a measured child and a baseline as JSON."""
+
+from __future__ import annotations
+
+Json = str | int | float | bool | None | list["Json"] | dict[str, "Json"]  # one JSON value
+Params = dict[str, Json]  # knob name -> value (batch size, clip seconds, a model name, ...)
