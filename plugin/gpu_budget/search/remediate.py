@@ -29,23 +29,25 @@ from itertools import islice
 
 from gpu_budget.declare import fixes as library
 from gpu_budget.declare.fixes import Fix, FixError
+from gpu_budget.declare.scenario import Scenario
 from gpu_budget.judge.compare import budget_breaches
-from gpu_budget.model.result import Measurement, Remediation, Trial
+from gpu_budget.model.budget import Budget
+from gpu_budget.model.result import Measurement, Remediation, Trial, Verdict
 
 DEFAULT_MAX_RUNS = 8
 COUNT_CAP = 100_000  # candidate sets counted (never run) to say how many the bound left untried
-STATUSES = ("found", "none-passes", "bound-reached", "no-candidates")
 
 
 def weight(fix: Fix) -> int:
     return 1 + fix.rank
 
 
-def lattice(scenario, cuda: bool) -> tuple[list[Fix], dict[str, str]]:
+def lattice(scenario: Scenario, cuda: bool) -> tuple[list[Fix], dict[str, str]]:
     """The fixes the search may combine (cheapest first), and why each other offered remedy was left out."""
     offered = scenario.offered() or library.registered()
     table = {f.name: f for f in (*library.registered(), *offered)}
-    usable, skipped = [], {}
+    usable: list[Fix] = []
+    skipped: dict[str, str] = {}
     for fix in offered:
         if not fix.remedy or fix.name in scenario.fixes:
             continue
@@ -62,7 +64,7 @@ def lattice(scenario, cuda: bool) -> tuple[list[Fix], dict[str, str]]:
     return sorted(usable, key=lambda f: (weight(f), order[f.name])), skipped
 
 
-def candidates(scenario, usable: list[Fix]) -> Iterator[tuple[list[str], object]]:
+def candidates(scenario: Scenario, usable: list[Fix]) -> Iterator[tuple[list[str], Scenario]]:
     """(added fixes, candidate Scenario) in cost order, valid combinations only.
 
     Lazy best-first walk over subsets (weights >= 1, sorted): a set's children
@@ -89,7 +91,7 @@ def candidates(scenario, usable: list[Fix]) -> Iterator[tuple[list[str], object]
         yield [f.name for f in chosen], candidate
 
 
-def search(scenario, measure: Callable[[object], Trial], *, cuda: bool = False,
+def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bool = False,
            max_runs: int = DEFAULT_MAX_RUNS) -> Remediation:
     """Measure fix sets of `scenario`, cheapest first, until one passes or `max_runs` runs are spent.
 
@@ -109,7 +111,7 @@ def search(scenario, measure: Callable[[object], Trial], *, cuda: bool = False,
                                tuple(names), untried)
         trial = replace(measure(candidate), fixes=tuple(added))
         tried.append(trial)
-        if trial.verdict == "pass":
+        if trial.verdict == Verdict.PASS:
             removed = tuple(f for f in scenario.fixes if f not in candidate.fixes)
             return Remediation("found", tuple(added), tuple(candidate.fixes), removed, trial.peaks, len(tried),
                                max_runs, tuple(tried), skipped, tuple(names))
@@ -117,19 +119,19 @@ def search(scenario, measure: Callable[[object], Trial], *, cuda: bool = False,
     return Remediation(status, None, None, (), None, len(tried), max_runs, tuple(tried), skipped, tuple(names))
 
 
-def needs_remedy(measurement: Measurement, budget) -> bool:
+def needs_remedy(measurement: Measurement, budget: Budget) -> bool:
     """Whether a measured case gives the search something to remedy: a budget broken, or an OOM crash."""
     if not measurement.ok:
         return measurement.error_kind in ("oom", "killed")
     return bool(budget_breaches(measurement.peaks, budget))
 
 
-def trial_outcome(measurement: Measurement, budget) -> Trial:
+def trial_outcome(measurement: Measurement, budget: Budget) -> Trial:
     """One candidate's measurement judged against the budget alone: what `search` expects `measure` to return."""
     peaks = measurement.peaks
     if not measurement.ok:
         error = measurement.error
-        return Trial((), "error", peaks, f"measured child failed ({error.kind}): {error.message}"[:300],
+        return Trial((), Verdict.ERROR, peaks, f"measured child failed ({error.kind}): {error.message}"[:300],
                      measurement.wall_seconds)
     breaches = budget_breaches(peaks, budget)
-    return Trial((), "over-budget" if breaches else "pass", peaks, "; ".join(breaches), measurement.wall_seconds)
+    return Trial((), Verdict.OVER_BUDGET if breaches else Verdict.PASS, peaks, "; ".join(breaches), measurement.wall_seconds)

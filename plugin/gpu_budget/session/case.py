@@ -299,7 +299,7 @@ def extras(ask: Ask, result: Result, judged: Judged) -> Result:
     snapshot of a failing CUDA case (--gpu-budget-snapshot=rerun)."""
     options, mark, measurement = ask.options, ask.mark, judged.measurement
     if options.remediate and remediate.needs_remedy(measurement, mark.budget):
-        def trial(candidate: Scenario) -> dict[str, Any]:
+        def trial(candidate: Scenario) -> remediate.Trial:
             return remediate.trial_outcome(ask.run_child(candidate, None), mark.budget)
 
         remedy = remediate.search(ask.case.scenario, trial, cuda=mark.device == "cuda",
