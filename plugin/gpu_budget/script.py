@@ -19,7 +19,9 @@ import sys
 
 TYPE_CHECKING = False  # typing's own flag, without importing typing in every process of a gated command
 if TYPE_CHECKING:
-    from typing import Any
+    # one JSON message to the measuring process (a phase mark, a process group or launcher seen, a failure, an exit
+    # report: isolate/command.py reads them), or its answer; "cuda" holds the GPU peaks (cuda_peaks)
+    Message = dict[str, str | int | bool | None | dict[str, int]]
 
 SOCKET_VAR = "GPU_BUDGET_SOCKET"  # set by the gate for the command it measures (command.py)
 SNAPSHOT_VAR = "GPU_BUDGET_SNAPSHOT"  # set on a recording run: where a process dumps its memory snapshot (+ "."+pid)
@@ -36,7 +38,7 @@ def active() -> bool:
     return bool(os.environ.get(SOCKET_VAR))
 
 
-def send(message: dict[str, Any]) -> dict[str, Any] | None:
+def send(message: Message) -> Message | None:
     """Send one message to the measuring process and wait for its answer; None outside the gate.
 
     A forked process opens its own connection (a connection is never shared
@@ -100,7 +102,7 @@ def cuda_peaks() -> dict[str, int] | None:
     return out
 
 
-def with_cuda(message: dict[str, Any]) -> dict[str, Any]:
+def with_cuda(message: Message) -> Message:
     """`message` with this process's GPU peaks of the phase that ends with it, and its GPU's NVML id, where it
     has initialised CUDA (the measuring process gives them to the phase, or to the rank: command.py)."""
     peaks = cuda_peaks()

@@ -16,9 +16,9 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Generic, Literal, TypeVar
 
 import pytest
 
@@ -33,6 +33,10 @@ DEFAULT_TIMEOUT = 900.0  # seconds a measured child may run before it is killed 
 SNAPSHOT_MODES = ("rerun", "never")
 TRUE, FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 
+Written = str | bool | list[str]  # a value as pytest gives it: a flag's text (True: a switch), an ini value ("args": a list)
+P = TypeVar("P")  # an option's parsed value (None included where None is its default)
+V = TypeVar("V")  # its field's value: what its resolve hook makes of the parsed one
+
 
 def is_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
@@ -40,15 +44,15 @@ def is_ci() -> bool:
 
 # -- parsing one value: (value as given) -> value, or ValueError saying what was expected ---------------
 
-def switch(value: Any) -> bool:
+def switch(value: Written) -> bool:
     text = str(value).strip().lower()
     if text in TRUE or text in FALSE:
         return text in TRUE
     raise ValueError(f"expected true or false (also {', '.join(TRUE[1:] + FALSE[1:])})")
 
 
-def one_of(*choices: str) -> Callable[[Any], str]:
-    def parse(value: Any) -> str:
+def one_of(*choices: str) -> Callable[[Written], str]:
+    def parse(value: Written) -> str:
         text = str(value).strip()
         if text not in choices:
             raise ValueError(f"expected one of {', '.join(choices)}")
@@ -57,7 +61,7 @@ def one_of(*choices: str) -> Callable[[Any], str]:
     return parse
 
 
-def whole(value: Any) -> int:
+def whole(value: Written) -> int:
     try:
         number = int(str(value).strip())
     except ValueError:
@@ -67,7 +71,7 @@ def whole(value: Any) -> int:
     return number
 
 
-def seconds(value: Any) -> float:
+def seconds(value: Written) -> float:
     try:
         number = float(str(value).strip())
     except ValueError:
@@ -77,64 +81,70 @@ def seconds(value: Any) -> float:
     return number
 
 
-def text(value: Any) -> str:
+def text(value: Written) -> str:
     out = str(value).strip()
     if not out:
         raise ValueError("expected a path")
     return out
 
 
-def revision(value: Any) -> str:
+def revision(value: Written) -> str:
     out = str(value).strip()
     if not out or out.startswith("-"):
         raise ValueError("expected a git revision (a commit, branch or tag)")
     return out
 
 
-def path(value: Any) -> Path:
+def path(value: Written) -> Path:
     return Path(text(value))
 
 
-def sweep_spec(value: Any) -> tuple[sweeps.SweepAxis, ...]:
+def sweep_spec(value: Written) -> tuple[sweeps.SweepAxis, ...]:
     return sweeps.parse(str(value))
+
+
+def words(value: Written) -> tuple[str, ...]:
+    """An "args" ini value: pytest gives it split into words."""
+    return tuple(value) if isinstance(value, list) else tuple(str(value).split())
 
 
 # -- deriving a field's value from the one given: the definitions' resolve hooks -------------------------
 
 @dataclass(frozen=True)
-class Given:
-    """An option's parsed value, as written and where (a flag, an ini file, or None: the default), with the config."""
+class Given(Generic[P]):
+    """An option's parsed value, as written and where (a flag, an ini file, or None: the default), with the config
+    and the option's flag (None: ini only)."""
 
-    option: Option
-    value: Any
-    written: Any
+    flag_name: str | None
+    value: P
+    written: Written | P  # the default itself where the value was not given
     source: str | None
     config: pytest.Config
 
     @property
     def on_command_line(self) -> bool:
-        return self.source is not None and self.source == self.option.flag_name
+        return self.source is not None and self.source == self.flag_name
 
     @property
     def root(self) -> Path:
         return Path(str(self.config.rootpath))
 
 
-Resolve = Callable[[Given], Any]
+Resolve = Callable[[Given[P]], V]
 
 
-def as_parsed(given: Given) -> Any:
+def as_parsed(given: Given[P]) -> P:
     return given.value
 
 
-def from_where_given(given: Given) -> Path | None:
+def from_where_given(given: Given[Path | None]) -> Path | None:
     """A path: relative to the working folder on the command line, to the rootdir in the ini file."""
     if given.value is None:
         return None
     return (given.value if given.on_command_line else given.root / given.value).resolve()
 
 
-def baselines_folder(given: Given) -> Path:
+def baselines_folder(given: Given[Path]) -> Path:
     """The rootdir's folder; kept relative where the rootdir follows the folder pytest is started in (no ini file,
     no --rootdir), for baselines.folder_for to anchor at each test file's project root."""
     config = given.config
@@ -155,11 +165,11 @@ def _installed(module: str) -> bool:
         return False
 
 
-def needing(module: str, shown: str, extra: str, then: Resolve = as_parsed) -> Resolve:
+def needing(module: str, shown: str, extra: str, then: Resolve[P, V] = as_parsed) -> Resolve[P, V]:
     """A value that turns on what imports `module`: a usage error naming the extra to install where it is missing,
     never a silent pass of what it turns on."""
 
-    def resolve(given: Given) -> Any:
+    def resolve(given: Given[P]) -> V:
         if given.value and not _installed(module):
             raise pytest.UsageError(f"{given.source} needs {shown}: pip install 'pytest-gpu-budget[{extra}]'")
         return then(given)
@@ -170,7 +180,7 @@ def needing(module: str, shown: str, extra: str, then: Resolve = as_parsed) -> R
 # -- one definition ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Option:
+class Option(Generic[P, V]):
     """One option: its ini name (also the flag's dest), help, parser and default (a value of the parsed type).
 
     flag: it has a command-line flag, --gpu-budget-... (the ini name with dashes).
@@ -182,13 +192,13 @@ class Option:
 
     name: str
     help: str
-    parse: Callable[[Any], Any] = text
-    default: Any = None
+    parse: Callable[[Written], P]
+    default: P
     metavar: str | None = None
     is_switch: bool = False
     flag: bool = True
     ini_type: Literal["string", "args"] = "string"
-    resolve: Resolve = as_parsed
+    resolve: Resolve[P, V] = as_parsed
 
     @property
     def flag_name(self) -> str | None:
@@ -208,20 +218,31 @@ class Option:
         return str(self.default)
 
 
-def option(name: str, help: str, parse: Callable[[Any], Any] = text, default: Any = None, metavar: str | None = None,
-           **more: Any) -> Any:
-    """A field of Options defined by its option: the field's default is the option's."""
-    return field(default=default, metadata={"option": Option(name, help, parse, default, metavar, **more)})
+OPTION_KEY = "option"  # the key of a field's Option in its metadata
 
 
-def choice(name: str, help: str, choices: tuple[str, ...], default: str) -> Any:
+def option(name: str, help: str, parse: Callable[[Written], P], default: P, metavar: str | None = None, *,
+           is_switch: bool = False, flag: bool = True, ini_type: Literal["string", "args"] = "string",
+           resolve: Resolve[P, V] = as_parsed) -> V:
+    """A field of Options defined by its option: the field's default is the option's. Typed as the field's value,
+    as dataclasses.field is: what the class body assigns stands for the field."""
+    definition = Option(name, help, parse, default, metavar, is_switch, flag, ini_type, resolve)
+    return field(default=default, metadata={OPTION_KEY: definition})
+
+
+def choice(name: str, help: str, choices: tuple[str, ...], default: str) -> str:
     """An option taking one of `choices`, shown as a|b."""
     return option(name, help, one_of(*choices), default, "|".join(choices))
 
 
-def on_off(name: str, help: str, **more: Any) -> Any:
+def on_off(name: str, help: str, resolve: Resolve[bool, bool] = as_parsed) -> bool:
     """A switch: off by default, turned on by its flag or by true in the ini file."""
-    return option(name, help, switch, False, is_switch=True, **more)
+    return option(name, help, switch, False, is_switch=True, resolve=resolve)
+
+
+def definition(each: Field) -> Option:
+    """The Option a field of Options was defined by."""
+    return each.metadata[OPTION_KEY]
 
 
 # ruff: noqa: RUF009 (option(), choice() and on_off() return a dataclasses.field, not a default shared by instances)
@@ -299,13 +320,14 @@ class Options:
         "pytest's cache; an ini value is relative to the rootdir).", path, None, "DIR", resolve=from_where_given)
     preload: tuple[str, ...] = option(
         "gpu_budget_preload", "modules the forkserver imports once for all measured children (ini only; space-separated, "
-        "empty for none).", tuple, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")
+        "empty for none).", words, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
         """Every value parsed first (a bad value is named before any derived check), then each field resolved."""
-        given = {each.name: read(config, each.metadata["option"]) for each in fields(cls)}
-        return cls(**{name: one.option.resolve(one) for name, one in given.items()})
+        defined = {each.name: definition(each) for each in fields(cls)}
+        given = {name: read(config, option) for name, option in defined.items()}
+        return cls(**{name: defined[name].resolve(one) for name, one in given.items()})
 
     @property
     def snapshots(self) -> Path:
@@ -313,7 +335,7 @@ class Options:
         return (self.json.parent if self.json else Path.cwd()) / "gpu-budget-snapshots"
 
 
-OPTIONS: tuple[Option, ...] = tuple(each.metadata["option"] for each in fields(Options))
+OPTIONS: tuple[Option, ...] = tuple(definition(each) for each in fields(Options))
 BY_NAME = {option.name: option for option in OPTIONS}
 
 
@@ -336,8 +358,8 @@ def register(parser: pytest.Parser) -> None:
             parser.addini(option.name, f"{flag}{option.help}{shown}", default="")
 
 
-def value_or_ini(config: pytest.Config, option: Option) -> tuple[Any, str | None]:
-    """The option's value as given and where: the command line, else the ini file, else (default, None)."""
+def value_or_ini(config: pytest.Config, option: Option) -> tuple[Written, str] | None:
+    """The option's value as given and where: the command line, else the ini file; None where neither gives one."""
     if option.flag:
         given = config.getoption(option.name)
         if given is not None and given is not False:
@@ -345,16 +367,17 @@ def value_or_ini(config: pytest.Config, option: Option) -> tuple[Any, str | None
     given = config.getini(option.name)
     if option.ini_type == "args" or (given is not None and str(given).strip() != ""):  # args: pytest's registered
         return given, f"{config.inipath}: {option.name}"  # default where no file sets it
-    return option.default, None
+    return None
 
 
-def read(config: pytest.Config, option: Option) -> Given:
+def read(config: pytest.Config, option: Option[P, V]) -> Given[P]:
     """The option's parsed value, as written and where (source None: the default); a bad value is a usage error."""
-    written, source = value_or_ini(config, option)
-    if source is None:
-        return Given(option, written, written, None, config)
+    found = value_or_ini(config, option)
+    if found is None:
+        return Given(option.flag_name, option.default, option.default, None, config)
+    written, source = found
     try:
-        return Given(option, option.parse(written), written, source, config)
+        return Given(option.flag_name, option.parse(written), written, source, config)
     except ValueError as exc:
         raise pytest.UsageError(f"{source}={written!r}: {exc}") from None
 
