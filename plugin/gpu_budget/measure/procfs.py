@@ -17,7 +17,7 @@ from collections import namedtuple
 _STATUS_FIELDS = {"VmHWM": "hwm", "VmRSS": "rss", "RssAnon": "rss_anon", "RssFile": "rss_file", "RssShmem": "rss_shmem"}
 
 
-class Status(namedtuple("Status", tuple(_STATUS_FIELDS.values()), defaults=(None, None, None))):
+class Status(namedtuple("Status", ("hwm", "rss", "rss_anon", "rss_file", "rss_shmem"), defaults=(None, None, None))):
     """A process's memory counters from /proc/<pid>/status, in bytes.
 
     hwm: VmHWM, its peak RSS since it began or its last clear_refs reset; rss: VmRSS now; rss_anon / rss_file /

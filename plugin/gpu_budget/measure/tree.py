@@ -390,7 +390,7 @@ class ProcessTree:
                 if p.rank_pending:
                     self._settle_rank(p)
                 sums[p.rank] = sums.get(p.rank, 0) + p.read(now, self.shared_every, shared_too)
-                if p.rank_root and not p.alive:
+                if p.rank_root and p.rank is not None and not p.alive:
                     self.rank_ends.setdefault(p.rank, now)
         window = sum(sums.values())
         for rank, total in sums.items():
