@@ -96,7 +96,8 @@ def detection(name: str, python: str, env: dict, options: dict, rounds: int) -> 
     from gpu_budget.judge.fingerprint import between
     from gpu_budget.model.budget import Budget
     from gpu_budget.model.entry import Entry
-    from gpu_budget.model.result import NO_PEAKS, Measurement
+    from gpu_budget.model.figures import Peaks
+    from gpu_budget.model.result import Measurement
 
     entries = {case: committed_entry(*where) for case, where in CASES.items()}
     jobs = []
@@ -113,7 +114,7 @@ def detection(name: str, python: str, env: dict, options: dict, rounds: int) -> 
         for run in done["runs"]:
             entry, packages = entries[run["case"]]
             setup = between(entry["fingerprint"], fprint, packages, done["fingerprint"]["package_versions"])
-            measured = Measurement(status="ok", peaks={**NO_PEAKS, **run["peaks"]})
+            measured = Measurement(status="ok", peaks=Peaks.from_json(run["peaks"]))
             verdict = judge(measured, Budget(), Entry.from_json(entry), DEFAULT_TOLERANCE, ci=True, update=False,
                             setup=setup)
             runs.append({"session": i, **run, "verdict": verdict.verdict, "change": verdict.change,

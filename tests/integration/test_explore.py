@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from gpu_budget.model.figures import Peaks
 from gpu_budget.search.boundary import largest_fitting
 from gpu_budget.search.explore import Envelope, explore
 
@@ -192,7 +193,8 @@ def test_explorations_reach_the_table_and_the_json_report_under_xdist_too(pytest
 def test_a_run_that_crashes_is_a_problem_and_one_that_runs_out_of_memory_is_over_budget():
     """A real run's crash (a bug) never reads as a configuration over the budget; an out-of-memory death does."""
     from gpu_budget import Scenario
-    from gpu_budget.model.result import Measurement
+    from gpu_budget.model.figures import Peaks
+    from gpu_budget.model.result import Failure, Measurement
     from gpu_budget.search.explore import explore_scenario
 
     scenario = Scenario(name="s", run="m:run", params={"batch": 1})
@@ -201,8 +203,8 @@ def test_a_run_that_crashes_is_a_problem_and_one_that_runs_out_of_memory_is_over
         def peak(s):
             batch = s.params["batch"]
             if batch >= 6:
-                return Measurement("error", {"ram": None}, error={"kind": kind, "message": f"{kind} at batch {batch}"})
-            return Measurement("ok", {"ram": batch << 24, "ram_tree": batch << 24})
+                return Measurement("error", Peaks(ram=None), error=Failure(kind=kind, message=f"{kind} at batch {batch}"))
+            return Measurement("ok", Peaks(ram=batch << 24, ram_tree=batch << 24))
         return peak
 
     def run(kind):

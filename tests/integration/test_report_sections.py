@@ -3,7 +3,9 @@ and a "gpu-budget" section on every test that measured a case (pytest -rA shows 
 
 import xml.etree.ElementTree as ET
 
-from gpu_budget.model.result import Measurement, Result
+from gpu_budget.model.entry import Entry
+from gpu_budget.model.figures import Peaks, PhaseRecord
+from gpu_budget.model.result import Failure, Measurement, Result
 from gpu_budget.report import terminal
 
 MiB = 2**20
@@ -90,13 +92,13 @@ def _row(**changes) -> Result:
     phases = {"load": {"name": "load", "ram_peak": 100 * MiB, "ram_tree_peak": 100 * MiB},
               "train_step_1": {"name": "train_step_1", "ram_peak": 120 * MiB, "ram_tree_peak": 300 * MiB,
                                "tree": {"processes": 2, "exited": 1}}}
-    measurement = Measurement(status="ok", peaks={"ram": 120 * MiB, "ram_tree": 300 * MiB, "vram_allocated": None},
-                              phases=phases)
+    measurement = Measurement(status="ok", peaks=Peaks(ram=120 * MiB, ram_tree=300 * MiB, vram_allocated=None),
+                              phases={name: PhaseRecord.from_json(p) for name, p in phases.items()})
     row = Result(nodeid="t.py::test_x", scenario="s1", scale="tiny", verdict="regression", passed=False,
                  message="ram_tree 300.00 MiB > baseline ...", fixes=("lora",), device="cpu",
                  budget={"ram": 2**30, "vram": None}, tolerance={"rel": 0.02, "abs": 16 * MiB},
                  measurement=measurement, change={"ram_tree": 0.5},
-                 baseline={"peaks": {"ram": 110 * MiB, "ram_tree": 200 * MiB}, "recorded": "2026-11-01"},
+                 baseline=Entry(Peaks(ram=110 * MiB, ram_tree=200 * MiB), recorded="2026-11-01"),
                  fingerprint_changed=("threads 1 -> 2",))
     return row.but(**changes)
 
@@ -115,9 +117,9 @@ def test_the_detail_of_a_regression_names_baseline_change_tree_and_setup():
 
 def test_a_failed_childs_detail_keeps_the_last_lines_of_its_traceback():
     traceback = "\n".join(f"line {i}" for i in range(40))
-    failed = Measurement(status="error", peaks={"ram": 20 * MiB}, error={
-        "kind": "exit", "type": None, "message": "command 'x' exited 3; the last lines of its stderr:\nboom",
-        "traceback": traceback})
+    failed = Measurement(status="error", peaks=Peaks(ram=20 * MiB), error=Failure(
+        kind="exit", type=None, message="command 'x' exited 3; the last lines of its stderr:\nboom",
+        traceback=traceback))
     lines = terminal.case_detail(_row(measurement=failed, verdict="error", label="big"))
     assert lines[0] == "case: big (scenario s1, scale tiny, device cpu)"
     assert "child failed (exit): command 'x' exited 3; the last lines of its stderr:\nboom" in lines

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_budget.model.figures import Peaks
 from gpu_budget.against import collected
 from gpu_budget.against.renames import parse
 from gpu_budget.against.render import rows
@@ -17,7 +18,7 @@ TOL = {"rel": 0.005, "abs": 4 * MiB}
 
 
 def row(nodeid: str, ram_tree: int, *, verdict: str = "no-baseline", passed: bool = True) -> Result:
-    measurement = Measurement(status="ok", peaks={"ram": ram_tree, "ram_tree": ram_tree})
+    measurement = Measurement(status="ok", peaks=Peaks(ram=ram_tree, ram_tree=ram_tree))
     return Result(nodeid=nodeid, scenario="a", scale="tiny", verdict=Verdict(verdict), passed=passed,
                   message="over budget 64.00 MiB" if not passed else "ok", tolerance=TOL, measurement=measurement)
 

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from gpu_budget.model.result import Failure
+from gpu_budget.model.figures import Peaks
 from gpu_budget.against import at_base, passed_through
 from gpu_budget.against.pairs import session_args
 from gpu_budget.against.verdict import Figure, judge_all, judge_case, undecided
@@ -16,8 +18,8 @@ def row(ram_tree: int | None, *, verdict: str = "no-baseline", passed: bool = Tr
         nodeid: str = "t.py::test_a", tolerance=TOL, measured: bool = True) -> Result:
     measurement = None
     if measured:
-        measurement = Measurement(status="error" if error else "ok", peaks={"ram": ram_tree, "ram_tree": ram_tree},
-                                  error={"kind": "crash", "message": "boom"} if error else None)
+        measurement = Measurement(status="error" if error else "ok", peaks=Peaks(ram=ram_tree, ram_tree=ram_tree),
+                                  error=Failure(kind="crash", message="boom") if error else None)
     return Result(nodeid=nodeid, scenario="a", scale="tiny", verdict=Verdict(verdict), passed=passed,
                   message="boom" if error else "ok", tolerance=tolerance, measurement=measurement)
 

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from gpu_budget.model.result import Failure
 from gpu_budget.declare.marks import BudgetMark
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.figures import Peaks
@@ -20,8 +21,8 @@ def test_slug_names_a_case_by_module_test_params_and_label():
 
 
 def measured(peak=None, cuda=True, error=None):
-    return Measurement("error" if error else "ok", {"ram": GiB, "vram_allocated": peak}, cuda=cuda,
-                       error={"kind": error} if error else None)
+    return Measurement("error" if error else "ok", Peaks(ram=GiB, vram_allocated=peak), cuda=cuda,
+                       error=Failure(kind=error) if error else None)
 
 
 def mark(vram=None):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_budget.model.figures import Peaks
+from gpu_budget.model.figures import Peaks, RankFigures
 from gpu_budget.judge import files
 from gpu_budget.judge.baselines import lookup, packages_of
 from gpu_budget.judge.compare import judge
@@ -26,7 +26,7 @@ GOOD = {"schema": files.SCHEMA, "packages": {"d1": {"torch": "2.13.0"}},
                                         "ranks": {"0": {"ram": 100 * MiB, "ram_tree": 120 * MiB}}}}}}
 NOW = {"floor": 21 * MiB, "packages": "d2", "threads": 1, "isa": "AVX2"}
 MEASURED = Measurement("ok", Peaks(ram=101 * MiB, ram_tree=121 * MiB, vram_allocated=None),
-                       ranks=({"rank": 0, "peaks": {"ram": 101 * MiB, "ram_tree": 121 * MiB}},))
+                       ranks=(RankFigures.from_json({"rank": 0, "peaks": {"ram": 101 * MiB, "ram_tree": 121 * MiB}}),))
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=8),

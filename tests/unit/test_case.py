@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+from gpu_budget.model.result import Failure
+from gpu_budget.model.figures import Peaks
 from gpu_budget import Scenario
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.model.result import Measurement, Verdict
@@ -25,7 +27,7 @@ def options(tmp_path, **over) -> Options:
 
 
 def measured(ram: int, **over) -> Measurement:
-    return Measurement(status="ok", peaks={"ram": ram, "ram_tree": ram, "vram_allocated": None}, **over)
+    return Measurement(status="ok", peaks=Peaks(ram=ram, ram_tree=ram, vram_allocated=None), **over)
 
 
 def one(tmp_path, mark, child, scenario=None, **opts):
@@ -71,8 +73,8 @@ def test_over_budget_fails_unless_expected(tmp_path):
 
 
 def test_a_missing_dependency_in_the_child_is_a_skip_with_its_message(tmp_path):
-    child = Measurement(status="error", peaks={"ram": None}, error={"kind": "missing-dependency", "type": None,
-                                                                      "message": "funasr is not installed", "traceback": None})
+    child = Measurement(status="error", peaks=Peaks(ram=None), error=Failure(kind="missing-dependency", type=None,
+                                                                      message="funasr is not installed", traceback=None))
     out = one(tmp_path, read_mark(ram="1 GiB"), child)
     assert out.skipped and out.result.message == "funasr is not installed"
 
@@ -115,7 +117,7 @@ def test_a_vram_budget_on_a_gpu_host_with_no_gpu_figure_is_an_error_not_a_pass(t
     out = case.run(c, mark, options(tmp_path), gpu, HARDWARE, lambda s, snap: measured(1), ci=False)
     assert out.result.verdict == Verdict.ERROR and not out.result.passed
     assert "no GPU figure was measured: its own process never initialised CUDA" in out.result.message
-    seen = Measurement(status="ok", peaks={"ram": 1, "ram_tree": 1, "vram_allocated": 512 * MiB})
+    seen = Measurement(status="ok", peaks=Peaks(ram=1, ram_tree=1, vram_allocated=512 * MiB))
     judged = case.run(c, mark, options(tmp_path), gpu, HARDWARE, lambda s, snap: seen, ci=False)
     assert judged.result.verdict == Verdict.NO_BASELINE and judged.result.passed, judged.result.message
 

@@ -4,7 +4,7 @@ from gpu_budget.model.figures import Peaks
 from gpu_budget.judge.compare import judge
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
-from gpu_budget.model.result import Measurement
+from gpu_budget.model.result import Failure, Measurement
 
 MiB = 2**20
 TOL = Tolerance(rel=0.02, abs=16 * MiB)
@@ -12,7 +12,7 @@ TOL = Tolerance(rel=0.02, abs=16 * MiB)
 
 def m(ram, status="ok"):
     return Measurement(status, Peaks(ram=ram, vram_allocated=None),
-                       error=None if status == "ok" else {"kind": "killed", "message": "killed by SIGKILL"})
+                       error=None if status == "ok" else Failure(kind="killed", message="killed by SIGKILL"))
 
 
 def base(ram):

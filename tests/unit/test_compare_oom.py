@@ -1,5 +1,7 @@
 """A measured child that died: an out-of-memory death reproduces an expected over-budget failure, other deaths do not."""
 
+from gpu_budget.model.result import Failure
+from gpu_budget.model.figures import Peaks
 from gpu_budget.judge.compare import judge
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.result import Measurement
@@ -9,7 +11,7 @@ TOL = Tolerance(rel=0.005, abs=4 * 2**20)
 
 
 def died(kind, ram=GiB, vram=None, message="CUDA out of memory. Tried to allocate 2.00 GiB"):
-    return Measurement("error", {"ram": ram, "vram_allocated": vram}, error={"kind": kind, "message": message})
+    return Measurement("error", Peaks(ram=ram, vram_allocated=vram), error=Failure(kind=kind, message=message))
 
 
 def verdict(measurement, budget, expect="over-budget"):

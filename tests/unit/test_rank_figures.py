@@ -3,12 +3,13 @@
 import pytest
 
 from gpu_budget.isolate.launcher import RankEvents
+from gpu_budget.isolate.wire import Message
 from gpu_budget.judge.compare import judge
 from gpu_budget.measure.ranks import by_rank, imbalance, worst
 from gpu_budget.measure.summary import summarize
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
-from gpu_budget.model.figures import Peaks, PhaseRecord, RankGpu, RankTree, Step, TreeReading
+from gpu_budget.model.figures import Node, Peaks, PhaseRecord, RankFigures, RankGpu, RankTree, Step, TreeReading
 from gpu_budget.model.result import Measurement
 
 MiB = 2**20
@@ -75,7 +76,7 @@ def test_a_tie_names_the_lowest_rank_and_one_rank_has_no_imbalance():
 def events(*messages):
     ranks = RankEvents()
     for message in messages:
-        ranks.take(message)
+        ranks.take(Message.from_json(message))
     return ranks
 
 
@@ -120,15 +121,16 @@ def test_a_single_rank_and_a_clean_launch_give_no_fault():
 
 
 def ranked(rank0, rank1):
-    ranks = ({"rank": 0, "peaks": {"ram": rank0, "ram_tree": rank0}}, {"rank": 1, "peaks": {"ram": rank1, "ram_tree": rank1}})
+    ranks = tuple(RankFigures.from_json(r) for r in ({"rank": 0, "peaks": {"ram": rank0, "ram_tree": rank0}},
+                                                    {"rank": 1, "peaks": {"ram": rank1, "ram_tree": rank1}}))
     top = max(rank0, rank1)
-    return Measurement("ok", {"ram": top, "ram_tree": top, "vram_allocated": None}, ranks=ranks,
-                       node={"ram": 200 * MiB, "ram_tree": 200 * MiB + rank0 + rank1})
+    return Measurement("ok", Peaks(ram=top, ram_tree=top, vram_allocated=None), ranks=ranks,
+                       node=Node.from_json({"ram": 200 * MiB, "ram_tree": 200 * MiB + rank0 + rank1}))
 
 
 def test_each_rank_is_judged_against_its_own_baseline_and_named():
-    stored = Entry(peaks={"ram": 400 * MiB, "ram_tree": 400 * MiB},
-                   ranks={"0": {"ram": 300 * MiB, "ram_tree": 300 * MiB}, "1": {"ram": 400 * MiB, "ram_tree": 400 * MiB}})
+    stored = Entry.from_json({"peaks": {"ram": 400 * MiB, "ram_tree": 400 * MiB},
+                              "ranks": {"0": {"ram": 300 * MiB, "ram_tree": 300 * MiB}, "1": {"ram": 400 * MiB, "ram_tree": 400 * MiB}}})
     j = judge(ranked(364 * MiB, 400 * MiB), Budget(), stored, TOL, ci=True, update=False)
     assert (j.verdict, j.passed) == ("regression", False)
     assert j.message.startswith("rank 0: ram_tree 364.00 MiB > baseline 300.00 MiB") and "rank 1" not in j.message
@@ -144,15 +146,15 @@ def test_a_budget_applies_to_each_rank():
 
 
 def test_a_baseline_of_other_ranks_compares_the_common_ones_and_says_so():
-    stored = Entry(peaks={"ram": 400 * MiB}, ranks={"0": {"ram": 300 * MiB, "ram_tree": 300 * MiB}})
+    stored = Entry.from_json({"peaks": {"ram": 400 * MiB}, "ranks": {"0": {"ram": 300 * MiB, "ram_tree": 300 * MiB}}})
     j = judge(ranked(300 * MiB, 400 * MiB), Budget(), stored, TOL, ci=True, update=False)
     assert j.passed and "ranks measured 0, 1; the baseline holds 0: only the ranks in both are compared" in j.message
 
 
 def test_an_entry_keeps_its_ranks_through_json_and_one_without_ranks_writes_none():
-    entry = Entry(peaks={"ram": 1}, ranks={"0": {"ram": 1, "ram_tree": 2}})
+    entry = Entry.from_json({"peaks": {"ram": 1}, "ranks": {"0": {"ram": 1, "ram_tree": 2}}})
     assert Entry.from_json(entry.to_json()) == entry
-    assert "ranks" not in Entry(peaks={"ram": 1}).to_json()
+    assert "ranks" not in Entry(peaks=Peaks(ram=1)).to_json()
 
 
 def test_ranks_accelerate_trains_as_single_processes_fail_though_a_group_formed():

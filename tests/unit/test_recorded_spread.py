@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gpu_budget.model.result import Failure
+from gpu_budget.model.figures import Peaks
 from gpu_budget import Scenario
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.judge import baselines, files
@@ -26,12 +28,12 @@ DEFAULT = Tolerance(rel=0.005, abs=4 * MiB)
 
 
 def m(ram: int, tensor: int | None = None) -> Measurement:
-    return Measurement("ok", {"ram": ram, "ram_tree": ram, "ram_tensor": tensor, "vram_allocated": None})
+    return Measurement("ok", Peaks(ram=ram, ram_tree=ram, ram_tensor=tensor, vram_allocated=None))
 
 
 def entry(ram: int, spread: int | None = None, runs: int = 4) -> Entry:
     stored = None if spread is None else Spread(runs, {"ram": spread, "ram_tree": spread})
-    return Entry(peaks={"ram": ram, "ram_tree": ram, "vram_allocated": None}, spread=stored)
+    return Entry(peaks=Peaks(ram=ram, ram_tree=ram, vram_allocated=None), spread=stored)
 
 
 # -- the rule ---------------------------------------------------------------------------------------------
@@ -94,7 +96,7 @@ def test_the_warning_rides_along_a_regression_too():
 
 def test_a_metric_without_a_stored_spread_keeps_its_tolerance():
     """The spread is per metric: tensor bytes recorded without one are judged at the tolerance."""
-    stored = Entry(peaks={"ram": 400 * MiB, "ram_tree": 400 * MiB, "ram_tensor": 100 * MiB},
+    stored = Entry(peaks=Peaks(ram=400 * MiB, ram_tree=400 * MiB, ram_tensor=100 * MiB),
                    spread=Spread(4, {"ram_tree": 8 * MiB}))
     j = judge(m(410 * MiB, tensor=110 * MiB), Budget(), stored, DEFAULT, ci=True, update=False)
     assert j.verdict == "regression" and "ram_tensor 110.00 MiB > baseline 100.00 MiB +0.5% +4.00 MiB" in j.message
@@ -208,7 +210,7 @@ def test_one_run_records_as_before(tmp_path):
 
 
 def test_a_further_run_that_fails_records_nothing(tmp_path):
-    died = Measurement("error", {"ram": 300 * MiB}, error={"kind": "killed", "message": "killed by SIGKILL"})
+    died = Measurement("error", Peaks(ram=300 * MiB), error=Failure(kind="killed", message="killed by SIGKILL"))
     out, ran = run_case(tmp_path, [m(400 * MiB), m(401 * MiB), died, m(402 * MiB)])
     assert ran == 3 and out.baseline_write is None
     assert (out.result.verdict, out.result.passed) == (Verdict.ERROR, False)

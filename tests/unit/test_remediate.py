@@ -7,6 +7,7 @@ from itertools import combinations
 
 import pytest
 
+from gpu_budget.model.result import Failure
 from gpu_budget import Fix, Scenario
 from gpu_budget.declare import fixes
 from gpu_budget.model.figures import Peaks
@@ -137,10 +138,10 @@ def test_a_measured_candidate_is_judged_against_the_budget_alone():
     from gpu_budget.model.result import Measurement
 
     budget = mark(ram="100 MiB").budget
-    over = Measurement("ok", {"ram": 101 * 2**20}, wall_seconds=2.0)
-    within = Measurement("ok", {"ram": 99 * 2**20}, wall_seconds=2.0)
-    oom = Measurement("error", {"ram": None}, error={"kind": "oom", "message": "CUDA out of memory"})
-    crash = Measurement("error", {"ram": None}, error={"kind": "exception", "message": "KeyError: 'x'"})
+    over = Measurement("ok", Peaks(ram=101 * 2**20), wall_seconds=2.0)
+    within = Measurement("ok", Peaks(ram=99 * 2**20), wall_seconds=2.0)
+    oom = Measurement("error", Peaks(ram=None), error=Failure(kind="oom", message="CUDA out of memory"))
+    crash = Measurement("error", Peaks(ram=None), error=Failure(kind="exception", message="KeyError: 'x'"))
     assert remediate.trial_outcome(over, budget) == Trial(
         (), "over-budget", over.peaks, "host RAM peak 101.00 MiB > budget 100.00 MiB", 2.0)
     assert remediate.trial_outcome(within, budget).verdict == "pass"

@@ -4,6 +4,7 @@ import sys
 
 import pytest
 
+from gpu_budget.model.result import Failure
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.declare.sweep import SweepAxis, parse
 from gpu_budget.model.figures import Peaks
@@ -88,7 +89,7 @@ def test_points_and_environments_cross_as_json():
     back = Result.from_json(row.to_json())
     assert back.sweep == (point,) and back.environment == OLD
     measured = Measurement(status="error", peaks=Peaks(ram=5), exitcode=-9, environment=OLD,
-                           error={"kind": "killed", "message": "x"})
+                           error=Failure(kind="killed", message="x"))
     assert Measurement.from_json(measured.to_json()) == measured
 
 

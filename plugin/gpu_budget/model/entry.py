@@ -53,7 +53,7 @@ class Entry:
 
     Read from a validated file by lookup() and written by entry_from(): JSON
     only at the file's edge (and in an xdist worker's shipment of pending
-    writes). A mapping given for a typed field is read as its JSON.
+    writes). A report row holds a part of it (`to_row_json`).
     """
 
     peaks: Peaks
@@ -68,28 +68,18 @@ class Entry:
     rank_phases: Mapping[int, Mapping[str, Peaks]] = field(default_factory=dict)  # rank -> its phases
     spread: Spread | None = None  # recorded over several runs: their spread; None: one run (or an older entry)
 
-    def __post_init__(self) -> None:
-        def peaks(value: Any) -> Peaks:
-            return value if isinstance(value, Peaks) else Peaks.from_json(value)
-
-        tolerance = self.tolerance
-        if isinstance(tolerance, Mapping):
-            tolerance = Tolerance(rel=tolerance["rel"], abs=tolerance["abs"])
-        typed = {"peaks": peaks(self.peaks), "phases": {n: peaks(p) for n, p in self.phases.items()},
-                 "tolerance": tolerance, "ranks": {int(r): peaks(p) for r, p in self.ranks.items()},
-                 "rank_phases": {int(r): {n: peaks(p) for n, p in by.items()} for r, by in self.rank_phases.items()}}
-        spread = self.spread
-        typed["spread"] = Spread.from_json(spread) if isinstance(spread, Mapping) else spread
-        for name, value in typed.items():
-            object.__setattr__(self, name, value)
-
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Entry:
-        return cls(peaks=data["peaks"], phases=dict(data.get("phases") or {}),
+        """An entry from a baseline file, or the part of one a report row holds (`to_row_json`)."""
+        tolerance, spread = data.get("tolerance"), data.get("spread")
+        return cls(peaks=Peaks.from_json(data["peaks"]), phases=_phases(data.get("phases")),
                    fingerprint=dict(data.get("fingerprint") or {}), recorded=data.get("recorded"),
-                   tolerance=data.get("tolerance"), scenario=data.get("scenario"), fixes=tuple(data.get("fixes") or ()),
-                   params=dict(data.get("params") or {}), ranks=dict(data.get("ranks") or {}),
-                   rank_phases=dict(data.get("rank_phases") or {}), spread=data.get("spread"))
+                   tolerance=None if tolerance is None else Tolerance(rel=tolerance["rel"], abs=tolerance["abs"]),
+                   scenario=data.get("scenario"), fixes=tuple(data.get("fixes") or ()),
+                   params=dict(data.get("params") or {}),
+                   ranks={int(r): Peaks.from_json(p) for r, p in (data.get("ranks") or {}).items()},
+                   rank_phases={int(r): _phases(by) for r, by in (data.get("rank_phases") or {}).items()},
+                   spread=None if spread is None else Spread.from_json(spread))
 
     def to_json(self) -> dict[str, Any]:
         """The JSON of the entry (files sort their keys: a rewrite changes no unchanged entry)."""
@@ -101,3 +91,12 @@ class Entry:
                 **({"rank_phases": {str(r): {n: p.to_json(ALL) for n, p in by.items()}
                                     for r, by in self.rank_phases.items()}} if self.rank_phases else {}),
                 **({"spread": self.spread.to_json()} if self.spread is not None else {})}
+
+    def to_row_json(self) -> dict[str, Any]:
+        """What a report row holds of the entry it was compared against: its peaks, when and how it was recorded."""
+        return {"peaks": self.peaks.to_json(), "recorded": self.recorded, "fingerprint": dict(self.fingerprint),
+                "phases": {name: p.to_json(ALL) for name, p in self.phases.items()}}
+
+
+def _phases(data: Mapping[str, Mapping[str, int | None]] | None) -> dict[str, Peaks]:
+    return {name: Peaks.from_json(p) for name, p in (data or {}).items()}

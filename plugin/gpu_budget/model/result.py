@@ -10,15 +10,17 @@ stand-in measurement, a row read back) is read as that field's JSON.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
+from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, Step
 from gpu_budget.model.metric import ALL
 
 NO_PEAKS = Peaks()
+T = TypeVar("T")
 
 
 class Verdict(str, Enum):
@@ -49,6 +51,10 @@ class Failure(Fields):
     def to_json(self) -> dict[str, Any]:
         return self._json()
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Failure:
+        return cls(**data)
+
 
 @dataclass(frozen=True)
 class SnapshotRun(Fields):
@@ -66,7 +72,7 @@ class SnapshotRun(Fields):
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SnapshotRun:
         return cls(data["status"], Peaks.from_json(data.get("peaks")),
-                   None if data.get("error") is None else Failure(**data["error"]), data.get("wall_seconds"))
+                   _maybe(Failure.from_json, data.get("error")), data.get("wall_seconds"))
 
 
 @dataclass(frozen=True)
@@ -195,23 +201,6 @@ class Measurement:
     def __post_init__(self) -> None:
         if self.status not in ("ok", "error"):
             raise ValueError(f"Measurement status {self.status!r}: expected 'ok' or 'error'")
-        typed = {  # a mapping given for a typed field is its JSON
-            "peaks": Peaks.from_json(self.peaks) if not isinstance(self.peaks, Peaks) else self.peaks,
-            "step_peaks": Peaks.from_json(self.step_peaks) if isinstance(self.step_peaks, Mapping)
-            and not isinstance(self.step_peaks, Peaks) else self.step_peaks,
-            "phases": {name: p if isinstance(p, PhaseRecord) else PhaseRecord.from_json({"name": name, **p})
-                       for name, p in self.phases.items()},
-            "steps": tuple(s if isinstance(s, Step) else Step.from_json(s) for s in self.steps),
-            "error": self.error if self.error is None or isinstance(self.error, Failure) else Failure(**self.error),
-            "ranks": tuple(r if isinstance(r, RankFigures) else RankFigures.from_json(r) for r in self.ranks),
-            "node": self.node if self.node is None or isinstance(self.node, Node) else Node.from_json(self.node),
-            "jit_rerun": self.jit_rerun if self.jit_rerun is None or isinstance(self.jit_rerun, JitRerun)
-            else JitRerun.from_json(self.jit_rerun),
-            "environment": self.environment if self.environment is None or isinstance(self.environment, EnvironmentRecord)
-            else EnvironmentRecord.from_json(self.environment),
-        }
-        for name, value in typed.items():
-            object.__setattr__(self, name, value)
 
     @property
     def ok(self) -> bool:
@@ -245,12 +234,15 @@ class Measurement:
     def _from_row(cls, row: Mapping[str, Any]) -> Measurement:
         peaks = Peaks.from_json(row["peaks"])
         return cls(status="ok" if row.get("error") is None else "error", peaks=peaks,
-                   phases=row.get("phases") or {}, step_peaks=row.get("step_peaks"), steps=tuple(row.get("steps") or ()),
-                   growth=row.get("growth") or {}, info=row.get("info") or {}, error=row.get("error"),
+                   phases={name: PhaseRecord.from_json({"name": name, **p}) for name, p in (row.get("phases") or {}).items()},
+                   step_peaks=_maybe(Peaks.from_json, row.get("step_peaks")),
+                   steps=tuple(Step.from_json(s) for s in row.get("steps") or ()),
+                   growth=row.get("growth") or {}, info=row.get("info") or {}, error=_maybe(Failure.from_json, row.get("error")),
                    cuda=peaks.vram_allocated is not None, ram_method=row.get("ram_method"),
                    ram_tree_method=row.get("ram_tree_method"), ram_tree_bound=row.get("ram_tree_bound"),
-                   wall_seconds=row.get("wall_seconds"), ranks=tuple(row.get("ranks") or ()), node=row.get("node"),
-                   jit_rerun=row.get("jit_rerun"), environment=row.get("environment"))
+                   wall_seconds=row.get("wall_seconds"), ranks=tuple(RankFigures.from_json(r) for r in row.get("ranks") or ()),
+                   node=_maybe(Node.from_json, row.get("node")), jit_rerun=_maybe(JitRerun.from_json, row.get("jit_rerun")),
+                   environment=_maybe(EnvironmentRecord.from_json, row.get("environment")))
 
     def to_json(self) -> dict[str, Any]:
         """The whole measurement, as it crosses a process (a helper in another environment, isolate/remote.py)."""
@@ -261,25 +253,6 @@ class Measurement:
     def from_json(cls, data: Mapping[str, Any]) -> Measurement:
         return replace(cls._from_row(data), status=data["status"], exitcode=data.get("exitcode"),
                        snapshot=data.get("snapshot"), cuda=bool(data.get("cuda")))
-
-
-@dataclass(frozen=True)
-class StoredBaseline(Fields):
-    """The baseline entry a case was compared against, as its row shows it: peaks, per phase, when and how recorded."""
-
-    peaks: Peaks
-    recorded: str | None = None
-    fingerprint: Mapping[str, Any] = field(default_factory=dict)
-    phases: Mapping[str, Peaks] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"peaks": self.peaks.to_json(), "recorded": self.recorded, "fingerprint": dict(self.fingerprint),
-                "phases": {name: p.to_json(ALL) for name, p in self.phases.items()}}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> StoredBaseline:
-        return cls(Peaks.from_json(data["peaks"]), data.get("recorded"), dict(data.get("fingerprint") or {}),
-                   {name: Peaks.from_json(p) for name, p in (data.get("phases") or {}).items()})
 
 
 @dataclass(frozen=True)
@@ -388,7 +361,7 @@ class Result:
     budget_origin: str | None = None  # where the budget's figure comes from (marks.ORIGINS): FINDINGS.md says what it shows
     tolerance: Mapping[str, float | int] | None = None
     measurement: Measurement | None = None
-    baseline: StoredBaseline | None = None
+    baseline: Entry | None = None  # the stored entry compared against
     change: Mapping[str, float | None] = field(default_factory=dict)
     fingerprint_changed: tuple[str, ...] = ()
     setup: SetupNote | None = None  # against the baseline's setup (compare.Setup)
@@ -400,16 +373,6 @@ class Result:
     worker: Mapping[str, Any] | None = None  # an xdist worker's placement
     sweep: tuple[SweepPoint, ...] = ()  # --gpu-budget-sweep: the case at each version swept, reported beside its verdict
     unchecked: tuple[str, ...] = ()  # budgets declared but not checked on this host, each with why (a VRAM one on a CPU)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sweep", tuple(p if isinstance(p, SweepPoint) else SweepPoint.from_json(p)
-                                                for p in self.sweep))
-        typed = {"baseline": StoredBaseline, "setup": SetupNote, "snapshot_run": SnapshotRun,
-                 "remediation": Remediation}  # a mapping given for a typed field is its JSON
-        for name, cls in typed.items():
-            value = getattr(self, name)
-            if isinstance(value, Mapping) and not isinstance(value, cls):
-                object.__setattr__(self, name, cls.from_json(value))
 
     # what was measured, read through: a case that ran no child has no peaks, phases or facts
     @property
@@ -472,7 +435,7 @@ class Result:
         if self.measurement is not None:
             row.update(self.measurement._row_fields(), fingerprint_changed=list(self.fingerprint_changed),
                        setup=None if self.setup is None else self.setup.to_json())
-        row.update(baseline=None if self.baseline is None else self.baseline.to_json(), change=dict(self.change),
+        row.update(baseline=None if self.baseline is None else self.baseline.to_row_json(), change=dict(self.change),
                    verdict=str(self.verdict), passed=self.passed, message=self.message)
         optional = {"remediation": None if self.remediation is None else self.remediation.to_json(),
                     "snapshot_run": None if self.snapshot_run is None else self.snapshot_run.to_json(),
@@ -492,15 +455,20 @@ class Result:
                 budget=row.get("budget") or {"ram": None, "vram": None}, expect=row.get("expect"),
                 budget_origin=row.get("budget_origin"), tolerance=row.get("tolerance"),
                 measurement=Measurement._from_row(row) if "wall_seconds" in row else None,
-                baseline=None if row.get("baseline") is None else StoredBaseline.from_json(row["baseline"]),
+                baseline=_maybe(Entry.from_json, row.get("baseline")),
                 change=row.get("change") or {}, fingerprint_changed=tuple(row.get("fingerprint_changed") or ()),
                 setup=None if row.get("setup") is None else SetupNote.from_json(row["setup"]),
                 remediation=None if row.get("remediation") is None else Remediation.from_json(row["remediation"]),
                 snapshot_run=None if row.get("snapshot_run") is None else SnapshotRun.from_json(row["snapshot_run"]),
                 snapshot=row.get("snapshot"), growth_projection=row.get("growth_projection"), plot=row.get("plot"),
-                worker=row.get("worker"), sweep=tuple(row.get("sweep") or ()), unchecked=tuple(row.get("unchecked") or ()))
+                worker=row.get("worker"), sweep=tuple(SweepPoint.from_json(p) for p in row.get("sweep") or ()), unchecked=tuple(row.get("unchecked") or ()))
         except KeyError as exc:
             raise ValueError(f"not a gpu-budget result row (no {exc.args[0]!r}): {dict(row)!r:.200}") from None
+
+
+def _maybe(read: Callable[[Mapping[str, Any]], T], data: Mapping[str, Any] | None) -> T | None:
+    """A typed field read from its JSON, where the JSON holds one."""
+    return None if data is None else read(data)
 
 
 def _verdict(value: str) -> Verdict:
