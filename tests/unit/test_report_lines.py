@@ -1,7 +1,8 @@
 """The table's change column and the setup lines say what was compared, in the table's own words."""
 
 from gpu_budget.model.figures import Peaks
-from gpu_budget.model.result import Measurement, Result, SetupNote
+from gpu_budget.model.result import Measurement, Result
+from gpu_budget.model.setup import Setup
 from gpu_budget.report import terminal
 
 MiB = 2**20
@@ -10,7 +11,7 @@ MiB = 2**20
 def _row(change=None, setup=None, fingerprint_changed=()) -> Result:
     measured = Measurement(status="ok", peaks=Peaks(ram=500 * MiB, ram_tree=510 * MiB))
     return Result(nodeid="t.py::test", scenario="s", scale="tiny", verdict="pass", passed=True, message="",
-                  measurement=measured, change=change or {}, setup=None if setup is None else SetupNote.from_json(setup), fingerprint_changed=fingerprint_changed)
+                  measurement=measured, change=change or {}, setup=None if setup is None else Setup.from_json(setup), fingerprint_changed=fingerprint_changed)
 
 
 def test_the_change_column_names_the_tree_as_the_table_does():

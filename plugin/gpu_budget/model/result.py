@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, Step
-from gpu_budget.model.metric import ALL
+from gpu_budget.model.setup import Setup
 
 NO_PEAKS = Peaks()
 T = TypeVar("T")
@@ -256,29 +256,6 @@ class Measurement:
 
 
 @dataclass(frozen=True)
-class SetupNote(Fields):
-    """How the run's setup relates to its baseline's (judge/compare.py Setup): the policy that applied, the floor
-    shift taken off, whether it moved past the gate's threshold, and the floor-only differences kept quiet."""
-
-    policy: str | None
-    floor_shift: int
-    floor_moved: bool | None = None  # None in rows written before the report held it
-    quiet: tuple[str, ...] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out = self._json(("floor_moved", "quiet"))
-        if self.quiet is not None:
-            out["quiet"] = list(self.quiet)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SetupNote:
-        quiet = data.get("quiet")
-        return cls(data.get("policy"), data.get("floor_shift", 0), data.get("floor_moved"),
-                   None if quiet is None else tuple(quiet))
-
-
-@dataclass(frozen=True)
 class Trial(Fields):
     """One real run of the remediation search: the fixes it added, its verdict against the budget, its peaks."""
 
@@ -364,7 +341,7 @@ class Result:
     baseline: Entry | None = None  # the stored entry compared against
     change: Mapping[str, float | None] = field(default_factory=dict)
     fingerprint_changed: tuple[str, ...] = ()
-    setup: SetupNote | None = None  # against the baseline's setup (compare.Setup)
+    setup: Setup | None = None  # against the baseline's setup
     remediation: Remediation | None = None  # the remediation search's answer
     snapshot_run: SnapshotRun | None = None  # the recording re-run of a failing CUDA case
     snapshot: str | None = None  # its memory snapshot, kept
@@ -457,7 +434,7 @@ class Result:
                 measurement=Measurement._from_row(row) if "wall_seconds" in row else None,
                 baseline=_maybe(Entry.from_json, row.get("baseline")),
                 change=row.get("change") or {}, fingerprint_changed=tuple(row.get("fingerprint_changed") or ()),
-                setup=None if row.get("setup") is None else SetupNote.from_json(row["setup"]),
+                setup=_maybe(Setup.from_json, row.get("setup")),
                 remediation=None if row.get("remediation") is None else Remediation.from_json(row["remediation"]),
                 snapshot_run=None if row.get("snapshot_run") is None else SnapshotRun.from_json(row["snapshot_run"]),
                 snapshot=row.get("snapshot"), growth_projection=row.get("growth_projection"), plot=row.get("plot"),

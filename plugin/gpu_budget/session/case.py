@@ -23,7 +23,7 @@ from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.judge import baselines, files, fingerprint, keys
 from gpu_budget.judge.compare import judge
 from gpu_budget.model.entry import Entry, Spread
-from gpu_budget.model.result import EnvironmentRecord, Measurement, Result, SetupNote, SnapshotRun, Verdict
+from gpu_budget.model.result import EnvironmentRecord, Measurement, Result, SnapshotRun, Verdict
 from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
 from gpu_budget.requires import MissingDependency
@@ -268,7 +268,7 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
         growth_projection=None if verdict.projection is None else verdict.projection.to_json(),
         baseline=baseline,
         fingerprint_changed=tuple(setup.described) if baseline else (),
-        setup=SetupNote(setup.policy, setup.floor_shift, setup.floor_moved, setup.quiet) if baseline else None)
+        setup=setup if baseline else None)
     return Judged(asked, result, measurement, baseline, fprint, path, verdict.write_baseline)
 
 
