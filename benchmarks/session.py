@@ -44,13 +44,13 @@ def fresh_session(jobs: list[dict], python: str = sys.executable, env: dict | No
 
 def run(spec: dict) -> dict:
     from gpu_budget.isolate import forkserver
-    from gpu_budget.judge import fingerprint
+    from gpu_budget.measure import host
 
     jobs, dispatch, threads = spec["jobs"], spec.get("dispatch", "avx2"), spec.get("threads", THREADS)
     preload, chosen, out = gate_preload(), scenarios(), []
     device = forkserver.probe(preload=preload, dispatch_mode=dispatch)
-    fprint = fingerprint.collect(device, fingerprint.hardware_key(device), forkserver.forkserver_environ(dispatch),
-                                 threads, "steady", dispatch, preload)
+    fprint = host.collect(device, host.hardware_key(device), forkserver.forkserver_environ(dispatch),
+                          threads, "steady", dispatch, preload)
     for position, job in enumerate(jobs):
         scn = chosen[job["case"]]
         assets = ASSETS / scn.asset_key("tiny")  # planted bytes change no asset: the clean scenario's

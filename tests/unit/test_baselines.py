@@ -8,7 +8,7 @@ import pytest
 
 from gpu_budget.judge import baselines, baselines_cli, files
 from gpu_budget.judge.files import BaselineError
-from gpu_budget.judge.fingerprint import hardware_key
+from gpu_budget.measure.host import hardware_key
 from gpu_budget.model.entry import Entry
 
 GOOD_ENTRY = {"peaks": {"ram": 123, "vram_allocated": None}, "phases": {"load": {"ram": 100}},

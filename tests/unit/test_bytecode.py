@@ -8,11 +8,12 @@ import types
 
 import pytest
 
-from gpu_budget.model.figures import Peaks
-from gpu_budget.judge import bytecode, fingerprint
+from gpu_budget.judge import fingerprint
 from gpu_budget.judge.compare import judge
+from gpu_budget.measure import host
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
+from gpu_budget.model.figures import Peaks
 from gpu_budget.model.result import Measurement
 
 MiB = 2**20
@@ -26,15 +27,15 @@ def _source(folder, name="mod", text="x = 1\n"):
 
 def test_a_pyc_whose_header_matches_the_source_is_usable_and_a_stale_or_missing_one_is_not(tmp_path):
     source = _source(tmp_path)
-    assert not bytecode.usable_pyc(str(source))  # none written
+    assert not host.usable_pyc(str(source))  # none written
     py_compile.compile(str(source), invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
-    assert bytecode.usable_pyc(str(source))
+    assert host.usable_pyc(str(source))
     stat = source.stat()
     os.utime(source, (stat.st_atime, stat.st_mtime + 10))  # edited since: the import recompiles
-    assert not bytecode.usable_pyc(str(source))
+    assert not host.usable_pyc(str(source))
     source.write_text("x = 22\n")  # another size, mtime put back
     os.utime(source, (stat.st_atime, stat.st_mtime))
-    assert not bytecode.usable_pyc(str(source))
+    assert not host.usable_pyc(str(source))
 
 
 def test_a_pyc_of_another_python_is_not_usable(tmp_path):
@@ -42,18 +43,18 @@ def test_a_pyc_of_another_python_is_not_usable(tmp_path):
     cached = py_compile.compile(str(source))
     with open(cached, "r+b") as fh:
         fh.write(b"\x00\x00\r\n")  # another magic number
-    assert not bytecode.usable_pyc(str(source))
+    assert not host.usable_pyc(str(source))
 
 
 def test_hash_based_pycs_are_judged_as_the_import_judges_them(tmp_path):
     source = _source(tmp_path)
     py_compile.compile(str(source), invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-    assert bytecode.usable_pyc(str(source))
+    assert host.usable_pyc(str(source))
     source.write_text("x = 2\n")  # the same size, another hash
-    assert not bytecode.usable_pyc(str(source))
+    assert not host.usable_pyc(str(source))
     py_compile.compile(str(source), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
     source.write_text("x = 3\n")
-    assert bytecode.usable_pyc(str(source))  # unchecked: loaded whatever the source says
+    assert host.usable_pyc(str(source))  # unchecked: loaded whatever the source says
 
 
 def test_the_cache_prefix_is_where_the_pyc_is_looked_for(tmp_path, monkeypatch):
@@ -61,9 +62,9 @@ def test_the_cache_prefix_is_where_the_pyc_is_looked_for(tmp_path, monkeypatch):
     source = _source(tmp_path)
     py_compile.compile(str(source))
     monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))
-    assert not bytecode.usable_pyc(str(source))
+    assert not host.usable_pyc(str(source))
     py_compile.compile(str(source), cfile=importlib.util.cache_from_source(str(source)))
-    assert bytecode.usable_pyc(str(source))
+    assert host.usable_pyc(str(source))
 
 
 def _modules(folder, compiled: int, total: int) -> dict:
@@ -81,7 +82,7 @@ def _modules(folder, compiled: int, total: int) -> dict:
 
 @pytest.mark.parametrize("compiled, kind", [(20, "cached"), (18, "cached"), (10, "mixed"), (2, "source"), (0, "source")])
 def test_the_libraries_imported_modules_decide(tmp_path, compiled, kind):
-    facts = bytecode.seen(["torch"], _modules(tmp_path, compiled, 20))
+    facts = host.bytecode_seen(["torch"], _modules(tmp_path, compiled, 20))
     assert facts["bytecode"] == kind
     assert facts["bytecode_seen"].startswith(f"{compiled} of 20 modules with a usable .pyc; bytecode writes ")
 
@@ -92,25 +93,25 @@ def test_where_no_library_is_imported_each_installed_ones_init_is_checked_unimpo
     init = _source(package, "__init__", "raise RuntimeError('imported')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "peft", raising=False)
-    assert bytecode.library_sources(["peft"], {}) == [str(init)]
-    assert bytecode.seen(["peft"], {})["bytecode"] == "source"
+    assert host.library_sources(["peft"], {}) == [str(init)]
+    assert host.bytecode_seen(["peft"], {})["bytecode"] == "source"
     py_compile.compile(str(init))
-    assert bytecode.seen(["peft"], {})["bytecode"] == "cached"
+    assert host.bytecode_seen(["peft"], {})["bytecode"] == "cached"
     assert "peft" not in sys.modules
-    assert bytecode.seen(["no_such_library_xyz"], {}) == {"bytecode": None, "bytecode_seen": None}
+    assert host.bytecode_seen(["no_such_library_xyz"], {}) == {"bytecode": None, "bytecode_seen": None}
 
 
 def test_the_seen_detail_says_whether_bytecode_may_be_written(tmp_path, monkeypatch):
     modules = _modules(tmp_path, 0, 2)
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     assert "bytecode writes off (sys.dont_write_bytecode: PYTHONDONTWRITEBYTECODE or -B)" in \
-        bytecode.seen(["torch"], modules)["bytecode_seen"]
+        host.bytecode_seen(["torch"], modules)["bytecode_seen"]
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    assert bytecode.seen(["torch"], modules)["bytecode_seen"].endswith("bytecode writes on")
+    assert host.bytecode_seen(["torch"], modules)["bytecode_seen"].endswith("bytecode writes on")
 
 
 def test_the_probe_child_records_it():
-    facts = fingerprint.child_facts()
+    facts = host.child_facts()
     assert facts["bytecode"] in ("cached", "mixed", "source", None)
     assert ("bytecode_seen" in facts) and ("bytecode" in fingerprint.FOREIGN) and ("bytecode_seen" in fingerprint.INFO)
 

@@ -6,6 +6,7 @@ import pytest
 
 from gpu_budget.isolate import dispatch
 from gpu_budget.judge import fingerprint
+from gpu_budget.measure import host
 from gpu_budget.judge.fingerprint import POLICY, differences, package_change, worst_policy
 
 CPUINFO = """processor\t: 0
@@ -22,11 +23,11 @@ flags\t\t: fpu sse sse2 ssse3 sse4_1 sse4_2 cx16 popcnt lahf_lm avx avx2 bmi1 bm
 def test_cpu_model_and_level_from_cpuinfo(tmp_path, monkeypatch, extra, level):
     path = tmp_path / "cpuinfo"
     path.write_text(CPUINFO.format(extra=extra))
-    model, flags = fingerprint.cpu_info(str(path))
+    model, flags = host.cpu_info(str(path))
     assert model == "AMD EPYC 9B14"
-    monkeypatch.setattr(fingerprint.platform, "machine", lambda: "x86_64")
-    assert fingerprint.x86_level(flags) == level
-    assert fingerprint.x86_level({"sse2"}) == "x86-64"
+    monkeypatch.setattr(host.platform, "machine", lambda: "x86_64")
+    assert host.x86_level(flags) == level
+    assert host.x86_level({"sse2"}) == "x86-64"
 
 
 def test_every_policy_field_has_one_kind():
@@ -63,7 +64,7 @@ def test_package_change_names_added_removed_and_changed():
 
 
 def test_host_facts_record_the_allocator_environment():
-    facts = fingerprint.host_facts({"MALLOC_ARENA_MAX": "2", "PATH": "/bin", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+    facts = host.host_facts({"MALLOC_ARENA_MAX": "2", "PATH": "/bin", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
                                    threads=1, malloc="steady", dispatch="avx2", preload=("torch",))
     assert facts["malloc_env"] == "MALLOC_ARENA_MAX=2"
     assert facts["cuda_alloc_conf"] == "expandable_segments:True"
@@ -72,10 +73,10 @@ def test_host_facts_record_the_allocator_environment():
 
 
 def test_child_facts_read_the_floor_and_the_packages_imported():
-    facts = fingerprint.child_facts()
+    facts = host.child_facts()
     assert facts["floor"] > 10 * 2**20  # this interpreter's resident size
     assert "pytest" in facts["packages"]
-    assert fingerprint.packages_digest(facts["packages"]) == fingerprint.packages_digest(dict(reversed(facts["packages"].items())))
+    assert host.packages_digest(facts["packages"]) == host.packages_digest(dict(reversed(facts["packages"].items())))
 
 
 def test_dispatch_pin_caps_x86_at_avx2_and_leaves_what_the_environment_sets():
@@ -102,7 +103,7 @@ def test_pin_reaches_the_children_and_not_this_process():
 def test_a_preload_module_that_failed_to_import_is_marked_in_the_fingerprint():
     """The forkserver skips a preload import that fails, silently; the floor is then made without it (a GPU host
     missing one wheel read S2's floor 136 MiB lower), so the fingerprint says so and the setup policy sees it."""
-    from gpu_budget.judge.fingerprint import NOT_IMPORTED, preload_seen
+    from gpu_budget.measure.host import NOT_IMPORTED, preload_seen
 
     assert preload_seen(["json", "os"], {"json": 1, "os": 1}) == "json os"
     assert preload_seen(["json", "s1_runner"], {"json": 1}) == f"json s1_runner{NOT_IMPORTED}"

@@ -227,7 +227,7 @@ class _Run:
 
 
 def _probe(emit, preload: list[str]) -> None:
-    from gpu_budget.judge.fingerprint import NOT_IMPORTED, child_facts, preload_seen
+    from gpu_budget.measure.host import NOT_IMPORTED, child_facts, preload_seen
     from gpu_budget.measure.meter import device_info
 
     facts = child_facts()  # first: the floor is what the child starts with

@@ -22,6 +22,7 @@ from gpu_budget.units import format_size
 
 # One fingerprint field's value: a version, a name, a count, a digest, a command's environment, or unknown (None)
 Fact = str | int | float | bool | Mapping[str, str] | None
+Fingerprint = Mapping[str, Fact]  # field -> fact: what a baseline entry was recorded under (judge/fingerprint.py)
 SetupJson = Mapping[str, str | int | bool | list[str] | None]  # a row's "setup": policy, floor_shift, floor_moved, quiet
 FOREIGN = "foreign"  # the policy under which the host RAM peak is not compared (judge/fingerprint.py)
 

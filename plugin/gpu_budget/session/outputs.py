@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gpu_budget.judge import fingerprint
+from gpu_budget.measure.host import NOT_IMPORTED
 from gpu_budget.report import artifacts, json_report, summary, sweep_table, tally, terminal
 from gpu_budget.search.explore import Exploration
 from gpu_budget.session.data import SessionData
@@ -62,8 +62,8 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
         write(f"setup: {fp.get('cpu')} ({fp.get('cpu_level')}), kernels {fp.get('isa')} (dispatch {fp.get('dispatch')}), "
               f"{fp.get('threads')} thread(s) per child, malloc {fp.get('malloc')}, import floor "
               f"{format_size(fp.get('floor'))}")
-        failed = [name.removesuffix(fingerprint.NOT_IMPORTED) for name in (fp.get("preload") or "").split()
-                  if name.endswith(fingerprint.NOT_IMPORTED)]
+        failed = [name.removesuffix(NOT_IMPORTED) for name in (fp.get("preload") or "").split()
+                  if name.endswith(NOT_IMPORTED)]
         if failed and data.ran_functions:  # only a function case's child is forked from the forkserver
             write(f"preload: {', '.join(failed)} failed to import in the forkserver (run `python -c 'import "
                   f"{failed[0]}'` to see why): the children import it themselves, so the import floor is lower "

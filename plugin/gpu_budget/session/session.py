@@ -24,7 +24,8 @@ from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver, placement
-from gpu_budget.judge import failsafe, files, fingerprint, keys
+from gpu_budget.judge import failsafe, files, keys
+from gpu_budget.measure import host
 from gpu_budget.model.result import Measurement, Result, Verdict
 from gpu_budget.report import revision, terminal
 from gpu_budget.requires import MissingDependency
@@ -106,9 +107,9 @@ class BudgetSession:
             if not self.is_worker and self.placement is None:  # before the forkserver starts: it inherits the pin
                 self.pinned_gpu = placement.pin_gpus(os.environ, opts.gpus_per_worker)
             device = forkserver.probe(preload=opts.preload, dispatch_mode=opts.dispatch)
-            self.data.hardware = fingerprint.collect(device, fingerprint.hardware_key(device),
-                                                     forkserver.forkserver_environ(opts.dispatch), opts.threads,
-                                                     opts.malloc, opts.dispatch, opts.preload)
+            self.data.hardware = host.collect(device, host.hardware_key(device),
+                                              forkserver.forkserver_environ(opts.dispatch), opts.threads,
+                                              opts.malloc, opts.dispatch, opts.preload)
             self.data.device = {k: v for k, v in device.items() if k != "setup"}
         return self.data.device
 
