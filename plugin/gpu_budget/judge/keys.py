@@ -1,7 +1,8 @@
-"""A case's key in its baseline file: the test file's path from its project root, the test's name, its label.
+"""Which entry of a baseline file is a case's: its key (model/case_id.py's rule), the legacy keys still read, and the
+keys a prune keeps.
 
-Baseline files are named by the test module's stem (files.path_for), so two
-test files of one name in a project (tests/a/test_same.py, tests/b/test_same.py)
+Baseline files are named by the test module's stem (store.py), so two test
+files of one name in a project (tests/a/test_same.py, tests/b/test_same.py)
 share a file; the key's path keeps their entries apart. Entries recorded before
 the key held the path are keyed by the name alone ("legacy" keys): such an entry
 is still read, as before, where no other module of that stem could own it.
@@ -11,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from gpu_budget.judge import files
+from gpu_budget.model import case_id
+from gpu_budget.model.case_id import SEPARATOR, CaseId
 
-SEPARATOR = "::"
+E = TypeVar("E")  # what a file's entries are read as: their JSON, or Entry
 
 
 def module_path(module: str | Path) -> str:
@@ -25,40 +28,44 @@ def module_path(module: str | Path) -> str:
     return path.relative_to(anchor).as_posix() if path.is_relative_to(anchor) else path.name
 
 
+def case_of(nodeid: str, module: str | Path, name: str, label: str | None = None) -> CaseId:
+    """The case of a test (`module` its file as collected, `name` its name with parameters) and label."""
+    return CaseId(nodeid, label, module_path(module), name, str(module))
+
+
+def row_case(nodeid: str, label: str | None, rootdir: Path) -> CaseId:
+    """The case of a report's row (`nodeid` the row's, '::label' added; its file relative to pytest's `rootdir`)."""
+    test = case_id.strip_label(nodeid, label)
+    return case_of(test, rootdir / test.split(SEPARATOR)[0], test.split(SEPARATOR)[-1], label)
+
+
 def case_key(module: str | Path, name: str, label: str | None = None) -> str:
     """'<file from the project root>::<test name>[::label]', e.g. 'memtests/test_s1_wav2vec2.py::test_fix[lora]::lora'."""
-    return module_path(module) + SEPARATOR + legacy_key(name, label)
+    return case_of("", module, name, label).key
 
 
-def legacy_key(name: str, label: str | None = None) -> str:
-    """The key entries were recorded under before it held the file's path: the test's name, '::label' added."""
-    return name + (f"{SEPARATOR}{label}" if label else "")
+legacy_key = case_id.legacy_key
+is_legacy = case_id.is_legacy
+test_name = case_id.key_function
 
 
-def is_legacy(key: str) -> bool:
-    """A key without the file's path (its first part names no .py file; a parameter's text is not a path)."""
-    first = key.split(SEPARATOR, 1)[0]
-    return "[" in first or not first.endswith(".py")
+def find(entries: Mapping[str, E], module: str | Path, name: str, label: str | None,
+         namesakes: Iterable[str | Path] = ()) -> tuple[str | None, E | None]:
+    """find_case() for a test named by its file, name and label."""
+    return find_case(entries, case_of("", module, name, label), namesakes)
 
 
-def test_name(key: str) -> str:
-    """The test function's name in a key of either form (parameters and label left off)."""
-    rest = key.split(SEPARATOR, 1)[1] if not is_legacy(key) else key
-    return rest.split(SEPARATOR)[0].split("[")[0]
-
-
-def find(entries: Mapping[str, Any], module: str | Path, name: str, label: str | None,
-         namesakes: Iterable[str | Path] = ()) -> tuple[str | None, Any]:
+def find_case(entries: Mapping[str, E], case: CaseId, namesakes: Iterable[str | Path] = ()) -> tuple[str | None, E | None]:
     """The key under which `entries` (one scale's) holds this case, and its entry; (None, None) where it holds none.
 
     The legacy key is read only where no other module could own it: no other
     test file of this stem was collected in the session (`namesakes`), and the
     file holds no keyed entry of this name from another file.
     """
-    key = case_key(module, name, label)
+    key = case.key
     if key in entries:
         return key, entries[key]
-    old = legacy_key(name, label)
+    old = case.legacy_key
     if old not in entries or any(True for _ in namesakes):
         return None, None
     tail = SEPARATOR + old
@@ -75,7 +82,7 @@ def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]]) -
     """
     keys = set(keys)
     names = {module_path(m): set(n) for m, n in collected.items()}
-    kept = {k for k in keys if not is_legacy(k) and test_name(k) in names.get(k.split(SEPARATOR, 1)[0], set())}
-    keyed = {k.split(SEPARATOR, 1)[1] for k in kept}
+    kept = {k for k in keys if not is_legacy(k) and test_name(k) in names.get(case_id.key_path(k), set())}
+    keyed = {case_id.key_case(k) for k in kept}
     every = set().union(*names.values()) if names else set()
     return kept | {k for k in keys if is_legacy(k) and test_name(k) in every and k not in keyed}
