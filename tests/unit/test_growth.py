@@ -81,7 +81,7 @@ def test_a_late_leak_is_read_over_the_last_judged_steps_and_said_to_be_still_gro
         "last judged: a leak, or a cache still filling. A cache that stops filling by step S reads as steady in a run "
         "of S + 4 steps or more (its last 3 judged steps flat), so a run of 20 steps tells a cache that fills within "
         "16 steps from a leak")]
-    row = check.to_json()["projections"][0]
+    row = check.record().to_json()["projections"][0]
     assert row["steps_fitted"] == [4, 9] and row["rises"] == [0, 0, 3 * MiB, 3 * MiB, 3 * MiB] and row["breaks"]
 
 

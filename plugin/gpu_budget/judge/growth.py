@@ -28,6 +28,7 @@ from typing import Any
 from gpu_budget.measure import rises
 from gpu_budget.model.budget import Budget
 from gpu_budget.model.figures import Step
+from gpu_budget.model.growth import GrowthRecord, ProjectionRecord
 from gpu_budget.units import MiB, format_size
 
 WARMUP, LAST, WINDOW, MIN_STEPS = rises.WARMUP, rises.LAST, rises.WINDOW, rises.MIN_STEPS
@@ -150,12 +151,14 @@ class Projection:
             return text + f" > budget {format_size(self.budget)}; {g.longer_run()}"
         return text + f", within budget {format_size(self.budget)}"
 
-    def to_json(self) -> dict[str, Any]:
+    def record(self) -> ProjectionRecord:
+        """What the row keeps of this projection."""
         g = self.growth
-        return {"metric": g.metric, "steps_fitted": [g.first, g.last], "rises": list(g.window.rises),
-                "rule": f"median rise of the running peak over the last {WINDOW} judged steps", "slope": round(g.slope),
-                "interval": [round(v) for v in g.interval], "allowance": round(g.allowance), "grows": g.grows,
-                "at_step": self.at_step, "projected": self.projected, "budget": self.budget, "breaks": self.breaks}
+        low, high = g.interval
+        return ProjectionRecord(g.metric, (g.first, g.last), tuple(g.window.rises),
+                                f"median rise of the running peak over the last {WINDOW} judged steps", round(g.slope),
+                                (round(low), round(high)), round(g.allowance), g.grows, self.at_step, self.projected,
+                                self.budget, self.breaks)
 
 
 @dataclass(frozen=True)
@@ -174,8 +177,9 @@ class Check:
     def notes(self) -> list[str]:
         return [p.describe() for p in self.projections if not p.breaks]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"steps": self.steps, "problem": self.problem, "projections": [p.to_json() for p in self.projections]}
+    def record(self) -> GrowthRecord:
+        """What the row keeps of the answer (Result.growth_projection)."""
+        return GrowthRecord(self.steps, self.problem, tuple(p.record() for p in self.projections))
 
 
 def check(records: Sequence[Mapping[str, Any]], peaks: Mapping[str, int | None], budget: Budget, steps: int | None,

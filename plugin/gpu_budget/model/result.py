@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, Step
+from gpu_budget.model.growth import GrowthRecord
 from gpu_budget.model.setup import Setup
 
 NO_PEAKS = Peaks()
@@ -345,7 +346,7 @@ class Result:
     remediation: Remediation | None = None  # the remediation search's answer
     snapshot_run: SnapshotRun | None = None  # the recording re-run of a failing CUDA case
     snapshot: str | None = None  # its memory snapshot, kept
-    growth_projection: Mapping[str, Any] | None = None  # judge/growth.py's Check, where the mark declared steps=
+    growth_projection: GrowthRecord | None = None  # the growth rule's answer, where the mark declared steps=
     plot: str | None = None
     worker: Mapping[str, Any] | None = None  # an xdist worker's placement
     sweep: tuple[SweepPoint, ...] = ()  # --gpu-budget-sweep: the case at each version swept, reported beside its verdict
@@ -416,7 +417,7 @@ class Result:
                    verdict=str(self.verdict), passed=self.passed, message=self.message)
         optional = {"remediation": None if self.remediation is None else self.remediation.to_json(),
                     "snapshot_run": None if self.snapshot_run is None else self.snapshot_run.to_json(),
-                    "snapshot": self.snapshot, "growth_projection": self.growth_projection, "plot": self.plot,
+                    "snapshot": self.snapshot, "growth_projection": None if self.growth_projection is None else self.growth_projection.to_json(), "plot": self.plot,
                     "sweep": [p.to_json() for p in self.sweep] or None, "unchecked": list(self.unchecked) or None}
         row.update({k: v for k, v in optional.items() if v is not None})
         return row
@@ -437,7 +438,7 @@ class Result:
                 setup=_maybe(Setup.from_json, row.get("setup")),
                 remediation=None if row.get("remediation") is None else Remediation.from_json(row["remediation"]),
                 snapshot_run=None if row.get("snapshot_run") is None else SnapshotRun.from_json(row["snapshot_run"]),
-                snapshot=row.get("snapshot"), growth_projection=row.get("growth_projection"), plot=row.get("plot"),
+                snapshot=row.get("snapshot"), growth_projection=_maybe(GrowthRecord.from_json, row.get("growth_projection")), plot=row.get("plot"),
                 worker=row.get("worker"), sweep=tuple(SweepPoint.from_json(p) for p in row.get("sweep") or ()), unchecked=tuple(row.get("unchecked") or ()))
         except KeyError as exc:
             raise ValueError(f"not a gpu-budget result row (no {exc.args[0]!r}): {dict(row)!r:.200}") from None

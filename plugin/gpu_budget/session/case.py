@@ -265,7 +265,7 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
     result = asked.but(
         measurement=measurement, verdict=verdict.verdict, passed=verdict.passed,
         message="; ".join([*asked.unchecked, verdict.message]), change=verdict.change,
-        growth_projection=None if verdict.projection is None else verdict.projection.to_json(),
+        growth_projection=None if verdict.projection is None else verdict.projection.record(),
         baseline=baseline,
         fingerprint_changed=tuple(setup.described) if baseline else (),
         setup=setup if baseline else None)

@@ -1,0 +1,63 @@
+"""What a row records of the growth rule's answer (judge/growth.py Check): a projection per metric, or why none.
+
+The rule and its words live in judge/growth.py; this is the record it leaves
+in a Result and the JSON report, read back by the report and the benchmarks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+ProjectionJson = Mapping[str, str | int | float | bool | list[int] | None]
+
+
+@dataclass(frozen=True)
+class ProjectionRecord:
+    """One metric's growth, as judged: the judged steps, their rises, the growth per step (`slope`) with its
+    interval and the clean allowance, whether it grows, and its projection to the declared step against the budget."""
+
+    metric: str
+    steps_fitted: tuple[int, int]
+    rises: tuple[int, ...] | None  # None: a row of a report written before the rule was the median rise
+    rule: str | None
+    slope: int
+    interval: tuple[int, int]
+    allowance: int
+    grows: bool
+    at_step: int
+    projected: int
+    budget: int | None
+    breaks: bool
+
+    def to_json(self) -> dict[str, str | int | bool | list[int] | None]:
+        rule = {} if self.rises is None else {"rises": list(self.rises), "rule": self.rule}
+        return {"metric": self.metric, "steps_fitted": list(self.steps_fitted), **rule, "slope": self.slope, "interval": list(self.interval), "allowance": self.allowance,
+                "grows": self.grows, "at_step": self.at_step, "projected": self.projected, "budget": self.budget,
+                "breaks": self.breaks}
+
+    @classmethod
+    def from_json(cls, data: ProjectionJson) -> ProjectionRecord:
+        first, last = data["steps_fitted"]
+        low, high = data["interval"]
+        rises = data.get("rises")
+        return cls(data["metric"], (first, last), None if rises is None else tuple(rises), data.get("rule"), data["slope"], (low, high),
+                   data["allowance"], data["grows"], data["at_step"], data["projected"], data["budget"], data["breaks"])
+
+
+@dataclass(frozen=True)
+class GrowthRecord:
+    """The growth rule's answer for one case: the declared run length, a projection per metric measured, or the
+    problem that kept it from projecting (too few steps)."""
+
+    steps: int | None
+    problem: str | None = None
+    projections: tuple[ProjectionRecord, ...] = ()
+
+    def to_json(self) -> dict[str, int | str | list[dict[str, str | int | bool | list[int] | None]] | None]:
+        return {"steps": self.steps, "problem": self.problem, "projections": [p.to_json() for p in self.projections]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, int | str | list[ProjectionJson] | None]) -> GrowthRecord:
+        return cls(data.get("steps"), data.get("problem"),
+                   tuple(ProjectionRecord.from_json(p) for p in data.get("projections") or ()))
