@@ -4,14 +4,14 @@ import signal
 
 import pytest
 
-from gpu_budget.isolate import child, forkserver
+from gpu_budget.isolate import child, forkserver, protocol
 
 
 def test_assets_fill_every_part_of_a_command_line():
     line = {"argv": ["python", "t.py", "--model", "{assets}/model"], "cwd": "{assets}", "env": {"DATA": "{assets}/d"}}
-    assert child._with_assets(line, "/a") == {"argv": ["python", "t.py", "--model", "/a/model"], "cwd": "/a",
+    assert protocol.fill_assets(line, "/a") == {"argv": ["python", "t.py", "--model", "/a/model"], "cwd": "/a",
                                               "env": {"DATA": "/a/d"}}
-    assert child._with_assets({"cwd": None}, "/a") == {"cwd": None}
+    assert protocol.fill_assets({"cwd": None}, "/a") == {"cwd": None}
 
 
 @pytest.mark.parametrize("exc,kind", [
@@ -46,7 +46,7 @@ def test_the_steady_allocator_is_set_where_glibc_allows():
     ({"timed_out": False, "wall_seconds": 1, "exitcode": 3}, "exited with code 3 without a result"),
 ])
 def test_how_a_child_ended_is_said_plainly(ending, text):
-    assert forkserver._describe_ending(ending).startswith(text)
+    assert forkserver._describe_ending(protocol.ChildEnding(**ending)).startswith(text)
 
 
 def test_an_unknown_allocator_mode_is_refused_naming_it(tmp_path):

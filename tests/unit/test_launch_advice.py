@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from gpu_budget.isolate.launcher import RankEvents, accelerate_options, cpu_advice, missing_flag
+from gpu_budget.isolate.wire import Message
 
 PY = sys.executable
 LAUNCH = [PY, "-m", "accelerate.commands.launch"]
@@ -72,7 +73,7 @@ def test_a_declared_count_the_launch_missed_names_the_flag_for_accelerate_and_as
 def events(*messages):
     ranks = RankEvents()
     for message in messages:
-        ranks.take(message)
+        ranks.take(Message.from_json(message))
     return ranks
 
 

@@ -12,7 +12,7 @@ from gpu_budget.model.result import EnvironmentRecord, Measurement, Result, Swee
 from gpu_budget.report.sweep_table import environment_lines, sweep_lines
 from gpu_budget.session import sweep
 from gpu_budget.session.case import fingerprint_for
-from gpu_budget.session.children import in_environment
+from gpu_budget.isolate.protocol import ScenarioJob
 
 MiB = 2**20
 OLD = EnvironmentRecord(("transformers==5.17.0",), {"transformers": "5.17.0", "huggingface-hub": "1.33.0"},
@@ -94,10 +94,10 @@ def test_points_and_environments_cross_as_json():
 
 
 def test_a_command_starting_with_this_interpreter_starts_with_the_environments():
-    job = Scenario(name="c", command=[sys.executable, "train.py"]).to_json("tiny")
-    assert in_environment(job, "/envs/e/bin/python")["command"]["argv"] == ["/envs/e/bin/python", "train.py"]
-    other = Scenario(name="c", command=["torchrun", "train.py"]).to_json("tiny")
-    assert in_environment(other, "/envs/e/bin/python") == other
+    job = ScenarioJob.of(Scenario(name="c", command=[sys.executable, "train.py"]), "tiny")
+    assert job.in_environment("/envs/e/bin/python").to_json()["command"]["argv"] == ["/envs/e/bin/python", "train.py"]
+    other = ScenarioJob.of(Scenario(name="c", command=["torchrun", "train.py"]), "tiny")
+    assert other.in_environment("/envs/e/bin/python") == other
 
 
 def test_the_fingerprint_records_what_the_environment_lays_over():

@@ -15,17 +15,19 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any
 
 from gpu_budget.isolate import events
+from gpu_budget.isolate.protocol import ChildRequest, ScenarioJob, SnapshotRequest, with_assets
+
+TORCH = "torch"
 
 
 def _pin_threads(threads: int) -> None:
     """Fix the thread count: with 2 cores and a busy neighbour an unpinned step ran 18x slower."""
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)
-    if "torch" in sys.modules:  # preloaded by the forkserver; never imported here for nothing
-        sys.modules["torch"].set_num_threads(threads)
+    if TORCH in sys.modules:  # preloaded by the forkserver; never imported here for nothing
+        sys.modules[TORCH].set_num_threads(threads)
 
 
 # glibc <malloc.h>: mallopt parameters, and the 128 KiB both thresholds start at
@@ -48,13 +50,13 @@ def steady_malloc() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, _STEADY_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _STEADY_BYTES))
 
 
-def _tensor_peak(info: dict[str, Any]):
+def _tensor_peak(info: dict[str, object]):
     """A tensors.TensorPeak for a run whose code imported torch; None for a torch-free run (nothing to count).
 
     A torch without dispatch modes (a stand-in module) is measured without the
     count, and the row's info says why.
     """
-    if "torch" not in sys.modules:
+    if TORCH not in sys.modules:
         return None
     try:
         from gpu_budget.measure.tensors import TensorPeak
@@ -68,7 +70,8 @@ def _plant_tensor(nbytes: int):
     """A touched uint8 tensor of `nbytes` (None for 0): a planted regression that is tensor memory."""
     if not nbytes:
         return None
-    return sys.modules["torch"].ones(nbytes, dtype=sys.modules["torch"].uint8)
+    torch = sys.modules[TORCH]
+    return torch.ones(nbytes, dtype=torch.uint8)
 
 
 def _platform_start_method() -> str:
@@ -109,8 +112,8 @@ class _MemoryHistory:
         self.torch, self.path = torch, path
 
     @classmethod
-    def start(cls, request: dict[str, Any] | None) -> _MemoryHistory | None:
-        torch = sys.modules.get("torch")
+    def start(cls, request: SnapshotRequest | None) -> _MemoryHistory | None:
+        torch = sys.modules.get(TORCH)
         if not request or torch is None:
             return None
         try:
@@ -118,7 +121,7 @@ class _MemoryHistory:
                                                      max_entries=cls.MAX_ENTRIES)
         except Exception:  # noqa: BLE001  a torch without the recorder: measure without it
             return None
-        return cls(torch, request["path"])
+        return cls(torch, request.path)
 
     def finish(self, emit) -> None:
         # a snapshot helps to read a failure; it is never a failure of its own
@@ -152,7 +155,7 @@ def _hide_gpus() -> None:
 
 def _refuse_bad_fork() -> None:
     """A child forked from a forkserver that initialised CUDA cannot use CUDA: say so instead of failing later."""
-    torch = sys.modules.get("torch")
+    torch = sys.modules.get(TORCH)
     in_bad_fork = getattr(getattr(torch, "cuda", None), "_is_in_bad_fork", None)
     if in_bad_fork is not None and in_bad_fork():
         raise RuntimeError("CUDA was initialised in the forkserver before this child was forked, so CUDA cannot be "
@@ -171,18 +174,7 @@ def _error_kind(exc: BaseException) -> str:
     return "exception"
 
 
-def _with_assets(value, assets: str):
-    """A command line (Scenario.command_line) with "{assets}" filled in every argument, the cwd and the env."""
-    if isinstance(value, str):
-        return value.replace("{assets}", assets)
-    if isinstance(value, list):
-        return [_with_assets(v, assets) for v in value]
-    if isinstance(value, dict):
-        return {k: _with_assets(v, assets) for k, v in value.items()}
-    return value
-
-
-def _measure_command(request: dict[str, Any], scenario: dict[str, Any], assets: Path, malloc: str, emit) -> None:
+def _measure_command(request: ChildRequest, job: ScenarioJob, assets: Path, malloc: str, emit) -> None:
     """A command scenario: start the user's command and measure its process tree (command.py).
 
     This process never touches CUDA: the command's processes report their own
@@ -197,14 +189,14 @@ def _measure_command(request: dict[str, Any], scenario: dict[str, Any], assets: 
     subreaper = become_subreaper()  # a process of the command that daemonises stays in the tree, and is ended with it
     meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit),
                   external=True, use_cuda=False)
-    if request.get("device") != "cpu":
+    if request.device != "cpu":
         meter.gpu_tree = GpuTree.open(meter.tree.members)
     emit(events.Started(os.getpid(), False, meter.ram_method, meter.ram_tree_method, subreaper, command=True))
-    line = _with_assets(scenario["command"], str(assets))
-    snapshot = (request.get("snapshot") or {}).get("path")
+    line = with_assets(job.command, str(assets))
+    snapshot = request.snapshot.path if request.snapshot is not None else None
     try:
-        facts = command.run(line, meter, request["threads"], malloc,
-                            on_rank=lambda rank, phase: emit(events.RankProgress(rank, phase)), snapshot=snapshot)
+        ran = command.run(line, meter, request.threads, malloc,
+                          on_rank=lambda rank, phase: emit(events.RankProgress(rank, phase)), snapshot=snapshot)
     except BaseException as exc:
         exc.meter = meter  # main() reports the error with the meter's info, after the phases it streamed
         if isinstance(exc, command.CommandFailed):  # the command failed, not this process: its figures stand
@@ -212,11 +204,11 @@ def _measure_command(request: dict[str, Any], scenario: dict[str, Any], assets: 
             if snapshot and os.path.getsize(snapshot):
                 emit(events.SnapshotDumped(snapshot))
         raise
-    summary = meter.summary(rank_cuda=facts.pop("rank_cuda", None))
+    summary = meter.summary(rank_cuda=ran.rank_cuda)
     meter.close()
-    if facts.get("snapshot"):
-        emit(events.SnapshotDumped(facts.pop("snapshot")))
-    emit(events.Finished(summary, {**meter.info, **facts, "malloc": malloc}))
+    if ran.snapshot:
+        emit(events.SnapshotDumped(ran.snapshot))
+    emit(events.Finished(summary, {**meter.info, **ran.to_json(), "malloc": malloc}))
 
 
 class _Run:
@@ -237,15 +229,15 @@ def _probe(emit, preload: list[str]) -> None:
     emit(events.DeviceSeen({**device_info(), "setup": facts}))
 
 
-def _prepare(func, scenario: dict[str, Any], assets: Path, emit) -> None:
+def _prepare(func, job: ScenarioJob, assets: Path, emit) -> None:
     from gpu_budget.declare.scenario import PrepareParams, RunContext
 
-    params = PrepareParams(scenario.get("prepare_params", scenario["params"]), scenario["params"], scenario["name"])
-    func(RunContext(scenario["scale"], params, tuple(scenario["fixes"]), assets, _device()))
+    params = PrepareParams(job.prepare_params, job.params, job.name)
+    func(RunContext(job.scale, params, job.fixes, assets, _device()))
     emit(events.Prepared())
 
 
-def _measure_runner(func, request: dict[str, Any], scenario: dict[str, Any], assets: Path, malloc: str, start_method: str, run: _Run,
+def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path, malloc: str, start_method: str, run: _Run,
                     emit) -> None:
     """A runner scenario: run(ctx) under a Meter in this process, its tree read on a thread."""
     from gpu_budget.declare.scenario import RunContext
@@ -254,16 +246,15 @@ def _measure_runner(func, request: dict[str, Any], scenario: dict[str, Any], ass
 
     subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
     meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit))
-    meter.tensors = None if meter.use_cuda or not request.get("tensors", True) else _tensor_peak(meter.info)
-    ctx = RunContext(scenario["scale"], scenario["params"], tuple(scenario["fixes"]), assets,
-                     "cuda" if meter.use_cuda else "cpu", meter)
+    meter.tensors = None if meter.use_cuda or not request.tensors else _tensor_peak(meter.info)
+    ctx = RunContext(job.scale, job.params, job.fixes, assets, "cuda" if meter.use_cuda else "cpu", meter)
     emit(events.Started(os.getpid(), bool(meter.use_cuda), meter.ram_method, meter.ram_tree_method, subreaper))
     # planted regressions (prove the gate can fail): retained, touched bytes for the whole run, as a bytes
     # object (host RAM sees it) or as a tensor made under the tracker (host RAM and tensor bytes see it)
-    planted = b"\x01" * int(scenario["params"].get("plant_bytes", 0))  # noqa: F841
-    run.history = _MemoryHistory.start(request.get("snapshot")) if meter.use_cuda else None
+    planted = b"\x01" * int(job.plant_bytes)  # noqa: F841
+    run.history = _MemoryHistory.start(request.snapshot) if meter.use_cuda else None
     with meter.tensors if meter.tensors is not None else contextlib.nullcontext():
-        planted_tensor = _plant_tensor(int(scenario["params"].get("plant_tensor_bytes", 0)))  # noqa: F841
+        planted_tensor = _plant_tensor(int(job.plant_tensor_bytes))  # noqa: F841
         info = func(ctx) or {}
     meter.stop()
     meter.whole_run()  # a runner that marked no phase is one phase, "run"
@@ -299,8 +290,9 @@ def _report_failure(exc: BaseException, run: _Run, emit) -> None:
         run.history.finish(emit)
 
 
-def main(request: dict[str, Any], out_path: str) -> None:
-    """Run request["scenario"]'s prepare or run function (or its command) and stream the outcome to out_path."""
+def main(request: ChildRequest, out_path: str) -> None:
+    """Run the request's scenario's prepare or run function (or its command), or probe, and stream the outcome to
+    out_path."""
     from gpu_budget.declare.scenario import resolve_ref
 
     out = open(out_path, "a", buffering=1)  # noqa: SIM115  closed in the finally below, after the error is out
@@ -312,27 +304,27 @@ def main(request: dict[str, Any], out_path: str) -> None:
             out.write(line)
             out.flush()
 
-    scenario, mode, run = request.get("scenario", {}), request["mode"], _Run()
+    job, mode, run = request.scenario, request.mode, _Run()
     try:
         os.setpgid(0, 0)  # its own process group: what it leaves running is ended with it (forkserver.run_child)
-        if request.get("device") == "cpu":
+        if request.device == "cpu":
             _hide_gpus()
         _refuse_bad_fork()
         if mode == "probe":
-            return _probe(emit, request.get("preload", []))
-        malloc = request.get("malloc", "steady")
+            return _probe(emit, list(request.preload))
+        malloc = request.malloc
         if malloc == "steady" and not steady_malloc():
             malloc = "system (mallopt unavailable)"
-        assets = Path(request["assets"])
-        if mode == "measure" and scenario.get("command"):
-            return _measure_command(request, scenario, assets, malloc, emit)
+        assets = Path(request.assets)
+        if mode == "measure" and job.command is not None:
+            return _measure_command(request, job, assets, malloc, emit)
         # import the scenario's module (and torch) first, so pinning reaches torch and nothing is measured of it
-        func = resolve_ref(scenario["prepare" if mode == "prepare" else "run"])
-        _pin_threads(request["threads"])
+        func = resolve_ref(job.prepare if mode == "prepare" else job.run)
+        _pin_threads(request.threads)
         start_method = _platform_start_method()
         if mode == "prepare":
-            return _prepare(func, scenario, assets, emit)
-        _measure_runner(func, request, scenario, assets, malloc, start_method, run, emit)
+            return _prepare(func, job, assets, emit)
+        _measure_runner(func, request, job, assets, malloc, start_method, run, emit)
     except BaseException as exc:  # noqa: BLE001  a crash is data
         _report_failure(exc, run, emit)
     finally:

@@ -47,11 +47,14 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from gpu_budget.declare.command_line import CommandLine
+from gpu_budget.declare.params import Json
 from gpu_budget.isolate import hints
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
+from gpu_budget.isolate.wire import Message
 from gpu_budget.model.figures import RankGpu
 from gpu_budget.oom import is_out_of_memory
 from gpu_budget.script import SNAPSHOT_VAR, SOCKET_VAR
@@ -170,30 +173,13 @@ class MarkServer:
 
     def _handle(self, conn: socket.socket, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = Message.from_json(json.loads(line))
         except ValueError:
-            message = {}
+            message = Message()
         self.ranks.take(message)
         self._progress(message)
         self._gpu(message)
-        pid, rank = message.get("pid"), message.get("rank")
-        if isinstance(pid, int):
-            self.heard.add(pid)
-            if isinstance(rank, int) and self.meter.tree is not None:
-                self.meter.tree.claim_rank(pid, rank)
-        if "exit" in message:
-            self.meter.tree.report(int(message["pid"]), int(message["exit"]), message.get("shared"),
-                                   rank if isinstance(rank, int) else None)
-            if isinstance(rank, int) and message.get("own") and isinstance(pid, int):
-                self.own_pids.setdefault(rank, pid)
-        elif "phase" in message:
-            if self._marks_phases(message):
-                self.meter.start(str(message["phase"]), message.get("step"))
-                self.marks += 1
-            else:
-                self.ignored += 1
-        elif "failed" in message and pid == self.main_pid and self.failure is None:
-            self.failure = (str(message["failed"]), bool(message.get("oom")), *self.meter.open_phase)
+        self._take(message)
         conn.setblocking(True)
         try:
             conn.sendall(b'{"ok": true}\n')
@@ -201,30 +187,50 @@ class MarkServer:
             pass
         conn.setblocking(False)
 
-    def _gpu(self, message: dict[str, Any]) -> None:
+    def _take(self, message: Message) -> None:
+        """What a message tells the tree and the phases: who sent it, its exit report, a phase mark, a failure."""
+        pid, rank = message.pid, message.rank
+        if pid is not None:
+            self.heard.add(pid)
+            if rank is not None and self.meter.tree is not None:
+                self.meter.tree.claim_rank(pid, rank)
+        if message.exit is not None:
+            self.meter.tree.report(pid, message.exit, message.shared, rank)
+            if rank is not None and message.own and pid is not None:
+                self.own_pids.setdefault(rank, pid)
+        elif message.phase is not None:
+            if self._marks_phases(message):
+                self.meter.start(message.phase, message.step)
+                self.marks += 1
+            else:
+                self.ignored += 1
+        elif message.failed is not None and pid == self.main_pid and self.failure is None:
+            self.failure = (message.failed, message.oom, *self.meter.open_phase)
+
+    def _gpu(self, message: Message) -> None:
         """The GPU figures a process sent: the command's own process's close its open phase (before the phase its
         mark begins); the GPU it named is the tree's (a rank's figures are the ranks' own: RankEvents)."""
-        if message.get("gpu") and self.meter.gpu_tree is not None:
-            self.meter.gpu_tree.note_device(str(message["gpu"]))
-        if message.get("pid") == self.main_pid and isinstance(message.get("cuda"), dict):
-            self.meter.report_gpu(message["cuda"])
+        if message.gpu and self.meter.gpu_tree is not None:
+            self.meter.gpu_tree.note_device(message.gpu)
+        if message.pid == self.main_pid and message.cuda is not None:
+            self.meter.report_gpu(message.cuda)
 
-    def _progress(self, message: dict[str, Any]) -> None:
+    def _progress(self, message: Message) -> None:
         """A rank's phase mark, or its own process's exit, to on_rank(rank, phase or None)."""
-        rank = message.get("rank")
-        if self.on_rank is None or not isinstance(rank, int):
+        rank = message.rank
+        if self.on_rank is None or rank is None:
             return
-        if "phase" in message:
-            self.on_rank(rank, str(message["phase"]))
-        elif "exit" in message and message.get("own"):
+        if message.phase is not None:
+            self.on_rank(rank, message.phase)
+        elif message.exited_own:
             self.on_rank(rank, None)
 
-    def _marks_phases(self, message: dict[str, Any]) -> bool:
+    def _marks_phases(self, message: Message) -> bool:
         """The command's own process marks the phases, or under a launcher rank 0's process (the first to mark)."""
-        if message.get("pid") == self.main_pid:
+        if message.pid == self.main_pid:
             return True
-        if message.get("rank") == 0 and self.rank0_pid in (None, message.get("pid")):
-            self.rank0_pid = message.get("pid")
+        if message.rank == 0 and self.rank0_pid in (None, message.pid):
+            self.rank0_pid = message.pid
             return True
         return False
 
@@ -236,41 +242,63 @@ class MarkServer:
         shutil.rmtree(self.dir, ignore_errors=True)  # the socket file and its folder
 
 
-def _check_start(line: dict[str, Any]) -> None:
-    cwd = line["cwd"]
-    if cwd is not None and not os.path.isdir(cwd):
-        raise CommandFailed("command", f"its cwd {cwd!r} does not exist or is not a directory")
+@dataclass(frozen=True)
+class CommandRun:
+    """What a command that ended well tells its row (`to_json`: the facts), and what goes elsewhere: the memory
+    snapshot it dumped, the ranks' GPU figures (for the summary)."""
+
+    argv: tuple[str, ...]
+    exit_code: int
+    phase_marks: int
+    ignored_marks: int
+    stdout_bytes: int
+    pins: Mapping[str, str]
+    notes: tuple[str, ...] = ()  # the hook's note, where the command's own process never reached it
+    world: int | None = None  # a launcher's: how many ranks ran
+    groups: Mapping[int, int] = field(default_factory=dict)  # rank -> the world size of the group it joined
+    backends: tuple[str, ...] = ()
+    distributed: Mapping[str, dict[str, str] | bool | list[str]] = field(default_factory=dict)  # RankEvents.distributed
+    snapshot: str | None = None
+    rank_cuda: Mapping[int, RankGpu] | None = None
+
+    def to_json(self) -> dict[str, Json]:
+        facts: dict[str, Json] = {"command": list(self.argv), "exit_code": self.exit_code,
+                                  "phase_marks": self.phase_marks, "ignored_marks": self.ignored_marks,
+                                  "stdout_bytes": self.stdout_bytes, "pins": dict(self.pins)}
+        if self.notes:
+            facts["notes"] = list(self.notes)
+        if self.world is not None:
+            facts.update(world=self.world, groups={str(r): s for r, s in sorted(self.groups.items())},
+                         backend=list(self.backends))
+            facts.update(self.distributed)  # what accelerate ran in each rank (its notes carry the hook's)
+        return facts
 
 
-def run(line: dict[str, Any], meter, threads: int, malloc: str, poll: float = 0.02, on_rank=None,
-        snapshot: str | None = None) -> dict[str, Any]:
-    """Run the command line (Scenario.command_line) under `meter` to its end; facts for the row.
+def _check_start(line: CommandLine) -> None:
+    if line.cwd is not None and not os.path.isdir(line.cwd):
+        raise CommandFailed("command", f"its cwd {line.cwd!r} does not exist or is not a directory")
 
-    Raises CommandFailed for a command that cannot start, exits non-zero, is
-    killed, or leaves processes running; the meter holds the phases up to then.
-    `snapshot`: a file for the memory snapshot of a recording run (the facts say
-    "snapshot" where one was dumped).
-    """
-    _check_start(line)
-    server = MarkServer(meter, on_rank=on_rank)
-    env = pinned_env(dict(os.environ), threads, malloc, line["env"], server.path, snapshot)
-    meter.start(FIRST_PHASE)
+
+def _start(line: CommandLine, env: dict[str, str], server: MarkServer) -> subprocess.Popen:
+    """The command's process, its output piped; CommandFailed (the socket closed) where it cannot start."""
+    program = line.argv[0] if line.argv else ""
     try:
-        proc = subprocess.Popen(line["argv"], cwd=line["cwd"], env=env, stdin=subprocess.DEVNULL,
+        return subprocess.Popen(list(line.argv), cwd=line.cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except FileNotFoundError:
         server.close()
-        raise CommandFailed("command", f"command {line['argv'][0]!r} not found"
-                            + hints.not_found(line["argv"], line["cwd"])) from None
+        raise CommandFailed("command", f"command {program!r} not found" + hints.not_found(line.argv, line.cwd)) from None
     except PermissionError:
         server.close()
-        raise CommandFailed("command", f"command {line['argv'][0]!r} is not executable") from None
+        raise CommandFailed("command", f"command {program!r} is not executable") from None
     except OSError as exc:
         server.close()
-        raise CommandFailed("command", f"command {line['argv'][0]!r} could not start: {exc}") from None
-    server.main_pid = proc.pid
-    meter.follow(proc.pid)
-    out, err = _Tail(proc.stdout), _Tail(proc.stderr)
+        raise CommandFailed("command", f"command {program!r} could not start: {exc}") from None
+
+
+def _wait(proc: subprocess.Popen, server: MarkServer, meter, poll: float) -> tuple[tuple[str | None, int | None], list[int]]:
+    """Serve the marks until the command's process exits; (the phase and step open at its end, the processes it left
+    running, killed)."""
     try:
         while proc.poll() is None:
             server.serve(poll)
@@ -282,41 +310,70 @@ def run(line: dict[str, Any], meter, threads: int, malloc: str, poll: float = 0.
 
         leftovers = kill_descendants(os.getpid())
         server.close()
-    facts = {"command": line["argv"], "exit_code": proc.returncode, "phase_marks": server.marks,
-             "ignored_marks": server.ignored, "stdout_bytes": out.total, "pins": recorded_env(threads, malloc, line["env"])}
-    stderr = err.text()
-    if server.main_pid not in server.heard:
-        facts["notes"] = [hook_missing(server.main_pid, line["argv"])]
-    if snapshot and (kept := _keep_snapshot(snapshot, server)):
-        facts["snapshot"] = kept
+    return last, leftovers
+
+
+def _ran(line: CommandLine, code: int, server: MarkServer, meter, stdout_bytes: int, pins: dict[str, str],
+         snapshot: str | None) -> CommandRun:
+    """The facts of a command that ended (its memory snapshot kept where it dumped one)."""
+    notes = () if server.main_pid in server.heard else (hook_missing(server.main_pid, list(line.argv)),)
+    kept = _keep_snapshot(snapshot, server) if snapshot else None
+    ran = CommandRun(line.argv, code, server.marks, server.ignored, stdout_bytes, pins, notes, snapshot=kept)
     ranks = ranks_seen(meter.phases)
+    if not ranks:
+        return ran
     rank_cuda = dict(sorted(server.ranks.cuda.items())) or None
-    if ranks:
-        facts.update(world=len(ranks), groups={str(r): s for r, s in sorted(server.ranks.groups.items())},
-                     backend=sorted(server.ranks.backends))
-        facts.update(server.ranks.distributed(facts.get("notes", [])))  # what accelerate ran in each rank
-        if rank_cuda:
-            facts["rank_cuda"] = rank_cuda
-    fault = server.ranks.fault(ranks, proc.returncode, meter.tree.rank_ends if meter.tree is not None else None,
-                               line.get("ranks", 1), line["argv"])
-    if proc.returncode != 0:
-        code = proc.returncode
+    return replace(ran, world=len(ranks), groups=dict(server.ranks.groups), backends=tuple(sorted(server.ranks.backends)),
+                   distributed=server.ranks.distributed(list(notes)), rank_cuda=rank_cuda)
+
+
+def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: str,
+               last: tuple[str | None, int | None], leftovers: list[int]) -> None:
+    """Raise CommandFailed for a command that exited non-zero, was killed, left processes running, or whose ranks
+    give a reason to fail (with the GPU figures the ranks reported)."""
+    shown = " ".join(line.argv)
+    rank_cuda = dict(sorted(server.ranks.cuda.items())) or None
+    fault = server.ranks.fault(ranks_seen(meter.phases), code, meter.tree.rank_ends if meter.tree is not None else None,
+                               line.ranks, line.argv)
+    if code != 0:
         oom = out_of_memory(server, stderr, last)
         if oom:
-            raise CommandFailed("oom", f"command {' '.join(line['argv'])!r} ran out of memory {oom}"
-                                + _tail_note(stderr), rank_cuda)
+            raise CommandFailed("oom", f"command {shown!r} ran out of memory {oom}" + _tail_note(stderr), rank_cuda)
         how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with {code}"
         how += f": {fault}" if fault else ""
         raise CommandFailed("rank" if fault else "killed" if code < 0 else "exit",
-                            f"command {' '.join(line['argv'])!r} {how}" + hints.cannot_open(line["argv"], line["cwd"], stderr)
+                            f"command {shown!r} {how}" + hints.cannot_open(line.argv, line.cwd, stderr)
                             + _tail_note(stderr), rank_cuda)
     if leftovers:
-        raise CommandFailed("leftover", f"command {' '.join(line['argv'])!r} exited and left {len(leftovers)} process(es) "
+        raise CommandFailed("leftover", f"command {shown!r} exited and left {len(leftovers)} process(es) "
                                         f"running (pid {', '.join(map(str, leftovers))}): killed; a case's processes "
                                         "must end with it")
     if fault:
-        raise CommandFailed("rank", f"command {' '.join(line['argv'])!r}: {fault}")
-    return facts
+        raise CommandFailed("rank", f"command {shown!r}: {fault}")
+
+
+def run(line: CommandLine, meter, threads: int, malloc: str, poll: float = 0.02, on_rank=None,
+        snapshot: str | None = None) -> CommandRun:
+    """Run the command line (Scenario.command_at, "{assets}" filled) under `meter` to its end; its facts.
+
+    Raises CommandFailed for a command that cannot start, exits non-zero, is
+    killed, or leaves processes running; the meter holds the phases up to then.
+    `snapshot`: a file for the memory snapshot of a recording run (the run's
+    `snapshot` where one was dumped).
+    """
+    _check_start(line)
+    server = MarkServer(meter, on_rank=on_rank)
+    env = pinned_env(dict(os.environ), threads, malloc, dict(line.env), server.path, snapshot)
+    meter.start(FIRST_PHASE)
+    proc = _start(line, env, server)
+    server.main_pid = proc.pid
+    meter.follow(proc.pid)
+    out, err = _Tail(proc.stdout), _Tail(proc.stderr)
+    last, leftovers = _wait(proc, server, meter, poll)
+    stderr = err.text()
+    ran = _ran(line, proc.returncode, server, meter, out.total, recorded_env(threads, malloc, dict(line.env)), snapshot)
+    _judge_end(line, proc.returncode, server, meter, stderr, last, leftovers)
+    return ran
 
 
 def out_of_memory(server: MarkServer, stderr: str, last: tuple[str | None, int | None]) -> str | None:

@@ -26,15 +26,18 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from multiprocessing import spawn
 from pathlib import Path
 from typing import Any
 
+from gpu_budget.declare.params import Json
 from gpu_budget.isolate import child, dispatch, events
 from gpu_budget.isolate.lifecycle import kill_descendants
-from gpu_budget.measure.procfs import read_status
+from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
+from gpu_budget.measure import procfs
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.model.result import Failure, Measurement
 from gpu_budget.requires import MissingDependency
@@ -128,18 +131,18 @@ def _without_parent_main():
 
 
 def _read_hwm(pid: int) -> int | None:
-    status = read_status(pid)
-    return None if status is None else status["VmHWM"]
+    read = procfs.status(pid)
+    return None if read is None else read.hwm
 
 
-def run_child(request: dict[str, Any], timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD,
-              dispatch_mode: str = "avx2") -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD,
+              dispatch_mode: str = "avx2") -> tuple[list[events.Event], ChildEnding]:
     """Start child.main(request) from the forkserver; return its events and how it ended."""
     ctx = forkserver(preload, dispatch_mode)
     fd, path = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")
     os.close(fd)
     try:
-        proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.get('scenario', {}).get('name', request['mode'])}")
+        proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.label}")
         t0 = time.monotonic()
         with _without_parent_main():
             proc.start()
@@ -160,12 +163,7 @@ def run_child(request: dict[str, Any], timeout: float, preload: tuple[str, ...] 
             _end_leftovers(proc.pid)
             raise
         _end_leftovers(proc.pid)
-        ending = {
-            "exitcode": proc.exitcode,
-            "timed_out": timed_out,
-            "wall_seconds": round(time.monotonic() - t0, 3),
-            "polled_ram_peak": polled_peak or None,
-        }
+        ending = ChildEnding(proc.exitcode, timed_out, round(time.monotonic() - t0, 3), polled_peak or None)
         return events.read(path), ending
     finally:
         os.unlink(path)
@@ -195,7 +193,7 @@ def _end_leftovers(pgid: int) -> None:
 def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> dict[str, Any]:
     """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions,
     and its setup (fingerprint.child_facts: the floor it starts at, the kernels' capability, the packages)."""
-    seen, ending = run_child({"mode": "probe", "threads": 1, "preload": list(preload)}, timeout, preload, dispatch_mode)
+    seen, ending = run_child(ChildRequest("probe", 1, preload=tuple(preload)), timeout, preload, dispatch_mode)
     device = events.first(seen, events.DeviceSeen)
     if device is None:
         error = events.first(seen, events.Failed)
@@ -203,22 +201,24 @@ def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, disp
     return dict(device.device)
 
 
-def prepare_assets(scenario_json: dict[str, Any], assets: Path, timeout: float, threads: int,
+def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
                    preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2",
                    device: str | None = None) -> None:
-    """Build a scenario's assets once, in an unmeasured child, into `assets` (atomically)."""
+    """Build a scenario's assets once, in an unmeasured child, into `assets` (atomically). `scenario`: the job, or
+    its JSON (Scenario.to_json)."""
     if (assets / ".complete").exists():
         return
+    job = ScenarioJob.coerce(scenario)
     assets.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=assets.name + ".tmp-", dir=assets.parent))
-    request = {"mode": "prepare", "scenario": scenario_json, "assets": str(tmp), "threads": threads, "device": device}
+    request = ChildRequest("prepare", threads, job, str(tmp), device=device)
     seen, ending = run_child(request, timeout, preload, dispatch_mode)
     if events.first(seen, events.Prepared) is None:
         error = events.first(seen, events.Failed)
         if error and error.cause == "missing-dependency":
             raise MissingDependency(error.message)
         detail = error.traceback if error else _describe_ending(ending)
-        raise RuntimeError(f"preparing assets for {scenario_json['name']!r} failed:\n{detail}")
+        raise RuntimeError(f"preparing assets for {job.name!r} failed:\n{detail}")
     (tmp / ".complete").touch()
     try:
         os.rename(tmp, assets)
@@ -227,10 +227,10 @@ def prepare_assets(scenario_json: dict[str, Any], assets: Path, timeout: float, 
             raise
 
 
-def _describe_ending(ending: dict[str, Any]) -> str:
-    if ending["timed_out"]:
-        return f"timed out after {ending['wall_seconds']:.0f} s and was killed, with every process it started"
-    code = ending["exitcode"]
+def _describe_ending(ending: ChildEnding) -> str:
+    if ending.timed_out:
+        return f"timed out after {ending.wall_seconds:.0f} s and was killed, with every process it started"
+    code = ending.exitcode
     if code is not None and code < 0:
         name = signal.Signals(-code).name
         hint = " (the kernel's OOM killer sends SIGKILL)" if -code == signal.SIGKILL else ""
@@ -257,59 +257,80 @@ def _ranks_at_the_end(seen: list) -> str:
     return f"; the ranks: {where}; rank {behind} was the furthest behind (the others wait for it in a collective)"
 
 
-def measure(scenario_json: dict[str, Any], assets: Path, timeout: float, threads: int,
-            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: dict[str, Any] | None = None, malloc: str = "steady",
-            dispatch_mode: str = "avx2", tensors: bool = True, device: str | None = None) -> Measurement:
-    """Run the scenario in a fresh measured child and return its Measurement.
+def measure(scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
+            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: SnapshotRequest | Mapping[str, str] | None = None,
+            malloc: str = "steady", dispatch_mode: str = "avx2", tensors: bool = True, device: str | None = None) -> Measurement:
+    """Run the scenario (the job, or its JSON: Scenario.to_json) in a fresh measured child and return its Measurement.
 
-    snapshot={"path": ...}: on CUDA the child records the allocator's history
-    through the run and dumps a memory snapshot to `path` at its end or when it
-    fails; the Measurement's `snapshot` is then that path, else None (the
-    recorder's cost lands in this run's figures: the session asks for it only
-    on a second, unjudged run). malloc: "steady" (glibc's thresholds fixed,
-    child.steady_malloc) or "system" (glibc's defaults). dispatch_mode: the
-    kernel-dispatch pin of the forkserver (dispatch.py). tensors: count the live
-    tensor bytes of a CPU run (tensors.TensorPeak); False measures without the
-    dispatch mode. device="cpu": the child does not see the GPU
-    (CUDA_VISIBLE_DEVICES is emptied before any CUDA call), so the case trains
-    on the CPU on a CUDA host too.
+    snapshot (a SnapshotRequest, or its older form {"path": ...}): on CUDA the
+    child records the allocator's history through the run and dumps a memory
+    snapshot to its path at its end or when it fails; the Measurement's
+    `snapshot` is then that path, else None (the recorder's cost lands in this
+    run's figures: the session asks for it only on a second, unjudged run).
+    malloc: "steady" (glibc's thresholds fixed, child.steady_malloc) or
+    "system" (glibc's defaults). dispatch_mode: the kernel-dispatch pin of the
+    forkserver (dispatch.py). tensors: count the live tensor bytes of a CPU run
+    (tensors.TensorPeak); False measures without the dispatch mode.
+    device="cpu": the child does not see the GPU (CUDA_VISIBLE_DEVICES is
+    emptied before any CUDA call), so the case trains on the CPU on a CUDA host too.
     """
+    _check_malloc(malloc)
+    request = ChildRequest("measure", threads, ScenarioJob.coerce(scenario), str(assets), SnapshotRequest.of(snapshot),
+                           malloc, tensors, device)
+    return measure_request(request, timeout, preload, dispatch_mode)
+
+
+def _check_malloc(malloc: str) -> None:
     if malloc not in MALLOC_MODES:
         raise ValueError(f"malloc mode {malloc!r}: expected one of {', '.join(MALLOC_MODES)}")
-    request = {"mode": "measure", "scenario": scenario_json, "assets": str(assets), "threads": threads,
-               "snapshot": snapshot, "malloc": malloc, "tensors": tensors, "device": device}
+
+
+def measure_request(request: ChildRequest, timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD,
+                    dispatch_mode: str = "avx2") -> Measurement:
+    """Run a measuring child for `request` (measure()'s) and turn what it said into a Measurement."""
+    _check_malloc(request.malloc)
     seen, ending = run_child(request, timeout, preload, dispatch_mode)
-    start = events.first(seen, events.Started)
-    result = events.first(seen, events.Finished)
-    error = events.first(seen, events.Failed)
     dumped = events.first(seen, events.SnapshotDumped)
-    ended = {"wall_seconds": ending["wall_seconds"], "exitcode": ending["exitcode"],
-             "snapshot": dumped.path if dumped else None}
+    snapshot = dumped.path if dumped else None
+    result = events.first(seen, events.Finished)
     if result is not None:
-        return measurement_of(result.summary, status="ok", info=result.info, **ended)
+        return measurement_of(result.summary, status="ok", info=result.info, wall_seconds=ending.wall_seconds,
+                              exitcode=ending.exitcode, snapshot=snapshot)
+    error = events.first(seen, events.Failed)
+    if error is not None:
+        failure, info = error.failure(), error.info
+    else:
+        kind = "timeout" if ending.timed_out else "killed" if ending.killed else "crash"
+        failure, info = Failure(kind=kind, message=_describe_ending(ending) + _ranks_at_the_end(seen)), {}
+    return measurement_of(_summary_so_far(seen, error, ending), status="error", error=failure, info=info,
+                          wall_seconds=ending.wall_seconds, exitcode=ending.exitcode, snapshot=snapshot)
+
+
+def _summary_so_far(seen: list[events.Event], error: events.Failed | None, ending: ChildEnding) -> Summary:
+    """The figures of a child that did not finish: its failed command's, else its finished phases', with the peak
+    seen so far (the last phase never finished: the parent's polling saw it, and the tree as the child streamed it)."""
+    start = events.first(seen, events.Started)
     phases = [e.record for e in seen if isinstance(e, events.PhaseEnded)]
     summary = (error.summary if error is not None and error.summary else
                summarize(phases, cuda=bool(start and start.cuda), ram_method=start.ram_method if start else "vmhwm",
                          ram_tree_method=start.ram_tree_method if start else None))
-    if error is not None:
-        failure, info = error.failure(), error.info
-    else:
-        kind = "timeout" if ending["timed_out"] else "killed" if (ending["exitcode"] or 0) < 0 else "crash"
-        failure, info = Failure(kind=kind, message=_describe_ending(ending) + _ranks_at_the_end(seen)), {}
-    # the peak seen so far: the last phase never finished, the parent's polling saw it
-    polled = None if start and start.command else ending["polled_ram_peak"]  # a command's: not the measuring child's
+    polled = None if start and start.command else ending.polled_ram_peak  # a command's: not the measuring child's
     ram = max((v for v in (summary.peaks.ram, polled) if v), default=None)
     peaks = replace(summary.peaks, ram=ram)
     if start and start.ram_tree_method:  # the tree as the child streamed it; never below the main process alone
         streamed = [e.ram_tree for e in seen if isinstance(e, events.TreeFigure)]
         peaks = replace(peaks, ram_tree=max((v for v in (peaks.ram_tree, *streamed, ram) if v), default=None))
         summary = replace(summary, ram_tree_method=start.ram_tree_method)
-    return measurement_of(replace(summary, peaks=peaks), status="error", error=failure, info=info, **ended)
+    return replace(summary, peaks=peaks)
 
 
-def measurement_of(summary: Summary, **rest: Any) -> Measurement:
+def measurement_of(summary: Summary, status: str, info: Mapping[str, Json] | None = None, error: Failure | None = None,
+                   wall_seconds: float | None = None, exitcode: int | None = None,
+                   snapshot: str | None = None) -> Measurement:
     """A Measurement from the meter's Summary and what the ending adds (status, info, error, ...)."""
     return Measurement(peaks=summary.peaks, phases={p.name: p for p in summary.phases}, step_peaks=summary.step_peaks,
                        steps=summary.steps, growth=dict(summary.growth), cuda=summary.cuda,
                        ram_method=summary.ram_method, ram_tree_method=summary.ram_tree_method,
-                       ram_tree_bound=summary.ram_tree_bound, ranks=summary.ranks, node=summary.node, **rest)
+                       ram_tree_bound=summary.ram_tree_bound, ranks=summary.ranks, node=summary.node, status=status,
+                       info=info if info is not None else {}, error=error, wall_seconds=wall_seconds, exitcode=exitcode,
+                       snapshot=snapshot)

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 
+from gpu_budget.isolate.wire import Message
 from gpu_budget.model.figures import PhaseRecord, RankGpu
 
 ACCELERATE_LAUNCH = "accelerate.commands.launch"  # python -m accelerate.commands.launch
@@ -61,47 +61,46 @@ class RankEvents:
         self.cuda: dict[int, RankGpu] = {}  # rank -> what its own process reported of its GPU
         self._phase: dict[int, str] = {}  # rank -> the phase it marked last (the one its next GPU peaks close)
 
-    def take(self, message: dict[str, Any]) -> bool:
+    def take(self, message: Message) -> bool:
         """Record a rank's message; False for one that is not about ranks."""
-        rank = message.get("rank")
-        if not isinstance(rank, int):
+        rank = message.rank
+        if rank is None:
             return False
         self._take_cuda(rank, message)
-        if "failed" in message:
-            self.failed.setdefault(rank, str(message["failed"]))
-            self.failed_in.setdefault(rank, (self._phase.get(rank, "run"), bool(message.get("oom"))))
-        elif "accelerate" in message:
-            self.accelerate[rank] = (str(message["accelerate"]), int(message.get("processes", 0)))
-            if _asks_fsdp(message.get("pid")):
+        if message.failed is not None:
+            self.failed.setdefault(rank, message.failed)
+            self.failed_in.setdefault(rank, (self._phase.get(rank, "run"), message.oom))
+        elif message.accelerate is not None:
+            self.accelerate[rank] = (message.accelerate, message.processes)
+            if _asks_fsdp(message.pid):
                 self.fsdp.add(rank)
-        elif "group" in message:
-            self.groups[rank] = max(self.groups.get(rank, 0), int(message["group"]))
-            if message.get("backend"):
-                self.backends.add(str(message["backend"]))
-        elif "exit" in message and message.get("own"):
+        elif message.group is not None:
+            self.groups[rank] = max(self.groups.get(rank, 0), message.group)
+            if message.backend:
+                self.backends.add(message.backend)
+        elif message.exited_own:
             self.exited.add(rank)
             return False  # the exit report is the tree's too
         else:
             return False
         return True
 
-    def _take_cuda(self, rank: int, message: dict[str, Any]) -> None:
+    def _take_cuda(self, rank: int, message: Message) -> None:
         """A rank's GPU peaks of the phase its mark (or its exit) closes."""
-        peaks = message.get("cuda")
-        if "phase" in message or ("exit" in message and message.get("own")):
-            if isinstance(peaks, dict):
-                self.cuda[rank] = self.cuda.get(rank, RankGpu()).took(self._phase.get(rank, "run"), peaks)
-            if "phase" in message:
-                self._phase[rank] = str(message["phase"])
+        if message.phase is not None or message.exited_own:
+            if message.cuda is not None:
+                self.cuda[rank] = self.cuda.get(rank, RankGpu()).took(self._phase.get(rank, "run"), message.cuda)
+            if message.phase is not None:
+                self._phase[rank] = message.phase
 
-    def distributed(self, notes: list[str]) -> dict[str, Any]:
+    def distributed(self, notes: list[str]) -> dict[str, dict[str, str] | bool | list[str]]:
         """What accelerate's state said each rank ran, for the row: {"distributed_type": {rank: "MULTI_CPU", ...}},
         and `notes` with one more where the launch asked for FSDP and the ranks ran something else; {} where no
         rank made an accelerate state."""
         if not self.accelerate:
             return {}
         kinds = {rank: kind.rsplit(".", 1)[-1] for rank, (kind, _) in sorted(self.accelerate.items())}
-        facts: dict[str, Any] = {"distributed_type": {str(rank): kind for rank, kind in kinds.items()}}
+        facts: dict[str, dict[str, str] | bool | list[str]] = {"distributed_type": {str(rank): kind for rank, kind in kinds.items()}}
         other = sorted(rank for rank in self.fsdp if kinds.get(rank) != "FSDP")
         if self.fsdp:
             facts["fsdp_requested"] = True
@@ -224,10 +223,10 @@ def _default_config() -> str | None:
     return path if os.path.isfile(path) else None
 
 
-def _asks_fsdp(pid) -> bool:
+def _asks_fsdp(pid: int | None) -> bool:
     """Whether a process was started with ACCELERATE_USE_FSDP=true (what accelerate launch exports to the ranks of an
     FSDP config, read from the environment the process was exec'd with: it waits for our answer, so it is alive)."""
-    if not isinstance(pid, int):
+    if pid is None:
         return False
     try:
         with open(f"/proc/{pid}/environ", "rb") as fh:

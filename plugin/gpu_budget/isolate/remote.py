@@ -25,14 +25,49 @@ import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from gpu_budget.declare.params import Json
 from gpu_budget.isolate import forkserver
+from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
+from gpu_budget.isolate.protocol import ScenarioJob, SnapshotRequest
 from gpu_budget.model.result import Measurement
 from gpu_budget.requires import MissingDependency
 
 START_SECONDS = 300  # a helper's forkserver start (the preload's imports) on top of a request's own timeout
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request to the helper: forkserver.measure ("measure") or forkserver.prepare_assets ("prepare"), with its
+    arguments."""
+
+    op: str
+    scenario: ScenarioJob
+    assets: str
+    timeout: float
+    threads: int
+    preload: tuple[str, ...] = DEFAULT_PRELOAD
+    dispatch_mode: str = "avx2"
+    device: str | None = None
+    snapshot: SnapshotRequest | None = None  # measure's only, and the three below
+    malloc: str = "steady"
+    tensors: bool = True
+
+    def to_json(self) -> dict[str, Json]:
+        return {"op": self.op, "scenario": self.scenario.to_json(), "assets": self.assets, "timeout": self.timeout,
+                "threads": self.threads, "preload": list(self.preload), "dispatch_mode": self.dispatch_mode,
+                "device": self.device, "snapshot": self.snapshot.to_json() if self.snapshot is not None else None,
+                "malloc": self.malloc, "tensors": self.tensors}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Json]) -> Call:
+        snapshot = data["snapshot"]
+        return cls(data["op"], ScenarioJob.from_json(data["scenario"]), data["assets"], data["timeout"], data["threads"],
+                   tuple(data["preload"]), data["dispatch_mode"], data["device"],
+                   SnapshotRequest.from_json(snapshot) if snapshot is not None else None, data["malloc"], data["tensors"])
 
 
 class RemoteFailed(RuntimeError):
@@ -52,10 +87,11 @@ class Remote:
         self.proc = subprocess.Popen([python, "-m", "gpu_budget.isolate.remote"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, env=env, text=True, bufsize=1)
 
-    def call(self, op: str, wait: float, **kwargs: Any) -> dict[str, Any]:
-        """Send one request and wait for its answer (at most `wait` plus the helper's start)."""
+    def call(self, request: Call) -> dict[str, Json]:
+        """Send one request and wait for its answer (at most its timeout plus the helper's start)."""
+        wait = request.timeout
         try:
-            self.proc.stdin.write(json.dumps({"op": op, "kwargs": kwargs}) + "\n")
+            self.proc.stdin.write(json.dumps(request.to_json()) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise RemoteFailed(self._died()) from None
@@ -74,14 +110,21 @@ class Remote:
             raise RemoteFailed(f"in the environment of {self.python}: {answer['error']}")
         return answer
 
-    def measure(self, scenario_json: dict[str, Any], assets: Path, timeout: float, **kwargs: Any) -> Measurement:
+    def measure(self, scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
+                preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: SnapshotRequest | Mapping[str, str] | None = None,
+                malloc: str = "steady", dispatch_mode: str = "avx2", tensors: bool = True,
+                device: str | None = None) -> Measurement:
         """forkserver.measure, in the helper's environment."""
-        answer = self.call("measure", timeout, scenario_json=scenario_json, assets=str(assets), timeout=timeout, **kwargs)
+        answer = self.call(Call("measure", ScenarioJob.coerce(scenario), str(assets), timeout, threads, tuple(preload),
+                                dispatch_mode, device, SnapshotRequest.of(snapshot), malloc, tensors))
         return Measurement.from_json(answer["measurement"])
 
-    def prepare_assets(self, scenario_json: dict[str, Any], assets: Path, timeout: float, **kwargs: Any) -> None:
+    def prepare_assets(self, scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
+                       preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2",
+                       device: str | None = None) -> None:
         """forkserver.prepare_assets, in the helper's environment."""
-        self.call("prepare", timeout, scenario_json=scenario_json, assets=str(assets), timeout=timeout, **kwargs)
+        self.call(Call("prepare", ScenarioJob.coerce(scenario), str(assets), timeout, threads, tuple(preload),
+                       dispatch_mode, device))
 
     def _died(self) -> str:
         self.proc.wait(timeout=30)
@@ -101,16 +144,17 @@ class Remote:
         self.stderr.close()
 
 
-def _answer(request: dict[str, Any]) -> dict[str, Any]:
-    kwargs = request["kwargs"]
+def _answer(call: Call) -> dict[str, Json]:
     try:
-        if request["op"] == "measure":
-            return {"measurement": forkserver.measure(kwargs.pop("scenario_json"), Path(kwargs.pop("assets")),
-                                                      **kwargs).to_json()}
-        if request["op"] == "prepare":
-            forkserver.prepare_assets(kwargs.pop("scenario_json"), Path(kwargs.pop("assets")), **kwargs)
+        if call.op == "measure":
+            return {"measurement": forkserver.measure(
+                call.scenario, Path(call.assets), call.timeout, call.threads, call.preload, call.snapshot, call.malloc,
+                call.dispatch_mode, call.tensors, call.device).to_json()}
+        if call.op == "prepare":
+            forkserver.prepare_assets(call.scenario, Path(call.assets), call.timeout, call.threads, call.preload,
+                                      call.dispatch_mode, call.device)
             return {"ok": True}
-        return {"error": f"unknown request {request['op']!r}"}
+        return {"error": f"unknown request {call.op!r}"}
     except MissingDependency as exc:
         return {"missing": str(exc)}
     except Exception as exc:  # noqa: BLE001  told to the session, which fails the case with it
@@ -129,7 +173,7 @@ def serve() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     for line in sys.stdin:
         if line.strip():
-            channel.write(json.dumps(_answer(json.loads(line))) + "\n")
+            channel.write(json.dumps(_answer(Call.from_json(json.loads(line)))) + "\n")
             channel.flush()
 
 

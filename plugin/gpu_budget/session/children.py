@@ -17,13 +17,15 @@ running one lacks, the case runs here as usual.
 from __future__ import annotations
 
 import os
-import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver
+from gpu_budget.isolate.protocol import ScenarioJob, SnapshotRequest
+from gpu_budget.isolate.remote import Remote
 from gpu_budget.measure import compute_cache
 from gpu_budget.model.result import JitRerun, Measurement
 from gpu_budget.session.environments import Environments
@@ -39,14 +41,6 @@ def malloc_mode(scenario: Scenario, default: str, where: str = "") -> str:
     return mode
 
 
-def in_environment(job: dict[str, Any], python: str) -> dict[str, Any]:
-    """A scenario's JSON whose command starts with this interpreter (sys.executable) starting with `python` instead."""
-    command = job.get("command")
-    if not command or not command["argv"] or command["argv"][0] != sys.executable:
-        return job
-    return {**job, "command": {**command, "argv": [python, *command["argv"][1:]]}}
-
-
 @dataclass(frozen=True)
 class ChildRunner:
     """Prepares (cached, unmeasured) and measures scenarios at the session's scale, with its options."""
@@ -55,20 +49,22 @@ class ChildRunner:
     assets: Path  # session.assets_folder: prepared checkpoints and clips, keyed by Scenario.asset_key
     environments: Environments | None = None  # where a scenario's own environment is made
 
-    def __call__(self, scenario: Scenario, cpu_only: bool = False, snapshot: dict[str, Any] | None = None) -> Measurement:
+    def __call__(self, scenario: Scenario, cpu_only: bool = False,
+                 snapshot: SnapshotRequest | Mapping[str, str] | None = None) -> Measurement:
         """Measure `scenario` in a fresh child; cpu_only: the child (and its preparation) does not see the GPU.
-        A scenario's environment that cannot be made raises EnvironmentFailed: nothing is measured."""
+        A scenario's environment that cannot be made raises EnvironmentFailed: nothing is measured. `snapshot`: a
+        recording run's request (or its older form, {"path": ...})."""
         opts, scale = self.options, self.options.scale
         device = "cpu" if cpu_only else None
         made = self.environments.get(scenario.environment) if scenario.environment is not None else None
-        job, key = scenario.to_json(scale), scenario.asset_key(scale)
-        runner: Any = forkserver
+        job, key, snapshot = ScenarioJob.of(scenario, scale), scenario.asset_key(scale), SnapshotRequest.of(snapshot)
+        runner: Remote | ModuleType = forkserver  # a helper of another environment has forkserver's two calls
         if made is not None and made.overlay:
-            job, key, runner = in_environment(job, made.python), f"{key}-env-{made.key}", self.environments.remote(made)
+            job, key, runner = job.in_environment(made.python), f"{key}-env-{made.key}", self.environments.remote(made)
         assets = self.assets / key
         if scenario.prepare:
             # unmeasured: as many threads as this process may use, to build real-scale models sooner
-            runner.prepare_assets(scenario_json=job, assets=assets, timeout=opts.timeout,
+            runner.prepare_assets(scenario=job, assets=assets, timeout=opts.timeout,
                                   threads=len(os.sched_getaffinity(0)), preload=opts.preload,
                                   dispatch_mode=opts.dispatch, device=device)
         tensors = scenario.params.get("tensor_bytes", True)
@@ -76,7 +72,7 @@ class ChildRunner:
             raise TypeError(f"{scenario.name}: scenario param tensor_bytes={tensors!r}: expected True or False")
 
         def once() -> Measurement:
-            measured = runner.measure(scenario_json=job, assets=assets, timeout=opts.timeout, threads=opts.threads,
+            measured = runner.measure(scenario=job, assets=assets, timeout=opts.timeout, threads=opts.threads,
                                       preload=opts.preload, snapshot=snapshot, malloc=malloc_mode(scenario, opts.malloc),
                                       dispatch_mode=opts.dispatch, tensors=tensors, device=device)
             return measured if made is None else replace(measured, environment=made)
