@@ -34,13 +34,14 @@ import os
 import sys
 
 from gpu_budget import script
-from gpu_budget.measure.procfs import read_shared, read_status
+from gpu_budget.measure import procfs
 from gpu_budget.oom import is_out_of_memory
 
 TRAINER_MODULE = "transformers.trainer"
 C10D_MODULE = "torch.distributed.distributed_c10d"
 ACCELERATE_STATE = "accelerate.state"
 TORCH_MODULE = "torch"
+MP_MODULE, MP_UTIL_MODULE = "multiprocessing", "multiprocessing.util"
 
 
 class _Watch:  # a meta path finder (importlib.abc is not imported: it costs more than this hook)
@@ -133,7 +134,7 @@ class _Recorder:
     @classmethod
     def start(cls) -> None:
         try:
-            torch = sys.modules["torch"]
+            torch = sys.modules[TORCH_MODULE]
             torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python",
                                                      max_entries=cls.MAX_ENTRIES)
             cls.on = True
@@ -145,7 +146,7 @@ class _Recorder:
         if not cls.on:
             return
         try:
-            sys.modules["torch"].cuda.memory._dump_snapshot(f"{os.environ[script.SNAPSHOT_VAR]}.{os.getpid()}")
+            sys.modules[TORCH_MODULE].cuda.memory._dump_snapshot(f"{os.environ[script.SNAPSHOT_VAR]}.{os.getpid()}")
         except Exception:  # noqa: BLE001, S110  a snapshot helps to read a failure; it is never one of its own
             pass
 
@@ -178,11 +179,11 @@ def report_exit() -> None:
     if _reported == os.getpid():
         return
     _reported = os.getpid()
-    status, shared = read_status("self"), read_shared("self")
+    status, shared = procfs.status("self"), procfs.read_shared("self")
     if status is not None:
-        mp = sys.modules.get("multiprocessing")  # a worker multiprocessing started is not its rank's own process
+        mp = sys.modules.get(MP_MODULE)  # a worker multiprocessing started is not its rank's own process
         own = mp is None or mp.parent_process() is None
-        message = {"exit": status["VmHWM"], "shared": shared, "rank": script.rank(), "own": own}
+        message = {"exit": status.hwm, "shared": shared, "rank": script.rank(), "own": own}
         if own:
             script.with_cuda(message)  # its last phase's GPU peaks
         script.send(message)
@@ -233,14 +234,14 @@ _KEEP = _Keep()
 
 
 def _arm(_obj) -> None:
-    sys.modules["multiprocessing.util"].Finalize(None, report_exit, exitpriority=-1000)
+    sys.modules[MP_UTIL_MODULE].Finalize(None, report_exit, exitpriority=-1000)
 
 
 def _after_fork_in_child() -> None:
     """A forked multiprocessing child leaves through os._exit after multiprocessing's finalizers, not atexit; and its
     bootstrap clears the finalizers it inherited before it runs the after-fork registry, so the exit report is armed
     from there (a plain os.fork() child never runs that registry, and is read by the polls only)."""
-    util = sys.modules.get("multiprocessing.util")
+    util = sys.modules.get(MP_UTIL_MODULE)
     if util is not None:
         util.register_after_fork(_KEEP, _arm)
 

@@ -50,6 +50,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from gpu_budget.declare.environment import canonical
+from gpu_budget.declare.params import Json
 from gpu_budget.model.result import EnvironmentRecord
 
 TOOLS = ("uv", "pip")
@@ -58,6 +59,7 @@ PTH = "zz-gpu-budget-running.pth"
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 TOOL_TIMEOUT = 1800  # seconds for one resolve or install
 LOCK_WAIT = 0.05  # seconds on the lock past which a record says it waited for another process making it
+TORCH = "torch"  # the one distribution an overlay may not hold (its Linux wheels are CUDA builds of gigabytes)
 
 
 class EnvironmentFailed(Exception):
@@ -122,7 +124,7 @@ def running_versions() -> dict[str, str]:
 
     found: dict[str, str] = {}
     for dist in metadata.distributions():
-        name = dist.metadata["Name"]
+        name = dist.name
         if name and canonical(name) not in found:
             found[canonical(name)] = _public(dist.version)
     return dict(sorted(found.items()))
@@ -202,12 +204,28 @@ def _resolve_uv(tmp: str, tool: Tool, running: dict[str, str]) -> dict[str, str]
     return pins
 
 
+@dataclass(frozen=True)
+class PipReport:
+    """What `pip install --dry-run --report` would install: (name, version) of each distribution."""
+
+    installs: tuple[Pin, ...]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Json]) -> PipReport:
+        return cls(tuple(Pin(item["metadata"]["name"], item["metadata"]["version"]) for item in data.get("install", [])))
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str
+    version: str
+
+
 def _resolve_pip(tmp: str, tool: Tool) -> dict[str, str]:
     report = Path(tmp, "report.json")  # pip keeps what is installed here wherever it satisfies the requirements
     _run([*tool.argv, "install", "--dry-run", "--quiet", "--no-input", "--report", str(report), "-r",
           "requirements.in"], "resolve", "pip install --dry-run said", cwd=tmp)
-    installs = json.loads(report.read_text()).get("install", [])
-    return {canonical(item["metadata"]["name"]): item["metadata"]["version"] for item in installs}
+    return {canonical(pin.name): pin.version for pin in PipReport.from_json(json.loads(report.read_text())).installs}
 
 
 # -- making ------------------------------------------------------------------------------------------------
@@ -253,9 +271,9 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None) -> E
     for line in requirements:
         name = canonical(Requirement(line).name)
         named[name] = overlay.get(name) or running.get(name) or "?"
-    if "torch" in overlay:
-        have = running.get("torch")
-        raise EnvironmentFailed("torch", f"{', '.join(requirements)} need torch {overlay['torch']}, not the running "
+    if TORCH in overlay:
+        have = running.get(TORCH)
+        raise EnvironmentFailed("torch", f"{', '.join(requirements)} need torch {overlay[TORCH]}, not the running "
                                          f"{'torch ' + have if have else 'environment, which has no torch'}: another "
                                          "torch is not downloaded (the registry's Linux torch wheels are CUDA builds of "
                                          "gigabytes); run it where that torch is installed")
@@ -292,7 +310,7 @@ def conflicts(overlay: Mapping[str, str]) -> tuple[str, ...]:
 
     found, seen = [], set()
     for dist in metadata.distributions():
-        name = canonical(dist.metadata["Name"] or "")
+        name = canonical(dist.name or "")
         if not name or name in overlay or name in seen:
             continue
         seen.add(name)

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
+from gpu_budget.declare.params import Json
 from gpu_budget.measure.summary import Summary
 from gpu_budget.model.figures import PhaseRecord
 from gpu_budget.model.result import Failure
@@ -58,7 +59,7 @@ class Finished:
 
     kind = "result"
     summary: Summary
-    info: dict[str, Any]
+    info: dict[str, Json]  # the runner's facts (anything not JSON goes as its str) and the meter's
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class Failed:
     type: str | None
     message: str
     traceback: str | None
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Json] = field(default_factory=dict)
     summary: Summary | None = None  # a failed command's figures up to its end (its measuring child is whole)
 
     def failure(self) -> Failure:
@@ -123,7 +124,7 @@ def encode(event: Event) -> str:
 
 
 def decode(line: str) -> Event:
-    data: dict[str, Any] = json.loads(line)
+    data: dict[str, Json] = json.loads(line)
     cls = KINDS.get(data.pop("event", None))
     if cls is None:
         raise EventError(f"a measured child sent an event of no known kind: {line[:200]!r}")

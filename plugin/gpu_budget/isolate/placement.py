@@ -19,9 +19,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import asdict, dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -32,11 +31,11 @@ class Placement:
     gpu: str | None
     cpus: tuple[int, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str | list[int] | None]:
         return asdict(self) | {"cpus": list(self.cpus)}
 
 
-def visible_gpus(environ: os._Environ | dict[str, Any] = os.environ) -> list[str]:
+def visible_gpus(environ: Mapping[str, str] = os.environ) -> list[str]:
     """The GPUs this process may use, as CUDA_VISIBLE_DEVICES items; found without importing torch.
 
     An explicit CUDA_VISIBLE_DEVICES wins (CUDA stops at its first invalid
