@@ -1,0 +1,74 @@
+"""What report/ reads of a Result's JSON-shaped fields, typed once: its budget, tolerance, growth, its runner's facts.
+
+A Result holds these as the JSON report's row does (mappings by name, see
+model/result.py); the tables read them here, as the model's Budget and
+Tolerance or a small record, and use attributes from then on. Also here: the
+metric a set of rows is judged on (the gate's: allocated VRAM where all hold
+it, else the process tree's host RAM, else the main process's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.metric import Metric
+from gpu_budget.model.result import Result
+from gpu_budget.report.json_report import JsonObject
+
+
+def budget_of(row: Result) -> Budget:
+    """The row's declared budget ({"ram", "vram"} in bytes, None where not declared)."""
+    return row.budget if isinstance(row.budget, Budget) else Budget(**row.budget)
+
+
+def tolerance_of(row: Result) -> Tolerance | None:
+    """The tolerance the row was judged with ({"rel", "abs"}); None where the row holds none."""
+    tol = row.tolerance
+    if isinstance(tol, Tolerance):
+        return tol
+    return Tolerance(**tol) if tol else None
+
+
+def growth_of(row: Result, metric: Metric, fallback: Metric | None = None) -> float | None:
+    """The row's growth per step of `metric` (its "<metric>_per_step"); `fallback`'s where the row holds no figure of
+    `metric` at all (a report from before it was read)."""
+    growth = row.growth
+    key = f"{metric}_per_step"
+    if fallback is None or key in growth:
+        return growth.get(key)
+    return growth.get(f"{fallback}_per_step")
+
+
+def gated_metric(*peaks: Peaks) -> Metric:
+    """The gated metric the peaks share: allocated GPU memory, else the process tree's RAM, else the main process's."""
+    if all(p.vram_allocated is not None for p in peaks):
+        return Metric.VRAM_ALLOCATED
+    return Metric.RAM_TREE if all(p.ram_tree is not None for p in peaks) else Metric.RAM
+
+
+@dataclass(frozen=True)
+class FixNotes:
+    """What a row's runner said of its fixes: `applied`, {fix: "applied" or why not} (`info["fixes_applied"]`);
+    `own`, each fix's note held under the fix's own name (reports from before that contract)."""
+
+    applied: Mapping[str, str]
+    own: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def from_json(cls, info: JsonObject, fixes: Sequence[str]) -> FixNotes:
+        return cls(dict(info.get("fixes_applied") or {}), tuple((fix, info[fix]) for fix in fixes if isinstance(info.get(fix), str)))
+
+
+@dataclass(frozen=True)
+class LaunchFacts:
+    """What accelerate's ranks reported of themselves: each rank's distributed type, and whether FSDP was asked for."""
+
+    distributed_type: Mapping[str, str]
+    fsdp_requested: bool
+
+    @classmethod
+    def from_json(cls, info: JsonObject) -> LaunchFacts:
+        return cls(dict(info.get("distributed_type") or {}), bool(info.get("fsdp_requested")))
