@@ -32,28 +32,32 @@ replaces the row in the tables above: the last report's sweep of a case is
 shown, its figures all from that one session.
 """
 
+
 from __future__ import annotations
 
-import importlib.util
+import argparse
 import json
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gpu_budget.declare.fixes import Control
-from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS, default_tolerance
-from gpu_budget.declare.marks import gpu_budget as read_mark
-from gpu_budget.declare.marks import merge as merge_marks
-from gpu_budget.model.budget import SCALES
-from gpu_budget.model.result import Result
+from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS
+from gpu_budget.model.metric import Metric
+from gpu_budget.model.result import Result, Verdict
+from gpu_budget.report.findings_gpu import GpuReport, gpu_lines, gpu_table, pick
+from gpu_budget.report.findings_pairs import AS_REPORTED, Pair, fix_verdict, pairs, skip_verdict, split_lines
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
-from gpu_budget.report.json_report import READABLE_VERSIONS
+from gpu_budget.report.memtests import Declared, controls, declared
+from gpu_budget.report.order import scale_order
+from gpu_budget.report.reports import Hardware, NotAReport, Note, Report
+from gpu_budget.report.row_fields import budget_of, gated_metric, growth_of
 from gpu_budget.units import format_size
 
-if TYPE_CHECKING:
-    from gpu_budget.report.findings_gpu import GpuReport
+__all__ = ["SHOWS", "Merged", "Reproduced", "failures", "fix_verdict", "main", "note_lines", "origin_line", "pairs", "render",
+           "split_lines"]
 
 # What breaking a budget shows, by where the budget comes from.
 SHOWS = {
@@ -66,170 +70,75 @@ SHOWS = {
     "chosen": "over budget shows only that the peak is above a hand-set figure; no limit from the write-up is reproduced",
 }
 
-
-def scale_order(scale: str) -> int:
-    return SCALES.index(scale) if scale in SCALES else len(SCALES)
-
-
-def _skip_verdict(row: Result) -> str:
-    return "needs GPU, not measured here" if "CUDA" in row.message else f"skipped: {row.message}"
-
-
-def _metric(*rows: Result) -> str:
-    """The gated metric the rows share: allocated GPU memory, else the process tree's RAM, else the main process's."""
-    if all(r.peaks.vram_allocated is not None for r in rows):
-        return "vram_allocated"
-    return "ram_tree" if all(r.peaks.ram_tree is not None for r in rows) else "ram"
+TOLERANCE_NOTE = (
+    "A fix \"works\" when it lowers the peak by more than the gate's default tolerance at its scale ("
+    + ", ".join(f"{scale} {tol.rel:.1%} + {format_size(tol.abs)}" for scale, tol in DEFAULT_TOLERANCE_BY_SCALE.items())
+    + ", each set from the peak's spread over fresh sessions at that scale: benchmarks/RESULTS.md, section 4); "
+    "inside it, \"no effect\"; a fix its "
+    "runner reports it did not apply where it ran reads \"not applied here\", whatever its peak. "
+    "Host RAM is judged on the process tree (`ram_tree`: the measured process with its DataLoader workers "
+    "and subprocesses) where both rows hold it, else on the main process (`ram`: reports before the tree "
+    "was read); the main process's own peak stands beside it.")
 
 
-def _main(row: Result | None) -> int | None:
-    return None if row is None else row.peaks.ram
+@dataclass(frozen=True)
+class Reproduced:
+    """A scenario's as-reported run at one scale against its budget: the failure mode it reproduces.
 
-
-def _reserved(row: Result | None) -> int | None:
-    return None if row is None else row.peaks.vram_reserved
-
-
-def not_applied(row: Result) -> str | None:
-    """Why a fix of this row was not applied where it ran, as its runner reported it; None when all were.
-
-    Runners report `info["fixes_applied"]` ({fix: "applied" or why not}); reports
-    from before that contract hold the fact under the fix's own name.
+    metric: the gated metric (None where the run was not measured here);
+    budget: that metric's budget (or the declared one, unmeasured); main: the
+    main process's RAM; over: how far the peak is over the budget (a fraction);
+    growth: the gated metric's growth per step.
     """
-    info = row.info
-    notes = info.get("fixes_applied") or {}
-    reasons = [f"{fix}: {note}" for fix, note in notes.items() if note != "applied"]
-    if not notes:
-        reasons = [f"{fix}: {info[fix]}" for fix in row.fixes
-                   if isinstance(info.get(fix), str) and "not applied" in info[fix]]
-    return "; ".join(reasons) or None
+
+    row: Result
+    verdict: str
+    metric: Metric | None = None
+    peak: int | None = None
+    budget: int | None = None
+    main: int | None = None
+    over: float | None = None
+    growth: float | None = None
+
+    @property
+    def line(self) -> str:
+        """Its row of the scenario's "as reported" table."""
+        over = "-" if self.over is None else f"{self.over:+.1%}"
+        growth = "-" if self.growth is None else f"{format_size(self.growth)}"
+        return (f"| {self.row.scale} | {self.metric or '-'} | {format_size(self.peak)} | {format_size(self.main)} | "
+                f"{format_size(self.budget)} | {over} | {growth} | {self.verdict} |")
 
 
-def fix_verdict(before: int | None, after: int | None, scale: str = "tiny") -> str:
-    """Judged against the gate's default tolerance at that scale (the noise measured there)."""
-    tol = default_tolerance(scale)
-    if before is None or after is None:
-        return "not measured"
-    if after < tol.floor(before):
-        return "works"
-    if after > tol.limit(before):
-        return "makes it worse"
-    return "no effect"
+def _reproduced(row: Result) -> Reproduced:
+    budget = budget_of(row)
+    if row.verdict == Verdict.SKIPPED:
+        return Reproduced(row, skip_verdict(row), budget=budget.vram or budget.ram)
+    metric = gated_metric(row.peaks)
+    limit = budget.vram if metric == Metric.VRAM_ALLOCATED else budget.ram
+    peak = row.peaks.get(metric)
+    growth = growth_of(row, Metric.RAM_TREE, Metric.RAM) if metric == Metric.RAM_TREE else growth_of(row, Metric.RAM)
+    over = None if not limit or peak is None else (peak - limit) / limit
+    return Reproduced(row, row.verdict, metric, peak, limit, row.peaks.ram, over, growth)
 
 
-def pairs(results: list[Result]) -> dict[str, list[dict]]:
-    """Per scenario and scale: each measured variant beside the scenario's as-reported measurement.
-
-    The reference is the row labelled "as-reported" (measured once per session
-    by the scenario's own test), else the row without fixes.
-    """
-    groups: dict[tuple[str, str], list[Result]] = defaultdict(list)
-    for row in results:
-        groups[(row.scenario, row.scale)].append(row)
-    out: dict[str, list[dict]] = defaultdict(list)
-    for (scenario, scale), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], scale_order(kv[0][1]))):
-        measured = [r for r in rows if r.verdict not in ("skipped", "error")]
-        ref = next((r for r in measured if r.label == "as-reported"), None) or \
-            next((r for r in measured if not r.fixes), None)
-        for row in rows:
-            if row is ref or row.label == "as-reported":  # the reference itself: in failures()
-                continue
-            entry = {"scenario": scenario, "scale": scale, "variant": row.label or ", ".join(row.fixes),
-                     "fixes": list(row.fixes), "test": row.nodeid, "facts": row.info,
-                     "main_before": _main(ref), "main_after": _main(row),
-                     "reserved_before": _reserved(ref), "reserved_after": _reserved(row)}
-            if row.verdict == "skipped":
-                entry.update(before=None, after=None, metric=None, verdict=_skip_verdict(row), main_before=None, main_after=None,
-                             reserved_before=None, reserved_after=None)
-            elif row.verdict == "error":
-                metric = _metric(row)
-                entry.update(before=None, after=row.peaks.get(metric), metric=metric,
-                             verdict=f"error: {row.message[:120]}")
-            elif ref is None:
-                metric = _metric(row)
-                entry.update(before=None, after=row.peaks.get(metric), metric=metric, verdict="no as-reported run to compare")
-            else:
-                metric = _metric(ref, row)
-                before, after = ref.peaks.get(metric), row.peaks.get(metric)
-                reason = not_applied(row)
-                verdict = f"not applied here ({reason})" if reason else fix_verdict(before, after, scale)
-                entry.update(before=before, after=after, metric=metric, verdict=verdict)
-            out[scenario].append(entry)
-    return out
-
-
-def failures(results: list[Result]) -> dict[str, list[dict]]:
+def failures(results: Sequence[Result]) -> dict[str, list[Reproduced]]:
     """Per scenario: each scale's as-reported measurement against its budget (the failure mode reproduced)."""
-    out: dict[str, list[dict]] = defaultdict(list)
+    out: dict[str, list[Reproduced]] = defaultdict(list)
     for row in sorted(results, key=lambda r: scale_order(r.scale)):
-        if row.label != "as-reported" or row.verdict == "error":
-            continue
-        if row.verdict == "skipped":
-            budget = row.budget
-            out[row.scenario].append({"scale": row.scale, "metric": None, "peak": None, "over": None, "growth": None,
-                                         "budget": budget.get("vram") or budget.get("ram"), "verdict": _skip_verdict(row),
-                                         "main": None, "row": row})
-            continue
-        metric = _metric(row)
-        budget = row.budget.get("vram" if metric == "vram_allocated" else "ram")
-        peak = row.peaks.get(metric)
-        growth = row.growth
-        out[row.scenario].append({
-            "scale": row.scale, "metric": metric, "peak": peak, "budget": budget, "main": _main(row),
-            "over": None if not budget or peak is None else (peak - budget) / budget,
-            "growth": growth.get("ram_tree_per_step", growth.get("ram_per_step")) if metric == "ram_tree"
-            else growth.get("ram_per_step"), "verdict": row.verdict, "row": row})
+        if row.label == AS_REPORTED and row.verdict != Verdict.ERROR:
+            out[row.scenario].append(_reproduced(row))
     return out
-
-
-_MEMTESTS: dict[str, object] = {}
-
-
-def _memtest(path: str):
-    """The memtest module at `path` (relative to the working directory), imported once; None when there is none."""
-    if not Path(path).is_file():
-        return None
-    if path not in _MEMTESTS:
-        folder = str(Path(path).resolve().parent)
-        sys.path.insert(0, folder)  # memtests import their scenario modules by plain name
-        try:
-            spec = importlib.util.spec_from_file_location(f"_declared_{Path(path).stem}", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        finally:
-            sys.path.remove(folder)
-        _MEMTESTS[path] = module
-    return _MEMTESTS[path]
-
-
-def declared(row: Result) -> dict[str, Any] | None:
-    """The budget and origin the row's memtest declares now, for its scale and device; None when it cannot be read.
-
-    For rows of reports written before rows carried `budget_origin`: the memtest
-    module is imported from the row's node id (relative to the working directory).
-    """
-    path, _, rest = row.nodeid.partition("::")
-    function = rest.split("::")[0].split("[")[0]
-    module = _memtest(path)
-    if module is None:
-        return None
-    marks = [m for m in getattr(getattr(module, function, None), "pytestmark", []) if m.name == "gpu_budget"]
-    if not marks:
-        return None
-    host = "cuda" if row.budget.get("vram") else row.device or "cpu"
-    mark = read_mark(**merge_marks([(m.args, m.kwargs) for m in reversed(marks)]), scale=row.scale, host=host,
-                     where=row.nodeid)
-    return {"origin": mark.origin, "budget": mark.budget.vram or mark.budget.ram}
 
 
 def origin_line(row: Result) -> str:
     """One scale's budget, where it comes from, and what its verdict therefore shows."""
-    budget = row.budget.get("vram") or row.budget.get("ram")
+    declared_then = budget_of(row)
+    budget = declared_then.vram or declared_then.ram
     if row.budget_origin is not None:
         origin, now, suffix = row.budget_origin, budget, ""
     else:
-        found = declared(row) or {"origin": None, "budget": budget}
-        origin, now = found["origin"], found["budget"]
+        found = declared(row) or Declared(None, budget)
+        origin, now = found.origin, found.budget
         suffix = f" (origin as `{row.nodeid.split('::')[0]}` declares it now; the run predates recorded origins"
         suffix += f", and was judged against {format_size(budget)})" if now != budget else ")"
     if now is None:
@@ -240,158 +149,140 @@ def origin_line(row: Result) -> str:
     return f"- {row.scale}: {size}, {origin} ({ORIGINS[origin]}): {SHOWS[origin]}{suffix}"
 
 
-def controls(results: list[Result]) -> dict[str, Control]:
-    """The control fixes among the rows' fixes (Fix.control), as their memtests register them: each row's memtest
-    module is imported from its node id, as `declared` does."""
-    from gpu_budget.declare import fixes
+@dataclass(frozen=True)
+class Merged:
+    """The CPU reports given, merged in order: the first hardware given and, per node id and scale, the latest
+    report's row, sweep (kept whatever later report replaces its row) and notes."""
 
-    found: dict[str, Control] = {}
-    for path in sorted({r.nodeid.partition("::")[0] for r in results if r.fixes}):
-        _memtest(path)
-    for name in sorted({name for r in results for name in r.fixes}):
-        try:
-            fix = fixes.get(name)
-        except fixes.FixError:  # a fix of a report whose memtest is gone: no split
-            continue
-        if fix.control is not None:
-            found[name] = fix.control
-    return found
+    hardware: Hardware | None = None
+    results: tuple[Result, ...] = ()
+    swept: tuple[Result, ...] = ()
+    notes: tuple[Note, ...] = ()
 
-
-def split_lines(entries: list[dict[str, Any]], controls: dict[str, Control], where: str | None = None) -> list[str]:
-    """A fix's saving split into a control's part and the rest (Fix.control), per scale where both were measured;
-    `where` (a card) follows the scale when given."""
-    lines = []
-    for control, split in controls.items():
-        fix, alone, short, rest = split.of, split.alone, split.short, split.rest
-        for scale in sorted({e["scale"] for e in entries}, key=scale_order):
-            by = {e["variant"]: e for e in entries if e["scale"] == scale and e["before"] and e["after"] is not None}
-            if fix not in by or control not in by or by[fix]["metric"] != by[control]["metric"]:
-                continue
-            before, part, whole = by[fix]["before"], by[control]["after"], by[fix]["after"]
-            head = f"{scale}, on {where}" if where else scale
-            lines.append(f"- {head}: {fix}'s saving split ({by[fix]['metric']}): as reported {format_size(before)}; "
-                         f"{alone} {format_size(part)}, saving {format_size(before - part)} ({(before - part) / before:+.1%}); "
-                         f"{rest}: {fix} {format_size(whole)}, {format_size(abs(whole - part))} "
-                         f"{'lower' if whole < part else 'higher'} than {short} "
-                         f"(saving {(part - whole) / before:+.1%} of as reported)")
-    return lines
+    def plus(self, report: Report) -> Merged:
+        redone = {(r.nodeid, r.scale) for r in report.results}  # a later report's re-run replaces a row
+        swept = {(r.nodeid, r.scale): r for r in report.results if r.sweep}
+        renoted = {(n.nodeid, n.scale) for n in report.notes}
+        return Merged(self.hardware or report.hardware,
+                      tuple(r for r in self.results if (r.nodeid, r.scale) not in redone) + report.results,
+                      tuple(r for r in self.swept if (r.nodeid, r.scale) not in swept) + tuple(swept.values()),
+                      tuple(n for n in self.notes if (n.nodeid, n.scale) not in renoted) + report.notes)
 
 
-def render(report: dict[str, Any], title: str = "Findings", sources: list[str] = (), gpu: Sequence[GpuReport] = ()) -> str:
-    """FINDINGS.md from a merged report (its `hardware`, `results` (Results) and `notes`) and the GPU reports given."""
-    from gpu_budget.report.findings_gpu import gpu_lines, gpu_table, pick  # it reads this module's pairs
-
-    hw = report.get("hardware") or {}
+def _made(merged: Merged, sources: Sequence[str], gpu: Sequence[GpuReport]) -> str:
+    """The header's line on what the file was made from."""
     made = "Generated by `python -m gpu_budget findings`"
-    if report["results"] or sources or not gpu:
-        made += (f" from real runs on `{hw.get('key')}` "
-                 f"(torch {hw.get('torch')}, transformers {hw.get('transformers')}, peft {hw.get('peft')})"
-                 + (f": {', '.join(f'`{s}`' for s in sources)}." if sources else "."))
-    else:
-        made += " from GPU reports only."
-    lines = [f"# {title}", "", made,
-             ("A fix \"works\" when it lowers the peak by more than the gate's default tolerance at its scale ("
-              + ", ".join(f"{scale} {tol.rel:.1%} + {format_size(tol.abs)}" for scale, tol in DEFAULT_TOLERANCE_BY_SCALE.items())
-              + ", each set from the peak's spread over fresh sessions at that scale: benchmarks/RESULTS.md, section 4); "
-              "inside it, \"no effect\"; a fix its "
-              "runner reports it did not apply where it ran reads \"not applied here\", whatever its peak. "
-              "Host RAM is judged on the process tree (`ram_tree`: the measured process with its DataLoader workers "
-              "and subprocesses) where both rows hold it, else on the main process (`ram`: reports before the tree "
-              "was read); the main process's own peak stands beside it."), ""]
+    if not (merged.results or sources or not gpu):
+        return made + " from GPU reports only."
+    hw = merged.hardware or Hardware()
+    return made + (f" from real runs on `{hw.key}` (torch {hw.torch}, transformers {hw.transformers}, peft {hw.peft})"
+                   + (f": {', '.join(f'`{s}`' for s in sources)}." if sources else "."))
+
+
+def _reproduced_table(reproduced: list[Reproduced]) -> list[str]:
+    """The scenario's as-reported runs against their budgets, and where each budget comes from."""
+    return ["| as reported | metric | peak | main process | budget | over budget by | growth per step | gate verdict |",
+            "|---|---|---|---|---|---|---|---|", *(f.line for f in reproduced),
+            "", "Budgets, where each comes from, and what its verdict shows:", "",
+            *(origin_line(f.row) for f in reproduced), ""]
+
+
+def _pair_line(e: Pair) -> str:
+    main = "-" if e.main_before is None and e.main_after is None else \
+        f"{format_size(e.main_before)}, {format_size(e.main_after)}"
+    return (f"| {e.variant} | {', '.join(e.fixes) or '-'} | {e.scale} | {e.metric or '-'} | {format_size(e.before)} "
+            f"| {format_size(e.after)} | {e.saving} | {e.verdict} | {main} |")
+
+
+def _pairs_table(entries: list[Pair]) -> list[str]:
+    """The scenario's fixes, each against its as-reported run."""
+    return ["| variant | fixes | scale | metric | as reported | with the fix | saving | verdict | main process: as reported, with the fix |",
+            "|---|---|---|---|---|---|---|---|---|", *(_pair_line(e) for e in entries), ""]
+
+
+def _scenario_lines(scenario: str, entries: list[Pair], reproduced: list[Reproduced], notes: list[Note],
+                    table: list[str], found: dict[str, Control]) -> list[str]:
+    """A scenario's section: its failure modes, its fixes, the savings split, its notes, then its GPU and sweep
+    tables (`table`); nothing where it has none of them."""
+    if not entries and not table and not notes:
+        return []
+    lines = [f"## {scenario}", ""]
+    if not entries:  # measured alone (no variant beside an as-reported row): its notes, its GPU rows, its sweep
+        return lines + note_lines(notes) + table
+    if reproduced:
+        lines += _reproduced_table(reproduced)
+    lines += _pairs_table(entries)
+    split = split_lines(entries, found)
+    if split:
+        lines += split + [""]
+    return lines + note_lines(notes) + table
+
+
+def render(merged: Merged, title: str = "Findings", sources: Sequence[str] = (), gpu: Sequence[GpuReport] = ()) -> str:
+    """FINDINGS.md from the merged CPU reports (their hardware, rows, sweeps and notes) and the GPU reports given."""
     picked = pick(gpu)
-    lines += gpu_lines(gpu, picked)
-    reproduced = failures(report["results"])
-    found = controls(report["results"])
-    notes: dict[str, list[dict]] = defaultdict(list)
-    for note in report.get("notes", []):
-        notes[note["scenario"]].append(note)
-    cpu = pairs(report["results"])
-    swept = across_releases(report.get("swept", [r for r in report["results"] if r.sweep]))
+    lines = [f"# {title}", "", _made(merged, sources, gpu), TOLERANCE_NOTE, "", *gpu_lines(gpu, picked)]
+    results = list(merged.results)
+    reproduced = failures(results)
+    found = controls(results)
+    notes: dict[str, list[Note]] = defaultdict(list)
+    for note in merged.notes:
+        notes[note.scenario].append(note)
+    cpu = pairs(results)
+    swept = across_releases(merged.swept)
     on_gpu = {r.scenario for g in picked for r in g.results}
     for scenario in sorted(set(cpu) | on_gpu | set(notes) | set(swept)):
-        entries = cpu.get(scenario, [])
         table = gpu_table(scenario, picked) + sweep_table(swept.get(scenario, []))
-        if not entries and not table and not notes.get(scenario):
-            continue
-        lines += [f"## {scenario}", ""]
-        if not entries:  # measured alone (no variant beside an as-reported row): its notes, its GPU rows, its sweep
-            lines += note_lines(notes.get(scenario, [])) + table
-            continue
-        if reproduced.get(scenario):
-            lines += ["| as reported | metric | peak | main process | budget | over budget by | growth per step | gate verdict |",
-                      "|---|---|---|---|---|---|---|---|"]
-            for f in reproduced[scenario]:
-                over = "-" if f["over"] is None else f"{f['over']:+.1%}"
-                growth = "-" if f["growth"] is None else f"{format_size(f['growth'])}"
-                lines.append(f"| {f['scale']} | {f['metric'] or '-'} | {format_size(f['peak'])} | {format_size(f['main'])} | "
-                             f"{format_size(f['budget'])} | {over} | {growth} | {f['verdict']} |")
-            lines += ["", "Budgets, where each comes from, and what its verdict shows:", ""]
-            lines += [origin_line(f["row"]) for f in reproduced[scenario]]
-            lines.append("")
-        lines += ["| variant | fixes | scale | metric | as reported | with the fix | saving | verdict | main process: as reported, with the fix |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for e in entries:
-            saving = "-" if not e["before"] or e["after"] is None else f"{(e['before'] - e['after']) / e['before']:+.1%}"
-            main = "-" if e["main_before"] is None and e["main_after"] is None else \
-                f"{format_size(e['main_before'])}, {format_size(e['main_after'])}"
-            lines.append(f"| {e['variant']} | {', '.join(e['fixes']) or '-'} | {e['scale']} | {e['metric'] or '-'} | {format_size(e['before'])} "
-                         f"| {format_size(e['after'])} | {saving} | {e['verdict']} | {main} |")
-        lines.append("")
-        split = split_lines(entries, found)
-        if split:
-            lines += split + [""]
-        lines += note_lines(notes.get(scenario, [])) + table
+        lines += _scenario_lines(scenario, cpu.get(scenario, []), reproduced.get(scenario, []), notes.get(scenario, []),
+                                 table, found)
     return "\n".join(lines)
 
 
-def note_lines(notes: list[dict]) -> list[str]:
+def note_lines(notes: Sequence[Note]) -> list[str]:
     """A scenario's notes (a test's measured finding that is not one case's peak), a line each."""
-    return [*(f"- {note['scale']}: {note['text']} (`{note['nodeid']}`)" for note in notes), ""] if notes else []
+    return [*(f"- {note.scale}: {note.text} (`{note.nodeid}`)" for note in notes), ""] if notes else []
+
+
+def _read(parser: argparse.ArgumentParser, path: Path) -> Report:
+    """The report at `path`; a file that is none ends the command with the parser's error."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        parser.error(f"cannot read report {path}: {exc}")
+    try:
+        return Report.from_json(data)
+    except NotAReport as exc:
+        parser.error(f"{path} {exc}")
+    except ValueError as exc:
+        parser.error(f"{path}: {exc}")
+
+
+def _nothing_found(merged: Merged, gpu: Sequence[GpuReport]) -> str | None:
+    """Why the reports hold no finding (no fix measured beside its scenario's run); None where they hold one."""
+    if any(pairs(list(merged.results)).values()) or any(any(pairs(list(g.results)).values()) for g in pick(gpu)):
+        return None
+    cases = [*merged.results, *(r for g in gpu for r in g.results)]
+    return "no case in the report(s)" if not cases else (
+        f"{len(cases)} case(s) of scenario(s) {', '.join(sorted({r.scenario for r in cases}))}, none measured with a "
+        "fix beside its scenario's run without it (each finding is a fix against that run: a test measures the "
+        "scenario with and without the fix, as the memtests' fix tests do)")
 
 
 def main(argv: list[str]) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(prog="python -m gpu_budget findings", description=__doc__.splitlines()[0])
     parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT", help="JSON reports written by --gpu-budget-json")
     parser.add_argument("-o", "--output", type=Path, default=Path("FINDINGS.md"))
     args = parser.parse_args(argv)
-    from gpu_budget.report.findings_gpu import GpuReport, is_gpu, pick  # it reads this module's pairs
-
-    merged: dict[str, Any] = {"version": max(READABLE_VERSIONS), "results": []}
-    sources: list[str] = []
-    gpu: list[GpuReport] = []
+    merged, sources, gpu = Merged(), [], []
     for path in args.reports:
-        try:
-            report = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            parser.error(f"cannot read report {path}: {exc}")
-        if report.get("version") not in READABLE_VERSIONS or not isinstance(report.get("results"), list):
-            parser.error(f"{path} is not a gpu-budget JSON report (version {' or '.join(map(str, READABLE_VERSIONS))})")
-        try:
-            results = [Result.from_json(r) for r in report["results"]]
-        except ValueError as exc:
-            parser.error(f"{path}: {exc}")
-        if is_gpu(report):  # its rows are the GPU tables', not merged into the CPU rows
-            gpu.append(GpuReport(str(path), report["hardware"], tuple(results)))
+        report = _read(parser, path)
+        if report.on_gpu:  # its rows are the GPU tables', not merged into the CPU rows
+            gpu.append(GpuReport(str(path), report.hardware, report.results))
             continue
         sources.append(str(path))
-        merged["hardware"] = merged.get("hardware") or report.get("hardware")
-        redone = {(r.nodeid, r.scale) for r in results}  # a later report's re-run replaces a row
-        merged["results"] = [r for r in merged["results"] if (r.nodeid, r.scale) not in redone] + results
-        swept = {(r.nodeid, r.scale): r for r in results if r.sweep}  # kept whatever replaces the row: its own table
-        merged["swept"] = [r for r in merged.get("swept", []) if (r.nodeid, r.scale) not in swept] + list(swept.values())
-        renoted = {(n["nodeid"], n["scale"]) for n in report.get("notes", [])}
-        merged["notes"] = [n for n in merged.get("notes", []) if (n["nodeid"], n["scale"]) not in renoted] + \
-            report.get("notes", [])
-    if not any(pairs(merged["results"]).values()) and not any(any(pairs(list(g.results)).values()) for g in pick(gpu)):
-        # a header-only file would say nothing: say why instead, and leave any FINDINGS.md there as it is
-        cases = merged["results"] + [r for g in gpu for r in g.results]
-        why = "no case in the report(s)" if not cases else (
-            f"{len(cases)} case(s) of scenario(s) {', '.join(sorted({r.scenario for r in cases}))}, none measured with a "
-            "fix beside its scenario's run without it (each finding is a fix against that run: a test measures the "
-            "scenario with and without the fix, as the memtests' fix tests do)")
+        merged = merged.plus(report)
+    why = _nothing_found(merged, gpu)
+    if why is not None:  # a header-only file would say nothing: say why instead, and leave any FINDINGS.md there as it is
         print(f"no findings in {', '.join(map(str, args.reports))}: {why}; nothing written to {args.output}", file=sys.stderr)
         return 1
     args.output.write_text(render(merged, sources=sources, gpu=gpu))

@@ -15,13 +15,21 @@ read from the reports alone, and do not depend on the order they are given in.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from gpu_budget.model.result import Result
-from gpu_budget.report.findings import controls, pairs, scale_order, split_lines
+from gpu_budget.model.metric import Metric
+from gpu_budget.model.result import Result, Verdict
+from gpu_budget.report.findings_pairs import Pair, pairs, split_lines
+from gpu_budget.report.json_report import JsonObject
+from gpu_budget.report.memtests import controls
+from gpu_budget.report.order import scale_order
+from gpu_budget.report.reports import Hardware, Report
+from gpu_budget.report.row_fields import budget_of
 from gpu_budget.units import format_size
+
+# what an as-reported run's line names of its GPU figures, each against the budget
+GPU_FIGURES = (("allocated", Metric.VRAM_ALLOCATED), ("reserved", Metric.VRAM_RESERVED), ("NVML", Metric.VRAM_DEVICE))
 
 
 @dataclass(frozen=True)
@@ -32,13 +40,13 @@ class GpuReport:
     """
 
     path: str
-    hardware: Mapping[str, Any]
+    hardware: Hardware
     results: tuple[Result, ...]
     scope: str = ""
 
     @property
     def card(self) -> str:
-        return describe_card(self.hardware)
+        return self.hardware.card
 
     @property
     def measured(self) -> int:
@@ -49,25 +57,19 @@ class GpuReport:
     def compared(self) -> set[str]:
         """The scenarios of which it compares a measured fix with a measured as-reported run."""
         return {scenario for scenario, entries in pairs(list(self.results)).items()
-                if any(e["before"] is not None and e["after"] is not None for e in entries)}
+                if any(e.compared for e in entries)}
 
     def narrowed(self, keep: Callable[[Result], bool], scope: str) -> GpuReport:
         return replace(self, results=tuple(r for r in self.results if keep(r)), scope=scope)
 
 
 def _on_cuda(row: Result) -> bool:
-    return row.peaks.vram_allocated is not None and row.verdict not in ("error", "skipped")
+    return row.peaks.vram_allocated is not None and row.verdict not in (Verdict.ERROR, Verdict.SKIPPED)
 
 
-def is_gpu(report: Mapping[str, Any]) -> bool:
-    """Whether a JSON report was made on a GPU host (its hardware names the GPU)."""
-    return bool((report.get("hardware") or {}).get("gpu_name"))
-
-
-def describe_card(hw: Mapping[str, Any]) -> str:
-    """The card a GPU row was measured on, with its driver, CUDA and libraries, from the report's hardware fingerprint."""
-    return (f"{hw.get('gpu_name')}, driver {hw.get('driver')}, CUDA {hw.get('cuda')}; torch {hw.get('torch')}, "
-            f"transformers {hw.get('transformers')}, peft {hw.get('peft')}")
+def is_gpu(report: Report | JsonObject) -> bool:
+    """Whether a report (or its JSON, read as one) was made on a GPU host (its hardware names the GPU)."""
+    return (report if isinstance(report, Report) else Report.from_json(report)).on_gpu
 
 
 def _best(found: Sequence[GpuReport]) -> GpuReport:
@@ -81,7 +83,7 @@ def pick(reports: Sequence[GpuReport]) -> list[GpuReport]:
     by: dict[tuple[str, str], list[GpuReport]] = defaultdict(list)
     for report in reports:
         for scale in {r.scale for r in report.results if _on_cuda(r)}:
-            by[(str(report.hardware.get("key")), scale)].append(
+            by[(str(report.hardware.key), scale)].append(
                 report.narrowed(lambda r, scale=scale: r.scale == scale, f"{scale} scale"))
     picked: list[GpuReport] = []
     for (_, scale), found in sorted(by.items(), key=lambda kv: (kv[0][0], scale_order(kv[0][1]))):
@@ -101,7 +103,7 @@ def gpu_lines(gpu: Sequence[GpuReport], picked: Sequence[GpuReport]) -> list[str
         return []
     chosen = {r.path for r in picked}
     passed = sorted(r.path for r in gpu if r.path not in chosen)
-    scales = sorted({r.scale for g in picked for r in g.results if r.verdict != "skipped"}, key=scale_order)
+    scales = sorted({r.scale for g in picked for r in g.results if r.verdict != Verdict.SKIPPED}, key=scale_order)
     line = ("GPU rows (each scenario's table \"On a GPU\") come from one report per card and scale: of the reports "
             "given for a card, the one that measured the most cases on CUDA at that scale (the later path in sort "
             "order on a tie), and for a scenario it does not compare there, the report that compares it with the most "
@@ -121,13 +123,12 @@ def as_reported_lines(report: GpuReport, scenario: str) -> list[str]:
     """The scenario's as-reported run on the card against its declared GPU budget: the figures and the test's outcome."""
     lines = []
     for row in report.results:
-        budget = row.budget.get("vram")
+        budget = budget_of(row).vram
         if row.scenario != scenario or row.label != "as-reported" or not budget or not _on_cuda(row):
             continue
         p = row.peaks
         figures = ", ".join(f"{name} {format_size(p[key])} ({'over' if p[key] > budget else 'under'})"
-                            for name, key in (("allocated", "vram_allocated"), ("reserved", "vram_reserved"),
-                                              ("NVML", "vram_device")) if p[key] is not None)
+                            for name, key in GPU_FIGURES if p[key] is not None)
         outcome = "the test passed" if row.passed else f"the test failed: {row.message.split(';')[0]}"
         lines.append(f"- {row.scale}, as reported on {report.card}: {figures} against the budget {format_size(budget)} "
                      f"({budget / 1e9:g} GB, origin {row.budget_origin or '-'}); verdict {row.verdict}, {outcome}")
@@ -136,7 +137,9 @@ def as_reported_lines(report: GpuReport, scenario: str) -> list[str]:
 
 def gpu_table(scenario: str, picked: Sequence[GpuReport]) -> list[str]:
     """A scenario's GPU table: each pick's (pick()) fixes against its own as-reported run, the card named in each row."""
-    rows, split, reported = [], [], []
+    rows: list[tuple[str, Pair]] = []
+    split: list[str] = []
+    reported: list[str] = []
     for report in picked:
         entries = pairs(list(report.results)).get(scenario, [])
         rows += [(report.card, e) for e in entries]
@@ -145,18 +148,20 @@ def gpu_table(scenario: str, picked: Sequence[GpuReport]) -> list[str]:
             reported += as_reported_lines(report, scenario)
     if not rows:
         return []
-    scales = sorted({e["scale"] for _, e in rows}, key=scale_order)
+    scales = sorted({e.scale for _, e in rows}, key=scale_order)
     lines = [f"On a GPU ({', '.join(scales)} scale; the card, its driver and libraries in each row):", "",
              ("| card | variant | fixes | scale | metric | as reported | with the fix | saving | verdict "
               "| reserved: as reported, with the fix (saving) |"),
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for name, e in rows:
-        saving = "-" if not e["before"] or e["after"] is None else f"{(e['before'] - e['after']) / e['before']:+.1%}"
-        before, after = e["reserved_before"], e["reserved_after"]
-        compared = e["metric"] == "vram_allocated" and e["before"] and before and after is not None
-        reserved = "-" if not compared else \
-            f"{format_size(before)}, {format_size(after)} ({(before - after) / before:+.1%})"
-        lines.append(f"| {name} | {e['variant']} | {', '.join(e['fixes']) or '-'} | {e['scale']} | {e['metric'] or '-'} "
-                     f"| {format_size(e['before'])} | {format_size(e['after'])} | {saving} | {e['verdict']} | {reserved} |")
+    lines += [_gpu_row(card, e) for card, e in rows]
     lines.append("")
     return lines + (split + [""] if split else []) + (reported + [""] if reported else [])
+
+
+def _gpu_row(card: str, e: Pair) -> str:
+    """One fix on one card: the allocated peak compared, the reserved peak beside it."""
+    before, after = e.reserved_before, e.reserved_after
+    compared = e.metric == Metric.VRAM_ALLOCATED and e.before and before and after is not None
+    reserved = "-" if not compared else f"{format_size(before)}, {format_size(after)} ({(before - after) / before:+.1%})"
+    return (f"| {card} | {e.variant} | {', '.join(e.fixes) or '-'} | {e.scale} | {e.metric or '-'} "
+            f"| {format_size(e.before)} | {format_size(e.after)} | {e.saving} | {e.verdict} | {reserved} |")

@@ -1,0 +1,151 @@
+"""FINDINGS.md's comparisons: each measured fix beside its scenario's as-reported run, judged as the gate judges noise.
+
+Read by the CPU tables (findings.py) and the GPU tables (findings_gpu.py)
+alike, so a fix reads the same on either. A fix is judged against the gate's
+default tolerance at its scale: a change inside it is "no effect", not a win.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from gpu_budget.declare.fixes import Control
+from gpu_budget.declare.marks import default_tolerance
+from gpu_budget.model.figures import Fields
+from gpu_budget.model.metric import Metric
+from gpu_budget.model.result import Result, Verdict
+from gpu_budget.report.json_report import JsonValue
+from gpu_budget.report.order import scale_order
+from gpu_budget.report.row_fields import FixNotes, gated_metric
+from gpu_budget.units import format_size
+
+AS_REPORTED = "as-reported"  # the label of a scenario's own run, measured once per session by its own test
+
+
+@dataclass(frozen=True)
+class Pair(Fields):
+    """One variant of a scenario at one scale beside the scenario's as-reported run: the figures compared, the verdict.
+
+    metric: the gated metric both rows hold (None where the variant was not
+    measured); before / after: its figure as reported and with the variant;
+    main_*: the main process's RAM; reserved_*: the GPU memory the allocator
+    reserved. Read as a mapping of its fields too (`pair["verdict"]`).
+    """
+
+    scenario: str
+    scale: str
+    variant: str
+    fixes: tuple[str, ...]
+    test: str
+    facts: Mapping[str, JsonValue]
+    verdict: str
+    metric: Metric | None = None
+    before: int | None = None
+    after: int | None = None
+    main_before: int | None = None
+    main_after: int | None = None
+    reserved_before: int | None = None
+    reserved_after: int | None = None
+
+    @property
+    def compared(self) -> bool:
+        """Both figures measured: a fix against its as-reported run."""
+        return self.before is not None and self.after is not None
+
+    @property
+    def saving(self) -> str:
+        """The saving against the as-reported run, "-" where there is none to compute."""
+        return "-" if not self.before or self.after is None else f"{(self.before - self.after) / self.before:+.1%}"
+
+
+def skip_verdict(row: Result) -> str:
+    return "needs GPU, not measured here" if "CUDA" in row.message else f"skipped: {row.message}"
+
+
+def not_applied(row: Result) -> str | None:
+    """Why a fix of this row was not applied where it ran, as its runner reported it; None when all were.
+
+    Runners report `info["fixes_applied"]` ({fix: "applied" or why not}); reports
+    from before that contract hold the fact under the fix's own name.
+    """
+    notes = FixNotes.from_json(row.info, row.fixes)
+    reasons = [f"{fix}: {note}" for fix, note in notes.applied.items() if note != "applied"]
+    if not notes.applied:
+        reasons = [f"{fix}: {note}" for fix, note in notes.own if "not applied" in note]
+    return "; ".join(reasons) or None
+
+
+def fix_verdict(before: int | None, after: int | None, scale: str = "tiny") -> str:
+    """Judged against the gate's default tolerance at that scale (the noise measured there)."""
+    tol = default_tolerance(scale)
+    if before is None or after is None:
+        return "not measured"
+    if after < tol.floor(before):
+        return "works"
+    if after > tol.limit(before):
+        return "makes it worse"
+    return "no effect"
+
+
+def _reference(rows: list[Result]) -> Result | None:
+    """The row a scenario's variants are compared with: the one labelled as-reported, else the one without fixes."""
+    measured = [r for r in rows if r.verdict not in (Verdict.SKIPPED, Verdict.ERROR)]
+    return next((r for r in measured if r.label == AS_REPORTED), None) or next((r for r in measured if not r.fixes), None)
+
+
+def _pair(row: Result, ref: Result | None) -> Pair:
+    """The variant `row` beside the reference `ref` (None where the scale has none)."""
+    base = Pair(row.scenario, row.scale, row.label or ", ".join(row.fixes), tuple(row.fixes), row.nodeid, row.info,
+                verdict="", main_before=None if ref is None else ref.peaks.ram, main_after=row.peaks.ram,
+                reserved_before=None if ref is None else ref.peaks.vram_reserved, reserved_after=row.peaks.vram_reserved)
+    if row.verdict == Verdict.SKIPPED:
+        return Pair(base.scenario, base.scale, base.variant, base.fixes, base.test, base.facts, skip_verdict(row))
+    if row.verdict == Verdict.ERROR or ref is None:
+        metric = gated_metric(row.peaks)
+        verdict = f"error: {row.message[:120]}" if row.verdict == Verdict.ERROR else "no as-reported run to compare"
+        return replace(base, metric=metric, after=row.peaks.get(metric), verdict=verdict)
+    metric = gated_metric(ref.peaks, row.peaks)
+    before, after = ref.peaks.get(metric), row.peaks.get(metric)
+    reason = not_applied(row)
+    verdict = f"not applied here ({reason})" if reason else fix_verdict(before, after, row.scale)
+    return replace(base, metric=metric, before=before, after=after, verdict=verdict)
+
+
+def pairs(results: list[Result]) -> dict[str, list[Pair]]:
+    """Per scenario and scale: each measured variant beside the scenario's as-reported measurement.
+
+    The reference is the row labelled "as-reported" (measured once per session
+    by the scenario's own test), else the row without fixes.
+    """
+    groups: dict[tuple[str, str], list[Result]] = defaultdict(list)
+    for row in results:
+        groups[(row.scenario, row.scale)].append(row)
+    out: dict[str, list[Pair]] = defaultdict(list)
+    for (scenario, _), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], scale_order(kv[0][1]))):
+        ref = _reference(rows)
+        for row in rows:
+            if row is not ref and row.label != AS_REPORTED:  # the reference itself: in findings.failures()
+                out[scenario].append(_pair(row, ref))
+    return out
+
+
+def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: str | None = None) -> list[str]:
+    """A fix's saving split into a control's part and the rest (Fix.control), per scale where both were measured;
+    `where` (a card) follows the scale when given."""
+    lines = []
+    for control, split in controls.items():
+        fix, alone, short, rest = split.of, split.alone, split.short, split.rest
+        for scale in sorted({e.scale for e in entries}, key=scale_order):
+            by = {e.variant: e for e in entries if e.scale == scale and e.before and e.after is not None}
+            if fix not in by or control not in by or by[fix].metric != by[control].metric:
+                continue
+            before, part, whole = by[fix].before, by[control].after, by[fix].after
+            head = f"{scale}, on {where}" if where else scale
+            lines.append(f"- {head}: {fix}'s saving split ({by[fix].metric}): as reported {format_size(before)}; "
+                         f"{alone} {format_size(part)}, saving {format_size(before - part)} ({(before - part) / before:+.1%}); "
+                         f"{rest}: {fix} {format_size(whole)}, {format_size(abs(whole - part))} "
+                         f"{'lower' if whole < part else 'higher'} than {short} "
+                         f"(saving {(part - whole) / before:+.1%} of as reported)")
+    return lines
