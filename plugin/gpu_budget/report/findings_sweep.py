@@ -17,11 +17,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
-
 from gpu_budget.declare.marks import default_tolerance
-from gpu_budget.model.budget import Tolerance
-from gpu_budget.model.result import Result, SweepPoint
+from gpu_budget.model.metric import Metric
+from gpu_budget.model.result import Result
+from gpu_budget.report.order import version_order
+from gpu_budget.report.row_fields import gated_metric, tolerance_of
 from gpu_budget.units import format_size
 
 MESSAGE_CHARS = 160  # a failed version's reason, cut to this in its row
@@ -35,7 +35,7 @@ class Moved:
     package: str
     version: str
     reference: bool
-    metric: str | None
+    metric: Metric | None
     peak: int | None
     before: int | None
     allowed: float | None  # bytes either side of `before` inside the tolerance
@@ -64,36 +64,15 @@ class Moved:
         return abs(self.peak - self.before) > self.allowed
 
 
-def _order(version: str) -> tuple:
-    try:
-        return (0, Version(version))
-    except InvalidVersion:
-        return (1, version)
-
-
-def _metric(reference: SweepPoint) -> str | None:
-    peaks = reference.peaks
-    if peaks is None:
-        return None
-    if peaks.vram_allocated is not None:
-        return "vram_allocated"
-    return "ram_tree" if peaks.ram_tree is not None else "ram"
-
-
-def _tolerance(row: Result) -> Tolerance:
-    tol = row.tolerance
-    return default_tolerance(row.scale) if not tol else Tolerance(tol["rel"], tol["abs"])
-
-
 def moved(row: Result) -> list[Moved]:
     """The row's sweep points, each against the reference point of its package, in version order per package."""
     case = row.label or row.nodeid
-    tol = _tolerance(row)
+    tol = tolerance_of(row) or default_tolerance(row.scale)
     out: list[Moved] = []
     for package in dict.fromkeys(p.package for p in row.sweep):
-        points = sorted((p for p in row.sweep if p.package == package), key=lambda p: _order(p.version))
+        points = sorted((p for p in row.sweep if p.package == package), key=lambda p: version_order(p.version))
         reference = next((p for p in points if p.reference), None)
-        metric = None if reference is None else _metric(reference)
+        metric = None if reference is None or reference.peaks is None else gated_metric(reference.peaks)
         before = None if metric is None else reference.peaks.get(metric)
         allowed = None if before is None else before * tol.rel + tol.abs  # the gate's limit less the figure
         for p in points:
@@ -157,7 +136,7 @@ def version_lines(entries: list[Moved]) -> list[str]:
             groups.setdefault((m.package, m.version), []).append(m)
     packages = list(dict.fromkeys(m.package for m in entries))  # as swept
     lines = []
-    for (package, version), each in sorted(groups.items(), key=lambda kv: (packages.index(kv[0][0]), _order(kv[0][1]))):
+    for (package, version), each in sorted(groups.items(), key=lambda kv: (packages.index(kv[0][0]), version_order(kv[0][1]))):
         installs = next((m.installs for m in each if m.installs), "")
         head = f"- {package} {version}" + (f" (installs {installs})" if installs else "")
         compared = [m for m in each if m.past is not None]

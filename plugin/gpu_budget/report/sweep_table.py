@@ -10,17 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from packaging.version import InvalidVersion, Version
-
+from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import EnvironmentRecord, Result, SweepPoint
+from gpu_budget.report.order import version_order
 from gpu_budget.units import format_size
-
-
-def _order(version: str) -> tuple:
-    try:
-        return (0, Version(version))
-    except InvalidVersion:
-        return (1, version)
 
 
 def _figure(point: SweepPoint) -> str:
@@ -32,9 +25,9 @@ def _figure(point: SweepPoint) -> str:
     text = ", ".join(parts)
     if point.reference:
         return text
-    ram = point.change.get("ram_tree", point.change.get("ram"))
-    shown = [f"{ram:+.1%}" if ram is not None else None,
-             f"VRAM {point.change['vram_allocated']:+.1%}" if point.change.get("vram_allocated") is not None else None]
+    ram = point.change.get(Metric.RAM_TREE, point.change.get(Metric.RAM))
+    vram = point.change.get(Metric.VRAM_ALLOCATED)
+    shown = [f"{ram:+.1%}" if ram is not None else None, f"VRAM {vram:+.1%}" if vram is not None else None]
     shown = [s for s in shown if s]
     return f"{text} ({', '.join(shown)})" if shown else text
 
@@ -49,7 +42,7 @@ def sweep_lines(rows: Iterable[Result]) -> list[str]:
     for package in packages:
         points = {row.nodeid: [p for p in row.sweep if p.package == package] for row in rows}
         running = {p.version for each in points.values() for p in each if p.reference}
-        versions = sorted({p.version for each in points.values() for p in each}, key=_order)
+        versions = sorted({p.version for each in points.values() for p in each}, key=version_order)
         headers = ["test", *(f"{v} (ran at)" if v in running else v for v in versions)]
         table = []
         for nodeid, each in points.items():
