@@ -15,19 +15,35 @@ API on an Agg canvas: no pyplot, no global backend switch.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.result import Result
+from gpu_budget.report.json_report import JsonObject
+from gpu_budget.report.reports import Hardware
+from gpu_budget.report.row_fields import budget_of, tolerance_of
 from gpu_budget.units import MiB, format_size
 
 GiB = 2**30
-# (metric in a phase record, in the baseline's phases, in peaks, panel title, budget key)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel: the figure drawn, by its name in a phase record, in the baseline's phases and in the peaks; its
+    title; and which budget (a Budget field) is drawn in."""
+
+    field: str
+    base_field: str
+    peak_key: str
+    title: str
+    budget_key: str
+
+
 PANELS = (
-    ("ram_tree_peak", "ram_tree", "ram_tree", "host RAM (peak of the process tree: the measured process and its workers)", "ram"),
-    ("vram_allocated", "vram_allocated", "vram_allocated", "GPU memory (allocated by torch)", "vram"),
+    Panel("ram_tree_peak", "ram_tree", "ram_tree", "host RAM (peak of the process tree: the measured process and its workers)", "ram"),
+    Panel("vram_allocated", "vram_allocated", "vram_allocated", "GPU memory (allocated by torch)", "vram"),
 )
 MEASURED, BASELINE, BUDGET, LIMIT, RESERVED = "#1f77b4", "#7f7f7f", "#d62728", "#ff7f0e", "#9ecae1"
 MAIN = "#2ca02c"
@@ -58,64 +74,97 @@ def _growth(result: Result, key: str) -> str | None:
     return f"growth (median rise, last 5 judged steps): {'+' if slope >= 0 else '-'}{format_size(abs(slope))}/step"
 
 
-def _panel(ax, result: Result, phases: list[PhaseRecord], field: str, base_field: str, peak_key: str, title: str,
-           budget_key: str) -> None:
-    xs = list(range(len(phases)))
-    values = [_value(p, field) for p in phases]
-    baseline = result.baseline
-    base_phases = baseline.phases if baseline is not None else {}
-    base_values = [_value(base_phases.get(p.name), base_field) for p in phases]
-    base_peak = _value(baseline.peaks if baseline is not None else None, peak_key)
-    budget = result.budget.get(budget_key)
-    tol = result.tolerance or {}
-    limit = base_peak * (1 + tol["rel"]) + tol["abs"] if base_peak is not None and "rel" in tol else None
+@dataclass(frozen=True)
+class _Figures:
+    """What one panel draws: each phase's measured figure and the baseline's, the baseline's peak, the regression
+    limit over it (with the tolerance that sets it), the budget, and the axis they fit on."""
 
-    data = [v for v in values + base_values if v is not None]
-    if limit is not None:
-        data.append(limit)
-    top = max(data) if data else 1
-    budget_on_axis = budget is not None and budget <= 2.5 * top  # a far-off budget would flatten the lines
-    if budget_on_axis:
-        top = max(top, budget)
-    scale, unit = _unit(top)
+    values: list[int | None]
+    base_values: list[int | None]
+    base_peak: int | None
+    tolerance: Tolerance | None
+    limit: float | None
+    budget: int | None
+    budget_on_axis: bool  # a far-off budget would flatten the lines: it is named in the title instead
+    top: float
 
+    @classmethod
+    def of(cls, result: Result, phases: list[PhaseRecord], panel: Panel) -> _Figures:
+        values = [_value(p, panel.field) for p in phases]
+        baseline = result.baseline
+        base_phases = baseline.phases if baseline is not None else {}
+        base_values = [_value(base_phases.get(p.name), panel.base_field) for p in phases]
+        base_peak = _value(baseline.peaks if baseline is not None else None, panel.peak_key)
+        budget = getattr(budget_of(result), panel.budget_key)
+        tol = tolerance_of(result)
+        limit = tol.limit(base_peak) if base_peak is not None and tol is not None else None
+        data = [v for v in values + base_values if v is not None] + ([limit] if limit is not None else [])
+        top = max(data) if data else 1
+        on_axis = budget is not None and budget <= 2.5 * top
+        return cls(values, base_values, base_peak, tol, limit, budget, on_axis, max(top, budget) if on_axis else top)
+
+
+def _shade_steps(ax, phases: list[PhaseRecord]) -> None:
     steps = [i for i, p in enumerate(phases) if p.step is not None]
     if steps:
         ax.axvspan(min(steps) - 0.5, max(steps) + 0.5, color="#f2f2f2", zorder=0)
         ax.text((min(steps) + max(steps)) / 2, 0.98, "optimizer steps", transform=ax.get_xaxis_transform(),
                 ha="center", va="top", fontsize=8, color="#666666")
 
-    if field == "vram_allocated" and any(p.vram_reserved is not None for p in phases):
-        reserved = [p.vram_reserved for p in phases]
-        ax.plot(xs, [None if v is None else v / scale for v in reserved], color=RESERVED, lw=1.2,
+
+def _scaled(values: list[int | None], scale: float) -> list[float | None]:
+    return [None if v is None else v / scale for v in values]
+
+
+def _draw_lines(ax, result: Result, phases: list[PhaseRecord], panel: Panel, f: _Figures, scale: float) -> bool:
+    """The reserved, baseline, main-process and measured lines, bottom to top; whether the tree's panel was drawn."""
+    xs = list(range(len(phases)))
+    if panel.field == "vram_allocated" and any(p.vram_reserved is not None for p in phases):
+        ax.plot(xs, _scaled([p.vram_reserved for p in phases], scale), color=RESERVED, lw=1.2,
                 label="reserved by the caching\nallocator (not gated)", zorder=2)
-    if any(v is not None for v in base_values):
-        recorded = baseline.recorded
+    if any(v is not None for v in f.base_values):
         # a wide, light band under the measured line: seen even where the two coincide
-        ax.plot(xs, [None if v is None else v / scale for v in base_values], color=BASELINE, lw=7, alpha=0.35,
-                marker="o", ms=11, solid_capstyle="round", label=f"baseline per phase\n(recorded {recorded})", zorder=3)
-    tree = field == "ram_tree_peak" and any(p.ram_tree_peak is not None for p in phases)
+        ax.plot(xs, _scaled(f.base_values, scale), color=BASELINE, lw=7, alpha=0.35, marker="o", ms=11,
+                solid_capstyle="round", label=f"baseline per phase\n(recorded {result.baseline.recorded})", zorder=3)
+    tree = panel.field == "ram_tree_peak" and any(p.ram_tree_peak is not None for p in phases)
     if tree:  # the main process alone beside the tree: the gap is what the workers and subprocesses held
-        ax.plot(xs, [None if p.ram_peak is None else p.ram_peak / scale for p in phases], color=MAIN, lw=1.4,
+        ax.plot(xs, _scaled([p.ram_peak for p in phases], scale), color=MAIN, lw=1.4,
                 ls="--", marker=".", label="main process alone\n(not gated)", zorder=3.5)
-    ax.plot(xs, [None if v is None else v / scale for v in values], marker="o", color=MEASURED, lw=2.2, ms=6,
+    ax.plot(xs, _scaled(f.values, scale), marker="o", color=MEASURED, lw=2.2, ms=6,
             label="measured peak per phase" + (" (process tree)" if tree else ""), zorder=4)
+    return tree
 
-    if limit is not None:
-        ax.axhline(limit / scale, color=LIMIT, ls=":", lw=1.6,
-                   label=f"regression limit {format_size(limit)}\n(baseline peak {format_size(base_peak)} "
-                         f"+{tol['rel']:.1%} +{format_size(tol['abs'])})")
-    if budget is not None and budget_on_axis:
-        ax.axhline(budget / scale, color=BUDGET, lw=1.8, label=f"budget {format_size(budget)}")
 
-    _annotate_peak(ax, values, scale)
-    _style_axes(ax, phases, top / scale, unit)
-    if field == "ram_tree_peak" and not tree:
+def _draw_limits(ax, f: _Figures, scale: float) -> None:
+    """The baseline's regression limit and the budget, as horizontal lines."""
+    if f.limit is not None:
+        ax.axhline(f.limit / scale, color=LIMIT, ls=":", lw=1.6,
+                   label=f"regression limit {format_size(f.limit)}\n(baseline peak {format_size(f.base_peak)} "
+                         f"+{f.tolerance.rel:.1%} +{format_size(f.tolerance.abs)})")
+    if f.budget is not None and f.budget_on_axis:
+        ax.axhline(f.budget / scale, color=BUDGET, lw=1.8, label=f"budget {format_size(f.budget)}")
+
+
+def _title(result: Result, panel: Panel, f: _Figures, tree: bool) -> str:
+    """The panel's title, and its notes: the growth per step, a budget far above the axis."""
+    title, peak_key = panel.title, panel.peak_key
+    if panel.field == "ram_tree_peak" and not tree:
         title, peak_key = "host RAM (peak RSS of the measured process)", "ram"
     notes = [n for n in (_growth(result, peak_key),) if n]
-    if budget is not None and not budget_on_axis:
-        notes.append(f"budget {format_size(budget)}, far above this axis")
-    ax.set_title(title + ("  |  " + "; ".join(notes) if notes else ""), loc="left", fontsize=10)
+    if f.budget is not None and not f.budget_on_axis:
+        notes.append(f"budget {format_size(f.budget)}, far above this axis")
+    return title + ("  |  " + "; ".join(notes) if notes else "")
+
+
+def _panel(ax, result: Result, phases: list[PhaseRecord], panel: Panel) -> None:
+    f = _Figures.of(result, phases, panel)
+    scale, unit = _unit(f.top)
+    _shade_steps(ax, phases)
+    tree = _draw_lines(ax, result, phases, panel, f, scale)
+    _draw_limits(ax, f, scale)
+    _annotate_peak(ax, f.values, scale)
+    _style_axes(ax, phases, f.top / scale, unit)
+    ax.set_title(_title(result, panel, f, tree), loc="left", fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
 
 
@@ -156,7 +205,7 @@ def _style_axes(ax, phases: list[PhaseRecord], top: float, unit: str) -> None:
         ax.spines[side].set_visible(False)
 
 
-def write(result: Result, path: str | Path, hardware: Mapping[str, Any] | None = None) -> Path:
+def write(result: Result, path: str | Path, hardware: JsonObject | None = None) -> Path:
     """Draw `result` (a measured case, its phases) into the PNG at `path`; returns the path."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -164,16 +213,17 @@ def write(result: Result, path: str | Path, hardware: Mapping[str, Any] | None =
     phases = list(result.phases.values())
     if not phases:
         raise ValueError(f"{result.nodeid}: no phases to plot")
-    panels = [p for p in PANELS if any(_value(ph, p[0]) is not None for ph in phases)]
+    panels = [p for p in PANELS if any(_value(ph, p.field) is not None for ph in phases)]
     fig = Figure(figsize=(12, 1.3 + 3.9 * len(panels)), dpi=110, layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
     for ax, panel in zip(axes, panels):
-        _panel(ax, result, phases, *panel)
+        _panel(ax, result, phases, panel)
 
     verdict = result.verdict + (" (expected)" if result.expect == result.verdict else "")
     verdict += "" if result.passed else "  FAIL"
-    where = f"{(hardware or {}).get('key', '')}  |  scale {result.scale}"
+    hw = Hardware.from_json(hardware)
+    where = f"{'' if hw is None or hw.key is None else hw.key}  |  scale {result.scale}"
     fixes = ", ".join(result.fixes) or "none"
     fig.suptitle("\n".join(textwrap.wrap(result.nodeid, 110)), x=0.01, ha="left", fontsize=11, fontweight="bold")
     fig.text(0.99, 0.995, verdict, ha="right", va="top", fontsize=11, fontweight="bold",

@@ -6,10 +6,12 @@ Rendered from the same Results and with the same table (terminal.py) as the term
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from gpu_budget.model.result import Result
+from gpu_budget.report.json_report import JsonObject
+from gpu_budget.report.reports import Hardware
 from gpu_budget.report.terminal import (
     SNAPSHOT_HOWTO,
     headers,
@@ -22,7 +24,7 @@ from gpu_budget.report.terminal import (
 )
 
 
-def run_url(environ: os._Environ | dict[str, Any] = os.environ) -> str | None:
+def run_url(environ: Mapping[str, str] = os.environ) -> str | None:
     """This GitHub Actions run's page, whose Artifacts section holds the report, plots and snapshots."""
     parts = [environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
     return "{}/{}/actions/runs/{}".format(*parts) if all(parts) else None
@@ -36,7 +38,7 @@ def _where(path: str, base: Path | None) -> str:
         return path
 
 
-def markdown(rows: list[Result], hardware: dict[str, Any] | None, problems: list[str] = (), base: Path | None = None,
+def markdown(rows: list[Result], hardware: JsonObject | None, problems: list[str] = (), base: Path | None = None,
              artifacts: str | None = None) -> str:
     """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
 
@@ -48,8 +50,9 @@ def markdown(rows: list[Result], hardware: dict[str, Any] | None, problems: list
 
     failed = [r for r in rows if not r.passed]
     head = f"### GPU budget: {len(rows)} measured, {len(failed)} failed"
-    if hardware:
-        head += f" on `{hardware.get('key')}`"
+    hw = Hardware.from_json(hardware)
+    if hw is not None:
+        head += f" on `{hw.key}`"
     lines = [head]
     for problem in problems:
         lines += ["", f"> **Gate failed:** {problem}"]
@@ -83,7 +86,7 @@ def markdown(rows: list[Result], hardware: dict[str, Any] | None, problems: list
     return "\n".join(lines) + "\n"
 
 
-def append_step_summary(rows: list[Result], hardware: dict[str, Any] | None, problems: list[str] = (),
+def append_step_summary(rows: list[Result], hardware: JsonObject | None, problems: list[str] = (),
                         base: Path | None = None) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path and (rows or problems):

@@ -10,18 +10,20 @@ the main process's alone.
 from __future__ import annotations
 
 from gpu_budget.model.figures import Peaks
-from gpu_budget.model.result import Remediation, Result
+from gpu_budget.model.result import Remediation, Result, Verdict
+from gpu_budget.report.row_fields import LaunchFacts, budget_of, tolerance_of
 from gpu_budget.units import format_size
 
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
 
 
 def _budget(row: Result) -> str:
+    budget = budget_of(row)
     parts = []
-    if row.budget["ram"] is not None:
-        parts.append(f"RAM {format_size(row.budget['ram'])}")
-    if row.budget["vram"] is not None:
-        parts.append(f"VRAM {format_size(row.budget['vram'])}" + (" unchecked" if row.unchecked else ""))
+    if budget.ram is not None:
+        parts.append(f"RAM {format_size(budget.ram)}")
+    if budget.vram is not None:
+        parts.append(f"VRAM {format_size(budget.vram)}" + (" unchecked" if row.unchecked else ""))
     return ", ".join(parts) or "-"
 
 
@@ -119,7 +121,7 @@ def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
                      f"{remediation_text(rem)}")
         indent = "  - " if markdown else "    "
         for trial in rem.tried:
-            note = f" ({trial.message})" if trial.verdict == "error" else ""
+            note = f" ({trial.message})" if trial.verdict == Verdict.ERROR else ""
             lines.append(f"{indent}tried {'+'.join(trial.fixes)}: {_peaks(trial.peaks or Peaks())} {trial.verdict}{note}")
         if rem.skipped:
             lines.append(f"{indent}not tried: " + ", ".join(f"{f} ({why})" for f, why in rem.skipped.items()))
@@ -134,8 +136,9 @@ def _ranks(row: Result) -> str:
     m = row.measurement
     if m is None or not m.ranks:
         return "-"
-    kinds = sorted(set((row.info.get("distributed_type") or {}).values()))
-    asked = " (FSDP asked)" if row.info.get("fsdp_requested") and kinds != ["FSDP"] else ""
+    facts = LaunchFacts.from_json(row.info)
+    kinds = sorted(set(facts.distributed_type.values()))
+    asked = " (FSDP asked)" if facts.fsdp_requested and kinds != ["FSDP"] else ""
     return " ".join([str(len(m.ranks)), *(["/".join(kinds)] if kinds else [])]) + asked
 
 
@@ -269,8 +272,9 @@ def case_detail(row: Result) -> list[str]:
         lines += [f"baseline: {_baseline(row)}{recorded}", f"change: {_change(row)}"]
     else:
         lines.append("baseline: none")
-    if row.tolerance:
-        lines.append(f"tolerance: {row.tolerance['rel']:.1%} + {format_size(row.tolerance['abs'])}")
+    tolerance = tolerance_of(row)
+    if tolerance is not None:
+        lines.append(f"tolerance: {tolerance.rel:.1%} + {format_size(tolerance.abs)}")
     lines.append(f"fixes: {', '.join(row.fixes) or '-'}")
     added = _tree_added(row)
     if added:
