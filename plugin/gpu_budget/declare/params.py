@@ -2,5 +2,7 @@
 
 from __future__ import annotations
 
-Json = str | int | float | bool | None | list["Json"] | dict[str, "Json"]  # one JSON value
-Params = dict[str, Json]  # knob name -> value (batch size, clip seconds, a model name, ...)
+from typing import TypeAlias
+
+Json: TypeAlias = "str | int | float | bool | None | list[Json] | dict[str, Json]"  # one JSON value (recursive)
+Params: TypeAlias = "dict[str, Json]"  # knob name -> value (batch size, clip seconds, a model name, ...)

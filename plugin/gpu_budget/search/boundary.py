@@ -8,10 +8,12 @@ estimator's predicted edge; a search with no prediction starts at one end.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TypeVar
+
+V = TypeVar("V")
 
 
-def largest_fitting(values: Sequence, fits: Callable[[Any], bool], hint: int = 0) -> int:
+def largest_fitting(values: Sequence[V], fits: Callable[[V], bool], hint: int = 0) -> int:
     """Index of the largest of `values` that fits (-1: none), assuming the fitting values form a prefix.
 
     Gallops from `hint`, the predicted index, towards the edge (steps of 1, 1,

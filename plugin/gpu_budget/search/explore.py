@@ -31,18 +31,33 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpu_budget.measure.fit import least_squares
-from gpu_budget.model.figures import Fields
 from gpu_budget.search.boundary import largest_fitting
-from gpu_budget.units import format_mib, format_size, parse_size
+from gpu_budget.search.exploration import Boundary, Calibration, Config, Exploration, Knob, NotMonotone, Probe, RealRun, config_text
+from gpu_budget.units import format_size, parse_size
+
+if TYPE_CHECKING:
+    from hypothesis import HealthCheck, Phase
+    from hypothesis import settings as Settings
+    from hypothesis.database import ExampleDatabase
+    from hypothesis.strategies import SearchStrategy
+
+    from gpu_budget.declare.scenario import Scenario
+    from gpu_budget.model.result import Measurement
 
 DEFAULT_EXAMPLES = 20
 DEFAULT_REAL_RUNS = 8
 DATABASE_DIR = ".hypothesis/gpu-budget-explore"  # under the rootdir; CI caches it (docs/estimator.md)
+
+Key = tuple[tuple[str, Knob], ...]  # a configuration as a dict key: its items, sorted
+
+
+def _key(config: Config) -> Key:
+    return tuple(sorted(config.items()))
 
 
 @dataclass(frozen=True)
@@ -52,30 +67,27 @@ class Envelope:
     monotone: the knobs memory should not fall along (default: all of them).
     """
 
-    knobs: Mapping[str, tuple[int, int] | Sequence[Any]]
+    knobs: Mapping[str, tuple[int, int] | Sequence[Knob]]
     monotone: tuple[str, ...] | None = None
 
-    def values(self, knob: str) -> list:
+    def values(self, knob: str) -> list[Knob]:
         spec = self.knobs[knob]
-        if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(v, int) for v in spec):
-            return list(range(spec[0], spec[1] + 1))
-        return sorted(spec)
+        bounds = _range(spec)
+        return list(range(bounds[0], bounds[1] + 1)) if bounds else sorted(spec)
 
-    def strategy(self):
+    def strategy(self) -> SearchStrategy[dict[str, Knob]]:
         from hypothesis import strategies as st
 
         parts = {}
         for knob, spec in self.knobs.items():
-            if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(v, int) for v in spec):
-                parts[knob] = st.integers(spec[0], spec[1])
-            else:
-                parts[knob] = st.sampled_from(sorted(spec))
+            bounds = _range(spec)
+            parts[knob] = st.integers(bounds[0], bounds[1]) if bounds else st.sampled_from(sorted(spec))
         return st.fixed_dictionaries(parts)
 
-    def smallest(self) -> dict[str, Any]:
+    def smallest(self) -> dict[str, Knob]:
         return {knob: self.values(knob)[0] for knob in self.knobs}
 
-    def up(self, config: dict[str, Any], knob: str) -> dict[str, Any] | None:
+    def up(self, config: Config, knob: str) -> dict[str, Knob] | None:
         """`config` with `knob` one allowed value higher (None at the top)."""
         values = self.values(knob)
         i = values.index(config[knob])
@@ -85,166 +97,22 @@ class Envelope:
         return tuple(self.knobs) if self.monotone is None else self.monotone
 
 
-Config = Mapping[str, Any]  # one point of the envelope: knob -> value
-
-
-@dataclass(frozen=True)
-class Probe(Fields):
-    """One configuration the search singled out (the worst case, the smallest failing one): its calibrated
-    prediction, and a real run's peak once confirmed (None until then, or a run that died of memory)."""
-
-    config: Config
-    predicted: int
-    measured: int | None = None
-
-
-@dataclass(frozen=True)
-class Boundary(Fields):
-    """The largest value of one knob within the budget, the others at `at`: predicted, then confirmed by real runs
-    (`peaks`: value -> measured peak). complete=False: the real-run cap cut the search short."""
-
-    knob: str
-    at: Config
-    value: Any = None
-    predicted_value: Any = None
-    peaks: Mapping[Any, int | None] = field(default_factory=dict)
-    complete: bool = False
-
-
-@dataclass(frozen=True)
-class Calibration(Fields):
-    """measured ~ slope * estimate + intercept, fitted to every real run."""
-
-    slope: float
-    intercept: int
-    points: int
-
-
-@dataclass(frozen=True)
-class NotMonotone(Fields):
-    """A step up of a monotone knob that predicts less (by `drop` bytes): the estimate, or the knob, is suspect."""
-
-    knob: str
-    config: Config
-    up: Any
-    drop: int
-
-
-@dataclass(frozen=True)
-class RealRun(Fields):
-    """One real run of the search: its configuration, its peak (None: it died of memory), its time."""
-
-    config: Config
-    peak: int | None
-    seconds: float
-
-
-@dataclass
-class Exploration:
-    """What an exploration found. Bytes; `predicted` = estimate + offset, `measured` = a real run's peak.
-
-    Filled as the search goes (so a search cut short by the real-run cap still
-    reports what it found); its parts are frozen records.
-    """
-
-    scenario: str
-    budget: int
-    metric: str
-    envelope: Mapping[str, list[Any]]
-    worst: Probe | None = None
-    boundary: Boundary | None = None
-    smallest_failing: Probe | None = None
-    monotonicity: list[NotMonotone] = field(default_factory=list)
-    offset: int | None = None  # measured - estimate at the calibration run
-    calibration: Calibration | None = None
-    real_runs: list[RealRun] = field(default_factory=list)
-    estimates: int = 0
-    examples: int = 0
-    seconds: float = 0.0
-    problems: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-able; the boundary's peaks as [value, peak] pairs (a knob's values need not be strings)."""
-        def plain(record: Fields | None) -> dict[str, Any] | None:
-            return None if record is None else {k: dict(v) if isinstance(v, Mapping) else v for k, v in record.items()}
-
-        data = {"scenario": self.scenario, "budget": self.budget, "metric": self.metric,
-                "envelope": {k: list(v) for k, v in self.envelope.items()}, "worst": plain(self.worst),
-                "boundary": plain(self.boundary), "smallest_failing": plain(self.smallest_failing),
-                "monotonicity": [plain(v) for v in self.monotonicity], "offset": self.offset,
-                "calibration": plain(self.calibration), "real_runs": [plain(r) for r in self.real_runs],
-                "estimates": self.estimates, "examples": self.examples, "seconds": self.seconds,
-                "problems": list(self.problems)}
-        if self.boundary is not None:
-            data["boundary"]["peaks"] = [[v, p] for v, p in self.boundary.peaks.items()]
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Exploration:
-        def probe(value: Mapping[str, Any] | None) -> Probe | None:
-            return None if value is None else Probe(**value)
-
-        boundary = data.get("boundary")
-        return cls(data["scenario"], data["budget"], data["metric"], dict(data["envelope"]), probe(data.get("worst")),
-                   None if boundary is None else Boundary(**{**boundary, "peaks": {v: p for v, p in boundary["peaks"]}}),
-                   probe(data.get("smallest_failing")), [NotMonotone(**v) for v in data.get("monotonicity") or ()],
-                   data.get("offset"), None if data.get("calibration") is None else Calibration(**data["calibration"]),
-                   [RealRun(**r) for r in data.get("real_runs") or ()], data.get("estimates", 0),
-                   data.get("examples", 0), data.get("seconds", 0.0), list(data.get("problems") or ()))
-
-    def _side(self, measured: int | None) -> str:
-        return _side_of(measured, self.budget)
-
-    def summary(self) -> list[str]:
-        """Report lines: the worst case, the boundary, the smallest failing configuration, the cost."""
-        lines = [(f"{self.scenario}: {self.examples} Hypothesis examples on {self.estimates} estimates, "
-                 f"{len(self.real_runs)} real runs, {self.seconds:.0f} s; budget {format_mib(self.budget)} "
-                 f"({self.metric}); offset (real - estimate at calibration) {format_mib(self.offset)}")]
-        if self.worst:
-            lines.append(f"worst case {_config(self.worst.config)}: measured {format_mib(self.worst.measured)}"
-                         f"{self._side(self.worst.measured)} (predicted {format_mib(self.worst.predicted)})")
-        b = self.boundary
-        if b:
-            at = f" at {_config(b.at)}" if b.at else ""
-            value = ("none" if b.value is None else b.value) if b.complete else "not settled"
-            runs = ", ".join(f"{k}: {format_mib(v)}" for k, v in sorted(b.peaks.items()))
-            lines.append(f"largest {b.knob}{at} within {format_mib(self.budget)}: {value} "
-                         f"(predicted {b.predicted_value}; real runs {runs})")
-        if self.smallest_failing:
-            s = self.smallest_failing
-            lines.append(f"smallest configuration predicted over budget (shrunk): {_config(s.config)}: measured "
-                         f"{format_mib(s.measured)}{self._side(s.measured)} (predicted {format_mib(s.predicted)})")
-        if self.calibration:
-            c = self.calibration
-            lines.append(f"calibration over {c.points} real runs: measured = {c.slope:.3f} x estimate + "
-                         f"{format_mib(c.intercept)}")
-        runs = "; ".join(f"{_config(r.config)}: {format_mib(r.peak)}" for r in self.real_runs)
-        lines.append(f"real runs: {runs}")
-        for v in self.monotonicity:
-            lines.append(f"not monotone in {v.knob}: {_config(v.config)} -> {v.knob}={v.up} "
-                         f"predicts {format_mib(v.drop)} less")
-        lines += [f"problem: {p}" for p in self.problems]
-        return lines
-
-
-def _side_of(measured: int | None, budget: int) -> str:
-    if measured is None:
-        return ""
-    return ", over budget" if measured > budget else ", within budget"
-
-
-def _config(config: Config) -> str:
-    return ", ".join(f"{k}={v}" for k, v in config.items())
+def _range(spec: tuple[int, int] | Sequence[Knob]) -> tuple[int, int] | None:
+    """An (lo, hi) integer range, or None for a sequence of allowed values."""
+    if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(v, int) for v in spec):
+        return spec
+    return None
 
 
 class _Budgeted:
     """Real runs, cached by configuration and counted against a cap."""
 
     def __init__(self, measure: Callable[[Config], int | None], cap: int, log: list[RealRun]) -> None:
-        self.measure, self.cap, self.log, self.cache = measure, cap, log, {}
+        self.measure, self.cap, self.log = measure, cap, log
+        self.cache: dict[Key, int | None] = {}
 
     def __call__(self, config: Config) -> int | None:
-        key = tuple(sorted(config.items()))
+        key = _key(config)
         if key not in self.cache:
             if len(self.log) >= self.cap:
                 raise _OutOfRuns(f"the real-run cap ({self.cap}) is spent")
@@ -295,8 +163,54 @@ class _Calibration:
         return int(slope * estimate + intercept)
 
 
-def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable[[dict], int],
-            measure: Callable[[dict], int | None], boundary: str | None = None, max_examples: int = DEFAULT_EXAMPLES,
+class _Predictor:
+    """The prediction Hypothesis searches: the estimate (cached by configuration), calibrated by every real run."""
+
+    def __init__(self, estimate: Callable[[Config], int], measure: Callable[[Config], int | None]) -> None:
+        self._estimate, self._measure = estimate, measure
+        self.estimates: dict[Key, int] = {}
+        self.calibration = _Calibration()
+
+    def est(self, config: Config) -> int:
+        key = _key(config)
+        if key not in self.estimates:
+            self.estimates[key] = self._estimate(config)
+        return self.estimates[key]
+
+    def measured(self, config: Config) -> int | None:
+        """A real run's peak, added to the calibration."""
+        peak = self._measure(config)
+        self.calibration.add(self.est(config), peak)
+        return peak
+
+    def __call__(self, config: Config) -> int:
+        return self.calibration(self.est(config))
+
+
+@dataclass(frozen=True)
+class _Hypothesis:
+    """How the two searches run Hypothesis: their examples, the worst-case search's seed, the example database."""
+
+    max_examples: int
+    seed: int | None
+    database: Path | None
+    quiet: tuple[HealthCheck, ...]  # every health check, suppressed
+
+    @classmethod
+    def of(cls, max_examples: int, seed: int | None, database: Path | None) -> _Hypothesis:
+        from hypothesis import HealthCheck
+
+        return cls(max_examples, seed, database, tuple(HealthCheck))
+
+    def settings(self, database: ExampleDatabase | None, phases: tuple[Phase, ...]) -> Settings:
+        from hypothesis import settings
+
+        return settings(database=database, phases=phases, max_examples=self.max_examples, deadline=None,
+                        derandomize=False, print_blob=False, suppress_health_check=list(self.quiet))
+
+
+def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable[[Config], int],
+            measure: Callable[[Config], int | None], boundary: str | None = None, max_examples: int = DEFAULT_EXAMPLES,
             max_real_runs: int = DEFAULT_REAL_RUNS, database: Path | None = None, seed: int | None = 0,
             metric: str = "ram") -> Exploration:
     """Search `envelope` with Hypothesis on estimate(config) + offset, then confirm with measure(config).
@@ -311,81 +225,63 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     budget = parse_size(budget) if isinstance(budget, str) else int(budget)
     t0 = time.perf_counter()
     result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()})
-    estimates: dict[tuple, int] = {}
-    calibration = _Calibration()
-
-    def est(config: dict[str, Any]) -> int:
-        key = tuple(sorted(config.items()))
-        if key not in estimates:
-            estimates[key] = estimate(config)
-        return estimates[key]
-
-    def measured(config: dict[str, Any]) -> int | None:
-        peak = measure(config)
-        calibration.add(est(config), peak)
-        return peak
-
-    def predict(config: dict[str, Any]) -> int:
-        return calibration(est(config))
-
-    real = _Budgeted(measured, max_real_runs, result.real_runs)
-    settings = _settings(max_examples, seed)
+    predict = _Predictor(estimate, measure)
+    real = _Budgeted(predict.measured, max_real_runs, result.real_runs)
+    hypothesis = _Hypothesis.of(max_examples, seed, database)
     try:
-        first = envelope.smallest()
-        peak = real(first)
-        result.offset = None if peak is None else peak - est(first)
-        worst = _worst_case(envelope, est, predict, result, settings)
-        result.worst = replace(result.worst, measured=real(worst))  # a second calibration point
-        _smallest_failing(envelope, budget, predict, result, settings, database)
-        if boundary is not None:
-            result.boundary = Boundary(boundary, {k: v for k, v in worst.items() if k != boundary})
-            _boundary(envelope, budget, predict, real, result)
-        if result.smallest_failing is not None:
-            result.smallest_failing = replace(result.smallest_failing, measured=real(result.smallest_failing.config))
+        _search(envelope, budget, boundary, predict, real, result, hypothesis)
     except (_OutOfRuns, RunFailed) as exc:
         result.problems.append(str(exc))
-    slope, intercept = calibration.line()
-    result.calibration = Calibration(slope, int(intercept), len(calibration.points))
-    result.estimates, result.seconds = len(estimates), round(time.perf_counter() - t0, 1)
+    slope, intercept = predict.calibration.line()
+    result.calibration = Calibration(slope, int(intercept), len(predict.calibration.points))
+    result.estimates, result.seconds = len(predict.estimates), round(time.perf_counter() - t0, 1)
     return result
 
 
-def _settings(max_examples: int, seed: int | None) -> dict[str, Any]:
-    from hypothesis import HealthCheck
+def _search(envelope: Envelope, budget: int, boundary: str | None, predict: _Predictor, real: _Budgeted,
+            result: Exploration, hypothesis: _Hypothesis) -> None:
+    """The steps of the module's docstring, in order, each filling `result` (a spent real-run cap stops them)."""
+    first = envelope.smallest()
+    peak = real(first)
+    result.offset = None if peak is None else peak - predict.est(first)
+    worst = _worst_case(envelope, predict, result, hypothesis)
+    result.worst = replace(result.worst, measured=real(worst))  # a second calibration point
+    _smallest_failing(envelope, budget, predict, result, hypothesis)
+    if boundary is not None:
+        result.boundary = Boundary(boundary, {k: v for k, v in worst.items() if k != boundary})
+        _boundary(envelope, budget, predict, real, result)
+    if result.smallest_failing is not None:
+        result.smallest_failing = replace(result.smallest_failing, measured=real(result.smallest_failing.config))
 
-    return {"max_examples": max_examples, "deadline": None, "derandomize": False, "print_blob": False,
-            "suppress_health_check": list(HealthCheck), "seed": seed}
 
-
-def _worst_case(envelope: Envelope, est, predict, result: Exploration, common: dict[str, Any]) -> dict[str, Any]:
+def _worst_case(envelope: Envelope, predict: _Predictor, result: Exploration, hypothesis: _Hypothesis) -> dict[str, Knob]:
     """Hypothesis with target() only (a failing assertion would stop generation), then a climb; checks monotonicity.
 
-    Seeded (common["seed"]), so the report repeats.
+    Seeded (hypothesis.seed), so the report repeats.
     """
-    from hypothesis import Phase, given, settings, target
+    from hypothesis import Phase, given, target
     from hypothesis import seed as hypothesis_seed
 
-    seen: dict[tuple, int] = {}
-    violations: dict[tuple, NotMonotone] = {}
+    seen: dict[Key, int] = {}
+    violations: dict[tuple[str, Key], NotMonotone] = {}
+    est = predict.est
 
-    def predicted(config: dict[str, Any]) -> int:
-        seen[tuple(sorted(config.items()))] = predict(config)
-        return seen[tuple(sorted(config.items()))]
+    def predicted(config: Config) -> int:
+        seen[_key(config)] = predict(config)
+        return seen[_key(config)]
 
-    @settings(database=None, phases=(Phase.generate, Phase.target),
-              **{k: v for k, v in common.items() if k != "seed"})
+    @hypothesis.settings(None, (Phase.generate, Phase.target))
     @given(envelope.strategy())
-    def towards_worst(config):
+    def towards_worst(config: dict[str, Knob]) -> None:
         result.examples += 1
         target(predicted(config) / 2**20, label="predicted peak (MiB)")
         for knob in envelope.monotone_knobs():
             up = envelope.up(config, knob)
             if up is not None and est(up) < est(config) - 2**20:  # 1 MiB: below that, rounding
-                violations.setdefault((knob, tuple(sorted(config.items()))),
-                                      NotMonotone(knob, dict(config), up[knob], est(config) - est(up)))
+                violations.setdefault((knob, _key(config)), NotMonotone(knob, dict(config), up[knob], est(config) - est(up)))
 
-    if common["seed"] is not None:
-        towards_worst = hypothesis_seed(common["seed"])(towards_worst)
+    if hypothesis.seed is not None:
+        towards_worst = hypothesis_seed(hypothesis.seed)(towards_worst)
     towards_worst()
     _climb(envelope, seen, predicted)
     result.monotonicity = list(violations.values())
@@ -394,22 +290,21 @@ def _worst_case(envelope: Envelope, est, predict, result: Exploration, common: d
     return dict(key)
 
 
-def _smallest_failing(envelope: Envelope, budget: int, predict, result: Exploration, common: dict[str, Any],
-                      database: Path | None) -> None:
+def _smallest_failing(envelope: Envelope, budget: int, predict: Callable[[Config], int], result: Exploration,
+                      hypothesis: _Hypothesis) -> None:
     """The budget property on predictions: a failure shrinks to the smallest breaking configuration, kept.
 
     Not seeded: a seed stops Hypothesis from saving to the example database.
     """
-    from hypothesis import Phase, given, settings
+    from hypothesis import Phase, given
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    failing: list[tuple[dict[str, Any], int]] = []
+    failing: list[tuple[dict[str, Knob], int]] = []
 
-    @settings(database=DirectoryBasedExampleDatabase(database) if database else None,
-              phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
-              **{k: v for k, v in common.items() if k != "seed"})
+    @hypothesis.settings(DirectoryBasedExampleDatabase(hypothesis.database) if hypothesis.database else None,
+                         (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
     @given(envelope.strategy())
-    def within_budget(config):
+    def within_budget(config: dict[str, Knob]) -> None:
         result.examples += 1
         predicted = predict(config)
         if predicted > budget:
@@ -425,7 +320,7 @@ def _smallest_failing(envelope: Envelope, budget: int, predict, result: Explorat
         result.smallest_failing = Probe(config, predicted)
 
 
-def _climb(envelope: Envelope, seen: dict[str, Any], predict, moves: int = 50) -> None:
+def _climb(envelope: Envelope, seen: dict[Key, int], predict: Callable[[Config], int], moves: int = 50) -> None:
     """From the largest prediction, step to a neighbour (one knob one value up or down) while it predicts more."""
     config = dict(max(seen, key=seen.get))
     for _ in range(moves):
@@ -440,7 +335,8 @@ def _climb(envelope: Envelope, seen: dict[str, Any], predict, moves: int = 50) -
         config = best
 
 
-def _boundary(envelope: Envelope, budget: int, predict, real: _Budgeted, result: Exploration) -> None:
+def _boundary(envelope: Envelope, budget: int, predict: Callable[[Config], int], real: _Budgeted,
+              result: Exploration) -> None:
     """The largest value of the boundary's knob within the budget, the others at its `at`: predicted, then
     confirmed.
 
@@ -457,7 +353,7 @@ def _boundary(envelope: Envelope, budget: int, predict, real: _Budgeted, result:
              if all(dict(key).get(k) == v for k, v in at.items())}
     result.boundary = replace(result.boundary, predicted_value=None if lo < 0 else values[lo], peaks=dict(peaks))
 
-    def fits(value) -> bool:
+    def fits(value: Knob) -> bool:
         peak = real({**at, knob: value})
         result.boundary = replace(result.boundary, peaks={**result.boundary.peaks, value: peak})
         return _fits(peak, budget)
@@ -490,10 +386,10 @@ def budget_to_explore(budget: str | int | Mapping[str, str | int] | None, declar
     return budget, None
 
 
-def explore_scenario(scenario, envelope: Envelope, budget: int | str, peak: Callable, *, scale: str, cuda: bool,
-                     boundary: str | None = None, max_examples: int = DEFAULT_EXAMPLES,
+def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, peak: Callable[[Scenario], Measurement], *,
+                     scale: str, cuda: bool, boundary: str | None = None, max_examples: int = DEFAULT_EXAMPLES,
                      max_real_runs: int = DEFAULT_REAL_RUNS, database: Path | None = None, seed: int | None = 0,
-                     estimate: Callable[[dict], int] | None = None) -> Exploration:
+                     estimate: Callable[[Config], int] | None = None) -> Exploration:
     """Explore `scenario`'s knobs; each real run is peak(scenario with the knobs) -> results.Measurement.
 
     Where the children train on the CPU the prediction is the CPU estimate and
@@ -505,17 +401,17 @@ def explore_scenario(scenario, envelope: Envelope, budget: int | str, peak: Call
     """
     metric = "vram_allocated" if cuda else "ram"
 
-    def measure(knobs: dict[str, Any]) -> int | None:
+    def measure(knobs: Config) -> int | None:
         """The run's peak; None for a run that died of memory (over budget, whatever it would have peaked at);
         any other failure is a problem of the exploration, never a point over the budget."""
         m = peak(scenario.with_params(**knobs))
         if not m.ok:
             if m.error_kind in MEMORY_DEATHS:
                 return None
-            raise RunFailed(f"real run {_config(knobs)} failed ({m.error_kind}): {m.error.message[:200]}")
+            raise RunFailed(f"real run {config_text(knobs)} failed ({m.error_kind}): {m.error.message[:200]}")
         return m.peaks.vram_allocated if cuda else m.ram
 
-    def estimated(knobs: dict[str, Any]) -> int:
+    def estimated(knobs: Config) -> int:
         from gpu_budget.estimate import estimate_scenario
         from gpu_budget.estimate.cuda import Device
 

@@ -1,0 +1,204 @@
+"""What an exploration found (explore.py): frozen records the search fills in, and the report lines they make.
+
+A knob's value is an integer of a range or one of a listed sequence; a
+configuration maps each knob to one. JSON only in to_json / from_json: an
+exploration crosses from an xdist worker, and into the JSON report, as JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from gpu_budget.declare.params import Json
+from gpu_budget.model.figures import Fields
+from gpu_budget.units import format_mib
+
+Knob = int | float | str  # one value of a knob
+Config = Mapping[str, Knob]  # one point of the envelope: knob -> value
+JsonObject = Mapping[str, Json]  # a record as read back from JSON
+
+
+@dataclass(frozen=True)
+class Probe(Fields):
+    """One configuration the search singled out (the worst case, the smallest failing one): its calibrated
+    prediction, and a real run's peak once confirmed (None until then, or a run that died of memory)."""
+
+    config: Config
+    predicted: int
+    measured: int | None = None
+
+    def to_json(self) -> dict[str, Json]:
+        return {"config": dict(self.config), "predicted": self.predicted, "measured": self.measured}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Probe:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Boundary(Fields):
+    """The largest value of one knob within the budget, the others at `at`: predicted, then confirmed by real runs
+    (`peaks`: value -> measured peak). complete=False: the real-run cap cut the search short."""
+
+    knob: str
+    at: Config
+    value: Knob | None = None
+    predicted_value: Knob | None = None
+    peaks: Mapping[Knob, int | None] = field(default_factory=dict)
+    complete: bool = False
+
+    def to_json(self) -> dict[str, Json]:
+        """The peaks as [value, peak] pairs: a knob's values need not be strings."""
+        return {"knob": self.knob, "at": dict(self.at), "value": self.value, "predicted_value": self.predicted_value,
+                "peaks": [[v, p] for v, p in self.peaks.items()], "complete": self.complete}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Boundary:
+        return cls(**{**data, "peaks": {v: p for v, p in data["peaks"]}})
+
+
+@dataclass(frozen=True)
+class Calibration(Fields):
+    """measured ~ slope * estimate + intercept, fitted to every real run."""
+
+    slope: float
+    intercept: int
+    points: int
+
+    def to_json(self) -> dict[str, Json]:
+        return {"slope": self.slope, "intercept": self.intercept, "points": self.points}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Calibration:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class NotMonotone(Fields):
+    """A step up of a monotone knob that predicts less (by `drop` bytes): the estimate, or the knob, is suspect."""
+
+    knob: str
+    config: Config
+    up: Knob
+    drop: int
+
+    def to_json(self) -> dict[str, Json]:
+        return {"knob": self.knob, "config": dict(self.config), "up": self.up, "drop": self.drop}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> NotMonotone:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class RealRun(Fields):
+    """One real run of the search: its configuration, its peak (None: it died of memory), its time."""
+
+    config: Config
+    peak: int | None
+    seconds: float
+
+    def to_json(self) -> dict[str, Json]:
+        return {"config": dict(self.config), "peak": self.peak, "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> RealRun:
+        return cls(**data)
+
+
+@dataclass
+class Exploration:
+    """What an exploration found. Bytes; `predicted` = estimate + offset, `measured` = a real run's peak.
+
+    Filled as the search goes (so a search cut short by the real-run cap still
+    reports what it found); its parts are frozen records.
+    """
+
+    scenario: str
+    budget: int
+    metric: str
+    envelope: Mapping[str, list[Knob]]
+    worst: Probe | None = None
+    boundary: Boundary | None = None
+    smallest_failing: Probe | None = None
+    monotonicity: list[NotMonotone] = field(default_factory=list)
+    offset: int | None = None  # measured - estimate at the calibration run
+    calibration: Calibration | None = None
+    real_runs: list[RealRun] = field(default_factory=list)
+    estimates: int = 0
+    examples: int = 0
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Json]:
+        return {"scenario": self.scenario, "budget": self.budget, "metric": self.metric,
+                "envelope": {k: list(v) for k, v in self.envelope.items()}, "worst": _written(self.worst),
+                "boundary": _written(self.boundary), "smallest_failing": _written(self.smallest_failing),
+                "monotonicity": [v.to_json() for v in self.monotonicity], "offset": self.offset,
+                "calibration": _written(self.calibration), "real_runs": [r.to_json() for r in self.real_runs],
+                "estimates": self.estimates, "examples": self.examples, "seconds": self.seconds,
+                "problems": list(self.problems)}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Exploration:
+        return cls(data["scenario"], data["budget"], data["metric"], dict(data["envelope"]),
+                   _read(Probe.from_json, data.get("worst")), _read(Boundary.from_json, data.get("boundary")),
+                   _read(Probe.from_json, data.get("smallest_failing")),
+                   [NotMonotone.from_json(v) for v in data.get("monotonicity") or ()], data.get("offset"),
+                   _read(Calibration.from_json, data.get("calibration")),
+                   [RealRun.from_json(r) for r in data.get("real_runs") or ()], data.get("estimates", 0),
+                   data.get("examples", 0), data.get("seconds", 0.0), list(data.get("problems") or ()))
+
+    def _side(self, measured: int | None) -> str:
+        if measured is None:
+            return ""
+        return ", over budget" if measured > self.budget else ", within budget"
+
+    def summary(self) -> list[str]:
+        """Report lines: the worst case, the boundary, the smallest failing configuration, the cost."""
+        lines = [(f"{self.scenario}: {self.examples} Hypothesis examples on {self.estimates} estimates, "
+                 f"{len(self.real_runs)} real runs, {self.seconds:.0f} s; budget {format_mib(self.budget)} "
+                 f"({self.metric}); offset (real - estimate at calibration) {format_mib(self.offset)}")]
+        if self.worst:
+            lines.append(f"worst case {config_text(self.worst.config)}: measured {format_mib(self.worst.measured)}"
+                         f"{self._side(self.worst.measured)} (predicted {format_mib(self.worst.predicted)})")
+        b = self.boundary
+        if b:
+            at = f" at {config_text(b.at)}" if b.at else ""
+            value = ("none" if b.value is None else b.value) if b.complete else "not settled"
+            runs = ", ".join(f"{k}: {format_mib(v)}" for k, v in sorted(b.peaks.items()))
+            lines.append(f"largest {b.knob}{at} within {format_mib(self.budget)}: {value} "
+                         f"(predicted {b.predicted_value}; real runs {runs})")
+        if self.smallest_failing:
+            s = self.smallest_failing
+            lines.append(f"smallest configuration predicted over budget (shrunk): {config_text(s.config)}: measured "
+                         f"{format_mib(s.measured)}{self._side(s.measured)} (predicted {format_mib(s.predicted)})")
+        if self.calibration:
+            c = self.calibration
+            lines.append(f"calibration over {c.points} real runs: measured = {c.slope:.3f} x estimate + "
+                         f"{format_mib(c.intercept)}")
+        runs = "; ".join(f"{config_text(r.config)}: {format_mib(r.peak)}" for r in self.real_runs)
+        lines.append(f"real runs: {runs}")
+        for v in self.monotonicity:
+            lines.append(f"not monotone in {v.knob}: {config_text(v.config)} -> {v.knob}={v.up} "
+                         f"predicts {format_mib(v.drop)} less")
+        lines += [f"problem: {p}" for p in self.problems]
+        return lines
+
+
+def config_text(config: Config) -> str:
+    """knob=value, ... as a report line names a configuration."""
+    return ", ".join(f"{k}={v}" for k, v in config.items())
+
+
+def _written(record: Probe | Boundary | Calibration | None) -> dict[str, Json] | None:
+    return None if record is None else record.to_json()
+
+
+R = TypeVar("R")
+
+
+def _read(from_json: Callable[[JsonObject], R], data: JsonObject | None) -> R | None:
+    return None if data is None else from_json(data)
