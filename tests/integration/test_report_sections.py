@@ -3,6 +3,7 @@ and a "gpu-budget" section on every test that measured a case (pytest -rA shows 
 
 import xml.etree.ElementTree as ET
 
+from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.result import Failure, Measurement, Result
@@ -96,7 +97,7 @@ def _row(**changes) -> Result:
                               phases={name: PhaseRecord.from_json(p) for name, p in phases.items()})
     row = Result(nodeid="t.py::test_x", scenario="s1", scale="tiny", verdict="regression", passed=False,
                  message="ram_tree 300.00 MiB > baseline ...", fixes=("lora",), device="cpu",
-                 budget={"ram": 2**30, "vram": None}, tolerance={"rel": 0.02, "abs": 16 * MiB},
+                 budget=Budget(ram=2**30), tolerance=Tolerance(rel=0.02, abs=16 * MiB),
                  measurement=measurement, change={"ram_tree": 0.5},
                  baseline=Entry(Peaks(ram=110 * MiB, ram_tree=200 * MiB), recorded="2026-11-01"),
                  fingerprint_changed=("threads 1 -> 2",))

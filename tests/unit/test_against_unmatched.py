@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.figures import Peaks
 from gpu_budget.against import collected
 from gpu_budget.against.renames import parse
@@ -14,7 +15,7 @@ from gpu_budget.against.verdict import judge_all
 from gpu_budget.model.result import Measurement, Result, Verdict
 
 MiB = 2**20
-TOL = {"rel": 0.005, "abs": 4 * MiB}
+TOL = Tolerance(rel=0.005, abs=4 * MiB)
 
 
 def row(nodeid: str, ram_tree: int, *, verdict: str = "no-baseline", passed: bool = True) -> Result:

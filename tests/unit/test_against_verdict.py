@@ -11,7 +11,7 @@ from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.result import Measurement, Result, Verdict
 
 MiB = 2**20
-TOL = {"rel": 0.005, "abs": 4 * MiB}
+TOL = Tolerance(rel=0.005, abs=4 * MiB)
 
 
 def row(ram_tree: int | None, *, verdict: str = "no-baseline", passed: bool = True, error: bool = False,
@@ -84,7 +84,7 @@ def test_a_case_skipped_at_head_is_skipped():
 
 
 def test_the_case_tolerance_is_its_own():
-    wide = {"rel": 0.5, "abs": 0}
+    wide = Tolerance(rel=0.5, abs=0)
     case = judge_case("t.py::test_a", [row(100 * MiB, tolerance=wide)] * 2, [row(140 * MiB, tolerance=wide)] * 2)
     assert case.status == "pass"
 

@@ -93,7 +93,7 @@ def test_a_vram_budget_on_a_cpu_host_gates_host_ram_and_says_the_vram_budget_was
     out = one(tmp_path, read_mark(ram="1 GiB", vram="1 GiB"), measured(1), scenario=s)
     assert not out.skipped and out.result.verdict == Verdict.NO_BASELINE and out.baseline_write
     assert out.result.message.startswith("VRAM budget 1.00 GiB not checked: this host has no CUDA GPU")
-    assert out.result.budget == {"ram": 2**30, "vram": 2**30} and out.result.unchecked
+    assert (out.result.budget.ram, out.result.budget.vram) == (2**30, 2**30) and out.result.unchecked
     over = one(tmp_path, read_mark(ram="1 GiB", vram="1 GiB"), measured(2 * 2**30), scenario=s)
     assert over.result.verdict == Verdict.OVER_BUDGET and not over.result.passed  # the RAM budget is gated
     required = one(tmp_path, read_mark(ram="1 GiB", vram="1 GiB"), measured(1), scenario=s, require_gpu=True)

@@ -2,13 +2,14 @@
 
 import json
 
+from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.result import EnvironmentRecord, Result, SweepPoint
 from gpu_budget.report.findings import main
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
 
 MiB = 2**20
-TOL = {"rel": 0.005, "abs": 4 * MiB}  # at 400 MiB: 6.00 MiB either side
+TOL = Tolerance(rel=0.005, abs=4 * MiB)  # at 400 MiB: 6.00 MiB either side
 
 
 def env(version: str) -> EnvironmentRecord:

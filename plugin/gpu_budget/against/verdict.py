@@ -145,7 +145,7 @@ def tolerance_of(rows: Sequence[Result]) -> Tolerance:
     """The case's own tolerance, as its rows report it, else the default at its scale."""
     for row in rows:
         if row.tolerance:
-            return Tolerance(rel=float(row.tolerance["rel"]), abs=int(row.tolerance["abs"]))
+            return Tolerance(rel=float(row.tolerance.rel), abs=int(row.tolerance.abs))
     return default_tolerance(rows[0].scale if rows else "tiny")
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, TypeVar
 
+from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, Step
 from gpu_budget.model.growth import GrowthRecord
@@ -320,7 +321,7 @@ class Result:
     measurement: None where no child ran (skipped, or an error found before
     measuring). verdict: "pass", "over-budget", "regression", "improved", "no-baseline",
     "error" or "skipped"; passed: whether the test passes on it. budget:
-    {"ram", "vram"} in bytes (None: not declared); tolerance: {"rel", "abs"}.
+    the declared limits (None: not declared); tolerance: the baseline tolerance.
     baseline: the stored entry compared against ({peaks, recorded, fingerprint,
     phases}); change: relative change per metric against it.
     """
@@ -334,10 +335,10 @@ class Result:
     label: str | None = None
     fixes: tuple[str, ...] = ()
     device: str | None = None
-    budget: Mapping[str, int | None] = field(default_factory=lambda: {"ram": None, "vram": None})
+    budget: Budget = field(default_factory=Budget)
     expect: str | None = None
     budget_origin: str | None = None  # where the budget's figure comes from (marks.ORIGINS): FINDINGS.md says what it shows
-    tolerance: Mapping[str, float | int] | None = None
+    tolerance: Tolerance | None = None
     measurement: Measurement | None = None
     baseline: Entry | None = None  # the stored entry compared against
     change: Mapping[str, float | None] = field(default_factory=dict)
@@ -403,8 +404,8 @@ class Result:
         """The JSON report's row (report/json_report.py REPORT_VERSION)."""
         row: dict[str, Any] = {
             "nodeid": self.nodeid, "scenario": self.scenario, "label": self.label, "scale": self.scale,
-            "fixes": list(self.fixes), "device": self.device, "budget": dict(self.budget), "expect": self.expect,
-            "budget_origin": self.budget_origin, "tolerance": None if self.tolerance is None else dict(self.tolerance),
+            "fixes": list(self.fixes), "device": self.device, "budget": {"ram": self.budget.ram, "vram": self.budget.vram}, "expect": self.expect,
+            "budget_origin": self.budget_origin, "tolerance": None if self.tolerance is None else {"rel": self.tolerance.rel, "abs": self.tolerance.abs},
             "peaks": NO_PEAKS.to_json(), "phases": {}, "steps": [], "growth": {}, "baseline": None, "change": {},
             "info": {},
         }
@@ -430,8 +431,8 @@ class Result:
                 nodeid=row["nodeid"], scenario=row["scenario"], scale=row["scale"], verdict=_verdict(row["verdict"]),
                 passed=row.get("passed", True), message=row.get("message", ""), label=row.get("label"),
                 fixes=tuple(row.get("fixes") or ()), device=row.get("device"),
-                budget=row.get("budget") or {"ram": None, "vram": None}, expect=row.get("expect"),
-                budget_origin=row.get("budget_origin"), tolerance=row.get("tolerance"),
+                budget=_budget(row.get("budget")), expect=row.get("expect"),
+                budget_origin=row.get("budget_origin"), tolerance=_maybe(_tolerance, row.get("tolerance")),
                 measurement=Measurement._from_row(row) if "wall_seconds" in row else None,
                 baseline=_maybe(Entry.from_json, row.get("baseline")),
                 change=row.get("change") or {}, fingerprint_changed=tuple(row.get("fingerprint_changed") or ()),
@@ -447,6 +448,14 @@ class Result:
 def _maybe(read: Callable[[Mapping[str, Any]], T], data: Mapping[str, Any] | None) -> T | None:
     """A typed field read from its JSON, where the JSON holds one."""
     return None if data is None else read(data)
+
+
+def _budget(data: Mapping[str, int | None] | None) -> Budget:
+    return Budget() if not data else Budget(ram=data.get("ram"), vram=data.get("vram"))
+
+
+def _tolerance(data: Mapping[str, float | int]) -> Tolerance:
+    return Tolerance(rel=data["rel"], abs=data["abs"])
 
 
 def _verdict(value: str) -> Verdict:

@@ -206,9 +206,9 @@ def asked_row(ask: Ask, worker: dict[str, Any] | None) -> Result:
     case, mark = ask.case, ask.mark
     return Result(nodeid=case.nodeid + (f"::{case.label}" if case.label else ""), scenario=case.scenario.name,
                   scale=ask.options.scale, verdict=Verdict.ERROR, passed=False, message="", label=case.label,
-                  fixes=tuple(case.scenario.fixes), device=mark.device, budget={"ram": mark.budget.ram, "vram": mark.budget.vram},
+                  fixes=tuple(case.scenario.fixes), device=mark.device, budget=mark.budget,
                   expect=mark.expect, budget_origin=mark.origin,
-                  tolerance={"rel": mark.tolerance.rel, "abs": mark.tolerance.abs}, worker=worker)
+                  tolerance=mark.tolerance, worker=worker)
 
 
 def precheck(ask: Ask, asked: Result) -> Outcome | tuple[Ask, Result]:
