@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
-Json: TypeAlias = "str | int | float | bool | None | list[Json] | dict[str, Json]"  # one JSON value (recursive)
+from gpu_budget.model.json_value import Json
+
 Params: TypeAlias = "dict[str, Json]"  # knob name -> value (batch size, clip seconds, a model name, ...)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.figures import Peaks
+from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.metric import ALL, SPREAD
+from gpu_budget.model.setup import Fingerprint
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,10 @@ class Spread:
         return self.by_metric.get(metric)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Spread:
+    def from_json(cls, data: JsonMapping) -> Spread:
         return cls(runs=int(data["runs"]), by_metric={str(m): int(v) for m, v in (data.get("by_metric") or {}).items()})
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"runs": self.runs, "by_metric": dict(self.by_metric)}
 
 
@@ -58,18 +59,18 @@ class Entry:
 
     peaks: Peaks
     phases: Mapping[str, Peaks] = field(default_factory=dict)
-    fingerprint: Mapping[str, Any] = field(default_factory=dict)
+    fingerprint: Fingerprint = field(default_factory=dict)
     recorded: str | None = None
     tolerance: Tolerance | None = None
     scenario: str | None = None
     fixes: tuple[str, ...] = ()
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: JsonMapping = field(default_factory=dict)
     ranks: Mapping[int, Peaks] = field(default_factory=dict)  # a launcher case: rank -> its peaks
     rank_phases: Mapping[int, Mapping[str, Peaks]] = field(default_factory=dict)  # rank -> its phases
     spread: Spread | None = None  # recorded over several runs: their spread; None: one run (or an older entry)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Entry:
+    def from_json(cls, data: JsonMapping) -> Entry:
         """An entry from a baseline file, or the part of one a report row holds (`to_row_json`)."""
         tolerance, spread = data.get("tolerance"), data.get("spread")
         return cls(peaks=Peaks.from_json(data["peaks"]), phases=_phases(data.get("phases")),
@@ -81,7 +82,7 @@ class Entry:
                    rank_phases={int(r): _phases(by) for r, by in (data.get("rank_phases") or {}).items()},
                    spread=None if spread is None else Spread.from_json(spread))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The JSON of the entry (files sort their keys: a rewrite changes no unchanged entry)."""
         return {"scenario": self.scenario, "fixes": list(self.fixes), "params": dict(self.params),
                 "peaks": self.peaks.to_json(ALL), "phases": {n: p.to_json(ALL) for n, p in self.phases.items()},
@@ -92,7 +93,7 @@ class Entry:
                                     for r, by in self.rank_phases.items()}} if self.rank_phases else {}),
                 **({"spread": self.spread.to_json()} if self.spread is not None else {})}
 
-    def to_row_json(self) -> dict[str, Any]:
+    def to_row_json(self) -> JsonObject:
         """What a report row holds of the entry it was compared against: its peaks, when and how it was recorded."""
         return {"peaks": self.peaks.to_json(), "recorded": self.recorded, "fingerprint": dict(self.fingerprint),
                 "phases": {name: p.to_json(ALL) for name, p in self.phases.items()}}

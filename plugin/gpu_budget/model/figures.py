@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.metric import ALL, GPU, LATER
 
 
@@ -39,7 +40,7 @@ class Fields(Mapping):
     def _names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
 
-    def _json(self, omit_none: tuple[str, ...] = ()) -> dict[str, Any]:
+    def _json(self, omit_none: tuple[str, ...] = ()) -> JsonObject:
         """The fields as JSON values, leaving out those of `omit_none` that are None."""
         return {name: _plain(getattr(self, name)) for name in self._names()
                 if not (name in omit_none and getattr(self, name) is None)}
@@ -53,7 +54,7 @@ class Versioned(Fields):
     def _names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls) if f.name != "read_keys")
 
-    def _json(self, omit_none: tuple[str, ...] = ()) -> dict[str, Any]:
+    def _json(self, omit_none: tuple[str, ...] = ()) -> JsonObject:
         out = super()._json(omit_none)
         return out if self.read_keys is None else {k: v for k, v in out.items() if k in self.read_keys}
 
@@ -64,7 +65,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _known(cls: type[Fields], data: Mapping[str, Any], what: str) -> dict[str, Any]:
+def _known(cls: type[Fields], data: JsonMapping, what: str) -> JsonObject:
     unknown = set(data) - set(cls._names())
     if unknown:
         raise ValueError(f"{what}: unknown field(s) {', '.join(sorted(map(str, unknown)))} "
@@ -105,7 +106,7 @@ class Peaks(Fields):
         return self._json(omit_none)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> Peaks:
+    def from_json(cls, data: JsonMapping | None) -> Peaks:
         return cls(**_known(cls, data or {}, "peaks"))
 
     @classmethod
@@ -126,11 +127,11 @@ class RankTree(Fields):
     processes: int
     vram_tree: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return self._json(("vram_tree",))
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RankTree:
+    def from_json(cls, data: JsonMapping) -> RankTree:
         return cls(**_known(cls, data, "a rank's tree reading"))
 
 
@@ -151,11 +152,11 @@ class ProcessDetail(Versioned):
     rank: int | None = None
     read_keys: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return self._json()
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ProcessDetail:
+    def from_json(cls, data: JsonMapping) -> ProcessDetail:
         return cls(**_known(cls, data, "a descendant's detail"), read_keys=tuple(data))
 
 
@@ -178,7 +179,7 @@ class TreeReading(Versioned):
     detail: tuple[ProcessDetail, ...] = ()
     read_keys: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         out = self._json()
         typed = {"whole": {str(k): v for k, v in self.whole.items()},
                  "ranks": {str(k): v.to_json() for k, v in self.ranks.items()},
@@ -187,7 +188,7 @@ class TreeReading(Versioned):
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TreeReading:
+    def from_json(cls, data: JsonMapping) -> TreeReading:
         read = _known(cls, data, "a tree reading")
         return cls(**{**read, "whole": {int(k): v for k, v in (read.get("whole") or {}).items()},
                       "ranks": {int(k): RankTree.from_json(v) for k, v in (read.get("ranks") or {}).items()},
@@ -220,11 +221,11 @@ class PhaseRecord(Fields):
                      vram_allocated=self.vram_allocated, vram_reserved=self.vram_reserved,
                      vram_device=self.vram_device, vram_tree=self.vram_tree)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return self._json(("vram_tree",))
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PhaseRecord:
+    def from_json(cls, data: JsonMapping) -> PhaseRecord:
         data = _known(cls, data, "a phase record")
         tree = data.get("tree")
         return cls(**{**data, "tree": TreeReading.from_json(tree) if tree else None})
@@ -250,12 +251,12 @@ class Step(Fields):
                    vram_allocated=p.vram_allocated, vram_reserved=p.vram_reserved, vram_device=p.vram_device,
                    vram_tree=p.vram_tree)
 
-    def to_json(self, sparse: bool = False) -> dict[str, Any]:
+    def to_json(self, sparse: bool = False) -> JsonObject:
         """All figures, those added later where measured; `sparse`: only the figures measured (a rank's steps)."""
         return self._json(self._names() if sparse else LATER)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Step:
+    def from_json(cls, data: JsonMapping) -> Step:
         return cls(**_known(cls, data, "a step"))
 
 
@@ -268,7 +269,7 @@ class RankFigures(Fields):
     phases: Mapping[str, PhaseRecord] = field(default_factory=dict)
     steps: tuple[Step, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         sparse = ("name", "seconds", "rss_anon", "rss_file", "tree", "step", "ram_tensor", "vram_allocated",
                   "vram_reserved", "vram_device", "vram_tree")
         return {"rank": self.rank, "peaks": self.peaks.to_json(ALL),
@@ -277,7 +278,7 @@ class RankFigures(Fields):
                 "steps": [s.to_json(sparse=True) for s in self.steps]}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RankFigures:
+    def from_json(cls, data: JsonMapping) -> RankFigures:
         phases = {name: PhaseRecord.from_json({"name": name, **p}) for name, p in (data.get("phases") or {}).items()}
         return cls(rank=int(data["rank"]), peaks=Peaks.from_json(data.get("peaks")), phases=phases,
                    steps=tuple(Step.from_json(s) for s in data.get("steps") or ()))
@@ -292,7 +293,7 @@ class Node(Fields):
     phases: tuple[PhaseRecord, ...] = ()
     steps: tuple[Step, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """Its peaks, phases and steps; one that kept no phases (read from a report written before the node kept
         them) as its peaks alone, as that report held them."""
         if not self.phases and not self.steps:
@@ -301,7 +302,7 @@ class Node(Fields):
                 "steps": [s.to_json() for s in self.steps]}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Node:
+    def from_json(cls, data: JsonMapping) -> Node:
         if "peaks" not in data:  # a report written before the node kept its phases held its peaks flat
             return cls(Peaks.from_json(data))
         return cls(Peaks.from_json(data["peaks"]), tuple(PhaseRecord.from_json(p) for p in data.get("phases") or ()),

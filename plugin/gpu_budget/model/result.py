@@ -19,6 +19,7 @@ from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, Step
 from gpu_budget.model.growth import GrowthRecord
+from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.setup import Setup
 
 NO_PEAKS = Peaks()
@@ -50,11 +51,11 @@ class Failure(Fields):
     message: str = ""
     traceback: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return self._json()
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Failure:
+    def from_json(cls, data: JsonMapping) -> Failure:
         return cls(**data)
 
 
@@ -67,12 +68,12 @@ class SnapshotRun(Fields):
     error: Failure | None
     wall_seconds: float | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"status": self.status, "peaks": self.peaks.to_json(), "wall_seconds": self.wall_seconds,
                 "error": None if self.error is None else self.error.to_json()}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SnapshotRun:
+    def from_json(cls, data: JsonMapping) -> SnapshotRun:
         return cls(data["status"], Peaks.from_json(data.get("peaks")),
                    _maybe(Failure.from_json, data.get("error")), data.get("wall_seconds"))
 
@@ -89,11 +90,11 @@ class JitRerun(Fields):
     cache_growth: int
     first_peaks: Peaks
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"cache_growth": self.cache_growth, "first_peaks": self.first_peaks.to_json()}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> JitRerun:
+    def from_json(cls, data: JsonMapping) -> JitRerun:
         return cls(int(data["cache_growth"]), Peaks.from_json(data["first_peaks"]))
 
 
@@ -121,13 +122,13 @@ class EnvironmentRecord(Fields):
     conflicts: tuple[str, ...] = ()
     waited: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         out = {**self._json(), "requirements": list(self.requirements), "overlay": dict(self.overlay),
                "named": dict(self.named), "conflicts": list(self.conflicts)}
         return {k: v for k, v in out.items() if k not in ("conflicts", "waited") or v}  # absent where none
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> EnvironmentRecord:
+    def from_json(cls, data: JsonMapping) -> EnvironmentRecord:
         return cls(tuple(data["requirements"]), dict(data["overlay"]), dict(data["named"]), data["key"], data["tool"],
                    data["seconds"], data["cached"], data["python"], tuple(data.get("conflicts", ())),
                    data.get("waited", 0.0))
@@ -156,11 +157,11 @@ class SweepPoint(Fields):
     message: str = ""
     environment: EnvironmentRecord | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {**self._json(), "change": dict(self.change)}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SweepPoint:
+    def from_json(cls, data: JsonMapping) -> SweepPoint:
         env = data.get("environment")
         return cls(data["package"], data["version"], data["reference"], data["status"],
                    None if data.get("peaks") is None else Peaks.from_json(data["peaks"]), dict(data.get("change") or {}),
@@ -184,7 +185,7 @@ class Measurement:
     step_peaks: Peaks | None = None
     steps: tuple[Step, ...] = ()
     growth: Mapping[str, float | None] = field(default_factory=dict)
-    info: Mapping[str, Any] = field(default_factory=dict)
+    info: JsonMapping = field(default_factory=dict)
     error: Failure | None = None
     cuda: bool = False
     ram_method: str | None = None
@@ -218,7 +219,7 @@ class Measurement:
         """The gated host-RAM peak: the process tree's, or the main process's where no tree was read."""
         return self.peaks.gated_ram
 
-    def _row_fields(self) -> dict[str, Any]:
+    def _row_fields(self) -> JsonObject:
         """This measurement's fields as a JSON report row holds them."""
         return {"peaks": self.peaks.to_json(),
                 "step_peaks": None if self.step_peaks is None else self.step_peaks.to_json(),
@@ -233,7 +234,7 @@ class Measurement:
                 **({"environment": self.environment.to_json()} if self.environment is not None else {})}
 
     @classmethod
-    def _from_row(cls, row: Mapping[str, Any]) -> Measurement:
+    def _from_row(cls, row: JsonMapping) -> Measurement:
         peaks = Peaks.from_json(row["peaks"])
         return cls(status="ok" if row.get("error") is None else "error", peaks=peaks,
                    phases={name: PhaseRecord.from_json({"name": name, **p}) for name, p in (row.get("phases") or {}).items()},
@@ -246,13 +247,13 @@ class Measurement:
                    node=_maybe(Node.from_json, row.get("node")), jit_rerun=_maybe(JitRerun.from_json, row.get("jit_rerun")),
                    environment=_maybe(EnvironmentRecord.from_json, row.get("environment")))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The whole measurement, as it crosses a process (a helper in another environment, isolate/remote.py)."""
         return {**self._row_fields(), "status": self.status, "exitcode": self.exitcode, "snapshot": self.snapshot,
                 "cuda": self.cuda}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Measurement:
+    def from_json(cls, data: JsonMapping) -> Measurement:
         return replace(cls._from_row(data), status=data["status"], exitcode=data.get("exitcode"),
                        snapshot=data.get("snapshot"), cuda=bool(data.get("cuda")))
 
@@ -267,13 +268,13 @@ class Trial(Fields):
     message: str = ""
     seconds: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"fixes": list(self.fixes), "verdict": self.verdict,
                 "peaks": None if self.peaks is None else self.peaks.to_json(), "message": self.message,
                 "seconds": self.seconds}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Trial:
+    def from_json(cls, data: JsonMapping) -> Trial:
         return cls(tuple(data["fixes"]), data["verdict"], None if data.get("peaks") is None else
                    Peaks.from_json(data["peaks"]), data.get("message", ""), data.get("seconds"))
 
@@ -294,7 +295,7 @@ class Remediation(Fields):
     lattice: tuple[str, ...] = ()  # the fixes it combined, cheapest first
     untried: int = 0  # candidate sets the bound left unrun (counted up to remediate.COUNT_CAP)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         def names(value: tuple[str, ...] | None) -> list[str] | None:
             return None if value is None else list(value)
 
@@ -304,7 +305,7 @@ class Remediation(Fields):
                 "skipped": dict(self.skipped), "lattice": list(self.lattice), "untried": self.untried}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Remediation:
+    def from_json(cls, data: JsonMapping) -> Remediation:
         def names(value: list[str] | None) -> tuple[str, ...] | None:
             return None if value is None else tuple(value)
 
@@ -349,7 +350,7 @@ class Result:
     snapshot: str | None = None  # its memory snapshot, kept
     growth_projection: GrowthRecord | None = None  # the growth rule's answer, where the mark declared steps=
     plot: str | None = None
-    worker: Mapping[str, Any] | None = None  # an xdist worker's placement
+    worker: JsonMapping | None = None  # an xdist worker's placement (isolate/placement.py Placement.to_json)
     sweep: tuple[SweepPoint, ...] = ()  # --gpu-budget-sweep: the case at each version swept, reported beside its verdict
     unchecked: tuple[str, ...] = ()  # budgets declared but not checked on this host, each with why (a VRAM one on a CPU)
 
@@ -375,7 +376,7 @@ class Result:
         return self.measurement.ranks if self.measurement else ()
 
     @property
-    def info(self) -> Mapping[str, Any]:
+    def info(self) -> JsonMapping:
         return self.measurement.info if self.measurement else {}
 
     @property
@@ -400,9 +401,9 @@ class Result:
         """A copy with `changes` (a verdict amended, a plot attached)."""
         return replace(self, **changes)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The JSON report's row (report/json_report.py REPORT_VERSION)."""
-        row: dict[str, Any] = {
+        row: JsonObject = {
             "nodeid": self.nodeid, "scenario": self.scenario, "label": self.label, "scale": self.scale,
             "fixes": list(self.fixes), "device": self.device, "budget": {"ram": self.budget.ram, "vram": self.budget.vram}, "expect": self.expect,
             "budget_origin": self.budget_origin, "tolerance": None if self.tolerance is None else {"rel": self.tolerance.rel, "abs": self.tolerance.abs},
@@ -445,7 +446,7 @@ class Result:
             raise ValueError(f"not a gpu-budget result row (no {exc.args[0]!r}): {dict(row)!r:.200}") from None
 
 
-def _maybe(read: Callable[[Mapping[str, Any]], T], data: Mapping[str, Any] | None) -> T | None:
+def _maybe(read: Callable[[JsonMapping], T], data: JsonMapping | None) -> T | None:
     """A typed field read from its JSON, where the JSON holds one."""
     return None if data is None else read(data)
 

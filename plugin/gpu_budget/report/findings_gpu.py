@@ -18,10 +18,10 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result, Verdict
 from gpu_budget.report.findings_pairs import Pair, pairs, split_lines
-from gpu_budget.report.json_report import JsonObject
 from gpu_budget.report.memtests import controls
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.reports import Hardware, Report
@@ -67,7 +67,7 @@ def _on_cuda(row: Result) -> bool:
     return row.peaks.vram_allocated is not None and row.verdict not in (Verdict.ERROR, Verdict.SKIPPED)
 
 
-def is_gpu(report: Report | JsonObject) -> bool:
+def is_gpu(report: Report | JsonMapping) -> bool:
     """Whether a report (or its JSON, read as one) was made on a GPU host (its hardware names the GPU)."""
     return (report if isinstance(report, Report) else Report.from_json(report)).on_gpu
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from gpu_budget.declare.fixes import Control
 from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.model.figures import Fields
+from gpu_budget.model.json_value import Json
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result, Verdict
-from gpu_budget.report.json_report import JsonValue
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.row_fields import FixNotes, gated_metric
 from gpu_budget.units import format_size
@@ -39,7 +39,7 @@ class Pair(Fields):
     variant: str
     fixes: tuple[str, ...]
     test: str
-    facts: Mapping[str, JsonValue]
+    facts: Mapping[str, Json]
     verdict: str
     metric: Metric | None = None
     before: int | None = None

@@ -17,21 +17,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
 
+from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import EnvironmentRecord, Result
 
 REPORT_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 
-JsonValue = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]  # recursive: any JSON
-JsonObject = Mapping[str, JsonValue]  # a JSON object, as json.loads gives it and the report holds it
 
 
-def write_json(path: str | Path, rows: list[Result], hardware: JsonObject | None, problems: list[str] = (),
-               notes: list[JsonObject] = (), explorations: list[JsonObject] = (),
-               environments: list[EnvironmentRecord] = (), git: JsonObject | None = None) -> None:
+def write_json(path: str | Path, rows: list[Result], hardware: JsonMapping | None, problems: list[str] = (),
+               notes: list[JsonMapping] = (), explorations: list[JsonMapping] = (),
+               environments: list[EnvironmentRecord] = (), git: JsonMapping | None = None) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.figures import Peaks, PhaseRecord
+from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Result
-from gpu_budget.report.json_report import JsonObject
 from gpu_budget.report.reports import Hardware
 from gpu_budget.report.row_fields import budget_of, tolerance_of
 from gpu_budget.units import MiB, format_size
@@ -205,7 +205,7 @@ def _style_axes(ax, phases: list[PhaseRecord], top: float, unit: str) -> None:
         ax.spines[side].set_visible(False)
 
 
-def write(result: Result, path: str | Path, hardware: JsonObject | None = None) -> Path:
+def write(result: Result, path: str | Path, hardware: JsonMapping | None = None) -> Path:
     """Draw `result` (a measured case, its phases) into the PNG at `path`; returns the path."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

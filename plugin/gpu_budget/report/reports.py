@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gpu_budget.model.json_value import Json, JsonMapping
 from gpu_budget.model.result import Result
-from gpu_budget.report.json_report import READABLE_VERSIONS, JsonObject, JsonValue
+from gpu_budget.report.json_report import READABLE_VERSIONS
 
 
 class NotAReport(ValueError):
@@ -31,7 +32,7 @@ class Hardware:
     peft: str | None = None
 
     @classmethod
-    def from_json(cls, data: JsonObject | None) -> Hardware | None:
+    def from_json(cls, data: JsonMapping | None) -> Hardware | None:
         """None for a report that holds no fingerprint (null or empty)."""
         if not data:
             return None
@@ -53,10 +54,10 @@ class Note:
     scenario: str
     scale: str
     text: str
-    data: JsonObject = field(default_factory=dict)
+    data: JsonMapping = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, data: JsonObject) -> Note:
+    def from_json(cls, data: JsonMapping) -> Note:
         return cls(data["nodeid"], data["scenario"], data["scale"], data["text"], dict(data.get("data") or {}))
 
 
@@ -75,7 +76,7 @@ class Report:
         return self.hardware is not None and bool(self.hardware.gpu_name)
 
     @classmethod
-    def from_json(cls, data: JsonValue) -> Report:
+    def from_json(cls, data: Json) -> Report:
         """Raises NotAReport for JSON that is no readable report, ValueError (Result.from_json's) for a bad row."""
         if not isinstance(data, Mapping) or data.get("version") not in READABLE_VERSIONS \
                 or not isinstance(data.get("results"), list):

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.figures import Peaks
+from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result
-from gpu_budget.report.json_report import JsonObject
 
 
 def budget_of(row: Result) -> Budget:
@@ -58,7 +58,7 @@ class FixNotes:
     own: tuple[tuple[str, str], ...]
 
     @classmethod
-    def from_json(cls, info: JsonObject, fixes: Sequence[str]) -> FixNotes:
+    def from_json(cls, info: JsonMapping, fixes: Sequence[str]) -> FixNotes:
         return cls(dict(info.get("fixes_applied") or {}), tuple((fix, info[fix]) for fix in fixes if isinstance(info.get(fix), str)))
 
 
@@ -70,5 +70,5 @@ class LaunchFacts:
     fsdp_requested: bool
 
     @classmethod
-    def from_json(cls, info: JsonObject) -> LaunchFacts:
+    def from_json(cls, info: JsonMapping) -> LaunchFacts:
         return cls(dict(info.get("distributed_type") or {}), bool(info.get("fsdp_requested")))

@@ -9,8 +9,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Result
-from gpu_budget.report.json_report import JsonObject
 from gpu_budget.report.reports import Hardware
 from gpu_budget.report.terminal import (
     SNAPSHOT_HOWTO,
@@ -38,7 +38,7 @@ def _where(path: str, base: Path | None) -> str:
         return path
 
 
-def markdown(rows: list[Result], hardware: JsonObject | None, problems: list[str] = (), base: Path | None = None,
+def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[str] = (), base: Path | None = None,
              artifacts: str | None = None) -> str:
     """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
 
@@ -86,7 +86,7 @@ def markdown(rows: list[Result], hardware: JsonObject | None, problems: list[str
     return "\n".join(lines) + "\n"
 
 
-def append_step_summary(rows: list[Result], hardware: JsonObject | None, problems: list[str] = (),
+def append_step_summary(rows: list[Result], hardware: JsonMapping | None, problems: list[str] = (),
                         base: Path | None = None) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path and (rows or problems):

@@ -11,13 +11,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from gpu_budget.declare.params import Json
 from gpu_budget.model.figures import Fields
+from gpu_budget.model.json_value import Json, JsonMapping
 from gpu_budget.units import format_mib
 
 Knob = int | float | str  # one value of a knob
 Config = Mapping[str, Knob]  # one point of the envelope: knob -> value
-JsonObject = Mapping[str, Json]  # a record as read back from JSON
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class Probe(Fields):
         return {"config": dict(self.config), "predicted": self.predicted, "measured": self.measured}
 
     @classmethod
-    def from_json(cls, data: JsonObject) -> Probe:
+    def from_json(cls, data: JsonMapping) -> Probe:
         return cls(**data)
 
 
@@ -55,7 +54,7 @@ class Boundary(Fields):
                 "peaks": [[v, p] for v, p in self.peaks.items()], "complete": self.complete}
 
     @classmethod
-    def from_json(cls, data: JsonObject) -> Boundary:
+    def from_json(cls, data: JsonMapping) -> Boundary:
         return cls(**{**data, "peaks": {v: p for v, p in data["peaks"]}})
 
 
@@ -71,7 +70,7 @@ class Calibration(Fields):
         return {"slope": self.slope, "intercept": self.intercept, "points": self.points}
 
     @classmethod
-    def from_json(cls, data: JsonObject) -> Calibration:
+    def from_json(cls, data: JsonMapping) -> Calibration:
         return cls(**data)
 
 
@@ -88,7 +87,7 @@ class NotMonotone(Fields):
         return {"knob": self.knob, "config": dict(self.config), "up": self.up, "drop": self.drop}
 
     @classmethod
-    def from_json(cls, data: JsonObject) -> NotMonotone:
+    def from_json(cls, data: JsonMapping) -> NotMonotone:
         return cls(**data)
 
 
@@ -104,7 +103,7 @@ class RealRun(Fields):
         return {"config": dict(self.config), "peak": self.peak, "seconds": self.seconds}
 
     @classmethod
-    def from_json(cls, data: JsonObject) -> RealRun:
+    def from_json(cls, data: JsonMapping) -> RealRun:
         return cls(**data)
 
 
@@ -142,7 +141,7 @@ class Exploration:
                 "problems": list(self.problems)}
 
     @classmethod
-    def from_json(cls, data: JsonObject) -> Exploration:
+    def from_json(cls, data: JsonMapping) -> Exploration:
         return cls(data["scenario"], data["budget"], data["metric"], dict(data["envelope"]),
                    _read(Probe.from_json, data.get("worst")), _read(Boundary.from_json, data.get("boundary")),
                    _read(Probe.from_json, data.get("smallest_failing")),
@@ -200,5 +199,5 @@ def _written(record: Probe | Boundary | Calibration | None) -> dict[str, Json] |
 R = TypeVar("R")
 
 
-def _read(from_json: Callable[[JsonObject], R], data: JsonObject | None) -> R | None:
+def _read(from_json: Callable[[JsonMapping], R], data: JsonMapping | None) -> R | None:
     return None if data is None else from_json(data)

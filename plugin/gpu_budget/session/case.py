@@ -22,6 +22,7 @@ from gpu_budget.isolate.environment import EnvironmentFailed
 from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.judge import baselines, files, fingerprint, keys
 from gpu_budget.judge.compare import judge
+from gpu_budget.judge.store import BaselineStore, PendingWrite
 from gpu_budget.model.entry import Entry, Spread
 from gpu_budget.model.result import EnvironmentRecord, Measurement, Result, SnapshotRun, Verdict
 from gpu_budget.report import artifacts
@@ -65,7 +66,7 @@ class Outcome:
 
     @property
     def skipped(self) -> bool:
-        return self.result.verdict == "skipped"
+        return self.result.verdict == Verdict.SKIPPED
 
 
 def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: dict[str, Any]) -> tuple[str | None, bool]:
@@ -253,7 +254,7 @@ def measure(ask: Ask, asked: Result) -> Outcome | Measurement:
 def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | Judged:
     """The measurement against the budget and the stored baseline (an unreadable baseline file is the case's error)."""
     case, mark, options = ask.case, ask.mark, ask.options
-    path = files.path_for(options.baselines, ask.hardware["key"], case.module)
+    path = BaselineStore.of(options.baselines, ask.hardware).path_for(keys.case_of(case.nodeid, case.module, case.name, case.label))
     baseline, broken, fprint, setup = _stored(case, mark, options, ask.hardware, path, measurement.environment)
     if broken:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=broken))
@@ -261,7 +262,7 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
     if unmeasured:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=unmeasured))
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance, ci=ask.ci, update=options.update,
-                    expect=mark.expect, setup=setup, params=case.scenario.to_json(options.scale)["params"], steps=mark.steps)
+                    expect=mark.expect, setup=setup, params=case.scenario.params_for(options.scale), steps=mark.steps)
     result = asked.but(
         measurement=measurement, verdict=verdict.verdict, passed=verdict.passed,
         message="; ".join([*asked.unchecked, verdict.message]), change=verdict.change,
@@ -286,7 +287,7 @@ def record(ask: Ask, judged: Judged) -> Outcome | tuple[Result, dict[str, Any] |
         return Outcome(judged.asked.but(measurement=judged.measurement, verdict=Verdict.ERROR, message=failed))
     entry = baselines.entry_from(kept, scenario.to_json(scale), ask.mark.tolerance, judged.fingerprint,
                                  datetime.date.today().isoformat(), spread)
-    write = {"path": str(path), "scale": scale, "id": ask.case.key, "entry": entry}
+    write = PendingWrite(str(path), scale, ask.case.key, entry)
     message = result.message
     if spread is not None:
         message = (message if judged.write_baseline else f"{message}; baseline re-recorded") + "; " + \
@@ -358,24 +359,21 @@ def _stored(case: Case, mark: BudgetMark, options: Options, hardware: dict[str, 
     """The case's baseline entry (None), why its file could not be read (None), its fingerprint now, and how this
     setup relates to the baseline's."""
     scenario = case.scenario
-    try:
-        stored = files.load(path)
-        _, found = keys.find(stored["entries"].get(options.scale, {}), case.module, case.name, case.label,
-                             case.namesakes)
-        baseline, broken = None if found is None else Entry.from_json(found), None
-    except files.BaselineError as exc:
-        stored, baseline, broken = {}, None, str(exc)
+    store = BaselineStore.of(options.baselines, hardware)
+    found = store.lookup(keys.case_of(case.nodeid, case.module, case.name, case.label), options.scale, case.namesakes,
+                         path)
+    baseline = found.entry
     root = files.project_root(Path(case.module).resolve().parent) if scenario.env else None
     fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device, environment, root)
-    setup = fingerprint.between(baseline.fingerprint if baseline else None, fprint,
-                                baselines.packages_of(stored, baseline), hardware["package_versions"])
+    setup = fingerprint.between(baseline.fingerprint if baseline else None, fprint, found.packages,
+                                store.package_versions)
     if scenario.command is not None and baseline is not None and \
-            baseline.fingerprint.get("preload") != fprint.get("preload"):
+            fingerprint.Facts.from_json(baseline.fingerprint).preload != fingerprint.Facts.from_json(fprint).preload:
         # A command's interpreter imports its libraries afresh: the CPU model, the kernel and the packages installed
         # move its footprint as they move the measuring child's floor, so that shift comes off its figure too; the
         # preload list moves the child's floor alone, so across preload lists nothing is taken off.
         setup = replace(setup, floor_shift=0, floor_moved=False)
-    return baseline, broken, fprint, setup
+    return baseline, found.broken, fprint, setup
 
 
 def _snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: str) -> dict[str, Any]:
