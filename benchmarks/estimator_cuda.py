@@ -94,7 +94,7 @@ def estimate_all(report_path: Path, today: bool = False) -> dict:
         est = estimate_scenario(scenario, r["scale"], device=with_ws)
         seconds = round(time.perf_counter() - t0, 1)
         bare = estimate_scenario(scenario, r["scale"], device=without_ws)
-        as_run = estimate_scenario(scenario, r["scale"], device=with_ws, as_run=True).per_step \
+        as_run = [s.to_json() for s in estimate_scenario(scenario, r["scale"], device=with_ws, as_run=True).per_step] \
             if r["scenario"] in AS_RUN else None
         rows.append({"nodeid": r["nodeid"], "scenario": r["scenario"], "label": r["label"], "fixes": r["fixes"],
                      "scale": r["scale"], "estimate": est.step_peak, "without_workspaces": bare.step_peak,

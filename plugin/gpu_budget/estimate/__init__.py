@@ -3,11 +3,14 @@
 step.py runs a builder's step under the tracker (tracker.py) in the fake world
 (fake.py), with CUDA's differences modelled on request (cuda.py) and
 bitsandbytes layers stood in for (quant.py); builders.py maps a scenario to its
-builder; validate.py puts real measured runs beside the estimates; cli.py is
-`python -m gpu_budget estimate`. Importing this package does not import torch.
+builder; figures.py holds what an estimate says (the Estimate, its phases and
+steps); validate.py puts real measured runs beside the estimates; cli.py is
+`python -m gpu_budget estimate`, its rows and file in rows.py, its markdown in
+tables.py. Importing this package does not import torch.
 """
 
 from gpu_budget.estimate.builders import register
-from gpu_budget.estimate.step import Estimate, StepPlan, adamw, estimate, estimate_scenario
+from gpu_budget.estimate.figures import Estimate
+from gpu_budget.estimate.step import StepPlan, adamw, estimate, estimate_scenario
 
 __all__ = ["Estimate", "StepPlan", "adamw", "estimate", "estimate_scenario", "register"]

@@ -26,7 +26,8 @@ from __future__ import annotations
 import bisect
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+
+from gpu_budget.model.figures import Fields
 
 EMPTY_CACHE = -1  # the tracker's log entry for torch.cuda.empty_cache() (tracker.py)
 MIN_BLOCK = 512  # kMinBlockSize
@@ -133,7 +134,17 @@ class CachingAllocator:
         pool.pop(i)
 
 
-def replay(log: list[tuple[int, int]], marks: list[tuple[int, str]], expandable: bool = False) -> list[dict[str, Any]]:
+@dataclass(frozen=True, eq=False)
+class AllocatorPhase(Fields):
+    """One phase's peaks of allocated and reserved bytes through the allocator. eq=False: it compares as the
+    mapping it reads as, so it equals its row {name, allocated, reserved}."""
+
+    name: str
+    allocated: int
+    reserved: int
+
+
+def replay(log: list[tuple[int, int]], marks: list[tuple[int, str]], expandable: bool = False) -> list[AllocatorPhase]:
     """Each phase's peaks of allocated and reserved bytes when the log's storages go through the allocator.
 
     log: (storage id, +bytes at allocation / -bytes at free), in order; marks: (log index, phase name). The
@@ -141,12 +152,13 @@ def replay(log: list[tuple[int, int]], marks: list[tuple[int, str]], expandable:
     cache)."""
     sim, blocks, rows = CachingAllocator(expandable=expandable), {}, []
     starts = dict(marks)
+    phase = None
     for i, (key, nbytes) in enumerate([*log, (None, 0)]):
         if i in starts:
-            if rows:
-                rows[-1].update(allocated=sim.peak_allocated, reserved=sim.peak_reserved)
+            if phase is not None:
+                rows.append(AllocatorPhase(phase, sim.peak_allocated, sim.peak_reserved))
             sim.reset_peaks()
-            rows.append({"name": starts[i]})
+            phase = starts[i]
         if key is None:
             break
         if key == EMPTY_CACHE:
@@ -155,6 +167,6 @@ def replay(log: list[tuple[int, int]], marks: list[tuple[int, str]], expandable:
             blocks[key] = sim.allocate(nbytes)
         elif key in blocks:
             sim.free(blocks.pop(key))
-    if rows:
-        rows[-1].update(allocated=sim.peak_allocated, reserved=sim.peak_reserved)
+    if phase is not None:
+        rows.append(AllocatorPhase(phase, sim.peak_allocated, sim.peak_reserved))
     return rows

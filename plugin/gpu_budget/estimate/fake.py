@@ -20,10 +20,10 @@ tensors lack, supplied here:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
 import torch
+from torch._ops import OpOverload
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
@@ -62,9 +62,9 @@ class KnownValues(TorchDispatchMode):
         self.known: WeakIdKeyDictionary = WeakIdKeyDictionary()
         self._aliases: WeakIdKeyDictionary = WeakIdKeyDictionary()  # storage -> the known tensors viewing it
         self.assumed: dict[str, int] = {}  # data-dependent results the estimator had to assume, by op
-        self.assumptions: dict[str, Any] = {}  # op -> the value its (otherwise unknown) outputs are taken to hold
+        self.assumptions: dict[OpOverload, float] = {}  # op -> the value its (otherwise unknown) outputs are taken to hold
 
-    def assume(self, op, value) -> None:
+    def assume(self, op: OpOverload, value: float) -> None:
         """Take every unknown output of `op` to be filled with `value` (a builder's documented assumption)."""
         self.assumptions[op] = value
 
@@ -264,7 +264,7 @@ def known_tensor(known: KnownValues | None, real: torch.Tensor) -> torch.Tensor:
     return fake
 
 
-def known_batch(known: KnownValues | None, make) -> dict[str, Any]:
+def known_batch(known: KnownValues | None, make: Callable[[], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     """make() builds a batch of real tensors outside the fake world; they come back as fakes with known values."""
     with outside():
         real = make()

@@ -19,16 +19,30 @@ gives the error against real runs per scenario.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from gpu_budget.declare.params import Json, Params
 from gpu_budget.declare.scenario import Scenario, resolve_ref
+from gpu_budget.estimate.figures import Estimate, PhaseFigure, StepPeaks, step_of
+
+if TYPE_CHECKING:
+    import torch
+
+    from gpu_budget.estimate.allocator import AllocatorPhase
+    from gpu_budget.estimate.cuda import Device
+    from gpu_budget.estimate.fake import KnownValues
+    from gpu_budget.estimate.tracker import LiveTensors
 
 METRIC_CPU = "ram_tensor_estimate"
 METRIC_CUDA = "vram_allocated_estimate"
 TRAINER_MAX_GRAD_NORM = 1.0  # TrainingArguments.max_grad_norm's default: a builder of a Trainer run clips at it
+
+Batch = dict[str, "torch.Tensor | Json"]  # a micro-batch: the loss's keyword arguments (tensors, plain values)
+Builder = Callable[[Params, tuple[str, ...], "Device", "KnownValues | None"], "StepPlan"]  # (params, fixes, device, known)
 
 
 @dataclass
@@ -49,56 +63,23 @@ class StepPlan:
     torch.autocast); CUDA mode models its casts (autocast.py). None: no mixed precision.
     """
 
-    model: Any
-    optimizer: Any
-    batches: list[dict[str, Any]]
-    loss: Callable[[Any, dict], Any] | None = None
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    batches: list[Batch]
+    loss: Callable[[torch.nn.Module, Batch], torch.Tensor] | None = None
     max_grad_norm: float | None = None
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: dict[str, Json] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     undo: list[Callable[[], None]] = field(default_factory=list)  # patches to take back after the steps
     run_micro: int | None = None
-    autocast: Any = None
+    autocast: torch.dtype | None = None
     expandable_segments: bool = False  # the run sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-    sequence: list[Callable[[], dict[str, Any]]] | None = None  # the run's steps in order, each making its one batch
+    sequence: list[Callable[[], Batch]] | None = None  # the run's steps in order, each making its one batch
     empty_cache: bool = False  # the run calls torch.cuda.empty_cache() after each step
 
 
-@dataclass
-class Estimate:
-    """Bytes of live tensors predicted for a training step. Always an estimate, never a measurement."""
-
-    scenario: str
-    scale: str
-    device: str
-    metric: str
-    step_peak: int
-    first_step_peak: int
-    steady_peak: int | None
-    at_peak: dict[str, int]
-    peak_phase: str | None
-    built: int
-    phases: list[dict[str, Any]]
-    seconds: float
-    steps: int
-    cuda_context: int | None = None
-    facts: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    assumed: dict[str, int] = field(default_factory=dict)
-    allocated_peak: int | None = None  # CUDA mode: the steps' allocated and reserved peaks through the caching
-    reserved_peak: int | None = None  # allocator's rules (allocator.py); None on a CPU
-    per_step: list[dict[str, Any]] = field(default_factory=list)  # {step, tensors[, allocated, reserved]} per optimizer step
-
-    @property
-    def device_peak(self) -> int | None:
-        """The step peak plus the CUDA context (when given): an estimate of the device-level figure."""
-        return None if self.cuda_context is None else self.step_peak + self.cuda_context
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "device_peak": self.device_peak, "kind": "estimate"}
-
-
-def adamw(params, device, fused: bool = False, **kwargs):
+def adamw(params: Iterable[torch.nn.Parameter], device: Device, fused: bool = False,
+          **kwargs: float | tuple[float, float] | bool) -> torch.optim.AdamW:
     """torch.optim.AdamW as the device would run it: foreach on CUDA, a per-parameter loop on CPU."""
     import torch
 
@@ -107,15 +88,13 @@ def adamw(params, device, fused: bool = False, **kwargs):
     return torch.optim.AdamW(params, foreach=True if device.cuda else None, **kwargs)
 
 
-def run_step(build: Callable, params: dict[str, Any], fixes: tuple[str, ...], device, steps: int = 2,
-             fake: bool = True, as_run: bool = False) -> tuple:
+def run_step(build: Builder, params: Params, fixes: tuple[str, ...], device: Device, steps: int = 2,
+             fake: bool = True, as_run: bool = False) -> tuple[LiveTensors, StepPlan, KnownValues | None]:
     """Build inside the fake world and run `steps` optimizer steps under the tracker; returns (tracker, plan, known).
 
     fake=False runs the same thing on real CPU tensors (it allocates them):
     the reference the fake run is checked against.
     """
-    import contextlib
-
     from gpu_budget.estimate import cuda
     from gpu_budget.estimate.fake import fake_world
     from gpu_budget.estimate.tracker import LiveTensors
@@ -135,66 +114,103 @@ def run_step(build: Callable, params: dict[str, Any], fixes: tuple[str, ...], de
     return tracker, plan, known
 
 
-def _steps(plan: StepPlan, tracker, device, steps: int, as_run: bool = False) -> None:
+@dataclass(frozen=True)
+class _Run:
+    """What each phase of the steps reads: the plan, the tracker, the device modelled, the trainable parameters."""
+
+    plan: StepPlan
+    tracker: LiveTensors
+    device: Device
+    trainable: list[torch.nn.Parameter]
+    micro: int  # micro-batches per optimizer step: above 1, each loss is divided by it
+
+    @property
+    def autocast(self) -> torch.dtype | None:
+        """The run's autocast dtype where it is modelled (CUDA mode): forward and loss as under torch.autocast."""
+        return self.plan.autocast if self.device.cuda else None
+
+    def casting(self) -> contextlib.AbstractContextManager[object]:
+        from gpu_budget.estimate.autocast import CudaAutocast
+
+        return contextlib.nullcontext() if self.autocast is None else CudaAutocast(self.autocast)
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        model = self.plan.model
+        return self.plan.loss(model, batch) if self.plan.loss is not None else model(**batch).loss
+
+
+def _steps(plan: StepPlan, tracker: LiveTensors, device: Device, steps: int, as_run: bool = False) -> None:
     """Forward + backward per micro-batch, clipping, the optimizer step: each a tracker phase (in CUDA mode under
     the run's autocast, when it has one)."""
-    import contextlib
-
-    import torch
-
-    from gpu_budget.estimate.autocast import CudaAutocast
-    from gpu_budget.estimate.autocast import backward as autocast_backward
-
     model = plan.model
     tracker.label(list(model.parameters()) + list(model.buffers()), "parameters")
-    if as_run:
-        if plan.sequence is None:
-            raise ValueError("as_run needs a builder that gives the run's steps (StepPlan.sequence)")
-        schedule = [[make] for make in plan.sequence]
-        plan.batches.clear()  # the heaviest batch the builder also made is not held through the run
-    else:
-        for batch in plan.batches:
-            for value in batch.values():
-                tracker.track(value)
-        schedule = [plan.batches[: plan.run_micro or len(plan.batches)]] * steps
-    trainable = [q for q in model.parameters() if q.requires_grad]
-    loss_fn = plan.loss or (lambda m, b: m(**b).loss)
-    autocast = plan.autocast if device.cuda else None  # forward and loss as under torch.autocast("cuda")
-    casting = (lambda: CudaAutocast(autocast)) if autocast is not None else contextlib.nullcontext
-    micro = 1 if as_run else len(plan.batches)
+    schedule = _schedule(plan, tracker, steps, as_run)
+    run = _Run(plan, tracker, device, [q for q in model.parameters() if q.requires_grad],
+               micro=1 if as_run else len(plan.batches))
     model.train()
     for step, batches in enumerate(schedule, start=1):
         for i, batch in enumerate(batches, start=1):
-            suffix = f".{i}" if micro > 1 else ""
-            tracker.phase(f"step{step}.forward{suffix}")
-            if callable(batch):  # as the run goes: this step's batch, made now
-                batch = batch()
-            with casting():
-                loss = loss_fn(model, batch)
-            if micro > 1:
-                loss = loss / micro
-            tracker.phase(f"step{step}.backward{suffix}")
-            if autocast is None:
-                loss.backward()
-            else:
-                autocast_backward(loss, autocast)
-            del loss
-            tracker.label([q.grad for q in trainable], "gradients")
-        tracker.phase(f"step{step}.optimizer")
-        if plan.max_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(trainable, plan.max_grad_norm, foreach=True if device.cuda else None)
-        plan.optimizer.step()
-        tracker.label([t for state in plan.optimizer.state.values() for t in state.values()
-                       if isinstance(t, torch.Tensor)], "optimizer_state")
-        plan.optimizer.zero_grad(set_to_none=True)
-        del batch
+            batch = _forward_backward(run, step, i, batch)
+        _optimizer_step(run, step)
+        del batch  # the step's batch is held through its optimizer step, as the run holds it
         if plan.empty_cache and device.cuda:
             tracker.empty_cache()
     tracker.phase("end")
 
 
-def estimate(build: Callable | str, params: dict[str, Any], fixes: tuple[str, ...] = (), device=None, steps: int = 2,
-             name: str = "", scale: str = "", fake: bool = True, as_run: bool = False) -> Estimate:
+def _schedule(plan: StepPlan, tracker: LiveTensors, steps: int, as_run: bool) -> list[list[Batch | Callable[[], Batch]]]:
+    """Each optimizer step's micro-batches: the run's own, each made at its step (as_run), or `steps` steps of the
+    builder's batches, held (and counted) from the start."""
+    if as_run:
+        if plan.sequence is None:
+            raise ValueError("as_run needs a builder that gives the run's steps (StepPlan.sequence)")
+        schedule: list[list[Batch | Callable[[], Batch]]] = [[make] for make in plan.sequence]
+        plan.batches.clear()  # the heaviest batch the builder also made is not held through the run
+        return schedule
+    for batch in plan.batches:
+        for value in batch.values():
+            tracker.track(value)
+    return [plan.batches[: plan.run_micro or len(plan.batches)]] * steps
+
+
+def _forward_backward(run: _Run, step: int, i: int, batch: Batch | Callable[[], Batch]) -> Batch:
+    """One micro-batch's forward and backward, each a phase; returns the batch, which the caller holds on."""
+    from gpu_budget.estimate.autocast import backward as autocast_backward
+
+    suffix = f".{i}" if run.micro > 1 else ""
+    run.tracker.phase(f"step{step}.forward{suffix}")
+    if callable(batch):  # as the run goes: this step's batch, made now
+        batch = batch()
+    with run.casting():
+        loss = run.loss(batch)
+    if run.micro > 1:
+        loss = loss / run.micro
+    run.tracker.phase(f"step{step}.backward{suffix}")
+    if run.autocast is None:
+        loss.backward()
+    else:
+        autocast_backward(loss, run.autocast)
+    del loss
+    run.tracker.label([q.grad for q in run.trainable], "gradients")
+    return batch
+
+
+def _optimizer_step(run: _Run, step: int) -> None:
+    """Clipping (where the run clips), the optimizer's step and zero_grad: one phase."""
+    import torch
+
+    plan = run.plan
+    run.tracker.phase(f"step{step}.optimizer")
+    if plan.max_grad_norm is not None:
+        torch.nn.utils.clip_grad_norm_(run.trainable, plan.max_grad_norm, foreach=True if run.device.cuda else None)
+    plan.optimizer.step()
+    run.tracker.label([t for state in plan.optimizer.state.values() for t in state.values()
+                       if isinstance(t, torch.Tensor)], "optimizer_state")
+    plan.optimizer.zero_grad(set_to_none=True)
+
+
+def estimate(build: Builder | str, params: Params, fixes: tuple[str, ...] = (), device: Device | None = None,
+             steps: int = 2, name: str = "", scale: str = "", fake: bool = True, as_run: bool = False) -> Estimate:
     """Run `build`'s step on fake tensors and say what its tensors peak at, per phase and category.
 
     fake=False: the same on real tensors (a measurement of live tensor bytes, for checking the estimator).
@@ -208,44 +224,46 @@ def estimate(build: Callable | str, params: dict[str, Any], fixes: tuple[str, ..
     tracker, plan, known = run_step(build, params, tuple(fixes), device, steps, fake=fake, as_run=as_run)
     replay = tracker.replay()
     seconds = time.perf_counter() - t0
-    phases = [{k: row[k] for k in ("name", "peak", "at_peak")} for row in replay.phases]
-    step_rows = [row for row in phases if row["name"].startswith("step")]
-    peak_row = max(step_rows, key=lambda row: row["peak"])
-    first = [row["peak"] for row in step_rows if row["name"].startswith("step1.")]
-    steady = [row["peak"] for row in step_rows if not row["name"].startswith("step1.")]
-    build_row = next(row for row in replay.phases if row["name"] == "build")
-    through = None
-    if device.cuda:  # the same log through the caching allocator: what max_memory_allocated / _reserved would say
-        from gpu_budget.estimate import allocator
-
-        through = [r for r in allocator.replay(tracker.log, tracker.marks, plan.expandable_segments)
-                   if r["name"].startswith("step")]
-    per_step: dict[int, dict] = {}  # step number -> its peaks: tensors, and through the allocator
-    for row in step_rows:
-        entry = per_step.setdefault(_step_of(row), {"step": _step_of(row), "tensors": 0})
-        entry["tensors"] = max(entry["tensors"], row["peak"])
-    for row in through or ():
-        entry = per_step[_step_of(row)]
-        entry["allocated"] = max(entry.get("allocated", 0), row["allocated"])
-        entry["reserved"] = max(entry.get("reserved", 0), row["reserved"])
+    phases = [PhaseFigure(p.name, p.peak, p.at_peak) for p in replay.phases]
+    step_rows = [p for p in phases if p.name.startswith("step")]
+    peak_row = max(step_rows, key=lambda p: p.peak)
+    first = [p.peak for p in step_rows if p.name.startswith("step1.")]
+    steady = [p.peak for p in step_rows if not p.name.startswith("step1.")]
+    built = next(p.end for p in replay.phases if p.name == "build")
+    through = _through_allocator(tracker, plan) if device.cuda else None
     return Estimate(
         scenario=name, scale=scale, device=device.name, metric=METRIC_CUDA if device.cuda else METRIC_CPU,
-        step_peak=peak_row["peak"], first_step_peak=max(first), steady_peak=max(steady) if steady else None,
-        at_peak=peak_row["at_peak"], peak_phase=peak_row["name"], built=build_row["end"], phases=phases,
+        step_peak=peak_row.peak, first_step_peak=max(first), steady_peak=max(steady) if steady else None,
+        at_peak=peak_row.at_peak, peak_phase=peak_row.name, built=built, phases=phases,
         seconds=round(seconds, 3), steps=steps, cuda_context=device.cuda_context, facts=plan.facts,
         notes=list(plan.notes), assumed=dict(known.assumed) if known is not None else {},
-        allocated_peak=max(r["allocated"] for r in through) if through else None,
-        reserved_peak=max(r["reserved"] for r in through) if through else None,
-        per_step=list(per_step.values()),
+        allocated_peak=max(r.allocated for r in through) if through else None,
+        reserved_peak=max(r.reserved for r in through) if through else None,
+        per_step=_per_step(step_rows, through),
     )
 
 
-def _step_of(row: dict[str, Any]) -> int:
-    """The optimizer step a phase belongs to: 'step3.backward.2' -> 3."""
-    return int(row["name"].removeprefix("step").split(".")[0])
+def _through_allocator(tracker: LiveTensors, plan: StepPlan) -> list[AllocatorPhase]:
+    """The steps' phases with the log through the caching allocator: what max_memory_allocated / _reserved would say."""
+    from gpu_budget.estimate import allocator
+
+    return [r for r in allocator.replay(tracker.log, tracker.marks, plan.expandable_segments) if r.name.startswith("step")]
 
 
-def estimate_scenario(scenario: Scenario, scale: str = "tiny", device=None, steps: int = 2,
+def _per_step(step_rows: list[PhaseFigure], through: list[AllocatorPhase] | None) -> list[StepPeaks]:
+    """Each optimizer step's peaks, in order: its tensors', and through the allocator where replayed."""
+    tensors: dict[int, int] = {}
+    allocated: dict[int, int] = {}
+    reserved: dict[int, int] = {}
+    for row in step_rows:
+        tensors[step_of(row.name)] = max(tensors.get(step_of(row.name), 0), row.peak)
+    for phase in through or ():
+        n = step_of(phase.name)
+        allocated[n], reserved[n] = max(allocated.get(n, 0), phase.allocated), max(reserved.get(n, 0), phase.reserved)
+    return [StepPeaks(n, peak, allocated.get(n), reserved.get(n)) for n, peak in tensors.items()]
+
+
+def estimate_scenario(scenario: Scenario, scale: str = "tiny", device: Device | None = None, steps: int = 2,
                       fake: bool = True, as_run: bool = False) -> Estimate:
     """The estimate of `scenario` at `scale`, with its params and fixes, as its runner would run it."""
     from gpu_budget.estimate.builders import builder_for

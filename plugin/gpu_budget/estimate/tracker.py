@@ -26,12 +26,13 @@ import sys
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakIdKeyDictionary
+
+from gpu_budget.model.figures import Fields
 
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "workspaces")
 UNLABELLED = "activations"  # saved activations, temporaries and the input batch
@@ -58,15 +59,63 @@ def round_up(nbytes: int, granule: int) -> int:
     return -(-nbytes // granule) * granule
 
 
-@dataclass
+@dataclass(frozen=True)
+class PhasePeak(Fields):
+    """One phase of the log once labelled: its peak and the split at it, and the bytes live at its start and end."""
+
+    name: str
+    peak: int
+    at_peak: dict[str, int]  # category -> bytes
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Replay:
     """What the log says once labelled: peaks in bytes."""
 
     peak: int
     at_peak: dict[str, int]
     peak_phase: str | None
-    phases: list[dict[str, Any]] = field(default_factory=list)  # {name, peak, at_peak: {category: bytes}, start, end}
+    phases: list[PhasePeak] = field(default_factory=list)
     final: int = 0
+
+
+@dataclass
+class _Walk:
+    """The replay under way: bytes live per category, the peak so far, and the phase open now with its own."""
+
+    current: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    total: int = 0
+    peak: int = 0
+    at_peak: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    peak_phase: str | None = None
+    phases: list[PhasePeak] = field(default_factory=list)
+    phase: str | None = None  # the open phase: its name, start, peak so far and the split at it
+    phase_start: int = 0
+    phase_peak: int = 0
+    phase_at_peak: dict[str, int] = field(default_factory=dict)
+
+    def start(self, name: str) -> None:
+        self.close()
+        self.phase, self.phase_start, self.phase_peak, self.phase_at_peak = name, self.total, self.total, dict(self.current)
+
+    def add(self, category: str, nbytes: int) -> None:
+        self.current[category] += nbytes
+        self.total += nbytes
+        if self.phase is not None and self.total > self.phase_peak:
+            self.phase_peak, self.phase_at_peak = self.total, dict(self.current)
+        if self.total > self.peak:
+            self.peak, self.at_peak, self.peak_phase = self.total, dict(self.current), self.phase
+
+    def close(self) -> None:
+        if self.phase is not None:
+            self.phases.append(PhasePeak(self.phase, self.phase_peak, self.phase_at_peak, self.phase_start, self.total))
+
+    def done(self) -> Replay:
+        self.close()
+        return Replay(peak=self.peak, at_peak=self.at_peak, peak_phase=self.peak_phase, phases=self.phases,
+                      final=self.total)
 
 
 class LiveTensors(TorchDispatchMode):
@@ -156,29 +205,14 @@ class LiveTensors(TorchDispatchMode):
     # -- replay -------------------------------------------------------------
     def replay(self) -> Replay:
         """Walk the log once: the overall peak and its split, and each phase's peak and split."""
-        current = dict.fromkeys(CATEGORIES, 0)
-        total = 0
-        best = Replay(peak=0, at_peak=dict(current), peak_phase=None)
+        walk = _Walk()
         marks = list(self.marks)
-        rows: list[dict[str, Any]] = []
-        row = None
         log = list(self.log)
         for i in range(len(log) + 1):
             while marks and marks[0][0] == i:
-                if row is not None:
-                    row["end"] = total
-                row = {"name": marks.pop(0)[1], "peak": total, "at_peak": dict(current), "start": total}
-                rows.append(row)
+                walk.start(marks.pop(0)[1])
             if i == len(log):
                 break
             key, nbytes = log[i]
-            current[self.labels.get(key, UNLABELLED)] += nbytes
-            total += nbytes
-            if row is not None and total > row["peak"]:
-                row["peak"], row["at_peak"] = total, dict(current)
-            if total > best.peak:
-                best.peak, best.at_peak, best.peak_phase = total, dict(current), row["name"] if row else None
-        if row is not None:
-            row["end"] = total
-        best.phases, best.final = rows, total
-        return best
+            walk.add(self.labels.get(key, UNLABELLED), nbytes)
+        return walk.done()
