@@ -30,12 +30,14 @@ def _savings_error(fix: str) -> float:
 
 
 def estimator_tables() -> list[str]:
+    from gpu_budget.estimate.rows import EstimateRow, Validation
     from gpu_budget.estimate.tables import error_table, estimate_table
     from gpu_budget.units import format_size
 
     validation = load("docs/estimator-results/tiny-cpu-validation.json")
-    tables = [error_table(validation), f"Floor: {format_size(validation['floor'])}.",
-              estimate_table(load("docs/estimator-results/real-cuda-estimates.json")["estimates"], cuda=True)]
+    estimates = [EstimateRow.from_json(r) for r in load("docs/estimator-results/real-cuda-estimates.json")["estimates"]]
+    tables = [error_table(Validation.from_json(validation)), f"Floor: {format_size(validation['floor'])}.",
+              estimate_table(estimates, cuda=True)]
     doc = document(DOC)
     for table in tables:
         assert table in doc, f"docs/estimator.md should show:\n{table}"

@@ -18,18 +18,38 @@ import json
 import sys
 import time
 import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from gpu_budget.declare.params import Json
+from gpu_budget.declare.scenario import Scenario
 from gpu_budget.estimate.cases import FORM, CaseError, load_case
-from gpu_budget.estimate.tables import render
+from gpu_budget.estimate.rows import EstimateOutput, EstimateRow
+from gpu_budget.estimate.tables import render, render_output
 from gpu_budget.units import SizeError, format_size, parse_size
+
+if TYPE_CHECKING:
+    from gpu_budget.estimate.cuda import Device
 
 
 def _labelled(arg: str) -> tuple[str, str]:
     """'LABEL=SPEC' -> (LABEL, SPEC); a bare SPEC is its own label."""
     label, eq, spec = arg.partition("=")
     return (label, spec) if eq and ":" not in label else (arg, arg)
+
+
+@dataclass(frozen=True)
+class _Pyproject:
+    """What the CLI reads of pyproject.toml: [tool.pytest.ini_options] gpu_budget_preload (None: not set)."""
+
+    preload: tuple[str, ...] | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Json]) -> _Pyproject:
+        ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
+        return cls(None if "gpu_budget_preload" not in ini else tuple(ini["gpu_budget_preload"]))
 
 
 def _preload(root: Path) -> tuple[str, ...]:
@@ -39,13 +59,14 @@ def _preload(root: Path) -> tuple[str, ...]:
     try:
         import tomllib
 
-        ini = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
-        return tuple(ini["gpu_budget_preload"])
-    except (OSError, KeyError, ImportError, ValueError):
+        preload = _Pyproject.from_json(tomllib.loads((root / "pyproject.toml").read_text())).preload
+    except (OSError, ImportError, ValueError):
         return forkserver.DEFAULT_PRELOAD
+    return forkserver.DEFAULT_PRELOAD if preload is None else preload
 
 
-def _estimate_rows(scenarios: dict[str, Any], scale: str, device, steps: int, as_run: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+def _estimate_rows(scenarios: dict[str, Scenario], scale: str, device: Device, steps: int,
+                   as_run: bool = False) -> tuple[list[EstimateRow], list[str]]:
     """The estimated cases' rows, and the labels of those that could not be estimated (each said why on stderr)."""
     from gpu_budget.estimate import estimate_scenario
 
@@ -58,19 +79,19 @@ def _estimate_rows(scenarios: dict[str, Any], scale: str, device, steps: int, as
             print(f"{label}: no estimate ({type(exc).__name__}: {exc})", file=sys.stderr)
             failed.append(label)
             continue
-        rows.append({"label": label, "scenario": scenario.name, "fixes": list(scenario.fixes), "scale": scale,
-                     "metric": est.metric, "estimate": est.step_peak, "at_peak": est.at_peak,
-                     "estimate_phase": est.peak_phase, "estimate_seconds": round(time.perf_counter() - t0, 1),
-                     "device_peak": est.device_peak, "notes": est.notes, "assumed": est.assumed, "facts": est.facts,
-                     "allocated_peak": est.allocated_peak, "reserved_peak": est.reserved_peak,
-                     "per_step": est.per_step})
+        rows.append(EstimateRow(
+            label=label, scenario=scenario.name, fixes=tuple(scenario.fixes), scale=scale, metric=est.metric,
+            estimate=est.step_peak, at_peak=est.at_peak, estimate_phase=est.peak_phase,
+            estimate_seconds=round(time.perf_counter() - t0, 1), device_peak=est.device_peak, notes=tuple(est.notes),
+            assumed=est.assumed, facts=est.facts, allocated_peak=est.allocated_peak, reserved_peak=est.reserved_peak,
+            per_step=tuple(est.per_step)))
         extra = f", with the CUDA context {format_size(est.device_peak)}" if est.device_peak else ""
-        print(f"{label}: {format_size(est.step_peak)} (estimate{extra}) in {rows[-1]['estimate_seconds']} s",
+        print(f"{label}: {format_size(est.step_peak)} (estimate{extra}) in {rows[-1].estimate_seconds} s",
               file=sys.stderr)
     return rows, failed
 
 
-def main(argv: list[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m gpu_budget estimate", description=__doc__.split("\n")[0])
     parser.add_argument("cases", nargs="*", metavar="CASE", help=f"[LABEL=]{FORM}")
     parser.add_argument("--scale", choices=("tiny", "real"), default="tiny")
@@ -89,10 +110,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-o", "--output", default=None, help="write the markdown tables here")
     parser.add_argument("--json", default=None, help="write the raw rows here")
     parser.add_argument("--render", default=None, metavar="JSON", help="print the tables of a saved --json file")
-    args = parser.parse_args(argv)
-    if args.render:
-        print(render(json.loads(Path(args.render).read_text())))
-        return 0
+    return parser
+
+
+@dataclass(frozen=True)
+class _Request:
+    """The command line read: the cases by label (their specs and Scenarios) and the sizes given."""
+
+    cases: dict[str, str]
+    scenarios: dict[str, Scenario]
+    cuda_context: int | None
+    cublas_workspace: int | None
+
+
+def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Request:
+    """The cases and sizes of the command line; a bad one ends the command with the parser's error."""
     if not args.cases:
         parser.error(f"name at least one CASE: {FORM}")
     if args.validate and (args.cuda or args.scale != "tiny"):
@@ -104,28 +136,41 @@ def main(argv: list[str]) -> int:
         scenarios = {label: load_case(spec) for label, spec in cases.items()}
     except (CaseError, SizeError) as exc:
         parser.error(str(exc))
+    return _Request(cases, scenarios, context, workspace)
+
+
+def _run(args: argparse.Namespace, request: _Request) -> tuple[EstimateOutput, list[str]]:
+    """Estimate (or validate) every case; returns the results and the labels of the cases not estimated."""
     warnings.filterwarnings("ignore")
     from gpu_budget.estimate.cuda import Device
 
-    device = Device(cuda=args.cuda, cuda_context=context, cublas_workspace=workspace)
-    out: dict[str, Any] = {"scale": args.scale, "device": device.name, "kind": "estimate", "cases": cases}
-    failed: list[str] = []
-    if args.cuda:
-        out["cublas_workspace"] = device.workspace
+    device = Device(cuda=args.cuda, cuda_context=request.cuda_context, cublas_workspace=request.cublas_workspace)
+    workspace = device.workspace if args.cuda else None
     if args.validate:
         from gpu_budget.estimate import validate
 
-        out.update(validate.compare(scenarios, args.scale, preload=_preload(Path.cwd())))
-    else:
-        # benchmarks/gpu_compare.py matches the rows by (scenario, fixes, scale)
-        out["estimates"], failed = _estimate_rows(scenarios, args.scale, device, args.steps, args.as_run)
-    text = render(out)
+        validation = validate.compare(request.scenarios, args.scale, preload=_preload(Path.cwd()))
+        return EstimateOutput(args.scale, device.name, request.cases, workspace, validation=validation), []
+    rows, failed = _estimate_rows(request.scenarios, args.scale, device, args.steps, args.as_run)
+    return EstimateOutput(args.scale, device.name, request.cases, workspace, estimates=tuple(rows)), failed
+
+
+def main(argv: list[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.render:
+        print(render(json.loads(Path(args.render).read_text())))
+        return 0
+    request = _request(parser, args)
+    output, failed = _run(args, request)
+    text = render_output(output)
     print(text)
     if args.output:
         Path(args.output).write_text(text + "\n")
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1, default=str) + "\n")
+        Path(args.json).write_text(json.dumps(output.to_json(), indent=1, default=str) + "\n")
     if failed:  # a missing figure is a failure, never an exit 0 a script reads as estimated
-        print(f"not estimated: {len(failed)} of {len(scenarios)} case(s) ({', '.join(failed)}): see above", file=sys.stderr)
+        print(f"not estimated: {len(failed)} of {len(request.scenarios)} case(s) ({', '.join(failed)}): see above",
+              file=sys.stderr)
         return 1
     return 0

@@ -15,16 +15,20 @@ from __future__ import annotations
 import itertools
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from gpu_budget.declare.scenario import Scenario
-from gpu_budget.estimate import estimate_scenario
+from gpu_budget.declare.params import Json
+from gpu_budget.declare.scenario import RunContext, Scenario
+from gpu_budget.estimate import Estimate, estimate_scenario
+from gpu_budget.estimate.rows import Validation, ValidationRow
 from gpu_budget.isolate import forkserver
+from gpu_budget.model.figures import PhaseRecord
+from gpu_budget.model.result import Measurement
 from gpu_budget.units import format_size
 
 
-def floor(ctx) -> dict[str, Any]:
+def floor(ctx: RunContext) -> dict[str, Json]:
     """An empty measured run: its only phase's peak is the child's RSS before any work."""
     ctx.meter.start("load")
     ctx.meter.stop()
@@ -35,7 +39,7 @@ FLOOR = Scenario(name="floor", run="gpu_budget.estimate.validate:floor")
 
 
 def measure(scenario: Scenario, scale: str, assets_root: Path, threads: int, preload: tuple[str, ...],
-            timeout: float = 900) -> dict[str, Any]:
+            timeout: float = 900) -> Measurement:
     """One real measured run, as the gate runs it (prepared assets cached under assets_root)."""
     job, assets = scenario.to_json(scale), assets_root / scenario.asset_key(scale)
     if scenario.prepare:
@@ -46,8 +50,8 @@ def measure(scenario: Scenario, scale: str, assets_root: Path, threads: int, pre
 
 def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
             preload: tuple[str, ...] = forkserver.DEFAULT_PRELOAD, assets_root: Path | None = None,
-            progress=print) -> dict[str, Any]:
-    """Estimate and really run every case; returns {"floor": bytes, "rows": [...]} (bytes, seconds)."""
+            progress: Callable[[str], object] = print) -> Validation:
+    """Estimate and really run every case, beside the floor (bytes, seconds)."""
     assets_root = assets_root or Path(tempfile.gettempdir()) / "gpu-budget-estimate-assets"
     base = measure(FLOOR, "tiny", assets_root, threads, preload)
     floor_bytes = base.peaks.ram
@@ -58,33 +62,34 @@ def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
         est = estimate_scenario(scenario, scale)
         est_seconds = time.perf_counter() - t0
         real = measure(scenario, scale, assets_root, threads, preload)
-        step = real.step_peaks.ram if real.step_peaks is not None else None
-        added = None if step is None else step - floor_bytes
-        entering = _entering_steps(list(real.phases.values()))
-        row = {
-            "label": label, "scenario": scenario.name, "fixes": list(scenario.fixes), "status": real.status,
-            "estimate": est.step_peak, "at_peak": est.at_peak, "estimate_phase": est.peak_phase,
-            "measured_step_peak": step, "floor": floor_bytes, "measured_added": added,
-            "error": None if added is None else est.step_peak - added,
-            "estimate_at_step_start": est.built, "measured_entering_steps": entering,
-            "increment_error": None if step is None or entering is None
-            else (est.step_peak - est.built) - (step - entering),
-            "estimate_seconds": round(est_seconds, 2), "real_seconds": real.wall_seconds,
-            "steps_measured": len(real.steps), "steps_estimated": est.steps,
-            "notes": est.notes, "assumed": est.assumed,
-        }
-        rows.append(row)
-        progress(f"{label}: estimate {format_size(est.step_peak)}, measured {format_size(step)} - floor = "
-                 f"{format_size(added)} ({est_seconds:.1f} s vs {real.wall_seconds} s)")
-    return {"floor": floor_bytes, "rows": rows, "scale": scale, "threads": threads, "preload": list(preload)}
+        rows.append(_row(label, scenario, est, round(est_seconds, 2), real, floor_bytes))
+        progress(f"{label}: estimate {format_size(est.step_peak)}, measured {format_size(rows[-1].measured_step_peak)} - "
+                 f"floor = {format_size(rows[-1].measured_added)} ({est_seconds:.1f} s vs {real.wall_seconds} s)")
+    return Validation(floor=floor_bytes, rows=tuple(rows), scale=scale, threads=threads, preload=tuple(preload))
 
 
-def _entering_steps(phases: list[dict[str, Any]]) -> int | None:
+def _row(label: str, scenario: Scenario, est: Estimate, est_seconds: float, real: Measurement,
+         floor_bytes: int | None) -> ValidationRow:
+    """The case's estimate beside its real run: what the run added over the floor, and what its steps added."""
+    step = real.step_peaks.ram if real.step_peaks is not None else None
+    added = None if step is None else step - floor_bytes
+    entering = _entering_steps(list(real.phases.values()))
+    return ValidationRow(
+        label=label, scenario=scenario.name, fixes=tuple(scenario.fixes), status=real.status,
+        estimate=est.step_peak, at_peak=est.at_peak, estimate_phase=est.peak_phase,
+        measured_step_peak=step, floor=floor_bytes, measured_added=added,
+        error=None if added is None else est.step_peak - added,
+        estimate_at_step_start=est.built, measured_entering_steps=entering,
+        increment_error=None if step is None or entering is None else (est.step_peak - est.built) - (step - entering),
+        estimate_seconds=est_seconds, real_seconds=real.wall_seconds,
+        steps_measured=len(real.steps), steps_estimated=est.steps, notes=tuple(est.notes), assumed=est.assumed)
+
+
+def _entering_steps(phases: list[PhaseRecord]) -> int | None:
     """RSS (anon + file) at the end of the phase before the first train step: what the steps start from."""
     for before, phase in itertools.pairwise(phases):
-        if phase.get("step") is not None:
-            if before.get("rss_anon") is None:
+        if phase.step is not None:
+            if before.rss_anon is None:
                 return None
-            return before["rss_anon"] + (before.get("rss_file") or 0)
+            return before.rss_anon + (before.rss_file or 0)
     return None
-
