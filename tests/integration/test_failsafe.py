@@ -173,7 +173,7 @@ def _findings(**over):
     from gpu_budget.judge import failsafe
 
     args = {"selected": 2, "rows": [], "probes": 0, "require_gpu": False, "ci": False, "update": False,
-            "baselines": Path("/nonexistent"), "hardware": {"key": "cpu-x86_64"}, "device": lambda: {"cuda": False}}
+            "folder": Path("/nonexistent/cpu-x86_64"), "hardware_key": "cpu-x86_64", "cuda": lambda: False}
     return failsafe.nothing_measured(**{**args, **over})
 
 
@@ -194,4 +194,4 @@ def test_failsafe_rules_as_plain_data():
     no_gpu = _findings(rows=[ran, skipped], require_gpu=True, ci=True)
     assert len(no_gpu) == 1 and no_gpu[0].startswith("--gpu-budget-require-gpu: the measured children saw no CUDA GPU")
     assert no_gpu[0].endswith("1 test(s) needed one")
-    assert _findings(rows=[ran], require_gpu=True, device=lambda: {"cuda": True}) == []
+    assert _findings(rows=[ran], require_gpu=True, cuda=lambda: True) == []

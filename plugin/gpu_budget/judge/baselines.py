@@ -7,19 +7,21 @@ without one (every entry recorded before, or over one run) is judged at its
 tolerance alone.
 
 Each entry's fingerprint names the imported packages by a digest; the file's
-top-level "packages" maps each digest to its package list, so a row can say
-which packages differ without every entry repeating sixty of them. The files
-themselves (where they live, read, validated, written): files.py.
+top-level "packages" maps each digest to its package list (contents.py). The
+files themselves are the store's (store.py: found, read, written, pruned).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
+from gpu_budget.declare.params import Json, Params
+from gpu_budget.judge.contents import Contents, Listing
 from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.entry import Entry, Spread
 from gpu_budget.model.result import Measurement
+from gpu_budget.model.setup import Fingerprint
 
 
 def median_run(runs: Sequence[Measurement]) -> Measurement:
@@ -33,19 +35,35 @@ def median_run(runs: Sequence[Measurement]) -> Measurement:
     return ordered[len(ordered) // 2]
 
 
-def lookup(data: Mapping[str, Any], scale: str, test_id: str) -> Entry | None:
-    found = data["entries"].get(scale, {}).get(test_id)
-    return None if found is None else Entry.from_json(found)
+def lookup(data: Mapping[str, Json], scale: str, test_id: str) -> Entry | None:
+    """The entry a baseline file's data (files.load) holds under `test_id` at `scale`, or None."""
+    return Contents.from_json(data).entry(scale, test_id)
 
 
-def entry_from(measurement: Measurement, scenario: Mapping[str, Any], tolerance: Tolerance, fprint: Mapping[str, Any],
+@dataclass(frozen=True)
+class Configured:
+    """What an entry records of the scenario measured: its name, the fixes applied, its params at the scale."""
+
+    name: str
+    fixes: tuple[str, ...]
+    params: Params
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Json]) -> Configured:
+        """From the scenario's JSON at the scale measured (Scenario.to_json)."""
+        return cls(data["name"], tuple(data["fixes"]), data["params"])
+
+
+def entry_from(measurement: Measurement, scenario: Mapping[str, Json], tolerance: Tolerance, fprint: Fingerprint,
                today: str, spread: Spread | None = None) -> Entry:
-    """The baseline entry for one successful measurement (a launcher case's per rank too, phases included); `spread`:
-    that of the runs it was chosen from (median_run), where it was recorded over several."""
+    """The baseline entry for one successful measurement (a launcher case's per rank too, phases included) of the
+    scenario whose JSON at the scale measured is `scenario`; `spread`: that of the runs it was chosen from
+    (median_run), where it was recorded over several."""
+    configured = Configured.from_json(scenario)
     return Entry(
-        scenario=scenario["name"],
-        fixes=tuple(scenario["fixes"]),
-        params=scenario["params"],
+        scenario=configured.name,
+        fixes=configured.fixes,
+        params=configured.params,
         peaks=measurement.peaks,
         phases={name: phase.peaks for name, phase in measurement.phases.items()},
         tolerance=tolerance,
@@ -57,7 +75,6 @@ def entry_from(measurement: Measurement, scenario: Mapping[str, Any], tolerance:
     )
 
 
-def packages_of(data: Mapping[str, Any], entry: Entry | None) -> dict[str, str] | None:
-    """The package list an entry's fingerprint refers to, if the file holds it."""
-    digest = entry.fingerprint.get("packages") if entry is not None else None
-    return data.get("packages", {}).get(digest) if digest else None
+def packages_of(data: Mapping[str, Json], entry: Entry | None) -> Listing | None:
+    """The package list an entry's fingerprint refers to, if the file's data (files.load) holds it."""
+    return Contents.from_json(data).packages_for(entry)

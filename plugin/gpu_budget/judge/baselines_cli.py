@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from gpu_budget.judge import conflict
-from gpu_budget.judge.files import BaselineError, conflicted, load, resolve, write
+from gpu_budget.judge import conflict, store
+from gpu_budget.judge.store import BaselineError
 from gpu_budget.model.budget import SCALES
 
 
@@ -53,14 +53,14 @@ def main(argv: list[str]) -> int:
 
 def _drop(scale: str, files: list[Path]) -> int:
     """Drop `scale` from each file holding it; a scale none holds is a mistake (a typo, another folder): exit 1."""
-    holding = [path for path in files if scale in load(path)["entries"]]
+    holding = [path for path in files if store.holds_scale(path, scale)]
     if not holding:
         unknown = "" if scale in SCALES else f" (and {scale!r} is not a scale: they are {', '.join(SCALES)})"
         print(f"python -m gpu_budget baselines drop: no entries of scale {scale!r} in the {len(files)} baseline "
               f"file{'s' if len(files) != 1 else ''} given{unknown}: nothing dropped", file=sys.stderr)
         return 1
     for path in holding:
-        write(path, scale, {}, prune_except=set())
+        store.drop_scale(path, scale)
         print(f"{path}: dropped the {scale!r} entries")
     return 0
 
@@ -68,14 +68,14 @@ def _drop(scale: str, files: list[Path]) -> int:
 def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
     """Resolve each file named, and each file of a folder that holds conflict markers; 1 where any is left."""
     named = {path.resolve() for path in given if path.is_file()}
-    todo = [path for path in files if path.resolve() in named or conflicted(path)]
+    todo = [path for path in files if path.resolve() in named or store.conflicted(path)]
     if not todo:
         print(f"no baseline file under {', '.join(map(str, given))} holds merge conflict markers: nothing to resolve")
         return 0
     left = 0
     for path in todo:
         try:
-            merged = resolve(path, keep)
+            merged = store.resolve(path, keep)
         except (BaselineError, conflict.ConflictError) as exc:
             print(f"python -m gpu_budget baselines resolve: {exc}", file=sys.stderr)
             left += 1
@@ -83,6 +83,6 @@ def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
         ours, theirs = merged.labels
         kept = "".join(f"; {test_id!r} (scale {scale!r}) differed on both sides: kept {side}'s (--keep {side})"
                        for scale, test_id, side in merged.kept)
-        print(f"{path}: kept both sides' entries, {merged.total} in all ({merged.only['ours']} from {ours}'s side of "
-              f"the conflict alone, {merged.only['theirs']} from {theirs}'s alone){kept}; review it, then `git add` it")
+        print(f"{path}: kept both sides' entries, {merged.total} in all ({merged.only_ours} from {ours}'s side of "
+              f"the conflict alone, {merged.only_theirs} from {theirs}'s alone){kept}; review it, then `git add` it")
     return 1 if left else 0

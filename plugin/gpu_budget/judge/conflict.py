@@ -12,10 +12,11 @@ which side to keep. Pure text and data here; the file itself: files.py.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from gpu_budget.declare.params import Json
+from gpu_budget.judge.contents import ByKey, Contents, EntryJson
+from gpu_budget.model.entry import Entry
 from gpu_budget.model.metric import SHOWN
 from gpu_budget.units import format_size
 
@@ -39,18 +40,19 @@ class Sides:
 
 @dataclass(frozen=True)
 class Merged:
-    """Both sides' entries in one file's data, and what the merge decided: `only` counts the entries one side's text
-    alone held ({"ours": n, "theirs": m}: from its side of the conflict regions), `kept` names the (scale, id) both
+    """Both sides' entries in one file's data, and what the merge decided: `only_ours` and `only_theirs` count the
+    entries one side's text alone held (from its side of the conflict regions), `kept` names the (scale, key) both
     held with other figures and the side kept; `labels` are git's names of the sides."""
 
-    data: dict[str, Any]
-    only: Mapping[str, int]
+    data: Contents
+    only_ours: int
+    only_theirs: int
     labels: tuple[str, str]
     kept: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def total(self) -> int:
-        return sum(len(by_id) for by_id in self.data["entries"].values())
+        return self.data.total
 
 
 def _marker(line: str, marker: str) -> bool:
@@ -68,17 +70,17 @@ def split(text: str, where: str) -> Sides:
     where the regions do not nest as git writes them."""
     ours: list[str] = []
     theirs: list[str] = []
-    labels = {"ours": "", "theirs": ""}
+    ours_label = theirs_label = ""
     state = "common"
     for number, line in enumerate(text.splitlines(keepends=True), 1):
         if state == "common" and _marker(line, OURS):
-            state, labels["ours"] = "ours", labels["ours"] or line[8:].strip()
+            state, ours_label = "ours", ours_label or line[8:].strip()
         elif state == "ours" and _marker(line, BASE):
             state = "base"
         elif state in ("ours", "base") and _marker(line, THEIRS):
             state = "theirs"
         elif state == "theirs" and _marker(line, END):
-            state, labels["theirs"] = "common", labels["theirs"] or line[8:].strip()
+            state, theirs_label = "common", theirs_label or line[8:].strip()
         elif any(_marker(line, m) for m in (OURS, BASE, THEIRS, END)):
             raise ConflictError(f"{where}: line {number} ({line.strip()!r}) is a conflict marker out of place: "
                                 "resolve the file by hand, keeping both sides' entries")
@@ -90,10 +92,10 @@ def split(text: str, where: str) -> Sides:
     if state != "common":
         raise ConflictError(f"{where}: a conflict region is not closed (no {END} line): resolve the file by hand, "
                             "keeping both sides' entries")
-    return Sides("".join(ours), "".join(theirs), labels["ours"] or "ours", labels["theirs"] or "theirs")
+    return Sides("".join(ours), "".join(theirs), ours_label or "ours", theirs_label or "theirs")
 
 
-def parse_side(text: str, side: str, label: str, where: str) -> Any:
+def parse_side(text: str, side: str, label: str, where: str) -> Json:
     """One side's text as JSON; ConflictError naming the side where git's regions left it unreadable."""
     try:
         return json.loads(text)
@@ -102,39 +104,37 @@ def parse_side(text: str, side: str, label: str, where: str) -> Any:
                             f"regions ({exc}): resolve the file by hand, keeping both sides' entries") from None
 
 
-def _figures(entry: Mapping[str, Any]) -> str:
-    peaks = entry.get("peaks") or {}
-    shown = [f"{m} {format_size(peaks[m])}" for m in SHOWN if peaks.get(m) is not None]
-    return ", ".join(shown) + (f" (recorded {entry['recorded']})" if entry.get("recorded") else "")
+def _figures(entry: EntryJson) -> str:
+    read = Entry.from_json(entry)
+    shown = [f"{m} {format_size(read.peaks.get(m))}" for m in SHOWN if read.peaks.get(m) is not None]
+    return ", ".join(shown) + (f" (recorded {read.recorded})" if read.recorded else "")
 
 
-def merge(ours: Mapping[str, Any], theirs: Mapping[str, Any], where: str, labels: tuple[str, str],
-          keep: str | None = None) -> Merged:
+def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str], keep: str | None = None) -> Merged:
     """Every entry of both sides (validated baseline files). An entry both hold with other figures takes the `keep`
     side's; without `keep`, ConflictError naming each such entry and both sides' figures."""
-    entries: dict[str, dict[str, Any]] = {}
-    only = {"ours": 0, "theirs": 0}
+    entries: dict[str, ByKey] = {}
+    only_ours = only_theirs = 0
     differing: list[tuple[str, str]] = []
-    for scale in sorted({*ours["entries"], *theirs["entries"]}):
-        mine, other = ours["entries"].get(scale, {}), theirs["entries"].get(scale, {})
-        by_id = entries[scale] = {}
-        for test_id in sorted({*mine, *other}):
-            if test_id not in other:
-                by_id[test_id], only["ours"] = mine[test_id], only["ours"] + 1
-            elif test_id not in mine:
-                by_id[test_id], only["theirs"] = other[test_id], only["theirs"] + 1
-            elif mine[test_id] == other[test_id]:
-                by_id[test_id] = mine[test_id]
+    for scale in sorted({*ours.entries, *theirs.entries}):
+        mine, other = ours.scale(scale), theirs.scale(scale)
+        by_key = entries[scale] = {}
+        for key in sorted({*mine, *other}):
+            if key not in other:
+                by_key[key], only_ours = mine[key], only_ours + 1
+            elif key not in mine:
+                by_key[key], only_theirs = other[key], only_theirs + 1
+            elif mine[key] == other[key]:
+                by_key[key] = mine[key]
             else:
-                differing.append((scale, test_id))
-                by_id[test_id] = (mine if keep == "ours" else other)[test_id]
+                differing.append((scale, key))
+                by_key[key] = (mine if keep == "ours" else other)[key]
     if differing and keep is None:
-        listed = "; ".join(f"{test_id!r} (scale {scale!r}): {labels[0]}: {_figures(ours['entries'][scale][test_id])}, "
-                           f"{labels[1]}: {_figures(theirs['entries'][scale][test_id])}" for scale, test_id in differing)
+        listed = "; ".join(f"{key!r} (scale {scale!r}): {labels[0]}: {_figures(ours.scale(scale)[key])}, "
+                           f"{labels[1]}: {_figures(theirs.scale(scale)[key])}" for scale, key in differing)
         raise ConflictError(f"{where}: both sides recorded {len(differing)} entr{'y' if len(differing) == 1 else 'ies'} "
                             f"with other figures, left as it is: {listed}. Keep one side's for them with --keep ours "
                             f"({labels[0]}) or --keep theirs ({labels[1]}), then run the gate on the merged code "
                             "(--gpu-budget-update re-records those that moved)")
-    packages = {**(theirs.get("packages") or {}), **(ours.get("packages") or {})}
-    data = {"schema": ours["schema"], "entries": {s: by for s, by in entries.items() if by}, "packages": packages}
-    return Merged(data, only, labels, tuple((scale, test_id, keep) for scale, test_id in differing))
+    data = Contents({s: by for s, by in entries.items() if by}, {**theirs.packages, **ours.packages}, ours.schema)
+    return Merged(data, only_ours, only_theirs, labels, tuple((scale, key, keep) for scale, key in differing))

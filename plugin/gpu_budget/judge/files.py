@@ -9,7 +9,8 @@ filling memory. Writes are atomic (temp file + rename) and serialised by a
 lock file beside the baseline file, so pytest-xdist workers, and any two
 processes writing one folder, record side by side. A file git left with
 conflict markers is named as a merge conflict, and resolve() keeps both sides'
-entries (conflict.py). What an entry holds and how one is made: baselines.py.
+entries (conflict.py). Only the store (store.py) calls this module; what a file's
+data is: contents.py; what an entry holds and how one is made: baselines.py.
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
+from gpu_budget.declare.params import Json
 from gpu_budget.judge import conflict
+from gpu_budget.judge.contents import SCHEMA, ByKey, Contents, Listing
+from gpu_budget.judge.fingerprint import Facts
 from gpu_budget.model.metric import ALL
 
-SCHEMA = "gpu-budget-baselines/1"
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
 # the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
 MAX_FILE_BYTES = 16 * 2**20  # the largest committed baseline file is ~0.1 MiB
@@ -74,14 +77,19 @@ def path_for(root: Path, hw_key: str, module: str) -> Path:
 
 # -- schema -------------------------------------------------------------------
 
-def _is_size(value: Any) -> bool:
+def _is_size(value: Json) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
+def _sizes(by_metric: Json) -> bool:
+    """An object of metric -> byte count (or null)."""
+    return isinstance(by_metric, dict) and all(m in ALL and _is_size(v) for m, v in by_metric.items())
 
 
 REDO = "Fix it by hand or delete it and re-record with --gpu-budget-update."
 
 
-def validate(data: Any, path: Path, advice: str = REDO) -> None:
+def validate(data: Json, path: Path, advice: str = REDO) -> None:
     """Raise BaselineError naming `path` and the entry when `data` is not a baseline file."""
     def fail(where: str, why: str) -> None:
         raise BaselineError(f"baseline file {path}: {where}: {why}. {advice}")
@@ -98,62 +106,9 @@ def validate(data: Any, path: Path, advice: str = REDO) -> None:
             fail(f"scale {scale!r}", "expected an object of test id -> entry")
         for test_id, entry in by_id.items():
             where = f"entry {test_id!r} (scale {scale!r})"
-            if not isinstance(entry, dict):
-                fail(where, "expected an object")
-            peaks = entry.get("peaks")
-            if not isinstance(peaks, dict) or "ram" not in peaks:
-                fail(where, "'peaks' must be an object with at least 'ram'")
-            for metric, value in peaks.items():
-                if metric not in ALL:
-                    fail(where, f"unknown metric {metric!r} in 'peaks' (known: {', '.join(ALL)})")
-                if not _is_size(value):
-                    fail(where, f"peaks.{metric} is {value!r}, expected a byte count or null")
-            phases = entry.get("phases", {})
-            if not isinstance(phases, dict) or not all(
-                isinstance(p, dict) and all(m in ALL and _is_size(v) for m, v in p.items()) for p in phases.values()
-            ):
-                fail(where, "'phases' must map phase names to objects of metric -> byte count")
-            ranks = entry.get("ranks", {})
-            if not isinstance(ranks, dict) or not all(
-                isinstance(k, str) and k.isdigit() and isinstance(r, dict) and r
-                and all(m in ALL and _is_size(v) for m, v in r.items()) for k, r in ranks.items()
-            ):
-                fail(where, "'ranks' must map rank numbers (\"0\", \"1\", ...) to objects of metric -> byte count")
-            rank_phases = entry.get("rank_phases", {})
-            if not isinstance(rank_phases, dict) or not all(
-                isinstance(k, str) and k.isdigit() and isinstance(by_phase, dict) and all(
-                    isinstance(p, dict) and all(m in ALL and _is_size(v) for m, v in p.items())
-                    for p in by_phase.values()) for k, by_phase in rank_phases.items()
-            ):
-                fail(where, "'rank_phases' must map rank numbers to objects of phase name -> metric -> byte count")
-            tol = entry.get("tolerance")
-            if tol is not None and not (
-                isinstance(tol, dict)
-                and isinstance(tol.get("rel"), (int, float)) and 0 <= tol["rel"] < 10
-                and _is_size(tol.get("abs"))
-            ):
-                fail(where, f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}")
-            spread = entry.get("spread")  # optional: an entry recorded over several runs (model/entry.py Spread)
-            if spread is not None and not (
-                isinstance(spread, dict) and set(spread) <= {"runs", "by_metric"}
-                and isinstance(spread.get("runs"), int) and not isinstance(spread["runs"], bool) and spread["runs"] >= 2
-                and isinstance(spread.get("by_metric", {}), dict)
-                and all(m in ALL and v is not None and _is_size(v) for m, v in spread.get("by_metric", {}).items())
-            ):
-                fail(where, f"'spread' is {spread!r}, expected {{'runs': 2 or more, 'by_metric': metric -> bytes}}")
-            fprint = entry.get("fingerprint", {})
-            floor = fprint.get("floor") if isinstance(fprint, dict) else None
-            if not isinstance(fprint, dict) or not (floor is None or isinstance(floor, int) and not isinstance(floor, bool)) \
-                    or not (fprint.get("packages") is None or isinstance(fprint["packages"], str)):
-                fail(where, "'fingerprint' must be an object (its 'floor' a byte count, its 'packages' a digest)")
-            if not isinstance(entry.get("params", {}), dict):
-                fail(where, "'params' must be an object")
-            fixes = entry.get("fixes", [])
-            if not isinstance(fixes, list) or not all(isinstance(f, str) for f in fixes):
-                fail(where, "'fixes' must be a list of fix names")
-            for key in ("scenario", "recorded"):
-                if entry.get(key) is not None and not isinstance(entry[key], str):
-                    fail(where, f"'{key}' must be a string")
+            why = _entry_problem(entry) if isinstance(entry, dict) else "expected an object"
+            if why:
+                fail(where, why)
     packages = data.get("packages", {})
     if not isinstance(packages, dict) or not all(
         isinstance(listing, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in listing.items())
@@ -162,7 +117,68 @@ def validate(data: Any, path: Path, advice: str = REDO) -> None:
         fail("top level", "'packages' must map digests to objects of package -> version")
 
 
-def load(path: Path) -> dict[str, Any]:
+def _entry_problem(entry: dict[str, Json]) -> str | None:
+    """What makes one entry's JSON not a baseline entry (its figures, then what it was recorded under), or None."""
+    return _figures_problem(entry) or _recorded_problem(entry)
+
+
+def _figures_problem(entry: dict[str, Json]) -> str | None:
+    peaks = entry.get("peaks")
+    if not isinstance(peaks, dict) or "ram" not in peaks:
+        return "'peaks' must be an object with at least 'ram'"
+    for metric, value in peaks.items():
+        if metric not in ALL:
+            return f"unknown metric {metric!r} in 'peaks' (known: {', '.join(ALL)})"
+        if not _is_size(value):
+            return f"peaks.{metric} is {value!r}, expected a byte count or null"
+    phases = entry.get("phases", {})
+    if not isinstance(phases, dict) or not all(_sizes(p) for p in phases.values()):
+        return "'phases' must map phase names to objects of metric -> byte count"
+    ranks = entry.get("ranks", {})
+    if not isinstance(ranks, dict) or not all(isinstance(k, str) and k.isdigit() and r and _sizes(r) for k, r in ranks.items()):
+        return "'ranks' must map rank numbers (\"0\", \"1\", ...) to objects of metric -> byte count"
+    rank_phases = entry.get("rank_phases", {})
+    if not isinstance(rank_phases, dict) or not all(
+        isinstance(k, str) and k.isdigit() and isinstance(by_phase, dict) and all(_sizes(p) for p in by_phase.values())
+        for k, by_phase in rank_phases.items()
+    ):
+        return "'rank_phases' must map rank numbers to objects of phase name -> metric -> byte count"
+    return None
+
+
+def _recorded_problem(entry: dict[str, Json]) -> str | None:
+    tol = entry.get("tolerance")
+    if tol is not None and not (
+        isinstance(tol, dict)
+        and isinstance(tol.get("rel"), (int, float)) and 0 <= tol["rel"] < 10
+        and _is_size(tol.get("abs"))
+    ):
+        return f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}"
+    spread = entry.get("spread")  # optional: an entry recorded over several runs (model/entry.py Spread)
+    if spread is not None and not (
+        isinstance(spread, dict) and set(spread) <= {"runs", "by_metric"}
+        and isinstance(spread.get("runs"), int) and not isinstance(spread["runs"], bool) and spread["runs"] >= 2
+        and isinstance(spread.get("by_metric", {}), dict)
+        and all(m in ALL and v is not None and _is_size(v) for m, v in spread.get("by_metric", {}).items())
+    ):
+        return f"'spread' is {spread!r}, expected {{'runs': 2 or more, 'by_metric': metric -> bytes}}"
+    fprint = entry.get("fingerprint", {})
+    floor = fprint.get("floor") if isinstance(fprint, dict) else None
+    if not isinstance(fprint, dict) or not (floor is None or isinstance(floor, int) and not isinstance(floor, bool)) \
+            or not (fprint.get("packages") is None or isinstance(fprint["packages"], str)):
+        return "'fingerprint' must be an object (its 'floor' a byte count, its 'packages' a digest)"
+    if not isinstance(entry.get("params", {}), dict):
+        return "'params' must be an object"
+    fixes = entry.get("fixes", [])
+    if not isinstance(fixes, list) or not all(isinstance(f, str) for f in fixes):
+        return "'fixes' must be a list of fix names"
+    for key in ("scenario", "recorded"):
+        if entry.get(key) is not None and not isinstance(entry[key], str):
+            return f"'{key}' must be a string"
+    return None
+
+
+def load(path: Path) -> dict[str, Json]:
     """The validated content of a baseline file; an empty file structure when it does not exist."""
     path = Path(path)
     if not os.path.lexists(path):
@@ -267,7 +283,7 @@ def _locked(path: Path) -> Iterator[None]:
             os.close(fd)  # closing releases the lock, after the file is gone from the path
 
 
-def _write_atomic(path: Path, data: dict[str, Any]) -> None:
+def _write_atomic(path: Path, data: dict[str, Json]) -> None:
     """Write through a temp file beside `path` and rename it over; the temp file is made as any new file is, so the
     baseline follows the umask (and a folder's default ACL), where mkstemp's would be 0600."""
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
@@ -287,9 +303,9 @@ def _write_atomic(path: Path, data: dict[str, Any]) -> None:
         raise
 
 
-def write(path: Path, scale: str, entries: dict[str, dict], prune_except: set[str] | None = None,
-          packages: dict[str, dict[str, str]] | None = None) -> None:
-    """Write `entries` into the file under `scale`; with prune_except, drop that scale's other ids.
+def write(path: Path, scale: str, entries: ByKey, prune_except: set[str] | None = None,
+          packages: Mapping[str, Listing] | None = None) -> None:
+    """Write `entries` (key -> entry JSON) into the file under `scale`; with prune_except, drop that scale's other keys.
 
     `packages` (digest -> package list) joins the file's map; lists no entry
     refers to any more are dropped. The file is re-read under the lock, so
@@ -298,26 +314,28 @@ def write(path: Path, scale: str, entries: dict[str, dict], prune_except: set[st
     """
     path = Path(path)
     with _locked(path):
-        data = load(path)
-        by_id = data["entries"].setdefault(scale, {})
-        by_id.update(entries)
-        if prune_except is not None:
-            for test_id in set(by_id) - prune_except - set(entries):
-                del by_id[test_id]
-        if not by_id:
-            del data["entries"][scale]
-        data["packages"].update(packages or {})
-        _prune_packages(data)
+        data = written(Contents.from_json(load(path)), scale, entries, prune_except, packages).to_json()
         validate(data, path)
         _write_atomic(path, data)
 
 
-def _prune_packages(data: dict[str, Any]) -> None:
-    """Drop the package lists no entry refers to any more (and the map itself when none is left)."""
-    used = {e.get("fingerprint", {}).get("packages") for by in data["entries"].values() for e in by.values()}
-    data["packages"] = {digest: listing for digest, listing in data.get("packages", {}).items() if digest in used}
-    if not data["packages"]:
-        del data["packages"]
+def written(contents: Contents, scale: str, entries: ByKey, prune_except: set[str] | None = None,
+            packages: Mapping[str, Listing] | None = None) -> Contents:
+    """The file's data with `entries` written under `scale` (with prune_except, that scale's other keys dropped; a
+    scale left empty goes), the package lists `packages` added and those no entry refers to any more dropped."""
+    by_key = {**contents.scale(scale), **entries}
+    if prune_except is not None:
+        by_key = {k: e for k, e in by_key.items() if k in prune_except or k in entries}
+    scales = {**contents.entries, scale: by_key}
+    if not by_key:
+        del scales[scale]
+    return pruned(replace(contents, entries=scales, packages={**contents.packages, **(packages or {})}))
+
+
+def pruned(contents: Contents) -> Contents:
+    """The file's data without the package lists no entry refers to any more."""
+    used = {Facts.from_json(e.get("fingerprint") or {}).packages for by in contents.entries.values() for e in by.values()}
+    return replace(contents, packages={d: listing for d, listing in contents.packages.items() if d in used})
 
 
 def conflicted(path: Path) -> bool:
@@ -341,17 +359,20 @@ def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
             raise conflict.ConflictError(f"{path}: holds no merge conflict markers, nothing to resolve")
         sides = conflict.split(text, str(path))
         labels = (sides.ours_label, sides.theirs_label)
-        loaded = []
-        for side, side_text, label in zip(conflict.SIDES, (sides.ours, sides.theirs), labels):
-            data = conflict.parse_side(side_text, side, label, str(path))
-            try:
-                validate(data, Path(f"{path} ({side} side, {label})"), "Resolve the file by hand, keeping both "
-                         "sides' entries.")
-            except BaselineError as exc:
-                raise conflict.ConflictError(str(exc)) from None
-            loaded.append(data)
-        merged = conflict.merge(*loaded, str(path), labels, keep)
-        _prune_packages(merged.data)
-        validate(merged.data, path)
-        _write_atomic(path, merged.data)
+        ours, theirs = (_side(path, side, side_text, label) for side, side_text, label
+                        in zip(conflict.SIDES, (sides.ours, sides.theirs), labels))
+        merged = conflict.merge(ours, theirs, str(path), labels, keep)
+        data = pruned(merged.data).to_json()
+        validate(data, path)
+        _write_atomic(path, data)
     return merged
+
+
+def _side(path: Path, side: str, text: str, label: str) -> Contents:
+    """One side of a conflicted file, read and validated as a baseline file of its own."""
+    data = conflict.parse_side(text, side, label, str(path))
+    try:
+        validate(data, Path(f"{path} ({side} side, {label})"), "Resolve the file by hand, keeping both sides' entries.")
+    except BaselineError as exc:
+        raise conflict.ConflictError(str(exc)) from None
+    return Contents.from_json(data)

@@ -57,17 +57,20 @@ Diffs = Mapping[str, tuple[Fact, Fact]]  # field -> (baseline's, now)
 
 @dataclass(frozen=True)
 class Facts:
-    """A fingerprint as the policy reads it: its fields, and the two it reads by name (the import floor, bytes; what
-    the bytecode field was read from)."""
+    """A fingerprint as the gate reads it: its fields, and those it reads by name (the import floor, bytes; what the
+    bytecode field was read from; the digest of the packages imported, which a baseline file maps to their list; the
+    preload list)."""
 
     fields: Fingerprint
     floor: int | None = None
     bytecode_seen: str | None = None
+    packages: str | None = None
+    preload: str | None = None
 
     @classmethod
     def from_json(cls, data: Fingerprint | None) -> Facts:
         data = data or {}
-        return cls(data, data.get("floor"), data.get("bytecode_seen"))
+        return cls(data, data.get("floor"), data.get("bytecode_seen"), data.get("packages"), data.get("preload"))
 
 
 def differences(then: Fingerprint, now: Fingerprint) -> dict[str, tuple[Fact, Fact]]:

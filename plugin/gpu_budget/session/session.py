@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,8 @@ from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver, placement
-from gpu_budget.judge import failsafe, files, keys
+from gpu_budget.judge import failsafe, files
+from gpu_budget.judge.store import BaselineStore, PendingWrite, Staging
 from gpu_budget.measure import host
 from gpu_budget.model.result import Measurement, Result, Verdict
 from gpu_budget.report import revision, terminal
@@ -153,9 +154,7 @@ class BudgetSession:
 
     def _namesakes(self, module: str) -> tuple[str, ...]:
         """The other collected test files whose baselines share this module's file (one stem, one store)."""
-        folder = files.folder_for(self.options.baselines, module)
-        return tuple(m for m in self.data.collected if m != module and Path(m).stem == Path(module).stem
-                     and files.folder_for(self.options.baselines, m) == folder)
+        return BaselineStore.of(self.options.baselines, self.data.hardware).namesakes(module, self.data.collected)
 
     def add_section(self, item: pytest.Item, test_report: pytest.TestReport) -> None:
         """The call's report gets a "gpu-budget" section: one line per case measured (pytest -rA shows it)."""
@@ -203,15 +202,15 @@ class BudgetSession:
     def note(self, item: pytest.Item, scenario: Scenario, text: str, data: dict[str, Any]) -> None:
         self.data.notes.append(note_row(item.nodeid, scenario.name, self.options.scale, text, data))
 
-    def _record(self, write: dict[str, Any]) -> None:
+    def _record(self, write: PendingWrite) -> None:
         """Write a baseline entry now; an xdist worker ships it to the controller, which alone writes (as JSON)."""
-        entry = write["entry"].to_json()
-        packages = {entry["fingerprint"]["packages"]: self.data.hardware["package_versions"]}
+        store = BaselineStore.of(self.options.baselines, self.data.hardware)
+        write = store.with_packages(write)
         if self.is_worker:
-            self.data.pending.append({**write, "entry": entry, "packages": packages})
+            self.data.pending.append(write.to_json())
         else:
-            files.write(Path(write["path"]), write["scale"], {write["id"]: entry}, packages=packages)
-            self.written[write["path"]] += 1
+            store.stage(write)
+            self.written.update(store.flush())
 
     # -- end of session -----------------------------------------------------
     def finish(self, session: pytest.Session) -> None:
@@ -235,12 +234,13 @@ class BudgetSession:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _nothing_measured(self) -> list[str]:
-        opts = self.options
-        store = files.folder_for(opts.baselines, next(iter(self.data.collected), None))  # the tests' project's
+        opts, hardware = self.options, self.data.hardware
+        store = BaselineStore.of(opts.baselines, hardware) if hardware else None
+        folder = store.folder(next(iter(self.data.collected), None)) if store else None  # the tests' project's
         return failsafe.nothing_measured(
             selected=self.data.selected, rows=self.data.rows, probes=self.data.probes, require_gpu=opts.require_gpu,
-            ci=self.ci, update=opts.update, baselines=store, hardware=self.data.hardware,
-            device=lambda: self.data.device or self._probe_quietly())
+            ci=self.ci, update=opts.update, folder=folder, hardware_key=store.hardware_key if store else None,
+            cuda=lambda: host.Probed.from_json(self.data.device or self._probe_quietly() or {}).device.cuda)
 
     def _probe_quietly(self) -> dict[str, Any] | None:
         try:
@@ -288,41 +288,23 @@ def with_store(result: Result, store: Path, recorded: bool) -> Result:
 
 
 def write_pending(data: SessionData, written: Counter[str] | None = None) -> list[str]:
-    """The controller writes what its workers measured, one locked write per file and scale; the problems met.
-    `written` counts the entries that landed, per file."""
-    grouped: dict[tuple[str, str], dict] = defaultdict(dict)
-    packages: dict[str, dict] = {}
-    problems = []
+    """The controller writes what its workers measured (staged as the store stages its own writes), one locked write
+    per file and scale; the problems met. `written` counts the entries that landed, per file."""
+    problems: list[str] = []
+    staging = Staging()
     for pending in data.pending:
-        grouped[(pending["path"], pending["scale"])][pending["id"]] = pending["entry"]
-        packages.update(pending.get("packages", {}))
-    for (path, scale), entries in grouped.items():
-        try:
-            files.write(Path(path), scale, entries, packages=packages)
-        except (files.BaselineError, OSError) as exc:
-            problems.append(f"could not write baselines to {path}: {exc}")
-        else:
-            if written is not None:
-                written[path] += len(entries)
+        staging.stage(PendingWrite.from_json(pending))
+    landed = staging.flush(lambda path, exc: problems.append(f"could not write baselines to {path}: {exc}"))
+    if written is not None:
+        written.update(landed)
     data.pending.clear()
     return problems
 
 
 def prune(data: SessionData, options: Options) -> None:
-    """Drop entries of tests that no longer exist, only when the whole suite was selected (keys.kept_on_prune: a
-    legacy entry goes once its case has a keyed one)."""
-    by_file: dict[Path, dict[str, set[str]]] = defaultdict(dict)
-    for module, names in data.collected.items():
-        by_file[files.path_for(options.baselines, data.hardware["key"], module)][module] = names
-    for path, collected in by_file.items():
-        try:
-            stored = files.load(path)
-        except files.BaselineError:
-            continue  # already reported as its tests' error; a broken file is never rewritten
-        ids = set(stored["entries"].get(options.scale, {}))
-        keep = keys.kept_on_prune(ids, collected)
-        if keep != ids:
-            files.write(path, options.scale, {}, prune_except=keep)
+    """Drop entries of tests that no longer exist, only when the whole suite was selected (the store's prune)."""
+    BaselineStore.of(options.baselines, data.hardware).prune(data.collected, options.scale)
+
 
 def assets_folder(config: pytest.Config) -> Path:
     """Where prepared assets (checkpoints, clips) are kept: $GPU_BUDGET_ASSETS, else pytest's cache.

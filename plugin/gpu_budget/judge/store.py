@@ -1,0 +1,189 @@
+"""The baseline store (`BaselineStore`): the one code that finds, reads, writes and prunes baseline files.
+
+A store is made from the baselines folder option and the hardware key. A
+case's file is <folder>/<hardware key>/<test module's stem>.json (path_for,
+the one place that says so; a relative folder is anchored at the test file's
+project root: files.folder_for). `lookup` finds a case's entry in it with the
+namesake rule (keys.py); `stage` keeps an entry to write (a `PendingWrite`,
+which an xdist worker ships to its controller as JSON, staged there the same
+way) and `flush` writes what is staged, one locked, atomic write per file and
+scale; `prune` drops the entries of tests no longer collected. files.py's
+reading, validation, lock and atomic write are helpers only this module calls.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from gpu_budget.declare.params import Json
+from gpu_budget.judge import conflict, files, keys
+from gpu_budget.judge.contents import Contents, Listing
+from gpu_budget.judge.fingerprint import Facts
+from gpu_budget.model.case_id import CaseId
+from gpu_budget.model.entry import Entry
+from gpu_budget.model.figures import Fields
+from gpu_budget.model.setup import Fingerprint
+
+BaselineError = files.BaselineError
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What the store holds for one case: its file, its entry (None: none recorded), the package list the entry's
+    fingerprint names (None: not held), or why the file could not be read (`broken`)."""
+
+    path: Path
+    entry: Entry | None = None
+    packages: Listing | None = None
+    broken: str | None = None
+
+
+@dataclass(frozen=True)
+class PendingWrite(Fields):
+    """An entry to write: its file, scale and key, the entry, and the package list its fingerprint's digest names
+    (digest -> list). Crosses from an xdist worker to its controller as JSON."""
+
+    path: str
+    scale: str
+    id: str
+    entry: Entry
+    packages: Mapping[str, Listing] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Json]:
+        return {"path": self.path, "scale": self.scale, "id": self.id, "entry": self.entry.to_json(),
+                "packages": {digest: dict(listing) for digest, listing in self.packages.items()}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Json]) -> PendingWrite:
+        return cls(data["path"], data["scale"], data["id"], Entry.from_json(data["entry"]), data.get("packages") or {})
+
+
+class Staging:
+    """The entries waiting to be written, grouped by file and scale; the package lists they name, all together."""
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, str], dict[str, Entry]] = {}
+        self._packages: dict[str, Listing] = {}
+
+    def stage(self, write: PendingWrite) -> None:
+        self._groups.setdefault((write.path, write.scale), {})[write.id] = write.entry
+        self._packages.update(write.packages)
+
+    def flush(self, failed: Callable[[str, Exception], None] | None = None) -> Counter[str]:
+        """Write what is staged, one locked, atomic write per file and scale; the entries written, per file. A write
+        that fails (a broken file, an unwritable folder) is handed to `failed` with its file, else raised."""
+        groups, packages = self._groups, self._packages
+        self._groups, self._packages = {}, {}
+        written: Counter[str] = Counter()
+        for (path, scale), entries in groups.items():
+            try:
+                files.write(Path(path), scale, {key: entry.to_json() for key, entry in entries.items()},
+                            packages=packages)
+            except (files.BaselineError, OSError) as exc:
+                if failed is None:
+                    raise
+                failed(path, exc)
+            else:
+                written[path] += len(entries)
+        return written
+
+
+class BaselineStore:
+    """The baseline files of one hardware key under one baselines folder option."""
+
+    def __init__(self, root: Path, hardware_key: str, package_versions: Listing | None = None) -> None:
+        self.root = Path(root)
+        self.hardware_key = hardware_key
+        self.package_versions = package_versions  # this session's package list, which its entries' digests name
+        self.staging = Staging()
+
+    @classmethod
+    def of(cls, root: Path, hardware: Fingerprint) -> BaselineStore:
+        """The store of a session whose fingerprint (measure/host.py collect) is `hardware`."""
+        return cls(root, hardware["key"], hardware.get("package_versions"))
+
+    def path_for(self, case: CaseId) -> Path:
+        """The case's baseline file."""
+        return self._file(case.module)
+
+    def _file(self, module: str | Path) -> Path:
+        return files.path_for(self.root, self.hardware_key, str(module))
+
+    def folder(self, module: str | Path | None = None) -> Path:
+        """This hardware's folder of the baselines of a test module's project (of the working folder's, with none)."""
+        return files.folder_for(self.root, None if module is None else str(module)) / self.hardware_key
+
+    def namesakes(self, module: str, collected: Iterable[str]) -> tuple[str, ...]:
+        """The other test files of `collected` whose baselines share this module's file (one stem, one folder)."""
+        folder = files.folder_for(self.root, module)
+        return tuple(m for m in collected if m != module and Path(m).stem == Path(module).stem
+                     and files.folder_for(self.root, m) == folder)
+
+    def lookup(self, case: CaseId, scale: str, namesakes: Iterable[str | Path] = (), path: Path | None = None) -> Stored:
+        """The case's entry at `scale` and the package list it names, found with the namesake rule (keys.find_case);
+        a file that cannot be read is said, not raised. `path`: the case's file, where path_for already said it."""
+        path = self.path_for(case) if path is None else path
+        try:
+            contents = read(path)
+        except files.BaselineError as exc:
+            return Stored(path, broken=str(exc))
+        found = keys.find_case(contents.scale(scale), case, namesakes)[1]
+        entry = None if found is None else Entry.from_json(found)
+        return Stored(path, entry, contents.packages_for(entry))
+
+    def with_packages(self, write: PendingWrite) -> PendingWrite:
+        """The write with this session's package list under the digest its entry's fingerprint names."""
+        digest = Facts.from_json(write.entry.fingerprint).packages
+        if not digest or self.package_versions is None:
+            return write
+        return replace(write, packages={digest: self.package_versions})
+
+    def stage(self, write: PendingWrite) -> None:
+        self.staging.stage(write)
+
+    def flush(self, failed: Callable[[str, Exception], None] | None = None) -> Counter[str]:
+        return self.staging.flush(failed)
+
+    def prune(self, collected: Mapping[str, Iterable[str]], scale: str) -> None:
+        """Drop the entries at `scale` of tests no longer collected (`collected`: module -> test function names), file
+        by file (keys.kept_on_prune: a legacy entry goes once its case has a keyed one). A broken file is left."""
+        by_file: dict[Path, dict[str, Iterable[str]]] = {}
+        for module, names in collected.items():
+            by_file.setdefault(self._file(module), {})[module] = names
+        for path, of_file in by_file.items():
+            try:
+                held = set(read(path).scale(scale))
+            except files.BaselineError:
+                continue  # already reported as its tests' error; a broken file is never rewritten
+            keep = keys.kept_on_prune(held, of_file)
+            if keep != held:
+                files.write(path, scale, {}, prune_except=keep)
+
+
+def read(path: Path) -> Contents:
+    """A baseline file's validated data (an empty file's where it does not exist); BaselineError where it is broken."""
+    return Contents.from_json(files.load(path))
+
+
+# -- whole files, named by path: `python -m gpu_budget baselines drop|resolve` (baselines_cli.py) ----------------
+
+def holds_scale(path: Path, scale: str) -> bool:
+    return scale in read(path).entries
+
+
+def drop_scale(path: Path, scale: str) -> None:
+    """Remove one scale's entries from a file."""
+    files.write(path, scale, {}, prune_except=set())
+
+
+def conflicted(path: Path) -> bool:
+    """Whether a baseline file holds git's merge conflict markers."""
+    return files.conflicted(path)
+
+
+def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
+    """Rewrite a file git left with conflict markers, keeping both sides' entries (files.resolve)."""
+    return files.resolve(path, keep)
