@@ -1,9 +1,9 @@
 """Verdicts: budget first, then baseline with tolerance, with expected failures and CI rules."""
 
-from gpu_budget.model.figures import Peaks
 from gpu_budget.judge.compare import judge
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
+from gpu_budget.model.figures import Peaks
 from gpu_budget.model.result import Failure, Measurement
 
 MiB = 2**20

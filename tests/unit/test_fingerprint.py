@@ -6,8 +6,8 @@ import pytest
 
 from gpu_budget.isolate import dispatch
 from gpu_budget.judge import fingerprint
-from gpu_budget.measure import host
 from gpu_budget.judge.fingerprint import POLICY, differences, package_change, worst_policy
+from gpu_budget.measure import host
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD

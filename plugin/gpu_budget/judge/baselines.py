@@ -13,13 +13,14 @@ files themselves are the store's (store.py: found, read, written, pruned).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpu_budget.declare.params import Json, Params
+from gpu_budget.declare.params import Params
 from gpu_budget.judge.contents import Contents, Listing
 from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.entry import Entry, Spread
+from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Measurement
 from gpu_budget.model.setup import Fingerprint
 
@@ -35,7 +36,7 @@ def median_run(runs: Sequence[Measurement]) -> Measurement:
     return ordered[len(ordered) // 2]
 
 
-def lookup(data: Mapping[str, Json], scale: str, test_id: str) -> Entry | None:
+def lookup(data: JsonMapping, scale: str, test_id: str) -> Entry | None:
     """The entry a baseline file's data (files.load) holds under `test_id` at `scale`, or None."""
     return Contents.from_json(data).entry(scale, test_id)
 
@@ -49,12 +50,12 @@ class Configured:
     params: Params
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Json]) -> Configured:
+    def from_json(cls, data: JsonMapping) -> Configured:
         """From the scenario's JSON at the scale measured (Scenario.to_json)."""
         return cls(data["name"], tuple(data["fixes"]), data["params"])
 
 
-def entry_from(measurement: Measurement, scenario: Mapping[str, Json], tolerance: Tolerance, fprint: Fingerprint,
+def entry_from(measurement: Measurement, scenario: JsonMapping, tolerance: Tolerance, fprint: Fingerprint,
                today: str, spread: Spread | None = None) -> Entry:
     """The baseline entry for one successful measurement (a launcher case's per rank too, phases included) of the
     scenario whose JSON at the scale measured is `scenario`; `spread`: that of the runs it was chosen from
@@ -75,6 +76,6 @@ def entry_from(measurement: Measurement, scenario: Mapping[str, Json], tolerance
     )
 
 
-def packages_of(data: Mapping[str, Json], entry: Entry | None) -> Listing | None:
+def packages_of(data: JsonMapping, entry: Entry | None) -> Listing | None:
     """The package list an entry's fingerprint refers to, if the file's data (files.load) holds it."""
     return Contents.from_json(data).packages_for(entry)

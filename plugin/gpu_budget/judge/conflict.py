@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from gpu_budget.declare.params import Json
 from gpu_budget.judge.contents import ByKey, Contents, EntryJson
 from gpu_budget.model.entry import Entry
+from gpu_budget.model.json_value import Json
 from gpu_budget.model.metric import SHOWN
 from gpu_budget.units import format_size
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpu_budget.declare.params import Json
 from gpu_budget.judge.fingerprint import Facts
 from gpu_budget.model.entry import Entry
+from gpu_budget.model.json_value import Json, JsonMapping, JsonObject
 
 SCHEMA = "gpu-budget-baselines/1"
 
@@ -37,16 +37,16 @@ class Contents:
     other: Mapping[str, Json] = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Json]) -> Contents:
+    def from_json(cls, data: JsonMapping) -> Contents:
         """A validated file's data (files.validate); an empty mapping reads as an empty file."""
         entries = {scale: dict(by_key) for scale, by_key in (data.get("entries") or {}).items()}
         packages = {digest: dict(listing) for digest, listing in (data.get("packages") or {}).items()}
         other = {k: v for k, v in data.items() if k not in ("schema", "entries", "packages")}
         return cls(entries, packages, data.get("schema", SCHEMA), other)
 
-    def to_json(self) -> dict[str, Json]:
+    def to_json(self) -> JsonObject:
         """The file's data to write: "packages" only where a list is left (pruned: no empty map is written)."""
-        out: dict[str, Json] = {**self.other, "schema": self.schema,
+        out: JsonObject = {**self.other, "schema": self.schema,
                                 "entries": {scale: dict(by_key) for scale, by_key in self.entries.items()}}
         if self.packages:
             out["packages"] = {digest: dict(listing) for digest, listing in self.packages.items()}

@@ -25,10 +25,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from gpu_budget.declare.params import Json
 from gpu_budget.judge import conflict
 from gpu_budget.judge.contents import SCHEMA, ByKey, Contents, Listing
 from gpu_budget.judge.fingerprint import Facts
+from gpu_budget.model.json_value import Json, JsonObject
 from gpu_budget.model.metric import ALL
 
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
@@ -117,12 +117,12 @@ def validate(data: Json, path: Path, advice: str = REDO) -> None:
         fail("top level", "'packages' must map digests to objects of package -> version")
 
 
-def _entry_problem(entry: dict[str, Json]) -> str | None:
+def _entry_problem(entry: JsonObject) -> str | None:
     """What makes one entry's JSON not a baseline entry (its figures, then what it was recorded under), or None."""
     return _figures_problem(entry) or _recorded_problem(entry)
 
 
-def _figures_problem(entry: dict[str, Json]) -> str | None:
+def _figures_problem(entry: JsonObject) -> str | None:
     peaks = entry.get("peaks")
     if not isinstance(peaks, dict) or "ram" not in peaks:
         return "'peaks' must be an object with at least 'ram'"
@@ -146,7 +146,7 @@ def _figures_problem(entry: dict[str, Json]) -> str | None:
     return None
 
 
-def _recorded_problem(entry: dict[str, Json]) -> str | None:
+def _recorded_problem(entry: JsonObject) -> str | None:
     tol = entry.get("tolerance")
     if tol is not None and not (
         isinstance(tol, dict)
@@ -178,7 +178,7 @@ def _recorded_problem(entry: dict[str, Json]) -> str | None:
     return None
 
 
-def load(path: Path) -> dict[str, Json]:
+def load(path: Path) -> JsonObject:
     """The validated content of a baseline file; an empty file structure when it does not exist."""
     path = Path(path)
     if not os.path.lexists(path):
@@ -283,7 +283,7 @@ def _locked(path: Path) -> Iterator[None]:
             os.close(fd)  # closing releases the lock, after the file is gone from the path
 
 
-def _write_atomic(path: Path, data: dict[str, Json]) -> None:
+def _write_atomic(path: Path, data: JsonObject) -> None:
     """Write through a temp file beside `path` and rename it over; the temp file is made as any new file is, so the
     baseline follows the umask (and a folder's default ACL), where mkstemp's would be 0600."""
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"

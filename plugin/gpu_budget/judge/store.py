@@ -18,13 +18,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gpu_budget.declare.params import Json
 from gpu_budget.judge import conflict, files, keys
 from gpu_budget.judge.contents import Contents, Listing
 from gpu_budget.judge.fingerprint import Facts
 from gpu_budget.model.case_id import CaseId
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Fields
+from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.setup import Fingerprint
 
 BaselineError = files.BaselineError
@@ -52,12 +52,12 @@ class PendingWrite(Fields):
     entry: Entry
     packages: Mapping[str, Listing] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Json]:
+    def to_json(self) -> JsonObject:
         return {"path": self.path, "scale": self.scale, "id": self.id, "entry": self.entry.to_json(),
                 "packages": {digest: dict(listing) for digest, listing in self.packages.items()}}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Json]) -> PendingWrite:
+    def from_json(cls, data: JsonMapping) -> PendingWrite:
         return cls(data["path"], data["scale"], data["id"], Entry.from_json(data["entry"]), data.get("packages") or {})
 
 
