@@ -121,7 +121,7 @@ def main(config: pytest.Config) -> int | None:
 def stored_beside(outcome: Outcome, rootdir: Path, folder: Path) -> dict:
     """Each head case's stored baseline on this hardware, where one exists (shown, not judged: stored.py)."""
     heads = [r for r in outcome.runs if r.side == "head"]
-    key = ((heads[-1].report.get("hardware") or {}).get("key")) if heads else None
+    key = heads[-1].hardware_key if heads else None
     rows = list({row.nodeid: row for run in heads for row in run.rows}.values())
     return stored_for(rows, rootdir, folder, key)
 

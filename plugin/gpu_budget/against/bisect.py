@@ -36,7 +36,6 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from gpu_budget.against import collected
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
@@ -52,7 +51,8 @@ from gpu_budget.against.worktree import (
     resolve,
     sigterm_raises,
 )
-from gpu_budget.model.result import Result
+from gpu_budget.model.json_value import JsonMapping, JsonObject
+from gpu_budget.model.result import Result, Verdict
 from gpu_budget.units import format_size
 
 STEP_ENV = "GPU_BUDGET_BISECT_STEP"  # the step's settings file, for `git bisect run`'s command
@@ -70,7 +70,7 @@ class Tried:
     value: int | None
     why: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"commit": self.commit, "subject": self.subject, "outcome": self.outcome, "figure": self.figure,
                 "value": self.value, "why": self.why}
 
@@ -106,7 +106,7 @@ def measure(folder: Path, commit: str, args: Sequence[str], scratch: Path, index
     if len(rows) > 1:
         return None, f"{len(rows)} cases selected ({', '.join(r.nodeid for r in rows[:3])}, ...): select one"
     row = rows[0]
-    if row.verdict == "skipped" or row.measurement is None:
+    if row.verdict == Verdict.SKIPPED or row.measurement is None:
         return None, f"skipped: {row.message}"
     if not row.measurement.ok:
         return None, row.message[:200]
@@ -150,19 +150,43 @@ def _figure(row: Result) -> tuple[str, int | None]:
 
 # -- the step git bisect run calls, in the worktree ---------------------------------------------------------------
 
+@dataclass(frozen=True)
+class StepSettings:
+    """What each step of `git bisect run` measures with, written by the driver to a file STEP_ENV names: the worktree,
+    the folder pytest starts in there, the user's arguments, the scratch folder, the log of commits tried, and the
+    reference row (and its figure) measured at GOOD."""
+
+    tree: Path
+    folder: Path
+    args: tuple[str, ...]
+    scratch: Path
+    log: Path
+    reference: Result
+    reference_value: int | None
+
+    def to_json(self) -> JsonObject:
+        return {"tree": str(self.tree), "folder": str(self.folder), "args": list(self.args), "scratch": str(self.scratch),
+                "log": str(self.log), "reference": self.reference.to_json(), "reference_value": self.reference_value}
+
+    @classmethod
+    def from_json(cls, data: JsonMapping) -> StepSettings:
+        return cls(Path(data["tree"]), Path(data["folder"]), tuple(data["args"]), Path(data["scratch"]), Path(data["log"]),
+                   Result.from_json(data["reference"]), data.get("reference_value"))
+
+
 def step() -> int:
     """Measure the checked-out commit; GOOD, BAD or SKIP for git bisect run (ABORT on a broken setting)."""
     try:
-        settings = json.loads(Path(os.environ[STEP_ENV]).read_text())
+        settings = StepSettings.from_json(json.loads(Path(os.environ[STEP_ENV]).read_text()))
     except (KeyError, OSError, ValueError) as exc:
         print(f"gpu-budget bisect: no step settings ({exc})", file=sys.stderr)
         return ABORT
-    top = Path(settings["tree"])
+    top = settings.tree
     commit = git(["rev-parse", "HEAD"], top).stdout.strip()
-    scratch = Path(settings["scratch"])
+    scratch = settings.scratch
     index = sum(1 for _ in scratch.glob("bisect-*.json")) + 1
-    reference = Result.from_json(settings["reference"])
-    row, why = measure(Path(settings["folder"]), commit, settings["args"], scratch, index, reference.nodeid)
+    reference = settings.reference
+    row, why = measure(settings.folder, commit, settings.args, scratch, index, reference.nodeid)
     if row is None:
         tried = Tried(commit, subject(top, commit), "skip", None, None, why)
         code = SKIP
@@ -173,9 +197,9 @@ def step() -> int:
         tried = Tried(commit, subject(top, commit), "moved" if moved else "within", metric, value,
                       "; ".join(f.said() for f in moved))
         code = BAD if moved else GOOD
-    with open(settings["log"], "a") as fh:
+    with open(settings.log, "a") as fh:
         fh.write(json.dumps(tried.to_json()) + "\n")
-    print(f"gpu-budget bisect: {tried.line(settings.get('reference_value'))}", flush=True)
+    print(f"gpu-budget bisect: {tried.line(settings.reference_value)}", flush=True)
     return code
 
 
@@ -204,7 +228,7 @@ class Found:
             lines.append(f"gpu-budget bisect: no single first commit: {self.said}")
         return "\n".join(lines) + "\n"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"reference": self.reference.to_json(), "tried": [t.to_json() for t in self.tried],
                 "first": self.first, "candidates": list(self.candidates), "git": self.said}
 
@@ -225,9 +249,8 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         if started.returncode != 0:
             raise AgainstError(f"bisect: git bisect start {bad.given} {good.given} failed: {started.stderr.strip()}")
         steps = scratch / "tried.jsonl"
-        settings = {"tree": str(tree), "folder": str(folder), "args": list(args), "scratch": str(scratch),
-                    "log": str(steps), "reference": row.to_json(), "reference_value": value}
-        (scratch / "step.json").write_text(json.dumps(settings))
+        settings = StepSettings(tree, folder, tuple(args), scratch, steps, row, value)
+        (scratch / "step.json").write_text(json.dumps(settings.to_json()))
         command = ["git", "bisect", "run", sys.executable, "-m", "gpu_budget.against.bisect"]
         process = subprocess.Popen(command, cwd=tree, env={**os.environ, STEP_ENV: str(scratch / "step.json")},
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)

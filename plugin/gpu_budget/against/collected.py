@@ -15,9 +15,12 @@ import json
 import os
 import traceback
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from gpu_budget.model.json_value import JsonMapping, JsonObject
 
 COLLECT_ENV = "GPU_BUDGET_AGAINST_COLLECT"  # the file each failed collector's line is appended to
 PLUGIN = "gpu_budget.against.collected"
@@ -39,13 +42,28 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 _seen: set[str] = set()
 
 
+@dataclass(frozen=True)
+class Uncollected:
+    """One collector that failed: its node id and the error, in one line (a line of the file COLLECT_ENV names)."""
+
+    nodeid: str
+    error: str
+
+    def to_json(self) -> JsonObject:
+        return {"nodeid": self.nodeid, "error": self.error}
+
+    @classmethod
+    def from_json(cls, data: JsonMapping) -> Uncollected:
+        return cls(str(data["nodeid"]), str(data["error"]))
+
+
 def _write(nodeid: str, error: str) -> None:
     target = os.environ.get(COLLECT_ENV)
     if not target or nodeid in _seen:
         return
     _seen.add(nodeid)
     with open(target, "a") as fh:  # one short line per append: workers of one session may share the file
-        fh.write(json.dumps({"nodeid": nodeid, "error": error}) + "\n")
+        fh.write(json.dumps(Uncollected(nodeid, error).to_json()) + "\n")
 
 
 def said(exc: BaseException, root: Path) -> str:
@@ -77,10 +95,10 @@ def read(path: Path) -> Mapping[str, str]:
     if path.is_file():
         for line in path.read_text().splitlines():
             try:
-                entry = json.loads(line)
+                entry = Uncollected.from_json(json.loads(line))
             except ValueError:
                 continue
-            out.setdefault(str(entry["nodeid"]), str(entry["error"]))
+            out.setdefault(entry.nodeid, entry.error)
     return out
 
 

@@ -40,11 +40,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gpu_budget.against import collected
 from gpu_budget.against.worktree import AgainstError
 from gpu_budget.isolate.lifecycle import become_subreaper, kill_descendants
+from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.result import Result
 
 SIDE_ENV = "GPU_BUDGET_AGAINST_SIDE"  # set in each run's environment: that session measures, it does not hand over
@@ -63,8 +63,24 @@ class Side:
 
 
 @dataclass(frozen=True)
+class SessionReport:
+    """A side's session's JSON report, read once: its rows, the hardware key it measured under (where its stored
+    baselines would be), and the report whole, which the pair's report keeps."""
+
+    rows: tuple[Result, ...]
+    hardware_key: str | None
+    data: JsonMapping
+
+    @classmethod
+    def from_json(cls, data: JsonMapping) -> SessionReport:
+        hardware = data.get("hardware") or {}
+        return cls(tuple(Result.from_json(row) for row in data.get("results") or ()), hardware.get("key"), data)
+
+
+@dataclass(frozen=True)
 class Run:
-    """One session of one side: its place in the order, its exit code, its wall time, its rows and its full report."""
+    """One session of one side: its place in the order, its exit code, its wall time, its rows and its full report
+    (and the hardware key that report names)."""
 
     side: str
     index: int  # 1-based, per side
@@ -72,10 +88,11 @@ class Run:
     exitcode: int
     wall_seconds: float
     rows: tuple[Result, ...]
-    report: dict[str, Any]
+    report: JsonMapping
     uncollected: Mapping[str, str] = field(default_factory=dict)  # collector node id -> why it could not be collected
+    hardware_key: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"side": self.side, "index": self.index, "commit": self.commit, "exitcode": self.exitcode,
                 "wall_seconds": round(self.wall_seconds, 3), "uncollected": dict(self.uncollected),
                 "report": self.report}
@@ -120,13 +137,13 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
         tail = output.read_text(errors="replace")[-TAIL:]
         raise AgainstError(f"the {side.name} session at {side.commit[:10]} (in {side.folder}) ended with exit code "
                            f"{code}{'' if report.is_file() else ' and no report'}; its output ends:\n{tail}")
-    data = json.loads(report.read_text())
-    rows = tuple(Result.from_json(row) for row in data.get("results") or ())
+    read = SessionReport.from_json(json.loads(report.read_text()))
+    rows = read.rows
     uncollected = collected.read(errors_file)
     errors = f", {len(uncollected)} module(s) not collected" if uncollected else ""
     log(f"gpu-budget against: {side.name} run {index} ({side.commit[:10]}): {len(rows)} case(s){errors}, exit {code}, "
         f"{wall:.1f} s")
-    return Run(side.name, index, side.commit, code, wall, rows, data, uncollected)
+    return Run(side.name, index, side.commit, code, wall, rows, read.data, uncollected, read.hardware_key)
 
 
 def adopt_orphans() -> bool:

@@ -12,11 +12,11 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gpu_budget.against.pairs import Run
 from gpu_budget.against.verdict import CaseVerdict, counts
 from gpu_budget.model.entry import Entry
+from gpu_budget.model.json_value import JsonObject
 from gpu_budget.units import format_size
 
 JSON_VERSION = 1
@@ -42,14 +42,14 @@ class Outcome:
     def wall(self, side: str) -> float:
         return sum(r.wall_seconds for r in self.runs if r.side == side)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"version": JSON_VERSION, "kind": "against", "ref": self.ref, "base_commit": self.base_commit,
                 "head_commit": self.head_commit, "head_dirty": self.head_dirty, "passed": self.passed,
                 "wall_seconds": {"base": round(self.wall("base"), 3), "head": round(self.wall("head"), 3)},
                 "cases": [{**c.to_json(), "stored": self._stored_json(c.nodeid)} for c in self.cases],
                 "runs": [r.to_json() for r in self.runs]}
 
-    def _stored_json(self, nodeid: str) -> dict[str, Any] | None:
+    def _stored_json(self, nodeid: str) -> JsonObject | None:
         entry = self.stored.get(nodeid)
         return None if entry is None else entry.to_json()
 
@@ -91,10 +91,10 @@ def text(outcome: Outcome) -> str:
     """The header, the table, one line per case that is not a plain pass, and the count of each verdict."""
     from tabulate import tabulate
 
-    runs = {side: sum(1 for r in outcome.runs if r.side == side) for side in ("base", "head")}
+    base_runs, head_runs = (sum(1 for r in outcome.runs if r.side == side) for side in ("base", "head"))
     dirty = " with uncommitted changes" if outcome.head_dirty else ""
-    header = (f"gpu-budget against {outcome.ref} ({outcome.base_commit[:10]}): base {runs['base']} run(s) "
-              f"{outcome.wall('base'):.1f} s, head ({outcome.head_commit[:10]}{dirty}) {runs['head']} run(s) "
+    header = (f"gpu-budget against {outcome.ref} ({outcome.base_commit[:10]}): base {base_runs} run(s) "
+              f"{outcome.wall('base'):.1f} s, head ({outcome.head_commit[:10]}{dirty}) {head_runs} run(s) "
               f"{outcome.wall('head'):.1f} s; medians shown, judged on each side's extremes")
     lines = [header, tabulate(rows(outcome.cases, outcome.stored), headers=HEADERS)]
     lines += [f"{c.status}: {c.nodeid}: {c.message}" for c in outcome.cases if _said(c)]

@@ -34,13 +34,13 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from gpu_budget.against import collected
 from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.judge.compare import GATED
 from gpu_budget.model.budget import Tolerance
-from gpu_budget.model.result import Result
+from gpu_budget.model.json_value import JsonObject
+from gpu_budget.model.result import Result, Verdict
 from gpu_budget.units import format_size
 
 
@@ -105,7 +105,7 @@ class Figure:
             return f"{self.metric} head {format_size(round(self.head_median))} (median of {len(self.head)}), no base run"
         return f"{self.metric} within {tol} of base"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"metric": self.metric, "base": list(self.base), "head": list(self.head), "change": self.change,
                 "spread_base": self.spread_base, "spread_head": self.spread_head,
                 "tolerance": {"rel": self.tolerance.rel, "abs": self.tolerance.abs}, "noisy": self.noisy,
@@ -127,7 +127,7 @@ class CaseVerdict:
     head: tuple[Result, ...] = ()
     renamed_from: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"nodeid": self.nodeid, "status": self.status, "passed": self.passed, "message": self.message,
                 "renamed_from": self.renamed_from, "figures": [f.to_json() for f in self.figures]}
 
@@ -184,7 +184,7 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
         if head_error:
             return verdict("error", False, f"could not be collected at head: {head_error}")
         return verdict("removed", True, "at base only: not collected at head")
-    if all(r.verdict == "skipped" for r in head):
+    if all(r.verdict == Verdict.SKIPPED for r in head):
         return verdict("skipped", True, head[0].message)
     figs = figures(base, head, tolerance_of(head))
     failing = next((r for r in head if not r.passed), None)
@@ -192,14 +192,14 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
     at_base = f"; could not be collected at base: {base_error}" if base_error and not base else ""
     if failing is not None:
         more = f"; and against base: {'; '.join(regressed)}" if regressed else ""
-        status = str(failing.verdict) if failing.verdict in ("over-budget", "error") else "failed"  # a lost reproduction
+        status = str(failing.verdict) if failing.verdict in (Verdict.OVER_BUDGET, Verdict.ERROR) else "failed"  # a lost reproduction
         return verdict(status, False, f"at head: {failing.message}{more}{at_base}", figs)
     if not base and base_error:
         return verdict("error at base", True, f"could not be collected at base: {base_error}; head judged on its "
                                               f"budget alone", figs)
     if not base:
         return verdict("new", True, "at head only: judged on its budget alone", figs)
-    broken = next((r for r in base if r.verdict == "error" or (r.measurement is not None and not r.measurement.ok)), None)
+    broken = next((r for r in base if r.verdict == Verdict.ERROR or (r.measurement is not None and not r.measurement.ok)), None)
     if broken is not None:
         return verdict("error at base", True, f"at base: {broken.message}; head judged on its budget alone",
                        figures((), head, tolerance_of(head)))
