@@ -46,6 +46,7 @@ from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.measure.tree import TREE_METHOD, ProcessTree
 from gpu_budget.measure.tree import available as tree_available
 from gpu_budget.model.figures import Peaks, PhaseRecord, RankGpu, TreeReading
+from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import REPORTED
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ class Meter:
         self._main = pid
         self.tree.count_whole(pid)
 
-    def report_gpu(self, figures: Mapping[str, object]) -> None:
+    def report_gpu(self, figures: JsonMapping) -> None:
         """GPU figures of the open phase, as the followed process reported them (its allocator's peaks since its
         last report, NVML's figure of it): the phase keeps the largest of each. They come from another process's
         message (script.cuda_peaks): a figure that is not a whole number is left out."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from gpu_budget.measure import rises
 from gpu_budget.measure.ranks import by_rank, rank_phases, with_cuda, worst
 from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, RankGpu, Step
+from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.metric import ALL, GPU, GROWTH, NODE
 
 
@@ -40,7 +40,7 @@ class Summary(Fields):
     ranks: tuple[RankFigures, ...] = ()
     node: Node | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """As it crosses from the measuring child to the parent (events.Finished, events.Failed)."""
         return {"phases": [p.to_json() for p in self.phases], "peaks": self.peaks.to_json(),
                 "step_peaks": self.step_peaks.to_json(), "steps": [s.to_json() for s in self.steps],
@@ -49,7 +49,7 @@ class Summary(Fields):
                 "ranks": [r.to_json() for r in self.ranks], "node": None if self.node is None else self.node.to_json()}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Summary:
+    def from_json(cls, data: JsonMapping) -> Summary:
         return cls(phases=tuple(PhaseRecord.from_json(p) for p in data["phases"]),
                    peaks=Peaks.from_json(data["peaks"]), step_peaks=Peaks.from_json(data.get("step_peaks")),
                    steps=tuple(Step.from_json(s) for s in data.get("steps") or ()), growth=dict(data.get("growth") or {}),
