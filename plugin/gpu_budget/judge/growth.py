@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from gpu_budget.measure import rises
 from gpu_budget.model.budget import Budget
@@ -182,7 +181,7 @@ class Check:
         return GrowthRecord(self.steps, self.problem, tuple(p.record() for p in self.projections))
 
 
-def check(records: Sequence[Mapping[str, Any]], peaks: Mapping[str, int | None], budget: Budget, steps: int | None,
+def check(records: Sequence[Step], peaks: Mapping[str, int | None], budget: Budget, steps: int | None,
           allowance: Mapping[str, float] = ALLOWANCE) -> Check:
     """Project a case's growth to `steps` (None: no run length declared, an empty Check).
 
