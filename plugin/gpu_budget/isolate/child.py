@@ -50,7 +50,7 @@ def steady_malloc() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, _STEADY_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _STEADY_BYTES))
 
 
-def _tensor_peak(info: dict[str, object]):
+def _tensor_peak(info: dict[str, str | None]):
     """A tensors.TensorPeak for a run whose code imported torch; None for a torch-free run (nothing to count).
 
     A torch without dispatch modes (a stand-in module) is measured without the
