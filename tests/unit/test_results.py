@@ -10,7 +10,7 @@ from gpu_budget.measure.summary import Summary
 from gpu_budget.model.figures import Peaks, PhaseRecord, Step
 from gpu_budget.model.result import NO_PEAKS, Measurement, Result
 from gpu_budget.search.explore import Envelope, Exploration, explore
-from gpu_budget.session.data import SessionData
+from gpu_budget.session.data import Explored, SessionData
 
 REPORTS = sorted((Path(__file__).resolve().parents[2] / "benchmarks" / "results").glob("*.report.json"))
 
@@ -95,7 +95,7 @@ def test_session_data_crosses_json_and_merges_in_collection_order():
         for nodeid in nodeids:
             data.rows.append(Result(nodeid, "s", "tiny", "pass", True, "",
                                     measurement=Measurement("ok", NO_PEAKS, wall_seconds=1.0)))
-            data.explorations.append({"nodeid": nodeid, "exploration": {}})
+            data.explorations.append(Explored(nodeid, _exploration()))
         data.collected["t.py"].update(n.split("::")[1] for n in nodeids)
         return SessionData.from_json(json.loads(json.dumps(data.to_json())))
 
@@ -103,6 +103,6 @@ def test_session_data_crosses_json_and_merges_in_collection_order():
     controller.merge(worker(["t.py::c", "t.py::a"]))
     controller.merge(worker(["t.py::b"]))
     assert [r.nodeid for r in controller.rows] == ["t.py::a", "t.py::b", "t.py::c"]
-    assert [e["nodeid"] for e in controller.explorations] == ["t.py::a", "t.py::b", "t.py::c"]
+    assert [e.nodeid for e in controller.explorations] == ["t.py::a", "t.py::b", "t.py::c"]
     assert controller.collected == {"t.py": {"a", "b", "c"}} and controller.probes == 2 and controller.selected == 3
     assert all(r.measured for r in controller.rows)

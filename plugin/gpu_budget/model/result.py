@@ -316,6 +316,25 @@ class Remediation(Fields):
 
 
 @dataclass(frozen=True)
+class Note:
+    """A test's measured finding that is not one case's peak (gpu_budget.note()): its scenario, scale and text."""
+
+    nodeid: str
+    scenario: str
+    scale: str
+    text: str
+    data: JsonMapping = field(default_factory=dict)
+
+    def to_json(self) -> JsonObject:
+        return {"nodeid": self.nodeid, "scenario": self.scenario, "scale": self.scale, "text": self.text,
+                "data": dict(self.data)}
+
+    @classmethod
+    def from_json(cls, data: JsonMapping) -> Note:
+        return cls(data["nodeid"], data["scenario"], data["scale"], data["text"], dict(data.get("data") or {}))
+
+
+@dataclass(frozen=True)
 class Result:
     """One judged case: what was asked (budget, expectation), what was measured, and the verdict.
 

@@ -45,14 +45,15 @@ from pathlib import Path
 
 from gpu_budget.declare.fixes import Control
 from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS
+from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.metric import Metric
-from gpu_budget.model.result import Result, Verdict
+from gpu_budget.model.result import Note, Result, Verdict
 from gpu_budget.report.findings_gpu import GpuReport, gpu_lines, gpu_table, pick
 from gpu_budget.report.findings_pairs import AS_REPORTED, Pair, fix_verdict, pairs, skip_verdict, split_lines
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
 from gpu_budget.report.memtests import Declared, controls, declared
 from gpu_budget.report.order import scale_order
-from gpu_budget.report.reports import Hardware, NotAReport, Note, Report
+from gpu_budget.report.reports import NotAReport, Report
 from gpu_budget.report.row_fields import budget_of, gated_metric, growth_of
 from gpu_budget.units import format_size
 

@@ -18,13 +18,14 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result, Verdict
 from gpu_budget.report.findings_pairs import Pair, pairs, split_lines
 from gpu_budget.report.memtests import controls
 from gpu_budget.report.order import scale_order
-from gpu_budget.report.reports import Hardware, Report
+from gpu_budget.report.reports import Report
 from gpu_budget.report.row_fields import budget_of
 from gpu_budget.units import format_size
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.figures import Peaks, PhaseRecord
+from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Result
-from gpu_budget.report.reports import Hardware
 from gpu_budget.report.row_fields import budget_of, tolerance_of
 from gpu_budget.units import MiB, format_size
 
@@ -222,7 +222,7 @@ def write(result: Result, path: str | Path, hardware: JsonMapping | None = None)
 
     verdict = result.verdict + (" (expected)" if result.expect == result.verdict else "")
     verdict += "" if result.passed else "  FAIL"
-    hw = Hardware.from_json(hardware)
+    hw = Hardware.read(hardware)
     where = f"{'' if hw is None or hw.key is None else hw.key}  |  scale {result.scale}"
     fixes = ", ".join(result.fixes) or "none"
     fig.suptitle("\n".join(textwrap.wrap(result.nodeid, 110)), x=0.01, ha="left", fontsize=11, fontweight="bold")

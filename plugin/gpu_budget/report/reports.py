@@ -8,57 +8,16 @@ rest of a fingerprint (the CPU, the malloc, the kernels) stays in the file.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from gpu_budget.model.json_value import Json, JsonMapping
-from gpu_budget.model.result import Result
+from gpu_budget.model.hardware import Hardware
+from gpu_budget.model.json_value import Json
+from gpu_budget.model.result import Note, Result
 from gpu_budget.report.json_report import READABLE_VERSIONS
 
 
 class NotAReport(ValueError):
     """A JSON file that is not a gpu-budget report of a readable version."""
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """The hardware fingerprint a report was made under (judge/fingerprint.py), as far as the pages name it."""
-
-    key: str | None = None
-    gpu_name: str | None = None
-    driver: str | None = None
-    cuda: str | None = None
-    torch: str | None = None
-    transformers: str | None = None
-    peft: str | None = None
-
-    @classmethod
-    def from_json(cls, data: JsonMapping | None) -> Hardware | None:
-        """None for a report that holds no fingerprint (null or empty)."""
-        if not data:
-            return None
-        return cls(data.get("key"), data.get("gpu_name"), data.get("driver"), data.get("cuda"), data.get("torch"),
-                   data.get("transformers"), data.get("peft"))
-
-    @property
-    def card(self) -> str:
-        """The card a GPU row was measured on, with its driver, CUDA and libraries."""
-        return (f"{self.gpu_name}, driver {self.driver}, CUDA {self.cuda}; torch {self.torch}, "
-                f"transformers {self.transformers}, peft {self.peft}")
-
-
-@dataclass(frozen=True)
-class Note:
-    """A test's measured finding that is not one case's peak (gpu_budget.note()): its scenario, scale and text."""
-
-    nodeid: str
-    scenario: str
-    scale: str
-    text: str
-    data: JsonMapping = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, data: JsonMapping) -> Note:
-        return cls(data["nodeid"], data["scenario"], data["scale"], data["text"], dict(data.get("data") or {}))
 
 
 @dataclass(frozen=True)
@@ -82,5 +41,5 @@ class Report:
                 or not isinstance(data.get("results"), list):
             raise NotAReport(f"is not a gpu-budget JSON report (version {' or '.join(map(str, READABLE_VERSIONS))})")
         results = tuple(Result.from_json(r) for r in data["results"])
-        return cls(data["version"], Hardware.from_json(data.get("hardware")), results,
+        return cls(data["version"], Hardware.read(data.get("hardware")), results,
                    tuple(Note.from_json(n) for n in data.get("notes") or ()))

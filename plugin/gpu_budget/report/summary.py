@@ -9,9 +9,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Result
-from gpu_budget.report.reports import Hardware
 from gpu_budget.report.terminal import (
     SNAPSHOT_HOWTO,
     headers,
@@ -50,7 +50,7 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
 
     failed = [r for r in rows if not r.passed]
     head = f"### GPU budget: {len(rows)} measured, {len(failed)} failed"
-    hw = Hardware.from_json(hardware)
+    hw = Hardware.read(hardware)
     if hw is not None:
         head += f" on `{hw.key}`"
     lines = [head]

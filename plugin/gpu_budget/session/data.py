@@ -13,14 +13,31 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_budget.model.result import EnvironmentRecord, Result
+from gpu_budget.model.json_value import JsonMapping, JsonObject
+from gpu_budget.model.result import EnvironmentRecord, Note, Result
+from gpu_budget.search.exploration import Exploration
+
+
+@dataclass(frozen=True)
+class Explored:
+    """What one gpu_budget.explore() call found, and the test that called it."""
+
+    nodeid: str
+    exploration: Exploration
+
+    def to_json(self) -> JsonObject:
+        return {"nodeid": self.nodeid, "exploration": self.exploration.to_json()}
+
+    @classmethod
+    def from_json(cls, data: JsonMapping) -> Explored:
+        return cls(data["nodeid"], Exploration.from_json(data["exploration"]))
 
 
 @dataclass
 class SessionData:
     rows: list[Result] = field(default_factory=list)
-    notes: list[dict[str, Any]] = field(default_factory=list)  # measured findings that are not one case's peak (fixture.note)
-    explorations: list[dict[str, Any]] = field(default_factory=list)  # {"nodeid", "exploration": Exploration.to_json()}
+    notes: list[Note] = field(default_factory=list)  # measured findings that are not one case's peak (fixture.note)
+    explorations: list[Explored] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)  # baseline writes: {path, scale, id, entry, packages}
     collected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # module -> marked test names
     order: list[str] = field(default_factory=list)  # node ids of the budget tests, in collection order
@@ -34,7 +51,8 @@ class SessionData:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "rows": [r.to_json() for r in self.rows], "notes": self.notes, "explorations": self.explorations,
+            "rows": [r.to_json() for r in self.rows], "notes": [n.to_json() for n in self.notes],
+            "explorations": [e.to_json() for e in self.explorations],
             "pending": self.pending, "collected": {k: sorted(v) for k, v in self.collected.items()},
             "order": self.order, "selected": self.selected, "narrowed": self.narrowed, "probes": self.probes,
             "ran_functions": self.ran_functions,
@@ -47,8 +65,8 @@ class SessionData:
         collected: dict[str, set[str]] = defaultdict(set)
         for module, names in data["collected"].items():
             collected[module].update(names)
-        return cls(rows=[Result.from_json(r) for r in data["rows"]], notes=list(data["notes"]),
-                   explorations=list(data["explorations"]), pending=list(data["pending"]), collected=collected,
+        return cls(rows=[Result.from_json(r) for r in data["rows"]], notes=[Note.from_json(n) for n in data["notes"]],
+                   explorations=[Explored.from_json(e) for e in data["explorations"]], pending=list(data["pending"]), collected=collected,
                    order=list(data["order"]), selected=data["selected"], narrowed=data["narrowed"],
                    probes=data["probes"], ran_functions=data["ran_functions"], hardware=data["hardware"],
                    device=data["device"],
@@ -73,4 +91,4 @@ class SessionData:
         position = {nodeid: i for i, nodeid in enumerate(self.order)}
         last = len(position)
         self.rows.sort(key=lambda r: position.get(r.test_nodeid, last))  # stable: labels keep their order
-        self.explorations.sort(key=lambda e: position.get(e["nodeid"], last))
+        self.explorations.sort(key=lambda e: position.get(e.nodeid, last))

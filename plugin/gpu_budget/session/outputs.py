@@ -14,8 +14,7 @@ from typing import Any
 
 from gpu_budget.measure.host import NOT_IMPORTED
 from gpu_budget.report import artifacts, json_report, summary, sweep_table, tally, terminal
-from gpu_budget.search.explore import Exploration
-from gpu_budget.session.data import SessionData
+from gpu_budget.session.data import Explored, SessionData
 from gpu_budget.session.options import Options
 from gpu_budget.units import format_size
 
@@ -26,7 +25,8 @@ def write_files(data: SessionData, options: Options, problems: list[str], git: d
     if options.plots and data.rows:
         _plot(data, options.plots, problems)
     if options.json:
-        json_report.write_json(options.json, data.rows, data.hardware, problems, data.notes, data.explorations,
+        json_report.write_json(options.json, data.rows, data.hardware, problems, [n.to_json() for n in data.notes],
+                               [e.to_json() for e in data.explorations],
                                data.environments, git=git)
     base = options.json.parent if options.json else options.plots
     summary.append_step_summary(data.rows, data.hardware, problems, base=base)
@@ -105,11 +105,11 @@ def _skipped(terminalreporter: Any, data: SessionData) -> str | None:
     return tally.skipped_line(reasons)
 
 
-def _explorations(terminalreporter: Any, explorations: list[dict[str, Any]]) -> None:
+def _explorations(terminalreporter: Any, explorations: list[Explored]) -> None:
     if not explorations:
         return
     terminalreporter.section("gpu-budget exploration")
     for found in explorations:
-        terminalreporter.write_line(found["nodeid"])
-        for line in Exploration.from_json(found["exploration"]).summary():
+        terminalreporter.write_line(found.nodeid)
+        for line in found.exploration.summary():
             terminalreporter.write_line(f"  {line}")

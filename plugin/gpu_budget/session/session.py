@@ -27,13 +27,14 @@ from gpu_budget.isolate import forkserver, placement
 from gpu_budget.judge import failsafe, files
 from gpu_budget.judge.store import BaselineStore, PendingWrite, Staging
 from gpu_budget.measure import host
-from gpu_budget.model.result import Measurement, Result, Verdict
+from gpu_budget.model.json_value import JsonMapping
+from gpu_budget.model.result import Measurement, Note, Result, Verdict
 from gpu_budget.report import revision, terminal
 from gpu_budget.requires import MissingDependency
 from gpu_budget.search.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
 from gpu_budget.session import case, outputs
 from gpu_budget.session.children import ChildRunner
-from gpu_budget.session.data import SessionData
+from gpu_budget.session.data import Explored, SessionData
 from gpu_budget.session.environments import Environments
 from gpu_budget.session.options import Options, is_ci
 from gpu_budget.session.sweep import sweep_case
@@ -195,11 +196,11 @@ class BudgetSession:
                                  cuda=cuda, boundary=boundary, max_examples=self.options.explore_examples,
                                  max_real_runs=max_real_runs, seed=seed, estimate=estimate,
                                  database=Path(str(self.config.rootpath)) / DATABASE_DIR)
-        self.data.explorations.append({"nodeid": item.nodeid, "exploration": found.to_json()})
+        self.data.explorations.append(Explored(item.nodeid, found))
         item.user_properties.append(("gpu_budget_exploration", found.to_json()))
         return found
 
-    def note(self, item: pytest.Item, scenario: Scenario, text: str, data: dict[str, Any]) -> None:
+    def note(self, item: pytest.Item, scenario: Scenario, text: str, data: JsonMapping) -> None:
         self.data.notes.append(note_row(item.nodeid, scenario.name, self.options.scale, text, data))
 
     def _record(self, write: PendingWrite) -> None:
@@ -269,14 +270,14 @@ def user_properties(result: Result) -> list[tuple[str, Any]]:
             ("gpu_budget_vram_allocated_peak", result.peaks.vram_allocated), ("gpu_budget_verdict", str(result.verdict))]
 
 
-def note_row(nodeid: str, scenario: str, scale: str, text: str, data: dict[str, Any]) -> dict[str, Any]:
-    """A measured finding that is not one case's peak (gpu_budget.note), as the JSON report holds it; its data is
-    checked JSON-able now, naming the test, not when the report is written."""
+def note_row(nodeid: str, scenario: str, scale: str, text: str, data: JsonMapping) -> Note:
+    """A measured finding that is not one case's peak (gpu_budget.note()); its data is checked JSON-able now, naming
+    the test, not when the report is written."""
     try:
         json.dumps(data)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{nodeid}: gpu_budget.note() data must be JSON-able: {exc}") from None
-    return {"nodeid": nodeid, "scenario": scenario, "scale": scale, "text": text, "data": data}
+    return Note(nodeid, scenario, scale, text, data)
 
 
 def with_store(result: Result, store: Path, recorded: bool) -> Result:
