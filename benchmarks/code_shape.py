@@ -10,7 +10,8 @@ figures:
 - string-keyed lookups (``x["peaks"]``, ``x.get("peaks")``) outside the code
   that (de)serialises: a ``to_json`` / ``from_json`` body, and the modules
   whose job is bytes (SERIALISING). An ALL_CAPS key is an environment
-  variable's name, not a figure's, and is not counted;
+  variable's name, not a figure's, and a subscripted type
+  (``StashKey["BudgetSession"]``) is a forward reference: neither is counted;
 - comparisons of a verdict with a string (``verdict == "pass"``);
 - the definitions that must be single: ``Metric`` and its groups (no tuple of
   metrics written outside model/metric.py), ``MiB``;
@@ -91,6 +92,12 @@ def _key(node: ast.AST) -> str | None:
     return None
 
 
+def _is_type(node: ast.AST) -> bool:
+    """A subscripted type (`StashKey["Session"]`, `Callable["..."]`): a forward reference, not a lookup."""
+    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+    return name[:1].isupper()
+
+
 def string_lookups(sources: dict[str, str]) -> list[Hit]:
     hits = []
     for path, text in sources.items():
@@ -105,7 +112,7 @@ def string_lookups(sources: dict[str, str]) -> list[Hit]:
             if id(node) in skip:
                 continue
             key = None
-            if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Store):
+            if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Store) and not _is_type(node.value):
                 key = _key(node.slice)
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                   and node.args):

@@ -1,16 +1,25 @@
-"""pytest hooks for pytest-gpu-budget. Thin: each hook delegates to BudgetSession.
+"""pytest hooks for pytest-gpu-budget: the options, --gpu-budget-against, and the session registered as the plugin.
 
-Importing this module imports neither torch nor transformers nor hypothesis;
-they load in the measured children only.
+The session object (session/session.py BudgetSession) is registered at
+configure time and implements the rest of the hooks as its methods, as
+pytest-memray's manager does; pytest-xdist's side is a second object
+(session/xdist.py). Importing this module imports neither torch nor
+transformers nor hypothesis; they load in the measured children only.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import pytest
 
 from gpu_budget.declare.marks import PROBE_HELP, marker_help
 
-_KEY = pytest.StashKey["object"]()
+if TYPE_CHECKING:
+    from gpu_budget.session.fixture import BudgetRun
+
+SESSION = pytest.StashKey["BudgetSession"]()
+PLUGIN_NAME = "gpu-budget-session"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -20,7 +29,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_cmdline_main(config: pytest.Config):
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """--gpu-budget-against=REF: this invocation becomes interleaved sessions of REF and the working tree (against/)."""
     from gpu_budget.against import main, wanted
 
@@ -32,46 +41,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", PROBE_HELP)
     from gpu_budget.session.session import BudgetSession
 
-    config.stash[_KEY] = BudgetSession(config)
+    session = config.stash[SESSION] = BudgetSession(config)
+    config.pluginmanager.register(session, PLUGIN_NAME)
     if config.pluginmanager.hasplugin("xdist"):
         from gpu_budget.session.xdist import XdistBudget
 
-        config.pluginmanager.register(XdistBudget(config.stash[_KEY]), "gpu-budget-xdist")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    config.stash[_KEY].modify_items(items)
-    if any("::" in arg for arg in config.args) or config.getoption("keyword") or config.getoption("markexpr"):
-        config.stash[_KEY].note_narrowing()
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    session.config.stash[_KEY].note_selected(session.items)
-
-
-def pytest_deselected(items: list[pytest.Item]) -> None:
-    if items:
-        items[0].config.stash[_KEY].note_narrowing()
+        config.pluginmanager.register(XdistBudget(session), "gpu-budget-xdist")
 
 
 @pytest.fixture
-def gpu_budget(request: pytest.FixtureRequest):
+def gpu_budget(request: pytest.FixtureRequest) -> BudgetRun:
     """Measure scenarios of this test: `gpu_budget.measure(scenario, label=None, expect=None)`."""
     from gpu_budget.session.fixture import BudgetRun
 
-    return BudgetRun(request.config.stash[_KEY], request.node)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    test_report = yield
-    item.config.stash[_KEY].add_section(item, test_report)
-    return test_report
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    session.config.stash[_KEY].finish(session)
-
-
-def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
-    config.stash[_KEY].terminal_summary(terminalreporter)
+    return BudgetRun(request.config.stash[SESSION], request.node)

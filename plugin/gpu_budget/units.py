@@ -43,13 +43,14 @@ def parse_size(value: str | int) -> int:
     match = _SIZE.match(value)
     if match is None:
         raise SizeError(f"not a memory size: {value!r} (expected e.g. '12.7 GiB', '24GB' or bytes)")
-    unit = match["unit"].lower() or "b"
+    digits, written = match.groups()
+    unit = written.lower() or "b"
     if unit not in UNITS:
         raise SizeError(
-            f"unknown unit {match['unit']!r} in memory size {value!r} "
+            f"unknown unit {written!r} in memory size {value!r} "
             "(known: B, KB, MB, GB, TB = powers of 10; KiB, MiB, GiB, TiB = powers of 2)"
         )
-    number = float(match["num"])
+    number = float(digits)
     return round(number * UNITS[unit])
 
 

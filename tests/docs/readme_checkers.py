@@ -75,9 +75,13 @@ class _Terminal:
     def write_line(self, line: str, **_: object) -> None:
         self.lines.append(line)
 
+    def getreports(self, name: str) -> list:
+        return []
+
 
 def terminal_excerpt() -> str:
     """What the gate prints for the EXCERPT rows of the committed tiny run: its hardware and setup lines, the table."""
+    from gpu_budget.model.hardware import Hardware
     from gpu_budget.report.terminal import terminal_table
     from gpu_budget.session import outputs
     from gpu_budget.session.data import SessionData
@@ -89,7 +93,8 @@ def terminal_excerpt() -> str:
     terminal = _Terminal()
     options = Options(enabled=True, update=False, baselines=Path("baselines"), scale="tiny", json=None, timeout=900,
                       threads=1, preload=())
-    outputs.terminal_summary(terminal, SessionData(rows=rows, hardware=data["hardware"]), options, [], [], None)
+    outputs.terminal_summary(terminal, SessionData(rows=rows, hardware=Hardware.read(data["hardware"])), options, [], [],
+                             None)
     head = [line for line in terminal.lines if line.startswith(("hardware ", "setup: "))]
     assert terminal_table(rows) in terminal.lines
     return "\n".join([*head, terminal_table(rows)])

@@ -6,19 +6,22 @@ the baseline written, the skips and errors are tested without a process.
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
-from gpu_budget.model.result import Failure
-from gpu_budget.model.figures import Peaks
 from gpu_budget import Scenario
 from gpu_budget.declare.marks import gpu_budget as read_mark
-from gpu_budget.model.result import Measurement, Verdict
-from gpu_budget.session import case
+from gpu_budget.measure.device import DeviceInfo
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.hardware import Hardware
+from gpu_budget.model.result import Failure, Measurement, Verdict
+from gpu_budget.session import can_run, case, case_setup
 from gpu_budget.session.options import Options
 
 MiB = 2**20
-HARDWARE = {"key": "cpu-test", "threads": 1, "package_versions": {}, "torch": "x"}
-CPU = {"cuda": False, "gpu_name": None, "gpu_memory": None}
+HW = {"key": "cpu-test", "threads": 1, "package_versions": {}, "torch": "x"}
+HARDWARE = Hardware.from_json(HW)
+CPU = DeviceInfo(cuda=False)
 
 
 def options(tmp_path, **over) -> Options:
@@ -37,19 +40,19 @@ def one(tmp_path, mark, child, scenario=None, **opts):
 
 def test_a_ranked_cuda_case_needs_a_gpu_per_rank_and_a_cpu_one_does_not():
     ddp = Scenario(name="ddp", command=["torchrun", "--nproc-per-node", "2", "train.py"], ranks=2)
-    one_gpu = {"cuda": True, "gpu_name": "X", "gpu_memory": 80 * 2**30, "gpus": 1}
-    why, for_gpu = case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", one_gpu)
+    one_gpu = DeviceInfo(cuda=True, gpu_name="X", gpu_memory=80 * 2**30, gpus=1)
+    why, for_gpu = can_run.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", one_gpu)
     assert for_gpu and "launches 2 ranks, one GPU each; this worker measures on 1" in why
     assert "--gpu-budget-gpus-per-worker=2" in why
     shared = Scenario(name="ddp", command=["torchrun", "--nproc-per-node", "2", "train.py"], ranks=2, gpus=1)
-    assert case.unmeasurable(shared, read_mark(ram="1 GiB"), "tiny", one_gpu) == (None, False)
-    assert case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", {**one_gpu, "gpus": 2}) == (None, False)
-    assert case.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", CPU) == (None, False)
-    assert case.fingerprint_for(HARDWARE, ddp, "steady")["ranks"] == 2
-    assert case.fingerprint_for(HARDWARE, ddp, "steady")["launcher"] == "torchrun"
+    assert can_run.unmeasurable(shared, read_mark(ram="1 GiB"), "tiny", one_gpu) == (None, False)
+    assert can_run.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", replace(one_gpu, gpus=2)) == (None, False)
+    assert can_run.unmeasurable(ddp, read_mark(ram="1 GiB"), "tiny", CPU) == (None, False)
+    assert case_setup.fingerprint_for(HARDWARE, ddp, "steady")["ranks"] == 2
+    assert case_setup.fingerprint_for(HARDWARE, ddp, "steady")["launcher"] == "torchrun"
     module = Scenario(name="m", command=["python", "-m", "torch.distributed.run", "t.py"], ranks=2)
-    assert case.fingerprint_for(HARDWARE, module, "steady")["launcher"] == "torch.distributed.run"
-    assert "ranks" not in case.fingerprint_for(HARDWARE, Scenario(name="s", command=["x"]), "steady")
+    assert case_setup.fingerprint_for(HARDWARE, module, "steady")["launcher"] == "torch.distributed.run"
+    assert "ranks" not in case_setup.fingerprint_for(HARDWARE, Scenario(name="s", command=["x"]), "steady")
 
 
 def test_a_first_run_is_recorded_and_the_next_one_compared(tmp_path):
@@ -111,7 +114,7 @@ def test_an_expected_failure_resting_on_a_vram_budget_alone_is_a_skip_on_a_cpu_h
 def test_a_vram_budget_on_a_gpu_host_with_no_gpu_figure_is_an_error_not_a_pass(tmp_path):
     """A command that trained on the CPU on a GPU host reports no GPU figure: its VRAM budget tested nothing."""
     s = Scenario(name="c", command=["python", "t.py"])
-    gpu = {"cuda": True, "gpu_name": "X", "gpu_memory": 80 * 2**30, "gpus": 1}
+    gpu = DeviceInfo(cuda=True, gpu_name="X", gpu_memory=80 * 2**30, gpus=1)
     c = case.Case(nodeid="m.py::t", module="m.py", name="t", scenario=s)
     mark = read_mark(ram="1 GiB", vram="1 GiB", host="cuda")
     out = case.run(c, mark, options(tmp_path), gpu, HARDWARE, lambda s, snap: measured(1), ci=False)
@@ -130,7 +133,7 @@ def test_a_gpu_only_scale_on_a_cpu_host_is_a_skip_with_the_reason(tmp_path):
 
 def test_a_command_cases_fingerprint_records_its_environment(tmp_path):
     s = Scenario(name="c", command=["python", "t.py"], env={"OMP_NUM_THREADS": "2"})
-    fprint = case.fingerprint_for({**HARDWARE, "floor": 300 * MiB}, s, "steady")
+    fprint = case_setup.fingerprint_for(Hardware.from_json({**HW, "floor": 300 * MiB}), s, "steady")
     assert fprint["command_env"]["OMP_NUM_THREADS"] == "2" and fprint["command_env"]["MALLOC_TRIM_THRESHOLD_"] == "131072"
     out = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB), scenario=s)
     entry = out.baseline_write["entry"].to_json()
@@ -146,7 +149,7 @@ def test_a_commands_figure_has_a_moved_floor_taken_off_unless_the_preload_list_m
     c = case.Case(nodeid="m.py::t", module="m.py", name="t", scenario=s)
 
     def run(peak, **hardware):
-        hw = {**HARDWARE, "floor": 300 * MiB, "cpu": "A", "preload": "torch", **hardware}
+        hw = Hardware.from_json({**HW, "floor": 300 * MiB, "cpu": "A", "preload": "torch", **hardware})
         return case.run(c, read_mark(ram="1 GiB"), options(tmp_path), CPU, hw, lambda s, snap: measured(peak), ci=False)
 
     first = run(500 * MiB)
@@ -167,9 +170,9 @@ def test_a_command_envs_paths_under_the_project_are_recorded_from_it(tmp_path):
         root = tmp_path / checkout
         scenario = Scenario(name="s", command=["x"], env={"PYTHONPATH": os.pathsep.join(
             [str(root / "memtests" / "marks"), "/opt/elsewhere"]), "TOKEN": "1"})
-        fprints.append(case.fingerprint_for(HARDWARE, scenario, "steady", root=root)["command_env"])
+        fprints.append(case_setup.fingerprint_for(HARDWARE, scenario, "steady", root=root)["command_env"])
     assert fprints[0] == fprints[1]
     assert fprints[0]["PYTHONPATH"] == os.pathsep.join(["<project>/memtests/marks", "/opt/elsewhere"])
     assert fprints[0]["TOKEN"] == "1"
-    unanchored = case.fingerprint_for(HARDWARE, Scenario(name="s", command=["x"], env={"PYTHONPATH": "/p/q"}), "steady")
+    unanchored = case_setup.fingerprint_for(HARDWARE, Scenario(name="s", command=["x"], env={"PYTHONPATH": "/p/q"}), "steady")
     assert unanchored["command_env"]["PYTHONPATH"] == "/p/q"

@@ -11,15 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.model.result import Failure
-from gpu_budget.model.figures import Peaks
 from gpu_budget import Scenario
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.judge import baselines, files
 from gpu_budget.judge.compare import SPREAD_MULTIPLE, Allowance, judge
+from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry, Spread
-from gpu_budget.model.result import Measurement, Verdict
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.hardware import Hardware
+from gpu_budget.model.result import Failure, Measurement, Verdict
 from gpu_budget.session import case
 from gpu_budget.session.options import Options
 
@@ -169,8 +170,8 @@ def test_each_side_of_an_against_run_records_once_whatever_the_ini_file_says():
 
 # -- a case recorded over N runs (session/case.py, a stand-in child) -----------------------------------------
 
-HARDWARE = {"key": "cpu-test", "threads": 1, "package_versions": {}, "torch": "x"}
-CPU = {"cuda": False, "gpu_name": None, "gpu_memory": None}
+HARDWARE = Hardware.from_json({"key": "cpu-test", "threads": 1, "package_versions": {}, "torch": "x"})
+CPU = DeviceInfo(cuda=False)
 
 
 def run_case(tmp_path, children, *, update=False, runs=4):

@@ -3,9 +3,10 @@
 import json
 
 from gpu_budget.judge import files
+from gpu_budget.judge.store import BaselineStore, PendingWrite
+from gpu_budget.model.hardware import Hardware
 from gpu_budget.session import session
 from gpu_budget.session.data import SessionData
-from gpu_budget.session.options import Options
 
 ENTRY = {"peaks": {"ram": 1}, "phases": {}, "fingerprint": {}, "recorded": "2026-11-25", "tolerance": {"rel": 0.005, "abs": 1}}
 
@@ -13,9 +14,10 @@ ENTRY = {"peaks": {"ram": 1}, "phases": {}, "fingerprint": {}, "recorded": "2026
 def test_pending_writes_land_one_per_file_and_scale_and_a_failed_write_is_a_problem(tmp_path):
     data = SessionData()
     good = tmp_path / "hw" / "m.json"
-    data.pending += [{"path": str(good), "scale": "tiny", "id": "a", "entry": ENTRY},
-                     {"path": str(good), "scale": "tiny", "id": "b", "entry": ENTRY},
-                     {"path": str(tmp_path / "file" / "m.json"), "scale": "tiny", "id": "c", "entry": ENTRY}]
+    data.pending += [PendingWrite.from_json(w) for w in (
+        {"path": str(good), "scale": "tiny", "id": "a", "entry": ENTRY},
+        {"path": str(good), "scale": "tiny", "id": "b", "entry": ENTRY},
+        {"path": str(tmp_path / "file" / "m.json"), "scale": "tiny", "id": "c", "entry": ENTRY})]
     (tmp_path / "file").write_text("a file where a folder should be")
     problems = session.write_pending(data)
     assert set(files.load(good)["entries"]["tiny"]) == {"a", "b"}
@@ -25,8 +27,7 @@ def test_pending_writes_land_one_per_file_and_scale_and_a_failed_write_is_a_prob
 def test_pruning_drops_only_entries_of_tests_that_no_longer_exist(tmp_path):
     path = tmp_path / "hw" / "m.json"
     files.write(path, "tiny", {"kept": ENTRY, "kept::label": ENTRY, "gone": ENTRY})
-    data = SessionData(hardware={"key": "hw"})
+    data = SessionData(hardware=Hardware(key="hw"))
     data.collected["m.py"].add("kept")
-    opts = Options(enabled=True, update=True, baselines=tmp_path, scale="tiny", json=None, timeout=1, threads=1, preload=())
-    session.prune(data, opts)
+    BaselineStore.of(tmp_path, data.hardware).prune(data.collected, "tiny")  # as the session's end does
     assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"kept", "kept::label"}

@@ -4,15 +4,15 @@ import sys
 
 import pytest
 
-from gpu_budget.model.result import Failure
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.declare.sweep import SweepAxis, parse
+from gpu_budget.isolate.protocol import ScenarioJob
 from gpu_budget.model.figures import Peaks
-from gpu_budget.model.result import EnvironmentRecord, Measurement, Result, SweepPoint, Verdict
+from gpu_budget.model.hardware import Hardware
+from gpu_budget.model.result import EnvironmentRecord, Failure, Measurement, Result, SweepPoint, Verdict
 from gpu_budget.report.sweep_table import environment_lines, sweep_lines
 from gpu_budget.session import sweep
-from gpu_budget.session.case import fingerprint_for
-from gpu_budget.isolate.protocol import ScenarioJob
+from gpu_budget.session.case_setup import fingerprint_for
 
 MiB = 2**20
 OLD = EnvironmentRecord(("transformers==5.17.0",), {"transformers": "5.17.0", "huggingface-hub": "1.33.0"},
@@ -101,7 +101,7 @@ def test_a_command_starting_with_this_interpreter_starts_with_the_environments()
 
 
 def test_the_fingerprint_records_what_the_environment_lays_over():
-    hardware = {"key": "cpu-x86_64", "transformers": "5.23.0", "torch": "2.13.0+cpu", "package_versions": {}}
+    hardware = Hardware.from_json({"key": "cpu-x86_64", "transformers": "5.23.0", "torch": "2.13.0+cpu", "package_versions": {}})
     fprint = fingerprint_for(hardware, Scenario(name="f", run="m:f"), "steady", environment=OLD)
     assert (fprint["environment"], fprint["transformers"], fprint["torch"]) == (
         "huggingface-hub==1.33.0 transformers==5.17.0", "5.17.0", "2.13.0+cpu")

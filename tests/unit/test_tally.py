@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from gpu_budget.report.tally import skipped_line, written_line
-from gpu_budget.session.session import NOT_PROBING
+from gpu_budget.session.collection import NOT_PROBING
 
 HERE = Path("/project")
 CUDA = "scenario 's2_paraformer' at scale 'tiny' needs a CUDA GPU; this host has none"

@@ -24,8 +24,8 @@ from gpu_budget.judge.fingerprint import Facts
 from gpu_budget.model.case_id import CaseId
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Fields
+from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping, JsonObject
-from gpu_budget.model.setup import Fingerprint
 
 BaselineError = files.BaselineError
 
@@ -101,9 +101,10 @@ class BaselineStore:
         self.staging = Staging()
 
     @classmethod
-    def of(cls, root: Path, hardware: Fingerprint) -> BaselineStore:
-        """The store of a session whose fingerprint (measure/host.py collect) is `hardware`."""
-        return cls(root, hardware["key"], hardware.get("package_versions"))
+    def of(cls, root: Path, hardware: Hardware) -> BaselineStore:
+        """The store of a session measuring on `hardware` (its key names the folder; its package list is what its
+        entries' digests name)."""
+        return cls(root, hardware.key, hardware.package_versions)
 
     def path_for(self, case: CaseId) -> Path:
         """The case's baseline file."""

@@ -7,6 +7,7 @@ to measure, and importing it here would cost seconds and RAM.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -48,6 +49,12 @@ class DeviceInfo:
         """As it crosses from the measuring child to the parent (events.DeviceSeen)."""
         return {"cuda": self.cuda, "cuda_version": self.cuda_version, "driver": self.driver, "gpu_name": self.gpu_name,
                 "gpu_memory": self.gpu_memory, "gpus": self.gpus}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, str | int | bool | None]) -> DeviceInfo:
+        """As the probe reports it (a missing field is unknown; no GPUs where none is said)."""
+        return cls(cuda=bool(data.get("cuda")), cuda_version=data.get("cuda_version"), driver=data.get("driver"),
+                   gpu_name=data.get("gpu_name"), gpu_memory=data.get("gpu_memory"), gpus=data.get("gpus") or 0)
 
 
 def _driver_version() -> str | None:

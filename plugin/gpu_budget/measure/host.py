@@ -67,9 +67,7 @@ class Probed:
     def from_json(cls, data: Mapping[str, Fact | Fingerprint]) -> Probed:
         setup = dict(data.get("setup") or {})
         packages = setup.pop("packages", None) or {}
-        device = DeviceInfo(cuda=bool(data.get("cuda")), cuda_version=data.get("cuda_version"), driver=data.get("driver"),
-                            gpu_name=data.get("gpu_name"), gpu_memory=data.get("gpu_memory"), gpus=data.get("gpus") or 0)
-        return cls(device, setup, packages)
+        return cls(DeviceInfo.from_json(data), setup, packages)
 
 
 def collect(device: Mapping[str, Fact | Fingerprint], key: str, environ: Mapping[str, str], threads: int, malloc: str,

@@ -25,6 +25,13 @@ class Tolerance:
     def floor(self, baseline: int) -> float:
         return baseline * (1 - self.rel) - self.abs
 
+    def to_json(self) -> dict[str, float | int]:
+        return {"rel": self.rel, "abs": self.abs}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, float | int]) -> Tolerance:
+        return cls(rel=data["rel"], abs=data["abs"])
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -33,6 +40,14 @@ class Budget:
     ram: int | None = None
     vram: int | None = None
     imbalance: float | None = None  # a launcher case: its largest rank's RAM tree over its smallest's, at most this
+
+    def to_json(self) -> dict[str, int | None]:
+        """As a report row holds it: the RAM and VRAM limits."""
+        return {"ram": self.ram, "vram": self.vram}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, int | None] | None) -> Budget:
+        return cls() if not data else cls(ram=data.get("ram"), vram=data.get("vram"))
 
     @classmethod
     def for_scale(cls, scale: str, ram: SizeGiven = None, vram: SizeGiven = None, where: str = "",

@@ -75,7 +75,7 @@ class Entry:
         tolerance, spread = data.get("tolerance"), data.get("spread")
         return cls(peaks=Peaks.from_json(data["peaks"]), phases=_phases(data.get("phases")),
                    fingerprint=dict(data.get("fingerprint") or {}), recorded=data.get("recorded"),
-                   tolerance=None if tolerance is None else Tolerance(rel=tolerance["rel"], abs=tolerance["abs"]),
+                   tolerance=None if tolerance is None else Tolerance.from_json(tolerance),
                    scenario=data.get("scenario"), fixes=tuple(data.get("fixes") or ()),
                    params=dict(data.get("params") or {}),
                    ranks={int(r): Peaks.from_json(p) for r, p in (data.get("ranks") or {}).items()},
@@ -86,7 +86,7 @@ class Entry:
         """The JSON of the entry (files sort their keys: a rewrite changes no unchanged entry)."""
         return {"scenario": self.scenario, "fixes": list(self.fixes), "params": dict(self.params),
                 "peaks": self.peaks.to_json(ALL), "phases": {n: p.to_json(ALL) for n, p in self.phases.items()},
-                "tolerance": None if self.tolerance is None else {"rel": self.tolerance.rel, "abs": self.tolerance.abs},
+                "tolerance": None if self.tolerance is None else self.tolerance.to_json(),
                 "fingerprint": dict(self.fingerprint), "recorded": self.recorded,
                 **({"ranks": {str(r): p.to_json(ALL) for r, p in self.ranks.items()}} if self.ranks else {}),
                 **({"rank_phases": {str(r): {n: p.to_json(ALL) for n, p in by.items()}

@@ -424,8 +424,8 @@ class Result:
         """The JSON report's row (report/json_report.py REPORT_VERSION)."""
         row: JsonObject = {
             "nodeid": self.nodeid, "scenario": self.scenario, "label": self.label, "scale": self.scale,
-            "fixes": list(self.fixes), "device": self.device, "budget": {"ram": self.budget.ram, "vram": self.budget.vram}, "expect": self.expect,
-            "budget_origin": self.budget_origin, "tolerance": None if self.tolerance is None else {"rel": self.tolerance.rel, "abs": self.tolerance.abs},
+            "fixes": list(self.fixes), "device": self.device, "budget": self.budget.to_json(), "expect": self.expect,
+            "budget_origin": self.budget_origin, "tolerance": None if self.tolerance is None else self.tolerance.to_json(),
             "peaks": NO_PEAKS.to_json(), "phases": {}, "steps": [], "growth": {}, "baseline": None, "change": {},
             "info": {},
         }
@@ -451,8 +451,8 @@ class Result:
                 nodeid=row["nodeid"], scenario=row["scenario"], scale=row["scale"], verdict=_verdict(row["verdict"]),
                 passed=row.get("passed", True), message=row.get("message", ""), label=row.get("label"),
                 fixes=tuple(row.get("fixes") or ()), device=row.get("device"),
-                budget=_budget(row.get("budget")), expect=row.get("expect"),
-                budget_origin=row.get("budget_origin"), tolerance=_maybe(_tolerance, row.get("tolerance")),
+                budget=Budget.from_json(row.get("budget")), expect=row.get("expect"),
+                budget_origin=row.get("budget_origin"), tolerance=_maybe(Tolerance.from_json, row.get("tolerance")),
                 measurement=Measurement._from_row(row) if "wall_seconds" in row else None,
                 baseline=_maybe(Entry.from_json, row.get("baseline")),
                 change=row.get("change") or {}, fingerprint_changed=tuple(row.get("fingerprint_changed") or ()),
@@ -468,14 +468,6 @@ class Result:
 def _maybe(read: Callable[[JsonMapping], T], data: JsonMapping | None) -> T | None:
     """A typed field read from its JSON, where the JSON holds one."""
     return None if data is None else read(data)
-
-
-def _budget(data: Mapping[str, int | None] | None) -> Budget:
-    return Budget() if not data else Budget(ram=data.get("ram"), vram=data.get("vram"))
-
-
-def _tolerance(data: Mapping[str, float | int]) -> Tolerance:
-    return Tolerance(rel=data["rel"], abs=data["abs"])
 
 
 def _verdict(value: str) -> Verdict:

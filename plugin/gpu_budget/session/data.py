@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
+from gpu_budget.judge.store import PendingWrite
+from gpu_budget.measure.device import DeviceInfo
+from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.result import EnvironmentRecord, Note, Result
 from gpu_budget.search.exploration import Exploration
@@ -38,38 +40,39 @@ class SessionData:
     rows: list[Result] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)  # measured findings that are not one case's peak (fixture.note)
     explorations: list[Explored] = field(default_factory=list)
-    pending: list[dict[str, Any]] = field(default_factory=list)  # baseline writes: {path, scale, id, entry, packages}
+    pending: list[PendingWrite] = field(default_factory=list)  # baseline entries a worker ships its controller
     collected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # module -> marked test names
     order: list[str] = field(default_factory=list)  # node ids of the budget tests, in collection order
     selected: int = 0  # budget tests left to run after deselection (the fail-safe's count)
     narrowed: bool = False  # deselection or node ids: baselines are not pruned
     probes: int = 0  # unjudged children that ran (peak(): bisection, exploration): they count as measured
     ran_functions: bool = False  # a function case's child ran (a command's processes import what they need themselves)
-    hardware: dict[str, Any] | None = None  # the session's fingerprint (fingerprint.collect), with its hardware key
-    device: dict[str, Any] | None = None  # what the forkserver saw (forkserver.probe)
+    hardware: Hardware | None = None  # the session's fingerprint (measure/host.py collect), with its hardware key
+    device: DeviceInfo | None = None  # what the forkserver's probe child saw
     environments: list[EnvironmentRecord] = field(default_factory=list)  # each made or found made, per process
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "rows": [r.to_json() for r in self.rows], "notes": [n.to_json() for n in self.notes],
             "explorations": [e.to_json() for e in self.explorations],
-            "pending": self.pending, "collected": {k: sorted(v) for k, v in self.collected.items()},
+            "pending": [w.to_json() for w in self.pending], "collected": {k: sorted(v) for k, v in self.collected.items()},
             "order": self.order, "selected": self.selected, "narrowed": self.narrowed, "probes": self.probes,
             "ran_functions": self.ran_functions,
-            "hardware": self.hardware, "device": self.device,
+            "hardware": None if self.hardware is None else self.hardware.to_json(),
+            "device": None if self.device is None else self.device.to_json(),
             "environments": [e.to_json() for e in self.environments],
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SessionData:
+    def from_json(cls, data: JsonMapping) -> SessionData:
         collected: dict[str, set[str]] = defaultdict(set)
         for module, names in data["collected"].items():
             collected[module].update(names)
         return cls(rows=[Result.from_json(r) for r in data["rows"]], notes=[Note.from_json(n) for n in data["notes"]],
-                   explorations=[Explored.from_json(e) for e in data["explorations"]], pending=list(data["pending"]), collected=collected,
+                   explorations=[Explored.from_json(e) for e in data["explorations"]], pending=[PendingWrite.from_json(w) for w in data["pending"]], collected=collected,
                    order=list(data["order"]), selected=data["selected"], narrowed=data["narrowed"],
-                   probes=data["probes"], ran_functions=data["ran_functions"], hardware=data["hardware"],
-                   device=data["device"],
+                   probes=data["probes"], ran_functions=data["ran_functions"], hardware=Hardware.read(data["hardware"]),
+                   device=None if data["device"] is None else DeviceInfo.from_json(data["device"]),
                    environments=[EnvironmentRecord.from_json(e) for e in data.get("environments", [])])
 
     def merge(self, other: SessionData) -> None:

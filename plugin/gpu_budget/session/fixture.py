@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pytest
 
 from gpu_budget.declare.scenario import Scenario
+from gpu_budget.model.budget import Budget, SizeGiven
+from gpu_budget.model.json_value import Json
 from gpu_budget.model.result import Measurement, Result
+from gpu_budget.search.exploration import Config
 from gpu_budget.search.explore import DEFAULT_REAL_RUNS, Envelope, Exploration
+
+if TYPE_CHECKING:
+    from gpu_budget.session.session import BudgetSession
 
 
 class BudgetRun:
-    def __init__(self, session, item) -> None:
+    """The fixture's object: the session's calls, bound to the test that asked for them."""
+
+    def __init__(self, session: BudgetSession, item: pytest.Item) -> None:
         self._session = session
         self._item = item
 
@@ -20,7 +31,7 @@ class BudgetRun:
         return self._session.options.scale
 
     @property
-    def budget(self):
+    def budget(self) -> Budget:
         """This test's Budget at the session's scale and device (ram / vram in bytes, None where not declared)."""
         return self._session.mark_for(self._item).budget
 
@@ -33,7 +44,7 @@ class BudgetRun:
         return self._session.mark_for(self._item).device
 
     def measure(self, scenario: Scenario, label: str | None = None, expect: str | None = None) -> Result:
-        """Run `scenario` in a fresh child, judge it, record it; returns its Result (results.py).
+        """Run `scenario` in a fresh child, judge it, record it; returns its Result (model/result.py).
 
         A failing verdict fails the test; expect="over-budget" passes only while
         the budget is broken. `label` names one of several measurements in a test.
@@ -45,14 +56,14 @@ class BudgetRun:
 
         A bisection's probes depend on what earlier probes found, so they are not
         baseline entries; the search's answer is what the test asserts. Returns the
-        Measurement (results.py: `peaks` in bytes; `ok` False for a failed child).
+        Measurement (model/result.py: `peaks` in bytes; `ok` False for a failed child).
         """
         return self._session.peak(self._item, scenario)
 
     def explore(self, scenario: Scenario, envelope: Envelope,
-                budget: str | int | Mapping[str, str | int] | None = None, boundary: str | None = None,
+                budget: SizeGiven = None, boundary: str | None = None,
                 max_real_runs: int = DEFAULT_REAL_RUNS, seed: int | None = 0,
-                estimate: Callable[[dict], int] | None = None) -> Exploration:
+                estimate: Callable[[Config], int] | None = None) -> Exploration:
         """Explore `scenario`'s knobs over `envelope` with Hypothesis, confirmed by real runs (explore.py).
 
         Skipped without --gpu-budget-explore. budget: None (the marker's for this
@@ -64,7 +75,7 @@ class BudgetRun:
         return self._session.explore(self._item, scenario, envelope, budget=budget, boundary=boundary,
                                      max_real_runs=max_real_runs, seed=seed, estimate=estimate)
 
-    def note(self, scenario: Scenario, text: str, **data) -> None:
+    def note(self, scenario: Scenario, text: str, **data: Json) -> None:
         """Attach a measured finding that is not one case's peak (a bisection's boundary) to the report.
 
         It goes into the JSON report's "notes" and, through `python -m gpu_budget

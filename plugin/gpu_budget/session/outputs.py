@@ -10,43 +10,48 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+import pytest
 
 from gpu_budget.measure.host import NOT_IMPORTED
+from gpu_budget.model.hardware import Hardware
+from gpu_budget.model.json_value import JsonMapping
+from gpu_budget.model.result import Verdict
 from gpu_budget.report import artifacts, json_report, summary, sweep_table, tally, terminal
 from gpu_budget.session.data import Explored, SessionData
 from gpu_budget.session.options import Options
 from gpu_budget.units import format_size
 
 
-def write_files(data: SessionData, options: Options, problems: list[str], git: dict[str, Any] | None = None) -> None:
+def write_files(data: SessionData, options: Options, problems: list[str], git: JsonMapping | None = None) -> None:
     """Plots (attached to their rows), the JSON report and the GitHub step summary; a failure lands in `problems`.
     `git`: the commit measured and whether the tree was dirty, read at the session's start (report.revision)."""
+    hardware = None if data.hardware is None else data.hardware.to_json()
     if options.plots and data.rows:
-        _plot(data, options.plots, problems)
+        _plot(data, options.plots, problems, hardware)
     if options.json:
-        json_report.write_json(options.json, data.rows, data.hardware, problems, [n.to_json() for n in data.notes],
+        json_report.write_json(options.json, data.rows, hardware, problems, [n.to_json() for n in data.notes],
                                [e.to_json() for e in data.explorations],
                                data.environments, git=git)
     base = options.json.parent if options.json else options.plots
-    summary.append_step_summary(data.rows, data.hardware, problems, base=base)
+    summary.append_step_summary(data.rows, hardware, problems, base=base)
 
 
-def _plot(data: SessionData, folder: Path, problems: list[str]) -> None:
+def _plot(data: SessionData, folder: Path, problems: list[str], hardware: JsonMapping | None) -> None:
     from gpu_budget.report import plots
 
     for i, row in enumerate(data.rows):
         if row.phases:
             path = folder / f"{artifacts.slug(row.nodeid)}.png"
             try:
-                plots.write(row, path, data.hardware)
+                plots.write(row, path, hardware)
             except Exception as exc:  # noqa: BLE001  a broken picture must not hide the verdicts
                 problems.append(f"plotting {row.nodeid} failed: {exc!r}")
             else:
                 data.rows[i] = row.but(plot=str(path))
 
 
-def terminal_summary(terminalreporter: Any, data: SessionData, options: Options, problems: list[str],
+def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionData, options: Options, problems: list[str],
                      warnings: list[str], pinned_gpu: str | None, written: Mapping[str, int] | None = None) -> None:
     """The gpu-budget section (hardware, setup, the table, remediation, failures, the baselines `written` per file,
     the skips) and the explorations' section."""
@@ -55,19 +60,9 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
         return
     write = terminalreporter.write_line
     terminalreporter.section("gpu-budget")
-    if data.hardware:
-        fp = data.hardware
-        write(f"hardware {fp['key']}: torch {fp.get('torch')}, transformers {fp.get('transformers')}, "
-              f"peft {fp.get('peft')}, python {fp.get('python')}")
-        write(f"setup: {fp.get('cpu')} ({fp.get('cpu_level')}), kernels {fp.get('isa')} (dispatch {fp.get('dispatch')}), "
-              f"{fp.get('threads')} thread(s) per child, malloc {fp.get('malloc')}, import floor "
-              f"{format_size(fp.get('floor'))}")
-        failed = [name.removesuffix(NOT_IMPORTED) for name in (fp.get("preload") or "").split()
-                  if name.endswith(NOT_IMPORTED)]
-        if failed and data.ran_functions:  # only a function case's child is forked from the forkserver
-            write(f"preload: {', '.join(failed)} failed to import in the forkserver (run `python -c 'import "
-                  f"{failed[0]}'` to see why): the children import it themselves, so the import floor is lower "
-                  f"and the host RAM figures are not those of a session that preloads it")
+    if data.hardware is not None:
+        for line in hardware_lines(data.hardware, data.ran_functions):
+            write(line)
     for line in terminal.setup_lines(data.rows):
         write(line)
     if pinned_gpu is not None:
@@ -80,7 +75,7 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
                  + sweep_table.sweep_lines(data.rows) + sweep_table.environment_lines(data.environments)):
         write(line)
     for row in data.rows:
-        if not row.passed or row.verdict in ("improved", "error"):
+        if not row.passed or row.verdict in (Verdict.IMPROVED, Verdict.ERROR):
             write(f"{row.nodeid}: {row.message}")
         if row.snapshot:
             write(f"{row.nodeid}: memory snapshot {row.snapshot} ({terminal.SNAPSHOT_HOWTO})")
@@ -97,15 +92,28 @@ def terminal_summary(terminalreporter: Any, data: SessionData, options: Options,
         write(f"JSON report: {options.json}")
 
 
-def _skipped(terminalreporter: Any, data: SessionData) -> str | None:
+def hardware_lines(hw: Hardware, ran_functions: bool) -> list[str]:
+    """The section's first lines: the hardware key and libraries, the children's setup, a preload that failed."""
+    lines = [f"hardware {hw.key}: torch {hw.torch}, transformers {hw.transformers}, peft {hw.peft}, python {hw.python}",
+             (f"setup: {hw.cpu} ({hw.cpu_level}), kernels {hw.isa} (dispatch {hw.dispatch}), {hw.threads} thread(s) "
+              f"per child, malloc {hw.malloc}, import floor {format_size(hw.floor)}")]
+    failed = [name.removesuffix(NOT_IMPORTED) for name in hw.preload.split() if name.endswith(NOT_IMPORTED)]
+    if failed and ran_functions:  # only a function case's child is forked from the forkserver
+        lines.append(f"preload: {', '.join(failed)} failed to import in the forkserver (run `python -c 'import "
+                     f"{failed[0]}'` to see why): the children import it themselves, so the import floor is lower "
+                     f"and the host RAM figures are not those of a session that preloads it")
+    return lines
+
+
+def _skipped(terminalreporter: pytest.TerminalReporter, data: SessionData) -> str | None:
     """The budget tests' skips grouped by why, from pytest's reports (a probe or an exploration leaves no row)."""
     budget_tests = set(data.order)
-    reasons = [report.longrepr[2] for report in getattr(terminalreporter, "stats", {}).get("skipped", [])
+    reasons = [report.longrepr[2] for report in terminalreporter.getreports("skipped")
                if report.nodeid in budget_tests and isinstance(report.longrepr, tuple)]
     return tally.skipped_line(reasons)
 
 
-def _explorations(terminalreporter: Any, explorations: list[Explored]) -> None:
+def _explorations(terminalreporter: pytest.TerminalReporter, explorations: list[Explored]) -> None:
     if not explorations:
         return
     terminalreporter.section("gpu-budget exploration")

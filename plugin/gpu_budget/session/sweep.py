@@ -12,7 +12,7 @@ point named as such, and the other versions are still measured.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from importlib import metadata
 
@@ -20,13 +20,12 @@ from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.declare.sweep import SweepAxis
 from gpu_budget.isolate.environment import EnvironmentFailed
+from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import SHOWN
 from gpu_budget.model.result import Measurement, SweepPoint
 from gpu_budget.requires import MissingDependency
-
-RunChild = Callable[[Scenario, "dict | None"], Measurement]
 
 
 def reference_version(package: str, measured: Measurement) -> str | None:

@@ -1,6 +1,6 @@
 """pytest-xdist: one worker per GPU (or per share of the cores); workers measure, the controller records.
 
-Registered only when xdist is installed (pytest_plugin.py). Two jobs:
+Registered only when xdist is installed (pytest_plugin.py). Three jobs:
 
 - Placement. On a worker of a `--gpu-budget` run, before its forkserver
   starts, `CUDA_VISIBLE_DEVICES` is set to one GPU picked by the worker id
@@ -17,10 +17,10 @@ Registered only when xdist is installed (pytest_plugin.py). Two jobs:
   while the other idles (benchmarks/RESULTS.md, section 6, times both). An
   explicit `--dist` is kept as given.
 - Records. Workers never write baselines or reports. They ship their
-  SessionData (session_data.py: result rows, notes, explorations, the
+  SessionData (data.py: result rows, notes, explorations, the
   baseline entries to write, which budget tests they collected and whether
   the selection was narrowed) through `workeroutput`; the controller merges
-  it and alone writes baselines (files.write) and the outputs
+  it and alone writes baselines (the baseline store) and the outputs
   (outputs.py: the terminal's tables, the JSON report, the step summary, the
   plots).
 """
@@ -29,31 +29,37 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from gpu_budget.isolate.placement import place, visible_gpus, worker_index
 from gpu_budget.session.data import SessionData
 
+if TYPE_CHECKING:
+    from gpu_budget.session.session import BudgetSession
+
 _OUTPUT_KEY = "gpu_budget"
+WORKER_ID, WORKER_COUNT = "workerid", "workercount"  # what xdist's workerinput holds of a worker
+WorkerInput = Mapping[str, str | int]
 
 
 class XdistBudget:
     """The xdist side of BudgetSession: places workers, ships their SessionData, merges it on the controller."""
 
-    def __init__(self, session) -> None:
+    def __init__(self, session: BudgetSession) -> None:
         self.session = session
         workerinput = getattr(session.config, "workerinput", None)
         if workerinput is not None and session.options.enabled:
             self._place(workerinput)
 
-    def _place(self, workerinput: dict[str, Any]) -> None:
-        worker = workerinput["workerid"]
-        placement = place(worker, worker_index(worker), int(workerinput["workercount"]),
+    def _place(self, workerinput: WorkerInput) -> None:
+        worker = workerinput[WORKER_ID]
+        placement = place(worker, worker_index(worker), int(workerinput[WORKER_COUNT]),
                           visible_gpus(), list(os.sched_getaffinity(0)), self.session.options.gpus_per_worker)
         if placement.gpu is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = placement.gpu
         os.sched_setaffinity(0, placement.cpus)  # the forkserver and its children inherit the mask
-        self.session.place(placement.to_json())
+        self.session.machine.placement = placement  # its children measure there, with the session's threads
 
     # -- controller: scheduling ---------------------------------------------
     def pytest_xdist_make_scheduler(self, config, log):

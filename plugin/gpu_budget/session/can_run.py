@@ -1,0 +1,83 @@
+"""Whether a case can be measured on this machine, and which of its budgets this machine can check.
+
+A case that cannot run here is skipped with the reason (or an error where
+--gpu-budget-require-gpu says the runner must have the GPU it lacks). A VRAM
+budget on a host without CUDA is not checked: the case trains on the CPU, its
+host RAM is gated, and the row says so. A VRAM budget a finished GPU run
+measured nothing against is an error: the budget would test nothing.
+"""
+
+from __future__ import annotations
+
+from gpu_budget.declare.marks import BudgetMark
+from gpu_budget.declare.scenario import Scenario
+from gpu_budget.isolate.environment import EnvironmentFailed
+from gpu_budget.measure.device import DeviceInfo
+from gpu_budget.model.result import Measurement
+from gpu_budget.units import format_size
+
+
+def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: DeviceInfo) -> tuple[str | None, bool]:
+    """Why this case cannot be measured on `device` (the probe's), and whether the reason is a missing GPU."""
+    if scale not in scenario.scales:
+        return f"scenario {scenario.name!r} has no {scale!r} scale (it has: {', '.join(scenario.scales)})", False
+    if mark.pinned and mark.device == "cpu" and (scenario.needs_cuda(scale) or mark.budget.vram is not None):
+        return (f"the test pins device='cpu', but scenario {scenario.name!r} at scale {scale!r} needs CUDA "
+                "or has a VRAM budget: nothing on the GPU would be measured"), False
+    if scenario.needs_cuda(scale) and not device.cuda:
+        return f"scenario {scenario.name!r} at scale {scale!r} needs a CUDA GPU; this host has none", True
+    if mark.pinned and mark.device == "cuda" and not device.cuda:
+        return "the test pins device='cuda'; this host has no CUDA GPU", True
+    if mark.budget.vram is not None and not device.cuda and mark.expect == "over-budget" and mark.budget.ram is None:
+        return (f"expect='over-budget' rests on the VRAM budget {format_size(mark.budget.vram)} alone, which needs a "
+                "CUDA GPU to check; this host has none"), True
+    needed = scenario.gpus_needed
+    if needed > 1 and device.cuda and device.gpus < needed:
+        each = "one GPU each" if needed == scenario.ranks else f"on {needed} GPUs"
+        return (f"scenario {scenario.name!r} launches {scenario.ranks} ranks, {each}; this worker measures on "
+                f"{device.gpus} (give each worker {needed}: --gpu-budget-gpus-per-worker="
+                f"{needed}, on a host with that many GPUs per xdist worker)"), True
+    card = device.gpu_memory
+    if mark.budget.vram is not None and card and mark.budget.vram > card:
+        return (f"VRAM budget {format_size(mark.budget.vram)} is above this GPU's total memory {format_size(card)} "
+                f"({device.gpu_name}): the card cannot reach it, so the budget would test nothing (an "
+                "over-budget run dies of out-of-memory first); it is measured on a card with more memory"), False
+    return None, False
+
+
+def probe_unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: DeviceInfo) -> tuple[str | None, bool]:
+    """unmeasurable() for an unjudged probe (peak()): a probe under a VRAM budget compares GPU figures, which a host
+    without CUDA never reports, so there it is skipped rather than run on the CPU."""
+    reason, needs_gpu = unmeasurable(scenario, mark, scale, device)
+    if reason is None and vram_unchecked(mark, device):
+        return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; this host has none (an "
+                "unjudged probe under it compares GPU figures)"), True
+    return reason, needs_gpu
+
+
+def vram_unchecked(mark: BudgetMark, device: DeviceInfo) -> str | None:
+    """Why the mark's VRAM budget is not checked on this host, or None: on a host without CUDA the case trains on the
+    CPU, so its host RAM is gated and the row says the VRAM budget was not (no GPU figure comes from a CPU host)."""
+    if mark.budget.vram is None or device.cuda:
+        return None
+    return (f"VRAM budget {format_size(mark.budget.vram)} not checked: this host has no CUDA GPU (the case ran on "
+            "the CPU; host RAM is gated)")
+
+
+def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measurement) -> str | None:
+    """Why a VRAM budget tested nothing on a run that finished on a GPU host, or None: a command whose processes
+    reported no GPU figure (its own code never initialised CUDA, or the gate's hook never ran in it) would
+    otherwise pass a VRAM budget with no figure behind the verdict."""
+    if mark.budget.vram is None or not measurement.ok or measurement.peaks.vram_allocated is not None:
+        return None
+    whose = ("its ranks' processes" if scenario.ranks > 1 else "its own process") if scenario.command is not None \
+        else "its run"
+    return (f"VRAM budget {format_size(mark.budget.vram)}, but no GPU figure was measured: {whose} never initialised "
+            "CUDA (it trained on the CPU?), or the gate's hook did not run there (the row's message and info say "
+            "which), so the budget would test nothing")
+
+
+def environment_skips(failed: EnvironmentFailed, device: DeviceInfo) -> bool:
+    """An environment that needs another torch is a skip on a host without CUDA (the registry's Linux torch is a CUDA
+    build, which such a host could not run as it is meant to), and an error where a GPU would run it."""
+    return failed.kind == "torch" and not device.cuda

@@ -1,0 +1,55 @@
+"""Which collected items are budget tests, what the session notes of them, and their markers in order.
+
+A budget test carries the gpu_budget marker or uses the gpu_budget fixture.
+Without --gpu-budget each is skipped (named as such); an unjudged probe is
+skipped unless --gpu-budget-probes. The session keeps the test names per
+module (baseline pruning) and the node ids in order (the rows' order).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpu_budget.declare.marks import PROBE, Given
+from gpu_budget.session.data import SessionData
+from gpu_budget.session.options import Options
+
+MARKER = "gpu_budget"
+NOT_ENABLED = "memory-budget test: run with --gpu-budget"
+NOT_PROBING = "an unjudged probe (no verdict): run with --gpu-budget-probes"
+
+
+def is_budget_test(item: pytest.Item) -> bool:
+    return item.get_closest_marker(MARKER) is not None or MARKER in getattr(item, "fixturenames", ())
+
+
+def note_collected(items: list[pytest.Item], data: SessionData, options: Options) -> None:
+    """Note the budget tests among `items`, and skip those this session does not run."""
+    skip, probing = pytest.mark.skip(reason=NOT_ENABLED), pytest.mark.skip(reason=NOT_PROBING)
+    for item in items:
+        if not is_budget_test(item):
+            continue
+        name = item.originalname if hasattr(item, "originalname") else item.name
+        data.collected[str(Path(str(item.path)))].add(name)
+        data.order.append(item.nodeid)
+        if not options.enabled:
+            item.add_marker(skip)
+        elif item.get_closest_marker(PROBE) is not None and not options.probes:
+            item.add_marker(probing)
+
+
+def narrowed(config: pytest.Config) -> bool:
+    """Whether the selection names node ids, keywords or a mark expression: baselines are then not pruned."""
+    return any("::" in arg for arg in config.args) or bool(config.getoption("keyword") or config.getoption("markexpr"))
+
+
+def markers_outermost_first(item: pytest.Item) -> list[tuple[tuple[Given, ...], dict[str, Given]]]:
+    """The item's gpu_budget markers as (args, kwargs): module, class, function, then parametrize marks."""
+    by_node: list[tuple[pytest.Item, list[tuple[tuple[Given, ...], dict[str, Given]]]]] = []
+    for node, mark in item.iter_markers_with_node(MARKER):  # closest node first; a node's marks in order
+        if not by_node or by_node[-1][0] is not node:
+            by_node.append((node, []))
+        by_node[-1][1].append((mark.args, mark.kwargs))
+    return [marks for _, node_marks in reversed(by_node) for marks in node_marks]

@@ -1,0 +1,63 @@
+"""The further runs a case may take beside its judged one: a baseline recorded over several fresh runs, and the
+recording re-run of a failing CUDA case that keeps its memory snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpu_budget.declare.scenario import Scenario
+from gpu_budget.isolate.protocol import RunChild, SnapshotRequest
+from gpu_budget.judge import baselines
+from gpu_budget.model.entry import Spread
+from gpu_budget.model.result import Measurement, SnapshotRun
+from gpu_budget.report import artifacts
+from gpu_budget.units import format_size
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The recording re-run (never judged) and the memory snapshot it kept (None: none dumped or kept)."""
+
+    run: SnapshotRun
+    kept: str | None
+
+
+def record_runs(scenario: Scenario, run_child: RunChild, first: Measurement,
+                runs: int) -> tuple[Measurement, Spread | None, str | None]:
+    """The run a baseline entry keeps and the spread of `runs` fresh runs (`first`, the judged one, and runs - 1 more
+    children through the session's runner), or why it cannot be recorded: a further run that failed records
+    nothing. One run: `first`, no spread (the entry is as one recorded before --gpu-budget-record-runs)."""
+    if runs <= 1:
+        return first, None, None
+    measured = [first]
+    for index in range(2, runs + 1):
+        again = run_child(scenario, None)
+        if not again.ok:
+            error = again.error
+            return first, None, (f"recording run {index} of {runs} failed ({error.kind}): {error.message}; "
+                                 "nothing recorded")
+        measured.append(again)
+    return baselines.median_run(measured), Spread.of([m.peaks for m in measured]), None
+
+
+def recorded_text(kept: Measurement, spread: Spread) -> str:
+    """What the row says of an entry recorded over several runs: the run kept, and the spread of each gated figure."""
+    each = ", ".join(f"{metric} {format_size(size)}" for metric, size in spread.by_metric.items())
+    return (f"{spread.runs} fresh runs: the median run's figures kept (host RAM {format_size(kept.peaks.gated_ram)}), "
+            f"spread {each or 'none measured'}")
+
+
+def snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: str) -> Snapshot:
+    """Run a failing CUDA case once more with the allocation recorder on, and keep its memory snapshot.
+
+    The recorder costs host RAM and time, so the judged run never records; this
+    second run is reported beside the row ("snapshot_run"), never judged or recorded.
+    """
+    path = artifacts.snapshot_path()
+    try:
+        again = run_child(scenario, SnapshotRequest(path))
+        run = SnapshotRun(again.status, again.peaks, again.error, again.wall_seconds)
+        return Snapshot(run, artifacts.keep_snapshot(again.snapshot, folder, nodeid) if again.snapshot else None)
+    finally:
+        Path(path).unlink(missing_ok=True)
