@@ -15,6 +15,7 @@ figures:
 - comparisons of a verdict with a string (``verdict == "pass"``);
 - the definitions that must be single: ``Metric`` and its groups (no tuple of
   metrics written outside model/metric.py), ``MiB``;
+- records read by key (a dataclass with a Mapping base or a ``__getitem__``);
 - import circles between the package's modules (function-level imports too);
 - classes over CLASS_LINES lines and functions over FUNCTION_LINES lines.
 
@@ -41,7 +42,7 @@ METRIC_NAMES = {"ram", "ram_tensor", "ram_tree", "vram_allocated", "vram_reserve
 CLASS_LINES = 200
 FUNCTION_LINES = 50
 LIMITS = {"modules that do not parse": 0, "dict[str, Any]": 30, "Any": 100, "string-keyed lookups": 10, "verdict == str": 0,
-          "metric groups outside model/metric.py": 0, "Metric definitions": 1, "MiB definitions": 1, "import circles": 0, "long classes": 0, "long functions": 0}
+          "metric groups outside model/metric.py": 0, "Metric definitions": 1, "MiB definitions": 1, "records read by key": 0, "import circles": 0, "long classes": 0, "long functions": 0}
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,24 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def keyed_records(sources: dict[str, str]) -> list[Hit]:
+    """Records (dataclasses, and the classes their bases name) read by key: a Mapping base or a __getitem__."""
+    trees = {path: ast.parse(text) for path, text in sources.items()}
+    classes = {node.name: node for tree in trees.values() for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+
+    def keyed(node: ast.ClassDef, seen: frozenset[str] = frozenset()) -> bool:
+        names = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases}
+        if "Mapping" in names or any(isinstance(f, ast.FunctionDef) and f.name == "__getitem__" for f in node.body):
+            return True
+        return any(keyed(classes[n], seen | {node.name}) for n in names if n in classes and n not in seen)
+
+    def is_record(node: ast.ClassDef) -> bool:
+        return any("dataclass" in ast.unparse(d) for d in node.decorator_list)
+
+    return [Hit(path, node.lineno, node.name) for path, tree in trees.items() for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) and is_record(node) and keyed(node)]
+
+
 def long_defs(sources: dict[str, str], kind: type, limit: int) -> list[Hit]:
     hits = []
     for path, text in sources.items():
@@ -247,6 +266,7 @@ def counts(root: Path = PACKAGE) -> dict[str, list[Hit]]:
         "metric groups outside model/metric.py": metric_groups(sources),
         "Metric definitions": definitions(sources, "Metric"),
         "MiB definitions": definitions(sources, "MiB"),
+        "records read by key": keyed_records(sources),
         "import circles": import_circles(sources),
         "long classes": long_defs(sources, ast.ClassDef, CLASS_LINES),
         "long functions": long_defs(sources, (ast.FunctionDef, ast.AsyncFunctionDef), FUNCTION_LINES),

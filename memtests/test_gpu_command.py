@@ -43,10 +43,10 @@ DDP_ONE_GPU = replace(DDP, name="several_ranks_one_gpu", command=(*DDP.command, 
 def test_trainer_script_on_the_gpu(gpu_budget):
     """The unchanged Trainer script on CUDA: allocated, reserved and NVML figures per step, judged on allocated."""
     row = gpu_budget.measure(TRAINER_SCRIPT, label="script")
-    assert row.info["exit_code"] == 0 and [s["step"] for s in row.steps] == list(range(1, 11)), row.steps
+    assert row.info["exit_code"] == 0 and [s.step for s in row.steps] == list(range(1, 11)), row.steps
     for name, phase in row.phases.items():  # what a process holds on its GPU: allocated <= reserved <= NVML
         if phase.get("vram_device") is not None:
-            assert phase["vram_allocated"] <= phase["vram_reserved"] <= phase["vram_device"], (name, phase)
+            assert phase.vram_allocated <= phase.vram_reserved <= phase.vram_device, (name, phase)
 
 
 @pytest.mark.gpu_budget(**BUDGET)

@@ -65,7 +65,7 @@ GROWTH = 4 * MiB  # how far the script's growth per step may stray from the runn
 
 def _offsets(script, runner) -> dict[str, int]:
     """Script minus runner, main-process peak, for each phase both have (the steps and the epoch's evaluation)."""
-    return {name: script.phases[name]["ram_peak"] - runner.phases[name]["ram_peak"]
+    return {name: script.phases[name].ram_peak - runner.phases[name].ram_peak
             for name in script.phases if name in runner.phases and name != "train_setup"}
 
 
@@ -108,7 +108,7 @@ def test_script_vs_runner(gpu_budget):
     assert script.info["exit_code"] == 0 and script.info["ignored_marks"] == 0
     names = list(script.phases)
     assert names[0] == "run" and names[-1] == "train_end", names
-    assert [s["step"] for s in script.steps] == [s["step"] for s in runner.steps] == [1, 2, 3, 4]
+    assert [s.step for s in script.steps] == [s.step for s in runner.steps] == [1, 2, 3, 4]
     assert [n for n in names if n.startswith(("train_step_", "eval_"))] == \
            [n for n in runner.phases if n.startswith(("train_step_", "eval_"))]
     assert slope(script.steps, "ram") is not None and slope(script.steps, "ram_tree") is not None
@@ -116,9 +116,9 @@ def test_script_vs_runner(gpu_budget):
         return
 
     for row in (script, runner):  # one process each: the tree is the main process
-        assert abs(row.peaks["ram_tree"] - row.peaks["ram"]) <= MiB, row.peaks
+        assert abs(row.peaks.ram_tree - row.peaks.ram) <= MiB, row.peaks
     offsets = _offsets(script, runner)
-    peak_offset = script.peaks["ram"] - runner.peaks["ram"]
+    peak_offset = script.peaks.ram - runner.peaks.ram
     before = max(p["ram_peak"] for n, p in script.phases.items() if n in ("run", "train_setup")) - \
         max(p["ram_peak"] for n, p in runner.phases.items() if n in ("load", "data", "train_setup"))
     gpu_budget.note(SCRIPT, "script minus runner, main-process peak (MiB): "
@@ -140,4 +140,4 @@ def test_script_with_its_fix_as_a_flag(gpu_budget):
     row = gpu_budget.measure(SCRIPT.with_fixes("max_seconds_flag"), label="max_seconds_flag")
     assert row.info["exit_code"] == 0
     assert row.info["command"][-2:] == ["--max_seconds", str(AS_REPORTED.params["max_seconds"])]
-    assert [s["step"] for s in row.steps] == [1, 2, 3, 4]
+    assert [s.step for s in row.steps] == [1, 2, 3, 4]

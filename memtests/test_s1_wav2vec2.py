@@ -99,8 +99,9 @@ def test_what_drives_ram(gpu_budget):
     def probe(**params) -> dict:
         m = gpu_budget.peak(AS_REPORTED.with_params(**params))
         assert m.ok, m.error
-        phases = {name: p[field] for name, p in m.phases.items()}
-        return {"peak": m.peaks[metric], "load": phases["load"], "data": phases["data"], "train": m.step_peaks[metric]}
+        phases = {name: getattr(p, field) for name, p in m.phases.items()}
+        return {"peak": m.peaks.figure(metric), "load": phases["load"], "data": phases["data"],
+                "train": m.step_peaks.figure(metric)}
 
     def mib(n: int) -> float:
         return round(n / 2**20, 1)

@@ -49,7 +49,7 @@ CASES = {fix: WORKERS.with_fixes(fix) for fix in FIXES}  # validated at collecti
 
 
 def _workers_added(row) -> float:
-    return (row.peaks["ram_tree"] - row.peaks["ram"]) / MiB
+    return (row.peaks.ram_tree - row.peaks.ram) / MiB
 
 
 @pytest.mark.gpu_budget(**BUDGET, expect="over-budget")
@@ -59,7 +59,7 @@ def test_as_reported(gpu_budget):
     assert info["dataloader_workers"] == 4 and info["dataloader_start"] == info["start_method"] == "fork"
     if gpu_budget.budget.ram is not None:  # a CPU host ("Per device")
         # what the gate saw before it read the tree: within the budget, the blow-up unseen
-        assert row.peaks["ram"] <= gpu_budget.budget.ram
+        assert row.peaks.ram <= gpu_budget.budget.ram
     # each clip is read by one worker an epoch (train and eval): together the workers copy about all of it
     held = info["dataset_held_bytes"] / MiB
     assert _workers_added(row) >= 0.75 * held, (_workers_added(row), held)
@@ -90,10 +90,10 @@ def test_start_method(gpu_budget):
     added = {name: _workers_added(m) for name, m in (("fork", fork), ("spawn", spawn))}
     gpu_budget.note(WORKERS, f"{workers} workers, dataset held in memory {held} MiB: the workers add "
                     + ", ".join(f"{name} {mib:.1f} MiB" for name, mib in added.items())
-                    + f" to the main process's {spawn.peaks['ram'] / MiB:.1f} MiB (tree {spawn.peaks['ram_tree'] / MiB:.1f} "
-                    f"MiB spawned, {fork.peaks['ram_tree'] / MiB:.1f} MiB forked)",
+                    + f" to the main process's {spawn.peaks.ram / MiB:.1f} MiB (tree {spawn.peaks.ram_tree / MiB:.1f} "
+                    f"MiB spawned, {fork.peaks.ram_tree / MiB:.1f} MiB forked)",
                     workers=workers, held_mib=held, added_mib={k: round(v, 1) for k, v in added.items()},
-                    tree_mib={"fork": round(fork.peaks["ram_tree"] / MiB, 1), "spawn": round(spawn.peaks["ram_tree"] / MiB, 1)},
-                    main_mib={"fork": round(fork.peaks["ram"] / MiB, 1), "spawn": round(spawn.peaks["ram"] / MiB, 1)})
+                    tree_mib={"fork": round(fork.peaks.ram_tree / MiB, 1), "spawn": round(spawn.peaks.ram_tree / MiB, 1)},
+                    main_mib={"fork": round(fork.peaks.ram / MiB, 1), "spawn": round(spawn.peaks.ram / MiB, 1)})
     assert added["spawn"] >= workers * held  # every spawned worker holds the whole dataset
     assert added["fork"] < added["spawn"] - held  # forked ones share what they do not read

@@ -64,7 +64,7 @@ def test_train_ds(gpu_budget, tmp_path):
     row = gpu_budget.measure(in_folder(TRAIN_DS, tmp_path), label="train_ds")
     assert row.info["exit_code"] == 0 and row.info["ignored_marks"] == 0, row.info
     made = batches(tmp_path)
-    assert [s["step"] for s in row.steps] == [b["step"] for b in made] == list(range(1, len(made) + 1)), row.steps
+    assert [s.step for s in row.steps] == [b["step"] for b in made] == list(range(1, len(made) + 1)), row.steps
     names = list(row.phases)
     assert names[:2] == ["run", "train_setup"] and "eval_epoch_1" in names and names[-1] == "train_end", names
     allocated = [s["vram_allocated"] for s in row.steps]

@@ -79,7 +79,7 @@ def update_sets_the_peak(peaks: list[int], params: int) -> bool:
 def test_as_reported(gpu_budget):
     row = gpu_budget.measure(S2, label="as-reported")
     metric = step_metric(gpu_budget)
-    peaks, longest = [s[metric] for s in row.steps], [s["longest_s"] for s in row.info["steps"]]
+    peaks, longest = [s.figure(metric) for s in row.steps], [s["longest_s"] for s in row.info["steps"]]
     if metric == "vram_allocated" and gpu_budget.scale == "real":
         assert update_sets_the_peak(peaks, row.info["params"]), (peaks, row.info["params"])
     else:
@@ -129,10 +129,10 @@ def test_allocator_retention(gpu_budget):
     steady = gpu_budget.peak(S2)
     system = gpu_budget.peak(S2.with_params(malloc="system"))
     assert steady.ok and system.ok
-    print(f"steady: peak {steady.peaks['ram'] / 2**20:.1f} MiB, {slope(steady.steps, 'ram') / 2**20:.1f} MiB/step; "
-          f"system: peak {system.peaks['ram'] / 2**20:.1f} MiB, {slope(system.steps, 'ram') / 2**20:.1f} MiB/step")
+    print(f"steady: peak {steady.peaks.ram / 2**20:.1f} MiB, {slope(steady.steps, 'ram') / 2**20:.1f} MiB/step; "
+          f"system: peak {system.peaks.ram / 2**20:.1f} MiB, {slope(system.steps, 'ram') / 2**20:.1f} MiB/step")
     assert system.info["malloc"] == "system" and steady.info["malloc"] == "steady"
-    assert system.peaks["ram"] > steady.peaks["ram"] + 32 * 2**20
+    assert system.peaks.ram > steady.peaks.ram + 32 * 2**20
     assert slope(system.steps, "ram") > slope(steady.steps, "ram")
 
 
@@ -144,4 +144,4 @@ CUDA_CASES = {fixes: CUDA_ONLY.with_fixes(fixes) for fixes in ["empty_cache", "e
 def test_cuda_fix(gpu_budget, fixes):
     """Caching-allocator fixes act on CUDA memory only: measured on a GPU host, a skip with the reason on CPU."""
     row = gpu_budget.measure(CUDA_CASES[fixes], label=fixes)
-    assert row.peaks["vram_reserved"] is not None
+    assert row.peaks.vram_reserved is not None

@@ -83,7 +83,7 @@ def test_largest_batch_within_budget(gpu_budget):
 
     def peak(batch: int) -> int | None:
         m = gpu_budget.peak(S5.with_params(batch_size=batch))
-        return m.peaks["ram"] if m.ok else None
+        return m.peaks.ram if m.ok else None
 
     found = largest_batch_within(budget, peak, lo=8, hi=40)
     mib = {b: None if p is None else round(p / 2**20, 1) for b, p in sorted(found.peaks.items())}

@@ -65,13 +65,13 @@ def test_accelerate_fsdp_plugin_on_cpu(gpu_budget):
 def test_accelerate_without_use_cpu_trains_each_rank_alone(gpu_budget):
     """Without ACCELERATE_USE_CPU=true the launch exits 0 with two single-process runs: the gate fails it, named."""
     m = gpu_budget.peak(ACCELERATE_FSDP)
-    assert not m.ok and m.error["kind"] == "rank", m.error
-    assert "accelerate trained rank 0, 1 as a single process (DistributedType.NO, 1 process)" in m.error["message"], \
-        m.error["message"]
+    assert not m.ok and m.error.kind == "rank", m.error
+    assert "accelerate trained rank 0, 1 as a single process (DistributedType.NO, 1 process)" in m.error.message, \
+        m.error.message
     gpu_budget.note(ACCELERATE_FSDP, "accelerate launch --use_fsdp on a host without CUDA, without "
                     "ACCELERATE_USE_CPU=true: the launch exits 0, every rank's accelerate state is DistributedType.NO "
                     "(1 process), though a gloo group of 2 formed; the gate fails it: "
-                    + m.error["message"].split(": ", 1)[1][:160])
+                    + m.error.message.split(": ", 1)[1][:160])
 
 
 @pytest.mark.gpu_budget_probe  # the gate's own rank judging, planted (tests/integration/test_ranks.py: on a stand-in)

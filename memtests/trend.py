@@ -10,5 +10,5 @@ from gpu_budget.measure.fit import least_squares
 
 def slope(steps, metric: str) -> float | None:
     """Bytes per step of `metric` over a row's steps after the first (the optimizer state's); None under 3 points."""
-    ys = [s[metric] for s in steps[1:] if s[metric] is not None]
+    ys = [y for s in steps[1:] if (y := s.figure(metric)) is not None]
     return least_squares(range(len(ys)), ys)[0] if len(ys) >= 3 else None

@@ -40,7 +40,7 @@ def step_summary_example() -> list[str]:
 
 def gpu_kit_on_cpu() -> list[str]:
     rows, _ = report("benchmarks/results/gpu-kit-on-cpu.report.json")
-    shifts = {-r.setup["floor_shift"] / MiB for r in rows if r.setup and r.setup.get("floor_shift") is not None}
+    shifts = {-r.setup.floor_shift / MiB for r in rows if r.setup and r.setup.floor_shift is not None}
     assert all(s > 0 for s in shifts)  # "below the baselines'"
     assert not any(r.verdict == "regression" for r in rows)  # "no case regressed"
     improved = [r for r in rows if r.verdict == "improved"]

@@ -546,8 +546,8 @@ def readme_checkpoints() -> list[str]:
 def readme_plot() -> list[str]:
     rows, _ = report(SUITE_TINY)
     row = next(r for r in rows if r.nodeid == "memtests/test_s3_qwen2_audio.py::test_as_reported::as-reported")
-    over = next(p for p in row.phases.values() if p["ram_tree_peak"] > row.budget.ram)
-    assert over["step"] == 1  # "at the first optimizer step"
+    over = next(p for p in row.phases.values() if p.ram_tree_peak > row.budget.ram)
+    assert over.step == 1  # "at the first optimizer step"
     return shows(section(CI, "## Reading the summary"),
                  f"breaks its {row.budget.ram / GiB:g} GiB budget at the first optimizer step")
 

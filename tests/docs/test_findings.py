@@ -32,10 +32,10 @@ def test_each_fix_is_paired_with_the_as_reported_run_of_its_scale():
     rows = [row("as-reported", [], 900 * MiB), row("lora", ["lora"], 500 * MiB),
             row("as-reported", [], 9000 * MiB, scale="real"), row("lora", ["lora"], 9000 * MiB, scale="real"),
             row("cuda", ["empty_cache"], None, verdict="skipped", message="needs a CUDA GPU")]
-    by = {(e["variant"], e["scale"]): e for e in pairs([Result.from_json(r) for r in rows])["s"]}
-    assert by[("lora", "tiny")]["verdict"] == "works" and by[("lora", "tiny")]["before"] == 900 * MiB
-    assert by[("lora", "real")]["verdict"] == "no effect"
-    assert by[("cuda", "tiny")]["verdict"] == "needs GPU, not measured here"
+    by = {(e.variant, e.scale): e for e in pairs([Result.from_json(r) for r in rows])["s"]}
+    assert by[("lora", "tiny")].verdict == "works" and by[("lora", "tiny")].before == 900 * MiB
+    assert by[("lora", "real")].verdict == "no effect"
+    assert by[("cuda", "tiny")].verdict == "needs GPU, not measured here"
 
 
 def test_a_fix_its_runner_did_not_apply_gets_no_measured_verdict():
@@ -46,11 +46,11 @@ def test_a_fix_its_runner_did_not_apply_gets_no_measured_verdict():
                info={"fixes_applied": {"gradient_checkpointing": "not supported: no checkpointing switch"}})
     lora = row("lora", ["lora"], 500 * MiB, info={"fixes_applied": {"lora": "applied"}})
     rows = [row("as-reported", [], 900 * MiB), amp, old, noop, lora]
-    by = {e["variant"]: e for e in pairs([Result.from_json(r) for r in rows])["s"]}
-    assert by["amp"]["verdict"] == "not applied here (amp: not applied: CUDA-only)"
-    assert by["amp2"]["verdict"].startswith("not applied here (amp: CUDA-only")
-    assert by["gc"]["verdict"] == "not applied here (gradient_checkpointing: not supported: no checkpointing switch)"
-    assert by["lora"]["verdict"] == "works"
+    by = {e.variant: e for e in pairs([Result.from_json(r) for r in rows])["s"]}
+    assert by["amp"].verdict == "not applied here (amp: not applied: CUDA-only)"
+    assert by["amp2"].verdict.startswith("not applied here (amp: CUDA-only")
+    assert by["gc"].verdict == "not applied here (gradient_checkpointing: not supported: no checkpointing switch)"
+    assert by["lora"].verdict == "works"
 
 
 def test_cli_merges_reports_and_names_a_bad_one(tmp_path, capsys):
@@ -113,7 +113,7 @@ S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
 @pytest.mark.gpu_budget(ram="2 GiB")
 @pytest.mark.parametrize("n", [1, 2])
 def test_search(gpu_budget, n):
-    found = gpu_budget.peak(S.with_params(mib=8 * n)).peaks["ram"]
+    found = gpu_budget.peak(S.with_params(mib=8 * n)).peaks.ram
     gpu_budget.note(S, f"probe {n}", n=n, peak=found)
 
 @pytest.mark.gpu_budget(ram="2 GiB")

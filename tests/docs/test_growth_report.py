@@ -18,7 +18,7 @@ from doc_figures import ROOT, document, load
 from benchmarks.growth_catalogue import BLIND, EXPECTED, LADDER, STEPS, allowance_of, catalogue_summary, clean_runs, expected_of
 from gpu_budget.judge import growth
 from gpu_budget.model.budget import Budget
-from gpu_budget.model.figures import Step
+from gpu_budget.model.figures import Peaks, Step
 from gpu_budget.units import parse_size
 
 RUN = "benchmarks/results/growth.json"
@@ -49,7 +49,7 @@ def test_the_host_ram_allowance_is_six_times_the_calibration_s_largest_growth(ru
 def judged_again(row: dict, run: dict) -> bool:
     """Whether the committed rule fails this row's measured steps at the declared length (as judge() calls it)."""
     steps = [Step(step=s["step"], ram=s["ram"], ram_tree=s["ram_tree"]) for s in row["steps"]]
-    check = growth.check(steps, row["peaks"], Budget(ram=parse_size(run["budget"])), run["declared_steps"])
+    check = growth.check(steps, Peaks.from_json(row["peaks"]), Budget(ram=parse_size(run["budget"])), run["declared_steps"])
     return bool(check.breaches)
 
 

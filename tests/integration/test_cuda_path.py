@@ -18,14 +18,14 @@ BUDGET = {"cpu": {"ram": "1 GiB"}, "cuda": {"vram": "10 GiB"}}
 @pytest.mark.gpu_budget(**BUDGET)
 def test_on_the_host_device(gpu_budget):
     row = gpu_budget.measure(S(8))
-    assert row.device == "cuda" and row.budget == {"ram": None, "vram": 10 * 2**30} and row.expect is None
+    assert row.device == "cuda" and (row.budget.ram, row.budget.vram) == (None, 10 * 2**30) and row.expect is None
 
 
 @pytest.mark.gpu_budget(**BUDGET, device="cpu")
 def test_pinned_to_the_cpu(gpu_budget):
     row = gpu_budget.measure(S(8))  # its child does not see the GPU: host RAM only, judged by the cpu block
     assert row.device == "cpu" and row.info["device"] == "cpu"
-    assert row.peaks["vram_allocated"] is None and row.budget["ram"] == 2**30
+    assert row.peaks.vram_allocated is None and row.budget.ram == 2**30
 
 
 @pytest.mark.gpu_budget(cpu={"ram": "1 GiB"}, cuda={"ram": None}, expect="over-budget")

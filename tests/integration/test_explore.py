@@ -112,9 +112,9 @@ def test_explore_finds_worst_case_boundary_and_smallest_failing_on_a_planted_fun
     result = explore("planted", Envelope({"batch": (1, 8), "seconds": (1, 30)}), budget="150 MiB",
                      estimate=tensors, measure=measured, boundary="batch", max_examples=40, max_real_runs=6)
     assert result.offset == floor
-    assert result.worst["config"] == {"batch": 8, "seconds": 30}
-    assert result.boundary["value"] == 3 and result.boundary["at"] == {"seconds": 30}  # 3 * 30 + 50 <= 150
-    assert result.smallest_failing["measured"] > 150 << 20
+    assert result.worst.config == {"batch": 8, "seconds": 30}
+    assert result.boundary.value == 3 and result.boundary.at == {"seconds": 30}  # 3 * 30 + 50 <= 150
+    assert result.smallest_failing.measured > 150 << 20
     assert len(result.real_runs) <= 6 and not result.monotonicity
 
 
@@ -124,7 +124,7 @@ def test_a_memory_drop_along_a_monotone_knob_is_reported():
 
     result = explore("dip", Envelope({"batch": (1, 8)}), budget="1 GiB", estimate=tensors, measure=tensors,
                      max_examples=30, max_real_runs=3)
-    assert [v["config"] for v in result.monotonicity] == [{"batch": 4}]
+    assert [v.config for v in result.monotonicity] == [{"batch": 4}]
 
 
 def test_a_growing_overhead_is_fitted_from_two_real_runs():
@@ -136,11 +136,11 @@ def test_a_growing_overhead_is_fitted_from_two_real_runs():
 
     result = explore("growing", Envelope({"batch": (1, 64)}), budget="500 MiB", estimate=tensors, measure=measured,
                      boundary="batch", max_examples=30, max_real_runs=5)
-    assert result.calibration["slope"] == pytest.approx(1.5)
+    assert result.calibration.slope == pytest.approx(1.5)
     # 100 + 15 * batch <= 500: the largest batch is 26, predicted from the fitted line and confirmed by two runs
-    assert result.boundary["predicted_value"] == 26 and result.boundary["value"] == 26
-    assert result.smallest_failing["config"] == {"batch": 27}
-    assert [r["config"]["batch"] for r in result.real_runs] == [1, 64, 26, 27]
+    assert result.boundary.predicted_value == 26 and result.boundary.value == 26
+    assert result.smallest_failing.config == {"batch": 27}
+    assert [r.config["batch"] for r in result.real_runs] == [1, 64, 26, 27]
 
 
 TWO_EXPLORATIONS = '''
@@ -193,7 +193,6 @@ def test_explorations_reach_the_table_and_the_json_report_under_xdist_too(pytest
 def test_a_run_that_crashes_is_a_problem_and_one_that_runs_out_of_memory_is_over_budget():
     """A real run's crash (a bug) never reads as a configuration over the budget; an out-of-memory death does."""
     from gpu_budget import Scenario
-    from gpu_budget.model.figures import Peaks
     from gpu_budget.model.result import Failure, Measurement
     from gpu_budget.search.explore import explore_scenario
 
@@ -212,6 +211,6 @@ def test_a_run_that_crashes_is_a_problem_and_one_that_runs_out_of_memory_is_over
                                 boundary="batch", max_examples=20, max_real_runs=5, estimate=lambda k: k["batch"] << 24)
 
     oom = run("oom")
-    assert not oom.problems and oom.worst["measured"] is None and oom.boundary["value"] == 5, oom.summary()
+    assert not oom.problems and oom.worst.measured is None and oom.boundary.value == 5, oom.summary()
     crash = run("exception")
     assert crash.problems and crash.problems[0].startswith("real run batch=8 failed (exception): exception at batch 8")

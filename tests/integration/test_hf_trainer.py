@@ -52,7 +52,7 @@ def test_trainer_steps_are_phases(gpu_budget):
     assert row.info["optimizer_steps"] == 4 and row.info["ended"] == 6  # 4 steps and 2 evaluations
     assert list(row.phases) == FRONT + ["train_step_1", "train_step_2", "eval_step_2",
                                            "train_step_3", "train_step_4", "eval_step_4", "train_end"]
-    assert [s["step"] for s in row.steps] == [1, 2, 3, 4]
+    assert [s.step for s in row.steps] == [1, 2, 3, 4]
     assert len(row.steps) == 4 and row.growth["ram_per_step"] is None  # its series, too short to judge growth
 
     row = gpu_budget.measure(BERT.with_params(eval_strategy="epoch", train_end=None), label="eval-epoch")

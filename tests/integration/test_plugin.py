@@ -16,7 +16,7 @@ S = Scenario(name="alloc", run="runners:alloc", params={"mib": 64})
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_fits(gpu_budget):
     row = gpu_budget.measure(S)
-    assert row.peaks["ram"] > 128 * 2**20
+    assert row.peaks.ram > 128 * 2**20
 '''
 
 
@@ -296,7 +296,7 @@ def test_peak_measures_without_judging_or_recording(project):
 @pytest.mark.gpu_budget(ram="1 MiB")
 def test_probe(gpu_budget):
     m = gpu_budget.peak(Scenario(name="alloc", run="runners:alloc", params={"mib": 32}))
-    assert m.ok and m.peaks["ram"] > 64 * 2**20  # far over the budget, yet not judged
+    assert m.ok and m.peaks.ram > 64 * 2**20  # far over the budget, yet not judged
 ''')
     run(pytester, "--gpu-budget", env={"CI": "true"}).assert_outcomes(passed=1)
     assert not list((pytester.path / "baselines").rglob("*.json"))
@@ -312,7 +312,7 @@ def test_judged(gpu_budget):
 
 @pytest.mark.gpu_budget_probe
 def test_finding(gpu_budget):
-    assert gpu_budget.peak(S.with_params(mib=32)).peaks["ram"] > gpu_budget.peak(S).peaks["ram"] + 8 * 2**20
+    assert gpu_budget.peak(S.with_params(mib=32)).peaks.ram > gpu_budget.peak(S).peaks.ram + 8 * 2**20
 
 @pytest.mark.gpu_budget_probe
 def test_misplaced(gpu_budget):

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.model.budget import Tolerance
-from gpu_budget.model.figures import Peaks
 from gpu_budget.against import collected
 from gpu_budget.against.renames import parse
 from gpu_budget.against.render import rows
 from gpu_budget.against.verdict import judge_all
+from gpu_budget.model.budget import Tolerance
+from gpu_budget.model.figures import Peaks
 from gpu_budget.model.result import Measurement, Result, Verdict
 
 MiB = 2**20

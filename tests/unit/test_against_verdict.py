@@ -2,13 +2,12 @@
 
 from pathlib import Path
 
-from gpu_budget.model.result import Failure
-from gpu_budget.model.figures import Peaks
 from gpu_budget.against import at_base, passed_through
 from gpu_budget.against.pairs import session_args
 from gpu_budget.against.verdict import Figure, judge_all, judge_case, undecided
 from gpu_budget.model.budget import Tolerance
-from gpu_budget.model.result import Measurement, Result, Verdict
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.result import Failure, Measurement, Result, Verdict
 
 MiB = 2**20
 TOL = Tolerance(rel=0.005, abs=4 * MiB)

@@ -4,7 +4,7 @@ Each expectation follows c10/cuda/CUDACachingAllocator.cpp: rounding to 512 byte
 segments, 20 MiB segments for requests under 10 MiB, best fit, the splitting thresholds, merging.
 """
 
-from gpu_budget.estimate.allocator import CachingAllocator, replay
+from gpu_budget.estimate.allocator import AllocatorPhase, CachingAllocator, replay
 
 KiB, MiB = 2**10, 2**20
 
@@ -47,8 +47,8 @@ def test_freed_blocks_merge_and_are_reused_best_fit_without_new_segments():
 def test_replay_gives_each_phase_its_own_peaks_as_the_meter_resets_them():
     log = [(1, 8 * MiB), (2, 4 * MiB), (2, -4 * MiB), (3, 2 * MiB), (1, -8 * MiB)]
     rows = replay(log, [(0, "build"), (3, "step")])
-    assert rows == [{"name": "build", "allocated": 12 * MiB, "reserved": 20 * MiB},
-                    {"name": "step", "allocated": 10 * MiB, "reserved": 20 * MiB}]
+    assert rows == [AllocatorPhase("build", allocated=12 * MiB, reserved=20 * MiB),
+                    AllocatorPhase("step", allocated=10 * MiB, reserved=20 * MiB)]
 
 
 def test_empty_cache_gives_back_only_segments_with_nothing_allocated():

@@ -2,11 +2,10 @@
 
 from pathlib import Path
 
-from gpu_budget.model.result import Failure
 from gpu_budget.declare.marks import BudgetMark
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.figures import Peaks
-from gpu_budget.model.result import Measurement
+from gpu_budget.model.result import Failure, Measurement
 from gpu_budget.report.artifacts import keep_snapshot, slug, wants_snapshot
 
 GiB = 2**30

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_budget.model.figures import Peaks, RankFigures
 from gpu_budget.judge import files
 from gpu_budget.judge.baselines import lookup, packages_of
 from gpu_budget.judge.compare import judge
-from gpu_budget.judge.fingerprint import between
 from gpu_budget.judge.files import BaselineError
+from gpu_budget.judge.fingerprint import between
 from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.figures import Peaks, RankFigures
 from gpu_budget.model.result import Measurement
 
 MiB = 2**20

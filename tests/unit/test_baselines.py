@@ -172,6 +172,6 @@ def test_an_entry_crosses_its_file_unchanged(tmp_path):
            "recorded": "2026-11-25"}
     files.write(path, "tiny", {"t": raw})
     entry = baselines.lookup(files.load(path), "tiny", "t")
-    assert isinstance(entry, Entry) and entry.peaks["ram_tree"] == 6 and entry.fixes == ("lora",)
+    assert isinstance(entry, Entry) and entry.peaks.ram_tree == 6 and entry.fixes == ("lora",)
     assert json.dumps(entry.to_json(), sort_keys=True) == json.dumps(raw, sort_keys=True)  # files sort their keys
     assert baselines.lookup(files.load(path), "tiny", "absent") is None

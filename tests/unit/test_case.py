@@ -60,8 +60,8 @@ def test_a_first_run_is_recorded_and_the_next_one_compared(tmp_path):
     assert first.result.verdict == Verdict.NO_BASELINE and first.result.passed and first.baseline_write
     from gpu_budget.judge import files
 
-    files.write(Path(first.baseline_write["path"]), "tiny",
-                    {first.baseline_write["id"]: first.baseline_write["entry"].to_json()})
+    files.write(Path(first.baseline_write.path), "tiny",
+                    {first.baseline_write.id: first.baseline_write.entry.to_json()})
     again = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB))
     assert again.result.verdict == Verdict.PASS and again.baseline_write is None
     worse = one(tmp_path, read_mark(ram="1 GiB"), measured(550 * MiB))
@@ -136,7 +136,7 @@ def test_a_command_cases_fingerprint_records_its_environment(tmp_path):
     fprint = case_setup.fingerprint_for(Hardware.from_json({**HW, "floor": 300 * MiB}), s, "steady")
     assert fprint["command_env"]["OMP_NUM_THREADS"] == "2" and fprint["command_env"]["MALLOC_TRIM_THRESHOLD_"] == "131072"
     out = one(tmp_path, read_mark(ram="1 GiB"), measured(500 * MiB), scenario=s)
-    entry = out.baseline_write["entry"].to_json()
+    entry = out.baseline_write.entry.to_json()
     assert json.loads(json.dumps(entry)) == entry  # a baseline entry crosses to its file as plain JSON
     assert entry["fingerprint"]["command_env"]["OMP_NUM_THREADS"] == "2"
 
@@ -153,14 +153,14 @@ def test_a_commands_figure_has_a_moved_floor_taken_off_unless_the_preload_list_m
         return case.run(c, read_mark(ram="1 GiB"), options(tmp_path), CPU, hw, lambda s, snap: measured(peak), ci=False)
 
     first = run(500 * MiB)
-    files.write(Path(first.baseline_write["path"]), "tiny",
-                    {first.baseline_write["id"]: first.baseline_write["entry"].to_json()})
+    files.write(Path(first.baseline_write.path), "tiny",
+                    {first.baseline_write.id: first.baseline_write.entry.to_json()})
     assert run(512 * MiB).result.verdict == Verdict.REGRESSION  # above 500 MiB + 0.5 % + 4 MiB: the planted case
     moved = run(512 * MiB, cpu="B", floor=308 * MiB).result
     assert moved.verdict == Verdict.PASS
-    assert moved.setup["floor_shift"] == 8 * MiB
+    assert moved.setup.floor_shift == 8 * MiB
     preload = run(512 * MiB, preload="torch transformers", floor=308 * MiB).result
-    assert preload.verdict == Verdict.REGRESSION and preload.setup["floor_shift"] == 0
+    assert preload.verdict == Verdict.REGRESSION and preload.setup.floor_shift == 0
 
 
 def test_a_command_envs_paths_under_the_project_are_recorded_from_it(tmp_path):

@@ -2,8 +2,8 @@
 
 A planted regression of each kind (a `dict[str, Any]`, a string-keyed lookup,
 a verdict compared with a string, a metric group outside model/metric.py, a
-second MiB, an import circle, a long function) moves its count: the counter
-can fail.
+second MiB, a record read by key, an import circle, a long function) moves its
+count: the counter can fail.
 """
 
 import importlib.util
@@ -33,8 +33,14 @@ def planted(tmp_path_factory) -> dict:
     shutil.copytree(code_shape.PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__"))
     long_body = "\n".join(f"    x{i} = {i}" for i in range(code_shape.FUNCTION_LINES + 1))
     (root / "planted.py").write_text(
+        "from dataclasses import dataclass\n"
         "from typing import Any\n"
         "from gpu_budget.report import planted_back\n"
+        "@dataclass(frozen=True)\n"
+        "class Keyed:\n"
+        "    x: int\n"
+        "    def __getitem__(self, key: str) -> int:\n"
+        "        return self.x\n"
         "MiB = 2**20\n"
         "GROUP = ('ram', 'vram_allocated')\n"
         "def f(row: dict[str, Any], verdict: str) -> object:\n"
@@ -46,6 +52,7 @@ def planted(tmp_path_factory) -> dict:
 
 @pytest.mark.parametrize(("name", "more"), [("dict[str, Any]", 1), ("Any", 1), ("string-keyed lookups", 2),
                                             ("verdict == str", 1), ("metric groups outside model/metric.py", 1),
-                                            ("MiB definitions", 1), ("import circles", 1), ("long functions", 1)])
+                                            ("MiB definitions", 1), ("records read by key", 1), ("import circles", 1),
+                                            ("long functions", 1)])
 def test_a_planted_regression_moves_its_count(planted, name, more):
     assert planted[name] == len(code_shape.counts()[name]) + more

@@ -1,10 +1,9 @@
 """A measured child that died: an out-of-memory death reproduces an expected over-budget failure, other deaths do not."""
 
-from gpu_budget.model.result import Failure
-from gpu_budget.model.figures import Peaks
 from gpu_budget.judge.compare import judge
 from gpu_budget.model.budget import Budget, Tolerance
-from gpu_budget.model.result import Measurement
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.result import Failure, Measurement
 
 GiB = 2**30
 TOL = Tolerance(rel=0.005, abs=4 * 2**20)

@@ -55,7 +55,7 @@ def test_fake_step_peak_equals_the_real_live_tensor_peak(fixes):
     real = estimate(mlp, PARAMS, fixes, fake=False)
     assert fake.step_peak == real.step_peak
     assert fake.at_peak == real.at_peak
-    assert [(r["name"], r["peak"]) for r in fake.phases] == [(r["name"], r["peak"]) for r in real.phases]
+    assert [(r.name, r.peak) for r in fake.phases] == [(r.name, r.peak) for r in real.phases]
     assert fake.at_peak["optimizer_state"] > 0 and fake.at_peak["parameters"] > 0
 
 
@@ -63,10 +63,10 @@ def test_categories_are_the_tensors_they_name():
     est = estimate(mlp, {**PARAMS, "micro": 1}, ())
     params = sum(q.numel() * 4 for q in nn.Sequential(
         nn.Linear(256, 512), nn.LayerNorm(512), nn.Linear(512, 512), nn.Linear(512, 10)).parameters())
-    end = next(r for r in est.phases if r["name"] == "end")
-    assert end["at_peak"]["parameters"] == params
-    assert end["at_peak"]["optimizer_state"] == 2 * params + 4 * 8  # exp_avg, exp_avg_sq, and 8 fp32 step counters
-    assert end["at_peak"]["gradients"] == 0  # zero_grad(set_to_none=True)
+    end = next(r for r in est.phases if r.name == "end")
+    assert end.at_peak["parameters"] == params
+    assert end.at_peak["optimizer_state"] == 2 * params + 4 * 8  # exp_avg, exp_avg_sq, and 8 fp32 step counters
+    assert end.at_peak["gradients"] == 0  # zero_grad(set_to_none=True)
 
 
 def test_the_tracker_counts_storages_once_and_frees_them():
@@ -80,19 +80,19 @@ def test_the_tracker_counts_storages_once_and_frees_them():
         tracker.label([y], "gradients")
         del y
     replay = tracker.replay()
-    assert [(r["name"], r["peak"]) for r in replay.phases] == [("a", MiB), ("b", 3 * MiB)]
+    assert [(r.name, r.peak) for r in replay.phases] == [("a", MiB), ("b", 3 * MiB)]
     assert replay.at_peak["gradients"] == 3 * MiB and replay.final == 0
 
 
 def test_cuda_mode_keeps_a_bool_dropout_mask_and_rounds_to_512():
     p = {**PARAMS, "micro": 1, "batch": 64, "width": 1000}
     cpu, cuda = estimate(mlp, p, ()), estimate(mlp, p, (), device=Device(cuda=True, cublas_workspace=0))
-    cpu_forward, cuda_forward = (next(r["peak"] for r in est.phases if r["name"] == "step1.forward")
+    cpu_forward, cuda_forward = (next(r.peak for r in est.phases if r.name == "step1.forward")
                                  for est in (cpu, cuda))
     # CPU dropout keeps a float32 mask (4 bytes an element) for backward, CUDA's fused kernel a bool (1 byte)
     assert cpu_forward - cuda_forward >= 3 * 64 * 1000 - 4096
     assert cuda.metric == "vram_allocated_estimate" and cpu.metric == "ram_tensor_estimate"
-    assert all(r["peak"] % 512 == 0 for r in cuda.phases)
+    assert all(r.peak % 512 == 0 for r in cuda.phases)
 
 
 def convs(p, fixes, device, known):
@@ -112,7 +112,7 @@ def test_cuda_mode_counts_one_cublas_workspace_per_thread_that_runs_a_matmul():
         est = estimate(mlp, p, (), device=Device(cuda=True, cublas_workspace=size))
         one = size or 32 * MiB
         assert est.at_peak["workspaces"] == 2 * one and est.step_peak == bare.step_peak + 2 * one
-        added = {r["name"]: r["peak"] - b["peak"] for r, b in zip(est.phases, bare.phases)}
+        added = {r.name: r.peak - b.peak for r, b in zip(est.phases, bare.phases)}
         assert added["build"] == 0 and added["step1.forward"] == one  # the backward thread's comes later
         assert all(v == 2 * one for name, v in added.items() if name not in ("build", "step1.forward"))
     assert estimate(mlp, p, ()).at_peak["workspaces"] == 0  # a CPU has none
@@ -148,7 +148,7 @@ def test_cuda_autocast_saves_what_cuda_saves_and_casts_each_weight_once_per_forw
     cuda = Device(cuda=True, cublas_workspace=0)
     def forward(fixes, dtype):
         est = estimate(normed, {"autocast": dtype, "rows": 2048}, fixes, device=cuda)
-        return next(r["peak"] for r in est.phases if r["name"] == "step2.forward")
+        return next(r.peak for r in est.phases if r.name == "step2.forward")
 
     assert forward(("no_norm",), torch.float16) < forward(("no_norm",), None)
     assert forward((), torch.float16) > forward((), None)
@@ -175,7 +175,7 @@ def test_a_checkpoint_recomputes_under_the_forwards_autocast():
 
     def after_forward(fixes):
         tracker, _, _ = run_step(normed, {"autocast": torch.float16, "rows": rows}, fixes, cuda, steps=1)
-        return next(r["end"] for r in tracker.replay().phases if r["name"] == "step1.forward")
+        return next(r.end for r in tracker.replay().phases if r.name == "step1.forward")
 
     saved = (rows * 256 * 2  # the fp16 copy of the input the Linear reads
              + rows * 512 * 4  # the fp32 copy of the Linear's fp16 output the LayerNorm reads
@@ -218,14 +218,14 @@ def test_as_run_trains_the_runs_own_steps_in_order_and_the_cache_can_shrink():
     one holds less); without empty_cache reserved memory never shrinks, with it it can."""
     cuda = Device(cuda=True)
     kept = estimate(varying, {}, (), device=cuda, as_run=True)
-    assert [s["step"] for s in kept.per_step] == [1, 2, 3]
-    tensors = [s["tensors"] for s in kept.per_step]
+    assert [s.step for s in kept.per_step] == [1, 2, 3]
+    tensors = [s.tensors for s in kept.per_step]
     assert tensors[1] < tensors[2] < tensors[0]
-    reserved = [s["reserved"] for s in kept.per_step]
+    reserved = [s.reserved for s in kept.per_step]
     assert reserved == sorted(reserved)
     emptied = estimate(varying, {}, ("empty_cache",), device=cuda, as_run=True)
-    assert emptied.per_step[1]["reserved"] < kept.per_step[1]["reserved"]
-    assert [s["tensors"] for s in emptied.per_step] == tensors  # emptying the cache frees no tensor
+    assert emptied.per_step[1].reserved < kept.per_step[1].reserved
+    assert [s.tensors for s in emptied.per_step] == tensors  # emptying the cache frees no tensor
     with pytest.raises(ValueError, match="StepPlan.sequence"):
         estimate(mlp, PARAMS, (), device=cuda, as_run=True)
 
@@ -296,9 +296,9 @@ def test_running_two_of_four_identical_micro_batches_gives_the_same_peak():
 
     two, every = estimate(four, {"run_micro": 2}, ()), estimate(four, {"run_micro": None}, ())
     assert two.step_peak == every.step_peak
-    ran = {r["name"] for r in two.phases}  # two of the four ran: the equality is not of two full runs
+    ran = {r.name for r in two.phases}  # two of the four ran: the equality is not of two full runs
     assert "step1.forward.2" in ran and "step1.forward.3" not in ran, sorted(ran)
-    assert "step1.forward.4" in {r["name"] for r in every.phases}
+    assert "step1.forward.4" in {r.name for r in every.phases}
 
 
 def test_a_case_study_is_estimated_by_the_builder_its_folder_registers():

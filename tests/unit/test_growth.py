@@ -24,7 +24,7 @@ def records(mib: list[float], metric: str = "ram_tree", **other: list[float]) ->
 
 def checked(mib: list[float], budget: Budget = ONE_GIB, steps: int | None = 10_000, **other):
     recs = records(mib, **other)
-    return growth.check(recs, {"ram_tree": max(r.ram_tree for r in recs)}, budget, steps, ALLOW)
+    return growth.check(recs, Peaks(ram_tree=max(r.ram_tree for r in recs)), budget, steps, ALLOW)
 
 
 def shape(n: int, at: dict[int, float], base: float = 600.0, transient: dict[int, float] | None = None) -> list[float]:
@@ -167,7 +167,7 @@ def test_without_a_budget_the_projection_is_a_note():
 
 def test_the_main_process_series_stands_in_where_no_tree_was_read():
     recs = [Step(step=k, ram=int(v * MiB)) for k, v in enumerate(shape(10, leak(10, 2)), 1)]
-    check = growth.check(recs, {"ram": max(r.ram for r in recs)}, Budget(ram=GiB), 10_000, ALLOW)
+    check = growth.check(recs, Peaks(ram=max(r.ram for r in recs)), Budget(ram=GiB), 10_000, ALLOW)
     assert check.projections[0].growth.metric == "ram" and check.breaches[0].startswith("host RAM (main process) grows")
 
 

@@ -48,9 +48,9 @@ def test_no_cuda_means_none_not_zero(meter):
     with meter.phase("load"):
         pass
     summary = meter.summary()
-    assert summary["cuda"] is False
-    assert summary["peaks"]["ram"] > 0
-    assert summary["peaks"]["vram_allocated"] is None and summary["peaks"]["vram_reserved"] is None
+    assert summary.cuda is False
+    assert summary.peaks.ram > 0
+    assert summary.peaks.vram_allocated is None and summary.peaks.vram_reserved is None
     assert meter.phases[0].vram_allocated is None
 
 

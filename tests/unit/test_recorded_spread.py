@@ -191,13 +191,13 @@ def run_case(tmp_path, children, *, update=False, runs=4):
 
 def keep(outcome):
     write = outcome.baseline_write
-    files.write(Path(write["path"]), write["scale"], {write["id"]: write["entry"].to_json()})
+    files.write(Path(write.path), write.scale, {write.id: write.entry.to_json()})
 
 
 def test_a_new_case_is_measured_n_times_and_keeps_the_median_and_the_spread(tmp_path):
     out, ran = run_case(tmp_path, [m(400 * MiB), m(412 * MiB), m(404 * MiB), m(420 * MiB)])
     assert ran == 4 and out.result.verdict == Verdict.NO_BASELINE and out.result.passed
-    stored = out.baseline_write["entry"]
+    stored = out.baseline_write.entry
     assert stored.peaks.ram_tree == 412 * MiB and stored.spread == Spread(4, {"ram": 20 * MiB, "ram_tree": 20 * MiB})
     assert "no baseline yet: recorded; 4 fresh runs: the median run's figures kept (host RAM 412.00 MiB), spread " \
            "ram 20.00 MiB, ram_tree 20.00 MiB" in out.result.message
@@ -206,8 +206,8 @@ def test_a_new_case_is_measured_n_times_and_keeps_the_median_and_the_spread(tmp_
 
 def test_one_run_records_as_before(tmp_path):
     out, ran = run_case(tmp_path, [m(400 * MiB)], runs=1)
-    assert ran == 1 and out.baseline_write["entry"].spread is None and "fresh runs" not in out.result.message
-    assert "spread" not in out.baseline_write["entry"].to_json()
+    assert ran == 1 and out.baseline_write.entry.spread is None and "fresh runs" not in out.result.message
+    assert "spread" not in out.baseline_write.entry.to_json()
 
 
 def test_a_further_run_that_fails_records_nothing(tmp_path):
@@ -225,7 +225,7 @@ def test_update_re_records_an_entry_over_another_number_of_runs_and_leaves_a_mat
     assert ran == 1 and judged.baseline_write is None
     again, ran = run_case(tmp_path, [m(401 * MiB), m(403 * MiB), m(400 * MiB), m(402 * MiB)], update=True)
     assert ran == 4 and again.result.verdict == Verdict.PASS
-    assert again.baseline_write["entry"].spread.runs == 4
+    assert again.baseline_write.entry.spread.runs == 4
     assert again.result.message.startswith("within budget and baseline; baseline re-recorded; 4 fresh runs: ")
     keep(again)
     same, ran = run_case(tmp_path, [m(401 * MiB)], update=True)

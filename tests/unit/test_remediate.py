@@ -7,11 +7,10 @@ from itertools import combinations
 
 import pytest
 
-from gpu_budget.model.result import Failure
 from gpu_budget import Fix, Scenario
 from gpu_budget.declare import fixes
 from gpu_budget.model.figures import Peaks
-from gpu_budget.model.result import Trial
+from gpu_budget.model.result import Failure, Trial
 from gpu_budget.search import remediate
 
 MiB = 2**20

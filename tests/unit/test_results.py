@@ -26,7 +26,7 @@ def test_committed_report_rows_read_back_into_the_same_rows(path):
             expected = {"budget_origin": None, **row}
             assert json.dumps(result.to_json(), sort_keys=True) == json.dumps(expected, sort_keys=True)
         else:  # version 1: the main process only; the reader fills the tree's fields with None
-            assert result.peaks["ram"] == row["peaks"]["ram"] and result.peaks["ram_tree"] is None
+            assert result.peaks.ram == row["peaks"]["ram"] and result.peaks.ram_tree is None
 
 
 def test_a_case_that_ran_no_child_has_no_measurement_and_no_figures():
@@ -85,7 +85,7 @@ def _exploration() -> Exploration:
 def test_an_exploration_crosses_json_unchanged_its_boundary_keyed_by_the_knobs_values():
     found = _exploration()
     back = Exploration.from_json(json.loads(json.dumps(found.to_json())))
-    assert back == found and all(isinstance(v, int) for v in back.boundary["peaks"])
+    assert back == found and all(isinstance(v, int) for v in back.boundary.peaks)
     assert back.summary() == found.summary()
 
 

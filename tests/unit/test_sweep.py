@@ -1,6 +1,7 @@
 """Sweeps: the spec, a version's point against the reference, the side-by-side table, and what crosses xdist."""
 
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -68,15 +69,15 @@ def test_the_table_has_a_column_per_version_and_names_a_failed_one_once():
 
 
 def test_each_environment_says_what_it_installs_and_how_long_it_took():
-    found = EnvironmentRecord(**{**OLD, "seconds": 0.31, "cached": True})
+    found = replace(OLD, seconds=0.31, cached=True)
     assert environment_lines([OLD, found, found]) == [
         ("environment transformers==5.17.0 (installs huggingface-hub==1.33.0 transformers==5.17.0): made in 12.5 s "
         "(uv); found made 2 time(s), in 0.31 s at most")]
-    waited = EnvironmentRecord(**{**OLD, "seconds": 19.8, "cached": True, "waited": 19.6})
+    waited = replace(OLD, seconds=19.8, cached=True, waited=19.6)
     assert environment_lines([OLD, waited])[0].endswith(
         "found made 1 time(s), in 19.80 s at most (19.60 s of it waiting while another process made it)")
     assert EnvironmentRecord.from_json(waited.to_json()) == waited and "waited" not in OLD.to_json()
-    broken = EnvironmentRecord(**{**OLD, "conflicts": ("datasets 5.2.0 needs huggingface-hub>=1.31.0 (here 1.33.0)",)})
+    broken = replace(OLD, conflicts=("datasets 5.2.0 needs huggingface-hub>=1.31.0 (here 1.33.0)",))
     assert environment_lines([broken])[1:] == [
         ("  it breaks a running package's requirement: datasets 5.2.0 needs huggingface-hub>=1.31.0 (here 1.33.0); "
         "what imports that package there may fail")]

@@ -44,11 +44,11 @@ def touch(mib: int, hold: float, conn=None) -> None:
 def added(record, *pids: int) -> int:
     """What these descendants added in the phase (other descendants, e.g. multiprocessing's resource tracker
     started by an earlier test in this process, are left out)."""
-    return sum(d["private_peak"] for d in record.tree["detail"] if d["pid"] in pids)
+    return sum(d.private_peak for d in record.tree.detail if d.pid in pids)
 
 
 def one(record, pid: int) -> dict:
-    (entry,) = [d for d in record.tree["detail"] if d["pid"] == pid]
+    (entry,) = [d for d in record.tree.detail if d.pid == pid]
     return entry
 
 
@@ -68,9 +68,9 @@ def test_a_fork_worker_adds_its_own_pages_not_the_parents(meter):
     here.send("go")
     proc.join()
     assert 64 * MiB <= added(record, proc.pid) <= 64 * MiB + SLACK, record.tree
-    assert one(record, proc.pid)["hwm"] > (128 + 64) * MiB  # its VmHWM counts the parent's 128 MiB once more
+    assert one(record, proc.pid).hwm > (128 + 64) * MiB  # its VmHWM counts the parent's 128 MiB once more
     assert record.ram_tree_peak - record.ram_peak >= added(record, proc.pid)
-    assert not one(record, proc.pid)["exited"]
+    assert not one(record, proc.pid).exited
     del held
 
 
@@ -90,10 +90,10 @@ def test_a_worker_that_exits_right_after_its_spike_is_counted(meter, start):
     assert 2 * 96 * MiB <= added(record, *pids) <= 2 * (96 * MiB + SLACK + interpreter), record.tree
     # the tree is the peak of their sum over time: at least one worker's peak, at most both (they may not overlap)
     tree_added = record.ram_tree_peak - record.ram_peak
-    assert max(one(record, pid)["private_peak"] for pid in pids) <= tree_added <= record.tree["peak_sum"], record.tree
-    assert all(one(record, pid)["exited"] for pid in pids) and record.tree["unread"] == 0
+    assert max(one(record, pid).private_peak for pid in pids) <= tree_added <= record.tree.peak_sum, record.tree
+    assert all(one(record, pid).exited for pid in pids) and record.tree.unread == 0
     if start == "fork":  # they reported their own VmHWM as they exited: exact
-        assert all(one(record, pid)["reported"] for pid in pids)
+        assert all(one(record, pid).reported for pid in pids)
     del held
 
 
@@ -116,8 +116,8 @@ def test_copy_on_write_copies_count_though_rss_does_not_move(meter):
     here.send("go")
     proc.join()
     child = one(record, proc.pid)
-    assert child["hwm"] < record.ram_peak + 16 * MiB  # its RSS hardly rose over the parent's pages it maps ...
-    assert child["private_peak"] > 60 * MiB  # ... yet most of them are now its own copies, and counted
+    assert child.hwm < record.ram_peak + 16 * MiB  # its RSS hardly rose over the parent's pages it maps ...
+    assert child.private_peak > 60 * MiB  # ... yet most of them are now its own copies, and counted
     del objects
 
 
@@ -144,7 +144,7 @@ def test_plain_fork_children_are_polled(meter):
     os.waitpid(pid, 0)
     record = meter.stop()
     assert 64 * MiB <= added(record, pid) <= 64 * MiB + SLACK, record.tree
-    assert not one(record, pid)["reported"] and record.tree["max_gap"] < 0.5
+    assert not one(record, pid).reported and record.tree.max_gap < 0.5
 
 
 def test_phases_reset_live_descendants(meter):
@@ -161,7 +161,7 @@ def test_phases_reset_live_descendants(meter):
     after = meter.stop()
     holding = meter.phases[0]
     assert added(holding, proc.pid) >= 64 * MiB
-    assert added(after, proc.pid) == 0 and proc.pid not in [d["pid"] for d in after.tree["detail"]]
+    assert added(after, proc.pid) == 0 and proc.pid not in [d.pid for d in after.tree.detail]
 
 
 def test_no_descendants_is_the_main_process(tmp_path):
@@ -173,7 +173,7 @@ def test_no_descendants_is_the_main_process(tmp_path):
             spike = b"\\x01" * (32 << 20)
             del spike
         record = meter.phases[0]
-        print(record.ram_tree_peak - record.ram_peak, record.tree["processes"], meter.summary()["ram_tree_method"])
+        print(record.ram_tree_peak - record.ram_peak, record.tree.processes, meter.summary().ram_tree_method)
         meter.close()
     '''))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout.split()
@@ -215,12 +215,12 @@ def test_a_vforked_child_is_not_read_before_its_exec(monkeypatch):
         t = tree.ProcessTree()  # polled by hand here, no thread
         t.phase_start()
         t.poll()
-        (d,) = [d for d in t.phase_end().detail if d["pid"] == proc.pid]
-        assert d["hwm"] == 0 and d["shared"] is None  # seen, not read: the parent's 128 MiB are not its own
+        (d,) = [d for d in t.phase_end().detail if d.pid == proc.pid]
+        assert d.hwm == 0 and d.shared is None  # seen, not read: the parent's 128 MiB are not its own
         borrowing["yes"] = False
         t.poll()
-        (d,) = [d for d in t.phase_end().detail if d["pid"] == proc.pid]
-        assert 0 < d["private_peak"] < 40 * MiB
+        (d,) = [d for d in t.phase_end().detail if d.pid == proc.pid]
+        assert 0 < d.private_peak < 40 * MiB
     finally:
         proc.communicate(b"")
     del held

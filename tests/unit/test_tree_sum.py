@@ -43,7 +43,7 @@ def end(proc: subprocess.Popen) -> None:
 def others(detail: list[dict], ours: list[int]) -> int:
     """What descendants not started by the test added (a forkserver or resource tracker an earlier test in this
     process left running): they hold still, so they add about the same to every window and to the loose bound."""
-    return sum(d["private_peak"] for d in detail if d["pid"] not in ours)
+    return sum(d.private_peak for d in detail if d.pid not in ours)
 
 
 @pytest.fixture
@@ -64,10 +64,10 @@ def test_sequential_subprocesses_add_one_not_four(meter):
         ready(proc)
         end(proc)
     record = meter.stop()
-    added = record.ram_tree_peak - record.ram_peak - others(record.tree["detail"], pids)
+    added = record.ram_tree_peak - record.ram_peak - others(record.tree.detail, pids)
     assert 100 * MiB <= added <= 100 * MiB + INTERPRETER, record.tree
-    assert record.tree["peak_sum"] >= 4 * 100 * MiB, record.tree
-    assert record.tree["processes"] >= 4 and record.tree["windows"] > 4
+    assert record.tree.peak_sum >= 4 * 100 * MiB, record.tree
+    assert record.tree.processes >= 4 and record.tree.windows > 4
 
 
 def test_coexisting_subprocesses_add_up(meter):
@@ -80,7 +80,7 @@ def test_coexisting_subprocesses_add_up(meter):
     for proc in procs:
         end(proc)
     record = meter.stop()
-    added = record.ram_tree_peak - record.ram_peak - others(record.tree["detail"], [p.pid for p in procs])
+    added = record.ram_tree_peak - record.ram_peak - others(record.tree.detail, [p.pid for p in procs])
     assert 2 * 100 * MiB <= added <= 2 * (100 * MiB + INTERPRETER), record.tree
 
 
@@ -100,7 +100,7 @@ def test_the_figure_is_the_largest_window_sum():
         t.poll()
         end(b)
         reading = t.phase_end()
-        peaks = {d["pid"]: d["private_peak"] for d in reading.detail}
+        peaks = {d.pid: d.private_peak for d in reading.detail}
         rest = others(reading.detail, [a.pid, b.pid])
         assert peaks[a.pid] >= 100 * MiB and peaks[b.pid] >= 60 * MiB
         assert peaks[a.pid] <= reading.private <= peaks[a.pid] + rest, reading  # A's window, not A + B
@@ -114,7 +114,7 @@ def test_the_figure_is_the_largest_window_sum():
         for proc in both:
             end(proc)
         reading = t.phase_end()
-        peaks = {d["pid"]: d["private_peak"] for d in reading.detail}
+        peaks = {d.pid: d.private_peak for d in reading.detail}
         assert reading.private >= peaks[both[0].pid] + peaks[both[1].pid] >= 160 * MiB, reading
     finally:
         t.close()

@@ -145,7 +145,7 @@ def open_candidates(transcript: str) -> tuple[str, ...]:
 
 def _figure(row: Result) -> tuple[str, int | None]:
     metric = "ram_tree" if row.peaks.ram_tree is not None else "ram"
-    return metric, row.peaks.get(metric)
+    return metric, row.peaks.figure(metric)
 
 
 # -- the step git bisect run calls, in the worktree ---------------------------------------------------------------

@@ -75,7 +75,7 @@ def rows(cases: Sequence[CaseVerdict], stored: Mapping[str, Entry] | None = None
             out.append((name, "-", "-", "-", "-", "-", "-", verdict))
             continue
         for k, fig in enumerate(case.figures):
-            kept = None if entry is None else entry.peaks.get(fig.metric)
+            kept = None if entry is None else entry.peaks.figure(fig.metric)
             out.append((name if k == 0 else "", fig.metric, _size(fig.base_median), _size(fig.head_median),
                         _change(fig.change), f"{_size(fig.spread_base)} / {_size(fig.spread_head)}",
                         "-" if kept is None else format_size(kept), verdict if k == 0 else ""))

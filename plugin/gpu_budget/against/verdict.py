@@ -164,7 +164,7 @@ def figures(base: Sequence[Result], head: Sequence[Result], tolerance: Tolerance
     for metric in GATED:
         if metric == "ram" and all(r.peaks.ram_tree is not None for r in both):
             metric = "ram_tree"
-        values = [r.peaks.get(metric) for r in both]
+        values = [r.peaks.figure(metric) for r in both]
         if all(v is not None for v in values):
             out.append(Figure(metric, tuple(values[:len(base)]), tuple(values[len(base):]), tolerance))
     return tuple(out)

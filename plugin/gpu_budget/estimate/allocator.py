@@ -134,10 +134,9 @@ class CachingAllocator:
         pool.pop(i)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class AllocatorPhase(Fields):
-    """One phase's peaks of allocated and reserved bytes through the allocator. eq=False: it compares as the
-    mapping it reads as, so it equals its row {name, allocated, reserved}."""
+    """One phase's peaks of allocated and reserved bytes through the allocator."""
 
     name: str
     allocated: int

@@ -1,9 +1,7 @@
 """What the estimator says about a training step: each phase's peak, each optimizer step's, and the Estimate.
 
-Frozen dataclasses, torch-free, so a saved result renders without torch. A
-phase and a step also read as mappings of their field names (model/figures.py's
-Fields): code written against the rows they were before (`row["peak"]`) reads
-them the same way.
+Frozen dataclasses, torch-free, so a saved result renders without torch; read
+by attribute, written as JSON by to_json.
 """
 
 from __future__ import annotations
@@ -37,12 +35,6 @@ class StepPeaks(Fields):
     tensors: int
     allocated: int | None = None
     reserved: int | None = None
-
-    def __eq__(self, other: object) -> bool:
-        """The same peaks, or their JSON row: a saved file's per_step reads back equal to today's."""
-        if isinstance(other, StepPeaks):
-            return self.to_json() == other.to_json()
-        return isinstance(other, Mapping) and self.to_json() == dict(other)
 
     def to_json(self) -> dict[str, int]:
         return self._json(("allocated", "reserved"))

@@ -192,7 +192,7 @@ def _end_leftovers(pgid: int) -> None:
 
 def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> dict[str, Any]:
     """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions,
-    and its setup (fingerprint.child_facts: the floor it starts at, the kernels' capability, the packages)."""
+    and its setup (measure/host.py child_facts: the floor it starts at, the kernels' capability, the packages)."""
     seen, ending = run_child(ChildRequest("probe", 1, preload=tuple(preload)), timeout, preload, dispatch_mode)
     device = events.first(seen, events.DeviceSeen)
     if device is None:

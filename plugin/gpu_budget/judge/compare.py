@@ -288,7 +288,7 @@ def against_baseline(peaks: Peaks, base: Peaks, tolerance: Tolerance, setup: Set
         if metric == "ram":
             metric, note = ram_compared(peaks, base)
             notes += [note] if note else []
-        now, then = peaks.get(metric), base.get(metric)
+        now, then = peaks.figure(metric), base.figure(metric)
         if now is None or then is None:
             continue
         tol = tolerance
@@ -321,8 +321,8 @@ def first_past(phases: Mapping[str, PhaseRecord], base_phases: Mapping[str, Peak
     floor `shift`, passed the limit of the same phase's figure in the baseline; None where no phase did alone
     (or the baseline kept no phases). A leak kept from step 3 on is named at step 3."""
     for name, record in phases.items():
-        then = base_phases[name].get(metric) if name in base_phases else None
-        now = record.peaks.get(metric)
+        then = base_phases[name].figure(metric) if name in base_phases else None
+        now = record.peaks.figure(metric)
         if now is not None and then is not None and now - shift > tol.limit(then):
             step = record.step
             return f"first past its baseline in {name}" + (f" (step {step})" if step is not None else "")

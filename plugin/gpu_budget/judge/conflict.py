@@ -106,7 +106,7 @@ def parse_side(text: str, side: str, label: str, where: str) -> Json:
 
 def _figures(entry: EntryJson) -> str:
     read = Entry.from_json(entry)
-    shown = [f"{m} {format_size(read.peaks.get(m))}" for m in SHOWN if read.peaks.get(m) is not None]
+    shown = [f"{m} {format_size(read.peaks.figure(m))}" for m in SHOWN if read.peaks.figure(m) is not None]
     return ", ".join(shown) + (f" (recorded {read.recorded})" if read.recorded else "")
 
 

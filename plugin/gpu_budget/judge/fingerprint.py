@@ -22,7 +22,7 @@ compared, and how closely, depends on what the field is shown to move
 - FOREIGN (the allocator's mode and environment, transparent huge pages,
   glibc, and AVX-512 kernels on one side only: the pin off, measured at up to
   +4.2 %; the number of ranks a launcher case runs, which reshapes each rank's share;
-  the libraries' modules loaded from bytecode or compiled from source, bytecode.py,
+  the libraries' modules loaded from bytecode or compiled from source (measure/host.py),
   which moves the host RAM peak by what compiling holds, not by a library's own
   change): the host RAM peak is not compared ("record a baseline for this
   setup"), the exact metrics (tensor bytes, allocated VRAM) still are.

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from gpu_budget.measure import rises
 from gpu_budget.model.budget import Budget
-from gpu_budget.model.figures import Step
+from gpu_budget.model.figures import Peaks, Step
 from gpu_budget.model.growth import GrowthRecord, ProjectionRecord
 from gpu_budget.units import MiB, format_size
 
@@ -56,7 +56,7 @@ class Series:
     @classmethod
     def of(cls, records: Sequence[Step], metric: str) -> Series | None:
         """The metric's series from a Measurement's step records; None where any step lacks it."""
-        peaks = [r.get(metric) for r in records]
+        peaks = [r.figure(metric) for r in records]
         if not peaks or any(p is None for p in peaks):
             return None
         return cls(metric, tuple(r.step for r in records), tuple(int(p) for p in peaks))
@@ -181,7 +181,7 @@ class Check:
         return GrowthRecord(self.steps, self.problem, tuple(p.record() for p in self.projections))
 
 
-def check(records: Sequence[Step], peaks: Mapping[str, int | None], budget: Budget, steps: int | None,
+def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | None,
           allowance: Mapping[str, float] = ALLOWANCE) -> Check:
     """Project a case's growth to `steps` (None: no run length declared, an empty Check).
 
@@ -196,7 +196,7 @@ def check(records: Sequence[Step], peaks: Mapping[str, int | None], budget: Budg
     for series in (ram, Series.of(records, "vram_allocated")):
         growth = fit(series, allowance[series.metric]) if series else None
         if growth is not None:
-            floor = max(peaks.get(series.metric) or 0, *series.peaks)
+            floor = max(peaks.figure(series.metric) or 0, *series.peaks)
             projections.append(Projection(growth, steps, budgets[series.metric], floor))
     if not projections:
         return Check(steps, problem=(

@@ -59,7 +59,7 @@ def with_cuda(ranks: list[RankFigures], rank_cuda: Mapping[int, RankGpu] | None)
             old = phases.get(name) or PhaseRecord(name=name, step=None, seconds=None, ram_peak=None, rss_anon=None,
                                                   rss_file=None)
             phases[name] = replace(old, **{m: v for m, v in figures.measured.items() if m != "vram_tree"})
-        peaks = Peaks(**{m: entry.peaks.get(m) if gpu.peaks.get(m) is None or m == "vram_tree" else gpu.peaks.get(m)
+        peaks = Peaks(**{m: entry.peaks.figure(m) if gpu.peaks.figure(m) is None or m == "vram_tree" else gpu.peaks.figure(m)
                          for m in ALL})
         out.append(replace(entry, peaks=peaks, phases=phases))
     return out

@@ -85,7 +85,7 @@ def _series(phases: Sequence[PhaseRecord], cuda: bool) -> tuple[Peaks, Peaks, tu
     steps = tuple(Step.of(p) for p in phases if p.step is not None)
     peaks = Peaks.most([p.peaks for p in phases])
     step_peaks = Peaks.most([p.peaks for p in phases if p.step is not None])
-    growth = {f"{m}_per_step": rises.growth([s.get(m) for s in steps]) for m in GROWTH}
+    growth = {f"{m}_per_step": rises.growth([s.figure(m) for s in steps]) for m in GROWTH}
     if not cuda:
         peaks, step_peaks = peaks.without_gpu(), step_peaks.without_gpu()
         growth["vram_allocated_per_step"] = growth["vram_reserved_per_step"] = None
@@ -103,16 +103,16 @@ def summarize(phases: Sequence[PhaseRecord], cuda: bool, ram_method: str | None 
     """
     phases = tuple(phases)
     ranks = with_cuda(by_rank(phases), rank_cuda)
-    cuda = cuda or any(p.peaks.get(m) is not None for p in phases for m in GPU) or \
-        any(r.peaks.get(m) is not None for r in ranks for m in GPU)
+    cuda = cuda or any(p.peaks.figure(m) is not None for p in phases for m in GPU) or \
+        any(r.peaks.figure(m) is not None for r in ranks for m in GPU)
     peaks, step_peaks, steps, growth = _series(phases, cuda)
     node, rows = None, phases
     if ranks:
         top = worst(ranks)
-        node = Node(Peaks(**{m: peaks.get(m) for m in NODE}), phases, steps)
+        node = Node(Peaks(**{m: peaks.figure(m) for m in NODE}), phases, steps)
         rows = rank_phases(top, phases)
         _, step_peaks, steps, growth = _series(rows, cuda)
-        peaks = Peaks(**{m: top.peaks.get(m) for m in ALL})
+        peaks = Peaks(**{m: top.peaks.figure(m) for m in ALL})
     return Summary(phases=rows, peaks=peaks, step_peaks=step_peaks, steps=steps, growth=growth, cuda=cuda,
                    ram_method=ram_method, ram_tree_method=ram_tree_method if peaks.ram_tree is not None else None,
                    ram_tree_bound=tree_bound(phases), ranks=tuple(ranks), node=node)

@@ -30,7 +30,7 @@ class Spread:
         """The spread of the runs' peaks, for each gated metric every run holds."""
         by_metric = {}
         for one in SPREAD:
-            values = [p.get(one) for p in runs]
+            values = [p.figure(one) for p in runs]
             if values and all(v is not None for v in values):
                 by_metric[one] = max(values) - min(values)
         return cls(len(runs), by_metric)

@@ -3,10 +3,8 @@
 Frozen dataclasses to the leaves, passed from the meter to the verdict and the
 report; JSON only where bytes leave a process (a child's events, a baseline
 file, the JSON report), through each type's to_json / from_json. A figure is
-read by its name (`peaks.ram_tree`). Each type also reads as a read-only
-mapping of its field names (`peaks["ram_tree"]`, `step["step"]`), so code
-written against the JSON report's rows (a memtest, a user's test) reads the
-records the same way.
+read by its name (`peaks.ram_tree`, `step.step`), or by a metric a caller
+holds (`peaks.figure(Metric.RAM_TREE)`); records are not mappings.
 
 A field added after reports were committed is written only where it was
 measured, so a committed row reads back into the same row.
@@ -14,27 +12,16 @@ measured, so a committed row reads back into the same row.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gpu_budget.model.json_value import JsonMapping, JsonObject
-from gpu_budget.model.metric import ALL, GPU, LATER
+from gpu_budget.model.metric import ALL, GPU, LATER, Metric
 
 
-class Fields(Mapping):
-    """A frozen dataclass read as a mapping of its field names (read-only; KeyError for any other name)."""
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self._names():
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
+class Fields:
+    """A frozen dataclass whose JSON is its fields by name (`_json`): records are read by attribute, never by key."""
 
     @classmethod
     def _names(cls) -> tuple[str, ...]:
@@ -97,10 +84,14 @@ class Peaks(Fields):
         """The gated host-RAM figure: the process tree's, or the main process's where no tree was read."""
         return self.ram_tree if self.ram_tree is not None else self.ram
 
+    def figure(self, metric: Metric | str) -> int | None:
+        """The figure of one metric (a metric the caller holds by name: a group of model/metric.py, a row's)."""
+        return getattr(self, Metric(metric).value)
+
     @property
-    def measured(self) -> dict[str, int]:
+    def measured(self) -> dict[Metric, int]:
         """The metrics that hold a figure."""
-        return {name: value for name, value in self.items() if value is not None}
+        return {m: value for m in ALL if (value := self.figure(m)) is not None}
 
     def to_json(self, omit_none: tuple[str, ...] = ("vram_tree",)) -> dict[str, int | None]:
         return self._json(omit_none)
@@ -112,10 +103,10 @@ class Peaks(Fields):
     @classmethod
     def most(cls, many: list[Peaks]) -> Peaks:
         """Each metric's largest figure over `many` (None where none holds one)."""
-        return cls(**{m: max((v for p in many if (v := p.get(m)) is not None), default=None) for m in ALL})
+        return cls(**{m: max((v for p in many if (v := p.figure(m)) is not None), default=None) for m in ALL})
 
     def without_gpu(self) -> Peaks:
-        return Peaks(**{m: None if m in GPU else v for m, v in self.items()})
+        return Peaks(**{m: None if m in GPU else self.figure(m) for m in ALL})
 
 
 @dataclass(frozen=True)
@@ -251,6 +242,10 @@ class Step(Fields):
                    vram_allocated=p.vram_allocated, vram_reserved=p.vram_reserved, vram_device=p.vram_device,
                    vram_tree=p.vram_tree)
 
+    def figure(self, metric: Metric | str) -> int | None:
+        """The step's figure of one metric."""
+        return getattr(self, Metric(metric).value)
+
     def to_json(self, sparse: bool = False) -> JsonObject:
         """All figures, those added later where measured; `sparse`: only the figures measured (a rank's steps)."""
         return self._json(self._names() if sparse else LATER)
@@ -320,7 +315,7 @@ class RankGpu(Fields):
     def took(self, phase: str, figures: Mapping[str, Any]) -> RankGpu:
         """This with one more report: the figures of `phase`, each kept where larger than before."""
         def grown(old: Peaks) -> Peaks:
-            return Peaks(**{m: max(v, old.get(m) or 0) if isinstance(v := figures.get(m), int) and not
-                            isinstance(v, bool) and m in GPU else old.get(m) for m in ALL})
+            return Peaks(**{m: max(v, old.figure(m) or 0) if isinstance(v := figures.get(m), int) and not
+                            isinstance(v, bool) and m in GPU else old.figure(m) for m in ALL})
 
         return RankGpu(grown(self.peaks), {**self.phases, phase: grown(self.phases.get(phase, Peaks()))})

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.case_id import strip_label
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, Step
 from gpu_budget.model.growth import GrowthRecord
@@ -413,8 +414,8 @@ class Result:
 
     @property
     def test_nodeid(self) -> str:
-        """The pytest node id this result belongs to (a labelled measurement adds '::label')."""
-        return self.nodeid[: -len(self.label) - 2] if self.label else self.nodeid
+        """The pytest node id this result belongs to (a labelled measurement adds '::label': model/case_id.py)."""
+        return strip_label(self.nodeid, self.label)
 
     def but(self, **changes: Any) -> Result:
         """A copy with `changes` (a verdict amended, a plot attached)."""

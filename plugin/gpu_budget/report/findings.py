@@ -116,7 +116,7 @@ def _reproduced(row: Result) -> Reproduced:
         return Reproduced(row, skip_verdict(row), budget=budget.vram or budget.ram)
     metric = gated_metric(row.peaks)
     limit = budget.vram if metric == Metric.VRAM_ALLOCATED else budget.ram
-    peak = row.peaks.get(metric)
+    peak = row.peaks.figure(metric)
     growth = growth_of(row, Metric.RAM_TREE, Metric.RAM) if metric == Metric.RAM_TREE else growth_of(row, Metric.RAM)
     over = None if not limit or peak is None else (peak - limit) / limit
     return Reproduced(row, row.verdict, metric, peak, limit, row.peaks.ram, over, growth)

@@ -128,8 +128,8 @@ def as_reported_lines(report: GpuReport, scenario: str) -> list[str]:
         if row.scenario != scenario or row.label != "as-reported" or not budget or not _on_cuda(row):
             continue
         p = row.peaks
-        figures = ", ".join(f"{name} {format_size(p[key])} ({'over' if p[key] > budget else 'under'})"
-                            for name, key in GPU_FIGURES if p[key] is not None)
+        figures = ", ".join(f"{name} {format_size(p.figure(key))} ({'over' if p.figure(key) > budget else 'under'})"
+                            for name, key in GPU_FIGURES if p.figure(key) is not None)
         outcome = "the test passed" if row.passed else f"the test failed: {row.message.split(';')[0]}"
         lines.append(f"- {row.scale}, as reported on {report.card}: {figures} against the budget {format_size(budget)} "
                      f"({budget / 1e9:g} GB, origin {row.budget_origin or '-'}); verdict {row.verdict}, {outcome}")

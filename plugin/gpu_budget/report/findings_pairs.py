@@ -31,7 +31,7 @@ class Pair(Fields):
     metric: the gated metric both rows hold (None where the variant was not
     measured); before / after: its figure as reported and with the variant;
     main_*: the main process's RAM; reserved_*: the GPU memory the allocator
-    reserved. Read as a mapping of its fields too (`pair["verdict"]`).
+    reserved.
     """
 
     scenario: str
@@ -105,9 +105,9 @@ def _pair(row: Result, ref: Result | None) -> Pair:
     if row.verdict == Verdict.ERROR or ref is None:
         metric = gated_metric(row.peaks)
         verdict = f"error: {row.message[:120]}" if row.verdict == Verdict.ERROR else "no as-reported run to compare"
-        return replace(base, metric=metric, after=row.peaks.get(metric), verdict=verdict)
+        return replace(base, metric=metric, after=row.peaks.figure(metric), verdict=verdict)
     metric = gated_metric(ref.peaks, row.peaks)
-    before, after = ref.peaks.get(metric), row.peaks.get(metric)
+    before, after = ref.peaks.figure(metric), row.peaks.figure(metric)
     reason = not_applied(row)
     verdict = f"not applied here ({reason})" if reason else fix_verdict(before, after, row.scale)
     return replace(base, metric=metric, before=before, after=after, verdict=verdict)

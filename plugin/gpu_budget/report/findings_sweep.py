@@ -73,10 +73,10 @@ def moved(row: Result) -> list[Moved]:
         points = sorted((p for p in row.sweep if p.package == package), key=lambda p: version_order(p.version))
         reference = next((p for p in points if p.reference), None)
         metric = None if reference is None or reference.peaks is None else gated_metric(reference.peaks)
-        before = None if metric is None else reference.peaks.get(metric)
+        before = None if metric is None else reference.peaks.figure(metric)
         allowed = None if before is None else before * tol.rel + tol.abs  # the gate's limit less the figure
         for p in points:
-            peak = None if metric is None or p.peaks is None or p.status != "ok" else p.peaks.get(metric)
+            peak = None if metric is None or p.peaks is None or p.status != "ok" else p.peaks.figure(metric)
             env = p.environment
             installs = "" if p.reference or env is None else env.described
             out.append(Moved(case, package, p.version, p.reference, metric, peak, before, allowed, p.status,

@@ -1,6 +1,6 @@
 """One PNG per measured case: host RAM and GPU memory over its phases and steps, budget and baseline drawn in.
 
-Drawn from the judged `Result` itself (results.py), so a picture shows
+Drawn from the judged `Result` itself (model/result.py), so a picture shows
 exactly what the table and the verdict saw. Each panel has the
 measured peak of every phase (load, data, each train step, eval) as a line,
 the baseline's peak of the same phase as a dashed line, the budget and the
@@ -55,8 +55,8 @@ def _value(record: PhaseRecord | Peaks | None, key: str) -> int | None:
     """A panel's figure of a phase record (by its field) or of baseline peaks (by metric), with its fallback."""
     if record is None:
         return None
-    value = record.get(key)
-    return record.get(FALLBACK[key]) if value is None and key in FALLBACK else value
+    value = getattr(record, key)
+    return getattr(record, FALLBACK[key]) if value is None and key in FALLBACK else value
 
 
 def _label(phase: PhaseRecord) -> str:

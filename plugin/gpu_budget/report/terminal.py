@@ -1,7 +1,7 @@
 """The gate's table and lines, as the terminal prints them and pytest's report sections hold them.
 
 The step summary (summary.py) and the JSON report (json_report.py) are
-rendered from the same list of Results (results.py), so the three cannot
+rendered from the same list of Results (model/result.py), so the three cannot
 disagree; plots: plots.py. Host RAM shows twice: the process tree's peak
 (gated: the measured process and its DataLoader workers and subprocesses) and
 the main process's alone.
@@ -50,7 +50,7 @@ def setup_lines(rows: list[Result]) -> list[str]:
     seen: dict[tuple, int] = {}
     for row in rows:
         setup = row.setup
-        moved = setup is None or setup.floor_moved is not False  # a smaller shift moves no verdict (compare.Setup)
+        moved = setup is None or setup.floor_moved is not False  # a smaller shift moves no verdict (model/setup.py Setup)
         shift = round(setup.floor_shift / 2**20, 1) if setup is not None and moved else 0
         if setup and (row.fingerprint_changed or shift):
             key = (tuple(row.fingerprint_changed), setup.policy, shift)
