@@ -49,7 +49,7 @@ def run(spec: dict) -> dict:
     jobs, dispatch, threads = spec["jobs"], spec.get("dispatch", "avx2"), spec.get("threads", THREADS)
     preload, chosen, out = gate_preload(), scenarios(), []
     device = forkserver.probe(preload=preload, dispatch_mode=dispatch)
-    fprint = host.collect(device, host.hardware_key(device), forkserver.forkserver_environ(dispatch),
+    fprint = host.collect(device, host.hardware_key(device.device), forkserver.forkserver_environ(dispatch),
                           threads, "steady", dispatch, preload)
     for position, job in enumerate(jobs):
         scn = chosen[job["case"]]

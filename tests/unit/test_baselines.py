@@ -8,6 +8,7 @@ import pytest
 
 from gpu_budget.judge import baselines, baselines_cli, files
 from gpu_budget.judge.files import BaselineError
+from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.measure.host import hardware_key
 from gpu_budget.model.entry import Entry
 
@@ -88,10 +89,10 @@ def test_concurrent_writers_all_land(tmp_path):
 
 
 def test_hardware_keys():
-    assert hardware_key({"cuda": False}).startswith("cpu-")
-    assert hardware_key({"cuda": True, "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_memory": 85 * 10**9}) == \
+    assert hardware_key(DeviceInfo(cuda=False)).startswith("cpu-")
+    assert hardware_key(DeviceInfo(cuda=True, gpu_name="NVIDIA H100 80GB HBM3", gpu_memory=85 * 10**9)) == \
         "nvidia-h100-80gb-hbm3"
-    assert hardware_key({"cuda": True, "gpu_name": "NVIDIA GeForce RTX 3090", "gpu_memory": 24 * 2**30}) == \
+    assert hardware_key(DeviceInfo(cuda=True, gpu_name="NVIDIA GeForce RTX 3090", gpu_memory=24 * 2**30)) == \
         "nvidia-geforce-rtx-3090-24gb"
 
 

@@ -3,6 +3,7 @@
 import pytest
 
 from gpu_budget.isolate import events
+from gpu_budget.measure.host import Probed
 from gpu_budget.measure.summary import summarize
 from gpu_budget.model.figures import PhaseRecord
 from gpu_budget.model.result import Failure
@@ -14,7 +15,7 @@ EVERY = [
     events.SnapshotDumped("/tmp/s.pickle"),
     events.Finished(summarize([PhaseRecord("load", None, 0.5, 1, None, None)], cuda=False), {"malloc": "steady"}),
     events.Failed("exit", None, "command 'x' exited with 3", None, {"exit_code": 3}),
-    events.DeviceSeen({"cuda": False}),
+    events.DeviceSeen(Probed.from_json({"cuda": False, "setup": {"floor": 1, "packages": {"torch": "2.13.0"}}})),
     events.Prepared(),
 ]
 

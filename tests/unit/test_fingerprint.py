@@ -97,7 +97,7 @@ def test_pin_reaches_the_children_and_not_this_process():
     assert dict(os.environ) == before
     for key, value in dispatch.pin_env("avx2", environ=before).items():
         assert forkserver.forkserver_environ("avx2")[key] == value
-    assert device["setup"]["floor"] > 0
+    assert device.setup["floor"] > 0
 
 
 def test_a_preload_module_that_failed_to_import_is_marked_in_the_fingerprint():

@@ -219,14 +219,14 @@ class _Run:
 
 
 def _probe(emit, preload: list[str]) -> None:
-    from gpu_budget.measure.host import NOT_IMPORTED, child_facts, preload_seen
+    from gpu_budget.measure.host import NOT_IMPORTED, Probed, child_facts, preload_seen
     from gpu_budget.measure.meter import device_info
 
     facts = child_facts()  # first: the floor is what the child starts with
     seen = preload_seen(preload)
     if NOT_IMPORTED in seen:  # else the parent's list stands (a probe of no preload list changes nothing)
         facts["preload"] = seen
-    emit(events.DeviceSeen({**device_info(), "setup": facts}))
+    emit(events.DeviceSeen(Probed.from_json({**device_info(), "setup": facts})))
 
 
 def _prepare(func, job: ScenarioJob, assets: Path, emit) -> None:

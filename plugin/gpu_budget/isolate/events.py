@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from gpu_budget.declare.params import Json
+from gpu_budget.measure.host import Probed
 from gpu_budget.measure.summary import Summary
 from gpu_budget.model.figures import PhaseRecord
 from gpu_budget.model.result import Failure
@@ -80,10 +81,10 @@ class Failed:
 
 @dataclass(frozen=True)
 class DeviceSeen:
-    """A probe child's answer: its device (CUDA or not, GPU, versions) and setup (facts read off the host: JSON)."""
+    """A probe child's answer: its device (CUDA or not, GPU, versions) and setup (facts read off the host)."""
 
     kind = "device"
-    device: dict[str, Any]
+    device: Probed
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ class EventError(ValueError):
 
 
 # the typed fields of events, each with its JSON form (to_json / from_json): every other field is plain JSON
-TYPED = {"record": PhaseRecord, "summary": Summary}
+TYPED = {"record": PhaseRecord, "summary": Summary, "device": Probed}
 
 
 def encode(event: Event) -> str:

@@ -31,13 +31,13 @@ from contextlib import contextmanager, suppress
 from dataclasses import replace
 from multiprocessing import spawn
 from pathlib import Path
-from typing import Any
 
 from gpu_budget.declare.params import Json
 from gpu_budget.isolate import child, dispatch, events
 from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
 from gpu_budget.measure import procfs
+from gpu_budget.measure.host import Probed
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.model.result import Failure, Measurement
 from gpu_budget.requires import MissingDependency
@@ -190,7 +190,7 @@ def _end_leftovers(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> dict[str, Any]:
+def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> Probed:
     """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions,
     and its setup (measure/host.py child_facts: the floor it starts at, the kernels' capability, the packages)."""
     seen, ending = run_child(ChildRequest("probe", 1, preload=tuple(preload)), timeout, preload, dispatch_mode)
@@ -198,7 +198,7 @@ def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, disp
     if device is None:
         error = events.first(seen, events.Failed)
         raise RuntimeError(f"probing the device failed: {error.traceback if error else _describe_ending(ending)}")
-    return dict(device.device)
+    return device.device
 
 
 def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,

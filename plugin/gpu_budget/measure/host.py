@@ -63,6 +63,10 @@ class Probed:
     setup: Fingerprint = field(default_factory=dict)
     packages: Mapping[str, str] = field(default_factory=dict)
 
+    def to_json(self) -> dict[str, Fact | Fingerprint]:
+        """As the probe child sends it (events.DeviceSeen): the device's fields, and its setup with the package list."""
+        return {**self.device.to_json(), "setup": {**self.setup, "packages": dict(self.packages)}}
+
     @classmethod
     def from_json(cls, data: Mapping[str, Fact | Fingerprint]) -> Probed:
         setup = dict(data.get("setup") or {})
@@ -70,14 +74,13 @@ class Probed:
         return cls(DeviceInfo.from_json(data), setup, packages)
 
 
-def collect(device: Mapping[str, Fact | Fingerprint], key: str, environ: Mapping[str, str], threads: int, malloc: str,
+def collect(probed: Probed, key: str, environ: Mapping[str, str], threads: int, malloc: str,
             dispatch: str, preload: tuple[str, ...]) -> dict[str, Fact]:
     """The session's fingerprint: the probe child's `device` (with its "setup" facts) and the host's.
 
     "packages" is the digest of the imported packages; "package_versions"
     holds the list itself (the report keeps it, a baseline file keeps it once).
     """
-    probed = Probed.from_json(device)
     seen = probed.device
     return {
         "key": key, **library_versions(), "python": platform.python_version(),
@@ -87,9 +90,8 @@ def collect(device: Mapping[str, Fact | Fingerprint], key: str, environ: Mapping
     }
 
 
-def hardware_key(device: Mapping[str, Fact | Fingerprint]) -> str:
+def hardware_key(seen: DeviceInfo) -> str:
     """'cpu-x86_64' for a host without CUDA, else e.g. 'nvidia-h100-80gb-hbm3'."""
-    seen = Probed.from_json(device).device
     if not seen.cuda:
         return f"cpu-{platform.machine()}"
     name = re.sub(r"^nvidia\s+", "", seen.gpu_name.strip(), flags=re.IGNORECASE)

@@ -39,9 +39,9 @@ class Machine:
                 self.pinned_gpu = placement.pin_gpus(os.environ, opts.gpus_per_worker)
             probed = forkserver.probe(preload=opts.preload, dispatch_mode=opts.dispatch)
             self.data.hardware = Hardware.from_json(host.collect(
-                probed, host.hardware_key(probed), forkserver.forkserver_environ(opts.dispatch), opts.threads,
+                probed, host.hardware_key(probed.device), forkserver.forkserver_environ(opts.dispatch), opts.threads,
                 opts.malloc, opts.dispatch, opts.preload))
-            self.data.device = host.Probed.from_json(probed).device
+            self.data.device = probed.device
         return self.data.device
 
     def device_quietly(self, problems: list[str]) -> DeviceInfo | None:
