@@ -119,8 +119,8 @@ def test_script_vs_runner(gpu_budget):
         assert abs(row.peaks.ram_tree - row.peaks.ram) <= MiB, row.peaks
     offsets = _offsets(script, runner)
     peak_offset = script.peaks.ram - runner.peaks.ram
-    before = max(p["ram_peak"] for n, p in script.phases.items() if n in ("run", "train_setup")) - \
-        max(p["ram_peak"] for n, p in runner.phases.items() if n in ("load", "data", "train_setup"))
+    before = max(p.ram_peak for n, p in script.phases.items() if n in ("run", "train_setup")) - \
+        max(p.ram_peak for n, p in runner.phases.items() if n in ("load", "data", "train_setup"))
     gpu_budget.note(SCRIPT, "script minus runner, main-process peak (MiB): "
                     + ", ".join(f"{n} {o / MiB:+.1f}" for n, o in offsets.items())
                     + f"; peak {peak_offset / MiB:+.1f}; before training {before / MiB:+.1f}",
@@ -130,7 +130,7 @@ def test_script_vs_runner(gpu_budget):
     assert all(abs(o - peak_offset) <= STEADY for o in offsets.values()), offsets
     assert all(o <= before + STEADY for o in offsets.values()), (offsets, before)
     assert abs(slope(script.steps, "ram") - slope(runner.steps, "ram")) <= GROWTH, (script.steps, runner.steps)
-    assert all(abs(b["ram"] - a["ram"]) <= STEADY for a, b in pairwise(script.steps[1:]))  # steady from step 2
+    assert all(abs(b.ram - a.ram) <= STEADY for a, b in pairwise(script.steps[1:]))  # steady from step 2
 
 
 @pytest.mark.gpu_budget(**BUDGET)

@@ -67,7 +67,7 @@ def test_train_ds(gpu_budget, tmp_path):
     assert [s.step for s in row.steps] == [b["step"] for b in made] == list(range(1, len(made) + 1)), row.steps
     names = list(row.phases)
     assert names[:2] == ["run", "train_setup"] and "eval_epoch_1" in names and names[-1] == "train_end", names
-    allocated = [s["vram_allocated"] for s in row.steps]
+    allocated = [s.vram_allocated for s in row.steps]
     longest = [b["frames"] for b in made]
     assert allocated.index(max(allocated)) == longest.index(max(longest)), (allocated, made)
 
@@ -81,8 +81,8 @@ def test_train_ds(gpu_budget, tmp_path):
                     + "; ".join(f"{r['clips']}, {r['longest_s']}: {s['vram_allocated'] / MiB:.1f}"
                                 for r, s in zip(ran, runner.steps)),
                     train_ds={"batches": made, "vram_allocated": allocated,
-                              "vram_reserved": [s["vram_reserved"] for s in row.steps]},
-                    runner={"batches": ran, "vram_allocated": [s["vram_allocated"] for s in runner.steps]})
+                              "vram_reserved": [s.vram_reserved for s in row.steps]},
+                    runner={"batches": ran, "vram_allocated": [s.vram_allocated for s in runner.steps]})
 
 
 @pytest.mark.gpu_budget_probe  # two short failing runs: the reason test_train_ds skips on a CPU host, kept true

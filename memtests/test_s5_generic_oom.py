@@ -35,6 +35,8 @@ import pytest
 from s5_generic_oom.scenarios import FIND_BATCH, S5
 from s5_generic_oom.search import largest_batch_within
 
+from gpu_budget.model.figures import Peaks
+
 TINY_BUDGET = "683 MiB"
 VRAM_SEARCH = {"vram": {"tiny": "384 MiB", "real": "3 GiB"}, "origin": {"tiny": "chosen", "real": "chosen"}}
 BUDGET = {"ram": {"tiny": TINY_BUDGET, "real": "3.2 GiB"}, "origin": {"tiny": "measured-gap", "real": "chosen"},
@@ -109,13 +111,13 @@ def test_largest_batch_within_vram_budget_against_accelerate(gpu_budget):
     accelerate = gpu_budget.peak(FIND_BATCH.with_params(vram_cap=budget))  # skips here on a host without CUDA
     assert accelerate.ok, accelerate.error
     acc = accelerate.info
-    figures: dict[int, dict | None] = {}
+    figures: dict[int, Peaks | None] = {}
 
     def peak(batch: int) -> int | None:
         if batch not in figures:
             m = gpu_budget.peak(S5.with_params(batch_size=batch))
             figures[batch] = m.peaks if m.ok else None
-        return None if figures[batch] is None else figures[batch]["vram_allocated"]
+        return None if figures[batch] is None else figures[batch].vram_allocated
 
     found = largest_batch_within(budget, peak, lo=8, hi=64)
     if acc["batch_size"] is not None:

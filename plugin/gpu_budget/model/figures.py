@@ -312,7 +312,7 @@ class RankGpu(Fields):
     peaks: Peaks = Peaks()
     phases: Mapping[str, Peaks] = field(default_factory=dict)
 
-    def took(self, phase: str, figures: Mapping[str, Any]) -> RankGpu:
+    def took(self, phase: str, figures: JsonMapping) -> RankGpu:
         """This with one more report: the figures of `phase`, each kept where larger than before."""
         def grown(old: Peaks) -> Peaks:
             return Peaks(**{m: max(v, old.figure(m) or 0) if isinstance(v := figures.get(m), int) and not
