@@ -1,6 +1,17 @@
 """`python -m gpu_budget <command>`: tools around the gate's reports."""
 
 import sys
+from importlib import metadata
+
+DISTRIBUTION = "pytest-gpu-budget"
+
+
+def version() -> str:
+    """The installed distribution's version: pyproject.toml's, the one source (`pytest --version` lists it too)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed: run from a source tree)"
 
 
 def main() -> int:
@@ -11,10 +22,13 @@ def main() -> int:
                 "options": "print docs/options.md: the options table, from the option definitions",
                 "bisect": "bisect GOOD BAD -k CASE [-- PYTEST ARGS]: the first commit at which a case's gated figure "
                           "moved past its tolerance (git bisect run over the gate, in a worktree)"}
-    usage = "usage: python -m gpu_budget <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items())
+    usage = "usage: python -m gpu_budget [--version] <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items())
     asked = sys.argv[1] if len(sys.argv) > 1 else None
     if asked in ("-h", "--help", "help"):  # asked for: the usage is the answer
         print(usage)
+        return 0
+    if asked in ("-V", "--version"):
+        print(f"{DISTRIBUTION} {version()}")
         return 0
     if asked not in commands:
         print((f"python -m gpu_budget: unknown command {asked!r}\n" if asked is not None else "") + usage, file=sys.stderr)

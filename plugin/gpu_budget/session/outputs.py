@@ -8,11 +8,13 @@ Rendering lives in report/ (terminal.py, summary.py, json_report.py, plots.py) a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib.util
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
 
+from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
 from gpu_budget.measure.host import NOT_IMPORTED
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
@@ -92,12 +94,22 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
         write(f"JSON report: {options.json}")
 
 
-def hardware_lines(hw: Hardware, ran_functions: bool) -> list[str]:
-    """The section's first lines: the hardware key and libraries, the children's setup, a preload that failed."""
-    lines = [f"hardware {hw.key}: torch {hw.torch}, transformers {hw.transformers}, peft {hw.peft}, python {hw.python}",
+def is_installed(module: str) -> bool:
+    """Whether `module`'s top-level package can be found here, without importing it."""
+    return importlib.util.find_spec(module.split(".")[0]) is not None
+
+
+def hardware_lines(hw: Hardware, ran_functions: bool, installed: Callable[[str], bool] = is_installed) -> list[str]:
+    """The section's first lines: the hardware key and the libraries installed, the children's setup, a preload
+    module that failed to import. A library that is not installed is left out; so is a module of the default preload
+    list that is not installed (a project without transformers preloads none, which moves no figure it gates)."""
+    libraries = ", ".join(f"{name} {version}" for name, version in
+                          (("torch", hw.torch), ("transformers", hw.transformers), ("peft", hw.peft)) if version)
+    lines = [f"hardware {hw.key}: {libraries + ', ' if libraries else ''}python {hw.python}",
              (f"setup: {hw.cpu} ({hw.cpu_level}), kernels {hw.isa} (dispatch {hw.dispatch}), {hw.threads} thread(s) "
               f"per child, malloc {hw.malloc}, import floor {format_size(hw.floor)}")]
     failed = [name.removesuffix(NOT_IMPORTED) for name in hw.preload.split() if name.endswith(NOT_IMPORTED)]
+    failed = [name for name in failed if name not in DEFAULT_PRELOAD or installed(name)]
     if failed and ran_functions:  # only a function case's child is forked from the forkserver
         lines.append(f"preload: {', '.join(failed)} failed to import in the forkserver (run `python -c 'import "
                      f"{failed[0]}'` to see why): the children import it themselves, so the import floor is lower "

@@ -1,0 +1,34 @@
+"""The terminal summary's hardware lines name what is installed, and warn of a failed preload only where it counts."""
+
+from gpu_budget.model.hardware import Hardware
+from gpu_budget.session.outputs import hardware_lines
+
+FULL = {"key": "cpu-x86_64", "torch": "2.13.0+cpu", "transformers": "5.23.0", "peft": "0.18.0", "python": "3.11.7",
+        "cpu": "X", "cpu_level": "x86-64-v3", "isa": "avx2", "dispatch": "avx2", "threads": 1, "malloc": "steady",
+        "floor": 345 * 2**20}
+
+
+def test_every_library_installed_is_named():
+    line = hardware_lines(Hardware.from_json({**FULL, "preload": "torch transformers"}), True)[0]
+    assert line == "hardware cpu-x86_64: torch 2.13.0+cpu, transformers 5.23.0, peft 0.18.0, python 3.11.7"
+
+
+def test_a_library_not_installed_is_left_out():
+    hw = Hardware.from_json({**FULL, "transformers": None, "peft": None})
+    assert hardware_lines(hw, True)[0] == "hardware cpu-x86_64: torch 2.13.0+cpu, python 3.11.7"
+    bare = Hardware.from_json({**FULL, "torch": None, "transformers": None, "peft": None})
+    assert hardware_lines(bare, True)[0] == "hardware cpu-x86_64: python 3.11.7"
+
+
+def test_a_default_preload_module_not_installed_is_no_warning_and_a_broken_one_is():
+    hw = Hardware.from_json({**FULL, "transformers": None, "preload": "torch transformers(not-imported)"})
+    assert len(hardware_lines(hw, True, installed=lambda name: name != "transformers")) == 2
+    broken = hardware_lines(hw, True, installed=lambda name: True)  # installed, yet it failed to import
+    assert broken[2].startswith("preload: transformers failed to import in the forkserver")
+
+
+def test_a_module_the_user_named_is_warned_of_even_when_missing():
+    hw = Hardware.from_json({**FULL, "preload": "torch no_such_module(not-imported)"})
+    lines = hardware_lines(hw, True, installed=lambda name: False)
+    assert lines[2].startswith("preload: no_such_module failed to import in the forkserver")
+    assert len(hardware_lines(hw, False, installed=lambda name: False)) == 2  # no function case ran: no warning
