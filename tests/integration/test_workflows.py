@@ -360,3 +360,34 @@ def test_the_comment_in_docs_ci_is_the_scripts_layout(tmp_path):
     (tmp_path / "gpu-budget-h100" / "against.md").write_text(example.split("**Runner `h100`**\n\n", 1)[1])
     composed = against.compose(tmp_path, "failure", "https://github.com/OWNER/REPO/actions/runs/RUN_ID")
     assert composed.strip() == example.strip()
+
+
+CPU_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
+
+
+def _cpu_pins() -> list[str]:
+    """The packages constraints/cpu.txt pins to a +cpu build (PyPI has none: PyTorch's CPU index does)."""
+    lines = (ROOT / "constraints" / "cpu.txt").read_text().splitlines()
+    return [line.split("==")[0] for line in lines if "==" in line and "+cpu" in line.split("#")[0]]
+
+
+def _install_steps(command: str) -> list[str]:
+    return [part.strip() for part in re.split(r"&&", command) if "pip install" in part]
+
+
+@pytest.mark.parametrize("where", ["README.md", ".ci/run", "cpu.yml"])
+def test_every_cpu_pin_is_installed_from_pytorchs_cpu_index(where):
+    """A fresh machine has PyPI and PyTorch's CPU index only: each +cpu pin is installed by a pip step naming that
+    index, before the step that installs the project (which then finds it in place and looks nothing up there)."""
+    if where == "cpu.yml":
+        command = " ".join(step.get("run", "") for step in _load(CPU)["jobs"]["tests"]["steps"])
+    else:
+        text = (ROOT / where).read_text()
+        command = next(line for line in text.splitlines() if "pip install" in line and "venv" in line)
+    steps = _install_steps(command)
+    pins = _cpu_pins()
+    assert pins == ["torch"], pins
+    first = next(i for i, step in enumerate(steps) if CPU_INDEX in step)
+    assert all(f" {pin}" in steps[first] and "-c constraints/cpu.txt" in steps[first] for pin in pins), steps[first]
+    project = next(i for i, step in enumerate(steps) if "-e " in step)
+    assert first < project and CPU_INDEX not in steps[project], steps
