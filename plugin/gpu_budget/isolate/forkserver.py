@@ -258,7 +258,7 @@ def _ranks_at_the_end(seen: list) -> str:
 
 
 def measure(scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
-            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: SnapshotRequest | Mapping[str, str] | None = None,
+            preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: SnapshotRequest | None = None,
             malloc: str = "steady", dispatch_mode: str = "avx2", tensors: bool = True, device: str | None = None) -> Measurement:
     """Run the scenario (the job, or its JSON: Scenario.to_json) in a fresh measured child and return its Measurement.
 
@@ -275,7 +275,7 @@ def measure(scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: f
     emptied before any CUDA call), so the case trains on the CPU on a CUDA host too.
     """
     _check_malloc(malloc)
-    request = ChildRequest("measure", threads, ScenarioJob.coerce(scenario), str(assets), SnapshotRequest.of(snapshot),
+    request = ChildRequest("measure", threads, ScenarioJob.coerce(scenario), str(assets), snapshot,
                            malloc, tensors, device)
     return measure_request(request, timeout, preload, dispatch_mode)
 

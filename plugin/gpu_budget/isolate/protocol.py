@@ -42,10 +42,6 @@ class SnapshotRequest:
     def from_json(cls, data: Mapping[str, str]) -> SnapshotRequest:
         return cls(str(data["path"]))
 
-    @classmethod
-    def of(cls, value: SnapshotRequest | Mapping[str, str] | None) -> SnapshotRequest | None:
-        """The request, from itself or from its older form, the dict {"path": ...}."""
-        return cls.from_json(value) if isinstance(value, Mapping) else value
 
 
 def fill_assets(value: F, assets: str) -> F:

@@ -111,12 +111,12 @@ class Remote:
         return answer
 
     def measure(self, scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
-                preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: SnapshotRequest | Mapping[str, str] | None = None,
+                preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: SnapshotRequest | None = None,
                 malloc: str = "steady", dispatch_mode: str = "avx2", tensors: bool = True,
                 device: str | None = None) -> Measurement:
         """forkserver.measure, in the helper's environment."""
         answer = self.call(Call("measure", ScenarioJob.coerce(scenario), str(assets), timeout, threads, tuple(preload),
-                                dispatch_mode, device, SnapshotRequest.of(snapshot), malloc, tensors))
+                                dispatch_mode, device, snapshot, malloc, tensors))
         return Measurement.from_json(answer["measurement"])
 
     def prepare_assets(self, scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpu_budget.model.json_value import JsonMapping, JsonObject
-from gpu_budget.model.setup import Fact, Fingerprint
+from gpu_budget.model.setup import Fingerprint
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,6 @@ class Hardware:
         """The card a GPU row was measured on, with its driver, CUDA and libraries."""
         return (f"{self.gpu_name}, driver {self.driver}, CUDA {self.cuda}; torch {self.torch}, "
                 f"transformers {self.transformers}, peft {self.peft}")
-
-    def fact(self, name: str) -> Fact:
-        """One fingerprint field by its name (the drift policy's, which walks them all)."""
-        return self.facts.get(name)
 
 
 def _versions(data: JsonMapping | None) -> dict[str, str] | None:

@@ -54,7 +54,7 @@ from gpu_budget.report.findings_sweep import across_releases, sweep_table
 from gpu_budget.report.memtests import Declared, controls, declared
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.reports import NotAReport, Report
-from gpu_budget.report.row_fields import budget_of, gated_metric, growth_of
+from gpu_budget.report.row_fields import gated_metric, growth_of
 from gpu_budget.units import format_size
 
 __all__ = ["SHOWS", "Merged", "Reproduced", "failures", "fix_verdict", "main", "note_lines", "origin_line", "pairs", "render",
@@ -111,7 +111,7 @@ class Reproduced:
 
 
 def _reproduced(row: Result) -> Reproduced:
-    budget = budget_of(row)
+    budget = row.budget
     if row.verdict == Verdict.SKIPPED:
         return Reproduced(row, skip_verdict(row), budget=budget.vram or budget.ram)
     metric = gated_metric(row.peaks)
@@ -133,7 +133,7 @@ def failures(results: Sequence[Result]) -> dict[str, list[Reproduced]]:
 
 def origin_line(row: Result) -> str:
     """One scale's budget, where it comes from, and what its verdict therefore shows."""
-    declared_then = budget_of(row)
+    declared_then = row.budget
     budget = declared_then.vram or declared_then.ram
     if row.budget_origin is not None:
         origin, now, suffix = row.budget_origin, budget, ""

@@ -26,7 +26,6 @@ from gpu_budget.report.findings_pairs import Pair, pairs, split_lines
 from gpu_budget.report.memtests import controls
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.reports import Report
-from gpu_budget.report.row_fields import budget_of
 from gpu_budget.units import format_size
 
 # what an as-reported run's line names of its GPU figures, each against the budget
@@ -124,7 +123,7 @@ def as_reported_lines(report: GpuReport, scenario: str) -> list[str]:
     """The scenario's as-reported run on the card against its declared GPU budget: the figures and the test's outcome."""
     lines = []
     for row in report.results:
-        budget = budget_of(row).vram
+        budget = row.budget.vram
         if row.scenario != scenario or row.label != "as-reported" or not budget or not _on_cuda(row):
             continue
         p = row.peaks

@@ -21,7 +21,7 @@ from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result
 from gpu_budget.report.order import version_order
-from gpu_budget.report.row_fields import gated_metric, tolerance_of
+from gpu_budget.report.row_fields import gated_metric
 from gpu_budget.units import format_size
 
 MESSAGE_CHARS = 160  # a failed version's reason, cut to this in its row
@@ -67,7 +67,7 @@ class Moved:
 def moved(row: Result) -> list[Moved]:
     """The row's sweep points, each against the reference point of its package, in version order per package."""
     case = row.label or row.nodeid
-    tol = tolerance_of(row) or default_tolerance(row.scale)
+    tol = row.tolerance or default_tolerance(row.scale)
     out: list[Moved] = []
     for package in dict.fromkeys(p.package for p in row.sweep):
         points = sorted((p for p in row.sweep if p.package == package), key=lambda p: version_order(p.version))

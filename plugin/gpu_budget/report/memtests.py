@@ -17,7 +17,6 @@ from gpu_budget.declare.fixes import Control
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.model.result import Result
-from gpu_budget.report.row_fields import budget_of
 
 _MEMTESTS: dict[str, ModuleType] = {}
 
@@ -60,7 +59,7 @@ def declared(row: Result) -> Declared | None:
     marks = [m for m in getattr(getattr(module, function, None), "pytestmark", []) if m.name == "gpu_budget"]
     if not marks:
         return None
-    host = "cuda" if budget_of(row).vram else row.device or "cpu"
+    host = "cuda" if row.budget.vram else row.device or "cpu"
     mark = read_mark(**merge_marks([(m.args, m.kwargs) for m in reversed(marks)]), scale=row.scale, host=host,
                      where=row.nodeid)
     return Declared(mark.origin, mark.budget.vram or mark.budget.ram)

@@ -23,7 +23,6 @@ from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Result
-from gpu_budget.report.row_fields import budget_of, tolerance_of
 from gpu_budget.units import MiB, format_size
 
 GiB = 2**30
@@ -95,8 +94,8 @@ class _Figures:
         base_phases = baseline.phases if baseline is not None else {}
         base_values = [_value(base_phases.get(p.name), panel.base_field) for p in phases]
         base_peak = _value(baseline.peaks if baseline is not None else None, panel.peak_key)
-        budget = getattr(budget_of(result), panel.budget_key)
-        tol = tolerance_of(result)
+        budget = getattr(result.budget, panel.budget_key)
+        tol = result.tolerance
         limit = tol.limit(base_peak) if base_peak is not None and tol is not None else None
         data = [v for v in values + base_values if v is not None] + ([limit] if limit is not None else [])
         top = max(data) if data else 1

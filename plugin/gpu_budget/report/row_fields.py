@@ -1,8 +1,8 @@
-"""What report/ reads of a Result's JSON-shaped fields, typed once: its budget, tolerance, growth, its runner's facts.
+"""What report/ reads of a Result's JSON-shaped fields, typed once: its growth, its runner's facts.
 
 A Result holds these as the JSON report's row does (mappings by name, see
-model/result.py); the tables read them here, as the model's Budget and
-Tolerance or a small record, and use attributes from then on. Also here: the
+model/result.py); the tables read them here, as a small record, and use
+attributes from then on. Also here: the
 metric a set of rows is judged on (the gate's: allocated VRAM where all hold
 it, else the process tree's host RAM, else the main process's).
 """
@@ -12,24 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result
-
-
-def budget_of(row: Result) -> Budget:
-    """The row's declared budget ({"ram", "vram"} in bytes, None where not declared)."""
-    return row.budget if isinstance(row.budget, Budget) else Budget(**row.budget)
-
-
-def tolerance_of(row: Result) -> Tolerance | None:
-    """The tolerance the row was judged with ({"rel", "abs"}); None where the row holds none."""
-    tol = row.tolerance
-    if isinstance(tol, Tolerance):
-        return tol
-    return Tolerance(**tol) if tol else None
 
 
 def growth_of(row: Result, metric: Metric, fallback: Metric | None = None) -> float | None:

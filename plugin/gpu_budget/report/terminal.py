@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.result import Remediation, Result, Verdict
-from gpu_budget.report.row_fields import LaunchFacts, budget_of, tolerance_of
+from gpu_budget.report.row_fields import LaunchFacts
 from gpu_budget.units import format_size
 
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
 
 
 def _budget(row: Result) -> str:
-    budget = budget_of(row)
+    budget = row.budget
     parts = []
     if budget.ram is not None:
         parts.append(f"RAM {format_size(budget.ram)}")
@@ -272,7 +272,7 @@ def case_detail(row: Result) -> list[str]:
         lines += [f"baseline: {_baseline(row)}{recorded}", f"change: {_change(row)}"]
     else:
         lines.append("baseline: none")
-    tolerance = tolerance_of(row)
+    tolerance = row.tolerance
     if tolerance is not None:
         lines.append(f"tolerance: {tolerance.rel:.1%} + {format_size(tolerance.abs)}")
     lines.append(f"fixes: {', '.join(row.fixes) or '-'}")

@@ -17,7 +17,6 @@ running one lacks, the case runs here as usual.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -50,14 +49,14 @@ class ChildRunner:
     environments: Environments | None = None  # where a scenario's own environment is made
 
     def __call__(self, scenario: Scenario, cpu_only: bool = False,
-                 snapshot: SnapshotRequest | Mapping[str, str] | None = None) -> Measurement:
+                 snapshot: SnapshotRequest | None = None) -> Measurement:
         """Measure `scenario` in a fresh child; cpu_only: the child (and its preparation) does not see the GPU.
         A scenario's environment that cannot be made raises EnvironmentFailed: nothing is measured. `snapshot`: a
-        recording run's request (or its older form, {"path": ...})."""
+        recording run's request."""
         opts, scale = self.options, self.options.scale
         device = "cpu" if cpu_only else None
         made = self.environments.get(scenario.environment) if scenario.environment is not None else None
-        job, key, snapshot = ScenarioJob.of(scenario, scale), scenario.asset_key(scale), SnapshotRequest.of(snapshot)
+        job, key = ScenarioJob.of(scenario, scale), scenario.asset_key(scale)
         runner: Remote | ModuleType = forkserver  # a helper of another environment has forkserver's two calls
         if made is not None and made.overlay:
             job, key, runner = job.in_environment(made.python), f"{key}-env-{made.key}", self.environments.remote(made)
