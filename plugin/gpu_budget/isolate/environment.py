@@ -24,7 +24,10 @@ requirements, the interpreter, the running environment's versions, the
 tool), a venv by a digest of what it holds; each made under a file lock, so
 xdist workers make it once between them and the others find it made. A
 requirement that cannot resolve or install raises EnvironmentFailed naming it:
-a case is never measured in the running environment instead.
+a case is never measured in the running environment instead. That failure
+is remembered under `root` too (env_failures.py): a later session raises it
+again at once, without trying, until the requirements change or
+--gpu-budget-update asks for another try.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ from packaging.version import InvalidVersion, Version
 
 from gpu_budget.declare.environment import canonical
 from gpu_budget.declare.params import Json
+from gpu_budget.isolate import env_failures
+from gpu_budget.isolate.env_failures import EnvironmentFailed
 from gpu_budget.model.result import EnvironmentRecord
 
 TOOLS = ("uv", "pip")
@@ -60,14 +65,6 @@ _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 TOOL_TIMEOUT = 1800  # seconds for one resolve or install
 LOCK_WAIT = 0.05  # seconds on the lock past which a record says it waited for another process making it
 TORCH = "torch"  # the one distribution an overlay may not hold (its Linux wheels are CUDA builds of gigabytes)
-
-
-class EnvironmentFailed(Exception):
-    """An environment that cannot be made: kind "resolve", "install", "torch" or "tool"; the message names why."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -164,7 +161,8 @@ def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None, both
     if proc.returncode != 0:  # the tool's own words, on one line (uv wraps its sentences)
         lines = [line.strip() for line in (proc.stderr or proc.stdout).strip().splitlines()[-15:]]
         said = " ".join(line for line in lines if line and not line.startswith("WARNING:"))
-        raise EnvironmentFailed(kind, f"{what}: {said or f'exit {proc.returncode}'}")
+        raise EnvironmentFailed(kind, f"{what}: {said or f'exit {proc.returncode}'}",
+                                env_failures.key_line(proc.stderr or proc.stdout))
     return proc.stdout + (proc.stderr if both else "")
 
 
@@ -187,7 +185,7 @@ def resolve(requirements: Sequence[str], tool: Tool, running: dict[str, str]) ->
             pins = _resolve_uv(tmp, tool, running) if tool.name == "uv" else _resolve_pip(tmp, tool)
         except EnvironmentFailed as exc:
             named = ", ".join(_named(requirements, str(exc)))
-            raise EnvironmentFailed("resolve", f"cannot resolve {named}: {exc}") from None
+            raise EnvironmentFailed("resolve", f"cannot resolve {named}: {exc}", exc.error) from None
     return {name: version for name, version in sorted(pins.items()) if running.get(name) != _public(version)}
 
 
@@ -257,16 +255,34 @@ def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[st
         _run(install, "install", f"{tool.name} pip install said" if tool.name == "uv" else "pip install said")
     except EnvironmentFailed as exc:
         named = ", ".join(_named(pins, str(exc)))
-        raise EnvironmentFailed("install", f"cannot install {named}: {exc}") from None
+        raise EnvironmentFailed("install", f"cannot install {named}: {exc}", exc.error) from None
 
 
-def make(requirements: Sequence[str], root: Path, tool: Tool | None = None) -> EnvironmentRecord:
-    """The environment of `requirements`, made under `root` or found made there; EnvironmentFailed where it cannot be."""
+def make(requirements: Sequence[str], root: Path, tool: Tool | None = None,
+         retry_since: float | None = None) -> EnvironmentRecord:
+    """The environment of `requirements`, made under `root` or found made there; EnvironmentFailed where it cannot be.
+
+    A failure to resolve or install is remembered under `root` (env_failures.py) and raised again at once by a
+    later call, without trying, unless it was remembered before `retry_since` (time.time(); --gpu-budget-update).
+    """
     t0 = time.monotonic()
     root, tool = Path(root).resolve(), tool or find_tool()
     requirements = tuple(requirements)
+    memory = env_failures.Memory(root, requirements, tool.name, retry_since, t0)
+    try:
+        memory.check()
+        made = _make(requirements, root, tool, memory)
+    except EnvironmentFailed as exc:
+        exc.seconds, exc.tool = memory.spent(), tool.name
+        raise
+    env_failures.forget(root, memory.name)  # made (tried again, or past an unreadable entry): no failure to keep
+    return made
+
+
+def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_failures.Memory) -> EnvironmentRecord:
+    t0 = memory.started
     running = running_versions()
-    overlay = _resolution(requirements, tool, running, root)
+    overlay = _resolution(requirements, tool, running, root, memory)
     named = {}
     for line in requirements:
         name = canonical(Requirement(line).name)
@@ -284,10 +300,11 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None) -> E
     key = _digest({"python": sys.executable, "version": sys.version, "sites": sites, "overlay": overlay})
     folder = root / f"env-{key}"
     asked = time.monotonic()
-    with _locked(root / f"env-{key}.lock"):
+    with _locked(root / f"env-{key}.lock"), memory.kept():
         waited = time.monotonic() - asked  # another process (an xdist worker) making it holds the lock
         cached = (folder / COMPLETE).exists()
         if not cached:
+            memory.check()  # another process failed to make it while this one waited
             if folder.exists():  # cut off while it was being made
                 shutil.rmtree(folder)
             try:
@@ -327,14 +344,17 @@ def conflicts(overlay: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _resolution(requirements: tuple[str, ...], tool: Tool, running: dict[str, str], root: Path) -> dict[str, str]:
-    """The overlay of `requirements`, resolved once for these inputs and kept under `root/resolved`."""
+def _resolution(requirements: tuple[str, ...], tool: Tool, running: dict[str, str], root: Path,
+                memory: env_failures.Memory) -> dict[str, str]:
+    """The overlay of `requirements`, resolved once for these inputs and kept under `root/resolved`; a failure is
+    remembered (`memory`) before the lock is let go."""
     key = _digest({"requirements": requirements, "python": sys.executable, "version": sys.version,
                    "running": running, "tool": tool.name, "how": "dry-run install"})
     kept = root / "resolved" / f"{key}.json"
-    with _locked(root / "resolved" / f"{key}.lock"):
+    with _locked(root / "resolved" / f"{key}.lock"), memory.kept():
         if kept.exists():
             return json.loads(kept.read_text())
+        memory.check()  # another process failed to resolve it while this one waited
         overlay = resolve(requirements, tool, running)
         tmp = kept.with_suffix(".tmp")
         tmp.write_text(json.dumps(overlay, sort_keys=True) + "\n")

@@ -1,0 +1,198 @@
+"""Environments that could not be made, remembered across sessions so that a later one does not try again.
+
+A requirement set that fails to resolve or install can cost a minute each
+time (transformers 4.20.0 needs tokenizers 0.12.1, which has no wheel for
+Python 3.11: the installer downloads and fails to build it), and nothing
+changes between sessions by itself. So the failure is kept under the
+environments' folder, `failed/<key>.json`: its kind, the tool's key line,
+the whole message and how long the attempt took. The key is the requirement
+set (order and duplicates aside), the interpreter and the tool: a changed
+requirement is a new key, and is tried. `--gpu-budget-update` tries each
+remembered failure again (`retry_since`).
+
+Only "resolve" and "install" failures are kept: "torch" is a check of the
+running torch against a kept resolution (instant), and "tool" is this
+host's (uv or pip missing). An entry is written atomically (a temporary file
+renamed over it). One that cannot be read (edited by hand, cut off by a full
+disk) counts as absent, and the set is tried again and the entry written
+anew: a lost entry costs one attempt and never a wrong result, where an
+error would stop the case over a cache file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpu_budget.model.json_value import JsonMapping, JsonObject
+from gpu_budget.model.result import EnvironmentRecord
+
+FOLDER = "failed"
+KEPT_KINDS = ("resolve", "install")
+_UV_CAUSE = ("├─▶", "╰─▶")  # uv's chain of causes under its "×" line
+
+
+class EnvironmentFailed(Exception):
+    """An environment that cannot be made: kind "resolve", "install", "torch" or "tool"; the message names why.
+
+    error: the tool's key line (the message where there is none). seconds: what failing took this time (set by
+    Memory). remembered: read from an earlier session's attempt, not tried in this one. tool: the tool's name.
+    """
+
+    def __init__(self, kind: str, message: str, error: str = "", seconds: float = 0.0, remembered: bool = False,
+                 tool: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.error, self.seconds, self.remembered, self.tool = (kind, error or message, seconds,
+                                                                           remembered, tool)
+
+    def record(self, requirements: Sequence[str]) -> EnvironmentRecord:
+        """The failure as the JSON report's "environments" lists it."""
+        return EnvironmentRecord(tuple(requirements), {}, {}, "", self.tool, self.seconds, False, "",
+                                 error=self.error, remembered=self.remembered)
+
+
+@dataclass(frozen=True)
+class FailedEntry:
+    """One remembered failure: what was asked, why it failed, how long the attempt took and when (time.time())."""
+
+    requirements: tuple[str, ...]
+    kind: str
+    error: str  # the tool's key line
+    message: str  # the whole message, as it was raised
+    seconds: float
+    at: float
+    python: str
+    tool: str
+
+    def to_json(self) -> JsonObject:
+        return {"requirements": list(self.requirements), "kind": self.kind, "error": self.error,
+                "message": self.message, "seconds": self.seconds, "at": self.at, "python": self.python,
+                "tool": self.tool}
+
+    @classmethod
+    def from_json(cls, data: JsonMapping) -> FailedEntry:
+        """The entry; KeyError, TypeError or ValueError where `data` is not one."""
+        entry = cls(tuple(str(r) for r in data["requirements"]), str(data["kind"]), str(data["error"]),
+                    str(data["message"]), float(data["seconds"]), float(data["at"]), str(data["python"]),
+                    str(data["tool"]))
+        if entry.kind not in KEPT_KINDS:
+            raise ValueError(f"kind {entry.kind!r}")
+        return entry
+
+
+def key(requirements: Sequence[str], tool: str) -> str:
+    """The entry's name: a digest of the requirement set, the interpreter (a wheel exists for one Python and not
+    another) and the tool."""
+    given = {"requirements": sorted(set(requirements)), "python": sys.executable, "version": sys.version,
+             "tool": tool}
+    return hashlib.sha256(json.dumps(given, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def path(root: Path, name: str) -> Path:
+    return Path(root) / FOLDER / f"{name}.json"
+
+
+def remembered(root: Path, name: str, retry_since: float | None = None) -> FailedEntry | None:
+    """The failure kept under `name`, unless it is absent, unreadable, or older than `retry_since` (tried again)."""
+    try:
+        entry = FailedEntry.from_json(json.loads(path(root, name).read_text()))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):  # unreadable: as absent, and the next failure rewrites it
+        return None
+    if retry_since is not None and entry.at < retry_since:
+        return None
+    return entry
+
+
+def remember(root: Path, name: str, entry: FailedEntry) -> None:
+    """Keep `entry` under `name`, atomically: a reader finds the old entry or the new one, never part of one."""
+    target = path(root, name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}-", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(entry.to_json(), indent=1) + "\n")
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def forget(root: Path, name: str) -> None:
+    """Drop the entry under `name` (the set was made after all)."""
+    path(root, name).unlink(missing_ok=True)
+
+
+def key_line(text: str) -> str:
+    """The line of a tool's error output that says why: pip's first "ERROR:" line, else uv's "×" line with its
+    causes, else the last line that is not a warning."""
+    lines = [line.strip() for line in text.splitlines()]
+    for line in lines:
+        if line.startswith("ERROR:"):
+            return line[len("ERROR:"):].strip()
+    for i, line in enumerate(lines):
+        if line.startswith("×"):
+            parts = [line[1:].strip().rstrip(":")]
+            for after in lines[i + 1:]:  # up to the blank line; uv wraps a cause over lines of its own
+                if not after:
+                    break
+                if after.startswith(_UV_CAUSE):
+                    parts.append(after[len(_UV_CAUSE[0]):].strip())
+                else:
+                    parts[-1] += " " + after.lstrip("│ ")
+            return ": ".join(parts)
+    said = [line for line in lines if line and not line.lower().startswith("warning")]
+    return said[-1] if said else ""
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One requirement set's remembered failure, for make(): `check` raises it again, `kept` remembers a new one.
+
+    `started`: time.monotonic() when make() began (the seconds a failure reports count from it).
+    """
+
+    root: Path
+    requirements: tuple[str, ...]
+    tool: str
+    retry_since: float | None
+    started: float
+
+    @property
+    def name(self) -> str:
+        return key(self.requirements, self.tool)
+
+    def spent(self) -> float:
+        return round(time.monotonic() - self.started, 3)
+
+    def check(self) -> None:
+        """Raise the failure remembered for this set, if there is one to trust (called again under each maker's
+        lock: another process may have failed at it while this one waited)."""
+        known = remembered(self.root, self.name, self.retry_since)
+        if known is not None:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(known.at))
+            raise EnvironmentFailed(known.kind, f"{known.message} (remembered: tried {when}, failing in "
+                                                f"{known.seconds:.1f} s; --gpu-budget-update tries it again)",
+                                    known.error, self.spent(), True, self.tool)
+
+    @contextlib.contextmanager
+    def kept(self) -> Iterator[None]:
+        """Inside a maker's lock: a resolve or install failure is remembered before the lock is let go, so a process
+        waiting on the lock finds it (check) instead of trying again."""
+        try:
+            yield
+        except EnvironmentFailed as exc:
+            exc.seconds, exc.tool = self.spent(), self.tool
+            if exc.kind in KEPT_KINDS and not exc.remembered:
+                remember(self.root, self.name, FailedEntry(self.requirements, exc.kind, exc.error, str(exc),
+                                                           exc.seconds, time.time(), sys.executable, self.tool))
+            raise

@@ -1,0 +1,129 @@
+"""A failed environment is remembered for its requirement set (isolate/env_failures.py): made for real with the
+installer reading a folder of hand-written wheels alone, where gbtiny 2.0 is missing until a test adds it, so a
+second make() that does not fail at once would have found it and succeeded."""
+
+import json
+import threading
+import time
+
+import pytest
+from local_wheels import offline, write_wheel
+
+from gpu_budget.isolate import env_failures
+from gpu_budget.isolate.environment import EnvironmentFailed, find_tool, make
+
+MISSING = "gbtiny==2.0"
+
+
+@pytest.fixture
+def links(tmp_path, monkeypatch):
+    folder = offline(monkeypatch, tmp_path / "links")
+    write_wheel(folder, "1.0")
+    return folder
+
+
+def failed(requirements, root, retry_since=None) -> EnvironmentFailed:
+    with pytest.raises(EnvironmentFailed) as raised:
+        make(requirements, root, retry_since=retry_since)
+    return raised.value
+
+
+def entry_of(root, requirements=(MISSING,)) -> dict:
+    return json.loads(env_failures.path(root, env_failures.key(requirements, find_tool().name)).read_text())
+
+
+def test_a_failure_is_recorded_with_its_key_line_and_time(tmp_path, links):
+    first = failed([MISSING], tmp_path / "envs")
+    assert (first.kind, first.remembered) == ("resolve", False) and first.seconds > 0
+    assert first.error == "Could not find a version that satisfies the requirement gbtiny==2.0 (from versions: 1.0)"
+    kept = entry_of(tmp_path / "envs")
+    assert (kept["requirements"], kept["kind"], kept["error"], kept["message"]) == (
+        [MISSING], "resolve", first.error, str(first))
+    assert 0 < kept["seconds"] <= first.seconds and kept["at"] <= time.time()
+    assert not list((tmp_path / "envs" / env_failures.FOLDER).glob("*.tmp"))  # written through a renamed temp file
+    record = first.record([MISSING]).to_json()
+    assert (record["error"], record["seconds"], record["cached"]) == (first.error, first.seconds, False)
+    assert "remembered" not in record
+
+
+def test_a_remembered_failure_is_raised_at_once_without_trying(tmp_path, links):
+    first = failed([MISSING], tmp_path / "envs")
+    write_wheel(links, "2.0")  # a try would now succeed
+    again = failed([MISSING], tmp_path / "envs")
+    assert (again.kind, again.error, again.remembered) == ("resolve", first.error, True)
+    assert again.seconds < first.seconds
+    assert str(again).startswith(str(first)) and "--gpu-budget-update tries it again" in str(again)
+    assert again.record([MISSING]).to_json()["remembered"] is True
+    assert not list((tmp_path / "envs").glob("env-*"))
+
+
+def test_update_tries_a_remembered_failure_again_and_forgets_it_once_made(tmp_path, links):
+    failed([MISSING], tmp_path / "envs")
+    write_wheel(links, "2.0")
+    made = make([MISSING], tmp_path / "envs", retry_since=time.time())
+    assert made.overlay == {"gbtiny": "2.0"} and not made.error
+    assert not list((tmp_path / "envs" / env_failures.FOLDER).glob("*.json"))
+    assert make([MISSING], tmp_path / "envs").cached  # and the next session finds it made
+
+
+def test_update_that_fails_again_remembers_the_new_attempt(tmp_path, links):
+    failed([MISSING], tmp_path / "envs")
+    before = entry_of(tmp_path / "envs")["at"]
+    again = failed([MISSING], tmp_path / "envs", retry_since=time.time())
+    assert again.remembered is False and entry_of(tmp_path / "envs")["at"] > before
+
+
+def test_a_changed_requirement_set_is_a_new_key_and_is_tried(tmp_path, links):
+    failed([MISSING], tmp_path / "envs")
+    write_wheel(links, "2.0")
+    made = make([MISSING, "gbtiny>=1"], tmp_path / "envs")  # another set: tried, and now it resolves
+    assert made.overlay == {"gbtiny": "2.0"}
+    assert env_failures.key(["a", "b"], "pip") == env_failures.key(["b", "a", "a"], "pip")  # a set: order aside
+    assert env_failures.key(["a"], "pip") not in (env_failures.key(["a", "b"], "pip"), env_failures.key(["a"], "uv"))
+
+
+@pytest.mark.parametrize("text", ["", "{not json", '{"requirements": ["gbtiny==2.0"]}', "[1, 2]",
+                                  '{"requirements": [], "kind": "torch", "error": "", "message": "", "seconds": 0,'
+                                  ' "at": 0, "python": "", "tool": ""}'])
+def test_an_unreadable_entry_counts_as_absent_and_is_written_anew(tmp_path, links, text):
+    failed([MISSING], tmp_path / "envs")
+    kept = env_failures.path(tmp_path / "envs", env_failures.key([MISSING], find_tool().name))
+    kept.write_text(text)
+    again = failed([MISSING], tmp_path / "envs")
+    assert again.remembered is False  # tried again, not an error about the cache
+    assert entry_of(tmp_path / "envs")["error"] == again.error
+
+
+def test_processes_asking_at_once_try_once(tmp_path, links):
+    """xdist workers share the folder: the one that fails remembers it under the lock the others wait on."""
+    raised = []
+
+    def ask():
+        try:
+            make([MISSING], tmp_path / "envs")
+        except EnvironmentFailed as exc:
+            raised.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(e.remembered for e in raised) == [False, True, True]
+
+
+def test_the_key_line_is_the_tools_own_reason():
+    pip = ("Collecting tokenizers!=0.11.3,<0.13,>=0.11.1\n  Downloading tokenizers-0.12.1.tar.gz (220 kB)\n"
+           "  error: subprocess-exited-with-error\n\n  × Building wheel for tokenizers (pyproject.toml) did not run "
+           "successfully.\n  │ exit code: 1\n  ╰─> [6 lines of output]\n      error: can't find Rust compiler\n"
+           "      [end of output]\n\n  note: This error originates from a subprocess, and is likely not a problem "
+           "with pip.\n  ERROR: Failed building wheel for tokenizers\nERROR: Could not build wheels for tokenizers, "
+           "which is required to install pyproject.toml-based projects\n")
+    assert env_failures.key_line(pip) == "Failed building wheel for tokenizers"
+    uv = ("  × No solution found when resolving dependencies:\n  ╰─▶ Because there is no version of gbtiny==2.0 and "
+          "you require\n      gbtiny==2.0, we can conclude that your requirements are unsatisfiable.\n\n"
+          "  help: a hint\n")
+    assert env_failures.key_line(uv) == ("No solution found when resolving dependencies: Because there is no version "
+                                         "of gbtiny==2.0 and you require gbtiny==2.0, we can conclude that your "
+                                         "requirements are unsatisfiable.")
+    assert env_failures.key_line("WARNING: slow\nsomething broke\nWARNING: again\n") == "something broke"
