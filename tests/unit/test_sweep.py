@@ -84,6 +84,22 @@ def test_each_environment_says_what_it_installs_and_how_long_it_took():
     assert EnvironmentRecord.from_json(broken.to_json()) == broken and "conflicts" not in OLD.to_json()
 
 
+def test_an_environment_that_cannot_be_made_says_why_and_what_failing_took():
+    tried = EnvironmentRecord(("transformers==4.20.0",), {}, {}, "", "pip", 19.96, False, "",
+                              error="Failed building wheel for tokenizers")
+    recalled = replace(tried, seconds=0.001, remembered=True)
+    assert environment_lines([tried, recalled]) == [
+        "environment transformers==4.20.0 cannot be made: failed in 20.0 s (pip); failed as remembered from an "
+        "earlier try, in 0.00 s (--gpu-budget-update tries it again): Failed building wheel for tokenizers"]
+    assert environment_lines([recalled])[0].startswith(
+        "environment transformers==4.20.0 cannot be made: failed as remembered from an earlier try, in 0.00 s")
+    assert environment_lines([OLD, tried])[0].startswith("environment transformers==5.17.0 (installs ")
+    for record in (tried, recalled):
+        assert EnvironmentRecord.from_json(record.to_json()) == record
+    assert recalled.to_json()["remembered"] is True and "error" not in OLD.to_json()
+    assert "remembered" not in OLD.to_json() and "remembered" not in tried.to_json()
+
+
 def test_points_and_environments_cross_as_json():
     point = SweepPoint("transformers", "5.17.0", False, "ok", Peaks(ram=5), {"ram": 0.1}, "", OLD)
     row = _row("t.py::a", (point,)).but(measurement=Measurement(status="ok", peaks=Peaks(ram=5), environment=OLD))

@@ -6,10 +6,13 @@ step_peaks, steps; `ram_tree_peak` and `tree` in phases) and
 `ram_tree_method`; version 1 reports hold the main process only. Added
 within version 3, which a reader may do without: `environments` (each
 environment a case declared or a sweep made, as each session process got it
-ready: results.EnvironmentRecord, its `seconds` and whether it was `cached`),
-and a row's `environment` and `sweep` (results.SweepPoint); `git`, the
-commit the session measured and whether its tree was dirty
-({"commit", "dirty"}: report.revision.state), null where git cannot tell.
+ready: results.EnvironmentRecord, its `seconds` and whether it was `cached`;
+one that could not be made has its `error`, the tool's key line, `seconds`
+being what failing took, and `remembered`: true where the failure was read
+from an earlier run's attempt, not tried: isolate/env_failures.py), and a
+row's `environment` and `sweep` (results.SweepPoint); `git`, the commit the
+session measured and whether its tree was dirty ({"commit", "dirty"}:
+report.revision.state), null where git cannot tell.
 Rows are results.Result.to_json(). Written atomically (temp file + rename).
 """
 

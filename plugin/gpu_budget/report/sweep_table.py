@@ -62,12 +62,18 @@ def sweep_lines(rows: Iterable[Result]) -> list[str]:
 
 
 def environment_lines(records: Iterable[EnvironmentRecord]) -> list[str]:
-    """One line per environment: what it lays over the running one, the seconds it was made in, and found made."""
+    """One line per environment: what it lays over the running one, the seconds it was made in, and found made; or
+    the seconds failing took and why, a failure remembered from an earlier run said as such."""
     by_key: dict[tuple[str, ...], list[EnvironmentRecord]] = {}
     for record in records:
         by_key.setdefault(record.requirements, []).append(record)
     lines = []
-    for requirements, made in by_key.items():
+    for requirements, each in by_key.items():
+        made = [r for r in each if not r.error]
+        if len(made) < len(each):
+            lines.append(_failed_line(requirements, [r for r in each if r.error]))
+        if not made:
+            continue
         first = [r for r in made if not r.cached]
         found = [r for r in made if r.cached]
         held = f"installs {made[0].described}" if made[0].overlay else "the running environment satisfies it"
@@ -81,3 +87,12 @@ def environment_lines(records: Iterable[EnvironmentRecord]) -> list[str]:
         lines += [f"  it breaks a running package's requirement: {c}; what imports that package there may fail"
                   for c in made[0].conflicts]
     return lines
+
+
+def _failed_line(requirements: tuple[str, ...], failed: list[EnvironmentRecord]) -> str:
+    tried = [r for r in failed if not r.remembered]
+    how = [f"failed in {max(r.seconds for r in tried):.1f} s ({tried[0].tool})"] if tried else []
+    if len(tried) < len(failed):
+        how.append("failed as remembered from an earlier try, in "
+                   f"{max(r.seconds for r in failed if r.remembered):.2f} s (--gpu-budget-update tries it again)")
+    return f"environment {', '.join(requirements)} cannot be made: {'; '.join(how)}: {failed[0].error}"

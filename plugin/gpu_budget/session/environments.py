@@ -7,12 +7,16 @@ and its locks, so one makes it and the others find it. Each time this
 process gets one ready, its record (what it holds, the seconds it took,
 whether it was found made) goes to `records`, the JSON report's
 "environments". A failure is kept too, so a second case of the same
-environment fails at once with the same message.
+environment fails at once with the same message, and listed there with
+its error and the seconds failing took (isolate/env_failures.py remembers
+it across runs; `retry`, --gpu-budget-update, tries one remembered before
+this session began again).
 """
 
 from __future__ import annotations
 
 import atexit
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,8 +28,10 @@ from gpu_budget.model.result import EnvironmentRecord
 
 
 class Environments:
-    def __init__(self, root: Callable[[], Path], on_made: Callable[[EnvironmentRecord], None]) -> None:
+    def __init__(self, root: Callable[[], Path], on_made: Callable[[EnvironmentRecord], None],
+                 retry: bool = False) -> None:
         self._root, self._on_made = root, on_made
+        self._retry_since = time.time() if retry else None  # what xdist workers fail at from now on is trusted
         self._made: dict[tuple[str, ...], EnvironmentRecord | EnvironmentFailed] = {}
         self._remotes: dict[str, Remote] = {}
         atexit.register(self.close)
@@ -35,9 +41,10 @@ class Environments:
         lines = environment.lines
         if lines not in self._made:
             try:
-                self._made[lines] = made = make(lines, self._root())
+                self._made[lines] = made = make(lines, self._root(), retry_since=self._retry_since)
             except EnvironmentFailed as exc:
                 self._made[lines] = exc
+                self._on_made(exc.record(lines))
             else:
                 self._on_made(made)
         found = self._made[lines]

@@ -58,7 +58,7 @@ class BudgetSession:
         self.problems: list[str] = []  # session-level failures: the fail-safe, baseline writes
         self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
         self.environments = Environments(lambda: environments_folder(config, self.options.envs),
-                                         self.data.environments.append)
+                                         self.data.environments.append, retry=self.options.update)
         self.run_child = ChildRunner(self.options, assets_folder(config), self.environments)
         self.written: Counter[str] = Counter()  # baseline entries written per file: the summary says where
         # the commit measured, read before the session writes anything (its baselines would make the tree dirty)
