@@ -1,0 +1,70 @@
+"""A sweep version whose environment cannot be made, across real pytest sessions: the first tries and fails, the
+second reports the remembered failure at once (gbtiny 2.0 has been added to the local index by then, so a try would
+have made it), and --gpu-budget-update tries again and makes it. The installers read a folder of hand-written
+wheels alone (tests/local_wheels.py): no registry is asked."""
+
+import json
+
+from local_wheels import offline, write_wheel
+
+RUNNERS = '''
+def small(ctx):
+    with ctx.meter.phase("load"):
+        held = b"\\x01" * (4 << 20)
+    return {}
+'''
+
+TESTS = '''
+import pytest
+from gpu_budget import Scenario
+
+@pytest.mark.gpu_budget(ram="4 GiB")
+def test_small(gpu_budget):
+    gpu_budget.measure(Scenario(name="small", run="runners:small"))
+'''
+
+WANTED = "gbtiny==2.0"
+
+
+def test_a_failed_sweep_environment_is_remembered_and_tried_again_on_update(pytester, monkeypatch, tmp_path):
+    monkeypatch.delenv("CI", raising=False)
+    links = offline(monkeypatch, tmp_path / "links")
+    write_wheel(links, "1.0")
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=RUNNERS, test_small=TESTS)
+
+    def session(name: str, *more: str) -> tuple[str, dict]:
+        report = tmp_path / f"{name}.json"
+        result = pytester.runpytest_subprocess(
+            "--gpu-budget", "-p", "no:randomly", "--gpu-budget-json", str(report), "--gpu-budget-envs",
+            str(tmp_path / "envs"), "--gpu-budget-sweep", WANTED, *more)
+        result.assert_outcomes(passed=1)  # a sweep's version is reported, never judged
+        data = json.loads(report.read_text())
+        return result.stdout.str(), data
+
+    def swept(data: dict) -> dict:
+        return next(p for p in data["results"][0]["sweep"] if p["version"] == "2.0")
+
+    def listed(data: dict) -> dict:
+        (env,) = [e for e in data["environments"] if e["requirements"] == [WANTED]]
+        return env
+
+    out, data = session("first")
+    first = listed(data)
+    reason = "Could not find a version that satisfies the requirement gbtiny==2.0 (from versions: 1.0)"
+    assert first["error"] == reason and first["seconds"] > 0 and "remembered" not in first
+    assert swept(data)["status"] == "error" and WANTED in swept(data)["message"]
+    assert f"environment {WANTED} cannot be made: failed in " in out and out.count(reason) >= 1
+
+    write_wheel(links, "2.0")  # from here a try would succeed: the second session must not try
+    out, data = session("second")
+    again = listed(data)
+    assert (again["error"], again["remembered"]) == (reason, True) and again["seconds"] < first["seconds"]
+    assert swept(data)["status"] == "error" and "--gpu-budget-update tries it again" in swept(data)["message"]
+    assert f"environment {WANTED} cannot be made: failed as remembered from an earlier try, in " in out
+
+    out, data = session("update", "--gpu-budget-update")
+    made = listed(data)
+    assert made["overlay"] == {"gbtiny": "2.0"} and "error" not in made and made["cached"] is False
+    assert swept(data)["status"] == "ok"
+    assert f"environment {WANTED} (installs gbtiny==2.0): made in " in out
