@@ -4,6 +4,7 @@
 One script for the release workflow (.github/workflows/release.yml) and tests/integration/test_release.py, so the
 check that guards a release and the one the test suite runs cannot drift apart:
 
+0. CHANGELOG.md has a section for pyproject.toml's version (dated, where a tag is being released);
 1. `python -m build`: the sdist, then the wheel built from that sdist (a file missing from the sdist fails here);
 2. `twine check --strict`: the metadata and the README PyPI will render;
 3. a fresh venv (no system site-packages) installs the sdist with the lock's pins: the plugin's own requirements
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -98,6 +100,16 @@ def declared_version() -> str:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
+def changelog(version: str, tagged: bool) -> None:
+    """CHANGELOG.md has a section for this version; a tagged release's is dated (YYYY-MM-DD), no longer Unreleased."""
+    heading = re.search(rf"^## \[{re.escape(version)}\] - (.+)$", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE)
+    if heading is None:
+        raise CheckFailed(f"CHANGELOG.md has no section '## [{version}] - <date>' for pyproject.toml's version")
+    if tagged and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", heading.group(1).strip()):
+        raise CheckFailed(f"CHANGELOG.md's section for {version} is dated {heading.group(1).strip()!r}: give it the "
+                          "release's date (YYYY-MM-DD) before tagging")
+
+
 def build(dist: Path, version: str) -> tuple[Path, Path]:
     """The sdist and the wheel built from it, checked by twine."""
     if dist.exists():
@@ -157,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.tag is not None and args.tag != f"v{version}":
             raise CheckFailed(f"tag {args.tag} does not name pyproject.toml's version {version} (v{version})")
+        changelog(version, tagged=args.tag is not None)
         with tempfile.TemporaryDirectory(prefix="release-check-") as temp:
             work = args.work or Path(temp)
             sdist, wheel = build(args.dist.resolve(), version)

@@ -6,6 +6,7 @@ is gated there twice, recorded then judged. It skips only where the package inde
 """
 
 import importlib.util
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -49,4 +50,20 @@ def test_a_tag_that_names_another_version_fails_before_building(tmp_path):
     done = check("--dist", str(tmp_path / "dist"), "--tag", "v0.0.0-not-this")
     assert done.returncode == 1
     assert f"tag v0.0.0-not-this does not name pyproject.toml's version {VERSION} (v{VERSION})" in done.stdout
+    assert not (tmp_path / "dist").exists()
+
+
+@pytest.mark.parametrize(("section", "said"), [
+    ("## [1.2.3] - Unreleased", "CHANGELOG.md's section for 1.2.3 is dated 'Unreleased': give it the release's date"),
+    ("## [1.2.2] - 2026-01-02", "CHANGELOG.md has no section '## [1.2.3] - <date>' for pyproject.toml's version"),
+])
+def test_a_tagged_release_needs_a_dated_changelog_section(tmp_path, section, said):
+    """The script's own tree is its project: a copy beside a pyproject.toml at 1.2.3 and a CHANGELOG.md."""
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(CHECK, tmp_path / ".ci")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pytest-gpu-budget"\nversion = "1.2.3"\n')
+    (tmp_path / "CHANGELOG.md").write_text(f"# Changelog\n\n{section}\n\n### Added\n\n- it\n")
+    done = subprocess.run([sys.executable, str(tmp_path / ".ci" / "release_check.py"), "--dist", str(tmp_path / "dist"),
+                           "--tag", "v1.2.3"], check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and said in done.stdout, done.stdout + done.stderr
     assert not (tmp_path / "dist").exists()
