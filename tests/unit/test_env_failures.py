@@ -22,9 +22,9 @@ def links(tmp_path, monkeypatch):
     return folder
 
 
-def failed(requirements, root, retry_since=None) -> EnvironmentFailed:
+def failed(requirements, root, retry=False) -> EnvironmentFailed:
     with pytest.raises(EnvironmentFailed) as raised:
-        make(requirements, root, retry_since=retry_since)
+        make(requirements, root, retry=retry)
     return raised.value
 
 
@@ -60,7 +60,7 @@ def test_a_remembered_failure_is_raised_at_once_without_trying(tmp_path, links):
 def test_update_tries_a_remembered_failure_again_and_forgets_it_once_made(tmp_path, links):
     failed([MISSING], tmp_path / "envs")
     write_wheel(links, "2.0")
-    made = make([MISSING], tmp_path / "envs", retry_since=time.time())
+    made = make([MISSING], tmp_path / "envs", retry=True)
     assert made.overlay == {"gbtiny": "2.0"} and not made.error
     assert not list((tmp_path / "envs" / env_failures.FOLDER).glob("*.json"))
     assert make([MISSING], tmp_path / "envs").cached  # and the next session finds it made
@@ -69,8 +69,8 @@ def test_update_tries_a_remembered_failure_again_and_forgets_it_once_made(tmp_pa
 def test_update_that_fails_again_remembers_the_new_attempt(tmp_path, links):
     failed([MISSING], tmp_path / "envs")
     before = entry_of(tmp_path / "envs")["at"]
-    again = failed([MISSING], tmp_path / "envs", retry_since=time.time())
-    assert again.remembered is False and entry_of(tmp_path / "envs")["at"] > before
+    again = failed([MISSING], tmp_path / "envs", retry=True)
+    assert (again.remembered, again.by_another) == (False, False) and entry_of(tmp_path / "envs")["at"] > before
 
 
 def test_a_changed_requirement_set_is_a_new_key_and_is_tried(tmp_path, links):
@@ -83,8 +83,8 @@ def test_a_changed_requirement_set_is_a_new_key_and_is_tried(tmp_path, links):
 
 
 @pytest.mark.parametrize("text", ["", "{not json", '{"requirements": ["gbtiny==2.0"]}', "[1, 2]",
-                                  '{"requirements": [], "kind": "torch", "error": "", "message": "", "seconds": 0,'
-                                  ' "at": 0, "python": "", "tool": ""}'])
+                                  ('{"requirements": [], "kind": "torch", "error": "", "message": "", "seconds": 0,'
+                                   ' "at": 0, "python": "", "tool": ""}')])
 def test_an_unreadable_entry_counts_as_absent_and_is_written_anew(tmp_path, links, text):
     failed([MISSING], tmp_path / "envs")
     kept = env_failures.path(tmp_path / "envs", env_failures.key([MISSING], find_tool().name))
@@ -95,12 +95,14 @@ def test_an_unreadable_entry_counts_as_absent_and_is_written_anew(tmp_path, link
 
 
 def test_processes_asking_at_once_try_once(tmp_path, links):
-    """xdist workers share the folder: the one that fails remembers it under the lock the others wait on."""
+    """xdist workers share the folder: the one that fails remembers it under the lock the others wait on, and they
+    raise its failure as it was (the same message: not one remembered from an earlier session)."""
     raised = []
+    since = time.time()  # the session's start
 
     def ask():
         try:
-            make([MISSING], tmp_path / "envs")
+            make([MISSING], tmp_path / "envs", since=since)
         except EnvironmentFailed as exc:
             raised.append(exc)
 
@@ -109,7 +111,11 @@ def test_processes_asking_at_once_try_once(tmp_path, links):
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(e.remembered for e in raised) == [False, True, True]
+    assert [e.remembered for e in raised] == [False] * 3
+    assert sorted(e.by_another for e in raised) == [False, True, True]
+    assert len({str(e) for e in raised}) == 1
+    waited = [e.record([MISSING]) for e in raised if e.by_another]
+    assert all(r.waited == r.seconds for r in waited) and "remembered" not in waited[0].to_json()
 
 
 def test_the_key_line_is_the_tools_own_reason():

@@ -88,11 +88,13 @@ def test_an_environment_that_cannot_be_made_says_why_and_what_failing_took():
     tried = EnvironmentRecord(("transformers==4.20.0",), {}, {}, "", "pip", 19.96, False, "",
                               error="Failed building wheel for tokenizers")
     recalled = replace(tried, seconds=0.001, remembered=True)
-    assert environment_lines([tried, recalled]) == [
-        "environment transformers==4.20.0 cannot be made: failed in 20.0 s (pip); failed as remembered from an "
-        "earlier try, in 0.00 s (--gpu-budget-update tries it again): Failed building wheel for tokenizers"]
-    assert environment_lines([recalled])[0].startswith(
-        "environment transformers==4.20.0 cannot be made: failed as remembered from an earlier try, in 0.00 s")
+    assert environment_lines([recalled, recalled]) == [
+        ("environment transformers==4.20.0 cannot be made: failed as remembered from an earlier run, in 0.00 s "
+         "(--gpu-budget-update tries it again): Failed building wheel for tokenizers")]
+    waiting = replace(tried, seconds=19.5, waited=19.5)  # an xdist worker waiting while another tried
+    assert environment_lines([tried, waiting])[0].startswith(
+        "environment transformers==4.20.0 cannot be made: failed in 20.0 s (pip); 1 other process(es) waited for "
+        "that, 19.50 s at most: ")
     assert environment_lines([OLD, tried])[0].startswith("environment transformers==5.17.0 (installs ")
     for record in (tried, recalled):
         assert EnvironmentRecord.from_json(record.to_json()) == record

@@ -8,7 +8,10 @@ environments' folder, `failed/<key>.json`: its kind, the tool's key line,
 the whole message and how long the attempt took. The key is the requirement
 set (order and duplicates aside), the interpreter and the tool: a changed
 requirement is a new key, and is tried. `--gpu-budget-update` tries each
-remembered failure again (`retry_since`).
+failure remembered from an earlier session again (`retry`). One remembered
+since this session began (`since`) is another process's of this session, an
+xdist worker's that tried while this one waited: raised as it was, the same
+message, so the cases it fails read alike.
 
 Only "resolve" and "install" failures are kept: "torch" is a check of the
 running torch against a kept resolution (instant), and "tool" is this
@@ -44,19 +47,21 @@ class EnvironmentFailed(Exception):
     """An environment that cannot be made: kind "resolve", "install", "torch" or "tool"; the message names why.
 
     error: the tool's key line (the message where there is none). seconds: what failing took this time (set by
-    Memory). remembered: read from an earlier session's attempt, not tried in this one. tool: the tool's name.
+    Memory). remembered: read from an earlier session's attempt, not tried in this one. by_another: another process
+    of this session tried, and this one waited `seconds` for its failure. tool: the tool's name.
     """
 
     def __init__(self, kind: str, message: str, error: str = "", seconds: float = 0.0, remembered: bool = False,
-                 tool: str = "") -> None:
+                 tool: str = "", by_another: bool = False) -> None:
         super().__init__(message)
-        self.kind, self.error, self.seconds, self.remembered, self.tool = (kind, error or message, seconds,
-                                                                           remembered, tool)
+        self.kind, self.error, self.seconds, self.tool = kind, error or message, seconds, tool
+        self.remembered, self.by_another = remembered, by_another
 
     def record(self, requirements: Sequence[str]) -> EnvironmentRecord:
-        """The failure as the JSON report's "environments" lists it."""
+        """The failure as the JSON report's "environments" lists it (waited: all of it, where another tried)."""
         return EnvironmentRecord(tuple(requirements), {}, {}, "", self.tool, self.seconds, False, "",
-                                 error=self.error, remembered=self.remembered)
+                                 waited=self.seconds if self.by_another else 0.0, error=self.error,
+                                 remembered=self.remembered)
 
 
 @dataclass(frozen=True)
@@ -100,17 +105,14 @@ def path(root: Path, name: str) -> Path:
     return Path(root) / FOLDER / f"{name}.json"
 
 
-def remembered(root: Path, name: str, retry_since: float | None = None) -> FailedEntry | None:
-    """The failure kept under `name`, unless it is absent, unreadable, or older than `retry_since` (tried again)."""
+def remembered(root: Path, name: str) -> FailedEntry | None:
+    """The failure kept under `name`; None where there is none, or it cannot be read (the next failure rewrites it)."""
     try:
-        entry = FailedEntry.from_json(json.loads(path(root, name).read_text()))
+        return FailedEntry.from_json(json.loads(path(root, name).read_text()))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError):  # unreadable: as absent, and the next failure rewrites it
+    except (OSError, ValueError, KeyError, TypeError):  # unreadable: as absent
         return None
-    if retry_since is not None and entry.at < retry_since:
-        return None
-    return entry
 
 
 def remember(root: Path, name: str, entry: FailedEntry) -> None:
@@ -158,13 +160,15 @@ def key_line(text: str) -> str:
 class Memory:
     """One requirement set's remembered failure, for make(): `check` raises it again, `kept` remembers a new one.
 
-    `started`: time.monotonic() when make() began (the seconds a failure reports count from it).
+    since: time.time() when the session began (an entry from then on is this session's). retry: try again one from
+    before. started: time.monotonic() when make() began (the seconds a failure reports count from it).
     """
 
     root: Path
     requirements: tuple[str, ...]
     tool: str
-    retry_since: float | None
+    since: float
+    retry: bool
     started: float
 
     @property
@@ -177,12 +181,18 @@ class Memory:
     def check(self) -> None:
         """Raise the failure remembered for this set, if there is one to trust (called again under each maker's
         lock: another process may have failed at it while this one waited)."""
-        known = remembered(self.root, self.name, self.retry_since)
-        if known is not None:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(known.at))
-            raise EnvironmentFailed(known.kind, f"{known.message} (remembered: tried {when}, failing in "
-                                                f"{known.seconds:.1f} s; --gpu-budget-update tries it again)",
-                                    known.error, self.spent(), True, self.tool)
+        known = remembered(self.root, self.name)
+        if known is None:
+            return
+        if known.at >= self.since:  # another process of this session tried while this one waited
+            raise EnvironmentFailed(known.kind, known.message, known.error, self.spent(), tool=self.tool,
+                                    by_another=True)
+        if self.retry:
+            return
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(known.at))
+        raise EnvironmentFailed(known.kind, f"{known.message} (remembered: tried {when}, failing in "
+                                            f"{known.seconds:.1f} s; --gpu-budget-update tries it again)",
+                                known.error, self.spent(), True, self.tool)
 
     @contextlib.contextmanager
     def kept(self) -> Iterator[None]:
@@ -192,7 +202,7 @@ class Memory:
             yield
         except EnvironmentFailed as exc:
             exc.seconds, exc.tool = self.spent(), self.tool
-            if exc.kind in KEPT_KINDS and not exc.remembered:
+            if exc.kind in KEPT_KINDS and not (exc.remembered or exc.by_another):
                 remember(self.root, self.name, FailedEntry(self.requirements, exc.kind, exc.error, str(exc),
                                                            exc.seconds, time.time(), sys.executable, self.tool))
             raise

@@ -258,17 +258,18 @@ def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[st
         raise EnvironmentFailed("install", f"cannot install {named}: {exc}", exc.error) from None
 
 
-def make(requirements: Sequence[str], root: Path, tool: Tool | None = None,
-         retry_since: float | None = None) -> EnvironmentRecord:
+def make(requirements: Sequence[str], root: Path, tool: Tool | None = None, since: float | None = None,
+         retry: bool = False) -> EnvironmentRecord:
     """The environment of `requirements`, made under `root` or found made there; EnvironmentFailed where it cannot be.
 
     A failure to resolve or install is remembered under `root` (env_failures.py) and raised again at once by a
-    later call, without trying, unless it was remembered before `retry_since` (time.time(); --gpu-budget-update).
+    later session, without trying, unless `retry` (--gpu-budget-update). since: when the session began
+    (time.time(); default: now), so that one remembered from then on is read as another process's of this one.
     """
     t0 = time.monotonic()
     root, tool = Path(root).resolve(), tool or find_tool()
     requirements = tuple(requirements)
-    memory = env_failures.Memory(root, requirements, tool.name, retry_since, t0)
+    memory = env_failures.Memory(root, requirements, tool.name, time.time() if since is None else since, retry, t0)
     try:
         memory.check()
         made = _make(requirements, root, tool, memory)

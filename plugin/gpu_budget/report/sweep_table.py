@@ -90,9 +90,13 @@ def environment_lines(records: Iterable[EnvironmentRecord]) -> list[str]:
 
 
 def _failed_line(requirements: tuple[str, ...], failed: list[EnvironmentRecord]) -> str:
-    tried = [r for r in failed if not r.remembered]
+    tried = [r for r in failed if not (r.remembered or r.waited)]
+    waited = [r.waited for r in failed if r.waited]
+    recalled = [r.seconds for r in failed if r.remembered]
     how = [f"failed in {max(r.seconds for r in tried):.1f} s ({tried[0].tool})"] if tried else []
-    if len(tried) < len(failed):
-        how.append("failed as remembered from an earlier try, in "
-                   f"{max(r.seconds for r in failed if r.remembered):.2f} s (--gpu-budget-update tries it again)")
+    if waited:
+        how.append(f"{len(waited)} other process(es) waited for that, {max(waited):.2f} s at most")
+    if recalled:
+        how.append(f"failed as remembered from an earlier run, in {max(recalled):.2f} s (--gpu-budget-update "
+                   "tries it again)")
     return f"environment {', '.join(requirements)} cannot be made: {'; '.join(how)}: {failed[0].error}"

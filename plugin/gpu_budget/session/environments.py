@@ -9,8 +9,8 @@ whether it was found made) goes to `records`, the JSON report's
 "environments". A failure is kept too, so a second case of the same
 environment fails at once with the same message, and listed there with
 its error and the seconds failing took (isolate/env_failures.py remembers
-it across runs; `retry`, --gpu-budget-update, tries one remembered before
-this session began again).
+it across runs; `retry`, --gpu-budget-update, tries again one remembered
+before this session began).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Environments:
     def __init__(self, root: Callable[[], Path], on_made: Callable[[EnvironmentRecord], None],
                  retry: bool = False) -> None:
         self._root, self._on_made = root, on_made
-        self._retry_since = time.time() if retry else None  # what xdist workers fail at from now on is trusted
+        self._since, self._retry = time.time(), retry  # a failure remembered from now on is this session's
         self._made: dict[tuple[str, ...], EnvironmentRecord | EnvironmentFailed] = {}
         self._remotes: dict[str, Remote] = {}
         atexit.register(self.close)
@@ -41,7 +41,7 @@ class Environments:
         lines = environment.lines
         if lines not in self._made:
             try:
-                self._made[lines] = made = make(lines, self._root(), retry_since=self._retry_since)
+                self._made[lines] = made = make(lines, self._root(), since=self._since, retry=self._retry)
             except EnvironmentFailed as exc:
                 self._made[lines] = exc
                 self._on_made(exc.record(lines))
