@@ -1,7 +1,7 @@
 """The `gpu_budget` marker, as a plain function of the marker's arguments.
 
 `@pytest.mark.gpu_budget(ram="12.7 GiB", vram="15 GiB", tolerance=None, expect=None, device=None, cpu=None, cuda=None,
-origin=None, steps=None)`
+origin=None, steps=None, card=None)`
 
 Expectations are per device: a case measured on a CPU host trains on the CPU
 and is judged on host RAM, the same case on a CUDA host trains on the GPU,
@@ -10,7 +10,9 @@ ram / vram / expect / tolerance that apply where the case's child runs on that
 device, replacing the top-level ones key by key. `device="cpu"` runs the case
 on the CPU on any host (its child does not see the GPU); `device="cuda"` needs a
 GPU. `steps=` gives the real run's length, to which the gate projects the
-peak's growth per step (judge/growth.py). The marker's help text is generated
+peak's growth per step (judge/growth.py). `card=` runs a CUDA case as on that
+card (model/card.py): every measured process's caching allocator is capped at
+the card's memory less its CUDA context. The marker's help text is generated
 from this signature and docstring.
 """
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from gpu_budget.model.budget import SCALES, Budget, SizeGiven, Tolerance
+from gpu_budget.model.card import Card, CardGiven, pick_card
 from gpu_budget.units import format_size, parse_size
 
 # Default tolerance, from the run-to-run spread of the gated RAM peak over fresh sessions under the steady
@@ -45,7 +48,7 @@ ToleranceGiven = Mapping[str, float | int | str] | None  # {"rel": 0.02, "abs": 
 NameGiven = str | Mapping[str, str | None] | None  # expect= / origin=: one, or {scale: ...}
 StepsGiven = int | Mapping[str, int | None] | None  # steps=: one run length, or {scale: length}
 BlockGiven = Mapping[str, SizeGiven | ToleranceGiven | NameGiven] | None  # cpu={...} / cuda={...}
-Given = SizeGiven | ToleranceGiven | NameGiven | StepsGiven | BlockGiven | float  # any keyword's value
+Given = SizeGiven | ToleranceGiven | NameGiven | StepsGiven | BlockGiven | CardGiven | float  # any keyword's value
 
 
 @dataclass(frozen=True)
@@ -79,12 +82,13 @@ class BudgetMark:
     pinned: bool = False  # device= named it (the child runs there whatever the host has)
     origin: str | None = None  # where the budget's figure comes from (ORIGINS); None where none applies or none declared
     steps: int | None = None  # the real run's length at this scale: the peak's growth is projected to it (judge/growth.py)
+    card: Card | None = None  # a CUDA case runs as on this card: its allocators capped at the card's memory (card_cap.py)
 
 
 def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None = None, expect: Any = None,
                device: str | None = None, cpu: Mapping | None = None, cuda: Mapping | None = None,
-               origin: Any = None, imbalance: Any = None, steps: Any = None, scale: str = "tiny", host: str = "cpu",
-               where: str = "") -> BudgetMark:
+               origin: Any = None, imbalance: Any = None, steps: Any = None, card: Any = None, scale: str = "tiny",
+               host: str = "cpu", where: str = "") -> BudgetMark:
     """memory budget: ram=/vram= a size with its unit ("12.7 GiB", "24GB", "4096 B"; a bare number is refused) or
     {"tiny": ..., "real": ...};
     tolerance={"rel": 0.02, "abs": "16 MiB"} overrides the baseline tolerance; expect="over-budget"
@@ -95,7 +99,10 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     where the budget's figure comes from: write-up, card, measured-gap, measured-main or chosen; imbalance=1.2
     bounds a launcher case's largest rank's RAM tree over its smallest's (docs/several-ranks.md); steps=10_000 (or
     {"tiny": ..., "real": ...}) is the real run's length: the growth per step measured after warm-up is projected to
-    it, and a projected peak over the budget fails the case (docs/declaring.md)."""
+    it, and a projected peak over the budget fails the case (docs/declaring.md); card="RTX 3090" (a name of the
+    table: T4, L4, A10G, RTX 3090, RTX 4090, A100 40GB, A100 80GB, H100 80GB) or card="24 GiB" (or {scale: card})
+    runs a CUDA case as on that card: every measured process's allocator is capped at the card's memory less its
+    CUDA context, an out-of-memory error under the cap fails the case, and vram= defaults to the card."""
     if device is not None and device not in DEVICES:
         raise ValueError(f"{where}: device={device!r} is not one of {DEVICES} (or None: the host's device)")
     on = device or host
@@ -114,8 +121,12 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     expected = _pick_expect(given.expect, scale, where)
     budget = Budget.for_scale(scale, given.ram, given.vram, where, imbalance)
     source = _pick_origin(given.origin, scale, where)
+    target = pick_card(card, scale, where)
+    if target is not None and on == "cuda" and budget.vram is None:  # the card's memory is the budget it stands for
+        budget, source = replace(budget, vram=target.capacity), source or "card"
     return BudgetMark(budget, _tolerance(given.tolerance, where, scale), expected, on, device is not None,
-                      source if budget.ram is not None or budget.vram is not None else None, _pick_steps(steps, scale, where))
+                      source if budget.ram is not None or budget.vram is not None else None, _pick_steps(steps, scale, where),
+                      target)
 
 
 def _unitless(value: SizeGiven) -> bool:

@@ -1,0 +1,110 @@
+"""The card a case is run as on (`card=`): a name and the total memory CUDA reports for it.
+
+A user's GPU runner is rarely the card the fine-tune ships to. The gate caps
+the caching allocator of every measured process at the card's capacity less
+the CUDA context that process measured (measure/card_cap.py), so the
+allocator's limit and its free-and-retry are those of the target card.
+
+The table holds the total memory torch reports for each common card
+(`torch.cuda.get_device_properties(0).total_memory`, as its out-of-memory
+message prints it: "GPU 0 has a total capacity of 23.69 GiB"), which is less
+than the vendor's nominal figure: docs/cards.md gives each figure's source.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpu_budget.model.budget import SCALES
+from gpu_budget.units import GiB, MiB, format_size, parse_size
+
+
+@dataclass(frozen=True)
+class Card:
+    """A target card: `capacity` bytes of device memory (CUDA's total_memory), named as the user wrote it."""
+
+    name: str
+    capacity: int
+
+    @property
+    def label(self) -> str:
+        """"RTX 3090 (23.69 GiB)", or "a 24.00 GiB card" for a card given as a size."""
+        shown = format_size(self.capacity)
+        return f"{self.name} ({shown})" if self.name != shown else f"a {shown} card"
+
+    def to_env(self) -> str:
+        """As a command's processes read it (script.CARD_VAR): "<bytes>:<name>"."""
+        return f"{self.capacity}:{self.name}"
+
+    @classmethod
+    def from_env(cls, value: str) -> Card:
+        capacity, _, name = value.partition(":")
+        return cls(name, int(capacity))
+
+
+# CUDA's total_memory of each card, as torch prints it in an out-of-memory message (docs/cards.md: the sources)
+CARDS: Mapping[str, float] = {
+    "T4": 14.75,
+    "L4": 22.05,
+    "A10G": 22.06,
+    "RTX 3090": 23.69,
+    "RTX 4090": 23.65,
+    "A100 40GB": 39.39,
+    "A100 80GB": 79.15,
+    "H100 80GB": 79.11,
+}
+
+
+# What an estimate made without a GPU takes off a card for the CUDA context, which the cap takes off as measured:
+# S3's process held 610 MiB at load on the H200 (benchmarks/results/gpu-s3-1.report.json, NVML less reserved); the
+# contexts measured there ran from 520 MiB at load to 774 MiB once cuBLAS was loaded
+CONTEXT_ALLOWANCE = 610 * MiB
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[\s_\-]", "", name).lower()
+
+
+_BY_KEY = {_key(name): name for name in CARDS}
+
+
+def by_name(name: str) -> Card | None:
+    """The table's card of this name, written any way ("rtx3090", "A100-80GB"); None where none is."""
+    found = _BY_KEY.get(_key(name))
+    return Card(found, round(CARDS[found] * GiB)) if found is not None else None
+
+
+CardGiven = str | Mapping[str, str | None] | None  # card=: a name or a size, or {scale: ...}
+
+
+def pick_card(value: CardGiven, scale: str, where: str = "") -> Card | None:
+    """Read a marker's card= for `scale`: a name of the table or a size with its unit; every scale's value is
+    checked, so a typo fails on any scale."""
+    per_scale = value if isinstance(value, Mapping) else {scale: value}
+    unknown = set(per_scale) - set(SCALES)
+    if unknown:
+        raise ValueError(f"{where}: card names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
+    cards = {s: _card(v, where) for s, v in per_scale.items() if v is not None}
+    return cards.get(scale)
+
+
+def _card(value: object, where: str) -> Card:
+    if not isinstance(value, str):
+        names = ", ".join(CARDS)
+        problem = f"{where}: card={value!r}: expected a card's name ({names}) or its memory as a size with its unit"
+        raise ValueError(f'{problem} ("24 GiB")')  # noqa: TRY004  a marker's bad value: ValueError, as for every keyword
+    named = by_name(value)
+    if named is not None:
+        return named
+    try:
+        size = parse_size(value)
+    except ValueError:
+        raise ValueError(f"{where}: card={value!r} is neither a known card ({', '.join(CARDS)}) nor a size with its "
+                         "unit (\"24 GiB\")") from None
+    if not re.search(r"[A-Za-z]", value):
+        raise ValueError(f"{where}: card={value!r} is a bare number: give it a unit, e.g. \"{value} GiB\"")
+    if size <= 0:
+        raise ValueError(f"{where}: card={value!r}: a card holds some memory")
+    return Card(format_size(size), size)
