@@ -8,7 +8,9 @@ asks, and can turn "sticky": after make_sticky(message) every device call raises
 an illegal memory access on a real GPU.
 
 Memory: alloc(n) holds n bytes until free(n), spike(n) takes n more for an instant, plant(n) sets the
-peak to n; the peak resets to what is held, as torch's does. Where FAKE_NVML_DIR is set, each process
+peak to n; the peak resets to what is held, as torch's does. Reserved is the peak plus 1 GiB. Under
+set_per_process_memory_fraction(f) a step that would reserve more than f x the device's 16 GiB raises
+OutOfMemoryError, as the caching allocator does once freeing its cache and retrying is not enough. Where FAKE_NVML_DIR is set, each process
 writes there what NVML would list for it (tests/fake_pynvml.py): its reserved memory, which the caching
 allocator never gives back, plus a context of CONTEXT bytes.
 """
@@ -18,6 +20,7 @@ import pickle
 import types
 
 CONTEXT = 300 << 20
+TOTAL = 16 << 30
 
 version = types.SimpleNamespace(cuda="12.4")
 recorder = {"on": False, "calls": []}
@@ -41,6 +44,7 @@ class _Cuda:
     peak = 0
     held = 0  # allocated now
     reserved = 0  # the most ever reserved: NVML's figure less the context
+    limit = None  # set_per_process_memory_fraction's cap, in bytes
 
     def is_available(self):
         return os.environ.get("CUDA_VISIBLE_DEVICES", "0") != ""
@@ -58,7 +62,20 @@ class _Cuda:
         return 1 if visible is None else len([v for v in visible.split(",") if v.strip()])
 
     def get_device_properties(self, device):
-        return types.SimpleNamespace(name="Fake GPU", total_memory=16 * 2**30, uuid="GPU-0000")
+        return types.SimpleNamespace(name="Fake GPU", total_memory=TOTAL, uuid="GPU-0000")
+
+    def set_per_process_memory_fraction(self, fraction, device=None):
+        _device_call()
+        if not 0 <= fraction <= 1:
+            raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+        _Cuda.limit = int(fraction * TOTAL)
+
+    def memory_reserved(self, device=None):
+        return _Cuda.peak + 2**30
+
+    def mem_get_info(self, device=None):
+        """(free, total): this process's reserved memory and context are all the stand-in device holds."""
+        return TOTAL - self.memory_reserved() - CONTEXT, TOTAL
 
     def synchronize(self, device=None):
         _device_call()
@@ -74,6 +91,10 @@ class _Cuda:
         return _Cuda.peak + 2**30
 
     def plant(self, nbytes):
+        if _Cuda.limit is not None and nbytes + 2**30 > _Cuda.limit:
+            raise OutOfMemoryError(f"CUDA out of memory. Tried to allocate {(nbytes - _Cuda.held) / 2**30:.2f} GiB. "
+                                   f"Of the allocated memory {_Cuda.held / 2**30:.2f} GiB is allocated by PyTorch, "
+                                   f"and the process's limit is {_Cuda.limit / 2**30:.2f} GiB (the stand-in's cap)")
         _Cuda.peak = max(_Cuda.peak, nbytes)
         _publish()
 

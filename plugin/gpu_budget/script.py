@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     Message = dict[str, str | int | bool | None | dict[str, int]]
 
 SOCKET_VAR = "GPU_BUDGET_SOCKET"  # set by the gate for the command it measures (command.py)
+CARD_VAR = "GPU_BUDGET_CARD"  # set by the gate for a case with card=: the card its processes run as on (model/card.py)
 SNAPSHOT_VAR = "GPU_BUDGET_SNAPSHOT"  # set on a recording run: where a process dumps its memory snapshot (+ "."+pid)
 
 _conn = None  # a socket.socket once connected

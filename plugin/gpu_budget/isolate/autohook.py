@@ -50,7 +50,7 @@ class _Watch:  # a meta path finder (importlib.abc is not imported: it costs mor
     def __init__(self, hooks: dict | None = None) -> None:
         if hooks is None:  # the gate's own
             hooks = {TRAINER_MODULE: attach, C10D_MODULE: watch_group, ACCELERATE_STATE: watch_accelerate}
-            if os.environ.get(script.SNAPSHOT_VAR):
+            if os.environ.get(script.SNAPSHOT_VAR) or os.environ.get(script.CARD_VAR):
                 hooks[TORCH_MODULE] = watch_torch
         self.hooks = hooks
 
@@ -152,11 +152,30 @@ class _Recorder:
 
 
 def watch_torch(torch) -> None:
-    """On a recording run, start the allocation recorder as this process's own code initialises CUDA."""
+    """As this process's own code initialises CUDA: cap its allocator as on the case's card, and on a recording run
+    start the allocation recorder."""
+    calls = [_cap_card] if os.environ.get(script.CARD_VAR) else []
+    calls += [_Recorder.start] if os.environ.get(script.SNAPSHOT_VAR) else []
+    for call in calls:
+        try:
+            torch.cuda._lazy_call(call)
+        except Exception:  # noqa: BLE001, S110  a torch without lazy calls: uncapped (the gate says so), unrecorded
+            pass
+
+
+def _cap_card() -> None:
+    """Cap this process's caching allocator as on the case's card (measure/card_cap.py), once CUDA is up and before
+    it allocates; the measuring process hears the cap, or why it could not be applied (the case then fails)."""
     try:
-        torch.cuda._lazy_call(_Recorder.start)
-    except Exception:  # noqa: BLE001, S110  a torch without lazy calls: the run goes unrecorded
-        pass
+        from gpu_budget.measure import card_cap
+        from gpu_budget.model.card import Card
+
+        torch = sys.modules[TORCH_MODULE]
+        device = torch.cuda.current_device()
+        capped = card_cap.cap(torch, device, Card.from_env(os.environ[script.CARD_VAR]), card_cap.nvml_reader(torch, device))
+        script.send({"card": capped.note, "rank": script.rank()})
+    except Exception as exc:  # noqa: BLE001  never fail the user's CUDA initialisation: the gate fails the case
+        script.send({"card_failed": f"{type(exc).__name__}: {exc}", "rank": script.rank()})
 
 
 def _report_failure(kind, value, tb) -> None:

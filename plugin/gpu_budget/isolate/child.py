@@ -196,7 +196,8 @@ def _measure_command(request: ChildRequest, job: ScenarioJob, assets: Path, mall
     snapshot = request.snapshot.path if request.snapshot is not None else None
     try:
         ran = command.run(line, meter, request.threads, malloc,
-                          on_rank=lambda rank, phase: emit(events.RankProgress(rank, phase)), snapshot=snapshot)
+                          on_rank=lambda rank, phase: emit(events.RankProgress(rank, phase)), snapshot=snapshot,
+                          card=request.card if request.device != "cpu" else None)
     except BaseException as exc:
         exc.meter = meter  # main() reports the error with the meter's info, after the phases it streamed
         if isinstance(exc, command.CommandFailed):  # the command failed, not this process: its figures stand
@@ -216,6 +217,7 @@ class _Run:
 
     meter = None
     history: _MemoryHistory | None = None
+    capped = None  # the card's cap it runs under (measure/card_cap.Capped), where the case names a card
 
 
 def _probe(emit, preload: list[str]) -> None:
@@ -246,6 +248,7 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
 
     subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
     meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit))
+    run.capped = meter.run_as(request.card)
     meter.tensors = None if meter.use_cuda or not request.tensors else _tensor_peak(meter.info)
     ctx = RunContext(job.scale, job.params, job.fixes, assets, "cuda" if meter.use_cuda else "cpu", meter)
     emit(events.Started(os.getpid(), bool(meter.use_cuda), meter.ram_method, meter.ram_tree_method, subreaper))
@@ -273,10 +276,14 @@ def _report_failure(exc: BaseException, run: _Run, emit) -> None:
     the message must not be lost to it.
     """
     meter = getattr(exc, "meter", run.meter)
+    cause = getattr(exc, "kind", None) or _error_kind(exc)
+    message = str(exc)
+    if cause == "oom" and run.capped is not None and meter is not None:
+        message = run.capped.out_of_memory(*meter.open_phase, message)
     emit(events.Failed(
-        cause=getattr(exc, "kind", None) or _error_kind(exc),
+        cause=cause,
         type=f"{type(exc).__module__}.{type(exc).__qualname__}",
-        message=str(exc)[:2000],
+        message=message[:2000],
         traceback=traceback.format_exc()[-8000:],
         info=dict(meter.info) if meter is not None else {},
         summary=getattr(exc, "summary", None),

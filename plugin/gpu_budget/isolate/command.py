@@ -55,9 +55,10 @@ from gpu_budget.declare.params import Json
 from gpu_budget.isolate import hints
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
 from gpu_budget.isolate.wire import Message
+from gpu_budget.model.card import Card
 from gpu_budget.model.figures import RankGpu
 from gpu_budget.oom import is_out_of_memory
-from gpu_budget.script import SNAPSHOT_VAR, SOCKET_VAR
+from gpu_budget.script import CARD_VAR, SNAPSHOT_VAR, SOCKET_VAR
 
 STEADY_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -84,7 +85,7 @@ def recorded_env(threads: int, malloc: str, user: dict[str, str]) -> dict[str, s
 
 
 def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, str], socket_path: str,
-               snapshot: str | None = None) -> dict[str, str]:
+               snapshot: str | None = None, card: Card | None = None) -> dict[str, str]:
     """The command's environment: the measuring child's (dispatch pins included), the hook, then the pins and the
     user's (which win), except that the hook's folder stays first on a PYTHONPATH the user's env sets: its
     sitecustomize runs the user's own one after it (a project's sitecustomize.py on that path still runs)."""
@@ -92,6 +93,8 @@ def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, 
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [HOOK_DIR, env.get("PYTHONPATH")]))
     if snapshot:
         env[SNAPSHOT_VAR] = snapshot
+    if card is not None:
+        env[CARD_VAR] = card.to_env()
     return env
 
 
@@ -142,6 +145,9 @@ class MarkServer:
         self.failure: tuple[str, bool, str | None, int | None] | None = None  # the command's own process's
         # uncaught exception: (text, out of memory, the phase and step it happened in)
         self.own_pids: dict[int, int] = {}  # rank -> the pid of its own process (the one that reported its exit)
+        self.capped: dict[int, tuple[int | None, str]] = {}  # pid -> (rank, the card's cap it runs under)
+        self.cap_failed: dict[int, str] = {}  # pid -> why the card's cap could not be applied in it
+        self.on_gpu: set[int] = set()  # the pids that reported GPU figures
 
     def serve(self, timeout: float) -> None:
         for key, _ in self.selector.select(timeout):
@@ -206,10 +212,16 @@ class MarkServer:
                 self.ignored += 1
         elif message.failed is not None and pid == self.main_pid and self.failure is None:
             self.failure = (message.failed, message.oom, *self.meter.open_phase)
+        elif message.card is not None and pid is not None:
+            self.capped[pid] = (rank, message.card)
+        elif message.card_failed is not None and pid is not None:
+            self.cap_failed[pid] = message.card_failed
 
     def _gpu(self, message: Message) -> None:
         """The GPU figures a process sent: the command's own process's close its open phase (before the phase its
         mark begins); the GPU it named is the tree's (a rank's figures are the ranks' own: RankEvents)."""
+        if message.cuda is not None and message.pid is not None:
+            self.on_gpu.add(message.pid)
         if message.gpu and self.meter.gpu_tree is not None:
             self.meter.gpu_tree.note_device(message.gpu)
         if message.pid == self.main_pid and message.cuda is not None:
@@ -260,6 +272,7 @@ class CommandRun:
     distributed: Mapping[str, dict[str, str] | bool | list[str]] = field(default_factory=dict)  # RankEvents.distributed
     snapshot: str | None = None
     rank_cuda: Mapping[int, RankGpu] | None = None
+    card: tuple[str, ...] = ()  # the card's cap each process on the GPU ran under ("rank 1: ran as on ...")
 
     def to_json(self) -> dict[str, Json]:
         facts: dict[str, Json] = {"command": list(self.argv), "exit_code": self.exit_code,
@@ -267,6 +280,8 @@ class CommandRun:
                                   "stdout_bytes": self.stdout_bytes, "pins": dict(self.pins)}
         if self.notes:
             facts["notes"] = list(self.notes)
+        if self.card:
+            facts["card"] = "; ".join(self.card)
         if self.world is not None:
             facts.update(world=self.world, groups={str(r): s for r, s in sorted(self.groups.items())},
                          backend=list(self.backends))
@@ -318,7 +333,9 @@ def _ran(line: CommandLine, code: int, server: MarkServer, meter, stdout_bytes: 
     """The facts of a command that ended (its memory snapshot kept where it dumped one)."""
     notes = () if server.main_pid in server.heard else (hook_missing(server.main_pid, list(line.argv)),)
     kept = _keep_snapshot(snapshot, server) if snapshot else None
-    ran = CommandRun(line.argv, code, server.marks, server.ignored, stdout_bytes, pins, notes, snapshot=kept)
+    capped = sorted(server.capped.values(), key=lambda seen: -1 if seen[0] is None else seen[0])
+    ran = CommandRun(line.argv, code, server.marks, server.ignored, stdout_bytes, pins, notes, snapshot=kept,
+                     card=tuple(note if rank is None else f"rank {rank}: {note}" for rank, note in capped))
     ranks = ranks_seen(meter.phases)
     if not ranks:
         return ran
@@ -328,7 +345,7 @@ def _ran(line: CommandLine, code: int, server: MarkServer, meter, stdout_bytes: 
 
 
 def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: str,
-               last: tuple[str | None, int | None], leftovers: list[int]) -> None:
+               last: tuple[str | None, int | None], leftovers: list[int], card: Card | None = None) -> None:
     """Raise CommandFailed for a command that exited non-zero, was killed, left processes running, or whose ranks
     give a reason to fail (with the GPU figures the ranks reported)."""
     shown = " ".join(line.argv)
@@ -338,12 +355,18 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
     if code != 0:
         oom = out_of_memory(server, stderr, last)
         if oom:
-            raise CommandFailed("oom", f"command {shown!r} ran out of memory {oom}" + _tail_note(stderr), rank_cuda)
+            under = f" as on {card.label} (each process's caching allocator capped at the card less its CUDA " \
+                    "context)" if card is not None else ""
+            raise CommandFailed("oom", f"command {shown!r} ran out of memory{under} {oom}" + _tail_note(stderr),
+                                rank_cuda)
         how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with {code}"
         how += f": {fault}" if fault else ""
         raise CommandFailed("rank" if fault else "killed" if code < 0 else "exit",
                             f"command {shown!r} {how}" + hints.cannot_open(line.argv, line.cwd, stderr)
                             + _tail_note(stderr), rank_cuda)
+    uncapped = _uncapped(card, server)
+    if uncapped:
+        raise CommandFailed("card", f"command {shown!r} did not run as on {card.label}: {uncapped}", rank_cuda)
     if leftovers:
         raise CommandFailed("leftover", f"command {shown!r} exited and left {len(leftovers)} process(es) "
                                         f"running (pid {', '.join(map(str, leftovers))}): killed; a case's processes "
@@ -352,18 +375,31 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
         raise CommandFailed("rank", f"command {shown!r}: {fault}")
 
 
+def _uncapped(card: Card | None, server: MarkServer) -> str | None:
+    """Why the card's cap did not hold in every process that used the GPU, or None: its hook could not apply the cap
+    (a torch without set_per_process_memory_fraction, say), or a process reported GPU figures without a cap."""
+    if card is None:
+        return None
+    if server.cap_failed:
+        return "; ".join(f"the cap could not be applied in pid {pid}: {why}" for pid, why in sorted(server.cap_failed.items()))
+    bare = sorted(server.on_gpu - set(server.capped))
+    return (f"pid {', '.join(map(str, bare))} used the GPU without the cap (the gate's hook caps a process as its own "
+            "code first initialises CUDA)") if bare else None
+
+
 def run(line: CommandLine, meter, threads: int, malloc: str, poll: float = 0.02, on_rank=None,
-        snapshot: str | None = None) -> CommandRun:
+        snapshot: str | None = None, card: Card | None = None) -> CommandRun:
     """Run the command line (Scenario.command_at, "{assets}" filled) under `meter` to its end; its facts.
 
     Raises CommandFailed for a command that cannot start, exits non-zero, is
     killed, or leaves processes running; the meter holds the phases up to then.
     `snapshot`: a file for the memory snapshot of a recording run (the run's
-    `snapshot` where one was dumped).
+    `snapshot` where one was dumped). `card`: every process of the command runs
+    as on that card (its hook caps the allocator: measure/card_cap.py).
     """
     _check_start(line)
     server = MarkServer(meter, on_rank=on_rank)
-    env = pinned_env(dict(os.environ), threads, malloc, dict(line.env), server.path, snapshot)
+    env = pinned_env(dict(os.environ), threads, malloc, dict(line.env), server.path, snapshot, card)
     meter.start(FIRST_PHASE)
     proc = _start(line, env, server)
     server.main_pid = proc.pid
@@ -372,7 +408,7 @@ def run(line: CommandLine, meter, threads: int, malloc: str, poll: float = 0.02,
     last, leftovers = _wait(proc, server, meter, poll)
     stderr = err.text()
     ran = _ran(line, proc.returncode, server, meter, out.total, recorded_env(threads, malloc, dict(line.env)), snapshot)
-    _judge_end(line, proc.returncode, server, meter, stderr, last, leftovers)
+    _judge_end(line, proc.returncode, server, meter, stderr, last, leftovers, card)
     return ran
 
 

@@ -39,6 +39,7 @@ from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, 
 from gpu_budget.measure import procfs
 from gpu_budget.measure.host import Probed
 from gpu_budget.measure.summary import Summary, summarize
+from gpu_budget.model.card import Card
 from gpu_budget.model.result import Failure, Measurement
 from gpu_budget.requires import MissingDependency
 
@@ -259,7 +260,8 @@ def _ranks_at_the_end(seen: list) -> str:
 
 def measure(scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
             preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: SnapshotRequest | None = None,
-            malloc: str = "steady", dispatch_mode: str = "avx2", tensors: bool = True, device: str | None = None) -> Measurement:
+            malloc: str = "steady", dispatch_mode: str = "avx2", tensors: bool = True, device: str | None = None,
+            card: Card | None = None) -> Measurement:
     """Run the scenario (the job, or its JSON: Scenario.to_json) in a fresh measured child and return its Measurement.
 
     snapshot (a SnapshotRequest, or its older form {"path": ...}): on CUDA the
@@ -273,10 +275,11 @@ def measure(scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: f
     (tensors.TensorPeak); False measures without the dispatch mode.
     device="cpu": the child does not see the GPU (CUDA_VISIBLE_DEVICES is
     emptied before any CUDA call), so the case trains on the CPU on a CUDA host too.
+    card: on CUDA the measured processes run as on that card (measure/card_cap.py).
     """
     _check_malloc(malloc)
     request = ChildRequest("measure", threads, ScenarioJob.coerce(scenario), str(assets), snapshot,
-                           malloc, tensors, device)
+                           malloc, tensors, device, card=card)
     return measure_request(request, timeout, preload, dispatch_mode)
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from gpu_budget.declare.command_line import CommandLine
 from gpu_budget.declare.params import Json, Params
+from gpu_budget.model.card import Card
 from gpu_budget.model.result import Measurement
 
 if TYPE_CHECKING:
@@ -124,6 +125,7 @@ class ChildRequest:
     tensors: bool = True  # count a CPU run's live tensor bytes
     device: str | None = None  # "cpu": the child does not see the GPU
     preload: tuple[str, ...] = ()  # a probe's: the modules the forkserver was asked to preload
+    card: Card | None = None  # on CUDA, the measured processes run as on this card (measure/card_cap.py)
 
     @property
     def label(self) -> str:

@@ -33,6 +33,7 @@ from gpu_budget.declare.params import Json
 from gpu_budget.isolate import forkserver
 from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
 from gpu_budget.isolate.protocol import ScenarioJob, SnapshotRequest
+from gpu_budget.model.card import Card
 from gpu_budget.model.result import Measurement
 from gpu_budget.requires import MissingDependency
 
@@ -55,19 +56,22 @@ class Call:
     snapshot: SnapshotRequest | None = None  # measure's only, and the three below
     malloc: str = "steady"
     tensors: bool = True
+    card: Card | None = None
 
     def to_json(self) -> dict[str, Json]:
         return {"op": self.op, "scenario": self.scenario.to_json(), "assets": self.assets, "timeout": self.timeout,
                 "threads": self.threads, "preload": list(self.preload), "dispatch_mode": self.dispatch_mode,
                 "device": self.device, "snapshot": self.snapshot.to_json() if self.snapshot is not None else None,
-                "malloc": self.malloc, "tensors": self.tensors}
+                "malloc": self.malloc, "tensors": self.tensors,
+                "card": self.card.to_env() if self.card is not None else None}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Json]) -> Call:
         snapshot = data["snapshot"]
         return cls(data["op"], ScenarioJob.from_json(data["scenario"]), data["assets"], data["timeout"], data["threads"],
                    tuple(data["preload"]), data["dispatch_mode"], data["device"],
-                   SnapshotRequest.from_json(snapshot) if snapshot is not None else None, data["malloc"], data["tensors"])
+                   SnapshotRequest.from_json(snapshot) if snapshot is not None else None, data["malloc"], data["tensors"],
+                   Card.from_env(data["card"]) if data.get("card") else None)
 
 
 class RemoteFailed(RuntimeError):
@@ -113,10 +117,10 @@ class Remote:
     def measure(self, scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
                 preload: tuple[str, ...] = DEFAULT_PRELOAD, snapshot: SnapshotRequest | None = None,
                 malloc: str = "steady", dispatch_mode: str = "avx2", tensors: bool = True,
-                device: str | None = None) -> Measurement:
+                device: str | None = None, card: Card | None = None) -> Measurement:
         """forkserver.measure, in the helper's environment."""
         answer = self.call(Call("measure", ScenarioJob.coerce(scenario), str(assets), timeout, threads, tuple(preload),
-                                dispatch_mode, device, snapshot, malloc, tensors))
+                                dispatch_mode, device, snapshot, malloc, tensors, card))
         return Measurement.from_json(answer["measurement"])
 
     def prepare_assets(self, scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
@@ -149,7 +153,7 @@ def _answer(call: Call) -> dict[str, Json]:
         if call.op == "measure":
             return {"measurement": forkserver.measure(
                 call.scenario, Path(call.assets), call.timeout, call.threads, call.preload, call.snapshot, call.malloc,
-                call.dispatch_mode, call.tensors, call.device).to_json()}
+                call.dispatch_mode, call.tensors, call.device, call.card).to_json()}
         if call.op == "prepare":
             forkserver.prepare_assets(call.scenario, Path(call.assets), call.timeout, call.threads, call.preload,
                                       call.dispatch_mode, call.device)

@@ -1,7 +1,7 @@
 """What a process of a command case says over the mark socket (script.send, autohook.py), read once into a Message.
 
 One JSON line a message; the kind is the key it holds ("phase", "exit",
-"failed", "group", "accelerate"). A line that is no JSON object is an empty
+"failed", "group", "accelerate", "card", "card_failed"). A line that is no JSON object is an empty
 message: the process is answered, and nothing is taken from it.
 """
 
@@ -34,6 +34,8 @@ class Message:
     processes: int = 0  # ... and how many processes it trains with
     cuda: Mapping[str, int] | None = None  # the GPU figures of the phase this mark (or exit) closes
     gpu: str | None = None  # the NVML id of the GPU the process uses
+    card: str | None = None  # the card's cap this process runs under (card_cap.Capped.note)
+    card_failed: str | None = None  # ... or why the cap could not be applied in it
 
     @property
     def exited_own(self) -> bool:
@@ -53,4 +55,6 @@ class Message:
             group=int(data["group"]) if "group" in data else None, backend=str(backend) if backend else None,
             accelerate=str(data["accelerate"]) if "accelerate" in data else None,
             processes=int(data.get("processes", 0)) if "accelerate" in data else 0,
-            cuda=cuda if isinstance(cuda, dict) else None, gpu=str(gpu) if gpu else None)
+            cuda=cuda if isinstance(cuda, dict) else None, gpu=str(gpu) if gpu else None,
+            card=str(data["card"]) if "card" in data else None,
+            card_failed=str(data["card_failed"]) if "card_failed" in data else None)

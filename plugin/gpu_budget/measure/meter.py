@@ -40,11 +40,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from gpu_budget.measure import procfs
+from gpu_budget.measure import card_cap, procfs
+from gpu_budget.measure.card_cap import Capped
 from gpu_budget.measure.device import cuda_available, device_info  # noqa: F401  device_info: the child's probe reads it here
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.measure.tree import TREE_METHOD, ProcessTree
 from gpu_budget.measure.tree import available as tree_available
+from gpu_budget.model.card import Card
 from gpu_budget.model.figures import Peaks, PhaseRecord, RankGpu, TreeReading
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import REPORTED
@@ -132,6 +134,12 @@ class _Cuda:
     def nvml_method(self) -> str | None:
         return self.memory.method if self.memory is not None else None
 
+    def cap_to(self, card: Card) -> Capped:
+        """Run this process as on `card` (card_cap.py): before the run's first allocation."""
+        memory = self.memory
+        return card_cap.cap(self.torch, self.device, card,
+                            (lambda: (memory.read(), memory.method)) if memory is not None else None)
+
     def close(self) -> None:
         if self.sampler is not None:
             self.sampler.close()
@@ -165,6 +173,7 @@ class Meter:
         self._cuda = _Cuda() if self.use_cuda else None
         self._open: tuple[str, int | None, float] | None = None
         self._born = time.perf_counter()
+
         self._main: int | None = None  # follow()'s pid
         self._reported: dict[str, int] = {}  # the open phase's GPU figures, as the followed process reported them
         if self.tree is None or self.tree is True:
@@ -172,6 +181,15 @@ class Meter:
                          if self._hwm and tree_available() else None)
         elif self.tree is False:
             self.tree = None
+
+    def run_as(self, card: Card | None) -> Capped | None:
+        """Cap this process's allocator as on `card` (card_cap.py), before its run allocates; None without CUDA (a
+        CPU run has no allocator to cap) or without a card. The row's info says the cap it ran under."""
+        if card is None or self._cuda is None:
+            return None
+        capped = self._cuda.cap_to(card)
+        self.info["card"] = capped.note
+        return capped
 
     def follow(self, pid: int) -> None:
         """Measure `pid` (a command's process, a descendant of this one) as the main process, in full."""

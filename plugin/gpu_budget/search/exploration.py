@@ -130,6 +130,9 @@ class Exploration:
     examples: int = 0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
+    card: str | None = None  # the card the budget stands for (its label): real runs ran under its cap
+    verified: bool = True  # False: no real run could measure the metric here; every figure is the estimate's
+    boundary_error: int | None = None  # measured - estimate (uncalibrated) at the boundary's value
 
     def to_json(self) -> dict[str, Json]:
         return {"scenario": self.scenario, "budget": self.budget, "metric": self.metric,
@@ -138,7 +141,8 @@ class Exploration:
                 "monotonicity": [v.to_json() for v in self.monotonicity], "offset": self.offset,
                 "calibration": _written(self.calibration), "real_runs": [r.to_json() for r in self.real_runs],
                 "estimates": self.estimates, "examples": self.examples, "seconds": self.seconds,
-                "problems": list(self.problems)}
+                "problems": list(self.problems), "card": self.card, "verified": self.verified,
+                "boundary_error": self.boundary_error}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Exploration:
@@ -148,7 +152,8 @@ class Exploration:
                    [NotMonotone.from_json(v) for v in data.get("monotonicity") or ()], data.get("offset"),
                    _read(Calibration.from_json, data.get("calibration")),
                    [RealRun.from_json(r) for r in data.get("real_runs") or ()], data.get("estimates", 0),
-                   data.get("examples", 0), data.get("seconds", 0.0), list(data.get("problems") or ()))
+                   data.get("examples", 0), data.get("seconds", 0.0), list(data.get("problems") or ()),
+                   data.get("card"), data.get("verified", True), data.get("boundary_error"))
 
     def _side(self, measured: int | None) -> str:
         if measured is None:
@@ -160,6 +165,9 @@ class Exploration:
         lines = [(f"{self.scenario}: {self.examples} Hypothesis examples on {self.estimates} estimates, "
                  f"{len(self.real_runs)} real runs, {self.seconds:.0f} s; budget {format_mib(self.budget)} "
                  f"({self.metric}); offset (real - estimate at calibration) {format_mib(self.offset)}")]
+        if self.card:
+            lines.append(f"within {self.card}: " + ("real runs under its cap" if self.verified else
+                                                     "estimated only (no GPU here: nothing is verified)"))
         if self.worst:
             lines.append(f"worst case {config_text(self.worst.config)}: measured {format_mib(self.worst.measured)}"
                          f"{self._side(self.worst.measured)} (predicted {format_mib(self.worst.predicted)})")
@@ -168,8 +176,14 @@ class Exploration:
             at = f" at {config_text(b.at)}" if b.at else ""
             value = ("none" if b.value is None else b.value) if b.complete else "not settled"
             runs = ", ".join(f"{k}: {format_mib(v)}" for k, v in sorted(b.peaks.items()))
-            lines.append(f"largest {b.knob}{at} within {format_mib(self.budget)}: {value} "
-                         f"(predicted {b.predicted_value}; real runs {runs})")
+            if not self.verified:
+                lines.append(f"largest {b.knob}{at} within {format_mib(self.budget)}, estimated: {b.predicted_value}")
+            else:
+                lines.append(f"largest {b.knob}{at} within {format_mib(self.budget)}: {value} "
+                             f"(predicted {b.predicted_value}; real runs {runs})")
+            if self.boundary_error is not None:
+                lines.append(f"the estimate's error at the boundary ({b.knob}={b.value}): "
+                             f"{format_mib(self.boundary_error)} (measured - estimate)")
         if self.smallest_failing:
             s = self.smallest_failing
             lines.append(f"smallest configuration predicted over budget (shrunk): {config_text(s.config)}: measured "

@@ -35,7 +35,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpu_budget.declare.marks import BudgetMark
 from gpu_budget.measure.fit import least_squares
+from gpu_budget.model.card import CONTEXT_ALLOWANCE
 from gpu_budget.search.boundary import largest_fitting
 from gpu_budget.search.exploration import Boundary, Calibration, Config, Exploration, Knob, NotMonotone, Probe, RealRun, config_text
 from gpu_budget.units import format_size, parse_size
@@ -210,13 +212,16 @@ class _Hypothesis:
 
 
 def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable[[Config], int],
-            measure: Callable[[Config], int | None], boundary: str | None = None, max_examples: int = DEFAULT_EXAMPLES,
-            max_real_runs: int = DEFAULT_REAL_RUNS, database: Path | None = None, seed: int | None = 0,
-            metric: str = "ram") -> Exploration:
+            measure: Callable[[Config], int | None] | None, boundary: str | None = None,
+            max_examples: int = DEFAULT_EXAMPLES, max_real_runs: int = DEFAULT_REAL_RUNS, database: Path | None = None,
+            seed: int | None = 0, metric: str = "ram", card: str | None = None) -> Exploration:
     """Search `envelope` with Hypothesis on estimate(config) + offset, then confirm with measure(config).
 
     estimate(config) -> predicted tensor bytes (cheap); measure(config) -> a real
-    run's peak in bytes, or None for a run that failed (counted as over budget).
+    run's peak in bytes, or None for a run that failed (counted as over budget);
+    measure=None: no real run can measure the metric here (a card's VRAM on a
+    host without a GPU), so the search stands on the estimate alone and says so.
+    card: the card the budget is (its label), for the report.
     boundary: the knob whose largest value within the budget is found (others
     at the worst case's values). seed: Hypothesis' seed for the worst-case
     search (None: random); the budget run is never seeded, as a seed stops
@@ -224,18 +229,41 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     """
     budget = parse_size(budget) if isinstance(budget, str) else int(budget)
     t0 = time.perf_counter()
-    result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()})
-    predict = _Predictor(estimate, measure)
-    real = _Budgeted(predict.measured, max_real_runs, result.real_runs)
+    result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()}, card=card,
+                         verified=measure is not None)
+    predict = _Predictor(estimate, measure or _unmeasured)
+    real = _Budgeted(predict.measured, max_real_runs if measure is not None else 0, result.real_runs)
     hypothesis = _Hypothesis.of(max_examples, seed, database)
     try:
-        _search(envelope, budget, boundary, predict, real, result, hypothesis)
+        if measure is None:
+            _estimate_only(envelope, budget, boundary, predict, result, hypothesis)
+        else:
+            _search(envelope, budget, boundary, predict, real, result, hypothesis)
     except (_OutOfRuns, RunFailed) as exc:
         result.problems.append(str(exc))
     slope, intercept = predict.calibration.line()
     result.calibration = Calibration(slope, int(intercept), len(predict.calibration.points))
     result.estimates, result.seconds = len(predict.estimates), round(time.perf_counter() - t0, 1)
     return result
+
+
+def _unmeasured(config: Config) -> int | None:
+    raise _OutOfRuns("no real run can measure this metric here")
+
+
+def _estimate_only(envelope: Envelope, budget: int, boundary: str | None, predict: _Predictor, result: Exploration,
+                   hypothesis: _Hypothesis) -> None:
+    """The steps of _search on the estimate alone: the worst case, the smallest configuration over the budget and
+    the boundary, each predicted and none run (no calibration: the offset is the estimator's own error)."""
+    worst = _worst_case(envelope, predict, result, hypothesis)
+    _smallest_failing(envelope, budget, predict, result, hypothesis)
+    if boundary is not None:
+        result.boundary = Boundary(boundary, {k: v for k, v in worst.items() if k != boundary})
+        knob, at = result.boundary.knob, result.boundary.at
+        values = envelope.values(knob)
+        index = largest_fitting(values, lambda value: predict({**at, knob: value}) <= budget)
+        value = None if index < 0 else values[index]
+        result.boundary = replace(result.boundary, predicted_value=value)
 
 
 def _search(envelope: Envelope, budget: int, boundary: str | None, predict: _Predictor, real: _Budgeted,
@@ -359,7 +387,10 @@ def _boundary(envelope: Envelope, budget: int, predict: Callable[[Config], int],
         return _fits(peak, budget)
 
     index = largest_fitting(values, fits, hint=lo)
-    result.boundary = replace(result.boundary, value=None if index < 0 else values[index], complete=True)
+    value = None if index < 0 else values[index]
+    result.boundary = replace(result.boundary, value=value, complete=True)
+    if value is not None and result.boundary.peaks.get(value) is not None:  # the estimate's own error there
+        result.boundary_error = result.boundary.peaks[value] - predict.est({**at, knob: value})
 
 
 def _fits(peak: int | None, budget: int) -> bool:
@@ -386,10 +417,19 @@ def budget_to_explore(budget: str | int | Mapping[str, str | int] | None, declar
     return budget, None
 
 
+def card_budget(mark: BudgetMark, budget: object) -> tuple[int, None] | None:
+    """The budget of an exploration within the test's card (card=, where no budget= is given): the card's memory less
+    the context allowance (model/card.py), as allocated VRAM; None for a test without a card."""
+    if mark.card is None or budget is not None:
+        return None
+    return mark.card.capacity - CONTEXT_ALLOWANCE, None
+
+
 def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, peak: Callable[[Scenario], Measurement], *,
                      scale: str, cuda: bool, boundary: str | None = None, max_examples: int = DEFAULT_EXAMPLES,
                      max_real_runs: int = DEFAULT_REAL_RUNS, database: Path | None = None, seed: int | None = 0,
-                     estimate: Callable[[Config], int] | None = None) -> Exploration:
+                     estimate: Callable[[Config], int] | None = None, card: str | None = None,
+                     verify: bool = True) -> Exploration:
     """Explore `scenario`'s knobs; each real run is peak(scenario with the knobs) -> results.Measurement.
 
     Where the children train on the CPU the prediction is the CPU estimate and
@@ -397,7 +437,9 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
     train on the GPU, the CUDA-mode estimate and vram_allocated (the estimator
     predicts tensors on the training device, never host RAM beside a GPU).
     estimate: a prediction of your own (knobs -> bytes) instead of the
-    estimator, for a scenario it has no builder for.
+    estimator, for a scenario it has no builder for. card: the budget is this
+    card's (its label); verify=False: no real run here can measure the card's
+    VRAM (a host without a GPU), so the search stands on the CUDA estimate alone.
     """
     metric = "vram_allocated" if cuda else "ram"
 
@@ -417,6 +459,6 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
 
         return estimate_scenario(scenario.with_params(**knobs), scale, device=Device(cuda=cuda)).step_peak
 
-    return explore(scenario.name, envelope, budget, estimate or estimated, measure, boundary=boundary,
-                   max_examples=max_examples, max_real_runs=max_real_runs, database=database, seed=seed,
-                   metric=metric)
+    return explore(scenario.name, envelope, budget, estimate or estimated, measure if verify else None,
+                   boundary=boundary, max_examples=max_examples, max_real_runs=max_real_runs, database=database,
+                   seed=seed, metric=metric, card=card)

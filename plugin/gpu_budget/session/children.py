@@ -26,6 +26,7 @@ from gpu_budget.isolate import forkserver
 from gpu_budget.isolate.protocol import ScenarioJob, SnapshotRequest
 from gpu_budget.isolate.remote import Remote
 from gpu_budget.measure import compute_cache
+from gpu_budget.model.card import Card
 from gpu_budget.model.result import JitRerun, Measurement
 from gpu_budget.session.environments import Environments
 from gpu_budget.session.options import Options
@@ -49,10 +50,10 @@ class ChildRunner:
     environments: Environments | None = None  # where a scenario's own environment is made
 
     def __call__(self, scenario: Scenario, cpu_only: bool = False,
-                 snapshot: SnapshotRequest | None = None) -> Measurement:
+                 snapshot: SnapshotRequest | None = None, card: Card | None = None) -> Measurement:
         """Measure `scenario` in a fresh child; cpu_only: the child (and its preparation) does not see the GPU.
         A scenario's environment that cannot be made raises EnvironmentFailed: nothing is measured. `snapshot`: a
-        recording run's request."""
+        recording run's request. `card`: the measured processes run as on that card (their allocators capped)."""
         opts, scale = self.options, self.options.scale
         device = "cpu" if cpu_only else None
         made = self.environments.get(scenario.environment) if scenario.environment is not None else None
@@ -73,7 +74,8 @@ class ChildRunner:
         def once() -> Measurement:
             measured = runner.measure(scenario=job, assets=assets, timeout=opts.timeout, threads=opts.threads,
                                       preload=opts.preload, snapshot=snapshot, malloc=malloc_mode(scenario, opts.malloc),
-                                      dispatch_mode=opts.dispatch, tensors=tensors, device=device)
+                                      dispatch_mode=opts.dispatch, tensors=tensors, device=device,
+                                      card=None if cpu_only else card)
             return measured if made is None else replace(measured, environment=made)
 
         cache = compute_cache.folder()

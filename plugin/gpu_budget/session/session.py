@@ -31,7 +31,15 @@ from gpu_budget.model.result import Measurement, Note, Result, Verdict
 from gpu_budget.report import revision, terminal
 from gpu_budget.requires import MissingDependency
 from gpu_budget.search.exploration import Config
-from gpu_budget.search.explore import DATABASE_DIR, DEFAULT_REAL_RUNS, Envelope, Exploration, budget_to_explore, explore_scenario
+from gpu_budget.search.explore import (
+    DATABASE_DIR,
+    DEFAULT_REAL_RUNS,
+    Envelope,
+    Exploration,
+    budget_to_explore,
+    card_budget,
+    explore_scenario,
+)
 from gpu_budget.session import can_run, case, collection, outputs
 from gpu_budget.session.children import ChildRunner
 from gpu_budget.session.collection import NOT_ENABLED
@@ -93,7 +101,7 @@ class BudgetSession:
 
         def run(scenario: Scenario, snapshot: SnapshotRequest | None = None) -> Measurement:
             self.data.ran_functions |= scenario.command is None  # forked from the forkserver: its preload counts
-            return self.run_child(scenario, cpu_only=cpu_only, snapshot=snapshot)
+            return self.run_child(scenario, cpu_only=cpu_only, snapshot=snapshot, card=mark.card)
 
         return run
 
@@ -159,15 +167,17 @@ class BudgetSession:
         if not self.options.explore:
             pytest.skip("exploration is opt-in: run with --gpu-budget --gpu-budget-explore")
         mark = self.mark_for(item)
-        cuda = mark.device == "cuda"
-        against, why_not = budget_to_explore(budget, mark.budget.vram if cuda else mark.budget.ram, self.options.scale,
-                                             mark.device)
+        within = card_budget(mark, budget)  # a card's own memory: estimated anywhere, run under its cap on a GPU
+        cuda = mark.device == "cuda" or within is not None
+        against, why_not = within or budget_to_explore(budget, mark.budget.vram if cuda else mark.budget.ram,
+                                                       self.options.scale, mark.device)
         if why_not:
             pytest.skip(why_not)
         found = explore_scenario(scenario, envelope, against, lambda s: self.peak(item, s), scale=self.options.scale,
                                  cuda=cuda, boundary=boundary, max_examples=self.options.explore_examples,
                                  max_real_runs=max_real_runs, seed=seed, estimate=estimate,
-                                 database=Path(str(self.config.rootpath)) / DATABASE_DIR)
+                                 database=Path(str(self.config.rootpath)) / DATABASE_DIR,
+                                 card=mark.card.label if within else None, verify=within is None or mark.device == "cuda")
         self.data.explorations.append(Explored(item.nodeid, found))
         item.user_properties.append(("gpu_budget_exploration", found.to_json()))
         return found

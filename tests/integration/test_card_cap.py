@@ -1,0 +1,92 @@
+"""card=: a case run as on a smaller card, end to end on the stand-in device (tests/fake_torch.py): no GPU figure here.
+
+The stand-in device holds 16 GiB and a CUDA context of 300 MiB; its allocator reserves what is allocated plus
+1 GiB, and under set_per_process_memory_fraction it raises OutOfMemoryError past the cap, as the caching
+allocator does once freeing its cache and retrying is not enough. The runner plants 1 GiB at load and `gib`
+GiB in each of three steps: under a 4 GiB card the cap is 4 GiB less the 300 MiB context, so 2 GiB a step
+(3 GiB reserved) fits and 3 GiB (4 GiB reserved) does not.
+"""
+
+import json
+
+import pytest
+
+GiB, MiB = 2**30, 2**20
+
+CASES = '''
+@pytest.mark.gpu_budget(card="4 GiB")
+def test_fits(gpu_budget):
+    row = gpu_budget.measure(S(2))
+    assert row.budget.vram == 4 * 2**30  # the card is the default VRAM budget
+
+
+@pytest.mark.gpu_budget(card="4 GiB")
+def test_does_not_fit(gpu_budget):
+    gpu_budget.measure(S(3))
+
+
+@pytest.mark.gpu_budget(card="4 GiB", vram="10 GiB")
+def test_budget_above_the_cap(gpu_budget):
+    gpu_budget.measure(S(3))  # the budget would pass it; the card does not
+
+
+@pytest.mark.gpu_budget(card="RTX 3090")
+def test_bigger_than_this_gpu(gpu_budget):
+    gpu_budget.measure(S(2))
+
+
+@pytest.mark.gpu_budget(card="4 GiB", device="cpu", ram="4 GiB")
+def test_pinned_to_the_cpu(gpu_budget):
+    row = gpu_budget.measure(S(3))
+    assert "card" not in row.info and row.budget.vram is None  # no allocator to cap: the card applies on CUDA
+'''
+
+
+def run(pytester, *args):
+    return pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                         "--gpu-budget", "--gpu-budget-json=report.json", "-rs", *args)
+
+
+def rows(pytester) -> dict[str, dict]:
+    return {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "report.json").read_text())["results"]}
+
+
+def test_a_function_case_runs_as_on_its_card(fake_cuda):
+    pytester = fake_cuda(CASES)
+    result = run(pytester)
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    by = rows(pytester)
+
+    fits = by["test_fits"]
+    assert fits["passed"] and fits["peaks"]["vram_allocated"] == 2 * GiB
+    assert fits["info"]["card"] == ("ran as on a 4.00 GiB card: the caching allocator capped at 3.71 GiB (the card "
+                                    "less the device's used memory as the CUDA context, 300.00 MiB)")
+
+    for name in ("test_does_not_fit", "test_budget_above_the_cap"):
+        row = by[name]
+        assert not row["passed"] and row["error"]["kind"] == "oom", row
+        assert row["error"]["message"].startswith(
+            "out of memory as on a 4.00 GiB card, in phase train_step_1 (step 1): the caching allocator was capped "
+            "at 3.71 GiB (the card less a CUDA context of 300.00 MiB): CUDA out of memory."), row["error"]
+        assert row["phases"]["load"]["vram_allocated"] == GiB  # what it measured before it died stands
+
+    assert by["test_pinned_to_the_cpu"]["passed"]
+    result.stdout.fnmatch_lines([("*card='RTX 3090' asks for RTX 3090 (23.69 GiB), more than this GPU's total memory "
+                                  "16.00 GiB (Fake GPU): a smaller card cannot run as a bigger one*")])
+
+
+@pytest.mark.parametrize(("given", "says"), [
+    ('"24"', "card='24' is a bare number: give it a unit"),
+    ('"RTX 9999"', "card='RTX 9999' is neither a known card (T4, L4, A10G, RTX 3090"),
+    ('{"huge": "T4"}', "card names unknown scale(s) ?'huge'?"),
+    ("24", "card=24: expected a card's name"),
+])
+def test_a_bad_card_is_an_error_naming_it(fake_cuda, given, says):
+    pytester = fake_cuda(f'''
+@pytest.mark.gpu_budget(card={given})
+def test_bad(gpu_budget):
+    gpu_budget.measure(S(2))
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*{says}*"])
