@@ -4,6 +4,7 @@
 # may take and how its results come back.
 #
 #   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny | batch | command | funasr
+#                                                   | cards (CARD_CASES=s3|s4|s1: one write-up as on its card)
 #                                                   | cuda-free (the CUDA-free check alone: no GPU needed)
 #
 # Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
@@ -17,7 +18,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cuda-free)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, cuda-free)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -40,6 +41,18 @@ case "$PART" in
     # S4 as its user ran it: TRL's SFTTrainer on the 8-bit LoRA model in a ModelWrap, the 8B checkpoint built on the
     # GPU (its own prepared folder: the runner's s4 part does not share it)
     sft)  FILES=(memtests/test_s4_sft_trainer.py); SELECT="test_sft_as_reported"; SCALE=real ;;
+    # the write-ups' failures on the cards they name (memtests declare card=): each case's allocator capped at the
+    # card less its CUDA context, at real scale: which run dies of out-of-memory, in which phase and step, and what
+    # the fixes change; CARD_CASES picks the write-up (one a device command: s3 the RTX 3090, s4 the 80 GB A100, s1
+    # the T4; the s3 and s4 parts build their checkpoints into the same GPU_BUDGET_ASSETS)
+    cards) case "${CARD_CASES:-s3}" in
+               s3) FILES=(memtests/test_s3_qwen2_audio.py)
+                   SELECT="test_as_reported or no-embedding or (trainable_token_indices and not dict)" ;;
+               s4) FILES=(memtests/test_s4_wrap_order.py); SELECT="test_as_reported or test_fixed" ;;
+               s1) FILES=(memtests/test_s1_wav2vec2.py); SELECT="test_as_reported or test_fixed" ;;
+               *) echo "gpu_validation.sh: CARD_CASES='$CARD_CASES' is not s3, s4 or s1" >&2; exit 2 ;;
+           esac
+           SCALE=real; PART="cards-${CARD_CASES:-s3}" ;;
     # the CUDA-free check of step 3 alone, with the kit as a part installs it: on a CPU host too (no preflight), to
     # try the check itself before a device session; its exit status is the check's
     cuda-free) FILES=(); SELECT=""; SCALE="" ;;

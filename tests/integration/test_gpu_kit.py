@@ -53,7 +53,7 @@ def test_fetching_needs_the_target_python_version(tmp_path, args, message):
     assert (repo / ".whl" / "tiny-0.1-py3-none-any.whl").exists()  # nothing was fetched or removed
 
 
-@pytest.mark.parametrize("part", ["real", "command"])
+@pytest.mark.parametrize("part", ["real", "command", "cards"])
 def test_the_validation_refuses_a_host_without_cuda_before_measuring(tmp_path, part):
     """On this CPU host the validation stops at its preflight, saying why, and measures nothing."""
     repo = _checkout(tmp_path, HOST)
@@ -68,3 +68,5 @@ def test_an_unknown_part_is_named(tmp_path):
     repo = _checkout(tmp_path, HOST)
     done = _run(repo / "benchmarks" / "gpu_validation.sh", "everything", str(tmp_path / "out"))
     assert done.returncode == 2 and "unknown part 'everything'" in done.stderr
+    done = _run(repo / "benchmarks" / "gpu_validation.sh", "cards", str(tmp_path / "out"), CARD_CASES="s9")
+    assert done.returncode == 2 and "CARD_CASES='s9' is not s3, s4 or s1" in done.stderr
