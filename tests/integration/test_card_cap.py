@@ -90,3 +90,11 @@ def test_bad(gpu_budget):
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"*{says}*"])
+
+
+def test_the_row_and_the_table_say_the_card(fake_cuda):
+    pytester = fake_cuda(CASES)
+    result = run(pytester, "-k", "fits and not does_not")
+    result.assert_outcomes(passed=1, deselected=4)
+    assert rows(pytester)["test_fits"]["card"] == "a 4.00 GiB card"
+    result.stdout.fnmatch_lines(["*test_mem.py::test_fits*VRAM 4.00 GiB as on a 4.00 GiB card*"])

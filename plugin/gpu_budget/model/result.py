@@ -378,6 +378,7 @@ class Result:
     worker: JsonMapping | None = None  # an xdist worker's placement (isolate/placement.py Placement.to_json)
     sweep: tuple[SweepPoint, ...] = ()  # --gpu-budget-sweep: the case at each version swept, reported beside its verdict
     unchecked: tuple[str, ...] = ()  # budgets declared but not checked on this host, each with why (a VRAM one on a CPU)
+    card: str | None = None  # the card the case ran as on (card=, on CUDA): its label
 
     # what was measured, read through: a case that ran no child has no peaks, phases or facts
     @property
@@ -445,7 +446,8 @@ class Result:
         optional = {"remediation": None if self.remediation is None else self.remediation.to_json(),
                     "snapshot_run": None if self.snapshot_run is None else self.snapshot_run.to_json(),
                     "snapshot": self.snapshot, "growth_projection": None if self.growth_projection is None else self.growth_projection.to_json(), "plot": self.plot,
-                    "sweep": [p.to_json() for p in self.sweep] or None, "unchecked": list(self.unchecked) or None}
+                    "sweep": [p.to_json() for p in self.sweep] or None, "unchecked": list(self.unchecked) or None,
+                    "card": self.card}
         row.update({k: v for k, v in optional.items() if v is not None})
         return row
 
@@ -466,7 +468,8 @@ class Result:
                 remediation=None if row.get("remediation") is None else Remediation.from_json(row["remediation"]),
                 snapshot_run=None if row.get("snapshot_run") is None else SnapshotRun.from_json(row["snapshot_run"]),
                 snapshot=row.get("snapshot"), growth_projection=_maybe(GrowthRecord.from_json, row.get("growth_projection")), plot=row.get("plot"),
-                worker=row.get("worker"), sweep=tuple(SweepPoint.from_json(p) for p in row.get("sweep") or ()), unchecked=tuple(row.get("unchecked") or ()))
+                worker=row.get("worker"), sweep=tuple(SweepPoint.from_json(p) for p in row.get("sweep") or ()), unchecked=tuple(row.get("unchecked") or ()),
+                card=row.get("card"))
         except KeyError as exc:
             raise ValueError(f"not a gpu-budget result row (no {exc.args[0]!r}): {dict(row)!r:.200}") from None
 

@@ -23,7 +23,8 @@ def _budget(row: Result) -> str:
     if budget.ram is not None:
         parts.append(f"RAM {format_size(budget.ram)}")
     if budget.vram is not None:
-        parts.append(f"VRAM {format_size(budget.vram)}" + (" unchecked" if row.unchecked else ""))
+        parts.append(f"VRAM {format_size(budget.vram)}" + (" unchecked" if row.unchecked else "")
+                     + (f" as on {row.card}" if row.card else ""))
     return ", ".join(parts) or "-"
 
 

@@ -141,7 +141,8 @@ def asked_row(ask: Ask, worker: JsonMapping | None) -> Result:
                   scale=ask.options.scale, verdict=Verdict.ERROR, passed=False, message="", label=case.label,
                   fixes=tuple(case.scenario.fixes), device=mark.device, budget=mark.budget,
                   expect=mark.expect, budget_origin=mark.origin,
-                  tolerance=mark.tolerance, worker=worker)
+                  tolerance=mark.tolerance, worker=worker,
+                  card=mark.card.label if mark.card is not None and mark.device == "cuda" else None)
 
 
 def precheck(ask: Ask, asked: Result) -> Outcome | tuple[Ask, Result]:
