@@ -5,6 +5,7 @@
 #
 #   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny | batch | command | funasr
 #                                                   | cards (CARD_CASES=s3|s4|s1: one write-up as on its card)
+#                                                   | explore (S5 and S3 within their cards, verified under the cap)
 #                                                   | cuda-free (the CUDA-free check alone: no GPU needed)
 #
 # Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
@@ -18,7 +19,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, cuda-free)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, explore, cuda-free)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -53,6 +54,10 @@ case "$PART" in
                *) echo "gpu_validation.sh: CARD_CASES='$CARD_CASES' is not s3, s4 or s1" >&2; exit 2 ;;
            esac
            SCALE=real; PART="cards-${CARD_CASES:-s3}" ;;
+    # the exploration within a card, on CUDA (--gpu-budget-explore): S5 within the T4 and S3 within the RTX 3090, the
+    # estimated boundary bracketed by real runs under the card's cap, and the estimate's error there (SCALE: real by
+    # default; one session per scale, nothing recorded)
+    explore) FILES=(memtests/test_explore_s5.py memtests/test_explore_s3.py); SELECT="within"; SCALE=${SCALE:-real} ;;
     # the CUDA-free check of step 3 alone, with the kit as a part installs it: on a CPU host too (no preflight), to
     # try the check itself before a device session; its exit status is the check's
     cuda-free) FILES=(); SELECT=""; SCALE="" ;;
@@ -139,10 +144,10 @@ session() {  # session N ARGS...: one pytest session within what is left of the 
     timeout -s INT -k 30 "$left" "${PYTEST[@]}" --gpu-budget-json="$DIR/run-$n.json" "$@" 2>&1 | tee "$DIR/run-$n.log"
     log "run $n: exit ${PIPESTATUS[0]}, ${SECONDS} s into the part"
 }
-if [ "$PART" = batch ]; then  # probes record nothing: one session per scale, each its own report
+if [ "$PART" = batch ] || [ "$PART" = explore ]; then  # probes record nothing: one session per scale, each its own report
     for scale in $SCALE; do
         PYTEST=("${PYTEST[@]/--gpu-budget-scale=*/--gpu-budget-scale=$scale}")
-        session "$scale" --gpu-budget-probes
+        if [ "$PART" = batch ]; then session "$scale" --gpu-budget-probes; else session "$scale" --gpu-budget-explore -s; fi
     done
     tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && log "results: $OUT/$PART.tar.gz"
     exit 0

@@ -282,3 +282,48 @@ def estimator_cuda_page() -> list[str]:
     page = document("docs/estimator-cuda.md")
     assert page == render(load(ESTIMATES)), "docs/estimator-cuda.md is stale: python -m benchmarks.estimator_cuda --render"
     return [page]
+
+
+# -- docs/cards.md and the card paragraphs of docs/declaring.md --------------------------------------------
+
+CARDS_PAGE = "docs/cards.md"
+S3_REAL = "benchmarks/results/gpu-s3-1.report.json"
+
+
+def _capacity(name: str) -> str:
+    from gpu_budget.model.card import CARDS
+
+    return f"{CARDS[name]:.2f} GiB"
+
+
+def cards_page() -> list[str]:
+    """The table's capacity column is model/card.py's CARDS, row by row; the other figures of each row are the public
+    threads' the row names (a card's reported memory is no measurement of ours: no report holds it)."""
+    from gpu_budget.model.card import CARDS
+
+    rows = [line for line in document(CARDS_PAGE).splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [row.split(" | ")[0].lstrip("| ") for row in rows] == list(CARDS), rows
+    for row in rows:
+        name, _, capacity = row.lstrip("| ").split(" | ")[:3]
+        assert capacity == _capacity(name), row
+    ending = (f"An H100 ({_capacity('H100 80GB')}) holds less than the A100 80GB's {_capacity('A100 80GB')} in this "
+              "table")
+    return [*rows, *shows(document(CARDS_PAGE), ending), 'give the card as a size instead (`card="14.56 GiB"`)']
+
+
+def declaring_cards() -> list[str]:
+    """The card section: the 3090's capacity (CARDS), S3's context on the H200 at load and at its largest (NVML less
+    reserved, gpu-s3-1), the tiny card of memtests/cards.py."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "memtests"))
+    import cards
+
+    row = next(r for r in load(S3_REAL)["results"] if "test_as_reported" in r["nodeid"])
+    contexts = [p["vram_device"] - p["vram_reserved"] for p in row["phases"].values()
+                if p.get("vram_device") is not None and p.get("vram_reserved") is not None]
+    text = section(DECLARING, "## The card a user trains on", "## Your own Trainer")
+    return shows(text, f'{{"tiny": "{cards.CARDS["s3"]["tiny"]}", "real": "RTX 3090"}}',
+                 f'"ran as on RTX 3090 ({_capacity("RTX 3090")}): the caching allocator capped at',
+                 f"the S3 run's context grew from {row['phases']['load']['vram_device'] // MiB - row['phases']['load']['vram_reserved'] // MiB} MiB "
+                 f"at load to {max(contexts) // MiB} MiB later")

@@ -24,15 +24,18 @@ CHECKERS = {
     "docs/several-ranks.md": (),
     "docs/gpu-results.md": (doc_checkers.gpu_results_page,),  # rendered from the GPU reports whole
     "docs/estimator-cuda.md": (doc_checkers.estimator_cuda_page,),  # rendered from its estimates and report
+    "docs/cards.md": (doc_checkers.cards_page,),  # the capacity column is model/card.py's; the rest the threads'
     "docs/options.md": (),  # generated from options.OPTIONS (tests/docs/test_options_doc.py); defaults carry no unit
 }
 
 WRITE_UP = "a write-up's own figure (the memtest module docstrings quote them), not a measurement"
 EXAMPLE = "a budget declared in a code example: what the reader writes, not a measurement"
 POLL = "NVML's sampling interval (measure/nvml.py SAMPLE_SECONDS): a setting, not a measurement"
+CARD_NAMES = "the names of the cards of model/card.py's table, not figures"
 ALLOWED = {  # document -> (snippet holding the figures, why no report holds them)
     "README.md": (
         ('@pytest.mark.gpu_budget(ram="4 GiB", vram="20 GiB", steps=10_000)', EXAMPLE),
+        ('(or `card="24 GiB"`)', EXAMPLE),
     ),
     "docs/declaring.md": (
         ('ram={"tiny": "900 MiB", "real": "12.7 GB"}', EXAMPLE),
@@ -47,6 +50,9 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ("sampled every 20 ms in that process", POLL),
         ("(polled every 20 ms by the measuring child,", POLL),
         ("A lower bound within one 20 ms poll.", POLL),
+        ('# or card="24 GiB", or', EXAMPLE),
+        ("RTX 4090, A100 40GB, A100 80GB, H100 80GB;", CARD_NAMES),
+        ("S3 the RTX 3090, S4 the 80 GB A100, S1 Colab's T4", WRITE_UP),
     ),
     "docs/several-ranks.md": (
         ('@pytest.mark.gpu_budget(ram="600 MiB")', EXAMPLE),
@@ -77,9 +83,13 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ("over 80 GB (OOM on an 80 GB A100) against about 32 GB", WRITE_UP),
         ("a 24-80 GB GPU", "the write-ups' cards (S3's and S4's)"),
     ),
+    "docs/cards.md": (
+        ('with `card="A100 80GB"` is skipped', CARD_NAMES),
+    ),
     "docs/gpu-validation.md": (
         ("A device call carries at most 64 MiB", "the device tool's documented limit, not a measurement"),
         ("expected to break the 80 GB budget", WRITE_UP),
+        ("S3 the RTX 3090, S4 the 80 GB A100, S1 the T4", WRITE_UP),
     ),
     "docs/scenario-api.md": (
         ('ram={"tiny": "900 MiB", "real": "12.7 GB"}', EXAMPLE),

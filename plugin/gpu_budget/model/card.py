@@ -58,8 +58,8 @@ CARDS: Mapping[str, float] = {
 
 
 # What an estimate made without a GPU takes off a card for the CUDA context, which the cap takes off as measured:
-# S3's process held 610 MiB at load on the H200 (benchmarks/results/gpu-s3-1.report.json, NVML less reserved); the
-# contexts measured there ran from 520 MiB at load to 774 MiB once cuBLAS was loaded
+# S3's process held 610 MiB at load on the H200 (benchmarks/results/gpu-s3-1.report.json, NVML less reserved); on
+# that H200 the contexts ran from 520 MiB at S4's load (gpu-s4-1) to 856 MiB in S3's later phases
 CONTEXT_ALLOWANCE = 610 * MiB
 
 
