@@ -300,8 +300,8 @@ def against_baseline(peaks: Peaks, base: Peaks, tolerance: Tolerance, setup: Set
                 continue
             if setup.floor_shift:
                 shift = setup.floor_shift
+                shown = floor_taken_off(now, shift)
                 now -= shift
-                shown = f"{format_size(now)} (floor taken off)"
         change[metric] = (now - then) / then if then else None
         allowed = Allowance.of(tol, spread, metric)
         warning = allowed.too_wide(metric, then)
@@ -313,6 +313,13 @@ def against_baseline(peaks: Peaks, base: Peaks, tolerance: Tolerance, setup: Set
         elif now < allowed.floor(then):
             improved.append(f"{metric} {shown} < baseline {format_size(then)} {allowed.said(then, '-')}")
     return change, regressed, improved
+
+
+def floor_taken_off(measured: int, shift: int) -> str:
+    """A host RAM figure compared with the import floor's shift taken off, its measured peak first: the figure the
+    table shows, then the arithmetic (`621.59 MiB - import floor shift -24.00 KiB = 621.61 MiB (floor taken off)`)."""
+    return (f"{format_size(measured)} - import floor shift {'+' if shift > 0 else ''}{format_size(shift)} = "
+            f"{format_size(measured - shift)} (floor taken off)")
 
 
 def first_past(phases: Mapping[str, PhaseRecord], base_phases: Mapping[str, Peaks], metric: str,
