@@ -16,7 +16,10 @@ the rank and the cause:
   CUDA, without ACCELERATE_USE_CPU=true: DistributedType.NO in every rank,
   though accelerate 1.15 still forms a gloo group of N).
 
-The advice a fault gives fits the way the case was launched (its argv):
+A fault's advice is the message's second line (the first says what went
+wrong), so the gate's summary repeats the fault and only the test's failure
+report holds the advice (report/once.py). The advice fits the way the case was
+launched (its argv):
 `accelerate launch --cpu` is no way to train several ranks on a CPU host
 (with a config file it starts one process with no RANK; beside --multi_gpu or
 --use_fsdp accelerate refuses it), so the advice is ACCELERATE_USE_CPU=true in
@@ -140,19 +143,19 @@ class RankEvents:
             hint = missing_flag(argv, declared) or "is the launcher's process count the same?"
             return (f"the scenario declares {declared} ranks (Scenario(ranks={declared})), but "
                     f"{len(ranks) or 'no'} process(es) ran with a launcher's RANK "
-                    f"({', '.join(map(str, sorted(ranks))) or 'none'}): {hint}")
+                    f"({', '.join(map(str, sorted(ranks))) or 'none'}):\n{hint}")
         alone = sorted(r for r, (_, processes) in self.accelerate.items() if processes == 1)
         if returncode == 0 and len(ranks) > 1 and alone:
             kind = self.accelerate[alone[0]][0]
             return (f"{len(ranks)} ranks ran, but accelerate trained rank {', '.join(map(str, alone))} as a single "
-                    f"process ({kind}, 1 process): each trained alone. On a host without CUDA, {cpu_advice(argv)}")
+                    f"process ({kind}, 1 process): each trained alone.\nOn a host without CUDA, {cpu_advice(argv)}")
         if returncode == 0 and len(ranks) > 1 and self.groups and not any(size > 1 for size in self.groups.values()):
             own = "" if accelerate_options(argv) is not None else (
                 "make each rank call torch.distributed.init_process_group (backend gloo); with an Accelerator() "
                 "script, ")
             return (f"{len(ranks)} ranks ran torch but never formed one process group (no rank's "
-                    "torch.distributed.init_process_group joined a group of more than one): each trained alone. "
-                    f"On a host without CUDA, {own}{cpu_advice(argv)}")
+                    "torch.distributed.init_process_group joined a group of more than one): each trained alone."
+                    f"\nOn a host without CUDA, {own}{cpu_advice(argv)}")
         return None
 
 

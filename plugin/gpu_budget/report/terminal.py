@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.result import Remediation, Result, Verdict
+from gpu_budget.report import once
 from gpu_budget.report.row_fields import LaunchFacts
 from gpu_budget.units import format_size
 
@@ -287,14 +288,37 @@ def case_detail(row: Result) -> list[str]:
         lines.append("setup differs from the baseline's: " + "; ".join(row.fingerprint_changed))
     if row.remediation:
         lines.append(remediation_text(row.remediation))
-    error = row.error
-    if error:
-        lines.append(f"child failed ({error.kind}{', ' + error.type if error.type else ''}): {error.message}")
-        tail = (error.traceback or "").rstrip().splitlines()[-TRACEBACK_TAIL:]
-        if tail:
-            lines += ["child's traceback (last lines):", *(f"  {line}" for line in tail)]
+    lines += _child_failed(row)
     if row.snapshot:
         lines.append(f"memory snapshot: {row.snapshot} ({SNAPSHOT_HOWTO})")
+    return lines
+
+
+def _child_failed(row: Result) -> list[str]:
+    """A failed child's error and the last lines of its traceback, each said once (once.py): the message's headline
+    where the verdict's message holds it whole; no traceback of the plugin's own frames."""
+    error = row.error
+    if not error:
+        return []
+    kind = ", ".join(part for part in (error.kind, once.user_type(error.type)) if part)
+    said = error.message and error.message in row.message
+    lines = [f"child failed ({kind}): {once.first_line(error.message) if said else error.message}"]
+    traceback = error.traceback or ""
+    tail = [] if once.own_traceback(traceback) else traceback.rstrip().splitlines()[-TRACEBACK_TAIL:]
+    if tail:
+        lines += ["child's traceback (last lines):", *(f"  {line}" for line in tail)]
+    return lines
+
+
+def message_lines(rows: list[Result]) -> list[str]:
+    """The section's line per case whose message a reader needs (failed, improved, an error) and per memory
+    snapshot; a failed case's line holds its message's headline, the rest being in the test's failure report."""
+    lines = []
+    for row in rows:
+        if not row.passed or row.verdict in (Verdict.IMPROVED, Verdict.ERROR):
+            lines.append(f"{row.nodeid}: {row.message if row.passed else once.headline(row.message)}")
+        if row.snapshot:
+            lines.append(f"{row.nodeid}: memory snapshot {row.snapshot} ({SNAPSHOT_HOWTO})")
     return lines
 
 

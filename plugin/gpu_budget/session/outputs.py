@@ -18,8 +18,7 @@ from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
 from gpu_budget.measure.host import NOT_IMPORTED
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
-from gpu_budget.model.result import Verdict
-from gpu_budget.report import artifacts, json_report, summary, sweep_table, tally, terminal
+from gpu_budget.report import artifacts, json_report, legend, summary, sweep_table, tally, terminal
 from gpu_budget.session.data import Explored, SessionData
 from gpu_budget.session.options import Options
 from gpu_budget.units import format_size
@@ -60,7 +59,12 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
     _explorations(terminalreporter, data.explorations)
     if not (data.rows or problems or warnings):
         return
-    write = terminalreporter.write_line
+    shown: list[str] = []  # the section's lines, for the legend of the words they use
+
+    def write(line: str, **markup: bool) -> None:
+        shown.append(line)
+        terminalreporter.write_line(line, **markup)
+
     terminalreporter.section("gpu-budget")
     if data.hardware is not None:
         for line in hardware_lines(data.hardware, data.ran_functions):
@@ -76,11 +80,8 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
                  + terminal.rank_lines(data.rows) + terminal.jit_lines(data.rows)
                  + sweep_table.sweep_lines(data.rows) + sweep_table.environment_lines(data.environments)):
         write(line)
-    for row in data.rows:
-        if not row.passed or row.verdict in (Verdict.IMPROVED, Verdict.ERROR):
-            write(f"{row.nodeid}: {row.message}")
-        if row.snapshot:
-            write(f"{row.nodeid}: memory snapshot {row.snapshot} ({terminal.SNAPSHOT_HOWTO})")
+    for line in terminal.message_lines(data.rows):
+        write(line)
     for problem in problems:
         write(f"gpu-budget gate FAILED: {problem}", red=True)
     for warning in warnings:
@@ -92,6 +93,8 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
         write(f"plots: {options.plots}")
     if options.json:
         write(f"JSON report: {options.json}")
+    for line in legend.lines(shown):
+        terminalreporter.write_line(line)
 
 
 def is_installed(module: str) -> bool:
