@@ -6,6 +6,9 @@ measured peak of every phase (load, data, each train step, eval) as a line,
 the baseline's peak of the same phase as a dashed line, the budget and the
 baseline's regression limit as horizontal lines, and the train steps shaded:
 a growth over steps or a spike at the first optimizer step stands out.
+Where the verdict judged a growth (steps=), the growth it read is drawn over
+the steps it judged and the title says it in the verdict's words; a launcher
+case draws one line per rank (plot_series.py holds both as data).
 
 matplotlib is imported here only, when `--gpu-budget-plots` is given (the
 plots extra); importing the plugin never imports it. The object-oriented
@@ -23,9 +26,11 @@ from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Result
+from gpu_budget.report import plot_series
 from gpu_budget.units import MiB, format_size
 
 GiB = 2**30
+TITLE_WIDTH = 130  # characters of a panel's title on one line at the figure's width
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,8 @@ PANELS = (
     Panel("vram_allocated", "vram_allocated", "vram_allocated", "GPU memory (allocated by torch)", "vram"),
 )
 MEASURED, BASELINE, BUDGET, LIMIT, RESERVED = "#1f77b4", "#7f7f7f", "#d62728", "#ff7f0e", "#9ecae1"
-MAIN = "#2ca02c"
+MAIN, GROWTH = "#2ca02c", "#9467bd"
+RANKS = ("#1f77b4", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#ff7f0e", "#2ca02c")  # rank 0, 1, ...
 # A report or baseline from before the tree was read holds the main process only: its panel falls back to it.
 FALLBACK = {"ram_tree_peak": "ram_peak", "ram_tree": "ram"}
 
@@ -126,11 +132,19 @@ def _draw_lines(ax, result: Result, phases: list[PhaseRecord], panel: Panel, f: 
         ax.plot(xs, _scaled(f.base_values, scale), color=BASELINE, lw=7, alpha=0.35, marker="o", ms=11,
                 solid_capstyle="round", label=f"baseline per phase\n(recorded {result.baseline.recorded})", zorder=3)
     tree = panel.field == "ram_tree_peak" and any(p.ram_tree_peak is not None for p in phases)
-    if tree:  # the main process alone beside the tree: the gap is what the workers and subprocesses held
+    ranks = plot_series.rank_lines(result, phases, panel.field)
+    for colour, line in zip(RANKS, ranks):  # a launcher case: each rank's own line, as the verdict judged each
+        ax.plot(line.xs, [y / scale for y in line.ys], marker="o", color=colour, lw=2.0, ms=5, label=line.label,
+                zorder=4)
+    if tree and not ranks:  # the main process alone beside the tree: the gap is what the workers and subprocesses held
         ax.plot(xs, _scaled([p.ram_peak for p in phases], scale), color=MAIN, lw=1.4,
                 ls="--", marker=".", label="main process alone\n(not gated)", zorder=3.5)
-    ax.plot(xs, _scaled(f.values, scale), marker="o", color=MEASURED, lw=2.2, ms=6,
-            label="measured peak per phase" + (" (process tree)" if tree else ""), zorder=4)
+    if not ranks:
+        ax.plot(xs, _scaled(f.values, scale), marker="o", color=MEASURED, lw=2.2, ms=6,
+                label="measured peak per phase" + (" (process tree)" if tree else ""), zorder=4)
+    grown = plot_series.growth_line(result, phases, panel.field if tree or panel.field != "ram_tree_peak" else "ram_peak")
+    if grown is not None:  # the verdict's own growth over the steps it judged
+        ax.plot(grown.xs, [y / scale for y in grown.ys], color=GROWTH, lw=1.6, ls="--", label=grown.label, zorder=4.5)
     return tree
 
 
@@ -145,14 +159,19 @@ def _draw_limits(ax, f: _Figures, scale: float) -> None:
 
 
 def _title(result: Result, panel: Panel, f: _Figures, tree: bool) -> str:
-    """The panel's title, and its notes: the growth per step, a budget far above the axis."""
+    """The panel's title, by rank for a launcher case, and its notes: the growth (the verdict's, where it judged
+    one), a budget far above the axis."""
     title, peak_key = panel.title, panel.peak_key
     if panel.field == "ram_tree_peak" and not tree:
         title, peak_key = "host RAM (peak RSS of the measured process)", "ram"
-    notes = [n for n in (_growth(result, peak_key),) if n]
+    if result.ranks:
+        title = plot_series.RANK_TITLES.get(panel.field, title)
+    judged = plot_series.projection(result, panel.field)
+    notes = [plot_series.growth_note(judged)] if judged is not None else [n for n in (_growth(result, peak_key),) if n]
     if f.budget is not None and not f.budget_on_axis:
         notes.append(f"budget {format_size(f.budget)}, far above this axis")
-    return title + ("  |  " + "; ".join(notes) if notes else "")
+    text = title + ("  |  " + "; ".join(notes) if notes else "")
+    return text if len(text) <= TITLE_WIDTH else "\n".join([title, *notes])  # a long note on its own line
 
 
 def _panel(ax, result: Result, phases: list[PhaseRecord], panel: Panel) -> None:

@@ -1,0 +1,86 @@
+"""What a case's plot draws beyond its phases' peaks, as data: the growth the verdict judged, and one line per rank.
+
+The growth comes from the row's own verdict (Result.growth_projection, judge/growth.py):
+the judged steps, the growth per step and its projection to the declared run
+length, in the verdict's words and figures, so the picture and the message
+read the same. A launcher case's panel draws each rank's own figures, captioned
+by rank. plots.py draws what this module returns; nothing here imports matplotlib.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpu_budget.model.figures import PhaseRecord
+from gpu_budget.model.growth import ProjectionRecord
+from gpu_budget.model.result import Result
+from gpu_budget.units import MiB, format_size
+
+HOST, GPU = ("ram_tree", "ram"), ("vram_allocated",)  # the verdict's metrics a panel's figure is
+RANK_TITLES = {"ram_tree_peak": "host RAM per rank (peak of each rank's process tree; a budget applies to each rank)",
+               "vram_allocated": "GPU memory per rank (allocated by torch; a budget applies to each rank)"}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a panel: its points (phase index, bytes) and its legend label."""
+
+    xs: tuple[int, ...]
+    ys: tuple[float, ...]
+    label: str
+
+
+def per_step(nbytes: float) -> str:
+    """A growth per step as the verdict writes it (judge/growth.py)."""
+    return f"{nbytes / MiB:.2f} MiB/step"
+
+
+def projection(result: Result, field: str) -> ProjectionRecord | None:
+    """The verdict's growth projection of the panel's figure (`field`: a phase record's), or None."""
+    record = result.growth_projection
+    metrics = HOST if field in ("ram_tree_peak", "ram_peak") else GPU if field == "vram_allocated" else ()
+    if record is None:
+        return None
+    return next((p for p in record.projections if p.metric in metrics), None)
+
+
+def growth_note(p: ProjectionRecord) -> str:
+    """The verdict's growth in its own words: steady within the clean allowance, or the growth and its projection."""
+    over = f"over steps {p.steps_fitted[0]}-{p.steps_fitted[1]}"
+    if not p.grows:
+        return f"steady {over} ({per_step(p.slope)}, within the clean allowance {per_step(p.allowance)})"
+    budget = "" if p.budget is None else f" {'>' if p.breaks else 'within'} budget {format_size(p.budget)}"
+    return f"grows {per_step(p.slope)} {over}: about {format_size(p.projected)} at step {p.at_step:,}{budget}"
+
+
+def growth_line(result: Result, phases: list[PhaseRecord], field: str) -> Line | None:
+    """The judged growth drawn over the judged steps: from the figure at the window's first step, rising by the
+    verdict's growth per step; None where the verdict projected none of this figure."""
+    p = projection(result, field)
+    if p is None:
+        return None
+    first, last = p.steps_fitted
+    at = [(i, ph) for i, ph in enumerate(phases) if ph.step is not None and first <= ph.step <= last]
+    start = next((getattr(ph, field) for _, ph in at if ph.step == first), None)
+    if start is None:
+        return None
+    label = f"judged growth {per_step(p.slope)}, steps {first}-{last}"
+    if p.grows:
+        label += f"\nprojected: about {format_size(p.projected)} at step {p.at_step:,}"
+    return Line(tuple(i for i, _ in at), tuple(start + p.slope * (ph.step - first) for _, ph in at), label)
+
+
+def rank_lines(result: Result, phases: list[PhaseRecord], field: str) -> list[Line]:
+    """A launcher case's ranks, one line each over the row's phases, labelled by rank (the worst one said)."""
+    ranks = result.ranks
+    if not ranks:
+        return []
+    worst = max(ranks, key=lambda r: r.peaks.gated_ram or 0).rank
+    lines = []
+    for r in ranks:
+        points = [(i, getattr(r.phases[ph.name], field)) for i, ph in enumerate(phases) if ph.name in r.phases]
+        points = [(i, v) for i, v in points if v is not None]
+        if points:
+            lines.append(Line(tuple(i for i, _ in points), tuple(v for _, v in points),
+                              f"rank {r.rank}" + (" (worst)" if r.rank == worst and len(ranks) > 1 else "")))
+    return lines

@@ -1,0 +1,81 @@
+"""A plot says what the verdict said: the growth it judged (its figures, its steps, its projection), and for a
+launcher case one line per rank captioned by rank (report/plot_series.py; pixels are plots.py's)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpu_budget.judge.compare import judge
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.figures import Peaks, PhaseRecord, Step
+from gpu_budget.model.result import Measurement, Result
+from gpu_budget.report import plot_series
+from gpu_budget.units import MiB
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMAND = ROOT / "benchmarks" / "results" / "gpu-command-1.report.json"  # an H100 run: steps= and a torchrun case
+
+
+def _rows() -> dict[str, Result]:
+    return {r["nodeid"].rsplit("::", 1)[-1]: Result.from_json(r) for r in json.loads(COMMAND.read_text())["results"]}
+
+
+def _growing(steps: int = 10, declared: int = 10_000) -> Result:
+    """A case whose host RAM grows 2 MiB a step from step 3 on, judged with steps= by the gate's own rule."""
+    ram = [300 * MiB + (max(0, s - 3) * 2 * MiB) + (s % 2) * 1024 for s in range(1, steps + 1)]
+    phases = {f"train_step_{s}": PhaseRecord(name=f"train_step_{s}", step=s, ram_peak=r, ram_tree_peak=r)
+              for s, r in zip(range(1, steps + 1), ram)}
+    measured = Measurement(status="ok", peaks=Peaks(ram=max(ram), ram_tree=max(ram)), phases=phases,
+                           steps=tuple(Step(step=s, ram=r, ram_tree=r) for s, r in zip(range(1, steps + 1), ram)))
+    budget = Budget(ram=4 * 2**30)
+    j = judge(measured, budget, None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False, steps=declared)
+    return Result(nodeid="t.py::test_leak", scenario="leak", scale="tiny", verdict=j.verdict, passed=j.passed,
+                  message=j.message, budget=budget, measurement=measured, growth_projection=j.projection.record())
+
+
+def test_a_judged_growth_is_drawn_with_the_verdicts_figures_steps_and_projection():
+    row = _growing()
+    judged = plot_series.projection(row, "ram_tree_peak")
+    assert judged is not None and judged.grows, row.message
+    note = plot_series.growth_note(judged)
+    first, last = judged.steps_fitted
+    # every figure of the note is the verdict's: the growth per step, the judged steps, the projection
+    said = f"grows {plot_series.per_step(judged.slope)} over steps {first}-{last}"
+    assert note.startswith(said) and said in row.message, (note, row.message)
+    projected = note.split(": ", 1)[1].split(" within")[0].split(" >")[0]
+    assert projected.startswith("about ") and projected in row.message, (projected, row.message)
+    line = plot_series.growth_line(row, list(row.phases.values()), "ram_tree_peak")
+    steps = [s for s in range(first, last + 1)]
+    assert line.xs == tuple(s - 1 for s in steps)  # the phases of the judged steps, no others
+    assert line.ys[-1] - line.ys[0] == pytest.approx(judged.slope * (last - first))
+    assert f"judged growth {plot_series.per_step(judged.slope)}, steps {first}-{last}" in line.label
+    assert f"at step {judged.at_step:,}" in line.label
+
+
+def test_a_steady_run_reads_as_its_verdict_says_in_a_committed_report():
+    row = _rows()["script"]  # the Trainer script on the H100, steps= declared
+    for field in ("ram_tree_peak", "vram_allocated"):
+        judged = plot_series.projection(row, field)
+        assert judged is not None and not judged.grows
+        assert plot_series.growth_note(judged) in row.message, (field, row.message)
+
+
+def test_without_steps_declared_no_growth_is_drawn_from_the_verdict():
+    row = _rows()["ddp-gloo"]
+    assert row.growth_projection is None
+    assert plot_series.projection(row, "ram_tree_peak") is None
+    assert plot_series.growth_line(row, list(row.phases.values()), "ram_tree_peak") is None
+
+
+def test_a_launcher_case_draws_one_line_per_rank_captioned_by_rank():
+    row = _rows()["ddp-gloo"]
+    phases = list(row.phases.values())
+    lines = plot_series.rank_lines(row, phases, "ram_tree_peak")
+    assert [line.label.split(" ")[:2] for line in lines] == [["rank", str(r.rank)] for r in row.ranks]
+    worst = max(row.ranks, key=lambda r: r.peaks.gated_ram)
+    assert [line.label for line in lines if line.label.endswith("(worst)")] == [f"rank {worst.rank} (worst)"]
+    for line, rank in zip(lines, row.ranks):  # each line is its rank's own figures
+        assert max(line.ys) == max(p.ram_tree_peak for p in rank.phases.values() if p.ram_tree_peak is not None)
+    assert "per rank" in plot_series.RANK_TITLES["ram_tree_peak"]
+    assert plot_series.rank_lines(_growing(), phases, "ram_tree_peak") == []  # no ranks: no rank lines
