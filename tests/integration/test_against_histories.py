@@ -92,7 +92,7 @@ def test_a_case_at_head_only_shows_its_figures_and_is_judged_on_its_budget(proje
     for entry, mib in ((within, 8), (over, 96)):
         fig = entry["figures"][0]
         assert fig["metric"] == "ram_tree" and fig["base"] == [] and fig["change"] is None, fig
-        assert len(fig["head"]) >= 2 and min(fig["head"]) > mib << 20, fig
+        assert len(fig["head"]) >= 1 and min(fig["head"]) > mib << 20, fig
     assert found["test_old.py::test_old"]["status"] == "removed"
 
 
@@ -115,7 +115,7 @@ def test_a_module_base_cannot_collect_costs_its_cases_only_and_is_named(project)
                                  "*gpu-budget against main~1: 1 error at base, 1 pass; passed*"])
     found = cases(project)
     ok, broken = found["test_ok.py::test_ok"], found["test_broken.py::test_broken"]
-    assert ok["status"] == "pass" and len(ok["figures"][0]["base"]) >= 2  # measured at both sides
+    assert ok["status"] == "pass" and len(ok["figures"][0]["base"]) >= 1  # measured at both sides
     assert (broken["status"], broken["passed"]) == ("error at base", True)
     assert broken["figures"][0]["head"] and broken["figures"][0]["base"] == []
     runs = json.loads((project.path / "pair.json").read_text())["runs"]

@@ -42,9 +42,23 @@ def test_the_spread_widens_the_rule():
     base, head = [row(100 * MiB), row(108 * MiB)], [row(104 * MiB), row(116 * MiB)]
     case = judge_case("t.py::test_a", base, head)
     assert case.status == "pass" and "cannot be told from noise" in case.message
-    assert undecided([case]) == ["t.py::test_a"]
+    assert [c.nodeid for c in undecided([case])] == ["t.py::test_a"]
     fig = Figure("ram_tree", (100 * MiB, 100 * MiB), (106 * MiB, 106 * MiB), Tolerance(0.005, 4 * MiB))
     assert fig.regressed and not fig.noisy
+
+
+def test_one_run_a_side_near_the_limit_is_unsure_and_further_from_it_is_decided():
+    """The limit of 100 MiB is 104.5 MiB (0.5 % + 4 MiB), the margin 4.5 MiB: a head within 2.25 MiB of the limit, on
+    either side, gets a pair more; one further is judged on its one run, as a stored baseline would be."""
+    tol = Tolerance(0.005, 4 * MiB)
+    for head, unsure in ((104 * MiB, True), (106 * MiB, True), (102 * MiB, False), (107 * MiB, False), (100 * MiB, False)):
+        fig = Figure("ram_tree", (100 * MiB,), (head,), tol)
+        assert fig.unsure is unsure, head / MiB
+    assert not Figure("ram_tree", (100 * MiB, 100 * MiB), (104 * MiB, 104 * MiB), tol).unsure  # two runs: the spread judges
+    case = judge_case("t.py::test_a", [row(100 * MiB)], [row(104 * MiB)])
+    assert case.status == "pass" and [c.nodeid for c in undecided([case])] == ["t.py::test_a"]
+    far = judge_case("t.py::test_a", [row(100 * MiB)], [row(110 * MiB)])
+    assert far.status == "regression" and undecided([far]) == []
 
 
 def test_a_smaller_head_is_an_improvement_that_passes():

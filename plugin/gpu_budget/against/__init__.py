@@ -4,8 +4,9 @@ the same runner in one job, and head judged against base; no stored baseline nee
 pytest itself is the engine: the plugin's pytest_cmdline_main hands the
 invocation to `main`, which checks REF out in a temporary git worktree
 (worktree.py), runs fresh pytest sessions of the user's own arguments on each
-side, interleaved base, head, base, head (pairs.py: drift over the job hits
-both sides alike), judges each case from both sides' rows (verdict.py) and
+side, one each (base, then head), then a pair more of the undecided cases
+alone (pairs.py, narrow.py: drift over the job hits both sides alike), judges
+each case from both sides' rows (verdict.py) and
 prints one table and writes one JSON report (render.py). Nothing here imports
 torch: the sessions' measured children do, as in any gated session.
 
@@ -37,7 +38,7 @@ from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_ses
 from gpu_budget.against.renames import renamed_modules
 from gpu_budget.against.render import Outcome, append_step_summary, text, write_json
 from gpu_budget.against.stored import stored_for
-from gpu_budget.against.verdict import judge_all, undecided
+from gpu_budget.against.verdict import CaseVerdict, judge_all, undecided
 from gpu_budget.against.worktree import (
     AgainstError,
     Ref,
@@ -50,8 +51,7 @@ from gpu_budget.against.worktree import (
     sigterm_raises,
 )
 
-MIN_PAIRS = 2  # base and head runs each at least; more while a case's spread is wider than its tolerance
-MAX_PAIRS = 4
+MAX_PAIRS = 4  # runs a side of a case at most: one, then more while it is undecided (verdict.undecided)
 # options this mode sets per run itself; the user's are not passed on (the JSON path is the pair report's)
 STRIPPED = ("--gpu-budget-against", "--gpu-budget-json", "--gpu-budget-baselines", "--gpu-budget-plots", "--gpu-budget")
 
@@ -172,8 +172,8 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, roo
     user = passed_through(args)
     renamed = renamed_modules(repo.top, ref.commit, rootdir or here)
     dirty = " (with the working tree's uncommitted changes)" if repo.dirty else ""
-    log(f"gpu-budget against {ref.given}: base {ref.short}, head {repo.head[:10]}{dirty}: at least {MIN_PAIRS} fresh "
-        f"sessions each, interleaved")
+    log(f"gpu-budget against {ref.given}: base {ref.short}, head {repo.head[:10]}{dirty}: a fresh session each, then "
+        f"a pair more of the cases it cannot tell")
     adopt_orphans()
     with sigterm_raises(), checked_out(repo, ref) as tree, tempfile.TemporaryDirectory(prefix="gpu-budget-runs-") as tmp:
         scratch = Path(tmp)
@@ -181,23 +181,31 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, roo
         head = Side("head", repo.head, here)
         sides = ((base, at_base(user, repo.top, tree)), (head, user))
         runs: list[Run] = []
+        open_cases: list[CaseVerdict] | None = None  # None: the first pair, the whole selection
         for pair in range(1, MAX_PAIRS + 1):
             for side, side_args in sides:
+                only = None if open_cases is None else tests_of(open_cases, side.name)
                 try:
-                    runs.append(run_session(side, pair, side_args, scratch, log))
+                    runs.append(run_session(side, pair, side_args, scratch, log, only=only))
                 except AgainstError as exc:
                     raise SessionFailed(str(exc)) from None
             cases = judge_all([r.rows for r in runs if r.side == "base"], [r.rows for r in runs if r.side == "head"],
                               renamed=renamed, base_uncollected=uncollected(runs, "base"),
                               head_uncollected=uncollected(runs, "head"))
-            if pair < MIN_PAIRS:
-                continue
-            noisy = undecided(cases)
-            if not noisy or pair == MAX_PAIRS:
+            open_cases = undecided(cases)
+            if not open_cases or pair == MAX_PAIRS:
                 break
-            log(f"gpu-budget against: {len(noisy)} case(s) spread wider than their tolerance "
-                f"({', '.join(noisy[:3])}{', ...' if len(noisy) > 3 else ''}): another pair")
+            names = [c.nodeid for c in open_cases]
+            log(f"gpu-budget against: {len(names)} case(s) near their limit or spread wider than their tolerance "
+                f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}): a pair more of them")
     return Outcome(ref.given, ref.commit, repo.head, repo.dirty, cases, tuple(runs))
+
+
+def tests_of(cases: Sequence[CaseVerdict], side: str) -> list[str]:
+    """The test node ids a side's next run measures for these cases (a labelled case's test once; at base the test's
+    id there, its file's old path where git saw it renamed)."""
+    rows = [row for case in cases for row in (case.base if side == "base" else case.head)]
+    return list(dict.fromkeys(row.test_nodeid for row in rows))
 
 
 def uncollected(runs: Sequence[Run], side: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Fresh pytest sessions of both sides, interleaved: base, head, base, head, ...
+"""Fresh pytest sessions of both sides, interleaved: base, head, then a pair more of the undecided cases alone.
 
 Each run is a plain `python -m pytest` of the user's own arguments (the
 selection, -n, -k, ...) with the gate on, in the side's folder: the worktree
@@ -14,6 +14,8 @@ report are the gate's own, unchanged. Each run adds:
 - `--continue-on-collection-errors` and `-p gpu_budget.against.collected`: a
   module that cannot be collected at one side costs its own cases only, and the
   run says which modules and why (collected.py);
+- `-p gpu_budget.against.narrow`: a later run of a side measures only the
+  undecided cases it is handed (narrow.py), the rest deselected;
 - `-o gpu_budget_against=` and GPU_BUDGET_AGAINST_SIDE in the environment: the
   run measures once and hands over to nothing;
 - `-p no:randomly` unless the user's arguments name randomly: both sides run their
@@ -41,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpu_budget.against import collected
+from gpu_budget.against import collected, narrow
 from gpu_budget.against.worktree import AgainstError
 from gpu_budget.isolate.lifecycle import become_subreaper, kill_descendants
 from gpu_budget.model.json_value import JsonMapping, JsonObject
@@ -102,14 +104,16 @@ def session_args(user_args: Sequence[str], report: Path, baselines: Path) -> lis
     """The run's pytest arguments: the user's, then the gate's own for this run."""
     args = [*user_args, "--gpu-budget", "--gpu-budget-update", f"--gpu-budget-json={report}",
             f"--gpu-budget-baselines={baselines}", "--gpu-budget-record-runs=1", "-o", "gpu_budget_against=",
-            "--continue-on-collection-errors", "-p", collected.PLUGIN]
+            "--continue-on-collection-errors", "-p", collected.PLUGIN, "-p", narrow.PLUGIN]
     if not any("randomly" in arg for arg in user_args):
         args += ["-p", "no:randomly"]
     return args
 
 
-def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path, log=print) -> Run:
-    """One fresh pytest session of `side`, waited for; its process group ended if anything interrupts the wait."""
+def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path, log=print,
+                only: Sequence[str] | None = None) -> Run:
+    """One fresh pytest session of `side`, waited for; its process group ended if anything interrupts the wait.
+    `only`: the node ids of the tests it runs (narrow.py), the rest of the selection deselected; None: all of it."""
     report = scratch / f"{side.name}-{index}.json"
     baselines = scratch / f"baselines-{side.name}-{index}"
     output = scratch / f"{side.name}-{index}.log"
@@ -118,6 +122,10 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
     # the step summary is the comparison's (render.markdown), not each session's
     env = {**{k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}, SIDE_ENV: side.name,
            collected.COLLECT_ENV: str(errors_file)}
+    if only is not None:
+        chosen = scratch / f"{side.name}-{index}.only"
+        chosen.write_text("".join(f"{nodeid}\n" for nodeid in only))
+        env[narrow.ONLY_ENV] = str(chosen)
     command = [sys.executable, "-m", "pytest", *session_args(user_args, report, baselines)]
     start = time.monotonic()
     with output.open("w") as sink:

@@ -11,6 +11,14 @@ A side whose spread is wider than the tolerance's own margin is `noisy`: the
 runner adds pairs for it (pairs.py), and the row says a change below the spread
 cannot be told from noise.
 
+Each side starts with one run. With one run a side has no spread of its own, so
+a head figure within UNSURE of the margin from the regression limit is `unsure`:
+the default tolerance clears the spread measured over fresh sessions several
+times over (marks.DEFAULT_TOLERANCE; benchmarks/RESULTS.md, sections 4 and 5,
+say by how much), so a single run further than half the margin from the limit
+is on its side of it by several such spreads; one closer gets a pair more, and
+from two runs a side its measured spread judges as before.
+
 The gated figures are compare.GATED's: host RAM (the process tree's peak where
 every run of both sides holds it, else the main process's), live CPU tensor
 bytes and the allocated GPU peak, each where every measured run of both sides
@@ -42,6 +50,8 @@ from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.json_value import JsonObject
 from gpu_budget.model.result import Result, Verdict
 from gpu_budget.units import format_size
+
+UNSURE = 0.5  # a single run's head this share of the margin from the regression limit, or closer: a pair more
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,13 @@ class Figure:
     @property
     def noisy(self) -> bool:
         return bool(self.base) and max(self.spread_base, self.spread_head) > self.margin
+
+    @property
+    def unsure(self) -> bool:
+        """One run a side, and head within UNSURE x the margin of the regression limit: a pair more settles it."""
+        if len(self.base) != 1 or len(self.head) != 1:
+            return False
+        return abs(self.head[0] - self.tolerance.limit(self.base[0])) <= UNSURE * self.margin
 
     @property
     def regressed(self) -> bool:
@@ -261,9 +278,11 @@ def _moved(nodeid: str, renamed: Mapping[str, str]) -> str:
     return f"{renamed[module]}{sep}{rest}" if module in renamed else nodeid
 
 
-def undecided(cases: Sequence[CaseVerdict]) -> list[str]:
-    """The cases whose figures spread wider than their tolerance: more pairs may settle them."""
-    return [c.nodeid for c in cases if c.status in ("pass", "regression", "improved") and any(f.noisy for f in c.figures)]
+def undecided(cases: Sequence[CaseVerdict]) -> list[CaseVerdict]:
+    """The cases whose figures spread wider than their tolerance, or whose one run a side falls near its limit: more
+    pairs may settle them."""
+    return [c for c in cases if c.status in ("pass", "regression", "improved")
+            and any(f.noisy or f.unsure for f in c.figures)]
 
 
 def counts(cases: Sequence[CaseVerdict]) -> Mapping[str, int]:
