@@ -136,8 +136,8 @@ def test_a_change_near_the_limit_gets_a_pair_more_of_that_case_alone(project):
     write(project.path, mib=8 + 4)
     commit(project.path, "hold 4 MiB more")
     result = against(project, "main~1")
-    result.stdout.fnmatch_lines(["*2 case(s) near their limit or spread wider than their tolerance (test_mem.py::test_fn, "
-                                 "test_mem.py::test_old): a pair more of them"])
+    result.stdout.fnmatch_lines([("*2 case(s) near their limit or spread wider than their tolerance (test_mem.py::test_fn, "
+                                  "test_mem.py::test_old): a pair more of them")])
     report = json.loads((project.path / "pair.json").read_text())
     runs = [(run["side"], [row["nodeid"] for row in run["report"]["results"]]) for run in report["runs"]]
     assert [side for side, _ in runs] == ["base", "head", "base", "head"], runs
