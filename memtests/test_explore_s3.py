@@ -12,6 +12,7 @@ budget on purpose: the boundary is the finding.
 """
 
 import pytest
+from cards import CARDS
 from s3_qwen2_audio.scenarios import TOKEN_ROWS
 
 from gpu_budget.search.explore import Envelope
@@ -37,3 +38,21 @@ def test_explore_batch_text_and_added_tokens(gpu_budget):
         above = 1 if value is None else value + 1
         peak = boundary.peaks[above]
         assert peak is None or peak > budget
+
+
+@pytest.mark.gpu_budget(card=CARDS["s3"], cpu={"ram": None})
+def test_explore_within_the_3090(gpu_budget):
+    """The same knobs within the write-up's RTX 3090 (memtests/cards.py: its proportional card at tiny scale), as
+    allocated VRAM: on a host without a GPU the estimator's CUDA mode alone (nothing verified), on a GPU host real
+    runs under the card's cap bracket the boundary and the report gives the estimate's error there."""
+    result = gpu_budget.explore(TOKEN_ROWS, ENVELOPE, boundary="batch_size", max_real_runs=MAX_REAL_RUNS)
+    print("\n".join(result.summary()))
+    assert not result.problems and result.card is not None and result.metric == "vram_allocated", result.summary()
+    boundary, budget = result.boundary, result.budget
+    if not result.verified:
+        assert gpu_budget.device == "cpu" and not result.real_runs and boundary.predicted_value is not None
+        return
+    value = boundary.value
+    assert value is None or boundary.peaks[value] <= budget
+    above = boundary.peaks.get(1 if value is None else value + 1)  # the next batch up: over, or died under the cap
+    assert value == 8 or above is None or above > budget
