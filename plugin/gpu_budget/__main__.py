@@ -14,6 +14,17 @@ def version() -> str:
         return "unknown (not installed: run from a source tree)"
 
 
+def options(argv: list[str], description: str) -> int:
+    """`options`: the options table as docs/options.md holds it (--help: what it prints, as every command's does)."""
+    import argparse
+
+    argparse.ArgumentParser(prog="python -m gpu_budget options", description=description).parse_args(argv)
+    from gpu_budget.session.options import document
+
+    sys.stdout.write(document())
+    return 0
+
+
 def main() -> int:
     commands = {"findings": "turn a JSON report into FINDINGS.md",
                 "estimate": "estimate CASE ...: GPU-free step peak of the Scenarios named (and its error against real runs)",
@@ -38,10 +49,7 @@ def main() -> int:
 
         return baselines(sys.argv[2:])
     if sys.argv[1] == "options":
-        from gpu_budget.session.options import document
-
-        sys.stdout.write(document())
-        return 0
+        return options(sys.argv[2:], commands["options"])
     if sys.argv[1] == "bisect":
         from gpu_budget.against.bisect import main as bisect
 

@@ -65,6 +65,16 @@ def _preload(root: Path) -> tuple[str, ...]:
     return forkserver.DEFAULT_PRELOAD if preload is None else preload
 
 
+def command_advice(scenario: Scenario) -> str:
+    """Why a command case gets no estimate, and what to estimate instead: the estimator runs a step of a function
+    case's model on fake tensors, and a command (a script, a launcher) hands it no model to build."""
+    return (f"scenario {scenario.name!r} is a command case (Scenario(command=...)): the estimator models function "
+            "cases only, whose builder builds the model and the step the runner runs. To estimate what the script "
+            "trains, declare a function case for it (Scenario(run=\"your.module:run\", ...)) that builds the same "
+            "model and runs the same step, and register its builder with gpu_budget.estimate.register(\"your.module:run\", "
+            "\"your.module:build\") (docs/estimator.md); the gate measures the command itself as it is")
+
+
 def _estimate_rows(scenarios: dict[str, Scenario], scale: str, device: Device, steps: int,
                    as_run: bool = False) -> tuple[list[EstimateRow], list[str]]:
     """The estimated cases' rows, and the labels of those that could not be estimated (each said why on stderr)."""
@@ -73,6 +83,10 @@ def _estimate_rows(scenarios: dict[str, Scenario], scale: str, device: Device, s
     rows, failed = [], []
     for label, scenario in scenarios.items():
         t0 = time.perf_counter()
+        if scenario.command is not None:
+            print(f"{label}: no estimate ({command_advice(scenario)})", file=sys.stderr)
+            failed.append(label)
+            continue
         try:
             est = estimate_scenario(scenario, scale, device=device, steps=steps, as_run=as_run)
         except Exception as exc:  # noqa: BLE001  one case that cannot be estimated must not hide the others
@@ -136,6 +150,9 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
         scenarios = {label: load_case(spec) for label, spec in cases.items()}
     except (CaseError, SizeError) as exc:
         parser.error(str(exc))
+    commands = [label for label, scenario in scenarios.items() if scenario.command is not None]
+    if args.validate and commands:
+        parser.error(f"{commands[0]}: {command_advice(scenarios[commands[0]])}")
     return _Request(cases, scenarios, context, workspace)
 
 
