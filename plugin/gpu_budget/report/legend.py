@@ -39,9 +39,9 @@ TERMS = (
          "(peak - import floor shift = the figure compared), so an import change alone moves no verdict"),
     Term("malloc", r"\bmalloc (steady|system)\b", "steady: each measured process runs glibc's malloc with its mmap "
          "and trim thresholds fixed, so peaks repeat run to run; system: glibc's defaults (--gpu-budget-malloc)"),
-    Term("kernels", r"\bkernels \S+ \(dispatch", "the CPU kernels torch used in the measured process, and the "
+    Term("kernels", r"\bkernels (not read|\S+) \(dispatch", "the CPU kernels torch used in the measured process, and the "
          "dispatch pin the gate set (avx2: the same kernels, so the same peaks, on any x86-64 host); "
-         "None: torch was not preloaded, so none was read"),
+         "not read: torch was not preloaded, so none was read"),
     Term("clean allowance", r"\bclean allowance\b", "the most growth per step the growth rule reads in runs "
          "without a leak; a growth within it is read as steady, past it as growth"),
     Term("expected", r"\(expected\)", "the case reproduces a reported failure (expect=\"over-budget\"): breaking its "

@@ -109,7 +109,7 @@ def hardware_lines(hw: Hardware, ran_functions: bool, installed: Callable[[str],
     libraries = ", ".join(f"{name} {version}" for name, version in
                           (("torch", hw.torch), ("transformers", hw.transformers), ("peft", hw.peft)) if version)
     lines = [f"hardware {hw.key}: {libraries + ', ' if libraries else ''}python {hw.python}",
-             (f"setup: {hw.cpu} ({hw.cpu_level}), kernels {hw.isa} (dispatch {hw.dispatch}), {hw.threads} thread(s) "
+             (f"setup: {hw.cpu} ({hw.cpu_level}), kernels {hw.isa or 'not read'} (dispatch {hw.dispatch}), {hw.threads} thread(s) "
               f"per child, malloc {hw.malloc}, import floor {format_size(hw.floor)}")]
     failed = [name.removesuffix(NOT_IMPORTED) for name in hw.preload.split() if name.endswith(NOT_IMPORTED)]
     failed = [name for name in failed if name not in DEFAULT_PRELOAD or installed(name)]
