@@ -8,6 +8,9 @@ Each case of the GPU report with an allocated peak is estimated in CUDA mode at 
 params its GPU baseline stored (a case whose params differ from today's Scenario is left out, named). The
 estimates go to benchmarks/results/estimator-cuda.json; the page sets each against the report's measured
 `max_memory_allocated` of the train steps, read from the report itself, and against what each fix saved.
+The real-scale section says why each case outside the goal missed, before the estimator's fixes or still:
+benchmarks/results/estimator-cuda-misses.json holds each case's estimate before them and the reason, whose
+figures are filled in from the estimates and reports at rendering.
 tests/docs/test_estimator_cuda.py renders the page again and fails when the committed one differs.
 """
 
@@ -31,6 +34,7 @@ ESTIMATES = ROOT / "benchmarks/results/estimator-cuda.json"
 DOC = ROOT / "docs/estimator-cuda.md"
 # the real-scale parts' estimates (gpu_validation.sh s3, s4 on the H200), a section of the page beside the tiny cases
 REAL = tuple(ROOT / f"benchmarks/results/estimator-cuda-{part}.json" for part in ("s3", "s4", "real"))
+MISSES = ROOT / "benchmarks/results/estimator-cuda-misses.json"  # why each real-scale miss missed (real_scale())
 GOAL = 0.015  # issue 28's goal for the estimate's error (LLMem reports 1.6 % on one GPU)
 BASES = {  # scenario name -> the Scenario the report's fixes are added to
     "s1_wav2vec2": "memtests/s1_wav2vec2/scenarios.py:AS_REPORTED",
@@ -100,6 +104,7 @@ def estimate_all(report_path: Path, today: bool = False) -> dict:
                      "scale": r["scale"], "estimate": est.step_peak, "without_workspaces": bare.step_peak,
                      "allocated": est.allocated_peak, "reserved": est.reserved_peak, "as_run": as_run,
                      "at_peak": est.at_peak, "phase": est.peak_phase, "seconds": seconds, "notes": est.notes,
+                     "per_step": [s.to_json() for s in est.per_step],
                      "params": "baseline" if stored is not None else "scenario"})
         print(f"{r['nodeid']}: {format_size(est.step_peak)} in {seconds} s", file=sys.stderr)
     return {"report": str(report_path.relative_to(ROOT)), "kind": "estimate", "device": "cuda (modelled)",
@@ -206,31 +211,73 @@ def _spread(rel: list[float]) -> str:
             f"{sum(abs(x) <= 0.05 for x in rel)}; from {min(rel):+.1%} to {max(rel):+.1%}, median {statistics.median(rel):+.1%}")
 
 
-def real_scale(paths: Sequence[Path]) -> list[str]:
+def _step_errors(row: dict, report: dict) -> str:
+    """Each estimated optimizer step's tensors against the measured train-step phase of the same step, in MiB."""
+    measured = {p["step"]: p["vram_allocated"] for p in report["phases"].values()
+                if p.get("step") is not None and p.get("vram_allocated")}
+    return ", ".join(f"step {s['step']} {_mib(s['tensors'] - measured[s['step']])} MiB"
+                     for s in row.get("per_step", ()) if s["step"] in measured)
+
+
+def _why(row: dict, rows: list[dict], reports: dict[str, dict], why: str) -> str:
+    """A miss's reason with its figures filled in from the estimates and reports: {error}, {rel},
+    {allocated_rel}, {step_errors} (each step against its measured phase), {expandable_gap} (the scenario's
+    measured peak without expandable_segments above the one with it, where both ran)."""
+    same = {r["label"]: r for r in rows if r["scenario"] == row["scenario"]}
+    gap = row["measured"] - same["expandable_segments"]["measured"] if "expandable_segments" in same else None
+    report = {r["nodeid"]: r for r in reports[row["report"]]["results"]}[row["nodeid"]]
+    return why.format(error=f"{_mib(row['error'])} MiB", rel=f"{row['rel']:+.1%}",
+                      allocated_rel=f"{row['allocated_rel']:+.1%}", step_errors=_step_errors(row, report),
+                      expandable_gap="" if gap is None else f"{gap / 2**20:,.1f} MiB")
+
+
+def misses(rows: list[dict], reports: dict[str, dict], path: Path = MISSES) -> list[str]:
+    """Each case outside the goal before the estimator's fixes (the file's `before` estimates) or now: its error
+    then and now, and why (the file's reason, its figures filled in); a miss without one says so."""
+    explained = json.loads(path.read_text()) if path.is_file() else {"cases": {}}
+    lines = []
+    for r in rows:
+        case = explained["cases"].get(r["nodeid"])
+        before = None if case is None else (case["before"] - r["measured"]) / r["measured"]
+        if abs(r["rel"]) <= GOAL and (before is None or abs(before) <= GOAL):
+            continue
+        then = "" if before is None else \
+            f"{before:+.1%} ({_mib(case['before'] - r['measured'])} MiB) before {explained['before']}, "
+        lines.append(f"  - {r['nodeid'].removeprefix('memtests/')}: {then}{r['rel']:+.1%} ({_mib(r['error'])} MiB) "
+                     f"now, {r['allocated_rel']:+.1%} through the allocator. "
+                     + (_why(r, rows, reports, case["why"]) if case else "Not explained here."))
+    return lines
+
+
+def real_scale(paths: Sequence[Path], explained: Path = MISSES) -> list[str]:
     """The real-scale cases, each estimate (in its own file) against its own report: the independent test."""
     rows: list[dict] = []
+    reports: dict[str, dict] = {}
     for path in paths:
         data = json.loads(path.read_text())
+        reports[data["report"]] = json.loads((ROOT / data["report"]).read_text())
         rows += [{**r, "report": data["report"], "source": str(path.relative_to(ROOT))}
-                 for r in joined(data, json.loads((ROOT / data["report"]).read_text()))]
+                 for r in joined(data, reports[data["report"]])]
     if not rows:
         return []
-    missed = [r for r in rows if abs(r["rel"]) > GOAL]
+    why = misses(rows, reports, explained)
     lines = [
         "",
         "## At real scale: the write-ups' own sizes",
         "",
         ("The same comparison on the cases measured at real scale (docs/gpu-results.md), estimated on the CPU "
          "machine in CUDA mode as above, from " + ", ".join(sorted({f"`{r['source']}`" for r in rows})) + " against "
-         + ", ".join(sorted({f"`{r['report']}`" for r in rows})) + ". Nothing in CUDA mode was fitted to them. A "
+         + ", ".join(sorted({f"`{r['report']}`" for r in rows})) + ". Nothing in CUDA mode was fitted to them; "
+         "the fixes named below came from reading their misses against torch's, transformers' and bitsandbytes' "
+         "code, so for those rules these runs are no longer an independent test. A "
          "case whose test failed its expectation recorded no GPU baseline; it is estimated at its scenario's "
          "params of today (the run was made from them), and says so."),
         "",
         (f"- {len(rows)} cases: the error is {_spread([r['rel'] for r in rows])}. Through the allocator: "
          f"{_spread([r['allocated_rel'] for r in rows])}. The reserved peak: {_spread([r['reserved_rel'] for r in rows])}."),
-        ("- Outside the goal: " + "; ".join(f"{r['nodeid'].removeprefix('memtests/')} ({r['rel']:+.1%}, "
-                                           f"{_mib(r['error'])} MiB)" for r in missed) + ". Not explained here."
-         if missed else "- Every case within the goal."),
+        ("- Outside the goal before the estimator's fixes of `benchmarks/results/estimator-cuda-misses.json`, or "
+         "now, and why (each figure from the estimates and reports):" if why else "- Every case within the goal."),
+        *why,
         "",
         ("| case | params | estimate | measured step peak | error, MiB | error | through the allocator | error "
          "| reserved: estimate | measured | error |"),

@@ -47,7 +47,7 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     # transformers >= 5 with torch >= 2.8: the Trainer's default optimizer is adamw_torch_fused
     optimizer = adamw(trainable, device, fused=True, lr=p["learning_rate"], weight_decay=p["weight_decay"])
     return StepPlan(model, optimizer, batches, max_grad_norm=TRAINER_MAX_GRAD_NORM, notes=notes, run_micro=2,
-                    autocast=torch.float16 if p["fp16"] and device.cuda else None,
+                    autocast=torch.float16 if p["fp16"] and device.cuda else None, run_steps=p["max_steps"],
                     facts={"input_seconds": seconds, "batch_size": bs,
                            "gradient_accumulation_steps": p["gradient_accumulation_steps"],
                            "trainable_params": sum(q.numel() for q in trainable), "quantized_bits": bits})

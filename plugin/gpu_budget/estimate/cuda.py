@@ -11,7 +11,14 @@ estimator runs fake CPU tensors and changes what differs on CUDA:
   sdpa_kernel     CPU SDPA falls back to the math path when attention dropout
                   is on (it keeps the B x H x L x S weights); CUDA picks the
                   flash / memory-efficient kernel, which keeps the output and a
-                  logsumexp. GQA key/values are expanded (a copy; conservative).
+                  logsumexp. GQA without a mask (enable_gqa, transformers' path
+                  when no token is masked) runs on the flash kernel, which reads
+                  the key/value heads in place (sdp_utils.cpp: flash supports
+                  grouped-query attention, memory-efficient does not): it keeps
+                  the unexpanded key and value; its backward computes the key and
+                  value gradients at the query's head count and sums them
+                  (flash_api.cpp mha_bwd's dk_expanded / dv_expanded). GQA with a
+                  mask is expanded (a copy; conservative).
   rounding_512    the caching allocator rounds every block up to 512 bytes.
   cublas_workspace  torch gives each thread that runs a matmul a cuBLAS workspace
                   from the caching allocator (so max_memory_allocated counts it):
@@ -83,11 +90,38 @@ def _dropout(original):
     return dropout
 
 
+class _FlashGqa(torch.autograd.Function):
+    """CUDA's flash kernel on grouped-query attention: what it keeps and allocates (fake tensors: no values)."""
+
+    @staticmethod
+    def forward(ctx, query, key, value):
+        b, h, length, d = query.shape
+        out = query.new_empty((b, length, h, d)).transpose(1, 2)  # the kernel writes B x L x H x D
+        logsumexp = query.new_empty((b, h, length), dtype=torch.float32)
+        ctx.save_for_backward(query, key, value, out, logsumexp)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        query, key, value, _, _ = ctx.saved_tensors
+        b, h, _, d = query.shape
+        heads_k, length_k = key.shape[1], key.shape[2]
+        grad_query = torch.empty_like(query)
+        grads = []
+        for kept in (key, value):  # computed at the query's head count, then summed over each group
+            expanded = kept.new_empty((b, length_k, h, d)).transpose(1, 2)
+            grads.append(expanded.unflatten(1, (heads_k, h // heads_k)).sum(2))
+            del expanded
+        return grad_query, grads[0], grads[1]
+
+
 def _sdpa(original):
     def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
         if query.dim() != 4 or query.requires_grad is False and key.requires_grad is False:
             return original(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
                             scale=scale, enable_gqa=enable_gqa)
+        if enable_gqa and key.shape[1] != query.shape[1] and attn_mask is None:
+            return _FlashGqa.apply(query, key, value)
         if enable_gqa and key.shape[1] != query.shape[1]:
             repeat = query.shape[1] // key.shape[1]
             key, value = key.repeat_interleave(repeat, dim=1), value.repeat_interleave(repeat, dim=1)

@@ -15,11 +15,19 @@ tensors lack, supplied here:
   because the fake mode holds weakrefs to them; they are reassigned instead.
 - deepcopy (PEFT's modules_to_save copies): a fake copy is a new storage in
   the same fake mode, as the real copy would be.
+- The real run's path through transformers: its is_tracing() takes a fake
+  tensor for a traced one (utils/import_utils.is_fake_tensor) and then takes
+  the tracer's path, e.g. an all-ones attention mask materialised as a 4D
+  causal mask instead of SDPA's is_causal (masking_utils._ignore_causal_mask_sdpa),
+  which also turns off SDPA's native GQA (integrations/sdpa_attention.use_gqa_in_sdpa).
+  Inside the fake world that check answers False: the code reads the values
+  it needs (KnownValues gives them, or the estimate says it cannot).
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 
 import torch
@@ -236,11 +244,31 @@ def _reassign_instead_of_swap() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def values_not_traced() -> Iterator[None]:
+    """transformers' is_tracing(tensor) does not count a fake tensor as traced: the model takes the real run's path.
+
+    Only where transformers is imported already (not imported for a model without it): step.py enters this
+    around the steps, after the builder has imported its model classes.
+    """
+    utils = sys.modules.get("transformers.utils.import_utils")
+    original = getattr(utils, "is_fake_tensor", None)
+    if original is None:
+        yield
+        return
+    utils.is_fake_tensor = lambda x: False
+    try:
+        yield
+    finally:
+        utils.is_fake_tensor = original
+
+
+@contextlib.contextmanager
 def fake_world() -> Iterator[KnownValues]:
     """Everything created inside is fake (device cpu); yields the KnownValues mode (its `assumed` counts)."""
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     known = KnownValues(fake_mode)
-    with torch.random.fork_rng(devices=[]), _reassign_instead_of_swap(), fake_mode, known, FakeDeepcopy():
+    with torch.random.fork_rng(devices=[]), _reassign_instead_of_swap(), values_not_traced(), fake_mode, known, \
+            FakeDeepcopy():
         torch.manual_seed(0)  # small random draws on known inputs are made for real: the same ones every time
         yield known
 

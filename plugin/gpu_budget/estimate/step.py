@@ -61,6 +61,9 @@ class StepPlan:
     then follows the run step by step. empty_cache: the run empties the allocator's cache after each step.
     autocast: the dtype the run's forward autocasts to on CUDA (torch.float16 for a Trainer's fp16 or
     torch.autocast); CUDA mode models its casts (autocast.py). None: no mixed precision.
+    run_steps: the optimizer steps the run takes where it stops early (a Trainer's max_steps): fewer than the
+    estimate's `steps` are estimated as the run takes them (one step never holds the optimizer's state in a
+    forward). None: the run takes at least `steps`.
     """
 
     model: torch.nn.Module
@@ -76,6 +79,7 @@ class StepPlan:
     expandable_segments: bool = False  # the run sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
     sequence: list[Callable[[], Batch]] | None = None  # the run's steps in order, each making its one batch
     empty_cache: bool = False  # the run calls torch.cuda.empty_cache() after each step
+    run_steps: int | None = None  # the run's own optimizer steps, where it stops early (max_steps)
 
 
 def adamw(params: Iterable[torch.nn.Parameter], device: Device, fused: bool = False,
@@ -96,7 +100,7 @@ def run_step(build: Builder, params: Params, fixes: tuple[str, ...], device: Dev
     the reference the fake run is checked against.
     """
     from gpu_budget.estimate import cuda
-    from gpu_budget.estimate.fake import fake_world
+    from gpu_budget.estimate.fake import fake_world, values_not_traced
     from gpu_budget.estimate.tracker import LiveTensors
 
     if not fake and device.cuda:
@@ -107,7 +111,8 @@ def run_step(build: Builder, params: Params, fixes: tuple[str, ...], device: Dev
         tracker.phase("build")
         plan: StepPlan = build(params, fixes, device, known)
         try:
-            _steps(plan, tracker, device, steps, as_run)
+            with values_not_traced() if fake else contextlib.nullcontext():  # transformers imported by now
+                _steps(plan, tracker, device, steps, as_run)
         finally:
             for undo in plan.undo:
                 undo()
@@ -170,6 +175,8 @@ def _schedule(plan: StepPlan, tracker: LiveTensors, steps: int, as_run: bool) ->
     for batch in plan.batches:
         for value in batch.values():
             tracker.track(value)
+    if plan.run_steps is not None and plan.run_steps > 0:
+        steps = min(steps, plan.run_steps)
     return [plan.batches[: plan.run_micro or len(plan.batches)]] * steps
 
 
@@ -235,7 +242,7 @@ def estimate(build: Builder | str, params: Params, fixes: tuple[str, ...] = (), 
         scenario=name, scale=scale, device=device.name, metric=METRIC_CUDA if device.cuda else METRIC_CPU,
         step_peak=peak_row.peak, first_step_peak=max(first), steady_peak=max(steady) if steady else None,
         at_peak=peak_row.at_peak, peak_phase=peak_row.name, built=built, phases=phases,
-        seconds=round(seconds, 3), steps=steps, cuda_context=device.cuda_context, facts=plan.facts,
+        seconds=round(seconds, 3), steps=len({step_of(p.name) for p in step_rows}), cuda_context=device.cuda_context, facts=plan.facts,
         notes=list(plan.notes), assumed=dict(known.assumed) if known is not None else {},
         allocated_peak=max(r.allocated for r in through) if through else None,
         reserved_peak=max(r.reserved for r in through) if through else None,
