@@ -328,7 +328,8 @@ def section(res: dict | None) -> list[str]:
     sessions = " or ".join(str(x) for x in s["sessions"])
     out += ["", (f"**What it costs**: an against run over the plain gate of the same cases in the same round, wall time "
                  f"(pytest start to exit), geometric mean over {s['rounds']} rounds: **{ratio}**; each against run ran "
-                 f"{sessions} sessions (base and head interleaved). Plain gate {min(plain_walls):.0f} .. "
+                 f"{sessions} sessions (one per side, then a pair more of a case it could not tell from one run a "
+                 f"side). Plain gate {min(plain_walls):.0f} .. "
                  f"{max(plain_walls):.0f} s, against run {min(against_walls):.0f} .. {max(against_walls):.0f} s on this "
                  f"shared host: read the ratio, not the seconds."), ""]
     setup = res.get("bisect_setup")
@@ -338,11 +339,13 @@ def section(res: dict | None) -> list[str]:
                  + " and commit ".join(f"{v['k']} in {n}" for n, v in setup["planted"].items())
                  + "); `python -m gpu_budget bisect base tip -k CASE` per case. Gate runs: the reference at base and "
                  "each commit `git bisect` tried, one fresh session each."), "",
-                "| case | planted at | gate runs (reference + tried) | commit named | right | wall |", "|---|---|---|---|---|---|"]
+                "| case | planted at | gate runs (reference + tried) | commit named | right | wall | per gate run |",
+                "|---|---|---|---|---|---|---|"]
         for b in s["bisect"]:
             named = next(x for x in res["bisect"] if x["case"] == b["case"])["found"]["first"]
             out.append(f"| {b['case']} | commit {b['k']} | {b['runs']} (1 + {b['tried']}) | "
-                       f"{(named or 'none')[:10]} | {'yes' if b['right'] else 'NO'} | {b['wall_s']:.0f} s |")
+                       f"{(named or 'none')[:10]} | {'yes' if b['right'] else 'NO'} | {b['wall_s']:.0f} s | "
+                       f"{b['wall_s'] / b['runs']:.0f} s |")
         out.append("")
     return out
 
