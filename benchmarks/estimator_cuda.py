@@ -35,6 +35,7 @@ DOC = ROOT / "docs/estimator-cuda.md"
 # the real-scale parts' estimates (gpu_validation.sh s3, s4 on the H200), a section of the page beside the tiny cases
 REAL = tuple(ROOT / f"benchmarks/results/estimator-cuda-{part}.json" for part in ("s3", "s4", "real"))
 MISSES = ROOT / "benchmarks/results/estimator-cuda-misses.json"  # why each real-scale miss missed (real_scale())
+OUTLIERS = ROOT / "benchmarks/results/int8_outliers.json"  # benchmarks/int8_outliers.py: S4's int8 outlier columns
 GOAL = 0.015  # issue 28's goal for the estimate's error (LLMem reports 1.6 % on one GPU)
 BASES = {  # scenario name -> the Scenario the report's fixes are added to
     "s1_wav2vec2": "memtests/s1_wav2vec2/scenarios.py:AS_REPORTED",
@@ -219,16 +220,28 @@ def _step_errors(row: dict, report: dict) -> str:
                      for s in row.get("per_step", ()) if s["step"] in measured)
 
 
+def _int8_outliers(path: Path = OUTLIERS) -> str:
+    """What benchmarks/int8_outliers.py drew: the outlier columns of S4's int8 layers' inputs at initialisation."""
+    if not path.is_file():
+        return ""
+    d = json.loads(path.read_text())
+    down, normed = d["down_proj_input"], d["normed_input"]
+    return (f"{down['outlier_columns']:,} of {down['columns']:,} columns of down_proj's input and "
+            f"{normed['outlier_columns']:,} of {normed['columns']:,} of the normed input q/k/v and gate/up read "
+            f"reach {d['threshold']:g} in {d['rows']:,} rows drawn at the checkpoint's initialisation, "
+            f"`{path.relative_to(ROOT)}`")
+
+
 def _why(row: dict, rows: list[dict], reports: dict[str, dict], why: str) -> str:
     """A miss's reason with its figures filled in from the estimates and reports: {error}, {rel},
     {allocated_rel}, {step_errors} (each step against its measured phase), {expandable_gap} (the scenario's
-    measured peak without expandable_segments above the one with it, where both ran)."""
+    measured peak without expandable_segments above the one with it, where both ran), {int8_outliers}."""
     same = {r["label"]: r for r in rows if r["scenario"] == row["scenario"]}
     gap = row["measured"] - same["expandable_segments"]["measured"] if "expandable_segments" in same else None
     report = {r["nodeid"]: r for r in reports[row["report"]]["results"]}[row["nodeid"]]
     return why.format(error=f"{_mib(row['error'])} MiB", rel=f"{row['rel']:+.1%}",
                       allocated_rel=f"{row['allocated_rel']:+.1%}", step_errors=_step_errors(row, report),
-                      expandable_gap="" if gap is None else f"{gap / 2**20:,.1f} MiB")
+                      expandable_gap="" if gap is None else f"{gap / 2**20:,.1f} MiB", int8_outliers=_int8_outliers())
 
 
 def misses(rows: list[dict], reports: dict[str, dict], path: Path = MISSES) -> list[str]:
