@@ -327,3 +327,18 @@ def declaring_cards() -> list[str]:
                  f'"ran as on RTX 3090 ({_capacity("RTX 3090")}): the caching allocator capped at',
                  f"the S3 run's context grew from {row['phases']['load']['vram_device'] // MiB - row['phases']['load']['vram_reserved'] // MiB} MiB "
                  f"at load to {max(contexts) // MiB} MiB later")
+
+
+S5_CARD_EXPLORATION = "benchmarks/results/explore-s5-card-tiny.report.json"
+
+
+def declaring_card_exploration() -> list[str]:
+    """The exploration within a card: S5's on the CPU host, estimated only (its committed report)."""
+    found = load(S5_CARD_EXPLORATION)["explorations"][0]["exploration"]
+    assert not found["verified"] and not found["real_runs"]
+    boundary = found["boundary"]
+    text = section(DECLARING, "- **Exploring within a card.**", "- The memtests run as on")
+    return shows(text, f"within {found['card']} (`{S5_CARD_EXPLORATION}`):",
+                 f"{found['budget'] / MiB:,.1f} MiB of allocated VRAM, the largest {boundary['knob'].split('_')[0]} "
+                 f"at image {boundary['at']['image']} estimated at {boundary['predicted_value']}, from "
+                 f"{found['estimates']} estimates and {found['examples']} Hypothesis examples, no real run.")
