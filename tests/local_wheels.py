@@ -41,3 +41,11 @@ def offline(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Path:
     monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
     monkeypatch.delenv("UV_EXTRA_INDEX_URL", raising=False)
     return folder
+
+
+def unsatisfiable(requirement: str, tool: str, versions: str = "1.0") -> str:
+    """The key line (isolate/env_failures.key_line) each tool gives for a version no folder holds."""
+    if tool == "uv":
+        return (f"No solution found when resolving dependencies: Because there is no version of {requirement} and "
+                f"you require {requirement}, we can conclude that your requirements are unsatisfiable.")
+    return f"Could not find a version that satisfies the requirement {requirement} (from versions: {versions})"

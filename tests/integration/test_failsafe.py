@@ -132,7 +132,8 @@ def test_an_existing_folder_and_a_normal_run_raise_nothing(project):
     result.assert_outcomes(passed=1)
     assert result.ret == pytest.ExitCode.OK
     assert gate_problems(pytester) == []
-    assert "gate" not in result.stdout.str()
+    out = result.stdout.str()
+    assert "gpu-budget gate FAILED" not in out and "gpu-budget warning" not in out and "gate failed" not in out
     assert "Gate failed" not in (pytester.path / "summary.md").read_text()
 
 

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from local_wheels import offline, write_wheel
+from local_wheels import offline, unsatisfiable, write_wheel
 
 from gpu_budget.isolate import env_failures
 from gpu_budget.isolate.environment import EnvironmentFailed, find_tool, make
@@ -35,7 +35,7 @@ def entry_of(root, requirements=(MISSING,)) -> dict:
 def test_a_failure_is_recorded_with_its_key_line_and_time(tmp_path, links):
     first = failed([MISSING], tmp_path / "envs")
     assert (first.kind, first.remembered) == ("resolve", False) and first.seconds > 0
-    assert first.error == "Could not find a version that satisfies the requirement gbtiny==2.0 (from versions: 1.0)"
+    assert first.error == unsatisfiable(MISSING, find_tool().name)  # uv where the dev extra installed it, else pip
     kept = entry_of(tmp_path / "envs")
     assert (kept["requirements"], kept["kind"], kept["error"], kept["message"]) == (
         [MISSING], "resolve", first.error, str(first))
@@ -133,3 +133,7 @@ def test_the_key_line_is_the_tools_own_reason():
                                          "of gbtiny==2.0 and you require gbtiny==2.0, we can conclude that your "
                                          "requirements are unsatisfiable.")
     assert env_failures.key_line("WARNING: slow\nsomething broke\nWARNING: again\n") == "something broke"
+    off_a_terminal = ("Using Python 3.11.7 environment at: /v\nerror: No solution found when resolving dependencies\n"
+                      "  cause: Because there is no version of gbtiny==2.0 and you require gbtiny==2.0, we can\n"
+                      "  conclude that your requirements are unsatisfiable.\n")  # uv wraps a cause where COLUMNS is narrow
+    assert env_failures.key_line(off_a_terminal) == unsatisfiable("gbtiny==2.0", "uv")

@@ -135,12 +135,23 @@ def forget(root: Path, name: str) -> None:
 
 
 def key_line(text: str) -> str:
-    """The line of a tool's error output that says why: pip's first "ERROR:" line, else uv's "×" line with its
-    causes, else the last line that is not a warning."""
+    """The line of a tool's error output that says why: pip's first "ERROR:" line, else uv's "error:" line (its
+    output off a terminal) or "×" line (on one), each with its causes, else the last line that is not a warning."""
     lines = [line.strip() for line in text.splitlines()]
     for line in lines:
         if line.startswith("ERROR:"):
             return line[len("ERROR:"):].strip()
+    for i, line in enumerate(lines):
+        if line.startswith("error:"):
+            parts = [line[len("error:"):].strip().rstrip(":")]
+            for after in lines[i + 1:]:  # up to the blank line; a cause wraps over lines where COLUMNS is narrow
+                if not after:
+                    break
+                if after.startswith("cause:"):
+                    parts.append(after[len("cause:"):].strip())
+                else:
+                    parts[-1] += " " + after
+            return ": ".join(parts)
     for i, line in enumerate(lines):
         if line.startswith("×"):
             parts = [line[1:].strip().rstrip(":")]
