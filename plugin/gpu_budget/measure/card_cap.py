@@ -81,10 +81,11 @@ def nvml_reader(torch, device: int) -> Callable[[], tuple[int | None, str | None
     from gpu_budget.measure import nvml
 
     memory, _ = nvml.open_for(torch, device, None)
+    return reading(memory)
+
+
+def reading(memory) -> Callable[[], tuple[int | None, str | None]] | None:
+    """A read of an open nvml.DeviceMemory: (bytes, the method that matched this process); None for no memory."""
     if memory is None:
         return None
-
-    def read() -> tuple[int | None, str | None]:
-        used = memory.read()
-        return used, memory.method
-    return read
+    return lambda: (memory.read(), memory.method)

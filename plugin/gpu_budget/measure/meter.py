@@ -136,9 +136,7 @@ class _Cuda:
 
     def cap_to(self, card: Card) -> Capped:
         """Run this process as on `card` (card_cap.py): before the run's first allocation."""
-        memory = self.memory
-        return card_cap.cap(self.torch, self.device, card,
-                            (lambda: (memory.read(), memory.method)) if memory is not None else None)
+        return card_cap.cap(self.torch, self.device, card, card_cap.reading(self.memory))
 
     def close(self) -> None:
         if self.sampler is not None:

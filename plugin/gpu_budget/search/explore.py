@@ -259,11 +259,7 @@ def _estimate_only(envelope: Envelope, budget: int, boundary: str | None, predic
     _smallest_failing(envelope, budget, predict, result, hypothesis)
     if boundary is not None:
         result.boundary = Boundary(boundary, {k: v for k, v in worst.items() if k != boundary})
-        knob, at = result.boundary.knob, result.boundary.at
-        values = envelope.values(knob)
-        index = largest_fitting(values, lambda value: predict({**at, knob: value}) <= budget)
-        value = None if index < 0 else values[index]
-        result.boundary = replace(result.boundary, predicted_value=value)
+        _predicted_boundary(envelope, budget, predict, result)
 
 
 def _search(envelope: Envelope, budget: int, boundary: str | None, predict: _Predictor, real: _Budgeted,
@@ -363,6 +359,19 @@ def _climb(envelope: Envelope, seen: dict[Key, int], predict: Callable[[Config],
         config = best
 
 
+def _predicted_boundary(envelope: Envelope, budget: int, predict: Callable[[Config], int], result: Exploration) -> int:
+    """The boundary's value as the (monotone) calibrated estimate puts it, bisected and set as its predicted_value;
+    returns its index (-1: no value fits)."""
+    knob, at = result.boundary.knob, result.boundary.at
+    values = envelope.values(knob)
+    lo, hi = -1, len(values)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if predict({**at, knob: values[mid]}) <= budget else (lo, mid)
+    result.boundary = replace(result.boundary, predicted_value=None if lo < 0 else values[lo])
+    return lo
+
+
 def _boundary(envelope: Envelope, budget: int, predict: Callable[[Config], int], real: _Budgeted,
               result: Exploration) -> None:
     """The largest value of the boundary's knob within the budget, the others at its `at`: predicted, then
@@ -371,15 +380,12 @@ def _boundary(envelope: Envelope, budget: int, predict: Callable[[Config], int],
     Updates result.boundary as it goes, so a search cut short by the real-run
     cap still reports its bracket (and complete=False).
     """
+    lo = _predicted_boundary(envelope, budget, predict, result)
     knob, at = result.boundary.knob, result.boundary.at
     values = envelope.values(knob)
-    lo, hi = -1, len(values)  # the prediction: bisect the (monotone) calibrated estimate
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if predict({**at, knob: values[mid]}) <= budget else (lo, mid)
     peaks = {dict(key)[knob]: peak for key, peak in real.cache.items()  # runs already made on this line (the worst)
              if all(dict(key).get(k) == v for k, v in at.items())}
-    result.boundary = replace(result.boundary, predicted_value=None if lo < 0 else values[lo], peaks=dict(peaks))
+    result.boundary = replace(result.boundary, peaks=dict(peaks))
 
     def fits(value: Knob) -> bool:
         peak = real({**at, knob: value})
