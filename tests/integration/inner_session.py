@@ -41,3 +41,10 @@ def leave_outer_run(monkeypatch) -> None:
     """Unset OUTER_RUN for the inner sessions this test starts."""
     for var in OUTER_RUN:
         monkeypatch.delenv(var, raising=False)
+
+
+def run_on_stand_in(pytester, *args: str):
+    """A gated inner session of a stand-in CUDA project (conftest.fake_cuda): serial, in collection order, its JSON
+    report in r.json (rows above reads it), skip reasons shown."""
+    return pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                         "--gpu-budget", "--gpu-budget-json=r.json", "-rs", *args)

@@ -7,9 +7,10 @@ GiB in each of three steps: under a 4 GiB card the cap is 4 GiB less the 300 MiB
 (3 GiB reserved) fits and 3 GiB (4 GiB reserved) does not.
 """
 
-import json
 
 import pytest
+from inner_session import rows
+from inner_session import run_on_stand_in as run
 
 GiB, MiB = 2**30, 2**20
 
@@ -40,15 +41,6 @@ def test_pinned_to_the_cpu(gpu_budget):
     row = gpu_budget.measure(S(3))
     assert "card" not in row.info and row.budget.vram is None  # no allocator to cap: the card applies on CUDA
 '''
-
-
-def run(pytester, *args):
-    return pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
-                                         "--gpu-budget", "--gpu-budget-json=report.json", "-rs", *args)
-
-
-def rows(pytester) -> dict[str, dict]:
-    return {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "report.json").read_text())["results"]}
 
 
 def test_a_function_case_runs_as_on_its_card(fake_cuda):

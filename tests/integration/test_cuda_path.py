@@ -9,6 +9,8 @@ sticky CUDA error whose message must survive the child's clean-up.
 import json
 
 import pytest
+from inner_session import rows
+from inner_session import run_on_stand_in as run
 
 PER_DEVICE = '''
 # a host-RAM budget where the case trains on the CPU, a VRAM budget where it trains on the GPU
@@ -37,15 +39,6 @@ def test_expectation_without_a_budget_on_this_device(gpu_budget):
 def test_vram_budget_pinned_to_the_cpu(gpu_budget):
     gpu_budget.measure(S(8))
 '''
-
-
-def run(pytester, *args):
-    return pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
-                                         "--gpu-budget", "--gpu-budget-json=report.json", "-rs", *args)
-
-
-def rows(pytester) -> dict[str, dict]:
-    return {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "report.json").read_text())["results"]}
 
 
 def test_expectations_follow_the_device_the_child_runs_on(fake_cuda):

@@ -197,7 +197,7 @@ def _measure_command(request: ChildRequest, job: ScenarioJob, assets: Path, mall
     try:
         ran = command.run(line, meter, request.threads, malloc,
                           on_rank=lambda rank, phase: emit(events.RankProgress(rank, phase)), snapshot=snapshot,
-                          card=request.card if request.device != "cpu" else None)
+                          card=request.card)
     except BaseException as exc:
         exc.meter = meter  # main() reports the error with the meter's info, after the phases it streamed
         if isinstance(exc, command.CommandFailed):  # the command failed, not this process: its figures stand

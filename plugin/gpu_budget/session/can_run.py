@@ -37,13 +37,13 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: Devic
         return (f"scenario {scenario.name!r} launches {scenario.ranks} ranks, {each}; this worker measures on "
                 f"{device.gpus} (give each worker {needed}: --gpu-budget-gpus-per-worker="
                 f"{needed}, on a host with that many GPUs per xdist worker)"), True
-    card = device.gpu_memory
-    if mark.card is not None and mark.device == "cuda" and card and mark.card.capacity > card:
+    memory = device.gpu_memory  # this GPU's total
+    if mark.card is not None and mark.device == "cuda" and memory and mark.card.capacity > memory:
         return (f"card={mark.card.name!r} asks for {mark.card.label}, more than this GPU's total memory "
-                f"{format_size(card)} ({device.gpu_name}): a smaller card cannot run as a bigger one (the cap only "
+                f"{format_size(memory)} ({device.gpu_name}): a smaller card cannot run as a bigger one (the cap only "
                 "lowers the allocator's limit); it is measured on a card with at least that much memory"), False
-    if mark.budget.vram is not None and card and mark.budget.vram > card:
-        return (f"VRAM budget {format_size(mark.budget.vram)} is above this GPU's total memory {format_size(card)} "
+    if mark.budget.vram is not None and memory and mark.budget.vram > memory:
+        return (f"VRAM budget {format_size(mark.budget.vram)} is above this GPU's total memory {format_size(memory)} "
                 f"({device.gpu_name}): the card cannot reach it, so the budget would test nothing (an "
                 "over-budget run dies of out-of-memory first); it is measured on a card with more memory"), False
     return None, False
