@@ -96,6 +96,35 @@ def test_a_rank_gone_without_its_exit_is_named_killed_first_by_when_it_ended():
         "rank 0, 1 ended without reaching its exit: stopped by the launcher after that"), message
 
 
+def test_ranks_found_gone_in_one_poll_are_told_apart_by_the_signal_that_ended_each():
+    """The launcher SIGTERMs rank 0 within a poll of rank 1's SIGKILL: the one not ended by SIGTERM came first."""
+    message = events().fault({0, 1}, 1, ends={0: 5.0, 1: 5.0}, signals={0: 15, 1: 9})
+    assert message.startswith("rank 1 ended first without reaching its exit: killed by a signal"), message
+    assert message.endswith("rank 0 ended without reaching its exit: stopped by the launcher after that"), message
+    assert events().fault({0, 1}, 1, ends={0: 5.0, 1: 5.0}).startswith("rank 0 ended first")  # no signal read: by rank
+    assert events().fault({0, 1}, 1, ends={0: 4.0, 1: 5.0}, signals={0: 15, 1: 9}).startswith("rank 0 ended first")
+
+
+def test_a_zombies_exit_signal_is_read_until_it_is_reaped():
+    import os
+    import signal as signals
+    import time
+
+    from gpu_budget.measure.procfs import exit_signal
+
+    pid = os.fork()
+    if pid == 0:
+        os.kill(os.getpid(), signals.SIGKILL)
+    try:
+        deadline = time.monotonic() + 5
+        while exit_signal(pid) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert exit_signal(pid) == signals.SIGKILL
+    finally:
+        os.waitpid(pid, 0)
+    assert exit_signal(pid) is None and exit_signal(os.getpid()) is None  # reaped; running
+
+
 def test_a_worker_exit_does_not_stand_for_its_ranks_own_process():
     ranks = events({"rank": 1, "exit": 1, "own": False}, {"rank": 0, "exit": 1, "own": True})
     assert ranks.exited == {0}

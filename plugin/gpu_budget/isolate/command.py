@@ -350,8 +350,9 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
     give a reason to fail (with the GPU figures the ranks reported)."""
     shown = " ".join(line.argv)
     rank_cuda = dict(sorted(server.ranks.cuda.items())) or None
-    fault = server.ranks.fault(ranks_seen(meter.phases), code, meter.tree.rank_ends if meter.tree is not None else None,
-                               line.ranks, line.argv)
+    tree = meter.tree
+    fault = server.ranks.fault(ranks_seen(meter.phases), code, tree.rank_ends if tree is not None else None,
+                               line.ranks, line.argv, tree.rank_signals if tree is not None else None)
     if code != 0:
         oom = out_of_memory(server, stderr, last)
         if oom:

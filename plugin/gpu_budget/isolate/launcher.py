@@ -39,6 +39,7 @@ A rank that hangs is the forkserver's timeout: the whole tree is stopped and kil
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Sequence
 
 from gpu_budget.isolate.wire import Message
@@ -116,7 +117,7 @@ class RankEvents:
         return facts
 
     def fault(self, ranks: set[int], returncode: int, ends: dict[int, float] | None = None,
-              declared: int = 1, argv: Sequence[str] = ()) -> str | None:
+              declared: int = 1, argv: Sequence[str] = (), signals: dict[int, int] | None = None) -> str | None:
         """Why the case fails by its ranks, naming them; None when the ranks give no reason.
 
         Exceptions come first, in the order they arrived (the first is the root
@@ -124,12 +125,16 @@ class RankEvents:
         the ranks whose process ended without reaching its exit, in the order
         the tree found them gone (`ends`): the first of them, where none raised,
         was killed by a signal (the kernel's OOM killer sends SIGKILL), the
-        others stopped by the launcher after it. `argv`, the command line, picks
-        the advice that works for the way it was launched.
+        others stopped by the launcher after it. Ranks found gone in the same
+        poll are told apart by the signal that ended each, where the tree read
+        it before the launcher reaped it (`signals`): one ended by SIGTERM, what
+        a launcher stops the others with, comes after one that was not. `argv`,
+        the command line, picks the advice that works for the way it was launched.
         """
         causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
-        ends = ends or {}
-        gone = sorted(ranks - self.exited - set(self.failed), key=lambda r: (ends.get(r, float("inf")), r))
+        ends, signals = ends or {}, signals or {}
+        gone = sorted(ranks - self.exited - set(self.failed),
+                      key=lambda r: (ends.get(r, float("inf")), signals.get(r) == signal.SIGTERM, r))
         if returncode != 0 and gone:
             if not causes:
                 causes.append(f"rank {gone.pop(0)} ended first without reaching its exit: killed by a signal (the "

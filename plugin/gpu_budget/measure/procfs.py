@@ -86,6 +86,16 @@ def read_stat(pid: int | str) -> Stat | None:
         return None
 
 
+def exit_signal(pid: int | str) -> int | None:
+    """The signal that ended a process its parent has not reaped yet (a zombie: /proc's exit_code, the status
+    waitpid would give); None while it runs, once it is reaped, after a plain exit, or where /proc does not say."""
+    fields = _stat_fields(pid)
+    try:
+        return (int(fields[49]) & 0x7F) or None if fields and fields[0] == "Z" else None
+    except (IndexError, ValueError):
+        return None
+
+
 def read_faults(pid: int | str) -> int | None:
     """Page faults of a process so far (minor + major): a copy-on-write copy is one, so is every new page."""
     fields = _stat_fields(pid)

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 from gpu_budget.measure.procfs import (
     Stat,
+    exit_signal,
     forked_not_execd,
     read_faults,
     read_rank,
@@ -289,6 +290,7 @@ class ProcessTree:
         self._peak = 0  # the largest window sum in this phase
         self._rank_peak: dict[int, int] = {}  # rank -> the largest window sum of that rank's processes in this phase
         self.rank_ends: dict[int, float] = {}  # rank -> when its own process was first found gone (perf_counter)
+        self.rank_signals: dict[int, int] = {}  # rank -> the signal that ended its own process, where read in time
         self._windows = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -392,6 +394,9 @@ class ProcessTree:
                 sums[p.rank] = sums.get(p.rank, 0) + p.read(now, self.shared_every, shared_too)
                 if p.rank_root and p.rank is not None and not p.alive:
                     self.rank_ends.setdefault(p.rank, now)
+                    signal = exit_signal(p.pid)  # its launcher may not have reaped it yet
+                    if signal is not None:
+                        self.rank_signals.setdefault(p.rank, signal)
         window = sum(sums.values())
         for rank, total in sums.items():
             if rank is not None:
