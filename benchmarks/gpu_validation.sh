@@ -6,6 +6,7 @@
 #   bash benchmarks/gpu_validation.sh PART OUT      PART: real (S1, S2, S5) | s3 | s4 | tiny | batch | command | funasr
 #                                                   | cards (CARD_CASES=s3|s4|s1: one write-up as on its card)
 #                                                   | explore (S5 and S3 within their cards, verified under the cap)
+#                                                   | s1-colab (S1's whole Colab run and its host-RAM mechanisms)
 #                                                   | cuda-free (the CUDA-free check alone: no GPU needed)
 #
 # Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
@@ -19,7 +20,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, explore, cuda-free)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, explore, s1-colab, cuda-free)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -58,6 +59,10 @@ case "$PART" in
     # estimated boundary bracketed by real runs under the card's cap, and the estimate's error there (SCALE: real by
     # default; one session per scale, nothing recorded)
     explore) FILES=(memtests/test_explore_s5.py memtests/test_explore_s3.py); SELECT="within"; SCALE=${SCALE:-real} ;;
+    # S1 as on Colab (memtests/test_s1_colab.py): the write-up's whole run (3 epochs, an evaluation each, fp16, batch
+    # 1, accumulation 4, 20 untruncated clips) under the T4's cap, then one host-RAM mechanism a run (compute_metrics,
+    # 48 kHz files unresampled and resampled, clips twice as long): host RAM per phase, which run if any reaches 12.7 GB
+    s1-colab) FILES=(memtests/test_s1_colab.py); SELECT="colab"; SCALE=${SCALE:-real} ;;
     # the CUDA-free check of step 3 alone, with the kit as a part installs it: on a CPU host too (no preflight), to
     # try the check itself before a device session; its exit status is the check's
     cuda-free) FILES=(); SELECT=""; SCALE="" ;;
@@ -144,10 +149,10 @@ session() {  # session N ARGS...: one pytest session within what is left of the 
     timeout -s INT -k 30 "$left" "${PYTEST[@]}" --gpu-budget-json="$DIR/run-$n.json" "$@" 2>&1 | tee "$DIR/run-$n.log"
     log "run $n: exit ${PIPESTATUS[0]}, ${SECONDS} s into the part"
 }
-if [ "$PART" = batch ] || [ "$PART" = explore ]; then  # probes record nothing: one session per scale, each its own report
-    for scale in $SCALE; do
+if [ "$PART" = batch ] || [ "$PART" = explore ] || [ "$PART" = s1-colab ]; then  # probes record nothing: one session
+    for scale in $SCALE; do                                                           # per scale, each its own report
         PYTEST=("${PYTEST[@]/--gpu-budget-scale=*/--gpu-budget-scale=$scale}")
-        if [ "$PART" = batch ]; then session "$scale" --gpu-budget-probes; else session "$scale" --gpu-budget-explore -s; fi
+        if [ "$PART" = explore ]; then session "$scale" --gpu-budget-explore -s; else session "$scale" --gpu-budget-probes; fi
     done
     tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && log "results: $OUT/$PART.tar.gz"
     exit 0

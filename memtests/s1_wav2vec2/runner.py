@@ -70,7 +70,7 @@ def prepare(ctx) -> None:
 
     clips = ctx.assets / "clips"
     clips.mkdir()
-    sr, rows = p["sampling_rate"], []
+    sr, rows = p.get("file_rate") or p["sampling_rate"], []  # file_rate: clips recorded at another rate
     for i, seconds in enumerate(clip_lengths(p)):
         label = i % p["n_labels"]
         rng = np.random.default_rng(p.get("seed", 42) + i)
@@ -119,7 +119,8 @@ def run(ctx) -> dict:
     meter.start("train_setup")  # Trainer init, optimizer creation, the first step's batches
     with tempfile.TemporaryDirectory(prefix="s1-trainer-") as out:
         trainer = Trainer(model=model, args=_training_args(ctx, out), train_dataset=train_ds,
-                          eval_dataset=eval_ds, processing_class=fe, callbacks=[meter_callback(ctx.meter, train_end=None, after_each=lambda: _tidy(ctx))])
+                          eval_dataset=eval_ds, processing_class=fe, callbacks=[meter_callback(ctx.meter, train_end=None, after_each=lambda: _tidy(ctx))],
+                          compute_metrics=_accuracy if p.get("compute_metrics") else None)
         trainer.remove_callback(PrinterCallback)
         trainer.train()
 
@@ -139,11 +140,17 @@ def run(ctx) -> dict:
         "fp16_requested": bool(p["fp16"]),
         "mixed_precision_active": trainer.accelerator.native_amp,  # False on CPU: fp16 does nothing
         "eval_loss": [round(h["eval_loss"], 4) for h in trainer.state.log_history if "eval_loss" in h],
+        "eval_accuracy": [h["eval_accuracy"] for h in trainer.state.log_history if "eval_accuracy" in h],
         "dataloader_workers": trainer.args.dataloader_num_workers,
         "dataloader_start": multiprocessing.get_start_method(),
         "transformers": transformers.__version__,
         **_GC_CALLS,
     }
+
+
+def _accuracy(prediction) -> dict:
+    """A notebook's compute_metrics: the Trainer then gathers every evaluation logit and label on the host."""
+    return {"accuracy": float((prediction.predictions.argmax(-1) == prediction.label_ids).mean())}
 
 
 def _quantization_config(ctx):
@@ -213,11 +220,13 @@ def _data(ctx, fe, rows: list[dict], label2id: dict):
     clips = ctx.assets / "clips"
     sr = fe.sampling_rate
     cap = {"max_length": int(sr * p["max_seconds"]), "truncation": True} if ctx.has("truncate") else {}
+    longest = [0]  # the most samples one train or eval input holds
 
     def features(paths: list[str]) -> dict:
         # soundfile, not datasets.Audio: Audio decoding needs torchcodec + ffmpeg
-        audio = [sf.read(clips / f, dtype="float32")[0] for f in paths]
-        return fe(audio, sampling_rate=sr, **cap)
+        audio = [_at_rate(sf.read(clips / f, dtype="float32"), sr, p.get("resample", False)) for f in paths]
+        longest[0] = max(longest[0], *(len(a) for a in audio))
+        return fe(audio, sampling_rate=sr, **cap)  # the extractor's own rate, whatever the file's, as a user passes it
 
     def preprocess(batch: dict) -> dict:
         return {"input_values": features(batch["file"])["input_values"], "label": batch["label"]}
@@ -244,7 +253,19 @@ def _data(ctx, fe, rows: list[dict], label2id: dict):
         "train_input_seconds_max": input_seconds(p, ctx.has),
         "dataset_materialised_bytes": materialised,
         "dataset_cache_files": cache_files,
+        "file_rate": p.get("file_rate") or sr,
+        "resampled": bool(p.get("resample")) and (p.get("file_rate") or sr) != sr,
+        "input_samples_max": longest[0],  # 0 under lazy_data: its transform reads in the steps
     }
+
+
+def _at_rate(read: tuple, rate: int, resample: bool):
+    """A clip as the extractor gets it: at its file's rate, or resampled to `rate` (librosa, soxr_hq), as the
+    HF audio course does; without `resample` a clip recorded at 48 kHz reaches the extractor as 3x the samples."""
+    audio, file_rate = read
+    if not resample or file_rate == rate:
+        return audio
+    return optional_import("librosa", "pip install librosa").resample(audio, orig_sr=file_rate, target_sr=rate)
 
 
 class PythonClips(torch.utils.data.Dataset):

@@ -47,7 +47,8 @@ S1 = Scenario(
     supports=("truncate", "lazy_data", FREEZE_FEATURE_ENCODER, "lora", "gradient_checkpointing",
               "load_in_8bit", "load_in_4bit", "gc_collect", "low_cpu_mem_usage"),
     # the checkpoint and the clips: every fix and Trainer knob reuses them
-    prepared_from=("model", "checkpoint_labels", "n_clips", "n_labels", "clip_seconds", "sampling_rate", "seed"),
+    prepared_from=("model", "checkpoint_labels", "n_clips", "n_labels", "clip_seconds", "sampling_rate", "file_rate",
+                   "seed"),
 )
 
 # As reported: untruncated long clips (the write-up gives no length; its first fix is truncation to

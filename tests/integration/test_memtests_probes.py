@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PROBES = {  # every probe of memtests/: does it leave a note in the report (FINDINGS.md's notes)?
     "test_s1_wav2vec2.py::test_what_drives_ram": True,
+    "test_s1_colab.py::test_colab_mechanisms": True,  # tiny on a CPU host: the knobs take effect (real: CUDA)
     "test_s1_workers.py::test_start_method": True,
     "test_s2_paraformer.py::test_allocator_retention": False,
     "test_s2_funasr_train_ds.py::test_train_ds_on_a_cpu_host": True,  # a CPU host's finding: skips on a GPU host
