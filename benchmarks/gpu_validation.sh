@@ -7,6 +7,7 @@
 #                                                   | cards (CARD_CASES=s3|s4|s1: one write-up as on its card)
 #                                                   | explore (S5 and S3 within their cards, verified under the cap)
 #                                                   | s1-colab (S1's whole Colab run and its host-RAM mechanisms)
+#                                                   | remedy (REMEDY_CASES=s3|s5|s4|s1: the cheapest passing fixes on CUDA)
 #                                                   | cuda-free (the CUDA-free check alone: no GPU needed)
 #
 # Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
@@ -20,7 +21,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, explore, s1-colab, cuda-free)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, explore, remedy, s1-colab, cuda-free)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -59,6 +60,18 @@ case "$PART" in
     # estimated boundary bracketed by real runs under the card's cap, and the estimate's error there (SCALE: real by
     # default; one session per scale, nothing recorded)
     explore) FILES=(memtests/test_explore_s5.py memtests/test_explore_s3.py); SELECT="within"; SCALE=${SCALE:-real} ;;
+    # the remediation search on CUDA (--gpu-budget-remediate): a write-up's as-reported case at real scale under its
+    # card, and when it breaks its budget or dies of out-of-memory there, its fixes searched cheapest first, each set a
+    # real run under the same cap (at most REMEDY_MAX_RUNS, default 4); REMEDY_CASES picks the write-up (one a device
+    # command: s3, s5, s4 or s1); one session, nothing recorded
+    remedy) case "${REMEDY_CASES:-s3}" in
+                s3) FILES=(memtests/test_s3_qwen2_audio.py) ;;
+                s5) FILES=(memtests/test_s5_generic_oom.py) ;;
+                s4) FILES=(memtests/test_s4_wrap_order.py) ;;
+                s1) FILES=(memtests/test_s1_wav2vec2.py) ;;
+                *) echo "gpu_validation.sh: REMEDY_CASES='$REMEDY_CASES' is not s3, s5, s4 or s1" >&2; exit 2 ;;
+            esac
+            SELECT="test_as_reported"; SCALE=real; PART="remedy-${REMEDY_CASES:-s3}" ;;
     # S1 as on Colab (memtests/test_s1_colab.py): the write-up's whole run (3 epochs, an evaluation each, fp16, batch
     # 1, accumulation 4, 20 untruncated clips) under the T4's cap, then one host-RAM mechanism a run (compute_metrics,
     # 48 kHz files unresampled and resampled, clips twice as long): host RAM per phase, which run if any reaches 12.7 GB
@@ -154,6 +167,11 @@ if [ "$PART" = batch ] || [ "$PART" = explore ] || [ "$PART" = s1-colab ]; then 
         PYTEST=("${PYTEST[@]/--gpu-budget-scale=*/--gpu-budget-scale=$scale}")
         if [ "$PART" = explore ]; then session "$scale" --gpu-budget-explore -s; else session "$scale" --gpu-budget-probes; fi
     done
+    tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && log "results: $OUT/$PART.tar.gz"
+    exit 0
+fi
+if [ "${PART%%-*}" = remedy ]; then  # one session: the search's trials are the finding, no baseline recorded
+    session 1 --gpu-budget-remediate --gpu-budget-remediate-max-runs="${REMEDY_MAX_RUNS:-4}" --gpu-budget-snapshot=never
     tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && log "results: $OUT/$PART.tar.gz"
     exit 0
 fi

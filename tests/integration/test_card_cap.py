@@ -90,3 +90,33 @@ def test_the_row_and_the_table_say_the_card(fake_cuda):
     result.assert_outcomes(passed=1, deselected=4)
     assert rows(pytester)["test_fits"]["card"] == "a 4.00 GiB card"
     result.stdout.fnmatch_lines(["*test_mem.py::test_fits*VRAM 4.00 GiB as on a 4.00 GiB card*"])
+
+
+REMEDY = '''
+from gpu_budget import Fix
+
+HALVE = Fix("halve_steps", "train", "each step plants half as much", "none", params={"gib": 1})
+FULL = Fix("full_card", "train", "each step plants more", "none", params={"gib": 3})
+
+
+@pytest.mark.gpu_budget(card="4 GiB")
+def test_dies_on_its_card(gpu_budget):
+    gpu_budget.measure(Scenario(name="gpu", run="runners:gpu", params={"gib": 3}, supports=(FULL, HALVE)))
+'''
+
+
+def test_the_remediation_search_runs_its_trials_under_the_card(fake_cuda):
+    """--gpu-budget-remediate on a case that dies of out-of-memory on its card: each trial is capped as the case
+    was, so a fix that does not shrink the steps dies too and the one that does passes (what gpu_validation.sh's
+    `remedy` part runs on a GPU)."""
+    pytester = fake_cuda(REMEDY)
+    result = run(pytester, "--gpu-budget-remediate")
+    result.assert_outcomes(failed=1)
+    row = rows(pytester)["test_dies_on_its_card"]
+    assert row["error"]["kind"] == "oom", row
+    remedy = row["remediation"]
+    assert remedy["status"] == "found" and remedy["found"] == ["halve_steps"], remedy
+    by_fixes = {tuple(t["fixes"]): t for t in remedy["tried"]}
+    assert by_fixes[("full_card",)]["verdict"] == "error" and "(oom)" in by_fixes[("full_card",)]["message"], remedy
+    assert by_fixes[("halve_steps",)]["verdict"] == "pass", remedy
+    assert remedy["peaks"]["vram_allocated"] == GiB  # a planted peak: the load's 1 GiB, each step's 1 GiB

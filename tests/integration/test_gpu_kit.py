@@ -53,7 +53,7 @@ def test_fetching_needs_the_target_python_version(tmp_path, args, message):
     assert (repo / ".whl" / "tiny-0.1-py3-none-any.whl").exists()  # nothing was fetched or removed
 
 
-@pytest.mark.parametrize("part", ["real", "command", "cards", "s1-colab"])
+@pytest.mark.parametrize("part", ["real", "command", "cards", "remedy", "s1-colab"])
 def test_the_validation_refuses_a_host_without_cuda_before_measuring(tmp_path, part):
     """On this CPU host the validation stops at its preflight, saying why, and measures nothing."""
     repo = _checkout(tmp_path, HOST)
@@ -70,3 +70,5 @@ def test_an_unknown_part_is_named(tmp_path):
     assert done.returncode == 2 and "unknown part 'everything'" in done.stderr
     done = _run(repo / "benchmarks" / "gpu_validation.sh", "cards", str(tmp_path / "out"), CARD_CASES="s9")
     assert done.returncode == 2 and "CARD_CASES='s9' is not s3, s4 or s1" in done.stderr
+    done = _run(repo / "benchmarks" / "gpu_validation.sh", "remedy", str(tmp_path / "out"), REMEDY_CASES="s2")
+    assert done.returncode == 2 and "REMEDY_CASES='s2' is not s3, s5, s4 or s1" in done.stderr
