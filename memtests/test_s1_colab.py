@@ -16,7 +16,7 @@ so 12 optimizer steps and 3 evaluations. Then one mechanism a run:
   samples in the mapped dataset and in every step;
 - the same clips resampled to 16 kHz in the .map (librosa), as the HF audio
   course does: the resampling's own host memory;
-- clips twice as long.
+- clips twice and four times as long (bird recordings run for minutes).
 
 Loading (from_pretrained with a new head, ignore_mismatched_sizes) is every
 run's `load` phase. The note gives, per run, the host RAM of the process tree
@@ -53,6 +53,7 @@ def runs(scale: str) -> dict:
         "48 kHz files, unresampled": base.with_params(file_rate=FILE_RATE),
         "48 kHz files, resampled": base.with_params(file_rate=FILE_RATE, resample=True),
         "clips twice as long": base.with_params(clip_seconds=2 * CLIPS[scale]),
+        "clips four times as long": base.with_params(clip_seconds=4 * CLIPS[scale]),
     }
 
 
