@@ -82,24 +82,37 @@ def config_yaml(p: dict) -> dict:
 
 def prepare(ctx) -> None:
     """The runner's weights and clips, then the model dir's config and tokens and the data lists FunASR reads."""
-    import yaml
-
     funasr()  # FunASR missing: the case skips with how to install it
+    prepare_runner(ctx)  # model.pt (the Paraformer's state dict), clip_NNN.wav, data.json
+    model_dir_and_lists(ctx.assets, ctx.params, json.loads((ctx.assets / "data.json").read_text())["clips"])
+
+
+def lasting(assets: Path) -> Path:
+    """The folder `assets` becomes: the gate prepares into a sibling NAME.tmp-XXXX and renames it to NAME once
+    prepare returns (forkserver.prepare_assets), so a path written into a file must name NAME."""
+    name, tmp, _ = assets.name.partition(".tmp-")
+    return assets.with_name(name) if tmp else assets
+
+
+def model_dir_and_lists(assets: Path, p: dict, clips: list[dict]) -> None:
+    """config.yaml and tokens.json, then per split a wav.scp and a text.txt and the jsonl FunASR's scp2jsonl makes
+    of them; the jsonl's wav paths name the folder `assets` is renamed to (lasting), where train_ds.py reads them."""
+    import yaml
     from funasr.datasets.audio_datasets.scp2jsonl import gen_jsonl_from_wav_text_list
 
-    prepare_runner(ctx)  # model.pt (the Paraformer's state dict), clip_NNN.wav, data.json
-    p, assets = ctx.params, ctx.assets
     (assets / "config.yaml").write_text(yaml.safe_dump(config_yaml(p), sort_keys=False))
     tokens = token_list(p["vocab"])
     (assets / "tokens.json").write_text(json.dumps(tokens, ensure_ascii=False))
-    clips = json.loads((assets / "data.json").read_text())["clips"]
     for name, chosen in (("train", clips), ("val", clips[:VAL_CLIPS])):
-        scp, text = assets / f"{name}_wav.scp", assets / f"{name}_text.txt"
+        scp, text, jsonl = assets / f"{name}_wav.scp", assets / f"{name}_text.txt", assets / f"{name}.jsonl"
         scp.write_text("".join(f"{Path(c['wav']).stem} {assets / c['wav']}\n" for c in chosen))
         text.write_text("".join(f"{Path(c['wav']).stem} {transcript(c['tokens'], tokens)}\n"
                                 for c in chosen))
         gen_jsonl_from_wav_text_list([str(scp), str(text)], data_type_list=("source", "target"),
-                                     jsonl_file_out=str(assets / f"{name}.jsonl"))
+                                     jsonl_file_out=str(jsonl))  # reads each clip's length: the paths here
+        rows = [json.loads(line) for line in jsonl.read_text().splitlines()]
+        jsonl.write_text("".join(json.dumps({**r, "source": str(lasting(assets) / Path(r["source"]).name)},
+                                            ensure_ascii=False) + "\n" for r in rows))
 
 
 # finetune.sh's overrides (its paths and epochs at tiny scale); train_ds.py takes hydra's ++key=value
