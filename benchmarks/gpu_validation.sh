@@ -40,7 +40,10 @@ case "$PART" in
     command) FILES=(memtests/test_gpu_command.py); SELECT="trainer_script or ddp"; SCALE=tiny; PART_BUDGET=480 ;;
     # S2 as its user ran it: FunASR's own entry point (train_ds.py, what finetune.sh launches) trains on CUDA only,
     # so its case skips on a CPU host; here it is measured per step beside the S2 runner (the kit needs hydra-core)
-    funasr) FILES=(memtests/test_s2_funasr_train_ds.py); SELECT="test_train_ds and not cpu_host"; SCALE=tiny ;;
+    # first its long run (memtests/test_s2_funasr_long_run.py: two epochs over the write-up's length mix, default
+    # allocator and expandable_segments, unjudged probes in a session of their own, nothing recorded)
+    funasr) FILES=(memtests/test_s2_funasr_train_ds.py); SELECT="test_train_ds and not cpu_host"; SCALE=tiny
+            PROBE_FILES=(memtests/test_s2_funasr_long_run.py) ;;
     # S4 as its user ran it: TRL's SFTTrainer on the 8-bit LoRA model in a ModelWrap, the 8B checkpoint built on the
     # GPU (its own prepared folder: the runner's s4 part does not share it)
     sft)  FILES=(memtests/test_s4_sft_trainer.py); SELECT="test_sft_as_reported"; SCALE=real ;;
@@ -174,6 +177,14 @@ if [ "${PART%%-*}" = remedy ]; then  # one session: the search's trials are the 
     session 1 --gpu-budget-remediate --gpu-budget-remediate-max-runs="${REMEDY_MAX_RUNS:-4}" --gpu-budget-snapshot=never
     tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && log "results: $OUT/$PART.tar.gz"
     exit 0
+fi
+if [ "$PART" = funasr ]; then  # S2's long run first: unjudged probes in one session of their own, nothing recorded
+    JUDGED=("${PYTEST[@]}")
+    PYTEST=("$PYTHON" -m pytest -p no:cacheprovider -p no:randomly -p no:xdist "${PROBE_FILES[@]}" -rs --gpu-budget
+            --gpu-budget-scale="$SCALE" --gpu-budget-require-gpu --gpu-budget-timeout=420
+            --gpu-budget-baselines="$DIR/baselines")
+    session long-run --gpu-budget-probes  # -> funasr/run-long-run.json, run-long-run.log
+    PYTEST=("${JUDGED[@]}")
 fi
 session 1 --gpu-budget-update
 session 2 --gpu-budget-snapshot=never  # run 1 kept the snapshots of its failures
