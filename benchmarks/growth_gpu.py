@@ -43,6 +43,7 @@ the catalogue's budget): a dry run that proves the pipeline on a host without
 CUDA. It measures no GPU figure.
 
     python -m benchmarks.growth_gpu --device cuda|cpu [--runs 10] [--leak-mib 0.25] [--side-by-side 2] [--out FILE]
+    python -m benchmarks.growth_gpu --summarize benchmarks/results/growth-gpu.json   # the derivation alone
 """
 
 from __future__ import annotations
@@ -379,7 +380,7 @@ def _leak(text: str) -> float:
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.growth_gpu", description=__doc__.splitlines()[0])
-    parser.add_argument("--device", choices=DEVICES, required=True,
+    parser.add_argument("--device", choices=DEVICES,
                         help="cuda: the command part's GPU runs; cpu: the same script on the CPU, a dry run")
     parser.add_argument("--runs", type=_count, default=10, help="clean runs, and as many leaking (default 10)")
     parser.add_argument("--leak-mib", type=_leak, default=LEAKS[1],
@@ -390,11 +391,27 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="the JSON (default benchmarks/results/growth-gpu.json, or growth-gpu-cpu-dryrun.json); "
                              "each session's pytest log and JSON report go beside it (OUT_STEM.session-N.log, "
                              ".session-N.report.json)")
-    return parser.parse_args(argv)
+    parser.add_argument("--summarize", type=Path, default=None, metavar="JSON",
+                        help="run nothing: print the derivation of a JSON this wrote (a GPU host's, brought back)")
+    args = parser.parse_args(argv)
+    if args.device is None and args.summarize is None:
+        parser.error("the following arguments are required: --device (or --summarize JSON)")
+    if args.summarize is not None and not args.summarize.is_file():
+        parser.error(f"argument --summarize: no such file: {str(args.summarize)!r}")
+    return args
+
+
+def show(path: Path) -> None:
+    """The derivation of a written JSON, as the terminal shows it, and the value to set."""
+    result = summary(json.loads(path.read_text()))
+    print("\n".join([*lines(result), advice(result), f"growth-gpu: {path}"]), flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
+    if args.summarize is not None:
+        show(args.summarize)
+        return 0
     out = args.out or RESULTS / ("growth-gpu.json" if args.device == "cuda" else "growth-gpu-cpu-dryrun.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     plan = shares(args.runs, args.leak_mib, args.side_by_side)
@@ -437,9 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         signal.signal(signal.SIGINT, previous)
         shutil.rmtree(folder, ignore_errors=True)
-    result = summary(json.loads(out.read_text()))
-    print("\n".join([*lines(result), advice(result)]), flush=True)
-    print(f"growth-gpu: {out}", flush=True)
+    show(out)
     return 0 if complete else 1
 
 

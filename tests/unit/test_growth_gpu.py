@@ -26,6 +26,15 @@ def test_an_unknown_device_is_an_error_naming_it(capsys):
     assert "invalid choice: 'tpu'" in capsys.readouterr().err
 
 
+def test_a_run_needs_a_device_and_a_summary_an_existing_file(capsys):
+    with pytest.raises(SystemExit):
+        parse(["--runs", "2"])
+    assert "--device (or --summarize JSON)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse(["--summarize", "/no/such/growth-gpu.json"])
+    assert "'/no/such/growth-gpu.json'" in capsys.readouterr().err
+
+
 def test_the_defaults_are_ten_runs_of_the_ladders_smallest_leak_two_sessions_at_once():
     args = parse(["--device", "cuda"])
     assert (args.runs, args.leak_mib, args.side_by_side, args.out) == (10, 0.25, 2, None)
