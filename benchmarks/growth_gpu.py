@@ -74,7 +74,7 @@ BUDGET_OF = {"vram_allocated": "vram", "ram_tree": "ram", "ram": "ram"}  # vram_
 # the clean growth other runs measured, which these runs of one script may not show. GPU allocated: the 20 KiB rise
 # between steady steps in the H200's clean S1 worker cases (gpu-h200-tiny-2.report.json; tests/docs/
 # test_growth_report.py asserts it); without it, all-zero clean runs would give 0, and one 512-byte allocator block
-# more in 3 of 5 steps would read as a leak. Host RAM: the calibration's allowance (growth.RAM_ALLOWANCE, 38 clean
+# more in 3 of 5 steps would read as growth. Host RAM: the calibration's allowance (growth.RAM_ALLOWANCE, 38 clean
 # runs). GPU reserved: none (the rule judges no reserved growth; its figure here is for the record).
 FLOOR = {"vram_allocated": 20_480, "vram_reserved": 0, "ram_tree": growth.RAM_ALLOWANCE}
 SIDE_BY_SIDE = 2  # serial pytest sessions run at once, each over its share of the runs
