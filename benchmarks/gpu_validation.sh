@@ -8,6 +8,7 @@
 #                                                   | explore (S5 and S3 within their cards, verified under the cap)
 #                                                   | s1-colab (S1's whole Colab run and its host-RAM mechanisms)
 #                                                   | remedy (REMEDY_CASES=s3|s5|s4|s1: the cheapest passing fixes on CUDA)
+#                                                   | growth-gpu (10 clean and 10 leaking script runs: the GPU growth allowance)
 #                                                   | cuda-free (the CUDA-free check alone: no GPU needed)
 #
 # Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
@@ -21,7 +22,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, explore, remedy, s1-colab, cuda-free)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, explore, remedy, s1-colab, growth-gpu, cuda-free)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -79,6 +80,10 @@ case "$PART" in
     # 1, accumulation 4, 20 untruncated clips) under the T4's cap, then one host-RAM mechanism a run (compute_metrics,
     # 48 kHz files unresampled and resampled, clips twice as long): host RAM per phase, which run if any reaches 12.7 GB
     s1-colab) FILES=(memtests/test_s1_colab.py); SELECT="colab"; SCALE=${SCALE:-real} ;;
+    # the GPU growth allowance (benchmarks/growth_gpu.py): the command part's Trainer script on CUDA, GROWTH_RUNS
+    # (default 10) clean and as many leaking runs (each step's hidden states kept on the GPU), each a fresh measured
+    # child, in pytest-xdist sessions of ten; then the derivation; nothing recorded (no run 1 / run 2)
+    growth-gpu) FILES=(); SELECT=""; SCALE=tiny ;;
     # the CUDA-free check of step 3 alone, with the kit as a part installs it: on a CPU host too (no preflight), to
     # try the check itself before a device session; its exit status is the check's
     cuda-free) FILES=(); SELECT=""; SCALE="" ;;
@@ -143,6 +148,17 @@ nvidia-smi > "$DIR/nvidia-smi.txt" 2>&1 || true
 if [ "$PART" = tiny ] && [ "$(cat "$DIR/visible-gpus")" -lt 2 ]; then
     SELECT="($SELECT) and not several_ranks"
     log "fewer than 2 GPUs: the several-ranks cases (2 ranks, one GPU each) are left out"
+fi
+
+# the growth-gpu part: its own sessions, then its results (benchmarks/growth_gpu.py prints the derivation)
+if [ "$PART" = growth-gpu ]; then
+    left=$((deadline - SECONDS))
+    log "growth-gpu: at most ${left} s"
+    timeout -s INT -k 30 "$left" "$PYTHON" -m benchmarks.growth_gpu --device cuda --runs "${GROWTH_RUNS:-10}" \
+        --out "$DIR/growth-gpu.json" 2>&1 | tee "$DIR/growth-gpu.log"
+    log "growth-gpu: exit ${PIPESTATUS[0]}, ${SECONDS} s into the part"
+    tar -czf "$OUT/$PART.tar.gz" -C "$OUT" "$PART" && log "results: $OUT/$PART.tar.gz"
+    exit 0
 fi
 
 # 3. once per validation, with the `real` part: the CUDA-free check (cuda_free, above)

@@ -20,29 +20,28 @@ allowance must stay below the leaks it is meant to catch, so the smallest leak
 is the one that says whether the derived figure is too wide; the 1.5 MiB leak
 is the command part's own, already run (gpu-command-3.report.json).
 
-Why two serial sessions side by side: on the H200 a measured S1 script child
+Why pytest-xdist in sessions of ten: on the H200 a measured S1 script child
 took 18-23 s of wall time (gpu-command-*.report.json), so 20 runs in one
 serial session come to about 400-460 s before pytest's start, S1's prepare and
 a fresh machine's kernel-compiling first CUDA child measured again, against
-the part's 540 s: no margin. Two at once take about half. Not pytest-xdist's
--n 2: its workers hand their rows to the controller only when they finish, so
-a session stopped by SIGINT keeps none (measured on the CPU: a 4-run -n 2
-session stopped after its first run passed wrote a report of no rows), while a
-serial session stopped by SIGINT still reports every run it finished
-(measured: 2 of 4 kept). Each
-child's GPU figures are its own process's caching-allocator statistics, so
-two children sharing the GPU do not move each other's figures (the host has 16
-cores; each child runs one torch thread, as the gate's children do). Each
-session alternates clean and leaking runs, so one cut short keeps both kinds.
-The JSON is written as each session ends; on SIGINT each session gets one
-SIGINT of its own (it runs in its own process group: a second would abort it
-before its report) and STOP_WAIT_S to write what it measured.
+the part's 540 s: no margin. Two xdist workers take about half. An xdist
+worker hands its rows to the controller only when it finishes, so a session
+stopped by SIGINT keeps none (measured on the CPU: a 4-run -n 2 session
+stopped after its first run passed wrote a report of no rows); the runs are
+therefore split into consecutive sessions of PER_SESSION cases (clean and
+leaking alternating), the JSON written as each ends, so a part cut short
+loses at most the session it cut. Each child's GPU figures are its own
+process's caching-allocator statistics, so two children sharing the GPU do
+not move each other's figures (the host has 16 cores; each child runs one
+torch thread, as the gate's children do). On SIGINT (the part's `timeout`
+signals the whole process group, this session included) no further session
+starts, and the running one has STOP_WAIT_S to end before it is killed.
 
 `--device cpu` runs the same script on the CPU, host RAM only (ram="1 GiB",
 the catalogue's budget): a dry run that proves the pipeline on a host without
 CUDA. It measures no GPU figure.
 
-    python -m benchmarks.growth_gpu --device cuda|cpu [--runs 10] [--leak-mib 0.25] [--side-by-side 2] [--out FILE]
+    python -m benchmarks.growth_gpu --device cuda|cpu [--runs 10] [--leak-mib 0.25] [--out FILE]
     python -m benchmarks.growth_gpu --summarize benchmarks/results/growth-gpu.json   # the derivation alone
 """
 
@@ -77,9 +76,10 @@ BUDGET_OF = {"vram_allocated": "vram", "ram_tree": "ram", "ram": "ram"}  # vram_
 # more in 3 of 5 steps would read as growth. Host RAM: the calibration's allowance (growth.RAM_ALLOWANCE, 38 clean
 # runs). GPU reserved: none (the rule judges no reserved growth; its figure here is for the record).
 FLOOR = {"vram_allocated": 20_480, "vram_reserved": 0, "ram_tree": growth.RAM_ALLOWANCE}
-SIDE_BY_SIDE = 2  # serial pytest sessions run at once, each over its share of the runs
+PER_SESSION = 10  # cases a pytest session runs (clean and leaking alternating): a cut loses at most these
+WORKERS = 2  # pytest-xdist workers a session runs its cases on
 CHILD_TIMEOUT_S = 240  # a measured child that hangs is stopped long before the part's 540 s
-STOP_WAIT_S = 25  # after the forwarded SIGINT, how long a session may take to write its report
+STOP_WAIT_S = 25  # after SIGINT, how long the running session may take to end
 DEVICES = ("cuda", "cpu")
 SCRIPT_SCENARIO = "s1_wav2vec2_script"  # TRAINER_SCRIPT's name starts so (test_s1_script.SCRIPT's)
 
@@ -96,7 +96,7 @@ CASES = {cases}
 def test_run(gpu_budget, label):
     gpu_budget.measure(TRAINER_SCRIPT.with_params(keep_hidden_mib=CASES[label]), label=label)
 '''
-PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider -p no:randomly -p no:xdist\n"
+PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider -p no:randomly\n"
 
 
 def mark_of(device: str) -> dict:
@@ -108,82 +108,66 @@ def mark_of(device: str) -> dict:
     return {"ram": {"tiny": BUDGET}, "origin": {"tiny": "chosen"}, "device": "cpu"}
 
 
-def shares(runs: int, leak_mib: float, sessions: int) -> list[dict[str, float]]:
-    """Case label -> MiB kept per step, for each session: run i's clean and leaking cases go to session i % sessions,
-    in order, so every session alternates clean and leaking runs."""
-    out: list[dict[str, float]] = [{} for _ in range(min(sessions, runs))]
+def sessions_of(runs: int, leak_mib: float, per_session: int = PER_SESSION) -> list[dict[str, float]]:
+    """Case label -> MiB kept per step, a dict a session: run i clean then run i leaking, PER_SESSION cases a session,
+    so every session holds both kinds."""
+    cases: list[tuple[str, float]] = []
     for i in range(1, runs + 1):
-        share = out[(i - 1) % len(out)]
-        share[f"clean, run {i}"] = 0.0
-        share[f"{leak_mib:g} MiB/step kept, run {i}"] = leak_mib
-    return out
+        cases += [(f"clean, run {i}", 0.0), (f"{leak_mib:g} MiB/step kept, run {i}", leak_mib)]
+    return [dict(cases[k:k + per_session]) for k in range(0, len(cases), per_session)]
 
 
 # -- the sessions -------------------------------------------------------------------------------------------------
 
 class Stop:
-    """SIGINT's handler while the sessions run: one SIGINT forwarded to each session's process group, remembered."""
+    """SIGINT's handler while the sessions run: remembered, so no further session starts and the running one is
+    killed STOP_WAIT_S later (the signal reached it too: `timeout` and a terminal signal the process group)."""
 
     def __init__(self) -> None:
-        self.at: float | None = None  # when SIGINT came
-        self.procs: list[subprocess.Popen] = []
+        self.at: float | None = None
 
     @property
     def asked(self) -> bool:
         return self.at is not None
 
     def overdue(self) -> bool:
-        """The sessions have had STOP_WAIT_S since the SIGINT to write their reports."""
         return self.at is not None and time.perf_counter() - self.at > STOP_WAIT_S
 
     def __call__(self, signum, frame) -> None:
-        if self.asked:
-            return  # a second SIGINT would abort pytest before it writes its report
-        self.at = time.perf_counter()
-        print("growth-gpu: SIGINT: stopping the sessions; each writes the report of what it measured", flush=True)
-        for proc in self.procs:
-            send(proc, signal.SIGINT)
+        if not self.asked:
+            self.at = time.perf_counter()
+            print("growth-gpu: SIGINT: no further session starts; the running one ends", flush=True)
 
 
-def send(proc: subprocess.Popen, sig: int) -> None:
-    """`sig` to a running session's process group: pytest, its forkserver and the measured children."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
-
-
-def start(folder: Path, index: int, cases: dict[str, float], device: str, log: Path) -> subprocess.Popen:
-    """One fresh serial `pytest --gpu-budget` over `cases` in a project of its own, in its own process group (so a
-    SIGINT reaches it once, from Stop: a second would abort it before its report), its output to `log`."""
+def session(folder: Path, index: int, cases: dict[str, float], device: str, log: Path, stop: Stop,
+            keep: Path) -> dict:
+    """One fresh `pytest --gpu-budget -n WORKERS` over `cases` in a project of its own, its output to `log`: its
+    rows (row_of), exit code and wall seconds; its pytest JSON report copied to `keep` (the gate's whole rows)."""
     project = folder / f"session-{index}"
     project.mkdir()
     (project / "pytest.ini").write_text(PYTEST_INI)
     (project / "test_runs.py").write_text(TEST_RUNS.format(cases=json.dumps(cases), mark=mark_of(device),
                                                            declared=DECLARED))
-    cmd = [sys.executable, "-m", "pytest", "--gpu-budget", "-q", "-rs", "--gpu-budget-scale=tiny",
+    report = project / "report.json"
+    cmd = [sys.executable, "-m", "pytest", "--gpu-budget", "-q", "-rs", "-n", str(WORKERS), "--gpu-budget-scale=tiny",
            f"--gpu-budget-timeout={CHILD_TIMEOUT_S}", "--gpu-budget-baselines", str(project / "baselines"),
-           "--gpu-budget-json", str(project / "report.json"),
-           *(["--gpu-budget-require-gpu"] if device == "cuda" else []), "test_runs.py"]
+           "--gpu-budget-json", str(report), *(["--gpu-budget-require-gpu"] if device == "cuda" else []),
+           "test_runs.py"]
     paths = os.pathsep.join(filter(None, [str(ROOT / "memtests"), str(ROOT), os.environ.get("PYTHONPATH")]))
     environ = {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONPATH": paths,
                "GPU_BUDGET_ASSETS": os.environ.get("GPU_BUDGET_ASSETS") or str(folder / "assets")}
+    t0 = time.perf_counter()
     with log.open("w") as out:
-        return subprocess.Popen(cmd, cwd=project, env=environ, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-
-
-def finished(folder: Path, index: int, cases: dict[str, float], proc: subprocess.Popen, wall: float,
-             interrupted: bool, keep: Path) -> dict:
-    """A session that has ended: its rows (row_of), exit code and wall seconds; its pytest JSON report copied to
-    `keep` (the gate's whole rows: phases, NVML figures)."""
-    report = folder / f"session-{index}" / "report.json"
+        proc = subprocess.Popen(cmd, cwd=project, env=environ, stdout=out, stderr=subprocess.STDOUT)
+        while proc.poll() is None:
+            time.sleep(0.5)
+            if stop.overdue():
+                proc.kill()
     data = json.loads(report.read_text()) if report.exists() else {}
     if report.exists():
         shutil.copyfile(report, keep)
-    return {"session": index, "cases": list(cases), "exit_code": proc.returncode, "wall_s": round(wall, 1),
-            "interrupted": interrupted, "report_written": report.exists(),
+    return {"session": index, "cases": list(cases), "exit_code": proc.returncode,
+            "wall_s": round(time.perf_counter() - t0, 1), "interrupted": stop.asked, "report_written": report.exists(),
             "load_average": [round(x, 2) for x in os.getloadavg()],
             "hardware": {k: (data.get("hardware") or {}).get(k) for k in ("key", "gpu_name", "torch", "cuda")},
             "rows": [row_of(r) for r in data.get("results", [])]}
@@ -385,8 +369,6 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=_count, default=10, help="clean runs, and as many leaking (default 10)")
     parser.add_argument("--leak-mib", type=_leak, default=LEAKS[1],
                         help=f"MiB of hidden states each leaking run keeps per step (default {LEAKS[1]})")
-    parser.add_argument("--side-by-side", type=_count, default=SIDE_BY_SIDE,
-                        help=f"serial pytest sessions run at once, the runs shared between them (default {SIDE_BY_SIDE})")
     parser.add_argument("--out", type=Path, default=None,
                         help="the JSON (default benchmarks/results/growth-gpu.json, or growth-gpu-cpu-dryrun.json); "
                              "each session's pytest log and JSON report go beside it (OUT_STEM.session-N.log, "
@@ -414,41 +396,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     out = args.out or RESULTS / ("growth-gpu.json" if args.device == "cuda" else "growth-gpu-cpu-dryrun.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    plan = shares(args.runs, args.leak_mib, args.side_by_side)
+    plan = sessions_of(args.runs, args.leak_mib)
     data = {"device": args.device, "dry_run": args.device == "cpu", "runs": args.runs, "leak_mib": args.leak_mib,
-            "declared_steps": DECLARED, "mark": mark_of(args.device), "side_by_side": len(plan),
+            "declared_steps": DECLARED, "mark": mark_of(args.device), "per_session": PER_SESSION, "workers": WORKERS,
             "allowance_used": dict(growth.ALLOWANCE), "sessions": []}
     stop = Stop()
-    previous = signal.signal(signal.SIGINT, stop)  # a handler, not SIG_IGN: the sessions get SIGINT's default
+    previous = signal.signal(signal.SIGINT, stop)
     folder = Path(tempfile.mkdtemp(prefix="growth-gpu-"))
     t_start = time.perf_counter()
 
     def save(done: bool) -> None:
-        data["sessions"].sort(key=lambda s: s["session"])
         write(SECTION, {**data, "complete": done, "wall_s": round(time.perf_counter() - t_start, 1)}, path=out)
 
     try:
-        print(f"growth-gpu: {args.runs} clean and {args.runs} leaking runs on {args.device}, {len(plan)} serial "
-              f"session(s) side by side ({time.strftime('%H:%M:%S')})", flush=True)
-        running = {}
+        print(f"growth-gpu: {args.runs} clean and {args.runs} leaking runs on {args.device}, {len(plan)} session(s) "
+              f"of at most {PER_SESSION} on {WORKERS} xdist workers ({time.strftime('%H:%M:%S')})", flush=True)
         for i, cases in enumerate(plan, 1):
-            log = out.with_name(f"{out.stem}.session-{i}.log")  # and .session-{i}.report.json: finished()
-            running[i] = (cases, start(folder, i, cases, args.device, log), time.perf_counter())
-            stop.procs.append(running[i][1])
-        while running:
-            time.sleep(1)
-            for i, (cases, proc, t0) in list(running.items()):
-                if stop.overdue():  # what it wrote by now is kept; the rest is lost
-                    send(proc, signal.SIGKILL)
-                if proc.poll() is not None:
-                    del running[i]
-                    keep = out.with_name(f"{out.stem}.session-{i}.report.json")
-                    data["sessions"].append(finished(folder, i, cases, proc, time.perf_counter() - t0, stop.asked,
-                                                     keep))
-                    got = data["sessions"][-1]
-                    print(f"growth-gpu: session {i} ended (exit {proc.returncode}, {got['wall_s']} s): "
-                          f"{len(measured(got['rows']))} of {len(cases)} runs measured", flush=True)
-                    save(done=False)
+            if stop.asked:
+                break
+            log = out.with_name(f"{out.stem}.session-{i}.log")
+            keep = out.with_name(f"{out.stem}.session-{i}.report.json")
+            data["sessions"].append(session(folder, i, cases, args.device, log, stop, keep))
+            got = data["sessions"][-1]
+            print(f"growth-gpu: session {i} ended (exit {got['exit_code']}, {got['wall_s']} s): "
+                  f"{len(measured(got['rows']))} of {len(cases)} runs measured", flush=True)
+            save(done=False)
         complete = not stop.asked and sum(len(measured(s["rows"])) for s in data["sessions"]) == 2 * args.runs
         save(done=complete)
     finally:

@@ -53,7 +53,7 @@ def test_fetching_needs_the_target_python_version(tmp_path, args, message):
     assert (repo / ".whl" / "tiny-0.1-py3-none-any.whl").exists()  # nothing was fetched or removed
 
 
-@pytest.mark.parametrize("part", ["real", "command", "cards", "remedy", "s1-colab"])
+@pytest.mark.parametrize("part", ["real", "command", "cards", "remedy", "s1-colab", "growth-gpu"])
 def test_the_validation_refuses_a_host_without_cuda_before_measuring(tmp_path, part):
     """On this CPU host the validation stops at its preflight, saying why, and measures nothing."""
     repo = _checkout(tmp_path, HOST)

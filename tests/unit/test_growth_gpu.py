@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.growth_gpu import TEST_RUNS, allowance_of, mark_of, parse, shares
+from benchmarks.growth_gpu import TEST_RUNS, allowance_of, mark_of, parse, sessions_of
 
 
 @pytest.mark.parametrize(("args", "named"), [
@@ -11,7 +11,6 @@ from benchmarks.growth_gpu import TEST_RUNS, allowance_of, mark_of, parse, share
     (["--leak-mib", "-0.5"], "'-0.5'"),
     (["--leak-mib", "0"], "got '0'"),
     (["--leak-mib", "lots"], "'lots'"),
-    (["--side-by-side", "0"], "got 0"),
 ])
 def test_bad_input_is_an_error_naming_the_value(args, named, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -35,21 +34,21 @@ def test_a_run_needs_a_device_and_a_summary_an_existing_file(capsys):
     assert "'/no/such/growth-gpu.json'" in capsys.readouterr().err
 
 
-def test_the_defaults_are_ten_runs_of_the_ladders_smallest_leak_two_sessions_at_once():
+def test_the_defaults_are_ten_runs_of_the_ladders_smallest_leak():
     args = parse(["--device", "cuda"])
-    assert (args.runs, args.leak_mib, args.side_by_side, args.out) == (10, 0.25, 2, None)
+    assert (args.runs, args.leak_mib, args.out) == (10, 0.25, None)
 
 
 def test_each_session_alternates_clean_and_leaking_runs():
-    plan = shares(3, 0.25, 2)
+    plan = sessions_of(3, 0.25, per_session=4)
     assert plan == [{"clean, run 1": 0.0, "0.25 MiB/step kept, run 1": 0.25,
-                     "clean, run 3": 0.0, "0.25 MiB/step kept, run 3": 0.25},
-                    {"clean, run 2": 0.0, "0.25 MiB/step kept, run 2": 0.25}]
-    assert shares(1, 1.5, 2) == [{"clean, run 1": 0.0, "1.5 MiB/step kept, run 1": 1.5}]  # never an empty session
+                     "clean, run 2": 0.0, "0.25 MiB/step kept, run 2": 0.25},
+                    {"clean, run 3": 0.0, "0.25 MiB/step kept, run 3": 0.25}]
+    assert [len(s) for s in sessions_of(10, 0.25)] == [10, 10]  # the GPU part: two sessions of ten
 
 
 def test_the_written_test_module_compiles_with_the_cpu_mark():
-    text = TEST_RUNS.format(cases=repr(shares(1, 0.25, 1)[0]), mark=mark_of("cpu"), declared=10_000)
+    text = TEST_RUNS.format(cases=repr(sessions_of(1, 0.25)[0]), mark=mark_of("cpu"), declared=10_000)
     compile(text, "test_runs.py", "exec")
     assert "steps={\"tiny\": 10000}" in text and "'device': 'cpu'" in text
 
