@@ -12,12 +12,14 @@ import pytest
 PACKAGE = "gbtiny"  # in no registry the tests read, and not installed
 
 
-def write_wheel(folder: Path, version: str, name: str = PACKAGE) -> Path:
-    """A py3-none-any wheel of `name` at `version` in `folder`: one module that says its version."""
+def write_wheel(folder: Path, version: str, name: str = PACKAGE, requires: tuple[str, ...] = ()) -> Path:
+    """A py3-none-any wheel of `name` at `version` in `folder`: one module that says its version (and `requires`, its
+    Requires-Dist lines)."""
     folder.mkdir(parents=True, exist_ok=True)
     info = f"{name}-{version}.dist-info"
+    needs = "".join(f"Requires-Dist: {line}\n" for line in requires)
     files = {f"{name}/__init__.py": f"__version__ = {version!r}\n",
-             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{needs}",
              f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     record = [f"{path},sha256={_digest(text)},{len(text.encode())}" for path, text in files.items()]
     files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"

@@ -19,6 +19,11 @@ How (docs/declaring.md, "Its own environment", says why):
    environment's site folders behind its own: the overlay wins, everything
    else (torch, the plugin) is the running environment's.
 
+Where no index can be reached, GPU_BUDGET_WHEELHOUSE names a folder of
+wheels taken as the resolution, made where one was (isolate/wheelhouse.py):
+steps 1 and 2 read the folder instead (its wheels whose version the running
+environment lacks), and step 3 installs them from it alone (--no-index).
+
 Cached across runs under `root`: a resolution by a digest of its inputs (the
 requirements, the interpreter, the running environment's versions, the
 tool), a venv by a digest of what it holds; each made under a file lock, so
@@ -56,6 +61,8 @@ from gpu_budget.declare.environment import canonical
 from gpu_budget.declare.params import Json
 from gpu_budget.isolate import env_failures
 from gpu_budget.isolate.env_failures import EnvironmentFailed
+from gpu_budget.isolate.wheelhouse import VARIABLE as WHEELHOUSE
+from gpu_budget.isolate.wheelhouse import Wheelhouse
 from gpu_budget.model.result import EnvironmentRecord
 
 TOOLS = ("uv", "pip")
@@ -237,9 +244,11 @@ def _site_of(python: Path) -> str:
                           capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL).stdout.strip()
 
 
-def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[str]) -> None:
-    """A venv at `folder` holding `overlay` alone, the running environment's site folders behind its own."""
+def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[str], links: Path | None = None) -> None:
+    """A venv at `folder` holding `overlay` alone, the running environment's site folders behind its own; its wheels
+    from `links` alone where given (a wheelhouse: no index)."""
     pins = [f"{name}=={version}" for name, version in overlay.items()]
+    offline = ["--no-index", "--find-links", str(links)] if links is not None else []
     if tool.name == "uv":
         _run([*tool.argv, "venv", "--quiet", "--python", sys.executable, str(folder)], "install", "uv venv failed")
     else:
@@ -248,9 +257,9 @@ def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[st
     # a .pth line that imports runs at startup, after the venv's own folder is on sys.path: addsitedir appends, and
     # reads the running folders' own .pth files (an editable install's path among them)
     Path(_site_of(python), PTH).write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in sites))
-    install = ([*tool.argv, "pip", "install", "--quiet", "--python", str(python), "--no-deps", *pins]
+    install = ([*tool.argv, "pip", "install", "--quiet", "--python", str(python), "--no-deps", *offline, *pins]
                if tool.name == "uv" else
-               [*tool.argv, "--python", str(python), "install", "--quiet", "--no-input", "--no-deps", *pins])
+               [*tool.argv, "--python", str(python), "install", "--quiet", "--no-input", "--no-deps", *offline, *pins])
     try:
         _run(install, "install", f"{tool.name} pip install said" if tool.name == "uv" else "pip install said")
     except EnvironmentFailed as exc:
@@ -269,21 +278,29 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None, sinc
     t0 = time.monotonic()
     root, tool = Path(root).resolve(), tool or find_tool()
     requirements = tuple(requirements)
-    memory = env_failures.Memory(root, requirements, tool.name, time.time() if since is None else since, retry, t0)
+    try:
+        wheels = Wheelhouse.read(os.environ[WHEELHOUSE]) if os.environ.get(WHEELHOUSE) else None
+    except EnvironmentFailed as exc:
+        exc.seconds, exc.tool = round(time.monotonic() - t0, 3), tool.name
+        raise
+    label = tool.name if wheels is None else f"{tool.name}, wheels from {wheels.folder} ({wheels.digest})"
+    memory = env_failures.Memory(root, requirements, label, time.time() if since is None else since, retry, t0)
     try:
         memory.check()
-        made = _make(requirements, root, tool, memory)
+        made = _make(requirements, root, tool, memory, wheels)
     except EnvironmentFailed as exc:
-        exc.seconds, exc.tool = memory.spent(), tool.name
+        exc.seconds, exc.tool = memory.spent(), memory.tool
         raise
     env_failures.forget(root, memory.name)  # made (tried again, or past an unreadable entry): no failure to keep
     return made
 
 
-def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_failures.Memory) -> EnvironmentRecord:
+def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_failures.Memory,
+          wheels: Wheelhouse | None = None) -> EnvironmentRecord:
     t0 = memory.started
     running = running_versions()
-    overlay = _resolution(requirements, tool, running, root, memory)
+    overlay = (wheels.overlay(requirements, running) if wheels is not None
+               else _resolution(requirements, tool, running, root, memory))
     named = {}
     for line in requirements:
         name = canonical(Requirement(line).name)
@@ -295,7 +312,7 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
                                          "torch is not downloaded (the registry's Linux torch wheels are CUDA builds of "
                                          "gigabytes); run it where that torch is installed")
     if not overlay:  # the running environment satisfies them: the case runs in it
-        return EnvironmentRecord(requirements, {}, named, "", tool.name, round(time.monotonic() - t0, 3), True,
+        return EnvironmentRecord(requirements, {}, named, "", memory.tool, round(time.monotonic() - t0, 3), True,
                                  sys.executable)
     sites = running_sites()
     key = _digest({"python": sys.executable, "version": sys.version, "sites": sites, "overlay": overlay})
@@ -309,13 +326,14 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
             if folder.exists():  # cut off while it was being made
                 shutil.rmtree(folder)
             try:
-                _make_venv(folder, overlay, tool, sites)
+                _make_venv(folder, overlay, tool, sites, wheels.folder if wheels is not None else None)
             except BaseException:
                 shutil.rmtree(folder, ignore_errors=True)
                 raise
             (folder / COMPLETE).write_text(json.dumps({"requirements": list(requirements), "overlay": overlay}) + "\n")
-    return EnvironmentRecord(requirements, overlay, named, key, tool.name, round(time.monotonic() - t0, 3), cached,
-                             str(_python_of(folder)), conflicts(overlay),
+    left_out = wheels.unmet(overlay, running) if wheels is not None else ()  # the carried resolution's trims
+    return EnvironmentRecord(requirements, overlay, named, key, memory.tool, round(time.monotonic() - t0, 3), cached,
+                             str(_python_of(folder)), tuple(sorted({*conflicts(overlay), *left_out})),
                              round(waited, 3) if waited >= LOCK_WAIT else 0.0)
 
 
