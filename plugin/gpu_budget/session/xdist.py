@@ -22,23 +22,32 @@ Registered only when xdist is installed (pytest_plugin.py). Three jobs:
   the selection was narrowed) through `workeroutput`; the controller merges
   it and alone writes baselines (the baseline store) and the outputs
   (outputs.py: the terminal's tables, the JSON report, the step summary, the
-  plots).
+  plots). Each test's rows and notes also ride on its call report
+  (`gpu_budget_rows`, which xdist serialises with the report), so the rows
+  of a worker that never finishes (Ctrl-C, a timeout's SIGINT, a crash)
+  still reach the report; the baselines it would have recorded are not
+  written, and the gate fails saying so.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING
 
+import pytest
+
 from gpu_budget.isolate.placement import place, visible_gpus, worker_index
+from gpu_budget.model.result import Note, Result
 from gpu_budget.session.data import SessionData
 
 if TYPE_CHECKING:
     from gpu_budget.session.session import BudgetSession
 
 _OUTPUT_KEY = "gpu_budget"
+ROWS_ATTR = "gpu_budget_rows"  # a test's rows and notes on its call report (JSON): kept if its worker never finishes
 WORKER_ID, WORKER_COUNT = "workerid", "workercount"  # what xdist's workerinput holds of a worker
 WorkerInput = Mapping[str, str | int]
 
@@ -48,6 +57,7 @@ class XdistBudget:
 
     def __init__(self, session: BudgetSession) -> None:
         self.session = session
+        self.carried: dict[str, list[str]] = defaultdict(list)  # controller: worker id -> its reports' rows, until it ships
         workerinput = getattr(session.config, "workerinput", None)
         if workerinput is not None and session.options.enabled:
             self._place(workerinput)
@@ -70,16 +80,48 @@ class XdistBudget:
         return WorkStealingScheduling(config, log)
 
     # -- worker -------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call) -> Generator[None, pytest.TestReport,
+                                                                               pytest.TestReport]:
+        """A worker's call report carries the test's rows and notes, so the controller has them as the test ends."""
+        from gpu_budget.session.session import MEASURED
+
+        report = yield
+        if report.when == "call" and self.session.is_worker:
+            rows = item.stash.get(MEASURED, [])
+            notes = [n for n in self.session.data.notes if n.nodeid == item.nodeid]
+            if rows or notes:
+                setattr(report, ROWS_ATTR, json.dumps({"rows": [r.to_json() for r in rows],
+                                                       "notes": [n.to_json() for n in notes]}))
+        return report
+
+    @pytest.hookimpl(tryfirst=True)  # before BudgetSession's, which writes the outputs on the controller
     def pytest_sessionfinish(self, session) -> None:
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:
             workeroutput[_OUTPUT_KEY] = json.dumps(self.session.data.to_json())
+            return
+        for worker, carried in sorted(self.carried.items()):  # workers that never shipped their data
+            parts = [json.loads(c) for c in carried]
+            rows = [Result.from_json(r) for part in parts for r in part["rows"]]
+            notes = [Note.from_json(n) for part in parts for n in part["notes"]]
+            self.session.data.merge(SessionData(rows=rows, notes=notes))
+            self.session.problems.append(
+                f"xdist worker {worker} did not finish (interrupted, or it crashed): its {len(rows)} measured row(s) "
+                "are reported from its tests' reports; the baselines it would have recorded were not written")
+        self.carried.clear()
 
     # -- controller ---------------------------------------------------------
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        carried, node = getattr(report, ROWS_ATTR, None), getattr(report, "node", None)
+        if carried and node is not None and not self.session.is_worker:
+            self.carried[node.gateway.id].append(carried)
+
     def pytest_testnodedown(self, node, error) -> None:
         output = getattr(node, "workeroutput", None) or {}
         if _OUTPUT_KEY in output:
             self.session.data.merge(SessionData.from_json(json.loads(output[_OUTPUT_KEY])))
+            self.carried.pop(node.gateway.id, None)  # its whole data came: the reports' copies are not needed
 
 
 def _dist_given(config) -> bool:
