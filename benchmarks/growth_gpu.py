@@ -24,13 +24,12 @@ Why pytest-xdist in sessions of ten: on the H200 a measured S1 script child
 took 18-23 s of wall time (gpu-command-*.report.json), so 20 runs in one
 serial session come to about 400-460 s before pytest's start, S1's prepare and
 a fresh machine's kernel-compiling first CUDA child measured again, against
-the part's 540 s: no margin. Two xdist workers take about half. An xdist
-worker hands its rows to the controller only when it finishes, so a session
-stopped by SIGINT keeps none (measured on the CPU: a 4-run -n 2 session
-stopped after its first run passed wrote a report of no rows); the runs are
-therefore split into consecutive sessions of PER_SESSION cases (clean and
-leaking alternating), the JSON written as each ends, so a part cut short
-loses at most the session it cut. Each child's GPU figures are its own
+the part's 540 s: no margin. Two xdist workers take about half. A session
+stopped by SIGINT keeps the rows of the cases that finished (each rides on
+its test's report: session/xdist.py; tried on the CPU: cut after 34 s, 2 of 6
+runs kept); the runs still go in consecutive sessions of PER_SESSION cases
+(clean and leaking alternating), the JSON written as each ends, so what a
+cut costs stays within one session. Each child's GPU figures are its own
 process's caching-allocator statistics, so two children sharing the GPU do
 not move each other's figures (the host has 16 cores; each child runs one
 torch thread, as the gate's children do). On SIGINT (the part's `timeout`
