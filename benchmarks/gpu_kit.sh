@@ -5,6 +5,9 @@
 # a host whose Python is not the version the wheels were fetched for, and prints what the run will import.
 #
 #   bash benchmarks/gpu_kit.sh ROOT && export PYTHONPATH=ROOT/site-packages     # PYTHON=... picks the interpreter
+#   KIT_WHEELS=DIR KIT_FETCHER=llamafactory_wheels.sh bash benchmarks/gpu_kit.sh ROOT   # another folder's wheels
+#                  (S3's LLaMA-Factory part: bitsandbytes alone, so no main-kit release sits on PYTHONPATH ahead of
+#                  the environment the case makes)
 #
 # Why the folder must be named site-packages: dill (datasets hashes S1's .map function with it) pickles a
 # module that lives outside sys.prefix and outside any "site-packages" path by value, and pyarrow's types then
@@ -14,22 +17,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=${1:?usage: gpu_kit.sh ROOT_DIR (the wheels go to ROOT_DIR/site-packages)}
 SITE="$ROOT/site-packages"
+WHEELS=${KIT_WHEELS:-.whl}
+FETCHER=${KIT_FETCHER:-gpu_wheels.sh}
 PYTHON=${PYTHON:-python3}
 host=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 echo "gpu-kit: $PYTHON is Python $("$PYTHON" -c 'import platform; print(platform.python_version())')"
 mkdir -p "$SITE"
-if compgen -G ".whl/*.whl" >/dev/null; then
-    fetched=$(cat .whl/PYTHON 2>/dev/null || echo "an unknown version (no .whl/PYTHON)")
+if compgen -G "$WHEELS/*.whl" >/dev/null; then
+    fetched=$(cat "$WHEELS/PYTHON" 2>/dev/null || echo "an unknown version (no $WHEELS/PYTHON)")
     if [ "$fetched" != "$host" ]; then
-        echo "gpu-kit: refusing: the wheels in .whl/ were fetched for Python $fetched, and this host's $PYTHON is" \
+        echo "gpu-kit: refusing: the wheels in $WHEELS/ were fetched for Python $fetched, and this host's $PYTHON is" \
              "Python $host, so its compiled wheels would not import. Fetch them for this host where an index is" \
-             "reachable: bash benchmarks/gpu_wheels.sh $host" >&2
+             "reachable: bash benchmarks/$FETCHER $host" >&2
         exit 3
     fi
-    "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" .whl/*.whl
-    echo "gpu-kit: installed $(find .whl -name '*.whl' | wc -l) wheels for Python $host into $SITE"
+    "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
+        "$WHEELS"/*.whl
+    echo "gpu-kit: installed $(find "$WHEELS" -name '*.whl' | wc -l) wheels for Python $host into $SITE"
 else
-    echo "gpu-kit: no wheels in .whl/ (bash benchmarks/gpu_wheels.sh $host fetches them): the host's packages only"
+    echo "gpu-kit: no wheels in $WHEELS/ (bash benchmarks/$FETCHER $host fetches them): the host's packages only"
 fi
 ln -sfn "$PWD/plugin/gpu_budget" "$SITE/gpu_budget"
 PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" - <<'PY'
