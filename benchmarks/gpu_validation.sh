@@ -9,6 +9,8 @@
 #                                                   | s1-colab (S1's whole Colab run and its host-RAM mechanisms)
 #                                                   | remedy (REMEDY_CASES=s3|s5|s4|s1: the cheapest passing fixes on CUDA)
 #                                                   | growth-gpu (10 clean and 10 leaking script runs: the GPU growth allowance)
+#                                                   | llamafactory (S3's LLaMA-Factory CLI, its environment from
+#                                                     the carried .lfkit: carry=[".lfkit"], not .whl)
 #                                                   | cuda-free (the CUDA-free check alone: no GPU needed)
 #
 # Every part installs the carried wheels (benchmarks/gpu_kit.sh, which refuses a Python mismatch), stops with
@@ -22,7 +24,7 @@
 # GPU_BUDGET_ASSETS (default /tmp/gpu-budget-assets). Only measured figures are written.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, explore, remedy, s1-colab, growth-gpu, cuda-free)"
+usage="usage: gpu_validation.sh PART OUT_DIR (PART: real, s3, s4, tiny, batch, command, funasr, sft, cards, explore, remedy, s1-colab, growth-gpu, llamafactory, cuda-free)"
 PART=${1:?$usage}
 OUT=${2:?$usage}
 PYTHON=${PYTHON:-python3}
@@ -84,6 +86,19 @@ case "$PART" in
     # (default 10) clean and as many leaking runs (each step's hidden states kept on the GPU), each a fresh measured
     # child, in pytest-xdist sessions of ten; then the derivation; nothing recorded (no run 1 / run 2)
     growth-gpu) FILES=(); SELECT=""; SCALE=tiny ;;
+    # S3 as its user ran it: LLaMA-Factory's own CLI (`llamafactory-cli train`) in an environment of its own, made from
+    # carried wheels alone (GPU_BUDGET_WHEELHOUSE: no index here). carry=[".lfkit"], NOT .whl: its one file
+    # (benchmarks/llamafactory_wheels.sh 3.12, here) holds the trimmed overlay and bitsandbytes cut to CUDA 13, and the
+    # main kit's datasets 5, dill, multiprocess and trl would sit on PYTHONPATH ahead of the environment's releases
+    # (so a kit folder of its own too: a warm machine may keep another part's). A probe: the tool twice in 4-bit and the
+    # S3 runner once, their peaks in the report's note, nothing recorded; tiny, the only scale the case has
+    llamafactory) FILES=(memtests/test_s3_llamafactory.py); SELECT="beside_the_runner"; SCALE=tiny
+          LF=/tmp/gpu-budget-lf KIT=/tmp/gpu-budget-kit-lf
+          rm -rf "$LF" "$KIT" && mkdir -p "$LF" || exit 3
+          "$PYTHON" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' \
+              .lfkit/lf.tar.xz "$LF" || { echo "gpu_validation.sh: the llamafactory part needs .lfkit/lf.tar.xz" \
+              "(bash benchmarks/llamafactory_wheels.sh 3.12 here, then carry=[\".lfkit\"])" >&2; exit 3; }
+          export KIT_WHEELS="$LF/kit" KIT_FETCHER=llamafactory_wheels.sh GPU_BUDGET_WHEELHOUSE="$LF/overlay" ;;
     # the CUDA-free check of step 3 alone, with the kit as a part installs it: on a CPU host too (no preflight), to
     # try the check itself before a device session; its exit status is the check's
     cuda-free) FILES=(); SELECT=""; SCALE="" ;;
@@ -181,8 +196,9 @@ session() {  # session N ARGS...: one pytest session within what is left of the 
     timeout -s INT -k 30 "$left" "${PYTEST[@]}" --gpu-budget-json="$DIR/run-$n.json" "$@" 2>&1 | tee "$DIR/run-$n.log"
     log "run $n: exit ${PIPESTATUS[0]}, ${SECONDS} s into the part"
 }
-if [ "$PART" = batch ] || [ "$PART" = explore ] || [ "$PART" = s1-colab ]; then  # probes record nothing: one session
-    for scale in $SCALE; do                                                           # per scale, each its own report
+case "$PART" in batch|explore|s1-colab|llamafactory) PROBES_ONLY=1 ;; *) PROBES_ONLY= ;; esac
+if [ -n "$PROBES_ONLY" ]; then  # probes record nothing: one session per scale, each its own report
+    for scale in $SCALE; do
         PYTEST=("${PYTEST[@]/--gpu-budget-scale=*/--gpu-budget-scale=$scale}")
         if [ "$PART" = explore ]; then session "$scale" --gpu-budget-explore -s; else session "$scale" --gpu-budget-probes; fi
     done
