@@ -40,14 +40,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from gpu_budget.isolate.placement import place, visible_gpus, worker_index
-from gpu_budget.model.result import Note, Result
 from gpu_budget.session.data import SessionData
 
 if TYPE_CHECKING:
     from gpu_budget.session.session import BudgetSession
 
 _OUTPUT_KEY = "gpu_budget"
-ROWS_ATTR = "gpu_budget_rows"  # a test's rows and notes on its call report (JSON): kept if its worker never finishes
+ROWS_ATTR = "gpu_budget_rows"  # a test's rows and notes on its call report (SessionData JSON): kept if its
+# worker never finishes
 WORKER_ID, WORKER_COUNT = "workerid", "workercount"  # what xdist's workerinput holds of a worker
 WorkerInput = Mapping[str, str | int]
 
@@ -91,8 +91,7 @@ class XdistBudget:
             rows = item.stash.get(MEASURED, [])
             notes = [n for n in self.session.data.notes if n.nodeid == item.nodeid]
             if rows or notes:
-                setattr(report, ROWS_ATTR, json.dumps({"rows": [r.to_json() for r in rows],
-                                                       "notes": [n.to_json() for n in notes]}))
+                setattr(report, ROWS_ATTR, json.dumps(SessionData(rows=list(rows), notes=notes).to_json()))
         return report
 
     @pytest.hookimpl(tryfirst=True)  # before BudgetSession's, which writes the outputs on the controller
@@ -102,13 +101,13 @@ class XdistBudget:
             workeroutput[_OUTPUT_KEY] = json.dumps(self.session.data.to_json())
             return
         for worker, carried in sorted(self.carried.items()):  # workers that never shipped their data
-            parts = [json.loads(c) for c in carried]
-            rows = [Result.from_json(r) for part in parts for r in part["rows"]]
-            notes = [Note.from_json(n) for part in parts for n in part["notes"]]
-            self.session.data.merge(SessionData(rows=rows, notes=notes))
+            parts = [SessionData.from_json(json.loads(c)) for c in carried]
+            for part in parts:
+                self.session.data.merge(part)
             self.session.problems.append(
-                f"xdist worker {worker} did not finish (interrupted, or it crashed): its {len(rows)} measured row(s) "
-                "are reported from its tests' reports; the baselines it would have recorded were not written")
+                f"xdist worker {worker} did not finish (interrupted, or it crashed): its {sum(len(p.rows) for p in parts)}"
+                " measured row(s) are reported from its tests' reports; the baselines it would have recorded were not "
+                "written")
         self.carried.clear()
 
     # -- controller ---------------------------------------------------------
