@@ -39,7 +39,7 @@ from gpu_budget import Scenario
 
 from .data import clip_plan, token_count
 from .model import RATE, funasr, model_config
-from .tool import TRAIN_DS, model_dir_and_lists
+from .tool import TRAIN_DS, funasr_sampler, model_dir_and_lists
 
 LONG_S = 15  # the write-up's "longer than 15 s"
 MIX = {"clips": 3072, "long_clips": 259, "short_seconds": [2.45, 4.28], "long_seconds": [15.5, 19.5]}
@@ -88,18 +88,9 @@ EXPANDABLE = replace(LONG_RUN, name="s2_funasr_long_run_expandable",
 def plan(ctx) -> dict:
     """Every epoch's batches as train_ds.py's dataloader makes them (FunASR's AudioDataset and BatchSampler, each
     epoch's set_epoch), no training: clips, longest clip and clips over LONG_S per batch; the clips its index drops."""
-    import yaml
-    from funasr.datasets.audio_datasets.datasets import AudioDataset
-    from funasr.datasets.audio_datasets.samplers import CustomDistributedBatchSampler_fn
-
     p = ctx.params
     ctx.meter.start("plan")
-    conf = {**yaml.safe_load((ctx.assets / "config.yaml").read_text())["dataset_conf"], "batch_sampler": "BatchSampler",
-            "batch_type": "token", "batch_size": p["batch_frames"], "sort_size": p["sort_size"], "num_workers": 0}
-    data = AudioDataset(str(ctx.assets / "train.jsonl"), **conf)
-    rows = [json.loads(line) for line in (ctx.assets / "train.jsonl").read_text().splitlines()]
-    kept = {item["source"] for item in data.index_ds.contents}
-    sampler = CustomDistributedBatchSampler_fn(data, **conf)["batch_sampler"]
+    conf, data, rows, kept, sampler = funasr_sampler(ctx)
     epochs = []
     for epoch in range(p["max_epoch"]):
         sampler.set_epoch(epoch)

@@ -151,24 +151,32 @@ def in_folder(scenario: Scenario, folder: Path) -> Scenario:
     return replace(scenario, cwd=str(folder))
 
 
-def funasr_batches(ctx) -> dict:
-    """The batches FunASR's own dataset and sampler make of the prepared clips as finetune.sh configures them, no
-    training, beside the batches the runner packs of the same clips (data.py): which clips each keeps, and the order."""
+def funasr_sampler(ctx):
+    """FunASR's own dataset and batch sampler over the prepared train.jsonl as finetune.sh configures them, in a
+    child: (dataset conf, dataset, the jsonl's rows, the sources its index keeps, the batch sampler)."""
     import yaml
     from funasr.datasets.audio_datasets.datasets import AudioDataset
     from funasr.datasets.audio_datasets.samplers import CustomDistributedBatchSampler_fn
 
-    from .data import clip_plan, frames, make_batches
-    from .model import RATE
-
     p = ctx.params
-    ctx.meter.start("plan")
     conf = {**yaml.safe_load((ctx.assets / "config.yaml").read_text())["dataset_conf"], "batch_sampler": "BatchSampler",
             "batch_type": "token", "batch_size": p["batch_frames"], "sort_size": p["sort_size"], "num_workers": 0}
     data = AudioDataset(str(ctx.assets / "train.jsonl"), **conf)
     rows = [json.loads(line) for line in (ctx.assets / "train.jsonl").read_text().splitlines()]
     kept = {item["source"] for item in data.index_ds.contents}
-    made = list(CustomDistributedBatchSampler_fn(data, **conf)["batch_sampler"])
+    return conf, data, rows, kept, CustomDistributedBatchSampler_fn(data, **conf)["batch_sampler"]
+
+
+def funasr_batches(ctx) -> dict:
+    """The batches FunASR's own dataset and sampler make of the prepared clips as finetune.sh configures them, no
+    training, beside the batches the runner packs of the same clips (data.py): which clips each keeps, and the order."""
+    from .data import clip_plan, frames, make_batches
+    from .model import RATE
+
+    p = ctx.params
+    ctx.meter.start("plan")
+    conf, data, rows, kept, sampler = funasr_sampler(ctx)
+    made = list(sampler)
     seconds = clip_plan(p)
     runner = make_batches([frames(int(s * RATE)) for s in seconds], p, lambda fix: False)
     ctx.meter.stop()
