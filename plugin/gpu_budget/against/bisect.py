@@ -51,6 +51,7 @@ from gpu_budget.against.worktree import (
     resolve,
     sigterm_raises,
 )
+from gpu_budget.isolate.lifecycle import adopt
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.result import Result, Verdict
 from gpu_budget.units import format_size
@@ -176,6 +177,7 @@ class StepSettings:
 
 def step() -> int:
     """Measure the checked-out commit; GOOD, BAD or SKIP for git bisect run (ABORT on a broken setting)."""
+    adopt()  # started by git, owned by the bisect's driver: ends with the driver, its session with it
     try:
         settings = StepSettings.from_json(json.loads(Path(os.environ[STEP_ENV]).read_text()))
     except (KeyError, OSError, ValueError) as exc:

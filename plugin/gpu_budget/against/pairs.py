@@ -45,7 +45,7 @@ from pathlib import Path
 
 from gpu_budget.against import collected, narrow
 from gpu_budget.against.worktree import AgainstError
-from gpu_budget.isolate.lifecycle import become_subreaper, kill_descendants
+from gpu_budget.isolate.lifecycle import adopt, become_subreaper, kill_descendants
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.result import Result
 
@@ -155,7 +155,9 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
 
 
 def adopt_orphans() -> bool:
-    """Make this process a subreaper: a session's orphans re-parent to it, to be found and ended after the run."""
+    """Make this process a subreaper: a session's orphans re-parent to it, to be found and ended after the run; and
+    their owner: a side's session ends with this process if it is killed (lifecycle.end_with)."""
+    adopt()
     return become_subreaper()
 
 

@@ -297,6 +297,18 @@ def _report_failure(exc: BaseException, run: _Run, emit) -> None:
         run.history.finish(emit)
 
 
+def _end_with_session() -> None:
+    """Watch the session that asked for this child (the forkserver's client, not its parent): a session SIGKILLed or
+    OOM-killed mid-case runs no cleanup, and the forkserver stays up while a child holds its pipe."""
+    import multiprocessing
+
+    from gpu_budget.isolate.lifecycle import end_with, owner_of
+
+    session = multiprocessing.parent_process()
+    if session is not None:
+        end_with(owner_of(session.pid) or str(session.pid))
+
+
 def main(request: ChildRequest, out_path: str) -> None:
     """Run the request's scenario's prepare or run function (or its command), or probe, and stream the outcome to
     out_path."""
@@ -314,6 +326,7 @@ def main(request: ChildRequest, out_path: str) -> None:
     job, mode, run = request.scenario, request.mode, _Run()
     try:
         os.setpgid(0, 0)  # its own process group: what it leaves running is ended with it (forkserver.run_child)
+        _end_with_session()
         if request.device == "cpu":
             _hide_gpus()
         _refuse_bad_fork()

@@ -5,13 +5,23 @@ exits (a daemonising helper) re-parents to it and stays its descendant; at the
 run's end whatever is left is found by a scan of /proc and killed, until
 nothing is left (one may fork as the others die). Measuring the tree is
 measure/tree.py's; this is the tree's lifecycle.
+
+A process the gate starts also ends with the one that started it (its
+owner): a measured child watches the session that forked it, and an xdist
+worker, an environment's helper, a --gpu-budget-against side's session and a
+bisect step watch the process named in GPU_BUDGET_OWNER. When the owner is
+gone (SIGKILLed, OOM-killed: nothing ran its cleanup), the watcher kills its
+own descendants and exits, so no measured case runs on for nobody.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import select
 import signal
+import sys
+import threading
 import time
 
 from gpu_budget.measure.procfs import read_stat
@@ -63,3 +73,91 @@ def kill_descendants(pid: int, rounds: int = 20) -> list[int]:
                 pass
         time.sleep(0.01)
     return sorted(set(killed))
+
+
+OWNER_ENV = "GPU_BUDGET_OWNER"  # "PID:START" of the process that started this one: it ends with that process
+OWNER_GONE = 255  # the exit code of a process whose owner went first (git bisect run: abort, not skip)
+_POLL_SECONDS = 0.25
+_watched: set[int] = set()
+
+
+def owner_of(pid: int) -> str | None:
+    """The OWNER_ENV value naming process `pid` ("PID:START", the start telling a reused pid apart); None if gone."""
+    stat = read_stat(pid)
+    return None if stat is None else f"{pid}:{stat.start}"
+
+
+def claim() -> str | None:
+    """Name this process the owner of what it starts from now on; the value it replaced, for release()."""
+    previous = os.environ.get(OWNER_ENV)
+    os.environ[OWNER_ENV] = owner_of(os.getpid()) or str(os.getpid())
+    return previous
+
+
+def adopt() -> str | None:
+    """End with the owner this process was started by (OWNER_ENV, if any), and own what it starts from now on; the
+    value it replaced, for release()."""
+    end_with(os.environ.get(OWNER_ENV))
+    return claim()
+
+
+def release(previous: str | None) -> None:
+    """Undo claim(): an in-process session (pytester) leaves the environment as it found it."""
+    if previous is None:
+        os.environ.pop(OWNER_ENV, None)
+    else:
+        os.environ[OWNER_ENV] = previous
+
+
+def end_with(owner: str | None) -> bool:
+    """Watch the process `owner` names ("PID:START", or a bare pid) on a daemon thread; once it is gone, SIGKILL
+    this process's descendants and exit with OWNER_GONE. False where there is nothing to watch (no owner, this
+    process itself, already watched); a value that names no such process is an owner already gone."""
+    if not owner:
+        return False
+    pid_text, _, start = owner.partition(":")
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        raise ValueError(f"{OWNER_ENV}={owner!r}: expected PID:START (a process id and its start time)") from None
+    if pid == os.getpid() or pid in _watched:
+        return False
+    _watched.add(pid)
+    threading.Thread(target=_end_when_gone, args=(pid, start, owner), daemon=True, name="gpu-budget-owner").start()
+    return True
+
+
+def _end_when_gone(pid: int, start: str, owner: str) -> None:
+    _wait_gone(pid, start)
+    print(f"gpu-budget: the process that started this one ({OWNER_ENV}={owner}) has ended; ending pid "
+          f"{os.getpid()} and what it started", file=sys.stderr, flush=True)
+    for _ in range(3):  # again after a pause: another thread of this process may be starting one meanwhile
+        kill_descendants(os.getpid())
+        time.sleep(0.05)
+    os._exit(OWNER_GONE)
+
+
+def _wait_gone(pid: int, start: str) -> None:
+    """Return once process `pid` (started at `start`, where given) has exited: at once where it already has."""
+    try:
+        handle = os.pidfd_open(pid)  # readable once the process exits: no polling, no reused pid
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):  # a kernel before 5.3: poll
+        handle = None
+    try:
+        if not _alive(pid, start):  # exited, or the pid was reused before the watch began
+            return
+        if handle is not None:
+            select.select([handle], [], [])
+            return
+        while _alive(pid, start):
+            time.sleep(_POLL_SECONDS)
+    finally:
+        if handle is not None:
+            os.close(handle)
+
+
+def _alive(pid: int, start: str) -> bool:
+    stat = read_stat(pid)
+    return stat is not None and (not start or str(stat.start) == start)

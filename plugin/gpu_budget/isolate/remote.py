@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_budget.declare.params import Json
-from gpu_budget.isolate import forkserver
+from gpu_budget.isolate import forkserver, lifecycle
 from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
 from gpu_budget.isolate.protocol import ScenarioJob, SnapshotRequest
 from gpu_budget.model.card import Card
@@ -171,6 +171,7 @@ def serve() -> None:
 
     The answers go on a copy of stdout's descriptor; descriptor 1 itself is pointed at stderr before the forkserver
     starts, so what a child prints (the Trainer prints its metrics) never lands among the answers."""
+    lifecycle.adopt()  # a session SIGKILLed mid-case never closes stdin: the helper and its children end with it
     forkserver.GIVEN_PATHS = []
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     sys.stdout.flush()

@@ -22,6 +22,7 @@ from gpu_budget.declare.marks import PROBE, BudgetMark
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
+from gpu_budget.isolate import lifecycle
 from gpu_budget.isolate.protocol import RunChild, SnapshotRequest
 from gpu_budget.judge import failsafe
 from gpu_budget.judge.store import PendingWrite, Staging
@@ -72,6 +73,8 @@ class BudgetSession:
         # the commit measured, read before the session writes anything (its baselines would make the tree dirty)
         self.revision = (revision.state(config.rootpath) if self.options.enabled and self.options.json
                          and not self.is_worker else None)
+        # an xdist worker or a side's session ends with its starter; this one's helpers and workers end with it
+        self.owner_before = lifecycle.adopt() if self.options.enabled else None
 
     @property
     def is_worker(self) -> bool:
@@ -216,6 +219,10 @@ class BudgetSession:
             session.shouldfail = session.shouldfail or "gpu-budget gate failed: " + "; ".join(self.problems)
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_unconfigure(self) -> None:
+        if self.options.enabled:
+            lifecycle.release(self.owner_before)  # an in-process session (pytester) leaves os.environ as it was
 
     def _nothing_measured(self) -> list[str]:
         opts, store = self.options, self.machine.known_store()

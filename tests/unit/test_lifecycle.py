@@ -1,0 +1,83 @@
+"""lifecycle's owner watch: a process started by the gate ends, with what it started, once its owner is gone."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gpu_budget.isolate import lifecycle
+from gpu_budget.isolate.lifecycle import OWNER_ENV, OWNER_GONE
+
+WATCHER = '''
+import subprocess, sys, time
+from gpu_budget.isolate import lifecycle
+
+lifecycle.adopt()
+helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+print(helper.pid, flush=True)
+time.sleep(60)
+'''
+
+
+def _run_watcher(owner: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", WATCHER], env={**os.environ, OWNER_ENV: owner}, capture_output=True,
+                          text=True, timeout=30, check=False)
+
+
+def test_an_owner_already_gone_ends_the_process_and_its_children_at_once():
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    done = _run_watcher(f"{dead.pid}:1")
+    assert done.returncode == OWNER_GONE, done.stderr
+    assert f"{OWNER_ENV}={dead.pid}:1" in done.stderr, done.stderr  # says which owner, so a stale value is found
+    assert all(not _alive(int(pid)) for pid in done.stdout.split())  # its helper, if it got as far as starting it
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
+def test_a_reused_pid_is_not_the_owner():
+    """The start time tells the owner apart from a later process given its pid."""
+    me = lifecycle.owner_of(os.getpid())
+    pid, start = me.split(":")
+    done = _run_watcher(f"{pid}:{int(start) - 1}")
+    assert done.returncode == OWNER_GONE, done.stderr
+
+
+def test_a_live_owner_is_watched_and_the_watch_ends_nothing_while_it_lives():
+    watcher = subprocess.Popen([sys.executable, "-c", WATCHER], env={**os.environ, OWNER_ENV: lifecycle.owner_of(
+        os.getpid())}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert watcher.stdout.readline().strip().isdigit()  # adopted, started its helper, still running
+        assert watcher.poll() is None
+    finally:
+        watcher.kill()
+        watcher.wait()
+
+
+def test_a_bad_owner_value_is_an_error_naming_it():
+    with pytest.raises(ValueError, match=r"GPU_BUDGET_OWNER='abc'"):
+        lifecycle.end_with("abc")
+
+
+def test_nothing_to_watch_for_no_owner_or_this_process():
+    assert not lifecycle.end_with(None)
+    assert not lifecycle.end_with(lifecycle.owner_of(os.getpid()))
+
+
+def test_claim_names_this_process_and_release_restores(monkeypatch):
+    monkeypatch.setenv(OWNER_ENV, "1:2")
+    before = lifecycle.claim()
+    assert before == "1:2"
+    assert os.environ[OWNER_ENV] == lifecycle.owner_of(os.getpid())
+    lifecycle.release(before)
+    assert os.environ[OWNER_ENV] == "1:2"
+    monkeypatch.delenv(OWNER_ENV)
+    lifecycle.release(lifecycle.claim())
+    assert OWNER_ENV not in os.environ
