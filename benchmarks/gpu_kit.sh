@@ -6,8 +6,7 @@
 #
 #   bash benchmarks/gpu_kit.sh ROOT && export PYTHONPATH=ROOT/site-packages     # PYTHON=... picks the interpreter
 #   KIT_WHEELS=DIR KIT_FETCHER=llamafactory_wheels.sh bash benchmarks/gpu_kit.sh ROOT   # another folder's wheels
-#                  (S3's LLaMA-Factory part: bitsandbytes alone, so no main-kit release sits on PYTHONPATH ahead of
-#                  the environment the case makes)
+#                  (S3's LLaMA-Factory part: bitsandbytes alone; the case's environment needs nothing else of a kit)
 #
 # Why the folder must be named site-packages: dill (datasets hashes S1's .map function with it) pickles a
 # module that lives outside sys.prefix and outside any "site-packages" path by value, and pyarrow's types then

@@ -89,8 +89,8 @@ case "$PART" in
     # S3 as its user ran it: LLaMA-Factory's own CLI (`llamafactory-cli train`) in an environment of its own, made from
     # carried wheels alone (GPU_BUDGET_WHEELHOUSE: no index here). carry=[".lfkit"], NOT .whl: its one file
     # (benchmarks/llamafactory_wheels.sh 3.12, here) holds the trimmed overlay and bitsandbytes cut to CUDA 13, and the
-    # main kit's datasets 5, dill, multiprocess and trl would sit on PYTHONPATH ahead of the environment's releases
-    # (so a kit folder of its own too: a warm machine may keep another part's). A probe: the tool twice in 4-bit and the
+    # main kit is not needed: a kit folder of its own (a warm machine may keep another part's; a main kit's releases
+    # would go behind the environment's anyway: isolate/environment.py, BEHIND). A probe: the tool twice in 4-bit and the
     # S3 runner once, their peaks in the report's note, nothing recorded; tiny, the only scale the case has
     llamafactory) FILES=(memtests/test_s3_llamafactory.py); SELECT="beside_the_runner"; SCALE=tiny
           LF=/tmp/gpu-budget-lf KIT=/tmp/gpu-budget-kit-lf

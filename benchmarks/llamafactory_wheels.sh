@@ -17,8 +17,8 @@
 # never imports; benchmarks/llamafactory_kit.py records what was left out and the sizes. Even trimmed, the wheels
 # (numpy 1.26.4 and scipy 1.17.1 under LLaMA-Factory's numpy<2 cap) outweigh a device call's 64 MiB with the working
 # tree: benchmarks/lf_pack.py re-stores them uncompressed in one xz tar (NO_PACK=1 skips it; minutes of one core).
-# The main kit (.whl/, gpu_wheels.sh) is not part of this: its datasets 5, dill, multiprocess and trl would sit on
-# PYTHONPATH ahead of this environment's own releases.
+# The main kit (.whl/, gpu_wheels.sh) is not part of this: the environment needs nothing of it (and a kit on PYTHONPATH
+# goes behind the environment's own releases: isolate/environment.py, BEHIND).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${1:?usage: llamafactory_wheels.sh PYTHON_VERSION (major.minor of the GPU host python3, e.g. 3.12)}

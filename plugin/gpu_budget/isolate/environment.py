@@ -68,6 +68,9 @@ from gpu_budget.model.result import EnvironmentRecord
 TOOLS = ("uv", "pip")
 COMPLETE = ".gpu-budget-complete"  # written last: a venv without it was cut off, and is made again
 PTH = "zz-gpu-budget-running.pth"
+# the installed-package folders a PYTHONPATH held (a carried kit's): the venv puts them behind its own site folder, as
+# it puts the running environment's, so no release there shadows the overlay's (split_paths, Remote)
+BEHIND = "GPU_BUDGET_BEHIND"
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 TOOL_TIMEOUT = 1800  # seconds for one resolve or install
 LOCK_WAIT = 0.05  # seconds on the lock past which a record says it waited for another process making it
@@ -132,6 +135,24 @@ def running_versions() -> dict[str, str]:
         if name and canonical(name) not in found:
             found[canonical(name)] = _public(dist.version)
     return dict(sorted(found.items()))
+
+
+def split_paths(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """`paths` (a PYTHONPATH's folders) as (the ones to keep first, the ones to put behind an environment's own site
+    folder): a folder holding installed distributions goes behind, a project's folder of modules stays first."""
+    first: list[str] = []
+    behind: list[str] = []
+    for path in dict.fromkeys(p for p in paths if p):
+        (behind if _holds_distributions(path) else first).append(path)
+    return first, behind
+
+
+def _holds_distributions(folder: str) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.name.endswith((".dist-info", ".egg-info")) for e in entries)
+    except OSError:
+        return False
 
 
 def running_sites() -> list[str]:
@@ -255,8 +276,10 @@ def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[st
         _run([sys.executable, "-m", "venv", "--without-pip", str(folder)], "install", "python -m venv failed")
     python = _python_of(folder)
     # a .pth line that imports runs at startup, after the venv's own folder is on sys.path: addsitedir appends, and
-    # reads the running folders' own .pth files (an editable install's path among them)
-    Path(_site_of(python), PTH).write_text("".join(f"import site; site.addsitedir({p!r})\n" for p in sites))
+    # reads the running folders' own .pth files (an editable install's path among them); BEHIND's first, as a
+    # PYTHONPATH comes before site-packages
+    behind = f"import os, site; list(map(site.addsitedir, filter(None, os.environ.get({BEHIND!r}, '').split(os.pathsep))))\n"
+    Path(_site_of(python), PTH).write_text(behind + "".join(f"import site; site.addsitedir({p!r})\n" for p in sites))
     install = ([*tool.argv, "pip", "install", "--quiet", "--python", str(python), "--no-deps", *offline, *pins]
                if tool.name == "uv" else
                [*tool.argv, "--python", str(python), "install", "--quiet", "--no-input", "--no-deps", *offline, *pins])
@@ -315,7 +338,8 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
         return EnvironmentRecord(requirements, {}, named, "", memory.tool, round(time.monotonic() - t0, 3), True,
                                  sys.executable)
     sites = running_sites()
-    key = _digest({"python": sys.executable, "version": sys.version, "sites": sites, "overlay": overlay})
+    key = _digest({"python": sys.executable, "version": sys.version, "sites": sites, "overlay": overlay,
+                   "pth": BEHIND})  # a venv whose .pth reads no BEHIND is not this one
     folder = root / f"env-{key}"
     asked = time.monotonic()
     with _locked(root / f"env-{key}.lock"), memory.kept():

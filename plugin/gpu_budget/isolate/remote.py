@@ -31,6 +31,7 @@ from pathlib import Path
 
 from gpu_budget.declare.params import Json
 from gpu_budget.isolate import forkserver, lifecycle
+from gpu_budget.isolate.environment import BEHIND, split_paths
 from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
 from gpu_budget.isolate.protocol import ScenarioJob, SnapshotRequest
 from gpu_budget.model.card import Card
@@ -84,9 +85,11 @@ class Remote:
     def __init__(self, python: str, paths: list[str]) -> None:
         self.python = python
         bin_dir = str(Path(python).parent)
+        given = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        first, behind = split_paths([*paths, *given])  # a kit's releases behind the environment's (environment.BEHIND)
         env = {**os.environ, "VIRTUAL_ENV": str(Path(bin_dir).parent),
                "PATH": os.pathsep.join(filter(None, [bin_dir, os.environ.get("PATH")])),
-               "PYTHONPATH": os.pathsep.join(filter(None, [*paths, os.environ.get("PYTHONPATH")]))}
+               "PYTHONPATH": os.pathsep.join(first), BEHIND: os.pathsep.join(behind)}
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  kept for the message of a helper that died
         self.proc = subprocess.Popen([python, "-m", "gpu_budget.isolate.remote"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, env=env, text=True, bufsize=1)
