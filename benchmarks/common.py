@@ -122,6 +122,13 @@ def span(values: list[float], fmt: str) -> str:
     return f"{min(values):{fmt}} .. {max(values):{fmt}}" if values else "-"
 
 
+def session_environ(paths: list[str], **env: str) -> dict[str, str]:
+    """The environment of a benchmark's own gated pytest process: CI unset (a case without a baseline would fail),
+    `paths` ahead on PYTHONPATH, `env` added."""
+    pythonpath = os.pathsep.join(filter(None, [*paths, os.environ.get("PYTHONPATH")]))
+    return {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONPATH": pythonpath, **env}
+
+
 def one_case_session(folder: Path, kind: str, args: list[str], paths: list[str],
                      env: dict[str, str]) -> tuple[dict, int, float, tuple[float, ...]]:
     """One fresh `pytest --gpu-budget` process over a project of one case (CI unset, `paths` ahead on PYTHONPATH,
@@ -129,8 +136,7 @@ def one_case_session(folder: Path, kind: str, args: list[str], paths: list[str],
     report = folder / f"report-{kind}-{time.monotonic_ns()}.json"
     cmd = [sys.executable, "-m", "pytest", "--gpu-budget", "-q", "--gpu-budget-baselines", str(folder / "baselines"),
            "--gpu-budget-json", str(report), *args]
-    pythonpath = os.pathsep.join(filter(None, [*paths, os.environ.get("PYTHONPATH")]))
-    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONPATH": pythonpath, **env}
+    env = session_environ(paths, **env)
     load_start = os.getloadavg()
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, check=False)

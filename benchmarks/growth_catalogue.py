@@ -46,7 +46,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, ROOT, missing, ran, write
+from benchmarks.common import MIB, RESULTS, ROOT, missing, ran, session_environ, write
 from benchmarks.growth_shapes import BERT_PY, LOADER_PY, SHAPES_PY
 
 SECTION = "growth"
@@ -161,9 +161,8 @@ def session(folder: Path, stage: str, select: list[str], baselines: Path, extra:
     report = folder / f"report-{stage}-{time.monotonic_ns()}.json"
     cmd = [sys.executable, "-m", "pytest", "--gpu-budget", "-q", "-n", "2", "--gpu-budget-baselines", str(baselines),
            "--gpu-budget-json", str(report), *extra, *select]
-    paths = os.pathsep.join(filter(None, [str(ROOT / "memtests"), str(ROOT), os.environ.get("PYTHONPATH")]))
-    environ = {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONPATH": paths,
-               "GPU_BUDGET_ASSETS": str(folder / "assets"), **(env or {})}
+    environ = session_environ([str(ROOT / "memtests"), str(ROOT)], GPU_BUDGET_ASSETS=str(folder / "assets"),
+                              **(env or {}))
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=folder, env=environ, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0

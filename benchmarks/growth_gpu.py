@@ -58,7 +58,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, ROOT, write
+from benchmarks.common import MIB, RESULTS, ROOT, session_environ, write
 from benchmarks.growth_catalogue import BUDGET, DECLARED, LEAKS
 from gpu_budget.judge import growth
 from gpu_budget.judge.compare import SPREAD_MULTIPLE
@@ -152,9 +152,8 @@ def session(folder: Path, index: int, cases: dict[str, float], device: str, log:
            f"--gpu-budget-timeout={CHILD_TIMEOUT_S}", "--gpu-budget-baselines", str(project / "baselines"),
            "--gpu-budget-json", str(report), *(["--gpu-budget-require-gpu"] if device == "cuda" else []),
            "test_runs.py"]
-    paths = os.pathsep.join(filter(None, [str(ROOT / "memtests"), str(ROOT), os.environ.get("PYTHONPATH")]))
-    environ = {**{k: v for k, v in os.environ.items() if k != "CI"}, "PYTHONPATH": paths,
-               "GPU_BUDGET_ASSETS": os.environ.get("GPU_BUDGET_ASSETS") or str(folder / "assets")}
+    environ = session_environ([str(ROOT / "memtests"), str(ROOT)],
+                              GPU_BUDGET_ASSETS=os.environ.get("GPU_BUDGET_ASSETS") or str(folder / "assets"))
     t0 = time.perf_counter()
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, cwd=project, env=environ, stdout=out, stderr=subprocess.STDOUT)
