@@ -58,11 +58,7 @@ remote.measure(Scenario(name="slow", run="runners:sleeps").to_json("tiny"), here
 
 
 def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] not in "ZX"
-    except OSError:
-        return False
+    return procfs.read_stat(pid) is not None  # None: gone, or a zombie
 
 
 def _wait_for(path, seconds: float = 90) -> list[int]:

@@ -8,6 +8,7 @@ import pytest
 
 from gpu_budget.isolate import lifecycle
 from gpu_budget.isolate.lifecycle import OWNER_ENV, OWNER_GONE
+from gpu_budget.measure import procfs
 
 WATCHER = '''
 import subprocess, sys, time
@@ -35,11 +36,7 @@ def test_an_owner_already_gone_ends_the_process_and_its_children_at_once():
 
 
 def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] not in "ZX"
-    except OSError:
-        return False
+    return procfs.read_stat(pid) is not None  # None: gone, or a zombie
 
 
 def test_a_reused_pid_is_not_the_owner():
