@@ -28,6 +28,7 @@ from benchmarks import (
     overhead,
     preload_cost,
     repeatability,
+    session_endings,
     setups,
     stored_spread,
     suite,
@@ -44,6 +45,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("tree_sum", tree_sum),  # 1c
     ("overhead", overhead),  # 2
     ("isolation", isolation_cost),  # 3
+    ("session_endings", session_endings),  # 3b
     ("repeatability", repeatability),  # 4
     ("detection", detection_power),  # 5
     ("command_noise", command_noise),  # 5b

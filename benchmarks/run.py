@@ -16,6 +16,8 @@ pytest sessions of a Trainer script, over ten minutes on a busy machine).
     python -m benchmarks.run --only sweep_cost                 # environments made, a sweep's false alarms and wall time
     python -m benchmarks.run --only gate_levers                # what the tiny gate's levers take out, in CPU s
     python -m benchmarks.run --only gate_order                 # the gate before and after its order's hook, 11 sessions
+    python -m benchmarks.run --only session_endings            # sessions ended early, 35 of them (this checkout alone;
+                                                               # the module's --before measures a base side by side)
     python -m benchmarks.run --report                          # only rewrite RESULTS.md
 """
 
@@ -34,6 +36,7 @@ SECTIONS = {  # section -> module (the order they run in)
     "tree_sum": "benchmarks.tree_sum",
     "overhead": "benchmarks.overhead",
     "isolation": "benchmarks.isolation_cost",
+    "session_endings": "benchmarks.session_endings",
     "repeatability": "benchmarks.repeatability",
     "detection": "benchmarks.detection_power",
     "command_noise": "benchmarks.command_noise",
@@ -55,7 +58,7 @@ SECTIONS = {  # section -> module (the order they run in)
 # sweep_cost makes 6 environments and runs 20 pytest sessions (17 min there); gate_order runs the whole tiny gate
 # 11 times (27 min there)
 DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise", "growth", "stored_spread", "against",
-                                            "sweep_cost", "gate_order")]
+                                            "sweep_cost", "gate_order", "session_endings")]
 
 
 def main() -> None:

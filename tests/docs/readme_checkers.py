@@ -245,6 +245,22 @@ def readme_isolation_step() -> list[str]:
                  f"imported, took {iso['forkserver_start_s']:.1f} s, once per session")
 
 
+def measuring_session_endings() -> list[str]:
+    """The early endings sentence of "Isolation" is benchmarks/results/session_endings.json (RESULTS 3b)."""
+    from benchmarks.session_endings import ENDINGS
+
+    data = load("benchmarks/results/session_endings.json")
+    this = [r for r in data["rows"] if r["side"] == "this"]
+    before = [r for r in data["rows"] if r["side"] == "before"]
+    reps = {sum(1 for r in this if r["ending"] == e) for e in ENDINGS}
+    assert len(reps) == 1 and not any(r["left"] for r in this)
+    return shows(section(MEASURING, "# How it measures", "2. **Host RAM.**"),
+                 f"Ended early in {len(ENDINGS)} ways, {reps.pop()} sessions each",
+                 f"the last was gone at most {max(r['gone_s'] for r in this):.2f} s after the signal",
+                 f"left its case running {data['linger_s']:.0f} s later in {sum(1 for r in before if r['left'])} of "
+                 f"{len(before)}.")
+
+
 def readme_process_tree() -> list[str]:
     from benchmarks.tree_spikes import UssSampler, tree_totals
     from gpu_budget.measure.tree import ProcessTree
@@ -558,7 +574,7 @@ DOC_CHECKERS = {  # the docs/ pages README's sections moved to, each with the ch
                 declaring_card_exploration),
     REAL_SCALE: (readme_real_scale_run,),
     FIXES: (readme_remediation_table, readme_remediation_example),
-    MEASURING: (readme_isolation_step, readme_process_tree, readme_nvml_interval),
+    MEASURING: (readme_isolation_step, measuring_session_endings, readme_process_tree, readme_nvml_interval),
     BASELINES: (readme_tiny_tolerance, readme_plugin_test, readme_real_scale_spreads, readme_allocator, readme_setups),
     BENCHMARKS: (readme_spikes, readme_overhead, readme_benchmarks_isolation, readme_suite_time, readme_gate_order),
     CI: (readme_checkpoints, readme_plot),
