@@ -146,9 +146,9 @@ class AllocatorPhase(Fields):
 def replay(log: list[tuple[int, int]], marks: list[tuple[int, str]], expandable: bool = False) -> list[AllocatorPhase]:
     """Each phase's peaks of allocated and reserved bytes when the log's storages go through the allocator.
 
-    log: (storage id, +bytes at allocation / -bytes at free), in order; marks: (log index, phase name). The
-    peaks restart at each phase, as the gate's meter resets them; reserved never shrinks (nothing empties the
-    cache)."""
+    log: (storage id, +bytes at allocation / -bytes at free, or EMPTY_CACHE where the run emptied the cache), in
+    order; marks: (log index, phase name). The peaks restart at each phase, as the gate's meter resets them;
+    reserved shrinks only at an EMPTY_CACHE entry."""
     sim, blocks, rows = CachingAllocator(expandable=expandable), {}, []
     starts = dict(marks)
     phase = None
