@@ -33,10 +33,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import ROOT, missing, ran, session_environ, write
-
-sys.path.insert(0, str(ROOT / "tests"))
-from local_wheels import write_wheel
-
+from benchmarks.local_wheel import write_wheel
 from gpu_budget.isolate import lifecycle
 from gpu_budget.measure import procfs
 
