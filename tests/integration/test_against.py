@@ -205,9 +205,9 @@ def _alive(pid: int) -> bool:
     return procfs.read_stat(pid) is not None
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_an_interrupted_run_removes_the_worktree_and_leaves_no_process(project, sig):
-    """Against HEAD with a change in the working tree (head is the tree as it is); stopped while base measures."""
+def _measuring_base(project) -> tuple[subprocess.Popen, Path]:
+    """Against HEAD with a change in the working tree (head is the tree as it is), started and waited for until the
+    base session's measured child runs (it sleeps); the run and the file its child's pid is in."""
     (project.path / "runners.py").write_text(SLEEPER)
     commit(project.path, "a runner that sleeps")
     (project.path / "README").write_text("uncommitted\n")
@@ -216,10 +216,17 @@ def test_an_interrupted_run_removes_the_worktree_and_leaves_no_process(project, 
                "-k", "fn"]
     parent = subprocess.Popen(command, cwd=project.path, env={**os.environ, "PIDS": str(pids)},
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return parent, pids
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_run_removes_the_worktree_and_leaves_no_process(project, sig):
+    """Stopped while base measures: the run cleans up after itself."""
+    parent, pids = _measuring_base(project)
     try:
-        deadline = time.monotonic() + 60
-        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
-            time.sleep(0.1)
         assert pids.exists(), "the base session's measured child never started"
         assert git(project.path, "worktree", "list", "--porcelain").count("worktree ") == 2  # base checked out
         parent.send_signal(sig)
@@ -235,6 +242,25 @@ def test_an_interrupted_run_removes_the_worktree_and_leaves_no_process(project, 
         time.sleep(0.1)
     assert not _alive(child), f"the measured child {child} outlived the run"
     assert_clean(project)
+
+
+def test_a_killed_run_takes_the_sides_case_with_it(project):
+    """SIGKILLed while base measures, nothing of the run cleans up; the base session and its child end with it
+    (lifecycle.end_with: they watch the run that started them). The worktree stays: no process was left to remove
+    it."""
+    parent, pids = _measuring_base(project)
+    try:
+        assert pids.exists(), "the base session's measured child never started"
+        parent.kill()
+        parent.communicate(timeout=60)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    child = int(pids.read_text().split()[0])
+    deadline = time.monotonic() + 15
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child), f"the measured child {child} outlived the killed run"
 
 
 BROKEN = "def run(ctx):\n    raise RuntimeError('broken at this commit')\n"
