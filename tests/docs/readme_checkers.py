@@ -245,8 +245,9 @@ def readme_isolation_step() -> list[str]:
                  f"imported, took {iso['forkserver_start_s']:.1f} s, once per session")
 
 
-def measuring_session_endings() -> list[str]:
-    """The early endings sentence of "Isolation" is benchmarks/results/session_endings.json (RESULTS 3b)."""
+def _session_endings() -> dict:
+    """benchmarks/results/session_endings.json (RESULTS 3b) as the docs quote it: endings, sessions each, the slowest
+    clean-up, and how many of the sessions at the base commit left their case running."""
     from benchmarks.session_endings import ENDINGS
 
     data = load("benchmarks/results/session_endings.json")
@@ -254,11 +255,28 @@ def measuring_session_endings() -> list[str]:
     before = [r for r in data["rows"] if r["side"] == "before"]
     reps = {sum(1 for r in this if r["ending"] == e) for e in ENDINGS}
     assert len(reps) == 1 and not any(r["left"] for r in this)
+    return {"ways": len(ENDINGS), "each": reps.pop(), "slowest": f"{max(r['gone_s'] for r in this):.2f}",
+            "linger": f"{data['linger_s']:.0f}", "left": sum(1 for r in before if r["left"]), "before": len(before),
+            "commit": data["before"]["commit"][:7]}
+
+
+def measuring_session_endings() -> list[str]:
+    """The early endings sentence of "Isolation"."""
+    e = _session_endings()
     return shows(section(MEASURING, "# How it measures", "2. **Host RAM.**"),
-                 f"Ended early in {len(ENDINGS)} ways, {reps.pop()} sessions each",
-                 f"the last was gone at most {max(r['gone_s'] for r in this):.2f} s after the signal",
-                 f"left its case running {data['linger_s']:.0f} s later in {sum(1 for r in before if r['left'])} of "
-                 f"{len(before)}.")
+                 f"Ended early in {e['ways']} ways, {e['each']} sessions each",
+                 f"the last was gone at most {e['slowest']} s after the signal",
+                 f"left its case running {e['linger']} s later in {e['left']} of {e['before']}.")
+
+
+def benchmarks_session_endings() -> list[str]:
+    """The early endings line of docs/benchmarks.md."""
+    e = _session_endings()
+    return shows(section(BENCHMARKS, "- **Early endings**", "- **Repeatability"),
+                 f"sessions ended {e['ways']} ways, {e['each']} sessions each",
+                 f"the last was gone at most {e['slowest']} s after the signal",
+                 f"`{e['commit']}`, before the owner watch, run beside it, left its case running {e['linger']} s later "
+                 f"in {e['left']} of {e['before']}.")
 
 
 def readme_process_tree() -> list[str]:
@@ -576,6 +594,7 @@ DOC_CHECKERS = {  # the docs/ pages README's sections moved to, each with the ch
     FIXES: (readme_remediation_table, readme_remediation_example),
     MEASURING: (readme_isolation_step, measuring_session_endings, readme_process_tree, readme_nvml_interval),
     BASELINES: (readme_tiny_tolerance, readme_plugin_test, readme_real_scale_spreads, readme_allocator, readme_setups),
-    BENCHMARKS: (readme_spikes, readme_overhead, readme_benchmarks_isolation, readme_suite_time, readme_gate_order),
+    BENCHMARKS: (readme_spikes, readme_overhead, readme_benchmarks_isolation, benchmarks_session_endings,
+                 readme_suite_time, readme_gate_order),
     CI: (readme_checkpoints, readme_plot),
 }
