@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from git_project import PYTESTER_FILES, commit, git, git_environment
 
+from gpu_budget.against.worktree import checked_out, remove_abandoned, repo_at, resolve
 from gpu_budget.measure import procfs
 
 RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
@@ -244,10 +245,10 @@ def test_an_interrupted_run_removes_the_worktree_and_leaves_no_process(project, 
     assert_clean(project)
 
 
-def test_a_killed_run_takes_the_sides_case_with_it(project):
+def test_a_killed_run_takes_the_sides_case_with_it_and_the_next_removes_its_worktree(project):
     """SIGKILLed while base measures, nothing of the run cleans up; the base session and its child end with it
-    (lifecycle.end_with: they watch the run that started them). The worktree stays: no process was left to remove
-    it."""
+    (lifecycle.end_with: they watch the run that started them). Its worktree stays until the next run's
+    checked_out removes the worktrees whose run is gone (remove_abandoned, called here alone)."""
     parent, pids = _measuring_base(project)
     try:
         assert pids.exists(), "the base session's measured child never started"
@@ -261,6 +262,18 @@ def test_a_killed_run_takes_the_sides_case_with_it(project):
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(child), f"the measured child {child} outlived the killed run"
+    listed = git(project.path, "worktree", "list", "--porcelain")
+    assert listed.count("worktree ") == 2, listed  # the killed run's, left
+    removed = remove_abandoned(repo_at(project.path, "HEAD"))
+    assert len(removed) == 1 and not removed[0].parent.exists(), removed
+    assert git(project.path, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_a_running_runs_worktree_is_not_taken_for_abandoned(project):
+    repo = repo_at(project.path, "HEAD")
+    with checked_out(repo, resolve(repo, "HEAD")) as tree:
+        assert remove_abandoned(repo) == [] and tree.is_dir()  # its owner, this process, runs
+    assert git(project.path, "worktree", "list", "--porcelain").count("worktree ") == 1
 
 
 BROKEN = "def run(ctx):\n    raise RuntimeError('broken at this commit')\n"

@@ -78,3 +78,14 @@ def test_claim_names_this_process_and_release_restores(monkeypatch):
     monkeypatch.delenv(OWNER_ENV)
     lifecycle.release(lifecycle.claim())
     assert OWNER_ENV not in os.environ
+
+
+def test_running_tells_a_live_owner_from_a_gone_one():
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    me = lifecycle.owner_of(os.getpid())
+    assert lifecycle.running(me) and lifecycle.running(str(os.getpid()))
+    assert not lifecycle.running(f"{dead.pid}:1")
+    assert not lifecycle.running(me.split(":")[0] + ":1")  # this pid, another start: a reused pid
+    with pytest.raises(ValueError, match=r"GPU_BUDGET_OWNER='x:1'"):
+        lifecycle.running("x:1")

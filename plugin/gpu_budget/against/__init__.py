@@ -175,7 +175,7 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, roo
     log(f"gpu-budget against {ref.given}: base {ref.short}, head {repo.head[:10]}{dirty}: a fresh session each, then "
         f"a pair more of the cases it cannot tell")
     adopt_orphans()
-    with sigterm_raises(), checked_out(repo, ref) as tree, tempfile.TemporaryDirectory(prefix="gpu-budget-runs-") as tmp:
+    with sigterm_raises(), checked_out(repo, ref, log) as tree, tempfile.TemporaryDirectory(prefix="gpu-budget-runs-") as tmp:
         scratch = Path(tmp)
         base = Side("base", ref.commit, tree / here.relative_to(repo.top))
         head = Side("head", repo.head, here)

@@ -238,7 +238,7 @@ class Found:
 def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log=print) -> Found:
     """The reference measured at GOOD, then git bisect run over GOOD..BAD, in a worktree removed afterwards."""
     adopt_orphans()
-    with sigterm_raises(), checked_out(repo, good) as tree, tempfile.TemporaryDirectory(prefix="gpu-budget-runs-") as tmp:
+    with sigterm_raises(), checked_out(repo, good, log) as tree, tempfile.TemporaryDirectory(prefix="gpu-budget-runs-") as tmp:
         scratch = Path(tmp)
         folder = tree / here.relative_to(repo.top)
         row, why = measure(folder, good.commit, args, scratch, 0)

@@ -5,7 +5,9 @@ checkout, its index and its branch are never touched. The worktree is removed
 (`git worktree remove --force`, then the folder) when the `with` block ends,
 whether it ends normally, by an error, by Ctrl-C (SIGINT) or by SIGTERM (a CI
 job's timeout): SIGTERM is turned into an exception for the block's duration
-so the cleanup runs.
+so the cleanup runs. A SIGKILLed run removes nothing, so each worktree's
+folder names the run that made it, and the next run removes those whose run
+is gone (a self-hosted runner keeps /tmp from job to job).
 
 Every problem is an `AgainstError` naming the value given: not a git
 repository, REF not found, a path given on the command line missing at REF.
@@ -14,6 +16,7 @@ repository, REF not found, a path given on the command line missing at REF.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import subprocess
@@ -22,7 +25,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpu_budget.isolate import lifecycle
+
 OPTION = "--gpu-budget-against"
+HOLDER = "gpu-budget-against-"  # the prefix of a worktree's temporary folder
+OWNER_FILE = "owner"  # in that folder: the run that made the worktree, as lifecycle.owner_of names it
 
 
 class AgainstError(Exception):
@@ -113,9 +120,14 @@ def sigterm_raises() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def checked_out(repo: Repo, ref: Ref) -> Iterator[Path]:
-    """A detached worktree of REF's commit in a temporary folder, removed when the block ends however it ends."""
-    holder = Path(tempfile.mkdtemp(prefix="gpu-budget-against-"))
+def checked_out(repo: Repo, ref: Ref, log=None) -> Iterator[Path]:
+    """A detached worktree of REF's commit in a temporary folder, removed when the block ends however it ends; first,
+    those that killed runs left (said through `log`)."""
+    for left in remove_abandoned(repo):
+        if log is not None:
+            log(f"gpu-budget against: removed {left}, the worktree of a run that was killed before it could")
+    holder = Path(tempfile.mkdtemp(prefix=HOLDER))
+    (holder / OWNER_FILE).write_text(lifecycle.owner_of(os.getpid()) or str(os.getpid()))
     tree = holder / "base"
     try:
         added = git(["worktree", "add", "--detach", str(tree), ref.commit], repo.top)
@@ -126,6 +138,25 @@ def checked_out(repo: Repo, ref: Ref) -> Iterator[Path]:
     finally:
         remove(repo, tree)
         shutil.rmtree(holder, ignore_errors=True)
+
+
+def remove_abandoned(repo: Repo) -> list[Path]:
+    """The worktrees of this repository that an --against run made and whose run is gone, removed with their
+    folders; a worktree without the owner file (not this plugin's, or an older one's) is left as it is."""
+    gone = []
+    for line in git(["worktree", "list", "--porcelain"], repo.top).stdout.splitlines():
+        tree = Path(line.removeprefix("worktree "))
+        if not line.startswith("worktree ") or tree.name != "base" or not tree.parent.name.startswith(HOLDER):
+            continue
+        try:
+            owner = (tree.parent / OWNER_FILE).read_text().strip()
+        except OSError:
+            continue
+        if owner and not lifecycle.running(owner):
+            remove(repo, tree)
+            shutil.rmtree(tree.parent, ignore_errors=True)
+            gone.append(tree)
+    return gone
 
 
 def remove(repo: Repo, tree: Path) -> None:

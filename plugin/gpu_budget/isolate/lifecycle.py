@@ -109,17 +109,27 @@ def release(previous: str | None) -> None:
         os.environ[OWNER_ENV] = previous
 
 
+def running(owner: str) -> bool:
+    """Whether the process an OWNER_ENV value names ("PID:START", or a bare pid) still runs."""
+    pid, start = _parse(owner)
+    return _alive(pid, start)
+
+
+def _parse(owner: str) -> tuple[int, str]:
+    pid_text, _, start = owner.partition(":")
+    try:
+        return int(pid_text), start
+    except ValueError:
+        raise ValueError(f"{OWNER_ENV}={owner!r}: expected PID:START (a process id and its start time)") from None
+
+
 def end_with(owner: str | None) -> bool:
     """Watch the process `owner` names ("PID:START", or a bare pid) on a daemon thread; once it is gone, SIGKILL
     this process's descendants and exit with OWNER_GONE. False where there is nothing to watch (no owner, this
     process itself, already watched); a value that names no such process is an owner already gone."""
     if not owner:
         return False
-    pid_text, _, start = owner.partition(":")
-    try:
-        pid = int(pid_text)
-    except ValueError:
-        raise ValueError(f"{OWNER_ENV}={owner!r}: expected PID:START (a process id and its start time)") from None
+    pid, start = _parse(owner)
     if pid == os.getpid() or pid in _watched:
         return False
     _watched.add(pid)
