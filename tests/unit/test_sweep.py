@@ -95,8 +95,13 @@ def test_an_environment_that_cannot_be_made_says_why_and_what_failing_took():
     assert environment_lines([tried, waiting])[0].startswith(
         "environment transformers==4.20.0 cannot be made: failed in 20.0 s (pip); 1 other process(es) waited for "
         "that, 19.50 s at most: ")
+    instant = replace(tried, seconds=0.0, waited=0.0)  # it waited, too briefly to count: still not a try of its own
+    assert environment_lines([tried, instant])[0].startswith(
+        "environment transformers==4.20.0 cannot be made: failed in 20.0 s (pip); 1 other process(es) waited for "
+        "that, 0.00 s at most: ")
+    assert instant.to_json()["waited"] == 0.0 and "waited" not in tried.to_json()
     assert environment_lines([OLD, tried])[0].startswith("environment transformers==5.17.0 (installs ")
-    for record in (tried, recalled):
+    for record in (tried, recalled, instant):
         assert EnvironmentRecord.from_json(record.to_json()) == record
     assert recalled.to_json()["remembered"] is True and "error" not in OLD.to_json()
     assert "remembered" not in OLD.to_json() and "remembered" not in tried.to_json()

@@ -60,7 +60,7 @@ class EnvironmentFailed(Exception):
     def record(self, requirements: Sequence[str]) -> EnvironmentRecord:
         """The failure as the JSON report's "environments" lists it (waited: all of it, where another tried)."""
         return EnvironmentRecord(tuple(requirements), {}, {}, "", self.tool, self.seconds, False, "",
-                                 waited=self.seconds if self.by_another else 0.0, error=self.error,
+                                 waited=self.seconds if self.by_another else None, error=self.error,
                                  remembered=self.remembered)
 
 

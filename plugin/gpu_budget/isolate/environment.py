@@ -358,7 +358,7 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
     left_out = wheels.unmet(overlay, running) if wheels is not None else ()  # the carried resolution's trims
     return EnvironmentRecord(requirements, overlay, named, key, memory.tool, round(time.monotonic() - t0, 3), cached,
                              str(_python_of(folder)), tuple(sorted({*conflicts(overlay), *left_out})),
-                             round(waited, 3) if waited >= LOCK_WAIT else 0.0)
+                             round(waited, 3) if waited >= LOCK_WAIT else None)
 
 
 def conflicts(overlay: Mapping[str, str]) -> tuple[str, ...]:

@@ -109,7 +109,8 @@ class EnvironmentRecord(Fields):
     is empty and the case runs in the running environment itself). seconds: resolving and making it, or finding
     it made (cached). conflicts: running packages it leaves in place whose own requirements its versions break
     (isolate/environment.py, conflicts): what imports them there may fail. waited: the part of `seconds` spent
-    waiting while another process (an xdist worker) made it, 0.0 where it did not wait. error: why it could not
+    waiting while another process (an xdist worker) made it, or failed to; None where it did not wait (0.0 is a
+    wait too short to count in seconds). error: why it could not
     be made (the tool's key line; "" where it was made): then `seconds` is what failing took this time, and
     `remembered` says the failure was read from an earlier session's attempt (isolate/env_failures.py), not tried.
     """
@@ -123,21 +124,22 @@ class EnvironmentRecord(Fields):
     cached: bool
     python: str
     conflicts: tuple[str, ...] = ()
-    waited: float = 0.0
+    waited: float | None = None
     error: str = ""
     remembered: bool = False
 
     def to_json(self) -> JsonObject:
         out = {**self._json(), "requirements": list(self.requirements), "overlay": dict(self.overlay),
                "named": dict(self.named), "conflicts": list(self.conflicts)}
-        absent = ("conflicts", "waited", "error", "remembered")
-        return {k: v for k, v in out.items() if k not in absent or v}  # absent where none
+        absent = ("conflicts", "error", "remembered")
+        return {k: v for k, v in out.items()
+                if (k not in absent or v) and (k != "waited" or v is not None)}  # absent where none
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> EnvironmentRecord:
         return cls(tuple(data["requirements"]), dict(data["overlay"]), dict(data["named"]), data["key"], data["tool"],
                    data["seconds"], data["cached"], data["python"], tuple(data.get("conflicts", ())),
-                   data.get("waited", 0.0), data.get("error", ""), data.get("remembered", False))
+                   data.get("waited"), data.get("error", ""), data.get("remembered", False))
 
     @property
     def described(self) -> str:

@@ -80,9 +80,9 @@ def environment_lines(records: Iterable[EnvironmentRecord]) -> list[str]:
         how = [f"made in {first[0].seconds:.1f} s ({first[0].tool})"] if first else []
         if found:
             how.append(f"found made {len(found)} time(s), in {max(r.seconds for r in found):.2f} s at most")
-            waited = max(r.waited for r in found)
-            if waited:
-                how[-1] += f" ({waited:.2f} s of it waiting while another process made it)"
+            waits = [r.waited for r in found if r.waited is not None]
+            if waits:
+                how[-1] += f" ({max(waits):.2f} s of it waiting while another process made it)"
         lines.append(f"environment {', '.join(requirements)} ({held}): {'; '.join(how)}")
         lines += [f"  it breaks a running package's requirement: {c}; what imports that package there may fail"
                   for c in made[0].conflicts]
@@ -90,8 +90,8 @@ def environment_lines(records: Iterable[EnvironmentRecord]) -> list[str]:
 
 
 def _failed_line(requirements: tuple[str, ...], failed: list[EnvironmentRecord]) -> str:
-    tried = [r for r in failed if not (r.remembered or r.waited)]
-    waited = [r.waited for r in failed if r.waited]
+    tried = [r for r in failed if not r.remembered and r.waited is None]
+    waited = [r.waited for r in failed if r.waited is not None]
     recalled = [r.seconds for r in failed if r.remembered]
     how = [f"failed in {max(r.seconds for r in tried):.1f} s ({tried[0].tool})"] if tried else []
     if waited:
