@@ -48,32 +48,36 @@ MALLOC_MODES = ("steady", "system")
 _POLL_SECONDS = 0.02
 _context = None
 _started: tuple[tuple[str, ...], str] | None = None  # the running forkserver's (preload, dispatch)
+_environment: dict[str, str] = {}  # what its environment adds: the dispatch pin, the children's folders
 
 
 def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2"):
-    """The session's forkserver context, started on the first call with this preload and kernel-dispatch pin.
+    """The session's forkserver context, started on the first call with this preload and kernel-dispatch pin, and
+    started again the same way where it died since (the OOM killer may pick it: it holds torch).
 
     The pin (dispatch.pin_env) goes into the forkserver's environment only, so
     every measured child inherits it and this process is left as it was.
+    multiprocessing would restart a dead forkserver by itself, but with this
+    process's environment: without the pin and the children's folders, so
+    every later child would run other kernels than its baseline's, unsaid.
     """
-    global _context, _started
+    global _context, _started, _environment
     wanted = (tuple(preload), dispatch_mode)
     if _context is None:
-        pins = dispatch.pin_env(dispatch_mode)
         context = multiprocessing.get_context("forkserver")
         # the tensor counter's imports (torch's dispatch machinery) once for all children, where torch is preloaded
         counter = ["gpu_budget.measure.tensors"] if "torch" in preload else []
         context.set_forkserver_preload(["gpu_budget.isolate.child", "gpu_budget.measure.meter", *preload, *counter])
         path = os.pathsep.join(filter(None, [*child_paths(), os.environ.get("PYTHONPATH")]))  # 3.11's forkserver
         # drops sys.path
-        with _environ({**pins, "PYTHONPATH": path}):
-            from multiprocessing import forkserver as server
-
-            server.ensure_running()
-        _context, _started = context, wanted
+        _context, _started, _environment = context, wanted, {**dispatch.pin_env(dispatch_mode), "PYTHONPATH": path}
     elif _started != wanted:
         raise RuntimeError(f"the forkserver already runs with preload/dispatch {_started}, not {wanted}: "
                            "one session, one forkserver")
+    with _environ(_environment):  # a no-op while it runs (a waitpid)
+        from multiprocessing import forkserver as server
+
+        server.ensure_running()
     return _context
 
 
@@ -163,8 +167,11 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
             _kill(proc)
             _end_leftovers(proc.pid)
             raise
+        lost = proc.exitcode == 255 and procfs.read_stat(proc.pid) is not None  # its forkserver died, it did not
+        if lost:
+            _end_orphan(proc.pid)
         _end_leftovers(proc.pid)
-        ending = ChildEnding(proc.exitcode, timed_out, round(time.monotonic() - t0, 3), polled_peak or None)
+        ending = ChildEnding(proc.exitcode, timed_out, round(time.monotonic() - t0, 3), polled_peak or None, lost)
         return events.read(path), ending
     finally:
         os.unlink(path)
@@ -178,6 +185,16 @@ def _kill(proc) -> None:
     kill_descendants(proc.pid)
     proc.kill()
     proc.join()
+
+
+def _end_orphan(pid: int) -> None:
+    """_kill for a child multiprocessing already counts as ended (its forkserver died): stopped, its descendants
+    killed while they still are its, then itself."""
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGSTOP)
+    kill_descendants(pid)
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _end_leftovers(pgid: int) -> None:
@@ -229,6 +246,10 @@ def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, tim
 
 
 def _describe_ending(ending: ChildEnding) -> str:
+    if ending.forkserver_lost:
+        return ("its forkserver died while it ran (the kernel's OOM killer may pick it: it holds the preloaded "
+                "libraries); the child was ended, with every process it started, and the next case starts from a new "
+                "forkserver set up as the first")
     if ending.timed_out:
         return f"timed out after {ending.wall_seconds:.0f} s and was killed, with every process it started"
     code = ending.exitcode

@@ -141,6 +141,7 @@ class ChildEnding:
     timed_out: bool
     wall_seconds: float
     polled_ram_peak: int | None = None  # the highest VmHWM the parent read while it waited
+    forkserver_lost: bool = False  # its forkserver died while it ran (multiprocessing then says 255): it was ended
 
     @property
     def killed(self) -> bool:
