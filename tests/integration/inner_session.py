@@ -8,6 +8,9 @@ module, not a test module, so no test module imports another. tests/integration 
 
 import json
 import os
+import time
+
+from gpu_budget.measure import procfs
 
 
 def rows(pytester) -> dict:
@@ -30,6 +33,19 @@ def survivors(marker: str) -> list[str]:
         if marker in cmd:
             found.append(f"{entry.name}: {cmd}")
     return found
+
+
+def alive(pid: int) -> bool:
+    """Running: /proc has it and it is not a zombie (procfs.read_stat, the gate's own reader)."""
+    return procfs.read_stat(pid) is not None
+
+
+def left_after(pids: list[int], seconds: float) -> list[int]:
+    """Of `pids`, those still running `seconds` from now; at once where none is."""
+    deadline = time.monotonic() + seconds
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [p for p in pids if alive(p)]
 
 
 # what this suite's own run leaves in the environment that an inner session must not inherit: CI (it fails a case

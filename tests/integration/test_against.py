@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from git_project import PYTESTER_FILES, commit, git, git_environment
+from inner_session import left_after
 
 from gpu_budget.against.worktree import checked_out, remove_abandoned, repo_at, resolve
-from gpu_budget.measure import procfs
 
 RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
 SCRIPT = "import sys\nheld = b'\\x01' * (int(sys.argv[1]) << 20)\n"
@@ -201,11 +201,6 @@ def run(ctx):
 '''
 
 
-def _alive(pid: int) -> bool:
-    """Running: /proc has it and it is not a zombie (procfs.read_stat, the gate's own reader)."""
-    return procfs.read_stat(pid) is not None
-
-
 def _measuring_base(project) -> tuple[subprocess.Popen, Path]:
     """Against HEAD with a change in the working tree (head is the tree as it is), started and waited for until the
     base session's measured child runs (it sleeps); the run and the file its child's pid is in."""
@@ -238,10 +233,7 @@ def test_an_interrupted_run_removes_the_worktree_and_leaves_no_process(project, 
     assert parent.returncode == pytest.ExitCode.INTERRUPTED, out + err
     assert "interrupted" in err and "the worktree removed" in err, err
     child = int(pids.read_text().split()[0])
-    deadline = time.monotonic() + 5
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(child), f"the measured child {child} outlived the run"
+    assert not left_after([child], 5), f"the measured child {child} outlived the run"
     assert_clean(project)
 
 
@@ -258,10 +250,7 @@ def test_a_killed_run_takes_the_sides_case_with_it_and_the_next_removes_its_work
         if parent.poll() is None:
             parent.kill()
     child = int(pids.read_text().split()[0])
-    deadline = time.monotonic() + 15
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(child), f"the measured child {child} outlived the killed run"
+    assert not left_after([child], 15), f"the measured child {child} outlived the killed run"
     listed = git(project.path, "worktree", "list", "--porcelain")
     assert listed.count("worktree ") == 2, listed  # the killed run's, left
     removed = remove_abandoned(repo_at(project.path, "HEAD"))

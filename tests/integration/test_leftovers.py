@@ -2,7 +2,7 @@
 
 import time
 
-from gpu_budget.measure import procfs
+from inner_session import alive, left_after
 
 RUNNERS = '''
 import os, signal, time
@@ -46,11 +46,6 @@ def test_leaves(gpu_budget, kill):
 '''
 
 
-def _alive(pid: int) -> bool:
-    """Running: /proc has it and it is not a zombie (procfs.read_stat, the gate's own reader)."""
-    return procfs.read_stat(pid) is not None
-
-
 def test_a_worker_left_behind_is_ended_with_its_measured_child(pytester, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
@@ -59,10 +54,7 @@ def test_a_worker_left_behind_is_ended_with_its_measured_child(pytester, monkeyp
     for kill in ("False", "True"):
         pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "-k", kill)
         pids.append(int((pytester.path / "worker.pid").read_text()))
-    deadline = time.monotonic() + 5
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [pid for pid in pids if _alive(pid)], "a measured child's worker outlived it"
+    assert not left_after(pids, 5), "a measured child's worker outlived it"
 
 
 def test_a_daemon_in_a_session_of_its_own_is_ended_with_its_measured_child(pytester, monkeypatch):
@@ -72,10 +64,7 @@ def test_a_daemon_in_a_session_of_its_own_is_ended_with_its_measured_child(pytes
     pytester.makepyfile(runners=RUNNERS, test_mem=TESTS.replace("leaves_a_worker", "leaves_a_daemon"))
     pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "-k", "False")
     pid = int((pytester.path / "daemon.pid").read_text())
-    deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(pid), "a daemon the measured run started outlived it"
+    assert not left_after([pid], 5), "a daemon the measured run started outlived it"
 
 
 SLEEPS = '''
@@ -111,4 +100,4 @@ def test_ctrl_c_ends_the_measured_child_with_the_session(pytester, monkeypatch):
     finally:
         if session.poll() is None:
             session.kill()
-    assert not _alive(child), "the measured child outlived the interrupted session"
+    assert not alive(child), "the measured child outlived the interrupted session"

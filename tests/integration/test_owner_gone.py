@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from inner_session import leave_outer_run
+from inner_session import leave_outer_run, left_after
 
 from gpu_budget.isolate.lifecycle import OWNER_ENV
 from gpu_budget.measure import procfs
@@ -57,10 +57,6 @@ remote.measure(Scenario(name="slow", run="runners:sleeps").to_json("tiny"), here
 '''
 
 
-def _alive(pid: int) -> bool:
-    return procfs.read_stat(pid) is not None  # None: gone, or a zombie
-
-
 def _wait_for(path, seconds: float = 90) -> list[int]:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -68,13 +64,6 @@ def _wait_for(path, seconds: float = 90) -> list[int]:
             return [int(p) for p in path.read_text().split()]
         time.sleep(0.1)
     raise AssertionError(f"{path.name} was never written")
-
-
-def _gone_within(pids: list[int], seconds: float = 15) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
-        time.sleep(0.1)
-    return [p for p in pids if _alive(p)]
 
 
 def _start(pytester, *args: str, sigint: bool = True) -> subprocess.Popen:
@@ -108,7 +97,7 @@ def test_a_killed_session_takes_its_measured_case_with_it(project, xdist, sigint
         worker = procfs.read_stat(server).ppid  # the forkserver's parent: the session, or its xdist worker
         session.kill()  # SIGKILL: no cleanup of the session's runs
         session.wait()
-        left = _gone_within([child, helper, server] + ([worker] if xdist else []))
+        left = left_after([child, helper, server] + ([worker] if xdist else []), 15)
     finally:
         if session.poll() is None:
             session.kill()
@@ -126,7 +115,7 @@ def test_a_helpers_case_ends_with_the_session_that_started_the_helper(project):
         helper = int((project.path / "helper.pid").read_text())
         os.kill(driver.pid, signal.SIGKILL)
         driver.wait()
-        left = _gone_within([helper, child, grandchild])
+        left = left_after([helper, child, grandchild], 15)
     finally:
         if driver.poll() is None:
             driver.kill()

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from inner_session import leave_outer_run
+from inner_session import alive, leave_outer_run
 
 RUNNERS = '''
 import os, pathlib, signal, time
@@ -70,15 +70,6 @@ def test_interrupted(gpu_budget):
 '''
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as fh:  # a zombie is gone in all but name
-        return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def test_ctrl_c_under_xdist_keeps_the_finished_rows_and_fails_the_gate(pytester, monkeypatch):
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(runners=RUNNERS, conftest=CONFTEST, test_mem=TESTS)
@@ -98,5 +89,5 @@ def test_ctrl_c_under_xdist_keeps_the_finished_rows_and_fails_the_gate(pytester,
                                                               "test_mem.py::test_quick_too"], out[-3000:]
     assert any("did not finish (interrupted, or it crashed)" in p for p in report["gate_problems"]), report
     assert "gpu-budget gate FAILED: xdist worker gw" in out, out[-3000:]
-    assert not _alive(int((pytester.path / "slow.pid").read_text())), "the interrupted case's child outlived it"
+    assert not alive(int((pytester.path / "slow.pid").read_text())), "the interrupted case's child outlived it"
 
