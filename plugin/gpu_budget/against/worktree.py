@@ -127,7 +127,7 @@ def checked_out(repo: Repo, ref: Ref, log=None) -> Iterator[Path]:
         if log is not None:
             log(f"gpu-budget against: removed {left}, the worktree of a run that was killed before it could")
     holder = Path(tempfile.mkdtemp(prefix=HOLDER))
-    (holder / OWNER_FILE).write_text(lifecycle.owner_of(os.getpid()) or str(os.getpid()))
+    (holder / OWNER_FILE).write_text(lifecycle.owner_of(os.getpid()))
     tree = holder / "base"
     try:
         added = git(["worktree", "add", "--detach", str(tree), ref.commit], repo.top)

@@ -306,7 +306,7 @@ def _end_with_session() -> None:
 
     session = multiprocessing.parent_process()
     if session is not None:
-        end_with(owner_of(session.pid) or str(session.pid))
+        end_with(owner_of(session.pid))
 
 
 def main(request: ChildRequest, out_path: str) -> None:

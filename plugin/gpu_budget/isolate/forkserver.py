@@ -169,7 +169,7 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
             raise
         lost = proc.exitcode == 255 and procfs.read_stat(proc.pid) is not None  # its forkserver died, it did not
         if lost:
-            _end_orphan(proc.pid)
+            _end_tree(proc.pid)
         _end_leftovers(proc.pid)
         ending = ChildEnding(proc.exitcode, timed_out, round(time.monotonic() - t0, 3), polled_peak or None, lost)
         return events.read(path), ending
@@ -178,18 +178,15 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
 
 
 def _kill(proc) -> None:
-    """The child stopped first, so it reports no end of its own, then its descendants while they are still its
-    descendants (one in a session of its own included), then itself."""
-    with suppress(ProcessLookupError):
-        os.kill(proc.pid, signal.SIGSTOP)
-    kill_descendants(proc.pid)
-    proc.kill()
+    """_end_tree, then the child reaped."""
+    _end_tree(proc.pid)
     proc.join()
 
 
-def _end_orphan(pid: int) -> None:
-    """_kill for a child multiprocessing already counts as ended (its forkserver died): stopped, its descendants
-    killed while they still are its, then itself."""
+def _end_tree(pid: int) -> None:
+    """The child stopped first, so it reports no end of its own, then its descendants while they are still its
+    descendants (one in a session of its own included), then itself. By pid: where its forkserver died,
+    multiprocessing already counts it as ended and would send it nothing."""
     with suppress(ProcessLookupError):
         os.kill(pid, signal.SIGSTOP)
     kill_descendants(pid)

@@ -81,16 +81,17 @@ _POLL_SECONDS = 0.25
 _watched: set[int] = set()
 
 
-def owner_of(pid: int) -> str | None:
-    """The OWNER_ENV value naming process `pid` ("PID:START", the start telling a reused pid apart); None if gone."""
+def owner_of(pid: int) -> str:
+    """The OWNER_ENV value naming process `pid`: "PID:START", the start telling a reused pid apart; the bare pid
+    where it is gone already (an owner gone, to end_with and running)."""
     stat = read_stat(pid)
-    return None if stat is None else f"{pid}:{stat.start}"
+    return str(pid) if stat is None else f"{pid}:{stat.start}"
 
 
 def claim() -> str | None:
     """Name this process the owner of what it starts from now on; the value it replaced, for release()."""
     previous = os.environ.get(OWNER_ENV)
-    os.environ[OWNER_ENV] = owner_of(os.getpid()) or str(os.getpid())
+    os.environ[OWNER_ENV] = owner_of(os.getpid())
     return previous
 
 
