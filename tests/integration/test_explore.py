@@ -118,6 +118,16 @@ def test_explore_finds_worst_case_boundary_and_smallest_failing_on_a_planted_fun
     assert len(result.real_runs) <= 6 and not result.monotonicity
 
 
+def test_a_failure_the_random_examples_miss_is_found_from_the_worst_case():
+    """One Hypothesis example is the envelope's simplest, (1, 1), within the budget: the smallest breaking
+    configuration comes from lowering the worst case knob by knob, each step still over the budget."""
+    result = explore("one example", Envelope({"batch": (1, 8), "seconds": (1, 30)}), budget="150 MiB",
+                     estimate=lambda k: (k["batch"] * k["seconds"]) << 20, measure=None, max_examples=1)
+    assert result.worst.predicted == 240 << 20
+    assert result.smallest_failing.config == {"batch": 6, "seconds": 26}  # 5 * 26 and 6 * 25 fit 150
+    assert result.smallest_failing.predicted == 156 << 20
+
+
 def test_a_memory_drop_along_a_monotone_knob_is_reported():
     def tensors(k):
         return (k["batch"] << 20) if k["batch"] != 5 else 0  # a planted dip
