@@ -14,18 +14,27 @@ def test_an_unknown_scale_is_named_with_the_known_ones_and_exits_1(tmp_path, cap
     files.write(path, "tiny", {"test_a": ENTRY})
     assert baselines_cli.main(["drop", "--scale", "Tiny", str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert "no entries of scale 'Tiny' in the 1 baseline file given" in err
-    assert "'Tiny' is not a scale: they are tiny, real" in err
+    assert "no entries of scale 'Tiny' in the 1 baseline file given (they hold 'tiny'; " in err
+    assert "'Tiny' is not a scale: they are tiny, real): nothing dropped" in err
     assert set(files.load(path)["entries"]) == {"tiny"}
 
 
-def test_a_scale_no_file_given_holds_says_so_and_exits_1(tmp_path, capsys):
+def test_a_scale_no_file_given_holds_says_so_names_those_held_and_exits_1(tmp_path, capsys):
     one, other = tmp_path / "hw" / "a.json", tmp_path / "hw" / "b.json"
     for path in (one, other):
         files.write(path, "tiny", {"test_a": ENTRY})
     assert baselines_cli.main(["drop", "--scale", "real", str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert "no entries of scale 'real' in the 2 baseline files given: nothing dropped" in err and "not a scale" not in err
+    assert "no entries of scale 'real' in the 2 baseline files given (they hold 'tiny'): nothing dropped" in err
+    assert "not a scale" not in err
+
+
+def test_files_that_hold_no_entries_say_so(tmp_path, capsys):
+    path = tmp_path / "hw" / "m.json"
+    files.write(path, "tiny", {"test_a": ENTRY})
+    assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path)]) == 0
+    assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path)]) == 1
+    assert "(they hold no entries): nothing dropped" in capsys.readouterr().err
 
 
 def test_a_folder_without_baseline_files_says_so_and_exits_1(tmp_path, capsys):

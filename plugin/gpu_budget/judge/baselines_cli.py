@@ -53,11 +53,14 @@ def main(argv: list[str]) -> int:
 
 def _drop(scale: str, files: list[Path]) -> int:
     """Drop `scale` from each file holding it; a scale none holds is a mistake (a typo, another folder): exit 1."""
-    holding = [path for path in files if store.holds_scale(path, scale)]
+    held = {path: store.scales_held(path) for path in files}
+    holding = [path for path in files if scale in held[path]]
     if not holding:
-        unknown = "" if scale in SCALES else f" (and {scale!r} is not a scale: they are {', '.join(SCALES)})"
+        there = sorted(set().union(*held.values()))
+        unknown = "" if scale in SCALES else f"; {scale!r} is not a scale: they are {', '.join(SCALES)}"
         print(f"python -m gpu_budget baselines drop: no entries of scale {scale!r} in the {len(files)} baseline "
-              f"file{'s' if len(files) != 1 else ''} given{unknown}: nothing dropped", file=sys.stderr)
+              f"file{'s' if len(files) != 1 else ''} given (they hold "
+              f"{', '.join(map(repr, there)) if there else 'no entries'}{unknown}): nothing dropped", file=sys.stderr)
         return 1
     for path in holding:
         store.drop_scale(path, scale)

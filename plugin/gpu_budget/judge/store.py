@@ -171,8 +171,9 @@ def read(path: Path) -> Contents:
 
 # -- whole files, named by path: `python -m gpu_budget baselines drop|resolve` (baselines_cli.py) ----------------
 
-def holds_scale(path: Path, scale: str) -> bool:
-    return scale in read(path).entries
+def scales_held(path: Path) -> set[str]:
+    """The scales a file holds entries of."""
+    return {scale for scale, entries in read(path).entries.items() if entries}
 
 
 def drop_scale(path: Path, scale: str) -> None:
