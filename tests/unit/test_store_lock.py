@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from gpu_budget.judge import files
 
@@ -48,6 +49,15 @@ def test_the_lock_file_is_not_a_json_file():
     """Folder scans (`baselines drop`, the tests' and benchmarks' `*.json` globs) never see it as a baseline."""
     lock = files.lock_path(files.Path("baselines/cpu-x86_64/test_mod.json"))
     assert lock.name == ".test_mod.json.lock" and lock.suffix != ".json"
+
+
+def test_a_left_lock_file_is_kept_out_of_a_commit_by_the_gitignore(tmp_path):
+    """docs/baselines.md names the rule; a clone of this repository has it (git check-ignore, no match: exit 1)."""
+    root = Path(__file__).resolve().parents[2]
+    lock = files.lock_path(Path("baselines/cpu-x86_64/test_mod.json"))
+    done = subprocess.run(["git", "-C", str(root), "check-ignore", "--no-index", "-v", str(lock)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and "baselines/**/.*.lock" in done.stdout, done
 
 
 def _written_mode(tmp_path, umask):
