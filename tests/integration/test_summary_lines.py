@@ -63,3 +63,18 @@ def test_the_skips_of_the_gate_are_grouped_by_why_without_rs(project, workers):
     assert "SKIPPED" not in result.stdout.str()  # pytest itself lists no reason without -rs
     result.stdout.fnmatch_lines([("skipped 3: 1 probe (opt-in: --gpu-budget-probes), 1 exploration (opt-in: "
                                   "--gpu-budget-explore), 1 CUDA-only (no CUDA GPU here)")])
+
+
+def test_a_passing_case_with_a_note_says_it_in_the_summary(project):
+    """A note on a passing row (its params differ from its baseline's) is printed, not left to the JSON; a row with
+    nothing to say prints nothing."""
+    pytester = project(TWO_CASES.replace('{"mib": 8}', '{"mib": 8, "tag": 1}'))
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)
+    same = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    same.assert_outcomes(passed=1)
+    assert not [line for line in same.stdout.lines if "test_mem.py::test_fits" in line and ": " in line]
+    project(TWO_CASES.replace('{"mib": 8}', '{"mib": 8, "tag": 2}'))
+    changed = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    changed.assert_outcomes(passed=1)
+    changed.stdout.fnmatch_lines(["test_mem.py::test_fits::a: params differ from the baseline's: tag 1 -> 2*",
+                                  "test_mem.py::test_fits::b: params differ from the baseline's: tag 1 -> 2*"])

@@ -39,7 +39,7 @@ from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.metric import GATED
-from gpu_budget.model.result import Failure, Measurement, Verdict
+from gpu_budget.model.result import RECORDED, WITHIN, Failure, Measurement, Verdict
 from gpu_budget.model.setup import Setup
 from gpu_budget.units import format_size
 
@@ -246,7 +246,7 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
             return Judgement(Verdict.NO_BASELINE, False, "no baseline recorded for this test on this hardware; "
                                                    "record one with --gpu-budget-update and commit it")
         verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.NO_BASELINE
-        return Judgement(verdict, True, "; ".join(notes + ["no baseline yet: recorded"]), write_baseline=True)
+        return Judgement(verdict, True, "; ".join(notes + [RECORDED]), write_baseline=True)
 
     notes += [n for n in (params_note(params, baseline.params), setup.note()) if n]
     if measurement.ranks and baseline.ranks:
@@ -264,7 +264,7 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.PASS
     if update and (setup.diffs or setup.quiet):  # recorded on another setup: the entry is this setup's from now on
         return Judgement(verdict, True, "; ".join(notes + ["baseline re-recorded on this setup"]), change, True)
-    return Judgement(verdict, True, "; ".join(notes) or "within budget and baseline", change)
+    return Judgement(verdict, True, "; ".join(notes) or WITHIN, change)
 
 
 def _changes(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup) -> dict[str, float | None]:

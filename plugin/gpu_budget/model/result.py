@@ -42,6 +42,10 @@ class Verdict(str, Enum):
     __format__ = str.__format__
 
 
+WITHIN = "within budget and baseline"  # a passing case's message when it has nothing more to say
+RECORDED = "no baseline yet: recorded"  # how a first run's message ends (its notes, if any, before it)
+
+
 @dataclass(frozen=True)
 class Failure(Fields):
     """Why a measured child failed: its kind ("oom", "killed", "timeout", "exception", "missing-dependency", a

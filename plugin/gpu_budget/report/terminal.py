@@ -10,7 +10,7 @@ the main process's alone.
 from __future__ import annotations
 
 from gpu_budget.model.figures import Peaks
-from gpu_budget.model.result import Remediation, Result, Verdict
+from gpu_budget.model.result import RECORDED, WITHIN, Remediation, Result, Verdict
 from gpu_budget.report import once
 from gpu_budget.report.row_fields import LaunchFacts
 from gpu_budget.units import format_size
@@ -311,11 +311,14 @@ def _child_failed(row: Result) -> list[str]:
 
 
 def message_lines(rows: list[Result]) -> list[str]:
-    """The section's line per case whose message a reader needs (failed, improved, an error) and per memory
-    snapshot; a failed case's line holds its message's headline, the rest being in the test's failure report."""
+    """The section's line per case whose message a reader needs (failed, improved, an error, or passed with a note:
+    params or setup that differ from the baseline's, a budget not checked) and per memory snapshot; a failed case's
+    line holds its message's headline, the rest being in the test's failure report."""
     lines = []
     for row in rows:
-        if not row.passed or row.verdict in (Verdict.IMPROVED, Verdict.ERROR):
+        noted = (row.verdict == Verdict.PASS and row.message != WITHIN
+                 or row.verdict == Verdict.NO_BASELINE and row.passed and not row.message.startswith(RECORDED))
+        if not row.passed or noted or row.verdict in (Verdict.IMPROVED, Verdict.ERROR):
             lines.append(f"{row.nodeid}: {row.message if row.passed else once.headline(row.message)}")
         if row.snapshot:
             lines.append(f"{row.nodeid}: memory snapshot {row.snapshot} ({SNAPSHOT_HOWTO})")
