@@ -175,6 +175,14 @@ def test_a_test_file_missing_at_ref_is_named(project):
     assert_clean(project)
 
 
+def test_a_path_on_neither_side_is_a_usage_error_before_any_side_runs(project):
+    result = against(project, "main", "test_nowhere.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--gpu-budget-against=main: test_nowhere.py: file or directory not found (*"])
+    assert "base session" not in result.stderr.str()
+    assert_clean(project)
+
+
 def test_ref_at_head_with_no_change_says_so_and_measures_once(project):
     result = against(project, "main", "-k", "fn")
     assert result.ret == 0, result.stdout.str()

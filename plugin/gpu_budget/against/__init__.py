@@ -89,6 +89,10 @@ def main(config: pytest.Config) -> int | None:
     try:
         repo = repo_at(here, given)
         ref = resolve(repo, given)
+        nowhere = absent_paths(config, here)
+        if nowhere:
+            raise AgainstError(f"--gpu-budget-against={given}: {', '.join(nowhere)}: file or directory not found "
+                               f"(in the working tree, from {here})")
         paths = [here, *given_paths(config, here, repo.top)]
         missing = missing_at(repo, ref, paths)
         if missing:
@@ -136,6 +140,14 @@ def given_paths(config: pytest.Config, here: Path, top: Path) -> list[Path]:
         if path.exists() and path.is_relative_to(top):
             out.append(path)
     return out
+
+
+def absent_paths(config: pytest.Config, here: Path) -> list[str]:
+    """The files and folders named on the command line that the working tree lacks: pytest's usage error, said before
+    either side starts (not a side's session failing). Module names under --pyargs are not paths."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS or config.getoption("pyargs", False):
+        return []
+    return [arg for arg in config.args if not (here / arg.split("::")[0]).exists()]
 
 
 def passed_through(args: Sequence[str]) -> list[str]:
