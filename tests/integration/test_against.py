@@ -95,6 +95,7 @@ def test_no_change_passes_and_shows_base_head_and_change(project):
                                   r".*gpu-budget against HEAD~1: 3 pass; passed"])
     assert "uncommitted" not in out
     assert "test_mem.py::test_script" in out
+    assert "left running" not in out  # a side's session ends its forkserver and resource tracker itself
     report = json.loads((project.path / "pair.json").read_text())
     assert report["passed"] and report["ref"] == "HEAD~1"
     sides = [run["side"] for run in report["runs"]]

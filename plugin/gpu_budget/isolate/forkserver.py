@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from contextlib import contextmanager, suppress
@@ -79,6 +80,26 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
 
         server.ensure_running()
     return _context
+
+
+def stop(seconds: float = 5.0) -> None:
+    """End the session's forkserver, then its resource tracker, waiting up to `seconds` for each. Left alone they
+    exit once this process has gone, but just after it: a parent that waits for the session and then looks (the
+    --against sides, a CI step) finds them still running, as if the session had left processes behind. The wait is
+    bounded: the tracker lives while any process holds its pipe, and a session must end whatever outlived it."""
+    global _context, _started
+    if _context is None:
+        return
+    from multiprocessing import forkserver as server
+    from multiprocessing import resource_tracker
+
+    for owner in (server._forkserver, resource_tracker._resource_tracker):
+        stopping = getattr(owner, "_stop", None)  # CPython's own (3.8+), used by its tests; absent: they exit late
+        if stopping is not None:
+            waiter = threading.Thread(target=stopping, name="gpu-budget-stop", daemon=True)
+            waiter.start()
+            waiter.join(seconds)
+    _context = _started = None
 
 
 def child_paths() -> list[str]:

@@ -22,7 +22,7 @@ from gpu_budget.declare.marks import PROBE, BudgetMark
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
-from gpu_budget.isolate import lifecycle
+from gpu_budget.isolate import forkserver, lifecycle
 from gpu_budget.isolate.protocol import RunChild, SnapshotRequest
 from gpu_budget.judge import failsafe
 from gpu_budget.judge.store import PendingWrite, Staging
@@ -222,6 +222,7 @@ class BudgetSession:
 
     def pytest_unconfigure(self) -> None:
         if self.options.enabled:
+            forkserver.stop()  # now, not just after this process: nothing of the session outlives it
             lifecycle.release(self.owner_before)  # an in-process session (pytester) leaves os.environ as it was
 
     def _nothing_measured(self) -> list[str]:
