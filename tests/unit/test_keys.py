@@ -1,6 +1,9 @@
 """judge/keys.py: a case's baseline key holds its file's path; legacy keys are read where no other file owns them."""
 
+from pathlib import Path
+
 from gpu_budget.judge import keys
+from gpu_budget.model import case_id
 
 
 def project(tmp_path):
@@ -41,3 +44,12 @@ def test_the_test_name_of_either_form():
     assert keys.test_name("memtests/test_s5.py::test_fix[amp]::amp") == "test_fix"
     assert keys.test_name("test_fix[amp]::amp") == "test_fix"
     assert keys.is_legacy("test_fix[a.py::b]") and not keys.is_legacy("t.py::test_fix")
+
+
+def test_a_method_s_name_holds_its_classes_and_keeps_its_parameters_as_they_are():
+    assert case_id.test_name("t/test_k.py::test_x") == "test_x"
+    assert case_id.test_name("t/test_k.py::TestLoRA::test_train") == "TestLoRA.test_train"
+    assert case_id.test_name("t/test_k.py::TestOuter::TestInner::test_x[2-a]") == "TestOuter.TestInner.test_x[2-a]"
+    assert case_id.test_name("t/test_k.py::test_x[a::b]") == "test_x[a::b]"  # an id's '::' is the id's
+    assert keys.row_case("t/test_k.py::TestFull::test_train::lora", "lora", Path("/r")).key.endswith(
+        "::TestFull.test_train::lora")

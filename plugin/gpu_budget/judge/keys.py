@@ -36,7 +36,7 @@ def case_of(nodeid: str, module: str | Path, name: str, label: str | None = None
 def row_case(nodeid: str, label: str | None, rootdir: Path) -> CaseId:
     """The case of a report's row (`nodeid` the row's, '::label' added; its file relative to pytest's `rootdir`)."""
     test = case_id.strip_label(nodeid, label)
-    return case_of(test, rootdir / test.split(SEPARATOR)[0], test.split(SEPARATOR)[-1], label)
+    return case_of(test, rootdir / test.split(SEPARATOR)[0], case_id.test_name(test), label)
 
 
 def case_key(module: str | Path, name: str, label: str | None = None) -> str:

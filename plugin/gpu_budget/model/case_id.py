@@ -2,7 +2,9 @@
 
 A case is one measure() call of one test: the test's pytest node id, the label
 the call gave (None: the test's only case), the test file's path from its
-project root and the test's name (parameters included). Its key in a baseline
+project root and the test's name in that file (its classes joined to it by '.',
+parameters included: 'TestLoRA.test_train[2]', so two classes' methods of one
+name are two cases). Its key in a baseline
 file is '<file from the project root>::<test name>[::label]': baseline files
 are named by the test module's stem, so two test files of one name in a project
 share a file, and the path keeps their entries apart. Entries recorded before
@@ -50,6 +52,14 @@ class CaseId:
     def function(self) -> str:
         """The test function's name (its parameters left off)."""
         return self.name.split("[")[0]
+
+
+def test_name(nodeid: str) -> str:
+    """A test's name in its file, from its node id: its classes joined to it by '.', its parameters kept as they are
+    ('test_keys.py::TestLoRA::test_train[a::b]' -> 'TestLoRA.test_train[a::b]')."""
+    within = nodeid.split(SEPARATOR, 1)[1]
+    name, bracket, params = within.partition("[")
+    return name.replace(SEPARATOR, ".") + bracket + params
 
 
 def legacy_key(name: str, label: str | None = None) -> str:

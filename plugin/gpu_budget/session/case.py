@@ -26,7 +26,7 @@ from gpu_budget.judge import baselines, keys
 from gpu_budget.judge.compare import judge
 from gpu_budget.judge.store import BaselineStore, PendingWrite
 from gpu_budget.measure.device import DeviceInfo
-from gpu_budget.model.case_id import CaseId
+from gpu_budget.model.case_id import CaseId, test_name
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
@@ -58,7 +58,7 @@ class Case:
     @classmethod
     def of(cls, item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None,
            namesakes: tuple[str, ...]) -> Case:
-        return cls(item.nodeid, str(item.path), item.name, scenario, label, expect, namesakes)
+        return cls(item.nodeid, str(item.path), test_name(item.nodeid), scenario, label, expect, namesakes)
 
     @cached_property
     def id(self) -> CaseId:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpu_budget.declare.marks import PROBE, Given
+from gpu_budget.model.case_id import test_name
 from gpu_budget.session.data import SessionData
 from gpu_budget.session.options import Options
 
@@ -31,7 +32,7 @@ def note_collected(items: list[pytest.Item], data: SessionData, options: Options
     for item in items:
         if not is_budget_test(item):
             continue
-        name = item.originalname if hasattr(item, "originalname") else item.name
+        name = test_name(item.nodeid).split("[")[0]  # the function, with its classes: what a key's test is
         data.collected[str(Path(str(item.path)))].add(name)
         data.order.append(item.nodeid)
         if not options.enabled:

@@ -117,6 +117,10 @@ class BudgetSession:
         if item.get_closest_marker(PROBE) is not None:  # else --gpu-budget-probes would hide a verdict from the gate
             pytest.fail(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with "
                         f"peak(), or drop the marker", pytrace=False)
+        if any((row.label or None) == (label or None) for row in item.stash.get(MEASURED, [])):
+            which = "without a label" if not label else f"with label={label!r}"
+            pytest.fail(f"{item.nodeid}: measure() called twice {which}: each measurement of a test is a baseline entry "
+                        f"of its own, so give each call a label= of its own", pytrace=False)
         mark, machine = self.mark_for(item), self.machine
         one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)))
         placement = None if machine.placement is None else machine.placement.to_json()

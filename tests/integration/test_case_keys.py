@@ -1,0 +1,66 @@
+"""Two cases never share a baseline entry: methods of one name in two classes are two keys, and a test that measures
+twice must name each measurement (session/session.py, model/case_id.py). Before, both classes' methods were keyed
+'<file>::test_train', so one was judged against the other's figures and an 8 MiB -> 64 MiB growth read "improved"."""
+
+import json
+
+CLASSES = '''
+import os
+
+class TestLoRA:
+    @pytest.mark.gpu_budget(ram="1 GiB")
+    def test_train(self, gpu_budget):
+        gpu_budget.measure(Scenario(name="lora", run="runners:alloc", params={"mib": 64}))
+
+class TestFull:
+    @pytest.mark.gpu_budget(ram="1 GiB")
+    def test_train(self, gpu_budget):
+        gpu_budget.measure(Scenario(name="full", run="runners:alloc", params={"mib": int(os.environ["FULL_MIB"])}))
+'''
+
+TWICE = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_unlabelled(gpu_budget):
+    gpu_budget.measure(S)
+    gpu_budget.measure(S)
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_labelled(gpu_budget):
+    gpu_budget.measure(S, label="a")
+    gpu_budget.measure(S, label="a")
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_two_labels(gpu_budget):
+    gpu_budget.measure(S)
+    gpu_budget.measure(S, label="b")
+'''
+
+
+def run(pytester):
+    return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=report.json")
+
+
+def test_methods_of_one_name_in_two_classes_are_two_entries(project, monkeypatch):
+    pytester = project(CLASSES)
+    monkeypatch.setenv("FULL_MIB", "8")
+    run(pytester).assert_outcomes(passed=2)
+    (path,) = (pytester.path / "baselines").glob("*/test_mem.json")
+    stored = json.loads(path.read_text())["entries"]["tiny"]
+    assert set(stored) == {"test_mem.py::TestLoRA.test_train", "test_mem.py::TestFull.test_train"}
+    monkeypatch.setenv("FULL_MIB", "64")
+    grown = run(pytester)
+    grown.assert_outcomes(passed=1, failed=1)
+    rows = {r["nodeid"]: r for r in json.loads((pytester.path / "report.json").read_text())["results"]}
+    assert rows["test_mem.py::TestFull::test_train"]["verdict"] == "regression"
+    assert rows["test_mem.py::TestLoRA::test_train"]["verdict"] == "pass"
+
+
+def test_a_second_measurement_under_the_same_label_is_an_error_asking_for_one(project):
+    pytester = project(TWICE)
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*test_unlabelled: measure() called twice without a label: each measurement of a "
+                                 "test is a baseline entry of its own*",
+                                 "*test_labelled: measure() called twice with label='a'*"])
