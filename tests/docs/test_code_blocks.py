@@ -13,7 +13,7 @@ import pytest
 from doc_figures import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
 def blocks(page):
