@@ -49,6 +49,10 @@ SHAPES = {  # step k -> (MiB kept from now on, MiB held during this step only)
     "late leak, last 4 steps": leak(3, start=7),
     "leak every other step": lambda k: (3 if k % 2 == 0 else 0, 0),
     "inputs growing every step": lambda k: (0, 4 * k),
+    # a leak under a step that peaks higher once or now and then: the running peak alone read these as steady
+    "leak behind a scratch tensor at step 3": lambda k: (1.5, 10 if k == 3 else 0),
+    "leak under an evaluation every 4 steps": lambda k: (1.5, 60 if k % 4 == 0 else 0),
+    "leak under a sawtooth": lambda k: (1.5, 40 if k % 2 == 0 else 0),
 }
 
 name, steps = sys.argv[1], int(sys.argv[2])

@@ -50,11 +50,21 @@ MUST_PASS = {
     "a sawtooth": shape(10, {}, transient={k: 40 for k in range(2, 11, 2)}),
     "a bounded cache over 20 steps": shape(20, leak(20, 5, stop=10)),
     "a Trainer's last step loading no batch": shape(10, {}, transient={10: -50}),
+    "an evaluation every 4 steps": shape(10, {}, transient={4: 60, 8: 60}),
+    "memory dropped at step 4, refilled over steps 5-8": shape(10, {4: -20, 5: 5, 6: 5, 7: 5, 8: 5}),
 }
 MUST_FAIL = {
     "a leak from step 1": (shape(10, leak(10, 1.5)), 1.5),
     "a late leak, steps 7-10": (shape(10, leak(10, 3, start=7)), 3.0),
     "a bounded cache still filling at step 11 of 12": (shape(12, leak(12, 5, stop=10)), 5.0),
+    # a leak under a step that peaks higher: before, the scratch tensor and the evaluation read "steady", the
+    # sawtooth's 1.5 MiB/step as 3 (its tops rise over two steps)
+    "a leak behind a scratch tensor at step 3": (shape(10, leak(10, 1.5), transient={3: 10}), 1.5),
+    "a leak under an evaluation every 4 steps": (shape(10, leak(10, 1.5), transient={4: 60, 8: 60}), 1.5),
+    "a leak under a sawtooth": (shape(20, leak(20, 1.5), transient={k: 40 for k in range(2, 21, 2)}), 1.5),
+    "a leak under spikes at steps 3, 6 and 9": (shape(10, leak(10, 1.5), transient={3: 40, 6: 40, 9: 40}), 1.5),
+    "a leak that shows in a sawtooth's tops alone": (shape(20, {}, transient={k: 40 + 1.5 * k for k in range(2, 21, 2)}),
+                                                     1.5),
 }
 
 

@@ -5,8 +5,9 @@ its peak; over a real run of 10,000 steps it is 15 GiB. The marker's `steps=`
 gives that length, and this rule projects the measured growth to it, for host
 RAM (the gated figure: `ram_tree`, else `ram`) and GPU allocated memory.
 
-Growth: the median rise of the running peak over the last five judged steps
-(measure/rises.py, which says which steps are judged and why): the figure the
+Growth: the median rise of the running peak over the last five judged steps,
+read as measured and with one-step spikes at their neighbours' level, the
+larger (measure/rises.py, which says which steps are judged and why): the figure the
 row reports as its growth. It reads a late leak at its own rate and ignores up
 to two one-off jumps; growth that shows in fewer than 3 of those 5 steps is
 not growth here. A run needs rises.MIN_STEPS (9) steps.
@@ -138,6 +139,8 @@ class Projection:
     def describe(self) -> str:
         g = self.growth
         what, over = LABELS[g.metric], f"over steps {g.first}-{g.last}"
+        if g.window.envelope == rises.DESPIKED:
+            over += ", one-step spikes read at their neighbours' level"
         if not g.grows:
             return (f"{what} steady {over} ({_per_step(g.slope)}, within the clean allowance "
                     f"{_per_step(g.allowance)})")
@@ -155,7 +158,7 @@ class Projection:
         g = self.growth
         low, high = g.interval
         return ProjectionRecord(g.metric, (g.first, g.last), tuple(g.window.rises),
-                                f"median rise of the running peak over the last {WINDOW} judged steps", round(g.slope),
+                                f"median rise of the {g.window.envelope} over the last {WINDOW} judged steps", round(g.slope),
                                 (round(low), round(high)), round(g.allowance), g.grows, self.at_step, self.projected,
                                 self.budget, self.breaks)
 

@@ -10,20 +10,29 @@ RAM's allocator settles (S1's Trainer script: about +1 MiB from step 2 to 3).
 A Trainer's step phase also holds the loading of the next step's batch
 (measure/hf_trainer.py), which its last step has none of.
 
-The figure: the running peak over the judged steps, its rise at each step,
-and the median of the last WINDOW rises (of an even number, the lower middle
-one). The median reads growth that is still going on at the end of the run,
-whenever it began (a leak that starts late is read at its own rate), and is
+The figure: the running peak over the judged steps, its rise per step at each
+step, and the median of the last WINDOW rises (of an even number, the lower
+middle one). The median reads growth that is still going on at the end of the
+run, whenever it began (a leak that starts late is read at its own rate), and is
 blind to up to two one-off jumps in the window (a cache made once, two caches,
 lazy optimizer state): growth must show in at least 3 of the last 5 judged
 steps. A step that peaks more than DIP below the running peak (a sawtooth's low
 step, a step without an evaluation's buffers, S1's Trainer steps 8-9) shows
 nothing of the top and is passed over, so the window holds the last five steps
-that reached it; where fewer than four did, it holds the last five steps, a
-dip counting as no rise (a window of four or five still ignores two jumps). What the rule cannot tell apart in a short run (a
-cache still filling from a leak, a leak that adds on fewer than 3 of 5 steps
-from one-off jumps, inputs that grow each step from a leak) is said in
-docs/declaring.md.
+that reached it, each one's rise divided by the steps since the one before it
+(a sawtooth's top rises over two steps); where fewer than four did, it holds the
+last five steps, a dip counting as no rise (a window of four or five still
+ignores two jumps).
+
+The running peak is read twice, as measured and with each one-step spike (a
+step more than DIP above both its neighbours: an evaluation's buffers, a
+scratch tensor) read at its neighbours' mean, and the reading that grows more is
+judged. A spike lifts the running peak above a leak until the leak catches up
+with it: a 10 MiB scratch tensor at step 3 hid a 1.5 MiB/step leak over ten
+steps. A spike that lasts two steps or more still does. What the rule cannot
+tell apart in a short run (a cache still filling from a leak, a leak that adds
+on fewer than 3 of 5 steps from one-off jumps, inputs that grow each step from
+a leak) is said in docs/declaring.md.
 """
 
 from __future__ import annotations
@@ -36,18 +45,21 @@ LAST = 1  # and last: a Trainer's last step loads no next batch
 WINDOW = 5  # the rises judged: the last five; their median sees growth in 3 of them, and ignores 2 jumps
 MIN_STEPS = WARMUP + WINDOW + 1 + LAST  # 9: five rises need six judged steps
 MIN_TOP = 4  # steps that reached the running peak: fewer, and the window is the last WINDOW steps, dips as no rise
-DIP = 2**20  # a step this far below the running peak is a dip: it shows nothing of the top
+DIP = 2**20  # this far below the running peak: a dip, showing nothing of the top; above both neighbours: a spike
+PEAK, DESPIKED = "running peak", "running peak without one-step spikes"  # the two readings (of)
 
 
 @dataclass(frozen=True)
 class Rises:
-    """The running peak's rise at each step of the window (bytes), the window's steps, and the peak it ends at."""
+    """The running peak's rise per step at each step of the window (bytes), the window's steps, and the peak it ends
+    at."""
 
     first: int  # the step the window's first rise is counted from
     last: int  # the last step judged
     rises: tuple[int, ...]  # one per step of the window (after `first`, up to `last`), in order
     peak: int  # the running peak at `last`: where a projection starts
     dips: tuple[int, ...] = ()  # the judged steps passed over: more than DIP below the running peak
+    envelope: str = PEAK  # which reading the rises are of: PEAK or DESPIKED
 
     @property
     def growth(self) -> float:
@@ -59,22 +71,74 @@ class Rises:
         return sum(r > allowance for r in self.rises)
 
     def to_json(self) -> dict[str, object]:
-        return {"steps": [self.first, self.last], "rises": list(self.rises), "peak": self.peak, "dips": list(self.dips)}
+        return {"steps": [self.first, self.last], "rises": list(self.rises), "peak": self.peak, "dips": list(self.dips),
+                "envelope": self.envelope}
+
+
+@dataclass(frozen=True)
+class _Rise:
+    """One judged step's rise of the running peak: from the last step kept before it (`since`), per step between."""
+
+    step: int
+    since: int
+    per_step: int
+    kept: bool  # not passed over as a dip
 
 
 def of(steps: Sequence[int], peaks: Sequence[int]) -> Rises | None:
-    """The window's rises of a per-step series (steps in the order run); None with fewer than MIN_STEPS steps."""
+    """The window's rises of a per-step series (steps in the order run); None with fewer than MIN_STEPS steps.
+
+    The running peak is read twice, and the reading that grows more is judged: as measured, and with each
+    one-step spike read at its neighbours' level (`without_spikes`). A spike lifts the running peak above a leak
+    for as many steps as the leak needs to catch up, so the first reading alone passes such a leak as steady;
+    growth that shows only in a sawtooth's high steps is in the first alone.
+    """
     if len(peaks) < MIN_STEPS:
         return None
-    judged_steps, judged = steps[WARMUP:-LAST], peaks[WARMUP:-LAST]
+    judged_steps = list(steps[WARMUP:-LAST])
+    views = [_view(judged_steps, [int(p) for p in series[WARMUP:-LAST]], envelope)
+             for series, envelope in ((peaks, PEAK), (without_spikes(peaks), DESPIKED))]
+    return max(views, key=lambda v: v.growth)  # a tie: as measured, listed first
+
+
+def without_spikes(peaks: Sequence[int]) -> list[int]:
+    """The series with each one-step spike (a step more than DIP above both its neighbours: an evaluation's buffers,
+    a scratch tensor freed in the step) read as the mean of its neighbours: never above them, so no rise is made up."""
+    out = [int(p) for p in peaks]
+    for k in range(1, len(peaks) - 1):
+        before, after = peaks[k - 1], peaks[k + 1]
+        if peaks[k] - max(before, after) > DIP:
+            out[k] = (int(before) + int(after)) // 2
+    return out
+
+
+def _view(judged_steps: list[int], judged: list[int], envelope: str) -> Rises:
+    """One reading of the judged steps: the running peak's rises, dips passed over, the window."""
     running = [max(judged[: i + 1]) for i in range(len(judged))]
-    rises = [(step, max(0, peak - before)) for step, peak, before in zip(judged_steps[1:], judged[1:], running)]
-    dips = tuple(step for step, peak, before in zip(judged_steps[1:], judged[1:], running) if before - peak > DIP)
-    top = [(step, rise) for step, rise in rises if step not in dips]
-    window = top[-WINDOW:] if len(top) >= MIN_TOP else rises[-WINDOW:]
-    first = judged_steps[judged_steps.index(window[0][0]) - 1]
-    return Rises(first, judged_steps[-1], tuple(rise for _, rise in window), running[-1],
-                 tuple(d for d in dips if d > first))
+    dips = [before - p > DIP for p, before in zip(judged[1:], running)]
+    return _window(judged_steps, _rises(judged_steps, running, dips), running[-1], envelope)
+
+
+def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> list[_Rise]:
+    """Each judged step's rise of `envelope` (after the first), over the steps since the last one kept."""
+    out, since, level = [], 0, envelope[0]
+    for i, step in enumerate(judged_steps[1:], start=1):
+        kept = not passed[i - 1]
+        rise = max(0, envelope[i] - level)
+        out.append(_Rise(step, judged_steps[since], rise // (i - since) if kept else 0, kept))
+        if kept:
+            since, level = i, envelope[i]
+    return out
+
+
+def _window(judged_steps: list[int], rises: list[_Rise], peak: int, envelope: str) -> Rises:
+    """The last WINDOW kept steps' rises; where fewer than MIN_TOP were kept, the last WINDOW steps, a step passed
+    over counting as no rise."""
+    kept = [r for r in rises if r.kept]
+    window = kept[-WINDOW:] if len(kept) >= MIN_TOP else rises[-WINDOW:]
+    first = window[0].since if window[0].kept else judged_steps[judged_steps.index(window[0].step) - 1]
+    passed = tuple(r.step for r in rises if not r.kept and r.step > first)
+    return Rises(first, judged_steps[-1], tuple(r.per_step for r in window), peak, passed, envelope)
 
 
 def growth(series: Sequence[int | None]) -> float | None:

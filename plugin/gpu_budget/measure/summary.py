@@ -22,7 +22,7 @@ from gpu_budget.model.metric import ALL, GPU, GROWTH, NODE
 class Summary(Fields):
     """A run's figures: phases in order, peaks over them and over the steps, the per-step series, its growth.
 
-    growth: "<metric>_per_step", the median rise of the running peak over the last judged steps (rises.py): the
+    growth: "<metric>_per_step", the growth per step rises.py reads: the
     figure the growth rule judges; None where the run is too short to judge.
     ranks / node: a launcher case's ranks, and the node's figures (its peaks,
     phases and steps are then the worst rank's).

@@ -187,7 +187,7 @@ class Measurement:
     peaks: the run's peak per metric (None where not measured: every GPU figure
     on a CPU host). phases: each phase's record by name, in the order run.
     steps: the train steps' figures in order. growth: "<metric>_per_step", the
-    median rise of the running peak over the last judged steps (rises.py). info: facts the runner reported
+    growth per step rises.py reads. info: facts the runner reported
     (JSON). error: why a failed child failed, else None.
     """
 
