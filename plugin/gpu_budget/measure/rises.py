@@ -80,6 +80,7 @@ class _Rise:
     """One judged step's rise of the running peak: from the last step kept before it (`since`), per step between."""
 
     step: int
+    before: int  # the judged step before it
     since: int
     per_step: int
     kept: bool  # not passed over as a dip
@@ -125,7 +126,7 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> 
     for i, step in enumerate(judged_steps[1:], start=1):
         kept = not passed[i - 1]
         rise = max(0, envelope[i] - level)
-        out.append(_Rise(step, judged_steps[since], rise // (i - since) if kept else 0, kept))
+        out.append(_Rise(step, judged_steps[i - 1], judged_steps[since], rise // (i - since) if kept else 0, kept))
         if kept:
             since, level = i, envelope[i]
     return out
@@ -133,12 +134,16 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> 
 
 def _window(judged_steps: list[int], rises: list[_Rise], peak: int, envelope: str) -> Rises:
     """The last WINDOW kept steps' rises; where fewer than MIN_TOP were kept, the last WINDOW steps, a step passed
-    over counting as no rise."""
-    kept = [r for r in rises if r.kept]
-    window = kept[-WINDOW:] if len(kept) >= MIN_TOP else rises[-WINDOW:]
-    first = window[0].since if window[0].kept else judged_steps[judged_steps.index(window[0].step) - 1]
-    passed = tuple(r.step for r in rises if not r.kept and r.step > first)
-    return Rises(first, judged_steps[-1], tuple(r.per_step for r in window), peak, passed, envelope)
+    over counting as no rise. Its dips: the steps passed over from the window's first rise's start on."""
+    kept = [i for i, r in enumerate(rises) if r.kept]
+    at = kept[-WINDOW:] if len(kept) >= MIN_TOP else list(range(len(rises)))[-WINDOW:]
+    head = at[0]
+    if rises[head].kept:
+        while head > 0 and not rises[head - 1].kept:  # the dips its rise spans
+            head -= 1
+    first = rises[at[0]].since if rises[at[0]].kept else rises[at[0]].before
+    passed = tuple(r.step for r in rises[head:] if not r.kept)
+    return Rises(first, judged_steps[-1], tuple(rises[i].per_step for i in at), peak, passed, envelope)
 
 
 def growth(series: Sequence[int | None]) -> float | None:
