@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from gpu_budget.model.figures import Peaks, PhaseRecord, RankFigures, RankGpu, Step
+from gpu_budget.model.figures import Peaks, PhaseRecord, RankFigures, RankGpu, steps_of
 from gpu_budget.model.metric import ALL
 
 
@@ -39,9 +39,7 @@ def by_rank(phases: Sequence[PhaseRecord]) -> list[RankFigures]:
         records = found[rank]
         peaks = Peaks.most([p.peaks for p in records])
         out.append(RankFigures(rank, Peaks(ram=peaks.ram or 0, ram_tree=peaks.ram_tree or 0, vram_tree=peaks.vram_tree),
-                               {p.name: p for p in records}, tuple(Step(p.step, ram=p.ram_peak, ram_tree=p.ram_tree_peak,
-                                                                        vram_tree=p.vram_tree)
-                                                                   for p in records if p.step is not None)))
+                               {p.name: p for p in records}, steps_of(records)))
     return out
 
 

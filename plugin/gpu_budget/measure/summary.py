@@ -8,12 +8,13 @@ figure of the row that rank's, with the node's beside it (ranks.py).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpu_budget.measure import rises
 from gpu_budget.measure.ranks import by_rank, rank_phases, with_cuda, worst
-from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, RankGpu, Step
+from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, RankGpu, Step, steps_of
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.metric import ALL, GPU, GROWTH, NODE
 
@@ -80,9 +81,20 @@ def tree_bound(phases: Sequence[PhaseRecord]) -> str | None:
             f"did after it is missing); {unread} gone before any read (counted as nothing)")
 
 
+def named_once(phases: Sequence[PhaseRecord]) -> tuple[PhaseRecord, ...]:
+    """The phases, a name met again (an evaluation each epoch) numbered from its second time: 'eval (2)'. Keyed by
+    name, a later phase replaced an earlier one, and a row's peak could be in none of the phases it listed."""
+    seen: Counter[str] = Counter()
+    out = []
+    for phase in phases:
+        seen[phase.name] += 1
+        out.append(phase if seen[phase.name] == 1 else replace(phase, name=f"{phase.name} ({seen[phase.name]})"))
+    return tuple(out)
+
+
 def _series(phases: Sequence[PhaseRecord], cuda: bool) -> tuple[Peaks, Peaks, tuple[Step, ...], dict[str, float | None]]:
     """Peaks over the phases and over the train steps alone, the per-step series, and its growth."""
-    steps = tuple(Step.of(p) for p in phases if p.step is not None)
+    steps = steps_of(phases)
     peaks = Peaks.most([p.peaks for p in phases])
     step_peaks = Peaks.most([p.peaks for p in phases if p.step is not None])
     growth = {f"{m}_per_step": rises.growth([s.figure(m) for s in steps]) for m in GROWTH}
@@ -101,7 +113,7 @@ def summarize(phases: Sequence[PhaseRecord], cuda: bool, ram_method: str | None 
     under a RANK) is summarised as its worst rank (ranks.py), its GPU peaks per rank from `rank_cuda` (what the
     ranks' own processes reported: command.py), and the node's figures under `node`.
     """
-    phases = tuple(phases)
+    phases = named_once(phases)
     ranks = with_cuda(by_rank(phases), rank_cuda)
     cuda = cuda or any(p.peaks.figure(m) is not None for p in phases for m in GPU) or \
         any(r.peaks.figure(m) is not None for r in ranks for m in GPU)

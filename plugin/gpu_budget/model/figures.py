@@ -12,7 +12,7 @@ measured, so a committed row reads back into the same row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -237,10 +237,12 @@ class Step(Fields):
 
     @classmethod
     def of(cls, record: PhaseRecord) -> Step:
-        p = record.peaks
-        return cls(step=record.step, ram=p.ram, ram_tree=p.ram_tree, ram_tensor=p.ram_tensor,
-                   vram_allocated=p.vram_allocated, vram_reserved=p.vram_reserved, vram_device=p.vram_device,
-                   vram_tree=p.vram_tree)
+        return cls.at(record.step, record.peaks)
+
+    @classmethod
+    def at(cls, step: int, p: Peaks) -> Step:
+        return cls(step=step, ram=p.ram, ram_tree=p.ram_tree, ram_tensor=p.ram_tensor, vram_allocated=p.vram_allocated,
+                   vram_reserved=p.vram_reserved, vram_device=p.vram_device, vram_tree=p.vram_tree)
 
     def figure(self, metric: Metric | str) -> int | None:
         """The step's figure of one metric."""
@@ -319,3 +321,15 @@ class RankGpu(Fields):
                             isinstance(v, bool) and m in GPU else old.figure(m) for m in ALL})
 
         return RankGpu(grown(self.peaks), {**self.phases, phase: grown(self.phases.get(phase, Peaks()))})
+
+
+def steps_of(records: Sequence[PhaseRecord]) -> tuple[Step, ...]:
+    """The per-step series of a run's phase records: records in a row that mark one step number (a loop calling
+    step(global_step) at each micro-batch) are one optimizer step, at the most each figure reached in them."""
+    groups: list[list[PhaseRecord]] = []
+    for record in (r for r in records if r.step is not None):
+        if groups and groups[-1][0].step == record.step:
+            groups[-1].append(record)
+        else:
+            groups.append([record])
+    return tuple(Step.at(group[0].step, Peaks.most([r.peaks for r in group])) for group in groups)
