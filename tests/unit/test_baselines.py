@@ -126,6 +126,31 @@ def test_a_huge_baseline_file_is_refused_without_reading_it(tmp_path):
         files.load(path)
 
 
+@pytest.mark.parametrize("kind, reason", [
+    ("fifo", "is a FIFO, not a regular file: refusing to read it"),
+    ("folder", "is a folder, not a regular file: refusing to read it"),
+    ("huge", f"is {files.MAX_FILE_BYTES + 1} bytes, over the {files.MAX_FILE_BYTES} a baseline file may hold"),
+    ("latin-1", "is not UTF-8 text (invalid continuation byte at byte 15)"),
+])
+def test_a_file_refused_before_parsing_says_why_and_nothing_else(tmp_path, kind, reason):
+    """The read's own reason, not wrapped as a value the JSON parser refuses (BaselineError and UnicodeDecodeError are
+    ValueErrors: a handler for the parser's ValueError caught them)."""
+    path = tmp_path / "test_b.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "huge":
+        with open(path, "wb") as fh:
+            fh.truncate(files.MAX_FILE_BYTES + 1)
+    else:
+        path.write_bytes('{"schema": "caf\u00e9"}'.encode("latin-1"))
+    with pytest.raises(BaselineError) as info:
+        files.load(path)
+    assert str(info.value).startswith(f"baseline file {path} {reason}"), str(info.value)
+    assert "JSON parser" not in str(info.value)
+
+
 def test_a_baselines_folder_that_is_a_file_is_named(tmp_path):
     (tmp_path / "cpu-x86_64").write_text("not a folder")
     with pytest.raises(BaselineError, match="is not a folder"):

@@ -186,10 +186,18 @@ def load(path: Path) -> JsonObject:
             raise BaselineError(f"baselines folder {path.parent} is not a folder: point --gpu-budget-baselines "
                                 f"(or ini gpu_budget_baselines) at a folder")
         return {"schema": SCHEMA, "entries": {}, "packages": {}}
-    text = ""
+    data = _parsed(path, _read_bounded(path))
+    validate(data, path)
+    data.setdefault("packages", {})
+    return data
+
+
+def _parsed(path: Path, text: str) -> Json:
+    """The file's text as JSON; a BaselineError saying why the parser refused it. Only the parse is guarded here: a
+    read refused before it (a FIFO, a huge file, not UTF-8) raised its own BaselineError, which a ValueError handler
+    would otherwise wrap in a false message."""
     try:
-        text = _read_bounded(path)
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         if conflict.has_markers(text):
             raise BaselineError(f"baseline file {path} holds git's merge conflict markers (<<<<<<< ... ======= ... "
@@ -204,11 +212,6 @@ def load(path: Path) -> JsonObject:
     except ValueError as exc:  # a number the parser refuses (an integer of more than 4300 digits)
         raise BaselineError(f"baseline file {path} holds a value the JSON parser refuses ({exc}). Fix it by hand "
                             "or delete it and re-record with --gpu-budget-update.") from None
-    except UnicodeDecodeError as exc:
-        raise BaselineError(f"baseline file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    validate(data, path)
-    data.setdefault("packages", {})
-    return data
 
 
 def _read_bounded(path: Path) -> str:
@@ -240,9 +243,17 @@ def _read_bounded(path: Path) -> str:
             left -= len(chunk)
         if left <= 0:  # grew past the limit while being read
             raise BaselineError(f"baseline file {path} is over the {MAX_FILE_BYTES} bytes a baseline file may hold")
-        return b"".join(chunks).decode("utf-8")
+        return _decoded(path, b"".join(chunks))
     finally:
         os.close(fd)
+
+
+def _decoded(path: Path, raw: bytes) -> str:
+    """The file's bytes as text: JSON is UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"baseline file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def lock_path(path: Path) -> Path:
