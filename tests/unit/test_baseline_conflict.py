@@ -2,6 +2,7 @@
 drops one branch's entries), and `baselines resolve` keeps both sides' entries (judge/conflict.py, judge/files.py).
 The conflicts are made by git itself: two branches recording entries in one file, merged."""
 
+import json
 import subprocess
 
 import pytest
@@ -118,3 +119,15 @@ def test_resolve_names_a_file_without_markers_and_a_side_that_is_not_json(tmp_pa
     unclosed.write_text('{\n<<<<<<< HEAD\n  "schema": 1\n=======\n}\n>>>>>>> other\n<<<<<<< HEAD\n')
     with pytest.raises(ConflictError, match="not closed"):
         files.resolve(unclosed)
+
+
+def test_resolve_refuses_a_side_that_gives_a_key_twice(tmp_path):
+    """A side whose JSON repeats a key would lose the first's entries to the parser: refused, the file left."""
+    path = tmp_path / "test_mod.json"
+    one, two = (json.dumps({"tiny": {name: entry(1)}}) for name in ("test_a", "test_b"))
+    path.write_text(f'{{"schema": "gpu-budget-baselines/1",\n<<<<<<< HEAD\n  "entries": {one}, "entries": {two}\n'
+                    f'=======\n  "entries": {one}\n>>>>>>> other\n}}\n')
+    before = path.read_text()
+    with pytest.raises(ConflictError, match=r"the ours side \(HEAD\) gives the key 'entries' twice in one object"):
+        files.resolve(path)
+    assert path.read_text() == before

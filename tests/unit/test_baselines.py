@@ -151,6 +151,32 @@ def test_a_file_refused_before_parsing_says_why_and_nothing_else(tmp_path, kind,
     assert "JSON parser" not in str(info.value)
 
 
+def _hand_merged(path):
+    """A file merged by hand as two top-level "entries" objects: json.loads alone keeps only the last."""
+    first = json.dumps({"tiny": {"test_a": GOOD_ENTRY}})
+    second = json.dumps({"tiny": {"test_b": GOOD_ENTRY}})
+    return write(path, f'{{"schema": "{files.SCHEMA}", "entries": {first}, "entries": {second}, "packages": {{}}}}')
+
+
+def test_a_key_given_twice_is_refused_naming_the_file_and_key_and_the_file_kept(tmp_path):
+    path = _hand_merged(tmp_path / "test_mod.json")
+    before = path.read_bytes()
+    with pytest.raises(BaselineError) as info:
+        files.load(path)
+    assert str(info.value).startswith(f"baseline file {path} gives the key 'entries' twice in one object"), str(info.value)
+    with pytest.raises(BaselineError, match="'entries' twice"):  # the next session's recording: nothing dropped
+        files.write(path, "tiny", {"test_c": GOOD_ENTRY})
+    assert path.read_bytes() == before
+
+
+def test_a_test_id_given_twice_in_a_scale_is_refused_too(tmp_path):
+    entry = json.dumps(GOOD_ENTRY)
+    path = write(tmp_path / "test_mod.json",
+                 f'{{"schema": "{files.SCHEMA}", "entries": {{"tiny": {{"test_a": {entry}, "test_a": {entry}}}}}}}')
+    with pytest.raises(BaselineError, match=f"^baseline file {path} gives the key 'test_a' twice in one object"):
+        files.load(path)
+
+
 def test_a_baselines_folder_that_is_a_file_is_named(tmp_path):
     (tmp_path / "cpu-x86_64").write_text("not a folder")
     with pytest.raises(BaselineError, match="is not a folder"):

@@ -28,7 +28,7 @@ from pathlib import Path
 from gpu_budget.judge import conflict
 from gpu_budget.judge.contents import SCHEMA, ByKey, Contents, Listing
 from gpu_budget.judge.fingerprint import Facts
-from gpu_budget.model.json_value import Json, JsonObject
+from gpu_budget.model.json_value import DuplicateKey, Json, JsonObject, unique_keys
 from gpu_budget.model.metric import ALL
 
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
@@ -193,11 +193,15 @@ def load(path: Path) -> JsonObject:
 
 
 def _parsed(path: Path, text: str) -> Json:
-    """The file's text as JSON; a BaselineError saying why the parser refused it. Only the parse is guarded here: a
-    read refused before it (a FIFO, a huge file, not UTF-8) raised its own BaselineError, which a ValueError handler
-    would otherwise wrap in a false message."""
+    """The file's text as JSON, a key given twice refused; a BaselineError saying why the parser refused it. Only the
+    parse is guarded here: a read refused before it (a FIFO, a huge file, not UTF-8) raised its own BaselineError,
+    which a ValueError handler would otherwise wrap in a false message."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:  # a hand merge: the parser alone would keep the last and drop the first's entries
+        raise BaselineError(f"baseline file {path} {exc}: read as it is, the last would replace the first and its "
+                            "content be lost. Merge the two by hand into one (deleting the file and re-recording "
+                            "drops the entries of one of them).") from None
     except json.JSONDecodeError as exc:
         if conflict.has_markers(text):
             raise BaselineError(f"baseline file {path} holds git's merge conflict markers (<<<<<<< ... ======= ... "
