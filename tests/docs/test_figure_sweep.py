@@ -70,6 +70,7 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ("wide enough to let a +5 % change pass", "the change the row warns about (compare.MUST_CATCH): a setting"),
         ("is too wide to catch +5%`", "the change the row warns about (compare.MUST_CATCH): a setting"),
         ("and a planted +64 MiB still failing", "the change a test plants (tests/integration/test_record_runs.py)"),
+        ("a regular file of at most 16 MiB", "the size limit of a baseline file (judge/files.py MAX_FILE_BYTES): a setting"),
     ),
     "docs/benchmarks.md": (
         ("(geometric mean over repetitions, 95 % interval)", "the interval's confidence level (benchmarks/overhead.py)"),

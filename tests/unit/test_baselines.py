@@ -177,6 +177,22 @@ def test_a_test_id_given_twice_in_a_scale_is_refused_too(tmp_path):
         files.load(path)
 
 
+def test_a_write_past_the_read_limit_is_refused_and_the_file_left_readable(tmp_path):
+    """The plugin never writes a file the next session would refuse to read (every case of the module failing)."""
+    path = tmp_path / "test_mod.json"
+    pad = {**GOOD_ENTRY, "params": {"pad": "x" * (files.MAX_FILE_BYTES - 2**20)}}
+    files.write(path, "tiny", {"test_a": pad})  # padded to 1 MiB under the limit
+    before = path.read_bytes()
+    with pytest.raises(BaselineError) as info:
+        files.write(path, "tiny", {"test_b": {**pad, "params": {"pad": "y" * 2**21}}})
+    message = str(info.value)
+    assert message.startswith(f"baseline file {path} would be ") and f"over the {files.MAX_FILE_BYTES} bytes" in message
+    size = int(message.split(" would be ")[1].split(" bytes")[0])
+    assert size > files.MAX_FILE_BYTES
+    assert path.read_bytes() == before and list(tmp_path.iterdir()) == [path]  # no temp file left
+    assert set(files.load(path)["entries"]["tiny"]) == {"test_a"}
+
+
 def test_a_baselines_folder_that_is_a_file_is_named(tmp_path):
     (tmp_path / "cpu-x86_64").write_text("not a folder")
     with pytest.raises(BaselineError, match="is not a folder"):

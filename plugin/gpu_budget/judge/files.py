@@ -33,7 +33,7 @@ from gpu_budget.model.metric import ALL
 
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
 # the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
-MAX_FILE_BYTES = 16 * 2**20  # the largest committed baseline file is ~0.1 MiB
+MAX_FILE_BYTES = 16 * 2**20  # read and written (a hostile file, a runaway one); the largest committed is ~0.1 MiB
 
 
 class BaselineError(ValueError):
@@ -298,10 +298,21 @@ def _locked(path: Path) -> Iterator[None]:
             os.close(fd)  # closing releases the lock, after the file is gone from the path
 
 
+def _fitting(path: Path, text: str) -> bytes:
+    """The text to write, as bytes, refused where a read would refuse it (over MAX_FILE_BYTES): written, it would
+    fail every case of its module in the next session. Refused before any temp file, so the file stays as it was."""
+    raw = text.encode("utf-8")
+    if len(raw) > MAX_FILE_BYTES:
+        raise BaselineError(f"baseline file {path} would be {len(raw)} bytes once written, over the {MAX_FILE_BYTES} "
+                            "bytes a baseline file may hold (a larger one is refused when read): not written, the file "
+                            "left as it was. Split the test module: each module's baselines have a file of their own.")
+    return raw
+
+
 def _write_atomic(path: Path, data: JsonObject) -> None:
     """Write through a temp file beside `path` and rename it over; the temp file is made as any new file is, so the
     baseline follows the umask (and a folder's default ACL), where mkstemp's would be 0600."""
-    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    raw = _fitting(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
     while True:
         tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
         try:
@@ -310,8 +321,8 @@ def _write_atomic(path: Path, data: JsonObject) -> None:
             continue
         break
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
