@@ -33,3 +33,21 @@ def test_typo(gpu_budget):
     result.stdout.fnmatch_lines([("*test_mem.py::test_typo: gpu_budget marker has an unknown keyword 'rams' (did you "
                                   "mean 'ram'?); its keywords are ram, vram, tolerance, *")])
     assert "TypeError" not in result.stdout.str()
+
+
+def test_a_tolerance_that_is_not_one_fails_its_test_naming_the_value(project):
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="2 GiB", tolerance=0.02)
+def test_number(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+
+@pytest.mark.gpu_budget(ram="2 GiB", tolerance={"abs": 16})
+def test_bare_abs(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=2)
+    number = "*test_mem.py::test_number: tolerance must be a mapping of rel, abs (e.g. {'rel': 0.02, 'abs': '16 MiB'}: *; got 0.02 *"
+    bare = '*test_mem.py::test_bare_abs: tolerance abs 16 is a bare number: give it a unit, e.g. "16 MiB"*'
+    result.stdout.fnmatch_lines([number, bare], consecutive=False)
+    assert "TypeError" not in result.stdout.str()

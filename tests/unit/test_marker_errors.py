@@ -36,9 +36,55 @@ def test_a_size_with_its_unit_is_read_as_before(budget, expected):
 
 
 def test_what_else_reads_bare_bytes_still_does():
-    """parse_size keeps taking bytes as an int: a tolerance's abs and the baseline files' figures are byte counts."""
+    """parse_size keeps taking bytes as an int: the baseline files' figures are byte counts. A tolerance's abs is
+    declared as a budget is, with its unit (a bare one is refused: below)."""
     assert parse_size(4096) == 4096
-    assert gpu_budget(ram="1 GiB", tolerance={"rel": 0.01, "abs": 4096}, where=WHERE).tolerance.abs == 4096
+    assert gpu_budget(ram="1 GiB", tolerance={"rel": 0.01, "abs": "4096 B"}, where=WHERE).tolerance.abs == 4096
+
+
+FORMS = "(e.g. {'rel': 0.02, 'abs': '16 MiB'}: rel a fraction from 0 to 10, abs a size with its unit, either alone"
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"tolerance": 0.02}, f"tolerance must be a mapping of rel, abs {FORMS}"),
+    ({"tolerance": 0.02}, "; got 0.02 (a number alone is no tolerance: {'rel': 0.02} for a fraction)"),
+    ({"tolerance": "2 %"}, "tolerance must be a mapping of rel, abs (e.g. "),
+    ({"tolerance": "2 %"}, "; got '2 %'"),
+    ({"tolerance": {"rel": 0.02, "abss": "1 MiB"}}, "tolerance must be a mapping of rel, abs (e.g. "),
+    ({"tolerance": {"rel": 0.02, "abss": "1 MiB"}}, "; got unknown key(s) ['abss']"),
+    ({"tolerance": {"rel": "2 %"}}, "tolerance rel '2 %' is not a fraction from 0 to 10 (e.g. {'rel': 0.02"),
+    ({"tolerance": {"rel": True}}, "tolerance rel True is not a fraction from 0 to 10"),
+    ({"tolerance": {"abs": "16 MiBB"}}, "bad tolerance abs: unknown unit 'MiBB' in memory size '16 MiBB'"),
+    ({"cuda": {"tolerance": 0.02}}, "cuda['tolerance'] must be a mapping of rel, abs"),  # not this host's: read anyway
+])
+def test_a_tolerance_that_is_not_one_names_the_test_the_value_and_the_forms(kwargs, named):
+    with pytest.raises(ValueError) as info:
+        gpu_budget(ram="1 GiB", **kwargs, scale="tiny", host="cpu", where=WHERE)
+    assert str(info.value).startswith(f"{WHERE}: ") and named in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("tolerance, named", [
+    ({"abs": 16}, 'tolerance abs 16 is a bare number: give it a unit, e.g. "16 MiB"'),
+    ({"rel": 0.01, "abs": "16"}, "tolerance abs '16' is a bare number: give it a unit"),
+    ({"abs": 4096}, 'tolerance abs 4096 is a bare number: give it a unit, e.g. "4096 B" (4.00 KiB) if bytes are meant'),
+    ({"abs": 0}, 'tolerance abs 0 is a bare number: give it a unit, e.g. "0 MiB"'),
+])
+def test_a_bare_number_tolerance_abs_is_an_error_asking_for_a_unit(tolerance, named):
+    """abs follows the budgets' rule: {"abs": 16} meant 16 MiB, not the 16 bytes parse_size reads."""
+    with pytest.raises(ValueError) as info:
+        gpu_budget(ram="1 GiB", tolerance=tolerance, where=WHERE)
+    assert str(info.value).startswith(f"{WHERE}: ") and named in str(info.value), str(info.value)
+    with pytest.raises(ValueError, match=r"cpu\['tolerance'\] abs .* is a bare number"):  # on any host
+        gpu_budget(ram="1 GiB", cpu={"tolerance": tolerance}, host="cuda", where=WHERE)
+
+
+@pytest.mark.parametrize("tolerance, expected", [
+    ({"abs": "16 MiB"}, (0.005, 16 * 2**20)), ({"rel": 0.02}, (0.02, 4 * 2**20)), ({"abs": "0 B"}, (0.005, 0)),
+    ({"rel": 0, "abs": "1 KB"}, (0.0, 1000)),
+])
+def test_a_tolerance_with_its_unit_is_read_over_the_default(tolerance, expected):
+    mark = gpu_budget(ram="1 GiB", tolerance=tolerance, where=WHERE)
+    assert (mark.tolerance.rel, mark.tolerance.abs) == expected
 
 
 def test_an_unknown_keyword_names_the_test_a_guess_and_the_keywords():

@@ -91,7 +91,8 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
                host: str = "cpu", where: str = "") -> BudgetMark:
     """memory budget: ram=/vram= a size with its unit ("12.7 GiB", "24GB", "4096 B"; a bare number is refused) or
     {"tiny": ..., "real": ...};
-    tolerance={"rel": 0.02, "abs": "16 MiB"} overrides the baseline tolerance; expect="over-budget"
+    tolerance={"rel": 0.02, "abs": "16 MiB"} (abs with its unit, as a budget; either key alone) overrides the
+    baseline tolerance; expect="over-budget"
     (or {scale: "over-budget"}) marks a reproduction of a reported failure (passes only while the budget is
     broken, or the child dies of out-of-memory); cpu={...} / cuda={...} set ram, vram, expect, tolerance for
     cases measured on that device (a CUDA host trains on the GPU), replacing the top-level keys they name;
@@ -117,6 +118,10 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     sizes += [(f"{name}[{key!r}]", block[key]) for name, block in blocks.items() if block for key in ("ram", "vram") if key in block]
     for label, value in sizes:  # every block's, so a bare number fails on any host
         _need_unit(label, value, where)
+    tolerances = [("tolerance", tolerance)]
+    tolerances += [(f"{name}['tolerance']", _PerDevice(**block).tolerance) for name, block in blocks.items() if block]
+    for label, value in tolerances:  # every block's too: a bad tolerance fails on any host
+        _tolerance(value, where, scale, label)
     given = replace(_PerDevice(ram, vram, expect, tolerance, origin), **(blocks[on] or {}))
     expected = _pick_expect(given.expect, scale, where)
     budget = Budget.for_scale(scale, given.ram, given.vram, where, imbalance)
@@ -142,13 +147,18 @@ def _need_unit(label: str, value: SizeGiven, where: str) -> None:
     """A budget states its unit: parse_size reads a bare number as bytes (ram=4 is 4 bytes), which a budget never
     means, so it is refused with the figure it most likely meant."""
     for scale, size in value.items() if isinstance(value, Mapping) else [(None, value)]:
-        if not _unitless(size):
-            continue
-        number = str(size).strip()
-        at = f" at scale {scale!r}" if scale is not None else ""
-        hint = (f'"{number} B" ({format_size(float(number))}) if bytes are meant' if float(number) >= 2**10
-                else f'"{number} GiB"')
-        raise ValueError(f"{where}: {label} budget {size!r}{at} is a bare number: give it a unit, e.g. {hint}")
+        _refuse_bare(f"{label} budget", size, where, scale)
+
+
+def _refuse_bare(what: str, size: SizeGiven, where: str, scale: str | None = None, unit: str = "GiB") -> None:
+    """Refuse a size with no unit (a budget's, a tolerance's abs), suggesting `unit`, or bytes where it is that large."""
+    if not _unitless(size):
+        return
+    number = str(size).strip()
+    at = f" at scale {scale!r}" if scale is not None else ""
+    hint = (f'"{number} B" ({format_size(float(number))}) if bytes are meant' if float(number) >= 2**10
+            else f'"{number} {unit}"')
+    raise ValueError(f"{where}: {what} {size!r}{at} is a bare number: give it a unit, e.g. {hint}")
 
 
 def _pick_expect(value: NameGiven, scale: str, where: str) -> str | None:
@@ -222,27 +232,55 @@ def default_tolerance(scale: str) -> Tolerance:
     return DEFAULT_TOLERANCE_BY_SCALE.get(scale, DEFAULT_TOLERANCE)
 
 
+TOLERANCE_FORMS = ("e.g. {'rel': 0.02, 'abs': '16 MiB'}: rel a fraction from 0 to 10, abs a size with its unit, "
+                   "either alone, the other the scale's default")
+
+
 @dataclass(frozen=True)
 class _ToleranceGiven:
-    """A marker's tolerance={...} as written, the scale's default where it names neither key; checked, then read."""
+    """A marker's tolerance={...} as written, checked, then read; a key it leaves out is _UNSET (the scale's default)."""
 
-    rel: float | int | str
-    abs: float | int | str
+    rel: object
+    abs: object
 
 
-def _tolerance(value: ToleranceGiven, where: str, scale: str = "tiny") -> Tolerance:
+_UNSET = object()  # a tolerance key not given
+
+
+def _tolerance(value: ToleranceGiven, where: str, scale: str = "tiny", label: str = "tolerance") -> Tolerance:
+    """A marker's tolerance= over the scale's default; `label` names where it was given (tolerance, cuda['tolerance'])."""
     default = default_tolerance(scale)
     if value is None:
         return default
-    unknown = set(value) - {"rel", "abs"}
-    given = None if unknown else _ToleranceGiven(**{"rel": default.rel, "abs": default.abs, **value})
-    if given is None or not isinstance(given.rel, (int, float)) or not 0 <= given.rel < 10:
-        raise ValueError(f"{where}: bad tolerance {dict(value)!r}: expected {{'rel': 0..10, 'abs': size}}")
+    if not isinstance(value, Mapping) or set(value) - {"rel", "abs"}:
+        raise ValueError(f"{where}: {label} must be a mapping of rel, abs ({TOLERANCE_FORMS}); got {_not_tolerance(value)}")
+    given = _ToleranceGiven(**{"rel": _UNSET, "abs": _UNSET, **value})
+    return Tolerance(default.rel if given.rel is _UNSET else _rel(given.rel, where, label),
+                     default.abs if given.abs is _UNSET else _abs(given.abs, where, label))
+
+
+def _not_tolerance(value: Given) -> str:
+    """What a tolerance= that is no mapping of rel and abs holds instead, and what a lone number likely meant."""
+    if isinstance(value, Mapping):
+        return f"unknown key(s) {sorted(set(value) - {'rel', 'abs'}, key=repr)!r}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value!r} (a number alone is no tolerance: {{'rel': {value!r}}} for a fraction)"
+    return repr(value)
+
+
+def _rel(value: Given, where: str, label: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 10:
+        raise ValueError(f"{where}: {label} rel {value!r} is not a fraction from 0 to 10 ({TOLERANCE_FORMS})")
+    return float(value)
+
+
+def _abs(value: Given, where: str, label: str) -> int:
+    """A tolerance's abs follows the budgets' rule: a size with its unit ({"abs": 16} is not 16 bytes)."""
+    _refuse_bare(f"{label} abs", value, where, unit="MiB")
     try:
-        abs_ = parse_size(given.abs)
+        return parse_size(value)
     except ValueError as exc:
-        raise ValueError(f"{where}: bad tolerance abs: {exc}") from None
-    return Tolerance(float(given.rel), abs_)
+        raise ValueError(f"{where}: bad {label} abs: {exc}") from None
 
 
 PROBE = "gpu_budget_probe"  # the marker of a test that only probes (peak(), no verdict)
