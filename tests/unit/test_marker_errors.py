@@ -87,6 +87,22 @@ def test_a_tolerance_with_its_unit_is_read_over_the_default(tolerance, expected)
     assert (mark.tolerance.rel, mark.tolerance.abs) == expected
 
 
+@pytest.mark.parametrize("kwargs, named", [
+    ({"ram": {"tiny": "1 GiB", "real": "12.7 GiBB"}}, "bad ram budget at scale 'real': unknown unit 'GiBB' in memory size '12.7 GiBB'"),
+    ({"vram": {"real": "lots"}}, "bad vram budget at scale 'real': not a memory size: 'lots'"),
+    ({"ram": "1 GiB", "cuda": {"vram": {"real": "24 GBB"}}}, "bad vram budget in cuda= at scale 'real': unknown unit 'GBB'"),
+    ({"ram": "1 GiB", "cuda": {"ram": "2 GiBB"}}, "bad ram budget in cuda=: unknown unit 'GiBB'"),  # not this host's
+    ({"ram": "1 GiB", "cuda": {"ram": {"huge": "2 GiB"}}}, "ram budget in cuda= names unknown scale(s) ['huge']"),
+])
+def test_a_bad_budget_fails_at_any_scale_and_on_any_host_naming_the_scale(kwargs, named):
+    """Every scale's and every device block's ram/vram is read at marker time, not only the running one's: a typo in
+    the real budget must not pass the tiny gate unseen."""
+    for scale in ("tiny", "real"):
+        with pytest.raises(ValueError) as info:
+            gpu_budget(**kwargs, scale=scale, host="cpu", where=WHERE)
+        assert str(info.value).startswith(f"{WHERE}: ") and named in str(info.value), str(info.value)
+
+
 def test_an_unknown_keyword_names_the_test_a_guess_and_the_keywords():
     with pytest.raises(ValueError) as info:
         merge([((), {"ram": "1 GiB"}), ((), {"rams": "4 GiB"})], where=WHERE)

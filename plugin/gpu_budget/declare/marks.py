@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from gpu_budget.model.budget import SCALES, Budget, SizeGiven, Tolerance
+from gpu_budget.model.budget import SCALES, Budget, SizeGiven, Tolerance, sizes_given
 from gpu_budget.model.card import Card, CardGiven, pick_card
 from gpu_budget.units import format_size, parse_size
 
@@ -114,15 +114,9 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
         if not isinstance(block, Mapping) or set(block) - set(PER_DEVICE):
             unknown = sorted(set(block) - set(PER_DEVICE)) if isinstance(block, Mapping) else block
             raise ValueError(f"{where}: {name}= must be a mapping of {', '.join(PER_DEVICE)}; got {unknown!r}")
-    sizes = [("ram", ram), ("vram", vram)]
-    sizes += [(f"{name}[{key!r}]", block[key]) for name, block in blocks.items() if block for key in ("ram", "vram") if key in block]
-    for label, value in sizes:  # every block's, so a bare number fails on any host
-        _need_unit(label, value, where)
-    tolerances = [("tolerance", tolerance)]
-    tolerances += [(f"{name}['tolerance']", _PerDevice(**block).tolerance) for name, block in blocks.items() if block]
-    for label, value in tolerances:  # every block's too: a bad tolerance fails on any host
-        _tolerance(value, where, scale, label)
-    given = replace(_PerDevice(ram, vram, expect, tolerance, origin), **(blocks[on] or {}))
+    top = _PerDevice(ram, vram, expect, tolerance, origin)
+    _check_everywhere({"": top, **{name: _PerDevice(**block) for name, block in blocks.items() if block}}, where, scale)
+    given = replace(top, **(blocks[on] or {}))
     expected = _pick_expect(given.expect, scale, where)
     budget = Budget.for_scale(scale, given.ram, given.vram, where, imbalance)
     source = _pick_origin(given.origin, scale, where)
@@ -132,6 +126,16 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     return BudgetMark(budget, _tolerance(given.tolerance, where, scale), expected, on, device is not None,
                       source if budget.ram is not None or budget.vram is not None else None, _pick_steps(steps, scale, where),
                       target)
+
+
+def _check_everywhere(blocks: Mapping[str, _PerDevice], where: str, scale: str) -> None:
+    """Read every size and tolerance given (top level: ""; cpu=, cuda=), at every scale, not only those the case runs
+    under, so a bare number or a typo fails on any host and at any scale instead of passing unseen where unused."""
+    for name, given in blocks.items():
+        for key, value in (("ram", given.ram), ("vram", given.vram)):
+            _need_unit(f"{name}[{key!r}]" if name else key, value, where)
+            sizes_given(value, f"{key} budget in {name}=" if name else f"{key} budget", where)
+        _tolerance(given.tolerance, where, scale, f"{name}['tolerance']" if name else "tolerance")
 
 
 def _unitless(value: SizeGiven) -> bool:

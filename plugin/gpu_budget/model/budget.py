@@ -61,15 +61,28 @@ class Budget:
                    imbalance=None if imbalance is None else float(imbalance))
 
 
+def sizes_given(value: SizeGiven, what: str, where: str) -> dict[str | None, int | None]:
+    """A marker's ram=/vram= (`what`: "ram budget", "vram budget in cuda=") read at every scale it names ({None: size}
+    for one size at all scales): a typo in a scale this session does not run fails all the same, naming the scale, as
+    origin= and steps= do."""
+    if not isinstance(value, Mapping):
+        return {None: _size(value, what, where)}
+    unknown = set(value) - set(SCALES)
+    if unknown:
+        raise ValueError(f"{where}: {what} names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
+    return {scale: _size(size, what, where, scale) for scale, size in value.items()}
+
+
 def _pick(value: SizeGiven, scale: str, what: str, where: str) -> int | None:
-    if isinstance(value, Mapping):
-        unknown = set(value) - set(SCALES)
-        if unknown:
-            raise ValueError(f"{where}: {what} budget names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
-        value = value.get(scale)
+    sizes = sizes_given(value, f"{what} budget", where)
+    return sizes[None] if None in sizes else sizes.get(scale)
+
+
+def _size(value: str | int | None, what: str, where: str, scale: str | None = None) -> int | None:
     if value is None:
         return None
     try:
         return parse_size(value)
     except ValueError as exc:
-        raise ValueError(f"{where}: bad {what} budget: {exc}") from None
+        at = f" at scale {scale!r}" if scale is not None else ""
+        raise ValueError(f"{where}: bad {what}{at}: {exc}") from None
