@@ -373,3 +373,20 @@ def test_a_command_whose_own_process_never_ran_the_hook_says_so_in_its_row(comma
     assert list(row["phases"]) == ["run"] and row["steps"] == []
     assert row["message"].startswith("the gate's hook did not run in the command's own process (pid "), row["message"]
     assert "sh): no phase, step or GPU figure came from it" in row["message"], row["message"]
+
+
+def test_steps_marked_behind_a_shell_are_named_when_none_are_measured(command_project):
+    """steps= on a script the command runs through a shell: the script's marks reach the gate and are ignored (the
+    shell is the command's own process), and the error says so, with what to run instead (before: "the run measured
+    0 optimizer step(s)" alone, its 4 marks in the row's info)."""
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB", steps=10_000)
+        def test_shell(gpu_budget):
+            gpu_budget.measure(Scenario(name="sh", command=["sh", "-c", f"{sys.executable} script.py 8; true"]))
+    ''')
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(
+        failed=1)
+    row = rows(pytester)["test_shell"]
+    assert row["info"]["ignored_marks"] >= 4, row["info"]
+    assert "but the run measured 0 optimizer step(s)" in row["message"], row["message"]
+    assert "phase mark(s) arrived from a descendant of the command and were ignored" in row["message"], row["message"]

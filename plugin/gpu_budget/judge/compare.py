@@ -222,13 +222,24 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     return verdict
 
 
+def _marks_elsewhere(measurement: Measurement) -> str:
+    """Why a command measured no steps though its script marked them: the marks came from another process than the
+    command's own (a shell or launcher running python as its child), and only the command's own process marks."""
+    ignored = measurement.info.get("ignored_marks")
+    if not isinstance(ignored, int) or isinstance(ignored, bool) or ignored <= 0:
+        return ""
+    return (f". {ignored} phase mark(s) arrived from a descendant of the command and were ignored: only the "
+            "command's own process (rank 0's under a launcher) marks phases and steps, so run the script as the "
+            "command itself ([sys.executable, \"train.py\"]), not through a shell or wrapper")
+
+
 def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tolerance: Tolerance,
            grown: growth.Check, *, ci: bool, update: bool, expect: str | None, setup: Setup,
            params: Mapping | None) -> Judgement:
     """judge()'s verdict for a run that finished, its growth already projected (`grown`)."""
     peaks = measurement.peaks
     if grown.problem:
-        return Judgement(Verdict.ERROR, False, grown.problem)
+        return Judgement(Verdict.ERROR, False, grown.problem + _marks_elsewhere(measurement))
     breaches = rank_breaches(measurement, budget) + grown.breaches
     notes: list[str] = list(measurement.info.get("notes") or ())  # what the measuring child says of the run
     notes += grown.notes
