@@ -32,6 +32,7 @@ WRITE_UP = "a write-up's own figure (the memtest module docstrings quote them), 
 EXAMPLE = "a budget declared in a code example: what the reader writes, not a measurement"
 POLL = "NVML's sampling interval (measure/nvml.py SAMPLE_SECONDS): a setting, not a measurement"
 CARD_NAMES = "the names of the cards of model/card.py's table, not figures"
+GRACE = "the grace a command's descendants get after it exits (isolate/command.py EXIT_GRACE_SECONDS): a setting"
 ALLOWED = {  # document -> (snippet holding the figures, why no report holds them)
     "README.md": (
         ('@pytest.mark.gpu_budget(ram="4 GiB", vram="20 GiB", steps=10_000)', EXAMPLE),
@@ -50,6 +51,7 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ("sampled every 20 ms in that process", POLL),
         ("(polled every 20 ms by the measuring child,", POLL),
         ("A lower bound within one 20 ms poll.", POLL),
+        ("its descendants get a grace of 2 s to end on", GRACE),
         ('# or card="24 GiB", or', EXAMPLE),
         ("RTX 4090, A100 40GB, A100 80GB, H100 80GB;", CARD_NAMES),
         ("S3 the RTX 3090, S4 the 80 GB A100, S1 Colab's T4", WRITE_UP),

@@ -146,7 +146,50 @@ def test_a_timeout_kills_the_whole_tree_a_daemon_included(command_project):
     assert survivors(marker) == []
 
 
+MP_SCRIPT = '''
+import os, multiprocessing as mp
+from gpu_budget import phase
+
+
+def double(x):
+    return x * 2
+
+
+if __name__ == "__main__":
+    phase("load")
+    with mp.get_context(os.environ["CTX"]).Pool(1) as pool:
+        pool.map(double, range(4))
+    phase("save")
+'''
+
+
+@pytest.mark.parametrize("ctx", ["spawn", "forkserver"])
+def test_multiprocessing_helpers_that_end_after_the_script_are_measured_not_leftovers(command_project, ctx):
+    """multiprocessing's resource tracker (and its forkserver) end on their own milliseconds after the script's
+    process: within the grace, measured in the phase open at its end, and no leftover."""
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="1 GiB")
+        def test_mp(gpu_budget):
+            gpu_budget.measure(Scenario(name="mp", command=[sys.executable, "mpclean.py"], env={"CTX": "CONTEXT"}))
+    '''.replace("CONTEXT", ctx))
+    pytester.makepyfile(mpclean=MP_SCRIPT)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=1)
+    phases = rows(pytester)["test_mp"]["phases"]
+    load, save = phases["load"], phases["save"]
+    # the pool's worker (and for forkserver the forkserver) beside the script and the tracker, as before
+    assert load["tree"]["processes"] >= {"spawn": 3, "forkserver": 4}[ctx]
+    assert load["ram_tree_peak"] > load["ram_peak"]
+    # the helpers that outlived the script are measured to their end: in the tree, each its own exit reported
+    helpers = [p for p in save["tree"]["detail"] if not p["whole"]]
+    assert len(helpers) == {"spawn": 1, "forkserver": 2}[ctx], save["tree"]["detail"]
+    assert all(p["exited"] and p["reported"] for p in helpers), helpers
+    assert save["ram_tree_peak"] > save["ram_peak"]
+
+
 def test_a_daemon_left_behind_fails_the_case_and_is_killed(command_project):
+    """Two daemons (one in a session of its own, one double-forked) outlive the grace and fail the case, named;
+    the spawned pool's resource tracker, which ends on its own, is not counted among them."""
     marker = f"gpu-budget-daemon-{uuid.uuid4().hex[:8]}"
     pytester = command_project('''
         @pytest.mark.gpu_budget(ram="2 GiB")
@@ -154,12 +197,23 @@ def test_a_daemon_left_behind_fails_the_case_and_is_killed(command_project):
             gpu_budget.measure(Scenario(name="d", command=[sys.executable, "daemon.py"]))
     ''')
     pytester.makepyfile(daemon=f'''
-        import subprocess, sys
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "{marker}"], start_new_session=True)
+        import multiprocessing as mp, os, subprocess, sys
+
+        if __name__ == "__main__":
+            with mp.get_context("spawn").Pool(1) as pool:
+                pool.map(abs, range(4))
+            sleeper = [sys.executable, "-c", "import time; time.sleep(300)", "{marker}"]
+            subprocess.Popen(sleeper, start_new_session=True)
+            if os.fork() == 0:  # the classic double fork: the grandchild's parent exits at once
+                os.setsid()
+                if os.fork() == 0:
+                    os.execv(sys.executable, sleeper)
+                os._exit(0)
+            os.wait()
     ''')
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*measured child failed (leftover): command * exited and left 1 process(es) running*"])
+    result.stdout.fnmatch_lines(["*measured child failed (leftover): command * exited and left 2 process(es) running*"])
     time.sleep(0.5)
     assert survivors(marker) == []
 

@@ -1,8 +1,10 @@
-"""lifecycle's owner watch: a process started by the gate ends, with what it started, once its owner is gone."""
+"""lifecycle's owner watch: a process started by the gate ends, with what it started, once its owner is gone; and the
+grace a command's descendants get to end on their own."""
 
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -85,3 +87,29 @@ def test_running_tells_a_live_owner_from_a_gone_one():
     assert not lifecycle.running(me.split(":")[0] + ":1")  # this pid, another start: a reused pid
     with pytest.raises(ValueError, match=r"GPU_BUDGET_OWNER='x:1'"):
         lifecycle.running("x:1")
+
+
+PARENT = '''
+import subprocess, sys, time
+helper = subprocess.Popen(["sleep", sys.argv[1]])
+print(helper.pid, flush=True)
+time.sleep(60)  # never reaps it: an ended helper stays a zombie, which is no longer running
+'''
+
+
+@pytest.mark.parametrize("helper_seconds,left", [("0.05", False), ("60", True)])
+def test_await_descendants_gives_them_the_grace_and_names_those_still_running(helper_seconds, left):
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, helper_seconds], stdout=subprocess.PIPE, text=True)
+    try:
+        helper = int(parent.stdout.readline())
+        waits: list[float] = []
+        t0 = time.monotonic()
+        still = lifecycle.await_descendants(parent.pid, 1.0, waits.append, interval=0.02)
+        took = time.monotonic() - t0
+        assert still == ([helper] if left else [])
+        assert (took >= 1.0) if left else (took < 0.9), took  # the whole grace only for one that stays
+        assert waits and max(waits) <= 0.02
+    finally:
+        lifecycle.kill_descendants(parent.pid)  # while it lives: its orphan would re-parent away
+        parent.kill()
+        parent.wait()

@@ -29,8 +29,10 @@ that ends the command is a failure of its own kind ("oom"), named with the
 phase and step it happened in.
 
 Nothing of the case outlives it: the measuring child is a subreaper, so a
-process that daemonises stays its descendant, and whatever is left when the
-command's process exits is killed and fails the case, named.
+process that daemonises stays its descendant. Once the command's process
+exits its descendants get EXIT_GRACE_SECONDS to end on their own (still
+measured, in the phase open at its end); whatever is left then is killed and
+fails the case, named.
 """
 
 from __future__ import annotations
@@ -65,6 +67,11 @@ THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 HOOK_DIR = str(Path(__file__).parents[1] / "_hook")  # gpu_budget/_hook
 TAIL_BYTES = 8192  # of stdout and of stderr, kept for the report; the rest is read and dropped
 FIRST_PHASE = "run"
+# How long the command's descendants may run on after its own process exits, to end by themselves before they are
+# killed as leftovers. multiprocessing's resource tracker (spawn, forkserver) and its forkserver end on the EOF of a
+# pipe the exited process held: gone 5-8 ms (spawn) and 7-14 ms (forkserver) after it here, 10 runs each. 2 s leaves
+# room for a loaded runner, and bounds what a real leftover (a daemon) adds to the case.
+EXIT_GRACE_SECONDS = 2.0
 
 
 class CommandFailed(Exception):
@@ -311,18 +318,23 @@ def _start(line: CommandLine, env: dict[str, str], server: MarkServer) -> subpro
         raise CommandFailed("command", f"command {program!r} could not start: {exc}") from None
 
 
-def _wait(proc: subprocess.Popen, server: MarkServer, meter, poll: float) -> tuple[tuple[str | None, int | None], list[int]]:
-    """Serve the marks until the command's process exits; (the phase and step open at its end, the processes it left
-    running, killed)."""
+def _wait(proc: subprocess.Popen, server: MarkServer, meter, poll: float,
+          grace: float = EXIT_GRACE_SECONDS) -> tuple[tuple[str | None, int | None], list[int]]:
+    """Serve the marks until the command's process exits, then while its descendants end on their own (up to
+    `grace` seconds: the open phase still measures them, and their exit reports are taken); (the phase and step
+    open at its end, the processes still running after the grace, killed)."""
+    from gpu_budget.isolate.lifecycle import await_descendants, kill_descendants
+
+    last: tuple[str | None, int | None] = (None, None)
     try:
         while proc.poll() is None:
             server.serve(poll)
         server.serve(0)  # marks and exit reports sent just before it exited
-    finally:
         last = meter.open_phase  # where the command was when it ended
+        await_descendants(os.getpid(), grace, server.serve, poll)
+        server.serve(0)  # the exit reports of those that just ended
+    finally:
         meter.stop()
-        from gpu_budget.isolate.lifecycle import kill_descendants
-
         leftovers = kill_descendants(os.getpid())
         server.close()
     return last, leftovers

@@ -3,7 +3,8 @@
 The measuring child becomes a subreaper, so a process of the run whose parent
 exits (a daemonising helper) re-parents to it and stays its descendant; at the
 run's end whatever is left is found by a scan of /proc and killed, until
-nothing is left (one may fork as the others die). Measuring the tree is
+nothing is left (one may fork as the others die); a command's helpers first
+get a short grace to end on their own (await_descendants). Measuring the tree is
 measure/tree.py's; this is the tree's lifecycle.
 
 A process the gate starts also ends with the one that started it (its
@@ -23,6 +24,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from gpu_budget.measure.procfs import read_stat
 
@@ -51,6 +53,19 @@ def descendants(pid: int) -> list[int]:
             found.append(child)
             todo.append(child)
     return found
+
+
+def await_descendants(pid: int, seconds: float, wait: Callable[[float], object], interval: float = 0.02) -> list[int]:
+    """Give `pid`'s descendants up to `seconds` to end on their own, calling wait(at most `interval`) between scans
+    (a caller serves what they send meanwhile); those still running then. A helper that ends on the EOF of a pipe
+    its parent held (multiprocessing's resource tracker, its forkserver) is gone within milliseconds of it."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = descendants(pid)
+        remaining = deadline - time.monotonic()
+        if not left or remaining <= 0:
+            return left
+        wait(min(interval, remaining))
 
 
 def kill_descendants(pid: int, rounds: int = 20) -> list[int]:
