@@ -1,10 +1,12 @@
-"""The summary line the README and docs/baselines.md quote is what report/tally.py writes, not a typed copy."""
+"""The summary lines the README and docs/baselines.md quote are what report/tally.py writes, not typed copies; so is a
+withheld entry's row (session/held.py)."""
 
 from pathlib import Path
 
 from doc_figures import document, flat
 
-from gpu_budget.report.tally import written_line
+from gpu_budget.report.tally import withheld_line, written_line
+from gpu_budget.session.held import WITHHELD
 
 HERE = Path("/project")
 TRAIN = "/project/baselines/cpu-x86_64/test_train.json"
@@ -19,3 +21,10 @@ def test_docs_baselines_quotes_its_start():
     line = written_line({TRAIN: 2}, update=False, here=HERE)
     quoted = line[:line.index(" under CI")] + " ...`"
     assert f"`{quoted}" in flat(document("docs/baselines.md")), f"docs/baselines.md should quote:\n{quoted}"
+
+
+def test_docs_baselines_quotes_the_withheld_line_and_row_as_the_gate_writes_them():
+    page = flat(document("docs/baselines.md"))
+    line = withheld_line(["test_train.py::test_train"], update=False)
+    assert f"`{line}`" in page, f"docs/baselines.md should quote:\n{line}"
+    assert f"`{WITHHELD}`" in page, f"docs/baselines.md should quote:\n{WITHHELD}"

@@ -100,6 +100,7 @@ def test_session_data_crosses_json_and_merges_in_collection_order():
                                     measurement=Measurement("ok", NO_PEAKS, wall_seconds=1.0)))
             data.explorations.append(Explored(nodeid, _exploration()))
         data.collected["t.py"].update(n.split("::")[1] for n in nodeids)
+        data.withheld.append(nodeids[0])  # its test did not pass: named in the controller's summary
         return SessionData.from_json(json.loads(json.dumps(data.to_json())))
 
     controller = SessionData()
@@ -109,3 +110,4 @@ def test_session_data_crosses_json_and_merges_in_collection_order():
     assert [e.nodeid for e in controller.explorations] == ["t.py::a", "t.py::b", "t.py::c"]
     assert controller.collected == {"t.py": {"a", "b", "c"}} and controller.probes == 2 and controller.selected == 3
     assert all(r.measured for r in controller.rows)
+    assert controller.withheld == ["t.py::c", "t.py::b"]

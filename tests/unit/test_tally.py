@@ -1,8 +1,8 @@
-"""report/tally.py: the summary's line on baselines written, and its line grouping the skipped cases by why."""
+"""report/tally.py: the summary's lines on baselines written and withheld, and its line grouping the skipped cases by why."""
 
 from pathlib import Path
 
-from gpu_budget.report.tally import skipped_line, written_line
+from gpu_budget.report.tally import skipped_line, withheld_line, written_line
 from gpu_budget.session.collection import NOT_PROBING
 
 HERE = Path("/project")
@@ -27,6 +27,17 @@ def test_an_update_says_wrote_not_new_and_nothing_written_is_no_line():
     assert line == "baselines: wrote 1 entry (--gpu-budget-update) in b/k/test_a.json; review the diff and commit it"
     assert written_line({}, update=False, here=HERE) is None
     assert written_line({"/project/b/k/test_a.json": 0}, update=False, here=HERE) is None
+
+
+
+def test_entries_withheld_from_tests_that_did_not_pass_are_named_and_none_is_no_line():
+    assert withheld_line(["t.py::a"], update=False) == (
+        "baselines: 1 entry not recorded, its test did not pass after measuring (t.py::a): only a passing test records "
+        "its baseline")
+    assert withheld_line(["t.py::a", "t.py::b::x"], update=True) == (
+        "baselines: 2 entries not written, their test did not pass after measuring (t.py::a, t.py::b::x): only a "
+        "passing test records its baseline")
+    assert withheld_line([], update=False) is None
 
 
 def test_skips_are_grouped_by_why_in_a_fixed_order_singular_or_plural():

@@ -1,8 +1,8 @@
-"""Two summary lines on what a session did beside its verdicts: the baseline entries it wrote, and the cases it skipped.
+"""Summary lines on what a session did beside its verdicts: the baseline entries it wrote or withheld, the cases it skipped.
 
 The table says `no-baseline` per case and pytest says only "10 skipped"; a new user
 asked what was written where, and what the skips are, without knowing `-rs`.
-Both lines are plain strings from plain data, so a serial run and an xdist
+The lines are plain strings from plain data, so a serial run and an xdist
 controller print the same.
 """
 
@@ -50,6 +50,15 @@ def written_line(written: Mapping[str, int], update: bool, here: Path) -> str | 
     action = "review the diff and commit it" if update else \
         f"commit {'it' if len(counts) == 1 else 'them'}: under CI a case without a baseline fails"
     return f"baselines: {'wrote' if update else 'recorded'} {entries} in {where}; {action}"
+
+
+def withheld_line(withheld: list[str], update: bool) -> str | None:
+    """The cases whose entry was not written because their test did not pass (session/held.py), or None."""
+    if not withheld:
+        return None
+    count = f"{len(withheld)} {'entry' if len(withheld) == 1 else 'entries'}"
+    return (f"baselines: {count} not {'written' if update else 'recorded'}, {'its' if len(withheld) == 1 else 'their'} "
+            f"test did not pass after measuring ({', '.join(withheld)}): only a passing test records its baseline")
 
 
 def skipped_line(reasons: Iterable[str]) -> str | None:

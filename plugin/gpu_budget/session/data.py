@@ -1,7 +1,7 @@
 """What a gate session has gathered, as one plain object: also what an xdist worker ships its controller.
 
 Rows (typed Results), notes, explorations, baseline entries waiting to be
-written, which budget tests were collected and the device read: everything
+written (and the rows whose entry was withheld), which budget tests were collected and the device read: everything
 the outputs are rendered from. A worker's copy crosses to the controller as
 JSON (`to_json` / `from_json`) and is merged there (`merge`), so a serial run
 and an xdist run render from the same data.
@@ -41,6 +41,7 @@ class SessionData:
     notes: list[Note] = field(default_factory=list)  # measured findings that are not one case's peak (fixture.note)
     explorations: list[Explored] = field(default_factory=list)
     pending: list[PendingWrite] = field(default_factory=list)  # baseline entries a worker ships its controller
+    withheld: list[str] = field(default_factory=list)  # rows whose entry was not written: their test did not pass
     collected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # module -> marked test names
     order: list[str] = field(default_factory=list)  # node ids of the budget tests, in collection order
     selected: int = 0  # budget tests left to run after deselection (the fail-safe's count)
@@ -55,7 +56,8 @@ class SessionData:
         return {
             "rows": [r.to_json() for r in self.rows], "notes": [n.to_json() for n in self.notes],
             "explorations": [e.to_json() for e in self.explorations],
-            "pending": [w.to_json() for w in self.pending], "collected": {k: sorted(v) for k, v in self.collected.items()},
+            "pending": [w.to_json() for w in self.pending], "withheld": self.withheld,
+            "collected": {k: sorted(v) for k, v in self.collected.items()},
             "order": self.order, "selected": self.selected, "narrowed": self.narrowed, "probes": self.probes,
             "ran_functions": self.ran_functions,
             "hardware": None if self.hardware is None else self.hardware.to_json(),
@@ -69,7 +71,8 @@ class SessionData:
         for module, names in data["collected"].items():
             collected[module].update(names)
         return cls(rows=[Result.from_json(r) for r in data["rows"]], notes=[Note.from_json(n) for n in data["notes"]],
-                   explorations=[Explored.from_json(e) for e in data["explorations"]], pending=[PendingWrite.from_json(w) for w in data["pending"]], collected=collected,
+                   explorations=[Explored.from_json(e) for e in data["explorations"]], pending=[PendingWrite.from_json(w) for w in data["pending"]],
+                   withheld=list(data.get("withheld", [])), collected=collected,
                    order=list(data["order"]), selected=data["selected"], narrowed=data["narrowed"],
                    probes=data["probes"], ran_functions=data["ran_functions"], hardware=Hardware.read(data["hardware"]),
                    device=None if data["device"] is None else DeviceInfo.from_json(data["device"]),
@@ -81,6 +84,7 @@ class SessionData:
         self.notes.extend(other.notes)
         self.explorations.extend(other.explorations)
         self.pending.extend(other.pending)
+        self.withheld.extend(other.withheld)
         for module, names in other.collected.items():
             self.collected[module].update(names)
         self.order = self.order or other.order

@@ -54,8 +54,8 @@ def _plot(data: SessionData, folder: Path, problems: list[str], hardware: JsonMa
 
 def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionData, options: Options, problems: list[str],
                      warnings: list[str], pinned_gpu: str | None, written: Mapping[str, int] | None = None) -> None:
-    """The gpu-budget section (hardware, setup, the table, remediation, failures, the baselines `written` per file,
-    the skips) and the explorations' section."""
+    """The gpu-budget section (hardware, setup, the table, remediation, failures, the baselines `written` per file and
+    those withheld, the skips) and the explorations' section."""
     _explorations(terminalreporter, data.explorations)
     if not (data.rows or problems or warnings):
         return
@@ -86,7 +86,8 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
         write(f"gpu-budget gate FAILED: {problem}", red=True)
     for warning in warnings:
         write(f"gpu-budget warning: {warning} (fails the run under CI or with --gpu-budget-require-gpu)", yellow=True)
-    for line in (tally.written_line(written or {}, options.update, Path.cwd()), _skipped(terminalreporter, data)):
+    for line in (tally.written_line(written or {}, options.update, Path.cwd()), tally.withheld_line(data.withheld, options.update),
+                 _skipped(terminalreporter, data)):
         if line:
             write(line)
     if options.plots and any(r.plot for r in data.rows):

@@ -41,7 +41,7 @@ from gpu_budget.search.explore import (
     card_budget,
     explore_scenario,
 )
-from gpu_budget.session import can_run, case, collection, outputs
+from gpu_budget.session import can_run, case, collection, held, outputs
 from gpu_budget.session.children import ChildRunner
 from gpu_budget.session.collection import NOT_ENABLED
 from gpu_budget.session.data import Explored, SessionData
@@ -126,13 +126,13 @@ class BudgetSession:
         placement = None if machine.placement is None else machine.placement.to_json()
         outcome = case.run(one, mark, self.options, machine.device(), machine.hardware(), self._child_for(mark),
                            ci=self.ci, worker=placement, store=machine.store())
-        if outcome.baseline_write:
-            self._record(outcome.baseline_write)
         result = with_store(outcome.result, outcome.path, recorded=outcome.baseline_write is not None)
         if self.options.sweep and result.measurement is not None:  # reported beside the verdict, never judged
             result = result.but(sweep=sweep_case(scenario, self.options.sweep, result.measurement, self._child_for(mark),
                                                  cuda=machine.device().cuda))
         self.data.rows.append(result)
+        if outcome.baseline_write:  # written once the test has passed (held.py): the test may still fail after this
+            held.hold(item, outcome.baseline_write, result)
         if outcome.skipped:
             pytest.skip(result.message)
         item.stash.setdefault(MEASURED, []).append(result)
@@ -144,8 +144,14 @@ class BudgetSession:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Generator[None, pytest.TestReport,
                                                                                                pytest.TestReport]:
-        """The call's report gets a "gpu-budget" section: one line per case measured (pytest -rA shows it)."""
+        """The baseline entries the test measured are written if it passed, else withheld (held.py); the call's
+        report gets a "gpu-budget" section: one line per case measured (pytest -rA shows it)."""
         test_report = yield
+        to_write, withheld = held.settle(item, test_report)
+        for entry in to_write:
+            self._record(entry.write)
+        for entry in withheld:
+            self._withhold(item, entry)
         rows = item.stash.get(MEASURED, [])
         if test_report.when == "call" and rows:
             test_report.sections.append((SECTION, "\n".join(terminal.case_line(row) for row in rows)))
@@ -192,15 +198,23 @@ class BudgetSession:
     def note(self, item: pytest.Item, scenario: Scenario, text: str, data: JsonMapping) -> None:
         self.data.notes.append(note_row(item.nodeid, scenario.name, self.options.scale, text, data))
 
+    def _withhold(self, item: pytest.Item, entry: held.Held) -> None:
+        """An entry whose test did not pass is never written: its row says so, and the summary names it."""
+        row = held.withheld_row(entry.row)
+        for rows in (self.data.rows, item.stash.get(MEASURED, [])):
+            rows[:] = [row if r is entry.row else r for r in rows]
+        self.data.withheld.append(row.nodeid)
+
     def _record(self, write: PendingWrite) -> None:
-        """Write a baseline entry now; an xdist worker ships it to the controller, which alone writes (as JSON)."""
+        """Write a baseline entry now; an xdist worker ships it to the controller, which alone writes (as JSON). It
+        runs as the test reports, so a write that fails is the gate's problem, as on the controller (write_pending)."""
         store = self.machine.store()
         write = store.with_packages(write)
         if self.is_worker:
             self.data.pending.append(write)
         else:
             store.stage(write)
-            self.written.update(store.flush())
+            self.written.update(store.flush(lambda path, exc: self.problems.append(f"could not write baselines to {path}: {exc}")))
 
     # -- end of session -----------------------------------------------------
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

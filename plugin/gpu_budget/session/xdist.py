@@ -18,7 +18,9 @@ Registered only when xdist is installed (pytest_plugin.py). Three jobs:
   explicit `--dist` is kept as given.
 - Records. Workers never write baselines or reports. They ship their
   SessionData (data.py: result rows, notes, explorations, the
-  baseline entries to write, which budget tests they collected and whether
+  baseline entries to write, those withheld because their test failed
+  (session/held.py: an entry is shipped only once its test passed), which
+  budget tests they collected and whether
   the selection was narrowed) through `workeroutput`; the controller merges
   it and alone writes baselines (the baseline store) and the outputs
   (outputs.py: the terminal's tables, the JSON report, the step summary, the
@@ -80,10 +82,11 @@ class XdistBudget:
         return WorkStealingScheduling(config, log)
 
     # -- worker -------------------------------------------------------------
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: BudgetSession's wrapper has settled the rows first
     def pytest_runtest_makereport(self, item: pytest.Item, call) -> Generator[None, pytest.TestReport,
                                                                                pytest.TestReport]:
-        """A worker's call report carries the test's rows and notes, so the controller has them as the test ends."""
+        """A worker's call report carries the test's rows and notes, so the controller has them as the test ends
+        (a row whose entry its failed test withheld says so: session/held.py)."""
         from gpu_budget.session.session import MEASURED
 
         report = yield

@@ -1,0 +1,61 @@
+"""A test's baseline entries wait for the test's own outcome: a broken run must not become the baseline.
+
+measure() returns its row while the test goes on (`row = gpu_budget.measure(S)`
+then `assert row.info[...]`), so the entry its verdict records is held on the
+test's item until the test's call phase reports: written when the call passed,
+else withheld, its row saying so. An entry measured outside the call (in a
+fixture's setup or teardown) is settled at the teardown's report, on the call's
+outcome and the teardown's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from gpu_budget.judge.store import PendingWrite
+from gpu_budget.model.result import RECORDED, Result
+
+WITHHELD = "its test did not pass, so no baseline entry was written"  # what a withheld entry's row says
+
+
+@dataclass(frozen=True)
+class Held:
+    """An entry waiting for its test's outcome, and the row that measured it (to say so where it is withheld)."""
+
+    write: PendingWrite
+    row: Result
+
+
+_HELD = pytest.StashKey[list[Held]]()
+_CALL_PASSED = pytest.StashKey[bool]()
+
+
+def hold(item: pytest.Item, write: PendingWrite, row: Result) -> None:
+    """Keep `write` (measured by `row`) on the test's item until its outcome is known."""
+    item.stash.setdefault(_HELD, []).append(Held(write, row))
+
+
+def settle(item: pytest.Item, report: pytest.TestReport) -> tuple[list[Held], list[Held]]:
+    """The entries held on the item that this report decides, as (to write, withheld): at the call's report on
+    whether it passed; at the teardown's, any measured since or without a call, on both having passed."""
+    if report.when == "call":
+        item.stash[_CALL_PASSED] = report.passed
+        passed = report.passed
+    elif report.when == "teardown":
+        passed = item.stash.get(_CALL_PASSED, False) and report.passed
+    else:
+        return [], []
+    held = item.stash.get(_HELD, [])
+    if held:
+        item.stash[_HELD] = []
+    return (held, []) if passed else ([], held)
+
+
+def withheld_row(row: Result) -> Result:
+    """The row of a case whose entry was withheld: its message says no entry was written (in place of a first
+    run's "recorded", else after what the verdict said it would write: "baseline updated")."""
+    if RECORDED in row.message:
+        return row.but(message=row.message.replace(RECORDED, f"no baseline yet: {WITHHELD}", 1))
+    return row.but(message=f"{row.message}; {WITHHELD}" if row.message else WITHHELD)

@@ -1,0 +1,94 @@
+"""A test that fails after measure() records no baseline, serially and under xdist, with --gpu-budget-update too.
+
+docs/declaring.md's pattern, `row = gpu_budget.measure(S)` then `assert row.info[...]`, judges the case before the
+test's own assertion runs; the entry it would record is written only once the test has passed (session/held.py).
+"""
+
+import json
+
+import pytest
+from inner_session import rows
+
+CASES = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": MIB})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fails_after(gpu_budget):
+    row = gpu_budget.measure(S)
+    assert row.info["held"] > HELD_ABOVE  # the test's own check of its run, after the verdict
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_passes(gpu_budget):
+    gpu_budget.measure(S)
+'''
+
+
+def cases(mib: int, fail: bool) -> str:
+    return CASES.replace("MIB", str(mib)).replace("HELD_ABOVE", str(1 << 40 if fail else 0))
+
+
+def entries(pytester) -> dict:
+    (path,) = (pytester.path / "baselines").glob("*/test_mem.json")
+    return json.loads(path.read_text())["entries"]["tiny"]
+
+
+def baselines_lines(result) -> list[str]:
+    return [line for line in result.stdout.lines if line.startswith("baselines:")]
+
+
+def run(pytester, workers, *args):
+    return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json", *workers, *args)
+
+
+@pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_test_failing_after_measure_records_nothing_and_its_sibling_records(project, workers):
+    pytester = project(cases(8, fail=True))
+    result = run(pytester, workers)
+    result.assert_outcomes(failed=1, passed=1)
+    assert list(entries(pytester)) == ["test_mem.py::test_passes"]
+    path = next((pytester.path / "baselines").glob("*/test_mem.json")).relative_to(pytester.path)
+    assert baselines_lines(result) == [
+        f"baselines: recorded 1 new entry in {path}; commit it: under CI a case without a baseline fails",
+        ("baselines: 1 entry not recorded, its test did not pass after measuring (test_mem.py::test_fails_after): "
+         "only a passing test records its baseline")]
+    row = rows(pytester)["test_fails_after"]
+    assert row["verdict"] == "no-baseline"  # the case itself was fine: its test failed on its own check
+    assert row["message"].startswith("no baseline yet: its test did not pass, so no baseline entry was written")
+    assert rows(pytester)["test_passes"]["message"].startswith("no baseline yet: recorded")
+
+
+@pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
+def test_an_update_from_a_failing_test_leaves_its_stored_entry(project, workers):
+    pytester = project(cases(8, fail=False))
+    run(pytester, workers).assert_outcomes(passed=2)
+    before = entries(pytester)
+    project(cases(40, fail=True))  # 32 MiB more held: an update would rewrite both entries
+    result = run(pytester, workers, "--gpu-budget-update")
+    result.assert_outcomes(failed=1, passed=1)
+    after = entries(pytester)
+    assert after["test_mem.py::test_fails_after"] == before["test_mem.py::test_fails_after"]
+    assert after["test_mem.py::test_passes"]["peaks"]["ram"] > before["test_mem.py::test_passes"]["peaks"]["ram"]
+    assert [line.split(" in ")[0] for line in baselines_lines(result)] == [
+        "baselines: wrote 1 entry (--gpu-budget-update)",
+        ("baselines: 1 entry not written, its test did not pass after measuring (test_mem.py::test_fails_after): "
+         "only a passing test records its baseline")]
+
+
+def test_a_write_that_fails_as_the_test_reports_fails_the_gate_naming_the_file(project, pytester):
+    """Serially the entry is written as the test reports (a hook, not the test): a failing write is the gate's
+    failure, as on an xdist controller, not an internal error of pytest's."""
+    pytester.makeconftest('''
+        import gpu_budget.judge.files
+
+        def _full(*args, **kwargs):
+            raise OSError("no space left on device (planted)")
+
+        gpu_budget.judge.files.write = _full
+    ''')
+    project(cases(8, fail=False))
+    result = run(pytester, ["-p", "no:xdist"])
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED and "INTERNALERROR" not in result.stdout.str()
+    result.stdout.fnmatch_lines([("*gpu-budget gate FAILED: could not write baselines to *test_mem.json: "
+                                  "no space left on device (planted)*")])
+    assert baselines_lines(result) == []
