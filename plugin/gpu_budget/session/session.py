@@ -112,15 +112,7 @@ class BudgetSession:
                 expect: str | None = None) -> Result:
         if not self.options.enabled:
             pytest.skip(NOT_ENABLED)
-        if not isinstance(scenario, Scenario):
-            raise TypeError(f"{item.nodeid}: measure() takes a gpu_budget.Scenario, got {scenario!r}")
-        if item.get_closest_marker(PROBE) is not None:  # else --gpu-budget-probes would hide a verdict from the gate
-            pytest.fail(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with "
-                        f"peak(), or drop the marker", pytrace=False)
-        if any((row.label or None) == (label or None) for row in item.stash.get(MEASURED, [])):
-            which = "without a label" if not label else f"with label={label!r}"
-            pytest.fail(f"{item.nodeid}: measure() called twice {which}: each measurement of a test is a baseline entry "
-                        f"of its own, so give each call a label= of its own", pytrace=False)
+        refuse_unmeasurable(item, scenario, label)
         mark, machine = self.mark_for(item), self.machine
         one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)))
         placement = None if machine.placement is None else machine.placement.to_json()
@@ -258,6 +250,20 @@ class BudgetSession:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
                                  self.machine.pinned_gpu, self.written)
+
+
+def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None) -> None:
+    """Fail a measure() call the gate cannot judge: no Scenario, a probe's test (--gpu-budget-probes would hide its
+    verdict), or a label the test already measured under (two cases would share one baseline entry)."""
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"{item.nodeid}: measure() takes a gpu_budget.Scenario, got {scenario!r}")
+    if item.get_closest_marker(PROBE) is not None:
+        pytest.fail(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with "
+                    f"peak(), or drop the marker", pytrace=False)
+    if any((row.label or None) == (label or None) for row in item.stash.get(MEASURED, [])):
+        which = "without a label" if not label else f"with label={label!r}"
+        pytest.fail(f"{item.nodeid}: measure() called twice {which}: each measurement of a test is a baseline entry "
+                    f"of its own, so give each call a label= of its own", pytrace=False)
 
 
 def skip_or_fail(reason: str | None, needs_gpu: bool, require_gpu: bool) -> None:
