@@ -260,10 +260,10 @@ def clean_runs(res: dict) -> list[dict]:
 def earlier_batches(previous: dict, stage: str) -> list[dict]:
     """The clean sessions of every calibration before this one, each batch with the run that measured it.
 
-    S1's Trainer script grows in lumps that one batch of sessions may not meet: 38 clean runs at 56aa391 read up
-    to 0.16 MiB/step, 38 at 2f1b539 no more than 0.004. An allowance from the latest batch alone would fail the
-    clean runs an earlier one measured, so it rests on all of them (growth_of re-reads each run's steps with the
-    rule in force). A catalogue-only run keeps the previous report's batches as they were.
+    S1's Trainer script grows in lumps that one batch of sessions may not meet (RESULTS 5c gives each batch's
+    largest growth), so an allowance from the latest batch alone could fail the clean runs an earlier one measured;
+    it rests on all of them (growth_of re-reads each run's steps with the rule in force). A catalogue-only run keeps
+    the previous report's batches as they were.
     """
     if not previous.get("calibration"):
         return list(previous.get("calibration_earlier", []))
@@ -339,7 +339,9 @@ def section(res: dict | None) -> list[str]:
     cal = s["calibration"]
     batches = [res, *res.get("calibration_earlier", [])]
     sessions = sum(len(b["calibration"]) for b in batches)
-    commits = ", ".join((b.get("run") or {}).get("commit") or "?" for b in batches)
+    commits = ", ".join(f"{(b.get('run') or {}).get('commit') or '?'} (largest "
+                        f"{_mib(max(growth_of(r) for r in clean_runs({**b, 'calibration_earlier': []})), '.3f')})"
+                        for b in batches)
     out += [(f"**Calibration**: {len(cal)} clean runs ({sessions} sessions of S1's Trainer script, S5 and the BERT "
              f"Trainer script, and the sessions that recorded the Trainer cases' baselines, all clean; "
              f"{len(batches)} batch(es), at {commits}) "

@@ -69,8 +69,8 @@ TAIL_BYTES = 8192  # of stdout and of stderr, kept for the report; the rest is r
 FIRST_PHASE = "run"
 # How long the command's descendants may run on after its own process exits, to end by themselves before they are
 # killed as leftovers. multiprocessing's resource tracker (spawn, forkserver) and its forkserver end on the EOF of a
-# pipe the exited process held: gone 5-8 ms (spawn) and 7-14 ms (forkserver) after it here, 10 runs each. 2 s leaves
-# room for a loaded runner, and bounds what a real leftover (a daemon) adds to the case.
+# pipe the exited process held, within milliseconds of it; the grace leaves room for a loaded runner, and bounds what
+# a real leftover (a daemon) adds to the case.
 EXIT_GRACE_SECONDS = 2.0
 
 

@@ -28,8 +28,8 @@ The running peak is read twice, as measured and with each one-step spike (a
 step more than DIP above both its neighbours: an evaluation's buffers, a
 scratch tensor) read at its neighbours' mean, and the reading that grows more is
 judged. A spike lifts the running peak above a leak until the leak catches up
-with it: a 10 MiB scratch tensor at step 3 hid a 1.5 MiB/step leak over ten
-steps. A spike that lasts two steps or more still does. What the rule cannot
+with it, which a short run may not see (a scratch tensor early in a run of ten
+steps, the catalogue's shape). A spike that lasts two steps or more still does. What the rule cannot
 tell apart in a short run (a cache still filling from a leak, a leak that adds
 on fewer than 3 of 5 steps from one-off jumps, inputs that grow each step from
 a leak) is said in docs/declaring.md.
