@@ -103,6 +103,21 @@ def test_a_bad_budget_fails_at_any_scale_and_on_any_host_naming_the_scale(kwargs
         assert str(info.value).startswith(f"{WHERE}: ") and named in str(info.value), str(info.value)
 
 
+@pytest.mark.parametrize("kwargs, named", [
+    ({"ram": "1 GiB", "expect": {"tiny": "over-budget", "real": "over_budget"}},
+     "expect='over_budget' is not one of"),
+    ({"ram": "1 GiB", "cuda": {"vram": "2 GiB", "expect": "overbudget"}}, "cuda= expect='overbudget' is not one of"),
+    ({"ram": "1 GiB", "cuda": {"vram": "2 GiB", "origin": "writeup"}}, "cuda= origin='writeup' is not one of"),
+])
+def test_a_bad_expectation_or_origin_fails_at_any_scale_and_on_any_host(kwargs, named):
+    """expect= at a scale the session does not run, and expect=/origin= in the other device's block, are read too:
+    a typo there once passed every gate of this host and scale unseen."""
+    for scale in ("tiny", "real"):
+        with pytest.raises(ValueError) as info:
+            gpu_budget(**kwargs, scale=scale, host="cpu", where=WHERE)
+        assert str(info.value).startswith(f"{WHERE}: ") and named in str(info.value), str(info.value)
+
+
 def test_an_unknown_keyword_names_the_test_a_guess_and_the_keywords():
     with pytest.raises(ValueError) as info:
         merge([((), {"ram": "1 GiB"}), ((), {"rams": "4 GiB"})], where=WHERE)

@@ -129,13 +129,17 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
 
 
 def _check_everywhere(blocks: Mapping[str, _PerDevice], where: str, scale: str) -> None:
-    """Read every size and tolerance given (top level: ""; cpu=, cuda=), at every scale, not only those the case runs
-    under, so a bare number or a typo fails on any host and at any scale instead of passing unseen where unused."""
+    """Read every size, tolerance, expectation and origin given (top level: ""; cpu=, cuda=), at every scale, not
+    only those the case runs under, so a bare number or a typo fails on any host and at any scale instead of passing
+    unseen where unused."""
     for name, given in blocks.items():
         for key, value in (("ram", given.ram), ("vram", given.vram)):
             _need_unit(f"{name}[{key!r}]" if name else key, value, where)
             sizes_given(value, f"{key} budget in {name}=" if name else f"{key} budget", where)
         _tolerance(given.tolerance, where, scale, f"{name}['tolerance']" if name else "tolerance")
+        for each in SCALES:
+            _pick_expect(given.expect, each, where, f"{name}= expect" if name else "expect")
+            _pick_origin(given.origin, each, where, f"{name}= origin" if name else "origin")
 
 
 def _unitless(value: SizeGiven) -> bool:
@@ -165,26 +169,26 @@ def _refuse_bare(what: str, size: SizeGiven, where: str, scale: str | None = Non
     raise ValueError(f"{where}: {what} {size!r}{at} is a bare number: give it a unit, e.g. {hint}")
 
 
-def _pick_expect(value: NameGiven, scale: str, where: str) -> str | None:
-    """expect= is one value, or {scale: value}; either way checked against EXPECTABLE."""
+def _pick_expect(value: NameGiven, scale: str, where: str, label: str = "expect") -> str | None:
+    """expect= is one value, or {scale: value}; either way checked against EXPECTABLE (`label`: where it was given)."""
     if isinstance(value, Mapping):
         unknown = set(value) - set(SCALES)
         if unknown:
-            raise ValueError(f"{where}: expect names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
+            raise ValueError(f"{where}: {label} names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
         value = value.get(scale)
     if value is not None and value not in EXPECTABLE:
-        raise ValueError(f"{where}: expect={value!r} is not one of {EXPECTABLE}")
+        raise ValueError(f"{where}: {label}={value!r} is not one of {EXPECTABLE}")
     return value
 
 
-def _pick_origin(value: NameGiven, scale: str, where: str) -> str | None:
+def _pick_origin(value: NameGiven, scale: str, where: str, label: str = "origin") -> str | None:
     """origin= is one key of ORIGINS, or {scale: key}; every scale's key is checked, so a typo fails on any scale."""
     per_scale = value if isinstance(value, Mapping) else {scale: value}
     unknown = set(per_scale) - set(SCALES)
     if unknown:
-        raise ValueError(f"{where}: origin names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
+        raise ValueError(f"{where}: {label} names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
     for bad in (v for v in per_scale.values() if v is not None and v not in ORIGINS):
-        raise ValueError(f"{where}: origin={bad!r} is not one of {tuple(ORIGINS)}")
+        raise ValueError(f"{where}: {label}={bad!r} is not one of {tuple(ORIGINS)}")
     return per_scale.get(scale)
 
 
