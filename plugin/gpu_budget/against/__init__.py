@@ -130,24 +130,25 @@ def stored_beside(outcome: Outcome, rootdir: Path, folder: Path) -> dict:
     return stored_for(rows, rootdir, folder, key)
 
 
-def given_paths(config: pytest.Config, here: Path, top: Path) -> list[Path]:
-    """The files and folders named on the command line that exist in the working tree, inside the repository."""
+def named_paths(config: pytest.Config, here: Path) -> list[tuple[str, Path]]:
+    """Each path argument of the command line with the file or folder it names from `here` (a node id's file); none
+    where pytest took its arguments from elsewhere (testpaths, the folder it started in)."""
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         return []
-    out = []
-    for arg in config.args:
-        path = (here / arg.split("::")[0]).resolve()
-        if path.exists() and path.is_relative_to(top):
-            out.append(path)
-    return out
+    return [(arg, (here / arg.split("::")[0]).resolve()) for arg in config.args]
+
+
+def given_paths(config: pytest.Config, here: Path, top: Path) -> list[Path]:
+    """The files and folders named on the command line that exist in the working tree, inside the repository."""
+    return [path for _, path in named_paths(config, here) if path.exists() and path.is_relative_to(top)]
 
 
 def absent_paths(config: pytest.Config, here: Path) -> list[str]:
     """The files and folders named on the command line that the working tree lacks: pytest's usage error, said before
     either side starts (not a side's session failing). Module names under --pyargs are not paths."""
-    if config.args_source != pytest.Config.ArgsSource.ARGS or config.getoption("pyargs", False):
+    if config.getoption("pyargs", False):
         return []
-    return [arg for arg in config.args if not (here / arg.split("::")[0]).exists()]
+    return [arg for arg, path in named_paths(config, here) if not path.exists()]
 
 
 def passed_through(args: Sequence[str]) -> list[str]:

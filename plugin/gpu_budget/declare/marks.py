@@ -139,7 +139,7 @@ def _check_everywhere(blocks: Mapping[str, _PerDevice], where: str, scale: str) 
         _tolerance(given.tolerance, where, scale, f"{name}['tolerance']" if name else "tolerance")
         for each in SCALES:
             _pick_expect(given.expect, each, where, f"{name}= expect" if name else "expect")
-            _pick_origin(given.origin, each, where, f"{name}= origin" if name else "origin")
+        _pick_origin(given.origin, scale, where, f"{name}= origin" if name else "origin")  # reads every scale's
 
 
 def _unitless(value: SizeGiven) -> bool:
