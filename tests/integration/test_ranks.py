@@ -138,7 +138,7 @@ def test_a_rank_that_raises_or_is_killed_or_missing_fails_the_case_naming_it(lau
     three = by["test_three"]["error"]["message"]
     assert "the scenario declares 3 ranks (Scenario(ranks=3)), but 2 process(es) ran with a launcher's RANK" in three
     assert "exited with 1: rank 1 raised ValueError: planted on rank 1" in raised, raised
-    assert "exited with 1: rank 1 ended first without reaching its exit: killed by a signal" in killed, killed
+    assert "exited with 1: rank 1 ended first without reaching its exit: killed by SIGKILL" in killed, killed
     assert "2 ranks ran torch but never formed one process group" in alone and "ACCELERATE_USE_CPU=true" in alone, alone
     assert {by[f"test_fault[{m}]"]["error"]["kind"] for m in ("raise", "kill", "alone")} == {"rank"}
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from gpu_budget.isolate.elastic_record import FirstFailure, first_failure
 from gpu_budget.isolate.launcher import RankEvents
 from gpu_budget.isolate.wire import Message
 from gpu_budget.judge.compare import judge
@@ -99,10 +100,68 @@ def test_a_rank_gone_without_its_exit_is_named_killed_first_by_when_it_ended():
 def test_ranks_found_gone_in_one_poll_are_told_apart_by_the_signal_that_ended_each():
     """The launcher SIGTERMs rank 0 within a poll of rank 1's SIGKILL: the one not ended by SIGTERM came first."""
     message = events().fault({0, 1}, 1, ends={0: 5.0, 1: 5.0}, signals={0: 15, 1: 9})
-    assert message.startswith("rank 1 ended first without reaching its exit: killed by a signal"), message
+    assert message.startswith("rank 1 ended first without reaching its exit: killed by SIGKILL"), message
     assert message.endswith("rank 0 ended without reaching its exit: stopped by the launcher after that"), message
-    assert events().fault({0, 1}, 1, ends={0: 5.0, 1: 5.0}).startswith("rank 0 ended first")  # no signal read: by rank
     assert events().fault({0, 1}, 1, ends={0: 4.0, 1: 5.0}, signals={0: 15, 1: 9}).startswith("rank 0 ended first")
+
+
+def test_ranks_nothing_tells_apart_are_named_together_and_none_first():
+    """Both reaped between two polls, no signal read and no launcher record: the lower rank is not guessed first."""
+    message = events().fault({0, 1}, 1, ends={0: 5.0, 1: 5.0})
+    assert message.startswith("rank 0, 1 ended without reaching its exit, found gone together"), message
+    assert "ended first" not in message and "tells which came first" in message, message
+    later = events().fault({0, 1, 2}, 1, ends={0: 5.0, 1: 5.0, 2: 6.0})
+    assert later.startswith("rank 0, 1 ended without reaching its exit, found gone together") and later.endswith(
+        "rank 2 ended without reaching its exit: stopped by the launcher after that"), later
+
+
+def test_the_launchers_record_names_the_first_failure_where_the_tree_cannot():
+    """The failure CI met: torchrun reaped the SIGKILLed rank 1 and the SIGTERMed rank 0 between two polls."""
+    first = first_failure(TORCHRUN_FAILURE)
+    assert first == FirstFailure(rank=1, exitcode=-9)
+    message = events().fault({0, 1}, 1, ends={0: 5.0, 1: 5.0}, first=first)
+    assert message == ("rank 1 ended first without reaching its exit: killed by SIGKILL, what the kernel's OOM killer "
+                       "sends (the launcher's record); rank 0 ended without reaching its exit: stopped by the "
+                       "launcher after that"), message
+    # the record outranks the tree's order; a rank that raised stays the root cause
+    assert events().fault({0, 1}, 1, ends={0: 4.0, 1: 5.0}, first=first).startswith("rank 1 ended first")
+    raised = events({"rank": 0, "failed": "ValueError: planted"}).fault({0, 1}, 1, first=first)
+    assert raised.startswith("rank 0 raised ValueError: planted; rank 1 ended without reaching its exit: stopped"), raised
+
+
+def test_a_launchers_record_is_read_whole_or_not_at_all():
+    assert first_failure("") is None
+    assert first_failure("Traceback (most recent call last):\n  ValueError: x") is None
+    assert first_failure("Root Cause (first observed failure):\n[0]:\n  rank : 3 (local_rank: 1)\n") is None  # no code
+    restarted = TORCHRUN_FAILURE.replace("rank      : 1 (local_rank: 1)", "rank      : 0 (local_rank: 0)") + \
+        TORCHRUN_FAILURE.replace("exitcode  : -9", "exitcode  : 7")
+    assert first_failure(restarted) == FirstFailure(rank=1, exitcode=7)  # the last attempt's
+    # a block cut by the report's separator does not read the next block's fields
+    cut = "Root Cause (first observed failure):\n  rank : 2\n=====================\n  exitcode : -9\n"
+    assert first_failure(cut) is None
+
+
+TORCHRUN_FAILURE = """ranks.py FAILED
+-------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-11-28_12:19:43
+  host      : localhost
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 26058)  (SIGTERM)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 26058
+-------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-28_12:19:43
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : -9 (pid: 26059)  (SIGKILL)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 26059
+=======================================================
+"""
 
 
 def test_a_zombies_exit_signal_is_read_until_it_is_reaped():

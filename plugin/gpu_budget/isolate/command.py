@@ -55,6 +55,7 @@ from pathlib import Path
 from gpu_budget.declare.command_line import CommandLine
 from gpu_budget.declare.params import Json
 from gpu_budget.isolate import hints
+from gpu_budget.isolate.elastic_record import first_failure
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
 from gpu_budget.isolate.wire import Message
 from gpu_budget.model.card import Card
@@ -364,7 +365,8 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
     rank_cuda = dict(sorted(server.ranks.cuda.items())) or None
     tree = meter.tree
     fault = server.ranks.fault(ranks_seen(meter.phases), code, tree.rank_ends if tree is not None else None,
-                               line.ranks, line.argv, tree.rank_signals if tree is not None else None)
+                               line.ranks, line.argv, tree.rank_signals if tree is not None else None,
+                               first_failure(stderr))
     if code != 0:
         oom = out_of_memory(server, stderr, last)
         if oom:

@@ -9,7 +9,10 @@ the rank and the cause:
 
 - a rank that raised: its exception, whatever the launcher printed after it;
 - a rank whose process ended without its exit report, in a launch that
-  failed: killed by a signal (the kernel's OOM killer sends SIGKILL);
+  failed: killed by a signal (the kernel's OOM killer sends SIGKILL), the
+  first of several named by the launcher's own record (elastic_record.py)
+  or by when the process tree found each gone, and none named first where
+  neither tells;
 - ranks that each train alone and exit 0, reported, never passed: ranks
   that imported torch but never formed one process group; and ranks whose
   accelerate state says one process (accelerate launch on a host without
@@ -42,6 +45,7 @@ import os
 import signal
 from collections.abc import Sequence
 
+from gpu_budget.isolate.elastic_record import FirstFailure
 from gpu_budget.isolate.wire import Message
 from gpu_budget.model.figures import PhaseRecord, RankGpu
 
@@ -117,31 +121,27 @@ class RankEvents:
         return facts
 
     def fault(self, ranks: set[int], returncode: int, ends: dict[int, float] | None = None,
-              declared: int = 1, argv: Sequence[str] = (), signals: dict[int, int] | None = None) -> str | None:
+              declared: int = 1, argv: Sequence[str] = (), signals: dict[int, int] | None = None,
+              first: FirstFailure | None = None) -> str | None:
         """Why the case fails by its ranks, naming them; None when the ranks give no reason.
 
         Exceptions come first, in the order they arrived (the first is the root
         cause, the rest usually its echo: a collective whose peer is gone); then
-        the ranks whose process ended without reaching its exit, in the order
-        the tree found them gone (`ends`): the first of them, where none raised,
-        was killed by a signal (the kernel's OOM killer sends SIGKILL), the
-        others stopped by the launcher after it. Ranks found gone in the same
-        poll are told apart by the signal that ended each, where the tree read
-        it before the launcher reaped it (`signals`): one ended by SIGTERM, what
-        a launcher stops the others with, comes after one that was not. `argv`,
-        the command line, picks the advice that works for the way it was launched.
+        the ranks whose process ended without reaching its exit. Where none
+        raised, the first of them is the root cause and the others were stopped
+        by the launcher after it. Which came first is the launcher's own record
+        where its output holds one (`first`: torch elastic reaped them and names
+        the first failure); else the order the tree found them gone (`ends`),
+        ranks found gone in one poll told apart by the signal that ended each
+        where the tree read it before the launcher reaped it (`signals`: one
+        ended by SIGTERM, what a launcher stops the others with, comes after one
+        that was not). Where nothing tells them apart, none is named first.
+        `argv`, the command line, picks the advice that works for the way it was launched.
         """
         causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
-        ends, signals = ends or {}, signals or {}
-        gone = sorted(ranks - self.exited - set(self.failed),
-                      key=lambda r: (ends.get(r, float("inf")), signals.get(r) == signal.SIGTERM, r))
+        gone = ranks - self.exited - set(self.failed)
         if returncode != 0 and gone:
-            if not causes:
-                causes.append(f"rank {gone.pop(0)} ended first without reaching its exit: killed by a signal (the "
-                              "kernel's OOM killer sends SIGKILL)")
-            if gone:
-                causes.append(f"rank {', '.join(map(str, gone))} ended without reaching its exit: stopped by the "
-                              "launcher after that")
+            causes += _gone_causes(gone, not causes, ends or {}, signals or {}, first)
         if causes:
             return "; ".join(causes)
         if returncode == 0 and declared > 1 and len(ranks) != declared:
@@ -162,6 +162,44 @@ class RankEvents:
                     "torch.distributed.init_process_group joined a group of more than one): each trained alone."
                     f"\nOn a host without CUDA, {own}{cpu_advice(argv)}")
         return None
+
+
+def _gone_causes(gone: set[int], root: bool, ends: dict[int, float], signals: dict[int, int],
+                 first: FirstFailure | None) -> list[str]:
+    """What became of the ranks that ended without their exit report; `root`: no rank raised, so the first of
+    them is the case's root cause."""
+    key = {r: (ends.get(r, float("inf")), signals.get(r) == signal.SIGTERM) for r in gone}
+    order = sorted(gone, key=lambda r: (key[r], r))
+    causes = []
+    if root and first is not None and first.rank in gone:
+        order.remove(first.rank)
+        causes.append(f"rank {first.rank} ended first without reaching its exit: {_ended(first.exitcode)} (the "
+                      "launcher's record)")
+    elif root and (len(order) == 1 or key[order[0]] != key[order[1]]):
+        causes.append(f"rank {order[0]} ended first without reaching its exit: {_ended(-signals.get(order[0], 0))}")
+        order.pop(0)
+    elif root:
+        tied = [r for r in order if key[r] == key[order[0]]]
+        order = order[len(tied):]
+        causes.append(f"rank {', '.join(map(str, tied))} ended without reaching its exit, found gone together: the "
+                      "first killed by a signal (the kernel's OOM killer sends SIGKILL), the others stopped by the "
+                      "launcher after it; neither the process tree nor the launcher's output tells which came first")
+    if order:
+        causes.append(f"rank {', '.join(map(str, order))} ended without reaching its exit: stopped by the launcher "
+                      "after that")
+    return causes
+
+
+def _ended(exitcode: int) -> str:
+    """How a process ended, from its exit code (negative: the signal; 0: not known, a signal all the same)."""
+    if exitcode > 0:
+        return f"exit code {exitcode}"
+    if exitcode == -signal.SIGKILL:
+        return "killed by SIGKILL, what the kernel's OOM killer sends"
+    try:
+        return f"killed by {signal.Signals(-exitcode).name}"
+    except ValueError:
+        return "killed by a signal (the kernel's OOM killer sends SIGKILL)"
 
 
 def ranks_seen(phases: Sequence[PhaseRecord]) -> set[int]:
