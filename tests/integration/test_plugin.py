@@ -275,6 +275,39 @@ def test_other(gpu_budget):
     assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_mem.py::test_fits", "test_mem.py::test_other"}
 
 
+
+NAMESAKE = '''
+import os
+import pytest
+from gpu_budget import Scenario
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_x(gpu_budget):
+    gpu_budget.measure(Scenario(name="x", run="runners:alloc", params={"mib": int(os.environ.get("MIB", "8"))}))
+'''
+
+
+def test_an_update_of_one_folder_keeps_the_entries_of_a_namesake_in_another(project):
+    """tests/a/test_same.py and tests/b/test_same.py share test_same.json. `--gpu-budget-update tests/a` collects a
+    alone; it dropped b's entry, so b's next 8x growth read no-baseline (and was recorded) instead of failing."""
+    pytester = project(FITS)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\naddopts = --import-mode=importlib\n")
+    pytester.mkdir("tests")
+    for sub in ("a", "b"):
+        (pytester.mkdir(f"tests/{sub}") / "test_same.py").write_text(NAMESAKE)
+    run(pytester, "--gpu-budget", "tests").assert_outcomes(passed=2)
+    (path,) = (pytester.path / "baselines").glob("*/test_same.json")
+    both = {"tests/a/test_same.py::test_x", "tests/b/test_same.py::test_x"}
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == both
+    run(pytester, "--gpu-budget", "--gpu-budget-update", "tests/a").assert_outcomes(passed=1)
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == both
+    grown = run(pytester, "--gpu-budget", "tests/b", env={"MIB": "64"})
+    grown.assert_outcomes(failed=1)
+    grown.stdout.fnmatch_lines(["*tests/b/test_same.py::test_x*regression FAIL*"])
+    (pytester.path / "tests" / "b" / "test_same.py").unlink()  # deleted: a whole run's update drops its entry
+    run(pytester, "--gpu-budget", "--gpu-budget-update", "tests").assert_outcomes(passed=1)
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"tests/a/test_same.py::test_x"}
+
 def test_step_summary_markdown(project):
     pytester = project(FITS)
     summary = pytester.path / "summary.md"

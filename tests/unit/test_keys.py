@@ -53,3 +53,14 @@ def test_a_method_s_name_holds_its_classes_and_keeps_its_parameters_as_they_are(
     assert case_id.test_name("t/test_k.py::test_x[a::b]") == "test_x[a::b]"  # an id's '::' is the id's
     assert keys.row_case("t/test_k.py::TestFull::test_train::lora", "lora", Path("/r")).key.endswith(
         "::TestFull.test_train::lora")
+
+
+def test_prune_keeps_a_namesake_s_entries_while_its_file_exists(tmp_path):
+    """`pytest tests/a --gpu-budget-update` collects tests/a/test_same.py alone: tests/b/test_same.py's entries share
+    its file, and an update of tests/a must not drop them (before, they went, and b's next growth read "new")."""
+    a, b = project(tmp_path)
+    stored = {"tests/a/test_same.py::test_x", "tests/b/test_same.py::test_x", "tests/a/test_same.py::test_gone"}
+    assert keys.kept_on_prune(stored, {str(a): {"test_x"}}) == {"tests/a/test_same.py::test_x",
+                                                                 "tests/b/test_same.py::test_x"}
+    b.unlink()  # deleted: its entries are stale, and a whole run's update drops them
+    assert keys.kept_on_prune(stored, {str(a): {"test_x"}}) == {"tests/a/test_same.py::test_x"}

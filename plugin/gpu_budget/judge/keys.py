@@ -77,12 +77,24 @@ def find_case(entries: Mapping[str, E], case: CaseId, namesakes: Iterable[str | 
 def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]]) -> set[str]:
     """The keys of one file (and scale) that name a test still collected; `collected`: module path -> test names.
 
-    A legacy key is kept while a module of the file still has its test and the
-    case has no keyed entry yet; once one is recorded, the legacy one is dropped.
+    A keyed entry of a test file the session did not collect (a namesake in a
+    folder the command line left out: `pytest tests/a` beside tests/b/test_same.py)
+    is kept while that file exists: only the entries of a file collected, or
+    deleted, are the session's to drop. A legacy key is kept while a module of
+    the file still has its test and the case has no keyed entry yet; once one
+    is recorded, the legacy one is dropped.
     """
     keys = set(keys)
     names = {module_path(m): set(n) for m, n in collected.items()}
-    kept = {k for k in keys if not is_legacy(k) and test_name(k) in names.get(case_id.key_path(k), set())}
+    anchors = {files.anchor_of(str(m)) for m in collected}
+
+    def owned(key: str) -> bool:
+        path = case_id.key_path(key)
+        if path in names:
+            return test_name(key) in names[path]
+        return path is not None and any((anchor / path).is_file() for anchor in anchors)
+
+    kept = {k for k in keys if not is_legacy(k) and owned(k)}
     keyed = {case_id.key_case(k) for k in kept}
     every = set().union(*names.values()) if names else set()
     return kept | {k for k in keys if is_legacy(k) and test_name(k) in every and k not in keyed}
