@@ -64,3 +64,17 @@ def test_prune_keeps_a_namesake_s_entries_while_its_file_exists(tmp_path):
                                                                  "tests/b/test_same.py::test_x"}
     b.unlink()  # deleted: its entries are stale, and a whole run's update drops them
     assert keys.kept_on_prune(stored, {str(a): {"test_x"}}) == {"tests/a/test_same.py::test_x"}
+
+
+def test_a_test_file_under_a_folder_with_brackets_has_a_keyed_entry(tmp_path):
+    """A '[' in the test file's folder is not a parameter: read as a legacy key, the entry was dropped by every
+    whole-suite update (its 'test name' was the path's head), so the case was recorded anew each time."""
+    key = "tests/c[1]/test_same.py::test_x[2]::lora"
+    assert not keys.is_legacy(key) and case_id.key_path(key) == "tests/c[1]/test_same.py"
+    assert keys.test_name(key) == "test_x"
+    assert keys.is_legacy("test_fix[a.py::b]") and keys.is_legacy("test_fix[a]") and keys.is_legacy("test_x::lab.py")
+    (tmp_path / "pyproject.toml").write_text("")
+    module = tmp_path / "tests" / "c[1]" / "test_same.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("")
+    assert keys.kept_on_prune({key}, {str(module): {"test_x"}}) == {key}

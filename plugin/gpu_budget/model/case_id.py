@@ -72,9 +72,10 @@ def strip_label(row_nodeid: str, label: str | None) -> str:
 
 
 def is_legacy(key: str) -> bool:
-    """A key without the file's path (its first part names no .py file; a parameter's text is not a path)."""
+    """A key without the file's path: its first part names no .py file, or is a parameter's text cut at a '::' in it
+    ('test_fix[a.py::b]': a '[' left open). A path's own brackets are closed ('tests/c[1]/test_x.py::test_x')."""
     first = key.split(SEPARATOR, 1)[0]
-    return "[" in first or not first.endswith(".py")
+    return not first.endswith(".py") or first.count("[") > first.count("]")
 
 
 def key_path(key: str) -> str | None:
