@@ -41,6 +41,11 @@ def test_missing_file_is_empty(tmp_path):
          ["'test_e'", "'ranks'"]),
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_f": {**GOOD_ENTRY, "ranks": {"0": {"ram": -1}}}}}},
          ["'test_f'", "'ranks'"]),
+        # a negative import floor, taken off as a shift, turned a +124 % growth into "improved" (-2065 %)
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_g": {**GOOD_ENTRY, "fingerprint": {"floor": -500_000_000}}}}},
+         ["'test_g'", "fingerprint.floor is -500000000"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_h": {**GOOD_ENTRY, "fingerprint": {"floor": True}}}}},
+         ["'test_h'", "fingerprint.floor is True"]),
     ],
 )
 def test_broken_file_names_file_and_entry(tmp_path, content, names):

@@ -163,9 +163,9 @@ def _recorded_problem(entry: JsonObject) -> str | None:
     ):
         return f"'spread' is {spread!r}, expected {{'runs': 2 or more, 'by_metric': metric -> bytes}}"
     fprint = entry.get("fingerprint", {})
-    floor = fprint.get("floor") if isinstance(fprint, dict) else None
-    if not isinstance(fprint, dict) or not (floor is None or isinstance(floor, int) and not isinstance(floor, bool)) \
-            or not (fprint.get("packages") is None or isinstance(fprint["packages"], str)):
+    if isinstance(fprint, dict) and not _is_size(fprint.get("floor")):  # taken off host RAM as a shift: never < 0
+        return f"fingerprint.floor is {fprint['floor']!r}, expected a byte count or null"
+    if not isinstance(fprint, dict) or not (fprint.get("packages") is None or isinstance(fprint["packages"], str)):
         return "'fingerprint' must be an object (its 'floor' a byte count, its 'packages' a digest)"
     if not isinstance(entry.get("params", {}), dict):
         return "'params' must be an object"
