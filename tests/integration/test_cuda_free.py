@@ -27,7 +27,8 @@ PARENT_MODULES = ["gpu_budget", "gpu_budget.pytest_plugin", "gpu_budget.session.
 def project_preload() -> list[str]:
     """The forkserver's preload as pyproject.toml declares it, plus what isolate.forkserver adds in front."""
     ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
-    return ["gpu_budget.isolate.child", "gpu_budget.measure.meter", *ini["gpu_budget_preload"]]
+    return ["gpu_budget.isolate.forkserver_reaper", "gpu_budget.isolate.child", "gpu_budget.measure.meter",
+            *ini["gpu_budget_preload"]]
 
 
 def inherited_path() -> list[str]:

@@ -32,6 +32,10 @@ def leaves_a_daemon(ctx):
         daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
     with open("daemon.pid", "w") as fh:
         fh.write(str(daemon.pid))
+    if ctx.params.get("kill"):
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would: the child's own cleanup never runs
+    if ctx.params.get("exit"):
+        os._exit(0)  # nor here
 '''
 
 TESTS = '''
@@ -65,6 +69,21 @@ def test_a_daemon_in_a_session_of_its_own_is_ended_with_its_measured_child(pytes
     pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "-k", "False")
     pid = int((pytester.path / "daemon.pid").read_text())
     assert not left_after([pid], 5), "a daemon the measured run started outlived it"
+
+
+def test_a_daemon_in_a_session_of_its_own_is_ended_when_its_measured_child_dies_first(pytester, monkeypatch):
+    """SIGKILLed (the kernel's OOM killer) or gone by os._exit, the child ends nothing itself, and its daemon re-parents
+    away from it and out of its process group: the forkserver, a subreaper, adopts it, and the session ends it."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=RUNNERS, test_mem=TESTS.replace("leaves_a_worker", "leaves_a_daemon").replace(
+        '"kill": kill', '"kill": kill, "exit": not kill'))
+    pids = []
+    for kill in ("False", "True"):
+        result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "-k", kill)
+        result.assert_outcomes(failed=1)  # the child ended without a result: a failure, and the session goes on
+        pids.append(int((pytester.path / "daemon.pid").read_text()))
+    assert not left_after(pids, 5), "a daemon outlived the measured child that died before ending it"
 
 
 SLEEPS = '''

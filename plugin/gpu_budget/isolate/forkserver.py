@@ -68,7 +68,8 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
         context = multiprocessing.get_context("forkserver")
         # the tensor counter's imports (torch's dispatch machinery) once for all children, where torch is preloaded
         counter = ["gpu_budget.measure.tensors"] if "torch" in preload else []
-        context.set_forkserver_preload(["gpu_budget.isolate.child", "gpu_budget.measure.meter", *preload, *counter])
+        context.set_forkserver_preload(["gpu_budget.isolate.forkserver_reaper", "gpu_budget.isolate.child",
+                                        "gpu_budget.measure.meter", *preload, *counter])
         path = os.pathsep.join(filter(None, [*child_paths(), os.environ.get("PYTHONPATH")]))  # 3.11's forkserver
         # drops sys.path
         _context, _started, _environment = context, wanted, {**dispatch.pin_env(dispatch_mode), "PYTHONPATH": path}
@@ -187,11 +188,13 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
         except BaseException:  # Ctrl-C: the child ends now, not at the interpreter's exit (multiprocessing joins it)
             _kill(proc)
             _end_leftovers(proc.pid)
+            _end_orphans()
             raise
         lost = proc.exitcode == 255 and procfs.read_stat(proc.pid) is not None  # its forkserver died, it did not
         if lost:
             _end_tree(proc.pid)
         _end_leftovers(proc.pid)
+        _end_orphans()
         ending = ChildEnding(proc.exitcode, timed_out, round(time.monotonic() - t0, 3), polled_peak or None, lost)
         return events.read(path), ending
     finally:
@@ -224,6 +227,18 @@ def _end_leftovers(pgid: int) -> None:
     """
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def _end_orphans() -> None:
+    """SIGKILL what the ended child left that re-parented to the forkserver (a subreaper: forkserver_reaper.py): the
+    descendants of a child that died before ending them, a daemon in a session of its own included, which the group
+    kill misses. The forkserver runs one child at a time, so once it has ended every descendant is its leftover."""
+    from multiprocessing import forkserver as server
+
+    pid = getattr(server._forkserver, "_forkserver_pid", None)
+    stat = procfs.read_stat(pid) if pid else None
+    if stat is not None and stat.ppid == os.getpid():  # this session's forkserver, running (not a reused pid)
+        kill_descendants(pid)
 
 
 def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> Probed:
