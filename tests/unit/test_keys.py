@@ -21,6 +21,25 @@ def test_a_key_holds_the_file_s_path_from_its_project_root(tmp_path):
     assert keys.case_key(a, "test_x") != keys.case_key(b, "test_x")
 
 
+def test_a_packages_key_is_taken_from_the_project_holding_the_shared_baselines_folder(tmp_path):
+    """A monorepo: one pytest.ini at the top, a pyproject.toml in each package, the rootdir's baselines folder."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    files = []
+    for name in ("foo", "bar"):
+        (tmp_path / "packages" / name / "tests").mkdir(parents=True)
+        (tmp_path / "packages" / name / "pyproject.toml").write_text("")
+        files.append(tmp_path / "packages" / name / "tests" / "test_x.py")
+        files[-1].write_text("")
+    foo, bar = files
+    shared = tmp_path / "baselines"
+    assert keys.module_path(foo, shared) == "packages/foo/tests/test_x.py"
+    assert keys.module_path(bar, shared) == "packages/bar/tests/test_x.py"
+    assert keys.module_path(foo) == keys.module_path(bar) == "tests/test_x.py"  # each package's own root: one key
+    assert keys.module_path(foo, Path("baselines")) == "tests/test_x.py"  # a relative folder is each package's own
+    assert keys.module_path(foo, tmp_path / "packages" / "foo" / "ci") == "tests/test_x.py"  # inside the package
+    assert keys.module_path(foo, Path("/nowhere/baselines")) == "tests/test_x.py"  # no project holds both
+
+
 def test_a_legacy_entry_is_read_only_where_no_other_file_could_own_it(tmp_path):
     a, b = project(tmp_path)
     legacy = {"test_x": "old"}

@@ -26,7 +26,7 @@ def stored_for(rows: Sequence[Result], rootdir: Path, folder: Path, hw_key: str 
     out: dict[str, Entry] = {}
     for row in rows:
         try:
-            found = store.lookup(keys.row_case(row.nodeid, row.label, rootdir), row.scale)
+            found = store.lookup(keys.row_case(row.nodeid, row.label, rootdir, folder), row.scale)
         except OSError:
             continue
         if found.entry is not None:

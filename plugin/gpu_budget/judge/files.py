@@ -62,11 +62,19 @@ def folder_for(root: Path, module: str | None = None) -> Path:
     return (anchor_of(module) / root).resolve()
 
 
-def anchor_of(module: str | None = None) -> Path:
-    """The folder a test file's baselines are anchored at: its project root, else the working folder (the working
-    folder's project root where no file is given)."""
+def anchor_of(module: str | None = None, root: Path | None = None) -> Path:
+    """The folder a test file's baselines are anchored at, and its entries' keys are relative to: its project root,
+    else the working folder (the working folder's project root where no file is given).
+
+    Where the baselines folder `root` is absolute (an ini file fixed pytest's rootdir) and lies outside that
+    project, the project holding both: a monorepo's packages, each with its own pyproject.toml under one
+    pytest.ini, share one baselines folder, and keys taken from each package's root would give
+    packages/foo/tests/test_x.py and packages/bar/tests/test_x.py one key in one file."""
     start = Path(module).resolve().parent if module else Path.cwd()
-    return project_root(start) or Path.cwd().resolve()
+    own = project_root(start) or Path.cwd().resolve()
+    if root is None or not Path(root).is_absolute() or Path(root).is_relative_to(own):
+        return own
+    return project_root(Path(os.path.commonpath([Path(root).resolve(), own]))) or own
 
 
 def path_for(root: Path, hw_key: str, module: str) -> Path:

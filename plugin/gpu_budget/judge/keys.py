@@ -21,22 +21,25 @@ from gpu_budget.model.case_id import SEPARATOR, CaseId
 E = TypeVar("E")  # what a file's entries are read as: their JSON, or Entry
 
 
-def module_path(module: str | Path) -> str:
-    """The test file's path from the folder its baselines are anchored at (its project root, else the working
-    folder), in POSIX form: the same from every checkout and invocation folder of the project."""
-    path, anchor = Path(module).resolve(), files.anchor_of(str(module))
+def module_path(module: str | Path, root: Path | None = None) -> str:
+    """The test file's path from the folder its baselines are anchored at (files.anchor_of: its project root, else
+    the working folder; `root` the baselines folder), in POSIX form: the same from every checkout and invocation
+    folder of the project."""
+    path, anchor = Path(module).resolve(), files.anchor_of(str(module), root)
     return path.relative_to(anchor).as_posix() if path.is_relative_to(anchor) else path.name
 
 
-def case_of(nodeid: str, module: str | Path, name: str, label: str | None = None) -> CaseId:
-    """The case of a test (`module` its file as collected, `name` its name with parameters) and label."""
-    return CaseId(nodeid, label, module_path(module), name, str(module))
+def case_of(nodeid: str, module: str | Path, name: str, label: str | None = None, root: Path | None = None) -> CaseId:
+    """The case of a test (`module` its file as collected, `name` its name with parameters) and label; `root` the
+    baselines folder (module_path)."""
+    return CaseId(nodeid, label, module_path(module, root), name, str(module))
 
 
-def row_case(nodeid: str, label: str | None, rootdir: Path) -> CaseId:
-    """The case of a report's row (`nodeid` the row's, '::label' added; its file relative to pytest's `rootdir`)."""
+def row_case(nodeid: str, label: str | None, rootdir: Path, root: Path | None = None) -> CaseId:
+    """The case of a report's row (`nodeid` the row's, '::label' added; its file relative to pytest's `rootdir`;
+    `root` the baselines folder)."""
     test = case_id.strip_label(nodeid, label)
-    return case_of(test, rootdir / test.split(SEPARATOR)[0], case_id.test_name(test), label)
+    return case_of(test, rootdir / test.split(SEPARATOR)[0], case_id.test_name(test), label, root)
 
 
 def case_key(module: str | Path, name: str, label: str | None = None) -> str:
@@ -74,8 +77,9 @@ def find_case(entries: Mapping[str, E], case: CaseId, namesakes: Iterable[str | 
     return old, entries[old]
 
 
-def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]]) -> set[str]:
-    """The keys of one file (and scale) that name a test still collected; `collected`: module path -> test names.
+def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]], root: Path | None = None) -> set[str]:
+    """The keys of one file (and scale) that name a test still collected; `collected`: module path -> test names;
+    `root` the baselines folder (module_path).
 
     A keyed entry of a test file the session did not collect (a namesake in a
     folder the command line left out: `pytest tests/a` beside tests/b/test_same.py)
@@ -85,8 +89,8 @@ def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]]) -
     is recorded, the legacy one is dropped.
     """
     keys = set(keys)
-    names = {module_path(m): set(n) for m, n in collected.items()}
-    anchors = {files.anchor_of(str(m)) for m in collected}
+    names = {module_path(m, root): set(n) for m, n in collected.items()}
+    anchors = {files.anchor_of(str(m), root) for m in collected}
 
     def owned(key: str) -> bool:
         path = case_id.key_path(key)

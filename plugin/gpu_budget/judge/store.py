@@ -159,7 +159,7 @@ class BaselineStore:
                 held = set(read(path).scale(scale))
             except files.BaselineError:
                 continue  # already reported as its tests' error; a broken file is never rewritten
-            keep = keys.kept_on_prune(held, of_file)
+            keep = keys.kept_on_prune(held, of_file, self.root)
             if keep != held:
                 files.write(path, scale, {}, prune_except=keep)
 

@@ -54,16 +54,17 @@ class Case:
     label: str | None = None
     expect: str | None = None  # None: the mark's
     namesakes: tuple[str, ...] = ()  # the session's other test files of this module's stem and baseline file
+    baselines: Path | None = None  # the baselines folder, which the key's file path is relative to (keys.module_path)
 
     @classmethod
     def of(cls, item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None,
-           namesakes: tuple[str, ...]) -> Case:
-        return cls(item.nodeid, str(item.path), test_name(item.nodeid), scenario, label, expect, namesakes)
+           namesakes: tuple[str, ...], baselines: Path | None = None) -> Case:
+        return cls(item.nodeid, str(item.path), test_name(item.nodeid), scenario, label, expect, namesakes, baselines)
 
     @cached_property
     def id(self) -> CaseId:
         """Which case this is, with its key in its module's baseline file (model/case_id.py)."""
-        return keys.case_of(self.nodeid, self.module, self.name, self.label)
+        return keys.case_of(self.nodeid, self.module, self.name, self.label, self.baselines)
 
 
 @dataclass(frozen=True)

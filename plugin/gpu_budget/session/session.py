@@ -114,7 +114,7 @@ class BudgetSession:
             pytest.skip(NOT_ENABLED)
         refuse_unmeasurable(item, scenario, label)
         mark, machine = self.mark_for(item), self.machine
-        one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)))
+        one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)), self.options.baselines)
         placement = None if machine.placement is None else machine.placement.to_json()
         outcome = case.run(one, mark, self.options, machine.device(), machine.hardware(), self._child_for(mark),
                            ci=self.ci, worker=placement, store=machine.store())
