@@ -108,9 +108,10 @@ def test_a_regression_is_still_caught_after_the_floor_is_taken_off(project):
     pytester = project(CASE)
     _run(pytester)[0].assert_outcomes(passed=1)
 
-    def recorded_on_a_lower_floor_with_less_ram(entry):  # floor 40 MiB lower there, and the run 30 MiB smaller
-        _host_ram(entry, lambda v: v - 70 * MiB)
-        entry["fingerprint"]["floor"] -= 40 * MiB
+    def recorded_on_a_lower_floor_with_less_ram(entry):  # floor 10 MiB lower there, and the run 30 MiB smaller
+        assert entry["fingerprint"]["floor"] > 10 * MiB  # a floor is a byte count: never edited below 0
+        _host_ram(entry, lambda v: v - 40 * MiB)
+        entry["fingerprint"]["floor"] -= 10 * MiB
 
     _edit_baseline(pytester, recorded_on_a_lower_floor_with_less_ram)
     result, row = _run(pytester)
