@@ -218,6 +218,48 @@ def test_a_daemon_left_behind_fails_the_case_and_is_killed(command_project):
     assert survivors(marker) == []
 
 
+def test_a_process_that_forks_and_exits_over_and_over_fails_the_case_and_is_killed(command_project):
+    """A process in a session of its own that forks and exits every millisecond is a zombie whenever a scan reads
+    it, its successor born after /proc was listed: a kill pid by pid never found it, so the case passed and it ran
+    on. Its process group, which every fork keeps, is killed at once (lifecycle.kill_descendants)."""
+    marker = f"gpu-budget-jumper-{uuid.uuid4().hex[:8]}"
+    pytester = command_project(f'''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_jumper(gpu_budget):
+            gpu_budget.measure(Scenario(name="j", command=[sys.executable, "jumper.py", "{marker}"]))
+    ''')
+    pytester.makepyfile(jumper='''
+        import os, time
+
+        if os.fork() == 0:
+            os.setsid()
+            with open("jumper.sid", "w") as fh:
+                fh.write(str(os.getpid()))
+            end = time.monotonic() + 60  # a bound, should the gate miss it: the machine is not left a runaway
+            while time.monotonic() < end:
+                if os.fork() != 0:
+                    os._exit(0)
+                time.sleep(0.001)
+            os._exit(0)
+        time.sleep(0.5)
+    ''')
+    try:
+        result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*measured child failed (leftover): command * exited and left * running*"])
+        deadline = time.monotonic() + 2
+        while survivors(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert survivors(marker) == []
+    finally:
+        group = int((pytester.path / "jumper.sid").read_text() or 0)
+        if group > 1:
+            try:
+                os.killpg(group, 9)
+            except ProcessLookupError:
+                pass
+
+
 def test_gigabytes_of_output_are_read_and_dropped_keeping_the_tail(command_project):
     """A chatty script (512 MiB to stdout) runs to its end; the measuring child keeps the last lines only."""
     pytester = command_project('''

@@ -17,6 +17,7 @@ own descendants and exits, so no measured case runs on for nobody.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import select
@@ -26,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gpu_budget.measure.procfs import read_stat
+from gpu_budget.measure.procfs import Family, read_family, read_stat
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -41,18 +42,40 @@ def become_subreaper() -> bool:
 
 def descendants(pid: int) -> list[int]:
     """Every live descendant of `pid` (children, and theirs), found by a scan of /proc."""
-    children: dict[int, list[int]] = {}
+    return _scan(pid)[0]
+
+
+def _scan(pid: int) -> tuple[list[int], dict[int, set[int]]]:
+    """`pid`'s live descendants, and its zombie descendants by process group (group -> zombie pids)."""
+    children: dict[int, list[tuple[int, Family]]] = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
-            stat = read_stat(entry.name)
-            if stat is not None:
-                children.setdefault(stat[0], []).append(int(entry.name))
-    found, todo = [], [pid]
+            family = read_family(entry.name)
+            if family is not None:
+                children.setdefault(family.ppid, []).append((int(entry.name), family))
+    live: list[int] = []
+    zombies: dict[int, set[int]] = {}
+    todo = [pid]
     while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
+        for child, family in children.get(todo.pop(), []):
+            if family.zombie:
+                zombies.setdefault(family.pgrp, set()).add(child)
+            else:
+                live.append(child)
+                todo.append(child)
+    return live, zombies
+
+
+def _own_groups() -> set[int]:
+    """The process groups of this process and of every ancestor: never killed as a descendant's."""
+    groups, pid = {os.getpgrp()}, os.getpid()
+    while pid > 1:
+        family = read_family(pid)
+        if family is None:
+            break
+        groups.add(family.pgrp)
+        pid = family.ppid
+    return groups
 
 
 def await_descendants(pid: int, seconds: float, wait: Callable[[float], object], interval: float = 0.02) -> list[int]:
@@ -73,19 +96,33 @@ def kill_descendants(pid: int, rounds: int = 20) -> list[int]:
 
     Called while `pid` is alive: once it is gone its orphans re-parent away and
     can no longer be found as its descendants (a setsid daemon escapes a kill
-    of the process group, not this).
+    of the process group, not this). A process that forks and exits over and
+    over in a group of its own is a zombie each time a scan reads it, its live
+    successor born after /proc was listed: so the group of every zombie
+    descendant (not this process's group or an ancestor's) is killed too, at
+    once, as a fork keeps it. A group is counted killed (its id among the
+    pids) only where a zombie of it appears that the scan before had not seen,
+    so a child that merely ended unreaped counts nothing.
     """
     killed: list[int] = []
+    protected = _own_groups()
+    seen: dict[int, set[int]] | None = None
     for _ in range(rounds):
-        found = descendants(pid)
-        if not found:
+        found, zombies = _scan(pid)
+        groups = {group: pids for group, pids in zombies.items() if group not in protected}
+        grew = [group for group, pids in groups.items()
+                if seen is not None and pids - seen.get(group, pids) - set(killed)]  # not one this call killed
+        killed += grew
+        if not found and not grew and (seen is not None or not groups):
             break
+        seen = groups
         for child in found:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(child, signal.SIGKILL)
                 killed.append(child)
-            except ProcessLookupError:
-                pass
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
         time.sleep(0.01)
     return sorted(set(killed))
 

@@ -45,6 +45,25 @@ class Stat(namedtuple("Stat", ("ppid", "start"))):
     start: int
 
 
+class Family(namedtuple("Family", ("ppid", "pgrp", "zombie"))):
+    """A process's parent pid and process group, and whether it is a zombie (ended, not yet reaped): a zombie still
+    names its group, which a process forking over and over keeps (lifecycle.kill_descendants)."""
+
+    __slots__ = ()
+    ppid: int
+    pgrp: int
+    zombie: bool
+
+
+def read_family(pid: int | str) -> Family | None:
+    """The parent, group and zombie state of a process, a zombie included; None when it is gone."""
+    fields = _stat_fields(pid)
+    try:
+        return None if not fields or fields[0] == "X" else Family(int(fields[1]), int(fields[2]), fields[0] == "Z")
+    except (IndexError, ValueError):
+        return None
+
+
 def status(pid: int | str) -> Status | None:
     """The process's memory counters; None when it is gone or a zombie (no mm left)."""
     found: dict[str, int] = {}
