@@ -106,14 +106,14 @@ def text(outcome: Outcome) -> str:
 
 def markdown(outcome: Outcome) -> str:
     """The step summary (GITHUB_STEP_SUMMARY): a heading with the verdict, the table, the reasons."""
-    from tabulate import tabulate
+    from gpu_budget.report.summary import markdown_table
 
     tally = ", ".join(f"{n} {status}" for status, n in counts(outcome.cases).items()) or "no case measured"
     dirty = " with uncommitted changes" if outcome.head_dirty else ""
     said = (f"Base `{outcome.base_commit[:10]}`, head `{outcome.head_commit[:10]}`{dirty}; medians shown, judged on "
             f"each side's extremes.")
     lines = [f"### GPU budget against `{outcome.ref}`: {'passed' if outcome.passed else 'FAILED'} ({tally})", "",
-             said, "", tabulate(rows(outcome.cases, outcome.stored), headers=HEADERS, tablefmt="github")]
+             said, "", markdown_table(rows(outcome.cases, outcome.stored), HEADERS)]
     reasons = [f"- **{c.status}** `{c.nodeid}`: {c.message}" for c in outcome.cases if _said(c)]
     return "\n".join(lines + ([""] + reasons if reasons else [])) + "\n"
 

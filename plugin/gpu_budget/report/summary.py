@@ -6,7 +6,7 @@ Rendered from the same Results and with the same table (terminal.py) as the term
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gpu_budget.model.hardware import Hardware
@@ -38,6 +38,17 @@ def _where(path: str, base: Path | None) -> str:
         return path
 
 
+def markdown_table(table: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
+    """A GitHub markdown table whose cells may hold '|' (a parametrized node id, a message): escaped, so a cell never
+    splits into columns of its own."""
+    from tabulate import tabulate
+
+    def cell(value: str) -> str:
+        return value.replace("|", "\\|")
+
+    return tabulate([[cell(v) for v in row] for row in table], headers=[cell(h) for h in headers], tablefmt="github")
+
+
 def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[str] = (), base: Path | None = None,
              artifacts: str | None = None) -> str:
     """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
@@ -46,8 +57,6 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
     GPU job uploads as the artifact); `artifacts` (this run's page) is where a
     reader downloads them: a step summary cannot show an artifact's files.
     """
-    from tabulate import tabulate
-
     failed = [r for r in rows if not r.passed]
     head = f"### GPU budget: {len(rows)} measured, {len(failed)} failed"
     hw = Hardware.read(hardware)
@@ -57,7 +66,7 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
     for problem in problems:
         lines += ["", f"> **Gate failed:** {problem}"]
     if rows:
-        lines += ["", tabulate(table_rows(rows), headers=headers(rows), tablefmt="github")]
+        lines += ["", markdown_table(table_rows(rows), headers(rows))]
     for line in setup_lines(rows):
         lines += ["", f"> {line}"]
     for row in failed:

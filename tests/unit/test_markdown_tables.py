@@ -1,0 +1,50 @@
+"""The markdown tables (the step summary, the --against table and PR comment) keep one cell per column whatever a
+node id holds: a parametrized id with '|' would otherwise split its row into columns of its own."""
+
+from gpu_budget.against.render import Outcome
+from gpu_budget.against.render import markdown as against_markdown
+from gpu_budget.against.verdict import judge_case
+from gpu_budget.model.budget import Tolerance
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.result import Measurement, Result, Verdict
+from gpu_budget.report.summary import markdown
+
+MiB = 2**20
+ODD = "t.py::test_odd[a|b]::a|b"
+
+
+def _row(nodeid: str, verdict: str = "pass", passed: bool = True) -> Result:
+    measured = Measurement(status="ok", peaks=Peaks(ram=40 * MiB, ram_tree=40 * MiB))
+    return Result(nodeid=nodeid, scenario="s", scale="tiny", verdict=Verdict(verdict), passed=passed, message="ok",
+                  tolerance=Tolerance(rel=0.005, abs=4 * MiB), measurement=measured)
+
+
+def _cells(line: str) -> list[str]:
+    """A markdown table row's cells, as GitHub splits them: on each '|' not escaped."""
+    cells, cell, escaped = [], "", False
+    for ch in line.strip()[1:-1]:
+        if ch == "|" and not escaped:
+            cells.append(cell.strip())
+            cell = ""
+        else:
+            cell += ch
+        escaped = ch == "\\" and not escaped
+    return [*cells, cell.strip()]
+
+
+def _table(text: str) -> list[list[str]]:
+    return [_cells(line) for line in text.splitlines() if line.startswith("|")]
+
+
+def test_the_step_summary_keeps_a_pipe_in_a_node_id_in_its_cell():
+    table = _table(markdown([_row("t.py::test_plain"), _row(ODD)], None))
+    assert len({len(cells) for cells in table}) == 1  # every row as many cells as the header
+    assert table[-1][0] == ODD.replace("|", "\\|") and table[-1][-1] == "pass"
+
+
+def test_the_against_table_keeps_a_pipe_in_a_node_id_in_its_cell():
+    case = judge_case(ODD, [_row(ODD, "no-baseline")], [_row(ODD, "no-baseline")])
+    outcome = Outcome(ref="main", base_commit="a" * 40, head_commit="b" * 40, head_dirty=False, cases=(case,), runs=())
+    table = _table(against_markdown(outcome))
+    assert len({len(cells) for cells in table}) == 1
+    assert table[-1][0] == ODD.replace("|", "\\|") and table[-1][-1] == "pass"
