@@ -1,5 +1,6 @@
 """The markdown tables (the step summary, the --against table and PR comment) keep one cell per column whatever a
-node id holds: a parametrized id with '|' would otherwise split its row into columns of its own."""
+node id holds: a parametrized id with '|' would otherwise split its row into columns of its own. The step summary's heading
+counts what was measured."""
 
 from gpu_budget.against.render import Outcome
 from gpu_budget.against.render import markdown as against_markdown
@@ -48,3 +49,9 @@ def test_the_against_table_keeps_a_pipe_in_a_node_id_in_its_cell():
     table = _table(against_markdown(outcome))
     assert len({len(cells) for cells in table}) == 1
     assert table[-1][0] == ODD.replace("|", "\\|") and table[-1][-1] == "pass"
+
+
+def test_the_step_summary_heading_counts_a_skipped_case_as_not_measured():
+    skipped = _row("t.py::test_cuda_only", "skipped")
+    text = markdown([_row("t.py::test_a"), skipped, _row("t.py::test_b", "over-budget", passed=False)], None)
+    assert text.startswith("### GPU budget: 2 measured, 1 failed\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
-from gpu_budget.model.result import Result
+from gpu_budget.model.result import Result, Verdict
 from gpu_budget.report.terminal import (
     SNAPSHOT_HOWTO,
     headers,
@@ -58,7 +58,8 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
     reader downloads them: a step summary cannot show an artifact's files.
     """
     failed = [r for r in rows if not r.passed]
-    head = f"### GPU budget: {len(rows)} measured, {len(failed)} failed"
+    measured = [r for r in rows if r.verdict != Verdict.SKIPPED]  # a skipped case's row ran no child
+    head = f"### GPU budget: {len(measured)} measured, {len(failed)} failed"
     hw = Hardware.read(hardware)
     if hw is not None:
         head += f" on `{hw.key}`"
