@@ -72,6 +72,11 @@ def test_an_update_from_a_failing_test_leaves_its_stored_entry(project, workers)
         "baselines: wrote 1 entry (--gpu-budget-update)",
         ("baselines: 1 entry not written, its test did not pass after measuring (test_mem.py::test_fails_after): "
          "only a passing test records its baseline")]
+    withheld = rows(pytester)["test_fails_after"]  # a regression under the update: its row says what was written
+    assert withheld["verdict"] == "regression" and withheld["passed"]
+    assert withheld["message"].endswith("; its test did not pass, so no baseline entry was written")
+    assert "baseline updated" not in withheld["message"]
+    assert rows(pytester)["test_passes"]["message"].endswith("; baseline updated")
 
 
 def test_a_write_that_fails_as_the_test_reports_fails_the_gate_naming_the_file(project, pytester):

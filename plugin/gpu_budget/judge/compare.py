@@ -39,7 +39,7 @@ from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.metric import GATED
-from gpu_budget.model.result import RECORDED, WITHIN, Failure, Measurement, Verdict
+from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, WITHIN, Failure, Measurement, Verdict
 from gpu_budget.model.setup import Setup
 from gpu_budget.units import format_size
 
@@ -267,14 +267,14 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
                                                        measurement.phases, baseline.phases, spread=baseline.spread)
     if regressed:
         if update:
-            return Judgement(Verdict.REGRESSION, True, "; ".join(notes + regressed + ["baseline updated"]), change, True)
+            return Judgement(Verdict.REGRESSION, True, "; ".join(notes + regressed + [UPDATED]), change, True)
         return Judgement(Verdict.REGRESSION, False, "; ".join(notes + regressed), change)
     if improved:
-        action = "baseline updated" if update else "update the baseline (--gpu-budget-update)"
+        action = UPDATED if update else "update the baseline (--gpu-budget-update)"
         return Judgement(Verdict.IMPROVED, True, "; ".join(notes + improved + [action]), change, update)
     verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.PASS
     if update and (setup.diffs or setup.quiet):  # recorded on another setup: the entry is this setup's from now on
-        return Judgement(verdict, True, "; ".join(notes + ["baseline re-recorded on this setup"]), change, True)
+        return Judgement(verdict, True, "; ".join(notes + [RE_RECORDED]), change, True)
     return Judgement(verdict, True, "; ".join(notes) or WITHIN, change)
 
 

@@ -44,6 +44,8 @@ class Verdict(str, Enum):
 
 WITHIN = "within budget and baseline"  # a passing case's message when it has nothing more to say
 RECORDED = "no baseline yet: recorded"  # how a first run's message ends (its notes, if any, before it)
+UPDATED = "baseline updated"  # how an update's message ends where it writes the entry anew
+RE_RECORDED = "baseline re-recorded on this setup"  # ... where it writes an entry recorded on another setup
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from gpu_budget.judge.store import PendingWrite
-from gpu_budget.model.result import RECORDED, Result
+from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, Result
 
 WITHHELD = "its test did not pass, so no baseline entry was written"  # what a withheld entry's row says
 
@@ -54,8 +54,11 @@ def settle(item: pytest.Item, report: pytest.TestReport) -> tuple[list[Held], li
 
 
 def withheld_row(row: Result) -> Result:
-    """The row of a case whose entry was withheld: its message says no entry was written (in place of a first
-    run's "recorded", else after what the verdict said it would write: "baseline updated")."""
+    """The row of a case whose entry was withheld: its message says no entry was written, in place of what the verdict
+    said it would write (a first run's "recorded", an update's "baseline updated" or "re-recorded"), else after it."""
     if RECORDED in row.message:
         return row.but(message=row.message.replace(RECORDED, f"no baseline yet: {WITHHELD}", 1))
+    for claim in (UPDATED, RE_RECORDED):
+        if row.message.endswith(claim):
+            return row.but(message=row.message[:-len(claim)] + WITHHELD)
     return row.but(message=f"{row.message}; {WITHHELD}" if row.message else WITHHELD)
