@@ -304,3 +304,29 @@ def test_the_processes_a_launcher_starts_are_grouped_by_their_rank_with_their_wo
     # rank 1's tree: its process with its worker's 50 MiB, which rank 0's figure never holds
     assert 50 * MiB <= ranks[1].ram_tree - ranks[1].ram <= 50 * MiB + SLACK, ranks
     assert ranks[1].ram_tree - ranks[0].ram_tree >= 20 * MiB + 50 * MiB - SLACK, ranks
+
+
+def _idle(conn) -> None:
+    conn.send("ready")
+    conn.recv()  # blocked: no page fault of its own until told to go
+
+
+def test_an_idle_workers_inherited_pages_count_once_the_parent_copies_them(meter):
+    """The parent writes its array in place after forking a worker that only waits: each page the parent copies
+    leaves the worker's inherited one its own, though the worker faults nothing. Both copies are resident."""
+    held = bytearray(b"\x02" * (128 * MiB))
+    ctx = mp.get_context("fork")
+    here, there = ctx.Pipe()
+    meter.start("phase")
+    proc = ctx.Process(target=_idle, args=(there,))
+    proc.start()
+    assert here.recv() == "ready"
+    time.sleep(0.1)  # the worker is seen and its shared pages read while it shares the parent's 128 MiB
+    for i in range(0, len(held), 4096):
+        held[i] = 3  # a copy-on-write copy in the parent: the worker's page is no longer shared
+    time.sleep(0.4)  # past a periodic re-read
+    record = meter.stop()  # the worker still alive (and idle) at the phase end
+    here.send("go")
+    proc.join()
+    assert added(record, proc.pid) >= 120 * MiB, record.tree
+    del held

@@ -188,6 +188,8 @@ class Descendant:
     shared: int | None = None  # at the last smaps_rollup read
     shared_mapped: int = 0  # RssFile at that read (a move past RESHARE_BYTES triggers another)
     shared_faults: int | None = None  # page faults at that read: none since, nothing can have been copied
+    shared_tree: tuple[int, int] | None = None  # the tree's (faults, RSS) at that read: unchanged, no other process
+    # copied, freed or left a page this one shared with it
     shared_at: float = 0.0
     shared_cost: float = 0.0  # seconds the last smaps_rollup read took
     alive: bool = True
@@ -204,7 +206,8 @@ class Descendant:
             return hwm
         return 0 if self.shared is None else max(0, hwm - self.shared)
 
-    def read(self, now: float, shared_every: float, shared_too: bool = False) -> int:
+    def read(self, now: float, shared_every: float, shared_too: bool = False,
+             tree: Callable[[], tuple[int, int]] | None = None) -> int:
         """Read (and reset) one descendant's VmHWM, and its shared pages when they may have moved; its window's
         contribution (0 when it is gone or has nothing of its own yet)."""
         first = not self.seen
@@ -213,7 +216,7 @@ class Descendant:
         before = None
         if first and not self.whole:  # before its VmHWM: read after, a short-lived process could be gone and leave them unknown
             before = status(self.pid)
-            self._read_shared(now)
+            self._read_shared(now, tree=tree)
         counters = status(self.pid)
         if counters is None:  # exited (or a zombie, whose /proc has no memory figures): its earlier windows stand
             self.alive = False
@@ -221,7 +224,7 @@ class Descendant:
         reset_hwm(self.pid)  # the next read sees the next window's peak only
         self.seen = True
         if before is not None and counters.hwm < before.hwm - EXEC_DROP:
-            self._read_shared(now)  # it exec'd between the two reads: those shared pages were the old image's
+            self._read_shared(now, tree=tree)  # it exec'd between the two reads: those shared pages were the old image's
         # after a reset VmHWM restarts at the RSS of that moment, so only a new memory image (exec) reads below the
         # last RSS; the kernel's RSS counters are per-CPU and read approximately, so a fall within EXEC_DROP is noise
         execd = not first and counters.hwm < self.last_rss - EXEC_DROP
@@ -231,31 +234,36 @@ class Descendant:
         self.window, self.last_rss = counters.hwm, counters.rss
         self.hwm = max(self.hwm, self.window)
         if not self.whole:
-            self._maybe_reshare(now, counters.rss_file or 0, first, execd, shared_too, shared_every)
+            self._maybe_reshare(now, counters.rss_file or 0, first, execd, shared_too, shared_every, tree)
         contribution = self.contribution(self.window)
         self.peak = max(self.peak, contribution)
         return contribution
 
     def _maybe_reshare(self, now: float, mapped: int, first: bool, execd: bool, shared_too: bool,
-                       shared_every: float) -> None:
+                       shared_every: float, tree: Callable[[], tuple[int, int]] | None = None) -> None:
         """Shared pages move with file mappings (imports) and at exec: read at once; and as copy-on-write copies
-        and shared-memory batches, which leave RSS alone: read at the phase end and every shared_every (or
-        SHARED_COST_FACTOR times what the last read cost), if the process has faulted a page in since."""
+        and shared-memory batches, which leave RSS alone: read at the phase end and every
+        shared_every (or SHARED_COST_FACTOR times what the last read cost), if the process has faulted a page in
+        since, or the tree has (`tree`: its faults and RSS): a page this process shares stops being shared when the
+        process sharing it copies it (a write), frees it or exits, with no fault in this one."""
         if first:
             self.shared_mapped = mapped
         if execd or abs(mapped - self.shared_mapped) >= RESHARE_BYTES:
-            self._read_shared(now, mapped)
+            self._read_shared(now, mapped, tree)
         elif shared_too or now - self.shared_at >= max(shared_every, SHARED_COST_FACTOR * self.shared_cost):
             faults = read_faults(self.pid)
-            if faults is None or faults != self.shared_faults:
-                self._read_shared(now, mapped)
+            if faults is None or faults != self.shared_faults or (tree is not None and tree() != self.shared_tree):
+                self._read_shared(now, mapped, tree)
 
-    def _read_shared(self, now: float, mapped: int | None = None) -> None:
+    def _read_shared(self, now: float, mapped: int | None = None,
+                     tree: Callable[[], tuple[int, int]] | None = None) -> None:
         t0 = time.perf_counter()
         faults = read_faults(self.pid)
+        around = None if tree is None else tree()
         shared = read_shared(self.pid)
         if shared is not None:
             self.shared, self.shared_at, self.shared_cost, self.shared_faults = shared, now, time.perf_counter() - t0, faults
+            self.shared_tree = around
             if mapped is not None:
                 self.shared_mapped = mapped
 
@@ -388,10 +396,12 @@ class ProcessTree:
                 old = self._procs.get(pid)
                 if old is None or (old.start != start and not old.reported):
                     self._procs[pid] = self._adopt(pid, ppid, start)
-            for p in [p for p in self._procs.values() if p.alive]:
+            live = [p for p in self._procs.values() if p.alive]
+            tree = _TreeState(live, self.root)
+            for p in live:
                 if p.rank_pending:
                     self._settle_rank(p)
-                sums[p.rank] = sums.get(p.rank, 0) + p.read(now, self.shared_every, shared_too)
+                sums[p.rank] = sums.get(p.rank, 0) + p.read(now, self.shared_every, shared_too, tree)
                 if p.rank_root and p.rank is not None and not p.alive:
                     self.rank_ends.setdefault(p.rank, now)
                     signal = exit_signal(p.pid)  # its launcher may not have reaped it yet
@@ -458,6 +468,24 @@ class ProcessTree:
             gap = self._max_gap if procs else None
             peak, windows, rank_peak = self._peak, self._windows, dict(self._rank_peak)
         return _reading(procs, peak, windows, gap, rank_peak)
+
+
+class _TreeState:
+    """The tree's summed page faults and RSS (as of the processes' last reads) at one poll, read once, only when a
+    descendant's periodic shared-pages check asks (the root's faults included): when it moved since that descendant's last smaps read, another
+    process may have copied, freed or left pages they shared (a parent writing its arrays in place after forking an
+    idle worker turns the worker's inherited pages into its own), which no fault of the descendant's shows."""
+
+    def __init__(self, live: list[Descendant], root: int) -> None:
+        self._live, self._root, self._value = live, root, None
+
+    def __call__(self) -> tuple[int, int]:
+        if self._value is None:
+            faults = read_faults(self._root) or 0  # a runner's own process: it shares pages with its fork workers
+            for p in self._live:
+                faults += read_faults(p.pid) or 0
+            self._value = (faults, sum(p.last_rss for p in self._live if p.alive))
+        return self._value
 
 
 def _discover(root: int, procs: dict[int, Descendant], foreign: dict[int, int]) -> list[tuple[int, int, int]]:
