@@ -1,4 +1,4 @@
-"""The four process-tree cases of benchmarks/tree_sum.py, and the truth each one reads of itself.
+"""The process-tree cases of benchmarks/tree_sum.py, and the truth each one reads of itself.
 
 Run as a user's script (a command case: `python benchmarks/tree_sum_cases.py CASE OUT.json [SEED]`) or
 called in-process under a Meter; either way it writes or returns the same facts. Standalone: nothing of
@@ -15,6 +15,12 @@ true peak is the largest over the groups of main RSS + the group's summed USS, e
     concurrent   a torch DataLoader, 2 forked workers each touching 300 MiB, holding it together (a barrier)
     spike        one shell-out (subprocess.run of a short python) touching 400 MiB, holding 50 ms
     per_epoch    a DataLoader with persistent_workers=False, 3 epochs, 2 forked workers each touching 200 MiB
+    idle_worker  the main process touches 300 MiB, forks a worker that only waits, then rewrites its block in
+                 place: each page it copies leaves the worker's inherited one the worker's own, with no fault
+                 in the worker (a Pool or DataLoader worker waiting for work while the parent trains)
+    shm_readers  the main process fills a 300 MiB multiprocessing.shared_memory segment; 2 forked readers
+                 attach, read every page together, close it and exit: the segment is counted once, in the
+                 main process's RSS (a dataset kept in shared memory for DataLoader workers)
 """
 
 from __future__ import annotations
@@ -133,7 +139,81 @@ def per_epoch(seed: int = 0) -> dict:
     return _loader(EPOCH_MIB, EPOCHS, persistent=False)
 
 
-CASES = {"sequential": sequential, "concurrent": concurrent, "spike": spike, "per_epoch": per_epoch}
+IDLE_MIB = 300
+SHM_MIB = 300
+
+
+def _touch(buffer, value: int) -> None:
+    """One write per page of `buffer`, without a temporary of its size (which would be a peak of its own)."""
+    memoryview(buffer)[::4096] = bytes([value]) * len(range(0, len(buffer), 4096))
+
+
+def idle_worker(seed: int = 0) -> dict:
+    """One forked worker waiting on a pipe while the main process rewrites the block it inherited."""
+    block = bytearray(IDLE_MIB * MIB)  # zero pages, mapped lazily: touched one write per page, no temporary copy
+    _touch(block, 1)
+    go_r, go_w = os.pipe()
+    back_r, back_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: waits, then reads its own USS once the main process has copied every page
+        os.read(go_r, 1)
+        os.write(back_w, str(uss()).encode() + b"\n")
+        os.read(go_r, 1)
+        os._exit(0)
+    _touch(block, 2)  # every page copied: the worker's inherited one is left its own
+    main = rss()
+    os.write(go_w, b"u")
+    own = int(os.read(back_r, 64).split()[0])
+    time.sleep(SEQ_HOLD_S)  # both hold: a poll or two of the gate's
+    os.write(go_w, b"x")
+    os.waitpid(pid, 0)
+    for fd in (go_r, go_w, back_r, back_w):
+        os.close(fd)
+    del block
+    return {"groups": [{"main_rss": main, "children": [{"pid": pid, "mib": IDLE_MIB, "uss": own}]}]}
+
+
+def _read_segment(name: str, barrier, out) -> None:
+    from multiprocessing import shared_memory
+
+    segment = shared_memory.SharedMemory(name=name)
+    view = segment.buf
+    total = sum(view[i] for i in range(0, len(view), 4096))  # a read of every page: mapped, not copied
+    barrier.wait(BARRIER_TIMEOUT_S)
+    out.send((os.getpid(), uss(), total))
+    time.sleep(SEQ_HOLD_S)
+    barrier.wait(BARRIER_TIMEOUT_S)
+    del view
+    segment.close()
+
+
+def shm_readers(seed: int = 0) -> dict:
+    """Two forked readers of one shared-memory segment the main process filled."""
+    import multiprocessing as mp
+    from multiprocessing import shared_memory
+
+    ctx = mp.get_context("fork")
+    segment = shared_memory.SharedMemory(create=True, size=SHM_MIB * MIB)
+    try:
+        _touch(segment.buf, 1)
+        barrier = ctx.Barrier(WORKERS)
+        pipes = [ctx.Pipe(duplex=False) for _ in range(WORKERS)]
+        readers = [ctx.Process(target=_read_segment, args=(segment.name, barrier, w)) for _, w in pipes]
+        for reader in readers:
+            reader.start()
+        children = [dict(zip(("pid", "uss", "sum"), r.recv())) for r, _ in pipes]
+        main = rss()
+        for reader in readers:
+            reader.join(BARRIER_TIMEOUT_S)
+        return {"groups": [{"main_rss": max(main, rss()),
+                            "children": [{"pid": c["pid"], "mib": 0, "uss": c["uss"]} for c in children]}]}
+    finally:
+        segment.close()
+        segment.unlink()
+
+
+CASES = {"sequential": sequential, "concurrent": concurrent, "spike": spike, "per_epoch": per_epoch,
+         "idle_worker": idle_worker, "shm_readers": shm_readers}
 
 
 def main() -> None:
