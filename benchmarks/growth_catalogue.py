@@ -65,7 +65,8 @@ EXPECTED = {
     "leak from step 1": "fail", "late leak, last 4 steps": "fail", "leak in a subprocess": "fail",
     "leak in a DataLoader worker": "fail", "bounded cache, 10 of its steps": "fail",
     "leak behind a scratch tensor at step 3": "fail", "leak under an evaluation every 4 steps": "fail",
-    "leak under a sawtooth": "fail",
+    "leak under a sawtooth": "fail", "leak behind a scratch tensor over steps 3-4": "fail",
+    "two-step evaluation every 4 steps": "pass",
     "S1 Trainer script, clean": "pass", "S5, clean": "pass",
     "BERT Trainer script evaluating first, clean": "pass",
     "BERT Trainer script evaluating first, 1.5 MiB/step kept": "fail",
@@ -333,7 +334,8 @@ def section(res: dict | None) -> list[str]:
              f"(the bounded caches 12 and 20). The rule (`gpu_budget/measure/rises.py`, `judge/growth.py`) reads the "
              f"median rise of the running peak of `ram_tree` over the last five judged steps (steps 1-2 and the last "
              f"left out, a step more than 1 MiB below the running peak passed over and the next top step's rise taken "
-             f"per step), as measured and with each one-step spike at its neighbours' mean, the larger, and fails a "
+             f"per step), as measured and with each spike of one or two steps on its neighbours' line, the larger, "
+             f"and fails a "
              f"case when even its "
              f"growth less the clean allowance, projected to step {res['declared_steps']:,}, breaks the budget."), ""]
     cal = s["calibration"]

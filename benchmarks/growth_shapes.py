@@ -53,6 +53,9 @@ SHAPES = {  # step k -> (MiB kept from now on, MiB held during this step only)
     "leak behind a scratch tensor at step 3": lambda k: (1.5, 10 if k == 3 else 0),
     "leak under an evaluation every 4 steps": lambda k: (1.5, 60 if k % 4 == 0 else 0),
     "leak under a sawtooth": lambda k: (1.5, 40 if k % 2 == 0 else 0),
+    # a spike held over two steps: read as one step's, the second step alone, it hid the leak as well
+    "leak behind a scratch tensor over steps 3-4": lambda k: (1.5, 10 if k in (3, 4) else 0),
+    "two-step evaluation every 4 steps": lambda k: (0, 60 if k % 4 in (0, 1) and k > 1 else 0),
 }
 
 name, steps = sys.argv[1], int(sys.argv[2])

@@ -52,6 +52,8 @@ MUST_PASS = {
     "a Trainer's last step loading no batch": shape(10, {}, transient={10: -50}),
     "an evaluation every 4 steps": shape(10, {}, transient={4: 60, 8: 60}),
     "memory dropped at step 4, refilled over steps 5-8": shape(10, {4: -20, 5: 5, 6: 5, 7: 5, 8: 5}),
+    "a two-step evaluation at steps 4-5 and 8-9": shape(12, {}, transient={4: 60, 5: 60, 8: 60, 9: 60}),
+    "a three-step scratch at steps 3-5": shape(10, {}, transient={3: 10, 4: 10, 5: 10}),
 }
 MUST_FAIL = {
     "a leak from step 1": (shape(10, leak(10, 1.5)), 1.5),
@@ -63,6 +65,9 @@ MUST_FAIL = {
     "a leak under an evaluation every 4 steps": (shape(10, leak(10, 1.5), transient={4: 60, 8: 60}), 1.5),
     "a leak under a sawtooth": (shape(20, leak(20, 1.5), transient={k: 40 for k in range(2, 21, 2)}), 1.5),
     "a leak under spikes at steps 3, 6 and 9": (shape(10, leak(10, 1.5), transient={3: 40, 6: 40, 9: 40}), 1.5),
+    # a spike held over two steps: the one-step reading took the second step alone as the spike and missed the leak
+    "a leak behind a scratch tensor over steps 3-4": (shape(10, leak(10, 1.5), transient={3: 10, 4: 10}), 1.5),
+    "a leak under a two-step evaluation at steps 4-5": (shape(12, leak(12, 1.5), transient={4: 60, 5: 60}), 1.5),
     "a leak that shows in a sawtooth's tops alone": (shape(20, {}, transient={k: 40 + 1.5 * k for k in range(2, 21, 2)}),
                                                      1.5),
 }

@@ -6,7 +6,7 @@ gives that length, and this rule projects the measured growth to it, for host
 RAM (the gated figure: `ram_tree`, else `ram`) and GPU allocated memory.
 
 Growth: the median rise of the running peak over the last five judged steps,
-read as measured and with one-step spikes at their neighbours' level, the
+read as measured and with spikes of one or two steps at their neighbours' level, the
 larger (measure/rises.py, which says which steps are judged and why): the figure the
 row reports as its growth. It reads a late leak at its own rate and ignores up
 to two one-off jumps; growth that shows in fewer than 3 of those 5 steps is
@@ -140,7 +140,7 @@ class Projection:
         g = self.growth
         what, over = LABELS[g.metric], f"over steps {g.first}-{g.last}"
         if g.window.envelope == rises.DESPIKED:
-            over += ", one-step spikes read at their neighbours' level"
+            over += ", spikes of one or two steps read at their neighbours' level"
         if not g.grows:
             return (f"{what} steady {over} ({_per_step(g.slope)}, within the clean allowance "
                     f"{_per_step(g.allowance)})")

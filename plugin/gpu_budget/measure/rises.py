@@ -24,12 +24,14 @@ that reached it, each one's rise divided by the steps since the one before it
 last five steps, a dip counting as no rise (a window of four or five still
 ignores two jumps).
 
-The running peak is read twice, as measured and with each one-step spike (a
-step more than DIP above both its neighbours: an evaluation's buffers, a
-scratch tensor) read at its neighbours' mean, and the reading that grows more is
-judged. A spike lifts the running peak above a leak until the leak catches up
-with it, which a short run may not see (a scratch tensor early in a run of ten
-steps, the catalogue's shape). A spike that lasts two steps or more still does. What the rule cannot
+The running peak is read twice, as measured and with each spike of one or two
+steps (steps each more than DIP above both steps around them: an evaluation's
+buffers, a scratch tensor held over a step or two) read on the line between
+those two steps, and the reading that grows more is judged. A spike lifts the
+running peak above a leak until the leak catches up with it, which a short run
+may not see (a scratch tensor early in a run of ten steps, the catalogue's
+shape). A spike that lasts three steps or more still does: so many high steps
+are the run's level as much as a spike. What the rule cannot
 tell apart in a short run (a cache still filling from a leak, a leak that adds
 on fewer than 3 of 5 steps from one-off jumps, inputs that grow each step from
 a leak) is said in docs/declaring.md.
@@ -46,7 +48,8 @@ WINDOW = 5  # the rises judged: the last five; their median sees growth in 3 of 
 MIN_STEPS = WARMUP + WINDOW + 1 + LAST  # 9: five rises need six judged steps
 MIN_TOP = 4  # steps that reached the running peak: fewer, and the window is the last WINDOW steps, dips as no rise
 DIP = 2**20  # this far below the running peak: a dip, showing nothing of the top; above both neighbours: a spike
-PEAK, DESPIKED = "running peak", "running peak without one-step spikes"  # the two readings (of)
+SPIKE_STEPS = 2  # the longest spike read on its neighbours' line: an evaluation or a scratch tensor over two steps
+PEAK, DESPIKED = "running peak", "running peak without spikes of one or two steps"  # the two readings (of)
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def of(steps: Sequence[int], peaks: Sequence[int]) -> Rises | None:
     """The window's rises of a per-step series (steps in the order run); None with fewer than MIN_STEPS steps.
 
     The running peak is read twice, and the reading that grows more is judged: as measured, and with each
-    one-step spike read at its neighbours' level (`without_spikes`). A spike lifts the running peak above a leak
+    spike of up to SPIKE_STEPS steps read at its neighbours' level (`without_spikes`). A spike lifts the running peak above a leak
     for as many steps as the leak needs to catch up, so the first reading alone passes such a leak as steady;
     growth that shows only in a sawtooth's high steps is in the first alone.
     """
@@ -103,13 +106,22 @@ def of(steps: Sequence[int], peaks: Sequence[int]) -> Rises | None:
 
 
 def without_spikes(peaks: Sequence[int]) -> list[int]:
-    """The series with each one-step spike (a step more than DIP above both its neighbours: an evaluation's buffers,
-    a scratch tensor freed in the step) read as the mean of its neighbours: never above them, so no rise is made up."""
-    out = [int(p) for p in peaks]
-    for k in range(1, len(peaks) - 1):
-        before, after = peaks[k - 1], peaks[k + 1]
-        if peaks[k] - max(before, after) > DIP:
-            out[k] = (int(before) + int(after)) // 2
+    """The series with each spike of up to SPIKE_STEPS steps (steps each more than DIP above both steps around them:
+    an evaluation's buffers, a scratch tensor freed after a step or two) read on the line between those two steps:
+    never above them, so no rise is made up. A one-step spike reads as its neighbours' mean."""
+    values = [int(p) for p in peaks]
+    out = list(values)
+    k = 1
+    while k < len(values) - 1:
+        length = next((n for n in range(1, SPIKE_STEPS + 1) if k + n < len(values)
+                       and min(values[k:k + n]) - max(values[k - 1], values[k + n]) > DIP), 0)
+        if not length:
+            k += 1
+            continue
+        before, after = values[k - 1], values[k + length]
+        for j in range(length):
+            out[k + j] = before + (after - before) * (j + 1) // (length + 1)
+        k += length
     return out
 
 
