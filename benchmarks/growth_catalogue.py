@@ -274,6 +274,19 @@ def earlier_batches(previous: dict, stage: str) -> list[dict]:
     return [latest, *previous.get("calibration_earlier", [])]
 
 
+def clean_bumps(res: dict) -> tuple[int, int]:
+    """The largest bump of a clean run's ram_tree above both steps around it, over one step and over two (bytes):
+    what rises.SPIKE must sit above, or noise reads as spikes and makes up growth."""
+    one = two = 0
+    for row in clean_runs(res):
+        v = [s["ram_tree"] for s in row["steps"]]
+        for k in range(1, len(v) - 1):
+            one = max(one, v[k] - max(v[k - 1], v[k + 1]))
+            if k + 2 < len(v):
+                two = max(two, min(v[k], v[k + 1]) - max(v[k - 1], v[k + 2]))
+    return one, two
+
+
 def allowance_of(rows: list[dict]) -> int:
     """The host-RAM clean allowance: SPREAD_MULTIPLE times the largest growth the clean runs read, the rule the
     default tolerances rest on (at least 6x the clean spread: RESULTS.md, section 4)."""
@@ -322,6 +335,8 @@ def _mib(x: float | None, fmt: str = ".2f") -> str:
 
 def section(res: dict | None) -> list[str]:
     """Section 5c from growth.json: the rule's calibration and its catalogue of shapes."""
+    from gpu_budget.measure import rises
+
     out = ["## 5c. Growth: the rule on a catalogue of shapes", ""]
     if res is None or not res.get("catalogue"):
         return out + missing("growth", "growth")
@@ -334,11 +349,12 @@ def section(res: dict | None) -> list[str]:
              f"(the bounded caches 12 and 20). The rule (`gpu_budget/measure/rises.py`, `judge/growth.py`) reads the "
              f"median rise of the running peak of `ram_tree` over the last five judged steps (steps 1-2 and the last "
              f"left out, a step more than 1 MiB below the running peak passed over and the next top step's rise taken "
-             f"per step), as measured and with each spike of one or two steps on its neighbours' line, the larger, "
-             f"and fails a "
-             f"case when even its "
+             f"per step), as measured and with each spike of one or two steps (more than "
+             f"{rises.SPIKE / 2**20:.0f} MiB above both steps around it) on its neighbours' line, the larger, and "
+             f"fails a case when even its "
              f"growth less the clean allowance, projected to step {res['declared_steps']:,}, breaks the budget."), ""]
     cal = s["calibration"]
+    bumps = clean_bumps(res)
     batches = [res, *res.get("calibration_earlier", [])]
     sessions = sum(len(b["calibration"]) for b in batches)
     commits = ", ".join(f"{(b.get('run') or {}).get('commit') or '?'} (largest "
@@ -349,7 +365,10 @@ def section(res: dict | None) -> list[str]:
              f"{len(batches)} batch(es), at {commits}) "
              f"read a growth of {_mib(min(cal), '.3f')} .. {_mib(max(cal), '.3f')} MiB/step; the host-RAM allowance is "
              f"6x the largest, {s['allowance'] / 1024:.0f} KiB/step (`growth.RAM_ALLOWANCE`), and the catalogue "
-             f"sessions judged with {res['ram_allowance_used'] / 1024:.0f} KiB/step."), "",
+             f"sessions judged with {res['ram_allowance_used'] / 1024:.0f} KiB/step. The clean runs' steps bump above "
+             f"both steps around them by at most {_mib(bumps[0], '.1f')} MiB over one step and "
+             f"{_mib(bumps[1], '.1f')} MiB over two, below the {rises.SPIKE / 2**20:.0f} MiB a spike must exceed "
+             f"(`rises.SPIKE`): read as spikes, such bumps make up growth of their own."), "",
             ("| case | expected | sessions | failed by the rule | right | growth read, MiB/step (min .. max) | "
             "peak change against the clean baseline |"), "|---|---|---|---|---|---|---|"]
     for name, c in s["cases"].items():

@@ -15,7 +15,17 @@ import pytest
 from doc_checkers import declaring_growth
 from doc_figures import ROOT, document, load
 
-from benchmarks.growth_catalogue import BLIND, EXPECTED, LADDER, STEPS, allowance_of, catalogue_summary, clean_runs, expected_of
+from benchmarks.growth_catalogue import (
+    BLIND,
+    EXPECTED,
+    LADDER,
+    STEPS,
+    allowance_of,
+    catalogue_summary,
+    clean_bumps,
+    clean_runs,
+    expected_of,
+)
 from gpu_budget.judge import growth
 from gpu_budget.model.budget import Budget
 from gpu_budget.model.figures import Peaks, Step
@@ -53,6 +63,13 @@ def judged_again(row: dict, run: dict) -> bool:
     steps = [Step(step=s["step"], ram=s["ram"], ram_tree=s["ram_tree"]) for s in row["steps"]]
     check = growth.check(steps, Peaks.from_json(row["peaks"]), Budget(ram=parse_size(run["budget"])), run["declared_steps"])
     return bool(check.breaches)
+
+
+def test_a_spike_must_exceed_every_bump_the_clean_runs_make(run):
+    """Noise read as a spike makes up growth: rises.SPIKE sits above the clean runs' largest bumps."""
+    from gpu_budget.measure import rises
+
+    assert rises.SPIKE > max(clean_bumps(run))
 
 
 def test_every_case_gets_its_verdict_in_every_session(run):

@@ -25,9 +25,11 @@ last five steps, a dip counting as no rise (a window of four or five still
 ignores two jumps).
 
 The running peak is read twice, as measured and with each spike of one or two
-steps (steps each more than DIP above both steps around them: an evaluation's
-buffers, a scratch tensor held over a step or two) read on the line between
-those two steps, and the reading that grows more is judged. A spike lifts the
+steps (steps each more than SPIKE, 4 MiB, above both steps around them: an
+evaluation's buffers, a scratch tensor held over a step or two) read on the
+line between those two steps, and the reading that grows more is judged. SPIKE
+sits above the bumps S1's clean Trainer steps make (RESULTS.md 5c gives the
+largest): read as spikes, those made up growth of their own. A spike lifts the
 running peak above a leak until the leak catches up with it, which a short run
 may not see (a scratch tensor early in a run of ten steps, the catalogue's
 shape). A spike that lasts three steps or more still does: so many high steps
@@ -47,7 +49,8 @@ LAST = 1  # and last: a Trainer's last step loads no next batch
 WINDOW = 5  # the rises judged: the last five; their median sees growth in 3 of them, and ignores 2 jumps
 MIN_STEPS = WARMUP + WINDOW + 1 + LAST  # 9: five rises need six judged steps
 MIN_TOP = 4  # steps that reached the running peak: fewer, and the window is the last WINDOW steps, dips as no rise
-DIP = 2**20  # this far below the running peak: a dip, showing nothing of the top; above both neighbours: a spike
+DIP = 2**20  # this far below the running peak: a dip, showing nothing of the top
+SPIKE = 4 * 2**20  # this far above both steps around it: a spike; above the clean runs' bumps (RESULTS 5c)
 SPIKE_STEPS = 2  # the longest spike read on its neighbours' line: an evaluation or a scratch tensor over two steps
 PEAK, DESPIKED = "running peak", "running peak without spikes of one or two steps"  # the two readings (of)
 
@@ -106,7 +109,7 @@ def of(steps: Sequence[int], peaks: Sequence[int]) -> Rises | None:
 
 
 def without_spikes(peaks: Sequence[int]) -> list[int]:
-    """The series with each spike of up to SPIKE_STEPS steps (steps each more than DIP above both steps around them:
+    """The series with each spike of up to SPIKE_STEPS steps (steps each more than SPIKE above both steps around them:
     an evaluation's buffers, a scratch tensor freed after a step or two) read on the line between those two steps:
     never above them, so no rise is made up. A one-step spike reads as its neighbours' mean."""
     values = [int(p) for p in peaks]
@@ -114,7 +117,7 @@ def without_spikes(peaks: Sequence[int]) -> list[int]:
     k = 1
     while k < len(values) - 1:
         length = next((n for n in range(1, SPIKE_STEPS + 1) if k + n < len(values)
-                       and min(values[k:k + n]) - max(values[k - 1], values[k + n]) > DIP), 0)
+                       and min(values[k:k + n]) - max(values[k - 1], values[k + n]) > SPIKE), 0)
         if not length:
             k += 1
             continue
