@@ -46,6 +46,7 @@ WITHIN = "within budget and baseline"  # a passing case's message when it has no
 RECORDED = "no baseline yet: recorded"  # how a first run's message ends (its notes, if any, before it)
 UPDATED = "baseline updated"  # how an update's message ends where it writes the entry anew
 RE_RECORDED = "baseline re-recorded on this setup"  # ... where it writes an entry recorded on another setup
+FAILED_AFTER = "its test failed after measure()"  # why a case the gate passed counts as failed (Result.failed_after)
 
 
 @dataclass(frozen=True)
@@ -354,10 +355,16 @@ class Result:
 
     measurement: None where no child ran (skipped, or an error found before
     measuring). verdict: "pass", "over-budget", "regression", "improved", "no-baseline",
-    "error" or "skipped"; passed: whether the test passes on it. budget:
-    the declared limits (None: not declared); tolerance: the baseline tolerance.
-    baseline: the stored entry compared against ({peaks, recorded, fingerprint,
-    phases}); change: relative change per metric against it.
+    "error" or "skipped"; passed: the gate's word, whether the case passes on its
+    verdict (its test fails where it does not). test_outcome: pytest's word on the
+    test around it, "passed", "failed" or "skipped" (an xfail is "skipped", as
+    pytest reports it), set once the test's call has reported (session/held.py;
+    None before, or where it never reported); a test can fail on its own assertion
+    after measure() returned a row the gate passed. test_failure: where the test
+    failed, the first line of pytest's reason. budget: the declared limits (None:
+    not declared); tolerance: the baseline tolerance. baseline: the stored entry
+    compared against ({peaks, recorded, fingerprint, phases}); change: relative
+    change per metric against it.
     """
 
     nodeid: str
@@ -387,6 +394,8 @@ class Result:
     sweep: tuple[SweepPoint, ...] = ()  # --gpu-budget-sweep: the case at each version swept, reported beside its verdict
     unchecked: tuple[str, ...] = ()  # budgets declared but not checked on this host, each with why (a VRAM one on a CPU)
     card: str | None = None  # the card the case ran as on (card=, on CUDA): its label
+    test_outcome: str | None = None  # pytest's outcome of the test around the case: "passed", "failed", "skipped"
+    test_failure: str | None = None  # where that test failed: the first line of pytest's reason
 
     # what was measured, read through: a case that ran no child has no peaks, phases or facts
     @property
@@ -422,6 +431,19 @@ class Result:
         return self.measurement.environment if self.measurement else None
 
     @property
+    def test_failed(self) -> bool:
+        """pytest failed the test around the case: on its verdict, or on the test's own code after measure()."""
+        return self.test_outcome == "failed"
+
+    @property
+    def failed_after(self) -> str | None:
+        """Why a case the gate passed counts among the failed: its test failed after measure() returned it (its own
+        assertion), with pytest's reason; None for any other case."""
+        if not self.passed or not self.test_failed:
+            return None
+        return f"{FAILED_AFTER}: {self.test_failure or 'pytest reports why'}"
+
+    @property
     def measured(self) -> bool:
         """A child ran for this case (even if it crashed): the fail-safe counts it."""
         return self.measurement is not None
@@ -450,12 +472,12 @@ class Result:
             row.update(self.measurement._row_fields(), fingerprint_changed=list(self.fingerprint_changed),
                        setup=None if self.setup is None else self.setup.to_json())
         row.update(baseline=None if self.baseline is None else self.baseline.to_row_json(), change=dict(self.change),
-                   verdict=str(self.verdict), passed=self.passed, message=self.message)
+                   verdict=str(self.verdict), passed=self.passed, message=self.message, test_outcome=self.test_outcome)
         optional = {"remediation": None if self.remediation is None else self.remediation.to_json(),
                     "snapshot_run": None if self.snapshot_run is None else self.snapshot_run.to_json(),
                     "snapshot": self.snapshot, "growth_projection": None if self.growth_projection is None else self.growth_projection.to_json(), "plot": self.plot,
                     "sweep": [p.to_json() for p in self.sweep] or None, "unchecked": list(self.unchecked) or None,
-                    "card": self.card}
+                    "card": self.card, "test_failure": self.test_failure}
         row.update({k: v for k, v in optional.items() if v is not None})
         return row
 
@@ -477,7 +499,7 @@ class Result:
                 snapshot_run=None if row.get("snapshot_run") is None else SnapshotRun.from_json(row["snapshot_run"]),
                 snapshot=row.get("snapshot"), growth_projection=_maybe(GrowthRecord.from_json, row.get("growth_projection")), plot=row.get("plot"),
                 worker=row.get("worker"), sweep=tuple(SweepPoint.from_json(p) for p in row.get("sweep") or ()), unchecked=tuple(row.get("unchecked") or ()),
-                card=row.get("card"))
+                card=row.get("card"), test_outcome=row.get("test_outcome"), test_failure=row.get("test_failure"))
         except KeyError as exc:
             raise ValueError(f"not a gpu-budget result row (no {exc.args[0]!r}): {dict(row)!r:.200}") from None
 

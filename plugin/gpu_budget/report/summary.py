@@ -57,7 +57,7 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
     GPU job uploads as the artifact); `artifacts` (this run's page) is where a
     reader downloads them: a step summary cannot show an artifact's files.
     """
-    failed = [r for r in rows if not r.passed]
+    failed = [r for r in rows if not r.passed or r.failed_after]  # on its verdict, or its test after measure()
     measured = [r for r in rows if r.verdict != Verdict.SKIPPED]  # a skipped case's row ran no child
     head = f"### GPU budget: {len(measured)} measured, {len(failed)} failed"
     hw = Hardware.read(hardware)
@@ -71,7 +71,7 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
     for line in setup_lines(rows):
         lines += ["", f"> {line}"]
     for row in failed:
-        lines += ["", f"- **{row.nodeid}**: {row.message}"]
+        lines += ["", f"- **{row.nodeid}**: {row.failed_after or row.message}"]
     remedies = remediation_lines(rows, markdown=True)
     if remedies:
         lines += ["", remedies[0], "", *remedies[1:]]

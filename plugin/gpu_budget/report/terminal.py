@@ -66,10 +66,14 @@ def setup_lines(rows: list[Result]) -> list[str]:
 
 
 def _verdict(row: Result) -> str:
+    """The verdict, "FAIL" after it where the gate failed the case; a case the gate passed in a test that failed after
+    measure() says "test FAILED" (the test's own assertion: pytest failed it, so the gate's row does not pass it)."""
     text = row.verdict
     if row.expect and row.verdict == row.expect:
         text += " (expected)"
-    return text if row.passed else f"{text} FAIL"
+    if not row.passed:
+        return f"{text} FAIL"
+    return f"{text}, test FAILED" if row.failed_after else text
 
 
 def _fixes(row: Result) -> str:
@@ -313,13 +317,16 @@ def _child_failed(row: Result) -> list[str]:
 def message_lines(rows: list[Result]) -> list[str]:
     """The section's line per case whose message a reader needs (failed, improved, an error, or passed with a note:
     params or setup that differ from the baseline's, a budget not checked) and per memory snapshot; a failed case's
-    line holds its message's headline, the rest being in the test's failure report."""
+    line holds its message's headline, the rest being in the test's failure report; and per case the gate passed
+    whose test failed after measure(), why."""
     lines = []
     for row in rows:
         noted = (row.verdict == Verdict.PASS and row.message != WITHIN
                  or row.verdict == Verdict.NO_BASELINE and row.passed and not row.message.startswith(RECORDED))
         if not row.passed or noted or row.verdict in (Verdict.IMPROVED, Verdict.ERROR):
             lines.append(f"{row.nodeid}: {row.message if row.passed else once.headline(row.message)}")
+        if row.failed_after:
+            lines.append(f"{row.nodeid}: {row.failed_after}")
         if row.snapshot:
             lines.append(f"{row.nodeid}: memory snapshot {row.snapshot} ({SNAPSHOT_HOWTO})")
     return lines

@@ -6,6 +6,11 @@ test's item until the test's call phase reports: written when the call passed,
 else withheld, its row saying so. An entry measured outside the call (in a
 fixture's setup or teardown) is settled at the teardown's report, on the call's
 outcome and the teardown's.
+
+The same report gives each of the test's rows pytest's outcome of it
+(`test_outcome`: its row passed the gate, yet the test may fail after
+measure() returned it), so the reports count such a test among the failed and
+against mode fails it at head (against/verdict.py).
 """
 
 from __future__ import annotations
@@ -30,6 +35,27 @@ class Held:
 
 _HELD = pytest.StashKey[list[Held]]()
 _CALL_PASSED = pytest.StashKey[bool]()
+
+
+@dataclass(frozen=True)
+class PytestOutcome:
+    """pytest's outcome of a test ("passed", "failed", "skipped": an xfail is "skipped", as pytest reports it), and
+    where it failed, the first line of pytest's reason."""
+
+    outcome: str
+    failure: str | None = None
+
+    @classmethod
+    def of(cls, report: pytest.TestReport) -> PytestOutcome:
+        return cls(report.outcome, failure_line(report) if report.failed else None)
+
+    def on(self, rows: list[Result], nodeid: str) -> list[Result]:
+        """`rows` with this outcome given to those of the test `nodeid` not given one yet."""
+        return [row.but(test_outcome=self.outcome, test_failure=self.failure)
+                if row.test_outcome is None and row.test_nodeid == nodeid else row for row in rows]
+
+
+_OUTCOMES = pytest.StashKey[list[PytestOutcome]]()  # the test's reports' outcomes so far, setup first
 
 
 def hold(item: pytest.Item, write: PendingWrite, row: Result) -> None:
@@ -62,3 +88,24 @@ def withheld_row(row: Result) -> Result:
         if row.message.endswith(claim):
             return row.but(message=row.message[:-len(claim)] + WITHHELD)
     return row.but(message=f"{row.message}; {WITHHELD}" if row.message else WITHHELD)
+
+
+def outcome_of(item: pytest.Item, report: pytest.TestReport) -> PytestOutcome | None:
+    """The outcome this report settles for the test's rows not given one yet: at the call's report, the call's; at
+    the teardown's (rows measured since the call, or in a setup without a call), the first failed phase's, else the
+    first skipped one's, else passed; None at the setup's."""
+    seen = item.stash.setdefault(_OUTCOMES, [])
+    seen.append(PytestOutcome.of(report))
+    if report.when == "call":
+        return seen[-1]
+    if report.when != "teardown":
+        return None
+    return next((o for kind in ("failed", "skipped") for o in seen if o.outcome == kind), PytestOutcome("passed"))
+
+
+def failure_line(report: pytest.TestReport) -> str:
+    """The first line of why pytest failed the test: its crash's message ("AssertionError: assert 0 == 1"), else its
+    report's text."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr or "")
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")

@@ -136,14 +136,19 @@ class BudgetSession:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Generator[None, pytest.TestReport,
                                                                                                pytest.TestReport]:
-        """The baseline entries the test measured are written if it passed, else withheld (held.py); the call's
-        report gets a "gpu-budget" section: one line per case measured (pytest -rA shows it)."""
+        """The baseline entries the test measured are written if it passed, else withheld (held.py), and its rows
+        get pytest's outcome of it; the call's report gets a "gpu-budget" section: one line per case measured (pytest
+        -rA shows it)."""
         test_report = yield
         to_write, withheld = held.settle(item, test_report)
         for entry in to_write:
             self._record(entry.write)
         for entry in withheld:
             self._withhold(item, entry)
+        outcome = held.outcome_of(item, test_report)
+        if outcome is not None:
+            for rows in (self.data.rows, item.stash.get(MEASURED, [])):
+                rows[:] = outcome.on(rows, item.nodeid)
         rows = item.stash.get(MEASURED, [])
         if test_report.when == "call" and rows:
             test_report.sections.append((SECTION, "\n".join(terminal.case_line(row) for row in rows)))
