@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpu_budget.against.pairs import Run
-from gpu_budget.against.verdict import CaseVerdict, counts
+from gpu_budget.against.verdict import CaseVerdict, base_failed_after, counts
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.json_value import JsonObject
 from gpu_budget.units import format_size
@@ -83,8 +83,9 @@ def rows(cases: Sequence[CaseVerdict], stored: Mapping[str, Entry] | None = None
 
 
 def _said(case: CaseVerdict) -> bool:
-    """Whether the case gets a line below the table: any verdict but a plain pass, and a renamed file's pass."""
-    return case.status != "pass" or case.renamed_from is not None
+    """Whether the case gets a line below the table: any verdict but a plain pass, a renamed file's pass, and a pass
+    whose base test failed after measure() (verdict.base_failed_after)."""
+    return case.status != "pass" or case.renamed_from is not None or bool(base_failed_after(case.base))
 
 
 def text(outcome: Outcome) -> str:

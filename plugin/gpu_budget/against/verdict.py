@@ -26,7 +26,11 @@ has it. A launcher case is compared on its worst rank's figures (each row's
 `peaks`); per-rank pairing is not done yet.
 
 Budgets still apply to the head: a head run that fails its test (over budget,
-an error, a lost reproduction) fails the case whatever base did. A case only at
+an error, a lost reproduction) fails the case whatever base did, and so does a
+head run whose test failed after measure() returned a row the gate passed (its
+own assertion: the row's `test_outcome`, session/held.py), as the plain gate
+fails it. A base run whose test failed so is only noted in the case's message:
+its figures were measured all the same, and a base is not the head's to fix. A case only at
 head is "new" (judged on its budget alone, its head figures shown), one only at
 base is "removed" (listed, never failing), one whose base runs errored, or
 whose module base could not collect, is "error at base" (head judged on its
@@ -194,8 +198,10 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
     base, head = tuple(base), tuple(head)
     renamed = f"renamed from {renamed_from}; " if renamed_from else ""
 
+    noted = base_failed_after(base)
+
     def verdict(status: str, passed: bool, message: str, figs: tuple[Figure, ...] = ()) -> CaseVerdict:
-        return CaseVerdict(nodeid, status, passed, renamed + message, figs, base, head, renamed_from)
+        return CaseVerdict(nodeid, status, passed, renamed + message + noted, figs, base, head, renamed_from)
 
     if not head:
         if head_error:
@@ -204,13 +210,15 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
     if all(r.verdict == Verdict.SKIPPED for r in head):
         return verdict("skipped", True, head[0].message)
     figs = figures(base, head, tolerance_of(head))
-    failing = next((r for r in head if not r.passed), None)
+    # on its verdict first; else a test failing after measure() (its own assertion), as the plain gate fails it
+    failing = next((r for r in head if not r.passed), None) or next((r for r in head if r.failed_after), None)
     regressed = [f.said() for f in figs if f.regressed]
     at_base = f"; could not be collected at base: {base_error}" if base_error and not base else ""
     if failing is not None:
         more = f"; and against base: {'; '.join(regressed)}" if regressed else ""
-        status = str(failing.verdict) if failing.verdict in (Verdict.OVER_BUDGET, Verdict.ERROR) else "failed"  # a lost reproduction
-        return verdict(status, False, f"at head: {failing.message}{more}{at_base}", figs)
+        status = (str(failing.verdict) if not failing.passed and failing.verdict in (Verdict.OVER_BUDGET, Verdict.ERROR)
+                  else "failed")  # a lost reproduction, or a test failing after measure()
+        return verdict(status, False, f"at head: {failing.failed_after or failing.message}{more}{at_base}", figs)
     if not base and base_error:
         return verdict("error at base", True, f"could not be collected at base: {base_error}; head judged on its "
                                               f"budget alone", figs)
@@ -230,6 +238,13 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
     if improved:
         return verdict("improved", True, "; ".join(improved + noisy), figs)
     return verdict("pass", True, "; ".join(noisy) or "within the tolerance of base", figs)
+
+
+def base_failed_after(base: Sequence[Result]) -> str:
+    """A note where a base run's test failed after measure() returned a row the gate passed: not the head's to fix,
+    so it fails nothing; "" where none did."""
+    failed = next((r for r in base if r.failed_after), None)
+    return "" if failed is None else f"; at base {failed.failed_after} (not judged: a base is not the head's to fix)"
 
 
 def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequence[Result]], *,
