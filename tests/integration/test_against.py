@@ -150,6 +150,30 @@ def test_a_change_near_the_limit_gets_a_pair_more_of_that_case_alone(project):
     assert_clean(project)
 
 
+def test_a_head_test_failing_after_measure_fails_the_case_as_the_plain_gate_does(project):
+    """The head's test asserts after measure() and fails: its row passes the gate (within the tolerance of base), but
+    pytest failed the test, and the plain gate exits 1 on it; so must the comparison, naming pytest's reason."""
+    body = (project.path / "test_mem.py").read_text()
+    checked = body.replace('    gpu_budget.measure(Scenario(name="fn", run="runners:run"))\n',
+                           '    row = gpu_budget.measure(Scenario(name="fn", run="runners:run"))\n'
+                           '    assert row.info.get("held") == "a figure the runner never gives"\n')
+    assert checked != body
+    (project.path / "test_mem.py").write_text(checked)
+    commit(project.path, "check the run after measuring it")
+    result = against(project, "main~1", "-k", "fn")
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["*test_mem.py::test_fn*ram_tree*failed*",
+                                 "failed: test_mem.py::test_fn: at head: its test failed after measure(): *assert None == *",
+                                 "*gpu-budget against main~1: 1 failed; FAILED*"])
+    fn = cases(project)["test_mem.py::test_fn"]
+    assert (fn["status"], fn["passed"]) == ("failed", False) and not fn["figures"][0]["regressed"]
+    report = json.loads((project.path / "pair.json").read_text())
+    (head,) = [run["report"]["results"][0] for run in report["runs"] if run["side"] == "head"]
+    (base,) = [run["report"]["results"][0] for run in report["runs"] if run["side"] == "base"]
+    assert (head["passed"], head["test_outcome"], base["test_outcome"]) == (True, "failed", "passed")
+    assert_clean(project)
+
+
 def test_a_ref_that_is_not_there_is_named(project):
     result = against(project, "no-such-branch")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

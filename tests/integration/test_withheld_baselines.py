@@ -57,6 +57,41 @@ def test_a_test_failing_after_measure_records_nothing_and_its_sibling_records(pr
     assert rows(pytester)["test_passes"]["message"].startswith("no baseline yet: recorded")
 
 
+XFAIL = '''
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+@pytest.mark.xfail(reason="known")
+def test_xfails_after(gpu_budget):
+    gpu_budget.measure(S)
+    assert False
+'''
+
+
+@pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_test_failing_after_measure_is_a_failure_in_every_report(project, workers, tmp_path, monkeypatch):
+    """Its row passed the gate (its `passed` is the gate's word), but pytest failed the test: the row records pytest's
+    outcome, the table's verdict says "test FAILED" with the reason below it, and the step summary counts it among
+    the failed as pytest does; an xfail is what pytest says it is (skipped)."""
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester = project(cases(8, fail=True) + XFAIL)
+    result = run(pytester, workers)
+    result.assert_outcomes(failed=1, passed=1, xfailed=1)
+    found = rows(pytester)
+    after, passes, xfails = found["test_fails_after"], found["test_passes"], found["test_xfails_after"]
+    assert (after["verdict"], after["passed"], after["test_outcome"]) == ("no-baseline", True, "failed")
+    assert after["test_failure"].startswith("assert ") and " > " in after["test_failure"]
+    assert (passes["test_outcome"], xfails["test_outcome"]) == ("passed", "skipped")
+    assert "test_failure" not in passes and "test_failure" not in xfails
+    result.stdout.re_match_lines([r"test_mem\.py::test_fails_after\s+tiny .* no-baseline, test FAILED$",
+                                  r"test_mem\.py::test_passes\s+tiny .* no-baseline$"])
+    result.stdout.fnmatch_lines(["test_mem.py::test_fails_after: its test failed after measure(): assert *"])
+    written = summary.read_text()
+    assert written.startswith("### GPU budget: 3 measured, 1 failed on ")
+    assert "| no-baseline, test FAILED |" in written
+    assert "- **test_mem.py::test_fails_after**: its test failed after measure(): assert " in written
+
+
 @pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
 def test_an_update_from_a_failing_test_leaves_its_stored_entry(project, workers):
     pytester = project(cases(8, fail=False))

@@ -14,13 +14,14 @@ TOL = Tolerance(rel=0.005, abs=4 * MiB)
 
 
 def row(ram_tree: int | None, *, verdict: str = "no-baseline", passed: bool = True, error: bool = False,
-        nodeid: str = "t.py::test_a", tolerance=TOL, measured: bool = True) -> Result:
+        nodeid: str = "t.py::test_a", tolerance=TOL, measured: bool = True, test_outcome: str | None = None) -> Result:
     measurement = None
     if measured:
         measurement = Measurement(status="error" if error else "ok", peaks=Peaks(ram=ram_tree, ram_tree=ram_tree),
                                   error=Failure(kind="crash", message="boom") if error else None)
     return Result(nodeid=nodeid, scenario="a", scale="tiny", verdict=Verdict(verdict), passed=passed,
-                  message="boom" if error else "ok", tolerance=tolerance, measurement=measurement)
+                  message="boom" if error else "ok", tolerance=tolerance, measurement=measurement,
+                  test_outcome=test_outcome, test_failure="assert 1 == 0" if test_outcome == "failed" else None)
 
 
 def test_equal_sides_pass_and_the_figure_is_the_tree():
@@ -77,6 +78,34 @@ def test_a_head_that_lost_its_expected_failure_fails():
     """An expected over-budget case that stayed within its budget passes nothing: its row is "pass", not passed."""
     case = judge_case("t.py::test_a", [row(100 * MiB)] * 2, [row(100 * MiB, verdict="pass", passed=False)] * 2)
     assert (case.status, case.passed) == ("failed", False)
+
+
+def test_a_head_whose_test_failed_after_measure_fails_as_the_plain_gate_fails_it():
+    """The row passed the gate (no-baseline, within tolerance of base) but its test's own assertion failed after
+    measure(): the plain gate exits 1 on it, so against mode must not call it a pass."""
+    case = judge_case("t.py::test_a", [row(100 * MiB)], [row(100 * MiB, test_outcome="failed")])
+    assert (case.status, case.passed) == ("failed", False)
+    assert case.message == "at head: its test failed after measure(): assert 1 == 0"
+    new = judge_case("t.py::test_a", [], [row(100 * MiB, test_outcome="failed")])  # at head only: failed too
+    assert (new.status, new.passed) == ("failed", False)
+    over = judge_case("t.py::test_a", [row(100 * MiB)],  # the gate's own failure is named first
+                      [row(100 * MiB, test_outcome="failed"), row(100 * MiB, verdict="over-budget", passed=False,
+                                                                  test_outcome="failed")])
+    assert (over.status, over.passed) == ("over-budget", False)
+    fine = judge_case("t.py::test_a", [row(100 * MiB)], [row(100 * MiB, test_outcome="passed")])
+    assert (fine.status, fine.passed) == ("pass", True)
+    xfailed = judge_case("t.py::test_a", [row(100 * MiB)], [row(100 * MiB, test_outcome="skipped")])  # as pytest says
+    assert (xfailed.status, xfailed.passed) == ("pass", True)
+
+
+def test_a_base_whose_test_failed_after_measure_is_noted_not_failed():
+    """A base is not the head's to fix: its figures were measured all the same and judge the head as usual."""
+    case = judge_case("t.py::test_a", [row(100 * MiB, test_outcome="failed")], [row(100 * MiB, test_outcome="passed")])
+    assert (case.status, case.passed) == ("pass", True)
+    assert case.message == ("within the tolerance of base; at base its test failed after measure(): assert 1 == 0 "
+                            "(not judged: a base is not the head's to fix)")
+    worse = judge_case("t.py::test_a", [row(100 * MiB, test_outcome="failed")], [row(164 * MiB, test_outcome="passed")])
+    assert (worse.status, worse.passed) == ("regression", False)
 
 
 def test_new_removed_and_error_at_base():

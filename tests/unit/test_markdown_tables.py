@@ -14,10 +14,11 @@ MiB = 2**20
 ODD = "t.py::test_odd[a|b]::a|b"
 
 
-def _row(nodeid: str, verdict: str = "pass", passed: bool = True) -> Result:
+def _row(nodeid: str, verdict: str = "pass", passed: bool = True, test_outcome: str | None = None) -> Result:
     measured = Measurement(status="ok", peaks=Peaks(ram=40 * MiB, ram_tree=40 * MiB))
     return Result(nodeid=nodeid, scenario="s", scale="tiny", verdict=Verdict(verdict), passed=passed, message="ok",
-                  tolerance=Tolerance(rel=0.005, abs=4 * MiB), measurement=measured)
+                  tolerance=Tolerance(rel=0.005, abs=4 * MiB), measurement=measured, test_outcome=test_outcome,
+                  test_failure="assert 1 == 0" if test_outcome == "failed" else None)
 
 
 def _cells(line: str) -> list[str]:
@@ -55,3 +56,25 @@ def test_the_step_summary_heading_counts_a_skipped_case_as_not_measured():
     skipped = _row("t.py::test_cuda_only", "skipped")
     text = markdown([_row("t.py::test_a"), skipped, _row("t.py::test_b", "over-budget", passed=False)], None)
     assert text.startswith("### GPU budget: 2 measured, 1 failed\n")
+
+
+def test_the_step_summary_counts_a_test_failing_after_measure_as_failed_and_says_why():
+    """The gate passed the row, pytest failed its test on its own assertion: the heading agrees with pytest, the
+    verdict cell says so, and the reason is listed; a row the gate failed is said as before, not twice."""
+    rows = [_row("t.py::test_a", test_outcome="passed"), _row("t.py::test_after", "no-baseline", test_outcome="failed"),
+            _row("t.py::test_b", "over-budget", passed=False, test_outcome="failed")]
+    text = markdown(rows, None)
+    assert text.startswith("### GPU budget: 3 measured, 2 failed\n")
+    assert [cells[-1] for cells in _table(text)[2:]] == ["pass", "no-baseline, test FAILED", "over-budget FAIL"]
+    assert "- **t.py::test_after**: its test failed after measure(): assert 1 == 0" in text.splitlines()
+    assert "- **t.py::test_b**: ok" in text.splitlines()
+
+
+def test_the_against_summary_lists_a_case_whose_base_test_failed_after_measure():
+    base = _row("t.py::test_a", "no-baseline", test_outcome="failed")
+    case = judge_case("t.py::test_a", [base], [_row("t.py::test_a", "no-baseline", test_outcome="passed")])
+    outcome = Outcome(ref="main", base_commit="a" * 40, head_commit="b" * 40, head_dirty=False, cases=(case,), runs=())
+    text = against_markdown(outcome)
+    assert text.startswith("### GPU budget against `main`: passed (1 pass)")
+    assert ("- **pass** `t.py::test_a`: within the tolerance of base; at base its test failed after measure(): "
+            "assert 1 == 0 (not judged: a base is not the head's to fix)") in text.splitlines()

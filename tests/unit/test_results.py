@@ -25,8 +25,9 @@ def test_committed_report_rows_read_back_into_the_same_rows(path):
     for row in report["results"]:
         result = Result.from_json(row)
         assert result.measured == ("wall_seconds" in row)
-        if report["version"] >= 2:  # rows from before budgets declared their origin read it as None
-            expected = {"budget_origin": None, **row}
+        if report["version"] >= 2:  # rows from before budgets declared their origin, or rows recorded their test's
+            # outcome, read them as None
+            expected = {"budget_origin": None, "test_outcome": None, **row}
             assert json.dumps(result.to_json(), sort_keys=True) == json.dumps(expected, sort_keys=True)
         else:  # version 1: the main process only; the reader fills the tree's fields with None
             assert result.peaks.ram == row["peaks"]["ram"] and result.peaks.ram_tree is None
@@ -43,6 +44,19 @@ def test_a_case_that_ran_no_child_has_no_measurement_and_no_figures():
 def test_a_labelled_result_belongs_to_its_test():
     result = Result("t.py::test_fix[lora]::lora", "s1", "tiny", "pass", True, "", label="lora")
     assert result.test_nodeid == "t.py::test_fix[lora]"
+
+
+def test_a_rows_test_outcome_crosses_json_and_a_failure_after_measure_is_said():
+    """A row the gate passed in a test that failed after measure() (its own assertion) says why it counts as failed;
+    one the gate failed, or one whose test passed, says nothing more."""
+    row = Result("t.py::test_x", "s1", "tiny", "no-baseline", True, "", test_outcome="failed",
+                 test_failure="assert 20971520 == 0")
+    assert row.to_json()["test_outcome"] == "failed" and row.to_json()["test_failure"] == "assert 20971520 == 0"
+    assert Result.from_json(row.to_json()) == row
+    assert row.failed_after == "its test failed after measure(): assert 20971520 == 0"
+    assert row.but(passed=False).failed_after is None and row.but(test_outcome="passed").failed_after is None
+    unknown = Result("t.py::test_x", "s1", "tiny", "pass", True, "")  # a row from before, or of an interrupted test
+    assert unknown.to_json()["test_outcome"] is None and "test_failure" not in unknown.to_json()
 
 
 def test_a_measurement_from_the_child_keeps_its_phases_by_name_in_order():
