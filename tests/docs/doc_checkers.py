@@ -213,7 +213,7 @@ def declaring_growth() -> list[str]:
                  re.sub(r"\(.*?\)", "(...)", bounded["message"], count=1),
                  f"(a cache filling for 10 of {SHAPE_STEPS['bounded cache, 10 of its steps']} steps)",
                  f"more than {rises.DIP // MiB} MiB below the running peak",
-                 f"more than {rises.DIP // MiB} MiB above both its neighbours",
+                 f"steps each more than {rises.SPIKE // MiB} MiB above both steps around them",
                  f"each case in {run['runs_per_stage']} fresh sessions, {run['steps']} steps, "
                  f"`ram=\"{run['budget']}\", steps={run['declared_steps']:_}`",
                  f"the BERT script keeping {bert_mib} MiB/step",
