@@ -287,6 +287,23 @@ def clean_bumps(res: dict) -> tuple[int, int]:
     return one, two
 
 
+# The calibration batches (by the commit each ran at) growth.RAM_ALLOWANCE rests on. A batch left out is said in
+# RESULTS 5c with its largest growth and the allowance it would give: the one at a772604 read S1's clean Trainer
+# script growing several times faster than the batches before, with nothing changed in the script or its hook, and
+# an allowance from it would pass the catalogue's leaks; it is under review rather than set.
+ALLOWANCE_BATCHES = ("2f1b539", "56aa391")
+
+
+def batch_commit(batch: dict) -> str | None:
+    return (batch.get("run") or {}).get("commit")
+
+
+def allowance_runs(res: dict) -> list[dict]:
+    """The clean runs of the batches growth.RAM_ALLOWANCE rests on (ALLOWANCE_BATCHES)."""
+    return [r for b in [res, *res.get("calibration_earlier", [])] if batch_commit(b) in ALLOWANCE_BATCHES
+            for r in clean_runs({**b, "calibration_earlier": []})]
+
+
 def allowance_of(rows: list[dict]) -> int:
     """The host-RAM clean allowance: SPREAD_MULTIPLE times the largest growth the clean runs read, the rule the
     default tolerances rest on (at least 6x the clean spread: RESULTS.md, section 4)."""
@@ -325,8 +342,10 @@ def catalogue_summary(res: dict) -> dict:
         c["blind"], c["ladder"] = name in BLIND, name in LADDER
         want_fail = c["expected"] == "fail"
         c["right"] = c["failed"] if want_fail else c["sessions"] - c["failed"]
-    return {"allowance": allowance_of(clean_runs(res)) if res.get("calibration") else None,
-            "calibration": [growth_of(r) for r in clean_runs(res)], "cases": cases}
+    kept = allowance_runs(res)
+    return {"allowance": allowance_of(kept) if kept else None, "calibration": [growth_of(r) for r in kept],
+            "allowance_all": allowance_of(clean_runs(res)) if res.get("calibration") else None,
+            "calibration_all": [growth_of(r) for r in clean_runs(res)], "cases": cases}
 
 
 def _mib(x: float | None, fmt: str = ".2f") -> str:
@@ -356,19 +375,39 @@ def section(res: dict | None) -> list[str]:
     cal = s["calibration"]
     bumps = clean_bumps(res)
     batches = [res, *res.get("calibration_earlier", [])]
-    sessions = sum(len(b["calibration"]) for b in batches)
-    commits = ", ".join(f"{(b.get('run') or {}).get('commit') or '?'} (largest "
-                        f"{_mib(max(growth_of(r) for r in clean_runs({**b, 'calibration_earlier': []})), '.3f')})"
-                        for b in batches)
-    out += [(f"**Calibration**: {len(cal)} clean runs ({sessions} sessions of S1's Trainer script, S5 and the BERT "
-             f"Trainer script, and the sessions that recorded the Trainer cases' baselines, all clean; "
-             f"{len(batches)} batch(es), at {commits}) "
-             f"read a growth of {_mib(min(cal), '.3f')} .. {_mib(max(cal), '.3f')} MiB/step; the host-RAM allowance is "
-             f"6x the largest, {s['allowance'] / 1024:.0f} KiB/step (`growth.RAM_ALLOWANCE`), and the catalogue "
-             f"sessions judged with {res['ram_allowance_used'] / 1024:.0f} KiB/step. The clean runs' steps bump above "
+
+    def commits(chosen: list[dict]) -> str:
+        return ", ".join(f"{batch_commit(b) or '?'} (largest "
+                         f"{_mib(max(growth_of(r) for r in clean_runs({**b, 'calibration_earlier': []})), '.3f')})"
+                         for b in chosen)
+
+    kept = [b for b in batches if batch_commit(b) in ALLOWANCE_BATCHES]
+    left = [b for b in batches if batch_commit(b) not in ALLOWANCE_BATCHES]
+    out += [(f"**Calibration**: {len(cal)} clean runs ({sum(len(b['calibration']) for b in kept)} sessions of S1's "
+             f"Trainer script, S5 and the BERT Trainer script, and the sessions that recorded the Trainer cases' "
+             f"baselines, all clean; {len(kept)} batch(es), at {commits(kept)}) read a growth of "
+             f"{_mib(min(cal), '.3f')} .. {_mib(max(cal), '.3f')} MiB/step; the host-RAM allowance is 6x the largest, "
+             f"{s['allowance'] / 1024:.0f} KiB/step (`growth.RAM_ALLOWANCE`), and the catalogue sessions judged with "
+             f"{res['ram_allowance_used'] / 1024:.0f} KiB/step. The clean runs' steps bump above "
              f"both steps around them by at most {_mib(bumps[0], '.1f')} MiB over one step and "
              f"{_mib(bumps[1], '.1f')} MiB over two, below the {rises.SPIKE / 2**20:.0f} MiB a spike must exceed "
-             f"(`rises.SPIKE`): read as spikes, such bumps make up growth of their own."), "",
+             f"(`rises.SPIKE`): read as spikes, such bumps make up growth of their own."), ""]
+    if left:
+        worst = max((r for b in left for r in clean_runs({**b, "calibration_earlier": []})), key=growth_of)
+        fast = sum(growth_of(r) > max(cal) for b in left for r in clean_runs({**b, "calibration_earlier": []}))
+        steps = ", ".join(f"{st['ram_tree'] / MIB:.1f}" for st in worst["steps"])
+        clean = s["cases"].get(worst["case"], {"failed": 0, "sessions": 0})
+        out += [(f"**Under review, not set**: {sum(len(clean_runs({**b, 'calibration_earlier': []})) for b in left)} "
+                 f"clean runs of {len(left)} later batch(es), at {commits(left)}, read growth above the largest "
+                 f"above in {fast} run(s), up to {_mib(growth_of(worst), '.3f')} MiB/step ({worst['case']}: its "
+                 f"steps' host RAM {steps} MiB), with "
+                 f"nothing changed in the script, its hook or the packages. Six times the largest of every batch "
+                 f"would make the allowance {s['allowance_all'] / 1024:.0f} KiB/step, above the 1.5 MiB/step the "
+                 f"catalogue's leaks keep: the gate would pass them. Which environment makes S1's Trainer script "
+                 f"grow so is not found yet; until it is, the allowance rests on the batches above, and a case like "
+                 f"that clean run, at 10 steps, can fail a budget its projection breaks by its growth less the "
+                 f"allowance (in the catalogue below it failed {clean['failed']} of {clean['sessions']} sessions)."), ""]
+    out += [
             ("| case | expected | sessions | failed by the rule | right | growth read, MiB/step (min .. max) | "
             "peak change against the clean baseline |"), "|---|---|---|---|---|---|---|"]
     for name, c in s["cases"].items():

@@ -187,6 +187,10 @@ def declaring_command_noise() -> list[str]:
                  f"within {interval * 1000:.0f} ms")
 
 
+def _mib_of(nbytes: float) -> float:
+    return nbytes / MiB
+
+
 def declaring_growth() -> list[str]:
     """The steps= paragraph of docs/declaring.md is the committed growth catalogue and the H200 report."""
     from benchmarks.growth_catalogue import SHAPE_STEPS, catalogue_summary, expected_of
@@ -226,6 +230,11 @@ def declaring_growth() -> list[str]:
                  f"its peak stayed inside its baseline's tolerance in {bert['within_tolerance']} of {bert['sessions']} "
                  f"sessions and the rule failed it in {bert['failed']} of {bert['sessions']}",
                  f"S1's Trainer script, whose RSS grows in lumps, was caught keeping {ladder_text}",
+                 f"(up to {_mib_of(max(s['calibration_all'])):.2f} MiB/step, with nothing changed in it",
+                 "its peak's comparison with its baseline caught " + " and ".join(
+                     f"{mib} MiB/step in {c['sessions'] - c['within_tolerance']} of {c['sessions']}"
+                     + (" sessions" if i == 0 else "")
+                     for i, (mib, c) in enumerate(sorted(((m, c) for m, c in ladder.items() if m >= 1.0), reverse=True))),
                  f"GPU allocated {growth.ALLOWANCE['vram_allocated'] / 1024:.0f} KiB/step")
 
 
