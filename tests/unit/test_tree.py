@@ -330,3 +330,78 @@ def test_an_idle_workers_inherited_pages_count_once_the_parent_copies_them(meter
     proc.join()
     assert added(record, proc.pid) >= 120 * MiB, record.tree
     del held
+
+
+def _read_segment(name: str, conn, stay: float) -> None:
+    """Attach to a shared-memory segment, read every page, then close() it: unmapped before the process ends."""
+    from multiprocessing import shared_memory
+
+    segment = shared_memory.SharedMemory(name=name)
+    total = sum(segment.buf[::4096])  # every page mapped by this process too
+    conn.send(total)
+    conn.recv()
+    time.sleep(0.3)  # read by the polls while it maps the segment (past a periodic re-read of its shared pages)
+    segment.close()
+    time.sleep(stay)  # 0: gone right after its close(), its exit report its last window; else polled after it
+
+
+@pytest.mark.parametrize("stay", [0, 0.1])
+def test_readers_of_a_shared_memory_segment_do_not_count_it_again(meter, stay):
+    """The parent writes a segment; two fork workers map and read it, close() it and exit. The segment is the
+    parent's (its VmHWM holds it); a reader's VmHWM holds it too, though its shared pages are read after close()
+    has unmapped it: it must not count as the reader's own, once per reader."""
+    from multiprocessing import shared_memory
+
+    segment = shared_memory.SharedMemory(create=True, size=128 * MiB)
+    try:
+        for i in range(0, segment.size, 4096):
+            segment.buf[i] = 1
+        ctx = mp.get_context("fork")
+        pipes = [ctx.Pipe() for _ in range(2)]
+        meter.start("phase")
+        procs = [ctx.Process(target=_read_segment, args=(segment.name, there, stay)) for _, there in pipes]
+        for proc in procs:
+            proc.start()
+        for here, _ in pipes:
+            assert here.recv() == 128 * MiB // 4096
+        for here, _ in pipes:
+            here.send("go")
+        for proc in procs:
+            proc.join()
+        record = meter.stop()
+    finally:
+        segment.close()
+        segment.unlink()
+    pids = [proc.pid for proc in procs]
+    assert all(one(record, pid).hwm > 128 * MiB for pid in pids), record.tree  # each mapped the whole segment
+    assert added(record, *pids) <= 2 * SLACK, record.tree
+    assert record.ram_tree_peak - record.ram_peak <= 2 * SLACK + 8 * MiB, record.tree
+
+
+def _fill_segment(name: str) -> None:
+    from multiprocessing import shared_memory
+
+    segment = shared_memory.SharedMemory(name=name)
+    for i in range(0, segment.size, 4096):
+        segment.buf[i] = 1  # its pages, mapped by this process alone: the parent never touches them
+    time.sleep(0.3)
+    segment.close()
+
+
+def test_a_segment_only_one_worker_maps_counts_as_its_own(meter):
+    """A worker fills a segment no other process maps, close()s it and exits: its pages were its own while it
+    mapped them (and stay in /dev/shm), so the worker's last window holds them once."""
+    from multiprocessing import shared_memory
+
+    segment = shared_memory.SharedMemory(create=True, size=128 * MiB)
+    try:
+        ctx = mp.get_context("fork")
+        meter.start("phase")
+        proc = ctx.Process(target=_fill_segment, args=(segment.name,))
+        proc.start()
+        proc.join()
+        record = meter.stop()
+    finally:
+        segment.close()
+        segment.unlink()
+    assert 128 * MiB <= added(record, proc.pid) <= 128 * MiB + SLACK, record.tree

@@ -6,9 +6,9 @@
   edit to the script. Nothing of transformers is imported before the script
   imports it.
 - Exit reports: as the process exits (atexit; for a forked multiprocessing
-  child, multiprocessing's own exit hook), its VmHWM since the tree's last read
-  and its shared pages go to the measuring process, so what it did after the
-  last poll is counted (tree.py).
+  child, multiprocessing's own exit hook), its VmHWM since the tree's last read,
+  its shared pages, RSS and shared-memory pages go to the measuring process, so
+  what it did after the last poll is counted (tree.py).
 - GPU figures: a process whose own code initialised CUDA sends its caching
   allocator's peaks with each phase mark and its exit report (script.with_cuda),
   with NVML's figure of the process (ProcessDevice). Nothing here initialises
@@ -193,7 +193,9 @@ _reported: int | None = None  # the pid that sent its exit report (once per proc
 
 
 def report_exit() -> None:
-    """This process's VmHWM (since the tree's last read) and shared pages, to the measuring process, once."""
+    """This process's VmHWM (since the tree's last read), shared pages, RSS and shared-memory pages (RssShmem: a
+    segment it close()d before exiting is in its VmHWM, no longer in its shared pages), to the measuring process,
+    once."""
     global _reported
     if _reported == os.getpid():
         return
@@ -202,7 +204,8 @@ def report_exit() -> None:
     if status is not None:
         mp = sys.modules.get(MP_MODULE)  # a worker multiprocessing started is not its rank's own process
         own = mp is None or mp.parent_process() is None
-        message = {"exit": status.hwm, "shared": shared, "rank": script.rank(), "own": own}
+        message = {"exit": status.hwm, "shared": shared, "rss": status.rss, "shmem": status.rss_shmem,
+                   "rank": script.rank(), "own": own}
         if own:
             script.with_cuda(message)  # its last phase's GPU peaks
         script.send(message)

@@ -124,17 +124,38 @@ def read_faults(pid: int | str) -> int | None:
         return None
 
 
-def read_shared(pid: int | str) -> int | None:
-    """Bytes of the process's resident pages that another process maps too (smaps_rollup); None when gone."""
-    shared = 0
+class Sharing(namedtuple("Sharing", ("shared", "pss_shmem"))):
+    """What smaps_rollup says of a process's pages that other processes map too, in bytes.
+
+    shared: Shared_Clean + Shared_Dirty, its resident pages another process maps too; pss_shmem: Pss_Shmem, its
+    shared-memory pages (RssShmem) each divided by the number of processes mapping it (None where the kernel lists
+    none): a page of its own counts in full, one mapped by n processes 1/n-th.
+    """
+
+    __slots__ = ()
+    shared: int
+    pss_shmem: int | None
+
+
+def read_sharing(pid: int | str) -> Sharing | None:
+    """The process's shared pages (smaps_rollup: a walk of its page tables); None when gone."""
+    shared, pss_shmem = 0, None
     try:
         with open(f"/proc/{pid}/smaps_rollup") as fh:
             for line in fh:
                 if line.startswith(("Shared_Clean:", "Shared_Dirty:")):
                     shared += int(line.split()[1]) * 1024
+                elif line.startswith("Pss_Shmem:"):
+                    pss_shmem = int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
-    return shared
+    return Sharing(shared, pss_shmem)
+
+
+def read_shared(pid: int | str) -> int | None:
+    """Bytes of the process's resident pages that another process maps too (smaps_rollup); None when gone."""
+    sharing = read_sharing(pid)
+    return None if sharing is None else sharing.shared
 
 
 def reset_hwm(pid: int | str) -> bool:

@@ -27,6 +27,13 @@ own final window as it exits (forked multiprocessing children, and every
 Python process of a command tree, do); a spike allocated and freed within the
 microseconds between a read and its reset is lost.
 
+Shared memory (a multiprocessing.shared_memory segment, a tensor's share_memory_(), a /dev/shm file mapped)
+is a page like any other here: shared where another process maps it too, a process's own where it alone does.
+A descendant that unmaps a segment it shared (close()) still holds it in the VmHWM of that window, though its
+shared pages no longer do: the RssShmem it mapped as the window began and no longer does, in the share other
+processes mapped too (shmem_share), is subtracted as well (exit reports carry RSS and RssShmem for it), and a
+move of RssShmem by RESHARE_BYTES has the shared pages read again at once, like a file mapping's.
+
 A zombie's /proc holds no memory figures, and wait4's ru_maxrss of a spawned
 worker is its parent's pre-exec peak (measured, see benchmarks/RESULTS.md), so
 neither stands in for the last window. smaps_rollup walks the page tables
@@ -49,12 +56,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpu_budget.measure.procfs import (
+    Sharing,
     Stat,
     exit_signal,
     forked_not_execd,
     read_faults,
     read_rank,
     read_shared,
+    read_sharing,
     read_stat,
     reset_hwm,
     status,
@@ -65,7 +74,7 @@ from gpu_budget.units import MiB
 # How the tree figure is made, named in every summary that holds one (its error bound: benchmarks/RESULTS.md 1b).
 TREE_METHOD = "vmhwm+peak-of-summed-descendants"
 DETAIL_MAX = 16  # descendants listed per phase (largest first); the sums count them all
-RESHARE_BYTES = 4 * MiB  # a file-mapping move this large since the last smaps read: read it again
+RESHARE_BYTES = 4 * MiB  # a file or shared-memory mapping's move this large since the last smaps read: read it again
 EXEC_DROP = 1 * MiB  # a VmHWM read this far below the previous one: a new memory image (exec)
 SHARED_COST_FACTOR = 20  # periodic smaps reads of one process take at most 1/20 of the time between them
 
@@ -89,11 +98,12 @@ def borrows_parent_memory(pid: int, ppid: int) -> bool:
 
 
 def _report_exit(fd: int) -> None:
-    """In a forked multiprocessing child, as the last thing before it exits: its VmHWM and shared pages, down the pipe."""
+    """In a forked multiprocessing child, as the last thing before it exits: its VmHWM, shared pages, RSS and
+    shared-memory pages (RssShmem), down the pipe."""
     own, shared = status("self"), read_shared("self")
     if own is not None and shared is not None:
         try:
-            os.write(fd, f"{os.getpid()} {own.hwm} {shared}\n".encode())
+            os.write(fd, f"{os.getpid()} {own.hwm} {shared} {own.rss} {own.rss_shmem or 0}\n".encode())
         except OSError:  # the pipe is full (nobody read it): the polled figure stands
             pass
 
@@ -108,12 +118,14 @@ def _arm_exit_report(reports: ExitReports) -> None:
 @dataclass(frozen=True)
 class ExitReport:
     """A descendant's last figures, sent as it exits: its VmHWM since the last read, its shared pages (None: not
-    read) and the rank it ran under (None: none, or not said)."""
+    read), the rank it ran under (None: none, or not said), and its RSS and RssShmem as it exits (None: not said)."""
 
     pid: int
     hwm: int
     shared: int | None
     rank: int | None = None
+    rss: int | None = None
+    shmem: int | None = None
 
 
 class ExitReports:
@@ -140,8 +152,9 @@ class ExitReports:
         os.set_blocking(self.write_fd, False)  # a child never blocks on a full pipe; its report is dropped
         util.register_after_fork(self, _arm_exit_report)
 
-    def add(self, pid: int, hwm: int, shared: int | None, rank: int | None = None) -> None:
-        self._pending.append(ExitReport(pid, hwm, shared, rank))
+    def add(self, pid: int, hwm: int, shared: int | None, rank: int | None = None, rss: int | None = None,
+            shmem: int | None = None) -> None:
+        self._pending.append(ExitReport(pid, hwm, shared, rank, rss, shmem))
 
     def take(self) -> list[ExitReport]:
         """Every report that arrived since the last take(), the pipe's included."""
@@ -156,8 +169,8 @@ class ExitReports:
                     break
                 data += chunk
             for line in data.decode().splitlines():
-                pid, hwm, shared = map(int, line.split())
-                self._pending.append(ExitReport(pid, hwm, shared))
+                pid, hwm, shared, rss, shmem = map(int, line.split())
+                self._pending.append(ExitReport(pid, hwm, shared, None, rss, shmem))
         taken, self._pending = self._pending, []
         return taken
 
@@ -187,6 +200,11 @@ class Descendant:
     seen: bool = False  # read at least once
     shared: int | None = None  # at the last smaps_rollup read
     shared_mapped: int = 0  # RssFile at that read (a move past RESHARE_BYTES triggers another)
+    shared_shmem: int = 0  # RssShmem around that read, the lower (so does a move past RESHARE_BYTES of it)
+    shared_rss: int = 0  # RSS around that read, the lower
+    shmem_share: float = 0.0  # of its RssShmem, the share other processes map too, at the last read that saw any
+    shmem_base: int = 0  # RssShmem as its VmHWM was last reset: what its next window starts with
+    shmem_base_before: int = 0  # ... and at the reset before
     shared_faults: int | None = None  # page faults at that read: none since, nothing can have been copied
     shared_tree: tuple[int, int] | None = None  # the tree's (faults, RSS) at that read: unchanged, no other process
     # copied, freed or left a page this one shared with it
@@ -199,12 +217,31 @@ class Descendant:
     rank_root: bool = False  # the rank's own process (the one the launcher started), not one of its workers
     rank_pending: bool = False  # its rank is not settled yet: read once it has exec'd (ProcessTree._settle_rank)
 
-    def contribution(self, hwm: int) -> int:
+    def contribution(self, hwm: int, unmapped: int = 0, rss: int = 0) -> int:
         """What a VmHWM of this process adds to the tree: all of it for a whole process, else less its shared pages
-        (0 while those were never read: gone within one read of appearing)."""
+        (0 while those were never read: gone within one read of appearing) and less `unmapped`, the shared memory
+        it shared with others as the window began and has unmapped since (a reader's close() of a segment: its
+        VmHWM still holds the segment, its shared pages no longer do), yet never less than it holds of its own now
+        (`rss` less its shared pages)."""
         if self.whole:
             return hwm
-        return 0 if self.shared is None else max(0, hwm - self.shared)
+        return 0 if self.shared is None else max(0, hwm - self.shared - unmapped, rss - self.shared)
+
+    def take_report(self, report: ExitReport, now: float) -> int:
+        """Its own exit report stands in for a last read: its last window's contribution. That window began at the
+        last poll's reset, or at the one before where the report was taken before that reset (its VmHWM then no
+        higher than the last poll's): the shared memory it mapped then and no longer does is no longer in its
+        shared pages, yet still in its VmHWM."""
+        unmapped = 0
+        if report.shared is not None:
+            if report.shmem is not None:
+                began = max(self.shmem_base, self.shmem_base_before) if report.hwm <= self.window else self.shmem_base
+                unmapped = int(max(0, began - report.shmem) * self.shmem_share)
+            self.shared, self.shared_at = report.shared, now
+        self.window, self.hwm, self.alive, self.reported, self.seen = report.hwm, max(self.hwm, report.hwm), False, True, True
+        contribution = self.contribution(report.hwm, unmapped, report.rss or 0)
+        self.peak = max(self.peak, contribution)
+        return contribution
 
     def read(self, now: float, shared_every: float, shared_too: bool = False,
              tree: Callable[[], tuple[int, int]] | None = None) -> int:
@@ -233,39 +270,70 @@ class Descendant:
             self.rank_pending = self.rank is None  # a new image may carry a launcher's RANK: read it again
         self.window, self.last_rss = counters.hwm, counters.rss
         self.hwm = max(self.hwm, self.window)
+        unmapped, rss = 0, counters.rss
         if not self.whole:
-            self._maybe_reshare(now, counters.rss_file or 0, first, execd, shared_too, shared_every, tree)
-        contribution = self.contribution(self.window)
+            share = self.shmem_share  # as this window began: the read below may replace it
+            self.shmem_base_before, self.shmem_base = self.shmem_base, counters.rss_shmem or 0
+            if self._maybe_reshare(now, counters.rss_file or 0, counters.rss_shmem or 0, first, execd, shared_too,
+                                   shared_every, tree) and not (first or execd):
+                # the lower figures around the smaps read: a close() under way unmaps pages while it is read
+                unmapped, rss = int(max(0, self.shmem_base_before - self.shared_shmem) * share), self.shared_rss
+        contribution = self.contribution(self.window, unmapped, rss)
         self.peak = max(self.peak, contribution)
         return contribution
 
-    def _maybe_reshare(self, now: float, mapped: int, first: bool, execd: bool, shared_too: bool,
-                       shared_every: float, tree: Callable[[], tuple[int, int]] | None = None) -> None:
-        """Shared pages move with file mappings (imports) and at exec: read at once; and as copy-on-write copies
+    def _maybe_reshare(self, now: float, mapped: int, shmem: int, first: bool, execd: bool, shared_too: bool,
+                       shared_every: float, tree: Callable[[], tuple[int, int]] | None = None) -> bool:
+        """Shared pages move with file mappings (imports), shared-memory mappings (a segment a worker attaches to or
+        close()s) and at exec: read at once; and as copy-on-write copies
         and shared-memory batches, which leave RSS alone: read at the phase end and every
         shared_every (or SHARED_COST_FACTOR times what the last read cost), if the process has faulted a page in
         since, or the tree has (`tree`: its faults and RSS): a page this process shares stops being shared when the
-        process sharing it copies it (a write), frees it or exits, with no fault in this one."""
+        process sharing it copies it (a write), frees it or exits, with no fault in this one. Whether it read them
+        again."""
         if first:
             self.shared_mapped = mapped
-        if execd or abs(mapped - self.shared_mapped) >= RESHARE_BYTES:
-            self._read_shared(now, mapped, tree)
-        elif shared_too or now - self.shared_at >= max(shared_every, SHARED_COST_FACTOR * self.shared_cost):
+        if execd or abs(mapped - self.shared_mapped) >= RESHARE_BYTES or abs(shmem - self.shared_shmem) >= RESHARE_BYTES:
+            return self._read_shared(now, mapped, tree)
+        if shared_too or now - self.shared_at >= max(shared_every, SHARED_COST_FACTOR * self.shared_cost):
             faults = read_faults(self.pid)
             if faults is None or faults != self.shared_faults or (tree is not None and tree() != self.shared_tree):
-                self._read_shared(now, mapped, tree)
+                return self._read_shared(now, mapped, tree)
+        return False
 
     def _read_shared(self, now: float, mapped: int | None = None,
-                     tree: Callable[[], tuple[int, int]] | None = None) -> None:
+                     tree: Callable[[], tuple[int, int]] | None = None) -> bool:
+        """Read its shared pages (smaps_rollup), with its RSS and RssShmem before and after, keeping the lower of
+        each: pages a close() unmaps while the page tables are walked are among those it no longer maps, never
+        counted as its own, and pages it maps meanwhile are a move that has the next poll read again. Whether the
+        shared pages were read."""
         t0 = time.perf_counter()
         faults = read_faults(self.pid)
         around = None if tree is None else tree()
-        shared = read_shared(self.pid)
-        if shared is not None:
-            self.shared, self.shared_at, self.shared_cost, self.shared_faults = shared, now, time.perf_counter() - t0, faults
-            self.shared_tree = around
-            if mapped is not None:
-                self.shared_mapped = mapped
+        before = status(self.pid)
+        sharing = read_sharing(self.pid)
+        if sharing is None:
+            return False
+        self.shared, self.shared_at, self.shared_cost, self.shared_faults = sharing.shared, now, time.perf_counter() - t0, faults
+        self.shared_tree = around
+        around_read = [read for read in (before, status(self.pid)) if read is not None]
+        if around_read:
+            self.shared_shmem = min(read.rss_shmem or 0 for read in around_read)
+            self.shared_rss = min(read.rss for read in around_read)
+        if self.shared_shmem > 0 and sharing.pss_shmem is not None:
+            self.shmem_share = shmem_share(self.shared_shmem, sharing)
+        if mapped is not None:
+            self.shared_mapped = mapped
+        return True
+
+
+def shmem_share(shmem: int, sharing: Sharing) -> float:
+    """The share of a process's shared-memory pages (`shmem`, its RssShmem) another process maps too. smaps_rollup
+    does not split Shared_* by kind, but Pss_Shmem counts a page mapped by n processes 1/n-th: a page of its own adds
+    all of it, a shared one at most half, so at most 2 x (RssShmem - Pss_Shmem) are shared: exact where each is
+    mapped by two, capped by RssShmem and Shared_* (where S pages are mapped by n > 2 processes, up to S x (1 - 2/n)
+    of its own shared-memory pages mapped beside them read as shared too)."""
+    return max(0, min(shmem, sharing.shared, 2 * (shmem - (sharing.pss_shmem or 0)))) / shmem
 
 
 class ProcessTree:
@@ -334,10 +402,11 @@ class ProcessTree:
         with self._lock:
             return {pid: p.rank for pid, p in self._procs.items() if p.alive}
 
-    def report(self, pid: int, hwm: int, shared: int | None, rank: int | None = None) -> None:
+    def report(self, pid: int, hwm: int, shared: int | None, rank: int | None = None, rss: int | None = None,
+               shmem: int | None = None) -> None:
         """An exiting descendant's own last figures (its VmHWM since the last reset), applied at the next poll."""
         with self._lock:
-            self._exits.add(pid, hwm, shared, rank)
+            self._exits.add(pid, hwm, shared, rank, rss, shmem)
 
     # -- the thread -------------------------------------------------------------
     def start(self) -> ProcessTree:
@@ -377,12 +446,7 @@ class ProcessTree:
                 continue
             if p is None:  # born and gone between two polls
                 p = self._procs[report.pid] = Descendant(report.pid, 0, 0, whole=report.pid in self._whole, rank=report.rank)
-            if report.shared is not None:
-                p.shared, p.shared_at = report.shared, now
-            p.window, p.hwm, p.alive, p.reported, p.seen = report.hwm, max(p.hwm, report.hwm), False, True, True
-            contribution = p.contribution(report.hwm)
-            p.peak = max(p.peak, contribution)
-            added[p.rank] = added.get(p.rank, 0) + contribution
+            added[p.rank] = added.get(p.rank, 0) + p.take_report(report, now)
         return added
 
     def _poll_locked(self, shared_too: bool = False) -> int | None:
