@@ -279,6 +279,13 @@ def section(ts: dict | None) -> list[str]:
                  f"said {seq['gate']:.0f} and {epoch['gate']:.0f} MiB. Where the processes do coexist (the concurrent "
                  f"workers, the shell-out spike) both figures count them in full. The section took "
                  f"{ts['wall_seconds'] / 60:.1f} min."), ""]
+    missed = [r for r in ts["rows"] if not r["passed"]]
+    if missed:
+        out += [("**Runs that missed their threshold**: " + "; ".join(
+                    f"{r['case']} ({TREE_SUM_MODES[r['mode']]}) rep {r['rep']}: {r['error_mib']:+.1f} MiB from the truth"
+                    for r in missed)
+                 + ". Each over-counts one shared-memory reader's share of the segment as its own: a race between a "
+                   "reader's unmapping and the tree's reads, not found yet."), ""]
     return out
 
 

@@ -6,8 +6,9 @@ the gate or of benchmarks/ is imported, so under the gate it is a script like an
 
 Truth, read by the processes themselves, not by the gate: every child (a subprocess, a DataLoader worker)
 reads its own USS (smaps_rollup Private_Clean + Private_Dirty: the pages no other process maps) while it
-holds its memory, and the main process reads its own RSS just before it starts the children and just
-after they are done (it only waits meanwhile). A group is a set of children alive together; the tree's
+holds its memory (the idle worker, which must not act, has the main process read that same figure of it),
+and the main process reads its own RSS just before it starts the children and just after they are done
+(it only waits meanwhile). A group is a set of children alive together; the tree's
 true peak is the largest over the groups of main RSS + the group's summed USS, each page counted once
 (shared pages are in the main process's RSS, in no child's USS).
 
@@ -18,14 +19,15 @@ true peak is the largest over the groups of main RSS + the group's summed USS, e
     idle_worker  the main process touches 300 MiB, forks a worker that only waits, then rewrites its block in
                  place: each page it copies leaves the worker's inherited one the worker's own, with no fault
                  in the worker (a Pool or DataLoader worker waiting for work while the parent trains)
-    shm_readers  the main process fills a 300 MiB multiprocessing.shared_memory segment; 2 forked readers
-                 attach, read every page together, close it and exit: the segment is counted once, in the
+    shm_readers  the main process fills a 300 MiB shared-memory segment (a /dev/shm file); 2 forked readers
+                 map it, read every page together, unmap it and exit: the segment is counted once, in the
                  main process's RSS (a dataset kept in shared memory for DataLoader workers)
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import random
 import subprocess
@@ -56,9 +58,9 @@ time.sleep(hold)
 """
 
 
-def uss() -> int:
+def uss(pid: int | str = "self") -> int:
     total = 0
-    with open("/proc/self/smaps_rollup") as fh:
+    with open(f"/proc/{pid}/smaps_rollup") as fh:
         for line in fh:
             if line.startswith(("Private_Clean:", "Private_Dirty:")):
                 total += int(line.split()[1]) * 1024
@@ -149,67 +151,69 @@ def _touch(buffer, value: int) -> None:
 
 
 def idle_worker(seed: int = 0) -> dict:
-    """One forked worker waiting on a pipe while the main process rewrites the block it inherited."""
+    """One forked worker blocked on a pipe while the main process rewrites the block it inherited. The worker does
+    nothing at all (no page fault of its own), so its USS is read from the main process, the kernel's same figure
+    (/proc/<pid>/smaps_rollup), while both hold."""
     block = bytearray(IDLE_MIB * MIB)  # zero pages, mapped lazily: touched one write per page, no temporary copy
     _touch(block, 1)
     go_r, go_w = os.pipe()
-    back_r, back_w = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the worker: waits, then reads its own USS once the main process has copied every page
-        os.read(go_r, 1)
-        os.write(back_w, str(uss()).encode() + b"\n")
+    if pid == 0:  # the worker: blocked until told to exit
         os.read(go_r, 1)
         os._exit(0)
     _touch(block, 2)  # every page copied: the worker's inherited one is left its own
     main = rss()
-    os.write(go_w, b"u")
-    own = int(os.read(back_r, 64).split()[0])
     time.sleep(SEQ_HOLD_S)  # both hold: a poll or two of the gate's
+    own = uss(pid)
     os.write(go_w, b"x")
     os.waitpid(pid, 0)
-    for fd in (go_r, go_w, back_r, back_w):
-        os.close(fd)
+    os.close(go_r)
+    os.close(go_w)
     del block
     return {"groups": [{"main_rss": main, "children": [{"pid": pid, "mib": IDLE_MIB, "uss": own}]}]}
 
 
-def _read_segment(name: str, barrier, out) -> None:
-    from multiprocessing import shared_memory
-
-    segment = shared_memory.SharedMemory(name=name)
-    view = segment.buf
-    total = sum(view[i] for i in range(0, len(view), 4096))  # a read of every page: mapped, not copied
+def _read_segment(path: str, barrier, out) -> None:
+    """A reader: maps the segment by its name, reads every page, holds it with the other reader, unmaps it."""
+    fd = os.open(path, os.O_RDONLY)
+    segment = mmap.mmap(fd, SHM_MIB * MIB, mmap.MAP_SHARED, mmap.PROT_READ)
+    os.close(fd)
+    total = sum(segment[i] for i in range(0, len(segment), 4096))  # a read of every page: mapped, not copied
     barrier.wait(BARRIER_TIMEOUT_S)
     out.send((os.getpid(), uss(), total))
     time.sleep(SEQ_HOLD_S)
     barrier.wait(BARRIER_TIMEOUT_S)
-    del view
-    segment.close()
+    segment.close()  # unmapped, as SharedMemory.close() does, before the reader exits
 
 
 def shm_readers(seed: int = 0) -> dict:
-    """Two forked readers of one shared-memory segment the main process filled."""
+    """Two forked readers of one shared-memory segment (a /dev/shm file, what multiprocessing.shared_memory makes,
+    without its resource tracker: a process of its own that would outlive the case in the in-process mode) the main
+    process filled."""
     import multiprocessing as mp
-    from multiprocessing import shared_memory
 
     ctx = mp.get_context("fork")
-    segment = shared_memory.SharedMemory(create=True, size=SHM_MIB * MIB)
+    path = f"/dev/shm/tree-sum-{os.getpid()}-{seed}"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        _touch(segment.buf, 1)
+        os.ftruncate(fd, SHM_MIB * MIB)
+        segment = mmap.mmap(fd, SHM_MIB * MIB, mmap.MAP_SHARED)
+        _touch(segment, 1)
         barrier = ctx.Barrier(WORKERS)
         pipes = [ctx.Pipe(duplex=False) for _ in range(WORKERS)]
-        readers = [ctx.Process(target=_read_segment, args=(segment.name, barrier, w)) for _, w in pipes]
+        readers = [ctx.Process(target=_read_segment, args=(path, barrier, w)) for _, w in pipes]
         for reader in readers:
             reader.start()
         children = [dict(zip(("pid", "uss", "sum"), r.recv())) for r, _ in pipes]
         main = rss()
         for reader in readers:
             reader.join(BARRIER_TIMEOUT_S)
+        segment.close()
         return {"groups": [{"main_rss": max(main, rss()),
                             "children": [{"pid": c["pid"], "mib": 0, "uss": c["uss"]} for c in children]}]}
     finally:
-        segment.close()
-        segment.unlink()
+        os.close(fd)
+        os.unlink(path)
 
 
 CASES = {"sequential": sequential, "concurrent": concurrent, "spike": spike, "per_epoch": per_epoch,
