@@ -405,3 +405,17 @@ def test_a_segment_only_one_worker_maps_counts_as_its_own(meter):
         segment.close()
         segment.unlink()
     assert 128 * MiB <= added(record, proc.pid) <= 128 * MiB + SLACK, record.tree
+
+
+def test_an_exit_report_subtracts_the_segment_in_the_share_read_when_it_was_mapped():
+    """The race the tree catalogue met (shm_readers, 1 run in 20): a reader's last poll came after its close(), and
+    read its share of shared memory from the few KiB of semaphores it still mapped (0.2); its exit report, taken
+    before that poll's reset, then subtracted the 300 MiB segment in that share, 60 MiB, and counted 240 MiB as the
+    reader's own. Each reset keeps the share read with its RssShmem, and the report uses the one of its window."""
+    reader = tree.Descendant(pid=1, ppid=0, start=0)
+    reader.window, reader.shared = 316 * MiB, 14 * MiB
+    reader.shmem_base_before, reader.shmem_before_share = 300 * MiB, 1.0  # the reset before close(): mapped by 3
+    reader.shmem_base, reader.shmem_base_share = 0, 0.2  # the reset after it: the semaphores' share
+    reader.shmem_share = 0.2
+    report = tree.ExitReport(pid=1, hwm=316 * MiB, shared=14 * MiB, rss=16 * MiB, shmem=20 * 1024)
+    assert reader.take_report(report, now=1.0) <= 3 * MiB  # what it holds of its own at its end

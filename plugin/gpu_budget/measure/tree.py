@@ -205,6 +205,10 @@ class Descendant:
     shmem_share: float = 0.0  # of its RssShmem, the share other processes map too, at the last read that saw any
     shmem_base: int = 0  # RssShmem as its VmHWM was last reset: what its next window starts with
     shmem_base_before: int = 0  # ... and at the reset before
+    # the share of each of those two that others mapped, as read at that reset: a later read (after a close(), of
+    # the few KiB of semaphores left) says nothing of the segment it unmapped
+    shmem_base_share: float = 0.0
+    shmem_before_share: float = 0.0
     shared_faults: int | None = None  # page faults at that read: none since, nothing can have been copied
     shared_tree: tuple[int, int] | None = None  # the tree's (faults, RSS) at that read: unchanged, no other process
     # copied, freed or left a page this one shared with it
@@ -235,8 +239,10 @@ class Descendant:
         unmapped = 0
         if report.shared is not None:
             if report.shmem is not None:
-                began = max(self.shmem_base, self.shmem_base_before) if report.hwm <= self.window else self.shmem_base
-                unmapped = int(max(0, began - report.shmem) * self.shmem_share)
+                began, share = self.shmem_base, self.shmem_base_share
+                if report.hwm <= self.window and self.shmem_base_before > began:
+                    began, share = self.shmem_base_before, self.shmem_before_share
+                unmapped = int(max(0, began - report.shmem) * share)
             self.shared, self.shared_at = report.shared, now
         self.window, self.hwm, self.alive, self.reported, self.seen = report.hwm, max(self.hwm, report.hwm), False, True, True
         contribution = self.contribution(report.hwm, unmapped, report.rss or 0)
@@ -278,6 +284,10 @@ class Descendant:
                                    shared_every, tree) and not (first or execd):
                 # the lower figures around the smaps read: a close() under way unmaps pages while it is read
                 unmapped, rss = int(max(0, self.shmem_base_before - self.shared_shmem) * share), self.shared_rss
+            # this reset's share: the read's, where it saw the RssShmem of the reset (a close() after the status
+            # read leaves only a few KiB for it to judge), else the one before
+            seen = self.shared_shmem >= self.shmem_base - RESHARE_BYTES
+            self.shmem_before_share, self.shmem_base_share = self.shmem_base_share, self.shmem_share if seen else share
         contribution = self.contribution(self.window, unmapped, rss)
         self.peak = max(self.peak, contribution)
         return contribution
