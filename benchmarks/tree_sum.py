@@ -284,8 +284,7 @@ def section(ts: dict | None) -> list[str]:
         out += [("**Runs that missed their threshold**: " + "; ".join(
                     f"{r['case']} ({TREE_SUM_MODES[r['mode']]}) rep {r['rep']}: {r['error_mib']:+.1f} MiB from the truth"
                     for r in missed)
-                 + ". Each over-counts one shared-memory reader's share of the segment as its own: a race between a "
-                   "reader's unmapping and the tree's reads, not found yet."), ""]
+                 + "."), ""]
     return out
 
 

@@ -83,25 +83,13 @@ def test_an_idle_workers_inherited_pages_count_once_the_parent_copies_them(rows)
         assert 1 / 1.05 <= r["ram_tree"] / true <= 1.05, r
 
 
-# Runs of shm_readers that over-counted one reader's share of the segment as its own: a race between a reader's
-# unmapping and the tree's reads, not found yet (the stop's note); RESULTS 1c names each such run. The bound keeps
-# any more of them, or any under-count, failing this test.
-SHM_MISSES_AT_MOST = 2
-
-
 def test_shared_memory_readers_count_the_segment_once(rows):
     """A parent fills a 300 MiB segment, two forked readers map it, read it together and unmap it: the segment once,
-    within 1.05x of the truth, but for at most SHM_MISSES_AT_MOST runs, each an over-count of at most the segment."""
-    missed = []
+    within 1.05x of the truth (before, each reader counted it as its own after its close())."""
     for r in cases(rows, "shm_readers"):
         true, _, _ = truth(r["facts"])
-        assert r["ram_tree"] >= true / 1.05, r  # never an under-count
-        if r["ram_tree"] > 1.05 * true:
-            missed.append(r)
-            assert r["ram_tree"] - true <= 300 * MiB, r  # one reader's segment at most
-    assert len(missed) <= SHM_MISSES_AT_MOST, [(r["mode"], r["rep"], r["error_mib"]) for r in missed]
+        assert 1 / 1.05 <= r["ram_tree"] / true <= 1.05, r
 
 
 def test_the_benchmarks_verdicts_agree(rows):
-    assert all(r["passed"] for r in rows if r["case"] != "shm_readers")
-    assert sum(not r["passed"] for r in rows) <= SHM_MISSES_AT_MOST
+    assert all(r["passed"] for r in rows)
