@@ -72,6 +72,10 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ("wide enough to let a +5 % change pass", "the change the row warns about (compare.MUST_CATCH): a setting"),
         ("is too wide to catch +5%`", "the change the row warns about (compare.MUST_CATCH): a setting"),
         ("and a planted +64 MiB still failing", "the change a test plants (tests/integration/test_record_runs.py)"),
+        ("(`within its recorded allowance ... (6x the largest", "the multiple as the row prints it (SPREAD_MULTIPLE): a setting"),
+        ("whose second run grows 2 MiB a step, then shows a 3 MiB/step leak",
+         "what a test plants (tests/integration/test_growth_recorded.py)"),
+        ("and a 16 MiB/step leak still failing", "what a test plants (tests/integration/test_growth_recorded.py)"),
         ("a regular file of at most 16 MiB", "the size limit of a baseline file (judge/files.py MAX_FILE_BYTES): a setting"),
     ),
     "docs/benchmarks.md": (

@@ -8,7 +8,9 @@ from gpu_budget.judge.compare import judge
 from gpu_budget.measure import rises
 from gpu_budget.measure.summary import summarize
 from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.entry import Spread
 from gpu_budget.model.figures import Peaks, Step
+from gpu_budget.model.growth import ProjectionRecord
 from gpu_budget.model.result import Measurement
 
 MiB, GiB = 2**20, 2**30
@@ -226,3 +228,49 @@ def test_summarize_reports_the_rule_s_growth_per_metric():
                                      "ram_tree_peak": int(v * MiB)}) for k, v in enumerate(series, 1)]
     summary = summarize(phases, cuda=False)
     assert summary.growth["ram_tree_per_step"] == summary.growth["ram_per_step"] == 3 * MiB
+
+
+# -- an entry recorded over several runs: its own growth widens the allowance ----------------------------------
+
+def recorded(mib_per_step: float, runs: int = 5) -> Spread:
+    return Spread(runs, {}, {"ram_tree": int(mib_per_step * MiB)})
+
+
+def test_a_recorded_runs_growth_widens_the_allowance_to_six_times_it_and_never_narrows_it():
+    series = growth.Series("ram_tree", tuple(range(1, 11)), tuple(int((600 + k) * MiB) for k in range(10)))
+    wide = growth.fit(series, ALLOW["ram_tree"], recorded(0.25))
+    assert (wide.allowance, wide.recorded_runs, wide.grows) == (1.5 * MiB, 5, False)
+    assert "within its recorded allowance 1.50 MiB/step (6x the largest growth of its 5 recorded runs)" in \
+        growth.Projection(wide, 10_000, None, 610 * MiB).describe()
+    narrow = growth.fit(series, ALLOW["ram_tree"], recorded(0.05))  # 6x is below the clean allowance: that stays
+    assert (narrow.allowance, narrow.recorded_runs, narrow.grows) == (ALLOW["ram_tree"], None, True)
+    other = growth.fit(series, ALLOW["ram_tree"], Spread(5, {}, {"ram": 5 * MiB}))  # another metric's growth
+    assert other.recorded_runs is None
+
+
+def test_a_widened_allowance_that_lets_a_leak_break_the_budget_is_a_warning_not_a_failure():
+    recs = records(shape(10, leak(10, 1.0)))
+    peaks = Peaks(ram_tree=max(r.ram_tree for r in recs))
+    check = growth.check(recs, peaks, ONE_GIB, 10_000, ALLOW, recorded(0.25))
+    assert not check.breaches
+    (warning,) = [n for n in check.notes if n.startswith("warning:")]
+    assert "host RAM's recorded runs widen its growth allowance to 1.50 MiB/step" in warning
+    assert "> budget 1.00 GiB: run more steps" in warning
+    roomy = growth.check(recs, peaks, Budget(ram=64 * GiB), 10_000, ALLOW, recorded(0.25))
+    assert not [n for n in roomy.notes if n.startswith("warning:")]  # 1.5 MiB/step x 10,000 fits 64 GiB
+    assert not [n for n in checked(shape(10, {})).notes if n.startswith("warning:")]  # the clean allowance: none
+
+
+def test_largest_is_the_most_growth_any_run_read_per_metric_and_leaves_out_what_a_run_lacks():
+    flat, grown = records(shape(10, {})), records(shape(10, leak(10, 2.0)))
+    assert growth.largest([flat, grown, flat]) == {"ram_tree": 2 * MiB, "ram": 2 * MiB}
+    assert growth.largest([flat, records(shape(5, {}))]) == {}  # a run too short to read
+
+
+def test_the_projection_record_says_where_its_allowance_came_from():
+    recs = records(shape(10, {}))
+    check = growth.check(recs, Peaks(ram_tree=max(r.ram_tree for r in recs)), ONE_GIB, 10_000, ALLOW, recorded(0.25))
+    (record,) = check.record().projections
+    assert record.allowance_runs == 5 and record.to_json()["allowance_runs"] == 5
+    assert ProjectionRecord.from_json(record.to_json()) == record
+    assert ProjectionRecord.from_json({**record.to_json(), "allowance_runs": None}).allowance_runs is None

@@ -8,6 +8,7 @@ import pytest
 
 from gpu_budget.judge.compare import judge
 from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.entry import Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord, Step
 from gpu_budget.model.result import Measurement, Result
 from gpu_budget.report import plot_series
@@ -21,7 +22,7 @@ def _rows() -> dict[str, Result]:
     return {r["nodeid"].rsplit("::", 1)[-1]: Result.from_json(r) for r in json.loads(COMMAND.read_text())["results"]}
 
 
-def _growing(steps: int = 10, declared: int = 10_000) -> Result:
+def _growing(steps: int = 10, declared: int = 10_000, baseline: Entry | None = None) -> Result:
     """A case whose host RAM grows 2 MiB a step from step 3 on, judged with steps= by the gate's own rule."""
     ram = [300 * MiB + (max(0, s - 3) * 2 * MiB) + (s % 2) * 1024 for s in range(1, steps + 1)]
     phases = {f"train_step_{s}": PhaseRecord(name=f"train_step_{s}", step=s, ram_peak=r, ram_tree_peak=r)
@@ -29,7 +30,7 @@ def _growing(steps: int = 10, declared: int = 10_000) -> Result:
     measured = Measurement(status="ok", peaks=Peaks(ram=max(ram), ram_tree=max(ram)), phases=phases,
                            steps=tuple(Step(step=s, ram=r, ram_tree=r) for s, r in zip(range(1, steps + 1), ram)))
     budget = Budget(ram=4 * 2**30)
-    j = judge(measured, budget, None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False, steps=declared)
+    j = judge(measured, budget, baseline, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False, steps=declared)
     return Result(nodeid="t.py::test_leak", scenario="leak", scale="tiny", verdict=j.verdict, passed=j.passed,
                   message=j.message, budget=budget, measurement=measured, growth_projection=j.projection.record())
 
@@ -59,6 +60,18 @@ def test_a_steady_run_reads_as_its_verdict_says_in_a_committed_report():
         judged = plot_series.projection(row, field)
         assert judged is not None and not judged.grows
         assert plot_series.growth_note(judged) in row.message, (field, row.message)
+
+
+def test_a_growth_within_its_recorded_runs_allowance_reads_as_its_verdict_says():
+    """An entry recorded over 5 runs whose largest growth was 1 MiB/step allows 6 MiB/step: the 2 MiB/step reads
+    steady, and the note names the allowance as the row does."""
+    peak = 300 * MiB + 14 * MiB
+    row = _growing(baseline=Entry(peaks=Peaks(ram=peak, ram_tree=peak), spread=Spread(5, {}, {"ram_tree": MiB})))
+    judged = plot_series.projection(row, "ram_tree_peak")
+    assert judged.allowance_runs == 5 and not judged.grows, row.message
+    note = plot_series.growth_note(judged)
+    assert "within its recorded allowance 6.00 MiB/step (6x the largest growth of its 5 recorded runs)" in note
+    assert note in row.message, (note, row.message)
 
 
 def test_without_steps_declared_no_growth_is_drawn_from_the_verdict():

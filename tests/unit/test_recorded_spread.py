@@ -130,6 +130,15 @@ def test_an_entry_with_its_spread_crosses_the_file_unchanged(tmp_path):
     assert back == stored and back.spread == Spread(5, {"ram": 3 * MiB, "ram_tree": 3 * MiB})
 
 
+def test_a_spread_s_growth_crosses_the_file_and_one_without_writes_no_key(tmp_path):
+    path = tmp_path / "t.json"
+    grown = Entry(peaks=Peaks(ram=400 * MiB), spread=Spread(3, {"ram": MiB}, {"ram_tree": 2 * MiB}))
+    files.write(path, "tiny", {"test_x": grown.to_json(), "test_y": entry(400 * MiB, spread=MiB, runs=3).to_json()})
+    raw = json.loads(path.read_text())["entries"]["tiny"]
+    assert raw["test_x"]["spread"]["growth"] == {"ram_tree": 2 * MiB} and "growth" not in raw["test_y"]["spread"]
+    assert baselines.lookup(files.load(path), "tiny", "test_x") == grown
+
+
 def test_an_old_entry_without_a_spread_reads_and_writes_as_before(tmp_path):
     old = {"peaks": {"ram": 400 * MiB, "ram_tree": 400 * MiB}, "phases": {}, "tolerance": {"rel": 0.005, "abs": 4 * MiB},
            "fingerprint": {}, "recorded": "2026-01-01", "scenario": "s", "fixes": [], "params": {}}
@@ -142,7 +151,9 @@ def test_an_old_entry_without_a_spread_reads_and_writes_as_before(tmp_path):
 
 @pytest.mark.parametrize("spread", [{"runs": 1, "by_metric": {}}, {"runs": 4, "by_metric": {"ram": -1}},
                                     {"runs": 4, "by_metric": {"watts": 3}}, {"runs": "4"}, [4],
-                                    {"runs": 4, "by_metric": {"ram": None}}, {"runs": 4, "extra": 1}])
+                                    {"runs": 4, "by_metric": {"ram": None}}, {"runs": 4, "extra": 1},
+                                    {"runs": 4, "growth": {"vram_reserved": 1}}, {"runs": 4, "growth": {"ram": -1}},
+                                    {"runs": 4, "growth": [1]}])
 def test_a_broken_spread_is_named(tmp_path, spread):
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"schema": files.SCHEMA, "entries": {"tiny": {"test_x": {

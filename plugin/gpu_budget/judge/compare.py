@@ -36,14 +36,13 @@ from dataclasses import dataclass, field
 from gpu_budget.judge import growth
 from gpu_budget.measure.ranks import imbalance, smallest, worst
 from gpu_budget.model.budget import Budget, Tolerance
-from gpu_budget.model.entry import Entry, Spread
+from gpu_budget.model.entry import SPREAD_MULTIPLE, Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.metric import GATED
 from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, WITHIN, Failure, Measurement, Verdict
 from gpu_budget.model.setup import Setup
 from gpu_budget.units import format_size
 
-SPREAD_MULTIPLE = 6  # a stored spread widens the allowance to 6x it: the default tolerances' own rule (RESULTS.md, 4)
 MUST_CATCH = 0.05  # a stored spread whose allowance lets +5 % pass is said in the row
 
 
@@ -215,7 +214,8 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
             return Judgement(Verdict.OVER_BUDGET, True, reproduced)
         return Judgement(Verdict.ERROR, False, f"measured child failed ({error.kind}): {error.message}; {_seen(peaks)}")
 
-    grown = growth.check(measurement.steps, peaks, budget, steps)  # a projection past the budget is a breach
+    grown = growth.check(measurement.steps, peaks, budget, steps,  # a projection past the budget is a breach
+                         recorded=baseline.spread if baseline is not None else None)
     verdict = _judge(measurement, budget, baseline, tolerance, grown, ci=ci, update=update, expect=expect, setup=setup,
                      params=params)
     verdict.projection = grown if steps is not None else None

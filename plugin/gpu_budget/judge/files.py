@@ -29,7 +29,7 @@ from gpu_budget.judge import conflict
 from gpu_budget.judge.contents import SCHEMA, ByKey, Contents, Listing
 from gpu_budget.judge.fingerprint import Facts
 from gpu_budget.model.json_value import DuplicateKey, Json, JsonObject, unique_keys
-from gpu_budget.model.metric import ALL
+from gpu_budget.model.metric import ALL, JUDGED_GROWTH
 
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
 # the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
@@ -164,12 +164,15 @@ def _recorded_problem(entry: JsonObject) -> str | None:
         return f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}"
     spread = entry.get("spread")  # optional: an entry recorded over several runs (model/entry.py Spread)
     if spread is not None and not (
-        isinstance(spread, dict) and set(spread) <= {"runs", "by_metric"}
+        isinstance(spread, dict) and set(spread) <= {"runs", "by_metric", "growth"}
         and isinstance(spread.get("runs"), int) and not isinstance(spread["runs"], bool) and spread["runs"] >= 2
         and isinstance(spread.get("by_metric", {}), dict)
         and all(m in ALL and v is not None and _is_size(v) for m, v in spread.get("by_metric", {}).items())
+        and isinstance(spread.get("growth", {}), dict)
+        and all(m in JUDGED_GROWTH and v is not None and _is_size(v) for m, v in spread.get("growth", {}).items())
     ):
-        return f"'spread' is {spread!r}, expected {{'runs': 2 or more, 'by_metric': metric -> bytes}}"
+        return (f"'spread' is {spread!r}, expected {{'runs': 2 or more, 'by_metric': metric -> bytes, 'growth' "
+                f"(optional): one of {', '.join(JUDGED_GROWTH)} -> bytes per step}}")
     fprint = entry.get("fingerprint", {})
     if isinstance(fprint, dict) and not _is_size(fprint.get("floor")):  # taken off host RAM as a shift: never < 0
         return f"fingerprint.floor is {fprint['floor']!r}, expected a byte count or null"

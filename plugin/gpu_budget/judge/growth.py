@@ -13,11 +13,16 @@ to two one-off jumps; growth that shows in fewer than 3 of those 5 steps is
 not growth here. A run needs rises.MIN_STEPS (9) steps.
 
 Allowance: the largest growth clean runs read, per metric (ALLOWANCE says where
-each figure comes from). A growth within it is not growth; past it, the
+each figure comes from). An entry recorded over several runs
+(--gpu-budget-record-runs) widens it to SPREAD_MULTIPLE times the largest
+growth its own runs read, where that is wider: the case's own noise, as its
+peaks' spread widens their tolerance (compare.Allowance), never narrower than
+the clean runs'. A growth within it is not growth; past it, the
 interval is the growth plus or minus the allowance, and the case fails only
 when even its low end, projected to the declared step, breaks the budget. A
 failing row says that the growth had not stopped by the last judged step, and
-what run length would tell a cache still filling from a leak.
+what run length would tell a cache still filling from a leak; a row whose
+widened allowance would let a leak break its budget says so.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ from dataclasses import dataclass
 
 from gpu_budget.measure import rises
 from gpu_budget.model.budget import Budget
+from gpu_budget.model.entry import SPREAD_MULTIPLE, Spread
 from gpu_budget.model.figures import Peaks, Step
 from gpu_budget.model.growth import GrowthRecord, ProjectionRecord
+from gpu_budget.model.metric import JUDGED_GROWTH
 from gpu_budget.units import MiB, format_size
 
 WARMUP, LAST, WINDOW, MIN_STEPS = rises.WARMUP, rises.LAST, rises.WINDOW, rises.MIN_STEPS
@@ -72,6 +79,14 @@ class Growth:
     window: rises.Rises
     allowance: float
     run_steps: int  # the steps the run measured: what a longer run is said against
+    recorded_runs: int | None = None  # the allowance is SPREAD_MULTIPLE x its entry's runs' growth: how many runs
+
+    def allowance_said(self) -> str:
+        """The allowance in a row's words, and where it comes from."""
+        if self.recorded_runs is None:
+            return f"the clean allowance {_per_step(self.allowance)}"
+        return (f"its recorded allowance {_per_step(self.allowance)} ({SPREAD_MULTIPLE}x the largest growth of its "
+                f"{self.recorded_runs} recorded runs)")
 
     @property
     def first(self) -> int:
@@ -109,10 +124,27 @@ class Growth:
                 f"{2 * self.run_steps - flat - LAST} steps from a leak")
 
 
-def fit(series: Series, allowance: float) -> Growth | None:
-    """The rule's reading of a series; None with fewer than MIN_STEPS steps."""
+def fit(series: Series, allowance: float, recorded: Spread | None = None) -> Growth | None:
+    """The rule's reading of a series; None with fewer than MIN_STEPS steps. `recorded`: the entry's spread, whose
+    runs' largest growth widens the allowance to SPREAD_MULTIPLE times it where that is wider."""
     window = rises.of(series.steps, series.peaks)
-    return None if window is None else Growth(series.metric, window, allowance, len(series.steps))
+    if window is None:
+        return None
+    own = recorded.growth.get(series.metric) if recorded is not None else None
+    if own is not None and SPREAD_MULTIPLE * own > allowance:
+        return Growth(series.metric, window, SPREAD_MULTIPLE * own, len(series.steps), recorded.runs)
+    return Growth(series.metric, window, allowance, len(series.steps))
+
+
+def largest(runs: Sequence[Sequence[Step]]) -> dict[str, int]:
+    """Per metric the rule reads, the largest growth per step any of the runs read (a baseline's Spread.growth); a
+    metric is left out where a run lacks it or is too short to read one."""
+    out = {}
+    for metric in JUDGED_GROWTH:
+        read = [None if s is None else rises.of(s.steps, s.peaks) for s in (Series.of(r, metric) for r in runs)]
+        if read and all(w is not None for w in read):
+            out[metric] = round(max(w.growth for w in read))
+    return out
 
 
 @dataclass(frozen=True)
@@ -142,16 +174,28 @@ class Projection:
         if g.window.envelope == rises.DESPIKED:
             over += ", spikes of one or two steps read at their neighbours' level"
         if not g.grows:
-            return (f"{what} steady {over} ({_per_step(g.slope)}, within the clean allowance "
-                    f"{_per_step(g.allowance)})")
+            return f"{what} steady {over} ({_per_step(g.slope)}, within {g.allowance_said()})"
         low, high = g.interval
-        text = (f"{what} grows {_per_step(g.slope)} {over} ({_per_step(low, '')} .. {_per_step(high)} with the "
-                f"clean allowance): about {format_size(self.projected)} at step {self.at_step:,}")
+        text = (f"{what} grows {_per_step(g.slope)} {over} ({_per_step(low, '')} .. {_per_step(high)} with "
+                f"{'the clean allowance' if g.recorded_runs is None else 'its recorded allowance'}): about "
+                f"{format_size(self.projected)} at step {self.at_step:,}")
         if self.budget is None:
             return text + " (no budget to compare)"
         if self.breaks:
             return text + f" > budget {format_size(self.budget)}; {g.longer_run()}"
         return text + f", within budget {format_size(self.budget)}"
+
+    def blind(self) -> str | None:
+        """The row's warning where its recorded runs widened the allowance so far that a leak within it breaks the
+        budget by the declared step (the rule cannot catch it), else None."""
+        g = self.growth
+        if g.recorded_runs is None or self.budget is None or self.at(g.allowance) <= self.budget:
+            return None
+        return (f"warning: {LABELS[g.metric]}'s recorded runs widen its growth allowance to {_per_step(g.allowance)} "
+                f"({SPREAD_MULTIPLE}x the largest growth of its {g.recorded_runs} recorded runs), so a leak within it "
+                f"reads as steady, though it reaches about {format_size(self.at(g.allowance))} at step "
+                f"{self.at_step:,} > budget {format_size(self.budget)}: run more steps, whose late steps grow less, "
+                "and record again")
 
     def record(self) -> ProjectionRecord:
         """What the row keeps of this projection."""
@@ -160,7 +204,7 @@ class Projection:
         return ProjectionRecord(g.metric, (g.first, g.last), tuple(g.window.rises),
                                 f"median rise of the {g.window.envelope} over the last {WINDOW} judged steps", round(g.slope),
                                 (round(low), round(high)), round(g.allowance), g.grows, self.at_step, self.projected,
-                                self.budget, self.breaks)
+                                self.budget, self.breaks, g.recorded_runs)
 
 
 @dataclass(frozen=True)
@@ -177,7 +221,8 @@ class Check:
 
     @property
     def notes(self) -> list[str]:
-        return [p.describe() for p in self.projections if not p.breaks]
+        said = [p.describe() for p in self.projections if not p.breaks]
+        return said + [w for w in (p.blind() for p in self.projections) if w]
 
     def record(self) -> GrowthRecord:
         """What the row keeps of the answer (Result.growth_projection)."""
@@ -185,11 +230,12 @@ class Check:
 
 
 def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | None,
-          allowance: Mapping[str, float] = ALLOWANCE) -> Check:
+          allowance: Mapping[str, float] = ALLOWANCE, recorded: Spread | None = None) -> Check:
     """Project a case's growth to `steps` (None: no run length declared, an empty Check).
 
     records: the Measurement's step records; peaks: its peaks (the floor of each
     projection). Host RAM is the gated figure (ram_tree where every step has it).
+    recorded: the baseline entry's spread, whose runs' growth may widen the allowance (fit).
     """
     if steps is None:
         return Check(None)
@@ -197,7 +243,7 @@ def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | No
     budgets = {"ram": budget.ram, "ram_tree": budget.ram, "vram_allocated": budget.vram}
     projections = []
     for series in (ram, Series.of(records, "vram_allocated")):
-        growth = fit(series, allowance[series.metric]) if series else None
+        growth = fit(series, allowance[series.metric], recorded) if series else None
         if growth is not None:
             floor = max(peaks.figure(series.metric) or 0, *series.peaks)
             projections.append(Projection(growth, steps, budgets[series.metric], floor))

@@ -1,5 +1,8 @@
 """One test's stored baseline (`Entry`) and the spread of the runs it was recorded over (`Spread`).
 
+A spread widens what the verdict allows a case to SPREAD_MULTIPLE times it:
+its peaks' change (judge/compare.py) and its growth per step (judge/growth.py).
+
 JSON only at a baseline file's edge (judge/files.py) and in an xdist
 worker's shipment of pending writes, through to_json / from_json.
 """
@@ -15,35 +18,41 @@ from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.metric import ALL, SPREAD
 from gpu_budget.model.setup import Fingerprint
 
+SPREAD_MULTIPLE = 6  # a stored spread widens an allowance to 6x it: the default tolerances' own rule (RESULTS.md, 4)
+
 
 @dataclass(frozen=True)
 class Spread:
     """How far N fresh runs of a case spread: per gated metric, the largest run's figure less the smallest's (bytes).
 
-    A metric missing from `by_metric` was not measured in every run (a GPU figure on a CPU host)."""
+    A metric missing from `by_metric` was not measured in every run (a GPU figure on a CPU host). `growth`: per
+    metric the growth rule reads (JUDGED_GROWTH), the largest growth per step it read in any of the runs (bytes per
+    step); empty where a run was too short to read one (judge/growth.py largest)."""
 
     runs: int
     by_metric: Mapping[str, int] = field(default_factory=dict)
+    growth: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, runs: Sequence[Peaks]) -> Spread:
-        """The spread of the runs' peaks, for each gated metric every run holds."""
+    def of(cls, runs: Sequence[Peaks], growth: Mapping[str, int] | None = None) -> Spread:
+        """The spread of the runs' peaks, for each gated metric every run holds, and their largest growth."""
         by_metric = {}
         for one in SPREAD:
             values = [p.figure(one) for p in runs]
             if values and all(v is not None for v in values):
                 by_metric[one] = max(values) - min(values)
-        return cls(len(runs), by_metric)
+        return cls(len(runs), by_metric, dict(growth or {}))
 
     def get(self, metric: str) -> int | None:
         return self.by_metric.get(metric)
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Spread:
-        return cls(runs=int(data["runs"]), by_metric={str(m): int(v) for m, v in (data.get("by_metric") or {}).items()})
+        return cls(runs=int(data["runs"]), by_metric={str(m): int(v) for m, v in (data.get("by_metric") or {}).items()},
+                   growth={str(m): int(v) for m, v in (data.get("growth") or {}).items()})
 
     def to_json(self) -> JsonObject:
-        return {"runs": self.runs, "by_metric": dict(self.by_metric)}
+        return {"runs": self.runs, "by_metric": dict(self.by_metric), **({"growth": dict(self.growth)} if self.growth else {})}
 
 
 

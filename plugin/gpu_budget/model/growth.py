@@ -29,12 +29,13 @@ class ProjectionRecord:
     projected: int
     budget: int | None
     breaks: bool
+    allowance_runs: int | None = None  # the allowance is 6x the growth of the entry's N recorded runs; None: the clean one
 
     def to_json(self) -> dict[str, str | int | bool | list[int] | None]:
         rule = {} if self.rises is None else {"rises": list(self.rises), "rule": self.rule}
         return {"metric": self.metric, "steps_fitted": list(self.steps_fitted), **rule, "slope": self.slope, "interval": list(self.interval), "allowance": self.allowance,
-                "grows": self.grows, "at_step": self.at_step, "projected": self.projected, "budget": self.budget,
-                "breaks": self.breaks}
+                "allowance_runs": self.allowance_runs, "grows": self.grows, "at_step": self.at_step,
+                "projected": self.projected, "budget": self.budget, "breaks": self.breaks}
 
     @classmethod
     def from_json(cls, data: ProjectionJson) -> ProjectionRecord:
@@ -42,7 +43,8 @@ class ProjectionRecord:
         low, high = data["interval"]
         rises = data.get("rises")
         return cls(data["metric"], (first, last), None if rises is None else tuple(rises), data.get("rule"), data["slope"], (low, high),
-                   data["allowance"], data["grows"], data["at_step"], data["projected"], data["budget"], data["breaks"])
+                   data["allowance"], data["grows"], data["at_step"], data["projected"], data["budget"], data["breaks"],
+                   data.get("allowance_runs"))
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ GPU = (M.VRAM_ALLOCATED, M.VRAM_RESERVED, M.VRAM_DEVICE, M.VRAM_TREE)
 GATED = (M.RAM, M.RAM_TENSOR, M.VRAM_ALLOCATED)  # against a baseline; RAM is the tree's where both were read
 SPREAD = (M.RAM, M.RAM_TREE, M.RAM_TENSOR, M.VRAM_ALLOCATED)  # what a baseline over several runs keeps the spread of
 GROWTH = (M.RAM, M.RAM_TREE, M.VRAM_ALLOCATED, M.VRAM_RESERVED)  # what a run's per-step growth is read for
+JUDGED_GROWTH = (M.RAM_TREE, M.RAM, M.VRAM_ALLOCATED)  # what the growth rule judges, so a recorded entry keeps
 NODE = (M.RAM, M.RAM_TREE, M.VRAM_TREE)  # what a launcher node's own reading holds (the ranks' GPU peaks are theirs)
 SHOWN = (M.RAM_TREE, M.RAM, M.VRAM_ALLOCATED)  # the figures a line names a case by, host RAM's tree first
 REPORTED = (M.VRAM_ALLOCATED, M.VRAM_RESERVED, M.VRAM_DEVICE)  # what a command's own process reports of itself

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpu_budget.model.entry import SPREAD_MULTIPLE
 from gpu_budget.model.figures import PhaseRecord
 from gpu_budget.model.growth import ProjectionRecord
 from gpu_budget.model.result import Result
@@ -45,10 +46,14 @@ def projection(result: Result, field: str) -> ProjectionRecord | None:
 
 
 def growth_note(p: ProjectionRecord) -> str:
-    """The verdict's growth in its own words: steady within the clean allowance, or the growth and its projection."""
+    """The verdict's growth in its own words: steady within the clean allowance (or the one its entry's recorded runs
+    widened it to), or the growth and its projection."""
     over = f"over steps {p.steps_fitted[0]}-{p.steps_fitted[1]}"
     if not p.grows:
-        return f"steady {over} ({per_step(p.slope)}, within the clean allowance {per_step(p.allowance)})"
+        if p.allowance_runs is None:
+            return f"steady {over} ({per_step(p.slope)}, within the clean allowance {per_step(p.allowance)})"
+        return (f"steady {over} ({per_step(p.slope)}, within its recorded allowance {per_step(p.allowance)} "
+                f"({SPREAD_MULTIPLE}x the largest growth of its {p.allowance_runs} recorded runs))")
     budget = "" if p.budget is None else f" {'>' if p.breaks else 'within'} budget {format_size(p.budget)}"
     return f"grows {per_step(p.slope)} {over}: about {format_size(p.projected)} at step {p.at_step:,}{budget}"
 

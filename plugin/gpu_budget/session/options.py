@@ -257,8 +257,9 @@ class Options:
         "node ids or deselection); try again a case environment remembered as failing.")
     record_runs: int = option(
         "gpu_budget_record_runs", "record a baseline entry over N fresh runs of its case: the entry keeps the median "
-        "run's figures and the spread of the gated ones, and a figure is then allowed the larger of its tolerance and six "
-        "times that spread (docs/baselines.md); with --gpu-budget-update and N above 1, an entry recorded over another "
+        "run's figures, the spread of the gated ones and the largest growth per step the runs read, and a figure is then "
+        "allowed the larger of its tolerance and six times that spread, its growth the larger of the clean allowance and "
+        "six times that growth (docs/baselines.md); with --gpu-budget-update and N above 1, an entry recorded over another "
         "number of runs is re-recorded.", whole, 1, "N")
     # relative where the rootdir follows the invocation folder (baselines.folder_for anchors it)
     baselines: Path = option(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate.protocol import RunChild, SnapshotRequest
-from gpu_budget.judge import baselines
+from gpu_budget.judge import baselines, growth
 from gpu_budget.model.entry import Spread
 from gpu_budget.model.result import Measurement, SnapshotRun
 from gpu_budget.report import artifacts
@@ -38,14 +38,16 @@ def record_runs(scenario: Scenario, run_child: RunChild, first: Measurement,
             return first, None, (f"recording run {index} of {runs} failed ({error.kind}): {error.message}; "
                                  "nothing recorded")
         measured.append(again)
-    return baselines.median_run(measured), Spread.of([m.peaks for m in measured]), None
+    spread = Spread.of([m.peaks for m in measured], growth.largest([m.steps for m in measured]))
+    return baselines.median_run(measured), spread, None
 
 
 def recorded_text(kept: Measurement, spread: Spread) -> str:
     """What the row says of an entry recorded over several runs: the run kept, and the spread of each gated figure."""
     each = ", ".join(f"{metric} {format_size(size)}" for metric, size in spread.by_metric.items())
+    grew = ", ".join(f"{metric} {format_size(size)}/step" for metric, size in spread.growth.items())
     return (f"{spread.runs} fresh runs: the median run's figures kept (host RAM {format_size(kept.peaks.gated_ram)}), "
-            f"spread {each or 'none measured'}")
+            f"spread {each or 'none measured'}" + (f"; largest growth {grew}" if grew else ""))
 
 
 def snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: str) -> Snapshot:

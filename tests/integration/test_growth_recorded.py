@@ -1,0 +1,128 @@
+"""A baseline recorded over N runs keeps their largest growth per step, and widens the case's growth allowance to it.
+
+The user's script (a command case) holds 64 MiB and marks 10 steps; the run of a
+recording numbered LUMPY (a counter file numbers the runs) keeps 2 MiB per step,
+as a script whose allocator settles over its first steps does in some runs and
+not in others. Recorded over 3 runs, the entry's spread keeps that growth, and
+the case is then allowed 6x it per step; a judged run keeping LEAK MiB per step
+reads steady under it, with a warning that a leak within it breaks the budget,
+and fails under the clean allowance once the growth is taken out of the file. A
+leak past the widened allowance still fails.
+"""
+
+import json
+import textwrap
+
+import pytest
+
+MiB = 2**20
+
+SCRIPT = '''
+import fcntl, os
+from gpu_budget import phase, step
+
+phase("load")
+held = b"\\x01" * (64 * 2**20)
+fixed = os.environ.get("LEAK_MIB")
+if fixed is None:
+    with open(os.environ["COUNTER"], "r+") as counter:  # which run of the recording this is
+        fcntl.flock(counter, fcntl.LOCK_EX)
+        run = int(counter.read() or 0)
+        counter.seek(0)
+        counter.write(str(run + 1))
+    mib = 2 if run == 1 else 0  # the second recorded run grows; the judged first one and the third stay flat
+else:
+    mib = int(fixed)
+kept = []
+for k in range(1, 11):
+    step()
+    kept.append(b"\\x01" * (mib * 2**20))
+phase("save")
+'''
+
+TEST = '''
+import sys
+from pathlib import Path
+
+import pytest
+from gpu_budget import Scenario
+
+HERE = Path(__file__).parent
+
+
+@pytest.mark.gpu_budget(ram="1 GiB", steps=1_000)
+def test_settling(gpu_budget):
+    gpu_budget.measure(Scenario(name="settling", command=[sys.executable, str(HERE / "script.py")],
+                                env={"COUNTER": str(HERE / "counter")}))
+'''
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("LEAK_MIB", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(script=SCRIPT, test_settling=textwrap.dedent(TEST))
+    (pytester.path / "counter").write_text("0")
+    return pytester
+
+
+def run(pytester, *args: str) -> tuple[object, dict]:
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json", *args)
+    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
+    return result, row
+
+
+def entry_path(pytester):
+    (path,) = (pytester.path / "baselines").glob("*/test_settling.json")
+    return path
+
+
+def test_a_recorded_runs_growth_widens_the_allowance_and_a_leak_past_it_still_fails(project, monkeypatch):
+    recorded, row = run(project, "--gpu-budget-update", "--gpu-budget-record-runs=3")
+    recorded.assert_outcomes(passed=1)
+    assert (project.path / "counter").read_text() == "3", row["message"]
+    path = entry_path(project)
+    stored = json.loads(path.read_text())
+    (entry,) = stored["entries"]["tiny"].values()
+    grown = entry["spread"]["growth"]["ram_tree"]
+    assert 1.9 * MiB < grown < 2.1 * MiB, entry["spread"]  # the second run's 2 MiB/step, the rule's reading
+    assert "largest growth ram_tree 2.0" in row["message"], row["message"]
+
+    monkeypatch.setenv("LEAK_MIB", "3")  # 3 MiB/step: ~3 GiB at step 1,000, past the 1 GiB budget
+    judged, row = run(project)
+    judged.assert_outcomes(passed=1)
+    assert row["verdict"] == "pass", row["message"]
+    assert "within its recorded allowance 12.0" in row["message"], row["message"]
+    assert "(6x the largest growth of its 3 recorded runs)" in row["message"], row["message"]
+    assert "warning: host RAM's recorded runs widen its growth allowance to 12.0" in row["message"], row["message"]
+    (projection,) = row["growth_projection"]["projections"]
+    assert projection["allowance_runs"] == 3 and projection["grows"] is False, projection
+
+    del entry["spread"]["growth"]  # the same entry without its runs' growth: the clean allowance judges it
+    path.write_text(json.dumps(stored, indent=1, sort_keys=True))
+    judged, row = run(project)
+    judged.assert_outcomes(failed=1)
+    assert row["verdict"] == "over-budget" and "host RAM grows 3.00 MiB/step" in row["message"], row["message"]
+    assert "with the clean allowance" in row["message"], row["message"]
+
+
+def test_a_leak_past_the_widened_allowance_fails(project, monkeypatch):
+    run(project, "--gpu-budget-update", "--gpu-budget-record-runs=3")[0].assert_outcomes(passed=1)
+    monkeypatch.setenv("LEAK_MIB", "16")  # past 6x the recorded 2 MiB/step
+    judged, row = run(project)
+    judged.assert_outcomes(failed=1)
+    assert row["verdict"] == "over-budget", row["message"]
+    assert "host RAM grows 16.00 MiB/step" in row["message"] and "with its recorded allowance" in row["message"]
+
+
+def test_a_spread_whose_growth_names_no_growth_metric_is_refused_naming_the_file(project):
+    run(project, "--gpu-budget-update", "--gpu-budget-record-runs=3")[0].assert_outcomes(passed=1)
+    path = entry_path(project)
+    stored = json.loads(path.read_text())
+    (entry,) = stored["entries"]["tiny"].values()
+    entry["spread"]["growth"] = {"vram_reserved": 1}
+    path.write_text(json.dumps(stored, indent=1, sort_keys=True))
+    result, _ = run(project)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*{path.name}*'spread'*vram_reserved*"])
