@@ -13,6 +13,9 @@ no spread widens it): `moved` is an increase, as a regression is. A commit at
 which the case cannot be measured (not collected, a session that does not run
 to its end, an error in the measured child, skipped) is a bisect skip
 (exit 125), never a verdict; its reason is the error's last lines (`skip_reason`).
+So is one whose test failed after measure() (its own assertion, the row's
+`test_outcome`): the commit is broken, and its figure may be of a run that did
+less; its reason is pytest's. At GOOD either refuses the reference.
 Where skips leave the answer open (git: "only 'skip'ped commits left"), the
 answer is the commits it could be (`open_candidates`): listed with the commits
 measured, written to `--json`, exit code 1.
@@ -111,6 +114,8 @@ def measure(folder: Path, commit: str, args: Sequence[str], scratch: Path, index
         return None, f"skipped: {row.message}"
     if not row.measurement.ok:
         return None, row.message[:200]
+    if row.failed_after:  # the commit is broken: its figure is no verdict on the case (nor a reference at GOOD)
+        return None, row.failed_after[:REASON_WIDTH]
     return row, ""
 
 
