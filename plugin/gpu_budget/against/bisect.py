@@ -18,7 +18,9 @@ So is one whose test failed after measure() (its own assertion, the row's
 less; its reason is pytest's. At GOOD either refuses the reference.
 Where skips leave the answer open (git: "only 'skip'ped commits left"), the
 answer is the commits it could be (`open_candidates`): listed with the commits
-measured, written to `--json`, exit code 1.
+measured, written to `--json`, exit code 1. git never tries BAD itself:
+where it names BAD, BAD is measured then (`confirmed`), and named only where
+it moved; else no commit is named (exit code 1).
 
 CASE is a node id (it holds `::`: passed to pytest as a path) or a -k
 expression, and must select one measured case. Each tried commit's figure is
@@ -37,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpu_budget.against import collected
@@ -188,26 +190,26 @@ def step() -> int:
     except (KeyError, OSError, ValueError) as exc:
         print(f"gpu-budget bisect: no step settings ({exc})", file=sys.stderr)
         return ABORT
-    top = settings.tree
-    commit = git(["rev-parse", "HEAD"], top).stdout.strip()
-    scratch = settings.scratch
+    tried = try_commit(settings, git(["rev-parse", "HEAD"], settings.tree).stdout.strip())
+    print(f"gpu-budget bisect: {tried.line(settings.reference_value)}", flush=True)
+    return {"skip": SKIP, "moved": BAD}.get(tried.outcome, GOOD)
+
+
+def try_commit(settings: StepSettings, commit: str) -> Tried:
+    """The commit checked out in the worktree measured and judged against the reference, and logged."""
+    top, scratch, reference = settings.tree, settings.scratch, settings.reference
     index = sum(1 for _ in scratch.glob("bisect-*.json")) + 1
-    reference = settings.reference
     row, why = measure(settings.folder, commit, settings.args, scratch, index, reference.nodeid)
     if row is None:
         tried = Tried(commit, subject(top, commit), "skip", None, None, why)
-        code = SKIP
     else:
-        found = figures([reference], [row], tolerance_of([row]))
-        moved = [f for f in found if f.regressed]
+        moved = [f for f in figures([reference], [row], tolerance_of([row])) if f.regressed]
         metric, value = _figure(row)
         tried = Tried(commit, subject(top, commit), "moved" if moved else "within", metric, value,
                       "; ".join(f.said() for f in moved))
-        code = BAD if moved else GOOD
     with open(settings.log, "a") as fh:
         fh.write(json.dumps(tried.to_json()) + "\n")
-    print(f"gpu-budget bisect: {tried.line(settings.reference_value)}", flush=True)
-    return code
+    return tried
 
 
 # -- the driver -----------------------------------------------------------------------------------------------------
@@ -258,6 +260,8 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         steps = scratch / "tried.jsonl"
         settings = StepSettings(tree, folder, tuple(args), scratch, steps, row, value)
         (scratch / "step.json").write_text(json.dumps(settings.to_json()))
+        if f"{bad.commit} is the first bad commit" in started.stdout:  # BAD is GOOD's child: nothing for git to try
+            return confirmed(Found(reference, (), bad.commit, ""), settings, bad, log)
         command = ["git", "bisect", "run", sys.executable, "-m", "gpu_budget.against.bisect"]
         process = subprocess.Popen(command, cwd=tree, env={**os.environ, STEP_ENV: str(scratch / "step.json")},
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -283,7 +287,25 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         if first is None and process.returncode != 0:
             raise AgainstError(f"bisect: git bisect run failed (exit {process.returncode}): {text[-2000:]}")
         words = "" if first else text.strip().splitlines()[-1] if text.strip() else ""
-        return Found(reference, tried, first, words)
+        return confirmed(Found(reference, tried, first, words), settings, bad, log)
+
+
+def confirmed(found: Found, settings: StepSettings, bad: Ref, log) -> Found:
+    """The answer, BAD measured where git names it without having tried it (git takes BAD as given): named where it
+    moved past the tolerance; where it did not, or cannot be measured, no commit is named and the words say why."""
+    if found.first != bad.commit or any(t.commit == bad.commit for t in found.tried):
+        return found
+    checkout = git(["checkout", "-q", "--detach", bad.commit], settings.tree)
+    if checkout.returncode != 0:
+        raise AgainstError(f"bisect: git checkout of BAD {bad.given} ({bad.short}) failed: {checkout.stderr.strip()}")
+    tried = try_commit(settings, bad.commit)
+    log(f"gpu-budget bisect: {tried.line(settings.reference_value)}")
+    found = replace(found, tried=(*found.tried, tried))
+    if tried.outcome == "moved":
+        return found
+    why = ("is within the tolerance of GOOD: no commit from GOOD to BAD moved the case's gated figure past it"
+           if tried.outcome == "within" else f"cannot be measured ({tried.why}): the first commit cannot be told")
+    return replace(found, first=None, said=f"BAD {bad.given} ({bad.short}) {why}")
 
 
 def left_open(top: Path, candidates: Sequence[str], tried: Sequence[Tried], bad: str) -> str:

@@ -1,0 +1,66 @@
+"""`python -m gpu_budget bisect` where git names BAD itself as the first bad commit: git never runs the step at BAD, so
+BAD is measured before it is named, and a BAD within the tolerance of GOOD is said, not named as past it."""
+
+import json
+import subprocess
+import sys
+
+from git_project import PYTESTER_FILES, commit, git, git_environment
+
+RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
+CASE = '''import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fn(gpu_budget):
+    gpu_budget.measure(Scenario(name="fn", run="runners:run"))
+'''
+
+
+def history(pytester, monkeypatch, *sizes: int) -> list[str]:
+    """One commit per MiB held, the first "main~N"; their hashes."""
+    monkeypatch.delenv("CI", raising=False)
+    git_environment(monkeypatch)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    (pytester.path / ".gitignore").write_text("*.json\n" + PYTESTER_FILES)
+    (pytester.path / "test_mem.py").write_text(CASE)
+    git(pytester.path, "init", "-q", "-b", "main")
+    out = []
+    for n, mib in enumerate(sizes):
+        (pytester.path / "runners.py").write_text(RUNNERS.format(mib=mib) + f"# commit {n}\n")
+        out.append(commit(pytester.path, f"commit {n}: {mib} MiB"))
+    return out
+
+
+def bisect(pytester, good: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gpu_budget", "bisect", good, "main", "-k", "test_fn", "--json",
+                           "bisect.json"], check=False, cwd=pytester.path, capture_output=True, text=True, timeout=300)
+
+
+def test_a_bad_within_the_tolerance_is_said_not_named_past_it(pytester, monkeypatch):
+    """Nothing moves over three commits. Before: exit 0, "first commit past the tolerance: <BAD>" with no subject and no
+    figure: BAD was never measured."""
+    *_, bad = history(pytester, monkeypatch, 8, 8, 8)
+    done = bisect(pytester, "main~2")
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "first commit past the tolerance" not in out, out
+    assert f"gpu-budget bisect: no single first commit: BAD main ({bad[:10]}) is within the tolerance" in out, out
+    found = json.loads((pytester.path / "bisect.json").read_text())
+    assert found["first"] is None
+    assert [t["outcome"] for t in found["tried"] if t["commit"] == bad] == ["within"], found
+    assert git(pytester.path, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_a_bad_right_after_good_is_measured_once_and_named_with_its_figure(pytester, monkeypatch):
+    """GOOD holds 8 MiB, BAD (its child) 72. Before: GOOD measured a second time as a step ("within"), BAD named with
+    no subject and no figure."""
+    good, bad = history(pytester, monkeypatch, 8, 72)
+    done = bisect(pytester, "main~1")
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert f"gpu-budget bisect: first commit past the tolerance: {bad[:10]} commit 1: 72 MiB (ram_tree" in out, out
+    tried = json.loads((pytester.path / "bisect.json").read_text())["tried"]
+    assert [(t["commit"], t["outcome"]) for t in tried] == [(bad, "moved")], tried
+    assert good[:10] not in out.split("in the order tried:")[1].split("\n", 2)[2], out  # GOOD: the reference only
