@@ -151,3 +151,18 @@ def test_the_against_modules_import_no_torch():
     code = ("import sys, gpu_budget.against, gpu_budget.against.render, gpu_budget.against.worktree; "
             "bad = [m for m in ('torch', 'transformers', 'hypothesis', 'peft') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_test_failed_with_no_row_fails_at_head_and_is_an_error_at_base():
+    """pytest's failures of tests that left no row (collected.py): a case of the test with no head row fails, a test
+    of no case at all is one failed row, one with a row (over budget) is judged on it, and at base it is noted."""
+    base = [[row(100 * MiB), row(100 * MiB, nodeid="t.py::test_b")]]
+    head = [[row(164 * MiB, nodeid="t.py::test_b", verdict="over-budget", passed=False, test_outcome="failed"),
+             row(100 * MiB, nodeid="t.py::test_c")]]
+    failed = {"t.py::test_a": "KeyError: 'x'", "t.py::test_b": "over budget", "t.py::test_plain": "assert 1 == 0"}
+    found = {c.nodeid: c for c in judge_all(base, head, head_failed=failed, base_failed={"t.py::test_c": "OSError"})}
+    assert [(n, c.status, c.passed) for n, c in found.items()] == [
+        ("t.py::test_b", "over-budget", False), ("t.py::test_c", "error at base", True),
+        ("t.py::test_a", "failed", False), ("t.py::test_plain", "failed", False)]
+    assert found["t.py::test_a"].message == "at head: its test failed with no case of it measured: KeyError: 'x'"
+    assert found["t.py::test_c"].message.startswith("at base its test failed with no case of it measured: OSError; ")

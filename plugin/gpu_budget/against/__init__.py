@@ -204,7 +204,8 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, roo
                     raise SessionFailed(str(exc)) from None
             cases = judge_all([r.rows for r in runs if r.side == "base"], [r.rows for r in runs if r.side == "head"],
                               renamed=renamed, base_uncollected=uncollected(runs, "base"),
-                              head_uncollected=uncollected(runs, "head"))
+                              head_uncollected=uncollected(runs, "head"), base_failed=failed_tests(runs, "base"),
+                              head_failed=failed_tests(runs, "head"))
             open_cases = undecided(cases)
             if not open_cases or pair == MAX_PAIRS:
                 break
@@ -228,4 +229,14 @@ def uncollected(runs: Sequence[Run], side: str) -> dict[str, str]:
         if run.side == side:
             for where, error in run.uncollected.items():
                 out.setdefault(where, error)
+    return out
+
+
+def failed_tests(runs: Sequence[Run], side: str) -> dict[str, str]:
+    """Each test a side's runs failed, with why its first failing run gave."""
+    out: dict[str, str] = {}
+    for run in runs:
+        if run.side == side:
+            for nodeid, why in run.failed.items():
+                out.setdefault(nodeid, why)
     return out

@@ -1,4 +1,5 @@
-"""The modules a side's session could not collect, and why: a plugin each --against or bisect session loads (`-p`).
+"""The modules a side's session could not collect, and the tests it failed, and why: a plugin each --against or bisect
+session loads (`-p`).
 
 Each side runs with `--continue-on-collection-errors`, so a module that does
 not import at one side (a syntax error in a memtest at the base) costs its own
@@ -7,6 +8,11 @@ this plugin writes, per collector that failed, its node id and the error in
 one line ("SyntaxError: invalid syntax (test_a.py, line 5)") as a JSON line to
 the file named in COLLECT_ENV, which pairs.run_session reads back. Without
 COLLECT_ENV (a session of the user's own) it does nothing.
+
+It also writes, to the file FAILED_ENV names, each test pytest failed (in its
+setup, call or teardown) with the first line of pytest's reason: a test that
+fails before a case of it is measured leaves no row, and only this says it
+failed (verdict.py: at head it fails, at base it is an error at base).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import pytest
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 
 COLLECT_ENV = "GPU_BUDGET_AGAINST_COLLECT"  # the file each failed collector's line is appended to
+FAILED_ENV = "GPU_BUDGET_AGAINST_FAILED"  # the file each failed test's line is appended to
 PLUGIN = "gpu_budget.against.collected"
 
 
@@ -39,7 +46,17 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         _write(report.nodeid, lines[-1].removeprefix("E").strip() if lines else "collection error")
 
 
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """A test pytest failed, at its first failed phase, with the first line of pytest's reason."""
+    if report.failed and report.nodeid not in _failed:
+        from gpu_budget.session.held import failure_line
+
+        _failed.add(report.nodeid)
+        _write(report.nodeid, failure_line(report) or f"failed in its {report.when}", FAILED_ENV)
+
+
 _seen: set[str] = set()
+_failed: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -57,11 +74,12 @@ class Uncollected:
         return cls(str(data["nodeid"]), str(data["error"]))
 
 
-def _write(nodeid: str, error: str) -> None:
-    target = os.environ.get(COLLECT_ENV)
-    if not target or nodeid in _seen:
+def _write(nodeid: str, error: str, env: str = COLLECT_ENV) -> None:
+    target = os.environ.get(env)
+    if not target or (env == COLLECT_ENV and nodeid in _seen):
         return
-    _seen.add(nodeid)
+    if env == COLLECT_ENV:
+        _seen.add(nodeid)
     with open(target, "a") as fh:  # one short line per append: workers of one session may share the file
         fh.write(json.dumps(Uncollected(nodeid, error).to_json()) + "\n")
 
@@ -90,7 +108,7 @@ def _relative(filename: str, root: Path) -> str | None:
 
 
 def read(path: Path) -> Mapping[str, str]:
-    """node id -> error, from the file a session wrote (none where nothing failed to collect)."""
+    """node id -> error, from a file a session wrote (none where nothing failed)."""
     out: dict[str, str] = {}
     if path.is_file():
         for line in path.read_text().splitlines():

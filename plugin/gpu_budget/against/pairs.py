@@ -93,11 +93,12 @@ class Run:
     report: JsonMapping
     uncollected: Mapping[str, str] = field(default_factory=dict)  # collector node id -> why it could not be collected
     hardware_key: str | None = None
+    failed: Mapping[str, str] = field(default_factory=dict)  # test node id -> why pytest failed it (collected.py)
 
     def to_json(self) -> JsonObject:
         return {"side": self.side, "index": self.index, "commit": self.commit, "exitcode": self.exitcode,
                 "wall_seconds": round(self.wall_seconds, 3), "uncollected": dict(self.uncollected),
-                "report": self.report}
+                "failed_tests": dict(self.failed), "report": self.report}
 
 
 def session_args(user_args: Sequence[str], report: Path, baselines: Path) -> list[str]:
@@ -118,10 +119,11 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
     baselines = scratch / f"baselines-{side.name}-{index}"
     output = scratch / f"{side.name}-{index}.log"
     errors_file = scratch / f"{side.name}-{index}.uncollected.jsonl"
+    failed_file = scratch / f"{side.name}-{index}.failed.jsonl"
     baselines.mkdir(parents=True, exist_ok=True)
     # the step summary is the comparison's (render.markdown), not each session's
     env = {**{k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}, SIDE_ENV: side.name,
-           collected.COLLECT_ENV: str(errors_file)}
+           collected.COLLECT_ENV: str(errors_file), collected.FAILED_ENV: str(failed_file)}
     if only is not None:
         chosen = scratch / f"{side.name}-{index}.only"
         chosen.write_text("".join(f"{nodeid}\n" for nodeid in only))
@@ -151,7 +153,8 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
     errors = f", {len(uncollected)} module(s) not collected" if uncollected else ""
     log(f"gpu-budget against: {side.name} run {index} ({side.commit[:10]}): {len(rows)} case(s){errors}, exit {code}, "
         f"{wall:.1f} s")
-    return Run(side.name, index, side.commit, code, wall, rows, read.data, uncollected, read.hardware_key)
+    return Run(side.name, index, side.commit, code, wall, rows, read.data, uncollected, read.hardware_key,
+               collected.read(failed_file))
 
 
 def adopt_orphans() -> bool:

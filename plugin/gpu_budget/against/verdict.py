@@ -30,7 +30,10 @@ an error, a lost reproduction) fails the case whatever base did, and so does a
 head run whose test failed after measure() returned a row the gate passed (its
 own assertion: the row's `test_outcome`, session/held.py), as the plain gate
 fails it. A base run whose test failed so is only noted in the case's message:
-its figures were measured all the same, and a base is not the head's to fix. A case only at
+its figures were measured all the same, and a base is not the head's to fix.
+A test pytest failed with no case of it measured leaves no row (each session
+records pytest's failures: collected.py): at head it fails, a case of it or
+not; at base it is an "error at base", as an uncollected module is. A case only at
 head is "new" (judged on its budget alone, its head figures shown), one only at
 base is "removed" (listed, never failing), one whose base runs errored, or
 whose module base could not collect, is "error at base" (head judged on its
@@ -192,11 +195,15 @@ def figures(base: Sequence[Result], head: Sequence[Result], tolerance: Tolerance
 
 
 def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, renamed_from: str | None = None,
-               base_error: str | None = None, head_error: str | None = None) -> CaseVerdict:
+               base_error: str | None = None, head_error: str | None = None, base_failed: str | None = None,
+               head_failed: str | None = None) -> CaseVerdict:
     """One case's verdict from its rows at base and at head (either may be empty); `base_error` and `head_error`: why
-    its module could not be collected at that side, `renamed_from`: its module's path at base."""
+    its module could not be collected at that side, `base_failed` and `head_failed`: why pytest failed its test at a
+    side that measured no row of it, `renamed_from`: its module's path at base."""
     base, head = tuple(base), tuple(head)
     renamed = f"renamed from {renamed_from}; " if renamed_from else ""
+    if base_error is None and base_failed is not None:
+        base_error = None if base else f"{FAILED_BEFORE}: {base_failed}"
 
     noted = base_failed_after(base)
 
@@ -204,6 +211,8 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
         return CaseVerdict(nodeid, status, passed, renamed + message + noted, figs, base, head, renamed_from)
 
     if not head:
+        if head_failed:
+            return verdict("failed", False, f"at head: {FAILED_BEFORE}: {head_failed}")
         if head_error:
             return verdict("error", False, f"could not be collected at head: {head_error}")
         return verdict("removed", True, "at base only: not collected at head")
@@ -213,15 +222,14 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
     # on its verdict first; else a test failing after measure() (its own assertion), as the plain gate fails it
     failing = next((r for r in head if not r.passed), None) or next((r for r in head if r.failed_after), None)
     regressed = [f.said() for f in figs if f.regressed]
-    at_base = f"; could not be collected at base: {base_error}" if base_error and not base else ""
+    at_base = f"; {_at_base(base_error)}" if base_error and not base else ""
     if failing is not None:
         more = f"; and against base: {'; '.join(regressed)}" if regressed else ""
         status = (str(failing.verdict) if not failing.passed and failing.verdict in (Verdict.OVER_BUDGET, Verdict.ERROR)
                   else "failed")  # a lost reproduction, or a test failing after measure()
         return verdict(status, False, f"at head: {failing.failed_after or failing.message}{more}{at_base}", figs)
     if not base and base_error:
-        return verdict("error at base", True, f"could not be collected at base: {base_error}; head judged on its "
-                                              f"budget alone", figs)
+        return verdict("error at base", True, f"{_at_base(base_error)}; head judged on its budget alone", figs)
     if not base:
         return verdict("new", True, "at head only: judged on its budget alone", figs)
     broken = next((r for r in base if r.verdict == Verdict.ERROR or (r.measurement is not None and not r.measurement.ok)), None)
@@ -240,6 +248,14 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
     return verdict("pass", True, "; ".join(noisy) or "within the tolerance of base", figs)
 
 
+FAILED_BEFORE = "its test failed with no case of it measured"  # pytest failed it; no row says why (collected.py)
+
+
+def _at_base(error: str) -> str:
+    """Why base has no row of a case: its test failed there, or its module could not be collected."""
+    return f"at base {error}" if error.startswith(FAILED_BEFORE) else f"could not be collected at base: {error}"
+
+
 def base_failed_after(base: Sequence[Result]) -> str:
     """A note where a base run's test failed after measure() returned a row the gate passed: not the head's to fix,
     so it fails nothing; "" where none did."""
@@ -249,13 +265,16 @@ def base_failed_after(base: Sequence[Result]) -> str:
 
 def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequence[Result]], *,
               renamed: Mapping[str, str] | None = None, base_uncollected: Mapping[str, str] | None = None,
-              head_uncollected: Mapping[str, str] | None = None) -> tuple[CaseVerdict, ...]:
+              head_uncollected: Mapping[str, str] | None = None, base_failed: Mapping[str, str] | None = None,
+              head_failed: Mapping[str, str] | None = None) -> tuple[CaseVerdict, ...]:
     """Every case's verdict: head's cases in their order, then those at base only, then each module a side could not
     collect that holds no case of the other side.
 
     `renamed`: old module path -> new (node-id paths, renames.py): a base case of a renamed module is paired with the
     head case of the same name in the new module. `*_uncollected`: collector node id -> why it could not be
-    collected at that side (collected.py)."""
+    collected at that side (collected.py). `*_failed`: test node id -> why pytest failed it at that side (collected.py):
+    a case with no row at a side whose test failed there is judged so, and a test failed at head with no case of it at
+    either side is one failed row."""
     renamed = dict(renamed or {})
     head = by_case(head_runs)
     base: dict[str, tuple[Result, ...]] = {}
@@ -266,6 +285,8 @@ def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequenc
     base_errors = {_moved(where, renamed): error for where, error in (base_uncollected or {}).items()}
     head_errors = dict(head_uncollected or {})
     old = {new: was for was, new in renamed.items()}
+    base_fails = {_moved(test, renamed): why for test, why in (base_failed or {}).items()}
+    head_fails, tests = dict(head_failed or {}), set()
     out, covered = [], set()
     for nodeid in [*head, *(n for n in base if n not in head)]:
         base_where = collected.holder(nodeid, base_errors) if nodeid not in base else None
@@ -273,8 +294,15 @@ def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequenc
         covered |= {where for where in (base_where, head_where) if where is not None}
         module = nodeid.split("::")[0]
         was = old.get(module) if nodeid in base or base_where is not None else None
+        rows = head.get(nodeid) or base.get(nodeid) or ()
+        test = rows[0].test_nodeid if rows else nodeid
+        tests.add(test)
         out.append(judge_case(nodeid, base.get(nodeid, ()), head.get(nodeid, ()), renamed_from=was,
-                              base_error=base_errors.get(base_where), head_error=head_errors.get(head_where)))
+                              base_error=base_errors.get(base_where), head_error=head_errors.get(head_where),
+                              base_failed=base_fails.get(test), head_failed=head_fails.get(test)))
+    for test, why in head_fails.items():
+        if test not in tests:
+            out.append(judge_case(test, (), (), head_failed=why))
     for where, error in head_errors.items():
         if where not in covered:
             also = f"; at base too: {base_errors[where]}" if where in base_errors else ""
