@@ -63,3 +63,20 @@ def test_a_good_whose_test_fails_after_measure_is_refused_naming_it(pytester, mo
     assert done.returncode == 2, done.stdout + done.stderr
     assert "the case cannot be measured at GOOD main~1" in done.stderr, done.stderr
     assert "its test failed after measure(): " in done.stderr and "loss diverged" in done.stderr, done.stderr
+
+
+def test_a_commit_whose_test_fails_before_measure_is_skipped_with_the_reason(pytester, monkeypatch):
+    """Commit 1 grows 8 -> 72 MiB and its test raises before measure(); commit 2 (BAD) mends the test: skips leave it
+    open. Before: commit 1's reason read "the case is not collected here", though its test was collected and failed."""
+    history(pytester, monkeypatch, (8, True))
+    (pytester.path / "runners.py").write_text(RUNNERS.format(mib=72, ok=True))
+    (pytester.path / "test_mem.py").write_text(CASE.replace("    gpu_budget.measure(", "    raise KeyError('cfg')\n"
+                                                             "    gpu_budget.measure("))
+    raising = commit(pytester.path, "commit 1: 72 MiB, the test raises")
+    (pytester.path / "test_mem.py").write_text(CASE)
+    commit(pytester.path, "commit 2: mend the test")
+    done = bisect(pytester, "main~2", "--json", "bisect.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    tried = json.loads((pytester.path / "bisect.json").read_text())["tried"]
+    assert [(t["commit"], t["outcome"], t["why"]) for t in tried] == [
+        (raising, "skip", "its test failed with no case of it measured: KeyError: 'cfg'")], tried

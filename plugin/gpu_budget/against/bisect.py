@@ -11,7 +11,8 @@ judging). A commit is bad when a gated figure regresses past the reference by
 the rule verdict.py applies to a pair (the case's tolerance; one run a side, so
 no spread widens it): `moved` is an increase, as a regression is. A commit at
 which the case cannot be measured (not collected, a session that does not run
-to its end, an error in the measured child, skipped) is a bisect skip
+to its end, its test failing with no case measured, an error in the measured
+child, skipped) is a bisect skip
 (exit 125), never a verdict; its reason is the error's last lines (`skip_reason`).
 So is one whose test failed after measure() (its own assertion, the row's
 `test_outcome`): the commit is broken, and its figure may be of a run that did
@@ -44,7 +45,7 @@ from pathlib import Path
 
 from gpu_budget.against import collected
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
-from gpu_budget.against.verdict import figures, tolerance_of
+from gpu_budget.against.verdict import FAILED_BEFORE, figures, tolerance_of
 from gpu_budget.against.worktree import (
     AgainstError,
     Ref,
@@ -108,6 +109,10 @@ def measure(folder: Path, commit: str, args: Sequence[str], scratch: Path, index
         where = collected.holder(nodeid, run.uncollected) if nodeid else next(iter(run.uncollected), None)
         if where is not None:
             return None, f"{where} could not be collected: {run.uncollected[where]}"
+        failed = next((why for test, why in run.failed.items()  # the case's test (a labelled case's id adds ::label)
+                       if nodeid is None or nodeid == test or nodeid.startswith(test + "::")), None)
+        if failed is not None:
+            return None, f"{FAILED_BEFORE}: {failed}"[:REASON_WIDTH]
         return None, "the case is not collected here" if nodeid else "no case selected"
     if len(rows) > 1:
         return None, f"{len(rows)} cases selected ({', '.join(r.nodeid for r in rows[:3])}, ...): select one"
