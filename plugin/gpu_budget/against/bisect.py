@@ -24,7 +24,9 @@ where it names BAD, BAD is measured then (`confirmed`), and named only where
 it moved; else no commit is named (exit code 1).
 
 CASE is a node id (it holds `::`: passed to pytest as a path) or a -k
-expression, and must select one measured case. Each tried commit's figure is
+expression, and must select one measured case. At a commit where git sees the
+case's test file renamed since GOOD, it is the same case under the new path
+(`at_commit`), as --against pairs a renamed file. Each tried commit's figure is
 printed as it is measured, and listed again at the end with the first commit
 past the tolerance (a moved row's words are verdict.py's: "head" is the commit
 tried, "base" the reference). Ctrl-C or SIGTERM ends the bisect's processes and
@@ -45,6 +47,7 @@ from pathlib import Path
 
 from gpu_budget.against import collected
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
+from gpu_budget.against.renames import renamed_files
 from gpu_budget.against.verdict import FAILED_BEFORE, figures, tolerance_of
 from gpu_budget.against.worktree import (
     AgainstError,
@@ -176,15 +179,17 @@ class StepSettings:
     log: Path
     reference: Result
     reference_value: int | None
+    good: str = ""  # GOOD's commit: a test file git sees renamed since holds the same case (`at_commit`)
 
     def to_json(self) -> JsonObject:
         return {"tree": str(self.tree), "folder": str(self.folder), "args": list(self.args), "scratch": str(self.scratch),
-                "log": str(self.log), "reference": self.reference.to_json(), "reference_value": self.reference_value}
+                "log": str(self.log), "reference": self.reference.to_json(), "reference_value": self.reference_value,
+                "good": self.good}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> StepSettings:
         return cls(Path(data["tree"]), Path(data["folder"]), tuple(data["args"]), Path(data["scratch"]), Path(data["log"]),
-                   Result.from_json(data["reference"]), data.get("reference_value"))
+                   Result.from_json(data["reference"]), data.get("reference_value"), str(data.get("good") or ""))
 
 
 def step() -> int:
@@ -204,7 +209,8 @@ def try_commit(settings: StepSettings, commit: str) -> Tried:
     """The commit checked out in the worktree measured and judged against the reference, and logged."""
     top, scratch, reference = settings.tree, settings.scratch, settings.reference
     index = sum(1 for _ in scratch.glob("bisect-*.json")) + 1
-    row, why = measure(settings.folder, commit, settings.args, scratch, index, reference.nodeid)
+    nodeid, args = at_commit(settings)
+    row, why = measure(settings.folder, commit, args, scratch, index, nodeid)
     if row is None:
         tried = Tried(commit, subject(top, commit), "skip", None, None, why)
     else:
@@ -215,6 +221,31 @@ def try_commit(settings: StepSettings, commit: str) -> Tried:
     with open(settings.log, "a") as fh:
         fh.write(json.dumps(tried.to_json()) + "\n")
     return tried
+
+
+def at_commit(settings: StepSettings) -> tuple[str, tuple[str, ...]]:
+    """The reference case's node id at the commit checked out, and the arguments that select it: where git sees its
+    test file renamed since GOOD (renames.py, as --against pairs a renamed file), the file's path there, in the node
+    id and in a node id given as the case; else both as at GOOD."""
+    nodeid, args = settings.reference.nodeid, settings.args
+    module, sep, rest = nodeid.partition("::")
+    renamed = renamed_files(settings.tree, settings.good) if settings.good else {}
+    for old, new in renamed.items():
+        prefix = old[:len(old) - len(module)]  # the rootdir's folder: node ids' paths are relative to it
+        if old.endswith(module) and prefix in ("", prefix.rstrip("/") + "/") and new.startswith(prefix):
+            return f"{new[len(prefix):]}{sep}{rest}", tuple(_moved_arg(arg, settings, old, new) for arg in args)
+    return nodeid, args
+
+
+def _moved_arg(arg: str, settings: StepSettings, old: str, new: str) -> str:
+    """A node id or path argument naming the file `old` (top-relative) pointed at `new`, relative to where pytest
+    starts; any other argument as it is."""
+    path, sep, rest = arg.partition("::")
+    if arg.startswith("-") or not path:
+        return arg
+    if os.path.normpath(os.path.relpath(settings.folder / path, settings.tree)) != os.path.normpath(old):
+        return arg
+    return f"{os.path.relpath(settings.tree / new, settings.folder)}{sep}{rest}"
 
 
 # -- the driver -----------------------------------------------------------------------------------------------------
@@ -263,7 +294,7 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         if started.returncode != 0:
             raise AgainstError(f"bisect: git bisect start {bad.given} {good.given} failed: {started.stderr.strip()}")
         steps = scratch / "tried.jsonl"
-        settings = StepSettings(tree, folder, tuple(args), scratch, steps, row, value)
+        settings = StepSettings(tree, folder, tuple(args), scratch, steps, row, value, good.commit)
         (scratch / "step.json").write_text(json.dumps(settings.to_json()))
         if f"{bad.commit} is the first bad commit" in started.stdout:  # BAD is GOOD's child: nothing for git to try
             return confirmed(Found(reference, (), bad.commit, ""), settings, bad, log)

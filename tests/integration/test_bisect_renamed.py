@@ -1,0 +1,46 @@
+"""`python -m gpu_budget bisect` over a history in which the case's test file is renamed: the case is the same one at
+each commit (git's rename detection since GOOD, as --against pairs a renamed file), not "not collected here"."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from git_project import PYTESTER_FILES, commit, git, git_environment
+
+RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
+CASE = '''import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fn(gpu_budget):
+    gpu_budget.measure(Scenario(name="fn", run="runners:run"))
+'''
+
+
+@pytest.mark.parametrize("case", ["test_fn", "test_a.py::test_fn"])
+def test_a_case_whose_file_is_renamed_is_bisected_across_the_rename(pytester, monkeypatch, case):
+    """GOOD holds 8 MiB in test_a.py; commit 1 renames it test_b.py; commit 2 holds 72 MiB; commit 3 (BAD) touches a
+    README. Before: every commit after the rename was a skip ("the case is not collected here"), exit 1, open."""
+    monkeypatch.delenv("CI", raising=False)
+    git_environment(monkeypatch)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    (pytester.path / ".gitignore").write_text("*.json\n" + PYTESTER_FILES)
+    (pytester.path / "test_a.py").write_text(CASE)
+    (pytester.path / "runners.py").write_text(RUNNERS.format(mib=8))
+    git(pytester.path, "init", "-q", "-b", "main")
+    commit(pytester.path, "good")
+    git(pytester.path, "mv", "test_a.py", "test_b.py")
+    commit(pytester.path, "commit 1: rename test_a.py to test_b.py")
+    (pytester.path / "runners.py").write_text(RUNNERS.format(mib=72))
+    grown = commit(pytester.path, "commit 2: hold 72 MiB")
+    (pytester.path / "README").write_text("notes\n")
+    commit(pytester.path, "commit 3: a README")
+    done = subprocess.run([sys.executable, "-m", "gpu_budget", "bisect", "main~3", "main", "-k", case, "--json",
+                           "bisect.json"], check=False, cwd=pytester.path, capture_output=True, text=True, timeout=300)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert f"gpu-budget bisect: first commit past the tolerance: {grown[:10]} commit 2: hold 72 MiB" in out, out
+    tried = json.loads((pytester.path / "bisect.json").read_text())["tried"]
+    assert all(t["outcome"] != "skip" for t in tried), tried
