@@ -64,3 +64,18 @@ def test_a_bad_right_after_good_is_measured_once_and_named_with_its_figure(pytes
     tried = json.loads((pytester.path / "bisect.json").read_text())["tried"]
     assert [(t["commit"], t["outcome"]) for t in tried] == [(bad, "moved")], tried
     assert good[:10] not in out.split("in the order tried:")[1].split("\n", 2)[2], out  # GOOD: the reference only
+
+
+def test_a_folder_good_does_not_hold_is_bad_input_naming_it(pytester, monkeypatch):
+    """Started in sub/, which only BAD holds. Before: a FileNotFoundError traceback and exit 1 (the code of an answer
+    skips left open)."""
+    history(pytester, monkeypatch, 8)
+    (pytester.path / "sub").mkdir()
+    (pytester.path / "sub" / "test_sub.py").write_text(CASE)
+    commit(pytester.path, "sub/")
+    done = subprocess.run([sys.executable, "-m", "gpu_budget", "bisect", "main~1", "main", "-k", "test_fn"],
+                          check=False, cwd=pytester.path / "sub", capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("gpu-budget bisect: error: bisect: sub not found at GOOD main~1 ("), done.stderr
+    assert git(pytester.path, "worktree", "list", "--porcelain").count("worktree ") == 1

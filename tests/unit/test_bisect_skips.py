@@ -1,7 +1,11 @@
 """against/bisect.py: a skipped commit's reason carries the error's last lines, and an answer skips left open is the
 commits it could be, said, written to JSON and exit code 1 (git's own transcript, as `git bisect run` prints it)."""
 
-from gpu_budget.against.bisect import Found, Tried, open_candidates, skip_reason
+import pytest
+
+from gpu_budget.against.bisect import Found, Tried, measure, open_candidates, skip_reason
+from gpu_budget.against.pairs import Side, run_session
+from gpu_budget.against.worktree import AgainstError
 
 FAILED = """the bisect session at 70f26e3ebe (in base) ended with exit code 4 and no report; its output ends:
 ImportError while loading conftest 'conftest.py'.
@@ -53,3 +57,11 @@ def test_an_answer_skips_left_open_is_the_commits_git_names():
     data = found.to_json()
     assert data["first"] is None and data["candidates"] == [A, B] and data["tried"][0]["why"] == "why"
     assert found.text().splitlines()[-1] == "gpu-budget bisect: no single first commit: open"
+
+
+def test_a_commit_that_does_not_hold_the_folder_is_a_skip_not_a_traceback(tmp_path):
+    """Before: FileNotFoundError out of the step: git bisect run read its exit code 1 as "bad"."""
+    row, why = measure(tmp_path / "gone", "c" * 40, ["-k", "test_fn"], tmp_path, 1, "t.py::test_fn")
+    assert row is None and why.startswith("the bisect session at cccccccccc: ") and "is not in that commit" in why
+    with pytest.raises(AgainstError, match="is not in that commit"):
+        run_session(Side("base", "c" * 40, tmp_path / "gone"), 1, [], tmp_path)

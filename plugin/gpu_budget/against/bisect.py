@@ -56,6 +56,7 @@ from gpu_budget.against.worktree import (
     Terminated,
     checked_out,
     git,
+    missing_at,
     repo_at,
     resolve,
     sigterm_raises,
@@ -375,6 +376,9 @@ def main(argv: Sequence[str]) -> int:
                                f"({bad.short})")
         if good.commit == bad.commit:
             raise AgainstError(f"bisect: GOOD {options.good} and BAD {options.bad} are the same commit ({good.short})")
+        if missing_at(repo, good, [here]):
+            raise AgainstError(f"bisect: {here.relative_to(repo.top).as_posix()} not found at GOOD {options.good} "
+                               f"({good.short}): start it from a folder GOOD holds")
         found = bisect(repo, good, bad, here, [*selection(options.case), *extra],
                        log=lambda line: print(line, flush=True))
     except AgainstError as exc:

@@ -128,6 +128,8 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
         chosen = scratch / f"{side.name}-{index}.only"
         chosen.write_text("".join(f"{nodeid}\n" for nodeid in only))
         env[narrow.ONLY_ENV] = str(chosen)
+    if not side.folder.is_dir():  # a folder this commit does not hold: no session to run (a bisect's skip)
+        raise AgainstError(f"the {side.name} session at {side.commit[:10]}: {side.folder} is not in that commit")
     command = [sys.executable, "-m", "pytest", *session_args(user_args, report, baselines)]
     start = time.monotonic()
     with output.open("w") as sink:
