@@ -211,11 +211,7 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
         return CaseVerdict(nodeid, status, passed, renamed + message + noted, figs, base, head, renamed_from)
 
     if not head:
-        if head_failed:
-            return verdict("failed", False, f"at head: {FAILED_BEFORE}: {head_failed}")
-        if head_error:
-            return verdict("error", False, f"could not be collected at head: {head_error}")
-        return verdict("removed", True, "at base only: not collected at head")
+        return verdict(*_without_head(head_failed, head_error))
     if all(r.verdict == Verdict.SKIPPED for r in head):
         return verdict("skipped", True, head[0].message)
     figs = figures(base, head, tolerance_of(head))
@@ -249,6 +245,16 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
 
 
 FAILED_BEFORE = "its test failed with no case of it measured"  # pytest failed it; no row says why (collected.py)
+
+
+def _without_head(head_failed: str | None, head_error: str | None) -> tuple[str, bool, str]:
+    """The status, passed and message of a case with no row at head: its test failed there before measuring, its
+    module could not be collected there, or it is gone."""
+    if head_failed:
+        return "failed", False, f"at head: {FAILED_BEFORE}: {head_failed}"
+    if head_error:
+        return "error", False, f"could not be collected at head: {head_error}"
+    return "removed", True, "at base only: not collected at head"
 
 
 def _at_base(error: str) -> str:
