@@ -89,3 +89,16 @@ def test_the_sweep_of_an_earlier_report_stays_in_findings_md_when_a_later_one_re
     assert text.index("| lora | lora | tiny |") < text.index("Across releases") < text.index("| lora | transformers |")
     assert ("- transformers 5.17.0 (installs tokenizers==0.22.2 transformers==5.17.0): 1 of 2 cases past the tolerance; "
             "change +0.20% .. +5.56% (+1.00 MiB .. +50.00 MiB), 0.2 .. 5.9x the allowance") in text
+
+
+def test_a_version_is_not_compared_against_a_reference_that_failed():
+    row = swept_row("crashed", point("transformers", "5.23.0", 50 * MiB, reference=True, status="error",
+                                     message="exception: boom"),  # the peak so far of the crashed run
+                    point("transformers", "5.17.0", 407 * MiB))
+    (found,) = across_releases([row]).values()
+    other = next(m for m in found if not m.reference)
+    assert (other.change, other.past, other.ratio) == (None, None, None)
+    lines = sweep_table(found)
+    assert "| crashed | transformers | 5.17.0 | ram_tree | 407.00 MiB | - | - | not compared |" in lines
+    assert ("- transformers 5.17.0 (installs tokenizers==0.22.2 transformers==5.17.0): not compared in 1 case(s): the "
+            "version it ran at was not measured") in lines

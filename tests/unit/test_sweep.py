@@ -130,3 +130,15 @@ def test_the_fingerprint_records_what_the_environment_lays_over():
     assert (fprint["environment"], fprint["transformers"], fprint["torch"]) == (
         "huggingface-hub==1.33.0 transformers==5.17.0", "5.17.0", "2.13.0+cpu")
     assert "environment" not in fingerprint_for(hardware, Scenario(name="f", run="m:f"), "steady")
+
+
+def test_a_point_is_not_compared_against_a_reference_that_failed():
+    # the run at the version the case ran at crashed: its peak is the peak so far, not the case's figure
+    crashed = Measurement(status="error", peaks=Peaks(ram=50 * MiB), error=Failure(kind="exception", message="boom"))
+    points = sweep.sweep_case(Scenario(name="s", run="m:f"), parse("tomli-w==1.0.0"), crashed,
+                              lambda scenario, snapshot: Measurement(status="ok", peaks=Peaks(ram=20 * MiB)), False)
+    reference, other = points
+    assert (reference.reference, reference.status, reference.message) == (True, "error", "exception: boom")
+    assert (other.version, other.status, other.peaks, other.change) == ("1.0.0", "ok", Peaks(ram=20 * MiB), {})
+    assert next(line for line in sweep_lines([_row("t.py::a", points)]) if line.startswith("t.py::a")).split() == [
+        "t.py::a", "20.00", "MiB", "error"]  # the figure without a change against the crashed run

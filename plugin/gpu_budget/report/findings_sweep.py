@@ -73,7 +73,8 @@ def moved(row: Result) -> list[Moved]:
         points = sorted((p for p in row.sweep if p.package == package), key=lambda p: version_order(p.version))
         reference = next((p for p in points if p.reference), None)
         metric = None if reference is None or reference.peaks is None else gated_metric(reference.peaks)
-        before = None if metric is None else reference.peaks.figure(metric)
+        # a reference that failed holds the peak so far, not the case's figure: nothing is compared against it
+        before = None if metric is None or reference.status != "ok" else reference.peaks.figure(metric)
         allowed = None if before is None else before * tol.rel + tol.abs  # the gate's limit less the figure
         for p in points:
             peak = None if metric is None or p.peaks is None or p.status != "ok" else p.peaks.figure(metric)
@@ -148,6 +149,9 @@ def version_lines(entries: list[Moved]) -> list[str]:
                          f"{_span([m.change for m in compared], '+.2%')} ("
                          f"{' .. '.join(dict.fromkeys(_signed(b) for b in (min(moved_bytes), max(moved_bytes))))}), "
                          f"{_span([m.ratio for m in compared], '.1f')}x the allowance")
+        uncompared = [m for m in each if m.status == "ok" and m.past is None]
+        if uncompared:
+            parts.append(f"not compared in {len(uncompared)} case(s): the version it ran at was not measured")
         failed = [m for m in each if m.status != "ok"]
         for message in dict.fromkeys(m.message for m in failed):
             cases = [m.case for m in failed if m.message == message]

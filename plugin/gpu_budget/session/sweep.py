@@ -6,8 +6,9 @@ gated one, judged and baselined as usual. Every other version is the case
 again in an environment with `PACKAGE==VERSION` laid over its own (isolate/
 environment.py makes it, once per session), measured through the same child
 runner, never judged, never recorded: a SweepPoint with its peaks and change
-against the reference. A version that cannot be made, imported or run is a
-point named as such, and the other versions are still measured.
+against the reference (none where the reference failed: its peak is the
+peak so far, not the case's figure). A version that cannot be made, imported
+or run is a point named as such, and the other versions are still measured.
 """
 
 from __future__ import annotations
@@ -92,8 +93,9 @@ def _point(scenario: Scenario, axis: SweepAxis, version: str, reference: Measure
     if not measured.ok:
         return SweepPoint(axis.package, version, False, "error", measured.peaks, message=f"{line}: {_failed(measured)}",
                           environment=measured.environment)
-    return SweepPoint(axis.package, version, False, "ok", measured.peaks, change(reference.peaks, measured.peaks),
-                      environment=measured.environment)
+    # a reference that failed holds the peak so far, not the case's figure: nothing to change against
+    changed = change(reference.peaks, measured.peaks) if reference.ok else {}
+    return SweepPoint(axis.package, version, False, "ok", measured.peaks, changed, environment=measured.environment)
 
 
 def _failed(measured: Measurement) -> str:
