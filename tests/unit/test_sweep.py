@@ -142,3 +142,19 @@ def test_a_point_is_not_compared_against_a_reference_that_failed():
     assert (other.version, other.status, other.peaks, other.change) == ("1.0.0", "ok", Peaks(ram=20 * MiB), {})
     assert next(line for line in sweep_lines([_row("t.py::a", points)]) if line.startswith("t.py::a")).split() == [
         "t.py::a", "20.00", "MiB", "error"]  # the figure without a change against the crashed run
+
+
+def test_a_version_whose_child_runner_raises_is_a_point_and_the_next_version_is_still_measured():
+    # a prepare that fails in the running environment (a case of its own environment swept at the running version)
+    # raises forkserver's RuntimeError, where a helper's is a RemoteFailed: each is that version's point, and the
+    # gated reference's row, measured before, is not lost with an exception out of the sweep
+    def run(scenario, snapshot):
+        if "tomli-w==1.2.0" in scenario.environment.lines:
+            raise RuntimeError("preparing assets for 's' failed:\ncannot save at 1.2.0")
+        return Measurement(status="ok", peaks=Peaks(ram=20 * MiB))
+
+    ran = Measurement(status="ok", peaks=Peaks(ram=10 * MiB), environment=replace(OLD, named={"tomli-w": "1.1.0"}))
+    points = sweep.sweep_case(Scenario(name="s", run="m:f"), parse("tomli-w==1.2.0,1.0.0"), ran, run, False)
+    assert [(p.version, p.status) for p in points] == [("1.1.0", "ok"), ("1.2.0", "error"), ("1.0.0", "ok")]
+    assert points[1].message == ("tomli-w==1.2.0: RuntimeError: preparing assets for 's' failed:\n"
+                                 "cannot save at 1.2.0")

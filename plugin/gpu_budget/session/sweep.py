@@ -90,6 +90,9 @@ def _point(scenario: Scenario, axis: SweepAxis, version: str, reference: Measure
         return SweepPoint(axis.package, version, False, status, message=str(exc))
     except (MissingDependency, RemoteFailed) as exc:
         return SweepPoint(axis.package, version, False, "error", message=f"{line}: {exc}")
+    except Exception as exc:  # noqa: BLE001  this version's failure (a prepare failing in the running environment
+        # raises forkserver's RuntimeError): its point, never an exception that loses the gated reference's row
+        return SweepPoint(axis.package, version, False, "error", message=f"{line}: {type(exc).__name__}: {exc}")
     if not measured.ok:
         return SweepPoint(axis.package, version, False, "error", measured.peaks, message=f"{line}: {_failed(measured)}",
                           environment=measured.environment)
