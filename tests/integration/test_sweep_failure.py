@@ -75,7 +75,9 @@ def test_a_failed_sweep_environment_is_remembered_and_tried_again_on_update(pyte
     assert f"environment {WANTED} cannot be made: failed as remembered from an earlier run, in " in out
 
     out, data = session("update", "--gpu-budget-update")
-    made = listed(data)
-    assert made["overlay"] == {"gbtiny": "2.0"} and "error" not in made and made["cached"] is False
+    found = [e for e in data["environments"] if e["requirements"] == [WANTED]]
+    assert sorted(e["cached"] for e in found) in ([False], [False, True])  # made once; either worker may make it
+    made = next(e for e in found if not e["cached"])
+    assert made["overlay"] == {"gbtiny": "2.0"} and "error" not in made
     assert swept(data)["status"] == "ok"
     assert f"environment {WANTED} (installs gbtiny==2.0): made in " in out

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -65,6 +66,28 @@ def test_workers_asking_at_once_make_it_once(tmp_path):
     assert maker.waited is None  # the one that made it did not wait on another
     # one that asked while it was being made says how long it waited (not a slow "found made")
     assert all((m.waited or 0) <= m.seconds for m in made) and any(m.waited for m in made if m.cached), made
+
+
+def test_a_worker_that_waited_while_another_resolved_says_so(tmp_path, monkeypatch):
+    """Resolving is part of making: one that waits on another's resolution (seconds, for a real release) and then
+    finds the venv made counts that wait as waiting, not as a slow "found made"."""
+    resolve = environment.resolve
+    started = threading.Event()
+
+    def slow_resolve(*args, **kwargs):
+        started.set()
+        time.sleep(1.0)
+        return resolve(*args, **kwargs)
+
+    monkeypatch.setattr(environment, "resolve", slow_resolve)
+    made = []
+    maker = threading.Thread(target=lambda: made.append(make([OLD], tmp_path)))
+    maker.start()
+    started.wait(30)
+    finder = make([OLD], tmp_path)  # asks while the maker resolves
+    maker.join()
+    assert sorted((made[0].cached, finder.cached)) == [False, True]  # made once (by either, once resolved)
+    assert finder.waited is not None and 0.5 <= finder.waited <= finder.seconds, finder
 
 
 def test_a_venv_cut_off_while_made_is_made_again(tmp_path):

@@ -322,8 +322,8 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
           wheels: Wheelhouse | None = None) -> EnvironmentRecord:
     t0 = memory.started
     running = running_versions()
-    overlay = (wheels.overlay(requirements, running) if wheels is not None
-               else _resolution(requirements, tool, running, root, memory))
+    overlay, waited = ((wheels.overlay(requirements, running), 0.0) if wheels is not None
+                       else _resolution(requirements, tool, running, root, memory))
     named = {}
     for line in requirements:
         name = canonical(Requirement(line).name)
@@ -336,14 +336,14 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
                                          "gigabytes); run it where that torch is installed")
     if not overlay:  # the running environment satisfies them: the case runs in it
         return EnvironmentRecord(requirements, {}, named, "", memory.tool, round(time.monotonic() - t0, 3), True,
-                                 sys.executable)
+                                 sys.executable, waited=round(waited, 3) if waited >= LOCK_WAIT else None)
     sites = running_sites()
     key = _digest({"python": sys.executable, "version": sys.version, "sites": sites, "overlay": overlay,
                    "pth": BEHIND})  # a venv whose .pth reads no BEHIND is not this one
     folder = root / f"env-{key}"
     asked = time.monotonic()
     with _locked(root / f"env-{key}.lock"), memory.kept():
-        waited = time.monotonic() - asked  # another process (an xdist worker) making it holds the lock
+        waited += time.monotonic() - asked  # another process (an xdist worker) making it holds the lock
         cached = (folder / COMPLETE).exists()
         if not cached:
             memory.check()  # another process failed to make it while this one waited
@@ -388,18 +388,21 @@ def conflicts(overlay: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def _resolution(requirements: tuple[str, ...], tool: Tool, running: dict[str, str], root: Path,
-                memory: env_failures.Memory) -> dict[str, str]:
-    """The overlay of `requirements`, resolved once for these inputs and kept under `root/resolved`; a failure is
-    remembered (`memory`) before the lock is let go."""
+                memory: env_failures.Memory) -> tuple[dict[str, str], float]:
+    """The overlay of `requirements`, resolved once for these inputs and kept under `root/resolved`, and the seconds
+    spent waiting on its lock while another process resolved it; a failure is remembered (`memory`) before the lock
+    is let go."""
     key = _digest({"requirements": requirements, "python": sys.executable, "version": sys.version,
                    "running": running, "tool": tool.name, "how": "dry-run install"})
     kept = root / "resolved" / f"{key}.json"
+    asked = time.monotonic()
     with _locked(root / "resolved" / f"{key}.lock"), memory.kept():
+        waited = time.monotonic() - asked  # resolving is part of making: a wait here is a wait for another's
         if kept.exists():
-            return json.loads(kept.read_text())
+            return json.loads(kept.read_text()), waited
         memory.check()  # another process failed to resolve it while this one waited
         overlay = resolve(requirements, tool, running)
         tmp = kept.with_suffix(".tmp")
         tmp.write_text(json.dumps(overlay, sort_keys=True) + "\n")
         os.replace(tmp, kept)
-    return overlay
+    return overlay, waited
