@@ -137,3 +137,26 @@ def test_the_key_line_is_the_tools_own_reason():
                       "  cause: Because there is no version of gbtiny==2.0 and you require gbtiny==2.0, we can\n"
                       "  conclude that your requirements are unsatisfiable.\n")  # uv wraps a cause where COLUMNS is narrow
     assert env_failures.key_line(off_a_terminal) == unsatisfiable("gbtiny==2.0", "uv")
+
+
+@pytest.mark.parametrize("name", ["uv", "pip"])
+def test_a_failure_to_reach_the_index_is_not_remembered(tmp_path, monkeypatch, name):
+    """An index out of reach (a network outage, a proxy down) says nothing of the requirements: the next session
+    tries again, instead of replaying the outage until --gpu-budget-update re-records every baseline."""
+    try:
+        tool = find_tool(name)
+    except EnvironmentFailed as exc:
+        pytest.skip(str(exc))
+    for key in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "UV_NO_INDEX", "UV_FIND_LINKS", "UV_OFFLINE", "PIP_EXTRA_INDEX_URL",
+                "UV_EXTRA_INDEX_URL", "UV_INDEX"):
+        monkeypatch.delenv(key, raising=False)
+    down = "http://127.0.0.1:9/simple"  # nothing listens on the discard port: connection refused at once
+    for key, value in {"UV_INDEX_URL": down, "UV_DEFAULT_INDEX": down, "UV_HTTP_RETRIES": "0", "PIP_INDEX_URL": down,
+                       "PIP_CONFIG_FILE": "/dev/null", "PIP_RETRIES": "1", "PIP_TIMEOUT": "2"}.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(EnvironmentFailed) as raised:
+        make([MISSING], tmp_path / "envs", tool)
+    assert raised.value.kind == "resolve" and "not remembered" in str(raised.value)
+    assert not env_failures.path(tmp_path / "envs", env_failures.key([MISSING], tool.name)).exists()
+    write_wheel(offline(monkeypatch, tmp_path / "links"), "2.0")  # the index back: the next session tries, and makes it
+    assert make([MISSING], tmp_path / "envs", tool).overlay == {"gbtiny": "2.0"}

@@ -15,7 +15,10 @@ message, so the cases it fails read alike.
 
 Only "resolve" and "install" failures are kept: "torch" is a check of the
 running torch against a kept resolution (instant), and "tool" is this
-host's (uv or pip missing). An entry is written atomically (a temporary file
+host's (uv or pip missing). Nor is one whose tool could not reach the index
+(`unreachable`: a connection refused, a name that does not resolve, a
+timeout): an outage says nothing of the requirements, and the next session
+tries again. An entry is written atomically (a temporary file
 renamed over it). One that cannot be read (edited by hand, cut off by a full
 disk) counts as absent, and the set is tried again and the entry written
 anew: a lost entry costs one attempt and never a wrong result, where an
@@ -40,6 +43,12 @@ from gpu_budget.model.result import EnvironmentRecord
 
 FOLDER = "failed"
 KEPT_KINDS = ("resolve", "install")
+# what uv (its causes) and pip (its retry warnings, which its error line leaves out) say when the index is out of reach
+UNREACHABLE = ("error sending request", "tcp connect error", "dns error", "failed to lookup address",
+               "newconnectionerror", "connecttimeouterror", "readtimeouterror", "max retries exceeded",
+               "temporary failure in name resolution", "name or service not known", "connection refused",
+               "connection reset", "network is unreachable", "could not fetch url")
+NOT_KEPT = "the index could not be reached: not remembered, the next session tries again"
 _UV_CAUSE = ("├─▶", "╰─▶")  # uv's chain of causes under its "×" line
 
 
@@ -48,14 +57,15 @@ class EnvironmentFailed(Exception):
 
     error: the tool's key line (the message where there is none). seconds: what failing took this time (set by
     Memory). remembered: read from an earlier session's attempt, not tried in this one. by_another: another process
-    of this session tried, and this one waited `seconds` for its failure. tool: the tool's name.
+    of this session tried, and this one waited `seconds` for its failure. tool: the tool's name. unreachable: the
+    tool could not reach the index (not remembered).
     """
 
     def __init__(self, kind: str, message: str, error: str = "", seconds: float = 0.0, remembered: bool = False,
-                 tool: str = "", by_another: bool = False) -> None:
+                 tool: str = "", by_another: bool = False, unreachable: bool = False) -> None:
         super().__init__(message)
         self.kind, self.error, self.seconds, self.tool = kind, error or message, seconds, tool
-        self.remembered, self.by_another = remembered, by_another
+        self.remembered, self.by_another, self.unreachable = remembered, by_another, unreachable
 
     def record(self, requirements: Sequence[str]) -> EnvironmentRecord:
         """The failure as the JSON report's "environments" lists it (waited: all of it, where another tried)."""
@@ -132,6 +142,12 @@ def remember(root: Path, name: str, entry: FailedEntry) -> None:
 def forget(root: Path, name: str) -> None:
     """Drop the entry under `name` (the set was made after all)."""
     path(root, name).unlink(missing_ok=True)
+
+
+def unreachable(text: str) -> bool:
+    """Whether a tool's output says it could not reach the index (its connection, not the requirements, failed)."""
+    lowered = text.lower()
+    return any(marker in lowered for marker in UNREACHABLE)
 
 
 def key_line(text: str) -> str:
@@ -213,7 +229,7 @@ class Memory:
             yield
         except EnvironmentFailed as exc:
             exc.seconds, exc.tool = self.spent(), self.tool
-            if exc.kind in KEPT_KINDS and not (exc.remembered or exc.by_another):
+            if exc.kind in KEPT_KINDS and not (exc.remembered or exc.by_another or exc.unreachable):
                 remember(self.root, self.name, FailedEntry(self.requirements, exc.kind, exc.error, str(exc),
                                                            exc.seconds, time.time(), sys.executable, self.tool))
             raise

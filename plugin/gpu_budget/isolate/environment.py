@@ -189,8 +189,10 @@ def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None, both
     if proc.returncode != 0:  # the tool's own words, on one line (uv wraps its sentences)
         lines = [line.strip() for line in (proc.stderr or proc.stdout).strip().splitlines()[-15:]]
         said = " ".join(line for line in lines if line and not line.startswith("WARNING:"))
-        raise EnvironmentFailed(kind, f"{what}: {said or f'exit {proc.returncode}'}",
-                                env_failures.key_line(proc.stderr or proc.stdout))
+        cut_off = env_failures.unreachable(proc.stderr + proc.stdout)  # pip says so in warnings alone
+        raise EnvironmentFailed(kind, f"{what}: {said or f'exit {proc.returncode}'}"
+                                      + (f" ({env_failures.NOT_KEPT})" if cut_off else ""),
+                                env_failures.key_line(proc.stderr or proc.stdout), unreachable=cut_off)
     return proc.stdout + (proc.stderr if both else "")
 
 
@@ -213,7 +215,8 @@ def resolve(requirements: Sequence[str], tool: Tool, running: dict[str, str]) ->
             pins = _resolve_uv(tmp, tool, running) if tool.name == "uv" else _resolve_pip(tmp, tool)
         except EnvironmentFailed as exc:
             named = ", ".join(_named(requirements, str(exc)))
-            raise EnvironmentFailed("resolve", f"cannot resolve {named}: {exc}", exc.error) from None
+            raise EnvironmentFailed("resolve", f"cannot resolve {named}: {exc}", exc.error,
+                                    unreachable=exc.unreachable) from None
     return {name: version for name, version in sorted(pins.items()) if running.get(name) != _public(version)}
 
 
@@ -287,7 +290,8 @@ def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[st
         _run(install, "install", f"{tool.name} pip install said" if tool.name == "uv" else "pip install said")
     except EnvironmentFailed as exc:
         named = ", ".join(_named(pins, str(exc)))
-        raise EnvironmentFailed("install", f"cannot install {named}: {exc}", exc.error) from None
+        raise EnvironmentFailed("install", f"cannot install {named}: {exc}", exc.error,
+                                unreachable=exc.unreachable) from None
 
 
 def make(requirements: Sequence[str], root: Path, tool: Tool | None = None, since: float | None = None,
