@@ -10,6 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from local_wheels import write_wheel
 
 from gpu_budget.declare.environment import Environment
 from gpu_budget.isolate import environment
@@ -136,6 +137,26 @@ def test_a_declared_environment_reads_its_file_and_names_a_bad_line(tmp_path):
         Environment()
     with pytest.raises(TypeError, match=r"expected a list of strings"):
         Environment(requirements="tabulate==0.9.0")
+
+
+def test_a_direct_reference_is_refused_where_it_is_declared(tmp_path):
+    """An environment holds released versions (`NAME==VERSION` installed from an index or a wheelhouse): a requirement
+    naming a URL (a fork's wheel, a git branch) cannot be honoured, and is named where it is declared."""
+    with pytest.raises(ValueError, match=r"requirement 'tabulate @ file:///w/tabulate-0.9.0-py3-none-any.whl' is a "
+                                         r"direct reference"):
+        Environment(requirements=["tabulate @ file:///w/tabulate-0.9.0-py3-none-any.whl"])
+    (tmp_path / "req.txt").write_text("tabulate @ git+https://example.invalid/tabulate@fix\n")
+    with pytest.raises(ValueError, match=r"req.txt': requirement 'tabulate @ git\+https://.*' is a direct reference"):
+        Environment(files=[str(tmp_path / "req.txt")])
+
+
+def test_a_resolution_that_installs_from_a_url_fails_naming_it(tmp_path, tool):
+    """Never an overlay that leaves the URL's package out (the case would run in the running environment instead,
+    its record saying the running one satisfies it) nor one that installs the registry's build of its version."""
+    fork = write_wheel(tmp_path / "fork", "3.0")
+    with pytest.raises(EnvironmentFailed, match=r"cannot resolve gbtiny @ file://.*: gbtiny comes from a URL") as failed:
+        environment.resolve([f"gbtiny @ {fork.as_uri()}"], tool, environment.running_versions())
+    assert failed.value.kind == "resolve"
 
 
 def test_a_package_needing_torch_keeps_the_running_torch_and_its_own_requirements(tool):

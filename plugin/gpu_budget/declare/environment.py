@@ -23,11 +23,17 @@ def canonical(name: str) -> str:
 
 
 def parse_requirement(text: str, where: str = "") -> Requirement:
-    """A PEP 508 requirement, or a ValueError naming the line."""
+    """A PEP 508 requirement naming released versions, or a ValueError naming the line (a direct reference, `NAME @
+    URL`, among them: an environment installs `NAME==VERSION` from an index, so it could not honour one)."""
     try:
-        return Requirement(text)
+        req = Requirement(text)
     except InvalidRequirement as exc:
         raise ValueError(f"{where}requirement {text!r} is not a valid requirement (PEP 508): {exc}") from None
+    if req.url:
+        raise ValueError(f"{where}requirement {text!r} is a direct reference (a URL): an environment installs released "
+                         "versions from an index or GPU_BUDGET_WHEELHOUSE; give NAME==VERSION (a wheel of your own: "
+                         "put it in a wheelhouse)")
+    return req
 
 
 def _file_lines(path: Path, where: str) -> tuple[str, ...]:

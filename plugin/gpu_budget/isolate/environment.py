@@ -227,10 +227,20 @@ def _resolve_uv(tmp: str, tool: Tool, running: dict[str, str]) -> dict[str, str]
                 "resolve", "uv pip install --dry-run said", cwd=tmp, both=True)
     pins = {}
     for line in said.splitlines():
-        found = _PIN.match(line.strip()[2:]) if line.startswith(" + ") else None
+        if not line.startswith(" + "):
+            continue
+        found = _PIN.match(line.strip()[2:])
         if found:
             pins[canonical(found.group(1))] = found.group(2)
+        elif " @ " in line:  # "+ name @ url": no version to install by, and never to be left out of the overlay
+            name, _, url = line.strip()[2:].partition(" @ ")
+            raise EnvironmentFailed("resolve", _from_url(name.strip(), url.strip()))
     return pins
+
+
+def _from_url(name: str, url: str) -> str:
+    return (f"{name} comes from a URL ({url}): an environment installs released versions (NAME==VERSION) from an "
+            f"index or {WHEELHOUSE}")
 
 
 @dataclass(frozen=True)
@@ -241,20 +251,27 @@ class PipReport:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Json]) -> PipReport:
-        return cls(tuple(Pin(item["metadata"]["name"], item["metadata"]["version"]) for item in data.get("install", [])))
+        return cls(tuple(Pin(item["metadata"]["name"], item["metadata"]["version"],
+                             item.get("download_info", {}).get("url", "") if item.get("is_direct") else "")
+                         for item in data.get("install", [])))
 
 
 @dataclass(frozen=True)
 class Pin:
     name: str
     version: str
+    url: str = ""  # a direct reference's (its version is not the index's to install)
 
 
 def _resolve_pip(tmp: str, tool: Tool) -> dict[str, str]:
     report = Path(tmp, "report.json")  # pip keeps what is installed here wherever it satisfies the requirements
     _run([*tool.argv, "install", "--dry-run", "--quiet", "--no-input", "--report", str(report), "-r",
           "requirements.in"], "resolve", "pip install --dry-run said", cwd=tmp)
-    return {canonical(pin.name): pin.version for pin in PipReport.from_json(json.loads(report.read_text())).installs}
+    pins = PipReport.from_json(json.loads(report.read_text())).installs
+    for pin in pins:
+        if pin.url:
+            raise EnvironmentFailed("resolve", _from_url(pin.name, pin.url))
+    return {canonical(pin.name): pin.version for pin in pins}
 
 
 # -- making ------------------------------------------------------------------------------------------------
