@@ -126,6 +126,18 @@ def test_requirements_checked_without_importing(monkeypatch, tmp_path):
     assert "trap_pkg_xyz" not in sys.modules  # found, never imported
 
 
+def test_a_dotted_requirement_is_checked_without_importing_its_package(monkeypatch, tmp_path):
+    package = tmp_path / "trap_pkg_dotted"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise RuntimeError('imported')\n")  # importing it would fail
+    (package / "sub.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fix = Fix("test_fixes_dotted", "runtime", "d",
+              needs=("no_such_package_xyz.sub", "trap_pkg_dotted.sub", "trap_pkg_dotted.absent"))
+    assert fixes.missing(fix, cuda=False) == ["no_such_package_xyz.sub", "trap_pkg_dotted.absent"]
+    assert "trap_pkg_dotted" not in sys.modules  # found, never imported
+
+
 def test_importing_the_library_does_not_import_torch():
     code = "import sys, gpu_budget, gpu_budget.declare.fixes; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

@@ -16,6 +16,7 @@ so importing the plugin stays torch-free.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -210,9 +211,21 @@ def missing(fix: Fix, cuda: bool) -> list[str]:
         if need == CUDA:
             if not cuda:
                 out.append(CUDA)
-        elif importlib.util.find_spec(need) is None:
+        elif not _installed(need):
             out.append(need)
     return out
+
+
+def _installed(name: str) -> bool:
+    """Whether module `name` is importable, importing nothing: a dotted name is looked up in its package's folders
+    (find_spec of "a.b" would import "a", and raise where "a" is missing)."""
+    top, *subs = name.split(".")
+    spec = importlib.util.find_spec(top)
+    for sub in subs:
+        if spec is None or spec.submodule_search_locations is None:
+            return False
+        spec = importlib.machinery.PathFinder.find_spec(f"{spec.name}.{sub}", spec.submodule_search_locations)
+    return spec is not None
 
 
 def _builtin(*fixes: Fix) -> tuple[str, ...]:
