@@ -120,6 +120,28 @@ def test_a_crashed_candidate_is_recorded_and_the_search_goes_on():
     assert [t.verdict for t in found.tried] == ["error", "pass"] and found.found == ("trm_b",)
 
 
+def test_a_report_never_claims_a_crashed_set_was_measured():
+    """A set whose child crashed has no peak: "no set brings it within budget (all measured)" and "the cheapest
+    passing set" would claim what no run showed."""
+    from gpu_budget.report.terminal import remediation_text
+
+    def measure(candidate, passing=frozenset()):
+        if "trm_a" in candidate.fixes:
+            return Trial((), "error", Peaks(), "measured child failed (exception): KeyError: 'x'")
+        return Trial((), "pass" if set(candidate.fixes) & passing else "over-budget", Peaks(ram=BASE))
+
+    none = remediate.search(toy(A, B), measure)
+    assert none.status == "none-passes" and [t.verdict for t in none.tried] == ["error", "over-budget", "error"]
+    assert remediation_text(none) == ("remediation: none of the 3 valid sets of trm_a, trm_b passed: 1 measured over "
+                                      "budget, 2 failed with an error (not measured)")
+    found = remediate.search(toy(A, C), lambda c: measure(c, frozenset({"trm_c"})))
+    assert found.found == ("trm_c",) and remediation_text(found).endswith(
+        "found in 2 real runs (bound 8); 1 set tried before it failed with an error (not measured), so it may not be "
+        "the cheapest")
+    bound = remediate.search(toy(A, B), measure, max_runs=2)
+    assert "none of the 2 real runs (bound 2) passed (1 failed with an error, not measured);" in remediation_text(bound)
+
+
 def test_walk_is_in_cost_order_and_complete():
     usable, _ = remediate.lattice(toy(C, B, A, D), cuda=False)
     keys = [(sum(remediate.weight(fixes.get(f)) for f in added), len(added))

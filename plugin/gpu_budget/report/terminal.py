@@ -104,14 +104,21 @@ def _peaks(peaks: Peaks) -> str:
 def remediation_text(rem: Remediation) -> str:
     """One sentence: what passes (with its peaks), or why nothing was found, and how many real runs it took."""
     runs = f"{rem.runs} real run{'s' if rem.runs != 1 else ''} (bound {rem.bound})"
+    failed = sum(1 for t in rem.tried if t.verdict == Verdict.ERROR)  # no peak: neither within nor over budget
     if rem.status == "found":
-        return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}"
+        cheaper = (f"; {failed} set{'s' if failed != 1 else ''} tried before it failed with an error (not measured), "
+                   f"so it may not be the cheapest") if failed else ""
+        return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}{cheaper}"
     if rem.status == "none-passes":
-        return (f"remediation: no set of this scenario's fixes brings it within budget: none of the "
-                f"{rem.runs} valid sets of {', '.join(rem.lattice)} passed (all measured)")
+        sets = f"{rem.runs} valid sets of {', '.join(rem.lattice)}"
+        if failed:
+            return (f"remediation: none of the {sets} passed: {rem.runs - failed} measured over budget, "
+                    f"{failed} failed with an error (not measured)")
+        return f"remediation: no set of this scenario's fixes brings it within budget: none of the {sets} passed (all measured)"
     if rem.status == "no-candidates":
         return "remediation: no fix to try (none offered, all applied, or none runnable here)"
-    return (f"remediation: none of the {runs} passed; {rem.untried} costlier set(s) left untried "
+    errors = f" ({failed} failed with an error, not measured)" if failed else ""
+    return (f"remediation: none of the {runs} passed{errors}; {rem.untried} costlier set(s) left untried "
             f"(raise --gpu-budget-remediate-max-runs)")
 
 
