@@ -33,6 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,19 @@ class Envelope:
     knobs: Mapping[str, tuple[int, int] | Sequence[Knob]]
     monotone: tuple[str, ...] | None = None
 
+    def __post_init__(self) -> None:
+        """A bad knob is named here (when a test module builds it), not met as an IndexError mid-search."""
+        if not self.knobs:
+            raise ValueError("an envelope needs at least one knob")
+        for knob, spec in self.knobs.items():
+            _check_spec(knob, spec)
+        if self.monotone is not None:
+            if isinstance(self.monotone, str):
+                raise ValueError(f"monotone={self.monotone!r}: expected a tuple of knob names")
+            for knob in self.monotone:
+                if knob not in self.knobs:
+                    raise ValueError(f"monotone knob {knob!r} is not in the envelope (its knobs: {', '.join(self.knobs)})")
+
     def values(self, knob: str) -> list[Knob]:
         spec = self.knobs[knob]
         bounds = _range(spec)
@@ -98,6 +112,25 @@ class Envelope:
 
     def monotone_knobs(self) -> tuple[str, ...]:
         return tuple(self.knobs) if self.monotone is None else self.monotone
+
+
+def _check_spec(knob: str, spec: object) -> None:
+    bounds = _range(spec)
+    if bounds is not None:
+        if bounds[0] > bounds[1]:
+            raise ValueError(f"envelope knob {knob!r}: the range {bounds} is empty (lo > hi)")
+        return
+    if isinstance(spec, (str, bytes)) or not isinstance(spec, Sequence):
+        raise TypeError(f"envelope knob {knob!r}: {spec!r} is neither an (lo, hi) integer range nor a list of values")
+    if not spec:
+        raise ValueError(f"envelope knob {knob!r}: no values to explore")
+    try:
+        ordered = sorted(spec)
+    except TypeError:
+        raise ValueError(f"envelope knob {knob!r}: values {list(spec)!r} cannot be ordered") from None
+    for a, b in pairwise(ordered):
+        if a == b:
+            raise ValueError(f"envelope knob {knob!r}: {a!r} is listed twice")
 
 
 def _range(spec: tuple[int, int] | Sequence[Knob]) -> tuple[int, int] | None:
@@ -228,6 +261,10 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     search (None: random); the budget run is never seeded, as a seed stops
     Hypothesis from saving to the example database.
     """
+    if boundary is not None and boundary not in envelope.knobs:
+        raise ValueError(f"boundary={boundary!r} is not a knob of the envelope (its knobs: {', '.join(envelope.knobs)})")
+    if not isinstance(max_real_runs, int) or isinstance(max_real_runs, bool) or max_real_runs < 1:
+        raise ValueError(f"max_real_runs={max_real_runs!r}: expected a whole number >= 1")
     budget = parse_size(budget) if isinstance(budget, str) else int(budget)
     t0 = time.perf_counter()
     result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()}, card=card,

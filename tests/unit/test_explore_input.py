@@ -1,0 +1,37 @@
+"""An exploration's input: a bad envelope, boundary or cap is named before any real run, never a bare IndexError."""
+
+import re
+
+import pytest
+
+from gpu_budget.search.explore import Envelope, explore
+
+
+@pytest.mark.parametrize(("knobs", "monotone", "message"), [
+    ({"batch": (8, 1)}, None, "envelope knob 'batch': the range (8, 1) is empty (lo > hi)"),
+    ({"batch": []}, None, "envelope knob 'batch': no values to explore"),
+    ({"batch": "1-8"}, None, "envelope knob 'batch': '1-8' is neither an (lo, hi) integer range nor a list of values"),
+    ({"batch": [1, "a"]}, None, "envelope knob 'batch': values [1, 'a'] cannot be ordered"),
+    ({"batch": [1, 2, 2]}, None, "envelope knob 'batch': 2 is listed twice"),
+    ({}, None, "an envelope needs at least one knob"),
+    ({"batch": (1, 8)}, ("btch",), "monotone knob 'btch' is not in the envelope (its knobs: batch)"),
+    ({"batch": (1, 8)}, "batch", "monotone='batch': expected a tuple of knob names"),
+])
+def test_a_bad_envelope_is_named(knobs, monotone, message):
+    with pytest.raises((TypeError, ValueError), match=f"^{re.escape(message)}$"):
+        Envelope(knobs, monotone)
+
+
+def test_a_boundary_outside_the_envelope_is_named_before_any_run():
+    runs = []
+    with pytest.raises(ValueError, match=r"boundary='btch' is not a knob of the envelope \(its knobs: batch, pad\)"):
+        explore("t", Envelope({"batch": (1, 8), "pad": (0, 1)}), "150 MiB", estimate=lambda k: 0,
+                measure=runs.append, boundary="btch")
+    assert not runs
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_a_bad_real_run_cap_is_named(bad):
+    with pytest.raises(ValueError, match=rf"max_real_runs={bad!r}: expected a whole number >= 1"):
+        explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=lambda k: 0, measure=lambda k: 0,
+                max_real_runs=bad)
