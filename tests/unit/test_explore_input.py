@@ -35,3 +35,18 @@ def test_a_bad_real_run_cap_is_named(bad):
     with pytest.raises(ValueError, match=rf"max_real_runs={bad!r}: expected a whole number >= 1"):
         explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=lambda k: 0, measure=lambda k: 0,
                 max_real_runs=bad)
+
+
+def test_a_knob_the_scenario_does_not_have_is_named_before_any_run():
+    """A typo (seq_len for seq_length) would run every value of that knob alike: a boundary "at seq_len=256" that
+    no run measured."""
+    from gpu_budget import Scenario
+    from gpu_budget.search.explore import explore_scenario
+
+    runs = []
+    lm = Scenario(name="lm", run="m:f", params={"batch": 1, "seq_length": 128})
+    with pytest.raises(ValueError, match=re.escape("envelope knob 'seq_len' is not a param of scenario 'lm' at scale "
+                                                   "'tiny' (its params: batch, seq_length)")):
+        explore_scenario(lm, Envelope({"batch": (1, 8), "seq_len": (16, 256)}), "150 MiB", runs.append, scale="tiny",
+                         cuda=False, estimate=lambda k: 0)
+    assert not runs

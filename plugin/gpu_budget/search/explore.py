@@ -510,6 +510,11 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
     VRAM (a host without a GPU), so the search stands on the CUDA estimate alone.
     """
     metric = "vram_allocated" if cuda else "ram"
+    params = scenario.params_for(scale)
+    for knob in envelope.knobs:
+        if knob not in params:  # with_params would add it unread: every value would run alike
+            raise ValueError(f"envelope knob {knob!r} is not a param of scenario {scenario.name!r} at scale {scale!r} "
+                             f"(its params: {', '.join(params)})")
 
     def measure(knobs: Config) -> int | None:
         """The run's peak; None for a run that died of memory (over budget, whatever it would have peaked at);
