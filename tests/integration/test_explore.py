@@ -200,6 +200,26 @@ def test_explorations_reach_the_table_and_the_json_report_under_xdist_too(pytest
         assert peaks[boundary["value"]] <= budget < peaks[boundary["value"] + 1]  # bracketed by real runs
 
 
+CRASHING = TEST.replace('params={"batch": 1, "pad": 0}', 'params={"batch": 1, "pad": 0, "crash_at": 16}')
+CRASHING_RUNNER = RUNNER.replace('    ctx.meter.start("train_step_1", step=1)\n', """    ctx.meter.start("train_step_1", step=1)
+    if ctx.params["batch"] == ctx.params["crash_at"]:
+        raise KeyError("planted bug")
+""")
+
+
+def test_an_exploration_stopped_by_a_crashed_run_fails_its_test_and_keeps_what_it_found(planted):
+    """A crash (a bug, not memory) leaves the search's answer unfinished: the test fails naming the run, and the
+    exploration is still printed and written, never a green test over a search that stopped."""
+    planted.makepyfile(runner=CRASHING_RUNNER, test_explore_planted=textwrap.dedent(CRASHING))
+    result = planted.runpytest("--gpu-budget", "--gpu-budget-explore", "--gpu-budget-json=report.json",
+                               "-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*exploration stopped: real run batch=16, pad=3 failed (exception): 'planted bug'*"])
+    result.stdout.fnmatch_lines(["*gpu-budget exploration*", "*problem: real run batch=16*failed (exception)*"])
+    (found,) = json.loads((planted.path / "report.json").read_text())["explorations"]
+    assert found["exploration"]["failed"].startswith("real run batch=16")
+
+
 def test_a_run_that_crashes_is_a_problem_and_one_that_runs_out_of_memory_is_over_budget():
     """A real run's crash (a bug) never reads as a configuration over the budget; an out-of-memory death does."""
     from gpu_budget import Scenario

@@ -133,6 +133,7 @@ class Exploration:
     card: str | None = None  # the card the budget stands for (its label): real runs ran under its cap
     verified: bool = True  # False: no real run could measure the metric here; every figure is the estimate's
     boundary_error: int | None = None  # measured - estimate (uncalibrated) at the boundary's value
+    failed: str | None = None  # the real run that failed other than of memory: the search stopped there
 
     def to_json(self) -> dict[str, Json]:
         return {"scenario": self.scenario, "budget": self.budget, "metric": self.metric,
@@ -142,7 +143,7 @@ class Exploration:
                 "calibration": _written(self.calibration), "real_runs": [r.to_json() for r in self.real_runs],
                 "estimates": self.estimates, "examples": self.examples, "seconds": self.seconds,
                 "problems": list(self.problems), "card": self.card, "verified": self.verified,
-                "boundary_error": self.boundary_error}
+                "boundary_error": self.boundary_error, **({"failed": self.failed} if self.failed else {})}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Exploration:
@@ -153,7 +154,7 @@ class Exploration:
                    _read(Calibration.from_json, data.get("calibration")),
                    [RealRun.from_json(r) for r in data.get("real_runs") or ()], data.get("estimates", 0),
                    data.get("examples", 0), data.get("seconds", 0.0), list(data.get("problems") or ()),
-                   data.get("card"), data.get("verified", True), data.get("boundary_error"))
+                   data.get("card"), data.get("verified", True), data.get("boundary_error"), data.get("failed"))
 
     def _side(self, measured: int | None) -> str:
         if measured is None:

@@ -277,8 +277,11 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
             _estimate_only(envelope, budget, boundary, predict, result, hypothesis)
         else:
             _search(envelope, budget, boundary, predict, real, result, hypothesis)
-    except (_OutOfRuns, RunFailed) as exc:
+    except _OutOfRuns as exc:
         result.problems.append(str(exc))
+    except RunFailed as exc:
+        result.problems.append(str(exc))
+        result.failed = str(exc)
     slope, intercept = predict.calibration.line()
     result.calibration = Calibration(slope, int(intercept), len(predict.calibration.points))
     result.estimates, result.seconds = len(predict.estimates), round(time.perf_counter() - t0, 1)

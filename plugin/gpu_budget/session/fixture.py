@@ -70,7 +70,8 @@ class BudgetRun:
         device and scale; none there: skipped with the reason), a size, or {scale:
         size}. boundary: the knob whose largest value within the budget is found.
         estimate: a prediction of your own (knobs -> bytes) instead of the estimator.
-        The exploration is printed at the end and written to the JSON report.
+        The exploration is printed at the end and written to the JSON report; a real
+        run that fails other than of memory (a bug) stops it and fails the test.
         """
         return self._session.explore(self._item, scenario, envelope, budget=budget, boundary=boundary,
                                      max_real_runs=max_real_runs, seed=seed, estimate=estimate)
