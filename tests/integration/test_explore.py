@@ -220,6 +220,20 @@ def test_an_exploration_stopped_by_a_crashed_run_fails_its_test_and_keeps_what_i
     assert found["exploration"]["failed"].startswith("real run batch=16")
 
 
+def test_a_run_that_died_of_memory_reads_so_in_the_report_never_as_a_blank():
+    """An out-of-memory death is the search's evidence that a value does not fit: the report says so where it uses
+    it (worst case, boundary, real runs), not '-', which reads as a run never made."""
+    def measure(k):
+        return None if k["batch"] >= 6 else (k["batch"] << 24)
+
+    oom = explore("oom", Envelope({"batch": (1, 8)}), "200 MiB", estimate=lambda k: k["batch"] << 24, measure=measure,
+                  boundary="batch", max_examples=20, max_real_runs=8)
+    assert oom.boundary.value == 5 and oom.worst.measured is None
+    text = "\n".join(oom.summary())
+    assert "worst case batch=8: measured nothing: the run died of memory, over budget (predicted 128.0 MiB)" in text
+    assert "6: died of memory" in text and "batch=8: died of memory" in text and ": -" not in text, text
+
+
 def test_a_run_that_crashes_is_a_problem_and_one_that_runs_out_of_memory_is_over_budget():
     """A real run's crash (a bug) never reads as a configuration over the budget; an out-of-memory death does."""
     from gpu_budget import Scenario

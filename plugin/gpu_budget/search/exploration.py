@@ -156,10 +156,13 @@ class Exploration:
                    data.get("examples", 0), data.get("seconds", 0.0), list(data.get("problems") or ()),
                    data.get("card"), data.get("verified", True), data.get("boundary_error"), data.get("failed"))
 
-    def _side(self, measured: int | None) -> str:
-        if measured is None:
-            return ""
-        return ", over budget" if measured > self.budget else ", within budget"
+    def _measured(self, probe: Probe) -> str:
+        """A probe's real run: its peak and side of the budget, a death of memory (over), or that none measured it."""
+        if probe.measured is not None:
+            side = "over budget" if probe.measured > self.budget else "within budget"
+            return f"measured {format_mib(probe.measured)}, {side}"
+        ran = any(r.config == probe.config for r in self.real_runs)
+        return "measured nothing: the run died of memory, over budget" if ran else "not measured"
 
     def summary(self) -> list[str]:
         """Report lines: the worst case, the boundary, the smallest failing configuration, the cost."""
@@ -170,13 +173,13 @@ class Exploration:
             lines.append(f"within {self.card}: " + ("real runs under its cap" if self.verified else
                                                      "estimated only (no GPU here: nothing is verified)"))
         if self.worst:
-            lines.append(f"worst case {config_text(self.worst.config)}: measured {format_mib(self.worst.measured)}"
-                         f"{self._side(self.worst.measured)} (predicted {format_mib(self.worst.predicted)})")
+            lines.append(f"worst case {config_text(self.worst.config)}: {self._measured(self.worst)} "
+                         f"(predicted {format_mib(self.worst.predicted)})")
         b = self.boundary
         if b:
             at = f" at {config_text(b.at)}" if b.at else ""
             value = ("none" if b.value is None else b.value) if b.complete else "not settled"
-            runs = ", ".join(f"{k}: {format_mib(v)}" for k, v in sorted(b.peaks.items()))
+            runs = ", ".join(f"{k}: {_peak_text(v)}" for k, v in sorted(b.peaks.items()))
             if not self.verified:
                 lines.append(f"largest {b.knob}{at} within {format_mib(self.budget)}, estimated: {b.predicted_value}")
             else:
@@ -187,19 +190,24 @@ class Exploration:
                              f"{format_mib(self.boundary_error)} (measured - estimate)")
         if self.smallest_failing:
             s = self.smallest_failing
-            lines.append(f"smallest configuration predicted over budget (shrunk): {config_text(s.config)}: measured "
-                         f"{format_mib(s.measured)}{self._side(s.measured)} (predicted {format_mib(s.predicted)})")
+            lines.append(f"smallest configuration predicted over budget (shrunk): {config_text(s.config)}: "
+                         f"{self._measured(s)} (predicted {format_mib(s.predicted)})")
         if self.calibration:
             c = self.calibration
             lines.append(f"calibration over {c.points} real runs: measured = {c.slope:.3f} x estimate + "
                          f"{format_mib(c.intercept)}")
-        runs = "; ".join(f"{config_text(r.config)}: {format_mib(r.peak)}" for r in self.real_runs)
+        runs = "; ".join(f"{config_text(r.config)}: {_peak_text(r.peak)}" for r in self.real_runs)
         lines.append(f"real runs: {runs}")
         for v in self.monotonicity:
             lines.append(f"not monotone in {v.knob}: {config_text(v.config)} -> {v.knob}={v.up} "
                          f"predicts {format_mib(v.drop)} less")
         lines += [f"problem: {p}" for p in self.problems]
         return lines
+
+
+def _peak_text(peak: int | None) -> str:
+    """A real run's peak; None is a run that died of memory (a crash stops the search, so it never lands here)."""
+    return "died of memory" if peak is None else format_mib(peak)
 
 
 def config_text(config: Config) -> str:
