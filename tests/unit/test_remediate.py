@@ -290,3 +290,49 @@ def test_bad_max_runs_is_a_usage_error_naming_it(project, value):
     result = pytester.runpytest_subprocess("--gpu-budget", f"--gpu-budget-remediate-max-runs={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--gpu-budget-remediate-max-runs='{value}': expected a whole number >= 1*"])
+
+
+LEAKY_RUNNER = '''
+def leaky(ctx):
+    """Holds `mib` MiB (half with e2e_leak_halve), then keeps 4 MiB more each of 14 steps: a leak."""
+    mib = ctx.params["mib"] // (2 if ctx.has("e2e_leak_halve") else 1)
+    with ctx.meter.phase("load"):
+        held = b"\\x01" * (mib << 20)
+    kept = []
+    for step in range(1, 15):
+        with ctx.meter.phase(f"train_step_{step}", step=step):
+            kept.append(b"\\x01" * (4 << 20))
+    return {"held": len(held)}
+'''
+
+LEAKY_TESTS = '''
+from gpu_budget import Fix
+from gpu_budget.declare import fixes
+
+HALVE = fixes.register(Fix("e2e_leak_halve", "model", "holds half", cost="accuracy-risk"))
+S = Scenario(name="leaky", run="runners_leak:leaky", params={"mib": 300}, supports=(HALVE,))
+
+@pytest.mark.gpu_budget(ram="300 MiB", steps=10_000)
+def test_leaky(gpu_budget):
+    gpu_budget.measure(S)
+
+@pytest.mark.gpu_budget(ram="300 MiB", steps=10_000)
+def test_leaky_with_the_fix(gpu_budget):
+    gpu_budget.measure(S.with_fixes("e2e_leak_halve"))
+'''
+
+
+def test_a_candidate_is_judged_by_the_gates_own_budget_rule_its_growth_projected_too(project):
+    """A fix that lowers the peak but keeps a leak the marker's steps= projects past the budget does not pass: the
+    gate fails that configuration, so the search must not call it the passing set."""
+    pytester = project(LEAKY_TESTS)
+    pytester.makepyfile(runners_leak=LEAKY_RUNNER)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-remediate",
+                                           "--gpu-budget-json=report.json")
+    result.assert_outcomes(failed=2)
+    rows = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "report.json").read_text())["results"]}
+    assert rows["test_leaky_with_the_fix"]["verdict"] == "over-budget"  # the gate's verdict on the candidate's set
+    (trial,) = rows["test_leaky"]["remediation"]["tried"]
+    assert trial["fixes"] == ["e2e_leak_halve"] and trial["peaks"]["ram"] < 300 * MiB
+    assert trial["verdict"] == "over-budget" and "at step 10,000 > budget 300.00 MiB" in trial["message"]
+    assert rows["test_leaky"]["remediation"]["status"] == "none-passes"

@@ -30,7 +30,8 @@ from itertools import islice
 from gpu_budget.declare import fixes as library
 from gpu_budget.declare.fixes import Fix, FixError
 from gpu_budget.declare.scenario import Scenario
-from gpu_budget.judge.compare import budget_breaches
+from gpu_budget.judge import growth
+from gpu_budget.judge.compare import rank_breaches
 from gpu_budget.model.budget import Budget
 from gpu_budget.model.result import Measurement, Remediation, Trial, Verdict
 
@@ -119,19 +120,28 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
     return Remediation(status, None, None, (), None, len(tried), max_runs, tuple(tried), skipped, tuple(names))
 
 
-def needs_remedy(measurement: Measurement, budget: Budget) -> bool:
+def needs_remedy(measurement: Measurement, budget: Budget, steps: int | None = None) -> bool:
     """Whether a measured case gives the search something to remedy: a budget broken, or an OOM crash."""
     if not measurement.ok:
         return measurement.error_kind in ("oom", "killed")
-    return bool(budget_breaches(measurement.peaks, budget))
+    return bool(_breaches(measurement, budget, steps)[0])
 
 
-def trial_outcome(measurement: Measurement, budget: Budget) -> Trial:
-    """One candidate's measurement judged against the budget alone: what `search` expects `measure` to return."""
+def trial_outcome(measurement: Measurement, budget: Budget, steps: int | None = None) -> Trial:
+    """One candidate's measurement judged against the budget alone, by the gate's own rule (each rank's peak, their
+    imbalance, the growth projected to the marker's `steps`): what `search` expects `measure` to return."""
     peaks = measurement.peaks
     if not measurement.ok:
         error = measurement.error
         return Trial((), Verdict.ERROR, peaks, f"measured child failed ({error.kind}): {error.message}"[:300],
                      measurement.wall_seconds)
-    breaches = budget_breaches(peaks, budget)
+    breaches, problem = _breaches(measurement, budget, steps)
+    if problem:
+        return Trial((), Verdict.ERROR, peaks, problem[:300], measurement.wall_seconds)
     return Trial((), Verdict.OVER_BUDGET if breaches else Verdict.PASS, peaks, "; ".join(breaches), measurement.wall_seconds)
+
+
+def _breaches(measurement: Measurement, budget: Budget, steps: int | None) -> tuple[list[str], str | None]:
+    """The budget broken as judge() finds it (compare._judge), and why the growth could not be projected, if so."""
+    grown = growth.check(measurement.steps, measurement.peaks, budget, steps)
+    return rank_breaches(measurement, budget) + grown.breaches, grown.problem

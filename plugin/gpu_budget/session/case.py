@@ -235,9 +235,9 @@ def extras(ask: Ask, result: Result, judged: Judged) -> Result:
     """What a judged row gets beside its verdict: the cheapest passing fixes (--gpu-budget-remediate), the memory
     snapshot of a failing CUDA case (--gpu-budget-snapshot=rerun)."""
     options, mark, measurement = ask.options, ask.mark, judged.measurement
-    if options.remediate and remediate.needs_remedy(measurement, mark.budget):
+    if options.remediate and remediate.needs_remedy(measurement, mark.budget, mark.steps):
         def trial(candidate: Scenario) -> remediate.Trial:
-            return remediate.trial_outcome(ask.run_child(candidate, None), mark.budget)
+            return remediate.trial_outcome(ask.run_child(candidate, None), mark.budget, mark.steps)
 
         remedy = remediate.search(ask.case.scenario, trial, cuda=mark.device == "cuda",
                                   max_runs=options.remediate_max_runs)
