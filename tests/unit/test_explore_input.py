@@ -50,3 +50,12 @@ def test_a_knob_the_scenario_does_not_have_is_named_before_any_run():
         explore_scenario(lm, Envelope({"batch": (1, 8), "seq_len": (16, 256)}), "150 MiB", runs.append, scale="tiny",
                          cuda=False, estimate=lambda k: 0)
     assert not runs
+
+
+def test_a_boundary_along_a_knob_declared_not_monotone_is_refused():
+    """The boundary search brackets one edge, assuming memory grows along the knob: along a knob the envelope says
+    it need not grow, a bracket at 3 (fits) / 4 (over) says nothing of 5 and up, so "largest" would be unfounded."""
+    with pytest.raises(ValueError, match=re.escape("boundary='pad' is not among the envelope's monotone knobs "
+                                                   "(batch): the boundary search assumes memory grows along it")):
+        explore("t", Envelope({"batch": (1, 8), "pad": (0, 8)}, monotone=("batch",)), "150 MiB",
+                estimate=lambda k: 0, measure=lambda k: 0, boundary="pad")

@@ -263,6 +263,9 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     """
     if boundary is not None and boundary not in envelope.knobs:
         raise ValueError(f"boundary={boundary!r} is not a knob of the envelope (its knobs: {', '.join(envelope.knobs)})")
+    if boundary is not None and boundary not in envelope.monotone_knobs():
+        raise ValueError(f"boundary={boundary!r} is not among the envelope's monotone knobs "
+                         f"({', '.join(envelope.monotone_knobs())}): the boundary search assumes memory grows along it")
     if not isinstance(max_real_runs, int) or isinstance(max_real_runs, bool) or max_real_runs < 1:
         raise ValueError(f"max_real_runs={max_real_runs!r}: expected a whole number >= 1")
     budget = parse_size(budget) if isinstance(budget, str) else int(budget)
