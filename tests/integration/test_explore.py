@@ -220,6 +220,32 @@ def test_an_exploration_stopped_by_a_crashed_run_fails_its_test_and_keeps_what_i
     assert found["exploration"]["failed"].startswith("real run batch=16")
 
 
+def test_a_run_killed_by_a_signal_other_than_sigkill_is_a_crash_not_a_death_of_memory():
+    """SIGKILL is what the kernel's OOM killer sends; a SIGSEGV or SIGABRT is a native crash, whatever the memory."""
+    from gpu_budget import Scenario
+    from gpu_budget.model.result import Failure, Measurement
+    from gpu_budget.search.explore import explore_scenario
+
+    def killed_by(signal, exitcode):
+        def peak(s):
+            batch = s.params["batch"]
+            if batch >= 6:
+                return Measurement("error", Peaks(ram=batch << 20), exitcode=exitcode,
+                                   error=Failure(kind="killed", message=f"killed by {signal}"))
+            return Measurement("ok", Peaks(ram=batch << 24, ram_tree=batch << 24))
+        return peak
+
+    def run(signal, exitcode):
+        return explore_scenario(Scenario(name="s", run="m:run", params={"batch": 1}), Envelope({"batch": (1, 8)}),
+                                "200 MiB", killed_by(signal, exitcode), scale="tiny", cuda=False, boundary="batch",
+                                max_examples=20, max_real_runs=8, estimate=lambda k: k["batch"] << 24)
+
+    segv = run("SIGSEGV", -11)
+    assert segv.failed == "real run batch=8 failed (killed): killed by SIGSEGV" and segv.boundary is None
+    oom_killer = run("SIGKILL (the kernel's OOM killer sends SIGKILL)", -9)
+    assert not oom_killer.problems and oom_killer.boundary.value == 5
+
+
 def test_a_run_that_died_of_memory_reads_so_in_the_report_never_as_a_blank():
     """An out-of-memory death is the search's evidence that a value does not fit: the report says so where it uses
     it (worst case, boundary, real runs), not '-', which reads as a run never made."""

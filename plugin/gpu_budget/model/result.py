@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from signal import SIGKILL
 from typing import Any, TypeVar
 
 from gpu_budget.model.budget import Budget, Tolerance
@@ -228,6 +229,14 @@ class Measurement:
     def error_kind(self) -> str | None:
         """"oom", "killed", "timeout", "exception", "missing-dependency", ...; None for a child that finished."""
         return None if self.error is None else self.error.kind
+
+    @property
+    def died_of_memory(self) -> bool:
+        """Whether the child died of out-of-memory: torch's error, or SIGKILL, what the kernel's OOM killer sends (a
+        child killed by another signal, SIGSEGV or SIGABRT, crashed)."""
+        if self.error is None or self.error.kind not in ("oom", "killed"):
+            return False
+        return self.error.kind == "oom" or self.exitcode == -SIGKILL or "SIGKILL" in self.error.message
 
     @property
     def ram(self) -> int | None:

@@ -167,7 +167,6 @@ class RunFailed(Exception):
     """A real run that failed other than by running out of memory: the exploration stops and reports it."""
 
 
-MEMORY_DEATHS = ("oom", "killed")  # out-of-memory, and SIGKILL (the kernel's OOM killer)
 
 
 class _Calibration:
@@ -527,7 +526,7 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
         any other failure is a problem of the exploration, never a point over the budget."""
         m = peak(scenario.with_params(**knobs))
         if not m.ok:
-            if m.error_kind in MEMORY_DEATHS:
+            if m.died_of_memory:
                 return None
             raise RunFailed(f"real run {config_text(knobs)} failed ({m.error_kind}): {m.error.message[:200]}")
         return m.peaks.vram_allocated if cuda else m.ram

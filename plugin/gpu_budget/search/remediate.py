@@ -123,7 +123,7 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
 def needs_remedy(measurement: Measurement, budget: Budget, steps: int | None = None) -> bool:
     """Whether a measured case gives the search something to remedy: a budget broken, or an OOM crash."""
     if not measurement.ok:
-        return measurement.error_kind in ("oom", "killed")
+        return measurement.died_of_memory
     return bool(_breaches(measurement, budget, steps)[0])
 
 
