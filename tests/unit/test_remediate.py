@@ -142,6 +142,17 @@ def test_a_report_never_claims_a_crashed_set_was_measured():
     assert "none of the 2 real runs (bound 2) passed (1 failed with an error, not measured);" in remediation_text(bound)
 
 
+def test_a_command_scenario_is_offered_only_the_fixes_a_command_can_take():
+    """A fix without args, env or params cannot apply to a command: never built, so it is not one of the fixes the
+    report says were combined ("none of the 1 valid sets of trm_a, trm_args" named a fix no run had)."""
+    args = fix("args", args=("--small",))
+    cmd = Scenario(name="cmd", command=["python", "train.py"], supports=(A, args))
+    stand = Stand(limit=0)
+    found = remediate.search(cmd, stand)
+    assert stand.measured == [{"trm_args"}] and found.lattice == ("trm_args",)
+    assert found.skipped == {"trm_a": "no args, env or params: it cannot apply to a command"}
+
+
 def test_walk_is_in_cost_order_and_complete():
     usable, _ = remediate.lattice(toy(C, B, A, D), cuda=False)
     keys = [(sum(remediate.weight(fixes.get(f)) for f in added), len(added))

@@ -55,7 +55,9 @@ def lattice(scenario: Scenario, cuda: bool) -> tuple[list[Fix], dict[str, str]]:
         lacking = library.missing(fix, cuda)
         clash = [name for name in scenario.fixes
                  if name not in fix.replaces and name in table and fix.conflicts_with(table[name])]
-        if lacking:
+        if scenario.command is not None and not fix.applies_to_commands:
+            skipped[fix.name] = "no args, env or params: it cannot apply to a command"
+        elif lacking:
             skipped[fix.name] = "needs " + ", ".join(lacking)
         elif clash:
             skipped[fix.name] = f"conflicts with {clash[0]}, already applied"
