@@ -246,6 +246,20 @@ def test_a_run_killed_by_a_signal_other_than_sigkill_is_a_crash_not_a_death_of_m
     assert not oom_killer.problems and oom_killer.boundary.value == 5
 
 
+def test_a_run_that_finished_without_the_metric_is_a_failed_run_not_a_death_of_memory():
+    """A CUDA exploration whose child trained on the CPU measured no GPU memory: that is no point over the budget."""
+    from gpu_budget import Scenario
+    from gpu_budget.model.result import Measurement
+    from gpu_budget.search.explore import explore_scenario
+
+    found = explore_scenario(Scenario(name="s", run="m:run", params={"batch": 1}), Envelope({"batch": (1, 8)}),
+                             "200 MiB", lambda s: Measurement("ok", Peaks(ram=64 << 20, ram_tree=64 << 20)),
+                             scale="tiny", cuda=True, boundary="batch", max_examples=5, max_real_runs=4,
+                             estimate=lambda k: k["batch"] << 24)
+    assert found.failed == "real run batch=1 measured no vram_allocated: its child used no GPU", found.summary()
+    assert found.boundary is None and not found.real_runs
+
+
 def test_a_run_that_died_of_memory_reads_so_in_the_report_never_as_a_blank():
     """An out-of-memory death is the search's evidence that a value does not fit: the report says so where it uses
     it (worst case, boundary, real runs), not '-', which reads as a run never made."""

@@ -529,7 +529,11 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
             if m.died_of_memory:
                 return None
             raise RunFailed(f"real run {config_text(knobs)} failed ({m.error_kind}): {m.error.message[:200]}")
-        return m.peaks.vram_allocated if cuda else m.ram
+        value = m.peaks.vram_allocated if cuda else m.ram
+        if value is None:  # a run that finished without the metric is no point over the budget
+            used = ": its child used no GPU" if cuda else ""
+            raise RunFailed(f"real run {config_text(knobs)} measured no {metric}{used}")
+        return value
 
     def estimated(knobs: Config) -> int:
         from gpu_budget.estimate import estimate_scenario
