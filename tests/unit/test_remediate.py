@@ -153,6 +153,18 @@ def test_a_command_scenario_is_offered_only_the_fixes_a_command_can_take():
     assert found.skipped == {"trm_a": "no args, env or params: it cannot apply to a command"}
 
 
+def test_a_fix_whose_companion_is_not_tried_is_left_out_and_named():
+    """load_in_8bit needs lora where the scenario offers lora: with lora not tried here (its package missing), no set
+    holding load_in_8bit can be built, so the report must not name it among the fixes combined."""
+    companion = fix("companion", needs=("no_such_package_xyz",))
+    needing = fix("needing", requires=("trm_companion",))
+    stand = Stand(limit=0)
+    found = remediate.search(toy(A, companion, needing), stand)
+    assert stand.measured == [{"trm_a"}] and found.lattice == ("trm_a",)
+    assert found.skipped == {"trm_companion": "needs no_such_package_xyz",
+                             "trm_needing": "needs fix trm_companion, not tried here"}
+
+
 def test_walk_is_in_cost_order_and_complete():
     usable, _ = remediate.lattice(toy(C, B, A, D), cuda=False)
     keys = [(sum(remediate.weight(fixes.get(f)) for f in added), len(added))

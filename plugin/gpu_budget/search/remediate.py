@@ -63,6 +63,12 @@ def lattice(scenario: Scenario, cuda: bool) -> tuple[list[Fix], dict[str, str]]:
             skipped[fix.name] = f"conflicts with {clash[0]}, already applied"
         else:
             usable.append(fix)
+    offered_names, dropped = {f.name for f in offered}, True
+    while dropped:  # a fix whose offered companion is neither applied nor tried is in no set that can be built
+        present = {f.name for f in usable} | set(scenario.fixes)
+        gone = {f.name: c for f in usable for c in f.requires if c in offered_names and c not in present}
+        skipped.update({name: f"needs fix {companion}, not tried here" for name, companion in gone.items()})
+        usable, dropped = [f for f in usable if f.name not in gone], bool(gone)
     order = {f.name: i for i, f in enumerate(offered)}
     return sorted(usable, key=lambda f: (weight(f), order[f.name])), skipped
 
