@@ -1,0 +1,93 @@
+"""The knobs an exploration searches (explore.py): each an (lo, hi) integer range or a list of allowed values.
+
+A bad knob is named when the Envelope is built (in a test module: at collection), never met mid-search.
+Importing this module imports neither torch nor hypothesis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+from gpu_budget.search.exploration import Config, Knob
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """The knobs to explore: name -> (lo, hi) inclusive integer range, or a sequence of allowed values.
+
+    monotone: the knobs memory should not fall along (default: all of them).
+    """
+
+    knobs: Mapping[str, tuple[int, int] | Sequence[Knob]]
+    monotone: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        """A bad knob is named here (when a test module builds it), not met as an IndexError mid-search."""
+        if not self.knobs:
+            raise ValueError("an envelope needs at least one knob")
+        for knob, spec in self.knobs.items():
+            _check_spec(knob, spec)
+        if self.monotone is not None:
+            if isinstance(self.monotone, str):
+                raise ValueError(f"monotone={self.monotone!r}: expected a tuple of knob names")
+            for knob in self.monotone:
+                if knob not in self.knobs:
+                    raise ValueError(f"monotone knob {knob!r} is not in the envelope (its knobs: {', '.join(self.knobs)})")
+
+    def values(self, knob: str) -> list[Knob]:
+        spec = self.knobs[knob]
+        bounds = _range(spec)
+        return list(range(bounds[0], bounds[1] + 1)) if bounds else sorted(spec)
+
+    def strategy(self) -> SearchStrategy[dict[str, Knob]]:
+        from hypothesis import strategies as st
+
+        parts = {}
+        for knob, spec in self.knobs.items():
+            bounds = _range(spec)
+            parts[knob] = st.integers(bounds[0], bounds[1]) if bounds else st.sampled_from(sorted(spec))
+        return st.fixed_dictionaries(parts)
+
+    def smallest(self) -> dict[str, Knob]:
+        return {knob: self.values(knob)[0] for knob in self.knobs}
+
+    def up(self, config: Config, knob: str) -> dict[str, Knob] | None:
+        """`config` with `knob` one allowed value higher (None at the top)."""
+        values = self.values(knob)
+        i = values.index(config[knob])
+        return None if i + 1 == len(values) else {**config, knob: values[i + 1]}
+
+    def monotone_knobs(self) -> tuple[str, ...]:
+        return tuple(self.knobs) if self.monotone is None else self.monotone
+
+
+def _check_spec(knob: str, spec: object) -> None:
+    bounds = _range(spec)
+    if bounds is not None:
+        if bounds[0] > bounds[1]:
+            raise ValueError(f"envelope knob {knob!r}: the range {bounds} is empty (lo > hi)")
+        return
+    if isinstance(spec, (str, bytes)) or not isinstance(spec, Sequence):
+        raise TypeError(f"envelope knob {knob!r}: {spec!r} is neither an (lo, hi) integer range nor a list of values")
+    if not spec:
+        raise ValueError(f"envelope knob {knob!r}: no values to explore")
+    try:
+        ordered = sorted(spec)
+    except TypeError:
+        raise ValueError(f"envelope knob {knob!r}: values {list(spec)!r} cannot be ordered") from None
+    for a, b in pairwise(ordered):
+        if a == b:
+            raise ValueError(f"envelope knob {knob!r}: {a!r} is listed twice")
+
+
+def _range(spec: tuple[int, int] | Sequence[Knob]) -> tuple[int, int] | None:
+    """An (lo, hi) integer range, or None for a sequence of allowed values."""
+    if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(v, int) for v in spec):
+        return spec
+    return None
