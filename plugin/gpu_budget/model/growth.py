@@ -29,13 +29,13 @@ class ProjectionRecord:
     projected: int
     budget: int | None
     breaks: bool
-    allowance_runs: int | None = None  # the allowance is 6x the growth of the entry's N recorded runs; None: the clean one
+    allowance_runs: int | None = None  # the allowance is 6x the growth of its entry's N recorded runs (None: the clean one; not written)
 
     def to_json(self) -> dict[str, str | int | bool | list[int] | None]:
         rule = {} if self.rises is None else {"rises": list(self.rises), "rule": self.rule}
         return {"metric": self.metric, "steps_fitted": list(self.steps_fitted), **rule, "slope": self.slope, "interval": list(self.interval), "allowance": self.allowance,
-                "allowance_runs": self.allowance_runs, "grows": self.grows, "at_step": self.at_step,
-                "projected": self.projected, "budget": self.budget, "breaks": self.breaks}
+                **({} if self.allowance_runs is None else {"allowance_runs": self.allowance_runs}), "grows": self.grows,
+                "at_step": self.at_step, "projected": self.projected, "budget": self.budget, "breaks": self.breaks}
 
     @classmethod
     def from_json(cls, data: ProjectionJson) -> ProjectionRecord:
