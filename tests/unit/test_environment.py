@@ -63,8 +63,10 @@ def test_workers_asking_at_once_make_it_once(tmp_path):
         thread.join()
     assert sorted(m.cached for m in made) == [False, True, True]
     assert len({m.python for m in made}) == 1
+    # the one that made the venv waited on no other's venv; it may have waited on another's resolution, which
+    # another thread can win before this one takes the venv's lock (a wait, counted as such)
     maker = next(m for m in made if not m.cached)
-    assert maker.waited is None  # the one that made it did not wait on another
+    assert maker.waited is None or maker.waited < maker.seconds
     # one that asked while it was being made says how long it waited (not a slow "found made")
     assert all((m.waited or 0) <= m.seconds for m in made) and any(m.waited for m in made if m.cached), made
 
