@@ -52,3 +52,33 @@ def test_how_a_child_ended_is_said_plainly(ending, text):
 def test_an_unknown_allocator_mode_is_refused_naming_it(tmp_path):
     with pytest.raises(ValueError, match="malloc mode 'jemalloc': expected one of steady, system"):
         forkserver.measure({"name": "x"}, tmp_path, 10, 1, malloc="jemalloc")
+
+
+class _StrFails(Exception):
+    def __str__(self):
+        raise ValueError("no str")
+
+
+def _failure_of(exc: BaseException):
+    """The Failed event child.main emits for `exc`, raised by a runner."""
+    sent = []
+    try:
+        raise exc
+    except BaseException as raised:  # noqa: BLE001  as child.main catches it
+        child._report_failure(raised, child._Run(), sent.append)
+    (failed,) = sent
+    return failed
+
+
+@pytest.mark.parametrize("exc,message", [
+    (MemoryError(), "MemoryError"),
+    (KeyboardInterrupt(), "KeyboardInterrupt"),
+    (SystemExit(3), "the run called sys.exit(3) instead of returning"),
+    (SystemExit(0), "the run called sys.exit(0) instead of returning"),
+    (_StrFails(), "_StrFails (its str() raised ValueError: no str)"),
+    (RuntimeError("the scenario broke"), "the scenario broke"),
+])
+def test_a_failure_message_names_what_happened_where_the_exception_says_nothing(exc, message):
+    failed = _failure_of(exc)
+    assert failed.message == message
+    assert failed.cause == ("oom" if isinstance(exc, MemoryError) else "exception")

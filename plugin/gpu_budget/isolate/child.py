@@ -169,7 +169,7 @@ def _error_kind(exc: BaseException) -> str:
 
     if isinstance(exc, MissingDependency):
         return "missing-dependency"
-    if isinstance(exc, MemoryError) or is_out_of_memory(type(exc).__name__, str(exc)):
+    if isinstance(exc, MemoryError) or is_out_of_memory(type(exc).__name__, _said(exc)):
         return "oom"  # torch.OutOfMemoryError, or a CUDA call outside the caching allocator ("CUDA error: out of memory")
     return "exception"
 
@@ -268,6 +268,18 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     emit(events.Finished(summary, {**meter.info, **info, "malloc": malloc, "start_method": start_method}))
 
 
+def _said(exc: BaseException) -> str:
+    """What a failure's one line says of `exc`: its message, else what it is (a bare MemoryError() says nothing, a
+    sys.exit(3) says "3", and an exception whose str() raises would lose the whole report)."""
+    name = type(exc).__name__
+    if isinstance(exc, SystemExit):
+        return f"the run called sys.exit({exc.code!r}) instead of returning"
+    try:
+        return str(exc) or name
+    except Exception as failed:  # noqa: BLE001  the failure must still go out
+        return f"{name} (its str() raised {type(failed).__name__}: {failed})"
+
+
 def _report_failure(exc: BaseException, run: _Run, emit) -> None:
     """A crash is data: the error first, then what was measured so far.
 
@@ -277,7 +289,7 @@ def _report_failure(exc: BaseException, run: _Run, emit) -> None:
     """
     meter = getattr(exc, "meter", run.meter)
     cause = getattr(exc, "kind", None) or _error_kind(exc)
-    message = str(exc)
+    message = _said(exc)
     if cause == "oom" and run.capped is not None and meter is not None:
         message = run.capped.out_of_memory(*meter.open_phase, message)
     emit(events.Failed(
