@@ -120,3 +120,40 @@ def test_ctrl_c_ends_the_measured_child_with_the_session(pytester, monkeypatch):
         if session.poll() is None:
             session.kill()
     assert not alive(child), "the measured child outlived the interrupted session"
+
+
+def test_sigterm_ends_the_session_as_ctrl_c_does_leaving_no_temp_file(pytester, monkeypatch):
+    """A CI job's timeout sends SIGTERM: the measured child is ended and the session's temp files (the child's event
+    file, multiprocessing's folder) are removed, as on Ctrl-C; by default Python would die at once, leaving them."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    monkeypatch.delenv("CI", raising=False)
+    tmp = Path(tempfile.mkdtemp(prefix="gb-term-", dir="/tmp"))  # short: multiprocessing's socket lives in it
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=SLEEPS, test_mem=TESTS.replace("leaves_a_worker", "sleeps"))
+    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                "-p", "no:cacheprovider", "--basetemp", str(pytester.path / "base"), "-k", "False"],
+                               cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        started = pytester.path / "child.pid"
+        deadline = time.monotonic() + 60
+        while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        child = int(started.read_text())
+        assert list(tmp.glob("gpu-budget-*.jsonl"))  # the child's event file, while it runs
+        session.send_signal(signal.SIGTERM)
+        code = session.wait(timeout=20)
+    finally:
+        if session.poll() is None:
+            session.kill()
+        left = sorted(p.name for p in tmp.iterdir())
+        shutil.rmtree(tmp)
+    assert code == 2, code  # pytest's "interrupted"
+    assert not alive(child), "the measured child outlived the terminated session"
+    assert left == []

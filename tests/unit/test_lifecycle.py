@@ -113,3 +113,27 @@ def test_await_descendants_gives_them_the_grace_and_names_those_still_running(he
         lifecycle.kill_descendants(parent.pid)  # while it lives: its orphan would re-parent away
         parent.kill()
         parent.wait()
+
+
+def test_sigterm_interrupts_a_session_and_is_handed_back_and_a_handler_of_someone_else_s_is_kept():
+    import signal
+
+    before = lifecycle.interrupt_on_sigterm()
+    try:
+        assert before is signal.SIG_DFL
+        with pytest.raises(KeyboardInterrupt, match="ended by SIGTERM"):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)  # the handler runs between bytecodes, well before this ends
+    finally:
+        lifecycle.restore_sigterm(before)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+    def theirs(signum, frame):
+        pass
+
+    signal.signal(signal.SIGTERM, theirs)
+    try:
+        assert lifecycle.interrupt_on_sigterm() is None
+        assert signal.getsignal(signal.SIGTERM) is theirs
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -127,6 +127,42 @@ def kill_descendants(pid: int, rounds: int = 20) -> list[int]:
     return sorted(set(killed))
 
 
+def interrupt_on_sigterm() -> object | None:
+    """Make SIGTERM (a CI job's timeout, a plain `kill`) end this session as Ctrl-C does, by a KeyboardInterrupt: its
+    measured child is then ended and its temp files removed, where Python's default would die at once and leave
+    them. The handler it replaced, for restore_sigterm(); None where it changed nothing (a handler of someone else's
+    is kept, and only the main thread may set one)."""
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return None
+        signal.signal(signal.SIGTERM, _interrupted)
+    except ValueError:  # not the main thread
+        return None
+    return signal.SIG_DFL
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"ended by {signal.Signals(signum).name}")
+
+
+def restore_sigterm(previous: object | None) -> None:
+    """Undo interrupt_on_sigterm(): an in-process session (pytester) leaves the process's handlers as it found them."""
+    if previous is not None:
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGTERM, previous)
+
+
+def take_over() -> tuple[str | None, object | None]:
+    """A gated session's start: adopt() its owner, and interrupt_on_sigterm(); what they replaced, for hand_back()."""
+    return adopt(), interrupt_on_sigterm()
+
+
+def hand_back(before: tuple[str | None, object | None]) -> None:
+    """Undo take_over()."""
+    release(before[0])
+    restore_sigterm(before[1])
+
+
 OWNER_ENV = "GPU_BUDGET_OWNER"  # "PID:START" of the process that started this one: it ends with that process
 OWNER_GONE = 255  # the exit code of a process whose owner went first (git bisect run: abort, not skip)
 _POLL_SECONDS = 0.25

@@ -74,7 +74,7 @@ class BudgetSession:
         self.revision = (revision.state(config.rootpath) if self.options.enabled and self.options.json
                          and not self.is_worker else None)
         # an xdist worker or a side's session ends with its starter; this one's helpers and workers end with it
-        self.owner_before = lifecycle.adopt() if self.options.enabled else None
+        self.before = lifecycle.take_over() if self.options.enabled else (None, None)  # SIGTERM as Ctrl-C too
 
     @property
     def is_worker(self) -> bool:
@@ -238,7 +238,7 @@ class BudgetSession:
     def pytest_unconfigure(self) -> None:
         if self.options.enabled:
             forkserver.stop()  # now, not just after this process: nothing of the session outlives it
-            lifecycle.release(self.owner_before)  # an in-process session (pytester) leaves os.environ as it was
+            lifecycle.hand_back(self.before)  # an in-process session (pytester) leaves os.environ as it was
 
     def _nothing_measured(self) -> list[str]:
         opts, store = self.options, self.machine.known_store()
