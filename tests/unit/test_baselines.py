@@ -248,3 +248,20 @@ def test_an_entry_crosses_its_file_unchanged(tmp_path):
     assert isinstance(entry, Entry) and entry.peaks.ram_tree == 6 and entry.fixes == ("lora",)
     assert json.dumps(entry.to_json(), sort_keys=True) == json.dumps(raw, sort_keys=True)  # files sort their keys
     assert baselines.lookup(files.load(path), "tiny", "absent") is None
+
+
+def test_a_baseline_file_that_is_a_symlink_is_written_through_the_link_the_link_kept(tmp_path):
+    """It is read through its link, so it is written there too: replacing the link with a file of its own would
+    leave the file it names (another hardware key's, a shared one) stale and turn a committed link into a file."""
+    (tmp_path / "shared").mkdir()
+    shared = write(tmp_path / "shared" / "test_mod.json", {"schema": files.SCHEMA, "entries": {"tiny": {"test_a": GOOD_ENTRY}}})
+    link = tmp_path / "cpu-x86_64" / "test_mod.json"
+    link.parent.mkdir()
+    link.symlink_to(os.path.relpath(shared, link.parent))
+    files.write(link, "tiny", {"test_b": GOOD_ENTRY})
+    assert link.is_symlink() and link.resolve() == shared.resolve()
+    assert sorted(json.loads(shared.read_text())["entries"]["tiny"]) == ["test_a", "test_b"]
+    assert baselines_cli.main(["drop", "--scale", "tiny", str(link)]) == 0
+    assert link.is_symlink() and json.loads(shared.read_text())["entries"] == {}
+    assert sorted(p.name for p in link.parent.iterdir()) == ["test_mod.json"]
+    assert sorted(p.name for p in shared.parent.iterdir()) == ["test_mod.json"]

@@ -349,11 +349,20 @@ def write(path: Path, scale: str, entries: ByKey, prune_except: set[str] | None 
     concurrent writers merge; a broken file raises BaselineError instead of
     being overwritten.
     """
-    path = Path(path)
+    path = _through_link(Path(path))
     with _locked(path):
         data = written(Contents.from_json(load(path)), scale, entries, prune_except, packages).to_json()
         validate(data, path)
         _write_atomic(path, data)
+
+
+def _through_link(path: Path) -> Path:
+    """The file a write of `path` goes to: where `path` is a symlink, the file it names (it is read through the link,
+    so replacing the link with a file of its own would leave that file stale); a dangling one stays as it is, and its
+    read fails naming it."""
+    if not path.is_symlink() or not path.exists():
+        return path
+    return Path(os.path.realpath(path))
 
 
 def written(contents: Contents, scale: str, entries: ByKey, prune_except: set[str] | None = None,
@@ -389,7 +398,7 @@ def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
     """
     if keep not in (None, *conflict.SIDES):
         raise ValueError(f"keep={keep!r} is not one of {conflict.SIDES} (or None: refuse entries that differ)")
-    path = Path(path)
+    path = _through_link(Path(path))
     with _locked(path):
         text = _read_bounded(path)
         if not conflict.has_markers(text):
