@@ -37,3 +37,17 @@ def test_a_preload_that_imports_says_nothing(project):
     result.assert_outcomes(passed=1)
     assert "failed to import" not in result.stdout.str()
     assert json.loads((project.path / "r.json").read_text())["hardware"]["preload"] == "runners"
+
+
+@pytest.mark.parametrize("body,said", [
+    ("import time\ntime.sleep(600)\n", "did not start the child within 3 s"),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", "ended before it started the child"),
+])
+def test_a_preload_that_hangs_or_crashes_on_import_fails_its_test_naming_the_preload(project, body, said):
+    """The forkserver imports the preload before it forks a child: a hang there would hang the session past any
+    --gpu-budget-timeout (the wait for the child's pid is not the child's run), a crash would say only `EOFError`."""
+    project.makepyfile(stuck=body)
+    project.makeini("[pytest]\ngpu_budget_preload = runners stuck\n")
+    result = project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-timeout=3", timeout=120)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*the forkserver {said}*gpu_budget_preload*runners stuck*"])

@@ -163,16 +163,16 @@ def _read_hwm(pid: int) -> int | None:
 
 
 def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD,
-              dispatch_mode: str = "avx2") -> tuple[list[events.Event], ChildEnding]:
-    """Start child.main(request) from the forkserver; return its events and how it ended."""
+              dispatch_mode: str = "avx2", start_timeout: float | None = None) -> tuple[list[events.Event], ChildEnding]:
+    """Start child.main(request) from the forkserver; return its events and how it ended. `start_timeout` bounds the
+    wait for the forkserver to fork it (its preload imported first), `timeout` where None."""
     ctx = forkserver(preload, dispatch_mode)
     fd, path = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")
     os.close(fd)
     try:
         proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.label}")
+        _start(proc, timeout if start_timeout is None else start_timeout, preload)
         t0 = time.monotonic()
-        with _without_parent_main():
-            proc.start()
         polled_peak, timed_out = 0, False
         try:
             while True:
@@ -199,6 +199,53 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
         return events.read(path), ending
     finally:
         os.unlink(path)
+
+
+def _start(proc, timeout: float, preload: tuple[str, ...]) -> None:
+    """proc.start(), which waits for the forkserver to fork the child and send its pid, bounded by `timeout`.
+
+    The forkserver imports the preload before it forks a first child: an
+    import that hangs there would hang the session past any timeout (the
+    child's own run has not begun), one that crashes it would end the start
+    with a bare EOFError. A forkserver still not forking after `timeout` is
+    ended, with what it started; either way a RuntimeError names the preload.
+    """
+    fired: list[bool] = []
+
+    def expire() -> None:
+        fired.append(True)  # before the kill: the start's read fails as soon as the forkserver is gone
+        _end_forkserver()
+
+    watchdog = threading.Timer(timeout, expire)
+    watchdog.daemon = True
+    watchdog.start()
+    failed: BaseException | None = None
+    try:
+        with _without_parent_main():
+            proc.start()
+    except (EOFError, ConnectionError) as exc:
+        failed = exc
+    finally:
+        watchdog.cancel()
+    if fired and failed is None:  # it forked just as the watchdog ended it, and the child with it
+        proc.join()
+    if fired or failed is not None:
+        what = (f"did not start the child within {timeout:.0f} s, and was ended" if fired else
+                f"ended before it started the child ({type(failed).__name__}: {failed or 'no pid came back'})")
+        raise RuntimeError(f"the forkserver {what}: it imports gpu_budget_preload ({' '.join(preload) or 'empty'}) "
+                           "before its first child, so one of those hangs or crashes on import (try `python -c "
+                           "'import MODULE'` for each)")
+
+
+def _end_forkserver() -> None:
+    """SIGKILL the session's forkserver and what it started (its start's read of a pid then fails)."""
+    from multiprocessing import forkserver as server
+
+    pid = getattr(server._forkserver, "_forkserver_pid", None)
+    if pid:
+        kill_descendants(pid)
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _kill(proc) -> None:
@@ -241,10 +288,13 @@ def _end_orphans() -> None:
         kill_descendants(pid)
 
 
-def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2") -> Probed:
+def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2",
+          start_timeout: float | None = None) -> Probed:
     """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions,
-    and its setup (measure/host.py child_facts: the floor it starts at, the kernels' capability, the packages)."""
-    seen, ending = run_child(ChildRequest("probe", 1, preload=tuple(preload)), timeout, preload, dispatch_mode)
+    and its setup (measure/host.py child_facts: the floor it starts at, the kernels' capability, the packages).
+    `start_timeout`: the wait for the forkserver's first fork, its preload's imports (run_child)."""
+    seen, ending = run_child(ChildRequest("probe", 1, preload=tuple(preload)), timeout, preload, dispatch_mode,
+                             start_timeout)
     device = events.first(seen, events.DeviceSeen)
     if device is None:
         error = events.first(seen, events.Failed)

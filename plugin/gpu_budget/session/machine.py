@@ -37,7 +37,7 @@ class Machine:
             opts = self.options
             if not self.worker and self.placement is None:  # before the forkserver starts: it inherits the pin
                 self.pinned_gpu = placement.pin_gpus(os.environ, opts.gpus_per_worker)
-            probed = forkserver.probe(preload=opts.preload, dispatch_mode=opts.dispatch)
+            probed = forkserver.probe(preload=opts.preload, dispatch_mode=opts.dispatch, start_timeout=opts.timeout)
             self.data.hardware = Hardware.from_json(host.collect(
                 probed, host.hardware_key(probed.device), forkserver.forkserver_environ(opts.dispatch), opts.threads,
                 opts.malloc, opts.dispatch, opts.preload))
