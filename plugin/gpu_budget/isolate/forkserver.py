@@ -165,13 +165,14 @@ def _read_hwm(pid: int) -> int | None:
 def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = DEFAULT_PRELOAD,
               dispatch_mode: str = "avx2", start_timeout: float | None = None) -> tuple[list[events.Event], ChildEnding]:
     """Start child.main(request) from the forkserver; return its events and how it ended. `start_timeout` bounds the
-    wait for the forkserver to fork it (its preload imported first), `timeout` where None."""
+    wait for the forkserver to fork it (its preload imported first), `timeout` where None, START_GRACE more either
+    way: the preload's imports are not the child's run, which `timeout` bounds."""
     ctx = forkserver(preload, dispatch_mode)
     fd, path = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")
     os.close(fd)
     try:
         proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.label}")
-        _start(proc, timeout if start_timeout is None else start_timeout, preload)
+        _start(proc, (timeout if start_timeout is None else start_timeout) + START_GRACE, preload)
         t0 = time.monotonic()
         polled_peak, timed_out = 0, False
         try:
@@ -199,6 +200,11 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
         return events.read(path), ending
     finally:
         os.unlink(path)
+
+
+# seconds the forkserver's start (its preload's imports: torch, transformers on a loaded host) gets on top of the
+# timeout, so a short --gpu-budget-timeout bounds the child's run and never fails a preload that merely loads slowly
+START_GRACE = 30.0
 
 
 def _start(proc, timeout: float, preload: tuple[str, ...]) -> None:
