@@ -419,3 +419,25 @@ def test_an_exit_report_subtracts_the_segment_in_the_share_read_when_it_was_mapp
     reader.shmem_share = 0.2
     report = tree.ExitReport(pid=1, hwm=316 * MiB, shared=14 * MiB, rss=16 * MiB, shmem=20 * 1024)
     assert reader.take_report(report, now=1.0) <= 3 * MiB  # what it holds of its own at its end
+
+
+def test_a_share_read_while_a_close_unmaps_the_segment_is_not_kept(monkeypatch):
+    """The race the unit suite met under xdist (1 run in 4): a periodic re-read of a reader's shared pages walked its
+    page tables while its close() unmapped the 128 MiB segment (RssShmem 128 MiB before the walk, 74 MiB after), and
+    paired the walk's Pss_Shmem with the lower RssShmem: a share of 0.82, where the segment was mapped by all three
+    processes. The next poll, after the close(), subtracted the segment in that share and counted 22 MiB of it as the
+    reader's own. A walk while RssShmem moves keeps the last steady read's share."""
+    from gpu_budget.measure.procfs import Sharing, Status
+
+    reader = tree.Descendant(pid=1, ppid=0, start=0)
+    reader.shmem_share, reader.shared_shmem = 1.0, 128 * MiB  # read while the segment was mapped, by all three
+    around = iter([Status(689 * MiB, 689 * MiB, None, None, 128 * MiB), Status(689 * MiB, 635 * MiB, None, None, 74 * MiB)])
+    monkeypatch.setattr(tree, "status", lambda pid: next(around))
+    monkeypatch.setattr(tree, "read_faults", lambda pid: 0)
+    monkeypatch.setattr(tree, "read_sharing", lambda pid: Sharing(shared=620 * MiB, pss_shmem=61 * MiB))
+    assert reader._read_shared(now=1.0)
+    assert reader.shared_shmem == 74 * MiB and reader.shmem_share == 1.0
+    steady = iter([Status(689 * MiB, 689 * MiB, None, None, 128 * MiB)] * 2)  # a walk with the segment held still
+    monkeypatch.setattr(tree, "status", lambda pid: next(steady))
+    monkeypatch.setattr(tree, "read_sharing", lambda pid: Sharing(shared=685 * MiB, pss_shmem=96 * MiB))
+    assert reader._read_shared(now=2.0) and reader.shmem_share == 0.5  # 2 x (128 - 96) of 128 shared: updated

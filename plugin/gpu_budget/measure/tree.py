@@ -327,10 +327,14 @@ class Descendant:
         self.shared, self.shared_at, self.shared_cost, self.shared_faults = sharing.shared, now, time.perf_counter() - t0, faults
         self.shared_tree = around
         around_read = [read for read in (before, status(self.pid)) if read is not None]
+        steady = True  # its shared-memory mappings held still while the page tables were walked
         if around_read:
             self.shared_shmem = min(read.rss_shmem or 0 for read in around_read)
             self.shared_rss = min(read.rss for read in around_read)
-        if self.shared_shmem > 0 and sharing.pss_shmem is not None:
+            steady = max(read.rss_shmem or 0 for read in around_read) - self.shared_shmem < RESHARE_BYTES
+        if self.shared_shmem > 0 and sharing.pss_shmem is not None and steady:
+            # a walk during a close() (or a map) pairs a Pss_Shmem of some moment with the RssShmem of another, and
+            # reads a share no moment had: the share kept stays the last steady read's
             self.shmem_share = shmem_share(self.shared_shmem, sharing)
         if mapped is not None:
             self.shared_mapped = mapped
