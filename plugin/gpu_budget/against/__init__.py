@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -224,19 +224,18 @@ def tests_of(cases: Sequence[CaseVerdict], side: str) -> list[str]:
 
 def uncollected(runs: Sequence[Run], side: str) -> dict[str, str]:
     """Each collector a side's runs could not collect, with the error its first run gave."""
-    out: dict[str, str] = {}
-    for run in runs:
-        if run.side == side:
-            for where, error in run.uncollected.items():
-                out.setdefault(where, error)
-    return out
+    return _first_said(run.uncollected for run in runs if run.side == side)
 
 
 def failed_tests(runs: Sequence[Run], side: str) -> dict[str, str]:
     """Each test a side's runs failed, with why its first failing run gave."""
+    return _first_said(run.failed for run in runs if run.side == side)
+
+
+def _first_said(said: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    """node id -> why, as the first of the runs to say anything of that node id said it."""
     out: dict[str, str] = {}
-    for run in runs:
-        if run.side == side:
-            for nodeid, why in run.failed.items():
-                out.setdefault(nodeid, why)
+    for one in said:
+        for nodeid, why in one.items():
+            out.setdefault(nodeid, why)
     return out
