@@ -26,3 +26,17 @@ def git_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """git's author and committer set, and no user or system configuration read (the sessions inherit it)."""
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
+
+
+def start_repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> Path:
+    """A pytester project as a new git repository on branch main, nothing committed yet: no CI variable, git's
+    environment, an ini with an empty preload, a .gitignore of reports and pytester's own files, and `files`
+    written (name -> text). Its folder."""
+    monkeypatch.delenv("CI", raising=False)
+    git_environment(monkeypatch)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    (pytester.path / ".gitignore").write_text("*.json\n" + PYTESTER_FILES)
+    for name, text in files.items():
+        (pytester.path / name).write_text(text)
+    git(pytester.path, "init", "-q", "-b", "main")
+    return pytester.path

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from git_project import PYTESTER_FILES, commit, git, git_environment
+from git_project import commit, git, start_repo
 
 RUNNERS = "HOLD_MIB = {mib}\nLOSS_OK = {ok}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
 CASE = '''import pytest
@@ -23,12 +23,7 @@ def test_fn(gpu_budget):
 
 def history(pytester, monkeypatch, *states: tuple[int, bool]) -> list[str]:
     """One commit per (MiB held, whether the test's own assertion holds), the first "main~N"; their hashes."""
-    monkeypatch.delenv("CI", raising=False)
-    git_environment(monkeypatch)
-    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    (pytester.path / ".gitignore").write_text("*.json\n" + PYTESTER_FILES)
-    (pytester.path / "test_mem.py").write_text(CASE)
-    git(pytester.path, "init", "-q", "-b", "main")
+    start_repo(pytester, monkeypatch, {"test_mem.py": CASE})
     out = []
     for n, (mib, ok) in enumerate(states):
         (pytester.path / "runners.py").write_text(RUNNERS.format(mib=mib, ok=ok))

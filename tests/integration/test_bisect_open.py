@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from git_project import PYTESTER_FILES, commit, git, git_environment
+from git_project import commit, git, start_repo
 
 RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
 CASE = '''import pytest
@@ -24,13 +24,7 @@ def test_an_answer_left_open_by_skips_exits_1_with_the_summary_and_the_json(pyte
     """GOOD holds 8 MiB; commit 1 holds 72 MiB and breaks conftest.py (a skip); commit 2 (BAD) fixes conftest.py. The
     first commit past the tolerance is commit 1 or commit 2: skips leave it open. Before: exit 2, "git bisect run
     failed" and git's transcript, no summary, no JSON, and the skip's reason cut at "its output ends:"."""
-    monkeypatch.delenv("CI", raising=False)
-    git_environment(monkeypatch)
-    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    (pytester.path / ".gitignore").write_text("*.json\n" + PYTESTER_FILES)
-    (pytester.path / "test_mem.py").write_text(CASE)
-    (pytester.path / "runners.py").write_text(RUNNERS.format(mib=8))
-    git(pytester.path, "init", "-q", "-b", "main")
+    start_repo(pytester, monkeypatch, {"test_mem.py": CASE, "runners.py": RUNNERS.format(mib=8)})
     commit(pytester.path, "good")
     (pytester.path / "runners.py").write_text(RUNNERS.format(mib=72))
     (pytester.path / "conftest.py").write_text(CONFTEST)

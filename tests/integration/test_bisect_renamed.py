@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from git_project import PYTESTER_FILES, commit, git, git_environment
+from git_project import commit, git, start_repo
 
 RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
 CASE = '''import pytest
@@ -23,13 +23,7 @@ def test_fn(gpu_budget):
 def test_a_case_whose_file_is_renamed_is_bisected_across_the_rename(pytester, monkeypatch, case):
     """GOOD holds 8 MiB in test_a.py; commit 1 renames it test_b.py; commit 2 holds 72 MiB; commit 3 (BAD) touches a
     README. Before: every commit after the rename was a skip ("the case is not collected here"), exit 1, open."""
-    monkeypatch.delenv("CI", raising=False)
-    git_environment(monkeypatch)
-    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    (pytester.path / ".gitignore").write_text("*.json\n" + PYTESTER_FILES)
-    (pytester.path / "test_a.py").write_text(CASE)
-    (pytester.path / "runners.py").write_text(RUNNERS.format(mib=8))
-    git(pytester.path, "init", "-q", "-b", "main")
+    start_repo(pytester, monkeypatch, {"test_a.py": CASE, "runners.py": RUNNERS.format(mib=8)})
     commit(pytester.path, "good")
     git(pytester.path, "mv", "test_a.py", "test_b.py")
     commit(pytester.path, "commit 1: rename test_a.py to test_b.py")

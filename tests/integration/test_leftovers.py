@@ -97,6 +97,15 @@ def sleeps(ctx):
 '''
 
 
+def measuring_child(folder) -> int:
+    """The measured child's pid, once SLEEPS's runner has written it to child.pid (within a minute)."""
+    started = folder / "child.pid"
+    deadline = time.monotonic() + 60
+    while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return int(started.read_text())
+
+
 def test_ctrl_c_ends_the_measured_child_with_the_session(pytester, monkeypatch):
     """Interrupted while a child measures, the session ends it at once (multiprocessing would join it at exit)."""
     import signal
@@ -109,11 +118,7 @@ def test_ctrl_c_ends_the_measured_child_with_the_session(pytester, monkeypatch):
     session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
                                 "-k", "False"], cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        started = pytester.path / "child.pid"
-        deadline = time.monotonic() + 60
-        while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        child = int(started.read_text())
+        child = measuring_child(pytester.path)
         session.send_signal(signal.SIGINT)
         session.wait(timeout=20)  # not the child's 120 s
     finally:
@@ -141,11 +146,7 @@ def test_sigterm_ends_the_session_as_ctrl_c_does_leaving_no_temp_file(pytester, 
                                 "-p", "no:cacheprovider", "--basetemp", str(pytester.path / "base"), "-k", "False"],
                                cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        started = pytester.path / "child.pid"
-        deadline = time.monotonic() + 60
-        while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        child = int(started.read_text())
+        child = measuring_child(pytester.path)
         assert list(tmp.glob("gpu-budget-*.jsonl"))  # the child's event file, while it runs
         session.send_signal(signal.SIGTERM)
         code = session.wait(timeout=20)
