@@ -34,7 +34,7 @@ from gpu_budget.measure import rises
 from gpu_budget.model.budget import Budget
 from gpu_budget.model.entry import SPREAD_MULTIPLE, Spread
 from gpu_budget.model.figures import Peaks, Step
-from gpu_budget.model.growth import GrowthRecord, ProjectionRecord
+from gpu_budget.model.growth import GrowthRecord, ProjectionRecord, allowance_words, recorded_basis
 from gpu_budget.model.metric import JUDGED_GROWTH
 from gpu_budget.units import MiB, format_size
 
@@ -81,12 +81,6 @@ class Growth:
     run_steps: int  # the steps the run measured: what a longer run is said against
     recorded_runs: int | None = None  # the allowance is SPREAD_MULTIPLE x its entry's runs' growth: how many runs
 
-    def allowance_said(self) -> str:
-        """The allowance in a row's words, and where it comes from."""
-        if self.recorded_runs is None:
-            return f"the clean allowance {_per_step(self.allowance)}"
-        return (f"its recorded allowance {_per_step(self.allowance)} ({SPREAD_MULTIPLE}x the largest growth of its "
-                f"{self.recorded_runs} recorded runs)")
 
     @property
     def first(self) -> int:
@@ -174,7 +168,7 @@ class Projection:
         if g.window.envelope == rises.DESPIKED:
             over += ", spikes of one or two steps read at their neighbours' level"
         if not g.grows:
-            return f"{what} steady {over} ({_per_step(g.slope)}, within {g.allowance_said()})"
+            return f"{what} steady {over} ({_per_step(g.slope)}, within {allowance_words(g.allowance, g.recorded_runs)})"
         low, high = g.interval
         text = (f"{what} grows {_per_step(g.slope)} {over} ({_per_step(low, '')} .. {_per_step(high)} with "
                 f"{'the clean allowance' if g.recorded_runs is None else 'its recorded allowance'}): about "
@@ -192,8 +186,7 @@ class Projection:
         if g.recorded_runs is None or self.budget is None or self.at(g.allowance) <= self.budget:
             return None
         return (f"warning: {LABELS[g.metric]}'s recorded runs widen its growth allowance to {_per_step(g.allowance)} "
-                f"({SPREAD_MULTIPLE}x the largest growth of its {g.recorded_runs} recorded runs), so a leak within it "
-                f"reads as steady, though it reaches about {format_size(self.at(g.allowance))} at step "
+                f"{recorded_basis(g.recorded_runs)}, so a leak within it reads as steady, though it reaches about {format_size(self.at(g.allowance))} at step "
                 f"{self.at_step:,} > budget {format_size(self.budget)}: run more steps, whose late steps grow less, "
                 "and record again")
 

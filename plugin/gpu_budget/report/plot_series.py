@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpu_budget.model.entry import SPREAD_MULTIPLE
 from gpu_budget.model.figures import PhaseRecord
-from gpu_budget.model.growth import ProjectionRecord
+from gpu_budget.model.growth import ProjectionRecord, allowance_words
 from gpu_budget.model.result import Result
 from gpu_budget.units import MiB, format_size
 
@@ -50,10 +49,7 @@ def growth_note(p: ProjectionRecord) -> str:
     widened it to), or the growth and its projection."""
     over = f"over steps {p.steps_fitted[0]}-{p.steps_fitted[1]}"
     if not p.grows:
-        if p.allowance_runs is None:
-            return f"steady {over} ({per_step(p.slope)}, within the clean allowance {per_step(p.allowance)})"
-        return (f"steady {over} ({per_step(p.slope)}, within its recorded allowance {per_step(p.allowance)} "
-                f"({SPREAD_MULTIPLE}x the largest growth of its {p.allowance_runs} recorded runs))")
+        return f"steady {over} ({per_step(p.slope)}, within {allowance_words(p.allowance, p.allowance_runs)})"
     budget = "" if p.budget is None else f" {'>' if p.breaks else 'within'} budget {format_size(p.budget)}"
     return f"grows {per_step(p.slope)} {over}: about {format_size(p.projected)} at step {p.at_step:,}{budget}"
 
