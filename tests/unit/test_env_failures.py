@@ -11,6 +11,7 @@ from local_wheels import offline, unsatisfiable, write_wheel
 
 from gpu_budget.isolate import env_failures
 from gpu_budget.isolate.environment import EnvironmentFailed, find_tool, make
+from gpu_budget.isolate.index_settings import index_settings
 
 MISSING = "gbtiny==2.0"
 
@@ -28,8 +29,14 @@ def failed(requirements, root, retry=False) -> EnvironmentFailed:
     return raised.value
 
 
+def key_of(requirements=(MISSING,), tool=None) -> str:
+    """The key make() keeps a failure of `requirements` under, with the index settings the tool reads now."""
+    name = tool or find_tool().name
+    return env_failures.key(requirements, name, index_settings(name))
+
+
 def entry_of(root, requirements=(MISSING,)) -> dict:
-    return json.loads(env_failures.path(root, env_failures.key(requirements, find_tool().name)).read_text())
+    return json.loads(env_failures.path(root, key_of(requirements)).read_text())
 
 
 def test_a_failure_is_recorded_with_its_key_line_and_time(tmp_path, links):
@@ -78,8 +85,10 @@ def test_a_changed_requirement_set_is_a_new_key_and_is_tried(tmp_path, links):
     write_wheel(links, "2.0")
     made = make([MISSING, "gbtiny>=1"], tmp_path / "envs")  # another set: tried, and now it resolves
     assert made.overlay == {"gbtiny": "2.0"}
-    assert env_failures.key(["a", "b"], "pip") == env_failures.key(["b", "a", "a"], "pip")  # a set: order aside
-    assert env_failures.key(["a"], "pip") not in (env_failures.key(["a", "b"], "pip"), env_failures.key(["a"], "uv"))
+    assert env_failures.key(["a", "b"], "pip", ()) == env_failures.key(["b", "a", "a"], "pip", ())  # order aside
+    assert env_failures.key(["a"], "pip", ()) not in (env_failures.key(["a", "b"], "pip", ()),
+                                                      env_failures.key(["a"], "uv", ()),
+                                                      env_failures.key(["a"], "pip", ("PIP_INDEX_URL=x",)))
 
 
 @pytest.mark.parametrize("text", ["", "{not json", '{"requirements": ["gbtiny==2.0"]}', "[1, 2]",
@@ -87,7 +96,7 @@ def test_a_changed_requirement_set_is_a_new_key_and_is_tried(tmp_path, links):
                                    ' "at": 0, "python": "", "tool": ""}')])
 def test_an_unreadable_entry_counts_as_absent_and_is_written_anew(tmp_path, links, text):
     failed([MISSING], tmp_path / "envs")
-    kept = env_failures.path(tmp_path / "envs", env_failures.key([MISSING], find_tool().name))
+    kept = env_failures.path(tmp_path / "envs", key_of())
     kept.write_text(text)
     again = failed([MISSING], tmp_path / "envs")
     assert again.remembered is False  # tried again, not an error about the cache
@@ -157,6 +166,34 @@ def test_a_failure_to_reach_the_index_is_not_remembered(tmp_path, monkeypatch, n
     with pytest.raises(EnvironmentFailed) as raised:
         make([MISSING], tmp_path / "envs", tool)
     assert raised.value.kind == "resolve" and "not remembered" in str(raised.value)
-    assert not env_failures.path(tmp_path / "envs", env_failures.key([MISSING], tool.name)).exists()
+    assert not env_failures.path(tmp_path / "envs", key_of(tool=tool.name)).exists()
     write_wheel(offline(monkeypatch, tmp_path / "links"), "2.0")  # the index back: the next session tries, and makes it
     assert make([MISSING], tmp_path / "envs", tool).overlay == {"gbtiny": "2.0"}
+
+
+def test_a_failure_is_remembered_under_its_index_and_tried_again_under_another(tmp_path, monkeypatch):
+    """A set that fails against one index (a mirror without the version) is replayed while the installer reads that
+    index, and tried again once it reads another, which may have it."""
+    mirror = offline(monkeypatch, tmp_path / "mirror")
+    write_wheel(mirror, "1.0")
+    first = failed([MISSING], tmp_path / "envs")
+    write_wheel(mirror, "2.0")  # a try would now succeed: the same index replays the failure without trying
+    again = failed([MISSING], tmp_path / "envs")
+    assert again.remembered and str(again).startswith(str(first))
+    assert f"FIND_LINKS={mirror}" in str(again)  # it says which index settings it failed under
+    other = offline(monkeypatch, tmp_path / "other")
+    write_wheel(other, "2.0")
+    assert make([MISSING], tmp_path / "envs").overlay == {"gbtiny": "2.0"}  # another index: tried, and made
+
+
+def test_an_index_url_is_remembered_without_its_credentials(tmp_path, links, monkeypatch):
+    for name in ("PIP_EXTRA_INDEX_URL", "UV_EXTRA_INDEX_URL"):  # read by neither: the tools read the folder alone
+        monkeypatch.setenv(name, "https://reader:s3cret@mirror.invalid/simple")
+    first = failed([MISSING], tmp_path / "envs")
+    text = env_failures.path(tmp_path / "envs", key_of()).read_text()
+    assert "s3cret" not in text and "reader" not in text and "https://***@mirror.invalid/simple" in text
+    again = failed([MISSING], tmp_path / "envs")
+    assert again.remembered and "***@mirror.invalid" in str(again) and "s3cret" not in str(again)
+    monkeypatch.setenv("UV_EXTRA_INDEX_URL", "https://reader:s3cret@other.invalid/simple")
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "https://reader:s3cret@other.invalid/simple")
+    assert failed([MISSING], tmp_path / "envs").remembered is False and first.remembered is False

@@ -6,8 +6,10 @@ Python 3.11: the installer downloads and fails to build it), and nothing
 changes between sessions by itself. So the failure is kept under the
 environments' folder, `failed/<key>.json`: its kind, the tool's key line,
 the whole message and how long the attempt took. The key is the requirement
-set (order and duplicates aside), the interpreter and the tool: a changed
-requirement is a new key, and is tried. `--gpu-budget-update` tries each
+set (order and duplicates aside), the interpreter, the tool and the index
+settings it read (index_settings.py: a mirror that lacks a version says
+nothing of another index): a changed requirement, or another index, is a new
+key, and is tried; a replayed failure names the index it failed under. `--gpu-budget-update` tries each
 failure remembered from an earlier session again (`retry`). One remembered
 since this session began (`since`) is another process's of this session, an
 xdist worker's that tried while this one waited: raised as it was, the same
@@ -38,6 +40,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpu_budget.isolate.index_settings import described, redact
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.result import EnvironmentRecord
 
@@ -86,28 +89,29 @@ class FailedEntry:
     at: float
     python: str
     tool: str
+    index: tuple[str, ...] = ()  # the index settings it failed under (index_settings.py: no credentials)
 
     def to_json(self) -> JsonObject:
         return {"requirements": list(self.requirements), "kind": self.kind, "error": self.error,
                 "message": self.message, "seconds": self.seconds, "at": self.at, "python": self.python,
-                "tool": self.tool}
+                "tool": self.tool, "index": list(self.index)}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> FailedEntry:
         """The entry; KeyError, TypeError or ValueError where `data` is not one."""
         entry = cls(tuple(str(r) for r in data["requirements"]), str(data["kind"]), str(data["error"]),
                     str(data["message"]), float(data["seconds"]), float(data["at"]), str(data["python"]),
-                    str(data["tool"]))
+                    str(data["tool"]), tuple(str(s) for s in data.get("index", ())))
         if entry.kind not in KEPT_KINDS:
             raise ValueError(f"kind {entry.kind!r}")
         return entry
 
 
-def key(requirements: Sequence[str], tool: str) -> str:
+def key(requirements: Sequence[str], tool: str, index: Sequence[str]) -> str:
     """The entry's name: a digest of the requirement set, the interpreter (a wheel exists for one Python and not
-    another) and the tool."""
+    another), the tool and the index settings it read (one index may lack what another holds)."""
     given = {"requirements": sorted(set(requirements)), "python": sys.executable, "version": sys.version,
-             "tool": tool}
+             "tool": tool, "index": list(index)}
     return hashlib.sha256(json.dumps(given, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -188,7 +192,8 @@ class Memory:
     """One requirement set's remembered failure, for make(): `check` raises it again, `kept` remembers a new one.
 
     since: time.time() when the session began (an entry from then on is this session's). retry: try again one from
-    before. started: time.monotonic() when make() began (the seconds a failure reports count from it).
+    before. started: time.monotonic() when make() began (the seconds a failure reports count from it). index: the
+    tool's index settings (index_settings.py).
     """
 
     root: Path
@@ -197,10 +202,11 @@ class Memory:
     since: float
     retry: bool
     started: float
+    index: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
-        return key(self.requirements, self.tool)
+        return key(self.requirements, self.tool, self.index)
 
     def spent(self) -> float:
         return round(time.monotonic() - self.started, 3)
@@ -217,7 +223,8 @@ class Memory:
         if self.retry:
             return
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(known.at))
-        raise EnvironmentFailed(known.kind, f"{known.message} (remembered: tried {when}, failing in "
+        raise EnvironmentFailed(known.kind, f"{known.message} (remembered: tried {when} under "
+                                            f"{described(known.index)}, failing in "
                                             f"{known.seconds:.1f} s; --gpu-budget-update tries it again)",
                                 known.error, self.spent(), True, self.tool)
 
@@ -230,6 +237,7 @@ class Memory:
         except EnvironmentFailed as exc:
             exc.seconds, exc.tool = self.spent(), self.tool
             if exc.kind in KEPT_KINDS and not (exc.remembered or exc.by_another or exc.unreachable):
-                remember(self.root, self.name, FailedEntry(self.requirements, exc.kind, exc.error, str(exc),
-                                                           exc.seconds, time.time(), sys.executable, self.tool))
+                remember(self.root, self.name, FailedEntry(self.requirements, exc.kind, redact(exc.error), redact(str(exc)),
+                                                           exc.seconds, time.time(), sys.executable, self.tool,
+                                                           self.index))
             raise

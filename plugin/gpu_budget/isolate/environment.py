@@ -61,6 +61,7 @@ from gpu_budget.declare.environment import canonical
 from gpu_budget.declare.params import Json
 from gpu_budget.isolate import env_failures
 from gpu_budget.isolate.env_failures import EnvironmentFailed
+from gpu_budget.isolate.index_settings import index_settings
 from gpu_budget.isolate.wheelhouse import VARIABLE as WHEELHOUSE
 from gpu_budget.isolate.wheelhouse import Wheelhouse
 from gpu_budget.model.result import EnvironmentRecord
@@ -328,7 +329,8 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None, sinc
         exc.seconds, exc.tool = round(time.monotonic() - t0, 3), tool.name
         raise
     label = tool.name if wheels is None else f"{tool.name}, wheels from {wheels.folder} ({wheels.digest})"
-    memory = env_failures.Memory(root, requirements, label, time.time() if since is None else since, retry, t0)
+    memory = env_failures.Memory(root, requirements, label, time.time() if since is None else since, retry, t0,
+                                 index_settings(tool.name))
     try:
         memory.check()
         made = _make(requirements, root, tool, memory, wheels)

@@ -1,0 +1,64 @@
+"""The package index settings an installer reads, so a remembered failure is kept per index (env_failures.py).
+
+A requirement that one index lacks (a private mirror without the version)
+may be on another: a failure remembered under one index says nothing of the
+next, so the settings are part of a remembered failure's key and named in
+its message. They are the environment variables that point pip or uv at an
+index or a folder of wheels, and a digest of each configuration file the
+tool reads (its index lines may be there). A URL's credentials
+(`user:password@`) are never kept: they are written `***@`, so a changed
+password alone is not a new index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+from pathlib import Path
+
+VARIABLES = {
+    "pip": ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_TRUSTED_HOST",
+            "PIP_CONFIG_FILE"),
+    "uv": ("UV_DEFAULT_INDEX", "UV_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_FIND_LINKS", "UV_NO_INDEX",
+           "UV_OFFLINE", "UV_INDEX_STRATEGY", "UV_INSECURE_HOST", "UV_CONFIG_FILE", "UV_NO_CONFIG"),
+}
+_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def redact(value: str) -> str:
+    """`value` with every URL's user and password written `***` ("https://u:p@host/simple" -> "https://***@host/simple")."""
+    return _CREDENTIALS.sub("***@", value)
+
+
+def _config_files(tool: str) -> list[Path]:
+    """The configuration files `tool` reads on Linux, where they exist (pip's global, user and site ones; uv's
+    system and user ones; each tool's file named by its variable)."""
+    home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    dirs = [Path(d) for d in (os.environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep) if d]
+    if tool == "pip":
+        paths = [*(d / "pip" / "pip.conf" for d in dirs), Path("/etc/pip.conf"), Path.home() / ".pip" / "pip.conf",
+                 home / "pip" / "pip.conf", Path(sys.prefix) / "pip.conf", os.environ.get("PIP_CONFIG_FILE")]
+    else:
+        paths = [*(d / "uv" / "uv.toml" for d in dirs), Path("/etc/uv/uv.toml"), home / "uv" / "uv.toml",
+                 os.environ.get("UV_CONFIG_FILE")]
+    return [Path(p) for p in dict.fromkeys(paths) if p and Path(p).is_file()]
+
+
+def index_settings(tool: str) -> tuple[str, ...]:
+    """What points `tool` ("uv" or "pip") at an index, each as "NAME=value" (credentials redacted) or "config
+    PATH (sha256 DIGEST)"; empty where the tool reads its default index."""
+    found = [f"{name}={redact(os.environ[name])}" for name in VARIABLES.get(tool, ()) if os.environ.get(name)]
+    for path in _config_files(tool):
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        except OSError:
+            continue
+        found.append(f"config {path} (sha256 {digest})")
+    return tuple(found)
+
+
+def described(settings: tuple[str, ...]) -> str:
+    """The settings as a message names them."""
+    return ", ".join(settings) if settings else "the tool's default index"

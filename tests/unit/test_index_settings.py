@@ -1,0 +1,38 @@
+"""The index settings a remembered environment failure is kept under (isolate/index_settings.py): what points each
+tool at an index, credentials never kept."""
+
+from gpu_budget.isolate.index_settings import VARIABLES, described, index_settings, redact
+
+
+def clean(monkeypatch, tmp_path) -> None:
+    for name in (*VARIABLES["pip"], *VARIABLES["uv"]):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "etc"))
+
+
+def test_each_url_loses_its_credentials():
+    assert redact("https://u:p@a.example/simple http://token@b.example/x /local/wheels") == (
+        "https://***@a.example/simple http://***@b.example/x /local/wheels")
+    assert redact("https://a.example/simple") == "https://a.example/simple"
+
+
+def test_each_tool_is_keyed_by_the_settings_it_reads(monkeypatch, tmp_path):
+    clean(monkeypatch, tmp_path)
+    monkeypatch.setenv("PIP_INDEX_URL", "https://me:pw@mirror.example/simple")
+    monkeypatch.setenv("UV_FIND_LINKS", "/wheels")
+    assert [s for s in index_settings("pip") if not s.startswith("config ")] == [
+        "PIP_INDEX_URL=https://***@mirror.example/simple"]
+    assert [s for s in index_settings("uv") if not s.startswith("config ")] == ["UV_FIND_LINKS=/wheels"]
+
+
+def test_a_config_file_counts_by_its_content(monkeypatch, tmp_path):
+    clean(monkeypatch, tmp_path)
+    conf = tmp_path / "home" / "uv" / "uv.toml"
+    conf.parent.mkdir(parents=True)
+    conf.write_text('index-url = "https://me:pw@one.example/simple"\n')
+    first = index_settings("uv")
+    assert any(s.startswith(f"config {conf} (sha256 ") for s in first) and "me:pw" not in described(first)
+    conf.write_text('index-url = "https://two.example/simple"\n')
+    assert index_settings("uv") != first
+    assert described(()) == "the tool's default index"
