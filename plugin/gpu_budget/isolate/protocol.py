@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from gpu_budget.declare.command_line import CommandLine
 from gpu_budget.declare.params import Json, Params
+from gpu_budget.isolate import program
 from gpu_budget.model.card import Card
 from gpu_budget.model.result import Measurement
 
@@ -84,11 +85,15 @@ class ScenarioJob:
                    scenario.prepare, scenario.command_at(scale, ASSETS) if scenario.command is not None else None,
                    params.get(PLANT_BYTES, 0), params.get(PLANT_TENSOR_BYTES, 0))
 
-    def in_environment(self, python: str, this: str = sys.executable) -> ScenarioJob:
-        """This job with its command's leading interpreter `this` (the running one) replaced by `python`."""
-        if self.command is None or not self.command.argv or self.command.argv[0] != this:
+    def in_environment(self, python: str, lays: str = "", this: str = sys.executable) -> ScenarioJob:
+        """This job with its command's program the environment's (`python` its interpreter, `lays` what it lays
+        over): program.OutsideEnvironment where the command would start another interpreter."""
+        if self.command is None or not self.command.argv:
             return self
-        return replace(self, command=replace(self.command, argv=(python, *self.command.argv[1:])))
+        line = self.command
+        argv = program.in_environment(line.argv, python, lays or "the environment's packages", this,
+                                      line.env.get("PATH"), line.cwd)
+        return replace(self, command=replace(line, argv=argv))
 
     def to_json(self) -> dict[str, Json]:
         return {"name": self.name, "run": self.run,

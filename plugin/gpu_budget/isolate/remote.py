@@ -8,8 +8,8 @@ own forkserver with the session's preload, so its children import the
 environment's versions and are measured exactly as the running
 environment's are (the same preload, floor and pins). A command case goes
 the same way: its measuring child comes from the helper's forkserver, with
-the environment's bin folder first on PATH (a command's leading
-sys.executable is replaced by the environment's interpreter in children.py).
+the environment's bin folder first on PATH (a command's program becomes the
+environment's, or is refused, in isolate/program.py).
 
 The helper imports no torch itself (the plugin stays lazy) and takes one
 JSON request a line on stdin, answering one line on stdout; it ends when its

@@ -20,6 +20,7 @@ import pytest
 from gpu_budget.declare.marks import BudgetMark, expectation_problem
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate.environment import EnvironmentFailed
+from gpu_budget.isolate.program import OutsideEnvironment
 from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.judge import baselines, keys
@@ -180,6 +181,8 @@ def measure(ask: Ask, asked: Result) -> Outcome | Measurement:
                                  message=f"its environment cannot be made: {exc}"))
     except RemoteFailed as exc:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=str(exc)))
+    except OutsideEnvironment as exc:  # its command would run the running packages, not its environment's
+        return Outcome(asked.but(verdict=Verdict.ERROR, message=f"its environment cannot run this command: {exc}"))
     if measurement.error_kind == "missing-dependency":
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=measurement.error.message))
     return measurement

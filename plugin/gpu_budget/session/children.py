@@ -9,9 +9,10 @@ held the compiler, which a machine whose cache is warm does not pay.
 A case with an environment of its own (Scenario.environment, or a sweep's
 version) is prepared and measured by that environment's helper
 (isolate/remote.py), its assets kept apart (a checkpoint saved by one release
-is loaded by the same one), and a command's leading sys.executable becomes
-the environment's interpreter. Where the environment holds nothing the
-running one lacks, the case runs here as usual.
+is loaded by the same one), and a command's program becomes the
+environment's (isolate/program.py: one that would start another Python is
+refused). Where the environment holds nothing the running one lacks, the
+case runs here as usual.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ class ChildRunner:
         job, key = ScenarioJob.of(scenario, scale), scenario.asset_key(scale)
         runner: Remote | ModuleType = forkserver  # a helper of another environment has forkserver's two calls
         if made is not None and made.overlay:
-            job, key, runner = job.in_environment(made.python), f"{key}-env-{made.key}", self.environments.remote(made)
+            # a command's program becomes the environment's, or is refused (OutsideEnvironment) before anything runs
+            job = job.in_environment(made.python, ", ".join(made.requirements))
+            key, runner = f"{key}-env-{made.key}", self.environments.remote(made)
         assets = self.assets / key
         if scenario.prepare:
             # unmeasured: as many threads as this process may use, to build real-scale models sooner

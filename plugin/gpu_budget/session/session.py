@@ -49,7 +49,7 @@ from gpu_budget.session.environments import Environments
 from gpu_budget.session.folders import assets_folder, environments_folder
 from gpu_budget.session.machine import Machine
 from gpu_budget.session.options import Options, is_ci
-from gpu_budget.session.sweep import sweep_case
+from gpu_budget.session.sweep import swept
 
 SECTION = "gpu-budget"  # the title of the section a test's report gets, one line per measured case
 MEASURED = pytest.StashKey[list[Result]]()  # an item's judged cases, for its report
@@ -120,8 +120,7 @@ class BudgetSession:
                            ci=self.ci, worker=placement, store=machine.store())
         result = with_store(outcome.result, outcome.path, recorded=outcome.baseline_write is not None)
         if self.options.sweep and result.measurement is not None:  # reported beside the verdict, never judged
-            result = result.but(sweep=sweep_case(scenario, self.options.sweep, result.measurement, self._child_for(mark),
-                                                 cuda=machine.device().cuda))
+            result = swept(result, scenario, self.options.sweep, self._child_for(mark), cuda=machine.device().cuda)
         self.data.rows.append(result)
         if outcome.baseline_write:  # written once the test has passed (held.py): the test may still fail after this
             held.hold(item, outcome.baseline_write, result)

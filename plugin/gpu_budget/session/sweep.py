@@ -9,6 +9,10 @@ runner, never judged, never recorded: a SweepPoint with its peaks and change
 against the reference (none where the reference failed: its peak is the
 peak so far, not the case's figure). A version that cannot be made, imported
 or run is a point named as such, and the other versions are still measured.
+A command whose program would not run in the versions' environments (a
+launcher script of the running environment, another interpreter:
+isolate/program.py) fails the case instead: its versions would all measure
+the running packages.
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.declare.sweep import SweepAxis
 from gpu_budget.isolate.environment import EnvironmentFailed
+from gpu_budget.isolate.program import OutsideEnvironment
 from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import SHOWN
-from gpu_budget.model.result import Measurement, SweepPoint
+from gpu_budget.model.result import Measurement, Result, SweepPoint, Verdict
 from gpu_budget.requires import MissingDependency
 
 
@@ -78,6 +83,15 @@ def sweep_case(scenario: Scenario, axes: Sequence[SweepAxis], reference: Measure
     return tuple(points)
 
 
+def swept(result: Result, scenario: Scenario, axes: Sequence[SweepAxis], run_child: RunChild, cuda: bool) -> Result:
+    """The judged case's row with its sweep; an error where its command would not run in a version's environment
+    (the gated reference kept): every version would measure the running packages and be reported as its own."""
+    try:
+        return result.but(sweep=sweep_case(scenario, axes, result.measurement, run_child, cuda))
+    except OutsideEnvironment as exc:
+        return result.but(verdict=Verdict.ERROR, passed=False, message=f"the sweep cannot run this command: {exc}")
+
+
 def _point(scenario: Scenario, axis: SweepAxis, version: str, reference: Measurement, run_child: RunChild,
            cuda: bool) -> SweepPoint:
     line = axis.requirement(version)
@@ -88,6 +102,8 @@ def _point(scenario: Scenario, axis: SweepAxis, version: str, reference: Measure
     except EnvironmentFailed as exc:
         status = "skipped" if exc.kind == "torch" and not cuda else "error"
         return SweepPoint(axis.package, version, False, status, message=str(exc))
+    except OutsideEnvironment:  # the case's command, not this version: refused (refused()), not a point
+        raise
     except (MissingDependency, RemoteFailed) as exc:
         return SweepPoint(axis.package, version, False, "error", message=f"{line}: {exc}")
     except Exception as exc:  # noqa: BLE001  this version's failure (a prepare failing in the running environment

@@ -1,0 +1,108 @@
+"""A command's program in a case's own environment (a sweep's version among them): the environment's, or refused.
+
+The environment's packages reach a command only through the environment's
+interpreter. So a program is run from the environment's bin folder where
+that folder has it: the running interpreter (sys.executable, or the same
+interpreter named by another path in its bin folder: `.venv/bin/python3`),
+a bare `python3`, or a console script of a package the environment lays
+over. A program that would start another Python (a launcher script of the
+running environment, `torchrun` or `accelerate`, whose #! line names the
+running interpreter; another interpreter, `/usr/bin/python3`) would run the
+running packages at every version and be reported as the environment's: it
+is refused (OutsideEnvironment), naming the program and what it runs. A
+program that starts no Python of its own (a shell script, a binary) is left
+as it is: a `python` it starts is found on PATH, where the environment's
+bin folder comes first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+INTERPRETER = re.compile(r"^python(\d+(\.\d+)?)?$")
+_MODULE = re.compile(r"^from\s+([\w.]+)\s+import\s", re.MULTILINE)  # a console script's entry point
+
+
+class OutsideEnvironment(ValueError):
+    """A command whose program would run another interpreter than the environment's: its versions would not
+    take effect there."""
+
+
+def in_environment(argv: Sequence[str], python: str, lays: str, this: str = sys.executable,
+                   path: str | None = None, cwd: str | None = None) -> tuple[str, ...]:
+    """`argv` with its program the environment's (`python` is its interpreter; `lays`: what it lays over, for the
+    message); OutsideEnvironment where the program would run another interpreter. path: the PATH the command
+    sees (default: this process's); cwd: the folder a relative program is found from."""
+    program, rest = argv[0], tuple(argv[1:])
+    own = Path(python).parent
+    if program == this:
+        return (python, *rest)
+    name = os.path.basename(program)
+    found = _located(program, path, cwd)
+    if (own / name).exists() and ("/" not in program or (found is not None and _same_dir(found.parent, Path(this).parent))):
+        return (str(own / name), *rest)  # found on PATH, or the running interpreter's bin folder named
+    runs = _interpreter_of(found, os.pathsep.join(filter(None, [str(own), path]))) if found is not None else None
+    if runs is None or _same_dir(runs.parent, own):
+        return tuple(argv)
+    why = (f"is the interpreter {runs}" if runs == found
+           else f"runs {runs} (its #! line), not the environment's interpreter ({python})")
+    raise OutsideEnvironment(f"command {program!r} {why}: {lays} would not take effect there (the case would "
+                             f"measure that interpreter's packages instead); start it with sys.executable, which "
+                             f"becomes the environment's interpreter{_advice(found)}")
+
+
+def _located(program: str, path: str | None, cwd: str | None) -> Path | None:
+    """The file `program` names (a bare name: the first on `path`); None where there is none."""
+    if "/" not in program:
+        found = shutil.which(program, path=path if path is not None else os.environ.get("PATH"))
+        return Path(found) if found else None
+    located = Path(cwd or ".") / program
+    return located if located.is_file() else None
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _interpreter_of(file: Path, path: str) -> Path | None:
+    """The Python `file` starts: itself where it is an interpreter, else the one its #! line names (an `env`
+    line's found on `path`, pip's `#!/bin/sh` + `'''exec'` form's); None where it starts none it names."""
+    if INTERPRETER.match(file.name):
+        return file
+    try:
+        with open(file, "rb") as fh:
+            head = fh.read(1024).decode(errors="replace").splitlines()
+    except OSError:
+        return None
+    if not head or not head[0].startswith("#!"):
+        return None
+    words = head[0][2:].split()
+    if words and os.path.basename(words[0]) == "sh" and len(head) > 1 and head[1].startswith("'''exec'"):
+        words = shlex.split(head[1][len("'''exec'"):])  # pip's form for a long interpreter path
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-")]
+        found = shutil.which(words[0], path=path) if words else None
+        words = [found] if found else []
+    if not words or not INTERPRETER.match(os.path.basename(words[0])):
+        return None
+    return Path(words[0])
+
+
+def _advice(file: Path) -> str:
+    """How to start a console script's entry point with sys.executable, where its text names the module."""
+    try:
+        found = _MODULE.search(file.read_text(errors="replace")[:4096])
+    except OSError:
+        return ""
+    if found is None or INTERPRETER.match(file.name):
+        return ""
+    return f" ([sys.executable, \"-m\", \"{found.group(1)}\", ...] runs the module it runs)"
