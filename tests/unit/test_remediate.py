@@ -142,6 +142,55 @@ def test_a_report_never_claims_a_crashed_set_was_measured():
     assert "none of the 2 real runs (bound 2) passed (1 failed with an error, not measured);" in remediation_text(bound)
 
 
+def crashing(*together):
+    """measure(): a set holding every fix of `together` crashes (not of memory); any other is over budget."""
+    def measure(candidate):
+        measure.measured.append(set(candidate.fixes))
+        if set(together) <= set(candidate.fixes):
+            return Trial((), "error", Peaks(), "measured child failed (exception): KeyError: 'x'", crashed=True)
+        return Trial((), "over-budget", Peaks(ram=BASE))
+
+    measure.measured = []
+    return measure
+
+
+def test_no_set_holding_a_fix_whose_run_crashed_is_run():
+    measure = crashing("trm_c")
+    found = remediate.search(toy(A, B, C), measure)
+    assert measure.measured == [{"trm_a"}, {"trm_b"}, {"trm_c"}, {"trm_a", "trm_b"}]  # was all 7 sets
+    assert found.status == "none-passes" and found.pruned == {"trm_c": 3}
+
+
+def test_a_combination_that_crashed_keeps_its_fixes_in_other_sets():
+    """a+b crashed while a and b each ran: the combination is to blame, so only sets holding both are left out."""
+    measure = crashing("trm_a", "trm_b")
+    found = remediate.search(toy(A, B, C), measure)
+    assert measure.measured == [{"trm_a"}, {"trm_b"}, {"trm_c"}, {"trm_a", "trm_b"}, {"trm_a", "trm_c"},
+                                {"trm_b", "trm_c"}]
+    assert found.pruned == {"trm_a+trm_b": 1}
+
+
+def test_a_bound_counts_the_sets_a_crash_leaves_out_apart_from_those_left_untried():
+    from gpu_budget.report.terminal import remediation_text
+
+    found = remediate.search(toy(A, B, C), crashing("trm_a"), max_runs=2)
+    assert found.status == "bound-reached" and found.untried == 2 and found.pruned == {"trm_a": 3}
+    assert remediation_text(found) == (
+        "remediation: none of the 2 real runs (bound 2) passed (1 failed with an error, not measured); 2 costlier "
+        "set(s) left untried (raise --gpu-budget-remediate-max-runs); 3 sets holding trm_a, whose run crashed, "
+        "were not run")
+
+
+def test_an_out_of_memory_death_is_no_crash_a_larger_set_could_not_cure():
+    from gpu_budget.declare.marks import gpu_budget as mark
+    from gpu_budget.model.result import Measurement
+
+    budget = mark(ram="100 MiB").budget
+    oom = Measurement("error", Peaks(ram=None), error=Failure(kind="oom", message="CUDA out of memory"))
+    raised = Measurement("error", Peaks(ram=None), error=Failure(kind="exception", message="KeyError: 'x'"))
+    assert [remediate.trial_outcome(m, budget).crashed for m in (oom, raised)] == [False, True]
+
+
 def test_a_command_scenario_is_offered_only_the_fixes_a_command_can_take():
     """A fix without args, env or params cannot apply to a command: never built, so it is not one of the fixes the
     report says were combined ("none of the 1 valid sets of trm_a, trm_args" named a fix no run had)."""

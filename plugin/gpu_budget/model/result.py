@@ -291,16 +291,18 @@ class Trial(Fields):
     peaks: Peaks | None
     message: str = ""
     seconds: float | None = None
+    crashed: bool = False  # its child failed of something other than memory: no larger set holding these is run
 
     def to_json(self) -> JsonObject:
         return {"fixes": list(self.fixes), "verdict": self.verdict,
                 "peaks": None if self.peaks is None else self.peaks.to_json(), "message": self.message,
-                "seconds": self.seconds}
+                "seconds": self.seconds, "crashed": self.crashed}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Trial:
         return cls(tuple(data["fixes"]), data["verdict"], None if data.get("peaks") is None else
-                   Peaks.from_json(data["peaks"]), data.get("message", ""), data.get("seconds"))
+                   Peaks.from_json(data["peaks"]), data.get("message", ""), data.get("seconds"),
+                   bool(data.get("crashed")))
 
 
 @dataclass(frozen=True)
@@ -318,6 +320,7 @@ class Remediation(Fields):
     skipped: Mapping[str, str] = field(default_factory=dict)  # fix -> why it was left out of the lattice
     lattice: tuple[str, ...] = ()  # the fixes it combined, cheapest first
     untried: int = 0  # candidate sets the bound left unrun (counted up to remediate.COUNT_CAP)
+    pruned: Mapping[str, int] = field(default_factory=dict)  # a crashed set ("a+b") -> sets holding it not run
 
     def to_json(self) -> JsonObject:
         def names(value: tuple[str, ...] | None) -> list[str] | None:
@@ -326,7 +329,8 @@ class Remediation(Fields):
         return {"status": self.status, "found": names(self.found), "fixes": names(self.fixes),
                 "removed": list(self.removed), "peaks": None if self.peaks is None else self.peaks.to_json(),
                 "runs": self.runs, "bound": self.bound, "tried": [t.to_json() for t in self.tried],
-                "skipped": dict(self.skipped), "lattice": list(self.lattice), "untried": self.untried}
+                "skipped": dict(self.skipped), "lattice": list(self.lattice), "untried": self.untried,
+                "pruned": dict(self.pruned)}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Remediation:
@@ -336,7 +340,7 @@ class Remediation(Fields):
         return cls(data["status"], names(data.get("found")), names(data.get("fixes")), tuple(data.get("removed") or ()),
                    None if data.get("peaks") is None else Peaks.from_json(data["peaks"]), data["runs"], data["bound"],
                    tuple(Trial.from_json(t) for t in data.get("tried") or ()), dict(data.get("skipped") or {}),
-                   tuple(data.get("lattice") or ()), data.get("untried", 0))
+                   tuple(data.get("lattice") or ()), data.get("untried", 0), dict(data.get("pruned") or {}))
 
 
 @dataclass(frozen=True)

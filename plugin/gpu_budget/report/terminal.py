@@ -105,21 +105,33 @@ def remediation_text(rem: Remediation) -> str:
     """One sentence: what passes (with its peaks), or why nothing was found, and how many real runs it took."""
     runs = f"{rem.runs} real run{'s' if rem.runs != 1 else ''} (bound {rem.bound})"
     failed = sum(1 for t in rem.tried if t.verdict == Verdict.ERROR)  # no peak: neither within nor over budget
+    pruned = _not_run(rem)
     if rem.status == "found":
-        cheaper = (f"; {failed} set{'s' if failed != 1 else ''} tried before it failed with an error (not measured), "
-                   f"so it may not be the cheapest") if failed else ""
+        cheaper = (f"; {failed} set{'s' if failed != 1 else ''} tried before it failed with an error (not measured)"
+                   f"{' and ' + pruned if pruned else ''}, so it may not be the cheapest") if failed else ""
         return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}{cheaper}"
+    pruned = f"; {pruned}" if pruned else ""
     if rem.status == "none-passes":
-        sets = f"{rem.runs} valid sets of {', '.join(rem.lattice)}"
+        sets = f"{rem.runs} {'sets run' if pruned else 'valid sets'} of {', '.join(rem.lattice)}"
         if failed:
             return (f"remediation: none of the {sets} passed: {rem.runs - failed} measured over budget, "
-                    f"{failed} failed with an error (not measured)")
+                    f"{failed} failed with an error (not measured){pruned}")
         return f"remediation: no set of this scenario's fixes brings it within budget: none of the {sets} passed (all measured)"
     if rem.status == "no-candidates":
         return "remediation: no fix to try (none offered, all applied, or none runnable here)"
     errors = f" ({failed} failed with an error, not measured)" if failed else ""
     return (f"remediation: none of the {runs} passed{errors}; {rem.untried} costlier set(s) left untried "
-            f"(raise --gpu-budget-remediate-max-runs)")
+            f"(raise --gpu-budget-remediate-max-runs){pruned}")
+
+
+def _not_run(rem: Remediation) -> str:
+    """The sets the search ran no child for because they hold one that crashed ("" when none)."""
+    count = sum(rem.pruned.values())
+    if not count:
+        return ""
+    whose = "whose run crashed" if len(rem.pruned) == 1 else "whose runs crashed"
+    return (f"{count} set{'s' if count != 1 else ''} holding {' or '.join(rem.pruned)}, {whose}, "
+            f"{'was' if count == 1 else 'were'} not run")
 
 
 def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
@@ -136,8 +148,10 @@ def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
         for trial in rem.tried:
             note = f" ({trial.message})" if trial.verdict == Verdict.ERROR else ""
             lines.append(f"{indent}tried {'+'.join(trial.fixes)}: {_peaks(trial.peaks or Peaks())} {trial.verdict}{note}")
-        if rem.skipped:
-            lines.append(f"{indent}not tried: " + ", ".join(f"{f} ({why})" for f, why in rem.skipped.items()))
+        left = [*(f"{f} ({why})" for f, why in rem.skipped.items()),
+                *(f"{n} set{'s' if n != 1 else ''} holding {crash} (its run crashed)" for crash, n in rem.pruned.items())]
+        if left:
+            lines.append(f"{indent}not tried: " + ", ".join(left))
     if lines:
         lines.insert(0, "#### Remediation (cheapest passing fix set)" if markdown else
                      "remediation (--gpu-budget-remediate): cheapest passing fix set per case")

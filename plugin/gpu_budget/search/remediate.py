@@ -15,6 +15,9 @@ What keeps the number of real runs small:
 - a set with a conflicting pair or without a companion fix is never built (no run);
 - the first passing set ends the search: every later set costs at least as
   much, so no superset of a passing set is ever run;
+- no set holding one whose child crashed of something other than memory (it
+  raised, a signal, a timeout) is run: it would crash again; the report counts
+  them per crashed set, so no set is called the cheapest over one never measured;
 - a hard bound, `max_runs`; the report says how many runs it took.
 
 Plain functions of plain data: no pytest, no torch; `measure` is injected.
@@ -105,27 +108,44 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
     """Measure fix sets of `scenario`, cheapest first, until one passes or `max_runs` runs are spent.
 
     measure(candidate Scenario) -> a Trial (its fixes left empty: the search names them): one real run judged
-    against the failing case's budget (trial_outcome).
+    against the failing case's budget (trial_outcome). A set whose Trial is `crashed` (its child raised or died of
+    something other than memory) is in no larger set that is run: each would crash again, at a real run's cost.
     """
     if not isinstance(max_runs, int) or isinstance(max_runs, bool) or max_runs < 1:
         raise ValueError(f"max_runs={max_runs!r}: expected a whole number >= 1")
     usable, skipped = lattice(scenario, cuda)
     tried: list[Trial] = []
+    crashed: list[tuple[str, ...]] = []
+    pruned: dict[str, int] = {}
     walk = candidates(scenario, usable)
-    names = [f.name for f in usable]
+    names = tuple(f.name for f in usable)
     for added, candidate in walk:
+        if _prune(added, crashed, pruned):
+            continue
         if len(tried) >= max_runs:
-            untried = 1 + sum(1 for _ in islice(walk, COUNT_CAP))
+            untried = 1 + sum(1 for rest, _ in islice(walk, COUNT_CAP) if not _prune(rest, crashed, pruned))
             return Remediation("bound-reached", None, None, (), None, len(tried), max_runs, tuple(tried), skipped,
-                               tuple(names), untried)
+                               names, untried, pruned)
         trial = replace(measure(candidate), fixes=tuple(added))
         tried.append(trial)
+        if trial.crashed:
+            crashed.append(trial.fixes)
         if trial.verdict == Verdict.PASS:
             removed = tuple(f for f in scenario.fixes if f not in candidate.fixes)
             return Remediation("found", tuple(added), tuple(candidate.fixes), removed, trial.peaks, len(tried),
-                               max_runs, tuple(tried), skipped, tuple(names))
+                               max_runs, tuple(tried), skipped, names, pruned=pruned)
     status = "none-passes" if tried else "no-candidates"
-    return Remediation(status, None, None, (), None, len(tried), max_runs, tuple(tried), skipped, tuple(names))
+    return Remediation(status, None, None, (), None, len(tried), max_runs, tuple(tried), skipped, names, pruned=pruned)
+
+
+def _prune(added: list[str], crashed: list[tuple[str, ...]], pruned: dict[str, int]) -> bool:
+    """Whether `added` holds a set that crashed (then counted under that set's name, "a+b"): a crash of one fix
+    alone is that fix's, a crash of a set whose smaller sets ran is that combination's."""
+    chosen = set(added)
+    holds = next(("+".join(crash) for crash in crashed if chosen.issuperset(crash)), None)
+    if holds is not None:
+        pruned[holds] = pruned.get(holds, 0) + 1
+    return holds is not None
 
 
 def needs_remedy(measurement: Measurement, budget: Budget, steps: int | None = None) -> bool:
@@ -142,7 +162,7 @@ def trial_outcome(measurement: Measurement, budget: Budget, steps: int | None = 
     if not measurement.ok:
         error = measurement.error
         return Trial((), Verdict.ERROR, peaks, f"measured child failed ({error.kind}): {error.message}"[:300],
-                     measurement.wall_seconds)
+                     measurement.wall_seconds, crashed=not measurement.died_of_memory)
     breaches, problem = _breaches(measurement, budget, steps)
     if problem:
         return Trial((), Verdict.ERROR, peaks, problem[:300], measurement.wall_seconds)
