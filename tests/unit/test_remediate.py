@@ -202,6 +202,41 @@ def test_a_command_scenario_is_offered_only_the_fixes_a_command_can_take():
     assert found.skipped == {"trm_a": "no args, env or params: it cannot apply to a command"}
 
 
+def test_a_fix_that_changes_nothing_in_the_command_is_never_run():
+    """Offered every registered fix, a command scenario runs none that leaves its command line as it is:
+    fewer_workers sets dataloader_workers, which this command never reads; such a run measures the case again and
+    could pass on noise as "the cheapest passing set"."""
+    args = fix("cmd_flag", args=("--small",))
+    cmd = Scenario(name="cmd", command=["python", "train.py", "--mib", "{mib}"], params={"mib": 300})
+    stand = Stand(limit=0)
+    found = remediate.search(cmd, stand, max_runs=100)
+    assert found.skipped["fewer_workers"] == "changes nothing in this command"
+    assert {"trm_cmd_flag"} in stand.measured and not any("fewer_workers" in s for s in stand.measured)
+    assert args.name in found.lattice and "fewer_workers" not in found.lattice
+
+
+def test_a_fix_that_sets_a_param_to_its_value_at_the_searched_scale_changes_nothing():
+    same = fix("same_n", params={"trm_n": 4})
+    cmd = Scenario(name="cmd", command=["python", "train.py", "--n", "{trm_n}"], params={"trm_n": 4},
+                   scales={"tiny": {}, "real": {"trm_n": 8}}, supports=(same,))
+    assert remediate.lattice(cmd, cuda=False, scale="tiny") == ([], {same.name: "changes nothing in this command"})
+    assert remediate.lattice(cmd, cuda=False, scale="real") == ([same], {})
+    assert remediate.lattice(cmd, cuda=False) == ([same], {})  # any scale: it changes the real one
+
+
+def test_a_fix_whose_placeholder_names_no_param_of_the_command_is_left_out_not_a_crash():
+    """A registered flag offered to a command without its param: the search raised ValueError, losing the case's
+    whole answer; it is left out, saying why."""
+    flag = fix("seconds_flag", args=("--max_seconds", "{trm_max_seconds}"))
+    other = fix("other_flag", args=("--small",))
+    cmd = Scenario(name="cmd", command=["python", "train.py"], params={"mib": 3}, supports=(flag, other))
+    stand = Stand(limit=0)
+    found = remediate.search(cmd, stand)
+    assert found.skipped == {flag.name: "command placeholder {trm_max_seconds} in '{trm_max_seconds}' names no param "
+                                        "(params: mib; and 'assets')"}
+    assert stand.measured == [{other.name}]
+
+
 def test_a_fix_whose_companion_is_not_tried_is_left_out_and_named():
     """load_in_8bit needs lora where the scenario offers lora: with lora not tried here (its package missing), no set
     holding load_in_8bit can be built, so the report must not name it among the fixes combined."""

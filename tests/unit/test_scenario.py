@@ -136,6 +136,36 @@ def test_a_bad_command_scenario_is_an_error_at_declaration(kwargs, message):
         Scenario(name="bad", **kwargs)
 
 
+def test_a_supported_fix_whose_params_the_command_never_reads_is_refused_naming_it():
+    """fewer_workers sets dataloader_workers: offered to a command that never reads it, it would run the command
+    unchanged and be reported as a fix."""
+    from gpu_budget import FixError
+
+    with pytest.raises(FixError, match=r"scenario 'c': fix 'fewer_workers' changes nothing in this command: it sets "
+                                       r"dataloader_workers, which no placeholder of the command, its cwd or env reads"):
+        Scenario(name="c", command=["python", "train.py", "--mib", "{mib}"], params={"mib": 3},
+                 supports=("fewer_workers",))
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"command": ["python", "train.py", "--workers", "{dataloader_workers}"]},
+    {"command": ["python", "train.py"], "env": {"WORKERS": "{dataloader_workers}"}},
+    {"command": ["python", "train.py"], "prepare": "m:prepare"},  # prepare is handed every param
+    {"command": ["python", "train.py"], "prepare": "m:prepare", "prepared_from": ("dataloader_workers",)},
+])
+def test_a_supported_fix_whose_params_the_command_or_prepare_reads_is_accepted(kwargs):
+    s = Scenario(name="c", params={"dataloader_workers": 4}, supports=("fewer_workers",), **kwargs)
+    assert s.with_fixes("fewer_workers").params_for("tiny")["dataloader_workers"] == 1
+
+
+def test_a_param_read_by_another_supported_fix_s_arguments_is_read():
+    from gpu_budget import Fix
+
+    flag = Fix("workers_flag", "data", "passes --workers", args=("--workers", "{dataloader_workers}"))
+    Scenario(name="c", command=["python", "train.py"], params={"dataloader_workers": 4},
+             supports=(flag, "fewer_workers"))
+
+
 def test_a_fix_that_says_nothing_of_commands_is_refused_by_a_command_scenario():
     from gpu_budget import FixError
 

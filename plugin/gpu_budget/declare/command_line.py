@@ -6,7 +6,9 @@ at collection, not in the measured child.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+import string
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,3 +52,17 @@ def _fill(template: str, values: Mapping[str, Json], where: str) -> str:
                          f"(params: {', '.join(sorted(k for k in values if k != 'assets'))}; and 'assets')") from None
     except (ValueError, IndexError, AttributeError) as exc:
         raise ValueError(f"{where}: bad command placeholder in {template!r}: {exc}") from None
+
+
+def placeholders(templates: Iterable[str | None]) -> set[str]:
+    """The params these templates read: their "{param}" placeholders' names ("{a[0]}" and "{a.b}" read "a"); a
+    malformed template reads nothing here (filling it names the fault)."""
+    names: set[str] = set()
+    for template in templates:
+        try:
+            parts = [(field, spec) for _, field, spec, _ in string.Formatter().parse(template or "") if field]
+        except ValueError:
+            continue
+        names.update(re.split(r"[.\[]", field, maxsplit=1)[0] for field, _ in parts)
+        names.update(placeholders(spec for _, spec in parts))  # "{x:{width}}" reads width too
+    return names

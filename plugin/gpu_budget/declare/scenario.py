@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, cast
 
 from gpu_budget.declare import fixes as fix_library
-from gpu_budget.declare.command_line import CommandLine
+from gpu_budget.declare.command_line import CommandLine, placeholders
 from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
 from gpu_budget.declare.params import Json, Params
@@ -143,6 +143,7 @@ class Scenario:
                                                "(give it args=, env= or params= that the command reads)")
             for scale in self.scales:  # a placeholder naming no param fails here, at collection, not in the child
                 self.command_at(scale, assets=".")
+            _refuse_unread(self, where)
 
     def offered(self) -> tuple[Fix, ...] | None:
         """The fixes this scenario's runner honours, or None: any registered fix."""
@@ -223,6 +224,23 @@ class Scenario:
             "prepare_params": self.prepare_params(scale),
             "fixes": list(self.fixes),
         }
+
+
+def _refuse_unread(scenario: Scenario, where: str) -> None:
+    """A supported fix that only sets params neither the command (its arguments, cwd, env and the supported fixes'
+    arguments and env) nor prepare reads would run the command unchanged and be reported as a fix: refused."""
+    read = placeholders([*(scenario.command or ()), scenario.cwd, *scenario.env.values(),
+                         *(t for fix in scenario.supports for t in (*fix.args, *fix.env.values()))])
+    if scenario.prepare:
+        if not scenario.prepared_from:
+            return  # prepare is handed every param
+        read.update(scenario.prepared_from)
+    for fix in scenario.supports:
+        if fix.params and not (fix.args or fix.env or set(fix.params) & read):
+            raise fix_library.FixError(
+                f"{where}: fix {fix.name!r} changes nothing in this command: it sets {', '.join(fix.params)}, which "
+                f"no placeholder of the command, its cwd or env reads (read it, as \"{{{next(iter(fix.params))}}}\", "
+                "or leave the fix out of supports=)")
 
 
 def _source_digest(ref: str | None) -> str:

@@ -12,6 +12,9 @@ fewer fixes, then to the order the scenario lists its fixes in.
 
 What keeps the number of real runs small:
 - a fix whose requirement is missing (no CUDA, a package not installed) is never run;
+- a fix that changes nothing in a command scenario's command line, env or prepared
+  assets (a param its command never reads) is never run: it would measure the case again;
+  nor is one whose placeholder names no param of that scenario;
 - a set with a conflicting pair or without a companion fix is never built (no run);
 - the first passing set ends the search: every later set costs at least as
   much, so no superset of a passing set is ever run;
@@ -46,8 +49,11 @@ def weight(fix: Fix) -> int:
     return 1 + fix.rank
 
 
-def lattice(scenario: Scenario, cuda: bool) -> tuple[list[Fix], dict[str, str]]:
-    """The fixes the search may combine (cheapest first), and why each other offered remedy was left out."""
+def lattice(scenario: Scenario, cuda: bool, scale: str | None = None) -> tuple[list[Fix], dict[str, str]]:
+    """The fixes the search may combine (cheapest first), and why each other offered remedy was left out.
+
+    scale: the one the candidates are measured at (None: any of the scenario's).
+    """
     offered = scenario.offered() or library.registered()
     table = {f.name: f for f in (*library.registered(), *offered)}
     usable: list[Fix] = []
@@ -58,8 +64,11 @@ def lattice(scenario: Scenario, cuda: bool) -> tuple[list[Fix], dict[str, str]]:
         lacking = library.missing(fix, cuda)
         clash = [name for name in scenario.fixes
                  if name not in fix.replaces and name in table and fix.conflicts_with(table[name])]
+        unfit = None if scenario.command is None or not fix.applies_to_commands else _unfit(scenario, fix, scale)
         if scenario.command is not None and not fix.applies_to_commands:
             skipped[fix.name] = "no args, env or params: it cannot apply to a command"
+        elif unfit:
+            skipped[fix.name] = unfit
         elif lacking:
             skipped[fix.name] = "needs " + ", ".join(lacking)
         elif clash:
@@ -74,6 +83,24 @@ def lattice(scenario: Scenario, cuda: bool) -> tuple[list[Fix], dict[str, str]]:
         usable, dropped = [f for f in usable if f.name not in gone], bool(gone)
     order = {f.name: i for i, f in enumerate(offered)}
     return sorted(usable, key=lambda f: (weight(f), order[f.name])), skipped
+
+
+def _unfit(scenario: Scenario, fix: Fix, scale: str | None) -> str | None:
+    """Why `fix` is not run on a command scenario, or None: its placeholder names no param here, or it leaves the
+    command line (arguments, cwd, env) and prepare's params as they are at `scale` (None: at every scale), so a run
+    of it would measure the unchanged scenario again."""
+    try:
+        fixed = scenario.without_fixes(*fix.replaces).with_fixes(fix.name)
+    except FixError:
+        return None  # it needs a companion fix: judged in the sets that hold both
+    except ValueError as exc:
+        return str(exc).removeprefix(f"scenario {scenario.name!r}: ")
+    for at in [scale] if scale in scenario.scales else scenario.scales:
+        if fixed.command_at(at, ".") != scenario.command_at(at, "."):
+            return None
+        if scenario.prepare and fixed.prepare_params(at) != scenario.prepare_params(at):
+            return None
+    return "changes nothing in this command"
 
 
 def candidates(scenario: Scenario, usable: list[Fix]) -> Iterator[tuple[list[str], Scenario]]:
@@ -104,16 +131,17 @@ def candidates(scenario: Scenario, usable: list[Fix]) -> Iterator[tuple[list[str
 
 
 def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bool = False,
-           max_runs: int = DEFAULT_MAX_RUNS) -> Remediation:
+           max_runs: int = DEFAULT_MAX_RUNS, scale: str | None = None) -> Remediation:
     """Measure fix sets of `scenario`, cheapest first, until one passes or `max_runs` runs are spent.
 
     measure(candidate Scenario) -> a Trial (its fixes left empty: the search names them): one real run judged
-    against the failing case's budget (trial_outcome). A set whose Trial is `crashed` (its child raised or died of
-    something other than memory) is in no larger set that is run: each would crash again, at a real run's cost.
+    against the failing case's budget (trial_outcome), at `scale` (None: any of the scenario's). A set whose Trial
+    is `crashed` (its child raised or died of something other than memory) is in no larger set that is run: each
+    would crash again, at a real run's cost.
     """
     if not isinstance(max_runs, int) or isinstance(max_runs, bool) or max_runs < 1:
         raise ValueError(f"max_runs={max_runs!r}: expected a whole number >= 1")
-    usable, skipped = lattice(scenario, cuda)
+    usable, skipped = lattice(scenario, cuda, scale)
     tried: list[Trial] = []
     crashed: list[tuple[str, ...]] = []
     pruned: dict[str, int] = {}

@@ -243,7 +243,7 @@ def extras(ask: Ask, result: Result, judged: Judged) -> Result:
             return remediate.trial_outcome(ask.run_child(candidate, None), mark.budget, mark.steps)
 
         remedy = remediate.search(ask.case.scenario, trial, cuda=mark.device == "cuda",
-                                  max_runs=options.remediate_max_runs)
+                                  max_runs=options.remediate_max_runs, scale=options.scale)
         message = result.message if result.passed else f"{result.message}; {remediation_text(remedy)}"
         result = result.but(remediation=remedy, message=message)
     stored = judged.baseline.peaks if judged.baseline else None
