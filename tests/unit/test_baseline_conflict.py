@@ -131,3 +131,44 @@ def test_resolve_refuses_a_side_that_gives_a_key_twice(tmp_path):
     with pytest.raises(ConflictError, match=r"the ours side \(HEAD\) gives the key 'entries' twice in one object"):
         files.resolve(path)
     assert path.read_text() == before
+
+
+@pytest.mark.parametrize("bad", [b'{"schema": "gpu-budget-baselines/1", "entries": {', b"\xff\xfe{}"],
+                         ids=["not-json", "not-utf8"])
+def test_resolve_goes_on_past_a_broken_file_names_it_and_exits_1(tmp_path, capsys, bad):
+    """A broken file between two conflicted ones: named with its error, left as it was, and both others resolved."""
+    made = conflicted(tmp_path, [("tiny", {"test_b": entry(200)}, None)], [("tiny", {"test_c": entry(300)}, None)])
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    first, broken, last = folder / "a.json", folder / "b.json", folder / "c.json"
+    first.write_bytes(made.read_bytes())
+    last.write_bytes(made.read_bytes())
+    broken.write_bytes(bad)
+    assert baselines_cli.main(["resolve", str(folder)]) == 1
+    out, err = capsys.readouterr()
+    assert f"baseline file {broken} is not" in err and ("valid JSON" in err or "UTF-8" in err)
+    assert f"{first}: kept both sides' entries, 3 in all" in out and f"{last}: kept both sides' entries" in out
+    for path in (first, last):
+        assert set(files.load(path)["entries"]["tiny"]) == {"test_a", "test_b", "test_c"}
+    assert broken.read_bytes() == bad
+    assert sorted(path.name for path in folder.iterdir()) == ["a.json", "b.json", "c.json"]  # no temp or lock left
+
+
+def test_resolve_goes_on_past_a_file_it_cannot_write(tmp_path, capsys, monkeypatch):
+    """A write refused by the system (an unwritable folder) names the file and leaves it whole; the next is resolved."""
+    made = conflicted(tmp_path, [("tiny", {"test_b": entry(200)}, None)], [("tiny", {"test_c": entry(300)}, None)])
+    first, last = tmp_path / "a.json", tmp_path / "c.json"
+    first.write_bytes(made.read_bytes())
+    last.write_bytes(made.read_bytes())
+    write = files._write_atomic
+
+    def refused(path, data):
+        if path.name == "a.json":
+            raise PermissionError(13, "Permission denied", str(path))
+        write(path, data)
+
+    monkeypatch.setattr(files, "_write_atomic", refused)
+    assert baselines_cli.main(["resolve", str(first), str(last)]) == 1
+    out, err = capsys.readouterr()
+    assert f"{first}: [Errno 13] Permission denied" in err and f"{last}: kept both sides' entries" in out
+    assert first.read_bytes() == made.read_bytes() and "<<<<<<<" not in last.read_text()

@@ -69,23 +69,47 @@ def _drop(scale: str, files: list[Path]) -> int:
 
 
 def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
-    """Resolve each file named, and each file of a folder that holds conflict markers; 1 where any is left."""
-    named = {path.resolve() for path in given if path.is_file()}
-    todo = [path for path in files if path.resolve() in named or store.conflicted(path)]
-    if not todo:
+    """Resolve each file named, and each file of a folder that holds conflict markers; 1 where any is left or broken.
+
+    A file that cannot be read or resolved is named with its error and the
+    others still resolved: one broken file must not hide the rest.
+    """
+    todo, bad = _conflicted(files, {path.resolve() for path in given if path.is_file()})
+    if not todo and not bad:
         print(f"no baseline file under {', '.join(map(str, given))} holds merge conflict markers: nothing to resolve")
         return 0
-    left = 0
     for path in todo:
         try:
             merged = store.resolve(path, keep)
         except (BaselineError, conflict.ConflictError) as exc:
-            print(f"python -m gpu_budget baselines resolve: {exc}", file=sys.stderr)
-            left += 1
+            bad.append(str(exc))
+            continue
+        except OSError as exc:  # an unwritable folder: the file is left as it was (the write is atomic)
+            bad.append(f"{path}: {exc}")
             continue
         ours, theirs = merged.labels
         kept = "".join(f"; {test_id!r} (scale {scale!r}) differed on both sides: kept {side}'s (--keep {side})"
                        for scale, test_id, side in merged.kept)
         print(f"{path}: kept both sides' entries, {merged.total} in all ({merged.only_ours} from {ours}'s side of "
               f"the conflict alone, {merged.only_theirs} from {theirs}'s alone){kept}; review it, then `git add` it")
-    return 1 if left else 0
+    for problem in bad:
+        print(f"python -m gpu_budget baselines resolve: {problem}", file=sys.stderr)
+    if bad:
+        print(f"python -m gpu_budget baselines resolve: {len(bad)} of {len(files)} file{'s' if len(files) != 1 else ''} "
+              f"left as {'they were' if len(bad) != 1 else 'it was'} (named above)", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _conflicted(files: list[Path], named: set[Path]) -> tuple[list[Path], list[str]]:
+    """The files to resolve (each named, each holding markers), and the error of each other file that cannot be read
+    or is no valid baseline file: named now, where the next gate run would fail its cases on it."""
+    todo, bad = [], []
+    for path in files:
+        try:
+            if path.resolve() in named or store.conflicted(path):
+                todo.append(path)
+            else:
+                store.read(path)
+        except BaselineError as exc:
+            bad.append(str(exc))
+    return todo, bad
