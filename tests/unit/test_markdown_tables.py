@@ -70,6 +70,16 @@ def test_the_step_summary_counts_a_test_failing_after_measure_as_failed_and_says
     assert "- **t.py::test_b**: ok" in text.splitlines()
 
 
+def test_a_verdict_cell_names_pytests_skip_xfail_or_xpass_beside_the_gates_word():
+    """pytest's outcome follows the gate's verdict, never replaces it; a case the gate skipped says "skipped" once."""
+    rows = [_row("t.py::test_skip", "no-baseline", test_outcome="skipped"),
+            _row("t.py::test_xfail", "over-budget", passed=False, test_outcome="xfailed"),
+            _row("t.py::test_xpass", test_outcome="xpassed"), _row("t.py::test_gate_skip", "skipped", test_outcome="skipped"),
+            _row("t.py::test_plain", test_outcome="passed")]
+    assert [cells[-1] for cells in _table(markdown(rows, None))[2:]] == [
+        "no-baseline, test skipped", "over-budget FAIL, test xfailed", "pass, test xpassed", "skipped", "pass"]
+
+
 def test_the_against_summary_lists_a_case_whose_base_test_failed_after_measure():
     base = _row("t.py::test_a", "no-baseline", test_outcome="failed")
     case = judge_case("t.py::test_a", [base], [_row("t.py::test_a", "no-baseline", test_outcome="passed")])

@@ -370,8 +370,8 @@ class Result:
     measuring). verdict: "pass", "over-budget", "regression", "improved", "no-baseline",
     "error" or "skipped"; passed: the gate's word, whether the case passes on its
     verdict (its test fails where it does not). test_outcome: pytest's word on the
-    test around it, "passed", "failed" or "skipped" (an xfail is "skipped", as
-    pytest reports it), set once the test's call has reported (session/held.py;
+    test around it, "passed", "failed", "skipped", "xfailed" or "xpassed" (the
+    words of pytest's summary line), set once the test's call has reported (session/held.py;
     None before, or where it never reported); a test can fail on its own assertion
     after measure() returned a row the gate passed. test_failure: where the test
     failed, the first line of pytest's reason. budget: the declared limits (None:
@@ -407,7 +407,7 @@ class Result:
     sweep: tuple[SweepPoint, ...] = ()  # --gpu-budget-sweep: the case at each version swept, reported beside its verdict
     unchecked: tuple[str, ...] = ()  # budgets declared but not checked on this host, each with why (a VRAM one on a CPU)
     card: str | None = None  # the card the case ran as on (card=, on CUDA): its label
-    test_outcome: str | None = None  # pytest's outcome of the test around the case: "passed", "failed", "skipped"
+    test_outcome: str | None = None  # pytest's outcome of the test around the case: "passed", "failed", "skipped", "xfailed", "xpassed"
     test_failure: str | None = None  # where that test failed: the first line of pytest's reason
 
     # what was measured, read through: a case that ran no child has no peaks, phases or facts

@@ -65,15 +65,25 @@ def setup_lines(rows: list[Result]) -> list[str]:
     return lines
 
 
+MARKED_OUTCOMES = ("skipped", "xfailed", "xpassed")  # pytest's outcomes a verdict cell names beside the gate's word
+
+
 def _verdict(row: Result) -> str:
     """The verdict, "FAIL" after it where the gate failed the case; a case the gate passed in a test that failed after
-    measure() says "test FAILED" (the test's own assertion: pytest failed it, so the gate's row does not pass it)."""
+    measure() says "test FAILED" (the test's own assertion: pytest failed it, so the gate's row does not pass it).
+    A test pytest skipped, xfailed or xpassed after measure() says so after the gate's word ("pass, test xfailed"),
+    so its row does not read as a test judged as any other; a case the gate itself skipped is said once."""
     text = row.verdict
     if row.expect and row.verdict == row.expect:
         text += " (expected)"
     if not row.passed:
-        return f"{text} FAIL"
-    return f"{text}, test FAILED" if row.failed_after else text
+        text += " FAIL"
+    elif row.failed_after:
+        return f"{text}, test FAILED"
+    outcome = row.test_outcome
+    if outcome in MARKED_OUTCOMES and not (outcome == "skipped" and row.verdict == Verdict.SKIPPED):
+        text += f", test {outcome}"
+    return text
 
 
 def _fixes(row: Result) -> str:

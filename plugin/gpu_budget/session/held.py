@@ -39,15 +39,16 @@ _CALL_PASSED = pytest.StashKey[bool]()
 
 @dataclass(frozen=True)
 class PytestOutcome:
-    """pytest's outcome of a test ("passed", "failed", "skipped": an xfail is "skipped", as pytest reports it), and
-    where it failed, the first line of pytest's reason."""
+    """pytest's outcome of a test, in the words of its summary line ("passed", "failed", "skipped", "xfailed",
+    "xpassed": a report's outcome alone calls an xfail "skipped"), and where it failed, the first line of pytest's
+    reason."""
 
     outcome: str
     failure: str | None = None
 
     @classmethod
     def of(cls, report: pytest.TestReport) -> PytestOutcome:
-        return cls(report.outcome, failure_line(report) if report.failed else None)
+        return cls(outcome_word(report), failure_line(report) if report.failed else None)
 
     def on(self, rows: list[Result], nodeid: str) -> list[Result]:
         """`rows` with this outcome given to those of the test `nodeid` not given one yet."""
@@ -100,7 +101,19 @@ def outcome_of(item: pytest.Item, report: pytest.TestReport) -> PytestOutcome | 
         return seen[-1]
     if report.when != "teardown":
         return None
-    return next((o for kind in ("failed", "skipped") for o in seen if o.outcome == kind), PytestOutcome("passed"))
+    return next((o for kind in ("failed", "skipped", "xfailed", "xpassed") for o in seen if o.outcome == kind),
+                PytestOutcome("passed"))
+
+
+def outcome_word(report: pytest.TestReport) -> str:
+    """The report's outcome as pytest's summary counts it: an xfail's report (its `wasxfail`) is "skipped" when the
+    test failed as expected, "xfailed", and "passed" when it passed anyway, "xpassed" (a strict one fails)."""
+    if hasattr(report, "wasxfail"):
+        if report.skipped:
+            return "xfailed"
+        if report.passed:
+            return "xpassed"
+    return report.outcome
 
 
 def failure_line(report: pytest.TestReport) -> str:
