@@ -1,6 +1,8 @@
 """A test that pytest skips, xfails or xpasses after measure(): its row says pytest's outcome beside the gate's
 verdict, in the table and the JSON report, serially and under xdist (session/held.py); the verdict stays the gate's."""
 
+import json
+
 import pytest
 from inner_session import rows
 
@@ -50,3 +52,51 @@ def test_a_skip_or_xfail_after_measure_marks_its_row_with_pytests_outcome(projec
                                   r"test_mem\.py::test_xfails_on_its_budget\s+tiny .* over-budget FAIL, test xfailed$",
                                   r"test_mem\.py::test_xpasses\s+tiny .* no-baseline, test xpassed$",
                                   r"test_mem\.py::test_passes\s+tiny .* no-baseline$"], consecutive=False)
+
+
+SAME_NAMED = '''
+import json
+
+import pytest
+from gpu_budget import Scenario
+
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_case(gpu_budget):
+    gpu_budget.measure(S)
+    OUTCOME
+'''
+
+PARAMS = '''
+import json
+
+import pytest
+from gpu_budget import Scenario
+
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+@pytest.mark.parametrize("x", ["a", "b::c"])
+def test_p(gpu_budget, x):
+    gpu_budget.measure(S, label="one")
+    gpu_budget.measure(S, label="two")
+    if x == "a":
+        pytest.skip("not a")
+'''
+
+
+@pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
+def test_each_row_gets_its_own_tests_outcome_across_files_and_params(project, workers):
+    """Same-named tests in two files, parametrized ids (one holding '::') and labelled cases: each row takes its own
+    test's outcome, never a namesake's."""
+    pytester = project("")
+    pytester.makepyfile(test_one=SAME_NAMED.replace("OUTCOME", "assert False, 'its own check'"),
+                        test_two=SAME_NAMED.replace("OUTCOME", "pass"), test_params=PARAMS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json", *workers)
+    result.assert_outcomes(passed=2, failed=1, skipped=1)
+    found = {row["nodeid"]: row["test_outcome"]
+             for row in json.loads((pytester.path / "r.json").read_text())["results"]}
+    assert found == {"test_one.py::test_case": "failed", "test_two.py::test_case": "passed",
+                     "test_params.py::test_p[a]::one": "skipped", "test_params.py::test_p[a]::two": "skipped",
+                     "test_params.py::test_p[b::c]::one": "passed", "test_params.py::test_p[b::c]::two": "passed"}

@@ -50,10 +50,9 @@ class PytestOutcome:
     def of(cls, report: pytest.TestReport) -> PytestOutcome:
         return cls(outcome_word(report), failure_line(report) if report.failed else None)
 
-    def on(self, rows: list[Result], nodeid: str) -> list[Result]:
-        """`rows` with this outcome given to those of the test `nodeid` not given one yet."""
-        return [row.but(test_outcome=self.outcome, test_failure=self.failure)
-                if row.test_outcome is None and row.test_nodeid == nodeid else row for row in rows]
+    def given(self, row: Result) -> Result:
+        """`row` (one of the test's) with this outcome, where it has none yet: an earlier report's stands."""
+        return row if row.test_outcome is not None else row.but(test_outcome=self.outcome, test_failure=self.failure)
 
 
 _OUTCOMES = pytest.StashKey[list[PytestOutcome]]()  # the test's reports' outcomes so far, setup first

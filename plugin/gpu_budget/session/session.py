@@ -41,7 +41,7 @@ from gpu_budget.search.explore import (
     card_budget,
     explore_scenario,
 )
-from gpu_budget.session import can_run, case, collection, held, outputs
+from gpu_budget.session import can_run, case, collection, held, outputs, own_rows
 from gpu_budget.session.children import ChildRunner
 from gpu_budget.session.collection import NOT_ENABLED
 from gpu_budget.session.data import Explored, SessionData
@@ -52,7 +52,6 @@ from gpu_budget.session.options import Options, is_ci
 from gpu_budget.session.sweep import swept
 
 SECTION = "gpu-budget"  # the title of the section a test's report gets, one line per measured case
-MEASURED = pytest.StashKey[list[Result]]()  # an item's judged cases, for its report
 
 
 class BudgetSession:
@@ -121,12 +120,12 @@ class BudgetSession:
         result = with_store(outcome.result, outcome.path, recorded=outcome.baseline_write is not None)
         if self.options.sweep and result.measurement is not None:  # reported beside the verdict, never judged
             result = swept(result, scenario, self.options.sweep, self._child_for(mark), cuda=machine.device().cuda)
-        self.data.rows.append(result)
+        own_rows.add(item, self.data.rows, result)
         if outcome.baseline_write:  # written once the test has passed (held.py): the test may still fail after this
             held.hold(item, outcome.baseline_write, result)
         if outcome.skipped:
             pytest.skip(result.message)
-        item.stash.setdefault(MEASURED, []).append(result)
+        own_rows.judged(item, result)
         item.user_properties.extend(user_properties(result))
         if not result.passed:
             pytest.fail(terminal.failure_text(result), pytrace=False)  # the detail in the longrepr: junitxml, IDEs
@@ -146,9 +145,8 @@ class BudgetSession:
             self._withhold(item, entry)
         outcome = held.outcome_of(item, test_report)
         if outcome is not None:
-            for rows in (self.data.rows, item.stash.get(MEASURED, [])):
-                rows[:] = outcome.on(rows, item.nodeid)
-        rows = item.stash.get(MEASURED, [])
+            own_rows.change(item, self.data.rows, outcome.given)
+        rows = own_rows.measured(item)
         if test_report.when == "call" and rows:
             test_report.sections.append((SECTION, "\n".join(terminal.case_line(row) for row in rows)))
         return test_report
@@ -192,13 +190,12 @@ class BudgetSession:
         return found
 
     def note(self, item: pytest.Item, scenario: Scenario, text: str, data: JsonMapping) -> None:
-        self.data.notes.append(note_row(item.nodeid, scenario.name, self.options.scale, text, data))
+        own_rows.add_note(item, self.data.notes, note_row(item.nodeid, scenario.name, self.options.scale, text, data))
 
     def _withhold(self, item: pytest.Item, entry: held.Held) -> None:
         """An entry whose test did not pass is never written: its row says so, and the summary names it."""
         row = held.withheld_row(entry.row)
-        for rows in (self.data.rows, item.stash.get(MEASURED, [])):
-            rows[:] = [row if r is entry.row else r for r in rows]
+        own_rows.change(item, self.data.rows, lambda r: row if r is entry.row else r)
         self.data.withheld.append(row.nodeid)
 
     def _record(self, write: PendingWrite) -> None:
@@ -264,7 +261,7 @@ def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None
     if item.get_closest_marker(PROBE) is not None:
         pytest.fail(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with "
                     f"peak(), or drop the marker", pytrace=False)
-    if any((row.label or None) == (label or None) for row in item.stash.get(MEASURED, [])):
+    if any((row.label or None) == (label or None) for row in own_rows.measured(item)):
         which = "without a label" if not label else f"with label={label!r}"
         pytest.fail(f"{item.nodeid}: measure() called twice {which}: each measurement of a test is a baseline entry "
                     f"of its own, so give each call a label= of its own", pytrace=False)

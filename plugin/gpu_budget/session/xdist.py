@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from gpu_budget.isolate.placement import place, visible_gpus, worker_index
+from gpu_budget.session import own_rows
 from gpu_budget.session.data import SessionData
 
 if TYPE_CHECKING:
@@ -87,12 +88,10 @@ class XdistBudget:
                                                                                pytest.TestReport]:
         """A worker's call report carries the test's rows and notes, so the controller has them as the test ends
         (a row whose entry its failed test withheld says so: session/held.py)."""
-        from gpu_budget.session.session import MEASURED
-
         report = yield
         if report.when == "call" and self.session.is_worker:
-            rows = item.stash.get(MEASURED, [])
-            notes = [n for n in self.session.data.notes if n.nodeid == item.nodeid]
+            rows = own_rows.measured(item)
+            notes = own_rows.notes_of(item)
             if rows or notes:
                 setattr(report, ROWS_ATTR, json.dumps(SessionData(rows=list(rows), notes=notes).to_json()))
         return report

@@ -1,0 +1,50 @@
+"""A test's own rows and notes, kept on its item: its reports change its rows where they sit in the session's list,
+and an xdist worker ships its notes, with no scan of the session's every row or note per report (such a scan made a
+session's reports grow as the square of its cases)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from gpu_budget.model.result import Note, Result
+
+MEASURED = pytest.StashKey[list[Result]]()  # the item's judged cases, for its report
+_AT = pytest.StashKey[list[int]]()  # where the item's rows sit in the session's rows
+_NOTES = pytest.StashKey[list[Note]]()
+
+
+def add(item: pytest.Item, rows: list[Result], row: Result) -> None:
+    """Append a case's row to the session's `rows`, noting on its item where it sits."""
+    item.stash.setdefault(_AT, []).append(len(rows))
+    rows.append(row)
+
+
+def judged(item: pytest.Item, row: Result) -> None:
+    """Keep a case the gate judged (not one it skipped) on its item, for the test's report."""
+    item.stash.setdefault(MEASURED, []).append(row)
+
+
+def measured(item: pytest.Item) -> list[Result]:
+    """The cases the item's test had judged."""
+    return item.stash.get(MEASURED, [])
+
+
+def change(item: pytest.Item, rows: list[Result], how: Callable[[Result], Result]) -> None:
+    """Change the item's rows, on it and in the session's `rows`, in place: rows are only added while tests run (an
+    xdist controller merges and sorts its workers' rows after), so where add() put them they still are."""
+    for at in item.stash.get(_AT, []):
+        rows[at] = how(rows[at])
+    mine = measured(item)
+    mine[:] = map(how, mine)
+
+
+def add_note(item: pytest.Item, notes: list[Note], note: Note) -> None:
+    notes.append(note)
+    item.stash.setdefault(_NOTES, []).append(note)
+
+
+def notes_of(item: pytest.Item) -> list[Note]:
+    """The notes the item's test made (gpu_budget.note())."""
+    return item.stash.get(_NOTES, [])
