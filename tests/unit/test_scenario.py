@@ -117,6 +117,11 @@ def test_a_fix_s_env_wins_over_the_scenario_s_where_both_name_a_variable():
     assert s.with_fixes("no_leak").command_line("tiny", "/a")["env"] == {"LEAK_MIB": "0", "SEQ": "8"}
 
 
+def test_the_built_in_expandable_segments_fix_sets_the_allocator_variable_for_a_command():
+    s = Scenario(name="c", command=["python", "train.py"], env={"SEQ": "8"}).with_fixes("expandable_segments")
+    assert s.command_line("tiny", "/a")["env"] == {"SEQ": "8", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
+
+
 @pytest.mark.parametrize("kwargs,message", [
     ({"command": ["python", "t.py", "{bs}"]}, r"command placeholder \{bs\} in '\{bs\}' names no param"),
     ({"command": "python t.py"}, "expected a non-empty list of strings"),

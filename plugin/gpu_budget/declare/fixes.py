@@ -276,5 +276,6 @@ BUILTIN = _builtin(
     Fix("empty_cache", "runtime", "torch.cuda.empty_cache() after each step: the caching allocator "
         "returns cached blocks", cost="slower", needs=(CUDA,), proposed_by=("S2",)),
     Fix("expandable_segments", "runtime", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: less "
-        "fragmentation in the caching allocator", needs=(CUDA,), proposed_by=("S2",)),
+        "fragmentation in the caching allocator (a command gets the variable, replacing any value its scenario "
+        "sets)", needs=(CUDA,), proposed_by=("S2",), env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}),
 )
