@@ -58,6 +58,7 @@ from gpu_budget.isolate import hints
 from gpu_budget.isolate.elastic_record import first_failure
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
 from gpu_budget.isolate.wire import Message
+from gpu_budget.measure import kernel_floor
 from gpu_budget.model.card import Card
 from gpu_budget.model.figures import RankGpu
 from gpu_budget.oom import is_out_of_memory
@@ -328,8 +329,9 @@ def _wait(proc: subprocess.Popen, server: MarkServer, meter, poll: float,
 
     last: tuple[str | None, int | None] = (None, None)
     try:
-        while proc.poll() is None:
+        while (ended := kernel_floor.reap(proc.pid)) is None:  # reaped here: wait4 gives the kernel's figure of it
             server.serve(poll)
+        proc.returncode, meter.kernel = ended
         server.serve(0)  # marks and exit reports sent just before it exited
         last = meter.open_phase  # where the command was when it ended
         await_descendants(os.getpid(), grace, server.serve, poll)
@@ -345,6 +347,7 @@ def _ran(line: CommandLine, code: int, server: MarkServer, meter, stdout_bytes: 
          snapshot: str | None) -> CommandRun:
     """The facts of a command that ended (its memory snapshot kept where it dumped one)."""
     notes = () if server.main_pid in server.heard else (hook_missing(server.main_pid, list(line.argv)),)
+    notes += (meter.floored.floor_note(),) if meter.floored is not None else ()
     kept = _keep_snapshot(snapshot, server) if snapshot else None
     capped = sorted(server.capped.values(), key=lambda seen: -1 if seen[0] is None else seen[0])
     ran = CommandRun(line.argv, code, server.marks, server.ignored, stdout_bytes, pins, notes, snapshot=kept,
@@ -388,6 +391,8 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
                                         "must end with it")
     if fault:
         raise CommandFailed("rank", f"command {shown!r}: {fault}")
+    if meter.unread:
+        raise CommandFailed("unmeasured", kernel_floor.unmeasured(shown, meter.kernel))
 
 
 def _uncapped(card: Card | None, server: MarkServer) -> str | None:

@@ -25,7 +25,9 @@ is the command's tree alone, without the measuring process. Its GPU figures
 come from the command's own process, which reports its allocator's peaks and
 NVML's figure of itself at each phase mark and at its exit (`report_gpu`);
 the tree's summed NVML figure (`vram_tree`, gpu_tree.py) is read from here,
-without touching CUDA.
+without touching CUDA. Where the tree never read the command's process (it
+exited before the first sample), the kernel's figure of it as it was reaped
+stands in (`kernel`, kernel_floor.py).
 
 Phases are contiguous: starting one ends the one before, so no allocation
 between two phases escapes measurement.
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING
 from gpu_budget.measure import card_cap, procfs
 from gpu_budget.measure.card_cap import Capped
 from gpu_budget.measure.device import cuda_available, device_info  # noqa: F401  device_info: the child's probe reads it here
+from gpu_budget.measure.kernel_floor import KernelPeak
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.measure.tree import TREE_METHOD, ProcessTree
 from gpu_budget.measure.tree import available as tree_available
@@ -173,6 +176,10 @@ class Meter:
         self._born = time.perf_counter()
 
         self._main: int | None = None  # follow()'s pid
+        self._main_read = False  # the tree read follow()'s process (a figure of its own in some phase)
+        # the kernel's figure of it, set as it is reaped: the phase ending next takes it where the tree never read it
+        self.kernel: KernelPeak | None = None
+        self.floored: KernelPeak | None = None  # ... where it stood in for the tree's
         self._reported: dict[str, int] = {}  # the open phase's GPU figures, as the followed process reported them
         if self.tree is None or self.tree is True:
             self.tree = (ProcessTree(on_poll=self.on_tree, count_root=not self.external).report_exits().start()
@@ -193,6 +200,11 @@ class Meter:
         """Measure `pid` (a command's process, a descendant of this one) as the main process, in full."""
         self._main = pid
         self.tree.count_whole(pid)
+
+    @property
+    def unread(self) -> bool:
+        """Whether no process of the followed tree was ever read, nor stood in for by the kernel's figure."""
+        return not self._main_read and self.floored is None and not any(p.ram_tree_peak for p in self.phases)
 
     def report_gpu(self, figures: JsonMapping) -> None:
         """GPU figures of the open phase, as the followed process reported them (its allocator's peaks since its
@@ -251,9 +263,10 @@ class Meter:
             status = procfs.status("self")
         reading = self.tree.phase_end() if self.tree is not None else None
         if self.external:
-            peak = reading.whole.get(self._main, 0) if self._main is not None else 0
+            peak, tree_peak = self._followed(reading)
         else:
             peak = status.hwm if self._hwm else self._sampler.peak()
+            tree_peak = None if reading is None else peak + reading.private
         gpu = Peaks()
         if self._cuda is not None:
             gpu = self._cuda.read()
@@ -270,7 +283,7 @@ class Meter:
             rss_anon=status.rss_anon if status is not None else None,
             rss_file=status.rss_file if status is not None else None,
             ram_tensor=self.tensors.peak if self.tensors is not None else None,
-            ram_tree_peak=None if reading is None else reading.private if self.external else peak + reading.private,
+            ram_tree_peak=tree_peak,
             tree=reading,
             vram_allocated=gpu.vram_allocated,
             vram_reserved=gpu.vram_reserved,
@@ -281,6 +294,17 @@ class Meter:
         if self.on_phase is not None:
             self.on_phase(record)
         return record
+
+    def _followed(self, reading: TreeReading | None) -> tuple[int, int | None]:
+        """follow()'s process's peak and its tree's in the phase ending; where the tree never read that process and
+        the kernel's figure of it is its own, that figure floors both (kernel_floor.py)."""
+        peak = reading.whole.get(self._main, 0) if reading is not None and self._main is not None else 0
+        tree = reading.private if reading is not None else None
+        self._main_read = self._main_read or peak > 0
+        if self._main_read or self.kernel is None or not self.kernel.own:
+            return peak, tree
+        self.floored = self.kernel
+        return self.kernel.maxrss, max(tree or 0, self.kernel.maxrss)
 
     def _read_gpu_tree(self, reading: TreeReading | None) -> tuple[int | None, TreeReading | None]:
         """The tree's summed NVML figure of the phase ending, and the tree's reading with each rank's beside its RAM

@@ -53,7 +53,7 @@ FAILED_AFTER = "its test failed after measure()"  # why a case the gate passed c
 @dataclass(frozen=True)
 class Failure(Fields):
     """Why a measured child failed: its kind ("oom", "killed", "timeout", "exception", "missing-dependency", a
-    command's "exit", "rank", "command", "leftover"), the exception's type, its message and traceback."""
+    command's "exit", "rank", "command", "leftover", "unmeasured"), the exception's type, its message and traceback."""
 
     kind: str
     type: str | None = None
