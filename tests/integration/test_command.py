@@ -7,11 +7,14 @@ by a marker in their command line after the session has ended.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from inner_session import rows, survivors
@@ -122,7 +125,9 @@ def test_a_command_that_cannot_start_is_a_clear_failure(command_project, case, m
     result.stdout.fnmatch_lines([message])
 
 
-def test_a_timeout_kills_the_whole_tree_a_daemon_included(command_project):
+def test_a_timeout_kills_the_whole_tree_a_daemon_included_leaving_no_socket_folder(command_project, monkeypatch):
+    tmp = Path(tempfile.mkdtemp(prefix="gb-timeout-", dir="/tmp"))  # the session's TMPDIR: short, and its own
+    monkeypatch.setenv("TMPDIR", str(tmp))
     marker = f"gpu-budget-orphan-{uuid.uuid4().hex[:8]}"
     pytester = command_project('''
         @pytest.mark.gpu_budget(ram="2 GiB")
@@ -144,6 +149,9 @@ def test_a_timeout_kills_the_whole_tree_a_daemon_included(command_project):
     assert time.monotonic() - t0 < 120
     time.sleep(0.5)
     assert survivors(marker) == []
+    left = [p.name for p in tmp.glob("gpu-budget-sock-*")]  # the killed child's socket folder: the session removes it
+    shutil.rmtree(tmp)
+    assert left == []
 
 
 MP_SCRIPT = '''

@@ -2,6 +2,7 @@
 
 import time
 
+import pytest
 from inner_session import alive, left_after
 
 RUNNERS = '''
@@ -106,32 +107,24 @@ def measuring_child(folder) -> int:
     return int(started.read_text())
 
 
-def test_ctrl_c_ends_the_measured_child_with_the_session(pytester, monkeypatch):
-    """Interrupted while a child measures, the session ends it at once (multiprocessing would join it at exit)."""
-    import signal
-    import subprocess
-    import sys
+COMMAND_TESTS = '''
+import sys
+import pytest
+from gpu_budget import Scenario
 
-    monkeypatch.delenv("CI", raising=False)
-    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    pytester.makepyfile(runners=SLEEPS, test_mem=TESTS.replace("leaves_a_worker", "sleeps"))
-    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
-                                "-k", "False"], cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        child = measuring_child(pytester.path)
-        session.send_signal(signal.SIGINT)
-        session.wait(timeout=20)  # not the child's 120 s
-    finally:
-        if session.poll() is None:
-            session.kill()
-    assert not alive(child), "the measured child outlived the interrupted session"
+SLEEPS = "import os, time; open('child.pid', 'w').write(str(os.getpid())); time.sleep(120)"
 
 
-def test_sigterm_ends_the_session_as_ctrl_c_does_leaving_no_temp_file(pytester, monkeypatch):
-    """A CI job's timeout sends SIGTERM: the measured child is ended and the session's temp files (the child's event
-    file, multiprocessing's folder) are removed, as on Ctrl-C; by default Python would die at once, leaving them."""
+@pytest.mark.gpu_budget(ram="8 GiB")
+def test_sleeps(gpu_budget):
+    gpu_budget.measure(Scenario(name="c", command=[sys.executable, "-c", SLEEPS]))
+'''
+
+
+def interrupted(pytester, monkeypatch, sig: int, case: str) -> tuple[int, int, list[str]]:
+    """Run a session whose one case sleeps (a runner, or a command), send it `sig` once the case runs; (the session's
+    exit code, the pid of the process that wrote child.pid, what was left in its TMPDIR)."""
     import shutil
-    import signal
     import subprocess
     import sys
     import tempfile
@@ -141,20 +134,46 @@ def test_sigterm_ends_the_session_as_ctrl_c_does_leaving_no_temp_file(pytester, 
     tmp = Path(tempfile.mkdtemp(prefix="gb-term-", dir="/tmp"))  # short: multiprocessing's socket lives in it
     monkeypatch.setenv("TMPDIR", str(tmp))
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    pytester.makepyfile(runners=SLEEPS, test_mem=TESTS.replace("leaves_a_worker", "sleeps"))
+    if case == "command":
+        pytester.makepyfile(test_mem=COMMAND_TESTS)
+    else:
+        pytester.makepyfile(runners=SLEEPS, test_mem=TESTS.replace("leaves_a_worker", "sleeps"))
     session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
-                                "-p", "no:cacheprovider", "--basetemp", str(pytester.path / "base"), "-k", "False"],
+                                "-p", "no:cacheprovider", "--basetemp", str(pytester.path / "base"), "-k", "not True"],
                                cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         child = measuring_child(pytester.path)
         assert list(tmp.glob("gpu-budget-*.jsonl"))  # the child's event file, while it runs
-        session.send_signal(signal.SIGTERM)
-        code = session.wait(timeout=20)
+        session.send_signal(sig)
+        code = session.wait(timeout=20)  # not the child's 120 s
     finally:
         if session.poll() is None:
             session.kill()
         left = sorted(p.name for p in tmp.iterdir())
         shutil.rmtree(tmp)
+    return code, child, left
+
+
+@pytest.mark.parametrize("case", ["runner", "command"])
+def test_ctrl_c_ends_the_measured_child_with_the_session_leaving_no_temp_file(pytester, monkeypatch, case):
+    """Interrupted while a child measures, the session ends it at once (multiprocessing would join it at exit), and
+    removes its temp files: the child's event file, a command's socket folder (gpu-budget-sock-*)."""
+    import signal
+
+    code, child, left = interrupted(pytester, monkeypatch, signal.SIGINT, case)
     assert code == 2, code  # pytest's "interrupted"
-    assert not alive(child), "the measured child outlived the terminated session"
+    assert not alive(child), "the measured process outlived the interrupted session"
+    assert left == []
+
+
+@pytest.mark.parametrize("case", ["runner", "command"])
+def test_sigterm_ends_the_session_as_ctrl_c_does_leaving_no_temp_file(pytester, monkeypatch, case):
+    """A CI job's timeout sends SIGTERM: the measured child is ended and the session's temp files (the child's event
+    file, multiprocessing's folder, a command's socket folder) are removed, as on Ctrl-C; by default Python would die
+    at once, leaving them."""
+    import signal
+
+    code, child, left = interrupted(pytester, monkeypatch, signal.SIGTERM, case)
+    assert code == 2, code  # pytest's "interrupted"
+    assert not alive(child), "the measured process outlived the terminated session"
     assert left == []

@@ -195,7 +195,7 @@ def _measure_command(request: ChildRequest, job: ScenarioJob, assets: Path, mall
     line = with_assets(job.command, str(assets))
     snapshot = request.snapshot.path if request.snapshot is not None else None
     try:
-        ran = command.run(line, meter, request.threads, malloc,
+        ran = command.run(line, meter, request.threads, malloc, request.sockets,
                           on_rank=lambda rank, phase: emit(events.RankProgress(rank, phase)), snapshot=snapshot,
                           card=request.card)
     except BaseException as exc:

@@ -37,15 +37,14 @@ fails the case, named.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 import selectors
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 from collections import deque
 from collections.abc import Mapping
@@ -133,12 +132,12 @@ class _Tail:
 
 
 class MarkServer:
-    """The socket the command's processes mark phases and report exits on; answered at once, in order."""
+    """The socket the command's processes mark phases and report exits on; answered at once, in order. It lives in
+    `folder`, which the session made and removes (ChildRequest.sockets), so neither is left behind by a killed child."""
 
-    def __init__(self, meter, main_pid: int | None = None, on_rank=None) -> None:
+    def __init__(self, meter, folder: str, main_pid: int | None = None, on_rank=None) -> None:
         self.meter, self.main_pid, self.on_rank = meter, main_pid, on_rank
-        self.dir = tempfile.mkdtemp(prefix="gpu-budget-sock-")
-        self.path = os.path.join(self.dir, "marks")
+        self.path = os.path.join(folder, "marks")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(self.path)
         self.sock.listen(64)
@@ -260,7 +259,8 @@ class MarkServer:
             conn.close()
         self.selector.close()
         self.sock.close()
-        shutil.rmtree(self.dir, ignore_errors=True)  # the socket file and its folder
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)  # its folder is the session's to remove
 
 
 @dataclass(frozen=True)
@@ -407,18 +407,23 @@ def _uncapped(card: Card | None, server: MarkServer) -> str | None:
             "code first initialises CUDA)") if bare else None
 
 
-def run(line: CommandLine, meter, threads: int, malloc: str, poll: float = 0.02, on_rank=None,
+def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None, poll: float = 0.02, on_rank=None,
         snapshot: str | None = None, card: Card | None = None) -> CommandRun:
     """Run the command line (Scenario.command_at, "{assets}" filled) under `meter` to its end; its facts.
 
     Raises CommandFailed for a command that cannot start, exits non-zero, is
     killed, or leaves processes running; the meter holds the phases up to then.
+    `sockets`: the folder for the socket its processes mark phases on
+    (ChildRequest.sockets: the session's to remove).
     `snapshot`: a file for the memory snapshot of a recording run (the run's
     `snapshot` where one was dumped). `card`: every process of the command runs
     as on that card (its hook caps the allocator: measure/card_cap.py).
     """
     _check_start(line)
-    server = MarkServer(meter, on_rank=on_rank)
+    if sockets is None or not os.path.isdir(sockets):
+        raise ValueError(f"a command case needs an existing folder for its mark socket, not {sockets!r} "
+                         "(forkserver.run_child makes one)")
+    server = MarkServer(meter, sockets, on_rank=on_rank)
     env = pinned_env(dict(os.environ), threads, malloc, dict(line.env), server.path, snapshot, card)
     meter.start(FIRST_PHASE)
     proc = _start(line, env, server)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -170,6 +171,8 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
     ctx = forkserver(preload, dispatch_mode)
     fd, path = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")
     os.close(fd)
+    if request.runs_command:  # made here, so it is removed below whatever ends the child
+        request = replace(request, sockets=tempfile.mkdtemp(prefix="gpu-budget-sock-"))
     try:
         proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.label}")
         _start(proc, (timeout if start_timeout is None else start_timeout) + START_GRACE, preload)
@@ -200,6 +203,8 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
         return events.read(path), ending
     finally:
         os.unlink(path)
+        if request.sockets is not None:
+            shutil.rmtree(request.sockets, ignore_errors=True)
 
 
 # seconds the forkserver's start (its preload's imports: torch, transformers on a loaded host) gets on top of the

@@ -131,11 +131,19 @@ class ChildRequest:
     device: str | None = None  # "cpu": the child does not see the GPU
     preload: tuple[str, ...] = ()  # a probe's: the modules the forkserver was asked to preload
     card: Card | None = None  # on CUDA, the measured processes run as on this card (measure/card_cap.py)
+    # a command's: the folder its mark socket lives in, made and removed by the parent (forkserver.run_child), so it
+    # goes however the child ends (killed on Ctrl-C, SIGTERM or a timeout)
+    sockets: str | None = None
 
     @property
     def label(self) -> str:
         """The child process's name: its scenario's, or its mode."""
         return self.scenario.name if self.scenario is not None else self.mode
+
+    @property
+    def runs_command(self) -> bool:
+        """Whether the child measures a command (its processes mark phases over a Unix socket)."""
+        return self.mode == "measure" and self.scenario is not None and self.scenario.command is not None
 
 
 @dataclass(frozen=True)
