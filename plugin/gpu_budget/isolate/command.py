@@ -53,7 +53,7 @@ from pathlib import Path
 
 from gpu_budget.declare.command_line import CommandLine
 from gpu_budget.declare.params import Json
-from gpu_budget.isolate import hints
+from gpu_budget.isolate import hints, unix_paths
 from gpu_budget.isolate.elastic_record import first_failure
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
 from gpu_budget.isolate.wire import Message
@@ -137,7 +137,7 @@ class MarkServer:
 
     def __init__(self, meter, folder: str, main_pid: int | None = None, on_rank=None) -> None:
         self.meter, self.main_pid, self.on_rank = meter, main_pid, on_rank
-        self.path = os.path.join(folder, "marks")
+        self.path = os.path.join(folder, unix_paths.MARKS)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(self.path)
         self.sock.listen(64)

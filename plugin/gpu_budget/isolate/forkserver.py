@@ -35,7 +35,7 @@ from multiprocessing import spawn
 from pathlib import Path
 
 from gpu_budget.declare.params import Json
-from gpu_budget.isolate import child, dispatch, events
+from gpu_budget.isolate import child, dispatch, events, unix_paths
 from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
 from gpu_budget.measure import procfs
@@ -64,6 +64,7 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
     every later child would run other kernels than its baseline's, unsaid.
     """
     global _context, _started, _environment
+    unix_paths.check()  # its socket lives under the temporary folder: a clear error, before anything, where too long
     wanted = (tuple(preload), dispatch_mode)
     if _context is None:
         context = multiprocessing.get_context("forkserver")
@@ -172,7 +173,7 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
     fd, path = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")
     os.close(fd)
     if request.runs_command:  # made here, so it is removed below whatever ends the child
-        request = replace(request, sockets=tempfile.mkdtemp(prefix="gpu-budget-sock-"))
+        request = replace(request, sockets=unix_paths.socket_folder())
     try:
         proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.label}")
         _start(proc, (timeout if start_timeout is None else start_timeout) + START_GRACE, preload)

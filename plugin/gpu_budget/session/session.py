@@ -22,7 +22,7 @@ from gpu_budget.declare.marks import PROBE, BudgetMark
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
-from gpu_budget.isolate import forkserver, lifecycle
+from gpu_budget.isolate import forkserver, lifecycle, unix_paths
 from gpu_budget.isolate.protocol import RunChild, SnapshotRequest
 from gpu_budget.judge import failsafe
 from gpu_budget.judge.store import PendingWrite, Staging
@@ -73,7 +73,7 @@ class BudgetSession:
         self.revision = (revision.state(config.rootpath) if self.options.enabled and self.options.json
                          and not self.is_worker else None)
         # an xdist worker or a side's session ends with its starter; this one's helpers and workers end with it
-        self.before = lifecycle.take_over() if self.options.enabled else (None, None)  # SIGTERM as Ctrl-C too
+        self.before = gate_start() if self.options.enabled else (None, None)  # SIGTERM as Ctrl-C too
 
     @property
     def is_worker(self) -> bool:
@@ -251,6 +251,17 @@ class BudgetSession:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
                                  self.machine.pinned_gpu, self.written)
+
+
+def gate_start() -> tuple[str | None, object | None]:
+    """A gated session's start: a temporary folder too long for the gate's Unix sockets (unix_paths.py) stops it
+    before any child starts, naming it, instead of failing every case with a bare "AF_UNIX path too long"; then
+    lifecycle.take_over() (its owner adopted, SIGTERM as Ctrl-C), whose return is what it replaced."""
+    try:
+        unix_paths.check()
+    except unix_paths.SocketPathTooLong as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return lifecycle.take_over()
 
 
 def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None) -> None:
