@@ -26,7 +26,9 @@ environment lacks), and step 3 installs them from it alone (--no-index).
 
 Cached across runs under `root`: a resolution by a digest of its inputs (the
 requirements, the interpreter, the running environment's versions, the
-tool), a venv by a digest of what it holds; each made under a file lock, so
+tool, the index settings it reads: index_settings.py), a venv by a digest of
+what it holds and where its wheels came from (those index settings, or the
+wheelhouse); each made under a file lock, so
 xdist workers make it once between them and the others find it made. A
 requirement that cannot resolve or install raises EnvironmentFailed naming it:
 a case is never measured in the running environment instead. That failure
@@ -362,7 +364,8 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
                                  sys.executable, waited=round(waited, 3) if waited >= LOCK_WAIT else None)
     sites = running_sites()
     key = _digest({"python": sys.executable, "version": sys.version, "sites": sites, "overlay": overlay,
-                   "pth": BEHIND})  # a venv whose .pth reads no BEHIND is not this one
+                   "pth": BEHIND,  # a venv whose .pth reads no BEHIND is not this one
+                   "from": memory.tool, "index": list(memory.index)})  # another index may hold another wheel of a version
     folder = root / f"env-{key}"
     asked = time.monotonic()
     with _locked(root / f"env-{key}.lock"), memory.kept():
@@ -416,7 +419,8 @@ def _resolution(requirements: tuple[str, ...], tool: Tool, running: dict[str, st
     spent waiting on its lock while another process resolved it; a failure is remembered (`memory`) before the lock
     is let go."""
     key = _digest({"requirements": requirements, "python": sys.executable, "version": sys.version,
-                   "running": running, "tool": tool.name, "how": "dry-run install"})
+                   "running": running, "tool": tool.name, "how": "dry-run install",
+                   "index": list(memory.index)})  # another index may hold another release that satisfies them
     kept = root / "resolved" / f"{key}.json"
     asked = time.monotonic()
     with _locked(root / "resolved" / f"{key}.lock"), memory.kept():

@@ -1,4 +1,5 @@
-"""The package index settings an installer reads, so a remembered failure is kept per index (env_failures.py).
+"""The package index settings an installer reads, so a remembered failure (env_failures.py), a resolution and a
+made environment (environment.py) are kept per index.
 
 A requirement that one index lacks (a private mirror without the version)
 may be on another: a failure remembered under one index says nothing of the
