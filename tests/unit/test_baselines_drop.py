@@ -56,3 +56,46 @@ def test_the_exit_code_reaches_the_shell(tmp_path):
     done = subprocess.run([sys.executable, "-m", "gpu_budget", "baselines", "drop", "--scale", "real", str(tmp_path)],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1 and "no entries of scale 'real'" in done.stderr
+
+
+def test_every_unreadable_file_is_named_in_one_run_and_nothing_is_dropped(tmp_path, capsys):
+    """A drop is the first step of re-recording: it drops from every file or from none (a file left holding the scale
+    would keep its old entries through --gpu-budget-update), and names each file it cannot read, so one run lists
+    them all instead of one per run."""
+    good, later = tmp_path / "hw" / "a.json", tmp_path / "hw" / "e.json"
+    for path in (good, later):
+        files.write(path, "tiny", {"test_a": ENTRY})
+    not_utf8, not_json, folder = tmp_path / "hw" / "b.json", tmp_path / "hw" / "c.json", tmp_path / "hw" / "d.json"
+    not_utf8.write_bytes(b"\xff\xfe{}")
+    not_json.write_text('{"schema": "gpu-budget-baselines/1", "entries": {')
+    folder.mkdir()
+    before = {path: path.read_bytes() for path in (good, later, not_utf8, not_json)}
+    assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    for path in (not_utf8, not_json, folder):
+        assert f"python -m gpu_budget baselines drop: baseline file {path} " in err
+    assert "3 of 5 files cannot be read (named above): nothing dropped" in err
+    assert {path: path.read_bytes() for path in before} == before
+
+
+def test_a_file_it_cannot_write_is_named_and_the_others_dropped(tmp_path, capsys, monkeypatch):
+    """A write refused by the system (an unwritable folder) names the file, left whole, as `baselines resolve` does;
+    the files read before it are dropped, so the message says which were."""
+    one, other = tmp_path / "hw" / "a.json", tmp_path / "hw" / "b.json"
+    for path in (one, other):
+        files.write(path, "tiny", {"test_a": ENTRY})
+    before = one.read_bytes()
+    write = files._write_atomic
+
+    def refused(path, data):
+        if path.name == "a.json":
+            raise PermissionError(13, "Permission denied", str(path))
+        write(path, data)
+
+    monkeypatch.setattr(files, "_write_atomic", refused)
+    assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert f"python -m gpu_budget baselines drop: {one}: [Errno 13] Permission denied" in err
+    assert "1 of 2 files left holding 'tiny' (named above)" in err and out == f"{other}: dropped the 'tiny' entries\n"
+    assert one.read_bytes() == before and files.load(other)["entries"] == {}

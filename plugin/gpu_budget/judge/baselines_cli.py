@@ -52,8 +52,18 @@ def main(argv: list[str]) -> int:
 
 
 def _drop(scale: str, files: list[Path]) -> int:
-    """Drop `scale` from each file holding it; a scale none holds is a mistake (a typo, another folder): exit 1."""
-    held = {path: store.scales_held(path) for path in files}
+    """Drop `scale` from each file holding it; a scale none holds is a mistake (a typo, another folder): exit 1.
+
+    Every file is read before any is written, and where any cannot be read each is named and nothing dropped: a
+    file left holding the scale would keep its old entries through the re-recording that follows a drop.
+    """
+    held, bad = _scales_held(files)
+    if bad:
+        for problem in bad:
+            print(f"python -m gpu_budget baselines drop: {problem}", file=sys.stderr)
+        print(f"python -m gpu_budget baselines drop: {len(bad)} of {len(files)} file{'s' if len(files) != 1 else ''} "
+              "cannot be read (named above): nothing dropped", file=sys.stderr)
+        return 1
     holding = [path for path in files if scale in held[path]]
     if not holding:
         there = sorted(set().union(*held.values()))
@@ -62,10 +72,30 @@ def _drop(scale: str, files: list[Path]) -> int:
               f"file{'s' if len(files) != 1 else ''} given (they hold "
               f"{', '.join(map(repr, there)) if there else 'no entries'}{unknown}): nothing dropped", file=sys.stderr)
         return 1
+    unwritten = []
     for path in holding:
-        store.drop_scale(path, scale)
+        try:
+            store.drop_scale(path, scale)
+        except OSError as exc:  # an unwritable folder: the file is left as it was (the write is atomic)
+            unwritten.append(path)
+            print(f"python -m gpu_budget baselines drop: {path}: {exc}", file=sys.stderr)
+            continue
         print(f"{path}: dropped the {scale!r} entries")
-    return 0
+    if unwritten:
+        print(f"python -m gpu_budget baselines drop: {len(unwritten)} of {len(holding)} file"
+              f"{'s' if len(holding) != 1 else ''} left holding {scale!r} (named above)", file=sys.stderr)
+    return 1 if unwritten else 0
+
+
+def _scales_held(files: list[Path]) -> tuple[dict[Path, set[str]], list[str]]:
+    """The scales each file holds, and the error of each file that cannot be read or is no valid baseline file."""
+    held, bad = {}, []
+    for path in files:
+        try:
+            held[path] = store.scales_held(path)
+        except BaselineError as exc:
+            bad.append(str(exc))
+    return held, bad
 
 
 def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
