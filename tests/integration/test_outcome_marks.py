@@ -100,3 +100,22 @@ def test_each_row_gets_its_own_tests_outcome_across_files_and_params(project, wo
     assert found == {"test_one.py::test_case": "failed", "test_two.py::test_case": "passed",
                      "test_params.py::test_p[a]::one": "skipped", "test_params.py::test_p[a]::two": "skipped",
                      "test_params.py::test_p[b::c]::one": "passed", "test_params.py::test_p[b::c]::two": "passed"}
+
+
+def test_the_step_summary_counts_an_xfailed_tests_failing_row_as_an_expected_failure(project, monkeypatch):
+    """pytest xfails the test whose case broke its budget and the session exits 0: the step summary's heading agrees
+    (not among the failed, counted as an expected failure), while its row and its line keep the gate's verdict."""
+    pytester = project(CASES)
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
+    result.assert_outcomes(passed=1, skipped=1, xfailed=2, xpassed=1)
+    assert result.ret == 0
+    lines = summary.read_text().splitlines()
+    assert lines[0].startswith("### GPU budget: 5 measured, 0 failed, 1 xfailed (expected failure) on `cpu-")
+    row = next(line for line in lines if line.startswith("| test_mem.py::test_xfails_on_its_budget "))
+    assert row.rstrip(" |").endswith("over-budget FAIL, test xfailed")
+    said = [line for line in lines if line.startswith("- **")]
+    assert len(said) == 1 and said[0].startswith("- **test_mem.py::test_xfails_on_its_budget** (expected failure: "
+                                                 "its test xfailed): ")
+    assert said[0].endswith("> budget 1.00 MiB")
