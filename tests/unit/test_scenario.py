@@ -171,6 +171,41 @@ def test_a_param_read_by_another_supported_fix_s_arguments_is_read():
              supports=(flag, "fewer_workers"))
 
 
+def test_an_applied_fix_whose_params_the_command_never_reads_is_refused_without_supports():
+    """Without supports= any registered fix may be applied: one that sets a param the command never reads would leave
+    the command as it is while the row says the case ran with it."""
+    from gpu_budget import FixError
+
+    said = (r"scenario 'c': fix 'fewer_workers' changes nothing in this command: it sets dataloader_workers, which no "
+            r"placeholder of the command, its cwd or env reads \(read it, as \"\{dataloader_workers\}\", or leave the "
+            r"fix out of fixes=\)")
+    command = {"name": "c", "command": ["python", "train.py", "--mib", "{mib}"], "params": {"mib": 3}}
+    with pytest.raises(FixError, match=said):
+        Scenario(**command, fixes=("fewer_workers",))
+    with pytest.raises(FixError, match=said):
+        Scenario(**command).with_fixes("fewer_workers")
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"command": ["python", "train.py", "--workers", "{dataloader_workers}"]},
+    {"command": ["python", "train.py"], "cwd": "runs/{dataloader_workers}"},
+    {"command": ["python", "train.py"], "prepare": "m:prepare"},  # prepare is handed every param
+    {"command": ["python", "train.py"], "prepare": "m:prepare", "prepared_from": ("dataloader_workers",)},
+])
+def test_an_applied_fix_whose_params_the_command_or_prepare_reads_is_accepted_without_supports(kwargs):
+    s = Scenario(name="c", params={"dataloader_workers": 4}, **kwargs).with_fixes("fewer_workers")
+    assert s.fixes == ("fewer_workers",) and s.params_for("tiny")["dataloader_workers"] == 1
+
+
+def test_an_applied_fix_s_params_read_by_another_applied_fix_s_arguments_are_read():
+    from gpu_budget import Fix
+
+    flag = Fix("workers_flag_applied", "data", "passes --workers", args=("--workers", "{dataloader_workers}"))
+    s = Scenario(name="c", command=["python", "train.py"], params={"dataloader_workers": 4})
+    assert s.with_fixes(flag, "fewer_workers").command_line("tiny", ".")["argv"] == ["python", "train.py", "--workers",
+                                                                                      "1"]
+
+
 def test_a_fix_that_says_nothing_of_commands_is_refused_by_a_command_scenario():
     from gpu_budget import FixError
 

@@ -33,6 +33,11 @@ class FixError(ValueError):
     """An unknown fix, a conflicting pair, a missing companion fix or a malformed Fix."""
 
 
+class FixChangesNothing(FixError):
+    """A fix a command scenario applies or supports that sets only params its command never reads: refused when the
+    Scenario is built, and left out of the remediation search, which names why, instead of running it."""
+
+
 @dataclass(frozen=True)
 class Control:
     """What a control fix measures: one effect of another fix alone, so FINDINGS.md splits that fix's saving in two.

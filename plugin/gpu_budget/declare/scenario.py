@@ -10,7 +10,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, cast
@@ -143,7 +143,7 @@ class Scenario:
                                                "(give it args=, env= or params= that the command reads)")
             for scale in self.scales:  # a placeholder naming no param fails here, at collection, not in the child
                 self.command_at(scale, assets=".")
-            _refuse_unread(self, where)
+            _refuse_unread(self, chosen, where)
 
     def offered(self) -> tuple[Fix, ...] | None:
         """The fixes this scenario's runner honours, or None: any registered fix."""
@@ -226,21 +226,25 @@ class Scenario:
         }
 
 
-def _refuse_unread(scenario: Scenario, where: str) -> None:
-    """A supported fix that only sets params neither the command (its arguments, cwd, env and the supported fixes'
-    arguments and env) nor prepare reads would run the command unchanged and be reported as a fix: refused."""
+def _refuse_unread(scenario: Scenario, chosen: Sequence[Fix], where: str) -> None:
+    """A supported or applied fix (`chosen`: those of fixes=) that only sets params neither the command (its
+    arguments, cwd, env and the arguments and env of the fixes it may run with) nor prepare reads would run the
+    command unchanged and be reported as a fix: refused. Without supports= any registered fix may be applied, so the
+    applied ones are checked."""
     read = placeholders([*(scenario.command or ()), scenario.cwd, *scenario.env.values(),
-                         *(t for fix in scenario.supports for t in (*fix.args, *fix.env.values()))])
+                         *(t for fix in (*scenario.supports, *chosen) for t in (*fix.args, *fix.env.values()))])
     if scenario.prepare:
         if not scenario.prepared_from:
             return  # prepare is handed every param
         read.update(scenario.prepared_from)
-    for fix in scenario.supports:
-        if fix.params and not (fix.args or fix.env or set(fix.params) & read):
-            raise fix_library.FixError(
-                f"{where}: fix {fix.name!r} changes nothing in this command: it sets {', '.join(fix.params)}, which "
-                f"no placeholder of the command, its cwd or env reads (read it, as \"{{{next(iter(fix.params))}}}\", "
-                "or leave the fix out of supports=)")
+    listed = (("supports=", scenario.supports), ("fixes=", () if scenario.supports else chosen))
+    for field_name, fixes in listed:  # an applied fix is one of the supported ones where supports= is given
+        for fix in fixes:
+            if fix.params and not (fix.args or fix.env or set(fix.params) & read):
+                raise fix_library.FixChangesNothing(
+                    f"{where}: fix {fix.name!r} changes nothing in this command: it sets {', '.join(fix.params)}, "
+                    f"which no placeholder of the command, its cwd or env reads (read it, as "
+                    f"\"{{{next(iter(fix.params))}}}\", or leave the fix out of {field_name})")
 
 
 def _source_digest(ref: str | None) -> str:

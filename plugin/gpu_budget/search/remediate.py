@@ -34,7 +34,7 @@ from dataclasses import replace
 from itertools import islice
 
 from gpu_budget.declare import fixes as library
-from gpu_budget.declare.fixes import Fix, FixError
+from gpu_budget.declare.fixes import Fix, FixChangesNothing, FixError
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.judge import growth
 from gpu_budget.judge.compare import rank_breaches
@@ -91,6 +91,8 @@ def _unfit(scenario: Scenario, fix: Fix, scale: str | None) -> str | None:
     of it would measure the unchanged scenario again."""
     try:
         fixed = scenario.without_fixes(*fix.replaces).with_fixes(fix.name)
+    except FixChangesNothing:  # a param its command never reads (no supports=: the Scenario refuses it)
+        return "changes nothing in this command"
     except FixError:
         return None  # it needs a companion fix: judged in the sets that hold both
     except ValueError as exc:
