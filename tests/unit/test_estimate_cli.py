@@ -28,3 +28,47 @@ def test_the_cases_it_can_estimate_are_still_shown_beside_one_it_cannot(tmp_path
     captured = capsys.readouterr()
     assert f"| {S5_SPEC} |" in captured.out or "| S5 |" in captured.out
     assert "not estimated: 1 of 2 case(s) (mine): see above" in captured.err
+
+
+CRASHING = '''
+from gpu_budget import Scenario
+from gpu_budget.estimate import register
+
+CRASH = Scenario(name="crash", run="crashing:crash")
+register(CRASH.run, "crashing:build")
+
+
+def crash(ctx):
+    ctx.meter.start("load")
+    raise RuntimeError("boom in the runner")
+
+
+def build(p, fixes, device, known):
+    import torch
+
+    from gpu_budget.estimate import StepPlan, adamw
+
+    layer = torch.nn.Linear(8, 8)
+    return StepPlan(layer, adamw(layer.parameters(), device), [{"x": torch.ones(2, 8)}],
+                    loss=lambda m, b: m(b["x"]).sum())
+'''
+
+
+def validate(tmp_path, *cases):
+    """The CLI's --validate in a subprocess (its measured children come from its own forkserver), in tmp_path."""
+    import subprocess
+    import sys
+
+    (tmp_path / "crashing.py").write_text(CRASHING)
+    return subprocess.run([sys.executable, "-m", "gpu_budget", "estimate", "--validate", "--json", "v.json", *cases],
+                          check=False, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+
+
+def test_a_validated_case_whose_real_run_crashes_is_a_failure_naming_why(tmp_path):
+    done = validate(tmp_path, "crashing.py:CRASH")
+    assert done.returncode == 1, done.stdout + done.stderr
+    failure = "exception: builtins.RuntimeError: boom in the runner"
+    assert f"crashing.py:CRASH: the real run failed ({failure}): no measured figure" in done.stdout
+    assert "not validated: 1 of 1 case(s) (crashing.py:CRASH): see above" in done.stderr
+    (row,) = json.loads((tmp_path / "v.json").read_text())["rows"]
+    assert row["status"] == "error" and row["failure"] == failure

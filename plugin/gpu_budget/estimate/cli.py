@@ -167,7 +167,8 @@ def _run(args: argparse.Namespace, request: _Request) -> tuple[EstimateOutput, l
         from gpu_budget.estimate import validate
 
         validation = validate.compare(request.scenarios, args.scale, preload=_preload(Path.cwd()))
-        return EstimateOutput(args.scale, device.name, request.cases, workspace, validation=validation), []
+        failed = [r.label for r in validation.rows if r.failure is not None]  # a crash or OOM is no figure to compare
+        return EstimateOutput(args.scale, device.name, request.cases, workspace, validation=validation), failed
     rows, failed = _estimate_rows(request.scenarios, args.scale, device, args.steps, args.as_run)
     return EstimateOutput(args.scale, device.name, request.cases, workspace, estimates=tuple(rows)), failed
 
@@ -187,7 +188,8 @@ def main(argv: list[str]) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(output.to_json(), indent=1, default=str) + "\n")
     if failed:  # a missing figure is a failure, never an exit 0 a script reads as estimated
-        print(f"not estimated: {len(failed)} of {len(request.scenarios)} case(s) ({', '.join(failed)}): see above",
+        what = "validated" if args.validate else "estimated"
+        print(f"not {what}: {len(failed)} of {len(request.scenarios)} case(s) ({', '.join(failed)}): see above",
               file=sys.stderr)
         return 1
     return 0

@@ -64,6 +64,7 @@ class ValidationRow:
 
     error: estimate minus what the run added over the floor; increment_error: the same for what the steps add
     (estimate minus the estimate at the steps' start, against the measured peak minus the RSS entering them).
+    failure: why the real run failed ("oom: ...", "exception: RuntimeError: ..."), None when it passed.
     """
 
     label: str
@@ -86,6 +87,7 @@ class ValidationRow:
     steps_estimated: int
     notes: tuple[str, ...]
     assumed: dict[str, int]
+    failure: str | None = None
 
     @property
     def estimated_increment(self) -> int:
@@ -108,7 +110,7 @@ class ValidationRow:
             "measured_entering_steps": self.measured_entering_steps, "increment_error": self.increment_error,
             "estimate_seconds": self.estimate_seconds, "real_seconds": self.real_seconds,
             "steps_measured": self.steps_measured, "steps_estimated": self.steps_estimated,
-            "notes": list(self.notes), "assumed": self.assumed}
+            "notes": list(self.notes), "assumed": self.assumed, "failure": self.failure}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Json]) -> ValidationRow:

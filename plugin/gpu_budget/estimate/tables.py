@@ -43,11 +43,18 @@ def error_table(result: Validation) -> str:
     return "\n".join(lines)
 
 
+def failed_runs(result: Validation) -> str:
+    """A line per case whose real run failed: the table shows no measured figure for it, this says why."""
+    return "\n".join(f"{r.label}: the real run failed ({r.failure}): no measured figure" for r in result.rows
+                     if r.failure is not None)
+
+
 def render_output(output: EstimateOutput) -> str:
-    """The markdown of one run's results: the validation with its floor, or the estimates."""
+    """The markdown of one run's results: the validation with its floor (and its failed runs), or the estimates."""
     if output.validation is not None:
+        failed = failed_runs(output.validation)
         return (f"Floor (an empty measured child, same forkserver preload): {format_size(output.validation.floor)}.\n\n"
-                + error_table(output.validation))
+                + error_table(output.validation) + (f"\n\n{failed}" if failed else ""))
     return estimate_table(output.estimates, output.device != "cpu")
 
 

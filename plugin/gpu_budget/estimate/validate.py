@@ -63,8 +63,9 @@ def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
         est_seconds = time.perf_counter() - t0
         real = measure(scenario, scale, assets_root, threads, preload)
         rows.append(_row(label, scenario, est, round(est_seconds, 2), real, floor_bytes))
-        progress(f"{label}: estimate {format_size(est.step_peak)}, measured {format_size(rows[-1].measured_step_peak)} - "
-                 f"floor = {format_size(rows[-1].measured_added)} ({est_seconds:.1f} s vs {real.wall_seconds} s)")
+        measured = (f"the real run failed ({rows[-1].failure})" if rows[-1].failure is not None else
+                    f"measured {format_size(rows[-1].measured_step_peak)} - floor = {format_size(rows[-1].measured_added)}")
+        progress(f"{label}: estimate {format_size(est.step_peak)}, {measured} ({est_seconds:.1f} s vs {real.wall_seconds} s)")
     return Validation(floor=floor_bytes, rows=tuple(rows), scale=scale, threads=threads, preload=tuple(preload))
 
 
@@ -82,7 +83,18 @@ def _row(label: str, scenario: Scenario, est: Estimate, est_seconds: float, real
         estimate_at_step_start=est.built, measured_entering_steps=entering,
         increment_error=None if step is None or entering is None else (est.step_peak - est.built) - (step - entering),
         estimate_seconds=est_seconds, real_seconds=real.wall_seconds,
-        steps_measured=len(real.steps), steps_estimated=est.steps, notes=tuple(est.notes), assumed=est.assumed)
+        steps_measured=len(real.steps), steps_estimated=est.steps, notes=tuple(est.notes), assumed=est.assumed,
+        failure=_failure(real))
+
+
+def _failure(real: Measurement) -> str | None:
+    """Why the real run failed, in one line (its kind, the exception's type and first line), None when it passed."""
+    if real.status == "ok":
+        return None
+    if real.error is None:
+        return "failed (no reason recorded)"
+    said = ": ".join(part for part in (real.error.type, real.error.message.strip().split("\n")[0]) if part)
+    return f"{real.error.kind}: {said}" if said else real.error.kind
 
 
 def _entering_steps(phases: list[PhaseRecord]) -> int | None:
