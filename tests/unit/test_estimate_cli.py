@@ -35,7 +35,19 @@ from gpu_budget import Scenario
 from gpu_budget.estimate import register
 
 CRASH = Scenario(name="crash", run="crashing:crash")
+FINE = Scenario(name="fine", run="crashing:fine")
+UNBUILT = Scenario(name="unbuilt", run="crashing:unbuilt")
 register(CRASH.run, "crashing:build")
+register(FINE.run, "crashing:build")
+register(UNBUILT.run, "crashing:needs_a_missing_package")
+
+
+def fine(ctx):
+    with ctx.meter.phase("load"):
+        pass
+    with ctx.meter.phase("train_step_1", step=1):
+        held = bytearray(1 << 20)
+    return {"held": len(held)}
 
 
 def crash(ctx):
@@ -51,6 +63,10 @@ def build(p, fixes, device, known):
     layer = torch.nn.Linear(8, 8)
     return StepPlan(layer, adamw(layer.parameters(), device), [{"x": torch.ones(2, 8)}],
                     loss=lambda m, b: m(b["x"]).sum())
+
+
+def needs_a_missing_package(p, fixes, device, known):
+    import no_such_package_xyz  # noqa: F401
 '''
 
 
@@ -72,3 +88,14 @@ def test_a_validated_case_whose_real_run_crashes_is_a_failure_naming_why(tmp_pat
     assert "not validated: 1 of 1 case(s) (crashing.py:CRASH): see above" in done.stderr
     (row,) = json.loads((tmp_path / "v.json").read_text())["rows"]
     assert row["status"] == "error" and row["failure"] == failure
+
+
+def test_a_validated_case_it_cannot_estimate_is_named_and_the_others_still_validated(tmp_path):
+    done = validate(tmp_path, "crashing.py:UNBUILT", "crashing.py:FINE")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    said = "crashing.py:UNBUILT: no estimate (ModuleNotFoundError: No module named 'no_such_package_xyz')"
+    assert said in done.stdout + done.stderr
+    assert "not validated: 1 of 2 case(s) (crashing.py:UNBUILT): see above" in done.stderr
+    (row,) = json.loads((tmp_path / "v.json").read_text())["rows"]
+    assert row["label"] == "crashing.py:FINE" and row["status"] == "ok" and row["measured_step_peak"] > 0

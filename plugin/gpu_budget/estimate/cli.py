@@ -167,7 +167,9 @@ def _run(args: argparse.Namespace, request: _Request) -> tuple[EstimateOutput, l
         from gpu_budget.estimate import validate
 
         validation = validate.compare(request.scenarios, args.scale, preload=_preload(Path.cwd()))
-        failed = [r.label for r in validation.rows if r.failure is not None]  # a crash or OOM is no figure to compare
+        # a case left out of the rows could not be estimated; a real run that crashed or ran out of memory has no figure
+        kept = {r.label: r for r in validation.rows}
+        failed = [label for label in request.cases if label not in kept or kept[label].failure is not None]
         return EstimateOutput(args.scale, device.name, request.cases, workspace, validation=validation), failed
     rows, failed = _estimate_rows(request.scenarios, args.scale, device, args.steps, args.as_run)
     return EstimateOutput(args.scale, device.name, request.cases, workspace, estimates=tuple(rows)), failed

@@ -51,7 +51,11 @@ def measure(scenario: Scenario, scale: str, assets_root: Path, threads: int, pre
 def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
             preload: tuple[str, ...] = forkserver.DEFAULT_PRELOAD, assets_root: Path | None = None,
             progress: Callable[[str], object] = print) -> Validation:
-    """Estimate and really run every case, beside the floor (bytes, seconds)."""
+    """Estimate and really run every case, beside the floor (bytes, seconds).
+
+    A case that cannot be estimated is said through `progress` and left out of the rows (and not run), so one
+    case does not hide the others.
+    """
     assets_root = assets_root or Path(tempfile.gettempdir()) / "gpu-budget-estimate-assets"
     base = measure(FLOOR, "tiny", assets_root, threads, preload)
     floor_bytes = base.peaks.ram
@@ -59,7 +63,11 @@ def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
     rows = []
     for label, scenario in cases.items():
         t0 = time.perf_counter()
-        est = estimate_scenario(scenario, scale)
+        try:
+            est = estimate_scenario(scenario, scale)
+        except Exception as exc:  # noqa: BLE001  one case that cannot be estimated must not hide the others
+            progress(f"{label}: no estimate ({type(exc).__name__}: {exc})")
+            continue
         est_seconds = time.perf_counter() - t0
         real = measure(scenario, scale, assets_root, threads, preload)
         rows.append(_row(label, scenario, est, round(est_seconds, 2), real, floor_bytes))
