@@ -95,7 +95,15 @@ def test_a_validated_case_it_cannot_estimate_is_named_and_the_others_still_valid
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     said = "crashing.py:UNBUILT: no estimate (ModuleNotFoundError: No module named 'no_such_package_xyz')"
-    assert said in done.stdout + done.stderr
+    assert said in done.stderr
     assert "not validated: 1 of 2 case(s) (crashing.py:UNBUILT): see above" in done.stderr
     (row,) = json.loads((tmp_path / "v.json").read_text())["rows"]
     assert row["label"] == "crashing.py:FINE" and row["status"] == "ok" and row["measured_step_peak"] > 0
+
+
+def test_validate_writes_only_its_tables_to_stdout_and_its_progress_to_stderr(tmp_path):
+    """`estimate --validate CASE > table.md`: the file holds the tables, the progress lines go to the terminal."""
+    done = validate(tmp_path, "crashing.py:FINE")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("Floor (an empty measured child"), done.stdout
+    assert "floor (empty child): " in done.stderr and "crashing.py:FINE: estimate " in done.stderr

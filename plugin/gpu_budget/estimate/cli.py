@@ -166,7 +166,8 @@ def _run(args: argparse.Namespace, request: _Request) -> tuple[EstimateOutput, l
     if args.validate:
         from gpu_budget.estimate import validate
 
-        validation = validate.compare(request.scenarios, args.scale, preload=_preload(Path.cwd()))
+        validation = validate.compare(request.scenarios, args.scale, preload=_preload(Path.cwd()),
+                                      progress=lambda line: print(line, file=sys.stderr))  # stdout: the tables only
         # a case left out of the rows could not be estimated; a real run that crashed or ran out of memory has no figure
         kept = {r.label: r for r in validation.rows}
         failed = [label for label in request.cases if label not in kept or kept[label].failure is not None]
