@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from gpu_budget.estimate.cli import main as cli
 
 S5_SPEC = str(Path(__file__).resolve().parents[2] / "memtests" / "s5_generic_oom" / "scenarios.py") + ":S5"
@@ -107,3 +109,11 @@ def test_validate_writes_only_its_tables_to_stdout_and_its_progress_to_stderr(tm
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("Floor (an empty measured child"), done.stdout
     assert "floor (empty child): " in done.stderr and "crashing.py:FINE: estimate " in done.stderr
+
+
+def test_steps_below_one_is_a_usage_error_naming_the_value(capsys):
+    for bad in ("0", "-3", "two"):
+        with pytest.raises(SystemExit) as stopped:
+            cli(["--steps", bad, S5_SPEC])
+        assert stopped.value.code == 2
+        assert f"argument --steps: {bad!r} is not a number of optimizer steps (1 or more)" in capsys.readouterr().err

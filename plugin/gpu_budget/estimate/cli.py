@@ -105,6 +105,17 @@ def _estimate_rows(scenarios: dict[str, Scenario], scale: str, device: Device, s
     return rows, failed
 
 
+def _steps(value: str) -> int:
+    """--steps: a whole number of optimizer steps, 1 or more (0 would estimate no step at all)."""
+    try:
+        steps = int(value)
+    except ValueError:
+        steps = 0
+    if steps < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of optimizer steps (1 or more)")
+    return steps
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m gpu_budget estimate", description=__doc__.split("\n")[0])
     parser.add_argument("cases", nargs="*", metavar="CASE", help=f"[LABEL=]{FORM}")
@@ -117,7 +128,8 @@ def _parser() -> argparse.ArgumentParser:
                              "torch's on compute capability 9 and later; '8320 KiB' before it; '0' leaves them out")
     parser.add_argument("--validate", action="store_true",
                         help="also run each case for real in a measured child and report the error (CPU, tiny)")
-    parser.add_argument("--steps", type=int, default=2, help="optimizer steps to estimate (>= 2: steady state)")
+    parser.add_argument("--steps", type=_steps, default=2,
+                        help="optimizer steps to estimate (1 or more; 2 or more reach the steady state)")
     parser.add_argument("--as-run", action="store_true",
                         help="the run's own steps in order, where its builder gives them (S2's dynamic batches): "
                              "each step's peaks, through the allocator in CUDA mode, go to --json's per_step")
