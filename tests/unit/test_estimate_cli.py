@@ -117,3 +117,13 @@ def test_steps_below_one_is_a_usage_error_naming_the_value(capsys):
             cli(["--steps", bad, S5_SPEC])
         assert stopped.value.code == 2
         assert f"argument --steps: {bad!r} is not a number of optimizer steps (1 or more)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--cuda-context", "--cublas-workspace"])
+def test_a_cuda_size_without_cuda_mode_is_a_usage_error(option, tmp_path, capsys):
+    """A CPU estimate is host RAM: a CUDA context or workspace added to it would be a figure of nothing."""
+    with pytest.raises(SystemExit) as stopped:
+        cli([option, "500 MiB", S5_SPEC, "--json", str(tmp_path / "est.json")])
+    assert stopped.value.code == 2
+    assert f"{option} '500 MiB' is a GPU size: it needs --cuda" in capsys.readouterr().err
+    assert not (tmp_path / "est.json").exists()

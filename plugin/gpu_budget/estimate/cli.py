@@ -122,10 +122,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--scale", choices=("tiny", "real"), default="tiny")
     parser.add_argument("--cuda", action="store_true", help="model the step as CUDA would run it (an estimate)")
     parser.add_argument("--cuda-context", default=None, metavar="SIZE",
-                        help="CUDA context size measured on your GPU (e.g. '500 MiB'); added to a device figure")
+                        help="CUDA context size measured on your GPU (e.g. '500 MiB'); added to a device figure (--cuda)")
     parser.add_argument("--cublas-workspace", default=None, metavar="SIZE",
                         help="one cuBLAS workspace (a step takes two: forward and backward threads); default 32 MiB, "
-                             "torch's on compute capability 9 and later; '8320 KiB' before it; '0' leaves them out")
+                             "torch's on compute capability 9 and later; '8320 KiB' before it; '0' leaves them out (--cuda)")
     parser.add_argument("--validate", action="store_true",
                         help="also run each case for real in a measured child and report the error (CPU, tiny)")
     parser.add_argument("--steps", type=_steps, default=2,
@@ -155,6 +155,9 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
         parser.error(f"name at least one CASE: {FORM}")
     if args.validate and (args.cuda or args.scale != "tiny"):
         parser.error("--validate measures real CPU runs: it needs --scale tiny and no --cuda")
+    for option, size in (("--cuda-context", args.cuda_context), ("--cublas-workspace", args.cublas_workspace)):
+        if size is not None and not args.cuda:  # a CPU estimate is host RAM: a GPU size added to it means nothing
+            parser.error(f"{option} {size!r} is a GPU size: it needs --cuda")
     try:
         context = parse_size(args.cuda_context) if args.cuda_context else None
         workspace = None if args.cublas_workspace is None else parse_size(args.cublas_workspace)
