@@ -127,3 +127,35 @@ def test_a_cuda_size_without_cuda_mode_is_a_usage_error(option, tmp_path, capsys
     assert stopped.value.code == 2
     assert f"{option} '500 MiB' is a GPU size: it needs --cuda" in capsys.readouterr().err
     assert not (tmp_path / "est.json").exists()
+
+
+ASSUMING = '''
+from gpu_budget import Scenario
+from gpu_budget.estimate import register
+
+GUESSED = Scenario(name="guessed", run="assuming:run")
+register(GUESSED.run, "assuming:build")
+
+
+def build(p, fixes, device, known):
+    import torch
+
+    from gpu_budget.estimate import StepPlan, adamw
+
+    layer = torch.nn.Linear(8, 8)
+    return StepPlan(layer, adamw(layer.parameters(), device), [{"x": torch.ones(2, 8)}],
+                    loss=lambda m, b: m(b["x"])[:, m.weight[0] > 0].sum(),  # a mask computed from weights
+                    notes=["dropout off: the run's dropout draws are left out"])
+'''
+
+
+def test_a_printed_estimate_carries_the_notes_and_assumptions_it_rests_on(tmp_path, capsys):
+    """A figure resting on values the estimator could not know, or on a builder's simplification, says so where it
+    is printed, not only in --json."""
+    (tmp_path / "assuming.py").write_text(ASSUMING)
+    assert cli([f"guessed={tmp_path / 'assuming.py'}:GUESSED"]) == 0
+    out = capsys.readouterr().out
+    assert "guessed: note: dropout off: the run's dropout draws are left out" in out
+    (assumed,) = [line for line in out.splitlines() if line.startswith("guessed: assumed ")]
+    assert "values it cannot know (computed from weights or random numbers; docs/estimator.md): " in assumed
+    assert "aten.index.Tensor x2" in assumed  # the mask, once per step's forward

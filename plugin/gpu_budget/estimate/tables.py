@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gpu_budget.declare.params import Json
-from gpu_budget.estimate.rows import EstimateOutput, EstimateRow, Validation
+from gpu_budget.estimate.rows import EstimateOutput, EstimateRow, Validation, ValidationRow
 from gpu_budget.units import format_size
 
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations")
@@ -49,13 +49,29 @@ def failed_runs(result: Validation) -> str:
                      if r.failure is not None)
 
 
+def basis(rows: Sequence[EstimateRow | ValidationRow]) -> str:
+    """What each estimate rests on, under its table: the builder's notes (what it simplified) and the values it
+    could not know and assumed (fake tensors have none), so no printed figure hides them."""
+    lines = []
+    for r in rows:
+        lines += [f"{r.label}: note: {note}" for note in r.notes]
+        if r.assumed:
+            count = sum(r.assumed.values())
+            ops = ", ".join(f"{op} x{n}" for op, n in sorted(r.assumed.items()))
+            lines.append(f"{r.label}: assumed {count} value{'s' * (count != 1)} it cannot know (computed from weights "
+                         f"or random numbers; docs/estimator.md): {ops}")
+    return "\n".join(lines)
+
+
 def render_output(output: EstimateOutput) -> str:
-    """The markdown of one run's results: the validation with its floor (and its failed runs), or the estimates."""
+    """The markdown of one run's results: the validation with its floor (and its failed runs), or the estimates;
+    each followed by what the estimates rest on."""
     if output.validation is not None:
-        failed = failed_runs(output.validation)
+        under = "\n\n".join(part for part in (failed_runs(output.validation), basis(output.validation.rows)) if part)
         return (f"Floor (an empty measured child, same forkserver preload): {format_size(output.validation.floor)}.\n\n"
-                + error_table(output.validation) + (f"\n\n{failed}" if failed else ""))
-    return estimate_table(output.estimates, output.device != "cpu")
+                + error_table(output.validation) + (f"\n\n{under}" if under else ""))
+    under = basis(output.estimates)
+    return estimate_table(output.estimates, output.device != "cpu") + (f"\n\n{under}" if under else "")
 
 
 def render(data: Mapping[str, Json]) -> str:
