@@ -131,3 +131,16 @@ def test_a_gated_session_calls_cuda_only_in_forked_children(pytester, workers, m
     called = [r["fn"] for r in records]
     assert called.count("torch.cuda.is_available") >= 3  # the probe (one per worker) and both measured children
     assert len(children) >= 3 and os.getpid() not in children
+
+
+def test_the_estimator_makes_no_cuda_call(tmp_path):
+    """The estimate runs in the CLI's process and in the pytest process of an exploration: its fake tensors must not
+    ask torch.cuda (torch's FakeTensorMode asks is_available() on entry and on every op, which initialises the
+    CUDA driver on a GPU host). S5's builder uses torch alone, so any call is the estimator's own."""
+    then = ("from s5_generic_oom.scenarios import S5\nfrom gpu_budget.estimate import estimate_scenario\n"
+            "from gpu_budget.estimate.cuda import Device\n"
+            "for cuda in (False, True):\n    print('estimated', estimate_scenario(S5, device=Device(cuda=cuda)).step_peak)\n")
+    records, out = trapped_imports(tmp_path, ["gpu_budget.estimate"], then=then)
+    assert out.count("estimated ") == 2, out
+    assert records == [], "the estimator called CUDA:\n" + "\n".join(
+        f"{r['fn']} from {r['stack'][-1] if r['stack'] else '?'}" for r in records[:5])

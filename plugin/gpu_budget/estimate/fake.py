@@ -262,10 +262,23 @@ def values_not_traced() -> Iterator[None]:
         utils.is_fake_tensor = original
 
 
+class _NoCudaFakeMode(FakeTensorMode):
+    """FakeTensorMode that never asks torch.cuda whether a GPU is there.
+
+    Its avoid_device_init calls torch.cuda.is_available() on entry and on every op, which on a CUDA build
+    initialises the driver in the estimating process (the CLI's, an exploration's pytest process). The fakes here
+    are CPU tensors only, so the answer a GPU host gives (False: no device-move workarounds) is the one to take.
+    """
+
+    @property
+    def avoid_device_init(self) -> bool:
+        return False
+
+
 @contextlib.contextmanager
 def fake_world() -> Iterator[KnownValues]:
     """Everything created inside is fake (device cpu); yields the KnownValues mode (its `assumed` counts)."""
-    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    fake_mode = _NoCudaFakeMode(allow_non_fake_inputs=True)
     known = KnownValues(fake_mode)
     with torch.random.fork_rng(devices=[]), _reassign_instead_of_swap(), values_not_traced(), fake_mode, known, \
             FakeDeepcopy():
