@@ -159,3 +159,24 @@ def test_a_printed_estimate_carries_the_notes_and_assumptions_it_rests_on(tmp_pa
     (assumed,) = [line for line in out.splitlines() if line.startswith("guessed: assumed ")]
     assert "values it cannot know (computed from weights or random numbers; docs/estimator.md): " in assumed
     assert "aten.index.Tensor x2" in assumed  # the mask, once per step's forward
+
+
+def test_a_file_it_cannot_render_is_a_usage_error_naming_it(tmp_path, capsys):
+    (tmp_path / "report.json").write_text('{"rows_of_another_tool": []}')
+    (tmp_path / "table.md").write_text("| case |\n")
+    for name, why in (("missing.json", "No such file or directory"), ("table.md", "not JSON"),
+                      ("report.json", "not a file `estimate --json` wrote (no 'estimates' or 'rows')")):
+        with pytest.raises(SystemExit) as stopped:
+            cli(["--render", str(tmp_path / name)])
+        assert stopped.value.code == 2
+        assert f"--render {tmp_path / name}: {why}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["-o", "--json"])
+def test_an_output_file_in_no_folder_is_refused_before_estimating(option, tmp_path, capsys):
+    target = tmp_path / "no" / "such" / "out"
+    with pytest.raises(SystemExit) as stopped:
+        cli([option, str(target), S5_SPEC])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{option} {target}: no folder {target.parent}" in err and "estimate)" not in err  # nothing estimated

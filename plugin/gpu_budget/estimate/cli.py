@@ -153,6 +153,9 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
     """The cases and sizes of the command line; a bad one ends the command with the parser's error."""
     if not args.cases:
         parser.error(f"name at least one CASE: {FORM}")
+    for option, path in (("-o", args.output), ("--json", args.json)):  # refused now, not after a long validation
+        if path is not None and not Path(path).parent.is_dir():
+            parser.error(f"{option} {path}: no folder {Path(path).parent}")
     if args.validate and (args.cuda or args.scale != "tiny"):
         parser.error("--validate measures real CPU runs: it needs --scale tiny and no --cuda")
     for option, size in (("--cuda-context", args.cuda_context), ("--cublas-workspace", args.cublas_workspace)):
@@ -191,11 +194,24 @@ def _run(args: argparse.Namespace, request: _Request) -> tuple[EstimateOutput, l
     return EstimateOutput(args.scale, device.name, request.cases, workspace, estimates=tuple(rows)), failed
 
 
+def _saved(parser: argparse.ArgumentParser, path: str) -> dict[str, Json]:
+    """The --render file read: what `estimate --json` wrote, else the parser's error naming the file and why."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        parser.error(f"--render {path}: {exc.strerror or exc}")
+    except ValueError as exc:
+        parser.error(f"--render {path}: not JSON ({exc})")
+    if not isinstance(data, dict) or not ("estimates" in data or "rows" in data):
+        parser.error(f"--render {path}: not a file `estimate --json` wrote (no 'estimates' or 'rows')")
+    return data
+
+
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.render:
-        print(render(json.loads(Path(args.render).read_text())))
+        print(render(_saved(parser, args.render)))
         return 0
     request = _request(parser, args)
     output, failed = _run(args, request)
