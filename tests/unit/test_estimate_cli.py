@@ -180,3 +180,13 @@ def test_an_output_file_in_no_folder_is_refused_before_estimating(option, tmp_pa
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert f"{option} {target}: no folder {target.parent}" in err and "estimate)" not in err  # nothing estimated
+
+
+@pytest.mark.parametrize("given", [["--steps", "4"], ["--steps", "2"], ["--as-run"]])
+def test_validate_refuses_the_options_it_would_ignore(given, capsys):
+    """--validate estimates each case as its real run is measured: a step count or --as-run given with it would be
+    dropped without a word, and the table read as if it applied."""
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--validate", *given, S5_SPEC])
+    assert stopped.value.code == 2
+    assert f"{given[0]} does not apply to --validate" in capsys.readouterr().err

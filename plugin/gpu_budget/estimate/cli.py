@@ -128,8 +128,8 @@ def _parser() -> argparse.ArgumentParser:
                              "torch's on compute capability 9 and later; '8320 KiB' before it; '0' leaves them out (--cuda)")
     parser.add_argument("--validate", action="store_true",
                         help="also run each case for real in a measured child and report the error (CPU, tiny)")
-    parser.add_argument("--steps", type=_steps, default=2,
-                        help="optimizer steps to estimate (1 or more; 2 or more reach the steady state)")
+    parser.add_argument("--steps", type=_steps, default=None,
+                        help="optimizer steps to estimate (1 or more, default 2; 2 or more reach the steady state)")
     parser.add_argument("--as-run", action="store_true",
                         help="the run's own steps in order, where its builder gives them (S2's dynamic batches): "
                              "each step's peaks, through the allocator in CUDA mode, go to --json's per_step")
@@ -158,6 +158,9 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
             parser.error(f"{option} {path}: no folder {Path(path).parent}")
     if args.validate and (args.cuda or args.scale != "tiny"):
         parser.error("--validate measures real CPU runs: it needs --scale tiny and no --cuda")
+    for option, given in (("--steps", args.steps is not None), ("--as-run", args.as_run)):
+        if args.validate and given:  # the validation estimates each case as its real run is measured
+            parser.error(f"{option} does not apply to --validate: each case is estimated as its real run is measured")
     for option, size in (("--cuda-context", args.cuda_context), ("--cublas-workspace", args.cublas_workspace)):
         if size is not None and not args.cuda:  # a CPU estimate is host RAM: a GPU size added to it means nothing
             parser.error(f"{option} {size!r} is a GPU size: it needs --cuda")
@@ -190,7 +193,8 @@ def _run(args: argparse.Namespace, request: _Request) -> tuple[EstimateOutput, l
         kept = {r.label: r for r in validation.rows}
         failed = [label for label in request.cases if label not in kept or kept[label].failure is not None]
         return EstimateOutput(args.scale, device.name, request.cases, workspace, validation=validation), failed
-    rows, failed = _estimate_rows(request.scenarios, args.scale, device, args.steps, args.as_run)
+    steps = 2 if args.steps is None else args.steps
+    rows, failed = _estimate_rows(request.scenarios, args.scale, device, steps, args.as_run)
     return EstimateOutput(args.scale, device.name, request.cases, workspace, estimates=tuple(rows)), failed
 
 
