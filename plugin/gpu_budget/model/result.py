@@ -296,7 +296,8 @@ class Trial(Fields):
     def to_json(self) -> JsonObject:
         return {"fixes": list(self.fixes), "verdict": self.verdict,
                 "peaks": None if self.peaks is None else self.peaks.to_json(), "message": self.message,
-                "seconds": self.seconds, "crashed": self.crashed}
+                "seconds": self.seconds, **({"crashed": True} if self.crashed else {})}  # only where set: older
+        # reports, without it, read back unchanged
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Trial:
@@ -330,7 +331,7 @@ class Remediation(Fields):
                 "removed": list(self.removed), "peaks": None if self.peaks is None else self.peaks.to_json(),
                 "runs": self.runs, "bound": self.bound, "tried": [t.to_json() for t in self.tried],
                 "skipped": dict(self.skipped), "lattice": list(self.lattice), "untried": self.untried,
-                "pruned": dict(self.pruned)}
+                **({"pruned": dict(self.pruned)} if self.pruned else {})}  # only where any: as `crashed`
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Remediation:
