@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.declare.marks import PROBE, BudgetMark
+from gpu_budget.declare.marks import EXPECTABLE, PROBE, BudgetMark
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
@@ -111,7 +111,7 @@ class BudgetSession:
                 expect: str | None = None) -> Result:
         if not self.options.enabled:
             pytest.skip(NOT_ENABLED)
-        refuse_unmeasurable(item, scenario, label)
+        refuse_unmeasurable(item, scenario, label, expect)
         mark, machine = self.mark_for(item), self.machine
         one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)), self.options.baselines)
         placement = None if machine.placement is None else machine.placement.to_json()
@@ -264,11 +264,17 @@ def gate_start() -> tuple[str | None, object | None]:
     return lifecycle.take_over()
 
 
-def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None) -> None:
-    """Fail a measure() call the gate cannot judge: no Scenario, a probe's test (--gpu-budget-probes would hide its
-    verdict), or a label the test already measured under (two cases would share one baseline entry)."""
+def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None = None) -> None:
+    """Fail a measure() call the gate cannot judge: no Scenario, an unknown expectation or a label that is no string,
+    a probe's test (--gpu-budget-probes would hide its verdict), or a label the test already measured under (two cases
+    would share one baseline entry)."""
     if not isinstance(scenario, Scenario):
         raise TypeError(f"{item.nodeid}: measure() takes a gpu_budget.Scenario, got {scenario!r}")
+    if expect is not None and expect not in EXPECTABLE:  # else a typo is judged as no expectation: a lost one passes
+        raise ValueError(f"{item.nodeid}: measure() expect={expect!r} is not one of {EXPECTABLE} (or None: the marker's)")
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"{item.nodeid}: measure() label={label!r} is not a string: it names the case's row and "
+                        f"baseline entry")
     if item.get_closest_marker(PROBE) is not None:
         pytest.fail(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with "
                     f"peak(), or drop the marker", pytrace=False)

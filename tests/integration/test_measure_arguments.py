@@ -1,0 +1,38 @@
+"""measure()'s own arguments are checked as the marker's are: an expectation that is none of the known ones, or a
+label that is no string, fails the test naming the value (session/session.py refuse_unmeasurable). Before, a typo in
+measure(expect=...) was dropped: the case was judged as an ordinary one, so a reproduction that no longer broke its
+budget passed instead of failing as lost."""
+
+
+def run(pytester):
+    return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+
+
+def test_a_misspelt_expectation_fails_its_test_naming_the_value(project):
+    pytester = project('''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_typo(gpu_budget):
+    gpu_budget.measure(S, expect="over_budget")
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_spelt(gpu_budget):
+    gpu_budget.measure(S, label="a", expect="over-budget")
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=2)  # within 2 GiB: the spelt one lost its reproduction; the typo is refused
+    typo = "*test_mem.py::test_typo: measure() expect='over_budget' is not one of ('over-budget',)*"
+    result.stdout.fnmatch_lines([typo, "*test_spelt*the reproduction is lost*"], consecutive=False)
+
+
+def test_a_label_that_is_no_string_fails_its_test_naming_it(project):
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_number(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}), label=5)
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_mem.py::test_number: measure() label=5 is not a string*"])
+    assert not list(pytester.path.glob("baselines/*/test_mem.json"))  # nothing measured, nothing recorded
