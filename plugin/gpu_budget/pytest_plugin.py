@@ -43,6 +43,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     session = config.stash[SESSION] = BudgetSession(config)
     config.pluginmanager.register(session, PLUGIN_NAME)
+    if session.options.enabled:
+        from gpu_budget.session.unmeasured import UnmeasuredCheck
+
+        config.pluginmanager.register(UnmeasuredCheck(), "gpu-budget-unmeasured")
     if config.pluginmanager.hasplugin("xdist"):
         from gpu_budget.session.xdist import XdistBudget
 

@@ -79,6 +79,11 @@ def settle(item: pytest.Item, report: pytest.TestReport) -> tuple[list[Held], li
     return (held, []) if passed else ([], held)
 
 
+def call_passed(item: pytest.Item) -> bool:
+    """Whether the test's call phase has reported and passed."""
+    return item.stash.get(_CALL_PASSED, False)
+
+
 def withheld_row(row: Result) -> Result:
     """The row of a case whose entry was withheld: its message says no entry was written, in place of what the verdict
     said it would write (a first run's "recorded", an update's "baseline updated" or "re-recorded"), else after it."""

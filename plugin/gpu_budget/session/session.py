@@ -41,7 +41,7 @@ from gpu_budget.search.explore import (
     card_budget,
     explore_scenario,
 )
-from gpu_budget.session import can_run, case, collection, held, outputs, own_rows
+from gpu_budget.session import can_run, case, collection, held, outputs, own_rows, unmeasured
 from gpu_budget.session.children import ChildRunner
 from gpu_budget.session.collection import NOT_ENABLED
 from gpu_budget.session.data import Explored, SessionData
@@ -111,6 +111,7 @@ class BudgetSession:
                 expect: str | None = None) -> Result:
         if not self.options.enabled:
             pytest.skip(NOT_ENABLED)
+        unmeasured.asked(item)
         refuse_unmeasurable(item, scenario, label, expect)
         mark, machine = self.mark_for(item), self.machine
         one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)), self.options.baselines)
@@ -155,6 +156,7 @@ class BudgetSession:
         """A measurement neither judged nor recorded: one probe of a search (bisection, exploration)."""
         if not self.options.enabled:
             pytest.skip(NOT_ENABLED)
+        unmeasured.asked(item)
         mark = self.mark_for(item)
         skip_or_fail(*can_run.probe_unmeasurable(scenario, mark, self.options.scale, self.machine.device()),
                      self.options.require_gpu)
@@ -173,6 +175,7 @@ class BudgetSession:
         """Explore `scenario` over `envelope` (explore.py), its real runs through peak(); kept in the session's data."""
         if not self.options.explore:
             pytest.skip("exploration is opt-in: run with --gpu-budget --gpu-budget-explore")
+        unmeasured.asked(item)
         mark = self.mark_for(item)
         within = card_budget(mark, budget)  # a card's own memory: estimated anywhere, run under its cap on a GPU
         cuda = mark.device == "cuda" or within is not None
