@@ -53,6 +53,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistBudget(session), "gpu-budget-xdist")
 
 
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """A Scenario parameter's id is its name and fixes ("big+lora"), not its place in the list ("scenario1"): the id
+    is part of the case's baseline key, so a reordered list keeps each scenario's own baseline."""
+    from gpu_budget.declare.scenario import Scenario
+
+    return "+".join((val.name, *val.fixes)) if isinstance(val, Scenario) else None
+
+
 @pytest.fixture
 def gpu_budget(request: pytest.FixtureRequest) -> BudgetRun:
     """Measure scenarios of this test: `gpu_budget.measure(scenario, label=None, expect=None)`."""
