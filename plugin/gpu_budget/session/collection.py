@@ -47,10 +47,17 @@ def narrowed(config: pytest.Config) -> bool:
 
 
 def markers_outermost_first(item: pytest.Item) -> list[tuple[tuple[Given, ...], dict[str, Given]]]:
-    """The item's gpu_budget markers as (args, kwargs): module, class, function, then parametrize marks."""
-    by_node: list[tuple[pytest.Item, list[tuple[tuple[Given, ...], dict[str, Given]]]]] = []
-    for node, mark in item.iter_markers_with_node(MARKER):  # closest node first; a node's marks in order
+    """The item's gpu_budget markers as (args, kwargs), each overriding those before it: module, class, function, then
+    parametrize marks. pytest lists a node's own marks closest first (the decorator nearest the def, as
+    get_closest_marker and report/memtests.py read it), so each node's are taken in reverse; the parametrize marks it
+    lists after the function's are the closest of all, so they come last."""
+    params = [mark for mark in getattr(getattr(item, "callspec", None), "marks", ()) if mark.name == MARKER]
+    by_node: list[tuple[pytest.Item, list[pytest.Mark]]] = []
+    for node, mark in item.iter_markers_with_node(MARKER):  # closest node first; a node's marks closest first
+        if node is item and any(mark is param for param in params):
+            continue
         if not by_node or by_node[-1][0] is not node:
             by_node.append((node, []))
-        by_node[-1][1].append((mark.args, mark.kwargs))
-    return [marks for _, node_marks in reversed(by_node) for marks in node_marks]
+        by_node[-1][1].append(mark)
+    ordered = [mark for _, node_marks in reversed(by_node) for mark in reversed(node_marks)] + params
+    return [(mark.args, mark.kwargs) for mark in ordered]
