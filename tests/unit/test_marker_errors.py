@@ -132,3 +132,18 @@ def test_an_unknown_keyword_names_the_test_a_guess_and_the_keywords():
 def test_the_sessions_own_arguments_are_not_marker_keywords(internal):
     with pytest.raises(ValueError, match=f"unknown keyword {internal!r}"):
         merge([((), {internal: "x"})], where=WHERE)
+
+
+@pytest.mark.parametrize("args, kwargs, named", [
+    (("1 GiB",), {"ram": "2 GiB"}, "gpu_budget marker gives ram twice: '1 GiB' as its first argument and ram='2 GiB'"),
+    (("1 GiB", "8 GiB"), {"vram": "4 GiB"}, "gives vram twice: '8 GiB' as its second argument and vram='4 GiB'"),
+], ids=["ram", "vram"])
+def test_a_size_given_both_by_position_and_by_keyword_is_an_error_naming_both(args, kwargs, named):
+    """A Python call would refuse it (multiple values for 'ram'); the marker kept the keyword's and dropped the other."""
+    with pytest.raises(ValueError) as info:
+        merge([(args, kwargs)], where=WHERE)
+    assert str(info.value).startswith(f"{WHERE}: ") and named in str(info.value), str(info.value)
+
+
+def test_a_closer_marker_still_overrides_a_farther_ones_positional_size():
+    assert merge([(("1 GiB",), {}), ((), {"ram": "2 GiB"})], where=WHERE) == {"ram": "2 GiB"}

@@ -226,6 +226,10 @@ def merge(markers: Iterable[tuple[tuple[Given, ...], Mapping[str, Given]]], wher
             guess = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"{where}: gpu_budget marker has an unknown keyword {unknown!r}{guess}; its keywords are "
                              f"{', '.join(KEYWORDS)}")
+        for (key, value), which in zip(zip(("ram", "vram"), args), ("first", "second")):
+            if key in kwargs:  # a call would refuse it (multiple values); merging kept the keyword's unseen
+                raise ValueError(f"{where}: gpu_budget marker gives {key} twice: {value!r} as its {which} argument and "
+                                 f"{key}={kwargs[key]!r}; give it once")
         merged.update(zip(("ram", "vram"), args))
         merged.update(kwargs)
     return merged
