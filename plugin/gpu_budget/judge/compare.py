@@ -103,6 +103,14 @@ def params_note(now: Mapping | None, then: Mapping) -> str | None:
     return "params differ from the baseline's: " + ", ".join(changed) if changed else None
 
 
+def scenario_note(now: str | None, then: str | None) -> str | None:
+    """The scenario this run measures where its entry was recorded for another (a test switched to another Scenario):
+    compared all the same, as a params change is, and named so the reader knows whose figures they are."""
+    if now is None or then is None or now == then:
+        return None
+    return f"scenario differs from the baseline's: {then!r} -> {now!r}"
+
+
 def _shown(params: Mapping, key: str) -> str:
     """A param as JSON (as the entry stores it: a tuple reads as the list it was saved as)."""
     return json.dumps(params[key], sort_keys=True, default=str) if key in params else "unset"
@@ -194,7 +202,7 @@ def _died_over_budget(error: Failure, peaks: Peaks, budget: Budget) -> str | Non
 
 def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tolerance: Tolerance, *,
           ci: bool, update: bool, expect: str | None = None, setup: Setup | None = None,
-          params: Mapping | None = None, steps: int | None = None) -> Judgement:
+          params: Mapping | None = None, steps: int | None = None, scenario: str | None = None) -> Judgement:
     """The verdict for one measured case.
 
     expect="over-budget": the case reproduces a reported failure, so breaking
@@ -202,7 +210,8 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     reproduction was lost); a child that died of out-of-memory reproduces it
     too. Baseline regressions fail either way. `setup`: how this run's setup
     differs from the baseline's (module docstring); `params`: the case's params at
-    this scale, named where they differ from the entry's (params_note). `steps`:
+    this scale, named where they differ from the entry's (params_note), as is its
+    `scenario` name (scenario_note). `steps`:
     the real run's declared length, to which growth.py projects the peak's growth.
     """
     setup = setup or Setup()
@@ -217,7 +226,7 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     grown = growth.check(measurement.steps, peaks, budget, steps,  # a projection past the budget is a breach
                          recorded=baseline.spread if baseline is not None else None)
     verdict = _judge(measurement, budget, baseline, tolerance, grown, ci=ci, update=update, expect=expect, setup=setup,
-                     params=params)
+                     params=params, scenario=scenario)
     verdict.projection = grown if steps is not None else None
     return verdict
 
@@ -235,7 +244,7 @@ def _marks_elsewhere(measurement: Measurement) -> str:
 
 def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tolerance: Tolerance,
            grown: growth.Check, *, ci: bool, update: bool, expect: str | None, setup: Setup,
-           params: Mapping | None) -> Judgement:
+           params: Mapping | None, scenario: str | None = None) -> Judgement:
     """judge()'s verdict for a run that finished, its growth already projected (`grown`)."""
     peaks = measurement.peaks
     if grown.problem:
@@ -259,7 +268,8 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
         verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.NO_BASELINE
         return Judgement(verdict, True, "; ".join(notes + [RECORDED]), write_baseline=True)
 
-    notes += [n for n in (params_note(params, baseline.params), setup.note()) if n]
+    notes += [n for n in (scenario_note(scenario, baseline.scenario), params_note(params, baseline.params),
+                          setup.note()) if n]
     if measurement.ranks and baseline.ranks:
         change, regressed, improved = per_rank(measurement, baseline, tolerance, setup, notes)
     else:

@@ -200,7 +200,8 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
     if unmeasured:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=unmeasured), path=found.path)
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance, ci=ask.ci, update=options.update,
-                    expect=mark.expect, setup=setup, params=case.scenario.params_for(options.scale), steps=mark.steps)
+                    expect=mark.expect, setup=setup, params=case.scenario.params_for(options.scale), steps=mark.steps,
+                    scenario=case.scenario.name)
     result = asked.but(
         measurement=measurement, verdict=verdict.verdict, passed=verdict.passed,
         message="; ".join([*asked.unchecked, verdict.message]), change=verdict.change,
