@@ -224,3 +224,32 @@ def test_two_scenarios_with_one_prepare_and_the_same_prepared_params_share_their
                       params={"hidden": 8, "bs": 4}, prepared_from=("hidden",))
     assert runner.asset_key("tiny") == script.asset_key("tiny")
     assert runner.asset_key("tiny").startswith("pkg.runner.prepare-tiny-")
+
+
+def test_a_fix_applied_through_fixes_whose_params_the_knobs_do_not_hold_is_refused_naming_both_values():
+    """Scenario(fixes=...) lays no params over the knobs: a command reading {dataloader_workers} would run with 4
+    while its row named fewer_workers."""
+    from gpu_budget import FixError
+
+    command = {"name": "c", "command": ["python", "train.py", "--workers", "{dataloader_workers}"]}
+    with pytest.raises(FixError, match=r"scenario 'c': fix 'fewer_workers' sets dataloader_workers=1, but its params "
+                                       r"hold 4 at scale 'tiny': apply it with \.with_fixes\('fewer_workers'\)"):
+        Scenario(**command, params={"dataloader_workers": 4}, fixes=("fewer_workers",))
+    with pytest.raises(FixError, match="sets dataloader_workers=1, but its params hold unset at scale 'tiny'"):
+        Scenario(name="f", run="m:run", fixes=("fewer_workers",))
+    held = Scenario(**command, params={"dataloader_workers": 1}, fixes=("fewer_workers",))  # the knobs say what it sets
+    assert held.command_line("tiny", ".")["argv"][-1] == "1"
+
+
+def test_a_param_set_after_a_fix_that_undoes_it_is_refused_at_every_scale():
+    from gpu_budget import Fix, FixError
+
+    wide = Fix("wide_rows", "train", "rows of 8", params={"rows": 8}, remedy=False)
+    s = Scenario(name="f", run="m:run", params={"rows": 2}, scales={"tiny": {}, "real": {"rows": 64}}, supports=(wide,))
+    fixed = s.with_fixes("wide_rows")
+    assert fixed.params_for("tiny")["rows"] == fixed.params_for("real")["rows"] == 8
+    with pytest.raises(FixError, match="fix 'wide_rows' sets rows=8, but its params hold 2 at scale 'tiny'"):
+        fixed.with_params(rows=2)
+    with pytest.raises(FixError, match="fix 'wide_rows' sets rows=8, but its params hold 64 at scale 'real'"):
+        Scenario(name="f", run="m:run", params={"rows": 8}, scales={"tiny": {}, "real": {"rows": 64}},
+                 supports=(wide,), fixes=("wide_rows",))

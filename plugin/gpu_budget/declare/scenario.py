@@ -144,6 +144,7 @@ class Scenario:
             for scale in self.scales:  # a placeholder naming no param fails here, at collection, not in the child
                 self.command_at(scale, assets=".")
             _refuse_unread(self, chosen, where)
+        _refuse_unset(self, chosen, where)
 
     def offered(self) -> tuple[Fix, ...] | None:
         """The fixes this scenario's runner honours, or None: any registered fix."""
@@ -156,10 +157,10 @@ class Scenario:
         conflicting pair or a missing companion fix raises FixError naming them.
         """
         names = [_fix_name(f) for f in fixes]
-        new = replace(self, fixes=(*self.fixes, *names))
-        params = {k: v for fix in fix_library.validate(names, new.offered(), where=f"scenario {self.name!r}")
-                  for k, v in fix.params.items()}
-        return new.with_params(**params) if params else new
+        every = fix_library.validate((*self.fixes, *names), self.offered(), where=f"scenario {self.name!r}")
+        params = {k: v for fix in every if fix.name in names for k, v in fix.params.items()}
+        scales = {name: {k: v for k, v in over.items() if k not in params} for name, over in self.scales.items()}
+        return replace(self, fixes=(*self.fixes, *names), params={**self.params, **params}, scales=scales)
 
     def without_fixes(self, *names: str) -> Scenario:
         """A new Scenario without these fixes (params a fix set stay as they are)."""
@@ -245,6 +246,25 @@ def _refuse_unread(scenario: Scenario, chosen: Sequence[Fix], where: str) -> Non
                     f"{where}: fix {fix.name!r} changes nothing in this command: it sets {', '.join(fix.params)}, "
                     f"which no placeholder of the command, its cwd or env reads (read it, as "
                     f"\"{{{next(iter(fix.params))}}}\", or leave the fix out of {field_name})")
+
+
+def _refuse_unset(scenario: Scenario, chosen: Sequence[Fix], where: str) -> None:
+    """An applied fix whose params the knobs do not hold at every scale would be reported as applied while its runner
+    or command ran on other values (Scenario(fixes=...) sets no params; with_fixes() lays them over the knobs, and a
+    later with_params() may undo them): refused, naming the fix, the param and both values."""
+    for fix in chosen:
+        for scale in scenario.scales:
+            knobs = {**scenario.params, **scenario.scales[scale]}
+            for name, value in fix.params.items():
+                if knobs.get(name, _UNSET) != value:
+                    held = "unset" if name not in knobs else f"{knobs[name]!r}"
+                    raise fix_library.FixError(
+                        f"{where}: fix {fix.name!r} sets {name}={value!r}, but its params hold {held} at scale "
+                        f"{scale!r}: apply it with .with_fixes({fix.name!r}), which lays its params over the knobs "
+                        f"(fixes= sets none), and set no other {name} after it")
+
+
+_UNSET = object()
 
 
 def _source_digest(ref: str | None) -> str:
