@@ -34,6 +34,12 @@ if rank == 1 and mode == "kill":
     os.kill(os.getpid(), 9)
 if rank == 1 and mode == "hang":
     time.sleep(300)
+if mode == "collective":  # rank 1 killed (as by the OOM killer) while rank 0 waits for it in a gloo barrier
+    import torch.distributed as dist
+    dist.init_process_group("gloo")
+    if rank == 1:
+        os.kill(os.getpid(), 9)
+    dist.barrier()  # rank 0 raises here: its peer is gone
 for _ in range(2):
     step()
     time.sleep(0.1)
@@ -141,6 +147,22 @@ def test_a_rank_that_raises_or_is_killed_or_missing_fails_the_case_naming_it(lau
     assert "exited with 1: rank 1 ended first without reaching its exit: killed by SIGKILL" in killed, killed
     assert "2 ranks ran torch but never formed one process group" in alone and "ACCELERATE_USE_CPU=true" in alone, alone
     assert {by[f"test_fault[{m}]"]["error"]["kind"] for m in ("raise", "kill", "alone")} == {"rank"}
+
+
+def test_a_rank_killed_while_the_others_wait_in_a_collective_is_the_root_cause(launch, pytester):
+    """Rank 0 raises in its barrier once rank 1 is gone: that exception is the echo, and torchrun's record says rank
+    1 failed first; the message leads with rank 1, and no process of the launch survives it."""
+    marker = f"gpu-budget-rank-{uuid.uuid4().hex[:8]}"
+    launch(f'''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_oom(gpu_budget):
+            gpu_budget.measure(torchrun("40", "40", "{marker}", env={{"MODE": "collective"}}))
+    ''').assert_outcomes(failed=1)
+    error = rows(pytester)["test_oom"]["error"]
+    assert error["kind"] == "rank", error
+    assert "exited with 1: rank 1 ended first without reaching its exit: killed by SIGKILL, what the kernel's OOM " \
+           "killer sends (the launcher's record)" in error["message"], error["message"]
+    assert survivors(marker) == [], survivors(marker)
 
 
 def test_a_rank_that_hangs_is_stopped_at_the_timeout_and_nothing_survives(launch, pytester):

@@ -123,10 +123,20 @@ def test_the_launchers_record_names_the_first_failure_where_the_tree_cannot():
     assert message == ("rank 1 ended first without reaching its exit: killed by SIGKILL, what the kernel's OOM killer "
                        "sends (the launcher's record); rank 0 ended without reaching its exit: stopped by the "
                        "launcher after that"), message
-    # the record outranks the tree's order; a rank that raised stays the root cause
+    # the record outranks the tree's order
     assert events().fault({0, 1}, 1, ends={0: 4.0, 1: 5.0}, first=first).startswith("rank 1 ended first")
-    raised = events({"rank": 0, "failed": "ValueError: planted"}).fault({0, 1}, 1, first=first)
-    assert raised.startswith("rank 0 raised ValueError: planted; rank 1 ended without reaching its exit: stopped"), raised
+
+
+def test_a_rank_the_launcher_saw_fail_first_leads_the_exceptions_it_caused():
+    """Rank 1 killed while rank 0 waited for it in a collective: rank 0's exception is the echo, not the cause."""
+    echo = events({"rank": 0, "failed": "RuntimeError: Connection reset by peer"})
+    message = echo.fault({0, 1}, 1, first=FirstFailure(rank=1, exitcode=-9))
+    assert message == ("rank 1 ended first without reaching its exit: killed by SIGKILL, what the kernel's OOM killer "
+                       "sends (the launcher's record); rank 0 raised RuntimeError: Connection reset by peer"), message
+    # where the launcher saw the rank that raised fail first, its exception stays the root cause
+    raised = events({"rank": 0, "failed": "ValueError: planted"}).fault({0, 1}, 1, first=FirstFailure(0, 1))
+    assert raised == ("rank 0 raised ValueError: planted; rank 1 ended without reaching its exit: stopped by the "
+                      "launcher after that"), raised
 
 
 def test_a_launchers_record_is_read_whole_or_not_at_all():

@@ -127,7 +127,9 @@ class RankEvents:
 
         Exceptions come first, in the order they arrived (the first is the root
         cause, the rest usually its echo: a collective whose peer is gone); then
-        the ranks whose process ended without reaching its exit. Where none
+        the ranks whose process ended without reaching its exit, except the one
+        the launcher's record names first: killed while the others waited in a
+        collective, it leads, and their exceptions are its echo. Where none
         raised, the first of them is the root cause and the others were stopped
         by the launcher after it. Which came first is the launcher's own record
         where its output holds one (`first`: torch elastic reaped them and names
@@ -141,7 +143,9 @@ class RankEvents:
         causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
         gone = ranks - self.exited - set(self.failed)
         if returncode != 0 and gone:
-            causes += _gone_causes(gone, not causes, ends or {}, signals or {}, first)
+            led = first is not None and first.rank in gone  # the launcher saw it fail before any rank that raised
+            found = _gone_causes(gone, led or not causes, ends or {}, signals or {}, first)
+            causes = [*found[:1], *causes, *found[1:]] if led else causes + found
         if causes:
             return "; ".join(causes)
         if returncode == 0 and declared > 1 and len(ranks) != declared:
