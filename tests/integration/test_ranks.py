@@ -40,6 +40,12 @@ if mode == "collective":  # rank 1 killed (as by the OOM killer) while rank 0 wa
     if rank == 1:
         os.kill(os.getpid(), 9)
     dist.barrier()  # rank 0 raises here: its peer is gone
+if mode == "exit":  # rank 1 leaves with a failing code (no exception) while rank 0 waits for it in a gloo barrier
+    import torch.distributed as dist
+    dist.init_process_group("gloo")
+    if rank == 1:
+        sys.exit(3)
+    dist.barrier()
 for _ in range(2):
     step()
     time.sleep(0.1)
@@ -163,6 +169,18 @@ def test_a_rank_killed_while_the_others_wait_in_a_collective_is_the_root_cause(l
     assert "exited with 1: rank 1 ended first without reaching its exit: killed by SIGKILL, what the kernel's OOM " \
            "killer sends (the launcher's record)" in error["message"], error["message"]
     assert survivors(marker) == [], survivors(marker)
+
+
+def test_a_rank_that_exits_with_a_failing_code_while_the_others_wait_is_named_first(launch, pytester):
+    """sys.exit(3) on rank 1 reaches its exit report and raises nothing the hook reports; rank 0's exception in its
+    barrier is the echo. torchrun's record names rank 1."""
+    launch('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_exit(gpu_budget):
+            gpu_budget.measure(torchrun("40", "40", env={"MODE": "exit"}))
+    ''').assert_outcomes(failed=1)
+    message = rows(pytester)["test_exit"]["error"]["message"]
+    assert "exited with 1: rank 1 exited first: exit code 3 (the launcher's record)" in message, message
 
 
 def test_a_rank_that_hangs_is_stopped_at_the_timeout_and_nothing_survives(launch, pytester):

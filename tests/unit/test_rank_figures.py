@@ -139,6 +139,16 @@ def test_a_rank_the_launcher_saw_fail_first_leads_the_exceptions_it_caused():
                       "launcher after that"), raised
 
 
+def test_a_rank_that_exited_with_a_failing_code_first_is_named_from_the_launchers_record():
+    """Rank 1 called sys.exit(3): it sent its exit report and raised nothing the hook reports, and rank 0 raised in
+    the collective it was waiting in; torchrun's record names rank 1, exit code 3."""
+    echo = events({"rank": 1, "exit": 1, "own": True}, {"rank": 0, "failed": "RuntimeError: Connection closed by peer"})
+    message = echo.fault({0, 1}, 1, first=FirstFailure(rank=1, exitcode=3))
+    assert message == ("rank 1 exited first: exit code 3 (the launcher's record); rank 0 raised RuntimeError: "
+                       "Connection closed by peer"), message
+    assert echo.fault({0, 1}, 1) == "rank 0 raised RuntimeError: Connection closed by peer"  # no record: no guess
+
+
 def test_a_launchers_record_is_read_whole_or_not_at_all():
     assert first_failure("") is None
     assert first_failure("Traceback (most recent call last):\n  ValueError: x") is None

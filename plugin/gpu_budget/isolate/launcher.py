@@ -129,7 +129,8 @@ class RankEvents:
         cause, the rest usually its echo: a collective whose peer is gone); then
         the ranks whose process ended without reaching its exit, except the one
         the launcher's record names first: killed while the others waited in a
-        collective, it leads, and their exceptions are its echo. Where none
+        collective, or exited with a failing code without raising (sys.exit), it
+        leads, and their exceptions are its echo. Where none
         raised, the first of them is the root cause and the others were stopped
         by the launcher after it. Which came first is the launcher's own record
         where its output holds one (`first`: torch elastic reaped them and names
@@ -142,6 +143,8 @@ class RankEvents:
         """
         causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
         gone = ranks - self.exited - set(self.failed)
+        if returncode != 0 and first is not None and first.exitcode != 0 and first.rank in self.exited - set(self.failed):
+            causes.insert(0, f"rank {first.rank} exited first: {_ended(first.exitcode)} (the launcher's record)")
         if returncode != 0 and gone:
             led = first is not None and first.rank in gone  # the launcher saw it fail before any rank that raised
             found = _gone_causes(gone, led or not causes, ends or {}, signals or {}, first)
