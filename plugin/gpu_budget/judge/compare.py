@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpu_budget.judge import growth
-from gpu_budget.measure.ranks import imbalance, smallest, worst
+from gpu_budget.measure.ranks import imbalance, largest, smallest
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import SPREAD_MULTIPLE, Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord
@@ -145,7 +145,7 @@ def rank_breaches(measurement: Measurement, budget: Budget) -> list[str]:
     out = [f"rank {r.rank}: {breach}" for r in measurement.ranks for breach in budget_breaches(r.peaks, budget)]
     ratio = imbalance(list(measurement.ranks))
     if budget.imbalance is not None and ratio is not None and ratio > budget.imbalance:
-        top, low = worst(list(measurement.ranks)), smallest(list(measurement.ranks))
+        top, low = largest(list(measurement.ranks)), smallest(list(measurement.ranks))
         out.append(f"rank imbalance {ratio:.3f}x (rank {top.rank} {format_size(top.peaks.ram_tree)} / rank "
                    f"{low.rank} {format_size(low.peaks.ram_tree)}) > budget {budget.imbalance:.3f}x")
     return out

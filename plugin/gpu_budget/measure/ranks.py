@@ -78,6 +78,12 @@ def worst(ranks: Sequence[RankFigures]) -> RankFigures:
     return max(ranks, key=lambda r: (r.peaks.vram_allocated or 0, r.peaks.ram_tree or 0, -r.rank))
 
 
+def largest(ranks: Sequence[RankFigures]) -> RankFigures:
+    """The rank whose tree peaked highest (the lowest rank of a tie): the imbalance's numerator, which on a GPU need
+    not be the worst rank (the one holding the most GPU memory)."""
+    return max(ranks, key=lambda r: (r.peaks.ram_tree or 0, -r.rank))
+
+
 def smallest(ranks: Sequence[RankFigures]) -> RankFigures:
     """The rank whose tree peaked lowest (the lowest rank of a tie)."""
     return min(ranks, key=lambda r: (r.peaks.ram_tree or 0, r.rank))

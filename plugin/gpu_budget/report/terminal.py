@@ -253,11 +253,11 @@ def ranks_text(row: Result) -> str | None:
     m = row.measurement
     if m is None or not m.ranks:
         return None
-    from gpu_budget.measure.ranks import imbalance, smallest, worst
+    from gpu_budget.measure.ranks import imbalance, largest, smallest, worst
 
     top, low = worst(list(m.ranks)), smallest(list(m.ranks))
     ratio = imbalance(list(m.ranks))
-    spread = "-" if ratio is None else f"{ratio:.2f}x (rank {top.rank} / rank {low.rank})"
+    spread = "-" if ratio is None else f"{ratio:.2f}x (rank {largest(list(m.ranks)).rank} / rank {low.rank})"
     node = m.node.peaks if m.node is not None else Peaks()
     gpu = f", GPU {format_size(node.vram_tree)}" if node.vram_tree is not None else ""
     return (f"{len(m.ranks)} ranks; worst rank {top.rank}: RAM tree {format_size(top.peaks.ram_tree)} "
