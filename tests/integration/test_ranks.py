@@ -133,6 +133,25 @@ def test_a_budget_applies_to_each_rank_and_a_regression_names_its_rank(launch, p
     assert "rank 0" not in by["test_budget"]["message"], by["test_budget"]["message"]
 
 
+def test_a_launch_of_more_ranks_than_its_baseline_is_named_and_an_update_records_every_rank(launch, pytester):
+    """Ranks left undeclared: the baseline of a 2-rank launch against a 3-rank one. Rank 2 holds 80 MiB more than
+    any rank of the baseline; it was left uncompared and never recorded, the row passing as within its baseline."""
+    body = '''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_world(gpu_budget):
+            gpu_budget.measure(Scenario(name="ddp", command=[sys.executable, "-m", "torch.distributed.run",
+                                                             "--standalone", "--nproc-per-node", "N", "ranks.py",
+                                                             "40", "40", "120"]))
+    '''
+    launch(body.replace("N", "2"), "--gpu-budget-update").assert_outcomes(passed=1)
+    launch(body.replace("N", "3")).assert_outcomes(passed=1)
+    message = rows(pytester)["test_world"]["message"]
+    assert "setup differs from the baseline's: ranks 2 -> 3" in message and "host RAM not compared" in message, message
+    launch(body.replace("N", "3"), "--gpu-budget-update").assert_outcomes(passed=1)
+    stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())
+    assert sorted(stored["entries"]["tiny"]["test_mem.py::test_world"]["ranks"]) == ["0", "1", "2"]
+
+
 def test_a_rank_that_raises_or_is_killed_or_missing_fails_the_case_naming_it(launch, pytester):
     result = launch('''
         @pytest.mark.gpu_budget(ram="2 GiB")

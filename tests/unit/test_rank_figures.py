@@ -285,6 +285,22 @@ def test_a_declared_rank_count_the_launch_did_not_start_fails():
     assert message.startswith("the scenario declares 2 ranks (Scenario(ranks=2)), but 1 process(es) ran"), message
 
 
+def test_a_launch_of_another_world_than_its_baseline_is_a_foreign_setup_and_re_recorded():
+    """Ranks undeclared (the fingerprint holds none): the baseline holds ranks 0 and 1, the launch ran 0, 1 and 2.
+    Rank 2 has no baseline and each rank's share changed: host RAM is not compared, and an update records the new
+    world instead of keeping the old entry."""
+    stored = Entry.from_json({"peaks": {"ram": 300 * MiB, "ram_tree": 300 * MiB},
+                              "ranks": {"0": {"ram": 300 * MiB, "ram_tree": 300 * MiB},
+                                        "1": {"ram": 300 * MiB, "ram_tree": 300 * MiB}}})
+    three = ranked(300 * MiB, 300 * MiB)
+    three = replace(three, ranks=(*three.ranks, RankFigures.from_json({"rank": 2, "peaks": {"ram": 500 * MiB,
+                                                                                            "ram_tree": 500 * MiB}})))
+    j = judge(three, Budget(), stored, TOL, ci=True, update=False)
+    assert "setup differs from the baseline's: ranks 2 -> 3" in j.message, j.message
+    assert "host RAM not compared" in j.message, j.message
+    assert judge(three, Budget(), stored, TOL, ci=False, update=True).write_baseline
+
+
 def test_an_imbalance_budget_bounds_the_largest_rank_over_the_smallest():
     j = judge(ranked(300 * MiB, 400 * MiB), Budget(imbalance=1.2), None, TOL, ci=False, update=False)
     assert (j.verdict, j.passed) == ("over-budget", False)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpu_budget.judge import growth
 from gpu_budget.measure.ranks import imbalance, largest, smallest
@@ -40,7 +40,7 @@ from gpu_budget.model.entry import SPREAD_MULTIPLE, Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.metric import GATED
 from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, WITHIN, Failure, Measurement, Verdict
-from gpu_budget.model.setup import Setup
+from gpu_budget.model.setup import FOREIGN, Setup
 from gpu_budget.units import format_size
 
 MUST_CATCH = 0.05  # a stored spread whose allowance lets +5 % pass is said in the row
@@ -151,6 +151,18 @@ def rank_breaches(measurement: Measurement, budget: Budget) -> list[str]:
     return out
 
 
+def world_setup(setup: Setup, measurement: Measurement, baseline: Entry | None) -> Setup:
+    """The setup with the launch's world where it differs from the baseline's though the fingerprint's declared
+    ranks do not (Scenario(ranks=) left out): another world reshapes each rank's share, and a rank the baseline lacks
+    has nothing to be compared with, so the host RAM is not compared and an update records the new world."""
+    if baseline is None or not measurement.ranks or not baseline.ranks or "ranks" in setup.diffs or \
+            {r.rank for r in measurement.ranks} == set(baseline.ranks):
+        return setup
+    world = (len(baseline.ranks), len(measurement.ranks))
+    return replace(setup, diffs={**setup.diffs, "ranks": world}, policy=FOREIGN,
+                   described=(*setup.described, f"ranks {world[0]} -> {world[1]} (the launch's: no Scenario(ranks=))"))
+
+
 def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup,
              notes: list[str]) -> tuple[dict[str, float | None], list[str], list[str]]:
     """Each rank against its own baseline, so a regression of a rank that is not the worst is caught, and named;
@@ -159,8 +171,9 @@ def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, se
     regressed, improved = [], []
     measured = {r.rank: r for r in measurement.ranks}
     if set(measured) != set(baseline.ranks):
+        which = "" if setup.ram_tolerance(tolerance) is not None else ", on their GPU figures"
         notes.append(f"ranks measured {', '.join(map(str, sorted(measured)))}; the baseline holds "
-                     f"{', '.join(map(str, sorted(baseline.ranks)))}: only the ranks in both are compared")
+                     f"{', '.join(map(str, sorted(baseline.ranks)))}: only the ranks in both are compared{which}")
     for rank in sorted(set(measured) & set(baseline.ranks)):
         seen: list[str] = []
         rank_change, up, down = against_baseline(measured[rank].peaks, baseline.ranks[rank], tolerance, setup, seen,
@@ -247,6 +260,7 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
            params: Mapping | None, scenario: str | None = None) -> Judgement:
     """judge()'s verdict for a run that finished, its growth already projected (`grown`)."""
     peaks = measurement.peaks
+    setup = world_setup(setup, measurement, baseline)
     if grown.problem:
         return Judgement(Verdict.ERROR, False, grown.problem + _marks_elsewhere(measurement))
     breaches = rank_breaches(measurement, budget) + grown.breaches
