@@ -131,3 +131,19 @@ def child_runs(pytester) -> list[dict]:
 
     path = pytester.path / "runs.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.fixture
+def refuse_a_json(monkeypatch):
+    """Call it to have baseline writes to any file named a.json refused, as an unwritable folder refuses them (the
+    tests run as root, where a read-only folder is still writable)."""
+    from gpu_budget.judge import files
+
+    write = files._write_atomic
+
+    def refused(path, data):
+        if path.name == "a.json":
+            raise PermissionError(13, "Permission denied", str(path))
+        write(path, data)
+
+    return lambda: monkeypatch.setattr(files, "_write_atomic", refused)

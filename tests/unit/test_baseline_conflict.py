@@ -154,20 +154,13 @@ def test_resolve_goes_on_past_a_broken_file_names_it_and_exits_1(tmp_path, capsy
     assert sorted(path.name for path in folder.iterdir()) == ["a.json", "b.json", "c.json"]  # no temp or lock left
 
 
-def test_resolve_goes_on_past_a_file_it_cannot_write(tmp_path, capsys, monkeypatch):
+def test_resolve_goes_on_past_a_file_it_cannot_write(tmp_path, capsys, refuse_a_json):
     """A write refused by the system (an unwritable folder) names the file and leaves it whole; the next is resolved."""
     made = conflicted(tmp_path, [("tiny", {"test_b": entry(200)}, None)], [("tiny", {"test_c": entry(300)}, None)])
     first, last = tmp_path / "a.json", tmp_path / "c.json"
     first.write_bytes(made.read_bytes())
     last.write_bytes(made.read_bytes())
-    write = files._write_atomic
-
-    def refused(path, data):
-        if path.name == "a.json":
-            raise PermissionError(13, "Permission denied", str(path))
-        write(path, data)
-
-    monkeypatch.setattr(files, "_write_atomic", refused)
+    refuse_a_json()
     assert baselines_cli.main(["resolve", str(first), str(last)]) == 1
     out, err = capsys.readouterr()
     assert f"{first}: [Errno 13] Permission denied" in err and f"{last}: kept both sides' entries" in out

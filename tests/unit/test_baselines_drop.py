@@ -79,21 +79,14 @@ def test_every_unreadable_file_is_named_in_one_run_and_nothing_is_dropped(tmp_pa
     assert {path: path.read_bytes() for path in before} == before
 
 
-def test_a_file_it_cannot_write_is_named_and_the_others_dropped(tmp_path, capsys, monkeypatch):
+def test_a_file_it_cannot_write_is_named_and_the_others_dropped(tmp_path, capsys, refuse_a_json):
     """A write refused by the system (an unwritable folder) names the file, left whole, as `baselines resolve` does;
     the files read before it are dropped, so the message says which were."""
     one, other = tmp_path / "hw" / "a.json", tmp_path / "hw" / "b.json"
     for path in (one, other):
         files.write(path, "tiny", {"test_a": ENTRY})
     before = one.read_bytes()
-    write = files._write_atomic
-
-    def refused(path, data):
-        if path.name == "a.json":
-            raise PermissionError(13, "Permission denied", str(path))
-        write(path, data)
-
-    monkeypatch.setattr(files, "_write_atomic", refused)
+    refuse_a_json()
     assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path)]) == 1
     out, err = capsys.readouterr()
     assert f"python -m gpu_budget baselines drop: {one}: [Errno 13] Permission denied" in err
