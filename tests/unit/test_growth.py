@@ -155,6 +155,14 @@ def test_within_the_allowance_is_not_growth_and_past_it_the_interval_decides():
     assert checked(slow, Budget(ram=2 * GiB), steps=100_000).breaches  # the same growth over a longer run breaks it
 
 
+def test_a_growth_whose_projection_breaks_the_budget_but_not_its_low_end_says_what_is_within():
+    """The note never calls a projection above the budget 'within budget': it gives the low end that is."""
+    note = checked(shape(10, leak(10, 0.55)), Budget(ram=2 * GiB)).notes[0]
+    assert "about 5.96 GiB at step 10,000; its low end about 1.08 GiB, within budget 2.00 GiB" in note
+    roomy = checked(shape(10, leak(10, 0.55)), Budget(ram=20 * GiB)).notes[0]
+    assert roomy.endswith("about 5.96 GiB at step 10,000, within budget 20.00 GiB")  # the projection itself is within
+
+
 def test_too_few_steps_is_a_problem_naming_what_is_needed():
     check = checked(shape(8, leak(8, 2)))
     assert check.projections == () and check.problem.startswith("steps=10,000 declared, but the run measured 8 ")

@@ -177,6 +177,8 @@ class Projection:
             return text + " (no budget to compare)"
         if self.breaks:
             return text + f" > budget {format_size(self.budget)}; {g.longer_run()}"
+        if self.projected > self.budget:  # the low end decides (breaks): name it, not the projection, as within
+            text += f"; its low end about {format_size(self.at(low))}"
         return text + f", within budget {format_size(self.budget)}"
 
     def blind(self) -> str | None:
