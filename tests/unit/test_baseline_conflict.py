@@ -94,7 +94,7 @@ def test_keep_takes_one_sides_figures_for_an_entry_both_changed_and_says_so(tmp_
     assert baselines_cli.main(["resolve", "--keep", keep, str(path)]) == 0
     stored = files.load(path)["entries"]["tiny"]
     assert stored["test_a"]["peaks"]["ram"] == ram and set(stored) == {"test_a", "test_b"}
-    assert f"'test_a' (scale 'tiny') differed on both sides: kept {keep}'s (--keep {keep})" in capsys.readouterr().out
+    assert f"'test_a' (scale 'tiny') differed on both sides: kept the {keep} side's entry (--keep {keep})" in capsys.readouterr().out
 
 
 def test_a_write_into_a_conflicted_file_is_refused_and_writes_nothing(tmp_path):

@@ -118,7 +118,7 @@ def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
             bad.append(f"{path}: {exc}")
             continue
         ours, theirs = merged.labels
-        kept = "".join(f"; {test_id!r} (scale {scale!r}) differed on both sides: kept {side}'s (--keep {side})"
+        kept = "".join(f"; {test_id!r} (scale {scale!r}) differed on both sides: kept the {side} side's entry (--keep {side})"
                        for scale, test_id, side in merged.kept)
         print(f"{path}: kept both sides' entries, {merged.total} in all ({merged.only_ours} from {ours}'s side of "
               f"the conflict alone, {merged.only_theirs} from {theirs}'s alone){kept}; review it, then `git add` it")
