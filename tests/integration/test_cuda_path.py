@@ -44,14 +44,15 @@ def test_vram_budget_pinned_to_the_cpu(gpu_budget):
 def test_expectations_follow_the_device_the_child_runs_on(fake_cuda):
     pytester = fake_cuda(PER_DEVICE)
     result = run(pytester)
-    result.assert_outcomes(passed=2, failed=1, skipped=1)
+    result.assert_outcomes(passed=2, failed=2)
     by = rows(pytester)
     assert by["test_on_the_host_device"]["verdict"] == "no-baseline"
     assert by["test_pinned_to_the_cpu"]["verdict"] == "no-baseline"
     problem = by["test_expectation_without_a_budget_on_this_device"]
     assert problem["verdict"] == "error" and "wall_seconds" not in problem  # a declaration error: nothing ran
     result.stdout.fnmatch_lines(["*expect='over-budget' on cuda at scale 'tiny', but no ram or vram budget applies*"])
-    result.stdout.fnmatch_lines(["*pins device='cpu'*has a VRAM budget: nothing on the GPU would be measured*"])
+    # pinned to the CPU, its VRAM budget could be checked on no host: refused, not skipped on every host
+    result.stdout.fnmatch_lines(["*vram='10 GiB' with device='cpu': the test's child never sees a GPU, so no host*"])
     baseline = json.loads((pytester.path / "baselines" / "nvidia-fake-gpu-16gb" / "test_mem.json").read_text())
     assert baseline["entries"]["tiny"]["test_mem.py::test_pinned_to_the_cpu"]["fingerprint"]["device"] == "cpu"
     assert baseline["entries"]["tiny"]["test_mem.py::test_on_the_host_device"]["fingerprint"]["device"] == "cuda"

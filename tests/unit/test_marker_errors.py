@@ -147,3 +147,18 @@ def test_a_size_given_both_by_position_and_by_keyword_is_an_error_naming_both(ar
 
 def test_a_closer_marker_still_overrides_a_farther_ones_positional_size():
     assert merge([(("1 GiB",), {}), ((), {"ram": "2 GiB"})], where=WHERE) == {"ram": "2 GiB"}
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"vram": "10 GiB"},
+    {"vram": {"real": "20 GiB"}},  # at a scale this session does not run, all the same
+    {"cpu": {"vram": "10 GiB"}},
+])
+def test_a_vram_budget_on_a_test_pinned_to_the_cpu_is_refused(kwargs):
+    with pytest.raises(ValueError, match="with device='cpu': the test's child never sees a GPU, so no host can check"):
+        gpu_budget(**kwargs, device="cpu", scale="tiny", host="cuda", where=WHERE)
+
+
+def test_a_vram_budget_for_cuda_runs_beside_a_cpu_pin_is_accepted():
+    mark = gpu_budget(ram="1 GiB", cuda={"vram": "10 GiB"}, device="cpu", scale="tiny", host="cuda", where=WHERE)
+    assert mark.device == "cpu" and mark.budget.vram is None and mark.budget.ram == 2**30

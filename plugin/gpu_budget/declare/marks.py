@@ -117,6 +117,7 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     top = _PerDevice(ram, vram, expect, tolerance, origin)
     _check_everywhere({"": top, **{name: _PerDevice(**block) for name, block in blocks.items() if block}}, where, scale)
     given = replace(top, **(blocks[on] or {}))
+    _refuse_unreachable_vram(device, given.vram, where)
     expected = _pick_expect(given.expect, scale, where)
     budget = Budget.for_scale(scale, given.ram, given.vram, where, imbalance)
     source = _pick_origin(given.origin, scale, where)
@@ -126,6 +127,15 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     return BudgetMark(budget, _tolerance(given.tolerance, where, scale), expected, on, device is not None,
                       source if budget.ram is not None or budget.vram is not None else None, _pick_steps(steps, scale, where),
                       target)
+
+
+def _refuse_unreachable_vram(device: str | None, vram: SizeGiven, where: str) -> None:
+    """A test pinned to the CPU whose VRAM budget applies there (top level, or in cpu=) would be skipped on every host:
+    its child never sees a GPU, so no host can check that budget, and its RAM budget would go unchecked too."""
+    sizes = vram.values() if isinstance(vram, Mapping) else [vram]
+    if device == "cpu" and any(size is not None for size in sizes):
+        raise ValueError(f"{where}: vram={vram!r} with device='cpu': the test's child never sees a GPU, so no host "
+                         "can check that budget; drop vram= (or move it into cuda=) or drop the pin")
 
 
 def _check_everywhere(blocks: Mapping[str, _PerDevice], where: str, scale: str) -> None:

@@ -21,9 +21,9 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: Devic
     """Why this case cannot be measured on `device` (the probe's), and whether the reason is a missing GPU."""
     if scale not in scenario.scales:
         return f"scenario {scenario.name!r} has no {scale!r} scale (it has: {', '.join(scenario.scales)})", False
-    if mark.pinned and mark.device == "cpu" and (scenario.needs_cuda(scale) or mark.budget.vram is not None):
-        return (f"the test pins device='cpu', but scenario {scenario.name!r} at scale {scale!r} needs CUDA "
-                "or has a VRAM budget: nothing on the GPU would be measured"), False
+    if mark.pinned and mark.device == "cpu" and scenario.needs_cuda(scale):  # a VRAM budget so pinned: refused (marks)
+        return (f"the test pins device='cpu', but scenario {scenario.name!r} at scale {scale!r} needs CUDA: nothing "
+                "on the GPU would be measured"), False
     if scenario.needs_cuda(scale) and not device.cuda:
         return f"scenario {scenario.name!r} at scale {scale!r} needs a CUDA GPU; this host has none", True
     if mark.pinned and mark.device == "cuda" and not device.cuda:
