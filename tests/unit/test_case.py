@@ -12,7 +12,7 @@ from pathlib import Path
 from gpu_budget import Scenario
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.measure.device import DeviceInfo
-from gpu_budget.model.figures import Peaks
+from gpu_budget.model.figures import Peaks, RankFigures
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.result import Failure, Measurement, Verdict
 from gpu_budget.session import can_run, case, case_setup
@@ -122,6 +122,19 @@ def test_a_vram_budget_on_a_gpu_host_with_no_gpu_figure_is_an_error_not_a_pass(t
     assert "no GPU figure was measured: its own process never initialised CUDA" in out.result.message
     seen = Measurement(status="ok", peaks=Peaks(ram=1, ram_tree=1, vram_allocated=512 * MiB))
     judged = case.run(c, mark, options(tmp_path), gpu, HARDWARE, lambda s, snap: seen, ci=False)
+    assert judged.result.verdict == Verdict.NO_BASELINE and judged.result.passed, judged.result.message
+
+
+def test_an_imbalance_budget_on_a_run_of_fewer_than_two_ranks_is_an_error_not_a_pass(tmp_path):
+    """imbalance= bounds a launcher's largest rank over its smallest: a run of one process has no ratio, and its
+    budget would pass unseen."""
+    s = Scenario(name="c", command=["python", "t.py"])
+    out = one(tmp_path, read_mark(ram="1 GiB", imbalance=1.2), measured(1), scenario=s)
+    assert out.result.verdict == Verdict.ERROR and not out.result.passed
+    assert "imbalance=1.2 bounds a launcher's largest rank over its smallest, but the case ran no ranks" in \
+        out.result.message
+    two = replace(measured(1), ranks=(RankFigures(0, Peaks(ram=1, ram_tree=1)), RankFigures(1, Peaks(ram=1, ram_tree=1))))
+    judged = one(tmp_path, read_mark(ram="1 GiB", imbalance=1.2), two, scenario=s)
     assert judged.result.verdict == Verdict.NO_BASELINE and judged.result.passed, judged.result.message
 
 

@@ -81,6 +81,16 @@ def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measureme
             "which), so the budget would test nothing")
 
 
+def imbalance_unmeasured(mark: BudgetMark, measurement: Measurement) -> str | None:
+    """Why an imbalance= budget tested nothing on a run that finished, or None: a run of fewer than two ranks (no
+    launcher, or one rank) has no ratio to bound, and would pass it unseen."""
+    if mark.budget.imbalance is None or not measurement.ok or len(measurement.ranks) > 1:
+        return None
+    return (f"imbalance={mark.budget.imbalance:g} bounds a launcher's largest rank over its smallest, but the case "
+            f"ran {len(measurement.ranks) or 'no'} rank{'s' if len(measurement.ranks) != 1 else ''} under a launcher: "
+            "the budget would test nothing (docs/several-ranks.md)")
+
+
 def environment_skips(failed: EnvironmentFailed, device: DeviceInfo) -> bool:
     """An environment that needs another torch is a skip on a host without CUDA (the registry's Linux torch is a CUDA
     build, which such a host could not run as it is meant to), and an error where a GPU would run it."""

@@ -37,7 +37,7 @@ from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
 from gpu_budget.requires import MissingDependency
 from gpu_budget.search import remediate
-from gpu_budget.session.can_run import environment_skips, unmeasurable, vram_unchecked, vram_unmeasured
+from gpu_budget.session.can_run import environment_skips, imbalance_unmeasured, unmeasurable, vram_unchecked, vram_unmeasured
 from gpu_budget.session.case_setup import stored
 from gpu_budget.session.options import Options
 from gpu_budget.session.recording import record_runs, recorded_text, snapshot_run
@@ -196,7 +196,7 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
     baseline, setup = found.entry, found.setup
     if found.broken:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=found.broken), path=found.path)
-    unmeasured = vram_unmeasured(case.scenario, mark, measurement)
+    unmeasured = vram_unmeasured(case.scenario, mark, measurement) or imbalance_unmeasured(mark, measurement)
     if unmeasured:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=unmeasured), path=found.path)
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance, ci=ask.ci, update=options.update,
