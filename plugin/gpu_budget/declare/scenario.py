@@ -159,8 +159,7 @@ class Scenario:
         names = [_fix_name(f) for f in fixes]
         every = fix_library.validate((*self.fixes, *names), self.offered(), where=f"scenario {self.name!r}")
         params = {k: v for fix in every if fix.name in names for k, v in fix.params.items()}
-        scales = {name: {k: v for k, v in over.items() if k not in params} for name, over in self.scales.items()}
-        return replace(self, fixes=(*self.fixes, *names), params={**self.params, **params}, scales=scales)
+        return replace(self, fixes=(*self.fixes, *names), **self._knobs_with(params))  # one step: fixes= sets none
 
     def without_fixes(self, *names: str) -> Scenario:
         """A new Scenario without these fixes (params a fix set stay as they are)."""
@@ -168,8 +167,12 @@ class Scenario:
 
     def with_params(self, **params: Json) -> Scenario:
         """Knobs set here win at every scale (they replace per-scale values of the same name)."""
+        return replace(self, **self._knobs_with(params))
+
+    def _knobs_with(self, params: Params) -> dict[str, object]:
+        """`params` and `scales` with `params` laid over them, winning at every scale."""
         scales = {name: {k: v for k, v in over.items() if k not in params} for name, over in self.scales.items()}
-        return replace(self, params={**self.params, **params}, scales=scales)
+        return {"params": {**self.params, **params}, "scales": scales}
 
     @property
     def gpus_needed(self) -> int:
@@ -254,7 +257,7 @@ def _refuse_unset(scenario: Scenario, chosen: Sequence[Fix], where: str) -> None
     later with_params() may undo them): refused, naming the fix, the param and both values."""
     for fix in chosen:
         for scale in scenario.scales:
-            knobs = {**scenario.params, **scenario.scales[scale]}
+            knobs = scenario.params_for(scale)
             for name, value in fix.params.items():
                 if knobs.get(name, _UNSET) != value:
                     held = "unset" if name not in knobs else f"{knobs[name]!r}"

@@ -102,7 +102,7 @@ def _point(scenario: Scenario, axis: SweepAxis, version: str, reference: Measure
     except EnvironmentFailed as exc:
         status = "skipped" if exc.kind == "torch" and not cuda else "error"
         return SweepPoint(axis.package, version, False, status, message=str(exc))
-    except OutsideEnvironment:  # the case's command, not this version: refused (refused()), not a point
+    except OutsideEnvironment:  # the case's command, not this version: the case fails (swept()), not a point
         raise
     except (MissingDependency, RemoteFailed) as exc:
         return SweepPoint(axis.package, version, False, "error", message=f"{line}: {exc}")
