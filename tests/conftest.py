@@ -147,3 +147,14 @@ def refuse_a_json(monkeypatch):
         write(path, data)
 
     return lambda: monkeypatch.setattr(files, "_write_atomic", refused)
+
+
+@pytest.fixture(params=["uv", "pip"])
+def tool(request):
+    """Each installer an environment can be made with (isolate/environment.py), skipped where it is not found."""
+    from gpu_budget.isolate.environment import EnvironmentFailed, find_tool
+
+    try:
+        return find_tool(request.param)
+    except EnvironmentFailed as exc:
+        pytest.skip(str(exc))

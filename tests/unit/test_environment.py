@@ -14,7 +14,7 @@ from local_wheels import write_wheel
 
 from gpu_budget.declare.environment import Environment
 from gpu_budget.isolate import environment
-from gpu_budget.isolate.environment import EnvironmentFailed, find_tool, make
+from gpu_budget.isolate.environment import EnvironmentFailed, make
 
 OLD = "tabulate==0.9.0"
 RUNNING_TABULATE = metadata.version("tabulate")
@@ -24,14 +24,6 @@ SEEN = ("import json, tabulate, psutil, gpu_budget; print(json.dumps({'tabulate'
 
 def seen_by(python: str) -> dict:
     return json.loads(subprocess.run([python, "-c", SEEN], capture_output=True, text=True, check=True).stdout)
-
-
-@pytest.fixture(params=["uv", "pip"])
-def tool(request):
-    try:
-        return find_tool(request.param)
-    except EnvironmentFailed as exc:
-        pytest.skip(str(exc))
 
 
 def test_an_environment_holds_only_what_differs_and_reads_the_rest_from_the_running_one(tmp_path, tool):

@@ -5,21 +5,12 @@ of one release. Made for real from hand-written wheels, no network."""
 import json
 import subprocess
 
-import pytest
 from local_wheels import offline, write_wheel
 
-from gpu_budget.isolate.environment import EnvironmentFailed, find_tool, make
+from gpu_budget.isolate.environment import make
 
 MORE = 'gbextra; extra == "more"'  # a Requires-Dist line the first index's wheel lacks
 REQUIRES = "import json, importlib.metadata as m; print(json.dumps(m.requires('gbtiny') or []))"
-
-
-@pytest.fixture(params=["uv", "pip"])
-def tool(request):
-    try:
-        return find_tool(request.param)
-    except EnvironmentFailed as exc:
-        pytest.skip(str(exc))
 
 
 def test_a_loose_requirement_is_resolved_again_under_another_index(tmp_path, monkeypatch, tool):
