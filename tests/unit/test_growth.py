@@ -56,6 +56,9 @@ MUST_PASS = {
     "memory dropped at step 4, refilled over steps 5-8": shape(10, {4: -20, 5: 5, 6: 5, 7: 5, 8: 5}),
     "a two-step evaluation at steps 4-5 and 8-9": shape(12, {}, transient={4: 60, 5: 60, 8: 60, 9: 60}),
     "a three-step scratch at steps 3-5": shape(10, {}, transient={3: 10, 4: 10, 5: 10}),
+    # a spike that leaves memory behind: read on the line to its next step, one jump read as three rises
+    "an evaluation at steps 5-6 that keeps its 30 MiB data set": shape(10, {5: 30}, transient={5: 30, 6: 30}),
+    "an evaluation at step 5 that keeps 30 MiB, then a cache at step 8": shape(10, {5: 30, 8: 30}, transient={5: 30}),
 }
 MUST_FAIL = {
     "a leak from step 1": (shape(10, leak(10, 1.5)), 1.5),
@@ -70,6 +73,8 @@ MUST_FAIL = {
     # a spike held over two steps: the one-step reading took the second step alone as the spike and missed the leak
     "a leak behind a scratch tensor over steps 3-4": (shape(10, leak(10, 1.5), transient={3: 10, 4: 10}), 1.5),
     "a leak under a two-step evaluation at steps 4-5": (shape(12, leak(12, 1.5), transient={4: 60, 5: 60}), 1.5),
+    "a leak under a two-step evaluation that keeps its data set": (
+        shape(12, {**leak(12, 1.5), 5: 31.5}, transient={5: 30, 6: 30}), 1.5),
     "a leak that shows in a sawtooth's tops alone": (shape(20, {}, transient={k: 40 + 1.5 * k for k in range(2, 21, 2)}),
                                                      1.5),
 }

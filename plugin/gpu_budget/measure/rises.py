@@ -27,7 +27,10 @@ ignores two jumps).
 The running peak is read twice, as measured and with each spike of one or two
 steps (steps each more than SPIKE, 4 MiB, above both steps around them: an
 evaluation's buffers, a scratch tensor held over a step or two) read on the
-line between those two steps, and the reading that grows more is judged. SPIKE
+line between those two steps, no steeper than the steps either side of it rise
+(a spike that leaves memory behind, an evaluation that keeps its data set,
+rises into the step after it as one jump, not as growth on each of its steps),
+and the reading that grows more is judged. SPIKE
 sits above the bumps S1's clean Trainer steps make (RESULTS.md 5c gives the
 largest): read as spikes, those made up growth of their own. A spike lifts the
 running peak above a leak until the leak catches up with it, which a short run
@@ -110,8 +113,11 @@ def of(steps: Sequence[int], peaks: Sequence[int]) -> Rises | None:
 
 def without_spikes(peaks: Sequence[int]) -> list[int]:
     """The series with each spike of up to SPIKE_STEPS steps (steps each more than SPIKE above both steps around them:
-    an evaluation's buffers, a scratch tensor freed after a step or two) read on the line between those two steps:
-    never above them, so no rise is made up. A one-step spike reads as its neighbours' mean."""
+    an evaluation's buffers, a scratch tensor freed after a step or two) read on the line between those two steps,
+    no steeper than the steps either side of it rise: never above them, so no rise is made up. A spike that leaves
+    memory behind (an evaluation that keeps its data set) rises into the step after it, as one jump, where the line
+    would spread that jump over the spike's steps and read it as growth on each. A one-step spike among steps that
+    rise alike reads as its neighbours' mean."""
     values = [int(p) for p in peaks]
     out = list(values)
     k = 1
@@ -121,11 +127,23 @@ def without_spikes(peaks: Sequence[int]) -> list[int]:
         if not length:
             k += 1
             continue
-        before, after = values[k - 1], values[k + length]
+        before, rate = values[k - 1], _spike_rate(values, out, k, length)
         for j in range(length):
-            out[k + j] = before + (after - before) * (j + 1) // (length + 1)
+            out[k + j] = before + rate * (j + 1) // (length + 1)
         k += length
     return out
+
+
+def _spike_rate(values: list[int], read: list[int], k: int, length: int) -> int:
+    """How far the spike at k (of `length` steps) rises over its length + 1 steps, from the step before it: the line
+    to the step after it, no steeper than the rise into the step before it (as read so far, spikes at their line) or
+    out of the step after it, where those steps are in the series. A line that falls is kept."""
+    line = values[k + length] - values[k - 1]
+    around = [read[k - 1] - read[k - 2]] if k >= 2 else []
+    around += [values[k + length + 1] - values[k + length]] if k + length + 1 < len(values) else []
+    if line <= 0 or not around:
+        return line
+    return min(line, max(0, min(around)) * (length + 1))
 
 
 def _view(judged_steps: list[int], judged: list[int], envelope: str) -> Rises:
