@@ -9,7 +9,7 @@ from gpu_budget.measure import rises
 from gpu_budget.measure.summary import summarize
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Spread
-from gpu_budget.model.figures import Peaks, Step
+from gpu_budget.model.figures import Peaks, PhaseRecord, Step
 from gpu_budget.model.growth import ProjectionRecord
 from gpu_budget.model.result import Measurement
 
@@ -209,6 +209,27 @@ def test_the_reported_growth_is_the_judged_one():
     assert rises.growth([1, 2, None, 4, 5, 6, 7, 8, 9]) is None and rises.growth([1] * 8) is None
 
 
+def test_steps_marked_every_tenth_step_are_read_per_step_not_per_mark():
+    """A loop that marks every 10th step (step(k) at k = 1, 11, ...): each mark's rise is over 10 steps. Read per
+    mark, 1 MiB/step read as 10 MiB/step and projected 10 times too far."""
+    numbers, series = list(range(1, 92, 10)), [600 + 1.0 * (k - 1) for k in range(1, 92, 10)]
+    recs = [Step(step=k, ram=int(v * MiB), ram_tree=int(v * MiB)) for k, v in zip(numbers, series)]
+    check = growth.check(recs, Peaks(ram_tree=recs[-1].ram_tree), Budget(ram=16 * GiB), 10_000, ALLOW)
+    g = check.projections[0].growth
+    assert (g.slope, g.first, g.last) == (1 * MiB, 31, 81) and not check.breaches, check.notes
+    assert check.projections[0].projected == round((600 + 80 + 1.0 * (10_000 - 81)) * MiB)
+    assert "a run of 182 steps tells a cache that fills within 142 steps" in checked_longer(numbers, series)
+    phases = [PhaseRecord.from_json({"name": f"train_step_{k}", "step": k, "ram_peak": int(v * MiB),
+                                     "ram_tree_peak": int(v * MiB)}) for k, v in zip(numbers, series)]
+    assert summarize(phases, cuda=False).growth["ram_tree_per_step"] == 1 * MiB  # the row's growth is the judged one
+
+
+def checked_longer(numbers: list[int], series: list[float]) -> str:
+    """What a failing row says a longer run tells, for a series marked at `numbers`."""
+    recs = [Step(step=k, ram_tree=int(v * MiB)) for k, v in zip(numbers, series)]
+    return growth.check(recs, Peaks(ram_tree=recs[-1].ram_tree), ONE_GIB, 10_000, ALLOW).breaches[0]
+
+
 def _measured(mib: list[float]) -> Measurement:
     recs = records(mib)
     peak = max(r.ram_tree for r in recs)
@@ -234,8 +255,6 @@ def test_judge_errors_where_a_declared_length_cannot_be_projected():
 
 
 def test_summarize_reports_the_rule_s_growth_per_metric():
-    from gpu_budget.model.figures import PhaseRecord
-
     series = shape(10, leak(10, 3, start=7))
     phases = [PhaseRecord.from_json({"name": f"train_step_{k}", "step": k, "ram_peak": int(v * MiB),
                                      "ram_tree_peak": int(v * MiB)}) for k, v in enumerate(series, 1)]

@@ -80,6 +80,7 @@ class Growth:
     allowance: float
     run_steps: int  # the steps the run measured: what a longer run is said against
     recorded_runs: int | None = None  # the allowance is SPREAD_MULTIPLE x its entry's runs' growth: how many runs
+    per_mark: float = 1.0  # steps from one marked step to the next (a loop marking every 10th step: 10)
 
 
     @property
@@ -111,11 +112,12 @@ class Growth:
         """What a failing row says of its growth: still going on at the last judged step, and what run tells a cache
         that is still filling from a leak."""
         flat = WINDOW // 2 + 1
+        after = round((flat + LAST) * self.per_mark)  # steps past S: the flat judged marks and the last one
         return (f"it rose in {self.window.rising(self.allowance)} of its last {WINDOW} judged steps and had not stopped "
                 f"by step {self.last}, the last judged: a leak, or a cache still filling. A cache that stops filling by "
-                f"step S reads as steady in a run of S + {flat + LAST} steps or more (its last {flat} judged steps "
+                f"step S reads as steady in a run of S + {after} steps or more (its last {flat} judged steps "
                 f"flat), so a run of {2 * self.run_steps} steps tells a cache that fills within "
-                f"{2 * self.run_steps - flat - LAST} steps from a leak")
+                f"{2 * self.run_steps - after} steps from a leak")
 
 
 def fit(series: Series, allowance: float, recorded: Spread | None = None) -> Growth | None:
@@ -124,10 +126,12 @@ def fit(series: Series, allowance: float, recorded: Spread | None = None) -> Gro
     window = rises.of(series.steps, series.peaks)
     if window is None:
         return None
+    marks = len(series.steps)  # steps numbered out of order are read in the order run (rises.in_order)
+    run = series.steps[-1] - series.steps[0] + 1 if rises.in_order(series.steps) else marks
     own = recorded.growth.get(series.metric) if recorded is not None else None
-    if own is not None and SPREAD_MULTIPLE * own > allowance:
-        return Growth(series.metric, window, SPREAD_MULTIPLE * own, len(series.steps), recorded.runs)
-    return Growth(series.metric, window, allowance, len(series.steps))
+    widened = own is not None and SPREAD_MULTIPLE * own > allowance
+    return Growth(series.metric, window, SPREAD_MULTIPLE * own if widened else allowance, run,
+                  recorded.runs if widened else None, (run - 1) / (marks - 1))
 
 
 def largest(runs: Sequence[Sequence[Step]]) -> dict[str, int]:

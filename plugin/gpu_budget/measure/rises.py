@@ -22,7 +22,9 @@ nothing of the top and is passed over, so the window holds the last five steps
 that reached it, each one's rise divided by the steps since the one before it
 (a sawtooth's top rises over two steps); where fewer than four did, it holds the
 last five steps, a dip counting as no rise (a window of four or five still
-ignores two jumps).
+ignores two jumps). Steps are counted by their numbers: a loop that marks every
+10th step has each mark's rise divided by 10 (numbers that repeat or go back,
+restarted each epoch, are read in the order run).
 
 The running peak is read twice, as measured and with each spike of one or two
 steps (steps each more than SPIKE, 4 MiB, above both steps around them: an
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 WARMUP = 2  # optimizer steps left out first: the optimizer state's step, then the allocator's settling step
 LAST = 1  # and last: a Trainer's last step loads no next batch
@@ -105,10 +108,17 @@ def of(steps: Sequence[int], peaks: Sequence[int]) -> Rises | None:
     """
     if len(peaks) < MIN_STEPS:
         return None
+    steps = steps if in_order(steps) else range(1, len(peaks) + 1)
     judged_steps = list(steps[WARMUP:-LAST])
     views = [_view(judged_steps, [int(p) for p in series[WARMUP:-LAST]], envelope)
              for series, envelope in ((peaks, PEAK), (without_spikes(peaks), DESPIKED))]
     return max(views, key=lambda v: v.growth)  # a tie: as measured, listed first
+
+
+def in_order(steps: Sequence[int]) -> bool:
+    """Whether the step numbers rise from mark to mark: a rise is then per step between them (a loop that marks every
+    10th step rises over 10). Numbers that repeat or go back (restarted each epoch) are read in the order run."""
+    return all(b > a for a, b in pairwise(steps))
 
 
 def without_spikes(peaks: Sequence[int]) -> list[int]:
@@ -159,7 +169,8 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> 
     for i, step in enumerate(judged_steps[1:], start=1):
         kept = not passed[i - 1]
         rise = max(0, envelope[i] - level)
-        out.append(_Rise(step, judged_steps[i - 1], judged_steps[since], rise // (i - since) if kept else 0, kept))
+        per_step = rise // (step - judged_steps[since]) if kept else 0
+        out.append(_Rise(step, judged_steps[i - 1], judged_steps[since], per_step, kept))
         if kept:
             since, level = i, envelope[i]
     return out
@@ -179,10 +190,10 @@ def _window(judged_steps: list[int], rises: list[_Rise], peak: int, envelope: st
     return Rises(first, judged_steps[-1], tuple(rises[i].per_step for i in at), peak, passed, envelope)
 
 
-def growth(series: Sequence[int | None]) -> float | None:
-    """The growth per step of one metric's per-step peaks (steps numbered in order); None where a step lacks it or
-    the run is too short to judge."""
+def growth(series: Sequence[int | None], steps: Sequence[int] | None = None) -> float | None:
+    """The growth per step of one metric's per-step peaks at their step numbers (None: numbered in order); None where
+    a step lacks it or the run is too short to judge."""
     if any(p is None for p in series):
         return None
-    found = of(range(1, len(series) + 1), [int(p) for p in series])
+    found = of(range(1, len(series) + 1) if steps is None else steps, [int(p) for p in series])
     return None if found is None else found.growth

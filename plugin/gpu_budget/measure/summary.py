@@ -97,7 +97,7 @@ def _series(phases: Sequence[PhaseRecord], cuda: bool) -> tuple[Peaks, Peaks, tu
     steps = steps_of(phases)
     peaks = Peaks.most([p.peaks for p in phases])
     step_peaks = Peaks.most([p.peaks for p in phases if p.step is not None])
-    growth = {f"{m}_per_step": rises.growth([s.figure(m) for s in steps]) for m in GROWTH}
+    growth = {f"{m}_per_step": rises.growth([s.figure(m) for s in steps], [s.step for s in steps]) for m in GROWTH}
     if not cuda:
         peaks, step_peaks = peaks.without_gpu(), step_peaks.without_gpu()
         growth["vram_allocated_per_step"] = growth["vram_reserved_per_step"] = None
