@@ -248,6 +248,20 @@ def test_judge_fails_a_projection_past_the_budget_while_the_peak_is_within_it():
     assert flat.passed and flat.message.startswith("host RAM steady over steps 4-9")
 
 
+def test_judge_projects_every_rank_s_growth_not_only_the_worst_rank_s():
+    """A budget applies to each rank: rank 1 keeping 3 MiB a step fails though rank 0, the worst by its peak (the
+    row's steps), is flat."""
+    from gpu_budget.model.figures import RankFigures
+
+    flat, leaking = records(shape(10, {}, base=900)), records(shape(10, leak(10, 3), base=300))
+    ranks = (RankFigures(0, Peaks(ram=900 * MiB, ram_tree=900 * MiB), steps=tuple(flat)),
+             RankFigures(1, Peaks(ram=330 * MiB, ram_tree=330 * MiB), steps=tuple(leaking)))
+    m = Measurement(status="ok", peaks=ranks[0].peaks, steps=tuple(flat), ranks=ranks)
+    j = judge(m, Budget(ram=2 * GiB), None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False, steps=10_000)
+    assert (j.verdict, j.passed) == ("over-budget", False), j.message
+    assert j.message.startswith("rank 1: host RAM grows 3.00 MiB/step over steps 4-9"), j.message
+
+
 def test_judge_errors_where_a_declared_length_cannot_be_projected():
     j = judge(_measured([700, 710, 711]), Budget(ram=4 * GiB), None, Tolerance(rel=0.005, abs=4 * MiB), ci=False,
               update=False, steps=10_000)

@@ -263,7 +263,9 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     setup = world_setup(setup, measurement, baseline)
     if grown.problem:
         return Judgement(Verdict.ERROR, False, grown.problem + _marks_elsewhere(measurement))
-    breaches = rank_breaches(measurement, budget) + grown.breaches
+    spread = baseline.spread if baseline is not None else None
+    breaches = rank_breaches(measurement, budget) + (growth.rank_breaches(measurement.ranks, budget, grown.steps, spread)
+                                                     if measurement.ranks else grown.breaches)
     notes: list[str] = list(measurement.info.get("notes") or ())  # what the measuring child says of the run
     notes += grown.notes
     if expect == "over-budget":

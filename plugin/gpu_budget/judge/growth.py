@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from gpu_budget.measure import rises
 from gpu_budget.model.budget import Budget
 from gpu_budget.model.entry import SPREAD_MULTIPLE, Spread
-from gpu_budget.model.figures import Peaks, Step
+from gpu_budget.model.figures import Peaks, RankFigures, Step
 from gpu_budget.model.growth import GrowthRecord, ProjectionRecord, allowance_words, recorded_basis
 from gpu_budget.model.metric import JUDGED_GROWTH
 from gpu_budget.units import MiB, format_size
@@ -253,6 +253,15 @@ def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | No
             "and the last is left out); run more steps at this scale, or declare steps= only for the scales that run "
             "them ({'real': ...})"))
     return Check(steps, tuple(projections))
+
+
+def rank_breaches(ranks: Sequence[RankFigures], budget: Budget, steps: int | None,
+                  recorded: Spread | None = None) -> list[str]:
+    """A launcher case's projections past the budget, each rank's named: a budget applies to each rank, and the
+    row's steps are its worst rank's by peak, which need not be the rank that grows. A rank that measured too few
+    steps is left to the row's own check."""
+    return [f"rank {r.rank}: {breach}" for r in ranks for breach in check(r.steps, r.peaks, budget, steps,
+                                                                            recorded=recorded).breaches]
 
 
 def _per_step(nbytes: float, unit: str = " MiB/step") -> str:
