@@ -40,6 +40,7 @@ def test_a_command_ended_before_the_first_sample_never_passes_or_records_0_b(sho
         else:  # never read: the kernel's figure of it is the gate's own image before the exec, no figure of its own
             assert row["error"]["kind"] == "unmeasured", row["error"]
             assert row["verdict"] == "error" and not row["passed"]
+            assert row["ram_tree_bound"] is None and row["ram_tree_method"] is None  # no figure, no claim about it
     unmeasured = [row for row in found.values() if row["error"] is not None]
     if unmeasured:
         result.stdout.fnmatch_lines(["*no host-RAM figure of command*it exited before the gate's first sample*"])

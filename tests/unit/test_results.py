@@ -1,6 +1,7 @@
 """Typed results: a report row is Result.to_json(), and every committed report reads back into the same row."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from gpu_budget.isolate import forkserver
 from gpu_budget.measure.summary import Summary
 from gpu_budget.model.figures import Peaks, PhaseRecord, Step
-from gpu_budget.model.result import NO_PEAKS, Measurement, Result
+from gpu_budget.model.result import NO_PEAKS, Failure, Measurement, Result
 from gpu_budget.search.explore import Envelope, Exploration, explore
 from gpu_budget.session.data import Explored, SessionData
 
@@ -66,6 +67,21 @@ def test_a_measurement_from_the_child_keeps_its_phases_by_name_in_order():
     m = forkserver.measurement_of(summary, status="ok", info={"x": 1}, wall_seconds=1.5)
     assert list(m.phases) == ["load", "train_step_1"] and m.phases["train_step_1"].ram_peak == 30
     assert m.ok and m.ram == 40 and m.error_kind is None and m.info == {"x": 1}
+
+
+def test_a_measurement_without_a_tree_figure_claims_no_bound_of_it():
+    """A case with no host-RAM figure (a command ended before the first sample: 'unmeasured') says nothing of how the
+    figure is read or how far off it can be. Before, its row held peaks of None beside the bound 'exact per process'
+    and the tree's method, a claim of exactness about a figure that does not exist."""
+    phases = (PhaseRecord("run", None, 0.01, None, None, None),)
+    summary = Summary(phases=phases, peaks=Peaks(), step_peaks=Peaks(), steps=(), growth={}, cuda=False,
+                      ram_tree_method="vmhwm+peak-of-summed-descendants",
+                      ram_tree_bound="exact per process (every descendant read alive at a phase end or reported at "
+                                     "its exit)")
+    m = forkserver.measurement_of(summary, status="error", error=Failure("unmeasured", message="no host-RAM figure"))
+    assert m.ram is None and m.ram_tree_bound is None and m.ram_tree_method is None
+    measured = forkserver.measurement_of(replace(summary, peaks=Peaks(ram=30, ram_tree=40)), status="ok")
+    assert measured.ram_tree_bound.startswith("exact per process") and measured.ram_tree_method is not None
 
 
 def test_a_launcher_row_gives_each_rank_as_its_measurement_does():

@@ -446,10 +446,13 @@ def _summary_so_far(seen: list[events.Event], error: events.Failed | None, endin
 def measurement_of(summary: Summary, status: str, info: Mapping[str, Json] | None = None, error: Failure | None = None,
                    wall_seconds: float | None = None, exitcode: int | None = None,
                    snapshot: str | None = None) -> Measurement:
-    """A Measurement from the meter's Summary and what the ending adds (status, info, error, ...)."""
+    """A Measurement from the meter's Summary and what the ending adds (status, info, error, ...). Without a tree
+    figure (a command ended before the first sample) the row says nothing of how it is read or how far off it is."""
+    tree = summary.peaks.ram_tree is not None
     return Measurement(peaks=summary.peaks, phases={p.name: p for p in summary.phases}, step_peaks=summary.step_peaks,
                        steps=summary.steps, growth=dict(summary.growth), cuda=summary.cuda,
-                       ram_method=summary.ram_method, ram_tree_method=summary.ram_tree_method,
-                       ram_tree_bound=summary.ram_tree_bound, ranks=summary.ranks, node=summary.node, status=status,
+                       ram_method=summary.ram_method, ram_tree_method=summary.ram_tree_method if tree else None,
+                       ram_tree_bound=summary.ram_tree_bound if tree else None, ranks=summary.ranks, node=summary.node,
+                       status=status,
                        info=info if info is not None else {}, error=error, wall_seconds=wall_seconds, exitcode=exitcode,
                        snapshot=snapshot)
