@@ -38,3 +38,16 @@ def test_a_kill_counts_only_when_the_peak_seen_before_it_already_broke_the_budge
 def test_other_deaths_stay_errors_even_past_the_budget():
     for kind in ("exception", "timeout", "crash"):
         assert verdict(died(kind, ram=13 * GiB, message="boom"), Budget(ram=12 * GiB)) == ("error", False, False)
+
+
+def test_a_crash_by_another_signal_does_not_reproduce_it_even_past_the_budget():
+    """Only SIGKILL is what the kernel's OOM killer sends: a segfault or an abort after the peak broke the budget is a
+    crash, not the reproduction. Before, any signal passed: "over budget as expected: host RAM peak 13.00 GiB > budget
+    12.00 GiB before the child was killed by SIGSEGV"."""
+    for signal in ("SIGSEGV", "SIGABRT", "SIGBUS"):
+        crash = died("killed", ram=13 * GiB, message=f"killed by {signal}")
+        assert verdict(crash, Budget(ram=12 * GiB)) == ("error", False, False), signal
+    command = died("killed", ram=13 * GiB, message="command 'train' was killed by SIGSEGV")
+    assert verdict(command, Budget(ram=12 * GiB)) == ("error", False, False)
+    command = died("killed", ram=13 * GiB, message="command 'train' was killed by SIGKILL")
+    assert verdict(command, Budget(ram=12 * GiB)) == ("over-budget", True, False)

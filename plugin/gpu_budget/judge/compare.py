@@ -39,7 +39,7 @@ from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import SPREAD_MULTIPLE, Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.metric import GATED
-from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, WITHIN, Failure, Measurement, Verdict
+from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, WITHIN, Measurement, Verdict
 from gpu_budget.model.setup import FOREIGN, Setup
 from gpu_budget.units import format_size
 
@@ -195,20 +195,22 @@ def _seen(peaks: Peaks) -> str:
     return seen
 
 
-def _died_over_budget(error: Failure, peaks: Peaks, budget: Budget) -> str | None:
+def _died_over_budget(measurement: Measurement, budget: Budget) -> str | None:
     """How a child that died still reproduced an over-budget failure, or None.
 
     An out-of-memory death is the reported failure itself: the session measures
     a VRAM budget only on a card with at least that much memory (a budget above
     the card is skipped), so running out of the card means needing more than the
     budget. A child killed by SIGKILL (the kernel's OOM killer) reproduces it when
-    the peak seen before the kill, a lower bound of its peak, already broke the budget.
+    the peak seen before the kill, a lower bound of its peak, already broke the budget;
+    one killed by another signal (SIGSEGV, SIGABRT) crashed, and reproduces nothing.
     """
+    error, peaks = measurement.error, measurement.peaks
     if error.kind == "oom":
         return (f"over budget as expected: the child died of out-of-memory ({error.message[:300]}), the reported "
                 f"failure itself; {_seen(peaks)}")
     breaches = budget_breaches(peaks, budget)
-    if error.kind == "killed" and breaches:
+    if error.kind == "killed" and measurement.died_of_memory and breaches:
         return f"over budget as expected: {'; '.join(breaches)} before the child was {error.message}"
     return None
 
@@ -231,7 +233,7 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     peaks = measurement.peaks
     if not measurement.ok:
         error = measurement.error
-        reproduced = _died_over_budget(error, peaks, budget) if expect == "over-budget" else None
+        reproduced = _died_over_budget(measurement, budget) if expect == "over-budget" else None
         if reproduced:
             return Judgement(Verdict.OVER_BUDGET, True, reproduced)
         return Judgement(Verdict.ERROR, False, f"measured child failed ({error.kind}): {error.message}; {_seen(peaks)}")
