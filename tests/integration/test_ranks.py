@@ -144,9 +144,15 @@ def test_a_launch_of_more_ranks_than_its_baseline_is_named_and_an_update_records
                                                              "40", "40", "120"]))
     '''
     launch(body.replace("N", "2"), "--gpu-budget-update").assert_outcomes(passed=1)
-    launch(body.replace("N", "3")).assert_outcomes(passed=1)
-    message = rows(pytester)["test_world"]["message"]
+    result = launch(body.replace("N", "3"))
+    result.assert_outcomes(passed=1)
+    row = rows(pytester)["test_world"]
+    message = row["message"]
     assert "setup differs from the baseline's: ranks 2 -> 3" in message and "host RAM not compared" in message, message
+    # the row's setup is the one the verdict judged by: the printed setup line and the JSON say so too
+    assert row["fingerprint_changed"] == ["ranks 2 -> 3 (the launch's: no Scenario(ranks=))"], row["fingerprint_changed"]
+    assert row["setup"]["policy"] == "foreign", row["setup"]
+    result.stdout.fnmatch_lines(["*setup differs from the baseline's*ranks 2 -> 3*"])
     launch(body.replace("N", "3"), "--gpu-budget-update").assert_outcomes(passed=1)
     stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())
     assert sorted(stored["entries"]["tiny"]["test_mem.py::test_world"]["ranks"]) == ["0", "1", "2"]

@@ -24,7 +24,7 @@ from gpu_budget.isolate.program import OutsideEnvironment
 from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.judge import baselines, keys
-from gpu_budget.judge.compare import judge
+from gpu_budget.judge.compare import judge, world_setup
 from gpu_budget.judge.store import BaselineStore, PendingWrite
 from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.model.case_id import CaseId, test_name
@@ -193,7 +193,8 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
     case, mark, options = ask.case, ask.mark, ask.options
     found = stored(case.id, case.scenario, case.namesakes, mark, options, ask.hardware, ask.store,
                    measurement.environment)
-    baseline, setup = found.entry, found.setup
+    baseline = found.entry
+    setup = world_setup(found.setup, measurement, baseline)  # the launch's world, as the verdict and the row say it
     if found.broken:
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=found.broken), path=found.path)
     unmeasured = vram_unmeasured(case.scenario, mark, measurement) or imbalance_unmeasured(mark, measurement)
