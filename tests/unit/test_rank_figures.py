@@ -304,13 +304,14 @@ def test_a_launch_of_another_world_than_its_baseline_is_a_foreign_setup_and_re_r
 def test_an_imbalance_budget_bounds_the_largest_rank_over_the_smallest():
     j = judge(ranked(300 * MiB, 400 * MiB), Budget(imbalance=1.2), None, TOL, ci=False, update=False)
     assert (j.verdict, j.passed) == ("over-budget", False)
-    assert j.message == "rank imbalance 1.333x (rank 1 400.00 MiB / rank 0 300.00 MiB) > budget 1.200x"
+    assert j.message == "rank imbalance of RAM tree 1.333x (rank 1 400.00 MiB / rank 0 300.00 MiB) > budget 1.200x"
     assert judge(ranked(300 * MiB, 330 * MiB), Budget(imbalance=1.2), None, TOL, ci=False, update=False).passed
 
 
 def test_the_imbalance_names_the_ranks_whose_ram_tree_it_divides_though_another_holds_more_gpu():
     """On a GPU the worst rank is the one with the most GPU memory; the imbalance is of host RAM trees, so it names
-    the largest and the smallest of those: rank 0 (the one loading the checkpoint) over rank 1."""
+    the largest and the smallest of those: rank 0 (the one loading the checkpoint) over rank 1, and says which
+    figure it divides. Before, "rank imbalance 1.333x" beside a GPU row named no figure, read as GPU memory's."""
     from types import SimpleNamespace
 
     from gpu_budget.report.terminal import ranks_text
@@ -319,9 +320,10 @@ def test_the_imbalance_names_the_ranks_whose_ram_tree_it_divides_though_another_
     ranks = tuple(replace(r, peaks=replace(r.peaks, vram_allocated=(1 + 2 * r.rank) << 30)) for r in gpu.ranks)
     gpu = replace(gpu, ranks=ranks)
     j = judge(gpu, Budget(imbalance=1.2), None, TOL, ci=False, update=False)
-    assert j.message == "rank imbalance 1.333x (rank 0 400.00 MiB / rank 1 300.00 MiB) > budget 1.200x", j.message
+    assert j.message == "rank imbalance of RAM tree 1.333x (rank 0 400.00 MiB / rank 1 300.00 MiB) > budget 1.200x", \
+        j.message
     text = ranks_text(SimpleNamespace(measurement=gpu))
-    assert "worst rank 1:" in text and "imbalance 1.33x (rank 0 / rank 1)" in text, text
+    assert "worst rank 1:" in text and "imbalance of RAM tree 1.33x (rank 0 / rank 1)" in text, text
 
 
 @pytest.mark.parametrize("value", [0.9, "1.2", True])

@@ -146,7 +146,7 @@ def rank_breaches(measurement: Measurement, budget: Budget) -> list[str]:
     ratio = imbalance(list(measurement.ranks))
     if budget.imbalance is not None and ratio is not None and ratio > budget.imbalance:
         top, low = largest(list(measurement.ranks)), smallest(list(measurement.ranks))
-        out.append(f"rank imbalance {ratio:.3f}x (rank {top.rank} {format_size(top.peaks.ram_tree)} / rank "
+        out.append(f"rank imbalance of RAM tree {ratio:.3f}x (rank {top.rank} {format_size(top.peaks.ram_tree)} / rank "
                    f"{low.rank} {format_size(low.peaks.ram_tree)}) > budget {budget.imbalance:.3f}x")
     return out
 

@@ -261,7 +261,7 @@ def ranks_text(row: Result) -> str | None:
     node = m.node.peaks if m.node is not None else Peaks()
     gpu = f", GPU {format_size(node.vram_tree)}" if node.vram_tree is not None else ""
     return (f"{len(m.ranks)} ranks; worst rank {top.rank}: RAM tree {format_size(top.peaks.ram_tree)} "
-            f"(its own process {format_size(top.peaks.ram)}); imbalance {spread}; node (launcher and every "
+            f"(its own process {format_size(top.peaks.ram)}); imbalance of RAM tree {spread}; node (launcher and every "
             f"rank) {format_size(node.ram_tree)}{gpu}, launcher {format_size(node.ram)}")
 
 
