@@ -3,7 +3,10 @@ is the kernel's, shown by binding real sockets at it."""
 
 import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -75,3 +78,46 @@ def test_the_forkserver_and_a_commands_socket_folder_refuse_a_long_temporary_fol
     with pytest.raises(unix_paths.SocketPathTooLong):
         unix_paths.socket_folder()
     assert os.listdir(long) == []  # nothing made under it
+
+
+MAKER = '''
+import os, signal, sys
+from gpu_budget.isolate import unix_paths
+print(unix_paths.socket_folder(), flush=True)
+if sys.argv[1] == "killed":
+    os.kill(os.getpid(), signal.SIGKILL)
+sys.stdin.read()  # alive, holding its folder, until the test closes its stdin
+'''
+
+
+def test_a_socket_folder_left_by_a_killed_session_is_removed_and_a_live_ones_kept(monkeypatch):
+    """A session SIGKILLed mid-case runs no cleanup: before, its <tmp>/gpu-budget-sock-* folder stayed for good. The
+    next socket folder made removes those whose maker is gone, never one a live process holds, nor one it cannot
+    prove stale (no mark of a holder)."""
+    tmp = tempfile.mkdtemp(prefix="gb-", dir="/tmp")
+    env = {**os.environ, "TMPDIR": tmp}
+    alive = None
+    try:
+        killed = subprocess.run([sys.executable, "-c", MAKER, "killed"], check=False, env=env, text=True,
+                                stdin=subprocess.DEVNULL, capture_output=True)
+        stale = killed.stdout.strip()
+        assert killed.returncode == -signal.SIGKILL and os.path.isdir(stale), killed
+        alive = subprocess.Popen([sys.executable, "-c", MAKER, "alive"], env=env, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+        held = alive.stdout.readline().strip()
+        unmarked = tempfile.mkdtemp(prefix=unix_paths.SOCKET_PREFIX, dir=tmp)  # as one being made, or an old one
+        monkeypatch.setattr(tempfile, "tempdir", tmp)
+        monkeypatch.setattr(unix_paths, "_SWEPT", [], raising=False)
+        made = unix_paths.socket_folder()
+        assert not os.path.exists(stale)
+        assert os.path.isdir(held) and os.path.isdir(unmarked) and os.path.isdir(made)
+        alive.stdin.close()
+        assert alive.wait(30) == 0 and os.path.isdir(held)  # ended without removing it: stale from now on
+        assert unix_paths.sweep(tmp) == [held] and os.path.isdir(made)  # this process still holds its own
+        getattr(unix_paths, "remove", shutil.rmtree)(made)
+        assert sorted(os.listdir(tmp)) == [os.path.basename(unmarked)]
+    finally:
+        if alive is not None and alive.poll() is None:
+            alive.kill()
+            alive.wait()
+        shutil.rmtree(tmp)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -205,7 +204,7 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
     finally:
         os.unlink(path)
         if request.sockets is not None:
-            shutil.rmtree(request.sockets, ignore_errors=True)
+            unix_paths.remove(request.sockets)
 
 
 # seconds the forkserver's start (its preload's imports: torch, transformers on a loaded host) gets on top of the

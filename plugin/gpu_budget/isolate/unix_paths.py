@@ -7,16 +7,32 @@ temporary folder: multiprocessing's forkserver listens on
 <tmp>/pymp-XXXXXXXX/listener-XXXXXXXX, and a command case's processes mark
 phases on <tmp>/gpu-budget-sock-XXXXXXXX/marks (command.py). The first is the
 longer, so a temporary folder that fits it fits both.
+
+A command case's socket folder is removed as its case ends (`remove`), but a
+session SIGKILLed mid-case runs no cleanup and leaves it behind. The session
+holds an exclusive flock on each folder it made while the folder exists, and
+marks it as held (OWNED) only once the lock is taken: the kernel drops the lock
+with the last process holding it, so a marked folder whose lock can be taken
+has no live owner, wherever its owner ran (another pid namespace sharing the
+folder included), and the first socket folder a later process makes removes
+such folders first (`sweep`). A folder without the mark (one being made, or
+one left by an older version) is never proven stale, and is kept.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import shutil
 import tempfile
 
 MAX_PATH = 107  # bytes in a Unix socket's path on Linux
 SOCKET_PREFIX = "gpu-budget-sock-"  # a command case's socket folder: <tmp>/gpu-budget-sock-XXXXXXXX
 MARKS = "marks"  # the socket's name in it
+OWNED = "owned"  # made in a socket folder once its maker holds the folder's flock
+_HELD: dict[str, int] = {}  # socket folder -> the descriptor of it whose flock says its maker is alive
+_SWEPT: list[bool] = []  # whether this process has removed the stale socket folders yet (once: the first folder)
 # the longest path made under the temporary folder: multiprocessing's forkserver's (mkdtemp and mktemp add 8 letters)
 _LONGEST = os.path.join("pymp-" + "X" * 8, "listener-" + "X" * 8)
 
@@ -44,7 +60,57 @@ def check(tmp: str | None = None) -> None:
 
 
 def socket_folder() -> str:
-    """A new folder for a command case's mark socket, under a temporary folder checked to hold it; its maker removes
-    it (forkserver.run_child)."""
+    """A new folder for a command case's mark socket, under a temporary folder checked to hold it, held by this
+    process until its maker removes it (`remove`, forkserver.run_child); the first one a process makes removes the
+    stale ones first (`sweep`)."""
     check()
-    return tempfile.mkdtemp(prefix=SOCKET_PREFIX)
+    if not _SWEPT:
+        _SWEPT.append(True)
+        sweep()
+    path = tempfile.mkdtemp(prefix=SOCKET_PREFIX)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    _HELD[path] = fd
+    with contextlib.suppress(OSError):  # a folder that cannot be locked (a file system without flock) is never marked
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with open(os.path.join(path, OWNED), "x"):
+            pass
+    return path
+
+
+def remove(path: str) -> None:
+    """Remove a socket folder this process made, then let go of its lock (never before: held, it is not stale)."""
+    shutil.rmtree(path, ignore_errors=True)
+    fd = _HELD.pop(path, None)
+    if fd is not None:
+        os.close(fd)
+
+
+def sweep(tmp: str | None = None) -> list[str]:
+    """Remove the socket folders under the temporary folder (`tmp`, tempfile's by default) proven stale: marked as
+    held, yet their lock taken here, so no live process holds it. The folders removed."""
+    tmp = tempfile.gettempdir() if tmp is None else tmp
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(tmp) as entries:
+        for entry in entries:
+            if entry.name.startswith(SOCKET_PREFIX) and entry.is_dir(follow_symlinks=False) and _stale(entry.path):
+                removed.append(entry.path)
+    return removed
+
+
+def _stale(path: str) -> bool:
+    """Whether the socket folder at `path` was held and no live process holds it any more; removed if so."""
+    if not os.path.isfile(os.path.join(path, OWNED)):
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held: its maker is alive
+        return False
+    else:
+        shutil.rmtree(path, ignore_errors=True)  # while locked here: a sweep elsewhere cannot take it at once
+        return True
+    finally:
+        os.close(fd)
