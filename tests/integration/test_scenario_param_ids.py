@@ -34,3 +34,30 @@ def test_a_reordered_list_of_scenarios_keeps_each_ones_baseline(project, monkeyp
     run(pytester).assert_outcomes(passed=3)
     rows = json.loads((pytester.path / "report.json").read_text())["results"]
     assert {r["nodeid"]: r["verdict"] for r in rows} == dict.fromkeys(keys, "pass")  # keys and node ids agree here
+
+
+DICTS = '''
+import os
+
+PARAMS = [{"mib": 8}, {"mib": 64}]
+if os.environ.get("REORDER"):
+    PARAMS.reverse()
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+@pytest.mark.parametrize("params", PARAMS)
+def test_train(gpu_budget, params):
+    gpu_budget.measure(Scenario(name="s", run="runners:alloc", params=params))
+'''
+
+
+def test_a_reordered_list_of_params_dicts_keeps_pytests_ids_and_says_whose_entry_it_met(project, monkeypatch):
+    """Only Scenarios are named by the plugin (docs/baselines.md): a dict keeps pytest's 'params0', so a reorder
+    judges each case against the other's entry, and each row names the params change."""
+    pytester = project(DICTS)
+    run(pytester).assert_outcomes(passed=2)
+    monkeypatch.setenv("REORDER", "1")
+    run(pytester)
+    rows = {r["nodeid"]: r["message"] for r in json.loads((pytester.path / "report.json").read_text())["results"]}
+    assert set(rows) == {"test_mem.py::test_train[params0]", "test_mem.py::test_train[params1]"}
+    assert "params differ from the baseline's: mib 8 -> 64" in rows["test_mem.py::test_train[params0]"]
+    assert "params differ from the baseline's: mib 64 -> 8" in rows["test_mem.py::test_train[params1]"]
