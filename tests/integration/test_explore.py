@@ -298,3 +298,20 @@ def test_a_run_that_crashes_is_a_problem_and_one_that_runs_out_of_memory_is_over
     assert not oom.problems and oom.worst.measured is None and oom.boundary.value == 5, oom.summary()
     crash = run("exception")
     assert crash.problems and crash.problems[0].startswith("real run batch=8 failed (exception): exception at batch 8")
+
+
+def test_a_failing_example_saved_by_one_exploration_outlives_another_exploration_in_the_same_database(tmp_path):
+    """Every exploration's budget property is the same Hypothesis test function: sharing one key, a second
+    exploration replays the first's saved failure, finds it passing there and deletes it. Each keeps its own."""
+    def batch_by_seconds(max_examples):
+        return explore("A", Envelope({"batch": (1, 8), "seconds": (1, 30)}), "60 MiB", measure=None,
+                       estimate=lambda k: (k["batch"] * k["seconds"]) << 20, max_examples=max_examples, database=tmp_path)
+
+    first = batch_by_seconds(40)  # random examples find a failure, shrink it and save it
+    saved = set(tmp_path.rglob("*"))
+    assert saved, "the failure was not saved"
+    explore("B", Envelope({"layers": (1, 64)}), "1 GiB", estimate=lambda k: k["layers"] << 23, measure=None,
+            max_examples=40, database=tmp_path)  # within its budget everywhere
+    assert saved <= set(tmp_path.rglob("*")), "the other exploration deleted the saved failure"
+    again = batch_by_seconds(1)  # one random example, the envelope's simplest: only the database can find it again
+    assert again.smallest_failing.config == first.smallest_failing.config

@@ -30,6 +30,7 @@ too. Importing this module imports neither torch nor hypothesis.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -196,7 +197,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
                          verified=measure is not None)
     predict = _Predictor(estimate, measure or _unmeasured)
     real = _Budgeted(predict.measured, max_real_runs if measure is not None else 0, result.real_runs)
-    hypothesis = _Hypothesis.of(max_examples, seed, database)
+    hypothesis = _Hypothesis.of(max_examples, seed, _shelf(database, name, envelope, budget, metric))
     try:
         if measure is None:
             _estimate_only(envelope, budget, boundary, predict, result, hypothesis)
@@ -211,6 +212,15 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     result.calibration = Calibration(slope, int(intercept), len(predict.calibration.points))
     result.estimates, result.seconds = len(predict.estimates), round(time.perf_counter() - t0, 1)
     return result
+
+
+def _shelf(database: Path | None, name: str, envelope: Envelope, budget: int, metric: str) -> Path | None:
+    """This exploration's own folder of the example database. Every exploration's budget property is one Hypothesis
+    test function, so under one key each would replay the others' failures, find them passing and delete them."""
+    if database is None:
+        return None
+    knobs = sorted((knob, repr(spec)) for knob, spec in envelope.knobs.items())
+    return database / hashlib.sha256(repr((name, metric, budget, knobs)).encode()).hexdigest()[:16]
 
 
 def _unmeasured(config: Config) -> int | None:
