@@ -315,3 +315,14 @@ def test_a_failing_example_saved_by_one_exploration_outlives_another_exploration
     assert saved <= set(tmp_path.rglob("*")), "the other exploration deleted the saved failure"
     again = batch_by_seconds(1)  # one random example, the envelope's simplest: only the database can find it again
     assert again.smallest_failing.config == first.smallest_failing.config
+
+
+def test_no_configuration_is_reported_over_budget_once_the_calibration_puts_every_one_within():
+    """The estimate over-predicts by 10 %: with one real run's offset the worst case is predicted over the budget
+    (318 MiB > 300 MiB), with the fitted line after its real run within (288 MiB). The budget property finds no
+    failure; the fallback must judge the worst case by that same calibration, not by its first prediction."""
+    result = explore("over-predicted", Envelope({"batch": (1, 16)}), "300 MiB", estimate=lambda k: (k["batch"] * 20) << 20,
+                     measure=lambda k: (k["batch"] * 18) << 20, boundary="batch", max_examples=20)
+    assert result.worst.predicted > result.budget >= result.worst.measured  # predicted over, measured within
+    assert result.smallest_failing is None, result.summary()
+    assert result.boundary.value == 16 and not result.problems

@@ -297,7 +297,8 @@ def _smallest_failing(envelope: Envelope, budget: int, predict: Callable[[Config
     Not seeded: a seed stops Hypothesis from saving to the example database. Random examples can miss a small
     failing corner (about 1 run in 20 at 40 examples over a 8 x 30 envelope), so when they find nothing while the
     worst case is over the budget, the answer descends from the worst case instead: a finding made once is not
-    lost to chance.
+    lost to chance. The worst case is judged as the examples are, by the calibration now (its real run may have
+    moved it), never by the prediction it was found with.
     """
     from hypothesis import Phase, given
     from hypothesis.database import DirectoryBasedExampleDatabase
@@ -321,7 +322,7 @@ def _smallest_failing(envelope: Envelope, budget: int, predict: Callable[[Config
             raise
         config, predicted = failing[-1]
         result.smallest_failing = Probe(config, predicted)
-    if result.smallest_failing is None and result.worst is not None and result.worst.predicted > budget:
+    if result.smallest_failing is None and result.worst is not None and predict(result.worst.config) > budget:
         config = _descend(envelope, result.worst.config, lambda c: predict(c) > budget)
         result.smallest_failing = Probe(config, predict(config))
 
