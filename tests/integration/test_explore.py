@@ -326,3 +326,19 @@ def test_no_configuration_is_reported_over_budget_once_the_calibration_puts_ever
     assert result.worst.predicted > result.budget >= result.worst.measured  # predicted over, measured within
     assert result.smallest_failing is None, result.summary()
     assert result.boundary.value == 16 and not result.problems
+
+
+def test_real_runs_along_the_boundary_that_contradict_it_are_a_problem():
+    """The boundary search assumes memory grows along its knob. Here batches 1-2 hold more than any larger batch
+    (another kernel path): the smallest configuration's run is over the budget, so the search concludes no batch
+    fits, while the worst case's run, batch 32 on the same line, measured within the budget. The report must not
+    state "none" as found without saying its own real runs deny it."""
+    def measured(k):
+        return (500 if k["batch"] <= 2 else 40 + k["batch"] * 8) << 20
+
+    result = explore("dip", Envelope({"batch": (1, 32)}), "300 MiB", estimate=lambda k: (k["batch"] * 10) << 20,
+                     measure=measured, boundary="batch", max_examples=20)
+    assert result.boundary.value is None and result.worst.measured <= result.budget
+    assert result.problems == [("real runs along batch contradict its boundary (none): batch=32: 296.0 MiB, within "
+                                "budget above it; memory does not grow along batch here, so the boundary is "
+                                "unfounded")], result.summary()

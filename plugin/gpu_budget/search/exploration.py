@@ -179,7 +179,7 @@ class Exploration:
         if b:
             at = f" at {config_text(b.at)}" if b.at else ""
             value = ("none" if b.value is None else b.value) if b.complete else "not settled"
-            runs = ", ".join(f"{k}: {_peak_text(v)}" for k, v in sorted(b.peaks.items()))
+            runs = ", ".join(f"{k}: {peak_text(v)}" for k, v in sorted(b.peaks.items()))
             if not self.verified:
                 lines.append(f"largest {b.knob}{at} within {format_mib(self.budget)}, estimated: {b.predicted_value}")
             else:
@@ -196,7 +196,7 @@ class Exploration:
             c = self.calibration
             lines.append(f"calibration over {c.points} real runs: measured = {c.slope:.3f} x estimate + "
                          f"{format_mib(c.intercept)}")
-        runs = "; ".join(f"{config_text(r.config)}: {_peak_text(r.peak)}" for r in self.real_runs)
+        runs = "; ".join(f"{config_text(r.config)}: {peak_text(r.peak)}" for r in self.real_runs)
         lines.append(f"real runs: {runs}")
         for v in self.monotonicity:
             lines.append(f"not monotone in {v.knob}: {config_text(v.config)} -> {v.knob}={v.up} "
@@ -205,7 +205,7 @@ class Exploration:
         return lines
 
 
-def _peak_text(peak: int | None) -> str:
+def peak_text(peak: int | None) -> str:
     """A real run's peak; None is a run that died of memory (a crash stops the search, so it never lands here)."""
     return "died of memory" if peak is None else format_mib(peak)
 

@@ -42,7 +42,7 @@ from gpu_budget.measure.fit import least_squares
 from gpu_budget.model.card import CONTEXT_ALLOWANCE
 from gpu_budget.search.boundary import largest_fitting
 from gpu_budget.search.envelope import Envelope
-from gpu_budget.search.exploration import Boundary, Calibration, Config, Exploration, Knob, NotMonotone, Probe, RealRun, config_text
+from gpu_budget.search.exploration import Boundary, Calibration, Config, Exploration, Knob, NotMonotone, Probe, RealRun, config_text, peak_text
 from gpu_budget.units import format_size, parse_size
 
 if TYPE_CHECKING:
@@ -398,6 +398,23 @@ def _boundary(envelope: Envelope, budget: int, predict: Callable[[Config], int],
     result.boundary = replace(result.boundary, value=value, complete=True)
     if value is not None and result.boundary.peaks.get(value) is not None:  # the estimate's own error there
         result.boundary_error = result.boundary.peaks[value] - predict.est({**at, knob: value})
+    result.problems += _contradicting(values, result.boundary, budget)
+
+
+def _contradicting(values: list[Knob], boundary: Boundary, budget: int) -> list[str]:
+    """The real runs on the boundary's line on the wrong side of it: over the budget at or below the value found,
+    or within it above. The search brackets one edge, assuming memory grows along the knob; a run that denies
+    that makes its answer unfounded (a problem, never a silent "largest")."""
+    edge = -1 if boundary.value is None else values.index(boundary.value)
+    wrong = [f"{boundary.knob}={v}: {peak_text(p)}, " + ("over budget at or below it" if i <= edge else
+                                                                   "within budget above it")
+             for i, v, p in sorted((values.index(v), v, p) for v, p in boundary.peaks.items())
+             if (i <= edge) != _fits(p, budget)]
+    if not wrong:
+        return []
+    value = "none" if boundary.value is None else boundary.value
+    return [(f"real runs along {boundary.knob} contradict its boundary ({value}): {'; '.join(wrong)}; memory does "
+             f"not grow along {boundary.knob} here, so the boundary is unfounded")]
 
 
 def _fits(peak: int | None, budget: int) -> bool:
