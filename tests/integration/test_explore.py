@@ -342,3 +342,19 @@ def test_real_runs_along_the_boundary_that_contradict_it_are_a_problem():
     assert result.problems == [("real runs along batch contradict its boundary (none): batch=32: 296.0 MiB, within "
                                 "budget above it; memory does not grow along batch here, so the boundary is "
                                 "unfounded")], result.summary()
+
+
+def test_a_boundary_at_the_envelopes_top_says_the_budget_is_not_reached_along_it():
+    """Every batch up to the envelope's last fits: 16 is where the search stopped, not the largest batch that fits
+    the budget, and the report must not read as if batch 17 would break it."""
+    result = explore("roomy", Envelope({"batch": (1, 16)}), "1 GiB", estimate=lambda k: (k["batch"] * 10) << 20,
+                     measure=lambda k: (50 + k["batch"] * 10) << 20, boundary="batch", max_examples=20)
+    assert result.boundary.value == 16 and result.smallest_failing is None and not result.problems
+    (line,) = [line for line in result.summary() if line.startswith("largest batch")]
+    assert line.startswith("largest batch within 1,024.0 MiB: 16, the envelope's top: the budget is not reached "
+                           "along batch (predicted 16;"), line
+    estimated = explore("roomy", Envelope({"batch": (1, 16)}), "1 GiB", estimate=lambda k: (k["batch"] * 10) << 20,
+                        measure=None, boundary="batch", max_examples=20)
+    assert ("largest batch within 1,024.0 MiB, estimated: 16, the envelope's top: the budget is not reached along "
+            "batch") in estimated.summary(), estimated.summary()
+

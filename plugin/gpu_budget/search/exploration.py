@@ -164,6 +164,24 @@ class Exploration:
         ran = any(r.config == probe.config for r in self.real_runs)
         return "measured nothing: the run died of memory, over budget" if ran else "not measured"
 
+    def _boundary_lines(self, b: Boundary) -> list[str]:
+        """The boundary's value (said to be the envelope's top where it is: the search stopped there, the budget
+        did not), its real runs, and the estimate's error there."""
+        at = f" at {config_text(b.at)}" if b.at else ""
+        value = ("none" if b.value is None else b.value) if b.complete else "not settled"
+        found = b.predicted_value if not self.verified else value
+        top = f", the envelope's top: the budget is not reached along {b.knob}" if found == max(self.envelope[b.knob]) else ""
+        runs = ", ".join(f"{k}: {peak_text(v)}" for k, v in sorted(b.peaks.items()))
+        if not self.verified:
+            lines = [f"largest {b.knob}{at} within {format_mib(self.budget)}, estimated: {found}{top}"]
+        else:
+            lines = [(f"largest {b.knob}{at} within {format_mib(self.budget)}: {value}{top} "
+                      f"(predicted {b.predicted_value}; real runs {runs})")]
+        if self.boundary_error is not None:
+            lines.append(f"the estimate's error at the boundary ({b.knob}={b.value}): "
+                         f"{format_mib(self.boundary_error)} (measured - estimate)")
+        return lines
+
     def summary(self) -> list[str]:
         """Report lines: the worst case, the boundary, the smallest failing configuration, the cost."""
         lines = [(f"{self.scenario}: {self.examples} Hypothesis examples on {self.estimates} estimates, "
@@ -175,19 +193,8 @@ class Exploration:
         if self.worst:
             lines.append(f"worst case {config_text(self.worst.config)}: {self._measured(self.worst)} "
                          f"(predicted {format_mib(self.worst.predicted)})")
-        b = self.boundary
-        if b:
-            at = f" at {config_text(b.at)}" if b.at else ""
-            value = ("none" if b.value is None else b.value) if b.complete else "not settled"
-            runs = ", ".join(f"{k}: {peak_text(v)}" for k, v in sorted(b.peaks.items()))
-            if not self.verified:
-                lines.append(f"largest {b.knob}{at} within {format_mib(self.budget)}, estimated: {b.predicted_value}")
-            else:
-                lines.append(f"largest {b.knob}{at} within {format_mib(self.budget)}: {value} "
-                             f"(predicted {b.predicted_value}; real runs {runs})")
-            if self.boundary_error is not None:
-                lines.append(f"the estimate's error at the boundary ({b.knob}={b.value}): "
-                             f"{format_mib(self.boundary_error)} (measured - estimate)")
+        if self.boundary:
+            lines += self._boundary_lines(self.boundary)
         if self.smallest_failing:
             s = self.smallest_failing
             lines.append(f"smallest configuration predicted over budget (shrunk): {config_text(s.config)}: "
