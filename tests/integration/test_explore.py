@@ -358,3 +358,15 @@ def test_a_boundary_at_the_envelopes_top_says_the_budget_is_not_reached_along_it
     assert ("largest batch within 1,024.0 MiB, estimated: 16, the envelope's top: the budget is not reached along "
             "batch") in estimated.summary(), estimated.summary()
 
+
+def test_the_worst_case_reaches_the_top_of_a_knob_that_adds_little_per_step():
+    """Each added token's trainable row costs 4 KiB beside logits of MiBs: Hypothesis' target() and a climb of one
+    step at a time stopped at added_tokens=441 of 2000, so the "worst case", and the boundary at it, stood 6 MiB
+    short of the envelope's top corner, which memory, growing along every knob, makes the worst."""
+    def tensors(k):
+        return k["batch_size"] * k["text_len"] * (1 << 18) + k["added_tokens"] * 4096
+
+    envelope = Envelope({"batch_size": (1, 8), "text_len": (16, 256), "added_tokens": (1, 2000)})
+    result = explore("rows", envelope, "400 MiB", estimate=tensors, measure=None, boundary="batch_size", max_examples=20)
+    assert result.worst.config == {"batch_size": 8, "text_len": 256, "added_tokens": 2000}, result.summary()
+    assert result.boundary.at == {"text_len": 256, "added_tokens": 2000}

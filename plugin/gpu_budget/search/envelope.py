@@ -57,6 +57,10 @@ class Envelope:
     def smallest(self) -> dict[str, Knob]:
         return {knob: self.values(knob)[0] for knob in self.knobs}
 
+    def largest(self) -> dict[str, Knob]:
+        """Every knob at its last value: the worst case where memory grows along each (the monotone knobs)."""
+        return {knob: self.values(knob)[-1] for knob in self.knobs}
+
     def up(self, config: Config, knob: str) -> dict[str, Knob] | None:
         """`config` with `knob` one allowed value higher (None at the top)."""
         values = self.values(knob)

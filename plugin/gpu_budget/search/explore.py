@@ -8,7 +8,8 @@ grow with its tensors). In order, with at most `max_real_runs` real runs:
 
   1. a real run at the envelope's smallest configuration (calibration);
   2. Hypothesis towards the worst case: hypothesis.target(predicted MiB),
-     then a climb to the best neighbour; each example also checks that the
+     the envelope's top corner its first example, then a climb to the best
+     neighbour; each example also checks that the
      estimate is monotone in each monotone knob (a drop is reported as a
      finding, it does not fail); the worst case is then run for real (a
      second calibration point);
@@ -257,9 +258,10 @@ def _search(envelope: Envelope, budget: int, boundary: str | None, predict: _Pre
 def _worst_case(envelope: Envelope, predict: _Predictor, result: Exploration, hypothesis: _Hypothesis) -> dict[str, Knob]:
     """Hypothesis with target() only (a failing assertion would stop generation), then a climb; checks monotonicity.
 
-    Seeded (hypothesis.seed), so the report repeats.
+    Seeded (hypothesis.seed), so the report repeats. The envelope's top corner is an explicit example: along a
+    knob that adds little per step, target() and a climb of one step at a time stop far below its top.
     """
-    from hypothesis import Phase, given, target
+    from hypothesis import Phase, example, given, target
     from hypothesis import seed as hypothesis_seed
 
     seen: dict[Key, int] = {}
@@ -270,7 +272,8 @@ def _worst_case(envelope: Envelope, predict: _Predictor, result: Exploration, hy
         seen[_key(config)] = predict(config)
         return seen[_key(config)]
 
-    @hypothesis.settings(None, (Phase.generate, Phase.target))
+    @hypothesis.settings(None, (Phase.explicit, Phase.generate, Phase.target))
+    @example(envelope.largest())
     @given(envelope.strategy())
     def towards_worst(config: dict[str, Knob]) -> None:
         result.examples += 1
