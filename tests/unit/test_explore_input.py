@@ -59,3 +59,19 @@ def test_a_boundary_along_a_knob_declared_not_monotone_is_refused():
                                                    "(batch): the boundary search assumes memory grows along it")):
         explore("t", Envelope({"batch": (1, 8), "pad": (0, 8)}, monotone=("batch",)), "150 MiB",
                 estimate=lambda k: 0, measure=lambda k: 0, boundary="pad")
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    (-5, "negative memory size: -5"),
+    (True, "not a memory size: True"),
+    (None, "not a memory size: None (expected e.g. '12.7 GiB', '24GB' or bytes)"),
+    (1.5, "not a memory size: 1.5 (expected e.g. '12.7 GiB', '24GB' or bytes)"),
+])
+def test_a_bad_budget_is_named_before_any_run(bad, message):
+    """A budget of -5 bytes was explored as "budget -0.0 MiB" (every configuration over it), True as 1 byte."""
+    from gpu_budget.units import SizeError
+
+    runs = []
+    with pytest.raises(SizeError, match=f"^{re.escape(message)}$"):
+        explore("t", Envelope({"batch": (1, 8)}), bad, estimate=lambda k: 0, measure=runs.append)
+    assert not runs

@@ -192,7 +192,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
                          f"({', '.join(envelope.monotone_knobs())}): the boundary search assumes memory grows along it")
     if not isinstance(max_real_runs, int) or isinstance(max_real_runs, bool) or max_real_runs < 1:
         raise ValueError(f"max_real_runs={max_real_runs!r}: expected a whole number >= 1")
-    budget = parse_size(budget) if isinstance(budget, str) else int(budget)
+    budget = parse_size(budget)  # as a marker's budget: a negative, True or None named, never explored
     t0 = time.perf_counter()
     result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()}, card=card,
                          verified=measure is not None)
