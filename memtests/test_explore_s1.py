@@ -33,5 +33,7 @@ def test_explore_batch_and_clip_length(gpu_budget):
     boundary, budget = result.boundary, result.budget
     assert boundary.value is not None, result.summary()  # batch 1 fits: the fixed run is within budget
     assert boundary.peaks[boundary.value] <= budget
-    assert boundary.value == 16 or boundary.peaks[boundary.value + 1] > budget  # bracketed by real runs
-    assert result.worst.measured >= max(p for p in boundary.peaks.values() if p is not None)
+    above = boundary.peaks.get(boundary.value + 1)  # a run that died of memory (None) is over the budget
+    assert boundary.value == 16 or above is None or above > budget  # bracketed by real runs
+    worst = result.worst.measured
+    assert worst is None or worst >= max(p for p in boundary.peaks.values() if p is not None)
