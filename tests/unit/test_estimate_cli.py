@@ -39,7 +39,9 @@ from gpu_budget.estimate import register
 CRASH = Scenario(name="crash", run="crashing:crash")
 FINE = Scenario(name="fine", run="crashing:fine")
 UNBUILT = Scenario(name="unbuilt", run="crashing:unbuilt")
+STEPLESS = Scenario(name="stepless", run="crashing:stepless")
 register(CRASH.run, "crashing:build")
+register(STEPLESS.run, "crashing:build")
 register(FINE.run, "crashing:build")
 register(UNBUILT.run, "crashing:needs_a_missing_package")
 
@@ -50,6 +52,11 @@ def fine(ctx):
     with ctx.meter.phase("train_step_1", step=1):
         held = bytearray(1 << 20)
     return {"held": len(held)}
+
+
+def stepless(ctx):
+    with ctx.meter.phase("load"):
+        pass
 
 
 def crash(ctx):
@@ -90,6 +97,17 @@ def test_a_validated_case_whose_real_run_crashes_is_a_failure_naming_why(tmp_pat
     assert "not validated: 1 of 1 case(s) (crashing.py:CRASH): see above" in done.stderr
     (row,) = json.loads((tmp_path / "v.json").read_text())["rows"]
     assert row["status"] == "error" and row["failure"] == failure
+
+
+def test_a_validated_case_whose_real_run_took_no_step_is_a_failure_naming_why(tmp_path):
+    """A run with no train step has no step peak to put the estimate beside: not validated, not an exit 0."""
+    done = validate(tmp_path, "crashing.py:STEPLESS")
+    assert done.returncode == 1, done.stdout + done.stderr
+    failure = "no train step ran (no phase marked step=): no step peak to compare the estimate with"
+    assert f"crashing.py:STEPLESS: the real run failed ({failure}): no measured figure" in done.stdout
+    assert "not validated: 1 of 1 case(s) (crashing.py:STEPLESS): see above" in done.stderr
+    (row,) = json.loads((tmp_path / "v.json").read_text())["rows"]
+    assert row["status"] == "ok" and row["failure"] == failure and row["steps_measured"] == 0
 
 
 def test_a_validated_case_it_cannot_estimate_is_named_and_the_others_still_validated(tmp_path):

@@ -95,10 +95,14 @@ def _row(label: str, scenario: Scenario, est: Estimate, est_seconds: float, real
         failure=_failure(real))
 
 
+NO_STEP = "no train step ran (no phase marked step=): no step peak to compare the estimate with"
+
+
 def _failure(real: Measurement) -> str | None:
-    """Why the real run failed, in one line (its kind, the exception's type and first line), None when it passed."""
+    """Why the real run gives no figure, in one line (its kind, the exception's type and first line; or that it ran
+    no train step, so has no step peak), None when it has one."""
     if real.status == "ok":
-        return None
+        return None if real.steps else NO_STEP
     if real.error is None:
         return "failed (no reason recorded)"
     said = ": ".join(part for part in (real.error.type, real.error.message.strip().split("\n")[0]) if part)
