@@ -54,8 +54,8 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     return StepPlan(model, adamw(model.parameters(), device, lr=5e-5), [{**batch, "tokens": tokens}], loss=loss,
                     undo=undo, sequence=[step_batch(*b) for b in run],
                     empty_cache="empty_cache" in fixes and device.cuda,
-                    notes=["the step of the run's heaviest batch (largest activation proxy; s2_paraformer/estimate.py)",
-                           "CIF fires exactly the target length; argmax predictions taken as matching no target"],
+                    batch_note="the step of the run's heaviest batch (largest activation proxy; s2_paraformer/estimate.py)",
+                    notes=["CIF fires exactly the target length; argmax predictions taken as matching no target"],
                     facts={"batch_clips": len(lengths), "longest_frames": max(lengths), "tokens": tokens},
                     expandable_segments="expandable_segments" in fixes and device.cuda)
 

@@ -210,7 +210,8 @@ def varying(p, fixes, device, known):
 
     return StepPlan(model, adamw(model.parameters(), device, lr=1e-3), [make(512)()],
                     loss=lambda m, b: nn.functional.cross_entropy(m(b["x"]), b["y"]),
-                    sequence=[make(rows) for rows in (512, 64, 256)], empty_cache="empty_cache" in fixes)
+                    sequence=[make(rows) for rows in (512, 64, 256)], empty_cache="empty_cache" in fixes,
+                    notes=["dropout off"], batch_note="the step of the run's heaviest batch (512 rows)")
 
 
 def test_as_run_trains_the_runs_own_steps_in_order_and_the_cache_can_shrink():
@@ -228,6 +229,16 @@ def test_as_run_trains_the_runs_own_steps_in_order_and_the_cache_can_shrink():
     assert [s.tensors for s in emptied.per_step] == tensors  # emptying the cache frees no tensor
     with pytest.raises(ValueError, match="StepPlan.sequence"):
         estimate(mlp, PARAMS, (), device=cuda, as_run=True)
+
+
+def test_the_note_on_which_batch_is_stepped_says_what_ran_as_run():
+    """The builder's heaviest-batch note holds where its batch is stepped; as the run goes, every batch takes its
+    own step, and the estimate's notes say that instead."""
+    heaviest = estimate(varying, {}, ())
+    assert heaviest.notes == ["the step of the run's heaviest batch (512 rows)", "dropout off"]
+    as_run = estimate(varying, {}, (), as_run=True)
+    stepped = "the run's own 3 steps in order, each batch made at its step and dropped after it (as_run)"
+    assert as_run.notes == [stepped, "dropout off"]
 
 
 def test_cuda_context_is_only_added_to_the_device_figure():

@@ -64,6 +64,8 @@ class StepPlan:
     run_steps: the optimizer steps the run takes where it stops early (a Trainer's max_steps): fewer than the
     estimate's `steps` are estimated as the run takes them (one step never holds the optimizer's state in a
     forward). None: the run takes at least `steps`.
+    batch_note: which of the run's batches `batches` is (S2: its heaviest), a note where the estimate steps it;
+    as the run goes (as_run) every batch of `sequence` takes its own step, and the estimate's note says so instead.
     """
 
     model: torch.nn.Module
@@ -80,6 +82,7 @@ class StepPlan:
     sequence: list[Callable[[], Batch]] | None = None  # the run's steps in order, each making its one batch
     empty_cache: bool = False  # the run calls torch.cuda.empty_cache() after each step
     run_steps: int | None = None  # the run's own optimizer steps, where it stops early (max_steps)
+    batch_note: str | None = None  # which batch `batches` is; not said as_run, where each batch takes its step
 
 
 def adamw(params: Iterable[torch.nn.Parameter], device: Device, fused: bool = False,
@@ -243,11 +246,22 @@ def estimate(build: Builder | str, params: Params, fixes: tuple[str, ...] = (), 
         step_peak=peak_row.peak, first_step_peak=max(first), steady_peak=max(steady) if steady else None,
         at_peak=peak_row.at_peak, peak_phase=peak_row.name, built=built, phases=phases,
         seconds=round(seconds, 3), steps=len({step_of(p.name) for p in step_rows}), cuda_context=device.cuda_context, facts=plan.facts,
-        notes=list(plan.notes), assumed=dict(known.assumed) if known is not None else {},
+        notes=_notes(plan, as_run), assumed=dict(known.assumed) if known is not None else {},
         allocated_peak=max(r.allocated for r in through) if through else None,
         reserved_peak=max(r.reserved for r in through) if through else None,
         per_step=_per_step(step_rows, through),
     )
+
+
+def _notes(plan: StepPlan, as_run: bool) -> list[str]:
+    """The builder's notes, after the one saying which batches were stepped: the builder's own (batch_note), or,
+    as the run goes, the run's steps (each batch its own step)."""
+    if as_run and plan.sequence is not None:
+        stepped = (f"the run's own {len(plan.sequence)} steps in order, each batch made at its step and dropped after "
+                   "it (as_run)")
+    else:
+        stepped = plan.batch_note
+    return [*([stepped] if stepped else []), *plan.notes]
 
 
 def _through_allocator(tracker: LiveTensors, plan: StepPlan) -> list[AllocatorPhase]:
