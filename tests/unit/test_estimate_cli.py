@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from gpu_budget.estimate.cli import main as cli
+from gpu_budget.units import format_size
 
 S5_SPEC = str(Path(__file__).resolve().parents[2] / "memtests" / "s5_generic_oom" / "scenarios.py") + ":S5"
 
@@ -208,3 +209,18 @@ def test_validate_refuses_the_options_it_would_ignore(given, capsys):
         cli(["--validate", *given, S5_SPEC])
     assert stopped.value.code == 2
     assert f"{given[0]} does not apply to --validate" in capsys.readouterr().err
+
+
+def test_a_cuda_context_given_is_in_the_table_and_none_given_adds_no_column(tmp_path, capsys):
+    """--cuda-context makes each case's device figure (the estimate plus the context): the table shows it beside the
+    estimate, not only --json; without one the table has no such column."""
+    out = tmp_path / "est.json"
+    assert cli(["--cuda", "--cuda-context", "300 MiB", "--json", str(out), f"s5={S5_SPEC}"]) == 0
+    header, _, row = capsys.readouterr().out.splitlines()[:3]
+    (saved,) = json.loads(out.read_text())["estimates"]
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    cells = dict(zip(columns, (c.strip() for c in row.strip("|").split("|")), strict=True))
+    assert cells["with the CUDA context"] == format_size(saved["device_peak"])
+    assert saved["device_peak"] == saved["estimate"] + 300 * 2**20
+    assert cli(["--cuda", f"s5={S5_SPEC}"]) == 0
+    assert "CUDA context" not in capsys.readouterr().out.splitlines()[0]

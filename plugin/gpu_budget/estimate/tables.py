@@ -16,15 +16,18 @@ def _signed(value: int | None) -> str:
 
 
 def estimate_table(rows: Sequence[EstimateRow], cuda: bool) -> str:
+    """One row per case; where a CUDA context was given (--cuda-context), the device figure beside the estimate."""
     metric = "estimated allocated GPU peak (CUDA mode)" if cuda else "estimated tensor peak (CPU)"
     shown = (*CATEGORIES, "workspaces") if cuda else CATEGORIES  # cuBLAS's, CUDA mode only
+    context = any(r.device_peak is not None for r in rows)
     allocator = " | through the allocator: allocated | reserved" if cuda else ""
-    lines = [f"| case | {metric} | " + " | ".join(shown) + f"{allocator} | at | seconds |",
-             "|---" * (len(shown) + 4 + 2 * cuda) + "|"]
+    lines = [f"| case | {metric} | " + " | ".join(shown) + f"{allocator}{' | with the CUDA context' * context} | at | "
+             "seconds |", "|---" * (len(shown) + 4 + 2 * cuda + context) + "|"]
     for r in rows:
         split = " | ".join(format_size(r.at_peak.get(c, 0)) for c in shown)
         through = f" | {format_size(r.allocated_peak)} | {format_size(r.reserved_peak)}" if cuda else ""
-        lines.append(f"| {r.label} | {format_size(r.estimate)} | {split}{through} | {r.estimate_phase} | "
+        device = f" | {format_size(r.device_peak)}" if context else ""
+        lines.append(f"| {r.label} | {format_size(r.estimate)} | {split}{through}{device} | {r.estimate_phase} | "
                      f"{r.estimate_seconds} |")
     return "\n".join(lines)
 
