@@ -11,7 +11,7 @@ import torch
 from hf_compat import enable_checkpointing_like_trainer
 from transformers import Wav2Vec2ForSequenceClassification
 
-from gpu_budget.estimate import StepPlan, adamw
+from gpu_budget.estimate import StepPlan, adamw, batch_size
 from gpu_budget.estimate.fake import known_batch
 from gpu_budget.estimate.quant import quantize
 from gpu_budget.estimate.step import TRAINER_MAX_GRAD_NORM
@@ -37,7 +37,7 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     seconds = input_seconds(p, has)
     if isinstance(p["clip_seconds"], list) and len(set(p["clip_seconds"])) > 1:
         notes.append("mixed clip lengths: every micro-batch at the longest")
-    samples, bs = int(p["sampling_rate"] * seconds), p["batch_size"]
+    samples, bs = int(p["sampling_rate"] * seconds), batch_size(p)
     rng = np.random.default_rng(p.get("seed", 42))
     batches = [known_batch(known, lambda: {
         "input_values": torch.from_numpy(rng.standard_normal((bs, samples)).astype(np.float32)),

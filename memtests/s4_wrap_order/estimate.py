@@ -11,7 +11,7 @@ import torch
 from hf_compat import enable_checkpointing_like_trainer
 from transformers import LlamaForCausalLM
 
-from gpu_budget.estimate import StepPlan, adamw
+from gpu_budget.estimate import StepPlan, adamw, batch_size
 from gpu_budget.estimate.fake import known_batch
 from gpu_budget.estimate.quant import quantize
 from gpu_budget.estimate.step import TRAINER_MAX_GRAD_NORM
@@ -27,7 +27,7 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     model = peft_in_order(base, p, on, facts)
     if on("gradient_checkpointing"):
         facts["trainer_checkpointing_error"] = enable_checkpointing_like_trainer(model)
-    inputs = known_batch(known, lambda: {k: v.repeat(p["batch_size"], 1) for k, v in sample(p).items()})
+    inputs = known_batch(known, lambda: {k: v.repeat(batch_size(p), 1) for k, v in sample(p).items()})
     trainable = [q for q in model.parameters() if q.requires_grad]
     return StepPlan(model, adamw(trainable, device, lr=1e-4), [inputs], max_grad_norm=TRAINER_MAX_GRAD_NORM,
                     notes=["8-bit layers modelled (estimate/quant.py)"] if swapped else [], facts=facts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from gpu_budget.estimate import StepPlan, adamw
+from gpu_budget.estimate import StepPlan, adamw, batch_size
 from gpu_budget.estimate.fake import known_batch
 from gpu_budget.estimate.quant import Linear8bit
 
@@ -28,7 +28,8 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     if has("amp"):  # the runner autocasts to fp16 on CUDA only (on a CPU it records the fix as not applied)
         notes.append("amp: autocast fp16 modelled (estimate/autocast.py)" if device.cuda else
                      "amp: CUDA-only, not applied on the CPU (as in the runner)")
-    batch, micro = p["batch_size"], p["batch_size"] // 2 if has("smaller_batch") else p["batch_size"]
+    batch = batch_size(p, *((2, "smaller_batch") if has("smaller_batch") else ()))
+    micro = batch // 2 if has("smaller_batch") else batch
     g = torch.Generator().manual_seed(p.get("seed", 0))
     batches = [known_batch(known, lambda: {"x": torch.randn(micro, 3, p["image"], p["image"], generator=g),
                                            "y": torch.randint(0, p["classes"], (micro,), generator=g)})

@@ -29,6 +29,8 @@ import math
 import torch
 from torch import nn
 
+from gpu_budget.estimate import batch_size
+
 from .model import ConvNet, freeze_hidden, hidden_linears, prune_weights, tensor_bytes
 
 
@@ -65,7 +67,8 @@ def _amp(ctx) -> str | None:
 def run(ctx) -> dict:
     """load (build the net, apply weight fixes) -> data (uint8 images in memory) -> train steps."""
     p = ctx.params
-    batch, steps, image = p["batch_size"], p["steps"], p["image"]
+    batch = batch_size(p, *((2, "smaller_batch") if ctx.has("smaller_batch") else ()))
+    steps, image = p["steps"], p["image"]
     micro, accumulate = (batch // 2, 2) if ctx.has("smaller_batch") else (batch, 1)
     info: dict = {"batch_size": batch, "micro_batch": micro, "accumulation": accumulate, "image": image}
 

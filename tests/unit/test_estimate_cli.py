@@ -224,3 +224,18 @@ def test_a_cuda_context_given_is_in_the_table_and_none_given_adds_no_column(tmp_
     assert saved["device_peak"] == saved["estimate"] + 300 * 2**20
     assert cli(["--cuda", f"s5={S5_SPEC}"]) == 0
     assert "CUDA context" not in capsys.readouterr().out.splitlines()[0]
+
+
+def test_a_batch_size_no_batch_can_have_is_named_not_the_builders_own_error(tmp_path, capsys):
+    """A batch of 0 examples (or 1, halved by smaller_batch) is said as the param and value, not as the builder's
+    ZeroDivisionError or a reshape it could not do."""
+    (tmp_path / "batches.py").write_text(f"import sys\nsys.path.insert(0, {str(Path(S5_SPEC).parents[1])!r})\n"
+                                         "from s5_generic_oom.scenarios import S5\n"
+                                         "EMPTY = S5.with_params(batch_size=0)\nONE = S5.with_params(batch_size=1)\n")
+    cases = [f"empty={tmp_path / 'batches.py'}:EMPTY", f"halved={tmp_path / 'batches.py'}:ONE+smaller_batch"]
+    assert cli(cases) == 1
+    err = capsys.readouterr().err
+    assert "empty: no estimate (ValueError: batch_size=0: a batch holds 1 example or more)" in err
+    assert ("halved: no estimate (ValueError: batch_size=1: a batch holds 2 examples or more under smaller_batch, "
+            "which halves it)") in err
+    assert "ZeroDivisionError" not in err

@@ -9,8 +9,8 @@ steps); validate.py puts real measured runs beside the estimates; cli.py is
 tables.py. Importing this package does not import torch.
 """
 
-from gpu_budget.estimate.builders import register
+from gpu_budget.estimate.builders import batch_size, register
 from gpu_budget.estimate.figures import Estimate
 from gpu_budget.estimate.step import StepPlan, adamw, estimate, estimate_scenario
 
-__all__ = ["Estimate", "StepPlan", "adamw", "estimate", "estimate_scenario", "register"]
+__all__ = ["Estimate", "StepPlan", "adamw", "batch_size", "estimate", "estimate_scenario", "register"]

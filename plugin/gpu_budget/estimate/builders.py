@@ -1,4 +1,5 @@
-"""Which estimator builder models which scenario: its runner's "module:function" -> the builder's.
+"""Which estimator builder models which scenario: its runner's "module:function" -> the builder's; and the check a
+builder and its runner share on their batch size.
 
 A scenario's folder registers its own builder next to its definition
 (`register(S.run, "my_case.estimate:build")`), so the engine names no case study.
@@ -7,6 +8,9 @@ Plain strings: registering imports nothing, so a scenario module stays torch-fre
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from gpu_budget.declare.params import Json
 from gpu_budget.declare.scenario import Scenario, ref_of
 
 BUILDERS: dict[str, str] = {}
@@ -24,3 +28,13 @@ def builder_for(scenario: Scenario) -> str:
     except KeyError:
         raise LookupError(f"no estimator builder for scenario {scenario.name!r} (runner {scenario.run}); register one "
                           "with gpu_budget.estimate.register(run_ref, builder_ref)") from None
+
+
+def batch_size(params: Mapping[str, Json], least: int = 1, under: str = "", name: str = "batch_size") -> int:
+    """params[name], a batch of `least` examples or more (2 where a fix `under` halves it); else ValueError naming
+    the param and its value, where a builder would fail on its own terms (a division by zero, an empty reshape)."""
+    value = params[name]
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        how = f" under {under}, which halves it" if under else ""
+        raise ValueError(f"{name}={value!r}: a batch holds {least} example{'s' * (least != 1)} or more{how}")
+    return value
