@@ -5,6 +5,7 @@ of one release. Made for real from hand-written wheels, no network."""
 import json
 import subprocess
 
+import pytest
 from local_wheels import offline, write_wheel
 
 from gpu_budget.isolate.environment import make
@@ -40,3 +41,30 @@ def test_a_pinned_release_is_installed_from_the_index_read_now(tmp_path, monkeyp
 def requires_in(python: str) -> list[str]:
     """gbtiny's Requires-Dist lines as the environment of `python` holds them."""
     return json.loads(subprocess.run([python, "-c", REQUIRES], capture_output=True, text=True, check=True).stdout)
+
+
+def test_a_project_uv_config_is_read_by_the_resolution_and_keys_it(tmp_path, monkeypatch):
+    """uv reads the project's own uv.toml (or pyproject's [tool.uv]) where it runs: the resolution reads the one the
+    install reads, and a changed index there is resolved again, not the resolution made under the other."""
+    from gpu_budget.isolate.environment import EnvironmentFailed, find_tool
+
+    try:
+        uv = find_tool("uv")
+    except EnvironmentFailed as exc:
+        pytest.skip(str(exc))
+    for name in ("UV_FIND_LINKS", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_CONFIG_FILE", "UV_NO_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("UV_NO_INDEX", "1")
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home"))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    for folder, version in (("first", "1.0"), ("second", "1.5")):
+        (tmp_path / folder).mkdir()
+        write_wheel(tmp_path / folder, version)
+    (project / "uv.toml").write_text(f'find-links = ["{tmp_path / "first"}"]\n')
+    assert make(["gbtiny<2"], tmp_path / "envs", uv).overlay == {"gbtiny": "1.0"}
+    (project / "uv.toml").write_text(f'find-links = ["{tmp_path / "second"}"]\n')
+    again = make(["gbtiny<2"], tmp_path / "envs", uv)
+    assert (again.overlay, again.cached) == ({"gbtiny": "1.5"}, False)

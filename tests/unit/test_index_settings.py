@@ -36,3 +36,27 @@ def test_a_config_file_counts_by_its_content(monkeypatch, tmp_path):
     conf.write_text('index-url = "https://two.example/simple"\n')
     assert index_settings("uv") != first
     assert described(()) == "the tool's default index"
+
+
+def test_the_project_uv_config_counts_where_uv_reads_it(monkeypatch, tmp_path):
+    """uv reads the nearest uv.toml, or pyproject.toml with a [tool.uv] table, from its folder up: that file counts
+    by its uv settings (a pyproject's other tables change no index), unless UV_CONFIG_FILE or UV_NO_CONFIG."""
+    clean(monkeypatch, tmp_path)
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    monkeypatch.chdir(project / "sub")
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "x"\n')
+    assert index_settings("uv") == ()  # no [tool.uv]: uv passes over it
+    pyproject.write_text('[project]\nname = "x"\n\n[tool.uv]\nindex-url = "https://one.example/simple"\n')
+    (first,) = index_settings("uv")
+    assert first.startswith(f"config {pyproject} (sha256 ")
+    pyproject.write_text('[project]\nname = "x"\nversion = "2"\n\n[tool.uv]\nindex-url = "https://one.example/simple"\n')
+    assert index_settings("uv") == (first,)
+    pyproject.write_text('[project]\nname = "x"\n\n[tool.uv]\nindex-url = "https://two.example/simple"\n')
+    assert index_settings("uv") != (first,)
+    (project / "uv.toml").write_text('index-url = "https://three.example/simple"\n')  # wins over pyproject's
+    assert [s.split(" (")[0] for s in index_settings("uv")] == [f"config {project / 'uv.toml'}"]
+    assert not any(str(project) in s for s in index_settings("pip"))  # pip reads no project file
+    monkeypatch.setenv("UV_NO_CONFIG", "1")
+    assert index_settings("uv") == ("UV_NO_CONFIG=1",)

@@ -226,8 +226,9 @@ def resolve(requirements: Sequence[str], tool: Tool, running: dict[str, str]) ->
 def _resolve_uv(tmp: str, tool: Tool, running: dict[str, str]) -> dict[str, str]:
     """What `uv pip install` would install into the running environment: its installed distributions are read as
     they are (the running torch's own requirements, not the registry's CUDA build's), kept wherever they satisfy."""
-    said = _run([*tool.argv, "pip", "install", "--dry-run", "--python", sys.executable, "-r", "requirements.in"],
-                "resolve", "uv pip install --dry-run said", cwd=tmp, both=True)
+    # run where the install runs (this process's folder): uv reads the project's uv.toml or [tool.uv] found from there
+    said = _run([*tool.argv, "pip", "install", "--dry-run", "--python", sys.executable, "-r",
+                 str(Path(tmp, "requirements.in"))], "resolve", "uv pip install --dry-run said", both=True)
     pins = {}
     for line in said.splitlines():
         if not line.startswith(" + "):

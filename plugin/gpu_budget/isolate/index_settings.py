@@ -14,10 +14,15 @@ password alone is not a new index.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+from gpu_budget.declare.params import Json
 
 VARIABLES = {
     "pip": ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_TRUSTED_HOST",
@@ -43,8 +48,63 @@ def _config_files(tool: str) -> list[Path]:
                  home / "pip" / "pip.conf", Path(sys.prefix) / "pip.conf", os.environ.get("PIP_CONFIG_FILE")]
     else:
         paths = [*(d / "uv" / "uv.toml" for d in dirs), Path("/etc/uv/uv.toml"), home / "uv" / "uv.toml",
-                 os.environ.get("UV_CONFIG_FILE")]
+                 os.environ.get("UV_CONFIG_FILE"), _uv_project_config()]
     return [Path(p) for p in dict.fromkeys(paths) if p and Path(p).is_file()]
+
+
+def _uv_project_config() -> Path | None:
+    """The project-level file uv reads from this process's folder: the nearest uv.toml, or pyproject.toml holding a
+    [tool.uv] table, in it or a folder above (None where UV_CONFIG_FILE replaces it or UV_NO_CONFIG turns it off)."""
+    if os.environ.get("UV_CONFIG_FILE") or os.environ.get("UV_NO_CONFIG"):
+        return None
+    for folder in (Path.cwd(), *Path.cwd().parents):
+        if (folder / "uv.toml").is_file():
+            return folder / "uv.toml"
+        if _has_uv_table(folder / "pyproject.toml"):
+            return folder / "pyproject.toml"
+    return None
+
+
+def _has_uv_table(path: Path) -> bool:
+    """Whether a pyproject.toml holds [tool.uv] (uv passes over one without it)."""
+    try:
+        return _uv_table(path.read_text()) is not None
+    except OSError:
+        return False
+
+
+def _uv_table(text: str) -> str | None:
+    """A pyproject's [tool.uv] table as text to digest (its other tables change no index), None where it has none;
+    without tomllib (Python 3.10) the whole file, where a line opens a tool.uv table."""
+    try:
+        import tomllib
+    except ImportError:
+        return text if re.search(r"^\s*\[\[?\s*tool\.uv\b", text, re.MULTILINE) else None
+    try:
+        table = _Pyproject.from_json(tomllib.loads(text)).uv
+    except ValueError:
+        return None
+    return None if table is None else json.dumps(table, sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class _Pyproject:
+    """What uv reads of a pyproject.toml: its [tool.uv] table (None: it has none)."""
+
+    uv: object
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Json]) -> _Pyproject:
+        tool = data.get("tool")
+        return cls(tool.get("uv") if isinstance(tool, dict) else None)
+
+
+def _digest(path: Path) -> str:
+    """sha256 of what the tool reads in `path`: a pyproject's [tool.uv] table, any other file whole."""
+    data = path.read_bytes()
+    if path.name == "pyproject.toml":
+        data = (_uv_table(data.decode(errors="replace")) or "").encode()
+    return hashlib.sha256(data).hexdigest()[:12]
 
 
 def index_settings(tool: str) -> tuple[str, ...]:
@@ -53,7 +113,7 @@ def index_settings(tool: str) -> tuple[str, ...]:
     found = [f"{name}={redact(os.environ[name])}" for name in VARIABLES.get(tool, ()) if os.environ.get(name)]
     for path in _config_files(tool):
         try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+            digest = _digest(path)
         except OSError:
             continue
         found.append(f"config {path} (sha256 {digest})")
