@@ -197,3 +197,16 @@ def test_an_index_url_is_remembered_without_its_credentials(tmp_path, links, mon
     monkeypatch.setenv("UV_EXTRA_INDEX_URL", "https://reader:s3cret@other.invalid/simple")
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "https://reader:s3cret@other.invalid/simple")
     assert failed([MISSING], tmp_path / "envs").remembered is False and first.remembered is False
+
+
+def test_a_changed_index_password_alone_tries_a_remembered_failure_again(tmp_path, links, monkeypatch):
+    """A failure under a wrong password (the index's 401) says nothing of the right one: it is tried again under the
+    next, whose digest alone (never the password, nor the digest in the message) tells them apart."""
+    for name in ("PIP_EXTRA_INDEX_URL", "UV_EXTRA_INDEX_URL"):
+        monkeypatch.setenv(name, "https://reader:wrong@mirror.invalid/simple")
+    failed([MISSING], tmp_path / "envs")
+    assert failed([MISSING], tmp_path / "envs").remembered
+    for name in ("PIP_EXTRA_INDEX_URL", "UV_EXTRA_INDEX_URL"):
+        monkeypatch.setenv(name, "https://reader:right@mirror.invalid/simple")
+    again = failed([MISSING], tmp_path / "envs")
+    assert again.remembered is False and "right" not in str(again) and "pbkdf2" not in str(again)

@@ -1,7 +1,7 @@
 """The index settings a remembered environment failure is kept under (isolate/index_settings.py): what points each
 tool at an index, credentials never kept."""
 
-from gpu_budget.isolate.index_settings import VARIABLES, described, index_settings, redact
+from gpu_budget.isolate.index_settings import CREDENTIALS, VARIABLES, described, index_settings, redact
 
 
 def clean(monkeypatch, tmp_path) -> None:
@@ -21,8 +21,9 @@ def test_each_tool_is_keyed_by_the_settings_it_reads(monkeypatch, tmp_path):
     clean(monkeypatch, tmp_path)
     monkeypatch.setenv("PIP_INDEX_URL", "https://me:pw@mirror.example/simple")
     monkeypatch.setenv("UV_FIND_LINKS", "/wheels")
-    assert [s for s in index_settings("pip") if not s.startswith("config ")] == [
-        "PIP_INDEX_URL=https://***@mirror.example/simple"]
+    pip = [s for s in index_settings("pip") if not s.startswith("config ")]
+    assert pip[0] == "PIP_INDEX_URL=https://***@mirror.example/simple" and pip[1].startswith(CREDENTIALS)
+    assert len(pip) == 2 and "pw" not in pip[1]
     assert [s for s in index_settings("uv") if not s.startswith("config ")] == ["UV_FIND_LINKS=/wheels"]
 
 
@@ -60,3 +61,18 @@ def test_the_project_uv_config_counts_where_uv_reads_it(monkeypatch, tmp_path):
     assert not any(str(project) in s for s in index_settings("pip"))  # pip reads no project file
     monkeypatch.setenv("UV_NO_CONFIG", "1")
     assert index_settings("uv") == ("UV_NO_CONFIG=1",)
+
+
+def test_a_changed_password_is_another_key_and_never_said(monkeypatch, tmp_path):
+    """A remembered 401 must not outlive the password that caused it: the credentials count by a digest, which the
+    message (described) leaves out, as it leaves out the credentials themselves."""
+    clean(monkeypatch, tmp_path)
+    monkeypatch.setenv("UV_INDEX_URL", "https://me:old@mirror.example/simple")
+    old = index_settings("uv")
+    monkeypatch.setenv("UV_INDEX_URL", "https://me:new@mirror.example/simple")
+    new = index_settings("uv")
+    assert old != new
+    assert described(old) == described(new) == "UV_INDEX_URL=https://***@mirror.example/simple"
+    assert not any("old" in s or "new" in s for s in (*old, *new))
+    monkeypatch.setenv("UV_INDEX_URL", "https://mirror.example/simple")
+    assert index_settings("uv") == ("UV_INDEX_URL=https://mirror.example/simple",)

@@ -7,8 +7,10 @@ next, so the settings are part of a remembered failure's key and named in
 its message. They are the environment variables that point pip or uv at an
 index or a folder of wheels, and a digest of each configuration file the
 tool reads (its index lines may be there). A URL's credentials
-(`user:password@`) are never kept: they are written `***@`, so a changed
-password alone is not a new index.
+(`user:password@`) are never kept: they are written `***@`, and count by a
+slow salted digest (one entry, "credentials (pbkdf2 DIGEST)", which no
+message names), so a changed password alone is a new key: a failure
+remembered under a wrong password (a 401) is tried again under the next.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ VARIABLES = {
            "UV_OFFLINE", "UV_INDEX_STRATEGY", "UV_INSECURE_HOST", "UV_CONFIG_FILE", "UV_NO_CONFIG"),
 }
 _CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+CREDENTIALS = "credentials (pbkdf2 "  # the entry that keys the URLs' credentials by their digest alone
 
 
 def redact(value: str) -> str:
@@ -110,7 +113,11 @@ def _digest(path: Path) -> str:
 def index_settings(tool: str) -> tuple[str, ...]:
     """What points `tool` ("uv" or "pip") at an index, each as "NAME=value" (credentials redacted) or "config
     PATH (sha256 DIGEST)"; empty where the tool reads its default index."""
-    found = [f"{name}={redact(os.environ[name])}" for name in VARIABLES.get(tool, ()) if os.environ.get(name)]
+    given = [name for name in VARIABLES.get(tool, ()) if os.environ.get(name)]
+    found = [f"{name}={redact(os.environ[name])}" for name in given]
+    secrets = [f"{name}={secret}" for name in given for secret in _CREDENTIALS.findall(os.environ[name])]
+    if secrets:
+        found.append(f"{CREDENTIALS}{_credentials_digest(secrets)})")
     for path in _config_files(tool):
         try:
             digest = _digest(path)
@@ -120,6 +127,14 @@ def index_settings(tool: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _credentials_digest(secrets: list[str]) -> str:
+    """A digest of the URLs' credentials that tells one password from another, slow to try passwords against (a
+    cache folder that holds it may be shared): PBKDF2-SHA256, a fixed salt, 12 hex digits."""
+    return hashlib.pbkdf2_hmac("sha256", "\n".join(secrets).encode(), b"gpu-budget index credentials",
+                               100_000).hex()[:12]
+
+
 def described(settings: tuple[str, ...]) -> str:
-    """The settings as a message names them."""
-    return ", ".join(settings) if settings else "the tool's default index"
+    """The settings as a message names them (the credentials' digest left out: a key's part, not a message's)."""
+    shown = [s for s in settings if not s.startswith(CREDENTIALS)]
+    return ", ".join(shown) if shown else "the tool's default index"
