@@ -75,3 +75,18 @@ def test_a_program_that_starts_no_python_of_its_own_is_left_as_it_is(bins, tmp_p
     executable(tools / "train", "#!/usr/bin/env python3\n")  # the same: env finds the environment's python3
     for argv in (["./run.sh"], ["./train"], ["no-such-program"]):
         assert mapped(argv, bins, cwd=str(tools)) == tuple(argv)
+
+
+@pytest.mark.parametrize(("script", "module"), [("torchrun", "torch.distributed.run"),
+                                                ("accelerate", "accelerate.commands.accelerate_cli"),
+                                                ("accelerate-launch", "accelerate.commands.launch")])
+def test_a_launcher_of_the_running_environment_runs_as_its_module_under_the_environments_interpreter(
+        bins, script, module):
+    """torchrun and accelerate are console scripts of the running interpreter, each calling its module's main(),
+    which `python -m` runs too: under the environment's interpreter they run its packages (a swept accelerate's)."""
+    running, own = bins
+    executable(running / script, f"#!{running / 'python3'}\nimport re\nimport sys\nfrom {module} import main\n"
+                                 "if __name__ == '__main__':\n    sys.exit(main())\n")
+    argv = [script, "--nproc-per-node", "2", "train.py"]
+    assert mapped(argv, bins) == (str(own / "python"), "-m", module, *argv[1:])
+    assert mapped([str(running / script), "train.py"], bins) == (str(own / "python"), "-m", module, "train.py")

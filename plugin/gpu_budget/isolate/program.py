@@ -9,7 +9,10 @@ over. A program that would start another Python (a launcher script of the
 running environment, `torchrun` or `accelerate`, whose #! line names the
 running interpreter; another interpreter, `/usr/bin/python3`) would run the
 running packages at every version and be reported as the environment's: it
-is refused (OutsideEnvironment), naming the program and what it runs. A
+is refused (OutsideEnvironment), naming the program and what it runs, except
+a launcher of the running interpreter (torchrun, accelerate,
+accelerate-launch), which runs as `<environment's python> -m <its module>`:
+its console script only calls that module's main(), which `-m` runs too. A
 program that starts no Python of its own (a shell script, a binary) is left
 as it is: a `python` it starts is found on PATH, where the environment's
 bin folder comes first.
@@ -27,6 +30,8 @@ from pathlib import Path
 
 INTERPRETER = re.compile(r"^python(\d+(\.\d+)?)?$")
 _MODULE = re.compile(r"^from\s+([\w.]+)\s+import\s", re.MULTILINE)  # a console script's entry point
+# launchers whose console script calls main() of a module that runs it under `python -m` too
+LAUNCHERS = ("torch.distributed.run", "accelerate.commands.accelerate_cli", "accelerate.commands.launch")
 
 
 class OutsideEnvironment(ValueError):
@@ -50,6 +55,9 @@ def in_environment(argv: Sequence[str], python: str, lays: str, this: str = sys.
     runs = _interpreter_of(found, os.pathsep.join(filter(None, [str(own), path]))) if found is not None else None
     if runs is None or _same_dir(runs.parent, own):
         return tuple(argv)
+    module = _entry_module(found)
+    if runs != found and module in LAUNCHERS and _same_dir(runs.parent, Path(this).parent):
+        return (python, "-m", module, *rest)  # the running interpreter's launcher, as the environment's
     why = (f"is the interpreter {runs}" if runs == found
            else f"runs {runs} (its #! line), not the environment's interpreter ({python})")
     raise OutsideEnvironment(f"command {program!r} {why}: {lays} would not take effect there (the case would "
@@ -97,12 +105,18 @@ def _interpreter_of(file: Path, path: str) -> Path | None:
     return Path(words[0])
 
 
-def _advice(file: Path) -> str:
-    """How to start a console script's entry point with sys.executable, where its text names the module."""
+def _entry_module(file: Path) -> str | None:
+    """The module a console script imports its entry point from; None for an interpreter, or where none is named."""
+    if INTERPRETER.match(file.name):
+        return None
     try:
         found = _MODULE.search(file.read_text(errors="replace")[:4096])
     except OSError:
-        return ""
-    if found is None or INTERPRETER.match(file.name):
-        return ""
-    return f" ([sys.executable, \"-m\", \"{found.group(1)}\", ...] runs the module it runs)"
+        return None
+    return None if found is None else found.group(1)
+
+
+def _advice(file: Path) -> str:
+    """How to start a console script's entry point with sys.executable, where its text names the module."""
+    module = _entry_module(file)
+    return "" if module is None else f" ([sys.executable, \"-m\", \"{module}\", ...] runs the module it runs)"

@@ -10,7 +10,8 @@ against the reference (none where the reference failed: its peak is the
 peak so far, not the case's figure). A version that cannot be made, imported
 or run is a point named as such, and the other versions are still measured.
 A command whose program would not run in the versions' environments (a
-launcher script of the running environment, another interpreter:
+console script of the running environment other than torchrun's or
+accelerate's, which run as their modules there; another interpreter:
 isolate/program.py) fails the case instead: its versions would all measure
 the running packages.
 """
