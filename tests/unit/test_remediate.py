@@ -237,6 +237,21 @@ def test_a_fix_whose_placeholder_names_no_param_of_the_command_is_left_out_not_a
     assert stand.measured == [{other.name}]
 
 
+def test_a_set_one_of_whose_fixes_changes_nothing_the_others_do_not_is_never_run():
+    """A fix that only sets what its companion already sets (its param, read by the companion's argument) changes
+    nothing alone-checked (it needs the companion) and nothing in the set: {companion, it} measures {companion}
+    again, and could pass on noise as "the cheapest passing set" naming a fix that did nothing."""
+    bits = fix("cpn_bits", args=("--bits", "{trm_bits}"), params={"trm_bits": 8})
+    same = fix("cpn_same", params={"trm_bits": 8}, requires=(bits.name,))
+    small = fix("cpn_small", "slower", args=("--small",))
+    cmd = Scenario(name="cmd", command=["python", "train.py"], params={"trm_bits": 32}, supports=(bits, same, small))
+    stand = Stand(limit=0)
+    found = remediate.search(cmd, stand, max_runs=100)
+    assert {bits.name, same.name} not in stand.measured and {bits.name, same.name, small.name} not in stand.measured
+    assert stand.measured == [{bits.name}, {small.name}, {bits.name, small.name}]
+    assert found.status == "none-passes"
+
+
 def test_a_fix_whose_companion_is_not_tried_is_left_out_and_named():
     """load_in_8bit needs lora where the scenario offers lora: with lora not tried here (its package missing), no set
     holding load_in_8bit can be built, so the report must not name it among the fixes combined."""

@@ -14,7 +14,9 @@ What keeps the number of real runs small:
 - a fix whose requirement is missing (no CUDA, a package not installed) is never run;
 - a fix that changes nothing in a command scenario's command line, env or prepared
   assets (a param its command never reads) is never run: it would measure the case again;
-  nor is one whose placeholder names no param of that scenario;
+  nor is one whose placeholder names no param of that scenario, nor a set holding
+  one that changes nothing the others of the set do not (one that only sets what
+  its companion sets): it would measure the smaller set again;
 - a set with a conflicting pair or without a companion fix is never built (no run);
 - the first passing set ends the search: every later set costs at least as
   much, so no superset of a passing set is ever run;
@@ -129,7 +131,29 @@ def candidates(scenario: Scenario, usable: list[Fix]) -> Iterator[tuple[list[str
             candidate = scenario.without_fixes(*replaced).with_fixes(*(f.name for f in chosen))
         except FixError:
             continue  # a conflicting pair or a missing companion fix: never built, never run
+        if _idle(scenario, candidate, chosen):
+            continue  # it measures a smaller set again
         yield [f.name for f in chosen], candidate
+
+
+def _idle(scenario: Scenario, candidate: Scenario, chosen: list[Fix]) -> bool:
+    """Whether a command scenario's set holds a fix that changes nothing the others do not: the set without it (and
+    with what it replaced back) has the same command line and prepare params at every scale, so a run of the set
+    measures that smaller set again, and a pass on noise would name a fix that did nothing. A fix that only sets what
+    its companion sets is one; a fix alone is judged in the lattice (_unfit)."""
+    if scenario.command is None or len(chosen) < 2:
+        return False
+    for fix in chosen:
+        rest = [f for f in chosen if f is not fix]
+        try:
+            without = scenario.without_fixes(*(old for f in rest for old in f.replaces)).with_fixes(*(f.name for f in rest))
+        except (FixError, ValueError):
+            continue  # the others need it (a companion): it changes what they can be
+        if all(without.command_at(at, ".") == candidate.command_at(at, ".")
+               and (not scenario.prepare or without.prepare_params(at) == candidate.prepare_params(at))
+               for at in scenario.scales):
+            return True
+    return False
 
 
 def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bool = False,
