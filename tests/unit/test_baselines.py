@@ -37,6 +37,11 @@ def test_missing_file_is_empty(tmp_path):
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_c": {**GOOD_ENTRY, "tolerance": {"rel": -1}}}}},
          ["'test_c'", "tolerance"]),
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_d": {"peaks": {"ram": -5}}}}}, ["'test_d'"]),
+        # a hand-edited tolerance without its abs passed the check, then every case of the file failed on KeyError 'abs'
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_c2": {**GOOD_ENTRY, "tolerance": {"rel": 0.1}}}}},
+         ["'test_c2'", "'tolerance' is {'rel': 0.1}"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_c3": {**GOOD_ENTRY, "tolerance": {"rel": True, "abs": 0}}}}},
+         ["'test_c3'", "'tolerance'"]),
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_e": {**GOOD_ENTRY, "ranks": {"first": {"ram": 1}}}}}},
          ["'test_e'", "'ranks'"]),
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_f": {**GOOD_ENTRY, "ranks": {"0": {"ram": -1}}}}}},

@@ -155,11 +155,11 @@ def _figures_problem(entry: JsonObject) -> str | None:
 
 
 def _recorded_problem(entry: JsonObject) -> str | None:
-    tol = entry.get("tolerance")
+    tol = entry.get("tolerance")  # both terms, as a marker's tolerance is read (Tolerance.from_json needs both)
     if tol is not None and not (
         isinstance(tol, dict)
-        and isinstance(tol.get("rel"), (int, float)) and 0 <= tol["rel"] < 10
-        and _is_size(tol.get("abs"))
+        and isinstance(tol.get("rel"), (int, float)) and not isinstance(tol["rel"], bool) and 0 <= tol["rel"] < 10
+        and tol.get("abs") is not None and _is_size(tol["abs"])
     ):
         return f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}"
     spread = entry.get("spread")  # optional: an entry recorded over several runs (model/entry.py Spread)
