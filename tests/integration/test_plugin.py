@@ -276,6 +276,28 @@ def test_other(gpu_budget):
 
 
 
+def test_a_whole_suite_update_drops_the_entries_of_a_parameter_removed(project):
+    """A parametrize id dropped from a test (a scenario removed, or renamed: scenario0 -> small) is a deleted test:
+    its entry was kept by every whole-suite update, since the test function was still collected."""
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="2 GiB")
+@pytest.mark.parametrize("mib", [8, 16])
+def test_p(gpu_budget, mib):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": mib}))
+''')
+    run(pytester, "--gpu-budget").assert_outcomes(passed=2)
+    path = baseline_file(pytester)
+    data = json.loads(path.read_text())
+    data["entries"]["tiny"]["test_mem.py::test_p[8]::lab"] = data["entries"]["tiny"]["test_mem.py::test_p[8]"]
+    data["entries"]["tiny"]["test_p[16]"] = data["entries"]["tiny"]["test_mem.py::test_p[16]"]  # a legacy key
+    path.write_text(json.dumps(data))
+    test = pytester.path / "test_mem.py"
+    test.write_text(test.read_text().replace("[8, 16]", "[8, 32]"))
+    run(pytester, "--gpu-budget", "--gpu-budget-update").assert_outcomes(passed=2)
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {
+        "test_mem.py::test_p[8]", "test_mem.py::test_p[8]::lab", "test_mem.py::test_p[32]"}
+
+
 NAMESAKE = '''
 import os
 import pytest

@@ -96,4 +96,15 @@ def test_a_test_file_under_a_folder_with_brackets_has_a_keyed_entry(tmp_path):
     module = tmp_path / "tests" / "c[1]" / "test_same.py"
     module.parent.mkdir(parents=True)
     module.write_text("")
-    assert keys.kept_on_prune({key}, {str(module): {"test_x"}}) == {key}
+    assert keys.kept_on_prune({key}, {str(module): {"test_x[2]"}}) == {key}
+
+
+def test_prune_drops_the_entries_of_a_parameter_no_longer_collected(tmp_path):
+    """The names collected hold their parameters: test_x[old] went with its id, test_x[a::b] is matched whole."""
+    a, _ = project(tmp_path)
+    stored = {"tests/a/test_same.py::test_x[new]", "tests/a/test_same.py::test_x[new]::lora",
+              "tests/a/test_same.py::test_x[old]", "tests/a/test_same.py::test_x[a::b]::lab", "test_x[old]::lora",
+              "test_x[a::b]"}
+    kept = keys.kept_on_prune(stored, {str(a): {"test_x[new]", "test_x[a::b]"}})
+    assert kept == {"tests/a/test_same.py::test_x[new]", "tests/a/test_same.py::test_x[new]::lora",
+                    "tests/a/test_same.py::test_x[a::b]::lab", "test_x[a::b]"}

@@ -78,8 +78,8 @@ def find_case(entries: Mapping[str, E], case: CaseId, namesakes: Iterable[str | 
 
 
 def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]], root: Path | None = None) -> set[str]:
-    """The keys of one file (and scale) that name a test still collected; `collected`: module path -> test names;
-    `root` the baselines folder (module_path).
+    """The keys of one file (and scale) that name a test still collected; `collected`: module path -> test names,
+    parameters included (a parameter removed is a test deleted); `root` the baselines folder (module_path).
 
     A keyed entry of a test file the session did not collect (a namesake in a
     folder the command line left out: `pytest tests/a` beside tests/b/test_same.py)
@@ -95,10 +95,16 @@ def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]], r
     def owned(key: str) -> bool:
         path = case_id.key_path(key)
         if path in names:
-            return test_name(key) in names[path]
+            return of_tests(case_id.key_case(key), names[path])
         return path is not None and any((anchor / path).is_file() for anchor in anchors)
 
     kept = {k for k in keys if not is_legacy(k) and owned(k)}
     keyed = {case_id.key_case(k) for k in kept}
     every = set().union(*names.values()) if names else set()
-    return kept | {k for k in keys if is_legacy(k) and test_name(k) in every and k not in keyed}
+    return kept | {k for k in keys if is_legacy(k) and of_tests(k, every) and k not in keyed}
+
+
+def of_tests(case: str, tests: Iterable[str]) -> bool:
+    """Whether a key's case ('<name>[::label]') is one of `tests` (names with their parameters): the name itself, or
+    a labelled case of it. Matched whole, never split at '::', which a parameter's id may hold ('test_x[a::b]')."""
+    return any(case == name or case.startswith(name + SEPARATOR) for name in tests)

@@ -3,7 +3,7 @@
 A budget test carries the gpu_budget marker or uses the gpu_budget fixture.
 Without --gpu-budget each is skipped (named as such); an unjudged probe is
 skipped unless --gpu-budget-probes. The session keeps the test names per
-module (baseline pruning) and the node ids in order (the rows' order).
+module, parameters included (baseline pruning) and the node ids in order (the rows' order).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def note_collected(items: list[pytest.Item], data: SessionData, options: Options
     for item in items:
         if not is_budget_test(item):
             continue
-        name = test_name(item.nodeid).split("[")[0]  # the function, with its classes: what a key's test is
-        data.collected[str(Path(str(item.path)))].add(name)
+        # the test's name in a key: its classes and its parameters (a parameter removed is a test deleted)
+        data.collected[str(Path(str(item.path)))].add(test_name(item.nodeid))
         data.order.append(item.nodeid)
         if not options.enabled:
             item.add_marker(skip)

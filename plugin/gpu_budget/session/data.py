@@ -42,7 +42,7 @@ class SessionData:
     explorations: list[Explored] = field(default_factory=list)
     pending: list[PendingWrite] = field(default_factory=list)  # baseline entries a worker ships its controller
     withheld: list[str] = field(default_factory=list)  # rows whose entry was not written: their test did not pass
-    collected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # module -> marked test names
+    collected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # module -> marked test names, parameters included
     order: list[str] = field(default_factory=list)  # node ids of the budget tests, in collection order
     selected: int = 0  # budget tests left to run after deselection (the fail-safe's count)
     narrowed: bool = False  # deselection or node ids: baselines are not pruned
