@@ -298,6 +298,23 @@ def test_p(gpu_budget, mib):
         "test_mem.py::test_p[8]", "test_mem.py::test_p[8]::lab", "test_mem.py::test_p[32]"}
 
 
+def test_a_whole_suite_update_drops_the_entries_of_a_test_file_renamed(project):
+    """test_mem.py renamed test_moved.py: its entries went to test_moved.json, and test_mem.json kept the old ones
+    through every update, the prune visiting only the files of modules collected. A file of a module left uncollected
+    (test_other.py, still there) and a file of legacy keys (whose module cannot be told) are kept."""
+    pytester = project(FITS)
+    pytester.makepyfile(test_other="import pytest\nfrom gpu_budget import Scenario\n" + FITS)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=2)
+    folder = baseline_file(pytester).parent
+    legacy = json.loads((folder / "test_other.json").read_text())
+    legacy["entries"]["tiny"] = {"test_fits": legacy["entries"]["tiny"]["test_other.py::test_fits"]}
+    (folder / "test_legacy.json").write_text(json.dumps(legacy))
+    (pytester.path / "test_mem.py").rename(pytester.path / "test_moved.py")
+    run(pytester, "--gpu-budget", "--gpu-budget-update", "test_moved.py").assert_outcomes(passed=1)
+    assert sorted(p.name for p in folder.glob("*.json")) == ["test_legacy.json", "test_moved.json", "test_other.json"]
+    assert set(json.loads((folder / "test_other.json").read_text())["entries"]["tiny"]) == {"test_other.py::test_fits"}
+
+
 NAMESAKE = '''
 import os
 import pytest

@@ -108,3 +108,10 @@ def test_prune_drops_the_entries_of_a_parameter_no_longer_collected(tmp_path):
     kept = keys.kept_on_prune(stored, {str(a): {"test_x[new]", "test_x[a::b]"}})
     assert kept == {"tests/a/test_same.py::test_x[new]", "tests/a/test_same.py::test_x[new]::lora",
                     "tests/a/test_same.py::test_x[a::b]::lab", "test_x[a::b]"}
+
+
+def test_a_file_of_no_module_collected_keeps_the_entries_of_files_that_exist_and_legacy_ones(tmp_path):
+    """A renamed module's file: its keyed entries name a file gone; a legacy entry's test cannot be told."""
+    project(tmp_path)
+    stored = {"tests/b/test_same.py::test_x", "tests/c/test_gone.py::test_x", "test_x"}
+    assert keys.kept_on_prune(stored, {}, anchors=[tmp_path]) == {"tests/b/test_same.py::test_x", "test_x"}

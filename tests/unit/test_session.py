@@ -31,3 +31,19 @@ def test_pruning_drops_only_entries_of_tests_that_no_longer_exist(tmp_path):
     data.collected["m.py"].add("kept")
     BaselineStore.of(tmp_path, data.hardware).prune(data.collected, "tiny")  # as the session's end does
     assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"kept", "kept::label"}
+
+
+def test_pruning_leaves_the_files_of_a_baselines_folder_outside_the_project(tmp_path, monkeypatch):
+    """A folder outside the project (an absolute gpu_budget_baselines another project may share) holds files whose
+    keys are another project's: a test file of theirs is not missing because this project lacks it."""
+    project, shared = tmp_path / "project", tmp_path / "shared"
+    (project / "tests").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("")
+    (project / "tests" / "test_m.py").write_text("")
+    theirs = shared / "hw" / "test_theirs.json"
+    files.write(theirs, "tiny", {"tests/test_theirs.py::test_x": ENTRY})
+    monkeypatch.chdir(project)
+    data = SessionData(hardware=Hardware(key="hw"))
+    data.collected[str(project / "tests" / "test_m.py")].add("test_x")
+    BaselineStore.of(shared, data.hardware).prune(data.collected, "tiny")
+    assert set(json.loads(theirs.read_text())["entries"]["tiny"]) == {"tests/test_theirs.py::test_x"}

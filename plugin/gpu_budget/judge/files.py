@@ -341,17 +341,23 @@ def _write_atomic(path: Path, data: JsonObject) -> None:
 
 
 def write(path: Path, scale: str, entries: ByKey, prune_except: set[str] | None = None,
-          packages: Mapping[str, Listing] | None = None) -> None:
+          packages: Mapping[str, Listing] | None = None, drop_empty: bool = False) -> None:
     """Write `entries` (key -> entry JSON) into the file under `scale`; with prune_except, drop that scale's other keys.
 
     `packages` (digest -> package list) joins the file's map; lists no entry
     refers to any more are dropped. The file is re-read under the lock, so
     concurrent writers merge; a broken file raises BaselineError instead of
-    being overwritten.
+    being overwritten. `drop_empty`: a file left with no entry is removed (a
+    deleted test module's), not written.
     """
     path = _through_link(Path(path))
     with _locked(path):
-        data = written(Contents.from_json(load(path)), scale, entries, prune_except, packages).to_json()
+        contents = written(Contents.from_json(load(path)), scale, entries, prune_except, packages)
+        if drop_empty and not contents.total:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            return
+        data = contents.to_json()
         validate(data, path)
         _write_atomic(path, data)
 

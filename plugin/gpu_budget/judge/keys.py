@@ -77,20 +77,26 @@ def find_case(entries: Mapping[str, E], case: CaseId, namesakes: Iterable[str | 
     return old, entries[old]
 
 
-def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]], root: Path | None = None) -> set[str]:
+def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]], root: Path | None = None,
+                  anchors: Iterable[Path] | None = None) -> set[str]:
     """The keys of one file (and scale) that name a test still collected; `collected`: module path -> test names,
-    parameters included (a parameter removed is a test deleted); `root` the baselines folder (module_path).
+    parameters included (a parameter removed is a test deleted), of the modules whose file it is (none: a file of
+    no module collected, as a renamed module's); `root` the baselines folder (module_path); `anchors` the folders
+    the session's keys are relative to (files.anchor_of), those of `collected` where not given.
 
     A keyed entry of a test file the session did not collect (a namesake in a
     folder the command line left out: `pytest tests/a` beside tests/b/test_same.py)
     is kept while that file exists: only the entries of a file collected, or
     deleted, are the session's to drop. A legacy key is kept while a module of
     the file still has its test and the case has no keyed entry yet; once one
-    is recorded, the legacy one is dropped.
+    is recorded, the legacy one is dropped. In a file of no module collected it
+    is kept: whose test it is cannot be told.
     """
     keys = set(keys)
     names = {module_path(m, root): set(n) for m, n in collected.items()}
-    anchors = {files.anchor_of(str(m), root) for m in collected}
+    anchors = {files.anchor_of(str(m), root) for m in collected} if anchors is None else set(anchors)
+    if not names:
+        return {k for k in keys if is_legacy(k) or any((anchor / case_id.key_path(k)).is_file() for anchor in anchors)}
 
     def owned(key: str) -> bool:
         path = case_id.key_path(key)

@@ -149,19 +149,24 @@ class BaselineStore:
         return self.staging.flush(failed)
 
     def prune(self, collected: Mapping[str, Iterable[str]], scale: str) -> None:
-        """Drop the entries at `scale` of tests no longer collected (`collected`: module -> test function names), file
-        by file (keys.kept_on_prune: a legacy entry goes once its case has a keyed one). A broken file is left."""
+        """Drop the entries at `scale` of tests no longer collected (`collected`: module -> test names), file
+        by file (keys.kept_on_prune: a legacy entry goes once its case has a keyed one). The other files of the
+        folders inside the project lose the entries of test files deleted (a module renamed); such a file left empty
+        goes (a folder outside it may hold another project's). A broken file is left."""
         by_file: dict[Path, dict[str, Iterable[str]]] = {}
         for module, names in collected.items():
             by_file.setdefault(self._file(module), {})[module] = names
-        for path, of_file in by_file.items():
+        anchors = {files.anchor_of(str(module), self.root) for module in collected}
+        folders = {p.parent for p in by_file if any(p.is_relative_to(anchor) for anchor in anchors)}  # the project's
+        others = {path for folder in folders for path in folder.glob("*.json")} - set(by_file)
+        for path in [*by_file, *sorted(others)]:
             try:
                 held = set(read(path).scale(scale))
             except files.BaselineError:
                 continue  # already reported as its tests' error; a broken file is never rewritten
-            keep = keys.kept_on_prune(held, of_file, self.root)
+            keep = keys.kept_on_prune(held, by_file.get(path, {}), self.root, anchors if path in others else None)
             if keep != held:
-                files.write(path, scale, {}, prune_except=keep)
+                files.write(path, scale, {}, prune_except=keep, drop_empty=path in others and not path.is_symlink())
 
 
 def read(path: Path) -> Contents:
