@@ -276,6 +276,24 @@ def test_other(gpu_budget):
 
 
 
+def test_an_update_of_the_last_failed_keeps_the_entries_of_the_tests_it_left_out(project):
+    """--lf drops the tests that passed from a module's collection itself, with no deselection to see: the update
+    that reran the one failed test pruned every other entry of the file (test_fits's went)."""
+    pytester = project(FITS + '''
+import os
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_flaky(gpu_budget):
+    gpu_budget.measure(S)
+    assert os.environ.get("FIXED") == "1"
+''')
+    run(pytester, "--gpu-budget").assert_outcomes(passed=1, failed=1)
+    path = baseline_file(pytester)
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_mem.py::test_fits"}
+    run(pytester, "--gpu-budget", "--gpu-budget-update", "--lf", env={"FIXED": "1"}).assert_outcomes(passed=1)
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_mem.py::test_fits", "test_mem.py::test_flaky"}
+
+
 def test_a_whole_suite_update_drops_the_entries_of_a_parameter_removed(project):
     """A parametrize id dropped from a test (a scenario removed, or renamed: scenario0 -> small) is a deleted test:
     its entry was kept by every whole-suite update, since the test function was still collected."""

@@ -42,8 +42,10 @@ def note_collected(items: list[pytest.Item], data: SessionData, options: Options
 
 
 def narrowed(config: pytest.Config) -> bool:
-    """Whether the selection names node ids, keywords or a mark expression: baselines are then not pruned."""
-    return any("::" in arg for arg in config.args) or bool(config.getoption("keyword") or config.getoption("markexpr"))
+    """Whether the selection names node ids, keywords or a mark expression, or reruns the last failed tests: baselines
+    are then not pruned. --lf leaves the tests that passed out of a module's collection itself, deselecting none."""
+    return any("::" in arg for arg in config.args) or bool(config.getoption("keyword") or config.getoption("markexpr")
+                                                           or config.getoption("lf", False))
 
 
 def markers_outermost_first(item: pytest.Item) -> list[tuple[tuple[Given, ...], dict[str, Given]]]:

@@ -254,7 +254,7 @@ class Options:
     update: bool = on_off(
         "gpu_budget_update", "write new and changed baseline entries, and re-record those recorded on another setup (so "
         "the next run compares like with like); prune entries of deleted tests only when the whole suite ran (no -k, -m, "
-        "node ids or deselection); try again a case environment remembered as failing.")
+        "node ids, --lf or deselection); try again a case environment remembered as failing.")
     record_runs: int = option(
         "gpu_budget_record_runs", "record a baseline entry over N fresh runs of its case: the entry keeps the median "
         "run's figures, the spread of the gated ones and the largest growth per step the runs read, and a figure is then "
