@@ -294,6 +294,29 @@ def test_flaky(gpu_budget):
     assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_mem.py::test_fits", "test_mem.py::test_flaky"}
 
 
+def test_an_update_keeps_the_entries_of_tests_a_conftest_drops_from_the_items(project):
+    """A conftest's pytest_collection_modifyitems that drops items itself (items[:] = ..., no pytest_deselected) ran
+    before the gate noted them: the update pruned the entries of the tests it dropped as if they were deleted."""
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="2 GiB")
+@pytest.mark.parametrize("mib", [8, 16])
+def test_p(gpu_budget, mib):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": mib}))
+''')
+    sub = pytester.mkdir("sub")
+    (pytester.path / "test_mem.py").rename(sub / "test_mem.py")
+    (sub / "conftest.py").write_text("import os\n\ndef pytest_collection_modifyitems(items):\n"
+                                     "    if os.environ.get('DROP'):\n"
+                                     "        items[:] = [i for i in items if os.environ['DROP'] not in i.nodeid]\n")
+    run(pytester, "--gpu-budget").assert_outcomes(passed=2)
+    path = baseline_file(pytester)
+    both = {"sub/test_mem.py::test_p[8]", "sub/test_mem.py::test_p[16]"}
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == both
+    for dropped in ("[16]", "test_p"):
+        run(pytester, "--gpu-budget", "--gpu-budget-update", env={"DROP": dropped})
+        assert set(json.loads(path.read_text())["entries"]["tiny"]) == both, dropped
+
+
 def test_a_whole_suite_update_drops_the_entries_of_a_parameter_removed(project):
     """A parametrize id dropped from a test (a scenario removed, or renamed: scenario0 -> small) is a deleted test:
     its entry was kept by every whole-suite update, since the test function was still collected."""

@@ -26,8 +26,10 @@ def is_budget_test(item: pytest.Item) -> bool:
     return item.get_closest_marker(MARKER) is not None or MARKER in getattr(item, "fixturenames", ())
 
 
-def note_collected(items: list[pytest.Item], data: SessionData, options: Options) -> None:
-    """Note the budget tests among `items`, and skip those this session does not run."""
+def note_collected(config: pytest.Config, items: list[pytest.Item], data: SessionData, options: Options) -> None:
+    """Note the budget tests among `items` and whether the selection is narrowed, and skip those this session does not
+    run. Called before any other pytest_collection_modifyitems: one that drops items itself (a conftest's items[:] =
+    ...) calls no pytest_deselected, and a test it drops is no deleted test whose entries an update prunes."""
     skip, probing = pytest.mark.skip(reason=NOT_ENABLED), pytest.mark.skip(reason=NOT_PROBING)
     for item in items:
         if not is_budget_test(item):
@@ -39,6 +41,7 @@ def note_collected(items: list[pytest.Item], data: SessionData, options: Options
             item.add_marker(skip)
         elif item.get_closest_marker(PROBE) is not None and not options.probes:
             item.add_marker(probing)
+    data.narrowed |= narrowed(config)
 
 
 def narrowed(config: pytest.Config) -> bool:

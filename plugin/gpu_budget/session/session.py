@@ -80,9 +80,9 @@ class BudgetSession:
         return hasattr(self.config, "workerinput")
 
     # -- collection ---------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)  # before any other hook drops an item itself: collection.note_collected
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        collection.note_collected(items, self.data, self.options)
-        self.data.narrowed |= collection.narrowed(config)
+        collection.note_collected(config, items, self.data, self.options)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.data.narrowed |= bool(items)
