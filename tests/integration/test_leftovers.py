@@ -3,7 +3,7 @@
 import time
 
 import pytest
-from inner_session import alive, left_after
+from inner_session import alive, left_after, rows
 
 RUNNERS = '''
 import os, signal, time
@@ -177,3 +177,55 @@ def test_sigterm_ends_the_session_as_ctrl_c_does_leaving_no_temp_file(pytester, 
     assert code == 2, code  # pytest's "interrupted"
     assert not alive(child), "the measured process outlived the terminated session"
     assert left == []
+
+
+THREADS = '''
+import threading, time
+
+
+def leaves_a_thread(ctx):
+    with ctx.meter.phase("train_step_1", step=1):
+        threading.Thread(target=time.sleep, args=(300,)).start()  # not a daemon, never joined
+    return {"returned": True}
+
+
+def prepare_leaves_a_thread(ctx):
+    threading.Thread(target=time.sleep, args=(300,)).start()
+    (ctx.assets / "model.bin").write_bytes(b"1")
+
+
+def reads_assets(ctx):
+    with ctx.meter.phase("train_step_1", step=1):
+        assert (ctx.assets / "model.bin").exists()
+'''
+
+THREAD_TESTS = '''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="8 GiB")
+def test_run(gpu_budget):
+    gpu_budget.measure(Scenario(name="run", run="runners:leaves_a_thread"))
+
+
+@pytest.mark.gpu_budget(ram="8 GiB")
+def test_prepare(gpu_budget):
+    gpu_budget.measure(Scenario(name="prep", prepare="runners:prepare_leaves_a_thread", run="runners:reads_assets"))
+'''
+
+
+def test_a_thread_the_run_leaves_running_does_not_hold_its_child_until_the_timeout(pytester, monkeypatch):
+    """A non-daemon thread left running (an executor's worker never shut down) would hold the child in
+    multiprocessing's exit, which joins it: the finished case would wait for --gpu-budget-timeout, and pass then."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=THREADS, test_mem=THREAD_TESTS)
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                           "--gpu-budget-timeout=30", "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=2)
+    assert time.monotonic() - started < 25, "a finished run waited for the thread it left, until its timeout"
+    (run, _) = sorted(rows(pytester).values(), key=lambda r: r["nodeid"], reverse=True)
+    assert run["wall_seconds"] < 10
+    assert run["info"]["returned"] is True
