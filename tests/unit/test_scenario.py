@@ -1,5 +1,7 @@
 """Scenario assets: keyed by the params prepare reads, so run-only knobs share one prepared model."""
 
+import functools
+
 import pytest
 
 from gpu_budget import Scenario
@@ -253,3 +255,45 @@ def test_a_param_set_after_a_fix_that_undoes_it_is_refused_at_every_scale():
     with pytest.raises(FixError, match="fix 'wide_rows' sets rows=8, but its params hold 64 at scale 'real'"):
         Scenario(name="f", run="m:run", params={"rows": 8}, scales={"tiny": {}, "real": {"rows": 64}},
                  supports=(wide,), fixes=("wide_rows",))
+
+
+def module_level(ctx):
+    return None
+
+
+class _Runner:
+    def run(self, ctx):
+        return None
+
+    def __call__(self, ctx):
+        return None
+
+    @classmethod
+    def by_class(cls, ctx):
+        return None
+
+    @staticmethod
+    def static(ctx):
+        return None
+
+
+@pytest.mark.parametrize("func,named", [
+    (functools.partial(module_level), "functools.partial"),
+    (_Runner().run, "bound method _Runner.run"),
+    (_Runner(), "_Runner object"),
+    (functools, "module 'functools'"),
+])
+def test_a_run_that_is_no_module_level_function_is_refused_naming_it(func, named):
+    """Its "module:qualname" would name something else in the child (a bound method's plain function, called
+    without its instance) or nothing ("functools:"): refused here, not a confusing failure in the child."""
+    with pytest.raises(ValueError, match=f"{named}.*must be a module-level function"):
+        Scenario(name="s", run=func)
+
+
+@pytest.mark.parametrize("func,ref", [
+    (module_level, "test_scenario:module_level"),
+    (_Runner.by_class, "test_scenario:_Runner.by_class"),
+    (_Runner.static, "test_scenario:_Runner.static"),
+])
+def test_a_module_level_function_or_a_class_s_method_is_named_by_its_module_and_name(func, ref):
+    assert Scenario(name="s", run=func).run.endswith(ref)

@@ -10,6 +10,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,13 +29,31 @@ NEEDS_CUDA = "needs_cuda"  # the key of a scale's params that skips it on a host
 
 
 def ref_of(func: str | Callable | None) -> str | None:
-    """'module:qualname' for a module-level function (or the string itself)."""
+    """'module:qualname' for a module-level function or a class's static or class method (or the string itself).
+
+    Anything else is refused, since its name would find another thing in the
+    measured child, or nothing: a lambda or nested function, a bound method
+    (its class's plain function, called without the instance), a
+    functools.partial or a callable object ("functools:", "module:").
+    """
     if func is None or isinstance(func, str):
         return func
-    qualname = getattr(func, "__qualname__", "")
-    if "<" in qualname:
-        raise ValueError(f"{func!r} must be a module-level function to run in a measured child")
-    return f"{func.__module__}:{qualname}"
+    module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", None)
+    plain = isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname
+    if not plain or not _named(func, module, qualname):
+        raise ValueError(f"{func!r} must be a module-level function to run in a measured child, which finds it by "
+                         "its module and name")
+    return f"{module}:{qualname}"
+
+
+def _named(func: Callable, module: str, qualname: str) -> bool:
+    """Whether `module`.`qualname` is `func` (where the module is imported here; else the child will say)."""
+    obj: object = sys.modules.get(module)
+    if obj is None:
+        return True
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj == func
 
 
 def resolve_ref(ref: str) -> Callable:
