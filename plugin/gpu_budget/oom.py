@@ -2,14 +2,19 @@
 
 torch raises torch.OutOfMemoryError when its caching allocator cannot get
 memory; a CUDA call outside the allocator (cuBLAS, NCCL, a kernel launch)
-raises the driver's "CUDA error: out of memory" as a plain RuntimeError, and
-the host's allocator raises MemoryError. All three are the failure a memory
-gate reports as out-of-memory; nothing here imports torch.
+raises the driver's "CUDA error: out of memory" as a plain RuntimeError; on
+the CPU, torch's host allocator raises a plain RuntimeError too ("DefaultCPUAllocator:
+can't allocate memory", "not enough memory" before torch 2), and Python's and
+NumPy's raise MemoryError. All are the failure a memory gate reports as
+out-of-memory; nothing here imports torch.
 """
 
 from __future__ import annotations
 
+_SAID = ("out of memory", "defaultcpuallocator: can't allocate memory", "defaultcpuallocator: not enough memory")
+
 
 def is_out_of_memory(kind: str, message: str) -> bool:
     """Whether an exception of type name `kind` with `message` is an out-of-memory error."""
-    return kind in ("OutOfMemoryError", "MemoryError") or "out of memory" in message.lower()
+    low = message.lower()
+    return kind in ("OutOfMemoryError", "MemoryError") or any(said in low for said in _SAID)

@@ -17,6 +17,11 @@ def test_assets_fill_every_part_of_a_command_line():
 @pytest.mark.parametrize("exc,kind", [
     (MemoryError(), "oom"),
     (RuntimeError("CUDA error: out of memory"), "oom"),
+    # torch's host allocator, on the CPU: the host's out-of-memory as torch raises it (2.x, and before)
+    (RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried "
+                  "to allocate 1125899906842624 bytes. Error code 12 (Cannot allocate memory)"), "oom"),
+    (RuntimeError("[enforce fail at CPUAllocator.cpp:64] . DefaultCPUAllocator: not enough memory: you tried to "
+                  "allocate 68719476736 bytes. Buy new RAM!"), "oom"),
     (RuntimeError("the scenario broke"), "exception"),
 ])
 def test_a_crash_is_named_by_its_kind(exc, kind):
