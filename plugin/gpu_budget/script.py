@@ -14,6 +14,7 @@ its tree (a DataLoader worker, say) is answered and ignored.
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 
@@ -115,17 +116,31 @@ def with_cuda(message: Message) -> Message:
     return message
 
 
+def step_number(step: object) -> int | None:
+    """`step` as the whole number a phase records (None: not a step): an int, or what stands for one (numpy's
+    integers, a 0-d integer tensor); text, a fraction or a bool raises, naming it."""
+    if step is None:
+        return None
+    if not isinstance(step, bool):
+        try:
+            return operator.index(step)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise ValueError(f"step {step!r}: expected a whole number (the optimizer step the phase is), or None")
+
+
 def phase(name: str, step: int | None = None) -> None:
     """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"phase name {name!r}: expected a non-empty string")
+    number = step_number(step)
     if active():
-        send(with_cuda({"phase": name, "step": step, "rank": rank()}))
+        send(with_cuda({"phase": name, "step": number, "rank": rank()}))
 
 
 def step(number: int | None = None) -> int:
     """Begin the next training step's phase (`train_step_<k>`, step k); returns k. Call it as each step begins."""
     global _step
-    _step = _step + 1 if number is None else int(number)
+    _step = _step + 1 if number is None else step_number(number)
     phase(f"train_step_{_step}", step=_step)
     return _step

@@ -344,6 +344,26 @@ def test_phase_and_step_outside_the_gate_do_nothing_and_import_nothing(tmp_path)
     assert out.stdout.split() == ["1001", "False", "False"]
 
 
+def test_a_step_number_of_numpy_s_is_marked_and_a_step_that_is_no_whole_number_is_refused(command_project, tmp_path):
+    """A step counted by numpy (np.arange, an int64 from an array) is a step like any other: under the gate its mark
+    once raised "Object of type int64 is not JSON serializable" in the user's script, which ran fine outside it. A
+    step given as text or a fraction is refused, outside the gate too, naming it."""
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_numpy(gpu_budget):
+            code = "import numpy, gpu_budget\\nfor k in numpy.arange(1, 3): gpu_budget.phase('train', step=k)"
+            gpu_budget.measure(Scenario(name="np", command=[sys.executable, "-c", code]))
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=1)
+    assert [s["step"] for s in rows(pytester)["test_numpy"]["steps"]] == [1, 2]
+    env = {k: v for k, v in os.environ.items() if k != "GPU_BUDGET_SOCKET"}
+    for bad in ("'3'", "2.5", "True"):
+        out = subprocess.run([sys.executable, "-c", f"import gpu_budget; gpu_budget.phase('train', step={bad})"],
+                             check=False, env=env, capture_output=True, text=True)
+        assert f"ValueError: step {bad}: expected a whole number" in out.stderr, out.stderr
+
+
 def test_a_trainer_script_gets_step_phases_with_no_edit(command_project):
     """The gate adds its callback to a plain Trainer script's default callbacks: steps, evaluation, growth."""
     pytest.importorskip("transformers")

@@ -44,6 +44,19 @@ def test_phases_tile_the_run(meter):
     assert meter.stop() is None
 
 
+def test_a_step_counted_by_numpy_is_a_whole_number_and_text_or_a_fraction_is_refused(meter):
+    """np.arange's steps once reached the report as text ("1", "2": the child's event line wrote them as str)."""
+    import numpy
+
+    with meter.phase("train_step_1", step=numpy.int64(1)):
+        pass
+    (record,) = meter.phases
+    assert record.step == 1 and type(record.step) is int
+    for bad in ("2", 2.5, True):
+        with pytest.raises(ValueError, match=f"step {bad!r}: expected a whole number"):
+            meter.start("train_step_2", step=bad)
+
+
 def test_no_cuda_means_none_not_zero(meter):
     with meter.phase("load"):
         pass

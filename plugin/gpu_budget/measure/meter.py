@@ -53,6 +53,7 @@ from gpu_budget.model.card import Card
 from gpu_budget.model.figures import Peaks, PhaseRecord, RankGpu, TreeReading
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import REPORTED
+from gpu_budget.script import step_number
 
 if TYPE_CHECKING:
     from gpu_budget.measure.gpu_tree import GpuTree
@@ -235,6 +236,7 @@ class Meter:
     # -- phases -------------------------------------------------------------
     def start(self, name: str, step: int | None = None) -> None:
         """Begin phase `name` (ending the open one, so phases tile the run)."""
+        step = step_number(step)  # numpy's integers too; text or a fraction is refused before the phase ends
         if self._open is not None:
             self.stop()
         if self.external:
