@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 
 from gpu_budget.isolate import events
@@ -258,7 +259,7 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     run.history = _MemoryHistory.start(request.snapshot) if meter.use_cuda else None
     with meter.tensors if meter.tensors is not None else contextlib.nullcontext():
         planted_tensor = _plant_tensor(int(job.plant_tensor_bytes))  # noqa: F841
-        info = func(ctx) or {}
+        info = _facts(func(ctx), job.run)
     meter.stop()
     meter.whole_run()  # a runner that marked no phase is one phase, "run"
     summary = meter.summary()
@@ -266,6 +267,20 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     if run.history is not None:
         run.history.finish(emit)
     emit(events.Finished(summary, {**meter.info, **info, "malloc": malloc, "start_method": start_method}))
+
+
+def _facts(returned: object, ref: str | None) -> dict:
+    """What run(ctx) returned, as the row's facts: a dict (a mapping), or None for none; anything else is the runner's
+    mistake, named here rather than by the merge it would break."""
+    if returned is None:
+        return {}
+    if isinstance(returned, Mapping):
+        return dict(returned)
+    shown = repr(returned)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    article = "an" if type(returned).__name__[0] in "aeiou" else "a"
+    raise TypeError(f"{ref} returned {article} {type(returned).__name__} ({shown}): expected a dict of facts for the "
+                    "report, or None")
 
 
 def _said(exc: BaseException) -> str:

@@ -1,0 +1,29 @@
+"""A runner's own mistakes fail its case naming them, not with what they broke inside the measured child."""
+
+RUNNERS = '''
+def returns_a_list(ctx):
+    with ctx.meter.phase("train_step_1", step=1):
+        pass
+    return ["trainable", 12]
+'''
+
+TESTS = '''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="8 GiB")
+def test_list(gpu_budget):
+    gpu_budget.measure(Scenario(name="l", run="runners:returns_a_list"))
+'''
+
+
+def test_a_runner_that_returns_no_dict_fails_naming_what_it_returned(pytester, monkeypatch):
+    """It once failed with "'list' object is not a mapping", raised by the child merging it into the row's facts."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=RUNNERS, test_mem=TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
+    result.assert_outcomes(failed=1)
+    said = "runners:returns_a_list returned a list (['trainable', 12]): expected a dict of facts for the report, or None"
+    assert said in result.stdout.str()
