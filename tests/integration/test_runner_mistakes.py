@@ -27,3 +27,34 @@ def test_a_runner_that_returns_no_dict_fails_naming_what_it_returned(pytester, m
     result.assert_outcomes(failed=1)
     said = "runners:returns_a_list returned a list (['trainable', 12]): expected a dict of facts for the report, or None"
     assert said in result.stdout.str()
+
+
+IMPORTED_BY_PATH = '''
+import pytest
+from gpu_budget import Scenario
+
+
+def here(ctx):
+    pass
+
+
+@pytest.mark.gpu_budget(ram="8 GiB")
+def test_here(gpu_budget):
+    gpu_budget.measure(Scenario(name="h", run=here))
+'''
+
+
+def test_a_runner_in_a_module_the_child_cannot_import_fails_saying_why(pytester, monkeypatch):
+    """Under --import-mode=importlib pytest imports a test module by its path, putting no folder on sys.path: its
+    function, named "sub.test_mem:here", once failed with a bare "No module named 'sub'" (run from its folder, it
+    passed: the working directory was on sys.path)."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    (pytester.path / "sub").mkdir()
+    (pytester.path / "sub" / "test_mem.py").write_text(IMPORTED_BY_PATH)
+    monkeypatch.chdir(pytester.path.parent)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                           "--import-mode=importlib", "--rootdir", str(pytester.path), str(pytester.path))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([("*sub.test_mem:here: No module named 'sub' on the measured child's sys.path*"
+                                  "--import-mode=importlib*`pythonpath` ini option*")])

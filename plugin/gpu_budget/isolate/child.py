@@ -324,6 +324,26 @@ def _report_failure(exc: BaseException, run: _Run, emit) -> None:
         run.history.finish(emit)
 
 
+def _function(ref: str) -> object:
+    """The function `ref` ("module:function") names, imported here. Its module not found on this child's sys.path
+    is said with the path and the likely cause: pytest imported it by its file, putting no folder on sys.path."""
+    from gpu_budget.declare.scenario import resolve_ref
+
+    try:
+        return resolve_ref(ref)
+    except ModuleNotFoundError as exc:
+        module = ref.partition(":")[0]
+        if not exc.name or not (module == exc.name or module.startswith(exc.name + ".")):
+            raise  # a module the runner's own module imports: its own message says it
+        folders = ", ".join(p for p in sys.path if p and not p.startswith((sys.prefix, sys.base_prefix)))
+        raise ModuleNotFoundError(
+            f"{ref}: No module named {exc.name!r} on the measured child's sys.path, the pytest process's "
+            f"({folders or 'no folder of the project'}): a module pytest imported by its file (a test module or "
+            "conftest.py under --import-mode=importlib, or one whose folder is not on sys.path) is not found there; "
+            "put the runner in a module on sys.path (pytest's `pythonpath` ini option adds a folder)",
+            name=exc.name) from exc
+
+
 def _end_with_session() -> None:
     """Watch the session that asked for this child (the forkserver's client, not its parent): a session SIGKILLed or
     OOM-killed mid-case runs no cleanup, and the forkserver stays up while a child holds its pipe."""
@@ -339,8 +359,6 @@ def _end_with_session() -> None:
 def main(request: ChildRequest, out_path: str) -> None:
     """Run the request's scenario's prepare or run function (or its command), or probe, and stream the outcome to
     out_path."""
-    from gpu_budget.declare.scenario import resolve_ref
-
     out = open(out_path, "a", buffering=1)  # noqa: SIM115  closed in the finally below, after the error is out
     lock = threading.Lock()  # the tree's thread streams too
 
@@ -366,7 +384,7 @@ def main(request: ChildRequest, out_path: str) -> None:
         if mode == "measure" and job.command is not None:
             return _measure_command(request, job, assets, malloc, emit)
         # import the scenario's module (and torch) first, so pinning reaches torch and nothing is measured of it
-        func = resolve_ref(job.prepare if mode == "prepare" else job.run)
+        func = _function(job.prepare if mode == "prepare" else job.run)
         _pin_threads(request.threads)
         start_method = _platform_start_method()
         if mode == "prepare":
