@@ -1,5 +1,7 @@
 """A runner's own mistakes fail its case naming them, not with what they broke inside the measured child."""
 
+from inner_session import rows
+
 RUNNERS = '''
 def returns_a_list(ctx):
     with ctx.meter.phase("train_step_1", step=1):
@@ -58,3 +60,41 @@ def test_a_runner_in_a_module_the_child_cannot_import_fails_saying_why(pytester,
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([("*sub.test_mem:here: No module named 'sub' on the measured child's sys.path*"
                                   "--import-mode=importlib*`pythonpath` ini option*")])
+
+
+FACTS = '''
+def tuple_keys(ctx):
+    ctx.meter.info[("lora", "v_proj")] = 4
+    with ctx.meter.phase("train_step_1", step=1):
+        if ctx.params.get("fail"):
+            raise RuntimeError("the runner's own failure")
+    return {("lora", "q_proj"): 8, "ranks": {1: "one"}}
+'''
+
+FACT_TESTS = '''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.parametrize("fail", [False, True])
+@pytest.mark.gpu_budget(ram="8 GiB")
+def test_facts(gpu_budget, fail):
+    gpu_budget.measure(Scenario(name="f", run="runners:tuple_keys", params={"fail": fail}))
+'''
+
+
+def test_facts_keyed_by_no_string_reach_the_row_and_never_hide_the_run_s_own_failure(pytester, monkeypatch):
+    """A fact keyed by a tuple (a LoRA target, a pair of layers) once failed a finished run ("keys must be str, int,
+    float, bool or None, not tuple"), and in ctx.meter.info it lost a failed run's own error and traceback: "exited
+    with code 0 without a result". Keys become their str, as values that are no JSON do."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=FACTS, test_mem=FACT_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                           "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*measured child failed (exception): the runner's own failure*"])
+    found = rows(pytester)
+    assert found["test_facts[False]"]["info"]["('lora', 'q_proj')"] == 8
+    assert found["test_facts[False]"]["info"]["ranks"] == {"1": "one"}
+    assert found["test_facts[True]"]["info"]["('lora', 'v_proj')"] == 4

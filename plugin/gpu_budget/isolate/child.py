@@ -16,6 +16,7 @@ import time
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
+from typing import cast
 
 from gpu_budget.isolate import events
 from gpu_budget.isolate.protocol import ChildRequest, ScenarioJob, SnapshotRequest, with_assets
@@ -266,7 +267,21 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     meter.close()
     if run.history is not None:
         run.history.finish(emit)
-    emit(events.Finished(summary, {**meter.info, **info, "malloc": malloc, "start_method": start_method}))
+    emit(events.Finished(summary, _plain({**meter.info, **info, "malloc": malloc, "start_method": start_method})))
+
+
+def _plain(facts: Mapping) -> dict:
+    """`facts` with every key, nested ones too, made its str (a LoRA target's tuple): JSON keys are strings, and a key
+    the event line cannot write would lose the whole line, a failed run's error with it. Values that are no JSON go
+    as their str when the line is written (events.encode)."""
+    def plain(value: object) -> object:
+        if isinstance(value, Mapping):
+            return {k if isinstance(k, str) else str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value
+
+    return cast("dict", plain(facts))
 
 
 def _facts(returned: object, ref: str | None) -> dict:
@@ -312,7 +327,7 @@ def _report_failure(exc: BaseException, run: _Run, emit) -> None:
         type=f"{type(exc).__module__}.{type(exc).__qualname__}",
         message=message[:2000],
         traceback=traceback.format_exc()[-8000:],
-        info=dict(meter.info) if meter is not None else {},
+        info=_plain(meter.info) if meter is not None else {},
         summary=getattr(exc, "summary", None),
     ))
     if meter is not None:
