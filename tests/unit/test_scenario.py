@@ -93,6 +93,40 @@ def test_a_kept_assets_folder_is_honoured_and_a_changed_prepare_rebuilds(project
     assert len(list(kept.iterdir())) == 2  # rebuilt under a new key
 
 
+FAILING_PREPS = '''
+import os, signal, time
+
+
+def half_written(ctx):
+    (ctx.assets / "model-00001-of-00002.safetensors").write_bytes(b"\\0" * 2**20)
+    if ctx.params["how"] == "raise":
+        raise RuntimeError("the second shard did not fit")
+    if ctx.params["how"] == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+    time.sleep(60)
+'''
+
+
+def test_a_prepare_that_fails_leaves_no_half_written_assets(project, tmp_path, monkeypatch):
+    """A prepare that raised, was SIGKILLed or timed out once left its partial folder (KEY.tmp-XXXX) in the kept
+    assets folder, one more each run: a real-scale checkpoint half saved is gigabytes."""
+    pytester = project('''
+        @pytest.mark.parametrize("how", ["raise", "kill", "hang"])
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_one(gpu_budget, how):
+            gpu_budget.measure(Scenario(name="h", prepare="preps:half_written", run="runners:alloc",
+                                        params={"mib": 1, "how": how}))
+    ''')
+    pytester.makepyfile(preps=FAILING_PREPS)
+    kept = tmp_path / "kept-assets"
+    monkeypatch.setenv("GPU_BUDGET_ASSETS", str(kept))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                           "--gpu-budget-timeout=3")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(["*the second shard did not fit*", "*killed by SIGKILL*", "*timed out after 3 s*"])
+    assert sorted(p.name for p in kept.iterdir()) == []
+
+
 # -- command scenarios -------------------------------------------------------------------------------------
 
 def test_a_command_scenario_fills_placeholders_per_scale_and_applies_its_fixes_arguments():

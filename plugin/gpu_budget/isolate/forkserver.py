@@ -323,6 +323,21 @@ def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, tim
     job = ScenarioJob.coerce(scenario)
     assets.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=assets.name + ".tmp-", dir=assets.parent))
+    try:
+        _prepare_into(tmp, job, timeout, threads, preload, dispatch_mode, device)
+        (tmp / ".complete").touch()
+        try:
+            os.rename(tmp, assets)
+        except OSError:  # another worker finished the same assets first
+            if not (assets / ".complete").exists():
+                raise
+    finally:  # what a failed (or beaten) prepare wrote: a checkpoint half saved is gigabytes, in a kept folder
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _prepare_into(tmp: Path, job: ScenarioJob, timeout: float, threads: int, preload: tuple[str, ...],
+                  dispatch_mode: str, device: str | None) -> None:
+    """Run the job's prepare in an unmeasured child writing into `tmp`; raise where it did not finish."""
     request = ChildRequest("prepare", threads, job, str(tmp), device=device)
     seen, ending = run_child(request, timeout, preload, dispatch_mode)
     if events.first(seen, events.Prepared) is None:
@@ -331,12 +346,6 @@ def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, tim
             raise MissingDependency(error.message)
         detail = error.traceback if error else _describe_ending(ending)
         raise RuntimeError(f"preparing assets for {job.name!r} failed:\n{detail}")
-    (tmp / ".complete").touch()
-    try:
-        os.rename(tmp, assets)
-    except OSError:  # another worker finished the same assets first
-        if not (assets / ".complete").exists():
-            raise
 
 
 def _describe_ending(ending: ChildEnding) -> str:
