@@ -127,6 +127,28 @@ def test_a_prepare_that_fails_leaves_no_half_written_assets(project, tmp_path, m
     assert sorted(p.name for p in kept.iterdir()) == []
 
 
+def test_a_prepare_that_fails_is_the_case_s_error_row_saying_so(project):
+    """Its RuntimeError once escaped the gate: the test failed on the plugin's own traceback, the report had no row
+    for the case, and the session warned that no test "reached measure()"."""
+    import json
+
+    pytester = project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_one(gpu_budget):
+            gpu_budget.measure(Scenario(name="h", prepare="preps:half_written", run="runners:alloc",
+                                        params={"mib": 1, "how": "raise"}))
+    ''')
+    pytester.makepyfile(preps=FAILING_PREPS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                           "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1)
+    said = "*[[]gpu-budget error] preparing assets for 'h' failed (exception): the second shard did not fit"
+    result.stdout.fnmatch_lines([said, "*RuntimeError: the second shard did not fit*"])
+    assert "reached measure()" not in result.stdout.str()
+    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
+    assert row["verdict"] == "error" and "the second shard did not fit" in row["message"]
+
+
 # -- command scenarios -------------------------------------------------------------------------------------
 
 def test_a_command_scenario_fills_placeholders_per_scale_and_applies_its_fixes_arguments():

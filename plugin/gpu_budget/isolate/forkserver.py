@@ -344,8 +344,12 @@ def _prepare_into(tmp: Path, job: ScenarioJob, timeout: float, threads: int, pre
         error = events.first(seen, events.Failed)
         if error and error.cause == "missing-dependency":
             raise MissingDependency(error.message)
-        detail = error.traceback if error else _describe_ending(ending)
-        raise RuntimeError(f"preparing assets for {job.name!r} failed:\n{detail}")
+        detail = f" ({error.cause}): {error.message}\n{error.traceback}" if error else f": {_describe_ending(ending)}"
+        raise PrepareFailed(f"preparing assets for {job.name!r} failed{detail}")
+
+
+class PrepareFailed(RuntimeError):
+    """A scenario's prepare did not finish (it raised, was killed, timed out): its case is an error, said with this."""
 
 
 def _describe_ending(ending: ChildEnding) -> str:

@@ -20,6 +20,7 @@ import pytest
 from gpu_budget.declare.marks import BudgetMark, expectation_problem
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate.environment import EnvironmentFailed
+from gpu_budget.isolate.forkserver import PrepareFailed
 from gpu_budget.isolate.program import OutsideEnvironment
 from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
@@ -179,7 +180,7 @@ def measure(ask: Ask, asked: Result) -> Outcome | Measurement:
         skip = environment_skips(exc, ask.device)
         return Outcome(asked.but(verdict=Verdict.SKIPPED if skip else Verdict.ERROR, passed=skip,
                                  message=f"its environment cannot be made: {exc}"))
-    except RemoteFailed as exc:
+    except (RemoteFailed, PrepareFailed) as exc:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=str(exc)))
     except OutsideEnvironment as exc:  # its command would run the running packages, not its environment's
         return Outcome(asked.but(verdict=Verdict.ERROR, message=f"its environment cannot run this command: {exc}"))
