@@ -385,6 +385,9 @@ def main(request: ChildRequest, out_path: str) -> None:
 
     job, mode, run = request.scenario, request.mode, _Run()
     try:
+        if request.environ is not None:  # the session's as it asked, not the forkserver's as it started
+            os.environ.clear()
+            os.environ.update(request.environ)
         os.setpgid(0, 0)  # its own process group: what it leaves running is ended with it (forkserver.run_child)
         _end_with_session()
         if request.device == "cpu":

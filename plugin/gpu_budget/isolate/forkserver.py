@@ -71,9 +71,8 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
         counter = ["gpu_budget.measure.tensors"] if "torch" in preload else []
         context.set_forkserver_preload(["gpu_budget.isolate.forkserver_reaper", "gpu_budget.isolate.child",
                                         "gpu_budget.measure.meter", *preload, *counter])
-        path = os.pathsep.join(filter(None, [*child_paths(), os.environ.get("PYTHONPATH")]))  # 3.11's forkserver
-        # drops sys.path
-        _context, _started, _environment = context, wanted, {**dispatch.pin_env(dispatch_mode), "PYTHONPATH": path}
+        _context, _started = context, wanted
+        _environment = {**dispatch.pin_env(dispatch_mode), "PYTHONPATH": _pythonpath()}
     elif _started != wanted:
         raise RuntimeError(f"the forkserver already runs with preload/dispatch {_started}, not {wanted}: "
                            "one session, one forkserver")
@@ -136,6 +135,18 @@ def forkserver_environ(dispatch_mode: str = "avx2") -> dict[str, str]:
     return {**os.environ, **dispatch.pin_env(dispatch_mode)}
 
 
+def _pythonpath() -> str:
+    """The children's PYTHONPATH: the folders this process put on sys.path first (3.11's forkserver drops sys.path)."""
+    return os.pathsep.join(filter(None, [*child_paths(), os.environ.get("PYTHONPATH")]))
+
+
+def children_environ(dispatch_mode: str = "avx2") -> dict[str, str]:
+    """The environment a child started now runs with: this process's as it is now (a test's monkeypatch.setenv
+    included, where the forkserver holds the one of the moment it started), the kernel-dispatch pin and the
+    PYTHONPATH the forkserver starts with."""
+    return {**forkserver_environ(dispatch_mode), "PYTHONPATH": _pythonpath()}
+
+
 @contextmanager
 def _without_parent_main():
     """Start children without re-running the parent's __main__ (pytest's script, `-c`, stdin).
@@ -169,6 +180,7 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
     wait for the forkserver to fork it (its preload imported first), `timeout` where None, START_GRACE more either
     way: the preload's imports are not the child's run, which `timeout` bounds."""
     ctx = forkserver(preload, dispatch_mode)
+    request = replace(request, environ=children_environ(dispatch_mode))
     fd, path = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")
     os.close(fd)
     if request.runs_command:  # made here, so it is removed below whatever ends the child

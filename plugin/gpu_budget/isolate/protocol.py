@@ -134,6 +134,9 @@ class ChildRequest:
     # a command's: the folder its mark socket lives in, made and removed by the parent (forkserver.run_child), so it
     # goes however the child ends (killed on Ctrl-C, SIGTERM or a timeout)
     sockets: str | None = None
+    # the environment it runs with, as the session has it when it asks (forkserver.children_environ); None: the
+    # forkserver's, which is the session's as it was when the forkserver started
+    environ: Mapping[str, str] | None = None
 
     @property
     def label(self) -> str:
