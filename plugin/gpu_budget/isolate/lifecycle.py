@@ -228,8 +228,11 @@ def end_with(owner: str | None) -> bool:
 
 def _end_when_gone(pid: int, start: str, owner: str) -> None:
     _wait_gone(pid, start)
-    print(f"gpu-budget: the process that started this one ({OWNER_ENV}={owner}) has ended; ending pid "
-          f"{os.getpid()} and what it started", file=sys.stderr, flush=True)
+    try:  # said where it can be: a stderr piped to the owner that is gone raises (BrokenPipeError), and the end must come
+        print(f"gpu-budget: the process that started this one ({OWNER_ENV}={owner}) has ended; ending pid "
+              f"{os.getpid()} and what it started", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
     for _ in range(3):  # again after a pause: another thread of this process may be starting one meanwhile
         kill_descendants(os.getpid())
         time.sleep(0.05)
