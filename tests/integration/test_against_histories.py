@@ -72,6 +72,28 @@ def test_a_renamed_test_file_is_one_case_and_its_growth_fails(project):
     assert x["figures"][0]["change"] > 4  # 64 -> 512 MiB held, on top of the interpreter's own
 
 
+def test_a_file_renamed_with_heavy_edits_pairs_its_case_by_name_and_its_growth_fails(project):
+    """test_a.py at base; at head test_b.py, rewritten past git's 50 % similarity (a deletion and an addition to git),
+    its case holding 512 MiB instead of 64. Before: "1 new, 1 removed", exit 0, the 8x growth unjudged."""
+    (project.path / "test_a.py").write_text(module(case("x", 64)))
+    commit(project.path, "base")
+    (project.path / "test_a.py").unlink()
+    notes = "".join(f"# a note of the rewrite, line {k}: the helpers below explain what each case measures\n"
+                    for k in range(30))
+    (project.path / "test_b.py").write_text(notes + module(case("x", 512)))
+    commit(project.path, "rewrite test_a.py as test_b.py and hold 512 MiB")
+    assert git(project.path, "diff", "-M", "--name-status", "main~1").split() == ["D", "test_a.py", "A", "test_b.py"]
+    result = against(project)
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    result.stdout.fnmatch_lines(["*test_b.py::test_x (renamed from test_a.py)*ram_tree*MiB*MiB*regression*",
+                                 ("regression: test_b.py::test_x: renamed from test_a.py (git saw no rename: paired by "
+                                  "the case's name*; ram_tree head * > base *"),
+                                 "*gpu-budget against main~1: 1 regression; FAILED*"])
+    x = cases(project)["test_b.py::test_x"]
+    assert (x["status"], x["renamed_from"], x["paired_by"]) == ("regression", "test_a.py", "name")
+
+
 def test_a_case_at_head_only_shows_its_figures_and_is_judged_on_its_budget(project):
     """Before: `-` in every column and "figures": [] though it was measured; over its budget it must fail."""
     (project.path / "test_old.py").write_text(module(case("old", 8)))
@@ -82,12 +104,12 @@ def test_a_case_at_head_only_shows_its_figures_and_is_judged_on_its_budget(proje
     result = against(project)
     out = result.stdout.str()
     assert result.ret == 1, out
-    result.stdout.fnmatch_lines(["*test_new.py::test_within*ram_tree*-*MiB*-*- / *new*",
+    result.stdout.fnmatch_lines(["*test_new.py::test_within*ram_tree*-*MiB*-*- / *unpaired*",
                                  "*test_new.py::test_over*ram_tree*-*MiB*-*- / *over-budget*",
                                  "over-budget: test_new.py::test_over: at head: *64.00 MiB*"])
     found = cases(project)
     within, over = found["test_new.py::test_within"], found["test_new.py::test_over"]
-    assert (within["status"], within["passed"]) == ("new", True)
+    assert (within["status"], within["passed"]) == ("unpaired", True)  # test_old went in the same change
     assert (over["status"], over["passed"]) == ("over-budget", False)
     for entry, mib in ((within, 8), (over, 96)):
         fig = entry["figures"][0]

@@ -27,12 +27,11 @@ def row(nodeid: str, ram_tree: int, *, verdict: str = "no-baseline", passed: boo
 def test_a_renamed_module_pairs_its_cases_and_a_growth_fails():
     base = [[row("test_a.py::test_x", 64 * MiB)]] * 2
     head = [[row("test_b.py::test_x", 512 * MiB)]] * 2
-    assert [c.status for c in judge_all(base, head)] == ["new", "removed"]  # unpaired: what git's rename fixes
     (case,) = judge_all(base, head, renamed={"test_a.py": "test_b.py"})
     assert (case.nodeid, case.status, case.passed, case.renamed_from) == ("test_b.py::test_x", "regression", False,
                                                                          "test_a.py")
     assert case.message.startswith("renamed from test_a.py; ram_tree head 512.00 MiB")
-    assert case.to_json()["renamed_from"] == "test_a.py"
+    assert case.to_json()["renamed_from"] == "test_a.py" and case.to_json()["paired_by"] == "git"
     assert rows([case])[0][0] == "test_b.py::test_x (renamed from test_a.py)"
 
 
@@ -41,8 +40,64 @@ def test_a_rename_pairs_only_a_case_of_the_same_name():
     head = [[row("test_b.py::test_x", 64 * MiB), row("test_b.py::test_added", 8 * MiB)]]
     found = {c.nodeid: c for c in judge_all(base, head, renamed={"test_a.py": "test_b.py"})}
     assert {n: (c.status, c.renamed_from) for n, c in found.items()} == {
-        "test_b.py::test_x": ("pass", "test_a.py"), "test_b.py::test_added": ("new", None),
-        "test_a.py::test_gone": ("removed", None)}
+        "test_b.py::test_x": ("pass", "test_a.py"), "test_b.py::test_added": ("unpaired", None),
+        "test_a.py::test_gone": ("removed", None)}  # a case gained while one is lost: flagged, not a plain "new"
+
+
+def test_a_file_renamed_past_gits_detection_pairs_its_cases_by_name_and_a_growth_fails():
+    """git's rename detection needs 50 % alike: a test file renamed with heavy edits reads as one deleted and one
+    added. Its cases keep their names, each the only one of its name base lost and head gained: one case each, and
+    an 8x growth fails as a regression (before, "new" and "removed": it passed unjudged)."""
+    base = [[row("test_a.py::test_x", 64 * MiB), row("test_a.py::test_y[8]", 8 * MiB)]]
+    head = [[row("test_b.py::test_x", 512 * MiB), row("test_b.py::test_y[8]", 8 * MiB)]]
+    x, y = judge_all(base, head)
+    assert (x.nodeid, x.status, x.passed, x.renamed_from, x.paired_by) == ("test_b.py::test_x", "regression", False,
+                                                                         "test_a.py", "name")
+    assert x.message.startswith("renamed from test_a.py (git saw no rename: paired by the case's name")
+    assert "ram_tree head 512.00 MiB (lowest of 1) > base 64.00 MiB" in x.message
+    assert (y.status, y.renamed_from) == ("pass", "test_a.py")
+    assert rows([x])[0][0] == "test_b.py::test_x (renamed from test_a.py)"
+
+
+def test_a_name_two_lost_or_two_gained_cases_hold_is_not_paired_and_flagged():
+    base = [[row("test_a.py::test_x", 64 * MiB), row("test_c.py::test_x", 8 * MiB)]]
+    head = [[row("test_b.py::test_x", 512 * MiB)]]
+    found = {c.nodeid: c for c in judge_all(base, head)}
+    assert {n: c.status for n, c in found.items()} == {"test_b.py::test_x": "unpaired", "test_a.py::test_x": "removed",
+                                                      "test_c.py::test_x": "removed"}
+    flagged = found["test_b.py::test_x"]
+    assert flagged.passed and flagged.renamed_from is None
+    assert flagged.message.startswith("at head only, and base lost 2 case(s) in the same change that no case pairs with: "
+                                      "test_a.py::test_x (ram_tree 64.00 MiB at base, head +700.0%, past the tolerance); "
+                                      "test_c.py::test_x (ram_tree 8.00 MiB at base, head +6300.0%, past the tolerance)")
+    assert flagged.message.endswith("judged on its budget alone")
+    assert "head gained 1 case(s) in the same change that no case pairs with (test_b.py::test_x)" in found["test_a.py::test_x"].message
+
+
+def test_changed_parametrize_ids_are_flagged_with_the_change_against_each_lost_case():
+    """Ids 8, 32 become small, big: no name pairs them (nor could a guess by order be trusted), so each gained case is
+    flagged, naming what its change would be against each lost one; the run still passes on the budgets."""
+    base = [[row("t.py::test_p[8]", 8 * MiB), row("t.py::test_p[32]", 32 * MiB)]]
+    head = [[row("t.py::test_p[small]", 32 * MiB), row("t.py::test_p[big]", 128 * MiB)]]
+    small, big, *lost = judge_all(base, head)
+    assert [c.status for c in (small, big, *lost)] == ["unpaired", "unpaired", "removed", "removed"]
+    assert all(c.passed for c in (small, big, *lost))
+    assert "t.py::test_p[32] (ram_tree 32.00 MiB at base, head +300.0%, past the tolerance)" in big.message
+
+
+def test_a_case_gained_with_none_lost_is_new_and_one_lost_with_none_gained_is_removed():
+    base = [[row("t.py::test_x", 8 * MiB), row("t.py::test_gone", 8 * MiB)]]
+    assert [c.status for c in judge_all(base, [[row("t.py::test_x", 8 * MiB)]])] == ["pass", "removed"]
+    head = [[row("t.py::test_x", 8 * MiB), row("t.py::test_added", 8 * MiB)]]
+    assert [c.status for c in judge_all([[row("t.py::test_x", 8 * MiB)]], head)] == ["pass", "new"]
+
+
+def test_a_case_the_other_side_could_not_collect_is_not_paired_by_name():
+    """Its module's error is why it has no row there: an error, not a lost case a new one could be."""
+    base = [[row("test_a.py::test_x", 64 * MiB)]]
+    head = [[row("test_b.py::test_x", 512 * MiB)]]
+    found = {c.nodeid: c.status for c in judge_all(base, head, head_uncollected={"test_a.py": "SyntaxError: ..."})}
+    assert found == {"test_b.py::test_x": "new", "test_a.py::test_x": "error"}
 
 
 def test_a_case_at_head_only_shows_its_figures_and_its_budget_judges_it():

@@ -114,7 +114,7 @@ def test_new_removed_and_error_at_base():
                                                    passed=False)]],
         [[row(1 * MiB, nodeid="t.py::new"), row(1 * MiB, nodeid="t.py::broken")]])}
     assert list(cases) == ["t.py::new", "t.py::broken", "t.py::old"]  # head's order, then base only
-    assert (cases["t.py::new"].status, cases["t.py::new"].passed) == ("new", True)
+    assert (cases["t.py::new"].status, cases["t.py::new"].passed) == ("unpaired", True)  # base lost t.py::old
     assert (cases["t.py::old"].status, cases["t.py::old"].passed) == ("removed", True)
     assert (cases["t.py::broken"].status, cases["t.py::broken"].passed) == ("error at base", True)
     assert "head judged on its budget alone" in cases["t.py::broken"].message

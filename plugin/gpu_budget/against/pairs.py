@@ -146,9 +146,11 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
     if left:
         log(f"gpu-budget against: ended {len(left)} process(es) the {side.name} session left running")
     if code not in FINISHED or not report.is_file():
-        tail = output.read_text(errors="replace")[-TAIL:]
-        raise AgainstError(f"the {side.name} session at {side.commit[:10]} (in {side.folder}) ended with exit code "
-                           f"{code}{'' if report.is_file() else ' and no report'}; its output ends:\n{tail}")
+        said = output.read_text(errors="replace")
+        crash = fatal(said) if code < 0 else ""
+        raise AgainstError(f"the {side.name} session at {side.commit[:10]} (in {side.folder}) ended with "
+                           f"{ended(code)}{'' if report.is_file() else ' and no report'}{crash}; its output ends:\n"
+                           f"{said[-TAIL:]}")
     read = SessionReport.from_json(json.loads(report.read_text()))
     rows = read.rows
     uncollected = collected.read(errors_file)
@@ -157,6 +159,30 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
         f"{wall:.1f} s")
     return Run(side.name, index, side.commit, code, wall, rows, read.data, uncollected, read.hardware_key,
                collected.read(failed_file))
+
+
+def ended(code: int) -> str:
+    """A session's end in words: its exit code, or the signal that killed it (a crash in the pytest process itself:
+    an extension module's segfault at import, an abort)."""
+    if code >= 0:
+        return f"exit code {code}"
+    try:
+        return f"signal {signal.Signals(-code).name} (killed)"
+    except ValueError:
+        return f"signal {-code} (killed)"
+
+
+def fatal(output: str) -> str:
+    """Where Python's fault handler wrote a crash ("Fatal Python error: ..." and the stack, innermost frame first),
+    the error and the frame it happened in, as ": <error> | <frame>"; else "". Its stack runs down through pytest's
+    own frames, so the end of the output alone would not say where."""
+    lines = output.splitlines()
+    at = next((k for k, line in enumerate(lines) if line.startswith("Fatal Python error")), None)
+    if at is None:
+        return ""
+    current = next((k for k in range(at, len(lines)) if lines[k].startswith("Current thread")), at)
+    frame = next((line.strip() for line in lines[current + 1:] if line.strip().startswith("File ")), "")
+    return f": {lines[at].strip()}" + (f" | {frame}" if frame else "")
 
 
 def adopt_orphans() -> bool:

@@ -40,7 +40,13 @@ whose module base could not collect, is "error at base" (head judged on its
 budget alone, the base error named). A case whose module head could not collect
 is an "error" (it fails). A test file git saw renamed between base and head
 (renames.py) pairs its cases with the old file's: one case, "renamed from" the
-old path. Stored baselines play no part: where one exists it is shown beside
+old path. A case base lost and head gained after that is paired by its name
+(the node id less its module path) where one lost and one gained case alone hold
+it: a file rewritten past git's rename detection, a test moved to another file.
+What is still gained while something is lost is "unpaired": it could be a lost
+case renamed, so its line names each lost case with what its change would be
+against it; it passes on its budget, as a new case does (`unpaired`). Stored
+baselines play no part: where one exists it is shown beside
 the pair (stored.py), never judged against.
 """
 
@@ -150,10 +156,12 @@ class CaseVerdict:
     base: tuple[Result, ...] = ()
     head: tuple[Result, ...] = ()
     renamed_from: str | None = None
+    paired_by: str | None = None  # how a case whose file moved was paired with base's: "git" (a rename) or "name"
 
     def to_json(self) -> JsonObject:
         return {"nodeid": self.nodeid, "status": self.status, "passed": self.passed, "message": self.message,
-                "renamed_from": self.renamed_from, "figures": [f.to_json() for f in self.figures]}
+                "renamed_from": self.renamed_from, "paired_by": self.paired_by,
+                "figures": [f.to_json() for f in self.figures]}
 
 
 def by_case(runs: Sequence[Sequence[Result]]) -> dict[str, tuple[Result, ...]]:
@@ -196,19 +204,21 @@ def figures(base: Sequence[Result], head: Sequence[Result], tolerance: Tolerance
 
 def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, renamed_from: str | None = None,
                base_error: str | None = None, head_error: str | None = None, base_failed: str | None = None,
-               head_failed: str | None = None) -> CaseVerdict:
+               head_failed: str | None = None, by_name: bool = False) -> CaseVerdict:
     """One case's verdict from its rows at base and at head (either may be empty); `base_error` and `head_error`: why
     its module could not be collected at that side, `base_failed` and `head_failed`: why pytest failed its test at a
-    side that measured no row of it, `renamed_from`: its module's path at base."""
+    side that measured no row of it, `renamed_from`: its module's path at base, `by_name`: paired with base's case by
+    its name where git saw no rename (judge_all)."""
     base, head = tuple(base), tuple(head)
-    renamed = f"renamed from {renamed_from}; " if renamed_from else ""
+    renamed = f"renamed from {renamed_from}{BY_NAME if by_name else ''}; " if renamed_from else ""
+    paired_by = None if not renamed_from else "name" if by_name else "git"
     if base_error is None and base_failed is not None:
         base_error = None if base else f"{FAILED_BEFORE}: {base_failed}"
 
     noted = base_failed_after(base)
 
     def verdict(status: str, passed: bool, message: str, figs: tuple[Figure, ...] = ()) -> CaseVerdict:
-        return CaseVerdict(nodeid, status, passed, renamed + message + noted, figs, base, head, renamed_from)
+        return CaseVerdict(nodeid, status, passed, renamed + message + noted, figs, base, head, renamed_from, paired_by)
 
     if not head:
         return verdict(*_without_head(head_failed, head_error))
@@ -245,6 +255,7 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
 
 
 FAILED_BEFORE = "its test failed with no case of it measured"  # pytest failed it; no row says why (collected.py)
+BY_NAME = (" (git saw no rename: paired by the case's name, which no other case base lost or head gained holds)")
 
 
 def _without_head(head_failed: str | None, head_error: str | None) -> tuple[str, bool, str]:
@@ -283,16 +294,12 @@ def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequenc
     either side is one failed row."""
     renamed = dict(renamed or {})
     head = by_case(head_runs)
-    base: dict[str, tuple[Result, ...]] = {}
-    raw = by_case(base_runs)
-    for nodeid, rows in raw.items():
-        target = _moved(nodeid, renamed)
-        base[target if target in head and target not in raw else nodeid] = rows
     base_errors = {_moved(where, renamed): error for where, error in (base_uncollected or {}).items()}
     head_errors = dict(head_uncollected or {})
     old = {new: was for was, new in renamed.items()}
     base_fails = {_moved(test, renamed): why for test, why in (base_failed or {}).items()}
     head_fails, tests = dict(head_failed or {}), set()
+    base, by_name = _base_paired(by_case(base_runs), head, renamed, (base_errors, base_fails), (head_errors, head_fails))
     out, covered = [], set()
     for nodeid in [*head, *(n for n in base if n not in head)]:
         base_where = collected.holder(nodeid, base_errors) if nodeid not in base else None
@@ -300,15 +307,42 @@ def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequenc
         covered |= {where for where in (base_where, head_where) if where is not None}
         module = nodeid.split("::")[0]
         was = old.get(module) if nodeid in base or base_where is not None else None
+        if nodeid in by_name:
+            was = by_name[nodeid].split("::")[0]
         rows = head.get(nodeid) or base.get(nodeid) or ()
         test = rows[0].test_nodeid if rows else nodeid
         tests.add(test)
         out.append(judge_case(nodeid, base.get(nodeid, ()), head.get(nodeid, ()), renamed_from=was,
                               base_error=base_errors.get(base_where), head_error=head_errors.get(head_where),
-                              base_failed=base_fails.get(test), head_failed=head_fails.get(test)))
-    for test, why in head_fails.items():
-        if test not in tests:
-            out.append(judge_case(test, (), (), head_failed=why))
+                              base_failed=base_fails.get(test), head_failed=head_fails.get(test),
+                              by_name=nodeid in by_name))
+    out = unpaired(out)
+    out += [judge_case(test, (), (), head_failed=why) for test, why in head_fails.items() if test not in tests]
+    return tuple(out + _uncollected_rows(head_errors, base_errors, covered, old))
+
+
+def _base_paired(raw: Mapping[str, tuple[Result, ...]], head: Mapping[str, tuple[Result, ...]],
+                 renamed: Mapping[str, str], base_said: tuple[Mapping[str, str], Mapping[str, str]],
+                 head_said: tuple[Mapping[str, str], Mapping[str, str]]) -> tuple[dict[str, tuple[Result, ...]],
+                                                                                   dict[str, str]]:
+    """Base's rows keyed by the head case each pairs with (its module renamed where git saw the file renamed, else
+    by its name: pair_by_name), else by base's node id; and head's node id -> base's for those paired by name.
+    `*_said`: a side's uncollected modules and failed tests, whose cases are not lost or gained (_excused)."""
+    base: dict[str, tuple[Result, ...]] = {}
+    for nodeid, rows in raw.items():
+        target = _moved(nodeid, renamed)
+        base[target if target in head and target not in raw else nodeid] = rows
+    by_name = pair_by_name([n for n in base if n not in head and not _excused(n, *head_said)],
+                           [n for n in head if n not in base and not _excused(n, *base_said)])
+    for new, was in by_name.items():
+        base[new] = base.pop(was)
+    return base, by_name
+
+
+def _uncollected_rows(head_errors: Mapping[str, str], base_errors: Mapping[str, str], covered: set[str],
+                      old: Mapping[str, str]) -> list[CaseVerdict]:
+    """One row for each module a side could not collect that holds no case judged above (`covered`)."""
+    out = []
     for where, error in head_errors.items():
         if where not in covered:
             also = f"; at base too: {base_errors[where]}" if where in base_errors else ""
@@ -318,7 +352,77 @@ def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequenc
         if where not in covered:
             out.append(CaseVerdict(where, "error at base", True, f"could not be collected at base: {error}; no case "
                                                                  f"of it measured at head", renamed_from=old.get(where)))
-    return tuple(out)
+    return out
+
+
+def case_name(nodeid: str) -> str:
+    """A case's node id less its module's path: the class, function, parametrize id and label ("test_x[8]")."""
+    return nodeid.partition("::")[2]
+
+
+def pair_by_name(lost: Sequence[str], gained: Sequence[str]) -> dict[str, str]:
+    """Head's node id -> base's, for each case base lost and head gained (no pair after git's renames) under the same
+    case name in another module, where that name is held by that one case on each side: a test file renamed with
+    heavy edits (under git's 50 % similarity) or a test moved to another file keeps its name, not its module path."""
+    names_lost: dict[str, list[str]] = {}
+    for nodeid in lost:
+        names_lost.setdefault(case_name(nodeid), []).append(nodeid)
+    names_gained: dict[str, list[str]] = {}
+    for nodeid in gained:
+        names_gained.setdefault(case_name(nodeid), []).append(nodeid)
+    return {ids[0]: names_lost[name][0] for name, ids in names_gained.items()
+            if name and len(ids) == 1 and len(names_lost.get(name, ())) == 1}
+
+
+def _excused(nodeid: str, errors: Mapping[str, str], fails: Mapping[str, str]) -> bool:
+    """The other side has no row of the case for a reason it says (its module not collected, its test failed there):
+    not a case lost or gained, so never paired by name."""
+    return collected.holder(nodeid, errors) is not None or any(nodeid == t or nodeid.startswith(t + "::") for t in fails)
+
+
+UNPAIRED_SHOWN = 3  # the cases a flag names, the rest counted
+
+
+def unpaired(cases: Sequence[CaseVerdict]) -> list[CaseVerdict]:
+    """The verdicts with each case at head only flagged "unpaired" where base lost a case in the same change (no pair
+    by git's renames nor by name): its change against that case, if it is that case renamed (a new name, changed
+    parametrize ids), cannot be judged. It passes on its budget as a new case does, but never as a plain "new": its
+    line names the cases it could be, each with what the change would be against it. Each such removed case's line
+    names the unpaired cases in turn."""
+    lost = [c for c in cases if c.status == "removed"]
+    gained = [c for c in cases if c.status == "new"]
+    if not lost or not gained:
+        return list(cases)
+    out = []
+    for case in cases:
+        if case.status == "new":
+            each = [_as_if(was, case) for was in lost[:UNPAIRED_SHOWN]]
+            more = f" and {len(lost) - UNPAIRED_SHOWN} more" if len(lost) > UNPAIRED_SHOWN else ""
+            message = (f"at head only, and base lost {len(lost)} case(s) in the same change that no case pairs "
+                       f"with: {'; '.join(each)}{more}: if it is one of them renamed, its change against it is not "
+                       f"judged (keep the case's name and it is paired); judged on its budget alone")
+            case = CaseVerdict(case.nodeid, "unpaired", case.passed, message, case.figures, case.base, case.head)
+        elif case.status == "removed":
+            names = ", ".join(c.nodeid for c in gained[:UNPAIRED_SHOWN])
+            more = f" and {len(gained) - UNPAIRED_SHOWN} more" if len(gained) > UNPAIRED_SHOWN else ""
+            case = CaseVerdict(case.nodeid, case.status, case.passed,
+                               f"{case.message}; head gained {len(gained)} case(s) in the same change that no "
+                               f"case pairs with ({names}{more}): if one of them is it renamed, its change is not "
+                               f"judged", case.figures,
+                               case.base, case.head)
+        out.append(case)
+    return out
+
+
+def _as_if(was: CaseVerdict, case: CaseVerdict) -> str:
+    """A lost case named, with what the gained case's change would be against it were it that case renamed."""
+    figs = figures(was.base, case.head, tolerance_of(case.head))
+    if not figs:
+        return was.nodeid
+    fig = figs[0]
+    change = "" if fig.change is None else f", head {fig.change:+.1%}"
+    past = ", past the tolerance" if fig.regressed else ""
+    return f"{was.nodeid} ({fig.metric} {format_size(round(fig.base_median))} at base{change}{past})"
 
 
 def _moved(nodeid: str, renamed: Mapping[str, str]) -> str:

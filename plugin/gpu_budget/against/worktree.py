@@ -3,9 +3,9 @@
 `git worktree add --detach` of REF's commit in a temporary folder: the user's
 checkout, its index and its branch are never touched. The worktree is removed
 (`git worktree remove --force`, then the folder) when the `with` block ends,
-whether it ends normally, by an error, by Ctrl-C (SIGINT) or by SIGTERM (a CI
-job's timeout): SIGTERM is turned into an exception for the block's duration
-so the cleanup runs. A SIGKILLed run removes nothing, so each worktree's
+whether it ends normally, by an error, by Ctrl-C (SIGINT), by SIGTERM (a CI
+job's timeout) or by SIGHUP (the terminal closed): SIGTERM and SIGHUP are
+turned into an exception for the block's duration so the cleanup runs. A SIGKILLed run removes nothing, so each worktree's
 folder names the run that made it, and the next run removes those whose run
 is gone (a self-hosted runner keeps /tmp from job to job).
 
@@ -85,6 +85,9 @@ def resolve(repo: Repo, given: str, name: str = OPTION) -> Ref:
     """REF's commit, or an AgainstError naming REF."""
     found = git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{given}^{{commit}}"], repo.top)
     if found.returncode != 0 or not found.stdout.strip():
+        kind = git(["cat-file", "-t", "--end-of-options", given], repo.top).stdout.strip()
+        if kind in ("tree", "blob"):  # a name git resolves, to no commit (HEAD:path, a tree's hash)
+            raise AgainstError(f"{name}={given}: names a {kind} in {repo.top}, not a commit")
         raise AgainstError(f"{name}={given}: no commit {given!r} in {repo.top} "
                            f"(not a branch, tag or commit there; fetch it first?)")
     return Ref(given, found.stdout.strip(), name)
@@ -101,22 +104,29 @@ def missing_at(repo: Repo, ref: Ref, paths: Sequence[Path]) -> list[str]:
     return out
 
 
+ENDING = (signal.SIGTERM, signal.SIGHUP)  # a CI job's timeout; the terminal closed (an ssh session dropped)
+
+
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
-    """SIGTERM raises Terminated inside the block (from the main thread only; elsewhere nothing changes)."""
+    """SIGTERM and SIGHUP raise Terminated inside the block (from the main thread only; elsewhere nothing changes):
+    the block's cleanup runs, as on Ctrl-C. A SIGHUP left to its default would end the run at once, its worktree and
+    folders left for the next run to find."""
 
     def handler(signum, frame):
-        raise Terminated(f"terminated by signal {signum}")
+        raise Terminated(f"terminated by {signal.Signals(signum).name}")
 
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
+    try:  # a SIGHUP ignored (nohup) stays ignored: the run outlives its terminal, as asked
+        previous = {sig: signal.signal(sig, handler) for sig in ENDING
+                    if sig == signal.SIGTERM or signal.getsignal(sig) != signal.SIG_IGN}
     except ValueError:  # not the main thread
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, was in previous.items():
+            signal.signal(sig, was)
 
 
 @contextlib.contextmanager
