@@ -74,3 +74,15 @@ def test_a_folder_good_does_not_hold_is_bad_input_naming_it(pytester, monkeypatc
     assert "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("gpu-budget bisect: error: bisect: sub not found at GOOD main~1 ("), done.stderr
     assert git(pytester.path, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_a_json_path_in_no_folder_is_bad_input_before_anything_runs(pytester, monkeypatch):
+    """Before: the bisect ran to its end, printed its answer, then a FileNotFoundError traceback and exit 1."""
+    history(pytester, monkeypatch, 8, 72)
+    done = subprocess.run([sys.executable, "-m", "gpu_budget", "bisect", "main~1", "main", "-k", "test_fn", "--json",
+                           "no/such/folder/bisect.json"], check=False, cwd=pytester.path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "reference" not in done.stdout, done.stdout + done.stderr
+    assert "--json=no/such/folder/bisect.json: " in done.stderr and "is not a folder" in done.stderr, done.stderr
+    assert git(pytester.path, "worktree", "list", "--porcelain").count("worktree ") == 1

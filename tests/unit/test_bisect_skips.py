@@ -1,11 +1,17 @@
-"""against/bisect.py: a skipped commit's reason carries the error's last lines, and an answer skips left open is the
-commits it could be, said, written to JSON and exit code 1 (git's own transcript, as `git bisect run` prints it)."""
+"""against/bisect.py: a skipped commit's reason carries the error's last lines (a crash: where it happened), an answer
+skips left open is the commits it could be, said, written to JSON and exit code 1 (git's own transcript, as `git bisect
+run` prints it), and --recheck withdraws an answer a re-run of its parent contradicts."""
+
+import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from gpu_budget.against.bisect import Found, Tried, measure, open_candidates, skip_reason
-from gpu_budget.against.pairs import Side, run_session
-from gpu_budget.against.worktree import AgainstError
+from gpu_budget.against import bisect as bisect_module
+from gpu_budget.against.bisect import Found, StepSettings, Tried, measure, open_candidates, rechecked, skip_reason
+from gpu_budget.against.pairs import Side, ended, fatal, run_session
+from gpu_budget.against.worktree import AgainstError, Ref
 
 FAILED = """the bisect session at 70f26e3ebe (in base) ended with exit code 4 and no report; its output ends:
 ImportError while loading conftest 'conftest.py'.
@@ -65,3 +71,85 @@ def test_a_commit_that_does_not_hold_the_folder_is_a_skip_not_a_traceback(tmp_pa
     assert row is None and why.startswith("the bisect session at cccccccccc: ") and "is not in that commit" in why
     with pytest.raises(AgainstError, match="is not in that commit"):
         run_session(Side("base", "c" * 40, tmp_path / "gone"), 1, [], tmp_path)
+
+
+def _history(folder, monkeypatch) -> list[str]:
+    """A repository of four commits, GOOD first; their hashes."""
+    for key, value in {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+                       "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1",
+                       "GIT_CONFIG_GLOBAL": "/dev/null"}.items():
+        monkeypatch.setenv(key, value)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=folder, check=True)
+    out = []
+    for k in range(4):
+        (folder / "README").write_text(f"{k}\n")
+        subprocess.run(["git", "add", "-A"], cwd=folder, check=True)
+        subprocess.run(["git", "commit", "-q", "-m", f"commit {k}"], cwd=folder, check=True)
+        out.append(subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, check=True, capture_output=True,
+                                  text=True).stdout.strip())
+    return out
+
+
+@pytest.mark.parametrize("again", [["within", "within"], ["within", "moved"]], ids=["steady", "intermittent"])
+def test_recheck_measures_the_first_commits_parent_again_and_withdraws_an_answer_it_contradicts(tmp_path, monkeypatch,
+                                                                                              again):
+    """A figure that moves only some runs can read "within" at a commit after the one that moved it, and git then
+    names a later commit. --recheck N measures the named commit's parent N times more: past the tolerance once, and
+    the answer is withdrawn (no commit named, exit 1), saying why."""
+    good, one, two, _bad = _history(tmp_path, monkeypatch)
+    measured = []
+
+    def tried(settings, commit):
+        measured.append(commit)
+        return Tried(commit, "c", again[len(measured) - 1], "ram_tree", 100)
+
+    monkeypatch.setattr(bisect_module, "try_commit", tried)
+    reference = Tried(good, "good", "reference", "ram_tree", 100)
+    found = Found(reference, (Tried(two, "commit 2", "moved", "ram_tree", 200),), two, "")
+    settings = StepSettings(tmp_path, tmp_path, (), tmp_path, tmp_path / "log", None, 100, good)
+    answer = rechecked(found, settings, Ref("main~3", good), 2, log=lambda line: None)
+    assert measured == [one, one]  # the parent of the commit named, twice
+    if again[-1] == "within":
+        assert (answer.first, answer.rechecked) == (two, 2)
+        assert answer.text().splitlines()[-1] == ("gpu-budget bisect: its parent measured 2 time(s) more, within the "
+                                                  "tolerance each time")
+    else:
+        assert answer.first is None and answer.to_json()["first"] is None
+        assert answer.said.startswith(f"the figure moves intermittently: {one[:10]}, the parent of {two[:10]}, "
+                                      f"measured past the tolerance on a re-run")
+    assert rechecked(found, settings, Ref("main~3", good), 0, log=lambda line: None) is found
+    assert Path(tmp_path / "README").read_text() == "1\n"  # the parent checked out to be measured
+
+
+CRASH = """Fatal Python error: Aborted
+
+Thread 0x00007f5e1a5fe6c0 (most recent call first):
+  File "plugin/gpu_budget/isolate/lifecycle.py", line 254 in _wait_gone
+
+Current thread 0x00007ff1997d4b80 (most recent call first):
+  File "memtests/test_segv.py", line 2 in <module>
+  File "_pytest/python.py", line 528 in importtestmodule
+
+Extension modules: yaml._yaml (total: 1)
+"""
+
+
+def test_a_session_killed_by_a_signal_says_which_and_where_it_crashed():
+    """Before: "ended with exit code -6", then the end of the fault handler's stack: pytest's frames, not the file."""
+    assert (ended(4), ended(-6), ended(-9)) == ("exit code 4", "signal SIGABRT (killed)", "signal SIGKILL (killed)")
+    assert fatal(CRASH) == ': Fatal Python error: Aborted | File "memtests/test_segv.py", line 2 in <module>'
+    assert fatal("ERROR: usage\n") == ""
+
+
+def test_a_revision_naming_a_tree_or_a_file_says_what_it_names(tmp_path, monkeypatch):
+    """GOOD, BAD and --gpu-budget-against's REF: before, a tree's hash or `main:path` read "no commit ... fetch it
+    first?", though git knows it, as something else."""
+    from gpu_budget.against.worktree import repo_at, resolve
+
+    _history(tmp_path, monkeypatch)
+    repo = repo_at(tmp_path, "HEAD")
+    for given, kind in (("HEAD^{tree}", "tree"), ("HEAD:README", "blob")):
+        with pytest.raises(AgainstError, match=rf"^GOOD={re.escape(given)}: names a {kind} in .*, not a commit$"):
+            resolve(repo, given, "GOOD")
+    with pytest.raises(AgainstError, match="no commit 'nope' in .* fetch it first"):
+        resolve(repo, "nope", "GOOD")

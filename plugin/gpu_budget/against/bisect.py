@@ -26,11 +26,15 @@ it moved; else no commit is named (exit code 1).
 CASE is a node id (it holds `::`: passed to pytest as a path) or a -k
 expression, and must select one measured case. At a commit where git sees the
 case's test file renamed since GOOD, it is the same case under the new path
-(`at_commit`), as --against pairs a renamed file. Each tried commit's figure is
+(`at_commit`), as --against pairs a renamed file; where its file was rewritten
+past git's detection, the one case of its name the selection holds (`measure`).
+One run per commit cannot tell a figure that moves only in some runs: with
+`--recheck N` the first commit's parent is measured N times more, and a re-run
+past the tolerance withdraws the answer (`rechecked`). Each tried commit's figure is
 printed as it is measured, and listed again at the end with the first commit
 past the tolerance (a moved row's words are verdict.py's: "head" is the commit
-tried, "base" the reference). Ctrl-C or SIGTERM ends the bisect's processes and
-removes the worktree. Over 16 commits a bisect measures the reference and
+tried, "base" the reference). Ctrl-C, SIGTERM or SIGHUP ends the bisect's processes
+and removes the worktree (exit code 130). Over 16 commits a bisect measures the reference and
 about log2(16) = 4 commits, more where it skips (benchmarks/RESULTS.md, section 5e, counts them).
 """
 
@@ -40,7 +44,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -48,7 +51,7 @@ from pathlib import Path
 from gpu_budget.against import collected
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
 from gpu_budget.against.renames import renamed_files
-from gpu_budget.against.verdict import FAILED_BEFORE, figures, tolerance_of
+from gpu_budget.against.verdict import FAILED_BEFORE, case_name, figures, tolerance_of
 from gpu_budget.against.worktree import (
     AgainstError,
     Ref,
@@ -66,6 +69,7 @@ from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.result import Result, Verdict
 from gpu_budget.units import format_size
 
+SCRATCH = "runs"  # the sessions' reports and logs: a folder beside the worktree, removed with it
 STEP_ENV = "GPU_BUDGET_BISECT_STEP"  # the step's settings file, for `git bisect run`'s command
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 255  # git bisect run's exit codes
 
@@ -103,12 +107,19 @@ def subject(top: Path, commit: str) -> str:
 
 def measure(folder: Path, commit: str, args: Sequence[str], scratch: Path, index: int,
             nodeid: str | None = None) -> tuple[Result | None, str]:
-    """The case's row at the commit checked out in `folder`, or None and why it could not be measured."""
+    """The case's row at the commit checked out in `folder` and a note (how it was found, where not under its node
+    id), or None and why it could not be measured."""
     try:
         run = run_session(Side("bisect", commit, folder), index, args, scratch, log=lambda line: None)
-    except AgainstError as exc:
-        return None, skip_reason(str(exc).replace(f"{folder}{os.sep}", ""))  # paths in the worktree, as in the repo
+    except AgainstError as exc:  # paths in the worktree and the scratch folder, as in the repository
+        said = str(exc).replace(f" (in {folder})", "").replace(f"{folder}{os.sep}", "").replace(f"{scratch}{os.sep}", "")
+        return None, skip_reason(said)
     rows = [r for r in run.rows if nodeid is None or r.nodeid == nodeid]
+    note = ""
+    if not rows and nodeid is not None:  # its file renamed past git's detection: the one case of its name, as --against
+        same = [r for r in run.rows if case_name(r.nodeid) == case_name(nodeid)]
+        if len(same) == 1:
+            rows, note = same, f"as {same[0].nodeid}, paired by the case's name (git saw no rename)"
     if not rows:
         where = collected.holder(nodeid, run.uncollected) if nodeid else next(iter(run.uncollected), None)
         if where is not None:
@@ -127,7 +138,7 @@ def measure(folder: Path, commit: str, args: Sequence[str], scratch: Path, index
         return None, row.message[:200]
     if row.failed_after:  # the commit is broken: its figure is no verdict on the case (nor a reference at GOOD)
         return None, row.failed_after[:REASON_WIDTH]
-    return row, ""
+    return row, note
 
 
 REASON_LINES = 3  # the last lines of a failed session's output a skip's reason carries
@@ -218,7 +229,7 @@ def try_commit(settings: StepSettings, commit: str) -> Tried:
         moved = [f for f in figures([reference], [row], tolerance_of([row])) if f.regressed]
         metric, value = _figure(row)
         tried = Tried(commit, subject(top, commit), "moved" if moved else "within", metric, value,
-                      "; ".join(f.said() for f in moved))
+                      "; ".join([*([why] if why else []), *(f.said() for f in moved)]))
     with open(settings.log, "a") as fh:
         fh.write(json.dumps(tried.to_json()) + "\n")
     return tried
@@ -261,6 +272,7 @@ class Found:
     first: str | None
     said: str
     candidates: tuple[str, ...] = ()
+    rechecked: int = 0  # the times the first commit's parent was measured again (--recheck), each within the tolerance
 
     def text(self) -> str:
         ref = self.reference.value
@@ -270,20 +282,25 @@ class Found:
             moved = next((t for t in self.tried if t.commit == self.first), None)
             lines.append(f"gpu-budget bisect: first commit past the tolerance: {self.first[:10]} "
                          f"{moved.subject if moved else ''}" + (f" ({moved.why})" if moved and moved.why else ""))
+            if self.rechecked:
+                lines.append(f"gpu-budget bisect: its parent measured {self.rechecked} time(s) more, within the "
+                             f"tolerance each time")
         else:
             lines.append(f"gpu-budget bisect: no single first commit: {self.said}")
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> JsonObject:
         return {"reference": self.reference.to_json(), "tried": [t.to_json() for t in self.tried],
-                "first": self.first, "candidates": list(self.candidates), "git": self.said}
+                "first": self.first, "candidates": list(self.candidates), "git": self.said, "rechecked": self.rechecked}
 
 
-def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log=print) -> Found:
-    """The reference measured at GOOD, then git bisect run over GOOD..BAD, in a worktree removed afterwards."""
+def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log=print, recheck: int = 0) -> Found:
+    """The reference measured at GOOD, then git bisect run over GOOD..BAD, in a worktree removed afterwards; where a
+    first commit is found, its parent measured `recheck` times more (rechecked)."""
     adopt_orphans()
-    with sigterm_raises(), checked_out(repo, good, log) as tree, tempfile.TemporaryDirectory(prefix="gpu-budget-runs-") as tmp:
-        scratch = Path(tmp)
+    with sigterm_raises(), checked_out(repo, good, log) as tree:
+        scratch = tree.parent / SCRATCH  # beside the worktree: removed with it, by the next run where this one is killed
+        scratch.mkdir()
         folder = tree / here.relative_to(repo.top)
         row, why = measure(folder, good.commit, args, scratch, 0)
         if row is None:
@@ -298,7 +315,8 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         settings = StepSettings(tree, folder, tuple(args), scratch, steps, row, value, good.commit)
         (scratch / "step.json").write_text(json.dumps(settings.to_json()))
         if f"{bad.commit} is the first bad commit" in started.stdout:  # BAD is GOOD's child: nothing for git to try
-            return confirmed(Found(reference, (), bad.commit, ""), settings, bad, log)
+            return rechecked(confirmed(Found(reference, (), bad.commit, ""), settings, bad, log), settings, good,
+                             recheck, log)
         command = ["git", "bisect", "run", sys.executable, "-m", "gpu_budget.against.bisect"]
         process = subprocess.Popen(command, cwd=tree, env={**os.environ, STEP_ENV: str(scratch / "step.json")},
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -324,7 +342,8 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         if first is None and process.returncode != 0:
             raise AgainstError(f"bisect: git bisect run failed (exit {process.returncode}): {text[-2000:]}")
         words = "" if first else text.strip().splitlines()[-1] if text.strip() else ""
-        return confirmed(Found(reference, tried, first, words), settings, bad, log)
+        return rechecked(confirmed(Found(reference, tried, first, words), settings, bad, log), settings, good, recheck,
+                         log)
 
 
 def confirmed(found: Found, settings: StepSettings, bad: Ref, log) -> Found:
@@ -343,6 +362,35 @@ def confirmed(found: Found, settings: StepSettings, bad: Ref, log) -> Found:
     why = ("is within the tolerance of GOOD: no commit from GOOD to BAD moved the case's gated figure past it"
            if tried.outcome == "within" else f"cannot be measured ({tried.why}): the first commit cannot be told")
     return replace(found, first=None, said=f"BAD {bad.given} ({bad.short}) {why}")
+
+
+def rechecked(found: Found, settings: StepSettings, good: Ref, times: int, log) -> Found:
+    """The answer, its first commit's parents (those from GOOD on, GOOD included) each measured `times` more: one run
+    per commit cannot tell a figure that moves only some runs from one that moved at that commit, and a parent judged
+    within the tolerance on a run that happened to stay low puts the answer after the commit that moved it. Any
+    re-run past the tolerance withdraws the answer: no commit is named, and the words say why."""
+    if not found.first or times <= 0:
+        return found
+    tree = settings.tree
+    parents = git(["rev-list", "--parents", "-n", "1", found.first], tree).stdout.split()[1:]
+    parents = [p for p in parents
+               if git(["merge-base", "--is-ancestor", good.commit, p], tree).returncode == 0]  # GOOD is its own
+    tried = list(found.tried)
+    for parent in parents:
+        checkout = git(["checkout", "-q", "--detach", parent], tree)
+        if checkout.returncode != 0:
+            raise AgainstError(f"bisect: git checkout of {parent[:10]} failed: {checkout.stderr.strip()}")
+        for _ in range(times):
+            again = try_commit(settings, parent)
+            log(f"gpu-budget bisect: {again.line(settings.reference_value)}")
+            tried.append(again)
+            if again.outcome == "moved":
+                return replace(found, tried=tuple(tried), first=None, said=(
+                    f"the figure moves intermittently: {parent[:10]}, the parent of {found.first[:10]}, measured "
+                    f"past the tolerance on a re-run, within it before: the first commit is {found.first[:10]} or "
+                    f"one before it, and one run per commit cannot place it: a figure that moves only some runs "
+                    f"needs a case whose peak repeats (a fixed seed, a fixed data order)"))
+    return replace(found, tried=tuple(tried), rechecked=times * len(parents))
 
 
 def left_open(top: Path, candidates: Sequence[str], tried: Sequence[Tried], bad: str) -> str:
@@ -366,8 +414,16 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("bad", help="a later commit where it has moved past the tolerance")
     parser.add_argument("-k", dest="case", required=True, help="the case: a node id (with ::) or a -k expression")
     parser.add_argument("--json", type=Path, help="write the commits tried and the answer here")
+    parser.add_argument("--recheck", type=int, default=0, metavar="N",
+                        help="measure the first commit's parent N times more (an intermittent figure misplaces "
+                             "the answer: any re-run past the tolerance withdraws it); default 0")
     options = parser.parse_args(list(argv))
     here = Path.cwd().resolve()
+    if options.recheck < 0:
+        parser.error(f"--recheck={options.recheck}: expected 0 or more")
+    if options.json is not None and not options.json.resolve().parent.is_dir():
+        parser.error(f"--json={options.json}: {options.json.resolve().parent} is not a folder (the answer would be lost "
+                     f"after the bisect)")
     try:
         repo = repo_at(here, options.good, "GOOD")
         good, bad = resolve(repo, options.good, "GOOD"), resolve(repo, options.bad, "BAD")
@@ -380,7 +436,7 @@ def main(argv: Sequence[str]) -> int:
             raise AgainstError(f"bisect: {here.relative_to(repo.top).as_posix()} not found at GOOD {options.good} "
                                f"({good.short}): start it from a folder GOOD holds")
         found = bisect(repo, good, bad, here, [*selection(options.case), *extra],
-                       log=lambda line: print(line, flush=True))
+                       log=lambda line: print(line, flush=True), recheck=options.recheck)
     except AgainstError as exc:
         print(f"gpu-budget bisect: error: {exc}", file=sys.stderr)
         return 2
@@ -389,7 +445,11 @@ def main(argv: Sequence[str]) -> int:
         return 130
     sys.stdout.write(found.text())
     if options.json:
-        options.json.write_text(json.dumps(found.to_json(), indent=2) + "\n")
+        try:
+            options.json.write_text(json.dumps(found.to_json(), indent=2) + "\n")
+        except OSError as exc:
+            print(f"gpu-budget bisect: error: --json={options.json}: {exc}", file=sys.stderr)
+            return 2
     return 0 if found.first else 1
 
 
