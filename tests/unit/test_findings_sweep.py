@@ -102,3 +102,15 @@ def test_a_version_is_not_compared_against_a_reference_that_failed():
     assert "| crashed | transformers | 5.17.0 | ram_tree | 407.00 MiB | - | - | not compared |" in lines
     assert ("- transformers 5.17.0 (installs tokenizers==0.22.2 transformers==5.17.0): not compared in 1 case(s): the "
             "version it ran at was not measured") in lines
+
+
+def test_a_report_of_a_sweep_alone_is_written(tmp_path, capsys):
+    # a user's own cases swept across releases, no fix measured beside them: the sweep is the finding
+    row = swept_row("mine", point("transformers", "5.23.0", 400 * MiB, reference=True),
+                    point("transformers", "5.17.0", 407 * MiB), nodeid="t.py::test_train")
+    data = {**row.to_json(), "wall_seconds": 1.0, "peaks": {"ram": 400 * MiB, "ram_tree": 400 * MiB,
+                                                             "vram_allocated": None}}
+    path, out = tmp_path / "sweep.json", tmp_path / "F.md"
+    path.write_text(json.dumps({"version": 2, "results": [data]}))
+    assert main([str(path), "-o", str(out)]) == 0, capsys.readouterr().err
+    assert "| mine | transformers | 5.17.0 | ram_tree | 407.00 MiB | +1.75% |" in out.read_text()

@@ -259,14 +259,17 @@ def _read(parser: argparse.ArgumentParser, path: Path) -> Report:
 
 
 def _nothing_found(merged: Merged, gpu: Sequence[GpuReport]) -> str | None:
-    """Why the reports hold no finding (no fix measured beside its scenario's run); None where they hold one."""
+    """Why the reports hold no finding (no fix measured beside its scenario's run, no sweep); None where they hold one."""
     if any(pairs(list(merged.results)).values()) or any(any(pairs(list(g.results)).values()) for g in pick(gpu)):
+        return None
+    if merged.swept:  # a case measured across releases: its "Across releases" table is the finding
         return None
     cases = [*merged.results, *(r for g in gpu for r in g.results)]
     return "no case in the report(s)" if not cases else (
         f"{len(cases)} case(s) of scenario(s) {', '.join(sorted({r.scenario for r in cases}))}, none measured with a "
         "fix beside its scenario's run without it (each finding is a fix against that run: a test measures the "
-        "scenario with and without the fix, as the memtests' fix tests do)")
+        "scenario with and without the fix, as the memtests' fix tests do), nor swept across releases "
+        "(--gpu-budget-sweep)")
 
 
 def main(argv: list[str]) -> int:
