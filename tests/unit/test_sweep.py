@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import pytest
 
+from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.declare.sweep import SweepAxis, parse
 from gpu_budget.isolate.protocol import ScenarioJob
@@ -158,3 +159,18 @@ def test_a_version_whose_child_runner_raises_is_a_point_and_the_next_version_is_
     assert [(p.version, p.status) for p in points] == [("1.1.0", "ok"), ("1.2.0", "error"), ("1.0.0", "ok")]
     assert points[1].message == ("tomli-w==1.2.0: RuntimeError: preparing assets for 's' failed:\n"
                                  "cannot save at 1.2.0")
+
+
+def test_a_version_keeps_the_extras_the_case_asks_of_its_package():
+    # the case runs at gbtiny[more]==1.0, whose extra brings a package it imports: 2.0 without the extra would fail
+    # on that import, and the sweep would blame 2.0
+    asked = []
+
+    def run(scenario, snapshot):
+        asked.append(scenario.environment.lines)
+        return Measurement(status="ok", peaks=Peaks(ram=20 * MiB))
+
+    case = Scenario(name="s", run="m:f", environment=Environment(requirements=["psutil", "gbtiny[more]==1.0"]))
+    ran = Measurement(status="ok", peaks=Peaks(ram=10 * MiB), environment=replace(OLD, named={"gbtiny": "1.0"}))
+    sweep.sweep_case(case, parse("gbtiny==2.0"), ran, run, False)
+    assert asked == [("psutil", "gbtiny[more]==2.0")]

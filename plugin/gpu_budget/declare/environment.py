@@ -93,9 +93,16 @@ class Environment:
         return tuple(dict.fromkeys(canonical(Requirement(line).name) for line in self.lines))
 
     def with_requirement(self, line: str) -> Environment:
-        """This environment with `line` in place of any requirement of the same package (a sweep's version)."""
-        name = canonical(parse_requirement(line).name)
+        """This environment with `line` in place of any requirement of the same package (a sweep's version), the
+        extras those asked for kept: what they bring in, the case imports."""
+        req = parse_requirement(line)
+        name = canonical(req.name)
+        replaced = [Requirement(r) for r in self.lines if canonical(Requirement(r).name) == name]
         kept = tuple(r for r in self.lines if canonical(Requirement(r).name) != name)
+        extras = req.extras.union(*(r.extras for r in replaced))
+        if extras != req.extras:
+            req.extras = extras
+            line = str(req)
         return Environment(requirements=(*kept, line))
 
     def to_json(self) -> dict[str, list[str]]:
