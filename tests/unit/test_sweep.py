@@ -174,3 +174,14 @@ def test_a_version_keeps_the_extras_the_case_asks_of_its_package():
     ran = Measurement(status="ok", peaks=Peaks(ram=10 * MiB), environment=replace(OLD, named={"gbtiny": "1.0"}))
     sweep.sweep_case(case, parse("gbtiny==2.0"), ran, run, False)
     assert asked == [("psutil", "gbtiny[more]==2.0")]
+
+
+def test_a_version_spelt_another_way_is_measured_once():
+    # 1.2 is the running tomli-w 1.2.0: measured again, it was a column of its own beside the one the case ran at
+    def run(scenario, snapshot):
+        raise AssertionError(f"measured again at {scenario.environment.lines}")
+
+    ran = Measurement(status="ok", peaks=Peaks(ram=10 * MiB), environment=replace(OLD, named={"tomli-w": "1.2.0"}))
+    points = sweep.sweep_case(Scenario(name="s", run="m:f"), parse("tomli-w==1.2"), ran, run, False)
+    assert [(p.version, p.reference) for p in points] == [("1.2.0", True)]
+    assert parse("tomli-w==1.0,1.0.0,1.1") == (SweepAxis("tomli-w", ("1.0", "1.1")),)

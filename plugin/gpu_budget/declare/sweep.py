@@ -55,5 +55,6 @@ def parse(text: str) -> tuple[SweepAxis, ...]:
         package = canonical(name)
         if any(axis.package == package for axis in axes):
             raise ValueError(f"sweep part {part!r}: {package} is swept twice; list its versions once")
-        axes.append(SweepAxis(package, tuple(dict.fromkeys(listed))))
+        once = {Version(v): v for v in reversed(listed)}  # one version spelt twice ("1.0,1.0.0") is measured once
+        axes.append(SweepAxis(package, tuple(dict.fromkeys(once[Version(v)] for v in listed))))
     return tuple(axes)

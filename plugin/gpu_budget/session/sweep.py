@@ -53,8 +53,8 @@ def same_version(a: str | None, b: str | None) -> bool:
 
     if a is None or b is None:
         return False
-    try:
-        return Version(a).public == Version(b).public
+    try:  # as released: "5.23" is "5.23.0", "2.13.0+cpu" is 2.13.0
+        return Version(Version(a).public) == Version(Version(b).public)
     except InvalidVersion:
         return a == b
 
