@@ -114,3 +114,16 @@ def test_a_report_of_a_sweep_alone_is_written(tmp_path, capsys):
     path.write_text(json.dumps({"version": 2, "results": [data]}))
     assert main([str(path), "-o", str(out)]) == 0, capsys.readouterr().err
     assert "| mine | transformers | 5.17.0 | ram_tree | 407.00 MiB | +1.75% |" in out.read_text()
+
+
+def test_a_pipe_in_a_case_or_its_reason_stays_in_its_cell():
+    import re
+
+    row = swept_row("lr[1e-4|bf16]", point("transformers", "5.23.0", 400 * MiB, reference=True),
+                    point("transformers", "5.17.0", None, status="error",
+                          message="transformers==5.17.0: exception: unsupported operand type(s) for |: 'int' and 'str'"))
+    (found,) = across_releases([row]).values()
+    rows = [line for line in sweep_table(found) if line.startswith("| lr[")]
+    assert [len(re.split(r"(?<!\\)\|", line)) for line in rows] == [10, 10]  # 8 cells between 9 pipes
+    assert r"| lr[1e-4\|bf16] | transformers | 5.17.0 | ram_tree | error: transformers==5.17.0: exception: " \
+           r"unsupported operand type(s) for \|: 'int' and 'str' | - |" in rows[0]

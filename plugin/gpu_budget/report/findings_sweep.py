@@ -117,10 +117,15 @@ def sweep_table(entries: list[Moved]) -> list[str]:
         peak, change, past = _cell(m)
         allowed = "-" if m.allowed is None or m.before is None else \
             f"±{format_size(round(m.allowed))} ({m.allowed / m.before:.2%})"
-        lines.append(f"| {m.case} | {m.package} | {m.version} | {m.metric or '-'} | {peak} | {change} | {allowed} "
-                     f"| {past} |")
+        lines.append(f"| {_escaped(m.case)} | {m.package} | {m.version} | {m.metric or '-'} | {_escaped(peak)} "
+                     f"| {change} | {allowed} | {past} |")
     lines.append("")
     return lines + version_lines(entries) + [""]
+
+
+def _escaped(text: str) -> str:
+    """A cell's text with its '|' escaped (a parametrized id, a failed version's reason): one cell, not several."""
+    return text.replace("|", "\\|")
 
 
 def _span(values: list[float], fmt: str) -> str:
