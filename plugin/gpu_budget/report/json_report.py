@@ -49,5 +49,8 @@ def write_json(path: str | Path, rows: list[Result], hardware: JsonMapping | Non
             "results": [r.to_json() for r in rows],
             "notes": list(notes), "explorations": list(explorations),
             "environments": [e.to_json() for e in environments]}
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # a write that failed leaves no half-written file beside the report

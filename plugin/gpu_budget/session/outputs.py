@@ -9,6 +9,7 @@ Rendering lives in report/ (terminal.py, summary.py, json_report.py, plots.py) a
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from gpu_budget.session.data import Explored, SessionData
 from gpu_budget.session.options import Options
 from gpu_budget.units import format_size
 
+JSON_UNWRITTEN = "could not write the JSON report to"  # a gate problem: the terminal then names no report file
+
 
 def write_files(data: SessionData, options: Options, problems: list[str], git: JsonMapping | None = None) -> None:
     """Plots (attached to their rows), the JSON report and the GitHub step summary; a failure lands in `problems`.
@@ -34,11 +37,18 @@ def write_files(data: SessionData, options: Options, problems: list[str], git: J
     if options.plots and data.rows:
         _plot(data, options.plots, problems, hardware)
     if options.json:
-        json_report.write_json(options.json, data.rows, hardware, problems, [n.to_json() for n in data.notes],
-                               [e.to_json() for e in data.explorations],
-                               data.environments, git=git)
+        try:
+            json_report.write_json(options.json, data.rows, hardware, problems, [n.to_json() for n in data.notes],
+                                   [e.to_json() for e in data.explorations],
+                                   data.environments, git=git)
+        except OSError as exc:  # the gate fails naming the file; the verdicts still reach the terminal
+            problems.append(f"{JSON_UNWRITTEN} {options.json}: {exc.strerror or exc}")
     base = options.json.parent if options.json else options.plots
-    summary.append_step_summary(data.rows, hardware, problems, base=base)
+    try:
+        summary.append_step_summary(data.rows, hardware, problems, base=base)
+    except OSError as exc:
+        where = os.environ.get("GITHUB_STEP_SUMMARY")
+        problems.append(f"could not append the step summary to {where} (GITHUB_STEP_SUMMARY): {exc.strerror or exc}")
 
 
 def _plot(data: SessionData, folder: Path, problems: list[str], hardware: JsonMapping | None) -> None:
@@ -95,7 +105,7 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
             write(line)
     if options.plots and any(r.plot for r in data.rows):
         write(f"plots: {options.plots}")
-    if options.json:
+    if options.json and not any(problem.startswith(JSON_UNWRITTEN) for problem in problems):
         write(f"JSON report: {options.json}")
     for line in legend.lines(shown):
         terminalreporter.write_line(line)
