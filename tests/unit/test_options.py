@@ -144,6 +144,26 @@ def test_a_baselines_path_that_is_a_file_names_where_it_came_from(pytester):
     assert "the default baselines folder 'baselines'" in usage_error(pytester)
 
 
+def test_a_report_or_folder_path_that_cannot_be_written_is_a_usage_error_before_anything_runs(pytester):
+    """A JSON report path that is a folder, a plots or environments folder that is a file, or any of them under a file,
+    would fail only once every case had run."""
+    (pytester.path / "out").mkdir()
+    (pytester.path / "f").write_text("x")
+    assert usage_error(pytester, "--gpu-budget-json=out") == (
+        f"--gpu-budget-json='out': {pytester.path / 'out'} is a folder, not a file")
+    assert usage_error(pytester, ini="gpu_budget_json = f/r.json\n") == (
+        f"{pytester.path / 'tox.ini'}: gpu_budget_json='f/r.json': {pytester.path / 'f' / 'r.json'} lies under "
+        f"{pytester.path / 'f'}, a file")
+    assert usage_error(pytester, "--gpu-budget-envs=f") == f"--gpu-budget-envs='f': {pytester.path / 'f'} is a file, not a folder"
+    assert read(pytester, "--gpu-budget-json=out/r.json", "--gpu-budget-envs=out/new").json == pytester.path / "out" / "r.json"
+
+
+def test_a_plots_folder_that_is_a_file_is_a_usage_error(pytester):
+    pytest.importorskip("matplotlib")
+    (pytester.path / "f").write_text("x")
+    assert usage_error(pytester, "--gpu-budget-plots=f") == f"--gpu-budget-plots='f': {pytester.path / 'f'} is a file, not a folder"
+
+
 @pytest.mark.parametrize("value", ["", "   "])
 def test_an_empty_ini_value_is_the_default(pytester, value):
     assert read(pytester, ini=f"gpu_budget_timeout ={value}\ngpu_budget_scale ={value}\n").timeout == 900.0

@@ -144,6 +144,28 @@ def from_where_given(given: Given[Path | None]) -> Path | None:
     return (given.value if given.on_command_line else given.root / given.value).resolve()
 
 
+def blocked(path: Path, folder: bool) -> str | None:
+    """Why `path` cannot be written as a folder (or a file): it is a file (a folder), or lies under a file."""
+    if path.exists() and path.is_dir() != folder:
+        return "is a file, not a folder" if folder else "is a folder, not a file"
+    under = next((parent for parent in path.parents if parent.exists() and not parent.is_dir()), None)
+    return None if under is None else f"lies under {under}, a file"
+
+
+def writable(folder: bool) -> Resolve[Path | None, Path | None]:
+    """A path the session writes (a file, or a folder of files), as from_where_given anchors it: one it could not
+    write is a usage error now, not a failure once every case has run."""
+
+    def resolve(given: Given[Path | None]) -> Path | None:
+        out = from_where_given(given)
+        why = None if out is None else blocked(out, folder)
+        if why:
+            raise pytest.UsageError(f"{given.source}={given.written!r}: {out} {why}")
+        return out
+
+    return resolve
+
+
 def baselines_folder(given: Given[Path]) -> Path:
     """The rootdir's folder; kept relative where the rootdir follows the folder pytest is started in (no ini file,
     no --rootdir), for baselines.folder_for to anchor at each test file's project root."""
@@ -271,7 +293,7 @@ class Options:
     json: Path | None = option("gpu_budget_json", "write the JSON report here (an ini value is relative to the rootdir); "
                                "a session without --gpu-budget writes none, so the last gate's report stays, and one "
                                "that cannot be written fails the gate, naming it.",
-                               path, None, "PATH", resolve=from_where_given)
+                               path, None, "PATH", resolve=writable(folder=False))
     timeout: float = option("gpu_budget_timeout", "kill a measured child after this many seconds (a reported failure).",
                             seconds, DEFAULT_TIMEOUT, "SECONDS")
     # one by default, whatever the cores and the xdist workers: a second thread moved S5's tiny peak by 4 MiB
@@ -280,7 +302,7 @@ class Options:
     plots: Path | None = option(
         "gpu_budget_plots", "write one PNG per measured case here: host RAM and GPU memory per phase and step, with the "
         "budget and the baseline (needs the plots extra: matplotlib; an ini value is relative to the rootdir).", path, None,
-        "DIR", resolve=needing("matplotlib", "matplotlib", "plots", then=from_where_given))
+        "DIR", resolve=needing("matplotlib", "matplotlib", "plots", then=writable(folder=True)))
     require_gpu: bool = on_off(
         "gpu_budget_require_gpu", "the GPU gate: fail when no CUDA GPU is visible (a test skipped for lack of one fails), "
         "and fail the session when nothing was measured.")
@@ -320,7 +342,7 @@ class Options:
         "change against it (docs/declaring.md, 'Sweeps').", sweep_spec, None, "SPEC")
     envs: Path | None = option(
         "gpu_budget_envs", "where the environments cases declare (and sweeps make) are kept across runs (default: "
-        "pytest's cache; an ini value is relative to the rootdir).", path, None, "DIR", resolve=from_where_given)
+        "pytest's cache; an ini value is relative to the rootdir).", path, None, "DIR", resolve=writable(folder=True))
     preload: tuple[str, ...] = option(
         "gpu_budget_preload", "modules the forkserver imports once for all measured children (ini only; space-separated, "
         "empty for none).", words, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")
@@ -412,7 +434,9 @@ def document() -> str:
         "`[tool.pytest.ini_options]` in pyproject.toml). The command line wins over the ini file, the ini file "
         "over the default. A switch is turned on by its flag or by `true` in the ini file. A path given in the "
         "ini file is relative to the rootdir; on the command line, to the working folder (the baselines folder: "
-        "the rootdir in both, or without an ini file the test file's project root). A bad value, from either place, is a usage error naming the value.\n\n"
+        "the rootdir in both, or without an ini file the test file's project root). A bad value, from either place, is a usage error naming the value, "
+        "as is a path the session could not write (a report path that is a folder, a folder path that is a file, "
+        "either under a file), before any case runs.\n\n"
         + table()
         + "\n`GPU_BUDGET_ASSETS=DIR` (environment): where prepared models and clips are kept (default: pytest's "
         "cache); the GPU workflow points it outside the workspace, which checkout wipes.\n"
