@@ -91,3 +91,35 @@ def test_ctrl_c_under_xdist_keeps_the_finished_rows_and_fails_the_gate(pytester,
     assert "gpu-budget gate FAILED: xdist worker gw" in out, out[-3000:]
     assert not alive(int((pytester.path / "slow.pid").read_text())), "the interrupted case's child outlived it"
 
+
+
+CRASHING = '''
+import os
+
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_recorded(gpu_budget):
+    gpu_budget.measure(Scenario(name="quick", run="runners:quick"))
+
+
+def test_crash():
+    os._exit(3)  # the worker dies before it ships the entry test_recorded measured
+'''
+
+
+def test_a_crashed_worker_s_rows_do_not_claim_the_entries_it_never_shipped(pytester, monkeypatch):
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=RUNNERS, test_mem=CRASHING)
+    leave_outer_run(monkeypatch)
+    monkeypatch.delenv("CI", raising=False)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-n", "1", "--gpu-budget",
+                                           "--gpu-budget-json=r.json", "--gpu-budget-baselines=baselines")
+    result.assert_outcomes(passed=1, failed=1)
+    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
+    assert not list((pytester.path / "baselines").rglob("*.json"))  # its entry was never written
+    assert "recorded" not in row["message"], row["message"]
+    assert "its xdist worker did not finish, so no baseline entry was written" in row["message"], row["message"]
+    result.stdout.fnmatch_lines(["gpu-budget gate FAILED: xdist worker gw0 did not finish*"])

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from gpu_budget.isolate.placement import place, visible_gpus, worker_index
-from gpu_budget.session import own_rows
+from gpu_budget.session import held, own_rows
 from gpu_budget.session.data import SessionData
 
 if TYPE_CHECKING:
@@ -104,7 +104,8 @@ class XdistBudget:
             return
         for worker, carried in sorted(self.carried.items()):  # workers that never shipped their data
             parts = [SessionData.from_json(json.loads(c)) for c in carried]
-            for part in parts:
+            for part in parts:  # a row saying its entry was recorded: the entry died with the worker
+                part.rows[:] = [held.withheld_row(r, held.NOT_SHIPPED) if held.claims_written(r) else r for r in part.rows]
                 self.session.data.merge(part)
             self.session.problems.append(
                 f"xdist worker {worker} did not finish (interrupted, or it crashed): its {sum(len(p.rows) for p in parts)}"
