@@ -46,7 +46,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if session.options.enabled:
         from gpu_budget.session.unmeasured import UnmeasuredCheck
 
-        config.pluginmanager.register(UnmeasuredCheck(), "gpu-budget-unmeasured")
+        config.pluginmanager.register(UnmeasuredCheck(session.data, session.problems, session.is_worker),
+                                      "gpu-budget-unmeasured")
     if config.pluginmanager.hasplugin("xdist"):
         from gpu_budget.session.xdist import XdistBudget
 

@@ -3,6 +3,11 @@ carries the gpu_budget marker or asks for the fixture, so a green result reads a
 (a measure() call lost in a refactor, a marker on a test without the fixture) passed with no row, and the gate's
 fail-safe said nothing while any other test had measured."""
 
+import json
+
+import pytest
+from inner_session import leave_outer_run
+
 HALF_DECLARED = '''
 S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
 
@@ -52,3 +57,40 @@ def test_a_budget_test_that_measured_nothing_is_an_error_naming_it(project):
 
 def test_without_the_gate_such_a_test_is_skipped_as_before(project):
     project(HALF_DECLARED).runpytest_subprocess("-p", "no:randomly").assert_outcomes(passed=1, skipped=6)
+
+
+BROKEN_BEFORE = '''
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_measured(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}))
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_broken_before(gpu_budget):
+    raise RuntimeError("dataset download failed")
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_measured_then_broken(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}))
+    raise RuntimeError("after")
+
+def test_plain_broken():
+    raise RuntimeError("not a budget test")
+'''
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_budget_test_that_failed_without_a_row_is_named_in_the_report_and_the_step_summary(project, monkeypatch,
+                                                                                             xdist):
+    """The table, the JSON report and the step summary held the two measured rows alone, with no trace of the budget
+    test that failed before it measured; a test failing after measure() has its row, a plain test is not the gate's."""
+    pytester = project(BROKEN_BEFORE)
+    leave_outer_run(monkeypatch)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "summary.md"))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", *xdist, "--gpu-budget",
+                                           "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=1, failed=3)
+    said = ("1 memory-budget test(s) failed without a row in the table: test_mem.py::test_broken_before "
+            "(RuntimeError: dataset download failed)")
+    assert json.loads((pytester.path / "r.json").read_text())["gate_problems"] == [said]
+    assert f"> **Gate failed:** {said}" in (pytester.path / "summary.md").read_text()
+    result.stdout.fnmatch_lines([f"gpu-budget gate FAILED: {said}"])

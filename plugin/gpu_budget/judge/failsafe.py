@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from gpu_budget.model.result import Result, Verdict
@@ -37,3 +37,15 @@ def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_
         found.append(f"no baselines folder {folder} for this hardware (CI is set): record one with "
                      f"--gpu-budget-update and commit it")
     return found
+
+
+def failed_without_rows(failed: Mapping[str, str], budget_tests: Iterable[str], rows: list[Result]) -> str | None:
+    """The memory-budget tests pytest failed that left no row (`failed`: node id -> the first line of why), or None:
+    one that broke before it measured would otherwise be missing from the table, the JSON report and the step summary,
+    which then read as a gate that passed."""
+    with_rows = {r.test_nodeid for r in rows}
+    missing = [nodeid for nodeid in dict.fromkeys(budget_tests) if nodeid in failed and nodeid not in with_rows]
+    if not missing:
+        return None
+    return (f"{len(missing)} memory-budget test(s) failed without a row in the table: "
+            + "; ".join(f"{nodeid} ({failed[nodeid]})" for nodeid in missing))
