@@ -273,6 +273,7 @@ def test_visible_gpus_from_cuda_visible_devices(value, gpus):
 
 @pytest.mark.parametrize(("args", "scheduler"), [((), "WorkStealingScheduling"),
                                                  (("--dist", "load"), "LoadScheduling"),
+                                                 (("-d",), "LoadScheduling"),  # xdist's shortcut for --dist=load
                                                  (("--dist=loadfile",), "LoadFileScheduling")])
 def test_the_gate_schedules_by_work_stealing_unless_dist_is_given(planted, args, scheduler):
     """`load` queues cases ahead on a worker that cannot give them back: long cases piled up on one of two."""

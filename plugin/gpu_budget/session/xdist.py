@@ -15,7 +15,7 @@ Registered only when xdist is installed (pytest_plugin.py). Three jobs:
   default `load`: `load` queues cases ahead on a worker that cannot give
   them back, and measured cases are long, so they can pile up on one worker
   while the other idles (benchmarks/RESULTS.md, section 6, times both). An
-  explicit `--dist` is kept as given.
+  explicit `--dist` (or `-d`, its shortcut for `load`) is kept as given.
 - Records. Workers never write baselines or reports. They ship their
   SessionData (data.py: result rows, notes, explorations, the
   baseline entries to write, those withheld because their test failed
@@ -127,7 +127,10 @@ class XdistBudget:
 
 
 def _dist_given(config) -> bool:
-    """Whether --dist was asked for anywhere: the command line, PYTEST_ADDOPTS or the ini file's addopts."""
+    """Whether --dist (or -d, xdist's shortcut for --dist=load) was asked for anywhere: the command line,
+    PYTEST_ADDOPTS or the ini file's addopts."""
+    if config.getoption("distload", False):
+        return True
     ini = config.getini("addopts")
     words = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split(),
              *(ini.split() if isinstance(ini, str) else ini)]
