@@ -164,6 +164,17 @@ def test_a_plots_folder_that_is_a_file_is_a_usage_error(pytester):
     assert usage_error(pytester, "--gpu-budget-plots=f") == f"--gpu-budget-plots='f': {pytester.path / 'f'} is a file, not a folder"
 
 
+def test_the_gpu_gate_asked_for_without_the_gate_is_a_usage_error(pytester):
+    """`pytest memtests --gpu-budget-require-gpu`, the --gpu-budget lost: every memory-budget test was skipped, nothing
+    measured, and the GPU job passed green."""
+    assert usage_error(pytester, "--gpu-budget-require-gpu") == (
+        "--gpu-budget-require-gpu without --gpu-budget: every memory-budget test would be skipped and the run pass "
+        "having measured nothing; add --gpu-budget")
+    assert read(pytester, "--gpu-budget-require-gpu", ini="gpu_budget = true\n").require_gpu
+    assert read(pytester, "--gpu-budget", "--gpu-budget-require-gpu").require_gpu
+    assert read(pytester, ini="gpu_budget_require_gpu = true\n").require_gpu  # the project's setting, for gated runs
+
+
 @pytest.mark.parametrize("value", ["", "   "])
 def test_an_empty_ini_value_is_the_default(pytester, value):
     assert read(pytester, ini=f"gpu_budget_timeout ={value}\ngpu_budget_scale ={value}\n").timeout == 900.0

@@ -199,6 +199,20 @@ def needing(module: str, shown: str, extra: str, then: Resolve[P, V] = as_parsed
     return resolve
 
 
+GATE = "gpu_budget"  # the option that turns the gate on
+
+
+def with_the_gate(given: Given[bool]) -> bool:
+    """A switch that only means something in a gated run, turned on on the command line without the gate: a usage
+    error, where the run would otherwise skip every memory-budget test and pass (an ini file's setting is the project's
+    for its gated runs, and stands)."""
+    gate = next(option for option in OPTIONS if option.name == GATE)
+    if given.value and given.on_command_line and not read(given.config, gate).value:
+        raise pytest.UsageError(f"{given.flag_name} without --gpu-budget: every memory-budget test would be skipped and "
+                                "the run pass having measured nothing; add --gpu-budget")
+    return given.value
+
+
 # -- one definition ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -272,7 +286,7 @@ def definition(each: Field) -> Option:
 class Options:
     """The session's options: one field per option, in the order of docs/options.md."""
 
-    enabled: bool = on_off("gpu_budget", "run the memory-budget tests (skipped otherwise).")
+    enabled: bool = on_off(GATE, "run the memory-budget tests (skipped otherwise).")
     update: bool = on_off(
         "gpu_budget_update", "write new and changed baseline entries, and re-record those recorded on another setup (so "
         "the next run compares like with like); prune entries of deleted tests only when the whole suite ran (no -k, -m, "
@@ -305,7 +319,8 @@ class Options:
         "DIR", resolve=needing("matplotlib", "matplotlib", "plots", then=writable(folder=True)))
     require_gpu: bool = on_off(
         "gpu_budget_require_gpu", "the GPU gate: fail when no CUDA GPU is visible (a test skipped for lack of one fails), "
-        "and fail the session when nothing was measured.")
+        "and fail the session when nothing was measured (on the command line, only with --gpu-budget: without it every "
+        "memory-budget test is skipped).", resolve=with_the_gate)
     malloc: str = choice("gpu_budget_malloc", "host allocator of the measured children: steady (glibc's mmap threshold "
                          "fixed, so peaks repeat run to run) or system (glibc's defaults, as a plain process runs).",
                          forkserver.MALLOC_MODES, "steady")
