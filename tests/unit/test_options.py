@@ -175,6 +175,13 @@ def test_the_gpu_gate_asked_for_without_the_gate_is_a_usage_error(pytester):
     assert read(pytester, ini="gpu_budget_require_gpu = true\n").require_gpu  # the project's setting, for gated runs
 
 
+def test_a_bad_value_given_with_o_is_named_as_given_there_not_in_the_ini_file(pytester):
+    """`-o gpu_budget_timeout=0` was blamed on the ini file, which does not hold it ("None: ..." without one)."""
+    assert usage_error(pytester, "-o", "gpu_budget_timeout=0") == "-o gpu_budget_timeout='0': expected a number of seconds > 0"
+    assert usage_error(pytester, "-o", "gpu_budget_scale=huge", ini="gpu_budget_scale = real\n") == (
+        "-o gpu_budget_scale='huge': expected one of tiny, real")
+
+
 @pytest.mark.parametrize("value", ["", "   "])
 def test_an_empty_ini_value_is_the_default(pytester, value):
     assert read(pytester, ini=f"gpu_budget_timeout ={value}\ngpu_budget_scale ={value}\n").timeout == 900.0

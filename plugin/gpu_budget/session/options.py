@@ -406,8 +406,14 @@ def value_or_ini(config: pytest.Config, option: Option) -> tuple[Written, str] |
             return given, option.flag_name
     given = config.getini(option.name)
     if option.ini_type == "args" or (given is not None and str(given).strip() != ""):  # args: pytest's registered
-        return given, f"{config.inipath}: {option.name}"  # default where no file sets it
+        return given, ini_source(config, option.name)  # default where no file sets it
     return None
+
+
+def ini_source(config: pytest.Config, name: str) -> str:
+    """Where an ini value came from: `-o name=...` on the command line (which overrides the file), else the ini file."""
+    overridden = any(each.split("=", 1)[0] == name for each in config.getoption("override_ini") or ())
+    return f"-o {name}" if overridden else f"{config.inipath}: {name}"
 
 
 def read(config: pytest.Config, option: Option[P, V]) -> Given[P]:
@@ -449,7 +455,9 @@ def document() -> str:
         "`[tool.pytest.ini_options]` in pyproject.toml). The command line wins over the ini file, the ini file "
         "over the default. A switch is turned on by its flag or by `true` in the ini file. A path given in the "
         "ini file is relative to the rootdir; on the command line, to the working folder (the baselines folder: "
-        "the rootdir in both, or without an ini file the test file's project root). A bad value, from either place, is a usage error naming the value, "
+        "the rootdir in both, or without an ini file the test file's project root); pytest's `-o NAME=VALUE` gives an ini value "
+        "on the command line, read as the file's would be. A bad value, from any of these, is a usage error naming the value "
+        "and where it was given, "
         "as is a path the session could not write (a report path that is a folder, a folder path that is a file, "
         "either under a file), before any case runs.\n\n"
         + table()
