@@ -14,13 +14,15 @@ def run(pytester, *args):
     return pytester.runpytest_subprocess("-p", "no:randomly", *args)
 
 
-def test_a_session_without_the_gate_leaves_the_last_json_report_as_it_was(project):
+def test_a_session_without_the_gate_or_only_collecting_leaves_the_last_json_report_as_it_was(project):
     pytester = project(FITS)
     pytester.makeini("[pytest]\ngpu_budget_preload =\ngpu_budget_json = gate.json\n")
     run(pytester, "--gpu-budget").assert_outcomes(passed=1)
     report = pytester.path / "gate.json"
     (row,) = json.loads(report.read_text())["results"]
     run(pytester).assert_outcomes(skipped=1)  # the unit tests' run, the gate off: it measured nothing
+    assert json.loads(report.read_text())["results"] == [row]
+    assert run(pytester, "--gpu-budget", "--collect-only").ret == 0  # collecting measures nothing either
     assert json.loads(report.read_text())["results"] == [row]
 
 
