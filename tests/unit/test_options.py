@@ -170,6 +170,8 @@ def test_the_gpu_gate_asked_for_without_the_gate_is_a_usage_error(pytester):
     assert usage_error(pytester, "--gpu-budget-require-gpu") == (
         "--gpu-budget-require-gpu without --gpu-budget: every memory-budget test would be skipped and the run pass "
         "having measured nothing; add --gpu-budget")
+    for flag in ("--gpu-budget-update", "--gpu-budget-remediate", "--gpu-budget-explore", "--gpu-budget-probes"):
+        assert usage_error(pytester, flag).startswith(f"{flag} without --gpu-budget: "), flag  # an update recorded none
     assert read(pytester, "--gpu-budget-require-gpu", ini="gpu_budget = true\n").require_gpu
     assert read(pytester, "--gpu-budget", "--gpu-budget-require-gpu").require_gpu
     assert read(pytester, ini="gpu_budget_require_gpu = true\n").require_gpu  # the project's setting, for gated runs

@@ -290,7 +290,7 @@ class Options:
     update: bool = on_off(
         "gpu_budget_update", "write new and changed baseline entries, and re-record those recorded on another setup (so "
         "the next run compares like with like); prune entries of deleted tests only when the whole suite ran (no -k, -m, "
-        "node ids, --lf or deselection); try again a case environment remembered as failing.")
+        "node ids, --lf or deselection); try again a case environment remembered as failing.", resolve=with_the_gate)
     record_runs: int = option(
         "gpu_budget_record_runs", "record a baseline entry over N fresh runs of its case: the entry keeps the median "
         "run's figures, the spread of the gated ones and the largest growth per step the runs read, and a figure is then "
@@ -319,8 +319,7 @@ class Options:
         "DIR", resolve=needing("matplotlib", "matplotlib", "plots", then=writable(folder=True)))
     require_gpu: bool = on_off(
         "gpu_budget_require_gpu", "the GPU gate: fail when no CUDA GPU is visible (a test skipped for lack of one fails), "
-        "and fail the session when nothing was measured (on the command line, only with --gpu-budget: without it every "
-        "memory-budget test is skipped).", resolve=with_the_gate)
+        "and fail the session when nothing was measured.", resolve=with_the_gate)
     malloc: str = choice("gpu_budget_malloc", "host allocator of the measured children: steady (glibc's mmap threshold "
                          "fixed, so peaks repeat run to run) or system (glibc's defaults, as a plain process runs).",
                          forkserver.MALLOC_MODES, "steady")
@@ -332,17 +331,18 @@ class Options:
                            "or never.", SNAPSHOT_MODES, "rerun")
     remediate: bool = on_off(
         "gpu_budget_remediate", "when a case breaks its budget, search its fixes cheapest first, each in a measured "
-        "child, and report the cheapest passing set (a case expected over budget keeps its verdict).")
+        "child, and report the cheapest passing set (a case expected over budget keeps its verdict).",
+        resolve=with_the_gate)
     remediate_max_runs: int = option("gpu_budget_remediate_max_runs", "at most N real runs per remediation search.",
                                      whole, DEFAULT_MAX_RUNS, "N")
     explore: bool = on_off("gpu_budget_explore", "run the Hypothesis explorations (opt-in: estimator-screened, confirmed "
-                           "by real runs).", resolve=needing("hypothesis", "Hypothesis", "explore"))
+                           "by real runs).", resolve=needing("hypothesis", "Hypothesis", "explore", then=with_the_gate))
     explore_examples: int = option("gpu_budget_explore_examples", "Hypothesis max_examples per exploration.", whole,
                                    DEFAULT_EXAMPLES, "N")
     probes: bool = on_off(
         "gpu_budget_probes", "run the probes too: tests marked gpu_budget_probe, unjudged measurements (peak() only, no "
         "verdict) that measure a finding and assert it (opt-in, as the explorations: the gate runs every case that gets "
-        "a verdict).")
+        "a verdict).", resolve=with_the_gate)
     gpus_per_worker: int = option(
         "gpu_budget_gpus_per_worker", "GPUs each xdist worker (or a serial run) measures on, disjoint across workers "
         "where the host has enough: a case launching N ranks on CUDA (Scenario(ranks=N)) needs N.", whole, 1, "N")
@@ -459,7 +459,9 @@ def document() -> str:
         "on the command line, read as the file's would be. A bad value, from any of these, is a usage error naming the value "
         "and where it was given, "
         "as is a path the session could not write (a report path that is a folder, a folder path that is a file, "
-        "either under a file), before any case runs.\n\n"
+        "either under a file), before any case runs. A switch that acts in a gated run only (--gpu-budget-update, "
+        "-require-gpu, -remediate, -explore, -probes) given on the command line without --gpu-budget is a usage error: "
+        "every memory-budget test would be skipped, and the run pass.\n\n"
         + table()
         + "\n`GPU_BUDGET_ASSETS=DIR` (environment): where prepared models and clips are kept (default: pytest's "
         "cache); the GPU workflow points it outside the workspace, which checkout wipes.\n"
