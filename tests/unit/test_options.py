@@ -184,6 +184,15 @@ def test_a_bad_value_given_with_o_is_named_as_given_there_not_in_the_ini_file(py
         "-o gpu_budget_scale='huge': expected one of tiny, real")
 
 
+def test_a_path_under_the_home_folder_is_read_as_such(pytester, monkeypatch, tmp_path):
+    """`--gpu-budget-json=~/r.json` (bash expands no ~ after an option's =; an ini file never does) wrote
+    ./~/r.json, a folder named ~ in the project, as pytest's own --junitxml does not."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert read(pytester, "--gpu-budget-json=~/r.json").json == tmp_path / "r.json"
+    opts = read(pytester, ini="gpu_budget_envs = ~/envs\ngpu_budget_baselines = ~/b\n")
+    assert (opts.envs, opts.baselines) == (tmp_path / "envs", tmp_path / "b")
+
+
 @pytest.mark.parametrize("value", ["", "   "])
 def test_an_empty_ini_value_is_the_default(pytester, value):
     assert read(pytester, ini=f"gpu_budget_timeout ={value}\ngpu_budget_scale ={value}\n").timeout == 900.0

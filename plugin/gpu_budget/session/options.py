@@ -96,7 +96,9 @@ def revision(value: Written) -> str:
 
 
 def path(value: Written) -> Path:
-    return Path(text(value))
+    """A path as written, ~ read as the home folder (as pytest's --junitxml reads it): no shell expands one after an
+    option's = or in an ini file."""
+    return Path(text(value)).expanduser()
 
 
 def sweep_spec(value: Written) -> tuple[sweeps.SweepAxis, ...]:
@@ -455,7 +457,7 @@ def document() -> str:
         "`[tool.pytest.ini_options]` in pyproject.toml). The command line wins over the ini file, the ini file "
         "over the default. A switch is turned on by its flag or by `true` in the ini file. A path given in the "
         "ini file is relative to the rootdir; on the command line, to the working folder (the baselines folder: "
-        "the rootdir in both, or without an ini file the test file's project root); pytest's `-o NAME=VALUE` gives an ini value "
+        "the rootdir in both, or without an ini file the test file's project root), and a leading `~` is the home folder; pytest's `-o NAME=VALUE` gives an ini value "
         "on the command line, read as the file's would be. A bad value, from any of these, is a usage error naming the value "
         "and where it was given, "
         "as is a path the session could not write (a report path that is a folder, a folder path that is a file, "
