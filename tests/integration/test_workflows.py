@@ -124,8 +124,38 @@ def test_cpu_workflow_installs_runs_the_tests_and_the_tiny_gate():
     job = _load(CPU)["jobs"]["tests"]
     assert job["runs-on"] == "ubuntu-latest"
     commands = " ".join(step.get("run", "") for step in job["steps"])
-    assert "-c constraints/cpu.txt" in commands and ".[scenarios,dev,plots]" in commands
+    assert "-c constraints/cpu.txt" in commands and ".[scenarios,s2,dev,plots]" in commands
     assert "pytest tests" in commands and "pytest --gpu-budget memtests" in commands
+
+
+def _extras(command: str) -> set[str]:
+    """The project's extras an install command names: `-e ".[a,b]"`."""
+    return {extra.strip() for group in re.findall(r'-e "\.\[([^\]]*)\]"', command) for extra in group.split(",")}
+
+
+def _tox_extras(env: str) -> set[str]:
+    import configparser
+
+    tox = configparser.ConfigParser()
+    tox.read(ROOT / "tox.ini")
+    return {extra.strip() for extra in tox[f"testenv:{env}"]["extras"].split(",")}
+
+
+@pytest.mark.parametrize("where", ["cpu.yml", "gpu-budget.yml", "tox cpu", "tox gpu"])
+def test_every_gate_installs_the_extras_of_the_ci_gate(where):
+    """A memtest whose extra is missing skips (S2 without `s2`: "S2 needs FunASR") and the gate passes without it:
+    each gate installs every extra .ci/run's does, so no case with committed baselines goes unchecked."""
+    ci = next(line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("step ") and "-e " in line)
+    needed = _extras(ci)
+    assert {"scenarios", "s2"} <= needed, needed
+    if where.startswith("tox"):
+        installed = _tox_extras(where.split()[1])
+    else:
+        workflow = CPU if where == "cpu.yml" else GPU
+        installed = set()
+        for job in _load(workflow)["jobs"].values():
+            installed |= _extras(" ".join(step.get("run", "") for step in job["steps"]))
+    assert needed <= installed, needed - installed
 
 
 def test_every_option_the_workflows_pass_exists():
