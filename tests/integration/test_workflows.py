@@ -211,6 +211,18 @@ def test_tox_gpu_uses_the_hosts_cuda_torch():
     assert "-c constraints/cpu.txt" in tox["testenv:cpu"]["deps"]  # the CPU env keeps its pin
 
 
+def test_tox_gpu_is_the_workflows_fail_safe_gate():
+    """docs/ci.md: `tox -e gpu` runs the GPU workflow's gate. Without --gpu-budget-require-gpu, a host whose children
+    see no GPU would measure on the CPU, judge against the committed cpu-x86_64 baselines and pass."""
+    import configparser
+
+    tox = configparser.ConfigParser()
+    tox.read(ROOT / "tox.ini")
+    command = tox["testenv:gpu"]["commands"]
+    assert "--gpu-budget-require-gpu" in _steps(_load(GPU)["jobs"]["gate"])["Memory gate"]["run"]
+    assert "pytest --gpu-budget memtests" in command and "--gpu-budget-require-gpu" in command, command
+
+
 # -- against mode: the pull request's merge base measured beside its head, one comment kept up to date ----------------
 
 LABEL = "gpu-budget-against"
