@@ -116,7 +116,7 @@ def test_updated_baselines_become_an_artifact_or_a_pull_request():
     assert "inputs.open-pull-request" in propose["if"] and "inputs.update-baselines" in propose["if"]
     assert propose["permissions"] == {"contents": "write", "pull-requests": "write"}
     download = _steps(propose)["actions/download-artifact@v7"]["with"]
-    assert download == {"pattern": "gpu-budget-baselines-*", "merge-multiple": True, "path": "baselines"}
+    assert download == {"pattern": "gpu-budget-baselines-*", "merge-multiple": True, "path": "proposed-baselines"}
     assert "gh pr create" in _steps(propose)["Open the pull request"]["run"]
 
 
@@ -433,3 +433,39 @@ def test_every_cpu_pin_is_installed_from_pytorchs_cpu_index(where):
     assert all(f" {pin}" in steps[first] and "-c constraints/cpu.txt" in steps[first] for pin in pins), steps[first]
     project = next(i for i, step in enumerate(steps) if "-e " in step)
     assert first < project and CPU_INDEX not in steps[project], steps
+
+
+def test_the_baselines_pull_request_carries_each_runners_folder_whole(tmp_path):
+    """Real git, a stand-in `gh`: an update that changed one file and removed another (its test module deleted: the
+    update prunes a file it leaves empty) opens a pull request with both, and touches no other folder or file."""
+    origin = tmp_path / "origin.git"
+    _git(tmp_path, "init", "-q", "--bare", str(origin))
+    work = tmp_path / "work"
+    _git(tmp_path, "clone", "-q", str(origin), str(work))
+    for name, text in (("baselines/h100/test_a.json", "old"), ("baselines/h100/test_gone.json", "gone"),
+                       ("baselines/a10g/test_a.json", "a10g"), ("README.md", "readme")):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "start")
+    _git(work, "push", "-q", "origin", "HEAD:main")
+    propose = _load(GPU)["jobs"]["propose-baselines"]
+    steps = _steps(propose)
+    # the artifact gpu-budget-baselines-h100 as download-artifact lays it: the runner's folder under its key
+    download = steps["actions/download-artifact@v7"]["with"]["path"]
+    (work / download / "h100").mkdir(parents=True, exist_ok=True)
+    (work / download / "h100" / "test_a.json").write_text("new")
+    gh = tmp_path / "bin" / "gh"
+    gh.parent.mkdir()
+    gh.write_text('#!/bin/bash\nprintf "%s\\n" "$@" > "$GH_ARGS"\n')
+    gh.chmod(0o755)
+    step = steps["Open the pull request"]
+    env = {"PATH": f"{gh.parent}:/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
+           "GH_ARGS": str(tmp_path / "gh-args"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "GITHUB_RUN_ID": "7", "BASE": "main", "BRANCH": "gpu-budget/baselines-7", "RUN_URL": "https://run"}
+    ran = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=work, env=env, check=False, capture_output=True,
+                         text=True, timeout=60)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    changed = _git(origin, "diff", "--name-status", "main", "gpu-budget/baselines-7").splitlines()
+    assert sorted(changed) == ["D\tbaselines/h100/test_gone.json", "M\tbaselines/h100/test_a.json"], changed
+    assert "--head\ngpu-budget/baselines-7\n" in (tmp_path / "gh-args").read_text()
