@@ -55,3 +55,23 @@ def test_on_cuda_the_card_is_the_default_vram_budget_and_on_the_cpu_it_changes_n
     assert gpu_budget(card="T4", vram="10 GiB", host="cuda").budget.vram == 10 * GiB  # a declared vram= stands
     on_cpu = gpu_budget(card="T4", ram="1 GiB", host="cpu")
     assert on_cpu.budget.vram is None and on_cpu.budget.ram == GiB
+
+
+@pytest.mark.parametrize(("host", "given"), [
+    ("cuda", {"vram": "20 GiB", "card": "T4"}),
+    ("cpu", {"vram": "20 GiB", "card": "T4"}),  # refused on any host, as every bad keyword is
+    ("cuda", {"cuda": {"vram": "20 GiB"}, "card": "T4"}),
+    ("cuda", {"vram": {"tiny": "1 GiB", "real": "30 GiB"}, "card": {"real": "RTX 3090"}}),  # the real scale's
+])
+def test_a_vram_budget_above_the_card_is_refused(host, given):
+    """Capped as on the card, the allocator never holds more than the card: a larger budget would test nothing (an
+    over-budget run dies of out-of-memory under the cap first)."""
+    with pytest.raises(ValueError) as caught:
+        gpu_budget(**given, host=host, where="t.py::test")
+    assert "is above the card" in str(caught.value) and str(caught.value).startswith("t.py::test: ")
+
+
+def test_a_vram_budget_within_the_card_or_for_the_cpu_alone_stands():
+    assert gpu_budget(vram="14 GiB", card="T4", host="cuda").budget.vram == 14 * GiB
+    assert gpu_budget(cpu={"vram": "20 GiB"}, card="T4", host="cuda").card == by_name("T4")  # cpu='s never capped
+    assert gpu_budget(vram={"tiny": "20 GiB"}, card={"real": "T4"}, host="cuda").budget.vram == 20 * GiB

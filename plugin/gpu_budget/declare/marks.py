@@ -118,6 +118,8 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     _check_everywhere({"": top, **{name: _PerDevice(**block) for name, block in blocks.items() if block}}, where, scale)
     given = replace(top, **(blocks[on] or {}))
     _refuse_unreachable_vram(device, given.vram, where)
+    if device != "cpu":
+        _refuse_vram_over_card(replace(top, **(cuda or {})).vram, card, where)
     expected = _pick_expect(given.expect, scale, where)
     budget = Budget.for_scale(scale, given.ram, given.vram, where, imbalance)
     source = _pick_origin(given.origin, scale, where)
@@ -136,6 +138,17 @@ def _refuse_unreachable_vram(device: str | None, vram: SizeGiven, where: str) ->
     if device == "cpu" and any(size is not None for size in sizes):
         raise ValueError(f"{where}: vram={vram!r} with device='cpu': the test's child never sees a GPU, so no host "
                          "can check that budget; drop vram= (or move it into cuda=) or drop the pin")
+
+
+def _refuse_vram_over_card(vram: SizeGiven, card: CardGiven, where: str) -> None:
+    """A CUDA case capped as on its card never holds more than the card, so a VRAM budget above it would test nothing
+    (an over-budget run dies of out-of-memory under the cap first); read at every scale, on any host."""
+    for scale in SCALES:
+        target, budget = pick_card(card, scale, where), Budget.for_scale(scale, vram=vram, where=where).vram
+        if target is not None and budget is not None and budget > target.capacity:
+            raise ValueError(f"{where}: vram budget {format_size(budget)} at scale {scale!r} is above the card it runs "
+                             f"as on, {target.label}: the capped allocator never holds that much, so the budget would "
+                             "test nothing; lower vram= to the card or below, or drop it (it defaults to the card)")
 
 
 def _check_everywhere(blocks: Mapping[str, _PerDevice], where: str, scale: str) -> None:
