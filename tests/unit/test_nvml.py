@@ -1,5 +1,6 @@
 """NVML matching and peak sampling, on stand-in NVML objects: the logic, not a measurement (no GPU figure here)."""
 
+import os
 import threading
 import time
 from types import SimpleNamespace
@@ -9,6 +10,7 @@ import pytest
 from gpu_budget.measure import nvml
 
 GiB = 2**30
+HOST_PID, OTHER_HOST_PID = 2**22 + 42, 2**22 + 43  # past the largest pid_max: no process here has them
 
 
 def proc(pid, used):
@@ -72,11 +74,11 @@ def test_a_mig_instance_is_found_by_its_bare_uuid_and_an_unknown_device_is_none(
 def test_matching_by_pid_then_the_only_process_then_the_device_delta():
     assert nvml.match_process([proc(7, 3 * GiB), proc(8, 5 * GiB)], 7) == (3 * GiB, "pid")
     # another pid namespace: our pid is not listed; one process on the device is ours
-    assert nvml.match_process([proc(4242, 3 * GiB)], 7) == (3 * GiB, "only-process")
-    assert nvml.match_process([proc(4242, 3 * GiB), proc(4243, 1)], 7) == (None, None)  # two: cannot tell
+    assert nvml.match_process([proc(HOST_PID, 3 * GiB)], 7) == (3 * GiB, "only-process")
+    assert nvml.match_process([proc(HOST_PID, 3 * GiB), proc(OTHER_HOST_PID, 1)], 7) == (None, None)  # cannot tell
     assert nvml.match_process([proc(7, None)], 7) == (None, None)  # NVML_VALUE_NOT_AVAILABLE
 
-    fake = FakeNvml(procs={"h-gpu": [proc(4242, 3 * GiB), proc(4243, 1)]})
+    fake = FakeNvml(procs={"h-gpu": [proc(HOST_PID, 3 * GiB), proc(OTHER_HOST_PID, 1)]})
     before = nvml.before_context(fake)
     assert before == {"GPU-aaaa": 10 * GiB, "MIG-bbbb": 1 * GiB}
     memory = nvml.DeviceMemory.open(fake, "GPU-aaaa", pid=7, before=before)
@@ -86,6 +88,20 @@ def test_matching_by_pid_then_the_only_process_then_the_device_delta():
     assert memory.read() == 3 * GiB
     fake.procs["h-gpu"] = [proc(7, 2 * GiB)]
     assert memory.read() == 2 * GiB and memory.method == "pid"
+
+
+def test_another_process_here_is_never_this_processs_figure_nor_is_the_delta_it_makes():
+    """A GPU shared with another job (or another xdist worker's child): before this process's first allocation
+    NVML lists only the other one, whose pid is a live process of this pid namespace, so it is not this process and
+    no figure is read (the device's used memory grows by what the other one allocates); once NVML lists this
+    process, its pid gives the figure."""
+    other = os.getppid()
+    fake = FakeNvml(procs={"h-gpu": [proc(other, 5 * GiB)]})
+    memory = nvml.DeviceMemory.open(fake, "GPU-aaaa", pid=os.getpid(), before=nvml.before_context(fake))
+    fake.used["GPU-aaaa"] += 2 * GiB  # the other process allocates
+    assert memory.read() is None and memory.method is None
+    fake.procs["h-gpu"] = [proc(other, 7 * GiB), proc(os.getpid(), 1 * GiB)]
+    assert memory.read() == 1 * GiB and memory.method == "pid"
 
 
 def test_without_a_match_or_a_zero_there_is_no_figure():

@@ -18,6 +18,15 @@ Which NVML figure is this child's (`DeviceMemory.read`, in this order):
    Correct only while nothing else allocates on the device, which is why it
    comes last; an MIG instance reports its own used memory, so it works there.
 
+A listed pid that is another live process here (`another_here`) is never this
+child: NVML's pids are then this pid namespace's, so a child it does not list
+holds nothing on the device yet (before its first allocation creates its
+context), and no figure is read, neither that process's (another job's, or
+another xdist worker's child on a shared GPU) nor a device delta that counts
+what it allocates. Only a host pid that happens to be a pid of the
+container's own namespace too takes the container's child off "only-process",
+to the device delta.
+
 The method is in the measurement's info ("nvml_method"), so a figure is never
 read without knowing how it was matched.
 
@@ -120,8 +129,8 @@ class DeviceMemory:
             procs = list(self.nvml.nvmlDeviceGetComputeRunningProcesses(self.handle))
         except Exception:  # noqa: BLE001  MIG without privileges, or a driver that cannot list processes
             procs = []
-        used, method = match_process(procs, self.pid)
-        if used is None and self.baseline is not None:
+        used, method = match_process(procs, self.pid, lambda pid: pid != self.pid and another_here(pid))
+        if method is None and self.baseline is not None:
             now = _used(self.nvml, self.handle)
             used, method = (max(0, now - self.baseline), "device-delta") if now is not None else (None, None)
         if used is not None:
@@ -129,8 +138,16 @@ class DeviceMemory:
         return used
 
 
-def match_process(procs: list, pid: int) -> tuple[int | None, str | None]:
-    """(bytes, method) from NVML's compute processes: by pid, else the only process; (None, None) when neither."""
+def another_here(pid: object) -> bool:
+    """Whether `pid` is a live process of this pid namespace (the caller's own pid aside)."""
+    return isinstance(pid, int) and pid > 0 and os.path.exists(f"/proc/{pid}")
+
+
+def match_process(procs: list, pid: int, elsewhere: Callable[[object], bool] = lambda _pid: False,
+                  ) -> tuple[int | None, str | None]:
+    """(bytes, method) from NVML's compute processes: by pid, else the only process; (None, None) when neither, and
+    (None, "pid") where a listed pid is another process here (`elsewhere`): NVML's pids are this namespace's and it
+    lists none of this process, which holds nothing on the device yet."""
     def used(proc) -> int | None:
         value = getattr(proc, "usedGpuMemory", None)
         return int(value) if isinstance(value, int) and value >= 0 else None  # None: NVML_VALUE_NOT_AVAILABLE
@@ -138,6 +155,8 @@ def match_process(procs: list, pid: int) -> tuple[int | None, str | None]:
     mine = [used(p) for p in procs if getattr(p, "pid", None) == pid]
     if mine and mine[0] is not None:
         return mine[0], "pid"
+    if not mine and any(elsewhere(getattr(p, "pid", None)) for p in procs):
+        return None, "pid"
     if not mine and len(procs) == 1 and used(procs[0]) is not None:
         return used(procs[0]), "only-process"
     return None, None
