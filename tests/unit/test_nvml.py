@@ -104,6 +104,17 @@ def test_another_process_here_is_never_this_processs_figure_nor_is_the_delta_it_
     assert memory.read() == 1 * GiB and memory.method == "pid"
 
 
+def test_once_matched_by_its_pid_a_failed_listing_reads_no_device_delta():
+    """NVML failing mid-run (an NVMLError listing the processes): a process NVML has listed by its pid is never read
+    as the device's delta from then on, which counts what every other process allocated since this one started."""
+    fake = FakeNvml(procs={"h-gpu": [proc(7, 2 * GiB)]})
+    memory = nvml.DeviceMemory.open(fake, "GPU-aaaa", pid=7, before=nvml.before_context(fake))
+    assert memory.read() == 2 * GiB and memory.method == "pid"
+    fake.procs["h-gpu"] = "denied"
+    fake.used["GPU-aaaa"] += 6 * GiB  # this process's 2 GiB and another's 4 GiB
+    assert memory.read() is None and memory.method == "pid"
+
+
 def test_without_a_match_or_a_zero_there_is_no_figure():
     memory = nvml.DeviceMemory.open(FakeNvml(), "aaaa", pid=7, before={})  # no before-context reading
     assert memory.read() is None and memory.method is None

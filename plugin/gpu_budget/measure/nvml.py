@@ -25,7 +25,9 @@ context), and no figure is read, neither that process's (another job's, or
 another xdist worker's child on a shared GPU) nor a device delta that counts
 what it allocates. Only a host pid that happens to be a pid of the
 container's own namespace too takes the container's child off "only-process",
-to the device delta.
+to the device delta. Likewise once NVML has listed this process by its pid, a
+read whose listing fails (an NVMLError mid-run) or leaves it out gives no
+figure, never another process's nor the device's delta.
 
 The method is in the measurement's info ("nvml_method"), so a figure is never
 read without knowing how it was matched.
@@ -130,6 +132,8 @@ class DeviceMemory:
         except Exception:  # noqa: BLE001  MIG without privileges, or a driver that cannot list processes
             procs = []
         used, method = match_process(procs, self.pid, lambda pid: pid != self.pid and another_here(pid))
+        if self.method == "pid" and method != "pid":  # listed by its pid before: a failed or partial listing
+            used, method = None, "pid"  # reads no other process as this one, nor the device's delta
         if method is None and self.baseline is not None:
             now = _used(self.nvml, self.handle)
             used, method = (max(0, now - self.baseline), "device-delta") if now is not None else (None, None)
