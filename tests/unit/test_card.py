@@ -1,10 +1,16 @@
 """model/card.py: a card= value read as a card of the table or a size, per scale, and its bad values named."""
 
+from types import SimpleNamespace
+
 import pytest
 
+from gpu_budget import Scenario
 from gpu_budget.declare.marks import gpu_budget
+from gpu_budget.measure import card_cap
+from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.model.card import CARDS, Card, by_name, pick_card
-from gpu_budget.units import GiB
+from gpu_budget.session.can_run import unmeasurable
+from gpu_budget.units import GiB, MiB, format_size
 
 
 @pytest.mark.parametrize("written", ["RTX 3090", "rtx3090", "RTX-3090", "rtx_3090"])
@@ -75,3 +81,44 @@ def test_a_vram_budget_within_the_card_or_for_the_cpu_alone_stands():
     assert gpu_budget(vram="14 GiB", card="T4", host="cuda").budget.vram == 14 * GiB
     assert gpu_budget(cpu={"vram": "20 GiB"}, card="T4", host="cuda").card == by_name("T4")  # cpu='s never capped
     assert gpu_budget(vram={"tiny": "20 GiB"}, card={"real": "T4"}, host="cuda").budget.vram == 20 * GiB
+
+
+# An H100 80GB whose torch prints "total capacity of 79.11 GiB": CUDA's own figure, under the table's 79.11 GiB as
+# bytes (torch rounds to the hundredth of a GiB, the table holds what it prints)
+H100_TOTAL = round(79.107 * GiB)
+
+
+class _Cuda:
+    """The torch.cuda calls card_cap.cap makes, on a device of H100_TOTAL bytes holding a 500 MiB context."""
+
+    fraction = None
+
+    def get_device_properties(self, device):
+        return SimpleNamespace(total_memory=H100_TOTAL)
+
+    def memory_reserved(self, device):
+        return 0
+
+    def mem_get_info(self, device):
+        return H100_TOTAL - 500 * MiB, H100_TOTAL
+
+    def set_per_process_memory_fraction(self, fraction, device):
+        self.fraction = fraction
+
+
+def test_a_card_named_as_the_gpu_it_runs_on_runs_there_under_the_gpus_own_memory():
+    """card="H100 80GB" on an H100 80GB: its capacity (79.11 GiB, as torch prints it) is a few MiB over the GPU's
+    own figure, within the hundredth of a GiB the figure is printed to. It is that GPU, capped at its own memory,
+    not skipped as a bigger card nor refused by the cap."""
+    card = by_name("H100 80GB")
+    assert format_size(H100_TOTAL) == format_size(card.capacity) and card.capacity > H100_TOTAL
+    h100 = DeviceInfo(cuda=True, gpu_name="NVIDIA H100 80GB HBM3", gpu_memory=H100_TOTAL, gpus=1)
+    scenario = Scenario(name="s", run="m:run")
+    assert unmeasurable(scenario, gpu_budget(card="H100 80GB", host="cuda"), "tiny", h100) == (None, False)
+    torch = SimpleNamespace(cuda=_Cuda())
+    capped = card_cap.cap(torch, 0, card, None)
+    assert capped.limit == H100_TOTAL - 500 * MiB and torch.cuda.fraction <= 1
+    bigger = Card("79.13 GiB", round(79.13 * GiB))  # past the printed figure: a bigger card, still refused
+    assert unmeasurable(scenario, gpu_budget(card="79.13 GiB", host="cuda"), "tiny", h100)[0] is not None
+    with pytest.raises(card_cap.CardTooBig):
+        card_cap.cap(torch, 0, bigger, None)

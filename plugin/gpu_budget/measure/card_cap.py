@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_budget.model.card import Card
+from gpu_budget.model.card import Card, more_than
 from gpu_budget.units import format_size
 
 
@@ -66,10 +66,10 @@ def cap(torch, device: int, card: Card, nvml_read: Callable[[], tuple[int | None
     """Cap this process's caching allocator on `device` at `card`'s capacity less its context; CardTooBig where the
     card holds more than the device, ValueError where its context leaves it nothing."""
     total = int(torch.cuda.get_device_properties(device).total_memory)
-    if card.capacity > total:
+    if more_than(card.capacity, total):
         raise CardTooBig(f"{card.label} holds more than this GPU's {format_size(total)}: a cap cannot make it bigger")
     context, method = context_bytes(torch, device, nvml_read)
-    limit = card.capacity - context
+    limit = min(card.capacity, total) - context  # a card within the printed figure's rounding of this GPU: this GPU
     if limit <= 0:
         raise ValueError(f"{card.label}: this process's CUDA context ({format_size(context)}) leaves it no memory")
     torch.cuda.set_per_process_memory_fraction(limit / total, device)

@@ -57,6 +57,17 @@ CARDS: Mapping[str, float] = {
 }
 
 
+# torch prints a GPU's total memory to a hundredth of a GiB, and the table holds what it prints: the GPU a figure was
+# read from may hold up to half a hundredth less than the figure as bytes, and is still that card
+PRINT_SLACK = GiB // 200
+
+
+def more_than(size: int, total: int) -> bool:
+    """Whether `size` (a card's capacity, a VRAM budget) is more than a GPU of `total` bytes holds, past the half
+    hundredth of a GiB its printed figure is rounded by: card="H100 80GB" on an H100 80GB is that GPU."""
+    return size > total + PRINT_SLACK
+
+
 # What an estimate made without a GPU takes off a card for the CUDA context, which the cap takes off as measured:
 # S3's process held 610 MiB at load on the H200 (benchmarks/results/gpu-s3-1.report.json, NVML less reserved); on
 # that H200 the contexts ran from 520 MiB at S4's load (gpu-s4-1) to 856 MiB in S3's later phases

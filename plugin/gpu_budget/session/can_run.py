@@ -13,6 +13,7 @@ from gpu_budget.declare.marks import BudgetMark
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate.environment import EnvironmentFailed
 from gpu_budget.measure.device import DeviceInfo
+from gpu_budget.model.card import more_than
 from gpu_budget.model.result import Measurement
 from gpu_budget.units import format_size
 
@@ -38,11 +39,11 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: Devic
                 f"{device.gpus} (give each worker {needed}: --gpu-budget-gpus-per-worker="
                 f"{needed}, on a host with that many GPUs per xdist worker)"), True
     memory = device.gpu_memory  # this GPU's total
-    if mark.card is not None and mark.device == "cuda" and memory and mark.card.capacity > memory:
+    if mark.card is not None and mark.device == "cuda" and memory and more_than(mark.card.capacity, memory):
         return (f"card={mark.card.name!r} asks for {mark.card.label}, more than this GPU's total memory "
                 f"{format_size(memory)} ({device.gpu_name}): a smaller card cannot run as a bigger one (the cap only "
                 "lowers the allocator's limit); it is measured on a card with at least that much memory"), False
-    if mark.budget.vram is not None and memory and mark.budget.vram > memory:
+    if mark.budget.vram is not None and memory and more_than(mark.budget.vram, memory):
         return (f"VRAM budget {format_size(mark.budget.vram)} is above this GPU's total memory {format_size(memory)} "
                 f"({device.gpu_name}): the card cannot reach it, so the budget would test nothing (an "
                 "over-budget run dies of out-of-memory first); it is measured on a card with more memory"), False
