@@ -55,6 +55,19 @@ def test_a_bad_card_is_refused_naming_it(value, says):
     assert says in str(caught.value) and str(caught.value).startswith("t.py::test: ")
 
 
+@pytest.mark.parametrize(("value", "says"), [
+    ("4090", 'card=\'4090\' is a bare number: did you mean "RTX 4090"?'),
+    ("H100", 'card=\'H100\' is not a card of the table: did you mean "H100 80GB"?'),
+    ("a100", 'card=\'a100\' is not a card of the table: did you mean "A100 40GB" or "A100 80GB"?'),
+])
+def test_a_card_written_short_is_refused_naming_the_cards_it_may_mean(value, says):
+    """A user writes the card as they call it ("4090", "H100"): the error names the table's cards it may mean, never
+    a size it cannot mean ("4090 GiB")."""
+    with pytest.raises(ValueError) as caught:
+        pick_card(value, "tiny", where="t.py::test")
+    assert says in str(caught.value) and "4090 GiB" not in str(caught.value), str(caught.value)
+
+
 def test_on_cuda_the_card_is_the_default_vram_budget_and_on_the_cpu_it_changes_nothing():
     on_gpu = gpu_budget(card="T4", host="cuda")
     assert on_gpu.card == by_name("T4") and on_gpu.budget.vram == by_name("T4").capacity and on_gpu.origin == "card"

@@ -81,6 +81,13 @@ def _key(name: str) -> str:
 _BY_KEY = {_key(name): name for name in CARDS}
 
 
+def _meant(name: str) -> list[str]:
+    """The table's cards whose name holds what was written ("4090": RTX 4090; "A100": both A100s), where it is three
+    characters or more: the cards a short name may mean."""
+    key = _key(name)
+    return [found for known, found in _BY_KEY.items() if key in known] if len(key) >= 3 else []
+
+
 def by_name(name: str) -> Card | None:
     """The table's card of this name, written any way ("rtx3090", "A100-80GB"); None where none is."""
     found = _BY_KEY.get(_key(name))
@@ -112,9 +119,16 @@ def _card(value: object, where: str) -> Card:
     try:
         size = parse_size(value)
     except ValueError:
+        size = None
+    bare = size is not None and not re.search(r"[A-Za-z]", value)
+    meant = " or ".join(f'"{name}"' for name in _meant(value)) if size is None or bare else ""
+    if meant:
+        raise ValueError(f"{where}: card={value!r} is {'a bare number' if bare else 'not a card of the table'}: did "
+                         f"you mean {meant}? (or a size with its unit, \"24 GiB\")")
+    if size is None:
         raise ValueError(f"{where}: card={value!r} is neither a known card ({', '.join(CARDS)}) nor a size with its "
-                         "unit (\"24 GiB\")") from None
-    if not re.search(r"[A-Za-z]", value):
+                         "unit (\"24 GiB\")")
+    if bare:
         raise ValueError(f"{where}: card={value!r} is a bare number: give it a unit, e.g. \"{value} GiB\"")
     if size <= 0:
         raise ValueError(f"{where}: card={value!r}: a card holds some memory")
