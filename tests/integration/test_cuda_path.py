@@ -129,3 +129,19 @@ def test_a_serial_run_on_several_gpus_measures_on_the_first(fake_cuda, gpus, pin
     result.stdout.fnmatch_lines([f"*VISIBLE {pinned or gpus}"])
     if pinned:
         result.stdout.fnmatch_lines([f"*measured on one, CUDA_VISIBLE_DEVICES={pinned}*"])
+
+
+def test_a_gpu_case_whose_gpus_cuda_visible_devices_hides_names_it_in_its_skip(fake_cuda, monkeypatch):
+    """A runner whose CUDA_VISIBLE_DEVICES hides every GPU (empty, "-1", or an index it does not have): the measured
+    children see no GPU, and the skip says that variable did it, not that the host has none."""
+    pytester = fake_cuda('''
+        @pytest.mark.gpu_budget(vram="10 GiB", device="cuda")
+        def test_on_the_gpu(gpu_budget):
+            gpu_budget.measure(S(4))
+    ''')
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    result = run(pytester)
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines([("*the test pins device='cuda'; the measured children see no CUDA GPU "
+                                  "(CUDA_VISIBLE_DEVICES='')*")])
+    assert "this host has no CUDA GPU" not in result.stdout.str()

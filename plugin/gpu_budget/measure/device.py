@@ -6,6 +6,7 @@ to measure, and importing it here would cost seconds and RAM.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,12 +35,13 @@ class DeviceInfo:
     gpu_name: str | None = None
     gpu_memory: int | None = None  # bytes
     gpus: int = 0
+    visible: str | None = None  # without CUDA: CUDA_VISIBLE_DEVICES as the probe child had it (None: unset)
 
     @classmethod
     def read(cls) -> DeviceInfo:
         torch = cuda_torch()
         if torch is None:
-            return cls(cuda=False)
+            return cls(cuda=False, visible=os.environ.get("CUDA_VISIBLE_DEVICES"))
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         cuda_version, gpus = torch.version.cuda, torch.cuda.device_count()
         return cls(cuda=True, cuda_version=cuda_version, driver=_driver_version(), gpu_name=props.name,
@@ -48,13 +50,15 @@ class DeviceInfo:
     def to_json(self) -> dict[str, str | int | bool | None]:
         """As it crosses from the measuring child to the parent (events.DeviceSeen)."""
         return {"cuda": self.cuda, "cuda_version": self.cuda_version, "driver": self.driver, "gpu_name": self.gpu_name,
-                "gpu_memory": self.gpu_memory, "gpus": self.gpus}
+                "gpu_memory": self.gpu_memory, "gpus": self.gpus,
+                **({"visible": self.visible} if self.visible is not None else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, str | int | bool | None]) -> DeviceInfo:
         """As the probe reports it (a missing field is unknown; no GPUs where none is said)."""
         return cls(cuda=bool(data.get("cuda")), cuda_version=data.get("cuda_version"), driver=data.get("driver"),
-                   gpu_name=data.get("gpu_name"), gpu_memory=data.get("gpu_memory"), gpus=data.get("gpus") or 0)
+                   gpu_name=data.get("gpu_name"), gpu_memory=data.get("gpu_memory"), gpus=data.get("gpus") or 0,
+                   visible=data.get("visible"))
 
 
 def _driver_version() -> str | None:

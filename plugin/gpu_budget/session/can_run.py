@@ -18,6 +18,14 @@ from gpu_budget.model.result import Measurement
 from gpu_budget.units import format_size
 
 
+def none_here(device: DeviceInfo, noun: str = "none") -> str:
+    """Where no CUDA GPU is: "this host has none", or, where CUDA_VISIBLE_DEVICES was set, that the measured children
+    see none with it (it may hide the host's GPUs: empty, "-1", an index or UUID the host lacks)."""
+    if device.visible is None:
+        return f"this host has {noun}"
+    return f"the measured children see {noun} (CUDA_VISIBLE_DEVICES={device.visible!r})"
+
+
 def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: DeviceInfo) -> tuple[str | None, bool]:
     """Why this case cannot be measured on `device` (the probe's), and whether the reason is a missing GPU."""
     if scale not in scenario.scales:
@@ -26,12 +34,12 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: Devic
         return (f"the test pins device='cpu', but scenario {scenario.name!r} at scale {scale!r} needs CUDA: nothing "
                 "on the GPU would be measured"), False
     if scenario.needs_cuda(scale) and not device.cuda:
-        return f"scenario {scenario.name!r} at scale {scale!r} needs a CUDA GPU; this host has none", True
+        return f"scenario {scenario.name!r} at scale {scale!r} needs a CUDA GPU; {none_here(device)}", True
     if mark.pinned and mark.device == "cuda" and not device.cuda:
-        return "the test pins device='cuda'; this host has no CUDA GPU", True
+        return f"the test pins device='cuda'; {none_here(device, 'no CUDA GPU')}", True
     if mark.budget.vram is not None and not device.cuda and mark.expect == "over-budget" and mark.budget.ram is None:
         return (f"expect='over-budget' rests on the VRAM budget {format_size(mark.budget.vram)} alone, which needs a "
-                "CUDA GPU to check; this host has none"), True
+                f"CUDA GPU to check; {none_here(device)}"), True
     needed = scenario.gpus_needed
     if needed > 1 and device.cuda and device.gpus < needed:
         each = "one GPU each" if needed == scenario.ranks else f"on {needed} GPUs"
@@ -55,7 +63,7 @@ def probe_unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device:
     without CUDA never reports, so there it is skipped rather than run on the CPU."""
     reason, needs_gpu = unmeasurable(scenario, mark, scale, device)
     if reason is None and vram_unchecked(mark, device):
-        return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; this host has none (an "
+        return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; {none_here(device)} (an "
                 "unjudged probe under it compares GPU figures)"), True
     return reason, needs_gpu
 
@@ -65,8 +73,8 @@ def vram_unchecked(mark: BudgetMark, device: DeviceInfo) -> str | None:
     CPU, so its host RAM is gated and the row says the VRAM budget was not (no GPU figure comes from a CPU host)."""
     if mark.budget.vram is None or device.cuda:
         return None
-    return (f"VRAM budget {format_size(mark.budget.vram)} not checked: this host has no CUDA GPU (the case ran on "
-            "the CPU; host RAM is gated)")
+    return (f"VRAM budget {format_size(mark.budget.vram)} not checked: {none_here(device, 'no CUDA GPU')} (the case "
+            "ran on the CPU; host RAM is gated)")
 
 
 def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measurement) -> str | None:

@@ -38,7 +38,7 @@ from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
 from gpu_budget.requires import MissingDependency
 from gpu_budget.search import remediate
-from gpu_budget.session.can_run import environment_skips, imbalance_unmeasured, unmeasurable, vram_unchecked, vram_unmeasured
+from gpu_budget.session.can_run import environment_skips, imbalance_unmeasured, none_here, unmeasurable, vram_unchecked, vram_unmeasured
 from gpu_budget.session.case_setup import stored
 from gpu_budget.session.options import Options
 from gpu_budget.session.recording import record_runs, recorded_text, snapshot_run
@@ -155,7 +155,8 @@ def precheck(ask: Ask, asked: Result) -> Outcome | tuple[Ask, Result]:
     reason, needs_gpu = unmeasurable(ask.case.scenario, mark, options.scale, ask.device)
     unchecked = vram_unchecked(mark, ask.device)
     if unchecked and not reason and options.require_gpu:
-        reason, needs_gpu = f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to check; this host has none", True
+        reason, needs_gpu = (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to check; "
+                             f"{none_here(ask.device)}"), True
     if reason and needs_gpu and options.require_gpu:
         message = f"{reason}, and --gpu-budget-require-gpu says this runner must have one"
         return Outcome(asked.but(verdict=Verdict.ERROR, message=message))
