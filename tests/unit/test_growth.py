@@ -320,3 +320,22 @@ def test_the_projection_record_says_where_its_allowance_came_from():
     assert record.allowance_runs == 5 and record.to_json()["allowance_runs"] == 5
     assert ProjectionRecord.from_json(record.to_json()) == record
     assert ProjectionRecord.from_json({**record.to_json(), "allowance_runs": None}).allowance_runs is None
+
+
+def test_judge_errors_where_a_rank_measured_too_few_steps_to_project():
+    """A budget applies to each rank, so a rank whose steps cannot be projected under steps= is a rank unchecked: an
+    error naming it and what is needed, as a single-process case's is. Before, rank 1 with 4 steps was passed over:
+    "host RAM steady over steps 4-9 ..." and a pass."""
+    from gpu_budget.model.figures import RankFigures
+
+    flat, short = records(shape(10, {}, base=900)), records(shape(4, leak(4, 3), base=300))
+    ranks = (RankFigures(0, Peaks(ram=900 * MiB, ram_tree=900 * MiB), steps=tuple(flat)),
+             RankFigures(1, Peaks(ram=310 * MiB, ram_tree=310 * MiB), steps=tuple(short)))
+    m = Measurement(status="ok", peaks=ranks[0].peaks, steps=tuple(flat), ranks=ranks)
+    j = judge(m, Budget(ram=2 * GiB), None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False, steps=10_000)
+    assert (j.verdict, j.passed) == ("error", False), j.message
+    assert "rank 1 measured 4 of the run's 10 optimizer step(s)" in j.message, j.message
+    assert f"needs at least {growth.MIN_STEPS}" in j.message, j.message
+    assert j.projection is not None and j.projection.problem == j.message
+    without = judge(m, Budget(ram=2 * GiB), None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False)
+    assert without.passed, without.message  # no steps= declared: nothing is projected, nothing is missing

@@ -240,6 +240,8 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
 
     grown = growth.check(measurement.steps, peaks, budget, steps,  # a projection past the budget is a breach
                          recorded=baseline.spread if baseline is not None else None)
+    short = None if grown.problem else growth.short_rank(measurement.ranks, steps)
+    grown = replace(grown, problem=short) if short else grown
     verdict = _judge(measurement, budget, baseline, tolerance, grown, ci=ci, update=update, expect=expect, setup=setup,
                      params=params, scenario=scenario)
     verdict.projection = grown if steps is not None else None

@@ -255,11 +255,29 @@ def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | No
     return Check(steps, tuple(projections))
 
 
+def short_rank(ranks: Sequence[RankFigures], steps: int | None) -> str | None:
+    """Why a launcher case's growth cannot be projected for every rank under steps=, or None: a budget applies to
+    each rank, so a rank that measured fewer than MIN_STEPS steps (its processes seen in fewer of the run's steps:
+    a rank that started late or ended early) is a rank unchecked, an error as a single-process case's is."""
+    if steps is None or not ranks:
+        return None
+    run = max(len(r.steps) for r in ranks)
+    short = [r for r in ranks if len(r.steps) < MIN_STEPS]
+    if not short or run < MIN_STEPS:  # the row's own check names a run too short for every rank
+        return None
+    which = ", ".join(f"rank {r.rank} measured {len(r.steps)} of the run's {run} optimizer step(s)" for r in short)
+    return (f"steps={steps:,} declared, but {which}: projecting a rank's growth needs at least {MIN_STEPS} of its own "
+            f"steps (the first {WARMUP} are warm-up, then {WINDOW + 1} judged for {WINDOW} rises, and the last is left "
+            "out), and a budget applies to each rank, so that rank's growth would go unchecked; its processes were "
+            "seen in fewer steps than the run's (a rank that started late or ended early): run more steps, or find "
+            "why the rank ran short")
+
+
 def rank_breaches(ranks: Sequence[RankFigures], budget: Budget, steps: int | None,
                   recorded: Spread | None = None) -> list[str]:
     """A launcher case's projections past the budget, each rank's named: a budget applies to each rank, and the
     row's steps are its worst rank's by peak, which need not be the rank that grows. A rank that measured too few
-    steps is left to the row's own check."""
+    steps is an error before this (short_rank)."""
     return [f"rank {r.rank}: {breach}" for r in ranks for breach in check(r.steps, r.peaks, budget, steps,
                                                                             recorded=recorded).breaches]
 
