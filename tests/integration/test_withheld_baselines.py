@@ -133,3 +133,28 @@ def test_a_write_that_fails_as_the_test_reports_fails_the_gate_naming_the_file(p
     result.stdout.fnmatch_lines([("*gpu-budget gate FAILED: could not write baselines to *test_mem.json: "
                                   "no space left on device (planted)*")])
     assert baselines_lines(result) == []
+
+
+@pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_write_that_fails_says_so_in_its_rows_and_names_its_file_once(project, workers):
+    """A folder where the baseline file's lock should be: nothing is recorded, so no row may say it was, and the gate names
+    the file once, not once per entry. Before, each row read "no baseline yet: recorded" and, serially, the gate
+    listed "could not write baselines to .../test_mem.json: ..." once per entry."""
+    pytester = project(cases(8, fail=False))
+    run(pytester, ["-p", "no:xdist"]).assert_outcomes(passed=2)  # records both: where this hardware's file lies
+    (path,) = (pytester.path / "baselines").glob("*/test_mem.json")
+    path.unlink()
+    (path.parent / f".{path.name}.lock").mkdir()
+    result = run(pytester, workers)
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    gate = [line for line in result.stdout.lines if line.startswith("gpu-budget gate FAILED: could not write")]
+    assert len(gate) == 1 and gate[0].endswith(".test_mem.json.lock' (2 entries not written)"), gate
+    (stop,) = [line for line in result.stdout.lines if line.startswith("! gpu-budget gate failed:")]
+    assert stop.count("could not write baselines to") == 1, stop
+    for name in ("test_fails_after", "test_passes"):
+        message = rows(pytester)[name]["message"]
+        assert message.startswith("no baseline yet: not recorded, the write failed ([Errno 21] Is a directory: "), \
+            message
+        assert "no baseline yet: recorded" not in message, message
+    assert baselines_lines(result) == []

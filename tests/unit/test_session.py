@@ -5,6 +5,7 @@ import json
 from gpu_budget.judge import files
 from gpu_budget.judge.store import BaselineStore, PendingWrite
 from gpu_budget.model.hardware import Hardware
+from gpu_budget.model.result import Result, Verdict
 from gpu_budget.session import session
 from gpu_budget.session.data import SessionData
 
@@ -22,6 +23,25 @@ def test_pending_writes_land_one_per_file_and_scale_and_a_failed_write_is_a_prob
     problems = session.write_pending(data)
     assert set(files.load(good)["entries"]["tiny"]) == {"a", "b"}
     assert len(problems) == 1 and "could not write baselines to" in problems[0] and data.pending == []
+
+
+def test_the_rows_of_entries_a_failed_write_lost_say_so_and_the_file_is_named_once(tmp_path):
+    """Before, each row kept "no baseline yet: recorded" / "baseline updated" though nothing was written."""
+    data = SessionData()
+    (tmp_path / "file").write_text("a file where a folder should be")
+    lost = str(tmp_path / "file" / "m.json")
+    data.pending += [PendingWrite.from_json({"path": lost, "scale": "tiny", "id": key, "entry": ENTRY, "row": row})
+                     for key, row in (("a", "m.py::test_a"), ("b", "m.py::test_b"))]
+    data.rows += [Result(nodeid=nodeid, scenario="s", scale="tiny", verdict=verdict, passed=True, message=message)
+                  for nodeid, verdict, message in (("m.py::test_a", Verdict.NO_BASELINE, "no baseline yet: recorded"),
+                                                   ("m.py::test_b", Verdict.IMPROVED, "ram 1 < 2; baseline updated"),
+                                                   ("m.py::test_c", Verdict.PASS, "within baseline"))]
+    (problem,) = session.write_pending(data)
+    assert problem.startswith(f"could not write baselines to {lost}: ") and problem.endswith("(2 entries not written)")
+    said = [row.message for row in data.rows]
+    assert said[0].startswith("no baseline yet: not recorded, the write failed (") and "recorded (" not in said[0]
+    assert said[1].startswith("ram 1 < 2; baseline not recorded, the write failed (") and "updated" not in said[1]
+    assert said[2] == "within baseline"
 
 
 def test_pruning_drops_only_entries_of_tests_that_no_longer_exist(tmp_path):

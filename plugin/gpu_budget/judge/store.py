@@ -43,22 +43,26 @@ class Stored:
 
 @dataclass(frozen=True)
 class PendingWrite(Fields):
-    """An entry to write: its file, scale and key, the entry, and the package list its fingerprint's digest names
-    (digest -> list). Crosses from an xdist worker to its controller as JSON."""
+    """An entry to write: its file, scale and key, the entry, the package list its fingerprint's digest names
+    (digest -> list), and the node id of the row that measured it (which says so where its write fails). Crosses
+    from an xdist worker to its controller as JSON."""
 
     path: str
     scale: str
     id: str
     entry: Entry
     packages: Mapping[str, Listing] = field(default_factory=dict)
+    row: str | None = None
 
     def to_json(self) -> JsonObject:
         return {"path": self.path, "scale": self.scale, "id": self.id, "entry": self.entry.to_json(),
-                "packages": {digest: dict(listing) for digest, listing in self.packages.items()}}
+                "packages": {digest: dict(listing) for digest, listing in self.packages.items()},
+                **({"row": self.row} if self.row is not None else {})}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> PendingWrite:
-        return cls(data["path"], data["scale"], data["id"], Entry.from_json(data["entry"]), data.get("packages") or {})
+        return cls(data["path"], data["scale"], data["id"], Entry.from_json(data["entry"]), data.get("packages") or {},
+                   data.get("row"))
 
 
 class Staging:

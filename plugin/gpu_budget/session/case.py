@@ -230,7 +230,7 @@ def record(ask: Ask, judged: Judged) -> Outcome | tuple[Result, PendingWrite | N
                        path=path)
     entry = baselines.entry_from(kept, scenario.to_json(scale), ask.mark.tolerance, judged.fingerprint,
                                  datetime.date.today().isoformat(), spread)
-    write = PendingWrite(str(path), scale, ask.case.id.key, entry)
+    write = PendingWrite(str(path), scale, ask.case.id.key, entry, row=result.nodeid)
     message = result.message
     if spread is not None:
         message = (message if judged.write_baseline else f"{message}; baseline re-recorded") + "; " + \

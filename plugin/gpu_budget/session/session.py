@@ -50,6 +50,7 @@ from gpu_budget.session.folders import assets_folder, environments_folder
 from gpu_budget.session.machine import Machine
 from gpu_budget.session.options import Options, is_ci
 from gpu_budget.session.sweep import swept
+from gpu_budget.session.unwritten import Unwritten
 
 SECTION = "gpu-budget"  # the title of the section a test's report gets, one line per measured case
 
@@ -68,7 +69,7 @@ class BudgetSession:
         self.environments = Environments(lambda: environments_folder(config, self.options.envs),
                                          self.data.environments.append, retry=self.options.update)
         self.run_child = ChildRunner(self.options, assets_folder(config), self.environments)
-        self.written: Counter[str] = Counter()  # baseline entries written per file: the summary says where
+        self.written, self.unwritten = Counter[str](), Unwritten()  # entries written per file; the files that failed
         # the commit measured, read before the session writes anything (its baselines would make the tree dirty)
         self.revision = (revision.state(config.rootpath) if self.options.enabled and self.options.json
                          and not self.is_worker else None)
@@ -203,14 +204,14 @@ class BudgetSession:
 
     def _record(self, write: PendingWrite) -> None:
         """Write a baseline entry now; an xdist worker ships it to the controller, which alone writes (as JSON). It
-        runs as the test reports, so a write that fails is the gate's problem, as on the controller (write_pending)."""
+        runs as the test reports, so a write that fails is the gate's problem, named once per file (write_pending)."""
         store = self.machine.store()
         write = store.with_packages(write)
         if self.is_worker:
             self.data.pending.append(write)
         else:
             store.stage(write)
-            self.written.update(store.flush(lambda path, exc: self.problems.append(f"could not write baselines to {path}: {exc}")))
+            self.written.update(store.flush(lambda path, exc: self.unwritten.note(path, exc, [write.row])))
 
     # -- end of session -----------------------------------------------------
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -221,7 +222,7 @@ class BudgetSession:
         self.environments.close()
         if self.is_worker:
             return
-        self.problems.extend(write_pending(self.data, self.written))
+        self.problems.extend(write_pending(self.data, self.written, self.unwritten))  # the serial run's failures too
         store = self.machine.known_store()
         if self.options.update and not self.data.narrowed and store is not None:
             store.prune(self.data.collected, self.options.scale)  # only when the whole suite was selected
@@ -319,16 +320,20 @@ def with_store(result: Result, store: Path | None, recorded: bool) -> Result:
     return result
 
 
-def write_pending(data: SessionData, written: Counter[str] | None = None) -> list[str]:
+def write_pending(data: SessionData, written: Counter[str] | None = None, unwritten: Unwritten | None = None) -> list[str]:
     """The controller writes what its workers measured (staged as the store stages its own writes), one locked write
-    per file and scale; the problems met. `written` counts the entries that landed, per file."""
-    problems: list[str] = []
-    staging = Staging()
+    per file and scale; the files it could not write, one problem each (`unwritten`'s: a serial session's holds its
+    own failed writes too), and the rows of the entries they lost say so. `written` counts the entries that landed, per file."""
+    unwritten = Unwritten() if unwritten is None else unwritten
+    staging, rows, count = Staging(), {}, Counter()
     for pending in data.pending:
         staging.stage(pending)
-    landed = staging.flush(lambda path, exc: problems.append(f"could not write baselines to {path}: {exc}"))
+        rows.setdefault(pending.path, []).append(pending.row)
+        count[pending.path] += 1
+    landed = staging.flush(lambda path, exc: unwritten.note(path, exc, rows[path], count[path]))
     if written is not None:
         written.update(landed)
     data.pending.clear()
-    return problems
+    data.rows[:] = [unwritten.given(row) for row in data.rows]
+    return unwritten.problems()
 
