@@ -276,6 +276,42 @@ def test_other(gpu_budget):
 
 
 
+LABELLED = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 64})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_labels(gpu_budget):
+    gpu_budget.measure(S, label="LABEL")
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_stops(gpu_budget):
+    gpu_budget.measure(S, label="kept")
+    assert STOP_EARLY is False
+    gpu_budget.measure(S, label="late")
+'''
+
+
+@pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
+def test_an_update_drops_the_labels_a_finished_test_no_longer_measures(project, workers):
+    """A label renamed left its old entry for good (a rename back would be judged against it). A whole-suite update
+    drops the labels of a test that ran to its end without measuring them; a test that failed (or was skipped) may
+    not have reached its labels, so its entries stay. Before, "test_mem.py::test_labels::old" stayed."""
+    def labelled(label: str, stop: bool):
+        return project(LABELLED.replace("LABEL", label).replace("STOP_EARLY", str(stop)))
+
+    pytester = labelled("old", stop=False)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=2)
+    keys = {"test_mem.py::test_labels::old", "test_mem.py::test_stops::kept", "test_mem.py::test_stops::late"}
+    assert set(json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]) == keys
+    labelled("new", stop=True)
+    run(pytester, "--gpu-budget", "--gpu-budget-update", *workers).assert_outcomes(passed=1, failed=1)
+    held = set(json.loads(baseline_file(pytester).read_text())["entries"]["tiny"])
+    assert held == {"test_mem.py::test_labels::new", "test_mem.py::test_stops::kept", "test_mem.py::test_stops::late"}
+    labelled("newer", stop=False)  # a narrowed update prunes nothing
+    run(pytester, "--gpu-budget", "--gpu-budget-update", "-k", "labels").assert_outcomes(passed=1, deselected=1)
+    assert held < set(json.loads(baseline_file(pytester).read_text())["entries"]["tiny"])
+
+
 def test_an_update_of_the_last_failed_keeps_the_entries_of_the_tests_it_left_out(project):
     """--lf drops the tests that passed from a module's collection itself, with no deselection to see: the update
     that reran the one failed test pruned every other entry of the file (test_fits's went)."""
@@ -335,8 +371,8 @@ def test_p(gpu_budget, mib):
     test = pytester.path / "test_mem.py"
     test.write_text(test.read_text().replace("[8, 16]", "[8, 32]"))
     run(pytester, "--gpu-budget", "--gpu-budget-update").assert_outcomes(passed=2)
-    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {
-        "test_mem.py::test_p[8]", "test_mem.py::test_p[8]::lab", "test_mem.py::test_p[32]"}
+    # test_p[8] ran to its end measuring no label "lab": that entry goes too (a label no longer measured)
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_mem.py::test_p[8]", "test_mem.py::test_p[32]"}
 
 
 def test_a_whole_suite_update_drops_the_entries_of_a_test_file_renamed(project):

@@ -115,3 +115,16 @@ def test_a_file_of_no_module_collected_keeps_the_entries_of_files_that_exist_and
     project(tmp_path)
     stored = {"tests/b/test_same.py::test_x", "tests/c/test_gone.py::test_x", "test_x"}
     assert keys.kept_on_prune(stored, {}, anchors=[tmp_path]) == {"tests/b/test_same.py::test_x", "test_x"}
+
+
+def test_a_prune_drops_the_labels_a_finished_test_no_longer_measures(tmp_path):
+    """A test that ran to its end names the cases it measured: its other labels (renamed, dropped) and its unlabelled
+    entry go; another test's, a test not finished's, and a parameter whose id holds '::' are kept."""
+    a, _ = project(tmp_path)
+    stored = {f"tests/a/test_same.py::{case}" for case in (
+        "test_x::new", "test_x::old", "test_x", "test_x[a::b]::old", "test_y::old", "test_x[2]::old")}
+    finished = [keys.case_of("", a, "test_x", "new"), keys.case_of("", a, "test_x[2]", "new")]
+    kept = keys.kept_on_prune(stored, {str(a): {"test_x", "test_x[a::b]", "test_y", "test_x[2]"}}, finished=finished)
+    assert kept == {"tests/a/test_same.py::test_x::new", "tests/a/test_same.py::test_x[a::b]::old",
+                    "tests/a/test_same.py::test_y::old"}
+    assert keys.kept_on_prune(stored, {str(a): {"test_x", "test_x[a::b]", "test_y", "test_x[2]"}}) == stored

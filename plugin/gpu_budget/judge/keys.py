@@ -78,11 +78,14 @@ def find_case(entries: Mapping[str, E], case: CaseId, namesakes: Iterable[str | 
 
 
 def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]], root: Path | None = None,
-                  anchors: Iterable[Path] | None = None) -> set[str]:
+                  anchors: Iterable[Path] | None = None, finished: Iterable[CaseId] = ()) -> set[str]:
     """The keys of one file (and scale) that name a test still collected; `collected`: module path -> test names,
     parameters included (a parameter removed is a test deleted), of the modules whose file it is (none: a file of
     no module collected, as a renamed module's); `root` the baselines folder (module_path); `anchors` the folders
-    the session's keys are relative to (files.anchor_of), those of `collected` where not given.
+    the session's keys are relative to (files.anchor_of), those of `collected` where not given; `finished` the
+    cases measured by the tests that ran to their end (passed): such a test's keys of a label it did not measure
+    (a label renamed or dropped, or its unlabelled case where it measures only labels) are dropped, while a test
+    that failed or was skipped may not have reached its labels, and keeps them.
 
     A keyed entry of a test file the session did not collect (a namesake in a
     folder the command line left out: `pytest tests/a` beside tests/b/test_same.py)
@@ -98,10 +101,12 @@ def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]], r
     if not names:
         return {k for k in keys if is_legacy(k) or any((anchor / case_id.key_path(k)).is_file() for anchor in anchors)}
 
+    ran = measured_by(finished)
+
     def owned(key: str) -> bool:
         path = case_id.key_path(key)
         if path in names:
-            return of_tests(case_id.key_case(key), names[path])
+            return of_tests(case_id.key_case(key), names[path]) and not unmeasured(key, ran.get(path, {}))
         return path is not None and any((anchor / path).is_file() for anchor in anchors)
 
     kept = {k for k in keys if not is_legacy(k) and owned(k)}
@@ -114,3 +119,18 @@ def of_tests(case: str, tests: Iterable[str]) -> bool:
     """Whether a key's case ('<name>[::label]') is one of `tests` (names with their parameters): the name itself, or
     a labelled case of it. Matched whole, never split at '::', which a parameter's id may hold ('test_x[a::b]')."""
     return any(case == name or case.startswith(name + SEPARATOR) for name in tests)
+
+
+def measured_by(finished: Iterable[CaseId]) -> dict[str, dict[str, set[str]]]:
+    """The keys each finished test measured: file path -> test name -> keys."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for case in finished:
+        out.setdefault(case.path, {}).setdefault(case.name, set()).add(case.key)
+    return out
+
+
+def unmeasured(key: str, ran: Mapping[str, set[str]]) -> bool:
+    """Whether `key` is a case (a label, or the unlabelled case) of a test that ran to its end without measuring it;
+    `ran`: its file's finished tests, name -> the keys they measured."""
+    case = case_id.key_case(key)
+    return any(key not in measured for name, measured in ran.items() if of_tests(case, [name]))

@@ -3,7 +3,8 @@
 A budget test carries the gpu_budget marker or uses the gpu_budget fixture.
 Without --gpu-budget each is skipped (named as such); an unjudged probe is
 skipped unless --gpu-budget-probes. The session keeps the test names per
-module, parameters included (baseline pruning) and the node ids in order (the rows' order).
+module, parameters included (baseline pruning) and the node ids in order (the rows' order); at the end, the
+cases of the tests that ran to their end (a label such a test no longer measures is pruned too).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from gpu_budget.declare.marks import PROBE, Given
-from gpu_budget.model.case_id import test_name
+from gpu_budget.judge import keys
+from gpu_budget.model.case_id import CaseId, test_name
+from gpu_budget.model.result import Result
 from gpu_budget.session.data import SessionData
 from gpu_budget.session.options import Options
 
@@ -42,6 +45,16 @@ def note_collected(config: pytest.Config, items: list[pytest.Item], data: Sessio
         elif item.get_closest_marker(PROBE) is not None and not options.probes:
             item.add_marker(probing)
     data.narrowed |= narrowed(config)
+
+
+def finished_cases(rows: list[Result], rootdir: Path, baselines: Path | None = None) -> list[CaseId]:
+    """The cases measured by tests that ran to their end: every row of the test says pytest passed it. A test that
+    failed or was skipped may have stopped before some of its labels, so it names none (its entries are kept)."""
+    outcomes: dict[str, set[str | None]] = {}
+    for row in rows:
+        outcomes.setdefault(row.test_nodeid, set()).add(row.test_outcome)
+    return [keys.row_case(row.nodeid, row.label, rootdir, baselines) for row in rows
+            if outcomes[row.test_nodeid] == {"passed"}]
 
 
 def narrowed(config: pytest.Config) -> bool:

@@ -291,8 +291,9 @@ class Options:
     enabled: bool = on_off(GATE, "run the memory-budget tests (skipped otherwise).")
     update: bool = on_off(
         "gpu_budget_update", "write new and changed baseline entries, and re-record those recorded on another setup (so "
-        "the next run compares like with like); prune entries of deleted tests only when the whole suite ran (no -k, -m, "
-        "node ids, --lf or deselection); try again a case environment remembered as failing.", resolve=with_the_gate)
+        "the next run compares like with like); prune entries of deleted tests, and labels a passing test no longer "
+        "measures, only when the whole suite ran (no -k, -m, node ids, --lf or deselection); try again a case environment "
+        "remembered as failing.", resolve=with_the_gate)
     record_runs: int = option(
         "gpu_budget_record_runs", "record a baseline entry over N fresh runs of its case: the entry keeps the median "
         "run's figures, the spread of the gated ones and the largest growth per step the runs read, and a figure is then "

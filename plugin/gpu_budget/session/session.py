@@ -223,9 +223,9 @@ class BudgetSession:
         if self.is_worker:
             return
         self.problems.extend(write_pending(self.data, self.written, self.unwritten))  # the serial run's failures too
-        store = self.machine.known_store()
-        if self.options.update and not self.data.narrowed and store is not None:
-            store.prune(self.data.collected, self.options.scale)  # only when the whole suite was selected
+        if self.options.update and not self.data.narrowed and (store := self.machine.known_store()) is not None:
+            finished = collection.finished_cases(self.data.rows, self.config.rootpath, self.options.baselines)
+            store.prune(self.data.collected, self.options.scale, finished)  # only when the whole suite was selected
         if self.options.enabled and not self.config.option.collectonly:  # collecting measures nothing, by design
             found = self._nothing_measured()
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
