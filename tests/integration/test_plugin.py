@@ -507,3 +507,17 @@ def test_children_run_under_the_steady_allocator_unless_told(project):
     run(pytester, "--gpu-budget", "--gpu-budget-malloc=system", "--gpu-budget-json=r.json").assert_outcomes(passed=1)
     (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
     assert row["fingerprint_changed"] == ["malloc steady -> system"]
+
+
+def test_a_reproduction_on_a_ram_budget_above_the_host_s_memory_is_skipped_naming_both(project):
+    """No host here holds 4096 GiB: a reproduction resting on that RAM budget would die of out-of-memory before it,
+    which shows only that the host is small. Before, the case ran, and stayed within it: "the reproduction is lost"."""
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="4096 GiB", expect="over-budget")
+def test_reproduces(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}))
+''')
+    result = run(pytester, "--gpu-budget", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines([("*rests on the RAM budget 4096.00 GiB, above this host's memory *(its RAM, or its "
+                                  "cgroup's memory limit where lower)*")])

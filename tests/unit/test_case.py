@@ -189,3 +189,40 @@ def test_a_command_envs_paths_under_the_project_are_recorded_from_it(tmp_path):
     assert fprints[0]["TOKEN"] == "1"
     unanchored = case_setup.fingerprint_for(HARDWARE, Scenario(name="s", command=["x"], env={"PYTHONPATH": "/p/q"}), "steady")
     assert unanchored["command_env"]["PYTHONPATH"] == "/p/q"
+
+
+def test_a_reproduction_resting_on_a_ram_budget_above_the_host_s_memory_is_skipped(tmp_path):
+    """As a VRAM budget above the GPU is: a host (or cgroup) of 16 GiB cannot reach a 24 GiB budget, so the run would
+    die of out-of-memory before it, proving only that the host is small. Before, it ran, and its MemoryError passed:
+    "over budget as expected: the child died of out-of-memory (...), the reported failure itself"."""
+    small = DeviceInfo(cuda=False, host_memory=16 * 2**30)
+    over = read_mark(ram="24 GiB", expect="over-budget")
+    why, for_gpu = can_run.unmeasurable(Scenario(name="s", run="m:run"), over, "tiny", small)
+    assert not for_gpu and "rests on the RAM budget 24.00 GiB, above this host's memory 16.00 GiB" in why, why
+    assert can_run.unmeasurable(Scenario(name="s", run="m:run"), read_mark(ram="24 GiB"), "tiny", small) == (None, False)
+    assert can_run.unmeasurable(Scenario(name="s", run="m:run"), read_mark(ram="12 GiB", expect="over-budget"), "tiny",
+                                small) == (None, False)
+    dead = Measurement("error", Peaks(ram=15 * 2**30), error=Failure(kind="oom", type="builtins.MemoryError",
+                                                                     message="Unable to allocate 8.00 GiB"))
+    c = case.Case(nodeid="m.py::t", module="m.py", name="t", scenario=Scenario(name="s", run="m:run"))
+    gpu = DeviceInfo(cuda=True, gpu_name="X", gpu_memory=80 * 2**30, gpus=1, host_memory=16 * 2**30)
+    both = read_mark(ram="24 GiB", vram="40 GiB", expect="over-budget", host="cuda")  # the VRAM budget may reproduce it
+    got = case.run(c, both, options(tmp_path), gpu, HARDWARE, lambda s, snap: dead, ci=False)
+    assert got.skipped and got.baseline_write is None, got.result.message  # ... but it died in host RAM below 24 GiB
+    assert "this host's memory 16.00 GiB" in got.result.message and "below the RAM budget 24.00 GiB" in got.result.message
+
+
+def test_a_reproduction_resting_on_a_vram_budget_above_its_card_is_an_error(tmp_path):
+    """card="T4" caps every host at 14.75 GiB: a 24 GiB VRAM budget cannot be passed under it on any host, so the
+    case is an error naming both. Before, its out-of-memory death under the cap passed as the reproduction."""
+    gpu = DeviceInfo(cuda=True, gpu_name="X", gpu_memory=80 * 2**30, gpus=1)
+    capped = Measurement("error", Peaks(ram=2**30, vram_allocated=14 * 2**30),
+                         error=Failure(kind="oom", type="torch.OutOfMemoryError", message="CUDA out of memory"))
+    c = case.Case(nodeid="m.py::t", module="m.py", name="t", scenario=Scenario(name="s", run="m:run"))
+    mark = read_mark(vram="24 GiB", card="T4", expect="over-budget", host="cuda")
+    got = case.run(c, mark, options(tmp_path), gpu, HARDWARE, lambda s, snap: capped, ci=False).result
+    assert (got.verdict, got.passed) == (Verdict.ERROR, False), got.message
+    assert "rests on the VRAM budget 24.00 GiB, above card='T4'" in got.message, got.message
+    at_card = read_mark(card="T4", expect="over-budget", host="cuda")  # budgeted at the card: the death reproduces it
+    got = case.run(c, at_card, options(tmp_path), gpu, HARDWARE, lambda s, snap: capped, ci=False).result
+    assert (got.verdict, got.passed) == (Verdict.OVER_BUDGET, True), got.message

@@ -233,6 +233,12 @@ def expectation_problem(mark: BudgetMark, scale: str) -> str | None:
         return (f"expect='over-budget' on {mark.device} at scale {scale!r}, but no ram or vram budget applies there: "
                 f"a reproduction needs a budget to break (declare one in {mark.device}={{...}}, or set its expect "
                 f"for this scale to None)")
+    card, vram = mark.card if mark.device == "cuda" else None, mark.budget.vram
+    if mark.expect == "over-budget" and card is not None and vram is not None and vram > card.capacity and mark.budget.ram is None:
+        return (f"expect='over-budget' rests on the VRAM budget {format_size(vram)}, above card={card.name!r} "
+                f"({card.label}), whose cap every host applies: the allocated peak cannot pass the cap, so the "
+                "reproduction would test nothing (an out-of-memory death under it shows only that the card is smaller "
+                "than the budget); lower vram= to the card's memory, or name a card that holds the budget")
     return None
 
 

@@ -33,13 +33,15 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from gpu_budget import oom
 from gpu_budget.judge import growth
 from gpu_budget.measure.ranks import imbalance, largest, smallest
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import SPREAD_MULTIPLE, Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.metric import GATED
-from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, WITHIN, Measurement, Verdict
+from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, WITHIN, Failure, Measurement, Verdict
+from gpu_budget.model.room import Room
 from gpu_budget.model.setup import FOREIGN, Setup
 from gpu_budget.units import format_size
 
@@ -195,35 +197,67 @@ def _seen(peaks: Peaks) -> str:
     return seen
 
 
-def _died_over_budget(measurement: Measurement, budget: Budget) -> str | None:
-    """How a child that died still reproduced an over-budget failure, or None.
+def _died(measurement: Measurement, budget: Budget, room: Room) -> Judgement | None:
+    """The verdict of a child that died of memory under expect="over-budget", or None (its death is an error).
 
-    An out-of-memory death is the reported failure itself: the session measures
-    a VRAM budget only on a card with at least that much memory (a budget above
-    the card is skipped), so running out of the card means needing more than the
-    budget. A child killed by SIGKILL (the kernel's OOM killer) reproduces it when
-    the peak seen before the kill, a lower bound of its peak, already broke the budget;
-    one killed by another signal (SIGSEGV, SIGABRT) crashed, and reproduces nothing.
+    A child killed by SIGKILL (the kernel's OOM killer) reproduces the failure
+    when the peak seen before the kill, a lower bound of its peak, already broke
+    the budget; one killed by another signal (SIGSEGV, SIGABRT) crashed, and
+    reproduces nothing. An out-of-memory error is the reported failure itself
+    only where the memory it ran out of (oom.memory_of) could hold that memory's
+    budget: a death in host RAM (or a cgroup) smaller than the RAM budget, or
+    under a card= cap below the VRAM budget, shows only that the memory is small
+    (`_too_small`), and one in a memory no budget bounds reproduces nothing.
     """
     error, peaks = measurement.error, measurement.peaks
-    if error.kind == "oom":
-        return (f"over budget as expected: the child died of out-of-memory ({error.message[:300]}), the reported "
-                f"failure itself; {_seen(peaks)}")
     breaches = budget_breaches(peaks, budget)
-    if error.kind == "killed" and measurement.died_of_memory and breaches:
-        return f"over budget as expected: {'; '.join(breaches)} before the child was {error.message}"
-    return None
+    if error.kind == "killed":
+        return (Judgement(Verdict.OVER_BUDGET, True, f"over budget as expected: {'; '.join(breaches)} before the child "
+                          f"was {error.message}") if measurement.died_of_memory and breaches else None)
+    if error.kind != "oom":
+        return None
+    host = oom.memory_of(error.type, error.message) == "host"
+    limit, held = (budget.ram, room.ram) if host else (budget.vram, room.vram)
+    where = "host RAM" if host else "GPU memory"
+    if limit is None and not breaches:
+        return Judgement(Verdict.ERROR, False, f"measured child failed (oom) in {where}, which no budget of this case "
+                                               f"bounds ({error.message[:300]}): it reproduces no {'RAM' if host else 'VRAM'} "
+                                               f"budget; {_seen(peaks)}")
+    if limit is not None and held is not None and held < limit and not breaches:
+        return _too_small(error, peaks, room, limit, host)
+    return Judgement(Verdict.OVER_BUDGET, True, f"over budget as expected: the child died of out-of-memory "
+                                                f"({error.message[:300]}), the reported failure itself; {_seen(peaks)}")
+
+
+def _too_small(error: Failure, peaks: Peaks, room: Room, limit: int, host: bool) -> Judgement:
+    """An out-of-memory death in a memory smaller than its budget: no reproduction. A skip where another machine
+    would hold the budget (a host with more RAM, a bigger GPU), as a VRAM budget above the GPU is skipped
+    (can_run.py); an error under a card= cap, which every host applies."""
+    died = f"the child died of out-of-memory ({error.message[:300]}), but"
+    if host:
+        return Judgement(Verdict.SKIPPED, True, f"{died} {room.ram_words()} is below the RAM budget {format_size(limit)}: "
+                                                "the death shows only that this host is smaller than the budget; it is "
+                                                f"measured on a host with more memory; {_seen(peaks)}")
+    if room.card is not None:
+        return Judgement(Verdict.ERROR, False, f"{died} {room.vram_words()}, below the VRAM budget {format_size(limit)}: "
+                                               "the death shows only that the card is smaller than the budget, on every "
+                                               "host; lower vram= to the card's memory, or name a card that holds the "
+                                               f"budget; {_seen(peaks)}")
+    return Judgement(Verdict.SKIPPED, True, f"{died} {room.vram_words()} is below the VRAM budget {format_size(limit)}: "
+                                            f"it is measured on a card with more memory; {_seen(peaks)}")
 
 
 def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tolerance: Tolerance, *,
           ci: bool, update: bool, expect: str | None = None, setup: Setup | None = None,
-          params: Mapping | None = None, steps: int | None = None, scenario: str | None = None) -> Judgement:
+          params: Mapping | None = None, steps: int | None = None, scenario: str | None = None,
+          room: Room | None = None) -> Judgement:
     """The verdict for one measured case.
 
     expect="over-budget": the case reproduces a reported failure, so breaking
     the budget is the passing outcome and staying within it fails (the
     reproduction was lost); a child that died of out-of-memory reproduces it
-    too. Baseline regressions fail either way. `setup`: how this run's setup
+    too where the memory it ran out of could hold the budget (`room`: the memory the child could hold; _died).
+    Baseline regressions fail either way. `setup`: how this run's setup
     differs from the baseline's (module docstring); `params`: the case's params at
     this scale, named where they differ from the entry's (params_note), as is its
     `scenario` name (scenario_note). `steps`:
@@ -233,9 +267,9 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     peaks = measurement.peaks
     if not measurement.ok:
         error = measurement.error
-        reproduced = _died_over_budget(measurement, budget) if expect == "over-budget" else None
-        if reproduced:
-            return Judgement(Verdict.OVER_BUDGET, True, reproduced)
+        died = _died(measurement, budget, room or Room()) if expect == "over-budget" else None
+        if died is not None:
+            return died
         return Judgement(Verdict.ERROR, False, f"measured child failed ({error.kind}): {error.message}; {_seen(peaks)}")
 
     grown = growth.check(measurement.steps, peaks, budget, steps,  # a projection past the budget is a breach

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 
+from gpu_budget.measure.host_memory import host_memory
+
 
 def cuda_torch() -> ModuleType | None:
     """The imported torch module where it sees a CUDA device; None otherwise (never imported, or no device)."""
@@ -27,7 +29,7 @@ def cuda_available() -> bool:
 @dataclass(frozen=True)
 class DeviceInfo:
     """What a baseline's fingerprint and hardware key need to know about this process's device (all None, and no
-    GPUs, without CUDA)."""
+    GPUs, without CUDA), and the host memory a measured child can hold (host_memory.py: not in the fingerprint)."""
 
     cuda: bool
     cuda_version: str | None = None
@@ -36,29 +38,31 @@ class DeviceInfo:
     gpu_memory: int | None = None  # bytes
     gpus: int = 0
     visible: str | None = None  # without CUDA: CUDA_VISIBLE_DEVICES as the probe child had it (None: unset)
+    host_memory: int | None = None  # bytes; None where not read
 
     @classmethod
     def read(cls) -> DeviceInfo:
         torch = cuda_torch()
         if torch is None:
-            return cls(cuda=False, visible=os.environ.get("CUDA_VISIBLE_DEVICES"))
+            return cls(cuda=False, visible=os.environ.get("CUDA_VISIBLE_DEVICES"), host_memory=host_memory())
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         cuda_version, gpus = torch.version.cuda, torch.cuda.device_count()
         return cls(cuda=True, cuda_version=cuda_version, driver=_driver_version(), gpu_name=props.name,
-                   gpu_memory=int(props.total_memory), gpus=gpus)
+                   gpu_memory=int(props.total_memory), gpus=gpus, host_memory=host_memory())
 
     def to_json(self) -> dict[str, str | int | bool | None]:
         """As it crosses from the measuring child to the parent (events.DeviceSeen)."""
         return {"cuda": self.cuda, "cuda_version": self.cuda_version, "driver": self.driver, "gpu_name": self.gpu_name,
                 "gpu_memory": self.gpu_memory, "gpus": self.gpus,
-                **({"visible": self.visible} if self.visible is not None else {})}
+                **({"visible": self.visible} if self.visible is not None else {}),
+                **({"host_memory": self.host_memory} if self.host_memory is not None else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, str | int | bool | None]) -> DeviceInfo:
         """As the probe reports it (a missing field is unknown; no GPUs where none is said)."""
         return cls(cuda=bool(data.get("cuda")), cuda_version=data.get("cuda_version"), driver=data.get("driver"),
                    gpu_name=data.get("gpu_name"), gpu_memory=data.get("gpu_memory"), gpus=data.get("gpus") or 0,
-                   visible=data.get("visible"))
+                   visible=data.get("visible"), host_memory=data.get("host_memory"))
 
 
 def _driver_version() -> str | None:

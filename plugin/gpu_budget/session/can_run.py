@@ -4,7 +4,9 @@ A case that cannot run here is skipped with the reason (or an error where
 --gpu-budget-require-gpu says the runner must have the GPU it lacks). A VRAM
 budget on a host without CUDA is not checked: the case trains on the CPU, its
 host RAM is gated, and the row says so. A VRAM budget a finished GPU run
-measured nothing against is an error: the budget would test nothing.
+measured nothing against is an error: the budget would test nothing. A budget
+this machine's memory cannot reach (a VRAM budget above its GPU; a reproduction
+resting on a RAM budget above its host's memory or cgroup limit) is skipped.
 """
 
 from __future__ import annotations
@@ -55,7 +57,19 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: Devic
         return (f"VRAM budget {format_size(mark.budget.vram)} is above this GPU's total memory {format_size(memory)} "
                 f"({device.gpu_name}): the card cannot reach it, so the budget would test nothing (an "
                 "over-budget run dies of out-of-memory first); it is measured on a card with more memory"), False
-    return None, False
+    return _host_too_small(mark, device), False
+
+
+def _host_too_small(mark: BudgetMark, device: DeviceInfo) -> str | None:
+    """Why a reproduction resting on its RAM budget cannot run here: the host's memory (or its cgroup's limit) is below
+    the budget, so the run dies of out-of-memory before reaching it, which shows only that the host is small."""
+    ram, room = mark.budget.ram, device.host_memory
+    if mark.expect != "over-budget" or ram is None or not room or ram <= room or (mark.budget.vram is not None and device.cuda):
+        return None
+    return (f"expect='over-budget' rests on the RAM budget {format_size(ram)}, above this host's memory "
+            f"{format_size(room)} (its RAM, or its cgroup's memory limit where lower): the host cannot reach it, so the "
+            "reproduction would test nothing (an over-budget run dies of out-of-memory first); it is measured on a host "
+            "with more memory")
 
 
 def probe_unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: DeviceInfo) -> tuple[str | None, bool]:

@@ -33,6 +33,7 @@ from gpu_budget.model.entry import Entry
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Measurement, Result, Verdict
+from gpu_budget.model.room import Room
 from gpu_budget.model.setup import Fact
 from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
@@ -130,6 +131,8 @@ def run(case: Case, mark: BudgetMark, options: Options, device: DeviceInfo, hard
     judged = judge_case(ask, asked, measured)
     if isinstance(judged, Outcome):
         return judged
+    if judged.result.verdict == Verdict.SKIPPED:  # died in a memory smaller than its budget: nothing to record
+        return Outcome(judged.result, path=judged.path)
     recorded = record(ask, judged)
     if isinstance(recorded, Outcome):
         return recorded
@@ -204,7 +207,7 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=unmeasured), path=found.path)
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance, ci=ask.ci, update=options.update,
                     expect=mark.expect, setup=setup, params=case.scenario.params_for(options.scale), steps=mark.steps,
-                    scenario=case.scenario.name)
+                    scenario=case.scenario.name, room=room(mark, ask.device))
     result = asked.but(
         measurement=measurement, verdict=verdict.verdict, passed=verdict.passed,
         message="; ".join([*asked.unchecked, verdict.message]), change=verdict.change,
@@ -213,6 +216,15 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
         fingerprint_changed=tuple(setup.described) if baseline else (),
         setup=setup if baseline else None)
     return Judged(asked, result, measurement, baseline, found.fingerprint, found.path, verdict.write_baseline)
+
+
+def room(mark: BudgetMark, device: DeviceInfo) -> Room:
+    """The memory the case's child could hold: this host's (device.host_memory), and the card's cap where it ran as on
+    one, else the GPU's total."""
+    card = mark.card if mark.card is not None and mark.device == "cuda" else None
+    if card is not None:
+        return Room(device.host_memory, card.capacity, card.label)
+    return Room(device.host_memory, device.gpu_memory if device.cuda else None)
 
 
 def record(ask: Ask, judged: Judged) -> Outcome | tuple[Result, PendingWrite | None]:
