@@ -68,6 +68,24 @@ def test_a_real_run_draws_one_png_per_measured_case_and_the_summary_links_them(p
     assert "- test_mem.py::test_two::before: `plots/test_mem__test_two__before.png`" in summary
 
 
+def test_cases_whose_names_slug_alike_each_get_their_own_plot(project):
+    """"a b" and "a-b" both read test_p-a-b as a file name: each case still gets a file of its own, and its row links
+    its own picture, not the other case's."""
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="1 GiB")
+@pytest.mark.parametrize("mib", [8, 40], ids=["a b", "a-b"])
+def test_p(gpu_budget, mib):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": mib}))
+''')
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json",
+                                  "--gpu-budget-plots=plots").assert_outcomes(passed=2)
+    rows = json.loads((pytester.path / "r.json").read_text())["results"]
+    linked = [row["plot"] for row in rows]
+    assert len(set(linked)) == 2 and sorted(p.name for p in (pytester.path / "plots").iterdir()) == sorted(
+        os.path.basename(p) for p in linked)
+    assert all(os.path.basename(p).startswith("test_mem__test_p-a-b") for p in linked)
+
+
 def _row(gpu: bool) -> dict:
     """A result row with planted numbers (a drawing test; no figure here is a measurement)."""
     MiB = 2**20

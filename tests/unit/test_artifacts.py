@@ -6,7 +6,7 @@ from gpu_budget.declare.marks import BudgetMark
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.result import Failure, Measurement
-from gpu_budget.report.artifacts import keep_snapshot, slug, wants_snapshot
+from gpu_budget.report.artifacts import file_names, keep_snapshot, slug, wants_snapshot
 
 GiB = 2**30
 
@@ -17,6 +17,15 @@ def test_slug_names_a_case_by_module_test_params_and_label():
     assert slug("memtests/test_s5.py::test_as_reported") == "test_s5__test_as_reported"
     assert slug("a.py::t[x/y z]") != slug("a.py::t[x]")
     assert len(slug("m.py::t[" + "x" * 400 + "]")) == 150
+
+
+def test_file_names_tell_apart_node_ids_whose_slugs_coincide():
+    ids = ["a.py::t[x y]", "a.py::t[x-y]", "one/test_m.py::t", "two/test_m.py::t", "a.py::t[z]"]
+    names = file_names(ids)
+    assert len(set(names.values())) == len(ids)
+    assert names["a.py::t[z]"] == "a__t-z"  # a slug no other id shares stays as it was
+    assert names["a.py::t[x y]"].startswith("a__t-x-y-") and names["one/test_m.py::t"].startswith("test_m__t-")
+    assert file_names(reversed(ids)) == names  # the same names whatever order the cases ran in
 
 
 def measured(peak=None, cuda=True, error=None):

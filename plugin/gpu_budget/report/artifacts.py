@@ -8,10 +8,12 @@ name derived from the node id.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from gpu_budget.model.figures import Peaks
@@ -25,6 +27,17 @@ def slug(nodeid: str) -> str:
     name = re.sub(r"[^A-Za-z0-9_.:-]+", "-", name).replace("::", "__")
     name = re.sub(r"-*__-*", "__", re.sub(r"-+", "-", name))
     return name.strip("-.")[:150]
+
+
+def file_names(nodeids: Iterable[str]) -> dict[str, str]:
+    """Each node id's file name: its slug, and where several node ids share a slug ('t[a b]' and 't[a-b]', one
+    module name in two folders, ids alike in their first 150 characters) a short hash of the id after it in each,
+    so that no case's file is written over by another's."""
+    shared: dict[str, list[str]] = {}
+    for nodeid in dict.fromkeys(nodeids):
+        shared.setdefault(slug(nodeid), []).append(nodeid)
+    return {nodeid: name if len(ids) == 1 else f"{name}-{hashlib.sha1(nodeid.encode()).hexdigest()[:8]}"
+            for name, ids in shared.items() for nodeid in ids}
 
 
 def wants_snapshot(measurement: Measurement, mark, baseline_peaks: Peaks | None) -> bool:

@@ -52,9 +52,10 @@ def write_files(data: SessionData, options: Options, problems: list[str], git: J
 def _plot(data: SessionData, folder: Path, problems: list[str], hardware: JsonMapping | None) -> None:
     from gpu_budget.report import plots
 
+    names = artifacts.file_names(row.nodeid for row in data.rows if row.phases)
     for i, row in enumerate(data.rows):
         if row.phases:
-            path = folder / f"{artifacts.slug(row.nodeid)}.png"
+            path = folder / f"{names[row.nodeid]}.png"
             try:
                 plots.write(row, path, hardware)
             except Exception as exc:  # noqa: BLE001  a broken picture must not hide the verdicts
