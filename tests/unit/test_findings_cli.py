@@ -1,4 +1,5 @@
-"""`python -m gpu_budget findings` on reports with nothing to compare: it says why and writes nothing (exit 1)."""
+"""`python -m gpu_budget findings` on reports with nothing to compare: it says why and writes nothing (exit 1); what it
+writes keeps one cell per column."""
 
 import json
 
@@ -38,3 +39,27 @@ def test_one_fix_beside_its_run_is_a_finding(tmp_path):
     path.write_text(json.dumps({"version": 2, "results": [own("train"), own("train", "lora", ["lora"])]}))
     assert main([str(path), "-o", str(out)]) == 0
     assert "## train" in out.read_text()
+
+
+def _table_widths(text: str) -> set[int]:
+    """How many cells GitHub reads in each line of the file's tables: each '|' not escaped ends one; a table line
+    broken by a newline in a cell reads as a line of no table."""
+    widths = set()
+    for line in text.splitlines():
+        if line.startswith("|"):
+            widths.add(len(line.replace("\\|", "").strip().strip("|").split("|")))
+    return widths
+
+
+def test_a_pipe_or_a_newline_in_a_label_or_a_message_stays_in_its_cell(tmp_path):
+    """A label with '|' and a child's multi-line error holding '|' would split their rows: each stays one row of
+    the table's nine cells, the error's lines joined."""
+    broken = {**own("train", "crashes", ["crashes"]), "verdict": "error",
+              "message": "measured child failed (exception): bad | pipe\nsecond line | more"}
+    path, out = tmp_path / "mine.json", tmp_path / "FINDINGS.md"
+    path.write_text(json.dumps({"version": 2, "results": [own("train"), own("train", "lora|8bit", ["lora"]), broken]}))
+    assert main([str(path), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert _table_widths(text) == {9}
+    assert "| lora\\|8bit | lora |" in text
+    assert "error: measured child failed (exception): bad \\| pipe second line \\| more |" in text

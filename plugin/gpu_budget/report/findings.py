@@ -49,7 +49,7 @@ from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Note, Result, Verdict
 from gpu_budget.report.findings_gpu import GpuReport, gpu_lines, gpu_table, pick
-from gpu_budget.report.findings_pairs import AS_REPORTED, Pair, fix_verdict, pairs, skip_verdict, split_lines
+from gpu_budget.report.findings_pairs import AS_REPORTED, Pair, cell, fix_verdict, pairs, skip_verdict, split_lines
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
 from gpu_budget.report.memtests import Declared, controls, declared
 from gpu_budget.report.order import scale_order
@@ -107,7 +107,7 @@ class Reproduced:
         over = "-" if self.over is None else f"{self.over:+.1%}"
         growth = "-" if self.growth is None else f"{format_size(self.growth)}"
         return (f"| {self.row.scale} | {self.metric or '-'} | {format_size(self.peak)} | {format_size(self.main)} | "
-                f"{format_size(self.budget)} | {over} | {growth} | {self.verdict} |")
+                f"{format_size(self.budget)} | {over} | {growth} | {cell(self.verdict)} |")
 
 
 def _reproduced(row: Result) -> Reproduced:
@@ -191,8 +191,8 @@ def _reproduced_table(reproduced: list[Reproduced]) -> list[str]:
 def _pair_line(e: Pair) -> str:
     main = "-" if e.main_before is None and e.main_after is None else \
         f"{format_size(e.main_before)}, {format_size(e.main_after)}"
-    return (f"| {e.variant} | {', '.join(e.fixes) or '-'} | {e.scale} | {e.metric or '-'} | {format_size(e.before)} "
-            f"| {format_size(e.after)} | {e.saving} | {e.verdict} | {main} |")
+    return (f"| {cell(e.variant)} | {cell(', '.join(e.fixes) or '-')} | {e.scale} | {e.metric or '-'} | {format_size(e.before)} "
+            f"| {format_size(e.after)} | {e.saving} | {cell(e.verdict)} | {main} |")
 
 
 def _pairs_table(entries: list[Pair]) -> list[str]:

@@ -22,7 +22,7 @@ from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result, Verdict
-from gpu_budget.report.findings_pairs import Pair, pairs, split_lines
+from gpu_budget.report.findings_pairs import Pair, cell, pairs, split_lines
 from gpu_budget.report.memtests import controls
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.reports import Report
@@ -163,5 +163,5 @@ def _gpu_row(card: str, e: Pair) -> str:
     before, after = e.reserved_before, e.reserved_after
     compared = e.metric == Metric.VRAM_ALLOCATED and e.before and before and after is not None
     reserved = "-" if not compared else f"{format_size(before)}, {format_size(after)} ({(before - after) / before:+.1%})"
-    return (f"| {card} | {e.variant} | {', '.join(e.fixes) or '-'} | {e.scale} | {e.metric or '-'} "
-            f"| {format_size(e.before)} | {format_size(e.after)} | {e.saving} | {e.verdict} | {reserved} |")
+    return (f"| {cell(card)} | {cell(e.variant)} | {cell(', '.join(e.fixes) or '-')} | {e.scale} | {e.metric or '-'} "
+            f"| {format_size(e.before)} | {format_size(e.after)} | {e.saving} | {cell(e.verdict)} | {reserved} |")

@@ -60,6 +60,12 @@ class Pair(Fields):
         return "-" if not self.before or self.after is None else f"{(self.before - self.after) / self.before:+.1%}"
 
 
+def cell(text: str) -> str:
+    """A markdown table cell's text: its '|' escaped (a parametrized id, a label, a message) and its lines joined (a
+    child's multi-line error), so it stays one cell of one row."""
+    return " ".join(text.splitlines()).replace("|", "\\|")
+
+
 def skip_verdict(row: Result) -> str:
     return "needs GPU, not measured here" if "CUDA" in row.message else f"skipped: {row.message}"
 

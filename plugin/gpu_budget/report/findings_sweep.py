@@ -124,8 +124,9 @@ def sweep_table(entries: list[Moved]) -> list[str]:
 
 
 def _escaped(text: str) -> str:
-    """A cell's text with its '|' escaped (a parametrized id, a failed version's reason): one cell, not several."""
-    return text.replace("|", "\\|")
+    """A cell's text with its '|' escaped (a parametrized id, a failed version's reason) and its lines joined: one cell
+    of one row, not several."""
+    return " ".join(text.splitlines()).replace("|", "\\|")
 
 
 def _span(values: list[float], fmt: str) -> str:
