@@ -154,6 +154,24 @@ def test_the_regression_limit_names_the_tolerance_as_configured(tmp_path, monkey
     assert any("+0.5% +4.00 MiB" in label for label in labels), labels
 
 
+@pytest.mark.parametrize(("row", "said", "colour"), [
+    ({"verdict": "no-baseline", "passed": True, "test_outcome": "failed", "test_failure": "AssertionError: own"},
+     "no-baseline, test FAILED", "#d62728"),
+    ({"verdict": "over-budget", "passed": False, "test_outcome": "xfailed"}, "over-budget FAIL, test xfailed", "#d62728"),
+    ({"verdict": "pass", "passed": True, "test_outcome": "passed"}, "pass", "#2ca02c"),
+], ids=["failed-after", "xfailed", "passed"])
+def test_the_verdict_drawn_is_the_tables(tmp_path, monkeypatch, row, said, colour):
+    """A case the gate passed in a test that failed after measure() reads "test FAILED" in the table and the step
+    summary: its picture says the same, not a green verdict; an xfailed one names pytest's outcome too."""
+    from matplotlib.figure import Figure
+
+    texts = []
+    original = Figure.text
+    monkeypatch.setattr(Figure, "text", lambda fig, x, y, s, **kw: texts.append((s, kw.get("color"))) or original(fig, x, y, s, **kw))
+    plots.write(_result(_row(gpu=False) | row), tmp_path / "v.png", {"key": "cpu-x86_64"})
+    assert (said, colour) in texts, texts
+
+
 def test_a_row_without_phases_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no phases"):
         plots.write(_result({**_row(gpu=False), "phases": {}}), tmp_path / "x.png")

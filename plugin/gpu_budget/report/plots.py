@@ -27,6 +27,7 @@ from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Result
 from gpu_budget.report import plot_series
+from gpu_budget.report.terminal import verdict_text
 from gpu_budget.units import MiB, format_size
 
 GiB = 2**30
@@ -238,14 +239,14 @@ def write(result: Result, path: str | Path, hardware: JsonMapping | None = None)
     for ax, panel in zip(axes, panels):
         _panel(ax, result, phases, panel)
 
-    verdict = result.verdict + (" (expected)" if result.expect == result.verdict else "")
-    verdict += "" if result.passed else "  FAIL"
+    verdict = verdict_text(result)  # the table's words: a test that failed after measure() says so, in red
+    passed = result.passed and not result.failed_after
     hw = Hardware.read(hardware)
     where = f"{'' if hw is None or hw.key is None else hw.key}  |  scale {result.scale}"
     fixes = ", ".join(result.fixes) or "none"
     fig.suptitle("\n".join(textwrap.wrap(result.nodeid, 110)), x=0.01, ha="left", fontsize=11, fontweight="bold")
     fig.text(0.99, 0.995, verdict, ha="right", va="top", fontsize=11, fontweight="bold",
-             color="#2ca02c" if result.passed else BUDGET)
+             color="#2ca02c" if passed else BUDGET)
     axes[-1].set_xlabel(f"phase  ({where}  |  fixes: {fixes})", fontsize=9)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -68,7 +68,7 @@ def setup_lines(rows: list[Result]) -> list[str]:
 MARKED_OUTCOMES = ("skipped", "xfailed", "xpassed")  # pytest's outcomes a verdict cell names beside the gate's word
 
 
-def _verdict(row: Result) -> str:
+def verdict_text(row: Result) -> str:
     """The verdict, "FAIL" after it where the gate failed the case; a case the gate passed in a test that failed after
     measure() says "test FAILED" (the test's own assertion: pytest failed it, so the gate's row does not pass it).
     A test pytest skipped, xfailed or xpassed after measure() says so after the gate's word ("pass, test xfailed"),
@@ -198,7 +198,7 @@ def table_rows(rows: list[Result]) -> list[list[str]]:
             _baseline(row),
             _change(row),
             _fixes(row),
-            _verdict(row),
+            verdict_text(row),
         ]
         for row in rows
     ]
@@ -292,7 +292,7 @@ def _all_peaks(peaks: Peaks) -> str:
 def case_line(row: Result) -> str:
     """One line per case, as the test's "gpu-budget" report section lists it (pytest -rA shows it for a pass)."""
     name = row.label or row.scenario
-    line = f"{name} ({row.scale}): {_verdict(row)}; peaks {_all_peaks(row.peaks)}; budget {_budget(row)}"
+    line = f"{name} ({row.scale}): {verdict_text(row)}; peaks {_all_peaks(row.peaks)}; budget {_budget(row)}"
     if row.baseline:
         line += f"; baseline {_baseline(row)}, change {_change(row)}"
     return line
@@ -301,7 +301,7 @@ def case_line(row: Result) -> str:
 def case_detail(row: Result) -> list[str]:
     """A case's detail for pytest's report of a failing test (its longrepr, so junitxml and IDEs show it)."""
     lines = [f"case: {row.label or row.scenario} (scenario {row.scenario}, scale {row.scale}, device {row.device or '-'})",
-             f"verdict: {_verdict(row)}",
+             f"verdict: {verdict_text(row)}",
              f"peaks: {_all_peaks(row.peaks)}",
              f"budget: {_budget(row)}" + (f" ({row.budget_origin})" if row.budget_origin else "")]
     if row.baseline:
