@@ -16,10 +16,19 @@ the workers of the shared-memory and lazy-loading runs added). So a budget that
 the main process alone passes, and the workers' copies break. The measured
 peaks, main process and tree, are in FINDINGS.md.
 
-Tolerance 2 % + 4 MiB, wider than the default: the tree figure of the
-as-reported run spreads far more from run to run than the main process's:
-batches in flight between a worker and the main process at a phase's end count
-on whichever side holds them, so the tree figure moves with timing.
+Tolerance 0.5 % + 9 MiB, wider than the default: the tree figure of the
+as-reported run spreads more from run to run than the main process's: batches
+in flight between a worker and the main process at a phase's end count on
+whichever side holds them, so the tree figure moves with timing; and the live
+tensor bytes, gated beside it, move by whole clips in flight (1.22 MiB each: 20
+s at 16 kHz in float32). The tiny default is set at no less than twice the
+widest spread (benchmarks/RESULTS.md, section 4). The tree's, measured over
+fresh sessions (section 5d), is 6.49 MiB over 5 recorded runs (1101.6 .. 1107.7
+MiB over 10 more, where the main process moved 0.5 MiB): twice that is 13 MiB;
+the tensors' is up to the four workers' clips, 4.9 MiB: twice that is 9.8 MiB
+at a peak of about 160 MiB. 0.5 % + 9 MiB allows both (14.5 MiB on the
+as-reported tree), and the +2 % that section 5d plants (22 MiB, which the 2 %
+tolerance this case had let through) fails it.
 
 The fixes: lazy loading from disk (lazy_data: each worker decodes the clips it
 is asked for) and shared memory (shared_memory: one float32 tensor the workers
@@ -36,7 +45,7 @@ baselines, and the workers' copies are checked by their share of the tree.
 import pytest
 from s1_wav2vec2.scenarios import WORKERS
 
-BUDGET = {"ram": {"tiny": "975 MiB"}, "origin": "measured-main", "tolerance": {"rel": 0.02, "abs": "4 MiB"},
+BUDGET = {"ram": {"tiny": "975 MiB"}, "origin": "measured-main", "tolerance": {"rel": 0.005, "abs": "9 MiB"},
           "cuda": {"ram": None, "expect": None}}  # see "Per device"
 MiB = 2**20
 
