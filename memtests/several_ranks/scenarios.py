@@ -40,7 +40,7 @@ ACCELERATE = [sys.executable, "-m", "accelerate.commands.launch", "--num_process
 ACCELERATE_FSDP = Scenario(
     name="several_ranks_accelerate",
     command=[*ACCELERATE, "train_accelerate.py", "--model_dir", "{assets}/model",
-             *(a for k in ("steps", "batch_size", "seq_len") for a in (f"--{k}", f"{{{k}}}"))],
+             *(a for k in ("steps", "batch_size", "seq_len", "plant_rank", "plant_mib") for a in (f"--{k}", f"{{{k}}}"))],
     cwd=str(HERE),
     prepare="several_ranks.prepare:prepare",
     params={**TINY, **RUN},

@@ -3,6 +3,7 @@
 `accelerate launch --num_processes 2 --use_fsdp --fsdp_version 2 train_accelerate.py ...`;
 on a host without CUDA the ranks form a gloo group only with ACCELERATE_USE_CPU=true
 (without it each rank trains alone: the gate fails such a launch, naming it).
+--plant_mib holds that much more on --plant_rank (a planted regression), as train.py does.
 """
 
 import argparse
@@ -18,6 +19,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--batch_size", type=int, default=2)
     parser.add_argument("--seq_len", type=int, default=128)
+    parser.add_argument("--plant_rank", type=int, default=-1)
+    parser.add_argument("--plant_mib", type=int, default=0)
     args = parser.parse_args()
 
     from accelerate import Accelerator
@@ -29,6 +32,9 @@ def main() -> None:
     model = LlamaForCausalLM.from_pretrained(args.model_dir)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     model, optimizer = accelerator.prepare(model, optimizer)
+    planted = bytearray(args.plant_mib << 20) if accelerator.process_index == args.plant_rank else b""
+    for i in range(0, len(planted), 4096):
+        planted[i] = 1  # touched: resident
     generator = torch.Generator().manual_seed(accelerator.process_index)
     ids = torch.randint(0, 4000, (args.batch_size, args.seq_len), generator=generator).to(accelerator.device)
     for _ in range(args.steps):
