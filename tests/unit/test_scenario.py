@@ -353,3 +353,16 @@ def test_a_run_that_is_no_module_level_function_is_refused_naming_it(func, named
 ])
 def test_a_module_level_function_or_a_class_s_method_is_named_by_its_module_and_name(func, ref):
     assert Scenario(name="s", run=func).run.endswith(ref)
+
+
+@pytest.mark.parametrize("where", ["params", "scales"])
+def test_a_planted_regression_no_placeholder_of_a_command_reads_is_refused_naming_it(where):
+    """plant_bytes is held by a runner's measured child; a command's tree does not hold it, so a command scenario
+    with it planted ran unchanged while its row said its params differ (a plant that could never fail the gate).
+    A command that reads it through a placeholder (its own switch) plants it itself."""
+    given = {"params": {"plant_bytes": 2**20}} if where == "params" else {"scales": {"tiny": {"plant_bytes": 2**20}}}
+    with pytest.raises(ValueError, match=r"scenario 'cmd': plant_bytes=1048576 .* no placeholder of the command"):
+        Scenario(name="cmd", command=["python", "train.py"], **given)
+    read = Scenario(name="cmd", command=["python", "train.py", "--leak-bytes", "{plant_bytes}"], **given)
+    assert "1048576" in read.command_line("tiny", ".")["argv"]
+    assert Scenario(name="cmd", command=["python", "train.py"], params={"plant_bytes": 0}).params == {"plant_bytes": 0}

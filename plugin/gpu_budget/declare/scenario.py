@@ -20,7 +20,7 @@ from gpu_budget.declare import fixes as fix_library
 from gpu_budget.declare.command_line import CommandLine, placeholders
 from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
-from gpu_budget.declare.params import Json, Params
+from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params
 
 if TYPE_CHECKING:
     from gpu_budget.measure.meter import Meter
@@ -163,6 +163,7 @@ class Scenario:
             for scale in self.scales:  # a placeholder naming no param fails here, at collection, not in the child
                 self.command_at(scale, assets=".")
             _refuse_unread(self, chosen, where)
+            _refuse_unread_plant(self, where)
         _refuse_unset(self, chosen, where)
 
     def offered(self) -> tuple[Fix, ...] | None:
@@ -268,6 +269,19 @@ def _refuse_unread(scenario: Scenario, chosen: Sequence[Fix], where: str) -> Non
                     f"{where}: fix {fix.name!r} changes nothing in this command: it sets {', '.join(fix.params)}, "
                     f"which no placeholder of the command, its cwd or env reads (read it, as "
                     f"\"{{{next(iter(fix.params))}}}\", or leave the fix out of {field_name})")
+
+
+def _refuse_unread_plant(scenario: Scenario, where: str) -> None:
+    """A planted regression is held by a runner's measured child, outside a command's tree: a command that does not
+    read it through a placeholder (its own switch) would run unchanged while its row names the params change, a plant
+    that could never fail the gate. Refused, naming it."""
+    read = placeholders([*(scenario.command or ()), scenario.cwd, *scenario.env.values()])
+    for values in (scenario.params, *scenario.scales.values()):
+        for name in (PLANT_BYTES, PLANT_TENSOR_BYTES):
+            if values.get(name) and name not in read:
+                raise ValueError(f"{where}: {name}={values[name]!r} plants nothing in a command: no placeholder of the "
+                                 f"command, its cwd or env reads it (pass it to the script's own switch, as "
+                                 f"\"{{{name}}}\", and have the script hold that many bytes)")
 
 
 def _refuse_unset(scenario: Scenario, chosen: Sequence[Fix], where: str) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from gpu_budget.declare.command_line import CommandLine
-from gpu_budget.declare.params import Json, Params
+from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params
 from gpu_budget.isolate import program
 from gpu_budget.model.card import Card
 from gpu_budget.model.result import Measurement
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 
 Mode = Literal["probe", "prepare", "measure"]
 ASSETS = "{assets}"  # the placeholder a command line holds for its prepared folder
-# the params of planted regressions (prove the gate can fail): retained, touched bytes for the whole run, as a
-# bytes object (host RAM sees it) or as a tensor made under the tracker (host RAM and tensor bytes see it)
-PLANT_BYTES, PLANT_TENSOR_BYTES = "plant_bytes", "plant_tensor_bytes"
 F = TypeVar("F", str, list, dict, None)
 
 
