@@ -88,3 +88,17 @@ def test_the_against_summary_lists_a_case_whose_base_test_failed_after_measure()
     assert text.startswith("### GPU budget against `main`: passed (1 pass)")
     assert ("- **pass** `t.py::test_a`: within the tolerance of base; at base its test failed after measure(): "
             "assert 1 == 0 (not judged: a base is not the head's to fix)") in text.splitlines()
+
+
+def test_a_multi_line_failure_message_stays_inside_its_list_item_as_written():
+    """A child's error of several lines: its first line in the item, '<' and '>' escaped so GitHub's sanitiser keeps
+    `<class 'int'>`; the rest in a fenced block indented into the item, so a '# heading', a blank line, a '---' or a
+    '> quote' neither becomes a heading, rule or quote nor ends the list."""
+    rest = ["# heading", "", "---", "> quoted", "got <class 'int'> in <module>", "``` a fence of its own"]
+    message = "\n".join(["TypeError: expected <class 'str'>", *rest])
+    row = _row("t.py::test_err", "error", passed=False).but(message=message)
+    lines = markdown([row], None).splitlines()
+    start = lines.index("- **t.py::test_err**: TypeError: expected \\<class 'str'\\>")
+    item = lines[start + 1:start + 3 + len(rest)]
+    assert item == ["  ````", *(f"  {line}" if line else "" for line in rest), "  ````"], item
+    assert lines[start + 3 + len(rest):start + 4 + len(rest)] in ([], [""])  # the item ends where the block does

@@ -6,6 +6,7 @@ Rendered from the same Results and with the same table (terminal.py) as the term
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -49,6 +50,18 @@ def markdown_table(table: Sequence[Sequence[str]], headers: Sequence[str]) -> st
     return tabulate([[cell(v) for v in row] for row in table], headers=[cell(h) for h in headers], tablefmt="github")
 
 
+def list_item(head: str, text: str) -> list[str]:
+    """A markdown list item holding `text` as written: its first line after `head`, with '<', '>' and '&' escaped
+    (GitHub's sanitiser would eat `<class 'int'>`), and the lines after it in a fenced block indented into the item,
+    so a child's multi-line error neither ends the list nor turns a line into a heading, rule, quote or HTML."""
+    first, *rest = text.strip("\r\n").splitlines() or [""]
+    first = re.sub(r"([<>&])", r"\\\1", first)
+    if not rest:
+        return [f"- {head}{first}"]
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", "\n".join(rest))), default=0))
+    return [f"- {head}{first}", f"  {fence}", *(f"  {line}" if line.strip() else "" for line in rest), f"  {fence}"]
+
+
 def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[str] = (), base: Path | None = None,
              artifacts: str | None = None) -> str:
     """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
@@ -75,7 +88,7 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
         lines += ["", f"> {line}"]
     for row in failing:
         why = " (expected failure: its test xfailed)" if _xfailed(row) else ""
-        lines += ["", f"- **{row.nodeid}**{why}: {row.failed_after or row.message}"]
+        lines += ["", *list_item(f"**{row.nodeid}**{why}: ", row.failed_after or row.message)]
     remedies = remediation_lines(rows, markdown=True)
     if remedies:
         lines += ["", remedies[0], "", *remedies[1:]]
