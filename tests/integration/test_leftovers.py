@@ -143,7 +143,7 @@ def interrupted(pytester, monkeypatch, sig: int, case: str) -> tuple[int, int, l
                                cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         child = measuring_child(pytester.path)
-        assert list(tmp.glob("gpu-budget-*.jsonl"))  # the child's event file, while it runs
+        assert list(tmp.glob("gpu-budget-events-*/events.jsonl"))  # the child's event file, while it runs
         session.send_signal(sig)
         code = session.wait(timeout=20)  # not the child's 120 s
     finally:
@@ -157,7 +157,8 @@ def interrupted(pytester, monkeypatch, sig: int, case: str) -> tuple[int, int, l
 @pytest.mark.parametrize("case", ["runner", "command"])
 def test_ctrl_c_ends_the_measured_child_with_the_session_leaving_no_temp_file(pytester, monkeypatch, case):
     """Interrupted while a child measures, the session ends it at once (multiprocessing would join it at exit), and
-    removes its temp files: the child's event file, a command's socket folder (gpu-budget-sock-*)."""
+    removes its temp files: the child's event folder (gpu-budget-events-*), a command's socket folder
+    (gpu-budget-sock-*)."""
     import signal
 
     code, child, left = interrupted(pytester, monkeypatch, signal.SIGINT, case)

@@ -121,3 +121,54 @@ def test_a_socket_folder_left_by_a_killed_session_is_removed_and_a_live_ones_kep
             alive.kill()
             alive.wait()
         shutil.rmtree(tmp)
+
+
+EVENTS_MAKER = '''
+import os, signal, sys, tempfile
+from gpu_budget.isolate import unix_paths
+make = getattr(unix_paths, "events_file", None)  # as forkserver.run_child makes a child's event file
+path = make() if make else tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")[1]
+with open(path, "a") as out:  # the child's first event, streamed
+    out.write('{"kind": "started"}\\n')
+print(path, flush=True)
+if sys.argv[1] == "killed":
+    os.kill(os.getpid(), signal.SIGKILL)
+sys.stdin.read()  # alive, holding its file, until the test closes its stdin
+'''
+
+
+def test_an_event_file_left_by_a_killed_session_is_removed_and_a_live_ones_kept(monkeypatch):
+    """A session SIGKILLed mid-case left its child's event file (<tmp>/gpu-budget-*.jsonl) for good: nothing proved
+    it stale. Held as a socket folder is, the next held folder made removes it, never a live session's, nor a file
+    no lock proves stale (an older version's event file, multiprocessing's pymp-* folder)."""
+    tmp = tempfile.mkdtemp(prefix="gb-", dir="/tmp")
+    env = {**os.environ, "TMPDIR": tmp}
+    alive = None
+    try:
+        killed = subprocess.run([sys.executable, "-c", EVENTS_MAKER, "killed"], check=False, env=env, text=True,
+                                stdin=subprocess.DEVNULL, capture_output=True)
+        stale = killed.stdout.strip()
+        assert killed.returncode == -signal.SIGKILL and os.path.isfile(stale), killed
+        alive = subprocess.Popen([sys.executable, "-c", EVENTS_MAKER, "alive"], env=env, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+        held = alive.stdout.readline().strip()
+        old = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl", dir=tmp)  # an older version's, unprovable
+        os.close(old[0])
+        pymp = tempfile.mkdtemp(prefix="pymp-", dir=tmp)  # multiprocessing's: no lock of the gate's proves it stale
+        monkeypatch.setattr(tempfile, "tempdir", tmp)
+        monkeypatch.setattr(unix_paths, "_SWEPT", [], raising=False)
+        made = unix_paths.socket_folder()  # the first held folder this process makes sweeps
+        assert not os.path.exists(stale), os.listdir(tmp)
+        assert os.path.isfile(held) and os.path.isfile(old[1]) and os.path.isdir(pymp)
+        with open(held) as fh:
+            assert fh.read() == '{"kind": "started"}\n'  # untouched
+        alive.stdin.close()
+        assert alive.wait(30) == 0 and os.path.isfile(held)  # ended without removing it: stale from now on
+        assert unix_paths.sweep(tmp) == [os.path.dirname(held)] and os.path.isdir(made)
+        unix_paths.remove(made)
+        assert sorted(os.listdir(tmp)) == sorted([os.path.basename(old[1]), os.path.basename(pymp)])
+    finally:
+        if alive is not None and alive.poll() is None:
+            alive.kill()
+            alive.wait()
+        shutil.rmtree(tmp)

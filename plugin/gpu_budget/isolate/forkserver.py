@@ -182,11 +182,10 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
     way: the preload's imports are not the child's run, which `timeout` bounds."""
     ctx = forkserver(preload, dispatch_mode)
     request = replace(request, environ=children_environ(dispatch_mode))
-    fd, path = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")
-    os.close(fd)
-    if request.runs_command:  # made here, so it is removed below whatever ends the child
-        request = replace(request, sockets=unix_paths.socket_folder())
+    path = unix_paths.events_file()  # in a held folder: a later session removes it where this one is SIGKILLed
     try:
+        if request.runs_command:  # made here, so it is removed below whatever ends the child
+            request = replace(request, sockets=unix_paths.socket_folder())
         proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.label}")
         _start(proc, (timeout if start_timeout is None else start_timeout) + START_GRACE, preload)
         t0 = time.monotonic()
@@ -215,7 +214,7 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
         ending = ChildEnding(proc.exitcode, timed_out, round(time.monotonic() - t0, 3), polled_peak or None, lost)
         return events.read(path), ending
     finally:
-        os.unlink(path)
+        unix_paths.remove(os.path.dirname(path))
         if request.sockets is not None:
             unix_paths.remove(request.sockets)
 

@@ -8,15 +8,19 @@ temporary folder: multiprocessing's forkserver listens on
 phases on <tmp>/gpu-budget-sock-XXXXXXXX/marks (command.py). The first is the
 longer, so a temporary folder that fits it fits both.
 
-A command case's socket folder is removed as its case ends (`remove`), but a
-session SIGKILLed mid-case runs no cleanup and leaves it behind. The session
-holds an exclusive flock on each folder it made while the folder exists, and
-marks it as held (OWNED) only once the lock is taken: the kernel drops the lock
-with the last process holding it, so a marked folder whose lock can be taken
-has no live owner, wherever its owner ran (another pid namespace sharing the
-folder included), and the first socket folder a later process makes removes
-such folders first (`sweep`). A folder without the mark (one being made, or
-one left by an older version) is never proven stale, and is kept.
+A command case's socket folder, and every case's event file (the child's
+outcome, streamed; in a folder of its own, <tmp>/gpu-budget-events-XXXXXXXX/
+events.jsonl), are removed as the case ends (`remove`), but a session SIGKILLed
+mid-case runs no cleanup and leaves them behind. The session holds an exclusive
+flock on each folder it made while the folder exists, and marks it as held
+(OWNED) only once the lock is taken: the kernel drops the lock with the last
+process holding it, so a marked folder whose lock can be taken has no live
+owner, wherever its owner ran (another pid namespace sharing the folder
+included), and the first folder a later process makes removes such folders
+first (`sweep`). A folder without the mark (one being made, or one left by an
+older version) is never proven stale, and is kept; so is any other file there
+(an older version's bare gpu-budget-XXXXXXXX.jsonl, multiprocessing's pymp-*
+folders, which no lock of the gate's holds).
 """
 
 from __future__ import annotations
@@ -30,9 +34,12 @@ import tempfile
 MAX_PATH = 107  # bytes in a Unix socket's path on Linux
 SOCKET_PREFIX = "gpu-budget-sock-"  # a command case's socket folder: <tmp>/gpu-budget-sock-XXXXXXXX
 MARKS = "marks"  # the socket's name in it
-OWNED = "owned"  # made in a socket folder once its maker holds the folder's flock
-_HELD: dict[str, int] = {}  # socket folder -> the descriptor of it whose flock says its maker is alive
-_SWEPT: list[bool] = []  # whether this process has removed the stale socket folders yet (once: the first folder)
+EVENTS_PREFIX = "gpu-budget-events-"  # a case's event folder: <tmp>/gpu-budget-events-XXXXXXXX
+EVENTS = "events.jsonl"  # the child's event file's name in it
+OWNED = "owned"  # made in a held folder once its maker holds the folder's flock
+_PREFIXES = (SOCKET_PREFIX, EVENTS_PREFIX)  # the held folders `sweep` may remove
+_HELD: dict[str, int] = {}  # held folder -> the descriptor of it whose flock says its maker is alive
+_SWEPT: list[bool] = []  # whether this process has removed the stale held folders yet (once: the first folder)
 # the longest path made under the temporary folder: multiprocessing's forkserver's (mkdtemp and mktemp add 8 letters)
 _LONGEST = os.path.join("pymp-" + "X" * 8, "listener-" + "X" * 8)
 
@@ -64,10 +71,25 @@ def socket_folder() -> str:
     process until its maker removes it (`remove`, forkserver.run_child); the first one a process makes removes the
     stale ones first (`sweep`)."""
     check()
+    return _held_folder(SOCKET_PREFIX)
+
+
+def events_file() -> str:
+    """A new, empty file for a child's events (forkserver.run_child), in a folder of its own held by this process
+    until its maker removes it (`remove`, given the folder: os.path.dirname); the first held folder a process makes
+    removes the stale ones first (`sweep`)."""
+    path = os.path.join(_held_folder(EVENTS_PREFIX), EVENTS)
+    with open(path, "x"):
+        pass
+    return path
+
+
+def _held_folder(prefix: str) -> str:
+    """A new folder named `prefix`XXXXXXXX under the temporary folder, locked by this process and then marked so."""
     if not _SWEPT:
         _SWEPT.append(True)
         sweep()
-    path = tempfile.mkdtemp(prefix=SOCKET_PREFIX)
+    path = tempfile.mkdtemp(prefix=prefix)
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     _HELD[path] = fd
     with contextlib.suppress(OSError):  # a folder that cannot be locked (a file system without flock) is never marked
@@ -78,7 +100,7 @@ def socket_folder() -> str:
 
 
 def remove(path: str) -> None:
-    """Remove a socket folder this process made, then let go of its lock (never before: held, it is not stale)."""
+    """Remove a held folder this process made, then let go of its lock (never before: held, it is not stale)."""
     shutil.rmtree(path, ignore_errors=True)
     fd = _HELD.pop(path, None)
     if fd is not None:
@@ -86,19 +108,19 @@ def remove(path: str) -> None:
 
 
 def sweep(tmp: str | None = None) -> list[str]:
-    """Remove the socket folders under the temporary folder (`tmp`, tempfile's by default) proven stale: marked as
-    held, yet their lock taken here, so no live process holds it. The folders removed."""
+    """Remove the held folders (socket and event folders) under the temporary folder (`tmp`, tempfile's by default)
+    proven stale: marked as held, yet their lock taken here, so no live process holds it. The folders removed."""
     tmp = tempfile.gettempdir() if tmp is None else tmp
     removed = []
     with contextlib.suppress(OSError), os.scandir(tmp) as entries:
         for entry in entries:
-            if entry.name.startswith(SOCKET_PREFIX) and entry.is_dir(follow_symlinks=False) and _stale(entry.path):
+            if entry.name.startswith(_PREFIXES) and entry.is_dir(follow_symlinks=False) and _stale(entry.path):
                 removed.append(entry.path)
     return removed
 
 
 def _stale(path: str) -> bool:
-    """Whether the socket folder at `path` was held and no live process holds it any more; removed if so."""
+    """Whether the held folder at `path` was held and no live process holds it any more; removed if so."""
     if not os.path.isfile(os.path.join(path, OWNED)):
         return False
     try:
