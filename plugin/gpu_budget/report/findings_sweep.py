@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result
+from gpu_budget.report.findings_pairs import cell
 from gpu_budget.report.order import version_order
 from gpu_budget.report.row_fields import gated_metric
 from gpu_budget.units import format_size
@@ -117,16 +118,10 @@ def sweep_table(entries: list[Moved]) -> list[str]:
         peak, change, past = _cell(m)
         allowed = "-" if m.allowed is None or m.before is None else \
             f"±{format_size(round(m.allowed))} ({m.allowed / m.before:.2%})"
-        lines.append(f"| {_escaped(m.case)} | {m.package} | {m.version} | {m.metric or '-'} | {_escaped(peak)} "
+        lines.append(f"| {cell(m.case)} | {m.package} | {m.version} | {m.metric or '-'} | {cell(peak)} "
                      f"| {change} | {allowed} | {past} |")
     lines.append("")
     return lines + version_lines(entries) + [""]
-
-
-def _escaped(text: str) -> str:
-    """A cell's text with its '|' escaped (a parametrized id, a failed version's reason) and its lines joined: one cell
-    of one row, not several."""
-    return " ".join(text.splitlines()).replace("|", "\\|")
 
 
 def _span(values: list[float], fmt: str) -> str:
