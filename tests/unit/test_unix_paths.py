@@ -1,6 +1,7 @@
 """The temporary folder's length against the Unix sockets the gate makes under it (isolate/unix_paths.py): the limit
 is the kernel's, shown by binding real sockets at it."""
 
+import contextlib
 import os
 import shutil
 import signal
@@ -8,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -90,32 +92,22 @@ sys.stdin.read()  # alive, holding its folder, until the test closes its stdin
 '''
 
 
-def test_a_socket_folder_left_by_a_killed_session_is_removed_and_a_live_ones_kept(monkeypatch):
-    """A session SIGKILLed mid-case runs no cleanup: before, its <tmp>/gpu-budget-sock-* folder stayed for good. The
-    next socket folder made removes those whose maker is gone, never one a live process holds, nor one it cannot
-    prove stale (no mark of a holder)."""
+@contextlib.contextmanager
+def killed_and_alive(maker: str, made: Callable[[str], bool]) -> Iterator[tuple[str, str, subprocess.Popen, str]]:
+    """Under a temporary folder of its own (TMPDIR), one process that made its held path (`maker` prints it) and was
+    SIGKILLed, and one that holds its own, alive until the test closes its stdin: (the folder, the killed one's path,
+    the live process, its path). `made`: what the killed one's path must be (os.path.isdir, os.path.isfile)."""
     tmp = tempfile.mkdtemp(prefix="gb-", dir="/tmp")
     env = {**os.environ, "TMPDIR": tmp}
     alive = None
     try:
-        killed = subprocess.run([sys.executable, "-c", MAKER, "killed"], check=False, env=env, text=True,
+        killed = subprocess.run([sys.executable, "-c", maker, "killed"], check=False, env=env, text=True,
                                 stdin=subprocess.DEVNULL, capture_output=True)
         stale = killed.stdout.strip()
-        assert killed.returncode == -signal.SIGKILL and os.path.isdir(stale), killed
-        alive = subprocess.Popen([sys.executable, "-c", MAKER, "alive"], env=env, stdin=subprocess.PIPE,
+        assert killed.returncode == -signal.SIGKILL and made(stale), killed
+        alive = subprocess.Popen([sys.executable, "-c", maker, "alive"], env=env, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)
-        held = alive.stdout.readline().strip()
-        unmarked = tempfile.mkdtemp(prefix=unix_paths.SOCKET_PREFIX, dir=tmp)  # as one being made, or an old one
-        monkeypatch.setattr(tempfile, "tempdir", tmp)
-        monkeypatch.setattr(unix_paths, "_SWEPT", [], raising=False)
-        made = unix_paths.socket_folder()
-        assert not os.path.exists(stale)
-        assert os.path.isdir(held) and os.path.isdir(unmarked) and os.path.isdir(made)
-        alive.stdin.close()
-        assert alive.wait(30) == 0 and os.path.isdir(held)  # ended without removing it: stale from now on
-        assert unix_paths.sweep(tmp) == [held] and os.path.isdir(made)  # this process still holds its own
-        getattr(unix_paths, "remove", shutil.rmtree)(made)
-        assert sorted(os.listdir(tmp)) == [os.path.basename(unmarked)]
+        yield tmp, stale, alive, alive.stdout.readline().strip()
     finally:
         if alive is not None and alive.poll() is None:
             alive.kill()
@@ -123,11 +115,29 @@ def test_a_socket_folder_left_by_a_killed_session_is_removed_and_a_live_ones_kep
         shutil.rmtree(tmp)
 
 
+
+def test_a_socket_folder_left_by_a_killed_session_is_removed_and_a_live_ones_kept(monkeypatch):
+    """A session SIGKILLed mid-case runs no cleanup: before, its <tmp>/gpu-budget-sock-* folder stayed for good. The
+    next socket folder made removes those whose maker is gone, never one a live process holds, nor one it cannot
+    prove stale (no mark of a holder)."""
+    with killed_and_alive(MAKER, os.path.isdir) as (tmp, stale, alive, held):
+        unmarked = tempfile.mkdtemp(prefix=unix_paths.SOCKET_PREFIX, dir=tmp)  # as one being made, or an old one
+        monkeypatch.setattr(tempfile, "tempdir", tmp)
+        monkeypatch.setattr(unix_paths, "_SWEPT", [])
+        made = unix_paths.socket_folder()
+        assert not os.path.exists(stale)
+        assert os.path.isdir(held) and os.path.isdir(unmarked) and os.path.isdir(made)
+        alive.stdin.close()
+        assert alive.wait(30) == 0 and os.path.isdir(held)  # ended without removing it: stale from now on
+        assert unix_paths.sweep(tmp) == [held] and os.path.isdir(made)  # this process still holds its own
+        unix_paths.remove(made)
+        assert sorted(os.listdir(tmp)) == [os.path.basename(unmarked)]
+
+
 EVENTS_MAKER = '''
-import os, signal, sys, tempfile
+import os, signal, sys
 from gpu_budget.isolate import unix_paths
-make = getattr(unix_paths, "events_file", None)  # as forkserver.run_child makes a child's event file
-path = make() if make else tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl")[1]
+path = unix_paths.events_file()  # as forkserver.run_child makes a child's event file
 with open(path, "a") as out:  # the child's first event, streamed
     out.write('{"kind": "started"}\\n')
 print(path, flush=True)
@@ -141,22 +151,12 @@ def test_an_event_file_left_by_a_killed_session_is_removed_and_a_live_ones_kept(
     """A session SIGKILLed mid-case left its child's event file (<tmp>/gpu-budget-*.jsonl) for good: nothing proved
     it stale. Held as a socket folder is, the next held folder made removes it, never a live session's, nor a file
     no lock proves stale (an older version's event file, multiprocessing's pymp-* folder)."""
-    tmp = tempfile.mkdtemp(prefix="gb-", dir="/tmp")
-    env = {**os.environ, "TMPDIR": tmp}
-    alive = None
-    try:
-        killed = subprocess.run([sys.executable, "-c", EVENTS_MAKER, "killed"], check=False, env=env, text=True,
-                                stdin=subprocess.DEVNULL, capture_output=True)
-        stale = killed.stdout.strip()
-        assert killed.returncode == -signal.SIGKILL and os.path.isfile(stale), killed
-        alive = subprocess.Popen([sys.executable, "-c", EVENTS_MAKER, "alive"], env=env, stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, text=True)
-        held = alive.stdout.readline().strip()
+    with killed_and_alive(EVENTS_MAKER, os.path.isfile) as (tmp, stale, alive, held):
         old = tempfile.mkstemp(prefix="gpu-budget-", suffix=".jsonl", dir=tmp)  # an older version's, unprovable
         os.close(old[0])
         pymp = tempfile.mkdtemp(prefix="pymp-", dir=tmp)  # multiprocessing's: no lock of the gate's proves it stale
         monkeypatch.setattr(tempfile, "tempdir", tmp)
-        monkeypatch.setattr(unix_paths, "_SWEPT", [], raising=False)
+        monkeypatch.setattr(unix_paths, "_SWEPT", [])
         made = unix_paths.socket_folder()  # the first held folder this process makes sweeps
         assert not os.path.exists(stale), os.listdir(tmp)
         assert os.path.isfile(held) and os.path.isfile(old[1]) and os.path.isdir(pymp)
@@ -167,8 +167,3 @@ def test_an_event_file_left_by_a_killed_session_is_removed_and_a_live_ones_kept(
         assert unix_paths.sweep(tmp) == [os.path.dirname(held)] and os.path.isdir(made)
         unix_paths.remove(made)
         assert sorted(os.listdir(tmp)) == sorted([os.path.basename(old[1]), os.path.basename(pymp)])
-    finally:
-        if alive is not None and alive.poll() is None:
-            alive.kill()
-            alive.wait()
-        shutil.rmtree(tmp)
