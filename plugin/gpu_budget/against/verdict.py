@@ -364,14 +364,17 @@ def pair_by_name(lost: Sequence[str], gained: Sequence[str]) -> dict[str, str]:
     """Head's node id -> base's, for each case base lost and head gained (no pair after git's renames) under the same
     case name in another module, where that name is held by that one case on each side: a test file renamed with
     heavy edits (under git's 50 % similarity) or a test moved to another file keeps its name, not its module path."""
-    names_lost: dict[str, list[str]] = {}
-    for nodeid in lost:
-        names_lost.setdefault(case_name(nodeid), []).append(nodeid)
-    names_gained: dict[str, list[str]] = {}
-    for nodeid in gained:
-        names_gained.setdefault(case_name(nodeid), []).append(nodeid)
+    names_lost, names_gained = _by_name(lost), _by_name(gained)
     return {ids[0]: names_lost[name][0] for name, ids in names_gained.items()
             if name and len(ids) == 1 and len(names_lost.get(name, ())) == 1}
+
+
+def _by_name(nodeids: Sequence[str]) -> dict[str, list[str]]:
+    """The node ids grouped by their case name."""
+    groups: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        groups.setdefault(case_name(nodeid), []).append(nodeid)
+    return groups
 
 
 def _excused(nodeid: str, errors: Mapping[str, str], fails: Mapping[str, str]) -> bool:
@@ -397,21 +400,24 @@ def unpaired(cases: Sequence[CaseVerdict]) -> list[CaseVerdict]:
     for case in cases:
         if case.status == "new":
             each = [_as_if(was, case) for was in lost[:UNPAIRED_SHOWN]]
-            more = f" and {len(lost) - UNPAIRED_SHOWN} more" if len(lost) > UNPAIRED_SHOWN else ""
             message = (f"at head only, and base lost {len(lost)} case(s) in the same change that no case pairs "
-                       f"with: {'; '.join(each)}{more}: if it is one of them renamed, its change against it is not "
+                       f"with: {'; '.join(each)}{_more(lost)}: if it is one of them renamed, its change against it is not "
                        f"judged (keep the case's name and it is paired); judged on its budget alone")
             case = CaseVerdict(case.nodeid, "unpaired", case.passed, message, case.figures, case.base, case.head)
         elif case.status == "removed":
             names = ", ".join(c.nodeid for c in gained[:UNPAIRED_SHOWN])
-            more = f" and {len(gained) - UNPAIRED_SHOWN} more" if len(gained) > UNPAIRED_SHOWN else ""
             case = CaseVerdict(case.nodeid, case.status, case.passed,
                                f"{case.message}; head gained {len(gained)} case(s) in the same change that no "
-                               f"case pairs with ({names}{more}): if one of them is it renamed, its change is not "
+                               f"case pairs with ({names}{_more(gained)}): if one of them is it renamed, its change is not "
                                f"judged", case.figures,
                                case.base, case.head)
         out.append(case)
     return out
+
+
+def _more(cases: Sequence[CaseVerdict]) -> str:
+    """" and N more" for the cases past the UNPAIRED_SHOWN a flag names; else ""."""
+    return f" and {len(cases) - UNPAIRED_SHOWN} more" if len(cases) > UNPAIRED_SHOWN else ""
 
 
 def _as_if(was: CaseVerdict, case: CaseVerdict) -> str:
