@@ -211,6 +211,16 @@ def test_each_worker_gets_one_gpu_and_its_own_cores_and_children_inherit_them(pl
     if len(cores) < 2:
         pytest.skip("one core: two workers share it (placement.place), so disjoint shares cannot be shown here")
     assert not shares["gw0"] & shares["gw1"]  # two workers never measure on the same core
+    assert "measured on the same GPU" not in result.stdout.str()  # a GPU each
+
+
+def test_workers_that_shared_a_gpu_are_named(planted):
+    """Two workers on one GPU (round robin past the last): the summary says which, since a case may have run out of
+    the card's memory for its neighbour's (report/shared_gpus.py)."""
+    result, report, _ = _run(planted, "shared", "-k", "param", workers=2, CUDA_VISIBLE_DEVICES="3")
+    result.assert_outcomes(passed=3)
+    assert {r["worker"]["gpu"] for r in report["results"]} == {"3"}
+    result.stdout.fnmatch_lines(["*xdist workers gw0, gw1 measured on the same GPU (CUDA_VISIBLE_DEVICES=3)*"])
 
 
 def test_without_xdist_no_worker_is_placed_and_the_run_measures_on_one_gpu(planted):

@@ -20,6 +20,7 @@ from gpu_budget.measure.host import NOT_IMPORTED
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.report import artifacts, json_report, legend, summary, sweep_table, tally, terminal
+from gpu_budget.report.shared_gpus import shared_gpu_lines
 from gpu_budget.session.data import Explored, SessionData
 from gpu_budget.session.options import Options
 from gpu_budget.units import format_size
@@ -86,6 +87,8 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
     if pinned_gpu is not None:
         write(f"serial run on a host with several GPUs: measured on one, "
               f"CUDA_VISIBLE_DEVICES={pinned_gpu} (set it yourself to choose another)")
+    for line in shared_gpu_lines(data.rows):
+        write(line, yellow=True)
     if data.rows:
         write(terminal.terminal_table(data.rows))
     for line in (terminal.remediation_lines(data.rows) + terminal.tree_lines(data.rows)

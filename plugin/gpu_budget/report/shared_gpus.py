@@ -1,0 +1,38 @@
+"""The line saying that xdist workers measured on one GPU, so that a neighbour's memory is not read as a case's.
+
+With more workers than GPUs, placement.py hands the GPUs out round robin,
+and two workers' cases can then run on one card at the same time. Each
+case's VRAM figure is still its own processes' (NVML by pid, the allocator
+of its own child), but the card's memory is shared: a case can run out of
+memory for its neighbour's, and a `card=` cap (measure/card_cap.py) limits
+its own allocator only, not what the neighbour holds. The rows say which
+worker measured on which GPU (Result.worker); this module reads them back.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from gpu_budget.model.result import Result
+
+
+def shared_gpu_lines(rows: Sequence[Result]) -> list[str]:
+    """One line per GPU that more than one xdist worker measured on in this session; none where each had its own."""
+    workers: defaultdict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        placement = row.worker or {}
+        gpu, worker = placement.get("gpu"), placement.get("worker")
+        if isinstance(gpu, str) and isinstance(worker, str):
+            workers[gpu].add(worker)
+    return [f"xdist workers {', '.join(sorted(names, key=_index))} measured on the same GPU "
+            f"(CUDA_VISIBLE_DEVICES={gpu}), more workers than GPUs: their cases may have run on it at the same "
+            f"time; each VRAM figure is still its own processes', but a case may have run out of memory for its "
+            f"neighbour's, and a card= cap does not bound what the neighbour holds; give -n at most the number of "
+            f"GPUs (or of GPU blocks, with --gpu-budget-gpus-per-worker) for cases that must have a card alone"
+            for gpu, names in sorted(workers.items()) if len(names) > 1]
+
+
+def _index(worker: str) -> tuple[int, str]:
+    digits = worker.lstrip("gw")
+    return (int(digits) if digits.isdigit() else -1, worker)

@@ -1,0 +1,32 @@
+"""xdist workers that measured on one GPU are named, so a case's out-of-memory is not taken for its own alone
+(report/shared_gpus.py)."""
+
+from gpu_budget.isolate.placement import place
+from gpu_budget.model.result import Result, Verdict
+from gpu_budget.report.shared_gpus import shared_gpu_lines
+
+
+def row(nodeid: str, worker: str, index: int, count: int, gpus: list[str], per_worker: int = 1) -> Result:
+    placement = place(worker, index, count, gpus, [0, 1, 2, 3], per_worker)
+    return Result(nodeid, "s", "tiny", Verdict.PASS, True, "within", worker=placement.to_json())
+
+
+def test_more_workers_than_gpus_names_the_workers_that_shared_one():
+    rows = [row(f"t.py::test_{i}", f"gw{i}", i, 3, ["0", "1"]) for i in range(3)]
+    lines = shared_gpu_lines(rows)
+    assert len(lines) == 1
+    assert lines[0].startswith("xdist workers gw0, gw2 measured on the same GPU (CUDA_VISIBLE_DEVICES=0)")
+    assert "give -n at most the number of GPUs" in lines[0]
+
+
+def test_a_gpu_each_or_no_gpu_says_nothing():
+    assert shared_gpu_lines([row(f"t.py::test_{i}", f"gw{i}", i, 2, ["0", "1"]) for i in range(2)]) == []
+    assert shared_gpu_lines([row(f"t.py::test_{i}", f"gw{i}", i, 2, []) for i in range(2)]) == []
+    serial = Result("t.py::test_a", "s", "tiny", Verdict.PASS, True, "within")
+    assert shared_gpu_lines([serial, serial]) == []
+
+
+def test_gpu_blocks_of_several_ranks_are_compared_whole():
+    rows = [row(f"t.py::test_{i}", f"gw{i}", i, 3, ["0", "1", "2", "3"], per_worker=2) for i in range(3)]
+    (line,) = shared_gpu_lines(rows)
+    assert "gw0, gw2" in line and "CUDA_VISIBLE_DEVICES=0,1" in line
