@@ -86,3 +86,46 @@ def test_the_tree_figure_says_how_far_it_can_be_off():
     assert tree_bound([phase(2, 2), phase(0, 0)]).startswith("exact per process")
     said = tree_bound([phase(3, 1, gap=0.04), phase(1, 0, unread=1, gap=0.2)])
     assert said.startswith("3 descendant(s) exited unreported, last read at most 0.200 s") and "1 gone before" in said
+
+
+def _spike(mib):
+    """Touch `mib` MiB of fresh pages of this process's own, then give them back."""
+    spike = mmap.mmap(-1, mib * MiB)
+    for page in range(0, mib * MiB, mmap.PAGESIZE):
+        spike[page] = 1
+    spike.close()
+
+
+def test_work_between_two_blocks_or_after_the_last_is_measured(meter):
+    """A spike between two `with meter.phase()` blocks, or after the last, was in no phase: the row's peak never held
+    it, and a budget it broke passed."""
+    with meter.phase("load"):
+        pass
+    _spike(128)
+    with meter.phase("train_step_1", step=1):
+        pass
+    _spike(64)
+    meter.stop()  # the measured child's own, as the runner returns
+    names = [p.name for p in meter.phases]
+    assert names == ["load", "after load", "train_step_1", "after train_step_1"], names
+    load, between, step, after = meter.phases
+    assert abs((between.ram_peak - load.ram_peak) - 128 * MiB) < 2 * MiB
+    assert abs((after.ram_peak - step.ram_peak) - 64 * MiB) < 2 * MiB
+    assert between.step is None and after.step is None
+
+
+def test_a_block_ends_where_work_goes_on_in_the_block_around_it(meter):
+    with meter.phase("outer"):
+        with meter.phase("inner"):
+            pass
+        _spike(96)
+    _outer, inner, rest = meter.phases
+    assert rest.name == "after inner" and abs((rest.ram_peak - inner.ram_peak) - 96 * MiB) < 2 * MiB
+
+
+def test_blocks_back_to_back_add_no_phase_between_them(meter):
+    for step in (1, 2, 3):
+        with meter.phase(f"train_step_{step}", step=step):
+            pass
+    meter.stop()
+    assert [p.name for p in meter.phases] == ["train_step_1", "train_step_2", "train_step_3"]

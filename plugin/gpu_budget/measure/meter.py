@@ -30,7 +30,11 @@ exited before the first sample), the kernel's figure of it as it was reaped
 stands in (`kernel`, kernel_floor.py).
 
 Phases are contiguous: starting one ends the one before, so no allocation
-between two phases escapes measurement.
+between two phases escapes measurement. A `with meter.phase()` block ends its
+phase where the block ends; what the run does after it, until the next phase
+begins or the run ends, is measured as a phase "after <name>", recorded where
+it reached past the phase before it (by more than GAP_NOISE), so a spike between
+two blocks is in the row's peak.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ if TYPE_CHECKING:
     from gpu_budget.measure.tensors import TensorPeak  # imports torch: for a run that imported it
 
 _CLEAR_REFS = "/proc/self/clear_refs"
+GAP_NOISE = 2**20  # the interpreter's own between two blocks: a gap past the phase before by no more is not recorded
 
 
 def can_reset_hwm() -> bool:
@@ -147,6 +152,13 @@ class _Cuda:
             self.sampler.close()
 
 
+def reaches_past(record: PhaseRecord, before: PhaseRecord | None) -> bool:
+    """Whether a gap's record reached past the phase before it in some figure (by more than GAP_NOISE): one that did
+    not moves no peak of the run."""
+    return before is None or any(value > (before.peaks.figure(metric) or 0) + GAP_NOISE
+                                 for metric, value in record.peaks.measured.items())
+
+
 @dataclass
 class Meter:
     """Brackets the phases of a run (load, data, train steps, eval) and records each one's peaks.
@@ -173,7 +185,8 @@ class Meter:
         if self.use_cuda is None:
             self.use_cuda = cuda_available()
         self._cuda = _Cuda() if self.use_cuda else None
-        self._open: tuple[str, int | None, float] | None = None
+        # name, step, start; and whether it is the run after a block ended (phase()), recorded only where it adds
+        self._open: tuple[str, int | None, float, bool] | None = None
         self._born = time.perf_counter()
 
         self._main: int | None = None  # follow()'s pid
@@ -252,12 +265,13 @@ class Meter:
             self._cuda.reset()
         if self.tensors is not None:
             self.tensors.reset()
-        self._open = (name, step, time.perf_counter())
+        self._open = (name, step, time.perf_counter(), False)
 
     def stop(self) -> PhaseRecord | None:
+        """End the open phase and record it (None where none is open, or it was a gap that added nothing)."""
         if self._open is None:
             return None
-        name, step, t0 = self._open
+        name, step, t0, gap = self._open
         self._open = None
         if self.external:  # the followed process's split of its pages (gone once it exited: None)
             status = procfs.status(self._main) if self._main is not None else None
@@ -278,20 +292,14 @@ class Meter:
             vram_tree, reading = self._read_gpu_tree(reading)
             gpu = replace(gpu, vram_tree=vram_tree)
         record = PhaseRecord(
-            name=name,
-            step=step,
-            seconds=time.perf_counter() - t0,
-            ram_peak=peak,
+            name=name, step=step, seconds=time.perf_counter() - t0, ram_peak=peak,
             rss_anon=status.rss_anon if status is not None else None,
             rss_file=status.rss_file if status is not None else None,
-            ram_tensor=self.tensors.peak if self.tensors is not None else None,
-            ram_tree_peak=tree_peak,
-            tree=reading,
-            vram_allocated=gpu.vram_allocated,
-            vram_reserved=gpu.vram_reserved,
-            vram_device=gpu.vram_device,
-            vram_tree=gpu.vram_tree,
-        )
+            ram_tensor=self.tensors.peak if self.tensors is not None else None, ram_tree_peak=tree_peak, tree=reading,
+            vram_allocated=gpu.vram_allocated, vram_reserved=gpu.vram_reserved, vram_device=gpu.vram_device,
+            vram_tree=gpu.vram_tree)
+        if gap and not reaches_past(record, self.phases[-1] if self.phases else None):
+            return None
         self.phases.append(record)
         if self.on_phase is not None:
             self.on_phase(record)
@@ -330,16 +338,20 @@ class Meter:
         reset), so a runner without phases is gated like any other instead of passing with no figure."""
         if self.phases or self._open is not None:
             return
-        self._open = (name, None, self._born)
+        self._open = (name, None, self._born, False)
         self.stop()
 
     @contextmanager
     def phase(self, name: str, step: int | None = None) -> Iterator[None]:
+        """Phase `name` for the block; what runs after it, until the next phase or the run's end, is "after <name>"."""
         self.start(name, step)
         try:
             yield
-        finally:
+        except BaseException:
             self.stop()
+            raise
+        self.start(f"after {name}")  # ends the block's phase
+        self._open = (*self._open[:3], True)
 
     # -- summary ------------------------------------------------------------
     def summary(self, rank_cuda: Mapping[int, RankGpu] | None = None) -> Summary:
