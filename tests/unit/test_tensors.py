@@ -38,6 +38,21 @@ def test_ops_returning_lists_count_every_output():
     del parts, copies
 
 
+def test_a_storage_an_op_grows_is_counted_at_its_new_size():
+    """An op writing into a smaller tensor (`out=`, `resize_`) grows that storage: it was counted at the size it was
+    first seen, an empty buffer as 0 bytes however large the op made it."""
+    with TensorPeak() as tp:
+        buf = torch.empty(0, dtype=torch.uint8)
+        parts = [torch.ones(MB, dtype=torch.uint8) for _ in range(3)]
+        torch.cat(parts, out=buf)  # buf grown to 3 MB
+        assert (tp.live, tp.peak) == (6 * MB, 6 * MB), (tp.live, tp.peak)
+        del parts
+        buf.resize_(8 * MB)
+        assert (tp.live, tp.peak) == (8 * MB, 8 * MB), (tp.live, tp.peak)
+        del buf
+        assert tp.live == 0
+
+
 RUNNER = '''
 import torch
 

@@ -46,14 +46,17 @@ class TensorPeak(TorchDispatchMode):
             self.live -= ref.nbytes
 
     def _count(self, tensor) -> None:
+        """Count a storage an op returned: a new one at its size, a counted one at its size now (an op writing into a
+        smaller tensor, `out=` or `resize_`, grows its storage in place)."""
         storage = tensor.untyped_storage()  # the same Python object while the storage lives: a weak ref keeps it so
-        key = id(storage)
-        if key in self._live:
-            return
-        ref = _Ref(storage, self._free)
-        ref.key, ref.nbytes = key, int(storage.nbytes())
-        self._live[key] = ref
-        self.live += ref.nbytes
+        key, nbytes = id(storage), int(storage.nbytes())
+        ref = self._live.get(key)
+        if ref is None:
+            ref = _Ref(storage, self._free)
+            ref.key, ref.nbytes = key, 0
+            self._live[key] = ref
+        self.live += nbytes - ref.nbytes
+        ref.nbytes = nbytes
         self.peak = max(self.peak, self.live)
 
     def _count_all(self, out) -> None:
