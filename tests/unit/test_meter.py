@@ -129,3 +129,19 @@ def test_blocks_back_to_back_add_no_phase_between_them(meter):
             pass
     meter.stop()
     assert [p.name for p in meter.phases] == ["train_step_1", "train_step_2", "train_step_3"]
+
+
+def test_the_split_of_rss_is_the_phases_end_not_its_peak(meter, tmp_path):
+    """docs/measuring.md: RssAnon / RssFile are what the phase left resident; a file mapped and read in the phase is
+    in its peak, and not in its rss_file once unmapped."""
+    path = tmp_path / "weights.bin"
+    path.write_bytes(b"\x01" * (64 * MiB))
+    with meter.phase("idle"):
+        pass
+    with meter.phase("mapped"), open(path, "rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        assert sum(mapped[page] for page in range(0, 64 * MiB, mmap.PAGESIZE)) == 64 * MiB // mmap.PAGESIZE
+        mapped.close()
+    idle, read = meter.phases
+    assert read.ram_peak - idle.ram_peak > 60 * MiB
+    assert read.rss_file - idle.rss_file < 4 * MiB

@@ -195,8 +195,8 @@ class PhaseRecord(Fields):
     step: int | None = None
     seconds: float | None = None
     ram_peak: int | None = None
-    rss_anon: int | None = None
-    rss_file: int | None = None
+    rss_anon: int | None = None  # RssAnon and RssFile at the phase's end, not at its peak: the kernel keeps no peak of
+    rss_file: int | None = None  # either, so they say what the phase left resident, not what its peak was made of
     vram_allocated: int | None = None
     vram_reserved: int | None = None
     vram_device: int | None = None
