@@ -53,6 +53,19 @@ def test_a_storage_an_op_grows_is_counted_at_its_new_size():
         assert tp.live == 0
 
 
+def test_ops_of_another_thread_are_not_counted():
+    """docs/baselines.md: the count is the thread's that entered it (torch keeps dispatch modes per thread)."""
+    import threading
+
+    made = []
+    with TensorPeak() as tp:
+        worker = threading.Thread(target=lambda: made.append(torch.ones(MB, dtype=torch.uint8)))
+        worker.start()
+        worker.join()
+        assert (tp.live, tp.peak) == (0, 0)
+    made.clear()
+
+
 RUNNER = '''
 import torch
 

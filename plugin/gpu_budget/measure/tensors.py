@@ -7,7 +7,10 @@ of the machine: the same run gave the same bytes under every ATen CPU
 capability level and thread count tried (MEASURED.md, "Across machines"),
 where the RSS peak moved with both. It counts what ops produce: memory that
 never passes through an op (numpy arrays, Python objects, a library's own
-buffers) is RSS's to see, so RSS stays the budget's metric.
+buffers) is RSS's to see, so RSS stays the budget's metric. A dispatch mode
+is per thread (torch keeps its mode stack per thread): it counts the ops of the
+thread that entered it, the one running run(ctx), not those of a thread the run
+starts.
 
 Unlike the estimator's tracker (estimate/tracker.py) nothing is logged: memory
 is O(live storages), so the tracker does not grow the peak it sits beside.
