@@ -142,6 +142,53 @@ def test_a_report_never_claims_a_crashed_set_was_measured():
     assert "none of the 2 real runs (bound 2) passed (1 failed with an error, not measured);" in remediation_text(bound)
 
 
+
+def noted(applied, passing=frozenset()):
+    """measure(): real Measurements judged by trial_outcome, the runner reporting trm_a not applied; a set passes
+    (100 MiB budget) when it holds one of `passing`, or by noise when it holds trm_a."""
+    from gpu_budget.declare.marks import gpu_budget as mark
+    from gpu_budget.model.result import Measurement
+
+    budget = mark(ram="100 MiB").budget
+
+    def measure(candidate):
+        under = set(candidate.fixes) & (set(passing) | {"trm_a"})
+        notes = {f: "applied" if f in applied else "not applied: this runner has no such switch" for f in candidate.fixes}
+        info = {"fixes_applied": notes}
+        return remediate.trial_outcome(Measurement("ok", Peaks(ram=(99 if under else 101) * MiB), info=info), budget)
+
+    return measure
+
+
+def test_a_pass_of_a_fix_its_runner_reports_not_applied_is_not_the_answer():
+    """trm_a's runner says it did nothing: its set's pass under the budget is noise, not a remedy. Before, the search
+    named it ("remediation: passes with +trm_a"), the cheapest set by cost."""
+    from gpu_budget.model.budget import Budget
+    from gpu_budget.model.result import Measurement, Result, Verdict
+    from gpu_budget.report.terminal import remediation_lines, remediation_text
+
+    found = remediate.search(toy(A, B, C), noted({"trm_b", "trm_c"}, passing={"trm_c"}))
+    assert found.status == "found" and found.found == ("trm_c",)
+    assert [(t.fixes, t.verdict, dict(t.not_applied)) for t in found.tried][:1] == [
+        (("trm_a",), "pass", {"trm_a": "not applied: this runner has no such switch"})]
+    assert Trial.from_json(found.tried[0].to_json()) == found.tried[0]
+    assert remediation_text(found).endswith("found in 3 real runs (bound 8); 1 set tried before it passed only with a "
+                                            "fix its runner reports not applied, so not counted")
+    none = remediate.search(toy(A, B), noted({"trm_b"}))
+    assert none.status == "none-passes" and [t.verdict for t in none.tried] == ["pass", "over-budget", "pass"]
+    assert remediation_text(none) == ("remediation: none of the 3 valid sets of trm_a, trm_b passed with its fixes "
+                                      "applied: 1 measured over budget, 2 passed only with a fix its runner reports not "
+                                      "applied, so not counted")
+    bound = remediate.search(toy(A, B, C), noted({"trm_b"}), max_runs=2)
+    assert remediation_text(bound).startswith("remediation: none of the 2 real runs (bound 2) passed with its fixes "
+                                              "applied (1 passed only with a fix its runner reports not applied, so not "
+                                              "counted); 5 costlier set(s) left untried")
+    row = Result("n::t", "toy", "tiny", Verdict.OVER_BUDGET, False, "", budget=Budget(ram=100 * MiB),
+                 measurement=Measurement("ok", Peaks(ram=101 * MiB)), remediation=none)
+    assert "    tried trm_a: RAM 99.00 MiB pass (not counted: trm_a: not applied: this runner has no such switch)" in \
+        remediation_lines([row])
+
+
 def crashing(*together):
     """measure(): a set holding every fix of `together` crashes (not of memory); any other is over budget."""
     def measure(candidate):

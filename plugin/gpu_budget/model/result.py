@@ -292,18 +292,20 @@ class Trial(Fields):
     message: str = ""
     seconds: float | None = None
     crashed: bool = False  # its child failed of something other than memory: no larger set holding these is run
+    # its fixes the runner reports it did not apply (info["fixes_applied"]), with its note: a pass of it is no remedy
+    not_applied: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> JsonObject:
         return {"fixes": list(self.fixes), "verdict": self.verdict,
                 "peaks": None if self.peaks is None else self.peaks.to_json(), "message": self.message,
-                "seconds": self.seconds, **({"crashed": True} if self.crashed else {})}  # only where set: older
-        # reports, without it, read back unchanged
+                "seconds": self.seconds, **({"crashed": True} if self.crashed else {}),  # only where set: older
+                **({"not_applied": dict(self.not_applied)} if self.not_applied else {})}  # reports read back unchanged
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Trial:
         return cls(tuple(data["fixes"]), data["verdict"], None if data.get("peaks") is None else
                    Peaks.from_json(data["peaks"]), data.get("message", ""), data.get("seconds"),
-                   bool(data.get("crashed")))
+                   bool(data.get("crashed")), dict(data.get("not_applied") or {}))
 
 
 @dataclass(frozen=True)

@@ -115,22 +115,29 @@ def remediation_text(rem: Remediation) -> str:
     """One sentence: what passes (with its peaks), or why nothing was found, and how many real runs it took."""
     runs = f"{rem.runs} real run{'s' if rem.runs != 1 else ''} (bound {rem.bound})"
     failed = sum(1 for t in rem.tried if t.verdict == Verdict.ERROR)  # no peak: neither within nor over budget
+    unapplied = sum(1 for t in rem.tried if t.verdict == Verdict.PASS and t.not_applied)  # the case measured again
+    noise = "passed only with a fix its runner reports not applied, so not counted"
     pruned = _not_run(rem)
     if rem.status == "found":
         cheaper = (f"; {failed} set{'s' if failed != 1 else ''} tried before it failed with an error (not measured)"
                    f"{' and ' + pruned if pruned else ''}, so it may not be the cheapest") if failed else ""
-        return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}{cheaper}"
+        again = f"; {unapplied} set{'s' if unapplied != 1 else ''} tried before it {noise}" if unapplied else ""
+        return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}{cheaper}{again}"
     pruned = f"; {pruned}" if pruned else ""
     if rem.status == "none-passes":
         sets = f"{rem.runs} {'sets run' if pruned else 'valid sets'} of {', '.join(rem.lattice)}"
-        if failed:
-            return (f"remediation: none of the {sets} passed: {rem.runs - failed} measured over budget, "
-                    f"{failed} failed with an error (not measured){pruned}")
+        if failed or unapplied:
+            parts = [f"{rem.runs - failed - unapplied} measured over budget",
+                     *([f"{failed} failed with an error (not measured)"] if failed else []),
+                     *([f"{unapplied} {noise}"] if unapplied else [])]
+            return (f"remediation: none of the {sets} passed{' with its fixes applied' if unapplied else ''}: "
+                    f"{', '.join(parts)}{pruned}")
         return f"remediation: no set of this scenario's fixes brings it within budget: none of the {sets} passed (all measured)"
     if rem.status == "no-candidates":
         return "remediation: no fix to try (none offered, all applied, or none runnable here)"
-    errors = f" ({failed} failed with an error, not measured)" if failed else ""
-    return (f"remediation: none of the {runs} passed{errors}; {rem.untried} costlier set(s) left untried "
+    errors = [*([f"{failed} failed with an error, not measured"] if failed else []), *([f"{unapplied} {noise}"] if unapplied else [])]
+    return (f"remediation: none of the {runs} passed{' with its fixes applied' if unapplied else ''}"
+            f"{' (' + '; '.join(errors) + ')' if errors else ''}; {rem.untried} costlier set(s) left untried "
             f"(raise --gpu-budget-remediate-max-runs){pruned}")
 
 
@@ -157,6 +164,8 @@ def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
         indent = "  - " if markdown else "    "
         for trial in rem.tried:
             note = f" ({trial.message})" if trial.verdict == Verdict.ERROR else ""
+            if trial.not_applied:
+                note += " (not counted: " + "; ".join(f"{f}: {why}" for f, why in trial.not_applied.items()) + ")"
             lines.append(f"{indent}tried {'+'.join(trial.fixes)}: {_peaks(trial.peaks or Peaks())} {trial.verdict}{note}")
         left = [*(f"{f} ({why})" for f, why in rem.skipped.items()),
                 *(f"{n} set{'s' if n != 1 else ''} holding {crash} (its run crashed)" for crash, n in rem.pruned.items())]

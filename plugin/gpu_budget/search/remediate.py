@@ -25,6 +25,10 @@ What keeps the number of real runs small:
   them per crashed set, so no set is called the cheapest over one never measured;
 - a hard bound, `max_runs`; the report says how many runs it took.
 
+A set that passes while its runner reports one of the fixes added not applied
+(info["fixes_applied"]) measured the case unchanged: its pass is noise, not the
+answer, and the search goes on.
+
 Plain functions of plain data: no pytest, no torch; `measure` is injected.
 """
 
@@ -42,6 +46,7 @@ from gpu_budget.judge import growth
 from gpu_budget.judge.compare import rank_breaches
 from gpu_budget.model.budget import Budget
 from gpu_budget.model.result import Measurement, Remediation, Trial, Verdict
+from gpu_budget.report.row_fields import FixNotes
 
 DEFAULT_MAX_RUNS = 8
 COUNT_CAP = 100_000  # candidate sets counted (never run) to say how many the bound left untried
@@ -163,7 +168,7 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
     measure(candidate Scenario) -> a Trial (its fixes left empty: the search names them): one real run judged
     against the failing case's budget (trial_outcome), at `scale` (None: any of the scenario's). A set whose Trial
     is `crashed` (its child raised or died of something other than memory) is in no larger set that is run: each
-    would crash again, at a real run's cost.
+    would crash again, at a real run's cost. A pass whose `not_applied` names a fix of the set is no answer.
     """
     if not isinstance(max_runs, int) or isinstance(max_runs, bool) or max_runs < 1:
         raise ValueError(f"max_runs={max_runs!r}: expected a whole number >= 1")
@@ -180,11 +185,12 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
             untried = 1 + sum(1 for rest, _ in islice(walk, COUNT_CAP) if not _prune(rest, crashed, pruned))
             return Remediation("bound-reached", None, None, (), None, len(tried), max_runs, tuple(tried), skipped,
                                names, untried, pruned)
-        trial = replace(measure(candidate), fixes=tuple(added))
+        outcome = measure(candidate)
+        trial = replace(outcome, fixes=tuple(added), not_applied={f: n for f, n in outcome.not_applied.items() if f in added})
         tried.append(trial)
         if trial.crashed:
             crashed.append(trial.fixes)
-        if trial.verdict == Verdict.PASS:
+        if trial.verdict == Verdict.PASS and not trial.not_applied:  # a fix it did not apply: the case measured again
             removed = tuple(f for f in scenario.fixes if f not in candidate.fixes)
             return Remediation("found", tuple(added), tuple(candidate.fixes), removed, trial.peaks, len(tried),
                                max_runs, tuple(tried), skipped, names, pruned=pruned)
@@ -211,16 +217,19 @@ def needs_remedy(measurement: Measurement, budget: Budget, steps: int | None = N
 
 def trial_outcome(measurement: Measurement, budget: Budget, steps: int | None = None) -> Trial:
     """One candidate's measurement judged against the budget alone, by the gate's own rule (each rank's peak, their
-    imbalance, the growth projected to the marker's `steps`): what `search` expects `measure` to return."""
+    imbalance, the growth projected to the marker's `steps`): what `search` expects `measure` to return, with the fixes
+    its runner reports not applied."""
     peaks = measurement.peaks
+    unapplied = {f: note for f, note in FixNotes.from_json(measurement.info, ()).applied.items() if note != "applied"}
     if not measurement.ok:
         error = measurement.error
         return Trial((), Verdict.ERROR, peaks, f"measured child failed ({error.kind}): {error.message}"[:300],
                      measurement.wall_seconds, crashed=not measurement.died_of_memory)
     breaches, problem = _breaches(measurement, budget, steps)
     if problem:
-        return Trial((), Verdict.ERROR, peaks, problem[:300], measurement.wall_seconds)
-    return Trial((), Verdict.OVER_BUDGET if breaches else Verdict.PASS, peaks, "; ".join(breaches), measurement.wall_seconds)
+        return Trial((), Verdict.ERROR, peaks, problem[:300], measurement.wall_seconds, not_applied=unapplied)
+    return Trial((), Verdict.OVER_BUDGET if breaches else Verdict.PASS, peaks, "; ".join(breaches), measurement.wall_seconds,
+                 not_applied=unapplied)
 
 
 def _breaches(measurement: Measurement, budget: Budget, steps: int | None) -> tuple[list[str], str | None]:
