@@ -64,6 +64,21 @@ def test_unknown_fix_is_named_with_the_known_ones():
         scenario(supports=("truncate",)).with_fixes("lora")
 
 
+
+def test_one_fix_given_bare_is_one_fix_and_a_list_in_with_fixes_is_named():
+    """fixes="lora" was read letter by letter ("unknown fix 'l'"), and with_fixes(["lora"]) raised TypeError:
+    unhashable type: 'list'. A bare name (or Fix) is one fix, as a Fix's own tuple fields take one bare."""
+    assert scenario(fixes="lora").fixes == ("lora",)
+    assert [f.name for f in scenario(supports="truncate").supports] == ["truncate"]
+    own = Fix("test_fixes_bare", "train", "one fix given bare")
+    assert scenario(fixes=own, supports=own).fixes == ("test_fixes_bare",)
+    with pytest.raises(FixError, match=r"scenario 'toy': fix \['lora'\] is not a fix's name: give names "
+                                       r"\(with_fixes\('a', 'b'\), fixes=\('a', 'b'\)\) or gpu_budget.Fix objects"):
+        scenario().with_fixes(["lora"])
+    with pytest.raises(FixError, match=r"fix 3 is not a fix's name"):
+        scenario(supports=("lora", 3))
+
+
 def test_conflicting_pair_names_both_fixes():
     full = Fix("test_fixes_full_rows", "model", "train whole matrices", remedy=False)
     rows = Fix("test_fixes_new_rows", "model", "train the new rows", replaces=(full.name,))

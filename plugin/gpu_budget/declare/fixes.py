@@ -166,13 +166,29 @@ def registered() -> tuple[Fix, ...]:
     return tuple(_REGISTRY.values())
 
 
-def resolve(entries: Iterable[str | Fix]) -> tuple[Fix, ...]:
-    """Names or Fix objects (a user's own, registered here) -> Fix objects, in order, without repeats."""
+def resolve(entries: str | Fix | Iterable[str | Fix], where: str = "") -> tuple[Fix, ...]:
+    """Names or Fix objects (a user's own, registered here) -> Fix objects, in order, without repeats; one given bare
+    is one."""
     out: dict[str, Fix] = {}
-    for entry in entries:
-        fix = register(entry) if isinstance(entry, Fix) else get(entry)
+    for entry in entries_of(entries):
+        fix = get(name_of(entry, where))
         out[fix.name] = fix
     return tuple(out.values())
+
+
+def entries_of(value: str | Fix | Iterable[str | Fix]) -> tuple[str | Fix, ...]:
+    """Fixes as given: a bare name or Fix is one fix (as a Fix's own tuple fields take one), not its letters."""
+    return (value,) if isinstance(value, (str, Fix)) else tuple(value)
+
+
+def name_of(entry: str | Fix, where: str = "") -> str:
+    """A fix's name: a Fix object is registered on the way; anything but a name or a Fix is an error naming it."""
+    if isinstance(entry, Fix):
+        return register(entry).name
+    if not isinstance(entry, str):
+        raise FixError(f"{where + ': ' if where else ''}fix {entry!r} is not a fix's name: give names "
+                       "(with_fixes('a', 'b'), fixes=('a', 'b')) or gpu_budget.Fix objects")
+    return entry
 
 
 def validate(names: Iterable[str], offered: Iterable[Fix] | None = None, where: str = "") -> tuple[Fix, ...]:

@@ -152,8 +152,9 @@ class Scenario:
         object.__setattr__(self, "scales", {k: dict(v) for k, v in self.scales.items()})
         object.__setattr__(self, "prepared_from", tuple(self.prepared_from))
         where = f"scenario {self.name!r}"
-        object.__setattr__(self, "supports", fix_library.resolve(self.supports))
-        object.__setattr__(self, "fixes", tuple(dict.fromkeys(_fix_name(f) for f in self.fixes)))
+        object.__setattr__(self, "supports", fix_library.resolve(self.supports, where))
+        object.__setattr__(self, "fixes", tuple(dict.fromkeys(fix_library.name_of(f, where)
+                                                              for f in fix_library.entries_of(self.fixes))))
         chosen = fix_library.validate(self.fixes, self.offered(), where=where)
         if self.command is not None:
             for fix in chosen:
@@ -176,7 +177,7 @@ class Scenario:
         A user's own Fix object is registered on the way; an unknown name, a
         conflicting pair or a missing companion fix raises FixError naming them.
         """
-        names = [_fix_name(f) for f in fixes]
+        names = [fix_library.name_of(f, f"scenario {self.name!r}") for f in fixes]
         every = fix_library.validate((*self.fixes, *names), self.offered(), where=f"scenario {self.name!r}")
         params = {k: v for fix in every if fix.name in names for k, v in fix.params.items()}
         return replace(self, fixes=(*self.fixes, *names), **self._knobs_with(params))  # one step: fixes= sets none
@@ -312,11 +313,6 @@ def _source_digest(ref: str | None) -> str:
         return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()[:12] if spec and spec.origin else ""
     except (ImportError, ValueError, OSError):
         return ""
-
-
-def _fix_name(fix: str | Fix) -> str:
-    """A fix's name; a Fix object is registered in the library on the way."""
-    return fix_library.register(fix).name if isinstance(fix, Fix) else fix
 
 
 class PrepareParams(dict[str, Json]):
