@@ -60,7 +60,14 @@ def test_a_case_study_lists_its_fixes_once_in_its_scenarios(case):
 def test_unknown_fix_is_named_with_the_known_ones():
     with pytest.raises(FixError, match=r"unknown fix 'lroa' \(registered: .*lora.*\)"):
         scenario().with_fixes("lroa")
-    with pytest.raises(FixError, match=r"scenario 'toy': unknown fix 'lora' \(this scenario supports: truncate\)"):
+    with pytest.raises(FixError, match=r"scenario 'toy': unknown fix 'lroa' \(this scenario supports: truncate\)"):
+        scenario(supports=("truncate",)).with_fixes("lroa")
+
+
+def test_a_registered_fix_the_scenario_does_not_support_is_not_called_unknown():
+    """Before: "unknown fix 'lora' (this scenario supports: truncate)", for a name spelled right and registered."""
+    with pytest.raises(FixError, match=r"scenario 'toy': fix 'lora' is not one this scenario supports \(it supports: "
+                                       r"truncate\): add it to supports= if its runner honours it"):
         scenario(supports=("truncate",)).with_fixes("lora")
 
 

@@ -200,6 +200,9 @@ def validate(names: Iterable[str], offered: Iterable[Fix] | None = None, where: 
     table = {f.name: f for f in (registered() if offered is None else offered)}
     chosen = []
     for name in names:
+        if name not in table and name in _REGISTRY:  # spelled right, not in the scenario's supports=
+            raise FixError(f"{prefix}fix {name!r} is not one this scenario supports (it supports: {', '.join(table)}): "
+                           "add it to supports= if its runner honours it")
         if name not in table:
             whose = "this scenario supports" if offered is not None else "registered"
             raise FixError(f"{prefix}unknown fix {name!r} ({whose}: {', '.join(table) or 'none'})")
