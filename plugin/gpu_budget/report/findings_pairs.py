@@ -138,8 +138,9 @@ def pairs(results: list[Result]) -> dict[str, list[Pair]]:
 
 
 def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: str | None = None) -> list[str]:
-    """A fix's saving split into a control's part and the rest (Fix.control), per scale where both were measured;
-    `where` (a card) follows the scale when given."""
+    """A fix's saving split into a control's part and the rest (Fix.control), per scale where both were measured, each
+    part judged as the fix table judges a fix (a part inside the tolerance is "no effect"); `where` (a card) follows
+    the scale when given."""
     lines = []
     for control, split in controls.items():
         fix, alone, short, rest = split.of, split.alone, split.short, split.rest
@@ -150,8 +151,8 @@ def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: st
             before, part, whole = by[fix].before, by[control].after, by[fix].after
             head = f"{scale}, on {where}" if where else scale
             lines.append(f"- {head}: {fix}'s saving split ({by[fix].metric}): as reported {format_size(before)}; "
-                         f"{alone} {format_size(part)}, saving {format_size(before - part)} ({(before - part) / before:+.1%}); "
-                         f"{rest}: {fix} {format_size(whole)}, {format_size(abs(whole - part))} "
-                         f"{'lower' if whole < part else 'higher'} than {short} "
-                         f"(saving {(part - whole) / before:+.1%} of as reported)")
+                         f"{alone} {format_size(part)}, saving {format_size(before - part)} ({(before - part) / before:+.1%}, "
+                         f"{fix_verdict(before, part, scale)}); {rest}: {fix} {format_size(whole)}, "
+                         f"{format_size(abs(whole - part))} {'lower' if whole < part else 'higher'} than {short} "
+                         f"(saving {(part - whole) / before:+.1%} of as reported, {fix_verdict(part, whole, scale)})")
     return lines
