@@ -101,6 +101,21 @@ def test_conflicting_pair_names_both_fixes():
         Scenario(name="x", run="m:f", fixes=("gradient_checkpointing", wrap))
 
 
+
+def test_two_fixes_setting_one_param_to_two_values_conflict_naming_both():
+    """Before: "fix 'test_fixes_bs4' sets batch_size=4, but its params hold 2 at scale 'tiny': apply it with
+    .with_fixes('test_fixes_bs4')", for a scenario built with exactly that; whichever fix came last had won."""
+    bs4 = Fix("test_fixes_bs4", "train", "batch 4", params={"batch_size": 4})
+    bs2 = Fix("test_fixes_bs2", "train", "batch 2", params={"batch_size": 2})
+    same = Fix("test_fixes_also_bs4", "train", "batch 4 too", params={"batch_size": 4})
+    s = scenario(params={"batch_size": 8}, supports=(bs4, bs2, same))
+    for ordered in (("test_fixes_bs4", "test_fixes_bs2"), ("test_fixes_bs2", "test_fixes_bs4")):
+        with pytest.raises(FixError, match=r"scenario 'toy': fixes '.*' and '.*' conflict: they cannot be applied "
+                                           r"together \(both set batch_size: (4 and 2|2 and 4)\)"):
+            s.with_fixes(*ordered)
+    assert s.with_fixes("test_fixes_bs4", "test_fixes_also_bs4").params_for("tiny")["batch_size"] == 4  # one value
+
+
 def test_companion_fix_required_only_where_the_scenario_offers_it():
     with pytest.raises(FixError, match="fix 'load_in_8bit' needs fix 'lora' with it"):
         scenario().with_fixes("load_in_8bit")

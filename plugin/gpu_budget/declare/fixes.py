@@ -192,7 +192,8 @@ def name_of(entry: str | Fix, where: str = "") -> str:
 
 
 def validate(names: Iterable[str], offered: Iterable[Fix] | None = None, where: str = "") -> tuple[Fix, ...]:
-    """The Fix objects of a combination, or FixError naming the unknown fix or both fixes of a bad pair.
+    """The Fix objects of a combination, or FixError naming the unknown fix or both fixes of a bad pair (a declared
+    conflict, or one param set to two values: the later fix would win, and the earlier be reported as applied).
 
     offered: the fixes the scenario's runner supports (None: every registered fix).
     """
@@ -209,9 +210,10 @@ def validate(names: Iterable[str], offered: Iterable[Fix] | None = None, where: 
         chosen.append(table[name])
     for i, a in enumerate(chosen):
         for b in chosen[i + 1:]:
-            if a.conflicts_with(b):
-                raise FixError(f"{prefix}fixes {a.name!r} and {b.name!r} conflict: they cannot be applied together "
-                               f"({_why(a, b)})")
+            clash = [k for k in a.params if k in b.params and a.params[k] != b.params[k]]  # the last one would win
+            if a.conflicts_with(b) or clash:
+                why = _why(a, b) if not clash else f"both set {clash[0]}: {a.params[clash[0]]!r} and {b.params[clash[0]]!r}"
+                raise FixError(f"{prefix}fixes {a.name!r} and {b.name!r} conflict: they cannot be applied together ({why})")
     present = {f.name for f in chosen}
     for fix in chosen:
         for companion in fix.requires:
