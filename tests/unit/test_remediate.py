@@ -189,6 +189,32 @@ def test_a_pass_of_a_fix_its_runner_reports_not_applied_is_not_the_answer():
         remediation_lines([row])
 
 
+
+def test_a_pass_inside_the_tolerance_of_the_cases_own_peak_says_it_may_be_noise():
+    """The case read 101 MiB against a 100 MiB budget; a set reading 99 MiB passes, but 2 MiB is inside the gate's
+    tolerance (0.5% + 4 MiB): the run cannot tell the fixes from noise. Before, "passes with +trm_a (RAM 99.00 MiB)"
+    and nothing else."""
+    from gpu_budget.model.budget import Budget, Tolerance
+    from gpu_budget.model.result import Measurement, Result, Verdict
+    from gpu_budget.report.terminal import remediation_lines, remediation_text
+
+    found = remediate.search(toy(A, B), noted({"trm_a", "trm_b"}))
+    assert found.found == ("trm_a",)
+
+    def case(ram, tolerance=None):
+        return Result("n::t", "toy", "tiny", Verdict.OVER_BUDGET, False, "", budget=Budget(ram=100 * MiB),
+                      tolerance=tolerance, measurement=Measurement("ok", Peaks(ram=ram * MiB)), remediation=found)
+
+    noise = ("; its RAM is inside the tolerance (0.5% + 4.00 MiB) of the case's own 101.00 MiB, so the pass may be "
+             "run-to-run noise, not the fixes")
+    assert remediation_text(found, case(101)).endswith("found in 1 real run (bound 8)" + noise)
+    assert remediation_lines([case(101)])[1].endswith(noise)
+    assert remediation_text(found, case(200)).endswith("found in 1 real run (bound 8)")  # 101 MiB saved: no doubt
+    tight = Tolerance(rel=0.0, abs=MiB)  # the case's own tolerance, where it declares one
+    assert remediation_text(found, case(101, tight)).endswith("found in 1 real run (bound 8)")
+    assert remediation_text(found).endswith("found in 1 real run (bound 8)")  # no case to compare with
+
+
 def crashing(*together):
     """measure(): a set holding every fix of `together` crashes (not of memory); any other is over budget."""
     def measure(candidate):

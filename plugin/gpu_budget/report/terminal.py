@@ -9,10 +9,12 @@ the main process's alone.
 
 from __future__ import annotations
 
+from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.model.figures import Peaks
+from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import RECORDED, WITHIN, Remediation, Result, Verdict
 from gpu_budget.report import once
-from gpu_budget.report.row_fields import LaunchFacts
+from gpu_budget.report.row_fields import LaunchFacts, gated_metric
 from gpu_budget.units import format_size
 
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
@@ -111,8 +113,9 @@ def _peaks(peaks: Peaks) -> str:
     return ", ".join(parts)
 
 
-def remediation_text(rem: Remediation) -> str:
-    """One sentence: what passes (with its peaks), or why nothing was found, and how many real runs it took."""
+def remediation_text(rem: Remediation, case: Result | None = None) -> str:
+    """One sentence: what passes (with its peaks), or why nothing was found, and how many real runs it took; beside
+    the failing `case`, whether the passing peak is inside its tolerance of the case's own (the pass may be noise)."""
     runs = f"{rem.runs} real run{'s' if rem.runs != 1 else ''} (bound {rem.bound})"
     failed = sum(1 for t in rem.tried if t.verdict == Verdict.ERROR)  # no peak: neither within nor over budget
     unapplied = sum(1 for t in rem.tried if t.verdict == Verdict.PASS and t.not_applied)  # the case measured again
@@ -122,7 +125,7 @@ def remediation_text(rem: Remediation) -> str:
         cheaper = (f"; {failed} set{'s' if failed != 1 else ''} tried before it failed with an error (not measured)"
                    f"{' and ' + pruned if pruned else ''}, so it may not be the cheapest") if failed else ""
         again = f"; {unapplied} set{'s' if unapplied != 1 else ''} tried before it {noise}" if unapplied else ""
-        return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}{cheaper}{again}"
+        return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}{cheaper}{again}{_noise(rem, case)}"
     pruned = f"; {pruned}" if pruned else ""
     if rem.status == "none-passes":
         sets = f"{rem.runs} {'sets run' if pruned else 'valid sets'} of {', '.join(rem.lattice)}"
@@ -139,6 +142,21 @@ def remediation_text(rem: Remediation) -> str:
     return (f"remediation: none of the {runs} passed{' with its fixes applied' if unapplied else ''}"
             f"{' (' + '; '.join(errors) + ')' if errors else ''}; {rem.untried} costlier set(s) left untried "
             f"(raise --gpu-budget-remediate-max-runs){pruned}")
+
+
+def _noise(rem: Remediation, case: Result | None) -> str:
+    """Where the passing set's gated peak is inside the case's tolerance of the case's own, so one run cannot tell the
+    fixes from run-to-run noise: saying so ("" where it is below it, or there is nothing to compare)."""
+    if case is None or rem.peaks is None:
+        return ""
+    metric = gated_metric(case.peaks, rem.peaks)
+    before, after = case.peaks.figure(metric), rem.peaks.figure(metric)
+    tolerance = case.tolerance or default_tolerance(case.scale)
+    if before is None or after is None or after < tolerance.floor(before):
+        return ""
+    return (f"; its {'VRAM' if metric == Metric.VRAM_ALLOCATED else 'RAM'} is inside the tolerance ({tolerance.rel:.1%} + "
+            f"{format_size(tolerance.abs)}) of the case's own {format_size(before)}, so the pass may be run-to-run "
+            "noise, not the fixes")
 
 
 def _not_run(rem: Remediation) -> str:
@@ -160,7 +178,7 @@ def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
             continue
         name = f"**{row.nodeid}**" if markdown else row.nodeid
         lines.append(f"{'- ' if markdown else ''}{name} ({_peaks(row.peaks)}, budget {_budget(row)}): "
-                     f"{remediation_text(rem)}")
+                     f"{remediation_text(rem, row)}")
         indent = "  - " if markdown else "    "
         for trial in rem.tried:
             note = f" ({trial.message})" if trial.verdict == Verdict.ERROR else ""
@@ -331,7 +349,7 @@ def case_detail(row: Result) -> list[str]:
     if row.fingerprint_changed:
         lines.append("setup differs from the baseline's: " + "; ".join(row.fingerprint_changed))
     if row.remediation:
-        lines.append(remediation_text(row.remediation))
+        lines.append(remediation_text(row.remediation, row))
     lines += _child_failed(row)
     if row.snapshot:
         lines.append(f"memory snapshot: {row.snapshot} ({SNAPSHOT_HOWTO})")

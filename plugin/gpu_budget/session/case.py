@@ -260,7 +260,7 @@ def extras(ask: Ask, result: Result, judged: Judged) -> Result:
 
         remedy = remediate.search(ask.case.scenario, trial, cuda=mark.device == "cuda",
                                   max_runs=options.remediate_max_runs, scale=options.scale)
-        message = result.message if result.passed else f"{result.message}; {remediation_text(remedy)}"
+        message = result.message if result.passed else f"{result.message}; {remediation_text(remedy, result)}"
         result = result.but(remediation=remedy, message=message)
     stored = judged.baseline.peaks if judged.baseline else None
     if not result.passed and options.snapshot == "rerun" and artifacts.wants_snapshot(measurement, mark, stored):
