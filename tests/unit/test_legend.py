@@ -41,4 +41,15 @@ def test_a_message_is_cut_to_its_first_line_with_a_pointer_and_a_plugins_traceba
     theirs = own.replace("/x/gpu_budget/isolate/command.py", "/home/me/train.py")
     assert once.own_traceback(own) and not once.own_traceback(theirs) and not once.own_traceback("line 1\nline 2")
     assert once.user_type("gpu_budget.isolate.command.CommandFailed") is None
+
+
+def test_a_users_traceback_quoted_in_the_plugins_exception_leaves_the_traceback_the_plugins_own():
+    """A failed command's message holds its stderr: the frames there ran in the command, not in the measuring child."""
+    kind = "gpu_budget.isolate.command.CommandFailed"
+    quoted = ('Traceback (most recent call last):\n  File "/x/gpu_budget/isolate/command.py", line 2, in run\n'
+              f'{kind}: command exited with 1; the last lines of its stderr:\nTraceback (most recent call last):\n'
+              '  File "/home/me/train.py", line 3, in <module>\nRuntimeError: no split')
+    assert once.own_traceback(quoted, kind) and not once.own_traceback(quoted)
+    user = 'Traceback (most recent call last):\n  File "/home/me/run.py", line 1, in run\nRuntimeError: x'
+    assert not once.own_traceback(user, "builtins.RuntimeError")
     assert once.user_type("builtins.RuntimeError") == "builtins.RuntimeError"

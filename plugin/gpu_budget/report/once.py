@@ -28,10 +28,22 @@ def headline(message: str) -> str:
     return first + (MORE if first != message else "")
 
 
-def own_traceback(traceback: str) -> bool:
-    """Whether every frame of a traceback is the plugin's own (none of the user's code ran in it)."""
-    frames = FRAME.findall(traceback)
+def own_traceback(traceback: str, type_name: str | None = None) -> bool:
+    """Whether every frame of a traceback is the plugin's own (none of the user's code ran in it). The frames are read
+    above the line naming the exception (`type_name`): its message may quote a user's traceback (a failed command's
+    stderr), whose frames ran in another process."""
+    frames = FRAME.findall(_above_exception(traceback, type_name))
     return bool(frames) and all(OWN in re.split(r"[\\/]", path) for path in frames)
+
+
+def _above_exception(traceback: str, type_name: str | None) -> str:
+    """The traceback up to the line that names its exception (as Python prints it: a builtin's bare name); all of it
+    where that line is not found."""
+    if not type_name:
+        return traceback
+    printed = type_name.removeprefix("builtins.").removeprefix("__main__.")
+    found = re.search(rf"^{re.escape(printed)}(:|$)", traceback, re.MULTILINE)
+    return traceback if found is None else traceback[:found.start()]
 
 
 def user_type(type_name: str | None) -> str | None:

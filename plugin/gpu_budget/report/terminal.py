@@ -366,7 +366,7 @@ def _child_failed(row: Result) -> list[str]:
     said = error.message and error.message in row.message
     lines = [f"child failed ({kind}): {once.first_line(error.message) if said else error.message}"]
     traceback = error.traceback or ""
-    tail = [] if once.own_traceback(traceback) else traceback.rstrip().splitlines()[-TRACEBACK_TAIL:]
+    tail = [] if once.own_traceback(traceback, error.type) else traceback.rstrip().splitlines()[-TRACEBACK_TAIL:]
     if tail:
         lines += ["child's traceback (last lines):", *(f"  {line}" for line in tail)]
     return lines

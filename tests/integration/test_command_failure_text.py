@@ -1,0 +1,38 @@
+"""What a failed command case says: the command as it was run, and the user's own stderr without the plugin's frames
+(isolate/command.py, report/once.py)."""
+
+import re
+import textwrap
+
+import pytest
+
+RAISES = '''
+import sys
+raise RuntimeError("the dataset has no split named " + sys.argv[1])
+'''
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(raises=RAISES)
+
+    def session(body: str):
+        pytester.makepyfile(test_mem="import sys\nimport pytest\nfrom gpu_budget import Scenario\n" + textwrap.dedent(body))
+        return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+
+    return session
+
+
+def test_a_script_that_raises_shows_its_traceback_once_and_none_of_the_plugins_frames(project):
+    result = project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_raises(gpu_budget):
+            gpu_budget.measure(Scenario(name="r", command=[sys.executable, "raises.py", "train"]))
+    ''')
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "RuntimeError: the dataset has no split named train" in out, out
+    assert "child's traceback" not in out and "CommandFailed" not in out, out
+    assert not re.search(r'File "[^"]*gpu_budget', out), out
