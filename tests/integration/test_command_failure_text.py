@@ -36,3 +36,14 @@ def test_a_script_that_raises_shows_its_traceback_once_and_none_of_the_plugins_f
     assert "RuntimeError: the dataset has no split named train" in out, out
     assert "child's traceback" not in out and "CommandFailed" not in out, out
     assert not re.search(r'File "[^"]*gpu_budget', out), out
+
+
+def test_a_failed_command_is_named_as_it_was_run_its_quoting_kept(project):
+    """An argument holding spaces is one argument: the message quotes it, so the line shown is the line run."""
+    result = project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_shell(gpu_budget):
+            gpu_budget.measure(Scenario(name="sh", command=["sh", "-c", "echo broken >&2; exit 3"]))
+    ''')
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*measured child failed (exit): command \"sh -c 'echo broken >&2; exit 3'\" exited with 3*"])

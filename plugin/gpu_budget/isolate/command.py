@@ -42,6 +42,7 @@ import glob
 import json
 import os
 import selectors
+import shlex
 import signal
 import socket
 import subprocess
@@ -364,7 +365,7 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
                last: tuple[str | None, int | None], leftovers: list[int], card: Card | None = None) -> None:
     """Raise CommandFailed for a command that exited non-zero, was killed, left processes running, or whose ranks
     give a reason to fail (with the GPU figures the ranks reported)."""
-    shown = " ".join(line.argv)
+    shown = shlex.join(line.argv)  # the line as run: an argument holding spaces is quoted
     rank_cuda = dict(sorted(server.ranks.cuda.items())) or None
     tree = meter.tree
     fault = server.ranks.fault(ranks_seen(meter.phases), code, tree.rank_ends if tree is not None else None,
