@@ -175,6 +175,18 @@ def test_a_fix_s_env_wins_over_the_scenario_s_where_both_name_a_variable():
     assert s.with_fixes("no_leak").command_line("tiny", "/a")["env"] == {"LEAK_MIB": "0", "SEQ": "8"}
 
 
+def test_a_number_or_a_path_in_env_is_written_as_its_text_and_a_fix_s_env_is_checked_too():
+    from pathlib import Path
+
+    from gpu_budget import Fix
+    from gpu_budget.declare.fixes import FixError
+
+    s = Scenario(name="c", command=["python", "train.py"], env={"STEPS": 4, "HF_HOME": Path("/data/hf")})
+    assert s.command_line("tiny", "/a")["env"] == {"STEPS": "4", "HF_HOME": "/data/hf"}
+    with pytest.raises(FixError, match=r"fix 'unset': env\['HF_HOME'\]=None: expected a string"):
+        Fix("unset", "train", "leaves HF_HOME out", env={"HF_HOME": None})
+
+
 def test_the_built_in_expandable_segments_fix_sets_the_allocator_variable_for_a_command():
     s = Scenario(name="c", command=["python", "train.py"], env={"SEQ": "8"}).with_fixes("expandable_segments")
     assert s.command_line("tiny", "/a")["env"] == {"SEQ": "8", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
@@ -193,6 +205,9 @@ def test_the_built_in_expandable_segments_fix_sets_the_allocator_variable_for_a_
     ({"run": "m:run", "ranks": 2}, "ranks=2 is for a command a launcher runs"),
     ({"command": ["torchrun", "t.py"], "ranks": 2, "gpus": 3}, "gpus=3: expected a whole number from 1 to ranks"),
     ({"command": ["torchrun", "t.py"], "ranks": 2, "gpus": 0}, "gpus=0: expected a whole number from 1 to ranks"),
+    ({"command": ["python"], "env": {"HF_HOME": None}}, r"scenario 'bad': env\['HF_HOME'\]=None: expected a string"),
+    ({"command": ["python"], "env": {"CUDA_LAUNCH_BLOCKING": True}}, r"env\['CUDA_LAUNCH_BLOCKING'\]=True: expected"),
+    ({"command": ["python"], "env": {"ARGS": ["a"]}}, r"env\['ARGS'\]=\['a'\]: expected a string"),
 ])
 def test_a_bad_command_scenario_is_an_error_at_declaration(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -21,6 +21,7 @@ import importlib.util
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from gpu_budget.declare.env_vars import env_text
 from gpu_budget.declare.params import Json
 
 STAGES = ("load", "data", "model", "train", "runtime")
@@ -95,7 +96,10 @@ class Fix:
     control: Control | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "env", {str(k): str(v) for k, v in dict(self.env).items()})
+        try:
+            object.__setattr__(self, "env", env_text(self.env, f"fix {self.name!r}"))
+        except ValueError as exc:
+            raise FixError(str(exc)) from None
         for name in ("needs", "conflicts", "requires", "replaces", "proposed_by", "args"):
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn, cast
 
 from gpu_budget.declare import fixes as fix_library
 from gpu_budget.declare.command_line import CommandLine, placeholders
+from gpu_budget.declare.env_vars import env_text
 from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
 from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params
@@ -81,7 +82,8 @@ class Scenario:
     cwd, env: the command's working directory (a relative one is taken from the
               pytest process's working directory) and environment variables set
               for it, with placeholders too; env wins over the gate's pins and is
-              recorded in the fingerprint. A fix's env wins over it where both name a
+              recorded in the fingerprint. Its values are text: a number or a path is
+              written as its text, None or a bool is refused (declare/env_vars.py). A fix's env wins over it where both name a
               variable: the fix exists to change that value.
     prepare:  prepare(ctx) builds the on-disk assets once (a model saved with
               save_pretrained, synthetic clips) in its own unmeasured child,
@@ -142,7 +144,7 @@ class Scenario:
                 raise ValueError(f"scenario {self.name!r}: command={self.command!r}: expected a non-empty list of "
                                  "strings, one per argument (['python', 'train.py', '--max_steps', '4'])")
             object.__setattr__(self, "command", tuple(self.command))
-            object.__setattr__(self, "env", {str(k): str(v) for k, v in dict(self.env).items()})
+            object.__setattr__(self, "env", env_text(self.env, f"scenario {self.name!r}"))
             object.__setattr__(self, "cwd", None if self.cwd is None else str(self.cwd))
         elif self.cwd is not None or self.env:
             raise ValueError(f"scenario {self.name!r}: cwd= and env= are for a command scenario")
