@@ -3,8 +3,10 @@
 
 import re
 import textwrap
+import uuid
 
 import pytest
+from inner_session import survivors
 
 RAISES = '''
 import sys
@@ -47,3 +49,21 @@ def test_a_failed_command_is_named_as_it_was_run_its_quoting_kept(project):
     ''')
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*measured child failed (exit): command \"sh -c 'echo broken >&2; exit 3'\" exited with 3*"])
+
+
+def test_a_process_left_running_is_named_by_its_command_line(project, pytester):
+    """The leftover is killed before the report is read: its pid alone would name a process the user cannot find."""
+    marker = f"gpu-budget-left-{uuid.uuid4().hex[:8]}"
+    pytester.makepyfile(leave=f'''
+        import subprocess, sys
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "{marker}"], start_new_session=True)
+    ''')
+    result = project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_left(gpu_budget):
+            gpu_budget.measure(Scenario(name="l", command=[sys.executable, "leave.py"]))
+    ''')
+    result.assert_outcomes(failed=1)
+    named = f"(pid *: *python* -c 'import time; time.sleep(300)' {marker})"
+    result.stdout.fnmatch_lines([f"*exited and left 1 process(es) running {named}: killed*"])
+    assert survivors(marker) == []

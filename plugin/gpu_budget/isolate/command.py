@@ -58,7 +58,7 @@ from gpu_budget.isolate import hints, unix_paths
 from gpu_budget.isolate.elastic_record import first_failure
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
 from gpu_budget.isolate.wire import Message
-from gpu_budget.measure import kernel_floor
+from gpu_budget.measure import kernel_floor, procfs
 from gpu_budget.model.card import Card
 from gpu_budget.model.figures import RankGpu
 from gpu_budget.oom import is_out_of_memory
@@ -322,26 +322,36 @@ def _start(line: CommandLine, env: dict[str, str], server: MarkServer) -> subpro
 
 
 def _wait(proc: subprocess.Popen, server: MarkServer, meter, poll: float,
-          grace: float = EXIT_GRACE_SECONDS) -> tuple[tuple[str | None, int | None], list[int]]:
+          grace: float = EXIT_GRACE_SECONDS) -> tuple[tuple[str | None, int | None], list[str]]:
     """Serve the marks until the command's process exits, then while its descendants end on their own (up to
     `grace` seconds: the open phase still measures them, and their exit reports are taken); (the phase and step
-    open at its end, the processes still running after the grace, killed)."""
+    open at its end, the processes still running after the grace, killed: "pid N: its command line")."""
     from gpu_budget.isolate.lifecycle import await_descendants, kill_descendants
 
     last: tuple[str | None, int | None] = (None, None)
+    names: dict[int, tuple[str, ...] | None] = {}
     try:
         while (ended := kernel_floor.reap(proc.pid)) is None:  # reaped here: wait4 gives the kernel's figure of it
             server.serve(poll)
         proc.returncode, meter.kernel = ended
         server.serve(0)  # marks and exit reports sent just before it exited
         last = meter.open_phase  # where the command was when it ended
-        await_descendants(os.getpid(), grace, server.serve, poll)
+        left = await_descendants(os.getpid(), grace, server.serve, poll)
+        names = {pid: procfs.read_cmdline(pid) for pid in left}  # read before the kill: its pid alone names nothing
         server.serve(0)  # the exit reports of those that just ended
     finally:
         meter.stop()
         leftovers = kill_descendants(os.getpid())
         server.close()
-    return last, leftovers
+    return last, [_named(pid, names.get(pid)) for pid in leftovers]
+
+
+def _named(pid: int, argv: tuple[str, ...] | None) -> str:
+    """A leftover process as a message names it: its pid, and its command line where it was read."""
+    if not argv:
+        return f"pid {pid}"
+    line = shlex.join(argv)
+    return f"pid {pid}: {line if len(line) <= 200 else line[:197] + '...'}"
 
 
 def _ran(line: CommandLine, code: int, server: MarkServer, meter, stdout_bytes: int, pins: dict[str, str],
@@ -362,7 +372,7 @@ def _ran(line: CommandLine, code: int, server: MarkServer, meter, stdout_bytes: 
 
 
 def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: str,
-               last: tuple[str | None, int | None], leftovers: list[int], card: Card | None = None) -> None:
+               last: tuple[str | None, int | None], leftovers: list[str], card: Card | None = None) -> None:
     """Raise CommandFailed for a command that exited non-zero, was killed, left processes running, or whose ranks
     give a reason to fail (with the GPU figures the ranks reported)."""
     shown = shlex.join(line.argv)  # the line as run: an argument holding spaces is quoted
@@ -388,7 +398,7 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
         raise CommandFailed("card", f"command {shown!r} did not run as on {card.label}: {uncapped}", rank_cuda)
     if leftovers:
         raise CommandFailed("leftover", f"command {shown!r} exited and left {len(leftovers)} process(es) "
-                                        f"running (pid {', '.join(map(str, leftovers))}): killed; a case's processes "
+                                        f"running ({'; '.join(leftovers)}): killed; a case's processes "
                                         "must end with it")
     if fault:
         raise CommandFailed("rank", f"command {shown!r}: {fault}")

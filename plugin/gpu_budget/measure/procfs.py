@@ -115,6 +115,16 @@ def exit_signal(pid: int | str) -> int | None:
         return None
 
 
+def read_cmdline(pid: int | str) -> tuple[str, ...] | None:
+    """A process's arguments, to name it in a message; None where it is gone or has none (a zombie)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    return tuple(arg.decode(errors="replace") for arg in raw.rstrip(b"\0").split(b"\0")) if raw else None
+
+
 def read_faults(pid: int | str) -> int | None:
     """Page faults of a process so far (minor + major): a copy-on-write copy is one, so is every new page."""
     fields = _stat_fields(pid)
