@@ -216,7 +216,7 @@ def test_each_worker_gets_one_gpu_and_its_own_cores_and_children_inherit_them(pl
 
 def test_workers_that_shared_a_gpu_are_named(planted):
     """Two workers on one GPU (round robin past the last): the summary says which, since a case may have run out of
-    the card's memory for its neighbour's (report/shared_gpus.py)."""
+    the card's memory for its neighbour's (session/shared_gpus.py)."""
     result, report, _ = _run(planted, "shared", "-k", "param", workers=2, CUDA_VISIBLE_DEVICES="3")
     result.assert_outcomes(passed=3)
     assert {r["worker"]["gpu"] for r in report["results"]} == {"3"}

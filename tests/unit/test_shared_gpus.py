@@ -1,9 +1,9 @@
 """xdist workers that measured on one GPU are named, so a case's out-of-memory is not taken for its own alone
-(report/shared_gpus.py)."""
+(session/shared_gpus.py)."""
 
 from gpu_budget.isolate.placement import place
 from gpu_budget.model.result import Result, Verdict
-from gpu_budget.report.shared_gpus import shared_gpu_lines
+from gpu_budget.session.shared_gpus import shared_gpu_lines
 
 
 def row(nodeid: str, worker: str, index: int, count: int, gpus: list[str], per_worker: int = 1) -> Result:

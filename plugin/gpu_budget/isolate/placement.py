@@ -34,6 +34,12 @@ class Placement:
     def to_json(self) -> dict[str, str | list[int] | None]:
         return asdict(self) | {"cpus": list(self.cpus)}
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> Placement:
+        cpus = data.get("cpus")
+        return cls(str(data["worker"]), None if data.get("gpu") is None else str(data["gpu"]),
+                   tuple(int(c) for c in cpus) if isinstance(cpus, list) else ())
+
 
 def visible_gpus(environ: Mapping[str, str] = os.environ) -> list[str]:
     """The GPUs this process may use, as CUDA_VISIBLE_DEVICES items; found without importing torch.

@@ -14,17 +14,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
+from gpu_budget.isolate.placement import Placement
 from gpu_budget.model.result import Result
 
 
 def shared_gpu_lines(rows: Sequence[Result]) -> list[str]:
     """One line per GPU that more than one xdist worker measured on in this session; none where each had its own."""
     workers: defaultdict[str, set[str]] = defaultdict(set)
-    for row in rows:
-        placement = row.worker or {}
-        gpu, worker = placement.get("gpu"), placement.get("worker")
-        if isinstance(gpu, str) and isinstance(worker, str):
-            workers[gpu].add(worker)
+    for placement in (Placement.from_json(row.worker) for row in rows if row.worker):
+        if placement.gpu is not None:
+            workers[placement.gpu].add(placement.worker)
     return [f"xdist workers {', '.join(sorted(names, key=_index))} measured on the same GPU "
             f"(CUDA_VISIBLE_DEVICES={gpu}), more workers than GPUs: their cases may have run on it at the same "
             f"time; each VRAM figure is still its own processes', but a case may have run out of memory for its "
