@@ -105,7 +105,7 @@ def test_a_non_zero_exit_fails_the_case_with_its_code_and_stderr(command_project
     ''')
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
     result.assert_outcomes(failed=1, passed=1)  # the session went on
-    result.stdout.fnmatch_lines(["*measured child failed (exit): command * exited with 37; the last lines of its stderr:",
+    result.stdout.fnmatch_lines(["*measured child failed (exit), host RAM peak seen so far * MiB: command * exited with 37; the last lines of its stderr:",
                                  "*loading the dataset failed: no such split*"])
 
 

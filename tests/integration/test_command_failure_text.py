@@ -67,3 +67,34 @@ def test_a_process_left_running_is_named_by_its_command_line(project, pytester):
     named = f"(pid *: *python* -c 'import time; time.sleep(300)' {marker})"
     result.stdout.fnmatch_lines([f"*exited and left 1 process(es) running {named}: killed*"])
     assert survivors(marker) == []
+
+
+def test_a_command_stopped_at_its_timeout_says_where_it_was_and_what_it_last_wrote(pytester, monkeypatch):
+    """The child that read the command's stderr is killed with it at the timeout: the stderr's tail as it stood, and
+    the phase the command was in, still reach the report (isolate/forkserver.py)."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(waits='''
+import sys, time
+import gpu_budget
+gpu_budget.phase("load")
+print("loading shards 1/4", file=sys.stderr, flush=True)
+print("waiting for rank 1 to join", file=sys.stderr, flush=True)
+time.sleep(120)
+''', test_mem='''
+import sys
+import pytest
+from gpu_budget import Scenario
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_waits(gpu_budget):
+    gpu_budget.measure(Scenario(name="w", command=[sys.executable, "waits.py"]))
+''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-timeout=4")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        ("*measured child failed (timeout), host RAM peak seen so far * MiB: timed out after 4 s and was killed*"
+        "it was in phase 'load'; the last lines of its command's stderr:"),
+        "loading shards 1/4",
+        "waiting for rank 1 to join",
+    ])

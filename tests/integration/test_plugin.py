@@ -184,7 +184,7 @@ def test_after(gpu_budget):
     result.assert_outcomes(failed=3, passed=1)
     result.stdout.fnmatch_lines([
         "*test_killed*killed by SIGKILL*peak seen so far*MiB*",
-        "*test_hangs*timed out after 3 s*",
+        "*test_hangs*timed out after 3 s*it was in phase 'load'*",
         "*test_raises*the scenario broke*",
     ])
     rows = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}

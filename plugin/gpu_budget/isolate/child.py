@@ -190,7 +190,7 @@ def _measure_command(request: ChildRequest, job: ScenarioJob, assets: Path, mall
 
     subreaper = become_subreaper()  # a process of the command that daemonises stays in the tree, and is ended with it
     meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit),
-                  external=True, use_cuda=False)
+                  on_begin=lambda name: emit(events.PhaseBegun(name)), external=True, use_cuda=False)
     if request.device != "cpu":
         meter.gpu_tree = GpuTree.open(meter.tree.members)
     emit(events.Started(os.getpid(), False, meter.ram_method, meter.ram_tree_method, subreaper, command=True))
@@ -249,7 +249,8 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     from gpu_budget.measure.meter import Meter
 
     subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
-    meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit))
+    meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit),
+                              on_begin=lambda name: emit(events.PhaseBegun(name)))
     run.capped = meter.run_as(request.card)
     meter.tensors = None if meter.use_cuda or not request.tensors else _tensor_peak(meter.info)
     ctx = RunContext(job.scale, job.params, job.fixes, assets, "cuda" if meter.use_cuda else "cpu", meter)

@@ -108,12 +108,20 @@ def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, 
 
 
 class _Tail:
-    """Reads a pipe to its end on a thread, keeping the last TAIL_BYTES (a script may print gigabytes)."""
+    """Reads a pipe to its end on a thread, keeping the last TAIL_BYTES (a script may print gigabytes); with `mirror`,
+    the tail as it stands is kept in that file too, so a child stopped mid-command (a timeout) leaves it to its parent."""
 
-    def __init__(self, pipe) -> None:
+    def __init__(self, pipe, mirror: str | None = None) -> None:
         self.pipe, self.chunks, self.size, self.total = pipe, deque(), 0, 0
+        self.mirror = os.open(mirror, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if mirror else None
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
+
+    def _mirror(self) -> None:
+        if self.mirror is not None:
+            data = b"".join(self.chunks)[-TAIL_BYTES:]
+            os.ftruncate(self.mirror, 0)
+            os.pwrite(self.mirror, data, 0)
 
     def _loop(self) -> None:
         while True:
@@ -125,11 +133,19 @@ class _Tail:
             self.total += len(chunk)
             while self.size - len(self.chunks[0]) >= TAIL_BYTES:
                 self.size -= len(self.chunks.popleft())
+            self._mirror()
+        if self.mirror is not None:
+            os.close(self.mirror)
+            self.mirror = None
 
     def text(self, lines: int = 20) -> str:
         self.thread.join(timeout=5)
-        data = b"".join(self.chunks)[-TAIL_BYTES:].decode(errors="replace")
-        return "\n".join(data.splitlines()[-lines:])
+        return last_lines(b"".join(self.chunks)[-TAIL_BYTES:], lines)
+
+
+def last_lines(data: bytes, lines: int = 20) -> str:
+    """The last `lines` lines of a stream's tail, as text (bytes that are not UTF-8 replaced)."""
+    return "\n".join(data.decode(errors="replace").splitlines()[-lines:])
 
 
 class MarkServer:
@@ -440,7 +456,7 @@ def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None
     proc = _start(line, env, server)
     server.main_pid = proc.pid
     meter.follow(proc.pid)
-    out, err = _Tail(proc.stdout), _Tail(proc.stderr)
+    out, err = _Tail(proc.stdout), _Tail(proc.stderr, os.path.join(sockets, unix_paths.STDERR_TAIL))
     last, leftovers = _wait(proc, server, meter, poll)
     stderr = err.text()
     ran = _ran(line, proc.returncode, server, meter, out.total, recorded_env(threads, malloc, dict(line.env)), snapshot)

@@ -33,6 +33,14 @@ class Started:
 
 
 @dataclass(frozen=True)
+class PhaseBegun:
+    """A phase began: where the run was, should it be stopped (a timeout, a kill) before the phase ended."""
+
+    kind = "begin"
+    name: str
+
+
+@dataclass(frozen=True)
 class PhaseEnded:
     """One finished phase."""
 
@@ -102,9 +110,9 @@ class RankProgress:
     phase: str | None  # the last phase it marked (None: it exited)
 
 
-Event = Started | PhaseEnded | TreeFigure | SnapshotDumped | Finished | Failed | DeviceSeen | Prepared | RankProgress
-KINDS: dict[str, type] = {cls.kind: cls for cls in (Started, PhaseEnded, TreeFigure, SnapshotDumped, Finished, Failed,
-                                                      DeviceSeen, Prepared, RankProgress)}
+Event = Started | PhaseBegun | PhaseEnded | TreeFigure | SnapshotDumped | Finished | Failed | DeviceSeen | Prepared | RankProgress
+KINDS: dict[str, type] = {cls.kind: cls for cls in (Started, PhaseBegun, PhaseEnded, TreeFigure, SnapshotDumped,
+                                                      Finished, Failed, DeviceSeen, Prepared, RankProgress)}
 E = TypeVar("E")
 
 

@@ -211,12 +211,25 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
             _end_tree(proc.pid)
         _end_leftovers(proc.pid)
         _end_orphans()
-        ending = ChildEnding(proc.exitcode, timed_out, round(time.monotonic() - t0, 3), polled_peak or None, lost)
+        tail = _stderr_tail(request.sockets) if timed_out or (proc.exitcode or 0) < 0 else None
+        ending = ChildEnding(proc.exitcode, timed_out, round(time.monotonic() - t0, 3), polled_peak or None, lost, tail)
         return events.read(path), ending
     finally:
         unix_paths.remove(os.path.dirname(path))
         if request.sockets is not None:
             unix_paths.remove(request.sockets)
+
+
+def _stderr_tail(sockets: str | None, lines: int = 20) -> str | None:
+    """The last lines a command wrote to its stderr before its child was stopped (None for a function case, or where
+    nothing was written): the child's own report of them died with it."""
+    try:
+        with open(os.path.join(sockets or "", unix_paths.STDERR_TAIL), "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    text = "\n".join(data.decode(errors="replace").splitlines()[-lines:])
+    return text if text.strip() else None
 
 
 # seconds the forkserver's start (its preload's imports: torch, transformers on a loaded host) gets on top of the
@@ -379,6 +392,24 @@ def _describe_ending(ending: ChildEnding) -> str:
     return f"exited with code {code} without a result"
 
 
+def _phase_at_the_end(seen: list) -> str:
+    """Where a child that was stopped had got to: the phase it was in (the last to begin), or the last one it ended;
+    nothing for one that never started its run."""
+    if events.first(seen, events.Started) is None:
+        return ""
+    where = None
+    for e in seen:
+        if isinstance(e, events.PhaseBegun):
+            where = f"; it was in phase {e.name!r}"
+        elif isinstance(e, events.PhaseEnded):
+            where = f"; it had ended phase {e.record.name!r} and begun no other"
+    return where or "; no phase had begun"
+
+
+def _stderr_note(ending: ChildEnding) -> str:
+    return f"; the last lines of its command's stderr:\n{ending.stderr_tail}" if ending.stderr_tail else ""
+
+
 def _ranks_at_the_end(seen: list) -> str:
     """Where each rank of a launcher case was when its child was stopped: the ranks still running, by their last
     phase (the one that marked the fewest is named: under DDP the others wait for it in a collective)."""
@@ -444,7 +475,9 @@ def measure_request(request: ChildRequest, timeout: float, preload: tuple[str, .
         failure, info = error.failure(), error.info
     else:
         kind = "timeout" if ending.timed_out else "killed" if ending.killed else "crash"
-        failure, info = Failure(kind=kind, message=_describe_ending(ending) + _ranks_at_the_end(seen)), {}
+        failure = Failure(kind=kind, message=_describe_ending(ending) + _phase_at_the_end(seen)
+                          + _ranks_at_the_end(seen) + _stderr_note(ending))
+        info = {}
     return measurement_of(_summary_so_far(seen, error, ending), status="error", error=failure, info=info,
                           wall_seconds=ending.wall_seconds, exitcode=ending.exitcode, snapshot=snapshot)
 

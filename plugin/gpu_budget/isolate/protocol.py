@@ -155,6 +155,7 @@ class ChildEnding:
     wall_seconds: float
     polled_ram_peak: int | None = None  # the highest VmHWM the parent read while it waited
     forkserver_lost: bool = False  # its forkserver died while it ran (multiprocessing then says 255): it was ended
+    stderr_tail: str | None = None  # a command's stderr as it stood where the child was stopped (a timeout, a kill)
 
     @property
     def killed(self) -> bool:

@@ -34,6 +34,7 @@ import tempfile
 MAX_PATH = 107  # bytes in a Unix socket's path on Linux
 SOCKET_PREFIX = "gpu-budget-sock-"  # a command case's socket folder: <tmp>/gpu-budget-sock-XXXXXXXX
 MARKS = "marks"  # the socket's name in it
+STDERR_TAIL = "stderr-tail"  # beside it: the command's stderr tail as it stands, left to a child's parent should it stop
 EVENTS_PREFIX = "gpu-budget-events-"  # a case's event folder: <tmp>/gpu-budget-events-XXXXXXXX
 EVENTS = "events.jsonl"  # the child's event file's name in it
 OWNED = "owned"  # made in a held folder once its maker holds the folder's flock

@@ -270,6 +270,9 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
         died = _died(measurement, budget, room or Room()) if expect == "over-budget" else None
         if died is not None:
             return died
+        if "\n" in error.message:  # it ends with a stream's last lines: the figure goes before them, not after
+            return Judgement(Verdict.ERROR, False, f"measured child failed ({error.kind}), {_seen(peaks)}: "
+                                                   f"{error.message}")
         return Judgement(Verdict.ERROR, False, f"measured child failed ({error.kind}): {error.message}; {_seen(peaks)}")
 
     grown = growth.check(measurement.steps, peaks, budget, steps,  # a projection past the budget is a breach

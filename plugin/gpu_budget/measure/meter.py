@@ -163,11 +163,12 @@ def reaches_past(record: PhaseRecord, before: PhaseRecord | None) -> bool:
 class Meter:
     """Brackets the phases of a run (load, data, train steps, eval) and records each one's peaks.
 
-    `on_phase` is called with every finished PhaseRecord, so a child can stream
-    them out before it is killed.
+    `on_phase` is called with every finished PhaseRecord and `on_begin` with each phase's name as it begins, so a
+    child can stream them out before it is killed (a timeout then says where the run was).
     """
 
     on_phase: Callable[[PhaseRecord], None] | None = None
+    on_begin: Callable[[str], None] = lambda name: None
     use_cuda: bool | None = None
     tensors: TensorPeak | None = None  # the tensor count the run executes under (CPU runs), reset per phase
     phases: list[PhaseRecord] = field(default_factory=list)
@@ -266,6 +267,7 @@ class Meter:
         if self.tensors is not None:
             self.tensors.reset()
         self._open = (name, step, time.perf_counter(), False)
+        self.on_begin(name)
 
     def stop(self) -> PhaseRecord | None:
         """End the open phase and record it (None where none is open, or it was a gap that added nothing)."""

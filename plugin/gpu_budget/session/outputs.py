@@ -20,9 +20,9 @@ from gpu_budget.measure.host import NOT_IMPORTED
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.report import artifacts, json_report, legend, summary, sweep_table, tally, terminal
-from gpu_budget.session.shared_gpus import shared_gpu_lines
 from gpu_budget.session.data import Explored, SessionData
 from gpu_budget.session.options import Options
+from gpu_budget.session.shared_gpus import shared_gpu_lines
 from gpu_budget.units import format_size
 
 JSON_UNWRITTEN = "could not write the JSON report to"  # a gate problem: the terminal then names no report file
