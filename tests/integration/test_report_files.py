@@ -22,8 +22,9 @@ def test_a_session_without_the_gate_or_only_collecting_leaves_the_last_json_repo
     (row,) = json.loads(report.read_text())["results"]
     run(pytester).assert_outcomes(skipped=1)  # the unit tests' run, the gate off: it measured nothing
     assert json.loads(report.read_text())["results"] == [row]
-    assert run(pytester, "--gpu-budget", "--collect-only").ret == 0  # collecting measures nothing either
-    assert json.loads(report.read_text())["results"] == [row]
+    for listing in ("--collect-only", "--setup-plan", "--setup-only", "--fixtures"):  # listing measures nothing either
+        assert run(pytester, "--gpu-budget", listing).ret == 0
+        assert json.loads(report.read_text())["results"] == [row], listing
 
 
 def test_a_json_report_that_cannot_be_written_fails_the_gate_naming_it_and_the_table_still_shows(project):

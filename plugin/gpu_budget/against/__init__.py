@@ -54,6 +54,7 @@ from gpu_budget.against.worktree import (
     resolve,
     sigterm_raises,
 )
+from gpu_budget.session.listing import lists_only
 
 SCRATCH = "runs"  # the runs' reports and logs: a folder beside the worktree, in the folder worktree.py removes
 MAX_PAIRS = 4  # runs a side of a case at most: one, then more while it is undecided (verdict.undecided)
@@ -69,8 +70,7 @@ def wanted(config: pytest.Config) -> bool:
     """Whether this invocation asks for --against at all (cheap: nothing imported, nothing resolved)."""
     if os.environ.get(SIDE_ENV):  # a side's own session: it measures
         return False
-    option = config.option
-    if any(getattr(option, name, False) for name in ("help", "version", "collectonly", "showfixtures", "markers")):
+    if lists_only(config):
         return False
     return bool(config.getoption("gpu_budget_against", None) or str(config.getini("gpu_budget_against")).strip())
 

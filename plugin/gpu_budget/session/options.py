@@ -308,8 +308,8 @@ class Options:
     scale: str = choice("gpu_budget_scale", "model scale to run: tiny (seconds on a CPU) or real (the architecture's "
                         "dimensions).", SCALES, "tiny")
     json: Path | None = option("gpu_budget_json", "write the JSON report here (an ini value is relative to the rootdir); "
-                               "a session without --gpu-budget, or only collecting, writes none, so the last gate's report "
-                               "stays, and one that cannot be written fails the gate, naming it.",
+                               "a session without --gpu-budget, or only listing (--collect-only, --setup-plan, ...), writes "
+                               "none, so the last gate's report stays, and one that cannot be written fails the gate, naming it.",
                                path, None, "PATH", resolve=writable(folder=False))
     timeout: float = option("gpu_budget_timeout", "kill a measured child after this many seconds (a reported failure).",
                             seconds, DEFAULT_TIMEOUT, "SECONDS")

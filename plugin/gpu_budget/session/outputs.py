@@ -31,7 +31,8 @@ JSON_UNWRITTEN = "could not write the JSON report to"  # a gate problem: the ter
 def write_files(data: SessionData, options: Options, problems: list[str], git: JsonMapping | None = None) -> None:
     """Plots (attached to their rows), the JSON report and the GitHub step summary; a failure lands in `problems`.
     `git`: the commit measured and whether the tree was dirty, read at the session's start (report.revision). Called
-    by a gated session that ran its tests only: one without the gate, or only collecting, leaves the last gate's."""
+    by a gated session that ran its tests only: one without the gate, or only listing (--collect-only, --setup-plan,
+    ...), leaves the last gate's."""
     hardware = None if data.hardware is None else data.hardware.to_json()
     if options.plots and data.rows:
         _plot(data, options.plots, problems, hardware)

@@ -41,7 +41,7 @@ from gpu_budget.search.explore import (
     card_budget,
     explore_scenario,
 )
-from gpu_budget.session import can_run, case, collection, held, outputs, own_rows, unmeasured
+from gpu_budget.session import can_run, case, collection, held, listing, outputs, own_rows, unmeasured
 from gpu_budget.session.children import ChildRunner
 from gpu_budget.session.collection import NOT_ENABLED
 from gpu_budget.session.data import Explored, SessionData
@@ -226,7 +226,7 @@ class BudgetSession:
         if self.options.update and not self.data.narrowed and (store := self.machine.known_store()) is not None:
             finished = collection.finished_cases(self.data.rows, self.config.rootpath, self.options.baselines)
             store.prune(self.data.collected, self.options.scale, finished)  # only when the whole suite was selected
-        if self.options.enabled and not self.config.option.collectonly:  # collecting measures nothing, by design
+        if self.options.enabled and not listing.lists_only(self.config):  # a listing measures nothing, by design
             found = self._nothing_measured()
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
             outputs.write_files(self.data, self.options, self.problems, self.revision)  # else the last gate's stay
