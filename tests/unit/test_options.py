@@ -69,6 +69,35 @@ def test_each_option_from_the_ini_file(pytester, monkeypatch):
     assert opts.preload == ("json", "csv")
 
 
+NATIVE_TOML = pytest.mark.skipif(pytest.version_tuple < (9, 2), reason="typed ini values need pytest 9.2")
+EVERY_OPTION_TOML = (  # pytest 9's [tool.pytest]: TOML's own types, as a user writes them
+    "gpu_budget = true", "gpu_budget_update = false", "gpu_budget_baselines = 'b'", "gpu_budget_scale = 'real'",
+    "gpu_budget_timeout = 60", "gpu_budget_threads = 2", "gpu_budget_require_gpu = true", "gpu_budget_remediate = true",
+    "gpu_budget_remediate_max_runs = 3", "gpu_budget_explore_examples = 7", "gpu_budget_record_runs = 2",
+    "gpu_budget_probes = true", "gpu_budget_preload = ['json', 'csv']", "",
+)
+
+
+@NATIVE_TOML
+def test_each_option_from_a_native_toml_table_with_typed_values(pytester):
+    pytester.makepyprojecttoml("[tool.pytest]\n" + "\n".join(EVERY_OPTION_TOML))
+    opts = Options.from_config(pytester.parseconfig())
+    assert (opts.enabled, opts.update, opts.require_gpu, opts.remediate, opts.probes) == (True, False, True, True, True)
+    assert opts.baselines == (pytester.path / "b").resolve() and opts.scale == "real"
+    assert (opts.timeout, opts.threads, opts.remediate_max_runs, opts.explore_examples) == (60.0, 2, 3, 7)
+    assert opts.record_runs == 2 and opts.preload == ("json", "csv")
+    pytester.makepyprojecttoml("[tool.pytest]\ngpu_budget_timeout = 2.5\ngpu_budget_remediate = 'yes'\n")
+    opts = Options.from_config(pytester.parseconfig())  # a float where one is meant, and a switch still as text
+    assert (opts.timeout, opts.remediate) == (2.5, True)
+
+
+@NATIVE_TOML
+def test_a_bad_typed_toml_value_is_a_usage_error_naming_it(pytester):
+    pytester.makepyprojecttoml("[tool.pytest]\ngpu_budget_threads = 0\n")
+    with pytest.raises(pytest.UsageError) as caught:
+        Options.from_config(pytester.parseconfig())
+    assert str(caught.value) == f"{pytester.path / 'pyproject.toml'}: gpu_budget_threads=0: expected a whole number >= 1"
+
 def test_the_command_line_wins_over_the_ini_file(pytester):
     ini = "gpu_budget_scale = real\ngpu_budget_timeout = 60\ngpu_budget_malloc = system\ngpu_budget_threads = 4\n"
     opts = read(pytester, "--gpu-budget-scale=tiny", "--gpu-budget-timeout=5", ini=ini)

@@ -398,7 +398,19 @@ def register(parser: pytest.Parser) -> None:
         if option.ini_type == "args":
             parser.addini(option.name, f"{flag}{option.help}{shown}", type="args", default=list(option.default))
         else:
-            parser.addini(option.name, f"{flag}{option.help}{shown}", default="")
+            parser.addini(option.name, f"{flag}{option.help}{shown}", type=ini_type(option.parse), default="")
+
+
+TYPED_INI = pytest.version_tuple >= (9, 2)  # addini(type=str | bool): pytest 9.2's typed values in [tool.pytest]
+NATIVE = {switch: bool, whole: int, seconds: float}  # the TOML type each of these parsers also reads
+
+
+def ini_type(parse: Callable[[Written], object]) -> object:
+    """The ini value's type: text first, so an ini file's value reaches the option's own parser (and its error), and
+    where pytest reads [tool.pytest] typed (9.2 on) also the TOML type a user writes (true, 60), which a plain
+    string option refuses ("expects a string, got bool")."""
+    native = NATIVE.get(parse)
+    return str | native if TYPED_INI and native is not None else "string"
 
 
 def value_or_ini(config: pytest.Config, option: Option) -> tuple[Written, str] | None:
@@ -455,7 +467,8 @@ def document() -> str:
         "<!-- generated from plugin/gpu_budget/session/options.py (OPTIONS): "
         "python -m gpu_budget options > docs/options.md -->\n\n"
         "Every option is a command-line flag and an ini value (`[pytest]` in pytest.ini or tox.ini, "
-        "`[tool.pytest.ini_options]` in pyproject.toml). The command line wins over the ini file, the ini file "
+        "`[tool.pytest.ini_options]` in pyproject.toml, or with pytest 9.2 on its typed `[tool.pytest]`, where a switch "
+        "may be written `true` and a number as a TOML number). The command line wins over the ini file, the ini file "
         "over the default. A switch is turned on by its flag or by `true` in the ini file. A path given in the "
         "ini file is relative to the rootdir; on the command line, to the working folder (the baselines folder: "
         "the rootdir in both, or without an ini file the test file's project root), and a leading `~` is the home folder; pytest's `-o NAME=VALUE` gives an ini value "
