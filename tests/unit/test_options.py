@@ -206,6 +206,19 @@ def test_the_gpu_gate_asked_for_without_the_gate_is_a_usage_error(pytester):
     assert read(pytester, ini="gpu_budget_require_gpu = true\n").require_gpu  # the project's setting, for gated runs
 
 
+def test_a_measuring_mode_asked_for_without_the_gate_is_a_usage_error(pytester):
+    """`pytest memtests --gpu-budget-sweep "transformers==5.17.0,5.23.0"`, the --gpu-budget lost: the sweep measured
+    nothing and the run passed, every memory-budget test skipped (--gpu-budget-against is refused so too)."""
+    for given in ("--gpu-budget-sweep=transformers==5.17.0,5.23.0", "--gpu-budget-record-runs=4"):
+        flag = given.split("=", 1)[0]
+        assert usage_error(pytester, given) == (f"{flag} without --gpu-budget: every memory-budget test would be skipped "
+                                                "and the run pass having measured nothing; add --gpu-budget")
+    opts = read(pytester, "--gpu-budget", "--gpu-budget-sweep=peft==0.18.1", "--gpu-budget-record-runs=4")
+    assert (opts.sweep[0].package, opts.record_runs) == ("peft", 4)
+    opts = read(pytester, ini="gpu_budget_sweep = peft==0.18.1\ngpu_budget_record_runs = 4\n")  # the project's
+    assert (opts.sweep[0].package, opts.record_runs) == ("peft", 4)
+
+
 def test_a_bad_value_given_with_o_is_named_as_given_there_not_in_the_ini_file(pytester):
     """`-o gpu_budget_timeout=0` was blamed on the ini file, which does not hold it ("None: ..." without one)."""
     assert usage_error(pytester, "-o", "gpu_budget_timeout=0") == "-o gpu_budget_timeout='0': expected a number of seconds > 0"

@@ -169,7 +169,7 @@ def test_record_runs_is_one_by_default_and_read_from_the_ini_file_or_the_command
     assert Options.from_config(pytester.parseconfig()).record_runs == 1
     pytester.makeini("[pytest]\ngpu_budget_record_runs = 4\n")
     assert Options.from_config(pytester.parseconfig()).record_runs == 4
-    assert Options.from_config(pytester.parseconfig("--gpu-budget-record-runs=6")).record_runs == 6
+    assert Options.from_config(pytester.parseconfig("--gpu-budget", "--gpu-budget-record-runs=6")).record_runs == 6
 
 
 def test_each_side_of_an_against_run_records_once_whatever_the_ini_file_says():

@@ -204,10 +204,10 @@ def needing(module: str, shown: str, extra: str, then: Resolve[P, V] = as_parsed
 GATE = "gpu_budget"  # the option that turns the gate on
 
 
-def with_the_gate(given: Given[bool]) -> bool:
-    """A switch that only means something in a gated run, turned on on the command line without the gate: a usage
-    error, where the run would otherwise skip every memory-budget test and pass (an ini file's setting is the project's
-    for its gated runs, and stands)."""
+def with_the_gate(given: Given[P]) -> P:
+    """A switch (or a measuring mode: a sweep, N recorded runs) that only means something in a gated run, given on the
+    command line without the gate: a usage error, where the run would otherwise skip every memory-budget test and pass
+    (an ini file's setting is the project's for its gated runs, and stands)."""
     gate = next(option for option in OPTIONS if option.name == GATE)
     if given.value and given.on_command_line and not read(given.config, gate).value:
         raise pytest.UsageError(f"{given.flag_name} without --gpu-budget: every memory-budget test would be skipped and "
@@ -299,7 +299,7 @@ class Options:
         "run's figures, the spread of the gated ones and the largest growth per step the runs read, and a figure is then "
         "allowed the larger of its tolerance and six times that spread, its growth the larger of the clean allowance and "
         "six times that growth (docs/baselines.md); with --gpu-budget-update and N above 1, an entry recorded over another "
-        "number of runs is re-recorded.", whole, 1, "N")
+        "number of runs is re-recorded.", whole, 1, "N", resolve=with_the_gate)
     # relative where the rootdir follows the invocation folder (baselines.folder_for anchors it)
     baselines: Path = option(
         "gpu_budget_baselines", "baselines folder, relative to the rootdir, or without an ini file to the test file's "
@@ -357,7 +357,7 @@ class Options:
         "gpu_budget_sweep", "measure each selected case once more at each version of a package, each in an environment "
         "made over the running one: SPEC is PACKAGE==V1,V2[;PACKAGE==V1,...], each package swept on its own (the others "
         "as they run). The version a case runs at is gated as usual, the others are reported beside it, with their "
-        "change against it (docs/declaring.md, 'Sweeps').", sweep_spec, None, "SPEC")
+        "change against it (docs/declaring.md, 'Sweeps').", sweep_spec, None, "SPEC", resolve=with_the_gate)
     envs: Path | None = option(
         "gpu_budget_envs", "where the environments cases declare (and sweeps make) are kept across runs (default: "
         "pytest's cache; an ini value is relative to the rootdir).", path, None, "DIR", resolve=writable(folder=True))
@@ -475,8 +475,9 @@ def document() -> str:
         "on the command line, read as the file's would be. A bad value, from any of these, is a usage error naming the value "
         "and where it was given, "
         "as is a path the session could not write (a report path that is a folder, a folder path that is a file, "
-        "either under a file), before any case runs. A switch that acts in a gated run only (--gpu-budget-update, "
-        "-require-gpu, -remediate, -explore, -probes) given on the command line without --gpu-budget is a usage error: "
+        "either under a file), before any case runs. An option that acts in a gated run only (--gpu-budget-update, "
+        "-require-gpu, -remediate, -explore, -probes, -sweep, -record-runs) given on the command line without "
+        "--gpu-budget is a usage error: "
         "every memory-budget test would be skipped, and the run pass.\n\n"
         + table()
         + "\n`GPU_BUDGET_ASSETS=DIR` (environment): where prepared models and clips are kept (default: pytest's "
