@@ -34,6 +34,8 @@ if rank == 1 and mode == "kill":
     os.kill(os.getpid(), 9)
 if rank == 1 and mode == "hang":
     time.sleep(300)
+if rank == 1 and mode == "restart" and os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0":
+    os.kill(os.getpid(), 9)  # killed in the first attempt only: torchrun --max-restarts 1 restarts the ranks
 if mode == "collective":  # rank 1 killed (as by the OOM killer) while rank 0 waits for it in a gloo barrier
     import torch.distributed as dist
     dist.init_process_group("gloo")
@@ -206,6 +208,29 @@ def test_a_rank_that_exits_with_a_failing_code_while_the_others_wait_is_named_fi
     ''').assert_outcomes(failed=1)
     message = rows(pytester)["test_exit"]["error"]["message"]
     assert "exited with 1: rank 1 exited first: exit code 3 (the launcher's record)" in message, message
+
+
+def test_a_launch_that_exits_0_after_restarting_a_killed_rank_fails_naming_it(launch, pytester):
+    """torchrun --max-restarts 1: rank 1 is killed (as by the OOM killer) in the first attempt, the second attempt
+    succeeds and the launch exits 0. The case passed and recorded a baseline whose figures spanned both attempts."""
+    marker = f"gpu-budget-rank-{uuid.uuid4().hex[:8]}"
+    launch(f'''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_restart(gpu_budget):
+            gpu_budget.measure(Scenario(name="ddp", command=[sys.executable, "-m", "torch.distributed.run",
+                                                             "--standalone", "--max-restarts", "1",
+                                                             "--nproc-per-node", "2", "ranks.py", "40", "40",
+                                                             "{marker}"], env={{"MODE": "restart"}}, ranks=2))
+    ''').assert_outcomes(failed=1)
+    row = rows(pytester)["test_restart"]
+    assert row["error"]["kind"] == "rank", row["error"]
+    message = row["error"]["message"]
+    assert "exited with" not in message, message  # the launch itself succeeded
+    assert ": the launcher restarted rank 0, 1 after a failed attempt (an elastic restart, torchrun --max-restarts) " \
+           "and then exited 0: rank 1 ended first without reaching its exit: killed by " in message, message
+    assert "--max-restarts 0" in message, message
+    assert not list((pytester.path / "baselines").rglob("*.json")), "a failed case records no baseline"
+    assert survivors(marker) == [], survivors(marker)
 
 
 def test_a_rank_that_hangs_is_stopped_at_the_timeout_and_nothing_survives(launch, pytester):

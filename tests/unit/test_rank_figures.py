@@ -225,6 +225,27 @@ def test_ranks_that_never_form_one_group_fail_a_launch_that_exits_0(groups, fail
         assert "never formed one process group" in message and "ACCELERATE_USE_CPU=true" in message
 
 
+def test_a_launch_that_exits_0_after_restarting_its_ranks_names_the_failed_attempt():
+    """torchrun --max-restarts: rank 1's first process (pid 11) killed, rank 0's (10) raised in its collective; the
+    second attempt's processes (12, 13) exited: the exit code 0 hides the failure, the restart does not."""
+    ranks = events({"rank": 0, "pid": 10, "failed": "RuntimeError: Connection reset by peer"},
+                   {"rank": 0, "pid": 10, "exit": 1, "own": True},
+                   {"rank": 0, "pid": 12, "exit": 1, "own": True}, {"rank": 1, "pid": 13, "exit": 1, "own": True})
+    message = ranks.fault({0, 1}, 0, own={0: [10, 12], 1: [11, 13]})
+    assert message.startswith("the launcher restarted rank 0, 1 after a failed attempt (an elastic restart, torchrun "
+                              "--max-restarts) and then exited 0: rank 0 raised RuntimeError: Connection reset by "
+                              "peer; rank 1 ended without reaching its exit: stopped by the launcher"), message
+    # the signal read in time says rank 1 was killed, not stopped by the launcher: it leads, the exception its echo
+    assert ranks.fault({0, 1}, 0, own={0: [10, 12], 1: [11, 13]}, signals={1: 9}).split(": ", 1)[1].startswith(
+        "rank 1 ended first without reaching its exit: killed by SIGKILL, what the kernel's OOM killer sends; rank 0 "
+        "raised RuntimeError")
+    assert message.splitlines()[1].endswith("gate the launch with --max-restarts 0, so a failed attempt fails it")
+    killed = events({"rank": 0, "pid": 12, "exit": 1, "own": True}, {"rank": 1, "pid": 13, "exit": 1, "own": True})
+    assert "rank 1 ended first without reaching its exit: killed by SIGKILL" in killed.fault(
+        {0, 1}, 0, own={0: [10, 12], 1: [11, 13]}, ends={0: 2.0, 1: 1.0}, signals={1: 9})
+    assert killed.fault({0, 1}, 0, own={0: [12], 1: [13]}) is None  # one process per rank: no restart
+
+
 def test_a_single_rank_and_a_clean_launch_give_no_fault():
     assert events({"rank": 0, "group": 0}).fault({0}, 0) is None
     assert events({"rank": 0, "exit": 1, "own": True}, {"rank": 1, "exit": 1, "own": True}).fault({0, 1}, 0) is None

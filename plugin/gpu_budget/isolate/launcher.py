@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from gpu_budget.isolate.elastic_record import FirstFailure
 from gpu_budget.isolate.wire import Message
@@ -63,6 +63,7 @@ class RankEvents:
         self.failed_in: dict[int, tuple[str, bool]] = {}  # rank -> (the phase it raised in, out of memory or not)
         self.groups: dict[int, int] = {}  # rank -> the world size of the group it joined (0: imported torch.distributed)
         self.exited: set[int] = set()  # ranks whose own process reported its exit
+        self.exited_pids: set[int] = set()  # the rank processes that reported their exit
         self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
         self.backends: set[str] = set()  # the process groups' backends (gloo, nccl)
         self.fsdp: set[int] = set()  # ranks whose environment asks accelerate for FSDP (ACCELERATE_USE_FSDP=true)
@@ -88,6 +89,8 @@ class RankEvents:
                 self.backends.add(message.backend)
         elif message.exited_own:
             self.exited.add(rank)
+            if message.pid is not None:
+                self.exited_pids.add(message.pid)
             return False  # the exit report is the tree's too
         else:
             return False
@@ -122,25 +125,23 @@ class RankEvents:
 
     def fault(self, ranks: set[int], returncode: int, ends: dict[int, float] | None = None,
               declared: int = 1, argv: Sequence[str] = (), signals: dict[int, int] | None = None,
-              first: FirstFailure | None = None) -> str | None:
+              first: FirstFailure | None = None, own: Mapping[int, Sequence[int]] | None = None) -> str | None:
         """Why the case fails by its ranks, naming them; None when the ranks give no reason.
 
-        Exceptions come first, in the order they arrived (the first is the root
-        cause, the rest usually its echo: a collective whose peer is gone); then
-        the ranks whose process ended without reaching its exit, except the one
-        the launcher's record names first: killed while the others waited in a
-        collective, or exited with a failing code without raising (sys.exit), it
-        leads, and their exceptions are its echo. Where none
-        raised, the first of them is the root cause and the others were stopped
-        by the launcher after it. Which came first is the launcher's own record
-        where its output holds one (`first`: torch elastic reaped them and names
-        the first failure); else the order the tree found them gone (`ends`),
-        ranks found gone in one poll told apart by the signal that ended each
-        where the tree read it before the launcher reaped it (`signals`: one
-        ended by SIGTERM, what a launcher stops the others with, comes after one
-        that was not). Where nothing tells them apart, none is named first.
-        `argv`, the command line, picks the advice that works for the way it was launched.
+        Exceptions come first, in the order they arrived (the first is the root cause, the rest usually its echo: a
+        collective whose peer is gone); then the ranks whose process ended without reaching its exit, except the one
+        the launcher's record names first: killed while the others waited in a collective, or exited with a failing
+        code without raising (sys.exit), it leads, and their exceptions are its echo. Where none raised, the first of
+        them is the root cause and the others were stopped by the launcher after it. Which came first is the
+        launcher's own record where its output holds one (`first`: torch elastic reaped them and names the first
+        failure); else the order the tree found them gone (`ends`), ranks found gone in one poll told apart by the
+        signal that ended each where the tree read it before the launcher reaped it (`signals`: one ended by SIGTERM,
+        what a launcher stops the others with, comes after one that was not). Where nothing tells them apart, none is
+        named first. `argv` picks the advice that fits the launch; `own`: each rank's own processes (two: restarted,
+        _restarted).
         """
+        if returncode == 0 and (restarted := self._restarted(own or {}, ends or {}, signals or {})):
+            return restarted
         causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
         gone = ranks - self.exited - set(self.failed)
         if returncode != 0 and first is not None and first.exitcode != 0 and first.rank in self.exited - set(self.failed):
@@ -169,6 +170,23 @@ class RankEvents:
                     "torch.distributed.init_process_group joined a group of more than one): each trained alone."
                     f"\nOn a host without CUDA, {own}{cpu_advice(argv)}")
         return None
+
+    def _restarted(self, own: Mapping[int, Sequence[int]], ends: dict[int, float], signals: dict[int, int]) -> str | None:
+        """Why a launch that exited 0 fails where the launcher restarted its ranks (torchrun --max-restarts): an
+        attempt before the last failed, by a rank that raised or whose process ended without reaching its exit
+        (killed: the kernel's OOM killer sends SIGKILL), which the exit code no longer shows; None without a restart."""
+        again = sorted(rank for rank, pids in own.items() if len(dict.fromkeys(pids)) > 1)
+        if not again:
+            return None
+        causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
+        gone = {rank for rank in again if any(pid not in self.exited_pids for pid in own[rank][:-1])}
+        led = any(signals.get(rank, signal.SIGTERM) != signal.SIGTERM for rank in gone)  # not the launcher's stop
+        found = _gone_causes(gone, led or not causes, ends, signals, None) if gone else []
+        causes = [*found[:1], *causes, *found[1:]] if led else causes + found
+        return (f"the launcher restarted rank {', '.join(map(str, again))} after a failed attempt (an elastic restart, "
+                f"torchrun --max-restarts) and then exited 0: {'; '.join(causes) or 'no rank said why'}\n"
+                "Each rank's figures span every attempt and the restarted attempt's phases went unmarked (rank 0's "
+                "first process marks them): gate the launch with --max-restarts 0, so a failed attempt fails it")
 
 
 def _gone_causes(gone: set[int], root: bool, ends: dict[int, float], signals: dict[int, int],

@@ -381,6 +381,7 @@ class ProcessTree:
         self._rank_peak: dict[int, int] = {}  # rank -> the largest window sum of that rank's processes in this phase
         self.rank_ends: dict[int, float] = {}  # rank -> when its own process was first found gone (perf_counter)
         self.rank_signals: dict[int, int] = {}  # rank -> the signal that ended its own process, where read in time
+        self.rank_pids: dict[int, list[int]] = {}  # rank -> its own processes as found (two: the launcher restarted it)
         self._windows = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -410,6 +411,7 @@ class ProcessTree:
             p.rank, p.rank_pending = rank, False
             if parent is None or parent.rank is None:
                 p.rank_root = p.whole = True
+                self.rank_pids.setdefault(rank, []).append(pid)
 
     def members(self) -> dict[int, int | None]:
         """The tree's live processes as last polled, each with the rank it runs under (None outside a launcher)."""
@@ -520,6 +522,7 @@ class ProcessTree:
         p.rank = read_rank(p.pid)
         if p.rank is not None:
             p.rank_root = p.whole = True
+            self.rank_pids.setdefault(p.rank, []).append(p.pid)
 
     def poll(self) -> int | None:
         """One window: find new descendants, read and reset every live one; the running tree figure."""
