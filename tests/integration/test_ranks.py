@@ -191,8 +191,12 @@ def test_a_rank_killed_while_the_others_wait_in_a_collective_is_the_root_cause(l
         def test_oom(gpu_budget):
             gpu_budget.measure(torchrun("40", "40", "{marker}", env={{"MODE": "collective"}}))
     ''').assert_outcomes(failed=1)
-    error = rows(pytester)["test_oom"]["error"]
+    row = rows(pytester)["test_oom"]
+    error = row["error"]
     assert error["kind"] == "rank", error
+    # the failed row is its worst rank's too; the whole tree the child streamed is the node's
+    assert row["peaks"]["ram_tree"] == max(r["peaks"]["ram_tree"] for r in row["ranks"]), (row["peaks"], row["ranks"])
+    assert row["node"]["peaks"]["ram_tree"] > sum(r["peaks"]["ram_tree"] for r in row["ranks"]), row["node"]
     assert "exited with 1: rank 1 ended first without reaching its exit: killed by SIGKILL, what the kernel's OOM " \
            "killer sends (the launcher's record)" in error["message"], error["message"]
     assert survivors(marker) == [], survivors(marker)

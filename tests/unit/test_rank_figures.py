@@ -55,6 +55,21 @@ def test_a_launcher_row_means_its_worst_rank_in_its_phases_and_steps_too():
     assert [s.ram_tree for s in summary.node.steps] == [460 * MiB + k * MiB for k in range(1, 10)]
 
 
+def test_a_failed_launchs_row_is_its_worst_rank_and_the_tree_it_streamed_is_the_nodes():
+    """A rank killed mid-phase: the figures so far come from the phases and the whole tree's running figure, which is
+    the node's (launcher and every rank). The row read it as its RAM tree: 815 MiB beside ranks of 311 MiB."""
+    from gpu_budget.isolate import events, forkserver, protocol
+
+    phases = [phase("load", {0: 100 * MiB, 1: 90 * MiB}), phase("train_step_1", {0: 120 * MiB, 1: 150 * MiB}, step=1)]
+    seen = [events.Started(pid=1, cuda=False, ram_method="vmhwm", ram_tree_method="peak over time", subreaper=True,
+                           command=True), *(events.PhaseEnded(p) for p in phases), events.TreeFigure(500 * MiB)]
+    ending = protocol.ChildEnding(exitcode=0, timed_out=False, wall_seconds=1.0)
+    for error in (None, events.Failed("rank", None, "rank 1 ended first", None, summary=summarize(phases, False))):
+        summary = forkserver._summary_so_far(seen, error, ending)
+        assert summary.peaks.ram_tree == summary.peaks.ram == 150 * MiB, summary.peaks  # rank 1's, not the node's
+        assert summary.node.peaks.ram_tree == 500 * MiB, summary.node.peaks  # the node's running figure, above its phases'
+
+
 def test_on_a_gpu_the_worst_rank_is_the_one_with_the_largest_allocated_peak():
     """Rank 0 holds more host RAM, rank 1 more GPU memory: on a GPU the row is rank 1's, GPU figures included."""
     phases = [phase("train_step_1", {0: 200 * MiB, 1: 100 * MiB}, step=1)]

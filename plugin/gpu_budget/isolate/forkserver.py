@@ -484,7 +484,8 @@ def measure_request(request: ChildRequest, timeout: float, preload: tuple[str, .
 
 def _summary_so_far(seen: list[events.Event], error: events.Failed | None, ending: ChildEnding) -> Summary:
     """The figures of a child that did not finish: its failed command's, else its finished phases', with the peak
-    seen so far (the last phase never finished: the parent's polling saw it, and the tree as the child streamed it)."""
+    seen so far (the last phase never finished: the parent's polling saw it, and the tree as the child streamed it:
+    a launcher's node's, its row being its worst rank's)."""
     start = events.first(seen, events.Started)
     phases = [e.record for e in seen if isinstance(e, events.PhaseEnded)]
     summary = (error.summary if error is not None and error.summary else
@@ -495,8 +496,12 @@ def _summary_so_far(seen: list[events.Event], error: events.Failed | None, endin
     peaks = replace(summary.peaks, ram=ram)
     if start and start.ram_tree_method:  # the tree as the child streamed it; never below the main process alone
         streamed = [e.ram_tree for e in seen if isinstance(e, events.TreeFigure)]
-        peaks = replace(peaks, ram_tree=max((v for v in (peaks.ram_tree, *streamed, ram) if v), default=None))
         summary = replace(summary, ram_tree_method=start.ram_tree_method)
+        if summary.node is not None:  # a launcher's whole tree is its node's; the row is its worst rank's (ranks.py)
+            node = summary.node.peaks
+            node = replace(node, ram_tree=max((v for v in (node.ram_tree, *streamed) if v), default=None))
+            return replace(summary, peaks=peaks, node=replace(summary.node, peaks=node))
+        peaks = replace(peaks, ram_tree=max((v for v in (peaks.ram_tree, *streamed, ram) if v), default=None))
     return replace(summary, peaks=peaks)
 
 
