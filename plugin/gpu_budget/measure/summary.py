@@ -66,7 +66,8 @@ def tree_bound(phases: Sequence[PhaseRecord]) -> str | None:
     Exact per process for descendants alive at a phase's end and for forked
     multiprocessing children, which report their own figures as they exit; a
     descendant that exited unreported was last read at most the phase's
-    longest poll gap before it went; one gone before any read adds nothing.
+    longest poll gap before it went; one gone before any read adds nothing, and
+    one born and gone between two polls without reporting is never seen at all.
     The error on planted spikes is measured in benchmarks/RESULTS.md (1b).
     """
     trees = [p.tree for p in phases if p.tree is not None]
@@ -75,7 +76,8 @@ def tree_bound(phases: Sequence[PhaseRecord]) -> str | None:
     polled = sum(t.exited - t.reported for t in trees)
     unread = sum(t.unread for t in trees)
     if not polled and not unread:
-        return "exact per process (every descendant read alive at a phase end or reported at its exit)"
+        return ("exact per process (every descendant seen was read alive at a phase end or reported at its exit; one "
+                "born and gone between two polls without reporting is not seen)")
     gap = max((t.max_gap or 0) for t in trees if t.exited - t.reported or t.unread)
     return (f"{polled} descendant(s) exited unreported, last read at most {gap:.3f} s before they went (what they "
             f"did after it is missing); {unread} gone before any read (counted as nothing)")
