@@ -2,10 +2,11 @@
 and a "gpu-budget" section on every test that measured a case (pytest -rA shows it for a pass)."""
 
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
-from gpu_budget.model.figures import Peaks, PhaseRecord
+from gpu_budget.model.figures import Peaks, PhaseRecord, RankFigures
 from gpu_budget.model.result import Failure, Measurement, Result
 from gpu_budget.report import terminal
 
@@ -113,6 +114,19 @@ def test_the_detail_of_a_regression_names_baseline_change_tree_and_setup():
     assert ("process tree: phase train_step_1: main process 120.00 MiB + 2 descendant process(es), 1 exited in it "
             "180.00 MiB = 300.00 MiB") in lines
     assert "setup differs from the baseline's: threads 1 -> 2" in lines
+
+
+def test_a_launchs_tree_line_names_its_worst_ranks_own_process_and_no_unknown_count():
+    """A launcher row's figures are its worst rank's: its phases carry no tree reading, and its "main process" is that
+    rank's own process, not the launcher."""
+    row = _row()
+    phase = PhaseRecord.from_json({"name": "train_step_2", "ram_peak": 310 * MiB, "ram_tree_peak": 460 * MiB})
+    ranks = (RankFigures(rank=0, peaks=Peaks(ram=300 * MiB, ram_tree=400 * MiB)),
+             RankFigures(rank=1, peaks=Peaks(ram=310 * MiB, ram_tree=460 * MiB)))
+    launch = row.but(measurement=replace(row.measurement, phases={"train_step_2": phase}, ranks=ranks))
+    (line,) = [x for x in terminal.case_detail(launch) if x.startswith("process tree:")]
+    assert line == ("process tree: phase train_step_2: rank 1's own process 310.00 MiB + its descendant process(es) "
+                    "150.00 MiB = 460.00 MiB")
     assert terminal.failure_text(_row()).startswith("[gpu-budget regression] ram_tree 300.00 MiB > baseline ...\n\ncase: s1")
 
 

@@ -240,10 +240,16 @@ def _tree_added(row: Result) -> str | None:
     added = top.ram_tree_peak - top.ram_peak
     if added < 2**20:
         return None
-    tree = top.tree
+    tree, m = top.tree, row.measurement
     exited = f", {tree.exited} exited in it" if tree is not None and tree.exited else ""
-    return (f"phase {top.name}: main process {format_size(top.ram_peak)} + "
-            f"{tree.processes if tree is not None else '?'} descendant process(es){exited} {format_size(added)} = "
+    if m is not None and m.ranks:  # a launch's row is its worst rank's: its own process and its own descendants
+        from gpu_budget.measure.ranks import worst
+
+        who, whose = f"rank {worst(list(m.ranks)).rank}'s own process", "its descendant process(es)"
+    else:
+        who, whose = "main process", "descendant process(es)"
+    count = f"{tree.processes} " if tree is not None else ""
+    return (f"phase {top.name}: {who} {format_size(top.ram_peak)} + {count}{whose}{exited} {format_size(added)} = "
             f"{format_size(top.ram_tree_peak)}")
 
 
