@@ -39,8 +39,12 @@ def cannot_open(argv: Sequence[str], cwd: str | None, stderr: str) -> str:
 
 
 def _hint(path: str, cwd: str | None) -> str:
-    """'; <path> is not in the command's working folder ...': which folder, why, and the two ways out."""
+    """'; <path> is not in the command's working folder ...': which folder, why, and the two ways out; for a path
+    that starts with ~, that no shell runs the command to expand it."""
     where = cwd or os.getcwd()
+    if path == "~" or path.startswith("~" + os.sep) or (path.startswith("~") and os.sep in path):
+        return (f"; {path!r} starts with ~, which no shell expands here: the command runs without one, so ~ is a "
+                f"folder named '~' in its working folder, {where}; give the path with os.path.expanduser({path!r})")
     whose = "the Scenario's cwd=" if cwd else "the folder pytest was started in: the Scenario gives no cwd="
     other = "a cwd= that holds it" if cwd else "cwd="
     return (f"; {path!r} is not in the command's working folder, {where} ({whose}): relative paths in a command resolve "

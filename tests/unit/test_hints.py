@@ -1,0 +1,24 @@
+"""A command's path that failed the way a relative path fails gets a hint naming the folder it was taken from; one
+that starts with ~ is named as unexpanded, since no shell runs the command (isolate/hints.py)."""
+
+import os
+
+from gpu_budget.isolate import hints
+
+
+def test_a_relative_program_names_the_working_folder(tmp_path):
+    said = hints.not_found(["./train.sh"], str(tmp_path))
+    assert f"'./train.sh' is not in the command's working folder, {tmp_path} (the Scenario's cwd=)" in said
+
+
+def test_a_path_under_tilde_is_said_to_be_unexpanded(tmp_path):
+    said = hints.cannot_open(["python", "~/x.py"], str(tmp_path),
+                             f"python: can't open file '{tmp_path}/~/x.py': [Errno 2] No such file or directory")
+    assert said.startswith("; '~/x.py' starts with ~, which no shell expands here")
+    assert "os.path.expanduser('~/x.py')" in said
+    assert hints.not_found(["~/bin/train"], str(tmp_path)).startswith("; '~/bin/train' starts with ~")
+
+
+def test_a_bare_name_or_an_absolute_path_gets_no_hint():
+    assert hints.not_found(["trainer"], None) == ""
+    assert hints.not_found([os.path.abspath("x")], None) == ""
