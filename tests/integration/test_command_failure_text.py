@@ -1,6 +1,7 @@
 """What a failed command case says: the command as it was run, and the user's own stderr without the plugin's frames
 (isolate/command.py, report/once.py)."""
 
+import json
 import re
 import textwrap
 import uuid
@@ -22,7 +23,7 @@ def project(pytester, monkeypatch):
 
     def session(body: str):
         pytester.makepyfile(test_mem="import sys\nimport pytest\nfrom gpu_budget import Scenario\n" + textwrap.dedent(body))
-        return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+        return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
 
     return session
 
@@ -48,7 +49,7 @@ def test_a_failed_command_is_named_as_it_was_run_its_quoting_kept(project):
             gpu_budget.measure(Scenario(name="sh", command=["sh", "-c", "echo broken >&2; exit 3"]))
     ''')
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*measured child failed (exit): command \"sh -c 'echo broken >&2; exit 3'\" exited with 3*"])
+    result.stdout.fnmatch_lines(["*measured child failed (exit)*: command \"sh -c 'echo broken >&2; exit 3'\" exited with 3*"])
 
 
 def test_a_process_left_running_is_named_by_its_command_line(project, pytester):
@@ -98,3 +99,36 @@ def test_waits(gpu_budget):
         "loading shards 1/4",
         "waiting for rank 1 to join",
     ])
+
+
+KILLS_ITSELF = '''
+import os, signal
+held = bytearray(96 << 20)
+held[::4096] = b"x" * len(held[::4096])  # touched: resident
+os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer would
+'''
+
+
+@pytest.mark.parametrize("through_a_shell", [False, True])
+def test_a_sigkill_past_the_budget_reproduces_directly_or_through_a_shell(project, pytester, through_a_shell):
+    """A shell that waited for a SIGKILLed process exits with 137: the same death as the process's own, so the same
+    verdict (isolate/command.py _ended); a plain exit 137 is not read as a kill."""
+    pytester.makepyfile(kills=KILLS_ITSELF)
+    line = '["sh", "-c", sys.executable + " kills.py"]' if through_a_shell else '[sys.executable, "kills.py"]'
+    result = project(f'''
+        @pytest.mark.gpu_budget(ram="48 MiB", expect="over-budget")
+        def test_killed(gpu_budget):
+            gpu_budget.measure(Scenario(name="k", command={line}))
+
+        @pytest.mark.gpu_budget(ram="48 MiB", expect="over-budget")
+        def test_exits_137(gpu_budget):
+            gpu_budget.measure(Scenario(name="e", command=[sys.executable, "-c", "import sys; sys.exit(137)"]))
+    ''')
+    result.assert_outcomes(passed=1, failed=1)
+    rows = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
+    killed, exits = rows["test_killed"], rows["test_exits_137"]
+    assert (killed["verdict"], killed["passed"], killed["error"]["kind"]) == ("over-budget", True, "killed"), killed
+    said = "the code a shell gives when the process it waits for is killed by SIGKILL" if through_a_shell else \
+        "was killed by SIGKILL"
+    assert f"{said} (the kernel's OOM killer sends SIGKILL)" in killed["error"]["message"], killed
+    assert exits["error"]["kind"] == "exit" and "shell" not in exits["error"]["message"], exits

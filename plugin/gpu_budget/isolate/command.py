@@ -48,7 +48,7 @@ import socket
 import subprocess
 import threading
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -74,6 +74,9 @@ FIRST_PHASE = "run"
 # pipe the exited process held, within milliseconds of it; the grace leaves room for a loaded runner, and bounds what
 # a real leftover (a daemon) adds to the case.
 EXIT_GRACE_SECONDS = 2.0
+SHELL_SIGNALLED = 128  # a shell exits with 128 + N where the process it waited for was killed by signal N
+SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "ash")
+OOM_KILLER = " (the kernel's OOM killer sends SIGKILL)"
 
 
 class CommandFailed(Exception):
@@ -404,9 +407,9 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
                     "context)" if card is not None else ""
             raise CommandFailed("oom", f"command {shown!r} ran out of memory{under} {oom}" + _tail_note(stderr),
                                 rank_cuda)
-        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with {code}"
+        how, killed = _ended(code, line.argv)
         how += f": {fault}" if fault else ""
-        raise CommandFailed("rank" if fault else "killed" if code < 0 else "exit",
+        raise CommandFailed("rank" if fault else "killed" if killed else "exit",
                             f"command {shown!r} {how}" + hints.cannot_open(line.argv, line.cwd, stderr)
                             + _tail_note(stderr), rank_cuda)
     uncapped = _uncapped(card, server)
@@ -420,6 +423,19 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
         raise CommandFailed("rank", f"command {shown!r}: {fault}")
     if meter.unread:
         raise CommandFailed("unmeasured", kernel_floor.unmeasured(shown, meter.kernel))
+
+
+def _ended(code: int, argv: Sequence[str]) -> tuple[str, bool]:
+    """How a command that failed ended, in words, and whether a signal ended it: its own process killed, or a shell
+    (`sh -c ...`) that exited with 128 + SIGKILL, the code it gives when the process it waited for was killed, as the
+    kernel's OOM killer kills. Only a shell's code is read so, and only SIGKILL's: another program may exit 137."""
+    if code < 0:
+        name = signal.Signals(-code).name
+        return f"was killed by {name}" + (OOM_KILLER if -code == signal.SIGKILL else ""), True
+    if code == SHELL_SIGNALLED + signal.SIGKILL and argv and os.path.basename(argv[0]) in SHELLS:
+        return (f"exited with {code}, the code a shell gives when the process it waits for is killed by SIGKILL"
+                + OOM_KILLER), True
+    return f"exited with {code}", False
 
 
 def _uncapped(card: Card | None, server: MarkServer) -> str | None:
