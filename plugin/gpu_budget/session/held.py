@@ -80,6 +80,12 @@ def settle(item: pytest.Item, report: pytest.TestReport) -> tuple[list[Held], li
     return (held, []) if passed else ([], held)
 
 
+def restart(item: pytest.Item) -> None:
+    """Forget an earlier attempt's entries and outcomes: a rerun of the test (pytest-rerunfailures) is settled on its
+    own reports."""
+    item.stash[_HELD], item.stash[_CALL_PASSED], item.stash[_OUTCOMES] = [], False, []
+
+
 def call_passed(item: pytest.Item) -> bool:
     """Whether the test's call phase has reported and passed."""
     return item.stash.get(_CALL_PASSED, False)

@@ -40,6 +40,17 @@ def change(item: pytest.Item, rows: list[Result], how: Callable[[Result], Result
     mine[:] = map(how, mine)
 
 
+def forget(item: pytest.Item, rows: list[Result], notes: list[Note]) -> list[Result]:
+    """Drop what an earlier attempt of the item's test left (a rerun of it starts afresh): its rows, from the session's
+    `rows` too, and its notes; returns the rows dropped. The item is the test running, so its rows are the last ones
+    added and no other test's place in `rows` moves."""
+    dropped = [rows.pop(at) for at in sorted(item.stash.get(_AT, []), reverse=True)][::-1]
+    for note in item.stash.get(_NOTES, []):
+        notes.remove(note)
+    item.stash[_AT], item.stash[MEASURED], item.stash[_NOTES] = [], [], []
+    return dropped
+
+
 def add_note(item: pytest.Item, notes: list[Note], note: Note) -> None:
     notes.append(note)
     item.stash.setdefault(_NOTES, []).append(note)

@@ -29,6 +29,11 @@ def asked(item: pytest.Item) -> None:
     item.stash[_ASKED] = True
 
 
+def restart(item: pytest.Item) -> None:
+    """Forget that an earlier attempt of the test asked: a rerun that measures nothing is still named."""
+    item.stash[_ASKED] = False
+
+
 def problem(item: pytest.Item, budget_test: bool, call_passed: bool) -> str | None:
     """Why the item's test fails though its call passed: a budget test that asked for no measurement; else None."""
     if budget_test and call_passed and not item.stash.get(_ASKED, False):
