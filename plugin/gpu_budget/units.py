@@ -50,8 +50,10 @@ def parse_size(value: str | int) -> int:
             f"unknown unit {written!r} in memory size {value!r} "
             "(known: B, KB, MB, GB, TB = powers of 10; KiB, MiB, GiB, TiB = powers of 2)"
         )
-    number = float(digits)
-    return round(number * UNITS[unit])
+    nbytes = float(digits) * UNITS[unit]
+    if nbytes == float("inf"):  # more digits than a float holds: round() would raise a bare OverflowError
+        raise SizeError(f"memory size too large: {value!r}")
+    return round(nbytes)
 
 
 def format_size(nbytes: float | None) -> str:

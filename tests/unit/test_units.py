@@ -29,7 +29,8 @@ def test_gb_is_decimal_and_gib_binary():
     assert parse_size("1 GiB") == 2**30
 
 
-@pytest.mark.parametrize("bad", ["", "GiB", "-1 GB", "12.7 Gibs", "1e9", "nan GB", "inf", "12,7 GiB", "1 Gb/s", "½ GiB"])
+@pytest.mark.parametrize("bad", ["", "GiB", "-1 GB", "12.7 Gibs", "1e9", "nan GB", "inf", "12,7 GiB", "1 Gb/s", "½ GiB",
+                                 "1" * 400 + " GiB"])
 def test_bad_strings_name_the_string(bad):
     with pytest.raises(SizeError) as info:
         parse_size(bad)
