@@ -126,6 +126,7 @@ BAD = [  # (option, bad value, what the error says is expected)
     ("gpu_budget_timeout", "soon", "expected a number of seconds > 0"),
     ("gpu_budget_timeout", "0", "expected a number of seconds > 0"),
     ("gpu_budget_timeout", "-5", "expected a number of seconds > 0"),
+    ("gpu_budget_timeout", "1e10", "expected at most 9223372036 seconds, the longest wait a Python thread takes"),
     ("gpu_budget_threads", "0", "expected a whole number >= 1"),
     ("gpu_budget_threads", "1.5", "expected a whole number >= 1"),
     ("gpu_budget_malloc", "jemalloc", "expected one of steady, system"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
@@ -78,6 +79,8 @@ def seconds(value: Written) -> float:
         number = 0.0
     if not number > 0 or number == float("inf"):
         raise ValueError("expected a number of seconds > 0")
+    if number > threading.TIMEOUT_MAX:  # the watchdog threads would die of OverflowError, their timeout lost
+        raise ValueError(f"expected at most {threading.TIMEOUT_MAX:.0f} seconds, the longest wait a Python thread takes")
     return number
 
 
