@@ -45,9 +45,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session, PLUGIN_NAME)
     if session.options.enabled:
         from gpu_budget.session.attempts import Attempts
+        from gpu_budget.session.caught import CaughtCheck
         from gpu_budget.session.unmeasured import UnmeasuredCheck
 
         config.pluginmanager.register(Attempts(session.data), "gpu-budget-attempts")
+        config.pluginmanager.register(CaughtCheck(), "gpu-budget-caught")
 
         config.pluginmanager.register(UnmeasuredCheck(session.data, session.problems, session.is_worker),
                                       "gpu-budget-unmeasured")
