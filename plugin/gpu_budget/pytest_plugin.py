@@ -63,8 +63,9 @@ def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str)
     """A Scenario parameter's id is its name and fixes ("big+lora"), not its place in the list ("scenario1"): the id
     is part of the case's baseline key, so a reordered list keeps each scenario's own baseline."""
     from gpu_budget.declare.scenario import Scenario
+    from gpu_budget.session.param_ids import scenario_id
 
-    return "+".join((val.name, *val.fixes)) if isinstance(val, Scenario) else None
+    return scenario_id(val) if isinstance(val, Scenario) else None
 
 
 @pytest.fixture

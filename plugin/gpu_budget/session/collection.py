@@ -17,6 +17,7 @@ from gpu_budget.declare.marks import PROBE, Given
 from gpu_budget.judge import keys
 from gpu_budget.model.case_id import CaseId, test_name
 from gpu_budget.model.result import Result
+from gpu_budget.session import param_ids
 from gpu_budget.session.data import SessionData
 from gpu_budget.session.options import Options
 
@@ -45,6 +46,7 @@ def note_collected(config: pytest.Config, items: list[pytest.Item], data: Sessio
         elif item.get_closest_marker(PROBE) is not None and not options.probes:
             item.add_marker(probing)
     data.narrowed |= narrowed(config)
+    param_ids.note_shared(items)
 
 
 def finished_cases(rows: list[Result], rootdir: Path, baselines: Path | None = None) -> list[CaseId]:

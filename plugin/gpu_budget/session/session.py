@@ -41,7 +41,7 @@ from gpu_budget.search.explore import (
     card_budget,
     explore_scenario,
 )
-from gpu_budget.session import can_run, case, collection, held, listing, outputs, own_rows, unmeasured
+from gpu_budget.session import can_run, case, collection, held, listing, outputs, own_rows, param_ids, unmeasured
 from gpu_budget.session.children import ChildRunner
 from gpu_budget.session.collection import NOT_ENABLED
 from gpu_budget.session.data import Explored, SessionData
@@ -270,8 +270,8 @@ def gate_start() -> tuple[str | None, object | None]:
 
 def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None = None) -> None:
     """Fail a measure() call the gate cannot judge: no Scenario, an unknown expectation or a label that is no string,
-    a probe's test (--gpu-budget-probes would hide its verdict), or a label the test already measured under (two cases
-    would share one baseline entry)."""
+    a probe's test (--gpu-budget-probes would hide its verdict), a Scenario parameter numbered by place (param_ids.py), or
+    a label the test already measured under (two cases would share one baseline entry)."""
     if not isinstance(scenario, Scenario):
         raise TypeError(f"{item.nodeid}: measure() takes a gpu_budget.Scenario, got {scenario!r}")
     if expect is not None and expect not in EXPECTABLE:  # else a typo is judged as no expectation: a lost one passes
@@ -282,6 +282,7 @@ def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None
     if item.get_closest_marker(PROBE) is not None:
         pytest.fail(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with "
                     f"peak(), or drop the marker", pytrace=False)
+    param_ids.refuse_shared(item)
     if any((row.label or None) == (label or None) for row in own_rows.measured(item)):
         which = "without a label" if not label else f"with label={label!r}"
         pytest.fail(f"{item.nodeid}: measure() called twice {which}: each measurement of a test is a baseline entry "
