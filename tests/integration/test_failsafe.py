@@ -189,6 +189,9 @@ def test_failsafe_rules_as_plain_data():
                  measurement=Measurement("ok", NO_PEAKS, wall_seconds=1.0))
     assert _findings(rows=[skipped, skipped]) == ["2 memory-budget test(s) selected, none measured: 2 x needs a CUDA GPU"]
     assert _findings(rows=[skipped], probes=1) == []
+    assert _findings() == ["2 memory-budget test(s) selected, none measured: none reached measure()"]
+    assert _findings(interrupted=True) == [("2 memory-budget test(s) selected, none measured: the session was "
+                                            "interrupted before any case was measured")]
     assert _findings(rows=[ran]) == []
     assert _findings(selected=0)[0].startswith("no memory-budget test was collected")
     missing = _findings(rows=[ran], ci=True)

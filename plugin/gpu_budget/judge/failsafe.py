@@ -15,9 +15,11 @@ from gpu_budget.model.result import Result, Verdict
 
 
 def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_gpu: bool, ci: bool, update: bool,
-                     folder: Path | None, hardware_key: str | None, cuda: Callable[[], bool]) -> list[str]:
+                     folder: Path | None, hardware_key: str | None, cuda: Callable[[], bool],
+                     interrupted: bool = False) -> list[str]:
     """What the fail-safe finds. `probes` counts unjudged children (peak()); `folder` is this hardware's baselines
-    folder (None: no hardware read), `hardware_key` its key; `cuda` probes the device lazily."""
+    folder (None: no hardware read), `hardware_key` its key; `cuda` probes the device lazily; `interrupted`: the
+    session was stopped (Ctrl-C, SIGTERM), maybe inside a case's measure()."""
     found = []
     measured = [r for r in rows if r.measured]  # a measured child ran (even if it crashed)
     if not selected:
@@ -25,7 +27,8 @@ def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_
                      "or fixture): the gate measured nothing")
     elif not measured and not probes:
         reasons = Counter(r.message for r in rows if r.verdict in (Verdict.SKIPPED, Verdict.ERROR))
-        detail = "; ".join(f"{n} x {why}" for why, n in reasons.most_common()) or "none reached measure()"
+        stopped = "the session was interrupted before any case was measured" if interrupted else "none reached measure()"
+        detail = "; ".join(f"{n} x {why}" for why, n in reasons.most_common()) or stopped
         found.append(f"{selected} memory-budget test(s) selected, none measured: {detail}")
     if require_gpu and not cuda():
         needed = sum(1 for r in rows if "needs a CUDA GPU" in r.message)

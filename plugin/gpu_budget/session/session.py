@@ -227,7 +227,7 @@ class BudgetSession:
             finished = collection.finished_cases(self.data.rows, self.config.rootpath, self.options.baselines)
             store.prune(self.data.collected, self.options.scale, finished)  # only when the whole suite was selected
         if self.options.enabled and not listing.lists_only(self.config):  # a listing measures nothing, by design
-            found = self._nothing_measured()
+            found = self._nothing_measured(session.exitstatus == pytest.ExitCode.INTERRUPTED)
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
             outputs.write_files(self.data, self.options, self.problems, self.revision)  # else the last gate's stay
         if self.problems:
@@ -240,7 +240,7 @@ class BudgetSession:
             forkserver.stop()  # now, not just after this process: nothing of the session outlives it
             lifecycle.hand_back(self.before)  # an in-process session (pytester) leaves os.environ as it was
 
-    def _nothing_measured(self) -> list[str]:
+    def _nothing_measured(self, interrupted: bool) -> list[str]:
         opts, store = self.options, self.machine.known_store()
 
         def cuda() -> bool:
@@ -250,7 +250,7 @@ class BudgetSession:
         return failsafe.nothing_measured(
             selected=self.data.selected, rows=self.data.rows, probes=self.data.probes, require_gpu=opts.require_gpu,
             ci=self.ci, update=opts.update, folder=self.machine.folder(),
-            hardware_key=None if store is None else store.hardware_key, cuda=cuda)
+            hardware_key=None if store is None else store.hardware_key, cuda=cuda, interrupted=interrupted)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
