@@ -269,8 +269,8 @@ def gate_start() -> tuple[str | None, object | None]:
 
 
 def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None = None) -> None:
-    """Fail a measure() call the gate cannot judge: no Scenario, an unknown expectation or a label that is no string,
-    a probe's test (--gpu-budget-probes would hide its verdict), a Scenario parameter numbered by place (param_ids.py), or
+    """Fail a measure() call the gate cannot judge: no Scenario, an unknown expectation, a label that is no string or
+    not one line with no space at either end, a probe's test (--gpu-budget-probes would hide its verdict), a Scenario parameter numbered by place (param_ids.py), or
     a label the test already measured under (two cases would share one baseline entry)."""
     if not isinstance(scenario, Scenario):
         raise TypeError(f"{item.nodeid}: measure() takes a gpu_budget.Scenario, got {scenario!r}")
@@ -279,6 +279,9 @@ def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None
     if label is not None and not isinstance(label, str):
         raise TypeError(f"{item.nodeid}: measure() label={label!r} is not a string: it names the case's row and "
                         f"baseline entry")
+    if label and (not label.isprintable() or label != label.strip()):  # "x\ny" breaks the table's row, " " reads as none
+        raise ValueError(f"{item.nodeid}: measure() label={label!r} is not one line of text with no space at either end: "
+                         "it names the case's row and baseline entry")
     if item.get_closest_marker(PROBE) is not None:
         pytest.fail(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with "
                     f"peak(), or drop the marker", pytrace=False)
