@@ -7,20 +7,23 @@ from pathlib import Path
 
 import pytest
 
+IGNORED = "# made by pytest-gpu-budget: prepared assets or environments, kept across runs\n*\n"
 
-def assets_folder(config: pytest.Config) -> Path:
+
+def assets_folder(config: pytest.Config, made: bool) -> Path:
     """Where prepared assets (checkpoints, clips) are kept: $GPU_BUDGET_ASSETS, else pytest's cache.
 
     Real-scale checkpoints are gigabytes and take minutes to build; a CI checkout
     wipes the workspace (and pytest's cache in it), so a self-hosted runner points
     GPU_BUDGET_ASSETS at a folder of its own. Assets are keyed by what builds them
-    (Scenario.asset_key), so a kept folder is never stale.
+    (Scenario.asset_key), so a kept folder is never stale. `made`: a gated session,
+    which makes the rootdir's folder where there is no cache (none is made otherwise).
     """
     env = os.environ.get("GPU_BUDGET_ASSETS", "").strip()
     if env:
         return Path(env).expanduser().resolve()
     cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
-    return Path(str(cache.mkdir("gpu-budget-assets"))) if cache else Path(str(config.rootpath)) / ".gpu-budget-assets"
+    return Path(str(cache.mkdir("gpu-budget-assets"))) if cache else _in_rootdir(config, ".gpu-budget-assets", made)
 
 
 def environments_folder(config: pytest.Config, given: Path | None) -> Path:
@@ -28,4 +31,19 @@ def environments_folder(config: pytest.Config, given: Path | None) -> Path:
     if given is not None:
         return given
     cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
-    return Path(str(cache.mkdir("gpu-budget-envs"))) if cache else Path(str(config.rootpath)) / ".gpu-budget-envs"
+    return Path(str(cache.mkdir("gpu-budget-envs"))) if cache else _in_rootdir(config, ".gpu-budget-envs", True)
+
+
+def _in_rootdir(config: pytest.Config, name: str, made: bool) -> Path:
+    """A folder of the rootdir in place of pytest's cache, which git is told to ignore (as pytest tells it of its own
+    cache folder), so checkpoints and environments of gigabytes are not committed with the project; a rootdir that
+    cannot be written is left for the write that needs the folder to name."""
+    folder = Path(str(config.rootpath)) / name
+    if made:
+        try:
+            folder.mkdir(exist_ok=True)
+            if not (folder / ".gitignore").exists():
+                (folder / ".gitignore").write_text(IGNORED)
+        except OSError:
+            pass
+    return folder

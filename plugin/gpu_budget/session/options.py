@@ -363,7 +363,8 @@ class Options:
         "change against it (docs/declaring.md, 'Sweeps').", sweep_spec, None, "SPEC", resolve=with_the_gate)
     envs: Path | None = option(
         "gpu_budget_envs", "where the environments cases declare (and sweeps make) are kept across runs (default: "
-        "pytest's cache; an ini value is relative to the rootdir).", path, None, "DIR", resolve=writable(folder=True))
+        "pytest's cache, or with -p no:cacheprovider .gpu-budget-envs in the rootdir, which git is told to ignore; an ini "
+        "value is relative to the rootdir).", path, None, "DIR", resolve=writable(folder=True))
     preload: tuple[str, ...] = option(
         "gpu_budget_preload", "modules the forkserver imports once for all measured children (ini only; space-separated, "
         "empty for none).", words, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")
@@ -484,5 +485,6 @@ def document() -> str:
         "every memory-budget test would be skipped, and the run pass.\n\n"
         + table()
         + "\n`GPU_BUDGET_ASSETS=DIR` (environment): where prepared models and clips are kept (default: pytest's "
-        "cache); the GPU workflow points it outside the workspace, which checkout wipes.\n"
+        "cache, or with -p no:cacheprovider .gpu-budget-assets in the rootdir, which git is told to ignore); the GPU "
+        "workflow points it outside the workspace, which checkout wipes.\n"
     )

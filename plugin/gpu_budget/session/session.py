@@ -68,7 +68,7 @@ class BudgetSession:
         self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
         self.environments = Environments(lambda: environments_folder(config, self.options.envs),
                                          self.data.environments.append, retry=self.options.update)
-        self.run_child = ChildRunner(self.options, assets_folder(config), self.environments)
+        self.run_child = ChildRunner(self.options, assets_folder(config, self.options.enabled), self.environments)
         self.written, self.unwritten = Counter[str](), Unwritten()  # entries written per file; the files that failed
         # the commit measured, read before the session writes anything (its baselines would make the tree dirty)
         self.revision = (revision.state(config.rootpath) if self.options.enabled and self.options.json
