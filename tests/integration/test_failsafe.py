@@ -67,11 +67,13 @@ def test_zero_budget_tests_collected_fails_under_ci(project, xdist):
     assert "> **Gate failed:** no memory-budget test was collected" in summary
 
 
-def test_everything_deselected_is_nothing_collected(project):
+@pytest.mark.parametrize("xdist", [("-p", "no:xdist"), ("-n", "2")], ids=["serial", "xdist"])
+def test_everything_deselected_measures_nothing_and_says_it_was_deselected(project, xdist):
     pytester = project(FITS + NO_BUDGET_TESTS)
-    result = run(pytester, "-p", "no:xdist", "-k", "plain", "--gpu-budget-require-gpu")
+    result = run(pytester, *xdist, "-k", "plain", "--gpu-budget-require-gpu")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*gate FAILED: no memory-budget test was collected*"])
+    result.stdout.fnmatch_lines(["*gate FAILED: 1 memory-budget test(s) collected, none selected (-k, -m or another "
+                                 "deselection left none): the gate measured nothing*"])
 
 
 def test_by_hand_the_same_findings_are_warnings(project):

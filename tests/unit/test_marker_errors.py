@@ -42,7 +42,7 @@ def test_what_else_reads_bare_bytes_still_does():
     assert gpu_budget(ram="1 GiB", tolerance={"rel": 0.01, "abs": "4096 B"}, where=WHERE).tolerance.abs == 4096
 
 
-FORMS = "(e.g. {'rel': 0.02, 'abs': '16 MiB'}: rel a fraction from 0 to 10, abs a size with its unit, either alone"
+FORMS = "(e.g. {'rel': 0.02, 'abs': '16 MiB'}: rel a fraction from 0 up to (not including) 10, abs a size with its unit, either alone"
 
 
 @pytest.mark.parametrize("kwargs, named", [
@@ -52,8 +52,8 @@ FORMS = "(e.g. {'rel': 0.02, 'abs': '16 MiB'}: rel a fraction from 0 to 10, abs 
     ({"tolerance": "2 %"}, "; got '2 %'"),
     ({"tolerance": {"rel": 0.02, "abss": "1 MiB"}}, "tolerance must be a mapping of rel, abs (e.g. "),
     ({"tolerance": {"rel": 0.02, "abss": "1 MiB"}}, "; got unknown key(s) ['abss']"),
-    ({"tolerance": {"rel": "2 %"}}, "tolerance rel '2 %' is not a fraction from 0 to 10 (e.g. {'rel': 0.02"),
-    ({"tolerance": {"rel": True}}, "tolerance rel True is not a fraction from 0 to 10"),
+    ({"tolerance": {"rel": "2 %"}}, "tolerance rel '2 %' is not a fraction from 0 up to (not including) 10 (e.g. {'rel': 0.02"),
+    ({"tolerance": {"rel": True}}, "tolerance rel True is not a fraction from 0 up to (not including) 10"),
     ({"tolerance": {"abs": "16 MiBB"}}, "bad tolerance abs: unknown unit 'MiBB' in memory size '16 MiBB'"),
     ({"cuda": {"tolerance": 0.02}}, "cuda['tolerance'] must be a mapping of rel, abs"),  # not this host's: read anyway
 ])

@@ -362,7 +362,7 @@ def test_the_imbalance_names_the_ranks_whose_ram_tree_it_divides_though_another_
     assert "worst rank 1:" in text and "imbalance of RAM tree 1.33x (rank 0 / rank 1)" in text, text
 
 
-@pytest.mark.parametrize("value", [0.9, "1.2", True])
+@pytest.mark.parametrize("value", [0.9, "1.2", True, float("inf"), float("nan")])
 def test_a_bad_imbalance_budget_is_named(value):
     from gpu_budget.declare.marks import gpu_budget as read_mark
 

@@ -273,7 +273,7 @@ def default_tolerance(scale: str) -> Tolerance:
     return DEFAULT_TOLERANCE_BY_SCALE.get(scale, DEFAULT_TOLERANCE)
 
 
-TOLERANCE_FORMS = ("e.g. {'rel': 0.02, 'abs': '16 MiB'}: rel a fraction from 0 to 10, abs a size with its unit, "
+TOLERANCE_FORMS = ("e.g. {'rel': 0.02, 'abs': '16 MiB'}: rel a fraction from 0 up to (not including) 10, abs a size with its unit, "
                    "either alone, the other the scale's default")
 
 
@@ -311,7 +311,7 @@ def _not_tolerance(value: Given) -> str:
 
 def _rel(value: Given, where: str, label: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 10:
-        raise ValueError(f"{where}: {label} rel {value!r} is not a fraction from 0 to 10 ({TOLERANCE_FORMS})")
+        raise ValueError(f"{where}: {label} rel {value!r} is not a fraction from 0 up to (not including) 10 ({TOLERANCE_FORMS})")
     return float(value)
 
 

@@ -16,13 +16,17 @@ from gpu_budget.model.result import Result, Verdict
 
 def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_gpu: bool, ci: bool, update: bool,
                      folder: Path | None, hardware_key: str | None, cuda: Callable[[], bool],
-                     interrupted: bool = False) -> list[str]:
+                     interrupted: bool = False, collected: int = 0) -> list[str]:
     """What the fail-safe finds. `probes` counts unjudged children (peak()); `folder` is this hardware's baselines
     folder (None: no hardware read), `hardware_key` its key; `cuda` probes the device lazily; `interrupted`: the
-    session was stopped (Ctrl-C, SIGTERM), maybe inside a case's measure()."""
+    session was stopped (Ctrl-C, SIGTERM), maybe inside a case's measure(); `collected`: the budget tests collected
+    before any deselection (-k, -m), so a selection that left none is not said to have collected none."""
     found = []
     measured = [r for r in rows if r.measured]  # a measured child ran (even if it crashed)
-    if not selected:
+    if not selected and collected:
+        found.append(f"{collected} memory-budget test(s) collected, none selected (-k, -m or another deselection left "
+                     "none): the gate measured nothing")
+    elif not selected:
         found.append("no memory-budget test was collected (no selected test has the gpu_budget marker "
                      "or fixture): the gate measured nothing")
     elif not measured and not probes:

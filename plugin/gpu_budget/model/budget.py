@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -54,9 +55,9 @@ class Budget:
                   imbalance: object = None) -> Budget:
         """Read a marker's ram=/vram= (a size, or a {scale: size} mapping) for `scale`, and its imbalance= (a ratio)."""
         if imbalance is not None and (isinstance(imbalance, bool) or not isinstance(imbalance, (int, float))
-                                      or not imbalance >= 1):
+                                      or not 1 <= imbalance < math.inf):
             raise ValueError(f"{where}: imbalance={imbalance!r}: expected a ratio >= 1 (the largest rank's peak over "
-                             "the smallest's)")
+                             "the smallest's), and finite: no run could break an infinite one")
         return cls(ram=_pick(ram, scale, "ram", where), vram=_pick(vram, scale, "vram", where),
                    imbalance=None if imbalance is None else float(imbalance))
 
