@@ -72,8 +72,8 @@ def test_everything_deselected_measures_nothing_and_says_it_was_deselected(proje
     pytester = project(FITS + NO_BUDGET_TESTS)
     result = run(pytester, *xdist, "-k", "plain", "--gpu-budget-require-gpu")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*gate FAILED: 1 memory-budget test(s) collected, none selected (-k, -m or another "
-                                 "deselection left none): the gate measured nothing*"])
+    result.stdout.fnmatch_lines([("*gate FAILED: 1 memory-budget test(s) collected, none selected (-k, -m or another "
+                                 "deselection left none): the gate measured nothing*")])
 
 
 def test_by_hand_the_same_findings_are_warnings(project):
