@@ -3,7 +3,11 @@
 A VGG-shaped conv net at batch 32, as the write-up's "32 -> 16" example.
 Measured: smaller batch with accumulation and 8-bit quantization lower the
 peak; unstructured pruning *raises* it (weight_orig plus a mask, both dense);
-AMP applies only on a GPU. The largest batch that fits is found by bisection
+AMP applies only on a GPU. The write-up prunes the conv layers only; the
+pruning here also prunes the Linear layers of the dense head (each row's
+`pruned_modules`), which hold most of the weights and so most of the mask it
+adds: its "makes it worse" is that wider pruning's, not the write-up's as
+written. The largest batch that fits is found by bisection
 over real runs instead of by hand.
 
 Quantization also freezes the layers it converts (no gradients, no AdamW
