@@ -6,9 +6,10 @@ S4 as its user ran it, knowing nothing of the gate. `wrap_first` is the
 write-up's: ModelWrap(model), then get_peft_model on the wrapper (PEFT raises
 on a wrapper given a task_type, so there is none). `peft_first` is its fix:
 prepare_model_for_kbit_training and get_peft_model on the model, then the
-wrapper. SFTConfig asks for gradient checkpointing by default; on a wrapper the
-Trainer cannot enable it (either order), so --gradient_checkpointing off is
-what the user is left with, and what the gate runs.
+wrapper. SFTConfig asks for gradient checkpointing by default, and so does
+--gradient_checkpointing (on): the wrapper hands on what SFTTrainer asks of the
+model it holds, so the Trainer enables checkpointing through it, and the gate
+runs it so. `off` is what a wrapper that hides the model's methods leaves.
 """
 
 import argparse
@@ -48,7 +49,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--batch_size", type=int, default=1)
     parser.add_argument("--seq_len", type=int, default=256)
-    parser.add_argument("--gradient_checkpointing", choices=("on", "off"), default="off")
+    parser.add_argument("--gradient_checkpointing", choices=("on", "off"), default="on")  # SFTConfig's
     args = parser.parse_args()
 
     cuda = torch.cuda.is_available()
