@@ -90,3 +90,16 @@ def test_the_cuda_free_check_is_stated_as_its_logs_read():
     assert f'reads "{real.summary}"' in page and f'its log reads "{jit.summary}"' in page
     table = page[page.index("| check (tests/integration/test_cuda_free.py) |"):].split("\n\n")[0].splitlines()[2:]
     assert len(table) == 5 and all(" | FAILED at " in row and row.endswith(" | passed |") for row in table)
+
+
+def test_each_write_up_at_real_scale_says_where_its_runner_departs_from_the_write_ups_run():
+    """S3's runner is not LLaMA-Factory and S4's is not SFTTrainer: beside their figures, the page says how they
+    differ where memory is concerned, so an over or under budget is not read as the write-up's own run."""
+    from doc_figures import section
+
+    s3 = section("docs/gpu-results.md", "### S3:", "### S4:")
+    assert "upcasts every trainable parameter to fp32" in s3 and "without gradient checkpointing" in s3
+    assert "the reproduction is lost" not in s3
+    s4 = section("docs/gpu-results.md", "### S4:", "### S1, S2 and S5")
+    assert "not TRL's SFTTrainer" in s4 and "enables checkpointing through it" in s4
+    assert "4 sequences of 2048 tokens" in s4
