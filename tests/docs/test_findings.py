@@ -263,3 +263,16 @@ def test_findings_md_gpu_rows_are_the_picked_reports_own_figures():
                    f"| {format_size(after['vram_allocated'])} | ")
             reserved = f"| {format_size(before['vram_reserved'])}, {format_size(after['vram_reserved'])} ("
             assert [line for line in committed.splitlines() if line.startswith(row) and reserved in line], row
+
+
+def test_each_fix_table_says_what_its_fixes_did_in_the_fix_librarys_words():
+    """A verdict is of the fix as it ran: where a fix departs from what its write-up proposed (S5's pruning reaches
+    the dense head's Linear layers too), the reader meets that under the table, from the fix's own doc."""
+    from gpu_budget.declare import fixes
+    from gpu_budget.report.memtests import memtest
+
+    memtest(str(ROOT / "memtests/test_s5_generic_oom.py"))  # registers S5's fixes, as rendering does
+    section = (ROOT / "FINDINGS.md").read_text().split("\n## s5_generic_oom\n", 1)[1].split("\n## ", 1)[0]
+    said = section.split("What each fix does, as it ran (the fix library's words):\n\n", 1)[1].split("\n\n", 1)[0]
+    assert f"- pruning: {fixes.get('pruning').doc}" in said.splitlines()
+    assert "the write-up prunes conv layers only" in said

@@ -51,7 +51,7 @@ from gpu_budget.model.result import Note, Result, Verdict
 from gpu_budget.report.findings_gpu import GpuReport, gpu_lines, gpu_table, pick
 from gpu_budget.report.findings_pairs import AS_REPORTED, Pair, cell, fix_verdict, pairs, skip_verdict, split_lines
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
-from gpu_budget.report.memtests import Declared, controls, declared
+from gpu_budget.report.memtests import Declared, controls, declared, registered
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.reports import NotAReport, Report
 from gpu_budget.report.row_fields import gated_metric, growth_of
@@ -201,8 +201,18 @@ def _pairs_table(entries: list[Pair]) -> list[str]:
             "|---|---|---|---|---|---|---|---|---|", *(_pair_line(e) for e in entries), ""]
 
 
+def _fix_docs(entries: list[Pair], docs: dict[str, str]) -> list[str]:
+    """What each fix in the table does, in the fix library's words (where a fix departs from what its write-up
+    proposed, the library says so: the verdict above is of the fix as it ran)."""
+    named = sorted({name for e in entries for name in e.fixes if name in docs})
+    if not named:
+        return []
+    return ["What each fix does, as it ran (the fix library's words):", "",
+            *(f"- {cell(name)}: {cell(docs[name])}" for name in named), ""]
+
+
 def _scenario_lines(scenario: str, entries: list[Pair], reproduced: list[Reproduced], notes: list[Note],
-                    table: list[str], found: dict[str, Control]) -> list[str]:
+                    table: list[str], found: dict[str, Control], docs: dict[str, str]) -> list[str]:
     """A scenario's section: its failure modes, its fixes, the savings split, its notes, then its GPU and sweep
     tables (`table`); nothing where it has none of them."""
     if not entries and not table and not notes:
@@ -212,7 +222,7 @@ def _scenario_lines(scenario: str, entries: list[Pair], reproduced: list[Reprodu
         return lines + note_lines(notes) + table
     if reproduced:
         lines += _reproduced_table(reproduced)
-    lines += _pairs_table(entries)
+    lines += _pairs_table(entries) + _fix_docs(entries, docs)
     split = split_lines(entries, found)
     if split:
         lines += split + [""]
@@ -226,6 +236,7 @@ def render(merged: Merged, title: str = "Findings", sources: Sequence[str] = (),
     results = list(merged.results)
     reproduced = failures(results)
     found = controls(results)
+    docs = {name: fix.doc for name, fix in registered(results).items()}
     notes: dict[str, list[Note]] = defaultdict(list)
     for note in merged.notes:
         notes[note.scenario].append(note)
@@ -235,7 +246,7 @@ def render(merged: Merged, title: str = "Findings", sources: Sequence[str] = (),
     for scenario in sorted(set(cpu) | on_gpu | set(notes) | set(swept)):
         table = gpu_table(scenario, picked) + sweep_table(swept.get(scenario, []))
         lines += _scenario_lines(scenario, cpu.get(scenario, []), reproduced.get(scenario, []), notes.get(scenario, []),
-                                 table, found)
+                                 table, found, docs)
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from gpu_budget.declare.fixes import Control
+from gpu_budget.declare.fixes import Control, Fix
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.model.result import Result
@@ -65,19 +65,22 @@ def declared(row: Result) -> Declared | None:
     return Declared(mark.origin, mark.budget.vram or mark.budget.ram)
 
 
-def controls(results: list[Result]) -> dict[str, Control]:
-    """The control fixes among the rows' fixes (Fix.control), as their memtests register them: each row's memtest
-    module is imported from its node id, as `declared` does."""
+def registered(results: list[Result]) -> dict[str, Fix]:
+    """The fixes the rows name, as the fix library and their memtests register them now: each row's memtest module
+    is imported from its node id, as `declared` does. A fix of a report whose memtest is gone is left out."""
     from gpu_budget.declare import fixes
 
-    found: dict[str, Control] = {}
     for path in sorted({r.nodeid.partition("::")[0] for r in results if r.fixes}):
         memtest(path)
+    found: dict[str, Fix] = {}
     for name in sorted({name for r in results for name in r.fixes}):
         try:
-            fix = fixes.get(name)
-        except fixes.FixError:  # a fix of a report whose memtest is gone: no split
+            found[name] = fixes.get(name)
+        except fixes.FixError:
             continue
-        if fix.control is not None:
-            found[name] = fix.control
     return found
+
+
+def controls(results: list[Result]) -> dict[str, Control]:
+    """The control fixes among the rows' fixes (Fix.control)."""
+    return {name: fix.control for name, fix in registered(results).items() if fix.control is not None}
