@@ -9,8 +9,8 @@ from gpu_budget.declare import fixes
 
 FREEZE_FEATURE_ENCODER = fixes.register(Fix(
     "freeze_feature_encoder", "model", "freeze wav2vec2's conv feature encoder: no gradients or kept activations "
-    "for it; fewer trainable parameters", cost="accuracy-risk", proposed_by=("S1",)))
+    "for it; fewer trainable parameters", cost="accuracy-risk", proposed_by=(fixes.ADDED_HERE,)))
 # the worker blow-up: each DataLoader worker copies a dataset held as Python objects
 SHARED_MEMORY = fixes.register(Fix(
     "shared_memory", "data", "hold the in-memory dataset in one shared float32 tensor: forked or spawned workers "
-    "read views of it and copy nothing", proposed_by=("S1-workers",)))
+    "read views of it and copy nothing", proposed_by=(fixes.ADDED_HERE,)))

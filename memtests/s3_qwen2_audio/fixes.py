@@ -9,10 +9,10 @@ MODULES_TO_SAVE = fixes.register(Fix(
 TRAINABLE_TOKEN_INDICES = fixes.register(Fix(
     "trainable_token_indices", "model", "train only the new rows of the input embedding (PEFT "
     "trainable_token_indices, list form)", cost="accuracy-risk", needs=("peft",), replaces=("modules_to_save",),
-    conflicts=("trainable_token_indices_dict",), proposed_by=("S3",)))
+    conflicts=("trainable_token_indices_dict",), proposed_by=(fixes.ADDED_HERE,)))
 TRAINABLE_TOKEN_INDICES_DICT = fixes.register(Fix(
     "trainable_token_indices_dict", "model", "train only the new rows of embed_tokens and lm_head (PEFT "
     "trainable_token_indices, dict form)", cost="accuracy-risk", needs=("peft",), replaces=("modules_to_save",),
-    proposed_by=("S3",)))
+    proposed_by=(fixes.ADDED_HERE,)))
 # how the new rows train, one of these or none (LoRA only)
 EMBEDDING_MODES = (MODULES_TO_SAVE.name, TRAINABLE_TOKEN_INDICES.name, TRAINABLE_TOKEN_INDICES_DICT.name)

@@ -13,6 +13,6 @@ PRUNING = fixes.register(Fix(
 FREEZE_FP32 = fixes.register(Fix(
     "freeze_fp32", "model", "freeze the weights quantization would make int8, keeping them fp32: what freezing alone "
     "saves, apart from 8-bit storage (a control for S5's quantization, not a remedy)", cost="accuracy-risk",
-    conflicts=("quantization",), remedy=False, proposed_by=("S5",),
+    conflicts=("quantization",), remedy=False, proposed_by=(fixes.ADDED_HERE,),
     control=Control("quantization", "freezing alone (the same weights frozen, kept fp32)", "freezing alone",
                     "8-bit storage on top")))

@@ -273,6 +273,7 @@ def test_each_fix_table_says_what_its_fixes_did_in_the_fix_librarys_words():
 
     memtest(str(ROOT / "memtests/test_s5_generic_oom.py"))  # registers S5's fixes, as rendering does
     section = (ROOT / "FINDINGS.md").read_text().split("\n## s5_generic_oom\n", 1)[1].split("\n## ", 1)[0]
-    said = section.split("What each fix does, as it ran (the fix library's words):\n\n", 1)[1].split("\n\n", 1)[0]
-    assert f"- pruning: {fixes.get('pruning').doc}" in said.splitlines()
+    said = section.split("What each fix does, as it ran (the fix library's words), and whose it is:\n\n", 1)[1]
+    said = said.split("\n\n", 1)[0]
+    assert f"- pruning: (proposed by S5) {fixes.get('pruning').doc}" in said.splitlines()
     assert "the write-up prunes conv layers only" in said

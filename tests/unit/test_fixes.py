@@ -22,7 +22,7 @@ def test_every_builtin_fix_declares_stage_cost_and_write_up():
     assert len(fixes.BUILTIN) == 17  # the generic ones; the case studies register their own
     for fix in map(fixes.get, fixes.BUILTIN):
         assert fix.stage in fixes.STAGES and fix.cost in fixes.COSTS and fix.doc
-        assert fix.proposed_by and all(p in ("S1", "S2", "S3", "S4", "S5", "S1-workers") for p in fix.proposed_by), fix.name
+        assert fix.proposed_by and all(p in ("S1", "S2", "S3", "S4", "S5", fixes.ADDED_HERE) for p in fix.proposed_by), fix.name
         for other in (*fix.conflicts, *fix.requires, *fix.replaces):
             fixes.get(other)  # every named relation is a registered fix
 

@@ -30,6 +30,9 @@ COSTS = {"none": 0, "slower": 1, "accuracy-risk": 2}
 CUDA = "cuda"  # the one requirement that is not a package: the measured children's device says
 
 
+ADDED_HERE = "gpu-budget"  # proposed_by of a remedy or control this project added to a case study: no write-up's
+
+
 class FixError(ValueError):
     """An unknown fix, a conflicting pair, a missing companion fix or a malformed Fix."""
 
@@ -69,7 +72,8 @@ class Fix:
                  (load_in_8bit needs lora there; a scenario that always trains LoRA need not list it).
     replaces:    fixes the search drops when it applies this one (trainable_token_indices replaces
                  modules_to_save); replacing implies conflicting.
-    proposed_by: the write-ups proposing it ("S1" .. "S5", the case studies in memtests/; any label for a user's fix).
+    proposed_by: the write-ups proposing it ("S1" .. "S5", the case studies in memtests/), or ADDED_HERE for a remedy
+                 or control this project added to a case study; any label for a user's fix.
     params:      knobs it sets when applied (Scenario.with_params), for runners that read params.
     remedy:      False for a registered knob that reproduces a variant instead of remedying one
                  (all_linear, modules_to_save): valid in with_fixes, never tried by the search.
@@ -272,7 +276,7 @@ BUILTIN = _builtin(
     Fix("load_in_8bit", "load", "bitsandbytes int8 weights (frozen; trained through adapters)", cost="accuracy-risk",
         needs=("bitsandbytes",), conflicts=("load_in_4bit",), requires=("lora",), proposed_by=("S1", "S3")),
     Fix("load_in_4bit", "load", "bitsandbytes nf4 weights (frozen; trained through adapters)", cost="accuracy-risk",
-        needs=("bitsandbytes",), requires=("lora",), proposed_by=("S1", "S3")),
+        needs=("bitsandbytes",), requires=("lora",), proposed_by=("S1",)),
     # data
     Fix("truncate", "data", "cap each example at params['max_seconds'] (audio) or the scenario's maximum length; "
         "the rest of a long example is never seen", cost="accuracy-risk", proposed_by=("S1", "S2")),
@@ -282,7 +286,7 @@ BUILTIN = _builtin(
         proposed_by=("S2",)),
     Fix("fewer_workers", "data", "one DataLoader worker instead of several: one copy of what a worker holds; "
         "data loading overlaps less with the step", cost="slower", params={"dataloader_workers": 1},
-        proposed_by=("S1-workers",)),
+        proposed_by=(ADDED_HERE,)),
     # model
     Fix("lora", "model", "PEFT LoRA adapters instead of full fine-tuning; far fewer trainable parameters",
         cost="accuracy-risk", needs=("peft",), proposed_by=("S1",)),
@@ -290,19 +294,19 @@ BUILTIN = _builtin(
         "fp32 and turns on gradient checkpointing (when it can see the model)", cost="slower",
         needs=("peft",), proposed_by=("S4",)),
     Fix("pad_to_multiple_of", "model", "resize the embeddings to a multiple of params['pad_multiple'] (64)",
-        proposed_by=("S3",)),
+        proposed_by=(ADDED_HERE,)),
     # train
     Fix("gradient_checkpointing", "train", "recompute activations in backward instead of keeping them: "
-        "another forward per step", cost="slower", proposed_by=("S1", "S2", "S4")),
+        "another forward per step", cost="slower", proposed_by=("S2", "S4")),
     Fix("smaller_batch", "train", "half the micro-batch with 2 accumulation steps: the same effective "
         "batch in two passes", cost="slower", proposed_by=("S5", "S3")),
     Fix("amp", "train", "CUDA autocast to float16 (on CPU a no-op unless params['amp_on_cpu'])",
-        cost="accuracy-risk", needs=(CUDA,), proposed_by=("S5", "S2")),
+        cost="accuracy-risk", needs=(CUDA,), proposed_by=("S2", "S3")),
     # runtime
     Fix("gc_collect", "runtime", "gc.collect() (and torch.cuda.empty_cache()) after each phase",
         cost="slower", proposed_by=("S1",)),
     Fix("malloc_trim", "runtime", "glibc malloc_trim(0) after each step: the heap returns freed memory",
-        cost="slower", proposed_by=("S2",)),
+        cost="slower", proposed_by=(ADDED_HERE,)),
     Fix("empty_cache", "runtime", "torch.cuda.empty_cache() after each step: the caching allocator "
         "returns cached blocks", cost="slower", needs=(CUDA,), proposed_by=("S2",)),
     Fix("expandable_segments", "runtime", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: less "

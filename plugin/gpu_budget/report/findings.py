@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpu_budget.declare.fixes import Control
+from gpu_budget.declare.fixes import ADDED_HERE, Control, Fix
 from gpu_budget.declare.marks import DEFAULT_TOLERANCE_BY_SCALE, ORIGINS
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.metric import Metric
@@ -201,13 +201,21 @@ def _pairs_table(entries: list[Pair]) -> list[str]:
             "|---|---|---|---|---|---|---|---|---|", *(_pair_line(e) for e in entries), ""]
 
 
+def _said(fix: Fix) -> str:
+    """A fix as FINDINGS.md describes it: whose it is (the write-ups that proposed it, or this project), then its doc."""
+    who = [p for p in fix.proposed_by if p != ADDED_HERE]
+    by = [f"{'proposed by' if fix.remedy else 'from'} {', '.join(who)}"] if who else []
+    by += ["added by this project"] if ADDED_HERE in fix.proposed_by else []
+    return f"({'; '.join(by)}) {fix.doc}" if by else fix.doc
+
+
 def _fix_docs(entries: list[Pair], docs: dict[str, str]) -> list[str]:
     """What each fix in the table does, in the fix library's words (where a fix departs from what its write-up
     proposed, the library says so: the verdict above is of the fix as it ran)."""
     named = sorted({name for e in entries for name in e.fixes if name in docs})
     if not named:
         return []
-    return ["What each fix does, as it ran (the fix library's words):", "",
+    return ["What each fix does, as it ran (the fix library's words), and whose it is:", "",
             *(f"- {cell(name)}: {cell(docs[name])}" for name in named), ""]
 
 
@@ -236,7 +244,7 @@ def render(merged: Merged, title: str = "Findings", sources: Sequence[str] = (),
     results = list(merged.results)
     reproduced = failures(results)
     found = controls(results)
-    docs = {name: fix.doc for name, fix in registered(results).items()}
+    docs = {name: _said(fix) for name, fix in registered(results).items()}
     notes: dict[str, list[Note]] = defaultdict(list)
     for note in merged.notes:
         notes[note.scenario].append(note)
