@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "out_proj"]  # Wav2Vec2Attention's projections (print(model))
+# Wav2Vec2Attention's projections, as the write-up's own advice (check the names against print(model)) gives them:
+# its list as written, ["query", "value", "projection", "output.dense"], matches one layer of wav2vec2 in peft
+# (feature_projection.projection), so LoRA would train almost nothing; r, alpha and dropout are the write-up's
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "out_proj"]
 HEADS = ["projector", "classifier"]  # the classification head stays fully trainable under LoRA
 # Left unquantized under load_in_8bit/4bit: the head (modules_to_save trains it; an int8 weight cannot require
 # grad) and feature_projection (SpecAugment masks its output in place, which bnb's matmul output forbids).
