@@ -72,3 +72,58 @@ def test_a_users_trainer_gets_a_phase_per_optimizer_step_and_evaluation(pytester
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
     result.assert_outcomes(passed=1)
 
+
+
+RESUMING = '''
+"""A runner that trains one epoch with a checkpoint, then resumes that checkpoint for two more epochs."""
+import tempfile
+
+from gpu_budget import meter_callback
+
+
+def run(ctx):
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+
+    def trainer(out, epochs, save):
+        torch.manual_seed(0)
+        model = BertForSequenceClassification(BertConfig(
+            vocab_size=128, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+            max_position_embeddings=32, num_labels=2))
+        rows = [{"input_ids": ids, "labels": i % 2} for i, ids in enumerate(torch.randint(0, 128, (4, 16)))]
+        args = TrainingArguments(out, per_device_train_batch_size=2, num_train_epochs=epochs, eval_strategy="epoch",
+                                 save_strategy=save, use_cpu=True, report_to="none", logging_strategy="no",
+                                 disable_tqdm=True)  # 2 optimizer steps an epoch
+        return Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows[:2],
+                       callbacks=[meter_callback(ctx.meter)])
+
+    with tempfile.TemporaryDirectory() as out:
+        ctx.meter.start("train_setup")
+        trainer(out, 1, "epoch").train()
+        ctx.meter.start("resume_setup")
+        resumed = trainer(out, 3, "no")
+        resumed.train(resume_from_checkpoint=True)
+    return {"optimizer_steps": resumed.state.global_step}
+'''
+
+RESUMING_TESTS = '''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget
+def test_resumed(gpu_budget):
+    row = gpu_budget.measure(Scenario(name="resumed", run="resuming:run"))
+    assert row.info["optimizer_steps"] == 6
+    assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "eval_epoch_1", "train_end",
+                                "resume_setup", "train_step_3", "train_step_4", "eval_epoch_2",
+                                "train_step_5", "train_step_6", "eval_epoch_3", "train_end (2)"]
+'''
+
+
+def test_an_evaluation_after_an_epoch_is_named_by_the_trainers_epoch(pytester, monkeypatch):
+    """A training resumed from its checkpoint goes on at the Trainer's epoch (epochs 2 and 3, not 1 and 2 again)."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload = torch transformers\n")
+    pytester.makepyfile(resuming=RESUMING, test_resuming=RESUMING_TESTS)
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)

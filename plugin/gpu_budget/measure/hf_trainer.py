@@ -10,6 +10,7 @@ in the measured child.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -24,8 +25,8 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     Phases: `train_step_<k>` with step=k per optimizer step (not per
     micro-batch, so the per-step series and its growth are over optimizer
     steps), `eval_step_<k>` for an evaluation after step k (eval_strategy
-    "steps", or the final one), `eval_epoch_<n>` for one after the n-th epoch
-    ("epoch"), and `train_end` when training ends, so whatever the runner does
+    "steps", or the final one), `eval_epoch_<n>` for one after the Trainer's n-th
+    epoch ("epoch"; a training resumed from a checkpoint goes on counting), and `train_end` when training ends, so whatever the runner does
     after train() (or the Trainer does after its loop) is not the last step's
     (None: the last phase stays open). Start a phase of your own ("train_setup")
     before building the Trainer, and one before an explicit trainer.evaluate():
@@ -72,7 +73,6 @@ def _callback_class():
         def __init__(self, meter: Meter, train_end: str | None, after_each: Callable[[], None] | None,
                      train_begin: str | None = None) -> None:
             self.meter, self.train_end, self.after_each, self.train_begin = meter, train_end, after_each, train_begin
-            self.epochs = 0
 
         def on_train_begin(self, args, state, control, **kwargs):
             if self.train_begin is not None:
@@ -91,9 +91,8 @@ def _callback_class():
                 self.meter.start(f"eval_step_{state.global_step}")
 
         def on_epoch_end(self, args, state, control, **kwargs):
-            self.epochs += 1
-            if control.should_evaluate:
-                self.meter.start(f"eval_epoch_{self.epochs}")
+            if control.should_evaluate:  # state.epoch: the epochs done, resumed ones included (a part: this one)
+                self.meter.start(f"eval_epoch_{max(1, math.ceil(state.epoch or 0))}")
 
         def on_evaluate(self, args, state, control, **kwargs):
             self._ended()
