@@ -127,3 +127,51 @@ def test_an_evaluation_after_an_epoch_is_named_by_the_trainers_epoch(pytester, m
     pytester.makeini("[pytest]\ngpu_budget_preload = torch transformers\n")
     pytester.makepyfile(resuming=RESUMING, test_resuming=RESUMING_TESTS)
     pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)
+
+
+FLOW = '''
+"""A runner whose TrainingArguments the case gives (`args`): 4 optimizer steps of a tiny BERT."""
+import tempfile
+
+from gpu_budget import meter_callback
+
+
+def run(ctx):
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(BertConfig(
+        vocab_size=128, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=32, num_labels=2))
+    rows = [{"input_ids": ids, "labels": i % 2} for i, ids in enumerate(torch.randint(0, 128, (8, 16)))]
+    with tempfile.TemporaryDirectory() as out:
+        ctx.meter.start("train_setup")
+        args = TrainingArguments(out, per_device_train_batch_size=2, max_steps=4, use_cpu=True, report_to="none",
+                                 logging_strategy="no", disable_tqdm=True, **ctx.params["args"])
+        Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows[:2],
+                callbacks=[meter_callback(ctx.meter)]).train()
+'''
+
+FLOW_TESTS = '''
+import pytest
+from gpu_budget import Scenario
+
+FLOW = Scenario(name="flow", run="flow:run", params={"args": {}})
+EVAL = {"eval_strategy": "steps", "eval_steps": 2, "save_strategy": "no"}
+
+
+@pytest.mark.gpu_budget
+def test_eval_on_start(gpu_budget):
+    row = gpu_budget.measure(FLOW.with_params(args={**EVAL, "eval_on_start": True}))
+    assert list(row.phases) == ["train_setup", "eval_step_0", "train_step_1", "train_step_2", "eval_step_2",
+                                "train_step_3", "train_step_4", "eval_step_4", "train_end"]
+'''
+
+
+def test_the_trainers_own_evaluations_and_loads_are_phases_of_their_own(pytester, monkeypatch):
+    """An evaluation before the first step (eval_on_start) is one."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload = torch transformers\n")
+    pytester.makepyfile(flow=FLOW, test_flow=FLOW_TESTS)
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)

@@ -25,7 +25,7 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     Phases: `train_step_<k>` with step=k per optimizer step (not per
     micro-batch, so the per-step series and its growth are over optimizer
     steps), `eval_step_<k>` for an evaluation after step k (eval_strategy
-    "steps", or the final one), `eval_epoch_<n>` for one after the Trainer's n-th
+    "steps", or the final one; `eval_step_0` for eval_on_start's), `eval_epoch_<n>` for one after the Trainer's n-th
     epoch ("epoch"; a training resumed from a checkpoint goes on counting), and `train_end` when training ends, so whatever the runner does
     after train() (or the Trainer does after its loop) is not the last step's
     (None: the last phase stays open). Start a phase of your own ("train_setup")
@@ -77,6 +77,8 @@ def _callback_class():
         def on_train_begin(self, args, state, control, **kwargs):
             if self.train_begin is not None:
                 self.meter.start(self.train_begin)
+            if getattr(args, "eval_on_start", False):  # the Trainer evaluates next, before any step
+                self.meter.start(f"eval_step_{state.global_step}")
 
         def _ended(self) -> None:
             if self.after_each is not None:
