@@ -145,12 +145,20 @@ def run(ctx):
         vocab_size=128, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
         max_position_embeddings=32, num_labels=2))
     rows = [{"input_ids": ids, "labels": i % 2} for i, ids in enumerate(torch.randint(0, 128, (8, 16)))]
+    loaded_in = []
+
+    class Watched(Trainer):
+        def _load_best_model(self):
+            loaded_in.append(ctx.meter.open_phase[0])
+            super()._load_best_model()
+
     with tempfile.TemporaryDirectory() as out:
         ctx.meter.start("train_setup")
         args = TrainingArguments(out, per_device_train_batch_size=2, max_steps=4, use_cpu=True, report_to="none",
                                  logging_strategy="no", disable_tqdm=True, **ctx.params["args"])
-        Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows[:2],
+        Watched(model=model, args=args, train_dataset=rows, eval_dataset=rows[:2],
                 callbacks=[meter_callback(ctx.meter)]).train()
+    return {"best_model_loaded_in": loaded_in}
 '''
 
 FLOW_TESTS = '''
@@ -166,12 +174,21 @@ def test_eval_on_start(gpu_budget):
     row = gpu_budget.measure(FLOW.with_params(args={**EVAL, "eval_on_start": True}))
     assert list(row.phases) == ["train_setup", "eval_step_0", "train_step_1", "train_step_2", "eval_step_2",
                                 "train_step_3", "train_step_4", "eval_step_4", "train_end"]
+
+
+@pytest.mark.gpu_budget
+def test_load_best_model_at_end(gpu_budget):
+    row = gpu_budget.measure(FLOW.with_params(args={**EVAL, "save_strategy": "steps", "save_steps": 2,
+                                                    "load_best_model_at_end": True}))
+    assert list(row.phases)[-3:] == ["train_step_4", "eval_step_4", "train_end"]
+    assert row.info["best_model_loaded_in"] == ["train_end"]  # not in the last evaluation's phase
 '''
 
 
 def test_the_trainers_own_evaluations_and_loads_are_phases_of_their_own(pytester, monkeypatch):
-    """An evaluation before the first step (eval_on_start) is one."""
+    """An evaluation before the first step (eval_on_start) is one; loading the best checkpoint after the loop
+    (load_best_model_at_end) is train_end's, not the last evaluation's."""
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload = torch transformers\n")
     pytester.makepyfile(flow=FLOW, test_flow=FLOW_TESTS)
-    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=2)

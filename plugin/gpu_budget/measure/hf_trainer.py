@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from gpu_budget.measure.meter import Meter
 
+FINAL_LOG = {"train_loss", "total_flos"}  # keys of the metrics the Trainer logs once its loop is over, and only then
+
 
 def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_each: Callable[[], None] | None = None,
                    train_begin: str | None = None):
@@ -25,10 +27,13 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     Phases: `train_step_<k>` with step=k per optimizer step (not per
     micro-batch, so the per-step series and its growth are over optimizer
     steps), `eval_step_<k>` for an evaluation after step k (eval_strategy
-    "steps", or the final one; `eval_step_0` for eval_on_start's), `eval_epoch_<n>` for one after the Trainer's n-th
-    epoch ("epoch"; a training resumed from a checkpoint goes on counting), and `train_end` when training ends, so whatever the runner does
-    after train() (or the Trainer does after its loop) is not the last step's
-    (None: the last phase stays open). Start a phase of your own ("train_setup")
+    "steps", or the final one; `eval_step_0` for eval_on_start's),
+    `eval_epoch_<n>` for one after the Trainer's n-th epoch ("epoch"; a training
+    resumed from a checkpoint goes on counting), and `train_end` when the
+    training loop ends (at the Trainer's final log of train_loss, before
+    load_best_model_at_end loads its checkpoint), so whatever the Trainer does
+    after its loop, or the runner after train(), is not the last step's (None:
+    the last phase stays open). Start a phase of your own ("train_setup")
     before building the Trainer, and one before an explicit trainer.evaluate():
     no callback sees where it begins. The Trainer fetches a step's micro-batches
     before the step begins, so step k's phase also holds the loading of step
@@ -73,8 +78,10 @@ def _callback_class():
         def __init__(self, meter: Meter, train_end: str | None, after_each: Callable[[], None] | None,
                      train_begin: str | None = None) -> None:
             self.meter, self.train_end, self.after_each, self.train_begin = meter, train_end, after_each, train_begin
+            self.ended = False  # train_end started for this training
 
         def on_train_begin(self, args, state, control, **kwargs):
+            self.ended = False
             if self.train_begin is not None:
                 self.meter.start(self.train_begin)
             if getattr(args, "eval_on_start", False):  # the Trainer evaluates next, before any step
@@ -99,8 +106,16 @@ def _callback_class():
         def on_evaluate(self, args, state, control, **kwargs):
             self._ended()
 
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if FINAL_LOG <= set(logs or ()):  # the loop has ended: what follows (load_best_model_at_end) is no step's
+                self._end()
+
         def on_train_end(self, args, state, control, **kwargs):
-            if self.train_end is not None:
+            self._end()
+
+        def _end(self) -> None:
+            if self.train_end is not None and not self.ended:
                 self.meter.start(self.train_end)
+            self.ended = True
 
     return MeterPhases
