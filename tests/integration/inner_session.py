@@ -12,6 +12,17 @@ import time
 
 from gpu_budget.measure import procfs
 
+# a test module measuring runners.py's run under a 300 MiB RAM budget, one case
+ONE_CASE = '''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="300 MiB")
+def test_one(gpu_budget):
+    gpu_budget.measure(Scenario(name="one", run="runners:run"))
+'''
+
 
 def rows(pytester) -> dict:
     """The inner session's JSON report (written to r.json) by test id: the part of each nodeid after its module."""

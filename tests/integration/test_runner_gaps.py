@@ -3,6 +3,8 @@ and a spike there passed any budget."""
 
 import json
 
+from inner_session import ONE_CASE
+
 
 def test_a_spike_after_the_last_block_is_gated(pytester, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
@@ -19,15 +21,7 @@ def run(ctx):
     with ctx.meter.phase("train_step_1", step=1):
         pass
     spike = b"\\x01" * (int(os.environ["SPIKE_MIB"]) << 20)  # an evaluation outside any block
-''', test_mem='''
-import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="300 MiB")
-def test_one(gpu_budget):
-    gpu_budget.measure(Scenario(name="one", run="runners:run"))
-''')
+''', test_mem=ONE_CASE)
     monkeypatch.setenv("SPIKE_MIB", "400")
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
     result.assert_outcomes(failed=1)

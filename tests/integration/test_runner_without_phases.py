@@ -2,21 +2,15 @@
 
 import json
 
+from inner_session import ONE_CASE
+
 
 def test_a_runner_without_phases_is_one_phase_and_its_budget_can_fail(pytester, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(runners="import os\n\ndef run(ctx):\n    held = b'\\x01' * (int(os.environ['HOLD_MIB']) << 20)\n"
                                 "    return {}\n",
-                        test_mem='''
-import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="300 MiB")
-def test_one(gpu_budget):
-    gpu_budget.measure(Scenario(name="one", run="runners:run"))
-''')
+                        test_mem=ONE_CASE)
     monkeypatch.setenv("HOLD_MIB", "400")
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
     result.assert_outcomes(failed=1)
