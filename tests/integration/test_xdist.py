@@ -21,15 +21,17 @@ import gpu_budget.measure.procfs
 
 
 def planted(ctx):
-    """Reports ctx.params["peaks"] (MiB, one per phase) as the phase peaks: the same numbers in every run."""
-    peaks = iter(ctx.params["peaks"])
+    """Reports ctx.params["peaks"] (MiB, one per phase) as the phase peaks: the same numbers in every run. Each block
+    sets its phase's figure, which every read gives until the next block sets its own (the stretch after a block
+    reads its block's, so it adds no phase)."""
+    peaks, now = ctx.params["peaks"], [0]
     procfs = gpu_budget.measure.procfs
-    procfs.status = lambda pid: procfs.Status(hwm=next(peaks) << 20, rss=0, rss_anon=0, rss_file=0)
+    procfs.status = lambda pid: procfs.Status(hwm=now[0], rss=0, rss_anon=0, rss_file=0)
     with ctx.meter.phase("load"):
-        pass
-    for step in range(1, len(ctx.params["peaks"])):
+        now[0] = peaks[0] << 20
+    for step in range(1, len(peaks)):
         with ctx.meter.phase(f"train_step_{step}", step=step):
-            pass
+            now[0] = peaks[step] << 20
     return {"cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
             "cpus": sorted(os.sched_getaffinity(0)), "omp_threads": os.environ.get("OMP_NUM_THREADS")}
 '''
