@@ -248,15 +248,21 @@ def test_judge_fails_a_projection_past_the_budget_while_the_peak_is_within_it():
     assert flat.passed and flat.message.startswith("host RAM steady over steps 4-9")
 
 
+def two_ranks(second: list, second_mib: int) -> Measurement:
+    """A launch of two ranks: rank 0 flat at 900 MiB over 10 steps (the worst by its peak: the row's steps), rank 1
+    holding `second_mib` MiB at its peak over the steps given."""
+    from gpu_budget.model.figures import RankFigures
+
+    flat = records(shape(10, {}, base=900))
+    ranks = (RankFigures(0, Peaks(ram=900 * MiB, ram_tree=900 * MiB), steps=tuple(flat)),
+             RankFigures(1, Peaks(ram=second_mib * MiB, ram_tree=second_mib * MiB), steps=tuple(second)))
+    return Measurement(status="ok", peaks=ranks[0].peaks, steps=tuple(flat), ranks=ranks)
+
+
 def test_judge_projects_every_rank_s_growth_not_only_the_worst_rank_s():
     """A budget applies to each rank: rank 1 keeping 3 MiB a step fails though rank 0, the worst by its peak (the
     row's steps), is flat."""
-    from gpu_budget.model.figures import RankFigures
-
-    flat, leaking = records(shape(10, {}, base=900)), records(shape(10, leak(10, 3), base=300))
-    ranks = (RankFigures(0, Peaks(ram=900 * MiB, ram_tree=900 * MiB), steps=tuple(flat)),
-             RankFigures(1, Peaks(ram=330 * MiB, ram_tree=330 * MiB), steps=tuple(leaking)))
-    m = Measurement(status="ok", peaks=ranks[0].peaks, steps=tuple(flat), ranks=ranks)
+    m = two_ranks(records(shape(10, leak(10, 3), base=300)), 330)
     j = judge(m, Budget(ram=2 * GiB), None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False, steps=10_000)
     assert (j.verdict, j.passed) == ("over-budget", False), j.message
     assert j.message.startswith("rank 1: host RAM grows 3.00 MiB/step over steps 4-9"), j.message
@@ -326,12 +332,7 @@ def test_judge_errors_where_a_rank_measured_too_few_steps_to_project():
     """A budget applies to each rank, so a rank whose steps cannot be projected under steps= is a rank unchecked: an
     error naming it and what is needed, as a single-process case's is. Before, rank 1 with 4 steps was passed over:
     "host RAM steady over steps 4-9 ..." and a pass."""
-    from gpu_budget.model.figures import RankFigures
-
-    flat, short = records(shape(10, {}, base=900)), records(shape(4, leak(4, 3), base=300))
-    ranks = (RankFigures(0, Peaks(ram=900 * MiB, ram_tree=900 * MiB), steps=tuple(flat)),
-             RankFigures(1, Peaks(ram=310 * MiB, ram_tree=310 * MiB), steps=tuple(short)))
-    m = Measurement(status="ok", peaks=ranks[0].peaks, steps=tuple(flat), ranks=ranks)
+    m = two_ranks(records(shape(4, leak(4, 3), base=300)), 310)
     j = judge(m, Budget(ram=2 * GiB), None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False, steps=10_000)
     assert (j.verdict, j.passed) == ("error", False), j.message
     assert "rank 1 measured 4 of the run's 10 optimizer step(s)" in j.message, j.message
