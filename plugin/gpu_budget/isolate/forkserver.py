@@ -223,12 +223,13 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
 def _stderr_tail(sockets: str | None, lines: int = 20) -> str | None:
     """The last lines a command wrote to its stderr before its child was stopped (None for a function case, or where
     nothing was written): the child's own report of them died with it."""
+    from gpu_budget.isolate.command import last_lines  # a stopped command only: not on every case's path
+
     try:
         with open(os.path.join(sockets or "", unix_paths.STDERR_TAIL), "rb") as fh:
-            data = fh.read()
+            text = last_lines(fh.read(), lines)
     except OSError:
         return None
-    text = "\n".join(data.decode(errors="replace").splitlines()[-lines:])
     return text if text.strip() else None
 
 
