@@ -192,3 +192,60 @@ def test_the_trainers_own_evaluations_and_loads_are_phases_of_their_own(pytester
     pytester.makeini("[pytest]\ngpu_budget_preload = torch transformers\n")
     pytester.makepyfile(flow=FLOW, test_flow=FLOW_TESTS)
     pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=2)
+
+
+SEVERAL = '''
+"""A runner whose Trainers the case shapes: callbacks on one meter passed twice, Trainers one after another, a
+callback of the user's that asks for an evaluation."""
+import tempfile
+
+from gpu_budget import meter_callback
+
+
+def run(ctx):
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainerCallback, TrainingArguments
+
+    class AskForEvaluation(TrainerCallback):  # listed after the meter's callback, as users add theirs
+        def on_step_end(self, args, state, control, **kwargs):
+            control.should_evaluate = control.should_evaluate or state.global_step == 1
+
+    p, ended = ctx.params, []
+    ctx.meter.start("train_setup")
+    with tempfile.TemporaryDirectory() as out:
+        for _ in range(p["trainers"]):
+            torch.manual_seed(0)
+            model = BertForSequenceClassification(BertConfig(
+                vocab_size=128, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                max_position_embeddings=32, num_labels=2))
+            rows = [{"input_ids": ids, "labels": i % 2} for i, ids in enumerate(torch.randint(0, 128, (4, 16)))]
+            args = TrainingArguments(out, per_device_train_batch_size=2, max_steps=2, use_cpu=True, report_to="none",
+                                     logging_strategy="no", save_strategy="no", disable_tqdm=True)
+            count = lambda: ended.append(1)  # noqa: E731
+            callbacks = [meter_callback(ctx.meter, after_each=count) for _ in range(p["copies"])]
+            callbacks += [AskForEvaluation()] if p["ask"] else []
+            Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows[:2], callbacks=callbacks).train()
+    return {"ended": len(ended)}
+'''
+
+SEVERAL_TESTS = '''
+import pytest
+from gpu_budget import Scenario
+
+SEVERAL = Scenario(name="several", run="several:run", params={"trainers": 1, "copies": 1, "ask": False})
+
+
+@pytest.mark.gpu_budget
+def test_passed_twice(gpu_budget):
+    row = gpu_budget.measure(SEVERAL.with_params(copies=2))
+    assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end"]
+    assert row.info["ended"] == 2  # after_each once a step, not once a callback
+'''
+
+
+def test_callbacks_on_one_meter_and_trainers_one_after_another(pytester, monkeypatch):
+    """The meter's callback passed twice starts each phase once."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload = torch transformers\n")
+    pytester.makepyfile(several=SEVERAL, test_several=SEVERAL_TESTS)
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)

@@ -5,6 +5,9 @@ The Trainer runs its loop itself, so a runner cannot bracket the steps with
 nothing of transformers: `transformers.trainer_callback` imports peft and
 bitsandbytes, which ask torch.cuda, so the class is made on the first call,
 in the measured child.
+
+What the callbacks on one meter share is kept per meter (`_Track`): a second
+callback on it (passed twice) starts no phase the first has started.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import functools
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from gpu_budget import script
 
 if TYPE_CHECKING:
     from gpu_budget.measure.meter import Meter
@@ -27,22 +32,23 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     Phases: `train_step_<k>` with step=k per optimizer step (not per
     micro-batch, so the per-step series and its growth are over optimizer
     steps), `eval_step_<k>` for an evaluation after step k (eval_strategy
-    "steps", or the final one; `eval_step_0` for eval_on_start's),
-    `eval_epoch_<n>` for one after the Trainer's n-th epoch ("epoch"; a training
-    resumed from a checkpoint goes on counting), and `train_end` when the
-    training loop ends (at the Trainer's final log of train_loss, before
-    load_best_model_at_end loads its checkpoint), so whatever the Trainer does
-    after its loop, or the runner after train(), is not the last step's (None:
-    the last phase stays open). Start a phase of your own ("train_setup")
-    before building the Trainer, and one before an explicit trainer.evaluate():
-    no callback sees where it begins. The Trainer fetches a step's micro-batches
-    before the step begins, so step k's phase also holds the loading of step
-    k+1's batches (step 1's are in the phase before it).
+    "steps", or the final one; `eval_step_0` for eval_on_start's), `eval_epoch_<n>` for one after the
+    Trainer's n-th epoch ("epoch"; a training resumed from a checkpoint goes on
+    counting), and `train_end` when the training loop ends (at the Trainer's
+    final log of train_loss, before load_best_model_at_end loads its
+    checkpoint), so whatever the Trainer does after its loop, or the runner
+    after train(), is not the last step's (None: the last phase stays open).
+    Start a phase of your own ("train_setup") before building the Trainer, and
+    one before an explicit trainer.evaluate(): no callback sees where it begins.
+    The Trainer fetches a step's micro-batches before the step begins, so step
+    k's phase also holds the loading of step k+1's batches (step 1's are in the
+    phase before it).
 
     `after_each` runs as each step and each evaluation ends, inside its phase
-    (a gc.collect() between phases, a per-step counter). `train_begin`: a phase
-    started when training begins (the gate's own callback in a command starts
-    "train_setup" there, since nobody else does).
+    (a gc.collect() between phases, a per-step counter), once a phase however
+    often the callback is passed. `train_begin`: a phase started when training
+    begins (the gate's own callback in a command starts "train_setup" there,
+    since nobody else does).
     """
     return _callback_class()(meter, train_end, after_each, train_begin)
 
@@ -53,69 +59,108 @@ def gate_callback_class():
     return _gate_class()
 
 
+class _ScriptMeter:
+    """The measuring process of a gated command, as a meter: one per process, so its Trainers share one _Track."""
+
+    def start(self, name: str, step: int | None = None) -> None:
+        script.phase(name, step)
+
+
+_SCRIPT_METER = _ScriptMeter()
+
+
 @functools.cache
 def _gate_class():
-    from gpu_budget import script
-
-    class _ScriptMeter:
-        def start(self, name: str, step: int | None = None) -> None:
-            script.phase(name, step)
-
     class GateMeterPhases(_callback_class()):
         def __init__(self) -> None:
-            super().__init__(_ScriptMeter(), "train_end", None, "train_setup")
+            super().__init__(_SCRIPT_METER, "train_end", None, "train_setup")
 
     return GateMeterPhases
+
+
+class _Track:
+    """What every callback on one meter shares: the training metered now, the phase started last and the after_each
+    functions run in it."""
+
+    def __init__(self, meter: object) -> None:
+        self.meter = meter  # held, so the id that keys this track is not another meter's
+        self.state: object | None = None  # the TrainerState of the training metered now
+        self.opened: tuple[object, str] | None = None  # the training and the phase its callbacks started last
+        self.ran: list[Callable[[], None]] = []
+
+    def begin(self, state) -> None:
+        """A training begins (its first callback says so; the others on this meter find it begun)."""
+        if self.state is not state:
+            self.state = state
+
+    def step(self, state, ahead: int = 0) -> int:
+        return state.global_step + ahead
+
+    def start(self, state, name: str, step: int | None = None) -> None:
+        """Start phase `name`, unless this training's callbacks on this meter started it last (a second callback)."""
+        if self.opened == (state, name):
+            return
+        self.meter.start(name, step=step)
+        self.opened, self.ran = (state, name), []
+
+    def ended(self, after_each: Callable[[], None] | None) -> None:
+        if after_each is not None and not any(f is after_each for f in self.ran):
+            self.ran.append(after_each)
+            after_each()
+
+
+_TRACKS: dict[int, _Track] = {}
+
+
+def _track(meter: object) -> _Track:
+    return _TRACKS.setdefault(id(meter), _Track(meter))
+
+
+class _Phases:
+    """Starts a meter phase where the Trainer's flow has decided what comes next (a TrainerCallback's events)."""
+
+    def __init__(self, meter: Meter, train_end: str | None, after_each: Callable[[], None] | None,
+                 train_begin: str | None = None) -> None:
+        self.meter, self.train_end, self.after_each, self.train_begin = meter, train_end, after_each, train_begin
+        self.track = _track(meter)
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.track.begin(state)
+        if self.train_begin is not None:
+            self.track.start(state, self.train_begin)
+        if getattr(args, "eval_on_start", False):  # the Trainer evaluates next, before any step
+            self.track.start(state, f"eval_step_{self.track.step(state)}")
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        k = self.track.step(state, 1)
+        self.track.start(state, f"train_step_{k}", step=k)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.track.ended(self.after_each)
+        if control.should_evaluate:  # set by DefaultFlowCallback, which runs before a user's callbacks
+            self.track.start(state, f"eval_step_{self.track.step(state)}")
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        if control.should_evaluate:  # state.epoch: the epochs done, resumed ones included (a part: this one)
+            self.track.start(state, f"eval_epoch_{max(1, math.ceil(state.epoch or 0))}")
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        self.track.ended(self.after_each)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if FINAL_LOG <= set(logs or ()):  # the loop has ended: what follows (load_best_model_at_end) is no step's
+            self._end(state)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self._end(state)
+
+    def _end(self, state) -> None:
+        if self.train_end is not None:
+            self.track.start(state, self.train_end)
 
 
 @functools.cache
 def _callback_class():
     from transformers import TrainerCallback
 
-    class MeterPhases(TrainerCallback):
-        """Starts a meter phase where the Trainer's default flow has decided what comes next."""
-
-        def __init__(self, meter: Meter, train_end: str | None, after_each: Callable[[], None] | None,
-                     train_begin: str | None = None) -> None:
-            self.meter, self.train_end, self.after_each, self.train_begin = meter, train_end, after_each, train_begin
-            self.ended = False  # train_end started for this training
-
-        def on_train_begin(self, args, state, control, **kwargs):
-            self.ended = False
-            if self.train_begin is not None:
-                self.meter.start(self.train_begin)
-            if getattr(args, "eval_on_start", False):  # the Trainer evaluates next, before any step
-                self.meter.start(f"eval_step_{state.global_step}")
-
-        def _ended(self) -> None:
-            if self.after_each is not None:
-                self.after_each()
-
-        def on_step_begin(self, args, state, control, **kwargs):
-            self.meter.start(f"train_step_{state.global_step + 1}", step=state.global_step + 1)
-
-        def on_step_end(self, args, state, control, **kwargs):
-            self._ended()
-            if control.should_evaluate:  # set by DefaultFlowCallback, which runs before a user's callbacks
-                self.meter.start(f"eval_step_{state.global_step}")
-
-        def on_epoch_end(self, args, state, control, **kwargs):
-            if control.should_evaluate:  # state.epoch: the epochs done, resumed ones included (a part: this one)
-                self.meter.start(f"eval_epoch_{max(1, math.ceil(state.epoch or 0))}")
-
-        def on_evaluate(self, args, state, control, **kwargs):
-            self._ended()
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            if FINAL_LOG <= set(logs or ()):  # the loop has ended: what follows (load_best_model_at_end) is no step's
-                self._end()
-
-        def on_train_end(self, args, state, control, **kwargs):
-            self._end()
-
-        def _end(self) -> None:
-            if self.train_end is not None and not self.ended:
-                self.meter.start(self.train_end)
-            self.ended = True
-
-    return MeterPhases
+    return type("MeterPhases", (_Phases, TrainerCallback), {"__doc__": _Phases.__doc__})
