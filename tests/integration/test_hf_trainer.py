@@ -240,12 +240,21 @@ def test_passed_twice(gpu_budget):
     row = gpu_budget.measure(SEVERAL.with_params(copies=2))
     assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end"]
     assert row.info["ended"] == 2  # after_each once a step, not once a callback
+
+
+@pytest.mark.gpu_budget
+def test_two_trainers(gpu_budget):
+    row = gpu_budget.measure(SEVERAL.with_params(trainers=2))
+    assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end",
+                                "train_step_3", "train_step_4", "train_end (2)"]
+    assert [s.step for s in row.steps] == [1, 2, 3, 4]
 '''
 
 
 def test_callbacks_on_one_meter_and_trainers_one_after_another(pytester, monkeypatch):
-    """The meter's callback passed twice starts each phase once."""
+    """The meter's callback passed twice starts each phase once; a second Trainer's steps go on from the first's
+    (train_step_1 again would repeat the series' step numbers)."""
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload = torch transformers\n")
     pytester.makepyfile(several=SEVERAL, test_several=SEVERAL_TESTS)
-    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=2)

@@ -7,7 +7,9 @@ bitsandbytes, which ask torch.cuda, so the class is made on the first call,
 in the measured child.
 
 What the callbacks on one meter share is kept per meter (`_Track`): a second
-callback on it (passed twice) starts no phase the first has started.
+callback on it (passed twice) starts no phase the first has started, and a
+later Trainer's steps go on from the earlier one's, so step numbers never
+repeat in the per-step series.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     counting), and `train_end` when the training loop ends (at the Trainer's
     final log of train_loss, before load_best_model_at_end loads its
     checkpoint), so whatever the Trainer does after its loop, or the runner
-    after train(), is not the last step's (None: the last phase stays open).
+    after train(), is not the last step's (None: the last phase stays open). A
+    later Trainer on the same meter goes on counting from the steps before it.
     Start a phase of your own ("train_setup") before building the Trainer, and
     one before an explicit trainer.evaluate(): no callback sees where it begins.
     The Trainer fetches a step's micro-batches before the step begins, so step
@@ -79,22 +82,24 @@ def _gate_class():
 
 
 class _Track:
-    """What every callback on one meter shares: the training metered now, the phase started last and the after_each
-    functions run in it."""
+    """What every callback on one meter shares: the training metered now, where its step numbers start, the phase
+    started last and the after_each functions run in it."""
 
     def __init__(self, meter: object) -> None:
         self.meter = meter  # held, so the id that keys this track is not another meter's
         self.state: object | None = None  # the TrainerState of the training metered now
+        self.offset = 0  # added to the Trainer's global_step: a later Trainer goes on from the steps before it
+        self.last = 0  # the last step number started
         self.opened: tuple[object, str] | None = None  # the training and the phase its callbacks started last
         self.ran: list[Callable[[], None]] = []
 
     def begin(self, state) -> None:
         """A training begins (its first callback says so; the others on this meter find it begun)."""
         if self.state is not state:
-            self.state = state
+            self.state, self.offset = state, max(0, self.last - state.global_step)  # a resumed one counts on itself
 
     def step(self, state, ahead: int = 0) -> int:
-        return state.global_step + ahead
+        return self.offset + state.global_step + ahead
 
     def start(self, state, name: str, step: int | None = None) -> None:
         """Start phase `name`, unless this training's callbacks on this meter started it last (a second callback)."""
@@ -102,6 +107,7 @@ class _Track:
             return
         self.meter.start(name, step=step)
         self.opened, self.ran = (state, name), []
+        self.last = step if step is not None else self.last
 
     def ended(self, after_each: Callable[[], None] | None) -> None:
         if after_each is not None and not any(f is after_each for f in self.ran):
