@@ -248,13 +248,20 @@ def test_two_trainers(gpu_budget):
     assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end",
                                 "train_step_3", "train_step_4", "train_end (2)"]
     assert [s.step for s in row.steps] == [1, 2, 3, 4]
+
+
+@pytest.mark.gpu_budget
+def test_an_evaluation_a_users_callback_asks_for(gpu_budget):
+    row = gpu_budget.measure(SEVERAL.with_params(ask=True))
+    assert list(row.phases) == ["train_setup", "train_step_1", "eval_step_1", "train_step_2", "train_end"]
 '''
 
 
 def test_callbacks_on_one_meter_and_trainers_one_after_another(pytester, monkeypatch):
     """The meter's callback passed twice starts each phase once; a second Trainer's steps go on from the first's
-    (train_step_1 again would repeat the series' step numbers)."""
+    (train_step_1 again would repeat the series' step numbers); an evaluation a callback listed after the meter's
+    asks for in on_step_end is a phase of its own, not the step's."""
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload = torch transformers\n")
     pytester.makepyfile(several=SEVERAL, test_several=SEVERAL_TESTS)
-    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=2)
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=3)

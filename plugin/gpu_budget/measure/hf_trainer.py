@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -34,7 +35,8 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     Phases: `train_step_<k>` with step=k per optimizer step (not per
     micro-batch, so the per-step series and its growth are over optimizer
     steps), `eval_step_<k>` for an evaluation after step k (eval_strategy
-    "steps", or the final one; `eval_step_0` for eval_on_start's), `eval_epoch_<n>` for one after the
+    "steps", the final one, or one a callback of yours asks for in on_step_end;
+    `eval_step_0` for eval_on_start's), `eval_epoch_<n>` for one after the
     Trainer's n-th epoch ("epoch"; a training resumed from a checkpoint goes on
     counting), and `train_end` when the training loop ends (at the Trainer's
     final log of train_loss, before load_best_model_at_end loads its
@@ -122,6 +124,21 @@ def _track(meter: object) -> _Track:
     return _TRACKS.setdefault(id(meter), _Track(meter))
 
 
+def _calling_handler(callback: object):
+    """The CallbackHandler calling `callback` now (found in its call_event's frame), or None where transformers
+    calls it some other way: the callbacks are called in the order listed, and only a callback placed after the
+    others (_Tail) sees what they asked of the Trainer's control."""
+    frame = sys._getframe(2)
+    for _ in range(4):
+        if frame is None:
+            return None
+        for owner in frame.f_locals.values():
+            if isinstance(getattr(owner, "callbacks", None), list) and any(c is callback for c in owner.callbacks):
+                return owner
+        frame = frame.f_back
+    return None
+
+
 class _Phases:
     """Starts a meter phase where the Trainer's flow has decided what comes next (a TrainerCallback's events)."""
 
@@ -129,9 +146,14 @@ class _Phases:
                  train_begin: str | None = None) -> None:
         self.meter, self.train_end, self.after_each, self.train_begin = meter, train_end, after_each, train_begin
         self.track = _track(meter)
+        self.tailed = False  # a _Tail reads the control for evaluations, after every other callback
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.track.begin(state)
+        handler = _calling_handler(self)
+        if handler is not None and not any(getattr(c, "head", None) is self for c in handler.callbacks):
+            handler.callbacks = [*handler.callbacks, _tail_class()(self)]  # a new list: the one being run is left as is
+        self.tailed = self.tailed or handler is not None
         if self.train_begin is not None:
             self.track.start(state, self.train_begin)
         if getattr(args, "eval_on_start", False):  # the Trainer evaluates next, before any step
@@ -143,10 +165,18 @@ class _Phases:
 
     def on_step_end(self, args, state, control, **kwargs):
         self.track.ended(self.after_each)
-        if control.should_evaluate:  # set by DefaultFlowCallback, which runs before a user's callbacks
+        if not self.tailed:
+            self.evaluation_after_step(state, control)
+
+    def evaluation_after_step(self, state, control) -> None:
+        if control.should_evaluate:  # by DefaultFlowCallback, or by any callback where this runs after them all
             self.track.start(state, f"eval_step_{self.track.step(state)}")
 
     def on_epoch_end(self, args, state, control, **kwargs):
+        if not self.tailed:
+            self.evaluation_after_epoch(state, control)
+
+    def evaluation_after_epoch(self, state, control) -> None:
         if control.should_evaluate:  # state.epoch: the epochs done, resumed ones included (a part: this one)
             self.track.start(state, f"eval_epoch_{max(1, math.ceil(state.epoch or 0))}")
 
@@ -165,8 +195,29 @@ class _Phases:
             self.track.start(state, self.train_end)
 
 
+class _Tail:
+    """Placed after every other callback of the Trainer (_calling_handler): an evaluation that a callback of the
+    user's asks for in on_step_end or on_epoch_end (control.should_evaluate) gets its phase too."""
+
+    def __init__(self, head: _Phases) -> None:
+        self.head = head
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.head.evaluation_after_step(state, control)
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self.head.evaluation_after_epoch(state, control)
+
+
 @functools.cache
 def _callback_class():
     from transformers import TrainerCallback
 
     return type("MeterPhases", (_Phases, TrainerCallback), {"__doc__": _Phases.__doc__})
+
+
+@functools.cache
+def _tail_class():
+    from transformers import TrainerCallback
+
+    return type("MeterPhasesAfterOthers", (_Tail, TrainerCallback), {"__doc__": _Tail.__doc__})
