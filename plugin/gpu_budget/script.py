@@ -118,15 +118,19 @@ def with_cuda(message: Message) -> Message:
 
 def step_number(step: object) -> int | None:
     """`step` as the whole number a phase records (None: not a step): an int, or what stands for one (numpy's
-    integers, a 0-d integer tensor); text, a fraction or a bool raises, naming it."""
+    integers, a 0-d integer tensor); text, a fraction, a bool or a number below 0 (no training has such a step)
+    raises, naming it."""
     if step is None:
         return None
+    number = None
     if not isinstance(step, bool):
         try:
-            return operator.index(step)  # type: ignore[arg-type]
+            number = operator.index(step)  # type: ignore[arg-type]
         except TypeError:
             pass
-    raise ValueError(f"step {step!r}: expected a whole number (the optimizer step the phase is), or None")
+    if number is None or number < 0:
+        raise ValueError(f"step {step!r}: expected a whole number >= 0 (the optimizer step the phase is), or None")
+    return number
 
 
 def phase(name: str, step: int | None = None) -> None:

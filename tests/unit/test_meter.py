@@ -57,6 +57,20 @@ def test_a_step_counted_by_numpy_is_a_whole_number_and_text_or_a_fraction_is_ref
             meter.start("train_step_2", step=bad)
 
 
+def test_a_step_below_zero_is_refused_by_the_meter_and_by_a_scripts_mark(meter):
+    """gpu_budget.step(-1) and meter.start(step=-1) once recorded step -1, a step no training has, in the series."""
+    from gpu_budget import script
+
+    for bad in (-1, -3):
+        with pytest.raises(ValueError, match=f"step {bad}: expected a whole number >= 0"):
+            meter.start("train_step", step=bad)
+        with pytest.raises(ValueError, match=f"step {bad}: expected a whole number >= 0"):
+            script.step(bad)
+    meter.start("train_step_0", step=0)  # a loop counting from 0
+    meter.stop()
+    assert [p.step for p in meter.phases] == [0]
+
+
 def test_no_cuda_means_none_not_zero(meter):
     with meter.phase("load"):
         pass
