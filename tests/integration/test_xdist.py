@@ -301,3 +301,29 @@ def test_without_the_gate_xdist_keeps_its_default(pytester, monkeypatch):
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2", "-v")
     result.assert_outcomes(passed=2)
     assert "scheduling tests via LoadScheduling" in result.stdout.str()
+
+
+OWN_GPU = '''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_own_gpu(gpu_budget, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")  # the test's own choice, over its worker's GPU
+    gpu_budget.measure(Scenario(name="planted", run="runners:planted", params={"peaks": [10, 20]}))
+'''
+
+
+def test_a_case_that_sets_its_own_gpu_is_named_where_it_shared_one(planted):
+    """A case that sets CUDA_VISIBLE_DEVICES itself runs there, over its worker's GPU: on gw1 (placed on 5) it ran on
+    3, gw0's GPU. Its row once said 5, and the summary said nothing of the two workers on one GPU."""
+    planted.makepyfile(test_own=OWN_GPU)
+    result, report, _ = _run(planted, "own", "test_own.py", "--dist", "each", workers=2, CUDA_VISIBLE_DEVICES="3,5")
+    result.assert_outcomes(passed=2)  # --dist each: the test on each worker
+    rows = {r["worker"]["worker"]: r for r in report["results"]}
+    assert {w: (r["worker"]["gpu"], r["worker"]["seen"], r["info"]["cuda_visible_devices"])
+            for w, r in rows.items()} == {"gw0": ("3", None, "3"), "gw1": ("5", "3", "3")}
+    line = ("*xdist workers gw0, gw1 measured on the same GPU (CUDA_VISIBLE_DEVICES=3), since a case set "
+            "CUDA_VISIBLE_DEVICES itself, over its worker's GPU (test_own.py::test_own_gpu on gw1, placed on 5)*")
+    result.stdout.fnmatch_lines([line])

@@ -20,16 +20,31 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, MutableMapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Where one worker measures: its GPU (a CUDA_VISIBLE_DEVICES value) and its cores."""
+    """Where one worker measures: its GPU (a CUDA_VISIBLE_DEVICES value) and its cores; `seen`: the GPUs a case's
+    processes saw instead, where the case set CUDA_VISIBLE_DEVICES itself ("": none), which CUDA obeys over the
+    worker's."""
 
     worker: str
     gpu: str | None
     cpus: tuple[int, ...]
+    seen: str | None = None
+
+    @property
+    def on(self) -> str | None:
+        """The GPUs the case measured on (None: none)."""
+        return self.gpu if self.seen is None else self.seen or None
+
+    def as_run(self, environ: Mapping[str, str]) -> Placement:
+        """This placement as a case whose processes run with `environ` (the test's environment, a command's env=
+        over it) saw it: a CUDA_VISIBLE_DEVICES there that names other GPUs than the worker's is what they ran on,
+        so two workers may have shared a card."""
+        seen = ",".join(visible_gpus(environ))
+        return self if (seen or None) == self.gpu else replace(self, seen=seen)
 
     def to_json(self) -> dict[str, str | list[int] | None]:
         return asdict(self) | {"cpus": list(self.cpus)}
@@ -38,7 +53,8 @@ class Placement:
     def from_json(cls, data: Mapping[str, object]) -> Placement:
         cpus = data.get("cpus")
         return cls(str(data["worker"]), None if data.get("gpu") is None else str(data["gpu"]),
-                   tuple(int(c) for c in cpus) if isinstance(cpus, list) else ())
+                   tuple(int(c) for c in cpus) if isinstance(cpus, list) else (),
+                   None if data.get("seen") is None else str(data["seen"]))
 
 
 def visible_gpus(environ: Mapping[str, str] = os.environ) -> list[str]:

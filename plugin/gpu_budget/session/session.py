@@ -12,6 +12,7 @@ store, applies the fail-safe and hands the data to outputs.py.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -116,9 +117,9 @@ class BudgetSession:
         refuse_unmeasurable(item, scenario, label, expect)
         mark, machine = self.mark_for(item), self.machine
         one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)), self.options.baselines)
-        placement = None if machine.placement is None else machine.placement.to_json()
+        ran = None if machine.placement is None else machine.placement.as_run({**os.environ, **scenario.env})
         outcome = case.run(one, mark, self.options, machine.device(), machine.hardware(), self._child_for(mark),
-                           ci=self.ci, worker=placement, store=machine.store())
+                           ci=self.ci, worker=None if ran is None else ran.to_json(), store=machine.store())
         result = with_store(outcome.result, outcome.path, recorded=outcome.baseline_write is not None)
         if self.options.sweep and result.measurement is not None:  # reported beside the verdict, never judged
             result = swept(result, scenario, self.options.sweep, self._child_for(mark), cuda=machine.device().cuda)
