@@ -244,6 +244,7 @@ def _prepare(func, job: ScenarioJob, assets: Path, emit) -> None:
 def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path, malloc: str, start_method: str, run: _Run,
                     emit) -> None:
     """A runner scenario: run(ctx) under a Meter in this process, its tree read on a thread."""
+    from gpu_budget.declare.fix_reads import Reads
     from gpu_budget.declare.scenario import RunContext
     from gpu_budget.isolate.lifecycle import become_subreaper
     from gpu_budget.measure.meter import Meter
@@ -253,7 +254,8 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
                               on_begin=lambda name: emit(events.PhaseBegun(name)))
     run.capped = meter.run_as(request.card)
     meter.tensors = None if meter.use_cuda or not request.tensors else _tensor_peak(meter.info)
-    ctx = RunContext(job.scale, job.params, job.fixes, assets, "cuda" if meter.use_cuda else "cpu", meter)
+    reads = Reads(job.fixes, job.fix_params)
+    ctx = RunContext(job.scale, reads.params(job.params), reads.fixes(), assets, "cuda" if meter.use_cuda else "cpu", meter)
     emit(events.Started(os.getpid(), bool(meter.use_cuda), meter.ram_method, meter.ram_tree_method, subreaper))
     # planted regressions (prove the gate can fail): retained, touched bytes for the whole run, as a bytes
     # object (host RAM sees it) or as a tensor made under the tracker (host RAM and tensor bytes see it)
@@ -261,7 +263,7 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     run.history = _MemoryHistory.start(request.snapshot) if meter.use_cuda else None
     with meter.tensors if meter.tensors is not None else contextlib.nullcontext():
         planted_tensor = _plant_tensor(int(job.plant_tensor_bytes))  # noqa: F841
-        info = _facts(func(ctx), job.run)
+        info = reads.noted(_facts(func(ctx), job.run))  # a fix it never read is not applied
     meter.stop()
     meter.whole_run()  # a runner that marked no phase is one phase, "run"
     summary = meter.summary()

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from gpu_budget.declare import fixes as fix_library
 from gpu_budget.declare.command_line import CommandLine
 from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params
 from gpu_budget.isolate import program
@@ -74,13 +75,16 @@ class ScenarioJob:
     command: CommandLine | None = None
     plant_bytes: int = 0  # the planted regressions' params (PLANT_BYTES)
     plant_tensor_bytes: int = 0
+    # each fix's params (the knobs it sets), to tell a fix its runner never read (declare/fix_reads.py); None: not told
+    fix_params: Mapping[str, tuple[str, ...]] | None = None
 
     @classmethod
     def of(cls, scenario: Scenario, scale: str) -> ScenarioJob:
         params = scenario.params_for(scale)
         return cls(scenario.name, scale, params, scenario.prepare_params(scale), tuple(scenario.fixes), scenario.run,
                    scenario.prepare, scenario.command_at(scale, ASSETS) if scenario.command is not None else None,
-                   params.get(PLANT_BYTES, 0), params.get(PLANT_TENSOR_BYTES, 0))
+                   params.get(PLANT_BYTES, 0), params.get(PLANT_TENSOR_BYTES, 0),
+                   {name: tuple(sorted(fix_library.get(name).params)) for name in scenario.fixes})
 
     def in_environment(self, python: str, lays: str = "", this: str = sys.executable) -> ScenarioJob:
         """This job with its command's program the environment's (`python` its interpreter, `lays` what it lays
@@ -96,7 +100,8 @@ class ScenarioJob:
         return {"name": self.name, "run": self.run,
                 **({"command": self.command.to_json()} if self.command is not None else {}),
                 "prepare": self.prepare, "scale": self.scale, "params": self.params,
-                "prepare_params": self.prepare_params, "fixes": list(self.fixes)}
+                "prepare_params": self.prepare_params, "fixes": list(self.fixes),
+                **({"fix_params": {k: list(v) for k, v in self.fix_params.items()}} if self.fix_params is not None else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Json]) -> ScenarioJob:
@@ -104,9 +109,11 @@ class ScenarioJob:
         line = data.get("command")
         command = (CommandLine(tuple(line["argv"]), line.get("cwd"), dict(line.get("env") or {}),
                                int(line.get("ranks", 1))) if line else None)
+        fix_params = data.get("fix_params")
         return cls(data["name"], data["scale"], params, data.get("prepare_params", params), tuple(data["fixes"]),
                    data.get("run"), data.get("prepare"), command,
-                   params.get(PLANT_BYTES, 0), params.get(PLANT_TENSOR_BYTES, 0))
+                   params.get(PLANT_BYTES, 0), params.get(PLANT_TENSOR_BYTES, 0),
+                   {k: tuple(v) for k, v in fix_params.items()} if fix_params is not None else None)
 
     @classmethod
     def coerce(cls, value: ScenarioJob | Mapping[str, Json]) -> ScenarioJob:

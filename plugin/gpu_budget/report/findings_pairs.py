@@ -76,10 +76,7 @@ def not_applied(row: Result) -> str | None:
     Runners report `info["fixes_applied"]` ({fix: "applied" or why not}); reports
     from before that contract hold the fact under the fix's own name.
     """
-    notes = FixNotes.from_json(row.info, row.fixes)
-    reasons = [f"{fix}: {note}" for fix, note in notes.applied.items() if note != "applied"]
-    if not notes.applied:
-        reasons = [f"{fix}: {note}" for fix, note in notes.own if "not applied" in note]
+    reasons = [f"{fix}: {note}" for fix, note in FixNotes.from_json(row.info, row.fixes).unapplied().items()]
     return "; ".join(reasons) or None
 
 

@@ -47,6 +47,12 @@ class FixNotes:
     def from_json(cls, info: JsonMapping, fixes: Sequence[str]) -> FixNotes:
         return cls(dict(info.get("fixes_applied") or {}), tuple((fix, info[fix]) for fix in fixes if isinstance(info.get(fix), str)))
 
+    def unapplied(self) -> dict[str, str]:
+        """{fix: why} for each fix not applied where the row ran (the own notes where no fixes_applied was reported)."""
+        if self.applied:
+            return {fix: str(note) for fix, note in self.applied.items() if note != "applied"}
+        return {fix: note for fix, note in self.own if "not applied" in note}
+
 
 @dataclass(frozen=True)
 class LaunchFacts:

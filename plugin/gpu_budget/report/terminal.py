@@ -14,7 +14,7 @@ from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import RECORDED, WITHIN, Remediation, Result, Verdict
 from gpu_budget.report import once
-from gpu_budget.report.row_fields import LaunchFacts, gated_metric
+from gpu_budget.report.row_fields import FixNotes, LaunchFacts, gated_metric
 from gpu_budget.units import format_size
 
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
@@ -88,8 +88,14 @@ def verdict_text(row: Result) -> str:
     return text
 
 
+def _named_fixes(row: Result) -> str:
+    """The row's fixes, each one its runner did not apply (or never read) marked so: it ran the case unchanged."""
+    unapplied = FixNotes.from_json(row.info, row.fixes).unapplied()
+    return ", ".join(f"{fix} (not applied)" if fix in unapplied else fix for fix in row.fixes) or "-"
+
+
 def _fixes(row: Result) -> str:
-    text = ", ".join(row.fixes) or "-"
+    text = _named_fixes(row)
     rem = row.remediation
     if rem:
         text += f" ({_outcome(rem)})"
@@ -345,7 +351,7 @@ def case_detail(row: Result) -> list[str]:
     tolerance = row.tolerance
     if tolerance is not None:
         lines.append(f"tolerance: {tolerance.rel:.1%} + {format_size(tolerance.abs)}")
-    lines.append(f"fixes: {', '.join(row.fixes) or '-'}")
+    lines.append(f"fixes: {_named_fixes(row)}")
     added = _tree_added(row)
     if added:
         lines.append(f"process tree: {added}")
