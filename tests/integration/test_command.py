@@ -514,3 +514,17 @@ def test_steps_marked_behind_a_shell_are_named_when_none_are_measured(command_pr
     assert row["info"]["ignored_marks"] >= 4, row["info"]
     assert "but the run measured 0 optimizer step(s)" in row["message"], row["message"]
     assert "phase mark(s) arrived from a descendant of the command and were ignored" in row["message"], row["message"]
+
+
+def test_a_command_s_output_pipes_are_closed_when_it_ends(command_project, monkeypatch):
+    """The measuring child reads the command's stdout and stderr through pipes: both are closed once it ended, so
+    none is left to the garbage collector (Python's development mode warns of each, `unclosed file`)."""
+    monkeypatch.setenv("PYTHONDEVMODE", "1")
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_script(gpu_budget):
+            gpu_budget.measure(Scenario(name="s", command=[sys.executable, "script.py", "8"]))
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-s")  # the child's stderr shown
+    result.assert_outcomes(passed=1)
+    assert "unclosed file" not in result.stdout.str() + result.stderr.str()

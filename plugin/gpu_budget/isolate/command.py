@@ -145,6 +145,12 @@ class _Tail:
         self.thread.join(timeout=5)
         return last_lines(b"".join(self.chunks)[-TAIL_BYTES:], lines)
 
+    def close(self) -> None:
+        """Read to the end (every writer has ended by now) and close the pipe, leaving no file to the collector."""
+        self.thread.join(timeout=5)
+        if not self.thread.is_alive():
+            self.pipe.close()
+
 
 def last_lines(data: bytes, lines: int = 20) -> str:
     """The last `lines` lines of a stream's tail, as text (bytes that are not UTF-8 replaced)."""
@@ -473,8 +479,12 @@ def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None
     server.main_pid = proc.pid
     meter.follow(proc.pid)
     out, err = _Tail(proc.stdout), _Tail(proc.stderr, os.path.join(sockets, unix_paths.STDERR_TAIL))
-    last, leftovers = _wait(proc, server, meter, poll)
-    stderr = err.text()
+    try:
+        last, leftovers = _wait(proc, server, meter, poll)
+        stderr = err.text()
+    finally:
+        out.close()
+        err.close()
     ran = _ran(line, proc.returncode, server, meter, out.total, recorded_env(threads, malloc, dict(line.env)), snapshot)
     _judge_end(line, proc.returncode, server, meter, stderr, last, leftovers, card)
     return ran
