@@ -1,5 +1,5 @@
 """A case's own environment, made for real from the registry: tabulate (one pure-Python module) at another version
-than the running 0.10.0, laid over the running environment (isolate/environment.py)."""
+than the running one, laid over the running environment (isolate/environment.py)."""
 
 import json
 import subprocess
@@ -16,8 +16,10 @@ from gpu_budget.declare.environment import Environment
 from gpu_budget.isolate import environment
 from gpu_budget.isolate.environment import EnvironmentFailed, make
 
-OLD = "tabulate==0.9.0"
 RUNNING_TABULATE = metadata.version("tabulate")
+# a release other than the running one: 0.9.0, or 0.10.0 where 0.9.0 runs (the floor pyproject.toml declares)
+OTHER = "0.10.0" if RUNNING_TABULATE == "0.9.0" else "0.9.0"
+OLD = f"tabulate=={OTHER}"
 SEEN = ("import json, tabulate, psutil, gpu_budget; print(json.dumps({'tabulate': tabulate.__version__, "
         "'from': tabulate.__file__, 'psutil': psutil.__file__}))")
 
@@ -27,15 +29,14 @@ def seen_by(python: str) -> dict:
 
 
 def test_an_environment_holds_only_what_differs_and_reads_the_rest_from_the_running_one(tmp_path, tool):
-    assert RUNNING_TABULATE != "0.9.0"  # else this test would prove nothing
     made = make([OLD], tmp_path, tool)
-    assert (made.overlay, made.named, made.tool, made.cached) == ({"tabulate": "0.9.0"}, {"tabulate": "0.9.0"},
+    assert (made.overlay, made.named, made.tool, made.cached) == ({"tabulate": OTHER}, {"tabulate": OTHER},
                                                                    tool.name, False)
     seen = seen_by(made.python)
-    assert seen["tabulate"] == "0.9.0" and seen["from"].startswith(str(tmp_path))  # the overlay wins
+    assert seen["tabulate"] == OTHER and seen["from"].startswith(str(tmp_path))  # the overlay wins
     assert seen["psutil"].startswith(sys.prefix)  # everything else is the running environment's
     listed = sorted(p.name for p in Path(seen["from"]).parents[1].iterdir() if p.suffix == ".dist-info")
-    assert listed == ["tabulate-0.9.0.dist-info"]  # only what differs was installed (torch was never fetched)
+    assert listed == [f"tabulate-{OTHER}.dist-info"]  # only what differs was installed (torch was never fetched)
 
 
 def test_a_made_environment_is_found_again_under_the_same_key(tmp_path):
@@ -89,7 +90,7 @@ def test_a_venv_cut_off_while_made_is_made_again(tmp_path):
     made = make([OLD], tmp_path)
     (Path(made.python).parents[1] / environment.COMPLETE).unlink()
     again = make([OLD], tmp_path)
-    assert again.cached is False and seen_by(again.python)["tabulate"] == "0.9.0"
+    assert again.cached is False and seen_by(again.python)["tabulate"] == OTHER
 
 
 def test_requirements_the_running_environment_satisfies_run_in_it(tmp_path):
