@@ -35,3 +35,12 @@ def test_a_child_that_prints_on_stdout_leaves_each_answer_to_its_request(tmp_pat
             assert measured.ok and measured.info["n"] == n, measured
     finally:
         remote.close()
+
+
+def test_a_closed_helper_leaves_no_pipe_open(tmp_path):
+    """close() ends the helper and closes both pipes to it: a pipe left to the collector is a ResourceWarning,
+    which a project's `filterwarnings = ["error"]` turns into a traceback and exit status 1 after a passing run."""
+    remote = Remote(sys.executable, [str(tmp_path), *forkserver.child_paths()])
+    remote.close()
+    assert remote.proc.returncode is not None
+    assert (remote.proc.stdin.closed, remote.proc.stdout.closed, remote.stderr.closed) == (True, True, True)

@@ -140,7 +140,8 @@ class Remote:
         return f"the helper of {self.python} exited with {self.proc.returncode}" + (f":\n{tail}" if tail else "")
 
     def close(self) -> None:
-        """Its stdin closed: the helper ends, and its forkserver with it."""
+        """Its stdin closed: the helper ends, and its forkserver with it. Every pipe to it is closed here, none left
+        to the collector (a ResourceWarning, an error under a project's `filterwarnings = ["error"]`)."""
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.close()
@@ -148,7 +149,11 @@ class Remote:
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
-        self.stderr.close()
+        for pipe in (self.proc.stdin, self.proc.stdout, self.stderr):
+            try:
+                pipe.close()
+            except OSError:  # a dead helper's stdin, with a request still in its buffer
+                pass
 
 
 def _answer(call: Call) -> dict[str, Json]:
