@@ -10,6 +10,10 @@ to fall.
 
 Only the command's own process marks phases; a call from another process of
 its tree (a DataLoader worker, say) is answered and ignored.
+
+In a function case's measured child (run(ctx)) there is no socket: there the
+two start the meter's phases directly, as ctx.meter.start does (`mark_with`),
+so a runner that marks its loop with them is measured per step too.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ _conn_pid: int | None = None
 _step = 0
 _broken = False
 _device = None  # set by the gate's hook: reads this process's NVML figure (autohook.ProcessDevice)
+_local = None  # (pid, the meter's start) in a function case's measured child: set by mark_with
 
 
 def active() -> bool:
@@ -133,12 +138,23 @@ def step_number(step: object) -> int | None:
     return number
 
 
+def mark_with(start) -> None:
+    """In a function case's measured process: phase() and step() call `start(name, step)` (the meter's start), from
+    this process only (a process it forks marks nothing); None: back to the socket. The step count starts anew."""
+    global _local, _step
+    _local = None if start is None else (os.getpid(), start)
+    _step = 0
+
+
 def phase(name: str, step: int | None = None) -> None:
     """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"phase name {name!r}: expected a non-empty string")
     number = step_number(step)
-    if active():
+    if _local is not None:
+        if _local[0] == os.getpid():
+            _local[1](name, number)
+    elif active():
         send(with_cuda({"phase": name, "step": number, "rank": rank()}))
 
 

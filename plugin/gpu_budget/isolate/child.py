@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
+from gpu_budget import script
 from gpu_budget.isolate import events
 from gpu_budget.isolate.protocol import ChildRequest, ScenarioJob, SnapshotRequest, with_assets
 
@@ -261,6 +262,7 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     # object (host RAM sees it) or as a tensor made under the tracker (host RAM and tensor bytes see it)
     planted = b"\x01" * int(job.plant_bytes)  # noqa: F841
     run.history = _MemoryHistory.start(request.snapshot) if meter.use_cuda else None
+    script.mark_with(meter.start)  # gpu_budget.phase() and step() in the runner start the meter's phases
     with meter.tensors if meter.tensors is not None else contextlib.nullcontext():
         planted_tensor = _plant_tensor(int(job.plant_tensor_bytes))  # noqa: F841
         info = reads.noted(_facts(func(ctx), job.run))  # a fix it never read is not applied
