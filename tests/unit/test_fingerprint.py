@@ -108,3 +108,16 @@ def test_a_preload_module_that_failed_to_import_is_marked_in_the_fingerprint():
     assert preload_seen(["json", "os"], {"json": 1, "os": 1}) == "json os"
     assert preload_seen(["json", "s1_runner"], {"json": 1}) == f"json s1_runner{NOT_IMPORTED}"
     assert preload_seen((), {}) == ""
+
+
+def test_a_baseline_recorded_before_the_interpreter_field_reads_as_without_debug_hooks():
+    assert differences({"python": "3.11.7"}, {"python": "3.11.7", "interpreter": None}) == {}
+    assert differences({"python": "3.11.7"}, {"python": "3.11.7", "interpreter": "dev mode"}) == \
+        {"interpreter": (None, "dev mode")}
+    assert worst_policy(differences({}, {"interpreter": "PYTHONMALLOC=malloc"})) == "foreign"
+
+
+def test_interpreter_hooks_are_none_for_python_s_default(monkeypatch):
+    monkeypatch.delenv("PYTHONMALLOC", raising=False)
+    assert host.interpreter_hooks() is None or os.environ.get("PYTHONDEVMODE") or host.sys.flags.dev_mode
+    assert host.interpreter_hooks({"PYTHONMALLOC": "debug"}) in ("PYTHONMALLOC=debug", "dev mode, PYTHONMALLOC=debug")

@@ -43,13 +43,16 @@ from gpu_budget.model.setup import Fact, Fingerprint, Setup
 LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory", "environment")
 FLOOR = ("packages", "preload", "cpu", "kernel")
 SETUP = ("isa", "threads", "command_env")
-FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks", "bytecode")
+FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks", "bytecode", "interpreter")
 POLICY = {**dict.fromkeys(LIBRARIES, "libraries"), **dict.fromkeys(FLOOR, "floor"),
           **dict.fromkeys(SETUP, "setup"), **dict.fromkeys(FOREIGN, "foreign")}
 # Reported, never a difference of their own: the pin that produced `isa`, the CPU's own level, the floor itself,
 # what `bytecode` was read from (how many modules had a usable .pyc, whether the children may write one)
 INFO = ("dispatch", "cpu_level", "cuda_alloc_conf", "floor", "launcher", "bytecode_seen")
 UNKNOWN_WHEN_NONE = ("bytecode",)  # None: nothing to read it from (no library installed), never a difference
+# Recorded before the field existed, a baseline holds its default: the interpreter's debug hooks were off (the
+# baselines' venv is the README's), so a session under -X dev is named against it too
+DEFAULT_WHEN_ABSENT: Mapping[str, Fact] = {"interpreter": None}
 FLOOR_MOVED = 4 * 2**20  # a floor shift below the tolerance's absolute term moves no verdict, even left on
 
 Diffs = Mapping[str, tuple[Fact, Fact]]  # field -> (baseline's, now)
@@ -77,8 +80,10 @@ def differences(then: Fingerprint, now: Fingerprint) -> dict[str, tuple[Fact, Fa
     """Field -> (baseline's, now) for every policy field the baseline recorded and that differs.
 
     A field the baseline does not hold (recorded before it existed) is not a difference, nor one that either side
-    could not read (UNKNOWN_WHEN_NONE: `bytecode` where no library was installed to check).
+    could not read (UNKNOWN_WHEN_NONE: `bytecode` where no library was installed to check); DEFAULT_WHEN_ABSENT's
+    fields had one value only before they were recorded, and are read as it.
     """
+    then = {**DEFAULT_WHEN_ABSENT, **then}
     return {k: (then[k], now.get(k)) for k in POLICY if k in then and then[k] != now.get(k)
             and not (k in UNKNOWN_WHEN_NONE and None in (then[k], now.get(k)))}
 

@@ -192,7 +192,20 @@ def child_facts() -> dict[str, Fact]:
     except AttributeError:  # torch not preloaded (a torch-free suite), or a stand-in without it
         isa = None
     return {"floor": None if read is None else read.rss, "isa": isa, "packages": imported_packages(),
-            **bytecode_seen(LIBRARY_PACKAGES)}
+            **bytecode_seen(LIBRARY_PACKAGES), "interpreter": interpreter_hooks()}
+
+
+def interpreter_hooks(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The interpreter's own debug hooks in this process, which move every allocation's host RAM: dev mode (-X dev,
+    PYTHONDEVMODE: the debug allocator), PYTHONMALLOC, tracemalloc (-X tracemalloc); None: Python's default."""
+    import tracemalloc  # a C module's wrapper, already loaded where -X tracemalloc is on
+
+    hooks = ["dev mode"] if sys.flags.dev_mode else []
+    if environ.get("PYTHONMALLOC"):
+        hooks.append(f"PYTHONMALLOC={environ['PYTHONMALLOC']}")
+    if tracemalloc.is_tracing():
+        hooks.append("tracemalloc")
+    return ", ".join(hooks) or None
 
 
 def preload_seen(preload: list[str] | tuple[str, ...], modules: Mapping[str, ModuleType] | None = None) -> str:

@@ -33,7 +33,8 @@ TERMS = (
     Term("tensors", r"\btensors [+-]", "the peak of the live CPU tensor bytes torch's ops produced (the CPU's "
          "counterpart of the allocated GPU peak): compared with the baseline beside host RAM, where measured"),
     Term("import floor", r"\bimport floor\b", "the RAM a fresh measured process starts with: the pages of the "
-         "libraries the gate imported once for every case (torch, transformers); measured in every session"),
+         "libraries the gate imported once for every case (gpu_budget_preload's, those installed: by default torch "
+         "and transformers); measured in every session"),
     Term("floor taken off", r"\bfloor taken off\b|taken off the host RAM peak",
          "the baseline was recorded at another import floor: the host RAM peak is compared less the difference "
          "(peak - import floor shift = the figure compared), so an import change alone moves no verdict"),
