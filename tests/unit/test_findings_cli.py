@@ -3,6 +3,8 @@ writes keeps one cell per column."""
 
 import json
 
+import pytest
+
 from gpu_budget.report.findings import main
 
 MiB = 2**20
@@ -63,3 +65,22 @@ def test_a_pipe_or_a_newline_in_a_label_or_a_message_stays_in_its_cell(tmp_path)
     assert _table_widths(text) == {9}
     assert "| lora\\|8bit | lora |" in text
     assert "error: measured child failed (exception): bad \\| pipe second line \\| more |" in text
+
+
+@pytest.mark.parametrize(("raw", "said"), [
+    (b"\xff\xfe{}", "is not UTF-8 text"),
+    (b'{"version": 3, "results": [5]}', "holds a malformed result row"),
+    (b'{"version": 3, "results": [], "hardware": 7}', "holds a malformed 'hardware'"),
+    (b'{"version": 3, "results": [], "notes": 7}', "holds malformed 'notes'"),
+])
+def test_a_report_it_cannot_read_is_a_usage_error_naming_it(raw, said, tmp_path, capsys):
+    """Before: a report not UTF-8, or one whose row, hardware or notes are not what the gate writes, ended in a
+    traceback (UnicodeDecodeError, TypeError, AttributeError) and exit 1."""
+    path, out = tmp_path / "mine.json", tmp_path / "FINDINGS.md"
+    path.write_bytes(raw)
+    with pytest.raises(SystemExit) as stopped:
+        main([str(path), "-o", str(out)])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"findings: error: {path}" in err and said in err, err
+    assert not out.exists()

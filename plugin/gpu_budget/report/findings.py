@@ -269,6 +269,8 @@ def _read(parser: argparse.ArgumentParser, path: Path) -> Report:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         parser.error(f"cannot read report {path}: {exc}")
+    except UnicodeDecodeError as exc:
+        parser.error(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}): not a JSON report")
     try:
         return Report.from_json(data)
     except NotAReport as exc:

@@ -7,13 +7,16 @@ rest of a fingerprint (the CPU, the malloc, the kernels) stays in the file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import Json
 from gpu_budget.model.result import Note, Result
 from gpu_budget.report.json_report import READABLE_VERSIONS
+
+T = TypeVar("T")
 
 
 class NotAReport(ValueError):
@@ -36,10 +39,19 @@ class Report:
 
     @classmethod
     def from_json(cls, data: Json) -> Report:
-        """Raises NotAReport for JSON that is no readable report, ValueError (Result.from_json's) for a bad row."""
+        """Raises NotAReport for JSON that is no readable report, ValueError naming a bad row, hardware or notes."""
         if not isinstance(data, Mapping) or data.get("version") not in READABLE_VERSIONS \
                 or not isinstance(data.get("results"), list):
             raise NotAReport(f"is not a gpu-budget JSON report (version {' or '.join(map(str, READABLE_VERSIONS))})")
-        results = tuple(Result.from_json(r) for r in data["results"])
-        return cls(data["version"], Hardware.read(data.get("hardware")), results,
-                   tuple(Note.from_json(n) for n in data.get("notes") or ()))
+        return cls(data["version"], _part(lambda: Hardware.read(data.get("hardware")), "a malformed 'hardware'"),
+                   _part(lambda: tuple(Result.from_json(r) for r in data["results"]), "a malformed result row"),
+                   _part(lambda: tuple(Note.from_json(n) for n in data.get("notes") or ()), "malformed 'notes'"))
+
+
+def _part(read: Callable[[], T], what: str) -> T:
+    """A part of the report read; a ValueError saying which part where it is not what the gate writes (a file edited
+    or made by another tool), never the parser's TypeError from deep inside."""
+    try:
+        return read()
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"holds {what} ({type(exc).__name__}: {exc})") from None
