@@ -84,3 +84,37 @@ def test_a_report_it_cannot_read_is_a_usage_error_naming_it(raw, said, tmp_path,
     err = capsys.readouterr().err
     assert f"findings: error: {path}" in err and said in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("where", ["folder", "missing/FINDINGS.md"])
+def test_an_output_it_cannot_write_is_a_usage_error_naming_it(where, tmp_path, capsys):
+    """Before: `-o` naming a folder, or a file in no folder, ended in a traceback (IsADirectoryError,
+    FileNotFoundError) and exit 1, after the reports were read."""
+    path, out = tmp_path / "mine.json", tmp_path / where
+    (tmp_path / "folder").mkdir()
+    path.write_text(json.dumps({"version": 2, "results": [own("train"), own("train", "lora", ["lora"])]}))
+    with pytest.raises(SystemExit) as stopped:
+        main([str(path), "-o", str(out)])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"findings: error: -o {out}: " in err, err
+    assert "a folder, not a file" in err if where == "folder" else f"no folder {out.parent}" in err
+
+
+def test_a_write_that_fails_leaves_the_old_file_whole_and_exits_1(tmp_path, capsys, monkeypatch):
+    """Before: the file was opened for writing (emptied) before its text was written: a write that failed left it
+    empty or half-written, with a traceback."""
+    path, out = tmp_path / "mine.json", tmp_path / "FINDINGS.md"
+    path.write_text(json.dumps({"version": 2, "results": [own("train"), own("train", "lora", ["lora"])]}))
+    out.write_text("the findings before\n")
+    from gpu_budget.report import findings
+
+    def full(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(findings, "render", lambda *a, **k: "new findings\n")
+    monkeypatch.setattr("os.replace", full)
+    assert main([str(path), "-o", str(out)]) == 1
+    assert out.read_text() == "the findings before\n"
+    assert f"findings: error: -o {out}: No space left on device" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["FINDINGS.md", "mine.json"]

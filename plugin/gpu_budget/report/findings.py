@@ -53,6 +53,7 @@ from gpu_budget.report.findings_pairs import AS_REPORTED, Pair, cell, fix_verdic
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
 from gpu_budget.report.memtests import Declared, controls, declared, registered
 from gpu_budget.report.order import scale_order
+from gpu_budget.report.outputs import unwritable, write_whole
 from gpu_budget.report.reports import NotAReport, Report
 from gpu_budget.report.row_fields import gated_metric, growth_of
 from gpu_budget.units import format_size
@@ -298,6 +299,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT", help="JSON reports written by --gpu-budget-json")
     parser.add_argument("-o", "--output", type=Path, default=Path("FINDINGS.md"))
     args = parser.parse_args(argv)
+    refused = unwritable(args.output)
+    if refused is not None:
+        parser.error(f"-o {args.output}: {refused}")
     merged, sources, gpu = Merged(), [], []
     for path in args.reports:
         report = _read(parser, path)
@@ -310,6 +314,11 @@ def main(argv: list[str]) -> int:
     if why is not None:  # a header-only file would say nothing: say why instead, and leave any FINDINGS.md there as it is
         print(f"no findings in {', '.join(map(str, args.reports))}: {why}; nothing written to {args.output}", file=sys.stderr)
         return 1
-    args.output.write_text(render(merged, sources=sources, gpu=gpu))
+    try:
+        write_whole(args.output, render(merged, sources=sources, gpu=gpu))
+    except OSError as exc:
+        print(f"python -m gpu_budget findings: error: -o {args.output}: {exc.strerror or exc}; left as it was",
+              file=sys.stderr)
+        return 1
     print(f"wrote {args.output}")
     return 0

@@ -1,0 +1,29 @@
+"""A file a command writes where its user says (`-o`, `--json`): refused before the work where it cannot be written,
+and written whole or not at all (a temp file beside it, renamed over), so an error never leaves a half-written file
+in place of a good one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def unwritable(path: str | Path) -> str | None:
+    """Why `path` cannot be written as a file (it is a folder, or no folder holds it); None where it can be."""
+    path = Path(path)
+    if path.is_dir():
+        return "a folder, not a file: name the file to write"
+    if not path.parent.is_dir():
+        return f"no folder {path.parent}"
+    return None
+
+
+def write_whole(path: str | Path, text: str) -> None:
+    """Write `text` to `path` through a temp file beside it; an OSError is raised with nothing changed at `path`."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
