@@ -201,6 +201,17 @@ def test_an_output_file_in_no_folder_is_refused_before_estimating(option, tmp_pa
     assert f"{option} {target}: no folder {target.parent}" in err and "estimate)" not in err  # nothing estimated
 
 
+@pytest.mark.parametrize("option", ["-o", "--json"])
+def test_an_output_file_that_is_a_folder_is_refused_before_estimating(option, tmp_path, capsys):
+    """Before: the folder passed the check (its parent is a folder), the cases were estimated, then writing ended in
+    a traceback (IsADirectoryError) and exit 1, and a --json after a failed -o was never written."""
+    with pytest.raises(SystemExit) as stopped:
+        cli([option, str(tmp_path), S5_SPEC])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{option} {tmp_path}: a folder, not a file" in err and "estimate)" not in err  # nothing estimated
+
+
 @pytest.mark.parametrize("given", [["--steps", "4"], ["--steps", "2"], ["--as-run"]])
 def test_validate_refuses_the_options_it_would_ignore(given, capsys):
     """--validate estimates each case as its real run is measured: a step count or --as-run given with it would be

@@ -28,6 +28,7 @@ from gpu_budget.declare.scenario import Scenario
 from gpu_budget.estimate.cases import FORM, CaseError, load_case
 from gpu_budget.estimate.rows import EstimateOutput, EstimateRow
 from gpu_budget.estimate.tables import render, render_output
+from gpu_budget.report.outputs import unwritable, write_whole
 from gpu_budget.units import SizeError, format_size, parse_size
 
 if TYPE_CHECKING:
@@ -154,8 +155,9 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
     if not args.cases:
         parser.error(f"name at least one CASE: {FORM}")
     for option, path in (("-o", args.output), ("--json", args.json)):  # refused now, not after a long validation
-        if path is not None and not Path(path).parent.is_dir():
-            parser.error(f"{option} {path}: no folder {Path(path).parent}")
+        refused = None if path is None else unwritable(path)
+        if refused is not None:
+            parser.error(f"{option} {path}: {refused}")
     if args.validate and (args.cuda or args.scale != "tiny"):
         parser.error("--validate measures real CPU runs: it needs --scale tiny and no --cuda")
     for option, given in (("--steps", args.steps is not None), ("--as-run", args.as_run)):
@@ -221,13 +223,18 @@ def main(argv: list[str]) -> int:
     output, failed = _run(args, request)
     text = render_output(output)
     print(text)
-    if args.output:
-        Path(args.output).write_text(text + "\n")
-    if args.json:
-        Path(args.json).write_text(json.dumps(output.to_json(), indent=1, default=str) + "\n")
+    unwritten = []
+    for option, path, content in (("-o", args.output, text + "\n"),
+                                  ("--json", args.json, json.dumps(output.to_json(), indent=1, default=str) + "\n")):
+        try:
+            if path:
+                write_whole(path, content)
+        except OSError as exc:  # one output that cannot be written must not lose the other
+            print(f"python -m gpu_budget estimate: error: {option} {path}: {exc.strerror or exc}", file=sys.stderr)
+            unwritten.append(option)
     if failed:  # a missing figure is a failure, never an exit 0 a script reads as estimated
         what = "validated" if args.validate else "estimated"
         print(f"not {what}: {len(failed)} of {len(request.scenarios)} case(s) ({', '.join(failed)}): see above",
               file=sys.stderr)
         return 1
-    return 0
+    return 1 if unwritten else 0
