@@ -191,6 +191,23 @@ def test_a_file_it_cannot_render_is_a_usage_error_naming_it(tmp_path, capsys):
         assert f"--render {tmp_path / name}: {why}" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("saved", "said"), [
+    ({"estimates": 5}, "TypeError"),
+    ({"estimates": [{"label": "a"}]}, "KeyError: 'scenario'"),
+    ({"rows": [1]}, "KeyError: 'floor'"),
+])
+def test_a_saved_file_with_malformed_rows_is_a_usage_error_naming_it(saved, said, tmp_path, capsys):
+    """Before: a file with the right top-level key but rows `estimate --json` never writes (edited by hand, another
+    version's) ended in a traceback (TypeError, KeyError) and exit 1."""
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(saved))
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--render", str(path)])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--render {path}: not a file `estimate --json` wrote (a malformed row: {said}" in err, err
+
+
 @pytest.mark.parametrize("option", ["-o", "--json"])
 def test_an_output_file_in_no_folder_is_refused_before_estimating(option, tmp_path, capsys):
     target = tmp_path / "no" / "such" / "out"

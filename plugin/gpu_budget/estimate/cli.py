@@ -217,7 +217,12 @@ def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.render:
-        print(render(_saved(parser, args.render)))
+        try:
+            tables = render(_saved(parser, args.render))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # rows `estimate --json` never writes
+            parser.error(f"--render {args.render}: not a file `estimate --json` wrote (a malformed row: "
+                         f"{type(exc).__name__}: {exc})")
+        print(tables)
         return 0
     request = _request(parser, args)
     output, failed = _run(args, request)
