@@ -208,6 +208,24 @@ def test_a_saved_file_with_malformed_rows_is_a_usage_error_naming_it(saved, said
     assert f"--render {path}: not a file `estimate --json` wrote (a malformed row: {said}" in err, err
 
 
+def test_one_label_for_two_cases_is_a_usage_error_naming_it(capsys):
+    """Before: `a=S5+smaller_batch a=S5` estimated S5 alone, under `a`, exit 0: the first case was dropped without
+    a word."""
+    with pytest.raises(SystemExit) as stopped:
+        cli([f"a={S5_SPEC}+smaller_batch", f"a={S5_SPEC}"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"label 'a' names two cases ({S5_SPEC}+smaller_batch and {S5_SPEC}): give each its own" in err, err
+
+
+def test_an_empty_label_is_a_usage_error(capsys):
+    """Before: `=SPEC` estimated the case under an empty label: a table row with no name."""
+    with pytest.raises(SystemExit) as stopped:
+        cli([f"={S5_SPEC}"])
+    assert stopped.value.code == 2
+    assert f"case '={S5_SPEC}': the LABEL before '=' is empty" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("option", ["-o", "--json"])
 def test_an_output_file_in_no_folder_is_refused_before_estimating(option, tmp_path, capsys):
     target = tmp_path / "no" / "such" / "out"

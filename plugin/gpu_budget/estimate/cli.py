@@ -41,6 +41,20 @@ def _labelled(arg: str) -> tuple[str, str]:
     return (label, spec) if eq and ":" not in label else (arg, arg)
 
 
+def _cases(parser: argparse.ArgumentParser, given: list[str]) -> dict[str, str]:
+    """The cases by label; an empty label, or one label for two cases (the table's rows are by label: one would be
+    dropped without a word), ends the command with the parser's error. A case given twice is estimated once."""
+    cases: dict[str, str] = {}
+    for arg in given:
+        label, spec = _labelled(arg)
+        if not label:
+            parser.error(f"case {arg!r}: the LABEL before '=' is empty (give one, or no '=': the case is its own label)")
+        if cases.get(label, spec) != spec:
+            parser.error(f"label {label!r} names two cases ({cases[label]} and {spec}): give each its own")
+        cases[label] = spec
+    return cases
+
+
 @dataclass(frozen=True)
 class _Pyproject:
     """What the CLI reads of pyproject.toml: [tool.pytest.ini_options] gpu_budget_preload (None: not set)."""
@@ -169,7 +183,7 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
     try:
         context = parse_size(args.cuda_context) if args.cuda_context else None
         workspace = None if args.cublas_workspace is None else parse_size(args.cublas_workspace)
-        cases = dict(map(_labelled, args.cases))
+        cases = _cases(parser, args.cases)
         scenarios = {label: load_case(spec) for label, spec in cases.items()}
     except (CaseError, SizeError) as exc:
         parser.error(str(exc))
