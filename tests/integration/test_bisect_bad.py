@@ -84,5 +84,5 @@ def test_a_json_path_in_no_folder_is_bad_input_before_anything_runs(pytester, mo
                           timeout=300)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "reference" not in done.stdout, done.stdout + done.stderr
-    assert "--json=no/such/folder/bisect.json: " in done.stderr and "is not a folder" in done.stderr, done.stderr
+    assert "--json=no/such/folder/bisect.json: " in done.stderr and ": no folder " in done.stderr, done.stderr
     assert git(pytester.path, "worktree", "list", "--porcelain").count("worktree ") == 1

@@ -153,3 +153,14 @@ def test_a_revision_naming_a_tree_or_a_file_says_what_it_names(tmp_path, monkeyp
             resolve(repo, given, "GOOD")
     with pytest.raises(AgainstError, match="no commit 'nope' in .* fetch it first"):
         resolve(repo, "nope", "GOOD")
+
+
+def test_a_json_path_that_is_a_folder_is_refused_before_anything_runs(tmp_path, capsys, monkeypatch):
+    """Before: the folder passed the check (its parent is a folder), the whole bisect ran, then the answer was not
+    written (`--json=/tmp: [Errno 21] Is a directory`) and the exit code was 2, as for bad input."""
+    monkeypatch.chdir(tmp_path)  # in no git repository: anything that ran would fail otherwise
+    with pytest.raises(SystemExit) as stopped:
+        bisect_module.main(["HEAD~1", "HEAD", "-k", "test_x", "--json", str(tmp_path)])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--json={tmp_path}: a folder, not a file" in err and "git repository" not in err, err

@@ -67,6 +67,7 @@ from gpu_budget.against.worktree import (
 from gpu_budget.isolate.lifecycle import adopt
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.result import Result, Verdict
+from gpu_budget.report.outputs import unwritable, write_whole
 from gpu_budget.units import format_size
 
 SCRATCH = "runs"  # the sessions' reports and logs: a folder beside the worktree, removed with it
@@ -421,9 +422,9 @@ def main(argv: Sequence[str]) -> int:
     here = Path.cwd().resolve()
     if options.recheck < 0:
         parser.error(f"--recheck={options.recheck}: expected 0 or more")
-    if options.json is not None and not options.json.resolve().parent.is_dir():
-        parser.error(f"--json={options.json}: {options.json.resolve().parent} is not a folder (the answer would be lost "
-                     f"after the bisect)")
+    refused = None if options.json is None else unwritable(options.json.resolve())
+    if refused is not None:
+        parser.error(f"--json={options.json}: {refused} (the answer would be lost after the bisect)")
     try:
         repo = repo_at(here, options.good, "GOOD")
         good, bad = resolve(repo, options.good, "GOOD"), resolve(repo, options.bad, "BAD")
@@ -446,7 +447,7 @@ def main(argv: Sequence[str]) -> int:
     sys.stdout.write(found.text())
     if options.json:
         try:
-            options.json.write_text(json.dumps(found.to_json(), indent=2) + "\n")
+            write_whole(options.json, json.dumps(found.to_json(), indent=2) + "\n")
         except OSError as exc:
             print(f"gpu-budget bisect: error: --json={options.json}: {exc}", file=sys.stderr)
             return 2
