@@ -164,3 +164,21 @@ def test_a_json_path_that_is_a_folder_is_refused_before_anything_runs(tmp_path, 
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert f"--json={tmp_path}: a folder, not a file" in err and "git repository" not in err, err
+
+
+def test_good_after_bad_is_named_as_such(tmp_path, capsys, monkeypatch):
+    """Before: GOOD and BAD swapped said only "GOOD main (...) is not an ancestor of BAD main~1 (...)", the same words
+    as two unrelated branches, with nothing on which to fix."""
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
+    for n in range(2):
+        (tmp_path / "f.txt").write_text(f"{n}\n")
+        subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+        subprocess.run(["git", "commit", "-qm", f"c{n}"], cwd=tmp_path, check=True)
+    monkeypatch.chdir(tmp_path)
+    assert bisect_module.main(["main", "main~1", "-k", "test_x"]) == 2
+    err = capsys.readouterr().err
+    assert "GOOD main (" in err and "comes after BAD main~1 (" in err and "swap them" in err, err

@@ -402,6 +402,21 @@ def left_open(top: Path, candidates: Sequence[str], tried: Sequence[Tried], bad:
             + ", ".join(each))
 
 
+def _range(here: Path, given_good: str, given_bad: str) -> tuple[Repo, Ref, Ref]:
+    """The repository and the two commits given, GOOD an ancestor of BAD and not BAD itself; else AgainstError saying
+    which (two commits given the wrong way round are named as such)."""
+    repo = repo_at(here, given_good, "GOOD")
+    good, bad = resolve(repo, given_good, "GOOD"), resolve(repo, given_bad, "BAD")
+    if git(["merge-base", "--is-ancestor", good.commit, bad.commit], repo.top).returncode != 0:
+        swapped = git(["merge-base", "--is-ancestor", bad.commit, good.commit], repo.top).returncode == 0
+        raise AgainstError(f"bisect: GOOD {given_good} ({good.short}) " + (
+            f"comes after BAD {given_bad} ({bad.short}): GOOD is the older commit, where the figure is as it should "
+            "be; swap them" if swapped else f"is not an ancestor of BAD {given_bad} ({bad.short})"))
+    if good.commit == bad.commit:
+        raise AgainstError(f"bisect: GOOD {given_good} and BAD {given_bad} are the same commit ({good.short})")
+    return repo, good, bad
+
+
 def main(argv: Sequence[str]) -> int:
     """`python -m gpu_budget bisect GOOD BAD -k CASE [--json PATH] [-- PYTEST ARGS]`."""
     import argparse
@@ -426,13 +441,7 @@ def main(argv: Sequence[str]) -> int:
     if refused is not None:
         parser.error(f"--json={options.json}: {refused} (the answer would be lost after the bisect)")
     try:
-        repo = repo_at(here, options.good, "GOOD")
-        good, bad = resolve(repo, options.good, "GOOD"), resolve(repo, options.bad, "BAD")
-        if git(["merge-base", "--is-ancestor", good.commit, bad.commit], repo.top).returncode != 0:
-            raise AgainstError(f"bisect: GOOD {options.good} ({good.short}) is not an ancestor of BAD {options.bad} "
-                               f"({bad.short})")
-        if good.commit == bad.commit:
-            raise AgainstError(f"bisect: GOOD {options.good} and BAD {options.bad} are the same commit ({good.short})")
+        repo, good, bad = _range(here, options.good, options.bad)
         if missing_at(repo, good, [here]):
             raise AgainstError(f"bisect: {here.relative_to(repo.top).as_posix()} not found at GOOD {options.good} "
                                f"({good.short}): start it from a folder GOOD holds")
