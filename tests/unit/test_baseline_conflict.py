@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from gpu_budget.judge import baselines_cli, files
+from gpu_budget.judge import baselines_cli, conflict, files
 from gpu_budget.judge.conflict import ConflictError
+from gpu_budget.judge.contents import Contents
 
 ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
        "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
@@ -165,3 +166,56 @@ def test_resolve_goes_on_past_a_file_it_cannot_write(tmp_path, capsys, refuse_a_
     out, err = capsys.readouterr()
     assert f"{first}: [Errno 13] Permission denied" in err and f"{last}: kept both sides' entries" in out
     assert first.read_bytes() == made.read_bytes() and "<<<<<<<" not in last.read_text()
+
+
+def three_way(tmp_path, ours, theirs, style="diff3"):
+    """A baseline file holding test_a and test_x, then each side's writes (scale, entries, keys kept: None keeps all),
+    merged with git's conflict style `style`; the file as git leaves it."""
+    path = tmp_path / "baselines" / "cpu-x86_64" / "test_mod.json"
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "config", "merge.conflictStyle", style)
+    files.write(path, "tiny", {"test_a": entry(100 * 2**20), "test_x": entry(50 * 2**20)})
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    for branch, writes in (("other", theirs), ("main", ours)):
+        git(tmp_path, "checkout", "-q", *(["-b"] if branch == "other" else []), branch)
+        for scale, entries, kept in writes:
+            files.write(path, scale, entries, prune_except=kept)
+        git(tmp_path, "commit", "-q", "-am", branch)
+    assert git(tmp_path, "merge", "-q", "other", check=False).returncode != 0
+    assert "<<<<<<<" in path.read_text()
+    return path
+
+
+@pytest.mark.parametrize("style", ["diff3", "zdiff3"])
+def test_an_entry_one_side_deleted_and_the_other_left_stays_deleted_where_git_wrote_the_base(tmp_path, capsys, style):
+    """Before: ours dropped test_x (a test removed) while theirs recorded test_y beside it: resolve put test_x back,
+    exit 0, saying only "kept both sides' entries", although git's base section showed theirs held it as it was."""
+    path = three_way(tmp_path, [("tiny", {}, {"test_a"})], [("tiny", {"test_y": entry(300)}, None)], style)
+    assert baselines_cli.main(["resolve", str(path)]) == 0
+    assert set(files.load(path)["entries"]["tiny"]) == {"test_a", "test_y"}
+    out = capsys.readouterr().out
+    assert "'test_x' (scale 'tiny') deleted on HEAD's side and as it was on other's: left out" in out, out
+
+
+def test_an_entry_one_side_changed_takes_that_sides_figures_where_git_wrote_the_base():
+    """The same rule for an entry one side re-recorded and the other held as it was: the re-recorded one, not a
+    conflict needing --keep (which would take one side's figures for every such entry)."""
+    def text(*entries):
+        return json.dumps({"schema": "gpu-budget-baselines/1", "entries": {"tiny": dict(entries)}}, indent=2)
+
+    base, ours, theirs = (text(("test_a", entry(a)), ("test_b", entry(b))) for a, b in ((1, 2), (10, 2), (1, 20)))
+    conflicted = f"<<<<<<< HEAD\n{ours}\n||||||| base\n{base}\n=======\n{theirs}\n>>>>>>> other\n"
+    sides = conflict.split(conflicted, "f.json")
+    read = [Contents.from_json(json.loads(side)) for side in (sides.ours, sides.theirs, sides.base)]
+    merged = conflict.merge(*read[:2], "f.json", ("HEAD", "other"), base=read[2])
+    assert {k: e["peaks"]["ram"] for k, e in merged.data.scale("tiny").items()} == {"test_a": 10, "test_b": 20}
+    assert merged.kept == ()
+
+
+def test_without_the_base_an_entry_one_side_holds_alone_is_kept(tmp_path, capsys):
+    """git's default style writes no base: an entry one side holds alone may be new there, so it is kept."""
+    path = three_way(tmp_path, [("tiny", {}, {"test_a"})], [("tiny", {"test_y": entry(300)}, None)], "merge")
+    assert baselines_cli.main(["resolve", str(path)]) == 0
+    assert set(files.load(path)["entries"]["tiny"]) == {"test_a", "test_x", "test_y"}
+    assert "left out" not in capsys.readouterr().out

@@ -120,6 +120,8 @@ def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
         ours, theirs = merged.labels
         kept = "".join(f"; {test_id!r} (scale {scale!r}) differed on both sides: kept the {side} side's entry (--keep {side})"
                        for scale, test_id, side in merged.kept)
+        kept += "".join(f"; {test_id!r} (scale {scale!r}) deleted on {side}'s side and as it was on "
+                        f"{theirs if side == ours else ours}'s: left out" for scale, test_id, side in merged.deleted)
         print(f"{path}: kept both sides' entries, {merged.total} in all ({merged.only_ours} from {ours}'s side of "
               f"the conflict alone, {merged.only_theirs} from {theirs}'s alone){kept}; review it, then `git add` it")
     for problem in bad:

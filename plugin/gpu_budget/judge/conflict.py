@@ -4,9 +4,13 @@ Deleting such a file and re-recording drops one branch's baselines, so the
 file is named as a merge conflict, and `python -m gpu_budget baselines resolve`
 keeps both sides: git's conflict regions (`<<<<<<<`, diff3's `|||||||`,
 `=======`, `>>>>>>>`) are split back into the two sides' texts, each read as a
-baseline file, and their entries merged. An entry both sides hold with other
-figures is a real conflict: it is refused, naming each, unless the caller says
-which side to keep. Pure text and data here; the file itself: files.py.
+baseline file, and their entries merged. Where every region holds diff3's base
+section, the base is rebuilt too and each entry merged as git merges lines: an
+entry one side deleted or changed while the other held it as the base did takes
+that side's change (a deleted test's entry stays deleted). An entry both sides
+hold with other figures, neither the base's, is a real conflict: it is refused,
+naming each, unless the caller says which side to keep. Pure text and data here;
+the file itself: files.py.
 """
 
 from __future__ import annotations
@@ -30,25 +34,29 @@ class ConflictError(ValueError):
 
 @dataclass(frozen=True)
 class Sides:
-    """The two texts git merged, rebuilt from a conflicted file, and the labels git gave them (HEAD, a branch)."""
+    """The two texts git merged, rebuilt from a conflicted file, and the labels git gave them (HEAD, a branch);
+    `base` the merge base's text where every region held diff3's base section (None where any did not)."""
 
     ours: str
     theirs: str
     ours_label: str
     theirs_label: str
+    base: str | None = None
 
 
 @dataclass(frozen=True)
 class Merged:
     """Both sides' entries in one file's data, and what the merge decided: `only_ours` and `only_theirs` count the
     entries one side's text alone held (from its side of the conflict regions), `kept` names the (scale, key) both
-    held with other figures and the side kept; `labels` are git's names of the sides."""
+    held with other figures and the side kept; `labels` are git's names of the sides; `deleted` names the (scale, key)
+    one side deleted while the other held it as the base did, left out, and the side that deleted it."""
 
     data: Contents
     only_ours: int
     only_theirs: int
     labels: tuple[str, str]
     kept: tuple[tuple[str, str, str], ...] = ()
+    deleted: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def total(self) -> int:
@@ -70,13 +78,15 @@ def split(text: str, where: str) -> Sides:
     where the regions do not nest as git writes them."""
     ours: list[str] = []
     theirs: list[str] = []
+    base: list[str] = []
+    regions = with_base = 0
     ours_label = theirs_label = ""
     state = "common"
     for number, line in enumerate(text.splitlines(keepends=True), 1):
         if state == "common" and _marker(line, OURS):
-            state, ours_label = "ours", ours_label or line[8:].strip()
+            state, ours_label, regions = "ours", ours_label or line[8:].strip(), regions + 1
         elif state == "ours" and _marker(line, BASE):
-            state = "base"
+            state, with_base = "base", with_base + 1
         elif state in ("ours", "base") and _marker(line, THEIRS):
             state = "theirs"
         elif state == "theirs" and _marker(line, END):
@@ -89,10 +99,13 @@ def split(text: str, where: str) -> Sides:
                 ours.append(line)
             if state in ("common", "theirs"):
                 theirs.append(line)
+            if state in ("common", "base"):
+                base.append(line)
     if state != "common":
         raise ConflictError(f"{where}: a conflict region is not closed (no {END} line): resolve the file by hand, "
                             "keeping both sides' entries")
-    return Sides("".join(ours), "".join(theirs), ours_label or "ours", theirs_label or "theirs")
+    return Sides("".join(ours), "".join(theirs), ours_label or "ours", theirs_label or "theirs",
+                 "".join(base) if with_base == regions else None)
 
 
 def parse_side(text: str, side: str, label: str, where: str) -> Json:
@@ -113,17 +126,28 @@ def _figures(entry: EntryJson) -> str:
     return ", ".join(shown) + (f" (recorded {read.recorded})" if read.recorded else "")
 
 
-def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str], keep: str | None = None) -> Merged:
-    """Every entry of both sides (validated baseline files). An entry both hold with other figures takes the `keep`
-    side's; without `keep`, ConflictError naming each such entry and both sides' figures."""
+def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str], keep: str | None = None,
+          base: Contents | None = None) -> Merged:
+    """Every entry of both sides (validated baseline files), but, with the `base` (diff3's), each entry one side
+    deleted or changed while the other held it as the base did takes that side's change. An entry both hold with
+    other figures takes the `keep` side's; without `keep`, ConflictError naming each such entry and both sides'
+    figures."""
     entries: dict[str, ByKey] = {}
     only_ours = only_theirs = 0
     differing: list[tuple[str, str]] = []
+    deleted: list[tuple[str, str, str]] = []
     for scale in sorted({*ours.entries, *theirs.entries}):
         mine, other = ours.scale(scale), theirs.scale(scale)
+        was = base.scale(scale) if base is not None else {}
         by_key = entries[scale] = {}
         for key in sorted({*mine, *other}):
-            if key not in other:
+            if key in was and was[key] in (mine.get(key), other.get(key)):  # one side left it as it was: the other's
+                side, changed = (labels[1], other) if was[key] == mine.get(key) else (labels[0], mine)
+                if key in changed:
+                    by_key[key] = changed[key]
+                else:
+                    deleted.append((scale, key, side))
+            elif key not in other:
                 by_key[key], only_ours = mine[key], only_ours + 1
             elif key not in mine:
                 by_key[key], only_theirs = other[key], only_theirs + 1
@@ -140,4 +164,5 @@ def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str],
                             f"({labels[0]}) or --keep theirs ({labels[1]}), then run the gate on the merged code "
                             "(--gpu-budget-update re-records those that moved)")
     data = Contents({s: by for s, by in entries.items() if by}, {**theirs.packages, **ours.packages}, ours.schema)
-    return Merged(data, only_ours, only_theirs, labels, tuple((scale, key, keep) for scale, key in differing))
+    return Merged(data, only_ours, only_theirs, labels, tuple((scale, key, keep) for scale, key in differing),
+                  tuple(deleted))

@@ -398,8 +398,9 @@ def conflicted(path: Path) -> bool:
 def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
     """Rewrite a baseline file left with git's conflict markers holding both sides' entries (conflict.py).
 
-    Each side is rebuilt and validated as a baseline file of its own; an entry
-    both sides hold with other figures takes the `keep` side's ("ours" or
+    Each side is rebuilt and validated as a baseline file of its own (and
+    diff3's merge base, where git wrote it: conflict.merge); an entry both
+    sides hold with other figures takes the `keep` side's ("ours" or
     "theirs"), and without one nothing is written (ConflictError naming them).
     """
     if keep not in (None, *conflict.SIDES):
@@ -413,11 +414,23 @@ def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
         labels = (sides.ours_label, sides.theirs_label)
         ours, theirs = (_side(path, side, side_text, label) for side, side_text, label
                         in zip(conflict.SIDES, (sides.ours, sides.theirs), labels))
-        merged = conflict.merge(ours, theirs, str(path), labels, keep)
+        merged = conflict.merge(ours, theirs, str(path), labels, keep, _base(path, sides.base))
         data = pruned(merged.data).to_json()
         validate(data, path)
         _write_atomic(path, data)
     return merged
+
+
+def _base(path: Path, text: str | None) -> Contents | None:
+    """The merge base rebuilt from diff3's base sections, where it reads as a baseline file; None where it does not
+    (no base sections, or a base git's recursive merge wrote with markers of its own): then every entry of both
+    sides is kept, as where git wrote no base."""
+    if text is None:
+        return None
+    try:
+        return _side(path, "base", text, "merge base")
+    except conflict.ConflictError:
+        return None
 
 
 def _side(path: Path, side: str, text: str, label: str) -> Contents:
