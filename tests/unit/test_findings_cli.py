@@ -118,3 +118,15 @@ def test_a_write_that_fails_leaves_the_old_file_whole_and_exits_1(tmp_path, caps
     assert out.read_text() == "the findings before\n"
     assert f"findings: error: -o {out}: No space left on device" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["FINDINGS.md", "mine.json"]
+
+
+def test_a_report_of_a_version_it_cannot_read_is_named_by_its_version(tmp_path, capsys):
+    """Before: a report a later plugin wrote (version 4) was said to be "not a gpu-budget JSON report (version 1 or 2
+    or 3)", as if it were another tool's file."""
+    path = tmp_path / "later.json"
+    path.write_text(json.dumps({"version": 4, "results": []}))
+    with pytest.raises(SystemExit) as stopped:
+        main([str(path)])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{path} is a version-4 gpu-budget report: this pytest-gpu-budget reads versions 1, 2 and 3" in err, err

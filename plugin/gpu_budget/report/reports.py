@@ -40,8 +40,12 @@ class Report:
     @classmethod
     def from_json(cls, data: Json) -> Report:
         """Raises NotAReport for JSON that is no readable report, ValueError naming a bad row, hardware or notes."""
-        if not isinstance(data, Mapping) or data.get("version") not in READABLE_VERSIONS \
-                or not isinstance(data.get("results"), list):
+        version = data.get("version") if isinstance(data, Mapping) else None
+        if isinstance(version, int) and version not in READABLE_VERSIONS and isinstance(data.get("results"), list):
+            readable = ", ".join(map(str, READABLE_VERSIONS[:-1])) + f" and {READABLE_VERSIONS[-1]}"
+            raise NotAReport(f"is a version-{version} gpu-budget report: this pytest-gpu-budget reads versions "
+                             f"{readable} (a report of a later version needs the plugin that wrote it, or later)")
+        if version not in READABLE_VERSIONS or not isinstance(data.get("results"), list):
             raise NotAReport(f"is not a gpu-budget JSON report (version {' or '.join(map(str, READABLE_VERSIONS))})")
         return cls(data["version"], _part(lambda: Hardware.read(data.get("hardware")), "a malformed 'hardware'"),
                    _part(lambda: tuple(Result.from_json(r) for r in data["results"]), "a malformed result row"),
