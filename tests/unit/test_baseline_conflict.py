@@ -219,3 +219,12 @@ def test_without_the_base_an_entry_one_side_holds_alone_is_kept(tmp_path, capsys
     assert baselines_cli.main(["resolve", str(path)]) == 0
     assert set(files.load(path)["entries"]["tiny"]) == {"test_a", "test_x", "test_y"}
     assert "left out" not in capsys.readouterr().out
+
+
+def test_a_file_named_twice_is_resolved_once(tmp_path, capsys):
+    """Before: `resolve baselines baselines/cpu-x86_64/test_mod.json` resolved the file, then took it again as a file
+    "holding no merge conflict markers", and exited 1 with "1 of 2 files left as it was"."""
+    path = conflicted(tmp_path, [("tiny", {"test_b": entry(200)}, None)], [("tiny", {"test_c": entry(300)}, None)])
+    assert baselines_cli.main(["resolve", str(tmp_path / "baselines"), str(path), f"{path.parent}/./{path.name}"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.count("kept both sides' entries") == 1 and captured.err == "", captured

@@ -92,3 +92,12 @@ def test_a_file_it_cannot_write_is_named_and_the_others_dropped(tmp_path, capsys
     assert f"python -m gpu_budget baselines drop: {one}: [Errno 13] Permission denied" in err
     assert "1 of 2 files left holding 'tiny' (named above)" in err and out == f"{other}: dropped the 'tiny' entries\n"
     assert one.read_bytes() == before and files.load(other)["entries"] == {}
+
+
+def test_a_file_named_twice_is_dropped_from_once(tmp_path, capsys):
+    """Before: a file given twice (a folder and a file in it) printed "dropped the 'tiny' entries" twice, the second
+    time rewriting a file that held none."""
+    path = tmp_path / "hw" / "m.json"
+    files.write(path, "tiny", {"test_a": ENTRY})
+    assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path), str(path)]) == 0
+    assert capsys.readouterr().out == f"{path}: dropped the 'tiny' entries\n"

@@ -40,6 +40,10 @@ def main(argv: list[str]) -> int:
             files.append(given)
         else:
             parser.error(f"{given} is neither a folder nor a baseline file")
+    once: dict[Path, Path] = {}
+    for path in files:  # a file named twice (a folder and a file in it) is taken once, where first named
+        once.setdefault(path.resolve(), path)
+    files = list(once.values())
     if not files:
         print(f"python -m gpu_budget baselines {args.command}: no baseline file (*.json) under "
               f"{', '.join(map(str, args.paths))}", file=sys.stderr)
