@@ -226,6 +226,31 @@ def test_an_empty_label_is_a_usage_error(capsys):
     assert f"case '={S5_SPEC}': the LABEL before '=' is empty" in capsys.readouterr().err
 
 
+def saved_estimate(tmp_path) -> Path:
+    """A file as `estimate --json` writes it, with no row (all --render needs)."""
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps({"scale": "tiny", "device": "cpu", "cases": {}, "estimates": []}))
+    return path
+
+
+@pytest.mark.parametrize("given", [[S5_SPEC], ["--cuda"], ["--validate"], ["--steps", "3"], ["--json", "x.json"]])
+def test_render_refuses_what_it_would_ignore(given, tmp_path, capsys):
+    """Before: `--render v.json CASE --cuda ...` printed the saved tables, exit 0, the case never estimated and the
+    options dropped without a word."""
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--render", str(saved_estimate(tmp_path)), *given])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "--render prints a saved file's tables: " in err and "not apply to it" in err, err
+
+
+def test_render_writes_its_tables_to_the_output_given(tmp_path, capsys):
+    """Before: `--render v.json -o table.md` printed the tables and wrote no table.md, exit 0."""
+    out = tmp_path / "table.md"
+    assert cli(["--render", str(saved_estimate(tmp_path)), "-o", str(out)]) == 0
+    assert out.read_text() == capsys.readouterr().out
+
+
 @pytest.mark.parametrize("option", ["-o", "--json"])
 def test_an_output_file_in_no_folder_is_refused_before_estimating(option, tmp_path, capsys):
     target = tmp_path / "no" / "such" / "out"

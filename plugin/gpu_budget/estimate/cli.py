@@ -150,7 +150,8 @@ def _parser() -> argparse.ArgumentParser:
                              "each step's peaks, through the allocator in CUDA mode, go to --json's per_step")
     parser.add_argument("-o", "--output", default=None, help="write the markdown tables here")
     parser.add_argument("--json", default=None, help="write the raw rows here")
-    parser.add_argument("--render", default=None, metavar="JSON", help="print the tables of a saved --json file")
+    parser.add_argument("--render", default=None, metavar="JSON",
+                        help="print the tables of a saved --json file (and write them to -o); nothing is estimated")
     return parser
 
 
@@ -227,17 +228,39 @@ def _saved(parser: argparse.ArgumentParser, path: str) -> dict[str, Json]:
     return data
 
 
+def _render(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """--render: print a saved file's tables (and write them to -o); a case or an option that measures is refused,
+    since nothing is estimated here."""
+    ignored = [name for name, given in (("CASE", args.cases), ("--scale", args.scale != "tiny"), ("--cuda", args.cuda),
+                                        ("--cuda-context", args.cuda_context), ("--cublas-workspace", args.cublas_workspace),
+                                        ("--validate", args.validate), ("--steps", args.steps), ("--as-run", args.as_run),
+                                        ("--json", args.json)) if given]
+    if ignored:
+        parser.error(f"--render prints a saved file's tables: {', '.join(ignored)} "
+                     f"{'does' if len(ignored) == 1 else 'do'} not apply to it")
+    refused = None if args.output is None else unwritable(args.output)
+    if refused is not None:
+        parser.error(f"-o {args.output}: {refused}")
+    try:
+        tables = render(_saved(parser, args.render))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # rows `estimate --json` never writes
+        parser.error(f"--render {args.render}: not a file `estimate --json` wrote (a malformed row: "
+                     f"{type(exc).__name__}: {exc})")
+    print(tables)
+    if args.output:
+        try:
+            write_whole(args.output, tables + "\n")
+        except OSError as exc:
+            print(f"python -m gpu_budget estimate: error: -o {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.render:
-        try:
-            tables = render(_saved(parser, args.render))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # rows `estimate --json` never writes
-            parser.error(f"--render {args.render}: not a file `estimate --json` wrote (a malformed row: "
-                         f"{type(exc).__name__}: {exc})")
-        print(tables)
-        return 0
+        return _render(parser, args)
     request = _request(parser, args)
     output, failed = _run(args, request)
     text = render_output(output)
