@@ -310,3 +310,31 @@ def test_a_batch_size_no_batch_can_have_is_named_not_the_builders_own_error(tmp_
     assert ("halved: no estimate (ValueError: batch_size=1: a batch holds 2 examples or more under smaller_batch, "
             "which halves it)") in err
     assert "ZeroDivisionError" not in err
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("def broken(:\n", "SyntaxError: "),
+    ("raise RuntimeError('no data folder')\n", "RuntimeError: no data folder"),
+    ("import no_such_dependency_here\n", "ModuleNotFoundError: No module named 'no_such_dependency_here'"),
+])
+def test_a_case_module_that_fails_to_import_is_a_usage_error_naming_it(text, said, tmp_path, capsys):
+    """Before: a case's module that raised on import (a syntax error, its own error, a dependency not installed)
+    ended the command in a traceback, exit 1."""
+    (tmp_path / "cases_here.py").write_text(text)
+    with pytest.raises(SystemExit) as stopped:
+        cli([f"{tmp_path / 'cases_here.py'}:S"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"case '{tmp_path / 'cases_here.py'}:S': importing {tmp_path / 'cases_here.py'} failed: {said}" in err, err
+    assert "Traceback" not in err
+
+
+def test_a_module_case_whose_dependency_is_missing_names_the_dependency(tmp_path, capsys, monkeypatch):
+    """Before: `mod:S` whose module imports a package not installed said "no module 'dep' on sys.path (give a path
+    instead ...)", as if `mod` itself were not found."""
+    (tmp_path / "cases_mod_here.py").write_text("import no_such_dependency_here\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(SystemExit):
+        cli(["cases_mod_here:S"])
+    err = capsys.readouterr().err
+    assert "importing cases_mod_here failed: ModuleNotFoundError: No module named 'no_such_dependency_here'" in err, err

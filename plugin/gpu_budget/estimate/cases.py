@@ -47,10 +47,24 @@ def _import(where: str, spec: str) -> ModuleType:
     if where.endswith(".py") or "/" in where:
         return _import_path(Path(where), spec)
     try:
-        return importlib.import_module(where)
+        return _imported(where, where, spec)
     except ModuleNotFoundError as exc:
         raise CaseError(f"case {spec!r}: no module {exc.name!r} on sys.path (give a path instead, "
                         f"e.g. memtests/s1_wav2vec2/scenarios.py:S1)") from None
+
+
+def _imported(name: str, where: str | Path, spec: str) -> ModuleType:
+    """The module imported; the case's own error where its code fails (a syntax error, its own exception, a package
+    it imports not installed), named with the spec: a ModuleNotFoundError is raised only for `name` itself (or a
+    package above it), for the caller to say."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
+            raise
+        raise CaseError(f"case {spec!r}: importing {where} failed: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001  the user's module: its error, not ours
+        raise CaseError(f"case {spec!r}: importing {where} failed: {type(exc).__name__}: {exc}") from None
 
 
 def _import_path(path: Path, spec: str) -> ModuleType:
@@ -65,4 +79,4 @@ def _import_path(path: Path, spec: str) -> ModuleType:
         root = root.parent
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    return importlib.import_module(".".join(parts))
+    return _imported(".".join(parts), path, spec)
