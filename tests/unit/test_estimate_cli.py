@@ -338,3 +338,18 @@ def test_a_module_case_whose_dependency_is_missing_names_the_dependency(tmp_path
         cli(["cases_mod_here:S"])
     err = capsys.readouterr().err
     assert "importing cases_mod_here failed: ModuleNotFoundError: No module named 'no_such_dependency_here'" in err, err
+
+
+def test_an_output_that_is_the_file_rendered_or_the_other_output_is_refused(tmp_path, capsys):
+    """Before: `--render v.json -o v.json` wrote the markdown over the saved JSON, and `-o x --json x` wrote the JSON
+    over the markdown, exit 0 both."""
+    saved = saved_estimate(tmp_path)
+    twice = f"--json {saved}: the same file as {saved}, the -o output"
+    for argv, said in ((["--render", str(saved), "-o", str(saved)], f"-o {saved}: the same file as {saved}, an input"),
+                       (["-o", str(saved), "--json", str(saved), S5_SPEC], twice)):
+        with pytest.raises(SystemExit) as stopped:
+            cli(argv)
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert said in err, err
+    assert json.loads(saved.read_text())["estimates"] == []

@@ -130,3 +130,16 @@ def test_a_report_of_a_version_it_cannot_read_is_named_by_its_version(tmp_path, 
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert f"{path} is a version-4 gpu-budget report: this pytest-gpu-budget reads versions 1, 2 and 3" in err, err
+
+
+def test_an_output_that_is_a_report_read_is_refused_and_the_report_kept(tmp_path, capsys):
+    """Before: `findings report.json -o report.json` wrote FINDINGS.md over the JSON report it had just read, exit
+    0: the report's figures were lost."""
+    path = tmp_path / "mine.json"
+    text = json.dumps({"version": 2, "results": [own("train"), own("train", "lora", ["lora"])]})
+    path.write_text(text)
+    with pytest.raises(SystemExit) as stopped:
+        main([str(path), "-o", f"{tmp_path}/./mine.json"])
+    assert stopped.value.code == 2
+    assert f"-o {path}: the same file as {path}, an input: name another" in capsys.readouterr().err
+    assert path.read_text() == text

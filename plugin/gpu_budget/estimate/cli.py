@@ -170,7 +170,8 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
     if not args.cases:
         parser.error(f"name at least one CASE: {FORM}")
     for option, path in (("-o", args.output), ("--json", args.json)):  # refused now, not after a long validation
-        refused = None if path is None else unwritable(path)
+        others = [("the -o output", args.output)] if option == "--json" and args.output else []
+        refused = None if path is None else unwritable(path, others)
         if refused is not None:
             parser.error(f"{option} {path}: {refused}")
     if args.validate and (args.cuda or args.scale != "tiny"):
@@ -238,7 +239,7 @@ def _render(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if ignored:
         parser.error(f"--render prints a saved file's tables: {', '.join(ignored)} "
                      f"{'does' if len(ignored) == 1 else 'do'} not apply to it")
-    refused = None if args.output is None else unwritable(args.output)
+    refused = None if args.output is None else unwritable(args.output, [("an input", args.render)])
     if refused is not None:
         parser.error(f"-o {args.output}: {refused}")
     try:

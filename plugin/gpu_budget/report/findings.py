@@ -299,7 +299,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT", help="JSON reports written by --gpu-budget-json")
     parser.add_argument("-o", "--output", type=Path, default=Path("FINDINGS.md"))
     args = parser.parse_args(argv)
-    refused = unwritable(args.output)
+    refused = unwritable(args.output, [("an input", path) for path in args.reports])
     if refused is not None:
         parser.error(f"-o {args.output}: {refused}")
     merged, sources, gpu = Merged(), [], []

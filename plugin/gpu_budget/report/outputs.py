@@ -5,12 +5,17 @@ in place of a good one."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 
-def unwritable(path: str | Path) -> str | None:
-    """Why `path` cannot be written as a file (it is a folder, or no folder holds it); None where it can be."""
+def unwritable(path: str | Path, others: Iterable[tuple[str, str | Path]] = ()) -> str | None:
+    """Why `path` cannot be written as a file (it is a folder, no folder holds it, or it is one of `others`, the files
+    the command reads or writes besides, each with what it is: writing it would replace that); None where it can be."""
     path = Path(path)
+    for what, given in others:
+        if os.path.realpath(path) == os.path.realpath(given):
+            return f"the same file as {given}, {what}: name another"
     if path.is_dir():
         return "a folder, not a file: name the file to write"
     if not path.parent.is_dir():
