@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import TypeAlias
 
 from gpu_budget.model.json_value import Json
@@ -11,3 +13,19 @@ Params: TypeAlias = "dict[str, Json]"  # knob name -> value (batch size, clip se
 # retained, touched bytes for the whole run, as a bytes object (host RAM sees it) or as a tensor made under the
 # tracker (host RAM and tensor bytes see it)
 PLANT_BYTES, PLANT_TENSOR_BYTES = "plant_bytes", "plant_tensor_bytes"
+
+
+def knobs(given: Mapping[str, Json], where: str, label: str = "params") -> Params:
+    """`given` as a dict, each knob checked as its baseline entry will write it (sorted JSON): a set, a numpy number
+    or keys json cannot sort would otherwise pass the child and crash the session at the baseline write."""
+    out = dict(given)
+    for key, value in out.items():
+        if not isinstance(key, str):
+            raise ValueError(f"{where}: {label} names a knob {key!r}: a knob's name is a string")  # noqa: TRY004  a declaration's bad value: ValueError, as for every Scenario field
+        try:
+            json.dumps(value, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {label}[{key!r}]={value!r} is no JSON value ({exc}): a knob crosses into the "
+                             "measured child and its baseline entry as JSON; give a string, number, bool, None, or "
+                             "a list or dict of them") from None
+    return out

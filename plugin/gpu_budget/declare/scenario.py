@@ -21,7 +21,7 @@ from gpu_budget.declare.command_line import CommandLine, placeholders
 from gpu_budget.declare.env_vars import env_text
 from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
-from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params
+from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params, knobs
 
 if TYPE_CHECKING:
     from gpu_budget.measure.meter import Meter
@@ -150,10 +150,10 @@ class Scenario:
             raise ValueError(f"scenario {self.name!r}: cwd= and env= are for a command scenario")
         object.__setattr__(self, "run", ref_of(self.run))
         object.__setattr__(self, "prepare", ref_of(self.prepare))
-        object.__setattr__(self, "params", dict(self.params))
-        object.__setattr__(self, "scales", {k: dict(v) for k, v in self.scales.items()})
-        object.__setattr__(self, "prepared_from", tuple(self.prepared_from))
         where = f"scenario {self.name!r}"
+        object.__setattr__(self, "params", knobs(self.params, where))
+        object.__setattr__(self, "scales", {k: knobs(v, where, f"scales[{k!r}]") for k, v in self.scales.items()})
+        object.__setattr__(self, "prepared_from", tuple(self.prepared_from))
         object.__setattr__(self, "supports", fix_library.resolve(self.supports, where))
         object.__setattr__(self, "fixes", tuple(dict.fromkeys(fix_library.name_of(f, where)
                                                               for f in fix_library.entries_of(self.fixes))))

@@ -1,0 +1,28 @@
+"""A Scenario's fields are checked when it is built, each bad one named: a value found wrong only later crashes the
+session (a param that is no JSON broke the baseline write with an INTERNALERROR) or reads as something else."""
+
+import pytest
+
+from gpu_budget import Scenario
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"params": {"mib": 8, "ids": {1, 2}}}, "scenario 's': params['ids']={1, 2} is no JSON value"),
+    ({"params": {"mib": 8}, "scales": {"tiny": {"shape": (1, {2})}}}, "scales['tiny']['shape']=(1, {2}) is no JSON"),
+    ({"params": {"cfg": {"a": 1, 2: "b"}}}, "params['cfg']={'a': 1, 2: 'b'} is no JSON value"),  # keys json cannot sort
+    ({"params": {3: "x"}}, "scenario 's': params names a knob 3: a knob's name is a string"),
+])
+def test_a_param_that_is_no_json_is_refused_naming_it(kwargs, named):
+    with pytest.raises(ValueError) as info:
+        Scenario(name="s", run="runners:alloc", **kwargs)
+    assert named in str(info.value)
+
+
+def test_json_params_of_every_kind_are_kept_as_given():
+    params = {"n": 1, "lr": 2e-5, "on": True, "none": None, "name": "x", "shape": (1, 2), "cfg": {"a": [1, {"b": 2}]}}
+    assert Scenario(name="s", run="runners:alloc", params=params).params == params
+
+
+def test_a_param_set_later_is_checked_too():
+    with pytest.raises(ValueError, match=r"params\['ids'\]=\{1\} is no JSON value"):
+        Scenario(name="s", run="runners:alloc").with_params(ids={1})
