@@ -26,3 +26,14 @@ def test_json_params_of_every_kind_are_kept_as_given():
 def test_a_param_set_later_is_checked_too():
     with pytest.raises(ValueError, match=r"params\['ids'\]=\{1\} is no JSON value"):
         Scenario(name="s", run="runners:alloc").with_params(ids={1})
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"scales": ["tiny"]}, "scenario 's': scales=['tiny']: expected a mapping of scale to the params laid over params="),
+    ({"scales": {"tiny": None}}, "scenario 's': scales['tiny']=None: expected a mapping of knob name to value"),
+    ({"params": "batch_size=1"}, "scenario 's': params='batch_size=1': expected a mapping of knob name to value"),
+])
+def test_params_or_scales_that_are_no_mapping_are_refused_naming_them(kwargs, named):
+    with pytest.raises(ValueError) as info:
+        Scenario(name="s", run="runners:alloc", **kwargs)
+    assert named in str(info.value)

@@ -18,6 +18,9 @@ PLANT_BYTES, PLANT_TENSOR_BYTES = "plant_bytes", "plant_tensor_bytes"
 def knobs(given: Mapping[str, Json], where: str, label: str = "params") -> Params:
     """`given` as a dict, each knob checked as its baseline entry will write it (sorted JSON): a set, a numpy number
     or keys json cannot sort would otherwise pass the child and crash the session at the baseline write."""
+    if not isinstance(given, Mapping):
+        said = f"{where}: {label}={given!r}: expected a mapping of knob name to value, e.g. {{'batch_size': 1}}"
+        raise ValueError(said)  # noqa: TRY004  a declaration's bad value: ValueError, as for every Scenario field
     out = dict(given)
     for key, value in out.items():
         if not isinstance(key, str):
@@ -29,3 +32,12 @@ def knobs(given: Mapping[str, Json], where: str, label: str = "params") -> Param
                              "measured child and its baseline entry as JSON; give a string, number, bool, None, or "
                              "a list or dict of them") from None
     return out
+
+
+def scale_knobs(given: Mapping[str, Mapping[str, Json]], where: str) -> dict[str, Params]:
+    """A Scenario's scales= as {scale: its knobs}, each scale's checked as params= is."""
+    if not isinstance(given, Mapping):
+        said = (f"{where}: scales={given!r}: expected a mapping of scale to the params laid over params= there, e.g. "
+                "{'tiny': {'hidden': 64}, 'real': {'hidden': 768}}")
+        raise ValueError(said)  # noqa: TRY004  a declaration's bad value: ValueError, as for every Scenario field
+    return {scale: knobs(over, where, f"scales[{scale!r}]") for scale, over in given.items()}

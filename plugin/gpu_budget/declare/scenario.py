@@ -21,7 +21,7 @@ from gpu_budget.declare.command_line import CommandLine, placeholders
 from gpu_budget.declare.env_vars import env_text
 from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
-from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params, knobs
+from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params, knobs, scale_knobs
 
 if TYPE_CHECKING:
     from gpu_budget.measure.meter import Meter
@@ -152,7 +152,7 @@ class Scenario:
         object.__setattr__(self, "prepare", ref_of(self.prepare))
         where = f"scenario {self.name!r}"
         object.__setattr__(self, "params", knobs(self.params, where))
-        object.__setattr__(self, "scales", {k: knobs(v, where, f"scales[{k!r}]") for k, v in self.scales.items()})
+        object.__setattr__(self, "scales", scale_knobs(self.scales, where))
         object.__setattr__(self, "prepared_from", tuple(self.prepared_from))
         object.__setattr__(self, "supports", fix_library.resolve(self.supports, where))
         object.__setattr__(self, "fixes", tuple(dict.fromkeys(fix_library.name_of(f, where)
