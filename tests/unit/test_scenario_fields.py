@@ -37,3 +37,14 @@ def test_params_or_scales_that_are_no_mapping_are_refused_naming_them(kwargs, na
     with pytest.raises(ValueError) as info:
         Scenario(name="s", run="runners:alloc", **kwargs)
     assert named in str(info.value)
+
+
+def test_a_scale_the_gate_never_runs_is_refused_naming_it():
+    """A typo in a scale's name skipped the case at that scale in every session ("has no 'real' scale")."""
+    with pytest.raises(ValueError, match=r"scenario 's': scales names unknown scale\(s\) \['reel'\] \(known: tiny, "
+                                         r"real, the values of --gpu-budget-scale\)"):
+        Scenario(name="s", run="runners:alloc", scales={"tiny": {}, "reel": {"hidden": 768}})
+
+
+def test_a_scenario_of_one_scale_is_still_one():
+    assert Scenario(name="s", run="runners:alloc", scales={"real": {"hidden": 768}}).scales == {"real": {"hidden": 768}}

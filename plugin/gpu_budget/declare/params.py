@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import TypeAlias
 
+from gpu_budget.model.budget import SCALES
 from gpu_budget.model.json_value import Json
 
 Params: TypeAlias = "dict[str, Json]"  # knob name -> value (batch size, clip seconds, a model name, ...)
@@ -35,9 +36,14 @@ def knobs(given: Mapping[str, Json], where: str, label: str = "params") -> Param
 
 
 def scale_knobs(given: Mapping[str, Mapping[str, Json]], where: str) -> dict[str, Params]:
-    """A Scenario's scales= as {scale: its knobs}, each scale's checked as params= is."""
+    """A Scenario's scales= as {scale: its knobs}, each scale's checked as params= is. A scale the gate never runs
+    (--gpu-budget-scale is tiny or real) is refused: a typo ("reel") would skip the case at that scale for good."""
     if not isinstance(given, Mapping):
         said = (f"{where}: scales={given!r}: expected a mapping of scale to the params laid over params= there, e.g. "
                 "{'tiny': {'hidden': 64}, 'real': {'hidden': 768}}")
         raise ValueError(said)  # noqa: TRY004  a declaration's bad value: ValueError, as for every Scenario field
+    unknown = sorted((str(scale) for scale in given if scale not in SCALES), key=str)
+    if unknown:
+        raise ValueError(f"{where}: scales names unknown scale(s) {unknown} (known: {', '.join(SCALES)}, the "
+                         "values of --gpu-budget-scale)")
     return {scale: knobs(over, where, f"scales[{scale!r}]") for scale, over in given.items()}
