@@ -48,3 +48,11 @@ def test_a_scale_the_gate_never_runs_is_refused_naming_it():
 
 def test_a_scenario_of_one_scale_is_still_one():
     assert Scenario(name="s", run="runners:alloc", scales={"real": {"hidden": 768}}).scales == {"real": {"hidden": 768}}
+
+
+@pytest.mark.parametrize("name", [3, None, "", "  "])
+def test_a_name_that_is_no_text_is_refused_naming_it(name):
+    """A name that is no string passed the test and failed the gate at the baseline write ("'scenario' must be a
+    string. Fix it by hand or delete it"), blaming a file the gate itself wrote."""
+    with pytest.raises(ValueError, match=rf"scenario name={name!r}: expected a non-empty string"):
+        Scenario(name=name, run="runners:alloc")

@@ -125,6 +125,8 @@ class Scenario:
     environment: Environment | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():  # its baseline entry could not be written
+            raise ValueError(f"scenario name={self.name!r}: expected a non-empty string: it names the case's baseline entry")
         if self.environment is not None and not isinstance(self.environment, Environment):
             raise ValueError(f"scenario {self.name!r}: environment={self.environment!r}: expected "
                              "gpu_budget.Environment(requirements=[...]) or None")
