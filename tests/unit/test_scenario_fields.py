@@ -56,3 +56,17 @@ def test_a_name_that_is_no_text_is_refused_naming_it(name):
     string. Fix it by hand or delete it"), blaming a file the gate itself wrote."""
     with pytest.raises(ValueError, match=rf"scenario name={name!r}: expected a non-empty string"):
         Scenario(name=name, run="runners:alloc")
+
+
+def test_prepared_from_given_one_bare_name_is_that_name_not_its_letters():
+    """prepared_from=("hidden") is a string: read as its letters, prepare was handed no knob and its error said the
+    name was not in prepared_from "(empty)"."""
+    s = Scenario(name="s", run="runners:alloc", prepare="runners:alloc", params={"hidden": 64, "batch": 2},
+                 prepared_from=("hidden"))
+    assert s.prepared_from == ("hidden",)
+    assert s.prepare_params("tiny") == {"hidden": 64}
+
+
+def test_prepared_from_naming_no_string_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"scenario 's': prepared_from names 3: a knob's name is a string"):
+        Scenario(name="s", run="runners:alloc", prepared_from=("hidden", 3))

@@ -21,7 +21,7 @@ from gpu_budget.declare.command_line import CommandLine, placeholders
 from gpu_budget.declare.env_vars import env_text
 from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
-from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params, knobs, scale_knobs
+from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params, knob_names, knobs, scale_knobs
 
 if TYPE_CHECKING:
     from gpu_budget.measure.meter import Meter
@@ -103,7 +103,7 @@ class Scenario:
               one GPU over gloo: gpus=1); at most `ranks`.
     environment: an Environment(requirements=[...]) the case runs in, made by the gate over the running one
               (docs/declaring.md, "Its own environment"): its prepare and run (or its command) run there.
-    prepared_from: the params prepare may read (model dimensions, clip lengths); empty: all of them.
+    prepared_from: the params prepare may read (model dimensions, clip lengths; a bare name is one); empty: all.
               Assets are keyed by these alone, so cases that differ only in what the run
               does (batch size, a fix's knob) share one prepared model; prepare is handed
               only these, and reading any other param is an error naming it.
@@ -155,7 +155,7 @@ class Scenario:
         where = f"scenario {self.name!r}"
         object.__setattr__(self, "params", knobs(self.params, where))
         object.__setattr__(self, "scales", scale_knobs(self.scales, where))
-        object.__setattr__(self, "prepared_from", tuple(self.prepared_from))
+        object.__setattr__(self, "prepared_from", knob_names(self.prepared_from, where))
         object.__setattr__(self, "supports", fix_library.resolve(self.supports, where))
         object.__setattr__(self, "fixes", tuple(dict.fromkeys(fix_library.name_of(f, where)
                                                               for f in fix_library.entries_of(self.fixes))))
