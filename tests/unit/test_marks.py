@@ -63,7 +63,9 @@ def test_origin_per_scale_and_device_and_none_where_no_budget_applies():
 
 @pytest.mark.parametrize("origin, message", [("measured", r"origin='measured' is not one of \('write-up'"),
                                              ({"real": "wirte-up"}, r"origin='wirte-up' is not one of"),
-                                             ({"huge": "card"}, r"origin names unknown scale\(s\) \['huge'\]")])
+                                             ({"huge": "card"}, r"origin names unknown scale\(s\) \['huge'\]"),
+                                             (["write-up"], r"origin=\['write-up'\] is not one of \('write-up'"),
+                                             ({"tiny": {"x"}}, r"origin=\{'x'\} is not one of")])
 def test_a_bad_origin_is_named_on_any_scale(origin, message):
     with pytest.raises(ValueError, match=message):
         gpu_budget(ram="1 GiB", origin=origin, scale="tiny", where="m.py::t")

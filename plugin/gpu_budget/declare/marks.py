@@ -210,7 +210,7 @@ def _pick_origin(value: NameGiven, scale: str, where: str, label: str = "origin"
     unknown = set(per_scale) - set(SCALES)
     if unknown:
         raise ValueError(f"{where}: {label} names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
-    for bad in (v for v in per_scale.values() if v is not None and v not in ORIGINS):
+    for bad in (v for v in per_scale.values() if v is not None and (not isinstance(v, str) or v not in ORIGINS)):
         raise ValueError(f"{where}: {label}={bad!r} is not one of {tuple(ORIGINS)}")
     return per_scale.get(scale)
 
