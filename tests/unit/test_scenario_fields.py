@@ -70,3 +70,19 @@ def test_prepared_from_given_one_bare_name_is_that_name_not_its_letters():
 def test_prepared_from_naming_no_string_is_refused_naming_it():
     with pytest.raises(ValueError, match=r"scenario 's': prepared_from names 3: a knob's name is a string"):
         Scenario(name="s", run="runners:alloc", prepared_from=("hidden", 3))
+
+
+@pytest.mark.parametrize("where", ["params", "scales"])
+def test_a_needs_cuda_that_is_no_bool_is_refused_naming_it(where):
+    """needs_cuda="false" read as true: the case was skipped as CUDA-only on every host without a GPU."""
+    given = {"needs_cuda": "false"}
+    kwargs = {"params": given} if where == "params" else {"scales": {"tiny": given}}
+    with pytest.raises(ValueError, match=r"\['needs_cuda'\]='false': expected True or False"):
+        Scenario(name="s", run="runners:alloc", **kwargs)
+
+
+def test_needs_cuda_in_params_holds_at_every_scale_a_scale_may_lift_it():
+    """In params= it was dropped unread: the case ran on the CPU though it declared it needs CUDA."""
+    s = Scenario(name="s", run="runners:alloc", params={"needs_cuda": True}, scales={"tiny": {}, "real": {"needs_cuda": False}})
+    assert s.needs_cuda("tiny") and not s.needs_cuda("real")
+    assert "needs_cuda" not in s.params_for("tiny")  # never a knob: the runner is not handed it

@@ -14,6 +14,7 @@ Params: TypeAlias = "dict[str, Json]"  # knob name -> value (batch size, clip se
 # retained, touched bytes for the whole run, as a bytes object (host RAM sees it) or as a tensor made under the
 # tracker (host RAM and tensor bytes see it)
 PLANT_BYTES, PLANT_TENSOR_BYTES = "plant_bytes", "plant_tensor_bytes"
+NEEDS_CUDA = "needs_cuda"  # True skips the scale (or, in params=, every scale) on a host without CUDA; never a knob
 
 
 def knobs(given: Mapping[str, Json], where: str, label: str = "params") -> Params:
@@ -26,6 +27,8 @@ def knobs(given: Mapping[str, Json], where: str, label: str = "params") -> Param
     for key, value in out.items():
         if not isinstance(key, str):
             raise ValueError(f"{where}: {label} names a knob {key!r}: a knob's name is a string")  # noqa: TRY004  a declaration's bad value: ValueError, as for every Scenario field
+        if key == NEEDS_CUDA and not isinstance(value, bool):  # "false" would read as true and skip the case
+            raise ValueError(f"{where}: {label}[{key!r}]={value!r}: expected True or False")
         try:
             json.dumps(value, sort_keys=True)
         except (TypeError, ValueError) as exc:

@@ -21,12 +21,10 @@ from gpu_budget.declare.command_line import CommandLine, placeholders
 from gpu_budget.declare.env_vars import env_text
 from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
-from gpu_budget.declare.params import PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params, knob_names, knobs, scale_knobs
+from gpu_budget.declare.params import NEEDS_CUDA, PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params, knob_names, knobs, scale_knobs
 
 if TYPE_CHECKING:
     from gpu_budget.measure.meter import Meter
-
-NEEDS_CUDA = "needs_cuda"  # the key of a scale's params that skips it on a host without CUDA; never a knob
 
 
 def ref_of(func: str | Callable | None) -> str | None:
@@ -90,7 +88,8 @@ class Scenario:
               so the measured child loads them the way a user would.
     params:   the knobs (batch size, clip seconds, ...); JSON-able.
     scales:   per-scale params laid over `params`; a scale holding
-              "needs_cuda": True is skipped, with the reason, on a host without CUDA.
+              "needs_cuda": True is skipped, with the reason, on a host without CUDA
+              (in `params`: every scale that does not set it False).
     fixes:    names of the remediations applied (the runner reads ctx.fixes); checked against
               the fix library when the Scenario is built: an unknown name, a conflicting pair
               or a missing companion fix is a FixError (at collection time in a memtest module).
@@ -205,7 +204,8 @@ class Scenario:
         return self.gpus or self.ranks
 
     def needs_cuda(self, scale: str) -> bool:
-        return bool(self.scales.get(scale, {}).get(NEEDS_CUDA, False))
+        """Whether the case at `scale` needs CUDA: its scale's needs_cuda, else params=' (every scale's)."""
+        return bool({**self.params, **self.scales.get(scale, {})}.get(NEEDS_CUDA, False))
 
     def params_for(self, scale: str) -> Params:
         """The knobs at `scale`: its own values laid over `params`."""
