@@ -29,3 +29,23 @@ def test_the_marker_nearest_the_test_wins_and_a_param_mark_refines_it(project):
     assert rows["test_mem.py::test_stacked"]["budget"]["ram"] == 2 * 2**30
     assert rows["test_mem.py::test_stacked"]["tolerance"]["rel"] == 0.5  # a key only the top one names is kept
     assert rows["test_mem.py::test_param[loose]"]["budget"]["ram"] == 3 * 2**30
+
+
+BLOCKS = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+pytestmark = pytest.mark.gpu_budget(cpu={"ram": "1 MiB"}, cuda={"vram": "1 MiB"})
+
+@pytest.mark.gpu_budget(cpu={"tolerance": {"rel": 0.1}})
+def test_refined(gpu_budget):
+    gpu_budget.measure(S)
+'''
+
+
+def test_a_closer_device_block_refines_the_farther_one_key_by_key(project):
+    """A test's cpu= naming only a tolerance replaced its module's whole cpu= block: the module's 1 MiB budget was
+    dropped and the case passed with no budget at all."""
+    pytester = project(BLOCKS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1)
+    row = json.loads((pytester.path / "r.json").read_text())["results"][0]
+    assert (row["budget"]["ram"], row["tolerance"]["rel"], row["verdict"]) == (2**20, 0.1, "over-budget")

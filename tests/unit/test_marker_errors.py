@@ -162,3 +162,11 @@ def test_a_vram_budget_on_a_test_pinned_to_the_cpu_is_refused(kwargs):
 def test_a_vram_budget_for_cuda_runs_beside_a_cpu_pin_is_accepted():
     mark = gpu_budget(ram="1 GiB", cuda={"vram": "10 GiB"}, device="cpu", scale="tiny", host="cuda", where=WHERE)
     assert mark.device == "cpu" and mark.budget.vram is None and mark.budget.ram == 2**30
+
+
+def test_a_closer_cpu_or_cuda_block_refines_the_farther_one_key_by_key():
+    """The blocks hold marker keys (ram, vram, expect, tolerance, origin), and keys combine closer over farther."""
+    merged = merge([((), {"cpu": {"ram": "1 GiB", "expect": "over-budget"}, "cuda": {"vram": "2 GiB"}}),
+                    ((), {"cpu": {"tolerance": {"rel": 0.1}, "expect": None}}),
+                    ((), {"cuda": None})], where=WHERE)
+    assert merged == {"cpu": {"ram": "1 GiB", "expect": None, "tolerance": {"rel": 0.1}}, "cuda": None}

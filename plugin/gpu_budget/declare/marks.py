@@ -245,7 +245,8 @@ def expectation_problem(mark: BudgetMark, scale: str) -> str | None:
 def merge(markers: Iterable[tuple[tuple[Given, ...], Mapping[str, Given]]], where: str = "") -> dict[str, Given]:
     """One set of gpu_budget arguments from several markers, outermost first (module, class, function,
     parametrize): a closer marker overrides the keys it names and keeps the rest, so a param's
-    tolerance refines a function's budget instead of being silently dropped."""
+    tolerance refines a function's budget instead of being silently dropped; a cpu= / cuda= block, which holds
+    such keys, refines the farther block of its device the same way."""
     merged: dict[str, Given] = {}
     for args, kwargs in markers:
         if len(args) > 2:
@@ -260,7 +261,11 @@ def merge(markers: Iterable[tuple[tuple[Given, ...], Mapping[str, Given]]], wher
                 raise ValueError(f"{where}: gpu_budget marker gives {key} twice: {value!r} as its {which} argument and "
                                  f"{key}={kwargs[key]!r}; give it once")
         merged.update(zip(("ram", "vram"), args))
-        merged.update(kwargs)
+        for key, value in kwargs.items():
+            farther = merged.get(key)
+            if key in DEVICES and isinstance(farther, Mapping) and isinstance(value, Mapping):
+                value = {**farther, **value}  # a block holds marker keys: a test's cpu={"tolerance": ...} keeps its budget
+            merged[key] = value
     return merged
 
 
