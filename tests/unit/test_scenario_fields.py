@@ -86,3 +86,10 @@ def test_needs_cuda_in_params_holds_at_every_scale_a_scale_may_lift_it():
     s = Scenario(name="s", run="runners:alloc", params={"needs_cuda": True}, scales={"tiny": {}, "real": {"needs_cuda": False}})
     assert s.needs_cuda("tiny") and not s.needs_cuda("real")
     assert "needs_cuda" not in s.params_for("tiny")  # never a knob: the runner is not handed it
+
+
+def test_none_for_fixes_supports_or_prepared_from_is_none_given():
+    """Each was a bare TypeError ("'NoneType' object is not iterable") failing the module's collection."""
+    s = Scenario(name="s", run="runners:alloc", params={"hidden": 64}, fixes=None, supports=None, prepared_from=None)
+    assert (s.fixes, s.supports, s.prepared_from) == ((), (), ())
+    assert s.prepare_params("tiny") == {"hidden": 64}

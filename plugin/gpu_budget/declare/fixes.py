@@ -184,8 +184,11 @@ def resolve(entries: str | Fix | Iterable[str | Fix], where: str = "") -> tuple[
     return tuple(out.values())
 
 
-def entries_of(value: str | Fix | Iterable[str | Fix]) -> tuple[str | Fix, ...]:
-    """Fixes as given: a bare name or Fix is one fix (as a Fix's own tuple fields take one), not its letters."""
+def entries_of(value: str | Fix | Iterable[str | Fix] | None) -> tuple[str | Fix, ...]:
+    """Fixes as given: a bare name or Fix is one fix (as a Fix's own tuple fields take one), not its letters; None is
+    none (fixes=None, supports=None: the defaults, not a TypeError)."""
+    if value is None:
+        return ()
     return (value,) if isinstance(value, (str, Fix)) else tuple(value)
 
 

@@ -52,10 +52,10 @@ def scale_knobs(given: Mapping[str, Mapping[str, Json]], where: str) -> dict[str
     return {scale: knobs(over, where, f"scales[{scale!r}]") for scale, over in given.items()}
 
 
-def knob_names(given: str | Iterable[str], where: str, label: str = "prepared_from") -> tuple[str, ...]:
+def knob_names(given: str | Iterable[str] | None, where: str, label: str = "prepared_from") -> tuple[str, ...]:
     """Names of knobs as given: a bare name is one (prepared_from=("hidden") is a string, not its letters, which
-    would hand prepare none of the knobs it named), and each name is a string."""
-    names = (given,) if isinstance(given, str) else tuple(given)
+    would hand prepare none of the knobs it named), None is none (the default: every knob), and each name is a string."""
+    names = () if given is None else (given,) if isinstance(given, str) else tuple(given)
     for name in names:
         if not isinstance(name, str):
             raise ValueError(f"{where}: {label} names {name!r}: a knob's name is a string")  # noqa: TRY004  a declaration's bad value: ValueError, as for every Scenario field
