@@ -213,11 +213,26 @@ def test_an_entry_one_side_changed_takes_that_sides_figures_where_git_wrote_the_
     assert merged.kept == ()
 
 
-def test_without_the_base_an_entry_one_side_holds_alone_is_kept(tmp_path, capsys):
-    """git's default style writes no base: an entry one side holds alone may be new there, so it is kept."""
+def test_with_git_s_default_style_the_base_comes_from_the_index(tmp_path, capsys):
+    """Before: git's default style writes no base section, so resolve put back test_x, which ours had deleted (a
+    removed test) while theirs held it as it was. The unresolved merge's index holds the base (stage 1)."""
     path = three_way(tmp_path, [("tiny", {}, {"test_a"})], [("tiny", {"test_y": entry(300)}, None)], "merge")
+    assert "|||||||" not in path.read_text()
     assert baselines_cli.main(["resolve", str(path)]) == 0
-    assert set(files.load(path)["entries"]["tiny"]) == {"test_a", "test_x", "test_y"}
+    assert set(files.load(path)["entries"]["tiny"]) == {"test_a", "test_y"}
+    assert "'test_x' (scale 'tiny') deleted on HEAD's side and as it was on other's: left out" in capsys.readouterr().out
+
+
+def test_without_any_base_an_entry_one_side_holds_alone_is_kept(tmp_path, capsys):
+    """A conflicted file outside its merge (copied away: no index to read the base from, no base section): an entry
+    one side holds alone may be new there, so it is kept."""
+    (tmp_path / "repo").mkdir()
+    path = three_way(tmp_path / "repo", [("tiny", {}, {"test_a"})], [("tiny", {"test_y": entry(300)}, None)], "merge")
+    away = tmp_path / "away" / path.name
+    away.parent.mkdir()
+    away.write_text(path.read_text())
+    assert baselines_cli.main(["resolve", str(away)]) == 0
+    assert set(files.load(away)["entries"]["tiny"]) == {"test_a", "test_x", "test_y"}
     assert "left out" not in capsys.readouterr().out
 
 

@@ -5,9 +5,9 @@ file is named as a merge conflict, and `python -m gpu_budget baselines resolve`
 keeps both sides: git's conflict regions (`<<<<<<<`, diff3's `|||||||`,
 `=======`, `>>>>>>>`) are split back into the two sides' texts, each read as a
 baseline file, and their entries merged. Where every region holds diff3's base
-section, the base is rebuilt too and each entry merged as git merges lines: an
-entry one side deleted or changed while the other held it as the base did takes
-that side's change (a deleted test's entry stays deleted). An entry both sides
+section (or git's index holds the base: merge_base.py), the base is rebuilt
+too and each entry merged as git merges lines: an entry one side deleted or
+changed while the other held it as the base did takes that side's change (a deleted test's entry stays deleted). An entry both sides
 hold with other figures, neither the base's, is a real conflict: it is refused,
 naming each, unless the caller says which side to keep. Pure text and data here;
 the file itself: files.py.

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from gpu_budget.judge import conflict
+from gpu_budget.judge import conflict, merge_base
 from gpu_budget.judge.contents import SCHEMA, ByKey, Contents, Listing
 from gpu_budget.judge.fingerprint import Facts
 from gpu_budget.model.json_value import DuplicateKey, Json, JsonObject, unique_keys
@@ -399,7 +399,7 @@ def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
     """Rewrite a baseline file left with git's conflict markers holding both sides' entries (conflict.py).
 
     Each side is rebuilt and validated as a baseline file of its own (and
-    diff3's merge base, where git wrote it: conflict.merge); an entry both
+    the merge base, from diff3's sections or else git's index: conflict.merge); an entry both
     sides hold with other figures takes the `keep` side's ("ours" or
     "theirs"), and without one nothing is written (ConflictError naming them).
     """
@@ -414,7 +414,8 @@ def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
         labels = (sides.ours_label, sides.theirs_label)
         ours, theirs = (_side(path, side, side_text, label) for side, side_text, label
                         in zip(conflict.SIDES, (sides.ours, sides.theirs), labels))
-        merged = conflict.merge(ours, theirs, str(path), labels, keep, _base(path, sides.base))
+        base = sides.base if sides.base is not None else merge_base.from_index(path)
+        merged = conflict.merge(ours, theirs, str(path), labels, keep, _base(path, base))
         data = pruned(merged.data).to_json()
         validate(data, path)
         _write_atomic(path, data)
@@ -422,9 +423,9 @@ def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
 
 
 def _base(path: Path, text: str | None) -> Contents | None:
-    """The merge base rebuilt from diff3's base sections, where it reads as a baseline file; None where it does not
-    (no base sections, or a base git's recursive merge wrote with markers of its own): then every entry of both
-    sides is kept, as where git wrote no base."""
+    """The merge base (diff3's base sections, or git's index), where it reads as a baseline file; None where it does
+    not (no base to read, or a base git's recursive merge wrote with markers of its own): then every entry of both
+    sides is kept."""
     if text is None:
         return None
     try:
