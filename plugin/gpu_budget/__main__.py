@@ -35,6 +35,10 @@ def main() -> int:
                           "moved past its tolerance (git bisect run over the gate, in a worktree)"}
     usage = "usage: python -m gpu_budget [--version] <command> ...\n" + "\n".join(f"  {k}: {v}" for k, v in commands.items())
     asked = sys.argv[1] if len(sys.argv) > 1 else None
+    if asked in ("-h", "--help", "help", "-V", "--version") and len(sys.argv) > 2:
+        print(f"python -m gpu_budget: {asked} takes no arguments; got {' '.join(sys.argv[2:])!r}\n{usage}",
+              file=sys.stderr)
+        return 2
     if asked in ("-h", "--help", "help"):  # asked for: the usage is the answer
         print(usage)
         return 0

@@ -132,6 +132,16 @@ def test_a_report_of_a_version_it_cannot_read_is_named_by_its_version(tmp_path, 
     assert f"{path} is a version-4 gpu-budget report: this pytest-gpu-budget reads versions 1, 2 and 3" in err, err
 
 
+def test_a_report_whose_version_is_true_is_not_read_as_version_1(tmp_path, capsys):
+    """Before: {"version": true} passed as version 1 (a bool is an int in Python) and was rendered."""
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"version": True, "results": []}))
+    with pytest.raises(SystemExit) as stopped:
+        main([str(path)])
+    assert stopped.value.code == 2
+    assert f"{path} is not a gpu-budget JSON report" in capsys.readouterr().err
+
+
 def test_an_output_that_is_a_report_read_is_refused_and_the_report_kept(tmp_path, capsys):
     """Before: `findings report.json -o report.json` wrote FINDINGS.md over the JSON report it had just read, exit
     0: the report's figures were lost."""

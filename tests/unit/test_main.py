@@ -38,3 +38,11 @@ def test_the_version_is_the_one_pyproject_gives(flag):
     done = run(flag)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"pytest-gpu-budget {declared}\n"
+
+
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_an_answer_given_arguments_is_a_usage_error_naming_them(flag):
+    """Before: `python -m gpu_budget --version findings r.json` printed the version and exited 0, the rest ignored."""
+    done = run(flag, "findings", "r.json")
+    assert done.returncode == 2, done
+    assert done.stderr.startswith(f"python -m gpu_budget: {flag} takes no arguments; got 'findings r.json'")

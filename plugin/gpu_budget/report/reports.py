@@ -45,7 +45,7 @@ class Report:
             readable = ", ".join(map(str, READABLE_VERSIONS[:-1])) + f" and {READABLE_VERSIONS[-1]}"
             raise NotAReport(f"is a version-{version} gpu-budget report: this pytest-gpu-budget reads versions "
                              f"{readable} (a report of a later version needs the plugin that wrote it, or later)")
-        if version not in READABLE_VERSIONS or not isinstance(data.get("results"), list):
+        if isinstance(version, bool) or version not in READABLE_VERSIONS or not isinstance(data.get("results"), list):
             raise NotAReport(f"is not a gpu-budget JSON report (version {' or '.join(map(str, READABLE_VERSIONS))})")
         return cls(data["version"], _part(lambda: Hardware.read(data.get("hardware")), "a malformed 'hardware'"),
                    _part(lambda: tuple(Result.from_json(r) for r in data["results"]), "a malformed result row"),
