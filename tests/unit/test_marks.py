@@ -69,3 +69,18 @@ def test_origin_per_scale_and_device_and_none_where_no_budget_applies():
 def test_a_bad_origin_is_named_on_any_scale(origin, message):
     with pytest.raises(ValueError, match=message):
         gpu_budget(ram="1 GiB", origin=origin, scale="tiny", where="m.py::t")
+
+
+def test_the_bare_number_hint_for_an_exponent_is_a_size_that_reads():
+    """Before: ram=1e16 was told to write "1e+16 B", which parse_size refuses in turn."""
+    with pytest.raises(ValueError, match='e.g. "10000000000000000 B"') as refused:
+        gpu_budget(ram=1e16, where="t")
+    hint = str(refused.value).split('e.g. "')[1].split('"')[0]
+    assert parse_size(hint) == 10**16
+
+
+def test_a_tolerance_abs_of_zero_needs_no_unit():
+    """Before: tolerance={"abs": 0} was refused as a bare number, though no unit changes nothing."""
+    assert gpu_budget(ram="2 GiB", tolerance={"abs": 0}, where="t").tolerance.abs == 0
+    with pytest.raises(ValueError, match="bare number"):
+        gpu_budget(ram="2 GiB", tolerance={"abs": 16}, where="t")

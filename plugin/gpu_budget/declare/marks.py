@@ -186,6 +186,8 @@ def _refuse_bare(what: str, size: SizeGiven, where: str, scale: str | None = Non
     if not _unitless(size):
         return
     number = str(size).strip()
+    if "e" in number.lower():  # 1e16: a size is written without an exponent, so the hint gives the digits
+        number = f"{float(number):.0f}" if float(number).is_integer() else f"{float(number):f}".rstrip("0")
     at = f" at scale {scale!r}" if scale is not None else ""
     hint = (f'"{number} B" ({format_size(float(number))}) if bytes are meant' if float(number) >= 2**10
             else f'"{number} {unit}"')
@@ -322,6 +324,8 @@ def _rel(value: Given, where: str, label: str) -> float:
 
 def _abs(value: Given, where: str, label: str) -> int:
     """A tolerance's abs follows the budgets' rule: a size with its unit ({"abs": 16} is not 16 bytes)."""
+    if not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0:
+        return 0  # nothing in any unit: the one size that needs none
     _refuse_bare(f"{label} abs", value, where, unit="MiB")
     try:
         return parse_size(value)
