@@ -6,6 +6,7 @@ from gpu_budget.declare.marks import BudgetMark
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.result import Failure, Measurement
+from gpu_budget.report import artifacts
 from gpu_budget.report.artifacts import file_names, keep_snapshot, slug, wants_snapshot
 
 GiB = 2**30
@@ -55,3 +56,16 @@ def test_a_kept_snapshot_moves_next_to_the_report(tmp_path):
     kept = keep_snapshot(str(tmp), tmp_path / "snapshots", "memtests/test_s2.py::test_as_reported::as-reported")
     assert kept == str(tmp_path / "snapshots" / "test_s2__test_as_reported__as-reported.pickle")
     assert not tmp.exists() and Path(kept).read_bytes() == b"snapshot"
+
+
+def test_a_kept_snapshot_takes_a_hash_where_another_test_has_its_name(tmp_path):
+    tests = ["tests/a/test_same.py::test_over", "tests/b/test_same.py::test_over", "tests/a/test_other.py::test_over"]
+    assert artifacts.shares_name(tests[0], tests) and artifacts.shares_name(tests[1], tests)
+    assert not artifacts.shares_name(tests[2], tests) and not artifacts.shares_name(tests[0], tests[:1])
+    kept = []
+    for nodeid in tests[:2]:
+        tmp = tmp_path / "child.pickle"
+        tmp.write_bytes(nodeid.encode())
+        kept.append(keep_snapshot(str(tmp), tmp_path / "snapshots", f"{nodeid}::lora", shared=True))
+    assert len(set(kept)) == 2 and [Path(k).read_bytes().decode() for k in kept] == tests[:2]
+    assert file_names(f"{t}::lora" for t in tests[:2]) == {f"{t}::lora": Path(k).stem for t, k in zip(tests, kept)}

@@ -36,8 +36,19 @@ def file_names(nodeids: Iterable[str]) -> dict[str, str]:
     shared: dict[str, list[str]] = {}
     for nodeid in dict.fromkeys(nodeids):
         shared.setdefault(slug(nodeid), []).append(nodeid)
-    return {nodeid: name if len(ids) == 1 else f"{name}-{hashlib.sha1(nodeid.encode()).hexdigest()[:8]}"
-            for name, ids in shared.items() for nodeid in ids}
+    return {nodeid: file_name(nodeid, len(ids) > 1) for ids in shared.values() for nodeid in ids}
+
+
+def file_name(nodeid: str, shared: bool) -> str:
+    """A node id's file name: its slug, a short hash of the id after it where another case's slug is the same."""
+    return f"{slug(nodeid)}-{hashlib.sha1(nodeid.encode()).hexdigest()[:8]}" if shared else slug(nodeid)
+
+
+def shares_name(nodeid: str, nodeids: Iterable[str]) -> bool:
+    """Whether another of `nodeids` (the session's tests) has this test's slug: one module name in two folders, ids
+    alike in their first 150 characters. Its cases' files then take file_name's hash, as file_names gives them."""
+    own = slug(nodeid)
+    return any(other != nodeid and slug(other) == own for other in nodeids)
 
 
 def wants_snapshot(measurement: Measurement, mark, baseline_peaks: Peaks | None) -> bool:
@@ -69,9 +80,11 @@ def snapshot_path() -> str:
     return tmp
 
 
-def keep_snapshot(tmp: str, folder: Path, nodeid: str) -> str | None:
-    """Move a failing case's snapshot next to the report; None when it cannot be kept."""
-    target = folder / f"{slug(nodeid)}.pickle"
+def keep_snapshot(tmp: str, folder: Path, nodeid: str, shared: bool = False) -> str | None:
+    """Move a failing case's snapshot next to the report; None when it cannot be kept. `shared`: another test of the
+    session has its test's slug (shares_name), so the name takes a hash and neither case's snapshot replaces the
+    other's."""
+    target = folder / f"{file_name(nodeid, shared)}.pickle"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(tmp, target)

@@ -58,11 +58,13 @@ class Case:
     expect: str | None = None  # None: the mark's
     namesakes: tuple[str, ...] = ()  # the session's other test files of this module's stem and baseline file
     baselines: Path | None = None  # the baselines folder, which the key's file path is relative to (keys.module_path)
+    shared_name: bool = False  # another test of the session has this one's file name (artifacts.shares_name)
 
     @classmethod
     def of(cls, item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None,
-           namesakes: tuple[str, ...], baselines: Path | None = None) -> Case:
-        return cls(item.nodeid, str(item.path), test_name(item.nodeid), scenario, label, expect, namesakes, baselines)
+           namesakes: tuple[str, ...], baselines: Path | None = None, shared_name: bool = False) -> Case:
+        return cls(item.nodeid, str(item.path), test_name(item.nodeid), scenario, label, expect, namesakes, baselines,
+                   shared_name)
 
     @cached_property
     def id(self) -> CaseId:
@@ -264,7 +266,8 @@ def extras(ask: Ask, result: Result, judged: Judged) -> Result:
         result = result.but(remediation=remedy, message=message)
     stored = judged.baseline.peaks if judged.baseline else None
     if not result.passed and options.snapshot == "rerun" and artifacts.wants_snapshot(measurement, mark, stored):
-        snapshot = snapshot_run(ask.case.scenario, ask.run_child, options.snapshots, result.nodeid)
+        snapshot = snapshot_run(ask.case.scenario, ask.run_child, options.snapshots, result.nodeid,
+                                ask.case.shared_name)
         result = result.but(snapshot_run=snapshot.run, **({"snapshot": snapshot.kept} if snapshot.kept else {}))
     return result
 

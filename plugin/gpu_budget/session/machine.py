@@ -18,6 +18,7 @@ from gpu_budget.judge.store import BaselineStore
 from gpu_budget.measure import host
 from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.model.hardware import Hardware
+from gpu_budget.report import artifacts
 from gpu_budget.session.data import SessionData
 from gpu_budget.session.options import Options
 
@@ -69,6 +70,11 @@ class Machine:
     def namesakes(self, module: str) -> tuple[str, ...]:
         """The other collected test files whose baselines share this module's file (one stem, one folder)."""
         return self.store().namesakes(module, self.data.collected)
+
+    def shares_name(self, nodeid: str) -> bool:
+        """Whether another collected test has this one's file name, so its files (a snapshot) take a hash
+        (artifacts.shares_name)."""
+        return artifacts.shares_name(nodeid, self.data.order)
 
     def folder(self) -> Path | None:
         """This hardware's baselines folder of the tests' project (None: no hardware read)."""

@@ -50,16 +50,17 @@ def recorded_text(kept: Measurement, spread: Spread) -> str:
             f"spread {each or 'none measured'}" + (f"; largest growth {grew}" if grew else ""))
 
 
-def snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: str) -> Snapshot:
+def snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: str, shared: bool = False) -> Snapshot:
     """Run a failing CUDA case once more with the allocation recorder on, and keep its memory snapshot.
 
     The recorder costs host RAM and time, so the judged run never records; this
-    second run is reported beside the row ("snapshot_run"), never judged or recorded.
+    second run is reported beside the row ("snapshot_run"), never judged or recorded. `shared`: another test has its
+    file name (artifacts.keep_snapshot).
     """
     path = artifacts.snapshot_path()
     try:
         again = run_child(scenario, SnapshotRequest(path))
         run = SnapshotRun(again.status, again.peaks, again.error, again.wall_seconds)
-        return Snapshot(run, artifacts.keep_snapshot(again.snapshot, folder, nodeid) if again.snapshot else None)
+        return Snapshot(run, artifacts.keep_snapshot(again.snapshot, folder, nodeid, shared) if again.snapshot else None)
     finally:
         Path(path).unlink(missing_ok=True)

@@ -116,7 +116,8 @@ class BudgetSession:
         unmeasured.asked(item)
         refuse_unmeasurable(item, scenario, label, expect)
         mark, machine = self.mark_for(item), self.machine
-        one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)), self.options.baselines)
+        one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)), self.options.baselines,
+                           machine.shares_name(item.nodeid))
         ran = None if machine.placement is None else machine.placement.as_run({**os.environ, **scenario.env})
         outcome = case.run(one, mark, self.options, machine.device(), machine.hardware(), self._child_for(mark),
                            ci=self.ci, worker=None if ran is None else ran.to_json(), store=machine.store())
