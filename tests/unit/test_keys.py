@@ -74,6 +74,15 @@ def test_a_method_s_name_holds_its_classes_and_keeps_its_parameters_as_they_are(
         "::TestFull.test_train::lora")
 
 
+def test_a_row_s_case_is_read_from_its_file_as_collected_where_its_node_id_is_no_path_from_the_rootdir(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_l.py").write_text("")
+    module = str(tmp_path / "tests" / "test_l.py")  # `pytest -c configs/ci.ini tests`: node id 'test_l.py::test_l'
+    case = keys.row_case("test_l.py::test_l::new", "new", tmp_path / "configs", module=module)
+    assert case.key == "tests/test_l.py::test_l::new"
+
+
 def test_prune_keeps_a_namesake_s_entries_while_its_file_exists(tmp_path):
     """`pytest tests/a --gpu-budget-update` collects tests/a/test_same.py alone: tests/b/test_same.py's entries share
     its file, and an update of tests/a must not drop them (before, they went, and b's next growth read "new")."""

@@ -35,11 +35,13 @@ def case_of(nodeid: str, module: str | Path, name: str, label: str | None = None
     return CaseId(nodeid, label, module_path(module, root), name, str(module))
 
 
-def row_case(nodeid: str, label: str | None, rootdir: Path, root: Path | None = None) -> CaseId:
-    """The case of a report's row (`nodeid` the row's, '::label' added; its file relative to pytest's `rootdir`;
+def row_case(nodeid: str, label: str | None, rootdir: Path, root: Path | None = None,
+             module: str | None = None) -> CaseId:
+    """The case of a report's row (`nodeid` the row's, '::label' added; its file relative to pytest's `rootdir`, or
+    `module`, the file as collected, where known: a file outside the rootdir has a node id that is no path from it;
     `root` the baselines folder)."""
     test = case_id.strip_label(nodeid, label)
-    return case_of(test, rootdir / test.split(SEPARATOR)[0], case_id.test_name(test), label, root)
+    return case_of(test, module or rootdir / test.split(SEPARATOR)[0], case_id.test_name(test), label, root)
 
 
 def case_key(module: str | Path, name: str, label: str | None = None) -> str:

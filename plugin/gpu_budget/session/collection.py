@@ -39,7 +39,8 @@ def note_collected(config: pytest.Config, items: list[pytest.Item], data: Sessio
         if not is_budget_test(item):
             continue
         # the test's name in a key: its classes and its parameters (a parameter removed is a test deleted)
-        data.collected[str(Path(str(item.path)))].add(test_name(item.nodeid))
+        module = data.files[item.nodeid] = str(Path(str(item.path)))
+        data.collected[module].add(test_name(item.nodeid))
         data.order.append(item.nodeid)
         if not options.enabled:
             item.add_marker(skip)
@@ -49,13 +50,15 @@ def note_collected(config: pytest.Config, items: list[pytest.Item], data: Sessio
     param_ids.note_shared(items)
 
 
-def finished_cases(rows: list[Result], rootdir: Path, baselines: Path | None = None) -> list[CaseId]:
+def finished_cases(rows: list[Result], rootdir: Path, baselines: Path | None = None,
+                   files: dict[str, str] | None = None) -> list[CaseId]:
     """The cases measured by tests that ran to their end: every row of the test says pytest passed it. A test that
-    failed or was skipped may have stopped before some of its labels, so it names none (its entries are kept)."""
+    failed or was skipped may have stopped before some of its labels, so it names none (its entries are kept).
+    `files`: each test's file as collected (SessionData.files), where its node id is no path from the rootdir."""
     outcomes: dict[str, set[str | None]] = {}
     for row in rows:
         outcomes.setdefault(row.test_nodeid, set()).add(row.test_outcome)
-    return [keys.row_case(row.nodeid, row.label, rootdir, baselines) for row in rows
+    return [keys.row_case(row.nodeid, row.label, rootdir, baselines, (files or {}).get(row.test_nodeid)) for row in rows
             if outcomes[row.test_nodeid] == {"passed"}]
 
 

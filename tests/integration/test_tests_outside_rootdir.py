@@ -1,0 +1,37 @@
+"""A session whose test files lie outside pytest's rootdir (`pytest -c configs/ci.ini tests`: the rootdir is configs/)
+prunes as one started beside them does. Such a test's node id is not its path from the rootdir, and the labels a
+passing test measured were looked up at rootdir/<node id's file> (configs/test_l.py), a file that is not there: an
+--gpu-budget-update run of the whole suite kept the entry of a label renamed ('old' -> 'new'), which renaming it back
+was then judged against."""
+
+import json
+
+from conftest import RUNNERS, inner_pythonpath
+
+TEST = '''
+import os
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_l(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}), label=os.environ["LABEL"])
+'''
+
+
+def test_an_update_drops_a_renamed_label_of_a_test_outside_the_rootdir(pytester, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    (pytester.path / "configs").mkdir()
+    (pytester.path / "configs" / "ci.ini").write_text("[pytest]\ngpu_budget_preload =\n")
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_l.py").write_text(TEST)
+    (pytester.path / "runners.py").write_text(RUNNERS)
+    inner_pythonpath(monkeypatch, pytester.path)  # configs/ is the rootdir: no conftest puts runners.py on sys.path
+    args = ("-p", "no:randomly", "-c", "configs/ci.ini", "--gpu-budget", "tests")
+    monkeypatch.setenv("LABEL", "old")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    monkeypatch.setenv("LABEL", "new")
+    pytester.runpytest_subprocess(*args, "--gpu-budget-update").assert_outcomes(passed=1)
+    (path,) = (pytester.path / "configs" / "baselines").glob("*/test_l.json")
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"tests/test_l.py::test_l::new"}
