@@ -205,8 +205,20 @@ def test_a_write_past_the_read_limit_is_refused_and_the_file_left_readable(tmp_p
 
 def test_a_baselines_folder_that_is_a_file_is_named(tmp_path):
     (tmp_path / "cpu-x86_64").write_text("not a folder")
-    with pytest.raises(BaselineError, match="is not a folder"):
+    with pytest.raises(BaselineError, match="cpu-x86_64 is a file, not a folder: move it away"):
         files.load(tmp_path / "cpu-x86_64" / "test_mod.json")
+
+
+def test_a_file_or_a_dangling_link_above_the_hardware_folder_is_named_not_read_as_no_baseline(tmp_path):
+    """A project without an ini file whose `baselines` is a file (or a link to a share not mounted): the store read as
+    empty, and under CI every case said "no baseline recorded ... record one with --gpu-budget-update"."""
+    (tmp_path / "baselines").write_text("not a folder")
+    with pytest.raises(BaselineError, match=f"baselines folder {tmp_path / 'baselines'} is a file, not a folder"):
+        files.load(tmp_path / "baselines" / "cpu-x86_64" / "test_mod.json")
+    (tmp_path / "shared").symlink_to(tmp_path / "unmounted")
+    with pytest.raises(BaselineError, match=f"is a symlink to {tmp_path / 'unmounted'}, which does not exist"):
+        files.load(tmp_path / "shared" / "cpu-x86_64" / "test_mod.json")
+    assert files.load(tmp_path / "new" / "cpu-x86_64" / "test_mod.json")["entries"] == {}  # not made yet: empty
 
 
 def test_package_lists_are_kept_once_per_file_and_pruned_with_their_entries(tmp_path):

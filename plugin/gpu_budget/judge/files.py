@@ -193,14 +193,30 @@ def load(path: Path) -> JsonObject:
     """The validated content of a baseline file; an empty file structure when it does not exist."""
     path = Path(path)
     if not os.path.lexists(path):
-        if path.parent.exists() and not path.parent.is_dir():
-            raise BaselineError(f"baselines folder {path.parent} is not a folder: point --gpu-budget-baselines "
+        blocked = _not_a_folder(path.parent)
+        if blocked:
+            raise BaselineError(f"baselines folder {blocked}: move it away, or point --gpu-budget-baselines "
                                 f"(or ini gpu_budget_baselines) at a folder")
         return {"schema": SCHEMA, "entries": {}, "packages": {}}
     data = _parsed(path, _read_bounded(path))
     validate(data, path)
     data.setdefault("packages", {})
     return data
+
+
+def _not_a_folder(folder: Path) -> str | None:
+    """What keeps `folder` (a baseline file's) from holding files, or None: the nearest of it and the folders above it
+    that is there is a file, or a symlink to nothing (a share not mounted). Not made yet is no problem: the first write
+    makes it, and until then it holds no baseline."""
+    for above in (folder, *folder.parents):
+        if above.is_dir():
+            return None
+        if os.path.lexists(above):
+            link = os.path.realpath(above) if above.is_symlink() else None
+            if not above.exists():
+                return f"{above} is a symlink to {link}, which does not exist"
+            return f"{above} is a file, not a folder" + (f" (a symlink to {link})" if link else "")
+    return None
 
 
 def _parsed(path: Path, text: str) -> Json:
