@@ -2,6 +2,8 @@
 which git is told to ignore as pytest's own cache folder is (session/folders.py): before, `.gpu-budget-assets/`
 stood untracked in the project, its checkpoints one `git add -A` from a commit."""
 
+import pytest
+
 from gpu_budget.session.folders import assets_folder, environments_folder
 
 
@@ -16,3 +18,17 @@ def test_the_rootdir_folders_tell_git_to_ignore_them(pytester):
 def test_a_session_that_prepares_nothing_makes_no_folder(pytester):
     config = pytester.parseconfigure("-p", "no:cacheprovider")
     assert not assets_folder(config, made=False).exists()
+
+
+def test_an_assets_folder_that_is_a_file_is_a_usage_error_naming_the_variable(pytester, monkeypatch):
+    """GPU_BUDGET_ASSETS at a file: before, a case that prepares assets failed with pathlib's traceback ending in
+    "FileExistsError: [Errno 17] File exists: '...'", naming neither the variable nor the fix."""
+    config = pytester.parseconfigure()
+    (pytester.path / "assets").write_text("a file")
+    monkeypatch.setenv("GPU_BUDGET_ASSETS", str(pytester.path / "assets" / "kept"))
+    with pytest.raises(pytest.UsageError, match=r"GPU_BUDGET_ASSETS='.*assets/kept': .*kept lies under .*assets, a file"):
+        assets_folder(config, made=True)
+    monkeypatch.setenv("GPU_BUDGET_ASSETS", str(pytester.path / "assets"))
+    with pytest.raises(pytest.UsageError, match="assets is a file, not a folder"):
+        assets_folder(config, made=True)
+    assert assets_folder(config, made=False) == pytester.path / "assets"  # a run without the gate is not stopped

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gpu_budget.session.options import blocked
+
 IGNORED = "# made by pytest-gpu-budget: prepared assets or environments, kept across runs\n*\n"
 
 
@@ -16,12 +18,17 @@ def assets_folder(config: pytest.Config, made: bool) -> Path:
     Real-scale checkpoints are gigabytes and take minutes to build; a CI checkout
     wipes the workspace (and pytest's cache in it), so a self-hosted runner points
     GPU_BUDGET_ASSETS at a folder of its own. Assets are keyed by what builds them
-    (Scenario.asset_key), so a kept folder is never stale. `made`: a gated session,
-    which makes the rootdir's folder where there is no cache (none is made otherwise).
+    (Scenario.asset_key), so a kept folder is never stale. `made`: a gated session, which makes the rootdir's folder
+    where there is no cache (none is made otherwise), and in which a GPU_BUDGET_ASSETS that cannot be a folder (a
+    file, or under one) is a usage error, not a traceback from the first case that prepares.
     """
     env = os.environ.get("GPU_BUDGET_ASSETS", "").strip()
     if env:
-        return Path(env).expanduser().resolve()
+        folder = Path(env).expanduser().resolve()
+        why = blocked(folder, folder=True) if made else None  # a run without the gate prepares nothing: not stopped
+        if why:
+            raise pytest.UsageError(f"GPU_BUDGET_ASSETS={env!r}: {folder} {why}")
+        return folder
     cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
     return Path(str(cache.mkdir("gpu-budget-assets"))) if cache else _in_rootdir(config, ".gpu-budget-assets", made)
 
