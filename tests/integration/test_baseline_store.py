@@ -64,6 +64,7 @@ def test_started_from_memtests_the_gate_finds_the_baseline_recorded_from_the_roo
     assert row["verdict"] == "pass" and row["baseline"] is not None, row["message"]
     assert not (project.path / "memtests" / "baselines").exists()
     assert recorded.endswith(f"(baseline file {stored[0]})"), recorded  # where it was recorded
+    assert row["baseline_file"] == str(stored[0])  # and where the row compared against was read
 
 
 def test_a_missing_baseline_names_the_file_it_looked_in(project, monkeypatch):

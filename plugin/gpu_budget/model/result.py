@@ -398,6 +398,7 @@ class Result:
     tolerance: Tolerance | None = None
     measurement: Measurement | None = None
     baseline: Entry | None = None  # the stored entry compared against
+    baseline_file: str | None = None  # the file it was read from (or looked for in, recorded in)
     change: Mapping[str, float | None] = field(default_factory=dict)
     fingerprint_changed: tuple[str, ...] = ()
     setup: Setup | None = None  # against the baseline's setup
@@ -491,7 +492,7 @@ class Result:
                    verdict=str(self.verdict), passed=self.passed, message=self.message, test_outcome=self.test_outcome)
         optional = {"remediation": None if self.remediation is None else self.remediation.to_json(),
                     "snapshot_run": None if self.snapshot_run is None else self.snapshot_run.to_json(),
-                    "snapshot": self.snapshot, "growth_projection": None if self.growth_projection is None else self.growth_projection.to_json(), "plot": self.plot,
+                    "snapshot": self.snapshot, "baseline_file": self.baseline_file, "growth_projection": None if self.growth_projection is None else self.growth_projection.to_json(), "plot": self.plot,
                     "sweep": [p.to_json() for p in self.sweep] or None, "unchecked": list(self.unchecked) or None,
                     "card": self.card, "test_failure": self.test_failure}
         row.update({k: v for k, v in optional.items() if v is not None})
@@ -508,7 +509,7 @@ class Result:
                 budget=Budget.from_json(row.get("budget")), expect=row.get("expect"),
                 budget_origin=row.get("budget_origin"), tolerance=_maybe(Tolerance.from_json, row.get("tolerance")),
                 measurement=Measurement._from_row(row) if "wall_seconds" in row else None,
-                baseline=_maybe(Entry.from_json, row.get("baseline")),
+                baseline=_maybe(Entry.from_json, row.get("baseline")), baseline_file=row.get("baseline_file"),
                 change=row.get("change") or {}, fingerprint_changed=tuple(row.get("fingerprint_changed") or ()),
                 setup=_maybe(Setup.from_json, row.get("setup")),
                 remediation=None if row.get("remediation") is None else Remediation.from_json(row["remediation"]),

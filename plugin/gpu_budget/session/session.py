@@ -320,10 +320,12 @@ def note_row(nodeid: str, scenario: str, scale: str, text: str, data: JsonMappin
 
 def with_store(result: Result, store: Path | None, recorded: bool) -> Result:
     """A case without a baseline names the file it looked in (or is recorded in), so a store other than the
-    project's is seen at once."""
-    if store is not None and result.baseline is None and (result.verdict == Verdict.NO_BASELINE or recorded):
-        return result.but(message=f"{result.message} (baseline file {store})")
-    return result
+    project's is seen at once; every row with a file holds it (the JSON report's baseline_file)."""
+    if store is None:
+        return result
+    if result.baseline is None and (result.verdict == Verdict.NO_BASELINE or recorded):
+        result = result.but(message=f"{result.message} (baseline file {store})")
+    return result.but(baseline_file=str(store))
 
 
 def write_pending(data: SessionData, written: Counter[str] | None = None, unwritten: Unwritten | None = None) -> list[str]:
