@@ -80,14 +80,11 @@ def snapshot_path() -> str:
     return tmp
 
 
-def keep_snapshot(tmp: str, folder: Path, nodeid: str, shared: bool = False) -> str | None:
-    """Move a failing case's snapshot next to the report; None when it cannot be kept. `shared`: another test of the
-    session has its test's slug (shares_name), so the name takes a hash and neither case's snapshot replaces the
-    other's."""
+def keep_snapshot(tmp: str, folder: Path, nodeid: str, shared: bool = False) -> str:
+    """Move a failing case's snapshot next to the report; OSError where it cannot be kept (a file where the folder
+    should be, a full disk). `shared`: another test of the session has its test's slug (shares_name), so the name
+    takes a hash and neither case's snapshot replaces the other's."""
     target = folder / f"{file_name(nodeid, shared)}.pickle"
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(tmp, target)
-    except OSError:
-        return None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(tmp, target)
     return str(target)

@@ -269,6 +269,8 @@ def extras(ask: Ask, result: Result, judged: Judged) -> Result:
         snapshot = snapshot_run(ask.case.scenario, ask.run_child, options.snapshots, result.nodeid,
                                 ask.case.shared_name)
         result = result.but(snapshot_run=snapshot.run, **({"snapshot": snapshot.kept} if snapshot.kept else {}))
+        if snapshot.lost:
+            result = result.but(message=f"{result.message}; {snapshot.lost}")
     return result
 
 

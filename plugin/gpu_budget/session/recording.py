@@ -17,10 +17,12 @@ from gpu_budget.units import format_size
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The recording re-run (never judged) and the memory snapshot it kept (None: none dumped or kept)."""
+    """The recording re-run (never judged), the memory snapshot it kept (None: none dumped or kept), and why one dumped
+    was not kept."""
 
     run: SnapshotRun
     kept: str | None
+    lost: str | None = None
 
 
 def record_runs(scenario: Scenario, run_child: RunChild, first: Measurement,
@@ -61,6 +63,11 @@ def snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: 
     try:
         again = run_child(scenario, SnapshotRequest(path))
         run = SnapshotRun(again.status, again.peaks, again.error, again.wall_seconds)
-        return Snapshot(run, artifacts.keep_snapshot(again.snapshot, folder, nodeid, shared) if again.snapshot else None)
+        if not again.snapshot:
+            return Snapshot(run, None)
+        try:
+            return Snapshot(run, artifacts.keep_snapshot(again.snapshot, folder, nodeid, shared))
+        except OSError as exc:  # the recording run is reported all the same; the row says the file was lost
+            return Snapshot(run, None, f"memory snapshot not kept: could not move it into {folder}: {exc.strerror or exc}")
     finally:
         Path(path).unlink(missing_ok=True)
