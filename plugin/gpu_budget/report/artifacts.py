@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -44,11 +45,11 @@ def file_name(nodeid: str, shared: bool) -> str:
     return f"{slug(nodeid)}-{hashlib.sha1(nodeid.encode()).hexdigest()[:8]}" if shared else slug(nodeid)
 
 
-def shares_name(nodeid: str, nodeids: Iterable[str]) -> bool:
-    """Whether another of `nodeids` (the session's tests) has this test's slug: one module name in two folders, ids
-    alike in their first 150 characters. Its cases' files then take file_name's hash, as file_names gives them."""
-    own = slug(nodeid)
-    return any(other != nodeid and slug(other) == own for other in nodeids)
+def shared_slugs(nodeids: Iterable[str]) -> frozenset[str]:
+    """The slugs two or more of `nodeids` (the session's tests) have: one module name in two folders, ids alike in
+    their first 150 characters. A case of such a test names its files with file_name's hash, as file_names does."""
+    counts = Counter(slug(nodeid) for nodeid in dict.fromkeys(nodeids))
+    return frozenset(name for name, count in counts.items() if count > 1)
 
 
 def wants_snapshot(measurement: Measurement, mark, baseline_peaks: Peaks | None) -> bool:
@@ -82,7 +83,7 @@ def snapshot_path() -> str:
 
 def keep_snapshot(tmp: str, folder: Path, nodeid: str, shared: bool = False) -> str:
     """Move a failing case's snapshot next to the report; OSError where it cannot be kept (a file where the folder
-    should be, a full disk). `shared`: another test of the session has its test's slug (shares_name), so the name
+    should be, a full disk). `shared`: another test of the session has its test's slug (shared_slugs), so the name
     takes a hash and neither case's snapshot replaces the other's."""
     target = folder / f"{file_name(nodeid, shared)}.pickle"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -58,7 +58,7 @@ class Case:
     expect: str | None = None  # None: the mark's
     namesakes: tuple[str, ...] = ()  # the session's other test files of this module's stem and baseline file
     baselines: Path | None = None  # the baselines folder, which the key's file path is relative to (keys.module_path)
-    shared_name: bool = False  # another test of the session has this one's file name (artifacts.shares_name)
+    shared_name: bool = False  # another test of the session has this one's file name (Machine.shares_name)
 
     @classmethod
     def of(cls, item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None,

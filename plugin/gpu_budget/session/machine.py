@@ -31,6 +31,7 @@ class Machine:
         self.placement: Placement | None = None  # an xdist worker's GPU and cores (xdist.py)
         self.pinned_gpu: str | None = None  # a serial run on a multi-GPU host measures on this one (placement.py)
         self._store: BaselineStore | None = None
+        self._shared: frozenset[str] | None = None  # the slugs several collected tests have (shares_name)
 
     def device(self) -> DeviceInfo:
         """Start the forkserver and read the device and the setup, once."""
@@ -73,8 +74,10 @@ class Machine:
 
     def shares_name(self, nodeid: str) -> bool:
         """Whether another collected test has this one's file name, so its files (a snapshot) take a hash
-        (artifacts.shares_name)."""
-        return artifacts.shares_name(nodeid, self.data.order)
+        (artifacts.shared_slugs, read once: the tests are all collected before the first case runs)."""
+        if self._shared is None:
+            self._shared = artifacts.shared_slugs(self.data.order)
+        return artifacts.slug(nodeid) in self._shared
 
     def folder(self) -> Path | None:
         """This hardware's baselines folder of the tests' project (None: no hardware read)."""
