@@ -149,6 +149,30 @@ def test_a_prepare_that_fails_is_the_case_s_error_row_saying_so(project):
     assert row["verdict"] == "error" and "the second shard did not fit" in row["message"]
 
 
+def test_an_assets_folder_that_cannot_be_made_is_the_case_s_error_row_naming_it(project):
+    """Without pytest's cache the assets live in the rootdir's .gpu-budget-assets; a file there (or a read-only
+    rootdir, a full disk) made the folder's mkdir raise in the pytest process: the test failed on pathlib's traceback
+    ("FileExistsError: [Errno 17] File exists: '.../.gpu-budget-assets'") with no row for the case."""
+    import json
+
+    pytester = project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_one(gpu_budget):
+            gpu_budget.measure(Scenario(name="k", prepare="preps:reads_hidden", run="runners:alloc",
+                                        params={"mib": 1, "hidden": 4}, prepared_from=("hidden",)))
+    ''')
+    pytester.makepyfile(preps=PREPS)
+    (pytester.path / ".gpu-budget-assets").write_text("a file")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "-p", "no:cacheprovider",
+                                           "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1)
+    assert "Traceback" not in result.stdout.str() and "without a row" not in result.stdout.str()
+    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
+    assert row["verdict"] == "error", row
+    assert row["message"].startswith("preparing assets for 'k' failed: the assets folder ") and \
+        ".gpu-budget-assets cannot be made or written (File exists)" in row["message"], row["message"]
+
+
 # -- command scenarios -------------------------------------------------------------------------------------
 
 def test_a_command_scenario_fills_placeholders_per_scale_and_applies_its_fixes_arguments():

@@ -347,8 +347,12 @@ def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, tim
     if (assets / ".complete").exists():
         return
     job = ScenarioJob.coerce(scenario)
-    assets.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=assets.name + ".tmp-", dir=assets.parent))
+    try:
+        assets.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=assets.name + ".tmp-", dir=assets.parent))
+    except OSError as exc:  # a file in its place, a read-only or full disk: the case's error, naming the folder
+        raise PrepareFailed(f"preparing assets for {job.name!r} failed: the assets folder {assets.parent} cannot be made or "
+                            f"written ({exc.strerror or exc}); point GPU_BUDGET_ASSETS at a folder this user can write") from None
     try:
         _prepare_into(tmp, job, timeout, threads, preload, dispatch_mode, device)
         (tmp / ".complete").touch()
