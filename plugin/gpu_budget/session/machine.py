@@ -10,6 +10,7 @@ baseline store of this hardware is made from them once.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from gpu_budget.isolate import forkserver, placement
@@ -53,6 +54,11 @@ class Machine:
         except Exception as exc:  # noqa: BLE001  the fail-safe reports it
             problems.append(f"probing the device failed: {exc}")
             return None
+
+    def worker_seen(self, env: Mapping[str, str]) -> dict | None:
+        """This xdist worker's placement as a case run under `env` (its own env over this process's) sees it: the GPU
+        its processes see; None on a serial run."""
+        return None if self.placement is None else self.placement.as_run({**os.environ, **env}).to_json()
 
     def hardware(self) -> Hardware:
         self.device()

@@ -12,7 +12,6 @@ store, applies the fail-safe and hands the data to outputs.py.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -118,9 +117,8 @@ class BudgetSession:
         mark, machine = self.mark_for(item), self.machine
         one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)), self.options.baselines,
                            machine.shares_name(item.nodeid))
-        ran = None if machine.placement is None else machine.placement.as_run({**os.environ, **scenario.env})
         outcome = case.run(one, mark, self.options, machine.device(), machine.hardware(), self._child_for(mark),
-                           ci=self.ci, worker=None if ran is None else ran.to_json(), store=machine.store())
+                           ci=self.ci, worker=machine.worker_seen(scenario.env), store=machine.store())
         result = with_store(outcome.result, outcome.path, recorded=outcome.baseline_write is not None)
         if self.options.sweep and result.measurement is not None:  # reported beside the verdict, never judged
             result = swept(result, scenario, self.options.sweep, self._child_for(mark), cuda=machine.device().cuda)
