@@ -204,3 +204,17 @@ def test_failsafe_rules_as_plain_data():
     assert len(no_gpu) == 1 and no_gpu[0].startswith("--gpu-budget-require-gpu: the measured children saw no CUDA GPU")
     assert no_gpu[0].endswith("1 test(s) needed one")
     assert _findings(rows=[ran], require_gpu=True, cuda=lambda: True) == []
+
+
+def test_a_file_where_the_baselines_folder_should_be_is_named_not_recorded_over(tmp_path):
+    """Before: a file at baselines/ (or a dead link) got "record one with --gpu-budget-update", which cannot write
+    there; each case's error already named the file."""
+    from gpu_budget.model.result import NO_PEAKS, Measurement, Result
+
+    ran = Result("t::b", "s", "tiny", verdict="pass", passed=True, message="",
+                 measurement=Measurement("ok", NO_PEAKS, wall_seconds=1.0))
+    (tmp_path / "baselines").write_text("x")
+    (tmp_path / "linked").symlink_to(tmp_path / "gone")
+    for blocked in (tmp_path / "baselines", tmp_path / "linked"):
+        assert _findings(rows=[ran], ci=True, folder=blocked / "cpu-x86_64") == [
+            f"no baselines folder {blocked / 'cpu-x86_64'}: {blocked} is a file or a dead link, not a folder"]

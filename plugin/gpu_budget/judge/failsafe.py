@@ -41,7 +41,10 @@ def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_
                      f"{needed} test(s) needed one")
         return found  # a baselines folder for the wrong hardware would only mislead
     if measured and ci and not update and folder is not None and not folder.is_dir():
-        found.append(f"no baselines folder {folder} for this hardware (CI is set): record one with "
+        # a file or a dead link on the way: each case's error names it; recording would not help
+        blocked = next((p for p in (folder, *folder.parents) if (p.exists() or p.is_symlink()) and not p.is_dir()), None)
+        found.append(f"no baselines folder {folder}: {blocked} is a file or a dead link, not a folder" if blocked else
+                     f"no baselines folder {folder} for this hardware (CI is set): record one with "
                      f"--gpu-budget-update and commit it")
     return found
 
