@@ -405,3 +405,14 @@ def test_a_planted_regression_no_placeholder_of_a_command_reads_is_refused_namin
     read = Scenario(name="cmd", command=["python", "train.py", "--leak-bytes", "{plant_bytes}"], **given)
     assert "1048576" in read.command_line("tiny", ".")["argv"]
     assert Scenario(name="cmd", command=["python", "train.py"], params={"plant_bytes": 0}).params == {"plant_bytes": 0}
+
+
+@pytest.mark.parametrize("name", ["a/../../x", "x" * 300, "..hidden", "two words"])
+def test_a_scenario_name_is_one_folder_in_the_assets_folder(tmp_path, name):
+    """Before: the name was the assets folder's name as given, so Scenario(name="a/../../x") gave ctx.assets a path
+    two folders above the assets folder, and a 300-character name one past the file system's limit."""
+    key = Scenario(name=name, run="m:run").asset_key("tiny")
+    assert "/" not in key and not key.startswith(".") and len(key) < 128
+    assert (tmp_path / key).resolve().parent == tmp_path.resolve()
+    assert key != Scenario(name=name + "_", run="m:run").asset_key("tiny")
+    assert Scenario(name="plain", run="m:run").asset_key("tiny").startswith("plain-tiny-")

@@ -10,6 +10,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -229,7 +230,7 @@ class Scenario:
                           sort_keys=True, default=str)
         # named by the prepare function, not the scenario: two scenarios with one prepare and the same params it
         # reads (a runner and the script it stands beside) share one prepared folder
-        prefix = self.prepare.replace(":", ".") if self.prepare else self.name
+        prefix = _folder_name(self.prepare.replace(":", ".") if self.prepare else self.name)
         return f"{prefix}-{scale}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
     def command_at(self, scale: str, assets: str) -> CommandLine:
@@ -306,6 +307,13 @@ def _refuse_unset(scenario: Scenario, chosen: Sequence[Fix], where: str) -> None
 
 
 _UNSET = object()
+
+
+def _folder_name(name: str) -> str:
+    """`name` as one folder's name in the assets folder: a `/`, a `..` or a name past the file system's limit would
+    put a case's assets beside another's or outside the folder; such a name keeps a digest of itself."""
+    safe = re.sub(r"[^\w.-]+", "_", name, flags=re.ASCII).lstrip(".")[:64]
+    return safe if safe == name else f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def _source_digest(ref: str | None) -> str:
