@@ -37,7 +37,7 @@ def test_a_tmpdir_too_long_for_a_unix_socket_is_a_usage_error_naming_it(pytester
 def test_a_tmpdir_that_fits_runs_the_case(pytester, monkeypatch):
     """The limit is the kernel's, not a guess: a TMPDIR of the longest length the error allows runs a command case."""
     monkeypatch.delenv("CI", raising=False)
-    room = 107 - len("/pymp-XXXXXXXX/listener-XXXXXXXX")  # the longest TMPDIR the forkserver's socket fits under
+    room = 107 - len("/gpu-budget-mp-XXXXXXXX/listener-XXXXXXXX")  # the longest TMPDIR the forkserver's socket fits under
     top = tempfile.mkdtemp(prefix="gb-", dir="/tmp")
     fits = os.path.join(top, "t" * (room - len(top) - 1))
     os.mkdir(fits)

@@ -15,8 +15,8 @@ import pytest
 
 from gpu_budget.isolate import forkserver, unix_paths
 
-# the forkserver's listener under the temporary folder: /pymp-XXXXXXXX/listener-XXXXXXXX
-TAIL = 1 + len("pymp-XXXXXXXX") + 1 + len("listener-XXXXXXXX")
+# the forkserver's listener under the temporary folder: /gpu-budget-mp-XXXXXXXX/listener-XXXXXXXX
+TAIL = 1 + len("gpu-budget-mp-XXXXXXXX") + 1 + len("listener-XXXXXXXX")
 
 
 @pytest.fixture
@@ -54,10 +54,10 @@ def test_the_longest_folder_check_allows_is_the_longest_a_socket_binds_under(fol
     room = unix_paths.MAX_PATH - TAIL
     fits, over = folder_of(room), folder_of(room + 1)
     unix_paths.check(fits)
-    assert binds(fits + "/pymp-abcdefgh/listener-abcdefgh")
+    assert binds(fits + "/gpu-budget-mp-abcdefgh/listener-abcdefgh")
     with pytest.raises(unix_paths.SocketPathTooLong):
         unix_paths.check(over)
-    assert not binds(over + "/pymp-abcdefgh/listener-abcdefgh")
+    assert not binds(over + "/gpu-budget-mp-abcdefgh/listener-abcdefgh")
 
 
 def test_the_error_names_tmpdir_its_length_the_limit_and_what_to_do(folder_of, monkeypatch):
@@ -167,3 +167,32 @@ def test_an_event_file_left_by_a_killed_session_is_removed_and_a_live_ones_kept(
         assert unix_paths.sweep(tmp) == [os.path.dirname(held)] and os.path.isdir(made)
         unix_paths.remove(made)
         assert sorted(os.listdir(tmp)) == sorted([os.path.basename(old[1]), os.path.basename(pymp)])
+
+
+MP_MAKER = '''
+import os, signal, sys
+from multiprocessing import util
+from gpu_budget.isolate import forkserver
+forkserver.forkserver(())  # a session's forkserver: it listens on a socket in multiprocessing's temporary folder
+print(util.get_temp_dir(), flush=True)
+if sys.argv[1] == "killed":
+    os.kill(os.getpid(), signal.SIGKILL)
+sys.stdin.read()  # alive, its forkserver running, until the test closes its stdin
+'''
+
+
+def test_the_forkserver_folder_of_a_killed_session_is_removed_and_a_live_ones_kept(monkeypatch):
+    """multiprocessing puts its forkserver's listener in a pymp-* folder that only its own exit removes: a session
+    SIGKILLed (the OOM killer, a CI job's last step) left it for good, one more each time. Held as the gate's folders
+    are, the next held folder made removes it once its session is gone, never a live session's; a session that ends
+    removes its own."""
+    with killed_and_alive(MP_MAKER, os.path.isdir) as (tmp, stale, alive, held):
+        monkeypatch.setattr(tempfile, "tempdir", tmp)
+        monkeypatch.setattr(unix_paths, "_SWEPT", [])
+        made = unix_paths.socket_folder()
+        assert not os.path.exists(stale), os.listdir(tmp)
+        assert os.listdir(held) != [] and os.path.basename(held).startswith("gpu-budget-")  # the live one's listener
+        alive.stdin.close()
+        assert alive.wait(30) == 0
+        unix_paths.remove(made)
+        assert os.listdir(tmp) == []  # the live session removed its own as it ended

@@ -77,11 +77,42 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
     elif _started != wanted:
         raise RuntimeError(f"the forkserver already runs with preload/dispatch {_started}, not {wanted}: "
                            "one session, one forkserver")
+    _hold_mp_folder()  # where its listener goes: a held folder, so a SIGKILLed session's is removed by the next
     with _environ(_environment):  # a no-op while it runs (a waitpid)
         from multiprocessing import forkserver as server
 
         server.ensure_running()
     return _context
+
+
+_mp_folders: list[str] = []  # the held folder this process made multiprocessing's temporary folder, while it is
+
+
+def _hold_mp_folder() -> None:
+    """Make multiprocessing's temporary folder in this process a held one (unix_paths.mp_folder), once: multiprocessing
+    would make a pymp-XXXXXXXX folder that only its exit handler removes, so every SIGKILLed session (the OOM killer, a
+    CI job's last step), every process ended by os._exit, left one for good. Removed by stop(), else at this process's
+    exit as multiprocessing's own is, else by a later session's sweep."""
+    if _mp_folders:
+        return
+    from multiprocessing import process, util
+
+    path = unix_paths.mp_folder()
+    process.current_process()._config["tempdir"] = path  # what util.get_temp_dir() returns from now on
+    _mp_folders.append(path)
+    util.Finalize(None, _release_mp_folder, exitpriority=-100)  # multiprocessing's own folder's priority
+
+
+def _release_mp_folder() -> None:
+    """Remove the held multiprocessing folder (its forkserver stopped), and let multiprocessing make its own again."""
+    from multiprocessing import process
+
+    while _mp_folders:
+        path = _mp_folders.pop()
+        current = process.current_process()
+        if current is not None:  # None late in the interpreter's exit
+            current._config["tempdir"] = None
+        unix_paths.remove(path)
 
 
 def stop(seconds: float = 5.0) -> None:
@@ -95,12 +126,16 @@ def stop(seconds: float = 5.0) -> None:
     from multiprocessing import forkserver as server
     from multiprocessing import resource_tracker
 
+    stopped = True
     for owner in (server._forkserver, resource_tracker._resource_tracker):
         stopping = getattr(owner, "_stop", None)  # CPython's own (3.8+), used by its tests; absent: they exit late
         if stopping is not None:
             waiter = threading.Thread(target=stopping, name="gpu-budget-stop", daemon=True)
             waiter.start()
             waiter.join(seconds)
+            stopped = stopped and not waiter.is_alive()
+    if stopped:  # else a stop still under way unlinks its socket in the folder later: the folder goes at exit
+        _release_mp_folder()
     _context = _started = None
 
 

@@ -4,7 +4,8 @@ A Unix socket's path holds at most 107 bytes on Linux (sun_path's 108 less its
 terminating NUL); past that, bind() fails with a bare "AF_UNIX path too long"
 that names neither the path nor its cause. Two sockets live under the
 temporary folder: multiprocessing's forkserver listens on
-<tmp>/pymp-XXXXXXXX/listener-XXXXXXXX, and a command case's processes mark
+<tmp>/gpu-budget-mp-XXXXXXXX/listener-XXXXXXXX (its temporary folder, held
+as below: `mp_folder`, forkserver.py), and a command case's processes mark
 phases on <tmp>/gpu-budget-sock-XXXXXXXX/marks (command.py). The first is the
 longer, so a temporary folder that fits it fits both.
 
@@ -17,10 +18,12 @@ flock on each folder it made while the folder exists, and marks it as held
 process holding it, so a marked folder whose lock can be taken has no live
 owner, wherever its owner ran (another pid namespace sharing the folder
 included), and the first folder a later process makes removes such folders
-first (`sweep`). A folder without the mark (one being made, or one left by an
-older version) is never proven stale, and is kept; so is any other file there
-(an older version's bare gpu-budget-XXXXXXXX.jsonl, multiprocessing's pymp-*
-folders, which no lock of the gate's holds).
+first (`sweep`). The same holds multiprocessing's temporary folder of a gated
+process (`mp_folder`), where multiprocessing would make a pymp-XXXXXXXX folder
+that only its own exit removes. A folder without the mark (one being made, or
+one left by an older version) is never proven stale, and is kept; so is any
+other file there (an older version's bare gpu-budget-XXXXXXXX.jsonl, a pymp-*
+folder of another process, which no lock of the gate's holds).
 """
 
 from __future__ import annotations
@@ -37,12 +40,13 @@ MARKS = "marks"  # the socket's name in it
 STDERR_TAIL = "stderr-tail"  # beside it: the command's stderr tail as it stands, left to a child's parent should it stop
 EVENTS_PREFIX = "gpu-budget-events-"  # a case's event folder: <tmp>/gpu-budget-events-XXXXXXXX
 EVENTS = "events.jsonl"  # the child's event file's name in it
+MP_PREFIX = "gpu-budget-mp-"  # multiprocessing's temporary folder in a gated process: <tmp>/gpu-budget-mp-XXXXXXXX
 OWNED = "owned"  # made in a held folder once its maker holds the folder's flock
-_PREFIXES = (SOCKET_PREFIX, EVENTS_PREFIX)  # the held folders `sweep` may remove
+_PREFIXES = (SOCKET_PREFIX, EVENTS_PREFIX, MP_PREFIX)  # the held folders `sweep` may remove
 _HELD: dict[str, int] = {}  # held folder -> the descriptor of it whose flock says its maker is alive
 _SWEPT: list[bool] = []  # whether this process has removed the stale held folders yet (once: the first folder)
 # the longest path made under the temporary folder: multiprocessing's forkserver's (mkdtemp and mktemp add 8 letters)
-_LONGEST = os.path.join("pymp-" + "X" * 8, "listener-" + "X" * 8)
+_LONGEST = os.path.join(MP_PREFIX + "X" * 8, "listener-" + "X" * 8)
 
 
 class SocketPathTooLong(RuntimeError):
@@ -73,6 +77,15 @@ def socket_folder() -> str:
     stale ones first (`sweep`)."""
     check()
     return _held_folder(SOCKET_PREFIX)
+
+
+def mp_folder() -> str:
+    """A new folder for multiprocessing's temporary files in this process (its forkserver's listener: forkserver.py),
+    under a temporary folder checked to hold it, held by this process until its maker removes it (`remove`), so one a
+    SIGKILLed session leaves is removed by a later one (`sweep`), where multiprocessing's own pymp-XXXXXXXX folder
+    would stay for good."""
+    check()
+    return _held_folder(MP_PREFIX)
 
 
 def events_file() -> str:
