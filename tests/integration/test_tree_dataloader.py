@@ -4,6 +4,9 @@ through the whole plugin, in measured children, with real DataLoader workers. (S
 added: the tree figure is the peak of the sum over time, tests/unit/test_tree.py.)"""
 
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -54,7 +57,8 @@ def loader(ctx):
     with ctx.meter.phase("load"):
         held = torch.ones(p["main_mib"] << 20, dtype=torch.uint8)  # the main process's own memory (a model, data)
     import tempfile
-    ds = Touching(p["workers"], p["mib"], tempfile.mkdtemp())  # one item per worker: each touches it once per epoch
+    meet = tempfile.mkdtemp(prefix="meet-", dir=".")  # the test's own folder (the child's cwd), not $TMPDIR
+    ds = Touching(p["workers"], p["mib"], meet)  # one item per worker: each touches it once per epoch
     dl = DataLoader(ds, batch_size=1, num_workers=p["workers"], multiprocessing_context=p["start"],
                     persistent_workers=p["persistent"])
     seen = 0
@@ -114,10 +118,17 @@ def test_killed(gpu_budget):
 
 def test_dataloader_workers_are_in_the_tree_peak(pytester, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
+    tmp = Path(tempfile.mkdtemp(prefix="gb-tree-", dir="/tmp"))  # the session's TMPDIR: short, and its own
+    monkeypatch.setenv("TMPDIR", str(tmp))
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(runners=RUNNERS, test_mem=TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json",
-                                           "--gpu-budget-timeout=300")
+    try:
+        result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json",
+                                               "--gpu-budget-timeout=300")
+        left = sorted(p.name for p in tmp.iterdir() if not p.name.startswith("torchinductor_"))  # torch's cache
+    finally:
+        shutil.rmtree(tmp)
+    assert left == []  # the workers' meeting files live in the test's folder: none in $TMPDIR, run after run
     result.assert_outcomes(passed=4, failed=1)  # the killed child is a failure, with the peaks it left
     result.stdout.fnmatch_lines(["test*RAM tree*RAM main*",
                                  "process tree (DataLoader workers, subprocesses)*",
