@@ -360,3 +360,30 @@ def test_a_ranked_case_on_fewer_gpus_than_ranks_is_skipped_with_the_reason(two_g
     result = two_gpu_ranks.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-rs")  # one GPU per worker: the default
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*launches 2 ranks, one GPU each; this worker measures on 1*"])
+
+
+def test_torchruns_log_folder_goes_with_its_case(launch, pytester, monkeypatch):
+    """torchrun makes a torchelastic_XXXXXXXX log folder (a folder per rank, their error files) under $TMPDIR and never
+    removes it: every launch a session measured left one. It now lives in the case's own folder, removed as the case
+    ends, however it ends (a killed rank included)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    tmp = Path(tempfile.mkdtemp(prefix="gb-logs-", dir="/tmp"))  # the session's TMPDIR: short, and its own
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    try:
+        result = launch('''
+            @pytest.mark.gpu_budget(ram="2 GiB")
+            def test_clean(gpu_budget):
+                gpu_budget.measure(torchrun("8", "8"))
+
+            @pytest.mark.gpu_budget(ram="2 GiB")
+            def test_killed(gpu_budget):
+                gpu_budget.measure(torchrun("8", "8", env={"MODE": "kill"}))
+        ''')
+        left = sorted(p.name for p in tmp.iterdir() if not p.name.startswith("torchinductor_"))  # torch's cache
+    finally:
+        shutil.rmtree(tmp)
+    result.assert_outcomes(passed=1, failed=1)
+    assert left == [], left

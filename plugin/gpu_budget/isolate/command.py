@@ -69,6 +69,7 @@ THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 HOOK_DIR = str(Path(__file__).parents[1] / "_hook")  # gpu_budget/_hook
 TAIL_BYTES = 8192  # of stdout and of stderr, kept for the report; the rest is read and dropped
 FIRST_PHASE = "run"
+LAUNCHER_LOG_DIR = "PET_LOG_DIR"  # torchrun's --log-dir, which it reads from the environment where its line gives none
 # How long the command's descendants may run on after its own process exits, to end by themselves before they are
 # killed as leftovers. multiprocessing's resource tracker (spawn, forkserver) and its forkserver end on the EOF of a
 # pipe the exited process held, within milliseconds of it; the grace leaves room for a loaded runner, and bounds what
@@ -100,8 +101,12 @@ def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, 
                snapshot: str | None = None, card: Card | None = None) -> dict[str, str]:
     """The command's environment: the measuring child's (dispatch pins included), the hook, then the pins and the
     user's (which win), except that the hook's folder stays first on a PYTHONPATH the user's env sets: its
-    sitecustomize runs the user's own one after it (a project's sitecustomize.py on that path still runs)."""
+    sitecustomize runs the user's own one after it (a project's sitecustomize.py on that path still runs).
+    torchrun's log folder goes beside the socket, where none is set: torchrun makes a torchelastic_XXXXXXXX folder
+    under $TMPDIR and never removes it, and the case's folder goes with the case (a --log-dir given still wins;
+    accelerate launch hands torchrun its own, so its folder stays)."""
     env = {**base, **recorded_env(threads, malloc, user), SOCKET_VAR: socket_path}
+    env.setdefault(LAUNCHER_LOG_DIR, os.path.join(os.path.dirname(socket_path), unix_paths.LAUNCHER_LOGS))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [HOOK_DIR, env.get("PYTHONPATH")]))
     if snapshot:
         env[SNAPSHOT_VAR] = snapshot

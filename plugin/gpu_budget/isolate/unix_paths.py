@@ -38,6 +38,7 @@ MAX_PATH = 107  # bytes in a Unix socket's path on Linux
 SOCKET_PREFIX = "gpu-budget-sock-"  # a command case's socket folder: <tmp>/gpu-budget-sock-XXXXXXXX
 MARKS = "marks"  # the socket's name in it
 STDERR_TAIL = "stderr-tail"  # beside it: the command's stderr tail as it stands, left to a child's parent should it stop
+LAUNCHER_LOGS = "torchelastic"  # beside it: torchrun's log folder (command.py), which torchrun itself never removes
 EVENTS_PREFIX = "gpu-budget-events-"  # a case's event folder: <tmp>/gpu-budget-events-XXXXXXXX
 EVENTS = "events.jsonl"  # the child's event file's name in it
 MP_PREFIX = "gpu-budget-mp-"  # multiprocessing's temporary folder in a gated process: <tmp>/gpu-budget-mp-XXXXXXXX
