@@ -196,6 +196,9 @@ def test_failsafe_rules_as_plain_data():
                                             "interrupted before any case was measured")]
     assert _findings(rows=[ran]) == []
     assert _findings(selected=0)[0].startswith("no memory-budget test was collected")
+    # an xdist controller learns its selection from workers that finish: interrupted first, it knows of none
+    assert _findings(selected=0, interrupted=True) == [
+        "the session was interrupted before any memory-budget test reported: the gate measured nothing"]
     missing = _findings(rows=[ran], ci=True)
     assert missing == [(f"no baselines folder {Path('/nonexistent/cpu-x86_64')} for this hardware (CI is set): "
                         "record one with --gpu-budget-update and commit it")]

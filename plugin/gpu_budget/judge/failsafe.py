@@ -20,12 +20,15 @@ def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_
     """What the fail-safe finds. `probes` counts unjudged children (peak()); `folder` is this hardware's baselines
     folder (None: no hardware read), `hardware_key` its key; `cuda` probes the device lazily; `interrupted`: the
     session was stopped (Ctrl-C, SIGTERM), maybe inside a case's measure(); `collected`: the budget tests collected
-    before any deselection (-k, -m), so a selection that left none is not said to have collected none."""
+    before any deselection (-k, -m), so a selection that left none is not said to have collected none; an
+    interrupted xdist controller, whose workers never sent theirs, is not said to have collected none either."""
     found = []
     measured = [r for r in rows if r.measured]  # a measured child ran (even if it crashed)
     if not selected and collected:
         found.append(f"{collected} memory-budget test(s) collected, none selected (-k, -m or another deselection left "
                      "none): the gate measured nothing")
+    elif not selected and interrupted:  # an xdist controller knows the selection only from workers that finished
+        found.append("the session was interrupted before any memory-budget test reported: the gate measured nothing")
     elif not selected:
         found.append("no memory-budget test was collected (no selected test has the gpu_budget marker "
                      "or fixture): the gate measured nothing")
