@@ -59,6 +59,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistBudget(session), "gpu-budget-xdist")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_keyboard_interrupt() -> None:
+    """A SIGTERM after a Ctrl-C (a CI job's cancel) lets the session's end run to its end (isolate/lifecycle.py)."""
+    from gpu_budget.isolate import lifecycle
+
+    lifecycle.ending()
+
+
 def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
     """A Scenario parameter's id is its name and fixes ("big+lora"), not its place in the list ("scenario1"): the id
     is part of the case's baseline key, so a reordered list keeps each scenario's own baseline."""

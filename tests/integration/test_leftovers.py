@@ -121,9 +121,29 @@ def test_sleeps(gpu_budget):
 '''
 
 
-def interrupted(pytester, monkeypatch, sig: int, case: str) -> tuple[int, int, list[str]]:
-    """Run a session whose one case sleeps (a runner, or a command), send it `sig` once the case runs; (the session's
-    exit code, the pid of the process that wrote child.pid, what was left in its TMPDIR)."""
+SECOND_SIGNAL = '''
+import os
+from gpu_budget.isolate import forkserver
+
+_end_tree = forkserver._end_tree
+
+
+def _end_tree_interrupted(pid):
+    """A second signal as the interrupted child is being ended (Ctrl-C pressed twice, a CI job's SIGTERM after its
+    SIGINT), at the moment it would cut the ending short."""
+    forkserver._end_tree = _end_tree  # once
+    os.kill(os.getpid(), int(os.environ["SECOND_SIGNAL"]))
+    _end_tree(pid)
+
+
+forkserver._end_tree = _end_tree_interrupted
+'''
+
+
+def interrupted(pytester, monkeypatch, sig: int, case: str, second: int | None = None) -> tuple[int, int, list[str]]:
+    """Run a session whose one case sleeps (a runner, or a command), send it `sig` once the case runs (and `second`
+    as it ends the child); (the session's exit code, the pid of the process that wrote child.pid, what was left in
+    its TMPDIR)."""
     import shutil
     import subprocess
     import sys
@@ -134,6 +154,9 @@ def interrupted(pytester, monkeypatch, sig: int, case: str) -> tuple[int, int, l
     tmp = Path(tempfile.mkdtemp(prefix="gb-term-", dir="/tmp"))  # short: multiprocessing's socket lives in it
     monkeypatch.setenv("TMPDIR", str(tmp))
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    if second is not None:
+        monkeypatch.setenv("SECOND_SIGNAL", str(int(second)))
+        pytester.makeconftest(SECOND_SIGNAL)
     if case == "command":
         pytester.makepyfile(test_mem=COMMAND_TESTS)
     else:
@@ -177,6 +200,19 @@ def test_sigterm_ends_the_session_as_ctrl_c_does_leaving_no_temp_file(pytester, 
     code, child, left = interrupted(pytester, monkeypatch, signal.SIGTERM, case)
     assert code == 2, code  # pytest's "interrupted"
     assert not alive(child), "the measured process outlived the terminated session"
+    assert left == []
+
+
+@pytest.mark.parametrize("second", ["SIGTERM", "SIGINT"])
+def test_a_second_signal_as_the_child_is_ended_lets_the_session_end(pytester, monkeypatch, second):
+    """A CI job's cancel sends SIGINT, then SIGTERM; a user may press Ctrl-C twice. Before, the second signal, coming
+    as the interrupted child was being ended, cut that short: the child was left running unreaped, and the session
+    hung in multiprocessing's exit waiting for it. It now ends as on one Ctrl-C."""
+    import signal
+
+    code, child, left = interrupted(pytester, monkeypatch, signal.SIGINT, "runner", getattr(signal, second))
+    assert code == 2, code  # pytest's "interrupted", not a session that hangs or dies of its signal
+    assert not alive(child), "the measured process outlived the interrupted session"
     assert left == []
 
 

@@ -237,9 +237,7 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
                     _kill(proc)
                     break
         except BaseException:  # Ctrl-C: the child ends now, not at the interpreter's exit (multiprocessing joins it)
-            _kill(proc)
-            _end_leftovers(proc.pid)
-            _end_orphans()
+            _end_interrupted(proc)
             raise
         lost = proc.exitcode == 255 and procfs.read_stat(proc.pid) is not None  # its forkserver died, it did not
         if lost:
@@ -253,6 +251,20 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
         unix_paths.remove(os.path.dirname(path))
         if request.sockets is not None:
             unix_paths.remove(request.sockets)
+
+
+def _end_interrupted(proc) -> None:
+    """End an interrupted child and what it left, to the end however often an interrupt comes meanwhile (Ctrl-C
+    pressed twice): cut short, the child was left stopped or unreaped, and multiprocessing's exit waited for it
+    forever."""
+    while True:
+        try:
+            _kill(proc)
+            _end_leftovers(proc.pid)
+            _end_orphans()
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 def _stderr_tail(sockets: str | None, lines: int = 20) -> str | None:

@@ -132,16 +132,35 @@ def interrupt_on_sigterm() -> object | None:
     measured child is then ended and its temp files removed, where Python's default would die at once and leave
     them. The handler it replaced, for restore_sigterm(); None where it changed nothing (a handler of someone else's
     is kept, and only the main thread may set one)."""
+    global _ending
     try:
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
             return None
         signal.signal(signal.SIGTERM, _interrupted)
     except ValueError:  # not the main thread
         return None
+    _ending = False
     return signal.SIG_DFL
 
 
+_ending = False  # the session is ending on an interrupt already: a SIGTERM now is not one more
+
+
+def ending() -> None:
+    """Say that the session is ending on an interrupt (pytest reported it): a SIGTERM from now on lets it end."""
+    global _ending
+    _ending = True
+
+
 def _interrupted(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C, once: one that comes while the session already ends on an interrupt (a CI job's SIGTERM
+    after its SIGINT, a second `kill`) is let be, since a KeyboardInterrupt raised inside that ending cuts its
+    cleanup short (a measured child left unreaped, which multiprocessing's exit then waits for forever)."""
+    global _ending
+    if _ending or isinstance(sys.exc_info()[1], KeyboardInterrupt):
+        _ending = True
+        return
+    _ending = True
     raise KeyboardInterrupt(f"ended by {signal.Signals(signum).name}")
 
 
