@@ -407,6 +407,58 @@ def test_a_planted_regression_no_placeholder_of_a_command_reads_is_refused_namin
     assert Scenario(name="cmd", command=["python", "train.py"], params={"plant_bytes": 0}).params == {"plant_bytes": 0}
 
 
+SLOW_PREPS = '''
+import os, time
+
+
+def slow(ctx):
+    (ctx.assets / "model-00001-of-00002.safetensors").write_bytes(b"\\0" * 2**20)
+    with open("prepare.pid", "w") as fh:
+        fh.write(str(os.getpid()))
+    if os.path.exists("slow"):  # the first session's: killed meanwhile
+        time.sleep(60)
+    (ctx.assets / "model").write_text("1")
+'''
+
+
+def test_the_half_built_assets_of_a_killed_session_are_removed_by_the_next(project, tmp_path, monkeypatch):
+    """A session SIGKILLed while a prepare wrote (the OOM killer) removed nothing: its KEY.tmp-XXXX folder, a
+    checkpoint half saved, stayed in the kept assets folder for good, one more each kill. The next build of that
+    KEY removes it; the built assets alone are left."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pytester = project('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_one(gpu_budget):
+            gpu_budget.measure(Scenario(name="h", prepare="preps:slow", run="runners:alloc", params={"mib": 1}))
+    ''')
+    pytester.makepyfile(preps=SLOW_PREPS)
+    kept = tmp_path / "kept-assets"
+    monkeypatch.setenv("GPU_BUDGET_ASSETS", str(kept))
+    (pytester.path / "slow").touch()
+    args = ["-p", "no:randomly", "-p", "no:xdist", "-p", "no:cacheprovider", "--gpu-budget"]
+    session = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=pytester.path,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        started = pytester.path / "prepare.pid"
+        deadline = time.monotonic() + 60
+        while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        session.send_signal(signal.SIGKILL)
+        session.wait(30)
+    finally:
+        if session.poll() is None:
+            session.kill()
+    assert [p.name for p in kept.iterdir() if ".tmp-" in p.name]  # what the killed session left
+    (pytester.path / "slow").unlink()
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    (built,) = kept.iterdir()
+    assert (built / "model").read_text() == "1" and ".tmp-" not in built.name
+
+
 @pytest.mark.parametrize("name", ["a/../../x", "x" * 300, "..hidden", "two words"])
 def test_a_scenario_name_is_one_folder_in_the_assets_folder(tmp_path, name):
     """Before: the name was the assets folder's name as given, so Scenario(name="a/../../x") gave ctx.assets a path

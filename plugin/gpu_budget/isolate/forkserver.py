@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -35,7 +33,7 @@ from multiprocessing import spawn
 from pathlib import Path
 
 from gpu_budget.declare.params import Json
-from gpu_budget.isolate import child, dispatch, events, unix_paths
+from gpu_budget.isolate import building, child, dispatch, events, unix_paths
 from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
 from gpu_budget.measure import procfs
@@ -396,10 +394,11 @@ def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, tim
     job = ScenarioJob.coerce(scenario)
     try:
         assets.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=assets.name + ".tmp-", dir=assets.parent))
+        made, held = building.build_folder(str(assets))  # held: a later build removes it where this session is killed
     except OSError as exc:  # a file in its place, a read-only or full disk: the case's error, naming the folder
         raise PrepareFailed(f"preparing assets for {job.name!r} failed: the assets folder {assets.parent} cannot be made or "
                             f"written ({exc.strerror or exc}); point GPU_BUDGET_ASSETS at a folder this user can write") from None
+    tmp = Path(made)
     try:
         _prepare_into(tmp, job, timeout, threads, preload, dispatch_mode, device)
         (tmp / ".complete").touch()
@@ -409,7 +408,7 @@ def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, tim
             if not (assets / ".complete").exists():
                 raise
     finally:  # what a failed (or beaten) prepare wrote: a checkpoint half saved is gigabytes, in a kept folder
-        shutil.rmtree(tmp, ignore_errors=True)
+        building.done(made, held)
 
 
 def _prepare_into(tmp: Path, job: ScenarioJob, timeout: float, threads: int, preload: tuple[str, ...],

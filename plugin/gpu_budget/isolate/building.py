@@ -1,0 +1,75 @@
+"""The folder a scenario's assets are built in, beside where they go: one a killed session left is removed by the next.
+
+forkserver.prepare_assets builds a scenario's assets in KEY.tmp-XXXXXXXX
+beside KEY, in the kept assets folder, and renames it over KEY once the
+prepare returns, or removes it where the prepare failed. A session SIGKILLed
+meanwhile (the OOM killer; a real-scale checkpoint half saved is gigabytes)
+removes nothing, and nothing proved the folder stale, so each such kill left
+one for good. The builder holds an exclusive flock on a file beside the
+folder (KEY.tmp-XXXXXXXX.held; the folder stays empty for the prepare) and
+marks the file once the lock is taken: the kernel drops the lock with its
+last holder, so a marked file whose lock can be taken has no live builder,
+and the next build of that KEY removes its folder first (`sweep`). A folder
+without a held file (being made, or an older version's) is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+
+HELD = ".held"  # beside a build folder: <folder>.held, locked by its builder
+MARK = b"held"  # written in it once its lock is taken
+
+
+def build_folder(target: str) -> tuple[str, int]:
+    """A new, empty folder to build `target` in, beside it (renamed over it once built), and the descriptor of its
+    held file, for `done`; the build folders of `target` whose builder is gone are removed first."""
+    parent, prefix = os.path.dirname(target), os.path.basename(target) + ".tmp-"
+    sweep(parent, prefix)
+    path = tempfile.mkdtemp(prefix=prefix, dir=parent)
+    fd = os.open(path + HELD, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    with contextlib.suppress(OSError):  # a file system without flock: never marked, so never taken for stale
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, MARK)
+    return path, fd
+
+
+def done(path: str, fd: int) -> None:
+    """Remove a build folder (what is left of it: renamed, it is gone already), then its held file and its lock."""
+    shutil.rmtree(path, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.unlink(path + HELD)
+    os.close(fd)
+
+
+def sweep(parent: str, prefix: str) -> list[str]:
+    """Remove the build folders named `prefix`XXXXXXXX in `parent` whose builder is gone; the folders removed."""
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for entry in entries:
+            if entry.name.startswith(prefix) and entry.name.endswith(HELD) and _stale(entry.path):
+                removed.append(entry.path[:-len(HELD)])
+    return removed
+
+
+def _stale(held: str) -> bool:
+    """Whether the held file `held` was marked and no live process holds its lock; its folder and it removed if so."""
+    try:
+        fd = os.open(held, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.read(fd, len(MARK)) != MARK:  # being made: not yet locked and marked
+            return False
+        shutil.rmtree(held[:-len(HELD)], ignore_errors=True)  # while locked here: another sweep cannot take it at once
+        os.unlink(held)
+        return True
+    except OSError:  # held: its builder is alive (or another sweep removed it first)
+        return False
+    finally:
+        os.close(fd)
