@@ -78,9 +78,3 @@ def test_the_bare_number_hint_for_an_exponent_is_a_size_that_reads():
     hint = str(refused.value).split('e.g. "')[1].split('"')[0]
     assert parse_size(hint) == 10**16
 
-
-def test_a_tolerance_abs_of_zero_needs_no_unit():
-    """Before: tolerance={"abs": 0} was refused as a bare number, though no unit changes nothing."""
-    assert gpu_budget(ram="2 GiB", tolerance={"abs": 0}, where="t").tolerance.abs == 0
-    with pytest.raises(ValueError, match="bare number"):
-        gpu_budget(ram="2 GiB", tolerance={"abs": 16}, where="t")

@@ -324,8 +324,6 @@ def _rel(value: Given, where: str, label: str) -> float:
 
 def _abs(value: Given, where: str, label: str) -> int:
     """A tolerance's abs follows the budgets' rule: a size with its unit ({"abs": 16} is not 16 bytes)."""
-    if not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0:
-        return 0  # nothing in any unit: the one size that needs none
     _refuse_bare(f"{label} abs", value, where, unit="MiB")
     try:
         return parse_size(value)
