@@ -17,6 +17,7 @@ from gpu_budget.against.pairs import Run
 from gpu_budget.against.verdict import CaseVerdict, base_failed_after, counts
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.json_value import JsonObject
+from gpu_budget.report.outputs import write_whole
 from gpu_budget.units import format_size
 
 JSON_VERSION = 1
@@ -127,8 +128,6 @@ def append_step_summary(outcome: Outcome) -> None:
 
 
 def write_json(path: Path, outcome: Outcome) -> None:
-    """Written atomically (temp file + rename), as the gate's own report."""
+    """Written atomically (a temp file of this write's own + rename), as the gate's own report."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(outcome.to_json(), indent=2) + "\n")
-    os.replace(tmp, path)
+    write_whole(path, json.dumps(outcome.to_json(), indent=2) + "\n")

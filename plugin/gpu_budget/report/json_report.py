@@ -18,17 +18,17 @@ pytest's word on the test around the case ("passed", "failed", "skipped",
 where it never reported, and in rows written before), beside `passed`, the
 gate's word on the case alone, and `test_failure`, the first line of pytest's
 reason where the test failed (session/held.py).
-Rows are results.Result.to_json(). Written atomically (temp file + rename).
+Rows are results.Result.to_json(). Written atomically (a temp file of this write's own + rename: outputs.write_whole).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import EnvironmentRecord, Result
+from gpu_budget.report.outputs import write_whole
 
 REPORT_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
@@ -40,7 +40,6 @@ def write_json(path: str | Path, rows: list[Result], hardware: JsonMapping | Non
                environments: list[EnvironmentRecord] = (), git: JsonMapping | None = None) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
     # gate_problems: session-level failures (the fail-safe: nothing measured, no GPU, no baselines folder)
     # notes: measured findings that are not one case's peak (a bisection's boundary), from gpu_budget.note()
     # explorations: what each gpu_budget.explore() found (explore.Exploration.to_json)
@@ -49,8 +48,4 @@ def write_json(path: str | Path, rows: list[Result], hardware: JsonMapping | Non
             "results": [r.to_json() for r in rows],
             "notes": list(notes), "explorations": list(explorations),
             "environments": [e.to_json() for e in environments]}
-    try:
-        tmp.write_text(json.dumps(data, indent=2) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)  # a write that failed leaves no half-written file beside the report
+    write_whole(path, json.dumps(data, indent=2) + "\n")  # a failed write leaves no half-written file beside it

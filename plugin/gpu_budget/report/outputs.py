@@ -1,10 +1,12 @@
 """A file a command writes where its user says (`-o`, `--json`): refused before the work where it cannot be written,
 and written whole or not at all (a temp file beside it, renamed over), so an error never leaves a half-written file
-in place of a good one."""
+in place of a good one. The temp file is this write's alone (pid and a random token): two sessions writing one
+path at once each rename their own whole file, and neither takes the other's half-written one."""
 
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,7 +28,7 @@ def unwritable(path: str | Path, others: Iterable[tuple[str, str | Path]] = ()) 
 def write_whole(path: str | Path, text: str) -> None:
     """Write `text` to `path` through a temp file beside it; an OSError is raised with nothing changed at `path`."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         tmp.write_text(text)
         os.replace(tmp, path)
