@@ -11,6 +11,12 @@ marks the file once the lock is taken: the kernel drops the lock with its
 last holder, so a marked file whose lock can be taken has no live builder,
 and the next build of that KEY removes its folder first (`sweep`). A folder
 without a held file (being made, or an older version's) is left.
+
+Two sessions (or xdist workers) asking for one KEY at once built it twice, a
+real-scale checkpoint's minutes and gigabytes each: a build is made under an
+exclusive flock on KEY.lock beside it (`exclusive`), so the second waits for
+the first and finds KEY built; a killed builder's lock goes with it, and the
+waiter builds (the file it left is harmless, and taken by the next build).
 """
 
 from __future__ import annotations
@@ -20,9 +26,48 @@ import fcntl
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 
+LOCK = ".lock"  # beside a kept folder: <folder>.lock, locked, while one process builds it
 HELD = ".held"  # beside a build folder: <folder>.held, locked by its builder
 MARK = b"held"  # written in it once its lock is taken
+
+
+@contextlib.contextmanager
+def exclusive(target: str) -> Iterator[None]:
+    """Hold `target`'s build lock (its .lock file beside it): another process building it meanwhile is waited for.
+    The holder removes the file as it lets go, and a waiter that wakes on a removed one takes the one now at the path
+    (as judge/files.py's baseline lock), so nothing is left in the kept folder. An OSError where it cannot be made."""
+    name = target + LOCK
+    while True:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without flock: built unlocked, as before (twice, where two ask at once)
+            break
+        except BaseException:
+            os.close(fd)
+            raise
+        held = os.fstat(fd)
+        if _inode(name) == (held.st_dev, held.st_ino):
+            break
+        os.close(fd)  # its holder removed it while this one waited
+    try:
+        yield
+    finally:
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name)
+        finally:
+            os.close(fd)  # the lock goes after the file has left the path
+
+
+def _inode(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def build_folder(target: str) -> tuple[str, int]:

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from multiprocessing import spawn
 from pathlib import Path
@@ -392,19 +392,31 @@ def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, tim
     if (assets / ".complete").exists():
         return
     job = ScenarioJob.coerce(scenario)
-    try:
-        assets.parent.mkdir(parents=True, exist_ok=True)
-        made, held = building.build_folder(str(assets))  # held: a later build removes it where this session is killed
-    except OSError as exc:  # a file in its place, a read-only or full disk: the case's error, naming the folder
-        raise PrepareFailed(f"preparing assets for {job.name!r} failed: the assets folder {assets.parent} cannot be made or "
-                            f"written ({exc.strerror or exc}); point GPU_BUDGET_ASSETS at a folder this user can write") from None
+    with ExitStack() as locked:
+        try:
+            assets.parent.mkdir(parents=True, exist_ok=True)
+            locked.enter_context(building.exclusive(str(assets)))  # another session building them: waited for
+            if (assets / ".complete").exists():  # built by it meanwhile
+                return
+            made, held = building.build_folder(str(assets))  # held: a later build removes it where this one is killed
+        except OSError as exc:  # a file in its place, a read-only or full disk: the case's error, naming the folder
+            raise PrepareFailed(f"preparing assets for {job.name!r} failed: the assets folder {assets.parent} cannot be "
+                                f"made or written ({exc.strerror or exc}); point GPU_BUDGET_ASSETS at a folder this user "
+                                "can write") from None
+        _build(assets, made, held, job, timeout, threads, preload, dispatch_mode, device)
+
+
+def _build(assets: Path, made: str, held: int, job: ScenarioJob, timeout: float, threads: int,
+           preload: tuple[str, ...], dispatch_mode: str, device: str | None) -> None:
+    """Build `assets` in `made`, beside them, renamed over them once built (building.build_folder; `held`, its held
+    file); called holding their build lock."""
     tmp = Path(made)
     try:
         _prepare_into(tmp, job, timeout, threads, preload, dispatch_mode, device)
         (tmp / ".complete").touch()
         try:
             os.rename(tmp, assets)
-        except OSError:  # another worker finished the same assets first
+        except OSError:  # another process finished the same assets first (a file system without flock)
             if not (assets / ".complete").exists():
                 raise
     finally:  # what a failed (or beaten) prepare wrote: a checkpoint half saved is gigabytes, in a kept folder
