@@ -196,3 +196,39 @@ def test_the_forkserver_folder_of_a_killed_session_is_removed_and_a_live_ones_ke
         assert alive.wait(30) == 0
         unix_paths.remove(made)
         assert os.listdir(tmp) == []  # the live session removed its own as it ended
+
+
+SNAPSHOT_MAKER = '''
+import os, signal, sys
+from gpu_budget import Scenario
+from gpu_budget.session import recording
+
+
+def run_child(scenario, request):  # a failing CUDA case run again with the recorder on: its dump, half written
+    with open(request.path, "wb") as out:
+        out.write(b"snapshot" * 1000)
+    print(request.path, flush=True)
+    if sys.argv[1] == "killed":
+        os.kill(os.getpid(), signal.SIGKILL)  # the OOM killer, a CI job's last step: no cleanup runs
+    sys.stdin.read()  # alive, its recording run going on, until the test closes its stdin
+    raise SystemExit(0)
+
+
+recording.snapshot_run(Scenario(name="s", run="runners:run"), run_child, "snapshots", "test_mem.py::test_s")
+'''
+
+
+def test_a_memory_snapshot_left_by_a_killed_session_is_removed_and_a_live_ones_kept(monkeypatch):
+    """A session SIGKILLed during a failing CUDA case's recording run left its memory snapshot
+    (<tmp>/gpu-budget-snapshot-*.pickle, the allocator's history: it can be hundreds of MiB) for good. Dumped in a
+    held folder, the next held folder made removes it, never a live session's."""
+    with killed_and_alive(SNAPSHOT_MAKER, os.path.isfile) as (tmp, stale, alive, held):
+        monkeypatch.setattr(tempfile, "tempdir", tmp)
+        monkeypatch.setattr(unix_paths, "_SWEPT", [])
+        made = unix_paths.socket_folder()  # the first held folder this process makes sweeps
+        assert not os.path.exists(stale), os.listdir(tmp)
+        assert os.path.isfile(held)
+        alive.stdin.close()
+        assert alive.wait(30) == 0 and not os.path.exists(os.path.dirname(held))  # its own, removed as it ends
+        unix_paths.remove(made)
+        assert os.listdir(tmp) == []

@@ -9,10 +9,12 @@ as below: `mp_folder`, forkserver.py), and a command case's processes mark
 phases on <tmp>/gpu-budget-sock-XXXXXXXX/marks (command.py). The first is the
 longer, so a temporary folder that fits it fits both.
 
-A command case's socket folder, and every case's event file (the child's
+A command case's socket folder, every case's event file (the child's
 outcome, streamed; in a folder of its own, <tmp>/gpu-budget-events-XXXXXXXX/
-events.jsonl), are removed as the case ends (`remove`), but a session SIGKILLed
-mid-case runs no cleanup and leaves them behind. The session holds an exclusive
+events.jsonl) and a recording run's memory snapshot (<tmp>/gpu-budget-
+snapshot-XXXXXXXX/snapshot.pickle, until it is moved beside the report) are
+removed as the case ends (`remove`), but a session SIGKILLed mid-case runs no
+cleanup and leaves them behind. The session holds an exclusive
 flock on each folder it made while the folder exists, and marks it as held
 (OWNED) only once the lock is taken: the kernel drops the lock with the last
 process holding it, so a marked folder whose lock can be taken has no live
@@ -41,9 +43,11 @@ STDERR_TAIL = "stderr-tail"  # beside it: the command's stderr tail as it stands
 LAUNCHER_LOGS = "torchelastic"  # beside it: torchrun's log folder (command.py), which torchrun itself never removes
 EVENTS_PREFIX = "gpu-budget-events-"  # a case's event folder: <tmp>/gpu-budget-events-XXXXXXXX
 EVENTS = "events.jsonl"  # the child's event file's name in it
+SNAPSHOT_PREFIX = "gpu-budget-snapshot-"  # a recording run's memory snapshot's folder: <tmp>/gpu-budget-snapshot-XXXXXXXX
+SNAPSHOT = "snapshot.pickle"  # the snapshot's name in it (a command's ranks dump theirs beside it: SNAPSHOT.PID)
 MP_PREFIX = "gpu-budget-mp-"  # multiprocessing's temporary folder in a gated process: <tmp>/gpu-budget-mp-XXXXXXXX
 OWNED = "owned"  # made in a held folder once its maker holds the folder's flock
-_PREFIXES = (SOCKET_PREFIX, EVENTS_PREFIX, MP_PREFIX)  # the held folders `sweep` may remove
+_PREFIXES = (SOCKET_PREFIX, EVENTS_PREFIX, SNAPSHOT_PREFIX, MP_PREFIX)  # the held folders `sweep` may remove
 _HELD: dict[str, int] = {}  # held folder -> the descriptor of it whose flock says its maker is alive
 _SWEPT: list[bool] = []  # whether this process has removed the stale held folders yet (once: the first folder)
 # the longest path made under the temporary folder: multiprocessing's forkserver's (mkdtemp and mktemp add 8 letters)
@@ -94,6 +98,16 @@ def events_file() -> str:
     until its maker removes it (`remove`, given the folder: os.path.dirname); the first held folder a process makes
     removes the stale ones first (`sweep`)."""
     path = os.path.join(_held_folder(EVENTS_PREFIX), EVENTS)
+    with open(path, "x"):
+        pass
+    return path
+
+
+def snapshot_file() -> str:
+    """A new, empty file for a recording run's memory snapshot (session/recording.py), in a folder of its own held by
+    this process until its maker removes it (`remove`, given the folder): a snapshot is the allocator's history, up
+    to hundreds of MiB, and one a SIGKILLed session leaves is removed by a later one (`sweep`)."""
+    path = os.path.join(_held_folder(SNAPSHOT_PREFIX), SNAPSHOT)
     with open(path, "x"):
         pass
     return path

@@ -2,17 +2,15 @@
 
 A snapshot comes from a second run of a failing CUDA case with the allocation
 recorder on (the judged run never records: the recorder's buffer and time would
-land in its figures); the child dumps it into a temporary file, kept under a
-name derived from the node id.
+land in its figures); the child dumps it into a temporary file (a held one:
+isolate/unix_paths.snapshot_file), kept under a name derived from the node id.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -72,13 +70,6 @@ def wants_snapshot(measurement: Measurement, mark, baseline_peaks: Peaks | None)
         limits.append(int(mark.tolerance.limit(then)))
     peak = measurement.peaks.vram_allocated
     return bool(limits) and peak is not None and peak > min(limits)
-
-
-def snapshot_path() -> str:
-    """A temporary file for a child to dump its memory snapshot into."""
-    fd, tmp = tempfile.mkstemp(prefix="gpu-budget-snapshot-", suffix=".pickle")
-    os.close(fd)
-    return tmp
 
 
 def keep_snapshot(tmp: str, folder: Path, nodeid: str, shared: bool = False) -> str:

@@ -3,10 +3,12 @@ recording re-run of a failing CUDA case that keeps its memory snapshot."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_budget.declare.scenario import Scenario
+from gpu_budget.isolate import unix_paths
 from gpu_budget.isolate.protocol import RunChild, SnapshotRequest
 from gpu_budget.judge import baselines, growth
 from gpu_budget.model.entry import Spread
@@ -59,7 +61,7 @@ def snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: 
     second run is reported beside the row ("snapshot_run"), never judged or recorded. `shared`: another test has its
     file name (artifacts.keep_snapshot).
     """
-    path = artifacts.snapshot_path()
+    path = unix_paths.snapshot_file()  # held: a later session removes it where this one is killed meanwhile
     try:
         again = run_child(scenario, SnapshotRequest(path))
         run = SnapshotRun(again.status, again.peaks, again.error, again.wall_seconds)
@@ -70,4 +72,4 @@ def snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: 
         except OSError as exc:  # the recording run is reported all the same; the row says the file was lost
             return Snapshot(run, None, f"memory snapshot not kept: could not move it into {folder}: {exc.strerror or exc}")
     finally:
-        Path(path).unlink(missing_ok=True)
+        unix_paths.remove(os.path.dirname(path))
