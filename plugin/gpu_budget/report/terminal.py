@@ -272,19 +272,23 @@ def tree_lines(rows: list[Result]) -> list[str]:
 
 
 def jit_text(row: Result) -> str | None:
-    """A case measured again because the driver compiled kernels in its first run: both runs' host RAM."""
+    """A case measured again because the driver's compute cache grew during its first run: both runs' figures. The
+    cache is the machine's: another process's compile (a second session, on one runner) grows it as well, so the
+    growth is not said to be the case's."""
     m = row.measurement
     if m is None or m.jit_rerun is None:
         return None
     first = m.jit_rerun.first_peaks
-    return (f"the CUDA driver compiled kernels in the first run (compute cache +{format_size(m.jit_rerun.cache_growth)}, "
-            f"RAM tree {format_size(first.gated_ram)}, VRAM {format_size(first.vram_allocated)}); measured again "
-            f"with them cached: RAM tree {format_size(m.ram)}, VRAM {format_size(m.peaks.vram_allocated)}")
+    return (f"the CUDA driver's compute cache grew during the first run (+{format_size(m.jit_rerun.cache_growth)}: a "
+            f"compile of this case's, or of another process on the machine; RAM tree {format_size(first.gated_ram)}, "
+            f"VRAM {format_size(first.vram_allocated)}); measured again with the kernels cached: RAM tree "
+            f"{format_size(m.ram)}, VRAM {format_size(m.peaks.vram_allocated)}")
 
 
 def jit_lines(rows: list[Result]) -> list[str]:
     """For each case whose first child paid the driver's JIT compiler (measure/compute_cache.py)."""
-    return _section(rows, "CUDA driver JIT: the first run is not judged, its compiler was in its host RAM", jit_text)
+    return _section(rows, "CUDA driver JIT: the first run is not judged, the driver's compiler may have been in its "
+                          "host RAM", jit_text)
 
 
 def ranks_text(row: Result) -> str | None:
