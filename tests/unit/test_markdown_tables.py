@@ -2,6 +2,8 @@
 node id holds: a parametrized id with '|' would otherwise split its row into columns of its own. The step summary's heading
 counts what was measured."""
 
+import re
+
 from gpu_budget.against.render import Outcome
 from gpu_budget.against.render import markdown as against_markdown
 from gpu_budget.against.verdict import judge_case
@@ -102,3 +104,22 @@ def test_a_multi_line_failure_message_stays_inside_its_list_item_as_written():
     item = lines[start + 1:start + 3 + len(rest)]
     assert item == ["  ````", *(f"  {line}" if line else "" for line in rest), "  ````"], item
     assert lines[start + 3 + len(rest):start + 4 + len(rest)] in ([], [""])  # the item ends where the block does
+
+
+NAMELESS = "t.py::test_x[<script>alert(1)</script>]::a*b*`c`_d_~~e~~\\|f"
+
+
+def _read(cell: str) -> str:
+    """What a reader sees of a cell: CommonMark's backslash escapes undone; no escape, no markup."""
+    assert not re.search(r"(?<!\\)(\\\\)*[`*<>&~]", cell), cell  # every active character escaped
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", cell)
+
+
+def test_a_node_id_holding_html_or_markdown_is_shown_as_written_in_the_step_summary():
+    """A parametrized id with `<script>`, backticks, '*', '_' or '~~': GitHub's sanitiser would eat the tag and the
+    rest would turn into code, emphasis or strikethrough, in the table's cell and in the failure's list item."""
+    text = markdown([_row(NAMELESS, "over-budget", passed=False)], None)
+    (cells,) = _table(text)[2:]
+    assert _read(cells[0]) == NAMELESS
+    (item,) = [line for line in text.splitlines() if line.startswith("- **")]
+    assert _read(item[len("- **"):item.index("**: ")]) == NAMELESS

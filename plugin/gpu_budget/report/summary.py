@@ -13,6 +13,7 @@ from pathlib import Path
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Result, Verdict
+from gpu_budget.report.markdown_text import inline
 from gpu_budget.report.terminal import (
     SNAPSHOT_HOWTO,
     headers,
@@ -40,14 +41,12 @@ def _where(path: str, base: Path | None) -> str:
 
 
 def markdown_table(table: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
-    """A GitHub markdown table whose cells may hold '|' (a parametrized node id, a message): escaped, so a cell never
-    splits into columns of its own."""
+    """A GitHub markdown table whose cells may hold '|', '<', '`' or '*' (a parametrized node id, a message): escaped
+    (inline), so a cell never splits into columns of its own nor loses or restyles its text."""
     from tabulate import tabulate
 
-    def cell(value: str) -> str:
-        return value.replace("|", "\\|")
-
-    return tabulate([[cell(v) for v in row] for row in table], headers=[cell(h) for h in headers], tablefmt="github")
+    return tabulate([[inline(v) for v in row] for row in table], headers=[inline(h) for h in headers],
+                    tablefmt="github")
 
 
 def list_item(head: str, text: str) -> list[str]:
@@ -81,25 +80,25 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
         head += f" on `{hw.key}`"
     lines = [head]
     for problem in problems:
-        lines += ["", f"> **Gate failed:** {problem}"]
+        lines += ["", f"> **Gate failed:** {inline(problem)}"]
     if rows:
         lines += ["", markdown_table(table_rows(rows), headers(rows))]
     for line in setup_lines(rows):
-        lines += ["", f"> {line}"]
+        lines += ["", f"> {inline(line)}"]
     for row in failing:
         why = " (expected failure: its test xfailed)" if _xfailed(row) else ""
-        lines += ["", *list_item(f"**{row.nodeid}**{why}: ", row.failed_after or row.message)]
+        lines += ["", *list_item(f"**{inline(row.nodeid)}**{why}: ", row.failed_after or row.message)]
     remedies = remediation_lines(rows, markdown=True)
     if remedies:
         lines += ["", remedies[0], "", *remedies[1:]]
     for section in (tree_lines(rows), rank_lines(rows), jit_lines(rows)):
         if section:
-            lines += ["", f"**{section[0][0].upper()}{section[0][1:]}**", "", *(f"- {line}" for line in section[1:])]
+            lines += ["", f"**{section[0][0].upper()}{section[0][1:]}**", "", *(f"- {inline(line)}" for line in section[1:])]
 
     def files(kept: dict[str, str]) -> list[str]:  # node id -> path
         if artifacts:
-            return [f"- {nodeid}: `{_where(path, base)}`" for nodeid, path in kept.items()]
-        return [f"- {nodeid}: [{_where(path, base)}]({path})" for nodeid, path in kept.items()]
+            return [f"- {inline(nodeid)}: `{_where(path, base)}`" for nodeid, path in kept.items()]
+        return [f"- {inline(nodeid)}: [{_where(path, base)}]({path})" for nodeid, path in kept.items()]
 
     where = f" (in the [artifacts of this run]({artifacts}#artifacts))" if artifacts else ""
     snapshots = {r.nodeid: r.snapshot for r in rows if r.snapshot}

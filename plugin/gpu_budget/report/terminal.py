@@ -14,6 +14,7 @@ from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import RECORDED, WITHIN, Remediation, Result, Verdict
 from gpu_budget.report import once
+from gpu_budget.report.markdown_text import inline
 from gpu_budget.report.row_fields import FixNotes, LaunchFacts, gated_metric
 from gpu_budget.units import format_size
 
@@ -182,19 +183,21 @@ def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
         rem = row.remediation
         if not rem:
             continue
-        name = f"**{row.nodeid}**" if markdown else row.nodeid
+        said = inline if markdown else str  # a node id, a fix's name, a child's error: shown as written
+        name = f"**{said(row.nodeid)}**" if markdown else row.nodeid
         lines.append(f"{'- ' if markdown else ''}{name} ({_peaks(row.peaks)}, budget {_budget(row)}): "
-                     f"{remediation_text(rem, row)}")
+                     f"{said(remediation_text(rem, row))}")
         indent = "  - " if markdown else "    "
         for trial in rem.tried:
             note = f" ({trial.message})" if trial.verdict == Verdict.ERROR else ""
             if trial.not_applied:
                 note += " (not counted: " + "; ".join(f"{f}: {why}" for f, why in trial.not_applied.items()) + ")"
-            lines.append(f"{indent}tried {'+'.join(trial.fixes)}: {_peaks(trial.peaks or Peaks())} {trial.verdict}{note}")
+            lines.append(f"{indent}" + said(f"tried {'+'.join(trial.fixes)}: {_peaks(trial.peaks or Peaks())} "
+                                            f"{trial.verdict}{note}"))
         left = [*(f"{f} ({why})" for f, why in rem.skipped.items()),
                 *(f"{n} set{'s' if n != 1 else ''} holding {crash} (its run crashed)" for crash, n in rem.pruned.items())]
         if left:
-            lines.append(f"{indent}not tried: " + ", ".join(left))
+            lines.append(f"{indent}" + said("not tried: " + ", ".join(left)))
     if lines:
         lines.insert(0, "#### Remediation (cheapest passing fix set)" if markdown else
                      "remediation (--gpu-budget-remediate): cheapest passing fix set per case")
