@@ -301,8 +301,10 @@ def skip_or_fail(reason: str | None, needs_gpu: bool, require_gpu: bool) -> None
 
 
 def user_properties(result: Result) -> list[tuple[str, int | str | None]]:
-    """What a measured case adds to its test's properties (junitxml writes them): its peaks and its verdict."""
-    return [("gpu_budget_ram_peak", result.peaks.ram), ("gpu_budget_ram_tree_peak", result.peaks.ram_tree),
+    """What a measured case adds to its test's properties (junitxml writes them): its row's name first (a test of
+    several cases repeats the names below, once per case), its peaks and its verdict."""
+    return [("gpu_budget_case", result.nodeid), ("gpu_budget_ram_peak", result.peaks.ram),
+            ("gpu_budget_ram_tree_peak", result.peaks.ram_tree),
             ("gpu_budget_vram_allocated_peak", result.peaks.vram_allocated), ("gpu_budget_verdict", str(result.verdict))]
 
 
