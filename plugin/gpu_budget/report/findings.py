@@ -51,6 +51,7 @@ from gpu_budget.model.result import Note, Result, Verdict
 from gpu_budget.report.findings_gpu import GpuReport, gpu_lines, gpu_table, pick
 from gpu_budget.report.findings_pairs import AS_REPORTED, Pair, cell, fix_verdict, pairs, skip_verdict, split_lines
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
+from gpu_budget.report.markdown_text import code, inline, prose
 from gpu_budget.report.memtests import Declared, controls, declared, registered
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.outputs import unwritable, write_whole
@@ -226,7 +227,7 @@ def _scenario_lines(scenario: str, entries: list[Pair], reproduced: list[Reprodu
     tables (`table`); nothing where it has none of them."""
     if not entries and not table and not notes:
         return []
-    lines = [f"## {scenario}", ""]
+    lines = [f"## {inline(scenario)}", ""]
     if not entries:  # measured alone (no variant beside an as-reported row): its notes, its GPU rows, its sweep
         return lines + note_lines(notes) + table
     if reproduced:
@@ -261,7 +262,7 @@ def render(merged: Merged, title: str = "Findings", sources: Sequence[str] = (),
 
 def note_lines(notes: Sequence[Note]) -> list[str]:
     """A scenario's notes (a test's measured finding that is not one case's peak), a line each."""
-    return [*(f"- {note.scale}: {note.text} (`{note.nodeid}`)" for note in notes), ""] if notes else []
+    return [*(f"- {note.scale}: {prose(note.text)} ({code(note.nodeid)})" for note in notes), ""] if notes else []
 
 
 def _read(parser: argparse.ArgumentParser, path: Path) -> Report:

@@ -17,6 +17,7 @@ from gpu_budget.model.figures import Fields
 from gpu_budget.model.json_value import Json
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result, Verdict
+from gpu_budget.report.markdown_text import inline
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.row_fields import FixNotes, gated_metric
 from gpu_budget.units import format_size
@@ -61,9 +62,9 @@ class Pair(Fields):
 
 
 def cell(text: str) -> str:
-    """A markdown table cell's text: its '|' escaped (a parametrized id, a label, a message) and its lines joined (a
-    child's multi-line error), so it stays one cell of one row."""
-    return " ".join(text.splitlines()).replace("|", "\\|")
+    """A markdown table cell's text: its lines joined (a child's multi-line error) and its '|', '<', '`', '*' escaped
+    (a parametrized id, a label, a message: markdown_text.inline), so it stays one cell of one row, as written."""
+    return inline(" ".join(text.splitlines()))
 
 
 def skip_verdict(row: Result) -> str:
