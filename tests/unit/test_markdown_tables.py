@@ -123,3 +123,13 @@ def test_a_node_id_holding_html_or_markdown_is_shown_as_written_in_the_step_summ
     assert _read(cells[0]) == NAMELESS
     (item,) = [line for line in text.splitlines() if line.startswith("- **")]
     assert _read(item[len("- **"):item.index("**: ")]) == NAMELESS
+
+
+def test_the_against_summary_lists_a_case_of_an_odd_id_and_message_as_written():
+    """A backtick in the id would end its code span early; '<' in a test's failure would be eaten as a tag."""
+    nodeid = "t.py::test_a[`q`]"
+    base = _row(nodeid, "no-baseline", test_outcome="failed").but(test_failure="AssertionError: <b>bold</b>")
+    case = judge_case(nodeid, [base], [_row(nodeid, "no-baseline", test_outcome="passed")])
+    outcome = Outcome(ref="main", base_commit="a" * 40, head_commit="b" * 40, head_dirty=False, cases=(case,), runs=())
+    (reason,) = [line for line in against_markdown(outcome).splitlines() if line.startswith("- **pass**")]
+    assert reason.startswith("- **pass** ``t.py::test_a[`q`]``: ") and "\\<b>bold\\</b>" in reason, reason

@@ -108,6 +108,7 @@ def text(outcome: Outcome) -> str:
 
 def markdown(outcome: Outcome) -> str:
     """The step summary (GITHUB_STEP_SUMMARY): a heading with the verdict, the table, the reasons."""
+    from gpu_budget.report.markdown_text import code, prose
     from gpu_budget.report.summary import markdown_table
 
     tally = ", ".join(f"{n} {status}" for status, n in counts(outcome.cases).items()) or "no case measured"
@@ -116,7 +117,7 @@ def markdown(outcome: Outcome) -> str:
             f"each side's extremes.")
     lines = [f"### GPU budget against `{outcome.ref}`: {'passed' if outcome.passed else 'FAILED'} ({tally})", "",
              said, "", markdown_table(rows(outcome.cases, outcome.stored), HEADERS)]
-    reasons = [f"- **{c.status}** `{c.nodeid}`: {c.message}" for c in outcome.cases if _said(c)]
+    reasons = [f"- **{c.status}** {code(c.nodeid)}: {prose(c.message)}" for c in outcome.cases if _said(c)]
     return "\n".join(lines + ([""] + reasons if reasons else [])) + "\n"
 
 
