@@ -172,6 +172,22 @@ def test_the_verdict_drawn_is_the_tables(tmp_path, monkeypatch, row, said, colou
     assert (said, colour) in texts, texts
 
 
+def test_a_dollar_in_a_node_id_or_phase_is_drawn_as_written(tmp_path, monkeypatch):
+    """A parametrized id such as test_cost[$\\frac$] once failed the gate ("plotting ... failed: ParseException"), and
+    test_cost[$5-$10] lost its '$'s to math: every text is drawn as written."""
+    from matplotlib.text import Text
+
+    drawn = []
+    original = Text.draw
+    monkeypatch.setattr(Text, "draw", lambda text, renderer: drawn.append((text.get_text(), text.get_parse_math()))
+                        or original(text, renderer))
+    row = _row(gpu=False) | {"nodeid": "t.py::test_cost[$\\frac$]::$5-$10"}
+    row["phases"] = {f"${name}$": phase | {"name": f"${name}$"} for name, phase in row["phases"].items()}
+    assert plots.write(_result(row), tmp_path / "d.png", {"key": "cpu-x86_64"}).read_bytes()[:8] == PNG
+    assert ("t.py::test_cost[$\\frac$]::$5-$10", False) in drawn
+    assert not [text for text, math in drawn if math and "$" in text], drawn
+
+
 def test_a_row_without_phases_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no phases"):
         plots.write(_result({**_row(gpu=False), "phases": {}}), tmp_path / "x.png")

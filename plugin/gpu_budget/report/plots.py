@@ -225,7 +225,15 @@ def _style_axes(ax, phases: list[PhaseRecord], top: float, unit: str) -> None:
 
 
 def write(result: Result, path: str | Path, hardware: JsonMapping | None = None) -> Path:
-    """Draw `result` (a measured case, its phases) into the PNG at `path`; returns the path."""
+    """Draw `result` (a measured case, its phases) into the PNG at `path`; returns the path. Every text is drawn as
+    written: a '$' in a node id, a phase's or a fix's name is no TeX (a pair would turn into math, a bad one raise)."""
+    from matplotlib import rc_context
+
+    with rc_context({"text.parse_math": False}):
+        return _write(result, Path(path), hardware)
+
+
+def _write(result: Result, path: Path, hardware: JsonMapping | None) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -248,7 +256,6 @@ def write(result: Result, path: str | Path, hardware: JsonMapping | None = None)
     fig.text(0.99, 0.995, verdict, ha="right", va="top", fontsize=11, fontweight="bold",
              color="#2ca02c" if passed else BUDGET)
     axes[-1].set_xlabel(f"phase  ({where}  |  fixes: {fixes})", fontsize=9)
-    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     return path
