@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 WARMUP = 2  # optimizer steps left out first: the optimizer state's step, then the allocator's settling step
 LAST = 1  # and last: a Trainer's last step loads no next batch
@@ -158,7 +158,7 @@ def _spike_rate(values: list[int], read: list[int], k: int, length: int) -> int:
 
 def _view(judged_steps: list[int], judged: list[int], envelope: str) -> Rises:
     """One reading of the judged steps: the running peak's rises, dips passed over, the window."""
-    running = [max(judged[: i + 1]) for i in range(len(judged))]
+    running = list(accumulate(judged, max))  # in one pass: a run of 30,000 steps is read in well under a second
     dips = [before - p > DIP for p, before in zip(judged[1:], running)]
     return _window(judged_steps, _rises(judged_steps, running, dips), running[-1], envelope)
 
