@@ -188,6 +188,23 @@ def test_a_dollar_in_a_node_id_or_phase_is_drawn_as_written(tmp_path, monkeypatc
     assert not [text for text, math in drawn if math and "$" in text], drawn
 
 
+def test_a_run_of_thousands_of_steps_names_a_readable_few_along_x(tmp_path, monkeypatch):
+    """A case marking 3,000 steps: some 30 names along x, its first and last phase among them. Before, every phase had
+    its name drawn, over each other (a black band under the axis), and one such plot took 45 s to draw."""
+    from matplotlib.axes import Axes
+
+    MiB = 2**20
+    row = _row(gpu=False)
+    row["phases"] = {f"train_step_{k}": {"name": f"train_step_{k}", "step": k, "ram_peak": (400 + k % 7) * MiB}
+                     for k in range(1, 3001)}
+    named = []
+    original = Axes.set_xticklabels
+    monkeypatch.setattr(Axes, "set_xticklabels", lambda ax, labels, **kw: named.append(list(labels)) or original(ax, labels, **kw))
+    assert plots.write(_result(row), tmp_path / "long.png", {"key": "cpu-x86_64"}).read_bytes()[:8] == PNG
+    (labels,) = named
+    assert 15 <= len(labels) <= plots.MAX_LABELS and (labels[0], labels[-1]) == ("step 1", "step 3000"), labels
+
+
 def test_a_row_without_phases_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no phases"):
         plots.write(_result({**_row(gpu=False), "phases": {}}), tmp_path / "x.png")

@@ -32,6 +32,7 @@ from gpu_budget.units import MiB, format_size
 
 GiB = 2**30
 TITLE_WIDTH = 130  # characters of a panel's title on one line at the figure's width
+MAX_LABELS = 30  # phase names along x: as many as fit side by side, turned, at the figure's width
 
 
 @dataclass(frozen=True)
@@ -209,12 +210,21 @@ def _annotate_peak(ax, values: list, scale: float) -> None:
                         color=MEASURED, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"})
 
 
+def labelled(count: int) -> list[int]:
+    """The phases named along x: each of a short run, evenly spaced ones (the first and the last among them) of a long
+    one. One name per phase of a run of thousands of steps drew them over each other, a black band."""
+    if count <= MAX_LABELS:
+        return list(range(count))
+    every = -(-(count - 1) // (MAX_LABELS - 1))
+    return [*range(0, count - 1 - every // 2, every), count - 1]
+
+
 def _style_axes(ax, phases: list[PhaseRecord], top: float, unit: str) -> None:
     """Phase names along x, a little room above the highest line, light grid, no top and right frame."""
-    xs = list(range(len(phases)))
+    xs = labelled(len(phases))
     ax.set_xticks(xs)
-    ax.set_xticklabels([_label(p) for p in phases], rotation=30 if len(phases) > 6 else 0,
-                       ha="right" if len(phases) > 6 else "center", fontsize=9)
+    ax.set_xticklabels([_label(phases[i]) for i in xs], rotation=30 if len(xs) > 6 else 0,
+                       ha="right" if len(xs) > 6 else "center", fontsize=9)
     ax.set_xlim(-0.5, len(phases) - 0.5)
     ax.set_ylim(0, top * 1.18)
     ax.set_ylabel(unit)
