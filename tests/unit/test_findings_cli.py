@@ -153,3 +153,21 @@ def test_an_output_that_is_a_report_read_is_refused_and_the_report_kept(tmp_path
     assert stopped.value.code == 2
     assert f"-o {path}: the same file as {path}, an input: name another" in capsys.readouterr().err
     assert path.read_text() == text
+
+
+def test_a_note_of_a_megabyte_is_cut_short_saying_how_much_more_the_report_holds(tmp_path):
+    """gpu_budget.note() with 1 MiB of text: FINDINGS.md holds its first NOTE_CHARS characters and says how many more
+    the JSON report holds. Before, the whole megabyte was one line of FINDINGS.md."""
+    NOTE_CHARS = 2000  # findings.NOTE_CHARS
+    path, out = tmp_path / "mine.json", tmp_path / "FINDINGS.md"
+    note = {"nodeid": "t.py::test_search", "scenario": "train", "scale": "tiny", "text": "z" * 2**20, "data": {}}
+    short = {**note, "nodeid": "t.py::test_other", "text": "largest batch within 1 GiB: 11"}
+    path.write_text(json.dumps({"version": 2, "hardware": {"key": "cpu-x86_64"},
+                                "results": [own("train"), own("train", "lora", ["lora"])], "notes": [note, short]}))
+    assert main([str(path), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert len(text) < 4 * NOTE_CHARS
+    more = 2**20 - NOTE_CHARS
+    assert f"- tiny: {'z' * NOTE_CHARS} ... ({more:,} more characters in the JSON report's notes) (`t.py::test_search`)" in text
+    assert "- tiny: largest batch within 1 GiB: 11 (`t.py::test_other`)" in text
+    assert json.loads(path.read_text())["notes"][0]["text"] == "z" * 2**20

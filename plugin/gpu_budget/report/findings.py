@@ -62,6 +62,8 @@ from gpu_budget.units import format_size
 __all__ = ["SHOWS", "Merged", "Reproduced", "failures", "fix_verdict", "main", "note_lines", "origin_line", "pairs", "render",
            "split_lines"]
 
+NOTE_CHARS = 2000  # of a note's text in FINDINGS.md; the JSON report keeps it whole
+
 # What breaking a budget shows, by where the budget comes from.
 SHOWS = {
     "write-up": "over budget reproduces the reported failure against the write-up's own limit",
@@ -262,7 +264,15 @@ def render(merged: Merged, title: str = "Findings", sources: Sequence[str] = (),
 
 def note_lines(notes: Sequence[Note]) -> list[str]:
     """A scenario's notes (a test's measured finding that is not one case's peak), a line each."""
-    return [*(f"- {note.scale}: {prose(note.text)} ({code(note.nodeid)})" for note in notes), ""] if notes else []
+    return [*(f"- {note.scale}: {prose(_note_text(note.text))} ({code(note.nodeid)})" for note in notes), ""] if notes else []
+
+
+def _note_text(text: str) -> str:
+    """A note's text up to NOTE_CHARS, saying how much more the JSON report holds: a note of a megabyte (a search's
+    whole history) was one line of a megabyte here."""
+    if len(text) <= NOTE_CHARS:
+        return text
+    return f"{text[:NOTE_CHARS]} ... ({len(text) - NOTE_CHARS:,} more characters in the JSON report's notes)"
 
 
 def _read(parser: argparse.ArgumentParser, path: Path) -> Report:
