@@ -353,3 +353,15 @@ def test_a_long_run_is_read_in_linear_time():
     window = rises.of(range(1, n + 1), leaking)
     assert time.perf_counter() - started < 5  # about 0.1 s read in one pass; the quadratic read took over 15 s
     assert (window.first, window.last, window.growth) == (n - 6, n - 1, 2 * MiB)
+
+
+def test_a_run_past_the_declared_length_says_its_measured_peak_not_a_figure_at_that_step():
+    """A 60-step run leaking 3 MiB/step under steps=20: the figure is the peak measured by step 59, and the text says
+    so. Before: "about 352.33 MiB at step 20", the peak of step 59 given as step 20's."""
+    series = [100 + 3 * k for k in range(1, 61)]
+    c = checked(series, Budget(ram=250 * MiB), steps=20)
+    (breach,) = c.breaches
+    assert "280.00 MiB measured by step 59, already past the run's declared length (steps=20) > budget" in breach
+    assert "at step 20" not in breach
+    longer = checked(series, Budget(ram=250 * MiB), steps=100)
+    assert "about 400.00 MiB at step 100 > budget" in longer.breaches[0]

@@ -175,8 +175,7 @@ class Projection:
             return f"{what} steady {over} ({_per_step(g.slope)}, within {allowance_words(g.allowance, g.recorded_runs)})"
         low, high = g.interval
         text = (f"{what} grows {_per_step(g.slope)} {over} ({_per_step(low, '')} .. {_per_step(high)} with "
-                f"{'the clean allowance' if g.recorded_runs is None else 'its recorded allowance'}): about "
-                f"{format_size(self.projected)} at step {self.at_step:,}")
+                f"{'the clean allowance' if g.recorded_runs is None else 'its recorded allowance'}): " + self._where())
         if self.budget is None:
             return text + " (no budget to compare)"
         if self.breaks:
@@ -184,6 +183,15 @@ class Projection:
         if self.projected > self.budget:  # the low end decides (breaks): name it, not the projection, as within
             text += f"; its low end about {format_size(self.at(low))}"
         return text + f", within budget {format_size(self.budget)}"
+
+    def _where(self) -> str:
+        """The projection and its step; a run measured up to the declared step or past it projects nothing: the
+        figure is the measured peak, said as such, not as the figure at the declared step (a 60-step run under
+        steps=20 read "about 352.33 MiB at step 20", the peak of its step 59)."""
+        if self.at_step > self.growth.last:
+            return f"about {format_size(self.projected)} at step {self.at_step:,}"
+        return (f"{format_size(self.projected)} measured by step {self.growth.last}, already past the run's declared "
+                f"length (steps={self.at_step:,})")
 
     def blind(self) -> str | None:
         """The row's warning where its recorded runs widened the allowance so far that a leak within it breaks the
