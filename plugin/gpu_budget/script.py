@@ -35,6 +35,7 @@ SNAPSHOT_VAR = "GPU_BUDGET_SNAPSHOT"  # set on a recording run: where a process 
 _conn = None  # a socket.socket once connected
 _conn_pid: int | None = None
 _step = 0
+_last_step = 0  # the step number this process marked last, by step(), phase() or the gate's Trainer callback
 _broken = False
 _device = None  # set by the gate's hook: reads this process's NVML figure (autohook.ProcessDevice)
 _local = None  # (pid, the meter's start) in a function case's measured child: set by mark_with
@@ -141,21 +142,29 @@ def step_number(step: object) -> int | None:
 def mark_with(start) -> None:
     """In a function case's measured process: phase() and step() call `start(name, step)` (the meter's start), from
     this process only (a process it forks marks nothing); None: back to the socket. The step count starts anew."""
-    global _local, _step
+    global _local, _step, _last_step
     _local = None if start is None else (os.getpid(), start)
-    _step = 0
+    _step = _last_step = 0
 
 
 def phase(name: str, step: int | None = None) -> None:
     """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"phase name {name!r}: expected a non-empty string")
+    global _last_step
     number = step_number(step)
     if _local is not None:
         if _local[0] == os.getpid():
             _local[1](name, number)
     elif active():
         send(with_cuda({"phase": name, "step": number, "rank": rank()}))
+    _last_step = _last_step if number is None else number
+
+
+def last_step() -> int:
+    """The step number this process marked last (0 before any): a Trainer the gate's callback meters goes on
+    from it."""
+    return _last_step
 
 
 def step(number: int | None = None) -> int:

@@ -8,8 +8,9 @@ in the measured child.
 
 What the callbacks on one meter share is kept per meter (`_Track`): a second
 callback on it (passed twice) starts no phase the first has started, and a
-later Trainer's steps go on from the earlier one's, so step numbers never
-repeat in the per-step series.
+later Trainer's steps go on from the steps marked on the meter before it (an
+earlier Trainer's, or the runner's own), so step numbers never repeat in the
+per-step series.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     final log of train_loss, before load_best_model_at_end loads its
     checkpoint), so whatever the Trainer does after its loop, or the runner
     after train(), is not the last step's (None: the last phase stays open). A
-    later Trainer on the same meter goes on counting from the steps before it.
+    Trainer goes on counting from the steps marked on the meter before it (an
+    earlier Trainer's, or steps the runner marked itself).
     Start a phase of your own ("train_setup") before building the Trainer, and
     one before an explicit trainer.evaluate(): no callback sees where it begins.
     The Trainer fetches a step's micro-batches before the step begins, so step
@@ -69,6 +71,10 @@ class _ScriptMeter:
 
     def start(self, name: str, step: int | None = None) -> None:
         script.phase(name, step)
+
+    @property
+    def last_step(self) -> int:
+        return script.last_step()  # the script's own step() and phase(..., step=k) marks too
 
 
 _SCRIPT_METER = _ScriptMeter()
@@ -97,8 +103,9 @@ class _Track:
 
     def begin(self, state) -> None:
         """A training begins (its first callback says so; the others on this meter find it begun)."""
-        if self.state is not state:
-            self.state, self.offset = state, max(0, self.last - state.global_step)  # a resumed one counts on itself
+        if self.state is not state:  # after the steps marked on the meter so far, the runner's own included
+            last = max(self.last, getattr(self.meter, "last_step", 0))
+            self.state, self.offset = state, max(0, last - state.global_step)  # a resumed one counts on itself
 
     def step(self, state, ahead: int = 0) -> int:
         return self.offset + state.global_step + ahead

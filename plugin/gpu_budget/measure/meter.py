@@ -189,6 +189,7 @@ class Meter:
         # name, step, start; and whether it is the run after a block ended (phase()), recorded only where it adds
         self._open: tuple[str, int | None, float, bool] | None = None
         self._born = time.perf_counter()
+        self.last_step = 0  # the step number started last (a Trainer's callback goes on from it: hf_trainer.py)
 
         self._main: int | None = None  # follow()'s pid
         self._main_read = False  # the tree read follow()'s process (a figure of its own in some phase)
@@ -266,7 +267,7 @@ class Meter:
             self._cuda.reset()
         if self.tensors is not None:
             self.tensors.reset()
-        self._open = (name, step, time.perf_counter(), False)
+        self._open, self.last_step = (name, step, time.perf_counter(), False), self.last_step if step is None else step
         self.on_begin(name)
 
     def stop(self) -> PhaseRecord | None:
