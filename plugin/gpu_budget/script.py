@@ -36,6 +36,7 @@ _conn = None  # a socket.socket once connected
 _conn_pid: int | None = None
 _step = 0
 _last_step = 0  # the step number this process marked last, by step(), phase() or the gate's Trainer callback
+_trainer_open: tuple[str, int] | None = None  # the step phase a Trainer's callback began last, not yet step()'s
 _broken = False
 _device = None  # set by the gate's hook: reads this process's NVML figure (autohook.ProcessDevice)
 _local = None  # (pid, the meter's start) in a function case's measured child: set by mark_with
@@ -142,17 +143,33 @@ def step_number(step: object) -> int | None:
 def mark_with(start) -> None:
     """In a function case's measured process: phase() and step() call `start(name, step)` (the meter's start), from
     this process only (a process it forks marks nothing); None: back to the socket. The step count starts anew."""
-    global _local, _step, _last_step
+    global _local, _step, _last_step, _trainer_open
     _local = None if start is None else (os.getpid(), start)
     _step = _last_step = 0
+    _trainer_open = None
+
+
+def marks_to(meter: object) -> bool:
+    """Whether phase() and step() in this process start `meter`'s phases (a function case's ctx.meter)."""
+    return _local is not None and _local[0] == os.getpid() and getattr(_local[1], "__self__", None) is meter
+
+
+def trainer_began(name: str, number: int | None) -> None:
+    """A Trainer's callback (measure/hf_trainer.py) began phase `name` in this process: a step() of the user's
+    own in that step (from a TrainerCallback of theirs) is that step, not another."""
+    global _trainer_open
+    _trainer_open = None if number is None else (name, number)
 
 
 def phase(name: str, step: int | None = None) -> None:
     """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"phase name {name!r}: expected a non-empty string")
-    global _last_step
+    global _last_step, _trainer_open
     number = step_number(step)
+    opened, _trainer_open = _trainer_open, None
+    if number is not None and opened == (name, number):
+        return  # the step a Trainer's callback began just now, marked again by the user's own code
     if _local is not None:
         if _local[0] == os.getpid():
             _local[1](name, number)
@@ -168,8 +185,13 @@ def last_step() -> int:
 
 
 def step(number: int | None = None) -> int:
-    """Begin the next training step's phase (`train_step_<k>`, step k); returns k. Call it as each step begins."""
+    """Begin the next training step's phase (`train_step_<k>`, step k); returns k. Call it as each step begins.
+    Where a Trainer's callback (the gate's, or meter_callback) has just begun a step, that step is this one."""
     global _step
+    if number is None and _trainer_open is not None:
+        _step = _trainer_open[1]
+        phase(*_trainer_open)  # starts nothing: it is open
+        return _step
     _step = _step + 1 if number is None else step_number(number)
     phase(f"train_step_{_step}", step=_step)
     return _step

@@ -6,15 +6,21 @@ import pytest
 pytest.importorskip("transformers")
 
 RUNNER = '''
-"""Tiny BERT Trainers, shaped by the case: steps the runner marks by hand first, Trainers one after another."""
+"""Tiny BERT Trainers, shaped by the case: steps the runner marks by hand first, Trainers one after another, a
+TrainerCallback of the user's that marks each step with gpu_budget.step()."""
 import tempfile
 
+import gpu_budget
 from gpu_budget import meter_callback
 
 
 def run(ctx):
     import torch
-    from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+    from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainerCallback, TrainingArguments
+
+    class Mine(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            gpu_budget.step()
 
     p = ctx.params
     rows = [{"input_ids": ids, "labels": i % 2} for i, ids in enumerate(torch.randint(0, 128, (4, 16)))]
@@ -31,17 +37,24 @@ def run(ctx):
                                      eval_strategy=p["eval"], report_to="none", logging_strategy="no",
                                      save_strategy="no", disable_tqdm=True)  # 2 optimizer steps
             Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows[:2],
-                    callbacks=[meter_callback(ctx.meter)]).train()
+                    callbacks=[meter_callback(ctx.meter)] + ([Mine()] if p["mine"] else [])).train()
 '''
 
 SCRIPT = '''
-"""A script run as a command: steps it marks by hand, then a Trainer the gate's callback meters."""
+"""A script run as a command: steps it marks by hand, then a Trainer the gate's callback meters, with a callback of
+its own that marks each step too (argv[2] "mine")."""
 import sys
 import tempfile
 
 import gpu_budget
 import torch
-from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainerCallback, TrainingArguments
+
+
+class Mine(TrainerCallback):
+    def on_step_begin(self, args, state, control, **kwargs):
+        gpu_budget.step()
+
 
 for _ in range(int(sys.argv[1])):
     gpu_budget.step()
@@ -54,7 +67,7 @@ rows = [{"input_ids": ids, "labels": i % 2} for i, ids in enumerate(torch.randin
 with tempfile.TemporaryDirectory() as out:
     args = TrainingArguments(out, per_device_train_batch_size=2, max_steps=2, use_cpu=True, report_to="none",
                              logging_strategy="no", save_strategy="no", disable_tqdm=True)
-    Trainer(model=model, args=args, train_dataset=rows).train()
+    Trainer(model=model, args=args, train_dataset=rows, callbacks=[Mine()] if sys.argv[2:] == ["mine"] else []).train()
 '''
 
 TESTS = '''
@@ -63,7 +76,7 @@ import sys
 import pytest
 from gpu_budget import Scenario
 
-RUN = Scenario(name="counting", run="runner:run", params={"by_hand": 0, "trainers": 1, "eval": "no"})
+RUN = Scenario(name="counting", run="runner:run", params={"by_hand": 0, "trainers": 1, "eval": "no", "mine": False})
 
 
 @pytest.mark.gpu_budget
@@ -77,6 +90,18 @@ def test_after_steps_marked_by_hand(gpu_budget):
 def test_a_script_after_steps_marked_by_hand(gpu_budget):
     row = gpu_budget.measure(Scenario(name="script", command=[sys.executable, "script.py", "1"]))
     assert list(row.phases) == ["run", "train_step_1", "build", "train_setup", "train_step_2", "train_step_3", "train_end"]
+
+
+@pytest.mark.gpu_budget
+def test_a_scripts_own_step_in_its_callback(gpu_budget):
+    row = gpu_budget.measure(Scenario(name="mine", command=[sys.executable, "script.py", "0", "mine"]))
+    assert list(row.phases) == ["run", "build", "train_setup", "train_step_1", "train_step_2", "train_end"]
+
+
+@pytest.mark.gpu_budget
+def test_a_runners_own_step_in_its_callback(gpu_budget):
+    row = gpu_budget.measure(RUN.with_params(mine=True))
+    assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end"]
 '''
 
 
@@ -89,5 +114,6 @@ def project(pytester, monkeypatch):
 
 
 def test_a_trainer_goes_on_from_the_steps_marked_before_it(project):
-    """Steps a runner or a script marked itself are counted: the Trainer's first is not a second step 1."""
-    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=2)
+    """Steps a runner or a script marked itself are counted: the Trainer's first is not a second step 1; and a
+    gpu_budget.step() of the user's own in a step a Trainer's callback began is that step, not another."""
+    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=4)

@@ -115,6 +115,8 @@ class _Track:
         if self.opened == (state, name):
             return
         self.meter.start(name, step=step)
+        if self.meter is _SCRIPT_METER or script.marks_to(self.meter):
+            script.trainer_began(name, step)  # the user's own gpu_budget.step() in this step is this step
         self.opened, self.ran = (state, name), []
         self.last = step if step is not None else self.last
 
