@@ -102,6 +102,13 @@ def test_a_scripts_own_step_in_its_callback(gpu_budget):
 def test_a_runners_own_step_in_its_callback(gpu_budget):
     row = gpu_budget.measure(RUN.with_params(mine=True))
     assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end"]
+
+
+@pytest.mark.gpu_budget
+def test_a_second_trainers_epochs(gpu_budget):
+    row = gpu_budget.measure(RUN.with_params(trainers=2, eval="epoch"))
+    assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "eval_epoch_1", "train_end",
+                                "train_step_3", "train_step_4", "eval_epoch_2", "train_end (2)"]
 '''
 
 
@@ -115,5 +122,6 @@ def project(pytester, monkeypatch):
 
 def test_a_trainer_goes_on_from_the_steps_marked_before_it(project):
     """Steps a runner or a script marked itself are counted: the Trainer's first is not a second step 1; and a
-    gpu_budget.step() of the user's own in a step a Trainer's callback began is that step, not another."""
-    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=4)
+    gpu_budget.step() of the user's own in a step a Trainer's callback began is that step, not another; a second
+    Trainer's evaluations each epoch go on from the first's epochs."""
+    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=5)

@@ -39,7 +39,7 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     "steps", the final one, or one a callback of yours asks for in on_step_end;
     `eval_step_0` for eval_on_start's), `eval_epoch_<n>` for one after the
     Trainer's n-th epoch ("epoch"; a training resumed from a checkpoint goes on
-    counting), and `train_end` when the training loop ends (at the Trainer's
+    counting, as a later Trainer on the meter does), and `train_end` when the training loop ends (at the Trainer's
     final log of train_loss, before load_best_model_at_end loads its
     checkpoint), so whatever the Trainer does after its loop, or the runner
     after train(), is not the last step's (None: the last phase stays open). A
@@ -98,6 +98,8 @@ class _Track:
         self.state: object | None = None  # the TrainerState of the training metered now
         self.offset = 0  # added to the Trainer's global_step: a later Trainer goes on from the steps before it
         self.last = 0  # the last step number started
+        self.epoch_offset = 0  # added to the Trainer's epoch: a later Trainer's evaluations go on from the earlier's
+        self.last_epoch = 0  # the last epoch counted
         self.opened: tuple[object, str] | None = None  # the training and the phase its callbacks started last
         self.ran: list[Callable[[], None]] = []
 
@@ -106,6 +108,11 @@ class _Track:
         if self.state is not state:  # after the steps marked on the meter so far, the runner's own included
             last = max(self.last, getattr(self.meter, "last_step", 0))
             self.state, self.offset = state, max(0, last - state.global_step)  # a resumed one counts on itself
+            self.epoch_offset = max(0, self.last_epoch - math.floor(state.epoch or 0))
+
+    def epoch(self, state) -> int:
+        """The epoch ending now (state.epoch: the epochs done, resumed ones included; a part: this one)."""
+        return self.epoch_offset + max(1, math.ceil(state.epoch or 0))
 
     def step(self, state, ahead: int = 0) -> int:
         return self.offset + state.global_step + ahead
@@ -182,12 +189,13 @@ class _Phases:
             self.track.start(state, f"eval_step_{self.track.step(state)}")
 
     def on_epoch_end(self, args, state, control, **kwargs):
+        self.track.last_epoch = max(self.track.last_epoch, self.track.epoch(state))
         if not self.tailed:
             self.evaluation_after_epoch(state, control)
 
     def evaluation_after_epoch(self, state, control) -> None:
-        if control.should_evaluate:  # state.epoch: the epochs done, resumed ones included (a part: this one)
-            self.track.start(state, f"eval_epoch_{max(1, math.ceil(state.epoch or 0))}")
+        if control.should_evaluate:
+            self.track.start(state, f"eval_epoch_{self.track.epoch(state)}")
 
     def on_evaluate(self, args, state, control, **kwargs):
         self.track.ended(self.after_each)
