@@ -170,3 +170,21 @@ def test_a_closer_cpu_or_cuda_block_refines_the_farther_one_key_by_key():
                     ((), {"cpu": {"tolerance": {"rel": 0.1}, "expect": None}}),
                     ((), {"cuda": None})], where=WHERE)
     assert merged == {"cpu": {"ram": "1 GiB", "expect": None, "tolerance": {"rel": 0.1}}, "cuda": None}
+
+
+def test_a_closer_per_scale_mapping_refines_the_farther_scale_by_scale():
+    """A test's ram={"real": ...} raises its real budget and keeps its module's tiny one: before, it replaced the whole
+    mapping and the test ran at tiny with no budget at all (a 51 MiB peak passed a module's 1 MiB)."""
+    module = ((), {"ram": {"tiny": "1 MiB", "real": "12 GB"}, "expect": "over-budget", "steps": {"real": 50_000}})
+    merged = merge([module, ((), {"ram": {"real": "20 GB"}, "expect": {"real": None}, "steps": {"tiny": 100}})],
+                   where=WHERE)
+    assert merged == {"ram": {"tiny": "1 MiB", "real": "20 GB"}, "expect": {"tiny": "over-budget", "real": None},
+                      "steps": {"real": 50_000, "tiny": 100}}
+    assert gpu_budget(**merged, scale="tiny", where=WHERE).budget.ram == 2**20
+    assert merge([module, ((), {"ram": "2 GiB"})], where=WHERE)["ram"] == "2 GiB"  # one size names every scale
+    assert merge([module, ((), {"ram": {"tiny": None}})], where=WHERE)["ram"] == {"tiny": None, "real": "12 GB"}
+    one = merge([((), {"ram": "1 GiB"}), ((), {"ram": {"real": "20 GB"}})], where=WHERE)["ram"]
+    assert one == {"tiny": "1 GiB", "real": "20 GB"}  # a farther single size stands for every scale
+    blocks = merge([((), {"cuda": {"vram": {"tiny": "1 GiB", "real": "40 GiB"}}}), ((), {"cuda": {"vram": {"real": "70 GiB"}}})],
+                   where=WHERE)
+    assert blocks == {"cuda": {"vram": {"tiny": "1 GiB", "real": "70 GiB"}}}

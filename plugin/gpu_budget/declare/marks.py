@@ -248,7 +248,8 @@ def merge(markers: Iterable[tuple[tuple[Given, ...], Mapping[str, Given]]], wher
     """One set of gpu_budget arguments from several markers, outermost first (module, class, function,
     parametrize): a closer marker overrides the keys it names and keeps the rest, so a param's
     tolerance refines a function's budget instead of being silently dropped; a cpu= / cuda= block, which holds
-    such keys, refines the farther block of its device the same way."""
+    such keys, refines the farther block of its device the same way, and a {scale: value} mapping refines the
+    farther value scale by scale (a test's ram={"real": ...} keeps its module's tiny budget)."""
     merged: dict[str, Given] = {}
     for args, kwargs in markers:
         if len(args) > 2:
@@ -266,9 +267,22 @@ def merge(markers: Iterable[tuple[tuple[Given, ...], Mapping[str, Given]]], wher
         for key, value in kwargs.items():
             farther = merged.get(key)
             if key in DEVICES and isinstance(farther, Mapping) and isinstance(value, Mapping):
-                value = {**farther, **value}  # a block holds marker keys: a test's cpu={"tolerance": ...} keeps its budget
-            merged[key] = value
+                # a block holds marker keys: a test's cpu={"tolerance": ...} keeps its budget
+                value = {**farther, **{k: _by_scale(k, farther.get(k), v) for k, v in value.items()}}
+            merged[key] = _by_scale(key, farther, value)
     return merged
+
+
+PER_SCALE = ("ram", "vram", "expect", "origin", "steps", "card")  # the keys that take {scale: value}
+
+
+def _by_scale(key: str, farther: Given, closer: Given) -> Given:
+    """A closer {scale: value} over the farther value of `key`, scale by scale: the scales it leaves out keep the
+    farther's (one value there stands for every scale); {scale: None} drops that scale's, and a closer single value
+    replaces every scale's."""
+    if key not in PER_SCALE or not isinstance(closer, Mapping) or farther is None:
+        return closer
+    return {**(farther if isinstance(farther, Mapping) else dict.fromkeys(SCALES, farther)), **closer}
 
 
 # The keywords a marker may give: gpu_budget's parameters less those the session passes (scale, host, where).
