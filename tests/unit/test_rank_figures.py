@@ -380,3 +380,43 @@ def test_a_timeout_names_the_rank_furthest_behind():
                                        "behind (the others wait for it in a collective)")
     assert _ranks_at_the_end([ev.RankProgress(0, "load"), ev.RankProgress(0, None)]) == "; the ranks: rank 0 exited"
     assert _ranks_at_the_end([]) == ""
+
+
+TIED = """ranks.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-11-29_03:18:10
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : 3 (pid: 12563)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-29_03:18:10
+  host      : localhost
+  rank      : 0 (local_rank: 0)
+  exitcode  : 1 (pid: 12562)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+
+def test_failures_the_launchers_record_cannot_order_are_ordered_by_the_tree():
+    """torch elastic reaped rank 1's sys.exit(3) and rank 0's echo in one of its polls: both at 03:18:10, and it
+    named rank 0, the lower rank, as the root cause; the row said "rank 0 raised RuntimeError" first. The tree, which
+    found rank 1 gone first, orders the tie."""
+    first = first_failure(TIED)
+    assert first == FirstFailure(rank=0, exitcode=1, tied={1: 3})
+    assert first.ordered_by({1: 10.0, 0: 10.2}) == FirstFailure(rank=1, exitcode=3)
+    assert first.ordered_by({0: 10.0, 1: 10.2}) == FirstFailure(rank=0, exitcode=1)
+    assert first.ordered_by({1: 10.0}) == first  # the tree did not see both: the record's word stands
+    echo = events({"rank": 1, "exit": 1, "own": True}, {"rank": 0, "failed": "RuntimeError: Connection closed by peer"})
+    message = echo.fault({0, 1}, 1, ends={1: 10.0, 0: 10.2}, first=first)
+    assert message.startswith("rank 1 exited first: exit code 3 (the launcher's record)"), message
+    later = TIED.replace("time      : 2026-11-29_03:18:10\n  host      : localhost\n  rank      : 1",
+                         "time      : 2026-11-29_03:18:11\n  host      : localhost\n  rank      : 1")
+    assert first_failure(later) == FirstFailure(rank=0, exitcode=1)  # a later second: the record orders them

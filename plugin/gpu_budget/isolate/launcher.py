@@ -142,6 +142,7 @@ class RankEvents:
         """
         if returncode == 0 and (restarted := self._restarted(own or {}, ends or {}, signals or {})):
             return restarted
+        first = first.ordered_by(ends or {}) if first is not None else None  # failures the record could not order
         causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
         gone = ranks - self.exited - set(self.failed)
         if returncode != 0 and first is not None and first.exitcode != 0 and first.rank in self.exited - set(self.failed):
