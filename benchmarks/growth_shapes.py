@@ -56,6 +56,11 @@ SHAPES = {  # step k -> (MiB kept from now on, MiB held during this step only)
     # a spike held over two steps: read as one step's, the second step alone, it hid the leak as well
     "leak behind a scratch tensor over steps 3-4": lambda k: (1.5, 10 if k in (3, 4) else 0),
     "two-step evaluation every 4 steps": lambda k: (0, 60 if k % 4 in (0, 1) and k > 1 else 0),
+    # long runs (section 5g): leaks slower per step than a 10-step run's noise, a cache that stops halfway
+    "slow leak, 0.25 MiB/step": leak(0.25),
+    "slow leak, 0.1 MiB/step": leak(0.1),
+    "slow leak in the last quarter, 0.5 MiB/step": lambda k: (0.5 if 4 * k > 3 * steps else 0, 0),
+    "bounded cache over the first half": lambda k: (0.5 if 2 * k <= steps else 0, 0),
 }
 
 name, steps = sys.argv[1], int(sys.argv[2])
