@@ -28,6 +28,8 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 
+from gpu_budget.isolate import held_path
+
 LOCK = ".lock"  # beside a kept folder: <folder>.lock, locked, while one process builds it
 HELD = ".held"  # beside a build folder: <folder>.held, locked by its builder
 MARK = b"held"  # written in it once its lock is taken
@@ -77,9 +79,7 @@ def build_folder(target: str) -> tuple[str, int]:
     sweep(parent, prefix)
     path = tempfile.mkdtemp(prefix=prefix, dir=parent)
     fd = os.open(path + HELD, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    with contextlib.suppress(OSError):  # a file system without flock: never marked, so never taken for stale
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.write(fd, MARK)
+    held_path.hold(fd, lambda: os.write(fd, MARK))  # a file system without flock: never marked, never taken for stale
     return path, fd
 
 
@@ -103,18 +103,9 @@ def sweep(parent: str, prefix: str) -> list[str]:
 
 def _stale(held: str) -> bool:
     """Whether the held file `held` was marked and no live process holds its lock; its folder and it removed if so."""
-    try:
-        fd = os.open(held, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        if os.read(fd, len(MARK)) != MARK:  # being made: not yet locked and marked
-            return False
-        shutil.rmtree(held[:-len(HELD)], ignore_errors=True)  # while locked here: another sweep cannot take it at once
+
+    def remove() -> None:
+        shutil.rmtree(held[:-len(HELD)], ignore_errors=True)
         os.unlink(held)
-        return True
-    except OSError:  # held: its builder is alive (or another sweep removed it first)
-        return False
-    finally:
-        os.close(fd)
+
+    return held_path.remove_stale(held, lambda fd: os.read(fd, len(MARK)) == MARK, remove)

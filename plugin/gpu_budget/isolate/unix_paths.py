@@ -31,10 +31,11 @@ folder of another process, which no lock of the gate's holds).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import tempfile
+
+from gpu_budget.isolate import held_path
 
 MAX_PATH = 107  # bytes in a Unix socket's path on Linux
 SOCKET_PREFIX = "gpu-budget-sock-"  # a command case's socket folder: <tmp>/gpu-budget-sock-XXXXXXXX
@@ -121,10 +122,7 @@ def _held_folder(prefix: str) -> str:
     path = tempfile.mkdtemp(prefix=prefix)
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     _HELD[path] = fd
-    with contextlib.suppress(OSError):  # a folder that cannot be locked (a file system without flock) is never marked
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with open(os.path.join(path, OWNED), "x"):
-            pass
+    held_path.hold(fd, lambda: open(os.path.join(path, OWNED), "x").close())  # without flock: never marked
     return path
 
 
@@ -150,18 +148,5 @@ def sweep(tmp: str | None = None) -> list[str]:
 
 def _stale(path: str) -> bool:
     """Whether the held folder at `path` was held and no live process holds it any more; removed if so."""
-    if not os.path.isfile(os.path.join(path, OWNED)):
-        return False
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:  # held: its maker is alive
-        return False
-    else:
-        shutil.rmtree(path, ignore_errors=True)  # while locked here: a sweep elsewhere cannot take it at once
-        return True
-    finally:
-        os.close(fd)
+    return held_path.remove_stale(path, lambda _fd: os.path.isfile(os.path.join(path, OWNED)),
+                                  lambda: shutil.rmtree(path, ignore_errors=True), folder=True)
