@@ -2,43 +2,9 @@
 tiny BERT): the runner's own marks, an earlier Trainer, a script's own gpu_budget.step() in a gated command."""
 
 import pytest
+import tiny_trainer
 
 pytest.importorskip("transformers")
-
-RUNNER = '''
-"""Tiny BERT Trainers, shaped by the case: steps the runner marks by hand first, Trainers one after another, a
-TrainerCallback of the user's that marks each step with gpu_budget.step()."""
-import tempfile
-
-import gpu_budget
-from gpu_budget import meter_callback
-
-
-def run(ctx):
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainerCallback, TrainingArguments
-
-    class Mine(TrainerCallback):
-        def on_step_begin(self, args, state, control, **kwargs):
-            gpu_budget.step()
-
-    p = ctx.params
-    rows = [{"input_ids": ids, "labels": i % 2} for i, ids in enumerate(torch.randint(0, 128, (4, 16)))]
-    for k in range(1, p["by_hand"] + 1):
-        ctx.meter.start(f"train_step_{k}", step=k)
-    ctx.meter.start("train_setup")
-    with tempfile.TemporaryDirectory() as out:
-        for _ in range(p["trainers"]):
-            torch.manual_seed(0)
-            model = BertForSequenceClassification(BertConfig(
-                vocab_size=128, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-                max_position_embeddings=32, num_labels=2))
-            args = TrainingArguments(out, per_device_train_batch_size=2, num_train_epochs=1, use_cpu=True,
-                                     eval_strategy=p["eval"], report_to="none", logging_strategy="no",
-                                     save_strategy="no", disable_tqdm=True)  # 2 optimizer steps
-            Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows[:2],
-                    callbacks=[meter_callback(ctx.meter)] + ([Mine()] if p["mine"] else [])).train()
-'''
 
 SCRIPT = '''
 """A script run as a command: steps it marks by hand, then a Trainer the gate's callback meters, with a callback of
@@ -47,27 +13,15 @@ import sys
 import tempfile
 
 import gpu_budget
-import torch
-from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainerCallback, TrainingArguments
-
-
-class Mine(TrainerCallback):
-    def on_step_begin(self, args, state, control, **kwargs):
-        gpu_budget.step()
-
+import tiny_trainer
 
 for _ in range(int(sys.argv[1])):
     gpu_budget.step()
 gpu_budget.phase("build")
-torch.manual_seed(0)
-model = BertForSequenceClassification(BertConfig(
-    vocab_size=128, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-    max_position_embeddings=32, num_labels=2))
-rows = [{"input_ids": ids, "labels": i % 2} for i, ids in enumerate(torch.randint(0, 128, (4, 16)))]
+model, rows = tiny_trainer.bert(), tiny_trainer.rows(4)
 with tempfile.TemporaryDirectory() as out:
-    args = TrainingArguments(out, per_device_train_batch_size=2, max_steps=2, use_cpu=True, report_to="none",
-                             logging_strategy="no", save_strategy="no", disable_tqdm=True)
-    Trainer(model=model, args=args, train_dataset=rows, callbacks=[Mine()] if sys.argv[2:] == ["mine"] else []).train()
+    callbacks = [tiny_trainer.mine()] if sys.argv[2:] == ["mine"] else []
+    tiny_trainer.trainer(out, model, rows, callbacks, {"max_steps": 2}).train()
 '''
 
 TESTS = '''
@@ -76,7 +30,7 @@ import sys
 import pytest
 from gpu_budget import Scenario
 
-RUN = Scenario(name="counting", run="runner:run", params={"by_hand": 0, "trainers": 1, "eval": "no", "mine": False})
+RUN = Scenario(name="counting", run="tiny_trainer:run", params={"args": {"num_train_epochs": 1}})  # 2 optimizer steps
 
 
 @pytest.mark.gpu_budget
@@ -100,13 +54,14 @@ def test_a_scripts_own_step_in_its_callback(gpu_budget):
 
 @pytest.mark.gpu_budget
 def test_a_runners_own_step_in_its_callback(gpu_budget):
-    row = gpu_budget.measure(RUN.with_params(mine=True))
+    row = gpu_budget.measure(RUN.with_params(callbacks=["meter", "mine"]))
     assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end"]
 
 
 @pytest.mark.gpu_budget
 def test_a_second_trainers_epochs(gpu_budget):
-    row = gpu_budget.measure(RUN.with_params(trainers=2, eval="epoch"))
+    row = gpu_budget.measure(RUN.with_params(trainers=[{"phases": ["train_setup"]}, {}],
+                                             args={"num_train_epochs": 1, "eval_strategy": "epoch"}))
     assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "eval_epoch_1", "train_end",
                                 "train_step_3", "train_step_4", "eval_epoch_2", "train_end (2)"]
 '''
@@ -116,7 +71,7 @@ def test_a_second_trainers_epochs(gpu_budget):
 def project(pytester, monkeypatch):
     monkeypatch.delenv("CI", raising=False)  # the inner run records its baselines
     pytester.makeini("[pytest]\ngpu_budget_preload = torch transformers\n")
-    pytester.makepyfile(runner=RUNNER, script=SCRIPT, test_counting=TESTS)
+    pytester.makepyfile(tiny_trainer=tiny_trainer.source(), script=SCRIPT, test_counting=TESTS)
     return pytester
 
 
