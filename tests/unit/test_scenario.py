@@ -69,9 +69,9 @@ def test_cases_differing_in_run_knobs_prepare_once_and_a_bad_declaration_is_repo
     assert len(prepared) == 1, prepared  # three batch sizes, one prepared asset
 
 
-def test_a_kept_assets_folder_is_honoured_and_a_changed_prepare_rebuilds(project, tmp_path, monkeypatch):
-    """GPU_BUDGET_ASSETS (the GPU runner's folder outside the workspace) holds the assets; editing prepare's
-    module changes the key, so a folder kept across runs never serves assets the old code built."""
+@pytest.fixture
+def hidden_case(project):
+    """A project of one case, k, whose prepare (preps:reads_hidden) reads only "hidden", so one prepared asset."""
     pytester = project('''
         @pytest.mark.gpu_budget(ram="2 GiB")
         def test_one(gpu_budget):
@@ -79,6 +79,13 @@ def test_a_kept_assets_folder_is_honoured_and_a_changed_prepare_rebuilds(project
                                         params={"mib": 1, "hidden": 4}, prepared_from=("hidden",)))
     ''')
     pytester.makepyfile(preps=PREPS)
+    return pytester
+
+
+def test_a_kept_assets_folder_is_honoured_and_a_changed_prepare_rebuilds(hidden_case, tmp_path, monkeypatch):
+    """GPU_BUDGET_ASSETS (the GPU runner's folder outside the workspace) holds the assets; editing prepare's
+    module changes the key, so a folder kept across runs never serves assets the old code built."""
+    pytester = hidden_case
     kept = tmp_path / "kept-assets"
     monkeypatch.setenv("GPU_BUDGET_ASSETS", str(kept))
     args = ("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
@@ -149,19 +156,13 @@ def test_a_prepare_that_fails_is_the_case_s_error_row_saying_so(project):
     assert row["verdict"] == "error" and "the second shard did not fit" in row["message"]
 
 
-def test_an_assets_folder_that_cannot_be_made_is_the_case_s_error_row_naming_it(project):
+def test_an_assets_folder_that_cannot_be_made_is_the_case_s_error_row_naming_it(hidden_case):
     """Without pytest's cache the assets live in the rootdir's .gpu-budget-assets; a file there (or a read-only
     rootdir, a full disk) made the folder's mkdir raise in the pytest process: the test failed on pathlib's traceback
     ("FileExistsError: [Errno 17] File exists: '.../.gpu-budget-assets'") with no row for the case."""
     import json
 
-    pytester = project('''
-        @pytest.mark.gpu_budget(ram="2 GiB")
-        def test_one(gpu_budget):
-            gpu_budget.measure(Scenario(name="k", prepare="preps:reads_hidden", run="runners:alloc",
-                                        params={"mib": 1, "hidden": 4}, prepared_from=("hidden",)))
-    ''')
-    pytester.makepyfile(preps=PREPS)
+    pytester = hidden_case
     (pytester.path / ".gpu-budget-assets").write_text("a file")
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "-p", "no:cacheprovider",
                                            "--gpu-budget", "--gpu-budget-json=r.json")
