@@ -50,6 +50,11 @@ WARMUP, LAST, WINDOW, MIN_STEPS = rises.WARMUP, rises.LAST, rises.WINDOW, rises.
 # series of those reads more than that.
 RAM_ALLOWANCE = 1_007_616  # 984 KiB/step: benchmarks/RESULTS.md, section 5c
 ALLOWANCE = {"ram": RAM_ALLOWANCE, "ram_tree": RAM_ALLOWANCE, "vram_allocated": 20_480}
+# Longer runs are read in blocks of judged steps too (rises.scales): a block of L steps may rise by what one step
+# may, so its allowance is the metric's / L per step. Clean host-RAM runs of 40 to 200 steps read at most a small
+# part of that at every block size (benchmarks/RESULTS.md, section 5g; tests/docs/test_growth_long_report.py holds
+# 6x their largest under it). GPU allocated has no long clean runs measured: its steps alone are read.
+SCALED = ("ram", "ram_tree")
 LABELS = {"ram": "host RAM (main process)", "ram_tree": "host RAM", "vram_allocated": "GPU allocated"}
 
 
@@ -81,6 +86,7 @@ class Growth:
     run_steps: int  # the steps the run measured: what a longer run is said against
     recorded_runs: int | None = None  # the allowance is SPREAD_MULTIPLE x its entry's runs' growth: how many runs
     per_mark: float = 1.0  # steps from one marked step to the next (a loop marking every 10th step: 10)
+    scaled: bool = False  # the run is read in blocks of steps too (fit)
 
 
     @property
@@ -108,30 +114,54 @@ class Growth:
     def interval(self) -> tuple[float, float]:
         return max(0.0, self.slope - self.allowance), self.slope + self.allowance
 
+    @property
+    def block(self) -> int:
+        """Steps per block of the reading: 1 where each judged step is read on its own."""
+        return round(self.window.scale * self.per_mark) if self.window.scale > 1 else 1
+
+    def unit(self) -> str:
+        """What the window's five rises are of, in a row's words."""
+        return "judged steps" if self.window.scale == 1 else f"blocks of {self.block} judged steps"
+
     def longer_run(self) -> str:
         """What a failing row says of its growth: still going on at the last judged step, and what run tells a cache
-        that is still filling from a leak."""
+        that is still filling from a leak: one that stops filling by step S reads as steady once its last `flat`
+        judged steps are flat, and, in a run read in blocks too, once its last `flat` blocks of the largest size are
+        (tests/unit/test_growth.py checks this over caches stopping at steps 1 to 300)."""
         flat = WINDOW // 2 + 1
         after = round((flat + LAST) * self.per_mark)  # steps past S: the flat judged marks and the last one
-        return (f"it rose in {self.window.rising(self.allowance)} of its last {WINDOW} judged steps and had not stopped "
-                f"by step {self.last}, the last judged: a leak, or a cache still filling. A cache that stops filling by "
-                f"step S reads as steady in a run of S + {after} steps or more (its last {flat} judged steps "
-                f"flat), so a run of {2 * self.run_steps} steps tells a cache that fills within "
-                f"{2 * self.run_steps - after} steps from a leak")
+        longer = 2 * self.run_steps
+        block = rises.largest_block(round((longer - 1) / self.per_mark) + 1) if self.scaled else 1
+        within = longer - round((flat * block + LAST) * self.per_mark)
+        blocks = (f", read in blocks of {round(block * self.per_mark)} steps too (steady once its last {flat} blocks "
+                  "are flat),") if block > 1 else ""
+        return (f"it rose in {self.window.rising(self.allowance)} of its last {WINDOW} {self.unit()} and had not "
+                f"stopped by step {self.last}, the last judged: a leak, or a cache still filling. A cache that stops "
+                f"filling by step S reads as steady in a run of S + {after} steps or more (its last {flat} judged steps "
+                f"flat), so a run of {longer} steps{blocks} tells a cache that fills within {within} steps from a leak")
 
 
-def fit(series: Series, allowance: float, recorded: Spread | None = None) -> Growth | None:
+def fit(series: Series, allowance: float, recorded: Spread | None = None, scaled: bool = False) -> Growth | None:
     """The rule's reading of a series; None with fewer than MIN_STEPS steps. `recorded`: the entry's spread, whose
-    runs' largest growth widens the allowance to SPREAD_MULTIPLE times it where that is wider."""
-    window = rises.of(series.steps, series.peaks)
-    if window is None:
+    runs' largest growth widens the allowance to SPREAD_MULTIPLE times it where that is wider. `scaled`: read the
+    run in blocks too (rises.scales), a block of L steps allowed `allowance` / L per step; else its steps alone.
+
+    Each reading is held to its own allowance; the one that grows past it by the most is judged, and where none
+    does, the steps' own (the row's `growth`)."""
+    readings = rises.scales(series.steps, series.peaks)
+    if not readings:
         return None
     marks = len(series.steps)  # steps numbered out of order are read in the order run (rises.in_order)
     run = series.steps[-1] - series.steps[0] + 1 if rises.in_order(series.steps) else marks
     own = recorded.growth.get(series.metric) if recorded is not None else None
-    widened = own is not None and SPREAD_MULTIPLE * own > allowance
-    return Growth(series.metric, window, SPREAD_MULTIPLE * own if widened else allowance, run,
-                  recorded.runs if widened else None, (run - 1) / (marks - 1))
+    fits = []
+    for window in readings if scaled else readings[:1]:
+        clean = allowance / window.scale
+        widened = own is not None and SPREAD_MULTIPLE * own > clean
+        fits.append(Growth(series.metric, window, SPREAD_MULTIPLE * own if widened else clean, run,
+                           recorded.runs if widened else None, (run - 1) / (marks - 1), scaled))
+    judged = max(fits, key=lambda g: g.slope - g.allowance)  # a tie: the steps' own, listed first
+    return judged if judged.grows else fits[0]
 
 
 def largest(runs: Sequence[Sequence[Step]]) -> dict[str, int]:
@@ -169,6 +199,8 @@ class Projection:
     def describe(self) -> str:
         g = self.growth
         what, over = LABELS[g.metric], f"over steps {g.first}-{g.last}"
+        if g.window.scale > 1:
+            over += f", in {g.unit()}"
         if g.window.envelope == rises.DESPIKED:
             over += ", spikes of one or two steps read at their neighbours' level"
         if not g.grows:
@@ -209,7 +241,7 @@ class Projection:
         g = self.growth
         low, high = g.interval
         return ProjectionRecord(g.metric, (g.first, g.last), tuple(g.window.rises),
-                                f"median rise of the {g.window.envelope} over the last {WINDOW} judged steps", round(g.slope),
+                                f"median rise of the {g.window.envelope} over the last {WINDOW} {g.unit()}", round(g.slope),
                                 (round(low), round(high)), round(g.allowance), g.grows, self.at_step, self.projected,
                                 self.budget, self.breaks, g.recorded_runs)
 
@@ -237,7 +269,8 @@ class Check:
 
 
 def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | None,
-          allowance: Mapping[str, float] = ALLOWANCE, recorded: Spread | None = None) -> Check:
+          allowance: Mapping[str, float] = ALLOWANCE, recorded: Spread | None = None,
+          scaled: Sequence[str] = SCALED) -> Check:
     """Project a case's growth to `steps` (None: no run length declared, an empty Check).
 
     records: the Measurement's step records; peaks: its peaks (the floor of each
@@ -250,7 +283,7 @@ def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | No
     budgets = {"ram": budget.ram, "ram_tree": budget.ram, "vram_allocated": budget.vram}
     projections = []
     for series in (ram, Series.of(records, "vram_allocated")):
-        growth = fit(series, allowance[series.metric], recorded) if series else None
+        growth = fit(series, allowance[series.metric], recorded, series.metric in scaled) if series else None
         if growth is not None:
             floor = max(peaks.figure(series.metric) or 0, *series.peaks)
             projections.append(Projection(growth, steps, budgets[series.metric], floor))

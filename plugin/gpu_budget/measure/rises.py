@@ -72,6 +72,7 @@ class Rises:
     peak: int  # the running peak at `last`: where a projection starts
     dips: tuple[int, ...] = ()  # the judged steps passed over: more than DIP below the running peak
     envelope: str = PEAK  # which reading the rises are of: PEAK or DESPIKED
+    scale: int = 1  # judged marks per block: 1, each step its own (scales)
 
     @property
     def growth(self) -> float:
@@ -84,7 +85,7 @@ class Rises:
 
     def to_json(self) -> dict[str, object]:
         return {"steps": [self.first, self.last], "rises": list(self.rises), "peak": self.peak, "dips": list(self.dips),
-                "envelope": self.envelope}
+                "envelope": self.envelope, "scale": self.scale}
 
 
 @dataclass(frozen=True)
@@ -106,13 +107,49 @@ def of(steps: Sequence[int], peaks: Sequence[int]) -> Rises | None:
     for as many steps as the leak needs to catch up, so the first reading alone passes such a leak as steady;
     growth that shows only in a sawtooth's high steps is in the first alone.
     """
+    found = scales(steps, peaks, most=1)
+    return found[0] if found else None
+
+
+def scales(steps: Sequence[int], peaks: Sequence[int], most: int | None = None) -> tuple[Rises, ...]:
+    """The window read at every scale the run is long enough for: blocks of 1, 2, 4, ... judged marks, counted back
+    from the last judged one, each block's figure its highest mark's (so the running peak is the same), its step its
+    last mark's; the window is the last WINDOW blocks' rises, per step. Blocks of one mark are the steps themselves
+    (`of`); larger blocks are read while their window lies within the last half of the judged steps, so growth
+    still going on in the run's second half is what they read, not a cache that filled in its first. A leak slower
+    per step than a step's noise rises over a block of many steps by more than a block's noise does: judge/growth.py
+    holds each scale to its own allowance. Empty with fewer than MIN_STEPS steps; `most`: the largest size read."""
     if len(peaks) < MIN_STEPS:
-        return None
+        return ()
     steps = steps if in_order(steps) else range(1, len(peaks) + 1)
-    judged_steps = list(steps[WARMUP:-LAST])
-    views = [_view(judged_steps, [int(p) for p in series[WARMUP:-LAST]], envelope)
-             for series, envelope in ((peaks, PEAK), (without_spikes(peaks), DESPIKED))]
-    return max(views, key=lambda v: v.growth)  # a tie: as measured, listed first
+    judged_steps, out, size = list(steps[WARMUP:-LAST]), [], 1
+    whole = [int(p) for p in peaks]
+    readings = [(series[WARMUP:-LAST], envelope) for series, envelope in ((whole, PEAK), (without_spikes(whole), DESPIKED))]
+    while size == 1 or (len(judged_steps) >= 2 * WINDOW * size and size <= (most or size)):  # in the last half
+        views = [_view(*_blocks(judged_steps, judged, size), envelope, size) for judged, envelope in readings]
+        out.append(max(views, key=lambda v: v.growth))  # a tie: as measured, listed first
+        size *= 2
+    return tuple(out)
+
+
+def largest_block(marks: int) -> int:
+    """The largest block size `scales` reads in a run of `marks` marked steps (1 below MIN_STEPS)."""
+    judged, size = marks - WARMUP - LAST, 1
+    while judged >= 2 * WINDOW * size * 2:
+        size *= 2
+    return size
+
+
+def _blocks(judged_steps: list[int], judged: list[int], size: int) -> tuple[list[int], list[int]]:
+    """The judged marks in blocks of `size`, counted back from the last (marks left over at the start dropped): each
+    block's highest figure, at the step it was measured (the last of equal ones), so a rise between blocks is divided
+    by the steps between their tops (a leak under an evaluation every 20 steps, read in blocks of 16, rises from one
+    evaluation to the next over 20 steps, not over the 16 or 32 between the blocks' ends)."""
+    if size == 1:
+        return judged_steps, judged
+    starts = range(len(judged) - size * (len(judged) // size), len(judged), size)
+    tops = [max(range(k, k + size), key=lambda i: (judged[i], i)) for k in starts]
+    return [judged_steps[i] for i in tops], [judged[i] for i in tops]
 
 
 def in_order(steps: Sequence[int]) -> bool:
@@ -156,11 +193,11 @@ def _spike_rate(values: list[int], read: list[int], k: int, length: int) -> int:
     return min(line, max(0, min(around)) * (length + 1))
 
 
-def _view(judged_steps: list[int], judged: list[int], envelope: str) -> Rises:
-    """One reading of the judged steps: the running peak's rises, dips passed over, the window."""
+def _view(judged_steps: list[int], judged: list[int], envelope: str, scale: int = 1) -> Rises:
+    """One reading of the judged steps (or blocks): the running peak's rises, dips passed over, the window."""
     running = list(accumulate(judged, max))  # in one pass: a run of 30,000 steps is read in well under a second
     dips = [before - p > DIP for p, before in zip(judged[1:], running)]
-    return _window(judged_steps, _rises(judged_steps, running, dips), running[-1], envelope)
+    return _window(judged_steps, _rises(judged_steps, running, dips), running[-1], envelope, scale)
 
 
 def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> list[_Rise]:
@@ -176,7 +213,7 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> 
     return out
 
 
-def _window(judged_steps: list[int], rises: list[_Rise], peak: int, envelope: str) -> Rises:
+def _window(judged_steps: list[int], rises: list[_Rise], peak: int, envelope: str, scale: int) -> Rises:
     """The last WINDOW kept steps' rises; where fewer than MIN_TOP were kept, the last WINDOW steps, a step passed
     over counting as no rise. Its dips: the steps passed over from the window's first rise's start on."""
     kept = [i for i, r in enumerate(rises) if r.kept]
@@ -187,7 +224,7 @@ def _window(judged_steps: list[int], rises: list[_Rise], peak: int, envelope: st
             head -= 1
     first = rises[at[0]].since if rises[at[0]].kept else rises[at[0]].before
     passed = tuple(r.step for r in rises[head:] if not r.kept)
-    return Rises(first, judged_steps[-1], tuple(rises[i].per_step for i in at), peak, passed, envelope)
+    return Rises(first, judged_steps[-1], tuple(rises[i].per_step for i in at), peak, passed, envelope, scale)
 
 
 def growth(series: Sequence[int | None], steps: Sequence[int] | None = None) -> float | None:

@@ -1,0 +1,122 @@
+"""The growth rule over long runs (measure/rises.py `scales`, judge/growth.py `fit`): a run of many steps is read in
+blocks of steps too, a block of L steps allowed what one step is; the shapes of benchmarks/growth_long.py (section 5g)
+as exact series."""
+
+import pytest
+
+from gpu_budget.judge import growth
+from gpu_budget.measure import rises
+from gpu_budget.model.budget import Budget
+from gpu_budget.model.entry import Spread
+from gpu_budget.model.figures import Peaks, Step
+
+MiB, GiB = 2**20, 2**30
+ONE_GIB = Budget(ram=GiB)
+
+
+def series(n: int, kept, held=lambda k: 0.0, base: float = 600.0) -> list[float]:
+    """n steps' host RAM (MiB): `kept(k)` MiB kept for good at step k, `held(k)` held for that step alone."""
+    out, total = [], 0.0
+    for k in range(1, n + 1):
+        total += kept(k)
+        out.append(base + total + held(k))
+    return out
+
+
+def check(mib: list[float], steps: int = 10_000, budget: Budget = ONE_GIB, recorded: Spread | None = None,
+          metric: str = "ram_tree", **kwargs) -> growth.Check:
+    recs = [Step(step=k, ram=int(v * MiB), **{metric: int(v * MiB)}) for k, v in enumerate(mib, 1)]
+    peaks = Peaks(**{metric: max(getattr(r, metric) for r in recs)})
+    return growth.check(recs, peaks, budget, steps, recorded=recorded, **kwargs)
+
+
+def test_a_slow_leak_over_200_steps_is_read_in_blocks_and_breaks_the_budget():
+    """0.25 MiB/step is a quarter of the steps' own allowance (984 KiB/step): the steps alone read it as steady
+    however long the run; over 200 steps it is 50 MiB, read in blocks of 16 steps against 984 KiB / 16 per step."""
+    mib = series(200, lambda k: 0.25)
+    steps_only = check(mib, scaled=())
+    assert not steps_only.projections[0].growth.grows and not steps_only.breaches
+    found = check(mib)
+    g = found.projections[0].growth
+    assert g.grows and g.window.scale == 16 and g.slope == pytest.approx(0.25 * MiB, abs=1)
+    assert g.allowance == growth.RAM_ALLOWANCE / 16 and (g.first, g.last) == (119, 199)
+    (breach,) = found.breaches
+    assert breach.startswith("host RAM grows 0.25 MiB/step over steps 119-199, in blocks of 16 judged steps (0.19 .. "
+                             "0.31 MiB/step with the clean allowance): about 3.03 GiB at step 10,000 > budget 1.00 GiB; "
+                             "it rose in 5 of its last 5 blocks of 16 judged steps and had not stopped by step 199")
+    assert found.record().projections[0].rule == "median rise of the running peak over the last 5 blocks of 16 judged steps"
+
+
+@pytest.mark.parametrize("name, mib", [
+    ("flat", series(200, lambda k: 0.0)),
+    ("a cache filled over the first half", series(200, lambda k: 0.5 if k <= 100 else 0.0)),
+    ("lumps of 2 MiB at steps 30, 90, 150 and 190", series(200, lambda k: 2.0 if k in (30, 90, 150, 190) else 0.0)),
+    ("an evaluation every 20 steps", series(200, lambda k: 0.0, lambda k: 60.0 if k % 20 == 0 else 0.0)),
+    ("a sawtooth", series(200, lambda k: 0.0, lambda k: 40.0 if k % 2 == 0 else 0.0)),
+    ("a 1 MiB rise every 16 steps, at its block's allowance", series(200, lambda k: 0.9 if k % 16 == 0 else 0.0)),
+])
+def test_what_must_pass_over_200_steps_reads_steady(name, mib):
+    found = check(mib)
+    assert not found.projections[0].growth.grows and not found.breaches, found.notes
+    assert found.projections[0].growth.window.scale == 1  # steady: said of the steps, the row's own growth
+
+
+@pytest.mark.parametrize("name, mib, rate, scale", [
+    ("0.1 MiB/step from step 1", series(200, lambda k: 0.1), 0.1, 16),
+    ("0.5 MiB/step in the last quarter", series(200, lambda k: 0.5 if k > 150 else 0.0), 0.5, 16),
+    ("0.25 MiB/step under an evaluation every 20 steps",
+     series(200, lambda k: 0.25, lambda k: 60.0 if k % 20 == 0 else 0.0), 0.25, 16),
+    ("0.25 MiB/step under a sawtooth", series(200, lambda k: 0.25, lambda k: 40.0 if k % 2 == 0 else 0.0), 0.25, 16),
+])
+def test_a_slow_leak_over_200_steps_is_read_at_its_own_rate(name, mib, rate, scale):
+    g = check(mib).projections[0].growth
+    assert g.grows and g.window.scale == scale and g.slope == pytest.approx(rate * MiB, rel=0.02), name
+
+
+def test_the_blocks_read_lie_in_the_run_s_last_half():
+    mib = series(200, lambda k: 0.25)
+    steps = range(1, 201)
+    found = rises.scales(steps, [int(v * MiB) for v in mib])
+    assert [r.scale for r in found] == [1, 2, 4, 8, 16]  # 197 judged steps: 5 blocks of 16 are 80, of 32 are 160
+    assert all(r.last - r.first <= 197 // 2 for r in found) and all(r.last == 199 for r in found)
+    assert rises.largest_block(200) == 16 and rises.largest_block(22) == 1 and rises.largest_block(23) == 2
+    assert rises.scales(steps[:8], [1] * 8) == () and rises.of(steps, [int(v * MiB) for v in mib]) == found[0]
+
+
+@pytest.mark.parametrize("run", [20, 24, 44, 60, 100, 200, 400])
+def test_a_cache_that_stops_where_the_row_says_reads_steady(run):
+    """The row's words for a failing growth: "a run of R steps tells a cache that fills within S steps from a leak".
+    Every cache that stops filling by S reads as steady in a run of R, at every block size; one that fills for the
+    last flat block's steps more does not."""
+    text = check(series(run // 2, lambda k: 5.0)).breaches[0]
+    longer, within = (int(text.split(word)[1].split(" steps")[0]) for word in ("so a run of ", "fills within "))
+    assert longer == run
+    for stop in range(1, within + 1):
+        assert not check(series(run, lambda k, s=stop: 5.0 if k <= s else 0.0)).projections[0].growth.grows, stop
+    assert check(series(run, lambda k: 5.0 if k <= within + 3 else 0.0)).projections[0].growth.grows
+
+
+@pytest.mark.parametrize("stop", [*range(1, 40), 60, 61, 99, 100, 150, 151, 200, 255, 256, 300])
+def test_a_cache_stopping_within_the_first_two_thirds_and_4_steps_before_the_end_reads_steady(stop):
+    """docs/declaring.md: a cache that stops filling by step S reads as steady in a run of S + 4 steps or 1.5 S,
+    whichever is longer, and in every longer run."""
+    first = max(stop + 4, -(-3 * stop // 2), rises.MIN_STEPS)
+    for run in range(first, first + 40, 3):
+        assert not check(series(run, lambda k: 5.0 if k <= stop else 0.0)).projections[0].growth.grows, (stop, run)
+
+
+def test_gpu_allocated_is_read_by_its_steps_alone():
+    """No long clean GPU runs are measured: its allowance is not spread over blocks."""
+    mib = series(200, lambda k: 0.01)  # 10 KiB/step, under its 20 KiB/step
+    found = check(mib, metric="vram_allocated", budget=Budget(vram=GiB))
+    g = next(p.growth for p in found.projections if p.growth.metric == "vram_allocated")
+    assert not g.grows and g.window.scale == 1
+
+
+def test_recorded_runs_widen_every_block_size():
+    """An entry recorded over runs that grew 0.05 MiB/step is allowed six times that at every block size: a 0.1
+    MiB/step leak is within it, 0.4 MiB/step is not, and its row names the recorded allowance."""
+    recorded = Spread(runs=3, growth={"ram_tree": int(0.05 * MiB)})
+    assert not check(series(200, lambda k: 0.1), recorded=recorded).projections[0].growth.grows
+    g = check(series(200, lambda k: 0.4), recorded=recorded).projections[0].growth
+    assert g.grows and g.allowance == 6 * int(0.05 * MiB) and g.recorded_runs == 3 and g.window.scale > 1
