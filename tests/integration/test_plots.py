@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import matplotlib.image  # imported before pytester snapshots sys.modules: numpy loads once per process
 import pytest
@@ -203,6 +204,33 @@ def test_a_run_of_thousands_of_steps_names_a_readable_few_along_x(tmp_path, monk
     assert plots.write(_result(row), tmp_path / "long.png", {"key": "cpu-x86_64"}).read_bytes()[:8] == PNG
     (labels,) = named
     assert 15 <= len(labels) <= plots.MAX_LABELS and (labels[0], labels[-1]) == ("step 1", "step 3000"), labels
+
+
+def test_a_plot_killed_while_written_leaves_the_last_whole_one(tmp_path, monkeypatch):
+    """A session killed while it wrote a plot once left a truncated PNG in its place (its signature intact: it looks
+    like a plot); the picture is written beside it and renamed over, so the last whole one stays."""
+    import io
+
+    from matplotlib.figure import Figure
+
+    path = tmp_path / "case.png"
+    whole = plots.write(_result(_row(gpu=False)), path, {"key": "cpu-x86_64"}).read_bytes()
+    original = Figure.savefig
+
+    def killed(fig, target, **kwargs):  # writes the first bytes where it was told, then the session dies
+        drawn = io.BytesIO()
+        original(fig, drawn, format="png")
+        if isinstance(target, (str, os.PathLike)):
+            Path(target).write_bytes(drawn.getvalue()[:100])
+        else:
+            target.write(drawn.getvalue()[:100])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Figure, "savefig", killed)
+    with pytest.raises(KeyboardInterrupt):
+        plots.write(_result(_row(gpu=True)), path, {"key": "cpu-x86_64"})
+    assert path.read_bytes() == whole
+    assert [p.name for p in tmp_path.iterdir()] == ["case.png"]
 
 
 def test_a_row_without_phases_is_refused(tmp_path):

@@ -1,4 +1,4 @@
-"""A file a command writes where its user says (`-o`, `--json`): refused before the work where it cannot be written,
+"""A file a command writes where its user says (`-o`, `--json`, a plot): refused before the work where it cannot be written,
 and written whole or not at all (a temp file beside it, renamed over), so an error never leaves a half-written file
 in place of a good one. The temp file is this write's alone (pid and a random token): two sessions writing one
 path at once each rename their own whole file, and neither takes the other's half-written one."""
@@ -25,12 +25,16 @@ def unwritable(path: str | Path, others: Iterable[tuple[str, str | Path]] = ()) 
     return None
 
 
-def write_whole(path: str | Path, text: str) -> None:
-    """Write `text` to `path` through a temp file beside it; an OSError is raised with nothing changed at `path`."""
+def write_whole(path: str | Path, text: str | bytes) -> None:
+    """Write `text` (or the bytes of a picture) to `path` through a temp file beside it; an OSError, or a kill, leaves
+    nothing changed at `path`."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        tmp.write_text(text)
+        if isinstance(text, bytes):
+            tmp.write_bytes(text)
+        else:
+            tmp.write_text(text)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

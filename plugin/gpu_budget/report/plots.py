@@ -17,6 +17,7 @@ API on an Agg canvas: no pyplot, no global backend switch.
 
 from __future__ import annotations
 
+import io
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Result
 from gpu_budget.report import plot_series
+from gpu_budget.report.outputs import write_whole
 from gpu_budget.report.terminal import verdict_text
 from gpu_budget.units import MiB, format_size
 
@@ -266,6 +268,8 @@ def _write(result: Result, path: Path, hardware: JsonMapping | None) -> Path:
     fig.text(0.99, 0.995, verdict, ha="right", va="top", fontsize=11, fontweight="bold",
              color="#2ca02c" if passed else BUDGET)
     axes[-1].set_xlabel(f"phase  ({where}  |  fixes: {fixes})", fontsize=9)
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    write_whole(path, png.getvalue())  # a kill while writing leaves no truncated PNG that looks like a plot
     return path
