@@ -19,6 +19,7 @@ from git_project import PYTESTER_FILES, commit, git, git_environment
 from inner_session import left_after
 
 from gpu_budget.against.worktree import checked_out, remove_abandoned, repo_at, resolve
+from gpu_budget.isolate import lifecycle
 
 RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
 SCRIPT = "import sys\nheld = b'\\x01' * (int(sys.argv[1]) << 20)\n"
@@ -313,6 +314,48 @@ def test_a_running_runs_worktree_is_not_taken_for_abandoned(project):
     with checked_out(repo, resolve(repo, "HEAD")) as tree:
         assert remove_abandoned(repo) == [] and tree.is_dir()  # its owner, this process, runs
     assert git(project.path, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+KILLED_BEFORE_ADD = """
+import os, signal, sys
+from pathlib import Path
+from gpu_budget.against import worktree
+repo = worktree.repo_at(Path(sys.argv[1]), "HEAD")
+real = worktree.git
+def git(args, cwd):
+    if args[:2] == ["worktree", "add"]:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would: before git made the worktree
+    return real(args, cwd)
+worktree.git = git
+with worktree.checked_out(repo, worktree.resolve(repo, "HEAD")):
+    pass
+"""
+
+
+def test_a_run_killed_before_its_worktree_was_added_has_its_folder_removed_by_the_next(project, monkeypatch):
+    """Its folder holds the owner file only and no repository lists it, so remove_abandoned never found it: each such
+    kill left one in the temporary folder for good. The next run removes it, and says so; a folder whose run is alive,
+    or that has no owner file yet, is kept."""
+    monkeypatch.setattr("tempfile.tempdir", str(project.temp))  # read once per process: this one's is another
+    killed = subprocess.run([sys.executable, "-c", KILLED_BEFORE_ADD, str(project.path)], capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    (left,) = [p for p in project.temp.iterdir() if p.name.startswith("gpu-budget-against-")]
+    assert [p.name for p in left.iterdir()] == ["owner"]
+    alive, unowned = project.temp / "gpu-budget-against-alive", project.temp / "gpu-budget-against-unowned"
+    alive.mkdir()
+    (alive / "owner").write_text(lifecycle.owner_of(os.getpid()))
+    unowned.mkdir()
+    said = []
+    repo = repo_at(project.path, "HEAD")
+    with checked_out(repo, resolve(repo, "HEAD"), said.append):
+        pass
+    assert not left.exists() and alive.is_dir() and unowned.is_dir()
+    (line,) = said
+    assert line == f"gpu-budget against: removed {left}, the folder of a run that was killed before it made its worktree"
+    alive.rename(alive.with_name("kept-alive"))
+    unowned.rename(unowned.with_name("kept-unowned"))
+    assert_clean(project)
 
 
 BROKEN = "def run(ctx):\n    raise RuntimeError('broken at this commit')\n"

@@ -7,7 +7,9 @@ whether it ends normally, by an error, by Ctrl-C (SIGINT), by SIGTERM (a CI
 job's timeout) or by SIGHUP (the terminal closed): SIGTERM and SIGHUP are
 turned into an exception for the block's duration so the cleanup runs. A SIGKILLed run removes nothing, so each worktree's
 folder names the run that made it, and the next run removes those whose run
-is gone (a self-hosted runner keeps /tmp from job to job).
+is gone (a self-hosted runner keeps /tmp from job to job); a folder whose run
+was killed before `git worktree add` made its worktree is in no repository's
+list, and the next run removes it by its owner file too.
 
 Every problem is an `AgainstError` naming the value given: not a git
 repository, REF not found, a path given on the command line missing at REF.
@@ -136,6 +138,9 @@ def checked_out(repo: Repo, ref: Ref, log=None) -> Iterator[Path]:
     for left in remove_abandoned(repo):
         if log is not None:
             log(f"gpu-budget against: removed {left}, the worktree of a run that was killed before it could")
+    for left in remove_unstarted():
+        if log is not None:
+            log(f"gpu-budget against: removed {left}, the folder of a run that was killed before it made its worktree")
     holder = Path(tempfile.mkdtemp(prefix=HOLDER))
     (holder / OWNER_FILE).write_text(lifecycle.owner_of(os.getpid()))
     tree = holder / "base"
@@ -158,15 +163,34 @@ def remove_abandoned(repo: Repo) -> list[Path]:
         tree = Path(line.removeprefix("worktree "))
         if not line.startswith("worktree ") or tree.name != "base" or not tree.parent.name.startswith(HOLDER):
             continue
-        try:
-            owner = (tree.parent / OWNER_FILE).read_text().strip()
-        except OSError:
-            continue
-        if owner and not lifecycle.running(owner):
+        if _gone(tree.parent):
             remove(repo, tree)
             shutil.rmtree(tree.parent, ignore_errors=True)
             gone.append(tree)
     return gone
+
+
+def remove_unstarted(tmp: str | None = None) -> list[Path]:
+    """The worktree folders under the temporary folder (`tmp`, tempfile's by default) whose run is gone and that hold
+    no worktree (killed before `git worktree add` made it: no repository lists them), removed; those removed. One
+    that holds a worktree is remove_abandoned's, in its repository's next run."""
+    gone = []
+    with contextlib.suppress(OSError):
+        for holder in Path(tempfile.gettempdir() if tmp is None else tmp).glob(HOLDER + "*"):
+            if holder.is_dir() and not holder.is_symlink() and not os.path.lexists(holder / "base") and _gone(holder):
+                shutil.rmtree(holder, ignore_errors=True)
+                gone.append(holder)
+    return gone
+
+
+def _gone(holder: Path) -> bool:
+    """Whether the run named in a worktree folder's owner file is gone; a folder without one (being made, not this
+    plugin's, an older one's) is not taken for gone."""
+    try:
+        owner = (holder / OWNER_FILE).read_text().strip()
+    except OSError:
+        return False
+    return bool(owner) and not lifecycle.running(owner)
 
 
 def remove(repo: Repo, tree: Path) -> None:
