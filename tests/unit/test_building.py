@@ -19,3 +19,54 @@ def test_a_live_builders_folder_is_kept_and_a_gone_ones_removed(tmp_path):
     for path, descriptor in ((live, held), (made, fd)):
         building.done(path, descriptor)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["key.tmp-abcdefgh"]
+
+
+def test_a_wait_on_another_build_is_told_once_with_the_builders_pid(tmp_path):
+    """A session waiting on another's build of the same assets waited silently: minutes that looked like a hang."""
+    import threading
+    import time
+
+    target = str(tmp_path / "key")
+    (tmp_path / "key.lock").write_text("4194304999")  # a killed builder's file, its pid longer than this one's
+    told, done = [], threading.Event()
+
+    def second():
+        with building.exclusive(target, told.append):
+            done.set()
+
+    with building.exclusive(target, told.append):
+        assert told == [] and building.builder(target) == (True, os.getpid())
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        for _ in range(200):
+            if told:
+                break
+            time.sleep(0.01)
+        assert told == [os.getpid()] and not done.is_set()
+    waiter.join(10)
+    assert done.is_set() and told == [os.getpid()]  # told once
+    assert building.builder(target) == (False, None) and not (tmp_path / "key.lock").exists()
+
+
+def test_a_wait_that_cannot_be_said_still_waits(tmp_path):
+    """The line is written on a terminal: an OSError writing it was taken for a file system without flock, and the
+    waiter built unlocked beside the builder."""
+    import threading
+
+    target = str(tmp_path / "key")
+    inside = []
+
+    def unsaid(pid):
+        raise OSError("terminal gone")
+
+    def second():
+        with building.exclusive(target, unsaid):
+            inside.append("second")
+
+    with building.exclusive(target):
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        waiter.join(0.5)
+        assert inside == [] and waiter.is_alive(), "the waiter went on without the lock"
+    waiter.join(10)
+    assert inside == ["second"]

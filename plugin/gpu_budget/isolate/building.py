@@ -17,6 +17,8 @@ real-scale checkpoint's minutes and gigabytes each: a build is made under an
 exclusive flock on KEY.lock beside it (`exclusive`), so the second waits for
 the first and finds KEY built; a killed builder's lock goes with it, and the
 waiter builds (the file it left is harmless, and taken by the next build).
+The holder writes its pid in the lock file, so a waiter can say, once, whom it
+waits for (`waiting`): a wait of minutes said nowhere looks like a hang.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from gpu_budget.isolate import held_path
 
@@ -36,15 +38,24 @@ MARK = b"held"  # written in it once its lock is taken
 
 
 @contextlib.contextmanager
-def exclusive(target: str) -> Iterator[None]:
-    """Hold `target`'s build lock (its .lock file beside it): another process building it meanwhile is waited for.
+def exclusive(target: str, waiting: Callable[[int | None], None] | None = None) -> Iterator[None]:
+    """Hold `target`'s build lock (its .lock file beside it): another process building it meanwhile is waited for,
+    `waiting` told once, before the wait, with the builder's pid (None where it has not written it yet).
     The holder removes the file as it lets go, and a waiter that wakes on a removed one takes the one now at the path
     (as judge/files.py's baseline lock), so nothing is left in the kept folder. An OSError where it cannot be made."""
     name = target + LOCK
+    told = waiting is None
     while True:
         fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # another process builds it
+                if not told:
+                    told = True
+                    with contextlib.suppress(OSError):  # a line that cannot be written is no file system without flock
+                        waiting(_builder(fd))
+                fcntl.flock(fd, fcntl.LOCK_EX)
         except OSError:  # a file system without flock: built unlocked, as before (twice, where two ask at once)
             break
         except BaseException:
@@ -52,6 +63,9 @@ def exclusive(target: str) -> Iterator[None]:
             raise
         held = os.fstat(fd)
         if _inode(name) == (held.st_dev, held.st_ino):
+            with contextlib.suppress(OSError):  # for a waiter to name; a killed builder's file holds its pid
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, str(os.getpid()).encode(), 0)
             break
         os.close(fd)  # its holder removed it while this one waited
     try:
@@ -62,6 +76,33 @@ def exclusive(target: str) -> Iterator[None]:
                 os.unlink(name)
         finally:
             os.close(fd)  # the lock goes after the file has left the path
+
+
+def builder(target: str) -> tuple[bool, int | None]:
+    """Whether another process holds `target`'s build lock now, and its pid where it wrote it: for a process whose
+    build runs in another (an environment's helper), which cannot say it waits."""
+    try:
+        fd = os.open(target + LOCK, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # none: nobody builds it
+        return False, None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # let go as it closes
+    except BlockingIOError:
+        return True, _builder(fd)
+    except OSError:  # a file system without flock
+        return False, None
+    finally:
+        os.close(fd)
+    return False, None
+
+
+def _builder(fd: int) -> int | None:
+    """The pid the holder of a lock file wrote in it; None where it has not yet (or the file cannot be read)."""
+    try:
+        text = os.pread(fd, 20, 0).decode("ascii", "replace")
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
 
 
 def _inode(path: str) -> tuple[int, int] | None:

@@ -26,7 +26,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from multiprocessing import spawn
@@ -386,16 +386,21 @@ def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, disp
 
 def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
                    preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2",
-                   device: str | None = None) -> None:
+                   device: str | None = None, say: Callable[[str], None] | None = None) -> None:
     """Build a scenario's assets once, in an unmeasured child, into `assets` (atomically). `scenario`: the job, or
-    its JSON (Scenario.to_json)."""
+    its JSON (Scenario.to_json). `say`: told once where another process is building them and this one waits."""
     if (assets / ".complete").exists():
         return
     job = ScenarioJob.coerce(scenario)
+
+    def waiting(pid: int | None) -> None:
+        say(waiting_line(job.name, assets, pid))
+
     with ExitStack() as locked:
         try:
             assets.parent.mkdir(parents=True, exist_ok=True)
-            locked.enter_context(building.exclusive(str(assets)))  # another session building them: waited for
+            # another session building them: waited for, and said
+            locked.enter_context(building.exclusive(str(assets), waiting if say is not None else None))
             if (assets / ".complete").exists():  # built by it meanwhile
                 return
             made, held = building.build_folder(str(assets))  # held: a later build removes it where this one is killed
@@ -404,6 +409,12 @@ def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, tim
                                 f"made or written ({exc.strerror or exc}); point GPU_BUDGET_ASSETS at a folder this user "
                                 "can write") from None
         _build(assets, made, held, job, timeout, threads, preload, dispatch_mode, device)
+
+
+def waiting_line(name: str, assets: Path, pid: int | None) -> str:
+    """What a session says once as it waits on another process's build of a scenario's assets."""
+    by = "another process" if pid is None else f"another process (pid {pid})"
+    return f"gpu-budget: {name!r}: waiting for {by} to finish building its assets in {assets}"
 
 
 def _build(assets: Path, made: str, held: int, job: ScenarioJob, timeout: float, threads: int,

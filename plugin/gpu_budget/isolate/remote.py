@@ -25,12 +25,12 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_budget.declare.params import Json
-from gpu_budget.isolate import forkserver, lifecycle
+from gpu_budget.isolate import building, forkserver, lifecycle
 from gpu_budget.isolate.environment import BEHIND, split_paths
 from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
 from gpu_budget.isolate.protocol import ScenarioJob, SnapshotRequest
@@ -128,10 +128,15 @@ class Remote:
 
     def prepare_assets(self, scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
                        preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = "avx2",
-                       device: str | None = None) -> None:
-        """forkserver.prepare_assets, in the helper's environment."""
-        self.call(Call("prepare", ScenarioJob.coerce(scenario), str(assets), timeout, threads, tuple(preload),
-                       dispatch_mode, device))
+                       device: str | None = None, say: Callable[[str], None] | None = None) -> None:
+        """forkserver.prepare_assets, in the helper's environment; its wait on another process's build is said here,
+        where it is seen as the call starts (the helper's stderr reaches no terminal)."""
+        job = ScenarioJob.coerce(scenario)
+        if say is not None and not (assets / ".complete").exists():
+            held, pid = building.builder(str(assets))
+            if held:
+                say(forkserver.waiting_line(job.name, assets, pid))
+        self.call(Call("prepare", job, str(assets), timeout, threads, tuple(preload), dispatch_mode, device))
 
     def _died(self) -> str:
         self.proc.wait(timeout=30)

@@ -18,6 +18,7 @@ case runs here as usual.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -49,6 +50,7 @@ class ChildRunner:
     options: Options
     assets: Path  # session.assets_folder: prepared checkpoints and clips, keyed by Scenario.asset_key
     environments: Environments | None = None  # where a scenario's own environment is made
+    say: Callable[[str], None] | None = None  # a wait on another process's build of the assets, said at once
 
     def __call__(self, scenario: Scenario, cpu_only: bool = False,
                  snapshot: SnapshotRequest | None = None, card: Card | None = None) -> Measurement:
@@ -69,7 +71,7 @@ class ChildRunner:
             # unmeasured: as many threads as this process may use, to build real-scale models sooner
             runner.prepare_assets(scenario=job, assets=assets, timeout=opts.timeout,
                                   threads=len(os.sched_getaffinity(0)), preload=opts.preload,
-                                  dispatch_mode=opts.dispatch, device=device)
+                                  dispatch_mode=opts.dispatch, device=device, say=self.say)
         tensors = scenario.params.get("tensor_bytes", True)
         if not isinstance(tensors, bool):
             raise TypeError(f"{scenario.name}: scenario param tensor_bytes={tensors!r}: expected True or False")

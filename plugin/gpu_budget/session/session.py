@@ -49,6 +49,7 @@ from gpu_budget.session.environments import Environments
 from gpu_budget.session.folders import assets_folder, environments_folder
 from gpu_budget.session.machine import Machine
 from gpu_budget.session.options import Options, is_ci
+from gpu_budget.session.said_now import say_now
 from gpu_budget.session.sweep import swept
 from gpu_budget.session.unwritten import Unwritten
 
@@ -68,7 +69,7 @@ class BudgetSession:
         self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
         self.environments = Environments(lambda: environments_folder(config, self.options.envs),
                                          self.data.environments.append, retry=self.options.update)
-        self.run_child = ChildRunner(self.options, assets_folder(config, self.options.enabled), self.environments)
+        self.run_child = ChildRunner(self.options, assets_folder(config, self.options.enabled), self.environments, say_now(config))
         self.written, self.unwritten = Counter[str](), Unwritten()  # entries written per file; the files that failed
         # the commit measured, read before the session writes anything (its baselines would make the tree dirty)
         self.revision = (revision.state(config.rootpath) if self.options.enabled and self.options.json
