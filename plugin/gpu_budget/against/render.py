@@ -18,6 +18,7 @@ from gpu_budget.against.verdict import CaseVerdict, base_failed_after, counts
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.json_value import JsonObject
 from gpu_budget.report.outputs import write_whole
+from gpu_budget.report.text_table import tabulated
 from gpu_budget.units import format_size
 
 JSON_VERSION = 1
@@ -91,14 +92,12 @@ def _said(case: CaseVerdict) -> bool:
 
 def text(outcome: Outcome) -> str:
     """The header, the table, one line per case that is not a plain pass, and the count of each verdict."""
-    from tabulate import tabulate
-
     base_runs, head_runs = (sum(1 for r in outcome.runs if r.side == side) for side in ("base", "head"))
     dirty = " with uncommitted changes" if outcome.head_dirty else ""
     header = (f"gpu-budget against {outcome.ref} ({outcome.base_commit[:10]}): base {base_runs} run(s) "
               f"{outcome.wall('base'):.1f} s, head ({outcome.head_commit[:10]}{dirty}) {head_runs} run(s) "
               f"{outcome.wall('head'):.1f} s; medians shown, judged on each side's extremes")
-    lines = [header, tabulate(rows(outcome.cases, outcome.stored), headers=HEADERS)]
+    lines = [header, tabulated(rows(outcome.cases, outcome.stored), HEADERS)]
     lines += [f"{c.status}: {c.nodeid}: {c.message}" for c in outcome.cases if _said(c)]
     tally = ", ".join(f"{n} {status}" for status, n in counts(outcome.cases).items())
     lines.append(f"gpu-budget against {outcome.ref}: {tally or 'no case measured'}; "

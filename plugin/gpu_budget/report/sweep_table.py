@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import EnvironmentRecord, Result, SweepPoint
 from gpu_budget.report.order import version_order
+from gpu_budget.report.text_table import tabulated
 from gpu_budget.units import format_size
 
 
@@ -34,8 +35,6 @@ def _figure(point: SweepPoint) -> str:
 
 def sweep_lines(rows: Iterable[Result]) -> list[str]:
     """The sweep's tables (one per package) and, below each, the versions that failed, named."""
-    from tabulate import tabulate
-
     rows = [row for row in rows if row.sweep]
     packages = list(dict.fromkeys(p.package for row in rows for p in row.sweep))
     lines: list[str] = []
@@ -50,7 +49,7 @@ def sweep_lines(rows: Iterable[Result]) -> list[str]:
             table.append([nodeid, *(_figure(by_version[v]) if v in by_version else "-" for v in versions)])
         lines.append(f"sweep of {package}: the gated host RAM per version, change against the version each case "
                      "ran at (gated there as usual; the others reported)")
-        lines.extend(tabulate(table, headers=headers, tablefmt="simple").splitlines())
+        lines.extend(tabulated(table, headers, tablefmt="simple").splitlines())
         failed: dict[tuple[str, str, str], list[str]] = {}  # one line per version and reason, naming its cases
         for nodeid, each in points.items():
             for p in each:

@@ -16,6 +16,7 @@ from gpu_budget.model.result import RECORDED, WITHIN, Remediation, Result, Verdi
 from gpu_budget.report import once
 from gpu_budget.report.markdown_text import inline
 from gpu_budget.report.row_fields import FixNotes, LaunchFacts, gated_metric
+from gpu_budget.report.text_table import tabulated
 from gpu_budget.units import format_size
 
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
@@ -415,6 +416,4 @@ def failure_text(row: Result) -> str:
 
 
 def terminal_table(rows: list[Result]) -> str:
-    from tabulate import tabulate
-
-    return tabulate(table_rows(rows), headers=headers(rows), tablefmt="simple")
+    return tabulated(table_rows(rows), headers(rows), tablefmt="simple")
