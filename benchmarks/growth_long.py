@@ -25,17 +25,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, missing, ran, write
+from benchmarks.common import MIB, RESULTS, missing, ran, short_commit, write
 from benchmarks.growth_catalogue import BUDGET, DECLARED, session, write_project
 
 SECTION = "growth_long"
-# what each case must get: "pass" (no growth judged), "fail" (the projection breaks the budget)
+# what each case must get in a run of the longest length: "pass" (steady), "grows" (read as growth, its projection's
+# low end within the budget: 0.1 MiB/step less the allowance of blocks of 16, over 9,800 steps, is under 1 GiB),
+# "fail" (the projection's low end breaks the budget). Shorter runs are counted, not required: they show how long a
+# run a slow leak needs.
 CLEAN = ("flat", "S1 Trainer script, clean", "S5, clean", "BERT Trainer script evaluating first, clean")
 EXPECTED = {
     **{name: "pass" for name in CLEAN},
     "bounded cache over the first half": "pass",
     "slow leak, 0.25 MiB/step": "fail",
-    "slow leak, 0.1 MiB/step": "fail",
+    "slow leak, 0.1 MiB/step": "grows",
     "slow leak in the last quarter, 0.5 MiB/step": "fail",
     "S1 Trainer script, 0.25 MiB/step kept": "fail",
     "BERT Trainer script evaluating first, 0.25 MiB/step kept": "fail",
@@ -98,6 +101,8 @@ def main() -> None:
     from gpu_budget.judge import growth
 
     previous = json.loads((RESULTS / f"{SECTION}.json").read_text()) if args.append else {}
+    for earlier in previous.get("sessions", []):  # each session keeps the commit it ran at, its rule's words
+        earlier.setdefault("commit", previous["run"]["commit"])
     data = {"runs": args.runs, "declared_steps": DECLARED, "budget": BUDGET, "expected": EXPECTED,
             "sessions": previous.get("sessions", []), "ram_allowance_used": growth.RAM_ALLOWANCE}
     t_start = time.perf_counter()
@@ -115,31 +120,124 @@ def main() -> None:
                                                                    shapes=SHAPES))
             empty = folder / "baselines-empty"
             shutil.rmtree(empty, ignore_errors=True)
-            data["sessions"].append({**session(folder, "long", ["test_long.py"], empty), "steps": steps})
+            data["sessions"].append({**session(folder, "long", ["test_long.py"], empty), "steps": steps,
+                                     "commit": short_commit()})
             save()
     save(done=True)
     print(json.dumps(summary(json.loads((RESULTS / f"{SECTION}.json").read_text())), indent=1))
 
 
-def summary(res: dict) -> dict:
-    """Per case: sessions, how many the rule in force failed (re-read from the steps), the growth it read."""
-    from benchmarks.growth_catalogue import growth_of
+# -- the figures, from the JSON (RESULTS.md section 5g; tests/docs/test_growth_long_report.py asserts them) ---------
 
-    cases: dict[str, dict] = {}
+def rows(res: dict) -> list[tuple[int, dict]]:
+    """Every session's rows, each with its session's run length."""
+    return [(s["steps"], r) for s in res["sessions"] for r in s["rows"]]
+
+
+def readings(row: dict) -> dict[int, float]:
+    """Block size -> the growth per step the rule in force reads at it (measure/rises.py scales), of ram_tree."""
+    from gpu_budget.measure import rises
+
+    steps = [s["step"] for s in row["steps"]]
+    return {r.scale: r.growth for r in rises.scales(steps, [s["ram_tree"] for s in row["steps"]])}
+
+
+def verdict(row: dict, blocks: bool = True) -> tuple[str, int, float]:
+    """The rule in force on the row's steps, as the gate judges it (judge/growth.py check, `ram="1 GiB",
+    steps=10,000`): "pass", "grows" or "fail" (as EXPECTED), the block size it judged and the growth it read there.
+    `blocks` False: its steps alone, as the rule read every run before it read blocks."""
+    from gpu_budget.judge import growth
+    from gpu_budget.model.budget import Budget
+    from gpu_budget.model.figures import Peaks, Step
+    from gpu_budget.units import parse_size
+
+    records = [Step(step=s["step"], ram=s["ram"], ram_tree=s["ram_tree"]) for s in row["steps"]]
+    checked = growth.check(records, Peaks(ram=row["peaks"]["ram"], ram_tree=row["peaks"]["ram_tree"]),
+                           Budget(ram=parse_size(BUDGET)), DECLARED, scaled=growth.SCALED if blocks else ())
+    g = checked.projections[0].growth
+    return "fail" if checked.breaches else "grows" if g.grows else "pass", g.window.scale, g.slope
+
+
+def calibration(res: dict) -> dict[int, dict]:
+    """Per block size: the clean runs read at it, the largest growth they read, and the allowance the rule holds a
+    block of that size to (judge/growth.py: the steps' own over the block size)."""
+    from gpu_budget.judge import growth
+
+    out: dict[int, dict] = {}
+    for _, row in rows(res):
+        if row["case"] in CLEAN:
+            for size, read in readings(row).items():
+                c = out.setdefault(size, {"runs": 0, "largest": 0.0, "allowance": growth.RAM_ALLOWANCE / size})
+                c["runs"] += 1
+                c["largest"] = max(c["largest"], read)
+    return dict(sorted(out.items()))
+
+
+def summary(res: dict) -> dict[tuple[str, int], dict]:
+    """Per case and run length: sessions, the rule in force's verdicts (verdict), the block sizes it judged at and
+    the growth it read; and the gate's own failures in the sessions run at the rule's commits (RULE_COMMITS)."""
+    out: dict[tuple[str, int], dict] = {}
     for s in res["sessions"]:
         for r in s["rows"]:
-            c = cases.setdefault(r["case"], {"sessions": 0, "failed_then": 0, "growth": []})
+            c = out.setdefault((r["case"], s["steps"]), {"sessions": 0, "verdicts": [], "scales": set(), "growth": [],
+                                                         "gate_sessions": 0, "gate_failed": 0, "steps_alone": []})
+            said, scale, slope = verdict(r)
             c["sessions"] += 1
-            c["failed_then"] += bool(r["projection"] and r["projection"]["breaks"])
-            c["growth"].append(growth_of(r))
-    return cases
+            c["verdicts"].append(said)
+            c["scales"].add(scale)
+            c["growth"].append(slope)
+            c["steps_alone"].append(verdict(r, blocks=False)[0])
+            if s.get("commit") in RULE_COMMITS:
+                c["gate_sessions"] += 1
+                c["gate_failed"] += bool(r["projection"] and r["projection"]["breaks"])
+    return dict(sorted(out.items(), key=lambda kv: (list(EXPECTED).index(kv[0][0]), kv[0][1])))
+
+
+RULE_COMMITS: tuple[str, ...] = ()  # the commits whose sessions ran the rule in force (their rows are its verdicts)
 
 
 def section(res: dict | None) -> list[str]:
-    out = ["## 5g. Growth over long runs", ""]
+    """Section 5g from growth_long.json: the clean runs at every block size, and each case's verdicts."""
+    out = ["## 5g. Growth over long runs: reading a run in blocks of steps", ""]
     if res is None or not res.get("sessions"):
         return out + missing(SECTION, SECTION)
-    return out + [ran(res), "", f"{len(res['sessions'])} sessions of {res['steps']} steps; {MIB}", ""]
+    lengths = sorted({s["steps"] for s in res["sessions"]})
+    per = {n: sum(s["steps"] == n for s in res["sessions"]) for n in lengths}
+    partial = "" if res.get("complete") else " **Incomplete: the run stopped before its last session.**"
+    out += [ran(res) + partial, "",
+            ("Fresh `python -m pytest --gpu-budget -n 2` sessions over a temporary project "
+             "(`benchmarks/growth_long.py`, the scripts in `benchmarks/growth_shapes.py`), "
+             + ", ".join(f"{per[n]} of {n} steps" for n in lengths) + "; every case declares "
+             f"`ram=\"{res['budget']}\", steps={res['declared_steps']:,}`. The rule (`gpu_budget/measure/rises.py` "
+             f"`scales`, `judge/growth.py` `fit`) reads a run's judged steps one by one and, where the run is long "
+             f"enough, in blocks of 2, 4, 8, ... judged steps counted back from the last (each block's top at the step "
+             f"it was measured) while the last five blocks lie within the run's last half; a block of L steps is "
+             f"allowed what one step is, the clean allowance over L per step, and the reading that grows past its "
+             f"allowance by the most is judged. Every figure below is the rule in force re-reading each row's "
+             f"measured steps."), ""]
+    cal = calibration(res)
+    out += [("**Clean runs at every block size** (S1's Trainer script, S5, the BERT Trainer script and the flat "
+             "loop; growth read in KiB/step):"), "",
+            "| block size (judged steps) | clean runs read | largest growth | 6x the largest | the rule's allowance |",
+            "|---|---|---|---|---|"]
+    for size, c in cal.items():
+        out.append(f"| {size} | {c['runs']} | {c['largest'] / 1024:.2f} | {6 * c['largest'] / 1024:.2f} | "
+                   f"{c['allowance'] / 1024:.1f} |")
+    gate = " and the gate's own verdicts in the sessions run at the rule's commit" if RULE_COMMITS else ""
+    gate += "; the last column reads the steps alone, as the rule did before it read blocks"
+    out += ["", f"**Verdicts**, by the rule re-reading each session's steps{gate}:", "",
+            ("| case | steps | expected | sessions | steady | read as growth, within the budget | failed by the rule | "
+             "block sizes judged | growth read, MiB/step (min .. max) | failed by the gate | failed by the steps alone |"),
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (case, steps), c in summary(res).items():
+        sizes = ", ".join(str(x) for x in sorted(c["scales"]))
+        grown = f"{min(c['growth']) / MIB:.3f} .. {max(c['growth']) / MIB:.3f}"
+        by_gate = f"{c['gate_failed']} of {c['gate_sessions']}" if c["gate_sessions"] else "-"
+        expected = EXPECTED[case] if steps == lengths[-1] else "(counted)"
+        out.append(f"| {case} | {steps} | {expected} | {c['sessions']} | {c['verdicts'].count('pass')} | "
+                   f"{c['verdicts'].count('grows')} | {c['verdicts'].count('fail')} | {sizes} | {grown} | {by_gate} | "
+                   f"{c['steps_alone'].count('fail')} |")
+    return out + [""]
 
 
 if __name__ == "__main__":
