@@ -9,12 +9,16 @@ request.
 
 import sys
 
+import pytest
+
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver
-from gpu_budget.isolate.remote import Remote
+from gpu_budget.isolate.remote import Remote, RemoteFailed
 
 RUNNER = '''
 import sys
+
+import pytest
 
 def run(ctx):
     n = ctx.params["n"]
@@ -44,3 +48,17 @@ def test_a_closed_helper_leaves_no_pipe_open(tmp_path):
     remote.close()
     assert remote.proc.returncode is not None
     assert (remote.proc.stdin.closed, remote.proc.stdout.closed, remote.stderr.closed) == (True, True, True)
+
+
+def test_a_helper_that_died_is_told_with_its_own_last_words(tmp_path):
+    """The cases' output goes to the session's descriptors; the helper's own traceback stays in its temporary file,
+    read into the message of the case that found it dead."""
+    remote = Remote(sys.executable, [str(tmp_path), *forkserver.child_paths()])
+    try:
+        remote.proc.stdin.write("not a request\n")
+        remote.proc.stdin.flush()
+        job = Scenario(name="printing", run="printing:run", params={"n": 0}).to_json("tiny")
+        with pytest.raises(RemoteFailed, match=r"(?s)exited with 1:.*JSONDecodeError"):
+            remote.measure(job, tmp_path / "assets", 120, threads=1, preload=())
+    finally:
+        remote.close()

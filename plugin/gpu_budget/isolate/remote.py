@@ -13,7 +13,10 @@ environment's, or is refused, in isolate/program.py).
 
 The helper imports no torch itself (the plugin stays lazy) and takes one
 JSON request a line on stdin, answering one line on stdout; it ends when its
-stdin closes, and its forkserver with it.
+stdin closes, and its forkserver with it. Its own stderr is a temporary file,
+read for the message of a helper that died; what a case prints goes where the
+session's own children print (its test's captured output, the terminal under
+-s): the helper is handed copies of the session's descriptors 1 and 2.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,8 +95,14 @@ class Remote:
                "PATH": os.pathsep.join(filter(None, [bin_dir, os.environ.get("PATH")])),
                "PYTHONPATH": os.pathsep.join(first), BEHIND: os.pathsep.join(behind)}
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  kept for the message of a helper that died
-        self.proc = subprocess.Popen([python, "-m", "gpu_budget.isolate.remote"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr, env=env, text=True, bufsize=1)
+        streams = _session_streams()
+        try:
+            self.proc = subprocess.Popen([python, "-m", "gpu_budget.isolate.remote", *map(str, streams)],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env,
+                                         text=True, bufsize=1, pass_fds=streams)
+        finally:
+            for fd in streams:
+                os.close(fd)
 
     def call(self, request: Call) -> dict[str, Json]:
         """Send one request and wait for its answer (at most its timeout plus the helper's start)."""
@@ -161,6 +171,43 @@ class Remote:
                 pass
 
 
+def _session_streams() -> tuple[int, ...]:
+    """Copies of this process's descriptors 1 and 2, for the helper's cases to print on: under pytest's capture its
+    files (so a failing test's report shows the case's output), under -s the terminal. None where one is closed."""
+    streams: list[int] = []
+    try:
+        for fd in (1, 2):
+            streams.append(os.dup(fd))
+    except OSError:
+        for fd in streams:
+            os.close(fd)
+        return ()
+    return tuple(streams)
+
+
+@contextmanager
+def _printing_to(streams: Sequence[int]) -> Iterator[None]:
+    """Descriptors 1 and 2 pointed at the session's while a request is answered: the forkserver it starts (or starts
+    again) inherits them, and so does every child it forks; the helper's own stderr is its temporary file again
+    after."""
+    if not streams:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    os.dup2(streams[0], 1)
+    os.dup2(streams[1], 2)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
 def _answer(call: Call) -> dict[str, Json]:
     try:
         if call.op == "measure":
@@ -182,8 +229,10 @@ def serve() -> None:
     """Answer requests until stdin closes; the folders the children need come on PYTHONPATH, so the forkserver adds
     none of this interpreter's own (the running environment's site folders stay behind the environment's).
 
-    The answers go on a copy of stdout's descriptor; descriptor 1 itself is pointed at stderr before the forkserver
-    starts, so what a child prints (the Trainer prints its metrics) never lands among the answers."""
+    The answers go on a copy of stdout's descriptor; descriptor 1 itself is pointed at stderr, and at the session's
+    while a request is answered (the descriptors given as arguments), so what a child prints (the Trainer prints its
+    metrics) never lands among the answers."""
+    streams = [int(arg) for arg in sys.argv[1:3]]
     lifecycle.adopt()  # a session SIGKILLed mid-case never closes stdin: the helper and its children end with it
     forkserver.GIVEN_PATHS = []
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
@@ -191,7 +240,10 @@ def serve() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     for line in sys.stdin:
         if line.strip():
-            channel.write(json.dumps(_answer(Call.from_json(json.loads(line)))) + "\n")
+            call = Call.from_json(json.loads(line))
+            with _printing_to(streams):
+                answer = _answer(call)
+            channel.write(json.dumps(answer) + "\n")
             channel.flush()
 
 
