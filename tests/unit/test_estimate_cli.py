@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from gpu_budget.estimate.cli import main as cli
+from gpu_budget.estimate.rows import EstimateRow
 from gpu_budget.units import format_size
 
 S5_SPEC = str(Path(__file__).resolve().parents[2] / "memtests" / "s5_generic_oom" / "scenarios.py") + ":S5"
@@ -208,6 +209,26 @@ def test_a_saved_file_with_malformed_rows_is_a_usage_error_naming_it(saved, said
     assert f"--render {path}: not a file `estimate --json` wrote (a malformed row: {said}" in err, err
 
 
+@pytest.mark.parametrize(("content", "said"), [
+    ("", "an empty file"),
+    ("\n", "an empty file"),
+    (json.dumps({"scale": "tiny", "device": "cpu", "cases": {}, "estimates": []}), "no estimate in it"),
+    (json.dumps({"estimates": None}), "no estimate in it"),
+    (json.dumps({"floor": 1, "rows": [], "scale": "tiny", "threads": 1, "preload": []}), "no validation row in it"),
+])
+def test_a_file_with_nothing_to_render_is_a_usage_error_naming_it(content, said, tmp_path, capsys):
+    """Before: a saved file without a row printed a table of headers alone, exit 0 (an empty file: 'not JSON
+    (Expecting value: line 1 column 1 (char 0))')."""
+    path = tmp_path / "v.json"
+    path.write_text(content)
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--render", str(path)])
+    assert stopped.value.code == 2
+    captured = capsys.readouterr()
+    assert f"--render {path}: {said}: nothing to render" in captured.err, captured.err
+    assert captured.out == ""
+
+
 def test_one_label_for_two_cases_is_a_usage_error_naming_it(capsys):
     """Before: `a=S5+smaller_batch a=S5` estimated S5 alone, under `a`, exit 0: the first case was dropped without
     a word."""
@@ -227,9 +248,11 @@ def test_an_empty_label_is_a_usage_error(capsys):
 
 
 def saved_estimate(tmp_path) -> Path:
-    """A file as `estimate --json` writes it, with no row (all --render needs)."""
+    """A file as `estimate --json` writes it, with one row."""
+    row = EstimateRow("a", "s5", (), "tiny", "tensors", 3 << 20, {"parameters": 1 << 20}, "train_step_1", 0.5, None,
+                      (), {}, {}, None, None)
     path = tmp_path / "v.json"
-    path.write_text(json.dumps({"scale": "tiny", "device": "cpu", "cases": {}, "estimates": []}))
+    path.write_text(json.dumps({"scale": "tiny", "device": "cpu", "cases": {}, "estimates": [row.to_json()]}))
     return path
 
 
@@ -344,6 +367,7 @@ def test_an_output_that_is_the_file_rendered_or_the_other_output_is_refused(tmp_
     """Before: `--render v.json -o v.json` wrote the markdown over the saved JSON, and `-o x --json x` wrote the JSON
     over the markdown, exit 0 both."""
     saved = saved_estimate(tmp_path)
+    kept = saved.read_text()
     twice = f"--json {saved}: the same file as {saved}, the -o output"
     for argv, said in ((["--render", str(saved), "-o", str(saved)], f"-o {saved}: the same file as {saved}, an input"),
                        (["-o", str(saved), "--json", str(saved), S5_SPEC], twice)):
@@ -352,4 +376,4 @@ def test_an_output_that_is_the_file_rendered_or_the_other_output_is_refused(tmp_
         assert stopped.value.code == 2
         err = capsys.readouterr().err
         assert said in err, err
-    assert json.loads(saved.read_text())["estimates"] == []
+    assert saved.read_text() == kept

@@ -27,7 +27,7 @@ from gpu_budget.declare.params import Json
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.estimate.cases import FORM, CaseError, load_case
 from gpu_budget.estimate.rows import EstimateOutput, EstimateRow
-from gpu_budget.estimate.tables import render, render_output
+from gpu_budget.estimate.tables import render_output
 from gpu_budget.report.outputs import unwritable, write_whole
 from gpu_budget.units import SizeError, format_size, parse_size
 
@@ -219,10 +219,13 @@ def _run(args: argparse.Namespace, request: _Request) -> tuple[EstimateOutput, l
 def _saved(parser: argparse.ArgumentParser, path: str) -> dict[str, Json]:
     """The --render file read: what `estimate --json` wrote, else the parser's error naming the file and why."""
     try:
-        data = json.loads(Path(path).read_text())
+        text = Path(path).read_text()
+        data = json.loads(text)
     except OSError as exc:
         parser.error(f"--render {path}: {exc.strerror or exc}")
     except ValueError as exc:
+        if not text.strip():
+            parser.error(f"--render {path}: an empty file: nothing to render")
         parser.error(f"--render {path}: not JSON ({exc})")
     if not isinstance(data, dict) or not ("estimates" in data or "rows" in data):
         parser.error(f"--render {path}: not a file `estimate --json` wrote (no 'estimates' or 'rows')")
@@ -243,10 +246,14 @@ def _render(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if refused is not None:
         parser.error(f"-o {args.output}: {refused}")
     try:
-        tables = render(_saved(parser, args.render))
+        saved = EstimateOutput.from_json(_saved(parser, args.render))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # rows `estimate --json` never writes
         parser.error(f"--render {args.render}: not a file `estimate --json` wrote (a malformed row: "
                      f"{type(exc).__name__}: {exc})")
+    if not (saved.estimates if saved.validation is None else saved.validation.rows):  # a table of headers alone
+        what = "estimate" if saved.validation is None else "validation row"
+        parser.error(f"--render {args.render}: no {what} in it: nothing to render")
+    tables = render_output(saved)
     print(tables)
     if args.output:
         try:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from gpu_budget.declare.params import Json
 from gpu_budget.estimate.rows import EstimateOutput, EstimateRow, Validation, ValidationRow
 from gpu_budget.units import format_size
 
@@ -75,8 +74,3 @@ def render_output(output: EstimateOutput) -> str:
                 + error_table(output.validation) + (f"\n\n{under}" if under else ""))
     under = basis(output.estimates)
     return estimate_table(output.estimates, output.device != "cpu") + (f"\n\n{under}" if under else "")
-
-
-def render(data: Mapping[str, Json]) -> str:
-    """The markdown of a saved --json file (validation or estimates)."""
-    return render_output(EstimateOutput.from_json(data))
