@@ -156,9 +156,11 @@ def marks_to(meter: object) -> bool:
 
 def trainer_began(name: str, number: int | None) -> None:
     """A Trainer's callback (measure/hf_trainer.py) began phase `name` in this process: a step() of the user's
-    own in that step (from a TrainerCallback of theirs) is that step, not another."""
-    global _trainer_open
+    own in that step (from a TrainerCallback of theirs) is that step, not another; a step() after the Trainer goes
+    on from its steps."""
+    global _trainer_open, _last_step
     _trainer_open = None if number is None else (name, number)
+    _last_step = _last_step if number is None else number
 
 
 def phase(name: str, step: int | None = None) -> None:
@@ -192,6 +194,6 @@ def step(number: int | None = None) -> int:
         _step = _trainer_open[1]
         phase(*_trainer_open)  # starts nothing: it is open
         return _step
-    _step = _step + 1 if number is None else step_number(number)
+    _step = max(_step, _last_step) + 1 if number is None else step_number(number)  # after a Trainer's steps too
     phase(f"train_step_{_step}", step=_step)
     return _step

@@ -8,7 +8,8 @@ pytest.importorskip("transformers")
 
 SCRIPT = '''
 """A script run as a command: steps it marks by hand, then a Trainer the gate's callback meters, with a callback of
-its own that marks each step too (argv[2] "mine")."""
+its own that marks each step too (argv "mine"), its own "train_setup" phase just before train() ("setup"), and two
+steps it marks by hand after it ("after")."""
 import sys
 import tempfile
 
@@ -20,8 +21,14 @@ for _ in range(int(sys.argv[1])):
 gpu_budget.phase("build")
 model, rows = tiny_trainer.bert(), tiny_trainer.rows(4)
 with tempfile.TemporaryDirectory() as out:
-    callbacks = [tiny_trainer.mine()] if sys.argv[2:] == ["mine"] else []
-    tiny_trainer.trainer(out, model, rows, callbacks, {"max_steps": 2}).train()
+    callbacks = [tiny_trainer.mine()] if "mine" in sys.argv[2:] else []
+    trainer = tiny_trainer.trainer(out, model, rows, callbacks, {"max_steps": 2})
+    if "setup" in sys.argv[2:]:
+        gpu_budget.phase("train_setup")
+    trainer.train()
+if "after" in sys.argv[2:]:
+    gpu_budget.step()
+    gpu_budget.step()
 '''
 
 TESTS = '''
@@ -59,6 +66,17 @@ def test_a_runners_own_step_in_its_callback(gpu_budget):
 
 
 @pytest.mark.gpu_budget
+def test_steps_after_a_trainer(gpu_budget):
+    row = gpu_budget.measure(RUN.with_params(after=2), label="runner")
+    assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end", "train_step_3",
+                                "train_step_4"]
+    row = gpu_budget.measure(Scenario(name="after", command=[sys.executable, "script.py", "0", "after"]), label="script")
+    assert list(row.phases) == ["run", "build", "train_setup", "train_step_1", "train_step_2", "train_end",
+                                "train_step_3", "train_step_4"]
+    assert [s.step for s in row.steps] == [1, 2, 3, 4]
+
+
+@pytest.mark.gpu_budget
 def test_a_second_trainers_epochs(gpu_budget):
     row = gpu_budget.measure(RUN.with_params(trainers=[{"phases": ["train_setup"]}, {}],
                                              args={"num_train_epochs": 1, "eval_strategy": "epoch"}))
@@ -79,4 +97,11 @@ def test_a_trainer_goes_on_from_the_steps_marked_before_it(project):
     """Steps a runner or a script marked itself are counted: the Trainer's first is not a second step 1; and a
     gpu_budget.step() of the user's own in a step a Trainer's callback began is that step, not another; a second
     Trainer's evaluations each epoch go on from the first's epochs."""
-    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget").assert_outcomes(passed=5)
+    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k", "not steps_after_a").assert_outcomes(
+        passed=5)
+
+
+def test_steps_marked_after_a_trainer_go_on_from_its_steps(project):
+    """gpu_budget.step() after a metered Trainer (the gate's callback, or meter_callback) is its step 3, not a
+    second step 1."""
+    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k", "steps_after_a").assert_outcomes(passed=1)

@@ -18,6 +18,7 @@ imported inside the functions, as a runner module does (docs/scenario-api.md).
   gpu_budget.step()), "ask" (one that asks for an evaluation after step 1);
 - train_end: meter_callback's train_end;
 - by_hand: steps the runner marks itself before any Trainer;
+- after: steps the runner marks with gpu_budget.step() after the Trainers;
 - watch_best_load: a Trainer that records the phase it loads its best model in.
 
 It returns the last Trainer's optimizer steps, the phases the meter's
@@ -32,7 +33,7 @@ import gpu_budget
 ARGS = {"per_device_train_batch_size": 2, "use_cpu": True, "report_to": "none", "logging_strategy": "no",
         "save_strategy": "no", "disable_tqdm": True}
 DEFAULTS = {"trainers": [{"phases": ["train_setup"]}], "args": {}, "rows": 4, "callbacks": ["meter"],
-            "train_end": "train_end", "by_hand": 0, "watch_best_load": False}
+            "train_end": "train_end", "by_hand": 0, "after": 0, "watch_best_load": False}
 
 
 def source() -> str:
@@ -119,6 +120,8 @@ def run(ctx):
             last = trainer(out, model, data, callbacks, {**p["args"], **each.get("args", {})},
                            cls=_watched(loaded_in, ctx.meter) if p["watch_best_load"] else None)
             last.train(resume_from_checkpoint=True if each.get("resume") else None)
+    for _ in range(p["after"]):
+        gpu_budget.step()
     return {"optimizer_steps": last.state.global_step, "ended": len(ended), "best_model_loaded_in": loaded_in}
 
 
