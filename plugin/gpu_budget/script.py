@@ -37,6 +37,7 @@ _conn_pid: int | None = None
 _step = 0
 _last_step = 0  # the step number this process marked last, by step(), phase() or the gate's Trainer callback
 _trainer_open: tuple[str, int] | None = None  # the step phase a Trainer's callback began last, not yet step()'s
+_open: str | None = None  # the name of the phase this process began last (a Trainer's callback joins one it repeats)
 _broken = False
 _device = None  # set by the gate's hook: reads this process's NVML figure (autohook.ProcessDevice)
 _local = None  # (pid, the meter's start) in a function case's measured child: set by mark_with
@@ -143,10 +144,10 @@ def step_number(step: object) -> int | None:
 def mark_with(start) -> None:
     """In a function case's measured process: phase() and step() call `start(name, step)` (the meter's start), from
     this process only (a process it forks marks nothing); None: back to the socket. The step count starts anew."""
-    global _local, _step, _last_step, _trainer_open
+    global _local, _step, _last_step, _trainer_open, _open
     _local = None if start is None else (os.getpid(), start)
     _step = _last_step = 0
-    _trainer_open = None
+    _trainer_open = _open = None
 
 
 def marks_to(meter: object) -> bool:
@@ -167,7 +168,7 @@ def phase(name: str, step: int | None = None) -> None:
     """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"phase name {name!r}: expected a non-empty string")
-    global _last_step, _trainer_open
+    global _last_step, _trainer_open, _open
     number = step_number(step)
     opened, _trainer_open = _trainer_open, None
     if number is not None and opened == (name, number):
@@ -178,12 +179,19 @@ def phase(name: str, step: int | None = None) -> None:
     elif active():
         send(with_cuda({"phase": name, "step": number, "rank": rank()}))
     _last_step = _last_step if number is None else number
+    _open = name
 
 
 def last_step() -> int:
     """The step number this process marked last (0 before any): a Trainer the gate's callback meters goes on
     from it."""
     return _last_step
+
+
+def open_phase() -> str | None:
+    """The name of the phase this process began last (None before any): a Trainer's callback that would begin one of
+    that name again joins it instead."""
+    return _open
 
 
 def step(number: int | None = None) -> int:

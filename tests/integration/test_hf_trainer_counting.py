@@ -77,6 +77,14 @@ def test_steps_after_a_trainer(gpu_budget):
 
 
 @pytest.mark.gpu_budget
+def test_an_own_train_setup_just_before(gpu_budget):
+    row = gpu_budget.measure(RUN.with_params(train_begin="train_setup"), label="runner")
+    assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end"]
+    row = gpu_budget.measure(Scenario(name="setup", command=[sys.executable, "script.py", "0", "setup"]), label="script")
+    assert list(row.phases) == ["run", "build", "train_setup", "train_step_1", "train_step_2", "train_end"]
+
+
+@pytest.mark.gpu_budget
 def test_a_second_trainers_epochs(gpu_budget):
     row = gpu_budget.measure(RUN.with_params(trainers=[{"phases": ["train_setup"]}, {}],
                                              args={"num_train_epochs": 1, "eval_strategy": "epoch"}))
@@ -97,11 +105,17 @@ def test_a_trainer_goes_on_from_the_steps_marked_before_it(project):
     """Steps a runner or a script marked itself are counted: the Trainer's first is not a second step 1; and a
     gpu_budget.step() of the user's own in a step a Trainer's callback began is that step, not another; a second
     Trainer's evaluations each epoch go on from the first's epochs."""
-    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k", "not steps_after_a").assert_outcomes(
-        passed=5)
+    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k",
+                                 "not steps_after_a and not own_train_setup").assert_outcomes(passed=5)
 
 
 def test_steps_marked_after_a_trainer_go_on_from_its_steps(project):
     """gpu_budget.step() after a metered Trainer (the gate's callback, or meter_callback) is its step 3, not a
     second step 1."""
     project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k", "steps_after_a").assert_outcomes(passed=1)
+
+
+def test_a_trainer_joins_the_runners_own_phase_of_the_name_it_begins(project):
+    """A "train_setup" of the runner's own, begun just before train(), goes on where the Trainer's callback would
+    begin one (the gate's in a command, meter_callback's train_begin): no "train_setup (2)"."""
+    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k", "own_train_setup").assert_outcomes(passed=1)

@@ -16,7 +16,7 @@ imported inside the functions, as a runner module does (docs/scenario-api.md).
 - callbacks: in order, "meter" (gpu_budget.meter_callback, counting the phases
   it ends), "mine" (a TrainerCallback that marks each step with
   gpu_budget.step()), "ask" (one that asks for an evaluation after step 1);
-- train_end: meter_callback's train_end;
+- train_end, train_begin: meter_callback's;
 - by_hand: steps the runner marks itself before any Trainer;
 - after: steps the runner marks with gpu_budget.step() after the Trainers;
 - watch_best_load: a Trainer that records the phase it loads its best model in.
@@ -33,7 +33,7 @@ import gpu_budget
 ARGS = {"per_device_train_batch_size": 2, "use_cpu": True, "report_to": "none", "logging_strategy": "no",
         "save_strategy": "no", "disable_tqdm": True}
 DEFAULTS = {"trainers": [{"phases": ["train_setup"]}], "args": {}, "rows": 4, "callbacks": ["meter"],
-            "train_end": "train_end", "by_hand": 0, "after": 0, "watch_best_load": False}
+            "train_end": "train_end", "train_begin": None, "by_hand": 0, "after": 0, "watch_best_load": False}
 
 
 def source() -> str:
@@ -104,7 +104,8 @@ def run(ctx):
     p = {**DEFAULTS, **ctx.params}
     ended, loaded_in = [], []
     count = lambda: ended.append(1)  # one function for every callback: after_each runs once a phase, however often given
-    made = {"meter": lambda: gpu_budget.meter_callback(ctx.meter, train_end=p["train_end"], after_each=count),
+    made = {"meter": lambda: gpu_budget.meter_callback(ctx.meter, train_end=p["train_end"], after_each=count,
+                                                          train_begin=p["train_begin"]),
             "mine": mine, "ask": ask}
     for k in range(1, p["by_hand"] + 1):
         ctx.meter.start(f"train_step_{k}", step=k)

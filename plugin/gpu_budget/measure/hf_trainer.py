@@ -55,7 +55,8 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     (a gc.collect() between phases, a per-step counter), once a phase however
     often the callback is passed. `train_begin`: a phase started when training
     begins (the gate's own callback in a command starts "train_setup" there,
-    since nobody else does).
+    since nobody else does), unless a phase of that name is open then (the
+    runner's own "train_setup", begun just before train()): that one goes on.
     """
     return _callback_class()(meter, train_end, after_each, train_begin)
 
@@ -75,6 +76,10 @@ class _ScriptMeter:
     @property
     def last_step(self) -> int:
         return script.last_step()  # the script's own step() and phase(..., step=k) marks too
+
+    @property
+    def open_phase(self) -> tuple[str | None, None]:
+        return script.open_phase(), None  # the script's own phase() marks too
 
 
 _SCRIPT_METER = _ScriptMeter()
@@ -170,7 +175,7 @@ class _Phases:
         if handler is not None and not any(getattr(c, "head", None) is self for c in handler.callbacks):
             handler.callbacks = [*handler.callbacks, _tail_class()(self)]  # a new list: the one being run is left as is
         self.tailed = self.tailed or handler is not None
-        if self.train_begin is not None:
+        if self.train_begin is not None and _open_name(self.meter) != self.train_begin:  # not the user's own again
             self.track.start(state, self.train_begin)
         if getattr(args, "eval_on_start", False):  # the Trainer evaluates next, before any step
             self.track.start(state, f"eval_step_{self.track.step(state)}")
@@ -210,6 +215,11 @@ class _Phases:
     def _end(self, state) -> None:
         if self.train_end is not None:
             self.track.start(state, self.train_end)
+
+
+def _open_name(meter: object) -> str | None:
+    """The name of the phase open on `meter` now (None: none, or a meter that does not say)."""
+    return (getattr(meter, "open_phase", None) or (None,))[0]
 
 
 class _Tail:
