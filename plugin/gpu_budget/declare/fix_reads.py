@@ -6,8 +6,11 @@ in code the gate does not read; but the gate hands it both, and sees what it
 asks of them. A fix never asked about by name, none of whose params was read,
 ran the case unchanged: the row's `info["fixes_applied"]` says so for it
 (where the runner did not report it itself), as a runner's own "not applied"
-does. Going over every fix or param (iterating, copying) counts as reading
-them all.
+does. Going over every param (iterating, copying) counts as reading them all
+(`TrainingArguments(**ctx.params)` applies them). Going over the fixes does not
+(a runner logs them): each name it hands out counts as read once the runner
+compares it with a name (`fix == "lora"`, a `match`, a dict or set lookup) or
+calls a method of it; printing, formatting or joining it does not.
 """
 
 from __future__ import annotations
@@ -67,12 +70,11 @@ class _ReadFixes(tuple):
         return super().__contains__(name)
 
     def __iter__(self) -> Iterator[str]:
-        self._reads.everything = True
-        return super().__iter__()
+        return (_FixName(name, self._reads) for name in super().__iter__())
 
     def __getitem__(self, index):
-        self._reads.everything = True
-        return super().__getitem__(index)
+        item = super().__getitem__(index)
+        return tuple(_FixName(n, self._reads) for n in item) if isinstance(index, slice) else _FixName(item, self._reads)
 
     def __eq__(self, other: object) -> bool:
         self._reads.everything = True
@@ -87,6 +89,40 @@ class _ReadFixes(tuple):
     def count(self, name: object) -> int:
         self._reads.asked.add(str(name))
         return super().count(name)
+
+
+class _FixName(str):
+    """One name of ctx.fixes handed out by going over them: read once compared equal with a name, or asked of."""
+
+    def __new__(cls, name: str, reads: Reads) -> Self:
+        out = super().__new__(cls, name)
+        out._reads = reads
+        return out
+
+    def _read(self) -> None:
+        self._reads.asked.add(str.__str__(self))
+
+    def __eq__(self, other: object) -> bool:
+        same = super().__eq__(other)
+        if same is True:
+            self._read()
+        return same
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other) if isinstance(other, str) else NotImplemented
+
+    __hash__ = str.__hash__
+
+    def __str__(self) -> str:
+        return self  # str(name) == "lora" is still seen
+
+    def __getattribute__(self, name: str):
+        if not name.startswith("_"):  # name.startswith("lo"), name.lower(), ...: asked of
+            object.__getattribute__(self, "_read")()
+        return super().__getattribute__(name)
+
+    def __reduce__(self):
+        return str, (str.__str__(self),)  # a plain name in another process
 
 
 class _ReadParams(dict):
