@@ -2,7 +2,7 @@
 prunes as one started beside them does. Such a test's node id is not its path from the rootdir, and the labels a
 passing test measured were looked up at rootdir/<node id's file> (configs/test_l.py), a file that is not there: an
 --gpu-budget-update run of the whole suite kept the entry of a label renamed ('old' -> 'new'), which renaming it back
-was then judged against."""
+was then judged against. Two test files of one name in no project, run from one, once shared a key (their name)."""
 
 import json
 
@@ -35,3 +35,33 @@ def test_an_update_drops_a_renamed_label_of_a_test_outside_the_rootdir(pytester,
     pytester.runpytest_subprocess(*args, "--gpu-budget-update").assert_outcomes(passed=1)
     (path,) = (pytester.path / "configs" / "baselines").glob("*/test_l.json")
     assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"tests/test_l.py::test_l::new"}
+
+
+NAMESAKE = '''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_x(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": MIB}))
+'''
+
+
+def test_two_namesakes_in_no_project_are_judged_each_against_its_own_entry(pytester, monkeypatch, tmp_path_factory):
+    """`pytest ../ext/a ../ext/b` from a project: ext/b/test_same.py (in no project) was judged against
+    ext/a/test_same.py's entry (both keyed 'test_same.py::test_x'): "regression FAIL" on its first run."""
+    monkeypatch.delenv("CI", raising=False)
+    ext = tmp_path_factory.mktemp("ext")
+    for sub, mib in (("a", 8), ("b", 40)):
+        (ext / sub).mkdir()
+        (ext / sub / "test_same.py").write_text(NAMESAKE.replace("MIB", str(mib)))
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    (pytester.path / "runners.py").write_text(RUNNERS)
+    inner_pythonpath(monkeypatch, pytester.path)
+    args = ("-p", "no:randomly", "--import-mode=importlib", "--gpu-budget", str(ext / "a"), str(ext / "b"))
+    for _ in range(2):
+        pytester.runpytest_subprocess(*args).assert_outcomes(passed=2)
+    (path,) = (pytester.path / "baselines").glob("*/test_same.json")
+    assert set(json.loads(path.read_text())["entries"]["tiny"]) == {f"../{ext.name}/{sub}/test_same.py::test_x"
+                                                                    for sub in ("a", "b")}

@@ -137,3 +137,20 @@ def test_a_prune_drops_the_labels_a_finished_test_no_longer_measures(tmp_path):
     assert kept == {"tests/a/test_same.py::test_x::new", "tests/a/test_same.py::test_x[a::b]::old",
                     "tests/a/test_same.py::test_y::old"}
     assert keys.kept_on_prune(stored, {str(a): {"test_x", "test_x[a::b]", "test_y", "test_x[2]"}}) == stored
+
+
+def test_two_namesakes_outside_any_project_have_keys_of_their_own(tmp_path, monkeypatch):
+    """Files in no project, run from one (`pytest -c pytest.ini ../ext/a ../ext/b`), were keyed by their name alone:
+    ext/b/test_same.py was judged against ext/a/test_same.py's entry."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "pytest.ini").write_text("[pytest]\n")
+    for sub in ("a", "b"):
+        (tmp_path / "ext" / sub).mkdir(parents=True)
+        (tmp_path / "ext" / sub / "test_same.py").write_text("")
+    monkeypatch.chdir(tmp_path / "proj")
+    a, b = (tmp_path / "ext" / sub / "test_same.py" for sub in ("a", "b"))
+    assert keys.case_key(a, "test_x") == "../ext/a/test_same.py::test_x"
+    assert keys.case_key(b, "test_x") == "../ext/b/test_same.py::test_x"
+    assert keys.module_path(a, tmp_path / "proj" / "baselines") == "../ext/a/test_same.py"
+    stored = {"../ext/a/test_same.py::test_x", "../ext/b/test_same.py::test_x"}
+    assert keys.kept_on_prune(stored, {str(a): {"test_x"}}) == stored  # b's file exists: its entry stays

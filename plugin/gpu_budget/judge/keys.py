@@ -10,6 +10,7 @@ is still read, as before, where no other module of that stem could own it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -24,9 +25,10 @@ E = TypeVar("E")  # what a file's entries are read as: their JSON, or Entry
 def module_path(module: str | Path, root: Path | None = None) -> str:
     """The test file's path from the folder its baselines are anchored at (files.anchor_of: its project root, else
     the working folder; `root` the baselines folder), in POSIX form: the same from every checkout and invocation
-    folder of the project."""
+    folder of the project. A file outside that folder (in no project, run from another) is reached from it through
+    '..' (`../ext/a/test_same.py`): its name alone would give two such files of one name one key."""
     path, anchor = Path(module).resolve(), files.anchor_of(str(module), root)
-    return path.relative_to(anchor).as_posix() if path.is_relative_to(anchor) else path.name
+    return Path(os.path.relpath(path, anchor)).as_posix()
 
 
 def case_of(nodeid: str, module: str | Path, name: str, label: str | None = None, root: Path | None = None) -> CaseId:
