@@ -2,9 +2,12 @@
 prunes as one started beside them does. Such a test's node id is not its path from the rootdir, and the labels a
 passing test measured were looked up at rootdir/<node id's file> (configs/test_l.py), a file that is not there: an
 --gpu-budget-update run of the whole suite kept the entry of a label renamed ('old' -> 'new'), which renaming it back
-was then judged against. Two test files of one name in no project, run from one, once shared a key (their name)."""
+was then judged against, and --gpu-budget-against showed no stored entry for it. Two test files of one name in no
+project, run from one, once shared a key (their name)."""
 
 import json
+
+from git_project import PYTESTER_FILES, commit, git, git_environment
 
 from conftest import RUNNERS, inner_pythonpath
 
@@ -65,3 +68,30 @@ def test_two_namesakes_in_no_project_are_judged_each_against_its_own_entry(pytes
     (path,) = (pytester.path / "baselines").glob("*/test_same.json")
     assert set(json.loads(path.read_text())["entries"]["tiny"]) == {f"../{ext.name}/{sub}/test_same.py::test_x"
                                                                     for sub in ("a", "b")}
+
+
+def test_against_shows_the_stored_entry_of_a_test_outside_the_rootdir(pytester, monkeypatch, tmp_path_factory):
+    """--gpu-budget-against looked the stored entry up at rootdir/<node id's file> (configs/test_l.py), a file that is
+    not there: the pair's "stored" column stayed empty for a case with a baseline."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GPU_BUDGET_AGAINST_SIDE", raising=False)
+    git_environment(monkeypatch)
+    monkeypatch.setenv("TMPDIR", str(tmp_path_factory.mktemp("against-tmp")))
+    monkeypatch.setenv("LABEL", "one")
+    (pytester.path / "configs").mkdir()
+    (pytester.path / "configs" / "ci.ini").write_text("[pytest]\ngpu_budget_preload =\n")
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_l.py").write_text(TEST)
+    (pytester.path / "runners.py").write_text(RUNNERS)
+    (pytester.path / ".gitignore").write_text("*.json\n" + PYTESTER_FILES)
+    inner_pythonpath(monkeypatch, pytester.path)
+    git(pytester.path, "init", "-q", "-b", "main")
+    commit(pytester.path, "base")
+    args = ("-p", "no:randomly", "-c", "configs/ci.ini", "--gpu-budget")
+    pytester.runpytest_subprocess(*args, "tests").assert_outcomes(passed=1)
+    (pytester.path / "README").write_text("a change that moves no peak\n")
+    commit(pytester.path, "docs only")
+    result = pytester.runpytest_subprocess(*args, "--gpu-budget-against=HEAD~1", "--gpu-budget-json=pair.json", "tests")
+    assert result.ret == 0, result.stdout.str()
+    (case,) = json.loads((pytester.path / "pair.json").read_text())["cases"]
+    assert case["nodeid"] == "test_l.py::test_l::one" and case["stored"]["peaks"]["ram_tree"] > 0, case

@@ -105,7 +105,8 @@ def main(config: pytest.Config) -> int | None:
             return None
         args = list(config.invocation_params.args)
         outcome = compare(repo, ref, here, args, rootdir=Path(str(config.rootpath)), absent=absent, nothing=nothing)
-        outcome = replace(outcome, stored=stored_beside(outcome, Path(str(config.rootpath)), options.baselines))
+        named = [path for _, path in named_paths(config, here)]
+        outcome = replace(outcome, stored=stored_beside(outcome, Path(str(config.rootpath)), options.baselines, named))
     except SessionFailed as exc:
         sys.stderr.write(f"ERROR: gpu-budget against: {exc}\n")
         return pytest.ExitCode.TESTS_FAILED
@@ -123,12 +124,13 @@ def main(config: pytest.Config) -> int | None:
     return pytest.ExitCode.OK if outcome.passed else pytest.ExitCode.TESTS_FAILED
 
 
-def stored_beside(outcome: Outcome, rootdir: Path, folder: Path) -> dict:
-    """Each head case's stored baseline on this hardware, where one exists (shown, not judged: stored.py)."""
+def stored_beside(outcome: Outcome, rootdir: Path, folder: Path, named: Sequence[Path] = ()) -> dict:
+    """Each head case's stored baseline on this hardware, where one exists (shown, not judged: stored.py); `named`:
+    the paths the command line named."""
     heads = [r for r in outcome.runs if r.side == "head"]
     key = heads[-1].hardware_key if heads else None
     rows = list({row.nodeid: row for run in heads for row in run.rows}.values())
-    return stored_for(rows, rootdir, folder, key)
+    return stored_for(rows, rootdir, folder, key, named)
 
 
 def named_paths(config: pytest.Config, here: Path) -> list[tuple[str, Path]]:
