@@ -13,9 +13,12 @@ starts one process.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 from inner_session import rows
@@ -90,10 +93,11 @@ def test_docs_example(gpu_budget):
 
 
 class Session:
-    """One finished pytest session: its terminal output and its JSON report's rows by test name."""
+    """One finished pytest session: its terminal output, its JSON report's rows by test name, and what it left in its
+    temporary folder."""
 
-    def __init__(self, out: str, rows: dict) -> None:
-        self.out, self.rows = out, rows
+    def __init__(self, out: str, rows: dict, left: list[str] = ()) -> None:
+        self.out, self.rows, self.left = out, rows, left
 
     def message(self, name: str) -> str:
         row = self.rows[name]
@@ -111,12 +115,18 @@ def launched(tmp_path_factory) -> Session:
     # HOME: no accelerate default config file of this machine's; CI unset: a missing baseline is recorded
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS") and not k.startswith("ACCELERATE_")}
     env["HOME"] = str(project)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "--gpu-budget",
-                           "--gpu-budget-json=r.json"], check=False, cwd=project, env=env, capture_output=True, text=True,
-                          timeout=600)
+    tmp = Path(tempfile.mkdtemp(prefix="gb-acc-", dir="/tmp"))  # the session's TMPDIR: short, and its own
+    env["TMPDIR"] = str(tmp)
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
+                               "--gpu-budget", "--gpu-budget-json=r.json"], check=False, cwd=project, env=env,
+                              capture_output=True, text=True, timeout=600)
+        left = sorted(p.name for p in tmp.iterdir() if not p.name.startswith("torchinductor_"))  # torch's cache
+    finally:
+        shutil.rmtree(tmp)
     assert (project / "r.json").exists(), done.stdout + done.stderr
     data = json.loads((project / "r.json").read_text())
-    return Session(done.stdout, {r["nodeid"].split("::", 1)[1]: r for r in data["results"]})
+    return Session(done.stdout, {r["nodeid"].split("::", 1)[1]: r for r in data["results"]}, left)
 
 
 def test_an_fsdp_config_on_a_cpu_host_names_the_ddp_its_ranks_ran(launched):
@@ -146,6 +156,12 @@ def test_accelerate_launch_without_multi_gpu_names_the_missing_flag(launched):
             "RANK) on a host with fewer than 2 GPUs, whatever --num_processes says: add --multi_gpu (or --config_file "
             "with num_processes: 2)") in message, message
     assert "is the launcher's process count the same?" not in message, message
+
+
+def test_accelerate_launch_leaves_no_log_folder_in_the_temporary_folder(launched):
+    """accelerate launch hands torchrun its own --log_dir (none), so each launch left a torchelastic_XXXXXXXX folder
+    under the session's $TMPDIR: the command's $TMPDIR is now a folder of its case's, removed with the case."""
+    assert launched.left == [], launched.left
 
 
 def test_the_docs_accelerate_example_trains_two_ranks_as_one_on_a_cpu_host(launched):

@@ -232,3 +232,19 @@ def test_a_memory_snapshot_left_by_a_killed_session_is_removed_and_a_live_ones_k
         assert alive.wait(30) == 0 and not os.path.exists(os.path.dirname(held))  # its own, removed as it ends
         unix_paths.remove(made)
         assert os.listdir(tmp) == []
+
+
+def test_a_commands_temporary_folder_is_its_cases_own_where_a_socket_fits_under_it(folder_of, monkeypatch):
+    """accelerate launch's torchelastic_XXXXXXXX log folder goes where $TMPDIR points: the case's folder, removed with
+    it. torch's compile cache stays where torch's default puts it (the session's temporary folder)."""
+    cache_dir_utils = pytest.importorskip("torch._inductor.runtime.cache_dir_utils")
+    tmp = folder_of(20)  # a session's short TMPDIR
+    monkeypatch.setattr(tempfile, "tempdir", tmp)
+    case = os.path.join(tmp, "gpu-budget-sock-abcdefgh")
+    os.mkdir(case)
+    env = unix_paths.command_tmp(case, {})
+    assert env == {"TMPDIR": os.path.join(case, "tmp"), "TORCHINDUCTOR_CACHE_DIR": cache_dir_utils.default_cache_dir()}
+    assert os.path.isdir(os.path.join(case, "tmp"))
+    assert unix_paths.command_tmp(case, {"TORCHINDUCTOR_CACHE_DIR": "/c"}) == {"TMPDIR": os.path.join(case, "tmp")}
+    deep = folder_of(unix_paths.MAX_PATH - TAIL)  # the session's room, not the command's
+    assert unix_paths.command_tmp(deep, {}) == {} and not os.path.exists(os.path.join(deep, "tmp"))

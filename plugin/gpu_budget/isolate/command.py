@@ -103,10 +103,13 @@ def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, 
     user's (which win), except that the hook's folder stays first on a PYTHONPATH the user's env sets: its
     sitecustomize runs the user's own one after it (a project's sitecustomize.py on that path still runs).
     torchrun's log folder goes beside the socket, where none is set: torchrun makes a torchelastic_XXXXXXXX folder
-    under $TMPDIR and never removes it, and the case's folder goes with the case (a --log-dir given still wins;
-    accelerate launch hands torchrun its own, so its folder stays)."""
+    under $TMPDIR and never removes it, and the case's folder goes with the case (a --log-dir given still wins).
+    accelerate launch hands torchrun its own --log_dir (none, unless given), so $TMPDIR goes beside the socket too,
+    where the user's env sets none (unix_paths.command_tmp)."""
     env = {**base, **recorded_env(threads, malloc, user), SOCKET_VAR: socket_path}
     env.setdefault(LAUNCHER_LOG_DIR, os.path.join(os.path.dirname(socket_path), unix_paths.LAUNCHER_LOGS))
+    if "TMPDIR" not in user:
+        env.update(unix_paths.command_tmp(os.path.dirname(socket_path), env))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [HOOK_DIR, env.get("PYTHONPATH")]))
     if snapshot:
         env[SNAPSHOT_VAR] = snapshot

@@ -31,9 +31,12 @@ folder of another process, which no lock of the gate's holds).
 from __future__ import annotations
 
 import contextlib
+import getpass
 import os
+import re
 import shutil
 import tempfile
+from collections.abc import Mapping
 
 from gpu_budget.isolate import held_path
 
@@ -42,6 +45,7 @@ SOCKET_PREFIX = "gpu-budget-sock-"  # a command case's socket folder: <tmp>/gpu-
 MARKS = "marks"  # the socket's name in it
 STDERR_TAIL = "stderr-tail"  # beside it: the command's stderr tail as it stands, left to a child's parent should it stop
 LAUNCHER_LOGS = "torchelastic"  # beside it: torchrun's log folder (command.py), which torchrun itself never removes
+COMMAND_TMP = "tmp"  # beside it: the command's own $TMPDIR (command_tmp), so what it leaves there goes with the case
 EVENTS_PREFIX = "gpu-budget-events-"  # a case's event folder: <tmp>/gpu-budget-events-XXXXXXXX
 EVENTS = "events.jsonl"  # the child's event file's name in it
 SNAPSHOT_PREFIX = "gpu-budget-snapshot-"  # a recording run's memory snapshot's folder: <tmp>/gpu-budget-snapshot-XXXXXXXX
@@ -75,6 +79,31 @@ def check(tmp: str | None = None) -> None:
         f"listens on a path {needed} bytes long there, and a Unix socket's path holds at most {MAX_PATH} bytes on "
         f"Linux (bind() would fail with 'AF_UNIX path too long'); set TMPDIR to a shorter folder, of at most "
         f"{room} bytes (TMPDIR=/tmp, say)")
+
+
+def command_tmp(folder: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The environment that gives a command case a temporary folder of its own in the case's `folder` (made here):
+    what its processes leave under $TMPDIR (accelerate launch's torchelastic_XXXXXXXX log folder, which neither it
+    nor torchrun removes) goes with the case. torch's compile cache stays where torch puts it by default (under the
+    session's temporary folder), so a compiled case still finds what an earlier one compiled. None where the folder
+    would leave less room for a Unix socket under it than the gate's check allows (the command's TMPDIR stays)."""
+    tmp = os.path.join(folder, COMMAND_TMP)
+    if len(os.fsencode(os.path.join(tmp, _LONGEST))) > MAX_PATH:
+        return {}
+    os.makedirs(tmp, exist_ok=True)
+    out = {"TMPDIR": tmp}
+    if "TORCHINDUCTOR_CACHE_DIR" not in env:
+        out["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), "torchinductor_" + _user())
+    return out
+
+
+def _user() -> str:
+    """The user's name as torch's default compile cache folder holds it (torch/_inductor/runtime/cache_dir_utils.py)."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        name = f"uid_{os.getuid()}"
+    return re.sub(r'[\\/:*?"<>|]', "_", name)
 
 
 def socket_folder() -> str:
