@@ -24,6 +24,7 @@ from benchmarks import (
     gate_levers,
     gate_order,
     growth_catalogue,
+    growth_long,
     isolation_cost,
     overhead,
     preload_cost,
@@ -53,6 +54,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("stored_spread", stored_spread),  # 5d
     ("against", against_base),  # 5e
     ("sweep_cost", sweep_cost),  # 5f
+    ("growth_long", growth_long),  # 5g
     ("suite", suite),  # 6
     ("gate_levers", gate_levers),  # 6b
     ("gate_order", gate_order),  # 6c
