@@ -54,6 +54,27 @@ def test_a_judged_growth_is_drawn_with_the_verdicts_figures_steps_and_projection
     assert f"at step {judged.at_step:,}" in line.label
 
 
+def test_a_growth_judged_in_blocks_is_drawn_naming_its_blocks_as_the_verdict_does():
+    """A slow leak over 200 steps is judged in blocks of 16 steps (judge/growth.py): the note and the line say so in
+    the verdict's words, and the JSON report keeps the block size."""
+    ram = [300 * MiB + s * MiB // 4 for s in range(1, 201)]
+    phases = {f"train_step_{s}": PhaseRecord(name=f"train_step_{s}", step=s, ram_peak=r, ram_tree_peak=r)
+              for s, r in zip(range(1, 201), ram)}
+    measured = Measurement(status="ok", peaks=Peaks(ram=max(ram), ram_tree=max(ram)), phases=phases,
+                           steps=tuple(Step(step=s, ram=r, ram_tree=r) for s, r in zip(range(1, 201), ram)))
+    j = judge(measured, Budget(ram=2**30), None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False,
+              steps=10_000)
+    row = Result(nodeid="t.py::test_slow", scenario="slow", scale="tiny", verdict=j.verdict, passed=j.passed,
+                 message=j.message, budget=Budget(ram=2**30), measurement=measured,
+                 growth_projection=j.projection.record())
+    judged = plot_series.projection(Result.from_json(json.loads(json.dumps(row.to_json()))), "ram_tree_peak")
+    assert judged.block == 16 and judged.breaks, row.message
+    said = f"grows {plot_series.per_step(judged.slope)} over steps 119-199, in blocks of 16 judged steps"
+    assert plot_series.growth_note(judged).startswith(said) and said in row.message, row.message
+    line = plot_series.growth_line(row, list(row.phases.values()), "ram_tree_peak")
+    assert "steps 119-199 in blocks of 16 judged steps" in line.label
+
+
 def test_a_steady_run_reads_as_its_verdict_says_in_a_committed_report():
     row = _rows()["script"]  # the Trainer script on the H100, steps= declared
     for field in ("ram_tree_peak", "vram_allocated"):

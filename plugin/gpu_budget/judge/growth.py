@@ -243,7 +243,7 @@ class Projection:
         return ProjectionRecord(g.metric, (g.first, g.last), tuple(g.window.rises),
                                 f"median rise of the {g.window.envelope} over the last {WINDOW} {g.unit()}", round(g.slope),
                                 (round(low), round(high)), round(g.allowance), g.grows, self.at_step, self.projected,
-                                self.budget, self.breaks, g.recorded_runs)
+                                self.budget, self.breaks, g.recorded_runs, g.block)
 
 
 @dataclass(frozen=True)

@@ -47,11 +47,13 @@ class ProjectionRecord:
     budget: int | None
     breaks: bool
     allowance_runs: int | None = None  # the allowance is 6x the growth of its entry's N recorded runs (None: the clean one; not written)
+    block: int = 1  # steps per block of the reading judged (judge/growth.py: a long run read in blocks; 1 not written)
 
     def to_json(self) -> dict[str, str | int | bool | list[int] | None]:
         rule = {} if self.rises is None else {"rises": list(self.rises), "rule": self.rule}
         return {"metric": self.metric, "steps_fitted": list(self.steps_fitted), **rule, "slope": self.slope, "interval": list(self.interval), "allowance": self.allowance,
-                **({} if self.allowance_runs is None else {"allowance_runs": self.allowance_runs}), "grows": self.grows,
+                **({} if self.allowance_runs is None else {"allowance_runs": self.allowance_runs}),
+                **({} if self.block == 1 else {"block": self.block}), "grows": self.grows,
                 "at_step": self.at_step, "projected": self.projected, "budget": self.budget, "breaks": self.breaks}
 
     @classmethod
@@ -61,7 +63,7 @@ class ProjectionRecord:
         rises = data.get("rises")
         return cls(data["metric"], (first, last), None if rises is None else tuple(rises), data.get("rule"), data["slope"], (low, high),
                    data["allowance"], data["grows"], data["at_step"], data["projected"], data["budget"], data["breaks"],
-                   data.get("allowance_runs"))
+                   data.get("allowance_runs"), data.get("block", 1))
 
 
 @dataclass(frozen=True)

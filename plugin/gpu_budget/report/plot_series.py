@@ -47,7 +47,7 @@ def projection(result: Result, field: str) -> ProjectionRecord | None:
 def growth_note(p: ProjectionRecord) -> str:
     """The verdict's growth in its own words: steady within the clean allowance (or the one its entry's recorded runs
     widened it to), or the growth and its projection."""
-    over = f"over steps {p.steps_fitted[0]}-{p.steps_fitted[1]}"
+    over = f"over steps {p.steps_fitted[0]}-{p.steps_fitted[1]}" + (f", in blocks of {p.block} judged steps" if p.block > 1 else "")
     if not p.grows:
         return f"steady {over} ({per_step(p.slope)}, within {allowance_words(p.allowance, p.allowance_runs)})"
     budget = "" if p.budget is None else f" {'>' if p.breaks else 'within'} budget {format_size(p.budget)}"
@@ -65,7 +65,7 @@ def growth_line(result: Result, phases: list[PhaseRecord], field: str) -> Line |
     start = next((getattr(ph, field) for _, ph in at if ph.step == first), None)
     if start is None:
         return None
-    label = f"judged growth {per_step(p.slope)}, steps {first}-{last}"
+    label = f"judged growth {per_step(p.slope)}, steps {first}-{last}" + (f" in blocks of {p.block} judged steps" if p.block > 1 else "")
     if p.grows:
         label += f"\nprojected: about {format_size(p.projected)} at step {p.at_step:,}"
     return Line(tuple(i for i, _ in at), tuple(start + p.slope * (ph.step - first) for _, ph in at), label)
