@@ -46,6 +46,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -119,11 +120,13 @@ def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, 
 
 
 class _Tail:
-    """Reads a pipe to its end on a thread, keeping the last TAIL_BYTES (a script may print gigabytes); with `mirror`,
-    the tail as it stands is kept in that file too, so a child stopped mid-command (a timeout) leaves it to its parent."""
+    """Reads a pipe to its end on a thread, keeping the last TAIL_BYTES (a script may print gigabytes) and passing
+    every byte on to `forward` (the measuring child's own stdout or stderr: the descriptors pytest's capture holds,
+    so what a command prints is its test's captured output, as a function case's is); with `mirror`, the tail as it
+    stands is kept in that file too, so a child stopped mid-command (a timeout) leaves it to its parent."""
 
-    def __init__(self, pipe, mirror: str | None = None) -> None:
-        self.pipe, self.chunks, self.size, self.total = pipe, deque(), 0, 0
+    def __init__(self, pipe, forward: int | None, mirror: str | None = None) -> None:
+        self.pipe, self.chunks, self.size, self.total, self.forward = pipe, deque(), 0, 0, forward
         self.mirror = os.open(mirror, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if mirror else None
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
@@ -139,6 +142,7 @@ class _Tail:
             chunk = self.pipe.read1(65536) if hasattr(self.pipe, "read1") else self.pipe.read(65536)
             if not chunk:
                 break
+            self._forward(chunk)
             self.chunks.append(chunk)
             self.size += len(chunk)
             self.total += len(chunk)
@@ -148,6 +152,15 @@ class _Tail:
         if self.mirror is not None:
             os.close(self.mirror)
             self.mirror = None
+
+    def _forward(self, chunk: bytes) -> None:
+        """Pass the chunk on whole; a descriptor that cannot take it (closed) is given up, the pipe still read."""
+        view = memoryview(chunk)
+        while view and self.forward is not None:
+            try:
+                view = view[os.write(self.forward, view):]
+            except OSError:
+                self.forward = None
 
     def text(self, lines: int = 20) -> str:
         self.thread.join(timeout=5)
@@ -486,7 +499,8 @@ def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None
     proc = _start(line, env, server)
     server.main_pid = proc.pid
     meter.follow(proc.pid)
-    out, err = _Tail(proc.stdout), _Tail(proc.stderr, os.path.join(sockets, unix_paths.STDERR_TAIL))
+    out, err = _Tail(proc.stdout, _fd(sys.stdout)), _Tail(proc.stderr, _fd(sys.stderr),
+                                                          os.path.join(sockets, unix_paths.STDERR_TAIL))
     try:
         last, leftovers = _wait(proc, server, meter, poll)
         stderr = err.text()
@@ -538,6 +552,16 @@ def _keep_snapshot(path: str, server: MarkServer) -> str | None:
         return None
     os.replace(chosen, path)
     return path
+
+
+def _fd(stream) -> int | None:
+    """The descriptor under a stream, flushed first so what it holds comes before what is passed on to it; None where
+    it has none (a stream replaced by an object without one)."""
+    try:
+        stream.flush()
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _tail_note(stderr: str) -> str:
