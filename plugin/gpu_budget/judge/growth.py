@@ -10,10 +10,15 @@ read as measured and with spikes of one or two steps at their neighbours' level,
 larger (measure/rises.py, which says which steps are judged and why): the figure the
 row reports as its growth. It reads a late leak at its own rate and ignores up
 to two one-off jumps; growth that shows in fewer than 3 of those 5 steps is
-not growth here. A run needs rises.MIN_STEPS (9) steps.
+not growth here. A run needs rises.MIN_STEPS (9) steps. A run long enough
+(rises.scales) is read in blocks of steps too, each block size held to its own
+allowance (below), and the reading that grows past its allowance by the most
+is judged: a leak too slow per step for the last five steps' noise still rises
+over a block of many steps by more than a block's noise.
 
 Allowance: the largest growth clean runs read, per metric (ALLOWANCE says where
-each figure comes from). An entry recorded over several runs
+each figure comes from); a block of L steps is allowed that over L per step
+(SCALED says where that rests). An entry recorded over several runs
 (--gpu-budget-record-runs) widens it to SPREAD_MULTIPLE times the largest
 growth its own runs read, where that is wider: the case's own noise, as its
 peaks' spread widens their tolerance (compare.Allowance), never narrower than

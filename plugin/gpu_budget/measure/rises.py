@@ -38,7 +38,14 @@ largest): read as spikes, those made up growth of their own. A spike lifts the
 running peak above a leak until the leak catches up with it, which a short run
 may not see (a scratch tensor early in a run of ten steps, the catalogue's
 shape). A spike that lasts three steps or more still does: so many high steps
-are the run's level as much as a spike. What the rule cannot
+are the run's level as much as a spike.
+
+A run long enough is read in blocks of steps too (`scales`): blocks of 2, 4,
+8, ... judged steps counted back from the last, each block's figure its
+highest step's, at the step it was measured, read as the steps are (both
+readings, dips, the median of the last WINDOW rises) while the last WINDOW
+blocks lie within the run's last half. The row's growth stays the steps' own;
+judge/growth.py holds each block size to its own allowance. What the rule cannot
 tell apart in a short run (a cache still filling from a leak, a leak that adds
 on fewer than 3 of 5 steps from one-off jumps, inputs that grow each step from
 a leak) is said in docs/declaring.md.
