@@ -194,6 +194,13 @@ def open_phase() -> str | None:
     return _open
 
 
+def _meter_step() -> int:
+    """The step a function case's meter began last (0: none, or not a function case's marking process)."""
+    if _local is None or _local[0] != os.getpid():
+        return 0
+    return getattr(getattr(_local[1], "__self__", None), "last_step", None) or 0
+
+
 def step(number: int | None = None) -> int:
     """Begin the next training step's phase (`train_step_<k>`, step k); returns k. Call it as each step begins.
     Where a Trainer's callback (the gate's, or meter_callback) has just begun a step, that step is this one."""
@@ -202,6 +209,7 @@ def step(number: int | None = None) -> int:
         _step = _trainer_open[1]
         phase(*_trainer_open)  # starts nothing: it is open
         return _step
-    _step = max(_step, _last_step) + 1 if number is None else step_number(number)  # after a Trainer's steps too
+    # after a Trainer's steps too, and a function case's steps its runner marked on ctx.meter itself
+    _step = max(_step, _last_step, _meter_step()) + 1 if number is None else step_number(number)
     phase(f"train_step_{_step}", step=_step)
     return _step

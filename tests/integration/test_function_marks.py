@@ -22,6 +22,8 @@ def run(ctx):
         os._exit(0)
     os.wait()
     gpu_budget.phase("eval")
+    ctx.meter.start("train_step_7", step=7)  # a step the runner marks on its meter itself
+    gpu_budget.step()
 '''
 
 
@@ -34,5 +36,6 @@ def test_a_function_runner_marks_its_phases_and_steps_with_gpu_budget_phase_and_
     finally:
         remote.close()
     assert measured.ok, measured
-    assert list(measured.phases) == ["load", "train_step_1", "train_step_2", "train_step_3", "eval"]
-    assert [measured.phases[f"train_step_{k}"].step for k in (1, 2, 3)] == [1, 2, 3]
+    assert list(measured.phases) == ["load", "train_step_1", "train_step_2", "train_step_3", "eval", "train_step_7",
+                                     "train_step_8"]  # step() goes on from a step marked on the meter itself
+    assert [measured.phases[f"train_step_{k}"].step for k in (1, 2, 3, 7, 8)] == [1, 2, 3, 7, 8]
