@@ -120,3 +120,30 @@ def test_recorded_runs_widen_every_block_size():
     assert not check(series(200, lambda k: 0.1), recorded=recorded).projections[0].growth.grows
     g = check(series(200, lambda k: 0.4), recorded=recorded).projections[0].growth
     assert g.grows and g.allowance == 6 * int(0.05 * MiB) and g.recorded_runs == 3 and g.window.scale > 1
+
+
+def test_memory_freed_then_flat_reads_steady_at_the_run_s_end():
+    """A leak that stopped when its memory was freed (300 MiB at step 100) and stayed flat for the last 100 steps is
+    not growth still going on: it read "grows 2.00 MiB/step over steps 23-199 ... it rose in 5 of its last 5 blocks",
+    steps from before the free, as if the flat steps after it showed nothing."""
+    found = check(series(200, lambda k: -300.0 if k == 100 else (2.0 if k < 100 else 0.0), base=700))
+    g = found.projections[0].growth
+    assert not g.grows and not found.breaches, found.breaches
+    assert g.first >= 100 and g.last == 199
+
+
+def test_a_leak_after_memory_freed_is_read_at_its_own_rate():
+    """400 MiB freed at step 100, then 2 MiB/step kept: the running peak is not reached again within the run, so every
+    step after the free was passed over as a dip and the row read "steady over steps 94-199" of the flat steps
+    before it; 2 MiB/step is 20 GiB by step 10,000."""
+    found = check(series(200, lambda k: -400.0 if k == 100 else (2.0 if k > 100 else 0.0), base=1000))
+    g = found.projections[0].growth
+    assert g.grows and g.slope == pytest.approx(2 * MiB, rel=0.01) and g.first >= 100, found.notes
+    assert found.breaches
+
+
+def test_an_evaluation_that_grows_each_time_is_still_read_after_its_last_one():
+    """Only the evaluations grow (1 MiB more each, every 20 steps), the steps between them flat: the steps after the
+    last evaluation are no longer than those between earlier ones, so they stay passed over as dips."""
+    evals = series(200, lambda k: 0.0, lambda k: 60.0 + k / 20 if k % 20 == 0 else 0.0)
+    assert check(evals, scaled=()).projections[0].growth.slope == pytest.approx(MiB / 20, rel=0.02)

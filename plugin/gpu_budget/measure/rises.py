@@ -22,7 +22,10 @@ nothing of the top and is passed over, so the window holds the last five steps
 that reached it, each one's rise divided by the steps since the one before it
 (a sawtooth's top rises over two steps); where fewer than four did, it holds the
 last five steps, a dip counting as no rise (a window of four or five still
-ignores two jumps). Steps are counted by their numbers: a loop that marks every
+ignores two jumps). A run that ends in more than WINDOW dips, more than any earlier stretch
+of them, freed memory for good (a cache cleared): its steps after the free are
+read on their own running peak, so a leak after it is read and growth before it
+is not taken for growth still going on. Steps are counted by their numbers: a loop that marks every
 10th step has each mark's rise divided by 10 (numbers that repeat or go back,
 restarted each epoch, are read in the order run).
 
@@ -204,7 +207,28 @@ def _view(judged_steps: list[int], judged: list[int], envelope: str, scale: int 
     """One reading of the judged steps (or blocks): the running peak's rises, dips passed over, the window."""
     running = list(accumulate(judged, max))  # in one pass: a run of 30,000 steps is read in well under a second
     dips = [before - p > DIP for p, before in zip(judged[1:], running)]
+    freed = _freed(dips)
+    if freed:  # memory freed for good: the steps after it are read on their own running peak
+        return _view(judged_steps[-freed:], judged[-freed:], envelope, scale)
     return _window(judged_steps, _rises(judged_steps, running, dips), running[-1], envelope, scale)
+
+
+def _freed(dips: list[bool]) -> int:
+    """How many judged steps the run ends with that all lie more than DIP below the running peak, where they are more
+    than WINDOW and more than any earlier stretch of dips (0 otherwise): memory freed for good (a cache cleared, a
+    model dropped), not a sawtooth's low step or the steps between evaluations, which return to the top as often. Read
+    against the peak before it, a leak after it never reached that peak (read as steady) and the growth before it read
+    as still going on."""
+    stretches, run = [0], 0
+    for dip in dips:
+        run = run + 1 if dip else 0
+        if dip:
+            stretches[-1] = run
+        elif stretches[-1]:
+            stretches.append(0)
+    if not dips or not dips[-1] or run <= WINDOW or run <= max(stretches[:-1], default=0):
+        return 0
+    return run
 
 
 def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> list[_Rise]:
