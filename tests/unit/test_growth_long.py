@@ -147,3 +147,24 @@ def test_an_evaluation_that_grows_each_time_is_still_read_after_its_last_one():
     last evaluation are no longer than those between earlier ones, so they stay passed over as dips."""
     evals = series(200, lambda k: 0.0, lambda k: 60.0 + k / 20 if k % 20 == 0 else 0.0)
     assert check(evals, scaled=()).projections[0].growth.slope == pytest.approx(MiB / 20, rel=0.02)
+
+
+def test_a_loop_marking_every_10th_step_is_allowed_per_step_what_its_blocks_are():
+    """A mark every 10 steps spans 10 steps, so its rise is allowed what one step's is over 10 steps, as a block of 10
+    steps is. 30 marks 10 steps apart keeping 0.4 MiB/step (120 MiB over the run) read "steady over steps 231-281
+    (0.40 MiB/step, within the clean allowance 0.96 MiB/step)", where the same run marked at every step fails."""
+    marks = [1 + 10 * i for i in range(30)]
+    recs = [Step(step=s, ram=int((600 + 4 * i) * MiB), ram_tree=int((600 + 4 * i) * MiB)) for i, s in enumerate(marks)]
+    found = growth.check(recs, Peaks(ram_tree=recs[-1].ram_tree), ONE_GIB, 10_000)
+    g = found.projections[0].growth
+    assert g.grows and g.slope == pytest.approx(0.4 * MiB, rel=0.01) and found.breaches, found.notes
+    assert g.allowance == pytest.approx(growth.RAM_ALLOWANCE / (10 * g.window.scale))
+    assert check(series(300, lambda k: 0.4)).breaches
+
+
+def test_blocks_of_marks_10_steps_apart_are_allowed_what_their_steps_are():
+    """The row says "in blocks of 160 judged steps": its allowance is that of 160 steps, not of 16."""
+    marks = [1 + 10 * i for i in range(200)]
+    recs = [Step(step=s, ram=int((600 + i) * MiB), ram_tree=int((600 + i) * MiB)) for i, s in enumerate(marks)]
+    g = growth.check(recs, Peaks(ram_tree=recs[-1].ram_tree), ONE_GIB, 10_000).projections[0].growth
+    assert g.block == 160 and g.allowance == pytest.approx(growth.RAM_ALLOWANCE / 160)

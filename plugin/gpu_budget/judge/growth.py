@@ -18,9 +18,9 @@ over a block of many steps by more than a block's noise.
 
 Allowance: the largest growth clean runs read, per metric (ALLOWANCE says where
 each figure comes from); a block of L steps is allowed that over L per step
-(SCALED says where that rests). An entry recorded over several runs
-(--gpu-budget-record-runs) widens it to SPREAD_MULTIPLE times the largest
-growth its own runs read, where that is wider: the case's own noise, as its
+(SCALED says where that rests), a mark every 10 steps one of 10. An entry
+recorded over several runs (--gpu-budget-record-runs) widens it to
+SPREAD_MULTIPLE times the largest growth its own runs read, where that is wider: the case's own noise, as its
 peaks' spread widens their tolerance (compare.Allowance), never narrower than
 the clean runs'. A growth within it is not growth; past it, the
 interval is the growth plus or minus the allowance, and the case fails only
@@ -159,12 +159,12 @@ def fit(series: Series, allowance: float, recorded: Spread | None = None, scaled
     marks = len(series.steps)  # steps numbered out of order are read in the order run (rises.in_order)
     run = series.steps[-1] - series.steps[0] + 1 if rises.in_order(series.steps) else marks
     own = recorded.growth.get(series.metric) if recorded is not None else None
-    fits = []
+    fits, per_mark = [], (run - 1) / (marks - 1)
     for window in readings if scaled else readings[:1]:
-        clean = allowance / window.scale
+        clean = allowance / (window.scale * per_mark) if scaled else allowance  # per step a block of its steps spans
         widened = own is not None and SPREAD_MULTIPLE * own > clean
         fits.append(Growth(series.metric, window, SPREAD_MULTIPLE * own if widened else clean, run,
-                           recorded.runs if widened else None, (run - 1) / (marks - 1), scaled))
+                           recorded.runs if widened else None, per_mark, scaled))
     judged = max(fits, key=lambda g: g.slope - g.allowance)  # a tie: the steps' own, listed first
     return judged if judged.grows else fits[0]
 
