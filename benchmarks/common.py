@@ -15,6 +15,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -94,6 +95,17 @@ def write(section: str, data: dict, path: Path | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"section": section, "run": fingerprint(), **data}, indent=1) + "\n")
     return path
+
+
+def saver(section: str, data: dict, path: Path | None = None) -> Callable[..., None]:
+    """A long section's save(done=False): writes `data` as it stands, with whether the run is complete and its wall
+    time since this call, so a run cut short keeps what it measured."""
+    t_start = time.perf_counter()
+
+    def save(done: bool = False) -> None:
+        write(section, {**data, "complete": done, "wall_s": round(time.perf_counter() - t_start, 1)}, path=path)
+
+    return save
 
 
 def med(xs: list[float]) -> float:

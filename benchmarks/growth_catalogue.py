@@ -48,7 +48,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, ROOT, missing, ran, session_environ, write
+from benchmarks.common import MIB, RESULTS, ROOT, missing, ran, saver, session_environ
 from benchmarks.growth_shapes import BERT_PY, LOADER_PY, SHAPES_PY
 
 SECTION = "growth"
@@ -206,10 +206,7 @@ def main() -> None:
             "calibration_earlier": earlier_batches(previous, args.stage),
             "record": previous.get("record") if args.stage == "catalogue" else None, "catalogue": [],
             "ram_allowance_used": growth.RAM_ALLOWANCE}
-    t_start = time.perf_counter()
-
-    def save(done: bool = False) -> None:
-        write(SECTION, {**data, "complete": done, "wall_s": round(time.perf_counter() - t_start, 1)})
+    save = saver(SECTION, data)
 
     folder = args.keep or Path(tempfile.mkdtemp(prefix="growth-catalogue-"))
     folder.mkdir(parents=True, exist_ok=True)

@@ -58,7 +58,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, ROOT, session_environ, write
+from benchmarks.common import MIB, RESULTS, ROOT, saver, session_environ
 from benchmarks.growth_catalogue import BUDGET, DECLARED, LEAKS
 from gpu_budget.judge import growth
 from gpu_budget.judge.compare import SPREAD_MULTIPLE
@@ -401,10 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop = Stop()
     previous = signal.signal(signal.SIGINT, stop)
     folder = Path(tempfile.mkdtemp(prefix="growth-gpu-"))
-    t_start = time.perf_counter()
-
-    def save(done: bool) -> None:
-        write(SECTION, {**data, "complete": done, "wall_s": round(time.perf_counter() - t_start, 1)}, path=out)
+    save = saver(SECTION, data, path=out)
 
     try:
         print(f"growth-gpu: {args.runs} clean and {args.runs} leaking runs on {args.device}, {len(plan)} session(s) "

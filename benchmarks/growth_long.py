@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, missing, ran, short_commit, write
+from benchmarks.common import MIB, RESULTS, missing, ran, saver, short_commit
 from benchmarks.growth_catalogue import BUDGET, DECLARED, session, write_project
 
 SECTION = "growth_long"
@@ -107,10 +107,7 @@ def main() -> None:
         earlier.setdefault("commit", previous["run"]["commit"])
     data = {"runs": args.runs, "declared_steps": DECLARED, "budget": BUDGET, "expected": EXPECTED,
             "sessions": previous.get("sessions", []), "ram_allowance_used": growth.RAM_ALLOWANCE}
-    t_start = time.perf_counter()
-
-    def save(done: bool = False) -> None:
-        write(SECTION, {**data, "complete": done, "wall_s": round(time.perf_counter() - t_start, 1)})
+    save = saver(SECTION, data)
 
     folder = args.keep or Path(tempfile.mkdtemp(prefix="growth-long-"))
     folder.mkdir(parents=True, exist_ok=True)
