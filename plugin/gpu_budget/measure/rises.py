@@ -135,7 +135,8 @@ def scales(steps: Sequence[int], peaks: Sequence[int], most: int | None = None) 
     judged_steps, out, size = list(steps[WARMUP:-LAST]), [], 1
     whole = [int(p) for p in peaks]
     readings = [(series[WARMUP:-LAST], envelope) for series, envelope in ((whole, PEAK), (without_spikes(whole), DESPIKED))]
-    while size == 1 or (len(judged_steps) >= 2 * WINDOW * size and size <= (most or size)):  # in the last half
+    top = largest_block(len(peaks)) if most is None else min(most, largest_block(len(peaks)))
+    while size <= top:
         views = [_view(*_blocks(judged_steps, judged, size), envelope, size) for judged, envelope in readings]
         out.append(max(views, key=lambda v: v.growth))  # a tie: as measured, listed first
         size *= 2
@@ -143,7 +144,8 @@ def scales(steps: Sequence[int], peaks: Sequence[int], most: int | None = None) 
 
 
 def largest_block(marks: int) -> int:
-    """The largest block size `scales` reads in a run of `marks` marked steps (1 below MIN_STEPS)."""
+    """The largest block size `scales` reads in a run of `marks` marked steps (1 below MIN_STEPS): the largest whose
+    last WINDOW blocks lie within the last half of the judged steps."""
     judged, size = marks - WARMUP - LAST, 1
     while judged >= 2 * WINDOW * size * 2:
         size *= 2
