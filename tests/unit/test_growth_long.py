@@ -113,13 +113,43 @@ def test_gpu_allocated_is_read_by_its_steps_alone():
     assert not g.grows and g.window.scale == 1
 
 
-def test_recorded_runs_widen_every_block_size():
-    """An entry recorded over runs that grew 0.05 MiB/step is allowed six times that at every block size: a 0.1
-    MiB/step leak is within it, 0.4 MiB/step is not, and its row names the recorded allowance."""
+def recorded_over(*runs: list[float], metric: str = "ram_tree") -> Spread:
+    """The spread an entry recorded over these runs keeps (session/recording.py)."""
+    steps = [[Step(step=k, ram=int(v * MiB), **{metric: int(v * MiB)}) for k, v in enumerate(mib, 1)] for mib in runs]
+    return Spread.of([Peaks(**{metric: int(max(mib) * MiB)}) for mib in runs], growth.largest(steps),
+                     growth.largest_blocks(steps))
+
+
+def lumps_at_the_end(n: int = 200) -> list[float]:
+    """A noisy clean run: flat, its RSS rising 0.25 MiB a step over its last ten steps (an allocator's late lump)."""
+    return series(n, lambda k: 0.25 if k > n - 10 else 0.0)
+
+
+def test_recorded_runs_widen_each_block_size_by_its_own_growth():
+    """Runs whose last steps rose 0.25 MiB/step widen the steps' allowance to 1.5 MiB/step, but over blocks of 16
+    steps they were flat: a 0.9 MiB/step leak over 200 steps read steady at every block size (each widened by the
+    steps' figure) and passed a 1 GiB budget at step 10,000; each block size is now widened by its own."""
+    recorded = recorded_over(lumps_at_the_end(), lumps_at_the_end())
+    assert recorded.growth["ram_tree"] == int(0.25 * MiB) and recorded.blocks["ram_tree"][16] == 0
+    found = check(series(200, lambda k: 0.9), recorded=recorded)
+    g = found.projections[0].growth
+    assert g.grows and g.window.scale == 16 and g.allowance == growth.RAM_ALLOWANCE / 16 and g.recorded_runs is None
+    assert found.breaches
+    again = check(lumps_at_the_end(), recorded=recorded).projections[0].growth  # its own runs read steady
+    assert not again.grows and again.recorded_runs == 2 and again.allowance == 6 * int(0.25 * MiB)
+
+
+def test_a_block_size_the_recorded_runs_did_not_read_is_not_widened():
+    """An entry recorded before block figures were kept (or over runs too short for a size) widens only what its
+    runs read: a block size it holds nothing for keeps the clean allowance."""
     recorded = Spread(runs=3, growth={"ram_tree": int(0.05 * MiB)})
-    assert not check(series(200, lambda k: 0.1), recorded=recorded).projections[0].growth.grows
-    g = check(series(200, lambda k: 0.4), recorded=recorded).projections[0].growth
-    assert g.grows and g.allowance == 6 * int(0.05 * MiB) and g.recorded_runs == 3 and g.window.scale > 1
+    g = check(series(200, lambda k: 0.1), recorded=recorded).projections[0].growth
+    assert g.grows and g.window.scale == 16 and g.allowance == growth.RAM_ALLOWANCE / 16 and g.recorded_runs is None
+    every = {"ram_tree": {size: int(0.05 * MiB) for size in (2, 4, 8, 16)}}  # the sizes its runs read: each widened
+    wide = Spread(runs=3, growth={"ram_tree": int(0.05 * MiB)}, blocks=every)
+    assert not check(series(200, lambda k: 0.1), recorded=wide).projections[0].growth.grows
+    g = check(series(200, lambda k: 0.4), recorded=wide).projections[0].growth
+    assert g.grows and g.allowance == 6 * int(0.05 * MiB) and g.recorded_runs == 3
 
 
 def test_memory_freed_then_flat_reads_steady_at_the_run_s_end():

@@ -18,7 +18,7 @@ from gpu_budget.judge.compare import SPREAD_MULTIPLE, Allowance, judge
 from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry, Spread
-from gpu_budget.model.figures import Peaks
+from gpu_budget.model.figures import Peaks, Step
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.result import Failure, Measurement, Verdict
 from gpu_budget.session import case
@@ -139,6 +139,17 @@ def test_a_spread_s_growth_crosses_the_file_and_one_without_writes_no_key(tmp_pa
     assert baselines.lookup(files.load(path), "tiny", "test_x") == grown
 
 
+def test_a_spread_s_growth_per_block_size_crosses_the_file(tmp_path):
+    path = tmp_path / "t.json"
+    grown = Entry(peaks=Peaks(ram=400 * MiB), spread=Spread(3, {"ram": MiB}, {"ram_tree": 2 * MiB},
+                                                             {"ram_tree": {2: MiB, 16: 4096}}))
+    files.write(path, "tiny", {"test_x": grown.to_json()})
+    raw = json.loads(path.read_text())["entries"]["tiny"]
+    assert raw["test_x"]["spread"]["blocks"] == {"ram_tree": {"2": MiB, "16": 4096}}
+    back = baselines.lookup(files.load(path), "tiny", "test_x")
+    assert back == grown and back.spread.growth_at("ram_tree", 16) == 4096 and back.spread.growth_at("ram_tree", 4) is None
+
+
 def test_an_old_entry_without_a_spread_reads_and_writes_as_before(tmp_path):
     old = {"peaks": {"ram": 400 * MiB, "ram_tree": 400 * MiB}, "phases": {}, "tolerance": {"rel": 0.005, "abs": 4 * MiB},
            "fingerprint": {}, "recorded": "2026-01-01", "scenario": "s", "fixes": [], "params": {}}
@@ -153,7 +164,9 @@ def test_an_old_entry_without_a_spread_reads_and_writes_as_before(tmp_path):
                                     {"runs": 4, "by_metric": {"watts": 3}}, {"runs": "4"}, [4],
                                     {"runs": 4, "by_metric": {"ram": None}}, {"runs": 4, "extra": 1},
                                     {"runs": 4, "growth": {"vram_reserved": 1}}, {"runs": 4, "growth": {"ram": -1}},
-                                    {"runs": 4, "growth": [1]}])
+                                    {"runs": 4, "growth": [1]}, {"runs": 4, "blocks": {"ram_tree": {"1": 5}}},
+                                    {"runs": 4, "blocks": {"ram_tree": {"x": 5}}}, {"runs": 4, "blocks": {"vram": {}}},
+                                    {"runs": 4, "blocks": {"ram_tree": {"16": -1}}}, {"runs": 4, "blocks": [1]}])
 def test_a_broken_spread_is_named(tmp_path, spread):
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"schema": files.SCHEMA, "entries": {"tiny": {"test_x": {
@@ -213,6 +226,21 @@ def test_a_new_case_is_measured_n_times_and_keeps_the_median_and_the_spread(tmp_
     assert "no baseline yet: recorded; 4 fresh runs: the median run's figures kept (host RAM 412.00 MiB), spread " \
            "ram 20.00 MiB, ram_tree 20.00 MiB" in out.result.message
     assert out.result.measurement.peaks.ram_tree == 400 * MiB  # the row shows the judged run
+
+
+def long_run(last_rise: float) -> Measurement:
+    """200 flat steps at 400 MiB whose last ten rise `last_rise` MiB each: noisy step by step, flat over blocks."""
+    ram = [400 * MiB + round(max(0, k - 190) * last_rise * MiB) for k in range(1, 201)]
+    return Measurement("ok", Peaks(ram=ram[-1], ram_tree=ram[-1]),
+                       steps=tuple(Step(step=k, ram=r, ram_tree=r) for k, r in enumerate(ram, 1)))
+
+
+def test_long_runs_record_their_growth_per_block_size_and_the_row_says_the_largest(tmp_path):
+    out, _ = run_case(tmp_path, [long_run(0.25), long_run(0.5), long_run(0.25), long_run(0.25)])
+    spread = out.baseline_write.entry.spread
+    assert spread.growth["ram_tree"] == MiB // 2 and set(spread.blocks["ram_tree"]) == {2, 4, 8, 16}
+    assert spread.blocks["ram_tree"][16] == 0
+    assert "largest growth ram_tree 512.00 KiB/step (0 B/step in blocks of 16 judged steps)" in out.result.message
 
 
 def test_one_run_records_as_before(tmp_path):

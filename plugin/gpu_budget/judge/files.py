@@ -154,6 +154,14 @@ def _figures_problem(entry: JsonObject) -> str | None:
     return None
 
 
+def _blocks_ok(blocks: object) -> bool:
+    """A spread's growth per block size (model/entry.py Spread.blocks): metric -> block size -> bytes per step."""
+    return isinstance(blocks, dict) and all(
+        m in JUDGED_GROWTH and isinstance(by, dict)
+        and all(isinstance(k, str) and k.isdigit() and int(k) >= 2 and v is not None and _is_size(v) for k, v in by.items())
+        for m, by in blocks.items())
+
+
 def _recorded_problem(entry: JsonObject) -> str | None:
     tol = entry.get("tolerance")  # both terms, as a marker's tolerance is read (Tolerance.from_json needs both)
     if tol is not None and not (
@@ -164,15 +172,17 @@ def _recorded_problem(entry: JsonObject) -> str | None:
         return f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}"
     spread = entry.get("spread")  # optional: an entry recorded over several runs (model/entry.py Spread)
     if spread is not None and not (
-        isinstance(spread, dict) and set(spread) <= {"runs", "by_metric", "growth"}
+        isinstance(spread, dict) and set(spread) <= {"runs", "by_metric", "growth", "blocks"}
         and isinstance(spread.get("runs"), int) and not isinstance(spread["runs"], bool) and spread["runs"] >= 2
         and isinstance(spread.get("by_metric", {}), dict)
         and all(m in ALL and v is not None and _is_size(v) for m, v in spread.get("by_metric", {}).items())
         and isinstance(spread.get("growth", {}), dict)
         and all(m in JUDGED_GROWTH and v is not None and _is_size(v) for m, v in spread.get("growth", {}).items())
+        and _blocks_ok(spread.get("blocks", {}))
     ):
         return (f"'spread' is {spread!r}, expected {{'runs': 2 or more, 'by_metric': metric -> bytes, 'growth' "
-                f"(optional): one of {', '.join(JUDGED_GROWTH)} -> bytes per step}}")
+                f"(optional): one of {', '.join(JUDGED_GROWTH)} -> bytes per step, 'blocks' (optional): that metric -> "
+                "block size (2 or more) -> bytes per step}")
     fprint = entry.get("fingerprint", {})
     if isinstance(fprint, dict) and not _is_size(fprint.get("floor")):  # taken off host RAM as a shift: never < 0
         return f"fingerprint.floor is {fprint['floor']!r}, expected a byte count or null"

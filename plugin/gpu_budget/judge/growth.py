@@ -22,7 +22,8 @@ each figure comes from); a block of L steps is allowed that over L per step
 recorded over several runs (--gpu-budget-record-runs) widens it to
 SPREAD_MULTIPLE times the largest growth its own runs read, where that is wider: the case's own noise, as its
 peaks' spread widens their tolerance (compare.Allowance), never narrower than
-the clean runs'. A growth within it is not growth; past it, the
+the clean runs'; each block size by what its runs read in blocks of that size, since noise step by step is not
+noise over many steps (a block size they did not read is not widened). A growth within it is not growth; past it, the
 interval is the growth plus or minus the allowance, and the case fails only
 when even its low end, projected to the declared step, breaks the budget. A
 failing row says that the growth had not stopped by the last judged step, and
@@ -148,7 +149,8 @@ class Growth:
 
 def fit(series: Series, allowance: float, recorded: Spread | None = None, scaled: bool = False) -> Growth | None:
     """The rule's reading of a series; None with fewer than MIN_STEPS steps. `recorded`: the entry's spread, whose
-    runs' largest growth widens the allowance to SPREAD_MULTIPLE times it where that is wider. `scaled`: read the
+    runs' largest growth at each block size widens that size's allowance to SPREAD_MULTIPLE times it where that is
+    wider (a size its runs did not read keeps the clean allowance). `scaled`: read the
     run in blocks too (rises.scales), a block of L steps allowed `allowance` / L per step; else its steps alone.
 
     Each reading is held to its own allowance; the one that grows past it by the most is judged, and where none
@@ -158,10 +160,10 @@ def fit(series: Series, allowance: float, recorded: Spread | None = None, scaled
         return None
     marks = len(series.steps)  # steps numbered out of order are read in the order run (rises.in_order)
     run = series.steps[-1] - series.steps[0] + 1 if rises.in_order(series.steps) else marks
-    own = recorded.growth.get(series.metric) if recorded is not None else None
     fits, per_mark = [], (run - 1) / (marks - 1)
     for window in readings if scaled else readings[:1]:
         clean = allowance / (window.scale * per_mark) if scaled else allowance  # per step a block of its steps spans
+        own = recorded.growth_at(series.metric, window.scale) if recorded is not None else None
         widened = own is not None and SPREAD_MULTIPLE * own > clean
         fits.append(Growth(series.metric, window, SPREAD_MULTIPLE * own if widened else clean, run,
                            recorded.runs if widened else None, per_mark, scaled))
@@ -177,6 +179,23 @@ def largest(runs: Sequence[Sequence[Step]]) -> dict[str, int]:
         read = [None if s is None else rises.of(s.steps, s.peaks) for s in (Series.of(r, metric) for r in runs)]
         if read and all(w is not None for w in read):
             out[metric] = round(max(w.growth for w in read))
+    return out
+
+
+def largest_blocks(runs: Sequence[Sequence[Step]], scaled: Sequence[str] = SCALED) -> dict[str, dict[int, int]]:
+    """Per metric read in blocks too (SCALED), per block size of 2 judged marks or more every run is long enough for,
+    the largest growth per step any of the runs read in blocks of that size (a baseline's Spread.blocks): a run's
+    noise step by step says nothing of its growth over blocks of 16 steps, where a leak too slow for the steps
+    shows."""
+    out = {}
+    for metric in scaled:
+        series = [Series.of(r, metric) for r in runs]
+        if not series or any(s is None for s in series):
+            continue
+        read = [{w.scale: w.growth for w in rises.scales(s.steps, s.peaks)[1:]} for s in series]
+        sizes = set.intersection(*(set(r) for r in read))
+        if sizes:
+            out[metric] = {size: round(max(r[size] for r in read)) for size in sorted(sizes)}
     return out
 
 

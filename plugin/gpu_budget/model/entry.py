@@ -27,32 +27,45 @@ class Spread:
 
     A metric missing from `by_metric` was not measured in every run (a GPU figure on a CPU host). `growth`: per
     metric the growth rule reads (JUDGED_GROWTH), the largest growth per step it read in any of the runs (bytes per
-    step); empty where a run was too short to read one (judge/growth.py largest)."""
+    step); empty where a run was too short to read one (judge/growth.py largest). `blocks`: per metric read in blocks
+    of steps too, per block size (judged marks, 2 or more), the largest growth per step the runs read in blocks of
+    that size (judge/growth.py largest_blocks): a long run's noise step by step is not its noise over blocks."""
 
     runs: int
     by_metric: Mapping[str, int] = field(default_factory=dict)
     growth: Mapping[str, int] = field(default_factory=dict)
+    blocks: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, runs: Sequence[Peaks], growth: Mapping[str, int] | None = None) -> Spread:
+    def of(cls, runs: Sequence[Peaks], growth: Mapping[str, int] | None = None,
+           blocks: Mapping[str, Mapping[int, int]] | None = None) -> Spread:
         """The spread of the runs' peaks, for each gated metric every run holds, and their largest growth."""
         by_metric = {}
         for one in SPREAD:
             values = [p.figure(one) for p in runs]
             if values and all(v is not None for v in values):
                 by_metric[one] = max(values) - min(values)
-        return cls(len(runs), by_metric, dict(growth or {}))
+        return cls(len(runs), by_metric, dict(growth or {}), {m: dict(by) for m, by in (blocks or {}).items() if by})
 
     def get(self, metric: str) -> int | None:
         return self.by_metric.get(metric)
 
+    def growth_at(self, metric: str, scale: int) -> int | None:
+        """The largest growth per step the runs read of `metric` in blocks of `scale` judged marks (1: step by step);
+        None where they read none at that size (runs too short for it, or recorded before block sizes were kept)."""
+        return self.growth.get(metric) if scale == 1 else self.blocks.get(metric, {}).get(scale)
+
     @classmethod
     def from_json(cls, data: JsonMapping) -> Spread:
         return cls(runs=int(data["runs"]), by_metric={str(m): int(v) for m, v in (data.get("by_metric") or {}).items()},
-                   growth={str(m): int(v) for m, v in (data.get("growth") or {}).items()})
+                   growth={str(m): int(v) for m, v in (data.get("growth") or {}).items()},
+                   blocks={str(m): {int(size): int(v) for size, v in by.items()}
+                           for m, by in (data.get("blocks") or {}).items()})
 
     def to_json(self) -> JsonObject:
-        return {"runs": self.runs, "by_metric": dict(self.by_metric), **({"growth": dict(self.growth)} if self.growth else {})}
+        blocks = {m: {str(size): v for size, v in by.items()} for m, by in self.blocks.items()}
+        return {"runs": self.runs, "by_metric": dict(self.by_metric), **({"growth": dict(self.growth)} if self.growth else {}),
+                **({"blocks": blocks} if blocks else {})}
 
 
 

@@ -299,7 +299,8 @@ class Options:
         "remembered as failing.", resolve=with_the_gate)
     record_runs: int = option(
         "gpu_budget_record_runs", "record a baseline entry over N fresh runs of its case: the entry keeps the median "
-        "run's figures, the spread of the gated ones and the largest growth per step the runs read, and a figure is then "
+        "run's figures, the spread of the gated ones and the largest growth per step the runs read (at each block size "
+        "of a long run), and a figure is then "
         "allowed the larger of its tolerance and six times that spread, its growth the larger of the clean allowance and "
         "six times that growth (docs/baselines.md); with --gpu-budget-update and N above 1, an entry recorded over another "
         "number of runs is re-recorded.", whole, 1, "N", resolve=with_the_gate)

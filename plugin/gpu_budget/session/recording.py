@@ -42,16 +42,26 @@ def record_runs(scenario: Scenario, run_child: RunChild, first: Measurement,
             return first, None, (f"recording run {index} of {runs} failed ({error.kind}): {error.message}; "
                                  "nothing recorded")
         measured.append(again)
-    spread = Spread.of([m.peaks for m in measured], growth.largest([m.steps for m in measured]))
+    steps = [m.steps for m in measured]
+    spread = Spread.of([m.peaks for m in measured], growth.largest(steps), growth.largest_blocks(steps))
     return baselines.median_run(measured), spread, None
 
 
 def recorded_text(kept: Measurement, spread: Spread) -> str:
     """What the row says of an entry recorded over several runs: the run kept, and the spread of each gated figure."""
     each = ", ".join(f"{metric} {format_size(size)}" for metric, size in spread.by_metric.items())
-    grew = ", ".join(f"{metric} {format_size(size)}/step" for metric, size in spread.growth.items())
+    grew = ", ".join(f"{metric} {format_size(size)}/step{_in_blocks(spread, metric)}" for metric, size in spread.growth.items())
     return (f"{spread.runs} fresh runs: the median run's figures kept (host RAM {format_size(kept.peaks.gated_ram)}), "
             f"spread {each or 'none measured'}" + (f"; largest growth {grew}" if grew else ""))
+
+
+def _in_blocks(spread: Spread, metric: str) -> str:
+    """The growth the runs read in their largest blocks of steps, where they were long enough to read blocks."""
+    by = spread.blocks.get(metric)
+    if not by:
+        return ""
+    size = max(by)
+    return f" ({format_size(by[size])}/step in blocks of {size} judged steps)"
 
 
 def snapshot_run(scenario: Scenario, run_child: RunChild, folder: Path, nodeid: str, shared: bool = False) -> Snapshot:
