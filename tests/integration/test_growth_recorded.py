@@ -33,14 +33,18 @@ if fixed is None:
     mib = 2 if run == 1 else 0  # the second recorded run grows; the judged first one and the third stay flat
 else:
     mib = int(fixed)
+steps = int(os.environ.get("STEPS", "10"))
+late = int(os.environ.get("LATE", "0"))  # a long run's lumps: the growing run keeps its MiB over its last steps alone
+kib = int(os.environ.get("LEAK_KIB", "0"))
 kept = []
-for k in range(1, 11):
+for k in range(1, steps + 1):
     step()
-    kept.append(b"\\x01" * (mib * 2**20))
+    kept.append(b"\\x01" * (mib * 2**20 if k > steps - late or not late else 0) + b"\\x01" * (kib * 1024))
 phase("save")
 '''
 
 TEST = '''
+import os
 import sys
 from pathlib import Path
 
@@ -50,7 +54,7 @@ from gpu_budget import Scenario
 HERE = Path(__file__).parent
 
 
-@pytest.mark.gpu_budget(ram="1 GiB", steps=1_000)
+@pytest.mark.gpu_budget(ram="1 GiB", steps=10_000 if os.environ.get("STEPS") else 1_000)
 def test_settling(gpu_budget):
     gpu_budget.measure(Scenario(name="settling", command=[sys.executable, str(HERE / "script.py")],
                                 env={"COUNTER": str(HERE / "counter")}))
@@ -60,7 +64,8 @@ def test_settling(gpu_budget):
 @pytest.fixture
 def project(pytester, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("LEAK_MIB", raising=False)
+    for name in ("LEAK_MIB", "LEAK_KIB", "STEPS", "LATE"):
+        monkeypatch.delenv(name, raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(script=SCRIPT, test_settling=textwrap.dedent(TEST))
     (pytester.path / "counter").write_text("0")
@@ -126,3 +131,24 @@ def test_a_spread_whose_growth_names_no_growth_metric_is_refused_naming_the_file
     result, _ = run(project)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"*{path.name}*'spread'*vram_reserved*"])
+
+
+def test_a_long_run_s_late_lumps_widen_its_steps_not_its_blocks(project, monkeypatch):
+    """Runs of 200 steps, the second keeping 2 MiB on each of its last 8 steps: the steps' allowance widens to about
+    12 MiB/step, its blocks of 16 steps stay flat. A leak of 0.375 MiB/step from step 1 reads steady step by step, and
+    read steady in every block too while the steps' growth widened each; its blocks of 16 now catch it."""
+    monkeypatch.setenv("STEPS", "200")
+    monkeypatch.setenv("LATE", "8")
+    run(project, "--gpu-budget-update", "--gpu-budget-record-runs=3")[0].assert_outcomes(passed=1)
+    (entry,) = json.loads(entry_path(project).read_text())["entries"]["tiny"].values()
+    spread = entry["spread"]
+    assert spread["growth"]["ram_tree"] > 1.9 * MiB and set(spread["blocks"]["ram_tree"]) == {"2", "4", "8", "16"}
+    assert spread["blocks"]["ram_tree"]["16"] < 64 * 1024, spread  # flat over blocks of 16, but for a page or so
+
+    monkeypatch.setenv("LEAK_MIB", "0")
+    monkeypatch.setenv("LEAK_KIB", "384")  # 75 MiB over 200 steps: within the peaks' widened allowance too
+    judged, row = run(project)
+    judged.assert_outcomes(failed=1)
+    assert row["verdict"] == "over-budget", row["message"]
+    assert "host RAM grows 0.38 MiB/step over steps 119-199, in blocks of 16 judged steps" in row["message"]
+    assert "with the clean allowance" in row["message"], row["message"]
