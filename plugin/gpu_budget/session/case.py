@@ -130,6 +130,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: DeviceInfo, hard
     measured = measure(ask, asked)
     if isinstance(measured, Outcome):
         return measured
+    asked = asked.but(card=ran_as_on(mark))  # a child ran, under the card's cap where it ran on CUDA
     judged = judge_case(ask, asked, measured)
     if isinstance(judged, Outcome):
         return judged
@@ -143,14 +144,20 @@ def run(case: Case, mark: BudgetMark, options: Options, device: DeviceInfo, hard
 
 
 def asked_row(ask: Ask, worker: JsonMapping | None) -> Result:
-    """The row as asked, before anything ran: an error until a step says otherwise."""
+    """The row as asked, before anything ran: an error until a step says otherwise (the card it ran as on comes once a
+    child ran)."""
     case, mark = ask.case, ask.mark
     return Result(nodeid=case.id.row_nodeid, scenario=case.scenario.name,
                   scale=ask.options.scale, verdict=Verdict.ERROR, passed=False, message="", label=case.label,
                   fixes=tuple(case.scenario.fixes), device=mark.device, budget=mark.budget,
                   expect=mark.expect, budget_origin=mark.origin,
-                  tolerance=mark.tolerance, worker=worker,
-                  card=mark.card.label if mark.card is not None and mark.device == "cuda" else None)
+                  tolerance=mark.tolerance, worker=worker)
+
+
+def ran_as_on(mark: BudgetMark) -> str | None:
+    """The card a measured CUDA case ran as on (its label), for its row; a case no child ran for (skipped here)
+    names none: it ran as on nothing."""
+    return mark.card.label if mark.card is not None and mark.device == "cuda" else None
 
 
 def precheck(ask: Ask, asked: Result) -> Outcome | tuple[Ask, Result]:
