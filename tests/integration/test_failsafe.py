@@ -109,6 +109,20 @@ def test_require_gpu_on_a_host_without_one(project):
     assert problem.endswith("2 test(s) needed one")
 
 
+def test_require_gpu_counts_every_test_that_needed_one(project):
+    """A test pinned to CUDA (as on its card, or not) needed the GPU as much as one whose scale needs it."""
+    pytester = project(VRAM_ONLY + '''
+@pytest.mark.gpu_budget(card="T4", device="cuda")
+def test_pinned(gpu_budget):
+    gpu_budget.measure(S)
+''')
+    result = run(pytester, "-p", "no:xdist", "--gpu-budget-require-gpu")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(["*test_pinned*pins device='cuda'*--gpu-budget-require-gpu says this runner must*"])
+    problem = gate_problems(pytester)[-1]  # after "none measured"
+    assert problem.endswith("3 test(s) needed one"), problem
+
+
 def test_require_gpu_with_nothing_collected_still_probes_the_device(project):
     pytester = project(NO_BUDGET_TESTS)
     result = run(pytester, "-p", "no:xdist", "--gpu-budget-require-gpu")

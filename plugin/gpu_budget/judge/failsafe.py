@@ -13,6 +13,15 @@ from pathlib import Path
 
 from gpu_budget.model.result import Result, Verdict
 
+# what a case that needed the GPU --gpu-budget-require-gpu asks for says, after why it needed one: the fail-safe counts
+# these, whichever the reason (a CUDA-only scale, device="cuda", a reproduction on a VRAM budget alone)
+REQUIRED = "--gpu-budget-require-gpu says this runner must have one"
+
+
+def required(reason: str) -> str:
+    """A case's error where it needed the GPU this runner must have: why it needed one, then REQUIRED."""
+    return f"{reason}, and {REQUIRED}"
+
 
 def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_gpu: bool, ci: bool, update: bool,
                      folder: Path | None, hardware_key: str | None, cuda: Callable[[], bool],
@@ -38,7 +47,7 @@ def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_
         detail = "; ".join(f"{n} x {why}" for why, n in reasons.most_common()) or stopped
         found.append(f"{selected} memory-budget test(s) selected, none measured: {detail}")
     if require_gpu and not cuda():
-        needed = sum(1 for r in rows if "needs a CUDA GPU" in r.message)
+        needed = sum(1 for r in rows if REQUIRED in r.message or "needs a CUDA GPU" in r.message)
         found.append(f"--gpu-budget-require-gpu: the measured children saw no CUDA GPU (hardware key "
                      f"{hardware_key or 'unknown'}, CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r}); "
                      f"{needed} test(s) needed one")

@@ -26,6 +26,7 @@ from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.judge import baselines, keys
 from gpu_budget.judge.compare import judge, world_setup
+from gpu_budget.judge.failsafe import required
 from gpu_budget.judge.store import BaselineStore, PendingWrite
 from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.model.case_id import CaseId, test_name
@@ -170,8 +171,7 @@ def precheck(ask: Ask, asked: Result) -> Outcome | tuple[Ask, Result]:
         reason, needs_gpu = (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to check; "
                              f"{none_here(ask.device)}"), True
     if reason and needs_gpu and options.require_gpu:
-        message = f"{reason}, and --gpu-budget-require-gpu says this runner must have one"
-        return Outcome(asked.but(verdict=Verdict.ERROR, message=message))
+        return Outcome(asked.but(verdict=Verdict.ERROR, message=required(reason)))
     if reason:
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=reason))
     if unchecked:  # judged on what this host measures: the row keeps the declared budget and says why

@@ -296,7 +296,7 @@ def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None
 def skip_or_fail(reason: str | None, needs_gpu: bool, require_gpu: bool) -> None:
     """Skip a probe that cannot run here, with the reason; fail it where the runner must have the GPU it lacks."""
     if reason and needs_gpu and require_gpu:
-        pytest.fail(f"{reason}, and --gpu-budget-require-gpu says this runner must have one", pytrace=False)
+        pytest.fail(failsafe.required(reason), pytrace=False)
     if reason:
         pytest.skip(reason)
 
