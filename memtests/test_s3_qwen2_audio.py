@@ -10,9 +10,9 @@ peaks, benchmarks/RESULTS.md section 4 the spread).
 
 Per device. The tiny budget is host RAM of a step on the CPU. The real scale
 runs on a GPU only, against the write-up's card: "24 GB", read as the project
-reads GB (10^9 bytes, 22.4 GiB), which sits below the total memory CUDA reports
-for a card sold as 24 GB (a budget above the card would test nothing: the session
-skips it). The tiny model on a GPU has no figure: measured and baselined, expected nothing.
+reads GB (10^9 bytes, 22.4 GiB), which sits below the total memory torch reports
+for an RTX 3090 (docs/cards.md's table; a budget above its card would test
+nothing and is refused when the marker is read). The tiny model on a GPU has no figure: measured and baselined, expected nothing.
 
 What is checked besides the peak: as reported, both resized matrices train in
 full; the fixes train no more than the LoRA adapters plus the new rows (at most

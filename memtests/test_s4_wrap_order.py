@@ -6,7 +6,7 @@ prepare_model_for_kbit_training cannot either, so activations are kept for
 backward; `all-linear` also puts LoRA on lm_head. Fixed: kbit prepare and
 get_peft_model on the real model, then wrap.
 
-Tiny budget: the real 80 GiB sits between the standard flow (~32 GB) and the
+Tiny budget: the real card's 80 GB sits between the standard flow (~32 GB) and the
 wrapped run (>80 GB). At tiny size ~500 MiB of every peak is the process
 itself, so the tiny budget sits between the measured tiny peaks instead (the
 middle of the gap between as reported and fixed; FINDINGS.md gives both, and
@@ -15,9 +15,9 @@ so the tests also gate on the mechanism, whether checkpointing actually ran.
 
 Per device. The tiny budget is host RAM of a step on the CPU. The real scale
 runs on a GPU only, against the write-up's card: "80 GB", read as the project
-reads GB (10^9 bytes, 74.5 GiB), below the total memory CUDA reports for a card
-sold as 80 GB (an estimate from the card's marketing figure, not measured here:
-a budget above the card would test nothing and is skipped). As reported either breaks it or dies of out-of-memory on the card,
+reads GB (10^9 bytes, 74.5 GiB), below the total memory torch reports for an
+A100 80GB (docs/cards.md's table; a budget above its card would test nothing and
+is refused when the marker is read). As reported either breaks it or dies of out-of-memory on the card,
 which reproduces the failure too. The tiny model on a GPU has no figure:
 measured and baselined, expected nothing.
 """
