@@ -8,7 +8,7 @@ from gpu_budget import Scenario
 from gpu_budget.declare.marks import gpu_budget
 from gpu_budget.measure import card_cap
 from gpu_budget.measure.device import DeviceInfo
-from gpu_budget.model.card import CARDS, Card, by_name, pick_card
+from gpu_budget.model.card import CARDS, SOLD, Card, by_name, pick_card
 from gpu_budget.session.can_run import unmeasurable
 from gpu_budget.units import GiB, MiB, format_size
 
@@ -18,14 +18,29 @@ def test_a_card_of_the_table_is_found_however_it_is_written(written):
     assert by_name(written) == Card("RTX 3090", round(23.69 * GiB))
 
 
+@pytest.mark.parametrize(("printed", "card"), [
+    ("Tesla T4", "T4"), ("T4 16GB", "T4"), ("NVIDIA GeForce RTX 4090", "RTX 4090"), ("RTX 3090 24 GB", "RTX 3090"),
+    ("NVIDIA A100-SXM4-80GB", "A100 80GB"), ("NVIDIA A100-PCIE-40GB", "A100 40GB"), ("NVIDIA A100 80GB PCIe", "A100 80GB"),
+    ("NVIDIA H100 80GB HBM3", "H100 80GB"), ("NVIDIA L4", "L4"), ("NVIDIA A10G", "A10G"),
+])
+def test_a_card_named_as_torch_or_nvidia_smi_prints_it_is_that_card(printed, card):
+    """A user copies the name torch.cuda.get_device_name() or nvidia-smi prints; it was refused ("'Tesla T4' is
+    neither a known card"). The maker, product line, form factor and the memory the card is sold with are read past."""
+    assert pick_card(printed, "tiny", where="t.py::test").name == card
+
+
+@pytest.mark.parametrize("other", ["T4 24GB", "NVIDIA H100 NVL", "RTX 3090 Ti", "A100 40GB 80GB"])
+def test_a_printed_name_of_another_card_is_still_refused(other):
+    with pytest.raises(ValueError):
+        pick_card(other, "tiny", where="t.py::test")
+
+
 def test_every_card_of_the_table_holds_less_than_its_nominal_memory():
     """The table holds what CUDA reports (total_memory): under the memory the card is sold with (16 GB on a T4 is
     16 GiB of chips; the driver keeps part of it), within a tenth of it."""
-    nominal = {"T4": 16, "L4": 24, "A10G": 24, "RTX 3090": 24, "RTX 4090": 24, "A100 40GB": 40, "A100 80GB": 80,
-               "H100 80GB": 80}
-    assert set(CARDS) == set(nominal)
+    assert set(CARDS) == set(SOLD)
     for name, gib in CARDS.items():
-        assert 0.9 * nominal[name] < gib < nominal[name], name
+        assert 0.9 * SOLD[name] < gib < SOLD[name], name
 
 
 def test_a_size_is_a_card_of_that_size_and_each_scale_picks_its_own():

@@ -57,6 +57,15 @@ CARDS: Mapping[str, float] = {
 }
 
 
+# the memory each card is sold with (GB): what a name may carry after the card's own ("T4 16GB" is the T4)
+SOLD: Mapping[str, int] = {"T4": 16, "L4": 24, "A10G": 24, "RTX 3090": 24, "RTX 4090": 24, "A100 40GB": 40,
+                           "A100 80GB": 80, "H100 80GB": 80}
+
+# words of a name as torch and nvidia-smi print it ("NVIDIA GeForce RTX 4090", "Tesla T4", "NVIDIA A100-SXM4-80GB",
+# "NVIDIA H100 80GB HBM3"): the maker, the product line and the form factor, none of which changes the card's memory
+_PRINTED_WORDS = {"nvidia", "geforce", "tesla", "pcie", "sxm", "sxm2", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3"}
+
+
 # torch prints a GPU's total memory to a hundredth of a GiB, and the table holds what it prints: the GPU a figure was
 # read from may hold up to half a hundredth less than the figure as bytes, and is still that card
 PRINT_SLACK = GiB // 200
@@ -75,10 +84,17 @@ CONTEXT_ALLOWANCE = 610 * MiB
 
 
 def _key(name: str) -> str:
-    return re.sub(r"[\s_\-]", "", name).lower()
+    return "".join(w for w in re.split(r"[\s_\-]+", name.lower()) if w not in _PRINTED_WORDS)
 
 
 _BY_KEY = {_key(name): name for name in CARDS}
+
+
+def _found(key: str) -> str | None:
+    """The table's card of this key, or of it less a closing memory the card is sold with ("t416gb": T4)."""
+    if key in _BY_KEY:
+        return _BY_KEY[key]
+    return next((card for known, card in _BY_KEY.items() if key == f"{known}{SOLD[card]}gb"), None)
 
 
 def _meant(name: str) -> list[str]:
@@ -89,8 +105,9 @@ def _meant(name: str) -> list[str]:
 
 
 def by_name(name: str) -> Card | None:
-    """The table's card of this name, written any way ("rtx3090", "A100-80GB"); None where none is."""
-    found = _BY_KEY.get(_key(name))
+    """The table's card of this name, written any way ("rtx3090", "A100-80GB") or as torch and nvidia-smi print it
+    ("NVIDIA GeForce RTX 3090", "Tesla T4", "NVIDIA A100-SXM4-80GB"); None where none is."""
+    found = _found(_key(name))
     return Card(found, round(CARDS[found] * GiB)) if found is not None else None
 
 
