@@ -63,6 +63,12 @@ def test_package_change_names_added_removed_and_changed():
     assert described == ["packages +boto3 1.43.11, +trio 0.31.0, -six, numpy 2.4.6 -> 2.4.7"]
 
 
+def test_a_gpu_memory_difference_is_said_as_sizes():
+    """It read "gpu_memory 17179869184 -> 17394617548"."""
+    said = fingerprint.describe({"gpu_memory": (16 * 2**30, 17_394_617_548), "threads": (1, 2)})
+    assert said == ["gpu_memory 16.00 GiB -> 16.20 GiB", "threads 1 -> 2"]
+
+
 def test_host_facts_record_the_allocator_environment():
     facts = host.host_facts({"MALLOC_ARENA_MAX": "2", "PATH": "/bin", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
                                    threads=1, malloc="steady", dispatch="avx2", preload=("torch",))

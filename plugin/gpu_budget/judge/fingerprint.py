@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from gpu_budget.measure.host import CACHED, LIBRARY_PACKAGES, MIXED, SOURCE
 from gpu_budget.model.setup import Fact, Fingerprint, Setup
+from gpu_budget.units import format_size
 
 LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory", "environment")
 FLOOR = ("packages", "preload", "cpu", "kernel")
@@ -48,6 +49,7 @@ POLICY = {**dict.fromkeys(LIBRARIES, "libraries"), **dict.fromkeys(FLOOR, "floor
           **dict.fromkeys(SETUP, "setup"), **dict.fromkeys(FOREIGN, "foreign")}
 # Reported, never a difference of their own: the pin that produced `isa`, the CPU's own level, the floor itself,
 # what `bytecode` was read from (how many modules had a usable .pyc, whether the children may write one)
+SIZES = ("gpu_memory",)  # fields held in bytes: a row says them as sizes ("gpu_memory 16.00 GiB -> 16.20 GiB")
 INFO = ("dispatch", "cpu_level", "cuda_alloc_conf", "floor", "launcher", "bytecode_seen")
 UNKNOWN_WHEN_NONE = ("bytecode",)  # None: nothing to read it from (no library installed), never a difference
 # Recorded before the field existed, a baseline holds its default: the interpreter's debug hooks were off (the
@@ -128,6 +130,8 @@ def describe(diffs: Diffs, packages_then: Mapping[str, str] | None = None, packa
             out.append("packages " + package_change(packages_then, packages_now))
         elif key == "bytecode":
             out.append(bytecode_change(then, now, Facts.from_json(facts_now).bytecode_seen))
+        elif key in SIZES and isinstance(then, int) and isinstance(now, int):
+            out.append(f"{key} {format_size(then)} -> {format_size(now)}")
         else:
             out.append(f"{key} {then} -> {now}")
     return out
