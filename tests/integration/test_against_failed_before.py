@@ -30,7 +30,7 @@ def test_a_head_test_failing_before_measure_fails_the_run_naming_why(project):  
     result.stdout.fnmatch_lines([f"failed: test_a.py::test_x: {said}: broken at head",
                                  f"failed: test_a.py::test_y: {said}: new and broken",
                                  "*gpu-budget against main~1: 1 pass, 2 failed; FAILED*"])
-    assert "removed" not in out
+    assert "removed" not in out and "gate failed at head" not in out  # each case says it: not said twice
     found = cases(project)
     assert [(n, c["status"], c["passed"]) for n, c in found.items()] == [
         ("test_a.py::test_ok", "pass", True), ("test_a.py::test_x", "failed", False), ("test_a.py::test_y", "failed", False)]

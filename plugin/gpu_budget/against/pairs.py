@@ -72,11 +72,13 @@ class SessionReport:
     rows: tuple[Result, ...]
     hardware_key: str | None
     data: JsonMapping
+    gate_problems: tuple[str, ...] = ()  # the session's fail-safe: what failed it beyond its rows
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> SessionReport:
         hardware = data.get("hardware") or {}
-        return cls(tuple(Result.from_json(row) for row in data.get("results") or ()), hardware.get("key"), data)
+        return cls(tuple(Result.from_json(row) for row in data.get("results") or ()), hardware.get("key"), data,
+                   tuple(str(p) for p in data.get("gate_problems") or ()))
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class Run:
     uncollected: Mapping[str, str] = field(default_factory=dict)  # collector node id -> why it could not be collected
     hardware_key: str | None = None
     failed: Mapping[str, str] = field(default_factory=dict)  # test node id -> why pytest failed it (collected.py)
+    gate_problems: tuple[str, ...] = ()  # its session's fail-safe (SessionReport.gate_problems)
 
     def to_json(self) -> JsonObject:
         return {"side": self.side, "index": self.index, "commit": self.commit, "exitcode": self.exitcode,
@@ -158,7 +161,7 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
     log(f"gpu-budget against: {side.name} run {index} ({side.commit[:10]}): {len(rows)} case(s){errors}, exit {code}, "
         f"{wall:.1f} s")
     return Run(side.name, index, side.commit, code, wall, rows, read.data, uncollected, read.hardware_key,
-               collected.read(failed_file))
+               collected.read(failed_file), read.gate_problems)
 
 
 def ended(code: int) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gpu_budget.against.pairs import Run
 from gpu_budget.against.verdict import CaseVerdict, base_failed_after, counts
+from gpu_budget.judge.failsafe import WITHOUT_ROWS
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.json_value import JsonObject
 from gpu_budget.report.outputs import write_whole
@@ -38,8 +39,16 @@ class Outcome:
     stored: Mapping[str, Entry] = field(default_factory=dict)  # nodeid -> its stored baseline: shown, not judged
 
     @property
+    def gate_problems(self) -> tuple[str, ...]:
+        """The head sessions' fail-safe (no GPU under --gpu-budget-require-gpu, nothing measured under CI): it fails
+        the run as it fails a plain gate, whatever the cases' verdicts. The base's are not the head's to fix; a test
+        that failed without a row is its case's own verdict already (verdict.py), not said twice."""
+        said = (p for r in self.runs if r.side == "head" for p in r.gate_problems)
+        return tuple(dict.fromkeys(p for p in said if WITHOUT_ROWS not in p))
+
+    @property
     def passed(self) -> bool:
-        return all(c.passed for c in self.cases)
+        return all(c.passed for c in self.cases) and not self.gate_problems
 
     def wall(self, side: str) -> float:
         return sum(r.wall_seconds for r in self.runs if r.side == side)
@@ -47,6 +56,7 @@ class Outcome:
     def to_json(self) -> JsonObject:
         return {"version": JSON_VERSION, "kind": "against", "ref": self.ref, "base_commit": self.base_commit,
                 "head_commit": self.head_commit, "head_dirty": self.head_dirty, "passed": self.passed,
+                "gate_problems": list(self.gate_problems),
                 "wall_seconds": {"base": round(self.wall("base"), 3), "head": round(self.wall("head"), 3)},
                 "cases": [{**c.to_json(), "stored": self._stored_json(c.nodeid)} for c in self.cases],
                 "runs": [r.to_json() for r in self.runs]}
@@ -99,6 +109,7 @@ def text(outcome: Outcome) -> str:
               f"{outcome.wall('head'):.1f} s; medians shown, judged on each side's extremes")
     lines = [header, tabulated(rows(outcome.cases, outcome.stored), HEADERS)]
     lines += [f"{c.status}: {c.nodeid}: {c.message}" for c in outcome.cases if _said(c)]
+    lines += [f"gate failed at head: {problem}" for problem in outcome.gate_problems]
     tally = ", ".join(f"{n} {status}" for status, n in counts(outcome.cases).items())
     lines.append(f"gpu-budget against {outcome.ref}: {tally or 'no case measured'}; "
                  f"{'passed' if outcome.passed else 'FAILED'}")
@@ -117,6 +128,7 @@ def markdown(outcome: Outcome) -> str:
     lines = [f"### GPU budget against `{outcome.ref}`: {'passed' if outcome.passed else 'FAILED'} ({tally})", "",
              said, "", markdown_table(rows(outcome.cases, outcome.stored), HEADERS)]
     reasons = [f"- **{c.status}** {code(c.nodeid)}: {prose(c.message)}" for c in outcome.cases if _said(c)]
+    reasons += [f"- **gate failed at head**: {prose(problem)}" for problem in outcome.gate_problems]
     return "\n".join(lines + ([""] + reasons if reasons else [])) + "\n"
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from gpu_budget.model.result import Result, Verdict
 
+WITHOUT_ROWS = "memory-budget test(s) failed without a row in the table"  # failed_without_rows's problem
+
 # what a case that needed the GPU --gpu-budget-require-gpu asks for says, after why it needed one: the fail-safe counts
 # these, whichever the reason (a CUDA-only scale, device="cuda", a reproduction on a VRAM budget alone)
 REQUIRED = "--gpu-budget-require-gpu says this runner must have one"
@@ -69,5 +71,5 @@ def failed_without_rows(failed: Mapping[str, str], budget_tests: Iterable[str], 
     missing = [nodeid for nodeid in dict.fromkeys(budget_tests) if nodeid in failed and nodeid not in with_rows]
     if not missing:
         return None
-    return (f"{len(missing)} memory-budget test(s) failed without a row in the table: "
+    return (f"{len(missing)} {WITHOUT_ROWS}: "
             + "; ".join(f"{nodeid} ({failed[nodeid]})" for nodeid in missing))
