@@ -87,9 +87,15 @@ def resolve(repo: Repo, given: str, name: str = OPTION) -> Ref:
     """REF's commit, or an AgainstError naming REF."""
     found = git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{given}^{{commit}}"], repo.top)
     if found.returncode != 0 or not found.stdout.strip():
-        kind = git(["cat-file", "-t", "--end-of-options", given], repo.top).stdout.strip()
+        typed = git(["cat-file", "-t", "--end-of-options", given], repo.top)
+        kind = typed.stdout.strip()
         if kind in ("tree", "blob"):  # a name git resolves, to no commit (HEAD:path, a tree's hash)
             raise AgainstError(f"{name}={given}: names a {kind} in {repo.top}, not a commit")
+        if "is ambiguous" in typed.stderr:  # an abbreviated hash two commits start with: git lists them as hints
+            candidates = [line.removeprefix("hint:").strip() for line in typed.stderr.splitlines()
+                          if line.startswith("hint:   ")]
+            raise AgainstError(f"{name}={given}: ambiguous in {repo.top}: {'; '.join(candidates) or 'several objects'}"
+                               f": give more digits of the hash")
         raise AgainstError(f"{name}={given}: no commit {given!r} in {repo.top} "
                            f"(not a branch, tag or commit there; fetch it first?)")
     return Ref(given, found.stdout.strip(), name)
