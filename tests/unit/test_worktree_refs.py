@@ -1,11 +1,13 @@
-"""against/worktree.py on the git shapes CI has: an abbreviated hash that names several commits is said as what it
-is, not as a commit that does not exist."""
+"""against/worktree.py and bisect's range on the git shapes CI has: an abbreviated hash that names several commits,
+and a shallow clone (actions/checkout's default depth 1) that lacks REF's history. Each is said as what it is, not
+as a commit that does not exist."""
 
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from gpu_budget.against import bisect as bisect_module
 from gpu_budget.against.worktree import AgainstError, repo_at, resolve
 
 ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
@@ -34,6 +36,12 @@ def history(tmp_path, monkeypatch) -> Path:
     return origin
 
 
+def shallow(origin: Path, into: Path) -> Path:
+    """A depth-1 clone of `origin`, as actions/checkout makes by default."""
+    git(origin.parent, "clone", "-q", "--depth", "1", f"file://{origin}", str(into))
+    return into
+
+
 def test_an_ambiguous_abbreviated_hash_is_named_so_with_its_candidates(history):
     """Before: "no commit '8f9b' in ... (not a branch, tag or commit there; fetch it first?)", though two are there."""
     lines = []
@@ -52,3 +60,24 @@ def test_an_ambiguous_abbreviated_hash_is_named_so_with_its_candidates(history):
     assert said.startswith(f"GOOD={prefix}: ambiguous in {history}: ") and "give more digits" in said, said
     assert said.count(f" {prefix}") >= 2 and "fetch it first" not in said, said
 
+
+def test_a_ref_missing_from_a_shallow_clone_says_it_is_shallow(history, tmp_path):
+    """Before: "no commit 'HEAD~1' ... (not a branch, tag or commit there; fetch it first?)", not saying the clone
+    holds one commit of the history (actions/checkout's default fetch-depth: 1)."""
+    clone = shallow(history, tmp_path / "ci")
+    repo = repo_at(clone, "HEAD~1")
+    with pytest.raises(AgainstError, match=r"no commit 'HEAD~1' in .*: the repository is a shallow clone, .*"
+                                           r"git fetch --unshallow.*fetch-depth: 0"):
+        resolve(repo, "HEAD~1")
+
+
+def test_bisect_in_a_shallow_clone_does_not_call_good_no_ancestor(history, tmp_path, capsys, monkeypatch):
+    """GOOD fetched alone at depth 1 into a depth-1 clone. Before: "GOOD v1 (...) is not an ancestor of BAD main
+    (...)", though it is: the clone lacks the commits between them."""
+    clone = shallow(history, tmp_path / "ci")
+    git(clone, "fetch", "-q", "--depth", "1", "origin", "tag", "v1")
+    monkeypatch.chdir(clone)
+    assert bisect_module.main(["v1", "HEAD", "-k", "test_x"]) == 2
+    err = capsys.readouterr().err
+    assert "GOOD v1 (" in err and "is not an ancestor" not in err, err
+    assert "shallow clone" in err and "git fetch --unshallow" in err, err

@@ -53,6 +53,7 @@ from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
 from gpu_budget.against.renames import renamed_files
 from gpu_budget.against.verdict import FAILED_BEFORE, case_name, figures, tolerance_of
 from gpu_budget.against.worktree import (
+    SHALLOW,
     AgainstError,
     Ref,
     Repo,
@@ -62,6 +63,7 @@ from gpu_budget.against.worktree import (
     missing_at,
     repo_at,
     resolve,
+    shallow,
     sigterm_raises,
 )
 from gpu_budget.isolate.lifecycle import adopt
@@ -411,7 +413,8 @@ def _range(here: Path, given_good: str, given_bad: str) -> tuple[Repo, Ref, Ref]
         swapped = git(["merge-base", "--is-ancestor", bad.commit, good.commit], repo.top).returncode == 0
         raise AgainstError(f"bisect: GOOD {given_good} ({good.short}) " + (
             f"comes after BAD {given_bad} ({bad.short}): GOOD is the older commit, where the figure is as it should "
-            "be; swap them" if swapped else f"is not an ancestor of BAD {given_bad} ({bad.short})"))
+            "be; swap them" if swapped else f"cannot be seen to be an ancestor of BAD {given_bad} ({bad.short}): "
+            f"{SHALLOW}" if shallow(repo) else f"is not an ancestor of BAD {given_bad} ({bad.short})"))
     if good.commit == bad.commit:
         raise AgainstError(f"bisect: GOOD {given_good} and BAD {given_bad} are the same commit ({good.short})")
     return repo, good, bad

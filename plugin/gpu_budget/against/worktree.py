@@ -96,9 +96,19 @@ def resolve(repo: Repo, given: str, name: str = OPTION) -> Ref:
                           if line.startswith("hint:   ")]
             raise AgainstError(f"{name}={given}: ambiguous in {repo.top}: {'; '.join(candidates) or 'several objects'}"
                                f": give more digits of the hash")
-        raise AgainstError(f"{name}={given}: no commit {given!r} in {repo.top} "
-                           f"(not a branch, tag or commit there; fetch it first?)")
+        raise AgainstError(f"{name}={given}: no commit {given!r} in {repo.top}"
+                           + (f": {SHALLOW}" if shallow(repo) else " (not a branch, tag or commit there; fetch it "
+                                                                  "first?)"))
     return Ref(given, found.stdout.strip(), name)
+
+
+SHALLOW = ("the repository is a shallow clone, its history cut (actions/checkout fetches one commit by default): "
+           "fetch the rest first (`git fetch --unshallow`; actions/checkout with `fetch-depth: 0`)")
+
+
+def shallow(repo: Repo) -> bool:
+    """Whether the repository is a shallow clone: a commit missing from it, or an ancestry it cannot see, may exist."""
+    return git(["rev-parse", "--is-shallow-repository"], repo.top).stdout.strip() == "true"
 
 
 def missing_at(repo: Repo, ref: Ref, paths: Sequence[Path]) -> list[str]:
