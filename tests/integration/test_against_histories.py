@@ -172,3 +172,22 @@ def test_git_sees_a_rename_not_yet_added_and_writes_nothing_to_the_repository(pr
     assert renamed_files(project.path, base) == {"sub/test_a.py": "sub/test_b.py", "test_c.py": "test_d.py"}
     assert ((gitdir / "index").read_bytes(), sorted((gitdir / "objects").rglob("*"))) == before  # nothing written
     assert "?? sub/test_b.py" in git(project.path, "status", "--porcelain")  # still untracked
+
+
+def test_a_renamed_test_folder_named_on_the_command_line_is_run_under_its_old_name_at_base(project):
+    """`git mv memtests gputests` and a growth, run as the GPU workflow names its folder (`pytest gputests`). Before:
+    "gputests not at main~1 (...): no base session; every case measured at head only (new)", "1 new; passed", exit 0,
+    the 8x growth unjudged."""
+    (project.path / "memtests").mkdir()
+    (project.path / "memtests" / "test_a.py").write_text(module(case("x", 64)))
+    commit(project.path, "base")
+    git(project.path, "mv", "memtests", "gputests")
+    (project.path / "gputests" / "test_a.py").write_text(module(case("x", 512)))
+    commit(project.path, "rename memtests to gputests and hold 512 MiB")
+    result = project.runpytest_subprocess("--gpu-budget", "gputests", "--gpu-budget-against=main~1",
+                                          "--gpu-budget-json=pair.json")
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    result.stdout.fnmatch_lines(["*gputests/test_a.py::test_x (renamed from memtests/test_a.py)*regression*",
+                                 "*gpu-budget against main~1: 1 regression; FAILED*"])
+    assert "no base session" not in out and "new" not in out.split("gpu-budget against main~1:")[-1]

@@ -182,3 +182,16 @@ def test_a_collector_holds_the_cases_under_it():
     assert collected.holder("test_b.py::test_y[1]", errors) == "test_b.py"
     assert collected.holder("tests/ab/test_x.py::t", errors) is None
     assert collected.read(Path("/nonexistent/file")) == {}
+
+
+def test_a_folder_is_named_renamed_only_where_its_files_came_from_one_folder():
+    """renames.folder_was: `git mv memtests gputests` maps the folder back; files gathered from two folders, or a
+    file renamed within the folder, name no old folder (the base side then runs without it, its cases new)."""
+    from gpu_budget.against.renames import folder_was
+
+    moved = {"memtests/test_a.py": "gputests/test_a.py", "memtests/sub/test_b.py": "gputests/sub/test_b.py"}
+    assert folder_was(moved, "gputests") == "memtests"
+    assert folder_was({"a/x/test_a.py": "b/x/test_a.py"}, "b/x") == "a/x"
+    assert folder_was({**moved, "other/test_c.py": "gputests/test_c.py"}, "gputests") is None
+    assert folder_was({"gputests/test_a.py": "gputests/test_b.py"}, "gputests") is None
+    assert folder_was({"test_a.py": "gputests/test_a.py"}, "gputests") is None

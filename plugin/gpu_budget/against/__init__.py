@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 
 from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_session
-from gpu_budget.against.renames import renamed_files, renamed_modules
+from gpu_budget.against.renames import folder_was, renamed_files, renamed_modules
 from gpu_budget.against.render import Outcome, append_step_summary, text, write_json
 from gpu_budget.against.stored import stored_for
 from gpu_budget.against.verdict import CaseVerdict, judge_all, undecided
@@ -151,7 +151,8 @@ def absent_at_base(repo: Repo, ref: Ref, here: Path,
                    named: Sequence[tuple[str, Path]]) -> tuple[dict[str, str | None], bool]:
     """The path arguments naming what REF does not hold, each with what the base side runs instead: the file's path
     at REF where git sees it renamed since (renames.py), else None: left out, its cases at head only ("new"); and
-    whether the base holds none of the selection (no base session: every case is new). The folder the run starts in
+    whether the base holds none of the selection (no base session: every case is new). A folder renamed since REF
+    (renames.folder_was) is run under its old name. The folder the run starts in
     missing at REF holds nothing there where every path given lies inside it; a path outside it that REF holds cannot
     be run from a folder REF lacks: an AgainstError naming both."""
     absent = [(arg, path) for arg, path in named if missing_at(repo, ref, [path])]
@@ -163,10 +164,12 @@ def absent_at_base(repo: Repo, ref: Ref, here: Path,
                                f"and {', '.join(held)} is outside it: the base side cannot start where it does not "
                                f"hold; start from a folder {ref.given} holds")
         return dict.fromkeys((arg for arg, _ in named), None), True
-    was = {new: old for old, new in renamed_files(repo.top, ref.commit).items()} if absent else {}
+    renames = renamed_files(repo.top, ref.commit) if absent else {}
+    was = {new: old for old, new in renames.items()}
     instead: dict[str, str | None] = {}
     for arg, path in absent:
-        old = was.get(path.relative_to(repo.top).as_posix())
+        rel = path.relative_to(repo.top).as_posix()
+        old = was.get(rel) or (folder_was(renames, rel) if path.is_dir() else None)
         _, sep, rest = arg.partition("::")
         instead[arg] = None if old is None else f"{os.path.relpath(repo.top / old, here)}{sep}{rest}"
     return instead, bool(named) and all(instead.get(arg, "") is None for arg, _ in named)

@@ -61,6 +61,18 @@ def parse(out: str) -> dict[str, str]:
     return found
 
 
+def folder_was(renames: Mapping[str, str], folder: str) -> str | None:
+    """The folder at base that `folder` (relative to the top folder) was renamed from, where git sees the files under
+    it renamed from one folder (`git mv memtests gputests`: each file keeps its place below); else None. `renames`:
+    old path -> new, as renamed_files gives them."""
+    was = set()
+    for old, new in renames.items():
+        rest = new.removeprefix(folder + "/")
+        if rest != new and old.endswith("/" + rest) and len(old) > len(rest) + 1:
+            was.add(old[:-len(rest) - 1])
+    return was.pop() if len(was) == 1 else None
+
+
 def renamed_modules(top: Path, commit: str, rootdir: Path) -> dict[str, str]:
     """Old module path -> new, relative to `rootdir` as node ids write them, for the renames under it."""
     try:
