@@ -370,3 +370,34 @@ def test_the_worst_case_reaches_the_top_of_a_knob_that_adds_little_per_step():
     result = explore("rows", envelope, "400 MiB", estimate=tensors, measure=None, boundary="batch_size", max_examples=20)
     assert result.worst.config == {"batch_size": 8, "text_len": 256, "added_tokens": 2000}, result.summary()
     assert result.boundary.at == {"text_len": 256, "added_tokens": 2000}
+
+
+@pytest.mark.parametrize("other", ["fixed", "other params", "other scale"])
+def test_a_failing_example_saved_by_one_exploration_outlives_another_of_the_same_scenario_name(tmp_path, other):
+    """A scenario keeps its name under with_fixes() and with_params(): the as-reported case and its fixed variant,
+    explored over one envelope and budget, shared one folder of the database, so the fixed one, within its budget
+    everywhere, replayed the other's saved failure, found it passing and deleted it. So did one scale's of another."""
+    from gpu_budget import Scenario
+    from gpu_budget.search.explore import explore_scenario
+
+    case = Scenario(name="s", run="m:run", params={"batch": 1, "seconds": 1, "hidden": 8},
+                    scales={"tiny": {}, "real": {}})
+    envelope = Envelope({"batch": (1, 8), "seconds": (1, 30)})
+
+    def explore_it(scenario, scale, estimate, max_examples):
+        return explore_scenario(scenario, envelope, "60 MiB", lambda s: pytest.fail("no real run"), scale=scale,
+                                cuda=False, estimate=estimate, verify=False, max_examples=max_examples,
+                                database=tmp_path)
+
+    def over(k):
+        return (k["batch"] * k["seconds"]) << 20
+
+    first = explore_it(case, "tiny", over, 40)
+    saved = set(tmp_path.rglob("*"))
+    assert first.smallest_failing is not None and saved, "the failure was not saved"
+    variant, scale = {"fixed": (case.with_fixes("gc_collect"), "tiny"),
+                      "other params": (case.with_params(hidden=4), "tiny"), "other scale": (case, "real")}[other]
+    explore_it(variant, scale, lambda k: 0, 40)  # within its budget everywhere
+    assert saved <= set(tmp_path.rglob("*")), "the other exploration deleted the saved failure"
+    again = explore_it(case, "tiny", over, 1)
+    assert again.smallest_failing.config == first.smallest_failing.config

@@ -32,6 +32,7 @@ too. Importing this module imports neither torch nor hypothesis.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -172,7 +173,7 @@ class _Hypothesis:
 def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable[[Config], int],
             measure: Callable[[Config], int | None] | None, boundary: str | None = None,
             max_examples: int = DEFAULT_EXAMPLES, max_real_runs: int = DEFAULT_REAL_RUNS, database: Path | None = None,
-            seed: int | None = 0, metric: str = "ram", card: str | None = None) -> Exploration:
+            seed: int | None = 0, metric: str = "ram", card: str | None = None, variant: str = "") -> Exploration:
     """Search `envelope` with Hypothesis on estimate(config) + offset, then confirm with measure(config).
 
     estimate(config) -> predicted tensor bytes (cheap); measure(config) -> a real
@@ -183,7 +184,8 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     boundary: the knob whose largest value within the budget is found (others
     at the worst case's values). seed: Hypothesis' seed for the worst-case
     search (None: random); the budget run is never seeded, as a seed stops
-    Hypothesis from saving to the example database.
+    Hypothesis from saving to the example database. variant: what else sets this exploration apart from another of
+    the same name (a scenario's fixes, params and scale): its own folder of the example database.
     """
     if boundary is not None and boundary not in envelope.knobs:
         raise ValueError(f"boundary={boundary!r} is not a knob of the envelope (its knobs: {', '.join(envelope.knobs)})")
@@ -198,7 +200,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
                          verified=measure is not None)
     predict = _Predictor(estimate, measure or _unmeasured)
     real = _Budgeted(predict.measured, max_real_runs if measure is not None else 0, result.real_runs)
-    hypothesis = _Hypothesis.of(max_examples, seed, _shelf(database, name, envelope, budget, metric))
+    hypothesis = _Hypothesis.of(max_examples, seed, _shelf(database, name, envelope, budget, metric, variant))
     try:
         if measure is None:
             _estimate_only(envelope, budget, boundary, predict, result, hypothesis)
@@ -215,13 +217,22 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     return result
 
 
-def _shelf(database: Path | None, name: str, envelope: Envelope, budget: int, metric: str) -> Path | None:
+def _shelf(database: Path | None, name: str, envelope: Envelope, budget: int, metric: str,
+           variant: str = "") -> Path | None:
     """This exploration's own folder of the example database. Every exploration's budget property is one Hypothesis
     test function, so under one key each would replay the others' failures, find them passing and delete them."""
     if database is None:
         return None
     knobs = sorted((knob, repr(spec)) for knob, spec in envelope.knobs.items())
-    return database / hashlib.sha256(repr((name, metric, budget, knobs)).encode()).hexdigest()[:16]
+    key = (name, metric, budget, knobs, variant) if variant else (name, metric, budget, knobs)
+    return database / hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+
+
+def _variant(scenario: Scenario, envelope: Envelope, scale: str) -> str:
+    """What sets an exploration of `scenario` apart from another of the same name: with_fixes() and with_params()
+    keep the name, so an as-reported case and its fixed variant (or one scale and another) would share a folder."""
+    rest = {k: v for k, v in scenario.params_for(scale).items() if k not in envelope.knobs}
+    return json.dumps({"scale": scale, "fixes": list(scenario.fixes), "params": rest}, sort_keys=True, default=repr)
 
 
 def _unmeasured(config: Config) -> int | None:
@@ -497,4 +508,4 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
 
     return explore(scenario.name, envelope, budget, estimate or estimated, measure if verify else None,
                    boundary=boundary, max_examples=max_examples, max_real_runs=max_real_runs, database=database,
-                   seed=seed, metric=metric, card=card)
+                   seed=seed, metric=metric, card=card, variant=_variant(scenario, envelope, scale))
