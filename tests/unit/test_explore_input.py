@@ -75,3 +75,28 @@ def test_a_bad_budget_is_named_before_any_run(bad, message):
     with pytest.raises(SizeError, match=f"^{re.escape(message)}$"):
         explore("t", Envelope({"batch": (1, 8)}), bad, estimate=lambda k: 0, measure=runs.append)
     assert not runs
+
+
+@pytest.mark.parametrize(("estimate", "message"), [
+    (lambda k: None if k["batch"] > 4 else k["batch"] << 20, "returned None: expected bytes, a number >= 0"),
+    (lambda k: -1 if k["batch"] > 4 else k["batch"] << 20, "returned -1: expected bytes, a number >= 0"),
+    (lambda k: float("nan") if k["batch"] > 4 else k["batch"] << 20, "returned nan: expected bytes, a number >= 0"),
+    (lambda k: {}["x"] if k["batch"] > 4 else k["batch"] << 20, "raised KeyError: 'x'"),
+])
+def test_an_estimate_that_fails_stops_the_search_naming_the_configuration_and_keeps_its_real_runs(estimate, message):
+    """An estimate returning None died as a TypeError inside the calibration ("unsupported operand type(s) for *:
+    'float' and 'NoneType'"), and one that raised left the test with its own traceback: either way the exploration,
+    and the real run it had made, never reached the report."""
+    found = explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=estimate, measure=lambda k: k["batch"] << 21,
+                    boundary="batch", max_examples=10)
+    assert found.failed is not None and found.failed.startswith("estimate of batch="), found.summary()
+    assert found.failed.endswith(message) and found.problems == [found.failed]
+    assert [r.config for r in found.real_runs] == [{"batch": 1}], "the calibration run was lost"
+
+
+def test_an_estimate_of_a_numpy_integer_is_bytes():
+    """A builder that multiplies a shape (numpy.prod) returns a numpy integer, no int: still a byte count."""
+    numpy = pytest.importorskip("numpy")
+    found = explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=lambda k: numpy.int64(k["batch"] << 20),
+                    measure=None, max_examples=5)
+    assert found.failed is None and found.worst.predicted == 8 << 20, found.summary()

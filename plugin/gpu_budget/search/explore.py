@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import numbers
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -93,6 +95,18 @@ class RunFailed(Exception):
     """A real run that failed other than by running out of memory: the exploration stops and reports it."""
 
 
+class EstimateFailed(Exception):
+    """An estimate that raised or returned no byte count: the exploration stops and reports it, naming the
+    configuration, with the real runs it made (Hypothesis runs the estimate, so this leaves it, or a group, too)."""
+
+
+def _estimate_failed(exc: BaseException) -> EstimateFailed | None:
+    """The EstimateFailed in `exc` or, where Hypothesis gathered several failures into a group, in the group."""
+    if isinstance(exc, EstimateFailed):
+        return exc
+    return next(filter(None, map(_estimate_failed, getattr(exc, "exceptions", ()))), None)
+
+
 
 
 class _Calibration:
@@ -135,7 +149,14 @@ class _Predictor:
     def est(self, config: Config) -> int:
         key = _key(config)
         if key not in self.estimates:
-            self.estimates[key] = self._estimate(config)
+            try:
+                value = self._estimate(config)
+            except Exception as exc:
+                raise EstimateFailed(f"estimate of {config_text(config)} raised {type(exc).__name__}: {exc}") from exc
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < math.inf:
+                raise EstimateFailed(f"estimate of {config_text(config)} returned {value!r}: expected bytes, "
+                                     "a number >= 0")
+            self.estimates[key] = int(value)
         return self.estimates[key]
 
     def measured(self, config: Config) -> int | None:
@@ -187,13 +208,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     Hypothesis from saving to the example database. variant: what else sets this exploration apart from another of
     the same name (a scenario's fixes, params and scale): its own folder of the example database.
     """
-    if boundary is not None and boundary not in envelope.knobs:
-        raise ValueError(f"boundary={boundary!r} is not a knob of the envelope (its knobs: {', '.join(envelope.knobs)})")
-    if boundary is not None and boundary not in envelope.monotone_knobs():
-        raise ValueError(f"boundary={boundary!r} is not among the envelope's monotone knobs "
-                         f"({', '.join(envelope.monotone_knobs())}): the boundary search assumes memory grows along it")
-    if not isinstance(max_real_runs, int) or isinstance(max_real_runs, bool) or max_real_runs < 1:
-        raise ValueError(f"max_real_runs={max_real_runs!r}: expected a whole number >= 1")
+    _check(envelope, boundary, max_real_runs)
     budget = parse_size(budget)  # as a marker's budget: a negative, True or None named, never explored
     t0 = time.perf_counter()
     result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()}, card=card,
@@ -211,10 +226,27 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     except RunFailed as exc:
         result.problems.append(str(exc))
         result.failed = str(exc)
+    except BaseException as exc:  # an estimate that failed inside a Hypothesis run leaves it as itself or in a group
+        failed = _estimate_failed(exc)
+        if failed is None:
+            raise
+        result.problems.append(str(failed))
+        result.failed = str(failed)
     slope, intercept = predict.calibration.line()
     result.calibration = Calibration(slope, int(intercept), len(predict.calibration.points))
     result.estimates, result.seconds = len(predict.estimates), round(time.perf_counter() - t0, 1)
     return result
+
+
+def _check(envelope: Envelope, boundary: str | None, max_real_runs: int) -> None:
+    """A bad boundary or real-run cap, named before any run."""
+    if boundary is not None and boundary not in envelope.knobs:
+        raise ValueError(f"boundary={boundary!r} is not a knob of the envelope (its knobs: {', '.join(envelope.knobs)})")
+    if boundary is not None and boundary not in envelope.monotone_knobs():
+        raise ValueError(f"boundary={boundary!r} is not among the envelope's monotone knobs "
+                         f"({', '.join(envelope.monotone_knobs())}): the boundary search assumes memory grows along it")
+    if not isinstance(max_real_runs, int) or isinstance(max_real_runs, bool) or max_real_runs < 1:
+        raise ValueError(f"max_real_runs={max_real_runs!r}: expected a whole number >= 1")
 
 
 def _shelf(database: Path | None, name: str, envelope: Envelope, budget: int, metric: str,
@@ -332,7 +364,7 @@ def _smallest_failing(envelope: Envelope, budget: int, predict: Callable[[Config
     try:
         within_budget()
     except BaseException as exc:  # the property's failure is the finding (an ExceptionGroup too)
-        if not failing or isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        if not failing or isinstance(exc, (KeyboardInterrupt, SystemExit)) or _estimate_failed(exc):
             raise
         config, predicted = failing[-1]
         result.smallest_failing = Probe(config, predicted)
