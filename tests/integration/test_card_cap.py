@@ -113,6 +113,6 @@ def test_the_remediation_search_runs_its_trials_under_the_card(fake_cuda):
     remedy = row["remediation"]
     assert remedy["status"] == "found" and remedy["found"] == ["halve_steps"], remedy
     by_fixes = {tuple(t["fixes"]): t for t in remedy["tried"]}
-    assert by_fixes[("full_card",)]["verdict"] == "error" and "(oom)" in by_fixes[("full_card",)]["message"], remedy
+    assert by_fixes[("full_card",)]["verdict"] == "over-budget" and "(oom)" in by_fixes[("full_card",)]["message"], remedy
     assert by_fixes[("halve_steps",)]["verdict"] == "pass", remedy
     assert remedy["peaks"]["vram_allocated"] == GiB  # a planted peak: the load's 1 GiB, each step's 1 GiB

@@ -531,3 +531,28 @@ def test_a_candidate_is_judged_by_the_gates_own_budget_rule_its_growth_projected
     assert trial["fixes"] == ["e2e_leak_halve"] and trial["peaks"]["ram"] < 300 * MiB
     assert trial["verdict"] == "over-budget" and "at step 10,000 > budget 300.00 MiB" in trial["message"]
     assert rows["test_leaky"]["remediation"]["status"] == "none-passes"
+
+
+def test_a_set_that_died_of_memory_is_over_budget_not_an_error_that_leaves_the_answer_in_doubt():
+    """A set whose child ran out of memory did not pass: it is over budget, as an exploration counts such a run. As
+    an error "not measured" it made the answer say "1 set tried before it failed with an error (not measured), so it
+    may not be the cheapest", of the cheapest passing set."""
+    from gpu_budget.declare.marks import gpu_budget as mark
+    from gpu_budget.model.result import Measurement, Result, Verdict
+    from gpu_budget.report.terminal import remediation_lines, remediation_text
+
+    budget = mark(ram="100 MiB").budget
+    oom = Measurement("error", Peaks(ram=60 * MiB), error=Failure(kind="oom", message="MemoryError: planted"))
+
+    def measure(candidate):
+        if "trm_a" in candidate.fixes:
+            return remediate.trial_outcome(oom, budget)
+        return remediate.trial_outcome(Measurement("ok", Peaks(ram=90 * MiB)), budget)
+
+    found = remediate.search(toy(A, B), measure)
+    assert found.found == ("trm_b",) and [t.verdict for t in found.tried] == ["over-budget", "pass"]
+    assert remediation_text(found) == "remediation: passes with +trm_b (RAM 90.00 MiB), found in 2 real runs (bound 8)"
+    row = Result("n::t", "toy", "tiny", Verdict.OVER_BUDGET, False, "", budget=budget,
+                 measurement=Measurement("ok", Peaks(ram=120 * MiB)), remediation=found)
+    assert "    tried trm_a: RAM 60.00 MiB over-budget (measured child failed (oom): MemoryError: planted)" in \
+        remediation_lines([row])

@@ -190,7 +190,8 @@ def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
                      f"{said(remediation_text(rem, row))}")
         indent = "  - " if markdown else "    "
         for trial in rem.tried:
-            note = f" ({trial.message})" if trial.verdict == Verdict.ERROR else ""
+            died = trial.verdict == Verdict.OVER_BUDGET and trial.message.startswith("measured child failed")
+            note = f" ({trial.message})" if trial.verdict == Verdict.ERROR or died else ""  # why, where no peak says
             if trial.not_applied:
                 note += " (not counted: " + "; ".join(f"{f}: {why}" for f, why in trial.not_applied.items()) + ")"
             lines.append(f"{indent}" + said(f"tried {'+'.join(trial.fixes)}: {_peaks(trial.peaks or Peaks())} "

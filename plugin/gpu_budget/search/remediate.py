@@ -221,10 +221,11 @@ def trial_outcome(measurement: Measurement, budget: Budget, steps: int | None = 
     its runner reports not applied."""
     peaks = measurement.peaks
     unapplied = {f: note for f, note in FixNotes.from_json(measurement.info, ()).applied.items() if note != "applied"}
-    if not measurement.ok:
-        error = measurement.error
-        return Trial((), Verdict.ERROR, peaks, f"measured child failed ({error.kind}): {error.message}"[:300],
-                     measurement.wall_seconds, crashed=not measurement.died_of_memory)
+    if not measurement.ok:  # a death of memory did not pass: over budget, as the exploration counts it
+        error, died = measurement.error, measurement.died_of_memory
+        return Trial((), Verdict.OVER_BUDGET if died else Verdict.ERROR, peaks,
+                     f"measured child failed ({error.kind}): {error.message}"[:300], measurement.wall_seconds,
+                     crashed=not died)
     breaches, problem = _breaches(measurement, budget, steps)
     if problem:
         return Trial((), Verdict.ERROR, peaks, problem[:300], measurement.wall_seconds, not_applied=unapplied)
