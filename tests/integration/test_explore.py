@@ -401,3 +401,16 @@ def test_a_failing_example_saved_by_one_exploration_outlives_another_of_the_same
     assert saved <= set(tmp_path.rglob("*")), "the other exploration deleted the saved failure"
     again = explore_it(case, "tiny", over, 1)
     assert again.smallest_failing.config == first.smallest_failing.config
+
+
+@pytest.mark.parametrize("measure", [lambda k: None, None], ids=["every run died of memory", "estimate only"])
+def test_a_calibration_no_real_run_measured_is_never_stated_as_a_fitted_line(measure):
+    """Where no real run measured a peak (each died of memory, or none could run), the predictions are the estimate
+    alone; the report said "calibration over 0 real runs: measured = 1.000 x estimate + 0.0 MiB", a line no run
+    measured."""
+    found = explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=lambda k: k["batch"] << 20, measure=measure,
+                    boundary="batch", max_examples=5, max_real_runs=3)
+    assert found.calibration.points == 0
+    lines = found.summary()
+    assert not any(line.startswith("calibration over") for line in lines), lines
+    assert "calibration: none, no real run measured a peak: every prediction is the estimate alone" in lines

@@ -199,7 +199,9 @@ class Exploration:
             s = self.smallest_failing
             lines.append(f"smallest configuration predicted over budget (shrunk): {config_text(s.config)}: "
                          f"{self._measured(s)} (predicted {format_mib(s.predicted)})")
-        if self.calibration:
+        if self.calibration and not self.calibration.points:  # its line is the identity no run measured
+            lines.append("calibration: none, no real run measured a peak: every prediction is the estimate alone")
+        elif self.calibration:
             c = self.calibration
             lines.append(f"calibration over {c.points} real runs: measured = {c.slope:.3f} x estimate + "
                          f"{format_mib(c.intercept)}")
