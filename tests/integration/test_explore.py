@@ -257,7 +257,8 @@ def test_a_run_that_finished_without_the_metric_is_a_failed_run_not_a_death_of_m
                              scale="tiny", cuda=True, boundary="batch", max_examples=5, max_real_runs=4,
                              estimate=lambda k: k["batch"] << 24)
     assert found.failed == "real run batch=1 measured no vram_allocated: its child used no GPU", found.summary()
-    assert found.boundary is None and not found.real_runs
+    assert found.boundary is None and [r.failed for r in found.real_runs] == [
+        "measured no vram_allocated: its child used no GPU"]  # listed as failed, never as a death of memory
 
 
 def test_a_run_that_died_of_memory_reads_so_in_the_report_never_as_a_blank():
@@ -414,3 +415,30 @@ def test_a_calibration_no_real_run_measured_is_never_stated_as_a_fitted_line(mea
     lines = found.summary()
     assert not any(line.startswith("calibration over") for line in lines), lines
     assert "calibration: none, no real run measured a peak: every prediction is the estimate alone" in lines
+
+
+def test_a_real_run_that_failed_is_listed_and_counted_with_the_peak_it_reached():
+    """A run that failed other than of memory stopped the search but was left out of its real runs: the report said
+    "1 real runs" where two children ran, and the peak the failed one had reached was lost."""
+    from gpu_budget import Scenario
+    from gpu_budget.model.result import Failure, Measurement
+    from gpu_budget.search.explore import explore_scenario
+
+    def peak(s):
+        batch = s.params["batch"]
+        if batch == 8:
+            return Measurement("error", Peaks(ram=300 << 20, ram_tree=300 << 20),
+                               error=Failure(kind="exception", message="RuntimeError: planted"))
+        return Measurement("ok", Peaks(ram=batch << 24, ram_tree=batch << 24))
+
+    found = explore_scenario(Scenario(name="s", run="m:run", params={"batch": 1}), Envelope({"batch": (1, 8)}),
+                             "200 MiB", peak, scale="tiny", cuda=False, boundary="batch", max_examples=5,
+                             estimate=lambda k: k["batch"] << 24)
+    assert found.failed == "real run batch=8 failed (exception): RuntimeError: planted"
+    assert [(r.config, r.peak, r.failed) for r in found.real_runs] == [
+        ({"batch": 1}, 16 << 20, None), ({"batch": 8}, 300 << 20, "failed (exception): RuntimeError: planted")]
+    assert type(found).from_json(json.loads(json.dumps(found.to_json()))).real_runs == found.real_runs
+    lines = found.summary()
+    assert lines[0].startswith("s: ") and ", 2 real runs," in lines[0], lines
+    assert "worst case batch=8: measured nothing: the run failed (predicted 128.0 MiB)" in lines, lines
+    assert "real runs: batch=1: 16.0 MiB; batch=8: failed (exception): RuntimeError: planted, 300.0 MiB seen" in lines

@@ -93,14 +93,23 @@ class NotMonotone(Fields):
 
 @dataclass(frozen=True)
 class RealRun(Fields):
-    """One real run of the search: its configuration, its peak (None: it died of memory), its time."""
+    """One real run of the search: its configuration, its peak (None: it died of memory), its time; `failed`: how it
+    failed other than of memory (the search stopped there), its peak then the highest seen before it failed."""
 
     config: Config
     peak: int | None
     seconds: float
+    failed: str | None = None
 
     def to_json(self) -> dict[str, Json]:
-        return {"config": dict(self.config), "peak": self.peak, "seconds": self.seconds}
+        return {"config": dict(self.config), "peak": self.peak, "seconds": self.seconds,
+                **({"failed": self.failed} if self.failed else {})}
+
+    def text(self) -> str:
+        """Its peak, a death of memory, or how it failed and the peak it had reached."""
+        if self.failed is None:
+            return peak_text(self.peak)
+        return self.failed + ("" if self.peak is None else f", {format_mib(self.peak)} seen")
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> RealRun:
@@ -161,7 +170,9 @@ class Exploration:
         if probe.measured is not None:
             side = "over budget" if probe.measured > self.budget else "within budget"
             return f"measured {format_mib(probe.measured)}, {side}"
-        ran = any(r.config == probe.config for r in self.real_runs)
+        ran = [r for r in self.real_runs if r.config == probe.config]
+        if any(r.failed for r in ran):
+            return "measured nothing: the run failed"
         return "measured nothing: the run died of memory, over budget" if ran else "not measured"
 
     def _boundary_lines(self, b: Boundary) -> list[str]:
@@ -205,7 +216,7 @@ class Exploration:
             c = self.calibration
             lines.append(f"calibration over {c.points} real runs: measured = {c.slope:.3f} x estimate + "
                          f"{format_mib(c.intercept)}")
-        runs = "; ".join(f"{config_text(r.config)}: {peak_text(r.peak)}" for r in self.real_runs)
+        runs = "; ".join(f"{config_text(r.config)}: {r.text()}" for r in self.real_runs)
         lines.append(f"real runs: {runs}")
         for v in self.monotonicity:
             lines.append(f"not monotone in {v.knob}: {config_text(v.config)} -> {v.knob}={v.up} "

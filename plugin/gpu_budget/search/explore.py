@@ -81,7 +81,11 @@ class _Budgeted:
             if len(self.log) >= self.cap:
                 raise _OutOfRuns(f"the real-run cap ({self.cap}) is spent")
             t0 = time.perf_counter()
-            peak = self.measure(config)
+            try:
+                peak = self.measure(config)
+            except RunFailed as exc:  # it ran: listed and counted, with the peak it reached
+                self.log.append(RealRun(dict(config), exc.peak, round(time.perf_counter() - t0, 1), exc.how))
+                raise
             self.cache[key] = peak
             self.log.append(RealRun(dict(config), peak, round(time.perf_counter() - t0, 1)))
         return self.cache[key]
@@ -92,7 +96,14 @@ class _OutOfRuns(Exception):
 
 
 class RunFailed(Exception):
-    """A real run that failed other than by running out of memory: the exploration stops and reports it."""
+    """A real run that failed other than by running out of memory: the exploration stops and reports it.
+
+    how: the failure without the run's configuration; peak: the highest it reached before it failed (None: unread).
+    """
+
+    def __init__(self, config: Config, how: str, peak: int | None = None) -> None:
+        super().__init__(f"real run {config_text(config)} {how}")
+        self.how, self.peak = how, peak
 
 
 class EstimateFailed(Exception):
@@ -525,11 +536,12 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
         if not m.ok:
             if m.died_of_memory:
                 return None
-            raise RunFailed(f"real run {config_text(knobs)} failed ({m.error_kind}): {m.error.message[:200]}")
+            raise RunFailed(knobs, f"failed ({m.error_kind}): {m.error.message[:200]}",
+                            m.peaks.vram_allocated if cuda else m.ram)
         value = m.peaks.vram_allocated if cuda else m.ram
         if value is None:  # a run that finished without the metric is no point over the budget
             used = ": its child used no GPU" if cuda else ""
-            raise RunFailed(f"real run {config_text(knobs)} measured no {metric}{used}")
+            raise RunFailed(knobs, f"measured no {metric}{used}")
         return value
 
     def estimated(knobs: Config) -> int:
