@@ -124,6 +124,16 @@ def test_companion_fix_required_only_where_the_scenario_offers_it():
     assert always_lora.with_fixes("load_in_4bit").fixes == ("load_in_4bit",)
 
 
+def test_a_companion_no_fix_is_named_is_refused_naming_it():
+    """requires=("lroa",) was accepted and never required: applying the fix alone passed, and the remediation search
+    answered it without its companion."""
+    quant = fixes.register(Fix("test_fixes_quant", "model", "quantise, with its adapters", requires=("lroa",)))
+    with pytest.raises(FixError, match=r"scenario 'toy': fix 'test_fixes_quant' requires 'lroa', which is no registered"):
+        scenario(supports=(quant, "lora"))  # named when the Scenario is built: at collection
+    with pytest.raises(FixError, match=r"fix 'test_fixes_quant' requires 'lroa', which is no registered fix"):
+        scenario().with_fixes("test_fixes_quant")  # no supports=: any registered fix, named when it is applied
+
+
 def test_user_fix_registers_sets_params_and_validates():
     halve = Fix("test_fixes_halve", "train", "half the batch, twice the accumulation", cost="slower",
                 params={"batch_size": 4, "accumulation": 2}, conflicts=("smaller_batch",))

@@ -7,7 +7,7 @@ from itertools import combinations
 
 import pytest
 
-from gpu_budget import Fix, Scenario
+from gpu_budget import Fix, FixError, Scenario
 from gpu_budget.declare import fixes
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.result import Failure, Trial
@@ -335,6 +335,16 @@ def test_a_fix_whose_companion_is_not_tried_is_left_out_and_named():
     assert stand.measured == [{"trm_a"}] and found.lattice == ("trm_a",)
     assert found.skipped == {"trm_companion": "needs no_such_package_xyz",
                              "trm_needing": "needs fix trm_companion, not tried here"}
+
+
+def test_a_fix_whose_companion_no_fix_is_named_stops_the_search_naming_it():
+    """requires=("trm_lroa",), a misspelt companion: the search answered "+trm_misspelt" alone, as if the fix could
+    run without the companion it declares."""
+    misspelt = fix("misspelt", requires=("trm_lroa",))
+    stand = Stand(limit=BASE)
+    with pytest.raises(FixError, match=r"fix 'trm_misspelt' requires 'trm_lroa', which is no registered fix"):
+        remediate.search(toy(A, misspelt), stand)
+    assert stand.measured == []
 
 
 def test_walk_is_in_cost_order_and_complete():

@@ -227,11 +227,21 @@ def validate(names: Iterable[str], offered: Iterable[Fix] | None = None, where: 
                 raise FixError(f"{prefix}fixes {a.name!r} and {b.name!r} conflict: they cannot be applied together ({why})")
     present = {f.name for f in chosen}
     for fix in chosen:
+        unknown_companion(fix, table, prefix)
         for companion in fix.requires:
             if companion in table and companion not in present:
                 raise FixError(f"{prefix}fix {fix.name!r} needs fix {companion!r} with it: "
                                f"with_fixes({companion!r}, {fix.name!r})")
     return tuple(chosen)
+
+
+def unknown_companion(fix: Fix, table: Mapping[str, Fix], prefix: str = "") -> None:
+    """FixError where `fix` requires a fix no one registered or offers: a misspelt companion would never be
+    required (requires= binds only where the scenario offers it), so the fix would run without it."""
+    for companion in fix.requires:
+        if companion not in table and companion not in _REGISTRY:
+            raise FixError(f"{prefix}fix {fix.name!r} requires {companion!r}, which is no registered fix "
+                           f"(registered: {', '.join(sorted(_REGISTRY))})")
 
 
 def _why(a: Fix, b: Fix) -> str:

@@ -157,6 +157,9 @@ class Scenario:
         object.__setattr__(self, "scales", scale_knobs(self.scales, where))
         object.__setattr__(self, "prepared_from", knob_names(self.prepared_from, where))
         object.__setattr__(self, "supports", fix_library.resolve(self.supports, where))
+        offered = {f.name: f for f in self.supports}
+        for fix in self.supports:  # a misspelt companion, named at collection, not when a search tries the fix
+            fix_library.unknown_companion(fix, offered, f"{where}: ")
         object.__setattr__(self, "fixes", tuple(dict.fromkeys(fix_library.name_of(f, where)
                                                               for f in fix_library.entries_of(self.fixes))))
         chosen = fix_library.validate(self.fixes, self.offered(), where=where)
