@@ -79,6 +79,10 @@ def _check_spec(knob: str, spec: object) -> None:
         return
     if isinstance(spec, (str, bytes)) or not isinstance(spec, Sequence):
         raise TypeError(f"envelope knob {knob!r}: {spec!r} is neither an (lo, hi) integer range nor a list of values")
+    if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(v, (int, float)) for v in spec):
+        # (1.5, 4) looks like a range and was read as two values: 1.5 and 4 explored alone
+        raise ValueError(f"envelope knob {knob!r}: {spec!r} is a pair that is no integer range: give a range of whole "
+                         f"numbers (lo, hi), or the values to explore as a list {list(spec)!r}")
     if not spec:
         raise ValueError(f"envelope knob {knob!r}: no values to explore")
     try:
