@@ -442,3 +442,23 @@ def test_a_real_run_that_failed_is_listed_and_counted_with_the_peak_it_reached()
     assert lines[0].startswith("s: ") and ", 2 real runs," in lines[0], lines
     assert "worst case batch=8: measured nothing: the run failed (predicted 128.0 MiB)" in lines, lines
     assert "real runs: batch=1: 16.0 MiB; batch=8: failed (exception): RuntimeError: planted, 300.0 MiB seen" in lines
+
+
+def test_an_envelope_whose_smallest_configuration_dies_of_memory_is_over_budget_everywhere():
+    """Memory grows along every knob, so where the smallest configuration dies of memory none fits: the search went on
+    from the raw estimate, spent its whole real-run cap on deaths, read its boundary "not settled" and never named a
+    smallest configuration over the budget."""
+    runs = []
+
+    def dies(k):
+        runs.append(dict(k))
+
+    found = explore("t", Envelope({"batch": (1, 16), "seq": (4, 32)}), "400 MiB", estimate=lambda k: k["batch"] << 20,
+                    measure=dies, boundary="batch", max_examples=5, max_real_runs=6)
+    assert runs == [{"batch": 1, "seq": 4}]
+    assert found.smallest_failing.config == {"batch": 1, "seq": 4} and found.boundary.value is None
+    text = "\n".join(found.summary())
+    assert ("smallest configuration predicted over budget (shrunk): batch=1, seq=4: measured nothing: the run died of "
+            "memory, over budget") in text, text
+    assert "largest batch at seq=32 within 400.0 MiB: none" in text, text
+    assert "problem: the envelope's smallest configuration batch=1, seq=4 died of memory" in text, text

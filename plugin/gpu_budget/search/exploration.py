@@ -186,8 +186,9 @@ class Exploration:
         if not self.verified:
             lines = [f"largest {b.knob}{at} within {format_mib(self.budget)}, estimated: {found}{top}"]
         else:
+            predicted = "none" if b.predicted_value is None else b.predicted_value
             lines = [(f"largest {b.knob}{at} within {format_mib(self.budget)}: {value}{top} "
-                      f"(predicted {b.predicted_value}; real runs {runs})")]
+                      f"(predicted {predicted}" + (f"; real runs {runs})" if runs else ")"))]
         if self.boundary_error is not None:
             lines.append(f"the estimate's error at the boundary ({b.knob}={b.value}): "
                          f"{format_mib(self.boundary_error)} (measured - estimate)")

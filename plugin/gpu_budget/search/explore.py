@@ -299,6 +299,9 @@ def _search(envelope: Envelope, budget: int, boundary: str | None, predict: _Pre
     first = envelope.smallest()
     peak = real(first)
     result.offset = None if peak is None else peak - predict.est(first)
+    if peak is None and set(envelope.monotone_knobs()) == set(envelope.knobs):
+        _none_fits(envelope, first, boundary, predict, result)
+        return
     worst = _worst_case(envelope, predict, result, hypothesis)
     result.worst = replace(result.worst, measured=real(worst))  # a second calibration point
     _smallest_failing(envelope, budget, predict, result, hypothesis)
@@ -307,6 +310,18 @@ def _search(envelope: Envelope, budget: int, boundary: str | None, predict: _Pre
         _boundary(envelope, budget, predict, real, result)
     if result.smallest_failing is not None:
         result.smallest_failing = replace(result.smallest_failing, measured=real(result.smallest_failing.config))
+
+
+def _none_fits(envelope: Envelope, first: Config, boundary: str | None, predict: _Predictor,
+               result: Exploration) -> None:
+    """The smallest configuration died of memory and memory grows along every knob: no configuration fits. It is the
+    smallest over the budget, the boundary has no value, and nothing larger is run (each would die too)."""
+    result.smallest_failing = Probe(dict(first), predict.est(first))
+    if boundary is not None:
+        at = {k: v for k, v in envelope.largest().items() if k != boundary}
+        result.boundary = Boundary(boundary, at, complete=True)
+    result.problems.append(f"the envelope's smallest configuration {config_text(first)} died of memory: memory grows "
+                           "along every knob, so no configuration fits the budget; nothing larger was run")
 
 
 def _worst_case(envelope: Envelope, predict: _Predictor, result: Exploration, hypothesis: _Hypothesis) -> dict[str, Knob]:
