@@ -13,8 +13,8 @@ from gpu_budget.search.explore import Envelope, explore
     ({"batch": "1-8"}, None, "envelope knob 'batch': '1-8' is neither an (lo, hi) integer range nor a list of values"),
     ({"batch": [1, "a"]}, None, "envelope knob 'batch': values [1, 'a'] cannot be ordered"),
     ({"batch": [1, 2, 2]}, None, "envelope knob 'batch': 2 is listed twice"),
-    ({"batch": (1.5, 4)}, None, "envelope knob 'batch': (1.5, 4) is a pair that is no integer range: give a range of "
-                                "whole numbers (lo, hi), or the values to explore as a list [1.5, 4]"),
+    ({"batch": (1.5, 4)}, None, ("envelope knob 'batch': (1.5, 4) is a pair that is no integer range: give a range "
+                                 "of whole numbers (lo, hi), or the values to explore as a list [1.5, 4]")),
     ({}, None, "an envelope needs at least one knob"),
     ({"batch": (1, 8)}, ("btch",), "monotone knob 'btch' is not in the envelope (its knobs: batch)"),
     ({"batch": (1, 8)}, "batch", "monotone='batch': expected a tuple of knob names"),
