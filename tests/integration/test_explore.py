@@ -462,3 +462,13 @@ def test_an_envelope_whose_smallest_configuration_dies_of_memory_is_over_budget_
             "memory, over budget") in text, text
     assert "largest batch at seq=32 within 400.0 MiB: none" in text, text
     assert "problem: the envelope's smallest configuration batch=1, seq=4 died of memory" in text, text
+
+
+def test_an_example_database_that_cannot_be_written_is_said_not_passed_over(tmp_path):
+    """A file where the database's folder would be: Hypothesis saved nothing and said nothing."""
+    (tmp_path / "db").write_text("")
+    found = explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=lambda k: k["batch"] << 25,
+                    measure=lambda k: k["batch"] << 25, max_examples=5, max_real_runs=3, database=tmp_path / "db")
+    (problem,) = found.problems
+    assert problem.startswith(f"the example database {tmp_path / 'db'}/") and "cannot be written (" in problem
+    assert "failing examples are not saved" in problem and found.smallest_failing is not None

@@ -226,7 +226,8 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
                          verified=measure is not None)
     predict = _Predictor(estimate, measure or _unmeasured)
     real = _Budgeted(predict.measured, max_real_runs if measure is not None else 0, result.real_runs)
-    hypothesis = _Hypothesis.of(max_examples, seed, _shelf(database, name, envelope, budget, metric, variant))
+    shelf = _writable(_shelf(database, name, envelope, budget, metric, variant), result)
+    hypothesis = _Hypothesis.of(max_examples, seed, shelf)
     try:
         if measure is None:
             _estimate_only(envelope, budget, boundary, predict, result, hypothesis)
@@ -269,6 +270,20 @@ def _shelf(database: Path | None, name: str, envelope: Envelope, budget: int, me
     knobs = sorted((knob, repr(spec)) for knob, spec in envelope.knobs.items())
     key = (name, metric, budget, knobs, variant) if variant else (name, metric, budget, knobs)
     return database / hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+
+
+def _writable(shelf: Path | None, result: Exploration) -> Path | None:
+    """The shelf, made; None, with a problem said, where it cannot be (a file in its way, a read-only folder):
+    Hypothesis saves nothing there and says nothing, so the next run would silently not start from the failures."""
+    if shelf is None:
+        return None
+    try:
+        shelf.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        result.problems.append(f"the example database {shelf} cannot be written ({exc.strerror or exc}): failing "
+                               "examples are not saved, so the next run does not start from them")
+        return None
+    return shelf
 
 
 def _variant(scenario: Scenario, envelope: Envelope, scale: str) -> str:
