@@ -124,9 +124,10 @@ def test_companion_fix_required_only_where_the_scenario_offers_it():
     assert always_lora.with_fixes("load_in_4bit").fixes == ("load_in_4bit",)
 
 
-def test_a_companion_no_fix_is_named_is_refused_naming_it():
+def test_a_companion_no_fix_is_named_is_refused_naming_it(monkeypatch):
     """requires=("lroa",) was accepted and never required: applying the fix alone passed, and the remediation search
     answered it without its companion."""
+    monkeypatch.setattr(fixes, "_REGISTRY", dict(fixes._REGISTRY))  # registered for this test alone
     quant = fixes.register(Fix("test_fixes_quant", "model", "quantise, with its adapters", requires=("lroa",)))
     with pytest.raises(FixError, match=r"scenario 'toy': fix 'test_fixes_quant' requires 'lroa', which is no registered"):
         scenario(supports=(quant, "lora"))  # named when the Scenario is built: at collection
