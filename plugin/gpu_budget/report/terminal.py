@@ -394,15 +394,16 @@ def _child_failed(row: Result) -> list[str]:
 
 
 def message_lines(rows: list[Result]) -> list[str]:
-    """The section's line per case whose message a reader needs (failed, improved, an error, or passed with a note:
-    params or setup that differ from the baseline's, a budget not checked) and per memory snapshot; a failed case's
+    """The section's line per case whose message a reader needs (failed, improved, an error, a regression that
+    --gpu-budget-update accepted, or passed with a note: params or setup that differ from the baseline's, a budget not
+    checked) and per memory snapshot; a failed case's
     line holds its message's headline, the rest being in the test's failure report; and per case the gate passed
     whose test failed after measure(), why."""
     lines = []
     for row in rows:
         noted = (row.verdict == Verdict.PASS and row.message != WITHIN
                  or row.verdict == Verdict.NO_BASELINE and row.passed and not row.message.startswith(RECORDED))
-        if not row.passed or noted or row.verdict in (Verdict.IMPROVED, Verdict.ERROR):
+        if not row.passed or noted or row.verdict in (Verdict.IMPROVED, Verdict.REGRESSION, Verdict.ERROR):
             lines.append(f"{row.nodeid}: {row.message if row.passed else once.headline(row.message)}")
         if row.failed_after:
             lines.append(f"{row.nodeid}: {row.failed_after}")
