@@ -182,3 +182,19 @@ def test_a_params_change_is_named_and_compared_all_the_same():
     assert same.message == "within budget and baseline"
     unrecorded = judge(m(1000 * MiB), Budget(), base(1000 * MiB), TOL, ci=True, update=False, params=now)
     assert unrecorded.message == "within budget and baseline"  # an entry that stored no params says nothing
+
+
+def test_update_re_records_an_entry_of_other_params_or_another_scenario_within_its_tolerance():
+    """A deliberate change of params or scenario that moved no figure past the tolerance: --gpu-budget-update writes
+    the entry anew, so the file describes the test as it is and the next run says no "params differ" (it kept the old
+    params and scenario, and every later run repeated the note)."""
+    entry = Entry(peaks=Peaks(ram=1000 * MiB, vram_allocated=None), params={"steps": 3}, scenario="lora")
+    j = judge(m(1000 * MiB), Budget(), entry, TOL, ci=True, update=True, params={"steps": 2}, scenario="lora")
+    assert (j.verdict, j.passed, j.write_baseline) == ("pass", True, True)
+    assert j.message == "params differ from the baseline's: steps 3 -> 2; baseline updated"
+    j = judge(m(1000 * MiB), Budget(), entry, TOL, ci=True, update=True, params={"steps": 3}, scenario="full")
+    assert (j.passed, j.write_baseline) == (True, True) and j.message.endswith("'full'; baseline updated")
+    kept = judge(m(1000 * MiB), Budget(), entry, TOL, ci=True, update=True, params={"steps": 3}, scenario="lora")
+    assert (kept.passed, kept.write_baseline, kept.message) == (True, False, "within budget and baseline")
+    plain = judge(m(1000 * MiB), Budget(), entry, TOL, ci=True, update=False, params={"steps": 2}, scenario="lora")
+    assert (plain.passed, plain.write_baseline) == (True, False)

@@ -325,8 +325,8 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
         verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.NO_BASELINE
         return Judgement(verdict, True, "; ".join(notes + [RECORDED]), write_baseline=True)
 
-    notes += [n for n in (scenario_note(scenario, baseline.scenario), params_note(params, baseline.params),
-                          setup.note()) if n]
+    declared = [n for n in (scenario_note(scenario, baseline.scenario), params_note(params, baseline.params)) if n]
+    notes += declared + [n for n in (setup.note(),) if n]
     if measurement.ranks and baseline.ranks:
         change, regressed, improved = per_rank(measurement, baseline, tolerance, setup, notes)
     else:
@@ -342,6 +342,8 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.PASS
     if update and (setup.diffs or setup.quiet):  # recorded on another setup: the entry is this setup's from now on
         return Judgement(verdict, True, "; ".join(notes + [RE_RECORDED]), change, True)
+    if update and declared:  # recorded for other params or another scenario: the entry describes the test as it is now
+        return Judgement(verdict, True, "; ".join(notes + [UPDATED]), change, True)
     return Judgement(verdict, True, "; ".join(notes) or WITHIN, change)
 
 
