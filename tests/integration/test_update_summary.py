@@ -1,5 +1,7 @@
-"""What an --gpu-budget-update session says it changed in the baseline files: a regression it accepted, serially
-and under xdist."""
+"""What an --gpu-budget-update session says it changed in the baseline files: a regression it accepted, and the
+entries it dropped (a test deleted, a label no longer measured), serially and under xdist."""
+
+import json
 
 import pytest
 
@@ -11,11 +13,24 @@ def test_grows(gpu_budget):
     gpu_budget.measure(S)
 '''
 
+GONE = '''
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_gone(gpu_budget):
+    gpu_budget.measure(S)
+    gpu_budget.measure(S, label="old")
+'''
+
 WORKERS = pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
 
 
 def run(pytester, workers, *args):
     return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json", *workers, *args)
+
+
+def keys(pytester) -> list[str]:
+    (path,) = (pytester.path / "baselines").glob("*/test_mem.json")
+    return sorted(json.loads(path.read_text())["entries"]["tiny"])
 
 
 @WORKERS
@@ -28,3 +43,25 @@ def test_a_regression_the_update_accepts_says_so_below_the_table(project, worker
     (line,) = [line for line in result.stdout.lines if line.startswith("test_mem.py::test_grows: ")]
     assert "> baseline" in line and line.endswith("baseline updated")
 
+
+@WORKERS
+def test_the_entries_an_update_drops_are_named_in_the_summary(project, workers):
+    """A test deleted and a label no longer measured lose their entries: the summary names each, per file (it said
+    nothing before, the file changed all the same)."""
+    pytester = project(CASES.replace("MIB", "8") + GONE)
+    run(pytester, workers).assert_outcomes(passed=2)
+    assert keys(pytester) == ["test_mem.py::test_gone", "test_mem.py::test_gone::old", "test_mem.py::test_grows"]
+    project(CASES.replace("MIB", "8") + GONE.replace(', label="old"', ', label="new"'))
+    result = run(pytester, workers, "--gpu-budget-update")
+    result.assert_outcomes(passed=2)
+    assert keys(pytester) == ["test_mem.py::test_gone", "test_mem.py::test_gone::new", "test_mem.py::test_grows"]
+    path = next((pytester.path / "baselines").glob("*/test_mem.json")).relative_to(pytester.path)
+    dropped = [line for line in result.stdout.lines if line.startswith("baselines: dropped")]
+    assert dropped == [(f"baselines: dropped 1 entry no longer measured (--gpu-budget-update) from {path} "
+                        "(test_mem.py::test_gone::old); review the diff and commit it")]
+    result = run(project(CASES.replace("MIB", "8")), workers, "--gpu-budget-update")
+    result.assert_outcomes(passed=1)
+    assert keys(pytester) == ["test_mem.py::test_grows"]
+    dropped = [line for line in result.stdout.lines if line.startswith("baselines: dropped")]
+    assert dropped == [(f"baselines: dropped 2 entries no longer measured (--gpu-budget-update) from {path} "
+                        "(test_mem.py::test_gone, test_mem.py::test_gone::new); review the diff and commit it")]

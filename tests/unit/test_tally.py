@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from gpu_budget.report.tally import skipped_line, withheld_line, written_line
+from gpu_budget.report.tally import dropped_line, skipped_line, withheld_line, written_line
 from gpu_budget.session.collection import NOT_PROBING
 
 HERE = Path("/project")
@@ -28,6 +28,15 @@ def test_an_update_says_wrote_not_new_and_nothing_written_is_no_line():
     assert written_line({}, update=False, here=HERE) is None
     assert written_line({"/project/b/k/test_a.json": 0}, update=False, here=HERE) is None
 
+
+def test_entries_an_update_pruned_are_named_per_file_the_first_five_of_each():
+    many = [f"t.py::test_{i}" for i in range(7)]
+    line = dropped_line({"/project/b/k/test_a.json": many, "/project/b/k/test_b.json": ["u.py::x"]}, here=HERE)
+    assert line == ("baselines: dropped 8 entries no longer measured (--gpu-budget-update) from 2 files: b/k/test_a.json "
+                    "(t.py::test_0, t.py::test_1, t.py::test_2, t.py::test_3, t.py::test_4 and 2 more), b/k/test_b.json "
+                    "(u.py::x); review the diff and commit it")
+    assert dropped_line({"/project/b/k/test_a.json": []}, here=HERE) is None
+    assert dropped_line({}, here=HERE) is None
 
 
 def test_entries_withheld_from_tests_that_did_not_pass_are_named_and_none_is_no_line():

@@ -152,13 +152,15 @@ class BaselineStore:
     def flush(self, failed: Callable[[str, Exception], None] | None = None) -> Counter[str]:
         return self.staging.flush(failed)
 
-    def prune(self, collected: Mapping[str, Iterable[str]], scale: str, finished: Iterable[CaseId] = ()) -> list[str]:
+    def prune(self, collected: Mapping[str, Iterable[str]], scale: str, finished: Iterable[CaseId] = (),
+              dropped: dict[str, list[str]] | None = None) -> list[str]:
         """Drop the entries at `scale` of tests no longer collected (`collected`: module -> test names), and of labels
         a test that ran to its end (`finished`: the cases such tests measured) no longer measures, file by file
         (keys.kept_on_prune: a legacy entry goes once its case has a keyed one). The other files of the
         folders inside the project lose the entries of test files deleted (a module renamed); such a file left empty
-        goes (a folder outside it may hold another project's). A broken file is left. Returns a line per file whose
-        write failed (a read-only folder, a full disk), naming it: the gate's failure, the other files pruned."""
+        goes (a folder outside it may hold another project's). A broken file is left. `dropped` gets, per file
+        pruned, the keys it lost: the summary names them, since no row is left to say so. Returns a line per file
+        whose write failed (a read-only folder, a full disk), naming it: the gate's failure, the other files pruned."""
         finished, failed = tuple(finished), []
         by_file: dict[Path, dict[str, Iterable[str]]] = {}
         for module, names in collected.items():
@@ -177,8 +179,11 @@ class BaselineStore:
                 try:
                     files.write(path, scale, {}, prune_except=keep, drop_empty=path in others and not path.is_symlink())
                 except (files.BaselineError, OSError) as exc:
-                    dropped = len(held - keep)
-                    failed.append(f"could not drop {dropped} entr{'y' if dropped == 1 else 'ies'} from {path}: {exc}")
+                    lost = len(held - keep)
+                    failed.append(f"could not drop {lost} entr{'y' if lost == 1 else 'ies'} from {path}: {exc}")
+                else:
+                    if dropped is not None:
+                        dropped[str(path)] = sorted(held - keep)
         return failed
 
 

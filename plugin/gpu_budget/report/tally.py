@@ -9,7 +9,7 @@ controller print the same.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 # why a case was skipped, matched on the skip's reason (session.py and session/case.py write them), first match
@@ -23,6 +23,8 @@ SKIP_GROUPS: tuple[tuple[str, str, str, str | None], ...] = (
     ("install", "missing a package", "missing a package", None),
     ("", "other", "other", None),
 )
+
+DROPPED_NAMED = 5  # keys named per file in the line on pruned entries; the rest counted
 
 
 def _shown(path: str, here: Path) -> str:
@@ -50,6 +52,24 @@ def written_line(written: Mapping[str, int], update: bool, here: Path) -> str | 
     action = "review the diff and commit it" if update else \
         f"commit {'it' if len(counts) == 1 else 'them'}: under CI a case without a baseline fails"
     return f"baselines: {'wrote' if update else 'recorded'} {entries} in {where}; {action}"
+
+
+def dropped_line(dropped: Mapping[str, Sequence[str]], here: Path) -> str | None:
+    """The entries an --gpu-budget-update of the whole suite pruned (tests deleted, labels no longer measured), per
+    file, or None: no row is left to say they went, and a reviewer reads the diff for them otherwise."""
+    counts = {path: keys for path, keys in dropped.items() if keys}
+    if not counts:
+        return None
+    total = sum(map(len, counts.values()))
+
+    def named(keys: Sequence[str]) -> str:
+        shown = ", ".join(keys[:DROPPED_NAMED])
+        return shown + (f" and {len(keys) - DROPPED_NAMED} more" if len(keys) > DROPPED_NAMED else "")
+
+    where = (f"{_shown(next(iter(counts)), here)} ({named(next(iter(counts.values())))})" if len(counts) == 1 else
+             f"{len(counts)} files: " + ", ".join(f"{_shown(p, here)} ({named(k)})" for p, k in sorted(counts.items())))
+    return (f"baselines: dropped {total} {'entry' if total == 1 else 'entries'} no longer measured (--gpu-budget-update) "
+            f"from {where}; review the diff and commit it")
 
 
 def withheld_line(withheld: list[str], update: bool) -> str | None:

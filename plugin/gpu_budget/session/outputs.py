@@ -102,7 +102,8 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
         write(f"gpu-budget gate FAILED: {problem}", red=True)
     for warning in warnings:
         write(f"gpu-budget warning: {warning} (fails the run under CI or with --gpu-budget-require-gpu)", yellow=True)
-    for line in (tally.written_line(written or {}, options.update, Path.cwd()), tally.withheld_line(data.withheld, options.update),
+    for line in (tally.written_line(written or {}, options.update, Path.cwd()), tally.dropped_line(data.dropped, Path.cwd()),
+                 tally.withheld_line(data.withheld, options.update),
                  _skipped(terminalreporter, data)):
         if line:
             write(line)

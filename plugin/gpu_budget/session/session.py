@@ -226,7 +226,7 @@ class BudgetSession:
         self.problems.extend(write_pending(self.data, self.written, self.unwritten))  # the serial run's failures too
         if self.options.update and not self.data.narrowed and (store := self.machine.known_store()) is not None:
             finished = collection.finished_cases(self.data.rows, self.config.rootpath, self.options.baselines, self.data.files)
-            self.problems.extend(store.prune(self.data.collected, self.options.scale, finished))  # the whole suite only
+            self.problems.extend(store.prune(self.data.collected, self.options.scale, finished, self.data.dropped))  # whole suite only
         if self.options.enabled and not listing.lists_only(self.config):  # a listing measures nothing, by design
             found = self._nothing_measured(session.exitstatus == pytest.ExitCode.INTERRUPTED)
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
