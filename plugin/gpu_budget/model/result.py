@@ -10,6 +10,7 @@ stand-in measurement, a row read back) is read as that field's JSON.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -47,6 +48,23 @@ WITHIN = "within budget and baseline"  # a passing case's message when it has no
 RECORDED = "no baseline yet: recorded"  # how a first run's message ends (its notes, if any, before it)
 UPDATED = "baseline updated"  # how an update's message ends where it writes the entry anew
 RE_RECORDED = "baseline re-recorded on this setup"  # ... where it writes an entry recorded on another setup
+RE_SPREAD = "baseline re-recorded"  # ... where it writes an entry over another number of runs (--gpu-budget-record-runs)
+RUNS_RECORDED = re.compile(r"; \d+ fresh runs: .*?(?= \(baseline file |$)", re.DOTALL)  # the runs an entry keeps, after its claim
+
+
+def written_claim(message: str) -> tuple[int, int, str] | None:
+    """Where a row's message says its entry is written (start, end, the claim), the recorded runs' text after it
+    included (they describe that entry), or None: a row whose entry is then not written says why in their place."""
+    if RECORDED in message:
+        start = message.index(RECORDED)
+        runs = RUNS_RECORDED.match(message, start + len(RECORDED))
+        return start, runs.end() if runs else start + len(RECORDED), RECORDED
+    for claim in (RE_RECORDED, UPDATED, RE_SPREAD):  # the longer of two that start alike first
+        start = message.rfind(claim)
+        runs = RUNS_RECORDED.match(message, start + len(claim)) if start >= 0 else None
+        if start >= 0 and (message.endswith(claim) or runs is not None and runs.end() == len(message)):
+            return start, len(message), claim
+    return None
 FAILED_AFTER = "its test failed after measure()"  # why a case the gate passed counts as failed (Result.failed_after)
 
 

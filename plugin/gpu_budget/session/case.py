@@ -33,7 +33,7 @@ from gpu_budget.model.case_id import CaseId, test_name
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
-from gpu_budget.model.result import Measurement, Result, Verdict
+from gpu_budget.model.result import RE_SPREAD, Measurement, Result, Verdict
 from gpu_budget.model.room import Room
 from gpu_budget.model.setup import Fact
 from gpu_budget.report import artifacts
@@ -254,7 +254,7 @@ def record(ask: Ask, judged: Judged) -> Outcome | tuple[Result, PendingWrite | N
     write = PendingWrite(str(path), scale, ask.case.id.key, entry, row=result.nodeid)
     message = result.message
     if spread is not None:
-        message = (message if judged.write_baseline else f"{message}; baseline re-recorded") + "; " + \
+        message = (message if judged.write_baseline else f"{message}; {RE_SPREAD}") + "; " + \
             recorded_text(kept, spread)
     return result.but(message=message), write
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pytest
 
 from gpu_budget.judge.store import PendingWrite
-from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, Result
+from gpu_budget.model.result import RECORDED, Result, written_claim
 
 WITHHELD = "its test did not pass, so no baseline entry was written"  # what a withheld entry's row says
 NOT_SHIPPED = "its xdist worker did not finish, so no baseline entry was written"  # ... where the worker died first
@@ -95,17 +95,17 @@ def withheld_row(row: Result, why: str = WITHHELD) -> Result:
     """The row of a case whose entry was withheld: its message says no entry was written (`why`), in place of what the
     verdict said it would write (a first run's "recorded", an update's "baseline updated" or "re-recorded"), else
     after it."""
-    if RECORDED in row.message:
-        return row.but(message=row.message.replace(RECORDED, f"no baseline yet: {why}", 1))
-    for claim in (UPDATED, RE_RECORDED):
-        if row.message.endswith(claim):
-            return row.but(message=row.message[:-len(claim)] + why)
+    found = written_claim(row.message)
+    if found is not None:
+        start, end, claim = found
+        said = f"no baseline yet: {why}" if claim == RECORDED else why
+        return row.but(message=row.message[:start] + said + row.message[end:])
     return row.but(message=f"{row.message}; {why}" if row.message else why)
 
 
 def claims_written(row: Result) -> bool:
     """Whether the row's message says its entry is written (recorded, updated or re-recorded)."""
-    return RECORDED in row.message or row.message.endswith((UPDATED, RE_RECORDED))
+    return written_claim(row.message) is not None
 
 
 def outcome_of(item: pytest.Item, report: pytest.TestReport) -> PytestOutcome | None:

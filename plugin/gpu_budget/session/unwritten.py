@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, Result
+from gpu_budget.model.result import RECORDED, Result, written_claim
 
 
 @dataclass
@@ -47,11 +47,11 @@ def unwritten_row(row: Result, why: str) -> Result:
     """The row of a case whose entry's write failed: its message says the entry was not written (and why) in place of
     what the verdict said it would write, else after it."""
     said = f"not recorded, the write failed ({why})"
-    if RECORDED in row.message:
-        return row.but(message=row.message.replace(RECORDED, f"no baseline yet: {said}", 1))
-    for claim in (UPDATED, RE_RECORDED):
-        if claim in row.message:
-            return row.but(message=row.message.replace(claim, f"baseline {said}", 1))
+    found = written_claim(row.message)
+    if found is not None:
+        start, end, claim = found
+        said = f"no baseline yet: {said}" if claim == RECORDED else f"baseline {said}"
+        return row.but(message=row.message[:start] + said + row.message[end:])
     return row.but(message=f"{row.message}; baseline {said}" if row.message else f"baseline {said}")
 
 
