@@ -3,6 +3,7 @@
 import json
 import multiprocessing
 import os
+import re
 
 import pytest
 
@@ -282,3 +283,13 @@ def test_a_baseline_file_that_is_a_symlink_is_written_through_the_link_the_link_
     assert link.is_symlink() and json.loads(shared.read_text())["entries"] == {}
     assert sorted(p.name for p in link.parent.iterdir()) == ["test_mod.json"]
     assert sorted(p.name for p in shared.parent.iterdir()) == ["test_mod.json"]
+
+
+def test_a_scale_no_case_runs_at_is_named(tmp_path):
+    """entries.tiny renamed by hand to entries.huge read as a valid file: its cases read as having no baseline and
+    were recorded afresh, and the "huge" entries stayed in the file for good."""
+    path = tmp_path / "test_mod.json"
+    path.write_text(json.dumps({"schema": files.SCHEMA, "entries": {"huge": {"test_a": {"peaks": {"ram": 1}}}}}))
+    with pytest.raises(BaselineError, match=re.escape(f"baseline file {path}: scale 'huge': not a scale cases run at "
+                                                      "(tiny, real)")):
+        files.load(path)

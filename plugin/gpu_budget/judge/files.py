@@ -28,6 +28,7 @@ from pathlib import Path
 from gpu_budget.judge import conflict, merge_base
 from gpu_budget.judge.contents import SCHEMA, ByKey, Contents, Listing
 from gpu_budget.judge.fingerprint import Facts
+from gpu_budget.model.budget import SCALES
 from gpu_budget.model.json_value import DuplicateKey, Json, JsonObject, unique_keys
 from gpu_budget.model.metric import ALL, JUDGED_GROWTH
 
@@ -110,6 +111,8 @@ def validate(data: Json, path: Path, advice: str = REDO) -> None:
     if not isinstance(entries, dict):
         fail("top level", "'entries' must be an object of scale -> test id -> entry")
     for scale, by_id in entries.items():
+        if scale not in SCALES:  # a hand edit: its entries would be read by no case, and kept for good
+            fail(f"scale {scale!r}", f"not a scale cases run at ({', '.join(SCALES)})")
         if not isinstance(by_id, dict):
             fail(f"scale {scale!r}", "expected an object of test id -> entry")
         for test_id, entry in by_id.items():
