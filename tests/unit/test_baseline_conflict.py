@@ -153,6 +153,19 @@ def test_resolve_goes_on_past_a_broken_file_names_it_and_exits_1(tmp_path, capsy
         assert set(files.load(path)["entries"]["tiny"]) == {"test_a", "test_b", "test_c"}
     assert broken.read_bytes() == bad
     assert sorted(path.name for path in folder.iterdir()) == ["a.json", "b.json", "c.json"]  # no temp or lock left
+    assert "1 of the 3 files holding conflict markers or unreadable left as it was" in err, err
+
+
+def test_the_count_of_files_left_is_of_those_with_markers_not_of_every_file_searched(tmp_path, capsys):
+    """One conflicted file that cannot be resolved beside a clean one said "1 of 2 files left as it was", as though
+    both had conflicts."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "clean.json").write_text(json.dumps({"schema": files.SCHEMA, "entries": {}}))
+    (folder / "torn.json").write_text("<<<<<<< HEAD\n{}\n=======\n")  # markers, but no merge to rebuild
+    assert baselines_cli.main(["resolve", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert "the file holding conflict markers or unreadable left as it was" in err and " of " not in err.splitlines()[-1]
 
 
 def test_resolve_goes_on_past_a_file_it_cannot_write(tmp_path, capsys, refuse_a_json):

@@ -109,6 +109,7 @@ def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
     others still resolved: one broken file must not hide the rest.
     """
     todo, bad = _conflicted(files, {path.resolve() for path in given if path.is_file()})
+    tried = len(todo) + len(bad)  # the files a message counts: those with markers, and those that cannot be read
     if not todo and not bad:
         print(f"no baseline file under {', '.join(map(str, given))} holds merge conflict markers: nothing to resolve")
         return 0
@@ -131,8 +132,9 @@ def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
     for problem in bad:
         print(f"python -m gpu_budget baselines resolve: {problem}", file=sys.stderr)
     if bad:
-        print(f"python -m gpu_budget baselines resolve: {len(bad)} of {len(files)} file{'s' if len(files) != 1 else ''} "
-              f"left as {'they were' if len(bad) != 1 else 'it was'} (named above)", file=sys.stderr)
+        share = "the file" if tried == 1 else f"all {tried} files" if len(bad) == tried else f"{len(bad)} of the {tried} files"
+        print(f"python -m gpu_budget baselines resolve: {share} holding conflict markers or unreadable left as "
+              f"{'they were' if len(bad) != 1 else 'it was'} (named above)", file=sys.stderr)
     return 1 if bad else 0
 
 
