@@ -222,6 +222,8 @@ def test_the_built_in_expandable_segments_fix_sets_the_allocator_variable_for_a_
     ({"command": "python t.py"}, "expected a non-empty list of strings"),
     ({"command": []}, "expected a non-empty list of strings"),
     ({"command": ["python", 3]}, "expected a non-empty list of strings"),
+    ({"command": iter([])}, "expected a non-empty list of strings"),
+    ({"command": 5}, "command=5: expected a non-empty list of strings"),
     ({"command": ["python"], "run": "m:run"}, "give exactly one of run= .* and command="),
     ({}, "give exactly one of run= .* and command="),
     ({"run": "m:run", "cwd": "x"}, "cwd= and env= are for a command scenario"),
@@ -237,6 +239,11 @@ def test_the_built_in_expandable_segments_fix_sets_the_allocator_variable_for_a_
 def test_a_bad_command_scenario_is_an_error_at_declaration(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Scenario(name="bad", **kwargs)
+
+
+def test_a_command_given_as_an_iterator_keeps_every_argument():
+    s = Scenario(name="c", command=map(str, ["python", "train.py", "--max_steps", 4]))
+    assert s.command_line("tiny", "/a")["argv"] == ["python", "train.py", "--max_steps", "4"]
 
 
 def test_a_supported_fix_whose_params_the_command_never_reads_is_refused_naming_it():

@@ -12,7 +12,7 @@ import importlib.util
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, cast
@@ -142,10 +142,11 @@ class Scenario:
         if (self.run is None) == (self.command is None):
             raise ValueError(f"scenario {self.name!r}: give exactly one of run= (a function) and command= (a command line)")
         if self.command is not None:
-            if isinstance(self.command, str) or not self.command or not all(isinstance(a, str) for a in self.command):
+            if not isinstance(self.command, str | bytes) and isinstance(self.command, Iterable):
+                object.__setattr__(self, "command", tuple(self.command))  # an iterator (map(str, ...)) read once
+            if not isinstance(self.command, tuple) or not self.command or not all(isinstance(a, str) for a in self.command):
                 raise ValueError(f"scenario {self.name!r}: command={self.command!r}: expected a non-empty list of "
                                  "strings, one per argument (['python', 'train.py', '--max_steps', '4'])")
-            object.__setattr__(self, "command", tuple(self.command))
             object.__setattr__(self, "env", env_text(self.env, f"scenario {self.name!r}"))
             object.__setattr__(self, "cwd", None if self.cwd is None else str(self.cwd))
         elif self.cwd is not None or self.env:
