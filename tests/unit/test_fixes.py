@@ -158,6 +158,7 @@ def test_user_fix_registers_sets_params_and_validates():
     ({"name": "two words"}, "fix name 'two words'"),
     ({"control": Control("other", "a alone", "a", "the rest")}, "needs a gpu_budget.fixes.Control and remedy=False"),
     ({"control": ("other", "a", "a", "b"), "remedy": False}, "needs a gpu_budget.fixes.Control"),
+    ({"args": ["--batch_size", 4]}, r"fix 'bad_fix': args=\('--batch_size', 4\): expected strings, one per argument"),
 ])
 def test_malformed_fix_is_rejected(kwargs, message):
     args = {"name": "bad_fix", "stage": "train", "doc": "d", **kwargs}

@@ -108,6 +108,9 @@ class Fix:
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
         object.__setattr__(self, "params", dict(self.params))
+        if not all(isinstance(a, str) for a in self.args):  # appended to a command line, filled as "{param}" text
+            raise FixError(f"fix {self.name!r}: args={self.args!r}: expected strings, one per argument "
+                           "(args=('--per_device_train_batch_size', '{batch_size}'))")
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
             raise FixError(f"fix name {self.name!r}: use letters, digits, '_' and '-'")
         if self.stage not in STAGES:
