@@ -235,6 +235,11 @@ def test_the_built_in_expandable_segments_fix_sets_the_allocator_variable_for_a_
     ({"command": ["python"], "env": {"HF_HOME": None}}, r"scenario 'bad': env\['HF_HOME'\]=None: expected a string"),
     ({"command": ["python"], "env": {"CUDA_LAUNCH_BLOCKING": True}}, r"env\['CUDA_LAUNCH_BLOCKING'\]=True: expected"),
     ({"command": ["python"], "env": {"ARGS": ["a"]}}, r"env\['ARGS'\]=\['a'\]: expected a string"),
+    ({"command": ["python"], "env": "HF_HOME=/data"}, r"scenario 'bad': env='HF_HOME=/data': expected a mapping"),
+    ({"command": ["python"], "env": {"HF_HOME=/data": "1"}}, r"env\['HF_HOME=/data'\]: a variable's name "),
+    ({"command": ["python"], "env": {"": "1"}}, r"env\[''\]: a variable's name "),
+    ({"command": ["python"], "env": {"A": "x\0y"}}, r"env\['A'\]='x\\x00y': .*NUL"),
+    ({"command": ["python", "t.py\0"]}, r"command=\('python', 't.py\\x00'\): .*NUL"),
 ])
 def test_a_bad_command_scenario_is_an_error_at_declaration(kwargs, message):
     with pytest.raises(ValueError, match=message):

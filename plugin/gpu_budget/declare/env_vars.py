@@ -2,7 +2,9 @@
 
 A number or a path is written as its text. None, a bool or a container has
 no one text a program expects (None would reach it as "None", True as
-"True"), so it is refused at declaration, naming the variable.
+"True"), so it is refused at declaration, naming the variable. So is what no
+process can be given (a name that is empty or holds "=", a NUL byte): exec
+would refuse it only in the measured child, naming nothing.
 """
 
 from __future__ import annotations
@@ -13,11 +15,21 @@ from collections.abc import Mapping
 
 def env_text(env: Mapping[object, object], where: str) -> dict[str, str]:
     """`env` with each value as text; ValueError naming the variable where a value is no string, number or path."""
+    try:
+        pairs = dict(env)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: env={env!r}: expected a mapping of variable names to their text "
+                         "({'HF_HOME': '/data/hf'})") from None
     out: dict[str, str] = {}
-    for key, value in dict(env).items():
+    for key, value in pairs.items():
+        name = str(key)
+        if not name or "=" in name or "\0" in name:
+            raise ValueError(f"{where}: env[{name!r}]: a variable's name is not empty and holds no '=' or NUL byte")
         if isinstance(value, bool) or not isinstance(value, str | int | float | os.PathLike):
-            said = (f"{where}: env[{str(key)!r}]={value!r}: expected a string (a number or a path is written as its "
+            said = (f"{where}: env[{name!r}]={value!r}: expected a string (a number or a path is written as its "
                     "text); an environment variable holds text")
             raise ValueError(said)  # noqa: TRY004  a declaration's bad value: ValueError, as for every Scenario field
-        out[str(key)] = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+        out[name] = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+        if "\0" in out[name]:
+            raise ValueError(f"{where}: env[{name!r}]={out[name]!r}: an environment variable's text holds no NUL byte")
     return out

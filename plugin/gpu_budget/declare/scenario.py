@@ -147,6 +147,9 @@ class Scenario:
             if not isinstance(self.command, tuple) or not self.command or not all(isinstance(a, str) for a in self.command):
                 raise ValueError(f"scenario {self.name!r}: command={self.command!r}: expected a non-empty list of "
                                  "strings, one per argument (['python', 'train.py', '--max_steps', '4'])")
+            if any("\0" in a for a in self.command):  # exec refuses it in the measured child, naming nothing
+                raise ValueError(f"scenario {self.name!r}: command={self.command!r}: an argument holds a NUL byte, "
+                                 "which no process can be given")
             object.__setattr__(self, "env", env_text(self.env, f"scenario {self.name!r}"))
             object.__setattr__(self, "cwd", None if self.cwd is None else str(self.cwd))
         elif self.cwd is not None or self.env:
