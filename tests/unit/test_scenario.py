@@ -246,6 +246,15 @@ def test_a_bad_command_scenario_is_an_error_at_declaration(kwargs, message):
         Scenario(name="bad", **kwargs)
 
 
+@pytest.mark.parametrize("argument", ['{"use_reentrant": false}', "{}"])
+def test_a_json_argument_s_braces_are_said_to_be_written_twice(argument):
+    with pytest.raises(ValueError, match=r"a literal brace is written twice: '\{\{' and '\}\}'"):
+        Scenario(name="c", command=["python", "t.py", "--gradient_checkpointing_kwargs", argument])
+    doubled = argument.replace("{", "{{").replace("}", "}}")
+    s = Scenario(name="c", command=["python", "t.py", "--gradient_checkpointing_kwargs", doubled])
+    assert s.command_line("tiny", "/a")["argv"][-1] == argument
+
+
 def test_a_command_given_as_an_iterator_keeps_every_argument():
     s = Scenario(name="c", command=map(str, ["python", "train.py", "--max_steps", 4]))
     assert s.command_line("tiny", "/a")["argv"] == ["python", "train.py", "--max_steps", "4"]

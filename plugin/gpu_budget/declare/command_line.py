@@ -15,6 +15,9 @@ from pathlib import Path
 from gpu_budget.declare.fixes import Fix
 from gpu_budget.declare.params import Json
 
+# What a brace that is no placeholder (a JSON argument, '{"use_reentrant": false}') is told, as str.format reads it
+LITERAL_BRACES = "; a literal brace is written twice: '{{' and '}}'"
+
 
 @dataclass(frozen=True)
 class CommandLine:
@@ -49,9 +52,20 @@ def _fill(template: str, values: Mapping[str, Json], where: str) -> str:
         return template.format_map(values)
     except KeyError as exc:
         raise ValueError(f"{where}: command placeholder {{{exc.args[0]}}} in {template!r} names no param "
-                         f"(params: {', '.join(sorted(k for k in values if k != 'assets'))}; and 'assets')") from None
+                         f"(params: {', '.join(sorted(k for k in values if k != 'assets'))}; and 'assets')"
+                         + _literal_braces(template)) from None
     except (ValueError, IndexError, AttributeError) as exc:
-        raise ValueError(f"{where}: bad command placeholder in {template!r}: {exc}") from None
+        raise ValueError(f"{where}: bad command placeholder in {template!r}: {exc}{_literal_braces(template)}") from None
+
+
+def _literal_braces(template: str) -> str:
+    """LITERAL_BRACES where the template's braces are no placeholder (a field that is no name, or braces that do
+    not pair), else nothing: a placeholder whose name is wrong was meant as one."""
+    try:
+        fields = [field for _, field, _, _ in string.Formatter().parse(template) if field is not None]
+    except ValueError:
+        return LITERAL_BRACES
+    return LITERAL_BRACES if any(not re.split(r"[.\[]", f, maxsplit=1)[0].isidentifier() for f in fields) else ""
 
 
 def placeholders(templates: Iterable[str | None]) -> set[str]:
