@@ -171,7 +171,7 @@ def test_the_docs_accelerate_example_trains_two_ranks_as_one_on_a_cpu_host(launc
     assert row["info"]["groups"] == {"0": 2, "1": 2} and "notes" not in row["info"], row["info"]
 
 
-# -- relative paths: resolved against the folder pytest was started in ---------------------------------------
+# -- relative paths: resolved against the test's working folder (where pytest was started) -----------------
 
 RELATIVE = '''
 import sys
@@ -208,8 +208,9 @@ def test_a_relative_path_that_names_nothing_in_the_invocation_folder_says_where_
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json", "memtests")
     result.assert_outcomes(failed=2, passed=1)
     by = rows(pytester)
-    where = (f"is not in the command's working folder, {pytester.path} (the folder pytest was started in: the "
-             "Scenario gives no cwd=): relative paths in a command resolve against it; give an absolute path")
+    where = (f"is not in the command's working folder, {pytester.path} (the test's working folder as it measured: "
+             "where pytest was started, unless the test moved; the Scenario gives no cwd=): relative paths in a "
+             "command resolve against it; give an absolute path")
     script = by["test_script"]["error"]["message"]
     assert "exited with 2; 'train.py' " + where in script, script
     assert 'give an absolute path (str(Path(__file__).parent / "train.py")) or cwd=' in script, script
@@ -237,3 +238,42 @@ def test_a_command_that_fails_for_another_reason_gets_no_path_hint(pytester, mon
     result.assert_outcomes(failed=1)
     message = rows(pytester)["test_fails"]["error"]["message"]
     assert "exited with 2; the last lines of its stderr" in message and "relative paths" not in message, message
+
+
+MOVED = '''
+import sys
+
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_moved(gpu_budget, monkeypatch):
+    monkeypatch.chdir("elsewhere")
+    gpu_budget.measure(Scenario(name="moved", command=[sys.executable, "train.py"]))
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_writes(gpu_budget, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    gpu_budget.measure(Scenario(name="writes", command=[sys.executable, "-c", "open('out.txt', 'w').write('x')"]))
+    assert (tmp_path / "out.txt").exists()
+'''
+
+
+def test_a_command_runs_in_the_folder_the_test_moved_to_and_the_hint_says_so(pytester, monkeypatch):
+    """A test that changes its working folder (monkeypatch.chdir, to keep a script's outputs out of the project)
+    runs its command there: what it writes lands there, and a relative path missing there is named as taken from
+    the test's working folder, not from where pytest was started."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.mkdir("elsewhere")
+    (pytester.path / "train.py").write_text("import sys\nsys.exit(0)\n")
+    pytester.makepyfile(test_moved=MOVED)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1, passed=1)
+    message = rows(pytester)["test_moved"]["error"]["message"]
+    assert f"'train.py' is not in the command's working folder, {pytester.path / 'elsewhere'} (the test's working " \
+           "folder as it measured: where pytest was started, unless the test moved; the Scenario gives no cwd=)" \
+           in message, message
+    assert not (pytester.path / "out.txt").exists()

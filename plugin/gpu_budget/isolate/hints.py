@@ -1,7 +1,9 @@
 """Hints for a command that failed the way a relative path taken from the wrong folder fails.
 
 A command's relative paths resolve against its working folder: the Scenario's
-`cwd=`, else the folder pytest was started in. A test that names its script
+`cwd=`, else the test's own as it measures (multiprocessing starts the measured
+child in it): the folder pytest was started in, unless the test moved
+(monkeypatch.chdir), which the child cannot tell apart. A test that names its script
 `train.py` passes when pytest starts beside it and fails from the project's
 root, so the failure says which folder the path was taken from and how to make
 it hold from anywhere.
@@ -45,7 +47,8 @@ def _hint(path: str, cwd: str | None) -> str:
     if path == "~" or path.startswith("~" + os.sep) or (path.startswith("~") and os.sep in path):
         return (f"; {path!r} starts with ~, which no shell expands here: the command runs without one, so ~ is a "
                 f"folder named '~' in its working folder, {where}; give the path with os.path.expanduser({path!r})")
-    whose = "the Scenario's cwd=" if cwd else "the folder pytest was started in: the Scenario gives no cwd="
+    whose = "the Scenario's cwd=" if cwd else ("the test's working folder as it measured: where pytest was started, "
+                                              "unless the test moved; the Scenario gives no cwd=")
     other = "a cwd= that holds it" if cwd else "cwd="
     return (f"; {path!r} is not in the command's working folder, {where} ({whose}): relative paths in a command resolve "
             f'against it; give an absolute path (str(Path(__file__).parent / "{os.path.basename(path)}")) or {other}')
