@@ -1,6 +1,7 @@
 """Scenario assets: keyed by the params prepare reads, so run-only knobs share one prepared model."""
 
 import functools
+import re
 
 import pytest
 
@@ -253,6 +254,18 @@ def test_a_json_argument_s_braces_are_said_to_be_written_twice(argument):
     doubled = argument.replace("{", "{{").replace("}", "}}")
     s = Scenario(name="c", command=["python", "t.py", "--gradient_checkpointing_kwargs", doubled])
     assert s.command_line("tiny", "/a")["argv"][-1] == argument
+
+
+@pytest.mark.parametrize("template, value, text", [
+    ("{max_length}", None, "'None'"), ("{max_length}", [1, 2], "'\\[1, 2\\]'"), ("{max_length}", {"a": 1}, "\"\\{'a': 1\\}\""),
+])
+def test_a_placeholder_whose_param_has_no_one_text_is_refused_naming_it(template, value, text):
+    for where in ({"command": ["python", "t.py", "--max_length", template]}, {"command": ["python"], "env": {"N": template}}):
+        with pytest.raises(ValueError, match=rf"scenario 'c': placeholder \{{max_length\}} in '\{{max_length\}}' is "
+                                             rf"{re.escape(repr(value))}, which would reach the command as the text {text}"):
+            Scenario(name="c", params={"max_length": value}, **where)
+    s = Scenario(name="c", command=["python", "t.py", "--fp16", "{fp16}", "--k", "{d[k]}"], params={"fp16": True, "d": {"k": 3}})
+    assert s.command_line("tiny", "/a")["argv"][-4:] == ["--fp16", "True", "--k", "3"]  # a bool as HfArgumentParser reads it
 
 
 def test_a_command_given_as_an_iterator_keeps_every_argument():

@@ -49,13 +49,43 @@ class CommandLine:
 def _fill(template: str, values: Mapping[str, Json], where: str) -> str:
     """A command argument with its "{param}" placeholders filled ("{{" is a literal brace)."""
     try:
-        return template.format_map(values)
+        return _Filler(template, where).vformat(template, (), values)
+    except _NoText as exc:
+        raise ValueError(str(exc)) from None
     except KeyError as exc:
         raise ValueError(f"{where}: command placeholder {{{exc.args[0]}}} in {template!r} names no param "
                          f"(params: {', '.join(sorted(k for k in values if k != 'assets'))}; and 'assets')"
                          + _literal_braces(template)) from None
     except (ValueError, IndexError, AttributeError) as exc:
         raise ValueError(f"{where}: bad command placeholder in {template!r}: {exc}{_literal_braces(template)}") from None
+
+
+class _NoText(Exception):
+    """A placeholder's value that has no one text a program expects."""
+
+
+class _Filler(string.Formatter):
+    """str.format_map, refusing a field whose value is None or a container: None would reach the command as the text
+    "None", a list as its repr (an env value of either is refused as it is declared: env_vars.py)."""
+
+    def __init__(self, template: str, where: str) -> None:
+        self.template, self.where, self.field = template, where, ""
+
+    def get_field(self, field_name, args, kwargs):
+        self.field = field_name
+        return super().get_field(field_name, args, kwargs)
+
+    def get_value(self, key, args, kwargs):
+        if isinstance(key, int):  # "{}" or "{0}": str.format_map's words for it
+            raise ValueError("Format string contains positional fields")  # noqa: TRY004  a bad placeholder, as str.format says
+        return kwargs[key]
+
+    def format_field(self, value, format_spec):
+        if value is None or isinstance(value, list | tuple | dict):
+            raise _NoText(f"{self.where}: placeholder {{{self.field}}} in {self.template!r} is {value!r}, which would "
+                          f"reach the command as the text {str(value)!r}: give the param a string or a number, or "
+                          "leave the argument out where it has none")
+        return super().format_field(value, format_spec)
 
 
 def _literal_braces(template: str) -> str:
