@@ -483,6 +483,32 @@ def test_a_pythonpath_in_the_scenarios_env_keeps_the_hook_and_the_users_sitecust
     assert "hook did not run" not in rows(pytester)["test_script"]["message"]
 
 
+def test_a_command_imports_the_projects_modules_not_the_folders_pytest_put_on_its_path(pytester, monkeypatch):
+    """A helper module beside the tests (memtests/model.py) that shares a name with the project's own (src/model.py,
+    on the PYTHONPATH the session was started with): the script imports the project's, as it does outside the gate.
+    The folders pytest put on its own sys.path (memtests/) once came first on the command's PYTHONPATH, and the script
+    then imported the test's helper: another program than the one gated."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    for path, text in {"memtests/model.py": "WHO = 'the test helper'\n", "src/model.py": "WHO = 'the project'\n",
+                       "proj/train.py": "import model\nopen('who', 'w').write(model.WHO)\n",
+                       "memtests/test_imports.py": textwrap.dedent('''
+                           import sys
+                           import pytest
+                           from gpu_budget import Scenario
+
+                           @pytest.mark.gpu_budget(ram="2 GiB")
+                           def test_script(gpu_budget):
+                               gpu_budget.measure(Scenario(name="s", command=[sys.executable, "proj/train.py"]))
+                       ''')}.items():
+        (pytester.path / path).parent.mkdir(exist_ok=True)
+        (pytester.path / path).write_text(text)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"),
+                                                                   str(pytester.path / "src")])))
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "memtests").assert_outcomes(passed=1)
+    assert (pytester.path / "who").read_text() == "the project"
+
+
 def test_a_command_whose_own_process_never_ran_the_hook_says_so_in_its_row(command_project):
     """A shell that starts the script as its child: the shell is the command's own process, which no Python hook
     reaches, so the row has no phases or steps from it, and says why instead of passing quietly."""

@@ -70,6 +70,10 @@ THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 HOOK_DIR = str(Path(__file__).parents[1] / "_hook")  # gpu_budget/_hook
 TAIL_BYTES = 8192  # of stdout and of stderr, kept for the report; the rest is read and dropped
 FIRST_PHASE = "run"
+# The folders the session put on its children's PYTHONPATH ahead of its own (forkserver.child_paths: pytest's rootdir
+# and test folders, its `pythonpath` option): the measured child's, not the command's, which gets the PYTHONPATH the
+# session was started with, as it would outside the gate (a test's helper module would shadow the project's own)
+SESSION_PATHS = "GPU_BUDGET_SESSION_PATHS"
 LAUNCHER_LOG_DIR = "PET_LOG_DIR"  # torchrun's --log-dir, which it reads from the environment where its line gives none
 # How long the command's descendants may run on after its own process exits, to end by themselves before they are
 # killed as leftovers. multiprocessing's resource tracker (spawn, forkserver) and its forkserver end on the EOF of a
@@ -100,14 +104,18 @@ def recorded_env(threads: int, malloc: str, user: dict[str, str]) -> dict[str, s
 
 def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, str], socket_path: str,
                snapshot: str | None = None, card: Card | None = None) -> dict[str, str]:
-    """The command's environment: the measuring child's (dispatch pins included), the hook, then the pins and the
-    user's (which win), except that the hook's folder stays first on a PYTHONPATH the user's env sets: its
-    sitecustomize runs the user's own one after it (a project's sitecustomize.py on that path still runs).
+    """The command's environment: the measuring child's (dispatch pins included; its PYTHONPATH without the
+    session's folders, SESSION_PATHS), the hook, then the pins and the user's (which win), except that the hook's
+    folder stays first on a PYTHONPATH the user's env sets: its sitecustomize runs the user's own one after it (a
+    project's sitecustomize.py on that path still runs).
     torchrun's log folder goes beside the socket, where none is set: torchrun makes a torchelastic_XXXXXXXX folder
     under $TMPDIR and never removes it, and the case's folder goes with the case (a --log-dir given still wins).
     accelerate launch hands torchrun its own --log_dir (none, unless given), so $TMPDIR goes beside the socket too,
     where the user's env sets none (unix_paths.command_tmp)."""
     env = {**base, **recorded_env(threads, malloc, user), SOCKET_VAR: socket_path}
+    if "PYTHONPATH" not in user:
+        env["PYTHONPATH"] = _without_session_paths(env.get("PYTHONPATH", ""), env.get(SESSION_PATHS, ""))
+    env.pop(SESSION_PATHS, None)
     env.setdefault(LAUNCHER_LOG_DIR, os.path.join(os.path.dirname(socket_path), unix_paths.LAUNCHER_LOGS))
     if "TMPDIR" not in user:
         env.update(unix_paths.command_tmp(os.path.dirname(socket_path), env))
@@ -117,6 +125,12 @@ def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, 
     if card is not None:
         env[CARD_VAR] = card.to_env()
     return env
+
+
+def _without_session_paths(pythonpath: str, session: str) -> str:
+    """`pythonpath` less the session's folders it starts with (SESSION_PATHS): the one the session was started with."""
+    parts, own = pythonpath.split(os.pathsep), [p for p in session.split(os.pathsep) if p]
+    return os.pathsep.join(parts[len(own):]) if own and parts[:len(own)] == own else pythonpath
 
 
 class _Tail:

@@ -33,7 +33,7 @@ from multiprocessing import spawn
 from pathlib import Path
 
 from gpu_budget.declare.params import Json
-from gpu_budget.isolate import building, child, dispatch, events, unix_paths
+from gpu_budget.isolate import building, child, command, dispatch, events, unix_paths
 from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
 from gpu_budget.measure import procfs
@@ -71,7 +71,7 @@ def forkserver(preload: tuple[str, ...] = DEFAULT_PRELOAD, dispatch_mode: str = 
         context.set_forkserver_preload(["gpu_budget.isolate.forkserver_reaper", "gpu_budget.isolate.child",
                                         "gpu_budget.measure.meter", *preload, *counter])
         _context, _started = context, wanted
-        _environment = {**dispatch.pin_env(dispatch_mode), "PYTHONPATH": _pythonpath()}
+        _environment = {**dispatch.pin_env(dispatch_mode), "PYTHONPATH": _pythonpath(), **_session_paths()}
     elif _started != wanted:
         raise RuntimeError(f"the forkserver already runs with preload/dispatch {_started}, not {wanted}: "
                            "one session, one forkserver")
@@ -178,7 +178,12 @@ def children_environ(dispatch_mode: str = "avx2") -> dict[str, str]:
     """The environment a child started now runs with: this process's as it is now (a test's monkeypatch.setenv
     included, where the forkserver holds the one of the moment it started), the kernel-dispatch pin and the
     PYTHONPATH the forkserver starts with."""
-    return {**forkserver_environ(dispatch_mode), "PYTHONPATH": _pythonpath()}
+    return {**forkserver_environ(dispatch_mode), "PYTHONPATH": _pythonpath(), **_session_paths()}
+
+
+def _session_paths() -> dict[str, str]:
+    """Which folders of the children's PYTHONPATH are this session's, not the command's (command.SESSION_PATHS)."""
+    return {command.SESSION_PATHS: os.pathsep.join(child_paths())}
 
 
 @contextmanager
