@@ -142,16 +142,7 @@ class Scenario:
         if (self.run is None) == (self.command is None):
             raise ValueError(f"scenario {self.name!r}: give exactly one of run= (a function) and command= (a command line)")
         if self.command is not None:
-            if not isinstance(self.command, str | bytes) and isinstance(self.command, Iterable):
-                object.__setattr__(self, "command", tuple(self.command))  # an iterator (map(str, ...)) read once
-            if not isinstance(self.command, tuple) or not self.command or not all(isinstance(a, str) for a in self.command):
-                raise ValueError(f"scenario {self.name!r}: command={self.command!r}: expected a non-empty list of "
-                                 "strings, one per argument (['python', 'train.py', '--max_steps', '4'])")
-            if any("\0" in a for a in self.command):  # exec refuses it in the measured child, naming nothing
-                raise ValueError(f"scenario {self.name!r}: command={self.command!r}: an argument holds a NUL byte, "
-                                 "which no process can be given")
-            object.__setattr__(self, "env", env_text(self.env, f"scenario {self.name!r}"))
-            object.__setattr__(self, "cwd", None if self.cwd is None else str(self.cwd))
+            _command_fields(self)
         elif self.cwd is not None or self.env:
             raise ValueError(f"scenario {self.name!r}: cwd= and env= are for a command scenario")
         object.__setattr__(self, "run", ref_of(self.run))
@@ -261,6 +252,23 @@ class Scenario:
             "prepare_params": self.prepare_params(scale),
             "fixes": list(self.fixes),
         }
+
+
+def _command_fields(scenario: Scenario) -> None:
+    """Store a command scenario's command as a tuple of its arguments (an iterator, map(str, ...), read once), its env
+    as text and its cwd as a string; ValueError naming what is no argument, or what no process can be given (exec
+    would refuse it only in the measured child, naming nothing)."""
+    where, command = f"scenario {scenario.name!r}", scenario.command
+    if not isinstance(command, str | bytes) and isinstance(command, Iterable):
+        command = tuple(command)
+    if not isinstance(command, tuple) or not command or not all(isinstance(a, str) for a in command):
+        raise ValueError(f"{where}: command={command!r}: expected a non-empty list of strings, one per argument "
+                         "(['python', 'train.py', '--max_steps', '4'])")
+    if any("\0" in a for a in command):
+        raise ValueError(f"{where}: command={command!r}: an argument holds a NUL byte, which no process can be given")
+    object.__setattr__(scenario, "command", command)
+    object.__setattr__(scenario, "env", env_text(scenario.env, where))
+    object.__setattr__(scenario, "cwd", None if scenario.cwd is None else str(scenario.cwd))
 
 
 def _refuse_unread(scenario: Scenario, chosen: Sequence[Fix], where: str) -> None:
