@@ -277,3 +277,45 @@ def test_a_command_runs_in_the_folder_the_test_moved_to_and_the_hint_says_so(pyt
            "folder as it measured: where pytest was started, unless the test moved; the Scenario gives no cwd=)" \
            in message, message
     assert not (pytester.path / "out.txt").exists()
+
+
+PWD = '''
+import os
+import sys
+
+import pytest
+from gpu_budget import Scenario
+
+WRITE = "import os, sys; open(sys.argv[1], 'w').write(os.environ.get('PWD', ''))"
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_cwd(gpu_budget, tmp_path):
+    gpu_budget.measure(Scenario(name="cwd", command=[sys.executable, "-c", WRITE, str(tmp_path / "pwd")], cwd="bin"))
+    assert (tmp_path / "pwd").read_text() == os.path.abspath("bin")
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_moved(gpu_budget, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    gpu_budget.measure(Scenario(name="moved", command=[sys.executable, "-c", WRITE, str(tmp_path / "pwd")]))
+    assert (tmp_path / "pwd").read_text() == str(tmp_path)
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_given(gpu_budget, tmp_path):
+    gpu_budget.measure(Scenario(name="given", command=[sys.executable, "-c", WRITE, str(tmp_path / "pwd")],
+                                cwd="bin", env={"PWD": "/mine"}))
+    assert (tmp_path / "pwd").read_text() == "/mine"
+'''
+
+
+def test_a_command_s_pwd_is_its_working_folder(pytester, monkeypatch):
+    """A command run with cwd= (or from a test that moved) inherited PWD, the folder pytest was started in: a tool that
+    reads $PWD rather than getcwd() looked there. It is now the command's own working folder, unless env= sets it."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.mkdir("bin")
+    pytester.makepyfile(test_pwd=PWD)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    result.assert_outcomes(passed=3)

@@ -367,6 +367,8 @@ def _check_start(line: CommandLine) -> None:
 def _start(line: CommandLine, env: dict[str, str], server: MarkServer) -> subprocess.Popen:
     """The command's process, its output piped; CommandFailed (the socket closed) where it cannot start."""
     program = line.argv[0] if line.argv else ""
+    if env.get("PWD") == os.environ.get("PWD"):  # inherited, not the user's: a shell would set it to where it runs
+        env = {**env, "PWD": os.path.abspath(line.cwd or os.getcwd())}
     try:
         return subprocess.Popen(list(line.argv), cwd=line.cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
