@@ -22,3 +22,13 @@ def test_a_path_under_tilde_is_said_to_be_unexpanded(tmp_path):
 def test_a_bare_name_or_an_absolute_path_gets_no_hint():
     assert hints.not_found(["trainer"], None) == ""
     assert hints.not_found([os.path.abspath("x")], None) == ""
+
+
+def test_a_bare_name_found_in_the_working_folder_is_said_to_need_a_dot_slash(tmp_path):
+    """command=["mytrain"] with cwd= holding mytrain said only "command 'mytrain' not found": a bare name is looked up
+    on PATH, never in the working folder, as in a shell."""
+    (tmp_path / "mytrain").write_text("#!/bin/sh\n")
+    said = hints.not_found(["mytrain"], str(tmp_path))
+    assert said == (f"; 'mytrain' is in the command's working folder, {tmp_path}, but a bare name is looked up on PATH "
+                    "alone, as a shell does: give it as './mytrain'")
+    assert hints.not_found(["other"], str(tmp_path)) == ""

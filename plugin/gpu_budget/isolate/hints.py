@@ -19,10 +19,17 @@ CANT_OPEN = re.compile(r"can't open file '([^']+)': \[Errno 2\]")  # python's wo
 
 
 def not_found(argv: Sequence[str], cwd: str | None) -> str:
-    """The hint for a command whose program was not found: "" unless it is a relative path (with a folder in it)."""
+    """The hint for a command whose program was not found: a relative path (with a folder in it) named from its working
+    folder, or a bare name that is a file there (PATH alone is searched); else ""."""
     program = argv[0] if argv else ""
-    if os.sep not in program or os.path.isabs(program):
-        return ""  # a bare name is looked up on PATH, not in the working folder
+    if os.sep not in program:  # a bare name is looked up on PATH, not in the working folder: say so where it is there
+        where = cwd or os.getcwd()
+        if program and os.path.isfile(os.path.join(where, program)):
+            return (f"; {program!r} is in the command's working folder, {where}, but a bare name is looked up on PATH "
+                    f"alone, as a shell does: give it as {'./' + program!r}")
+        return ""
+    if os.path.isabs(program):
+        return ""
     return _hint(program, cwd)
 
 
