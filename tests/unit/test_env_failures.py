@@ -10,7 +10,7 @@ import pytest
 from local_wheels import offline, unsatisfiable, write_wheel
 
 from gpu_budget.isolate import env_failures
-from gpu_budget.isolate.environment import EnvironmentFailed, find_tool, make
+from gpu_budget.isolate.environment import EnvironmentFailed, Tool, find_tool, make
 from gpu_budget.isolate.index_settings import index_settings
 
 MISSING = "gbtiny==2.0"
@@ -210,3 +210,22 @@ def test_a_changed_index_password_alone_tries_a_remembered_failure_again(tmp_pat
         monkeypatch.setenv(name, "https://reader:right@mirror.invalid/simple")
     again = failed([MISSING], tmp_path / "envs")
     assert again.remembered is False and "right" not in str(again) and "pbkdf2" not in str(again)
+
+
+def test_a_tool_killed_by_a_signal_is_named_so_and_not_remembered(tmp_path, links):
+    """An installer killed by a signal (the kernel's OOM killer, a Ctrl-C that reached it first, a job being
+    cancelled) says nothing of the requirements: the failure names the signal, not "exit -9", and the next session
+    tries again instead of replaying it until --gpu-budget-update."""
+    tool = find_tool()
+    killer = tmp_path / "killed-tool"  # the real tool, but killed by SIGKILL where it would install
+    killer.write_text("#!/bin/sh\ncase \" $* \" in *' --dry-run '*) ;; *' install '*) kill -KILL $$ ;; esac\n"
+                      f"exec {' '.join(tool.argv)} \"$@\"\n")
+    killer.chmod(0o755)
+    with pytest.raises(EnvironmentFailed) as raised:
+        make(["gbtiny==1.0"], tmp_path / "envs", Tool(tool.name, (str(killer),)))
+    said = str(raised.value)
+    assert raised.value.kind == "install" and "killed by SIGKILL" in said and "exit -9" not in said, said
+    assert "not remembered" in said
+    assert not (tmp_path / "envs" / env_failures.FOLDER).exists()
+    assert not list((tmp_path / "envs").glob("env-*/"))  # the half-made venv is not left behind
+    assert make(["gbtiny==1.0"], tmp_path / "envs", tool).overlay == {"gbtiny": "1.0"}  # tried again, and made

@@ -19,8 +19,8 @@ Only "resolve" and "install" failures are kept: "torch" is a check of the
 running torch against a kept resolution (instant), and "tool" is this
 host's (uv or pip missing). Nor is one whose tool could not reach the index
 (`unreachable`: a connection refused, a name that does not resolve, a
-timeout): an outage says nothing of the requirements, and the next session
-tries again. An entry is written atomically (a temporary file
+timeout), or was killed by a signal (the OOM killer, a cancelled job): an
+outage says nothing of the requirements, and the next session tries again. An entry is written atomically (a temporary file
 renamed over it). One that cannot be read (edited by hand, cut off by a full
 disk) counts as absent, and the set is tried again and the entry written
 anew: a lost entry costs one attempt and never a wrong result, where an
@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -52,6 +53,7 @@ UNREACHABLE = ("error sending request", "tcp connect error", "dns error", "faile
                "temporary failure in name resolution", "name or service not known", "connection refused",
                "connection reset", "network is unreachable", "could not fetch url")
 NOT_KEPT = "the index could not be reached: not remembered, the next session tries again"
+NOT_KEPT_KILLED = "the tool was killed: not remembered, the next session tries again"
 _UV_CAUSE = ("├─▶", "╰─▶")  # uv's chain of causes under its "×" line
 
 
@@ -60,15 +62,15 @@ class EnvironmentFailed(Exception):
 
     error: the tool's key line (the message where there is none). seconds: what failing took this time (set by
     Memory). remembered: read from an earlier session's attempt, not tried in this one. by_another: another process
-    of this session tried, and this one waited `seconds` for its failure. tool: the tool's name. unreachable: the
-    tool could not reach the index (not remembered).
+    of this session tried, and this one waited `seconds` for its failure. tool: the tool's name. passing: the tool
+    could not reach the index, or was killed by a signal (not remembered: it says nothing of the requirements).
     """
 
     def __init__(self, kind: str, message: str, error: str = "", seconds: float = 0.0, remembered: bool = False,
-                 tool: str = "", by_another: bool = False, unreachable: bool = False) -> None:
+                 tool: str = "", by_another: bool = False, passing: bool = False) -> None:
         super().__init__(message)
         self.kind, self.error, self.seconds, self.tool = kind, error or message, seconds, tool
-        self.remembered, self.by_another, self.unreachable = remembered, by_another, unreachable
+        self.remembered, self.by_another, self.passing = remembered, by_another, passing
 
     def record(self, requirements: Sequence[str]) -> EnvironmentRecord:
         """The failure as the JSON report's "environments" lists it (waited: all of it, where another tried)."""
@@ -154,6 +156,14 @@ def unreachable(text: str) -> bool:
     return any(marker in lowered for marker in UNREACHABLE)
 
 
+def signal_name(number: int) -> str:
+    """SIGKILL for 9; "signal N" where the number names none."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def key_line(text: str) -> str:
     """The line of a tool's error output that says why: pip's first "ERROR:" line, else uv's "error:" line (its
     output off a terminal) or "×" line (on one), each with its causes, else the last line that is not a warning."""
@@ -236,7 +246,7 @@ class Memory:
             yield
         except EnvironmentFailed as exc:
             exc.seconds, exc.tool = self.spent(), self.tool
-            if exc.kind in KEPT_KINDS and not (exc.remembered or exc.by_another or exc.unreachable):
+            if exc.kind in KEPT_KINDS and not (exc.remembered or exc.by_another or exc.passing):
                 remember(self.root, self.name, FailedEntry(self.requirements, exc.kind, redact(exc.error), redact(str(exc)),
                                                            exc.seconds, time.time(), sys.executable, self.tool,
                                                            self.index))

@@ -189,13 +189,16 @@ def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None, both
                               stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise EnvironmentFailed(kind, f"{what}: {exc}") from None
+    if proc.returncode < 0:  # killed (the OOM killer, a cancelled job): nothing said of the requirements
+        killed = f"killed by {env_failures.signal_name(-proc.returncode)}"
+        raise EnvironmentFailed(kind, f"{what}: {killed} ({env_failures.NOT_KEPT_KILLED})", killed, passing=True)
     if proc.returncode != 0:  # the tool's own words, on one line (uv wraps its sentences)
         lines = [line.strip() for line in (proc.stderr or proc.stdout).strip().splitlines()[-15:]]
         said = " ".join(line for line in lines if line and not line.startswith("WARNING:"))
         cut_off = env_failures.unreachable(proc.stderr + proc.stdout)  # pip says so in warnings alone
         raise EnvironmentFailed(kind, f"{what}: {said or f'exit {proc.returncode}'}"
                                       + (f" ({env_failures.NOT_KEPT})" if cut_off else ""),
-                                env_failures.key_line(proc.stderr or proc.stdout), unreachable=cut_off)
+                                env_failures.key_line(proc.stderr or proc.stdout), passing=cut_off)
     return proc.stdout + (proc.stderr if both else "")
 
 
@@ -219,7 +222,7 @@ def resolve(requirements: Sequence[str], tool: Tool, running: dict[str, str]) ->
         except EnvironmentFailed as exc:
             named = ", ".join(_named(requirements, str(exc)))
             raise EnvironmentFailed("resolve", f"cannot resolve {named}: {exc}", exc.error,
-                                    unreachable=exc.unreachable) from None
+                                    passing=exc.passing) from None
     return {name: version for name, version in sorted(pins.items()) if running.get(name) != _public(version)}
 
 
@@ -312,7 +315,7 @@ def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[st
     except EnvironmentFailed as exc:
         named = ", ".join(_named(pins, str(exc)))
         raise EnvironmentFailed("install", f"cannot install {named}: {exc}", exc.error,
-                                unreachable=exc.unreachable) from None
+                                passing=exc.passing) from None
 
 
 def make(requirements: Sequence[str], root: Path, tool: Tool | None = None, since: float | None = None,
