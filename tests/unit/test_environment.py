@@ -192,3 +192,16 @@ def requirers(package: str):
                     yield canonical(dist.metadata["Name"])
             except InvalidRequirement:
                 continue
+
+
+def test_an_environments_folder_that_cannot_be_written_is_named_not_a_traceback(tmp_path):
+    """A folder that cannot be written (read-only, a full disk, under a file) fails the environment naming the
+    folder and the option that moves it, as EnvironmentFailed (the case's row, the sweep's point), never an OSError
+    from deep in a lock that loses the case's row."""
+    (tmp_path / "a-file").write_text("")
+    root = tmp_path / "a-file" / "envs"
+    with pytest.raises(EnvironmentFailed) as failed:
+        make([OLD], root)
+    said = str(failed.value)
+    assert failed.value.kind == "folder", said
+    assert said.startswith(f"the environments folder {root} cannot be written (") and "--gpu-budget-envs" in said

@@ -58,7 +58,8 @@ _UV_CAUSE = ("├─▶", "╰─▶")  # uv's chain of causes under its "×" li
 
 
 class EnvironmentFailed(Exception):
-    """An environment that cannot be made: kind "resolve", "install", "torch" or "tool"; the message names why.
+    """An environment that cannot be made: kind "resolve", "install", "torch", "tool" or "folder"
+    (the environments folder cannot be written); the message names why.
 
     error: the tool's key line (the message where there is none). seconds: what failing took this time (set by
     Memory). remembered: read from an earlier session's attempt, not tried in this one. by_another: another process

@@ -340,11 +340,19 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None, sinc
     try:
         memory.check()
         made = _make(requirements, root, tool, memory, wheels)
+        env_failures.forget(root, memory.name)  # made (tried again, or past an unreadable entry): no failure to keep
     except EnvironmentFailed as exc:
         exc.seconds, exc.tool = memory.spent(), memory.tool
         raise
-    env_failures.forget(root, memory.name)  # made (tried again, or past an unreadable entry): no failure to keep
+    except OSError as exc:  # the folder's own fault (read-only, full, under a file): not the requirements'
+        raise EnvironmentFailed("folder", _unwritable(root, exc), seconds=memory.spent(), tool=memory.tool) from None
     return made
+
+
+def _unwritable(root: Path, exc: OSError) -> str:
+    where = f": {exc.filename}" if exc.filename and str(exc.filename) != str(root) else ""
+    return (f"the environments folder {root} cannot be written ({exc.strerror or exc}{where}); point "
+            "--gpu-budget-envs at one that can")
 
 
 def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_failures.Memory,
