@@ -123,8 +123,8 @@ def test_a_declared_environment_reads_its_file_and_names_a_bad_line(tmp_path):
     assert env.with_requirement("Tabulate==0.8.10").lines == ("psutil", "Tabulate==0.8.10")
     with pytest.raises(ValueError, match=r"requirement 'tabulate=0.9' is not a valid requirement"):
         Environment(requirements=["tabulate=0.9"])
-    (tmp_path / "bad.txt").write_text("-r other.txt\n")
-    with pytest.raises(ValueError, match=r"bad.txt': '-r other.txt': only requirement lines are read"):
+    (tmp_path / "bad.txt").write_text("-c other.txt\n")
+    with pytest.raises(ValueError, match=r"bad.txt': '-c other.txt': only requirement lines and -r includes are read"):
         Environment(files=[str(tmp_path / "bad.txt")])
     with pytest.raises(ValueError, match=r"requirements file '.*missing.txt' cannot be read"):
         Environment(files=[str(tmp_path / "missing.txt")])
@@ -205,3 +205,17 @@ def test_an_environments_folder_that_cannot_be_written_is_named_not_a_traceback(
     said = str(failed.value)
     assert failed.value.kind == "folder", said
     assert said.startswith(f"the environments folder {root} cannot be written (") and "--gpu-budget-envs" in said
+
+
+def test_a_requirements_file_is_read_as_pip_reads_one(tmp_path):
+    """pip's requirements-file syntax: a comment after any whitespace (a tab too), a line continued by a backslash,
+    and `-r` / `--requirement` including another file, relative to the file that names it (once, however often)."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "base.txt").write_text("# base\npsutil\t# a tab before the comment\n-r ../more.txt\n")
+    (tmp_path / "more.txt").write_text("packaging \\\n  >=20\n--requirement=sub/base.txt\n")
+    (tmp_path / "req.txt").write_text("-r sub/base.txt\ntabulate==0.9.0\n-rmore.txt\n")
+    env = Environment(files=[str(tmp_path / "req.txt")])
+    assert env.lines == ("psutil", "packaging >=20", "tabulate==0.9.0")
+    (tmp_path / "broken.txt").write_text("-r missing.txt\n")
+    with pytest.raises(ValueError, match=r"broken.txt': -r: requirements file '.*missing.txt' cannot be read"):
+        Environment(files=[str(tmp_path / "broken.txt")])

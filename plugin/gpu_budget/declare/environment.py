@@ -36,23 +36,49 @@ def parse_requirement(text: str, where: str = "") -> Requirement:
     return req
 
 
-def _file_lines(path: Path, where: str) -> tuple[str, ...]:
-    """The requirement lines of a requirements file: comments and blanks dropped; options (-r, -c, -e) refused."""
+_COMMENT = re.compile(r"(^|\s)#.*$")  # pip's: a '#' at the start or after whitespace (a tab too) opens a comment
+_INCLUDE = re.compile(r"^(?:-r\s*|--requirement(?:\s+|\s*=\s*))(?P<path>\S.*)$")
+
+
+def _file_lines(path: Path, where: str, seen: frozenset[Path] = frozenset()) -> tuple[str, ...]:
+    """The requirement lines of a requirements file, read as pip reads one: comments and blanks dropped, a line
+    ending in a backslash joined to the next, `-r FILE` included (relative to this file; a cycle read once); other
+    options (-c, -e, index options) refused: an environment could not honour them as pip would."""
     try:
         text = path.read_text()
     except OSError as exc:
         raise ValueError(f"{where}requirements file {str(path)!r} cannot be read: {exc.strerror or exc}") from None
-    lines = []
-    for raw in text.splitlines():
-        line = raw.split(" #", 1)[0].strip()
-        if not line or line.startswith("#"):
+    lines: list[str] = []
+    seen = seen | {path.resolve()}
+    for line in _logical_lines(text):
+        include = _INCLUDE.match(line)
+        if include:
+            other = path.parent / include.group("path").strip()
+            if other.resolve() not in seen:
+                lines.extend(_file_lines(other, f"{where}requirements file {str(path)!r}: -r: ", seen))
             continue
         if line.startswith("-"):
-            raise ValueError(f"{where}requirements file {str(path)!r}: {line!r}: only requirement lines are read "
-                             "(no -r, -c, -e or index options)")
+            raise ValueError(f"{where}requirements file {str(path)!r}: {line!r}: only requirement lines and -r "
+                             "includes are read (no -c, -e or index options)")
         parse_requirement(line, f"{where}requirements file {str(path)!r}: ")
         lines.append(line)
-    return tuple(lines)
+    return tuple(dict.fromkeys(lines))
+
+
+def _logical_lines(text: str) -> list[str]:
+    """The file's lines with comments cut, continuations (a trailing backslash) joined, blanks dropped."""
+    out: list[str] = []
+    pending = ""
+    for raw in text.splitlines():
+        line = _COMMENT.sub("", raw).strip()
+        if line.endswith("\\"):
+            pending = f"{pending} {line[:-1].strip()}".strip()
+            continue
+        line = f"{pending} {line}".strip()
+        pending = ""
+        if line:
+            out.append(line)
+    return [*out, pending] if pending else out
 
 
 @dataclass(frozen=True)
@@ -60,8 +86,8 @@ class Environment:
     """Requirements a case runs with, laid over the running environment (docs/declaring.md, "Its own environment").
 
     requirements: PEP 508 lines ("transformers==5.17.0", "peft<0.19").
-    files:        requirements files (plain requirement lines), read when the Environment is built; a relative
-                  path is taken from the folder pytest is started in.
+    files:        requirements files (requirement lines and `-r` includes, read as pip reads them), read when the
+                  Environment is built; a relative path is taken from the folder pytest is started in.
     """
 
     requirements: tuple[str, ...] = ()
