@@ -64,6 +64,7 @@ from gpu_budget.declare.params import Json
 from gpu_budget.isolate import env_failures
 from gpu_budget.isolate.env_failures import EnvironmentFailed
 from gpu_budget.isolate.index_settings import index_settings
+from gpu_budget.isolate.tool_process import run_tool
 from gpu_budget.isolate.wheelhouse import VARIABLE as WHEELHOUSE
 from gpu_budget.isolate.wheelhouse import Wheelhouse
 from gpu_budget.model.result import EnvironmentRecord
@@ -185,9 +186,10 @@ def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None, both
     """Run a tool; its stdout (and stderr, `both`: where uv writes its plan), or EnvironmentFailed(kind) with `what`
     and the end of its stderr."""
     try:
-        proc = subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, timeout=TOOL_TIMEOUT,
-                              stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = run_tool(argv, cwd, TOOL_TIMEOUT)  # its builds end with it
+    except subprocess.TimeoutExpired:
+        raise EnvironmentFailed(kind, f"{what}: timed out after {TOOL_TIMEOUT} s") from None
+    except OSError as exc:
         raise EnvironmentFailed(kind, f"{what}: {exc}") from None
     if proc.returncode < 0:  # killed (the OOM killer, a cancelled job): nothing said of the requirements
         killed = f"killed by {env_failures.signal_name(-proc.returncode)}"
