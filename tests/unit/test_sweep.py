@@ -101,6 +101,10 @@ def test_an_environment_that_cannot_be_made_says_why_and_what_failing_took():
         "environment transformers==4.20.0 cannot be made: failed in 20.0 s (pip); 1 other process(es) waited for "
         "that, 0.00 s at most: ")
     assert instant.to_json()["waited"] == 0.0 and "waited" not in tried.to_json()
+    # no process of this session tried: another (a second session sharing the folder) did, while this one waited
+    assert environment_lines([waiting])[0].startswith(
+        "environment transformers==4.20.0 cannot be made: another process tried it while this session waited, 19.50 s "
+        "at most: Failed building wheel for tokenizers")
     assert environment_lines([OLD, tried])[0].startswith("environment transformers==5.17.0 (installs ")
     for record in (tried, recalled, instant):
         assert EnvironmentRecord.from_json(record.to_json()) == record

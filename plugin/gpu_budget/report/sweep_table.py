@@ -93,8 +93,10 @@ def _failed_line(requirements: tuple[str, ...], failed: list[EnvironmentRecord])
     waited = [r.waited for r in failed if r.waited is not None]
     recalled = [r.seconds for r in failed if r.remembered]
     how = [f"failed in {max(r.seconds for r in tried):.1f} s ({tried[0].tool})"] if tried else []
-    if waited:
+    if waited and tried:
         how.append(f"{len(waited)} other process(es) waited for that, {max(waited):.2f} s at most")
+    elif waited:  # none of this session's tried it: a process of another session sharing the folder did
+        how.append(f"another process tried it while this session waited, {max(waited):.2f} s at most")
     if recalled:
         how.append(f"failed as remembered from an earlier run, in {max(recalled):.2f} s (--gpu-budget-update "
                    "tries it again)")
