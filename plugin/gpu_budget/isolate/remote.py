@@ -112,11 +112,14 @@ class Remote:
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise RemoteFailed(self._died()) from None
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.proc.stdout, selectors.EVENT_READ)
-            if not selector.select(wait + START_SECONDS):
-                self.close()
-                raise RemoteFailed(f"the helper of {self.python} did not answer in {wait + START_SECONDS:.0f} s")
+        try:
+            answered = self._answered(wait + START_SECONDS)
+        except BaseException:  # cut off mid-case (a Ctrl-C, a plugin's timeout): its case ends now, and its answer
+            self.kill()  # never reaches the next request
+            raise
+        if not answered:
+            self.close()
+            raise RemoteFailed(f"the helper of {self.python} did not answer in {wait + START_SECONDS:.0f} s")
         line = self.proc.stdout.readline()
         if not line:
             raise RemoteFailed(self._died())
@@ -147,6 +150,22 @@ class Remote:
             if held:
                 say(forkserver.waiting_line(job.name, assets, pid))
         self.call(Call("prepare", job, str(assets), timeout, threads, tuple(preload), dispatch_mode, device))
+
+    def _answered(self, seconds: float) -> bool:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.proc.stdout, selectors.EVENT_READ)
+            return bool(selector.select(seconds))
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        """End the helper now, mid-case or not: its forkserver and the case it runs end with it (lifecycle.adopt)."""
+        if self.alive:
+            self.proc.kill()
+            self.proc.wait()
+        self.close()
 
     def _died(self) -> str:
         self.proc.wait(timeout=30)

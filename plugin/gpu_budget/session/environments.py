@@ -53,7 +53,10 @@ class Environments:
         return found
 
     def remote(self, made: EnvironmentRecord) -> Remote:
-        """The helper running the forkserver of this environment (started on first use)."""
+        """The helper running the forkserver of this environment (started on first use, and again where it ended:
+        killed mid-case by an interruption, or died)."""
+        if made.python in self._remotes and not self._remotes[made.python].alive:
+            self._remotes.pop(made.python).close()
         if made.python not in self._remotes:
             self._remotes[made.python] = Remote(made.python, forkserver.child_paths())
         return self._remotes[made.python]
