@@ -91,6 +91,8 @@ def test_a_venv_cut_off_while_made_is_made_again(tmp_path):
     (Path(made.python).parents[1] / environment.COMPLETE).unlink()
     again = make([OLD], tmp_path)
     assert again.cached is False and seen_by(again.python)["tabulate"] == OTHER
+    assert (made.remade, again.remade) == (False, True)  # said: the report names the half-made one it replaced
+    assert make([OLD], tmp_path).remade is False
 
 
 def test_requirements_the_running_environment_satisfies_run_in_it(tmp_path):

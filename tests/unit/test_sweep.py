@@ -74,6 +74,11 @@ def test_each_environment_says_what_it_installs_and_how_long_it_took():
     assert environment_lines([OLD, found, found]) == [
         ("environment transformers==5.17.0 (installs huggingface-hub==1.33.0 transformers==5.17.0): made in 12.5 s "
         "(uv); found made 2 time(s), in 0.31 s at most")]
+    remade = replace(OLD, remade=True)  # a session killed while it made the venv left it half made
+    assert environment_lines([remade]) == [
+        ("environment transformers==5.17.0 (installs huggingface-hub==1.33.0 transformers==5.17.0): made in 12.5 s "
+         "(uv), in place of a half-made one a session cut off left")]
+    assert EnvironmentRecord.from_json(remade.to_json()) == remade and "remade" not in OLD.to_json()
     waited = replace(OLD, seconds=19.8, cached=True, waited=19.6)
     assert environment_lines([OLD, waited])[0].endswith(
         "found made 1 time(s), in 19.80 s at most (19.60 s of it waiting while another process made it)")

@@ -385,9 +385,10 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
     with _locked(root / f"env-{key}.lock"), memory.kept():
         waited += time.monotonic() - asked  # another process (an xdist worker) making it holds the lock
         cached = (folder / COMPLETE).exists()
+        remade = not cached and folder.exists()  # cut off while it was being made (a session killed): said
         if not cached:
             memory.check()  # another process failed to make it while this one waited
-            if folder.exists():  # cut off while it was being made
+            if remade:
                 shutil.rmtree(folder)
             try:
                 _make_venv(folder, overlay, tool, sites, wheels.folder if wheels is not None else None)
@@ -398,7 +399,7 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
     left_out = wheels.unmet(overlay, running) if wheels is not None else ()  # the carried resolution's trims
     return EnvironmentRecord(requirements, overlay, named, key, memory.tool, round(time.monotonic() - t0, 3), cached,
                              str(_python_of(folder)), tuple(sorted({*conflicts(overlay), *left_out})),
-                             round(waited, 3) if waited >= LOCK_WAIT else None)
+                             round(waited, 3) if waited >= LOCK_WAIT else None, remade=remade)
 
 
 def conflicts(overlay: Mapping[str, str]) -> tuple[str, ...]:

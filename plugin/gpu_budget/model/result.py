@@ -139,6 +139,7 @@ class EnvironmentRecord(Fields):
     wait too short to count in seconds). error: why it could not
     be made (the tool's key line; "" where it was made): then `seconds` is what failing took this time, and
     `remembered` says the failure was read from an earlier session's attempt (isolate/env_failures.py), not tried.
+    remade: made in place of a half-made folder (a session killed while it made it), which was removed first.
     """
 
     requirements: tuple[str, ...]
@@ -153,11 +154,12 @@ class EnvironmentRecord(Fields):
     waited: float | None = None
     error: str = ""
     remembered: bool = False
+    remade: bool = False
 
     def to_json(self) -> JsonObject:
         out = {**self._json(), "requirements": list(self.requirements), "overlay": dict(self.overlay),
                "named": dict(self.named), "conflicts": list(self.conflicts)}
-        absent = ("conflicts", "error", "remembered")
+        absent = ("conflicts", "error", "remembered", "remade")
         return {k: v for k, v in out.items()
                 if (k not in absent or v) and (k != "waited" or v is not None)}  # absent where none
 
@@ -165,7 +167,8 @@ class EnvironmentRecord(Fields):
     def from_json(cls, data: JsonMapping) -> EnvironmentRecord:
         return cls(tuple(data["requirements"]), dict(data["overlay"]), dict(data["named"]), data["key"], data["tool"],
                    data["seconds"], data["cached"], data["python"], tuple(data.get("conflicts", ())),
-                   data.get("waited"), data.get("error", ""), data.get("remembered", False))
+                   data.get("waited"), data.get("error", ""), data.get("remembered", False),
+                   data.get("remade", False))
 
     @property
     def described(self) -> str:

@@ -77,6 +77,8 @@ def environment_lines(records: Iterable[EnvironmentRecord]) -> list[str]:
         found = [r for r in made if r.cached]
         held = f"installs {made[0].described}" if made[0].overlay else "the running environment satisfies it"
         how = [f"made in {first[0].seconds:.1f} s ({first[0].tool})"] if first else []
+        if any(r.remade for r in first):
+            how[-1] += ", in place of a half-made one a session cut off left"
         if found:
             how.append(f"found made {len(found)} time(s), in {max(r.seconds for r in found):.2f} s at most")
             waits = [r.waited for r in found if r.waited is not None]
