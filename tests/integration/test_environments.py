@@ -71,7 +71,12 @@ def test_a_sweep_measures_each_release_side_by_side_and_names_the_one_that_fails
     assert "cannot resolve transformers==0.0.404" in out
     data = json.loads(report.read_text())
     rows = {row["scenario"]: row for row in data["results"]}
-    assert rows["bad"]["verdict"] == "error" and "wall_seconds" not in rows["bad"] and "sweep" not in rows["bad"]
+    assert rows["bad"]["verdict"] == "error" and "wall_seconds" not in rows["bad"]
+    # ... and it is swept all the same: its own version (the one it pins) the error, the others measured beside it
+    bad = {p["version"]: p for p in rows["bad"]["sweep"]}
+    assert bad["0.0.404"]["reference"] and bad["0.0.404"]["status"] == "error"
+    assert "cannot resolve transformers==0.0.404" in bad["0.0.404"]["message"]
+    assert bad[OLD]["status"] == "ok" and bad[OLD]["environment"]["overlay"]["transformers"] == OLD
     # each case ran at both releases: the children said which transformers they imported
     ran = {(s["case"], s["transformers"]) for s in map(json.loads, seen.read_text().splitlines())}
     assert ran == {("function", OLD), ("function", RUNNING), ("command", OLD), ("command", RUNNING)}
@@ -84,8 +89,8 @@ def test_a_sweep_measures_each_release_side_by_side_and_names_the_one_that_fails
         assert points["99.0.0"]["status"] == "error" and "transformers==99.0.0" in points["99.0.0"]["message"]
     # side by side in the terminal: a column per version, the failed one named
     header = next(line for line in out.splitlines() if line.startswith("test ") and "(ran at)" in line)
-    assert header.split()[1:] == [OLD, RUNNING, "(ran", "at)", "99.0.0"]
-    assert "transformers 99.0.0 error (2 case(s)" in out
+    assert header.split()[1:] == ["0.0.404", "(ran", "at)", OLD, RUNNING, "(ran", "at)", "99.0.0"]
+    assert "transformers 99.0.0 error (3 case(s)" in out
     # the 5.17.0 environment was made once between the two workers, and its creation time reported
     made = [e for e in data["environments"] if e["requirements"] == [f"transformers=={OLD}"]]
     assert [e["cached"] for e in made].count(False) == 1 and all(e["seconds"] > 0 for e in made)

@@ -81,6 +81,7 @@ class Outcome:
     result: Result
     baseline_write: PendingWrite | None = None
     path: Path | None = None
+    unmade: str = ""  # why its own environment could not be made (an error, not a skip): a sweep's others still run
 
     @property
     def skipped(self) -> bool:
@@ -192,7 +193,7 @@ def measure(ask: Ask, asked: Result) -> Outcome | Measurement:
     except EnvironmentFailed as exc:  # never measured in the running environment instead
         skip = environment_skips(exc, ask.device)
         return Outcome(asked.but(verdict=Verdict.SKIPPED if skip else Verdict.ERROR, passed=skip,
-                                 message=f"its environment cannot be made: {exc}"))
+                                 message=f"its environment cannot be made: {exc}"), unmade="" if skip else str(exc))
     except (RemoteFailed, PrepareFailed) as exc:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=str(exc)))
     except OutsideEnvironment as exc:  # its command would run the running packages, not its environment's

@@ -121,8 +121,8 @@ class BudgetSession:
         outcome = case.run(one, mark, self.options, machine.device(), machine.hardware(), self._child_for(mark),
                            ci=self.ci, worker=machine.worker_seen(scenario.env), store=machine.store())
         result = with_store(outcome.result, outcome.path, recorded=outcome.baseline_write is not None)
-        if self.options.sweep and result.measurement is not None:  # reported beside the verdict, never judged
-            result = swept(result, scenario, self.options.sweep, self._child_for(mark), cuda=machine.device().cuda)
+        if self.options.sweep and (result.measurement is not None or outcome.unmade):  # beside it, never judged
+            result = swept(result, scenario, self.options.sweep, self._child_for(mark), machine.device().cuda, outcome.unmade)
         own_rows.add(item, self.data.rows, result)
         if outcome.baseline_write:  # written once the test has passed (held.py): the test may still fail after this
             held.hold(item, outcome.baseline_write, result)

@@ -22,7 +22,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from importlib import metadata
 
-from gpu_budget.declare.environment import Environment
+from packaging.requirements import Requirement
+
+from gpu_budget.declare.environment import Environment, canonical
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.declare.sweep import SweepAxis
 from gpu_budget.isolate.environment import EnvironmentFailed
@@ -31,13 +33,16 @@ from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import SHOWN
-from gpu_budget.model.result import Measurement, Result, SweepPoint, Verdict
+from gpu_budget.model.result import Failure, Measurement, Result, SweepPoint, Verdict
 from gpu_budget.requires import MissingDependency
 
 
-def reference_version(package: str, measured: Measurement) -> str | None:
-    """The version of `package` the case ran at: its environment's, else the running environment's (None: absent)."""
+def reference_version(package: str, measured: Measurement, declared: Environment | None = None) -> str | None:
+    """The version of `package` the case ran at: its environment's, else the running environment's (None: absent);
+    where its environment could not be made (`declared`, no environment measured), the version it pins."""
     env = measured.environment
+    if env is None and declared is not None and package in declared.names:
+        return _pinned(package, declared)
     if env is not None and package in env.named:
         return env.named[package]
     if env is not None and package in env.overlay:
@@ -46,6 +51,14 @@ def reference_version(package: str, measured: Measurement) -> str | None:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
+
+
+def _pinned(package: str, declared: Environment) -> str:
+    """The version `declared` pins `package` at (`==V`), else its requirement as written."""
+    lines = [Requirement(line) for line in declared.lines]
+    wanted = [r for r in lines if canonical(r.name) == package]
+    pins = [spec.version for r in wanted for spec in r.specifier if spec.operator in ("==", "===")]
+    return pins[0] if len(pins) == 1 else " ".join(str(r) for r in wanted)
 
 
 def same_version(a: str | None, b: str | None) -> bool:
@@ -74,7 +87,7 @@ def sweep_case(scenario: Scenario, axes: Sequence[SweepAxis], reference: Measure
     """The case at each swept version: the reference point first (its figures are the gated run's), then the others."""
     points: list[SweepPoint] = []
     for axis in axes:
-        ran_at = reference_version(axis.package, reference)
+        ran_at = reference_version(axis.package, reference, scenario.environment)
         points.append(SweepPoint(axis.package, ran_at or "(not installed)", True, "ok" if reference.ok else "error",
                                  reference.peaks, {}, "" if reference.ok else _failed(reference),
                                  reference.environment))
@@ -84,11 +97,17 @@ def sweep_case(scenario: Scenario, axes: Sequence[SweepAxis], reference: Measure
     return tuple(points)
 
 
-def swept(result: Result, scenario: Scenario, axes: Sequence[SweepAxis], run_child: RunChild, cuda: bool) -> Result:
+def swept(result: Result, scenario: Scenario, axes: Sequence[SweepAxis], run_child: RunChild, cuda: bool,
+          unmade: str = "") -> Result:
     """The judged case's row with its sweep; an error where its command would not run in a version's environment
-    (the gated reference kept): every version would measure the running packages and be reported as its own."""
+    (the gated reference kept): every version would measure the running packages and be reported as its own.
+    unmade: why the case's own environment could not be made (no measurement): the reference's error, the other
+    versions measured all the same."""
+    reference = result.measurement
+    if reference is None:
+        reference = Measurement(status="error", peaks=Peaks(), error=Failure(kind="environment", message=unmade))
     try:
-        return result.but(sweep=sweep_case(scenario, axes, result.measurement, run_child, cuda))
+        return result.but(sweep=sweep_case(scenario, axes, reference, run_child, cuda))
     except OutsideEnvironment as exc:
         return result.but(verdict=Verdict.ERROR, passed=False, message=f"the sweep cannot run this command: {exc}")
 
