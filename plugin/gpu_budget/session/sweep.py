@@ -31,6 +31,7 @@ from gpu_budget.isolate.environment import EnvironmentFailed
 from gpu_budget.isolate.program import OutsideEnvironment
 from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
+from gpu_budget.isolate.shadowed import shadowing
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import SHOWN
 from gpu_budget.model.result import Failure, Measurement, Result, SweepPoint, Verdict
@@ -91,9 +92,15 @@ def sweep_case(scenario: Scenario, axes: Sequence[SweepAxis], reference: Measure
         points.append(SweepPoint(axis.package, ran_at or "(not installed)", True, "ok" if reference.ok else "error",
                                  reference.peaks, {}, "" if reference.ok else _failed(reference),
                                  reference.environment))
+        ahead = shadowing(axis.package)  # a copy every environment's release would stay behind: none measured
         for version in axis.versions:
-            if not same_version(version, ran_at):
-                points.append(_point(scenario, axis, version, reference, run_child, cuda))
+            if same_version(version, ran_at):
+                continue
+            points.append(_point(scenario, axis, version, reference, run_child, cuda) if ahead is None else
+                          SweepPoint(axis.package, version, False, "error", message=(
+                              f"{axis.requirement(version)}: not measured: {axis.package} is imported from {ahead}, "
+                              "ahead of every environment's site folder (a folder of the tests, or of PYTHONPATH), "
+                              "so each version would run that copy")))
     return tuple(points)
 
 

@@ -1,0 +1,48 @@
+"""Whether a package's modules come from a folder ahead of every site folder, so no environment can replace them.
+
+An environment puts its own site folder first among the site folders, but the
+folders ahead of them all stay ahead: the test files' folders pytest puts on
+sys.path, a PYTHONPATH folder of modules. A package one of those holds (the
+project's own checkout beside its tests) is imported from there whatever
+release an environment installs, so a sweep of it would measure that copy at
+every version under another version's name. Found without importing: the first
+sys.path entry that holds the module, as the path finder would take it; an
+editable install's folder comes after the site folders (its .pth appends it),
+and a finder of its own is not a path entry, so neither counts.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import metadata
+from importlib.machinery import PathFinder
+
+from gpu_budget.declare.environment import canonical
+from gpu_budget.isolate.environment import running_sites
+
+
+def shadowing(package: str) -> str | None:
+    """Where `package` (a canonical distribution name) is imported from ahead of every site folder; None where it is
+    not (it comes from a site folder, or is not found)."""
+    sites = set(running_sites())
+    first_site = next((i for i, entry in enumerate(sys.path) if entry in sites), len(sys.path))
+    for name in _top_level(package):
+        for entry in sys.path[:first_site]:
+            spec = PathFinder.find_spec(name, [entry or "."])
+            if spec is not None and spec.loader is not None:  # a folder without __init__.py yields to a package later
+                found = list(spec.submodule_search_locations or []) or [spec.origin]
+                return str(found[0])
+    return None
+
+
+def _top_level(package: str) -> list[str]:
+    """The import names of `package`: its installed distribution's top-level modules, else its name as a module."""
+    try:
+        dist = metadata.distribution(package)
+    except metadata.PackageNotFoundError:
+        return [canonical(package).replace("-", "_")]
+    listed = (dist.read_text("top_level.txt") or "").split()
+    from_files = {str(f).split("/")[0].removesuffix(".py") for f in dist.files or ()
+                  if not str(f).startswith(("..", "/")) and ".dist-info" not in str(f).split("/")[0]
+                  and "__pycache__" not in str(f) and str(f).split("/")[0].replace(".py", "").isidentifier()}
+    return listed or sorted(from_files) or [canonical(package).replace("-", "_")]
