@@ -2,6 +2,7 @@
 and a shallow clone (actions/checkout's default depth 1) that lacks REF's history. Each is said as what it is, not
 as a commit that does not exist."""
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -81,3 +82,24 @@ def test_bisect_in_a_shallow_clone_does_not_call_good_no_ancestor(history, tmp_p
     err = capsys.readouterr().err
     assert "GOOD v1 (" in err and "is not an ancestor" not in err, err
     assert "shallow clone" in err and "git fetch --unshallow" in err, err
+
+
+def test_a_run_s_folder_is_removed_once_a_process_still_writing_into_it_stops(tmp_path, monkeypatch):
+    """A bisect killed mid-step left its folder: the step's session, orphaned, wrote into it as it ended, and the one
+    removal (its errors ignored) failed on a folder not empty. The removal is tried again while that goes on."""
+    from gpu_budget.against import worktree
+
+    holder = tmp_path / "gpu-budget-against-x"
+    (holder / "scratch").mkdir(parents=True)
+    real, calls = shutil.rmtree, []
+
+    def written_meanwhile(path, ignore_errors=False):  # the first two removals meet a file written behind them
+        calls.append(path)
+        real(path, ignore_errors=ignore_errors)
+        if len(calls) <= 2:
+            (holder / "scratch").mkdir(parents=True)
+            (holder / "scratch" / "report.json").write_text("{}")
+
+    monkeypatch.setattr(worktree.shutil, "rmtree", written_meanwhile)
+    worktree.remove_holder(holder)
+    assert not holder.exists() and len(calls) == 3

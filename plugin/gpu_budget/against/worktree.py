@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,7 +169,22 @@ def checked_out(repo: Repo, ref: Ref, log=None) -> Iterator[Path]:
         yield tree
     finally:
         remove(repo, tree)
+        remove_holder(holder)
+
+
+HOLDER_GRACE = 10.0  # seconds a run's ending processes may still write into its folder (they end within one: RESULTS 3b)
+
+
+def remove_holder(holder: Path, grace: float = HOLDER_GRACE) -> None:
+    """The run's folder removed, tried again while a process of the run that is still ending writes into it: a
+    bisect step's session, orphaned when its step was killed, ends within a second by its owner watch, and a file
+    it writes meanwhile made the removal fail (the folder left, the removal's errors ignored)."""
+    deadline = time.monotonic() + grace
+    while True:
         shutil.rmtree(holder, ignore_errors=True)
+        if not os.path.lexists(holder) or time.monotonic() > deadline:
+            return
+        time.sleep(0.1)
 
 
 def remove_abandoned(repo: Repo) -> list[Path]:
