@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from inner_session import left_after
 
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate import forkserver
@@ -23,14 +24,6 @@ def run(ctx):
     time.sleep(ctx.params["sleep"])
     return {"sleep": ctx.params["sleep"]}
 '''
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def interrupted_after(seconds: float):
@@ -60,10 +53,7 @@ def test_an_interrupted_request_ends_the_helper_and_its_case_at_once(tmp_path, m
     assert time.monotonic() - t0 < 5, "close() waited on the case the interrupted request runs"
     assert remote.proc.returncode is not None
     child = int(pids.read_text().split()[0])
-    deadline = time.monotonic() + 5
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if alive(child):
+    if left_after([child], 5):
         os.kill(child, signal.SIGKILL)
         pytest.fail("the case the interrupted request ran was left running")
 
