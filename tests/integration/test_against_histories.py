@@ -191,3 +191,50 @@ def test_a_renamed_test_folder_named_on_the_command_line_is_run_under_its_old_na
     result.stdout.fnmatch_lines(["*gputests/test_a.py::test_x (renamed from memtests/test_a.py)*regression*",
                                  "*gpu-budget against main~1: 1 regression; FAILED*"])
     assert "no base session" not in out and "new" not in out.split("gpu-budget against main~1:")[-1]
+
+
+def test_a_run_started_inside_a_renamed_test_folder_finds_its_base_cases(project, monkeypatch):
+    """`git mv memtests gputests; cd gputests; pytest --gpu-budget . --gpu-budget-against=main~1` with a growth. Before:
+    ". not at main~1 (...): no base session; every case measured at head only (new)", "1 new; passed", exit 0."""
+    project.makeini("[pytest]\ngpu_budget_preload =\npythonpath = .\n")  # runners.py from a sub-folder
+    (project.path / "memtests").mkdir()
+    (project.path / "memtests" / "test_a.py").write_text(module(case("x", 64)))
+    commit(project.path, "base")
+    git(project.path, "mv", "memtests", "gputests")
+    (project.path / "gputests" / "test_a.py").write_text(module(case("x", 512)))
+    commit(project.path, "rename memtests to gputests and hold 512 MiB")
+    monkeypatch.chdir(project.path / "gputests")
+    result = project.runpytest_subprocess("--gpu-budget", ".", "--gpu-budget-against=main~1",
+                                          f"--gpu-budget-json={project.path / 'pair.json'}")
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    result.stdout.fnmatch_lines([("*gputests not at main~1 (*): the base session starts in memtests, the folder git "
+                                  "sees it renamed from"),
+                                 "*gputests/test_a.py::test_x (renamed from memtests/test_a.py)*regression*",
+                                 "*gpu-budget against main~1: 1 regression; FAILED*"])
+    assert "no base session" not in out
+
+
+def test_a_test_folder_made_of_two_old_folders_finds_its_base_cases_from_inside_it(project, monkeypatch):
+    """mem_a/test_a.py and mem_b/test_b.py moved into gputests/, test_a grown; run inside gputests with no path. Before:
+    "gputests not at main~1 (...): no base session; every case measured at head only (new)", "2 new; passed"."""
+    project.makeini("[pytest]\ngpu_budget_preload =\npythonpath = .\n")
+    for folder, name in (("mem_a", "a"), ("mem_b", "b")):
+        (project.path / folder).mkdir()
+        (project.path / folder / f"test_{name}.py").write_text(module(case(name, 64)))
+    commit(project.path, "base")
+    (project.path / "gputests").mkdir()
+    git(project.path, "mv", "mem_a/test_a.py", "mem_b/test_b.py", "gputests/")
+    (project.path / "gputests" / "test_a.py").write_text(module(case("a", 512)))
+    commit(project.path, "gather the memory tests in gputests, test_a holding 512 MiB")
+    monkeypatch.chdir(project.path / "gputests")
+    result = project.runpytest_subprocess("--gpu-budget", "--gpu-budget-against=main~1",
+                                          f"--gpu-budget-json={project.path / 'pair.json'}")
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    result.stdout.fnmatch_lines([("*gputests not at main~1 (*): the base session starts in the repository's top "
+                                  "folder, given the files git sees renamed into gputests: mem_a/test_a.py, "
+                                  "mem_b/test_b.py"),
+                                 "*gputests/test_a.py::test_a (renamed from mem_a/test_a.py)*regression*",
+                                 "*gputests/test_b.py::test_b (renamed from mem_b/test_b.py)*pass*",
+                                 "*gpu-budget against main~1: 1 regression, 1 pass; FAILED*"])

@@ -24,8 +24,10 @@ imported from where it is installed, on both sides; files git does not track
 
 A path given on the command line that REF does not hold is left out of the
 base side's arguments (its cases are new at head), or given under its old path
-where git sees it renamed; where REF holds none of the selection, no base
-session runs (`absent_at_base`).
+where git sees it renamed (a folder: the folder or the files it was made from);
+the folder the run starts in, where REF lacks it, is the base's old folder or
+the nearest above it REF holds; where REF holds none of the selection, no base
+session runs (base_paths.py).
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ from pathlib import Path
 
 import pytest
 
+from gpu_budget.against.base_paths import BasePaths, base_paths
 from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_session
-from gpu_budget.against.renames import folder_was, renamed_files, renamed_modules
+from gpu_budget.against.renames import renamed_modules
 from gpu_budget.against.render import Outcome, append_step_summary, text, write_json
 from gpu_budget.against.stored import stored_for
 from gpu_budget.against.verdict import CaseVerdict, judge_all, undecided
@@ -49,7 +52,6 @@ from gpu_budget.against.worktree import (
     Repo,
     Terminated,
     checked_out,
-    missing_at,
     repo_at,
     resolve,
     sigterm_raises,
@@ -98,13 +100,13 @@ def main(config: pytest.Config) -> int | None:
         if nowhere:
             raise AgainstError(f"--gpu-budget-against={given}: {', '.join(nowhere)}: file or directory not found "
                                f"(in the working tree, from {here})")
-        absent, nothing = absent_at_base(repo, ref, here, named_in_repo(config, here, repo.top))
+        base = base_paths(repo, ref, here, named_in_repo(config, here, repo.top))
         if ref.commit == repo.head and not repo.dirty:
             print(f"gpu-budget against {given}: {given} is HEAD ({ref.short}) and the working tree has no change: "
                   f"nothing to compare; measuring once, against the stored baselines", flush=True)
             return None
         args = list(config.invocation_params.args)
-        outcome = compare(repo, ref, here, args, rootdir=Path(str(config.rootpath)), absent=absent, nothing=nothing)
+        outcome = compare(repo, ref, here, args, rootdir=Path(str(config.rootpath)), base=base)
         named = [path for _, path in named_paths(config, here)]
         outcome = replace(outcome, stored=stored_beside(outcome, Path(str(config.rootpath)), options.baselines, named))
     except SessionFailed as exc:
@@ -147,34 +149,6 @@ def named_in_repo(config: pytest.Config, here: Path, top: Path) -> list[tuple[st
     return [(arg, path) for arg, path in named_paths(config, here) if path.exists() and path.is_relative_to(top)]
 
 
-def absent_at_base(repo: Repo, ref: Ref, here: Path,
-                   named: Sequence[tuple[str, Path]]) -> tuple[dict[str, str | None], bool]:
-    """The path arguments naming what REF does not hold, each with what the base side runs instead: the file's path
-    at REF where git sees it renamed since (renames.py), else None: left out, its cases at head only ("new"); and
-    whether the base holds none of the selection (no base session: every case is new). A folder renamed since REF
-    (renames.folder_was) is run under its old name. The folder the run starts in
-    missing at REF holds nothing there where every path given lies inside it; a path outside it that REF holds cannot
-    be run from a folder REF lacks: an AgainstError naming both."""
-    absent = [(arg, path) for arg, path in named if missing_at(repo, ref, [path])]
-    if missing_at(repo, ref, [here]):
-        held = [arg for arg, path in named if (arg, path) not in absent and not path.is_relative_to(here)]
-        if held:
-            where = here.relative_to(repo.top).as_posix()
-            raise AgainstError(f"--gpu-budget-against={ref.given}: {where} not found at {ref.given} ({ref.short}), "
-                               f"and {', '.join(held)} is outside it: the base side cannot start where it does not "
-                               f"hold; start from a folder {ref.given} holds")
-        return dict.fromkeys((arg for arg, _ in named), None), True
-    renames = renamed_files(repo.top, ref.commit) if absent else {}
-    was = {new: old for old, new in renames.items()}
-    instead: dict[str, str | None] = {}
-    for arg, path in absent:
-        rel = path.relative_to(repo.top).as_posix()
-        old = was.get(rel) or (folder_was(renames, rel) if path.is_dir() else None)
-        _, sep, rest = arg.partition("::")
-        instead[arg] = None if old is None else f"{os.path.relpath(repo.top / old, here)}{sep}{rest}"
-    return instead, bool(named) and all(instead.get(arg, "") is None for arg, _ in named)
-
-
 def absent_paths(config: pytest.Config, here: Path) -> list[str]:
     """The files and folders named on the command line that the working tree lacks: pytest's usage error, said before
     either side starts (not a side's session failing). Module names under --pyargs are not paths."""
@@ -211,30 +185,31 @@ def at_base(args: Sequence[str], top: Path, tree: Path) -> list[str]:
 
 
 def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, rootdir: Path | None = None,
-            absent: Mapping[str, str | None] | None = None, nothing: bool = False) -> Outcome:
+            base: BasePaths | None = None) -> Outcome:
     """Both sides measured, interleaved, in a worktree removed afterwards; the verdicts (a test file git saw renamed
-    since REF judged as one case, under the pytest rootdir: node ids are relative to it). `absent`: the path arguments
-    REF does not hold, each with the base side's instead (its path there where git sees it renamed) or None (left
-    out); `nothing`: REF holds none of the selection, no base session."""
-    absent = dict(absent or {})
+    since REF judged as one case, under the pytest rootdir: node ids are relative to it). `base`: where the base side
+    starts and what it runs where REF does not hold the paths given (base_paths.py)."""
+    base_at = base or BasePaths()
     log = log or (lambda line: print(line, flush=True))
     user = passed_through(args)
     renamed = renamed_modules(repo.top, ref.commit, rootdir or here)
     dirty = " (with the working tree's uncommitted changes)" if repo.dirty else ""
     log(f"gpu-budget against {ref.given}: base {ref.short}, head {repo.head[:10]}{dirty}: a fresh session each, then "
         f"a pair more of the cases it cannot tell")
-    gone = [arg for arg, instead in absent.items() if instead is None]
+    gone, nothing = base_at.gone(), base_at.nothing
     if gone or nothing:
         log(f"gpu-budget against {ref.given}: {', '.join(gone) or here.relative_to(repo.top).as_posix()} not at "
             f"{ref.given} ({ref.short}): {'no base session; every case' if nothing else 'its cases'} measured at head "
             f"only (new)")
+    if base_at.said:
+        log(f"gpu-budget against {ref.given}: {base_at.said}")
     adopt_orphans()
     with sigterm_raises(), checked_out(repo, ref, log) as tree:
         scratch = tree.parent / SCRATCH  # in the worktree's folder: removed with it, by the next run where one is killed
         scratch.mkdir()
-        base = Side("base", ref.commit, tree / here.relative_to(repo.top))
+        base = Side("base", ref.commit, tree / base_at.start)
         head = Side("head", repo.head, here)
-        base_args = at_base([absent.get(arg, arg) for arg in user if absent.get(arg, arg) is not None], repo.top, tree)
+        base_args = at_base(base_at.base_args(user), repo.top, tree)
         sides = (((base, base_args),) if not nothing else ()) + ((head, user),)
         runs: list[Run] = []
         open_cases: list[CaseVerdict] | None = None  # None: the first pair, the whole selection

@@ -1,0 +1,74 @@
+"""against/base_paths.py on real git histories: where the base side starts and what it is given when REF does not
+hold the folder the run starts in or a path it names (no session runs here: the paths alone)."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpu_budget.against.base_paths import base_paths
+from gpu_budget.against.worktree import repo_at, resolve
+
+ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+       "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+
+
+def git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def top(tmp_path, monkeypatch) -> Path:
+    """A repository whose base holds mem_a/test_a.py, mem_b/test_b.py and memtests/test_m.py; at head mem_a's and
+    mem_b's files are gathered in gputests/, memtests/ is renamed to renamed/, and newtests/ is added."""
+    for key, value in ENV.items():
+        monkeypatch.setenv(key, value)
+    git(tmp_path, "init", "-q", "-b", "main")
+    for rel in ("mem_a/test_a.py", "mem_b/test_b.py", "memtests/test_m.py"):
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text(f"def test_{rel[-4]}():\n    assert '{rel}'\n")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "gputests").mkdir()
+    git(tmp_path, "mv", "mem_a/test_a.py", "mem_b/test_b.py", "gputests/")
+    git(tmp_path, "mv", "memtests", "renamed")
+    (tmp_path / "newtests").mkdir()
+    (tmp_path / "newtests" / "test_n.py").write_text("def test_n():\n    pass\n")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "head")
+    return tmp_path
+
+
+def paths(top: Path, here: str, *args: str):
+    repo = repo_at(top, "main~1")
+    return base_paths(repo, resolve(repo, "main~1"), top / here, [(a, (top / here / a.split("::")[0]).resolve()) for a in args])
+
+
+def test_a_folder_made_of_two_old_folders_is_given_as_their_files(top):
+    """Before: gputests left out at base, its cases "new"."""
+    base = paths(top, ".", "gputests")  # the options given pass as they are
+    assert base.base_args(["gputests", "-k", "x"]) == ["mem_a/test_a.py", "mem_b/test_b.py", "-k", "x"]
+    assert (base.start, base.nothing, base.gone()) == (".", False, [])
+
+
+def test_a_run_started_in_a_renamed_folder_starts_the_base_in_its_old_one(top):
+    base = paths(top, "renamed", ".", "test_m.py::test_m")
+    assert (base.start, base.base_args([".", "test_m.py::test_m"])) == ("memtests", [".", "test_m.py::test_m"])
+    assert "the base session starts in memtests, the folder git sees it renamed from" in base.said
+    assert paths(top, "renamed").start == "memtests"  # no path given: the folder itself
+
+
+def test_a_run_started_in_a_gathered_folder_starts_above_it_given_the_old_files(top):
+    base = paths(top, "gputests")
+    assert (base.start, base.base_args(["-x"])) == (".", ["-x", "mem_a/test_a.py", "mem_b/test_b.py"])
+    named = paths(top, "gputests", "test_b.py")
+    assert named.base_args(["test_b.py"]) == ["mem_b/test_b.py"]
+
+
+def test_a_new_folder_holds_nothing_at_base_and_a_held_path_outside_it_is_run_from_above(top):
+    """Before: a path outside a folder REF lacks was a usage error ("the base side cannot start where it does not
+    hold"); the base now starts above it, where the path is."""
+    assert paths(top, "newtests", ".").nothing and paths(top, "newtests").nothing
+    base = paths(top, "newtests", ".", "../mem_a")
+    assert (base.start, base.base_args([".", "../mem_a"]), base.nothing) == (".", ["mem_a"], False)
+    assert base.gone() == ["."]
