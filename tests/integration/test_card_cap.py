@@ -8,6 +8,8 @@ GiB in each of three steps: under a 4 GiB card the cap is 4 GiB less the 300 MiB
 """
 
 
+import json
+
 import pytest
 from inner_session import rows
 from inner_session import run_on_stand_in as run
@@ -116,3 +118,19 @@ def test_the_remediation_search_runs_its_trials_under_the_card(fake_cuda):
     assert by_fixes[("full_card",)]["verdict"] == "over-budget" and "(oom)" in by_fixes[("full_card",)]["message"], remedy
     assert by_fixes[("halve_steps",)]["verdict"] == "pass", remedy
     assert remedy["peaks"]["vram_allocated"] == GiB  # a planted peak: the load's 1 GiB, each step's 1 GiB
+
+
+def test_a_baseline_recorded_as_on_another_card_is_named(fake_cuda):
+    """The card is part of the fingerprint: an entry recorded as on a 4 GiB card, judged by a run as on a T4, says so
+    in the row as any setup difference is said. Before: the fingerprint held no card, and the row said nothing."""
+    pytester = fake_cuda('@pytest.mark.gpu_budget(card="4 GiB")\ndef test_gpu(gpu_budget):\n    gpu_budget.measure(S(1))\n')
+    run(pytester).assert_outcomes(passed=1)
+    (stored,) = (pytester.path / "baselines").rglob("test_mem.json")
+    (entry,) = json.loads(stored.read_text())["entries"]["tiny"].values()
+    assert entry["fingerprint"]["card"] == "a 4.00 GiB card", entry["fingerprint"]
+    (pytester.path / "test_mem.py").write_text((pytester.path / "test_mem.py").read_text().replace('"4 GiB"', '"T4"'))
+    run(pytester).assert_outcomes(passed=1)  # the allocated peak is compared as usual, and holds
+    row = rows(pytester)["test_gpu"]
+    assert row["fingerprint_changed"] == ["card a 4.00 GiB card -> T4 (14.75 GiB)"], row
+    assert row["setup"]["policy"] == "libraries", row["setup"]
+    assert "setup differs from the baseline's: card a 4.00 GiB card -> T4 (14.75 GiB)" in row["message"], row["message"]

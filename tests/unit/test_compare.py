@@ -198,3 +198,13 @@ def test_update_re_records_an_entry_of_other_params_or_another_scenario_within_i
     assert (kept.passed, kept.write_baseline, kept.message) == (True, False, "within budget and baseline")
     plain = judge(m(1000 * MiB), Budget(), entry, TOL, ci=True, update=False, params={"steps": 2}, scenario="lora")
     assert (plain.passed, plain.write_baseline) == (True, False)
+
+
+def test_a_card_difference_is_named_and_compared_as_usual_and_an_entry_without_the_field_is_not():
+    """card= caps the allocator: an entry recorded as on one card, judged by a run as on another (or none), says so."""
+    from gpu_budget.judge.fingerprint import between
+
+    other = between({"card": "T4 (14.75 GiB)"}, {"card": "A100 80GB (79.15 GiB)"})
+    assert other.policy == "libraries" and other.described == ("card T4 (14.75 GiB) -> A100 80GB (79.15 GiB)",)
+    assert between({"card": None}, {"card": "T4 (14.75 GiB)"}).described == ("card none -> T4 (14.75 GiB)",)
+    assert between({"torch": "2.13.0"}, {"torch": "2.13.0", "card": "T4 (14.75 GiB)"}).diffs == {}  # recorded before

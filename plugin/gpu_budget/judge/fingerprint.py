@@ -5,9 +5,9 @@ compares it with its own and names the fields that differ. What is then
 compared, and how closely, depends on what the field is shown to move
 (docs/baselines.md, "Across machines"; benchmarks/RESULTS.md, "Across setups"):
 
-- LIBRARIES (torch, transformers, ... and CUDA, the driver, and the
-  environment a case declares: the versions it lays over the running ones):
-  compared as usual. Catching the regression an upgrade brings is what the
+- LIBRARIES (torch, transformers, ... and CUDA, the driver, the GPU, the
+  card a case runs as on (`card=`: its allocator's cap), and the environment a
+  case declares: the versions it lays over the running ones): compared as usual. Catching the regression an upgrade brings is what the
   gate is for.
 - FLOOR (the packages the children import, the preload list, the CPU model,
   the kernel): measured to move only the import floor, the RSS a child
@@ -41,7 +41,7 @@ from gpu_budget.measure.host import CACHED, LIBRARY_PACKAGES, MIXED, SOURCE
 from gpu_budget.model.setup import Fact, Fingerprint, Setup
 from gpu_budget.units import format_size
 
-LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory", "environment")
+LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory", "card", "environment")
 FLOOR = ("packages", "preload", "cpu", "kernel")
 SETUP = ("isa", "threads", "command_env")
 FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks", "bytecode", "interpreter")
@@ -130,6 +130,8 @@ def describe(diffs: Diffs, packages_then: Mapping[str, str] | None = None, packa
             out.append("packages " + package_change(packages_then, packages_now))
         elif key == "bytecode":
             out.append(bytecode_change(then, now, Facts.from_json(facts_now).bytecode_seen))
+        elif key == "card":  # None: run with no cap, as on the GPU's own memory
+            out.append(f"card {then or 'none'} -> {now or 'none'}")
         elif key in SIZES and isinstance(then, int) and isinstance(now, int):
             out.append(f"{key} {format_size(then)} -> {format_size(now)}")
         else:

@@ -41,7 +41,7 @@ from gpu_budget.report.terminal import remediation_text
 from gpu_budget.requires import MissingDependency
 from gpu_budget.search import remediate
 from gpu_budget.session.can_run import environment_skips, imbalance_unmeasured, none_here, unmeasurable, vram_unchecked, vram_unmeasured
-from gpu_budget.session.case_setup import stored
+from gpu_budget.session.case_setup import ran_as_on, stored
 from gpu_budget.session.options import Options
 from gpu_budget.session.recording import record_runs, recorded_text, snapshot_run
 from gpu_budget.units import format_size
@@ -154,12 +154,6 @@ def asked_row(ask: Ask, worker: JsonMapping | None) -> Result:
                   fixes=tuple(case.scenario.fixes), device=mark.device, budget=mark.budget,
                   expect=mark.expect, budget_origin=mark.origin,
                   tolerance=mark.tolerance, worker=worker)
-
-
-def ran_as_on(mark: BudgetMark) -> str | None:
-    """The card a measured CUDA case ran as on (its label), for its row; a case no child ran for (skipped here)
-    names none: it ran as on nothing."""
-    return mark.card.label if mark.card is not None and mark.device == "cuda" else None
 
 
 def precheck(ask: Ask, asked: Result) -> Outcome | tuple[Ask, Result]:

@@ -39,8 +39,10 @@ class Baseline:
 
 
 def fingerprint_for(hardware: Hardware, scenario: Scenario, malloc: str, where: str = "", device: str | None = None,
-                    environment: EnvironmentRecord | None = None, root: Path | None = None) -> dict[str, Fact]:
-    """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode and device;
+                    environment: EnvironmentRecord | None = None, root: Path | None = None,
+                    card: str | None = None) -> dict[str, Fact]:
+    """The fingerprint a baseline entry of this case stores: the session's, with the case's allocator mode and device,
+    and the card it runs as on (`card`, its label; None: none, the GPU's own memory: an entry records either);
     a command case adds the environment its command runs under (the pins, and the scenario's own env, which wins,
     a path in it under `root`, the test file's project root, written from there: another checkout of the project
     records the same);
@@ -57,7 +59,7 @@ def fingerprint_for(hardware: Hardware, scenario: Scenario, malloc: str, where: 
         argv = scenario.command
         fprint["ranks"] = scenario.ranks
         fprint["launcher"] = argv[2] if len(argv) > 2 and argv[1] == "-m" else os.path.basename(argv[0])
-    return {**fprint, "malloc": mode, **({"device": device} if device else {})}
+    return {**fprint, "malloc": mode, "card": card, **({"device": device} if device else {})}
 
 
 def stored(case: CaseId, scenario: Scenario, namesakes: tuple[str, ...], mark: BudgetMark, options: Options,
@@ -67,7 +69,8 @@ def stored(case: CaseId, scenario: Scenario, namesakes: tuple[str, ...], mark: B
     found = store.lookup(case, options.scale, namesakes)
     baseline = found.entry
     root = files.project_root(Path(case.module).resolve().parent) if scenario.env else None
-    fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device, environment, root)
+    fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device, environment, root,
+                             ran_as_on(mark))
     setup = fingerprint.between(baseline.fingerprint if baseline else None, fprint, found.packages,
                                 store.package_versions)
     if scenario.command is not None and baseline is not None and \
@@ -77,6 +80,12 @@ def stored(case: CaseId, scenario: Scenario, namesakes: tuple[str, ...], mark: B
         # preload list moves the child's floor alone, so across preload lists nothing is taken off.
         setup = replace(setup, floor_shift=0, floor_moved=False)
     return Baseline(found.path, baseline, found.broken, fprint, setup)
+
+
+def ran_as_on(mark: BudgetMark) -> str | None:
+    """The card a measured CUDA case runs as on (its label), for its row and its fingerprint; on a CPU a card caps
+    nothing."""
+    return mark.card.label if mark.card is not None and mark.device == "cuda" else None
 
 
 def _from_root(value: str, root: Path) -> str:
