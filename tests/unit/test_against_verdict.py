@@ -182,3 +182,20 @@ def test_a_base_that_measured_no_case_fails_the_run_rather_than_pass_on_budgets_
     assert markdown(alone).startswith("### GPU budget against `v1.0`: FAILED") and "nothing compared" in markdown(alone)
     beside = Outcome("v1.0", "a" * 40, "b" * 40, False, (broken, CaseVerdict("m/t.py::test_y", "pass", True, "")), ())
     assert beside.passed and beside.base_problem is None
+
+
+def test_a_card_changed_since_base_is_named_and_the_figures_still_compared():
+    """`card="4 GiB"` at base, `card="T4"` at head: the rows say which card each side ran as on, and the verdict says
+    they differ, as a stored baseline's fingerprint does; the figures are judged as usual."""
+    from dataclasses import replace
+
+    base = [replace(row(100 * MiB), card="a 4.00 GiB card")] * 2
+    head = [replace(row(164 * MiB), card="T4 (14.75 GiB)")] * 2
+    case = judge_case("t.py::test_a", base, head)
+    assert (case.status, case.passed) == ("regression", False)
+    assert "card a 4.00 GiB card at base -> T4 (14.75 GiB) at head (figures compared as usual)" in case.message
+    same = judge_case("t.py::test_a", [replace(row(100 * MiB), card="T4 (14.75 GiB)")] * 2,
+                      [replace(row(100 * MiB), card="T4 (14.75 GiB)")] * 2)
+    assert "card" not in same.message
+    unset = judge_case("t.py::test_a", [row(100 * MiB)] * 2, [replace(row(100 * MiB), card="T4 (14.75 GiB)")] * 2)
+    assert "card none at base -> T4 (14.75 GiB) at head" in unset.message

@@ -215,7 +215,7 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
     if base_error is None and base_failed is not None:
         base_error = None if base else f"{FAILED_BEFORE}: {base_failed}"
 
-    noted = base_failed_after(base)
+    noted = base_failed_after(base) + card_changed(base, head)
 
     def verdict(status: str, passed: bool, message: str, figs: tuple[Figure, ...] = ()) -> CaseVerdict:
         return CaseVerdict(nodeid, status, passed, renamed + message + noted, figs, base, head, renamed_from, paired_by)
@@ -266,6 +266,14 @@ def _without_head(head_failed: str | None, head_error: str | None) -> tuple[str,
     if head_error:
         return "error", False, f"could not be collected at head: {head_error}"
     return "removed", True, "at base only: not collected at head"
+
+
+def card_changed(base: Sequence[Result], head: Sequence[Result]) -> str:
+    """A note where the sides ran as on different cards (`card=` changed since REF): the figures are compared as
+    usual, as a stored baseline recorded as on another card is, but a reader must know; "" where they agree."""
+    if not base or not head or base[0].card == head[0].card:
+        return ""
+    return f"; card {base[0].card or 'none'} at base -> {head[0].card or 'none'} at head (figures compared as usual)"
 
 
 def _at_base(error: str) -> str:
