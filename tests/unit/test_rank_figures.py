@@ -382,6 +382,24 @@ def test_a_timeout_names_the_rank_furthest_behind():
     assert _ranks_at_the_end([]) == ""
 
 
+def test_a_timeout_names_no_rank_behind_where_every_running_rank_marked_as_many_phases():
+    """A DDP rank hung in its first step (time.sleep) while ranks 0 and 2 waited for it in the backward's all-reduce:
+    all three had marked `load` alone, and the message read "rank 0 was the furthest behind", the lowest of the tie,
+    which the marks do not tell."""
+    from gpu_budget.isolate import events as ev
+    from gpu_budget.isolate.forkserver import _ranks_at_the_end
+
+    seen = [ev.RankProgress(0, "load"), ev.RankProgress(1, "load"), ev.RankProgress(2, "load")]
+    assert _ranks_at_the_end(seen) == ("; the ranks: rank 0 in load, rank 1 in load, rank 2 in load; each marked as "
+                                       "many phases, so the marks do not tell which rank the others wait for")
+    one = [ev.RankProgress(0, "load"), ev.RankProgress(1, "load"), ev.RankProgress(1, None)]
+    assert _ranks_at_the_end(one) == ("; the ranks: rank 0 in load, rank 1 exited; rank 0 was the furthest behind "
+                                      "(the others wait for it in a collective)")
+    two = [*seen, ev.RankProgress(2, "train_step_1")]
+    assert _ranks_at_the_end(two).endswith("; rank 0, 1 were the furthest behind (the others wait for them in a "
+                                           "collective)"), _ranks_at_the_end(two)
+
+
 TIED = """ranks.py FAILED
 ------------------------------------------------------------
 Failures:
