@@ -7,13 +7,14 @@ import pytest
 from gpu_budget.isolate.elastic_record import FirstFailure, first_failure
 from gpu_budget.isolate.launcher import RankEvents
 from gpu_budget.isolate.wire import Message
-from gpu_budget.judge.compare import judge
+from gpu_budget.judge.compare import judge, world_setup
 from gpu_budget.measure.ranks import by_rank, imbalance, worst
 from gpu_budget.measure.summary import summarize
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Node, Peaks, PhaseRecord, RankFigures, RankGpu, RankTree, Step, TreeReading
 from gpu_budget.model.result import Measurement
+from gpu_budget.model.setup import Setup
 
 MiB = 2**20
 TOL = Tolerance(rel=0.005, abs=4 * MiB)
@@ -335,6 +336,28 @@ def test_a_launch_of_another_world_than_its_baseline_is_a_foreign_setup_and_re_r
     assert "setup differs from the baseline's: ranks 2 -> 3" in j.message, j.message
     assert "host RAM not compared" in j.message, j.message
     assert judge(three, Budget(), stored, TOL, ci=False, update=True).write_baseline
+
+
+def test_a_run_without_a_launcher_against_a_baseline_of_ranks_is_a_foreign_setup_and_the_reverse_too():
+    """Ranks undeclared: a baseline recorded under torchrun (2 ranks) and the same script run as one process, without
+    a launcher (or the reverse). The single process's peak was compared with the worst rank's and the row read
+    "pass within budget and baseline", saying nothing of the launch that was no longer there."""
+    stored = Entry.from_json({"peaks": {"ram": 300 * MiB, "ram_tree": 300 * MiB},
+                              "ranks": {"0": {"ram": 300 * MiB, "ram_tree": 300 * MiB},
+                                        "1": {"ram": 300 * MiB, "ram_tree": 300 * MiB}}})
+    alone = Measurement("ok", Peaks(ram=300 * MiB, ram_tree=300 * MiB, vram_allocated=None))
+    j = judge(alone, Budget(), stored, TOL, ci=True, update=False)
+    assert "setup differs from the baseline's: ranks 2 -> none (one process, no launcher's RANK; no " \
+           "Scenario(ranks=))" in j.message, j.message
+    assert "host RAM not compared" in j.message, j.message
+    assert judge(alone, Budget(), stored, TOL, ci=False, update=True).write_baseline
+    single = Entry.from_json({"peaks": {"ram": 300 * MiB, "ram_tree": 300 * MiB}})
+    j = judge(ranked(300 * MiB, 300 * MiB), Budget(), single, TOL, ci=True, update=False)
+    assert "setup differs from the baseline's: ranks none (one process, no launcher's RANK) -> 2 (the launch's: no " \
+           "Scenario(ranks=))" in j.message, j.message
+    assert "host RAM not compared" in j.message, j.message
+    failed = Measurement("error", Peaks(ram=1 * MiB))  # a launch that died before any rank started: no world to name
+    assert world_setup(Setup(), failed, stored) == Setup()
 
 
 def test_an_imbalance_budget_bounds_the_largest_rank_over_the_smallest():

@@ -153,16 +153,24 @@ def rank_breaches(measurement: Measurement, budget: Budget) -> list[str]:
     return out
 
 
+ALONE = "one process, no launcher's RANK"  # a run of no launcher, as a world change names it
+
+
 def world_setup(setup: Setup, measurement: Measurement, baseline: Entry | None) -> Setup:
     """The setup with the launch's world where it differs from the baseline's though the fingerprint's declared
     ranks do not (Scenario(ranks=) left out): another world reshapes each rank's share, and a rank the baseline lacks
-    has nothing to be compared with, so the host RAM is not compared and an update records the new world."""
-    if baseline is None or not measurement.ranks or not baseline.ranks or "ranks" in setup.diffs or \
+    has nothing to be compared with, so the host RAM is not compared and an update records the new world. A run
+    without a launcher (no process with a RANK) against a baseline of ranks, or the reverse, is another world too: a
+    single process's peak is not a rank's."""
+    if baseline is None or not measurement.ok or "ranks" in setup.diffs or \
             {r.rank for r in measurement.ranks} == set(baseline.ranks):
         return setup
     world = (len(baseline.ranks), len(measurement.ranks))
-    return replace(setup, diffs={**setup.diffs, "ranks": world}, policy=FOREIGN,
-                   described=(*setup.described, f"ranks {world[0]} -> {world[1]} (the launch's: no Scenario(ranks=))"))
+    if not measurement.ranks:  # the same command run without its launcher: one process against the worst rank's
+        said = f"ranks {world[0]} -> none ({ALONE}; no Scenario(ranks=))"
+    else:  # a launch against a baseline of one process, or of another world
+        said = f"ranks {world[0] or f'none ({ALONE})'} -> {world[1]} (the launch's: no Scenario(ranks=))"
+    return replace(setup, diffs={**setup.diffs, "ranks": world}, policy=FOREIGN, described=(*setup.described, said))
 
 
 def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup,
