@@ -286,6 +286,16 @@ def test_each_rank_is_judged_against_its_own_baseline_and_named():
     assert (same.verdict, same.passed) == ("pass", True), same.message
 
 
+def test_a_launch_too_short_for_steps_does_not_blame_the_other_ranks_ignored_marks_on_a_wrapper():
+    """Under torchrun the ranks other than 0 mark steps too, answered and ignored; a launch too short for steps=
+    added "22 phase mark(s) arrived from a descendant of the command and were ignored: ... run the script as the
+    command itself ([sys.executable, "train.py"]), not through a shell or wrapper", advice that undoes the launch."""
+    launch = replace(ranked(300 * MiB, 300 * MiB), info={"ignored_marks": 6, "phase_marks": 3})
+    j = judge(launch, Budget(ram=2 * 1024 * MiB), None, TOL, ci=False, update=False, steps=1000)
+    assert j.verdict == "error" and "steps=1,000 declared" in j.message, j.message
+    assert "ignored" not in j.message and "wrapper" not in j.message, j.message
+
+
 def test_a_budget_applies_to_each_rank():
     j = judge(ranked(300 * MiB, 400 * MiB), Budget(ram=350 * MiB), None, TOL, ci=False, update=False)
     assert (j.verdict, j.passed) == ("over-budget", False)

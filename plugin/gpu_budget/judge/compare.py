@@ -295,7 +295,10 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
 
 def _marks_elsewhere(measurement: Measurement) -> str:
     """Why a command measured no steps though its script marked them: the marks came from another process than the
-    command's own (a shell or launcher running python as its child), and only the command's own process marks."""
+    command's own (a shell or launcher running python as its child), and only the command's own process marks. Not
+    under a launcher whose ranks ran: there the other ranks' marks are ignored by design, and rank 0 marks."""
+    if measurement.ranks:
+        return ""
     ignored = measurement.info.get("ignored_marks")
     if not isinstance(ignored, int) or isinstance(ignored, bool) or ignored <= 0:
         return ""
