@@ -70,6 +70,17 @@ def test_a_declared_count_the_launch_missed_names_the_flag_for_accelerate_and_as
     assert RankEvents().fault({0}, 0, declared=2).endswith("is the launcher's process count the same?")
 
 
+def test_a_launch_that_failed_for_want_of_the_flag_names_it_too():
+    """accelerate launch --num_processes 2 without --multi_gpu: one process with no RANK, and a script that reads
+    RANK (or calls init_process_group) fails in it. The row said only "exited with 1" and the script's KeyError."""
+    message = RankEvents().fault(set(), 1, declared=2, argv=[*LAUNCH, "--num_processes", "2", "t.py"])
+    assert message is not None and message.startswith("the scenario declares 2 ranks (Scenario(ranks=2)), but no "
+                                                       "process(es) ran with a launcher's RANK"), message
+    assert message.endswith("whatever --num_processes says: add --multi_gpu (or --config_file with num_processes: 2)")
+    # torchrun that failed before it started its ranks (a bad option): its own stderr says why, no guess is added
+    assert RankEvents().fault(set(), 1, declared=2, argv=[PY, "-m", "torch.distributed.run", "t.py"]) is None
+
+
 def events(*messages):
     ranks = RankEvents()
     for message in messages:

@@ -153,8 +153,10 @@ class RankEvents:
             causes = [*found[:1], *causes, *found[1:]] if led else causes + found
         if causes:
             return "; ".join(causes)
-        if returncode == 0 and declared > 1 and len(ranks) != declared:
-            hint = missing_flag(argv, declared) or "is the launcher's process count the same?"
+        short = declared > 1 and len(ranks) != declared
+        flag = missing_flag(argv, declared) if short else None
+        if short and (returncode == 0 or (flag and not ranks)):  # a failed launch too where the flag explains it:
+            hint = flag or "is the launcher's process count the same?"  # its one process had no RANK to read
             return (f"the scenario declares {declared} ranks (Scenario(ranks={declared})), but "
                     f"{len(ranks) or 'no'} process(es) ran with a launcher's RANK "
                     f"({', '.join(map(str, sorted(ranks))) or 'none'}):\n{hint}")
