@@ -71,6 +71,25 @@ def test_a_failed_launchs_row_is_its_worst_rank_and_the_tree_it_streamed_is_the_
         assert summary.node.peaks.ram_tree == 500 * MiB, summary.node.peaks  # the node's running figure, above its phases'
 
 
+def test_a_timed_out_launchs_ranks_keep_what_the_tree_streamed_of_them_in_the_open_phase():
+    """Three DDP ranks hung in `load` past the timeout, each holding about 356 MiB by /proc; the row read "host RAM
+    peak seen so far 231.17 MiB", the ranks' figures of the `run` phase alone (torch imported), the only one ended."""
+    from gpu_budget.isolate import events, forkserver, protocol
+
+    phases = [phase("run", {0: 100 * MiB, 1: 90 * MiB})]
+    seen = [events.Started(pid=1, cuda=False, ram_method="vmhwm", ram_tree_method="peak over time", subreaper=True,
+                           command=True), *(events.PhaseEnded(p) for p in phases), events.PhaseBegun("load"),
+            events.TreeFigure(700 * MiB, ranks={"0": [300 * MiB, 310 * MiB], "1": [250 * MiB, 260 * MiB]}),
+            events.TreeFigure(800 * MiB, ranks={"1": [340 * MiB, 350 * MiB], "2": [200 * MiB, 200 * MiB]})]
+    seen = [events.decode(events.encode(e)) for e in seen]  # as the parent reads them back
+    ending = protocol.ChildEnding(exitcode=None, timed_out=True, wall_seconds=20.0)
+    summary = forkserver._summary_so_far(seen, None, ending)
+    by = {r.rank: (r.peaks.ram, r.peaks.ram_tree) for r in summary.ranks}
+    assert by == {0: (300 * MiB, 310 * MiB), 1: (340 * MiB, 350 * MiB), 2: (200 * MiB, 200 * MiB)}, by
+    assert (summary.peaks.ram, summary.peaks.ram_tree) == (340 * MiB, 350 * MiB), summary.peaks  # rank 1, the worst
+    assert summary.node.peaks.ram_tree == 800 * MiB, summary.node.peaks
+
+
 def test_on_a_gpu_the_worst_rank_is_the_one_with_the_largest_allocated_peak():
     """Rank 0 holds more host RAM, rank 1 more GPU memory: on a GPU the row is rank 1's, GPU figures included."""
     phases = [phase("train_step_1", {0: 200 * MiB, 1: 100 * MiB}, step=1)]

@@ -136,18 +136,24 @@ class _MemoryHistory:
 
 
 class _TreeStream:
-    """The tree's running figure as "tree" events, so a child killed mid-phase still leaves it (rises only, 20 a second at most)."""
+    """The tree's running figure as "tree" events, so a child killed mid-phase still leaves it (rises only, 20 a second at most);
+    under a launcher each rank's with it, sent on a rank's rise too (another rank may fall as it rises)."""
 
     MIN_RISE, MIN_SECONDS = 2**20, 0.05
 
     def __init__(self, emit) -> None:
         self.emit, self.sent, self.at = emit, 0, 0.0
+        self.rank_sent: dict[int, int] = {}
 
-    def __call__(self, total: int) -> None:
+    def __call__(self, total: int, ranks: dict[int, tuple[int, int]] | None = None) -> None:
         now = time.monotonic()
-        if total >= self.sent + self.MIN_RISE and now - self.at >= self.MIN_SECONDS:
-            self.sent, self.at = total, now
-            self.emit(events.TreeFigure(total))
+        risen = any(tree >= self.rank_sent.get(rank, 0) + self.MIN_RISE for rank, (_, tree) in (ranks or {}).items())
+        if (total >= self.sent + self.MIN_RISE or risen) and now - self.at >= self.MIN_SECONDS:
+            self.sent, self.at = max(self.sent, total), now
+            for rank, (_, tree) in (ranks or {}).items():
+                self.rank_sent[rank] = max(self.rank_sent.get(rank, 0), tree)
+            shown = {str(rank): list(figures) for rank, figures in ranks.items()} if ranks else None
+            self.emit(events.TreeFigure(total, shown))
 
 
 def _hide_gpus() -> None:

@@ -50,10 +50,16 @@ class PhaseEnded:
 
 @dataclass(frozen=True)
 class TreeFigure:
-    """The tree's running figure while a phase is open (so a kill mid-phase leaves it)."""
+    """The tree's running figure while a phase is open (so a kill mid-phase leaves it); under a launcher, each rank's
+    too (its own process's peak, its processes' largest sum, in the open phase), by rank as JSON keys it."""
 
     kind = "tree"
     ram_tree: int
+    ranks: dict[str, list[int]] | None = None
+
+    def rank_figures(self) -> dict[int, tuple[int, int]]:
+        """rank -> (its own process's peak, its processes' largest sum) in the open phase."""
+        return {int(rank): (ram, ram_tree) for rank, (ram, ram_tree) in (self.ranks or {}).items()}
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,11 @@ from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
 from gpu_budget.measure import procfs
 from gpu_budget.measure.host import Probed
+from gpu_budget.measure.ranks import worst
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.model.card import Card
+from gpu_budget.model.figures import Peaks, RankFigures
+from gpu_budget.model.metric import ALL
 from gpu_budget.model.result import Failure, Measurement
 from gpu_budget.requires import MissingDependency
 
@@ -585,9 +588,31 @@ def _summary_so_far(seen: list[events.Event], error: events.Failed | None, endin
         if summary.node is not None:  # a launcher's whole tree is its node's; the row is its worst rank's (ranks.py)
             node = summary.node.peaks
             node = replace(node, ram_tree=max((v for v in (node.ram_tree, *streamed) if v), default=None))
-            return replace(summary, peaks=peaks, node=replace(summary.node, peaks=node))
+            return _ranks_so_far(replace(summary, peaks=peaks, node=replace(summary.node, peaks=node)), seen)
         peaks = replace(peaks, ram_tree=max((v for v in (peaks.ram_tree, *streamed, ram) if v), default=None))
     return replace(summary, peaks=peaks)
+
+
+def _ranks_so_far(summary: Summary, seen: list[events.Event]) -> Summary:
+    """A stopped launcher case's ranks with what the tree streamed of each in the phase it never ended (a rank hung
+    in it, the others waiting): each rank's peaks never below those, and the row's the worst rank's (ranks.py)."""
+    streamed: dict[int, tuple[int, int]] = {}
+    for e in seen:
+        if isinstance(e, events.TreeFigure):
+            for rank, (ram, tree) in e.rank_figures().items():
+                was = streamed.get(rank, (0, 0))
+                streamed[rank] = (max(was[0], ram), max(was[1], tree))
+    if not streamed:
+        return summary
+    known = {r.rank: r for r in summary.ranks}
+    ranks = []
+    for rank in sorted(known.keys() | streamed.keys()):
+        entry = known.get(rank) or RankFigures(rank, Peaks(ram=0, ram_tree=0))
+        ram, tree = streamed.get(rank, (0, 0))
+        ranks.append(replace(entry, peaks=replace(entry.peaks, ram=max(entry.peaks.ram or 0, ram),
+                                                  ram_tree=max(entry.peaks.ram_tree or 0, tree))))
+    top = worst(ranks)
+    return replace(summary, ranks=tuple(ranks), peaks=Peaks(**{m: top.peaks.figure(m) for m in ALL}))
 
 
 def measurement_of(summary: Summary, status: str, info: Mapping[str, Json] | None = None, error: Failure | None = None,

@@ -51,7 +51,7 @@ from gpu_budget.measure.card_cap import Capped
 from gpu_budget.measure.device import cuda_available, device_info  # noqa: F401  device_info: the child's probe reads it here
 from gpu_budget.measure.kernel_floor import KernelPeak
 from gpu_budget.measure.summary import Summary, summarize
-from gpu_budget.measure.tree import TREE_METHOD, ProcessTree
+from gpu_budget.measure.tree import TREE_METHOD, OnPoll, ProcessTree
 from gpu_budget.measure.tree import available as tree_available
 from gpu_budget.model.card import Card
 from gpu_budget.model.figures import Peaks, PhaseRecord, RankGpu, TreeReading
@@ -174,7 +174,7 @@ class Meter:
     phases: list[PhaseRecord] = field(default_factory=list)
     info: dict[str, str | None] = field(default_factory=dict)  # how figures were read (nvml_method, ...), for the row
     tree: ProcessTree | bool | None = None  # None: read the process tree where /proc allows; False: never
-    on_tree: Callable[[int], None] | None = None  # the running tree figure, from the tree's thread
+    on_tree: OnPoll | None = None  # the running tree figure and each rank's, from the tree's thread
     external: bool = False  # a command case: this process is not measured, the process given to follow() is
     gpu_tree: GpuTree | None = None  # a command case on a GPU host: NVML's figures of the command's processes
 

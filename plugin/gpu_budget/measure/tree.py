@@ -71,6 +71,8 @@ from gpu_budget.measure.procfs import (
 from gpu_budget.model.figures import ProcessDetail, RankTree, TreeReading
 from gpu_budget.units import MiB
 
+OnPoll = Callable[[int, dict[int, tuple[int, int]]], None]  # (the running tree figure, each rank's: _running_ranks)
+
 # How the tree figure is made, named in every summary that holds one (its error bound: benchmarks/RESULTS.md 1b).
 TREE_METHOD = "vmhwm+peak-of-summed-descendants"
 DETAIL_MAX = 16  # descendants listed per phase (largest first); the sums count them all
@@ -357,16 +359,16 @@ class ProcessTree:
     window since the poll before) and sums the window; phase_start() forgets
     the descendants that exited and starts a new largest window; phase_end()
     reads them all once more (VmHWM and shared pages) and returns the phase's
-    TreeReading. `on_poll(total)` is called from the thread with the running
-    tree figure (root VmHWM, when the root is counted, + the window's sum) so a
-    child can stream it before it is killed. One lock serialises polls, reports
+    TreeReading. `on_poll(total, ranks)` is called from the thread with the running
+    tree figure (root VmHWM, when counted, + the window's sum) and each rank's
+    (_running_ranks) so a child can stream them before it is killed. One lock serialises polls, reports
     and phase boundaries: a read is applied in the order it was taken.
     count_root=False: the root is only where the search starts (a measuring
     child running a command), not part of the figure.
     """
 
     def __init__(self, root: int | None = None, interval: float = 0.01, shared_every: float = 0.25,
-                 on_poll: Callable[[int], None] | None = None, count_root: bool = True) -> None:
+                 on_poll: OnPoll | None = None, count_root: bool = True) -> None:
         self.root = root or os.getpid()
         self.interval, self.shared_every, self.on_poll = interval, shared_every, on_poll
         self.count_root = count_root
@@ -621,6 +623,14 @@ def _reading(procs: list[Descendant], peak: int, windows: int, gap: float | None
         )
 
 
+def _running_ranks(tree: ProcessTree) -> dict[int, tuple[int, int]]:
+    """Each rank's figures in the open phase so far: (its own process's peak, its processes' largest window sum);
+    what a timeout that stops the phase before its end still knows of each rank."""
+    with tree._lock:
+        return {rank: (max((p.hwm for p in tree._procs.values() if p.rank == rank and p.rank_root), default=0), total)
+                for rank, total in sorted(tree._rank_peak.items())}
+
+
 def _poll_while_held(ref: weakref.ref, stop: threading.Event, interval: float) -> None:
     while not stop.wait(interval):
         tree = ref()
@@ -631,5 +641,5 @@ def _poll_while_held(ref: weakref.ref, stop: threading.Event, interval: float) -
         except Exception:  # noqa: BLE001, S112  a broken read must not kill the measured run; the phase end reads again
             continue
         if total is not None and tree.on_poll is not None:
-            tree.on_poll(total)
+            tree.on_poll(total, _running_ranks(tree))
         del tree  # hold it only while polling
