@@ -277,6 +277,27 @@ def test_a_single_process_command_has_no_ranks(launch, pytester):
     assert "ranks" not in row and "node" not in row, sorted(row)
 
 
+
+def test_a_session_run_under_a_rank_of_its_own_tells_the_launchs_ranks_apart(launch, pytester, monkeypatch):
+    """pytest itself ran with RANK=0 in its environment (a job's pod that exports one): the launcher inherits it.
+    It was taken for rank 0, its ranks for its workers: "the scenario declares 2 ranks (Scenario(ranks=2)), but 1
+    process(es) ran with a launcher's RANK (0)"; and a single process with RANK=0 was read as a launch of 1 rank."""
+    monkeypatch.setenv("RANK", "0")
+    pytester.makepyfile(one="held = b'\\x01' * (30 << 20)\n")
+    launch('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_ddp(gpu_budget):
+            gpu_budget.measure(torchrun("40", "120"))
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_one(gpu_budget):
+            gpu_budget.measure(Scenario(name="one", command=[sys.executable, "one.py"]))
+    ''').assert_outcomes(passed=2)
+    by = rows(pytester)
+    ranks = {r["rank"]: r["peaks"]["ram_tree"] for r in by["test_ddp"]["ranks"]}
+    assert sorted(ranks) == [0, 1] and 76 * MiB <= ranks[1] - ranks[0] <= 84 * MiB, ranks
+    assert "ranks" not in by["test_one"] and "node" not in by["test_one"], sorted(by["test_one"])
+
 LAUNCH = '''
 import os, subprocess, sys
 

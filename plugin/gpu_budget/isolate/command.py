@@ -251,6 +251,8 @@ class MarkServer:
             message = Message.from_json(json.loads(line))
         except ValueError:
             message = Message()
+        if message.pid == self.main_pid and message.rank is not None:  # the launcher (or the one process) under a
+            message = replace(message, rank=None)  # RANK the session ran with: no rank of the launch's
         self.ranks.take(message)
         self._progress(message)
         self._gpu(message)

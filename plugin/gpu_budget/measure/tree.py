@@ -407,7 +407,7 @@ class ProcessTree:
         exec), so a launcher's rank is never lost to that race. A process whose parent has no rank is the rank's own."""
         with self._lock:
             p = self._procs.get(pid)
-            if p is None or p.rank is not None:
+            if p is None or p.rank is not None or _command_itself(self, p):
                 return
             parent = self._procs.get(p.ppid)
             p.rank, p.rank_pending = rank, False
@@ -521,7 +521,7 @@ class ProcessTree:
             p.rank_pending = not p.seen
             return
         p.rank_pending = False
-        p.rank = read_rank(p.pid)
+        p.rank = None if _command_itself(self, p) else read_rank(p.pid)
         if p.rank is not None:
             p.rank_root = p.whole = True
             self.rank_pids.setdefault(p.rank, []).append(p.pid)
@@ -621,6 +621,12 @@ def _reading(procs: list[Descendant], peak: int, windows: int, gap: float | None
                          for p in sorted(procs, key=lambda p: -p.peak)[:DETAIL_MAX]),
             ranks=ranks,
         )
+
+
+def _command_itself(tree: ProcessTree, p: Descendant) -> bool:
+    """A command's own process (the root here only starts it): the launcher, or the one process, never a rank,
+    whatever RANK it inherited (one the session itself ran under, in a job that exports it)."""
+    return not tree.count_root and p.ppid == tree.root
 
 
 def _running_ranks(tree: ProcessTree) -> dict[int, tuple[int, int]]:
