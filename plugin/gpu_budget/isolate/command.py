@@ -532,17 +532,20 @@ def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None
 
 def out_of_memory(server: MarkServer, stderr: str, last: tuple[str | None, int | None]) -> str | None:
     """Where and of what a failed command ran out of memory, or None: the command's own process's uncaught
-    out-of-memory error, a rank's, or (where no process named one: a script that caught it and exited) one its
-    stderr ends with, in the phase open at its end."""
+    out-of-memory error, a rank's (though the launcher then raised its own error: torchrun's ChildFailedError), or
+    (where no process named one: a script that caught it and exited) one its stderr ends with, in the phase open at
+    its end."""
     def where(phase: str | None, step: int | None) -> str:
         return f"in phase {phase}" + (f" (step {step})" if step is not None else "") if phase else "before any phase"
 
-    if server.failure is not None:
-        text, oom, phase, step = server.failure
-        return f"{where(phase, step)}: {text}" if oom else None
+    if server.failure is not None and server.failure[1]:
+        text, _, phase, step = server.failure
+        return f"{where(phase, step)}: {text}"
     for rank, (phase, oom) in sorted(server.ranks.failed_in.items()):
         if oom:
             return f"on rank {rank}, {where(phase, None)}: {server.ranks.failed[rank]}"
+    if server.failure is not None:  # the command's own process raised something else
+        return None
     lines = [line for line in stderr.splitlines() if line.strip()]
     if lines and is_out_of_memory("", lines[-1]):
         return f"{where(*last)}: {lines[-1].strip()[:500]}"
