@@ -131,7 +131,7 @@ def test_a_rank_gone_without_its_exit_is_named_killed_first_by_when_it_ended():
     assert ranks.fault({0, 1}, 1).startswith("rank 1 ended first without reaching its exit: killed by a signal")
     message = events().fault({0, 1, 2}, 1, ends={2: 5.0, 0: 6.0, 1: 7.0})
     assert message.startswith("rank 2 ended first") and message.endswith(
-        "rank 0, 1 ended without reaching its exit: stopped by the launcher after that"), message
+        "ranks 0, 1 ended without reaching their exit: stopped by the launcher after that"), message
 
 
 def test_ranks_found_gone_in_one_poll_are_told_apart_by_the_signal_that_ended_each():
@@ -145,10 +145,10 @@ def test_ranks_found_gone_in_one_poll_are_told_apart_by_the_signal_that_ended_ea
 def test_ranks_nothing_tells_apart_are_named_together_and_none_first():
     """Both reaped between two polls, no signal read and no launcher record: the lower rank is not guessed first."""
     message = events().fault({0, 1}, 1, ends={0: 5.0, 1: 5.0})
-    assert message.startswith("rank 0, 1 ended without reaching its exit, found gone together"), message
+    assert message.startswith("ranks 0, 1 ended without reaching their exit, found gone together"), message
     assert "ended first" not in message and "tells which came first" in message, message
     later = events().fault({0, 1, 2}, 1, ends={0: 5.0, 1: 5.0, 2: 6.0})
-    assert later.startswith("rank 0, 1 ended without reaching its exit, found gone together") and later.endswith(
+    assert later.startswith("ranks 0, 1 ended without reaching their exit, found gone together") and later.endswith(
         "rank 2 ended without reaching its exit: stopped by the launcher after that"), later
 
 
@@ -412,6 +412,8 @@ def test_the_imbalance_names_the_ranks_whose_ram_tree_it_divides_though_another_
         j.message
     text = ranks_text(SimpleNamespace(measurement=gpu))
     assert "worst rank 1:" in text and "imbalance of RAM tree 1.33x (rank 0 / rank 1)" in text, text
+    one = replace(gpu, ranks=gpu.ranks[:1])
+    assert ranks_text(SimpleNamespace(measurement=one)).startswith("1 rank; worst rank 0:")  # torchrun of one process
 
 
 @pytest.mark.parametrize("value", [0.9, "1.2", True, float("inf"), float("nan")])

@@ -209,13 +209,18 @@ def _gone_causes(gone: set[int], root: bool, ends: dict[int, float], signals: di
     elif root:
         tied = [r for r in order if key[r] == key[order[0]]]
         order = order[len(tied):]
-        causes.append(f"rank {', '.join(map(str, tied))} ended without reaching its exit, found gone together: the "
+        causes.append(f"{_ranks(tied)} ended without reaching their exit, found gone together: the "
                       "first killed by a signal (the kernel's OOM killer sends SIGKILL), the others stopped by the "
                       "launcher after it; neither the process tree nor the launcher's output tells which came first")
     if order:
-        causes.append(f"rank {', '.join(map(str, order))} ended without reaching its exit: stopped by the launcher "
-                      "after that")
+        causes.append(f"{_ranks(order)} ended without reaching {'its' if len(order) == 1 else 'their'} exit: stopped "
+                      "by the launcher after that")
     return causes
+
+
+def _ranks(ranks: list[int]) -> str:
+    """'rank 2' or 'ranks 1, 0' (in the order given)."""
+    return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))}"
 
 
 def _ended(exitcode: int) -> str:

@@ -308,7 +308,7 @@ def ranks_text(row: Result) -> str | None:
     spread = "-" if ratio is None else f"{ratio:.2f}x (rank {largest(list(m.ranks)).rank} / rank {low.rank})"
     node = m.node.peaks if m.node is not None else Peaks()
     gpu = f", GPU {format_size(node.vram_tree)}" if node.vram_tree is not None else ""
-    return (f"{len(m.ranks)} ranks; worst rank {top.rank}: RAM tree {format_size(top.peaks.ram_tree)} "
+    return (f"{len(m.ranks)} rank{'s' if len(m.ranks) != 1 else ''}; worst rank {top.rank}: RAM tree {format_size(top.peaks.ram_tree)} "
             f"(its own process {format_size(top.peaks.ram)}); imbalance of RAM tree {spread}; node (launcher and every "
             f"rank) {format_size(node.ram_tree)}{gpu}, launcher {format_size(node.ram)}")
 
