@@ -42,6 +42,8 @@ from gpu_budget.model.card import Card
 from gpu_budget.model.result import Measurement
 from gpu_budget.requires import MissingDependency
 
+HELPER_SESSION_PATHS = "GPU_BUDGET_HELPER_SESSION_PATHS"  # the session's folders, its children's alone (serve)
+HELPER_PYTHONPATH = "GPU_BUDGET_HELPER_PYTHONPATH"  # the PYTHONPATH the session was started with, less a kit's folders
 START_SECONDS = 300  # a helper's forkserver start (the preload's imports) on top of a request's own timeout
 
 
@@ -91,9 +93,13 @@ class Remote:
         bin_dir = str(Path(python).parent)
         given = os.environ.get("PYTHONPATH", "").split(os.pathsep)
         first, behind = split_paths([*paths, *given])  # a kit's releases behind the environment's (environment.BEHIND)
+        # the session's folders (pytest's: memtests/) and the PYTHONPATH it was started with, told apart, so a command
+        # gets the latter alone, as outside an environment (command.SESSION_PATHS)
         env = {**os.environ, "VIRTUAL_ENV": str(Path(bin_dir).parent),
                "PATH": os.pathsep.join(filter(None, [bin_dir, os.environ.get("PATH")])),
-               "PYTHONPATH": os.pathsep.join(first), BEHIND: os.pathsep.join(behind)}
+               "PYTHONPATH": os.pathsep.join(first), BEHIND: os.pathsep.join(behind),
+               HELPER_SESSION_PATHS: os.pathsep.join(split_paths(paths)[0]),
+               HELPER_PYTHONPATH: os.pathsep.join(split_paths(given)[0])}
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  kept for the message of a helper that died
         streams = _session_streams()
         try:
@@ -245,15 +251,18 @@ def _answer(call: Call) -> dict[str, Json]:
 
 
 def serve() -> None:
-    """Answer requests until stdin closes; the folders the children need come on PYTHONPATH, so the forkserver adds
-    none of this interpreter's own (the running environment's site folders stay behind the environment's).
+    """Answer requests until stdin closes; the folders the children need are the session's (HELPER_SESSION_PATHS),
+    so the forkserver adds none of this interpreter's own (the running environment's site folders stay behind the
+    environment's), and names them as the session's: a command's PYTHONPATH is the one the session was started with
+    (HELPER_PYTHONPATH), without pytest's folders, as outside an environment.
 
     The answers go on a copy of stdout's descriptor; descriptor 1 itself is pointed at stderr, and at the session's
     while a request is answered (the descriptors given as arguments), so what a child prints (the Trainer prints its
     metrics) never lands among the answers."""
     streams = [int(arg) for arg in sys.argv[1:3]]
     lifecycle.adopt()  # a session SIGKILLed mid-case never closes stdin: the helper and its children end with it
-    forkserver.GIVEN_PATHS = []
+    forkserver.GIVEN_PATHS = [p for p in os.environ.pop(HELPER_SESSION_PATHS, "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.environ.pop(HELPER_PYTHONPATH, "")
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
