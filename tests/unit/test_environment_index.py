@@ -68,3 +68,35 @@ def test_a_project_uv_config_is_read_by_the_resolution_and_keys_it(tmp_path, mon
     (project / "uv.toml").write_text(f'find-links = ["{tmp_path / "second"}"]\n')
     again = make(["gbtiny<2"], tmp_path / "envs", uv)
     assert (again.overlay, again.cached) == ({"gbtiny": "1.5"}, False)
+
+
+def pip_settings_only(monkeypatch, folder):
+    """pip pointed at `folder` alone, as a mirror or a wheel folder is given to pip; no uv setting, and uv's default
+    index (pypi.org) made unreachable, so only a uv that reads pip's settings finds the wheels."""
+    from gpu_budget.isolate.index_settings import VARIABLES
+
+    for name in (*VARIABLES["pip"], *VARIABLES["uv"]):
+        monkeypatch.delenv(name, raising=False)
+    folder.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(folder))
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing listens: the registry is never read
+    return folder
+
+
+def test_uv_reads_the_index_settings_given_to_pip(tmp_path, monkeypatch):
+    """With uv as the installer, PIP_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX, ... reach it as its own UV_ settings:
+    uv reads none of pip's, so an environment behind a mirror given to pip was resolved from pypi.org. Keyed by them
+    too, so another pip index is another resolution."""
+    from gpu_budget.isolate.environment import EnvironmentFailed, find_tool
+
+    try:
+        uv = find_tool("uv")
+    except EnvironmentFailed as exc:
+        pytest.skip(str(exc))
+    write_wheel(pip_settings_only(monkeypatch, tmp_path / "first"), "1.0")
+    made = make(["gbtiny<2"], tmp_path / "envs", uv)
+    assert made.overlay == {"gbtiny": "1.0"}
+    write_wheel(pip_settings_only(monkeypatch, tmp_path / "second"), "1.5")
+    again = make(["gbtiny<2"], tmp_path / "envs", uv)
+    assert (again.overlay, again.cached) == ({"gbtiny": "1.5"}, False)

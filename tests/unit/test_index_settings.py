@@ -1,7 +1,17 @@
 """The index settings a remembered environment failure is kept under (isolate/index_settings.py): what points each
 tool at an index, credentials never kept."""
 
-from gpu_budget.isolate.index_settings import CREDENTIALS, VARIABLES, described, index_settings, redact
+import os
+
+from gpu_budget.isolate.index_settings import (
+    CREDENTIALS,
+    VARIABLES,
+    described,
+    from_pip,
+    index_settings,
+    redact,
+    tool_environ,
+)
 
 
 def clean(monkeypatch, tmp_path) -> None:
@@ -24,7 +34,28 @@ def test_each_tool_is_keyed_by_the_settings_it_reads(monkeypatch, tmp_path):
     pip = [s for s in index_settings("pip") if not s.startswith("config ")]
     assert pip[0] == "PIP_INDEX_URL=https://***@mirror.example/simple" and pip[1].startswith(CREDENTIALS)
     assert len(pip) == 2 and "pw" not in pip[1]
-    assert [s for s in index_settings("uv") if not s.startswith("config ")] == ["UV_FIND_LINKS=/wheels"]
+    assert [s for s in index_settings("uv") if not s.startswith("config ")][:2] == [
+        "UV_INDEX_URL=https://***@mirror.example/simple (from PIP_INDEX_URL)", "UV_FIND_LINKS=/wheels"]
+
+
+def test_uv_is_given_the_pip_settings_its_own_leave_open(monkeypatch, tmp_path):
+    """uv reads none of pip's settings: each one a user set reaches uv as uv's own, unless a uv setting replaces it;
+    pip's lists (space-separated) in uv's spelling; pip's no-index passes over every index URL, as pip does."""
+    clean(monkeypatch, tmp_path)
+    for name, value in {"PIP_INDEX_URL": "https://mirror.example/simple", "PIP_TRUSTED_HOST": "a.example b.example",
+                        "PIP_EXTRA_INDEX_URL": "https://x.example/simple https://y.example/simple",
+                        "PIP_FIND_LINKS": "/wheels /more"}.items():
+        monkeypatch.setenv(name, value)
+    assert from_pip(os.environ) == {"UV_INDEX_URL": "https://mirror.example/simple",
+                                    "UV_EXTRA_INDEX_URL": "https://x.example/simple https://y.example/simple",
+                                    "UV_FIND_LINKS": "/wheels,/more", "UV_INSECURE_HOST": "a.example b.example"}
+    monkeypatch.setenv("UV_DEFAULT_INDEX", "https://own.example/simple")
+    monkeypatch.setenv("UV_FIND_LINKS", "/own")
+    assert sorted(from_pip(os.environ)) == ["UV_EXTRA_INDEX_URL", "UV_INSECURE_HOST"]
+    monkeypatch.setenv("PIP_NO_INDEX", "yes")
+    assert from_pip(os.environ) == {"UV_NO_INDEX": "1", "UV_INSECURE_HOST": "a.example b.example"}
+    assert "UV_NO_INDEX=1 (from PIP_NO_INDEX)" in index_settings("uv")
+    assert tool_environ("pip") == dict(os.environ)
 
 
 def test_a_config_file_counts_by_its_content(monkeypatch, tmp_path):

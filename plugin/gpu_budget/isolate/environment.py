@@ -63,7 +63,7 @@ from gpu_budget.declare.environment import canonical
 from gpu_budget.declare.params import Json
 from gpu_budget.isolate import env_failures
 from gpu_budget.isolate.env_failures import EnvironmentFailed
-from gpu_budget.isolate.index_settings import index_settings
+from gpu_budget.isolate.index_settings import index_settings, tool_environ
 from gpu_budget.isolate.tool_process import run_tool
 from gpu_budget.isolate.wheelhouse import VARIABLE as WHEELHOUSE
 from gpu_budget.isolate.wheelhouse import Wheelhouse
@@ -182,11 +182,12 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None, both: bool = False) -> str:
+def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None, both: bool = False,
+         tool: str = "pip") -> str:
     """Run a tool; its stdout (and stderr, `both`: where uv writes its plan), or EnvironmentFailed(kind) with `what`
-    and the end of its stderr."""
+    and the end of its stderr. uv is given pip's index settings as its own (index_settings.from_pip)."""
     try:
-        proc = run_tool(argv, cwd, TOOL_TIMEOUT)  # its builds end with it
+        proc = run_tool(argv, cwd, TOOL_TIMEOUT, tool_environ(tool))  # its builds end with it
     except subprocess.TimeoutExpired:
         raise EnvironmentFailed(kind, f"{what}: timed out after {TOOL_TIMEOUT} s") from None
     except OSError as exc:
@@ -233,7 +234,7 @@ def _resolve_uv(tmp: str, tool: Tool, running: dict[str, str]) -> dict[str, str]
     they are (the running torch's own requirements, not the registry's CUDA build's), kept wherever they satisfy."""
     # run where the install runs (this process's folder): uv reads the project's uv.toml or [tool.uv] found from there
     said = _run([*tool.argv, "pip", "install", "--dry-run", "--python", sys.executable, "-r",
-                 str(Path(tmp, "requirements.in"))], "resolve", "uv pip install --dry-run said", both=True)
+                 str(Path(tmp, "requirements.in"))], "resolve", "uv pip install --dry-run said", both=True, tool="uv")
     pins = {}
     for line in said.splitlines():
         if not line.startswith(" + "):
@@ -300,7 +301,7 @@ def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[st
     pins = [f"{name}=={version}" for name, version in overlay.items()]
     offline = ["--no-index", "--find-links", str(links)] if links is not None else []
     if tool.name == "uv":
-        _run([*tool.argv, "venv", "--quiet", "--python", sys.executable, str(folder)], "install", "uv venv failed")
+        _run([*tool.argv, "venv", "--quiet", "--python", sys.executable, str(folder)], "install", "uv venv failed", tool="uv")
     else:
         _run([sys.executable, "-m", "venv", "--without-pip", str(folder)], "install", "python -m venv failed")
     python = _python_of(folder)
@@ -313,7 +314,8 @@ def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[st
                if tool.name == "uv" else
                [*tool.argv, "--python", str(python), "install", "--quiet", "--no-input", "--no-deps", *offline, *pins])
     try:
-        _run(install, "install", f"{tool.name} pip install said" if tool.name == "uv" else "pip install said")
+        _run(install, "install", f"{tool.name} pip install said" if tool.name == "uv" else "pip install said",
+             tool=tool.name)
     except EnvironmentFailed as exc:
         named = ", ".join(_named(pins, str(exc)))
         raise EnvironmentFailed("install", f"cannot install {named}: {exc}", exc.error,

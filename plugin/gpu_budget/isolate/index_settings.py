@@ -6,7 +6,8 @@ may be on another: a failure remembered under one index says nothing of the
 next, so the settings are part of a remembered failure's key and named in
 its message. They are the environment variables that point pip or uv at an
 index or a folder of wheels, and a digest of each configuration file the
-tool reads (its index lines may be there). A URL's credentials
+tool reads (its index lines may be there); uv is given pip's variables as its
+own where none of its own replaces them (`from_pip`). A URL's credentials
 (`user:password@`) are never kept: they are written `***@`, and count by a
 slow salted digest (one entry, "credentials (pbkdf2 DIGEST)", which no
 message names), so a changed password alone is a new key: a failure
@@ -32,6 +33,17 @@ VARIABLES = {
     "uv": ("UV_DEFAULT_INDEX", "UV_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_FIND_LINKS", "UV_NO_INDEX",
            "UV_OFFLINE", "UV_INDEX_STRATEGY", "UV_INSECURE_HOST", "UV_CONFIG_FILE", "UV_NO_CONFIG"),
 }
+# pip's settings uv is given as its own where the user set no uv counterpart (uv reads none of pip's): pip's name ->
+# uv's, the uv names that replace it, and how uv separates a list's items
+FOR_UV = {
+    "PIP_INDEX_URL": ("UV_INDEX_URL", ("UV_INDEX_URL", "UV_DEFAULT_INDEX"), None),
+    "PIP_EXTRA_INDEX_URL": ("UV_EXTRA_INDEX_URL", ("UV_EXTRA_INDEX_URL",), " "),
+    "PIP_FIND_LINKS": ("UV_FIND_LINKS", ("UV_FIND_LINKS",), ","),
+    "PIP_NO_INDEX": ("UV_NO_INDEX", ("UV_NO_INDEX",), None),
+    "PIP_TRUSTED_HOST": ("UV_INSECURE_HOST", ("UV_INSECURE_HOST",), " "),
+}
+_TRUE = ("1", "true", "yes", "on")
+_INDEXES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
 _CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
 CREDENTIALS = "credentials (pbkdf2 "  # the entry that keys the URLs' credentials by their digest alone
 
@@ -110,12 +122,40 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(data).hexdigest()[:12]
 
 
+def from_pip(environ: Mapping[str, str]) -> dict[str, str]:
+    """uv's settings for the pip settings set in `environ` whose uv counterpart is not (PIP_INDEX_URL as UV_INDEX_URL,
+    PIP_FIND_LINKS as UV_FIND_LINKS, ...): uv reads none of pip's, so a mirror or wheel folder given to pip would be
+    passed over and the registry read instead. pip's configuration files are not read for it (docs/declaring.md)."""
+    found = {}
+    # pip's no-index passes over every index URL; uv's reads one given all the same: none is handed to it then
+    no_index = any(environ.get(name, "").strip().lower() in _TRUE for name in ("PIP_NO_INDEX", "UV_NO_INDEX"))
+    for pip_name, (uv_name, replaced_by, separator) in FOR_UV.items():
+        value = environ.get(pip_name, "").strip()
+        if not value or any(environ.get(name) for name in replaced_by) or (no_index and pip_name in _INDEXES):
+            continue
+        if pip_name == "PIP_NO_INDEX":
+            if value.lower() in _TRUE:
+                found[uv_name] = "1"
+        else:
+            found[uv_name] = separator.join(value.split()) if separator else value
+    return found
+
+
+def tool_environ(tool: str) -> dict[str, str]:
+    """The environment `tool` runs with: this process's, and for uv pip's index settings as uv's own (from_pip)."""
+    return {**os.environ, **(from_pip(os.environ) if tool == "uv" else {})}
+
+
 def index_settings(tool: str) -> tuple[str, ...]:
-    """What points `tool` ("uv" or "pip") at an index, each as "NAME=value" (credentials redacted) or "config
-    PATH (sha256 DIGEST)"; empty where the tool reads its default index."""
-    given = [name for name in VARIABLES.get(tool, ()) if os.environ.get(name)]
-    found = [f"{name}={redact(os.environ[name])}" for name in given]
-    secrets = [f"{name}={secret}" for name in given for secret in _CREDENTIALS.findall(os.environ[name])]
+    """What points `tool` ("uv" or "pip") at an index, each as "NAME=value" (credentials redacted; "(from PIP_...)"
+    where uv is given pip's) or "config PATH (sha256 DIGEST)"; empty where the tool reads its default index."""
+    environ = tool_environ(tool)
+    given = [name for name in VARIABLES.get(tool, ()) if environ.get(name)]
+    mapped = {uv_name: pip_name for pip_name, (uv_name, _, _) in FOR_UV.items()
+              if tool == "uv" and uv_name not in os.environ}
+    found = [f"{name}={redact(environ[name])}" + (f" (from {mapped[name]})" if name in mapped else "")
+             for name in given]
+    secrets = [f"{name}={secret}" for name in given for secret in _CREDENTIALS.findall(environ[name])]
     if secrets:
         found.append(f"{CREDENTIALS}{_credentials_digest(secrets)})")
     for path in _config_files(tool):

@@ -13,15 +13,16 @@ reaches it as before.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from gpu_budget.isolate.lifecycle import kill_descendants
 
 
-def run_tool(argv: Sequence[str], cwd: str | None, timeout: float) -> subprocess.CompletedProcess[str]:
+def run_tool(argv: Sequence[str], cwd: str | None, timeout: float,
+             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The tool's exit status and output; subprocess.TimeoutExpired (it and its builds killed) past `timeout` s."""
     with subprocess.Popen(list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          stdin=subprocess.DEVNULL) as proc:
+                          stdin=subprocess.DEVNULL, env=None if env is None else dict(env)) as proc:
         try:
             out, err = proc.communicate(timeout=timeout)
         except BaseException:  # its timeout, a KeyboardInterrupt: the tool and its builds go together
