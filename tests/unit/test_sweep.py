@@ -9,6 +9,7 @@ from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.declare.sweep import SweepAxis, parse
 from gpu_budget.isolate.protocol import ScenarioJob
+from gpu_budget.model.budget import Budget
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.result import EnvironmentRecord, Failure, Measurement, Result, SweepPoint, Verdict
@@ -194,3 +195,29 @@ def test_a_version_spelt_another_way_is_measured_once():
     points = sweep.sweep_case(Scenario(name="s", run="m:f"), parse("tomli-w==1.2"), ran, run, False)
     assert [(p.version, p.reference) for p in points] == [("1.2.0", True)]
     assert parse("tomli-w==1.0,1.0.0,1.1") == (SweepAxis("tomli-w", ("1.0", "1.1")),)
+
+
+def test_a_version_over_the_cases_budget_is_flagged_in_the_table_and_the_json():
+    """The version the case ran at is gated; the others are reported, but one whose peak breaks the case's budget is
+    flagged as such (its cell, a line below the table naming the breach, and the point's over_budget), never failing
+    the gate: a reader must see which versions break the budget, not only by how much they moved."""
+    peaks = {"2.0": 220 * MiB, "3.0": 80 * MiB}
+
+    def run(scenario, snapshot):
+        version = next(line for line in scenario.environment.lines if line.startswith("gbtiny=="))[len("gbtiny=="):]
+        return Measurement(status="ok", peaks=Peaks(ram=peaks[version]))
+
+    ran = Measurement(status="ok", peaks=Peaks(ram=60 * MiB), environment=replace(OLD, named={"gbtiny": "1.0"}))
+    row = _row("t.py::a", ()).but(measurement=ran, budget=Budget(ram=150 * MiB))
+    case = Scenario(name="s", run="m:f", environment=Environment(requirements=["gbtiny==1.0"]))
+    done = sweep.swept(row, case, parse("gbtiny==2.0,3.0"), run, False)
+    assert (done.verdict, done.passed) == (Verdict.PASS, True)  # reported, not judged
+    over = {p.version: p.over_budget for p in done.sweep}
+    assert over == {"1.0": (), "2.0": ("host RAM peak 220.00 MiB > budget 150.00 MiB",), "3.0": ()}
+    assert Result.from_json(done.to_json()).sweep == done.sweep
+    assert done.to_json()["sweep"][1]["over_budget"] == ["host RAM peak 220.00 MiB > budget 150.00 MiB"]
+    lines = sweep_lines([done])
+    cells = next(line for line in lines if line.startswith("t.py::a"))
+    assert cells.split() == ["t.py::a", "60.00", "MiB", "220.00", "MiB", "(+266.7%)", "OVER", "BUDGET", "80.00",
+                             "MiB", "(+33.3%)"]
+    assert "gbtiny 2.0 over budget (1 case(s): t.py::a): host RAM peak 220.00 MiB > budget 150.00 MiB" in lines

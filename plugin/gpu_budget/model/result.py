@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.case_id import strip_label
 from gpu_budget.model.entry import Entry
-from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, Step
+from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, Step, Versioned
 from gpu_budget.model.growth import GrowthRecord
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.setup import Setup
@@ -177,12 +177,14 @@ class EnvironmentRecord(Fields):
 
 
 @dataclass(frozen=True)
-class SweepPoint(Fields):
+class SweepPoint(Versioned):
     """One version of a swept package, measured for one case: its peaks and change against the reference.
 
     reference: the version the case runs at without the sweep (gated as usual); the others are reported only.
     status: "ok", "error" (failed to resolve, install, import or run: `message` names it) or "skipped" (it needs
     what this host cannot give, `message` says what). change: per gated metric, against the reference's peaks.
+    over_budget: how its peaks break the case's budget, each breach named (empty: within it); reported, not judged.
+    A point read from an earlier report without it writes back without it (Versioned).
     """
 
     package: str
@@ -193,16 +195,22 @@ class SweepPoint(Fields):
     change: Mapping[str, float | None] = field(default_factory=dict)
     message: str = ""
     environment: EnvironmentRecord | None = None
+    over_budget: tuple[str, ...] = ()
+    read_keys: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> JsonObject:
-        return {**self._json(), "change": dict(self.change)}
+        out = {**self._json(), "change": dict(self.change)}
+        if "over_budget" in out:
+            out["over_budget"] = list(self.over_budget)
+        return out
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> SweepPoint:
         env = data.get("environment")
         return cls(data["package"], data["version"], data["reference"], data["status"],
                    None if data.get("peaks") is None else Peaks.from_json(data["peaks"]), dict(data.get("change") or {}),
-                   data.get("message", ""), None if env is None else EnvironmentRecord.from_json(env))
+                   data.get("message", ""), None if env is None else EnvironmentRecord.from_json(env),
+                   tuple(data.get("over_budget") or ()), read_keys=tuple(data))
 
 
 @dataclass(frozen=True)

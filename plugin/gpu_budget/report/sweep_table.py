@@ -3,7 +3,10 @@
 Each cell is the case's gated host-RAM figure (and allocated VRAM where
 measured) at that version, with its change against the version the case ran
 at, whose cell is the gated run's own figure. A version that could not be
-made or run says so in its cell and, in full, on a line below the table.
+made or run says so in its cell and, in full, on a line below the table; so
+does one whose peak breaks the case's budget (OVER BUDGET, and the breach
+below): only the version the case ran at is gated, but a reader must see
+which versions break the budget.
 """
 
 from __future__ import annotations
@@ -16,8 +19,15 @@ from gpu_budget.report.order import version_order
 from gpu_budget.report.text_table import tabulated
 from gpu_budget.units import format_size
 
+OVER = "OVER BUDGET"  # a cell's flag where the version's peak breaks the case's budget
+
 
 def _figure(point: SweepPoint) -> str:
+    text = _measured(point)
+    return f"{text} {OVER}" if point.over_budget else text
+
+
+def _measured(point: SweepPoint) -> str:
     if point.status != "ok" or point.peaks is None:
         return point.status
     parts = [f"{format_size(point.peaks.gated_ram)}"]
@@ -48,13 +58,15 @@ def sweep_lines(rows: Iterable[Result]) -> list[str]:
             by_version = {p.version: p for p in each}
             table.append([nodeid, *(_figure(by_version[v]) if v in by_version else "-" for v in versions)])
         lines.append(f"sweep of {package}: the gated host RAM per version, change against the version each case "
-                     "ran at (gated there as usual; the others reported)")
+                     "ran at (gated there as usual; the others reported, OVER BUDGET where over the case's budget)")
         lines.extend(tabulated(table, headers, tablefmt="simple").splitlines())
         failed: dict[tuple[str, str, str], list[str]] = {}  # one line per version and reason, naming its cases
         for nodeid, each in points.items():
             for p in each:
                 if p.status != "ok":
                     failed.setdefault((p.version, p.status, p.message), []).append(nodeid)
+                if p.over_budget:
+                    failed.setdefault((p.version, "over budget", "; ".join(p.over_budget)), []).append(nodeid)
         for (version, status, message), nodeids in failed.items():
             lines.append(f"{package} {version} {status} ({len(nodeids)} case(s): {', '.join(nodeids)}): {message}")
     return lines

@@ -361,7 +361,8 @@ class Options:
         "gpu_budget_sweep", "measure each selected case once more at each version of a package, each in an environment "
         "made over the running one: SPEC is PACKAGE==V1,V2[;PACKAGE==V1,...], each package swept on its own (the others "
         "as they run). The version a case runs at is gated as usual, the others are reported beside it, with their "
-        "change against it (docs/declaring.md, 'Sweeps').", sweep_spec, None, "SPEC", resolve=with_the_gate)
+        "change against it, flagged OVER BUDGET where over the case's budget, failing nothing (docs/declaring.md, "
+        "'Sweeps').", sweep_spec, None, "SPEC", resolve=with_the_gate)
     envs: Path | None = option(
         "gpu_budget_envs", "where the environments cases declare (and sweeps make) are kept across runs (default: "
         "pytest's cache, or with -p no:cacheprovider .gpu-budget-envs in the rootdir, which git is told to ignore; an ini "

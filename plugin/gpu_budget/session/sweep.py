@@ -7,8 +7,11 @@ again in an environment with `PACKAGE==VERSION` laid over its own (isolate/
 environment.py makes it, once per session), measured through the same child
 runner, never judged, never recorded: a SweepPoint with its peaks and change
 against the reference (none where the reference failed: its peak is the
-peak so far, not the case's figure). A version that cannot be made, imported
-or run is a point named as such, and the other versions are still measured.
+peak so far, not the case's figure). A version whose peak breaks the case's
+budget is flagged (its point's over_budget, naming each breach), still not
+judged: the table shows which versions break it, the gate stays the
+reference's. A version that cannot be made, imported or run is a point named
+as such, and the other versions are still measured.
 A command whose program would not run in the versions' environments (a
 console script of the running environment other than torchrun's or
 accelerate's, which run as their modules there; another interpreter:
@@ -32,6 +35,8 @@ from gpu_budget.isolate.program import OutsideEnvironment
 from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
 from gpu_budget.isolate.shadowed import shadowing
+from gpu_budget.judge.compare import rank_breaches
+from gpu_budget.model.budget import Budget
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import SHOWN
 from gpu_budget.model.result import Failure, Measurement, Result, SweepPoint, Verdict
@@ -84,19 +89,21 @@ def change(reference: Peaks, other: Peaks) -> dict[str, float | None]:
 
 
 def sweep_case(scenario: Scenario, axes: Sequence[SweepAxis], reference: Measurement, run_child: RunChild,
-               cuda: bool) -> tuple[SweepPoint, ...]:
-    """The case at each swept version: the reference point first (its figures are the gated run's), then the others."""
+               cuda: bool, budget: Budget | None = None) -> tuple[SweepPoint, ...]:
+    """The case at each swept version: the reference point first (its figures are the gated run's), then the others;
+    each flagged where its peaks break `budget` (the case's)."""
     points: list[SweepPoint] = []
+    budget = budget or Budget()
     for axis in axes:
         ran_at = reference_version(axis.package, reference, scenario.environment)
         points.append(SweepPoint(axis.package, ran_at or "(not installed)", True, "ok" if reference.ok else "error",
                                  reference.peaks, {}, "" if reference.ok else _failed(reference),
-                                 reference.environment))
+                                 reference.environment, _over(reference, budget)))
         ahead = shadowing(axis.package)  # a copy every environment's release would stay behind: none measured
         for version in axis.versions:
             if same_version(version, ran_at):
                 continue
-            points.append(_point(scenario, axis, version, reference, run_child, cuda) if ahead is None else
+            points.append(_point(scenario, axis, version, reference, run_child, cuda, budget) if ahead is None else
                           SweepPoint(axis.package, version, False, "error", message=(
                               f"{axis.requirement(version)}: not measured: {axis.package} is imported from {ahead}, "
                               "ahead of every environment's site folder (a folder of the tests, or of PYTHONPATH), "
@@ -114,13 +121,13 @@ def swept(result: Result, scenario: Scenario, axes: Sequence[SweepAxis], run_chi
     if reference is None:
         reference = Measurement(status="error", peaks=Peaks(), error=Failure(kind="environment", message=unmade))
     try:
-        return result.but(sweep=sweep_case(scenario, axes, reference, run_child, cuda))
+        return result.but(sweep=sweep_case(scenario, axes, reference, run_child, cuda, result.budget))
     except OutsideEnvironment as exc:
         return result.but(verdict=Verdict.ERROR, passed=False, message=f"the sweep cannot run this command: {exc}")
 
 
 def _point(scenario: Scenario, axis: SweepAxis, version: str, reference: Measurement, run_child: RunChild,
-           cuda: bool) -> SweepPoint:
+           cuda: bool, budget: Budget) -> SweepPoint:
     line = axis.requirement(version)
     base = scenario.environment or Environment(requirements=(line,))
     swept = replace(scenario, environment=base.with_requirement(line))
@@ -138,10 +145,17 @@ def _point(scenario: Scenario, axis: SweepAxis, version: str, reference: Measure
         return SweepPoint(axis.package, version, False, "error", message=f"{line}: {type(exc).__name__}: {exc}")
     if not measured.ok:
         return SweepPoint(axis.package, version, False, "error", measured.peaks, message=f"{line}: {_failed(measured)}",
-                          environment=measured.environment)
+                          environment=measured.environment, over_budget=_over(measured, budget))
     # a reference that failed holds the peak so far, not the case's figure: nothing to change against
     changed = change(reference.peaks, measured.peaks) if reference.ok else {}
-    return SweepPoint(axis.package, version, False, "ok", measured.peaks, changed, environment=measured.environment)
+    return SweepPoint(axis.package, version, False, "ok", measured.peaks, changed, environment=measured.environment,
+                      over_budget=_over(measured, budget))
+
+
+def _over(measured: Measurement, budget: Budget) -> tuple[str, ...]:
+    """How the run's peaks break the case's budget (each rank's, a launcher case's), as its verdict would say; a failed
+    run's peak so far counts too: it only grows."""
+    return tuple(rank_breaches(measured, budget))
 
 
 def _failed(measured: Measurement) -> str:
