@@ -32,3 +32,29 @@ def test_an_assets_folder_that_is_a_file_is_a_usage_error_naming_the_variable(py
     with pytest.raises(pytest.UsageError, match="assets is a file, not a folder"):
         assets_folder(config, made=True)
     assert assets_folder(config, made=False) == pytester.path / "assets"  # a run without the gate is not stopped
+
+
+def test_a_chosen_environments_folder_tells_git_to_ignore_it(pytester):
+    """--gpu-budget-envs inside the project: its venvs of hundreds of MiB stood untracked there (`?? envs/` in git
+    status), one `git add -A` from a commit, where the default folder is ignored. A folder the session makes, or finds
+    holding only what it keeps there, gets the same marker; a folder of the user's own is left as it is."""
+    config = pytester.parseconfigure()
+    chosen = pytester.path / "build" / "envs"
+    assert environments_folder(config, chosen) == chosen
+    assert "*" in (chosen / ".gitignore").read_text().splitlines()
+    earlier = pytester.path / "envs"  # made by an earlier session, before the marker was written
+    (earlier / "env-0123456789abcdef").mkdir(parents=True)
+    (earlier / "env-0123456789abcdef.lock").write_text("")
+    (earlier / "resolved").mkdir()
+    environments_folder(config, earlier)
+    assert "*" in (earlier / ".gitignore").read_text().splitlines()
+    own = pytester.path / "tools"  # the user's folder, holding the user's files: no marker that would hide new ones
+    own.mkdir()
+    (own / "notes.txt").write_text("mine")
+    environments_folder(config, own)
+    assert not (own / ".gitignore").exists()
+    kept = pytester.path / "kept"  # a .gitignore of the user's own is never replaced
+    kept.mkdir()
+    (kept / ".gitignore").write_text("!keep-me\n")
+    environments_folder(config, kept)
+    assert (kept / ".gitignore").read_text() == "!keep-me\n"

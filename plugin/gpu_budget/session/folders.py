@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -34,11 +35,29 @@ def assets_folder(config: pytest.Config, made: bool) -> Path:
 
 
 def environments_folder(config: pytest.Config, given: Path | None) -> Path:
-    """Where the environments cases declare are kept: --gpu-budget-envs, else pytest's cache (kept across runs)."""
+    """Where the environments cases declare are kept: --gpu-budget-envs, else pytest's cache (kept across runs). A
+    chosen folder is told to git as ignored, as the default one is, where it is the session's (`_ignored`)."""
     if given is not None:
+        _ignored(given)
         return given
     cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
     return Path(str(cache.mkdir("gpu-budget-envs"))) if cache else _in_rootdir(config, ".gpu-budget-envs", True)
+
+
+ENVIRONMENT_ENTRIES = re.compile(r"^(env-[0-9a-f]+(\.lock)?|resolved|failed|\.gitignore)$")  # what make() keeps there
+
+
+def _ignored(folder: Path) -> None:
+    """Write the ignore marker into a chosen environments folder (a project's `envs/`: its venvs one `git add -A` from
+    a commit otherwise): made now, or holding only what environments are kept as. A folder holding files of the user's
+    own, or a .gitignore, is left as it is; one that cannot be written is left for the write that needs it to name."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if all(ENVIRONMENT_ENTRIES.match(entry.name) for entry in folder.iterdir()) and \
+                not (folder / ".gitignore").exists():
+            (folder / ".gitignore").write_text(IGNORED)
+    except OSError:
+        pass
 
 
 def _in_rootdir(config: pytest.Config, name: str, made: bool) -> Path:

@@ -365,8 +365,8 @@ class Options:
         "'Sweeps').", sweep_spec, None, "SPEC", resolve=with_the_gate)
     envs: Path | None = option(
         "gpu_budget_envs", "where the environments cases declare (and sweeps make) are kept across runs (default: "
-        "pytest's cache, or with -p no:cacheprovider .gpu-budget-envs in the rootdir, which git is told to ignore; an ini "
-        "value is relative to the rootdir).", path, None, "DIR", resolve=writable(folder=True))
+        "pytest's cache, or with -p no:cacheprovider .gpu-budget-envs in the rootdir, which git is told to ignore, as it "
+        "is a chosen folder the session makes or keeps nothing else in; an ini value is relative to the rootdir).", path, None, "DIR", resolve=writable(folder=True))
     preload: tuple[str, ...] = option(
         "gpu_budget_preload", "modules the forkserver imports once for all measured children (ini only; space-separated, "
         "empty for none).", words, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")
