@@ -2,6 +2,7 @@
 than the running one, laid over the running environment (isolate/environment.py)."""
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -221,3 +222,12 @@ def test_a_requirements_file_is_read_as_pip_reads_one(tmp_path):
     (tmp_path / "broken.txt").write_text("-r missing.txt\n")
     with pytest.raises(ValueError, match=r"broken.txt': -r: requirements file '.*missing.txt' cannot be read"):
         Environment(files=[str(tmp_path / "broken.txt")])
+
+
+def test_a_relative_requirements_file_that_cannot_be_read_names_where_it_was_looked_for(tmp_path, monkeypatch):
+    """files=["sub/req.txt"] is read from pytest's working folder: a session started elsewhere (from the repository
+    root, a CI step) said only "requirements file 'sub/req.txt' cannot be read", not where it looked."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=re.escape(f"requirements file 'sub/req.txt' ({tmp_path / 'sub' / 'req.txt'}, "
+                                                   "relative to the working folder) cannot be read")):
+        Environment(files=["sub/req.txt"])

@@ -47,7 +47,8 @@ def _file_lines(path: Path, where: str, seen: frozenset[Path] = frozenset()) -> 
     try:
         text = path.read_text()
     except OSError as exc:
-        raise ValueError(f"{where}requirements file {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+        looked = "" if path.is_absolute() else f" ({path.absolute()}, relative to the working folder)"
+        raise ValueError(f"{where}requirements file {str(path)!r}{looked} cannot be read: {exc.strerror or exc}") from None
     lines: list[str] = []
     seen = seen | {path.resolve()}
     for line in _logical_lines(text):
