@@ -100,3 +100,14 @@ def test_uv_reads_the_index_settings_given_to_pip(tmp_path, monkeypatch):
     write_wheel(pip_settings_only(monkeypatch, tmp_path / "second"), "1.5")
     again = make(["gbtiny<2"], tmp_path / "envs", uv)
     assert (again.overlay, again.cached) == ({"gbtiny": "1.5"}, False)
+
+
+def test_a_relative_wheel_folder_is_read_from_the_working_folder(tmp_path, monkeypatch, tool):
+    """PIP_FIND_LINKS=wheels (relative, as a CI step writes it) is the working folder's, as for pip run there: pip's
+    resolution ran in a temporary folder, where it found no such folder, and failed (remembered, too) with
+    "Could not find a version that satisfies the requirement gbtiny==1.0 (from versions: none)"."""
+    write_wheel(offline(monkeypatch, tmp_path / "wheels"), "1.0")
+    monkeypatch.chdir(tmp_path)
+    for name in ("PIP_FIND_LINKS", "UV_FIND_LINKS"):
+        monkeypatch.setenv(name, "wheels")
+    assert make(["gbtiny==1.0"], tmp_path / "envs", tool).overlay == {"gbtiny": "1.0"}

@@ -275,8 +275,9 @@ class Pin:
 
 def _resolve_pip(tmp: str, tool: Tool) -> dict[str, str]:
     report = Path(tmp, "report.json")  # pip keeps what is installed here wherever it satisfies the requirements
+    # run where the install runs (this process's folder): a relative PIP_FIND_LINKS is read from there
     _run([*tool.argv, "install", "--dry-run", "--quiet", "--no-input", "--report", str(report), "-r",
-          "requirements.in"], "resolve", "pip install --dry-run said", cwd=tmp)
+          str(Path(tmp, "requirements.in"))], "resolve", "pip install --dry-run said")
     pins = PipReport.from_json(json.loads(report.read_text())).installs
     for pin in pins:
         if pin.url:
