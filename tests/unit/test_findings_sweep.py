@@ -127,3 +127,21 @@ def test_a_pipe_in_a_case_or_its_reason_stays_in_its_cell():
     assert [len(re.split(r"(?<!\\)\|", line)) for line in rows] == [10, 10]  # 8 cells between 9 pipes
     assert r"| lr[1e-4\|bf16] | transformers | 5.17.0 | ram_tree | error: transformers==5.17.0: exception: " \
            r"unsupported operand type(s) for \|: 'int' and 'str' | - |" in rows[0]
+
+
+def test_a_version_over_the_cases_budget_is_flagged_in_its_cell_and_line():
+    """The terminal table and the JSON flag a swept version whose peak breaks the case's budget; FINDINGS.md's
+    table did not: a reader of the findings saw 'inside it (0.8x the allowance)' beside a peak over the budget."""
+    from dataclasses import replace
+
+    breach = "host RAM peak 420.00 MiB (ram_tree) > budget 410.00 MiB"
+    row = swept_row("as-reported",
+                    point("transformers", "5.23.0", 400 * MiB, reference=True),
+                    replace(point("transformers", "5.24.0", 420 * MiB), over_budget=(breach,)))
+    (found,) = across_releases([row]).values()
+    lines = sweep_table(found)
+    assert "| as-reported | transformers | 5.24.0 | ram_tree | 420.00 MiB OVER BUDGET | +5.00% | ±6.00 MiB (1.50%) " \
+           "| past it (3.3x the allowance) |" in lines, lines
+    assert "| as-reported | transformers | 5.23.0 | ram_tree | 400.00 MiB | ran at | ±6.00 MiB (1.50%) | - |" in lines
+    assert lines[-2].endswith(f"1 of 1 cases past the tolerance; change +5.00% (+20.00 MiB), 3.3x the allowance; "
+                              f"over budget in 1 case(s): {breach}"), lines[-2]

@@ -23,6 +23,7 @@ from gpu_budget.model.result import Result
 from gpu_budget.report.findings_pairs import cell
 from gpu_budget.report.order import version_order
 from gpu_budget.report.row_fields import gated_metric
+from gpu_budget.report.sweep_table import OVER
 from gpu_budget.units import format_size
 
 MESSAGE_CHARS = 160  # a failed version's reason, cut to this in its row
@@ -43,6 +44,7 @@ class Moved:
     status: str
     message: str
     installs: str  # what its environment lays over the running one ("" for the reference)
+    over_budget: tuple[str, ...] = ()  # how its peaks break the case's budget (reported, not gated)
 
     @property
     def change(self) -> float | None:
@@ -82,7 +84,7 @@ def moved(row: Result) -> list[Moved]:
             env = p.environment
             installs = "" if p.reference or env is None else env.described
             out.append(Moved(case, package, p.version, p.reference, metric, peak, before, allowed, p.status,
-                             " ".join(p.message.split())[:MESSAGE_CHARS], installs))
+                             " ".join(p.message.split())[:MESSAGE_CHARS], installs, p.over_budget))
     return out
 
 
@@ -95,14 +97,15 @@ def across_releases(results: Iterable[Result]) -> dict[str, list[Moved]]:
 
 
 def _cell(m: Moved) -> tuple[str, str, str]:
-    """peak, change, past the tolerance."""
+    """peak (flagged where it breaks the case's budget), change, past the tolerance."""
     if m.status != "ok":
         return f"{m.status}: {m.message}" if m.message else m.status, "-", "not measured"
+    peak = format_size(m.peak) + (f" {OVER}" if m.over_budget else "")
     if m.reference:
-        return format_size(m.peak), "ran at", "-"
+        return peak, "ran at", "-"
     if m.change is None:
-        return format_size(m.peak), "-", "not compared"
-    return format_size(m.peak), f"{m.change:+.2%}", f"{'past it' if m.past else 'inside it'} ({m.ratio:.1f}x the allowance)"
+        return peak, "-", "not compared"
+    return peak, f"{m.change:+.2%}", f"{'past it' if m.past else 'inside it'} ({m.ratio:.1f}x the allowance)"
 
 
 def sweep_table(entries: list[Moved]) -> list[str]:
@@ -111,7 +114,8 @@ def sweep_table(entries: list[Moved]) -> list[str]:
         return []
     lines = [("Across releases (`--gpu-budget-sweep`: each case measured again at each version, in an environment "
              "laid over the running one, in the same session; the change is against the version it ran at, and is "
-             "past the tolerance when it exceeds the allowance the gate judged the case with):"), "",
+             "past the tolerance when it exceeds the allowance the gate judged the case with; a peak that breaks the "
+             f"case's budget reads {OVER}, reported, not gated):"), "",
              "| case | package | version | metric | peak | change | allowed | past the tolerance |",
              "|---|---|---|---|---|---|---|---|"]
     for m in entries:
@@ -153,6 +157,10 @@ def version_lines(entries: list[Moved]) -> list[str]:
         uncompared = [m for m in each if m.status == "ok" and m.past is None]
         if uncompared:
             parts.append(f"not compared in {len(uncompared)} case(s): the version it ran at was not measured")
+        over = [m for m in each if m.over_budget]
+        for breach in dict.fromkeys("; ".join(m.over_budget) for m in over):
+            cases = [m.case for m in over if "; ".join(m.over_budget) == breach]
+            parts.append(f"over budget in {len(cases)} case(s): {breach}")
         failed = [m for m in each if m.status != "ok"]
         for message in dict.fromkeys(m.message for m in failed):
             cases = [m.case for m in failed if m.message == message]
