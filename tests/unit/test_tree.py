@@ -441,3 +441,28 @@ def test_a_share_read_while_a_close_unmaps_the_segment_is_not_kept(monkeypatch):
     monkeypatch.setattr(tree, "status", lambda pid: next(steady))
     monkeypatch.setattr(tree, "read_sharing", lambda pid: Sharing(shared=685 * MiB, pss_shmem=96 * MiB))
     assert reader._read_shared(now=2.0) and reader.shmem_share == 0.5  # 2 x (128 - 96) of 128 shared: updated
+
+
+HOLD_SCRIPT = 'import sys\nblock = b"\\x01" * (64 << 20)\nprint("held", flush=True)\nsys.stdin.read()\n'
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_a_process_gone_before_the_phases_first_read_counts_what_it_held_as_the_phase_began(whole):
+    """A command killed right after it marks a step: the phase ends within one poll, its process read as gone
+    before any read in the phase. It held its pages as the phase began: the phase says so, not 0 B."""
+    procs = tree.ProcessTree(count_root=False)  # no thread: every read is the test's own
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline() == b"held\n"
+        if whole:
+            procs.count_whole(proc.pid)
+        procs.poll()
+        procs.phase_start()
+    finally:
+        proc.kill()
+        proc.wait()
+    reading = procs.phase_end()
+    assert reading.exited == 1
+    if whole:
+        assert reading.whole[proc.pid] >= 64 * MiB, reading
+    assert reading.private >= 64 * MiB - SLACK and reading.peak_sum == reading.private, reading

@@ -233,6 +233,13 @@ class Descendant:
             return hwm
         return 0 if self.shared is None else max(0, hwm - self.shared - unmapped, rss - self.shared)
 
+    def carry(self) -> int:
+        """Enter a new phase with what it holds as the phase begins (its RSS at the phase start's read): one killed
+        before the phase's first read (a command dying right after it marks a step) held that much in it, not 0 B."""
+        self.hwm, self.born_in_phase = self.last_rss, False
+        self.peak = self.contribution(self.last_rss, rss=self.last_rss)
+        return self.peak
+
     def take_report(self, report: ExitReport, now: float) -> int:
         """Its own exit report stands in for a last read: its last window's contribution. That window began at the
         last poll's reset, or at the one before where the report was taken before that reset (its VmHWM then no
@@ -533,15 +540,15 @@ class ProcessTree:
 
     # -- phases -------------------------------------------------------------------
     def phase_start(self) -> None:
-        """Forget exited descendants and the phase's peak; the live ones carry over into the new phase."""
+        """Forget exited descendants; the live ones carry over, each with what it holds now (Descendant.carry)."""
         with self._lock:
             self._poll_locked()  # descendants born since the last poll are read and reset too
             self._procs = {pid: p for pid, p in self._procs.items() if p.alive}
+            carried: dict[int | None, int] = {}
             for p in self._procs.values():
-                p.hwm = p.peak = 0
-                p.born_in_phase = False
-            self._max_gap, self._last_poll, self._peak, self._windows = 0.0, time.perf_counter(), 0, 0
-            self._rank_peak = {}
+                carried[p.rank] = carried.get(p.rank, 0) + p.carry()
+            self._max_gap, self._last_poll, self._peak, self._windows = 0.0, time.perf_counter(), sum(carried.values()), 0
+            self._rank_peak = {rank: total for rank, total in carried.items() if rank is not None}
 
     def phase_end(self) -> TreeReading:
         """Read every live descendant once more (VmHWM and shared pages) and sum the phase."""
