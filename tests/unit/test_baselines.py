@@ -14,7 +14,7 @@ from gpu_budget.measure.host import hardware_key
 from gpu_budget.model.entry import Entry
 
 GOOD_ENTRY = {"peaks": {"ram": 123, "vram_allocated": None}, "phases": {"load": {"ram": 100}},
-              "tolerance": {"rel": 0.02, "abs": 0}, "fingerprint": {}}
+              "tolerance": {"rel": 0.02, "abs": 0}, "fingerprint": {"torch": "2.13.0+cpu", "malloc": "steady"}}
 
 
 def write(path, data):
@@ -52,6 +52,23 @@ def test_missing_file_is_empty(tmp_path):
          ["'test_g'", "fingerprint.floor is -500000000"]),
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_h": {**GOOD_ENTRY, "fingerprint": {"floor": True}}}}},
          ["'test_h'", "fingerprint.floor is True"]),
+        # a host RAM peak of 0 B: every run read as a regression "> baseline 0 B", its change "-"
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_i": {**GOOD_ENTRY, "peaks": {"ram": 123, "ram_tree": 0}}}}},
+         ["'test_i'", "peaks.ram_tree is 0"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_j": {**GOOD_ENTRY, "peaks": {"ram": 0}}}}},
+         ["'test_j'", "peaks.ram is 0"]),
+        # no host RAM figure at all: the row passed, comparing nothing
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_k": {**GOOD_ENTRY, "peaks": {"ram": None, "ram_tree": None}}}}},
+         ["'test_k'", "peaks.ram is null"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_l": {**GOOD_ENTRY, "ranks": {"0": {"ram": 5, "ram_tree": 0}}}}}},
+         ["'test_l'", "rank 0's ram_tree is 0"]),
+        # no fingerprint: compared as if recorded on this setup, whatever machine it came from, without a word
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_m": {k: v for k, v in GOOD_ENTRY.items() if k != "fingerprint"}}}},
+         ["'test_m'", "no 'fingerprint'"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_n": {**GOOD_ENTRY, "fingerprint": {}}}}},
+         ["'test_n'", "no 'fingerprint'"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_o": {**GOOD_ENTRY, "fingerprint": {"floor": 5}}}}},
+         ["'test_o'", "no 'fingerprint'"]),
     ],
 )
 def test_broken_file_names_file_and_entry(tmp_path, content, names):

@@ -6,7 +6,7 @@ import sys
 
 from gpu_budget.judge import baselines_cli, files
 
-ENTRY = {"peaks": {"ram": 1}}
+ENTRY = {"peaks": {"ram": 1}, "fingerprint": {"malloc": "steady"}}
 
 
 def test_an_unknown_scale_is_named_with_the_known_ones_and_exits_1(tmp_path, capsys):

@@ -28,13 +28,16 @@ MiB = 2**20
 DEFAULT = Tolerance(rel=0.005, abs=4 * MiB)
 
 
+RECORDED_ON = {"malloc": "steady"}  # a file's entry names the setup it was recorded on
+
+
 def m(ram: int, tensor: int | None = None) -> Measurement:
     return Measurement("ok", Peaks(ram=ram, ram_tree=ram, ram_tensor=tensor, vram_allocated=None))
 
 
 def entry(ram: int, spread: int | None = None, runs: int = 4) -> Entry:
     stored = None if spread is None else Spread(runs, {"ram": spread, "ram_tree": spread})
-    return Entry(peaks=Peaks(ram=ram, ram_tree=ram, vram_allocated=None), spread=stored)
+    return Entry(peaks=Peaks(ram=ram, ram_tree=ram, vram_allocated=None), spread=stored, fingerprint=RECORDED_ON)
 
 
 # -- the rule ---------------------------------------------------------------------------------------------
@@ -132,7 +135,8 @@ def test_an_entry_with_its_spread_crosses_the_file_unchanged(tmp_path):
 
 def test_a_spread_s_growth_crosses_the_file_and_one_without_writes_no_key(tmp_path):
     path = tmp_path / "t.json"
-    grown = Entry(peaks=Peaks(ram=400 * MiB), spread=Spread(3, {"ram": MiB}, {"ram_tree": 2 * MiB}))
+    grown = Entry(peaks=Peaks(ram=400 * MiB), spread=Spread(3, {"ram": MiB}, {"ram_tree": 2 * MiB}),
+                  fingerprint=RECORDED_ON)
     files.write(path, "tiny", {"test_x": grown.to_json(), "test_y": entry(400 * MiB, spread=MiB, runs=3).to_json()})
     raw = json.loads(path.read_text())["entries"]["tiny"]
     assert raw["test_x"]["spread"]["growth"] == {"ram_tree": 2 * MiB} and "growth" not in raw["test_y"]["spread"]
@@ -142,7 +146,7 @@ def test_a_spread_s_growth_crosses_the_file_and_one_without_writes_no_key(tmp_pa
 def test_a_spread_s_growth_per_block_size_crosses_the_file(tmp_path):
     path = tmp_path / "t.json"
     grown = Entry(peaks=Peaks(ram=400 * MiB), spread=Spread(3, {"ram": MiB}, {"ram_tree": 2 * MiB},
-                                                             {"ram_tree": {2: MiB, 16: 4096}}))
+                                                             {"ram_tree": {2: MiB, 16: 4096}}), fingerprint=RECORDED_ON)
     files.write(path, "tiny", {"test_x": grown.to_json()})
     raw = json.loads(path.read_text())["entries"]["tiny"]
     assert raw["test_x"]["spread"]["blocks"] == {"ram_tree": {"2": MiB, "16": 4096}}
@@ -152,7 +156,7 @@ def test_a_spread_s_growth_per_block_size_crosses_the_file(tmp_path):
 
 def test_an_old_entry_without_a_spread_reads_and_writes_as_before(tmp_path):
     old = {"peaks": {"ram": 400 * MiB, "ram_tree": 400 * MiB}, "phases": {}, "tolerance": {"rel": 0.005, "abs": 4 * MiB},
-           "fingerprint": {}, "recorded": "2026-01-01", "scenario": "s", "fixes": [], "params": {}}
+           "fingerprint": {"malloc": "steady"}, "recorded": "2026-01-01", "scenario": "s", "fixes": [], "params": {}}
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"schema": files.SCHEMA, "entries": {"tiny": {"test_x": old}}}))
     back = baselines.lookup(files.load(path), "tiny", "test_x")

@@ -9,7 +9,7 @@ from gpu_budget.model.result import Result, Verdict
 from gpu_budget.session import session
 from gpu_budget.session.data import SessionData
 
-ENTRY = {"peaks": {"ram": 1}, "phases": {}, "fingerprint": {}, "recorded": "2026-11-25", "tolerance": {"rel": 0.005, "abs": 1}}
+ENTRY = {"peaks": {"ram": 1}, "phases": {}, "fingerprint": {"malloc": "steady"}, "recorded": "2026-11-25", "tolerance": {"rel": 0.005, "abs": 1}}
 
 
 def test_pending_writes_land_one_per_file_and_scale_and_a_failed_write_is_a_problem(tmp_path):

@@ -15,7 +15,7 @@ WRITER = textwrap.dedent("""
 
     path, who, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     for i in range(count):
-        files.write(path, "tiny", {f"test_{who}_{i}": {"peaks": {"ram": i}}})
+        files.write(path, "tiny", {f"test_{who}_{i}": {"peaks": {"ram": i + 1}, "fingerprint": {"malloc": "steady"}}})
 """)
 
 
@@ -40,7 +40,7 @@ def test_a_lock_file_left_by_a_killed_writer_is_harmless(tmp_path):
     path = tmp_path / "hw" / "test_mod.json"
     path.parent.mkdir()
     files.lock_path(path).write_text("")
-    files.write(path, "tiny", {"test_a": {"peaks": {"ram": 1}}})
+    files.write(path, "tiny", {"test_a": {"peaks": {"ram": 1}, "fingerprint": {"malloc": "steady"}}})
     assert set(files.load(path)["entries"]["tiny"]) == {"test_a"}
     assert sorted(p.name for p in path.parent.iterdir()) == ["test_mod.json"]
 
@@ -64,7 +64,7 @@ def _written_mode(tmp_path, umask):
     path = tmp_path / f"umask-{umask:o}" / "test_mod.json"
     old = os.umask(umask)
     try:
-        files.write(path, "tiny", {"test_a": {"peaks": {"ram": 1}}})
+        files.write(path, "tiny", {"test_a": {"peaks": {"ram": 1}, "fingerprint": {"malloc": "steady"}}})
     finally:
         os.umask(old)
     return path.stat().st_mode & 0o777

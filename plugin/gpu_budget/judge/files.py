@@ -27,13 +27,14 @@ from pathlib import Path
 
 from gpu_budget.judge import conflict, merge_base
 from gpu_budget.judge.contents import SCHEMA, ByKey, Contents, Listing
-from gpu_budget.judge.fingerprint import Facts
+from gpu_budget.judge.fingerprint import POLICY, Facts
 from gpu_budget.model.budget import SCALES
 from gpu_budget.model.json_value import DuplicateKey, Json, JsonObject, unique_keys
 from gpu_budget.model.metric import ALL, JUDGED_GROWTH
 
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
 # the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
+HOST_RAM = ("ram", "ram_tree")
 MAX_FILE_BYTES = 16 * 2**20  # read and written (a hostile file, a runaway one); the largest committed is ~0.1 MiB
 
 
@@ -142,18 +143,37 @@ def _figures_problem(entry: JsonObject) -> str | None:
             return f"unknown metric {metric!r} in 'peaks' (known: {', '.join(ALL)})"
         if not _is_size(value):
             return f"peaks.{metric} is {value!r}, expected a byte count or null"
+    empty = _no_host_ram(peaks, "peaks.", required=True)
+    if empty:
+        return empty
     phases = entry.get("phases", {})
     if not isinstance(phases, dict) or not all(_sizes(p) for p in phases.values()):
         return "'phases' must map phase names to objects of metric -> byte count"
     ranks = entry.get("ranks", {})
     if not isinstance(ranks, dict) or not all(isinstance(k, str) and k.isdigit() and r and _sizes(r) for k, r in ranks.items()):
         return "'ranks' must map rank numbers (\"0\", \"1\", ...) to objects of metric -> byte count"
+    for rank, figures in ranks.items():
+        empty = _no_host_ram(figures, f"rank {rank}'s ")
+        if empty:
+            return empty
     rank_phases = entry.get("rank_phases", {})
     if not isinstance(rank_phases, dict) or not all(
         isinstance(k, str) and k.isdigit() and isinstance(by_phase, dict) and all(_sizes(p) for p in by_phase.values())
         for k, by_phase in rank_phases.items()
     ):
         return "'rank_phases' must map rank numbers to objects of phase name -> metric -> byte count"
+    return None
+
+
+def _no_host_ram(figures: JsonObject, where: str, required: bool = False) -> str | None:
+    """Why a stored host RAM peak cannot be a baseline, or None: a measured process never holds 0 B, and against 0 B
+    every run reads as a regression with no change to show; an entry without its main process's peak (`required`)
+    compares no host RAM at all and passes on nothing."""
+    for metric in HOST_RAM:
+        value = figures.get(metric)
+        if value == 0 or (value is None and required and metric == "ram"):
+            return (f"{where}{metric} is {json.dumps(value)}: no measured run holds no host RAM, so it is no baseline "
+                    "(a run compared with it would read as a regression, or compare nothing)")
     return None
 
 
@@ -191,6 +211,10 @@ def _recorded_problem(entry: JsonObject) -> str | None:
         return f"fingerprint.floor is {fprint['floor']!r}, expected a byte count or null"
     if not isinstance(fprint, dict) or not (fprint.get("packages") is None or isinstance(fprint["packages"], str)):
         return "'fingerprint' must be an object (its 'floor' a byte count, its 'packages' a digest)"
+    if not any(key in POLICY for key in fprint):
+        return ("no 'fingerprint' (the setup it was recorded under: the libraries' versions, the allocator, the "
+                "threads, ...): a run on another machine or setup would be compared with it as if on the same one, "
+                "its differences unsaid")
     if not isinstance(entry.get("params", {}), dict):
         return "'params' must be an object"
     fixes = entry.get("fixes", [])
