@@ -188,3 +188,21 @@ def test_a_closer_per_scale_mapping_refines_the_farther_scale_by_scale():
     blocks = merge([((), {"cuda": {"vram": {"tiny": "1 GiB", "real": "40 GiB"}}}), ((), {"cuda": {"vram": {"real": "70 GiB"}}})],
                    where=WHERE)
     assert blocks == {"cuda": {"vram": {"tiny": "1 GiB", "real": "70 GiB"}}}
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"ram": "0 GiB"}, "ram budget '0 GiB' is 0 B: every run holds some host RAM"),
+    ({"ram": "0.4 B"}, "ram budget '0.4 B' is 0 B"),  # rounds to no byte
+    ({"ram": {"tiny": "1 GiB", "real": "0 MB"}}, "ram budget at scale 'real' '0 MB' is 0 B"),
+    ({"ram": "1 GiB", "cuda": {"ram": "0 B"}}, "ram budget in cuda= '0 B' is 0 B"),  # not this host's
+])
+def test_a_ram_budget_of_nothing_is_refused_naming_it(kwargs, named):
+    """A host RAM budget of 0 B fails every run over budget, whatever it measures: a slip, named, not a verdict."""
+    with pytest.raises(ValueError) as info:
+        gpu_budget(**kwargs, scale="tiny", host="cpu", where=WHERE)
+    assert str(info.value).startswith(f"{WHERE}: ") and named in str(info.value), str(info.value)
+
+
+def test_a_vram_budget_of_nothing_stays_a_budget():
+    """vram="0 B" says the run allocates nothing on the GPU: a run that allocates nothing meets it."""
+    assert gpu_budget(vram="0 B", where=WHERE).budget.vram == 0

@@ -82,8 +82,12 @@ def _pick(value: SizeGiven, scale: str, what: str, where: str) -> int | None:
 def _size(value: str | int | None, what: str, where: str, scale: str | None = None) -> int | None:
     if value is None:
         return None
+    at = f" at scale {scale!r}" if scale is not None else ""
     try:
-        return parse_size(value)
+        size = parse_size(value)
     except ValueError as exc:
-        at = f" at scale {scale!r}" if scale is not None else ""
         raise ValueError(f"{where}: bad {what}{at}: {exc}") from None
+    if size == 0 and what.startswith("ram "):  # a VRAM budget of 0 B holds a run that allocates nothing on the GPU
+        raise ValueError(f"{where}: {what}{at} {value!r} is 0 B: every run holds some host RAM, so every run would "
+                         "fail it whatever it measured")
+    return size
