@@ -208,3 +208,14 @@ def test_a_card_difference_is_named_and_compared_as_usual_and_an_entry_without_t
     assert other.policy == "libraries" and other.described == ("card T4 (14.75 GiB) -> A100 80GB (79.15 GiB)",)
     assert between({"card": None}, {"card": "T4 (14.75 GiB)"}).described == ("card none -> T4 (14.75 GiB)",)
     assert between({"torch": "2.13.0"}, {"torch": "2.13.0", "card": "T4 (14.75 GiB)"}).diffs == {}  # recorded before
+
+
+def test_a_peak_at_its_budget_or_at_its_allowance_passes_a_byte_more_fails():
+    """A budget and a baseline's allowance are both the most a peak may reach (docs/declaring.md, docs/baselines.md)."""
+    budget = Budget(ram=1000 * MiB)
+    assert judge(m(1000 * MiB), budget, None, TOL, ci=False, update=False).verdict == "no-baseline"
+    assert judge(m(1000 * MiB + 1), budget, None, TOL, ci=False, update=False).verdict == "over-budget"
+    limit = int(TOL.limit(1000 * MiB))
+    assert limit == TOL.limit(1000 * MiB)
+    assert judge(m(limit), Budget(), base(1000 * MiB), TOL, ci=True, update=False).verdict == "pass"
+    assert judge(m(limit + 1), Budget(), base(1000 * MiB), TOL, ci=True, update=False).verdict == "regression"
