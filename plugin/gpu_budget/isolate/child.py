@@ -229,6 +229,21 @@ class _Run:
     capped = None  # the card's cap it runs under (measure/card_cap.Capped), where the case names a card
 
 
+class _FactsAtBegin:
+    """Each phase's beginning, with the runner's facts (ctx.meter.info) where they changed since the last: a child
+    killed outright later (the OOM killer's SIGKILL) sends no result or error, and its row keeps these."""
+
+    def __init__(self, emit, run: _Run) -> None:
+        self.emit, self.run, self.sent = emit, run, {}
+
+    def __call__(self, name: str) -> None:
+        facts = _plain(self.run.meter.info) if self.run.meter is not None else {}
+        changed = facts != self.sent
+        if changed:
+            self.sent = facts
+        self.emit(events.PhaseBegun(name, facts if changed else None))
+
+
 def _probe(emit, preload: list[str]) -> None:
     from gpu_budget.measure.host import NOT_IMPORTED, Probed, child_facts, preload_seen
     from gpu_budget.measure.meter import device_info
@@ -258,7 +273,7 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
 
     subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
     meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit),
-                              on_begin=lambda name: emit(events.PhaseBegun(name)))
+                              on_begin=_FactsAtBegin(emit, run))
     run.capped = meter.run_as(request.card)
     meter.tensors = None if meter.use_cuda or not request.tensors else _tensor_peak(meter.info)
     reads = Reads(job.fixes, job.fix_params)

@@ -38,6 +38,7 @@ class PhaseBegun:
 
     kind = "begin"
     name: str
+    info: dict[str, Json] | None = None  # the runner's facts so far, where they changed: a child killed later keeps them
 
 
 @dataclass(frozen=True)

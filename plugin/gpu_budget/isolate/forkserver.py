@@ -565,7 +565,7 @@ def measure_request(request: ChildRequest, timeout: float, preload: tuple[str, .
         kind = "timeout" if ending.timed_out else "killed" if ending.killed else "crash"
         failure = Failure(kind=kind, message=_describe_ending(ending) + _phase_at_the_end(seen)
                           + _ranks_at_the_end(seen) + _stderr_note(ending))
-        info = {}
+        info = next((e.info for e in reversed(seen) if isinstance(e, events.PhaseBegun) and e.info is not None), {})
     return measurement_of(_summary_so_far(seen, error, ending), status="error", error=failure, info=info,
                           wall_seconds=ending.wall_seconds, exitcode=ending.exitcode, snapshot=snapshot)
 
