@@ -266,13 +266,13 @@ def test_an_out_of_memory_death_is_no_crash_a_larger_set_could_not_cure():
 
 def test_a_command_scenario_is_offered_only_the_fixes_a_command_can_take():
     """A fix without args, env or params cannot apply to a command: never built, so it is not one of the fixes the
-    report says were combined ("none of the 1 valid sets of trm_a, trm_args" named a fix no run had)."""
+    report says were combined ("none of the 1 valid sets of trm_a, trm_args" named a fix no run had). A command
+    scenario's supports= refuses such a fix; without supports= every registered fix is offered, and it is skipped."""
     args = fix("args", args=("--small",))
-    cmd = Scenario(name="cmd", command=["python", "train.py"], supports=(A, args))
-    stand = Stand(limit=0)
-    found = remediate.search(cmd, stand)
-    assert stand.measured == [{"trm_args"}] and found.lattice == ("trm_args",)
-    assert found.skipped == {"trm_a": "no args, env or params: it cannot apply to a command"}
+    cmd = Scenario(name="cmd", command=["python", "train.py"])
+    found = remediate.search(cmd, Stand(limit=0), max_runs=100)
+    assert args.name in found.lattice and A.name not in found.lattice
+    assert found.skipped[A.name] == "no args, env or params: it cannot apply to a command"
 
 
 def test_a_fix_that_changes_nothing_in_the_command_is_never_run():

@@ -503,3 +503,17 @@ def test_a_scenario_name_is_one_folder_in_the_assets_folder(tmp_path, name):
     assert (tmp_path / key).resolve().parent == tmp_path.resolve()
     assert key != Scenario(name=name + "_", run="m:run").asset_key("tiny")
     assert Scenario(name="plain", run="m:run").asset_key("tiny").startswith("plain-tiny-")
+
+
+def test_a_supported_fix_that_cannot_apply_to_a_command_is_refused_when_the_scenario_is_built():
+    """declaring.md: a fix with no args, env or params is refused at collection. Listed in a command scenario's
+    supports= it was accepted, though with_fixes() of it fails and the search never tries it: the one list of the
+    fixes the runner honours held one it could never run."""
+    from gpu_budget import Fix, FixError
+
+    bare = Fix("bare_for_commands", "train", "says nothing of arguments or environment")
+    said = (r"scenario 'c': fix 'bare_for_commands' says nothing of how it applies to a command \(give it args=, env= "
+            r"or params= that the command reads, or leave it out of supports=\)")
+    with pytest.raises(FixError, match=said):
+        Scenario(name="c", command=["python", "train.py"], supports=(bare,))
+    Scenario(name="f", run="m:run", supports=(bare,))  # a runner reads it by name: ctx.has()

@@ -159,10 +159,10 @@ class Scenario:
                                                               for f in fix_library.entries_of(self.fixes))))
         chosen = fix_library.validate(self.fixes, self.offered(), where=where)
         if self.command is not None:
-            for fix in chosen:
+            for fix, listed in (*((f, "") for f in chosen), *((f, ", or leave it out of supports=") for f in self.supports)):
                 if not fix.applies_to_commands:
                     raise fix_library.FixError(f"{where}: fix {fix.name!r} says nothing of how it applies to a command "
-                                               "(give it args=, env= or params= that the command reads)")
+                                               f"(give it args=, env= or params= that the command reads{listed})")
             for scale in self.scales:  # a placeholder naming no param fails here, at collection, not in the child
                 self.command_at(scale, assets=".")
             _refuse_unread(self, chosen, where)
