@@ -16,9 +16,12 @@ calls a method of it; printing, formatting or joining it does not.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Self
+from typing import TYPE_CHECKING
 
 from gpu_budget.model.json_value import Json
+
+if TYPE_CHECKING:
+    from typing import Self  # Python 3.11: the annotations alone name it (requires-python >= 3.10)
 
 APPLIED = "fixes_applied"  # the runner's facts' {fix: "applied" or why not} (docs/fixes.md)
 NOT_READ = "not applied: its runner never read it (ctx.has({name!r}), ctx.fixes, or a param the fix sets)"
