@@ -113,6 +113,20 @@ def test_an_expected_failure_resting_on_a_vram_budget_alone_is_a_skip_on_a_cpu_h
     assert with_ram.result.verdict == Verdict.OVER_BUDGET and with_ram.result.passed
 
 
+def test_an_expected_failure_resting_on_its_card_alone_is_a_skip_on_a_cpu_host(tmp_path):
+    """card= stands for a VRAM budget at the card's memory on CUDA (declaring.md, "The card a user trains on"), so a
+    reproduction resting on it alone cannot run without CUDA, as one resting on vram= alone: it was an error on a CPU
+    host ("expect='over-budget' on cpu at scale 'tiny', but no ram or vram budget applies there")."""
+    out = one(tmp_path, read_mark(card="RTX 3090", expect="over-budget"), measured(1))
+    assert out.skipped and "rests on card='RTX 3090' alone" in out.result.message, out.result.message
+    required = one(tmp_path, read_mark(card="RTX 3090", expect="over-budget"), measured(1), require_gpu=True)
+    assert required.result.verdict == Verdict.ERROR and "--gpu-budget-require-gpu" in required.result.message
+    with_ram = one(tmp_path, read_mark(ram="1 MiB", card="RTX 3090", expect="over-budget"), measured(2 * MiB))
+    assert with_ram.result.verdict == Verdict.OVER_BUDGET and with_ram.result.passed
+    pinned = one(tmp_path, read_mark(card="RTX 3090", expect="over-budget", device="cpu"), measured(1))
+    assert pinned.result.verdict == Verdict.ERROR and "no ram or vram budget applies there" in pinned.result.message
+
+
 def test_a_vram_budget_on_a_gpu_host_with_no_gpu_figure_is_an_error_not_a_pass(tmp_path):
     """A command that trained on the CPU on a GPU host reports no GPU figure: its VRAM budget tested nothing."""
     s = Scenario(name="c", command=["python", "t.py"])

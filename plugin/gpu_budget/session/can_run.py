@@ -42,6 +42,11 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: Devic
     if mark.budget.vram is not None and not device.cuda and mark.expect == "over-budget" and mark.budget.ram is None:
         return (f"expect='over-budget' rests on the VRAM budget {format_size(mark.budget.vram)} alone, which needs a "
                 f"CUDA GPU to check; {none_here(device)}"), True
+    if (mark.card is not None and not mark.pinned and not device.cuda and mark.expect == "over-budget"
+            and mark.budget.ram is None and mark.budget.vram is None):  # on CUDA the card is its VRAM budget (marks.py)
+        return (f"expect='over-budget' rests on card={mark.card.name!r} alone (on CUDA, the VRAM budget "
+                f"{format_size(mark.card.capacity)} it stands for), which needs a CUDA GPU to check; "
+                f"{none_here(device)}"), True
     needed = scenario.gpus_needed
     if needed > 1 and device.cuda and device.gpus < needed:
         each = "one GPU each" if needed == scenario.ranks else f"on {needed} GPUs"
