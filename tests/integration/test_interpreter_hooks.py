@@ -49,5 +49,5 @@ def test_a_session_under_debug_hooks_is_named_and_its_host_ram_not_compared(pyte
         monkeypatch.setenv(variable, value)
     hooked, row = run(pytester, "hooked")
     hooked.assert_outcomes(passed=1)
-    assert f"interpreter None -> {named}" in row["message"], row["message"]
+    assert f"interpreter unset -> {named}" in row["message"], row["message"]
     assert "host RAM not compared across these setups" in row["message"], row["message"]

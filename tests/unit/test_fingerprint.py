@@ -69,6 +69,12 @@ def test_a_gpu_memory_difference_is_said_as_sizes():
     assert said == ["gpu_memory 16.00 GiB -> 16.20 GiB", "threads 1 -> 2"]
 
 
+def test_a_field_not_set_on_one_side_is_said_unset():
+    """`PYTHONMALLOC=malloc pytest --gpu-budget` against a plain baseline read "interpreter None -> ..."."""
+    said = fingerprint.describe({"interpreter": (None, "PYTHONMALLOC=malloc"), "malloc_env": ("M_ARENA_MAX=2", None)})
+    assert said == ["interpreter unset -> PYTHONMALLOC=malloc", "malloc_env M_ARENA_MAX=2 -> unset"]
+
+
 def test_host_facts_record_the_allocator_environment():
     facts = host.host_facts({"MALLOC_ARENA_MAX": "2", "PATH": "/bin", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
                                    threads=1, malloc="steady", dispatch="avx2", preload=("torch",))

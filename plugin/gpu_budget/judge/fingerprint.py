@@ -134,8 +134,8 @@ def describe(diffs: Diffs, packages_then: Mapping[str, str] | None = None, packa
             out.append(f"card {then or 'none'} -> {now or 'none'}")
         elif key in SIZES and isinstance(then, int) and isinstance(now, int):
             out.append(f"{key} {format_size(then)} -> {format_size(now)}")
-        else:
-            out.append(f"{key} {then} -> {now}")
+        else:  # None: the field was not set (no PYTHONMALLOC, no malloc tunables), not Python's None
+            out.append(f"{key} {'unset' if then is None else then} -> {'unset' if now is None else now}")
     return out
 
 
