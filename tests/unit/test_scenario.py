@@ -65,7 +65,7 @@ def test_cases_differing_in_run_knobs_prepare_once_and_a_bad_declaration_is_repo
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
                                            "--gpu-budget", "--gpu-budget-update")
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines(["*prepare read param 'batch_size', which is not in its prepared_from (hidden, mib)*"])
+    result.stdout.fnmatch_lines(["*(exception): scenario 'p': prepare read param 'batch_size', which is not in its prepared_from (hidden, mib)*"])
     prepared = [p.name for p in (pytester.path / ".gpu-budget-assets").iterdir() if (p / ".complete").exists()]
     assert len(prepared) == 1, prepared  # three batch sizes, one prepared asset
 

@@ -342,6 +342,13 @@ def _source_digest(ref: str | None) -> str:
         return ""
 
 
+class UndeclaredParam(KeyError):
+    """A KeyError (what a mapping raises) whose text is its message: KeyError's own quotes its one argument."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class PrepareParams(dict[str, Json]):
     """The params a prepare function is handed: reading one it did not declare is an error, not a stale asset."""
 
@@ -351,7 +358,7 @@ class PrepareParams(dict[str, Json]):
         self._scenario = scenario
 
     def _refuse(self, key: str) -> KeyError:
-        return KeyError(f"scenario {self._scenario!r}: prepare read param {key!r}, which is not in its "
+        return UndeclaredParam(f"scenario {self._scenario!r}: prepare read param {key!r}, which is not in its "
                         f"prepared_from ({', '.join(sorted(self)) or 'empty'}); add it there, or assets built for "
                         f"one value would be reused for another")
 
