@@ -489,4 +489,7 @@ def document() -> str:
         + "\n`GPU_BUDGET_ASSETS=DIR` (environment): where prepared models and clips are kept (default: pytest's "
         "cache, or with -p no:cacheprovider .gpu-budget-assets in the rootdir, which git is told to ignore); the GPU "
         "workflow points it outside the workspace, which checkout wipes.\n"
+        "\n`GPU_BUDGET_WHEELHOUSE=DIR` (environment): on a host without a package index, a folder of wheels "
+        "fetched where one was reached, taken as the resolution of a case's `environment=` and of sweeps (its "
+        "wheels installed with --no-deps from it alone; docs/declaring.md, \"environment=\").\n"
     )
