@@ -51,3 +51,18 @@ def test_a_preload_that_hangs_or_crashes_on_import_fails_its_test_naming_the_pre
     result = project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-timeout=3", timeout=120)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"*the forkserver {said}*gpu_budget_preload*runners stuck*"])
+
+
+def test_a_module_named_as_the_standard_librarys_is_named_not_the_preload(project):
+    """A `re.py` beside the tests, on sys.path through pytest's pythonpath: the forkserver, handed that sys.path,
+    imports it in the standard module's place and dies; the failure blamed the preload ("one of those hangs or
+    crashes on import"), which imported fine everywhere else."""
+    (project.path / "lib").mkdir()
+    (project.path / "lib/re.py").write_text("raise ImportError('the project s own re.py')\n")
+    project.makeini("[pytest]\npythonpath = lib\n")  # not its rootdir: `python -m pytest` itself would import it
+    result = project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", timeout=120)
+    result.assert_outcomes(failed=1)
+    said = (f"*the forkserver ended before it started the child*: {project.path / 'lib/re.py'} has the name of a "
+            "standard-library module, ahead of the standard library on sys.path*")
+    result.stdout.fnmatch_lines([said])
+    assert "gpu_budget_preload" not in result.stdout.str()

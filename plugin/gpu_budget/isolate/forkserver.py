@@ -322,6 +322,15 @@ def _start(proc, timeout: float, preload: tuple[str, ...]) -> None:
     if fired or failed is not None:
         what = (f"did not start the child within {timeout:.0f} s, and was ended" if fired else
                 f"ended before it started the child ({type(failed).__name__}: {failed or 'no pid came back'})")
+        from gpu_budget.isolate.shadowed import standard_shadowed
+
+        shadows = standard_shadowed()
+        if shadows:  # the forkserver's own start imports them (it is handed this sys.path), whatever the preload
+            named = "has the name of a standard-library module" if len(shadows) == 1 else \
+                "have the names of standard-library modules"
+            raise RuntimeError(f"the forkserver {what}: {', '.join(shadows)} {named}, ahead of the standard library "
+                               "on sys.path (a test folder, pytest's pythonpath, PYTHONPATH), so the forkserver "
+                               "imports it in the module's place; rename it")
         raise RuntimeError(f"the forkserver {what}: it imports gpu_budget_preload ({' '.join(preload) or 'empty'}) "
                            "before its first child, so one of those hangs or crashes on import (try `python -c "
                            "'import MODULE'` for each)")

@@ -14,6 +14,7 @@ and a finder of its own is not a path entry, so neither counts.
 from __future__ import annotations
 
 import sys
+import sysconfig
 from importlib import metadata
 from importlib.machinery import PathFinder
 
@@ -33,6 +34,22 @@ def shadowing(package: str) -> str | None:
                 found = list(spec.submodule_search_locations or []) or [spec.origin]
                 return str(found[0])
     return None
+
+
+def standard_shadowed() -> list[str]:
+    """The files or folders ahead of the standard library on sys.path that hold a module of its name (a `re.py`
+    beside the tests): a process started with this path imports them in its place, so it crashes or hangs before
+    any of its own code runs."""
+    stdlib = sysconfig.get_paths()["stdlib"]
+    ahead = sys.path[:next((i for i, entry in enumerate(sys.path) if entry == stdlib), len(sys.path))]
+    found = []
+    for entry in dict.fromkeys(ahead):
+        for name in sorted(sys.stdlib_module_names):
+            spec = PathFinder.find_spec(name, [entry or "."])
+            if spec is not None and spec.origin not in (None, "built-in", "frozen") and \
+                    not spec.origin.startswith(stdlib):
+                found.append(spec.origin if spec.origin != "namespace" else f"{entry}/{name}")
+    return found
 
 
 def _top_level(package: str) -> list[str]:
