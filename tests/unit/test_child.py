@@ -29,11 +29,12 @@ def test_a_crash_is_named_by_its_kind(exc, kind):
 
 
 def test_the_tree_stream_sends_rises_only_and_at_most_twenty_a_second():
+    from gpu_budget.measure.tree import Running
+
     sent = []
     stream = child._TreeStream(sent.append)
-    stream(100 * 2**20)
-    stream(100 * 2**20 + 10)  # no rise worth a line
-    stream(300 * 2**20)  # a rise, but within 50 ms of the last line
+    for total in (100 * 2**20, 100 * 2**20 + 10, 300 * 2**20):  # a first line; no rise worth one; a rise within 50 ms
+        stream(Running(total, {}, None, phase=0))
     assert [e.ram_tree for e in sent] == [100 * 2**20]
 
 
@@ -87,3 +88,20 @@ def test_a_failure_message_names_what_happened_where_the_exception_says_nothing(
     failed = _failure_of(exc)
     assert failed.message == message
     assert failed.cause == ("oom" if isinstance(exc, MemoryError) else "exception")
+
+
+def test_the_tree_stream_sends_each_phases_figures_from_its_start_with_the_main_processs():
+    """A figure below what an earlier phase sent is still the open phase's first: a timeout keeps it (forkserver)."""
+    from gpu_budget.measure.tree import Running
+
+    sent = []
+    stream = child._TreeStream(sent.append)
+    stream.begun("load", None)
+    stream(Running(300 * 2**20, {}, 200 * 2**20, phase=1))
+    stream.begun("train_step_1", 1)
+    stream(Running(400 * 2**20, {}, 300 * 2**20, phase=1))  # read before the new phase began: not its figure
+    stream(Running(100 * 2**20, {}, 90 * 2**20, phase=2))
+    assert [(type(e).__name__, getattr(e, "ram_tree", None), getattr(e, "ram", None)) for e in sent] == [
+        ("PhaseBegun", None, None), ("TreeFigure", 300 * 2**20, 200 * 2**20),
+        ("PhaseBegun", None, None), ("TreeFigure", 100 * 2**20, 90 * 2**20)]
+    assert sent[2].step == 1

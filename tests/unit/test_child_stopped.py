@@ -40,3 +40,40 @@ def test_the_stderr_tail_is_its_last_lines_and_none_where_nothing_was_written(tm
     assert tail.splitlines()[0] == "line 11" and tail.splitlines()[-1] == "\ufffd bad"
     (tmp_path / unix_paths.STDERR_TAIL).write_bytes(b"\n  \n")
     assert _stderr_tail(str(tmp_path)) is None
+
+
+def test_a_stopped_commands_open_phase_is_kept_with_what_was_streamed_of_it():
+    """One process marks 4 steps of 30 MiB, then sleeps past its timeout. The row read `RAM tree 131.11 MiB, RAM main
+    101.11 MiB` for that one process, and train_step_4 was missing from its phases: the main process's figure came
+    from the last phase ended, the tree's from the stream, and the phase open at the stop was dropped."""
+    from gpu_budget.isolate import forkserver, protocol
+
+    MiB = 2**20
+    started = events.Started(pid=1, cuda=False, ram_method="vmhwm", ram_tree_method="peak over time", subreaper=True,
+                             command=True)
+    seen = [started]
+    for k in range(1, 4):
+        seen += [events.PhaseBegun(f"train_step_{k}", k),
+                 events.PhaseEnded(PhaseRecord(f"train_step_{k}", k, 0.1, (11 + 30 * k) * MiB,
+                                               ram_tree_peak=(11 + 30 * k) * MiB))]
+    seen += [events.PhaseBegun("train_step_4", 4), events.TreeFigure(120 * MiB, ram=120 * MiB),
+             events.TreeFigure(131 * MiB, ram=131 * MiB)]
+    seen = [events.decode(events.encode(e)) for e in seen]  # as the parent reads them back
+    ending = protocol.ChildEnding(exitcode=None, timed_out=True, wall_seconds=5.0)
+    summary = forkserver._summary_so_far(seen, None, ending)
+    assert (summary.peaks.ram, summary.peaks.ram_tree) == (131 * MiB, 131 * MiB), summary.peaks
+    assert [p.name for p in summary.phases][-1] == "train_step_4"
+    assert (summary.phases[-1].step, summary.phases[-1].ram_peak, summary.phases[-1].ram_tree_peak) == (
+        4, 131 * MiB, 131 * MiB)
+    assert [s.step for s in summary.steps] == [1, 2, 3, 4]
+
+
+def test_a_phase_with_nothing_streamed_of_it_is_left_out_and_a_phase_ended_is_not_doubled():
+    from gpu_budget.isolate import forkserver, protocol
+
+    started = events.Started(pid=1, cuda=False, ram_method="vmhwm", ram_tree_method="peak over time", subreaper=True,
+                             command=True)
+    ending = protocol.ChildEnding(exitcode=None, timed_out=True, wall_seconds=5.0)
+    for tail in ([events.PhaseBegun("save")], [events.TreeFigure(9 << 20, ram=9 << 20)]):
+        seen = [started, events.PhaseBegun("load"), events.TreeFigure(5 << 20, ram=5 << 20), ended("load"), *tail]
+        assert [p.name for p in forkserver._summary_so_far(seen, None, ending).phases] == ["load"]

@@ -16,11 +16,14 @@ import time
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from gpu_budget import script
 from gpu_budget.isolate import events
 from gpu_budget.isolate.protocol import ChildRequest, ScenarioJob, SnapshotRequest, with_assets
+
+if TYPE_CHECKING:
+    from gpu_budget.measure.tree import Running
 
 TORCH = "torch"
 
@@ -136,24 +139,39 @@ class _MemoryHistory:
 
 
 class _TreeStream:
-    """The tree's running figure as "tree" events, so a child killed mid-phase still leaves it (rises only, 20 a second at most);
-    under a launcher each rank's with it, sent on a rank's rise too (another rank may fall as it rises)."""
+    """The open phase's running figures as "tree" events, so a child killed mid-phase still leaves them: each phase's
+    from its start (a figure below an earlier phase's is still the open phase's), on rises only, 20 a second at most;
+    under a launcher each rank's with them, sent on a rank's rise too (another rank may fall as it rises). It begins
+    each phase (`begun`, the meter's on_begin), so a figure read before that phase began is never sent as its own."""
 
     MIN_RISE, MIN_SECONDS = 2**20, 0.05
 
     def __init__(self, emit) -> None:
-        self.emit, self.sent, self.at = emit, 0, 0.0
+        self.emit, self.phase = emit, 0
+        self._fresh()
+
+    def _fresh(self) -> None:
+        self.sent, self.main_sent, self.at = 0, 0, 0.0
         self.rank_sent: dict[int, int] = {}
 
-    def __call__(self, total: int, ranks: dict[int, tuple[int, int]] | None = None) -> None:
-        now = time.monotonic()
-        risen = any(tree >= self.rank_sent.get(rank, 0) + self.MIN_RISE for rank, (_, tree) in (ranks or {}).items())
+    def begun(self, name: str, step: int | None, info: dict | None = None) -> None:
+        """A phase began (the tree's phase_start is done or under way): its figures are streamed from now on."""
+        self.phase += 1
+        self._fresh()
+        self.emit(events.PhaseBegun(name, step, info))
+
+    def __call__(self, running: Running) -> None:
+        if running.phase != self.phase:  # a poll of the phase before, or of one not yet said to have begun
+            return
+        now, total, ranks = time.monotonic(), running.total, running.ranks
+        risen = any(tree >= self.rank_sent.get(rank, 0) + self.MIN_RISE for rank, (_, tree) in ranks.items())
+        risen = risen or (running.main or 0) >= self.main_sent + self.MIN_RISE
         if (total >= self.sent + self.MIN_RISE or risen) and now - self.at >= self.MIN_SECONDS:
-            self.sent, self.at = max(self.sent, total), now
-            for rank, (_, tree) in (ranks or {}).items():
+            self.sent, self.main_sent, self.at = max(self.sent, total), max(self.main_sent, running.main or 0), now
+            for rank, (_, tree) in ranks.items():
                 self.rank_sent[rank] = max(self.rank_sent.get(rank, 0), tree)
             shown = {str(rank): list(figures) for rank, figures in ranks.items()} if ranks else None
-            self.emit(events.TreeFigure(total, shown))
+            self.emit(events.TreeFigure(total, shown, running.main))
 
 
 def _hide_gpus() -> None:
@@ -196,8 +214,9 @@ def _measure_command(request: ChildRequest, job: ScenarioJob, assets: Path, mall
     from gpu_budget.measure.meter import Meter
 
     subreaper = become_subreaper()  # a process of the command that daemonises stays in the tree, and is ended with it
-    meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit),
-                  on_begin=lambda name: emit(events.PhaseBegun(name)), external=True, use_cuda=False)
+    stream = _TreeStream(emit)
+    meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=stream, on_begin=stream.begun,
+                  external=True, use_cuda=False)
     if request.device != "cpu":
         meter.gpu_tree = GpuTree.open(meter.tree.members)
     emit(events.Started(os.getpid(), False, meter.ram_method, meter.ram_tree_method, subreaper, command=True))
@@ -233,15 +252,15 @@ class _FactsAtBegin:
     """Each phase's beginning, with the runner's facts (ctx.meter.info) where they changed since the last: a child
     killed outright later (the OOM killer's SIGKILL) sends no result or error, and its row keeps these."""
 
-    def __init__(self, emit, run: _Run) -> None:
-        self.emit, self.run, self.sent = emit, run, {}
+    def __init__(self, stream: _TreeStream, run: _Run) -> None:
+        self.stream, self.run, self.sent = stream, run, {}
 
-    def __call__(self, name: str) -> None:
+    def __call__(self, name: str, step: int | None) -> None:
         facts = _plain(self.run.meter.info) if self.run.meter is not None else {}
         changed = facts != self.sent
         if changed:
             self.sent = facts
-        self.emit(events.PhaseBegun(name, facts if changed else None))
+        self.stream.begun(name, step, facts if changed else None)
 
 
 def _probe(emit, preload: list[str]) -> None:
@@ -272,8 +291,9 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     from gpu_budget.measure.meter import Meter
 
     subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
-    meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=_TreeStream(emit),
-                              on_begin=_FactsAtBegin(emit, run))
+    stream = _TreeStream(emit)
+    meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=stream,
+                              on_begin=_FactsAtBegin(stream, run))
     run.capped = meter.run_as(request.card)
     meter.tensors = None if meter.use_cuda or not request.tensors else _tensor_peak(meter.info)
     reads = Reads(job.fixes, job.fix_params)

@@ -38,6 +38,7 @@ class PhaseBegun:
 
     kind = "begin"
     name: str
+    step: int | None = None
     info: dict[str, Json] | None = None  # the runner's facts so far, where they changed: a child killed later keeps them
 
 
@@ -51,12 +52,14 @@ class PhaseEnded:
 
 @dataclass(frozen=True)
 class TreeFigure:
-    """The tree's running figure while a phase is open (so a kill mid-phase leaves it); under a launcher, each rank's
-    too (its own process's peak, its processes' largest sum, in the open phase), by rank as JSON keys it."""
+    """The open phase's running figures (so a kill mid-phase leaves them): the tree's, the main process's peak in the
+    phase (None: not read yet), and under a launcher each rank's (its own process's peak, its processes' largest
+    sum), by rank as JSON keys it. Each one sent is of the phase begun last (child._TreeStream)."""
 
     kind = "tree"
     ram_tree: int
     ranks: dict[str, list[int]] | None = None
+    ram: int | None = None
 
     def rank_figures(self) -> dict[int, tuple[int, int]]:
         """rank -> (its own process's peak, its processes' largest sum) in the open phase."""

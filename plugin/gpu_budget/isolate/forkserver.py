@@ -41,7 +41,7 @@ from gpu_budget.measure.host import Probed
 from gpu_budget.measure.ranks import worst
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.model.card import Card
-from gpu_budget.model.figures import Peaks, RankFigures
+from gpu_budget.model.figures import Peaks, PhaseRecord, RankFigures
 from gpu_budget.model.metric import ALL
 from gpu_budget.model.result import Failure, Measurement
 from gpu_budget.requires import MissingDependency
@@ -580,11 +580,13 @@ def measure_request(request: ChildRequest, timeout: float, preload: tuple[str, .
 
 
 def _summary_so_far(seen: list[events.Event], error: events.Failed | None, ending: ChildEnding) -> Summary:
-    """The figures of a child that did not finish: its failed command's, else its finished phases', with the peak
-    seen so far (the last phase never finished: the parent's polling saw it, and the tree as the child streamed it:
-    a launcher's node's, its row being its worst rank's)."""
+    """The figures of a child that did not finish: its failed command's, else its finished phases' and the phase it
+    was in with what was streamed of it (_open_phase), with the peak seen so far (the parent's polling of a function
+    case's child, and the tree as the child streamed it: a launcher's node's, its row being its worst rank's)."""
     start = events.first(seen, events.Started)
     phases = [e.record for e in seen if isinstance(e, events.PhaseEnded)]
+    if error is None or not error.summary:
+        phases += [p for p in (_open_phase(seen),) if p is not None]
     summary = (error.summary if error is not None and error.summary else
                summarize(phases, cuda=bool(start and start.cuda), ram_method=start.ram_method if start else "vmhwm",
                          ram_tree_method=start.ram_tree_method if start else None))
@@ -600,6 +602,25 @@ def _summary_so_far(seen: list[events.Event], error: events.Failed | None, endin
             return _ranks_so_far(replace(summary, peaks=peaks, node=replace(summary.node, peaks=node)), seen)
         peaks = replace(peaks, ram_tree=max((v for v in (peaks.ram_tree, *streamed, ram) if v), default=None))
     return replace(summary, peaks=peaks)
+
+
+def _open_phase(seen: list[events.Event]) -> PhaseRecord | None:
+    """The phase a stopped child was in (begun last, never ended), with what it streamed of it: the largest tree and
+    main-process figures sent since it began (child._TreeStream sends each phase's from its start), lower bounds of
+    its peaks; None where no phase was open or nothing of it was streamed. Its time is unknown (None)."""
+    begun: events.PhaseBegun | None = None
+    figures: list[events.TreeFigure] = []
+    for e in seen:
+        if isinstance(e, events.PhaseBegun):
+            begun, figures = e, []
+        elif isinstance(e, events.PhaseEnded):
+            begun = None
+        elif isinstance(e, events.TreeFigure) and begun is not None:
+            figures.append(e)
+    if begun is None or not figures:
+        return None
+    main = max((f.ram for f in figures if f.ram is not None), default=None)
+    return PhaseRecord(name=begun.name, step=begun.step, ram_peak=main, ram_tree_peak=max(f.ram_tree for f in figures))
 
 
 def _ranks_so_far(summary: Summary, seen: list[events.Event]) -> Summary:

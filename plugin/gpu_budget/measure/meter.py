@@ -163,18 +163,18 @@ def reaches_past(record: PhaseRecord, before: PhaseRecord | None) -> bool:
 class Meter:
     """Brackets the phases of a run (load, data, train steps, eval) and records each one's peaks.
 
-    `on_phase` is called with every finished PhaseRecord and `on_begin` with each phase's name as it begins, so a
-    child can stream them out before it is killed (a timeout then says where the run was).
+    `on_phase` is called with every finished PhaseRecord and `on_begin` with each phase's name and step as it begins,
+    so a child can stream them out before it is killed (a timeout then says where the run was, and keeps that phase).
     """
 
     on_phase: Callable[[PhaseRecord], None] | None = None
-    on_begin: Callable[[str], None] = lambda name: None
+    on_begin: Callable[[str, int | None], None] = lambda name, step: None
     use_cuda: bool | None = None
     tensors: TensorPeak | None = None  # the tensor count the run executes under (CPU runs), reset per phase
     phases: list[PhaseRecord] = field(default_factory=list)
     info: dict[str, str | None] = field(default_factory=dict)  # how figures were read (nvml_method, ...), for the row
     tree: ProcessTree | bool | None = None  # None: read the process tree where /proc allows; False: never
-    on_tree: OnPoll | None = None  # the running tree figure and each rank's, from the tree's thread
+    on_tree: OnPoll | None = None  # the open phase's running figures (tree.Running), from the tree's thread
     external: bool = False  # a command case: this process is not measured, the process given to follow() is
     gpu_tree: GpuTree | None = None  # a command case on a GPU host: NVML's figures of the command's processes
 
@@ -215,7 +215,7 @@ class Meter:
     def follow(self, pid: int) -> None:
         """Measure `pid` (a command's process, a descendant of this one) as the main process, in full."""
         self._main = pid
-        self.tree.count_whole(pid)
+        self.tree.count_whole(pid, main=True)
 
     @property
     def unread(self) -> bool:
@@ -268,7 +268,7 @@ class Meter:
         if self.tensors is not None:
             self.tensors.reset()
         self._open, self.last_step = (name, step, time.perf_counter(), False), self.last_step if step is None else step
-        self.on_begin(name)
+        self.on_begin(name, step)
 
     def stop(self) -> PhaseRecord | None:
         """End the open phase and record it (None where none is open, or it was a gap that added nothing)."""

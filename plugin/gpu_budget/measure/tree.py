@@ -71,7 +71,21 @@ from gpu_budget.measure.procfs import (
 from gpu_budget.model.figures import ProcessDetail, RankTree, TreeReading
 from gpu_budget.units import MiB
 
-OnPoll = Callable[[int, dict[int, tuple[int, int]]], None]  # (the running tree figure, each rank's: _running_ranks)
+
+@dataclass(frozen=True)
+class Running:
+    """The open phase's figures as one poll left them, for a child to stream before it is killed: the tree's
+    running figure, each rank's (its own process's peak, its processes' largest sum), the main process's peak in
+    the phase (None: not found yet), and which phase they are of (phase_start()s so far: a poll read just before a
+    phase began is not the new phase's)."""
+
+    total: int
+    ranks: dict[int, tuple[int, int]]
+    main: int | None
+    phase: int
+
+
+OnPoll = Callable[[Running], None]
 
 # How the tree figure is made, named in every summary that holds one (its error bound: benchmarks/RESULTS.md 1b).
 TREE_METHOD = "vmhwm+peak-of-summed-descendants"
@@ -175,6 +189,19 @@ class ExitReports:
                 self._pending.append(ExitReport(pid, hwm, shared, None, rss, shmem))
         taken, self._pending = self._pending, []
         return taken
+
+    def apply(self, procs: dict[int, Descendant], whole: set[int], now: float) -> dict[int | None, int]:
+        """Apply the reports taken now to `procs` (one born and gone between two polls joins them, counted whole where
+        `whole` holds it); the sum of their last windows' contributions, by rank (None: no rank)."""
+        added: dict[int | None, int] = {}
+        for report in self.take():
+            p = procs.get(report.pid)
+            if p is not None and p.reported:  # one report per process: a second would count its last window twice
+                continue
+            if p is None:  # born and gone between two polls
+                p = procs[report.pid] = Descendant(report.pid, 0, 0, whole=report.pid in whole, rank=report.rank)
+            added[p.rank] = added.get(p.rank, 0) + p.take_report(report, now)
+        return added
 
 
 def has_children() -> bool:
@@ -366,10 +393,10 @@ class ProcessTree:
     window since the poll before) and sums the window; phase_start() forgets
     the descendants that exited and starts a new largest window; phase_end()
     reads them all once more (VmHWM and shared pages) and returns the phase's
-    TreeReading. `on_poll(total, ranks)` is called from the thread with the running
-    tree figure (root VmHWM, when counted, + the window's sum) and each rank's
-    (_running_ranks) so a child can stream them before it is killed. One lock serialises polls, reports
-    and phase boundaries: a read is applied in the order it was taken.
+    TreeReading. `on_poll(Running)` is called from the thread with the open
+    phase's running figures (_poll_running), so a child can stream them before
+    it is killed. One lock serialises polls, reports and phase boundaries: a
+    read is applied in the order it was taken.
     count_root=False: the root is only where the search starts (a measuring
     child running a command), not part of the figure.
     """
@@ -392,6 +419,8 @@ class ProcessTree:
         self.rank_signals: dict[int, int] = {}  # rank -> the signal that ended its own process, where read in time
         self.rank_pids: dict[int, list[int]] = {}  # rank -> its own processes as found (two: the launcher restarted it)
         self._windows = 0
+        self._phases = 0  # phase_start()s so far (Running.phase)
+        self.main: int | None = None  # the main process, where it is not the root (count_whole)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._own_root = self.root == os.getpid()
@@ -401,9 +430,11 @@ class ProcessTree:
         self._exits.arm()
         return self
 
-    def count_whole(self, pid: int) -> None:
-        """Count this process (once it is found among the descendants) at its full VmHWM: a command's own process."""
+    def count_whole(self, pid: int, main: bool = False) -> None:
+        """Count this process (once it is found among the descendants) at its full VmHWM: a command's own process;
+        `main`: the one whose peak in the open phase is streamed as the main process's (Running.main)."""
         with self._lock:
+            self.main = pid if main else self.main
             self._whole.add(pid)
             if pid in self._procs:
                 self._procs[pid].whole = True
@@ -461,25 +492,12 @@ class ProcessTree:
             return True
         return has_children() if self._own_root else True
 
-    def _drain_reports(self, now: float) -> dict[int | None, int]:
-        """Apply the exit reports (the pipe's and report()'s); the sum of their last windows' contributions, by rank
-        (None: no rank)."""
-        added: dict[int | None, int] = {}
-        for report in self._exits.take():
-            p = self._procs.get(report.pid)
-            if p is not None and p.reported:  # one report per process: a second would count its last window twice
-                continue
-            if p is None:  # born and gone between two polls
-                p = self._procs[report.pid] = Descendant(report.pid, 0, 0, whole=report.pid in self._whole, rank=report.rank)
-            added[p.rank] = added.get(p.rank, 0) + p.take_report(report, now)
-        return added
-
     def _poll_locked(self, shared_too: bool = False) -> int | None:
         now = time.perf_counter()
         if self._last_poll is not None:
             self._max_gap = max(self._max_gap, now - self._last_poll)
         self._last_poll = now
-        sums = self._drain_reports(now)  # by rank (None: no rank)
+        sums = self._exits.apply(self._procs, self._whole, now)  # by rank (None: no rank)
         if self._worth_scanning():
             for pid, ppid, start in _discover(self.root, self._procs, self._foreign):
                 old = self._procs.get(pid)
@@ -543,6 +561,7 @@ class ProcessTree:
         """Forget exited descendants; the live ones carry over, each with what it holds now (Descendant.carry)."""
         with self._lock:
             self._poll_locked()  # descendants born since the last poll are read and reset too
+            self._phases += 1
             self._procs = {pid: p for pid, p in self._procs.items() if p.alive}
             carried: dict[int | None, int] = {}
             for p in self._procs.values():
@@ -636,12 +655,23 @@ def _command_itself(tree: ProcessTree, p: Descendant) -> bool:
     return not tree.count_root and p.ppid == tree.root
 
 
-def _running_ranks(tree: ProcessTree) -> dict[int, tuple[int, int]]:
-    """Each rank's figures in the open phase so far: (its own process's peak, its processes' largest window sum);
-    what a timeout that stops the phase before its end still knows of each rank."""
+def _poll_running(tree: ProcessTree) -> Running | None:
+    """A poll, and the open phase's running figures as it left them, read under the same lock (None: the root is
+    gone): the tree's figure (the root's VmHWM, where counted, + the window's sum), each rank's (its own process's
+    peak, its processes' largest window sum) and the main process's peak (the root's, or count_whole's `main`)."""
     with tree._lock:
-        return {rank: (max((p.hwm for p in tree._procs.values() if p.rank == rank and p.rank_root), default=0), total)
-                for rank, total in sorted(tree._rank_peak.items())}
+        total = tree._poll_locked()
+        if total is None:
+            return None
+        ranks = {rank: (max((p.hwm for p in tree._procs.values() if p.rank == rank and p.rank_root), default=0), peak)
+                 for rank, peak in sorted(tree._rank_peak.items())}
+        followed = tree._procs.get(tree.main) if tree.main is not None else None
+        if tree.count_root:
+            root = status(tree.root)
+            main = None if root is None else root.hwm
+        else:
+            main = followed.hwm if followed is not None and followed.seen else None
+        return Running(total, ranks, main, tree._phases)
 
 
 def _poll_while_held(ref: weakref.ref, stop: threading.Event, interval: float) -> None:
@@ -650,9 +680,9 @@ def _poll_while_held(ref: weakref.ref, stop: threading.Event, interval: float) -
         if tree is None:
             return
         try:
-            total = tree.poll()
+            running = _poll_running(tree) if tree.on_poll is not None else tree.poll()
         except Exception:  # noqa: BLE001, S112  a broken read must not kill the measured run; the phase end reads again
             continue
-        if total is not None and tree.on_poll is not None:
-            tree.on_poll(total, _running_ranks(tree))
+        if isinstance(running, Running):
+            tree.on_poll(running)
         del tree  # hold it only while polling
