@@ -53,6 +53,10 @@ if mode == "exit":  # rank 1 leaves with a failing code (no exception) while ran
 for _ in range(2):
     step()
     time.sleep(0.1)
+if mode == "rise":  # rank 1 rises past rank 0 in the last step, then both sleep past the timeout
+    if rank == 1:
+        held += b"\\x01" * (150 << 20)
+    time.sleep(300)
 '''
 
 
@@ -281,6 +285,28 @@ def test_a_rank_that_hangs_is_stopped_at_the_timeout_and_nothing_survives(launch
 
 
 STARTUP_MARGIN = 3  # the hanging launch's timeout: this many times the clean launch's wall time, measured just before
+
+
+def test_a_timed_out_launchs_row_is_one_rank_in_its_peaks_phases_and_steps(launch, pytester):
+    """Rank 0 held more through the phases ended; rank 1 rose past it in the step open at the timeout. The row's
+    peaks moved to rank 1 while its phases and steps stayed rank 0's: a peak in none of the phases it listed."""
+    def case(mode: str) -> str:
+        return f'''
+            @pytest.mark.gpu_budget(ram="2 GiB")
+            def test_rise(gpu_budget):
+                gpu_budget.measure(torchrun("60", "20", env={{"MODE": "{mode}"}}))
+        '''
+
+    launch(case("clean")).assert_outcomes(passed=1)
+    timeout = max(6, math.ceil(STARTUP_MARGIN * rows(pytester)["test_rise"]["wall_seconds"]))
+    launch(case("rise"), f"--gpu-budget-timeout={timeout}").assert_outcomes(failed=1)
+    row = rows(pytester)["test_rise"]
+    assert row["error"]["kind"] == "timeout", row["error"]
+    assert row["peaks"]["ram_tree"] >= 170 * MiB, row["peaks"]  # rank 1's, its 150 MiB more included
+    assert row["phases"]["load"]["ram_tree_peak"] < row["peaks"]["ram_tree"] - 100 * MiB, row["phases"]  # rank 1's
+    assert max(p["ram_tree_peak"] for p in row["phases"].values()) == row["peaks"]["ram_tree"], row["phases"]
+    assert [s["step"] for s in row["steps"]] == [1, 2], row["steps"]
+    assert max(s["ram_tree"] for s in row["steps"]) == row["peaks"]["ram_tree"], row["steps"]
 
 
 def test_a_single_process_command_has_no_ranks(launch, pytester):

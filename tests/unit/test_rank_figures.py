@@ -492,3 +492,24 @@ def test_failures_the_launchers_record_cannot_order_are_ordered_by_the_tree():
     later = TIED.replace("time      : 2026-11-29_03:18:10\n  host      : localhost\n  rank      : 1",
                          "time      : 2026-11-29_03:18:11\n  host      : localhost\n  rank      : 1")
     assert first_failure(later) == FirstFailure(rank=0, exitcode=1)  # a later second: the record orders them
+
+
+def test_a_timed_out_launchs_row_is_one_rank_in_its_peaks_phases_and_steps():
+    """Rank 0 was the worst over the phases ended; in the open step, stopped at the timeout, rank 1 rose past it. The
+    row's peaks moved to rank 1 while its phases and steps stayed rank 0's: a peak in none of the phases it listed."""
+    from gpu_budget.isolate import events, forkserver, protocol
+
+    phases = [phase("load", {0: 100 * MiB, 1: 90 * MiB}), phase("train_step_1", {0: 120 * MiB, 1: 110 * MiB}, step=1)]
+    seen = [events.Started(pid=1, cuda=False, ram_method="vmhwm", ram_tree_method="peak over time", subreaper=True,
+                           command=True), *(events.PhaseEnded(p) for p in phases), events.PhaseBegun("train_step_2", 2),
+            events.TreeFigure(600 * MiB, ranks={"0": [125 * MiB, 125 * MiB], "1": [300 * MiB, 300 * MiB]},
+                              ram=200 * MiB)]
+    seen = [events.decode(events.encode(e)) for e in seen]  # as the parent reads them back
+    ending = protocol.ChildEnding(exitcode=None, timed_out=True, wall_seconds=20.0)
+    summary = forkserver._summary_so_far(seen, None, ending)
+    assert (summary.peaks.ram, summary.peaks.ram_tree) == (300 * MiB, 300 * MiB), summary.peaks  # rank 1's
+    assert [(p.name, p.ram_tree_peak) for p in summary.phases] == [
+        ("load", 90 * MiB), ("train_step_1", 110 * MiB), ("train_step_2", 300 * MiB)], summary.phases  # rank 1's too
+    assert [(s.step, s.ram_tree) for s in summary.steps] == [(1, 110 * MiB), (2, 300 * MiB)]
+    assert summary.step_peaks.ram_tree == 300 * MiB
+    assert [p.name for p in summary.node.phases][-1] == "train_step_2" and summary.node.peaks.ram_tree == 600 * MiB

@@ -38,11 +38,9 @@ from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
 from gpu_budget.measure import procfs
 from gpu_budget.measure.host import Probed
-from gpu_budget.measure.ranks import worst
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.model.card import Card
-from gpu_budget.model.figures import Peaks, PhaseRecord, RankFigures
-from gpu_budget.model.metric import ALL
+from gpu_budget.model.figures import PhaseRecord, RankTree, TreeReading
 from gpu_budget.model.result import Failure, Measurement
 from gpu_budget.requires import MissingDependency
 
@@ -599,7 +597,7 @@ def _summary_so_far(seen: list[events.Event], error: events.Failed | None, endin
         if summary.node is not None:  # a launcher's whole tree is its node's; the row is its worst rank's (ranks.py)
             node = summary.node.peaks
             node = replace(node, ram_tree=max((v for v in (node.ram_tree, *streamed) if v), default=None))
-            return _ranks_so_far(replace(summary, peaks=peaks, node=replace(summary.node, peaks=node)), seen)
+            return replace(summary, peaks=peaks, node=replace(summary.node, peaks=node))
         peaks = replace(peaks, ram_tree=max((v for v in (peaks.ram_tree, *streamed, ram) if v), default=None))
     return replace(summary, peaks=peaks)
 
@@ -607,7 +605,9 @@ def _summary_so_far(seen: list[events.Event], error: events.Failed | None, endin
 def _open_phase(seen: list[events.Event]) -> PhaseRecord | None:
     """The phase a stopped child was in (begun last, never ended), with what it streamed of it: the largest tree and
     main-process figures sent since it began (child._TreeStream sends each phase's from its start), lower bounds of
-    its peaks; None where no phase was open or nothing of it was streamed. Its time is unknown (None)."""
+    its peaks, and under a launcher each rank's, so the row's worst rank is chosen over it too and the row's peaks,
+    phases and steps stay one rank's (ranks.py); None where no phase was open or nothing of it was streamed. Its time
+    is unknown (None)."""
     begun: events.PhaseBegun | None = None
     figures: list[events.TreeFigure] = []
     for e in seen:
@@ -620,29 +620,14 @@ def _open_phase(seen: list[events.Event]) -> PhaseRecord | None:
     if begun is None or not figures:
         return None
     main = max((f.ram for f in figures if f.ram is not None), default=None)
-    return PhaseRecord(name=begun.name, step=begun.step, ram_peak=main, ram_tree_peak=max(f.ram_tree for f in figures))
-
-
-def _ranks_so_far(summary: Summary, seen: list[events.Event]) -> Summary:
-    """A stopped launcher case's ranks with what the tree streamed of each in the phase it never ended (a rank hung
-    in it, the others waiting): each rank's peaks never below those, and the row's the worst rank's (ranks.py)."""
-    streamed: dict[int, tuple[int, int]] = {}
-    for e in seen:
-        if isinstance(e, events.TreeFigure):
-            for rank, (ram, tree) in e.rank_figures().items():
-                was = streamed.get(rank, (0, 0))
-                streamed[rank] = (max(was[0], ram), max(was[1], tree))
-    if not streamed:
-        return summary
-    known = {r.rank: r for r in summary.ranks}
-    ranks = []
-    for rank in sorted(known.keys() | streamed.keys()):
-        entry = known.get(rank) or RankFigures(rank, Peaks(ram=0, ram_tree=0))
-        ram, tree = streamed.get(rank, (0, 0))
-        ranks.append(replace(entry, peaks=replace(entry.peaks, ram=max(entry.peaks.ram or 0, ram),
-                                                  ram_tree=max(entry.peaks.ram_tree or 0, tree))))
-    top = worst(ranks)
-    return replace(summary, ranks=tuple(ranks), peaks=Peaks(**{m: top.peaks.figure(m) for m in ALL}))
+    ranks: dict[int, RankTree] = {}
+    for f in figures:
+        for rank, (ram, tree) in f.rank_figures().items():
+            was = ranks.get(rank, RankTree(ram=0, ram_tree=0, processes=0))
+            ranks[rank] = replace(was, ram=max(was.ram, ram), ram_tree=max(was.ram_tree, tree))
+    total = max(f.ram_tree for f in figures)
+    reading = TreeReading(private=total, ranks=dict(sorted(ranks.items()))) if ranks else None
+    return PhaseRecord(name=begun.name, step=begun.step, ram_peak=main, ram_tree_peak=total, tree=reading)
 
 
 def measurement_of(summary: Summary, status: str, info: Mapping[str, Json] | None = None, error: Failure | None = None,
