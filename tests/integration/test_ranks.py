@@ -341,6 +341,23 @@ def test_a_session_run_under_a_rank_of_its_own_tells_the_launchs_ranks_apart(lau
     assert sorted(ranks) == [0, 1] and 76 * MiB <= ranks[1] - ranks[0] <= 84 * MiB, ranks
     assert "ranks" not in by["test_one"] and "node" not in by["test_one"], sorted(by["test_one"])
 
+def test_a_session_rank_inherited_through_a_shell_wrapper_is_no_rank(launch, pytester, monkeypatch):
+    """pytest ran with RANK=0 (a job's pod exports one) and the case runs torchrun from a shell script that does not
+    exec it: torchrun inherited RANK=0 unchanged through the shell and was taken for rank 0, its ranks for its
+    workers: "the scenario declares 2 ranks (Scenario(ranks=2)), but 1 process(es) ran with a launcher's RANK (0)"."""
+    monkeypatch.setenv("RANK", "0")
+    pytester.path.joinpath("wrap.sh").write_text(
+        '"$PYTHON" -m torch.distributed.run --standalone --nproc-per-node 2 ranks.py "$@"\n')
+    launch('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_wrapped(gpu_budget):
+            gpu_budget.measure(Scenario(name="w", command=["bash", "wrap.sh", "40", "120"],
+                                        env={"PYTHON": sys.executable}, ranks=2))
+    ''').assert_outcomes(passed=1)
+    ranks = {r["rank"]: r["peaks"]["ram_tree"] for r in rows(pytester)["test_wrapped"]["ranks"]}
+    assert sorted(ranks) == [0, 1] and 76 * MiB <= ranks[1] - ranks[0] <= 84 * MiB, ranks
+
+
 LAUNCH = '''
 import os, subprocess, sys
 

@@ -466,3 +466,22 @@ def test_a_process_gone_before_the_phases_first_read_counts_what_it_held_as_the_
     if whole:
         assert reading.whole[proc.pid] >= 64 * MiB, reading
     assert reading.private >= 64 * MiB - SLACK and reading.peak_sum == reading.private, reading
+
+
+def test_a_rank_held_as_the_command_was_started_with_is_inherited_not_a_launchers():
+    """A RANK the session ran under, passed down unchanged (through a shell, to the launcher it runs), is no rank; the
+    same RANK a launcher sets beside its other launch variables is one."""
+    from gpu_budget.measure.procfs import launch_vars, read_rank
+
+    session = {**os.environ, "RANK": "0"}
+    launched = {**session, "LOCAL_RANK": "0", "WORLD_SIZE": "2", "TORCHELASTIC_RUN_ID": "x"}
+    procs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"], env=env)
+             for env in (session, launched)]
+    try:
+        time.sleep(0.2)  # exec'd: its environ is its own
+        assert [read_rank(p.pid) for p in procs] == [0, 0]
+        assert [read_rank(p.pid, launch_vars(session)) for p in procs] == [None, 0]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()

@@ -60,6 +60,7 @@ from gpu_budget.isolate.elastic_record import first_failure
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
 from gpu_budget.isolate.wire import Message
 from gpu_budget.measure import kernel_floor, procfs
+from gpu_budget.measure.tree import inherits_rank
 from gpu_budget.model.card import Card
 from gpu_budget.model.figures import RankGpu
 from gpu_budget.oom import is_out_of_memory
@@ -251,8 +252,8 @@ class MarkServer:
             message = Message.from_json(json.loads(line))
         except ValueError:
             message = Message()
-        if message.pid == self.main_pid and message.rank is not None:  # the launcher (or the one process) under a
-            message = replace(message, rank=None)  # RANK the session ran with: no rank of the launch's
+        if message.rank is not None and (message.pid == self.main_pid or self._inherited(message.pid)):
+            message = replace(message, rank=None)  # the launcher, or a process under the RANK the session ran with
         self.ranks.take(message)
         self._progress(message)
         self._gpu(message)
@@ -263,6 +264,10 @@ class MarkServer:
         except OSError:
             pass
         conn.setblocking(False)
+
+    def _inherited(self, pid: int | None) -> bool:
+        """Whether the process that sent a message holds the RANK the command was started with (tree.inherits_rank)."""
+        return pid is not None and self.meter.tree is not None and inherits_rank(self.meter.tree, pid)
 
     def _take(self, message: Message) -> None:
         """What a message tells the tree and the phases: who sent it, its exit report, a phase mark, a failure."""
@@ -516,7 +521,7 @@ def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None
     meter.start(FIRST_PHASE)
     proc = _start(line, env, server)
     server.main_pid = proc.pid
-    meter.follow(proc.pid)
+    meter.follow(proc.pid, env)
     out, err = _Tail(proc.stdout, _fd(sys.stdout)), _Tail(proc.stderr, _fd(sys.stderr),
                                                           os.path.join(sockets, unix_paths.STDERR_TAIL))
     try:

@@ -39,6 +39,7 @@ two blocks is in the row's peak.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -212,10 +213,10 @@ class Meter:
         self.info["card"] = capped.note
         return capped
 
-    def follow(self, pid: int) -> None:
-        """Measure `pid` (a command's process, a descendant of this one) as the main process, in full."""
+    def follow(self, pid: int, environ: Mapping[str, str] | None = None) -> None:
+        """Measure `pid` (a command's process, started with `environ`) as the main process, in full (tree.follow)."""
         self._main = pid
-        self.tree.count_whole(pid, main=True)
+        self.tree.follow(pid, os.environ if environ is None else environ)
 
     @property
     def unread(self) -> bool:

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+TYPE_CHECKING = False  # typing's own flag, without importing typing in every process of a gated command
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 # /proc/<pid>/status's keys, and the Status field each one is read into
 _STATUS_FIELDS = {"VmHWM": "hwm", "VmRSS": "rss", "RssAnon": "rss_anon", "RssFile": "rss_file", "RssShmem": "rss_shmem"}
 
@@ -178,21 +182,34 @@ def reset_hwm(pid: int | str) -> bool:
         return False
 
 
-def read_rank(pid: int | str) -> int | None:
+# what a launcher sets beside RANK (torchrun all of them, so accelerate launch too; deepspeed's the first five): a
+# process holding each one as the command was started with got its RANK from there, not from a launcher
+LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+               "TORCHELASTIC_RUN_ID")
+
+
+def launch_vars(environ: Mapping[str, str]) -> dict[str, str]:
+    """The launch variables (LAUNCH_VARS) an environment holds."""
+    return {name: environ[name] for name in LAUNCH_VARS if name in environ}
+
+
+def read_rank(pid: int | str, inherited: Mapping[str, str] | None = None) -> int | None:
     """The RANK a launcher (torchrun, accelerate launch) gave a process in the environment it was exec'd with;
-    None when it has none, or is gone."""
+    None when it has none, or is gone, or holds every launch variable as `inherited` (those the command was
+    started with: a RANK the session ran under, passed down unchanged through a shell that runs the launcher)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as fh:
             data = fh.read()
     except OSError:
         return None
-    for entry in data.split(b"\0"):
-        if entry.startswith(b"RANK="):
-            try:
-                return int(entry[5:])
-            except ValueError:
-                return None
-    return None
+    environ = dict(entry.decode(errors="replace").partition("=")[::2] for entry in data.split(b"\0") if b"=" in entry)
+    found = launch_vars(environ)
+    if "RANK" not in found or (inherited is not None and found == dict(inherited)):
+        return None
+    try:
+        return int(found["RANK"])
+    except ValueError:
+        return None
 
 
 def forked_not_execd(pid: int | str) -> bool:

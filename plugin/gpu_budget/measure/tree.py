@@ -52,7 +52,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gpu_budget.measure.procfs import (
@@ -60,6 +60,7 @@ from gpu_budget.measure.procfs import (
     Stat,
     exit_signal,
     forked_not_execd,
+    launch_vars,
     read_faults,
     read_rank,
     read_shared,
@@ -420,7 +421,8 @@ class ProcessTree:
         self.rank_pids: dict[int, list[int]] = {}  # rank -> its own processes as found (two: the launcher restarted it)
         self._windows = 0
         self._phases = 0  # phase_start()s so far (Running.phase)
-        self.main: int | None = None  # the main process, where it is not the root (count_whole)
+        self.main: int | None = None  # the main process, where it is not the root (follow)
+        self.inherited: dict[str, str] | None = None  # the launch variables the command was started with (follow)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._own_root = self.root == os.getpid()
@@ -430,14 +432,18 @@ class ProcessTree:
         self._exits.arm()
         return self
 
-    def count_whole(self, pid: int, main: bool = False) -> None:
-        """Count this process (once it is found among the descendants) at its full VmHWM: a command's own process;
-        `main`: the one whose peak in the open phase is streamed as the main process's (Running.main)."""
+    def count_whole(self, pid: int) -> None:
+        """Count this process (once it is found among the descendants) at its full VmHWM: a command's own process."""
         with self._lock:
-            self.main = pid if main else self.main
             self._whole.add(pid)
             if pid in self._procs:
                 self._procs[pid].whole = True
+
+    def follow(self, pid: int, environ: Mapping[str, str]) -> None:
+        """The command's own process, started with `environ`: counted whole, its peak streamed as the main process's
+        (Running.main), and its launch variables those a process inherits rather than gets from a launcher."""
+        self.main, self.inherited = pid, launch_vars(environ)
+        self.count_whole(pid)
 
     def claim_rank(self, pid: int, rank: int) -> None:
         """A process of the tree said (through the gate's hook) which RANK it runs under: this settles a rank its
@@ -445,7 +451,7 @@ class ProcessTree:
         exec), so a launcher's rank is never lost to that race. A process whose parent has no rank is the rank's own."""
         with self._lock:
             p = self._procs.get(pid)
-            if p is None or p.rank is not None or _command_itself(self, p):
+            if p is None or p.rank is not None or _command_itself(self, p) or inherits_rank(self, pid):
                 return
             parent = self._procs.get(p.ppid)
             p.rank, p.rank_pending = rank, False
@@ -546,7 +552,7 @@ class ProcessTree:
             p.rank_pending = not p.seen
             return
         p.rank_pending = False
-        p.rank = None if _command_itself(self, p) else read_rank(p.pid)
+        p.rank = None if _command_itself(self, p) else read_rank(p.pid, self.inherited)
         if p.rank is not None:
             p.rank_root = p.whole = True
             self.rank_pids.setdefault(p.rank, []).append(p.pid)
@@ -653,6 +659,14 @@ def _command_itself(tree: ProcessTree, p: Descendant) -> bool:
     """A command's own process (the root here only starts it): the launcher, or the one process, never a rank,
     whatever RANK it inherited (one the session itself ran under, in a job that exports it)."""
     return not tree.count_root and p.ppid == tree.root
+
+
+def inherits_rank(tree: ProcessTree, pid: int) -> bool:
+    """Whether process `pid` holds its RANK as the command was started with (a shell that runs the launcher, the
+    launcher it runs: neither is a rank), by its environment, read once it has exec'd; its own claim of a rank
+    (the mark socket's messages carry one) does not make it one."""
+    return tree.inherited is not None and not forked_not_execd(pid) and read_rank(pid) is not None and \
+        read_rank(pid, tree.inherited) is None
 
 
 def _poll_running(tree: ProcessTree) -> Running | None:
