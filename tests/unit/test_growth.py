@@ -365,3 +365,16 @@ def test_a_run_past_the_declared_length_says_its_measured_peak_not_a_figure_at_t
     assert "at step 20" not in breach
     longer = checked(series, Budget(ram=250 * MiB), steps=100)
     assert "about 400.00 MiB at step 100 > budget" in longer.breaches[0]
+
+
+def test_steps_numbered_backwards_are_read_in_the_order_run_and_the_row_says_so():
+    """step(14), step(13), ..., step(1), 4 MiB kept at each: read in the order run (the leak is found), but the row
+    named steps the run never marked so: "host RAM grows 4.00 MiB/step over steps 8-13 ... had not stopped by step
+    13, the last judged", where its 13th mark was step(2), without a word of the numbers going back."""
+    numbers, series = list(range(14, 0, -1)), [600 + 4.0 * k for k in range(14)]
+    recs = [Step(step=k, ram=int(v * MiB), ram_tree=int(v * MiB)) for k, v in zip(numbers, series)]
+    check = growth.check(recs, Peaks(ram_tree=recs[-1].ram_tree), ONE_GIB, 10_000, ALLOW)
+    (breach,) = check.breaches
+    assert breach.startswith("host RAM grows 4.00 MiB/step over the 8th-13th marked steps, in the order run (its step "
+                             "numbers go back: step(13) after step(14)"), breach
+    assert "had not stopped by the 13th marked step (step(2)), the last judged" in breach, breach

@@ -93,6 +93,7 @@ class Growth:
     recorded_runs: int | None = None  # the allowance is SPREAD_MULTIPLE x its entry's runs' growth: how many runs
     per_mark: float = 1.0  # steps from one marked step to the next (a loop marking every 10th step: 10)
     scaled: bool = False  # the run is read in blocks of steps too (fit)
+    numbers: tuple[int, ...] | None = None  # the marks' step numbers, where they go back (read in the order run)
 
 
     @property
@@ -125,6 +126,20 @@ class Growth:
         """Steps per block of the reading: 1 where each judged step is read on its own."""
         return round(self.window.scale * self.per_mark) if self.window.scale > 1 else 1
 
+    def over(self) -> str:
+        """The window's steps, in a row's words: by their numbers, or where the numbers go back (read in the order
+        run, rises.in_order), by their place among the marks, with the first number that went back."""
+        if self.numbers is None:
+            return f"over steps {self.first}-{self.last}"
+        back = next(k for k in range(1, len(self.numbers)) if self.numbers[k] <= self.numbers[k - 1])
+        return (f"over the {_nth(self.first)}-{_nth(self.last)} marked steps, in the order run (its step numbers go "
+                f"back: step({self.numbers[back]}) after step({self.numbers[back - 1]}), so each mark is one step)")
+
+    def at_last(self) -> str:
+        """The last judged step, in a row's words (its place among the marks, where the numbers go back)."""
+        return f"step {self.last}" if self.numbers is None else \
+            f"the {_nth(self.last)} marked step (step({self.numbers[self.last - 1]}))"
+
     def unit(self) -> str:
         """What the window's five rises are of, in a row's words."""
         return "judged steps" if self.window.scale == 1 else f"blocks of {self.block} judged steps"
@@ -142,7 +157,7 @@ class Growth:
         blocks = (f", read in blocks of {round(block * self.per_mark)} steps too (steady once its last {flat} blocks "
                   "are flat),") if block > 1 else ""
         return (f"it rose in {self.window.rising(self.allowance)} of its last {WINDOW} {self.unit()} and had not "
-                f"stopped by step {self.last}, the last judged: a leak, or a cache still filling. A cache that stops "
+                f"stopped by {self.at_last()}, the last judged: a leak, or a cache still filling. A cache that stops "
                 f"filling by step S reads as steady in a run of S + {after} steps or more (its last {flat} judged steps "
                 f"flat), so a run of {longer} steps{blocks} tells a cache that fills within {within} steps from a leak")
 
@@ -166,7 +181,8 @@ def fit(series: Series, allowance: float, recorded: Spread | None = None, scaled
         own = recorded.growth_at(series.metric, window.scale) if recorded is not None else None
         widened = own is not None and SPREAD_MULTIPLE * own > clean
         fits.append(Growth(series.metric, window, SPREAD_MULTIPLE * own if widened else clean, run,
-                           recorded.runs if widened else None, per_mark, scaled))
+                           recorded.runs if widened else None, per_mark, scaled,
+                           None if rises.in_order(series.steps) else series.steps))
     judged = max(fits, key=lambda g: g.slope - g.allowance)  # a tie: the steps' own, listed first
     return judged if judged.grows else fits[0]
 
@@ -199,6 +215,12 @@ def largest_blocks(runs: Sequence[Sequence[Step]], scaled: Sequence[str] = SCALE
     return out
 
 
+def _nth(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 @dataclass(frozen=True)
 class Projection:
     """One metric's growth projected to the declared step, against its budget (None: no budget for it)."""
@@ -222,7 +244,7 @@ class Projection:
 
     def describe(self) -> str:
         g = self.growth
-        what, over = LABELS[g.metric], f"over steps {g.first}-{g.last}"
+        what, over = LABELS[g.metric], g.over()
         if g.window.scale > 1:
             over += f", in {g.unit()}"
         if g.window.envelope == rises.DESPIKED:
@@ -246,7 +268,7 @@ class Projection:
         steps=20 read "about 352.33 MiB at step 20", the peak of its step 59)."""
         if self.at_step > self.growth.last:
             return f"about {format_size(self.projected)} at step {self.at_step:,}"
-        return (f"{format_size(self.projected)} measured by step {self.growth.last}, already past the run's declared "
+        return (f"{format_size(self.projected)} measured by {self.growth.at_last()}, already past the run's declared "
                 f"length (steps={self.at_step:,})")
 
     def blind(self) -> str | None:
