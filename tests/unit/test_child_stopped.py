@@ -1,9 +1,11 @@
 """What a child stopped before its end (a timeout, a kill) is said to have been doing: the phase it was in, from the
 events it streamed, and a command's stderr tail as it stood (isolate/forkserver.py)."""
 
+from dataclasses import replace
+
 from gpu_budget.isolate import events, unix_paths
 from gpu_budget.isolate.forkserver import _phase_at_the_end, _stderr_tail
-from gpu_budget.model.figures import PhaseRecord
+from gpu_budget.model.figures import PhaseRecord, TreeReading
 
 STARTED = events.Started(pid=1, cuda=False, ram_method="vmhwm", ram_tree_method=None, subreaper=False)
 
@@ -66,6 +68,17 @@ def test_a_stopped_commands_open_phase_is_kept_with_what_was_streamed_of_it():
     assert (summary.phases[-1].step, summary.phases[-1].ram_peak, summary.phases[-1].ram_tree_peak) == (
         4, 131 * MiB, 131 * MiB)
     assert [s.step for s in summary.steps] == [1, 2, 3, 4]
+    # its last phase is what was streamed of it, not read at its end: the bound says so ("exact per process" before)
+    assert summary.ram_tree_bound.startswith("phase 'train_step_4', stopped before it ended, is a lower bound: the "
+                                             "largest figure the child streamed of it (a rise under 1.00 MiB"), \
+        summary.ram_tree_bound
+    assert summary.ram_tree_bound.endswith("within 0.05 s of it, may be missing)")  # no tree read of the ended ones
+    ended_read = [replace(e, record=replace(e.record, tree=TreeReading(private=e.record.ram_tree_peak)))
+                  if isinstance(e, events.PhaseEnded) else e for e in seen]
+    bound = forkserver._summary_so_far(ended_read, None, ending).ram_tree_bound
+    assert bound.endswith("may be missing); the phases before it: exact per process (every descendant seen was read "
+                          "alive at a phase end or reported at its exit; one born and gone between two polls without "
+                          "reporting is not seen)"), bound
 
 
 def test_a_phase_with_nothing_streamed_of_it_is_left_out_and_a_phase_ended_is_not_doubled():

@@ -43,6 +43,7 @@ from gpu_budget.model.card import Card
 from gpu_budget.model.figures import PhaseRecord, RankTree, TreeReading
 from gpu_budget.model.result import Failure, Measurement
 from gpu_budget.requires import MissingDependency
+from gpu_budget.units import format_size
 
 DEFAULT_PRELOAD = ("torch", "transformers")
 MALLOC_MODES = ("steady", "system")
@@ -583,11 +584,13 @@ def _summary_so_far(seen: list[events.Event], error: events.Failed | None, endin
     case's child, and the tree as the child streamed it: a launcher's node's, its row being its worst rank's)."""
     start = events.first(seen, events.Started)
     phases = [e.record for e in seen if isinstance(e, events.PhaseEnded)]
-    if error is None or not error.summary:
-        phases += [p for p in (_open_phase(seen),) if p is not None]
+    stopped_in = _open_phase(seen) if error is None or not error.summary else None
+    phases += [stopped_in] if stopped_in is not None else []
     summary = (error.summary if error is not None and error.summary else
                summarize(phases, cuda=bool(start and start.cuda), ram_method=start.ram_method if start else "vmhwm",
                          ram_tree_method=start.ram_tree_method if start else None))
+    if stopped_in is not None:
+        summary = replace(summary, ram_tree_bound=_stopped_bound(stopped_in.name, summary.ram_tree_bound))
     polled = None if start and start.command else ending.polled_ram_peak  # a command's: not the measuring child's
     ram = max((v for v in (summary.peaks.ram, polled) if v), default=None)
     peaks = replace(summary.peaks, ram=ram)
@@ -600,6 +603,15 @@ def _summary_so_far(seen: list[events.Event], error: events.Failed | None, endin
             return replace(summary, peaks=peaks, node=replace(summary.node, peaks=node))
         peaks = replace(peaks, ram_tree=max((v for v in (peaks.ram_tree, *streamed, ram) if v), default=None))
     return replace(summary, peaks=peaks)
+
+
+def _stopped_bound(name: str, ended: str | None) -> str:
+    """How far the tree figure of a stopped child can be off: the phase it was stopped in is a lower bound (never
+    read at an end; what the child streamed of it), the ended phases as their reads say."""
+    return (f"phase '{name}', stopped before it ended, is a lower bound: the largest figure the child streamed of it "
+            f"(a rise under {format_size(child._TreeStream.MIN_RISE)} since the last sent, or within "
+            f"{child._TreeStream.MIN_SECONDS:.2f} s of it, may be missing)" + (f"; the phases before it: {ended}"
+                                                                               if ended else ""))
 
 
 def _open_phase(seen: list[events.Event]) -> PhaseRecord | None:
