@@ -40,7 +40,7 @@ def standard_shadowed() -> list[str]:
     """The files or folders ahead of the standard library on sys.path that hold a module of its name (a `re.py`
     beside the tests): a process started with this path imports them in its place, so it crashes or hangs before
     any of its own code runs."""
-    stdlib = sysconfig.get_paths()["stdlib"]
+    stdlib = sysconfig.get_path("stdlib")
     ahead = sys.path[:next((i for i, entry in enumerate(sys.path) if entry == stdlib), len(sys.path))]
     found = []
     for entry in dict.fromkeys(ahead):
