@@ -99,3 +99,49 @@ def test_a_run_too_short_for_the_declared_length_is_an_error(growth_project):
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k", "clean")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*steps=100,000 declared, but the run measured 4 optimizer step(s)*needs at least 9*"])
+
+
+SAWTOOTH = '''
+from gpu_budget import phase, step
+
+MiB = 2**20
+
+def touched(nbytes):
+    b = bytearray(nbytes)
+    for i in range(0, nbytes, 4096):
+        b[i] = 1
+    return b
+
+phase("load")
+kept, buffer = [], []
+for k in range(1, 62):
+    step()
+    kept.append(touched(int(0.3 * MiB)))  # the floor: 0.3 MiB a step, for good
+    buffer.append(touched(int(1.7 * MiB)))  # a buffer emptied every 5th step
+    if k % 5 == 0:
+        buffer.clear()
+phase("save")
+'''
+
+
+def test_a_sawtooth_over_a_rising_floor_is_read_at_the_floor_s_rate(pytester, monkeypatch):
+    """The step before each top climbs back to just under the last top; read from it, each top rose 1.5 MiB in one
+    step, and the gate said "host RAM grows 1.50 MiB/step ... about 14.70 GiB at step 10,000 > budget 4.00 GiB"; the
+    floor keeps 0.3 MiB a step, about 3 GiB by step 10,000, within the budget."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(script=SAWTOOTH, test_mem=textwrap.dedent('''
+        import sys
+        import pytest
+        from gpu_budget import Scenario
+
+        @pytest.mark.gpu_budget(ram="4 GiB", steps=10_000)
+        def test_sawtooth(gpu_budget):
+            gpu_budget.measure(Scenario(name="sawtooth", command=[sys.executable, "script.py"]))
+        '''))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=1)
+    row = rows(pytester)["test_sawtooth"]
+    (projection,) = row["growth_projection"]["projections"]
+    assert 0.25 * 2**20 < projection["slope"] < 0.35 * 2**20, row["message"]
+    assert not projection["breaks"] and "within budget 4.00 GiB" in row["message"], row["message"]

@@ -378,3 +378,25 @@ def test_steps_numbered_backwards_are_read_in_the_order_run_and_the_row_says_so(
     assert breach.startswith("host RAM grows 4.00 MiB/step over the 8th-13th marked steps, in the order run (its step "
                              "numbers go back: step(13) after step(14)"), breach
     assert "had not stopped by the 13th marked step (step(2)), the last judged" in breach, breach
+
+
+def test_a_sawtooth_climbing_to_its_top_reads_its_floor_s_rise_not_its_climb():
+    """A buffer that grows 2 MiB a step and is emptied every 5th step, over a floor that keeps 0.3 MiB a step: the
+    step before each top climbs out of the dips to 0.8 MiB below the top, within a dip's depth. Its top rises 1.5 MiB
+    over the 5 steps since the last top, not over the one step since that climb: read over one step, the rule said
+    "grows 1.50 MiB/step" and "about 15.08 GiB at step 10,000 > budget 4.00 GiB", over four times the truth."""
+    mib = [500 + 0.3 * k + 2 * (k % 5) for k in range(1, 61)]
+    check = growth.check(records(mib), Peaks(ram_tree=int(max(mib) * MiB)), Budget(ram=4 * GiB), 10_000)
+    (p,) = check.projections
+    assert not check.breaches, check.breaches
+    assert p.growth.slope == pytest.approx(0.3 * MiB, rel=0.02) and p.growth.grows
+    assert p.projected == pytest.approx((mib[-2] + 0.3 * (10_000 - 59)) * MiB, rel=0.01)
+    # the step reading alone: each top's rise over the five steps since the top before it
+    assert rises.of(range(1, 61), [int(v * MiB) for v in mib]).growth == pytest.approx(0.3 * MiB, rel=0.02)
+
+
+def test_a_step_back_at_the_top_after_a_dip_still_counts_from_itself_when_it_rises():
+    """The climb is passed over only where it does not rise: a leak whose step after a dip sets a new top is read
+    at its rate from there (a late leak after an evaluation's low step)."""
+    mib = [600.0] * 6 + [590.0] + [600 + 2 * k for k in range(1, 6)]  # a dip at step 7, then 2 MiB/step from step 8
+    assert rises.of(range(1, 13), [int(v * MiB) for v in mib]).growth == 2 * MiB

@@ -20,7 +20,9 @@ steps. A step that peaks more than DIP below the running peak (a sawtooth's low
 step, a step without an evaluation's buffers, S1's Trainer steps 8-9) shows
 nothing of the top and is passed over, so the window holds the last five steps
 that reached it, each one's rise divided by the steps since the one before it
-(a sawtooth's top rises over two steps); where fewer than four did, it holds the
+(a sawtooth's top rises over two steps; a step climbing back from a dip to within
+DIP of the top without passing it has not reached it, so the top after it rises
+over the steps since the top before); where fewer than four did, it holds the
 last five steps, a dip counting as no rise (a window of four or five still
 ignores two jumps). A run that ends in more than WINDOW dips, more than any earlier stretch
 of them, freed memory for good (a cache cleared): its steps after the free are
@@ -241,7 +243,7 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> 
         rise = max(0, envelope[i] - level)
         per_step = rise // (step - judged_steps[since]) if kept else 0
         out.append(_Rise(step, judged_steps[i - 1], judged_steps[since], per_step, kept))
-        if kept:
+        if kept and (rise or i == 1 or not passed[i - 2]):  # one climbing out of a dip below the top: not the top
             since, level = i, envelope[i]
     return out
 
