@@ -54,7 +54,7 @@ from gpu_budget import Scenario
 HERE = Path(__file__).parent
 
 
-@pytest.mark.gpu_budget(ram="1 GiB", steps=10_000 if os.environ.get("STEPS") else 1_000)
+@pytest.mark.gpu_budget(ram="1 GiB", steps=int(os.environ.get("DECLARED") or (10_000 if os.environ.get("STEPS") else 1_000)))
 def test_settling(gpu_budget):
     gpu_budget.measure(Scenario(name="settling", command=[sys.executable, str(HERE / "script.py")],
                                 env={"COUNTER": str(HERE / "counter")}))
@@ -64,7 +64,7 @@ def test_settling(gpu_budget):
 @pytest.fixture
 def project(pytester, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
-    for name in ("LEAK_MIB", "LEAK_KIB", "STEPS", "LATE"):
+    for name in ("LEAK_MIB", "LEAK_KIB", "STEPS", "LATE", "DECLARED"):
         monkeypatch.delenv(name, raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(script=SCRIPT, test_settling=textwrap.dedent(TEST))
@@ -152,3 +152,24 @@ def test_a_long_run_s_late_lumps_widen_its_steps_not_its_blocks(project, monkeyp
     assert row["verdict"] == "over-budget", row["message"]
     assert "host RAM grows 0.38 MiB/step over steps 119-199, in blocks of 16 judged steps" in row["message"]
     assert "with the clean allowance" in row["message"], row["message"]
+
+
+def test_a_slow_leak_recorded_into_its_blocks_allowance_is_warned_of(project, monkeypatch):
+    """Runs of 200 steps keeping 150 KiB a step, recorded over 3 under steps=1,000 (within the budget there): six
+    times their growth is within the clean allowance step by step and widens each block size's. Declared
+    steps=10,000, the same leak reads steady, step by step against the clean allowance and in blocks within the
+    widened one, though the leak's own rate reaches about 1.6 GiB; the row said only "host RAM steady over steps
+    194-199 (... within the clean allowance 0.96 MiB/step)", with no warning that its blocks were blind to it."""
+    monkeypatch.setenv("STEPS", "200")
+    monkeypatch.setenv("LEAK_MIB", "0")
+    monkeypatch.setenv("LEAK_KIB", "150")
+    monkeypatch.setenv("DECLARED", "1000")
+    run(project, "--gpu-budget-update", "--gpu-budget-record-runs=3")[0].assert_outcomes(passed=1)
+    monkeypatch.setenv("DECLARED", "10000")
+    (entry,) = json.loads(entry_path(project).read_text())["entries"]["tiny"].values()
+    assert 6 * entry["spread"]["growth"]["ram_tree"] <= 1_007_616 < 6 * entry["spread"]["blocks"]["ram_tree"]["16"] * 16
+    judged, row = run(project)
+    judged.assert_outcomes(passed=1)
+    assert "host RAM steady over steps" in row["message"] and "within the clean allowance" in row["message"]
+    assert "warning: host RAM's recorded runs widen its growth allowance in blocks of" in row["message"], row["message"]
+    assert "> budget 1.00 GiB: run more steps" in row["message"], row["message"]

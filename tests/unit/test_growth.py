@@ -400,3 +400,20 @@ def test_a_step_back_at_the_top_after_a_dip_still_counts_from_itself_when_it_ris
     at its rate from there (a late leak after an evaluation's low step)."""
     mib = [600.0] * 6 + [590.0] + [600 + 2 * k for k in range(1, 6)]  # a dip at step 7, then 2 MiB/step from step 8
     assert rises.of(range(1, 13), [int(v * MiB) for v in mib]).growth == 2 * MiB
+
+
+def test_a_recorded_slow_leak_that_widens_only_its_blocks_is_warned_of():
+    """Runs keeping 0.15 MiB a step over 200 steps, recorded: six times their growth stays within the clean
+    allowance step by step (not widened) and widens every block size's. The same leak reads steady against the clean
+    allowance and within each widened one; the row gave no warning, the widened reading not being the judged one."""
+    mib = [500 + 0.15 * k for k in range(1, 201)]
+    runs = [records(mib)] * 3
+    spread = Spread(runs=3, by_metric={}, growth=growth.largest(runs), blocks=growth.largest_blocks(runs))
+    check = growth.check(records(mib), Peaks(ram_tree=int(max(mib) * MiB)), ONE_GIB, 10_000, recorded=spread)
+    (p,) = check.projections
+    assert not p.growth.grows and p.growth.recorded_runs is None and not check.breaches  # the steps' own reading
+    assert [g.block for g in p.growth.widened] == [2, 4, 8, 16]
+    (warning,) = [n for n in check.notes if n.startswith("warning")]
+    assert warning.startswith("warning: host RAM's recorded runs widen its growth allowance in blocks of 2 judged "
+                              "steps to 0.90 MiB/step (6x the largest growth of its 3 recorded runs)"), warning
+    assert "> budget 1.00 GiB" in warning

@@ -34,7 +34,7 @@ widened allowance would let a leak break its budget says so.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpu_budget.measure import rises
 from gpu_budget.model.budget import Budget
@@ -94,7 +94,7 @@ class Growth:
     per_mark: float = 1.0  # steps from one marked step to the next (a loop marking every 10th step: 10)
     scaled: bool = False  # the run is read in blocks of steps too (fit)
     numbers: tuple[int, ...] | None = None  # the marks' step numbers, where they go back (read in the order run)
-
+    widened: tuple[Growth, ...] = ()  # every reading whose allowance its recorded runs widened, judged or not (blind)
 
     @property
     def first(self) -> int:
@@ -184,7 +184,7 @@ def fit(series: Series, allowance: float, recorded: Spread | None = None, scaled
                            recorded.runs if widened else None, per_mark, scaled,
                            None if rises.in_order(series.steps) else series.steps))
     judged = max(fits, key=lambda g: g.slope - g.allowance)  # a tie: the steps' own, listed first
-    return judged if judged.grows else fits[0]
+    return replace(judged if judged.grows else fits[0], widened=tuple(g for g in fits if g.recorded_runs is not None))
 
 
 def largest(runs: Sequence[Sequence[Step]]) -> dict[str, int]:
@@ -272,13 +272,17 @@ class Projection:
                 f"length (steps={self.at_step:,})")
 
     def blind(self) -> str | None:
-        """The row's warning where its recorded runs widened the allowance so far that a leak within it breaks the
-        budget by the declared step (the rule cannot catch it), else None."""
-        g = self.growth
-        if g.recorded_runs is None or self.budget is None or self.at(g.allowance) <= self.budget:
+        """The row's warning where its recorded runs widened an allowance so far that a leak within it breaks the
+        budget by the declared step (the rule cannot catch it), else None. Any reading's: a row judged by its steps
+        against the clean allowance is blind all the same where its blocks' allowance was widened (a slow leak
+        recorded over 200 steps reads within it in blocks, and within the clean one step by step)."""
+        w = max(self.growth.widened, key=lambda r: r.allowance, default=None)
+        if w is None or self.budget is None or self.at(w.allowance) <= self.budget:
             return None
-        return (f"warning: {LABELS[g.metric]}'s recorded runs widen its growth allowance to {_per_step(g.allowance)} "
-                f"{recorded_basis(g.recorded_runs)}, so a leak within it reads as steady, though it reaches about {format_size(self.at(g.allowance))} at step "
+        blocks = "" if w.window.scale == 1 else f" in {w.unit()}"
+        return (f"warning: {LABELS[w.metric]}'s recorded runs widen its growth allowance{blocks} to "
+                f"{_per_step(w.allowance)} {recorded_basis(w.recorded_runs)}, so a leak within it reads as steady, though "
+                f"it reaches about {format_size(self.at(w.allowance))} at step "
                 f"{self.at_step:,} > budget {format_size(self.budget)}: run more steps, whose late steps grow less, "
                 "and record again")
 
