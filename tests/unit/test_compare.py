@@ -65,6 +65,13 @@ def test_expected_over_budget_passes_only_while_broken():
     assert lost.passed is False and "reproduction is lost" in lost.message
 
 
+def test_a_lost_reproduction_still_shows_its_change_against_the_baseline():
+    """The as-reported run fell far below its baseline (a fix applied by mistake): the row's change says by how much."""
+    lost = judge(m(750 * MiB), Budget(ram=2**30), base(1000 * MiB), TOL, ci=True, update=False, expect="over-budget")
+    assert (lost.verdict, lost.passed) == ("pass", False)
+    assert lost.change["ram"] == -0.25
+
+
 def test_child_failure_is_an_error_with_the_peak_seen():
     j = judge(m(700 * MiB, status="error"), Budget(ram=2**30), None, TOL, ci=False, update=True)
     assert (j.verdict, j.passed) == ("error", False)

@@ -323,7 +323,8 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     if expect == "over-budget":
         if not breaches:
             return Judgement(Verdict.PASS, False, "expected this configuration to break its budget (it reproduces a "
-                                            "reported failure), but it stayed within it: the reproduction is lost")
+                                            "reported failure), but it stayed within it: the reproduction is lost",
+                             _changes(measurement, baseline, tolerance, setup) if baseline is not None else {})
         notes.append("over budget as expected: " + "; ".join(breaches))
     elif breaches:  # failed on its budget; its change against a stored baseline is still shown
         return Judgement(Verdict.OVER_BUDGET, False, "; ".join(breaches),
