@@ -226,7 +226,10 @@ def _data(ctx, fe, rows: list[dict], label2id: dict):
         # soundfile, not datasets.Audio: Audio decoding needs torchcodec + ffmpeg
         audio = [_at_rate(sf.read(clips / f, dtype="float32"), sr, p.get("resample", False)) for f in paths]
         longest[0] = max(longest[0], *(len(a) for a in audio))
-        return fe(audio, sampling_rate=sr, **cap)  # the extractor's own rate, whatever the file's, as a user passes it
+        out = fe(audio, sampling_rate=sr, **cap)  # the extractor's own rate, whatever the file's, as a user passes it
+        fed = max(len(x) for x in out["input_values"])  # what the model is fed: truncate's proof, read, not declared
+        ctx.meter.info["input_samples_fed_max"] = max(ctx.meter.info.get("input_samples_fed_max", 0), fed)
+        return out
 
     def preprocess(batch: dict) -> dict:
         return {"input_values": features(batch["file"])["input_values"], "label": batch["label"]}
