@@ -111,3 +111,16 @@ def test_a_relative_wheel_folder_is_read_from_the_working_folder(tmp_path, monke
     for name in ("PIP_FIND_LINKS", "UV_FIND_LINKS"):
         monkeypatch.setenv(name, "wheels")
     assert make(["gbtiny==1.0"], tmp_path / "envs", tool).overlay == {"gbtiny": "1.0"}
+
+
+def test_projects_sharing_an_environments_folder_each_read_their_own_relative_wheels(tmp_path, monkeypatch, tool):
+    """Two projects with PIP_FIND_LINKS=wheels and one --gpu-budget-envs folder: the second resolved nothing and
+    reused the first's gbtiny 1.0 ("installs gbtiny==1.0: found made"), its own wheels/ holding 2.0 alone."""
+    envs = tmp_path / "shared"
+    for project, version in (("a", "1.0"), ("b", "2.0")):
+        write_wheel(offline(monkeypatch, tmp_path / project / "wheels"), version)
+        monkeypatch.chdir(tmp_path / project)
+        for name in ("PIP_FIND_LINKS", "UV_FIND_LINKS"):
+            monkeypatch.setenv(name, "wheels")
+        made = make(["gbtiny<3"], envs, tool)
+        assert (made.overlay, made.cached) == ({"gbtiny": version}, False)

@@ -107,3 +107,29 @@ def test_a_changed_password_is_another_key_and_never_said(monkeypatch, tmp_path)
     assert not any("old" in s or "new" in s for s in (*old, *new))
     monkeypatch.setenv("UV_INDEX_URL", "https://mirror.example/simple")
     assert index_settings("uv") == ("UV_INDEX_URL=https://mirror.example/simple",)
+
+
+def test_a_relative_wheel_folder_counts_as_the_folder_it_names(monkeypatch, tmp_path):
+    """PIP_FIND_LINKS=wheels names the working folder's wheels/: two projects sharing one environments folder
+    with that same text read two folders, so the key names each one's resolved path (a URL or an absolute path
+    stays as it was written)."""
+    clean(monkeypatch, tmp_path)
+    for project in ("a", "b"):
+        (tmp_path / project).mkdir()
+    monkeypatch.setenv("PIP_FIND_LINKS", "wheels https://x.example/links /abs")
+    monkeypatch.chdir(tmp_path / "a")
+    a_pip, a_uv = settings("pip"), settings("uv")
+    assert a_pip == (f"PIP_FIND_LINKS=wheels https://x.example/links /abs (read as {tmp_path / 'a' / 'wheels'})",)
+    read_as = f"(read as {tmp_path / 'a' / 'wheels'})"
+    assert a_uv == (f"UV_FIND_LINKS=wheels,https://x.example/links,/abs (from PIP_FIND_LINKS) {read_as}",)
+    monkeypatch.chdir(tmp_path / "b")
+    assert settings("pip") != a_pip and settings("uv") != a_uv
+    monkeypatch.setenv("UV_FIND_LINKS", "./wheels")
+    assert settings("uv") == (f"UV_FIND_LINKS=./wheels (read as {tmp_path / 'b' / 'wheels'})",)
+    monkeypatch.setenv("PIP_FIND_LINKS", "/abs")
+    assert settings("pip") == ("PIP_FIND_LINKS=/abs",)
+
+
+def settings(tool: str) -> tuple[str, ...]:
+    """index_settings(tool) less the host's own configuration files."""
+    return tuple(s for s in index_settings(tool) if not s.startswith("config "))

@@ -42,6 +42,8 @@ FOR_UV = {
     "PIP_NO_INDEX": ("UV_NO_INDEX", ("UV_NO_INDEX",), None),
     "PIP_TRUSTED_HOST": ("UV_INSECURE_HOST", ("UV_INSECURE_HOST",), " "),
 }
+# the settings that name folders of wheels, and how each separates its items (None: whitespace)
+_LINKS = {"PIP_FIND_LINKS": None, "UV_FIND_LINKS": ","}
 _TRUE = ("1", "true", "yes", "on")
 _INDEXES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
 _CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
@@ -154,7 +156,7 @@ def index_settings(tool: str) -> tuple[str, ...]:
     mapped = {uv_name: pip_name for pip_name, (uv_name, _, _) in FOR_UV.items()
               if tool == "uv" and uv_name not in os.environ}
     found = [f"{name}={redact(environ[name])}" + (f" (from {mapped[name]})" if name in mapped else "")
-             for name in given]
+             + _read_as(name, environ[name]) for name in given]
     secrets = [f"{name}={secret}" for name in given for secret in _CREDENTIALS.findall(environ[name])]
     if secrets:
         found.append(f"{CREDENTIALS}{_credentials_digest(secrets)})")
@@ -165,6 +167,16 @@ def index_settings(tool: str) -> tuple[str, ...]:
             continue
         found.append(f"config {path} (sha256 {digest})")
     return tuple(found)
+
+
+def _read_as(name: str, value: str) -> str:
+    """" (read as /abs/wheels)" for a wheel-folder setting's relative paths, which the tool reads from its working
+    folder (this process's): "wheels" in two projects is two folders, so the key names the one read here."""
+    if name not in _LINKS:
+        return ""
+    items = [item.strip() for item in value.split(_LINKS[name])]
+    folders = [os.path.realpath(item) for item in items if item and "://" not in item and not os.path.isabs(item)]
+    return f" (read as {' '.join(folders)})" if folders else ""
 
 
 def _credentials_digest(secrets: list[str]) -> str:
