@@ -3,6 +3,7 @@ installer read one find-links folder is not reused once it reads another, which 
 of one release. Made for real from hand-written wheels, no network."""
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -124,3 +125,31 @@ def test_projects_sharing_an_environments_folder_each_read_their_own_relative_wh
             monkeypatch.setenv(name, "wheels")
         made = make(["gbtiny<3"], envs, tool)
         assert (made.overlay, made.cached) == ({"gbtiny": version}, False)
+
+
+def simple_index(folder, version: str) -> str:
+    """A package index on disk (PEP 503's simple layout) holding gbtiny `version` alone: its file:// URL."""
+    wheel = write_wheel(folder / "wheels", version)
+    (folder / "gbtiny").mkdir(parents=True, exist_ok=True)
+    (folder / "gbtiny" / "index.html").write_text(f'<a href="{wheel.as_uri()}">{wheel.name}</a>\n')
+    return folder.as_uri()
+
+
+def test_uv_reads_pips_indexes_alike_as_pip_does(tmp_path, monkeypatch):
+    """pip takes the best release any of its indexes holds; uv, given pip's extra index as its own, read only the
+    first index holding the package: "cannot resolve gbtiny==1.0: ... hint: `gbtiny` was found on file:///.../extra,
+    but not at the requested version"."""
+    from gpu_budget.isolate.environment import EnvironmentFailed, find_tool
+
+    try:
+        uv = find_tool("uv")
+    except EnvironmentFailed as exc:
+        pytest.skip(str(exc))
+    from gpu_budget.isolate.index_settings import VARIABLES
+
+    for name in (*VARIABLES["pip"], *VARIABLES["uv"]):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # pip's variables alone
+    monkeypatch.setenv("PIP_INDEX_URL", simple_index(tmp_path / "main", "1.0"))
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", simple_index(tmp_path / "extra", "2.0"))
+    assert make(["gbtiny==1.0"], tmp_path / "envs", uv).overlay == {"gbtiny": "1.0"}

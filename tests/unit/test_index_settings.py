@@ -48,10 +48,15 @@ def test_uv_is_given_the_pip_settings_its_own_leave_open(monkeypatch, tmp_path):
         monkeypatch.setenv(name, value)
     assert from_pip(os.environ) == {"UV_INDEX_URL": "https://mirror.example/simple",
                                     "UV_EXTRA_INDEX_URL": "https://x.example/simple https://y.example/simple",
-                                    "UV_FIND_LINKS": "/wheels,/more", "UV_INSECURE_HOST": "a.example b.example"}
+                                    "UV_FIND_LINKS": "/wheels,/more", "UV_INSECURE_HOST": "a.example b.example",
+                                    "UV_INDEX_STRATEGY": "unsafe-best-match"}  # pip reads its indexes alike
+    assert "UV_INDEX_STRATEGY=unsafe-best-match (from pip, which reads its indexes alike)" in index_settings("uv")
+    monkeypatch.setenv("UV_INDEX_STRATEGY", "first-index")  # the user's own choice stands
+    assert "UV_INDEX_STRATEGY" not in from_pip(os.environ)
+    monkeypatch.delenv("UV_INDEX_STRATEGY")
     monkeypatch.setenv("UV_DEFAULT_INDEX", "https://own.example/simple")
     monkeypatch.setenv("UV_FIND_LINKS", "/own")
-    assert sorted(from_pip(os.environ)) == ["UV_EXTRA_INDEX_URL", "UV_INSECURE_HOST"]
+    assert sorted(from_pip(os.environ)) == ["UV_EXTRA_INDEX_URL", "UV_INDEX_STRATEGY", "UV_INSECURE_HOST"]
     monkeypatch.setenv("PIP_NO_INDEX", "yes")
     assert from_pip(os.environ) == {"UV_NO_INDEX": "1", "UV_INSECURE_HOST": "a.example b.example"}
     assert "UV_NO_INDEX=1 (from PIP_NO_INDEX)" in index_settings("uv")

@@ -44,6 +44,8 @@ FOR_UV = {
 }
 # the settings that name folders of wheels, and how each separates its items (None: whitespace)
 _LINKS = {"PIP_FIND_LINKS": None, "UV_FIND_LINKS": ","}
+# uv's index strategy that reads every index alike, as pip does (uv's default reads the first holding a package)
+BEST_MATCH = "unsafe-best-match"
 _TRUE = ("1", "true", "yes", "on")
 _INDEXES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
 _CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
@@ -140,6 +142,8 @@ def from_pip(environ: Mapping[str, str]) -> dict[str, str]:
                 found[uv_name] = "1"
         else:
             found[uv_name] = separator.join(value.split()) if separator else value
+    if "UV_EXTRA_INDEX_URL" in found and not environ.get("UV_INDEX_STRATEGY"):
+        found["UV_INDEX_STRATEGY"] = BEST_MATCH  # pip takes the best release of all its indexes; uv, the first's
     return found
 
 
@@ -155,6 +159,8 @@ def index_settings(tool: str) -> tuple[str, ...]:
     given = [name for name in VARIABLES.get(tool, ()) if environ.get(name)]
     mapped = {uv_name: pip_name for pip_name, (uv_name, _, _) in FOR_UV.items()
               if tool == "uv" and uv_name not in os.environ}
+    if "UV_INDEX_STRATEGY" not in os.environ:
+        mapped["UV_INDEX_STRATEGY"] = "pip, which reads its indexes alike"
     found = [f"{name}={redact(environ[name])}" + (f" (from {mapped[name]})" if name in mapped else "")
              + _read_as(name, environ[name]) for name in given]
     secrets = [f"{name}={secret}" for name in given for secret in _CREDENTIALS.findall(environ[name])]
