@@ -127,6 +127,43 @@ def test_projects_sharing_an_environments_folder_each_read_their_own_relative_wh
         assert (made.overlay, made.cached) == ({"gbtiny": version}, False)
 
 
+def pip_config_only(monkeypatch, tmp_path, lines: str):
+    """pip pointed at an index or a wheel folder by its configuration file alone (PIP_CONFIG_FILE), as a mirror is
+    set for a host; no PIP_ or UV_ variable, and no other configuration file read."""
+    from gpu_budget.isolate.index_settings import VARIABLES
+
+    for name in (*VARIABLES["pip"], *VARIABLES["uv"]):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "etc"))
+    conf = tmp_path / "pip.conf"
+    conf.write_text(lines)
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    monkeypatch.chdir(tmp_path)
+
+
+def test_uv_reads_the_index_settings_of_pips_configuration_file(tmp_path, monkeypatch):
+    """A mirror or a wheel folder set in pip.conf reaches uv too (read as pip reads it, `pip config list`): uv read
+    none of it and resolved from pypi.org ("cannot resolve gbtiny==1.0: ... Because gbtiny was not found in the
+    package registry")."""
+    from gpu_budget.isolate.environment import EnvironmentFailed, find_tool
+    from gpu_budget.isolate.index_settings import index_settings
+
+    try:
+        uv = find_tool("uv")
+    except EnvironmentFailed as exc:
+        pytest.skip(str(exc))
+    write_wheel(tmp_path / "wheels", "1.0")
+    pip_config_only(monkeypatch, tmp_path, "[global]\nindex-url = http://127.0.0.1:9/simple\nfind-links = wheels\n"
+                                           "[install]\nno-index = yes\n")
+    assert make(["gbtiny==1.0"], tmp_path / "envs", uv).overlay == {"gbtiny": "1.0"}
+    pip_config_only(monkeypatch, tmp_path, "[global]\nindex-url = http://127.0.0.1:9/simple\n")
+    with pytest.raises(EnvironmentFailed, match="127.0.0.1:9") as failed:  # the mirror, not pypi.org
+        make(["gbtiny==1.0"], tmp_path / "envs", uv)
+    assert "index could not be reached" in str(failed.value)
+    assert "UV_INDEX_URL=http://127.0.0.1:9/simple (from pip config global.index-url)" in index_settings("uv")
+
+
 def simple_index(folder, version: str) -> str:
     """A package index on disk (PEP 503's simple layout) holding gbtiny `version` alone: its file:// URL."""
     wheel = write_wheel(folder / "wheels", version)

@@ -138,3 +138,26 @@ def test_a_relative_wheel_folder_counts_as_the_folder_it_names(monkeypatch, tmp_
 def settings(tool: str) -> tuple[str, ...]:
     """index_settings(tool) less the host's own configuration files."""
     return tuple(s for s in index_settings(tool) if not s.startswith("config "))
+
+
+def test_uv_is_given_the_index_settings_of_pips_configuration(monkeypatch, tmp_path):
+    """pip's configuration files hold a mirror as often as its variables do, and uv reads neither: uv is given what
+    pip would read there (its [install] section over [global]), unless a variable, pip's or uv's, replaces it."""
+    clean(monkeypatch, tmp_path)
+    conf = tmp_path / "pip.conf"
+    conf.write_text("[global]\nindex_url = https://me:pw@mirror.example/simple\nfind-links = /global\n"
+                    "trusted-host = mirror.example\n[install]\nfind-links =\n    /wheels\n    /more\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    assert {k: v for k, v in tool_environ("uv").items() if k.startswith("UV_")} == {
+        "UV_INDEX_URL": "https://me:pw@mirror.example/simple", "UV_FIND_LINKS": "/wheels,/more",
+        "UV_INSECURE_HOST": "mirror.example"}
+    uv = settings("uv")
+    assert uv[:3] == ("UV_INDEX_URL=https://***@mirror.example/simple (from pip config global.index-url)",
+                      "UV_FIND_LINKS=/wheels,/more (from pip config install.find-links)",
+                      "UV_INSECURE_HOST=mirror.example (from pip config global.trusted-host)")
+    assert uv[3].startswith(CREDENTIALS) and len(uv) == 4
+    monkeypatch.setenv("PIP_INDEX_URL", "https://env.example/simple")  # pip's variable wins over its file
+    monkeypatch.setenv("UV_FIND_LINKS", "/own")
+    assert settings("uv") == ("UV_INDEX_URL=https://env.example/simple (from PIP_INDEX_URL)", "UV_FIND_LINKS=/own",
+                              "UV_INSECURE_HOST=mirror.example (from pip config global.trusted-host)")
+    assert tool_environ("pip") == dict(os.environ)

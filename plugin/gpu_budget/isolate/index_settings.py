@@ -6,8 +6,9 @@ may be on another: a failure remembered under one index says nothing of the
 next, so the settings are part of a remembered failure's key and named in
 its message. They are the environment variables that point pip or uv at an
 index or a folder of wheels, and a digest of each configuration file the
-tool reads (its index lines may be there); uv is given pip's variables as its
-own where none of its own replaces them (`from_pip`). A URL's credentials
+tool reads (its index lines may be there); uv is given pip's variables, and
+the index settings of pip's configuration files (pip_config.py), as its own
+where none of its own replaces them (`from_pip`). A URL's credentials
 (`user:password@`) are never kept: they are written `***@`, and count by a
 slow salted digest (one entry, "credentials (pbkdf2 DIGEST)", which no
 message names), so a changed password alone is a new key: a failure
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_budget.declare.params import Json
+from gpu_budget.isolate import pip_config
+from gpu_budget.isolate.pip_config import Setting
 
 VARIABLES = {
     "pip": ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_TRUSTED_HOST",
@@ -126,15 +129,18 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(data).hexdigest()[:12]
 
 
-def from_pip(environ: Mapping[str, str]) -> dict[str, str]:
-    """uv's settings for the pip settings set in `environ` whose uv counterpart is not (PIP_INDEX_URL as UV_INDEX_URL,
-    PIP_FIND_LINKS as UV_FIND_LINKS, ...): uv reads none of pip's, so a mirror or wheel folder given to pip would be
-    passed over and the registry read instead. pip's configuration files are not read for it (docs/declaring.md)."""
+def from_pip(environ: Mapping[str, str], config: Mapping[str, Setting] | None = None) -> dict[str, str]:
+    """uv's settings for the pip settings set in `environ`, or else in pip's configuration (`config`: pip_config.py),
+    whose uv counterpart is not (PIP_INDEX_URL as UV_INDEX_URL, PIP_FIND_LINKS as UV_FIND_LINKS, ...): uv reads
+    none of pip's, so a mirror or wheel folder given to pip would be passed over and the registry read instead."""
     found = {}
+    given = {**{name: setting.value for name, setting in (config or {}).items()},
+             **{name: environ[name] for name in FOR_UV if name in environ}}  # pip's variable wins over its file
     # pip's no-index passes over every index URL; uv's reads one given all the same: none is handed to it then
-    no_index = any(environ.get(name, "").strip().lower() in _TRUE for name in ("PIP_NO_INDEX", "UV_NO_INDEX"))
+    no_index = any(value.strip().lower() in _TRUE for value in (given.get("PIP_NO_INDEX", ""),
+                                                                  environ.get("UV_NO_INDEX", "")))
     for pip_name, (uv_name, replaced_by, separator) in FOR_UV.items():
-        value = environ.get(pip_name, "").strip()
+        value = given.get(pip_name, "").strip()
         if not value or any(environ.get(name) for name in replaced_by) or (no_index and pip_name in _INDEXES):
             continue
         if pip_name == "PIP_NO_INDEX":
@@ -147,18 +153,25 @@ def from_pip(environ: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
+def _pip_config() -> dict[str, Setting]:
+    """The index settings pip's configuration files hold (read by pip itself: pip_config.py)."""
+    return pip_config.settings(_config_files("pip"))
+
+
 def tool_environ(tool: str) -> dict[str, str]:
     """The environment `tool` runs with: this process's, and for uv pip's index settings as uv's own (from_pip)."""
-    return {**os.environ, **(from_pip(os.environ) if tool == "uv" else {})}
+    return {**os.environ, **(from_pip(os.environ, _pip_config()) if tool == "uv" else {})}
 
 
 def index_settings(tool: str) -> tuple[str, ...]:
     """What points `tool` ("uv" or "pip") at an index, each as "NAME=value" (credentials redacted; "(from PIP_...)"
     where uv is given pip's) or "config PATH (sha256 DIGEST)"; empty where the tool reads its default index."""
-    environ = tool_environ(tool)
+    config = _pip_config() if tool == "uv" else {}
+    environ = {**os.environ, **(from_pip(os.environ, config) if tool == "uv" else {})}
     given = [name for name in VARIABLES.get(tool, ()) if environ.get(name)]
-    mapped = {uv_name: pip_name for pip_name, (uv_name, _, _) in FOR_UV.items()
-              if tool == "uv" and uv_name not in os.environ}
+    mapped = {uv_name: pip_name if pip_name in os.environ else f"pip config {config[pip_name].where}"
+              for pip_name, (uv_name, _, _) in FOR_UV.items()
+              if tool == "uv" and uv_name not in os.environ and (pip_name in os.environ or pip_name in config)}
     if "UV_INDEX_STRATEGY" not in os.environ:
         mapped["UV_INDEX_STRATEGY"] = "pip, which reads its indexes alike"
     found = [f"{name}={redact(environ[name])}" + (f" (from {mapped[name]})" if name in mapped else "")
