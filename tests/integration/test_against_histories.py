@@ -238,3 +238,21 @@ def test_a_test_folder_made_of_two_old_folders_finds_its_base_cases_from_inside_
                                  "*gputests/test_a.py::test_a (renamed from mem_a/test_a.py)*regression*",
                                  "*gputests/test_b.py::test_b (renamed from mem_b/test_b.py)*pass*",
                                  "*gpu-budget against main~1: 1 regression, 1 pass; FAILED*"])
+
+
+def test_a_run_started_in_a_sub_folder_runs_the_base_there(project, monkeypatch):
+    """`cd memtests; pytest --gpu-budget test_a.py --gpu-budget-against=main~1`, memtests/ at both sides. Before: the
+    base session started in the worktree's top folder: "ERROR: gpu-budget against: the base session ... ended with
+    exit code 4 and no report; ... ERROR: file or directory not found: test_a.py"."""
+    project.makeini("[pytest]\ngpu_budget_preload =\npythonpath = .\n")
+    (project.path / "memtests").mkdir()
+    (project.path / "memtests" / "test_a.py").write_text(module(case("x", 64)))
+    commit(project.path, "base")
+    (project.path / "memtests" / "test_a.py").write_text(module(case("x", 512)))
+    commit(project.path, "hold 512 MiB")
+    monkeypatch.chdir(project.path / "memtests")
+    result = project.runpytest_subprocess("--gpu-budget", "test_a.py", "--gpu-budget-against=main~1",
+                                          f"--gpu-budget-json={project.path / 'pair.json'}")
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["*memtests/test_a.py::test_x*regression*",
+                                 "*gpu-budget against main~1: 1 regression; FAILED*"])

@@ -72,3 +72,11 @@ def test_a_new_folder_holds_nothing_at_base_and_a_held_path_outside_it_is_run_fr
     base = paths(top, "newtests", ".", "../mem_a")
     assert (base.start, base.base_args([".", "../mem_a"]), base.nothing) == (".", ["mem_a"], False)
     assert base.gone() == ["."]
+
+
+def test_a_run_started_in_a_folder_ref_holds_starts_the_base_there(top):
+    """`cd mem_a; pytest --gpu-budget test_a.py --gpu-budget-against=main~1`: the base session started in the
+    worktree's top folder, where test_a.py is not ("ERROR: file or directory not found: test_a.py", exit 4)."""
+    assert paths(top, "mem_a", "test_a.py").start == "mem_a"
+    assert paths(top, "mem_a").start == "mem_a"
+    assert paths(top, ".", "mem_a").start == "."

@@ -53,7 +53,7 @@ def base_paths(repo: Repo, ref: Ref, here: Path, named: Sequence[tuple[str, Path
     absent = [(arg, path) for arg, path in named if missing_at(repo, ref, [path])]
     here_missing = bool(missing_at(repo, ref, [here]))
     if not absent and not here_missing:
-        return BasePaths()
+        return BasePaths(start=here_rel)
     renames = renamed_files(repo.top, ref.commit)
     start, said = here_rel, None
     if here_missing:
