@@ -256,3 +256,25 @@ def test_a_run_started_in_a_sub_folder_runs_the_base_there(project, monkeypatch)
     assert result.ret == 1, result.stdout.str()
     result.stdout.fnmatch_lines(["*memtests/test_a.py::test_x*regression*",
                                  "*gpu-budget against main~1: 1 regression; FAILED*"])
+
+
+def test_test_files_moved_into_a_folder_ref_holds_pair_with_their_base_cases(project):
+    """other/test_b.py moved into memtests/ (which REF holds) and grown, run as `pytest memtests`. Before: the base ran
+    memtests alone: "memtests/test_b.py::test_b ... new", "memtests/test_b.py::test_same ... new", "2 pass, 2 new;
+    passed", exit 0, the growth unjudged."""
+    for folder, name, mib in (("memtests", "a", 8), ("other", "b", 64)):
+        (project.path / folder).mkdir()
+        (project.path / folder / f"test_{name}.py").write_text(module(case(name, mib), case("same", mib)))
+    commit(project.path, "base")
+    git(project.path, "mv", "other/test_b.py", "memtests/")
+    (project.path / "memtests" / "test_b.py").write_text(module(case("b", 512), case("same", 64)))
+    commit(project.path, "move test_b into memtests and hold 512 MiB")
+    result = project.runpytest_subprocess("--gpu-budget", "memtests", "--gpu-budget-against=main~1",
+                                          "--gpu-budget-json=pair.json")
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    result.stdout.fnmatch_lines([("*memtests: the base session is also given the test files git sees moved into it: "
+                                  "other/test_b.py"),
+                                 "*memtests/test_b.py::test_b (renamed from other/test_b.py)*regression*",
+                                 "*gpu-budget against main~1: 3 pass, 1 regression; FAILED*"])
+    assert cases(project)["memtests/test_b.py::test_same"]["paired_by"] == "git"

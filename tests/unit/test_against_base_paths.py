@@ -80,3 +80,38 @@ def test_a_run_started_in_a_folder_ref_holds_starts_the_base_there(top):
     assert paths(top, "mem_a", "test_a.py").start == "mem_a"
     assert paths(top, "mem_a").start == "mem_a"
     assert paths(top, ".", "mem_a").start == "."
+
+
+@pytest.fixture
+def moved_in(tmp_path, monkeypatch) -> Path:
+    """A repository whose base holds memtests/test_a.py, other/test_b.py, other/conftest.py and other/test_c.py; at
+    head test_b.py and conftest.py are moved into memtests/ (which REF holds) and test_c.py into keep/."""
+    for key, value in ENV.items():
+        monkeypatch.setenv(key, value)
+    git(tmp_path, "init", "-q", "-b", "main")
+    for rel in ("memtests/test_a.py", "other/test_b.py", "other/conftest.py", "other/test_c.py"):
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text(f"def test_{rel[-4]}():\n    assert '{rel}'\n")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "base")
+    git(tmp_path, "mv", "other/test_b.py", "other/conftest.py", "memtests/")
+    (tmp_path / "keep").mkdir()
+    git(tmp_path, "mv", "other/test_c.py", "keep/")
+    git(tmp_path, "commit", "-qm", "head")
+    return tmp_path
+
+
+def test_a_folder_held_at_base_is_given_the_test_files_moved_into_it_under_their_old_paths(moved_in):
+    """`git mv other/test_b.py memtests/`, run as `pytest memtests`: before, the base ran memtests alone
+    (base_args ["memtests"]), so test_b was "new" at head and its growth unjudged."""
+    base = paths(moved_in, ".", "memtests")
+    assert base.base_args(["memtests", "-k", "x"]) == ["memtests", "other/test_b.py", "-k", "x"]
+    assert (base.start, base.nothing, base.gone()) == (".", False, [])
+    assert base.said == "memtests: the base session is also given the test files git sees moved into it: other/test_b.py"
+    inside = paths(moved_in, "memtests", ".")  # from inside it, and with no path given (pytest collects the folder)
+    assert (inside.start, inside.base_args(["."])) == ("memtests", [".", "../other/test_b.py"])
+    repo = repo_at(moved_in, "main~1")
+    bare = base_paths(repo, resolve(repo, "main~1"), moved_in / "memtests", [], collects_here=True)
+    assert (bare.start, bare.base_args(["-x"])) == ("memtests", ["-x", ".", "../other/test_b.py"])
+    both = paths(moved_in, ".", "memtests", "other")  # other/ given too: its files are run there already
+    assert both.base_args(["memtests", "other"]) == ["memtests", "other"]

@@ -24,7 +24,8 @@ imported from where it is installed, on both sides; files git does not track
 
 A path given on the command line that REF does not hold is left out of the
 base side's arguments (its cases are new at head), or given under its old path
-where git sees it renamed (a folder: the folder or the files it was made from);
+where git sees it renamed (a folder: the folder or the files it was made from;
+a folder REF holds: it and the test files git sees moved into it from elsewhere);
 the folder the run starts in, where REF lacks it, is the base's old folder or
 the nearest above it REF holds; where REF holds none of the selection, no base
 session runs (base_paths.py).
@@ -100,7 +101,8 @@ def main(config: pytest.Config) -> int | None:
         if nowhere:
             raise AgainstError(f"--gpu-budget-against={given}: {', '.join(nowhere)}: file or directory not found "
                                f"(in the working tree, from {here})")
-        base = base_paths(repo, ref, here, named_in_repo(config, here, repo.top))
+        base = base_paths(repo, ref, here, named_in_repo(config, here, repo.top),
+                          collects_here=config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR)
         if ref.commit == repo.head and not repo.dirty:
             print(f"gpu-budget against {given}: {given} is HEAD ({ref.short}) and the working tree has no change: "
                   f"nothing to compare; measuring once, against the stored baselines", flush=True)

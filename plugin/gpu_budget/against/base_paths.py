@@ -9,7 +9,9 @@ its files were renamed from (`git mv memtests gputests`), or, where they came
 from several (a folder made of the files of two old ones), as those files
 themselves. The run may start inside such a folder: the base session then
 starts in the folder it was renamed from, or in the nearest folder above it
-that REF holds, given the old files.
+that REF holds, given the old files. A folder REF holds is given, besides
+itself, the old paths of the test files git sees moved into it from
+elsewhere (`git mv other/test_b.py memtests/`): REF's memtests lacks them.
 """
 
 from __future__ import annotations
@@ -46,14 +48,18 @@ class BasePaths:
         return [arg for arg, instead in self.instead.items() if not instead]
 
 
-def base_paths(repo: Repo, ref: Ref, here: Path, named: Sequence[tuple[str, Path]]) -> BasePaths:
+def base_paths(repo: Repo, ref: Ref, here: Path, named: Sequence[tuple[str, Path]],
+               collects_here: bool = False) -> BasePaths:
     """The base side's start folder and paths for a run started in `here` naming `named` (argument, the file or
-    folder it names), each inside the repository and in the working tree."""
+    folder it names), each inside the repository and in the working tree; `collects_here`: no path is named and
+    pytest collects `here` (not the ini file's testpaths)."""
     here_rel = here.relative_to(repo.top).as_posix()
     absent = [(arg, path) for arg, path in named if missing_at(repo, ref, [path])]
     here_missing = bool(missing_at(repo, ref, [here]))
     if not absent and not here_missing:
-        return BasePaths(start=here_rel)
+        gathered = bool(named) or collects_here  # a folder pytest collects may hold files moved in since REF
+        return _moved_in(repo, renamed_files(repo.top, ref.commit), here_rel, named, collects_here) if gathered \
+            else BasePaths(start=here_rel)
     renames = renamed_files(repo.top, ref.commit)
     start, said = here_rel, None
     if here_missing:
@@ -79,6 +85,44 @@ def base_paths(repo: Repo, ref: Ref, here: Path, named: Sequence[tuple[str, Path
         instead[arg] = tuple(f"{os.path.relpath(repo.top / old, repo.top / start)}{sep}{rest}" for old in olds)
     nothing = bool(named) and not any(instead.get(arg, (arg,)) for arg, _ in named)
     return BasePaths(instead, start, (), nothing, None if nothing else said)
+
+
+def _moved_in(repo: Repo, renames: Mapping[str, str], here_rel: str, named: Sequence[tuple[str, Path]],
+              collects_here: bool) -> BasePaths:
+    """Where REF holds every path given and the folder the run starts in: each folder given (or `here`, which pytest
+    collects where no path is given) is also given, at base, the old paths of the test files git sees moved into it
+    from a folder no path given holds (`git mv other/test_b.py memtests/`), so their cases pair with the head's."""
+    folders = [(arg, path.relative_to(repo.top).as_posix()) for arg, path in named if path.is_dir()]
+    if not named and collects_here:
+        folders = [(None, here_rel)]
+    held = [path.relative_to(repo.top).as_posix() for _, path in named] or [here_rel]
+    instead: dict[str, tuple[str, ...]] = {}
+    added: tuple[str, ...] = ()
+    moved: list[str] = []
+    for arg, rel in folders:
+        olds = [old for old in _old_files(renames, rel) if _test_file(old) and not any(_under(old, h) for h in held)]
+        if not olds:
+            continue
+        moved.append(f"{rel or '.'}: the base session is also given the test files git sees moved into it: "
+                     f"{', '.join(olds)}")
+        extra = tuple(os.path.relpath(repo.top / old, repo.top / here_rel) for old in olds)
+        if arg is None:
+            added = (".", *extra)
+        else:
+            instead[arg] = (arg, *extra)
+    return BasePaths(instead, here_rel, added, said="; ".join(moved) or None)
+
+
+def _test_file(rel: str) -> bool:
+    """Whether a moved file is one to give pytest as a path: a Python module, not a conftest or a package's
+    __init__ (which pytest reads as they are found, not as test modules)."""
+    name = rel.rsplit("/", 1)[-1]
+    return name.endswith(".py") and name not in ("conftest.py", "__init__.py")
+
+
+def _under(rel: str, folder: str) -> bool:
+    """Whether `rel` is `folder` or inside it (relative to the top folder; "." or "" the top itself)."""
+    return folder in ("", ".") or rel == folder or rel.startswith(folder + "/")
 
 
 def _old_paths(renames: Mapping[str, str], rel: str, is_dir: bool) -> list[str]:
