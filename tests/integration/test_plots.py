@@ -69,6 +69,30 @@ def test_a_real_run_draws_one_png_per_measured_case_and_the_summary_links_them(p
     assert "- test_mem.py::test_two::before: `plots/test_mem__test_two__before.png`" in summary
 
 
+def test_a_child_killed_or_timed_out_is_drawn_up_to_the_peak_its_row_gives(project, monkeypatch):
+    """A child SIGKILLed in train_step_1 (its row: "host RAM peak seen so far" over its 100 MiB budget) was drawn with
+    its load phase alone, under the budget line, and one timed out in its load phase had no plot at all: each is drawn
+    to the row's peak, at the phase it died in."""
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="100 MiB")
+def test_killed(gpu_budget):
+    gpu_budget.measure(Scenario(name="kill", run="runners:sigkill"))
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_hung(gpu_budget):
+    gpu_budget.measure(Scenario(name="hang", run="runners:hang"))
+''')
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "summary.md"))
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-timeout=3",
+                                  "--gpu-budget-json=report.json", "--gpu-budget-plots=plots").assert_outcomes(failed=2)
+    rows = {r["nodeid"]: Result.from_json(r) for r in json.loads((pytester.path / "report.json").read_text())["results"]}
+    folder = pytester.path / "plots"
+    assert sorted(p.name for p in folder.iterdir()) == ["test_mem__test_hung.png", "test_mem__test_killed.png"]
+    assert rows["test_mem.py::test_hung"].plot == str(folder / "test_mem__test_hung.png")
+    summary = (pytester.path / "summary.md").read_text()
+    assert "- test_mem.py::test_hung: [plots/test_mem__test_hung.png]" in summary
+
+
 def test_cases_whose_names_slug_alike_each_get_their_own_plot(project):
     """"a b" and "a-b" both read test_p-a-b as a file name: each case still gets a file of its own, and its row links
     its own picture, not the other case's."""
@@ -231,6 +255,24 @@ def test_a_plot_killed_while_written_leaves_the_last_whole_one(tmp_path, monkeyp
         plots.write(_result(_row(gpu=True)), path, {"key": "cpu-x86_64"})
     assert path.read_bytes() == whole
     assert [p.name for p in tmp_path.iterdir()] == ["case.png"]
+
+
+def test_the_peak_drawn_of_a_killed_child_is_its_rows(tmp_path, monkeypatch):
+    """The row of a child SIGKILLed in train_step_1 says "host RAM peak seen so far 211.00 MiB" over its 100 MiB budget;
+    its plot drew load's 83.00 MiB, under the budget line. The peak drawn is the row's, where it died."""
+    from matplotlib.axes import Axes
+
+    MiB = 2**20
+    row = _row(gpu=False) | {"verdict": "error", "passed": False, "budget": {"ram": 100 * MiB, "vram": None},
+                             "baseline": None, "peaks": {"ram": 211 * MiB, "ram_tree": 211 * MiB},
+                             "phases": {"load": {"name": "load", "ram_peak": 83 * MiB, "ram_tree_peak": 83 * MiB}},
+                             "error": {"kind": "killed", "message": "killed by SIGKILL; it was in phase 'train_step_1'"}}
+    said, named = [], []
+    original, ticks = Axes.annotate, Axes.set_xticklabels
+    monkeypatch.setattr(Axes, "annotate", lambda ax, text, *a, **kw: said.append(text) or original(ax, text, *a, **kw))
+    monkeypatch.setattr(Axes, "set_xticklabels", lambda ax, labels, **kw: named.append(list(labels)) or ticks(ax, labels, **kw))
+    plots.write(_result(row), tmp_path / "killed.png", {"key": "cpu-x86_64"})
+    assert said[0] == "211.00 MiB" and named == [["load", "train_step_1 (killed)"]], (said, named)
 
 
 def test_a_row_without_phases_is_refused(tmp_path):

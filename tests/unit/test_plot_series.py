@@ -10,7 +10,7 @@ from gpu_budget.judge.compare import judge
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord, Step
-from gpu_budget.model.result import Measurement, Result
+from gpu_budget.model.result import Failure, Measurement, Result, Verdict
 from gpu_budget.report import plot_series
 from gpu_budget.units import MiB
 
@@ -113,3 +113,38 @@ def test_a_launcher_case_draws_one_line_per_rank_captioned_by_rank():
         assert max(line.ys) == max(p.ram_tree_peak for p in rank.phases.values() if p.ram_tree_peak is not None)
     assert "per rank" in plot_series.RANK_TITLES["ram_tree_peak"]
     assert plot_series.rank_lines(_growing(), phases, "ram_tree_peak") == []  # no ranks: no rank lines
+
+
+def _died(kind: str, message: str, phases: dict[str, PhaseRecord], peak: int) -> Result:
+    """A row whose child died: its closed phases, and the peak seen until it died (the row's RAM tree figure)."""
+    measured = Measurement(status="error", peaks=Peaks(ram=peak, ram_tree=peak), phases=phases,
+                           error=Failure(kind=kind, message=message))
+    return Result(nodeid="t.py::test_died", scenario="died", scale="tiny", verdict=Verdict.ERROR, passed=False,
+                  message=f"measured child failed ({kind}): {message}", budget=Budget(ram=100 * MiB), measurement=measured)
+
+
+def test_a_child_killed_in_a_phase_is_drawn_with_the_peak_it_reached_there():
+    """A child SIGKILLed in train_step_1 had its row say "host RAM peak seen so far 211.52 MiB" over a 100 MiB budget,
+    and its plot drew load alone, 83.50 MiB, under the budget line: the phase it died in is drawn, at that peak."""
+    load = PhaseRecord(name="load", ram_peak=83 * MiB, ram_tree_peak=83 * MiB)
+    row = _died("killed", "killed by SIGKILL (the kernel's OOM killer sends SIGKILL); it was in phase 'train_step_1'",
+                {"load": load}, 211 * MiB)
+    drawn = plot_series.drawn_phases(row)
+    assert [p.name for p in drawn] == ["load", "train_step_1 (killed)"]
+    assert (drawn[-1].ram_tree_peak, drawn[-1].ram_peak) == (211 * MiB, 211 * MiB)
+
+
+def test_a_child_timed_out_in_its_first_phase_is_drawn_at_the_peak_seen_so_far():
+    """A timed-out child that had closed no phase had no plot at all, where every other row had one."""
+    row = _died("timeout", "timed out after 5 s and was killed, with every process it started; it was in phase 'load'",
+                {}, 51 * MiB)
+    assert [(p.name, p.ram_tree_peak) for p in plot_series.drawn_phases(row)] == [("load (timeout)", 51 * MiB)]
+    unnamed = _died("exit", "exited with code 3 without a result", {}, 51 * MiB)
+    assert [p.name for p in plot_series.drawn_phases(unnamed)] == ["end (exit)"]
+
+
+def test_a_died_child_whose_phases_hold_its_peak_and_a_finished_one_draw_their_phases_alone():
+    load = PhaseRecord(name="load", ram_peak=83 * MiB, ram_tree_peak=83 * MiB)
+    row = _died("exception", "the scenario broke", {"load": load}, 83 * MiB)
+    assert plot_series.drawn_phases(row) == [load]
+    assert plot_series.drawn_phases(_growing()) == list(_growing().phases.values())

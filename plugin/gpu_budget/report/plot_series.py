@@ -1,14 +1,18 @@
-"""What a case's plot draws beyond its phases' peaks, as data: the growth the verdict judged, and one line per rank.
+"""What a case's plot draws beyond its phases' peaks, as data: where a died child ended, the growth the verdict
+judged, and one line per rank.
 
 The growth comes from the row's own verdict (Result.growth_projection, judge/growth.py):
 the judged steps, the growth per step and its projection to the declared run
 length, in the verdict's words and figures, so the picture and the message
-read the same. A launcher case's panel draws each rank's own figures, captioned
+read the same. A child killed or timed out inside a phase keeps no record of that phase (its peak is the row's
+"peak seen so far"), so the plot draws it as one more point, named by the phase the message names. A launcher case's panel draws each rank's own figures, captioned
 by rank. plots.py draws what this module returns; nothing here imports matplotlib.
 """
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass
 
 from gpu_budget.model.figures import PhaseRecord
@@ -19,6 +23,25 @@ from gpu_budget.units import MiB, format_size
 HOST, GPU = ("ram_tree", "ram"), ("vram_allocated",)  # the verdict's metrics a panel's figure is
 RANK_TITLES = {"ram_tree_peak": "host RAM per rank (peak of each rank's process tree; a budget applies to each rank)",
                "vram_allocated": "GPU memory per rank (allocated by torch; a budget applies to each rank)"}
+
+
+IN_PHASE = re.compile(r"it was in phase ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")  # forkserver's words, the name as repr()
+
+
+def drawn_phases(result: Result) -> list[PhaseRecord]:
+    """The phases a plot draws: the row's, and for a child that died past every phase it closed (or before closing
+    one) a last point at the peak seen so far, named "<phase> (<kind>)", else "end (<kind>)"."""
+    phases = list(result.phases.values())
+    error, peaks = result.error, result.peaks
+    if error is None:
+        return phases
+    top = {"ram_tree_peak": peaks.ram_tree, "ram_peak": peaks.ram, "vram_allocated": peaks.vram_allocated}
+    if not any(v is not None and all((getattr(p, k) or 0) < v for p in phases) for k, v in top.items()):
+        return phases
+    found = IN_PHASE.search(error.message)
+    name = ast.literal_eval(found.group(1)) if found else "end"
+    return [*phases, PhaseRecord(name=f"{name} ({error.kind})", ram_peak=peaks.ram, ram_tree_peak=peaks.ram_tree,
+                                 vram_allocated=peaks.vram_allocated, vram_reserved=peaks.vram_reserved)]
 
 
 @dataclass(frozen=True)

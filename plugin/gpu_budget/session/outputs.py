@@ -52,11 +52,12 @@ def write_files(data: SessionData, options: Options, problems: list[str], git: J
 
 
 def _plot(data: SessionData, folder: Path, problems: list[str], hardware: JsonMapping | None) -> None:
-    from gpu_budget.report import plots
+    from gpu_budget.report import plot_series, plots
 
-    names = artifacts.file_names(row.nodeid for row in data.rows if row.phases)
+    drawn = [row.nodeid for row in data.rows if plot_series.drawn_phases(row)]  # a child timed out in its first phase too
+    names = artifacts.file_names(drawn)
     for i, row in enumerate(data.rows):
-        if row.phases:
+        if row.nodeid in names:
             path = folder / f"{names[row.nodeid]}.png"
             try:
                 plots.write(row, path, hardware)
