@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
+from gpu_budget.judge import failsafe
 from gpu_budget.measure.host import NOT_IMPORTED
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
@@ -28,11 +29,15 @@ from gpu_budget.units import format_size
 JSON_UNWRITTEN = "could not write the JSON report to"  # a gate problem: the terminal then names no report file
 
 
-def write_files(data: SessionData, options: Options, problems: list[str], git: JsonMapping | None = None) -> None:
+def write_files(data: SessionData, options: Options, problems: list[str], git: JsonMapping | None = None,
+                interrupted: bool = False) -> None:
     """Plots (attached to their rows), the JSON report and the GitHub step summary; a failure lands in `problems`.
     `git`: the commit measured and whether the tree was dirty, read at the session's start (report.revision). Called
     by a gated session that ran its tests only: one without the gate, or only listing (--collect-only, --setup-plan,
-    ...), leaves the last gate's."""
+    ...), leaves the last gate's. An `interrupted` session's reports say, as a problem, CI or not, that they hold only
+    the tests that reported before it stopped."""
+    if interrupted:
+        problems.append(failsafe.interrupted(data.selected, data.rows))
     hardware = None if data.hardware is None else data.hardware.to_json()
     if options.plots and data.rows:
         _plot(data, options.plots, problems, hardware)

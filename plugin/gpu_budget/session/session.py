@@ -228,9 +228,9 @@ class BudgetSession:
             finished = collection.finished_cases(self.data.rows, self.config.rootpath, self.options.baselines, self.data.files)
             self.problems.extend(store.prune(self.data.collected, self.options.scale, finished, self.data.dropped))  # whole suite only
         if self.options.enabled and not listing.lists_only(self.config):  # a listing measures nothing, by design
-            found = self._nothing_measured(session.exitstatus == pytest.ExitCode.INTERRUPTED)
+            found = self._nothing_measured(stopped := session.exitstatus == pytest.ExitCode.INTERRUPTED)
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
-            outputs.write_files(self.data, self.options, self.problems, self.revision)  # else the last gate's stay
+            outputs.write_files(self.data, self.options, self.problems, self.revision, stopped)  # else the last gate's stay
         if self.problems:
             session.shouldfail = session.shouldfail or "gpu-budget gate failed: " + "; ".join(self.problems)
             if session.exitstatus == pytest.ExitCode.OK:
