@@ -90,7 +90,7 @@ def test_hung(gpu_budget):
     assert sorted(p.name for p in folder.iterdir()) == ["test_mem__test_hung.png", "test_mem__test_killed.png"]
     assert rows["test_mem.py::test_hung"].plot == str(folder / "test_mem__test_hung.png")
     summary = (pytester.path / "summary.md").read_text()
-    assert "- test_mem.py::test_hung: [plots/test_mem__test_hung.png]" in summary
+    assert "- test_mem.py::test_hung: [plots/test_mem\\_\\_test_hung.png]" in summary
 
 
 def test_cases_whose_names_slug_alike_each_get_their_own_plot(project):

@@ -133,3 +133,19 @@ def test_the_against_summary_lists_a_case_of_an_odd_id_and_message_as_written():
     outcome = Outcome(ref="main", base_commit="a" * 40, head_commit="b" * 40, head_dirty=False, cases=(case,), runs=())
     (reason,) = [line for line in against_markdown(outcome).splitlines() if line.startswith("- **pass**")]
     assert reason.startswith("- **pass** ``t.py::test_a[`q`]``: ") and "\\<b>bold\\</b>" in reason, reason
+
+
+def test_a_plot_or_snapshot_file_is_linked_as_written_whatever_its_folder_and_name_hold():
+    """A plot of test_ids[a/b]::lab|`x`*_y_<b> is named plots/test_mem__test_ids-a-b__lab-x-_y_-b.png: its link's text
+    rendered "-_y_-" as an italic y, and a plots folder with a space in its path (--gpu-budget-plots="my plots") ended
+    the link at the space, leaving the raw markdown. The text is escaped and the target a URL; in an artifact listing
+    the path is one code span, whatever backticks it holds."""
+    from pathlib import Path
+
+    row = _row("t.py::test_a").but(plot="/w/my plots (ci)/t__x-_y_-b.png", snapshot="/w/snaps/t`x`.pickle")
+    text = markdown([row], None, base=Path("/w"))
+    assert "- t.py::test_a: [my plots (ci)/t\\_\\_x-\\_y\\_-b.png](/w/my%20plots%20%28ci%29/t__x-_y_-b.png)" in text, text
+    assert "- t.py::test_a: [snaps/t\\`x\\`.pickle](/w/snaps/t%60x%60.pickle)" in text, text
+    listed = markdown([row], None, base=Path("/w"), artifacts="https://github.com/o/r/actions/runs/1")
+    assert "- t.py::test_a: ``snaps/t`x`.pickle``" in listed, listed
+    assert "- t.py::test_a: `my plots (ci)/t__x-_y_-b.png`" in listed, listed

@@ -9,11 +9,12 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Result, Verdict
-from gpu_budget.report.markdown_text import inline
+from gpu_budget.report.markdown_text import code, inline
 from gpu_budget.report.terminal import (
     SNAPSHOT_HOWTO,
     headers,
@@ -95,10 +96,11 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
         if section:
             lines += ["", f"**{section[0][0].upper()}{section[0][1:]}**", "", *(f"- {inline(line)}" for line in section[1:])]
 
-    def files(kept: dict[str, str]) -> list[str]:  # node id -> path
+    def files(kept: dict[str, str]) -> list[str]:  # node id -> path; shown as written, a space or ')' in it too
         if artifacts:
-            return [f"- {inline(nodeid)}: `{_where(path, base)}`" for nodeid, path in kept.items()]
-        return [f"- {inline(nodeid)}: [{_where(path, base)}]({path})" for nodeid, path in kept.items()]
+            return [f"- {inline(nodeid)}: {code(_where(path, base))}" for nodeid, path in kept.items()]
+        return [f"- {inline(nodeid)}: [{inline(_where(path, base))}]({quote(path, safe='/')})"
+                for nodeid, path in kept.items()]
 
     where = f" (in the [artifacts of this run]({artifacts}#artifacts))" if artifacts else ""
     snapshots = {r.nodeid: r.snapshot for r in rows if r.snapshot}
