@@ -465,7 +465,8 @@ def test_a_process_gone_before_the_phases_first_read_counts_what_it_held_as_the_
     assert reading.exited == 1
     if whole:
         assert reading.whole[proc.pid] >= 64 * MiB, reading
-    assert reading.private >= 64 * MiB - SLACK and reading.peak_sum == reading.private, reading
+    # the worker's other descendants (a forkserver an earlier test started) may add to both sums: at least it, then
+    assert reading.private >= 64 * MiB - SLACK and reading.peak_sum >= 64 * MiB - SLACK, reading
 
 
 def test_a_rank_held_as_the_command_was_started_with_is_inherited_not_a_launchers():
