@@ -174,16 +174,21 @@ def test_git_sees_a_rename_not_yet_added_and_writes_nothing_to_the_repository(pr
     assert "?? sub/test_b.py" in git(project.path, "status", "--porcelain")  # still untracked
 
 
+def _renamed_with_growth(repo) -> None:
+    """memtests/test_a.py holding 64 MiB at base; `git mv memtests gputests` and 512 MiB at head."""
+    (repo / "memtests").mkdir()
+    (repo / "memtests" / "test_a.py").write_text(module(case("x", 64)))
+    commit(repo, "base")
+    git(repo, "mv", "memtests", "gputests")
+    (repo / "gputests" / "test_a.py").write_text(module(case("x", 512)))
+    commit(repo, "rename memtests to gputests and hold 512 MiB")
+
+
 def test_a_renamed_test_folder_named_on_the_command_line_is_run_under_its_old_name_at_base(project):
     """`git mv memtests gputests` and a growth, run as the GPU workflow names its folder (`pytest gputests`). Before:
     "gputests not at main~1 (...): no base session; every case measured at head only (new)", "1 new; passed", exit 0,
     the 8x growth unjudged."""
-    (project.path / "memtests").mkdir()
-    (project.path / "memtests" / "test_a.py").write_text(module(case("x", 64)))
-    commit(project.path, "base")
-    git(project.path, "mv", "memtests", "gputests")
-    (project.path / "gputests" / "test_a.py").write_text(module(case("x", 512)))
-    commit(project.path, "rename memtests to gputests and hold 512 MiB")
+    _renamed_with_growth(project.path)
     result = project.runpytest_subprocess("--gpu-budget", "gputests", "--gpu-budget-against=main~1",
                                           "--gpu-budget-json=pair.json")
     out = result.stdout.str()
@@ -197,12 +202,7 @@ def test_a_run_started_inside_a_renamed_test_folder_finds_its_base_cases(project
     """`git mv memtests gputests; cd gputests; pytest --gpu-budget . --gpu-budget-against=main~1` with a growth. Before:
     ". not at main~1 (...): no base session; every case measured at head only (new)", "1 new; passed", exit 0."""
     project.makeini("[pytest]\ngpu_budget_preload =\npythonpath = .\n")  # runners.py from a sub-folder
-    (project.path / "memtests").mkdir()
-    (project.path / "memtests" / "test_a.py").write_text(module(case("x", 64)))
-    commit(project.path, "base")
-    git(project.path, "mv", "memtests", "gputests")
-    (project.path / "gputests" / "test_a.py").write_text(module(case("x", 512)))
-    commit(project.path, "rename memtests to gputests and hold 512 MiB")
+    _renamed_with_growth(project.path)
     monkeypatch.chdir(project.path / "gputests")
     result = project.runpytest_subprocess("--gpu-budget", ".", "--gpu-budget-against=main~1",
                                           f"--gpu-budget-json={project.path / 'pair.json'}")
