@@ -69,7 +69,8 @@ def test_a_failing_cuda_case_runs_again_with_the_recorder_and_leaves_a_snapshot_
     summary = (pytester.path / "summary.md").read_text()
     assert "**Memory snapshots of the failing CUDA cases**" in summary
     assert "https://pytorch.org/memory_viz" in summary and "python -m torch.cuda._memory_viz trace_plot" in summary
-    assert "- test_mem.py::test_over: [gpu-budget-snapshots/test_mem__test_over.pickle](" in summary
+    # the link text escaped as markdown ("__" would start emphasis), its target percent-encoded
+    assert "- test_mem.py::test_over: [gpu-budget-snapshots/test_mem\\_\\_test_over.pickle](" in summary, summary
     assert (pytester.path / "out" / "plots" / "test_mem__test_over.png").exists()
 
 
