@@ -70,7 +70,9 @@ def test_a_failed_sweep_environment_is_remembered_and_tried_again_on_update(pyte
     write_wheel(links, "2.0")  # from here a try would succeed: the second session must not try
     out, data = session("second")
     again = listed(data)
-    assert (again["error"], again["remembered"]) == (reason, True) and again["seconds"] < first["seconds"]
+    # remembered, not tried: a try would now succeed (gbtiny 2.0 is in the links); no wall time is compared (a session
+    # reading pip's configuration for uv spends its own second, whatever it does with the environment)
+    assert (again["error"], again["remembered"]) == (reason, True)
     assert swept(data)["status"] == "error" and "--gpu-budget-update tries it again" in swept(data)["message"]
     assert f"environment {WANTED} cannot be made: failed as remembered from an earlier run, in " in out
 
