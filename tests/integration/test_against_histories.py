@@ -278,3 +278,23 @@ def test_test_files_moved_into_a_folder_ref_holds_pair_with_their_base_cases(pro
                                  "*memtests/test_b.py::test_b (renamed from other/test_b.py)*regression*",
                                  "*gpu-budget against main~1: 3 pass, 1 regression; FAILED*"])
     assert cases(project)["memtests/test_b.py::test_same"]["paired_by"] == "git"
+
+
+def test_test_files_moved_into_the_ini_files_testpaths_pair_with_their_base_cases(project):
+    """`testpaths = memtests` in the ini file, other/test_b.py moved into memtests/ and grown 8x, run with no path.
+    Before: the base collected its testpaths alone: "memtests/test_b.py::test_b ... new", "1 pass, 1 new; passed",
+    exit 0, the growth unjudged."""
+    project.makeini("[pytest]\ngpu_budget_preload =\ntestpaths = memtests\npythonpath = .\n")
+    for folder, name, mib in (("memtests", "a", 8), ("other", "b", 64)):
+        (project.path / folder).mkdir()
+        (project.path / folder / f"test_{name}.py").write_text(module(case(name, mib)))
+    commit(project.path, "base")
+    git(project.path, "mv", "other/test_b.py", "memtests/")
+    (project.path / "memtests" / "test_b.py").write_text(module(case("b", 512)))
+    commit(project.path, "move test_b into memtests and hold 512 MiB")
+    result = against(project)
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines([("*the ini file's testpaths (memtests) read as if named on the command line: memtests: "
+                                  "the base session is also given the test files git sees moved into it: other/test_b.py"),
+                                 "*memtests/test_b.py::test_b (renamed from other/test_b.py)*regression*",
+                                 "*gpu-budget against main~1: 1 pass, 1 regression; FAILED*"])

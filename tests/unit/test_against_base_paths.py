@@ -115,3 +115,48 @@ def test_a_folder_held_at_base_is_given_the_test_files_moved_into_it_under_their
     assert (bare.start, bare.base_args(["-x"])) == ("memtests", ["-x", ".", "../other/test_b.py"])
     both = paths(moved_in, ".", "memtests", "other")  # other/ given too: its files are run there already
     assert both.base_args(["memtests", "other"]) == ["memtests", "other"]
+
+
+
+def test_the_ini_files_testpaths_are_given_with_the_test_files_moved_into_them(moved_in):
+    """`testpaths = memtests` in the ini file, `pytest --gpu-budget --gpu-budget-against=main~1` with no path, after
+    `git mv other/test_b.py memtests/`: before, the base collected its own testpaths alone (base_args []), test_b was
+    "new" at head and its growth unjudged."""
+    repo = repo_at(moved_in, "main~1")
+    ref = resolve(repo, "main~1")
+    base = base_paths(repo, ref, moved_in, [], testpaths=[("memtests", moved_in / "memtests")])
+    assert base.base_args(["-k", "memtests"]) == ["-k", "memtests", "memtests", "other/test_b.py"]
+    assert base.said == ("the ini file's testpaths (memtests) read as if named on the command line: memtests: the "
+                         "base session is also given the test files git sees moved into it: other/test_b.py")
+    new = base_paths(repo, ref, moved_in, [], testpaths=[("memtests", moved_in / "memtests"), ("keep", moved_in / "keep")])
+    assert new.base_args([]) == ["memtests", "other"]  # keep/, not at REF, as the folder its files came from
+    still = base_paths(repo, ref, moved_in, [], testpaths=[("memtests", moved_in / "memtests"),
+                                                           ("other", moved_in / "other")])
+    assert (still.base_args([]), still.said) == ([], None)  # test_b's old folder is a testpath: nothing to widen
+
+
+def test_renamed_testpaths_are_given_under_their_old_names(top):
+    """`git mv memtests renamed` with `testpaths = renamed`: the base is given memtests."""
+    repo = repo_at(top, "main~1")
+    base = base_paths(repo, resolve(repo, "main~1"), top, [], testpaths=[("renamed", top / "renamed")])
+    assert (base.start, base.base_args([])) == (".", ["memtests"])
+    assert base.said == "the ini file's testpaths (renamed) read as if named on the command line: the base session " \
+                        "is given memtests"
+    new = base_paths(repo, resolve(repo, "main~1"), top, [], testpaths=[("newtests", top / "newtests")])
+    assert (new.base_args([]), new.nothing) == ([], False)  # REF holds none: it collects its own ini's testpaths
+
+
+def test_the_testpaths_read_are_pytests_own_and_none_where_one_is_outside_the_repository(pytester, monkeypatch):
+    """Only a run whose paths come from the ini file's testpaths widens them; one outside the repository leaves them
+    all to the base's own ini file (given the rest as paths, the base would run without it)."""
+    from gpu_budget.against import testpaths_in_repo
+
+    monkeypatch.chdir(pytester.path)
+    (pytester.path / "memtests").mkdir()
+    (pytester.path / "outside").mkdir()
+    pytester.makeini("[pytest]\ntestpaths = memtests\n")
+    config = pytester.parseconfig()
+    assert testpaths_in_repo(config, pytester.path, pytester.path) == [("memtests", pytester.path / "memtests")]
+    assert testpaths_in_repo(pytester.parseconfig("memtests"), pytester.path, pytester.path) == []  # a path named
+    pytester.makeini("[pytest]\ntestpaths = memtests outside\n")
+    assert testpaths_in_repo(pytester.parseconfig(), pytester.path, pytester.path / "memtests") == []

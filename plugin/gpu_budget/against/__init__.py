@@ -102,7 +102,8 @@ def main(config: pytest.Config) -> int | None:
             raise AgainstError(f"--gpu-budget-against={given}: {', '.join(nowhere)}: file or directory not found "
                                f"(in the working tree, from {here})")
         base = base_paths(repo, ref, here, named_in_repo(config, here, repo.top),
-                          collects_here=config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR)
+                          collects_here=config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR,
+                          testpaths=testpaths_in_repo(config, here, repo.top))
         if ref.commit == repo.head and not repo.dirty:
             print(f"gpu-budget against {given}: {given} is HEAD ({ref.short}) and the working tree has no change: "
                   f"nothing to compare; measuring once, against the stored baselines", flush=True)
@@ -149,6 +150,16 @@ def named_in_repo(config: pytest.Config, here: Path, top: Path) -> list[tuple[st
     """The path arguments of the command line, with the files and folders they name, that exist in the working tree
     inside the repository."""
     return [(arg, path) for arg, path in named_paths(config, here) if path.exists() and path.is_relative_to(top)]
+
+
+def testpaths_in_repo(config: pytest.Config, here: Path, top: Path) -> list[tuple[str, Path]]:
+    """The ini file's testpaths pytest collects where the command line names no path (globbed from `here`, the
+    rootdir), with the files and folders they name; none under --pyargs (module names) or where one lies outside the
+    repository (the base, given the others as paths, would run without it)."""
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS or config.getoption("pyargs", False):
+        return []
+    found = [(arg, (here / arg).resolve()) for arg in config.args]
+    return found if all(path.exists() and path.is_relative_to(top) for _, path in found) else []
 
 
 def absent_paths(config: pytest.Config, here: Path) -> list[str]:

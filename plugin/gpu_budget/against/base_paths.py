@@ -12,6 +12,9 @@ starts in the folder it was renamed from, or in the nearest folder above it
 that REF holds, given the old files. A folder REF holds is given, besides
 itself, the old paths of the test files git sees moved into it from
 elsewhere (`git mv other/test_b.py memtests/`): REF's memtests lacks them.
+The ini file's testpaths, collected where the command line names no path, are
+read as if named there: where REF does not hold them as they are, or files were
+moved into them, the base is given what naming them would give it.
 """
 
 from __future__ import annotations
@@ -49,10 +52,12 @@ class BasePaths:
 
 
 def base_paths(repo: Repo, ref: Ref, here: Path, named: Sequence[tuple[str, Path]],
-               collects_here: bool = False) -> BasePaths:
+               collects_here: bool = False, testpaths: Sequence[tuple[str, Path]] = ()) -> BasePaths:
     """The base side's start folder and paths for a run started in `here` naming `named` (argument, the file or
     folder it names), each inside the repository and in the working tree; `collects_here`: no path is named and
-    pytest collects `here` (not the ini file's testpaths)."""
+    pytest collects `here`; `testpaths`: no path is named and pytest collects the ini file's testpaths, these."""
+    if testpaths and not named:
+        return _as_named(repo, ref, here, testpaths)
     here_rel = here.relative_to(repo.top).as_posix()
     absent = [(arg, path) for arg, path in named if missing_at(repo, ref, [path])]
     here_missing = bool(missing_at(repo, ref, [here]))
@@ -85,6 +90,20 @@ def base_paths(repo: Repo, ref: Ref, here: Path, named: Sequence[tuple[str, Path
         instead[arg] = tuple(f"{os.path.relpath(repo.top / old, repo.top / start)}{sep}{rest}" for old in olds)
     nothing = bool(named) and not any(instead.get(arg, (arg,)) for arg, _ in named)
     return BasePaths(instead, start, (), nothing, None if nothing else said)
+
+
+def _as_named(repo: Repo, ref: Ref, here: Path, testpaths: Sequence[tuple[str, Path]]) -> BasePaths:
+    """The ini file's testpaths read as if named on the command line (a renamed one under its old path, one REF lacks
+    left out, a folder given the test files moved into it), and given to the base as paths where that changes them;
+    else (or where REF holds none of them) the base collects its own ini file's testpaths, as a plain run there would."""
+    given = [arg for arg, _ in testpaths]
+    named = base_paths(repo, ref, here, testpaths)
+    paths = named.base_args(given)
+    if named.nothing or paths == given:
+        return BasePaths(start=named.start)
+    said = f"the ini file's testpaths ({' '.join(given)}) read as if named on the command line: " + \
+        (named.said or f"the base session is given {' '.join(paths)}")
+    return BasePaths(start=named.start, added=tuple(paths), said=said)
 
 
 def _moved_in(repo: Repo, renames: Mapping[str, str], here_rel: str, named: Sequence[tuple[str, Path]],
