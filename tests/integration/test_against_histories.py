@@ -43,8 +43,15 @@ def project(pytester, monkeypatch, tmp_path_factory):
     return pytester
 
 
-def against(pytester, ref: str = "main~1"):
-    return pytester.runpytest_subprocess("--gpu-budget", f"--gpu-budget-against={ref}", "--gpu-budget-json=pair.json")
+def judged(pytester, ret: int, lines: list[str], *args: str) -> str:
+    """One --against run against main~1 from the working folder (`args`: the paths it names, if any), its report in
+    pair.json: its exit code and these lines of its output asserted; its output."""
+    result = pytester.runpytest_subprocess("--gpu-budget", *args, "--gpu-budget-against=main~1",
+                                           f"--gpu-budget-json={pytester.path / 'pair.json'}")
+    out = result.stdout.str()
+    assert result.ret == ret, out
+    result.stdout.fnmatch_lines(lines)
+    return out
 
 
 def cases(pytester) -> dict:
@@ -58,12 +65,9 @@ def test_a_renamed_test_file_is_one_case_and_its_growth_fails(project):
     git(project.path, "mv", "test_a.py", "test_b.py")
     (project.path / "test_b.py").write_text(module(case("x", 512)))
     commit(project.path, "rename test_a.py and hold 512 MiB")
-    result = against(project)
-    out = result.stdout.str()
-    assert result.ret == 1, out
-    result.stdout.fnmatch_lines(["*test_b.py::test_x (renamed from test_a.py)*ram_tree*MiB*MiB*regression*",
-                                 "regression: test_b.py::test_x: renamed from test_a.py; ram_tree head * > base *",
-                                 "*gpu-budget against main~1: 1 regression; FAILED*"])
+    out = judged(project, 1, ["*test_b.py::test_x (renamed from test_a.py)*ram_tree*MiB*MiB*regression*",
+                              "regression: test_b.py::test_x: renamed from test_a.py; ram_tree head * > base *",
+                              "*gpu-budget against main~1: 1 regression; FAILED*"])
     assert "removed" not in out and "new" not in out.split("gpu-budget against main~1:")[-1]
     found = cases(project)
     assert list(found) == ["test_b.py::test_x"]
@@ -83,13 +87,10 @@ def test_a_file_renamed_with_heavy_edits_pairs_its_case_by_name_and_its_growth_f
     (project.path / "test_b.py").write_text(notes + module(case("x", 512)))
     commit(project.path, "rewrite test_a.py as test_b.py and hold 512 MiB")
     assert git(project.path, "diff", "-M", "--name-status", "main~1").split() == ["D", "test_a.py", "A", "test_b.py"]
-    result = against(project)
-    out = result.stdout.str()
-    assert result.ret == 1, out
-    result.stdout.fnmatch_lines(["*test_b.py::test_x (renamed from test_a.py)*ram_tree*MiB*MiB*regression*",
-                                 ("regression: test_b.py::test_x: renamed from test_a.py (git saw no rename: paired by "
-                                  "the case's name*; ram_tree head * > base *"),
-                                 "*gpu-budget against main~1: 1 regression; FAILED*"])
+    judged(project, 1, ["*test_b.py::test_x (renamed from test_a.py)*ram_tree*MiB*MiB*regression*",
+                        ("regression: test_b.py::test_x: renamed from test_a.py (git saw no rename: paired by the case's "
+                         "name*; ram_tree head * > base *"),
+                        "*gpu-budget against main~1: 1 regression; FAILED*"])
     x = cases(project)["test_b.py::test_x"]
     assert (x["status"], x["renamed_from"], x["paired_by"]) == ("regression", "test_a.py", "name")
 
@@ -101,12 +102,9 @@ def test_a_case_at_head_only_shows_its_figures_and_is_judged_on_its_budget(proje
     (project.path / "test_new.py").write_text(module(case("within", 8), case("over", 96, "64 MiB")))
     (project.path / "test_old.py").unlink()
     commit(project.path, "two new cases, test_old.py removed")
-    result = against(project)
-    out = result.stdout.str()
-    assert result.ret == 1, out
-    result.stdout.fnmatch_lines(["*test_new.py::test_within*ram_tree*-*MiB*-*- / *unpaired*",
-                                 "*test_new.py::test_over*ram_tree*-*MiB*-*- / *over-budget*",
-                                 "over-budget: test_new.py::test_over: at head: *64.00 MiB*"])
+    judged(project, 1, ["*test_new.py::test_within*ram_tree*-*MiB*-*- / *unpaired*",
+                        "*test_new.py::test_over*ram_tree*-*MiB*-*- / *over-budget*",
+                        "over-budget: test_new.py::test_over: at head: *64.00 MiB*"])
     found = cases(project)
     within, over = found["test_new.py::test_within"], found["test_new.py::test_over"]
     assert (within["status"], within["passed"]) == ("unpaired", True)  # test_old went in the same change
@@ -129,12 +127,9 @@ def test_a_module_base_cannot_collect_costs_its_cases_only_and_is_named(project)
     line = module(case("broken", 8)).count("\n") + 2  # the line `def not_python(:`
     (project.path / "test_broken.py").write_text(module(case("broken", 8)))
     commit(project.path, "fix the syntax error")
-    result = against(project)
-    out = result.stdout.str()
-    assert result.ret == 0, out
     said = f"could not be collected at base: SyntaxError: * (test_broken.py, line {line})"
-    result.stdout.fnmatch_lines([f"error at base: test_broken.py::test_broken: {said}; head judged on its budget alone",
-                                 "*gpu-budget against main~1: 1 error at base, 1 pass; passed*"])
+    judged(project, 0, [f"error at base: test_broken.py::test_broken: {said}; head judged on its budget alone",
+                        "*gpu-budget against main~1: 1 error at base, 1 pass; passed*"])
     found = cases(project)
     ok, broken = found["test_ok.py::test_ok"], found["test_broken.py::test_broken"]
     assert ok["status"] == "pass" and len(ok["figures"][0]["base"]) >= 1  # measured at both sides
@@ -151,10 +146,8 @@ def test_a_module_head_cannot_collect_fails_naming_it(project):
     commit(project.path, "base")
     (project.path / "test_later.py").write_text(module(case("later", 8)) + BROKEN)
     commit(project.path, "break test_later.py")
-    result = against(project)
-    assert result.ret == 1, result.stdout.str()
-    result.stdout.fnmatch_lines([("error: test_later.py::test_later: could not be collected at head: SyntaxError: *"
-                                 "(test_later.py, line *)"), "*1 pass, 1 error; FAILED*"])
+    judged(project, 1, [("error: test_later.py::test_later: could not be collected at head: SyntaxError: * "
+                        "(test_later.py, line *)"), "*1 pass, 1 error; FAILED*"])
     assert cases(project)["test_ok.py::test_ok"]["status"] == "pass"
 
 
@@ -189,12 +182,8 @@ def test_a_renamed_test_folder_named_on_the_command_line_is_run_under_its_old_na
     "gputests not at main~1 (...): no base session; every case measured at head only (new)", "1 new; passed", exit 0,
     the 8x growth unjudged."""
     _renamed_with_growth(project.path)
-    result = project.runpytest_subprocess("--gpu-budget", "gputests", "--gpu-budget-against=main~1",
-                                          "--gpu-budget-json=pair.json")
-    out = result.stdout.str()
-    assert result.ret == 1, out
-    result.stdout.fnmatch_lines(["*gputests/test_a.py::test_x (renamed from memtests/test_a.py)*regression*",
-                                 "*gpu-budget against main~1: 1 regression; FAILED*"])
+    out = judged(project, 1, ["*gputests/test_a.py::test_x (renamed from memtests/test_a.py)*regression*",
+                              "*gpu-budget against main~1: 1 regression; FAILED*"], "gputests")
     assert "no base session" not in out and "new" not in out.split("gpu-budget against main~1:")[-1]
 
 
@@ -204,14 +193,10 @@ def test_a_run_started_inside_a_renamed_test_folder_finds_its_base_cases(project
     project.makeini("[pytest]\ngpu_budget_preload =\npythonpath = .\n")  # runners.py from a sub-folder
     _renamed_with_growth(project.path)
     monkeypatch.chdir(project.path / "gputests")
-    result = project.runpytest_subprocess("--gpu-budget", ".", "--gpu-budget-against=main~1",
-                                          f"--gpu-budget-json={project.path / 'pair.json'}")
-    out = result.stdout.str()
-    assert result.ret == 1, out
-    result.stdout.fnmatch_lines([("*gputests not at main~1 (*): the base session starts in memtests, the folder git "
-                                  "sees it renamed from"),
-                                 "*gputests/test_a.py::test_x (renamed from memtests/test_a.py)*regression*",
-                                 "*gpu-budget against main~1: 1 regression; FAILED*"])
+    out = judged(project, 1, [("*gputests not at main~1 (*): the base session starts in memtests, the folder git sees "
+                              "it renamed from"),
+                              "*gputests/test_a.py::test_x (renamed from memtests/test_a.py)*regression*",
+                              "*gpu-budget against main~1: 1 regression; FAILED*"], ".")
     assert "no base session" not in out
 
 
@@ -228,16 +213,11 @@ def test_a_test_folder_made_of_two_old_folders_finds_its_base_cases_from_inside_
     (project.path / "gputests" / "test_a.py").write_text(module(case("a", 512)))
     commit(project.path, "gather the memory tests in gputests, test_a holding 512 MiB")
     monkeypatch.chdir(project.path / "gputests")
-    result = project.runpytest_subprocess("--gpu-budget", "--gpu-budget-against=main~1",
-                                          f"--gpu-budget-json={project.path / 'pair.json'}")
-    out = result.stdout.str()
-    assert result.ret == 1, out
-    result.stdout.fnmatch_lines([("*gputests not at main~1 (*): the base session starts in the repository's top "
-                                  "folder, given the files git sees renamed into gputests: mem_a/test_a.py, "
-                                  "mem_b/test_b.py"),
-                                 "*gputests/test_a.py::test_a (renamed from mem_a/test_a.py)*regression*",
-                                 "*gputests/test_b.py::test_b (renamed from mem_b/test_b.py)*pass*",
-                                 "*gpu-budget against main~1: 1 regression, 1 pass; FAILED*"])
+    judged(project, 1, [("*gputests not at main~1 (*): the base session starts in the repository's top folder, given "
+                        "the files git sees renamed into gputests: mem_a/test_a.py, mem_b/test_b.py"),
+                        "*gputests/test_a.py::test_a (renamed from mem_a/test_a.py)*regression*",
+                        "*gputests/test_b.py::test_b (renamed from mem_b/test_b.py)*pass*",
+                        "*gpu-budget against main~1: 1 regression, 1 pass; FAILED*"])
 
 
 def test_a_run_started_in_a_sub_folder_runs_the_base_there(project, monkeypatch):
@@ -251,11 +231,8 @@ def test_a_run_started_in_a_sub_folder_runs_the_base_there(project, monkeypatch)
     (project.path / "memtests" / "test_a.py").write_text(module(case("x", 512)))
     commit(project.path, "hold 512 MiB")
     monkeypatch.chdir(project.path / "memtests")
-    result = project.runpytest_subprocess("--gpu-budget", "test_a.py", "--gpu-budget-against=main~1",
-                                          f"--gpu-budget-json={project.path / 'pair.json'}")
-    assert result.ret == 1, result.stdout.str()
-    result.stdout.fnmatch_lines(["*memtests/test_a.py::test_x*regression*",
-                                 "*gpu-budget against main~1: 1 regression; FAILED*"])
+    judged(project, 1, ["*memtests/test_a.py::test_x*regression*", "*gpu-budget against main~1: 1 regression; FAILED*"],
+           "test_a.py")
 
 
 def test_test_files_moved_into_a_folder_ref_holds_pair_with_their_base_cases(project):
@@ -269,14 +246,10 @@ def test_test_files_moved_into_a_folder_ref_holds_pair_with_their_base_cases(pro
     git(project.path, "mv", "other/test_b.py", "memtests/")
     (project.path / "memtests" / "test_b.py").write_text(module(case("b", 512), case("same", 64)))
     commit(project.path, "move test_b into memtests and hold 512 MiB")
-    result = project.runpytest_subprocess("--gpu-budget", "memtests", "--gpu-budget-against=main~1",
-                                          "--gpu-budget-json=pair.json")
-    out = result.stdout.str()
-    assert result.ret == 1, out
-    result.stdout.fnmatch_lines([("*memtests: the base session is also given the test files git sees moved into it: "
-                                  "other/test_b.py"),
-                                 "*memtests/test_b.py::test_b (renamed from other/test_b.py)*regression*",
-                                 "*gpu-budget against main~1: 3 pass, 1 regression; FAILED*"])
+    judged(project, 1, [("*memtests: the base session is also given the test files git sees moved into it: "
+                        "other/test_b.py"),
+                        "*memtests/test_b.py::test_b (renamed from other/test_b.py)*regression*",
+                        "*gpu-budget against main~1: 3 pass, 1 regression; FAILED*"], "memtests")
     assert cases(project)["memtests/test_b.py::test_same"]["paired_by"] == "git"
 
 
@@ -292,9 +265,7 @@ def test_test_files_moved_into_the_ini_files_testpaths_pair_with_their_base_case
     git(project.path, "mv", "other/test_b.py", "memtests/")
     (project.path / "memtests" / "test_b.py").write_text(module(case("b", 512)))
     commit(project.path, "move test_b into memtests and hold 512 MiB")
-    result = against(project)
-    assert result.ret == 1, result.stdout.str()
-    result.stdout.fnmatch_lines([("*the ini file's testpaths (memtests) read as if named on the command line: memtests: "
-                                  "the base session is also given the test files git sees moved into it: other/test_b.py"),
-                                 "*memtests/test_b.py::test_b (renamed from other/test_b.py)*regression*",
-                                 "*gpu-budget against main~1: 1 pass, 1 regression; FAILED*"])
+    judged(project, 1, [("*the ini file's testpaths (memtests) read as if named on the command line: memtests: the "
+                        "base session is also given the test files git sees moved into it: other/test_b.py"),
+                        "*memtests/test_b.py::test_b (renamed from other/test_b.py)*regression*",
+                        "*gpu-budget against main~1: 1 pass, 1 regression; FAILED*"])
