@@ -63,8 +63,12 @@ def test_one_run_a_side_near_the_limit_is_unsure_and_further_from_it_is_decided(
 
 
 def test_a_smaller_head_is_an_improvement_that_passes():
+    """Its message subtracts both terms, as the rule does (before: "< base 200.00 MiB (lowest of 2) - 0.5% + 4.00 MiB",
+    read as a floor 8 MiB above the rule's)."""
     case = judge_case("t.py::test_a", [row(200 * MiB)] * 2, [row(100 * MiB)] * 2)
     assert (case.status, case.passed) == ("improved", True)
+    assert case.message.startswith("ram_tree head 100.00 MiB (highest of 2) < base 200.00 MiB (lowest of 2) - 0.5% - "
+                                   "4.00 MiB")
 
 
 def test_the_budget_still_applies_to_head():

@@ -124,13 +124,14 @@ class Figure:
 
     def said(self) -> str:
         """The regression or improvement in words, with the rule's figures."""
-        tol = f"{self.tolerance.rel:.1%} + {format_size(self.tolerance.abs)}"
+        rel, abs_ = f"{self.tolerance.rel:.1%}", format_size(self.tolerance.abs)
+        tol = f"{rel} + {abs_}"
         if self.regressed:
             return (f"{self.metric} head {format_size(min(self.head))} (lowest of {len(self.head)}) > base "
                     f"{format_size(max(self.base))} (highest of {len(self.base)}) + {tol}")
         if self.improved:
             return (f"{self.metric} head {format_size(max(self.head))} (highest of {len(self.head)}) < base "
-                    f"{format_size(min(self.base))} (lowest of {len(self.base)}) - {tol}")
+                    f"{format_size(min(self.base))} (lowest of {len(self.base)}) - {rel} - {abs_}")
         if not self.base:
             return f"{self.metric} head {format_size(round(self.head_median))} (median of {len(self.head)}), no base run"
         return f"{self.metric} within {tol} of base"
