@@ -75,3 +75,13 @@ def test_a_missing_baseline_names_the_file_it_looked_in(project, monkeypatch):
     assert row["verdict"] == "no-baseline", row["message"]
     looked = project.path / "baselines" / data["hardware"]["key"]
     assert row["message"].endswith(f"(baseline file {looked / 'test_store.json'})"), row["message"]
+
+
+def test_a_rootdir_given_on_the_command_line_fixes_the_folder_as_an_ini_file_does(project, monkeypatch):
+    """`--rootdir` fixes pytest's rootdir as an ini file does, and the baselines folder with it: started from memtests
+    with `--rootdir=.` it is memtests/baselines, not the project root's (docs/baselines.md, "Where the store is")."""
+    monkeypatch.chdir(project.path / "memtests")
+    result, _, row = run(project, "rootdir", "--rootdir=.")
+    result.assert_outcomes(passed=1)
+    assert row["baseline_file"].startswith(str(project.path / "memtests" / "baselines")), row["baseline_file"]
+    assert not (project.path / "baselines").exists()

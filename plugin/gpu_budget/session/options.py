@@ -306,8 +306,8 @@ class Options:
         "number of runs is re-recorded.", whole, 1, "N", resolve=with_the_gate)
     # relative where the rootdir follows the invocation folder (baselines.folder_for anchors it)
     baselines: Path = option(
-        "gpu_budget_baselines", "baselines folder, relative to the rootdir, or without an ini file to the test file's "
-        "project root (the nearest folder holding .git, pyproject.toml, setup.cfg, setup.py, tox.ini or pytest.ini); "
+        "gpu_budget_baselines", "baselines folder, relative to the rootdir, or without an ini file or --rootdir to the "
+        "test file's project root (the nearest folder holding .git, pyproject.toml, setup.cfg, setup.py, tox.ini or pytest.ini); "
         "entries live in FOLDER/HARDWARE-KEY/TEST-MODULE.json.", path, Path("baselines"), "DIR", resolve=baselines_folder)
     scale: str = choice("gpu_budget_scale", "model scale to run: tiny (seconds on a CPU) or real (the architecture's "
                         "dimensions).", SCALES, "tiny")
@@ -477,7 +477,7 @@ def document() -> str:
         "may be written `true` and a number as a TOML number). The command line wins over the ini file, the ini file "
         "over the default. A switch is turned on by its flag or by `true` in the ini file. A path given in the "
         "ini file is relative to the rootdir; on the command line, to the working folder (the baselines folder: "
-        "the rootdir in both, or without an ini file the test file's project root), and a leading `~` is the home folder; pytest's `-o NAME=VALUE` gives an ini value "
+        "the rootdir in both, or without an ini file or --rootdir the test file's project root), and a leading `~` is the home folder; pytest's `-o NAME=VALUE` gives an ini value "
         "on the command line, read as the file's would be. A bad value, from any of these, is a usage error naming the value "
         "and where it was given, "
         "as is a path the session could not write (a report path that is a folder, a folder path that is a file, "
