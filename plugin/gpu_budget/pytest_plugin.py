@@ -46,10 +46,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if session.options.enabled:
         from gpu_budget.session.attempts import Attempts
         from gpu_budget.session.caught import CaughtCheck
+        from gpu_budget.session.stopped import StopCause
         from gpu_budget.session.unmeasured import UnmeasuredCheck
 
         config.pluginmanager.register(Attempts(session.data), "gpu-budget-attempts")
         config.pluginmanager.register(CaughtCheck(), "gpu-budget-caught")
+        config.pluginmanager.register(StopCause(config), "gpu-budget-stop-cause")
 
         config.pluginmanager.register(UnmeasuredCheck(session.data, session.problems, session.is_worker),
                                       "gpu-budget-unmeasured")

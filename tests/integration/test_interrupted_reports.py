@@ -37,3 +37,31 @@ def test_an_interrupted_session_s_reports_say_they_are_partial(pytester, monkeyp
     assert report["gate_problems"] == [said], report["gate_problems"]
     assert f"gpu-budget gate FAILED: {said}" in out, out[-3000:]
     assert f"> **Gate failed:** {said}" in summary.read_text()
+
+
+def test_a_session_pytest_stops_says_why_not_a_signal(pytester, monkeypatch):
+    """A module that cannot be collected (pytest: "Interrupted: 1 error during collection") and a `pytest.exit()` end
+    a session with a Ctrl-C's exit code. Before, the gate said "the session was interrupted (Ctrl-C, SIGTERM) after 0
+    of 1 selected memory-budget test reported", naming a signal no one sent."""
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners="def hold(ctx):\n    return {}\n", test_mem='''
+import pytest
+from gpu_budget import Scenario
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_a(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:hold"))
+
+def test_stop():
+    pytest.exit("enough for today")
+''', test_broken="import not_a_module_anywhere\n")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pytester.path), os.environ.get("PYTHONPATH", "")]))
+    broken = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    assert broken.ret == pytest.ExitCode.INTERRUPTED
+    broken.stdout.fnmatch_lines([("gpu-budget gate FAILED: the session was interrupted (pytest: 1 error during "
+                                 "collection) after 0 of 1 selected memory-budget test reported: *")])
+    stopped = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "test_mem.py")
+    assert stopped.ret == pytest.ExitCode.INTERRUPTED
+    stopped.stdout.fnmatch_lines([("gpu-budget gate FAILED: the session was interrupted (pytest.exit(): enough for "
+                                  "today) after 1 of 1 selected memory-budget test reported: *")])

@@ -63,13 +63,14 @@ def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_
     return found
 
 
-def interrupted(selected: int, rows: list[Result]) -> str:
-    """What an interrupted session's reports hold (Ctrl-C, SIGTERM): the tests that reported before it stopped, of
-    those selected (unknown, 0, to an xdist controller none of whose workers finished). Always a problem: a JSON report
-    or step summary without it reads as a whole gate's, the case in flight and those after it missing unsaid."""
+def interrupted(selected: int, rows: list[Result], why: str = "Ctrl-C, SIGTERM") -> str:
+    """What an interrupted session's reports hold (`why`: a signal, or pytest's reason where it stopped the session
+    itself, as after a collection error): the tests that reported before it stopped, of those selected (unknown, 0, to
+    an xdist controller none of whose workers finished). Always a problem: a JSON report or step summary without it
+    reads as a whole gate's, the case in flight and those after it missing unsaid."""
     reported = len({r.test_nodeid for r in rows})
     of = f" of {selected}" if selected >= reported and selected else ""
-    return (f"the session was interrupted (Ctrl-C, SIGTERM) after {reported}{of} selected memory-budget "
+    return (f"the session was interrupted ({why}) after {reported}{of} selected memory-budget "
             f"test{'' if (selected or reported) == 1 else 's'} reported: the table, the JSON report and the step "
             "summary hold theirs only")
 

@@ -30,14 +30,14 @@ JSON_UNWRITTEN = "could not write the JSON report to"  # a gate problem: the ter
 
 
 def write_files(data: SessionData, options: Options, problems: list[str], git: JsonMapping | None = None,
-                interrupted: bool = False) -> None:
+                interrupted: str | None = None) -> None:
     """Plots (attached to their rows), the JSON report and the GitHub step summary; a failure lands in `problems`.
     `git`: the commit measured and whether the tree was dirty, read at the session's start (report.revision). Called
     by a gated session that ran its tests only: one without the gate, or only listing (--collect-only, --setup-plan,
-    ...), leaves the last gate's. An `interrupted` session's reports say, as a problem, CI or not, that they hold only
-    the tests that reported before it stopped."""
+    ...), leaves the last gate's. An `interrupted` session's reports (`interrupted`: why, session/stopped.py) say, as a
+    problem, CI or not, that they hold only the tests that reported before it stopped."""
     if interrupted:
-        problems.append(failsafe.interrupted(data.selected, data.rows))
+        problems.append(failsafe.interrupted(data.selected, data.rows, interrupted))
     hardware = None if data.hardware is None else data.hardware.to_json()
     if options.plots and data.rows:
         _plot(data, options.plots, problems, hardware)

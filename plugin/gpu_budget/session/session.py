@@ -50,6 +50,7 @@ from gpu_budget.session.folders import assets_folder, environments_folder
 from gpu_budget.session.machine import Machine
 from gpu_budget.session.options import Options, is_ci
 from gpu_budget.session.said_now import say_now
+from gpu_budget.session.stopped import cause as stop_cause
 from gpu_budget.session.sweep import swept
 from gpu_budget.session.unwritten import Unwritten
 
@@ -230,7 +231,7 @@ class BudgetSession:
         if self.options.enabled and not listing.lists_only(self.config):  # a listing measures nothing, by design
             found = self._nothing_measured(stopped := session.exitstatus == pytest.ExitCode.INTERRUPTED)
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
-            outputs.write_files(self.data, self.options, self.problems, self.revision, stopped)  # else the last gate's stay
+            outputs.write_files(self.data, self.options, self.problems, self.revision, stop_cause(self.config) if stopped else None)
         if self.problems:
             session.shouldfail = session.shouldfail or "gpu-budget gate failed: " + "; ".join(self.problems)
             if session.exitstatus == pytest.ExitCode.OK:
