@@ -211,3 +211,16 @@ def test_a_leak_every_k_th_step_shows_once_blocks_of_more_than_half_its_period_a
 
     assert not verdict(shows_from - 1) and all(verdict(n) for n in range(shows_from, shows_from + 3 * period))
     assert rises.largest_block(shows_from) * 2 > period >= rises.largest_block(shows_from - 1) * 2
+
+
+def test_tops_reached_early_in_a_long_noisy_run_are_not_growth_still_going_on():
+    """Steps each peaking anywhere in 0-20 MiB over a floor, no trend, 100 of them: the blocks that reached the running
+    peak were the run's first few, every later one fell below them. Read as the window, their rises said "host RAM
+    grows 1.80 MiB/step over steps 4-99, in blocks of 2 judged steps ... about 18.36 GiB at step 10,000 > budget
+    1.25 GiB"; the tops judged now lie in the run's last half."""
+    import random
+
+    draw = random.Random(58)
+    noisy = [1000 + draw.uniform(0, 20) for _ in range(100)]
+    found = check(noisy, budget=Budget(ram=int(1.25 * GiB)))
+    assert not found.breaches and not found.projections[0].growth.grows, found.breaches

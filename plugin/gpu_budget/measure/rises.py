@@ -22,9 +22,11 @@ nothing of the top and is passed over, so the window holds the last five steps
 that reached it, each one's rise divided by the steps since the one before it
 (a sawtooth's top rises over two steps; a step climbing back from a dip to within
 DIP of the top without passing it has not reached it, so the top after it rises
-over the steps since the top before); where fewer than four did, it holds the
-last five steps, a dip counting as no rise (a window of four or five still
-ignores two jumps). A run that ends in more than WINDOW dips, more than any earlier stretch
+over the steps since the top before), among the judged steps' last half or last
+RECENT (10), the more; where fewer than four of those did, it holds the last
+five steps, a dip counting as no rise (a window of four or five still ignores
+two jumps): a top reached early in a long run whose later steps all fell below
+it is not growth still going on. A run that ends in more than WINDOW dips, more than any earlier stretch
 of them, freed memory for good (a cache cleared): its steps after the free are
 read on their own running peak, so a leak after it is read and growth before it
 is not taken for growth still going on. Steps are counted by their numbers: a loop that marks every
@@ -67,6 +69,7 @@ LAST = 1  # and last: a Trainer's last step loads no next batch
 WINDOW = 5  # the rises judged: the last five; their median sees growth in 3 of them, and ignores 2 jumps
 MIN_STEPS = WARMUP + WINDOW + 1 + LAST  # 9: five rises need six judged steps
 MIN_TOP = 4  # steps that reached the running peak: fewer, and the window is the last WINDOW steps, dips as no rise
+RECENT = 2 * WINDOW  # the window's tops: among the last RECENT judged marks or the last half, the more (_window)
 DIP = 2**20  # this far below the running peak: a dip, showing nothing of the top
 SPIKE = 4 * 2**20  # this far above both steps around it: a spike; above the clean runs' bumps (RESULTS 5c)
 SPIKE_STEPS = 2  # the longest spike read on its neighbours' line: an evaluation or a scratch tensor over two steps
@@ -249,9 +252,13 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> 
 
 
 def _window(judged_steps: list[int], rises: list[_Rise], peak: int, envelope: str, scale: int) -> Rises:
-    """The last WINDOW kept steps' rises; where fewer than MIN_TOP were kept, the last WINDOW steps, a step passed
-    over counting as no rise. Its dips: the steps passed over from the window's first rise's start on."""
-    kept = [i for i, r in enumerate(rises) if r.kept]
+    """The last WINDOW kept steps' rises among the last RECENT or the last half, the more; where fewer than MIN_TOP of
+    those were kept, the last WINDOW steps, a step passed over counting as no rise. Its dips: the steps passed over
+    from the window's first rise's start on. A top reached long before the end (noisy steps that reached it early in
+    a run of 100 and all fell below it since) is not growth still going on: read as the window, its rises were the
+    run's first steps'; the last half keeps a sawtooth's or an evaluation's tops (every 5th or 20th step)."""
+    recent = min(len(rises) - RECENT, len(rises) // 2)
+    kept = [i for i, r in enumerate(rises) if r.kept and i >= recent]
     at = kept[-WINDOW:] if len(kept) >= MIN_TOP else list(range(len(rises)))[-WINDOW:]
     head = at[0]
     if rises[head].kept:
