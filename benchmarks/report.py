@@ -25,6 +25,7 @@ from benchmarks import (
     gate_order,
     growth_catalogue,
     growth_long,
+    growth_noise,
     isolation_cost,
     overhead,
     preload_cost,
@@ -55,6 +56,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("against", against_base),  # 5e
     ("sweep_cost", sweep_cost),  # 5f
     ("growth_long", growth_long),  # 5g
+    ("growth_noise", growth_noise),  # 5h
     ("suite", suite),  # 6
     ("gate_levers", gate_levers),  # 6b
     ("gate_order", gate_order),  # 6c

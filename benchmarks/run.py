@@ -12,6 +12,7 @@ pytest sessions of a Trainer script, over ten minutes on a busy machine).
     python -m benchmarks.run --only command_noise              # a Trainer script gated as a command, 21 sessions
     python -m benchmarks.run --only growth                     # the growth rule on a catalogue of shapes, 21 sessions
     python -m benchmarks.run --only growth_long                # the growth rule over runs of 40 to 200 steps
+    python -m benchmarks.run --only growth_noise               # the growth rule on noisy steps, before and now
     python -m benchmarks.run --only stored_spread              # noisy cases recorded over N runs, then judged
     python -m benchmarks.run --only against                    # --gpu-budget-against and bisect in a git repo
     python -m benchmarks.run --only sweep_cost                 # environments made, a sweep's false alarms and wall time
@@ -43,6 +44,7 @@ SECTIONS = {  # section -> module (the order they run in)
     "command_noise": "benchmarks.command_noise",
     "growth": "benchmarks.growth_catalogue",
     "growth_long": "benchmarks.growth_long",
+    "growth_noise": "benchmarks.growth_noise",
     "stored_spread": "benchmarks.stored_spread",
     "against": "benchmarks.against_base",
     "sweep_cost": "benchmarks.sweep_cost",

@@ -1,0 +1,167 @@
+"""Section 5h, growth on noisy steps: how often the rule calls a clean run's noise growth, and how often it still
+catches a leak under that noise, the rule in force beside an earlier revision's, in one run.
+
+The growth rule (gpu_budget/measure/rises.py, judge/growth.py) reads the rise of
+a run's running peak. Steps whose peaks scatter (allocator noise, a data loader's
+odd large batch) set new tops by chance, and a 10-step run cannot always tell
+those from a leak. This feeds the rule series a user could meet, each drawn afresh
+for every seed, no pytest session needed (the rule is a function of the per-step
+peaks): clean shapes under noise of each width (every step's peak uniform in
+0..width MiB over a 1000 MiB floor) and leaks under the same noise, at each run
+length, each judged under `steps=10,000` and a budget a user would set: 1.25x the
+highest a clean run of that shape can peak (the floor, the noise, its largest
+evaluation or jump). A clean series read as growth is a false "grows"; one whose
+projection breaks the budget a false FAIL; a leak that fails is caught.
+
+The same series go through the rule at `--before` (its `plugin/` extracted with
+`git archive`, run in a subprocess) and the rule in force, side by side.
+
+    python -m benchmarks.growth_noise [--seeds 200] [--before b8fefa1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks.common import MIB, ROOT, missing, ran, write
+
+SECTION = "growth_noise"
+FLOOR = 1000.0  # MiB
+WIDTHS = (0, 2, 5, 10, 20)  # MiB of noise: each step's peak uniform in 0..width over the floor
+LENGTHS = (10, 20, 40, 100)  # optimizer steps a run measures
+DECLARED = 10_000
+Shape = Callable[[int, int, random.Random], float]  # (step k, run length n, draw) -> MiB over the floor, noise aside
+
+CLEAN: dict[str, tuple[Shape, float]] = {  # name -> (shape, the most it adds over the noise: the budget's headroom)
+    "allocator noise": (lambda k, n, r: 0.0, 0.0),
+    "evaluation every 10 steps, 60 MiB": (lambda k, n, r: 60.0 if k % 10 == 0 else 0.0, 60.0),
+    "one-off jump of 50 MiB a third in": (lambda k, n, r: 50.0 if 3 * k >= n else 0.0, 50.0),
+    "data loader jitter: 1 step in 5 holds 0-30 MiB more": (lambda k, n, r: r.uniform(0, 30) if r.random() < 0.2
+                                                            else 0.0, 30.0),
+}
+LEAKS: dict[str, tuple[Shape, float]] = {
+    "linear, 1.5 MiB/step": (lambda k, n, r: 1.5 * k, 0.0),
+    "late, 3 MiB/step over the last third": (lambda k, n, r: 3.0 * max(0.0, k - 2 * n / 3), 0.0),
+    "every 4th step keeps 6 MiB": (lambda k, n, r: 6.0 * (k // 4), 0.0),
+    "sawtooth of 40 MiB over a floor leaking 1.5 MiB/step": (lambda k, n, r: 1.5 * k + (40.0 if k % 2 == 0 else 0.0),
+                                                            40.0),
+    "geometric: step k keeps 1.05^k MiB": (lambda k, n, r: sum(1.05**j for j in range(1, k + 1)), 0.0),
+}
+
+
+def series(shape: Shape, n: int, width: float, seed: int) -> list[float]:
+    draw = random.Random(seed)
+    return [FLOOR + shape(k, n, draw) + draw.uniform(0, width) for k in range(1, n + 1)]
+
+
+def verdict(mib: list[float], budget_mib: float) -> str:
+    """The rule's verdict on one series: "fail" (its projection breaks the budget), "grows" (read as growth, within
+    the budget) or "pass"; with whatever gpu_budget this process imports."""
+    from gpu_budget.judge import growth
+    from gpu_budget.model.budget import Budget
+    from gpu_budget.model.figures import Peaks, Step
+
+    recs = [Step(step=k, ram=int(v * MIB), ram_tree=int(v * MIB)) for k, v in enumerate(mib, 1)]
+    check = growth.check(recs, Peaks(ram_tree=max(r.ram_tree for r in recs)), Budget(ram=int(budget_mib * MIB)),
+                         DECLARED)
+    (p,) = check.projections
+    return "fail" if p.breaks else "grows" if p.growth.grows else "pass"
+
+
+def measure(seeds: int) -> dict[str, dict[str, int]]:
+    """'kind|shape|width|steps' -> verdict -> seeds, for every shape, width and length."""
+    out = {}
+    for kind, shapes in (("clean", CLEAN), ("leak", LEAKS)):
+        for name, (shape, headroom) in shapes.items():
+            for width in WIDTHS:
+                budget = 1.25 * (FLOOR + width + headroom)
+                for n in LENGTHS:
+                    counts = {"pass": 0, "grows": 0, "fail": 0}
+                    for seed in range(seeds):
+                        counts[verdict(series(shape, n, width, seed), budget)] += 1
+                    out[f"{kind}|{name}|{width}|{n}"] = counts
+    return out
+
+
+def before(rev: str, seeds: int) -> dict[str, dict[str, int]]:
+    """measure() with the rule at `rev`: its plugin/ extracted from git, imported in a subprocess."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = Path(tmp) / "plugin.tar"
+        subprocess.run(["git", "archive", "-o", str(archive), rev, "plugin"], cwd=ROOT, check=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(tmp, filter="data")
+        out = Path(tmp) / "before.json"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(tmp) / "plugin"), str(ROOT)])}
+        subprocess.run([sys.executable, "-m", "benchmarks.growth_noise", "--seeds", str(seeds), "--measure-only",
+                        str(out)], cwd=tmp, env=env, check=True)
+        measured = json.loads(out.read_text())
+        if not measured["module"].startswith(tmp):  # the rule in force imported instead: no comparison
+            raise RuntimeError(f"the rule at {rev} was not the one imported: {measured['module']}")
+        return measured["verdicts"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--before", default="b8fefa1", help="the revision whose rule is measured beside this one's")
+    parser.add_argument("--measure-only", type=Path, help=argparse.SUPPRESS)  # before()'s subprocess
+    args = parser.parse_args()
+    if args.measure_only:
+        import gpu_budget
+
+        args.measure_only.write_text(json.dumps({"module": gpu_budget.__file__, "verdicts": measure(args.seeds)}))
+        return
+    from benchmarks.common import short_commit
+
+    earlier = before(args.before, args.seeds)
+    now = measure(args.seeds)
+    path = write(SECTION, {"seeds": args.seeds, "floor_mib": FLOOR, "declared_steps": DECLARED, "widths": WIDTHS,
+                           "lengths": LENGTHS, "before": short_commit(args.before), "verdicts_before": earlier,
+                           "verdicts": now})
+    print(f"wrote {path.relative_to(ROOT)}")
+
+
+def _rate(counts: dict[str, int], which: tuple[str, ...]) -> int:
+    return sum(counts[w] for w in which)
+
+
+def section(res: dict | None) -> list[str]:
+    """Section 5h from growth_noise.json: false FAILs and false "grows" on clean shapes, leaks caught, before and
+    now."""
+    out = ["## 5h. Growth on noisy steps: false alarms and leaks caught", ""]
+    if res is None:
+        return out + missing(SECTION, SECTION)
+    seeds, lengths, was, now = res["seeds"], res["lengths"], res["verdicts_before"], res["verdicts"]
+    out += [ran(res), "",
+            (f"Series drawn afresh for each of {seeds} seeds (`benchmarks/growth_noise.py`), each step's peak uniform in "
+             f"0..width MiB over a {res['floor_mib']:.0f} MiB floor plus its shape, judged by the rule under "
+             f"`steps={res['declared_steps']:,}` and a budget of 1.25x the highest a clean run of that shape can peak. "
+             f"Each cell: seeds out of {seeds} at the rule of `{res['before']}` → the rule in force "
+             f"(`{res['run']['commit']}`), the same series, in one run."), ""]
+    head = " | ".join(f"{n} steps" for n in lengths)
+    for kind, title, which in (("clean", "**Clean shapes: false FAILs** (the projection broke the budget)", ("fail",)),
+                               ("clean", "**Clean shapes: read as growth** (false \"grows\", failing or not)",
+                                ("grows", "fail")),
+                               ("leak", "**Leaks: caught** (the projection broke the budget)", ("fail",))):
+        out += [title + ":", "", f"| shape | noise, MiB | {head} |", "|---|---|" + "---|" * len(lengths)]
+        names = CLEAN if kind == "clean" else LEAKS
+        for name in names:
+            for width in res["widths"]:
+                cells = [f"{_rate(was[k], which)} → {_rate(now[k], which)}"
+                         for k in (f"{kind}|{name}|{width}|{n}" for n in lengths)]
+                out.append(f"| {name} | {width} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
+
+
+if __name__ == "__main__":
+    main()
