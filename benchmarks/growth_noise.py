@@ -146,7 +146,10 @@ def section(res: dict | None) -> list[str]:
              f"0..width MiB over a {res['floor_mib']:.0f} MiB floor plus its shape, judged by the rule under "
              f"`steps={res['declared_steps']:,}` and a budget of 1.25x the highest a clean run of that shape can peak. "
              f"Each cell: seeds out of {seeds} at the rule of `{res['before']}` → the rule in force "
-             f"(`{res['run']['commit']}`), the same series, in one run."), ""]
+             f"(`{res['run']['commit']}`), the same series, in one run. What changed between them: the window's "
+             "tops are taken from the judged steps' last half (the last 10 where that is more; `rises.RECENT`), so "
+             "a 10-step run reads as before, and a top set by chance early in a longer run is no longer read as "
+             "growth still going on, nor is a leak's early top under heavy noise."), ""]
     head = " | ".join(f"{n} steps" for n in lengths)
     for kind, title, which in (("clean", "**Clean shapes: false FAILs** (the projection broke the budget)", ("fail",)),
                                ("clean", "**Clean shapes: read as growth** (false \"grows\", failing or not)",
