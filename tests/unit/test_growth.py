@@ -417,3 +417,18 @@ def test_a_recorded_slow_leak_that_widens_only_its_blocks_is_warned_of():
     assert warning.startswith("warning: host RAM's recorded runs widen its growth allowance in blocks of 2 judged "
                               "steps to 0.90 MiB/step (6x the largest growth of its 3 recorded runs)"), warning
     assert "> budget 1.00 GiB" in warning
+
+
+def test_a_growth_that_speeds_up_is_said_to_reach_more_than_its_straight_line():
+    """A leak that keeps 10% more each step (1 MiB at step 1): the projection is a straight line at the median rise,
+    which read "about 45.81 GiB at step 10,000 > budget" as if that were the figure, where such growth reaches far
+    more. The row now says the line understates it; a straight leak's row does not."""
+    kept, add, mib = 0.0, 1.0, []
+    for _ in range(20):
+        kept, add = kept + add, add * 1.10
+        mib.append(1000 + kept)
+    check = checked(mib, budget=Budget(ram=2 * GiB))
+    (breach,) = check.breaches
+    assert ("about 45.81 GiB at step 10,000 on a straight line, an understatement: its rises grew at each of its last "
+            "5 judged steps, to 5.56 MiB/step, and growth that keeps speeding up reaches more > budget 2.00 GiB") in breach
+    assert "understatement" not in checked(shape(10, leak(10, 1.5))).breaches[0]

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from gpu_budget.measure import rises
 from gpu_budget.model.budget import Budget
@@ -139,6 +140,13 @@ class Growth:
         """The last judged step, in a row's words (its place among the marks, where the numbers go back)."""
         return f"step {self.last}" if self.numbers is None else \
             f"the {_nth(self.last)} marked step (step({self.numbers[self.last - 1]}))"
+
+    def speeds_up(self) -> bool:
+        """Each of the window's rises is larger than the one before, the last past the median by more than the
+        allowance: growth that speeds up (a leak keeping a few percent more each step), which a straight line at the
+        median rise, the projection, understates."""
+        r = self.window.rises
+        return all(b > a for a, b in pairwise(r)) and r[-1] > self.slope + self.allowance
 
     def unit(self) -> str:
         """What the window's five rises are of, in a row's words."""
@@ -265,8 +273,14 @@ class Projection:
     def _where(self) -> str:
         """The projection and its step; a run measured up to the declared step or past it projects nothing: the
         figure is the measured peak, said as such, not as the figure at the declared step (a 60-step run under
-        steps=20 read "about 352.33 MiB at step 20", the peak of its step 59)."""
-        if self.at_step > self.growth.last:
+        steps=20 read "about 352.33 MiB at step 20", the peak of its step 59). A growth that speeds up is said to
+        reach more than the line (a leak keeping 10% more each step read "about 45.81 GiB at step 10,000" alone)."""
+        g = self.growth
+        if self.at_step > g.last and g.speeds_up():
+            return (f"about {format_size(self.projected)} at step {self.at_step:,} on a straight line, an understatement: "
+                    f"its rises grew at each of its last {len(g.window.rises)} {g.unit()}, to "
+                    f"{_per_step(g.window.rises[-1])}, and growth that keeps speeding up reaches more")
+        if self.at_step > g.last:
             return f"about {format_size(self.projected)} at step {self.at_step:,}"
         return (f"{format_size(self.projected)} measured by {self.growth.at_last()}, already past the run's declared "
                 f"length (steps={self.at_step:,})")
