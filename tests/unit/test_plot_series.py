@@ -148,3 +148,32 @@ def test_a_died_child_whose_phases_hold_its_peak_and_a_finished_one_draw_their_p
     row = _died("exception", "the scenario broke", {"load": load}, 83 * MiB)
     assert plot_series.drawn_phases(row) == [load]
     assert plot_series.drawn_phases(_growing()) == list(_growing().phases.values())
+
+
+def _counted_down(declared: int | None = 10_000) -> Result:
+    """20 marks numbered 20 down to 1, host RAM keeping 1.5 MiB a mark: the rule reads them in the order run."""
+    numbers = list(range(20, 0, -1))
+    ram = [300 * MiB + k * 3 * MiB // 2 for k in range(20)]
+    phases = {f"train_step_{n}": PhaseRecord(name=f"train_step_{n}", step=n, ram_peak=r, ram_tree_peak=r)
+              for n, r in zip(numbers, ram)}
+    measured = Measurement(status="ok", peaks=Peaks(ram=max(ram), ram_tree=max(ram)), phases=phases,
+                           steps=tuple(Step(step=n, ram=r, ram_tree=r) for n, r in zip(numbers, ram)),
+                           growth={"ram_tree_per_step": 1.5 * MiB})
+    budget = Budget(ram=4 * 2**30)
+    j = judge(measured, budget, None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False, steps=declared)
+    return Result(nodeid="t.py::test_back", scenario="back", scale="tiny", verdict=j.verdict, passed=j.passed,
+                  message=j.message, budget=budget, measurement=measured,
+                  growth_projection=j.projection.record() if declared else None)
+
+
+def test_marks_numbered_back_are_drawn_at_their_place_as_the_verdict_reads_them():
+    """The verdict judged the 14th-19th marks (numbered 7 down to 2); drawn by number, the line sat over step(14) ..
+    step(19), the run's 2nd-7th marks, falling, captioned "steps 14-19", and the note said "over steps 14-19"."""
+    row = _counted_down()
+    assert "over the 14th-19th marked steps" in row.message, row.message
+    line = plot_series.growth_line(row, list(row.phases.values()), "ram_tree_peak")
+    assert line.xs == tuple(range(13, 19)) and line.ys == tuple(sorted(line.ys)) and "the 14th-19th marked steps" in line.label
+    note = plot_series.growth_note(plot_series.projection(row, "ram_tree_peak"), plot_series.numbered_back(row))
+    assert note.startswith("grows 1.50 MiB/step over the 14th-19th marked steps (its step numbers go back: read in the "
+                           "order run)"), note
+    assert not plot_series.numbered_back(_growing())

@@ -15,6 +15,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from gpu_budget.measure import rises
 from gpu_budget.model.figures import PhaseRecord
 from gpu_budget.model.growth import ProjectionRecord, allowance_words
 from gpu_budget.model.result import Result
@@ -67,14 +68,47 @@ def projection(result: Result, field: str) -> ProjectionRecord | None:
     return next((p for p in record.projections if p.metric in metrics), None)
 
 
-def growth_note(p: ProjectionRecord) -> str:
+def numbered_back(result: Result) -> bool:
+    """Whether the row's step numbers go back (restarted each epoch, counted down): the rule then reads its marks in
+    the order run, and names its judged steps by their place among the marks (rises.in_order)."""
+    return not rises.in_order([s.step for s in result.steps])
+
+
+def _over(p: ProjectionRecord, back: bool) -> str:
+    """The judged steps as the verdict names them: by number, or by place among the marks where the numbers go back."""
+    first, last = p.steps_fitted
+    if back:
+        return f"over the {_nth(first)}-{_nth(last)} marked steps (its step numbers go back: read in the order run)"
+    return f"over steps {first}-{last}"
+
+
+def _nth(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def growth_note(p: ProjectionRecord, back: bool = False) -> str:
     """The verdict's growth in its own words: steady within the clean allowance (or the one its entry's recorded runs
-    widened it to), or the growth and its projection."""
-    over = f"over steps {p.steps_fitted[0]}-{p.steps_fitted[1]}" + (f", in blocks of {p.block} judged steps" if p.block > 1 else "")
+    widened it to), or the growth and its projection. `back`: the row's step numbers go back (numbered_back)."""
+    over = _over(p, back) + (f", in blocks of {p.block} judged steps" if p.block > 1 else "")
     if not p.grows:
         return f"steady {over} ({per_step(p.slope)}, within {allowance_words(p.allowance, p.allowance_runs)})"
     budget = "" if p.budget is None else f" {'>' if p.breaks else 'within'} budget {format_size(p.budget)}"
     return f"grows {per_step(p.slope)} {over}: about {format_size(p.projected)} at step {p.at_step:,}{budget}"
+
+
+def _marks(phases: list[PhaseRecord], back: bool) -> list[tuple[int, int]]:
+    """(index in `phases`, where the verdict counts it) of each step-marked phase: its step number, or where the
+    numbers go back, its mark's place among the marks (phases in a row marking one number are one mark, as
+    model/figures.py steps_of reads them). Read by number, a run counted down drew its judged steps 14-19 at
+    step(14)..step(19), the run's 2nd-7th marks, its line falling."""
+    out, place, before = [], 0, None
+    for i, ph in enumerate(phases):
+        if ph.step is None:
+            continue
+        place += ph.step != before
+        before = ph.step
+        out.append((i, place if back else ph.step))
+    return out
 
 
 def growth_line(result: Result, phases: list[PhaseRecord], field: str) -> Line | None:
@@ -84,14 +118,16 @@ def growth_line(result: Result, phases: list[PhaseRecord], field: str) -> Line |
     if p is None:
         return None
     first, last = p.steps_fitted
-    at = [(i, ph) for i, ph in enumerate(phases) if ph.step is not None and first <= ph.step <= last]
-    start = next((getattr(ph, field) for _, ph in at if ph.step == first), None)
+    back = numbered_back(result)
+    at = [(i, x) for i, x in _marks(phases, back) if first <= x <= last]
+    start = next((getattr(phases[i], field) for i, x in at if x == first), None)
     if start is None:
         return None
-    label = f"judged growth {per_step(p.slope)}, steps {first}-{last}" + (f" in blocks of {p.block} judged steps" if p.block > 1 else "")
+    steps = f"the {_nth(first)}-{_nth(last)} marked steps" if back else f"steps {first}-{last}"
+    label = f"judged growth {per_step(p.slope)}, {steps}" + (f" in blocks of {p.block} judged steps" if p.block > 1 else "")
     if p.grows:
         label += f"\nprojected: about {format_size(p.projected)} at step {p.at_step:,}"
-    return Line(tuple(i for i, _ in at), tuple(start + p.slope * (ph.step - first) for _, ph in at), label)
+    return Line(tuple(i for i, _ in at), tuple(start + p.slope * (x - first) for _, x in at), label)
 
 
 def rank_lines(result: Result, phases: list[PhaseRecord], field: str) -> list[Line]:

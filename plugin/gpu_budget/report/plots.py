@@ -81,7 +81,8 @@ def _growth(result: Result, key: str) -> str | None:
     slope = result.growth.get(f"{key}_per_step")
     if slope is None:
         return None
-    return f"growth (median rise, last 5 judged steps): {'+' if slope >= 0 else '-'}{format_size(abs(slope))}/step"
+    back = ", its step numbers going back: read in the order run" if plot_series.numbered_back(result) else ""
+    return f"growth (median rise, last 5 judged steps{back}): {'+' if slope >= 0 else '-'}{format_size(abs(slope))}/step"
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,8 @@ def _title(result: Result, panel: Panel, f: _Figures, tree: bool) -> str:
     if result.ranks:
         title = plot_series.RANK_TITLES.get(panel.field, title)
     judged = plot_series.projection(result, panel.field)
-    notes = [plot_series.growth_note(judged)] if judged is not None else [n for n in (_growth(result, peak_key),) if n]
+    back = plot_series.numbered_back(result)
+    notes = [plot_series.growth_note(judged, back)] if judged is not None else [n for n in (_growth(result, peak_key),) if n]
     if f.budget is not None and not f.budget_on_axis:
         notes.append(f"budget {format_size(f.budget)}, far above this axis")
     text = title + ("  |  " + "; ".join(notes) if notes else "")
