@@ -22,11 +22,13 @@ nothing of the top and is passed over, so the window holds the last five steps
 that reached it, each one's rise divided by the steps since the one before it
 (a sawtooth's top rises over two steps; a step climbing back from a dip to within
 DIP of the top without passing it has not reached it, so the top after it rises
-over the steps since the top before), among the judged steps' last half or last
-RECENT (10), the more; where fewer than four of those did, it holds the last
+over the steps since the top before), in a run of LONG (20) judged steps or more
+among its last half; where fewer than four of those did, it holds the last
 five steps, a dip counting as no rise (a window of four or five still ignores
 two jumps): a top reached early in a long run whose later steps all fell below
-it is not growth still going on. A run that ends in more than WINDOW dips, more than any earlier stretch
+it is not growth still going on. A shorter run's tops are read among all its
+steps: there the last half lost more leaks under noise than it spared clean runs
+(RESULTS.md 5h). A run that ends in more than WINDOW dips, more than any earlier stretch
 of them, freed memory for good (a cache cleared): its steps after the free are
 read on their own running peak, so a leak after it is read and growth before it
 is not taken for growth still going on. Steps are counted by their numbers: a loop that marks every
@@ -69,7 +71,7 @@ LAST = 1  # and last: a Trainer's last step loads no next batch
 WINDOW = 5  # the rises judged: the last five; their median sees growth in 3 of them, and ignores 2 jumps
 MIN_STEPS = WARMUP + WINDOW + 1 + LAST  # 9: five rises need six judged steps
 MIN_TOP = 4  # steps that reached the running peak: fewer, and the window is the last WINDOW steps, dips as no rise
-RECENT = 2 * WINDOW  # the window's tops: among the last RECENT judged marks or the last half, the more (_window)
+LONG = 4 * WINDOW  # judged marks from which the window's tops are taken among the last half (_window)
 DIP = 2**20  # this far below the running peak: a dip, showing nothing of the top
 SPIKE = 4 * 2**20  # this far above both steps around it: a spike; above the clean runs' bumps (RESULTS 5c)
 SPIKE_STEPS = 2  # the longest spike read on its neighbours' line: an evaluation or a scratch tensor over two steps
@@ -252,12 +254,13 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> 
 
 
 def _window(judged_steps: list[int], rises: list[_Rise], peak: int, envelope: str, scale: int) -> Rises:
-    """The last WINDOW kept steps' rises among the last RECENT or the last half, the more; where fewer than MIN_TOP of
-    those were kept, the last WINDOW steps, a step passed over counting as no rise. Its dips: the steps passed over
-    from the window's first rise's start on. A top reached long before the end (noisy steps that reached it early in
-    a run of 100 and all fell below it since) is not growth still going on: read as the window, its rises were the
-    run's first steps'; the last half keeps a sawtooth's or an evaluation's tops (every 5th or 20th step)."""
-    recent = min(len(rises) - RECENT, len(rises) // 2)
+    """The last WINDOW kept steps' rises, among the last half where the run holds LONG judged marks or more; where
+    fewer than MIN_TOP of those were kept, the last WINDOW steps, a step passed over counting as no rise. Its dips:
+    the steps passed over from the window's first rise's start on. A top reached long before the end (noisy steps
+    that reached it early in a run of 100 and all fell below it since) is not growth still going on: read as the
+    window, its rises were the run's first steps'; the last half keeps a sawtooth's or an evaluation's tops (every
+    5th or 20th step). In a shorter run the last half holds too few of a noisy leak's tops (RESULTS.md 5h)."""
+    recent = len(rises) // 2 if len(judged_steps) * scale >= LONG else 0
     kept = [i for i, r in enumerate(rises) if r.kept and i >= recent]
     at = kept[-WINDOW:] if len(kept) >= MIN_TOP else list(range(len(rises)))[-WINDOW:]
     head = at[0]
