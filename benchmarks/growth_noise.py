@@ -164,9 +164,10 @@ def section(res: dict | None) -> list[str]:
              f"(`{res['run']['commit']}`), the same series, in one run. What changed between them: in a run of 20 "
              "judged steps or more (23 marked; `rises.LONG`), the window's tops are taken from its last half, so a "
              "top set by chance early in a longer run is no longer read as growth still going on; a shorter run "
-             "reads as before, since there the last half held too few of a noisy leak's tops (taking them from the "
-             "last half of a 20-step run lost more leaks than it spared clean runs: 410 of 5000 for 229 of 4000, "
-             "as this section's report committed in 4dd8bcc measured)."), ""]
+             "reads as before, since there its last steps held too few of a noisy leak's tops (taking them from the "
+             "last 10 of a 20-step run's judged steps lost more leaks than it spared clean runs: 410 of 5000 for 229 "
+             "of 4000, as this section's report committed in 4dd8bcc measured). What it costs shows in the totals: "
+             "leaks under 10-20 MiB of noise in runs just long enough for the rule are caught less often."), ""]
     out += _totals(res, lengths, was, now)
     head = " | ".join(f"{n} steps" for n in lengths)
     for kind, title, which in (("clean", "**Clean shapes: false FAILs** (the projection broke the budget)", ("fail",)),
