@@ -37,9 +37,10 @@ def shadowing(package: str) -> str | None:
 
 
 def standard_shadowed() -> list[str]:
-    """The files or folders ahead of the standard library on sys.path that hold a module of its name (a `re.py`
-    beside the tests): a process started with this path imports them in its place, so it crashes or hangs before
-    any of its own code runs."""
+    """The files ahead of the standard library on sys.path that hold a module of its name (a `re.py` beside the tests,
+    a package's `__init__.py`): a process started with this path imports them in its place, so it crashes or hangs
+    before any of its own code runs. A folder without `__init__.py` is a namespace portion (its spec's origin is
+    None), which the standard library's own module still wins over."""
     stdlib = sysconfig.get_path("stdlib")
     ahead = sys.path[:next((i for i, entry in enumerate(sys.path) if entry == stdlib), len(sys.path))]
     found = []
@@ -48,7 +49,7 @@ def standard_shadowed() -> list[str]:
             spec = PathFinder.find_spec(name, [entry or "."])
             if spec is not None and spec.origin not in (None, "built-in", "frozen") and \
                     not spec.origin.startswith(stdlib):
-                found.append(spec.origin if spec.origin != "namespace" else f"{entry}/{name}")
+                found.append(spec.origin)
     return found
 
 
