@@ -266,7 +266,8 @@ def test_the_peak_drawn_of_a_killed_child_is_its_rows(tmp_path, monkeypatch):
     row = _row(gpu=False) | {"verdict": "error", "passed": False, "budget": {"ram": 100 * MiB, "vram": None},
                              "baseline": None, "peaks": {"ram": 211 * MiB, "ram_tree": 211 * MiB},
                              "phases": {"load": {"name": "load", "ram_peak": 83 * MiB, "ram_tree_peak": 83 * MiB}},
-                             "error": {"kind": "killed", "message": "killed by SIGKILL; it was in phase 'train_step_1'"}}
+                             "error": {"kind": "killed", "message": "killed by SIGKILL; it was in phase 'train_step_1'",
+                                       "phase": "train_step_1"}}
     said, named = [], []
     original, ticks = Axes.annotate, Axes.set_xticklabels
     monkeypatch.setattr(Axes, "annotate", lambda ax, text, *a, **kw: said.append(text) or original(ax, text, *a, **kw))

@@ -190,6 +190,7 @@ def test_after(gpu_budget):
     rows = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
     assert rows["test_killed"]["verdict"] == "error" and rows["test_killed"]["peaks"]["ram"] > 64 * MiB
     assert rows["test_hangs"]["error"]["kind"] == "timeout" and rows["test_hangs"]["peaks"]["ram"] > 32 * MiB
+    assert rows["test_hangs"]["error"]["phase"] == "load" and "phase" not in rows["test_raises"]["error"]
     assert rows["test_after"]["verdict"] in ("pass", "no-baseline")
     assert all(not p.name.startswith(".") for p in (pytester.path / "baselines").rglob("*"))
 

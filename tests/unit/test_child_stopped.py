@@ -4,7 +4,7 @@ events it streamed, and a command's stderr tail as it stood (isolate/forkserver.
 from dataclasses import replace
 
 from gpu_budget.isolate import events, unix_paths
-from gpu_budget.isolate.forkserver import _phase_at_the_end, _stderr_tail
+from gpu_budget.isolate.forkserver import _phase_at_the_end, _stderr_tail, _stopped_in
 from gpu_budget.model.figures import PhaseRecord, TreeReading
 
 STARTED = events.Started(pid=1, cuda=False, ram_method="vmhwm", ram_tree_method=None, subreaper=False)
@@ -27,6 +27,15 @@ def test_a_phase_ended_with_none_after_it_is_said_so():
 def test_a_run_that_began_no_phase_and_a_child_that_never_started():
     assert _phase_at_the_end([STARTED]) == "; no phase had begun"
     assert _phase_at_the_end([]) == ""
+
+
+def test_the_phase_a_stopped_child_was_in_is_its_failures_field():
+    """The failure of a stopped child names its open phase as a field of its own (Failure.phase), the one its message
+    says it was in; none where the last phase begun had ended, or none had begun."""
+    assert _stopped_in([STARTED, events.PhaseBegun("load"), ended("load"), events.PhaseBegun("train_step_1")]) == \
+        "train_step_1"
+    assert _stopped_in([STARTED, events.PhaseBegun("load"), ended("load")]) is None
+    assert _stopped_in([STARTED]) is None and _stopped_in([]) is None
 
 
 def test_a_phase_begun_goes_through_the_event_file_as_written():

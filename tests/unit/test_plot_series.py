@@ -115,10 +115,10 @@ def test_a_launcher_case_draws_one_line_per_rank_captioned_by_rank():
     assert plot_series.rank_lines(_growing(), phases, "ram_tree_peak") == []  # no ranks: no rank lines
 
 
-def _died(kind: str, message: str, phases: dict[str, PhaseRecord], peak: int) -> Result:
+def _died(kind: str, message: str, phases: dict[str, PhaseRecord], peak: int, phase: str | None = None) -> Result:
     """A row whose child died: its closed phases, and the peak seen until it died (the row's RAM tree figure)."""
     measured = Measurement(status="error", peaks=Peaks(ram=peak, ram_tree=peak), phases=phases,
-                           error=Failure(kind=kind, message=message))
+                           error=Failure(kind=kind, message=message, phase=phase))
     return Result(nodeid="t.py::test_died", scenario="died", scale="tiny", verdict=Verdict.ERROR, passed=False,
                   message=f"measured child failed ({kind}): {message}", budget=Budget(ram=100 * MiB), measurement=measured)
 
@@ -128,7 +128,7 @@ def test_a_child_killed_in_a_phase_is_drawn_with_the_peak_it_reached_there():
     and its plot drew load alone, 83.50 MiB, under the budget line: the phase it died in is drawn, at that peak."""
     load = PhaseRecord(name="load", ram_peak=83 * MiB, ram_tree_peak=83 * MiB)
     row = _died("killed", "killed by SIGKILL (the kernel's OOM killer sends SIGKILL); it was in phase 'train_step_1'",
-                {"load": load}, 211 * MiB)
+                {"load": load}, 211 * MiB, phase="train_step_1")
     drawn = plot_series.drawn_phases(row)
     assert [p.name for p in drawn] == ["load", "train_step_1 (killed)"]
     assert (drawn[-1].ram_tree_peak, drawn[-1].ram_peak) == (211 * MiB, 211 * MiB)
@@ -137,10 +137,26 @@ def test_a_child_killed_in_a_phase_is_drawn_with_the_peak_it_reached_there():
 def test_a_child_timed_out_in_its_first_phase_is_drawn_at_the_peak_seen_so_far():
     """A timed-out child that had closed no phase had no plot at all, where every other row had one."""
     row = _died("timeout", "timed out after 5 s and was killed, with every process it started; it was in phase 'load'",
-                {}, 51 * MiB)
+                {}, 51 * MiB, phase="load")
     assert [(p.name, p.ram_tree_peak) for p in plot_series.drawn_phases(row)] == [("load (timeout)", 51 * MiB)]
     unnamed = _died("exit", "exited with code 3 without a result", {}, 51 * MiB)
     assert [p.name for p in plot_series.drawn_phases(unnamed)] == ["end (exit)"]
+
+
+def test_the_phase_drawn_is_the_failures_field_never_words_of_its_message():
+    """The plot named the last point by the first "it was in phase '...'" in the row's message, a command's stderr
+    tail included: a command stopped in phase 'run' that had printed "it was in phase 'eval'" could be drawn as
+    "eval (timeout)". The phase is the failure's own field (set where the child was stopped)."""
+    said = "timed out after 4 s; no phase had begun; the last lines of its command's stderr:\nit was in phase 'eval'"
+    assert [p.name for p in plot_series.drawn_phases(_died("timeout", said, {}, 51 * MiB))] == ["end (timeout)"]
+    row = _died("killed", "killed by SIGKILL", {}, 51 * MiB, phase="it's \"odd\"")
+    assert [p.name for p in plot_series.drawn_phases(row)] == ["it's \"odd\" (killed)"]
+
+
+def test_a_failures_phase_goes_through_the_json_report_and_is_left_out_where_none():
+    stopped = Failure(kind="timeout", message="timed out", phase="load")
+    assert Failure.from_json(stopped.to_json()) == stopped
+    assert "phase" not in Failure(kind="exception", message="boom").to_json()  # a row as earlier reports wrote it
 
 
 def test_a_died_child_whose_phases_hold_its_peak_and_a_finished_one_draw_their_phases_alone():

@@ -496,6 +496,18 @@ def _phase_at_the_end(seen: list) -> str:
     return where or "; no phase had begun"
 
 
+def _stopped_in(seen: list) -> str | None:
+    """The phase a stopped child was in (begun last, never ended) by name, as _phase_at_the_end says it; None where
+    it had begun none, or ended the last it began."""
+    where = None
+    for e in seen:
+        if isinstance(e, events.PhaseBegun):
+            where = e.name
+        elif isinstance(e, events.PhaseEnded):
+            where = None
+    return where if events.first(seen, events.Started) is not None else None
+
+
 def _stderr_note(ending: ChildEnding) -> str:
     return f"; the last lines of its command's stderr:\n{ending.stderr_tail}" if ending.stderr_tail else ""
 
@@ -572,7 +584,7 @@ def measure_request(request: ChildRequest, timeout: float, preload: tuple[str, .
     else:
         kind = "timeout" if ending.timed_out else "killed" if ending.killed else "crash"
         failure = Failure(kind=kind, message=_describe_ending(ending) + _phase_at_the_end(seen)
-                          + _ranks_at_the_end(seen) + _stderr_note(ending))
+                          + _ranks_at_the_end(seen) + _stderr_note(ending), phase=_stopped_in(seen))
         info = next((e.info for e in reversed(seen) if isinstance(e, events.PhaseBegun) and e.info is not None), {})
     return measurement_of(_summary_so_far(seen, error, ending), status="error", error=failure, info=info,
                           wall_seconds=ending.wall_seconds, exitcode=ending.exitcode, snapshot=snapshot)

@@ -5,14 +5,13 @@ The growth comes from the row's own verdict (Result.growth_projection, judge/gro
 the judged steps, the growth per step and its projection to the declared run
 length, in the verdict's words and figures, so the picture and the message
 read the same. A child killed or timed out inside a phase keeps no record of that phase (its peak is the row's
-"peak seen so far"), so the plot draws it as one more point, named by the phase the message names. A launcher case's panel draws each rank's own figures, captioned
-by rank. plots.py draws what this module returns; nothing here imports matplotlib.
+"peak seen so far"), so the plot draws it as one more point, named by the phase its failure records
+(Failure.phase). A launcher case's panel draws each rank's own figures, captioned by rank. plots.py draws what
+this module returns; nothing here imports matplotlib.
 """
 
 from __future__ import annotations
 
-import ast
-import re
 from dataclasses import dataclass
 
 from gpu_budget.measure import rises
@@ -26,9 +25,6 @@ RANK_TITLES = {"ram_tree_peak": "host RAM per rank (peak of each rank's process 
                "vram_allocated": "GPU memory per rank (allocated by torch; a budget applies to each rank)"}
 
 
-IN_PHASE = re.compile(r"it was in phase ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")  # forkserver's words, the name as repr()
-
-
 def drawn_phases(result: Result) -> list[PhaseRecord]:
     """The phases a plot draws: the row's, and for a child that died past every phase it closed (or before closing
     one) a last point at the peak seen so far, named "<phase> (<kind>)", else "end (<kind>)"."""
@@ -39,8 +35,7 @@ def drawn_phases(result: Result) -> list[PhaseRecord]:
     top = {"ram_tree_peak": peaks.ram_tree, "ram_peak": peaks.ram, "vram_allocated": peaks.vram_allocated}
     if not any(v is not None and all((getattr(p, k) or 0) < v for p in phases) for k, v in top.items()):
         return phases
-    found = IN_PHASE.search(error.message)
-    name = ast.literal_eval(found.group(1)) if found else "end"
+    name = error.phase or "end"  # set where the child was stopped (isolate/forkserver.py), never read from its words
     return [*phases, PhaseRecord(name=f"{name} ({error.kind})", ram_peak=peaks.ram, ram_tree_peak=peaks.ram_tree,
                                  vram_allocated=peaks.vram_allocated, vram_reserved=peaks.vram_reserved)]
 
