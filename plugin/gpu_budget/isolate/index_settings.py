@@ -5,9 +5,11 @@ A requirement that one index lacks (a private mirror without the version)
 may be on another: a failure remembered under one index says nothing of the
 next, so the settings are part of a remembered failure's key and named in
 its message. They are the environment variables that point pip or uv at an
-index or a folder of wheels, and a digest of each configuration file the
-tool reads (its index lines may be there); uv is given pip's variables, and
-the index settings of pip's configuration files (pip_config.py), as its own
+index or a folder of wheels or a constraint file (keyed by what that file
+holds, as are pip's constraint files named in its configuration), and a
+digest of each configuration file the tool reads (its index lines may be
+there); uv is given pip's variables, and the index settings and constraint
+files of pip's configuration files (pip_config.py), as its own
 where none of its own replaces them (`from_pip`). A URL's credentials
 (`user:password@`) are never kept: they are written `***@`, and count by a
 slow salted digest (one entry, "credentials (pbkdf2 DIGEST)", which no
@@ -32,9 +34,9 @@ from gpu_budget.isolate.pip_config import Setting
 
 VARIABLES = {
     "pip": ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_TRUSTED_HOST",
-            "PIP_CONFIG_FILE"),
+            "PIP_CONFIG_FILE", "PIP_CONSTRAINT"),
     "uv": ("UV_DEFAULT_INDEX", "UV_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_FIND_LINKS", "UV_NO_INDEX",
-           "UV_OFFLINE", "UV_INDEX_STRATEGY", "UV_INSECURE_HOST", "UV_CONFIG_FILE", "UV_NO_CONFIG"),
+           "UV_OFFLINE", "UV_INDEX_STRATEGY", "UV_INSECURE_HOST", "UV_CONFIG_FILE", "UV_NO_CONFIG", "UV_CONSTRAINT"),
 }
 # pip's settings uv is given as its own where the user set no uv counterpart (uv reads none of pip's): pip's name ->
 # uv's, the uv names that replace it, and how uv separates a list's items
@@ -44,9 +46,12 @@ FOR_UV = {
     "PIP_FIND_LINKS": ("UV_FIND_LINKS", ("UV_FIND_LINKS",), ","),
     "PIP_NO_INDEX": ("UV_NO_INDEX", ("UV_NO_INDEX",), None),
     "PIP_TRUSTED_HOST": ("UV_INSECURE_HOST", ("UV_INSECURE_HOST",), " "),
+    "PIP_CONSTRAINT": ("UV_CONSTRAINT", ("UV_CONSTRAINT",), " "),
 }
 # the settings that name folders of wheels, and how each separates its items (None: whitespace)
 _LINKS = {"PIP_FIND_LINKS": None, "UV_FIND_LINKS": ","}
+# the settings that name constraint files (whitespace-separated): what a file holds is what the resolution reads
+_CONSTRAINTS = ("PIP_CONSTRAINT", "UV_CONSTRAINT")
 # uv's index strategy that reads every index alike, as pip does (uv's default reads the first holding a package)
 BEST_MATCH = "unsafe-best-match"
 _TRUE = ("1", "true", "yes", "on")
@@ -164,9 +169,10 @@ def tool_environ(tool: str) -> dict[str, str]:
 
 
 def index_settings(tool: str) -> tuple[str, ...]:
-    """What points `tool` ("uv" or "pip") at an index, each as "NAME=value" (credentials redacted; "(from PIP_...)"
-    where uv is given pip's) or "config PATH (sha256 DIGEST)"; empty where the tool reads its default index."""
-    config = _pip_config() if tool == "uv" else {}
+    """What points `tool` ("uv" or "pip") at an index or holds its resolution to versions (a constraint file, by
+    its content), each as "NAME=value" (credentials redacted; "(from PIP_...)" where uv is given pip's) or "config
+    PATH (sha256 DIGEST)"; empty where the tool reads its default index."""
+    config = _pip_config()
     environ = {**os.environ, **(from_pip(os.environ, config) if tool == "uv" else {})}
     given = [name for name in VARIABLES.get(tool, ()) if environ.get(name)]
     mapped = {uv_name: pip_name if pip_name in os.environ else f"pip config {config[pip_name].where}"
@@ -179,6 +185,9 @@ def index_settings(tool: str) -> tuple[str, ...]:
     secrets = [f"{name}={secret}" for name in given for secret in _CREDENTIALS.findall(environ[name])]
     if secrets:
         found.append(f"{CREDENTIALS}{_credentials_digest(secrets)})")
+    if tool == "pip":  # the file's digest keys the setting, not the constraint file it names, read from here
+        found += [f"pip config {setting.where}={redact(setting.value)}{_read_as(name, setting.value)}"
+                  for name, setting in config.items() if name in _CONSTRAINTS and name not in os.environ]
     for path in _config_files(tool):
         try:
             digest = _digest(path)
@@ -190,12 +199,30 @@ def index_settings(tool: str) -> tuple[str, ...]:
 
 def _read_as(name: str, value: str) -> str:
     """" (read as /abs/wheels)" for a wheel-folder setting's relative paths, which the tool reads from its working
-    folder (this process's): "wheels" in two projects is two folders, so the key names the one read here."""
+    folder (this process's): "wheels" in two projects is two folders, so the key names the one read here; for a
+    constraint setting, each file as read from here and its content's digest (_constrained)."""
+    if name in _CONSTRAINTS:
+        return _constrained(value)
     if name not in _LINKS:
         return ""
     items = [item.strip() for item in value.split(_LINKS[name])]
     folders = [os.path.realpath(item) for item in items if item and "://" not in item and not os.path.isabs(item)]
     return f" (read as {' '.join(folders)})" if folders else ""
+
+
+def _constrained(value: str) -> str:
+    """" (read as /abs/c.txt sha256 DIGEST)" for each constraint file a setting names ("missing" where none is
+    there): the same name with other pins in it is another resolution. A URL is named as it is."""
+    read = []
+    for item in value.split():
+        if "://" in item:
+            continue
+        path = os.path.realpath(item)
+        try:
+            read.append(f"{path} sha256 {hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]}")
+        except OSError:
+            read.append(f"{path} missing")
+    return f" (read as {', '.join(read)})" if read else ""
 
 
 def _credentials_digest(secrets: list[str]) -> str:

@@ -1,4 +1,5 @@
-"""The index settings pip's configuration files hold, read as pip reads them, so uv can be given them.
+"""The index settings (and constraint files) pip's configuration files hold, read as pip reads them, so uv can be
+given them.
 
 uv reads no pip.conf: a mirror or a wheel folder set there for a host would
 be passed over and the registry read instead (index_settings.from_pip hands
@@ -25,7 +26,7 @@ from pathlib import Path
 
 # pip's option names -> its variables' names (index_settings.FOR_UV maps these to uv's)
 OPTIONS = {"index-url": "PIP_INDEX_URL", "extra-index-url": "PIP_EXTRA_INDEX_URL", "find-links": "PIP_FIND_LINKS",
-           "no-index": "PIP_NO_INDEX", "trusted-host": "PIP_TRUSTED_HOST"}
+           "no-index": "PIP_NO_INDEX", "trusted-host": "PIP_TRUSTED_HOST", "constraint": "PIP_CONSTRAINT"}
 SECTIONS = ("global", "install")  # what `pip install` reads, the later winning
 TIMEOUT = 60  # seconds for `pip config list`
 
