@@ -190,3 +190,24 @@ def test_uv_reads_pips_indexes_alike_as_pip_does(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_INDEX_URL", simple_index(tmp_path / "main", "1.0"))
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", simple_index(tmp_path / "extra", "2.0"))
     assert make(["gbtiny==1.0"], tmp_path / "envs", uv).overlay == {"gbtiny": "1.0"}
+
+
+def test_projects_sharing_a_pip_conf_with_relative_wheels_each_read_their_own(tmp_path, monkeypatch, tool):
+    """One pip.conf with `find-links = wheels` and one --gpu-budget-envs folder for two projects: under pip the key
+    held the file's digest alone, so the second found the first's resolution and venv (gbtiny 1.0, cached), its own
+    wheels/ holding 2.0 alone."""
+    from gpu_budget.isolate.index_settings import VARIABLES
+
+    for name in (*VARIABLES["pip"], *VARIABLES["uv"]):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "etc"))
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    (tmp_path / "pip.conf").write_text("[global]\nfind-links = wheels\nno-index = yes\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "pip.conf"))
+    for project, version in (("a", "1.0"), ("b", "2.0")):
+        (tmp_path / project / "wheels").mkdir(parents=True)
+        write_wheel(tmp_path / project / "wheels", version)
+        monkeypatch.chdir(tmp_path / project)
+        made = make(["gbtiny<3"], tmp_path / "shared", tool)
+        assert (made.overlay, made.cached) == ({"gbtiny": version}, False)

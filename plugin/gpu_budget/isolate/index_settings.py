@@ -185,9 +185,9 @@ def index_settings(tool: str) -> tuple[str, ...]:
     secrets = [f"{name}={secret}" for name in given for secret in _CREDENTIALS.findall(environ[name])]
     if secrets:
         found.append(f"{CREDENTIALS}{_credentials_digest(secrets)})")
-    if tool == "pip":  # the file's digest keys the setting, not the constraint file it names, read from here
-        found += [f"pip config {setting.where}={redact(setting.value)}{_read_as(name, setting.value)}"
-                  for name, setting in config.items() if name in _CONSTRAINTS and name not in os.environ]
+    if tool == "pip":  # the file's digest keys the setting, not what it names as read from here (a relative folder)
+        found += [f"pip config {setting.where}={redact(setting.value)}{read}" for name, setting in config.items()
+                  if name not in os.environ and (read := _read_as(name, setting.value))]
     for path in _config_files(tool):
         try:
             digest = _digest(path)
