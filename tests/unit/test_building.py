@@ -70,3 +70,27 @@ def test_a_wait_that_cannot_be_said_still_waits(tmp_path):
         assert inside == [] and waiter.is_alive(), "the waiter went on without the lock"
     waiter.join(10)
     assert inside == ["second"]
+
+
+def test_a_built_folder_holds_what_prepare_made_alone_and_its_marker_is_beside_it(tmp_path):
+    """The gate's own .complete lay in the built folder, so a runner listing ctx.assets found ['.complete',
+    'model.bin']; it is beside the folder now, and an earlier version's inside is moved out as it is read."""
+    target = str(tmp_path / "KEY")
+    made, held = building.build_folder(target)
+    with open(os.path.join(made, "model.bin"), "wb") as fh:
+        fh.write(b"0")
+    assert not building.built(target)
+    building.finish(made, target)
+    building.done(made, held)
+    assert building.built(target) and os.listdir(target) == ["model.bin"]
+    assert sorted(os.listdir(tmp_path)) == ["KEY", "KEY.complete"]
+    os.rename(target + building.DONE, os.path.join(target, building.DONE))  # as an earlier version left it
+    assert building.built(target) and os.listdir(target) == ["model.bin"]
+    os.unlink(target + building.DONE)
+    assert not building.built(target)  # a folder without its marker is no build
+
+
+def test_a_marker_without_its_folder_is_no_build(tmp_path):
+    target = str(tmp_path / "KEY")
+    open(target + building.DONE, "w").close()
+    assert not building.built(target)

@@ -66,7 +66,7 @@ def test_cases_differing_in_run_knobs_prepare_once_and_a_bad_declaration_is_repo
                                            "--gpu-budget", "--gpu-budget-update")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*(exception): scenario 'p': prepare read param 'batch_size', which is not in its prepared_from (hidden, mib)*"])
-    prepared = [p.name for p in (pytester.path / ".gpu-budget-assets").iterdir() if (p / ".complete").exists()]
+    prepared = [p.name for p in (pytester.path / ".gpu-budget-assets").iterdir() if p.suffix == ".complete"]
     assert len(prepared) == 1, prepared  # three batch sizes, one prepared asset
 
 
@@ -92,13 +92,14 @@ def test_a_kept_assets_folder_is_honoured_and_a_changed_prepare_rebuilds(hidden_
     args = ("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
     pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
     first = sorted(p.name for p in kept.iterdir())
-    assert len(first) == 1 and (kept / first[0] / "model").read_text() == "4"
+    assert len(first) == 2 and first[1] == first[0] + ".complete"  # the folder, and its marker beside it
+    assert [p.name for p in (kept / first[0]).iterdir()] == ["model"]  # what prepare made alone
     assert not (pytester.path / ".gpu-budget-assets").exists()
     pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
     assert sorted(p.name for p in kept.iterdir()) == first  # reused
     pytester.makepyfile(preps=PREPS + "\n# prepare's module changed\n")
     pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
-    assert len(list(kept.iterdir())) == 2  # rebuilt under a new key
+    assert len(list(kept.iterdir())) == 4  # rebuilt under a new key
 
 
 FAILING_PREPS = '''
@@ -490,8 +491,8 @@ def test_the_half_built_assets_of_a_killed_session_are_removed_by_the_next(proje
     assert [p.name for p in kept.iterdir() if ".tmp-" in p.name]  # what the killed session left
     (pytester.path / "slow").unlink()
     pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
-    (built,) = kept.iterdir()
-    assert (built / "model").read_text() == "1" and ".tmp-" not in built.name
+    built, marker = sorted(kept.iterdir())
+    assert (built / "model").read_text() == "1" and ".tmp-" not in built.name and marker.name == built.name + ".complete"
 
 
 @pytest.mark.parametrize("name", ["a/../../x", "x" * 300, "..hidden", "two words"])

@@ -19,6 +19,10 @@ the first and finds KEY built; a killed builder's lock goes with it, and the
 waiter builds (the file it left is harmless, and taken by the next build).
 The holder writes its pid in the lock file, so a waiter can say, once, whom it
 waits for (`waiting`): a wait of minutes said nowhere looks like a hang.
+
+A built KEY has its marker beside it (KEY.complete, `built`), made before the
+build folder is renamed over KEY, never inside: the runner lists KEY and finds
+what the prepare made alone.
 """
 
 from __future__ import annotations
@@ -35,6 +39,30 @@ from gpu_budget.isolate import held_path
 LOCK = ".lock"  # beside a kept folder: <folder>.lock, locked, while one process builds it
 HELD = ".held"  # beside a build folder: <folder>.held, locked by its builder
 MARK = b"held"  # written in it once its lock is taken
+DONE = ".complete"  # beside a built folder: <folder>.complete (inside it, as earlier versions made it, moved out)
+
+
+def built(target: str) -> bool:
+    """Whether `target` is a finished build: the folder, with its marker beside it. An earlier version's marker
+    inside it is moved out (where the folder cannot be written, it still counts)."""
+    inside = os.path.join(target, DONE)
+    with contextlib.suppress(OSError):
+        os.rename(inside, target + DONE)
+    return os.path.isdir(target) and (os.path.isfile(target + DONE) or os.path.isfile(inside))
+
+
+def finish(made: str, target: str) -> None:
+    """Put the build folder `made` in `target`'s place, its marker made first (a marker alone is no build: `built`
+    asks for the folder too); another process that finished it first (a file system without flock) wins."""
+    with open(target + DONE, "w"):
+        pass
+    try:
+        os.rename(made, target)
+    except OSError:
+        if not built(target):
+            with contextlib.suppress(OSError):
+                os.unlink(target + DONE)
+            raise
 
 
 @contextlib.contextmanager

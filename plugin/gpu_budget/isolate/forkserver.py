@@ -405,7 +405,7 @@ def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, tim
                    device: str | None = None, say: Callable[[str], None] | None = None) -> None:
     """Build a scenario's assets once, in an unmeasured child, into `assets` (atomically). `scenario`: the job, or
     its JSON (Scenario.to_json). `say`: told once where another process is building them and this one waits."""
-    if (assets / ".complete").exists():
+    if building.built(str(assets)):
         return
     job = ScenarioJob.coerce(scenario)
 
@@ -417,7 +417,7 @@ def prepare_assets(scenario: ScenarioJob | Mapping[str, Json], assets: Path, tim
             assets.parent.mkdir(parents=True, exist_ok=True)
             # another session building them: waited for, and said
             locked.enter_context(building.exclusive(str(assets), waiting if say is not None else None))
-            if (assets / ".complete").exists():  # built by it meanwhile
+            if building.built(str(assets)):  # built by it meanwhile
                 return
             made, held = building.build_folder(str(assets))  # held: a later build removes it where this one is killed
         except OSError as exc:  # a file in its place, a read-only or full disk: the case's error, naming the folder
@@ -440,12 +440,7 @@ def _build(assets: Path, made: str, held: int, job: ScenarioJob, timeout: float,
     tmp = Path(made)
     try:
         _prepare_into(tmp, job, timeout, threads, preload, dispatch_mode, device)
-        (tmp / ".complete").touch()
-        try:
-            os.rename(tmp, assets)
-        except OSError:  # another process finished the same assets first (a file system without flock)
-            if not (assets / ".complete").exists():
-                raise
+        building.finish(made, str(assets))  # its marker beside it: the runner's ctx.assets holds what prepare made
     finally:  # what a failed (or beaten) prepare wrote: a checkpoint half saved is gigabytes, in a kept folder
         building.done(made, held)
 

@@ -151,7 +151,7 @@ class Remote:
         """forkserver.prepare_assets, in the helper's environment; its wait on another process's build is said here,
         where it is seen as the call starts (the helper's stderr reaches no terminal)."""
         job = ScenarioJob.coerce(scenario)
-        if say is not None and not (assets / ".complete").exists():
+        if say is not None and not building.built(str(assets)):
             held, pid = building.builder(str(assets))
             if held:
                 say(forkserver.waiting_line(job.name, assets, pid))
