@@ -341,7 +341,7 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None, sinc
         raise
     label = tool.name if wheels is None else f"{tool.name}, wheels from {wheels.folder} ({wheels.digest})"
     memory = env_failures.Memory(root, requirements, label, time.time() if since is None else since, retry, t0,
-                                 index_settings(tool.name))
+                                 index_settings(tool.name, root))
     try:
         memory.check()
         made = _make(requirements, root, tool, memory, wheels)

@@ -158,9 +158,10 @@ def from_pip(environ: Mapping[str, str], config: Mapping[str, Setting] | None = 
     return found
 
 
-def _pip_config() -> dict[str, Setting]:
-    """The index settings pip's configuration files hold (read by pip itself: pip_config.py)."""
-    return pip_config.settings(_config_files("pip"))
+def _pip_config(keep: Path | None = None) -> dict[str, Setting]:
+    """The index settings pip's configuration files hold (read by pip itself: pip_config.py; `keep`: where what it
+    said is kept for the next session)."""
+    return pip_config.settings(_config_files("pip"), keep)
 
 
 def tool_environ(tool: str) -> dict[str, str]:
@@ -168,11 +169,11 @@ def tool_environ(tool: str) -> dict[str, str]:
     return {**os.environ, **(from_pip(os.environ, _pip_config()) if tool == "uv" else {})}
 
 
-def index_settings(tool: str) -> tuple[str, ...]:
+def index_settings(tool: str, keep: Path | None = None) -> tuple[str, ...]:
     """What points `tool` ("uv" or "pip") at an index or holds its resolution to versions (a constraint file, by
     its content), each as "NAME=value" (credentials redacted; "(from PIP_...)" where uv is given pip's) or "config
-    PATH (sha256 DIGEST)"; empty where the tool reads its default index."""
-    config = _pip_config()
+    PATH (sha256 DIGEST)"; empty where the tool reads its default index. `keep`: pip_config.settings's."""
+    config = _pip_config(keep)
     environ = {**os.environ, **(from_pip(os.environ, config) if tool == "uv" else {})}
     given = [name for name in VARIABLES.get(tool, ()) if environ.get(name)]
     mapped = {uv_name: pip_name if pip_name in os.environ else f"pip config {config[pip_name].where}"

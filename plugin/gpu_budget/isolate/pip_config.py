@@ -9,26 +9,32 @@ out where it names one, os.devnull reading none), so pip itself reads them:
 `python -m pip config list`, the running interpreter's pip, the one `pip
 install` here would be. Without pip there is nothing that reads them as pip
 does, and nothing is handed over.
+
+pip takes about half a second to say them: what it said is kept for the next
+session, and never read stale (pip_readings.py).
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
+import contextlib
 import importlib.util
-import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
+
+from gpu_budget.isolate import pip_readings
 
 # pip's option names -> its variables' names (index_settings.FOR_UV maps these to uv's)
 OPTIONS = {"index-url": "PIP_INDEX_URL", "extra-index-url": "PIP_EXTRA_INDEX_URL", "find-links": "PIP_FIND_LINKS",
            "no-index": "PIP_NO_INDEX", "trusted-host": "PIP_TRUSTED_HOST", "constraint": "PIP_CONSTRAINT"}
 SECTIONS = ("global", "install")  # what `pip install` reads, the later winning
 TIMEOUT = 60  # seconds for `pip config list`
+_LOOKED_AT = re.compile(r"^  (\S.*), exists: (True|False)$")  # a file `pip config debug` names, under its kind
+_readings: dict[str, pip_readings.Reading] = {}  # this process's, by pip_readings.key()
 
 
 @dataclass(frozen=True)
@@ -39,32 +45,59 @@ class Setting:
     where: str
 
 
-def settings(files: Iterable[Path]) -> dict[str, Setting]:
+def settings(files: Iterable[Path], keep: Path | None = None) -> dict[str, Setting]:
     """pip's variable name -> the setting its configuration holds in its stead; empty where none of `files` (the
-    configuration files found, index_settings._config_files) exists or no pip is here."""
-    stamp = tuple(_stamp(path) for path in files)
-    if not stamp or importlib.util.find_spec("pip") is None:
+    configuration files found, index_settings._config_files) exists or no pip is here. `keep`: a folder where what
+    pip said is kept for the next session (pip_readings.py)."""
+    if not list(files) or importlib.util.find_spec("pip") is None:
         return {}
-    return dict(_read(stamp, os.environ.get("PIP_CONFIG_FILE", ""), sys.executable))
+    return parse(_listed(keep))
 
 
-def _stamp(path: Path) -> tuple[str, str]:
-    try:
-        return str(path), hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return str(path), ""
+def _listed(keep: Path | None) -> str:
+    """What `pip config list` says now: this process's or `keep`'s reading where every file pip read holds what it
+    held, else pip asked (and its reading kept)."""
+    key = pip_readings.key()
+    found = _readings.get(key) or pip_readings.kept(keep, key)
+    if found is not None and found.fresh():
+        _readings[key] = found
+        return found.listed
+    listed, debug = _pip("list", "debug")
+    looked_at = _looked_at(debug)
+    if looked_at is not None:
+        _readings[key] = pip_readings.Reading.made(looked_at, listed)
+        pip_readings.keep(keep, key, _readings[key])
+    return listed
 
 
-@lru_cache(maxsize=8)
-def _read(stamp: tuple[tuple[str, str], ...], config_file: str, python: str) -> tuple[tuple[str, Setting], ...]:
-    """What `pip config list` says, once per content of the files (`stamp`): each make() reads it several times."""
-    del stamp, config_file  # the cache's key alone: pip reads the files and the variable itself
-    try:
-        proc = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True, text=True,
-                              timeout=TIMEOUT, stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return ()
-    return tuple(parse(proc.stdout if proc.returncode == 0 else "").items())
+def _pip(*commands: str) -> list[str]:
+    """`pip config COMMAND`'s output for each command (the running interpreter's pip), run side by side; empty where
+    it failed."""
+    said = []
+    with contextlib.ExitStack() as running:
+        procs = []
+        for command in commands:
+            try:
+                procs.append(running.enter_context(subprocess.Popen(
+                    [sys.executable, "-m", "pip", "config", command], stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)))
+            except OSError:
+                procs.append(None)
+        for proc in procs:
+            try:
+                out = proc.communicate(timeout=TIMEOUT)[0] if proc is not None else ""
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out = ""
+            said.append(out if proc is not None and proc.returncode == 0 else "")
+    return said
+
+
+def _looked_at(debug: str) -> list[str] | None:
+    """The files `pip config debug` says pip looks for (found or not); None where its output is not as known."""
+    lines = debug.splitlines()
+    files = [m.group(1) for m in map(_LOOKED_AT.match, lines) if m]
+    return files if files and "global:" in lines and "site:" in lines else None
 
 
 def parse(listed: str) -> dict[str, Setting]:

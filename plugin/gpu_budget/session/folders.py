@@ -44,7 +44,8 @@ def environments_folder(config: pytest.Config, given: Path | None) -> Path:
     return Path(str(cache.mkdir("gpu-budget-envs"))) if cache else _in_rootdir(config, ".gpu-budget-envs", True)
 
 
-ENVIRONMENT_ENTRIES = re.compile(r"^(env-[0-9a-f]+(\.lock)?|resolved|failed|\.gitignore)$")  # what make() keeps there
+# what make() keeps there (pip-config: pip_readings.KEPT)
+ENVIRONMENT_ENTRIES = re.compile(r"^(env-[0-9a-f]+(\.lock)?|resolved|failed|pip-config|\.gitignore)$")
 
 
 def _ignored(folder: Path) -> None:
