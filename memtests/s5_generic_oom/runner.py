@@ -19,6 +19,11 @@ How it honours the fixes scenarios.py lists (ctx.has):
   freeze_fp32    freeze the weights quantization makes int8, kept fp32: quantization
                  also freezes them (no gradients, no AdamW state), so this control
                  measures what freezing alone saves, apart from 8-bit storage
+
+params["keep_hidden_mib"] (0 or absent: none) plants a leak for the growth
+gate (memtests/test_s5_growth.py): each training forward keeps that many MiB
+of its conv features, the dense head's input, as a loop that keeps each
+step's features for a later look does.
 """
 
 from __future__ import annotations
@@ -64,6 +69,24 @@ def _amp(ctx) -> str | None:
     return "bfloat16" if ctx.params.get("amp_on_cpu") else None
 
 
+def keep_hidden_states(model: ConvNet, mib: float) -> list:
+    """A planted leak: each training forward keeps `mib` MiB (float32, on the model's device) of its conv features.
+
+    The features are repeated to the planted size, so every step keeps the same
+    bytes; a forward outside training keeps nothing.
+    """
+    kept: list = []
+    count = int(mib * 2**20) // 4
+
+    def hook(module, inputs, output) -> None:
+        if module.training:
+            flat = output.detach().flatten()
+            kept.append(flat.repeat(-(-count // flat.numel()))[:count].clone())
+
+    model.features.register_forward_hook(hook)
+    return kept
+
+
 def run(ctx) -> dict:
     """load (build the net, apply weight fixes) -> data (uint8 images in memory) -> train steps."""
     p = ctx.params
@@ -95,6 +118,7 @@ def run(ctx) -> dict:
     if ctx.has("amp") and not amp:
         info["fixes_applied"]["amp"] = "not applied: CUDA-only (autocast fp16); this step ran on the CPU"
     optimizer = torch.optim.AdamW(trainable, lr=1e-4)
+    kept = keep_hidden_states(model, p["keep_hidden_mib"]) if p.get("keep_hidden_mib") else []
 
     ctx.meter.start("data")
     gen = torch.Generator().manual_seed(p.get("seed", 0))
@@ -120,4 +144,6 @@ def run(ctx) -> dict:
         optimizer.zero_grad(set_to_none=True)
     ctx.meter.stop()
     info["loss_finite"] = all(map(math.isfinite, losses))
+    if kept:
+        info["kept_hidden_bytes"] = sum(t.numel() * t.element_size() for t in kept)
     return info
