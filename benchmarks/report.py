@@ -26,6 +26,7 @@ from benchmarks import (
     growth_catalogue,
     growth_long,
     growth_noise,
+    growth_s5,
     isolation_cost,
     overhead,
     preload_cost,
@@ -57,6 +58,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("sweep_cost", sweep_cost),  # 5f
     ("growth_long", growth_long),  # 5g
     ("growth_noise", growth_noise),  # 5h
+    ("growth_s5", growth_s5),  # 5i
     ("suite", suite),  # 6
     ("gate_levers", gate_levers),  # 6b
     ("gate_order", gate_order),  # 6c
