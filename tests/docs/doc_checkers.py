@@ -302,6 +302,41 @@ def declaring_growth_long() -> list[str]:
                  "(a leak of 0.25 MiB a step over 200 steps: a quarter of what one step is allowed")
 
 
+GROWTH_S5_RUN = "benchmarks/results/growth_s5.json"
+
+
+def growth_s5_snippets() -> list[str]:
+    """The CPU gate's growth case in the steps= paragraph: its declaration (memtests/test_s5_growth.py) and the
+    committed run of its clean and planted sessions (RESULTS 5h)."""
+    from benchmarks.growth_s5 import summary
+    from gpu_budget.judge import growth
+
+    run = load(GROWTH_S5_RUN)
+    s = summary(run)
+    c, p = s["clean"], s["planted"]
+    first, last = run["sessions"][0]["projection"]["steps_fitted"]
+    kib = [f"{min(x) / 1024:.1f} .. {max(x) / 1024:.1f} KiB/step" for x in (c["growth"], p["growth"])]
+    return [(f"S5's loop at the write-up's batch 16, 12 steps, under S5's tiny budget ({s['budget'] / MiB:.0f} MiB) "
+             f"and `steps={s['declared']:_}`"),
+            f"the growth of the tree's host RAM over steps {first}-{last}, projected to step {s['declared']:,}",
+            (f"a growth within the clean allowance ({growth.RAM_ALLOWANCE / 1024:.0f} KiB/step) reads steady, and the "
+             f"smallest that fails is {s['smallest_failing'] / 1024:.0f} KiB/step"),
+            f"Over {c['sessions']} and {p['sessions']} fresh sessions (RESULTS.md, section 5h,",
+            (f"its clean runs read {kib[0]}, steady in {c['sessions'] - c['grows']} of {c['sessions']}, at most "
+             f"{100 * max(c['growth']) / s['allowance']:.1f} % of the allowance"),
+            f"with {run['leak_mib']} MiB of each step's conv features kept",
+            (f"(`GPU_BUDGET_PLANT_LEAK_MIB={run['leak_mib']}`) they read {kib[1]} and failed in {p['failed_by_gate']} "
+             f"of {p['sessions']}, the projection's low end {min(p['low_ends']) / 2**30:.2f} GiB or more at step "
+             f"{s['declared']:,}"),
+            (f"their peaks {min(p['peaks']) / MiB:.1f} MiB or more, past the {s['tolerance_limit'] / MiB:.1f} MiB the "
+             f"default tolerance allows over the highest clean peak")]
+
+
+def declaring_growth_s5() -> list[str]:
+    """The steps= paragraph's sentences on the CPU gate's growth case are the committed run (growth_s5_snippets)."""
+    return shows(section(DECLARING, "- `steps=", "- `gpu_budget.measure("), *growth_s5_snippets())
+
+
 # -- docs/against.md: what --gpu-budget-against costs and catches, and a bisect's gate runs ---------------
 
 AGAINST = "docs/against.md"

@@ -15,7 +15,14 @@ import statistics
 from itertools import pairwise
 from pathlib import Path
 
-from doc_checkers import declaring_card_exploration, declaring_cards, declaring_command_noise, declaring_growth, declaring_growth_long
+from doc_checkers import (
+    declaring_card_exploration,
+    declaring_cards,
+    declaring_command_noise,
+    declaring_growth,
+    declaring_growth_long,
+    declaring_growth_s5,
+)
 from doc_figures import ROOT, GiB, MiB, document, load, report, section, shows, words
 
 README = "README.md"
@@ -588,7 +595,7 @@ def readme_plot() -> list[str]:
 
 README_CHECKERS = (readme_terminal_table,)
 DOC_CHECKERS = {  # the docs/ pages README's sections moved to, each with the checkers of its figures
-    DECLARING: (readme_card_sizes, readme_command_tree, declaring_command_noise, declaring_growth, declaring_growth_long, declaring_cards,
+    DECLARING: (readme_card_sizes, readme_command_tree, declaring_command_noise, declaring_growth, declaring_growth_long, declaring_growth_s5, declaring_cards,
                 declaring_card_exploration),
     REAL_SCALE: (readme_real_scale_run,),
     FIXES: (readme_remediation_table, readme_remediation_example),
