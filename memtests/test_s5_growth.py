@@ -12,7 +12,7 @@ Why S5: its steps repeat one shape (the images are made before the first
 step), so a clean run's steps read no growth; S2's dynamic batches change
 shape step by step by design and S1's Trainer script grows in lumps
 (benchmarks/RESULTS.md, section 5c). The clean and planted runs' readings,
-per run, and the margin both ways are RESULTS.md section 5h
+per run, and the margin both ways are RESULTS.md section 5i
 (benchmarks/growth_s5.py).
 
 Why 10,000 steps: about three epochs of CIFAR-10's training split at batch 16,
@@ -21,7 +21,7 @@ a short real fine-tune of a net this size, and the length the gate's other
 
 GPU_BUDGET_PLANT_LEAK_MIB=X makes the loop keep X MiB of each training step's
 conv features (the runner's keep_hidden_mib, a loop that keeps each step's
-features for a later look): the planted leak section 5h and
+features for a later look): the planted leak section 5i and
 tests/integration/test_s5_growth_leak.py run. Pinned to the CPU on any host
 (device="cpu"): host RAM of a CPU step is what it gates.
 """

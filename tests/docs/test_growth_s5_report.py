@@ -1,4 +1,4 @@
-"""The CPU gate's growth case rests on a committed report: benchmarks/results/growth_s5.json (RESULTS.md 5h).
+"""The CPU gate's growth case rests on a committed report: benchmarks/results/growth_s5.json (RESULTS.md 5i).
 
 memtests/test_s5_growth.py is the CPU gate's one case judged by growth per
 step. Its clean sessions must read well under the clean allowance (under a

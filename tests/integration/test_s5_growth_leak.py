@@ -1,7 +1,7 @@
 """The CPU gate's growth case fails a planted leak on its declaration alone: memtests/test_s5_growth.py, unchanged,
 in a gated session with GPU_BUDGET_PLANT_LEAK_MIB=1.5 (S5's loop keeps 1.5 MiB of each step's conv features) and no
 baseline to compare with, fails by its growth projected to steps=10_000 against its budget. The clean case's and
-the planted one's readings over fresh sessions are benchmarks/RESULTS.md section 5h."""
+the planted one's readings over fresh sessions are benchmarks/RESULTS.md section 5i."""
 
 import json
 from pathlib import Path
