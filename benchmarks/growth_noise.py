@@ -136,9 +136,8 @@ def _rate(counts: dict[str, int], which: tuple[str, ...]) -> int:
 
 def _totals(res: dict, lengths: list[int], was: dict, now: dict) -> list[str]:
     """Every shape and noise width summed per run length: clean runs failed, leaks caught, before and now."""
-    out = ["**All shapes and widths together** (clean runs failed, of "
-           f"{len(CLEAN) * len(res['widths']) * res['seeds']}; leaks caught, of "
-           f"{len(LEAKS) * len(res['widths']) * res['seeds']}):", "",
+    clean, leaks = (len(shapes) * len(res["widths"]) * res["seeds"] for shapes in (CLEAN, LEAKS))
+    out = [f"**All shapes and widths together** (clean runs failed, of {clean}; leaks caught, of {leaks}):", "",
            "| | " + " | ".join(f"{n} steps" for n in lengths) + " |", "|---|" + "---|" * len(lengths)]
     for kind, title in (("clean", "clean runs failed"), ("leak", "leaks caught")):
         cells = []
