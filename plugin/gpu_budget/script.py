@@ -164,15 +164,35 @@ def trainer_began(name: str, number: int | None) -> None:
     _last_step = _last_step if number is None else number
 
 
-def phase(name: str, step: int | None = None) -> None:
-    """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series."""
+class Phase:
+    """What phase() returns, for a script that writes `with gpu_budget.phase("eval"):` as a function case's
+    `with ctx.meter.phase(...)`: the block's end begins "after <name>" unless the block began another phase (an
+    exception leaves the phase open, as a mark without the block would). Unused, it does nothing."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, error: object, trace: object) -> bool:
+        if kind is None and _open == self.name:
+            phase(f"after {self.name}")
+        return False
+
+
+def phase(name: str, step: int | None = None) -> Phase:
+    """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series. Also a
+    `with` block (`Phase`)."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"phase name {name!r}: expected a non-empty string")
     global _last_step, _trainer_open, _open
     number = step_number(step)
     opened, _trainer_open = _trainer_open, None
     if number is not None and opened == (name, number):
-        return  # the step a Trainer's callback began just now, marked again by the user's own code
+        return Phase(name)  # the step a Trainer's callback began just now, marked again by the user's own code
     if _local is not None:
         if _local[0] == os.getpid():
             _local[1](name, number)
@@ -180,6 +200,7 @@ def phase(name: str, step: int | None = None) -> None:
         send(with_cuda({"phase": name, "step": number, "rank": rank()}))
     _last_step = _last_step if number is None else number
     _open = name
+    return Phase(name)
 
 
 def last_step() -> int:
