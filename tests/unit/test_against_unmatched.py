@@ -195,3 +195,22 @@ def test_a_folder_is_named_renamed_only_where_its_files_came_from_one_folder():
     assert folder_was({**moved, "other/test_c.py": "gputests/test_c.py"}, "gputests") is None
     assert folder_was({"gputests/test_a.py": "gputests/test_b.py"}, "gputests") is None
     assert folder_was({"test_a.py": "gputests/test_a.py"}, "gputests") is None
+
+
+def test_a_case_moved_into_a_class_pairs_by_its_function_and_a_growth_fails():
+    """A test moved into a class (or out of one) in a PR that grows it 8x read "unpaired" and passed: its name less
+    its class is held by one lost and one gained case alone, so it is paired, and the growth fails."""
+    base = [[row("t.py::test_x", 64 * MiB), row("t.py::TestOld::test_y[8]", 8 * MiB)]]
+    head = [[row("t.py::TestG::test_x", 512 * MiB), row("u.py::test_y[8]", 8 * MiB)]]
+    x, y = judge_all(base, head)
+    assert (x.nodeid, x.status, x.passed, x.renamed_from, x.paired_by) == ("t.py::TestG::test_x", "regression", False,
+                                                                         "t.py::test_x", "name")
+    assert x.message.startswith("renamed from t.py::test_x (git saw no rename: paired by the case's name, its class "
+                                "aside where that changed")
+    assert (y.status, y.renamed_from) == ("pass", "t.py::TestOld::test_y[8]")
+
+
+def test_a_function_two_classes_hold_is_not_paired_by_it():
+    base = [[row("t.py::TestA::test_x", 64 * MiB), row("t.py::TestB::test_x", 64 * MiB)]]
+    head = [[row("t.py::TestC::test_x", 512 * MiB)]]
+    assert [c.status for c in judge_all(base, head)] == ["unpaired", "removed", "removed"]

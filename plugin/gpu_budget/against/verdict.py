@@ -53,7 +53,7 @@ the pair (stored.py), never judged against.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gpu_budget.against import collected
@@ -256,7 +256,8 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
 
 
 FAILED_BEFORE = "its test failed with no case of it measured"  # pytest failed it; no row says why (collected.py)
-BY_NAME = (" (git saw no rename: paired by the case's name, which no other case base lost or head gained holds)")
+BY_NAME = (" (git saw no rename: paired by the case's name, its class aside where that changed, which no other case "
+           "base lost or head gained holds)")
 
 
 def _without_head(head_failed: str | None, head_error: str | None) -> tuple[str, bool, str]:
@@ -316,8 +317,8 @@ def judge_all(base_runs: Sequence[Sequence[Result]], head_runs: Sequence[Sequenc
         covered |= {where for where in (base_where, head_where) if where is not None}
         module = nodeid.split("::")[0]
         was = old.get(module) if nodeid in base or base_where is not None else None
-        if nodeid in by_name:
-            was = by_name[nodeid].split("::")[0]
+        if nodeid in by_name:  # its old module; its old node id where its class changed
+            was = by_name[nodeid] if case_name(by_name[nodeid]) != case_name(nodeid) else by_name[nodeid].split("::")[0]
         rows = head.get(nodeid) or base.get(nodeid) or ()
         test = rows[0].test_nodeid if rows else nodeid
         tests.add(test)
@@ -369,20 +370,34 @@ def case_name(nodeid: str) -> str:
     return nodeid.partition("::")[2]
 
 
+def function_name(nodeid: str) -> str:
+    """A case's name less its class too: the function, parametrize id and label ("test_x[8]")."""
+    return nodeid.rpartition("::")[2] if "::" in nodeid else ""
+
+
 def pair_by_name(lost: Sequence[str], gained: Sequence[str]) -> dict[str, str]:
     """Head's node id -> base's, for each case base lost and head gained (no pair after git's renames) under the same
     case name in another module, where that name is held by that one case on each side: a test file renamed with
-    heavy edits (under git's 50 % similarity) or a test moved to another file keeps its name, not its module path."""
-    names_lost, names_gained = _by_name(lost), _by_name(gained)
-    return {ids[0]: names_lost[name][0] for name, ids in names_gained.items()
-            if name and len(ids) == 1 and len(names_lost.get(name, ())) == 1}
+    heavy edits (under git's 50 % similarity) or a test moved to another file keeps its name, not its module path.
+    Then, among those still unpaired, by the name less its class, held so by one case on each side: a test moved
+    into a class, out of one, or to another (in its module or another) keeps its function, id and label."""
+    pairs = _unique_pairs(lost, gained, case_name)
+    rest_lost = [n for n in lost if n not in pairs.values()]
+    return pairs | _unique_pairs(rest_lost, [n for n in gained if n not in pairs], function_name)
 
 
-def _by_name(nodeids: Sequence[str]) -> dict[str, list[str]]:
-    """The node ids grouped by their case name."""
+def _unique_pairs(lost: Sequence[str], gained: Sequence[str], name: Callable[[str], str]) -> dict[str, str]:
+    """Gained -> lost, for each `name` that one lost and one gained case alone hold."""
+    names_lost, names_gained = _by_name(lost, name), _by_name(gained, name)
+    return {ids[0]: names_lost[key][0] for key, ids in names_gained.items()
+            if key and len(ids) == 1 and len(names_lost.get(key, ())) == 1}
+
+
+def _by_name(nodeids: Sequence[str], name: Callable[[str], str]) -> dict[str, list[str]]:
+    """The node ids grouped by `name`."""
     groups: dict[str, list[str]] = {}
     for nodeid in nodeids:
-        groups.setdefault(case_name(nodeid), []).append(nodeid)
+        groups.setdefault(name(nodeid), []).append(nodeid)
     return groups
 
 
