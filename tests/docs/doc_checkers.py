@@ -307,7 +307,7 @@ GROWTH_S5_RUN = "benchmarks/results/growth_s5.json"
 
 def growth_s5_snippets() -> list[str]:
     """The CPU gate's growth case in the steps= paragraph: its declaration (memtests/test_s5_growth.py) and the
-    committed run of its clean and planted sessions (RESULTS 5h)."""
+    committed run of its clean and planted sessions (RESULTS 5i)."""
     from benchmarks.growth_s5 import summary
     from gpu_budget.judge import growth
 
@@ -321,7 +321,7 @@ def growth_s5_snippets() -> list[str]:
             f"the growth of the tree's host RAM over steps {first}-{last}, projected to step {s['declared']:,}",
             (f"a growth within the clean allowance ({growth.RAM_ALLOWANCE / 1024:.0f} KiB/step) reads steady, and the "
              f"smallest that fails is {s['smallest_failing'] / 1024:.0f} KiB/step"),
-            f"Over {c['sessions']} and {p['sessions']} fresh sessions (RESULTS.md, section 5h,",
+            f"Over {c['sessions']} and {p['sessions']} fresh sessions (RESULTS.md, section 5i,",
             (f"its clean runs read {kib[0]}, steady in {c['sessions'] - c['grows']} of {c['sessions']}, at most "
              f"{100 * max(c['growth']) / s['allowance']:.1f} % of the allowance"),
             f"with {run['leak_mib']} MiB of each step's conv features kept",
