@@ -23,7 +23,9 @@ How it honours the fixes scenarios.py lists (ctx.has):
 params["keep_hidden_mib"] (0 or absent: none) plants a leak for the growth
 gate (memtests/test_s5_growth.py): each training forward keeps that many MiB
 of its conv features, the dense head's input, as a loop that keeps each
-step's features for a later look does.
+step's features for a later look does. params["epoch_steps"] (absent: steps)
+is the batches the data holds: a run of more steps goes round them again, as
+epochs do, so a long run's data phase holds what a short one's does.
 """
 
 from __future__ import annotations
@@ -122,8 +124,9 @@ def run(ctx) -> dict:
 
     ctx.meter.start("data")
     gen = torch.Generator().manual_seed(p.get("seed", 0))
-    images = torch.randint(0, 256, (steps * batch, 3, image, image), dtype=torch.uint8, generator=gen)
-    labels = torch.randint(0, p["classes"], (steps * batch,), generator=gen)
+    held = p.get("epoch_steps") or steps  # the batches made: a longer run goes round them again, as epochs do
+    images = torch.randint(0, 256, (held * batch, 3, image, image), dtype=torch.uint8, generator=gen)
+    labels = torch.randint(0, p["classes"], (held * batch,), generator=gen)
     mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1) * 255
     std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1) * 255
 
@@ -132,7 +135,7 @@ def run(ctx) -> dict:
     for k in range(1, steps + 1):
         ctx.meter.start(f"train_step_{k}", step=k)
         for m in range(accumulate):
-            lo = (k - 1) * batch + m * micro
+            lo = (k - 1) % held * batch + m * micro
             x = ((images[lo:lo + micro].float() - mean) / std).to(ctx.device)
             y = labels[lo:lo + micro].to(ctx.device)
             with torch.autocast(ctx.device, dtype=getattr(torch, amp)) if amp else contextlib.nullcontext():
