@@ -69,6 +69,13 @@ def test_missing_file_is_empty(tmp_path):
          ["'test_n'", "no 'fingerprint'"]),
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_o": {**GOOD_ENTRY, "fingerprint": {"floor": 5}}}}},
          ["'test_o'", "no 'fingerprint'"]),
+        # a phase's bad figure was named only as "'phases' must map phase names to objects of metric -> byte count"
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_p": {**GOOD_ENTRY, "phases": {"run": {"ram": -1}}}}}},
+         ["'test_p'", "phases['run'].ram is -1, expected a byte count"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_q": {**GOOD_ENTRY, "phases": {"run": {"rss": 5}}}}}},
+         ["'test_q'", "unknown metric 'rss' in phases['run']"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_r": {**GOOD_ENTRY, "phases": {"run": [5]}}}}},
+         ["'test_r'", "phases['run'] is [5], expected an object"]),
     ],
 )
 def test_broken_file_names_file_and_entry(tmp_path, content, names):

@@ -93,7 +93,20 @@ def _is_size(value: Json) -> bool:
 
 def _sizes(by_metric: Json) -> bool:
     """An object of metric -> byte count (or null)."""
-    return isinstance(by_metric, dict) and all(m in ALL and _is_size(v) for m, v in by_metric.items())
+    return _size_problem(by_metric, "") is None
+
+
+def _size_problem(by_metric: Json, where: str) -> str | None:
+    """What makes `by_metric` (at `where`, as "phases['run']") no object of metric -> byte count, naming the bad
+    metric or value; None where it is one."""
+    if not isinstance(by_metric, dict):
+        return f"{where} is {json.dumps(by_metric)}, expected an object of metric -> byte count"
+    for metric, value in by_metric.items():
+        if metric not in ALL:
+            return f"unknown metric {metric!r} in {where} (known: {', '.join(ALL)})"
+        if not _is_size(value):
+            return f"{where}.{metric} is {json.dumps(value)}, expected a byte count or null"
+    return None
 
 
 REDO = "Fix it by hand or delete it and re-record with --gpu-budget-update."
@@ -147,8 +160,11 @@ def _figures_problem(entry: JsonObject) -> str | None:
     if empty:
         return empty
     phases = entry.get("phases", {})
-    if not isinstance(phases, dict) or not all(_sizes(p) for p in phases.values()):
+    if not isinstance(phases, dict):
         return "'phases' must map phase names to objects of metric -> byte count"
+    bad = next((why for name, p in phases.items() if (why := _size_problem(p, f"phases[{name!r}]"))), None)
+    if bad:
+        return bad
     ranks = entry.get("ranks", {})
     if not isinstance(ranks, dict) or not all(isinstance(k, str) and k.isdigit() and r and _sizes(r) for k, r in ranks.items()):
         return "'ranks' must map rank numbers (\"0\", \"1\", ...) to objects of metric -> byte count"
