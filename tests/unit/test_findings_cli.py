@@ -86,6 +86,29 @@ def test_a_report_it_cannot_read_is_a_usage_error_naming_it(raw, said, tmp_path,
     assert not out.exists()
 
 
+@pytest.mark.parametrize(("key", "value", "said"), [
+    ("nodeid", None, "'nodeid' None"),
+    ("scenario", 5, "'scenario' 5"),
+    ("label", 1.5, "'label' 1.5"),
+    ("scale", "huge", "'scale' 'huge'"),
+    ("device", "tpu", "'device' 'tpu'"),
+    ("budget_origin", "guess", "'budget_origin' 'guess'"),
+    ("growth", "x", "'growth' 'x'"),
+])
+def test_a_row_field_of_another_kind_is_a_usage_error_naming_it(key, value, said, tmp_path, capsys):
+    """Before: a row whose node id, scenario, label, scale, device, budget origin or growth is not what the gate
+    writes (a report edited by hand, or made by another tool) was read, then crashed the rendering with a
+    traceback (AttributeError, TypeError, KeyError) and exit 1."""
+    path, out = tmp_path / "mine.json", tmp_path / "FINDINGS.md"
+    path.write_text(json.dumps({"version": 3, "results": [own("train"), {**own("train", "lora", ["lora"]), key: value}]}))
+    with pytest.raises(SystemExit) as stopped:
+        main([str(path), "-o", str(out)])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"findings: error: {path}: holds a malformed result row" in err and said in err, err
+    assert "Traceback" not in err and not out.exists()
+
+
 @pytest.mark.parametrize("where", ["folder", "missing/FINDINGS.md"])
 def test_an_output_it_cannot_write_is_a_usage_error_naming_it(where, tmp_path, capsys):
     """Before: `-o` naming a folder, or a file in no folder, ended in a traceback (IsADirectoryError,

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from gpu_budget.declare.marks import DEVICES, ORIGINS
+from gpu_budget.model.budget import SCALES
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import Json
 from gpu_budget.model.result import Note, Result
@@ -48,8 +50,24 @@ class Report:
         if isinstance(version, bool) or version not in READABLE_VERSIONS or not isinstance(data.get("results"), list):
             raise NotAReport(f"is not a gpu-budget JSON report (version {' or '.join(map(str, READABLE_VERSIONS))})")
         return cls(data["version"], _part(lambda: Hardware.read(data.get("hardware")), "a malformed 'hardware'"),
-                   _part(lambda: tuple(Result.from_json(r) for r in data["results"]), "a malformed result row"),
+                   _part(lambda: tuple(_row(r) for r in data["results"]), "a malformed result row"),
                    _part(lambda: tuple(Note.from_json(n) for n in data.get("notes") or ()), "malformed 'notes'"))
+
+
+def _row(data: Json) -> Result:
+    """A row read, its fields the pages key on checked: a node id that is no text, or a scale or device the gate never
+    writes, crashed the pages far from here (a TypeError naming nothing), so it is named here."""
+    row = Result.from_json(data)
+    kinds = {"nodeid": row.nodeid, "scenario": row.scenario, "label": row.label}
+    bad = [(key, value) for key, value in kinds.items() if not isinstance(value, str) and (key != "label" or value is not None)]
+    bad += [(key, value) for key, value, known in (("scale", row.scale, SCALES), ("device", row.device, (None, *DEVICES)),
+                                                   ("budget_origin", row.budget_origin, (None, *ORIGINS)))
+            if not isinstance(value, (str, type(None))) or value not in known]
+    bad += [("growth", row.growth)] if not isinstance(row.growth, Mapping) else []
+    if bad:
+        key, value = bad[0]
+        raise TypeError(f"{key!r} {value!r} in row {row.nodeid!r}")
+    return row
 
 
 def _part(read: Callable[[], T], what: str) -> T:
