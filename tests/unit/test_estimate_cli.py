@@ -149,6 +149,21 @@ def test_a_cuda_size_without_cuda_mode_is_a_usage_error(option, tmp_path, capsys
     assert not (tmp_path / "est.json").exists()
 
 
+@pytest.mark.parametrize(("option", "given", "said"), [
+    ("--cuda-context", "500", "'500' is a bare number: give it a unit, e.g. '500 MiB'"),
+    ("--cublas-workspace", "8320", "'8320' is a bare number: give it a unit, e.g. '8320 KiB'"),
+    ("--cuda-context", "", "'' is no size: give one with its unit, e.g. '500 MiB', or leave the option out"),
+])
+def test_a_cuda_size_without_its_unit_is_a_usage_error(option, given, said, tmp_path, capsys):
+    """Before: `--cuda-context 500` was read as 500 bytes and `--cuda-context ''` as no context, each estimated
+    without a word (exit 0) though the help asks for '500 MiB'; a marker's budget refuses a bare number the same way."""
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--cuda", option, given, S5_SPEC, "--json", str(tmp_path / "est.json")])
+    assert stopped.value.code == 2
+    assert f"argument {option}: {said}" in capsys.readouterr().err
+    assert not (tmp_path / "est.json").exists()
+
+
 ASSUMING = '''
 from gpu_budget import Scenario
 from gpu_budget.estimate import register

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -131,14 +132,29 @@ def _steps(value: str) -> int:
     return steps
 
 
+def _size(unit: str) -> Callable[[str], str]:
+    """--cuda-context, --cublas-workspace: a size with its unit, as a marker's budget is (parse_size reads a bare
+    number as bytes: `--cuda-context 500` would add 500 bytes without a word); 0 is 0 in any unit."""
+
+    def given(value: str) -> str:
+        if not value.strip():
+            raise argparse.ArgumentTypeError(f"{value!r} is no size: give one with its unit, e.g. '500 {unit}', "
+                                             "or leave the option out")
+        if re.fullmatch(r"\s*(\d+(\.\d*)?|\.\d+)\s*", value) and float(value) != 0:
+            raise argparse.ArgumentTypeError(f"{value!r} is a bare number: give it a unit, e.g. '{value.strip()} {unit}'")
+        return value
+
+    return given
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m gpu_budget estimate", description=__doc__.split("\n")[0])
     parser.add_argument("cases", nargs="*", metavar="CASE", help=f"[LABEL=]{FORM}")
     parser.add_argument("--scale", choices=("tiny", "real"), default="tiny")
     parser.add_argument("--cuda", action="store_true", help="model the step as CUDA would run it (an estimate)")
-    parser.add_argument("--cuda-context", default=None, metavar="SIZE",
+    parser.add_argument("--cuda-context", type=_size("MiB"), default=None, metavar="SIZE",
                         help="CUDA context size measured on your GPU (e.g. '500 MiB'); added to a device figure (--cuda)")
-    parser.add_argument("--cublas-workspace", default=None, metavar="SIZE",
+    parser.add_argument("--cublas-workspace", type=_size("KiB"), default=None, metavar="SIZE",
                         help="one cuBLAS workspace (a step takes two: forward and backward threads); default 32 MiB, "
                              "torch's on compute capability 9 and later; '8320 KiB' before it; '0' leaves them out (--cuda)")
     parser.add_argument("--validate", action="store_true",
