@@ -392,3 +392,18 @@ def test_an_output_that_is_the_file_rendered_or_the_other_output_is_refused(tmp_
         err = capsys.readouterr().err
         assert said in err, err
     assert saved.read_text() == kept
+
+
+@pytest.mark.parametrize("option", ["-o", "--json"])
+def test_an_output_that_is_a_case_module_is_refused(option, tmp_path, capsys):
+    """Before: `--json scenarios.py scenarios.py:S5` estimated S5, then wrote the JSON over scenarios.py, the case's
+    own module, exit 0 (a case that could not be estimated: exit 1, the module overwritten all the same)."""
+    case = own_case(tmp_path)
+    module = tmp_path / "mine.py"
+    kept = module.read_text()
+    with pytest.raises(SystemExit) as stopped:
+        cli([option, str(module), case])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{option} {module}: the same file as {module}, the module of case {case}: name another" in err, err
+    assert module.read_text() == kept

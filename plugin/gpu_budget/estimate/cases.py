@@ -43,6 +43,14 @@ def load_case(spec: str) -> Scenario:
         raise CaseError(f"case {spec!r}: {exc}") from None
 
 
+def source(spec: str) -> str | None:
+    """The file of the module a loaded case's spec names (None where it has none): what an output must not replace."""
+    where = spec.split("+")[0].rpartition(":")[0]
+    if where.endswith(".py") or "/" in where:
+        return str(Path(where).resolve())
+    return getattr(sys.modules.get(where), "__file__", None)
+
+
 def _import(where: str, spec: str) -> ModuleType:
     if where.endswith(".py") or "/" in where:
         return _import_path(Path(where), spec)

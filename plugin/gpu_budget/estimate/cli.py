@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from gpu_budget.declare.params import Json
 from gpu_budget.declare.scenario import Scenario
-from gpu_budget.estimate.cases import FORM, CaseError, load_case
+from gpu_budget.estimate.cases import FORM, CaseError, load_case, source
 from gpu_budget.estimate.rows import EstimateOutput, EstimateRow
 from gpu_budget.estimate.tables import render_output
 from gpu_budget.report.outputs import unwritable, write_whole
@@ -205,6 +205,11 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
         scenarios = {label: load_case(spec) for label, spec in cases.items()}
     except (CaseError, SizeError) as exc:
         parser.error(str(exc))
+    modules = [(f"the module of case {spec}", source(spec)) for spec in cases.values()]
+    for option, path in (("-o", args.output), ("--json", args.json)):  # the case's own source, replaced by a table
+        refused = None if path is None else unwritable(path, [(what, file) for what, file in modules if file])
+        if refused is not None:
+            parser.error(f"{option} {path}: {refused}")
     commands = [label for label, scenario in scenarios.items() if scenario.command is not None]
     if args.validate and commands:
         parser.error(f"{commands[0]}: {command_advice(scenarios[commands[0]])}")
