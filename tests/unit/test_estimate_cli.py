@@ -394,6 +394,18 @@ def test_an_output_that_is_the_file_rendered_or_the_other_output_is_refused(tmp_
     assert saved.read_text() == kept
 
 
+def test_a_saved_file_that_is_not_utf8_is_a_usage_error_naming_it(tmp_path, capsys):
+    """Before: `--render` of a file not UTF-8 (a binary, a file in another encoding) ended in a traceback
+    (UnboundLocalError: cannot access local variable 'text') and exit 1."""
+    path = tmp_path / "v.json"
+    path.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--render", str(path)])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--render {path}: not UTF-8 text (invalid start byte at byte 0): not a file `estimate --json` wrote" in err, err
+
+
 @pytest.mark.parametrize("option", ["-o", "--json"])
 def test_an_output_that_is_a_case_module_is_refused(option, tmp_path, capsys):
     """Before: `--json scenarios.py scenarios.py:S5` estimated S5, then wrote the JSON over scenarios.py, the case's

@@ -244,6 +244,9 @@ def _saved(parser: argparse.ArgumentParser, path: str) -> dict[str, Json]:
         data = json.loads(text)
     except OSError as exc:
         parser.error(f"--render {path}: {exc.strerror or exc}")
+    except UnicodeDecodeError as exc:  # a ValueError too: before the one below, which reads the text it has not got
+        parser.error(f"--render {path}: not UTF-8 text ({exc.reason} at byte {exc.start}): not a file `estimate --json` "
+                     "wrote")
     except ValueError as exc:
         if not text.strip():
             parser.error(f"--render {path}: an empty file: nothing to render")
