@@ -194,3 +194,30 @@ def test_a_note_of_a_megabyte_is_cut_short_saying_how_much_more_the_report_holds
     assert f"- tiny: {'z' * NOTE_CHARS} ... ({more:,} more characters in the JSON report's notes) (`t.py::test_search`)" in text
     assert "- tiny: largest batch within 1 GiB: 11 (`t.py::test_other`)" in text
     assert json.loads(path.read_text())["notes"][0]["text"] == "z" * 2**20
+
+
+def test_a_report_of_an_interrupted_session_is_said_to_be_partial(tmp_path, capsys):
+    """Before: a report of a session stopped by Ctrl-C (its `gate_problems` saying it holds the cases measured before
+    the stop only) made a FINDINGS.md that read as one of a whole session, exit 0 without a word: a fix case not
+    measured read as one never declared."""
+    stopped = ("the session was interrupted (Ctrl-C, SIGTERM) after 2 of 3 selected memory-budget tests reported: the "
+               "table, the JSON report and the step summary hold theirs only")
+    path, whole, out = tmp_path / "stopped.json", tmp_path / "whole.json", tmp_path / "FINDINGS.md"
+    path.write_text(json.dumps({"version": 3, "gate_problems": [stopped],
+                                "results": [own("train"), own("train", "lora", ["lora"])]}))
+    whole.write_text(json.dumps({"version": 3, "gate_problems": [], "results": [own("eval")]}))
+    assert main([str(path), str(whole), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert f"> **`{path}`, a partial report:** its session's gate failed: {stopped}." in text, text[:1500]
+    assert str(whole) + "`, a partial" not in text
+    err = capsys.readouterr().err
+    assert f"python -m gpu_budget findings: {path}: its session's gate failed: {stopped}" in err, err
+
+
+def test_gate_problems_of_another_kind_are_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"version": 3, "gate_problems": "stopped", "results": []}))
+    with pytest.raises(SystemExit) as stopped:
+        main([str(path), "-o", str(tmp_path / "FINDINGS.md")])
+    assert stopped.value.code == 2
+    assert f"findings: error: {path}: holds malformed 'gate_problems'" in capsys.readouterr().err

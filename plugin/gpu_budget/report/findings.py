@@ -241,10 +241,14 @@ def _scenario_lines(scenario: str, entries: list[Pair], reproduced: list[Reprodu
     return lines + note_lines(notes) + table
 
 
-def render(merged: Merged, title: str = "Findings", sources: Sequence[str] = (), gpu: Sequence[GpuReport] = ()) -> str:
-    """FINDINGS.md from the merged CPU reports (their hardware, rows, sweeps and notes) and the GPU reports given."""
+def render(merged: Merged, title: str = "Findings", sources: Sequence[str] = (), gpu: Sequence[GpuReport] = (),
+           problems: Sequence[tuple[str, str]] = ()) -> str:
+    """FINDINGS.md from the merged CPU reports (their hardware, rows, sweeps and notes) and the GPU reports given;
+    `problems`: (report, problem) where a report's session's gate failed (an interrupted one holds part of its cases)."""
     picked = pick(gpu)
-    lines = [f"# {title}", "", _made(merged, sources, gpu), TOLERANCE_NOTE, "", *gpu_lines(gpu, picked)]
+    partial = [f"> **`{source}`, a partial report:** its session's gate failed: {prose(problem)}." for source, problem in problems]
+    lines = [f"# {title}", "", _made(merged, sources, gpu), TOLERANCE_NOTE, "", *(f"{line}\n" for line in partial),
+             *gpu_lines(gpu, picked)]
     results = list(merged.results)
     reproduced = failures(results)
     found = controls(results)
@@ -313,9 +317,10 @@ def main(argv: list[str]) -> int:
     refused = unwritable(args.output, [("an input", path) for path in args.reports])
     if refused is not None:
         parser.error(f"-o {args.output}: {refused}")
-    merged, sources, gpu = Merged(), [], []
+    merged, sources, gpu, problems = Merged(), [], [], []
     for path in args.reports:
         report = _read(parser, path)
+        problems += [(str(path), problem) for problem in report.problems]
         if report.on_gpu:  # its rows are the GPU tables', not merged into the CPU rows
             gpu.append(GpuReport(str(path), report.hardware, report.results))
             continue
@@ -326,10 +331,12 @@ def main(argv: list[str]) -> int:
         print(f"no findings in {', '.join(map(str, args.reports))}: {why}; nothing written to {args.output}", file=sys.stderr)
         return 1
     try:
-        write_whole(args.output, render(merged, sources=sources, gpu=gpu))
+        write_whole(args.output, render(merged, sources=sources, gpu=gpu, problems=problems))
     except OSError as exc:
         print(f"python -m gpu_budget findings: error: -o {args.output}: {exc.strerror or exc}; left as it was",
               file=sys.stderr)
         return 1
+    for source, problem in problems:  # its rows are what the session measured before it failed: said where they are read
+        print(f"python -m gpu_budget findings: {source}: its session's gate failed: {problem}", file=sys.stderr)
     print(f"wrote {args.output}")
     return 0

@@ -27,12 +27,14 @@ class NotAReport(ValueError):
 
 @dataclass(frozen=True)
 class Report:
-    """One JSON report: its version, the hardware it was made on (None where it holds none), its rows and notes."""
+    """One JSON report: its version, the hardware it was made on (None where it holds none), its rows and notes, and
+    the problems its session's gate failed on (an interrupted session's: its rows are those measured before the stop)."""
 
     version: int
     hardware: Hardware | None
     results: tuple[Result, ...]
     notes: tuple[Note, ...] = ()
+    problems: tuple[str, ...] = ()
 
     @property
     def on_gpu(self) -> bool:
@@ -51,7 +53,15 @@ class Report:
             raise NotAReport(f"is not a gpu-budget JSON report (version {' or '.join(map(str, READABLE_VERSIONS))})")
         return cls(data["version"], _part(lambda: Hardware.read(data.get("hardware")), "a malformed 'hardware'"),
                    _part(lambda: tuple(_row(r) for r in data["results"]), "a malformed result row"),
-                   _part(lambda: tuple(Note.from_json(n) for n in data.get("notes") or ()), "malformed 'notes'"))
+                   _part(lambda: tuple(Note.from_json(n) for n in data.get("notes") or ()), "malformed 'notes'"),
+                   _part(lambda: _texts(data.get("gate_problems") or []), "malformed 'gate_problems'"))
+
+
+def _texts(data: Json) -> tuple[str, ...]:
+    """A list of lines of text, as the gate writes its problems."""
+    if not isinstance(data, list) or not all(isinstance(text, str) for text in data):
+        raise TypeError(f"{data!r:.200} is not a list of text")
+    return tuple(data)
 
 
 def _row(data: Json) -> Result:
