@@ -29,7 +29,7 @@ from gpu_budget.judge.compare import judge, world_setup
 from gpu_budget.judge.failsafe import required
 from gpu_budget.judge.store import BaselineStore, PendingWrite
 from gpu_budget.measure.device import DeviceInfo
-from gpu_budget.model.case_id import CaseId, test_name
+from gpu_budget.model.case_id import CaseId
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
@@ -44,6 +44,7 @@ from gpu_budget.session.can_run import environment_skips, imbalance_unmeasured, 
 from gpu_budget.session.case_setup import ran_as_on, stored
 from gpu_budget.session.options import Options
 from gpu_budget.session.recording import record_runs, recorded_text, snapshot_run
+from gpu_budget.session.repeats import case_name
 from gpu_budget.units import format_size
 
 
@@ -64,7 +65,7 @@ class Case:
     @classmethod
     def of(cls, item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None,
            namesakes: tuple[str, ...], baselines: Path | None = None, shared_name: bool = False) -> Case:
-        return cls(item.nodeid, str(item.path), test_name(item.nodeid), scenario, label, expect, namesakes, baselines,
+        return cls(item.nodeid, str(item.path), case_name(item), scenario, label, expect, namesakes, baselines,
                    shared_name)
 
     @cached_property

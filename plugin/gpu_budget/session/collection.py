@@ -15,11 +15,12 @@ import pytest
 
 from gpu_budget.declare.marks import PROBE, Given
 from gpu_budget.judge import keys
-from gpu_budget.model.case_id import CaseId, test_name
+from gpu_budget.model.case_id import CaseId
 from gpu_budget.model.result import Result
 from gpu_budget.session import param_ids
 from gpu_budget.session.data import SessionData
 from gpu_budget.session.options import Options
+from gpu_budget.session.repeats import case_name
 
 MARKER = "gpu_budget"
 NOT_ENABLED = "memory-budget test: run with --gpu-budget"
@@ -40,7 +41,7 @@ def note_collected(config: pytest.Config, items: list[pytest.Item], data: Sessio
             continue
         # the test's name in a key: its classes and its parameters (a parameter removed is a test deleted)
         module = data.files[item.nodeid] = str(Path(str(item.path)))
-        data.collected[module].add(test_name(item.nodeid))
+        data.collected[module].add(case_name(item))
         data.order.append(item.nodeid)
         if not options.enabled:
             item.add_marker(skip)
