@@ -33,7 +33,7 @@ from multiprocessing import spawn
 from pathlib import Path
 
 from gpu_budget.declare.params import Json
-from gpu_budget.isolate import building, child, command, dispatch, events, unix_paths
+from gpu_budget.isolate import building, child, command, dispatch, events, tracers, unix_paths
 from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
 from gpu_budget.measure import procfs
@@ -153,8 +153,11 @@ GIVEN_PATHS: list[str] | None = None  # set by remote.serve
 
 @contextmanager
 def _environ(values: dict[str, str]):
-    """os.environ with `values` set, for a process started meanwhile; restored after."""
-    saved = {k: os.environ.get(k) for k in values}
+    """os.environ with `values` set and no coverage starter (tracers.py), for a process started meanwhile; restored
+    after."""
+    saved = {k: os.environ.get(k) for k in (*values, *tracers.STARTERS)}
+    for name in tracers.STARTERS:
+        os.environ.pop(name, None)
     os.environ.update(values)
     try:
         yield
@@ -168,7 +171,7 @@ def _environ(values: dict[str, str]):
 
 def forkserver_environ(dispatch_mode: str = "avx2") -> dict[str, str]:
     """The environment the measured children run with (what the fingerprint records of it)."""
-    return {**os.environ, **dispatch.pin_env(dispatch_mode)}
+    return {**tracers.untraced(os.environ), **dispatch.pin_env(dispatch_mode)}
 
 
 def _pythonpath() -> str:
