@@ -52,6 +52,7 @@ _OUTPUT_KEY = "gpu_budget"
 ROWS_ATTR = "gpu_budget_rows"  # a test's rows and notes on its call report (SessionData JSON): kept if its
 # worker never finishes
 WORKER_ID, WORKER_COUNT = "workerid", "workercount"  # what xdist's workerinput holds of a worker
+SLOT = "gpu_budget_slot"  # what the controller adds: the worker's share (a replaced worker's, for its replacement)
 WorkerInput = Mapping[str, str | int]
 
 
@@ -61,20 +62,29 @@ class XdistBudget:
     def __init__(self, session: BudgetSession) -> None:
         self.session = session
         self.carried: dict[str, list[str]] = defaultdict(list)  # controller: worker id -> its reports' rows, until it ships
+        self.slots: dict[str, int] = {}  # controller: live worker id -> its share's index
         workerinput = getattr(session.config, "workerinput", None)
         if workerinput is not None and session.options.enabled:
             self._place(workerinput)
 
     def _place(self, workerinput: WorkerInput) -> None:
         worker = workerinput[WORKER_ID]
-        placement = place(worker, worker_index(worker), int(workerinput[WORKER_COUNT]),
+        placement = place(worker, int(workerinput.get(SLOT, worker_index(worker))), int(workerinput[WORKER_COUNT]),
                           visible_gpus(), list(os.sched_getaffinity(0)), self.session.options.gpus_per_worker)
         if placement.gpu is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = placement.gpu
         os.sched_setaffinity(0, placement.cpus)  # the forkserver and its children inherit the mask
         self.session.machine.placement = placement  # its children measure there, with the session's threads
 
-    # -- controller: scheduling ---------------------------------------------
+    # -- controller: placement and scheduling ------------------------------
+    def pytest_configure_node(self, node) -> None:
+        """Give a starting worker the first share no live worker holds: xdist numbers a dead worker's replacement on
+        ("gw2" of 2), whose own index is past the last share (no CPU at all) and whose GPUs another worker may hold."""
+        count = int(node.workerinput[WORKER_COUNT])
+        held = set(self.slots.values())
+        slot = next((i for i in range(count) if i not in held), worker_index(node.gateway.id) % count)
+        node.workerinput[SLOT] = self.slots[node.gateway.id] = slot
+
     def pytest_xdist_make_scheduler(self, config, log):
         if not self.session.options.enabled or config.getoption("dist") != "load" or _dist_given(config):
             return None  # xdist's own choice
@@ -120,6 +130,7 @@ class XdistBudget:
             self.carried[node.gateway.id].append(carried)
 
     def pytest_testnodedown(self, node, error) -> None:
+        self.slots.pop(node.gateway.id, None)  # its share is free for a replacement
         output = getattr(node, "workeroutput", None) or {}
         if _OUTPUT_KEY in output:
             self.session.data.merge(SessionData.from_json(json.loads(output[_OUTPUT_KEY])))
