@@ -5,7 +5,13 @@ base it is an error at base, named, not a case new at head."""
 import json
 
 from git_project import commit
-from test_against_histories import against, case, cases, module, project  # noqa: F401 (the fixture)
+from test_against_histories import case, cases, module, project  # noqa: F401 (the fixture)
+
+
+def against(pytester, ref: str = "main~1"):
+    """One --against run from the working folder, its report in pair.json (read by `cases`)."""
+    return pytester.runpytest_subprocess("--gpu-budget", f"--gpu-budget-against={ref}", "--gpu-budget-json=pair.json")
+
 
 RAISES = '''
 
