@@ -480,30 +480,34 @@ def _describe_ending(ending: ChildEnding) -> str:
     return f"exited with code {code} without a result"
 
 
+def _open_at(seen: list) -> int | None:
+    """Where in `seen` the phase a stopped child was in began: its last PhaseBegun that no PhaseEnded follows; None
+    where none is open (it had begun none, or ended the last it began)."""
+    at = None
+    for i, e in enumerate(seen):
+        if isinstance(e, events.PhaseBegun):
+            at = i
+        elif isinstance(e, events.PhaseEnded):
+            at = None
+    return at
+
+
 def _phase_at_the_end(seen: list) -> str:
     """Where a child that was stopped had got to: the phase it was in (the last to begin), or the last one it ended;
     nothing for one that never started its run."""
     if events.first(seen, events.Started) is None:
         return ""
-    where = None
-    for e in seen:
-        if isinstance(e, events.PhaseBegun):
-            where = f"; it was in phase {e.name!r}"
-        elif isinstance(e, events.PhaseEnded):
-            where = f"; it had ended phase {e.record.name!r} and begun no other"
-    return where or "; no phase had begun"
+    at = _open_at(seen)
+    if at is not None:
+        return f"; it was in phase {seen[at].name!r}"
+    ended = next((e for e in reversed(seen) if isinstance(e, events.PhaseEnded)), None)
+    return f"; it had ended phase {ended.record.name!r} and begun no other" if ended else "; no phase had begun"
 
 
 def _stopped_in(seen: list) -> str | None:
-    """The phase a stopped child was in (begun last, never ended) by name, as _phase_at_the_end says it; None where
-    it had begun none, or ended the last it began."""
-    where = None
-    for e in seen:
-        if isinstance(e, events.PhaseBegun):
-            where = e.name
-        elif isinstance(e, events.PhaseEnded):
-            where = None
-    return where if events.first(seen, events.Started) is not None else None
+    """The phase a stopped child was in by name, as _phase_at_the_end says it; None where none was open."""
+    at = _open_at(seen)
+    return seen[at].name if at is not None and events.first(seen, events.Started) is not None else None
 
 
 def _stderr_note(ending: ChildEnding) -> str:
@@ -630,16 +634,12 @@ def _open_phase(seen: list[events.Event]) -> PhaseRecord | None:
     its peaks, and under a launcher each rank's, so the row's worst rank is chosen over it too and the row's peaks,
     phases and steps stay one rank's (ranks.py); None where no phase was open or nothing of it was streamed. Its time
     is unknown (None)."""
-    begun: events.PhaseBegun | None = None
-    figures: list[events.TreeFigure] = []
-    for e in seen:
-        if isinstance(e, events.PhaseBegun):
-            begun, figures = e, []
-        elif isinstance(e, events.PhaseEnded):
-            begun = None
-        elif isinstance(e, events.TreeFigure) and begun is not None:
-            figures.append(e)
-    if begun is None or not figures:
+    at = _open_at(seen)
+    if at is None:
+        return None
+    begun = seen[at]
+    figures = [e for e in seen[at + 1:] if isinstance(e, events.TreeFigure)]
+    if not figures:
         return None
     main = max((f.ram for f in figures if f.ram is not None), default=None)
     ranks: dict[int, RankTree] = {}
