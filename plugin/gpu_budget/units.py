@@ -50,6 +50,8 @@ def parse_size(value: str | int) -> int:
             f"unknown unit {written!r} in memory size {value!r} "
             "(known: B, KB, MB, GB, TB = powers of 10; KiB, MiB, GiB, TiB = powers of 2)"
         )
+    if unit == "b" and digits.partition(".")[2].strip("0"):
+        raise SizeError(f"not a whole number of bytes: {value!r} (write the bytes whole, or use a unit: '1.5 KiB')")
     nbytes = float(digits) * UNITS[unit]
     if nbytes == float("inf"):  # more digits than a float holds: round() would raise a bare OverflowError
         raise SizeError(f"memory size too large: {value!r}")

@@ -192,7 +192,7 @@ def test_a_closer_per_scale_mapping_refines_the_farther_scale_by_scale():
 
 @pytest.mark.parametrize("kwargs, named", [
     ({"ram": "0 GiB"}, "ram budget '0 GiB' is 0 B: every run holds some host RAM"),
-    ({"ram": "0.4 B"}, "ram budget '0.4 B' is 0 B"),  # rounds to no byte
+    ({"ram": "0.4 B"}, "not a whole number of bytes: '0.4 B'"),  # would round to no byte
     ({"ram": {"tiny": "1 GiB", "real": "0 MB"}}, "ram budget at scale 'real' '0 MB' is 0 B"),
     ({"ram": "1 GiB", "cuda": {"ram": "0 B"}}, "ram budget in cuda= '0 B' is 0 B"),  # not this host's
 ])

@@ -18,6 +18,8 @@ from gpu_budget.units import SizeError, format_mib, format_size, parse_size
         (1048576, 1048576),
         ("1.5 KB", 1500),
         ("0", 0),
+        ("2.0 B", 2),
+        ("0.5 KiB", 512),
     ],
 )
 def test_documented_forms(text, expected):
@@ -33,6 +35,14 @@ def test_gb_is_decimal_and_gib_binary():
                                  "1" * 400 + " GiB"])
 def test_bad_strings_name_the_string(bad):
     with pytest.raises(SizeError) as info:
+        parse_size(bad)
+    assert repr(bad) in str(info.value)
+
+
+@pytest.mark.parametrize("bad", ["0.5 B", "1.5", "7.25b", "1" * 400 + ".5 B"])
+def test_a_fraction_of_a_byte_is_refused(bad):
+    """'0.5 B' would round to a budget of 0 bytes: a fraction of a byte is a typo, not a size."""
+    with pytest.raises(SizeError, match="not a whole number of bytes") as info:
         parse_size(bad)
     assert repr(bad) in str(info.value)
 
