@@ -1,21 +1,23 @@
-"""`python -m gpu_budget baselines drop --scale`: a scale that drops nothing (unknown, or stored in none of the files
-given) says so and exits 1, so a typo never reads as done (judge/baselines_cli.py)."""
+"""`python -m gpu_budget baselines drop --scale`: a scale that is none is a usage error (exit 2);
+one stored in none of the files given says so and exits 1, so a typo never reads as done (judge/baselines_cli.py)."""
 
 import subprocess
 import sys
+
+import pytest
 
 from gpu_budget.judge import baselines_cli, files
 
 ENTRY = {"peaks": {"ram": 1}, "fingerprint": {"malloc": "steady"}}
 
 
-def test_an_unknown_scale_is_named_with_the_known_ones_and_exits_1(tmp_path, capsys):
+def test_an_unknown_scale_is_a_usage_error_named_with_the_known_ones(tmp_path, capsys):
     path = tmp_path / "hw" / "m.json"
     files.write(path, "tiny", {"test_a": ENTRY})
-    assert baselines_cli.main(["drop", "--scale", "Tiny", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert "no entries of scale 'Tiny' in the 1 baseline file given (they hold 'tiny'; " in err
-    assert "'Tiny' is not a scale: they are tiny, real): nothing dropped" in err
+    with pytest.raises(SystemExit) as info:
+        baselines_cli.main(["drop", "--scale", "Tiny", str(tmp_path)])
+    assert info.value.code == 2
+    assert "error: --scale 'Tiny' is not a scale: they are tiny, real" in capsys.readouterr().err
     assert set(files.load(path)["entries"]) == {"tiny"}
 
 

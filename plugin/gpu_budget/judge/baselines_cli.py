@@ -32,6 +32,8 @@ def main(argv: list[str]) -> int:
                        "with other figures takes (without it such a file is left as it is, the entries named)")
     merge.add_argument("paths", type=Path, nargs="+", metavar="FOLDER|FILE")
     args = parser.parse_args(argv)
+    if args.command == "drop" and args.scale not in SCALES:  # a usage error, as argparse's own: exit 2
+        drop.error(f"--scale {args.scale!r} is not a scale: they are {', '.join(SCALES)}")
     files = []
     for given in args.paths:
         if given.is_dir():
@@ -56,7 +58,7 @@ def main(argv: list[str]) -> int:
 
 
 def _drop(scale: str, files: list[Path]) -> int:
-    """Drop `scale` from each file holding it; a scale none holds is a mistake (a typo, another folder): exit 1.
+    """Drop `scale` from each file holding it; a scale none holds is a mistake (another folder): exit 1.
 
     Every file is read before any is written, and where any cannot be read each is named and nothing dropped: a
     file left holding the scale would keep its old entries through the re-recording that follows a drop.
@@ -71,10 +73,9 @@ def _drop(scale: str, files: list[Path]) -> int:
     holding = [path for path in files if scale in held[path]]
     if not holding:
         there = sorted(set().union(*held.values()))
-        unknown = "" if scale in SCALES else f"; {scale!r} is not a scale: they are {', '.join(SCALES)}"
         print(f"python -m gpu_budget baselines drop: no entries of scale {scale!r} in the {len(files)} baseline "
               f"file{'s' if len(files) != 1 else ''} given (they hold "
-              f"{', '.join(map(repr, there)) if there else 'no entries'}{unknown}): nothing dropped", file=sys.stderr)
+              f"{', '.join(map(repr, there)) if there else 'no entries'}): nothing dropped", file=sys.stderr)
         return 1
     unwritten = []
     for path in holding:
