@@ -39,3 +39,20 @@ def test_a_prune_that_cannot_write_fails_the_gate_naming_the_file(project):
     result.stdout.fnmatch_lines([f"gpu-budget gate FAILED: could not drop 1 entry from {path}: *Is a directory*"])
     assert [r["verdict"] for r in json.loads((pytester.path / "r.json").read_text())["results"]] == ["pass"]
     assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_mem.py::test_kept", "test_mem.py::test_gone"}
+
+
+def test_a_broken_file_of_a_deleted_test_module_is_named_not_kept_in_silence(project):
+    """A baseline file whose test module is gone is pruned by the update; where it is broken (a half-resolved merge)
+    no test of it runs to report it, so the update named nothing and left it. It fails the gate named, left as is."""
+    pytester = project(CASES)
+    run(pytester).assert_outcomes(passed=1)
+    (kept,) = (pytester.path / "baselines").glob("*/test_mem.json")
+    gone = kept.with_name("test_old.json")
+    gone.write_text('{"entries": <<<<<<< HEAD\n')
+    result = run(pytester, "--gpu-budget-update")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    said = f"gpu-budget gate FAILED: left as it is, a baseline file no test collected uses (its test file is gone): " \
+           f"baseline file {gone} is not valid JSON*"
+    result.stdout.fnmatch_lines([said])
+    assert gone.read_text() == '{"entries": <<<<<<< HEAD\n'

@@ -158,7 +158,8 @@ class BaselineStore:
         a test that ran to its end (`finished`: the cases such tests measured) no longer measures, file by file
         (keys.kept_on_prune: a legacy entry goes once its case has a keyed one). The other files of the
         folders inside the project lose the entries of test files deleted (a module renamed); such a file left empty
-        goes (a folder outside it may hold another project's). A broken file is left. `dropped` gets, per file
+        goes (a folder outside it may hold another project's). A broken file is left (one of a deleted test file is named
+        among the returned lines: no test reports it). `dropped` gets, per file
         pruned, the keys it lost: the summary names them, since no row is left to say so. Returns a line per file
         whose write failed (a read-only folder, a full disk), naming it: the gate's failure, the other files pruned."""
         finished, failed = tuple(finished), []
@@ -171,8 +172,10 @@ class BaselineStore:
         for path in [*by_file, *sorted(others)]:
             try:
                 held = set(read(path).scale(scale))
-            except files.BaselineError:
-                continue  # already reported as its tests' error; a broken file is never rewritten
+            except files.BaselineError as exc:  # a broken file is never rewritten
+                if path in others:  # no test of it ran to report it: its module is gone
+                    failed.append(f"left as it is, a baseline file no test collected uses (its test file is gone): {exc}")
+                continue  # else already reported as its tests' error
             keep = keys.kept_on_prune(held, by_file.get(path, {}), self.root, anchors if path in others else None,
                                       finished)
             if keep != held:
