@@ -42,3 +42,45 @@ def test_estimate_on_a_command_case_says_it_models_function_cases_and_how_to_wri
     assert "register(run_ref" not in done.stderr and "runner None" not in done.stderr, done.stderr
     validating = run("estimate", "--validate", "cases.py:SCRIPT", cwd=tmp_path)
     assert validating.returncode == 2 and "is a command case" in validating.stderr, validating.stderr
+
+
+class _Built(Exception):
+    """Raised in place of parsing: carries the parser a command built."""
+
+
+def _parsers(monkeypatch, argv: list[str]) -> list:
+    """The parser `python -m gpu_budget ARGV` builds, and each sub-command's parser under it."""
+    import argparse
+
+    from gpu_budget.against import bisect
+    from gpu_budget.estimate import cli as estimate
+    from gpu_budget.judge import baselines_cli
+    from gpu_budget.report import findings
+
+    def caught(parser, *_args, **_kwargs):
+        raise _Built(parser)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", caught)
+    main = {"findings": findings.main, "estimate": estimate.main, "baselines": baselines_cli.main,
+            "bisect": bisect.main}[argv[0]]
+    with pytest.raises(_Built) as built:
+        main(argv[1:])
+    found, todo = [], [built.value.args[0]]
+    while todo:
+        parser = todo.pop()
+        found.append(parser)
+        todo += [sub for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+                 for sub in action.choices.values()]
+    return found
+
+
+@pytest.mark.parametrize("command", ["findings", "estimate", "baselines", "bisect"])
+def test_every_argument_of_every_command_says_what_it_is(command, monkeypatch):
+    """--help is where a user learns a command: an option or a positional without a line there is a thin page."""
+    import argparse
+
+    for parser in _parsers(monkeypatch, [command]):
+        bare = [action.dest for action in parser._actions
+                if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) and not action.help]
+        assert bare == [], f"{parser.prog}: no help for {bare}"
+        assert parser.description, f"{parser.prog}: no description"

@@ -428,7 +428,11 @@ def main(argv: Sequence[str]) -> int:
     if "--" in argv:
         at = list(argv).index("--")
         argv, extra = list(argv[:at]), list(argv[at + 1:])
-    parser = argparse.ArgumentParser(prog="python -m gpu_budget bisect", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m gpu_budget bisect", description=__doc__.split("\n\n")[0],
+                                     usage="%(prog)s [-h] -k CASE [--json JSON] [--recheck N] good bad "
+                                           "[-- PYTEST ARGS]",
+                                     epilog="after --: the arguments each step's pytest run is given besides the "
+                                            "gate's (e.g. -- memtests -p no:randomly)")
     parser.add_argument("good", help="a commit where the case's figure is as it should be")
     parser.add_argument("bad", help="a later commit where it has moved past the tolerance")
     parser.add_argument("-k", dest="case", required=True, help="the case: a node id (with ::) or a -k expression")

@@ -150,7 +150,8 @@ def _size(unit: str) -> Callable[[str], str]:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m gpu_budget estimate", description=__doc__.split("\n")[0])
     parser.add_argument("cases", nargs="*", metavar="CASE", help=f"[LABEL=]{FORM}")
-    parser.add_argument("--scale", choices=("tiny", "real"), default="tiny")
+    parser.add_argument("--scale", choices=("tiny", "real"), default="tiny",
+                        help="the params each case's Scenario gives at this scale (default tiny)")
     parser.add_argument("--cuda", action="store_true", help="model the step as CUDA would run it (an estimate)")
     parser.add_argument("--cuda-context", type=_size("MiB"), default=None, metavar="SIZE",
                         help="CUDA context size measured on your GPU (e.g. '500 MiB'); added to a device figure (--cuda)")

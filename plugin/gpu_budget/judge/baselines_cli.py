@@ -20,17 +20,21 @@ def main(argv: list[str]) -> int:
     `... baselines resolve [--keep ours|theirs] FOLDER|FILE ...`: rewrite each
     file holding git's conflict markers with both sides' entries.
     """
-    parser = argparse.ArgumentParser(prog="python -m gpu_budget baselines")
+    parser = argparse.ArgumentParser(prog="python -m gpu_budget baselines",
+                                     description="change baseline files as a whole: drop a scale, resolve a merge")
     sub = parser.add_subparsers(dest="command", required=True)
-    drop = sub.add_parser("drop", help="remove one scale's entries from every baseline file in each FOLDER "
-                                       "(recursively), or from each FILE named")
+    said = "remove one scale's entries from every baseline file in each FOLDER (recursively), or from each FILE named"
+    drop = sub.add_parser("drop", help=said, description=f"{said}; --gpu-budget-update then records them anew")
     drop.add_argument("--scale", required=True, help=f"the scale whose entries go: {', '.join(SCALES)}")
-    drop.add_argument("paths", type=Path, nargs="+", metavar="FOLDER|FILE")
-    merge = sub.add_parser("resolve", help="rewrite each baseline file left with git's merge conflict markers in each "
-                                           "FOLDER (recursively), or each FILE named, keeping both sides' entries")
+    drop.add_argument("paths", type=Path, nargs="+", metavar="FOLDER|FILE",
+                      help="a baselines folder (every *.json under it) or one baseline file")
+    said = ("rewrite each baseline file left with git's merge conflict markers in each FOLDER (recursively), or each "
+            "FILE named, keeping both sides' entries")
+    merge = sub.add_parser("resolve", help=said, description=said)
     merge.add_argument("--keep", choices=conflict.SIDES, help="the side whose figures an entry recorded on both sides "
                        "with other figures takes (without it such a file is left as it is, the entries named)")
-    merge.add_argument("paths", type=Path, nargs="+", metavar="FOLDER|FILE")
+    merge.add_argument("paths", type=Path, nargs="+", metavar="FOLDER|FILE",
+                       help="a baselines folder (every *.json under it) or one baseline file")
     args = parser.parse_args(argv)
     if args.command == "drop" and args.scale not in SCALES:  # a usage error, as argparse's own: exit 2
         drop.error(f"--scale {args.scale!r} is not a scale: they are {', '.join(SCALES)}")

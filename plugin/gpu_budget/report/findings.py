@@ -312,7 +312,8 @@ def _nothing_found(merged: Merged, gpu: Sequence[GpuReport]) -> str | None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpu_budget findings", description=__doc__.splitlines()[0])
     parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT", help="JSON reports written by --gpu-budget-json")
-    parser.add_argument("-o", "--output", type=Path, default=Path("FINDINGS.md"))
+    parser.add_argument("-o", "--output", type=Path, default=Path("FINDINGS.md"),
+                        help="the page to write (default FINDINGS.md); an input report is refused")
     args = parser.parse_args(argv)
     refused = unwritable(args.output, [("an input", path) for path in args.reports])
     if refused is not None:
