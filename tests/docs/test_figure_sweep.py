@@ -43,6 +43,7 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ('Sizes: `"12.7 GiB"`, `"24GB"`, `"512 MiB"`', "examples of the size syntax"),
         ("(1 GB = 10^9 bytes)", "a unit's definition"),
         ("(1 GiB = 2^30 bytes)", "a unit's definition"),
+        ('A fraction of a byte (`"0.5 B"`)', "an example of the size syntax refused"),
         ('cpu={"ram": {"tiny": "2 GiB"}, "expect": "over-budget"}, cuda={"vram": {"real": "24 GB"}', EXAMPLE),
         ('(an 80 GiB budget sat above what an "80 GB" card offers', "a former declared budget and a write-up's card"),
         ('tolerance={"rel": 0.02, "abs": "16 MiB"}', EXAMPLE),
