@@ -472,3 +472,16 @@ def test_an_example_database_that_cannot_be_written_is_said_not_passed_over(tmp_
     (problem,) = found.problems
     assert problem.startswith(f"the example database {tmp_path / 'db'}/") and "cannot be written (" in problem
     assert "failing examples are not saved" in problem and found.smallest_failing is not None
+
+
+def test_a_configuration_a_real_run_measured_before_the_cap_was_spent_reads_as_that_run():
+    """The boundary's runs spend the cap before the smallest failing configuration is confirmed, but one of them ran
+    that very configuration (batch=181, 5 MiB, within the budget): the report gives that run's peak, never "died of
+    memory, over budget", and the JSON report's `measured` holds it too."""
+    result = explore("dip", Envelope({"batch": (1, 300)}), "200 MiB", estimate=lambda k: k["batch"] << 20,
+                     measure=lambda k: (5 if 150 <= k["batch"] < 300 else k["batch"] + 20) << 20, boundary="batch",
+                     max_examples=20, max_real_runs=8)
+    assert result.problems == ["the real-run cap (8) is spent"] and result.smallest_failing.config == {"batch": 181}
+    assert result.smallest_failing.measured == 5 << 20, result.summary()
+    assert ("smallest configuration predicted over budget (shrunk): batch=181: measured 5.0 MiB, within budget "
+            "(predicted 201.0 MiB)") in result.summary(), result.summary()

@@ -244,10 +244,19 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
             raise
         result.problems.append(str(failed))
         result.failed = str(failed)
+    result.worst, result.smallest_failing = (_run_before(p, real.cache) for p in (result.worst, result.smallest_failing))
     slope, intercept = predict.calibration.line()
     result.calibration = Calibration(slope, int(intercept), len(predict.calibration.points))
     result.estimates, result.seconds = len(predict.estimates), round(time.perf_counter() - t0, 1)
     return result
+
+
+def _run_before(probe: Probe | None, peaks: Mapping[Key, int | None]) -> Probe | None:
+    """The probe with the peak of a real run of its configuration made before the search stopped (a boundary run
+    of it, then the cap spent): unconfirmed, it would read as a run that died of memory."""
+    if probe is None or probe.measured is not None or peaks.get(_key(probe.config)) is None:
+        return probe
+    return replace(probe, measured=peaks[_key(probe.config)])
 
 
 def _check(envelope: Envelope, boundary: str | None, max_real_runs: int) -> None:
