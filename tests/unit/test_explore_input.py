@@ -102,3 +102,13 @@ def test_an_estimate_of_a_numpy_integer_is_bytes():
     found = explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=lambda k: numpy.int64(k["batch"] << 20),
                     measure=None, max_examples=5)
     assert found.failed is None and found.worst.predicted == 8 << 20, found.summary()
+
+
+def test_a_huge_range_is_searched_without_listing_its_values():
+    """A knob's range is searched by index (gallop, bisection, a climb): (1, 2**62) must not be built as a list of
+    every value, which ran the pytest process out of memory (MemoryError) or took seconds and GiBs per million."""
+    envelope = Envelope({"seq_len": (1, 2**62)})
+    assert len(envelope.values("seq_len")) == 2**62 and envelope.values("seq_len").index(2**40) == 2**40 - 1
+    result = explore("huge", envelope, "200 MiB", estimate=lambda k: k["seq_len"] << 10,
+                     measure=lambda k: (k["seq_len"] << 10) + (20 << 20), boundary="seq_len", max_examples=10)
+    assert result.boundary.value == 180 << 10 and not result.problems, result.summary()

@@ -40,10 +40,12 @@ class Envelope:
                 if knob not in self.knobs:
                     raise ValueError(f"monotone knob {knob!r} is not in the envelope (its knobs: {', '.join(self.knobs)})")
 
-    def values(self, knob: str) -> list[Knob]:
+    def values(self, knob: str) -> Sequence[Knob]:
+        """A knob's values in order; a range stays a range: the search goes by index, and (1, 10**9) as a list
+        would hold GiBs in the pytest process."""
         spec = self.knobs[knob]
         bounds = _range(spec)
-        return list(range(bounds[0], bounds[1] + 1)) if bounds else sorted(spec)
+        return range(bounds[0], bounds[1] + 1) if bounds else sorted(spec)
 
     def strategy(self) -> SearchStrategy[dict[str, Knob]]:
         from hypothesis import strategies as st

@@ -36,7 +36,7 @@ import json
 import math
 import numbers
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -497,7 +497,7 @@ def _boundary(envelope: Envelope, budget: int, predict: Callable[[Config], int],
     result.problems += _contradicting(values, result.boundary, budget)
 
 
-def _contradicting(values: list[Knob], boundary: Boundary, budget: int) -> list[str]:
+def _contradicting(values: Sequence[Knob], boundary: Boundary, budget: int) -> list[str]:
     """The real runs on the boundary's line on the wrong side of it: over the budget at or below the value found,
     or within it above. The search brackets one edge, assuming memory grows along the knob; a run that denies
     that makes its answer unfounded (a problem, never a silent "largest")."""
