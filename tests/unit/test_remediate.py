@@ -215,6 +215,28 @@ def test_a_pass_inside_the_tolerance_of_the_cases_own_peak_says_it_may_be_noise(
     assert remediation_text(found).endswith("found in 1 real run (bound 8)")  # no case to compare with
 
 
+def test_a_pass_is_never_called_noise_beside_a_peak_it_is_not_near():
+    """A case that died of memory read only what it reached before dying (19 MiB); a set that passes at 99 MiB is
+    no noise of that, nor of a case whose own peak is far below it (it broke its budget by its growth). Before,
+    both said "its RAM is inside the tolerance (0.5% + 4.00 MiB) of the case's own 19.00 MiB, so the pass may be
+    run-to-run noise, not the fixes"."""
+    from gpu_budget.model.budget import Budget
+    from gpu_budget.model.result import Measurement, Result, Verdict
+    from gpu_budget.report.terminal import remediation_text
+
+    found = remediate.search(toy(A, B), noted({"trm_a", "trm_b"}))
+    assert found.found == ("trm_a",) and found.peaks.ram == 99 * MiB
+
+    def case(measurement):
+        return Result("n::t", "toy", "tiny", Verdict.OVER_BUDGET, False, "", budget=Budget(ram=100 * MiB),
+                      measurement=measurement, remediation=found)
+
+    died = Measurement("error", Peaks(ram=19 * MiB), error=Failure(kind="oom", message="CUDA out of memory"))
+    assert remediation_text(found, case(died)).endswith("found in 1 real run (bound 8)")
+    below = Measurement("ok", Peaks(ram=19 * MiB))
+    assert remediation_text(found, case(below)).endswith("found in 1 real run (bound 8)")
+
+
 def crashing(*together):
     """measure(): a set holding every fix of `together` crashes (not of memory); any other is over budget."""
     def measure(candidate):

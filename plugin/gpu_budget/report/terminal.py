@@ -154,13 +154,14 @@ def remediation_text(rem: Remediation, case: Result | None = None) -> str:
 
 def _noise(rem: Remediation, case: Result | None) -> str:
     """Where the passing set's gated peak is inside the case's tolerance of the case's own, so one run cannot tell the
-    fixes from run-to-run noise: saying so ("" where it is below it, or there is nothing to compare)."""
-    if case is None or rem.peaks is None:
+    fixes from run-to-run noise: saying so ("" where it is outside it, or there is nothing to compare: a case that
+    died read only what it reached before dying)."""
+    if case is None or rem.peaks is None or case.measurement is None or not case.measurement.ok:
         return ""
     metric = gated_metric(case.peaks, rem.peaks)
     before, after = case.peaks.figure(metric), rem.peaks.figure(metric)
     tolerance = case.tolerance or default_tolerance(case.scale)
-    if before is None or after is None or after < tolerance.floor(before):
+    if before is None or after is None or not tolerance.floor(before) <= after <= tolerance.limit(before):
         return ""
     return (f"; its {'VRAM' if metric == Metric.VRAM_ALLOCATED else 'RAM'} is inside the tolerance ({tolerance.rel:.1%} + "
             f"{format_size(tolerance.abs)}) of the case's own {format_size(before)}, so the pass may be run-to-run "
