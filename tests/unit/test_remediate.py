@@ -100,6 +100,22 @@ def test_conflicting_and_incomplete_sets_are_never_built():
     assert not any("trm_knob" in s for s in stand.measured)  # a knob, not a remedy
 
 
+def test_a_fix_setting_a_param_an_applied_fix_sets_otherwise_is_named_not_silently_dropped():
+    """trm_short sets `mib` to 10 where the applied trm_long set it to 50: no set holding it can be built. Before, the
+    search ran nothing and said "no fix to try (none offered, all applied, or none runnable here)", none of which
+    was so, and trm_short was in no "not tried" line."""
+    from gpu_budget.report.terminal import remediation_text
+
+    long_ = fix("long", remedy=False, params={"mib": 50})
+    short = fix("short", params={"mib": 10})
+    stand = Stand(limit=0)
+    found = remediate.search(Scenario(name="s", run="m:f", params={"mib": 200}, supports=(long_, short))
+                             .with_fixes(long_.name), stand)
+    assert not stand.measured and found.status == "no-candidates"
+    assert found.skipped == {short.name: "conflicts with trm_long, already applied (both set mib)"}, found.skipped
+    assert remediation_text(found) == "remediation: no fix to try (none offered, all applied, or none runnable here)"
+
+
 def test_a_replacing_fix_swaps_out_the_applied_one():
     stand = Stand(limit=BASE - 1)
     full, rows = fix("full_rows", remedy=False), fix("new_rows", replaces=("trm_full_rows",))  # S3's shape

@@ -224,7 +224,7 @@ def validate(names: Iterable[str], offered: Iterable[Fix] | None = None, where: 
         chosen.append(table[name])
     for i, a in enumerate(chosen):
         for b in chosen[i + 1:]:
-            clash = [k for k in a.params if k in b.params and a.params[k] != b.params[k]]  # the last one would win
+            clash = param_clash(a, b)  # the last one would win
             if a.conflicts_with(b) or clash:
                 why = _why(a, b) if not clash else f"both set {clash[0]}: {a.params[clash[0]]!r} and {b.params[clash[0]]!r}"
                 raise FixError(f"{prefix}fixes {a.name!r} and {b.name!r} conflict: they cannot be applied together ({why})")
@@ -236,6 +236,11 @@ def validate(names: Iterable[str], offered: Iterable[Fix] | None = None, where: 
                 raise FixError(f"{prefix}fix {fix.name!r} needs fix {companion!r} with it: "
                                f"with_fixes({companion!r}, {fix.name!r})")
     return tuple(chosen)
+
+
+def param_clash(a: Fix, b: Fix) -> list[str]:
+    """The params `a` and `b` both set, to different values: applied together, the later would win."""
+    return [k for k in a.params if k in b.params and a.params[k] != b.params[k]]
 
 
 def unknown_companion(fix: Fix, table: Mapping[str, Fix], prefix: str = "") -> None:

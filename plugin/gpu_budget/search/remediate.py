@@ -70,8 +70,7 @@ def lattice(scenario: Scenario, cuda: bool, scale: str | None = None) -> tuple[l
         if not fix.remedy or fix.name in scenario.fixes:
             continue
         lacking = library.missing(fix, cuda)
-        clash = [name for name in scenario.fixes
-                 if name not in fix.replaces and name in table and fix.conflicts_with(table[name])]
+        clash = _applied_clash(scenario, fix, table)
         unfit = None if scenario.command is None or not fix.applies_to_commands else _unfit(scenario, fix, scale)
         if scenario.command is not None and not fix.applies_to_commands:
             skipped[fix.name] = "no args, env or params: it cannot apply to a command"
@@ -80,7 +79,7 @@ def lattice(scenario: Scenario, cuda: bool, scale: str | None = None) -> tuple[l
         elif lacking:
             skipped[fix.name] = "needs " + ", ".join(lacking)
         elif clash:
-            skipped[fix.name] = f"conflicts with {clash[0]}, already applied"
+            skipped[fix.name] = clash
         else:
             usable.append(fix)
     offered_names, dropped = {f.name for f in offered}, True
@@ -91,6 +90,18 @@ def lattice(scenario: Scenario, cuda: bool, scale: str | None = None) -> tuple[l
         usable, dropped = [f for f in usable if f.name not in gone], bool(gone)
     order = {f.name: i for i, f in enumerate(offered)}
     return sorted(usable, key=lambda f: (weight(f), order[f.name])), skipped
+
+
+def _applied_clash(scenario: Scenario, fix: Fix, table: dict[str, Fix]) -> str | None:
+    """Why `fix` can join no set with the scenario's applied fixes (one it does not replace conflicts with it, or sets
+    a param it sets to another value), or None: every set holding it would be refused unbuilt, unsaid."""
+    for name in scenario.fixes:
+        if name in fix.replaces or name not in table:
+            continue
+        both = library.param_clash(fix, table[name])
+        if fix.conflicts_with(table[name]) or both:
+            return f"conflicts with {name}, already applied" + (f" (both set {', '.join(both)})" if both else "")
+    return None
 
 
 def _unfit(scenario: Scenario, fix: Fix, scale: str | None) -> str | None:
