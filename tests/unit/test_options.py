@@ -220,6 +220,16 @@ def test_a_measuring_mode_asked_for_without_the_gate_is_a_usage_error(pytester):
     assert (opts.sweep[0].package, opts.record_runs) == ("peft", 4)
 
 
+def test_a_remediation_bound_given_without_the_remediation_is_a_usage_error(pytester):
+    """`pytest --gpu-budget --gpu-budget-remediate-max-runs=20`, the --gpu-budget-remediate lost: no case was searched
+    and nothing said the bound went unused."""
+    assert usage_error(pytester, "--gpu-budget", "--gpu-budget-remediate-max-runs=20") == (
+        "--gpu-budget-remediate-max-runs without --gpu-budget-remediate: no search runs, so it would be ignored; add "
+        "--gpu-budget-remediate")
+    assert read(pytester, "--gpu-budget", "--gpu-budget-remediate", "--gpu-budget-remediate-max-runs=20").remediate_max_runs == 20
+    assert read(pytester, ini="gpu_budget_remediate_max_runs = 20\n").remediate_max_runs == 20  # the project's
+
+
 def test_a_bad_value_given_with_o_is_named_as_given_there_not_in_the_ini_file(pytester):
     """`-o gpu_budget_timeout=0` was blamed on the ini file, which does not hold it ("None: ..." without one)."""
     assert usage_error(pytester, "-o", "gpu_budget_timeout=0") == "-o gpu_budget_timeout='0': expected a number of seconds > 0"

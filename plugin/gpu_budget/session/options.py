@@ -218,6 +218,20 @@ def with_the_gate(given: Given[P]) -> P:
     return given.value
 
 
+def with_the_switch(switch: str) -> Resolve[P, P]:
+    """A number that tunes what the option `switch` turns on, given on the command line without it: a usage error,
+    where the run would otherwise ignore it unsaid (the ini file's setting is the project's, and stands)."""
+
+    def resolve(given: Given[P]) -> P:
+        option = next(o for o in OPTIONS if o.name == switch)
+        if given.on_command_line and not read(given.config, option).value:
+            raise pytest.UsageError(f"{given.flag_name} without {option.flag_name}: no search runs, so it would be "
+                                    f"ignored; add {option.flag_name}")
+        return given.value
+
+    return resolve
+
+
 # -- one definition ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -341,7 +355,7 @@ class Options:
         "child, and report the cheapest passing set (a case expected over budget keeps its verdict).",
         resolve=with_the_gate)
     remediate_max_runs: int = option("gpu_budget_remediate_max_runs", "at most N real runs per remediation search.",
-                                     whole, DEFAULT_MAX_RUNS, "N")
+                                     whole, DEFAULT_MAX_RUNS, "N", resolve=with_the_switch("gpu_budget_remediate"))
     explore: bool = on_off("gpu_budget_explore", "run the Hypothesis explorations (opt-in: estimator-screened, confirmed "
                            "by real runs).", resolve=needing("hypothesis", "Hypothesis", "explore", then=with_the_gate))
     explore_examples: int = option("gpu_budget_explore_examples", "Hypothesis max_examples per exploration.", whole,
@@ -484,7 +498,8 @@ def document() -> str:
         "either under a file), before any case runs. An option that acts in a gated run only (--gpu-budget-update, "
         "-require-gpu, -remediate, -explore, -probes, -sweep, -record-runs) given on the command line without "
         "--gpu-budget is a usage error: "
-        "every memory-budget test would be skipped, and the run pass.\n\n"
+        "every memory-budget test would be skipped, and the run pass; so is --gpu-budget-remediate-max-runs without "
+        "--gpu-budget-remediate, which it would leave unused.\n\n"
         + table()
         + "\n`GPU_BUDGET_ASSETS=DIR` (environment): where prepared models and clips are kept (default: pytest's "
         "cache, or with -p no:cacheprovider .gpu-budget-assets in the rootdir, which git is told to ignore); the GPU "
