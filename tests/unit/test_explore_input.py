@@ -112,3 +112,15 @@ def test_a_huge_range_is_searched_without_listing_its_values():
     result = explore("huge", envelope, "200 MiB", estimate=lambda k: k["seq_len"] << 10,
                      measure=lambda k: (k["seq_len"] << 10) + (20 << 20), boundary="seq_len", max_examples=10)
     assert result.boundary.value == 180 << 10 and not result.problems, result.summary()
+
+
+def test_a_negative_calibration_intercept_reads_as_a_subtraction():
+    """measured = slope x estimate + intercept, with an intercept below zero: "+ -79.7 MiB" read as a typo."""
+    from gpu_budget.search.exploration import Calibration, Exploration
+
+    def line(intercept: int) -> str:
+        done = Exploration("s", 2**30, "ram", {"batch": [1, 8]}, calibration=Calibration(0.795, intercept, 3))
+        return next(text for text in done.summary() if text.startswith("calibration over"))
+
+    assert line(-int(79.7 * 2**20)).endswith("measured = 0.795 x estimate - 79.7 MiB")
+    assert line(5 * 2**20).endswith("measured = 0.795 x estimate + 5.0 MiB")

@@ -215,8 +215,9 @@ class Exploration:
             lines.append("calibration: none, no real run measured a peak: every prediction is the estimate alone")
         elif self.calibration:
             c = self.calibration
-            lines.append(f"calibration over {c.points} real runs: measured = {c.slope:.3f} x estimate + "
-                         f"{format_mib(c.intercept)}")
+            sign = "-" if c.intercept < 0 else "+"  # "+ -79.7 MiB" read as a typo
+            lines.append(f"calibration over {c.points} real runs: measured = {c.slope:.3f} x estimate {sign} "
+                         f"{format_mib(abs(c.intercept))}")
         runs = "; ".join(f"{config_text(r.config)}: {r.text()}" for r in self.real_runs)
         lines.append(f"real runs: {runs}")
         for v in self.monotonicity:
