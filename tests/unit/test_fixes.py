@@ -210,3 +210,18 @@ def test_conflicting_combination_fails_collection_naming_both(project):
     result.stdout.fnmatch_lines(["*ERROR collecting test_mem.py*",
                                  "*FixError*fixes 'load_in_8bit' and 'load_in_4bit' conflict*"])
     assert "passed" not in result.stdout.str()
+
+
+def test_a_scenario_that_fails_to_build_leaves_none_of_its_fixes_registered():
+    """Its Fix objects were registered on the way, then its companion check failed: the fix stayed in every
+    "registered:" list, and its corrected definition (in a notebook, the cell run again) was refused as a second
+    meaning of the name."""
+    typo = Fix("test_fixes_half_built", "train", "needs a companion", requires=("lroa",))
+    with pytest.raises(FixError, match="requires 'lroa', which is no registered fix"):
+        scenario(supports=(typo,))
+    assert "test_fixes_half_built" not in {f.name for f in fixes.registered()}
+    corrected = Fix("test_fixes_half_built", "train", "needs a companion", requires=("lora",))
+    assert scenario(supports=(corrected, "lora")).supports[0] is corrected
+    with pytest.raises(FixError):
+        scenario(supports=("lora",)).with_fixes(Fix("test_fixes_half_applied", "train", "d", requires=("lroa",)))
+    assert "test_fixes_half_applied" not in {f.name for f in fixes.registered()}

@@ -16,9 +16,10 @@ so importing the plugin stays torch-free.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.machinery
 import importlib.util
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from gpu_budget.declare.env_vars import env_text
@@ -171,6 +172,20 @@ def get(name: str) -> Fix:
         return _REGISTRY[name]
     except KeyError:
         raise FixError(f"unknown fix {name!r} (registered: {', '.join(sorted(_REGISTRY))})") from None
+
+
+@contextlib.contextmanager
+def all_or_none() -> Iterator[None]:
+    """Keep the fixes registered within only where the block ends well: a Scenario that fails to build (a misspelt
+    companion) leaves no fix of its behind, so a corrected definition of the same name is not refused as a second
+    meaning, and no lists name a fix that nothing declares."""
+    before = set(_REGISTRY)
+    try:
+        yield
+    except BaseException:
+        for name in set(_REGISTRY) - before:
+            del _REGISTRY[name]
+        raise
 
 
 def registered() -> tuple[Fix, ...]:

@@ -151,6 +151,11 @@ class Scenario:
         object.__setattr__(self, "params", knobs(self.params, where))
         object.__setattr__(self, "scales", scale_knobs(self.scales, where))
         object.__setattr__(self, "prepared_from", knob_names(self.prepared_from, where))
+        with fix_library.all_or_none():
+            self._fix_fields(where)
+
+    def _fix_fields(self, where: str) -> None:
+        """supports= and fixes= resolved and checked (the fixes they hold as Fix objects registered)."""
         object.__setattr__(self, "supports", fix_library.resolve(self.supports, where))
         offered = {f.name: f for f in self.supports}
         for fix in self.supports:  # a misspelt companion, named at collection, not when a search tries the fix
@@ -179,8 +184,9 @@ class Scenario:
         A user's own Fix object is registered on the way; an unknown name, a
         conflicting pair or a missing companion fix raises FixError naming them.
         """
-        names = [fix_library.name_of(f, f"scenario {self.name!r}") for f in fixes]
-        every = fix_library.validate((*self.fixes, *names), self.offered(), where=f"scenario {self.name!r}")
+        with fix_library.all_or_none():
+            names = [fix_library.name_of(f, f"scenario {self.name!r}") for f in fixes]
+            every = fix_library.validate((*self.fixes, *names), self.offered(), where=f"scenario {self.name!r}")
         params = {k: v for fix in every if fix.name in names for k, v in fix.params.items()}
         return replace(self, fixes=(*self.fixes, *names), **self._knobs_with(params))  # one step: fixes= sets none
 
