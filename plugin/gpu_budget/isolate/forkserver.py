@@ -33,7 +33,7 @@ from multiprocessing import spawn
 from pathlib import Path
 
 from gpu_budget.declare.params import Json
-from gpu_budget.isolate import building, child, command, dispatch, events, tracers, unix_paths
+from gpu_budget.isolate import building, child, command, dispatch, events, stopped_wait, tracers, unix_paths
 from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
 from gpu_budget.measure import procfs
@@ -230,7 +230,12 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
         if request.runs_command:  # made here, so it is removed below whatever ends the child
             request = replace(request, sockets=unix_paths.socket_folder())
         proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.label}")
-        _start(proc, (timeout if start_timeout is None else start_timeout) + START_GRACE, preload)
+        try:
+            _start(proc, (timeout if start_timeout is None else start_timeout) + START_GRACE, preload)
+        except BaseException as exc:  # a test's own timeout as the forkserver starts (its preload): nothing measured
+            if stopped_wait.stops_wait(exc):
+                raise stopped_wait.WaitStopped(exc) from exc
+            raise
         t0 = time.monotonic()
         polled_peak, timed_out = 0, False
         try:
@@ -244,9 +249,13 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
                     timed_out = True
                     _kill(proc)
                     break
-        except BaseException:  # Ctrl-C: the child ends now, not at the interpreter's exit (multiprocessing joins it)
+        except BaseException as exc:  # Ctrl-C: the child ends now, not at the interpreter's exit (multiprocessing joins it)
             _end_interrupted(proc)
-            raise
+            if not stopped_wait.stops_wait(exc):
+                raise
+            ending = ChildEnding(proc.exitcode, False, round(time.monotonic() - t0, 3), polled_peak or None,
+                                 stderr_tail=_stderr_tail(request.sockets), stopped_by=stopped_wait.stopper(exc))
+            raise stopped_wait.WaitStopped(exc, events.read(path), ending) from exc  # what it measured, for its row
         lost = proc.exitcode == 255 and procfs.read_stat(proc.pid) is not None  # its forkserver died, it did not
         if lost:
             _end_tree(proc.pid)
@@ -394,8 +403,11 @@ def probe(timeout: float = 120, preload: tuple[str, ...] = DEFAULT_PRELOAD, disp
     """What a child from this forkserver sees: CUDA or not, GPU name and memory, CUDA and driver versions,
     and its setup (measure/host.py child_facts: the floor it starts at, the kernels' capability, the packages).
     `start_timeout`: the wait for the forkserver's first fork, its preload's imports (run_child)."""
-    seen, ending = run_child(ChildRequest("probe", 1, preload=tuple(preload)), timeout, preload, dispatch_mode,
-                             start_timeout)
+    try:
+        seen, ending = run_child(ChildRequest("probe", 1, preload=tuple(preload)), timeout, preload, dispatch_mode,
+                                 start_timeout)
+    except stopped_wait.WaitStopped as stop:  # a test's own timeout as the session reads the device: no case's row
+        raise stop.cause from None
     device = events.first(seen, events.DeviceSeen)
     if device is None:
         error = events.first(seen, events.Failed)
@@ -470,6 +482,9 @@ def _describe_ending(ending: ChildEnding) -> str:
         return ("its forkserver died while it ran (the kernel's OOM killer may pick it: it holds the preloaded "
                 "libraries); the child was ended, with every process it started, and the next case starts from a new "
                 "forkserver set up as the first")
+    if ending.stopped_by:
+        return (f"its wait was stopped after {ending.wall_seconds:.1f} s by an exception raised in the test's process "
+                f"({ending.stopped_by}); the child was killed, with every process it started")
     if ending.timed_out:
         return f"timed out after {ending.wall_seconds:.0f} s and was killed, with every process it started"
     code = ending.exitcode
@@ -573,7 +588,17 @@ def measure_request(request: ChildRequest, timeout: float, preload: tuple[str, .
                     dispatch_mode: str = "avx2") -> Measurement:
     """Run a measuring child for `request` (measure()'s) and turn what it said into a Measurement."""
     _check_malloc(request.malloc)
-    seen, ending = run_child(request, timeout, preload, dispatch_mode)
+    try:
+        seen, ending = run_child(request, timeout, preload, dispatch_mode)
+    except stopped_wait.WaitStopped as stop:  # a test's own timeout: the case's row keeps what was measured so far
+        if stop.ending is None:  # stopped before its child began
+            raise
+        raise stop.measured(_ended(stop.seen, stop.ending)) from stop.cause
+    return _ended(seen, ending)
+
+
+def _ended(seen: list[events.Event], ending: ChildEnding) -> Measurement:
+    """The Measurement of a child that ended so: its result, else its failure with the figures it streamed."""
     dumped = events.first(seen, events.SnapshotDumped)
     snapshot = dumped.path if dumped else None
     result = events.first(seen, events.Finished)
@@ -584,7 +609,8 @@ def measure_request(request: ChildRequest, timeout: float, preload: tuple[str, .
     if error is not None:
         failure, info = error.failure(), error.info
     else:
-        kind = "timeout" if ending.timed_out else "killed" if ending.killed else "crash"
+        kind = ("stopped" if ending.stopped_by else "timeout" if ending.timed_out else "killed" if ending.killed
+                else "crash")
         failure = Failure(kind=kind, message=_describe_ending(ending) + _phase_at_the_end(seen)
                           + _ranks_at_the_end(seen) + _stderr_note(ending), phase=_stopped_in(seen))
         info = next((e.info for e in reversed(seen) if isinstance(e, events.PhaseBegun) and e.info is not None), {})

@@ -163,6 +163,7 @@ class ChildEnding:
     polled_ram_peak: int | None = None  # the highest VmHWM the parent read while it waited
     forkserver_lost: bool = False  # its forkserver died while it ran (multiprocessing then says 255): it was ended
     stderr_tail: str | None = None  # a command's stderr as it stood where the child was stopped (a timeout, a kill)
+    stopped_by: str | None = None  # the exception raised into the parent's wait that stopped it (stopped_wait.py)
 
     @property
     def killed(self) -> bool:

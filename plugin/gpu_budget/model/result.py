@@ -71,7 +71,8 @@ FAILED_AFTER = "its test failed after measure()"  # why a case the gate passed c
 @dataclass(frozen=True)
 class Failure(Fields):
     """Why a measured child failed: its kind ("oom", "killed", "timeout", "exception", "missing-dependency", a
-    command's "exit", "rank", "command", "leftover", "unmeasured"), the exception's type, its message and traceback;
+    command's "exit", "rank", "command", "leftover", "unmeasured", "stopped": a test's own timeout, such as
+    pytest-timeout's, stopped the wait for it), the exception's type, its message and traceback;
     `phase`: the phase a child stopped from outside (killed, timed out) was in, begun and never ended, so a reader
     (a plot) need not parse the message for it; None where none was open, or the child reported its own failure."""
 

@@ -24,6 +24,7 @@ from gpu_budget.isolate.forkserver import PrepareFailed
 from gpu_budget.isolate.program import OutsideEnvironment
 from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
+from gpu_budget.isolate.stopped_wait import WaitStopped, stopper
 from gpu_budget.judge import baselines, keys
 from gpu_budget.judge.compare import judge, world_setup
 from gpu_budget.judge.failsafe import required
@@ -42,6 +43,7 @@ from gpu_budget.requires import MissingDependency
 from gpu_budget.search import remediate
 from gpu_budget.session.can_run import environment_skips, imbalance_unmeasured, none_here, unmeasurable, vram_unchecked, vram_unmeasured
 from gpu_budget.session.case_setup import ran_as_on, stored
+from gpu_budget.session.held import withheld_row
 from gpu_budget.session.options import Options
 from gpu_budget.session.recording import record_runs, recorded_text, snapshot_run
 from gpu_budget.session.repeats import case_name
@@ -83,6 +85,8 @@ class Outcome:
     baseline_write: PendingWrite | None = None
     path: Path | None = None
     unmade: str = ""  # why its own environment could not be made (an error, not a skip): a sweep's others still run
+    stopped: BaseException | None = None  # what stopped a wait for one of its children (a test's own timeout): the
+    # session raises it again once the row is kept (isolate/stopped_wait.py)
 
     @property
     def skipped(self) -> bool:
@@ -130,7 +134,10 @@ def run(case: Case, mark: BudgetMark, options: Options, device: DeviceInfo, hard
     if isinstance(checked, Outcome):
         return checked
     ask, asked = checked
-    measured = measure(ask, asked)
+    try:
+        measured = measure(ask, asked)
+    except WaitStopped as stop:
+        return stopped_measuring(ask, asked, stop)
     if isinstance(measured, Outcome):
         return measured
     asked = asked.but(card=ran_as_on(mark))  # a child ran, under the card's cap where it ran on CUDA
@@ -139,11 +146,34 @@ def run(case: Case, mark: BudgetMark, options: Options, device: DeviceInfo, hard
         return judged
     if judged.result.verdict == Verdict.SKIPPED:  # died in a memory smaller than its budget: nothing to record
         return Outcome(judged.result, path=judged.path)
-    recorded = record(ask, judged)
-    if isinstance(recorded, Outcome):
-        return recorded
-    result, write = recorded
-    return Outcome(extras(ask, result, judged), write, judged.path)
+    try:
+        recorded = record(ask, judged)
+        if isinstance(recorded, Outcome):
+            return recorded
+        result, write = recorded
+        return Outcome(extras(ask, result, judged), write, judged.path)
+    except WaitStopped as stop:  # a recording run, a remedy's trial, a snapshot run: the judged row, failed
+        row = withheld_row(judged.result.but(verdict=Verdict.ERROR, passed=False),
+                           f"a further run of it was {stop_text(stop)}, so no baseline entry was written")
+        return Outcome(row, path=judged.path, stopped=stop.cause)
+
+
+def stop_text(stop: WaitStopped) -> str:
+    return f"stopped by an exception raised in the test's process ({stopper(stop.cause)})"
+
+
+def stopped_measuring(ask: Ask, asked: Result, stop: WaitStopped) -> Outcome:
+    """The row of a case whose child's wait was stopped (a test's own timeout): what the child had measured, judged
+    (a failure that records nothing), or where nothing was, an error saying what stopped it."""
+    if stop.measurement is None:
+        return Outcome(asked.but(verdict=Verdict.ERROR, message=f"{stop_text(stop)} before anything of the case was "
+                                                                "measured"), stopped=stop.cause)
+    judged = judge_case(ask, asked.but(card=ran_as_on(ask.mark)), stop.measurement)
+    if isinstance(judged, Outcome):
+        return replace(judged, stopped=stop.cause)
+    result = judged.result if not judged.result.passed else judged.result.but(
+        verdict=Verdict.ERROR, passed=False, message=f"{judged.result.message}; then its wait was {stop_text(stop)}")
+    return Outcome(result, path=judged.path, stopped=stop.cause)
 
 
 def asked_row(ask: Ask, worker: JsonMapping | None) -> Result:

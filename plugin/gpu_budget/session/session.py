@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,8 +22,10 @@ from gpu_budget.declare.marks import EXPECTABLE, PROBE, BudgetMark
 from gpu_budget.declare.marks import gpu_budget as read_mark
 from gpu_budget.declare.marks import merge as merge_marks
 from gpu_budget.declare.scenario import Scenario
+from gpu_budget.declare.sweep import SweepAxis
 from gpu_budget.isolate import forkserver, lifecycle, unix_paths
 from gpu_budget.isolate.protocol import RunChild, SnapshotRequest
+from gpu_budget.isolate.stopped_wait import WaitStopped
 from gpu_budget.judge import failsafe
 from gpu_budget.judge.store import PendingWrite, Staging
 from gpu_budget.model.budget import SizeGiven
@@ -122,8 +124,8 @@ class BudgetSession:
         outcome = case.run(one, mark, self.options, machine.device(), machine.hardware(), self._child_for(mark),
                            ci=self.ci, worker=machine.worker_seen(scenario.env), store=machine.store())
         result = with_store(outcome.result, outcome.path, recorded=outcome.baseline_write is not None)
-        if self.options.sweep and (result.measurement is not None or outcome.unmade):  # beside it, never judged
-            result = swept(result, scenario, self.options.sweep, self._child_for(mark), machine.device().cuda, outcome.unmade)
+        result, stopped = with_sweep(result, outcome, scenario, self.options.sweep, self._child_for(mark),
+                                     machine.device().cuda)
         own_rows.add(item, self.data.rows, result)
         if outcome.baseline_write:  # written once the test has passed (held.py): the test may still fail after this
             held.hold(item, outcome.baseline_write, result)
@@ -131,6 +133,8 @@ class BudgetSession:
             pytest.skip(result.message)
         own_rows.judged(item, result)
         item.user_properties.extend(user_properties(result))
+        if stopped is not None:  # a test's own timeout stopped a wait for its child: the row kept, the test stops
+            raise stopped
         if not result.passed:
             pytest.fail(terminal.failure_text(result), pytrace=False)  # the detail in the longrepr: junitxml, IDEs
         return result
@@ -163,12 +167,7 @@ class BudgetSession:
         mark = self.mark_for(item)
         skip_or_fail(*can_run.probe_unmeasurable(scenario, mark, self.options.scale, self.machine.device()),
                      self.options.require_gpu)
-        try:
-            measurement = self._child_for(mark)(scenario, None)
-        except MissingDependency as exc:
-            pytest.skip(str(exc))
-        if measurement.error_kind == "missing-dependency":
-            pytest.skip(measurement.error.message)
+        measurement = probe(lambda: self._child_for(mark)(scenario, None))
         self.data.probes += 1  # a child ran, even if it crashed
         return measurement
 
@@ -268,6 +267,32 @@ def gate_start() -> tuple[str | None, object | None]:
     except unix_paths.SocketPathTooLong as exc:
         raise pytest.UsageError(str(exc)) from None
     return lifecycle.take_over()
+
+
+def with_sweep(result: Result, outcome: case.Outcome, scenario: Scenario, sweep: Sequence[SweepAxis] | None,
+               run: RunChild, cuda: bool) -> tuple[Result, BaseException | None]:
+    """The case's row with the releases of --gpu-budget-sweep measured beside it (never judged), and what stopped a
+    wait for one of its children (a test's own timeout: isolate/stopped_wait.py), raised once the row is kept."""
+    if outcome.stopped is not None or not sweep or (result.measurement is None and not outcome.unmade):
+        return result, outcome.stopped
+    try:
+        return swept(result, scenario, sweep, run, cuda, outcome.unmade), None
+    except WaitStopped as stop:
+        return result, stop.cause
+
+
+def probe(run: Callable[[], Measurement]) -> Measurement:
+    """A probe's measured child: a missing package skips it; a test's own timeout stops the test as it was told (a
+    probe has no row)."""
+    try:
+        measurement = run()
+    except MissingDependency as exc:
+        pytest.skip(str(exc))
+    except WaitStopped as stop:
+        raise stop.cause from None
+    if measurement.error_kind == "missing-dependency":
+        pytest.skip(measurement.error.message)
+    return measurement
 
 
 def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None = None) -> None:
