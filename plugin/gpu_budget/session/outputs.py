@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -73,9 +73,11 @@ def _plot(data: SessionData, folder: Path, problems: list[str], hardware: JsonMa
 
 
 def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionData, options: Options, problems: list[str],
-                     warnings: list[str], pinned_gpu: str | None, written: Mapping[str, int] | None = None) -> None:
-    """The gpu-budget section (hardware, setup, the table, remediation, failures, the baselines `written` per file and
-    those withheld, the skips) and the explorations' section."""
+                     warnings: list[str], pinned_gpu: str | None, written: Mapping[str, int] | None = None,
+                     asked_stop: Sequence[str] = ()) -> None:
+    """The gpu-budget section (hardware, setup, the table, remediation, failures, a stop at a failure that -x or --sw
+    asked for (session/stopped.py), the baselines `written` per file and those withheld, the skips) and the
+    explorations' section."""
     _explorations(terminalreporter, data.explorations)
     if not (data.rows or problems or warnings):
         return
@@ -108,7 +110,7 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
         write(f"gpu-budget gate FAILED: {problem}", red=True)
     for warning in warnings:
         write(f"gpu-budget warning: {warning} (fails the run under CI or with --gpu-budget-require-gpu)", yellow=True)
-    for line in (tally.written_line(written or {}, options.update, Path.cwd()), tally.dropped_line(data.dropped, Path.cwd()),
+    for line in (*asked_stop, tally.written_line(written or {}, options.update, Path.cwd()), tally.dropped_line(data.dropped, Path.cwd()),
                  tally.withheld_line(data.withheld, options.update),
                  _skipped(terminalreporter, data)):
         if line:

@@ -43,7 +43,7 @@ from gpu_budget.search.explore import (
     card_budget,
     explore_scenario,
 )
-from gpu_budget.session import can_run, case, collection, held, listing, outputs, own_rows, param_ids, unmeasured
+from gpu_budget.session import can_run, case, collection, held, listing, outputs, own_rows, param_ids, stopped, unmeasured
 from gpu_budget.session.children import ChildRunner
 from gpu_budget.session.collection import NOT_ENABLED
 from gpu_budget.session.data import Explored, SessionData
@@ -52,7 +52,6 @@ from gpu_budget.session.folders import assets_folder, environments_folder
 from gpu_budget.session.machine import Machine
 from gpu_budget.session.options import Options, is_ci
 from gpu_budget.session.said_now import say_now
-from gpu_budget.session.stopped import cause as stop_cause
 from gpu_budget.session.sweep import swept
 from gpu_budget.session.unwritten import Unwritten
 
@@ -124,7 +123,7 @@ class BudgetSession:
         outcome = case.run(one, mark, self.options, machine.device(), machine.hardware(), self._child_for(mark),
                            ci=self.ci, worker=machine.worker_seen(scenario.env), store=machine.store())
         result = with_store(outcome.result, outcome.path, recorded=outcome.baseline_write is not None)
-        result, stopped = with_sweep(result, outcome, scenario, self.options.sweep, self._child_for(mark),
+        result, stopped_by = with_sweep(result, outcome, scenario, self.options.sweep, self._child_for(mark),
                                      machine.device().cuda)
         own_rows.add(item, self.data.rows, result)
         if outcome.baseline_write:  # written once the test has passed (held.py): the test may still fail after this
@@ -133,8 +132,8 @@ class BudgetSession:
             pytest.skip(result.message)
         own_rows.judged(item, result)
         item.user_properties.extend(user_properties(result))
-        if stopped is not None:  # a test's own timeout stopped a wait for its child: the row kept, the test stops
-            raise stopped
+        if stopped_by is not None:  # a test's own timeout stopped a wait for its child: the row kept, the test stops
+            raise stopped_by
         if not result.passed:
             pytest.fail(terminal.failure_text(result), pytrace=False)  # the detail in the longrepr: junitxml, IDEs
         return result
@@ -228,9 +227,9 @@ class BudgetSession:
             finished = collection.finished_cases(self.data.rows, self.config.rootpath, self.options.baselines, self.data.files)
             self.problems.extend(store.prune(self.data.collected, self.options.scale, finished, self.data.dropped))  # whole suite only
         if self.options.enabled and not listing.lists_only(self.config):  # a listing measures nothing, by design
-            found = self._nothing_measured(stopped := session.exitstatus == pytest.ExitCode.INTERRUPTED)
+            found = self._nothing_measured((why := stopped.interrupted(self.config, session.exitstatus)) is not None)
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
-            outputs.write_files(self.data, self.options, self.problems, self.revision, stop_cause(self.config) if stopped else None)
+            outputs.write_files(self.data, self.options, self.problems, self.revision, why)
         if self.problems:
             session.shouldfail = session.shouldfail or "gpu-budget gate failed: " + "; ".join(self.problems)
             if session.exitstatus == pytest.ExitCode.OK:
@@ -255,7 +254,8 @@ class BudgetSession:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
-                                 self.machine.pinned_gpu, self.written)
+                                 self.machine.pinned_gpu, self.written,
+                                 stopped.as_asked(self.config, self.data.selected, self.data.rows))
 
 
 def gate_start() -> tuple[str | None, object | None]:
