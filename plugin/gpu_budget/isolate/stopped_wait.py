@@ -32,9 +32,11 @@ class WaitStopped(BaseException):
 
 
 def stops_wait(exc: BaseException) -> bool:
-    """Whether `exc`, raised into a wait for a child, stops only that wait (a test's own timeout), not the session
-    (Ctrl-C, SIGTERM as Ctrl-C, an exit)."""
-    return not isinstance(exc, (KeyboardInterrupt, SystemExit, WaitStopped))
+    """Whether `exc`, raised into a wait for a child, stops only that wait: a test's own outcome raised from a signal
+    handler (pytest-timeout's `Failed`, a `pytest.fail()` or `pytest.skip()`: pytest's outcomes are BaseExceptions,
+    not Exceptions), not the session (Ctrl-C, SIGTERM as Ctrl-C, an exit). An Exception is the gate's own error (a
+    forkserver that cannot start names its cause) and goes on as it is."""
+    return not isinstance(exc, (Exception, KeyboardInterrupt, SystemExit, GeneratorExit, WaitStopped))
 
 
 def stopper(cause: BaseException) -> str:
