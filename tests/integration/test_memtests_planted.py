@@ -32,9 +32,10 @@ ROOT = Path(__file__).resolve().parents[2]
 HARDWARE = "cpu-x86_64"
 SHARE = 0.02
 CASES = {  # node id -> (the scenario's name, its baseline file, the entry's key)
-    "memtests/test_s4_wrap_order.py::test_fixed": ("s4_wrap_order", "test_s4_wrap_order.json", "test_fixed::fixed"),
+    "memtests/test_s4_wrap_order.py::test_fixed": ("s4_wrap_order", "test_s4_wrap_order.json",
+                                                   "memtests/test_s4_wrap_order.py::test_fixed::fixed"),
     "memtests/test_s1_workers.py::test_as_reported": ("s1_wav2vec2_workers", "test_s1_workers.json",
-                                                      "test_as_reported::as-reported"),
+                                                      "memtests/test_s1_workers.py::test_as_reported::as-reported"),
 }
 PLANT = '''
 import json
