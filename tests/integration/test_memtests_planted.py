@@ -15,7 +15,11 @@ unchanged, and the baselines are a copy (nothing is recorded).
 The committed baselines are a CPU host's (baselines/cpu-x86_64): elsewhere the
 cases have no baseline to regress from, and on a host whose setup the gate
 names as different from theirs (docs/baselines.md) host RAM is compared at
-less than full sensitivity; there the test skips.
+less than full sensitivity; there the test skips, except under CI (.ci/run's
+fresh venv, where the baselines are recorded): a package set that differs there
+means the baselines are stale, and the test fails saying so, since its skip hid
+this proof from every CI run while the entries lacked a package constraints/cpu.txt
+had gained.
 """
 
 import importlib.util
@@ -83,6 +87,10 @@ def test_a_planted_two_percent_fails_the_case_studies_gate(tmp_path):
     rows = {row["nodeid"].rsplit("::", 1)[0]: row for row in data["results"]}
     assert set(rows) == set(CASES), (sorted(rows), out[-6000:])
     differs = {(row.get("setup") or {}).get("policy") for row in rows.values()} - {None}
+    if "libraries" in differs and os.environ.get("CI"):  # .ci/run's venv is the one they are recorded in
+        pytest.fail("the committed baselines' packages differ from this fresh install's (constraints/cpu.txt "
+                    "changed?): re-record them in a venv made by the README's command alone (docs/baselines.md, "
+                    "`baselines drop` then --gpu-budget-update), or this proof that the gate can fail never runs")
     if differs:  # a setup the gate names (docs/baselines.md): full sensitivity only against its own baselines
         pytest.skip(f"this host's setup differs from the baselines' ({', '.join(sorted(differs))})")
     for node, (name, _, _) in CASES.items():
