@@ -10,6 +10,8 @@ import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
+SOURCES = (".py", ".pyi")
+
 
 def unwritable(path: str | Path, others: Iterable[tuple[str, str | Path]] = ()) -> str | None:
     """Why `path` cannot be written as a file (it is a folder, no folder holds it, or it is one of `others`, the files
@@ -20,6 +22,8 @@ def unwritable(path: str | Path, others: Iterable[tuple[str, str | Path]] = ()) 
             return f"the same file as {given}, {what}: name another"
     if path.is_dir():
         return "a folder, not a file: name the file to write"
+    if path.suffix in SOURCES and path.is_file():  # no command writes code: a slip of the path (a test module)
+        return "an existing Python source, which no report replaces: name another file"
     if not path.parent.is_dir():
         return f"no folder {path.parent}"
     return None
