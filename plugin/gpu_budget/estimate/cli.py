@@ -188,7 +188,7 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
         parser.error(f"name at least one CASE: {FORM}")
     for option, path in (("-o", args.output), ("--json", args.json)):  # refused now, not after a long validation
         others = [("the -o output", args.output)] if option == "--json" and args.output else []
-        refused = None if path is None else unwritable(path, others)
+        refused = None if path is None else unwritable(path, others, code=False)  # a case's module: named below
         if refused is not None:
             parser.error(f"{option} {path}: {refused}")
     if args.validate and (args.cuda or args.scale != "tiny"):

@@ -13,16 +13,17 @@ from pathlib import Path
 SOURCES = (".py", ".pyi")
 
 
-def unwritable(path: str | Path, others: Iterable[tuple[str, str | Path]] = ()) -> str | None:
+def unwritable(path: str | Path, others: Iterable[tuple[str, str | Path]] = (), code: bool = True) -> str | None:
     """Why `path` cannot be written as a file (it is a folder, no folder holds it, or it is one of `others`, the files
-    the command reads or writes besides, each with what it is: writing it would replace that); None where it can be."""
+    the command reads or writes besides, each with what it is: writing it would replace that, or with `code` an existing
+    Python source); None where it can be."""
     path = Path(path)
     for what, given in others:
         if os.path.realpath(path) == os.path.realpath(given):
             return f"the same file as {given}, {what}: name another"
     if path.is_dir():
         return "a folder, not a file: name the file to write"
-    if path.suffix in SOURCES and path.is_file():  # no command writes code: a slip of the path (a test module)
+    if code and path.suffix in SOURCES and path.is_file():  # no command writes code: a slip of the path (a test module)
         return "an existing Python source, which no report replaces: name another file"
     if not path.parent.is_dir():
         return f"no folder {path.parent}"
