@@ -78,3 +78,22 @@ def test_cuda_gqa_without_a_mask_keeps_the_unexpanded_key_and_value():
     forward = next(p for p in tracker.replay().phases if p.name == "forward")
     assert forward.peak - forward.start == 4 * b * heads * length * (dim + 1)  # output + float32 logsumexp
     assert shapes == ((b, heads, length, dim), k.shape, v.shape)
+
+
+def test_cuda_attention_bias_that_needs_a_gradient_is_estimated():
+    """A learned position bias passed as the mask (T5's) runs on CUDA's memory-efficient kernel: the estimate used
+    to stop at CPU's flash op, which refuses a mask that needs a gradient. Forward keeps output + logsumexp;
+    backward writes the bias gradient at B x H x L x S, summed to the bias's own shape."""
+    b, heads, length, dim = 2, 4, 64, 16
+    with fake_world(), cuda_mode.modelled(Device(cuda=True)), LiveTensors() as tracker:
+        q, k, v = (torch.randn(b, heads, length, dim, requires_grad=True) for _ in range(3))
+        bias = torch.randn(1, heads, length, length, requires_grad=True)
+        tracker.phase("forward")
+        out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        tracker.phase("backward")
+        out.sum().backward()
+        shapes = out.shape, bias.grad.shape
+    phases = {p.name: p for p in tracker.replay().phases}
+    assert phases["forward"].peak - phases["forward"].start == 4 * b * heads * length * (dim + 1)
+    assert phases["backward"].peak - phases["backward"].start >= 4 * b * heads * length * length  # the bias grad
+    assert shapes == ((b, heads, length, dim), bias.shape)

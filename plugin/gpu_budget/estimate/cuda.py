@@ -18,7 +18,10 @@ estimator runs fake CPU tensors and changes what differs on CUDA:
                   the unexpanded key and value; its backward computes the key and
                   value gradients at the query's head count and sums them
                   (flash_api.cpp mha_bwd's dk_expanded / dv_expanded). GQA with a
-                  mask is expanded (a copy; conservative).
+                  mask is expanded (a copy; conservative). A mask that needs a
+                  gradient (a learned position bias: T5's) runs on the
+                  memory-efficient kernel, which writes the bias gradient at
+                  B x H x L x S (attention_backward.cu; flash takes no mask).
   rounding_512    the caching allocator rounds every block up to 512 bytes.
   cublas_workspace  torch gives each thread that runs a matmul a cuBLAS workspace
                   from the caching allocator (so max_memory_allocated counts it):
@@ -115,6 +118,25 @@ class _FlashGqa(torch.autograd.Function):
         return grad_query, grads[0], grads[1]
 
 
+class _EfficientBias(torch.autograd.Function):
+    """CUDA's memory-efficient kernel on a bias that needs a gradient: CPU's flash op refuses one; CUDA keeps output +
+    logsumexp and, in backward, writes the bias gradient at the expanded bias's shape, last dim aligned to 16."""
+
+    @staticmethod
+    def forward(ctx, query, key, value, bias, dropout_p, scale):
+        out, logsumexp = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            query, key, value, dropout_p, False, attn_mask=bias, scale=scale)[:2]
+        ctx.save_for_backward(query, key, value, bias, out, logsumexp)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        query, key, value, bias, _, _ = ctx.saved_tensors
+        last = bias.shape[-1]
+        grad_bias = bias.new_empty((*bias.shape[:-1], -(-last // 16) * 16))[..., :last]
+        return torch.empty_like(query), torch.empty_like(key), torch.empty_like(value), grad_bias, None, None
+
+
 def _sdpa(original):
     def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
         if query.dim() != 4 or query.requires_grad is False and key.requires_grad is False:
@@ -127,6 +149,9 @@ def _sdpa(original):
             key, value = key.repeat_interleave(repeat, dim=1), value.repeat_interleave(repeat, dim=1)
         if attn_mask is not None and attn_mask.dtype == torch.bool:
             attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill_(~attn_mask, float("-inf"))
+        if attn_mask is not None and attn_mask.requires_grad:
+            shape = (*query.shape[:3], key.shape[2])
+            return _EfficientBias.apply(query, key, value, attn_mask.expand(shape), dropout_p, scale)
         # the CPU flash kernel keeps what CUDA's flash / memory-efficient kernels keep: output + logsumexp
         out, _ = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
             query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)
