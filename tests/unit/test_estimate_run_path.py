@@ -97,3 +97,12 @@ def test_cuda_attention_bias_that_needs_a_gradient_is_estimated():
     assert phases["forward"].peak - phases["forward"].start == 4 * b * heads * length * (dim + 1)
     assert phases["backward"].peak - phases["backward"].start >= 4 * b * heads * length * length  # the bias grad
     assert shapes == ((b, heads, length, dim), bias.shape)
+
+
+def test_fewer_steps_than_asked_are_said():
+    """A run that stops early is estimated for its own steps; asked for more (--steps 5), the estimate used to give
+    fewer without a word: its notes say how many it took and why."""
+    capped = estimate(mlp, {"run_steps": 2}, steps=5)
+    assert capped.steps == 2
+    assert capped.notes == ["the run stops after 2 optimizer steps (StepPlan.run_steps): 2 estimated, not 5"]
+    assert estimate(mlp, {"run_steps": 5}, steps=3).notes == []  # the run takes all the steps asked: nothing to say

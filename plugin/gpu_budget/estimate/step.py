@@ -246,22 +246,26 @@ def estimate(build: Builder | str, params: Params, fixes: tuple[str, ...] = (), 
         step_peak=peak_row.peak, first_step_peak=max(first), steady_peak=max(steady) if steady else None,
         at_peak=peak_row.at_peak, peak_phase=peak_row.name, built=built, phases=phases,
         seconds=round(seconds, 3), steps=len({step_of(p.name) for p in step_rows}), cuda_context=device.cuda_context, facts=plan.facts,
-        notes=_notes(plan, as_run), assumed=dict(known.assumed) if known is not None else {},
+        notes=_notes(plan, as_run, steps), assumed=dict(known.assumed) if known is not None else {},
         allocated_peak=max(r.allocated for r in through) if through else None,
         reserved_peak=max(r.reserved for r in through) if through else None,
         per_step=_per_step(step_rows, through),
     )
 
 
-def _notes(plan: StepPlan, as_run: bool) -> list[str]:
+def _notes(plan: StepPlan, as_run: bool, steps: int) -> list[str]:
     """The builder's notes, after the one saying which batches were stepped: the builder's own (batch_note), or,
-    as the run goes, the run's steps (each batch its own step)."""
+    as the run goes, the run's steps (each batch its own step); and, where the run stops before the steps asked,
+    how many were estimated (a figure of fewer steps than asked must say so)."""
     if as_run and plan.sequence is not None:
         stepped = (f"the run's own {len(plan.sequence)} steps in order, each batch made at its step and dropped after "
                    "it (as_run)")
     else:
         stepped = plan.batch_note
-    return [*([stepped] if stepped else []), *plan.notes]
+    run = plan.run_steps
+    capped = (f"the run stops after {run} optimizer step{'s' * (run != 1)} (StepPlan.run_steps): {run} estimated, "
+              f"not {steps}") if not as_run and run is not None and 0 < run < steps else None
+    return [note for note in (stepped, capped) if note] + list(plan.notes)
 
 
 def _through_allocator(tracker: LiveTensors, plan: StepPlan) -> list[AllocatorPhase]:
