@@ -139,6 +139,15 @@ def test_steps_below_one_is_a_usage_error_naming_the_value(capsys):
         assert f"argument --steps: {bad!r} is not a number of optimizer steps (1 or more)" in capsys.readouterr().err
 
 
+def test_steps_with_as_run_is_a_usage_error(tmp_path, capsys):
+    """--as-run estimates the run's own steps: a --steps beside it was estimated as nothing, without a word."""
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--as-run", "--steps", "7", S5_SPEC, "--json", str(tmp_path / "est.json")])
+    assert stopped.value.code == 2
+    assert "--steps does not apply to --as-run: it estimates the run's own steps" in capsys.readouterr().err
+    assert not (tmp_path / "est.json").exists()
+
+
 @pytest.mark.parametrize("option", ["--cuda-context", "--cublas-workspace"])
 def test_a_cuda_size_without_cuda_mode_is_a_usage_error(option, tmp_path, capsys):
     """A CPU estimate is host RAM: a CUDA context or workspace added to it would be a figure of nothing."""

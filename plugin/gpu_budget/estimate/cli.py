@@ -196,6 +196,8 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
     for option, given in (("--steps", args.steps is not None), ("--as-run", args.as_run)):
         if args.validate and given:  # the validation estimates each case as its real run is measured
             parser.error(f"{option} does not apply to --validate: each case is estimated as its real run is measured")
+    if args.as_run and args.steps is not None:  # the run's own steps, however many --steps says
+        parser.error("--steps does not apply to --as-run: it estimates the run's own steps (StepPlan.sequence)")
     for option, size in (("--cuda-context", args.cuda_context), ("--cublas-workspace", args.cublas_workspace)):
         if size is not None and not args.cuda:  # a CPU estimate is host RAM: a GPU size added to it means nothing
             parser.error(f"{option} {size!r} is a GPU size: it needs --cuda")
