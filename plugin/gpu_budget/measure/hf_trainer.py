@@ -58,7 +58,31 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     since nobody else does), unless a phase of that name is open then (the
     runner's own "train_setup", begun just before train()): that one goes on.
     """
+    _check_arguments(meter, train_end, after_each, train_begin)
     return _callback_class()(meter, train_end, after_each, train_begin)
+
+
+def _check_arguments(meter: object, train_end: object, after_each: object, train_begin: object) -> None:
+    """Refuse, naming it, what would otherwise fail only once the Trainer trains, deep in its loop: a meter that is no
+    meter (ctx itself; ctx.meter in prepare, where it is None) or an after_each that is no function (gc.collect())."""
+    if not callable(getattr(meter, "start", None)):
+        hint = ("pass ctx.meter, not ctx" if hasattr(meter, "meter") else
+                "ctx.meter is None in prepare(ctx), where nothing is measured" if meter is None else "pass ctx.meter")
+        raise TypeError(f"meter_callback(meter): expected the run's meter, ctx.meter, got {_described(meter)}: {hint}")
+    if after_each is not None and not callable(after_each):
+        raise TypeError(f"meter_callback(after_each=...): expected a function to call as each step and evaluation ends "
+                        f"(gc.collect, not gc.collect()), got {_described(after_each)}")
+    for key, name in (("train_end", train_end), ("train_begin", train_begin)):
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise TypeError(f"meter_callback({key}=...): expected a phase name or None, got {_described(name)}")
+
+
+def _described(value: object) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, (str, int, float)):
+        return f"{value!r:.60} ({type(value).__name__})"
+    return f"a {type(value).__name__}"
 
 
 def gate_callback_class():
