@@ -48,8 +48,9 @@ def meter_callback(meter: Meter, *, train_end: str | None = "train_end", after_e
     Start a phase of your own ("train_setup") before building the Trainer, and
     one before an explicit trainer.evaluate(): no callback sees where it begins.
     The Trainer fetches a step's micro-batches before the step begins, so step
-    k's phase also holds the loading of step k+1's batches (step 1's are in the
-    phase before it).
+    k's phase also holds the loading of step k+1's batches, and where an
+    evaluation follows step k, that evaluation's phase holds them instead,
+    with the checkpoint saved after it (step 1's are in the phase before it).
 
     `after_each` runs as each step and each evaluation ends, inside its phase
     (a gc.collect() between phases, a per-step counter), once a phase however
