@@ -1,5 +1,7 @@
 """A runner's own mistakes fail its case naming them, not with what they broke inside the measured child."""
 
+import json
+
 from inner_session import rows
 
 RUNNERS = '''
@@ -98,3 +100,42 @@ def test_facts_keyed_by_no_string_reach_the_row_and_never_hide_the_run_s_own_fai
     assert found["test_facts[False]"]["info"]["('lora', 'q_proj')"] == 8
     assert found["test_facts[False]"]["info"]["ranks"] == {"1": "one"}
     assert found["test_facts[True]"]["info"]["('lora', 'v_proj')"] == 4
+
+
+LOSSES = '''
+def losses(ctx):
+    ctx.meter.info["first_loss"] = float("inf")
+    with ctx.meter.phase("train_step_1", step=1):
+        pass
+    return {"train_loss": float("nan"), "eval_loss": float("-inf"), "grad_norm": 1.5, "by_step": [float("nan"), 0.5]}
+'''
+
+LOSS_TESTS = '''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="8 GiB")
+def test_losses(gpu_budget):
+    gpu_budget.measure(Scenario(name="l", run="runners:losses"))
+'''
+
+
+def test_a_fact_that_is_no_number_of_json_reaches_the_report_as_its_str(pytester, monkeypatch):
+    """A diverged run's train_loss (NaN) or an infinite eval_loss, returned as facts, went into the JSON report as
+    NaN and -Infinity, which no strict JSON reader (JSON.parse, jq, Python's json without its extensions) reads: the
+    whole report was lost to them. They go as "nan" and "-inf", as other values that are no JSON do."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=LOSSES, test_mem=LOSS_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                           "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=1)
+
+    def refused(constant):
+        raise ValueError(f"{constant} is no JSON")
+
+    report = json.loads((pytester.path / "r.json").read_text(), parse_constant=refused)
+    (row,) = report["results"]
+    assert {k: row["info"][k] for k in ("train_loss", "eval_loss", "grad_norm", "by_step", "first_loss")} == {
+        "train_loss": "nan", "eval_loss": "-inf", "grad_norm": 1.5, "by_step": ["nan", 0.5], "first_loss": "inf"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
 import os
 import sys
 import threading
@@ -319,12 +320,15 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
 def _plain(facts: Mapping) -> dict:
     """`facts` with every key, nested ones too, made its str (a LoRA target's tuple): JSON keys are strings, and a key
     the event line cannot write would lose the whole line, a failed run's error with it. Values that are no JSON go
-    as their str when the line is written (events.encode)."""
+    as their str when the line is written (events.encode), and so does a number JSON has none for (a diverged run's
+    NaN loss): json would write NaN, which no strict reader of the report reads."""
     def plain(value: object) -> object:
         if isinstance(value, Mapping):
             return {k if isinstance(k, str) else str(k): plain(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [plain(v) for v in value]
+        if isinstance(value, float) and not math.isfinite(value):
+            return str(value)
         return value
 
     return cast("dict", plain(facts))
