@@ -11,6 +11,9 @@ from gpu_budget import Scenario
     ({"params": {"mib": 8}, "scales": {"tiny": {"shape": (1, {2})}}}, "scales['tiny']['shape']=(1, {2}) is no JSON"),
     ({"params": {"cfg": {"a": 1, 2: "b"}}}, "params['cfg']={'a': 1, 2: 'b'} is no JSON value"),  # keys json cannot sort
     ({"params": {3: "x"}}, "scenario 's': params names a knob 3: a knob's name is a string"),
+    # JSON has no such number: the baseline file was written with Infinity / NaN, which no strict reader reads
+    ({"params": {"max_seconds": float("inf")}}, "scenario 's': params['max_seconds']=inf is no JSON value"),
+    ({"params": {"mib": 8}, "scales": {"tiny": {"lrs": [1e-4, float("nan")]}}}, "scales['tiny']['lrs']=[0.0001, nan]"),
 ])
 def test_a_param_that_is_no_json_is_refused_naming_it(kwargs, named):
     with pytest.raises(ValueError) as info:

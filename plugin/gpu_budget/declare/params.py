@@ -30,11 +30,11 @@ def knobs(given: Mapping[str, Json], where: str, label: str = "params") -> Param
         if key == NEEDS_CUDA and not isinstance(value, bool):  # "false" would read as true and skip the case
             raise ValueError(f"{where}: {label}[{key!r}]={value!r}: expected True or False")
         try:
-            json.dumps(value, sort_keys=True)
+            json.dumps(value, sort_keys=True, allow_nan=False)  # NaN, inf: json would write what no reader reads
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {label}[{key!r}]={value!r} is no JSON value ({exc}): a knob crosses into the "
-                             "measured child and its baseline entry as JSON; give a string, number, bool, None, or "
-                             "a list or dict of them") from None
+                             "measured child and its baseline entry as JSON; give a string, finite number, bool, None, "
+                             "or a list or dict of them") from None
     return out
 
 
