@@ -36,7 +36,7 @@ _conn = None  # a socket.socket once connected
 _conn_pid: int | None = None
 _step = 0
 _last_step = 0  # the step number this process marked last, by step(), phase() or the gate's Trainer callback
-_trainer_open: tuple[str, int] | None = None  # the step phase a Trainer's callback began last, not yet step()'s
+_trainer_open: tuple[str, int] | None = None  # the step phase a Trainer's callback began, open since: step() there is it
 _open: str | None = None  # the name of the phase this process began last (a Trainer's callback joins one it repeats)
 _broken = False
 _device = None  # set by the gate's hook: reads this process's NVML figure (autohook.ProcessDevice)
@@ -224,11 +224,14 @@ def _meter_step() -> int:
 
 def step(number: int | None = None) -> int:
     """Begin the next training step's phase (`train_step_<k>`, step k); returns k. Call it as each step begins.
-    Where a Trainer's callback (the gate's, or meter_callback) has just begun a step, that step is this one."""
-    global _step
+    Where a Trainer's callback (the gate's, or meter_callback) has begun a step, and no phase of the user's own came
+    since, that step is this one, however often it is marked (once a micro-batch, under gradient accumulation)."""
+    global _step, _trainer_open
     if number is None and _trainer_open is not None:
-        _step = _trainer_open[1]
-        phase(*_trainer_open)  # starts nothing: it is open
+        began = _trainer_open
+        _step = began[1]
+        phase(*began)  # starts nothing: it is open
+        _trainer_open = began  # a later step() in it is this step too, until the Trainer or the user begins another
         return _step
     # after a Trainer's steps too, and a function case's steps its runner marked on ctx.meter itself
     _step = max(_step, _last_step, _meter_step()) + 1 if number is None else step_number(number)

@@ -66,6 +66,14 @@ def test_a_runners_own_step_in_its_callback(gpu_budget):
 
 
 @pytest.mark.gpu_budget
+def test_a_runners_own_step_each_micro_batch(gpu_budget):
+    row = gpu_budget.measure(RUN.with_params(callbacks=["meter", "micro"],
+                                             args={"max_steps": 2, "gradient_accumulation_steps": 3}))
+    assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end"]
+    assert [s.step for s in row.steps] == [1, 2]
+
+
+@pytest.mark.gpu_budget
 def test_steps_after_a_trainer(gpu_budget):
     row = gpu_budget.measure(RUN.with_params(after=2), label="runner")
     assert list(row.phases) == ["train_setup", "train_step_1", "train_step_2", "train_end", "train_step_3",
@@ -106,7 +114,15 @@ def test_a_trainer_goes_on_from_the_steps_marked_before_it(project):
     gpu_budget.step() of the user's own in a step a Trainer's callback began is that step, not another; a second
     Trainer's evaluations each epoch go on from the first's epochs."""
     project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k",
-                                 "not steps_after_a and not own_train_setup").assert_outcomes(passed=5)
+                                 "not steps_after_a and not own_train_setup and not micro").assert_outcomes(passed=5)
+
+
+def test_a_users_step_on_each_micro_batch_is_the_trainers_step(project):
+    """A gpu_budget.step() of the user's own on each micro-batch (a TrainerCallback's on_substep_end, a Trainer's
+    training_step) under gradient accumulation: the first in a step was that step, each later one a step of its
+    own, which the Trainer's next step then began again: ['train_setup', 'train_step_1', 'train_step_2',
+    'train_step_2 (2)', 'train_step_3', 'train_end'], 3 steps for 2 optimizer steps."""
+    project.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "-k", "micro").assert_outcomes(passed=1)
 
 
 def test_steps_marked_after_a_trainer_go_on_from_its_steps(project):

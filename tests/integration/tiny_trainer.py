@@ -15,7 +15,8 @@ imported inside the functions, as a runner module does (docs/scenario-api.md).
 - rows: training rows (half of them the evaluation's);
 - callbacks: in order, "meter" (gpu_budget.meter_callback, counting the phases
   it ends), "mine" (a TrainerCallback that marks each step with
-  gpu_budget.step()), "ask" (one that asks for an evaluation after step 1);
+  gpu_budget.step()), "micro" (one that marks each micro-batch so), "ask" (one
+  that asks for an evaluation after step 1);
 - train_end, train_begin: meter_callback's;
 - by_hand: steps the runner marks itself before any Trainer;
 - after: steps the runner marks with gpu_budget.step() after the Trainers;
@@ -77,6 +78,21 @@ def mine():
     return Mine()
 
 
+def micro():
+    """A TrainerCallback of the user's own that marks each micro-batch with gpu_budget.step(): as it begins (a step's
+    first) and as each of a step's others ends but its last."""
+    from transformers import TrainerCallback
+
+    class EachMicroBatch(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            gpu_budget.step()
+
+        def on_substep_end(self, args, state, control, **kwargs):
+            gpu_budget.step()
+
+    return EachMicroBatch()
+
+
 def ask():
     """A TrainerCallback that asks for an evaluation after step 1, listed after the meter's, as users add theirs."""
     from transformers import TrainerCallback
@@ -106,7 +122,7 @@ def run(ctx):
     count = lambda: ended.append(1)  # one function for every callback: after_each runs once a phase, however often given
     made = {"meter": lambda: gpu_budget.meter_callback(ctx.meter, train_end=p["train_end"], after_each=count,
                                                           train_begin=p["train_begin"]),
-            "mine": mine, "ask": ask}
+            "mine": mine, "micro": micro, "ask": ask}
     for k in range(1, p["by_hand"] + 1):
         ctx.meter.start(f"train_step_{k}", step=k)
     with tempfile.TemporaryDirectory() as out:
