@@ -16,6 +16,7 @@ verdict: a row's `passed` is the gate's, and the test can still fail after it.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import sys
 
@@ -50,6 +51,11 @@ RUNS = {
     "gpu-h100-tiny-s3s5-1": "H100, `gpu_validation.sh tiny` on S3 and S5 alone (`ONLY_FILES`): run 1 records their "
                             "tiny baselines at today's params",
     "gpu-h100-tiny-s3s5-2": "its run 2, against that run 1",
+    "gpu-cards-s3-1": "H200, `CARD_CASES=s3 gpu_validation.sh cards` run 1: S3 at real scale, every process's caching "
+                      "allocator capped as on the RTX 3090",
+    "gpu-cards-s3-2": "the `cards` part's S3 run 2, against run 1's baselines",
+    "gpu-cards-s4-1": "H200, `CARD_CASES=s4 gpu_validation.sh cards` run 1: S4 at real scale, capped as on the A100 80GB",
+    "gpu-cards-s4-2": "the `cards` part's S4 run 2, against run 1's baselines",
 }
 PROBES = {  # S1's host RAM on CUDA, fresh children (benchmarks/gpu_host_ram_spread.py): file stem -> the setting
     "gpu-s1-host-ram-pinned": "a fresh machine, 5 rounds of pinning on and off",
@@ -142,6 +148,27 @@ def real_scale(part: str) -> list[str]:
         f"{r['label']} {_steps(r)}" for r in first.values()) + ". Host RAM tree, run 1: " + "; ".join(
         f"{r['label']} {format_size(r['peaks']['ram_tree'])}" for r in first.values()) + ".", ""]
     return out
+
+
+def on_card(part: str) -> list[str]:
+    """A `cards` part: each case under the write-up's card's cap, run 1 and run 2, whether it died of out-of-memory
+    there and in which phase and step (the row's error), pytest's outcome beside the gate's."""
+    first, second = rows(f"gpu-cards-{part}-1"), rows(f"gpu-cards-{part}-2")
+    out = [("| case | ran as on | died of out-of-memory | allocated, run 1 | run 2 | reproduced | reserved | "
+            "NVML device | pytest, run 1 | run 2 | gate, run 1 | run 2 |"), "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for nodeid, r1 in first.items():
+        r2 = second[nodeid]
+        p1, p2 = r1["peaks"], r2["peaks"]
+        error = r1.get("error") or {}
+        where = re.search(r"in phase (\S+ \(step \d+\))", error.get("message", ""))
+        died = "no" if error.get("kind") != "oom" else f"yes, in {where.group(1)}" if where else "yes"
+        card = r1["info"].get("card", "-").removeprefix("ran as on ").split(":")[0]
+        out.append(f"| {_case(nodeid)} | {card} "
+                   f"| {died} | {format_size(p1['vram_allocated'])} | {format_size(p2['vram_allocated'])} "
+                   f"| {reproduced(p1['vram_allocated'], p2['vram_allocated'])} | {format_size(p1['vram_reserved'])} "
+                   f"| {format_size(p1['vram_device'])} | {_pytest(r1, f'gpu-cards-{part}-1')} "
+                   f"| {_pytest(r2, f'gpu-cards-{part}-2')} | {_gate(r1)} | {_gate(r2)} |")
+    return [*out, ""]
 
 
 def s3_reading() -> list[str]:
@@ -451,6 +478,13 @@ def sections() -> list[str]:
         "### S4: the 8B model in 8-bit, in both orders",
         "",
         *real_scale("s4"),
+        "### S3 and S4 under the caps of the cards the write-ups name",
+        "",
+        ("Each measured process's caching allocator capped at the card's memory less the CUDA context "
+         "(docs/cards.md), so a run that needs more than the card dies of out-of-memory as it would there."),
+        "",
+        *on_card("s3"),
+        *on_card("s4"),
         "### S1, S2 and S5 at real scale",
         "",
         *real_small(),
