@@ -120,3 +120,31 @@ def test_each_real_scale_part_shows_its_own_scenario_beside_the_cards_tiny_repor
     assert (f"- real, as reported on {NAMED}: allocated 900.00 MiB (under), reserved 1.07 GiB (over) against the "
             "budget 1000.00 MiB") in text and "the test failed: expected this configuration to break" in text
     assert "Given and passed over" not in text
+
+
+def capped_report(path, card="RTX 3090 (23.69 GiB)"):
+    """A run under a smaller card's cap on the same host: its as-reported run died of out-of-memory at step 1."""
+    oom = {"kind": "oom", "type": "torch.OutOfMemoryError",
+           "message": f"out of memory as on {card}, in phase train_step_1 (step 1): the caching allocator was capped"}
+    dead = {**row("as-reported", [], allocated=400 * MiB, reserved=500 * MiB, scale="real", device="cuda",
+                  verdict="over-budget"), "error": oom, "budget": {"vram": 450 * MiB}, "card": card, "passed": True}
+    fixed = {**row("empty_cache", ["empty_cache"], allocated=300 * MiB, reserved=350 * MiB, scale="real",
+                   device="cuda"), "card": card}
+    path.write_text(json.dumps({"version": 3, "hardware": CARD, "results": [dead, fixed]}))
+    return str(path)
+
+
+def test_a_run_capped_to_a_smaller_card_is_that_cards_run_and_an_oom_peak_a_lower_bound(tmp_path):
+    """Capped and uncapped runs of one host are two cards' runs: neither is passed over for the other. An as-reported
+    run that died of out-of-memory held its figure when it died, so the fix saves at least what the row shows."""
+    capped = capped_report(tmp_path / "capped.json")
+    text = render(tmp_path, cpu_report(tmp_path / "cpu.json"), gpu_report(tmp_path / "gpu.json", scale="real"), capped)
+    named = NAMED.replace("NVIDIA Test 80GB, ", "NVIDIA Test 80GB capped to RTX 3090 (23.69 GiB), ")
+    assert "Given and passed over" not in text
+    assert f"`{capped}` for {named}, real scale (2 cases on CUDA)" in text
+    assert (f"| {named} | empty_cache | empty_cache | real | vram_allocated | 400.00 MiB when it died of OOM "
+            "| 300.00 MiB | at least +25.0% | works | 500.00 MiB, 350.00 MiB (at least +30.0%) |") in text
+    assert f"| {NAMED} | empty_cache | empty_cache | real | vram_allocated | 400.00 MiB | 300.00 MiB | +25.0% |" in text
+    assert (f"- real, as reported on {named}: died of out-of-memory (out of memory as on RTX 3090 (23.69 GiB), in "
+            "phase train_step_1 (step 1)), holding allocated 400.00 MiB (under), reserved 500.00 MiB (over) against "
+            "the budget 450.00 MiB") in text

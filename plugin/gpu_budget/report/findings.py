@@ -195,7 +195,7 @@ def _reproduced_table(reproduced: list[Reproduced]) -> list[str]:
 def _pair_line(e: Pair) -> str:
     main = "-" if e.main_before is None and e.main_after is None else \
         f"{format_size(e.main_before)}, {format_size(e.main_after)}"
-    return (f"| {cell(e.variant)} | {cell(', '.join(e.fixes) or '-')} | {e.scale} | {e.metric or '-'} | {format_size(e.before)} "
+    return (f"| {cell(e.variant)} | {cell(', '.join(e.fixes) or '-')} | {e.scale} | {e.metric or '-'} | {e.as_reported} "
             f"| {format_size(e.after)} | {e.saving} | {cell(e.verdict)} | {main} |")
 
 

@@ -3,7 +3,8 @@
 A report whose hardware names a GPU is not merged into the CPU rows (findings.py):
 its rows become the scenario's table "On a GPU", judged on the allocated peak
 with the reserved peak beside, each row naming its card. For each card
-(`hardware.key`) and scale, `pick` shows the report that measured the most cases
+(`hardware.key`, and the card whose cap its rows ran under, `card=`: a run capped
+to a smaller card's memory is that card's run, not the host's) and scale, `pick` shows the report that measured the most cases
 on CUDA at that scale (the later path on a tie), for every scenario it holds
 there; a scenario it lacks at that scale, and that another report compares
 with its as-reported run there, comes from the report that measured the most of
@@ -22,7 +23,7 @@ from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result, Verdict
-from gpu_budget.report.findings_pairs import Pair, cell, pairs, split_lines
+from gpu_budget.report.findings_pairs import Pair, cell, died_of_memory, pairs, split_lines
 from gpu_budget.report.memtests import controls
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.reports import Report
@@ -37,16 +38,21 @@ class GpuReport:
     """A JSON report made on a GPU host: where it lies, the hardware fingerprint it was made under, its rows.
 
     scope: what of the report a pick shows ("" the whole; "tiny scale"; "real scale, s4_wrap_order").
+    cap: the card (`card=`) whose memory its rows' allocator was capped to, as a row names it; "" uncapped.
     """
 
     path: str
     hardware: Hardware
     results: tuple[Result, ...]
     scope: str = ""
+    cap: str = ""
 
     @property
     def card(self) -> str:
-        return self.hardware.card
+        if not self.cap:
+            return self.hardware.card
+        name, rest = self.hardware.card.split(", ", 1)
+        return f"{name} capped to {self.cap}, {rest}"
 
     @property
     def measured(self) -> int:
@@ -77,16 +83,17 @@ def _best(found: Sequence[GpuReport]) -> GpuReport:
 
 
 def pick(reports: Sequence[GpuReport]) -> list[GpuReport]:
-    """Per card and scale, in key and scale order: the report with the most cases on CUDA there, narrowed to that
+    """Per card (the host's, or the one its rows were capped to) and scale, in key, cap and scale order: the report with the most cases on CUDA there, narrowed to that
     scale; then, for each scenario it does not compare there, the report that compares it with the most of its cases
     on CUDA, narrowed to that scenario. The order the reports are given in does not change the pick."""
-    by: dict[tuple[str, str], list[GpuReport]] = defaultdict(list)
+    by: dict[tuple[str, str, str], list[GpuReport]] = defaultdict(list)
     for report in reports:
-        for scale in {r.scale for r in report.results if _on_cuda(r)}:
-            by[(str(report.hardware.key), scale)].append(
-                report.narrowed(lambda r, scale=scale: r.scale == scale, f"{scale} scale"))
+        for scale, cap in {(r.scale, r.card or "") for r in report.results if _on_cuda(r)}:
+            narrowed = report.narrowed(lambda r, scale=scale, cap=cap: r.scale == scale and (r.card or "") == cap,
+                                       f"{scale} scale")
+            by[(str(report.hardware.key), cap, scale)].append(replace(narrowed, cap=cap))
     picked: list[GpuReport] = []
-    for (_, scale), found in sorted(by.items(), key=lambda kv: (kv[0][0], scale_order(kv[0][1]))):
+    for (_, _, scale), found in sorted(by.items(), key=lambda kv: (kv[0][:2], scale_order(kv[0][2]))):
         main = _best(found)
         picked.append(main)
         compares = {f.path: f.compared for f in found}  # each report's pairs, read once
@@ -130,7 +137,9 @@ def as_reported_lines(report: GpuReport, scenario: str) -> list[str]:
         figures = ", ".join(f"{name} {format_size(p.figure(key))} ({'over' if p.figure(key) > budget else 'under'})"
                             for name, key in GPU_FIGURES if p.figure(key) is not None)
         outcome = "the test passed" if row.passed else f"the test failed: {row.message.split(';')[0]}"
-        lines.append(f"- {row.scale}, as reported on {report.card}: {figures} against the budget {format_size(budget)} "
+        died = (f"died of out-of-memory ({row.measurement.error.message.split(': ')[0]}), holding "
+                if died_of_memory(row) and row.measurement and row.measurement.error else "")
+        lines.append(f"- {row.scale}, as reported on {report.card}: {died}{figures} against the budget {format_size(budget)} "
                      f"({budget / 1e9:g} GB, origin {row.budget_origin or '-'}); verdict {row.verdict}, {outcome}")
     return lines
 
@@ -162,6 +171,8 @@ def _gpu_row(card: str, e: Pair) -> str:
     """One fix on one card: the allocated peak compared, the reserved peak beside it."""
     before, after = e.reserved_before, e.reserved_after
     compared = e.metric == Metric.VRAM_ALLOCATED and e.before and before and after is not None
-    reserved = "-" if not compared else f"{format_size(before)}, {format_size(after)} ({(before - after) / before:+.1%})"
+    least = "at least " if e.before_died else ""
+    reserved = ("-" if not compared else
+                f"{format_size(before)}, {format_size(after)} ({least}{(before - after) / before:+.1%})")
     return (f"| {cell(card)} | {cell(e.variant)} | {cell(', '.join(e.fixes) or '-')} | {e.scale} | {e.metric or '-'} "
-            f"| {format_size(e.before)} | {format_size(e.after)} | {e.saving} | {cell(e.verdict)} | {reserved} |")
+            f"| {e.as_reported} | {format_size(e.after)} | {e.saving} | {cell(e.verdict)} | {reserved} |")

@@ -32,7 +32,8 @@ class Pair(Fields):
     metric: the gated metric both rows hold (None where the variant was not
     measured); before / after: its figure as reported and with the variant;
     main_*: the main process's RAM; reserved_*: the GPU memory the allocator
-    reserved.
+    reserved; before_died: the as-reported run died of out-of-memory, so `before`
+    is what it held when it died, and the saving is at least the one shown.
     """
 
     scenario: str
@@ -49,6 +50,7 @@ class Pair(Fields):
     main_after: int | None = None
     reserved_before: int | None = None
     reserved_after: int | None = None
+    before_died: bool = False
 
     @property
     def compared(self) -> bool:
@@ -58,7 +60,14 @@ class Pair(Fields):
     @property
     def saving(self) -> str:
         """The saving against the as-reported run, "-" where there is none to compute."""
-        return "-" if not self.before or self.after is None else f"{(self.before - self.after) / self.before:+.1%}"
+        if not self.before or self.after is None:
+            return "-"
+        return f"{'at least ' if self.before_died else ''}{(self.before - self.after) / self.before:+.1%}"
+
+    @property
+    def as_reported(self) -> str:
+        """The as-reported figure's cell: marked where the run died of out-of-memory (what it held then)."""
+        return format_size(self.before) + (" when it died of OOM" if self.before_died and self.before else "")
 
 
 def cell(text: str) -> str:
@@ -114,7 +123,12 @@ def _pair(row: Result, ref: Result | None) -> Pair:
     before, after = ref.peaks.figure(metric), row.peaks.figure(metric)
     reason = not_applied(row)
     verdict = f"not applied here ({reason})" if reason else fix_verdict(before, after, row.scale)
-    return replace(base, metric=metric, before=before, after=after, verdict=verdict)
+    return replace(base, metric=metric, before=before, after=after, verdict=verdict, before_died=died_of_memory(ref))
+
+
+def died_of_memory(row: Result) -> bool:
+    """Whether the row's run died of out-of-memory (its peaks are what it held then)."""
+    return row.measurement is not None and row.measurement.died_of_memory
 
 
 def pairs(results: list[Result]) -> dict[str, list[Pair]]:
