@@ -3,8 +3,8 @@
 The command's processes import the stand-in torch (tests/fake_torch.py) from the project's folder and the
 measuring child reads the stand-in NVML (tests/fake_pynvml.py), which lists what each process of the stand-in
 holds. train.py holds 100 MiB of weights (x (1 + rank) under a launcher), takes 50 MiB more within each step,
-and on demand keeps 64 MiB from a given step on (a planted leak), runs out of memory at a given step, or runs
-two evaluation subprocesses of its own on the GPU, one after the other.
+and on demand keeps 64 MiB from a given step on (a planted leak), runs out of memory or hangs at a given step, or
+runs two evaluation subprocesses of its own on the GPU, one after the other.
 """
 
 import json
@@ -27,6 +27,7 @@ MiB = 1 << 20
 rank = int(os.environ.get("RANK", "0"))
 steps, leak_at, oom_at, helpers = (int(a) for a in sys.argv[1:5])
 leak_rank = int(sys.argv[5]) if len(sys.argv) > 5 else rank
+hang_at = int(os.environ.get("HANG_AT", "0"))
 phase("load")
 torch.cuda.alloc(100 * MiB * (1 + rank))  # the weights
 for k in range(1, steps + 1):
@@ -36,6 +37,8 @@ for k in range(1, steps + 1):
     if k == oom_at and rank == leak_rank:
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (planted)")
     torch.cuda.spike(50 * MiB)  # the step's activations, freed within it
+    if k == hang_at and rank == leak_rank:
+        time.sleep(600)  # a hung rank: the others go on, and the launch outlives its timeout
 phase("eval")
 torch.cuda.spike(20 * MiB)
 for _ in range(helpers):  # an evaluation subprocess of its own on the GPU, one after the other
@@ -258,6 +261,22 @@ def test_an_out_of_memory_error_on_a_rank_names_the_rank_and_its_phase(gpu_proje
             "allocate 2.00 GiB (planted)") in row["message"], row["message"]
     ranks = {r["rank"]: r for r in row["ranks"]}
     assert ranks[1]["phases"]["train_step_1"]["vram_allocated"] == 250 * MiB, ranks[1]["phases"]
+
+
+def test_a_timed_out_launch_keeps_each_ranks_gpu_figures_seen_so_far(gpu_project, pytester, monkeypatch, two_gpus):
+    """Rank 1 hangs in step 3 (rank 0 goes on and exits): the measuring child is killed at the timeout, and the GPU
+    peaks each rank reported at its marks until then stand, the row's as seen so far: the worst rank is rank 1."""
+    monkeypatch.setenv("HANG_AT", "3")
+    run_two(gpu_project, '"1 GiB"', "--gpu-budget-timeout=8").assert_outcomes(failed=1)
+    row = rows(pytester)["test_two"]
+    assert row["error"]["kind"] == "timeout", row["error"]
+    ranks = {r["rank"]: r for r in row["ranks"]}
+    assert ranks[0]["peaks"]["vram_allocated"] == 150 * MiB, ranks[0]["peaks"]
+    assert ranks[1]["peaks"]["vram_allocated"] == 250 * MiB, ranks[1]["peaks"]  # steps 1 and 2, closed by its marks
+    assert ranks[1]["phases"]["train_step_2"]["vram_allocated"] == 250 * MiB, ranks[1]["phases"]
+    assert row["peaks"]["vram_allocated"] == 250 * MiB, row["peaks"]  # the worst rank's: rank 1
+    assert "host RAM peak seen so far" in row["message"] and "GPU allocated 250.00 MiB" in row["message"], \
+        row["message"]
 
 
 CARD_ONE = '''

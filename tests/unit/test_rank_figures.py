@@ -90,6 +90,30 @@ def test_a_timed_out_launchs_ranks_keep_what_the_tree_streamed_of_them_in_the_op
     assert summary.node.peaks.ram_tree == 800 * MiB, summary.node.peaks
 
 
+def test_a_timed_out_launchs_ranks_keep_the_gpu_peaks_they_reported_at_their_marks():
+    """Rank 1 hung in train_step_2 past the timeout. Each rank's GPU peaks, reported at its marks, lived in the killed
+    measuring child only: the row had no GPU figure ("host RAM peak seen so far ..." alone) and read rank 0, by its
+    host RAM, as the worst. A phase's figures come with the mark that closes it; none of the phase a rank hung in."""
+    from gpu_budget.isolate import events, forkserver, protocol
+
+    phases = [phase("load", {0: 200 * MiB, 1: 100 * MiB}), phase("train_step_1", {0: 200 * MiB, 1: 100 * MiB}, step=1)]
+    seen = [events.Started(pid=1, cuda=False, ram_method="vmhwm", ram_tree_method="peak over time", subreaper=True,
+                           command=True), *(events.PhaseEnded(p) for p in phases),
+            events.RankProgress(0, "load"), events.RankProgress(1, "load"),
+            events.RankProgress(0, "train_step_1", {"vram_allocated": 1 << 30}),
+            events.RankProgress(1, "train_step_1", {"vram_allocated": 2 << 30}),
+            events.RankProgress(1, "train_step_2", {"vram_allocated": 3 << 30, "vram_reserved": 4 << 30})]
+    seen = [events.decode(events.encode(e)) for e in seen]  # as the parent reads them back
+    ending = protocol.ChildEnding(exitcode=None, timed_out=True, wall_seconds=20.0)
+    summary = forkserver._summary_so_far(seen, None, ending)
+    by = {r.rank: r.peaks.vram_allocated for r in summary.ranks}
+    assert by == {0: 1 << 30, 1: 3 << 30}, by
+    rank1 = next(r for r in summary.ranks if r.rank == 1)
+    assert (rank1.phases["load"].vram_allocated, rank1.phases["train_step_1"].vram_allocated) == (2 << 30, 3 << 30)
+    assert summary.cuda and summary.peaks.vram_allocated == 3 << 30 and summary.peaks.vram_reserved == 4 << 30
+    assert summary.peaks.ram_tree == 100 * MiB  # the row is rank 1's, the worst on a GPU
+
+
 def test_on_a_gpu_the_worst_rank_is_the_one_with_the_largest_allocated_peak():
     """Rank 0 holds more host RAM, rank 1 more GPU memory: on a GPU the row is rank 1's, GPU figures included."""
     phases = [phase("train_step_1", {0: 200 * MiB, 1: 100 * MiB}, step=1)]

@@ -304,14 +304,16 @@ class MarkServer:
             self.meter.report_gpu(message.cuda)
 
     def _progress(self, message: Message) -> None:
-        """A rank's phase mark, or its own process's exit, to on_rank(rank, phase or None)."""
+        """A rank's phase mark, or its own process's exit, to on_rank(rank, phase or None, the GPU figures of the phase
+        it closes or None)."""
         rank = message.rank
         if self.on_rank is None or rank is None:
             return
+        cuda = dict(message.cuda) if message.cuda is not None else None
         if message.phase is not None:
-            self.on_rank(rank, message.phase)
+            self.on_rank(rank, message.phase, cuda)
         elif message.exited_own:
-            self.on_rank(rank, None)
+            self.on_rank(rank, None, cuda)
 
     def _marks_phases(self, message: Message) -> bool:
         """The command's own process marks the phases, or under a launcher rank 0's process (the first to mark)."""

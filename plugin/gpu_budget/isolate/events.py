@@ -113,11 +113,13 @@ class Prepared:
 @dataclass(frozen=True)
 class RankProgress:
     """A launcher case's rank marked a phase, or its own process reached its exit: where each rank was, should the
-    case be stopped at its timeout (a hung rank is named by it)."""
+    case be stopped at its timeout (a hung rank is named by it), and the GPU peaks its process reported of the phase
+    that mark closes, which a stopped case's row keeps (ranks.reported_gpu)."""
 
     kind = "rank"
     rank: int
     phase: str | None  # the last phase it marked (None: it exited)
+    cuda: dict[str, int] | None = None
 
 
 Event = Started | PhaseBegun | PhaseEnded | TreeFigure | SnapshotDumped | Finished | Failed | DeviceSeen | Prepared | RankProgress

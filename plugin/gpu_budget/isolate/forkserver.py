@@ -38,6 +38,7 @@ from gpu_budget.isolate.lifecycle import kill_descendants
 from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
 from gpu_budget.measure import procfs
 from gpu_budget.measure.host import Probed
+from gpu_budget.measure.ranks import reported_gpu
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.model.card import Card
 from gpu_budget.model.figures import PhaseRecord, RankTree, TreeReading
@@ -621,14 +622,17 @@ def _ended(seen: list[events.Event], ending: ChildEnding) -> Measurement:
 def _summary_so_far(seen: list[events.Event], error: events.Failed | None, ending: ChildEnding) -> Summary:
     """The figures of a child that did not finish: its failed command's, else its finished phases' and the phase it
     was in with what was streamed of it (_open_phase), with the peak seen so far (the parent's polling of a function
-    case's child, and the tree as the child streamed it: a launcher's node's, its row being its worst rank's)."""
+    case's child, and the tree as the child streamed it: a launcher's node's, its row being its worst rank's) and
+    the GPU peaks each rank reported at its marks (lower bounds: a rank stopped mid-phase reported none of it)."""
     start = events.first(seen, events.Started)
     phases = [e.record for e in seen if isinstance(e, events.PhaseEnded)]
     stopped_in = _open_phase(seen) if error is None or not error.summary else None
     phases += [stopped_in] if stopped_in is not None else []
     summary = (error.summary if error is not None and error.summary else
                summarize(phases, cuda=bool(start and start.cuda), ram_method=start.ram_method if start else "vmhwm",
-                         ram_tree_method=start.ram_tree_method if start else None))
+                         ram_tree_method=start.ram_tree_method if start else None,
+                         rank_cuda=reported_gpu((e.rank, e.phase, e.cuda) for e in seen
+                                                if isinstance(e, events.RankProgress)) or None))
     if stopped_in is not None:
         summary = replace(summary, ram_tree_bound=_stopped_bound(stopped_in.name, summary.ram_tree_bound))
     polled = None if start and start.command else ending.polled_ram_peak  # a command's: not the measuring child's

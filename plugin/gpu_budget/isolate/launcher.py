@@ -47,6 +47,7 @@ from collections.abc import Mapping, Sequence
 
 from gpu_budget.isolate.elastic_record import FirstFailure
 from gpu_budget.isolate.wire import Message
+from gpu_budget.measure.ranks import reported_gpu
 from gpu_budget.model.figures import PhaseRecord, RankGpu
 
 ACCELERATE_LAUNCH = "accelerate.commands.launch"  # python -m accelerate.commands.launch
@@ -67,8 +68,9 @@ class RankEvents:
         self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
         self.backends: set[str] = set()  # the process groups' backends (gloo, nccl)
         self.fsdp: set[int] = set()  # ranks whose environment asks accelerate for FSDP (ACCELERATE_USE_FSDP=true)
-        self.cuda: dict[int, RankGpu] = {}  # rank -> what its own process reported of its GPU
-        self._phase: dict[int, str] = {}  # rank -> the phase it marked last (the one its next GPU peaks close)
+        self.marks: list[tuple[int, str | None, Mapping[str, int] | None]] = []  # (rank, phase or None at its exit,
+        # the GPU figures of the phase it closes), in order: ranks.reported_gpu
+        self._phase: dict[int, str] = {}  # rank -> the phase it marked last (the one it raised in)
 
     def take(self, message: Message) -> bool:
         """Record a rank's message; False for one that is not about ranks."""
@@ -97,12 +99,16 @@ class RankEvents:
         return True
 
     def _take_cuda(self, rank: int, message: Message) -> None:
-        """A rank's GPU peaks of the phase its mark (or its exit) closes."""
+        """A rank's mark (or its exit), with the GPU peaks of the phase it closes."""
         if message.phase is not None or message.exited_own:
-            if message.cuda is not None:
-                self.cuda[rank] = self.cuda.get(rank, RankGpu()).took(self._phase.get(rank, "run"), message.cuda)
+            self.marks.append((rank, message.phase, message.cuda))
             if message.phase is not None:
                 self._phase[rank] = message.phase
+
+    @property
+    def cuda(self) -> dict[int, RankGpu]:
+        """rank -> what its own process reported of its GPU."""
+        return reported_gpu(self.marks)
 
     def distributed(self, notes: list[str]) -> dict[str, dict[str, str] | bool | list[str]]:
         """What accelerate's state said each rank ran, for the row: {"distributed_type": {rank: "MULTI_CPU", ...}},

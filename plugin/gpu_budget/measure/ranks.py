@@ -17,10 +17,11 @@ steps.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from gpu_budget.model.figures import Peaks, PhaseRecord, RankFigures, RankGpu, steps_of
+from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import ALL
 
 
@@ -41,6 +42,20 @@ def by_rank(phases: Sequence[PhaseRecord]) -> list[RankFigures]:
         out.append(RankFigures(rank, Peaks(ram=peaks.ram or 0, ram_tree=peaks.ram_tree or 0, vram_tree=peaks.vram_tree),
                                {p.name: p for p in records}, steps_of(records)))
     return out
+
+
+def reported_gpu(marks: Iterable[tuple[int, str | None, JsonMapping | None]]) -> dict[int, RankGpu]:
+    """Each rank's GPU figures from its marks in the order they came: (rank, the phase it marks, None at its own
+    process's exit, the GPU figures of the phase that mark closes). The measuring child reads them so, and the
+    session again from its events where the child was killed (a timeout) before it summed them."""
+    out: dict[int, RankGpu] = {}
+    marked: dict[int, str] = {}  # rank -> the phase it marked last (the one its next figures close)
+    for rank, phase, figures in marks:
+        if figures is not None:
+            out[rank] = out.get(rank, RankGpu()).took(marked.get(rank, "run"), figures)
+        if phase is not None:
+            marked[rank] = phase
+    return dict(sorted(out.items()))
 
 
 def with_cuda(ranks: list[RankFigures], rank_cuda: Mapping[int, RankGpu] | None) -> list[RankFigures]:
