@@ -231,15 +231,11 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
         if request.runs_command:  # made here, so it is removed below whatever ends the child
             request = replace(request, sockets=unix_paths.socket_folder())
         proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.label}")
-        try:
-            _start(proc, (timeout if start_timeout is None else start_timeout) + START_GRACE, preload)
-        except BaseException as exc:  # a test's own timeout as the forkserver starts (its preload): nothing measured
-            if stopped_wait.stops_wait(exc):
-                raise stopped_wait.WaitStopped(exc) from exc
-            raise
-        t0 = time.monotonic()
+        t0: float | None = None  # when the child was started: the wait for it began
         polled_peak, timed_out = 0, False
         try:
+            _start(proc, (timeout if start_timeout is None else start_timeout) + START_GRACE, preload)
+            t0 = time.monotonic()
             while True:
                 proc.join(_POLL_SECONDS)
                 if proc.exitcode is not None:
@@ -251,9 +247,12 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
                     _kill(proc)
                     break
         except BaseException as exc:  # Ctrl-C: the child ends now, not at the interpreter's exit (multiprocessing joins it)
-            _end_interrupted(proc)
+            if t0 is not None:
+                _end_interrupted(proc)
             if not stopped_wait.stops_wait(exc):
                 raise
+            if t0 is None:  # a test's own timeout as the forkserver starts (its preload): nothing measured
+                raise stopped_wait.WaitStopped(exc) from exc
             ending = ChildEnding(proc.exitcode, False, round(time.monotonic() - t0, 3), polled_peak or None,
                                  stderr_tail=_stderr_tail(request.sockets), stopped_by=stopped_wait.stopper(exc))
             raise stopped_wait.WaitStopped(exc, events.read(path), ending) from exc  # what it measured, for its row

@@ -1,0 +1,71 @@
+"""A test's own outcome raised from a signal handler into the wait for a measured child, as pytest-timeout's signal
+method raises it, without pytest-timeout: an alarm in the inner project's conftest calls pytest.fail. Both places
+the wait can be stopped (forkserver.run_child): while the child runs, and while the forkserver starts."""
+
+import sys
+
+from inner_session import rows
+
+CONFTEST = '''
+import signal
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def alarm():
+    """pytest-timeout's signal method, in short: Failed raised into whatever the test is doing."""
+    def fire(signum, frame):
+        pytest.fail("Timeout (>4.0s) from an alarm.", pytrace=False)
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.alarm(4)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+'''
+SCRIPT = '''
+import time
+import gpu_budget
+
+held = []
+for _ in range(3):
+    gpu_budget.step()
+    held.append(b"\\x01" * (30 * 2**20))
+time.sleep(300)
+'''
+TESTS = f'''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_slow(gpu_budget):
+    gpu_budget.measure(Scenario(name="slow", command=[{sys.executable!r}, "train.py"]))
+'''
+
+
+def test_a_stop_while_the_child_runs_keeps_its_row_with_the_figures_so_far(pytester, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(conftest=CONFTEST, train=SCRIPT, test_mem=TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                           "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_mem.py::test_slow - Failed: Timeout (>4.0s) from an alarm."])
+    row = rows(pytester)["test_slow"]
+    assert row["error"]["kind"] == "stopped" and row["error"]["phase"] == "train_step_3", row["error"]
+    assert "(Failed: Timeout (>4.0s) from an alarm.)" in row["message"], row["message"]
+    assert row["peaks"]["ram_tree"] >= 3 * 30 * 2**20, row["peaks"]
+
+
+def test_a_stop_while_the_forkserver_starts_is_the_tests_own_failure(pytester, monkeypatch):
+    """The forkserver imports a preload that hangs: the alarm's Failed goes on to pytest as it is."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload = slow_import\n")
+    pytester.makepyfile(conftest=CONFTEST, slow_import="import time\ntime.sleep(300)\n", train=SCRIPT,
+                        test_mem=TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_mem.py::test_slow - Failed: Timeout (>4.0s) from an alarm."])
+    assert "WaitStopped" not in result.stdout.str()
