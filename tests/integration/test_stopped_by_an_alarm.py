@@ -4,7 +4,7 @@ the wait can be stopped (forkserver.run_child): while the child runs, and while 
 
 import sys
 
-from inner_session import rows
+from inner_session import rows, survivors
 
 CONFTEST = '''
 import signal
@@ -59,13 +59,18 @@ def test_a_stop_while_the_child_runs_keeps_its_row_with_the_figures_so_far(pytes
     assert row["peaks"]["ram_tree"] >= 3 * 30 * 2**20, row["peaks"]
 
 
-def test_a_stop_while_the_forkserver_starts_is_the_tests_own_failure(pytester, monkeypatch):
-    """The forkserver imports a preload that hangs: the alarm's Failed goes on to pytest as it is."""
+def test_a_stop_while_the_forkserver_starts_is_the_tests_own_failure_and_ends_the_forkserver(pytester, monkeypatch):
+    """The forkserver imports a preload that hangs: the alarm's Failed goes on to pytest as it is. The forkserver,
+    stuck in that import, outlived the session (its parent gone, still importing): the session's end waited 5 s for
+    it to stop, then left it."""
     monkeypatch.delenv("CI", raising=False)
-    pytester.makeini("[pytest]\ngpu_budget_preload = slow_import\n")
-    pytester.makepyfile(conftest=CONFTEST, slow_import="import time\ntime.sleep(300)\n", train=SCRIPT,
-                        test_mem=TESTS)
+    pytester.makeini(f"[pytest]\ngpu_budget_preload = {HANGS}\n")
+    pytester.makepyfile(conftest=CONFTEST, train=SCRIPT, test_mem=TESTS, **{HANGS: "import time\ntime.sleep(300)\n"})
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["FAILED test_mem.py::test_slow - Failed: Timeout (>4.0s) from an alarm."])
     assert "WaitStopped" not in result.stdout.str()
+    assert survivors(HANGS) == [], survivors(HANGS)
+
+
+HANGS = "gpu_budget_alarm_hangs_on_import"  # the preload module: in the forkserver's command line

@@ -120,7 +120,9 @@ def stop(seconds: float = 5.0) -> None:
     """End the session's forkserver, then its resource tracker, waiting up to `seconds` for each. Left alone they
     exit once this process has gone, but just after it: a parent that waits for the session and then looks (the
     --against sides, a CI step) finds them still running, as if the session had left processes behind. The wait is
-    bounded: the tracker lives while any process holds its pipe, and a session must end whatever outlived it."""
+    bounded: the tracker lives while any process holds its pipe, and a session must end whatever outlived it. A
+    forkserver that does not stop in time is killed: one still importing its preload (a test's own timeout stopped
+    its start) hears no stop until that import ends, which may be never."""
     global _context, _started
     if _context is None:
         return
@@ -134,6 +136,9 @@ def stop(seconds: float = 5.0) -> None:
             waiter = threading.Thread(target=stopping, name="gpu-budget-stop", daemon=True)
             waiter.start()
             waiter.join(seconds)
+            if waiter.is_alive() and owner is server._forkserver:
+                _end_forkserver()  # its stop's waitpid then returns
+                waiter.join(seconds)
             stopped = stopped and not waiter.is_alive()
     if stopped:  # else a stop still under way unlinks its socket in the folder later: the folder goes at exit
         _release_mp_folder()
