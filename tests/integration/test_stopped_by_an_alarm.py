@@ -74,3 +74,26 @@ def test_a_stop_while_the_forkserver_starts_is_the_tests_own_failure_and_ends_th
 
 
 HANGS = "gpu_budget_alarm_hangs_on_import"  # the preload module: in the forkserver's command line
+
+
+def test_a_stop_during_the_recording_runs_fails_the_judged_row_and_records_nothing(pytester, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(conftest=CONFTEST, test_mem=f'''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_recorded(gpu_budget):
+    gpu_budget.measure(Scenario(name="recorded", command=[{sys.executable!r}, "-c", "import time; time.sleep(2)"]))
+''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                           "--gpu-budget-json=r.json", "--gpu-budget-record-runs=3")
+    result.assert_outcomes(failed=1)
+    row = rows(pytester)["test_recorded"]
+    assert (row["verdict"], row["passed"]) == ("error", False), row
+    assert row["message"] == ("no baseline yet: a further run of it was stopped by an exception raised in the test's "
+                              "process (Failed: Timeout (>4.0s) from an alarm.), so no baseline entry was written"), \
+        row["message"]
+    assert not list(pytester.path.glob("baselines/*/test_mem.json"))

@@ -153,13 +153,19 @@ def run(case: Case, mark: BudgetMark, options: Options, device: DeviceInfo, hard
         result, write = recorded
         return Outcome(extras(ask, result, judged), write, judged.path)
     except WaitStopped as stop:  # a recording run, a remedy's trial, a snapshot run: the judged row, failed
-        row = withheld_row(judged.result.but(verdict=Verdict.ERROR, passed=False),
-                           f"a further run of it was {stop_text(stop)}, so no baseline entry was written")
-        return Outcome(row, path=judged.path, stopped=stop.cause)
+        why = f"a further run of it was {stop_text(stop)}, so no baseline entry was written"
+        return stopped_row(judged, stop, withheld_row(judged.result, why).message)
 
 
 def stop_text(stop: WaitStopped) -> str:
     return f"stopped by an exception raised in the test's process ({stopper(stop.cause)})"
+
+
+def stopped_row(judged: Judged, stop: WaitStopped, message: str) -> Outcome:
+    """A judged case whose wait for one of its children was stopped (a test's own timeout): its row an error saying
+    `message`, nothing recorded, and the stop for the session to raise again once the row is kept."""
+    return Outcome(judged.result.but(verdict=Verdict.ERROR, passed=False, message=message), path=judged.path,
+                   stopped=stop.cause)
 
 
 def stopped_measuring(ask: Ask, asked: Result, stop: WaitStopped) -> Outcome:
@@ -171,9 +177,9 @@ def stopped_measuring(ask: Ask, asked: Result, stop: WaitStopped) -> Outcome:
     judged = judge_case(ask, asked.but(card=ran_as_on(ask.mark)), stop.measurement)
     if isinstance(judged, Outcome):
         return replace(judged, stopped=stop.cause)
-    result = judged.result if not judged.result.passed else judged.result.but(
-        verdict=Verdict.ERROR, passed=False, message=f"{judged.result.message}; then its wait was {stop_text(stop)}")
-    return Outcome(result, path=judged.path, stopped=stop.cause)
+    if not judged.result.passed:
+        return Outcome(judged.result, path=judged.path, stopped=stop.cause)
+    return stopped_row(judged, stop, f"{judged.result.message}; then its wait was {stop_text(stop)}")
 
 
 def asked_row(ask: Ask, worker: JsonMapping | None) -> Result:
