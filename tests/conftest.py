@@ -68,17 +68,28 @@ def checkout_first(monkeypatch):
 
 
 @pytest.fixture
-def project(pytester, monkeypatch):
-    """A pytester project whose measured children preload nothing (fast, torch-free)."""
-    monkeypatch.delenv("CI", raising=False)  # the inner runs are not CI runs unless a test says so
-    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    pytester.makepyfile(runners=RUNNERS)
+def project_of(pytester, monkeypatch):
+    """project, with a runners module of the test's own: project_of(text) makes it, and returns project's writer of
+    the test module."""
+    def make(runners: str):
+        monkeypatch.delenv("CI", raising=False)  # the inner runs are not CI runs unless a test says so
+        pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+        pytester.makepyfile(runners=runners)
 
-    def write_tests(body: str):
-        pytester.makepyfile(test_mem="import pytest\nfrom gpu_budget import Scenario\n" + textwrap.dedent(body))
-        return pytester
+        def write_tests(body: str):
+            pytester.makepyfile(test_mem="import pytest\nfrom gpu_budget import Scenario\n" + textwrap.dedent(body))
+            return pytester
 
-    return write_tests
+        return write_tests
+
+    return make
+
+
+@pytest.fixture
+def project(project_of):
+    """A pytester project whose measured children preload nothing (fast, torch-free), its runners module RUNNERS:
+    project(body) writes test_mem.py (pytest and Scenario imported) and returns pytester."""
+    return project_of(RUNNERS)
 
 
 FAKE_CUDA_RUNNER = '''

@@ -17,9 +17,6 @@ def killed(ctx):
 '''
 
 TESTS = '''
-import pytest
-from gpu_budget import Scenario
-
 
 @pytest.mark.gpu_budget(ram="8 GiB")
 def test_killed(gpu_budget):
@@ -27,13 +24,10 @@ def test_killed(gpu_budget):
 '''
 
 
-def test_facts_put_in_the_meter_reach_the_row_of_a_child_killed_by_sigkill(pytester, monkeypatch):
+def test_facts_put_in_the_meter_reach_the_row_of_a_child_killed_by_sigkill(project_of, pytester):
     """They were sent only with the child's result or its raised error, so a SIGKILLed child's row had no facts."""
-    monkeypatch.delenv("CI", raising=False)
-    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    pytester.makepyfile(runners=RUNNERS, test_mem=TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
-                                           "--gpu-budget-json=r.json")
+    inner = project_of(RUNNERS)(TESTS)
+    result = inner.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "--gpu-budget-json=r.json")
     result.assert_outcomes(failed=1)
     row = rows(pytester)["test_killed"]
     assert "SIGKILL" in row["error"]["message"]

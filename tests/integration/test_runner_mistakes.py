@@ -12,9 +12,6 @@ def returns_a_list(ctx):
 '''
 
 TESTS = '''
-import pytest
-from gpu_budget import Scenario
-
 
 @pytest.mark.gpu_budget(ram="8 GiB")
 def test_list(gpu_budget):
@@ -22,12 +19,9 @@ def test_list(gpu_budget):
 '''
 
 
-def test_a_runner_that_returns_no_dict_fails_naming_what_it_returned(pytester, monkeypatch):
+def test_a_runner_that_returns_no_dict_fails_naming_what_it_returned(project_of):
     """It once failed with "'list' object is not a mapping", raised by the child merging it into the row's facts."""
-    monkeypatch.delenv("CI", raising=False)
-    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    pytester.makepyfile(runners=RUNNERS, test_mem=TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
+    result = project_of(RUNNERS)(TESTS).runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
     result.assert_outcomes(failed=1)
     said = "runners:returns_a_list returned a list (['trainable', 12]): expected a dict of facts for the report, or None"
     assert said in result.stdout.str()
@@ -74,9 +68,6 @@ def tuple_keys(ctx):
 '''
 
 FACT_TESTS = '''
-import pytest
-from gpu_budget import Scenario
-
 
 @pytest.mark.parametrize("fail", [False, True])
 @pytest.mark.gpu_budget(ram="8 GiB")
@@ -85,15 +76,12 @@ def test_facts(gpu_budget, fail):
 '''
 
 
-def test_facts_keyed_by_no_string_reach_the_row_and_never_hide_the_run_s_own_failure(pytester, monkeypatch):
+def test_facts_keyed_by_no_string_reach_the_row_and_never_hide_the_run_s_own_failure(project_of, pytester):
     """A fact keyed by a tuple (a LoRA target, a pair of layers) once failed a finished run ("keys must be str, int,
     float, bool or None, not tuple"), and in ctx.meter.info it lost a failed run's own error and traceback: "exited
     with code 0 without a result". Keys become their str, as values that are no JSON do."""
-    monkeypatch.delenv("CI", raising=False)
-    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    pytester.makepyfile(runners=FACTS, test_mem=FACT_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
-                                           "--gpu-budget-json=r.json")
+    inner = project_of(FACTS)(FACT_TESTS)
+    result = inner.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "--gpu-budget-json=r.json")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*measured child failed (exception): the runner's own failure*"])
     found = rows(pytester)
@@ -111,9 +99,6 @@ def losses(ctx):
 '''
 
 LOSS_TESTS = '''
-import pytest
-from gpu_budget import Scenario
-
 
 @pytest.mark.gpu_budget(ram="8 GiB")
 def test_losses(gpu_budget):
@@ -121,15 +106,12 @@ def test_losses(gpu_budget):
 '''
 
 
-def test_a_fact_that_is_no_number_of_json_reaches_the_report_as_its_str(pytester, monkeypatch):
+def test_a_fact_that_is_no_number_of_json_reaches_the_report_as_its_str(project_of, pytester):
     """A diverged run's train_loss (NaN) or an infinite eval_loss, returned as facts, went into the JSON report as
     NaN and -Infinity, which no strict JSON reader (JSON.parse, jq, Python's json without its extensions) reads: the
     whole report was lost to them. They go as "nan" and "-inf", as other values that are no JSON do."""
-    monkeypatch.delenv("CI", raising=False)
-    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    pytester.makepyfile(runners=LOSSES, test_mem=LOSS_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
-                                           "--gpu-budget-json=r.json")
+    inner = project_of(LOSSES)(LOSS_TESTS)
+    result = inner.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "--gpu-budget-json=r.json")
     result.assert_outcomes(passed=1)
 
     def refused(constant):
