@@ -1,7 +1,8 @@
 """The GPU-free estimator: one training step run on fake tensors, its live storages counted.
 
 step.py runs a builder's step under the tracker (tracker.py) in the fake world
-(fake.py), with CUDA's differences modelled on request (cuda.py) and
+(fake.py; a checkpoint loaded by from_pretrained read as fakes, checkpoint.py),
+with CUDA's differences modelled on request (cuda.py) and
 bitsandbytes layers stood in for (quant.py); builders.py maps a scenario to its
 builder; figures.py holds what an estimate says (the Estimate, its phases and
 steps); validate.py puts real measured runs beside the estimates; cli.py is

@@ -13,6 +13,8 @@ tensors lack, supplied here:
   (the most memory it could select), which the result records.
 - Module conversions: nn.Module._apply swaps fake parameters, which fails
   because the fake mode holds weakrefs to them; they are reassigned instead.
+- Checkpoints: from_pretrained(a local folder) reads its safetensors files
+  as fakes of their shapes and dtypes (checkpoint.py), nothing read.
 - deepcopy (PEFT's modules_to_save copies): a fake copy is a new storage in
   the same fake mode, as the real copy would be.
 - The real run's path through transformers: its is_tracing() takes a fake
@@ -44,6 +46,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils.weak import WeakIdKeyDictionary
 
+from gpu_budget.estimate.checkpoint import fake_checkpoints, loading_here
+from gpu_budget.estimate.errors import EstimateError
+
 aten = torch.ops.aten
 KNOWN_LIMIT = 1 << 22  # elements: tensors up to this size are also computed for real when their inputs are known
 SMALL_DRAW = 4096  # elements: a random fill of a plain tensor this small is drawn for real (never a parameter)
@@ -55,10 +60,6 @@ _OVERWRITES = {aten.uniform_.default, aten.normal_.default, aten.bernoulli_.floa
 _SCALAR_READS = {aten._local_scalar_dense.default, aten.item.default, aten.is_nonzero.default}
 _UNKNOWABLE = {aten.empty.memory_format, aten.empty_like.default, aten.empty_strided.default, aten.new_empty.default,
                aten.new_empty_strided.default}
-
-
-class EstimateError(RuntimeError):
-    """The estimator cannot follow this code on fake tensors (the message says why and what to change)."""
 
 
 class KnownValues(TorchDispatchMode):
@@ -280,8 +281,8 @@ def fake_world() -> Iterator[KnownValues]:
     """Everything created inside is fake (device cpu); yields the KnownValues mode (its `assumed` counts)."""
     fake_mode = _NoCudaFakeMode(allow_non_fake_inputs=True)
     known = KnownValues(fake_mode)
-    with torch.random.fork_rng(devices=[]), _reassign_instead_of_swap(), values_not_traced(), fake_mode, known, \
-            FakeDeepcopy():
+    with torch.random.fork_rng(devices=[]), _reassign_instead_of_swap(), values_not_traced(), \
+            loading_here(), fake_checkpoints(), fake_mode, known, FakeDeepcopy():
         torch.manual_seed(0)  # small random draws on known inputs are made for real: the same ones every time
         yield known
 

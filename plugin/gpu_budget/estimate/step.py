@@ -103,6 +103,7 @@ def run_step(build: Builder, params: Params, fixes: tuple[str, ...], device: Dev
     the reference the fake run is checked against.
     """
     from gpu_budget.estimate import cuda
+    from gpu_budget.estimate.checkpoint import check_fake, loading_here
     from gpu_budget.estimate.fake import fake_world, values_not_traced
     from gpu_budget.estimate.tracker import LiveTensors
 
@@ -112,7 +113,10 @@ def run_step(build: Builder, params: Params, fixes: tuple[str, ...], device: Dev
     world = fake_world() if fake else contextlib.nullcontext()
     with world as known, cuda.modelled(device), tracker:
         tracker.phase("build")
-        plan: StepPlan = build(params, fixes, device, known)
+        with loading_here():
+            plan: StepPlan = build(params, fixes, device, known)
+        if fake:
+            check_fake(plan.model)
         try:
             with values_not_traced() if fake else contextlib.nullcontext():  # transformers imported by now
                 _steps(plan, tracker, device, steps, as_run)
