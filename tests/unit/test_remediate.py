@@ -191,19 +191,47 @@ def test_a_pass_of_a_fix_its_runner_reports_not_applied_is_not_the_answer():
     assert remediation_text(found).endswith("found in 3 real runs (bound 8); 1 set tried before it passed only with a "
                                             "fix its runner reports not applied, so not counted")
     none = remediate.search(toy(A, B), noted({"trm_b"}))
-    assert none.status == "none-passes" and [t.verdict for t in none.tried] == ["pass", "over-budget", "pass"]
-    assert remediation_text(none) == ("remediation: none of the 3 valid sets of trm_a, trm_b passed with its fixes "
-                                      "applied: 1 measured over budget, 2 passed only with a fix its runner reports not "
-                                      "applied, so not counted")
+    assert none.status == "none-passes" and [t.verdict for t in none.tried] == ["pass", "over-budget"]
+    assert remediation_text(none) == ("remediation: none of the 2 sets run of trm_a, trm_b passed with its fixes "
+                                      "applied: 1 measured over budget, 1 passed only with a fix its runner reports not "
+                                      "applied, so not counted; 1 set holding trm_a, which its runner reported not "
+                                      "applied alone, was not run")
     bound = remediate.search(toy(A, B, C), noted({"trm_b"}), max_runs=2)
     assert remediation_text(bound).startswith("remediation: none of the 2 real runs (bound 2) passed with its fixes "
                                               "applied (1 passed only with a fix its runner reports not applied, so not "
-                                              "counted); 5 costlier set(s) left untried")
+                                              "counted); 2 costlier set(s) left untried")
     row = Result("n::t", "toy", "tiny", Verdict.OVER_BUDGET, False, "", budget=Budget(ram=100 * MiB),
                  measurement=Measurement("ok", Peaks(ram=101 * MiB)), remediation=none)
     assert "    tried trm_a: RAM 99.00 MiB pass (not counted: trm_a: not applied: this runner has no such switch)" in \
         remediation_lines([row])
 
+
+
+def test_no_set_holding_a_fix_its_runner_reported_not_applied_alone_is_run():
+    """trm_a alone came back "not applied": every larger set holding it measures the set without it again. Before, they
+    were all run (a+b, a+c, a+b+c: 3 wasted real runs of 6) and the report did not say why they measured nothing new."""
+    from gpu_budget.model.result import Remediation
+    from gpu_budget.report.terminal import remediation_lines, remediation_text
+
+    measured = []
+    measure = noted({"trm_b", "trm_c"})
+
+    def logging(candidate):
+        measured.append(set(candidate.fixes))
+        return measure(candidate)
+
+    none = remediate.search(toy(A, B, C), logging)
+    assert measured == [{"trm_a"}, {"trm_b"}, {"trm_c"}, {"trm_b", "trm_c"}]
+    assert none.status == "none-passes" and dict(none.unapplied) == {"trm_a": 3}
+    assert Remediation.from_json(none.to_json()) == none
+    assert remediation_text(none).endswith("; 3 sets holding trm_a, which its runner reported not applied alone, "
+                                           "were not run")
+    from gpu_budget.model.budget import Budget
+    from gpu_budget.model.result import Measurement, Result, Verdict
+
+    row = Result("n::t", "toy", "tiny", Verdict.OVER_BUDGET, False, "", budget=Budget(ram=100 * MiB),
+                 measurement=Measurement("ok", Peaks(ram=101 * MiB)), remediation=none)
+    assert "    not tried: 3 sets holding trm_a (not applied alone)" in remediation_lines([row])
 
 
 def test_a_pass_inside_the_tolerance_of_the_cases_own_peak_says_it_may_be_noise():
@@ -492,16 +520,23 @@ def test_gate_finds_the_passing_set_and_reports_it(project, monkeypatch):
     assert logged(pytester, "as_reported.log") == [[], ["e2e_noop"], ["e2e_trim"], ["e2e_halve"]]  # real runs
 
     none = rows["test_unsaveable"]["remediation"]
-    assert none["status"] == "none-passes" and none["found"] is None and none["runs"] == 7
+    # e2e_noop, not applied alone, is in no larger set that is run: 4 runs, not 7 (each of those 3 measured again
+    # the set without it)
+    assert none["status"] == "none-passes" and none["found"] is None and none["runs"] == 4
+    assert none["unapplied"] == {"e2e_noop": 3}
     runs = logged(pytester, "unsaveable.log")
-    assert len(runs) == 1 + 7 and not any({"e2e_gpu_only", "e2e_missing_pkg"} & set(r) for r in runs)
+    assert runs[1:] == [["e2e_noop"], ["e2e_trim"], ["e2e_halve"], ["e2e_trim", "e2e_halve"]]
     result.stdout.fnmatch_lines([
         "*test_as_reported*e2e_*",
         "*remediation (--gpu-budget-remediate)*",
         "*test_as_reported*remediation: passes with +e2e_halve (RAM *MiB), found in 3 real runs (bound 8)",
         "*tried e2e_noop: RAM * over-budget (not counted: e2e_noop: not applied: its runner never read it *",  # it logs
         "*not tried: e2e_gpu_only (needs cuda), e2e_missing_pkg (needs no_such_package_xyz)",
-        "*test_unsaveable*no set of this scenario's fixes brings it within budget: none of the 7 valid sets*",
+        ("*test_unsaveable*no set of this scenario's fixes brings it within budget: none of the 4 sets run of e2e_noop, "
+        "e2e_trim, e2e_halve passed (all measured); 3 sets holding e2e_noop, which its runner reported not applied "
+        "alone, were not run"),
+        ("*not tried: e2e_gpu_only (needs cuda), e2e_missing_pkg (needs no_such_package_xyz), 3 sets holding e2e_noop "
+        "(not applied alone)"),
     ])
     markdown = summary.read_text()
     assert "#### Remediation" in markdown and "passes with +e2e_halve" in markdown
@@ -516,9 +551,12 @@ def test_gate_search_stops_at_its_bound(project):
     result.assert_outcomes(passed=1)
     (row,) = json.loads((pytester.path / "report.json").read_text())["results"]
     rem = row["remediation"]
-    assert rem["status"] == "bound-reached" and rem["runs"] == 2 and rem["bound"] == 2 and rem["untried"] == 5
+    # left untried: e2e_halve and e2e_trim+e2e_halve; the 3 sets holding e2e_noop (not applied alone) are never run
+    assert rem["status"] == "bound-reached" and rem["runs"] == 2 and rem["bound"] == 2 and rem["untried"] == 2
     assert len(logged(pytester, "as_reported.log")) == 1 + 2
-    result.stdout.fnmatch_lines(["*none of the 2 real runs (bound 2) passed; 5 costlier set(s) left untried*"])
+    result.stdout.fnmatch_lines([("*none of the 2 real runs (bound 2) passed; 2 costlier set(s) left untried (raise "
+                                 "--gpu-budget-remediate-max-runs); 3 sets holding e2e_noop, which its runner reported "
+                                 "not applied alone, were not run*")])
 
 
 def test_no_search_without_the_option(project):

@@ -357,6 +357,7 @@ class Remediation(Fields):
     lattice: tuple[str, ...] = ()  # the fixes it combined, cheapest first
     untried: int = 0  # candidate sets the bound left unrun (counted up to remediate.COUNT_CAP)
     pruned: Mapping[str, int] = field(default_factory=dict)  # a crashed set ("a+b") -> sets holding it not run
+    unapplied: Mapping[str, int] = field(default_factory=dict)  # a fix not applied when run alone -> sets holding it not run
 
     def to_json(self) -> JsonObject:
         def names(value: tuple[str, ...] | None) -> list[str] | None:
@@ -366,7 +367,8 @@ class Remediation(Fields):
                 "removed": list(self.removed), "peaks": None if self.peaks is None else self.peaks.to_json(),
                 "runs": self.runs, "bound": self.bound, "tried": [t.to_json() for t in self.tried],
                 "skipped": dict(self.skipped), "lattice": list(self.lattice), "untried": self.untried,
-                **({"pruned": dict(self.pruned)} if self.pruned else {})}  # only where any: as `crashed`
+                **({"pruned": dict(self.pruned)} if self.pruned else {}),  # only where any: as `crashed`
+                **({"unapplied": dict(self.unapplied)} if self.unapplied else {})}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Remediation:
@@ -376,7 +378,8 @@ class Remediation(Fields):
         return cls(data["status"], names(data.get("found")), names(data.get("fixes")), tuple(data.get("removed") or ()),
                    None if data.get("peaks") is None else Peaks.from_json(data["peaks"]), data["runs"], data["bound"],
                    tuple(Trial.from_json(t) for t in data.get("tried") or ()), dict(data.get("skipped") or {}),
-                   tuple(data.get("lattice") or ()), data.get("untried", 0), dict(data.get("pruned") or {}))
+                   tuple(data.get("lattice") or ()), data.get("untried", 0), dict(data.get("pruned") or {}),
+                   dict(data.get("unapplied") or {}))
 
 
 @dataclass(frozen=True)

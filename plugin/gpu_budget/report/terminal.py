@@ -143,7 +143,8 @@ def remediation_text(rem: Remediation, case: Result | None = None) -> str:
                      *([f"{unapplied} {noise}"] if unapplied else [])]
             return (f"remediation: none of the {sets} passed{' with its fixes applied' if unapplied else ''}: "
                     f"{', '.join(parts)}{pruned}")
-        return f"remediation: no set of this scenario's fixes brings it within budget: none of the {sets} passed (all measured)"
+        return (f"remediation: no set of this scenario's fixes brings it within budget: none of the {sets} passed "
+                f"(all measured){pruned}")
     if rem.status == "no-candidates":
         return "remediation: no fix to try (none offered, all applied, or none runnable here)"
     errors = [*([f"{failed} failed with an error, not measured"] if failed else []), *([f"{unapplied} {noise}"] if unapplied else [])]
@@ -169,13 +170,17 @@ def _noise(rem: Remediation, case: Result | None) -> str:
 
 
 def _not_run(rem: Remediation) -> str:
-    """The sets the search ran no child for because they hold one that crashed ("" when none)."""
-    count = sum(rem.pruned.values())
-    if not count:
-        return ""
-    whose = "whose run crashed" if len(rem.pruned) == 1 else "whose runs crashed"
-    return (f"{count} set{'s' if count != 1 else ''} holding {' or '.join(rem.pruned)}, {whose}, "
-            f"{'was' if count == 1 else 'were'} not run")
+    """The sets the search ran no child for because they hold one that crashed, or a fix its runner reported not
+    applied when run alone ("" when none)."""
+    parts = []
+    for held, why in ((rem.pruned, ("whose run crashed", "whose runs crashed")),
+                      (rem.unapplied, ("which its runner reported not applied alone",
+                                       "which their runner reported not applied alone"))):
+        count = sum(held.values())
+        if count:
+            parts.append(f"{count} set{'s' if count != 1 else ''} holding {' or '.join(held)}, "
+                         f"{why[len(held) != 1]}, {'was' if count == 1 else 'were'} not run")
+    return "; ".join(parts)
 
 
 def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
@@ -198,7 +203,8 @@ def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
             lines.append(f"{indent}" + said(f"tried {'+'.join(trial.fixes)}: {_peaks(trial.peaks or Peaks())} "
                                             f"{trial.verdict}{note}"))
         left = [*(f"{f} ({why})" for f, why in rem.skipped.items()),
-                *(f"{n} set{'s' if n != 1 else ''} holding {crash} (its run crashed)" for crash, n in rem.pruned.items())]
+                *(f"{n} set{'s' if n != 1 else ''} holding {crash} (its run crashed)" for crash, n in rem.pruned.items()),
+                *(f"{n} set{'s' if n != 1 else ''} holding {fix} (not applied alone)" for fix, n in rem.unapplied.items())]
         if left:
             lines.append(f"{indent}" + said("not tried: " + ", ".join(left)))
     if lines:

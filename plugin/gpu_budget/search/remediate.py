@@ -27,7 +27,9 @@ What keeps the number of real runs small:
 
 A set that passes while its runner reports one of the fixes added not applied
 (info["fixes_applied"]) measured the case unchanged: its pass is noise, not the
-answer, and the search goes on.
+answer, and the search goes on. A fix its runner reports not applied when run
+alone is in no larger set that is run (each would measure the set without it
+again); the report counts those sets per fix.
 
 Plain functions of plain data: no pytest, no torch; `measure` is injected.
 """
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from itertools import islice
 
 from gpu_budget.declare import fixes as library
@@ -186,38 +188,58 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
         raise ValueError(f"max_runs={max_runs!r}: expected a whole number >= 1")
     usable, skipped = lattice(scenario, cuda, scale)
     tried: list[Trial] = []
-    crashed: list[tuple[str, ...]] = []
-    pruned: dict[str, int] = {}
+    left = _Left()
     walk = candidates(scenario, usable)
     names = tuple(f.name for f in usable)
     for added, candidate in walk:
-        if _prune(added, crashed, pruned):
+        if left.prune(added):
             continue
         if len(tried) >= max_runs:
-            untried = 1 + sum(1 for rest, _ in islice(walk, COUNT_CAP) if not _prune(rest, crashed, pruned))
+            untried = 1 + sum(1 for rest, _ in islice(walk, COUNT_CAP) if not left.prune(rest))
             return Remediation("bound-reached", None, None, (), None, len(tried), max_runs, tuple(tried), skipped,
-                               names, untried, pruned)
+                               names, untried, left.pruned, left.unapplied)
         outcome = measure(candidate)
         trial = replace(outcome, fixes=tuple(added), not_applied={f: n for f, n in outcome.not_applied.items() if f in added})
         tried.append(trial)
-        if trial.crashed:
-            crashed.append(trial.fixes)
+        left.learn(trial)
         if trial.verdict == Verdict.PASS and not trial.not_applied:  # a fix it did not apply: the case measured again
             removed = tuple(f for f in scenario.fixes if f not in candidate.fixes)
             return Remediation("found", tuple(added), tuple(candidate.fixes), removed, trial.peaks, len(tried),
-                               max_runs, tuple(tried), skipped, names, pruned=pruned)
+                               max_runs, tuple(tried), skipped, names, pruned=left.pruned, unapplied=left.unapplied)
     status = "none-passes" if tried else "no-candidates"
-    return Remediation(status, None, None, (), None, len(tried), max_runs, tuple(tried), skipped, names, pruned=pruned)
+    return Remediation(status, None, None, (), None, len(tried), max_runs, tuple(tried), skipped, names,
+                       pruned=left.pruned, unapplied=left.unapplied)
 
 
-def _prune(added: list[str], crashed: list[tuple[str, ...]], pruned: dict[str, int]) -> bool:
-    """Whether `added` holds a set that crashed (then counted under that set's name, "a+b"): a crash of one fix
-    alone is that fix's, a crash of a set whose smaller sets ran is that combination's."""
-    chosen = set(added)
-    holds = next(("+".join(crash) for crash in crashed if chosen.issuperset(crash)), None)
-    if holds is not None:
-        pruned[holds] = pruned.get(holds, 0) + 1
-    return holds is not None
+@dataclass
+class _Left:
+    """What the runs so far rule out, and the sets left unrun for it: sets holding one whose child crashed, counted
+    under that set's name ("a+b"), and sets holding a fix its runner reported not applied when run alone (the set
+    would measure the others again, and a pass of it would name a fix that did nothing)."""
+
+    crashed: list[tuple[str, ...]] = field(default_factory=list)
+    inert: list[str] = field(default_factory=list)
+    pruned: dict[str, int] = field(default_factory=dict)
+    unapplied: dict[str, int] = field(default_factory=dict)
+
+    def learn(self, trial: Trial) -> None:
+        if trial.crashed:
+            self.crashed.append(trial.fixes)
+        if len(trial.fixes) == 1 and trial.fixes[0] in trial.not_applied:
+            self.inert.append(trial.fixes[0])
+
+    def prune(self, added: list[str]) -> bool:
+        """Whether `added` is ruled out (then counted): a crash of one fix alone is that fix's, a crash of a set whose
+        smaller sets ran is that combination's."""
+        chosen = set(added)
+        holds = next(("+".join(crash) for crash in self.crashed if chosen.issuperset(crash)), None)
+        if holds is not None:
+            self.pruned[holds] = self.pruned.get(holds, 0) + 1
+            return True
+        idle = next((f for f in self.inert if f in chosen), None)
+        if idle is not None:
+            self.unapplied[idle] = self.unapplied.get(idle, 0) + 1
+        return idle is not None
 
 
 def needs_remedy(measurement: Measurement, budget: Budget, steps: int | None = None) -> bool:
