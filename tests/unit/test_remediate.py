@@ -415,6 +415,21 @@ def test_a_fix_whose_companion_no_fix_is_named_stops_the_search_naming_it(monkey
     assert stand.measured == []
 
 
+@pytest.mark.parametrize("field", ["conflicts", "replaces"])
+def test_a_fix_whose_conflict_names_no_fix_stops_the_search_naming_it(monkeypatch, field):
+    """conflicts=("trm_dd",), a misspelt name: accepted silently, the search ran and answered sets holding the fix and
+    the one it meant to keep apart. The fix it names may be registered later, so the check is when the search starts."""
+    monkeypatch.setattr(fixes, "_REGISTRY", dict(fixes._REGISTRY))  # registered for this test alone
+    misspelt = fix("misspelt", **{field: ("trm_dd",)})
+    stand = Stand(limit=BASE)
+    with pytest.raises(FixError, match=rf"scenario 'toy': fix 'trm_misspelt' has {field}=\('trm_dd',\): 'trm_dd' is no "
+                                       "registered fix"):
+        remediate.search(toy(misspelt, D), stand)
+    assert stand.measured == []
+    fix("dd")  # registered after the fix naming it: known when the search starts
+    assert remediate.search(toy(misspelt, D), Stand(limit=BASE)).status == "found"
+
+
 def test_walk_is_in_cost_order_and_complete():
     usable, _ = remediate.lattice(toy(C, B, A, D), cuda=False)
     keys = [(sum(remediate.weight(fixes.get(f)) for f in added), len(added))
@@ -557,6 +572,22 @@ def test_gate_search_stops_at_its_bound(project):
     result.stdout.fnmatch_lines([("*none of the 2 real runs (bound 2) passed; 2 costlier set(s) left untried (raise "
                                  "--gpu-budget-remediate-max-runs); 3 sets holding e2e_noop, which its runner reported "
                                  "not applied alone, were not run*")])
+
+
+def test_a_misspelt_conflict_is_the_rows_error_naming_it_the_measured_row_kept(project):
+    """Before, the search's FixError escaped the case: "failed without a row in the table" and "none reached
+    measure()", of a case measured."""
+    pytester = project(TESTS.replace('Fix("e2e_noop", "runtime", "does nothing")',
+                                     'Fix("e2e_noop", "runtime", "does nothing", conflicts=("e2e_trimm",))'))
+    pytester.makepyfile(runners_fix=RUNNER)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-remediate",
+                                           "--gpu-budget-json=report.json", "-k", "as_reported")
+    result.assert_outcomes(failed=1)
+    (row,) = json.loads((pytester.path / "report.json").read_text())["results"]
+    assert row["verdict"] == "error" and row["peaks"]["ram"] > 300 * MiB
+    assert "remediation not searched: scenario 'shrink': fix 'e2e_noop' has conflicts=('e2e_trimm',): 'e2e_trimm' is " \
+           "no registered fix" in row["message"]
+    assert logged(pytester, "as_reported.log") == [[]]  # the case's run alone
 
 
 def test_no_search_without_the_option(project):

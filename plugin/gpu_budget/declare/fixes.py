@@ -267,6 +267,17 @@ def unknown_companion(fix: Fix, table: Mapping[str, Fix], prefix: str = "") -> N
                            f"(registered: {', '.join(sorted(_REGISTRY))})")
 
 
+def unknown_rival(fix: Fix, table: Mapping[str, Fix], prefix: str = "") -> None:
+    """FixError where `fix` conflicts with or replaces a fix no one registered or offers: a misspelt name keeps
+    nothing apart, so the search would run (and might answer) a set the fix declares impossible. Checked when the
+    search starts, every fix known by then (the fix it names may be registered after the one naming it)."""
+    for what, names in (("conflicts", fix.conflicts), ("replaces", fix.replaces)):
+        for other in names:
+            if other not in table and other not in _REGISTRY:
+                raise FixError(f"{prefix}fix {fix.name!r} has {what}={names!r}: {other!r} is no registered fix "
+                               f"(registered: {', '.join(sorted(_REGISTRY))})")
+
+
 def _why(a: Fix, b: Fix) -> str:
     if b.name in a.replaces or a.name in b.replaces:
         new, old = (a, b) if b.name in a.replaces else (b, a)

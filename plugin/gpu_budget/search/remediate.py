@@ -69,6 +69,7 @@ def lattice(scenario: Scenario, cuda: bool, scale: str | None = None) -> tuple[l
     skipped: dict[str, str] = {}
     for fix in offered:
         library.unknown_companion(fix, table, f"scenario {scenario.name!r}: ")  # never tried without it
+        library.unknown_rival(fix, table, f"scenario {scenario.name!r}: ")  # never kept apart from it
         if not fix.remedy or fix.name in scenario.fixes:
             continue
         lacking = library.missing(fix, cuda)

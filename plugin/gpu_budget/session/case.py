@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_budget.declare.fixes import FixError
 from gpu_budget.declare.marks import BudgetMark, expectation_problem
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate.environment import EnvironmentFailed
@@ -299,8 +300,12 @@ def extras(ask: Ask, result: Result, judged: Judged) -> Result:
         def trial(candidate: Scenario) -> remediate.Trial:
             return remediate.trial_outcome(ask.run_child(candidate, None), mark.budget, mark.steps)
 
-        remedy = remediate.search(ask.case.scenario, trial, cuda=mark.device == "cuda",
-                                  max_runs=options.remediate_max_runs, scale=options.scale)
+        try:
+            remedy = remediate.search(ask.case.scenario, trial, cuda=mark.device == "cuda",
+                                      max_runs=options.remediate_max_runs, scale=options.scale)
+        except FixError as exc:  # a fix naming no fix (a misspelt conflicts=): no answer could be trusted; the row kept
+            return result.but(verdict=Verdict.ERROR, passed=False, message=f"{result.message}; remediation not "
+                                                                           f"searched: {exc}")
         message = result.message if result.passed else f"{result.message}; {remediation_text(remedy, result)}"
         result = result.but(remediation=remedy, message=message)
     stored = judged.baseline.peaks if judged.baseline else None
