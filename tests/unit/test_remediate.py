@@ -67,6 +67,24 @@ def test_fewer_fixes_win_a_cost_tie_then_the_listed_order():
                               {"trm_b", "trm_c"}, {"trm_a", "trm_b", "trm_c"}]
 
 
+def test_a_cost_tie_between_sets_of_one_size_goes_to_the_listed_order_not_the_cost_order():
+    """Listed p (slower), q, r (none), s (slower): the pairs of cost 3 in listed order are p+q, p+r, q+s, r+s. Before,
+    the walk took them in the order of the fixes sorted by cost (q, r, p, s): q+p, q+s, r+p, and answered q+s where
+    the docs promise p+r, both passing."""
+    p, q, r, s_ = fix("tie_p", "slower"), fix("tie_q"), fix("tie_r"), fix("tie_s", "slower")
+    saving = {p.name: 30, q.name: 10, r.name: 30, s_.name: 50}
+    measured = []
+
+    def measure(candidate):
+        measured.append(set(candidate.fixes))
+        peak = BASE - sum(saving[f] for f in candidate.fixes)
+        return Trial((), "pass" if peak <= BASE - 58 else "over-budget", Peaks(ram=peak))
+
+    found = remediate.search(toy(p, q, r, s_), measure, max_runs=20)
+    assert set(found.found) == {"trm_tie_p", "trm_tie_r"}
+    assert measured[-2:] == [{"trm_tie_p", "trm_tie_q"}, {"trm_tie_p", "trm_tie_r"}]
+
+
 def test_no_set_saves_it_reported_clearly():
     stand = Stand(limit=100)
     found = remediate.search(toy(A, B, C), stand)

@@ -8,7 +8,8 @@ the gate), until one passes or the bound on runs is reached.
 
 Cost of a set: each fix costs 1 (a change to the recipe) plus its trade-off
 rank (none 0, slower 1, accuracy-risk 2); a set costs the sum. Ties go to
-fewer fixes, then to the order the scenario lists its fixes in.
+fewer fixes, then to the order the scenario lists its fixes in (the set whose
+first differing fix is listed first).
 
 What keeps the number of real runs small:
 - a fix whose requirement is missing (no CUDA, a package not installed) is never run;
@@ -130,21 +131,30 @@ def _unfit(scenario: Scenario, fix: Fix, scale: str | None) -> str | None:
 def candidates(scenario: Scenario, usable: list[Fix]) -> Iterator[tuple[list[str], Scenario]]:
     """(added fixes, candidate Scenario) in cost order, valid combinations only.
 
-    Lazy best-first walk over subsets (weights >= 1, sorted): a set's children
-    either add the next fix or swap its last fix for the next one, so a child
-    never sorts before its parent and the heap yields every subset once, in
-    (cost, size, listed order) order, without building the whole lattice.
+    Lazy best-first walk over subsets (`usable` sorted by weight >= 1, then
+    listed order): a set's children either add the next fix or swap its last
+    fix for the next one, so a child never sorts before its parent and the heap
+    yields every subset once, in (cost, size, listed order) order, without
+    building the whole lattice. Listed order: the positions of a set's fixes in
+    the scenario's list, sorted, compared in turn (the set whose first differing
+    fix is listed first goes first), not their places in `usable`.
     """
     if not usable:
         return
-    heap = [(weight(usable[0]), 1, (0,))]
+    offered = [f.name for f in scenario.offered() or library.registered()]
+    listed = [offered.index(f.name) if f.name in offered else len(offered) + i for i, f in enumerate(usable)]
+
+    def entry(cost: int, picked: tuple[int, ...]) -> tuple[int, int, tuple[int, ...], tuple[int, ...]]:
+        return cost, len(picked), tuple(sorted(listed[i] for i in picked)), picked
+
+    heap = [entry(weight(usable[0]), (0,))]
     while heap:
-        cost, size, picked = heapq.heappop(heap)
+        cost, _, _, picked = heapq.heappop(heap)
         last = picked[-1]
         if last + 1 < len(usable):
             nxt = weight(usable[last + 1])
-            heapq.heappush(heap, (cost + nxt, size + 1, (*picked, last + 1)))
-            heapq.heappush(heap, (cost - weight(usable[last]) + nxt, size, (*picked[:-1], last + 1)))
+            heapq.heappush(heap, entry(cost + nxt, (*picked, last + 1)))
+            heapq.heappush(heap, entry(cost - weight(usable[last]) + nxt, (*picked[:-1], last + 1)))
         chosen = [usable[i] for i in picked]
         replaced = {old for fix in chosen for old in fix.replaces}
         try:
