@@ -16,9 +16,15 @@ middle one). The median reads growth that is still going on at the end of the
 run, whenever it began (a leak that starts late is read at its own rate), and is
 blind to up to two one-off jumps in the window (a cache made once, two caches,
 lazy optimizer state): growth must show in at least 3 of the last 5 judged
-steps. A step that peaks more than DIP below the running peak (a sawtooth's low
-step, a step without an evaluation's buffers, S1's Trainer steps 8-9) shows
-nothing of the top and is passed over, so the window holds the last five steps
+steps. Where a step that held the running peak to the byte (kept all, added
+nothing) lies between two of the window's steps that rose by the median or
+more, the growth is no more than the rate from the first of those to the last:
+a leak every other step reads its rate, not a whole jump per step where its
+jumps are 3 of the 5 (a step below the peak, noise, says nothing of what was
+added, and a step read on a spike's line holds nothing). A step that peaks more
+than DIP below the running peak (a sawtooth's low step, a step without an
+evaluation's buffers, S1's Trainer steps 8-9) shows nothing of the top and is
+passed over, so the window holds the last five steps
 that reached it, each one's rise divided by the steps since the one before it
 (a sawtooth's top rises over two steps; a step climbing back from a dip to within
 DIP of the top without passing it has not reached it, so the top after it rises
@@ -51,7 +57,8 @@ are the run's level as much as a spike.
 
 A run long enough is read in blocks of steps too (`scales`): blocks of 2, 4,
 8, ... judged steps counted back from the last, each block's figure its
-highest step's, at the step it was measured, read as the steps are (both
+highest step's, at the step it was measured (the first of equal ones: where the
+block reached it), read as the steps are (both
 readings, dips, the median of the last WINDOW rises) while the last WINDOW
 blocks lie within the run's last half. The row's growth stays the steps' own;
 judge/growth.py holds each block size to its own allowance. What the rule cannot
@@ -90,10 +97,27 @@ class Rises:
     dips: tuple[int, ...] = ()  # the judged steps passed over: more than DIP below the running peak
     envelope: str = PEAK  # which reading the rises are of: PEAK or DESPIKED
     scale: int = 1  # judged marks per block: 1, each step its own (scales)
+    at: tuple[int, ...] = ()  # the step each of the window's rises is read at
+    levels: tuple[int, ...] = ()  # the running peak there
+    held: tuple[bool, ...] = ()  # whether that step held the top before it to the byte: kept all, added nothing
 
     @property
     def growth(self) -> float:
-        """Bytes per step: the median rise over the window (of an even number, the lower middle one)."""
+        """Bytes per step: the median rise over the window (of an even number, the lower middle one), and where a
+        step that held the top to the byte lies between two that rose by the median or more, no more than the rate
+        from the first of those to the last: growth that skips steps (a leak every other step) is read at its rate,
+        not at the whole jump its rising steps each read when they are 3 of the 5. A step below the top (noise) says
+        nothing of whether memory was added, so only one that held it caps the median."""
+        median = self.median
+        rose = [i for i, r in enumerate(self.rises) if r >= median]
+        if median <= 0 or not any(self.held[rose[0] + 1:rose[-1]]):
+            return median
+        first, last = rose[0], rose[-1]
+        return min(median, (self.levels[last] - self.levels[first]) / (self.at[last] - self.at[first]))
+
+    @property
+    def median(self) -> float:
+        """The median rise over the window (of an even number, the lower middle one), before `growth` caps it."""
         return float(sorted(self.rises)[(len(self.rises) - 1) // 2])
 
     def rising(self, allowance: float) -> int:
@@ -142,9 +166,11 @@ def scales(steps: Sequence[int], peaks: Sequence[int], most: int | None = None) 
     judged_steps, out, size = list(steps[WARMUP:-LAST]), [], 1
     whole = [int(p) for p in peaks]
     readings = [(series[WARMUP:-LAST], envelope) for series, envelope in ((whole, PEAK), (without_spikes(whole), DESPIKED))]
+    measured = whole[WARMUP:-LAST]  # a step read on a spike's line held nothing: only a measured figure holds the top
     top = largest_block(len(peaks)) if most is None else min(most, largest_block(len(peaks)))
     while size <= top:
-        views = [_view(*_blocks(judged_steps, judged, size), envelope, size) for judged, envelope in readings]
+        views = [_view(*_blocks(judged_steps, judged, [a == b for a, b in zip(judged, measured)], size), envelope, size)
+                 for judged, envelope in readings]
         out.append(max(views, key=lambda v: v.growth))  # a tie: as measured, listed first
         size *= 2
     return tuple(out)
@@ -159,16 +185,26 @@ def largest_block(marks: int) -> int:
     return size
 
 
-def _blocks(judged_steps: list[int], judged: list[int], size: int) -> tuple[list[int], list[int]]:
+def _blocks(judged_steps: list[int], judged: list[int], real: list[bool],
+            size: int) -> tuple[list[int], list[int], list[bool]]:
     """The judged marks in blocks of `size`, counted back from the last (marks left over at the start dropped): each
-    block's highest figure, at the step it was measured (the last of equal ones), so a rise between blocks is divided
-    by the steps between their tops (a leak under an evaluation every 20 steps, read in blocks of 16, rises from one
-    evaluation to the next over 20 steps, not over the 16 or 32 between the blocks' ends)."""
+    block's highest figure, at the step it was measured (the first of equal ones: where it was reached), so a rise
+    between blocks is divided by the steps between their tops (a leak under an evaluation every 20 steps, read in
+    blocks of 16, rises from one evaluation to the next over 20 steps, not over the 16 or 32 between the blocks'
+    ends; a leak every 3rd step, read in blocks of 8, from one jump to another, not from the block's last step)."""
     if size == 1:
-        return judged_steps, judged
+        return judged_steps, judged, real
     starts = range(len(judged) - size * (len(judged) // size), len(judged), size)
-    tops = [max(range(k, k + size), key=lambda i: (judged[i], i)) for k in starts]
-    return [judged_steps[i] for i in tops], [judged[i] for i in tops]
+    tops = [_top(judged, real, range(k, k + size)) for k in starts]
+    return [judged_steps[i] for i in tops], [judged[i] for i in tops], [real[i] for i in tops]
+
+
+def _top(judged: list[int], real: list[bool], block: range) -> int:
+    """The block's highest mark: the first of equal ones, where the level was reached and the steps after it held it;
+    where one of them was read on a spike's line (at its neighbour's level), the last, as before that line."""
+    high = max(judged[i] for i in block)
+    tied = [i for i in block if judged[i] == high]
+    return tied[0] if all(real[i] for i in tied) else tied[-1]
 
 
 def in_order(steps: Sequence[int]) -> bool:
@@ -212,14 +248,16 @@ def _spike_rate(values: list[int], read: list[int], k: int, length: int) -> int:
     return min(line, max(0, min(around)) * (length + 1))
 
 
-def _view(judged_steps: list[int], judged: list[int], envelope: str, scale: int = 1) -> Rises:
-    """One reading of the judged steps (or blocks): the running peak's rises, dips passed over, the window."""
+def _view(judged_steps: list[int], judged: list[int], real: list[bool], envelope: str, scale: int = 1) -> Rises:
+    """One reading of the judged steps (or blocks): the running peak's rises, dips passed over, the window. `real`:
+    which figures were measured (not read on a spike's line)."""
     running = list(accumulate(judged, max))  # in one pass: a run of 30,000 steps is read in well under a second
     dips = [before - p > DIP for p, before in zip(judged[1:], running)]
     freed = _freed(dips)
     if freed:  # memory freed for good: the steps after it are read on their own running peak
-        return _view(judged_steps[-freed:], judged[-freed:], envelope, scale)
-    return _window(judged_steps, _rises(judged_steps, running, dips), running[-1], envelope, scale)
+        return _view(judged_steps[-freed:], judged[-freed:], real[-freed:], envelope, scale)
+    held = [measured and p == before for p, before, measured in zip(judged[1:], running, real[1:])]
+    return _window(judged_steps, _rises(judged_steps, running, dips), running, held, envelope, scale)
 
 
 def _freed(dips: list[bool]) -> int:
@@ -253,7 +291,8 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> 
     return out
 
 
-def _window(judged_steps: list[int], rises: list[_Rise], peak: int, envelope: str, scale: int) -> Rises:
+def _window(judged_steps: list[int], rises: list[_Rise], running: list[int], held: list[bool], envelope: str,
+            scale: int) -> Rises:
     """The last WINDOW kept steps' rises, among the last half where the run holds LONG judged marks or more; where
     fewer than MIN_TOP of those were kept, the last WINDOW steps, a step passed over counting as no rise. Its dips:
     the steps passed over from the window's first rise's start on. A top reached long before the end (noisy steps
@@ -269,7 +308,8 @@ def _window(judged_steps: list[int], rises: list[_Rise], peak: int, envelope: st
             head -= 1
     first = rises[at[0]].since if rises[at[0]].kept else rises[at[0]].before
     passed = tuple(r.step for r in rises[head:] if not r.kept)
-    return Rises(first, judged_steps[-1], tuple(rises[i].per_step for i in at), peak, passed, envelope, scale)
+    return Rises(first, judged_steps[-1], tuple(rises[i].per_step for i in at), running[-1], passed, envelope, scale,
+                 tuple(rises[i].step for i in at), tuple(running[i + 1] for i in at), tuple(held[i] for i in at))
 
 
 def growth(series: Sequence[int | None], steps: Sequence[int] | None = None) -> float | None:
