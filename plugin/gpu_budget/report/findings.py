@@ -196,7 +196,7 @@ def _pair_line(e: Pair) -> str:
     main = "-" if e.main_before is None and e.main_after is None else \
         f"{format_size(e.main_before)}, {format_size(e.main_after)}"
     return (f"| {cell(e.variant)} | {cell(', '.join(e.fixes) or '-')} | {e.scale} | {e.metric or '-'} | {e.as_reported} "
-            f"| {format_size(e.after)} | {e.saving} | {cell(e.verdict)} | {main} |")
+            f"| {e.with_fix} | {e.saving} | {cell(e.verdict)} | {main} |")
 
 
 def _pairs_table(entries: list[Pair]) -> list[str]:

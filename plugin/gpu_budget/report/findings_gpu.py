@@ -23,7 +23,7 @@ from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result, Verdict
-from gpu_budget.report.findings_pairs import Pair, cell, died_of_memory, pairs, split_lines
+from gpu_budget.report.findings_pairs import Pair, bounded_saving, cell, died_of_memory, pairs, split_lines
 from gpu_budget.report.memtests import controls
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.reports import Report
@@ -171,8 +171,7 @@ def _gpu_row(card: str, e: Pair) -> str:
     """One fix on one card: the allocated peak compared, the reserved peak beside it."""
     before, after = e.reserved_before, e.reserved_after
     compared = e.metric == Metric.VRAM_ALLOCATED and e.before and before and after is not None
-    least = "at least " if e.before_died else ""
     reserved = ("-" if not compared else
-                f"{format_size(before)}, {format_size(after)} ({least}{(before - after) / before:+.1%})")
+                f"{format_size(before)}, {format_size(after)} ({bounded_saving(before, after, e.before_died, e.after_died)})")
     return (f"| {cell(card)} | {cell(e.variant)} | {cell(', '.join(e.fixes) or '-')} | {e.scale} | {e.metric or '-'} "
-            f"| {e.as_reported} | {format_size(e.after)} | {e.saving} | {cell(e.verdict)} | {reserved} |")
+            f"| {e.as_reported} | {e.with_fix} | {e.saving} | {cell(e.verdict)} | {reserved} |")

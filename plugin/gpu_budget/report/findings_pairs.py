@@ -32,8 +32,9 @@ class Pair(Fields):
     metric: the gated metric both rows hold (None where the variant was not
     measured); before / after: its figure as reported and with the variant;
     main_*: the main process's RAM; reserved_*: the GPU memory the allocator
-    reserved; before_died: the as-reported run died of out-of-memory, so `before`
-    is what it held when it died, and the saving is at least the one shown.
+    reserved; before_died / after_died: the as-reported run / the variant's run
+    died of out-of-memory, so its figure is what it held when it died, a lower
+    bound of its peak: the saving is at least (at most) the one shown.
     """
 
     scenario: str
@@ -51,6 +52,7 @@ class Pair(Fields):
     reserved_before: int | None = None
     reserved_after: int | None = None
     before_died: bool = False
+    after_died: bool = False
 
     @property
     def compared(self) -> bool:
@@ -59,15 +61,19 @@ class Pair(Fields):
 
     @property
     def saving(self) -> str:
-        """The saving against the as-reported run, "-" where there is none to compute."""
-        if not self.before or self.after is None:
-            return "-"
-        return f"{'at least ' if self.before_died else ''}{(self.before - self.after) / self.before:+.1%}"
+        """The saving against the as-reported run, "-" where there is none to compute, or where a run that died of
+        out-of-memory leaves only a bound that tells nothing (a loss at least, a saving at most)."""
+        return bounded_saving(self.before, self.after, self.before_died, self.after_died)
 
     @property
     def as_reported(self) -> str:
         """The as-reported figure's cell: marked where the run died of out-of-memory (what it held then)."""
         return format_size(self.before) + (" when it died of OOM" if self.before_died and self.before else "")
+
+    @property
+    def with_fix(self) -> str:
+        """The variant's figure's cell: marked where its run died of out-of-memory (what it held then)."""
+        return format_size(self.after) + (" when it died of OOM" if self.after_died and self.after is not None else "")
 
 
 def cell(text: str) -> str:
@@ -102,6 +108,31 @@ def fix_verdict(before: int | None, after: int | None, scale: str = "tiny") -> s
     return "no effect"
 
 
+def bounded_saving(before: int | None, after: int | None, before_died: bool = False, after_died: bool = False) -> str:
+    """(before - after) / before, "at least" where `before` is a dead run's lower bound, "at most" where `after` is;
+    "-" where there is none to compute or the bound tells nothing (a loss at least, a saving at most)."""
+    if not before or after is None:
+        return "-"
+    shown = (before - after) / before
+    if before_died and after_died or before_died and shown <= 0 or after_died and shown >= 0:
+        return "-"
+    return f"{'at least ' if before_died else 'at most ' if after_died else ''}{shown:+.1%}"
+
+
+def bounded_verdict(before: int | None, after: int | None, scale: str, before_died: bool, after_died: bool) -> str:
+    """fix_verdict where a run that died of out-of-memory gives only a lower bound of its peak: only what the bound
+    proves is said (a fix below a dead as-reported run works; one above the as-reported peak when it died is worse)."""
+    tol, both = default_tolerance(scale), before is not None and after is not None
+    if before_died and after_died:
+        return "not told: both runs died of out-of-memory"
+    if after_died:
+        return "makes it worse (died of out-of-memory)" if both and after > tol.limit(before) else \
+            "died of out-of-memory: its peak is at least what it held then, no saving shown"
+    if before_died and not (both and after < tol.floor(before)):
+        return "not told: the as-reported run died of out-of-memory, its figure only a lower bound of its peak"
+    return fix_verdict(before, after, scale)
+
+
 def _reference(rows: list[Result]) -> Result | None:
     """The row a scenario's variants are compared with: the one labelled as-reported, else the one without fixes."""
     measured = [r for r in rows if r.verdict not in (Verdict.SKIPPED, Verdict.ERROR)]
@@ -122,8 +153,10 @@ def _pair(row: Result, ref: Result | None) -> Pair:
     metric = gated_metric(ref.peaks, row.peaks)
     before, after = ref.peaks.figure(metric), row.peaks.figure(metric)
     reason = not_applied(row)
-    verdict = f"not applied here ({reason})" if reason else fix_verdict(before, after, row.scale)
-    return replace(base, metric=metric, before=before, after=after, verdict=verdict, before_died=died_of_memory(ref))
+    before_died, after_died = died_of_memory(ref), died_of_memory(row)
+    verdict = f"not applied here ({reason})" if reason else bounded_verdict(before, after, row.scale, before_died, after_died)
+    return replace(base, metric=metric, before=before, after=after, verdict=verdict, before_died=before_died,
+                   after_died=after_died)
 
 
 def died_of_memory(row: Result) -> bool:
@@ -160,6 +193,8 @@ def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: st
             by = {e.variant: e for e in entries if e.scale == scale and e.before and e.after is not None}
             if fix not in by or control not in by or by[fix].metric != by[control].metric:
                 continue
+            if by[fix].after_died or by[control].after_died:
+                continue  # what a run held when it died is no part of a saving
             before, part, whole = by[fix].before, by[control].after, by[fix].after
             head = f"{scale}, on {where}" if where else scale
             lines.append(f"- {head}: {fix}'s saving split ({by[fix].metric}): as reported {format_size(before)}; "
