@@ -76,7 +76,8 @@ SHOWS = {
 }
 
 TOLERANCE_NOTE = (
-    "A fix \"works\" when it lowers the peak by more than the gate's default tolerance at its scale ("
+    "A fix \"works\" when it lowers the peak by more than the tolerance the gate judged its case with: the one its "
+    "marker declares (`tolerance=`), else the gate's default at its scale ("
     + ", ".join(f"{scale} {tol.rel:.1%} + {format_size(tol.abs)}" for scale, tol in DEFAULT_TOLERANCE_BY_SCALE.items())
     + ", each set from the peak's spread over fresh sessions at that scale: benchmarks/RESULTS.md, section 4); "
     "inside it, \"no effect\"; a fix its "

@@ -1,8 +1,9 @@
 """FINDINGS.md's comparisons: each measured fix beside its scenario's as-reported run, judged as the gate judges noise.
 
 Read by the CPU tables (findings.py) and the GPU tables (findings_gpu.py)
-alike, so a fix reads the same on either. A fix is judged against the gate's
-default tolerance at its scale: a change inside it is "no effect", not a win.
+alike, so a fix reads the same on either. A fix is judged against the tolerance
+the gate judged its row with (its marker's `tolerance=`, else the scale's
+default): a change inside it is "no effect", not a win.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from gpu_budget.declare.fixes import Control
 from gpu_budget.declare.marks import default_tolerance
+from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.figures import Fields
 from gpu_budget.model.json_value import Json
 from gpu_budget.model.metric import Metric
@@ -34,7 +36,9 @@ class Pair(Fields):
     main_*: the main process's RAM; reserved_*: the GPU memory the allocator
     reserved; before_died / after_died: the as-reported run / the variant's run
     died of out-of-memory, so its figure is what it held when it died, a lower
-    bound of its peak: the saving is at least (at most) the one shown.
+    bound of its peak: the saving is at least (at most) the one shown;
+    tolerance: the variant row's (None: the scale's default), what a change must
+    pass to be more than noise.
     """
 
     scenario: str
@@ -53,6 +57,7 @@ class Pair(Fields):
     reserved_after: int | None = None
     before_died: bool = False
     after_died: bool = False
+    tolerance: Tolerance | None = None
 
     @property
     def compared(self) -> bool:
@@ -96,9 +101,10 @@ def not_applied(row: Result) -> str | None:
     return "; ".join(reasons) or None
 
 
-def fix_verdict(before: int | None, after: int | None, scale: str = "tiny") -> str:
-    """Judged against the gate's default tolerance at that scale (the noise measured there)."""
-    tol = default_tolerance(scale)
+def fix_verdict(before: int | None, after: int | None, scale: str = "tiny", tolerance: Tolerance | None = None) -> str:
+    """Judged against `tolerance`, the one the gate judged the row with (None: the gate's default at that scale, the
+    noise measured there)."""
+    tol = tolerance or default_tolerance(scale)
     if before is None or after is None:
         return "not measured"
     if after < tol.floor(before):
@@ -119,10 +125,11 @@ def bounded_saving(before: int | None, after: int | None, before_died: bool = Fa
     return f"{'at least ' if before_died else 'at most ' if after_died else ''}{shown:+.1%}"
 
 
-def bounded_verdict(before: int | None, after: int | None, scale: str, before_died: bool, after_died: bool) -> str:
+def bounded_verdict(before: int | None, after: int | None, scale: str, before_died: bool, after_died: bool,
+                    tolerance: Tolerance | None = None) -> str:
     """fix_verdict where a run that died of out-of-memory gives only a lower bound of its peak: only what the bound
     proves is said (a fix below a dead as-reported run works; one above the as-reported peak when it died is worse)."""
-    tol, both = default_tolerance(scale), before is not None and after is not None
+    tol, both = tolerance or default_tolerance(scale), before is not None and after is not None
     if before_died and after_died:
         return "not told: both runs died of out-of-memory"
     if after_died:
@@ -130,7 +137,7 @@ def bounded_verdict(before: int | None, after: int | None, scale: str, before_di
             "died of out-of-memory: its peak is at least what it held then, no saving shown"
     if before_died and not (both and after < tol.floor(before)):
         return "not told: the as-reported run died of out-of-memory, its figure only a lower bound of its peak"
-    return fix_verdict(before, after, scale)
+    return fix_verdict(before, after, scale, tolerance)
 
 
 def _reference(rows: list[Result]) -> Result | None:
@@ -153,10 +160,11 @@ def _pair(row: Result, ref: Result | None) -> Pair:
     metric = gated_metric(ref.peaks, row.peaks)
     before, after = ref.peaks.figure(metric), row.peaks.figure(metric)
     reason = not_applied(row)
-    before_died, after_died = died_of_memory(ref), died_of_memory(row)
-    verdict = f"not applied here ({reason})" if reason else bounded_verdict(before, after, row.scale, before_died, after_died)
+    before_died, after_died, tolerance = died_of_memory(ref), died_of_memory(row), row.tolerance or ref.tolerance
+    verdict = f"not applied here ({reason})" if reason else \
+        bounded_verdict(before, after, row.scale, before_died, after_died, tolerance)
     return replace(base, metric=metric, before=before, after=after, verdict=verdict, before_died=before_died,
-                   after_died=after_died)
+                   after_died=after_died, tolerance=tolerance)
 
 
 def died_of_memory(row: Result) -> bool:
@@ -199,7 +207,8 @@ def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: st
             head = f"{scale}, on {where}" if where else scale
             lines.append(f"- {head}: {fix}'s saving split ({by[fix].metric}): as reported {format_size(before)}; "
                          f"{alone} {format_size(part)}, saving {format_size(before - part)} ({(before - part) / before:+.1%}, "
-                         f"{fix_verdict(before, part, scale)}); {rest}: {fix} {format_size(whole)}, "
+                         f"{fix_verdict(before, part, scale, by[control].tolerance)}); {rest}: {fix} {format_size(whole)}, "
                          f"{format_size(abs(whole - part))} {'lower' if whole < part else 'higher'} than {short} "
-                         f"(saving {(part - whole) / before:+.1%} of as reported, {fix_verdict(part, whole, scale)})")
+                         f"(saving {(part - whole) / before:+.1%} of as reported, "
+                         f"{fix_verdict(part, whole, scale, by[fix].tolerance)})")
     return lines
