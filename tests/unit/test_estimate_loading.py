@@ -73,3 +73,16 @@ def test_real_tensors_in_the_fake_world_are_refused_naming_them(saved):
 
     with pytest.raises(EstimateError, match=r"1 real tensor \(cls\.predictions\.transform\.dense\.weight\)"):
         estimate(builder(load)[0], {})
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+def test_a_bitsandbytes_quantization_config_is_refused_saying_what_to_do(saved, bits):
+    """bitsandbytes cannot wrap a fake tensor: before, the builder's load ended in torch's bare "RuntimeError: Creating
+    a new Tensor subclass Int8Params but the raw Tensor object is already associated to a python object of type
+    FakeTensor ...", naming neither the cause nor the way round it."""
+    pytest.importorskip("bitsandbytes")
+    config = transformers.BitsAndBytesConfig(**{f"load_in_{bits}bit": True})
+    load, _ = builder(lambda: transformers.BertForMaskedLM.from_pretrained(saved, quantization_config=config))
+    with pytest.raises(EstimateError, match=(r"bitsandbytes' (Int8Params|Params4bit) cannot wrap a fake tensor: "
+                                             r"quantization_config is not followed on fakes; .*estimate\.quant")):
+        estimate(load, {})

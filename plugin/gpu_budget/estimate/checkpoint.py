@@ -12,13 +12,16 @@ would, on fakes. A build loads on its own thread (`loading_here`, fake or
 real: a fake mode and the tracker are per thread, and a fake mode is not
 safe across threads), so a real reference run counts its loading as the
 fake one does. A checkpoint read another way (a .bin file, a state_dict passed in)
-still loads real tensors: `check_fake` refuses a plan that holds one.
+still loads real tensors: `check_fake` refuses a plan that holds one. A load
+that wraps the fakes in a tensor subclass (bitsandbytes' quantized weights,
+from quantization_config) cannot run on them: `wrapping_refused` says so.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Iterator
 
@@ -128,3 +131,28 @@ def check_fake(model: torch.nn.Module) -> None:
             "outside the fake world (a .bin checkpoint, a state_dict or tensors passed in, a meta tensor left "
             "unloaded), they are allocated for real and not estimated as the run holds them; load a safetensors "
             "folder with from_pretrained, or build from the config (_from_config)")
+
+
+_WRAPPED = re.compile(r"Creating a new Tensor subclass (\w+) but the raw Tensor object is already associated to a "
+                      r"python object of type FakeTensor")
+_BITSANDBYTES = ("Int8Params", "Params4bit")
+
+
+@contextlib.contextmanager
+def wrapping_refused() -> Iterator[None]:
+    """Within: a tensor subclass made of a fake (bitsandbytes' weights, under from_pretrained's quantization_config) is
+    an EstimateError saying why and what to do instead, not torch's bare RuntimeError naming neither."""
+    try:
+        yield
+    except RuntimeError as exc:
+        found = None if isinstance(exc, EstimateError) else _WRAPPED.search(str(exc))
+        if found is None:
+            raise
+        name = found.group(1)
+        if name in _BITSANDBYTES:
+            raise EstimateError(
+                f"bitsandbytes' {name} cannot wrap a fake tensor: quantization_config is not followed on fakes; load the "
+                "weights without it and swap the layers with gpu_budget.estimate.quant.quantize(model, bits, dtype), "
+                "which models what bitsandbytes holds, as the case studies' builders do") from exc
+        raise EstimateError(f"{name}, a tensor subclass, cannot wrap a fake tensor: the estimator cannot follow code "
+                            "that makes one of a weight; build the model without it") from exc

@@ -103,7 +103,7 @@ def run_step(build: Builder, params: Params, fixes: tuple[str, ...], device: Dev
     the reference the fake run is checked against.
     """
     from gpu_budget.estimate import cuda
-    from gpu_budget.estimate.checkpoint import check_fake, loading_here
+    from gpu_budget.estimate.checkpoint import check_fake, loading_here, wrapping_refused
     from gpu_budget.estimate.fake import fake_world, values_not_traced
     from gpu_budget.estimate.tracker import LiveTensors
 
@@ -113,7 +113,7 @@ def run_step(build: Builder, params: Params, fixes: tuple[str, ...], device: Dev
     world = fake_world() if fake else contextlib.nullcontext()
     with world as known, cuda.modelled(device), tracker:
         tracker.phase("build")
-        with loading_here():
+        with loading_here(), wrapping_refused():
             plan: StepPlan = build(params, fixes, device, known)
         if fake:
             check_fake(plan.model)
