@@ -48,3 +48,9 @@ def test_a_fix_beside_an_as_reported_run_that_died_is_judged_only_where_the_boun
     assert entries["higher"].verdict.startswith("not told: the as-reported run died of out-of-memory")
     assert entries["higher"].saving == "-"
     assert entries["also"].verdict == "not told: both runs died of out-of-memory" and entries["also"].saving == "-"
+
+
+def test_a_second_run_without_fixes_or_label_is_named_by_its_test():
+    """A scenario's gated run `measure(S)` beside its labelled as-reported test read as a fix with no name: "|  | - |"."""
+    plain = {**row(None, [], 301 * MiB), "nodeid": "memtests/test_s.py::test_gated"}
+    assert set(by_variant(row("as-reported", [], 300 * MiB), plain)) == {"test_s.py::test_gated"}

@@ -148,7 +148,8 @@ def _reference(rows: list[Result]) -> Result | None:
 
 def _pair(row: Result, ref: Result | None) -> Pair:
     """The variant `row` beside the reference `ref` (None where the scale has none)."""
-    base = Pair(row.scenario, row.scale, row.label or ", ".join(row.fixes), tuple(row.fixes), row.nodeid, row.info,
+    variant = row.label or ", ".join(row.fixes) or row.nodeid.rsplit("/", 1)[-1]  # an unlabelled run: its test
+    base = Pair(row.scenario, row.scale, variant, tuple(row.fixes), row.nodeid, row.info,
                 verdict="", main_before=None if ref is None else ref.peaks.ram, main_after=row.peaks.ram,
                 reserved_before=None if ref is None else ref.peaks.vram_reserved, reserved_after=row.peaks.vram_reserved)
     if row.verdict == Verdict.SKIPPED:
