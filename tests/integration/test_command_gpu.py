@@ -193,6 +193,25 @@ def test_the_trees_gpu_figure_is_the_peak_of_the_sum_over_time(gpu_project, pyte
     assert row["peaks"]["vram_allocated"] == 150 * MiB  # the subprocesses' allocators are not the script's
 
 
+def test_a_timed_out_command_keeps_the_gpu_figure_of_the_phase_it_hung_in(gpu_project, pytester, monkeypatch):
+    """The script keeps 64 MiB more in step 3 and hangs there: the measuring child is killed at the timeout. Its
+    allocator reports step 3's peaks only at the mark that ends it, so the tree's NVML figure of step 3, polled while
+    it hung, is the one figure of it: it stands in the phase and the row's peaks, seen so far, as the host RAM one."""
+    monkeypatch.setenv("HANG_AT", "3")
+    monkeypatch.setenv("LEAK_AT", "3")
+    gpu_project(ONE.replace("VRAM", '"1 GiB"'), "--gpu-budget-timeout=8").assert_outcomes(failed=1)
+    row = rows(pytester)["test_one"]
+    assert row["error"]["kind"] == "timeout", row["error"]
+    assert row["phases"]["train_step_2"]["vram_tree"] == 150 * MiB + GiB + CONTEXT, row["phases"]
+    held = 214 * MiB + GiB + CONTEXT
+    assert row["phases"]["train_step_3"]["vram_tree"] == held, row["phases"]["train_step_3"]
+    assert row["phases"]["train_step_3"].get("vram_allocated") is None, row["phases"]["train_step_3"]
+    assert row["peaks"]["vram_tree"] == held and row["peaks"]["vram_allocated"] == 150 * MiB, row["peaks"]
+    assert "host RAM peak seen so far" in row["message"] and "GPU tree (NVML) 1.50 GiB" in row["message"], \
+        row["message"]
+    assert "phase 'train_step_3', stopped before it ended, is a lower bound" in row["ram_tree_bound"]
+
+
 def test_a_vram_budget_on_a_command_that_never_uses_cuda_is_an_error(gpu_project, pytester):
     pytester.makepyfile(cpu="held = b'1' * (10 << 20)\n")
     gpu_project('''
@@ -277,6 +296,24 @@ def test_a_timed_out_launch_keeps_each_ranks_gpu_figures_seen_so_far(gpu_project
     assert row["peaks"]["vram_allocated"] == 250 * MiB, row["peaks"]  # the worst rank's: rank 1
     assert "host RAM peak seen so far" in row["message"] and "GPU allocated 250.00 MiB" in row["message"], \
         row["message"]
+
+
+def test_a_timed_out_launch_keeps_each_ranks_gpu_figure_of_the_phase_it_hung_in(gpu_project, pytester, monkeypatch,
+                                                                                 two_gpus):
+    """Rank 1 hangs in step 3 holding its memory, rank 0 goes on to its exit: the node's phase open at the timeout
+    (rank 0's last mark) keeps NVML's figures of the node and of rank 1 polled while it hung, as lower bounds; rank 1
+    reported no allocator peak of it, so it has none."""
+    monkeypatch.setenv("HANG_AT", "3")
+    run_two(gpu_project, '"1 GiB"', "--gpu-budget-timeout=8").assert_outcomes(failed=1)
+    row = rows(pytester)["test_two"]
+    assert row["error"]["kind"] == "timeout", row["error"]
+    stopped = row["node"]["phases"][-1]
+    assert stopped["seconds"] is None and stopped["name"] in row["message"], (stopped, row["message"])
+    held = 250 * MiB + GiB + CONTEXT
+    assert stopped["vram_tree"] >= held, stopped
+    rank1 = next(r for r in row["ranks"] if r["rank"] == 1)
+    assert rank1["phases"][stopped["name"]]["vram_tree"] == held, rank1["phases"]
+    assert rank1["phases"][stopped["name"]].get("vram_allocated") is None, rank1["phases"]
 
 
 CARD_ONE = '''

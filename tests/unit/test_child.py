@@ -4,7 +4,7 @@ import signal
 
 import pytest
 
-from gpu_budget.isolate import child, forkserver, protocol
+from gpu_budget.isolate import child, events, forkserver, protocol
 
 
 def test_assets_fill_every_part_of_a_command_line():
@@ -105,3 +105,37 @@ def test_the_tree_stream_sends_each_phases_figures_from_its_start_with_the_main_
         ("PhaseBegun", None, None), ("TreeFigure", 300 * 2**20, 200 * 2**20),
         ("PhaseBegun", None, None), ("TreeFigure", 100 * 2**20, 90 * 2**20)]
     assert sent[2].step == 1
+
+
+def test_the_tree_stream_carries_the_gpu_pollers_running_sums_and_sends_on_their_rise(tmp_path, monkeypatch):
+    """A command stopped mid-phase kept no GPU figure of that phase: the NVML poller gave its sums only at a phase's
+    end. The stream now sends them, the node's and each rank's, on a GPU rise alone too, each phase's from nothing."""
+    import importlib.util
+    import os
+    from dataclasses import replace
+    from pathlib import Path
+
+    from gpu_budget.measure.gpu_tree import GpuTree
+    from gpu_budget.measure.tree import Running
+
+    spec = importlib.util.spec_from_file_location("fake_pynvml", Path(__file__).parents[1] / "fake_pynvml.py")
+    fake_nvml = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fake_nvml)
+    monkeypatch.setenv("FAKE_NVML_DIR", str(tmp_path))
+    monkeypatch.setattr(child._TreeStream, "MIN_SECONDS", 0.0)
+    MiB = 2**20
+    gpu = GpuTree(fake_nvml, lambda: {os.getpid(): 1})  # this process, as rank 1's; polled here, not on its thread
+    sent = []
+    stream = child._TreeStream(sent.append)
+    stream.gpu = gpu
+    stream.begun("train_step_1", 1)
+    ram = Running(100 * MiB, {1: (50 * MiB, 100 * MiB)}, None, phase=1)
+    stream(ram)  # no poll matched a process yet: no GPU figure
+    (tmp_path / str(os.getpid())).write_text(str(500 * MiB))
+    gpu.poll()
+    stream(ram)  # the host RAM figures stand still: the GPU's rise alone is sent
+    gpu.phase_end()
+    stream.begun("train_step_2", 2)
+    stream(replace(ram, phase=2))
+    figures = [(e.vram_tree, e.rank_vram) for e in sent if isinstance(e, events.TreeFigure)]
+    assert figures == [(None, None), (500 * MiB, {"1": 500 * MiB}), (None, None)], figures

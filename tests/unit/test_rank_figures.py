@@ -537,3 +537,27 @@ def test_a_timed_out_launchs_row_is_one_rank_in_its_peaks_phases_and_steps():
     assert [(s.step, s.ram_tree) for s in summary.steps] == [(1, 110 * MiB), (2, 300 * MiB)]
     assert summary.step_peaks.ram_tree == 300 * MiB
     assert [p.name for p in summary.node.phases][-1] == "train_step_2" and summary.node.peaks.ram_tree == 600 * MiB
+
+
+def test_a_timed_out_launchs_open_phase_keeps_the_nvml_figures_streamed_of_it():
+    """Rank 1 hung in train_step_2 holding 3 GiB on its GPU. Its allocator reports a phase's peaks only at the mark
+    that ends it, and the NVML poller gave its sums only at a phase's end: the open phase had no GPU figure, node's
+    or rank's. The stream carries the poller's running sums; the open phase keeps the largest, lower bounds."""
+    from gpu_budget.isolate import events, forkserver, protocol
+
+    phases = [replace(phase("train_step_1", {0: 200 * MiB, 1: 100 * MiB}, step=1), vram_tree=2 << 30)]
+    seen = [events.Started(pid=1, cuda=False, ram_method="vmhwm", ram_tree_method="peak over time", subreaper=True,
+                           command=True), *(events.PhaseEnded(p) for p in phases),
+            events.PhaseBegun("train_step_2", 2),
+            events.TreeFigure(500 * MiB, ranks={"0": [200 * MiB, 200 * MiB], "1": [100 * MiB, 100 * MiB]},
+                              vram_tree=4 << 30, rank_vram={"0": 1 << 30, "1": 3 << 30}),
+            events.TreeFigure(510 * MiB, ranks={"0": [200 * MiB, 200 * MiB], "1": [110 * MiB, 110 * MiB]},
+                              vram_tree=3 << 30, rank_vram={"1": 3 << 30})]
+    seen = [events.decode(events.encode(e)) for e in seen]  # as the parent reads them back
+    ending = protocol.ChildEnding(exitcode=None, timed_out=True, wall_seconds=20.0)
+    summary = forkserver._summary_so_far(seen, None, ending)
+    stopped = summary.node.phases[-1]
+    assert (stopped.name, stopped.seconds, stopped.vram_tree) == ("train_step_2", None, 4 << 30), stopped
+    assert summary.node.peaks.vram_tree == 4 << 30, summary.node.peaks
+    by = {r.rank: (r.phases["train_step_2"].vram_tree, r.peaks.vram_tree) for r in summary.ranks}
+    assert by == {0: (1 << 30, 1 << 30), 1: (3 << 30, 3 << 30)}, by

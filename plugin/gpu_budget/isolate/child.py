@@ -24,6 +24,7 @@ from gpu_budget.isolate import events
 from gpu_budget.isolate.protocol import ChildRequest, ScenarioJob, SnapshotRequest, with_assets
 
 if TYPE_CHECKING:
+    from gpu_budget.measure.gpu_tree import GpuTree
     from gpu_budget.measure.tree import Running
 
 TORCH = "torch"
@@ -143,17 +144,21 @@ class _TreeStream:
     """The open phase's running figures as "tree" events, so a child killed mid-phase still leaves them: each phase's
     from its start (a figure below an earlier phase's is still the open phase's), on rises only, 20 a second at most;
     under a launcher each rank's with them, sent on a rank's rise too (another rank may fall as it rises). It begins
-    each phase (`begun`, the meter's on_begin), so a figure read before that phase began is never sent as its own."""
+    each phase (`begun`, the meter's on_begin), so a figure read before that phase began is never sent as its own.
+    On a GPU host (`gpu`: the tree's NVML poller, gpu_tree.py) the poller's running sums go with them, node's and
+    ranks', sent on their rises too: the processes report their allocator's peaks only at a mark that ends a phase."""
 
     MIN_RISE, MIN_SECONDS = 2**20, 0.05
 
     def __init__(self, emit) -> None:
         self.emit, self.phase = emit, 0
+        self.gpu: GpuTree | None = None
         self._fresh()
 
     def _fresh(self) -> None:
         self.sent, self.main_sent, self.at = 0, 0, 0.0
         self.rank_sent: dict[int, int] = {}
+        self.vram_sent: dict[int | None, int] = {}  # None: the tree's sum; a rank: its processes'
 
     def begun(self, name: str, step: int | None, info: dict | None = None) -> None:
         """A phase began (the tree's phase_start is done or under way): its figures are streamed from now on."""
@@ -165,14 +170,20 @@ class _TreeStream:
         if running.phase != self.phase:  # a poll of the phase before, or of one not yet said to have begun
             return
         now, total, ranks = time.monotonic(), running.total, running.ranks
+        gpu = self.gpu.running() if self.gpu is not None else None  # the GPU poller's, reset as this phase began
+        vram = {None: gpu.total, **gpu.ranks} if gpu is not None and gpu.total is not None else {}
         risen = any(tree >= self.rank_sent.get(rank, 0) + self.MIN_RISE for rank, (_, tree) in ranks.items())
         risen = risen or (running.main or 0) >= self.main_sent + self.MIN_RISE
+        risen = risen or any(v >= self.vram_sent.get(k, 0) + self.MIN_RISE for k, v in vram.items())
         if (total >= self.sent + self.MIN_RISE or risen) and now - self.at >= self.MIN_SECONDS:
             self.sent, self.main_sent, self.at = max(self.sent, total), max(self.main_sent, running.main or 0), now
             for rank, (_, tree) in ranks.items():
                 self.rank_sent[rank] = max(self.rank_sent.get(rank, 0), tree)
+            for key, value in vram.items():
+                self.vram_sent[key] = max(self.vram_sent.get(key, 0), value)
             shown = {str(rank): list(figures) for rank, figures in ranks.items()} if ranks else None
-            self.emit(events.TreeFigure(total, shown, running.main))
+            rank_vram = {str(rank): value for rank, value in vram.items() if rank is not None} or None
+            self.emit(events.TreeFigure(total, shown, running.main, vram.get(None), rank_vram))
 
 
 def _hide_gpus() -> None:
@@ -219,7 +230,7 @@ def _measure_command(request: ChildRequest, job: ScenarioJob, assets: Path, mall
     meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=stream, on_begin=stream.begun,
                   external=True, use_cuda=False)
     if request.device != "cpu":
-        meter.gpu_tree = GpuTree.open(meter.tree.members)
+        meter.gpu_tree = stream.gpu = GpuTree.open(meter.tree.members)
     emit(events.Started(os.getpid(), False, meter.ram_method, meter.ram_tree_method, subreaper, command=True))
     line = with_assets(job.command, str(assets))
     snapshot = request.snapshot.path if request.snapshot is not None else None

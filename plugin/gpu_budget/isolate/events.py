@@ -54,16 +54,23 @@ class PhaseEnded:
 class TreeFigure:
     """The open phase's running figures (so a kill mid-phase leaves them): the tree's, the main process's peak in the
     phase (None: not read yet), and under a launcher each rank's (its own process's peak, its processes' largest
-    sum), by rank as JSON keys it. Each one sent is of the phase begun last (child._TreeStream)."""
+    sum), by rank as JSON keys it; on a GPU host the tree's summed NVML figure and each rank's (gpu_tree.py), None
+    where no poll matched a process yet. Each one sent is of the phase begun last (child._TreeStream)."""
 
     kind = "tree"
     ram_tree: int
     ranks: dict[str, list[int]] | None = None
     ram: int | None = None
+    vram_tree: int | None = None
+    rank_vram: dict[str, int] | None = None
 
     def rank_figures(self) -> dict[int, tuple[int, int]]:
         """rank -> (its own process's peak, its processes' largest sum) in the open phase."""
         return {int(rank): (ram, ram_tree) for rank, (ram, ram_tree) in (self.ranks or {}).items()}
+
+    def rank_vram_tree(self) -> dict[int, int]:
+        """rank -> the largest NVML sum of its processes in the open phase."""
+        return {int(rank): value for rank, value in (self.rank_vram or {}).items()}
 
 
 @dataclass(frozen=True)

@@ -664,8 +664,8 @@ def _stopped_bound(name: str, ended: str | None) -> str:
 
 def _open_phase(seen: list[events.Event]) -> PhaseRecord | None:
     """The phase a stopped child was in (begun last, never ended), with what it streamed of it: the largest tree and
-    main-process figures sent since it began (child._TreeStream sends each phase's from its start), lower bounds of
-    its peaks, and under a launcher each rank's, so the row's worst rank is chosen over it too and the row's peaks,
+    main-process figures sent since it began (child._TreeStream sends each phase's from its start), the tree's NVML
+    figure on a GPU host, lower bounds of its peaks, and under a launcher each rank's, so the row's worst rank is chosen over it too and the row's peaks,
     phases and steps stay one rank's (ranks.py); None where no phase was open or nothing of it was streamed. Its time
     is unknown (None)."""
     at = _open_at(seen)
@@ -681,9 +681,14 @@ def _open_phase(seen: list[events.Event]) -> PhaseRecord | None:
         for rank, (ram, tree) in f.rank_figures().items():
             was = ranks.get(rank, RankTree(ram=0, ram_tree=0, processes=0))
             ranks[rank] = replace(was, ram=max(was.ram, ram), ram_tree=max(was.ram_tree, tree))
+        for rank, vram in f.rank_vram_tree().items():
+            was = ranks.get(rank, RankTree(ram=0, ram_tree=0, processes=0))
+            ranks[rank] = replace(was, vram_tree=max(was.vram_tree or 0, vram))
     total = max(f.ram_tree for f in figures)
+    vram_tree = max((f.vram_tree for f in figures if f.vram_tree is not None), default=None)
     reading = TreeReading(private=total, ranks=dict(sorted(ranks.items()))) if ranks else None
-    return PhaseRecord(name=begun.name, step=begun.step, ram_peak=main, ram_tree_peak=total, tree=reading)
+    return PhaseRecord(name=begun.name, step=begun.step, ram_peak=main, ram_tree_peak=total, tree=reading,
+                       vram_tree=vram_tree)
 
 
 def measurement_of(summary: Summary, status: str, info: Mapping[str, Json] | None = None, error: Failure | None = None,

@@ -202,6 +202,8 @@ def _seen(peaks: Peaks) -> str:
     seen = f"host RAM peak seen so far {format_size(peaks.gated_ram)}"
     if peaks.vram_allocated is not None:
         seen += f", GPU allocated {format_size(peaks.vram_allocated)}"
+    if peaks.vram_tree is not None:  # a command's NVML sum, streamed of a phase its processes never reported
+        seen += f", GPU tree (NVML) {format_size(peaks.vram_tree)}"
     return seen
 
 

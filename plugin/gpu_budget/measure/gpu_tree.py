@@ -125,6 +125,12 @@ class GpuTree:
         while not self._stop.wait(self.interval):
             self.poll()
 
+    def running(self) -> GpuTreeReading:
+        """The open phase's largest sums so far (no poll, nothing reset): what a child streams, so that a case stopped
+        mid-phase keeps them (child._TreeStream)."""
+        with self._lock:
+            return GpuTreeReading(self._total, dict(self._ranks), self._method)
+
     def phase_end(self) -> GpuTreeReading:
         """The phase's reading (one last poll now); the next phase starts from nothing."""
         self.poll()
