@@ -230,6 +230,26 @@ def test_a_run_of_thousands_of_steps_names_a_readable_few_along_x(tmp_path, monk
     assert 15 <= len(labels) <= plots.MAX_LABELS and (labels[0], labels[-1]) == ("step 1", "step 3000"), labels
 
 
+def test_the_optimizer_steps_band_covers_the_step_phases_alone(tmp_path, monkeypatch):
+    """A run of two Trainers: steps 1-2, then train_end and train_setup_2, then steps 3-4. One band was shaded from
+    the first step to the last, train_end and train_setup_2 under "optimizer steps" too; each run of steps has its own
+    band, and the name is drawn once, over the widest."""
+    from matplotlib.axes import Axes
+
+    MiB = 2**20
+    row = _row(gpu=False)
+    names = [("load", None), ("train_setup", None), ("train_step_1", 1), ("train_step_2", 2), ("train_end", None),
+             ("train_setup_2", None), ("train_step_3", 3), ("train_step_4", 4), ("train_end_2", None)]
+    row["phases"] = {name: {"name": name, "step": step, "ram_peak": (400 + i) * MiB} for i, (name, step) in enumerate(names)}
+    spans, said = [], []
+    span, text = Axes.axvspan, Axes.text
+    monkeypatch.setattr(Axes, "axvspan", lambda ax, x0, x1, **kw: spans.append((x0, x1)) or span(ax, x0, x1, **kw))
+    monkeypatch.setattr(Axes, "text", lambda ax, x, y, s, **kw: said.append(s) or text(ax, x, y, s, **kw))
+    plots.write(_result(row), tmp_path / "two.png", {"key": "cpu-x86_64"})
+    assert spans == [(1.5, 3.5), (5.5, 7.5)], spans
+    assert said.count("optimizer steps") == 1, said
+
+
 def test_a_plot_killed_while_written_leaves_the_last_whole_one(tmp_path, monkeypatch):
     """A session killed while it wrote a plot once left a truncated PNG in its place (its signature intact: it looks
     like a plot); the picture is written beside it and renamed over, so the last whole one stays."""

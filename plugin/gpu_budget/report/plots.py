@@ -115,11 +115,28 @@ class _Figures:
         return cls(values, base_values, base_peak, tol, limit, budget, on_axis, max(top, budget) if on_axis else top)
 
 
+def _step_runs(phases: list[PhaseRecord]) -> list[tuple[int, int]]:
+    """(first, last) index of each run of step phases in a row: a phase between two runs (a second Trainer's
+    train_end and train_setup, an evaluation) is no optimizer step and is left out of the band."""
+    runs: list[tuple[int, int]] = []
+    for i, p in enumerate(phases):
+        if p.step is None:
+            continue
+        if runs and runs[-1][1] == i - 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
 def _shade_steps(ax, phases: list[PhaseRecord]) -> None:
-    steps = [i for i, p in enumerate(phases) if p.step is not None]
-    if steps:
-        ax.axvspan(min(steps) - 0.5, max(steps) + 0.5, color="#f2f2f2", zorder=0)
-        ax.text((min(steps) + max(steps)) / 2, 0.98, "optimizer steps", transform=ax.get_xaxis_transform(),
+    """A band under each run of steps, the widest one named (a name per band would crowd a run with many evals)."""
+    runs = _step_runs(phases)
+    for first, last in runs:
+        ax.axvspan(first - 0.5, last + 0.5, color="#f2f2f2", zorder=0)
+    if runs:
+        first, last = max(runs, key=lambda r: r[1] - r[0])
+        ax.text((first + last) / 2, 0.98, "optimizer steps", transform=ax.get_xaxis_transform(),
                 ha="center", va="top", fontsize=8, color="#666666")
 
 
