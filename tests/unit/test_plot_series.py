@@ -193,3 +193,15 @@ def test_marks_numbered_back_are_drawn_at_their_place_as_the_verdict_reads_them(
     assert note.startswith("grows 1.50 MiB/step over the 14th-19th marked steps (its step numbers go back: read in the "
                            "order run)"), note
     assert not plot_series.numbered_back(_growing())
+
+
+def test_a_failure_the_child_reported_is_drawn_at_the_phase_it_closed_not_at_an_end_of_its_own():
+    """S4 as reported, capped as on an A100 80GB, ran out of GPU memory in train_step_1 (its row says so), and its plot
+    drew one more point after it, "end (oom)", at the row's host RAM peak (load's, 0.46 MiB above it by the parent's
+    poll), with the legend "its phase kept no record". The child closed the phase it failed in: its phases are drawn."""
+    report = ROOT / "benchmarks" / "results" / "gpu-cards-s4-1.report.json"
+    row = next(Result.from_json(r) for r in json.loads(report.read_text())["results"]
+               if r["nodeid"].endswith("test_as_reported::as-reported"))
+    assert row.error.kind == "oom" and "in phase train_step_1" in row.message
+    assert row.peaks.ram_tree > max(p.ram_tree_peak for p in row.phases.values())  # the poll's, between two phases
+    assert [p.name for p in plot_series.drawn_phases(row)] == list(row.phases)

@@ -82,6 +82,14 @@ class Failure(Fields):
     traceback: str | None = None
     phase: str | None = None
 
+    STOPPED = frozenset({"timeout", "killed", "crash", "stopped"})  # kinds of a child ended or found dead from outside
+
+    @property
+    def reported(self) -> bool:
+        """Whether the child reported its own failure (an exception, an out-of-memory error, its command's exit): it
+        closed the phase it failed in, so its row's phases hold where it failed."""
+        return self.phase is None and self.kind not in self.STOPPED
+
     def to_json(self) -> JsonObject:
         return self._json(omit_none=("phase",))  # a row without one reads as it did before the field
 

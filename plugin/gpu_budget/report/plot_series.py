@@ -26,11 +26,13 @@ RANK_TITLES = {"ram_tree_peak": "host RAM per rank (peak of each rank's process 
 
 
 def drawn_phases(result: Result) -> list[PhaseRecord]:
-    """The phases a plot draws: the row's, and for a child that died past every phase it closed (or before closing
-    one) a last point at the peak seen so far, named "<phase> (<kind>)", else "end (<kind>)"."""
+    """The phases a plot draws: the row's, and for a child stopped past every phase it closed (or before closing
+    one) a last point at the peak seen so far, named "<phase> (<kind>)", else "end (<kind>)" (a row that names no
+    phase: one written before Failure.phase, or one stopped before any phase began). A child that reported its own
+    failure closed the phase it failed in: a peak above its phases is the parent's poll between two of them."""
     phases = list(result.phases.values())
     error, peaks = result.error, result.peaks
-    if error is None:
+    if error is None or (error.reported and phases):
         return phases
     top = {"ram_tree_peak": peaks.ram_tree, "ram_peak": peaks.ram, "vram_allocated": peaks.vram_allocated}
     if not any(v is not None and all((getattr(p, k) or 0) < v for p in phases) for k, v in top.items()):
