@@ -296,6 +296,27 @@ def test_the_peak_drawn_of_a_killed_child_is_its_rows(tmp_path, monkeypatch):
     assert said[0] == "211.00 MiB" and named == [["load", "train_step_1 (killed)"]], (said, named)
 
 
+def test_a_stopped_phase_kept_from_what_was_streamed_is_not_said_to_have_kept_no_record(tmp_path, monkeypatch):
+    """A child timed out in train_step_1 keeps that phase from what it streamed (300 MiB); the parent's poll saw 300.5
+    MiB, the row's peak, drawn as a last point. Its legend said "its phase kept no record", beside that very phase."""
+    from matplotlib.axes import Axes
+
+    MiB = 2**20
+    stopped = {"name": "train_step_1", "step": 1, "seconds": None, "ram_peak": 300 * MiB, "ram_tree_peak": 300 * MiB}
+    row = _row(gpu=False) | {"verdict": "error", "passed": False, "budget": {"ram": 100 * MiB, "vram": None},
+                             "baseline": None, "peaks": {"ram": 300 * MiB + MiB // 2, "ram_tree": 300 * MiB + MiB // 2},
+                             "phases": {"load": {"name": "load", "ram_peak": 83 * MiB, "ram_tree_peak": 83 * MiB},
+                                        "train_step_1": stopped},
+                             "error": {"kind": "timeout", "message": "timed out; it was in phase 'train_step_1'",
+                                       "phase": "train_step_1"}}
+    labels = []
+    original = Axes.plot
+    monkeypatch.setattr(Axes, "plot", lambda ax, *a, **kw: labels.append(kw.get("label", "")) or original(ax, *a, **kw))
+    plots.write(_result(row), tmp_path / "stopped.png", {"key": "cpu-x86_64"})
+    (cross,) = [label for label in labels if label.startswith("peak seen so far")]
+    assert "kept no record" not in cross and "above what was streamed of train_step_1" in cross, cross
+
+
 def test_a_row_without_phases_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no phases"):
         plots.write(_result({**_row(gpu=False), "phases": {}}), tmp_path / "x.png")

@@ -4,9 +4,9 @@ judged, and one line per rank.
 The growth comes from the row's own verdict (Result.growth_projection, judge/growth.py):
 the judged steps, the growth per step and its projection to the declared run
 length, in the verdict's words and figures, so the picture and the message
-read the same. A child killed or timed out inside a phase keeps no record of that phase (its peak is the row's
-"peak seen so far"), so the plot draws it as one more point, named by the phase its failure records
-(Failure.phase). A launcher case's panel draws each rank's own figures, captioned by rank. plots.py draws what
+read the same. A child killed or timed out inside a phase keeps that phase only as far as it streamed it, so where
+the row's "peak seen so far" is above every phase the plot draws it as one more point, named by the phase its
+failure records (Failure.phase). A launcher case's panel draws each rank's own figures, captioned by rank. plots.py draws what
 this module returns; nothing here imports matplotlib.
 """
 

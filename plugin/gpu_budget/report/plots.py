@@ -5,8 +5,8 @@ exactly what the table and the verdict saw. Each panel has the
 measured peak of every phase (load, data, each train step, eval) as a line,
 the baseline's peak of the same phase as a dashed line, the budget and the
 baseline's regression limit as horizontal lines, and the train steps shaded:
-a growth over steps or a spike at the first optimizer step stands out. A child that
-died inside a phase has that phase drawn at the row's peak seen so far (plot_series.drawn_phases).
+a growth over steps or a spike at the first optimizer step stands out. A child stopped
+inside a phase has the row's peak seen so far drawn where it stopped (plot_series.drawn_phases).
 Where the verdict judged a growth (steps=), the growth it read is drawn over
 the steps it judged and the title says it in the verdict's words; a launcher
 case draws one line per rank (plot_series.py holds both as data).
@@ -166,8 +166,11 @@ def _draw_lines(ax, result: Result, phases: list[PhaseRecord], panel: Panel, f: 
         ax.plot(xs, _scaled(f.values, scale), marker="o", color=MEASURED, lw=2.2, ms=6,
                 label="measured peak per phase" + (" (process tree)" if tree else ""), zorder=4)
     if phases[-1].name not in result.phases and f.values[-1] is not None:  # where a died child ended
+        stopped_in = result.error.phase
+        kept = (f"above what was streamed of {stopped_in}" if stopped_in in result.phases else
+                "its phase kept no record")  # a phase kept from the child's stream is a lower bound
         ax.plot([xs[-1]], [f.values[-1] / scale], marker="X", color=BUDGET, ms=11, ls="none", zorder=5,
-                label=f"peak seen so far when the child\nended ({result.error.kind}); its phase kept no record")
+                label=f"peak seen so far when the child\nended ({result.error.kind}); {kept}")
     grown = plot_series.growth_line(result, phases, panel.field if tree or panel.field != "ram_tree_peak" else "ram_peak")
     if grown is not None:  # the verdict's own growth over the steps it judged
         ax.plot(grown.xs, [y / scale for y in grown.ys], color=GROWTH, lw=1.6, ls="--", label=grown.label, zorder=4.5)
