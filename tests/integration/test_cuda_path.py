@@ -145,3 +145,37 @@ def test_a_gpu_case_whose_gpus_cuda_visible_devices_hides_names_it_in_its_skip(f
     result.stdout.fnmatch_lines([("*the test pins device='cuda'; the measured children see no CUDA GPU "
                                   "(CUDA_VISIBLE_DEVICES='')*")])
     assert "this host has no CUDA GPU" not in result.stdout.str()
+
+
+HANGS = '''
+import time
+import torch
+
+
+def hang(ctx):
+    """1 GiB held in load, 2 GiB more in step 1, 4 GiB more in step 2, where it hangs past its timeout."""
+    for name, step, gib in (("load", None, 1), ("train_step_1", 1, 2), ("train_step_2", 2, 4)):
+        ctx.meter.start(name, step=step)
+        torch.cuda.alloc(gib << 30)
+    time.sleep(60)
+'''
+
+
+def test_a_timed_out_case_keeps_the_gpu_peaks_of_the_phase_it_hung_in(fake_cuda):
+    """Step 2 took 4 GiB more and hung: the row read "host RAM peak seen so far 19.55 MiB, GPU allocated 3.00 GiB",
+    step 1's, and train_step_2 had no GPU figure: the allocator's peaks were read at a phase's end only. The child
+    streams them as they rise; the stopped phase keeps them, lower bounds, and the row's peak seen so far is 7 GiB."""
+    pytester = fake_cuda('''
+        @pytest.mark.gpu_budget(vram="15 GiB")
+        def test_hung(gpu_budget):
+            gpu_budget.measure(Scenario(name="hung", run="hangs:hang"))
+    ''')
+    pytester.makepyfile(hangs=HANGS)
+    run(pytester, "--gpu-budget-timeout=4").assert_outcomes(failed=1)
+    (row,) = rows(pytester).values()
+    assert row["error"]["kind"] == "timeout" and row["error"]["phase"] == "train_step_2", row["error"]
+    stopped = row["phases"]["train_step_2"]
+    assert stopped["seconds"] is None and stopped["vram_allocated"] == 7 << 30, stopped
+    assert stopped["vram_reserved"] == 8 << 30, stopped  # the stand-in reserves its peak and 1 GiB
+    assert row["peaks"]["vram_allocated"] == 7 << 30, row["peaks"]
+    assert "GPU allocated 7.00 GiB" in row["message"], row["message"]

@@ -15,19 +15,22 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from gpu_budget import script
 from gpu_budget.isolate import events
 from gpu_budget.isolate.protocol import ChildRequest, ScenarioJob, SnapshotRequest, with_assets
+from gpu_budget.model.metric import REPORTED
 
 if TYPE_CHECKING:
     from gpu_budget.measure.gpu_tree import GpuTree
     from gpu_budget.measure.tree import Running
+    from gpu_budget.model.figures import Peaks
 
 TORCH = "torch"
+OWN_GPU = tuple(m.value for m in REPORTED)  # what the stream carries of a CUDA process's own GPU figures
 
 
 def _pin_threads(threads: int) -> None:
@@ -146,19 +149,21 @@ class _TreeStream:
     under a launcher each rank's with them, sent on a rank's rise too (another rank may fall as it rises). It begins
     each phase (`begun`, the meter's on_begin), so a figure read before that phase began is never sent as its own.
     On a GPU host (`gpu`: the tree's NVML poller, gpu_tree.py) the poller's running sums go with them, node's and
-    ranks', sent on their rises too: the processes report their allocator's peaks only at a mark that ends a phase."""
+    ranks', sent on their rises too: the processes report their allocator's peaks only at a mark that ends a phase;
+    where this process runs on CUDA (`own`: the meter's running_gpu) its own GPU peaks, read at each send's chance."""
 
     MIN_RISE, MIN_SECONDS = 2**20, 0.05
 
     def __init__(self, emit) -> None:
         self.emit, self.phase = emit, 0
         self.gpu: GpuTree | None = None
+        self.own: Callable[[], Peaks] | None = None
         self._fresh()
 
     def _fresh(self) -> None:
         self.sent, self.main_sent, self.at = 0, 0, 0.0
         self.rank_sent: dict[int, int] = {}
-        self.vram_sent: dict[int | None, int] = {}  # None: the tree's sum; a rank: its processes'
+        self.vram_sent: dict[int | str | None, int] = {}  # None: the tree's sum; a rank: its processes'; a metric: own
 
     def begun(self, name: str, step: int | None, info: dict | None = None) -> None:
         """A phase began (the tree's phase_start is done or under way): its figures are streamed from now on."""
@@ -167,23 +172,30 @@ class _TreeStream:
         self.emit(events.PhaseBegun(name, step, info))
 
     def __call__(self, running: Running) -> None:
-        if running.phase != self.phase:  # a poll of the phase before, or of one not yet said to have begun
-            return
-        now, total, ranks = time.monotonic(), running.total, running.ranks
+        now = time.monotonic()
+        if running.phase != self.phase or now - self.at < self.MIN_SECONDS:  # a poll of the phase before, or of one
+            return  # not yet said to have begun; or within MIN_SECONDS of the last sent
+        total, ranks = running.total, running.ranks
         gpu = self.gpu.running() if self.gpu is not None else None  # the GPU poller's, reset as this phase began
         vram = {None: gpu.total, **gpu.ranks} if gpu is not None and gpu.total is not None else {}
+        own = _own_gpu(self.own()) if self.own is not None else {}  # the allocator's, reset as this phase began
         risen = any(tree >= self.rank_sent.get(rank, 0) + self.MIN_RISE for rank, (_, tree) in ranks.items())
         risen = risen or (running.main or 0) >= self.main_sent + self.MIN_RISE
-        risen = risen or any(v >= self.vram_sent.get(k, 0) + self.MIN_RISE for k, v in vram.items())
-        if (total >= self.sent + self.MIN_RISE or risen) and now - self.at >= self.MIN_SECONDS:
+        risen = risen or any(v >= self.vram_sent.get(k, 0) + self.MIN_RISE for k, v in [*vram.items(), *own.items()])
+        if total >= self.sent + self.MIN_RISE or risen:
             self.sent, self.main_sent, self.at = max(self.sent, total), max(self.main_sent, running.main or 0), now
             for rank, (_, tree) in ranks.items():
                 self.rank_sent[rank] = max(self.rank_sent.get(rank, 0), tree)
-            for key, value in vram.items():
+            for key, value in [*vram.items(), *own.items()]:
                 self.vram_sent[key] = max(self.vram_sent.get(key, 0), value)
             shown = {str(rank): list(figures) for rank, figures in ranks.items()} if ranks else None
             rank_vram = {str(rank): value for rank, value in vram.items() if rank is not None} or None
-            self.emit(events.TreeFigure(total, shown, running.main, vram.get(None), rank_vram))
+            self.emit(events.TreeFigure(total, shown, running.main, vram.get(None), rank_vram, own or None))
+
+
+def _own_gpu(peaks: Peaks) -> dict[str, int]:
+    """A CUDA process's own GPU peaks as a "tree" event carries them: by metric, those read."""
+    return {name: value for name in OWN_GPU if (value := getattr(peaks, name)) is not None}
 
 
 def _hide_gpus() -> None:
@@ -300,12 +312,13 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     from gpu_budget.declare.fix_reads import Reads
     from gpu_budget.declare.scenario import RunContext
     from gpu_budget.isolate.lifecycle import become_subreaper
-    from gpu_budget.measure.meter import Meter
+    from gpu_budget.measure.meter import Meter, running_gpu
 
     subreaper = become_subreaper()  # a helper whose parent exits (a daemonising subprocess) stays in the tree
     stream = _TreeStream(emit)
     meter = run.meter = Meter(on_phase=lambda rec: emit(events.PhaseEnded(rec)), on_tree=stream,
                               on_begin=_FactsAtBegin(stream, run))
+    stream.own = (lambda: running_gpu(meter)) if meter.use_cuda else None
     run.capped = meter.run_as(request.card)
     meter.tensors = None if meter.use_cuda or not request.tensors else _tensor_peak(meter.info)
     reads = Reads(job.fixes, job.fix_params)

@@ -55,7 +55,8 @@ class TreeFigure:
     """The open phase's running figures (so a kill mid-phase leaves them): the tree's, the main process's peak in the
     phase (None: not read yet), and under a launcher each rank's (its own process's peak, its processes' largest
     sum), by rank as JSON keys it; on a GPU host the tree's summed NVML figure and each rank's (gpu_tree.py), None
-    where no poll matched a process yet. Each one sent is of the phase begun last (child._TreeStream)."""
+    where no poll matched a process yet; where the measured process itself runs on CUDA (a function case) its own
+    GPU peaks, by metric. Each one sent is of the phase begun last (child._TreeStream)."""
 
     kind = "tree"
     ram_tree: int
@@ -63,6 +64,7 @@ class TreeFigure:
     ram: int | None = None
     vram_tree: int | None = None
     rank_vram: dict[str, int] | None = None
+    vram: dict[str, int] | None = None  # vram_allocated, vram_reserved, vram_device: those read
 
     def rank_figures(self) -> dict[int, tuple[int, int]]:
         """rank -> (its own process's peak, its processes' largest sum) in the open phase."""

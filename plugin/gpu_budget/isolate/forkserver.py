@@ -665,7 +665,7 @@ def _stopped_bound(name: str, ended: str | None) -> str:
 def _open_phase(seen: list[events.Event]) -> PhaseRecord | None:
     """The phase a stopped child was in (begun last, never ended), with what it streamed of it: the largest tree and
     main-process figures sent since it began (child._TreeStream sends each phase's from its start), the tree's NVML
-    figure on a GPU host, lower bounds of its peaks, and under a launcher each rank's, so the row's worst rank is chosen over it too and the row's peaks,
+    figure on a GPU host and a CUDA process's own GPU peaks, lower bounds of its peaks, and under a launcher each rank's, so the row's worst rank is chosen over it too and the row's peaks,
     phases and steps stay one rank's (ranks.py); None where no phase was open or nothing of it was streamed. Its time
     is unknown (None)."""
     at = _open_at(seen)
@@ -686,9 +686,11 @@ def _open_phase(seen: list[events.Event]) -> PhaseRecord | None:
             ranks[rank] = replace(was, vram_tree=max(was.vram_tree or 0, vram))
     total = max(f.ram_tree for f in figures)
     vram_tree = max((f.vram_tree for f in figures if f.vram_tree is not None), default=None)
+    own = {m: max((f.vram[m] for f in figures if f.vram and isinstance(f.vram.get(m), int)), default=None)
+           for m in child.OWN_GPU}
     reading = TreeReading(private=total, ranks=dict(sorted(ranks.items()))) if ranks else None
     return PhaseRecord(name=begun.name, step=begun.step, ram_peak=main, ram_tree_peak=total, tree=reading,
-                       vram_tree=vram_tree)
+                       vram_tree=vram_tree, **own)
 
 
 def measurement_of(summary: Summary, status: str, info: Mapping[str, Json] | None = None, error: Failure | None = None,

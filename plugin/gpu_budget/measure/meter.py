@@ -130,6 +130,11 @@ class _Cuda:
         except Exception:  # noqa: BLE001, S110  the allocator's counters are host-side: still readable
             pass
 
+        return self.running()
+
+    def running(self) -> Peaks:
+        """The open phase's peaks so far, without a synchronize: the allocator's counters are host-side, so another
+        thread (a child's stream) reads them too."""
         def figure(read: Callable[[int], int]) -> int | None:
             try:
                 return int(read(self.device))
@@ -151,6 +156,12 @@ class _Cuda:
     def close(self) -> None:
         if self.sampler is not None:
             self.sampler.close()
+
+
+def running_gpu(meter: Meter) -> Peaks:
+    """The meter's process's GPU peaks in the open phase so far (none without CUDA): what a child streams, so a run
+    stopped mid-phase keeps them (child._TreeStream)."""
+    return meter._cuda.running() if meter._cuda is not None else Peaks()
 
 
 def reaches_past(record: PhaseRecord, before: PhaseRecord | None) -> bool:
