@@ -252,12 +252,18 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
                     scenario=case.scenario.name, room=room(mark, ask.device))
     result = asked.but(
         measurement=measurement, verdict=verdict.verdict, passed=verdict.passed,
-        message="; ".join([*asked.unchecked, verdict.message]), change=verdict.change,
+        message=said(asked.unchecked, verdict.message, verdict.passed), change=verdict.change,
         growth_projection=None if verdict.projection is None else verdict.projection.record(),
         baseline=baseline,
         fingerprint_changed=tuple(setup.described) if baseline else (),
         setup=setup if baseline else None)
     return Judged(asked, result, measurement, baseline, found.fingerprint, found.path, verdict.write_baseline)
+
+
+def said(unchecked: tuple[str, ...], message: str, passed: bool) -> str:
+    """A row's message: a failure's reason first (pytest's short summary cuts it at the terminal's width), then what
+    went unchecked; a pass's note of an unchecked budget first, so a green row does not read as VRAM checked."""
+    return "; ".join([message, *unchecked] if not passed else [*unchecked, message])
 
 
 def room(mark: BudgetMark, device: DeviceInfo) -> Room:
