@@ -545,6 +545,22 @@ def test_steps_marked_behind_a_shell_are_named_when_none_are_measured(command_pr
     assert "phase mark(s) arrived from a descendant of the command and were ignored" in row["message"], row["message"]
 
 
+def test_steps_on_a_script_that_marks_none_ask_for_its_marks(command_project):
+    """steps= on a script whose loop marks no step: the error says how to mark them, not to run more steps (before:
+    "the run measured 0 optimizer step(s) ...; run more steps at this scale", for a script that ran 12)."""
+    pytester = command_project('''
+        @pytest.mark.gpu_budget(ram="2 GiB", steps=10_000)
+        def test_unmarked(gpu_budget):
+            gpu_budget.measure(Scenario(name="u", command=[sys.executable, "unmarked.py"]))
+    ''')
+    pytester.makepyfile(unmarked="import time\nfor k in range(12):\n    time.sleep(0.01)\n")
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(
+        failed=1)
+    message = rows(pytester)["test_unmarked"]["message"]
+    assert "but the run measured 0 optimizer step(s)" in message, message
+    assert "gpu_budget.step()" in message and "run more steps" not in message, message
+
+
 def test_a_command_s_output_pipes_are_closed_when_it_ends(command_project, monkeypatch):
     """The measuring child reads the command's stdout and stderr through pipes: both are closed once it ended, so
     none is left to the garbage collector (Python's development mode warns of each, `unclosed file`)."""

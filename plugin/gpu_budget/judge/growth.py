@@ -47,6 +47,10 @@ from gpu_budget.model.metric import JUDGED_GROWTH
 from gpu_budget.units import MiB, format_size
 
 WARMUP, LAST, WINDOW, MIN_STEPS = rises.WARMUP, rises.LAST, rises.WINDOW, rises.MIN_STEPS
+# a run with no step at all most often ran its steps unmarked: how to mark them, not "run more steps"
+UNMARKED = ("mark each step: gpu_budget.step() in a plain loop, ctx.meter.start(f'train_step_{k}', step=k) in a "
+            "run(ctx) runner, callbacks=[gpu_budget.meter_callback(ctx.meter)] for a Trainer there (a Trainer in a "
+            "command is marked by the gate)")
 
 # The clean allowance, bytes per step: the most growth the rule reads in runs with no leak.
 # Host RAM: 6x (compare.SPREAD_MULTIPLE, the default tolerances' rule) the largest growth of the 38 clean runs of
@@ -358,8 +362,8 @@ def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | No
         return Check(steps, problem=(
             f"steps={steps:,} declared, but the run measured {len(records)} optimizer step(s): projecting its growth "
             f"needs at least {MIN_STEPS} (the first {WARMUP} are warm-up, then {WINDOW + 1} judged for {WINDOW} rises, "
-            "and the last is left out); run more steps at this scale, or declare steps= only for the scales that run "
-            "them ({'real': ...})"))
+            f"and the last is left out); {UNMARKED if not records else 'run more steps at this scale'}, or declare "
+            "steps= only for the scales that run them ({'real': ...})"))
     return Check(steps, tuple(projections))
 
 
