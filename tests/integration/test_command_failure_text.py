@@ -132,3 +132,23 @@ def test_a_sigkill_past_the_budget_reproduces_directly_or_through_a_shell(projec
         "was killed by SIGKILL"
     assert f"{said} (the kernel's OOM killer sends SIGKILL)" in killed["error"]["message"], killed
     assert exits["error"]["kind"] == "exit" and "shell" not in exits["error"]["message"], exits
+
+
+def test_a_module_missing_under_the_python_path_finds_names_that_python(project, pytester):
+    """command=["python", "train.py"] where PATH's `python` is not the one running pytest (a venv not activated):
+    its missing torch is named as that python's, with what to start instead."""
+    other = pytester.path / "other-bin"
+    other.mkdir()
+    (other / "python").write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n")
+    (other / "python").chmod(0o755)
+    result = project(f'''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_py(gpu_budget):
+            path = "{other}" + ":" + __import__("os").environ["PATH"]
+            gpu_budget.measure(Scenario(name="p", command=["python", "train.py"], env={{"PATH": path}}))
+    ''')
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([(f"*command 'python train.py' exited with 1; 'python' is {other}/python (found on "
+                                  "PATH), not the interpreter running pytest (*), so the module 'torch' was looked for "
+                                  "in that one's packages: start the command with sys.executable; the last lines of "
+                                  "its stderr:")])

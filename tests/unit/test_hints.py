@@ -32,3 +32,21 @@ def test_a_bare_name_found_in_the_working_folder_is_said_to_need_a_dot_slash(tmp
     assert said == (f"; 'mytrain' is in the command's working folder, {tmp_path}, but a bare name is looked up on PATH "
                     "alone, as a shell does: give it as './mytrain'")
     assert hints.not_found(["other"], str(tmp_path)) == ""
+
+
+def test_a_module_missing_under_another_python_on_path_names_that_python(tmp_path):
+    """command=["python", "train.py"] from a venv that is not activated (`.venv/bin/pytest`) starts the `python` PATH
+    finds, whose packages lack torch: the failure said only "ModuleNotFoundError: No module named 'torch'", of a
+    package the venv running pytest has."""
+    other = tmp_path / "bin"
+    other.mkdir()
+    (other / "python").write_text("#!/bin/sh\n")
+    (other / "python").chmod(0o755)
+    died = "Traceback ...\nModuleNotFoundError: No module named 'torch'\n"
+    said = hints.other_python(["python", "train.py"], None, str(other), died, this="/venv/bin/python3")
+    assert said == (f"; 'python' is {other / 'python'} (found on PATH), not the interpreter running pytest "
+                    "(/venv/bin/python3), so the module 'torch' was looked for in that one's packages: start the "
+                    "command with sys.executable")
+    assert hints.other_python(["python", "train.py"], None, str(other), died, this=str(other / "python3")) == ""
+    assert hints.other_python(["python", "train.py"], None, str(other), "ValueError: no\n", this="/v/python3") == ""
+    assert hints.other_python(["sh", "train.sh"], None, str(other), died, this="/venv/bin/python3") == ""

@@ -463,7 +463,8 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
         how += f": {fault}" if fault else ""
         raise CommandFailed("rank" if fault else "killed" if killed else "exit",
                             f"command {shown!r} {how}" + hints.cannot_open(line.argv, line.cwd, stderr)
-                            + _tail_note(stderr), rank_cuda)
+                            + hints.other_python(line.argv, line.cwd, line.env.get("PATH", os.environ.get("PATH")),
+                                                 stderr) + _tail_note(stderr), rank_cuda)
     uncapped = _uncapped(card, server)
     if uncapped:
         raise CommandFailed("card", f"command {shown!r} did not run as on {card.label}: {uncapped}", rank_cuda)

@@ -1,4 +1,4 @@
-"""Hints for a command that failed the way a relative path taken from the wrong folder fails.
+"""Hints for a command that failed the way a relative path taken from the wrong folder fails, or another Python does.
 
 A command's relative paths resolve against its working folder: the Scenario's
 `cwd=`, else the test's own as it measures (multiprocessing starts the measured
@@ -6,16 +6,24 @@ child in it): the folder pytest was started in, unless the test moved
 (monkeypatch.chdir), which the child cannot tell apart. A test that names its script
 `train.py` passes when pytest starts beside it and fails from the project's
 root, so the failure says which folder the path was taken from and how to make
-it hold from anywhere.
+it hold from anywhere. A bare `python` is the one PATH finds, which under a
+venv that is not activated (`.venv/bin/pytest`) is another interpreter with
+other packages: a module it lacks is named as that interpreter's.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+from gpu_budget.isolate.program import INTERPRETER
 
 CANT_OPEN = re.compile(r"can't open file '([^']+)': \[Errno 2\]")  # python's words for a script that is not there
+NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
 
 
 def not_found(argv: Sequence[str], cwd: str | None) -> str:
@@ -45,6 +53,21 @@ def cannot_open(argv: Sequence[str], cwd: str | None, stderr: str) -> str:
         if arg and not os.path.isabs(arg) and named in (os.path.normpath(arg), os.path.normpath(os.path.join(where, arg))):
             return _hint(arg, cwd)
     return ""
+
+
+def other_python(argv: Sequence[str], cwd: str | None, path: str | None, stderr: str, this: str = sys.executable) -> str:
+    """The hint for a command that died of a missing module under a Python other than the running one (`path`: the
+    PATH the command was started with); else ""."""
+    missing = NO_MODULE.search(stderr)
+    program = argv[0] if argv else ""
+    if missing is None or not INTERPRETER.match(os.path.basename(program)):
+        return ""
+    found = shutil.which(program, path=path) if os.sep not in program else os.path.join(cwd or os.getcwd(), program)
+    if found is None or Path(found).parent.resolve() == Path(this).parent.resolve():
+        return ""
+    how = " (found on PATH)" if os.sep not in program else ""
+    return (f"; {program!r} is {found}{how}, not the interpreter running pytest ({this}), so the module "
+            f"{missing.group(1)!r} was looked for in that one's packages: start the command with sys.executable")
 
 
 def _hint(path: str, cwd: str | None) -> str:
