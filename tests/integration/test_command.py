@@ -5,6 +5,7 @@ start real Python scripts; the orphan checks look for the scripts' processes
 by a marker in their command line after the session has ended.
 """
 
+import importlib.util
 import json
 import os
 import shutil
@@ -367,9 +368,9 @@ def test_a_step_number_of_numpy_s_is_marked_and_a_step_that_is_no_whole_number_i
         assert f"ValueError: step {bad}: expected a whole number" in out.stderr, out.stderr
 
 
-def test_a_trainer_script_gets_step_phases_with_no_edit(command_project):
+@pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="needs transformers")  # no import under
+def test_a_trainer_script_gets_step_phases_with_no_edit(command_project):  # pytester: its teardown would drop numpy
     """The gate adds its callback to a plain Trainer script's default callbacks: steps, evaluation, growth."""
-    pytest.importorskip("transformers")
     pytester = command_project('''
         @pytest.mark.gpu_budget(ram="4 GiB")
         def test_trainer(gpu_budget):
