@@ -72,13 +72,18 @@ class Pair(Fields):
 
     @property
     def as_reported(self) -> str:
-        """The as-reported figure's cell: marked where the run died of out-of-memory (what it held then)."""
-        return format_size(self.before) + (" when it died of OOM" if self.before_died and self.before else "")
+        """The as-reported figure's cell (held_cell)."""
+        return held_cell(self.before, self.before_died and bool(self.before))
 
     @property
     def with_fix(self) -> str:
-        """The variant's figure's cell: marked where its run died of out-of-memory (what it held then)."""
-        return format_size(self.after) + (" when it died of OOM" if self.after_died and self.after is not None else "")
+        """The variant's figure's cell (held_cell)."""
+        return held_cell(self.after, self.after_died)
+
+
+def held_cell(figure: int | None, died: bool) -> str:
+    """A run's figure as a table shows it: marked where the run died of out-of-memory (what it held then)."""
+    return format_size(figure) + (" when it died of OOM" if died and figure is not None else "")
 
 
 def cell(text: str) -> str:
