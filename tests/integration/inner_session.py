@@ -8,6 +8,7 @@ module, not a test module, so no test module imports another. tests/integration 
 
 import json
 import os
+import sys
 import time
 
 from gpu_budget.measure import procfs
@@ -21,6 +22,32 @@ from gpu_budget import Scenario
 @pytest.mark.gpu_budget(ram="300 MiB")
 def test_one(gpu_budget):
     gpu_budget.measure(Scenario(name="one", run="runners:run"))
+'''
+
+# a test module measuring train.py (stepping_then_asleep) as a command under a 2 GiB RAM budget, one case
+SLOW_CASE = f'''
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_slow(gpu_budget):
+    gpu_budget.measure(Scenario(name="slow", command=[{sys.executable!r}, "train.py"]))
+'''
+
+
+def stepping_then_asleep(steps: int, seconds: int, before: str = "") -> str:
+    """A command's script that marks `steps` steps, each keeping 30 MiB more, then sleeps `seconds` (past a timeout,
+    or until something stops it); `before`: lines it runs first."""
+    return f'''
+import time
+import gpu_budget
+{before}
+held = []
+for _ in range({steps}):
+    gpu_budget.step()
+    held.append(b"\\x01" * (30 * 2**20))
+time.sleep({seconds})
 '''
 
 

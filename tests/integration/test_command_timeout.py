@@ -1,22 +1,12 @@
 """What a command case stopped at its timeout keeps: the phase it was in and the main process's figure, as fresh as
 the tree's (isolate/forkserver.py, isolate/child.py)."""
 
-import sys
 
-from inner_session import rows
+from inner_session import SLOW_CASE, rows, stepping_then_asleep
 
 MiB = 2**20
 
-SCRIPT = '''
-import time
-import gpu_budget
-
-held = []
-for _ in range(4):
-    gpu_budget.step()
-    held.append(b"\\x01" * (30 * 2**20))
-time.sleep(100)
-'''
+SCRIPT = stepping_then_asleep(4, 100)
 
 
 def test_a_timed_out_script_keeps_its_open_step_and_its_main_figure(pytester, monkeypatch):
@@ -24,15 +14,7 @@ def test_a_timed_out_script_keeps_its_open_step_and_its_main_figure(pytester, mo
     main 101.11 MiB` and its phases ended at train_step_3."""
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    pytester.makepyfile(train=SCRIPT, test_mem=f'''
-import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="2 GiB")
-def test_slow(gpu_budget):
-    gpu_budget.measure(Scenario(name="slow", command=[{sys.executable!r}, "train.py"]))
-''')
+    pytester.makepyfile(train=SCRIPT, test_mem=SLOW_CASE)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-timeout=5",
                                            "--gpu-budget-json=r.json")
     result.assert_outcomes(failed=1)

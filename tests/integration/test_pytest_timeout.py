@@ -6,37 +6,19 @@ import os
 import sys
 
 import pytest
-from inner_session import left_after, rows, survivors
+from inner_session import SLOW_CASE, left_after, rows, stepping_then_asleep, survivors
 
 pytest.importorskip("pytest_timeout", reason="pytest-timeout is not installed (not in the dev extra)")
 
 MiB = 2**20
 MARKER = "gpu-budget-timeout-sleeper"
 
-SCRIPT = f'''
-import subprocess
+SCRIPT = stepping_then_asleep(4, 300, before=f'''import subprocess
 import sys
-import time
-import gpu_budget
-
 sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "{MARKER}"])
-open("pids", "w").write(f"{{sleeper.pid}}\\n")
-held = []
-for _ in range(4):
-    gpu_budget.step()
-    held.append(b"\\x01" * (30 * 2**20))
-time.sleep(300)
-'''
+open("pids", "w").write(f"{{sleeper.pid}}\\n")''')
 
-TESTS = f'''
-import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="2 GiB")
-def test_slow(gpu_budget):
-    gpu_budget.measure(Scenario(name="slow", command=[{sys.executable!r}, "train.py"]))
-
+TESTS = SLOW_CASE + f'''
 
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_quick(gpu_budget):

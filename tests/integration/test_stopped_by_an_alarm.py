@@ -4,7 +4,7 @@ the wait can be stopped (forkserver.run_child): while the child runs, and while 
 
 import sys
 
-from inner_session import rows, survivors
+from inner_session import SLOW_CASE, rows, stepping_then_asleep, survivors
 
 CONFTEST = '''
 import signal
@@ -24,31 +24,13 @@ def alarm():
     signal.alarm(0)
     signal.signal(signal.SIGALRM, old)
 '''
-SCRIPT = '''
-import time
-import gpu_budget
-
-held = []
-for _ in range(3):
-    gpu_budget.step()
-    held.append(b"\\x01" * (30 * 2**20))
-time.sleep(300)
-'''
-TESTS = f'''
-import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="2 GiB")
-def test_slow(gpu_budget):
-    gpu_budget.measure(Scenario(name="slow", command=[{sys.executable!r}, "train.py"]))
-'''
+SCRIPT = stepping_then_asleep(3, 300)
 
 
 def test_a_stop_while_the_child_runs_keeps_its_row_with_the_figures_so_far(pytester, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    pytester.makepyfile(conftest=CONFTEST, train=SCRIPT, test_mem=TESTS)
+    pytester.makepyfile(conftest=CONFTEST, train=SCRIPT, test_mem=SLOW_CASE)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
                                            "--gpu-budget-json=r.json")
     result.assert_outcomes(failed=1)
@@ -65,7 +47,7 @@ def test_a_stop_while_the_forkserver_starts_is_the_tests_own_failure_and_ends_th
     it to stop, then left it."""
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini(f"[pytest]\ngpu_budget_preload = {HANGS}\n")
-    pytester.makepyfile(conftest=CONFTEST, train=SCRIPT, test_mem=TESTS, **{HANGS: "import time\ntime.sleep(300)\n"})
+    pytester.makepyfile(conftest=CONFTEST, train=SCRIPT, test_mem=SLOW_CASE, **{HANGS: "import time\ntime.sleep(300)\n"})
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["FAILED test_mem.py::test_slow - Failed: Timeout (>4.0s) from an alarm."])
