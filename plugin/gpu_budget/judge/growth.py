@@ -11,7 +11,8 @@ larger (measure/rises.py, which says which steps are judged and why): the figure
 row reports as its growth. It reads a late leak at its own rate and ignores up
 to two one-off jumps; growth that shows in fewer than 3 of those 5 steps is
 not growth here, and growth that skips steps held at the top (a leak every other
-step) is read at its rate from jump to jump, not at a jump per step. A run needs rises.MIN_STEPS (9) steps. A run long enough
+step) or splits each jump over two steps in the same parts each time is read at
+its rate from jump to jump, not at a jump (or its larger part) per step. A run needs rises.MIN_STEPS (9) steps. A run long enough
 (rises.scales) is read in blocks of steps too, each block size held to its own
 allowance (below), and the reading that grows past its allowance by the most
 is judged: a leak too slow per step for the last five steps' noise still rises
@@ -311,7 +312,7 @@ class Projection:
         low, high = g.interval
         rule = f"median rise of the {g.window.envelope} over the last {WINDOW} {g.unit()}"
         if g.slope < g.window.median:
-            rule += ", held to the rate from the first of its largest rises to the last (a step between held the top)"
+            rule += f", held to the rate from the first of its largest rises to the last ({g.window.capped})"
         return ProjectionRecord(g.metric, (g.first, g.last), tuple(g.window.rises), rule, round(g.slope),
                                 (round(low), round(high)), round(g.allowance), g.grows, self.at_step, self.projected,
                                 self.budget, self.breaks, g.recorded_runs, g.block)

@@ -21,7 +21,12 @@ nothing) lies between two of the window's steps that rose by the median or
 more, the growth is no more than the rate from the first of those to the last:
 a leak every other step reads its rate, not a whole jump per step where its
 jumps are 3 of the 5 (a step below the peak, noise, says nothing of what was
-added, and a step read on a spike's line holds nothing). A step that peaks more
+added, and a step read on a spike's line holds nothing). So too where the
+window's rises alternate big and small, each kind repeating to within REPEAT
+and each small one a measured step past the top: a leak whose jump lands
+partly in the next step, or a sawtooth whose flush falls below the top, reads
+its rate, not the larger part of each period's growth per step (rises that
+alternate by chance, under noise, do not repeat). A step that peaks more
 than DIP below the running peak (a sawtooth's low step, a step without an
 evaluation's buffers, S1's Trainer steps 8-9) shows nothing of the top and is
 passed over, so the window holds the last five steps
@@ -80,6 +85,7 @@ MIN_STEPS = WARMUP + WINDOW + 1 + LAST  # 9: five rises need six judged steps
 MIN_TOP = 4  # steps that reached the running peak: fewer, and the window is the last WINDOW steps, dips as no rise
 LONG = 4 * WINDOW  # judged marks from which the window's tops are taken among the last half (_window)
 DIP = 2**20  # this far below the running peak: a dip, showing nothing of the top
+REPEAT = 64 * 2**10  # rises this close are one kind: the same work each period, to a few pages (Rises.capped)
 SPIKE = 4 * 2**20  # this far above both steps around it: a spike; above the clean runs' bumps (RESULTS 5c)
 SPIKE_STEPS = 2  # the longest spike read on its neighbours' line: an evaluation or a scratch tensor over two steps
 PEAK, DESPIKED = "running peak", "running peak without spikes of one or two steps"  # the two readings (of)
@@ -100,20 +106,41 @@ class Rises:
     at: tuple[int, ...] = ()  # the step each of the window's rises is read at
     levels: tuple[int, ...] = ()  # the running peak there
     held: tuple[bool, ...] = ()  # whether that step held the top before it to the byte: kept all, added nothing
+    reached: tuple[bool, ...] = ()  # whether its measured figure reached that top (held it or rose past it)
 
     @property
     def growth(self) -> float:
-        """Bytes per step: the median rise over the window (of an even number, the lower middle one), and where a
-        step that held the top to the byte lies between two that rose by the median or more, no more than the rate
-        from the first of those to the last: growth that skips steps (a leak every other step) is read at its rate,
-        not at the whole jump its rising steps each read when they are 3 of the 5. A step below the top (noise) says
-        nothing of whether memory was added, so only one that held it caps the median."""
+        """Bytes per step: the median rise over the window (of an even number, the lower middle one), held, where
+        `capped` says why, to no more than the rate from the first of the rises of the median or more to the last:
+        growth that skips steps or splits its jump is read at its rate, not at the larger part each of its rising
+        steps reads when they are 3 of the 5."""
         median = self.median
-        rose = [i for i, r in enumerate(self.rises) if r >= median]
-        if median <= 0 or not any(self.held[rose[0] + 1:rose[-1]]):
+        if not self.capped:
             return median
+        rose = [i for i, r in enumerate(self.rises) if r >= median]
         first, last = rose[0], rose[-1]
         return min(median, (self.levels[last] - self.levels[first]) / (self.at[last] - self.at[first]))
+
+    @property
+    def capped(self) -> str | None:
+        """Why the median is held to the rate from the first of the window's rises of the median or more to the last
+        (None: it is not). A step between them held the top to the byte (a leak every other step); or the rises
+        alternate big and small, each kind the same to within REPEAT, every small one a measured step past the top
+        (a leak whose jump lands partly in the next step, a torch loop's allocator taking part of it a step later; a
+        sawtooth whose flush falls below the top). A step below the top (noise) says nothing of what was added, and
+        rises that alternate by chance do not repeat, so neither caps it."""
+        median = self.median
+        if median <= 0:
+            return None
+        rose = [i for i, r in enumerate(self.rises) if r >= median]
+        if any(self.held[rose[0] + 1:rose[-1]]):
+            return "a step between held the top"
+        n, small = len(self.rises), range(1, len(self.rises), 2)
+        if n % 2 == 0 or rose != list(range(0, n, 2)) or not all(self.reached[i] and self.rises[i] > 0 for i in small):
+            return None
+        kinds = ([self.rises[i] for i in rose], [self.rises[i] for i in small])
+        return "its rises alternate big and small, each repeating" if all(
+            max(kind) - min(kind) <= REPEAT for kind in kinds) else None
 
     @property
     def median(self) -> float:
@@ -256,8 +283,9 @@ def _view(judged_steps: list[int], judged: list[int], real: list[bool], envelope
     freed = _freed(dips)
     if freed:  # memory freed for good: the steps after it are read on their own running peak
         return _view(judged_steps[-freed:], judged[-freed:], real[-freed:], envelope, scale)
-    held = [measured and p == before for p, before, measured in zip(judged[1:], running, real[1:])]
-    return _window(judged_steps, _rises(judged_steps, running, dips), running, held, envelope, scale)
+    reached = [measured and p >= before for p, before, measured in zip(judged[1:], running, real[1:])]
+    held = [r and p == before for r, p, before in zip(reached, judged[1:], running)]
+    return _window(judged_steps, _rises(judged_steps, running, dips), running, held, reached, envelope, scale)
 
 
 def _freed(dips: list[bool]) -> int:
@@ -291,8 +319,8 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> 
     return out
 
 
-def _window(judged_steps: list[int], rises: list[_Rise], running: list[int], held: list[bool], envelope: str,
-            scale: int) -> Rises:
+def _window(judged_steps: list[int], rises: list[_Rise], running: list[int], held: list[bool], reached: list[bool],
+            envelope: str, scale: int) -> Rises:
     """The last WINDOW kept steps' rises, among the last half where the run holds LONG judged marks or more; where
     fewer than MIN_TOP of those were kept, the last WINDOW steps, a step passed over counting as no rise. Its dips:
     the steps passed over from the window's first rise's start on. A top reached long before the end (noisy steps
@@ -309,7 +337,8 @@ def _window(judged_steps: list[int], rises: list[_Rise], running: list[int], hel
     first = rises[at[0]].since if rises[at[0]].kept else rises[at[0]].before
     passed = tuple(r.step for r in rises[head:] if not r.kept)
     return Rises(first, judged_steps[-1], tuple(rises[i].per_step for i in at), running[-1], passed, envelope, scale,
-                 tuple(rises[i].step for i in at), tuple(running[i + 1] for i in at), tuple(held[i] for i in at))
+                 tuple(rises[i].step for i in at), tuple(running[i + 1] for i in at), tuple(held[i] for i in at),
+                 tuple(reached[i] for i in at))
 
 
 def growth(series: Sequence[int | None], steps: Sequence[int] | None = None) -> float | None:
