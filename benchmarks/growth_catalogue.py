@@ -49,13 +49,14 @@ import time
 from pathlib import Path
 
 from benchmarks.common import MIB, RESULTS, ROOT, missing, ran, saver, session_environ
-from benchmarks.growth_shapes import BERT_PY, LOADER_PY, SHAPES_PY
+from benchmarks.growth_shapes import BERT_PY, LOADER_PY, SHAPES_PY, TORCH_LOOP_PY
 
 SECTION = "growth"
 STEPS = 10  # each case's optimizer steps: the issue's shapes are 10-step scripts
 DECLARED = 10_000  # the run length every case declares (steps=)
 BUDGET = "1 GiB"
-SHAPE_STEPS = {"bounded cache, 10 of its steps": 12, "bounded cache over 20 steps": 20}  # else STEPS
+SHAPE_STEPS = {"bounded cache, 10 of its steps": 12, "bounded cache over 20 steps": 20,
+               "leak every 3rd step, 24 steps": 24}  # else STEPS
 LEAKS = (0.0, 0.25, 0.5, 1.0, 1.5)  # MiB of hidden states S1's script keeps per step
 # what each case must get: "pass" (no growth judged), "fail" (the projection breaks the budget)
 EXPECTED = {
@@ -70,11 +71,17 @@ EXPECTED = {
     "S1 Trainer script, clean": "pass", "S5, clean": "pass",
     "BERT Trainer script evaluating first, clean": "pass",
     "BERT Trainer script evaluating first, 1.5 MiB/step kept": "fail",
+    "leak every 3rd step, 24 steps": "fail", "torch loop keeping 16 MiB every other step": "fail",
 }
+# cases added after the committed report's sessions: their series are read by the rule in tests/unit/test_growth.py;
+# the report names them as not yet measured until the catalogue runs again
+ADDED = ("leak every 3rd step", "leak every 3rd step, 24 steps", "torch loop keeping 16 MiB every other step")
 LADDER = {f"S1 Trainer script, {mib} MiB/step kept": "fail" for mib in LEAKS[1:]}  # counted, not required
 # shapes a short run cannot judge right, and why (docs/declaring.md says the same): measured, not counted as misses
 BLIND = {
     "leak every other step": ("pass", "its growth shows in 2 of the last 5 judged steps: read as one-off jumps"),
+    "leak every 3rd step": ("pass", ("its growth shows in 2 of the last 5 judged steps: read as one-off jumps; at 24 "
+                                     "steps, read in blocks of 2, it fails")),
     "inputs growing every step": ("fail", "a batch that grows each step raises the running peak as a leak does"),
 }
 
@@ -88,7 +95,8 @@ import pytest
 from gpu_budget import Scenario
 
 HERE = Path(__file__).resolve().parent
-SHAPES = {json.dumps({**{n: SHAPE_STEPS.get(n, STEPS) for n in EXPECTED if not n.startswith(("S1", "S5", "BERT", "leak in a D"))},
+SHAPES = {json.dumps({**{n: SHAPE_STEPS.get(n, STEPS) for n in EXPECTED
+                         if not n.startswith(("S1", "S5", "BERT", "leak in a D", "torch loop"))},
                       **{n: STEPS for n in BLIND}})}
 
 
@@ -103,6 +111,12 @@ def test_shape(gpu_budget, name):
 def test_dataloader_worker(gpu_budget):
     gpu_budget.measure(Scenario(name="loader", command=[sys.executable, str(HERE / "loader.py"), "{STEPS}"]),
                        label="leak in a DataLoader worker")
+
+
+@pytest.mark.gpu_budget(ram="{BUDGET}", steps={DECLARED})
+def test_torch_loop(gpu_budget):
+    gpu_budget.measure(Scenario(name="torch-loop", command=[sys.executable, str(HERE / "torch_loop.py"), "{STEPS}"]),
+                       label="torch loop keeping 16 MiB every other step")
 '''
 
 TEST_TRAINERS = f'''
@@ -154,6 +168,7 @@ PYTEST_INI = "[pytest]\naddopts = -p no:cacheprovider -p no:randomly\n"
 def write_project(folder: Path) -> None:
     (folder / "shapes.py").write_text(SHAPES_PY)
     (folder / "loader.py").write_text(LOADER_PY)
+    (folder / "torch_loop.py").write_text(TORCH_LOOP_PY)
     (folder / "bert.py").write_text(BERT_PY)
     (folder / "test_shapes.py").write_text(TEST_SHAPES)
     (folder / "test_trainers.py").write_text(TEST_TRAINERS)
@@ -418,6 +433,11 @@ def section(res: dict | None) -> list[str]:
                 "run length):"), ""]
     for name, (verdict, why) in res["blind"].items():
         out.append(f"- *{name}* (reads {verdict}): {why}.")
+    unmeasured = [n for n in [*EXPECTED, *BLIND] if n not in s["cases"]]
+    if unmeasured:
+        out += ["", ("Not yet measured in these sessions (added to the catalogue since; the rule's reading of each "
+                     "shape's series is tested in `tests/unit/test_growth.py`): "
+                     + ", ".join(f"*{n}* (expected {expected_of(n)})" for n in unmeasured) + ".")]
     bounded = next((r for sess in res["catalogue"] for r in sess["rows"] if r["case"] == "bounded cache, 10 of its "
                     "steps"), None)
     if bounded:

@@ -5,7 +5,8 @@ and run there unchanged as command cases. `shapes.py NAME STEPS` keeps and
 holds bytes (every page touched) per optimizer step as NAME says; it marks its
 steps with gpu_budget.step(), as a user's plain loop would. `loader.py STEPS`
 is a real torch DataLoader whose worker process keeps what it loads (the tree
-figure's leak). `bert.py --keep_mib X` is a Hugging Face Trainer script whose
+figure's leak). `torch_loop.py STEPS` is a plain torch training loop keeping a
+16 MiB tensor every other step, part of which its process takes a step later. `bert.py --keep_mib X` is a Hugging Face Trainer script whose
 evaluation before training sets the run's peak, with X MiB kept per training
 step by a callback.
 """
@@ -48,6 +49,8 @@ SHAPES = {  # step k -> (MiB kept from now on, MiB held during this step only)
     "leak from step 1": leak(1.5),
     "late leak, last 4 steps": leak(3, start=7),
     "leak every other step": lambda k: (3 if k % 2 == 0 else 0, 0),
+    "leak every 3rd step": lambda k: (4.5 if k % 3 == 0 else 0, 0),
+    "leak every 3rd step, 24 steps": lambda k: (4.5 if k % 3 == 0 else 0, 0),
     "inputs growing every step": lambda k: (0, 4 * k),
     # a leak under a step that peaks higher once or now and then: the running peak alone read these as steady
     "leak behind a scratch tensor at step 3": lambda k: (1.5, 10 if k == 3 else 0),
@@ -130,6 +133,30 @@ for k, batch in enumerate(loader, 1):
     optimizer.step()
     if k == steps:
         break
+phase("save")
+'''
+
+TORCH_LOOP_PY = r'''
+"""A plain torch training loop (a small MLP, AdamW) keeping a 16 MiB tensor every other step, as a loop that keeps
+each other step's outputs would: 8 MiB/step. Its jump lands partly in the next step's peak."""
+import sys
+
+import torch
+
+from gpu_budget import phase, step
+
+phase("load")
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512))
+optimizer = torch.optim.AdamW(model.parameters())
+kept = []
+for k in range(1, int(sys.argv[1]) + 1):
+    step()
+    model(torch.randn(64, 512)).pow(2).mean().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if k % 2 == 0:
+        kept.append(torch.ones(4 * 2**20))  # 16 MiB of float32, every page touched
 phase("save")
 '''
 

@@ -540,3 +540,21 @@ def test_rises_that_alternate_by_chance_are_not_capped():
                          levels=tuple(int(sum(mib[:i + 1]) * MiB) for i in range(5)), held=(False,) * 5,
                          reached=(True,) * 5)
     assert window.capped is None and window.growth == window.median == int(1.39 * MiB)
+
+
+# The catalogue's periodic shapes (benchmarks/growth_shapes.py), as exact series: (series, its rate in MiB/step,
+# the verdict the catalogue expects). The torch loop as its process measured it: 12 MiB at each even step, 4 MiB at
+# the odd step after.
+PERIODIC = {
+    "leak every 3rd step": (shape(10, {k: 4.5 for k in range(3, 11, 3)}), 1.5, "pass"),
+    "leak every 3rd step, 24 steps": (shape(24, {k: 4.5 for k in range(3, 25, 3)}), 1.5, "fail"),
+    "torch loop keeping 16 MiB every other step": (split_leak(10, phase=1), 8.0, "fail"),
+}
+
+
+@pytest.mark.parametrize("name", PERIODIC)
+def test_a_periodic_catalogue_shape_gets_its_verdict_and_reads_no_more_than_its_rate(name):
+    series, rate, verdict = PERIODIC[name]
+    check = checked(series)
+    assert ("fail" if check.breaches else "pass") == verdict, check.notes
+    assert check.projections[0].growth.slope <= rate * MiB, check.notes
