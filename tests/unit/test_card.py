@@ -70,6 +70,35 @@ def test_a_bad_card_is_refused_naming_it(value, says):
     assert says in str(caught.value) and str(caught.value).startswith("t.py::test: ")
 
 
+@pytest.mark.parametrize(("value", "sold"), [
+    ("24GB", "L4, A10G, RTX 3090, RTX 4090"), ("16 GB", "T4"), ("80GB", "A100 80GB, H100 80GB"),
+])
+def test_a_card_given_as_what_cards_are_sold_with_is_refused_naming_them(value, sold):
+    """card="24GB" was a card of 24*10**9 bytes, more than a GiB under what CUDA reports of an RTX 3090 or 4090: a case
+    that fits such a card would have died of out-of-memory under that cap."""
+    with pytest.raises(ValueError) as caught:
+        pick_card(value, "tiny", where="t.py::test")
+    said = str(caught.value)
+    assert said.startswith(f"t.py::test: card={value!r} reads as ") and f"is what {sold} " in said, said
+    assert "name the card" in said and f'"{CARDS["RTX 3090"]:.2f} GiB"' in said, said
+
+
+@pytest.mark.parametrize("value", ["24259MB", "24259 MB", "23690 mb", "0.5 TB"])
+def test_a_card_in_powers_of_ten_is_refused(value):
+    """torch's device properties print an RTX 3090's total_memory in MiB written "MB": copied as card="24259MB" it
+    was read as 10**6-byte MB, a smaller card than the 3090 by the ratio of a MiB to a MB."""
+    with pytest.raises(ValueError) as caught:
+        pick_card(value, "tiny", where="t.py::test")
+    assert f"card={value!r} reads as " in str(caught.value) and "are MiB" in str(caught.value), str(caught.value)
+
+
+@pytest.mark.parametrize(("value", "capacity"), [
+    ("24259 MiB", 24259 * MiB), ("23.69 GiB", round(23.69 * GiB)), ("25436943811 B", 25436943811),
+])
+def test_a_card_in_powers_of_two_or_bytes_stands(value, capacity):
+    assert pick_card(value, "tiny").capacity == capacity
+
+
 @pytest.mark.parametrize(("value", "says"), [
     ("4090", 'card=\'4090\' is a bare number: did you mean "RTX 4090"?'),
     ("H100", 'card=\'H100\' is not a card of the table: did you mean "H100 80GB"?'),

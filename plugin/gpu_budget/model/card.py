@@ -149,4 +149,23 @@ def _card(value: object, where: str) -> Card:
         raise ValueError(f"{where}: card={value!r} is a bare number: give it a unit, e.g. \"{value} GiB\"")
     if size <= 0:
         raise ValueError(f"{where}: card={value!r}: a card holds some memory")
+    _refuse_decimal(value, size, where)
     return Card(format_size(size), size)
+
+
+def _refuse_decimal(value: str, size: int, where: str) -> None:
+    """A card in powers of ten is no figure CUDA gives: torch prints a card's total_memory in MiB written "MB", and
+    in GiB, nvidia-smi in MiB, and a vendor's "24 GB" is what the card is sold with; read as powers of ten, each
+    would silently make a smaller card than the one meant."""
+    unit = re.search(r"([KMGT])B\s*$", value, re.IGNORECASE)
+    if unit is None:
+        return
+    number, prefix = float(value[:unit.start()]), unit.group(1).upper()
+    sold = [name for name, gb in SOLD.items() if prefix == "G" and gb == number]
+    example = round(CARDS["RTX 3090"] * 1024)  # the RTX 3090's total as torch's device properties print it, in MiB
+    why = (f"{value.strip()} is what {', '.join(sold)} {'is' if len(sold) == 1 else 'are'} sold with, not the memory "
+           f"CUDA reports of {'it' if len(sold) == 1 else 'them'}" if sold else
+           f"no tool prints a card's memory so: torch's \"total_memory={example}MB\" and nvidia-smi's figures are MiB")
+    raise ValueError(f"{where}: card={value!r} reads as {size:,} bytes ({format_size(size)}), "
+                     f"but {why}; name the card, or give its total as torch prints it, in GiB "
+                     f"or MiB (\"{CARDS['RTX 3090']:.2f} GiB\", \"{example} MiB\")")
