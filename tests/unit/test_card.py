@@ -9,7 +9,7 @@ from gpu_budget.declare.marks import gpu_budget
 from gpu_budget.measure import card_cap
 from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.model.card import CARDS, SOLD, Card, by_name, pick_card
-from gpu_budget.session.can_run import unmeasurable
+from gpu_budget.session.can_run import unmeasurable, vram_unchecked
 from gpu_budget.units import GiB, MiB, format_size
 
 
@@ -118,6 +118,18 @@ def test_on_cuda_the_card_is_the_default_vram_budget_and_on_the_cpu_it_changes_n
     assert gpu_budget(card="T4", vram="10 GiB", host="cuda").budget.vram == 10 * GiB  # a declared vram= stands
     on_cpu = gpu_budget(card="T4", ram="1 GiB", host="cpu")
     assert on_cpu.budget.vram is None and on_cpu.budget.ram == GiB
+
+
+def test_on_a_host_without_cuda_a_card_alone_is_said_to_go_unchecked():
+    """A case with card= alone passed on a CPU host with nothing said of its card (budget "-"), where a VRAM budget of
+    the same memory said "not checked"; a case pinned to the CPU has no card to check anywhere."""
+    cpu = DeviceInfo(cuda=False)
+    said = vram_unchecked(gpu_budget(card="T4", host="cpu"), cpu)
+    assert said is not None and said.startswith(f"card='T4' (on CUDA, its cap and the VRAM budget "
+                                                f"{format_size(by_name('T4').capacity)}) not checked: "), said
+    assert vram_unchecked(gpu_budget(card="T4", ram="1 GiB", device="cpu", host="cpu"), cpu) is None
+    assert vram_unchecked(gpu_budget(card="T4", host="cuda"), DeviceInfo(cuda=True, gpu_memory=80 * GiB)) is None
+    assert vram_unchecked(gpu_budget(card="T4", vram="10 GiB", host="cpu"), cpu).startswith("VRAM budget 10.00 GiB")
 
 
 @pytest.mark.parametrize(("host", "given"), [

@@ -81,19 +81,32 @@ def probe_unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device:
     """unmeasurable() for an unjudged probe (peak()): a probe under a VRAM budget compares GPU figures, which a host
     without CUDA never reports, so there it is skipped rather than run on the CPU."""
     reason, needs_gpu = unmeasurable(scenario, mark, scale, device)
-    if reason is None and vram_unchecked(mark, device):
+    if reason is None and mark.budget.vram is not None and not device.cuda:
         return (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to measure; {none_here(device)} (an "
                 "unjudged probe under it compares GPU figures)"), True
     return reason, needs_gpu
 
 
-def vram_unchecked(mark: BudgetMark, device: DeviceInfo) -> str | None:
-    """Why the mark's VRAM budget is not checked on this host, or None: on a host without CUDA the case trains on the
-    CPU, so its host RAM is gated and the row says the VRAM budget was not (no GPU figure comes from a CPU host)."""
-    if mark.budget.vram is None or device.cuda:
+def unchecked_budget(mark: BudgetMark, device: DeviceInfo) -> str | None:
+    """The VRAM budget this host cannot check, named, or None: a declared one, or the card= standing for one on CUDA
+    (a case with a card alone would otherwise pass here with nothing said of its card)."""
+    if device.cuda:
         return None
-    return (f"VRAM budget {format_size(mark.budget.vram)} not checked: {none_here(device, 'no CUDA GPU')} (the case "
-            "ran on the CPU; host RAM is gated)")
+    if mark.budget.vram is not None:
+        return f"VRAM budget {format_size(mark.budget.vram)}"
+    if mark.card is not None and not (mark.pinned and mark.device == "cpu"):
+        return f"card={mark.card.name!r} (on CUDA, its cap and the VRAM budget {format_size(mark.card.capacity)})"
+    return None
+
+
+def vram_unchecked(mark: BudgetMark, device: DeviceInfo) -> str | None:
+    """Why the mark's VRAM budget (or card) is not checked on this host, or None: on a host without CUDA the case
+    trains on the CPU, so its host RAM is gated and the row says the VRAM budget was not (no GPU figure comes from a
+    CPU host)."""
+    what = unchecked_budget(mark, device)
+    if what is None:
+        return None
+    return f"{what} not checked: {none_here(device, 'no CUDA GPU')} (the case ran on the CPU; host RAM is gated)"
 
 
 def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measurement) -> str | None:

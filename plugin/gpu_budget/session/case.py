@@ -42,13 +42,20 @@ from gpu_budget.report import artifacts
 from gpu_budget.report.terminal import remediation_text
 from gpu_budget.requires import MissingDependency
 from gpu_budget.search import remediate
-from gpu_budget.session.can_run import environment_skips, imbalance_unmeasured, none_here, unmeasurable, vram_unchecked, vram_unmeasured
+from gpu_budget.session.can_run import (
+    environment_skips,
+    imbalance_unmeasured,
+    none_here,
+    unchecked_budget,
+    unmeasurable,
+    vram_unchecked,
+    vram_unmeasured,
+)
 from gpu_budget.session.case_setup import ran_as_on, stored
 from gpu_budget.session.held import withheld_row
 from gpu_budget.session.options import Options
 from gpu_budget.session.recording import record_runs, recorded_text, snapshot_run
 from gpu_budget.session.repeats import case_name
-from gpu_budget.units import format_size
 
 
 @dataclass(frozen=True)
@@ -201,8 +208,7 @@ def precheck(ask: Ask, asked: Result) -> Outcome | tuple[Ask, Result]:
     reason, needs_gpu = unmeasurable(ask.case.scenario, mark, options.scale, ask.device)
     unchecked = vram_unchecked(mark, ask.device)
     if unchecked and not reason and options.require_gpu:
-        reason, needs_gpu = (f"VRAM budget {format_size(mark.budget.vram)} needs a CUDA GPU to check; "
-                             f"{none_here(ask.device)}"), True
+        reason, needs_gpu = f"{unchecked_budget(mark, ask.device)} needs a CUDA GPU to check; {none_here(ask.device)}", True
     if reason and needs_gpu and options.require_gpu:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=required(reason)))
     if reason:
