@@ -408,14 +408,18 @@ def _capacity(name: str) -> str:
 
 def cards_page() -> list[str]:
     """The table's capacity column is model/card.py's CARDS, row by row; the other figures of each row are the public
-    threads' the row names (a card's reported memory is no measurement of ours: no report holds it)."""
+    threads' the row names, each source a thread one can open (a card's reported memory is no measurement of ours: no
+    report holds it)."""
     from gpu_budget.model.card import CARDS
 
     rows = [line for line in document(CARDS_PAGE).splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert [row.split(" | ")[0].lstrip("| ") for row in rows] == list(CARDS), rows
     for row in rows:
-        name, _, capacity = row.lstrip("| ").split(" | ")[:3]
+        name, _, capacity, _, sources = row.lstrip("| ").rstrip(" |").split(" | ")
         assert capacity == _capacity(name), row
+        named = re.split(r"[,;] ", re.sub(r" \([^)]*\)", "", sources))  # each source, less what it says in brackets
+        unnamed = [source for source in named if not re.fullmatch(r"[\w.-]+/[\w.-]+#\d+", source)]
+        assert not unnamed, f"{name}: each source is a public thread (owner/repo#N), not {unnamed}"
     return [*rows, *_h100_runs_the_a100(), 'give the card as a size instead (`card="14.56 GiB"`)']
 
 
