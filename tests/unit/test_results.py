@@ -141,3 +141,16 @@ def test_session_data_crosses_json_and_merges_in_collection_order():
     assert controller.collected == {"t.py": {"a", "b", "c"}} and controller.probes == 2 and controller.selected == 3
     assert all(r.measured for r in controller.rows)
     assert controller.withheld == ["t.py::c", "t.py::b"]
+
+
+def test_a_rows_params_cross_json_and_a_row_from_before_them_reads_none():
+    """The knobs a case ran with are in its row and read back; a row of a report written before rows carried them
+    loads with None (not known), never an empty mapping (a case without knobs), and writes back without the key."""
+    row = Result("t.py::test_x", "s1", "tiny", "pass", True, "", params={"batch_size": 2, "clips": [1.5, None]})
+    assert row.to_json()["params"] == {"batch_size": 2, "clips": [1.5, None]}
+    assert Result.from_json(row.to_json()) == row
+    assert Result.from_json({**row.to_json(), "params": {}}).params == {}
+    older = {k: v for k, v in row.to_json().items() if k != "params"}
+    assert Result.from_json(older).params is None and "params" not in Result.from_json(older).to_json()
+    with pytest.raises(ValueError, match=r"a row's params \[2\]: expected an object of knob name to value"):
+        Result.from_json({**row.to_json(), "params": [2]})

@@ -22,7 +22,7 @@ from gpu_budget.model.case_id import strip_label
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.figures import Fields, Node, Peaks, PhaseRecord, RankFigures, Step, Versioned
 from gpu_budget.model.growth import GrowthRecord
-from gpu_budget.model.json_value import JsonMapping, JsonObject
+from gpu_budget.model.json_value import Json, JsonMapping, JsonObject
 from gpu_budget.model.setup import Setup
 
 NO_PEAKS = Peaks()
@@ -435,6 +435,9 @@ class Result:
     message: str
     label: str | None = None
     fixes: tuple[str, ...] = ()
+    # the knobs the case ran with (its scenario's params at its scale, its fixes' included), so a reader tells a fix
+    # of a scenario from a variant of it; None in a row of a report written before rows carried them
+    params: JsonMapping | None = None
     device: str | None = None
     budget: Budget = field(default_factory=Budget)
     expect: str | None = None
@@ -538,7 +541,8 @@ class Result:
                     "snapshot_run": None if self.snapshot_run is None else self.snapshot_run.to_json(),
                     "snapshot": self.snapshot, "baseline_file": self.baseline_file, "growth_projection": None if self.growth_projection is None else self.growth_projection.to_json(), "plot": self.plot,
                     "sweep": [p.to_json() for p in self.sweep] or None, "unchecked": list(self.unchecked) or None,
-                    "card": self.card, "test_failure": self.test_failure}
+                    "card": self.card, "test_failure": self.test_failure,
+                    "params": None if self.params is None else dict(self.params)}
         row.update({k: v for k, v in optional.items() if v is not None})
         return row
 
@@ -549,7 +553,7 @@ class Result:
             return cls(
                 nodeid=row["nodeid"], scenario=row["scenario"], scale=row["scale"], verdict=_verdict(row["verdict"]),
                 passed=row.get("passed", True), message=row.get("message", ""), label=row.get("label"),
-                fixes=tuple(row.get("fixes") or ()), device=row.get("device"),
+                fixes=tuple(row.get("fixes") or ()), params=_params(row.get("params")), device=row.get("device"),
                 budget=Budget.from_json(row.get("budget")), expect=row.get("expect"),
                 budget_origin=row.get("budget_origin"), tolerance=_maybe(Tolerance.from_json, row.get("tolerance")),
                 measurement=Measurement._from_row(row) if "wall_seconds" in row else None,
@@ -568,6 +572,15 @@ class Result:
 def _maybe(read: Callable[[JsonMapping], T], data: JsonMapping | None) -> T | None:
     """A typed field read from its JSON, where the JSON holds one."""
     return None if data is None else read(data)
+
+
+def _params(value: Json) -> JsonMapping | None:
+    """A row's params: None where the row has none (written before rows carried them), else its knobs."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ValueError(f"a row's params {value!r:.200}: expected an object of knob name to value")  # noqa: TRY004  a bad row is a ValueError, as every bad field of one
+    return dict(value)
 
 
 def _verdict(value: str) -> Verdict:

@@ -17,7 +17,9 @@ pytest's word on the test around the case ("passed", "failed", "skipped",
 "xfailed", "xpassed"; null
 where it never reported, and in rows written before), beside `passed`, the
 gate's word on the case alone, and `test_failure`, the first line of pytest's
-reason where the test failed (session/held.py).
+reason where the test failed (session/held.py); a row's `params`, the knobs
+the case ran with (its scenario's at its scale, its fixes' included; absent
+in rows written before, read back as None).
 Rows are results.Result.to_json(). Written atomically (a temp file of this write's own + rename: outputs.write_whole).
 """
 

@@ -193,10 +193,11 @@ def stopped_measuring(ask: Ask, asked: Result, stop: WaitStopped) -> Outcome:
 def asked_row(ask: Ask, worker: JsonMapping | None) -> Result:
     """The row as asked, before anything ran: an error until a step says otherwise (the card it ran as on comes once a
     child ran)."""
-    case, mark = ask.case, ask.mark
+    case, mark, scale = ask.case, ask.mark, ask.options.scale
+    params = case.scenario.params_for(scale) if scale in case.scenario.scales else None  # none: a scale it skips
     return Result(nodeid=case.id.row_nodeid, scenario=case.scenario.name,
-                  scale=ask.options.scale, verdict=Verdict.ERROR, passed=False, message="", label=case.label,
-                  fixes=tuple(case.scenario.fixes), device=mark.device, budget=mark.budget,
+                  scale=scale, verdict=Verdict.ERROR, passed=False, message="", label=case.label,
+                  fixes=tuple(case.scenario.fixes), params=params, device=mark.device, budget=mark.budget,
                   expect=mark.expect, budget_origin=mark.origin,
                   tolerance=mark.tolerance, worker=worker)
 
