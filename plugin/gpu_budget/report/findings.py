@@ -2,7 +2,9 @@
 
 A fix test measures the scenario without the fix and with it, in one run
 (labels on one test). A fix is judged against the same noise model as the gate:
-a change inside the default tolerance is "no effect", not a win.
+a change inside the default tolerance is "no effect", not a win. A case that ran
+other params than the as-reported run (not set by a fix) is a variant, shown
+apart (findings_variants.py).
 
     python -m gpu_budget findings tiny.json [real.json ...] [gpu.json ...] -o FINDINGS.md
 
@@ -51,6 +53,7 @@ from gpu_budget.model.result import Note, Result, Verdict
 from gpu_budget.report.findings_gpu import GpuReport, gpu_lines, gpu_table, pick
 from gpu_budget.report.findings_pairs import AS_REPORTED, Pair, cell, fix_verdict, pairs, skip_verdict, split_lines
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
+from gpu_budget.report.findings_variants import variant_lines
 from gpu_budget.report.markdown_text import code, inline, prose
 from gpu_budget.report.memtests import Declared, controls, declared, registered
 from gpu_budget.report.order import scale_order
@@ -235,8 +238,10 @@ def _scenario_lines(scenario: str, entries: list[Pair], reproduced: list[Reprodu
         return lines + note_lines(notes) + table
     if reproduced:
         lines += _reproduced_table(reproduced)
-    lines += _pairs_table(entries) + _fix_docs(entries, docs)
-    split = split_lines(entries, found)
+    fixes = [e for e in entries if not e.knobs]
+    lines += (_pairs_table(fixes) if fixes else []) + variant_lines([(None, e) for e in entries if e.knobs])
+    lines += _fix_docs(entries, docs)
+    split = split_lines(fixes, found)
     if split:
         lines += split + [""]
     return lines + note_lines(notes) + table

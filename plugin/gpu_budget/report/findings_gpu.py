@@ -24,6 +24,7 @@ from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result, Verdict
 from gpu_budget.report.findings_pairs import Pair, bounded_saving, cell, died_of_memory, pairs, split_lines
+from gpu_budget.report.findings_variants import variant_lines
 from gpu_budget.report.memtests import controls
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.reports import Report
@@ -63,7 +64,7 @@ class GpuReport:
     def compared(self) -> set[str]:
         """The scenarios of which it compares a measured fix with a measured as-reported run."""
         return {scenario for scenario, entries in pairs(list(self.results)).items()
-                if any(e.compared for e in entries)}
+                if any(e.compared and not e.knobs for e in entries)}
 
     def narrowed(self, keep: Callable[[Result], bool], scope: str) -> GpuReport:
         return replace(self, results=tuple(r for r in self.results if keep(r)), scope=scope)
@@ -158,12 +159,13 @@ def gpu_table(scenario: str, picked: Sequence[GpuReport]) -> list[str]:
     if not rows:
         return []
     scales = sorted({e.scale for _, e in rows}, key=scale_order)
-    lines = [f"On a GPU ({', '.join(scales)} scale; the card, its driver and libraries in each row):", "",
-             ("| card | variant | fixes | scale | metric | as reported | with the fix | saving | verdict "
-              "| reserved: as reported, with the fix (saving) |"),
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [_gpu_row(card, e) for card, e in rows]
-    lines.append("")
+    lines = [f"On a GPU ({', '.join(scales)} scale; the card, its driver and libraries in each row):", ""]
+    fixes = [(card, e) for card, e in rows if not e.knobs]
+    if fixes:
+        lines += [("| card | variant | fixes | scale | metric | as reported | with the fix | saving | verdict "
+                   "| reserved: as reported, with the fix (saving) |"),
+                  "|---|---|---|---|---|---|---|---|---|---|", *(_gpu_row(card, e) for card, e in fixes), ""]
+    lines += variant_lines([(card, e) for card, e in rows if e.knobs])
     return lines + (split + [""] if split else []) + (reported + [""] if reported else [])
 
 

@@ -8,11 +8,12 @@ default): a change inside it is "no effect", not a win.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gpu_budget.declare.fixes import Control
+from gpu_budget.declare.fixes import Control, Fix
 from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.figures import Fields
@@ -20,6 +21,7 @@ from gpu_budget.model.json_value import Json
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Result, Verdict
 from gpu_budget.report.markdown_text import inline
+from gpu_budget.report.memtests import registered
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.row_fields import FixNotes, gated_metric
 from gpu_budget.units import format_size
@@ -38,7 +40,9 @@ class Pair(Fields):
     died of out-of-memory, so its figure is what it held when it died, a lower
     bound of its peak: the saving is at least (at most) the one shown;
     tolerance: the variant row's (None: the scale's default), what a change must
-    pass to be more than noise.
+    pass to be more than noise. knobs: the params the variant ran at other values
+    than the as-reported run and no fix between them sets ("batch_size 8 → 1"):
+    a variant of the scenario, not a fix of it (empty: a fix, or not told: knobs).
     """
 
     scenario: str
@@ -58,6 +62,7 @@ class Pair(Fields):
     before_died: bool = False
     after_died: bool = False
     tolerance: Tolerance | None = None
+    knobs: tuple[str, ...] = ()
 
     @property
     def compared(self) -> bool:
@@ -151,14 +156,44 @@ def _reference(rows: list[Result]) -> Result | None:
     return next((r for r in measured if r.label == AS_REPORTED), None) or next((r for r in measured if not r.fixes), None)
 
 
-def _pair(row: Result, ref: Result | None) -> Pair:
+def _json(value: Json) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def knobs(row: Result, ref: Result, library: Mapping[str, Fix]) -> tuple[str, ...]:
+    """The params `row` ran at other values than `ref`, its as-reported run, that no fix between them sets (one
+    either row applies and the other does not), each as "name before → after": a variant of the scenario (another
+    batch size, longer clips), not a fix of it. Empty where it is a fix, and where it cannot be told: a row without
+    params (a report from before rows carried them), or a fix between them not registered here (its params unknown)."""
+    if row.params is None or ref.params is None:
+        return ()
+    between = set(row.fixes) ^ set(ref.fixes)
+    if not between <= set(library):
+        return ()
+    unset = object()
+    out = []
+    for name in sorted(set(row.params) | set(ref.params)):
+        before, after = ref.params.get(name, unset), row.params.get(name, unset)
+        shown = ["unset" if value is unset else _json(value) for value in (before, after)]
+        if shown[0] == shown[1]:
+            continue
+        set_by = [fix for fix in between if name in library[fix].params and
+                  _json(library[fix].params[name]) == shown[1 if fix in row.fixes else 0]]
+        if not set_by:
+            out.append(f"{name} {shown[0]} → {shown[1]}")
+    return tuple(out)
+
+
+def _pair(row: Result, ref: Result | None, library: Mapping[str, Fix]) -> Pair:
     """The variant `row` beside the reference `ref` (None where the scale has none)."""
     variant = row.label or ", ".join(row.fixes) or row.nodeid.rsplit("/", 1)[-1]  # an unlabelled run: its test
     base = Pair(row.scenario, row.scale, variant, tuple(row.fixes), row.nodeid, row.info,
                 verdict="", main_before=None if ref is None else ref.peaks.ram, main_after=row.peaks.ram,
-                reserved_before=None if ref is None else ref.peaks.vram_reserved, reserved_after=row.peaks.vram_reserved)
+                reserved_before=None if ref is None else ref.peaks.vram_reserved, reserved_after=row.peaks.vram_reserved,
+                knobs=() if ref is None else knobs(row, ref, library))
     if row.verdict == Verdict.SKIPPED:
-        return Pair(base.scenario, base.scale, base.variant, base.fixes, base.test, base.facts, skip_verdict(row))
+        return Pair(base.scenario, base.scale, base.variant, base.fixes, base.test, base.facts, skip_verdict(row),
+                    knobs=base.knobs)
     if row.verdict == Verdict.ERROR or ref is None:
         metric = gated_metric(row.peaks)
         verdict = f"error: {row.message[:120]}" if row.verdict == Verdict.ERROR else "no as-reported run to compare"
@@ -182,8 +217,10 @@ def pairs(results: list[Result]) -> dict[str, list[Pair]]:
     """Per scenario and scale: each measured variant beside the scenario's as-reported measurement.
 
     The reference is the row labelled "as-reported" (measured once per session
-    by the scenario's own test), else the row without fixes.
+    by the scenario's own test), else the row without fixes. A row that ran other
+    params than the reference, not set by a fix, is a variant of it (Pair.knobs).
     """
+    library = registered(results)
     groups: dict[tuple[str, str], list[Result]] = defaultdict(list)
     for row in results:
         groups[(row.scenario, row.scale)].append(row)
@@ -192,7 +229,7 @@ def pairs(results: list[Result]) -> dict[str, list[Pair]]:
         ref = _reference(rows)
         for row in rows:
             if row is not ref and row.label != AS_REPORTED:  # the reference itself: in findings.failures()
-                out[scenario].append(_pair(row, ref))
+                out[scenario].append(_pair(row, ref, library))
     return out
 
 
@@ -204,7 +241,7 @@ def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: st
     for control, split in controls.items():
         fix, alone, short, rest = split.of, split.alone, split.short, split.rest
         for scale in sorted({e.scale for e in entries}, key=scale_order):
-            by = {e.variant: e for e in entries if e.scale == scale and e.before and e.after is not None}
+            by = {e.variant: e for e in entries if e.scale == scale and e.before and e.after is not None and not e.knobs}
             if fix not in by or control not in by or by[fix].metric != by[control].metric:
                 continue
             if by[fix].after_died or by[control].after_died:
