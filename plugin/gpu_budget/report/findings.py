@@ -197,10 +197,8 @@ def _reproduced_table(reproduced: list[Reproduced]) -> list[str]:
 
 
 def _pair_line(e: Pair) -> str:
-    main = "-" if e.main_before is None and e.main_after is None else \
-        f"{format_size(e.main_before)}, {format_size(e.main_after)}"
     return (f"| {cell(e.variant)} | {cell(', '.join(e.fixes) or '-')} | {e.scale} | {e.metric or '-'} | {e.as_reported} "
-            f"| {e.with_fix} | {e.saving} | {cell(e.verdict)} | {main} |")
+            f"| {e.with_fix} | {e.saving} | {cell(e.verdict)} | {e.main} |")
 
 
 def _pairs_table(entries: list[Pair]) -> list[str]:

@@ -38,7 +38,8 @@ class Pair(Fields):
     main_*: the main process's RAM; reserved_*: the GPU memory the allocator
     reserved; before_died / after_died: the as-reported run / the variant's run
     died of out-of-memory, so its figure is what it held when it died, a lower
-    bound of its peak: the saving is at least (at most) the one shown;
+    bound of its peak: the saving is at least (at most) the one shown; after_failed:
+    the variant's child failed (an error row), so its figures are what it held then;
     tolerance: the variant row's (None: the scale's default), what a change must
     pass to be more than noise. knobs: the params the variant ran at other values
     than the as-reported run and no fix between them sets ("batch_size 8 → 1"):
@@ -63,6 +64,7 @@ class Pair(Fields):
     after_died: bool = False
     tolerance: Tolerance | None = None
     knobs: tuple[str, ...] = ()
+    after_failed: bool = False
 
     @property
     def compared(self) -> bool:
@@ -83,12 +85,23 @@ class Pair(Fields):
     @property
     def with_fix(self) -> str:
         """The variant's figure's cell (held_cell)."""
-        return held_cell(self.after, self.after_died)
+        return held_cell(self.after, self.after_died, self.after_failed)
+
+    @property
+    def main(self) -> str:
+        """The main process's figures, as reported and with the variant (held_cell); "-" where neither is held."""
+        if self.main_before is None and self.main_after is None:
+            return "-"
+        return (f"{held_cell(self.main_before, self.before_died)}, "
+                f"{held_cell(self.main_after, self.after_died, self.after_failed)}")
 
 
-def held_cell(figure: int | None, died: bool) -> str:
-    """A run's figure as a table shows it: marked where the run died of out-of-memory (what it held then)."""
-    return format_size(figure) + (" when it died of OOM" if died and figure is not None else "")
+def held_cell(figure: int | None, died: bool, failed: bool = False) -> str:
+    """A run's figure as a table shows it: marked where the run died of out-of-memory, or otherwise failed (what it
+    held then, not its peak)."""
+    if figure is None or not (died or failed):
+        return format_size(figure)
+    return format_size(figure) + (" when it died of OOM" if died else " when it failed")
 
 
 def cell(text: str) -> str:
@@ -197,7 +210,9 @@ def _pair(row: Result, ref: Result | None, library: Mapping[str, Fix]) -> Pair:
     if row.verdict == Verdict.ERROR or ref is None:
         metric = gated_metric(row.peaks)
         verdict = f"error: {row.message[:120]}" if row.verdict == Verdict.ERROR else "no as-reported run to compare"
-        return replace(base, metric=metric, after=row.peaks.figure(metric), verdict=verdict)
+        failed = row.verdict == Verdict.ERROR and row.error is not None  # its child failed: figures held then
+        return replace(base, metric=metric, after=row.peaks.figure(metric), verdict=verdict,
+                       after_died=failed and died_of_memory(row), after_failed=failed)
     metric = gated_metric(ref.peaks, row.peaks)
     before, after = ref.peaks.figure(metric), row.peaks.figure(metric)
     reason = not_applied(row)

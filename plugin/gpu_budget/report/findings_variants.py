@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpu_budget.report.findings_pairs import Pair, cell
-from gpu_budget.units import format_size
 
 READS = {"works": "lower", "makes it worse": "higher", "no effect": "no change past the tolerance"}
 
@@ -27,12 +26,10 @@ def change(e: Pair) -> str:
 
 
 def _line(e: Pair, card: str | None) -> str:
-    main = "-" if e.main_before is None and e.main_after is None else \
-        f"{format_size(e.main_before)}, {format_size(e.main_after)}"
     head = f"| {cell(card)} " if card is not None else ""
     return (f"{head}| {cell(e.variant)} | {cell('; '.join(e.knobs))} | {cell(', '.join(e.fixes) or '-')} | {e.scale} "
             f"| {e.metric or '-'} | {e.as_reported} | {e.with_fix} | {change(e)} | {cell(READS.get(e.verdict, e.verdict))} "
-            f"| {main} |")
+            f"| {e.main} |")
 
 
 def variant_lines(entries: Sequence[tuple[str | None, Pair]]) -> list[str]:

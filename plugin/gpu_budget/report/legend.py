@@ -30,6 +30,8 @@ TERMS = (
          "not gated; a baseline marked (main) holds this figure only"),
     Term("VRAM peak", r"\bVRAM peak\b", "peak GPU memory allocated by torch (torch.cuda.max_memory_allocated); "
          "'-' where the case ran without CUDA"),
+    Term("so far", r"\bso far\b", "a figure of a case whose measured child failed (crashed, died of out-of-memory, "
+         "timed out): the peak it reached before it stopped, a lower bound of the run's peak, not a measured one"),
     Term("tensors", r"\btensors [+-]", "the peak of the live CPU tensor bytes torch's ops produced (the CPU's "
          "counterpart of the allocated GPU peak): compared with the baseline beside host RAM, where measured"),
     Term("import floor", r"\bimport floor\b", "the RAM a fresh measured process starts with: the pages of the "

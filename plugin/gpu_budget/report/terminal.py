@@ -229,6 +229,12 @@ def headers(rows: list[Result]) -> list[str]:
     return [*HEADERS[:2], "ranks", *HEADERS[2:]] if any(_ranks(row) != "-" for row in rows) else HEADERS
 
 
+def held(row: Result, figure: int | None) -> str:
+    """A peak as the table shows it: one of a child that failed (crashed, died of out-of-memory, timed out) is what it
+    reached before it stopped, a lower bound of the run's peak, said so (legend "so far"), not a measured peak."""
+    return format_size(figure) + (" so far" if row.error is not None and figure is not None else "")
+
+
 def table_rows(rows: list[Result]) -> list[list[str]]:
     ranked = headers(rows) != HEADERS
     return [
@@ -236,9 +242,9 @@ def table_rows(rows: list[Result]) -> list[list[str]]:
             row.nodeid,
             row.scale,
             *([_ranks(row)] if ranked else []),
-            format_size(row.peaks.ram_tree),
-            format_size(row.peaks.ram),
-            format_size(row.peaks.vram_allocated),
+            held(row, row.peaks.ram_tree),
+            held(row, row.peaks.ram),
+            held(row, row.peaks.vram_allocated),
             _budget(row),
             _baseline(row),
             _change(row),
@@ -344,10 +350,15 @@ def _all_peaks(peaks: Peaks) -> str:
     return ", ".join(f"{label} {format_size(held[k])}" for k, label in PEAK_LABELS.items() if k in held) or "-"
 
 
+def _peaks_of(row: Result) -> str:
+    """'peaks RAM tree ..., RAM main ...'; 'peaks so far ...' where the child failed before its run's end (held)."""
+    return f"peaks {'so far ' if row.error is not None else ''}{_all_peaks(row.peaks)}"
+
+
 def case_line(row: Result) -> str:
     """One line per case, as the test's "gpu-budget" report section lists it (pytest -rA shows it for a pass)."""
     name = row.label or row.scenario
-    line = f"{name} ({row.scale}): {verdict_text(row)}; peaks {_all_peaks(row.peaks)}; budget {_budget(row)}"
+    line = f"{name} ({row.scale}): {verdict_text(row)}; {_peaks_of(row)}; budget {_budget(row)}"
     if row.baseline:
         line += f"; baseline {_baseline(row)}, change {_change(row)}"
     return line
@@ -357,7 +368,7 @@ def case_detail(row: Result) -> list[str]:
     """A case's detail for pytest's report of a failing test (its longrepr, so junitxml and IDEs show it)."""
     lines = [f"case: {row.label or row.scenario} (scenario {row.scenario}, scale {row.scale}, device {row.device or '-'})",
              f"verdict: {verdict_text(row)}",
-             f"peaks: {_all_peaks(row.peaks)}",
+             f"peaks{' so far' if row.error is not None else ''}: {_all_peaks(row.peaks)}",
              f"budget: {_budget(row)}" + (f" ({row.budget_origin})" if row.budget_origin else "")]
     if row.baseline:
         recorded = f" (recorded {row.baseline.recorded})" if row.baseline.recorded else ""
