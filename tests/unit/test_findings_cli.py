@@ -221,3 +221,18 @@ def test_gate_problems_of_another_kind_are_a_usage_error(tmp_path, capsys):
         main([str(path), "-o", str(tmp_path / "FINDINGS.md")])
     assert stopped.value.code == 2
     assert f"findings: error: {path}: holds malformed 'gate_problems'" in capsys.readouterr().err
+
+
+def test_a_budget_declared_without_an_origin_does_not_say_the_run_predates_origins(tmp_path, monkeypatch):
+    """A fresh row of a mark that declares no origin read as an old report's: "- tiny: 500.00 MiB, origin not declared:
+    what its verdict shows is not stated (origin as `t.py` declares it now; the run predates recorded origins)"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.py").write_text("import pytest\n\n@pytest.mark.gpu_budget(ram='500 MiB')\ndef test_train(gpu_budget):\n"
+                                   "    pass\n")
+    rows = [{**own("train", "as-reported"), "budget": {"ram": 500 * MiB}, "budget_origin": None},
+            own("train", "lora", ["lora"])]
+    (tmp_path / "r.json").write_text(json.dumps({"version": 3, "results": rows}))
+    assert main(["r.json", "-o", "F.md"]) == 0
+    text = (tmp_path / "F.md").read_text()
+    assert "- tiny: 500.00 MiB, origin not declared: what its verdict shows is not stated\n" in text
+    assert "predates" not in text

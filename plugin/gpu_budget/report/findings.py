@@ -150,6 +150,8 @@ def origin_line(row: Result) -> str:
         origin, now = found.origin, found.budget
         suffix = f" (origin as `{row.nodeid.split('::')[0]}` declares it now; the run predates recorded origins"
         suffix += f", and was judged against {format_size(budget)})" if now != budget else ")"
+        if origin is None:  # declared neither then nor now: nothing dates the row, its own budget stands
+            now, suffix = budget, ""
     if now is None:
         return f"- {row.scale}: no budget{suffix}"
     size = format_size(now) + (f" ({now / 1e9:g} GB)" if origin in ("write-up", "card") else "")
