@@ -54,3 +54,13 @@ def test_a_second_run_without_fixes_or_label_is_named_by_its_test():
     """A scenario's gated run `measure(S)` beside its labelled as-reported test read as a fix with no name: "|  | - |"."""
     plain = {**row(None, [], 301 * MiB), "nodeid": "memtests/test_s.py::test_gated"}
     assert set(by_variant(row("as-reported", [], 300 * MiB), plain)) == {"test_s.py::test_gated"}
+
+
+def test_an_as_reported_run_that_died_of_memory_shows_its_figures_as_what_it_held_then(tmp_path):
+    """Before, its "as reported" row read as a measured peak: "| tiny | ram_tree | 300.00 MiB | 300.00 MiB | - | ..."."""
+    path, out = tmp_path / "r.json", tmp_path / "F.md"
+    rows = [row("as-reported", [], 300 * MiB, True), row("lower", ["lower"], 200 * MiB)]
+    path.write_text(json.dumps({"version": 3, "results": rows}))
+    assert main([str(path), "-o", str(out)]) == 0
+    assert ("| tiny | ram_tree | 300.00 MiB when it died of OOM | 300.00 MiB when it died of OOM | - | - | - "
+            "| over-budget |") in out.read_text()

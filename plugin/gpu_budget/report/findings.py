@@ -51,7 +51,7 @@ from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import Note, Result, Verdict
 from gpu_budget.report.findings_gpu import GpuReport, gpu_lines, gpu_table, pick
-from gpu_budget.report.findings_pairs import AS_REPORTED, Pair, cell, fix_verdict, pairs, skip_verdict, split_lines
+from gpu_budget.report.findings_pairs import AS_REPORTED, Pair, cell, died_of_memory, fix_verdict, held_cell, pairs, skip_verdict, split_lines
 from gpu_budget.report.findings_sweep import across_releases, sweep_table
 from gpu_budget.report.findings_variants import variant_lines
 from gpu_budget.report.markdown_text import code, inline, prose
@@ -114,7 +114,8 @@ class Reproduced:
         """Its row of the scenario's "as reported" table."""
         over = "-" if self.over is None else f"{self.over:+.1%}"
         growth = "-" if self.growth is None else f"{format_size(self.growth)}"
-        return (f"| {self.row.scale} | {self.metric or '-'} | {format_size(self.peak)} | {format_size(self.main)} | "
+        died = died_of_memory(self.row)  # what it held when it died: a lower bound of its peak
+        return (f"| {self.row.scale} | {self.metric or '-'} | {held_cell(self.peak, died)} | {held_cell(self.main, died)} | "
                 f"{format_size(self.budget)} | {over} | {growth} | {cell(self.verdict)} |")
 
 
