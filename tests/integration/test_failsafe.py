@@ -235,3 +235,29 @@ def test_a_file_where_the_baselines_folder_should_be_is_named_not_recorded_over(
     for blocked in (tmp_path / "baselines", tmp_path / "linked"):
         assert _findings(rows=[ran], ci=True, folder=blocked / "cpu-x86_64") == [
             f"no baselines folder {blocked / 'cpu-x86_64'}: {blocked} is a file or a dead link, not a folder"]
+
+
+KILLS_ITS_SESSION = '''
+import os, signal, time
+
+def kills_its_session(ctx):
+    """Kills the session that asked for this child (the OOM killer picking an xdist worker mid-measure)."""
+    os.kill(int(os.environ["GPU_BUDGET_OWNER"].split(":")[0]), signal.SIGKILL)
+    time.sleep(30)
+'''
+
+
+def test_a_worker_killed_mid_measure_is_not_said_to_have_missed_measure(project_of):
+    """The worker's death loses its case's row: the gate names the test as failed without one, and the fail-safe's
+    line counts it there instead of saying that none reached measure() (it did)."""
+    pytester = project_of(KILLS_ITS_SESSION)('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_killed(gpu_budget):
+            gpu_budget.measure(Scenario(name="k", run="runners:kills_its_session"))
+    ''')
+    result = run(pytester, "-n", "1")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "reached measure()" not in out
+    result.stdout.fnmatch_lines([("*1 memory-budget test(s) selected, none measured: 1 failed without a row in the "
+                                  "table (named in the gate's failure)*")])

@@ -27,12 +27,14 @@ def required(reason: str) -> str:
 
 def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_gpu: bool, ci: bool, update: bool,
                      folder: Path | None, hardware_key: str | None, cuda: Callable[[], bool],
-                     interrupted: bool = False, collected: int = 0) -> list[str]:
+                     interrupted: bool = False, collected: int = 0, without_rows: int = 0) -> list[str]:
     """What the fail-safe finds. `probes` counts unjudged children (peak()); `folder` is this hardware's baselines
     folder (None: no hardware read), `hardware_key` its key; `cuda` probes the device lazily; `interrupted`: the
     session was stopped (Ctrl-C, SIGTERM), maybe inside a case's measure(); `collected`: the budget tests collected
     before any deselection (-k, -m), so a selection that left none is not said to have collected none; an
-    interrupted xdist controller, whose workers never sent theirs, is not said to have collected none either."""
+    interrupted xdist controller, whose workers never sent theirs, is not said to have collected none either;
+    `without_rows`: the budget tests pytest failed that left no row (failed_without_rows names them): one may have
+    died inside measure() (its xdist worker killed), so none is said not to have reached it."""
     found = []
     measured = [r for r in rows if r.measured]  # a measured child ran (even if it crashed)
     if not selected and collected:
@@ -46,7 +48,10 @@ def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_
     elif not measured and not probes:
         reasons = Counter(r.message for r in rows if r.verdict in (Verdict.SKIPPED, Verdict.ERROR))
         stopped = "the session was interrupted before any case was measured" if interrupted else "none reached measure()"
-        detail = "; ".join(f"{n} x {why}" for why, n in reasons.most_common()) or stopped
+        said = [f"{n} x {why}" for why, n in reasons.most_common()]
+        if without_rows:
+            said.append(f"{without_rows} failed without a row in the table (named in the gate's failure)")
+        detail = "; ".join(said) or stopped
         found.append(f"{selected} memory-budget test(s) selected, none measured: {detail}")
     if require_gpu and not cuda():
         needed = sum(1 for r in rows if REQUIRED in r.message or "needs a CUDA GPU" in r.message)
@@ -73,6 +78,12 @@ def interrupted(selected: int, rows: list[Result], why: str = "Ctrl-C, SIGTERM")
     return (f"the session was interrupted ({why}) after {reported}{of} selected memory-budget "
             f"test{'' if (selected or reported) == 1 else 's'} reported: the table, the JSON report and the step "
             "summary hold theirs only")
+
+
+def without_rows_in(problems: Iterable[str]) -> int:
+    """How many budget tests failed without a row, read back from failed_without_rows's line among `problems`."""
+    line = next((p for p in problems if f" {WITHOUT_ROWS}: " in p), None)
+    return 0 if line is None else int(line.partition(" ")[0])
 
 
 def failed_without_rows(failed: Mapping[str, str], budget_tests: Iterable[str], rows: list[Result]) -> str | None:

@@ -250,7 +250,8 @@ class BudgetSession:
         return failsafe.nothing_measured(
             selected=self.data.selected, rows=self.data.rows, probes=self.data.probes, require_gpu=opts.require_gpu,
             ci=self.ci, update=opts.update, folder=self.machine.folder(), collected=sum(map(len, self.data.collected.values())),
-            hardware_key=None if store is None else store.hardware_key, cuda=cuda, interrupted=interrupted)
+            hardware_key=None if store is None else store.hardware_key, cuda=cuda, interrupted=interrupted,
+            without_rows=failsafe.without_rows_in(self.problems))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
