@@ -73,7 +73,7 @@ def tree_bound(phases: Sequence[PhaseRecord]) -> str | None:
     trees = [p.tree for p in phases if p.tree is not None]
     if not trees:
         return None
-    polled = sum(t.exited - t.reported for t in trees)
+    polled = sum(t.exited - t.reported - t.unread for t in trees)  # read at least once, then gone unreported
     unread = sum(t.unread for t in trees)
     if not polled and not unread:
         return ("exact per process (every descendant seen was read alive at a phase end or reported at its exit; one "

@@ -643,7 +643,7 @@ def _reading(procs: list[Descendant], peak: int, windows: int, gap: float | None
             processes=len(procs),
             exited=sum(not p.alive for p in procs),
             reported=sum(p.reported for p in procs),
-            unread=sum(p.shared is None and not p.whole for p in procs),
+            unread=sum(not p.seen and not p.alive for p in procs),  # its VmHWM never read: it added nothing
             max_gap=gap,
             windows=windows,
             whole={p.pid: p.hwm for p in procs if p.whole},

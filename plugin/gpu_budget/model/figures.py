@@ -161,7 +161,7 @@ class TreeReading(Versioned):
     processes: int = 0  # descendants seen in the phase
     exited: int = 0  # of them, gone before its end: their figure is from the last read before they exited
     reported: int = 0  # of the exited, those that reported their own figures as they exited (exact)
-    unread: int = 0  # of them, gone before their shared pages could be read: counted as adding nothing
+    unread: int = 0  # of them, gone before their VmHWM was ever read: counted as adding nothing
     max_gap: float | None = None  # the longest time between two reads in the phase (an exiting descendant's blind spot)
     windows: int = 0  # polls in the phase: each one a window whose sum is a candidate for the peak
     whole: Mapping[int, int] = field(default_factory=dict)  # pid -> phase peak of each whole-counted process
