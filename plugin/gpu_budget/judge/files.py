@@ -19,6 +19,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator, Mapping
@@ -369,6 +370,7 @@ def _locked(path: Path) -> Iterator[None]:
             raise
         os.close(fd)  # its holder removed it while this one waited: lock the file now at the path
     try:
+        _remove_left_temps(path)
         yield
     finally:
         try:
@@ -376,6 +378,25 @@ def _locked(path: Path) -> Iterator[None]:
                 os.unlink(name)
         finally:
             os.close(fd)  # closing releases the lock, after the file is gone from the path
+
+
+_TEMP_TOKEN = 4  # bytes of randomness in a temp file's name (_temp_path): 8 hex digits
+
+
+def _temp_path(path: Path) -> Path:
+    """A fresh temp file's name for a write of `path`: beside it, hidden, and not a `*.json`."""
+    return path.parent / f".{path.name}.{secrets.token_hex(_TEMP_TOKEN)}.tmp"
+
+
+def _remove_left_temps(path: Path) -> None:
+    """Remove the temp files of `path` that a writer killed between its write and its rename left beside it. Called
+    holding the file's lock, under which no other writer of it is mid-write; another file's temp files are left."""
+    left = re.compile(rf"\.{re.escape(path.name)}\.[0-9a-f]{{{2 * _TEMP_TOKEN}}}\.tmp")
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path.parent):
+            if left.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
 
 
 def _fitting(path: Path, text: str) -> bytes:
@@ -394,7 +415,7 @@ def _write_atomic(path: Path, data: JsonObject) -> None:
     baseline follows the umask (and a folder's default ACL), where mkstemp's would be 0600."""
     raw = _fitting(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
     while True:
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        tmp = _temp_path(path)
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
         except FileExistsError:
