@@ -206,8 +206,10 @@ def test_failsafe_rules_as_plain_data():
     assert _findings(rows=[skipped, skipped]) == ["2 memory-budget test(s) selected, none measured: 2 x needs a CUDA GPU"]
     assert _findings(rows=[skipped], probes=1) == []
     assert _findings() == ["2 memory-budget test(s) selected, none measured: none reached measure()"]
+    # interrupted inside the first case's measure(): that case was measured until then, and keeps no row
     assert _findings(interrupted=True) == [("2 memory-budget test(s) selected, none measured: the session was "
-                                            "interrupted before any case was measured")]
+                                            "interrupted before any case's measurement ended (one stopped "
+                                            "mid-measure keeps no row)")]
     assert _findings(rows=[ran]) == []
     assert _findings(selected=0)[0].startswith("no memory-budget test was collected")
     # an xdist controller learns its selection from workers that finish: interrupted first, it knows of none

@@ -47,7 +47,8 @@ def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_
                      "or fixture): the gate measured nothing")
     elif not measured and not probes:
         reasons = Counter(r.message for r in rows if r.verdict in (Verdict.SKIPPED, Verdict.ERROR))
-        stopped = "the session was interrupted before any case was measured" if interrupted else "none reached measure()"
+        stopped = ("the session was interrupted before any case's measurement ended (one stopped mid-measure keeps no "
+                   "row)" if interrupted else "none reached measure()")
         said = [f"{n} x {why}" for why, n in reasons.most_common()]
         if without_rows:
             said.append(f"{without_rows} failed without a row in the table (named in the gate's failure)")
