@@ -61,3 +61,50 @@ def test_a_tool_cut_off_by_its_timeout_takes_its_build_with_it(tmp_path, monkeyp
     for pid in left:  # not to leave it behind this test either
         os.kill(pid, 9)
     assert not left, f"the build the tool started runs on: {left}"
+
+
+MAKER = '''
+import sys
+from pathlib import Path
+from gpu_budget.isolate.environment import make
+
+make(["gbslow==1.0"], Path(sys.argv[1]))
+'''
+
+
+def test_a_tool_whose_session_is_killed_mid_build_ends_with_its_build(tmp_path, monkeypatch):
+    """The process making the environment SIGKILLed (the OOM killer, a CI job's hard stop, pytest-timeout's thread
+    method ending pytest) runs no cleanup: the installer and its build ran on for their whole length, for nobody."""
+    import signal
+    import subprocess
+    import sys
+
+    from gpu_budget.measure.procfs import read_family, read_stat
+
+    def running(pid: int) -> bool:  # a zombie has ended: init reaps it
+        family = read_family(pid)
+        return family is not None and not family.zombie
+
+    links = offline(monkeypatch, tmp_path / "links")
+    pids = tmp_path / "builds.txt"
+    write_sdist(links, pids)
+    maker = subprocess.Popen([sys.executable, "-c", MAKER, str(tmp_path / "envs")])
+    try:
+        deadline = time.monotonic() + 90
+        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pids.exists(), "the build never started"
+        build = int(pids.read_text().split()[0])
+        tool = read_stat(build).ppid  # the installer that runs the build
+        maker.send_signal(signal.SIGKILL)
+        maker.wait()
+        deadline = time.monotonic() + 15
+        while any(running(p) for p in (build, tool)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [p for p in (build, tool) if running(p)]
+    finally:
+        if maker.poll() is None:
+            maker.kill()
+    for pid in left:  # not to leave them behind this test either
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"outlived the killed process that made the environment: {left}"
