@@ -420,7 +420,39 @@ def cards_page() -> list[str]:
         named = re.split(r"[,;] ", re.sub(r" \([^)]*\)", "", sources))  # each source, less what it says in brackets
         unnamed = [source for source in named if not re.fullmatch(r"[\w.-]+/[\w.-]+#\d+", source)]
         assert not unnamed, f"{name}: each source is a public thread (owner/repo#N), not {unnamed}"
-    return [*rows, *_h100_runs_the_a100(), 'give the card as a size instead (`card="14.56 GiB"`)']
+        _each_figure_sourced(name, row)
+    return [*rows, *_a10g_derived(), *_h100_runs_the_a100(), 'give the card as a size instead (`card="14.56 GiB"`)']
+
+
+A10_SMI_MIB = 23028  # nvidia-smi's total on an A10 (modal-labs/modal-client#2797)
+
+
+def _a10g_derived() -> list[str]:
+    """The A10G's capacity is an A10's printed figure, the paragraph says why: the A10G's 2022 figure is the A10's
+    nvidia-smi total, to the hundredth of a GiB torch prints."""
+    from gpu_budget.units import format_size
+
+    assert format_size(A10_SMI_MIB * MiB) == "22.49 GiB"
+    return shows(document(CARDS_PAGE),
+                 f"its 22.49 GiB of 2022 is the {A10_SMI_MIB} MiB that nvidia-smi totals on an A10",
+                 f"the table takes what an A10 printed, {_capacity('A10G')} (vllm-project/vllm#928)")
+
+
+def _each_figure_sourced(name: str, row: str) -> None:
+    """Each thread of a row cites in brackets the figure it prints (to a hundredth of a GiB, or deviceQuery's bytes),
+    and every figure of the row, the capacity and the others seen, is one a thread cites: a figure no thread shows
+    (a range's end, a capacity taken from a sibling card) is no source of the table's."""
+    from gpu_budget.units import format_size
+
+    _, _, capacity, others, sources = row.lstrip("| ").rstrip(" |").split(" | ")
+    notes = re.findall(r"[\w.-]+/[\w.-]+#\d+(?: \(([^)]*)\))?", sources)
+    bytes_cited = [format_size(int(n.replace(",", ""))) for n in re.findall(r"([\d,]{5,}) bytes", sources)]
+    figures = {*re.findall(r"\d+\.\d\d", " ".join(notes)), *(b.removesuffix(" GiB") for b in bytes_cited)}
+    bare = [note for note in notes if not re.search(r"\d+\.\d\d|[\d,]{5,} bytes", note)]
+    assert not bare, f"{name}: each thread cites in brackets the figure it prints, not {bare}"
+    shown = re.findall(r"\d+\.\d\d", f"{capacity} {others}")
+    unsourced = [figure for figure in shown if figure not in figures]
+    assert not unsourced, f"{name}: {unsourced} GiB printed by none of its threads ({sorted(figures)})"
 
 
 H100_REPORT = "benchmarks/results/gpu-h100-tiny-s3s5-1.report.json"  # this project's H100 (docs/gpu-results.md)

@@ -4,6 +4,7 @@ One test per checker of doc_checkers.py (the sweep, test_figure_sweep.py, runs t
 """
 
 from doc_checkers import (
+    cards_page,
     declaring_command_noise,
     gpu_kit_on_cpu,
     gpu_validation_limits,
@@ -45,3 +46,8 @@ def test_the_measured_figures_are_the_committed_runs():
 
 def test_the_command_noise_paragraph_is_the_committed_run():
     declaring_command_noise()
+
+
+def test_each_card_figure_is_one_its_threads_print():
+    """docs/cards.md: the capacity is model/card.py's, and every figure of a row is one a named thread prints."""
+    cards_page()

@@ -44,7 +44,8 @@ class Card:
         return cls(name, int(capacity))
 
 
-# CUDA's total_memory of each card, as torch prints it in an out-of-memory message (docs/cards.md: the sources)
+# CUDA's total_memory of each card, as torch prints it in an out-of-memory message (docs/cards.md: the sources; the
+# A10G's is what an A10, the same memory, printed)
 CARDS: Mapping[str, float] = {
     "T4": 14.75,
     "L4": 22.05,
