@@ -23,6 +23,7 @@ from benchmarks import (
     fidelity,
     gate_levers,
     gate_order,
+    growth_arenas,
     growth_catalogue,
     growth_long,
     growth_noise,
@@ -59,6 +60,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("growth_long", growth_long),  # 5g
     ("growth_noise", growth_noise),  # 5h
     ("growth_s5", growth_s5),  # 5i
+    ("growth_arenas", growth_arenas),  # 5j
     ("suite", suite),  # 6
     ("gate_levers", gate_levers),  # 6b
     ("gate_order", gate_order),  # 6c

@@ -14,6 +14,7 @@ pytest sessions of a Trainer script, over ten minutes on a busy machine).
     python -m benchmarks.run --only growth_long                # the growth rule over runs of 40 to 200 steps
     python -m benchmarks.run --only growth_noise               # the growth rule on noisy steps, before and now
     python -m benchmarks.run --only growth_s5                  # the CPU gate's growth case, 15 sessions
+    python -m benchmarks.run --only growth_arenas              # what S1's clean Trainer script grows by, 8 sessions
     python -m benchmarks.run --only stored_spread              # noisy cases recorded over N runs, then judged
     python -m benchmarks.run --only against                    # --gpu-budget-against and bisect in a git repo
     python -m benchmarks.run --only sweep_cost                 # environments made, a sweep's false alarms and wall time
@@ -47,6 +48,7 @@ SECTIONS = {  # section -> module (the order they run in)
     "growth_long": "benchmarks.growth_long",
     "growth_noise": "benchmarks.growth_noise",
     "growth_s5": "benchmarks.growth_s5",
+    "growth_arenas": "benchmarks.growth_arenas",
     "stored_spread": "benchmarks.stored_spread",
     "against": "benchmarks.against_base",
     "sweep_cost": "benchmarks.sweep_cost",
@@ -60,11 +62,13 @@ SECTIONS = {  # section -> module (the order they run in)
 }
 # setups needs the environments it emulates; command_noise runs 21 pytest sessions of a Trainer script (~8-15 min);
 # growth runs 21 pytest sessions of the growth catalogue (about 45 min on a shared 2-core host), growth_long 12
-# sessions of 40 to 200 steps (4 of each length), growth_s5 15 sessions of one case; stored_spread about 55 pytest sessions
+# sessions of 40 to 200 steps (4 of each length), growth_s5 15 sessions of one case, growth_arenas 8 sessions of seven
+# S1 cases (about 4 min each on a loaded 2-core host); stored_spread about 55 pytest sessions
 # of two noisy cases (17 min there), against 33 pytest runs, 20 of them comparing two revisions (32 min there);
 # sweep_cost makes 6 environments and runs 20 pytest sessions (17 min there); gate_order runs the whole tiny gate
 # 11 times (27 min there)
 DEFAULT = [s for s in SECTIONS if s not in ("suite", "setups", "command_noise", "growth", "growth_long", "growth_s5",
+                                            "growth_arenas",
                                             "stored_spread", "against",
                                             "sweep_cost", "gate_order", "session_endings")]
 
