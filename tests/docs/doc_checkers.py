@@ -338,6 +338,49 @@ def declaring_growth_s5() -> list[str]:
     return shows(section(DECLARING, "- `steps=", "- `gpu_budget.measure("), *growth_s5_snippets())
 
 
+GROWTH_ARENAS_RUN = "benchmarks/results/growth_arenas.json"
+
+
+def growth_arenas_snippets() -> list[str]:
+    """What S1's clean Trainer script grows by, in the steps= paragraph: the committed arenas run (RESULTS 5j), and
+    how often the catalogue's clean 10-step runs of it read growth past the allowance (RESULTS 5c)."""
+    from benchmarks.growth_arenas import summary
+    from benchmarks.growth_catalogue import clean_runs, growth_of
+    from gpu_budget.judge import growth
+
+    run = load(GROWTH_ARENAS_RUN)
+    s = summary(run)
+    n = len(run["sessions"])
+    counted, numpy = s["arenas counted, 30 steps"], s["arenas counted, data in numpy format, 10 steps"]
+    long, short, malloc = s["as is, 30 steps"], s["as is, 10 steps"], s["PYTHONMALLOC=malloc, 10 steps"]
+    (leak,) = [c for label, c in s.items() if "kept" in label]
+    s1 = [growth_of(r) for r in clean_runs(load(GROWTH_RUN)) if r["case"].startswith("S1 Trainer script")]
+    past = [g for g in s1 if g > growth.RAM_ALLOWANCE]
+
+    def mib(values: list[float]) -> str:
+        return f"{min(values) / MiB:.1f}-{max(values) / MiB:.1f} MiB"
+
+    return [f"([RESULTS.md 5j](../benchmarks/RESULTS.md), {n} fresh sessions)",
+            (f"its arenas rose by {min(counted['added'])} to {max(counted['added'])} over step 1's "
+             f"({min(counted['by_10'])} to {max(counted['by_10'])} of them by step 10"),
+            f"the most reached by step {max(counted['most_at'])}",
+            f"its steps' host RAM rose {mib(long['rise'])} over step 2's",
+            (f"handed its data in numpy format it added at most {words(max(numpy['added']))} "
+             f"arena{'' if max(numpy['added']) == 1 else 's'} and its steps rose at most {max(numpy['rise']) / MiB:.1f} MiB"),
+            (f"{len(past)} of {len(s1)} clean 10-step runs of it read growth past the allowance, up to "
+             f"{max(past) / MiB:.2f} MiB/step"),
+            (f"at 30 steps it read steady in {long['sessions'] - long['grows']} of {long['sessions']} sessions "
+             f"(at 10 in {short['sessions'] - short['grows']} of {short['sessions']})"),
+            f"keeping {run['leak_mib']} MiB/step failed in {leak['breaks']} of {leak['sessions']}",
+            (f"its steps still rose up to {max(malloc['rise']) / MiB:.1f} MiB over 10 steps (as is up to "
+             f"{max(short['rise']) / MiB:.1f}), and its peak was {mib(malloc['peaks'])} against {mib(short['peaks'])}")]
+
+
+def declaring_growth_arenas() -> list[str]:
+    """The steps= paragraph's sentences on what S1's clean Trainer script grows by (growth_arenas_snippets)."""
+    return shows(section(DECLARING, "- `steps=", "- `gpu_budget.measure("), *growth_arenas_snippets())
+
+
 # -- docs/against.md: what --gpu-budget-against costs and catches, and a bisect's gate runs ---------------
 
 AGAINST = "docs/against.md"

@@ -9,6 +9,7 @@ them reads steady, and the catalogue's largest leak still fails at that length.
 import json
 
 import pytest
+from doc_checkers import GROWTH_ARENAS_RUN, declaring_growth_arenas
 from doc_figures import ROOT
 
 from benchmarks.growth_arenas import CASES, summary
@@ -16,7 +17,7 @@ from benchmarks.growth_arenas import CASES, summary
 
 @pytest.fixture(scope="module")
 def run() -> dict:
-    return json.loads((ROOT / "benchmarks/results/growth_arenas.json").read_text())
+    return json.loads((ROOT / GROWTH_ARENAS_RUN).read_text())
 
 
 def test_the_run_is_complete_with_every_case_in_every_session(run):
@@ -44,3 +45,6 @@ def test_a_run_past_the_filling_reads_steady_and_still_fails_the_leak(run):
     (leak,) = [c for label, c in s.items() if "kept" in label]
     assert leak["breaks"] == leak["sessions"]
 
+
+def test_the_paragraph_is_the_committed_run():
+    declaring_growth_arenas()
