@@ -280,7 +280,7 @@ def saved_estimate(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("given", [[S5_SPEC], ["--cuda"], ["--validate"], ["--steps", "3"], ["--json", "x.json"]])
+@pytest.mark.parametrize("given", [[S5_SPEC], ["--cuda"], ["--validate"], ["--steps", "3"], ["--json", "x.json"], ["--card", "T4"]])
 def test_render_refuses_what_it_would_ignore(given, tmp_path, capsys):
     """Before: `--render v.json CASE --cuda ...` printed the saved tables, exit 0, the case never estimated and the
     options dropped without a word."""

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from gpu_budget.declare.params import Json
 from gpu_budget.declare.scenario import Scenario
+from gpu_budget.estimate.card_room import CardError, CardRoom, card_room
 from gpu_budget.estimate.cases import FORM, CaseError, load_case, source
 from gpu_budget.estimate.rows import EstimateOutput, EstimateRow
 from gpu_budget.estimate.tables import render_output
@@ -158,6 +159,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--cublas-workspace", type=_size("KiB"), default=None, metavar="SIZE",
                         help="one cuBLAS workspace (a step takes two: forward and backward threads); default 32 MiB, "
                              "torch's on compute capability 9 and later; '8320 KiB' before it; '0' leaves them out (--cuda)")
+    parser.add_argument("--card", default=None, metavar="NAME",
+                        help="a card of docs/cards.md (or its memory, '24 GiB'), as card= names it: each estimate against "
+                             "the card less the CUDA context (--cuda-context, else an allowance), and whether it fits (--cuda)")
     parser.add_argument("--validate", action="store_true",
                         help="also run each case for real in a measured child and report the error (CPU, tiny)")
     parser.add_argument("--steps", type=_steps, default=None,
@@ -180,6 +184,7 @@ class _Request:
     scenarios: dict[str, Scenario]
     cuda_context: int | None
     cublas_workspace: int | None
+    card: CardRoom | None = None
 
 
 def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Request:
@@ -201,12 +206,16 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
     for option, size in (("--cuda-context", args.cuda_context), ("--cublas-workspace", args.cublas_workspace)):
         if size is not None and not args.cuda:  # a CPU estimate is host RAM: a GPU size added to it means nothing
             parser.error(f"{option} {size!r} is a GPU size: it needs --cuda")
+    if args.card is not None and not args.cuda:  # host RAM held against a GPU's memory would answer nothing
+        parser.error(f"--card {args.card!r} holds a GPU estimate against the card: it needs --cuda (without it the "
+                     "estimate is host RAM)")
     try:
         context = parse_size(args.cuda_context) if args.cuda_context else None
         workspace = None if args.cublas_workspace is None else parse_size(args.cublas_workspace)
+        card = None if args.card is None else card_room(args.card, args.scale, context)  # card='s lookup and errors
         cases = _cases(parser, args.cases)
         scenarios = {label: load_case(spec) for label, spec in cases.items()}
-    except (CaseError, SizeError) as exc:
+    except (CaseError, SizeError, CardError) as exc:
         parser.error(str(exc))
     modules = [(f"the module of case {spec}", source(spec)) for spec in cases.values()]
     for option, path in (("-o", args.output), ("--json", args.json)):  # the case's own source, replaced by a table
@@ -216,7 +225,7 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
     commands = [label for label, scenario in scenarios.items() if scenario.command is not None]
     if args.validate and commands:
         parser.error(f"{commands[0]}: {command_advice(scenarios[commands[0]])}")
-    return _Request(cases, scenarios, context, workspace)
+    return _Request(cases, scenarios, context, workspace, card)
 
 
 def _run(args: argparse.Namespace, request: _Request) -> tuple[EstimateOutput, list[str]]:
@@ -237,7 +246,8 @@ def _run(args: argparse.Namespace, request: _Request) -> tuple[EstimateOutput, l
         return EstimateOutput(args.scale, device.name, request.cases, workspace, validation=validation), failed
     steps = 2 if args.steps is None else args.steps
     rows, failed = _estimate_rows(request.scenarios, args.scale, device, steps, args.as_run)
-    return EstimateOutput(args.scale, device.name, request.cases, workspace, estimates=tuple(rows)), failed
+    return EstimateOutput(args.scale, device.name, request.cases, workspace, estimates=tuple(rows),
+                          card=request.card), failed
 
 
 def _saved(parser: argparse.ArgumentParser, path: str) -> dict[str, Json]:
@@ -264,6 +274,7 @@ def _render(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     since nothing is estimated here."""
     ignored = [name for name, given in (("CASE", args.cases), ("--scale", args.scale != "tiny"), ("--cuda", args.cuda),
                                         ("--cuda-context", args.cuda_context), ("--cublas-workspace", args.cublas_workspace),
+                                        ("--card", args.card),
                                         ("--validate", args.validate), ("--steps", args.steps), ("--as-run", args.as_run),
                                         ("--json", args.json)) if given]
     if ignored:

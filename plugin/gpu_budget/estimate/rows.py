@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpu_budget.declare.params import Json
+from gpu_budget.estimate.card_room import CardRoom
 from gpu_budget.estimate.figures import StepPeaks
 
 
@@ -142,7 +143,7 @@ class EstimateOutput:
     """What one run of the CLI found, as its --json file holds it: the estimates, or the validation.
 
     cases: label -> the case spec it was given. cublas_workspace: CUDA mode's bytes per cuBLAS workspace (None
-    on a CPU, where the file leaves it out).
+    on a CPU, where the file leaves it out). card: the room --card leaves, which the estimates are held against.
     """
 
     scale: str
@@ -151,11 +152,14 @@ class EstimateOutput:
     cublas_workspace: int | None = None
     estimates: tuple[EstimateRow, ...] = ()
     validation: Validation | None = None
+    card: CardRoom | None = None
 
     def to_json(self) -> dict[str, Json]:
         out: dict[str, Json] = {"scale": self.scale, "device": self.device, "kind": "estimate", "cases": self.cases}
         if self.cublas_workspace is not None:
             out["cublas_workspace"] = self.cublas_workspace
+        if self.card is not None:
+            out["card"] = self.card.to_json()
         if self.validation is not None:
             out.update(self.validation.to_json())
         else:  # benchmarks/gpu_compare.py matches the rows by (scenario, fixes, scale)
@@ -168,4 +172,4 @@ class EstimateOutput:
         return cls(scale=data.get("scale", "tiny"), device=data.get("device", "cpu"), cases=data.get("cases") or {},
                    cublas_workspace=data.get("cublas_workspace"),
                    estimates=tuple(EstimateRow.from_json(r) for r in data.get("estimates") or ()),
-                   validation=validation)
+                   validation=validation, card=None if data.get("card") is None else CardRoom.from_json(data["card"]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpu_budget.estimate.on_card import card_lines
 from gpu_budget.estimate.rows import EstimateOutput, EstimateRow, Validation, ValidationRow
 from gpu_budget.units import format_size
 
@@ -67,10 +68,11 @@ def basis(rows: Sequence[EstimateRow | ValidationRow]) -> str:
 
 def render_output(output: EstimateOutput) -> str:
     """The markdown of one run's results: the validation with its floor (and its failed runs), or the estimates;
-    each followed by what the estimates rest on."""
+    each followed by what the estimates rest on, and the estimates by how each stands on the card given (--card)."""
     if output.validation is not None:
         under = "\n\n".join(part for part in (failed_runs(output.validation), basis(output.validation.rows)) if part)
         return (f"Floor (an empty measured child, same forkserver preload): {format_size(output.validation.floor)}.\n\n"
                 + error_table(output.validation) + (f"\n\n{under}" if under else ""))
-    under = basis(output.estimates)
+    parts = (basis(output.estimates), card_lines(output.estimates, output.card) if output.card and output.estimates else "")
+    under = "\n\n".join(part for part in parts if part)
     return estimate_table(output.estimates, output.device != "cpu") + (f"\n\n{under}" if under else "")

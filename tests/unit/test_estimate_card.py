@@ -1,0 +1,91 @@
+"""`estimate --cuda --card NAME`: each estimate against the memory card= would leave on that card, and whether it fits."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpu_budget.estimate.card_room import CardRoom
+from gpu_budget.estimate.cli import main as cli
+from gpu_budget.estimate.on_card import card_lines, verdict
+from gpu_budget.estimate.rows import EstimateRow
+from gpu_budget.model.card import CONTEXT_ALLOWANCE, Card
+from gpu_budget.units import GiB, MiB, format_size
+
+S5_SPEC = str(Path(__file__).resolve().parents[2] / "memtests" / "s5_generic_oom" / "scenarios.py") + ":S5"
+T4 = round(14.75 * GiB)  # docs/cards.md's T4
+
+
+def row(allocated: int | None, reserved: int | None, estimate: int = 100 * MiB) -> EstimateRow:
+    return EstimateRow("a", "s", (), "tiny", "vram_allocated_estimate", estimate, {}, "step2.backward", 0.1, None, (),
+                       {}, {}, allocated, reserved)
+
+
+def test_a_case_on_a_named_card_is_held_against_the_card_less_the_context_allowance(tmp_path, capsys):
+    out = tmp_path / "est.json"
+    assert cli(["--cuda", "--card", "Tesla T4", "--json", str(out), f"s5={S5_SPEC}"]) == 0
+    printed = capsys.readouterr().out
+    (saved,) = json.loads(out.read_text())["estimates"]
+    limit = T4 - CONTEXT_ALLOWANCE
+    assert (f"On T4 ({format_size(T4)}), card= would cap the caching allocator at {format_size(limit)}: the card less "
+            f"{format_size(CONTEXT_ALLOWANCE)} for the CUDA context, the allowance for one not measured") in printed
+    assert (f"s5: the estimated allocated peak, {format_size(saved['allocated_peak'])}, fits with "
+            f"{format_size(limit - saved['allocated_peak'])} to spare") in printed
+    assert "Not estimated: the cache at the run's own peak" in printed
+    assert json.loads(out.read_text())["card"] == {"name": "T4", "capacity": T4, "context": CONTEXT_ALLOWANCE,
+                                                   "context_measured": False, "limit": limit}
+
+
+def test_a_case_over_a_card_given_as_a_size_does_not_fit_with_the_context_given(tmp_path, capsys):
+    """The context the user measured (--cuda-context) is what is taken off the card, as the cap takes its own."""
+    out = tmp_path / "est.json"
+    assert cli(["--cuda", "--cuda-context", "800 MiB", "--card", "1 GiB", "--json", str(out), f"s5={S5_SPEC}"]) == 0
+    printed = capsys.readouterr().out
+    (saved,) = json.loads(out.read_text())["estimates"]
+    assert "On a 1.00 GiB card, card= would cap the caching allocator at 224.00 MiB: the card less 800.00 MiB for the " \
+           "CUDA context (--cuda-context)." in printed
+    assert (f"s5: the estimated allocated peak, {format_size(saved['allocated_peak'])}, does not fit: "
+            f"{format_size(saved['allocated_peak'] - 224 * MiB)} over") in printed
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("NVIDIA H100 NVL", "--card: card='NVIDIA H100 NVL' is neither a known card (T4, L4, A10G, RTX 3090"),
+    ("4090", "--card: card='4090' is a bare number: did you mean \"RTX 4090\"?"),
+    ("24 GB", "--card: card='24 GB' reads as 24,000,000,000 bytes"),
+    ("500 MiB", "--card '500 MiB': a 500.00 MiB card less 610.00 MiB for the CUDA context"),
+])
+def test_a_bad_card_is_a_usage_error_naming_it_before_estimating(given, said, tmp_path, capsys):
+    """The lookup and the messages of a marker's card=; a card its context leaves nothing of is refused too."""
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--cuda", "--card", given, S5_SPEC, "--json", str(tmp_path / "est.json")])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err, err
+    assert not (tmp_path / "est.json").exists()
+
+
+def test_a_card_without_cuda_mode_is_a_usage_error(tmp_path, capsys):
+    """A CPU estimate is host RAM: held against a GPU's memory it would answer nothing."""
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--card", "T4", S5_SPEC, "--json", str(tmp_path / "est.json")])
+    assert stopped.value.code == 2
+    assert "--card 'T4' holds a GPU estimate against the card: it needs --cuda" in capsys.readouterr().err
+
+
+def test_the_verdict_is_on_allocated_memory_and_says_where_reserved_stands():
+    room = CardRoom(Card("T4", T4), 500 * MiB, measured=True)
+    limit = T4 - 500 * MiB
+    assert verdict(row(limit, limit + MiB), room) == (
+        f"a: the estimated allocated peak, {format_size(limit)}, fits with 0 B to spare; the estimated reserved peak, "
+        f"{format_size(limit + MiB)}, is over it")
+    assert "does not fit: 1.00 MiB over" in verdict(row(limit + MiB, None), room)
+    assert verdict(row(None, None, estimate=GiB), room).startswith("a: the estimated allocated peak, 1.00 GiB, fits")
+
+
+def test_a_saved_estimate_renders_with_its_card(tmp_path, capsys):
+    room = CardRoom(Card("T4", T4), CONTEXT_ALLOWANCE, measured=False)
+    saved = tmp_path / "v.json"
+    saved.write_text(json.dumps({"scale": "tiny", "device": "cuda (modelled)", "cases": {}, "card": room.to_json(),
+                                 "estimates": [row(GiB, 2 * GiB).to_json()]}))
+    assert cli(["--render", str(saved)]) == 0
+    assert card_lines([row(GiB, 2 * GiB)], room) in capsys.readouterr().out
