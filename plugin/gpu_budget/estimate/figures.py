@@ -71,7 +71,8 @@ class Estimate:
 
     @property
     def device_peak(self) -> int | None:
-        """The step peak plus the CUDA context (when given): an estimate of the device-level figure."""
+        """The step's tensor peak plus the CUDA context (when given): not the device figure NVML reads, which holds
+        the allocator's reserved memory (and other libraries') beside the context."""
         return None if self.cuda_context is None else self.step_peak + self.cuda_context
 
     def to_json(self) -> dict[str, Json]:

@@ -16,7 +16,7 @@ def _signed(value: int | None) -> str:
 
 
 def estimate_table(rows: Sequence[EstimateRow], cuda: bool) -> str:
-    """One row per case; where a CUDA context was given (--cuda-context), the device figure beside the estimate."""
+    """One row per case; where a CUDA context was given (--cuda-context), the tensor peak plus it beside the estimate."""
     metric = "estimated allocated GPU peak (CUDA mode)" if cuda else "estimated tensor peak (CPU)"
     shown = (*CATEGORIES, "workspaces") if cuda else CATEGORIES  # cuBLAS's, CUDA mode only
     context = any(r.device_peak is not None for r in rows)
