@@ -311,7 +311,9 @@ class Projection:
         g = self.growth
         low, high = g.interval
         rule = f"median rise of the {g.window.envelope} over the last {WINDOW} {g.unit()}"
-        if g.slope < g.window.median:
+        if g.window.period:
+            rule += f", read at the rate over its last whole periods (its rises repeat every {g.window.period} steps)"
+        elif g.slope < g.window.median:
             rule += f", held to the rate from the first of its largest rises to the last ({g.window.capped})"
         return ProjectionRecord(g.metric, (g.first, g.last), tuple(g.window.rises), rule, round(g.slope),
                                 (round(low), round(high)), round(g.allowance), g.grows, self.at_step, self.projected,

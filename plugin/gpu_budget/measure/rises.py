@@ -26,7 +26,11 @@ window's rises alternate big and small, each kind repeating to within REPEAT
 and each small one a measured step past the top: a leak whose jump lands
 partly in the next step, or a sawtooth whose flush falls below the top, reads
 its rate, not the larger part of each period's growth per step (rises that
-alternate by chance, under noise, do not repeat). A step that peaks more
+alternate by chance, under noise, do not repeat). Where all five rises repeat
+every PERIODS steps in kinds more than REPEAT apart, the largest seen twice,
+the growth is the rate over their last whole periods: the same torch loop in
+its other phase (small rises 3 of the 5) reads its rate, not the small part,
+and so does a leak every 3rd step split over two steps. A step that peaks more
 than DIP below the running peak (a sawtooth's low step, a step without an
 evaluation's buffers, S1's Trainer steps 8-9) shows nothing of the top and is
 passed over, so the window holds the last five steps
@@ -85,7 +89,8 @@ MIN_STEPS = WARMUP + WINDOW + 1 + LAST  # 9: five rises need six judged steps
 MIN_TOP = 4  # steps that reached the running peak: fewer, and the window is the last WINDOW steps, dips as no rise
 LONG = 4 * WINDOW  # judged marks from which the window's tops are taken among the last half (_window)
 DIP = 2**20  # this far below the running peak: a dip, showing nothing of the top
-REPEAT = 64 * 2**10  # rises this close are one kind: the same work each period, to a few pages (Rises.capped)
+REPEAT = 64 * 2**10  # rises this close are one kind: the same work each period, to a few pages (Rises.period)
+PERIODS = (2, 3)  # the periods a window of five rises sees repeat twice (Rises.period)
 SPIKE = 4 * 2**20  # this far above both steps around it: a spike; above the clean runs' bumps (RESULTS 5c)
 SPIKE_STEPS = 2  # the longest spike read on its neighbours' line: an evaluation or a scratch tensor over two steps
 PEAK, DESPIKED = "running peak", "running peak without spikes of one or two steps"  # the two readings (of)
@@ -110,16 +115,41 @@ class Rises:
 
     @property
     def growth(self) -> float:
-        """Bytes per step: the median rise over the window (of an even number, the lower middle one), held, where
-        `capped` says why, to no more than the rate from the first of the rises of the median or more to the last:
-        growth that skips steps or splits its jump is read at its rate, not at the larger part each of its rising
-        steps reads when they are 3 of the 5."""
-        median = self.median
+        """Bytes per step: the median rise over the window (of an even number, the lower middle one); where the rises
+        repeat every `period` steps, the rate over their last whole periods (a leak whose jump lands partly in the next
+        step, or every 3rd step, reads its rate, not its large part nor its small one); else held, where `capped`
+        says why, to no more than the rate from the first of the rises of the median or more to the last: growth that
+        skips steps is read at its rate, not at the whole jump each of its rising steps reads when they are 3 of 5."""
+        median, period = self.median, self.period
+        if period:
+            whole = period * ((len(self.rises) - 1) // period)
+            return (self.levels[-1] - self.levels[-1 - whole]) / (self.at[-1] - self.at[-1 - whole])
         if not self.capped:
             return median
         rose = [i for i, r in enumerate(self.rises) if r >= median]
         first, last = rose[0], rose[-1]
         return min(median, (self.levels[last] - self.levels[first]) / (self.at[last] - self.at[first]))
+
+    @property
+    def period(self) -> int | None:
+        """The steps (2 or 3, PERIODS) after which the window's rises repeat: all WINDOW of them measured steps at the
+        top, the rises a period apart one kind (to within REPEAT), the kinds more than REPEAT apart, and the largest
+        rise seen twice. A torch loop whose allocator takes part of each kept tensor a step later rises 12, 4, 12, 4,
+        12 MiB (or 4, 12, 4, 12, 4) for 8 MiB/step, whose median read 12 or 4. None where growth shows in fewer than
+        3 of the 5 (two jumps, read as one-off), where the largest rise is seen once (a one-off jump over steps that
+        repeat), where the rises are all one kind (a steady rate: their median), or where a dip cut the window short
+        (S1's clean Trainer steps, whose allocator's lumps repeat in their first ten). Noise does not repeat so, and
+        a step below the top (noise) says nothing of what was added."""
+        r = self.rises
+        if len(r) < WINDOW or self.median <= 0 or not all(self.reached):
+            return None
+        for period in PERIODS:
+            kinds = sorted((r[i::period] for i in range(period)), key=min)
+            if (all(max(kind) - min(kind) <= REPEAT for kind in kinds)
+                    and all(min(b) - max(a) > REPEAT for a, b in pairwise(kinds))
+                    and any(len(kind) > 1 and max(r) in kind for kind in kinds)):
+                return period
+        return None
 
     @property
     def capped(self) -> str | None:
