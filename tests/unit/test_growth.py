@@ -609,3 +609,23 @@ def test_a_split_leak_reads_its_rate_in_every_phase_at_every_short_length(n):
         (p,) = checked(split_every_third(n, phase)).projections
         once = p.growth.window.rises == (4 * MiB, 0, 12 * MiB, 4 * MiB, 0) and n < 23
         assert p.growth.slope == pytest.approx((4 if once else 16 / 3) * MiB, rel=1e-3), (phase, p.growth.window)
+
+
+# A script whose cache adds 8 MiB a step and is flushed every 5th step keeping 10 MiB of its 40 (2 MiB/step), run 24
+# steps as a command case: its ram_tree per step as measured, in bytes.
+SAWTOOTH_24 = [229847040, 238239744, 246632448, 255025152, 273735680, 240336896, 248729600, 257122304, 265515008,
+               284307456, 250826752, 259219456, 267612160, 276004864, 294797312, 261316608, 269709312, 278102016,
+               286494720, 305287168, 271806464, 280199168, 288591872, 296984576]
+
+
+@pytest.mark.parametrize("n", [23, 24])
+def test_a_sawtooth_whose_last_half_holds_four_tops_reads_its_rate(n):
+    """Declared ram="8 GiB", steps=10_000, the script read "host RAM grows 0.50 MiB/step over steps 13-23, in blocks
+    of 2 judged steps, ... (0.02 .. 0.98 MiB/step with the clean allowance): about 5.14 GiB at step 10,000, within
+    budget 8.00 GiB", though 2 MiB/step reaches about 20 GiB: in a run of LONG judged steps its window is the tops of
+    its last half, four of them (0.5, 8, 0.5, 8 MiB), whose lower middle rise is the small part. Rises that repeat
+    every other step in such a window are read at their whole periods' rate too."""
+    check = checked([b / MiB for b in SAWTOOTH_24[:n]], budget=Budget(ram=8 * GiB))
+    assert check.projections[0].growth.slope == pytest.approx(2 * MiB, rel=0.01), check.notes
+    (breach,) = check.breaches
+    assert "grows 2.00 MiB/step" in breach and "> budget 8.00 GiB" in breach

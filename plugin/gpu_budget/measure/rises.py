@@ -112,6 +112,7 @@ class Rises:
     levels: tuple[int, ...] = ()  # the running peak there
     held: tuple[bool, ...] = ()  # whether that step held the top before it to the byte: kept all, added nothing
     reached: tuple[bool, ...] = ()  # whether its measured figure reached that top (held it or rose past it)
+    late: bool = False  # the window's steps were taken among the run's last half (a run of LONG judged marks or more)
 
     @property
     def growth(self) -> float:
@@ -137,11 +138,13 @@ class Rises:
         rise seen twice. A torch loop whose allocator takes part of each kept tensor a step later rises 12, 4, 12, 4,
         12 MiB (or 4, 12, 4, 12, 4) for 8 MiB/step, whose median read 12 or 4. None where growth shows in fewer than
         3 of the 5 (two jumps, read as one-off), where the largest rise is seen once (a one-off jump over steps that
-        repeat), where the rises are all one kind (a steady rate: their median), or where a dip cut the window short
-        (S1's clean Trainer steps, whose allocator's lumps repeat in their first ten). Noise does not repeat so, and
-        a step below the top (noise) says nothing of what was added."""
+        repeat), where the rises are all one kind (a steady rate: their median), or where dips cut a short run's
+        window short (S1's clean Trainer steps, whose allocator's lumps repeat in their first ten). A long run's window
+        of four tops of its last half (`late`: a sawtooth's, 0.5, 8, 0.5, 8 MiB, whose lower middle rise read a
+        quarter of its rate) is read so too. Noise does not repeat so, and a step below the top (noise) says nothing
+        of what was added."""
         r = self.rises
-        if len(r) < WINDOW or self.median <= 0 or not all(self.reached):
+        if len(r) < (WINDOW - 1 if self.late else WINDOW) or self.median <= 0 or not all(self.reached):
             return None
         for period in PERIODS:
             kinds = sorted((r[i::period] for i in range(period)), key=min)
@@ -368,7 +371,7 @@ def _window(judged_steps: list[int], rises: list[_Rise], running: list[int], hel
     passed = tuple(r.step for r in rises[head:] if not r.kept)
     return Rises(first, judged_steps[-1], tuple(rises[i].per_step for i in at), running[-1], passed, envelope, scale,
                  tuple(rises[i].step for i in at), tuple(running[i + 1] for i in at), tuple(held[i] for i in at),
-                 tuple(reached[i] for i in at))
+                 tuple(reached[i] for i in at), recent > 0)
 
 
 def growth(series: Sequence[int | None], steps: Sequence[int] | None = None) -> float | None:
