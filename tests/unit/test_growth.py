@@ -645,3 +645,16 @@ def test_a_leak_every_3rd_step_spread_over_its_three_steps_reads_its_rate(n):
         (p,) = checked(mib).projections
         once = p.growth.window.rises == (4 * MiB, 4 * MiB, 8 * MiB, 4 * MiB, 4 * MiB)
         assert p.growth.slope == pytest.approx((4 if once else 16 / 3) * MiB, rel=1e-3), (phase, p.growth.window)
+
+
+@pytest.mark.parametrize("gap", [2, 3])
+@pytest.mark.parametrize("n", range(10, 30))
+def test_two_caches_alike_over_a_page_a_step_are_two_jumps_not_a_period(gap, n):
+    """Two one-off caches of 30 MiB, `gap` steps apart, in a run whose RSS creeps by a page a step: rises of 30, 0.004,
+    0.004, 30, 0.004 MiB repeat every 3 steps, and were read at 10 MiB/step, a false FAIL; growth a period must show
+    in 3 of the 5 is more than a few pages (rises.REPEAT), so the two read as one-off jumps."""
+    for first in range(3, n - gap):
+        at = {first: 30.0, first + gap: 30.0}
+        mib = [600 + 0.004 * k + sum(v for s, v in at.items() if s <= k) for k in range(1, n + 1)]
+        (p,) = checked(mib).projections
+        assert p.growth.window.period is None and p.growth.slope < MiB, (first, p.growth.window)

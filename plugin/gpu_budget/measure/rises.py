@@ -137,14 +137,15 @@ class Rises:
         top, falling in kinds more than REPEAT apart, each within REPEAT, the rises a period apart of one kind, and
         the largest kind seen twice. A torch loop whose allocator takes part of each kept tensor a step later rises 12,
         4, 12, 4, 12 MiB (or 4, 12, 4, 12, 4) for 8 MiB/step, whose median read 12 or 4; a leak every 3rd step landing
-        over its three steps (8, 4, 4) read 4 for 5.33. None where growth shows in fewer than 3 of the 5 (two jumps,
-        read as one-off), where the largest rise is seen once (a one-off jump over steps that repeat), where the rises
-        are all one kind (a steady rate: their median), or where dips cut a short run's window short (S1's clean
-        Trainer steps, whose allocator's lumps repeat in their first ten). A long run's window of four tops of its last
-        half (`late`: a sawtooth's, 0.5, 8, 0.5, 8 MiB, whose lower middle rise read a quarter of its rate) is read so
-        too. Noise does not repeat so, and a step below the top (noise) says nothing of what was added."""
+        over its three steps (8, 4, 4) read 4 for 5.33. None where fewer than 3 of the 5 rise by more than REPEAT
+        (two jumps, read as one-off, over a page or so a step: two caches alike 3 steps apart read 10 MiB/step), where
+        the largest rise is seen once (a one-off jump over steps that repeat), where the rises are all one kind (a
+        steady rate: their median), or where dips cut a short run's window short (S1's clean Trainer steps, whose
+        allocator's lumps repeat in their first ten). A long run's window of four tops of its last half (`late`: a
+        sawtooth's, 0.5, 8, 0.5, 8 MiB, whose lower middle rise read a quarter of its rate) is read so too. Noise does
+        not repeat so, and a step below the top (noise) says nothing of what was added."""
         r = self.rises
-        if len(r) < (WINDOW - 1 if self.late else WINDOW) or self.median <= 0 or not all(self.reached):
+        if len(r) < (WINDOW - 1 if self.late else WINDOW) or self.median <= REPEAT or not all(self.reached):
             return None
         cuts = [b for a, b in pairwise(sorted(r)) if b - a > REPEAT]  # where one kind ends and the next begins
         kind = [sum(x >= cut for cut in cuts) for x in r]
