@@ -9,10 +9,11 @@ an illegal memory access on a real GPU.
 
 Memory: alloc(n) holds n bytes until free(n), spike(n) takes n more for an instant, plant(n) sets the
 peak to n; the peak resets to what is held, as torch's does. Reserved is the peak plus 1 GiB. Under
-set_per_process_memory_fraction(f) a step that would reserve more than f x the device's 16 GiB raises
+set_per_process_memory_fraction(f) a step that would reserve more than f x the device's total raises
 OutOfMemoryError, as the caching allocator does once freeing its cache and retrying is not enough. Where FAKE_NVML_DIR is set, each process
 writes there what NVML would list for it (tests/fake_pynvml.py): its reserved memory, which the caching
-allocator never gives back, plus a context of CONTEXT bytes.
+allocator never gives back, plus a context of CONTEXT bytes. The device is a "Fake GPU" of 16 GiB unless
+FAKE_GPU_NAME and FAKE_GPU_TOTAL (bytes) name another, as a runner's own card prints its name and total.
 """
 
 import os
@@ -20,7 +21,8 @@ import pickle
 import types
 
 CONTEXT = 300 << 20
-TOTAL = 16 << 30
+TOTAL = int(os.environ.get("FAKE_GPU_TOTAL", str(16 << 30)))
+NAME = os.environ.get("FAKE_GPU_NAME", "Fake GPU")
 
 version = types.SimpleNamespace(cuda="12.4")
 recorder = {"on": False, "calls": []}
@@ -62,7 +64,7 @@ class _Cuda:
         return 1 if visible is None else len([v for v in visible.split(",") if v.strip()])
 
     def get_device_properties(self, device):
-        return types.SimpleNamespace(name="Fake GPU", total_memory=TOTAL, uuid="GPU-0000")
+        return types.SimpleNamespace(name=NAME, total_memory=TOTAL, uuid="GPU-0000")
 
     def set_per_process_memory_fraction(self, fraction, device=None):
         _device_call()

@@ -464,7 +464,30 @@ def cards_page() -> list[str]:
         unnamed = [source for source in named if not re.fullmatch(r"[\w.-]+/[\w.-]+#\d+", source)]
         assert not unnamed, f"{name}: each source is a public thread (owner/repo#N), not {unnamed}"
         _each_figure_sourced(name, row)
-    return [*rows, *_a10g_derived(), *_h100_runs_the_a100(), 'give the card as a size instead (`card="14.56 GiB"`)']
+    return [*rows, *_a10g_derived(), *_h100_runs_the_a100(), *_own_t4_runs_as_itself()]
+
+
+def _own_t4_runs_as_itself() -> list[str]:
+    """A T4 printing the least its row shows (GCP's, 14.56 GiB) runs a card="T4" case at its own total, named as
+    model/card.py's on_runner names it, where a GPU of another name holding as much is skipped."""
+    from gpu_budget.declare.marks import gpu_budget
+    from gpu_budget.declare.scenario import Scenario
+    from gpu_budget.measure.device import DeviceInfo
+    from gpu_budget.session.can_run import unmeasurable
+
+    t4_row = next(line for line in document(CARDS_PAGE).splitlines() if line.startswith("| T4 |"))
+    least = min(float(f) for f in re.findall(r"\d+\.\d\d", t4_row.split(" | ")[3]))
+    total, scenario = round(least * 1024 * MiB), Scenario(name="s", run="m:run")
+
+    def mark_on(name: str):
+        gpu = DeviceInfo(cuda=True, gpu_name=name, gpu_memory=total, gpus=1)
+        return gpu_budget(card="T4", host="cuda", runner=(name, total)), gpu
+
+    own, t4 = mark_on("Tesla T4")
+    assert unmeasurable(scenario, own, "tiny", t4)[0] is None
+    other, a2 = mark_on("NVIDIA A2")
+    assert unmeasurable(scenario, other, "tiny", a2)[0] is not None
+    return shows(document(CARDS_PAGE), f"a T4 printing {least:.2f} GiB runs a", f"`{own.card.label}`")
 
 
 A10_SMI_MIB = 23028  # nvidia-smi's total on an A10 (modal-labs/modal-client#2797)

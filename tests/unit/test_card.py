@@ -8,7 +8,7 @@ from gpu_budget import Scenario
 from gpu_budget.declare.marks import gpu_budget
 from gpu_budget.measure import card_cap
 from gpu_budget.measure.device import DeviceInfo
-from gpu_budget.model.card import CARDS, SOLD, Card, by_name, pick_card
+from gpu_budget.model.card import CARDS, SOLD, Card, by_name, on_runner, pick_card
 from gpu_budget.session.can_run import unmeasurable, vram_unchecked
 from gpu_budget.units import GiB, MiB, format_size
 
@@ -191,3 +191,41 @@ def test_a_card_named_as_the_gpu_it_runs_on_runs_there_under_the_gpus_own_memory
     assert unmeasurable(scenario, gpu_budget(card="79.13 GiB", host="cuda"), "tiny", h100)[0] is not None
     with pytest.raises(card_cap.CardTooBig):
         card_cap.cap(torch, 0, bigger, None)
+
+
+T4_HERE = round(14.56 * GiB)  # what a GCP T4 printed (docs/cards.md: Zheng-Chong/CatVTON#133), under the table's 14.75
+
+
+@pytest.mark.parametrize("printed", ["Tesla T4", "NVIDIA T4"])
+def test_a_card_named_as_this_runners_gpu_is_that_gpu_at_its_own_total(printed):
+    """The table's T4 is one driver's figure: a T4 runner whose driver reports 14.56 GiB is the T4 a case names, at its
+    own total, where before it was a bigger card than itself and the case was skipped on the card it names."""
+    own = on_runner(by_name("T4"), printed, T4_HERE)
+    assert own == Card("T4", T4_HERE, own=True)
+    assert own.label == "T4 (this runner's, 14.56 GiB; the table's 14.75)"
+    assert Card.from_env(own.to_env()) == own  # a command's processes cap at it and name it so too
+    torch = SimpleNamespace(cuda=_Cuda())
+    torch.cuda.get_device_properties = lambda device: SimpleNamespace(total_memory=T4_HERE)
+    assert card_cap.cap(torch, 0, own, None).limit == T4_HERE - 500 * MiB  # the GPU less its context, as an equal GPU
+
+
+def test_the_card_stays_the_tables_on_another_gpu_or_where_the_figures_agree():
+    t4 = by_name("T4")
+    assert on_runner(t4, "NVIDIA A2", T4_HERE) == t4  # another card holding less: still a bigger card, skipped
+    assert on_runner(t4, "Tesla T4", round(14.752 * GiB)) == t4  # prints the table's figure: the table's card
+    assert on_runner(Card("14.75 GiB", round(14.75 * GiB)), "Tesla T4", T4_HERE).own is False  # a size is a size
+    assert on_runner(t4, None, None) == t4
+
+
+def test_a_card_case_runs_on_its_own_card_and_a_smaller_gpu_of_another_name_skips_it():
+    scenario = Scenario(name="s", run="m:run")
+    t4, a2 = (DeviceInfo(cuda=True, gpu_name=name, gpu_memory=T4_HERE, gpus=1) for name in ("Tesla T4", "NVIDIA A2"))
+    mark = gpu_budget(card="T4", host="cuda", runner=(t4.gpu_name, t4.gpu_memory))
+    assert mark.card.label == "T4 (this runner's, 14.56 GiB; the table's 14.75)" and mark.budget.vram == T4_HERE
+    assert unmeasurable(scenario, mark, "tiny", t4) == (None, False)
+    other = gpu_budget(card="T4", host="cuda", runner=(a2.gpu_name, a2.gpu_memory))
+    assert other.card == by_name("T4")
+    assert unmeasurable(scenario, other, "tiny", a2)[0].startswith(
+        "card='T4' asks for T4 (14.75 GiB), more than this GPU's total memory 14.56 GiB (NVIDIA A2)")
+    on_a_cpu = gpu_budget(card="T4", device="cpu", ram="1 GiB", host="cuda", runner=(t4.gpu_name, t4.gpu_memory))
+    assert on_a_cpu.card == by_name("T4")  # pinned to the CPU: no GPU of its own to be

@@ -27,7 +27,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from gpu_budget.model.budget import SCALES, Budget, SizeGiven, Tolerance, sizes_given
-from gpu_budget.model.card import Card, CardGiven, pick_card
+from gpu_budget.model.card import Card, CardGiven, on_runner, pick_card
 from gpu_budget.units import format_size, parse_size
 
 # Default tolerance, from the run-to-run spread of the gated RAM peak over fresh sessions under the steady
@@ -88,7 +88,7 @@ class BudgetMark:
 def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None = None, expect: Any = None,
                device: str | None = None, cpu: Mapping | None = None, cuda: Mapping | None = None,
                origin: Any = None, imbalance: Any = None, steps: Any = None, card: Any = None, scale: str = "tiny",
-               host: str = "cpu", where: str = "") -> BudgetMark:
+               host: str = "cpu", where: str = "", runner: tuple[str | None, int | None] | None = None) -> BudgetMark:
     """memory budget: ram=/vram= a size with its unit ("12.7 GiB", "24GB", "4096 B"; a bare number is refused) or
     {"tiny": ..., "real": ...};
     tolerance={"rel": 0.02, "abs": "16 MiB"} (abs with its unit, as a budget; either key alone) overrides the
@@ -124,6 +124,8 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     budget = Budget.for_scale(scale, given.ram, given.vram, where, imbalance)
     source = _pick_origin(given.origin, scale, where)
     target = pick_card(card, scale, where)
+    if target is not None and on == "cuda" and runner is not None:  # this runner's GPU (name, total) may be the card
+        target = on_runner(target, *runner)
     if target is not None and on == "cuda" and budget.vram is None:  # the card's memory is the budget it stands for
         budget, source = replace(budget, vram=target.capacity), source or "card"
     return BudgetMark(budget, _tolerance(given.tolerance, where, scale), expected, on, device is not None,
@@ -285,8 +287,10 @@ def _by_scale(key: str, farther: Given, closer: Given) -> Given:
     return {**(farther if isinstance(farther, Mapping) else dict.fromkeys(SCALES, farther)), **closer}
 
 
-# The keywords a marker may give: gpu_budget's parameters less those the session passes (scale, host, where).
-KEYWORDS = tuple(name for name in inspect.signature(gpu_budget).parameters if name not in ("scale", "host", "where"))
+# The keywords a marker may give: gpu_budget's parameters less those the session passes (scale, host, where, runner:
+# this runner's GPU, its name and total as the probe child read them, which a card= of that GPU's name runs at).
+KEYWORDS = tuple(name for name in inspect.signature(gpu_budget).parameters
+                 if name not in ("scale", "host", "where", "runner"))
 
 
 def default_tolerance(scale: str) -> Tolerance:

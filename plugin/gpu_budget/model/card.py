@@ -27,21 +27,26 @@ class Card:
 
     name: str
     capacity: int
+    own: bool = False  # `capacity` is this runner's GPU's total, the card named, as its driver reports it (on_runner)
 
     @property
     def label(self) -> str:
-        """"RTX 3090 (23.69 GiB)", or "a 24.00 GiB card" for a card given as a size."""
+        """"RTX 3090 (23.69 GiB)", "T4 (this runner's, <its total>; the table's 14.75)", or "a 24.00 GiB card" for a
+        card given as a size."""
         shown = format_size(self.capacity)
+        if self.own:
+            return f"{self.name} (this runner's, {shown}; the table's {CARDS[self.name]:.2f})"
         return f"{self.name} ({shown})" if self.name != shown else f"a {shown} card"
 
     def to_env(self) -> str:
-        """As a command's processes read it (script.CARD_VAR): "<bytes>:<name>"."""
-        return f"{self.capacity}:{self.name}"
+        """As a command's processes read it (script.CARD_VAR): "<bytes>:<name>", then ":own" for a runner's own."""
+        return f"{self.capacity}:{self.name}" + (":own" if self.own else "")
 
     @classmethod
     def from_env(cls, value: str) -> Card:
-        capacity, _, name = value.partition(":")
-        return cls(name, int(capacity))
+        capacity, _, rest = value.partition(":")
+        name, _, own = rest.partition(":")
+        return cls(name, int(capacity), own == "own")
 
 
 # CUDA's total_memory of each card, as torch prints it in an out-of-memory message (docs/cards.md: the sources; the
@@ -110,6 +115,17 @@ def by_name(name: str) -> Card | None:
     ("NVIDIA GeForce RTX 3090", "Tesla T4", "NVIDIA A100-SXM4-80GB"); None where none is."""
     found = _found(_key(name))
     return Card(found, round(CARDS[found] * GiB)) if found is not None else None
+
+
+def on_runner(card: Card, gpu_name: str | None, gpu_memory: int | None) -> Card:
+    """`card` at this runner's own total where the runner's GPU is that card (its name as torch prints it, read by
+    by_name) and its driver reports another figure than the table's: the table's is one driver's (docs/cards.md: the
+    figures seen move with the driver), and a runner that is the card named is judged against its own memory, not
+    skipped as a smaller card."""
+    same = by_name(gpu_name) == card if gpu_name else False
+    if not same or not gpu_memory or format_size(gpu_memory) == format_size(card.capacity):
+        return card
+    return Card(card.name, gpu_memory, own=True)
 
 
 CardGiven = str | Mapping[str, str | None] | None  # card=: a name or a size, or {scale: ...}

@@ -99,8 +99,9 @@ class BudgetSession:
     def mark_for(self, item: pytest.Item) -> BudgetMark:
         """The test's budget, expectation and device, for this session's scale and the device its child runs on."""
         arguments = merge_marks(collection.markers_outermost_first(item), where=item.nodeid)
-        host = "cuda" if self.machine.device().cuda else "cpu"
-        return read_mark(**arguments, scale=self.options.scale, host=host, where=item.nodeid)
+        device = self.machine.device()  # the probe child's (no CUDA here): its GPU may be the card= named
+        return read_mark(**arguments, scale=self.options.scale, host="cuda" if device.cuda else "cpu", where=item.nodeid,
+                         runner=(device.gpu_name, device.gpu_memory))
 
     def _child_for(self, mark: BudgetMark) -> RunChild:
         cpu_only = mark.pinned and mark.device == "cpu"
