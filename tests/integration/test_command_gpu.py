@@ -347,6 +347,18 @@ def test_a_command_runs_as_on_its_card_and_a_leak_that_tips_it_over_fails_naming
     assert [s["vram_allocated"] for s in row["steps"]][:2] == [150 * MiB, 150 * MiB]  # the steps before stand
 
 
+def test_a_command_on_a_runner_that_is_its_card_runs_as_on_it_at_its_own_total(gpu_project, pytester, monkeypatch):
+    """An L4 runner whose driver reports less than the table's L4 (docs/cards.md): the command's hook caps at the
+    runner's own total, named so; before, the case was skipped as asking for more than this GPU holds."""
+    monkeypatch.setenv("FAKE_GPU_NAME", "NVIDIA L4")
+    monkeypatch.setenv("FAKE_GPU_TOTAL", str(round(22.03 * GiB)))
+    gpu_project(CARD_ONE.replace('"1.5 GiB"', '"L4"')).assert_outcomes(passed=1)
+    row = rows(pytester)["test_one"]
+    assert row["card"] == "L4 (this runner's, 22.03 GiB; the table's 22.05)", row
+    assert row["info"]["card"].startswith("ran as on L4 (this runner's, 22.03 GiB; the table's 22.05): the caching "
+                                          "allocator capped at 21.74 GiB"), row["info"]
+
+
 def test_each_rank_runs_as_on_the_card_and_the_rank_it_does_not_fit_is_named(gpu_project, pytester, two_gpus):
     gpu_project(CARD_TWO.replace("CARD", '"2 GiB"'), "--gpu-budget-gpus-per-worker=2").assert_outcomes(passed=1)
     two = "the caching allocator capped at 1.71 GiB (the card less the device's used memory as the CUDA context, 300.00 MiB)"
