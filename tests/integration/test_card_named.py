@@ -19,7 +19,7 @@ def test_a_card_in_powers_of_ten_fails_its_test_naming_the_value(project):
                                            "--gpu-budget")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
-        ("*test_mem.py::test_sold_with: card='24GB' reads as 24,000,000,000 bytes*but 24GB is what L4, A10G, "
+        ("*test_mem.py::test_sold_with: card='24GB' reads as 24,000,000,000 bytes*but 24GB is what L4, A10, A10G, "
          "RTX 3090, RTX 4090 are sold with*name the card*"),
         "*test_mem.py::test_copied_from_torch: card='24259MB' reads as 24,259,000,000 bytes*are MiB*",
     ])

@@ -21,7 +21,7 @@ def test_a_card_of_the_table_is_found_however_it_is_written(written):
 @pytest.mark.parametrize(("printed", "card"), [
     ("Tesla T4", "T4"), ("T4 16GB", "T4"), ("NVIDIA GeForce RTX 4090", "RTX 4090"), ("RTX 3090 24 GB", "RTX 3090"),
     ("NVIDIA A100-SXM4-80GB", "A100 80GB"), ("NVIDIA A100-PCIE-40GB", "A100 40GB"), ("NVIDIA A100 80GB PCIe", "A100 80GB"),
-    ("NVIDIA H100 80GB HBM3", "H100 80GB"), ("NVIDIA L4", "L4"), ("NVIDIA A10G", "A10G"),
+    ("NVIDIA H100 80GB HBM3", "H100 80GB"), ("NVIDIA L4", "L4"), ("NVIDIA A10G", "A10G"), ("NVIDIA A10", "A10"),
 ])
 def test_a_card_named_as_torch_or_nvidia_smi_prints_it_is_that_card(printed, card):
     """A user copies the name torch.cuda.get_device_name() or nvidia-smi prints; it was refused ("'Tesla T4' is
@@ -71,7 +71,7 @@ def test_a_bad_card_is_refused_naming_it(value, says):
 
 
 @pytest.mark.parametrize(("value", "sold"), [
-    ("24GB", "L4, A10G, RTX 3090, RTX 4090"), ("16 GB", "T4"), ("80GB", "A100 80GB, H100 80GB"),
+    ("24GB", "L4, A10, A10G, RTX 3090, RTX 4090"), ("16 GB", "T4"), ("80GB", "A100 80GB, H100 80GB"),
 ])
 def test_a_card_given_as_what_cards_are_sold_with_is_refused_naming_them(value, sold):
     """card="24GB" was a card of 24*10**9 bytes, more than a GiB under what CUDA reports of an RTX 3090 or 4090: a case
@@ -207,6 +207,16 @@ def test_a_card_named_as_this_runners_gpu_is_that_gpu_at_its_own_total(printed):
     torch = SimpleNamespace(cuda=_Cuda())
     torch.cuda.get_device_properties = lambda device: SimpleNamespace(total_memory=T4_HERE)
     assert card_cap.cap(torch, 0, own, None).limit == T4_HERE - 500 * MiB  # the GPU less its context, as an equal GPU
+
+
+def test_an_a10_runner_names_its_own_card_not_the_a10g():
+    """An A10 printing Lambda's 21.99 GiB (docs/cards.md: zai-org/CogVLM#236) runs a card="A10" case as itself; it
+    was refused as no card ("did you mean A10G ...?"), and card="A10G" on it stays another card's, holding more."""
+    a10_here = round(21.99 * GiB)
+    a10 = by_name("A10")
+    assert a10 == by_name("NVIDIA A10") == Card("A10", round(22.06 * GiB))
+    assert on_runner(a10, "NVIDIA A10", a10_here) == Card("A10", a10_here, own=True)
+    assert on_runner(by_name("A10G"), "NVIDIA A10", a10_here).own is False
 
 
 def test_the_card_stays_the_tables_on_another_gpu_or_where_the_figures_agree():

@@ -50,10 +50,11 @@ class Card:
 
 
 # CUDA's total_memory of each card, as torch prints it in an out-of-memory message (docs/cards.md: the sources; the
-# A10G's is what an A10, the same memory, printed)
+# A10G's is what an A10, the same memory, printed, so an A10 runner names its own card too)
 CARDS: Mapping[str, float] = {
     "T4": 14.75,
     "L4": 22.05,
+    "A10": 22.06,
     "A10G": 22.06,
     "RTX 3090": 23.69,
     "RTX 4090": 23.65,
@@ -64,7 +65,7 @@ CARDS: Mapping[str, float] = {
 
 
 # the memory each card is sold with (GB): what a name may carry after the card's own ("T4 16GB" is the T4)
-SOLD: Mapping[str, int] = {"T4": 16, "L4": 24, "A10G": 24, "RTX 3090": 24, "RTX 4090": 24, "A100 40GB": 40,
+SOLD: Mapping[str, int] = {"T4": 16, "L4": 24, "A10": 24, "A10G": 24, "RTX 3090": 24, "RTX 4090": 24, "A100 40GB": 40,
                            "A100 80GB": 80, "H100 80GB": 80}
 
 # words of a name as torch and nvidia-smi print it ("NVIDIA GeForce RTX 4090", "Tesla T4", "NVIDIA A100-SXM4-80GB",
