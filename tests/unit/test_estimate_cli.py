@@ -173,6 +173,20 @@ def test_a_cuda_size_without_its_unit_is_a_usage_error(option, given, said, tmp_
     assert not (tmp_path / "est.json").exists()
 
 
+
+@pytest.mark.parametrize(("option", "given", "said"), [
+    ("--cuda-context", "-5MiB", "not a memory size: '-5MiB'"),
+    ("--cuda-context", "1e3 MiB", "not a memory size: '1e3 MiB'"),
+    ("--cublas-workspace", "5XB", "unknown unit 'XB' in memory size '5XB'"),
+])
+def test_an_unreadable_cuda_size_names_its_option(option, given, said, tmp_path, capsys):
+    """Before: `--cuda-context=-5MiB` printed `error: not a memory size: '-5MiB'`, the option left for the user to
+    guess among the command's sizes."""
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--cuda", f"{option}={given}", S5_SPEC])
+    assert stopped.value.code == 2
+    assert f"argument {option}: {said}" in capsys.readouterr().err
+
 ASSUMING = '''
 from gpu_budget import Scenario
 from gpu_budget.estimate import register

@@ -135,7 +135,8 @@ def _steps(value: str) -> int:
 
 def _size(unit: str) -> Callable[[str], str]:
     """--cuda-context, --cublas-workspace: a size with its unit, as a marker's budget is (parse_size reads a bare
-    number as bytes: `--cuda-context 500` would add 500 bytes without a word); 0 is 0 in any unit."""
+    number as bytes: `--cuda-context 500` would add 500 bytes without a word); 0 is 0 in any unit. Read here, so an
+    unreadable size's error names its option."""
 
     def given(value: str) -> str:
         if not value.strip():
@@ -143,6 +144,10 @@ def _size(unit: str) -> Callable[[str], str]:
                                              "or leave the option out")
         if re.fullmatch(r"\s*(\d+(\.\d*)?|\.\d+)\s*", value) and float(value) != 0:
             raise argparse.ArgumentTypeError(f"{value!r} is a bare number: give it a unit, e.g. '{value.strip()} {unit}'")
+        try:
+            parse_size(value)
+        except SizeError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
         return value
 
     return given
