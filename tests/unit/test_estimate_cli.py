@@ -442,3 +442,32 @@ def test_an_output_that_is_a_case_module_is_refused(option, tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{option} {module}: the same file as {module}, the module of case {case}: name another" in err, err
     assert module.read_text() == kept
+
+
+LACKING = '''
+from gpu_budget import Scenario
+from gpu_budget.estimate import register
+
+LACKS = Scenario(name="lacks", run="lacking:run", params={"hidden": 8}, scales={"tiny": {"seq": 4}})
+register(LACKS.run, "lacking:build")
+
+
+def build(p, fixes, device, known):
+    import torch
+
+    from gpu_budget.estimate import StepPlan, adamw
+
+    layer = torch.nn.Linear(p["hidden"], 8)
+    return StepPlan(layer, adamw(layer.parameters(), device), [{"x": torch.ones(p["batch_size"], 8)}],
+                    loss=lambda m, b: m(b["x"]).sum())
+'''
+
+
+def test_a_builder_reading_a_param_the_scenario_lacks_names_it_the_scenario_and_its_params(tmp_path, capsys):
+    """Before: `no estimate (KeyError: 'batch_size')`, which said neither whose param it was nor what the scenario
+    gives at that scale."""
+    (tmp_path / "lacking.py").write_text(LACKING)
+    assert cli([f"lacks={tmp_path / 'lacking.py'}:LACKS"]) == 1
+    err = capsys.readouterr().err
+    assert ("lacks: no estimate (MissingParam: the estimator builder of scenario 'lacks' read param 'batch_size', "
+            "which the scenario does not give at scale tiny (its params there: hidden, seq)") in err

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpu_budget.declare.params import Json
-from gpu_budget.declare.scenario import Scenario, ref_of
+from gpu_budget.declare.scenario import Scenario, UndeclaredParam, ref_of
 
 BUILDERS: dict[str, str] = {}
 
@@ -28,6 +28,23 @@ def builder_for(scenario: Scenario) -> str:
     except KeyError:
         raise LookupError(f"no estimator builder for scenario {scenario.name!r} (runner {scenario.run}); register one "
                           "with gpu_budget.estimate.register(run_ref, builder_ref)") from None
+
+
+class MissingParam(UndeclaredParam):
+    """A param a builder read that its scenario does not give: a KeyError whose text names both and what it gives."""
+
+
+class BuilderParams(dict[str, Json]):
+    """The params a builder is handed: reading one the scenario lacks says whose it is, not a bare KeyError."""
+
+    def __init__(self, scenario: Scenario, scale: str) -> None:
+        super().__init__(scenario.params_for(scale))
+        self._scenario, self._scale = scenario.name, scale
+
+    def __missing__(self, key: str) -> Json:
+        raise MissingParam(f"the estimator builder of scenario {self._scenario!r} read param {key!r}, which the "
+                           f"scenario does not give at scale {self._scale} (its params there: "
+                           f"{', '.join(sorted(self)) or 'none'}); give it in params= or scales=")
 
 
 def batch_size(params: Mapping[str, Json], least: int = 1, under: str = "", name: str = "batch_size") -> int:

@@ -295,7 +295,7 @@ def _per_step(step_rows: list[PhaseFigure], through: list[AllocatorPhase] | None
 def estimate_scenario(scenario: Scenario, scale: str = "tiny", device: Device | None = None, steps: int = 2,
                       fake: bool = True, as_run: bool = False) -> Estimate:
     """The estimate of `scenario` at `scale`, with its params and fixes, as its runner would run it."""
-    from gpu_budget.estimate.builders import builder_for
+    from gpu_budget.estimate.builders import BuilderParams, builder_for
 
-    return estimate(builder_for(scenario), scenario.params_for(scale), scenario.fixes, device=device, steps=steps,
+    return estimate(builder_for(scenario), BuilderParams(scenario, scale), scenario.fixes, device=device, steps=steps,
                     name=scenario.name, scale=scale, fake=fake, as_run=as_run)
