@@ -48,13 +48,13 @@ def test_a_function_case_runs_as_on_its_card(fake_cuda):
 
     fits = by["test_fits"]
     assert fits["passed"] and fits["peaks"]["vram_allocated"] == 2 * GiB
-    assert fits["info"]["card"] == ("ran as on a 4.00 GiB card: the caching allocator capped at 3.71 GiB (the card "
+    assert fits["info"]["card"] == ("ran as on a 4 GiB card: the caching allocator capped at 3.71 GiB (the card "
                                     "less the device's used memory as the CUDA context, 300.00 MiB)")
 
     row = by["test_does_not_fit"]
     assert not row["passed"] and row["error"]["kind"] == "oom", row
     assert row["error"]["message"].startswith(
-        "out of memory as on a 4.00 GiB card, in phase train_step_1 (step 1): the caching allocator was capped "
+        "out of memory as on a 4 GiB card, in phase train_step_1 (step 1): the caching allocator was capped "
         "at 3.71 GiB (the card less a CUDA context of 300.00 MiB): CUDA out of memory."), row["error"]
     assert row["phases"]["load"]["vram_allocated"] == GiB  # what it measured before it died stands
 
@@ -69,7 +69,7 @@ def test_a_function_case_runs_as_on_its_card(fake_cuda):
     ('"RTX 9999"', "card='RTX 9999' is neither a known card (T4, L4, A10, A10G, RTX 3090"),
     ('{"huge": "T4"}', "card names unknown scale(s) ?'huge'?"),
     ("24", "card=24: expected a card's name"),
-    ('"4 GiB", vram="10 GiB"', "vram budget 10.00 GiB at scale 'tiny' is above the card it runs as on, a 4.00 GiB card"),
+    ('"4 GiB", vram="10 GiB"', "vram budget 10.00 GiB at scale 'tiny' is above the card it runs as on, a 4 GiB card"),
 ])
 def test_a_bad_card_is_an_error_naming_it(fake_cuda, given, says):
     pytester = fake_cuda(f'''
@@ -86,8 +86,8 @@ def test_the_row_and_the_table_say_the_card(fake_cuda):
     pytester = fake_cuda(CASES)
     result = run(pytester, "-k", "fits and not does_not")
     result.assert_outcomes(passed=1, deselected=3)
-    assert rows(pytester)["test_fits"]["card"] == "a 4.00 GiB card"
-    result.stdout.fnmatch_lines(["*test_mem.py::test_fits*VRAM 4.00 GiB as on a 4.00 GiB card*"])
+    assert rows(pytester)["test_fits"]["card"] == "a 4 GiB card"
+    result.stdout.fnmatch_lines(["*test_mem.py::test_fits*VRAM 4.00 GiB as on a 4 GiB card*"])
 
 
 REMEDY = '''
@@ -134,3 +134,34 @@ def test_a_baseline_recorded_as_on_another_card_is_named(fake_cuda):
     assert row["fingerprint_changed"] == ["card a 4.00 GiB card -> T4 (14.75 GiB)"], row
     assert row["setup"]["policy"] == "libraries", row["setup"]
     assert "setup differs from the baseline's: card a 4.00 GiB card -> T4 (14.75 GiB)" in row["message"], row["message"]
+
+
+def test_one_card_written_two_ways_is_one_card_to_the_baseline(fake_cuda):
+    """The row quotes card= as written; the fingerprint holds the card it reads as, so respelling it changes nothing."""
+    pytester = fake_cuda('@pytest.mark.gpu_budget(card="4 GiB")\ndef test_gpu(gpu_budget):\n    gpu_budget.measure(S(1))\n')
+    run(pytester).assert_outcomes(passed=1)
+    (pytester.path / "test_mem.py").write_text((pytester.path / "test_mem.py").read_text().replace('"4 GiB"',
+                                                                                                 '"4096 MiB"'))
+    run(pytester).assert_outcomes(passed=1)
+    row = rows(pytester)["test_gpu"]
+    assert row["card"] == "a 4096 MiB card (4.00 GiB)" and not row["fingerprint_changed"], row
+
+
+def test_a_size_card_is_quoted_as_written_beside_what_it_reads_as(fake_cuda):
+    """Before: card="24576 MiB" on the 16 GiB stand-in was skipped saying `card='24.00 GiB' asks for a 24.00 GiB
+    card`, a value nobody wrote; and one card written two ways is still one card to the fingerprint."""
+    pytester = fake_cuda('''
+@pytest.mark.gpu_budget(card="24576 MiB")
+def test_bigger(gpu_budget):
+    gpu_budget.measure(S(2))
+
+
+@pytest.mark.gpu_budget(card="2657 MiB", vram="10 GiB")
+def test_budget_above(gpu_budget):
+    gpu_budget.measure(S(2))
+''')
+    result = run(pytester)
+    result.stdout.fnmatch_lines([
+        "*card='24576 MiB' asks for a 24576 MiB card (24.00 GiB), more than this GPU's total memory 16.00 GiB*"])
+    result.stdout.fnmatch_lines([("*vram budget 10.00 GiB at scale 'tiny' is above the card it runs as on, a 2657 MiB "
+                                  "card (2.59 GiB)*")])

@@ -335,13 +335,13 @@ def test_a_command_runs_as_on_its_card_and_a_leak_that_tips_it_over_fails_naming
                                                                                           monkeypatch):
     gpu_project(CARD_ONE).assert_outcomes(passed=1)
     row = rows(pytester)["test_one"]
-    assert row["info"]["card"] == f"ran as on a 1.50 GiB card: {CAP}", row["info"]
+    assert row["info"]["card"] == f"ran as on a 1.5 GiB card: {CAP}", row["info"]
     assert row["budget"]["vram"] == int(1.5 * GiB) and row["peaks"]["vram_allocated"] == 150 * MiB
     monkeypatch.setenv("LEAK_AT", "3")
     gpu_project(CARD_ONE).assert_outcomes(failed=1)
     row = rows(pytester)["test_one"]
     assert row["error"]["kind"] == "oom", row["error"]
-    assert ("ran out of memory as on a 1.50 GiB card (each process's caching allocator capped at the card less its "
+    assert ("ran out of memory as on a 1.5 GiB card (each process's caching allocator capped at the card less its "
             "CUDA context) in phase train_step_3 (step 3): OutOfMemoryError: CUDA out of memory. Tried to allocate "
             "0.05 GiB.") in row["message"], row["message"]
     assert [s["vram_allocated"] for s in row["steps"]][:2] == [150 * MiB, 150 * MiB]  # the steps before stand
@@ -362,12 +362,12 @@ def test_a_command_on_a_runner_that_is_its_card_runs_as_on_it_at_its_own_total(g
 def test_each_rank_runs_as_on_the_card_and_the_rank_it_does_not_fit_is_named(gpu_project, pytester, two_gpus):
     gpu_project(CARD_TWO.replace("CARD", '"2 GiB"'), "--gpu-budget-gpus-per-worker=2").assert_outcomes(passed=1)
     two = "the caching allocator capped at 1.71 GiB (the card less the device's used memory as the CUDA context, 300.00 MiB)"
-    assert rows(pytester)["test_two"]["info"]["card"] == (f"rank 0: ran as on a 2.00 GiB card: {two}; "
-                                                          f"rank 1: ran as on a 2.00 GiB card: {two}")
+    assert rows(pytester)["test_two"]["info"]["card"] == (f"rank 0: ran as on a 2 GiB card: {two}; "
+                                                          f"rank 1: ran as on a 2 GiB card: {two}")
     gpu_project(CARD_TWO.replace("CARD", '"1.5 GiB"'), "--gpu-budget-gpus-per-worker=2").assert_outcomes(failed=1)
     row = rows(pytester)["test_two"]
     assert row["error"]["kind"] == "oom", row["error"]
-    assert ("ran out of memory as on a 1.50 GiB card (each process's caching allocator capped at the card less its "
+    assert ("ran out of memory as on a 1.5 GiB card (each process's caching allocator capped at the card less its "
             "CUDA context) on rank 1, in phase train_step_1: OutOfMemoryError: CUDA out of memory.") in row["message"], \
         row["message"]
     ranks = {r["rank"]: r for r in row["ranks"]}

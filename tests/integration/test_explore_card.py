@@ -38,7 +38,7 @@ def test_on_a_gpu_host_the_estimated_boundary_is_verified_under_the_cards_cap(fa
     pytester = fake_cuda(TEST)
     run(pytester).assert_outcomes(passed=1)
     found = json.loads((pytester.path / "explore.json").read_text())
-    assert found["card"] == "a 4.00 GiB card" and found["verified"] and found["metric"] == "vram_allocated"
+    assert found["card"] == "a 4 GiB card" and found["verified"] and found["metric"] == "vram_allocated"
     assert found["budget"] == 4 * GiB - 610 * 2**20
     boundary = found["boundary"]
     assert boundary["predicted_value"] == 3 and boundary["value"] == 2, boundary  # 3 GiB dies under the cap
@@ -52,9 +52,9 @@ def test_on_a_host_without_a_gpu_the_boundary_is_the_estimates_alone(fake_cuda, 
     result = run(pytester)
     result.assert_outcomes(passed=1)
     found = json.loads((pytester.path / "explore.json").read_text())
-    assert found["card"] == "a 4.00 GiB card" and not found["verified"] and not found["real_runs"]
+    assert found["card"] == "a 4 GiB card" and not found["verified"] and not found["real_runs"]
     assert found["boundary"]["predicted_value"] == 3 and found["boundary_error"] is None
-    result.stdout.fnmatch_lines(["*within a 4.00 GiB card: estimated only (no GPU here: nothing is verified)*",
+    result.stdout.fnmatch_lines(["*within a 4 GiB card: estimated only (no GPU here: nothing is verified)*",
                                  "*largest gib within 3,486.0 MiB, estimated: 3*"])
 
 

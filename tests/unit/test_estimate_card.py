@@ -32,7 +32,7 @@ def test_a_case_on_a_named_card_is_held_against_the_card_less_the_context_allowa
     assert (f"s5: the estimated allocated peak, {format_size(saved['allocated_peak'])}, fits with "
             f"{format_size(limit - saved['allocated_peak'])} to spare") in printed
     assert "Not estimated: the cache at the run's own peak" in printed
-    assert json.loads(out.read_text())["card"] == {"name": "T4", "capacity": T4, "context": CONTEXT_ALLOWANCE,
+    assert json.loads(out.read_text())["card"] == {"name": "T4", "capacity": T4, "written": "Tesla T4", "context": CONTEXT_ALLOWANCE,
                                                    "context_measured": False, "limit": limit}
 
 
@@ -42,7 +42,7 @@ def test_a_case_over_a_card_given_as_a_size_does_not_fit_with_the_context_given(
     assert cli(["--cuda", "--cuda-context", "800 MiB", "--card", "1 GiB", "--json", str(out), f"s5={S5_SPEC}"]) == 0
     printed = capsys.readouterr().out
     (saved,) = json.loads(out.read_text())["estimates"]
-    assert "On a 1.00 GiB card, card= would cap the caching allocator at 224.00 MiB: the card less 800.00 MiB for the " \
+    assert "On a 1 GiB card, card= would cap the caching allocator at 224.00 MiB: the card less 800.00 MiB for the " \
            "CUDA context (--cuda-context)." in printed
     assert (f"s5: the estimated allocated peak, {format_size(saved['allocated_peak'])}, does not fit: "
             f"{format_size(saved['allocated_peak'] - 224 * MiB)} over") in printed
@@ -52,7 +52,7 @@ def test_a_case_over_a_card_given_as_a_size_does_not_fit_with_the_context_given(
     ("NVIDIA H100 NVL", "--card: card='NVIDIA H100 NVL' is neither a known card (T4, L4, A10, A10G, RTX 3090"),
     ("4090", "--card: card='4090' is a bare number: did you mean \"RTX 4090\"?"),
     ("24 GB", "--card: card='24 GB' reads as 24,000,000,000 bytes"),
-    ("500 MiB", "--card '500 MiB': a 500.00 MiB card less 610.00 MiB for the CUDA context"),
+    ("500 MiB", "--card '500 MiB': a 500 MiB card less 610.00 MiB for the CUDA context"),
 ])
 def test_a_bad_card_is_a_usage_error_naming_it_before_estimating(given, said, tmp_path, capsys):
     """The lookup and the messages of a marker's card=; a card its context leaves nothing of is refused too."""

@@ -239,7 +239,7 @@ def expectation_problem(mark: BudgetMark, scale: str) -> str | None:
                 f"for this scale to None)")
     card, vram = mark.card if mark.device == "cuda" else None, mark.budget.vram
     if mark.expect == "over-budget" and card is not None and vram is not None and vram > card.capacity and mark.budget.ram is None:
-        return (f"expect='over-budget' rests on the VRAM budget {format_size(vram)}, above card={card.name!r} "
+        return (f"expect='over-budget' rests on the VRAM budget {format_size(vram)}, above card={card.given!r} "
                 f"({card.label}), whose cap every host applies: the allocated peak cannot pass the cap, so the "
                 "reproduction would test nothing (an out-of-memory death under it shows only that the card is smaller "
                 "than the budget); lower vram= to the card's memory, or name a card that holds the budget")

@@ -40,12 +40,12 @@ class CardRoom:
                 "(docs/estimator.md; --cuda-context gives yours)")
 
     def to_json(self) -> dict[str, Json]:
-        return {"name": self.card.name, "capacity": self.card.capacity, "context": self.context,
+        return {"name": self.card.name, "capacity": self.card.capacity, "written": self.card.given, "context": self.context,
                 "context_measured": self.measured, "limit": self.limit}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Json]) -> CardRoom:
-        return cls(Card(data["name"], data["capacity"]), data["context"], data["context_measured"])
+        return cls(Card(data["name"], data["capacity"], data.get("written", "")), data["context"], data["context_measured"])
 
 
 def card_room(name: str, scale: str, context: int | None) -> CardRoom:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpu_budget.model.budget import SCALES
 from gpu_budget.units import GiB, MiB, format_size, parse_size
@@ -23,30 +23,51 @@ from gpu_budget.units import GiB, MiB, format_size, parse_size
 
 @dataclass(frozen=True)
 class Card:
-    """A target card: `capacity` bytes of device memory (CUDA's total_memory), named as the user wrote it."""
+    """A target card: `capacity` bytes of device memory (CUDA's total_memory), `name` the table's (or the size read),
+    `written` the card= value as the user wrote it (messages quote it; two spellings of one card are one card)."""
 
     name: str
     capacity: int
     own: bool = False  # `capacity` is this runner's GPU's total, the card named, as its driver reports it (on_runner)
+    written: str = field(default="", compare=False)
 
     @property
-    def label(self) -> str:
+    def given(self) -> str:
+        """The card= value as written ("rtx3090", "2657 MiB"); the name where none was kept."""
+        return self.written or self.name
+
+    @property
+    def key(self) -> str:
         """"RTX 3090 (23.69 GiB)", "T4 (this runner's, <its total>; the table's 14.75)", or "a 24.00 GiB card" for a
-        card given as a size."""
+        size, however written: what a fingerprint compares."""
         shown = format_size(self.capacity)
         if self.own:
             return f"{self.name} (this runner's, {shown}; the table's {CARDS[self.name]:.2f})"
         return f"{self.name} ({shown})" if self.name != shown else f"a {shown} card"
 
+    @property
+    def label(self) -> str:
+        """The key, a size card quoted as written: "a 4 GiB card", and beside what it reads as where that is another
+        figure: "a 2657 MiB card (2.59 GiB)"."""
+        shown = format_size(self.capacity)
+        if self.name != shown or not self.written:
+            return self.key
+        written = re.fullmatch(r"\s*(\d*\.?\d*)\s*([A-Za-z]+)\s*", self.written)
+        number, unit = written.groups() if written else ("", "")
+        if unit == shown.split()[1] and f"{float(number or 'nan'):.2f}" == shown.split()[0]:
+            return f"a {number} {unit} card"
+        return f"a {' '.join(self.written.split())} card ({shown})"
+
     def to_env(self) -> str:
-        """As a command's processes read it (script.CARD_VAR): "<bytes>:<name>", then ":own" for a runner's own."""
-        return f"{self.capacity}:{self.name}" + (":own" if self.own else "")
+        """As a command's processes read it (script.CARD_VAR): "<bytes>:<name>:<own>:<as written>", <own> "own" for a
+        runner's own card, else empty."""
+        return f"{self.capacity}:{self.name}:{'own' if self.own else ''}:{self.given}"
 
     @classmethod
     def from_env(cls, value: str) -> Card:
         capacity, _, rest = value.partition(":")
-        name, _, own = rest.partition(":")
-        return cls(name, int(capacity), own == "own")
+        name, own, written = (rest.split(":", 2) + ["", ""])[:3]
+        return cls(name, int(capacity), own == "own", written)
 
 
 # CUDA's total_memory of each card, as torch prints it in an out-of-memory message (docs/cards.md: the sources; the
@@ -150,7 +171,7 @@ def _card(value: object, where: str) -> Card:
         raise ValueError(f'{problem} ("24 GiB")')  # noqa: TRY004  a marker's bad value: ValueError, as for every keyword
     named = by_name(value)
     if named is not None:
-        return named
+        return Card(named.name, named.capacity, value)
     try:
         size = parse_size(value)
     except ValueError:
@@ -168,7 +189,7 @@ def _card(value: object, where: str) -> Card:
     if size <= 0:
         raise ValueError(f"{where}: card={value!r}: a card holds some memory")
     _refuse_decimal(value, size, where)
-    return Card(format_size(size), size)
+    return Card(format_size(size), size, value)
 
 
 def _refuse_decimal(value: str, size: int, where: str) -> None:

@@ -44,7 +44,7 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: Devic
                 f"CUDA GPU to check; {none_here(device)}"), True
     if (mark.card is not None and not mark.pinned and not device.cuda and mark.expect == "over-budget"
             and mark.budget.ram is None and mark.budget.vram is None):  # on CUDA the card is its VRAM budget (marks.py)
-        return (f"expect='over-budget' rests on card={mark.card.name!r} alone (on CUDA, the VRAM budget "
+        return (f"expect='over-budget' rests on card={mark.card.given!r} alone (on CUDA, the VRAM budget "
                 f"{format_size(mark.card.capacity)} it stands for), which needs a CUDA GPU to check; "
                 f"{none_here(device)}"), True
     needed = scenario.gpus_needed
@@ -55,7 +55,7 @@ def unmeasurable(scenario: Scenario, mark: BudgetMark, scale: str, device: Devic
                 f"{needed}, on a host with that many GPUs per xdist worker)"), True
     memory = device.gpu_memory  # this GPU's total
     if mark.card is not None and mark.device == "cuda" and memory and more_than(mark.card.capacity, memory):
-        return (f"card={mark.card.name!r} asks for {mark.card.label}, more than this GPU's total memory "
+        return (f"card={mark.card.given!r} asks for {mark.card.label}, more than this GPU's total memory "
                 f"{format_size(memory)} ({device.gpu_name}): a smaller card cannot run as a bigger one (the cap only "
                 "lowers the allocator's limit); it is measured on a card with at least that much memory"), False
     if mark.budget.vram is not None and memory and more_than(mark.budget.vram, memory):
@@ -95,7 +95,7 @@ def unchecked_budget(mark: BudgetMark, device: DeviceInfo) -> str | None:
     if mark.budget.vram is not None:
         return f"VRAM budget {format_size(mark.budget.vram)}"
     if mark.card is not None and not (mark.pinned and mark.device == "cpu"):
-        return f"card={mark.card.name!r} (on CUDA, its cap and the VRAM budget {format_size(mark.card.capacity)})"
+        return f"card={mark.card.given!r} (on CUDA, its cap and the VRAM budget {format_size(mark.card.capacity)})"
     return None
 
 

@@ -70,7 +70,7 @@ def stored(case: CaseId, scenario: Scenario, namesakes: tuple[str, ...], mark: B
     baseline = found.entry
     root = files.project_root(Path(case.module).resolve().parent) if scenario.env else None
     fprint = fingerprint_for(hardware, scenario, options.malloc, case.nodeid, mark.device, environment, root,
-                             ran_as_on(mark))
+                             ran_as_on(mark, key=True))
     setup = fingerprint.between(baseline.fingerprint if baseline else None, fprint, found.packages,
                                 store.package_versions)
     if scenario.command is not None and baseline is not None and \
@@ -82,10 +82,12 @@ def stored(case: CaseId, scenario: Scenario, namesakes: tuple[str, ...], mark: B
     return Baseline(found.path, baseline, found.broken, fprint, setup)
 
 
-def ran_as_on(mark: BudgetMark) -> str | None:
-    """The card a measured CUDA case runs as on (its label), for its row and its fingerprint; on a CPU a card caps
-    nothing."""
-    return mark.card.label if mark.card is not None and mark.device == "cuda" else None
+def ran_as_on(mark: BudgetMark, key: bool = False) -> str | None:
+    """The card a measured CUDA case runs as on: its label for its row, its key (one for every spelling of the card)
+    for its fingerprint; on a CPU a card caps nothing."""
+    if mark.card is None or mark.device != "cuda":
+        return None
+    return mark.card.key if key else mark.card.label
 
 
 def _from_root(value: str, root: Path) -> str:
