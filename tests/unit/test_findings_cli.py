@@ -236,3 +236,20 @@ def test_a_budget_declared_without_an_origin_does_not_say_the_run_predates_origi
     text = (tmp_path / "F.md").read_text()
     assert "- tiny: 500.00 MiB, origin not declared: what its verdict shows is not stated\n" in text
     assert "predates" not in text
+
+
+def test_a_row_recorded_without_an_origin_is_not_read_as_predating_origins(tmp_path, monkeypatch):
+    """A run of `gpu_budget(ram=...)` whose memtest later gained origin="chosen": its row, recorded with
+    `budget_origin: null`, read "chosen (...) (origin as `origins.py` declares it now; the run predates recorded
+    origins)". A recorded null is a mark that declared none; only a row without the key predates origins."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "origins.py").write_text("import pytest\n\n@pytest.mark.gpu_budget(ram='500 MiB', origin='chosen')\n"
+                                         "def test_train(gpu_budget):\n    pass\n")  # not t.py: imported already
+    row = {**own("train", "as-reported"), "nodeid": "origins.py::test_train", "budget": {"ram": 500 * MiB}}
+    lora = {**own("train", "lora", ["lora"]), "nodeid": "origins.py::test_lora"}
+    declared_none = "- tiny: 500.00 MiB, origin not declared: what its verdict shows is not stated\n"
+    for recorded, said in (({"budget_origin": None}, declared_none),
+                           ({}, "declares it now; the run predates recorded origins)\n")):
+        (tmp_path / "r.json").write_text(json.dumps({"version": 3, "results": [{**row, **recorded}, lora]}))
+        assert main(["r.json", "-o", "F.md"]) == 0
+        assert said in (tmp_path / "F.md").read_text()

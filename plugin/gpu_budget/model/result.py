@@ -442,6 +442,8 @@ class Result:
     budget: Budget = field(default_factory=Budget)
     expect: str | None = None
     budget_origin: str | None = None  # where the budget's figure comes from (marks.ORIGINS): FINDINGS.md says what it shows
+    # False: a row of a report written before rows carried budget_origin (a recorded None is a mark that declared none)
+    origin_recorded: bool = True
     tolerance: Tolerance | None = None
     measurement: Measurement | None = None
     baseline: Entry | None = None  # the stored entry compared against
@@ -555,7 +557,7 @@ class Result:
                 passed=row.get("passed", True), message=row.get("message", ""), label=row.get("label"),
                 fixes=tuple(row.get("fixes") or ()), params=_params(row.get("params")), device=row.get("device"),
                 budget=Budget.from_json(row.get("budget")), expect=row.get("expect"),
-                budget_origin=row.get("budget_origin"), tolerance=_maybe(Tolerance.from_json, row.get("tolerance")),
+                budget_origin=row.get("budget_origin"), origin_recorded="budget_origin" in row, tolerance=_maybe(Tolerance.from_json, row.get("tolerance")),
                 measurement=Measurement._from_row(row) if "wall_seconds" in row else None,
                 baseline=_maybe(Entry.from_json, row.get("baseline")), baseline_file=row.get("baseline_file"),
                 change=row.get("change") or {}, fingerprint_changed=tuple(row.get("fingerprint_changed") or ()),

@@ -26,7 +26,9 @@ Each scale's budget is printed with its origin (marks.ORIGINS: the write-up's
 figure, a card's memory, a measured gap...) and what an over-budget verdict
 therefore shows. A row carries the origin its memtest declared (`budget_origin`);
 a row from a report written before that key existed takes the origin its
-memtest declares now, and says so (and the budget declared now, where it moved).
+memtest declares now, and says so (and the budget declared now, where it moved);
+a row whose memtest declared none then (`budget_origin: null`) says so, whatever
+it declares now.
 
 A row that carries sweep points (--gpu-budget-sweep) also gives its scenario
 an "Across releases" table (findings_sweep.py), whatever later report
@@ -144,7 +146,7 @@ def origin_line(row: Result) -> str:
     """One scale's budget, where it comes from, and what its verdict therefore shows."""
     declared_then = row.budget
     budget = declared_then.vram or declared_then.ram
-    if row.budget_origin is not None:
+    if row.origin_recorded:  # the origin its mark declared then, None included
         origin, now, suffix = row.budget_origin, budget, ""
     else:
         found = declared(row) or Declared(None, budget)
