@@ -29,6 +29,11 @@ Registered only when xdist is installed (pytest_plugin.py). Three jobs:
   of a worker that never finishes (Ctrl-C, a timeout's SIGINT, a crash)
   still reach the report; the baselines it would have recorded are not
   written, and the gate fails saying so.
+
+A SIGTERM to the controller alone (a CI job's timeout, `kill PID`) is passed
+on to its local workers, as Ctrl-C reaches every process of the terminal's
+group: otherwise each worker measures on while xdist waits out its shutdown
+(execnet interrupts a busy worker after 5 s, xdist kills it after 10 s).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from gpu_budget.isolate import lifecycle
 from gpu_budget.isolate.placement import place, visible_gpus, worker_index
 from gpu_budget.session import held, own_rows
 from gpu_budget.session.data import SessionData
@@ -63,6 +69,7 @@ class XdistBudget:
         self.session = session
         self.carried: dict[str, list[str]] = defaultdict(list)  # controller: worker id -> its reports' rows, until it ships
         self.slots: dict[str, int] = {}  # controller: live worker id -> its share's index
+        self.pids: dict[str, int] = {}  # controller: live worker id -> its process, where it runs on this host
         workerinput = getattr(session.config, "workerinput", None)
         if workerinput is not None and session.options.enabled:
             self._place(workerinput)
@@ -129,8 +136,21 @@ class XdistBudget:
         if carried and node is not None and not self.session.is_worker:
             self.carried[node.gateway.id].append(carried)
 
+    def pytest_testnodeready(self, node) -> None:
+        """Keep a local worker's pid, from what execnet learnt of it as xdist set the worker up (never asked now: a
+        busy worker would not answer)."""
+        info = getattr(node.gateway, "_cache_rinfo", None)
+        if node.gateway.spec.popen and isinstance(getattr(info, "pid", None), int):
+            self.pids[node.gateway.id] = info.pid
+
+    def pytest_keyboard_interrupt(self) -> None:
+        """A SIGTERM to the controller: its workers get one too, and end their cases now (lifecycle.pass_on_sigterm)."""
+        if self.session.options.enabled and not self.session.is_worker and lifecycle.terminated():
+            lifecycle.pass_on_sigterm(list(self.pids.values()))
+
     def pytest_testnodedown(self, node, error) -> None:
         self.slots.pop(node.gateway.id, None)  # its share is free for a replacement
+        self.pids.pop(node.gateway.id, None)
         output = getattr(node, "workeroutput", None) or {}
         if _OUTPUT_KEY in output:
             self.session.data.merge(SessionData.from_json(json.loads(output[_OUTPUT_KEY])))
