@@ -45,7 +45,7 @@ class CardRoom:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Json]) -> CardRoom:
-        return cls(Card(data["name"], data["capacity"], data.get("written", "")), data["context"], data["context_measured"])
+        return cls(Card(data["name"], data["capacity"], written=data.get("written", "")), data["context"], data["context_measured"])
 
 
 def card_room(name: str, scale: str, context: int | None) -> CardRoom:

@@ -147,7 +147,7 @@ def on_runner(card: Card, gpu_name: str | None, gpu_memory: int | None) -> Card:
     same = by_name(gpu_name) == card if gpu_name else False
     if not same or not gpu_memory or format_size(gpu_memory) == format_size(card.capacity):
         return card
-    return Card(card.name, gpu_memory, own=True)
+    return Card(card.name, gpu_memory, own=True, written=card.written)
 
 
 CardGiven = str | Mapping[str, str | None] | None  # card=: a name or a size, or {scale: ...}
@@ -171,7 +171,7 @@ def _card(value: object, where: str) -> Card:
         raise ValueError(f'{problem} ("24 GiB")')  # noqa: TRY004  a marker's bad value: ValueError, as for every keyword
     named = by_name(value)
     if named is not None:
-        return Card(named.name, named.capacity, value)
+        return Card(named.name, named.capacity, written=value)
     try:
         size = parse_size(value)
     except ValueError:
@@ -189,7 +189,7 @@ def _card(value: object, where: str) -> Card:
     if size <= 0:
         raise ValueError(f"{where}: card={value!r}: a card holds some memory")
     _refuse_decimal(value, size, where)
-    return Card(format_size(size), size, value)
+    return Card(format_size(size), size, written=value)
 
 
 def _refuse_decimal(value: str, size: int, where: str) -> None:
