@@ -145,3 +145,52 @@ def test_a_sawtooth_over_a_rising_floor_is_read_at_the_floor_s_rate(pytester, mo
     (projection,) = row["growth_projection"]["projections"]
     assert 0.25 * 2**20 < projection["slope"] < 0.35 * 2**20, row["message"]
     assert not projection["breaks"] and "within budget 4.00 GiB" in row["message"], row["message"]
+
+
+FLUSHED = '''
+import sys
+from gpu_budget import phase, step
+
+MiB = 2**20
+
+def touched(nbytes):
+    b = bytearray(nbytes)
+    for i in range(0, nbytes, 4096):
+        b[i] = 1
+    return b
+
+phase("load")
+kept, cache = [], []
+for k in range(1, int(sys.argv[1]) + 1):
+    step()
+    cache.append(touched(8 * MiB))  # a cache adding 8 MiB a step
+    if k % 5 == 0:  # flushed every 5th step, keeping 10 MiB of its 40
+        kept.append(touched(10 * MiB))
+        cache.clear()
+phase("save")
+'''
+
+
+def test_a_sawtooth_run_to_a_step_mid_climb_is_read_at_its_rate(pytester, monkeypatch):
+    """Run 20 and 25 steps (its last judged step mid-climb), the gate said "host RAM grows 8.00 MiB/step over steps
+    8-19, spikes of one or two steps read at their neighbours' level (...): about 78.09 GiB at step 10,000 > budget
+    40.00 GiB", the climb's rate: its rate, 2 MiB/step, reaches about 20 GiB, within the budget."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(script=FLUSHED, test_mem=textwrap.dedent('''
+        import sys
+        import pytest
+        from gpu_budget import Scenario
+
+        @pytest.mark.parametrize("n", [20, 25])
+        @pytest.mark.gpu_budget(ram="40 GiB", steps=10_000)
+        def test_flushed(gpu_budget, n):
+            gpu_budget.measure(Scenario(name=f"flushed {n}", command=[sys.executable, "script.py", str(n)]))
+        '''))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=2)
+    for n in (20, 25):
+        row = rows(pytester)[f"test_flushed[{n}]"]
+        (projection,) = row["growth_projection"]["projections"]
+        assert 1.9 * 2**20 < projection["slope"] < 2.1 * 2**20, row["message"]
+        assert "within budget 40.00 GiB" in row["message"], row["message"]

@@ -658,3 +658,53 @@ def test_two_caches_alike_over_a_page_a_step_are_two_jumps_not_a_period(gap, n):
         mib = [600 + 0.004 * k + sum(v for s, v in at.items() if s <= k) for k in range(1, n + 1)]
         (p,) = checked(mib).projections
         assert p.growth.window.period is None and p.growth.slope < MiB, (first, p.growth.window)
+
+
+def flushed_every_5th(n: int) -> list[float]:
+    """A cache adding 8 MiB a step, flushed every 5th step keeping 10 MiB of its 40: 2 MiB/step."""
+    kept, mib = 0, []
+    for k in range(1, n + 1):
+        mib.append(600 + kept + 8 * ((k - 1) % 5 + 1))
+        kept += 10 if k % 5 == 0 else 0
+    return mib
+
+
+@pytest.mark.parametrize("n", range(20, 61, 5))
+def test_a_sawtooth_that_ends_mid_climb_reads_its_rate_not_its_climb(n):
+    """Run 20, 25, ... steps, its last judged step mid-climb, its steps rose 0.5, 8, 0.5, 8, 8 MiB (two tops' periods,
+    then the climb begun again), whose median read 8 MiB/step: declared ram="40 GiB", steps=10_000, a script so read
+    "host RAM grows 8.00 MiB/step over steps 8-19, ... about 78.09 GiB at step 10,000 > budget 40.00 GiB", a budget
+    its rate (about 20 GiB) meets. The last rise, a climb begun again, is left out of the whole periods now."""
+    mib = flushed_every_5th(n)
+    steps = rises.of(range(1, n + 1), [int(m * MiB) for m in mib])
+    assert steps.growth == pytest.approx(2 * MiB), steps
+    meets = checked(mib, budget=Budget(ram=40 * GiB))
+    assert not meets.breaches and meets.projections[0].growth.slope <= 2.6 * MiB, meets.notes
+    (breach,) = checked(mib, budget=Budget(ram=10 * GiB)).breaches
+    assert "> budget 10.00 GiB" in breach
+
+
+def test_a_climb_begun_again_is_read_only_after_dips():
+    """Rises of 0.5, 8, 0.5, 8, 8 MiB with no dip between them are not a sawtooth's tops: a leak every other step
+    whose last step kept its jump again keeps the median (rises.Rises.begun_again)."""
+    mib = [0.5, 8, 0.5, 8, 8]
+    window = rises.Rises(3, 8, tuple(int(m * MiB) for m in mib), 0, at=(4, 5, 6, 7, 8),
+                         levels=tuple(int(sum(mib[:i + 1]) * MiB) for i in range(5)), held=(False,) * 5,
+                         reached=(True,) * 5)
+    assert not window.begun_again and window.period is None and window.growth == 8 * MiB
+
+
+def test_a_row_says_when_its_periods_leave_out_a_climb_begun_again():
+    """The JSON row's rule says the last rise was left out of the whole periods, not that all five repeat (the
+    window a script so, run 20 steps as a command case, read: its tops and its last step, the steps between passed
+    over as dips)."""
+    mib = [0.5, 8, 0.5, 8, 8]
+    window = rises.Rises(8, 19, tuple(int(m * MiB) for m in mib), int(662 * MiB), dips=(9, 10, 11, 14, 15, 16),
+                         at=(12, 13, 17, 18, 19), levels=tuple(int(m * MiB) for m in (636, 644, 646, 654, 662)),
+                         held=(False,) * 5, reached=(True,) * 5)
+    assert window.begun_again and window.period == 2 and window.growth == 2 * MiB
+    row = growth.Projection(growth.Growth("ram_tree", window, ALLOW["ram_tree"], 20), 10_000, 40 * GiB,
+                            int(662 * MiB)).record().to_json()
+    assert row["slope"] == 2 * MiB and not row["breaks"]
+    assert row["rule"].endswith("read at the rate over its last whole periods (its rises repeat every 2 steps; the "
+                                "last, a climb begun again after dips, left out)")

@@ -312,7 +312,8 @@ class Projection:
         low, high = g.interval
         rule = f"median rise of the {g.window.envelope} over the last {WINDOW} {g.unit()}"
         if g.window.period:
-            rule += f", read at the rate over its last whole periods (its rises repeat every {g.window.period} steps)"
+            rule += f", read at the rate over its last whole periods (its rises repeat every {g.window.period} steps"
+            rule += "; the last, a climb begun again after dips, left out)" if g.window.begun_again else ")"
         elif g.slope < g.window.median:
             rule += f", held to the rate from the first of its largest rises to the last ({g.window.capped})"
         return ProjectionRecord(g.metric, (g.first, g.last), tuple(g.window.rises), rule, round(g.slope),

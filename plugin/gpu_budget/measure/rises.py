@@ -30,7 +30,8 @@ alternate by chance, under noise, do not repeat). Where all five rises repeat
 every PERIODS steps in kinds more than REPEAT apart, the largest seen twice,
 the growth is the rate over their last whole periods: the same torch loop in
 its other phase (small rises 3 of the 5) reads its rate, not the small part,
-and so does a leak every 3rd step split over two steps. A step that peaks more
+and so does a leak every 3rd step split over two steps; where a sawtooth's run ends mid-climb, its last rise a
+climb past the top after its tops repeated every other step, over the whole periods before it. A step that peaks more
 than DIP below the running peak (a sawtooth's low step, a step without an
 evaluation's buffers, S1's Trainer steps 8-9) shows nothing of the top and is
 passed over, so the window holds the last five steps
@@ -91,6 +92,7 @@ LONG = 4 * WINDOW  # judged marks from which the window's tops are taken among t
 DIP = 2**20  # this far below the running peak: a dip, showing nothing of the top
 REPEAT = 64 * 2**10  # rises this close are one kind: the same work each period, to a few pages (Rises.period)
 PERIODS = (2, 3)  # the periods a window of five rises sees repeat twice (Rises.period)
+TWICE = (2,)  # the period four rises see twice over (Rises.begun_again)
 SPIKE = 4 * 2**20  # this far above both steps around it: a spike; above the clean runs' bumps (RESULTS 5c)
 SPIKE_STEPS = 2  # the longest spike read on its neighbours' line: an evaluation or a scratch tensor over two steps
 PEAK, DESPIKED = "running peak", "running peak without spikes of one or two steps"  # the two readings (of)
@@ -123,8 +125,9 @@ class Rises:
         skips steps is read at its rate, not at the whole jump each of its rising steps reads when they are 3 of 5."""
         median, period = self.median, self.period
         if period:
-            whole = period * ((len(self.rises) - 1) // period)
-            return (self.levels[-1] - self.levels[-1 - whole]) / (self.at[-1] - self.at[-1 - whole])
+            end = len(self.rises) - 1 - self.begun_again  # a period begun again: its climb left out
+            whole = period * (end // period)
+            return (self.levels[end] - self.levels[end - whole]) / (self.at[end] - self.at[end - whole])
         if not self.capped:
             return median
         rose = [i for i, r in enumerate(self.rises) if r >= median]
@@ -142,17 +145,24 @@ class Rises:
         the largest rise is seen once (a one-off jump over steps that repeat), where the rises are all one kind (a
         steady rate: their median), or where dips cut a short run's window short (S1's clean Trainer steps, whose
         allocator's lumps repeat in their first ten). A long run's window of four tops of its last half (`late`: a
-        sawtooth's, 0.5, 8, 0.5, 8 MiB, whose lower middle rise read a quarter of its rate) is read so too. Noise does
-        not repeat so, and a step below the top (noise) says nothing of what was added."""
+        sawtooth's, 0.5, 8, 0.5, 8 MiB, whose lower middle rise read a quarter of its rate) is read so too, and so is a
+        window whose last rise is a sawtooth's climb begun again (`begun_again`): the four before it, twice over. Noise
+        does not repeat so, and a step below the top (noise) says nothing of what was added."""
+        found = _repeats(self.rises, WINDOW - 1 if self.late else WINDOW, self.reached)
+        return found if found or not self.begun_again else _repeats(self.rises[:-1], WINDOW - 1, self.reached, TWICE)
+
+    @property
+    def begun_again(self) -> bool:
+        """Whether the window's last rise is a sawtooth's climb begun again: the window passed over dips (its low
+        steps), its first WINDOW - 1 rises repeat (`period`) twice over (every 2 steps: one of 3 would be seen once) and
+        the last breaks that, a measured step at the top rising as its largest kind does, to within REPEAT. A sawtooth
+        run to a step mid-climb rose small, big, small, big (its tops), then big (its climb past the last top), whose
+        median read the climb's rate, not the tops'; `growth` reads the whole periods before that climb."""
         r = self.rises
-        if len(r) < (WINDOW - 1 if self.late else WINDOW) or self.median <= REPEAT or not all(self.reached):
-            return None
-        cuts = [b for a, b in pairwise(sorted(r)) if b - a > REPEAT]  # where one kind ends and the next begins
-        kind = [sum(x >= cut for cut in cuts) for x in r]
-        if not cuts or any(max(x for x, k in zip(r, kind) if k == j) - min(x for x, k in zip(r, kind) if k == j)
-                           > REPEAT for j in set(kind)) or kind.count(len(cuts)) < 2:
-            return None
-        return next((period for period in PERIODS if kind[period:] == kind[:-period]), None)
+        if len(r) < WINDOW or not any(d not in self.at for d in self.dips) or not all(self.reached):
+            return False
+        return abs(r[-1] - max(r[:-1])) <= REPEAT and not _repeats(r, WINDOW, self.reached) and bool(
+            _repeats(r[:-1], WINDOW - 1, self.reached, TWICE))
 
     @property
     def capped(self) -> str | None:
@@ -187,6 +197,19 @@ class Rises:
     def to_json(self) -> dict[str, object]:
         return {"steps": [self.first, self.last], "rises": list(self.rises), "peak": self.peak, "dips": list(self.dips),
                 "envelope": self.envelope, "scale": self.scale}
+
+
+def _repeats(r: tuple[int, ...], least: int, reached: tuple[bool, ...], periods: tuple[int, ...] = PERIODS) -> int | None:
+    """The period (of `periods`) after which the rises `r` repeat, by the rule Rises.period says; None where they do
+    not or are fewer than `least`."""
+    if len(r) < least or sorted(r)[(len(r) - 1) // 2] <= REPEAT or not all(reached):
+        return None
+    cuts = [b for a, b in pairwise(sorted(r)) if b - a > REPEAT]  # where one kind ends and the next begins
+    kind = [sum(x >= cut for cut in cuts) for x in r]
+    if not cuts or any(max(x for x, k in zip(r, kind) if k == j) - min(x for x, k in zip(r, kind) if k == j)
+                       > REPEAT for j in set(kind)) or kind.count(len(cuts)) < 2:
+        return None
+    return next((period for period in periods if kind[period:] == kind[:-period]), None)
 
 
 @dataclass(frozen=True)
