@@ -708,3 +708,19 @@ def test_a_row_says_when_its_periods_leave_out_a_climb_begun_again():
     assert row["slope"] == 2 * MiB and not row["breaks"]
     assert row["rule"].endswith("read at the rate over its last whole periods (its rises repeat every 2 steps; the "
                                 "last, a climb begun again after dips, left out)")
+
+
+def test_a_row_names_the_steps_its_window_read_where_it_passed_over_dips():
+    """Declared ram="8 GiB", steps=10_000, the 24-step sawtooth's row said "it rose in 2 of its last 5 judged steps
+    and had not stopped by step 23", and its JSON rule "over the last 5 judged steps", though its window held four
+    rises, tops among its dips, not the run's last steps. Both now say which steps the window read."""
+    check = checked([b / MiB for b in SAWTOOTH_24], budget=Budget(ram=8 * GiB))
+    (breach,) = check.breaches
+    read = ("the 4 judged steps its window reads, at steps 17, 18, 22 and 23 (those between passed over: more than "
+            "1.00 MiB below the top)")
+    assert f"it rose in 2 of {read} and had not stopped by step 23" in breach, breach
+    assert "of its last 5" not in breach
+    assert check.record().to_json()["projections"][0]["rule"].startswith(
+        f"median rise of the running peak without spikes of one or two steps over {read}, read at the rate")
+    plain = checked(shape(10, leak(10, 1.5)))
+    assert "it rose in 5 of its last 5 judged steps and had not stopped by step 9" in plain.breaches[0]

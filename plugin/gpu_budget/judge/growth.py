@@ -147,6 +147,19 @@ class Growth:
         return f"step {self.last}" if self.numbers is None else \
             f"the {_nth(self.last)} marked step (step({self.numbers[self.last - 1]}))"
 
+    def read_over(self, whose: str = "its") -> str:
+        """The steps (or blocks) the window's rises were read at, in a row's words: `whose` last ones, or, where it
+        passed over dips, which they were (a sawtooth's four tops among its dips were said to be its last 5 judged
+        steps)."""
+        w = self.window
+        if not w.passed_over:
+            return f"{whose} last {len(w.rises)} {self.unit()}"
+        at = [str(k) if self.numbers is None else _nth(k) for k in w.at]
+        listed = ", ".join(at[:-1]) + f" and {at[-1]}"
+        listed = f"steps {listed}" if self.numbers is None else f"the {listed} marked steps"
+        return (f"the {len(w.rises)} {self.unit()} its window reads, {'at' if w.scale == 1 else 'topped at'} {listed} "
+                f"(those between passed over: more than {format_size(rises.DIP)} below the top)")
+
     def speeds_up(self) -> bool:
         """Each of the window's rises is larger than the one before, the last past the median by more than the
         allowance: growth that speeds up (a leak keeping a few percent more each step), which a straight line at the
@@ -170,7 +183,7 @@ class Growth:
         within = longer - round((flat * block + LAST) * self.per_mark)
         blocks = (f", read in blocks of {round(block * self.per_mark)} steps too (steady once its last {flat} blocks "
                   "are flat),") if block > 1 else ""
-        return (f"it rose in {self.window.rising(self.allowance)} of its last {WINDOW} {self.unit()} and had not "
+        return (f"it rose in {self.window.rising(self.allowance)} of {self.read_over()} and had not "
                 f"stopped by {self.at_last()}, the last judged: a leak, or a cache still filling. A cache that stops "
                 f"filling by step S reads as steady in a run of S + {after} steps or more (its last {flat} judged steps "
                 f"flat), so a run of {longer} steps{blocks} tells a cache that fills within {within} steps from a leak")
@@ -310,7 +323,7 @@ class Projection:
         """What the row keeps of this projection."""
         g = self.growth
         low, high = g.interval
-        rule = f"median rise of the {g.window.envelope} over the last {WINDOW} {g.unit()}"
+        rule = f"median rise of the {g.window.envelope} over {g.read_over('the')}"
         if g.window.period:
             rule += f", read at the rate over its last whole periods (its rises repeat every {g.window.period} steps"
             rule += "; the last, a climb begun again after dips, left out)" if g.window.begun_again else ")"

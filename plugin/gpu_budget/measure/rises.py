@@ -159,10 +159,15 @@ class Rises:
         run to a step mid-climb rose small, big, small, big (its tops), then big (its climb past the last top), whose
         median read the climb's rate, not the tops'; `growth` reads the whole periods before that climb."""
         r = self.rises
-        if len(r) < WINDOW or not any(d not in self.at for d in self.dips) or not all(self.reached):
+        if len(r) < WINDOW or not self.passed_over or not all(self.reached):
             return False
         return abs(r[-1] - max(r[:-1])) <= REPEAT and not _repeats(r, WINDOW, self.reached) and bool(
             _repeats(r[:-1], WINDOW - 1, self.reached, TWICE))
+
+    @property
+    def passed_over(self) -> bool:
+        """Whether the window passed over dips between its rises: its steps are not the run's last ones."""
+        return any(d not in self.at for d in self.dips)
 
     @property
     def capped(self) -> str | None:
