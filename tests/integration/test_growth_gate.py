@@ -101,7 +101,8 @@ def test_a_run_too_short_for_the_declared_length_is_an_error(growth_project):
     result.stdout.fnmatch_lines(["*steps=100,000 declared, but the run measured 4 optimizer step(s)*needs at least 9*"])
 
 
-SAWTOOTH = '''
+TOUCHING = '''
+import sys
 from gpu_budget import phase, step
 
 MiB = 2**20
@@ -113,6 +114,9 @@ def touched(nbytes):
     return b
 
 phase("load")
+'''  # a script's start: pages it keeps are touched, so its RSS holds them
+
+SAWTOOTH = TOUCHING + '''
 kept, buffer = [], []
 for k in range(1, 62):
     step()
@@ -147,19 +151,7 @@ def test_a_sawtooth_over_a_rising_floor_is_read_at_the_floor_s_rate(pytester, mo
     assert not projection["breaks"] and "within budget 4.00 GiB" in row["message"], row["message"]
 
 
-FLUSHED = '''
-import sys
-from gpu_budget import phase, step
-
-MiB = 2**20
-
-def touched(nbytes):
-    b = bytearray(nbytes)
-    for i in range(0, nbytes, 4096):
-        b[i] = 1
-    return b
-
-phase("load")
+FLUSHED = TOUCHING + '''
 kept, cache = [], []
 for k in range(1, int(sys.argv[1]) + 1):
     step()
