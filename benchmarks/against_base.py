@@ -45,7 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, ROOT, missing, ran, write
+from benchmarks.common import MIB, ROOT, incomplete, missing, ran, write
 from benchmarks.overhead import interval
 
 SECTION = "against"
@@ -292,7 +292,7 @@ def section(res: dict | None) -> list[str]:
     if res is None or not res.get("clean"):
         return out + missing(SECTION, SECTION)
     s, tol = against_summary(res), res["tolerance_at_run"]
-    partial = "" if res.get("complete") else " **Incomplete: the run stopped before its last run.**"
+    partial = incomplete(res, "run")
     loads = [r[k]["load_average_start"] for r in res["clean"] for k in ("plain", "against")]
     loads += [p["load_average_start"] for p in res["planted"]]
     out += [ran(res) + f" 1-minute load average at the runs' starts {min(loads):.2f} .. {max(loads):.2f}.{partial}", "",

@@ -32,7 +32,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, ROOT, med, missing, one_case_session, ran, write
+from benchmarks.common import MIB, RESULTS, ROOT, incomplete, med, missing, one_case_session, ran, write
 
 SECTION = "command_noise"
 COMMAND_NOISE_TARGETS = {"spread": 0.002, "false_alarms": 0, "caught_all": True}  # the (item 5)
@@ -201,7 +201,7 @@ def section(res: dict | None) -> list[str]:
     m = res["model"]
     limit = base["ram_tree"] * (1 + tol["rel"]) + tol["abs"]
     loads = [x[0] for r in [base, *res["clean"], *res["planted"]] for x in (r["load_average_start"], r["load_average_end"])]
-    partial = "" if res.get("complete") else " **Incomplete: the run stopped before its last session.**"
+    partial = incomplete(res)
     out += [ran(res) + f" 1-minute load average during the sessions {min(loads):.2f} .. {max(loads):.2f}.{partial}", "",
             (f"A user's Hugging Face Trainer script, unchanged, gated as a command: `Scenario(command=[sys.executable, "
              f"\"train.py\", \"--plant_bytes\", \"{{plant_bytes}}\"], params={{\"plant_bytes\": 0}})` under "

@@ -124,6 +124,11 @@ def ran(data: dict) -> str:
             f"load average {start}{run['load_average'][0]} at its end (the machine is shared)._")
 
 
+def incomplete(data: dict, last: str = "session") -> str:
+    """What follows ran(data) where the run stopped before its `last` session (or run): said in bold, else nothing."""
+    return "" if data.get("complete") else f" **Incomplete: the run stopped before its last {last}.**"
+
+
 def missing(section: str, only: str) -> list[str]:
     """RESULTS.md's lines for a section without JSON: how to produce it."""
     return [f"_Not run yet: `python -m benchmarks.run --only {only}` writes `benchmarks/results/{section}.json`._", ""]

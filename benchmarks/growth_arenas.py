@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, missing, ran, saver, span
+from benchmarks.common import MIB, RESULTS, incomplete, missing, ran, saver, span
 from benchmarks.growth_catalogue import BUDGET, DECLARED, session, write_project
 
 SECTION = "growth_arenas"
@@ -214,7 +214,7 @@ def section(res: dict | None) -> list[str]:
     if res is None or not res.get("sessions"):
         return out + missing(SECTION, SECTION)
     s = summary(res)
-    partial = "" if res.get("complete") else " **Incomplete: the run stopped before its last session.**"
+    partial = incomplete(res)
     out += [ran(res) + partial, "",
             (f"Fresh `python -m pytest --gpu-budget -n 2` sessions (`benchmarks/growth_arenas.py`), each case S1's "
              f"Trainer script under `ram=\"{res['budget']}\", steps={res['declared_steps']:,}` with no baseline, read "

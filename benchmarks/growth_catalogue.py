@@ -48,7 +48,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, ROOT, missing, ran, saver, session_environ
+from benchmarks.common import MIB, RESULTS, ROOT, incomplete, missing, ran, saver, session_environ
 from benchmarks.growth_shapes import BERT_PY, LOADER_PY, SHAPES_PY, TORCH_LOOP_PY
 
 SECTION = "growth"
@@ -373,7 +373,7 @@ def section(res: dict | None) -> list[str]:
     if res is None or not res.get("catalogue"):
         return out + missing("growth", "growth")
     s = catalogue_summary(res)
-    partial = "" if res.get("complete") else " **Incomplete: the run stopped before its last session.**"
+    partial = incomplete(res)
     out += [ran(res) + partial, "",
             (f"Each session a fresh `python -m pytest --gpu-budget -n 2` over a temporary project "
              f"(`benchmarks/growth_catalogue.py`, the scripts in `benchmarks/growth_shapes.py`); every case declares "

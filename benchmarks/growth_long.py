@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, missing, ran, saver, short_commit
+from benchmarks.common import MIB, RESULTS, incomplete, missing, ran, saver, short_commit
 from benchmarks.growth_catalogue import BUDGET, DECLARED, session, write_project
 
 SECTION = "growth_long"
@@ -202,7 +202,7 @@ def section(res: dict | None) -> list[str]:
         return out + missing(SECTION, SECTION)
     lengths = sorted({s["steps"] for s in res["sessions"]})
     per = {n: sum(s["steps"] == n for s in res["sessions"]) for n in lengths}
-    partial = "" if res.get("complete") else " **Incomplete: the run stopped before its last session.**"
+    partial = incomplete(res)
     out += [ran(res) + partial, "",
             ("Fresh `python -m pytest --gpu-budget -n 2` sessions over a temporary project "
              "(`benchmarks/growth_long.py`, the scripts in `benchmarks/growth_shapes.py`), "

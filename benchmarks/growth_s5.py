@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, RESULTS, ROOT, missing, one_case_session, ran, saver, span
+from benchmarks.common import MIB, RESULTS, ROOT, incomplete, missing, one_case_session, ran, saver, span
 
 SECTION = "growth_s5"
 MEMTEST = "memtests/test_s5_growth.py"
@@ -146,7 +146,7 @@ def section(res: dict | None) -> list[str]:
         return ["## 5i. The CPU gate's growth case, clean and with a leak planted", "", *missing(SECTION, SECTION)]
     s = summary(res)
     out = [f"## 5i. The CPU gate's growth case: S5 over {s['marks']} steps, clean and with a leak planted", ""]
-    partial = "" if res.get("complete") else " **Incomplete: the run stopped before its last session.**"
+    partial = incomplete(res)
     out += [ran(res) + partial, "",
             (f"Fresh `python -m pytest --gpu-budget` sessions of `{res['memtest']}` unchanged (`benchmarks/growth_s5.py`), "
              f"each with an empty baselines folder, so the verdict is the budget's ({s['budget'] / MIB:.0f} MiB) and "

@@ -42,7 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, ROOT, gate_preload, missing, one_case_session, ran, write
+from benchmarks.common import MIB, ROOT, gate_preload, incomplete, missing, one_case_session, ran, write
 
 SECTION = "stored_spread"
 FRACTIONS = (0.02, 0.05, 0.10, 0.20, 0.50, 1.00, 2.00)
@@ -269,7 +269,7 @@ def section(res: dict | None) -> list[str]:
              f"default tolerance, as an entry recorded over one run is judged."), ""]
     for name, case in res["cases"].items():
         s = summary(case, res)
-        partial = "" if case.get("complete") else " **Incomplete: the run stopped before its last session.**"
+        partial = incomplete(case)
         spread = "none stored" if s["spread"] is None else f"{s['spread'] / MIB:.1f} MiB over {s['runs']} runs"
         out += [f"**{NAMES.get(name, name)}** (`{name}`): {case['what']}.{partial}", "",
                 (f"Baseline `ram_tree` {s['then'] / MIB:.1f} MiB (median of {case['record_runs']} runs), stored spread "
