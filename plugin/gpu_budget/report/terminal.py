@@ -229,10 +229,15 @@ def headers(rows: list[Result]) -> list[str]:
     return [*HEADERS[:2], "ranks", *HEADERS[2:]] if any(_ranks(row) != "-" for row in rows) else HEADERS
 
 
+def _so_far(row: Result) -> str:
+    """" so far" where the row's child failed (crashed, died of out-of-memory, timed out): its peaks are what it
+    reached before it stopped, a lower bound of the run's peaks (legend "so far"), not measured ones; else ""."""
+    return " so far" if row.error is not None else ""
+
+
 def held(row: Result, figure: int | None) -> str:
-    """A peak as the table shows it: one of a child that failed (crashed, died of out-of-memory, timed out) is what it
-    reached before it stopped, a lower bound of the run's peak, said so (legend "so far"), not a measured peak."""
-    return format_size(figure) + (" so far" if row.error is not None and figure is not None else "")
+    """A peak as the table shows it, marked "so far" where the child failed (_so_far)."""
+    return format_size(figure) + (_so_far(row) if figure is not None else "")
 
 
 def table_rows(rows: list[Result]) -> list[list[str]]:
@@ -351,8 +356,8 @@ def _all_peaks(peaks: Peaks) -> str:
 
 
 def _peaks_of(row: Result) -> str:
-    """'peaks RAM tree ..., RAM main ...'; 'peaks so far ...' where the child failed before its run's end (held)."""
-    return f"peaks {'so far ' if row.error is not None else ''}{_all_peaks(row.peaks)}"
+    """'peaks RAM tree ..., RAM main ...'; 'peaks so far ...' where the child failed before its run's end (_so_far)."""
+    return f"peaks{_so_far(row)} {_all_peaks(row.peaks)}"
 
 
 def case_line(row: Result) -> str:
@@ -368,7 +373,7 @@ def case_detail(row: Result) -> list[str]:
     """A case's detail for pytest's report of a failing test (its longrepr, so junitxml and IDEs show it)."""
     lines = [f"case: {row.label or row.scenario} (scenario {row.scenario}, scale {row.scale}, device {row.device or '-'})",
              f"verdict: {verdict_text(row)}",
-             f"peaks{' so far' if row.error is not None else ''}: {_all_peaks(row.peaks)}",
+             f"peaks{_so_far(row)}: {_all_peaks(row.peaks)}",
              f"budget: {_budget(row)}" + (f" ({row.budget_origin})" if row.budget_origin else "")]
     if row.baseline:
         recorded = f" (recorded {row.baseline.recorded})" if row.baseline.recorded else ""
