@@ -1,6 +1,7 @@
 """A case's own environment, made for real from the registry: tabulate (one pure-Python module) at another version
 than the running one, laid over the running environment (isolate/environment.py)."""
 
+import gc
 import json
 import re
 import subprocess
@@ -180,6 +181,42 @@ def test_a_running_package_whose_requirement_the_overlay_breaks_is_named():
     assert environment.conflicts({}) == ()
     held = metadata.version("huggingface-hub")
     assert not [c for c in environment.conflicts({"huggingface-hub": held}) if "huggingface-hub" in c]
+
+
+def test_workers_reading_conflicts_from_threads_at_once_read_them_whole(switching):
+    """packaging parses a marker's strings with ast.literal_eval, and CPython 3.11's AST constructor keeps one
+    recursion depth for every thread: two threads building ASTs at once, one switched out mid-build (a garbage
+    collection running Python code), raise "SystemError: AST constructor recursion depth mismatch" (seen in a CI
+    run of the test above). The running requirements are read one thread at a time."""
+    read, failed = [], []
+
+    def ask():
+        try:
+            read.append(environment.conflicts({"packaging": "20.0", "tabulate": OTHER}))
+        except SystemError as exc:
+            failed.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failed == [] and len(read) == 2 and read[0] == read[1]
+
+
+@pytest.fixture
+def switching():
+    """Threads switched as often as they can be, and at every few allocations' garbage collection (which runs
+    Python code, so another thread may run mid-way through a C routine that allocates)."""
+    interval, threshold = sys.getswitchinterval(), gc.get_threshold()
+    switch = lambda *_: time.sleep(0)
+    sys.setswitchinterval(1e-6)
+    gc.set_threshold(20)
+    gc.callbacks.append(switch)
+    yield
+    gc.callbacks.remove(switch)
+    gc.set_threshold(*threshold)
+    sys.setswitchinterval(interval)
 
 
 def requirers(package: str):

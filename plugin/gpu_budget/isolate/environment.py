@@ -51,6 +51,7 @@ import site
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,10 @@ PTH = "zz-gpu-budget-running.pth"
 # the installed-package folders a PYTHONPATH held (a carried kit's): the venv puts them behind its own site folder, as
 # it puts the running environment's, so no release there shadows the overlay's (split_paths, Remote)
 BEHIND = "GPU_BUDGET_BEHIND"
+# packaging parses a marker's strings with ast.literal_eval, and CPython 3.11's AST constructor is not safe across
+# threads ("SystemError: AST constructor recursion depth mismatch", python/cpython#106905): callers making
+# environments from threads read the running packages' requirements one at a time
+_READING_REQUIRES = threading.Lock()
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 TOOL_TIMEOUT = 1800  # seconds for one resolve or install
 LOCK_WAIT = 0.05  # seconds on the lock past which a record says it waited for another process making it
@@ -410,6 +415,11 @@ def conflicts(overlay: Mapping[str, str]) -> tuple[str, ...]:
     "datasets 5.2.0 needs huggingface-hub>=1.31.0 (here 0.36.2)". An install into the running environment keeps
     them and resolves only what the requirements pull in, so it does not see them; a case that imports one there
     may fail, and this says why before it does."""
+    with _READING_REQUIRES:
+        return _conflicts(overlay)
+
+
+def _conflicts(overlay: Mapping[str, str]) -> tuple[str, ...]:
     from importlib import metadata
 
     found, seen = [], set()
