@@ -468,3 +468,29 @@ def test_torchruns_log_folder_goes_with_its_case(launch, pytester, monkeypatch):
         shutil.rmtree(tmp)
     result.assert_outcomes(passed=1, failed=1)
     assert left == [], left
+
+
+def test_against_a_ref_a_rank_that_is_not_the_worst_regressing_fails_naming_its_rank(launch, pytester, monkeypatch):
+    """--gpu-budget-against=main: rank 0 grows by 64 MiB under rank 1's 120 MiB since main. The row is the worst
+    rank's, unchanged, so judged on it the pair passed; each rank is judged against its own base run."""
+    from git_project import PYTESTER_FILES, commit, git, git_environment
+
+    git_environment(monkeypatch)
+    body = '''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_ddp(gpu_budget):
+            gpu_budget.measure(torchrun("SIZE0", "120"))
+    '''
+    launch(body.replace("SIZE0", "40")).assert_outcomes(passed=1)  # writes the module (and records its baseline)
+    (pytester.path / ".gitignore").write_text("*.json\n" + PYTESTER_FILES)
+    git(pytester.path, "init", "-q", "-b", "main")
+    commit(pytester.path, "base")
+    result = launch(body.replace("SIZE0", "104"), "--gpu-budget-against=main", "--gpu-budget-json=pair.json")
+    assert result.ret == 1, result.stdout.str()
+    case = next(c for c in json.loads((pytester.path / "pair.json").read_text())["cases"]
+                if c["nodeid"] == "test_mem.py::test_ddp")
+    assert case["status"] == "regression", case["message"]
+    assert case["message"].startswith("rank 0 ram_tree head "), case["message"]
+    assert "rank 1 ram_tree" not in case["message"], case["message"]
+    assert [(f["rank"], f["metric"]) for f in case["figures"]][:2] == [(0, "ram_tree"), (1, "ram_tree")], case
+    result.stdout.re_match_lines([r"test_mem\.py::test_ddp\s+rank 0 ram_tree\s+[\d.]+ MiB\s+[\d.]+ MiB\s+\+.*regression"])

@@ -187,3 +187,63 @@ def test_a_card_changed_since_base_is_named_and_the_figures_still_compared():
     assert "card" not in same.message
     unset = judge_case("t.py::test_a", [row(100 * MiB)] * 2, [replace(row(100 * MiB), card="T4 (14.75 GiB)")] * 2)
     assert "card none at base -> T4 (14.75 GiB) at head" in unset.message
+
+
+def test_a_card_respelled_since_base_is_the_same_card():
+    """card="4 GiB" at base, "4096 MiB" at head: one card, as the baselines' fingerprint keys it; a changed size is
+    still named."""
+    from dataclasses import replace
+
+    from gpu_budget.model.card import pick_card
+
+    def ran_as(written):
+        return [replace(row(100 * MiB), card=pick_card(written, "tiny", "t.py").label)] * 2
+
+    assert [pick_card(w, "tiny", "t.py").label for w in ("4 GiB", "4096 MiB")] == ["a 4 GiB card", "a 4096 MiB card (4.00 GiB)"]
+    assert "card" not in judge_case("t.py::test_a", ran_as("4 GiB"), ran_as("4096 MiB")).message
+    assert "card a 4 GiB card at base -> a 4608 MiB card (4.50 GiB) at head" in \
+        judge_case("t.py::test_a", ran_as("4 GiB"), ran_as("4608 MiB")).message
+
+
+def test_params_changed_since_base_are_named_and_the_figures_still_compared():
+    """A case whose scenario's knobs changed since base (batch 8 -> 16): a change of its figures may be the knob's,
+    so the verdict names what changed; rows without params (a report from before rows held them) note nothing."""
+    from dataclasses import replace
+
+    base = [replace(row(100 * MiB), params={"batch_size": 8, "seq": 128})] * 2
+    head = [replace(row(164 * MiB), params={"batch_size": 16, "seq": 128, "pad_to_multiple_of": 64})] * 2
+    case = judge_case("t.py::test_a", base, head)
+    assert (case.status, case.passed) == ("regression", False)
+    assert case.message.endswith("; params changed since base: batch_size 8 -> 16, pad_to_multiple_of unset -> 64 "
+                                 "(figures compared as usual)"), case.message
+    assert "params" not in judge_case("t.py::test_a", base, [replace(r, params={"seq": 128, "batch_size": 8})
+                                                             for r in base]).message
+    assert "params" not in judge_case("t.py::test_a", [row(100 * MiB)] * 2, head).message
+
+
+def launched(*rank_trees: int) -> Result:
+    """A 2-rank launcher case's row: its peaks its worst rank's, as measure/ranks.py makes them."""
+    from dataclasses import replace
+
+    from gpu_budget.model.figures import RankFigures
+
+    ranks = tuple(RankFigures(rank=k, peaks=Peaks(ram=tree, ram_tree=tree)) for k, tree in enumerate(rank_trees))
+    worst = max(rank_trees)
+    base = row(worst)
+    return replace(base, measurement=replace(base.measurement, ranks=ranks))
+
+
+def test_a_rank_that_is_not_the_worst_regressing_is_caught_and_named():
+    """Rank 0 grows 100 -> 150 MiB under rank 1's 200 MiB: the row, its worst rank's, is unchanged, so judged on it
+    the growth passed; each rank is judged against its own base, as the stored gate judges it (compare.per_rank)."""
+    case = judge_case("t.py::test_a", [launched(100 * MiB, 200 * MiB)] * 2, [launched(150 * MiB, 200 * MiB)] * 2)
+    assert (case.status, case.passed) == ("regression", False), case.message
+    assert case.message.startswith("rank 0 ram_tree head 150.00 MiB (lowest of 2) > base 100.00 MiB (highest of 2)")
+    assert [f.name for f in case.figures] == ["rank 0 ram_tree", "rank 1 ram_tree"]
+    assert case.figures[0].to_json()["rank"] == 0
+    same = judge_case("t.py::test_a", [launched(100 * MiB, 200 * MiB)] * 2, [launched(100 * MiB, 200 * MiB)] * 2)
+    assert same.status == "pass"
+    # another world at head (3 ranks): compared on the worst rank's figures, as before
+    other = judge_case("t.py::test_a", [launched(100 * MiB, 200 * MiB)] * 2,
+                       [launched(150 * MiB, 200 * MiB, 120 * MiB)] * 2)
+    assert (other.status, [f.name for f in other.figures]) == ("pass", ["ram_tree"])

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpu_budget.against.pairs import Run
-from gpu_budget.against.verdict import CaseVerdict, base_failed_after, counts
+from gpu_budget.against.verdict import CaseVerdict, Figure, base_failed_after, counts
 from gpu_budget.judge.failsafe import WITHOUT_ROWS
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.json_value import JsonObject
@@ -87,11 +87,19 @@ def rows(cases: Sequence[CaseVerdict], stored: Mapping[str, Entry] | None = None
             out.append((name, "-", "-", "-", "-", "-", "-", verdict))
             continue
         for k, fig in enumerate(case.figures):
-            kept = None if entry is None else entry.peaks.figure(fig.metric)
-            out.append((name if k == 0 else "", fig.metric, _size(fig.base_median), _size(fig.head_median),
+            kept = None if entry is None else _stored(entry, fig)
+            out.append((name if k == 0 else "", fig.name, _size(fig.base_median), _size(fig.head_median),
                         _change(fig.change), f"{_size(fig.spread_base)} / {_size(fig.spread_head)}",
                         "-" if kept is None else format_size(kept), verdict if k == 0 else ""))
     return out
+
+
+def _stored(entry: Entry, fig: Figure) -> int | None:
+    """The stored baseline's figure beside the pair's: its rank's where the figure is one rank's."""
+    if fig.rank is None:
+        return entry.peaks.figure(fig.metric)
+    peaks = entry.ranks.get(fig.rank)
+    return None if peaks is None else peaks.figure(fig.metric)
 
 
 def _said(case: CaseVerdict) -> bool:

@@ -22,8 +22,9 @@ from two runs a side its measured spread judges as before.
 The gated figures are compare.GATED's: host RAM (the process tree's peak where
 every run of both sides holds it, else the main process's), live CPU tensor
 bytes and the allocated GPU peak, each where every measured run of both sides
-has it. A launcher case is compared on its worst rank's figures (each row's
-`peaks`); per-rank pairing is not done yet.
+has it. A launcher case is compared rank by rank where every run of both sides
+holds the same ranks (its row is its worst rank's, in which another rank could
+grow unseen), else on its worst rank's figures (each row's `peaks`).
 
 Budgets still apply to the head: a head run that fails its test (over budget,
 an error, a lost reproduction) fails the case whatever base did, and so does a
@@ -47,7 +48,9 @@ What is still gained while something is lost is "unpaired": it could be a lost
 case renamed, so its line names each lost case with what its change would be
 against it; it passes on its budget, as a new case does (`unpaired`). Stored
 baselines play no part: where one exists it is shown beside
-the pair (stored.py), never judged against.
+the pair (stored.py), never judged against. A case whose card= or params changed
+since base is judged as usual, its message naming the change (card_changed,
+params_changed): a change of its figures may be the knob's, not the code's.
 """
 
 from __future__ import annotations
@@ -60,8 +63,9 @@ from gpu_budget.against import collected
 from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.judge.compare import GATED
 from gpu_budget.model.budget import Tolerance
+from gpu_budget.model.card import Card
 from gpu_budget.model.json_value import JsonObject
-from gpu_budget.model.result import Result, Verdict
+from gpu_budget.model.result import Result, Verdict, param_changes
 from gpu_budget.units import format_size
 
 UNSURE = 0.5  # a single run's head this share of the margin from the regression limit, or closer: a pair more
@@ -76,6 +80,12 @@ class Figure:
     base: tuple[int, ...]
     head: tuple[int, ...]
     tolerance: Tolerance
+    rank: int | None = None  # a launcher case's rank whose figure this is; None: the case's (its worst rank's)
+
+    @property
+    def name(self) -> str:
+        """"ram_tree", or "rank 1 ram_tree" for one rank's."""
+        return self.metric if self.rank is None else f"rank {self.rank} {self.metric}"
 
     @property
     def base_median(self) -> float | None:
@@ -127,17 +137,17 @@ class Figure:
         rel, abs_ = f"{self.tolerance.rel:.1%}", format_size(self.tolerance.abs)
         tol = f"{rel} + {abs_}"
         if self.regressed:
-            return (f"{self.metric} head {format_size(min(self.head))} (lowest of {len(self.head)}) > base "
+            return (f"{self.name} head {format_size(min(self.head))} (lowest of {len(self.head)}) > base "
                     f"{format_size(max(self.base))} (highest of {len(self.base)}) + {tol}")
         if self.improved:
-            return (f"{self.metric} head {format_size(max(self.head))} (highest of {len(self.head)}) < base "
+            return (f"{self.name} head {format_size(max(self.head))} (highest of {len(self.head)}) < base "
                     f"{format_size(min(self.base))} (lowest of {len(self.base)}) - {rel} - {abs_}")
         if not self.base:
-            return f"{self.metric} head {format_size(round(self.head_median))} (median of {len(self.head)}), no base run"
-        return f"{self.metric} within {tol} of base"
+            return f"{self.name} head {format_size(round(self.head_median))} (median of {len(self.head)}), no base run"
+        return f"{self.name} within {tol} of base"
 
     def to_json(self) -> JsonObject:
-        return {"metric": self.metric, "base": list(self.base), "head": list(self.head), "change": self.change,
+        return {"metric": self.metric, "rank": self.rank, "base": list(self.base), "head": list(self.head), "change": self.change,
                 "spread_base": self.spread_base, "spread_head": self.spread_head,
                 "tolerance": {"rel": self.tolerance.rel, "abs": self.tolerance.abs}, "noisy": self.noisy,
                 "regressed": self.regressed, "improved": self.improved}
@@ -188,18 +198,35 @@ def _ok(row: Result) -> bool:
 
 def figures(base: Sequence[Result], head: Sequence[Result], tolerance: Tolerance) -> tuple[Figure, ...]:
     """The gated figures every finished run of both sides holds (host RAM: the tree where all hold it); head's alone,
-    with no base run, where base finished none."""
+    with no base run, where base finished none. A launcher case whose runs all hold the same ranks is compared rank
+    by rank, as the stored gate compares it (compare.per_rank): its row is its worst rank's, so a rank that is not
+    the worst could grow unseen; else (a world that changed) on the worst rank's figures."""
     base, head = [r for r in base if _ok(r)], [r for r in head if _ok(r)]
     if not head:
         return ()
-    both = [*base, *head]
+    ranks = _common_ranks([*base, *head])
+    if ranks:
+        return tuple(fig for rank in ranks for fig in _gated(base, head, tolerance, rank))
+    return _gated(base, head, tolerance)
+
+
+def _common_ranks(rows: Sequence[Result]) -> tuple[int, ...]:
+    """The ranks every row holds, where each holds the same ones; () where a row ran no launcher, or another world."""
+    worlds = {tuple(sorted(r.rank for r in row.ranks)) for row in rows}
+    return next(iter(worlds)) if len(worlds) == 1 else ()
+
+
+def _gated(base: Sequence[Result], head: Sequence[Result], tolerance: Tolerance,
+           rank: int | None = None) -> tuple[Figure, ...]:
+    """The gated figures of the rows' peaks, or of one rank's where `rank` is given."""
+    both = [r.peaks if rank is None else next(f.peaks for f in r.ranks if f.rank == rank) for r in [*base, *head]]
     out = []
     for metric in GATED:
-        if metric == "ram" and all(r.peaks.ram_tree is not None for r in both):
+        if metric == "ram" and all(p.ram_tree is not None for p in both):
             metric = "ram_tree"
-        values = [r.peaks.figure(metric) for r in both]
+        values = [p.figure(metric) for p in both]
         if all(v is not None for v in values):
-            out.append(Figure(metric, tuple(values[:len(base)]), tuple(values[len(base):]), tolerance))
+            out.append(Figure(metric, tuple(values[:len(base)]), tuple(values[len(base):]), tolerance, rank))
     return tuple(out)
 
 
@@ -216,7 +243,7 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
     if base_error is None and base_failed is not None:
         base_error = None if base else f"{FAILED_BEFORE}: {base_failed}"
 
-    noted = base_failed_after(base) + card_changed(base, head)
+    noted = base_failed_after(base) + card_changed(base, head) + params_changed(base, head)
 
     def verdict(status: str, passed: bool, message: str, figs: tuple[Figure, ...] = ()) -> CaseVerdict:
         return CaseVerdict(nodeid, status, passed, renamed + message + noted, figs, base, head, renamed_from, paired_by)
@@ -245,7 +272,7 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
                        figures((), head, tolerance_of(head)))
     if not figs:
         return verdict("pass", True, "no gated figure measured on both sides")
-    noisy = [f"{f.metric} spreads {format_size(max(f.spread_base, f.spread_head))} run to run, wider than the "
+    noisy = [f"{f.name} spreads {format_size(max(f.spread_base, f.spread_head))} run to run, wider than the "
              f"tolerance's {format_size(int(f.margin))}: a smaller change cannot be told from noise" for f in figs if f.noisy]
     if regressed:
         return verdict("regression", False, "; ".join(regressed + noisy), figs)
@@ -273,9 +300,27 @@ def _without_head(head_failed: str | None, head_error: str | None) -> tuple[str,
 def card_changed(base: Sequence[Result], head: Sequence[Result]) -> str:
     """A note where the sides ran as on different cards (`card=` changed since REF): the figures are compared as
     usual, as a stored baseline recorded as on another card is, but a reader must know; "" where they agree."""
-    if not base or not head or base[0].card == head[0].card:
+    if not base or not head or _card_key(base[0]) == _card_key(head[0]):
         return ""
     return f"; card {base[0].card or 'none'} at base -> {head[0].card or 'none'} at head (figures compared as usual)"
+
+
+def _card_key(row: Result) -> str | None:
+    """The card a row ran as on, however its card= was spelled ("4 GiB" and "4096 MiB" are one card)."""
+    return None if row.card is None else Card.key_of(row.card)
+
+
+def params_changed(base: Sequence[Result], head: Sequence[Result]) -> str:
+    """A note where the sides ran the case with other params (its scenario's knobs changed since REF: another batch
+    size, longer clips): the figures are compared as usual, but a change may be the knob's, not the code's; "" where
+    they agree, or where a side's rows carry no params (a stored report from before rows held them)."""
+    if not base or not head or base[0].params is None or head[0].params is None:
+        return ""
+    changed = param_changes(base[0].params, head[0].params)
+    if not changed:
+        return ""
+    said = ", ".join(f"{name} {before} -> {after}" for name, before, after in changed)
+    return f"; params changed since base: {said} (figures compared as usual)"
 
 
 def _at_base(error: str) -> str:
@@ -452,7 +497,7 @@ def _as_if(was: CaseVerdict, case: CaseVerdict) -> str:
     fig = figs[0]
     change = "" if fig.change is None else f", head {fig.change:+.1%}"
     past = ", past the tolerance" if fig.regressed else ""
-    return f"{was.nodeid} ({fig.metric} {format_size(round(fig.base_median))} at base{change}{past})"
+    return f"{was.nodeid} ({fig.name} {format_size(round(fig.base_median))} at base{change}{past})"
 
 
 def _moved(nodeid: str, renamed: Mapping[str, str]) -> str:

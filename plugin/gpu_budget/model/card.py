@@ -58,6 +58,17 @@ class Card:
             return f"a {number} {unit} card"
         return f"a {' '.join(self.written.split())} card ({shown})"
 
+    @staticmethod
+    def key_of(label: str) -> str:
+        """The key a row's card label (`label`) was made from: a size card's spellings ("a 4 GiB card", "a 4096 MiB
+        card (4.00 GiB)") share one, so two rows tell a changed card from a changed spelling; a name's label is its
+        key."""
+        size = re.fullmatch(r"a (.+?) card(?: \((.+)\))?", label)
+        try:
+            return f"a {format_size(parse_size(size.group(2) or size.group(1)))} card" if size else label
+        except ValueError:
+            return label
+
     def to_env(self) -> str:
         """As a command's processes read it (script.CARD_VAR): "<bytes>:<name>:<own>:<as written>", <own> "own" for a
         runner's own card, else empty."""

@@ -10,6 +10,7 @@ stand-in measurement, a row read back) is read as that field's JSON.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -574,6 +575,19 @@ class Result:
 def _maybe(read: Callable[[JsonMapping], T], data: JsonMapping | None) -> T | None:
     """A typed field read from its JSON, where the JSON holds one."""
     return None if data is None else read(data)
+
+
+def param_changes(before: JsonMapping, after: JsonMapping) -> tuple[tuple[str, str, str], ...]:
+    """The knobs two rows ran at other values, by name: (name, value before, value after), each value as JSON
+    ("unset" where a row lacks the knob): what tells a variant of a case (another batch size) from the case."""
+    unset = object()
+    out = []
+    for name in sorted(set(before) | set(after)):
+        shown = ["unset" if value is unset else json.dumps(value, sort_keys=True)
+                 for value in (before.get(name, unset), after.get(name, unset))]
+        if shown[0] != shown[1]:
+            out.append((name, shown[0], shown[1]))
+    return tuple(out)
 
 
 def _params(value: Json) -> JsonMapping | None:

@@ -19,7 +19,7 @@ from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.figures import Fields
 from gpu_budget.model.json_value import Json
 from gpu_budget.model.metric import Metric
-from gpu_budget.model.result import Result, Verdict
+from gpu_budget.model.result import Result, Verdict, param_changes
 from gpu_budget.report.markdown_text import inline
 from gpu_budget.report.memtests import registered
 from gpu_budget.report.order import scale_order
@@ -183,17 +183,12 @@ def knobs(row: Result, ref: Result, library: Mapping[str, Fix]) -> tuple[str, ..
     between = set(row.fixes) ^ set(ref.fixes)
     if not between <= set(library):
         return ()
-    unset = object()
     out = []
-    for name in sorted(set(row.params) | set(ref.params)):
-        before, after = ref.params.get(name, unset), row.params.get(name, unset)
-        shown = ["unset" if value is unset else _json(value) for value in (before, after)]
-        if shown[0] == shown[1]:
-            continue
+    for name, before, after in param_changes(ref.params, row.params):
         set_by = [fix for fix in between if name in library[fix].params and
-                  _json(library[fix].params[name]) == shown[1 if fix in row.fixes else 0]]
+                  _json(library[fix].params[name]) == (after if fix in row.fixes else before)]
         if not set_by:
-            out.append(f"{name} {shown[0]} → {shown[1]}")
+            out.append(f"{name} {before} → {after}")
     return tuple(out)
 
 
