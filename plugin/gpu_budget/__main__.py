@@ -3,7 +3,7 @@
 import sys
 from importlib import metadata
 
-DISTRIBUTION = "pytest-gpu-budget"
+from gpu_budget.session.extras import DISTRIBUTION
 
 
 def version() -> str:

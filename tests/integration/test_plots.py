@@ -8,6 +8,7 @@ from pathlib import Path
 
 import matplotlib.image  # imported before pytester snapshots sys.modules: numpy loads once per process
 import pytest
+import tomllib
 
 from gpu_budget.model.result import Result
 from gpu_budget.report import plots
@@ -328,6 +329,13 @@ def test_importing_the_plugin_imports_no_matplotlib():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def _extra(name: str) -> str:
+    """The one requirement pyproject.toml's extra `name` lists."""
+    (requirement,) = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"][name]
+    return requirement
+
+
 def test_plots_without_matplotlib_is_a_usage_error(pytester):
     pytester.makepyfile(test_x="def test_x():\n    pass\n")
     code = ("import sys; sys.modules['matplotlib'] = None; import pytest; "
@@ -335,7 +343,9 @@ def test_plots_without_matplotlib_is_a_usage_error(pytester):
     result = subprocess.run([sys.executable, "-c", code], cwd=pytester.path, capture_output=True, text=True,
                             check=False)
     assert result.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "--gpu-budget-plots needs matplotlib: pip install 'pytest-gpu-budget[plots]'" in result.stderr
+    # the extra's own requirement: `pytest-gpu-budget[plots]` names a release no index holds for a clone's install
+    assert f"--gpu-budget-plots needs matplotlib: pip install '{_extra('plots')}' (the plots extra of pytest-gpu-budget)" \
+        in result.stderr, result.stderr
 
 
 def test_explore_without_hypothesis_is_a_usage_error_with_the_install_command(pytester):
@@ -346,4 +356,5 @@ def test_explore_without_hypothesis_is_a_usage_error_with_the_install_command(py
     result = subprocess.run([sys.executable, "-c", code], cwd=pytester.path, capture_output=True, text=True,
                             check=False, env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stderr
-    assert "--gpu-budget-explore needs Hypothesis: pip install 'pytest-gpu-budget[explore]'" in result.stderr
+    assert f"--gpu-budget-explore needs Hypothesis: pip install '{_extra('explore')}' (the explore extra of " \
+        "pytest-gpu-budget)" in result.stderr, result.stderr

@@ -28,6 +28,7 @@ from gpu_budget.isolate import dispatch, forkserver
 from gpu_budget.model.budget import SCALES
 from gpu_budget.search.explore import DEFAULT_EXAMPLES
 from gpu_budget.search.remediate import DEFAULT_MAX_RUNS
+from gpu_budget.session import extras
 
 DEFAULT_THREADS = 1  # torch threads per measured child; the fingerprint records it (benchmarks/RESULTS.md, "Across setups")
 DEFAULT_TIMEOUT = 900.0  # seconds a measured child may run before it is killed (a reported failure)
@@ -193,12 +194,12 @@ def _installed(module: str) -> bool:
 
 
 def needing(module: str, shown: str, extra: str, then: Resolve[P, V] = as_parsed) -> Resolve[P, V]:
-    """A value that turns on what imports `module`: a usage error naming the extra to install where it is missing,
-    never a silent pass of what it turns on."""
+    """A value that turns on what imports `module`: a usage error naming what to install where it is missing (the
+    extra's requirements: the plugin may be a clone's install, no release on an index), never a silent pass."""
 
     def resolve(given: Given[P]) -> V:
         if given.value and not _installed(module):
-            raise pytest.UsageError(f"{given.source} needs {shown}: pip install 'pytest-gpu-budget[{extra}]'")
+            raise pytest.UsageError(f"{given.source} needs {shown}: {extras.install_hint(extra, module)}")
         return then(given)
 
     return resolve
