@@ -1,6 +1,7 @@
 """The terminal summary's hardware lines name what is installed, and warn of a failed preload only where it counts."""
 
 from gpu_budget.model.hardware import Hardware
+from gpu_budget.report.findings import Merged, _made
 from gpu_budget.session.outputs import hardware_lines
 
 FULL = {"key": "cpu-x86_64", "torch": "2.13.0+cpu", "transformers": "5.23.0", "peft": "0.18.0", "python": "3.11.7",
@@ -32,3 +33,19 @@ def test_a_module_the_user_named_is_warned_of_even_when_missing():
     lines = hardware_lines(hw, True, installed=lambda name: False)
     assert lines[2].startswith("preload: no_such_module failed to import in the forkserver")
     assert len(hardware_lines(hw, False, installed=lambda name: False)) == 2  # no function case ran: no warning
+
+
+def test_findings_header_leaves_out_a_library_not_installed():
+    """A user's own project (no peft) gets no "peft None" in FINDINGS.md's header, as the terminal's line has none."""
+    hw = Hardware.from_json({**FULL, "peft": None})
+    header = _made(Merged(hw), ["r.json"], [])
+    assert header.endswith("from real runs on `cpu-x86_64` (torch 2.13.0+cpu, transformers 5.23.0): `r.json`."), header
+    bare = Hardware.from_json({**FULL, "torch": None, "transformers": None, "peft": None})
+    assert _made(Merged(bare), ["r.json"], []).endswith("from real runs on `cpu-x86_64`: `r.json`.")
+    assert _made(Merged(Hardware.from_json(FULL)), ["r.json"], []).endswith(
+        "(torch 2.13.0+cpu, transformers 5.23.0, peft 0.18.0): `r.json`.")
+
+
+def test_a_gpu_cards_line_leaves_out_a_library_not_installed():
+    hw = Hardware.from_json({**FULL, "peft": None, "gpu_name": "NVIDIA H200", "driver": "570.1", "cuda": "12.8"})
+    assert hw.card == "NVIDIA H200, driver 570.1, CUDA 12.8; torch 2.13.0+cpu, transformers 5.23.0"

@@ -60,10 +60,16 @@ class Hardware:
                 **({"package_versions": dict(self.package_versions)} if self.package_versions is not None else {})}
 
     @property
+    def libraries(self) -> str:
+        """The fine-tune libraries installed where it measured, with their versions; one not installed is left out
+        (a user's project without peft), never written "None"."""
+        return ", ".join(f"{name} {version}" for name, version in
+                         (("torch", self.torch), ("transformers", self.transformers), ("peft", self.peft)) if version)
+
+    @property
     def card(self) -> str:
         """The card a GPU row was measured on, with its driver, CUDA and libraries."""
-        return (f"{self.gpu_name}, driver {self.driver}, CUDA {self.cuda}; torch {self.torch}, "
-                f"transformers {self.transformers}, peft {self.peft}")
+        return f"{self.gpu_name}, driver {self.driver}, CUDA {self.cuda}" + (f"; {self.libraries}" if self.libraries else "")
 
 
 def _versions(data: JsonMapping | None) -> dict[str, str] | None:

@@ -189,7 +189,7 @@ def _made(merged: Merged, sources: Sequence[str], gpu: Sequence[GpuReport]) -> s
     if not (merged.results or sources or not gpu):
         return made + " from GPU reports only."
     hw = merged.hardware or Hardware()
-    return made + (f" from real runs on `{hw.key}` (torch {hw.torch}, transformers {hw.transformers}, peft {hw.peft})"
+    return made + (f" from real runs on `{hw.key}`" + (f" ({hw.libraries})" if hw.libraries else "")
                    + (f": {', '.join(f'`{s}`' for s in sources)}." if sources else "."))
 
 

@@ -132,9 +132,7 @@ def hardware_lines(hw: Hardware, ran_functions: bool, installed: Callable[[str],
     """The section's first lines: the hardware key and the libraries installed, the children's setup, a preload
     module that failed to import. A library that is not installed is left out; so is a module of the default preload
     list that is not installed (a project without transformers preloads none, which moves no figure it gates)."""
-    libraries = ", ".join(f"{name} {version}" for name, version in
-                          (("torch", hw.torch), ("transformers", hw.transformers), ("peft", hw.peft)) if version)
-    lines = [f"hardware {hw.key}: {libraries + ', ' if libraries else ''}python {hw.python}",
+    lines = [f"hardware {hw.key}: {hw.libraries + ', ' if hw.libraries else ''}python {hw.python}",
              (f"setup: {hw.cpu} ({hw.cpu_level}), kernels {hw.isa or 'not read'} (dispatch {hw.dispatch}), {hw.threads} thread(s) "
               f"per child, malloc {hw.malloc}, import floor {format_size(hw.floor)}")]
     failed = [name.removesuffix(NOT_IMPORTED) for name in hw.preload.split() if name.endswith(NOT_IMPORTED)]
