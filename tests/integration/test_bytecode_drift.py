@@ -33,6 +33,7 @@ def test_children_that_compile_from_source_are_named_against_a_baseline_that_loa
     (stored,) = (pytester.path / "baselines").rglob("test_mem.json")
     (entry,) = json.loads(stored.read_text())["entries"]["tiny"].values()
     assert entry["fingerprint"]["bytecode"] == "cached", entry["fingerprint"]
+    assert "compiled from source in the measured children" not in result.stdout.str()
 
     # a host that sets PYTHONDONTWRITEBYTECODE=1 over an install without bytecode: every child compiles torch's source
     shutil.rmtree(pytester.path / "__pycache__")
@@ -47,3 +48,7 @@ def test_children_that_compile_from_source_are_named_against_a_baseline_that_loa
     assert row["setup"]["policy"] == "foreign" and "ram_tree" not in row["change"], row
     assert "setup differs from the baseline's: bytecode cached -> source" in row["message"], row["message"]
     assert "run without PYTHONDONTWRITEBYTECODE" in row["message"], row["message"]
+    # said in the section's head too, as a first run with no baseline to differ from would say it
+    said = ("bytecode: the libraries' modules compiled from source in the measured children (0 of 1 modules*): their "
+            "host RAM peaks hold the compiler's memory*uv's --compile-bytecode*")
+    result.stdout.fnmatch_lines([said])

@@ -49,3 +49,19 @@ def test_findings_header_leaves_out_a_library_not_installed():
 def test_a_gpu_cards_line_leaves_out_a_library_not_installed():
     hw = Hardware.from_json({**FULL, "peft": None, "gpu_name": "NVIDIA H200", "driver": "570.1", "cuda": "12.8"})
     assert hw.card == "NVIDIA H200, driver 570.1, CUDA 12.8; torch 2.13.0+cpu, transformers 5.23.0"
+
+
+def test_children_that_compiled_the_libraries_from_source_are_named_with_the_way_out():
+    """A uv environment (installed without bytecode) on a host that sets PYTHONDONTWRITEBYTECODE: every run compiles
+    torch, its peaks hold the compiler's memory, and the first baseline is recorded so; the summary says it then, not
+    only once a later run differs."""
+    seen = "0 of 716 modules with a usable .pyc; bytecode writes off (sys.dont_write_bytecode: PYTHONDONTWRITEBYTECODE or -B)"
+    lines = hardware_lines(Hardware.from_json({**FULL, "bytecode": "source", "bytecode_seen": seen}), True)
+    assert lines[2] == (f"bytecode: the libraries' modules compiled from source in the measured children ({seen}): "
+                        "their host RAM peaks hold the compiler's memory, and a baseline recorded here holds it too; "
+                        "write their bytecode once (python -m compileall on the environment, uv's --compile-bytecode) "
+                        "or run without PYTHONDONTWRITEBYTECODE")
+    mixed = hardware_lines(Hardware.from_json({**FULL, "bytecode": "mixed", "bytecode_seen": "400 of 716 ..."}), True)
+    assert mixed[2].startswith("bytecode: the libraries' modules partly compiled from source in the measured children")
+    for quiet in ("cached", None):
+        assert len(hardware_lines(Hardware.from_json({**FULL, "bytecode": quiet}), True)) == 2, quiet

@@ -71,11 +71,13 @@ class Facts:
     bytecode_seen: str | None = None
     packages: str | None = None
     preload: str | None = None
+    bytecode: Fact = None
 
     @classmethod
     def from_json(cls, data: Fingerprint | None) -> Facts:
         data = data or {}
-        return cls(data, data.get("floor"), data.get("bytecode_seen"), data.get("packages"), data.get("preload"))
+        return cls(data, data.get("floor"), data.get("bytecode_seen"), data.get("packages"), data.get("preload"),
+                   data.get("bytecode"))
 
 
 def differences(then: Fingerprint, now: Fingerprint) -> dict[str, tuple[Fact, Fact]]:
@@ -139,6 +141,8 @@ def describe(diffs: Diffs, packages_then: Mapping[str, str] | None = None, packa
     return out
 
 
+WRITE_BYTECODE = ("write their bytecode once (python -m compileall on the environment, uv's --compile-bytecode) "
+                  "or run without PYTHONDONTWRITEBYTECODE")
 _BYTECODE_SAID = {CACHED: "loaded from their .pyc", SOURCE: "compiled from source", MIXED: "partly compiled from source"}
 
 
@@ -150,9 +154,20 @@ def bytecode_change(then: Fact, now: Fact, seen: str | None) -> str:
            f"run, {_BYTECODE_SAID.get(now, now)} in this one"
     said += f": {seen})" if seen else ")"
     if now in (SOURCE, MIXED):
-        said += (": write their bytecode once (python -m compileall on the environment, uv's --compile-bytecode) "
-                 "or run without PYTHONDONTWRITEBYTECODE")
+        said += f": {WRITE_BYTECODE}"
     return said
+
+
+def compiled_line(facts: Fingerprint) -> str | None:
+    """The summary's line where this session's children compiled the libraries from source (a uv environment, which
+    uv installs without bytecode, on a host that sets PYTHONDONTWRITEBYTECODE): said from the first run, whose
+    baseline would hold the compiler's memory, not only once a later run's setup differs from it."""
+    read = Facts.from_json(facts)
+    if read.bytecode not in (SOURCE, MIXED):
+        return None
+    return (f"bytecode: the libraries' modules {_BYTECODE_SAID[read.bytecode]} in the measured children"
+            + (f" ({read.bytecode_seen})" if read.bytecode_seen else "")
+            + f": their host RAM peaks hold the compiler's memory, and a baseline recorded here holds it too; {WRITE_BYTECODE}")
 
 
 def package_change(then: Mapping[str, str], now: Mapping[str, str]) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpu_budget.isolate.forkserver import DEFAULT_PRELOAD
-from gpu_budget.judge import failsafe
+from gpu_budget.judge import failsafe, fingerprint
 from gpu_budget.measure.host import NOT_IMPORTED
 from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping
@@ -129,12 +129,14 @@ def is_installed(module: str) -> bool:
 
 
 def hardware_lines(hw: Hardware, ran_functions: bool, installed: Callable[[str], bool] = is_installed) -> list[str]:
-    """The section's first lines: the hardware key and the libraries installed, the children's setup, a preload
-    module that failed to import. A library that is not installed is left out; so is a module of the default preload
+    """The section's first lines: the hardware key and the libraries installed, the children's setup, libraries they
+    compiled from source, a preload module that failed to import. A library that is not installed is left out; so is a module of the default preload
     list that is not installed (a project without transformers preloads none, which moves no figure it gates)."""
     lines = [f"hardware {hw.key}: {hw.libraries + ', ' if hw.libraries else ''}python {hw.python}",
              (f"setup: {hw.cpu} ({hw.cpu_level}), kernels {hw.isa or 'not read'} (dispatch {hw.dispatch}), {hw.threads} thread(s) "
               f"per child, malloc {hw.malloc}, import floor {format_size(hw.floor)}")]
+    compiled = fingerprint.compiled_line(hw.facts)
+    lines += [compiled] if compiled else []
     failed = [name.removesuffix(NOT_IMPORTED) for name in hw.preload.split() if name.endswith(NOT_IMPORTED)]
     failed = [name for name in failed if name not in DEFAULT_PRELOAD or installed(name)]
     if failed and ran_functions:  # only a function case's child is forked from the forkserver
