@@ -684,6 +684,19 @@ def test_a_sawtooth_that_ends_mid_climb_reads_its_rate_not_its_climb(n):
     assert "> budget 10.00 GiB" in breach
 
 
+@pytest.mark.parametrize("n", [13, 16, 17])
+def test_a_sawtooth_s_tops_held_after_its_first_climb_read_steady(n):
+    """An evaluation's buffers every 4th step, 16 MiB a step for three steps, freed in full, the run begun mid-cycle:
+    its first whole cycle climbs 48 MiB over three steps, then its tops return to the top every 4th step. The
+    window's five steps at the top were the climb's three and two tops: its median read the climb, "host RAM grows
+    16.00 MiB/step", about 157 GiB at step 10,000 of a run that keeps nothing. The tops count for the steps they
+    held the top over."""
+    mib = [600 + 16 * ((k + 2) % 4) for k in range(n)]
+    window = rises.of(range(1, n + 1), [int(m * MiB) for m in mib])
+    assert window.growth == 0, window
+    assert not checked(mib, budget=Budget(ram=2 * GiB)).breaches
+
+
 def test_a_climb_begun_again_is_read_only_after_dips():
     """Rises of 0.5, 8, 0.5, 8, 8 MiB with no dip between them are not a sawtooth's tops: a leak every other step
     whose last step kept its jump again keeps the median (rises.Rises.begun_again)."""

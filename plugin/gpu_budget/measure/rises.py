@@ -16,7 +16,12 @@ middle one). The median reads growth that is still going on at the end of the
 run, whenever it began (a leak that starts late is read at its own rate), and is
 blind to up to two one-off jumps in the window (a cache made once, two caches,
 lazy optimizer state): growth must show in at least 3 of the last 5 judged
-steps. Where a step that held the running peak to the byte (kept all, added
+steps. A top held after dips counts for the steps it held it over: where the
+window ends in steps back at the top after dips, holding it since its last
+rise (a sawtooth's tops, every 4th step, after its first climb), each counts
+for the steps since the one before it, so a first cycle's climb of three
+one-step rises is not read as growth still going on beside two tops held over
+eight steps. Where a step that held the running peak to the byte (kept all, added
 nothing) lies between two of the window's steps that rose by the median or
 more, the growth is no more than the rate from the first of those to the last:
 a leak every other step reads its rate, not a whole jump per step where its
@@ -115,6 +120,7 @@ class Rises:
     held: tuple[bool, ...] = ()  # whether that step held the top before it to the byte: kept all, added nothing
     reached: tuple[bool, ...] = ()  # whether its measured figure reached that top (held it or rose past it)
     late: bool = False  # the window's steps were taken among the run's last half (a run of LONG judged marks or more)
+    spans: tuple[int, ...] = ()  # how many steps each rise counts for in the median (`_spans`); () each one
 
     @property
     def growth(self) -> float:
@@ -192,8 +198,15 @@ class Rises:
 
     @property
     def median(self) -> float:
-        """The median rise over the window (of an even number, the lower middle one), before `growth` caps it."""
-        return float(sorted(self.rises)[(len(self.rises) - 1) // 2])
+        """The median rise over the window, before `growth` caps it: each rise counts once (of an even number, the
+        lower middle one), but the window's last steps back at the top after dips, holding it since its last rise,
+        count for the steps they held it over (`spans`): a sawtooth's first climb, three rises of one step each, does
+        not outweigh its tops held over the eight steps since. Counted so, the median is the rise at which more than
+        half the count is passed (at exactly half, the higher: a held top's steps do not outweigh rises as many)."""
+        if len(set(self.spans)) <= 1:
+            return float(sorted(self.rises)[(len(self.rises) - 1) // 2])
+        ordered, half, seen = sorted(zip(self.rises, self.spans)), sum(self.spans) / 2, 0
+        return float(next(rise for rise, span in ordered if (seen := seen + span) > half))
 
     def rising(self, allowance: float) -> int:
         """How many of the window's steps rose by more than `allowance`."""
@@ -226,6 +239,7 @@ class _Rise:
     since: int
     per_step: int
     kept: bool  # not passed over as a dip
+    resets: bool = True  # the next rise is counted from this step (not one climbing back from a dip to the top)
 
 
 def of(steps: Sequence[int], peaks: Sequence[int]) -> Rises | None:
@@ -374,8 +388,9 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> 
         kept = not passed[i - 1]
         rise = max(0, envelope[i] - level)
         per_step = rise // (step - judged_steps[since]) if kept else 0
-        out.append(_Rise(step, judged_steps[i - 1], judged_steps[since], per_step, kept))
-        if kept and (rise or i == 1 or not passed[i - 2]):  # one climbing out of a dip below the top: not the top
+        resets = kept and bool(rise or i == 1 or not passed[i - 2])  # one climbing out of a dip: not the top
+        out.append(_Rise(step, judged_steps[i - 1], judged_steps[since], per_step, kept, resets))
+        if resets:
             since, level = i, envelope[i]
     return out
 
@@ -399,7 +414,15 @@ def _window(judged_steps: list[int], rises: list[_Rise], running: list[int], hel
     passed = tuple(r.step for r in rises[head:] if not r.kept)
     return Rises(first, judged_steps[-1], tuple(rises[i].per_step for i in at), running[-1], passed, envelope, scale,
                  tuple(rises[i].step for i in at), tuple(running[i + 1] for i in at), tuple(held[i] for i in at),
-                 tuple(reached[i] for i in at), recent > 0)
+                 tuple(reached[i] for i in at), recent > 0,
+                 _spans([rises[i] for i in at]) if len(kept) >= MIN_TOP else ())
+
+
+def _spans(window: list[_Rise]) -> tuple[int, ...]:
+    """How many steps each of the window's rises counts for: one, but the steps after the window's last rise, which
+    held the top over the steps since the one before them (dips passed over), count for those steps."""
+    last = max((k for k, r in enumerate(window) if r.resets), default=-1)
+    return tuple(1 if k <= last else r.step - (window[k - 1].step if k else r.since) for k, r in enumerate(window))
 
 
 def growth(series: Sequence[int | None], steps: Sequence[int] | None = None) -> float | None:
