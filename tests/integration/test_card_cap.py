@@ -70,8 +70,10 @@ def test_a_function_case_runs_as_on_its_card(fake_cuda):
     ('{"huge": "T4"}', "card names unknown scale(s) ?'huge'?"),
     ("24", "card=24: expected a card's name"),
     ('"4 GiB", vram="10 GiB"', "vram budget 10.00 GiB at scale 'tiny' is above the card it runs as on, a 4 GiB card"),
+    ('"RTX 3090", vram="30 GiB"', "vram budget 30.00 GiB at scale 'tiny' is above the card it runs as on, RTX 3090 ("),
 ])
 def test_a_bad_card_is_an_error_naming_it(fake_cuda, given, says):
+    """The failure is the message alone, the line under the test's header: no traceback through the gate's code."""
     pytester = fake_cuda(f'''
 @pytest.mark.gpu_budget(card={given})
 def test_bad(gpu_budget):
@@ -79,7 +81,8 @@ def test_bad(gpu_budget):
 ''')
     result = run(pytester)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"*{says}*"])
+    result.stdout.fnmatch_lines(["_* test_bad _*", f"test_mem.py::test_bad: *{says}*"], consecutive=True)
+    assert "declare/marks.py" not in result.stdout.str(), result.stdout.str()
 
 
 def test_the_row_and_the_table_say_the_card(fake_cuda):

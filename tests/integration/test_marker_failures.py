@@ -51,3 +51,29 @@ def test_bare_abs(gpu_budget):
     bare = '*test_mem.py::test_bare_abs: tolerance abs 16 is a bare number: give it a unit, e.g. "16 MiB"*'
     result.stdout.fnmatch_lines([number, bare], consecutive=False)
     assert "TypeError" not in result.stdout.str()
+
+
+def test_a_marker_mistake_is_its_message_alone_not_a_traceback_into_the_gate(project):
+    """A VRAM budget above the card it runs as on (a budget no run under the card's cap can reach) and a budget with no
+    unit are the user's input, not the gate's bug: the failure is the message naming the values, with no traceback
+    through the gate's own code (declare/marks.py, session.py) for the user to read past."""
+    pytester = project('''
+@pytest.mark.gpu_budget(vram="30 GiB", card="RTX 3090")
+def test_above_the_card(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+
+@pytest.mark.gpu_budget(ram="4")
+def test_bare(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "_* test_above_the_card _*",
+        ("test_mem.py::test_above_the_card: vram budget 30.00 GiB at scale 'tiny' is above the card it runs as on, "
+         "RTX 3090 (23.69 GiB): *"),
+        "_* test_bare _*",
+        "test_mem.py::test_bare: ram budget '4' is a bare number: give it a unit, e.g. \"4 GiB\"",
+        "=* gpu-budget =*"], consecutive=True)  # nothing between the header and the message
+    out = result.stdout.str()
+    assert "declare/marks.py" not in out and "ValueError" not in out and "exception" not in out, out

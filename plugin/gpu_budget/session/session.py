@@ -28,6 +28,7 @@ from gpu_budget.isolate.protocol import RunChild, SnapshotRequest
 from gpu_budget.isolate.stopped_wait import WaitStopped
 from gpu_budget.judge import failsafe
 from gpu_budget.judge.store import PendingWrite, Staging
+from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.model.budget import SizeGiven
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Measurement, Note, Result, Verdict
@@ -98,10 +99,7 @@ class BudgetSession:
     # -- one test's calls (the gpu_budget fixture) ----------------------------
     def mark_for(self, item: pytest.Item) -> BudgetMark:
         """The test's budget, expectation and device, for this session's scale and the device its child runs on."""
-        arguments = merge_marks(collection.markers_outermost_first(item), where=item.nodeid)
-        device = self.machine.device()  # the probe child's (no CUDA here): its GPU may be the card= named
-        return read_mark(**arguments, scale=self.options.scale, host="cuda" if device.cuda else "cpu", where=item.nodeid,
-                         runner=(device.gpu_name, device.gpu_memory))
+        return mark_or_fail(item, self.options.scale, self.machine.device())
 
     def _child_for(self, mark: BudgetMark) -> RunChild:
         cpu_only = mark.pinned and mark.device == "cpu"
@@ -295,6 +293,19 @@ def probe(run: Callable[[], Measurement]) -> Measurement:
     if measurement.error_kind == "missing-dependency":
         pytest.skip(measurement.error.message)
     return measurement
+
+
+def mark_or_fail(item: pytest.Item, scale: str, device: DeviceInfo) -> BudgetMark:
+    """The item's markers read for `scale` on `device` (the probe child's: its GPU may be the card= named). A bad
+    marker (a ValueError of marks.py, which names the test, the value and the fix) fails the test with that message
+    alone: the user's input, not a traceback through the gate's own code."""
+    try:
+        arguments = merge_marks(collection.markers_outermost_first(item), where=item.nodeid)
+        return read_mark(**arguments, scale=scale, host="cuda" if device.cuda else "cpu", where=item.nodeid,
+                         runner=(device.gpu_name, device.gpu_memory))
+    except ValueError as exc:
+        bad = str(exc)
+    pytest.fail(bad, pytrace=False)  # outside the except: no "during handling of the above exception"
 
 
 def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None = None) -> None:
