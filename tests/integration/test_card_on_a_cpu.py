@@ -1,4 +1,5 @@
-"""card= on a host without CUDA: a case that cannot run here is skipped, and nothing says it ran as on its card."""
+"""card= on a host without CUDA: a case that cannot run here is skipped, and nothing says it ran as on its card; a
+card on a test pinned to the CPU, which no host would run as on it, is refused."""
 
 import json
 
@@ -43,3 +44,27 @@ def test_a_case_with_a_card_alone_says_its_card_went_unchecked(project):
     required = pytester.runpytest_subprocess(*args, "--gpu-budget-require-gpu")
     required.assert_outcomes(failed=1)
     required.stdout.fnmatch_lines(["*card='T4' (on CUDA, *) needs a CUDA GPU to check*"])
+
+
+def test_a_card_on_a_test_pinned_to_the_cpu_is_refused_naming_both(project):
+    """A test pinned to the CPU never runs as on a card: its child sees no GPU on any host, so no allocator is capped
+    and no VRAM budget stands for the card. It passed with not a word of its card; now it fails as vram= with
+    device='cpu' does, naming the card and the pin, and a farther marker's card is dropped with card=None."""
+    pytester = project('''
+pytestmark = pytest.mark.gpu_budget(card="T4")
+
+@pytest.mark.gpu_budget(card={"real": "A100 80GB"}, device="cpu", ram="1 GiB")
+def test_pinned(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+
+@pytest.mark.gpu_budget(card=None, device="cpu", ram="1 GiB")
+def test_dropped(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                           "--gpu-budget")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(["_* test_pinned _*",
+                                 ("test_mem.py::test_pinned: card={'tiny': 'T4', 'real': 'A100 80GB'} with "
+                                  "device='cpu': the test's child never sees a GPU, so no host runs it as on that card*")],
+                                consecutive=True)

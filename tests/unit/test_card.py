@@ -122,12 +122,11 @@ def test_on_cuda_the_card_is_the_default_vram_budget_and_on_the_cpu_it_changes_n
 
 def test_on_a_host_without_cuda_a_card_alone_is_said_to_go_unchecked():
     """A case with card= alone passed on a CPU host with nothing said of its card (budget "-"), where a VRAM budget of
-    the same memory said "not checked"; a case pinned to the CPU has no card to check anywhere."""
+    the same memory said "not checked"."""
     cpu = DeviceInfo(cuda=False)
     said = vram_unchecked(gpu_budget(card="T4", host="cpu"), cpu)
     assert said is not None and said.startswith(f"card='T4' (on CUDA, its cap and the VRAM budget "
                                                 f"{format_size(by_name('T4').capacity)}) not checked: "), said
-    assert vram_unchecked(gpu_budget(card="T4", ram="1 GiB", device="cpu", host="cpu"), cpu) is None
     assert vram_unchecked(gpu_budget(card="T4", host="cuda"), DeviceInfo(cuda=True, gpu_memory=80 * GiB)) is None
     assert vram_unchecked(gpu_budget(card="T4", vram="10 GiB", host="cpu"), cpu).startswith("VRAM budget 10.00 GiB")
 
@@ -237,5 +236,14 @@ def test_a_card_case_runs_on_its_own_card_and_a_smaller_gpu_of_another_name_skip
     assert other.card == by_name("T4")
     assert unmeasurable(scenario, other, "tiny", a2)[0].startswith(
         "card='T4' asks for T4 (14.75 GiB), more than this GPU's total memory 14.56 GiB (NVIDIA A2)")
-    on_a_cpu = gpu_budget(card="T4", device="cpu", ram="1 GiB", host="cuda", runner=(t4.gpu_name, t4.gpu_memory))
-    assert on_a_cpu.card == by_name("T4")  # pinned to the CPU: no GPU of its own to be
+
+
+@pytest.mark.parametrize("host", ["cpu", "cuda"])
+@pytest.mark.parametrize("card", ["T4", {"real": "A100 80GB"}])
+def test_a_card_on_a_test_pinned_to_the_cpu_is_refused(host, card):
+    """Pinned to the CPU, the test's child never sees a GPU, so no host runs it as on its card: the card would change
+    nothing anywhere, as vram= would not be checked anywhere (both are refused). card=None drops a farther one."""
+    with pytest.raises(ValueError, match=r"^t\.py::test: card=.* with device='cpu': the test's child never sees a GPU"):
+        gpu_budget(card=card, device="cpu", ram="1 GiB", host=host, where="t.py::test")
+    assert gpu_budget(card=None, device="cpu", ram="1 GiB", host=host).card is None
+    assert gpu_budget(card={"tiny": None}, device="cpu", ram="1 GiB", host=host).card is None

@@ -118,6 +118,7 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     _check_everywhere({"": top, **{name: _PerDevice(**block) for name, block in blocks.items() if block}}, where, scale)
     given = replace(top, **(blocks[on] or {}))
     _refuse_unreachable_vram(device, given.vram, where)
+    _refuse_card_on_the_cpu(device, card, where)
     if device != "cpu":
         _refuse_vram_over_card(replace(top, **(cuda or {})).vram, card, where)
     expected = _pick_expect(given.expect, scale, where)
@@ -140,6 +141,16 @@ def _refuse_unreachable_vram(device: str | None, vram: SizeGiven, where: str) ->
     if device == "cpu" and any(size is not None for size in sizes):
         raise ValueError(f"{where}: vram={vram!r} with device='cpu': the test's child never sees a GPU, so no host "
                          "can check that budget; drop vram= (or move it into cuda=) or drop the pin")
+
+
+def _refuse_card_on_the_cpu(device: str | None, card: CardGiven, where: str) -> None:
+    """A test pinned to the CPU never runs as on a card, at any scale: its child never sees a GPU, so no host caps an
+    allocator for it or checks the VRAM budget the card stands for; the card would pass unseen, as vram= would."""
+    cards = card.values() if isinstance(card, Mapping) else [card]
+    if device == "cpu" and any(each is not None for each in cards):
+        raise ValueError(f"{where}: card={card!r} with device='cpu': the test's child never sees a GPU, so no host runs "
+                         "it as on that card (no allocator to cap, no VRAM budget it stands for); drop card= (card=None "
+                         "under a farther marker's card) or drop the pin")
 
 
 def _refuse_vram_over_card(vram: SizeGiven, card: CardGiven, where: str) -> None:
