@@ -63,9 +63,12 @@ def test_a_function_case_runs_as_on_its_card(fake_cuda):
     ('"RTX 9999"', "card='RTX 9999' is neither a known card (T4, L4, A10, A10G, RTX 3090"),
     ('{"huge": "T4"}', "card names unknown scale(s) ?'huge'?"),
     ("24", "card=24: expected a card's name"),
-    ('"4 GiB", vram="10 GiB"', "vram budget 10.00 GiB at scale 'tiny' is above the card it runs as on, a 4 GiB card"),
-    ('"RTX 3090", vram="30 GiB"', "vram budget 30.00 GiB at scale 'tiny' is above the card it runs as on, RTX 3090 ("),
+    ('"4 GiB", vram="10 GiB"', "vram budget '10 GiB' (10.00 GiB) at scale 'tiny' is above the card it runs as on, a 4 GiB card"),
+    ('"RTX 3090", vram="30 GiB"', ("vram budget '30 GiB' (30.00 GiB) at scale 'tiny' is above the card it runs as "
+                                   "on, RTX 3090 (")),
     ('"4 GiB", device="cpu", ram="4 GiB"', "card='4 GiB' with device='cpu': the test's child never sees a GPU"),
+    ('"T4", cuda={"vram": "26GB"}', ("cuda?'vram'? budget '26GB' (24.21 GiB) at scale 'tiny' is above the card it "
+                                     "runs as on, T4 (14.75 GiB)")),
 ])
 def test_a_bad_card_is_an_error_naming_it(fake_cuda, given, says):
     """The failure is the message alone, the line under the test's header: no traceback through the gate's code."""
@@ -161,5 +164,5 @@ def test_budget_above(gpu_budget):
     result = run(pytester)
     result.stdout.fnmatch_lines([
         "*card='24576 MiB' asks for a 24576 MiB card (24.00 GiB), more than this GPU's total memory 16.00 GiB*"])
-    result.stdout.fnmatch_lines([("*vram budget 10.00 GiB at scale 'tiny' is above the card it runs as on, a 2657 MiB "
-                                  "card (2.59 GiB)*")])
+    result.stdout.fnmatch_lines([("*vram budget '10 GiB' (10.00 GiB) at scale 'tiny' is above the card it runs as on, a "
+                                  "2657 MiB card (2.59 GiB)*")])

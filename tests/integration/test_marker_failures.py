@@ -70,8 +70,8 @@ def test_bare(gpu_budget):
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
         "_* test_above_the_card _*",
-        ("test_mem.py::test_above_the_card: vram budget 30.00 GiB at scale 'tiny' is above the card it runs as on, "
-         "RTX 3090 (23.69 GiB): *"),
+        ("test_mem.py::test_above_the_card: vram budget '30 GiB' (30.00 GiB) at scale 'tiny' is above the card it "
+         "runs as on, RTX 3090 (23.69 GiB): *"),
         "_* test_bare _*",
         "test_mem.py::test_bare: ram budget '4' is a bare number: give it a unit, e.g. \"4 GiB\"",
         "=* gpu-budget =*"], consecutive=True)  # nothing between the header and the message

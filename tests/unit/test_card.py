@@ -131,18 +131,20 @@ def test_on_a_host_without_cuda_a_card_alone_is_said_to_go_unchecked():
     assert vram_unchecked(gpu_budget(card="T4", vram="10 GiB", host="cpu"), cpu).startswith("VRAM budget 10.00 GiB")
 
 
-@pytest.mark.parametrize(("host", "given"), [
-    ("cuda", {"vram": "20 GiB", "card": "T4"}),
-    ("cpu", {"vram": "20 GiB", "card": "T4"}),  # refused on any host, as every bad keyword is
-    ("cuda", {"cuda": {"vram": "20 GiB"}, "card": "T4"}),
-    ("cuda", {"vram": {"tiny": "1 GiB", "real": "30 GiB"}, "card": {"real": "RTX 3090"}}),  # the real scale's
+@pytest.mark.parametrize(("host", "given", "says"), [
+    ("cuda", {"vram": "20 GiB", "card": "T4"}, "vram budget '20 GiB' (20.00 GiB) at scale 'tiny'"),
+    ("cpu", {"vram": "20 GiB", "card": "T4"}, "vram budget '20 GiB'"),  # refused on any host, as every bad keyword is
+    ("cuda", {"cuda": {"vram": "20 GiB"}, "card": "T4"}, "cuda['vram'] budget '20 GiB'"),  # where it was given
+    ("cuda", {"vram": {"tiny": "1 GiB", "real": "30 GiB"}, "card": {"real": "RTX 3090"}},  # the real scale's
+     "vram budget '30 GiB' (30.00 GiB) at scale 'real'"),
+    ("cuda", {"vram": "26GB", "card": "RTX 3090"}, "vram budget '26GB' (24.21 GiB) at scale 'tiny'"),  # as written
 ])
-def test_a_vram_budget_above_the_card_is_refused(host, given):
+def test_a_vram_budget_above_the_card_is_refused(host, given, says):
     """Capped as on the card, the allocator never holds more than the card: a larger budget would test nothing (an
-    over-budget run dies of out-of-memory under the cap first)."""
+    over-budget run dies of out-of-memory under the cap first). The budget is quoted as written, and as read."""
     with pytest.raises(ValueError) as caught:
         gpu_budget(**given, host=host, where="t.py::test")
-    assert "is above the card" in str(caught.value) and str(caught.value).startswith("t.py::test: ")
+    assert str(caught.value).startswith(f"t.py::test: {says}") and "is above the card" in str(caught.value)
 
 
 def test_a_vram_budget_within_the_card_or_for_the_cpu_alone_stands():

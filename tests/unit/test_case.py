@@ -234,7 +234,7 @@ def test_a_reproduction_resting_on_a_vram_budget_above_its_card_is_refused_and_o
     capped = Measurement("error", Peaks(ram=2**30, vram_allocated=14 * 2**30),
                          error=Failure(kind="oom", type="torch.OutOfMemoryError", message="CUDA out of memory"))
     c = case.Case(nodeid="m.py::t", module="m.py", name="t", scenario=Scenario(name="s", run="m:run"))
-    with pytest.raises(ValueError, match=r"vram budget 24\.00 GiB .* above the card it runs as on, T4"):
+    with pytest.raises(ValueError, match=r"vram budget '24 GiB' \(24\.00 GiB\) .* above the card it runs as on, T4"):
         read_mark(vram="24 GiB", card="T4", expect="over-budget", host="cuda")
     at_card = read_mark(card="T4", expect="over-budget", host="cuda")  # budgeted at the card: the death reproduces it
     got = case.run(c, at_card, options(tmp_path), gpu, HARDWARE, lambda s, snap: capped, ci=False).result

@@ -120,7 +120,8 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     _refuse_unreachable_vram(device, given.vram, where)
     _refuse_card_on_the_cpu(device, card, where)
     if device != "cpu":
-        _refuse_vram_over_card(replace(top, **(cuda or {})).vram, card, where)
+        label = "cuda['vram']" if cuda and "vram" in cuda else "vram"
+        _refuse_vram_over_card(replace(top, **(cuda or {})).vram, card, where, label)
     expected = _pick_expect(given.expect, scale, where)
     budget = Budget.for_scale(scale, given.ram, given.vram, where, imbalance)
     source = _pick_origin(given.origin, scale, where)
@@ -153,15 +154,18 @@ def _refuse_card_on_the_cpu(device: str | None, card: CardGiven, where: str) -> 
                          "under a farther marker's card) or drop the pin")
 
 
-def _refuse_vram_over_card(vram: SizeGiven, card: CardGiven, where: str) -> None:
+def _refuse_vram_over_card(vram: SizeGiven, card: CardGiven, where: str, label: str = "vram") -> None:
     """A CUDA case capped as on its card never holds more than the card, so a VRAM budget above it would test nothing
-    (an over-budget run dies of out-of-memory under the cap first); read at every scale, on any host."""
+    (an over-budget run dies of out-of-memory under the cap first); read at every scale, on any host. The budget is
+    quoted as written where given (`label`: vram, or cuda['vram']) and as read: "26GB" is 24.21 GiB."""
     for scale in SCALES:
         target, budget = pick_card(card, scale, where), Budget.for_scale(scale, vram=vram, where=where).vram
         if target is not None and budget is not None and budget > target.capacity:
-            raise ValueError(f"{where}: vram budget {format_size(budget)} at scale {scale!r} is above the card it runs "
-                             f"as on, {target.label}: the capped allocator never holds that much, so the budget would "
-                             "test nothing; lower vram= to the card or below, or drop it (it defaults to the card)")
+            written = vram.get(scale) if isinstance(vram, Mapping) else vram
+            raise ValueError(f"{where}: {label} budget {written!r} ({format_size(budget)}) at scale {scale!r} is above "
+                             f"the card it runs as on, {target.label}: the capped allocator never holds that much, so "
+                             "the budget would test nothing; lower it to the card or below, or drop it (it defaults to "
+                             "the card)")
 
 
 def _check_everywhere(blocks: Mapping[str, _PerDevice], where: str, scale: str) -> None:
