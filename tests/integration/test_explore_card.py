@@ -9,12 +9,16 @@ was exact (error 0). No GPU figure here.
 
 import json
 
+import pytest
+
 from gpu_budget.search.explore import Envelope, explore
 
 GiB = 2**30
 
 TEST = '''
 import json
+
+import pytest
 from pathlib import Path
 
 from gpu_budget.search.explore import Envelope
@@ -66,3 +70,19 @@ def test_without_a_measure_the_search_runs_no_real_run():
     assert result.worst.config == {"batch": 8, "seconds": 30} and result.worst.measured is None
     assert result.boundary.predicted_value == 5 and result.boundary.at == {"seconds": 30}  # 5 * 30 <= 150
     assert result.smallest_failing.predicted > 150 << 20 and result.smallest_failing.measured is None
+
+
+@pytest.mark.parametrize("host", ["gpu", "cpu"])
+def test_a_card_the_context_allowance_leaves_nothing_of_is_an_error_naming_both(fake_cuda, monkeypatch, host):
+    """An exploration within a card searches below the card less the context allowance (610 MiB): a 512 MiB card
+    leaves nothing. It failed with "SizeError: negative memory size: -102760448", a traceback through the search."""
+    if host == "cpu":
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # the stand-in sees no device: a CPU host
+    pytester = fake_cuda(TEST.replace('card="4 GiB"', 'card="512 MiB"'))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["_* test_explore _*",
+                                 ("test_mem.py::test_explore: card='512 MiB' leaves no memory to explore within: a "
+                                  "512 MiB card holds no more than the 610.00 MiB CUDA context allowance *")],
+                                consecutive=True)
+    assert "SizeError" not in result.stdout.str()

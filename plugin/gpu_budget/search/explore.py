@@ -537,12 +537,19 @@ def budget_to_explore(budget: str | int | Mapping[str, str | int] | None, declar
     return budget, None
 
 
-def card_budget(mark: BudgetMark, budget: object) -> tuple[int, None] | None:
+def card_budget(mark: BudgetMark, budget: object, where: str = "") -> tuple[int, None] | None:
     """The budget of an exploration within the test's card (card=, where no budget= is given): the card's memory less
-    the context allowance (model/card.py), as allocated VRAM; None for a test without a card."""
+    the context allowance (model/card.py), as allocated VRAM; None for a test without a card. ValueError, naming the
+    card and the allowance, where that leaves nothing: no budget to search below."""
     if mark.card is None or budget is not None:
         return None
-    return mark.card.capacity - CONTEXT_ALLOWANCE, None
+    room = mark.card.capacity - CONTEXT_ALLOWANCE
+    if room <= 0:
+        raise ValueError(f"{where}: card={mark.card.given!r} leaves no memory to explore within: {mark.card.label} "
+                         f"holds no more than the {format_size(CONTEXT_ALLOWANCE)} CUDA context allowance an "
+                         "exploration takes off a card (docs/estimator.md); give explore() a budget= (allocated VRAM), "
+                         "or name a larger card")
+    return room, None
 
 
 def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, peak: Callable[[Scenario], Measurement], *,

@@ -15,6 +15,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -28,7 +29,6 @@ from gpu_budget.isolate.protocol import RunChild, SnapshotRequest
 from gpu_budget.isolate.stopped_wait import WaitStopped
 from gpu_budget.judge import failsafe
 from gpu_budget.judge.store import PendingWrite, Staging
-from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.model.budget import SizeGiven
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Measurement, Note, Result, Verdict
@@ -56,6 +56,7 @@ from gpu_budget.session.said_now import say_now
 from gpu_budget.session.sweep import swept
 from gpu_budget.session.unwritten import Unwritten
 
+T = TypeVar("T")  # what or_fail's read returns
 SECTION = "gpu-budget"  # the title of the section a test's report gets, one line per measured case
 
 
@@ -99,7 +100,10 @@ class BudgetSession:
     # -- one test's calls (the gpu_budget fixture) ----------------------------
     def mark_for(self, item: pytest.Item) -> BudgetMark:
         """The test's budget, expectation and device, for this session's scale and the device its child runs on."""
-        return mark_or_fail(item, self.options.scale, self.machine.device())
+        device = self.machine.device()  # the probe child's (no CUDA here): its GPU may be the card= named
+        return or_fail(lambda: read_mark(**merge_marks(collection.markers_outermost_first(item), where=item.nodeid),
+                                         scale=self.options.scale, host="cuda" if device.cuda else "cpu",
+                                         where=item.nodeid, runner=(device.gpu_name, device.gpu_memory)))
 
     def _child_for(self, mark: BudgetMark) -> RunChild:
         cpu_only = mark.pinned and mark.device == "cpu"
@@ -177,7 +181,7 @@ class BudgetSession:
             pytest.skip("exploration is opt-in: run with --gpu-budget --gpu-budget-explore")
         unmeasured.asked(item)
         mark = self.mark_for(item)
-        within = card_budget(mark, budget)  # a card's own memory: estimated anywhere, run under its cap on a GPU
+        within = or_fail(lambda: card_budget(mark, budget, item.nodeid))  # estimated anywhere, run capped on a GPU
         cuda = mark.device == "cuda" or within is not None
         against, why_not = within or budget_to_explore(budget, mark.budget.vram if cuda else mark.budget.ram,
                                                        self.options.scale, mark.device)
@@ -295,14 +299,12 @@ def probe(run: Callable[[], Measurement]) -> Measurement:
     return measurement
 
 
-def mark_or_fail(item: pytest.Item, scale: str, device: DeviceInfo) -> BudgetMark:
-    """The item's markers read for `scale` on `device` (the probe child's: its GPU may be the card= named). A bad
-    marker (a ValueError of marks.py, which names the test, the value and the fix) fails the test with that message
-    alone: the user's input, not a traceback through the gate's own code."""
+def or_fail(read: Callable[[], T]) -> T:
+    """read()'s value; a ValueError it raises (a bad marker, a card with no room to explore: the message names the
+    test, the value and the fix) fails the test with that message alone: the user's input, not a traceback through
+    the gate's own code."""
     try:
-        arguments = merge_marks(collection.markers_outermost_first(item), where=item.nodeid)
-        return read_mark(**arguments, scale=scale, host="cuda" if device.cuda else "cpu", where=item.nodeid,
-                         runner=(device.gpu_name, device.gpu_memory))
+        return read()
     except ValueError as exc:
         bad = str(exc)
     pytest.fail(bad, pytrace=False)  # outside the except: no "during handling of the above exception"
