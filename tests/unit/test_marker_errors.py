@@ -159,6 +159,16 @@ def test_a_vram_budget_on_a_test_pinned_to_the_cpu_is_refused(kwargs):
         gpu_budget(**kwargs, device="cpu", scale="tiny", host="cuda", where=WHERE)
 
 
+@pytest.mark.parametrize("host", ["cpu", "cuda"])
+@pytest.mark.parametrize("vram", ["10 GiB", {"real": "20 GiB"}])
+def test_a_vram_budget_in_the_cpu_block_of_an_unpinned_test_is_refused(host, vram):
+    """cpu= applies where the case runs on the CPU, a host without CUDA: a VRAM budget there is checked on no host
+    (a CPU host marks the top-level one unchecked; a CUDA host reads cuda= and the top level), so none could fail."""
+    with pytest.raises(ValueError, match=r"cpu=\{'vram': .*\}: the cpu= block applies where the case runs on the CPU"):
+        gpu_budget(ram="1 GiB", cpu={"vram": vram}, scale="tiny", host=host, where=WHERE)
+    assert gpu_budget(ram="1 GiB", cpu={"vram": None}, scale="tiny", host=host, where=WHERE).budget.ram == 2**30
+
+
 def test_a_vram_budget_for_cuda_runs_beside_a_cpu_pin_is_accepted():
     mark = gpu_budget(ram="1 GiB", cuda={"vram": "10 GiB"}, device="cpu", scale="tiny", host="cuda", where=WHERE)
     assert mark.device == "cpu" and mark.budget.vram is None and mark.budget.ram == 2**30

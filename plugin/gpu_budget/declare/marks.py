@@ -118,6 +118,7 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     _check_everywhere({"": top, **{name: _PerDevice(**block) for name, block in blocks.items() if block}}, where, scale)
     given = replace(top, **(blocks[on] or {}))
     _refuse_unreachable_vram(device, given.vram, where)
+    _refuse_vram_in_the_cpu_block((cpu or {}).get("vram"), where)
     _refuse_card_on_the_cpu(device, card, where)
     if device != "cpu":
         label = "cuda['vram']" if cuda and "vram" in cuda else "vram"
@@ -142,6 +143,16 @@ def _refuse_unreachable_vram(device: str | None, vram: SizeGiven, where: str) ->
     if device == "cpu" and any(size is not None for size in sizes):
         raise ValueError(f"{where}: vram={vram!r} with device='cpu': the test's child never sees a GPU, so no host "
                          "can check that budget; drop vram= (or move it into cuda=) or drop the pin")
+
+
+def _refuse_vram_in_the_cpu_block(vram: SizeGiven, where: str) -> None:
+    """A cpu= block applies where the case's child runs on the CPU, on a host without CUDA: that child sees no GPU,
+    so a VRAM budget there is checked on no host, a budget no run could fail."""
+    sizes = vram.values() if isinstance(vram, Mapping) else [vram]
+    if any(size is not None for size in sizes):
+        raise ValueError(f"{where}: cpu={{'vram': {vram!r}}}: the cpu= block applies where the case runs on the CPU, "
+                         "whose child never sees a GPU, so no host can check that budget; move it into cuda= (or give "
+                         "vram= at the top level)")
 
 
 def _refuse_card_on_the_cpu(device: str | None, card: CardGiven, where: str) -> None:
