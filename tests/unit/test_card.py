@@ -52,6 +52,17 @@ def test_a_size_is_a_card_of_that_size_and_each_scale_picks_its_own():
     assert pick_card({"real": "T4"}, "tiny") is None
 
 
+def test_a_bad_card_of_a_per_scale_mapping_names_its_scale():
+    """Every scale's card is read (a typo fails on any scale), so the message says which scale's it is."""
+    with pytest.raises(ValueError) as caught:
+        pick_card({"tiny": "4 GiB", "real": "RTX 3900"}, "tiny", where="t.py::test")
+    assert str(caught.value).startswith("t.py::test: card='RTX 3900' is neither a known card")
+    assert str(caught.value).endswith("(given for scale 'real')"), caught.value
+    with pytest.raises(ValueError) as alone:
+        pick_card("RTX 3900", "tiny", where="t.py::test")
+    assert "given for scale" not in str(alone.value)
+
+
 def test_a_card_travels_to_a_commands_processes_as_it_is():
     card = by_name("A100 80GB")
     assert Card.from_env(card.to_env()) == card

@@ -171,8 +171,18 @@ def pick_card(value: CardGiven, scale: str, where: str = "") -> Card | None:
     unknown = set(per_scale) - set(SCALES)
     if unknown:
         raise ValueError(f"{where}: card names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
-    cards = {s: _card(v, where) for s, v in per_scale.items() if v is not None}
+    cards = {s: _scale_card(v, s, where, isinstance(value, Mapping)) for s, v in per_scale.items() if v is not None}
     return cards.get(scale)
+
+
+def _scale_card(value: object, scale: str, where: str, per_scale: bool) -> Card:
+    """One scale's card; a bad one of a {scale: card} mapping says at which scale it was given."""
+    try:
+        return _card(value, where)
+    except ValueError as exc:
+        if not per_scale:
+            raise
+        raise ValueError(f"{exc} (given for scale {scale!r})") from None
 
 
 def _card(value: object, where: str) -> Card:
