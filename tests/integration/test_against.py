@@ -230,6 +230,8 @@ def test_ref_at_head_with_no_change_says_so_and_measures_once(project):
     said = "*gpu-budget against main: main is HEAD (*) and the working tree has no change: nothing to compare; measuring once*"
     result.stdout.fnmatch_lines([said, "*1 passed*"])
     assert "spread base / head" not in result.stdout.str()  # a plain session's table, no pair
+    named = against(project, "HEAD", "-k", "fn")  # not "HEAD is HEAD"
+    named.stdout.fnmatch_lines(["*gpu-budget against HEAD: it names HEAD (*) and the working tree has no change: *"])
     assert_clean(project)
 
 

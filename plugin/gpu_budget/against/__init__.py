@@ -105,7 +105,8 @@ def main(config: pytest.Config) -> int | None:
                           collects_here=config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR,
                           testpaths=testpaths_in_repo(config, here, repo.top))
         if ref.commit == repo.head and not repo.dirty:
-            print(f"gpu-budget against {given}: {given} is HEAD ({ref.short}) and the working tree has no change: "
+            same = f"{given} is HEAD" if given != "HEAD" else "it names HEAD"
+            print(f"gpu-budget against {given}: {same} ({ref.short}) and the working tree has no change: "
                   f"nothing to compare; measuring once, against the stored baselines", flush=True)
             return None
         args = list(config.invocation_params.args)
