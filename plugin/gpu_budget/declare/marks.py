@@ -118,7 +118,7 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     _check_everywhere({"": top, **{name: _PerDevice(**block) for name, block in blocks.items() if block}}, where, scale)
     given = replace(top, **(blocks[on] or {}))
     _refuse_unreachable_vram(device, given.vram, where)
-    _refuse_vram_in_the_cpu_block((cpu or {}).get("vram"), where)
+    _refuse_vram_in_the_cpu_block(_PerDevice(**cpu).vram if cpu else None, where)
     _refuse_card_on_the_cpu(device, card, where)
     if device != "cpu":
         label = "cuda['vram']" if cuda and "vram" in cuda else "vram"
