@@ -134,7 +134,8 @@ def test_a_budget_applies_to_each_rank_and_a_regression_names_its_rank(launch, p
     result.assert_outcomes(failed=2)
     by = rows(pytester)
     assert by["test_ddp"]["verdict"] == "regression", by["test_ddp"]["message"]
-    assert by["test_ddp"]["message"].startswith("rank 0: ram_tree "), by["test_ddp"]["message"]
+    assert by["test_ddp"]["message"].startswith("command differs from the baseline's: "), by["test_ddp"]["message"]
+    assert "'40' -> '104'; rank 0: ram_tree " in by["test_ddp"]["message"], by["test_ddp"]["message"]
     assert "rank 1" not in by["test_ddp"]["message"], by["test_ddp"]["message"]
     assert by["test_budget"]["verdict"] == "over-budget", by["test_budget"]["message"]
     assert by["test_budget"]["message"].startswith("rank 1: host RAM peak "), by["test_budget"]["message"]

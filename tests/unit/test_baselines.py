@@ -76,6 +76,10 @@ def test_missing_file_is_empty(tmp_path):
          ["'test_q'", "unknown metric 'rss' in phases['run']"]),
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_r": {**GOOD_ENTRY, "phases": {"run": [5]}}}}},
          ["'test_r'", "phases['run'] is [5], expected an object"]),
+        # a command case's arguments, named where a run's differ (compare.command_note): a string would be compared
+        # character by character
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_s": {**GOOD_ENTRY, "command": "python train.py"}}}},
+         ["'test_s'", "'command' is 'python train.py', expected a list of the command's arguments"]),
     ],
 )
 def test_broken_file_names_file_and_entry(tmp_path, content, names):

@@ -56,15 +56,17 @@ class Configured:
 
 
 def entry_from(measurement: Measurement, scenario: JsonMapping, tolerance: Tolerance, fprint: Fingerprint,
-               today: str, spread: Spread | None = None) -> Entry:
+               today: str, spread: Spread | None = None, command: Sequence[str] | None = None) -> Entry:
     """The baseline entry for one successful measurement (a launcher case's per rank too, phases included) of the
     scenario whose JSON at the scale measured is `scenario`; `spread`: that of the runs it was chosen from
-    (median_run), where it was recorded over several."""
+    (median_run), where it was recorded over several; `command`: a command case's arguments as its test writes them,
+    so a later run whose arguments differ is told so (compare.command_note)."""
     configured = Configured.from_json(scenario)
     return Entry(
         scenario=configured.name,
         fixes=configured.fixes,
         params=configured.params,
+        command=None if command is None else tuple(command),
         peaks=measurement.peaks,
         phases={name: phase.peaks for name, phase in measurement.phases.items()},
         tolerance=tolerance,

@@ -30,7 +30,8 @@ failure). An entry without a spread is judged exactly as before.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from gpu_budget import oom
@@ -111,6 +112,22 @@ def scenario_note(now: str | None, then: str | None) -> str | None:
     if now is None or then is None or now == then:
         return None
     return f"scenario differs from the baseline's: {then!r} -> {now!r}"
+
+
+def command_note(now: Sequence[str] | None, then: Sequence[str] | None) -> str | None:
+    """The arguments a command case changed from its entry's (`--batch 16` raised to `--batch 64` in the test), or
+    None (a function case, or an entry that stored none): compared all the same, as a params change is."""
+    if now is None or then is None or tuple(now) == tuple(then):
+        return None
+    if len(now) != len(then):
+        return f"command differs from the baseline's: {shlex.join(then)!r} -> {shlex.join(now)!r}"
+    changed = [f"{_argument(then, i)}: {a!r} -> {b!r}" for i, (a, b) in enumerate(zip(then, now, strict=True)) if a != b]
+    return "command differs from the baseline's: " + ", ".join(changed)
+
+
+def _argument(argv: Sequence[str], i: int) -> str:
+    """Which argument of a command: the program, or the i-th after it with the one before it (the flag it gives)."""
+    return "the program" if i == 0 else f"argument {i} (after {argv[i - 1]!r})"
 
 
 def _shown(params: Mapping, key: str) -> str:
@@ -260,7 +277,7 @@ def _too_small(error: Failure, peaks: Peaks, room: Room, limit: int, host: bool)
 def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tolerance: Tolerance, *,
           ci: bool, update: bool, expect: str | None = None, setup: Setup | None = None,
           params: Mapping | None = None, steps: int | None = None, scenario: str | None = None,
-          room: Room | None = None) -> Judgement:
+          room: Room | None = None, command: Sequence[str] | None = None) -> Judgement:
     """The verdict for one measured case.
 
     expect="over-budget": the case reproduces a reported failure, so breaking
@@ -270,7 +287,7 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     Baseline regressions fail either way. `setup`: how this run's setup
     differs from the baseline's (module docstring); `params`: the case's params at
     this scale, named where they differ from the entry's (params_note), as is its
-    `scenario` name (scenario_note). `steps`:
+    `scenario` name (scenario_note) and a command case's arguments (`command`, command_note). `steps`:
     the real run's declared length, to which growth.py projects the peak's growth.
     """
     setup = setup or Setup()
@@ -290,7 +307,7 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
     short = None if grown.problem else growth.short_rank(measurement.ranks, steps)
     grown = replace(grown, problem=short) if short else grown
     verdict = _judge(measurement, budget, baseline, tolerance, grown, ci=ci, update=update, expect=expect, setup=setup,
-                     params=params, scenario=scenario)
+                     params=params, scenario=scenario, command=command)
     verdict.projection = grown if steps is not None else None
     return verdict
 
@@ -311,7 +328,7 @@ def _marks_elsewhere(measurement: Measurement) -> str:
 
 def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tolerance: Tolerance,
            grown: growth.Check, *, ci: bool, update: bool, expect: str | None, setup: Setup,
-           params: Mapping | None, scenario: str | None = None) -> Judgement:
+           params: Mapping | None, scenario: str | None = None, command: Sequence[str] | None = None) -> Judgement:
     """judge()'s verdict for a run that finished, its growth already projected (`grown`)."""
     peaks = measurement.peaks
     setup = world_setup(setup, measurement, baseline)
@@ -339,7 +356,7 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
         verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.NO_BASELINE
         return Judgement(verdict, True, "; ".join(notes + [RECORDED]), write_baseline=True)
 
-    declared = [n for n in (scenario_note(scenario, baseline.scenario), params_note(params, baseline.params)) if n]
+    declared = _declared(baseline, scenario, params, command)
     notes += declared + [n for n in (setup.note(),) if n]
     if measurement.ranks and baseline.ranks:
         change, regressed, improved = per_rank(measurement, baseline, tolerance, setup, notes)
@@ -359,6 +376,12 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     if update and declared:  # recorded for other params or another scenario: the entry describes the test as it is now
         return Judgement(verdict, True, "; ".join(notes + [UPDATED]), change, True)
     return Judgement(verdict, True, "; ".join(notes) or WITHIN, change)
+
+
+def _declared(baseline: Entry, scenario: str | None, params: Mapping | None, command: Sequence[str] | None) -> list[str]:
+    """What the test declares now that its entry was recorded otherwise: another scenario, params or command."""
+    return [n for n in (scenario_note(scenario, baseline.scenario), params_note(params, baseline.params),
+                        command_note(command, baseline.command)) if n]
 
 
 def _changes(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup) -> dict[str, float | None]:

@@ -234,6 +234,9 @@ def _recorded_problem(entry: JsonObject) -> str | None:
                 "its differences unsaid")
     if not isinstance(entry.get("params", {}), dict):
         return "'params' must be an object"
+    command = entry.get("command")
+    if command is not None and not (isinstance(command, list) and all(isinstance(a, str) for a in command)):
+        return f"'command' is {command!r}, expected a list of the command's arguments"
     fixes = entry.get("fixes", [])
     if not isinstance(fixes, list) or not all(isinstance(f, str) for f in fixes):
         return "'fixes' must be a list of fix names"

@@ -87,6 +87,7 @@ class Entry:
     scenario: str | None = None
     fixes: tuple[str, ...] = ()
     params: JsonMapping = field(default_factory=dict)
+    command: tuple[str, ...] | None = None  # a command case's arguments as its test writes them ({param}s unfilled)
     ranks: Mapping[int, Peaks] = field(default_factory=dict)  # a launcher case: rank -> its peaks
     rank_phases: Mapping[int, Mapping[str, Peaks]] = field(default_factory=dict)  # rank -> its phases
     spread: Spread | None = None  # recorded over several runs: their spread; None: one run (or an older entry)
@@ -100,6 +101,7 @@ class Entry:
                    tolerance=None if tolerance is None else Tolerance.from_json(tolerance),
                    scenario=data.get("scenario"), fixes=tuple(data.get("fixes") or ()),
                    params=dict(data.get("params") or {}),
+                   command=None if data.get("command") is None else tuple(data["command"]),
                    ranks={int(r): Peaks.from_json(p) for r, p in (data.get("ranks") or {}).items()},
                    rank_phases={int(r): _phases(by) for r, by in (data.get("rank_phases") or {}).items()},
                    spread=None if spread is None else Spread.from_json(spread))
@@ -107,6 +109,7 @@ class Entry:
     def to_json(self) -> JsonObject:
         """The JSON of the entry (files sort their keys: a rewrite changes no unchanged entry)."""
         return {"scenario": self.scenario, "fixes": list(self.fixes), "params": dict(self.params),
+                **({"command": list(self.command)} if self.command is not None else {}),
                 "peaks": self.peaks.to_json(ALL), "phases": {n: p.to_json(ALL) for n, p in self.phases.items()},
                 "tolerance": None if self.tolerance is None else self.tolerance.to_json(),
                 "fingerprint": dict(self.fingerprint), "recorded": self.recorded,

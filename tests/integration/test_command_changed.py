@@ -1,0 +1,45 @@
+"""A command case whose arguments changed since its baseline entry was recorded says so in its row, as a function
+case's params change does (judge/compare.py command_note). Before, a command's literal arguments (`--batch 16` raised
+to `--batch 64`, as the README's example writes its `--max_steps`) were not kept in the entry: the regression they
+brought was reported with nothing to say the command was not the one recorded."""
+
+import json
+
+CHANGED = '''
+import os
+import sys
+
+SCRIPT = "import sys; b = bytearray(int(sys.argv[-1]) << 20)"
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_train(gpu_budget):
+    gpu_budget.measure(Scenario(name="cmd", command=[sys.executable, "-c", SCRIPT, "--batch", os.environ["BATCH"]]))
+'''
+
+
+def run(pytester):
+    return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=report.json")
+
+
+def row(pytester):
+    (only,) = json.loads((pytester.path / "report.json").read_text())["results"]
+    return only
+
+
+def test_a_command_judged_against_another_commands_entry_names_the_changed_argument(project, monkeypatch):
+    pytester = project(CHANGED)
+    monkeypatch.setenv("BATCH", "8")
+    run(pytester).assert_outcomes(passed=1)
+    run(pytester).assert_outcomes(passed=1)
+    assert "command" not in row(pytester)["message"]
+    monkeypatch.setenv("BATCH", "64")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    assert row(pytester)["verdict"] == "regression"
+    assert row(pytester)["message"].startswith("command differs from the baseline's: argument 4 (after '--batch'): '8' -> '64'"), \
+        row(pytester)["message"]
+    result.stdout.fnmatch_lines(["test_mem.py::test_train: command differs from the baseline's: argument 4 (after '--batch'): '8' -> '64'*"])
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-update").assert_outcomes(passed=1)
+    run(pytester).assert_outcomes(passed=1)
+    assert "command" not in row(pytester)["message"], row(pytester)["message"]  # the entry holds the new arguments
