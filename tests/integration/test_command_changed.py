@@ -43,3 +43,29 @@ def test_a_command_judged_against_another_commands_entry_names_the_changed_argum
     pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-update").assert_outcomes(passed=1)
     run(pytester).assert_outcomes(passed=1)
     assert "command" not in row(pytester)["message"], row(pytester)["message"]  # the entry holds the new arguments
+
+
+ENV_CHANGED = '''
+import os
+import sys
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_train(gpu_budget):
+    gpu_budget.measure(Scenario(name="cmd", command=[sys.executable, "-c", "pass"],
+                                env={"BATCH": os.environ["BATCH"], "MODEL": "tiny"}))
+'''
+
+
+def test_a_changed_command_env_names_the_variable_that_changed_not_both_whole_environments(project, monkeypatch):
+    """Before, the row quoted both environments whole, the stored one sorted and this run's in its own order:
+    `command_env {'BATCH': '8', 'MALLOC_MMAP_THRESHOLD_': ..., 'OPENBLAS_NUM_THREADS': '1'} -> {'OMP_NUM_THREADS':
+    '1', ..., 'BATCH': '64', 'MODEL': 'tiny'}`, the one change to be found by eye among the pins."""
+    pytester = project(ENV_CHANGED)
+    monkeypatch.setenv("BATCH", "8")
+    run(pytester).assert_outcomes(passed=1)
+    monkeypatch.setenv("BATCH", "64")
+    run(pytester).assert_outcomes(passed=1)
+    message = row(pytester)["message"]
+    assert message.startswith("setup differs from the baseline's: command_env BATCH 8 -> 64"), message
+    assert "MALLOC" not in message and "MODEL" not in message, message

@@ -133,3 +133,9 @@ def test_interpreter_hooks_are_none_for_python_s_default(monkeypatch):
     monkeypatch.delenv("PYTHONMALLOC", raising=False)
     assert host.interpreter_hooks() is None or os.environ.get("PYTHONDEVMODE") or host.sys.flags.dev_mode
     assert host.interpreter_hooks({"PYTHONMALLOC": "debug"}) in ("PYTHONMALLOC=debug", "dev mode, PYTHONMALLOC=debug")
+
+
+def test_a_changed_mapping_names_each_key_that_changed_in_order():
+    then = {"OMP_NUM_THREADS": "1", "BATCH": "8", "GONE": "x"}
+    now = {"NEW": "y", "BATCH": "64", "OMP_NUM_THREADS": "1"}
+    assert fingerprint.describe({"command_env": (then, now)}) == ["command_env BATCH 8 -> 64, GONE x -> unset, NEW unset -> y"]

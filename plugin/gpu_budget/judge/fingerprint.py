@@ -134,6 +134,8 @@ def describe(diffs: Diffs, packages_then: Mapping[str, str] | None = None, packa
             out.append(bytecode_change(then, now, Facts.from_json(facts_now).bytecode_seen))
         elif key == "card":  # None: run with no cap, as on the GPU's own memory
             out.append(f"card {then or 'none'} -> {now or 'none'}")
+        elif isinstance(then, Mapping) and isinstance(now, Mapping):  # command_env: the variables that changed
+            out.append(f"{key} {mapping_change(then, now)}")
         elif key in SIZES and isinstance(then, int) and isinstance(now, int):
             out.append(f"{key} {format_size(then)} -> {format_size(now)}")
         else:  # None: the field was not set (no PYTHONMALLOC, no malloc tunables), not Python's None
@@ -168,6 +170,13 @@ def compiled_line(facts: Fingerprint) -> str | None:
     return (f"bytecode: the libraries' modules {_BYTECODE_SAID[read.bytecode]} in the measured children"
             + (f" ({read.bytecode_seen})" if read.bytecode_seen else "")
             + f": their host RAM peaks hold the compiler's memory, and a baseline recorded here holds it too; {WRITE_BYTECODE}")
+
+
+def mapping_change(then: Mapping[str, Fact], now: Mapping[str, Fact]) -> str:
+    """'BATCH 8 -> 64, WANDB_MODE unset -> offline': each key whose value changed, in order, not both mappings whole
+    (a command's environment holds the gate's pins too, among which one change is hard to find by eye)."""
+    return ", ".join(f"{k} {'unset' if then.get(k) is None else then[k]} -> {'unset' if now.get(k) is None else now[k]}"
+                     for k in sorted({*then, *now}) if then.get(k) != now.get(k))
 
 
 def package_change(then: Mapping[str, str], now: Mapping[str, str]) -> str:
