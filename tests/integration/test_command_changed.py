@@ -4,6 +4,8 @@ to `--batch 64`, as the README's example writes its `--max_steps`) were not kept
 brought was reported with nothing to say the command was not the one recorded."""
 
 import json
+import shutil
+import sys
 
 CHANGED = '''
 import os
@@ -69,3 +71,33 @@ def test_a_changed_command_env_names_the_variable_that_changed_not_both_whole_en
     message = row(pytester)["message"]
     assert message.startswith("setup differs from the baseline's: command_env BATCH 8 -> 64"), message
     assert "MALLOC" not in message and "MODEL" not in message, message
+
+
+IN_PROJECT = '''
+import sys
+from pathlib import Path
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_train(gpu_budget):
+    gpu_budget.measure(Scenario(name="cmd", command=[sys.executable, str(Path(__file__).parent / "train.py")]))
+'''
+
+
+def test_a_script_named_by_its_path_in_the_project_is_the_same_command_in_another_checkout(project, tmp_path):
+    """The path a cwd error advises (str(Path(__file__).parent / "train.py")) is kept from the project's root: a CI
+    runner's checkout elsewhere runs the same command, and its row says nothing of one."""
+    pytester = project(IN_PROJECT)
+    (pytester.path / "train.py").write_text("pass\n")
+    (pytester.path / "pyproject.toml").write_text("")
+    run(pytester).assert_outcomes(passed=1)
+    stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())
+    (entry,) = stored["entries"]["tiny"].values()
+    assert entry["command"][1] == "<project>/train.py", entry["command"]
+    other = tmp_path / "elsewhere"
+    shutil.copytree(pytester.path, other)
+    result = pytester.run(sys.executable, "-m", "pytest", "-p", "no:randomly", "--gpu-budget",
+                          "--gpu-budget-json=report.json", "--rootdir", str(other), str(other))
+    result.assert_outcomes(passed=1)
+    (moved,) = json.loads((pytester.path / "report.json").read_text())["results"]
+    assert "command differs" not in moved["message"], moved["message"]

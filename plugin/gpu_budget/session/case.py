@@ -51,7 +51,7 @@ from gpu_budget.session.can_run import (
     vram_unchecked,
     vram_unmeasured,
 )
-from gpu_budget.session.case_setup import ran_as_on, stored
+from gpu_budget.session.case_setup import ran_as_on, recorded_command, stored
 from gpu_budget.session.held import withheld_row
 from gpu_budget.session.options import Options
 from gpu_budget.session.recording import record_runs, recorded_text, snapshot_run
@@ -256,7 +256,7 @@ def judge_case(ask: Ask, asked: Result, measurement: Measurement) -> Outcome | J
         return Outcome(asked.but(measurement=measurement, verdict=Verdict.ERROR, message=unmeasured), path=found.path)
     verdict = judge(measurement, mark.budget, baseline, mark.tolerance, ci=ask.ci, update=options.update,
                     expect=mark.expect, setup=setup, params=case.scenario.params_for(options.scale), steps=mark.steps,
-                    scenario=case.scenario.name, command=case.scenario.command, room=room(mark, ask.device))
+                    scenario=case.scenario.name, command=recorded_command(case.id, case.scenario), room=room(mark, ask.device))
     result = asked.but(
         measurement=measurement, verdict=verdict.verdict, passed=verdict.passed,
         message=said(asked.unchecked, verdict.message, verdict.passed), change=verdict.change,
@@ -296,7 +296,8 @@ def record(ask: Ask, judged: Judged) -> Outcome | tuple[Result, PendingWrite | N
         return Outcome(judged.asked.but(measurement=judged.measurement, verdict=Verdict.ERROR, message=failed),
                        path=path)
     entry = baselines.entry_from(kept, scenario.to_json(scale), ask.mark.tolerance, judged.fingerprint,
-                                 datetime.date.today().isoformat(), spread, scenario.command)
+                                 datetime.date.today().isoformat(), spread,
+                                 recorded_command(ask.case.id, scenario))
     write = PendingWrite(str(path), scale, ask.case.id.key, entry, row=result.nodeid)
     message = result.message
     if spread is not None:

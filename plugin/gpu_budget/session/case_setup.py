@@ -82,6 +82,15 @@ def stored(case: CaseId, scenario: Scenario, namesakes: tuple[str, ...], mark: B
     return Baseline(found.path, baseline, found.broken, fprint, setup)
 
 
+def recorded_command(case: CaseId, scenario: Scenario) -> tuple[str, ...] | None:
+    """A command case's arguments as its entry keeps them (compare.command_note), a path under the test file's project
+    root written from there, as its env is: another checkout of the project (a CI runner's) records the same."""
+    if scenario.command is None:
+        return None
+    root = files.project_root(Path(case.module).resolve().parent)
+    return tuple(_from_root(a, root) if root else a for a in scenario.command)
+
+
 def ran_as_on(mark: BudgetMark, key: bool = False) -> str | None:
     """The card a measured CUDA case runs as on: its label for its row, its key (one for every spelling of the card)
     for its fingerprint; on a CPU a card caps nothing."""
