@@ -3,10 +3,10 @@ installer reading a folder of hand-written wheels alone, where gbtiny 2.0 is mis
 second make() that does not fail at once would have found it and succeeded."""
 
 import json
-import threading
 import time
 
 import pytest
+from at_once import at_once
 from local_wheels import offline, unsatisfiable, write_wheel
 
 from gpu_budget.isolate import env_failures
@@ -115,11 +115,7 @@ def test_processes_asking_at_once_try_once(tmp_path, links):
         except EnvironmentFailed as exc:
             raised.append(exc)
 
-    threads = [threading.Thread(target=ask) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(ask, 3)
     assert [e.remembered for e in raised] == [False] * 3
     assert sorted(e.by_another for e in raised) == [False, True, True]
     assert len({str(e) for e in raised}) == 1

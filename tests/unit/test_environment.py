@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from at_once import at_once
 from local_wheels import write_wheel
 
 from gpu_budget.declare.environment import Environment
@@ -51,11 +52,7 @@ def test_a_made_environment_is_found_again_under_the_same_key(tmp_path):
 
 def test_workers_asking_at_once_make_it_once(tmp_path):
     made = []
-    threads = [threading.Thread(target=lambda: made.append(make([OLD], tmp_path))) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(lambda: made.append(make([OLD], tmp_path)), 3)
     assert sorted(m.cached for m in made) == [False, True, True]
     assert len({m.python for m in made}) == 1
     # the one that made the venv waited on no other's venv; it may have waited on another's resolution, which
@@ -196,11 +193,7 @@ def test_workers_reading_conflicts_from_threads_at_once_read_them_whole(switchin
         except SystemError as exc:
             failed.append(exc)
 
-    threads = [threading.Thread(target=ask) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(ask, 2)
     assert failed == [] and len(read) == 2 and read[0] == read[1]
 
 
