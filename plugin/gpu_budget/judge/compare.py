@@ -29,7 +29,6 @@ failure). An entry without a spread is judged exactly as before.
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -41,7 +40,7 @@ from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import SPREAD_MULTIPLE, Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord
 from gpu_budget.model.metric import GATED
-from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, WITHIN, Failure, Measurement, Verdict
+from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, WITHIN, Failure, Measurement, Verdict, param_changes
 from gpu_budget.model.room import Room
 from gpu_budget.model.setup import FOREIGN, Setup
 from gpu_budget.units import format_size
@@ -101,8 +100,7 @@ def params_note(now: Mapping | None, then: Mapping) -> str | None:
     """
     if now is None or not then:
         return None
-    pairs = [(k, _shown(then, k), _shown(now, k)) for k in sorted(set(now) | set(then), key=str)]
-    changed = [f"{k} {a} -> {b}" for k, a, b in pairs if a != b]
+    changed = [f"{k} {a} -> {b}" for k, a, b in param_changes(then, now)]
     return "params differ from the baseline's: " + ", ".join(changed) if changed else None
 
 
@@ -128,11 +126,6 @@ def command_note(now: Sequence[str] | None, then: Sequence[str] | None) -> str |
 def _argument(argv: Sequence[str], i: int) -> str:
     """Which argument of a command: the program, or the i-th after it with the one before it (the flag it gives)."""
     return "the program" if i == 0 else f"argument {i} (after {argv[i - 1]!r})"
-
-
-def _shown(params: Mapping, key: str) -> str:
-    """A param as JSON (as the entry stores it: a tuple reads as the list it was saved as)."""
-    return json.dumps(params[key], sort_keys=True, default=str) if key in params else "unset"
 
 
 @dataclass

@@ -577,13 +577,14 @@ def _maybe(read: Callable[[JsonMapping], T], data: JsonMapping | None) -> T | No
     return None if data is None else read(data)
 
 
-def param_changes(before: JsonMapping, after: JsonMapping) -> tuple[tuple[str, str, str], ...]:
-    """The knobs two rows ran at other values, by name: (name, value before, value after), each value as JSON
-    ("unset" where a row lacks the knob): what tells a variant of a case (another batch size) from the case."""
+def param_changes(before: Mapping, after: Mapping) -> tuple[tuple[str, str, str], ...]:
+    """The knobs two runs of a case ran at other values, by name: (name, value before, value after), each value as
+    JSON, as an entry stores it (a tuple reads as the list it was saved as; "unset" where a run lacks the knob): what
+    tells a variant of a case (another batch size) from the case, and a params change from a code change."""
     unset = object()
     out = []
-    for name in sorted(set(before) | set(after)):
-        shown = ["unset" if value is unset else json.dumps(value, sort_keys=True)
+    for name in sorted(set(before) | set(after), key=str):
+        shown = ["unset" if value is unset else json.dumps(value, sort_keys=True, default=str)
                  for value in (before.get(name, unset), after.get(name, unset))]
         if shown[0] != shown[1]:
             out.append((name, shown[0], shown[1]))
