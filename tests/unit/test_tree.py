@@ -306,6 +306,47 @@ def test_the_processes_a_launcher_starts_are_grouped_by_their_rank_with_their_wo
     assert ranks[1].ram_tree - ranks[0].ram_tree >= 20 * MiB + 50 * MiB - SLACK, ranks
 
 
+def test_a_fork_that_execs_a_rank_late_is_that_rank(meter, tmp_path):
+    """A launcher's fork (a shell's subshell, here) is seen while it is still the fork: it sets RANK and execs the
+    rank's process only later, whose image reads no smaller than the fork's. It is rank 1 all the same: a fork's
+    rank stays open while it is the fork, not only until its first read (a rank was lost so under load, the exec
+    under way past two polls)."""
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_SCRIPT)
+    meter.start("phase")
+    subprocess.run(["sh", "-c", f'(sleep 0.3; RANK=1 exec "{sys.executable}" "{script}" 40)'], check=True)
+    record = meter.stop()
+    assert sorted(record.tree.ranks) == [1], record.tree
+    assert record.tree.ranks[1].ram > 40 * MiB, record.tree
+
+
+def test_a_rank_read_while_its_exec_is_under_way_is_read_again(monkeypatch):
+    """A process caught inside its exec (its new image in, its environment not yet on its stack) reads an empty
+    environ: that is no answer, and the next poll reads its RANK. The kernel's window is too short to hit on
+    demand, so the first read is made to see it."""
+    under_exec = {"reads": 1}
+    real_read = tree.read_environ
+
+    def read_environ(pid):
+        if pid == proc.pid and under_exec["reads"]:
+            under_exec["reads"] -= 1
+            return None
+        return real_read(pid)
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"], env={**os.environ, "RANK": "1"})
+    monkeypatch.setattr(tree, "read_environ", read_environ)
+    try:
+        time.sleep(0.2)  # exec'd: no fork's flag
+        t = tree.ProcessTree()  # polled by hand here, no thread
+        t.poll()
+        assert t.members()[proc.pid] is None and under_exec["reads"] == 0
+        t.poll()
+        assert t.members()[proc.pid] == 1 and t.rank_pids == {1: [proc.pid]}
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def _idle(conn) -> None:
     conn.send("ready")
     conn.recv()  # blocked: no page fault of its own until told to go

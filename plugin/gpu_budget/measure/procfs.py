@@ -193,16 +193,22 @@ def launch_vars(environ: Mapping[str, str]) -> dict[str, str]:
     return {name: environ[name] for name in LAUNCH_VARS if name in environ}
 
 
-def read_rank(pid: int | str, inherited: Mapping[str, str] | None = None) -> int | None:
-    """The RANK a launcher (torchrun, accelerate launch) gave a process in the environment it was exec'd with;
-    None when it has none, or is gone, or holds every launch variable as `inherited` (those the command was
-    started with: a RANK the session ran under, passed down unchanged through a shell that runs the launcher)."""
+def read_environ(pid: int | str) -> dict[str, str] | None:
+    """The environment a process was exec'd with; None when it is gone or reads empty (a process under exec reads
+    so until its new stack holds its environment)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as fh:
             data = fh.read()
     except OSError:
         return None
     environ = dict(entry.decode(errors="replace").partition("=")[::2] for entry in data.split(b"\0") if b"=" in entry)
+    return environ or None
+
+
+def rank_in(environ: Mapping[str, str], inherited: Mapping[str, str] | None = None) -> int | None:
+    """The RANK a launcher (torchrun, accelerate launch) set in `environ`; None when it has none, or when it holds
+    every launch variable as `inherited` (those the command was started with: a RANK the session ran under, passed
+    down unchanged through a shell that runs the launcher)."""
     found = launch_vars(environ)
     if "RANK" not in found or (inherited is not None and found == dict(inherited)):
         return None
@@ -210,6 +216,12 @@ def read_rank(pid: int | str, inherited: Mapping[str, str] | None = None) -> int
         return int(found["RANK"])
     except ValueError:
         return None
+
+
+def read_rank(pid: int | str, inherited: Mapping[str, str] | None = None) -> int | None:
+    """The RANK a launcher gave a process in the environment it was exec'd with (rank_in); None when it is gone."""
+    environ = read_environ(pid)
+    return None if environ is None else rank_in(environ, inherited)
 
 
 def forked_not_execd(pid: int | str) -> bool:

@@ -61,6 +61,8 @@ from gpu_budget.measure.procfs import (
     exit_signal,
     forked_not_execd,
     launch_vars,
+    rank_in,
+    read_environ,
     read_faults,
     read_rank,
     read_shared,
@@ -93,6 +95,10 @@ TREE_METHOD = "vmhwm+peak-of-summed-descendants"
 DETAIL_MAX = 16  # descendants listed per phase (largest first); the sums count them all
 RESHARE_BYTES = 4 * MiB  # a file or shared-memory mapping's move this large since the last smaps read: read it again
 EXEC_DROP = 1 * MiB  # a VmHWM read this far below the previous one: a new memory image (exec)
+# a fork's rank (or one whose environ reads empty: an exec under way) is looked for at every poll this long after
+# its image was found, then this often while it stays the fork: a launcher's fork may exec a rank's process late
+RANK_WATCH_S = 2.0
+RANK_RECHECK_S = 0.25
 SHARED_COST_FACTOR = 20  # periodic smaps reads of one process take at most 1/20 of the time between them
 
 
@@ -249,7 +255,9 @@ class Descendant:
     reported: bool = False  # its last window came from its own report at exit (exact)
     rank: int | None = None  # the launcher's RANK it runs under (its own, or its rank's process it descends from)
     rank_root: bool = False  # the rank's own process (the one the launcher started), not one of its workers
-    rank_pending: bool = False  # its rank is not settled yet: read once it has exec'd (ProcessTree._settle_rank)
+    rank_pending: bool = False  # its rank is not settled yet: read once it has exec'd (_settle_rank)
+    image_at: float = 0.0  # when this memory image was found (at discovery, again at an exec seen)
+    rank_check_at: float = 0.0  # a pending rank's next look (_settle_rank)
 
     def contribution(self, hwm: int, unmapped: int = 0, rss: int = 0) -> int:
         """What a VmHWM of this process adds to the tree: all of it for a whole process, else less its shared pages
@@ -311,6 +319,7 @@ class Descendant:
         if execd:
             self.execs += 1
             self.rank_pending = self.rank is None  # a new image may carry a launcher's RANK: read it again
+            self.image_at, self.rank_check_at = now, 0.0
         self.window, self.last_rss = counters.hwm, counters.rss
         self.hwm = max(self.hwm, self.window)
         unmapped, rss = 0, counters.rss
@@ -508,12 +517,12 @@ class ProcessTree:
             for pid, ppid, start in _discover(self.root, self._procs, self._foreign):
                 old = self._procs.get(pid)
                 if old is None or (old.start != start and not old.reported):
-                    self._procs[pid] = self._adopt(pid, ppid, start)
+                    self._procs[pid] = self._adopt(pid, ppid, start, now)
             live = [p for p in self._procs.values() if p.alive]
             tree = _TreeState(live, self.root)
             for p in live:
                 if p.rank_pending:
-                    self._settle_rank(p)
+                    _settle_rank(self, p, now)
                 sums[p.rank] = sums.get(p.rank, 0) + p.read(now, self.shared_every, shared_too, tree)
                 if p.rank_root and p.rank is not None and not p.alive:
                     self.rank_ends.setdefault(p.rank, now)
@@ -531,31 +540,18 @@ class ProcessTree:
         root = status(self.root)
         return None if root is None else root.hwm + window
 
-    def _adopt(self, pid: int, ppid: int, start: int) -> Descendant:
+    def _adopt(self, pid: int, ppid: int, start: int, now: float) -> Descendant:
         """A new descendant, with the rank it runs under: its parent's, or a launcher's RANK in its environment
         (read once it has exec'd: before, its environ is its parent's). A rank's own process, exec'd by the
         launcher, shares no memory of the launcher's and is counted whole."""
-        p = Descendant(pid, ppid, start, whole=pid in self._whole)
+        p = Descendant(pid, ppid, start, whole=pid in self._whole, image_at=now)
         parent = self._procs.get(ppid)
         if parent is not None and parent.rank is not None:
             p.rank = parent.rank
         else:
             p.rank_pending = True
-            self._settle_rank(p)
+            _settle_rank(self, p, now)
         return p
-
-    def _settle_rank(self, p: Descendant) -> None:
-        """Read a launcher's RANK once the process has exec'd. One that stays forked past its first read is a
-        worker of a process of no rank: none, until an exec re-opens the question (Descendant.read). So each
-        descendant costs a /proc read or two here, not one every poll."""
-        if forked_not_execd(p.pid):
-            p.rank_pending = not p.seen
-            return
-        p.rank_pending = False
-        p.rank = None if _command_itself(self, p) else read_rank(p.pid, self.inherited)
-        if p.rank is not None:
-            p.rank_root = p.whole = True
-            self.rank_pids.setdefault(p.rank, []).append(p.pid)
 
     def poll(self) -> int | None:
         """One window: find new descendants, read and reset every live one; the running tree figure."""
@@ -653,6 +649,28 @@ def _reading(procs: list[Descendant], peak: int, windows: int, gap: float | None
                          for p in sorted(procs, key=lambda p: -p.peak)[:DETAIL_MAX]),
             ranks=ranks,
         )
+
+
+def _settle_rank(tree: ProcessTree, p: Descendant, now: float) -> None:
+    """Read a launcher's RANK once the process has exec'd. A fork stays open: a launcher's fork (a shell's
+    subshell) may exec a rank's process long after it is first read, into an image no smaller than the fork's
+    (no exec Descendant.read can see), and on a loaded machine an exec under way still shows the fork's flag,
+    or an empty environ, past a poll or two. So a young image is looked at every poll (RANK_WATCH_S), an old
+    fork every RANK_RECHECK_S: a /proc read per look, not one per poll for the life of a worker of no rank."""
+    if now <= p.rank_check_at:  # looked at in this poll (adopted), or an old fork looked at lately
+        return
+    young = now - p.image_at < RANK_WATCH_S
+    p.rank_check_at = now if young else now + RANK_RECHECK_S
+    if forked_not_execd(p.pid):
+        return
+    environ = read_environ(p.pid)
+    if environ is None and young:
+        return  # under exec (its environ not in place yet), or gone: the next poll tells
+    p.rank_pending = False
+    p.rank = None if _command_itself(tree, p) or environ is None else rank_in(environ, tree.inherited)
+    if p.rank is not None:
+        p.rank_root = p.whole = True
+        tree.rank_pids.setdefault(p.rank, []).append(p.pid)
 
 
 def _command_itself(tree: ProcessTree, p: Descendant) -> bool:
