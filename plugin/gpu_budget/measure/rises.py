@@ -43,7 +43,10 @@ passed over, so the window holds the last five steps
 that reached it, each one's rise divided by the steps since the one before it
 (a sawtooth's top rises over two steps; a step climbing back from a dip to within
 DIP of the top without passing it has not reached it, so the top after it rises
-over the steps since the top before), in a run of LONG (20) judged steps or more
+over the steps since the top before; a tooth, a climb of three steps or more
+rising alike that the run fell back from and climbed again as it had, is passed
+over, its top the level the next tooth's top rises from: a run begun on a buffer
+freed every 8th step read its climb), in a run of LONG (20) judged steps or more
 among its last half; where fewer than four of those did, it holds the last
 five steps, a dip counting as no rise (a window of four or five still ignores
 two jumps): a top reached early in a long run whose later steps all fell below
@@ -101,6 +104,7 @@ TWICE = (2,)  # the period four rises see twice over (Rises.begun_again)
 SPIKE = 4 * 2**20  # this far above both steps around it: a spike; above the clean runs' bumps (RESULTS 5c)
 SPIKE_STEPS = 2  # the longest spike read on its neighbours' line: an evaluation or a scratch tensor over two steps
 PEAK, DESPIKED = "running peak", "running peak without spikes of one or two steps"  # the two readings (of)
+CLIMB, TOP = "climb", "top"  # a step's part in a tooth (_freed_climbs)
 
 
 @dataclass(frozen=True)
@@ -360,7 +364,48 @@ def _view(judged_steps: list[int], judged: list[int], real: list[bool], envelope
         return _view(judged_steps[-freed:], judged[-freed:], real[-freed:], envelope, scale)
     reached = [measured and p >= before for p, before, measured in zip(judged[1:], running, real[1:])]
     held = [r and p == before for r, p, before in zip(reached, judged[1:], running)]
-    return _window(judged_steps, _rises(judged_steps, running, dips), running, held, reached, envelope, scale)
+    return _window(judged_steps, _rises(judged_steps, running, dips, _freed_climbs(judged, running)), running, held,
+                   reached, envelope, scale)
+
+
+def _freed_climbs(judged: list[int], running: list[int]) -> list[str]:
+    """Each judged step's part (after the first) in a tooth: a climb past the running peak of three steps or more,
+    each rising alike (to within REPEAT: a buffer growing by the same each step), that the run then fell back from
+    by more than SPIKE and more than half of it before passing its top again, and climbed again as it had (`_tooth`):
+    memory freed, not kept. CLIMB for its steps before its top, TOP for its top, "" for any other step. A run begun on a tooth read its climb as growth
+    still going on (a buffer freed every 8th step read 16 MiB/step for 0.5, RESULTS.md 5k); noise climbs no three
+    steps alike, so its readings are unchanged (5h)."""
+    out = [""] * (len(judged) - 1)
+    i = 1
+    while i < len(judged):
+        if judged[i] <= running[i - 1]:
+            i += 1
+            continue
+        end = i
+        while end + 1 < len(judged) and judged[end + 1] > running[end]:
+            end += 1
+        if _tooth(judged, i, end):
+            out[i - 1:end] = [CLIMB] * (end - i + 1)
+            out[end - 1] = TOP
+        i = end + 1
+    return out
+
+
+def _tooth(judged: list[int], start: int, end: int) -> bool:
+    """Whether the climb of judged[start..end] past the running peak is a tooth (_freed_climbs): three rises or more
+    alike, then, before the top is passed again, a fall of more than SPIKE and half of it, and the step after the
+    fall climbing as it did. S1's Trainer steps 8-9 fall 50 MiB below a leak's climb and come back in one jump: that
+    leak's climb is growth."""
+    rises = [b - a for a, b in pairwise(judged[start - 1:end + 1])]
+    if len(rises) < 3 or max(rises) - min(rises) > REPEAT:
+        return False
+    base, top = judged[start - 1], judged[end]
+    for k in range(end + 1, len(judged) - 1):
+        if judged[k] > top:
+            return False
+        if top - judged[k] > max(SPIKE, (top - base) / 2):
+            return abs(judged[k + 1] - judged[k] - sum(rises) / len(rises)) <= REPEAT
+    return False
 
 
 def _freed(dips: list[bool]) -> int:
@@ -381,17 +426,22 @@ def _freed(dips: list[bool]) -> int:
     return run
 
 
-def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool]) -> list[_Rise]:
-    """Each judged step's rise of `envelope` (after the first), over the steps since the last one kept."""
-    out, since, level = [], 0, envelope[0]
+def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool], teeth: list[str]) -> list[_Rise]:
+    """Each judged step's rise of `envelope` (after the first), over the steps since the last one kept. A tooth
+    (`_freed_climbs`) rises from the tooth's top before it to its own top, its climb's other steps passed over; the
+    first one, after no tooth's top, only sets the level."""
+    out, since, level, toothed = [], 0, envelope[0], False
     for i, step in enumerate(judged_steps[1:], start=1):
-        kept = not passed[i - 1]
+        part = teeth[i - 1]
+        kept = not passed[i - 1] and part != CLIMB and (part != TOP or toothed)
         rise = max(0, envelope[i] - level)
         per_step = rise // (step - judged_steps[since]) if kept else 0
-        resets = kept and bool(rise or i == 1 or not passed[i - 2])  # one climbing out of a dip: not the top
+        # one climbing out of a dip is not the top
+        resets = part == TOP or kept and bool(rise or i == 1 or not passed[i - 2])
         out.append(_Rise(step, judged_steps[i - 1], judged_steps[since], per_step, kept, resets))
         if resets:
             since, level = i, envelope[i]
+        toothed = toothed or part == TOP
     return out
 
 
