@@ -14,6 +14,8 @@ import platform
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import Callable
 from importlib import metadata
@@ -114,6 +116,24 @@ def med(xs: list[float]) -> float:
 
 def mib(n: float | None) -> float | None:
     return None if n is None else n / MIB
+
+
+def rule_at(rev: str, module: str, args: list[str]) -> object:
+    """What `python -m <module> <args> --measure-only OUT` measures with the plugin at `rev` (its plugin/ extracted
+    with `git archive`, imported first in a subprocess; the benchmark itself this checkout's): the rule at a revision,
+    beside the rule in force, in one run. OUT's JSON holds {"module": gpu_budget.__file__, "verdicts": ...}."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = Path(tmp) / "plugin.tar"
+        subprocess.run(["git", "archive", "-o", str(archive), rev, "plugin"], cwd=ROOT, check=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(tmp, filter="data")
+        out = Path(tmp) / "before.json"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(tmp) / "plugin"), str(ROOT)])}
+        subprocess.run([sys.executable, "-m", module, *args, "--measure-only", str(out)], cwd=tmp, env=env, check=True)
+        measured = json.loads(out.read_text())
+        if not measured["module"].startswith(tmp):  # the rule in force imported instead: no comparison
+            raise RuntimeError(f"the rule at {rev} was not the one imported: {measured['module']}")
+        return measured["verdicts"]
 
 
 def ran(data: dict) -> str:

@@ -23,16 +23,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
-import sys
-import tarfile
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.common import MIB, ROOT, missing, ran, write
+from benchmarks.common import MIB, ROOT, missing, ran, rule_at, write
 
 SECTION = "growth_noise"
 FLOOR = 1000.0  # MiB
@@ -93,20 +88,8 @@ def measure(seeds: int) -> dict[str, dict[str, int]]:
 
 
 def before(rev: str, seeds: int) -> dict[str, dict[str, int]]:
-    """measure() with the rule at `rev`: its plugin/ extracted from git, imported in a subprocess."""
-    with tempfile.TemporaryDirectory() as tmp:
-        archive = Path(tmp) / "plugin.tar"
-        subprocess.run(["git", "archive", "-o", str(archive), rev, "plugin"], cwd=ROOT, check=True)
-        with tarfile.open(archive) as tar:
-            tar.extractall(tmp, filter="data")
-        out = Path(tmp) / "before.json"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(tmp) / "plugin"), str(ROOT)])}
-        subprocess.run([sys.executable, "-m", "benchmarks.growth_noise", "--seeds", str(seeds), "--measure-only",
-                        str(out)], cwd=tmp, env=env, check=True)
-        measured = json.loads(out.read_text())
-        if not measured["module"].startswith(tmp):  # the rule in force imported instead: no comparison
-            raise RuntimeError(f"the rule at {rev} was not the one imported: {measured['module']}")
-        return measured["verdicts"]
+    """measure() with the rule at `rev` (common.rule_at)."""
+    return rule_at(rev, "benchmarks.growth_noise", ["--seeds", str(seeds)])
 
 
 def main() -> None:

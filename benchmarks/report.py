@@ -27,6 +27,7 @@ from benchmarks import (
     growth_catalogue,
     growth_long,
     growth_noise,
+    growth_sawtooths,
     growth_s5,
     isolation_cost,
     overhead,
@@ -61,6 +62,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("growth_noise", growth_noise),  # 5h
     ("growth_s5", growth_s5),  # 5i
     ("growth_arenas", growth_arenas),  # 5j
+    ("growth_sawtooths", growth_sawtooths),  # 5k
     ("suite", suite),  # 6
     ("gate_levers", gate_levers),  # 6b
     ("gate_order", gate_order),  # 6c

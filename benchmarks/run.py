@@ -13,6 +13,7 @@ pytest sessions of a Trainer script, over ten minutes on a busy machine).
     python -m benchmarks.run --only growth                     # the growth rule on a catalogue of shapes, 21 sessions
     python -m benchmarks.run --only growth_long                # the growth rule over runs of 40 to 200 steps
     python -m benchmarks.run --only growth_noise               # the growth rule on noisy steps, before and now
+    python -m benchmarks.run --only growth_sawtooths           # every sawtooth of a grid, before and now
     python -m benchmarks.run --only growth_s5                  # the CPU gate's growth case, 15 sessions
     python -m benchmarks.run --only growth_arenas              # what S1's clean Trainer script grows by, 8 sessions
     python -m benchmarks.run --only stored_spread              # noisy cases recorded over N runs, then judged
@@ -47,6 +48,7 @@ SECTIONS = {  # section -> module (the order they run in)
     "growth": "benchmarks.growth_catalogue",
     "growth_long": "benchmarks.growth_long",
     "growth_noise": "benchmarks.growth_noise",
+    "growth_sawtooths": "benchmarks.growth_sawtooths",
     "growth_s5": "benchmarks.growth_s5",
     "growth_arenas": "benchmarks.growth_arenas",
     "stored_spread": "benchmarks.stored_spread",

@@ -1,0 +1,262 @@
+"""Section 5k, growth on periodic buffers: every sawtooth of a grid, each phase, read by the growth rule exactly.
+
+A training loop often holds a buffer that climbs for a few steps and is freed
+every p-th step: gradient-accumulation lists, a metrics or logging buffer
+flushed every p steps, a replay or evaluation cache. Some keep part of each
+flush for good (a history list, a logged tensor not detached). Such a run's
+per-step peaks are a sawtooth, over a floor that rises by what each flush keeps:
+its true growth is `keep / p` MiB per step, the teeth none of it.
+
+No noise and no pytest session: the rule is a function of the per-step peaks,
+so each series is built exactly and judged, for every period, climb, keep,
+flush kind, run length and phase (the step of the cycle the run's first step
+falls on: a user does not choose it). Each series is judged under
+`steps=10,000` and two budgets:
+
+- 1.25x its true figure at step 10,000 (the floor, the top of a tooth, what the
+  flushes keep by then): a FAIL here is a false alarm, the rule reading growth
+  the run does not have;
+- for a series that keeps, one its true growth breaks with room to spare: the
+  floor and the tooth plus half of what the rule's own low end adds by step
+  10,000 (`keep/p` less the clean allowance, per step). A pass here is a leak
+  missed. Keeps below the clean allowance (984 KiB/step) are not asked for.
+
+Beside the verdicts, the rule's reading itself: a series over-read is one read
+as growing faster than its truth plus the allowance, under-read slower than its
+truth less the allowance.
+
+The same grid goes through the rule at `--before` (common.rule_at), side by
+side: the totals of both are in the section.
+
+    python -m benchmarks.growth_sawtooths [--before 7282db0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.common import MIB, ROOT, missing, ran, rule_at, write
+
+SECTION = "growth_sawtooths"
+FLOOR = 1000.0  # MiB
+DECLARED = 10_000
+PERIODS = (2, 3, 4, 5, 6, 8)  # steps from one flush to the next
+CLIMBS = (1.0, 4.0, 16.0)  # MiB the buffer grows per step between flushes
+KEEPS = (0.0, 0.25, 1.0, 2.0)  # what each flush keeps for good, in climbs
+LENGTHS = (10, 15, 20, 25, 30, 40)  # optimizer steps a run marks
+FLUSHES = ("at the step's start", "at the step's end")  # the flush step holds none of the buffer, or all of it
+
+
+@dataclass(frozen=True)
+class Tooth:
+    """One sawtooth: a buffer climbing `climb` MiB a step, freed every `period` steps, each flush keeping `keep`."""
+
+    period: int
+    climb: float
+    keep: float  # MiB
+    flush: str
+
+    @property
+    def rate(self) -> float:
+        """Its true growth, MiB per step."""
+        return self.keep / self.period
+
+    @property
+    def top(self) -> float:
+        """The most the buffer holds at once."""
+        return self.climb * (self.period - 1 if self.flush == FLUSHES[0] else self.period)
+
+    def series(self, n: int, phase: int) -> list[float]:
+        """The per-step peaks (MiB) of a run of `n` steps whose first step is step `phase + 1` of the cycle."""
+        out = []
+        for k in range(1, n + 1):
+            at = k + phase
+            held = at % self.period
+            if self.flush == FLUSHES[1] and held == 0:
+                held = self.period  # freed only as the step ends: it peaked at the whole buffer
+            out.append(FLOOR + self.keep * (at // self.period) + self.climb * held)
+        return out
+
+    def tops(self, n: int, phase: int) -> int:
+        """How many of its teeth's tops the rule reads a run of `n` steps by: among the judged steps (the warm-up and
+        the last left out), their last half in a run of rises.LONG judged steps or more (rises._window)."""
+        from gpu_budget.measure.rises import LAST, LONG, WARMUP
+
+        judged = range(WARMUP + 1, n - LAST + 1)
+        if len(judged) >= LONG:
+            judged = judged[len(judged) // 2:]
+        top = self.period - 1 if self.flush == FLUSHES[0] else 0  # the step of the cycle each tooth peaks at
+        return sum((k + phase) % self.period == top for k in judged)
+
+    def truth(self, at_step: int) -> float:
+        """Its peak by step `at_step` (MiB): the floor, what the flushes kept, the whole tooth."""
+        return FLOOR + self.rate * at_step + self.top
+
+
+def teeth() -> Iterator[Tooth]:
+    for period in PERIODS:
+        for climb in CLIMBS:
+            for keep in KEEPS:
+                for flush in FLUSHES:
+                    yield Tooth(period, climb, keep * climb, flush)
+
+
+def judge(mib: list[float], budget_mib: float) -> tuple[str, float]:
+    """The rule's verdict on one series under `budget_mib` ("fail", "grows" or "pass") and its reading, MiB/step."""
+    from gpu_budget.judge import growth
+    from gpu_budget.model.budget import Budget
+    from gpu_budget.model.figures import Peaks, Step
+
+    recs = [Step(step=k, ram=int(v * MIB), ram_tree=int(v * MIB)) for k, v in enumerate(mib, 1)]
+    check = growth.check(recs, Peaks(ram_tree=max(r.ram_tree for r in recs)), Budget(ram=int(budget_mib * MIB)),
+                         DECLARED)
+    (p,) = check.projections
+    verdict = "fail" if p.breaks else "grows" if p.growth.grows else "pass"
+    return verdict, p.growth.slope / MIB
+
+
+def allowance_mib() -> float:
+    from gpu_budget.judge.growth import RAM_ALLOWANCE
+
+    return RAM_ALLOWANCE / MIB
+
+
+def measure() -> list[dict]:
+    """One row per tooth and run length: its series over every phase, counted by what the rule made of them. A
+    leak whose run shows fewer than rises.MIN_TOP tops where the rule reads them is `short`: growth in 3 of 5 rises
+    is what tells a leak from two one-off caches, so its verdict is no miss of the rule's but a run too short."""
+    from gpu_budget.measure.rises import MIN_TOP
+
+    allow = allowance_mib()
+    rows = []
+    for tooth in teeth():
+        generous = 1.25 * tooth.truth(DECLARED)
+        tight = FLOOR + tooth.top + 0.5 * (tooth.rate - allow) * DECLARED if tooth.rate > allow else None
+        for n in LENGTHS:
+            row = {"period": tooth.period, "climb": tooth.climb, "keep": tooth.keep, "flush": tooth.flush, "steps": n,
+                   "phases": tooth.period, "false_fail": 0, "over_read": 0, "under_read": 0, "missed": None,
+                   "short": None, "readings": []}
+            if tight is not None:
+                row["missed"], row["short"] = 0, 0
+            for phase in range(tooth.period):
+                mib = tooth.series(n, phase)
+                verdict, slope = judge(mib, generous)
+                row["readings"].append(round(slope, 3))
+                row["false_fail"] += verdict == "fail"
+                row["over_read"] += slope > tooth.rate + allow
+                row["under_read"] += slope < tooth.rate - allow
+                if tight is not None and tooth.tops(n, phase) < MIN_TOP:
+                    row["short"] += 1
+                elif tight is not None:
+                    row["missed"] += judge(mib, tight)[0] != "fail"
+            rows.append(row)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", default="7282db0", help="the revision whose rule is measured beside this one's")
+    parser.add_argument("--measure-only", type=Path, help=argparse.SUPPRESS)  # rule_at's subprocess
+    args = parser.parse_args()
+    if args.measure_only:
+        import gpu_budget
+
+        args.measure_only.write_text(json.dumps({"module": gpu_budget.__file__, "verdicts": measure()}))
+        return
+    from benchmarks.common import short_commit
+
+    earlier = rule_at(args.before, "benchmarks.growth_sawtooths", [])
+    path = write(SECTION, {"floor_mib": FLOOR, "declared_steps": DECLARED, "allowance_mib": allowance_mib(),
+                           "lengths": LENGTHS, "before": short_commit(args.before), "rows_before": earlier,
+                           "rows": measure()})
+    print(f"wrote {path.relative_to(ROOT)}")
+
+
+def _sum(rows: list[dict], key: str) -> int:
+    return sum(r[key] for r in rows if r[key] is not None)
+
+
+def _seen(rows: list[dict]) -> int:
+    """The series of leaks whose runs showed enough tops (not `short`)."""
+    return sum(r["phases"] - r["short"] for r in rows if r["short"] is not None)
+
+
+def _by_length(res: dict, title: str, key: str, of) -> list[str]:
+    """One table: a line per period, a cell per run length: the series counted under `key` at the rule before and
+    the rule in force, of the `of(rows)` it could count (`-`: none)."""
+    lengths = res["lengths"]
+    out = [title, "", "| period | " + " | ".join(f"{n} steps" for n in lengths) + " |",
+           "|---|" + "---|" * len(lengths)]
+    for period in sorted({r["period"] for r in res["rows"]}):
+        cells = []
+        for n in lengths:
+            was, now = ([r for r in rows if r["period"] == period and r["steps"] == n]
+                        for rows in (res["rows_before"], res["rows"]))
+            cells.append(f"{_sum(was, key)} → {_sum(now, key)} of {of(now)}" if of(now) else "-")
+        out.append(f"| {period} | " + " | ".join(cells) + " |")
+    return out + [""]
+
+
+def _worst(res: dict, limit: int = 8) -> list[str]:
+    """The teeth the rule reads worst in runs of 20 steps or more: what a user's memtest may meet."""
+    long = [r for r in res["rows"] if r["steps"] >= 20 and (r["false_fail"] or r["missed"])]
+    short = "" if not long else " (a leak's short runs not counted as missed)"
+    long.sort(key=lambda r: (-(r["false_fail"] + (r["missed"] or 0)), r["period"], r["steps"]))
+    if not long:
+        return ["No tooth of the grid is misjudged in runs of 20 steps or more.", ""]
+    out = [("The teeth misjudged in runs of 20 steps or more (the first "
+            f"{min(limit, len(long))} of {len(long)}; readings in MiB/step, one per phase{short}):"), "",
+           "| period | climb, MiB | keeps, MiB | flushed | steps | truth, MiB/step | readings | false FAILs | missed |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in long[:limit]:
+        missed = "-" if r["missed"] is None else f"{r['missed']} of {r['phases'] - r['short']}"
+        out.append(f"| {r['period']} | {r['climb']:g} | {r['keep']:g} | {r['flush']} | {r['steps']} | "
+                   f"{r['keep'] / r['period']:.3g} | {', '.join(f'{v:g}' for v in r['readings'])} | "
+                   f"{r['false_fail']} of {r['phases']} | {missed} |")
+    return out + [""]
+
+
+def section(res: dict | None) -> list[str]:
+    """Section 5k from growth_sawtooths.json: false FAILs, leaks missed and misreadings over the grid, before and
+    now."""
+    out = ["## 5k. Growth on periodic buffers: every sawtooth of a grid, each phase", ""]
+    if res is None:
+        return out + missing(SECTION, SECTION)
+    rows, was = res["rows"], res["rows_before"]
+    series = sum(r["phases"] for r in rows)
+    keeping = sum(r["phases"] for r in rows if r["missed"] is not None)
+    out += [ran(res), "",
+            (f"Each series built exactly (`benchmarks/growth_sawtooths.py`): a buffer climbing 1, 4 or 16 MiB a step, "
+             f"freed every 2-8 steps at the step's start or its end, each flush keeping 0, 1/4, 1 or 2 climbs for "
+             f"good, over a {res['floor_mib']:.0f} MiB floor; runs of {', '.join(map(str, res['lengths']))} marked "
+             f"steps, every phase: {series:,} series, judged under `steps={res['declared_steps']:,}`. A false FAIL: "
+             "the projection broke a budget 1.25x the series' true figure at that step. A leak missed: a series "
+             "that keeps more than the clean allowance per step passed a budget its true growth breaks with room "
+             f"(the tooth plus half of what the rule's low end adds), {keeping:,} of the series; of those, a run "
+             "showing fewer than four tops where the rule reads them (its last half from 20 judged steps on) is "
+             "too short to tell a leak from two one-off caches (growth in 3 of 5 rises), counted apart as short, "
+             "whatever it read. Over- and under-read: the reading off its truth by more than the allowance "
+             f"({res['allowance_mib']:.2f} MiB/step). Each count: at the rule of `{res['before']}` → the rule in "
+             f"force (`{res['run']['commit']}`), the same series, in one run. What changed between them: a climb of "
+             "three steps or more rising alike that the run then fell back from (more than 4 MiB and more than half "
+             "of it) is a tooth, not growth; its top sets the level the next tooth's top rises from."), "",
+            (f"**All together:** false FAILs {_sum(was, 'false_fail')} → {_sum(rows, 'false_fail')} of {series:,}; "
+             f"leaks missed {_sum(was, 'missed')} → {_sum(rows, 'missed')} of the {_seen(rows):,} a run showed "
+             f"enough tops of ({keeping - _seen(rows):,} too short); over-read {_sum(was, 'over_read')} → "
+             f"{_sum(rows, 'over_read')}, under-read {_sum(was, 'under_read')} → {_sum(rows, 'under_read')} of "
+             f"{series:,}."), ""]
+    out += _by_length(res, "**False FAILs** (every tooth, kept or not):", "false_fail",
+                      lambda rs: sum(r["phases"] for r in rs))
+    out += _by_length(res, "**Leaks missed** (teeth keeping more than the allowance per step, in runs that show "
+                      "four tops or more; `-`: every such run too short):", "missed", _seen)
+    out += _by_length(res, "**Over-read** (read faster than the truth plus the allowance):", "over_read",
+                      lambda rs: sum(r["phases"] for r in rs))
+    return out + _worst(res)
+
+
+if __name__ == "__main__":
+    main()
