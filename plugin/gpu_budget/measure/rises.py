@@ -393,10 +393,12 @@ def _freed_climbs(judged: list[int], running: list[int]) -> list[str]:
 
 def _tooth(judged: list[int], start: int, end: int) -> bool:
     """Whether the climb of judged[start..end] past the running peak is a tooth (_freed_climbs): three rises or more
-    alike, then, before the top is passed again, a fall of more than SPIKE and half of it, and the step after the
+    alike (its top's rise aside), then, before the top is passed again, a fall of more than SPIKE and half of it, and the step after the
     fall climbing as it did. S1's Trainer steps 8-9 fall 50 MiB below a leak's climb and come back in one jump: that
     leak's climb is growth."""
     rises = [b - a for a, b in pairwise(judged[start - 1:end + 1])]
+    if len(rises) > 3 and max(rises[:-1]) - min(rises[:-1]) <= REPEAT:
+        rises = rises[:-1]  # the top's step may hold more: what the flush keeps, a last larger batch
     if len(rises) < 3 or max(rises) - min(rises) > REPEAT:
         return False
     base, top = judged[start - 1], judged[end]
