@@ -139,9 +139,9 @@ def measure() -> list[dict]:
         for n in LENGTHS:
             row = {"period": tooth.period, "climb": tooth.climb, "keep": tooth.keep, "flush": tooth.flush, "steps": n,
                    "phases": tooth.period, "false_fail": 0, "over_read": 0, "under_read": 0, "missed": None,
-                   "short": None, "readings": []}
+                   "short": None, "short_failed": None, "readings": []}
             if tight is not None:
-                row["missed"], row["short"] = 0, 0
+                row["missed"], row["short"], row["short_failed"] = 0, 0, 0
             for phase in range(tooth.period):
                 mib = tooth.series(n, phase)
                 verdict, slope = judge(mib, generous)
@@ -151,6 +151,7 @@ def measure() -> list[dict]:
                 row["under_read"] += slope < tooth.rate - allow
                 if tight is not None and tooth.tops(n, phase) < MIN_TOP:
                     row["short"] += 1
+                    row["short_failed"] += judge(mib, tight)[0] == "fail"
                 elif tight is not None:
                     row["missed"] += judge(mib, tight)[0] != "fail"
             rows.append(row)
@@ -246,7 +247,9 @@ def section(res: dict | None) -> list[str]:
              "of it) is a tooth, not growth; its top sets the level the next tooth's top rises from."), "",
             (f"**All together:** false FAILs {_sum(was, 'false_fail')} → {_sum(rows, 'false_fail')} of {series:,}; "
              f"leaks missed {_sum(was, 'missed')} → {_sum(rows, 'missed')} of the {_seen(rows):,} a run showed "
-             f"enough tops of ({keeping - _seen(rows):,} too short); over-read {_sum(was, 'over_read')} → "
+             f"enough tops of; of the {keeping - _seen(rows):,} too short, failed all the same "
+             f"{_sum(was, 'short_failed')} → {_sum(rows, 'short_failed')} (a climb read as the leak: the verdict "
+             f"right, the reading not); over-read {_sum(was, 'over_read')} → "
              f"{_sum(rows, 'over_read')}, under-read {_sum(was, 'under_read')} → {_sum(rows, 'under_read')} of "
              f"{series:,}."), ""]
     out += _by_length(res, "**False FAILs** (every tooth, kept or not):", "false_fail",
