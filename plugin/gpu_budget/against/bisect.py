@@ -33,7 +33,8 @@ One run per commit cannot tell a figure that moves only in some runs: with
 past the tolerance withdraws the answer (`rechecked`). Each tried commit's figure is
 printed as it is measured, and listed again at the end with the first commit
 past the tolerance (a moved row's words are verdict.py's: "head" is the commit
-tried, "base" the reference). Ctrl-C, SIGTERM or SIGHUP ends the bisect's processes
+tried, "base" the reference); the figure is the one that decided (`decisive`: a
+launcher case's is the rank that moved, not its worst rank). Ctrl-C, SIGTERM or SIGHUP ends the bisect's processes
 and removes the worktree (exit code 130). Over 16 commits a bisect measures the reference and
 about log2(16) = 4 commits, more where it skips (benchmarks/RESULTS.md, section 5e, counts them).
 """
@@ -51,7 +52,7 @@ from pathlib import Path
 from gpu_budget.against import collected
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
 from gpu_budget.against.renames import renamed_files
-from gpu_budget.against.verdict import FAILED_BEFORE, case_name, figures, tolerance_of
+from gpu_budget.against.verdict import FAILED_BEFORE, Figure, case_name, figures, tolerance_of
 from gpu_budget.against.worktree import (
     SHALLOW,
     AgainstError,
@@ -79,7 +80,8 @@ GOOD, BAD, SKIP, ABORT = 0, 1, 125, 255  # git bisect run's exit codes
 
 @dataclass(frozen=True)
 class Tried:
-    """One commit measured: its figure (the gated host RAM, else the first gated figure) and what it was judged."""
+    """One commit measured: the figure that decided its outcome (`decisive`: a launcher case's names its rank,
+    "rank 0 ram_tree"), that figure at the reference (`base`), and what it was judged."""
 
     commit: str
     subject: str
@@ -87,13 +89,17 @@ class Tried:
     figure: str | None
     value: int | None
     why: str = ""
+    base: int | None = None  # the figure's value at the reference: the change shown is against it
 
     def to_json(self) -> JsonObject:
         return {"commit": self.commit, "subject": self.subject, "outcome": self.outcome, "figure": self.figure,
-                "value": self.value, "why": self.why}
+                "value": self.value, "why": self.why, "base": self.base}
 
     def line(self, reference: int | None = None) -> str:
+        """The commit, outcome, figure and its change against its own value at the reference (`base`, else
+        `reference`), subject and why."""
         shown = "-" if self.value is None else format_size(self.value)
+        reference = self.base if self.base is not None else reference
         change = f" ({self.value / reference - 1:+.1%})" if self.value is not None and reference else ""
         why = f": {self.why}" if self.why else ""
         return f"{self.commit[:10]} {self.outcome:9} {self.figure or '-'} {shown}{change}  {self.subject[:60]}{why}"
@@ -174,6 +180,22 @@ def open_candidates(transcript: str) -> tuple[str, ...]:
                  if len(line.strip()) >= 40 and all(c in "0123456789abcdef" for c in line.strip()))
 
 
+def decisive(judged: Sequence[Figure]) -> Figure | None:
+    """The figure a commit's line shows: of those past the tolerance, the one furthest past it; where none is, the
+    host RAM figure (a launcher case's: of the rank nearest its limit, as each rank is judged against its own), so
+    the line's figure and change are the ones that decided, not the worst rank's, in which another rank moves unseen.
+    None where no figure was judged."""
+    moved = [f for f in judged if f.regressed]
+    host = moved or [f for f in judged if f.metric in ("ram", "ram_tree")]
+    return max(host, key=_used, default=None)
+
+
+def _used(fig: Figure) -> float:
+    """The share of its tolerance's margin a figure's head used above its base (over 1: past the limit)."""
+    rise = fig.head_median - fig.base_median
+    return rise / fig.margin if fig.margin > 0 else float("inf") if rise > 0 else 0.0
+
+
 def _figure(row: Result) -> tuple[str, int | None]:
     metric = "ram_tree" if row.peaks.ram_tree is not None else "ram"
     return metric, row.peaks.figure(metric)
@@ -229,10 +251,12 @@ def try_commit(settings: StepSettings, commit: str) -> Tried:
     if row is None:
         tried = Tried(commit, subject(top, commit), "skip", None, None, why)
     else:
-        moved = [f for f in figures([reference], [row], tolerance_of([row])) if f.regressed]
-        metric, value = _figure(row)
-        tried = Tried(commit, subject(top, commit), "moved" if moved else "within", metric, value,
-                      "; ".join([*([why] if why else []), *(f.said() for f in moved)]))
+        judged = figures([reference], [row], tolerance_of([row]))
+        moved = [f for f in judged if f.regressed]
+        shown = decisive(judged)
+        name, value, base = (shown.name, shown.head[0], shown.base[0]) if shown else (*_figure(row), None)
+        tried = Tried(commit, subject(top, commit), "moved" if moved else "within", name, value,
+                      "; ".join([*([why] if why else []), *(f.said() for f in moved)]), base)
     with open(settings.log, "a") as fh:
         fh.write(json.dumps(tried.to_json()) + "\n")
     return tried
