@@ -154,3 +154,13 @@ def test_two_namesakes_outside_any_project_have_keys_of_their_own(tmp_path, monk
     assert keys.module_path(a, tmp_path / "proj" / "baselines") == "../ext/a/test_same.py"
     stored = {"../ext/a/test_same.py::test_x", "../ext/b/test_same.py::test_x"}
     assert keys.kept_on_prune(stored, {str(a): {"test_x"}}) == stored  # b's file exists: its entry stays
+
+
+def test_a_key_in_scope_is_of_a_test_a_selection_collected_whole():
+    """`unpruned` names only the entries of tests collected whole: a whole file (""), a test named without its ids (its
+    ids and labels), a class (its tests); never a namesake test or another file's."""
+    scopes = {"t.py": ("test_x", "TestC"), "u.py": ("",)}
+    inside = ["t.py::test_x", "t.py::test_x[bs8]", "t.py::test_x[a::b]::lbl", "t.py::test_x::lbl",
+              "t.py::TestC.test_y[1]", "u.py::anything[2]"]
+    outside = ["t.py::test_x2", "t.py::test_y[bs8]", "t.py::TestCx.test_y", "v.py::test_x", "test_x[bs8]"]
+    assert [k for k in inside + outside if keys.in_scope(k, scopes)] == inside

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from gpu_budget.report.tally import dropped_line, skipped_line, withheld_line, written_line
+from gpu_budget.report.tally import dropped_line, kept_line, skipped_line, withheld_line, written_line
 from gpu_budget.session.collection import NOT_PROBING
 
 HERE = Path("/project")
@@ -37,6 +37,14 @@ def test_entries_an_update_pruned_are_named_per_file_the_first_five_of_each():
                     "(u.py::x); review the diff and commit it")
     assert dropped_line({"/project/b/k/test_a.json": []}, here=HERE) is None
     assert dropped_line({}, here=HERE) is None
+
+
+def test_entries_an_update_of_a_selection_kept_unmeasured_are_named_per_file():
+    line = kept_line({"/project/b/k/test_a.json": ["t.py::test_x[bs8]"]}, here=HERE)
+    assert line == ("baselines: kept 1 entry no longer measured in b/k/test_a.json (t.py::test_x[bs8]): this update "
+                    "ran a selection (-k, -m, node ids or deselection), so it drops none; an update of the whole suite "
+                    "drops them")
+    assert kept_line({"/project/b/k/test_a.json": []}, here=HERE) is None
 
 
 def test_entries_withheld_from_tests_that_did_not_pass_are_named_and_none_is_no_line():

@@ -125,6 +125,16 @@ def of_tests(case: str, tests: Iterable[str]) -> bool:
     return any(case == name or case.startswith(name + SEPARATOR) for name in tests)
 
 
+def in_scope(key: str, scopes: Mapping[str, Iterable[str]]) -> bool:
+    """Whether a keyed entry is of a test within `scopes` (test file's path from its project root -> scopes, each ""
+    for the whole file or a test name without parameters: the test itself, its ids and labels, or a class's tests)."""
+    path = case_id.key_path(key)
+    case = case_id.key_case(key)
+    return path in scopes and any(not scope or case == scope or case.startswith((f"{scope}.", f"{scope}[",
+                                                                                  f"{scope}{SEPARATOR}"))
+                                  for scope in scopes[path])
+
+
 def measured_by(finished: Iterable[CaseId]) -> dict[str, dict[str, set[str]]]:
     """The keys each finished test measured: file path -> test name -> keys."""
     out: dict[str, dict[str, set[str]]] = {}

@@ -7,7 +7,7 @@ project root: files.folder_for). `lookup` finds a case's entry in it with the
 namesake rule (keys.py); `stage` keeps an entry to write (a `PendingWrite`,
 which an xdist worker ships to its controller as JSON, staged there the same
 way) and `flush` writes what is staged, one locked, atomic write per file and
-scale; `prune` drops the entries of tests no longer collected. files.py's
+scale; `prune` drops the entries of tests no longer collected (`unpruned`: those an update of a selection keeps). files.py's
 reading, validation, lock and atomic write are helpers only this module calls.
 """
 
@@ -188,6 +188,28 @@ class BaselineStore:
                     if dropped is not None:
                         dropped[str(path)] = sorted(held - keep)
         return failed
+
+    def unpruned(self, collected: Mapping[str, Iterable[str]], scale: str, finished: Iterable[CaseId],
+                 whole: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+        """The entries at `scale` that an update of a selection keeps and one of the whole suite drops (`prune`), of
+        the tests the selection collected whole (`whole`: module -> scopes, session/collection.whole_scopes): a
+        parametrize id renamed or removed, a label a test that ran to its end no longer measures; per file, for the
+        summary to name, since no row says they stay. Nothing is written; a broken file is passed over (its tests
+        report it)."""
+        finished, by_file = tuple(finished), {}
+        for module, names in collected.items():
+            by_file.setdefault(self._file(module), {})[module] = names
+        scopes = {keys.module_path(module, self.root): tuple(names) for module, names in whole.items()}
+        out = {}
+        for path, modules in by_file.items():
+            try:
+                held = set(read(path).scale(scale))
+            except files.BaselineError:
+                continue
+            lost = held - keys.kept_on_prune(held, modules, self.root, None, finished)
+            if named := sorted(key for key in lost if keys.in_scope(key, scopes)):
+                out[str(path)] = named
+        return out
 
 
 def read(path: Path) -> Contents:

@@ -54,13 +54,12 @@ def written_line(written: Mapping[str, int], update: bool, here: Path) -> str | 
     return f"baselines: {'wrote' if update else 'recorded'} {entries} in {where}; {action}"
 
 
-def dropped_line(dropped: Mapping[str, Sequence[str]], here: Path) -> str | None:
-    """The entries an --gpu-budget-update of the whole suite pruned (tests deleted, labels no longer measured), per
-    file, or None: no row is left to say they went, and a reviewer reads the diff for them otherwise."""
-    counts = {path: keys for path, keys in dropped.items() if keys}
+def _keys_where(by_file: Mapping[str, Sequence[str]], here: Path) -> tuple[int, str] | None:
+    """How many keys, and where they are ("FILE (KEY, ...)", or "N files: ..."), the first DROPPED_NAMED of each
+    file named; None where there are none."""
+    counts = {path: keys for path, keys in by_file.items() if keys}
     if not counts:
         return None
-    total = sum(map(len, counts.values()))
 
     def named(keys: Sequence[str]) -> str:
         shown = ", ".join(keys[:DROPPED_NAMED])
@@ -68,8 +67,29 @@ def dropped_line(dropped: Mapping[str, Sequence[str]], here: Path) -> str | None
 
     where = (f"{_shown(next(iter(counts)), here)} ({named(next(iter(counts.values())))})" if len(counts) == 1 else
              f"{len(counts)} files: " + ", ".join(f"{_shown(p, here)} ({named(k)})" for p, k in sorted(counts.items())))
+    return sum(map(len, counts.values())), where
+
+
+def dropped_line(dropped: Mapping[str, Sequence[str]], here: Path) -> str | None:
+    """The entries an --gpu-budget-update of the whole suite pruned (tests deleted, labels no longer measured), per
+    file, or None: no row is left to say they went, and a reviewer reads the diff for them otherwise."""
+    if (said := _keys_where(dropped, here)) is None:
+        return None
+    total, where = said
     return (f"baselines: dropped {total} {'entry' if total == 1 else 'entries'} no longer measured (--gpu-budget-update) "
             f"from {where}; review the diff and commit it")
+
+
+def kept_line(kept: Mapping[str, Sequence[str]], here: Path) -> str | None:
+    """The entries an --gpu-budget-update of a selection kept though the tests it collected whole no longer measure
+    them (a parametrize id renamed, a label dropped), per file, or None: an update of a selection drops none, and no
+    row says they stay."""
+    if (said := _keys_where(kept, here)) is None:
+        return None
+    total, where = said
+    return (f"baselines: kept {total} {'entry' if total == 1 else 'entries'} no longer measured in {where}: this "
+            f"update ran a selection (-k, -m, node ids or deselection), so it drops none; an update of the whole "
+            f"suite drops them")
 
 
 def withheld_line(withheld: list[str], update: bool) -> str | None:

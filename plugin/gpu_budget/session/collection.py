@@ -15,7 +15,7 @@ import pytest
 
 from gpu_budget.declare.marks import PROBE, Given
 from gpu_budget.judge import keys
-from gpu_budget.model.case_id import CaseId
+from gpu_budget.model.case_id import SEPARATOR, CaseId
 from gpu_budget.model.result import Result
 from gpu_budget.session import param_ids
 from gpu_budget.session.data import SessionData
@@ -68,6 +68,47 @@ def narrowed(config: pytest.Config) -> bool:
     are then not pruned. --lf leaves the tests that passed out of a module's collection itself, deselecting none."""
     return any("::" in arg for arg in config.args) or bool(config.getoption("keyword") or config.getoption("markexpr")
                                                            or config.getoption("lf", False))
+
+
+def note_deselected(items: list[pytest.Item], data: SessionData) -> None:
+    """Note the budget tests deselected (-k, -m, --deselect, another plugin's deselection) as collected: each exists,
+    so its entry is never among those an update of a selection names as no longer measured (whole_scopes)."""
+    data.narrowed |= bool(items)
+    for item in items:
+        if is_budget_test(item):
+            data.collected[str(Path(str(item.path)))].add(case_name(item))
+
+
+WHOLE = ""  # a scope of whole_scopes: the whole module
+
+
+def whole_scopes(config: pytest.Config, modules: list[str]) -> dict[str, frozenset[str]]:
+    """The modules of `modules` (test files as collected) whose tests this session collected whole, each with the
+    tests so collected: WHOLE for the module (a path or -k selection collects every test of it, deselecting some),
+    else the test names a node id without parameters names ("test_x", "TestC.test_x", "TestC": every id of it). A
+    node id of one parametrize id ("test_x[bs8]") collects that id alone, and --lf leaves the tests that passed out
+    of a module's collection itself: their siblings are not known gone, so not named (none at all under --lf)."""
+    if config.getoption("lf", False):
+        return {}
+    here, named, paths = Path(config.invocation_params.dir), {}, []
+    for arg in config.args:
+        path, sep, rest = arg.partition(SEPARATOR)
+        if not sep:
+            paths.append((here / path).resolve())
+            continue
+        name, bracket, _ = rest.partition("[")
+        names = named.setdefault((here / path).resolve(), set())  # a module a node id narrows
+        if not bracket:
+            names.add(name.replace(SEPARATOR, "."))
+    out = {}
+    for module in modules:
+        resolved = Path(module).resolve()
+        scopes = named.get(resolved)
+        if scopes is None or any(resolved.is_relative_to(path) for path in paths):
+            out[module] = frozenset({WHOLE})
+        elif scopes:
+            out[module] = frozenset(scopes)
+    return out
 
 
 def markers_outermost_first(item: pytest.Item) -> list[tuple[tuple[Given, ...], dict[str, Given]]]:

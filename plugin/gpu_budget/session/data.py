@@ -43,6 +43,7 @@ class SessionData:
     pending: list[PendingWrite] = field(default_factory=list)  # baseline entries a worker ships its controller
     withheld: list[str] = field(default_factory=list)  # rows whose entry was not written: their test did not pass
     dropped: dict[str, list[str]] = field(default_factory=dict)  # baseline file -> keys an update pruned (controller's)
+    kept: dict[str, list[str]] = field(default_factory=dict)  # baseline file -> keys no longer measured a selection kept
     collected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # module -> marked test names, parameters included
     order: list[str] = field(default_factory=list)  # node ids of the budget tests, in collection order
     files: dict[str, str] = field(default_factory=dict)  # node id -> test file as collected (a node id is no path from the rootdir outside it)

@@ -111,6 +111,7 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
     for warning in warnings:
         write(f"gpu-budget warning: {warning} (fails the run under CI or with --gpu-budget-require-gpu)", yellow=True)
     for line in (*asked_stop, tally.written_line(written or {}, options.update, Path.cwd()), tally.dropped_line(data.dropped, Path.cwd()),
+                 tally.kept_line(data.kept, Path.cwd()),
                  tally.withheld_line(data.withheld, options.update),
                  _skipped(terminalreporter, data)):
         if line:

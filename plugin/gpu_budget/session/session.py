@@ -28,7 +28,7 @@ from gpu_budget.isolate import forkserver, lifecycle, unix_paths
 from gpu_budget.isolate.protocol import RunChild, SnapshotRequest
 from gpu_budget.isolate.stopped_wait import WaitStopped
 from gpu_budget.judge import failsafe
-from gpu_budget.judge.store import PendingWrite, Staging
+from gpu_budget.judge.store import BaselineStore, PendingWrite, Staging
 from gpu_budget.model.budget import SizeGiven
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.result import Measurement, Note, Result, Verdict
@@ -58,6 +58,16 @@ from gpu_budget.session.unwritten import Unwritten
 
 T = TypeVar("T")  # what or_fail's read returns
 SECTION = "gpu-budget"  # the title of the section a test's report gets, one line per measured case
+
+
+def updated(config: pytest.Config, store: BaselineStore, data: SessionData, options: Options) -> list[str]:
+    """An update's end: the whole suite prunes the entries no longer measured (named in data.dropped; returns a line
+    per file it could not write); a selection drops none, and names those it keeps of the tests it collected whole."""
+    finished = collection.finished_cases(data.rows, config.rootpath, options.baselines, data.files)
+    if not data.narrowed:
+        return store.prune(data.collected, options.scale, finished, data.dropped)
+    data.kept = store.unpruned(data.collected, options.scale, finished, collection.whole_scopes(config, list(data.collected)))
+    return []
 
 
 class BudgetSession:
@@ -91,7 +101,7 @@ class BudgetSession:
         collection.note_collected(config, items, self.data, self.options)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        self.data.narrowed |= bool(items)
+        collection.note_deselected(items, self.data)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """How many budget tests are left to run once deselection is done (the fail-safe's count)."""
@@ -226,9 +236,8 @@ class BudgetSession:
         if self.is_worker:
             return
         self.problems.extend(write_pending(self.data, self.written, self.unwritten))  # the serial run's failures too
-        if self.options.update and not self.data.narrowed and (store := self.machine.known_store()) is not None:
-            finished = collection.finished_cases(self.data.rows, self.config.rootpath, self.options.baselines, self.data.files)
-            self.problems.extend(store.prune(self.data.collected, self.options.scale, finished, self.data.dropped))  # whole suite only
+        if self.options.update and (store := self.machine.known_store()) is not None:
+            self.problems.extend(updated(self.config, store, self.data, self.options))
         if self.options.enabled and not listing.lists_only(self.config):  # a listing measures nothing, by design
             found = self._nothing_measured((why := stopped.interrupted(self.config, session.exitstatus)) is not None)
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
