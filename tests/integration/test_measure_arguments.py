@@ -57,3 +57,41 @@ def test_space(gpu_budget):
                                  "*test_mem.py::test_space: measure() label=' ' is not one line of text*"],
                                 consecutive=False)
     assert not list(pytester.path.glob("baselines/*/test_mem.json"))
+
+
+def test_a_refused_argument_shows_at_the_tests_own_line_not_in_the_gates_code(project):
+    """A bad argument is the user's input, as a bad marker is: the failure is the test's line that made the call and
+    the message naming the argument and the value, with no traceback through the gate's own code (fixture.py,
+    session.py) to read past. Before, each showed the gate's frames down to the raise in session.py."""
+    pytester = project('''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_typo(gpu_budget):
+    gpu_budget.measure(S, expect="over_budget")
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_name(gpu_budget):
+    gpu_budget.measure("alloc")
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_note(gpu_budget):
+    gpu_budget.note(S, "a set", values={1, 2})
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines([
+        "_* test_typo _*", "", "gpu_budget = *", "", '    @pytest.mark.gpu_budget(ram="2 GiB")', "    def test_typo(gpu_budget):",
+        '>       gpu_budget.measure(S, expect="over_budget")',
+        "E       Failed: test_mem.py::test_typo: measure() expect='over_budget' is not one of ('over-budget',) *", "",
+        "test_mem.py:*: Failed",
+        "_* test_name _*", "", "gpu_budget = *", "", '    @pytest.mark.gpu_budget(ram="2 GiB")', "    def test_name(gpu_budget):",
+        '>       gpu_budget.measure("alloc")',
+        "E       Failed: test_mem.py::test_name: measure() takes a gpu_budget.Scenario, got 'alloc'", "",
+        "test_mem.py:*: Failed",
+        "_* test_note _*", "", "gpu_budget = *", "", '    @pytest.mark.gpu_budget(ram="2 GiB")', "    def test_note(gpu_budget):",
+        '>       gpu_budget.note(S, "a set", values={1, 2})',
+        "E       Failed: test_mem.py::test_note: gpu_budget.note() data must be JSON-able: *set*", "",
+        "test_mem.py:*: Failed"], consecutive=True)
+    out = result.stdout.str()
+    assert not any(name in out for name in ("session.py", "fixture.py", "refusal.py", "TypeError", "ValueError")), out

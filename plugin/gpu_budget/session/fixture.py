@@ -13,6 +13,7 @@ from gpu_budget.model.json_value import Json
 from gpu_budget.model.result import Measurement, Result
 from gpu_budget.search.exploration import Config
 from gpu_budget.search.explore import DEFAULT_REAL_RUNS, Envelope, Exploration
+from gpu_budget.session.refusal import gate_frames
 
 if TYPE_CHECKING:
     from gpu_budget.session.session import BudgetSession
@@ -49,6 +50,7 @@ class BudgetRun:
         A failing verdict fails the test; expect="over-budget" passes only while
         the budget is broken. `label` names one of several measurements in a test.
         """
+        __tracebackhide__ = gate_frames  # a refused argument fails at the test's line (refusal.py)
         return self._session.measure(self._item, scenario, label=label, expect=expect)
 
     def peak(self, scenario: Scenario) -> Measurement:
@@ -85,4 +87,5 @@ class BudgetRun:
         It goes into the JSON report's "notes" and, through `python -m gpu_budget
         findings`, into FINDINGS.md under the scenario; `data` must be JSON-able.
         """
+        __tracebackhide__ = gate_frames
         self._session.note(self._item, scenario, text, data)

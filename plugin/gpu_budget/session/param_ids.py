@@ -16,6 +16,7 @@ from collections import defaultdict
 import pytest
 
 from gpu_budget.declare.scenario import Scenario
+from gpu_budget.session.refusal import gate_frames, refuse
 
 SHARED = pytest.StashKey[str]()  # why the item's Scenario parameter cannot key its baseline
 
@@ -55,6 +56,7 @@ def _numbered(callspec_id: str, shared: str) -> str:
 
 def refuse_shared(item: pytest.Item) -> None:
     """Fail a measure() of such an item, naming why and the fix."""
+    __tracebackhide__ = gate_frames
     why = item.stash.get(SHARED, None)
     if why:
-        pytest.fail(f"{item.nodeid}: {why}", pytrace=False)
+        refuse(f"{item.nodeid}: {why}")

@@ -52,6 +52,7 @@ from gpu_budget.session.environments import Environments
 from gpu_budget.session.folders import assets_folder, environments_folder
 from gpu_budget.session.machine import Machine
 from gpu_budget.session.options import Options, is_ci
+from gpu_budget.session.refusal import gate_frames, refuse
 from gpu_budget.session.said_now import say_now
 from gpu_budget.session.sweep import swept
 from gpu_budget.session.unwritten import Unwritten
@@ -126,6 +127,7 @@ class BudgetSession:
 
     def measure(self, item: pytest.Item, scenario: Scenario, label: str | None = None,
                 expect: str | None = None) -> Result:
+        __tracebackhide__ = gate_frames  # a refused argument, a failed verdict: at the test's line (refusal.py)
         if not self.options.enabled:
             pytest.skip(NOT_ENABLED)
         unmeasured.asked(item)
@@ -207,6 +209,7 @@ class BudgetSession:
         return found
 
     def note(self, item: pytest.Item, scenario: Scenario, text: str, data: JsonMapping) -> None:
+        __tracebackhide__ = gate_frames
         own_rows.add_note(item, self.data.notes, note_row(item.nodeid, scenario.name, self.options.scale, text, data))
 
     def _withhold(self, item: pytest.Item, entry: held.Held) -> None:
@@ -228,10 +231,8 @@ class BudgetSession:
 
     # -- end of session -----------------------------------------------------
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Serial run or xdist controller: write baselines and the outputs; apply the fail-safe.
-
-        An xdist worker stops here: xdist.py ships its data to the controller.
-        """
+        """Serial run or xdist controller: write baselines and the outputs; apply the fail-safe (an xdist worker stops
+        here: xdist.py ships its data to the controller)."""
         self.environments.close()
         if self.is_worker:
             return
@@ -322,25 +323,26 @@ def or_fail(read: Callable[[], T]) -> T:
 def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None = None) -> None:
     """Fail a measure() call the gate cannot judge: no Scenario, an unknown expectation, a label that is no string or
     not one line with no space at either end, a probe's test (--gpu-budget-probes would hide its verdict), a Scenario parameter numbered by place (param_ids.py), or
-    a label the test already measured under (two cases would share one baseline entry)."""
+    a label the test already measured under (two cases would share one baseline entry). Each fails at the test's
+    line that called measure(), naming the argument and its value (refusal.py)."""
+    __tracebackhide__ = gate_frames
     if not isinstance(scenario, Scenario):
-        raise TypeError(f"{item.nodeid}: measure() takes a gpu_budget.Scenario, got {scenario!r}")
+        refuse(f"{item.nodeid}: measure() takes a gpu_budget.Scenario, got {scenario!r}")
     if expect is not None and expect not in EXPECTABLE:  # else a typo is judged as no expectation: a lost one passes
-        raise ValueError(f"{item.nodeid}: measure() expect={expect!r} is not one of {EXPECTABLE} (or None: the marker's)")
+        refuse(f"{item.nodeid}: measure() expect={expect!r} is not one of {EXPECTABLE} (or None: the marker's)")
     if label is not None and not isinstance(label, str):
-        raise TypeError(f"{item.nodeid}: measure() label={label!r} is not a string: it names the case's row and "
-                        f"baseline entry")
+        refuse(f"{item.nodeid}: measure() label={label!r} is not a string: it names the case's row and baseline entry")
     if label and (not label.isprintable() or label != label.strip()):  # "x\ny" breaks the table's row, " " reads as none
-        raise ValueError(f"{item.nodeid}: measure() label={label!r} is not one line of text with no space at either end: "
-                         "it names the case's row and baseline entry")
+        refuse(f"{item.nodeid}: measure() label={label!r} is not one line of text with no space at either end: it "
+               "names the case's row and baseline entry")
     if item.get_closest_marker(PROBE) is not None:
-        pytest.fail(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with "
-                    f"peak(), or drop the marker", pytrace=False)
+        refuse(f"{item.nodeid}: marked {PROBE}, an unjudged probe, but measure() judges: measure with peak(), or drop "
+               "the marker")
     param_ids.refuse_shared(item)
     if any((row.label or None) == (label or None) for row in own_rows.measured(item)):
         which = "without a label" if not label else f"with label={label!r}"
-        pytest.fail(f"{item.nodeid}: measure() called twice {which}: each measurement of a test is a baseline entry "
-                    f"of its own, so give each call a label= of its own", pytrace=False)
+        refuse(f"{item.nodeid}: measure() called twice {which}: each measurement of a test is a baseline entry of its "
+               "own, so give each call a label= of its own")
 
 
 def skip_or_fail(reason: str | None, needs_gpu: bool, require_gpu: bool) -> None:
@@ -364,11 +366,14 @@ def user_properties(result: Result) -> list[tuple[str, int | str]]:
 def note_row(nodeid: str, scenario: str, scale: str, text: str, data: JsonMapping) -> Note:
     """A measured finding that is not one case's peak (gpu_budget.note()); its data is checked JSON-able now, naming
     the test, not when the report is written."""
+    __tracebackhide__ = gate_frames
     try:
         json.dumps(data)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{nodeid}: gpu_budget.note() data must be JSON-able: {exc}") from None
-    return Note(nodeid, scenario, scale, text, data)
+        bad = f"{nodeid}: gpu_budget.note() data must be JSON-able: {exc}"
+    else:
+        return Note(nodeid, scenario, scale, text, data)
+    refuse(bad)  # outside the except: no "during handling of the above exception"
 
 
 def with_store(result: Result, store: Path | None, recorded: bool) -> Result:
