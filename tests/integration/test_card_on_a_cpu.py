@@ -68,3 +68,32 @@ def test_dropped(gpu_budget):
                                  ("test_mem.py::test_pinned: card={'tiny': 'T4', 'real': 'A100 80GB'} with "
                                   "device='cpu': the test's child never sees a GPU, so no host runs it as on that card*")],
                                 consecutive=True)
+
+
+def test_a_card_budget_unchecked_here_is_in_the_budget_column_marked_unchecked(project):
+    """On a CPU host a card's test has the VRAM budget the card stands for (its memory, where vram= is not given), as
+    a test with vram= has its own: its budget column says it, marked unchecked, as it says a declared VRAM budget
+    unchecked there. It read "RAM 4.00 GiB" alone, so the row looked as if the test declared no VRAM budget at all."""
+    from gpu_budget.model.card import by_name
+    from gpu_budget.units import format_size
+
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="4 GiB", card="RTX 3090")
+def test_card(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+
+@pytest.mark.gpu_budget(ram="4 GiB", vram="20 GiB", card="RTX 3090")
+def test_vram(gpu_budget):
+    gpu_budget.measure(Scenario(name="a", run="runners:alloc", params={"mib": 8}))
+''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                           "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=2)
+    card = format_size(by_name("RTX 3090").capacity)
+    result.stdout.fnmatch_lines([f"test_mem.py::test_card * RAM 4.00 GiB, VRAM {card} unchecked *",
+                                 "test_mem.py::test_vram * RAM 4.00 GiB, VRAM 20.00 GiB unchecked *"])
+    assert "as on" not in result.stdout.str()  # it ran on the CPU, as on no card
+    rows = {row["nodeid"]: row for row in json.loads((pytester.path / "r.json").read_text())["results"]}
+    card_row = rows["test_mem.py::test_card"]
+    assert card_row["budget"]["vram"] == by_name("RTX 3090").capacity, card_row
+    assert card_row["unchecked"][0].startswith("card='RTX 3090'") and card_row["peaks"]["vram_allocated"] is None

@@ -99,6 +99,15 @@ def unchecked_budget(mark: BudgetMark, device: DeviceInfo) -> str | None:
     return None
 
 
+def unchecked_vram(mark: BudgetMark) -> int | None:
+    """The VRAM budget unchecked_budget() names, in bytes, for the row's budget column ("VRAM ... unchecked"): the
+    declared one, else the card's memory, which a card stands for on CUDA (a row of "RAM 4.00 GiB" alone read as a
+    test with no VRAM budget)."""
+    if mark.budget.vram is not None or mark.card is None:
+        return mark.budget.vram
+    return mark.card.capacity
+
+
 def vram_unchecked(mark: BudgetMark, device: DeviceInfo) -> str | None:
     """Why the mark's VRAM budget (or card) is not checked on this host, or None: on a host without CUDA the case
     trains on the CPU, so its host RAM is gated and the row says the VRAM budget was not (no GPU figure comes from a

@@ -47,6 +47,7 @@ from gpu_budget.session.can_run import (
     imbalance_unmeasured,
     none_here,
     unchecked_budget,
+    unchecked_vram,
     unmeasurable,
     vram_unchecked,
     vram_unmeasured,
@@ -214,9 +215,9 @@ def precheck(ask: Ask, asked: Result) -> Outcome | tuple[Ask, Result]:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=required(reason)))
     if reason:
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=reason))
-    if unchecked:  # judged on what this host measures: the row keeps the declared budget and says why
+    if unchecked:  # judged on what this host measures: the row keeps the VRAM budget (a card's: its memory), unchecked
         ask = replace(ask, mark=replace(mark, budget=replace(mark.budget, vram=None)))
-        asked = asked.but(unchecked=(unchecked,))
+        asked = asked.but(unchecked=(unchecked,), budget=replace(mark.budget, vram=unchecked_vram(mark)))
     problem = expectation_problem(ask.mark, options.scale)
     if problem:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=problem))
