@@ -95,3 +95,49 @@ def test_note(gpu_budget):
         "test_mem.py:*: Failed"], consecutive=True)
     out = result.stdout.str()
     assert not any(name in out for name in ("session.py", "fixture.py", "refusal.py", "TypeError", "ValueError")), out
+
+
+def test_a_refused_explore_argument_names_it_at_the_tests_own_line(project):
+    """explore()'s arguments are checked before any run, as measure()'s are: a budget that is no size, a boundary
+    that is no knob, a knob the scenario does not have and a real-run cap below one each fail at the test's line,
+    naming the argument and the value. Before, each was a traceback through the gate's search code
+    (search/explore.py), and a bad budget's message did not say it was the budget."""
+    pytester = project('''
+from gpu_budget.search.explore import Envelope
+
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+MIB = Envelope({"mib": (1, 8)})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_budget(gpu_budget):
+    gpu_budget.explore(S, MIB, budget="1 GiBs")
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_boundary(gpu_budget):
+    gpu_budget.explore(S, MIB, boundary="mb")
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_knob(gpu_budget):
+    gpu_budget.explore(S, Envelope({"batch": (1, 8)}))
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_runs(gpu_budget):
+    gpu_budget.explore(S, MIB, max_real_runs=0)
+''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-explore")
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines([
+        '>       gpu_budget.explore(S, MIB, budget="1 GiBs")',
+        "E       Failed: test_mem.py::test_budget: explore() budget='1 GiBs': unknown unit 'GiBs' *", "",
+        "test_mem.py:*: Failed",
+        '>       gpu_budget.explore(S, MIB, boundary="mb")',
+        "E       Failed: test_mem.py::test_boundary: explore() boundary='mb' is not a knob of the envelope *", "",
+        "test_mem.py:*: Failed",
+        '>       gpu_budget.explore(S, Envelope({"batch": (1, 8)}))',
+        "E       Failed: test_mem.py::test_knob: explore() envelope knob 'batch' is not a param of scenario 'alloc' *",
+        "", "test_mem.py:*: Failed",
+        ">       gpu_budget.explore(S, MIB, max_real_runs=0)",
+        "E       Failed: test_mem.py::test_runs: explore() max_real_runs=0: expected a whole number >= 1", "",
+        "test_mem.py:*: Failed"], consecutive=False)
+    out = result.stdout.str()
+    assert not any(name in out for name in ("explore.py", "session.py", "fixture.py", "ValueError", "SizeError")), out

@@ -552,6 +552,29 @@ def card_budget(mark: BudgetMark, budget: object, where: str = "") -> tuple[int,
     return room, None
 
 
+def check_input(scenario: Scenario, envelope: Envelope, budget: int | str, scale: str, boundary: str | None,
+                max_real_runs: int) -> None:
+    """explore()'s arguments, each refused naming the argument and its value before any run: a TypeError or
+    ValueError (the gpu_budget fixture fails the test with it, session/refusal.py)."""
+    if not isinstance(envelope, Envelope):
+        raise TypeError(f"envelope={envelope!r}: expected a gpu_budget.search.explore.Envelope")
+    _check(envelope, boundary, max_real_runs)
+    _knobs_read(scenario, envelope, scale)
+    try:
+        parse_size(budget)
+    except ValueError as exc:
+        raise ValueError(f"budget={budget!r}: {exc}") from None
+
+
+def _knobs_read(scenario: Scenario, envelope: Envelope, scale: str) -> None:
+    """A knob the scenario has no param of, named: with_params would add it unread, so every value would run alike."""
+    params = scenario.params_for(scale)
+    for knob in envelope.knobs:
+        if knob not in params:
+            raise ValueError(f"envelope knob {knob!r} is not a param of scenario {scenario.name!r} at scale {scale!r} "
+                             f"(its params: {', '.join(params)})")
+
+
 def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, peak: Callable[[Scenario], Measurement], *,
                      scale: str, cuda: bool, boundary: str | None = None, max_examples: int = DEFAULT_EXAMPLES,
                      max_real_runs: int = DEFAULT_REAL_RUNS, database: Path | None = None, seed: int | None = 0,
@@ -569,11 +592,7 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
     VRAM (a host without a GPU), so the search stands on the CUDA estimate alone.
     """
     metric = "vram_allocated" if cuda else "ram"
-    params = scenario.params_for(scale)
-    for knob in envelope.knobs:
-        if knob not in params:  # with_params would add it unread: every value would run alike
-            raise ValueError(f"envelope knob {knob!r} is not a param of scenario {scenario.name!r} at scale {scale!r} "
-                             f"(its params: {', '.join(params)})")
+    _knobs_read(scenario, envelope, scale)
 
     def measure(knobs: Config) -> int | None:
         """The run's peak; None for a run that died of memory (over budget, whatever it would have peaked at);

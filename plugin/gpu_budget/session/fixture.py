@@ -75,6 +75,7 @@ class BudgetRun:
         The exploration is printed at the end and written to the JSON report; a real
         run that fails other than of memory (a bug) stops it and fails the test.
         """
+        __tracebackhide__ = gate_frames
         found = self._session.explore(self._item, scenario, envelope, budget=budget, boundary=boundary,
                                       max_real_runs=max_real_runs, seed=seed, estimate=estimate)
         if found.failed:  # a bug, not memory: what it found is kept in the session, but the search did not finish

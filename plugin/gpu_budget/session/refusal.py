@@ -9,9 +9,12 @@ the gate chose, and shows them for anything else (a bug of the gate).
 
 from __future__ import annotations
 
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
 
 import pytest
+
+T = TypeVar("T")  # what or_refuse's read returns
 
 
 def gate_frames(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
@@ -25,3 +28,15 @@ def refuse(message: str) -> NoReturn:
     __tracebackhide__ = True
     pytest.fail(message)
 
+
+
+def or_refuse(read: Callable[[], T], where: str) -> T:
+    """read()'s value; a TypeError or ValueError it raises (a check of the arguments, naming the value) fails the test
+    as refuse() does, its message after `where` (the test and the call). Only for a read that checks, never one that
+    runs: a bug of the gate there would read as the user's mistake."""
+    __tracebackhide__ = True
+    try:
+        return read()
+    except (TypeError, ValueError) as exc:
+        bad = f"{where} {exc}"
+    refuse(bad)  # outside the except: no "during handling of the above exception"

@@ -42,6 +42,7 @@ from gpu_budget.search.explore import (
     Exploration,
     budget_to_explore,
     card_budget,
+    check_input,
     explore_scenario,
 )
 from gpu_budget.session import can_run, case, collection, held, listing, outputs, own_rows, param_ids, stopped, unmeasured
@@ -52,7 +53,7 @@ from gpu_budget.session.environments import Environments
 from gpu_budget.session.folders import assets_folder, environments_folder
 from gpu_budget.session.machine import Machine
 from gpu_budget.session.options import Options, is_ci
-from gpu_budget.session.refusal import gate_frames, refuse
+from gpu_budget.session.refusal import gate_frames, or_refuse, refuse
 from gpu_budget.session.said_now import say_now
 from gpu_budget.session.sweep import swept
 from gpu_budget.session.unwritten import Unwritten
@@ -189,21 +190,19 @@ class BudgetSession:
                 boundary: str | None = None, max_real_runs: int = DEFAULT_REAL_RUNS, seed: int | None = 0,
                 estimate: Callable[[Config], int] | None = None) -> Exploration:
         """Explore `scenario` over `envelope` (explore.py), its real runs through peak(); kept in the session's data."""
+        __tracebackhide__ = gate_frames
         if not self.options.explore:
             pytest.skip("exploration is opt-in: run with --gpu-budget --gpu-budget-explore")
         unmeasured.asked(item)
-        mark = self.mark_for(item)
-        within = or_fail(lambda: card_budget(mark, budget, item.nodeid))  # estimated anywhere, run capped on a GPU
-        cuda = mark.device == "cuda" or within is not None
-        against, why_not = within or budget_to_explore(budget, mark.budget.vram if cuda else mark.budget.ram,
-                                                       self.options.scale, mark.device)
-        if why_not:
-            pytest.skip(why_not)
+        mark, scale = self.mark_for(item), self.options.scale
+        against, cuda, within = explore_against(item, mark, budget, scale)
+        or_refuse(lambda: check_input(scenario, envelope, against, scale, boundary, max_real_runs),
+                  f"{item.nodeid}: explore()")
         found = explore_scenario(scenario, envelope, against, lambda s: self.peak(item, s), scale=self.options.scale,
                                  cuda=cuda, boundary=boundary, max_examples=self.options.explore_examples,
                                  max_real_runs=max_real_runs, seed=seed, estimate=estimate,
                                  database=Path(str(self.config.rootpath)) / DATABASE_DIR,
-                                 card=mark.card.label if within else None, verify=within is None or mark.device == "cuda")
+                                 card=mark.card.label if within else None, verify=not within or mark.device == "cuda")
         self.data.explorations.append(Explored(item.nodeid, found))
         item.user_properties.append(("gpu_budget_exploration", found.to_json()))
         return found
@@ -318,6 +317,18 @@ def or_fail(read: Callable[[], T]) -> T:
     except ValueError as exc:
         bad = str(exc)
     pytest.fail(bad, pytrace=False)  # outside the except: no "during handling of the above exception"
+
+
+def explore_against(item: pytest.Item, mark: BudgetMark, budget: SizeGiven, scale: str) -> tuple[int | str, bool, bool]:
+    """The budget an exploration searches against, whether it is CUDA memory, and whether it is the test's card's (the
+    card's memory where no budget= is given: estimated anywhere, run capped on a GPU); skipped where there is none."""
+    within = or_fail(lambda: card_budget(mark, budget, item.nodeid))
+    cuda = mark.device == "cuda" or within is not None
+    against, why_not = within or budget_to_explore(budget, mark.budget.vram if cuda else mark.budget.ram, scale,
+                                                   mark.device)
+    if why_not:
+        pytest.skip(why_not)
+    return against, cuda, within is not None
 
 
 def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None, expect: str | None = None) -> None:
