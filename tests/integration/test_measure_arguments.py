@@ -141,3 +141,40 @@ def test_runs(gpu_budget):
         "test_mem.py:*: Failed"], consecutive=False)
     out = result.stdout.str()
     assert not any(name in out for name in ("explore.py", "session.py", "fixture.py", "ValueError", "SizeError")), out
+
+
+def test_a_declaration_refused_in_a_test_body_shows_at_the_tests_own_line(project):
+    """A Scenario built in the test (a command case, a fix added), or an Envelope, refused: the failure is the
+    test's line and the refusal naming the value, not the frames of the declaring code down to its raise
+    (declare/scenario.py, declare/fixes.py, the dataclass __init__, search/envelope.py)."""
+    pytester = project('''
+from gpu_budget.search.explore import Envelope
+
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fix(gpu_budget):
+    gpu_budget.measure(S.with_fixes("lroa"))
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_command(gpu_budget):
+    gpu_budget.measure(Scenario(name="cmd", command="python train.py"))
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_envelope(gpu_budget):
+    gpu_budget.explore(S, Envelope({"mib": (8, 1)}))
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines([
+        '>       gpu_budget.measure(S.with_fixes("lroa"))', "*",
+        "E       gpu_budget.declare.fixes.FixError: scenario 'alloc': unknown fix 'lroa' (registered: *", "",
+        "test_mem.py:*: FixError",
+        '>       gpu_budget.measure(Scenario(name="cmd", command="python train.py"))', "*",
+        "E       ValueError: scenario 'cmd': command='python train.py': expected a non-empty list of strings*", "",
+        "test_mem.py:*: ValueError",
+        '>       gpu_budget.explore(S, Envelope({"mib": (8, 1)}))', "*",
+        "E       ValueError: envelope knob 'mib': the range (8, 1) is empty (lo > hi)", "",
+        "test_mem.py:*: ValueError"], consecutive=False)
+    out = result.stdout.str()
+    assert not any(name in out for name in ("scenario.py", "fixes.py", "envelope.py", "<string>", "__post_init__")), out

@@ -12,6 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from gpu_budget.declare.refused import refusal
+
+__tracebackhide__ = refusal  # a refused declaration in a test fails at the test's line (refused.py)
+
 
 def env_text(env: Mapping[object, object], where: str) -> dict[str, str]:
     """`env` with each value as text; ValueError naming the variable where a value is no string, number or path."""

@@ -16,6 +16,10 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from gpu_budget.declare.refused import refusal
+
+__tracebackhide__ = refusal  # a refused declaration in a test fails at the test's line (refused.py)
+
 
 def canonical(name: str) -> str:
     """A distribution's name as the registry compares it (PEP 503): 'Huggingface_Hub' -> 'huggingface-hub'."""

@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 
 from gpu_budget.declare.env_vars import env_text
 from gpu_budget.declare.params import Json
+from gpu_budget.declare.refused import refusal
+
+__tracebackhide__ = refusal  # a refused declaration in a test fails at the test's line (refused.py)
 
 STAGES = ("load", "data", "model", "train", "runtime")
 # The trade-off a fix asks for, mildest first; its rank orders the remediation search.

@@ -6,8 +6,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias
 
+from gpu_budget.declare.refused import refusal
 from gpu_budget.model.budget import SCALES
 from gpu_budget.model.json_value import Json
+
+__tracebackhide__ = refusal  # a refused declaration in a test fails at the test's line (refused.py)
 
 Params: TypeAlias = "dict[str, Json]"  # knob name -> value (batch size, clip seconds, a model name, ...)
 # the params of planted regressions (prove the gate can fail), read by a runner's measured child (isolate/child.py):

@@ -23,9 +23,13 @@ from gpu_budget.declare.env_vars import env_text
 from gpu_budget.declare.environment import Environment
 from gpu_budget.declare.fixes import Fix
 from gpu_budget.declare.params import NEEDS_CUDA, PLANT_BYTES, PLANT_TENSOR_BYTES, Json, Params, knob_names, knobs, scale_knobs
+from gpu_budget.declare.refused import refusal
 
 if TYPE_CHECKING:
     from gpu_budget.measure.meter import Meter
+
+__tracebackhide__ = refusal  # a refused declaration in a test fails at the test's line (refused.py)
+
 
 
 def ref_of(func: str | Callable | None) -> str | None:

@@ -11,10 +11,14 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from gpu_budget.declare.refused import refusal
 from gpu_budget.search.exploration import Config, Knob
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
+
+__tracebackhide__ = refusal  # a refused declaration in a test fails at the test's line (refused.py)
+
 
 
 @dataclass(frozen=True)
