@@ -101,7 +101,8 @@ def test_a_refused_explore_argument_names_it_at_the_tests_own_line(project):
     """explore()'s arguments are checked before any run, as measure()'s are: a budget that is no size, a boundary
     that is no knob, a knob the scenario does not have and a real-run cap below one each fail at the test's line,
     naming the argument and the value. Before, each was a traceback through the gate's search code
-    (search/explore.py), and a bad budget's message did not say it was the budget."""
+    (search/explore.py), and a bad budget's message did not say it was the budget; a bare-number budget is refused
+    as a marker's is (it was read as bytes)."""
     pytester = project('''
 from gpu_budget.search.explore import Envelope
 
@@ -123,9 +124,13 @@ def test_knob(gpu_budget):
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_runs(gpu_budget):
     gpu_budget.explore(S, MIB, max_real_runs=0)
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_bare(gpu_budget):
+    gpu_budget.explore(S, MIB, budget={"tiny": "4"})
 ''')
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-explore")
-    result.assert_outcomes(failed=4)
+    result.assert_outcomes(failed=5)
     result.stdout.fnmatch_lines([
         '>       gpu_budget.explore(S, MIB, budget="1 GiBs")',
         "E       Failed: test_mem.py::test_budget: explore() budget='1 GiBs': unknown unit 'GiBs' *", "",
@@ -138,7 +143,11 @@ def test_runs(gpu_budget):
         "", "test_mem.py:*: Failed",
         ">       gpu_budget.explore(S, MIB, max_real_runs=0)",
         "E       Failed: test_mem.py::test_runs: explore() max_real_runs=0: expected a whole number >= 1", "",
-        "test_mem.py:*: Failed"], consecutive=False)
+        "test_mem.py:*: Failed",
+        # read as 4 bytes before, while a marker's ram="4" is refused
+        '>       gpu_budget.explore(S, MIB, budget={"tiny": "4"})',
+        ("E       Failed: test_mem.py::test_bare: explore() budget '4' at scale 'tiny' is a bare number: give it a "
+         'unit, e.g. "4 GiB"'), "", "test_mem.py:*: Failed"], consecutive=False)
     out = result.stdout.str()
     assert not any(name in out for name in ("explore.py", "session.py", "fixture.py", "ValueError", "SizeError")), out
 

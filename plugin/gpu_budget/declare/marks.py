@@ -206,10 +206,10 @@ def _need_unit(label: str, value: SizeGiven, where: str) -> None:
     """A budget states its unit: parse_size reads a bare number as bytes (ram=4 is 4 bytes), which a budget never
     means, so it is refused with the figure it most likely meant."""
     for scale, size in value.items() if isinstance(value, Mapping) else [(None, value)]:
-        _refuse_bare(f"{label} budget", size, where, scale)
+        refuse_bare(f"{label} budget", size, where, scale)
 
 
-def _refuse_bare(what: str, size: SizeGiven, where: str, scale: str | None = None, unit: str = "GiB") -> None:
+def refuse_bare(what: str, size: SizeGiven, where: str, scale: str | None = None, unit: str = "GiB") -> None:
     """Refuse a size with no unit (a budget's, a tolerance's abs), suggesting `unit`, or bytes where it is that large."""
     if not _unitless(size):
         return
@@ -219,7 +219,7 @@ def _refuse_bare(what: str, size: SizeGiven, where: str, scale: str | None = Non
     at = f" at scale {scale!r}" if scale is not None else ""
     hint = (f'"{number} B" ({format_size(float(number))}) if bytes are meant' if float(number) >= 2**10
             else f'"{number} {unit}"')
-    raise ValueError(f"{where}: {what} {size!r}{at} is a bare number: give it a unit, e.g. {hint}")
+    raise ValueError(f"{where}{': ' if where else ''}{what} {size!r}{at} is a bare number: give it a unit, e.g. {hint}")
 
 
 def _pick_expect(value: NameGiven, scale: str, where: str, label: str = "expect") -> str | None:
@@ -368,7 +368,7 @@ def _rel(value: Given, where: str, label: str) -> float:
 
 def _abs(value: Given, where: str, label: str) -> int:
     """A tolerance's abs follows the budgets' rule: a size with its unit ({"abs": 16} is not 16 bytes)."""
-    _refuse_bare(f"{label} abs", value, where, unit="MiB")
+    refuse_bare(f"{label} abs", value, where, unit="MiB")
     try:
         return parse_size(value)
     except ValueError as exc:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpu_budget.declare.marks import BudgetMark
+from gpu_budget.declare.marks import BudgetMark, refuse_bare
 from gpu_budget.measure.fit import least_squares
 from gpu_budget.model.card import CONTEXT_ALLOWANCE
 from gpu_budget.search.boundary import largest_fitting
@@ -553,9 +553,10 @@ def card_budget(mark: BudgetMark, budget: object, where: str = "") -> tuple[int,
 
 
 def check_input(scenario: Scenario, envelope: Envelope, budget: int | str, scale: str, boundary: str | None,
-                max_real_runs: int) -> None:
+                max_real_runs: int, given: object = None) -> None:
     """explore()'s arguments, each refused naming the argument and its value before any run: a TypeError or
-    ValueError (the gpu_budget fixture fails the test with it, session/refusal.py)."""
+    ValueError (the gpu_budget fixture fails the test with it, session/refusal.py). budget: the one searched
+    against; given: the test's own budget= (None: the marker's or the card's), whose bare number is refused."""
     if not isinstance(envelope, Envelope):
         raise TypeError(f"envelope={envelope!r}: expected a gpu_budget.search.explore.Envelope")
     _check(envelope, boundary, max_real_runs)
@@ -564,6 +565,8 @@ def check_input(scenario: Scenario, envelope: Envelope, budget: int | str, scale
         parse_size(budget)
     except ValueError as exc:
         raise ValueError(f"budget={budget!r}: {exc}") from None
+    for at, size in given.items() if isinstance(given, Mapping) else [(None, given)]:  # the test's own budget=
+        refuse_bare("budget", size, "", at)  # refused as a marker's is, not read as bytes
 
 
 def _knobs_read(scenario: Scenario, envelope: Envelope, scale: str) -> None:
