@@ -182,17 +182,21 @@ class Rises:
     @property
     def capped(self) -> str | None:
         """Why the median is held to the rate from the first of the window's rises of the median or more to the last
-        (None: it is not). A step between them held the top to the byte (a leak every other step); or the rises
-        alternate big and small, each kind the same to within REPEAT, every small one a measured step past the top
-        (a leak whose jump lands partly in the next step, a torch loop's allocator taking part of it a step later; a
-        sawtooth whose flush falls below the top). A step below the top (noise) says nothing of what was added, and
-        rises that alternate by chance do not repeat, so neither caps it."""
+        (None: it is not). A step between them held the top to the byte (a leak every other step), or a block of
+        steps between them did not rise (its highest step over all of its steps stayed at or below the top: a
+        sawtooth of period 4 read in blocks of 2 rose 16 MiB over two steps every other block, 8 MiB/step for 4,
+        RESULTS.md 5k); or the rises alternate big and small, each kind the same to within REPEAT, every small one a
+        measured step past the top (a leak whose jump lands partly in the next step, a torch loop's allocator taking
+        part of it a step later; a sawtooth whose flush falls below the top). A single step below the top (noise)
+        says nothing of what was added, and rises that alternate by chance do not repeat, so neither caps it."""
         median = self.median
         if median <= 0:
             return None
         rose = [i for i, r in enumerate(self.rises) if r >= median]
         if any(self.held[rose[0] + 1:rose[-1]]):
             return "a step between held the top"
+        if self.scale > 1 and any(r == 0 for r in self.rises[rose[0] + 1:rose[-1]]):
+            return "a block between did not rise"
         n, small = len(self.rises), range(1, len(self.rises), 2)
         if n % 2 == 0 or rose != list(range(0, n, 2)) or not all(self.reached[i] and self.rises[i] > 0 for i in small):
             return None
