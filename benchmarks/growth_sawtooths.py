@@ -244,7 +244,9 @@ def section(res: dict | None) -> list[str]:
              f"({res['allowance_mib']:.2f} MiB/step). Each count: at the rule of `{res['before']}` → the rule in "
              f"force (`{res['run']['commit']}`), the same series, in one run. What changed between them: a climb of "
              "three steps or more rising alike that the run then fell back from (more than 4 MiB and more than half "
-             "of it) is a tooth, not growth; its top sets the level the next tooth's top rises from."), "",
+             "of it) and climbed again as it had is a tooth, not growth, its top the level the next tooth's top "
+             "rises from; and a reading in blocks of steps whose blocks between two that rose did not rise is held "
+             "to the rate from the first of them to the last."), "",
             (f"**All together:** false FAILs {_sum(was, 'false_fail')} → {_sum(rows, 'false_fail')} of {series:,}; "
              f"leaks missed {_sum(was, 'missed')} → {_sum(rows, 'missed')} of the {_seen(rows):,} a run showed "
              f"enough tops of; of the {keeping - _seen(rows):,} too short, failed all the same "
