@@ -723,6 +723,17 @@ def test_a_sawtooth_read_in_blocks_reads_no_more_than_its_rate(n):
     assert not checked(mib, budget=Budget(ram=int(1.25 * (1064 + 4 * 10_000)) * MiB)).breaches
 
 
+def test_a_tooth_whose_top_reads_as_a_spike_is_a_tooth_still():
+    """The same tooth begun on its first step, 20 steps: its top stands alone above the step before it and the
+    fall after it, so the reading without spikes lowers it onto the line, and the fall lands over two steps, the
+    second falling further. The climb again is looked for after the fall's lowest step: read as the first step after
+    the fall, it was no climb, and the tooth's climb read 16 MiB/step."""
+    n = 20
+    mib = [1000 + 4 * ((k + 7) // 8) + 16 * ((k + 7) % 8) for k in range(1, n + 1)]
+    assert rises.of(range(1, n + 1), [int(m * MiB) for m in mib]).growth <= 0.5 * MiB
+    assert not checked(mib, budget=Budget(ram=7 * GiB)).breaches
+
+
 @pytest.mark.parametrize("fall", [0, 3])
 def test_a_climb_the_run_does_not_fall_back_from_is_growth(fall):
     """The same seven steps of 16 MiB, then no fall, or one of 3 MiB (under SPIKE: noise, a step that freed a little):

@@ -397,9 +397,9 @@ def _freed_climbs(judged: list[int], running: list[int]) -> list[str]:
 
 def _tooth(judged: list[int], start: int, end: int) -> bool:
     """Whether the climb of judged[start..end] past the running peak is a tooth (_freed_climbs): three rises or more
-    alike (its top's rise aside), then, before the top is passed again, a fall of more than SPIKE and half of it, and the step after the
-    fall climbing as it did. S1's Trainer steps 8-9 fall 50 MiB below a leak's climb and come back in one jump: that
-    leak's climb is growth."""
+    alike (its top's rise aside), then, before the top is passed again, a fall of more than SPIKE and half of it, and
+    the step after the fall's lowest climbing as it did (a top read on a spike's line falls over two steps). S1's
+    Trainer steps 8-9 fall 50 MiB below a leak's climb and come back in one jump: that leak's climb is growth."""
     rises = [b - a for a, b in pairwise(judged[start - 1:end + 1])]
     if len(rises) > 3 and max(rises[:-1]) - min(rises[:-1]) <= REPEAT:
         rises = rises[:-1]  # the top's step may hold more: what the flush keeps, a last larger batch
@@ -410,6 +410,8 @@ def _tooth(judged: list[int], start: int, end: int) -> bool:
         if judged[k] > top:
             return False
         if top - judged[k] > max(SPIKE, (top - base) / 2):
+            while k + 2 < len(judged) and judged[k + 1] < judged[k]:
+                k += 1
             return abs(judged[k + 1] - judged[k] - sum(rises) / len(rises)) <= REPEAT
     return False
 
