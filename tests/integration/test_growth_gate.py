@@ -186,3 +186,42 @@ def test_a_sawtooth_run_to_a_step_mid_climb_is_read_at_its_rate(pytester, monkey
         (projection,) = row["growth_projection"]["projections"]
         assert 1.9 * 2**20 < projection["slope"] < 2.1 * 2**20, row["message"]
         assert "within budget 40.00 GiB" in row["message"], row["message"]
+
+
+TOOTH = TOUCHING + '''
+kept, buffer, freed = [], [], sys.argv[1] == "freed"
+for k in range(1, 21):
+    step()
+    if k % 8 == 0 and freed:  # a buffer freed every 8th step, keeping 4 MiB of it for good (0.5 MiB/step)
+        kept.append(touched(4 * MiB))
+        buffer.clear()
+    else:
+        buffer.append(touched(16 * MiB))
+phase("save")
+'''
+
+
+def test_a_buffer_freed_every_8th_step_is_no_leak_and_says_the_run_is_too_short(pytester, monkeypatch):
+    """A run begun on a buffer that climbs 16 MiB a step and is freed every 8th step: 20 steps read its first climb,
+    "host RAM grows 16.00 MiB/step ... about 156 GiB at step 10,000 > budget 8.00 GiB", for a run keeping 0.5 MiB a
+    step. Its climbs are no growth now; it passes, and says its two tops are too few to tell a leak under them.
+    The same buffer never freed, a leak of 16 MiB a step, still fails."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(script=TOOTH, test_mem=textwrap.dedent('''
+        import sys
+        import pytest
+        from gpu_budget import Scenario
+
+        @pytest.mark.parametrize("mode", ["freed", "kept"])
+        @pytest.mark.gpu_budget(ram="8 GiB", steps=10_000)
+        def test_buffer(gpu_budget, mode):
+            gpu_budget.measure(Scenario(name=f"buffer {mode}", command=[sys.executable, "script.py", mode]))
+        '''))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=1, failed=1)
+    freed, kept = rows(pytester)["test_buffer[freed]"], rows(pytester)["test_buffer[kept]"]
+    assert freed["passed"] and "host RAM steady" in freed["message"], freed["message"]
+    assert "climbs and falls back every 8 steps" in freed["message"], freed["message"]
+    assert "the steps read hold 2 of them, too few" in freed["message"], freed["message"]
+    assert not kept["passed"] and "host RAM grows 16.00 MiB/step" in kept["message"], kept["message"]

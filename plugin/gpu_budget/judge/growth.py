@@ -242,6 +242,14 @@ def largest_blocks(runs: Sequence[Sequence[Step]], scaled: Sequence[str] = SCALE
     return out
 
 
+def tops_run(every: float) -> int:
+    """About how many marked steps a run needs to hold rises.MIN_TOP tops after the first of teeth `every` steps apart
+    where the rule reads them: all its judged steps in a short run, its last half from rises.LONG judged steps on."""
+    short = round((rises.MIN_TOP + 1) * every)  # the first tooth's top sets the level the next ones rise from
+    judged = short if short < rises.LONG else max(rises.LONG, round(2 * rises.MIN_TOP * every))
+    return judged + rises.WARMUP + rises.LAST
+
+
 def _nth(n: int) -> str:
     """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st."""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
@@ -319,6 +327,23 @@ class Projection:
                 f"{self.at_step:,} > budget {format_size(self.budget)}: run more steps, whose late steps grow less, "
                 "and record again")
 
+    def few_tops(self) -> str | None:
+        """The row's warning where it reads steady though its steps climb and fall back (a buffer freed every few
+        steps: rises._freed_climbs, whose climbs are no growth) and the stretch it reads holds fewer of their tops
+        than the rule reads growth over: a leak under them shows in those tops alone, so this run cannot tell one.
+        None otherwise."""
+        g, tops = self.growth, self.growth.window.teeth
+        if g.grows or not tops:
+            return None
+        read = [t for t in tops if t >= g.window.tops_from]
+        every = (tops[-1] - tops[0]) / (len(tops) - 1) if len(tops) > 1 else None
+        how, needs = "", ""
+        if every is not None:
+            how, needs = f" every {every:g} steps", f"; a run of about {tops_run(every):,} steps holds enough"
+        return (f"warning: {LABELS[g.metric]} climbs and falls back{how} (memory freed, its climbs no growth), so a "
+                f"leak under it shows in its tops alone: the steps read hold {len(read)} of them, too few to read growth "
+                f"over ({rises.MIN_TOP} rises of the top), so steady says nothing of such a leak{needs}")
+
     def record(self) -> ProjectionRecord:
         """What the row keeps of this projection."""
         g = self.growth
@@ -349,7 +374,7 @@ class Check:
     @property
     def notes(self) -> list[str]:
         said = [p.describe() for p in self.projections if not p.breaks]
-        return said + [w for w in (p.blind() for p in self.projections) if w]
+        return said + [w for p in self.projections for w in (p.blind(), p.few_tops()) if w]
 
     def record(self) -> GrowthRecord:
         """What the row keeps of the answer (Result.growth_projection)."""

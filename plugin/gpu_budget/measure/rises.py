@@ -125,6 +125,11 @@ class Rises:
     reached: tuple[bool, ...] = ()  # whether its measured figure reached that top (held it or rose past it)
     late: bool = False  # the window's steps were taken among the run's last half (a run of LONG judged marks or more)
     spans: tuple[int, ...] = ()  # how many steps each rise counts for in the median (`_spans`); () each one
+    # where the window holds fewer than MIN_TOP tops and the run has teeth (_freed_climbs): the steps of its tops (the
+    # teeth's, and each step that reached the top after the first tooth's), and the first step of the stretch the
+    # window's tops are taken from; a leak under a buffer freed every few steps shows in those tops alone
+    teeth: tuple[int, ...] = ()
+    tops_from: int = 0
 
     @property
     def growth(self) -> float:
@@ -368,8 +373,9 @@ def _view(judged_steps: list[int], judged: list[int], real: list[bool], envelope
         return _view(judged_steps[-freed:], judged[-freed:], real[-freed:], envelope, scale)
     reached = [measured and p >= before for p, before, measured in zip(judged[1:], running, real[1:])]
     held = [r and p == before for r, p, before in zip(reached, judged[1:], running)]
-    return _window(judged_steps, _rises(judged_steps, running, dips, _freed_climbs(judged, running)), running, held,
-                   reached, envelope, scale)
+    teeth = _freed_climbs(judged, running)
+    return _window(judged_steps, _rises(judged_steps, running, dips, teeth), running, held, reached, envelope, scale,
+                   _tooth_tops(judged_steps, judged, teeth))
 
 
 def _freed_climbs(judged: list[int], running: list[int]) -> list[str]:
@@ -393,6 +399,17 @@ def _freed_climbs(judged: list[int], running: list[int]) -> list[str]:
             out[end - 1] = TOP
         i = end + 1
     return out
+
+
+def _tooth_tops(judged_steps: list[int], judged: list[int], teeth: list[str]) -> tuple[int, ...]:
+    """The steps of a run's teeth's tops, from its first tooth's on: each step that the next falls from by more than
+    SPIKE and half that tooth's climb (a later tooth passes the top by a step or two, no tooth of its own); () where
+    the run has no tooth."""
+    if TOP not in teeth:
+        return ()
+    start, top = teeth.index(CLIMB), teeth.index(TOP) + 1  # judged indices: the climb's first step less one, its top
+    fall = max(SPIKE, (judged[top] - judged[start]) / 2)
+    return tuple(judged_steps[k] for k in range(top, len(judged) - 1) if judged[k] - judged[k + 1] > fall)
 
 
 def _tooth(judged: list[int], start: int, end: int) -> bool:
@@ -454,7 +471,7 @@ def _rises(judged_steps: list[int], envelope: list[int], passed: list[bool], tee
 
 
 def _window(judged_steps: list[int], rises: list[_Rise], running: list[int], held: list[bool], reached: list[bool],
-            envelope: str, scale: int) -> Rises:
+            envelope: str, scale: int, tops: tuple[int, ...] = ()) -> Rises:
     """The last WINDOW kept steps' rises, among the last half where the run holds LONG judged marks or more; where
     fewer than MIN_TOP of those were kept, the last WINDOW steps, a step passed over counting as no rise. Its dips:
     the steps passed over from the window's first rise's start on. A top reached long before the end (noisy steps
@@ -473,7 +490,8 @@ def _window(judged_steps: list[int], rises: list[_Rise], running: list[int], hel
     return Rises(first, judged_steps[-1], tuple(rises[i].per_step for i in at), running[-1], passed, envelope, scale,
                  tuple(rises[i].step for i in at), tuple(running[i + 1] for i in at), tuple(held[i] for i in at),
                  tuple(reached[i] for i in at), recent > 0,
-                 _spans([rises[i] for i in at]) if len(kept) >= MIN_TOP else ())
+                 _spans([rises[i] for i in at]) if len(kept) >= MIN_TOP else (), () if len(kept) >= MIN_TOP else tops,
+                 judged_steps[recent])
 
 
 def _spans(window: list[_Rise]) -> tuple[int, ...]:
