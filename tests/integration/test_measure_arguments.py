@@ -187,3 +187,36 @@ def test_envelope(gpu_budget):
         "test_mem.py:*: ValueError"], consecutive=False)
     out = result.stdout.str()
     assert not any(name in out for name in ("scenario.py", "fixes.py", "envelope.py", "<string>", "__post_init__")), out
+
+
+def test_a_scenario_field_of_the_wrong_kind_names_it_at_the_tests_own_line(project):
+    """fixes=5 and prepared_from=5 were a bare "TypeError: 'int' object is not iterable" shown in the declaring code
+    (declare/fixes.py, declare/params.py) naming no field; run=5 said "5 must be a module-level function", naming no
+    scenario or field. Each now names the scenario, the field and the value, at the test's line."""
+    pytester = project('''
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fixes(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, fixes=5))
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_prepared(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, prepared_from=5))
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_run(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run=5, params={"mib": 8}))
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines([
+        '>       gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, fixes=5))', "*",
+        ("E       gpu_budget.declare.fixes.FixError: scenario 'alloc': fixes=5: expected fix names or gpu_budget.Fix "
+         "objects (fixes=('a', 'b'))"), "", "test_mem.py:*: FixError",
+        '>       gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, prepared_from=5))',
+        "*", "E       ValueError: scenario 'alloc': prepared_from=5: expected names of knobs *", "",
+        "test_mem.py:*: ValueError",
+        '>       gpu_budget.measure(Scenario(name="alloc", run=5, params={"mib": 8}))', "*",
+        "E       ValueError: scenario 'alloc': run=5 must be a module-level function *", "",
+        "test_mem.py:*: ValueError"], consecutive=False)
+    out = result.stdout.str()
+    assert not any(name in out for name in ("scenario.py", "fixes.py", "params.py", "<string>", "not iterable")), out

@@ -96,3 +96,31 @@ def test_none_for_fixes_supports_or_prepared_from_is_none_given():
     s = Scenario(name="s", run="runners:alloc", params={"hidden": 64}, fixes=None, supports=None, prepared_from=None)
     assert (s.fixes, s.supports, s.prepared_from) == ((), (), ())
     assert s.prepare_params("tiny") == {"hidden": 64}
+
+
+CMD = {"command": ["python", "train.py"]}
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"fixes": 5}, "scenario 's': fixes=5: expected fix names or gpu_budget.Fix objects"),
+    ({"supports": 5}, "scenario 's': supports=5: expected fix names or gpu_budget.Fix objects"),
+    ({"fixes": b"lora"}, "scenario 's': fixes=b'lora': expected fix names"),  # its bytes would read as fixes 108, ...
+    ({"prepared_from": 5}, "scenario 's': prepared_from=5: expected names of knobs"),
+    ({"run": 5}, "scenario 's': run=5 must be a module-level function"),
+    ({"run": "train"}, "scenario 's': run='train': expected 'module:function'"),
+    ({"run": "runners:alloc", "prepare": "runners:"}, "scenario 's': prepare='runners:': expected 'module:function'"),
+    ({**CMD, "cwd": 5}, "scenario 's': cwd=5: expected a folder's path"),
+    ({**CMD, "cwd": ["work"]}, "scenario 's': cwd=['work']: expected a folder's path"),  # it ran in a folder "['work']"
+])
+def test_a_field_of_the_wrong_kind_is_refused_naming_it(kwargs, named):
+    """Each was a bare "'int' object is not iterable" naming no field, a message naming no field ("5 must be a
+    module-level function"), a reference the measured child alone refused, or a cwd= taken as its str()."""
+    given = kwargs if "command" in kwargs or "run" in kwargs else {"run": "runners:alloc", **kwargs}
+    with pytest.raises(ValueError) as info:
+        Scenario(name="s", **given)
+    assert named in str(info.value)
+
+
+def test_a_path_for_cwd_is_its_text():
+    from pathlib import Path
+    assert Scenario(name="s", **CMD, cwd=Path("work")).cwd == "work"

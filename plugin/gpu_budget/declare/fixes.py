@@ -199,18 +199,25 @@ def resolve(entries: str | Fix | Iterable[str | Fix], where: str = "") -> tuple[
     """Names or Fix objects (a user's own, registered here) -> Fix objects, in order, without repeats; one given bare
     is one."""
     out: dict[str, Fix] = {}
-    for entry in entries_of(entries):
+    for entry in entries_of(entries, where, "supports"):
         fix = get(name_of(entry, where))
         out[fix.name] = fix
     return tuple(out.values())
 
 
-def entries_of(value: str | Fix | Iterable[str | Fix] | None) -> tuple[str | Fix, ...]:
+def entries_of(value: str | Fix | Iterable[str | Fix] | None, where: str = "",
+               label: str = "fixes") -> tuple[str | Fix, ...]:
     """Fixes as given: a bare name or Fix is one fix (as a Fix's own tuple fields take one), not its letters; None is
-    none (fixes=None, supports=None: the defaults, not a TypeError)."""
+    none (fixes=None, supports=None: the defaults, not a TypeError). What holds no fixes (a number, bytes, a
+    mapping) is a FixError naming `label` and the value, not Python's "'int' object is not iterable"."""
     if value is None:
         return ()
-    return (value,) if isinstance(value, (str, Fix)) else tuple(value)
+    if isinstance(value, (str, Fix)):
+        return (value,)
+    if not isinstance(value, Iterable) or isinstance(value, bytes | Mapping):
+        raise FixError(f"{where + ': ' if where else ''}{label}={value!r}: expected fix names or gpu_budget.Fix "
+                       f"objects ({label}=('a', 'b'))")
+    return tuple(value)
 
 
 def name_of(entry: str | Fix, where: str = "") -> str:

@@ -58,6 +58,8 @@ def scale_knobs(given: Mapping[str, Mapping[str, Json]], where: str) -> dict[str
 def knob_names(given: str | Iterable[str] | None, where: str, label: str = "prepared_from") -> tuple[str, ...]:
     """Names of knobs as given: a bare name is one (prepared_from=("hidden") is a string, not its letters, which
     would hand prepare none of the knobs it named), None is none (the default: every knob), and each name is a string."""
+    if given is not None and (not isinstance(given, Iterable) or isinstance(given, bytes | Mapping)):
+        raise ValueError(f"{where}: {label}={given!r}: expected names of knobs ({label}=('hidden', 'layers'))")
     names = () if given is None else (given,) if isinstance(given, str) else tuple(given)
     for name in names:
         if not isinstance(name, str):

@@ -10,6 +10,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,21 +33,28 @@ __tracebackhide__ = refusal  # a refused declaration in a test fails at the test
 
 
 
-def ref_of(func: str | Callable | None) -> str | None:
-    """'module:qualname' for a module-level function or a class's static or class method (or the string itself).
+def ref_of(func: str | Callable | None, where: str = "") -> str | None:
+    """'module:qualname' for a module-level function or a class's static or class method (or the string itself, of
+    that form).
 
     Anything else is refused, since its name would find another thing in the
     measured child, or nothing: a lambda or nested function, a bound method
     (its class's plain function, called without the instance), a
-    functools.partial or a callable object ("functools:", "module:").
+    functools.partial or a callable object ("functools:", "module:"), a
+    string with no module or no name. `where` names the field ("scenario 's': run=").
     """
-    if func is None or isinstance(func, str):
+    if func is None:
+        return func
+    if isinstance(func, str):
+        module, _, name = func.partition(":")
+        if not module.strip() or not name.strip():  # else the measured child fails on it, naming no field
+            raise ValueError(f"{where}{func!r}: expected 'module:function' (\"runners:train\") or the function itself")
         return func
     module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", None)
     plain = isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname
     if not plain or not _named(func, module, qualname):
-        raise ValueError(f"{func!r} must be a module-level function to run in a measured child, which finds it by "
-                         "its module and name")
+        raise ValueError(f"{where}{func!r} must be a module-level function to run in a measured child, which finds it "
+                         "by its module and name")
     return f"{module}:{qualname}"
 
 
@@ -149,9 +157,9 @@ class Scenario:
             _command_fields(self)
         elif self.cwd is not None or self.env:
             raise ValueError(f"scenario {self.name!r}: cwd= and env= are for a command scenario")
-        object.__setattr__(self, "run", ref_of(self.run))
-        object.__setattr__(self, "prepare", ref_of(self.prepare))
         where = f"scenario {self.name!r}"
+        object.__setattr__(self, "run", ref_of(self.run, f"{where}: run="))
+        object.__setattr__(self, "prepare", ref_of(self.prepare, f"{where}: prepare="))
         object.__setattr__(self, "params", knobs(self.params, where))
         object.__setattr__(self, "scales", scale_knobs(self.scales, where))
         object.__setattr__(self, "prepared_from", knob_names(self.prepared_from, where))
@@ -165,7 +173,7 @@ class Scenario:
         for fix in self.supports:  # a misspelt companion, named at collection, not when a search tries the fix
             fix_library.unknown_companion(fix, offered, f"{where}: ")
         object.__setattr__(self, "fixes", tuple(dict.fromkeys(fix_library.name_of(f, where)
-                                                              for f in fix_library.entries_of(self.fixes))))
+                                                              for f in fix_library.entries_of(self.fixes, where))))
         chosen = fix_library.validate(self.fixes, self.offered(), where=where)
         if self.command is not None:
             for fix, listed in (*((f, "") for f in chosen), *((f, ", or leave it out of supports=") for f in self.supports)):
@@ -278,7 +286,9 @@ def _command_fields(scenario: Scenario) -> None:
         raise ValueError(f"{where}: command={command!r}: an argument holds a NUL byte, which no process can be given")
     object.__setattr__(scenario, "command", command)
     object.__setattr__(scenario, "env", env_text(scenario.env, where))
-    object.__setattr__(scenario, "cwd", None if scenario.cwd is None else str(scenario.cwd))
+    if scenario.cwd is not None and not isinstance(scenario.cwd, str | os.PathLike):  # str(['a']) would be a folder
+        raise ValueError(f"{where}: cwd={scenario.cwd!r}: expected a folder's path, a string or a pathlib.Path")
+    object.__setattr__(scenario, "cwd", None if scenario.cwd is None else os.fspath(scenario.cwd))
 
 
 def _refuse_unread(scenario: Scenario, chosen: Sequence[Fix], where: str) -> None:
