@@ -220,3 +220,23 @@ def test_run(gpu_budget):
         "test_mem.py:*: ValueError"], consecutive=False)
     out = result.stdout.str()
     assert not any(name in out for name in ("scenario.py", "fixes.py", "params.py", "<string>", "not iterable")), out
+
+
+def test_a_fix_field_of_the_wrong_kind_names_it_at_the_tests_own_line(project):
+    """A user's own Fix with needs=5 was a bare "TypeError: 'int' object is not iterable" from declare/fixes.py."""
+    pytester = project('''
+from gpu_budget import Fix
+
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_needs(gpu_budget):
+    gpu_budget.measure(S.with_fixes(Fix("mine", "train", "halves it", needs=5)))
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        '>       gpu_budget.measure(S.with_fixes(Fix("mine", "train", "halves it", needs=5)))', "*",
+        "E       gpu_budget.declare.fixes.FixError: fix 'mine': needs=5: expected strings (needs=('cuda', *))", "",
+        "test_mem.py:*: FixError"], consecutive=False)
+    assert "fixes.py" not in result.stdout.str()

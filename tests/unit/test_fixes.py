@@ -159,6 +159,14 @@ def test_user_fix_registers_sets_params_and_validates():
     ({"control": Control("other", "a alone", "a", "the rest")}, "needs a gpu_budget.fixes.Control and remedy=False"),
     ({"control": ("other", "a", "a", "b"), "remedy": False}, "needs a gpu_budget.fixes.Control"),
     ({"args": ["--batch_size", 4]}, r"fix 'bad_fix': args=\('--batch_size', 4\): expected strings, one per argument"),
+    # each was a bare "'int' object is not iterable" (or, for a name, "'int' object has no attribute 'replace'")
+    ({"needs": 5}, r"fix 'bad_fix': needs=5: expected strings \(needs=\('cuda', 'bitsandbytes'\)\)"),
+    ({"conflicts": 5}, r"fix 'bad_fix': conflicts=5: expected strings"),
+    ({"needs": ["cuda", 3]}, r"fix 'bad_fix': needs=\('cuda', 3\): expected strings"),  # find_spec(3) broke later
+    ({"args": 5}, r"fix 'bad_fix': args=5: expected strings, one per argument"),
+    ({"params": 5}, r"fix 'bad_fix': params=5: expected a mapping of knob name to value"),
+    ({"params": {"ids": {1}}}, r"fix 'bad_fix': params\['ids'\]=\{1\} is no JSON value"),
+    ({"name": 5}, r"fix name 5: use letters"),
 ])
 def test_malformed_fix_is_rejected(kwargs, message):
     args = {"name": "bad_fix", "stage": "train", "doc": "d", **kwargs}

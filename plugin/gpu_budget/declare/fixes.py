@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from gpu_budget.declare.env_vars import env_text
-from gpu_budget.declare.params import Json
+from gpu_budget.declare.params import Json, knobs
 from gpu_budget.declare.refused import refusal
 
 __tracebackhide__ = refusal  # a refused declaration in a test fails at the test's line (refused.py)
@@ -104,19 +104,16 @@ class Fix:
     control: Control | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.replace("_", "").replace("-", "").isalnum():
+            raise FixError(f"fix name {self.name!r}: use letters, digits, '_' and '-'")
+        where = f"fix {self.name!r}"
         try:
-            object.__setattr__(self, "env", env_text(self.env, f"fix {self.name!r}"))
+            object.__setattr__(self, "env", env_text(self.env, where))
+            object.__setattr__(self, "params", knobs(self.params, where))  # laid over a scenario's knobs: JSON too
         except ValueError as exc:
             raise FixError(str(exc)) from None
         for name in ("needs", "conflicts", "requires", "replaces", "proposed_by", "args"):
-            value = getattr(self, name)
-            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
-        object.__setattr__(self, "params", dict(self.params))
-        if not all(isinstance(a, str) for a in self.args):  # appended to a command line, filled as "{param}" text
-            raise FixError(f"fix {self.name!r}: args={self.args!r}: expected strings, one per argument "
-                           "(args=('--per_device_train_batch_size', '{batch_size}'))")
-        if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
-            raise FixError(f"fix name {self.name!r}: use letters, digits, '_' and '-'")
+            object.__setattr__(self, name, _texts(getattr(self, name), where, name))
         if self.stage not in STAGES:
             raise FixError(f"fix {self.name!r}: stage {self.stage!r} is not one of {', '.join(STAGES)}")
         if self.cost not in COSTS:
@@ -193,6 +190,23 @@ def all_or_none() -> Iterator[None]:
 
 def registered() -> tuple[Fix, ...]:
     return tuple(_REGISTRY.values())
+
+
+_EXAMPLES = {"args": ", one per argument (args=('--per_device_train_batch_size', '{batch_size}'))",
+             "needs": " (needs=('cuda', 'bitsandbytes'))"}
+
+
+def _texts(value: object, where: str, label: str) -> tuple[str, ...]:
+    """A Fix's field of names (or a command's arguments) as a tuple of strings, a bare string being one; anything
+    else a FixError naming the field and the value, not Python's "'int' object is not iterable"."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        value = tuple(value)  # an iterator is read once
+        if all(isinstance(v, str) for v in value):
+            return value
+    example = _EXAMPLES.get(label, f" ({label}=('a', 'b'))")
+    raise FixError(f"{where}: {label}={value!r}: expected strings{example}")
 
 
 def resolve(entries: str | Fix | Iterable[str | Fix], where: str = "") -> tuple[Fix, ...]:
