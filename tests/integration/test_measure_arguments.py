@@ -240,3 +240,38 @@ def test_needs(gpu_budget):
         "E       gpu_budget.declare.fixes.FixError: fix 'mine': needs=5: expected strings (needs=('cuda', *))", "",
         "test_mem.py:*: FixError"], consecutive=False)
     assert "fixes.py" not in result.stdout.str()
+
+
+def test_peak_explore_or_note_given_no_scenario_fails_at_the_tests_own_line(project):
+    """measure("alloc") was refused naming the value; peak(), explore() and note() given the same raised an
+    AttributeError from the gate's code ("'str' object has no attribute 'scales'", can_run.py; 'params_for',
+    explore.py; 'name', session.py)."""
+    pytester = project('''
+from gpu_budget.search.explore import Envelope
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_peak(gpu_budget):
+    gpu_budget.peak("alloc")
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_explore(gpu_budget):
+    gpu_budget.explore({"name": "alloc"}, Envelope({"mib": (1, 8)}))
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_note(gpu_budget):
+    gpu_budget.note("alloc", "a finding")
+''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-explore")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines([
+        '>       gpu_budget.peak("alloc")',
+        "E       Failed: test_mem.py::test_peak: peak() takes a gpu_budget.Scenario, got 'alloc'", "",
+        "test_mem.py:*: Failed",
+        '>       gpu_budget.explore({"name": "alloc"}, Envelope({"mib": (1, 8)}))',
+        "E       Failed: test_mem.py::test_explore: explore() takes a gpu_budget.Scenario, got {'name': 'alloc'}", "",
+        "test_mem.py:*: Failed",
+        '>       gpu_budget.note("alloc", "a finding")',
+        "E       Failed: test_mem.py::test_note: note() takes a gpu_budget.Scenario, got 'alloc'", "",
+        "test_mem.py:*: Failed"], consecutive=False)
+    out = result.stdout.str()
+    assert not any(name in out for name in ("AttributeError", "session.py", "fixture.py", "can_run.py")), out

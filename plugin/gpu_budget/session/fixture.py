@@ -60,6 +60,7 @@ class BudgetRun:
         baseline entries; the search's answer is what the test asserts. Returns the
         Measurement (model/result.py: `peaks` in bytes; `ok` False for a failed child).
         """
+        __tracebackhide__ = gate_frames
         return self._session.peak(self._item, scenario)
 
     def explore(self, scenario: Scenario, envelope: Envelope,

@@ -165,7 +165,7 @@ class BudgetSession:
         for entry in to_write:
             self._record(entry.write)
         for entry in withheld:
-            self._withhold(item, entry)
+            withhold(item, self.data, entry)
         outcome = held.outcome_of(item, test_report)
         if outcome is not None:
             own_rows.change(item, self.data.rows, outcome.given)
@@ -176,9 +176,11 @@ class BudgetSession:
 
     def peak(self, item: pytest.Item, scenario: Scenario) -> Measurement:
         """A measurement neither judged nor recorded: one probe of a search (bisection, exploration)."""
+        __tracebackhide__ = gate_frames
         if not self.options.enabled:
             pytest.skip(NOT_ENABLED)
         unmeasured.asked(item)
+        refuse_no_scenario(item.nodeid, "peak()", scenario)
         mark = self.mark_for(item)
         skip_or_fail(*can_run.probe_unmeasurable(scenario, mark, self.options.scale, self.machine.device()),
                      self.options.require_gpu)
@@ -194,6 +196,7 @@ class BudgetSession:
         if not self.options.explore:
             pytest.skip("exploration is opt-in: run with --gpu-budget --gpu-budget-explore")
         unmeasured.asked(item)
+        refuse_no_scenario(item.nodeid, "explore()", scenario)
         mark, scale = self.mark_for(item), self.options.scale
         against, cuda, within = explore_against(item, mark, budget, scale)
         or_refuse(lambda: check_input(scenario, envelope, against, scale, boundary, max_real_runs, budget),
@@ -209,13 +212,7 @@ class BudgetSession:
 
     def note(self, item: pytest.Item, scenario: Scenario, text: str, data: JsonMapping) -> None:
         __tracebackhide__ = gate_frames
-        own_rows.add_note(item, self.data.notes, note_row(item.nodeid, scenario.name, self.options.scale, text, data))
-
-    def _withhold(self, item: pytest.Item, entry: held.Held) -> None:
-        """An entry whose test did not pass is never written: its row says so, and the summary names it."""
-        row = held.withheld_row(entry.row)
-        own_rows.change(item, self.data.rows, lambda r: row if r is entry.row else r)
-        self.data.withheld.append(row.nodeid)
+        own_rows.add_note(item, self.data.notes, note_row(item.nodeid, scenario, self.options.scale, text, data))
 
     def _record(self, write: PendingWrite) -> None:
         """Write a baseline entry now; an xdist worker ships it to the controller, which alone writes (as JSON). It
@@ -269,6 +266,13 @@ class BudgetSession:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
                                  self.machine.pinned_gpu, self.written,
                                  stopped.as_asked(self.config, self.data.selected, self.data.rows))
+
+
+def withhold(item: pytest.Item, data: SessionData, entry: held.Held) -> None:
+    """An entry whose test did not pass is never written: its row says so, and the summary names it."""
+    row = held.withheld_row(entry.row)
+    own_rows.change(item, data.rows, lambda r: row if r is entry.row else r)
+    data.withheld.append(row.nodeid)
 
 
 def gate_start() -> tuple[str | None, object | None]:
@@ -337,8 +341,7 @@ def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None
     a label the test already measured under (two cases would share one baseline entry). Each fails at the test's
     line that called measure(), naming the argument and its value (refusal.py)."""
     __tracebackhide__ = gate_frames
-    if not isinstance(scenario, Scenario):
-        refuse(f"{item.nodeid}: measure() takes a gpu_budget.Scenario, got {scenario!r}")
+    refuse_no_scenario(item.nodeid, "measure()", scenario)
     if expect is not None and expect not in EXPECTABLE:  # else a typo is judged as no expectation: a lost one passes
         refuse(f"{item.nodeid}: measure() expect={expect!r} is not one of {EXPECTABLE} (or None: the marker's)")
     if label is not None and not isinstance(label, str):
@@ -354,6 +357,14 @@ def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None
         which = "without a label" if not label else f"with label={label!r}"
         refuse(f"{item.nodeid}: measure() called twice {which}: each measurement of a test is a baseline entry of its "
                "own, so give each call a label= of its own")
+
+
+def refuse_no_scenario(nodeid: str, call: str, scenario: object) -> None:
+    """Fail a call of the fixture given no Scenario (a name, a dict) at the test's line, naming what it got, instead of
+    an AttributeError from deep in the gate's code."""
+    __tracebackhide__ = gate_frames
+    if not isinstance(scenario, Scenario):
+        refuse(f"{nodeid}: {call} takes a gpu_budget.Scenario, got {scenario!r}")
 
 
 def skip_or_fail(reason: str | None, needs_gpu: bool, require_gpu: bool) -> None:
@@ -374,16 +385,17 @@ def user_properties(result: Result) -> list[tuple[str, int | str]]:
     return [(name, value) for name, value in named if value is not None]
 
 
-def note_row(nodeid: str, scenario: str, scale: str, text: str, data: JsonMapping) -> Note:
-    """A measured finding that is not one case's peak (gpu_budget.note()); its data is checked JSON-able now, naming
-    the test, not when the report is written."""
+def note_row(nodeid: str, scenario: Scenario, scale: str, text: str, data: JsonMapping) -> Note:
+    """A measured finding that is not one case's peak (gpu_budget.note()); its scenario and data are checked now
+    (JSON-able), naming the test, not when the report is written."""
     __tracebackhide__ = gate_frames
+    refuse_no_scenario(nodeid, "note()", scenario)
     try:
         json.dumps(data)
     except (TypeError, ValueError) as exc:
         bad = f"{nodeid}: gpu_budget.note() data must be JSON-able: {exc}"
     else:
-        return Note(nodeid, scenario, scale, text, data)
+        return Note(nodeid, scenario.name, scale, text, data)
     refuse(bad)  # outside the except: no "during handling of the above exception"
 
 
