@@ -97,3 +97,46 @@ def test_vram(gpu_budget):
     card_row = rows["test_mem.py::test_card"]
     assert card_row["budget"]["vram"] == by_name("RTX 3090").capacity, card_row
     assert card_row["unchecked"][0].startswith("card='RTX 3090'") and card_row["peaks"]["vram_allocated"] is None
+
+
+def test_a_card_budget_in_an_error_or_skipped_row_is_in_its_budget_column(project):
+    """Under --gpu-budget-require-gpu a card's test without CUDA is an error for its unchecked card, but its row's
+    budget column read "RAM 4.00 GiB" (card alone: "-"), while the same test without the option read "RAM 4.00 GiB,
+    VRAM ... unchecked"; a card's test skipped here (its scenario needs CUDA) dropped the card's VRAM too, while one
+    pinned to CUDA kept it. Each row now names the VRAM budget the test declared, unchecked where that is the error."""
+    from gpu_budget.model.card import by_name
+    from gpu_budget.units import format_size
+
+    pytester = project('''
+S = Scenario(name="a", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(card="RTX 3090")
+def test_alone(gpu_budget):
+    gpu_budget.measure(S)
+
+@pytest.mark.gpu_budget(ram="4 GiB", card="RTX 3090")
+def test_card(gpu_budget):
+    gpu_budget.measure(S)
+
+@pytest.mark.gpu_budget(ram="4 GiB", vram="20 GiB")
+def test_vram(gpu_budget):
+    gpu_budget.measure(S)
+
+@pytest.mark.gpu_budget(ram="4 GiB", card="RTX 3090")
+def test_needs_cuda(gpu_budget):
+    gpu_budget.measure(S.with_params(needs_cuda=True))
+''')
+    args = ("-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist", "--gpu-budget", "--gpu-budget-json=r.json")
+    card = format_size(by_name("RTX 3090").capacity)
+    required = pytester.runpytest_subprocess(*args, "--gpu-budget-require-gpu")
+    required.assert_outcomes(failed=4)
+    required.stdout.fnmatch_lines([f"test_mem.py::test_alone * VRAM {card} unchecked * error FAIL",
+                                   f"test_mem.py::test_card * RAM 4.00 GiB, VRAM {card} unchecked * error FAIL",
+                                   "test_mem.py::test_vram * RAM 4.00 GiB, VRAM 20.00 GiB unchecked * error FAIL",
+                                   f"test_mem.py::test_needs_cuda * RAM 4.00 GiB, VRAM {card}  * error FAIL"])
+    rows = {row["nodeid"]: row for row in json.loads((pytester.path / "r.json").read_text())["results"]}
+    assert rows["test_mem.py::test_card"]["budget"]["vram"] == by_name("RTX 3090").capacity, rows
+    assert rows["test_mem.py::test_card"]["unchecked"][0].startswith("card='RTX 3090'"), rows
+    skipped = pytester.runpytest_subprocess(*args)
+    skipped.assert_outcomes(passed=3, skipped=1)
+    skipped.stdout.fnmatch_lines([f"test_mem.py::test_needs_cuda * RAM 4.00 GiB, VRAM {card}  * skipped"])

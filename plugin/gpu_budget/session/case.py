@@ -209,15 +209,18 @@ def precheck(ask: Ask, asked: Result) -> Outcome | tuple[Ask, Result]:
     mark, options = ask.mark, ask.options
     reason, needs_gpu = unmeasurable(ask.case.scenario, mark, options.scale, ask.device)
     unchecked = vram_unchecked(mark, ask.device)
-    if unchecked and not reason and options.require_gpu:
+    if unchecked:  # whatever comes of the case, its row names the VRAM budget declared (a card's: its memory)
+        asked = asked.but(budget=replace(mark.budget, vram=unchecked_vram(mark)))
+    if unchecked and not reason and options.require_gpu:  # the error is the budget left unchecked: its column says so
         reason, needs_gpu = f"{unchecked_budget(mark, ask.device)} needs a CUDA GPU to check; {none_here(ask.device)}", True
+        asked = asked.but(unchecked=(unchecked,))
     if reason and needs_gpu and options.require_gpu:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=required(reason)))
     if reason:
         return Outcome(asked.but(verdict=Verdict.SKIPPED, passed=True, message=reason))
-    if unchecked:  # judged on what this host measures: the row keeps the VRAM budget (a card's: its memory), unchecked
+    if unchecked:  # judged on what this host measures: the row's VRAM budget unchecked
         ask = replace(ask, mark=replace(mark, budget=replace(mark.budget, vram=None)))
-        asked = asked.but(unchecked=(unchecked,), budget=replace(mark.budget, vram=unchecked_vram(mark)))
+        asked = asked.but(unchecked=(unchecked,))
     problem = expectation_problem(ask.mark, options.scale)
     if problem:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=problem))
