@@ -34,7 +34,8 @@ past the tolerance withdraws the answer (`rechecked`). Each tried commit's figur
 printed as it is measured, and listed again at the end with the first commit
 past the tolerance (a moved row's words are verdict.py's: "head" is the commit
 tried, "base" the reference); the figure is the one that decided (`decisive`: a
-launcher case's is the rank that moved, not its worst rank). Ctrl-C, SIGTERM or SIGHUP ends the bisect's processes
+launcher case's is the rank that moved, not its worst rank, whose figure the reference line shows, naming its rank;
+a line of another rank names the reference value its change is from). Ctrl-C, SIGTERM or SIGHUP ends the bisect's processes
 and removes the worktree (exit code 130). Over 16 commits a bisect measures the reference and
 about log2(16) = 4 commits, more where it skips (benchmarks/RESULTS.md, section 5e, counts them).
 """
@@ -68,6 +69,7 @@ from gpu_budget.against.worktree import (
     sigterm_raises,
 )
 from gpu_budget.isolate.lifecycle import adopt
+from gpu_budget.measure.ranks import worst
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.result import Result, Verdict
 from gpu_budget.report.outputs import unwritable, write_whole
@@ -97,10 +99,14 @@ class Tried:
 
     def line(self, reference: int | None = None) -> str:
         """The commit, outcome, figure and its change against its own value at the reference (`base`, else
-        `reference`), subject and why."""
+        `reference`, the reference line's figure), subject and why. A change against another figure than the
+        reference line's (a launcher case's other rank) names the value it is from."""
         shown = "-" if self.value is None else format_size(self.value)
-        reference = self.base if self.base is not None else reference
-        change = f" ({self.value / reference - 1:+.1%})" if self.value is not None and reference else ""
+        base = self.base if self.base is not None else reference
+        change = ""
+        if self.value is not None and base:
+            since = f" from {format_size(base)}" if base != reference else ""
+            change = f" ({self.value / base - 1:+.1%}{since})"
         why = f": {self.why}" if self.why else ""
         return f"{self.commit[:10]} {self.outcome:9} {self.figure or '-'} {shown}{change}  {self.subject[:60]}{why}"
 
@@ -197,8 +203,11 @@ def _used(fig: Figure) -> float:
 
 
 def _figure(row: Result) -> tuple[str, int | None]:
+    """The row's host RAM figure, named as a judged Figure names it: a launcher case's row is its worst rank's
+    (measure/ranks.py), so its name says which rank ("rank 1 ram_tree"), as the lines of the commits tried name theirs."""
     metric = "ram_tree" if row.peaks.ram_tree is not None else "ram"
-    return metric, row.peaks.figure(metric)
+    name = f"rank {worst(list(row.ranks)).rank} {metric}" if row.ranks else metric
+    return name, row.peaks.figure(metric)
 
 
 # -- the step git bisect run calls, in the worktree ---------------------------------------------------------------
