@@ -6,6 +6,7 @@ brought was reported with nothing to say the command was not the one recorded.""
 import json
 import shutil
 import sys
+from pathlib import Path
 
 CHANGED = '''
 import os
@@ -101,3 +102,27 @@ def test_a_script_named_by_its_path_in_the_project_is_the_same_command_in_anothe
     result.assert_outcomes(passed=1)
     (moved,) = json.loads((pytester.path / "report.json").read_text())["results"]
     assert "command differs" not in moved["message"], moved["message"]
+
+
+def test_the_same_command_run_by_a_venv_elsewhere_is_the_same_command(project, tmp_path):
+    """`[sys.executable, "train.py"]` recorded the interpreter's path whole: a CI runner whose venv lies elsewhere
+    read "command differs from the baseline's: the program: '/.../bin/python' -> '/.../bin/python'" on every row.
+    The session's own interpreter is kept as <python>. The venv elsewhere here: its bin/python and lib linked from
+    this one's, with its pyvenv.cfg, so it runs the same packages from another path."""
+    pytester = project(IN_PROJECT)
+    (pytester.path / "train.py").write_text("pass\n")
+    (pytester.path / "pyproject.toml").write_text("")
+    run(pytester).assert_outcomes(passed=1)
+    stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())
+    (entry,) = stored["entries"]["tiny"].values()
+    assert entry["command"][0] == "<python>", entry["command"]
+    venv, here = tmp_path / "venv elsewhere", Path(sys.prefix)
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(Path(sys.executable).resolve())
+    (venv / "lib").symlink_to(here / "lib")
+    (venv / "pyvenv.cfg").write_text((here / "pyvenv.cfg").read_text())
+    result = pytester.run(str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:randomly", "--gpu-budget",
+                          "--gpu-budget-json=report.json")
+    result.assert_outcomes(passed=1)
+    (moved,) = json.loads((pytester.path / "report.json").read_text())["results"]
+    assert "command differs" not in moved["message"] and "program" not in moved["message"], moved["message"]

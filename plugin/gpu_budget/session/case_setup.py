@@ -9,6 +9,7 @@ judge/fingerprint.py's `between`.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -82,13 +83,17 @@ def stored(case: CaseId, scenario: Scenario, namesakes: tuple[str, ...], mark: B
     return Baseline(found.path, baseline, found.broken, fprint, setup)
 
 
+PYTHON = "<python>"  # a command's argument that is the interpreter running the session, as its entry keeps it
+
+
 def recorded_command(case: CaseId, scenario: Scenario) -> tuple[str, ...] | None:
     """A command case's arguments as its entry keeps them (compare.command_note), a path under the test file's project
-    root written from there, as its env is: another checkout of the project (a CI runner's) records the same."""
+    root written from there, as its env is, and the session's own interpreter (`[sys.executable, "train.py"]`) as
+    PYTHON: another checkout of the project, or a runner whose venv lies elsewhere, records the same."""
     if scenario.command is None:
         return None
     root = files.project_root(Path(case.module).resolve().parent)
-    return tuple(_from_root(a, root) if root else a for a in scenario.command)
+    return tuple(PYTHON if a == sys.executable else _from_root(a, root) if root else a for a in scenario.command)
 
 
 def ran_as_on(mark: BudgetMark, key: bool = False) -> str | None:
