@@ -196,13 +196,16 @@ def test_a_card_respelled_since_base_is_the_same_card():
 
     from gpu_budget.model.card import pick_card
 
-    def ran_as(written):
-        return [replace(row(100 * MiB), card=pick_card(written, "tiny", "t.py").label)] * 2
+    def ran_as(written, keyed=True):
+        card = pick_card(written, "tiny", "t.py")  # a row keeps the card's label and key, as the gate writes it
+        ran = replace(row(100 * MiB), card=card.label, card_key=card.key if keyed else None)
+        return [Result.from_json(ran.to_json())] * 2
 
     assert [pick_card(w, "tiny", "t.py").label for w in ("4 GiB", "4096 MiB")] == ["a 4 GiB card", "a 4096 MiB card (4.00 GiB)"]
-    assert "card" not in judge_case("t.py::test_a", ran_as("4 GiB"), ran_as("4096 MiB")).message
-    assert "card a 4 GiB card at base -> a 4608 MiB card (4.50 GiB) at head" in \
-        judge_case("t.py::test_a", ran_as("4 GiB"), ran_as("4608 MiB")).message
+    for keyed in (True, False):  # a report from before rows kept the key: read back from the label
+        assert "card" not in judge_case("t.py::test_a", ran_as("4 GiB", keyed), ran_as("4096 MiB", keyed)).message
+        assert "card a 4 GiB card at base -> a 4608 MiB card (4.50 GiB) at head" in \
+            judge_case("t.py::test_a", ran_as("4 GiB", keyed), ran_as("4608 MiB", keyed)).message
 
 
 def test_params_changed_since_base_are_named_and_the_figures_still_compared():

@@ -306,8 +306,9 @@ def card_changed(base: Sequence[Result], head: Sequence[Result]) -> str:
 
 
 def _card_key(row: Result) -> str | None:
-    """The card a row ran as on, however its card= was spelled ("4 GiB" and "4096 MiB" are one card)."""
-    return None if row.card is None else Card.key_of(row.card)
+    """The card a row ran as on, however its card= was spelled ("4 GiB" and "4096 MiB" are one card): its key, or
+    read back from its label in a report from before rows kept the key."""
+    return row.card_key or (None if row.card is None else Card.key_of(row.card))
 
 
 def params_changed(base: Sequence[Result], head: Sequence[Result]) -> str:

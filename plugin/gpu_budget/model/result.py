@@ -461,6 +461,7 @@ class Result:
     sweep: tuple[SweepPoint, ...] = ()  # --gpu-budget-sweep: the case at each version swept, reported beside its verdict
     unchecked: tuple[str, ...] = ()  # budgets declared but not checked on this host, each with why (a VRAM one on a CPU)
     card: str | None = None  # the card the case ran as on (card=, on CUDA): its label
+    card_key: str | None = None  # ... and its key, one for every spelling of the card (Card.key)
     test_outcome: str | None = None  # pytest's outcome of the test around the case: "passed", "failed", "skipped", "xfailed", "xpassed"
     test_failure: str | None = None  # where that test failed: the first line of pytest's reason
 
@@ -544,7 +545,7 @@ class Result:
                     "snapshot_run": None if self.snapshot_run is None else self.snapshot_run.to_json(),
                     "snapshot": self.snapshot, "baseline_file": self.baseline_file, "growth_projection": None if self.growth_projection is None else self.growth_projection.to_json(), "plot": self.plot,
                     "sweep": [p.to_json() for p in self.sweep] or None, "unchecked": list(self.unchecked) or None,
-                    "card": self.card, "test_failure": self.test_failure,
+                    "card": self.card, "card_key": self.card_key, "test_failure": self.test_failure,
                     "params": None if self.params is None else dict(self.params)}
         row.update({k: v for k, v in optional.items() if v is not None})
         return row
@@ -567,7 +568,8 @@ class Result:
                 snapshot_run=None if row.get("snapshot_run") is None else SnapshotRun.from_json(row["snapshot_run"]),
                 snapshot=row.get("snapshot"), growth_projection=_maybe(GrowthRecord.from_json, row.get("growth_projection")), plot=row.get("plot"),
                 worker=row.get("worker"), sweep=tuple(SweepPoint.from_json(p) for p in row.get("sweep") or ()), unchecked=tuple(row.get("unchecked") or ()),
-                card=row.get("card"), test_outcome=row.get("test_outcome"), test_failure=row.get("test_failure"))
+                card=row.get("card"), card_key=row.get("card_key"), test_outcome=row.get("test_outcome"),
+                test_failure=row.get("test_failure"))
         except KeyError as exc:
             raise ValueError(f"not a gpu-budget result row (no {exc.args[0]!r}): {dict(row)!r:.200}") from None
 

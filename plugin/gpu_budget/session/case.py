@@ -149,7 +149,7 @@ def run(case: Case, mark: BudgetMark, options: Options, device: DeviceInfo, hard
         return stopped_measuring(ask, asked, stop)
     if isinstance(measured, Outcome):
         return measured
-    asked = asked.but(card=ran_as_on(mark))  # a child ran, under the card's cap where it ran on CUDA
+    asked = asked.but(card=ran_as_on(mark), card_key=ran_as_on(mark, key=True))  # a child ran, under the card's cap where it ran on CUDA
     judged = judge_case(ask, asked, measured)
     if isinstance(judged, Outcome):
         return judged
@@ -183,7 +183,8 @@ def stopped_measuring(ask: Ask, asked: Result, stop: WaitStopped) -> Outcome:
     if stop.measurement is None:
         return Outcome(asked.but(verdict=Verdict.ERROR, message=f"{stop_text(stop)} before anything of the case was "
                                                                 "measured"), stopped=stop.cause)
-    judged = judge_case(ask, asked.but(card=ran_as_on(ask.mark)), stop.measurement)
+    judged = judge_case(ask, asked.but(card=ran_as_on(ask.mark), card_key=ran_as_on(ask.mark, key=True)),
+                        stop.measurement)
     if isinstance(judged, Outcome):
         return replace(judged, stopped=stop.cause)
     if not judged.result.passed:
