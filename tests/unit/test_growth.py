@@ -734,6 +734,19 @@ def test_a_tooth_whose_top_reads_as_a_spike_is_a_tooth_still():
     assert not checked(mib, budget=Budget(ram=7 * GiB)).breaches
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_a_tooth_under_noise_is_a_tooth_still(seed):
+    """The same tooth, each step's peak up to 0.5 MiB higher by noise: its climbs rise 15.5 .. 16.5 MiB, alike to
+    within a quarter of their rise, not to within a few pages; read as growth, "16 MiB/step", before."""
+    import random
+
+    draw = random.Random(seed)
+    n = 20
+    mib = [1000 + 4 * (k // 8) + 16 * (k % 8) + draw.uniform(0, 0.5) for k in range(1, n + 1)]
+    assert rises.of(range(1, n + 1), [int(m * MiB) for m in mib]).growth <= 0.96 * MiB
+    assert not checked(mib, budget=Budget(ram=7 * GiB)).breaches
+
+
 @pytest.mark.parametrize("fall", [0, 3])
 def test_a_climb_the_run_does_not_fall_back_from_is_growth(fall):
     """The same seven steps of 16 MiB, then no fall, or one of 3 MiB (under SPIKE: noise, a step that freed a little):
