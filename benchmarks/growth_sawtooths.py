@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,8 @@ CLIMBS = (1.0, 4.0, 16.0)  # MiB the buffer grows per step between flushes
 KEEPS = (0.0, 0.25, 1.0, 2.0)  # what each flush keeps for good, in climbs
 LENGTHS = (10, 15, 20, 25, 30, 40)  # optimizer steps a run marks
 FLUSHES = ("at the step's start", "at the step's end")  # the flush step holds none of the buffer, or all of it
+NOISES = (0.5, 2.0, 5.0)  # MiB: each step's peak uniform in 0..width over its tooth (allocator noise, other work)
+SEEDS = 3  # noise drawn afresh for each phase and seed
 
 
 @dataclass(frozen=True)
@@ -70,15 +73,17 @@ class Tooth:
         """The most the buffer holds at once."""
         return self.climb * (self.period - 1 if self.flush == FLUSHES[0] else self.period)
 
-    def series(self, n: int, phase: int) -> list[float]:
-        """The per-step peaks (MiB) of a run of `n` steps whose first step is step `phase + 1` of the cycle."""
+    def series(self, n: int, phase: int, noise: random.Random | None = None, width: float = 0.0) -> list[float]:
+        """The per-step peaks (MiB) of a run of `n` steps whose first step is step `phase + 1` of the cycle, each
+        with `noise`'s draw in 0..width added where given."""
         out = []
         for k in range(1, n + 1):
             at = k + phase
             held = at % self.period
             if self.flush == FLUSHES[1] and held == 0:
                 held = self.period  # freed only as the step ends: it peaked at the whole buffer
-            out.append(FLOOR + self.keep * (at // self.period) + self.climb * held)
+            out.append(FLOOR + self.keep * (at // self.period) + self.climb * held
+                       + (noise.uniform(0, width) if noise else 0.0))
         return out
 
     def tops(self, n: int, phase: int) -> int:
@@ -158,6 +163,33 @@ def measure() -> list[dict]:
     return rows
 
 
+def measure_noisy(seeds: int = SEEDS) -> list[dict]:
+    """One row per tooth, noise width and run length: its series over every phase and seed under that noise, counted
+    as measure() counts them (the budgets carry the noise's width)."""
+    from gpu_budget.measure.rises import MIN_TOP
+
+    allow = allowance_mib()
+    rows = []
+    for tooth in teeth():
+        for width in NOISES:
+            generous = 1.25 * (tooth.truth(DECLARED) + width)
+            tight = FLOOR + tooth.top + width + 0.5 * (tooth.rate - allow) * DECLARED if tooth.rate > allow else None
+            for n in LENGTHS:
+                row = {"period": tooth.period, "climb": tooth.climb, "keep": tooth.keep, "flush": tooth.flush,
+                       "noise": width, "steps": n, "series": tooth.period * seeds, "false_fail": 0,
+                       "missed": None if tight is None else 0, "short": None if tight is None else 0}
+                for phase in range(tooth.period):
+                    for seed in range(seeds):
+                        mib = tooth.series(n, phase, random.Random(f"{phase}/{seed}"), width)
+                        row["false_fail"] += judge(mib, generous)[0] == "fail"
+                        if tight is not None and tooth.tops(n, phase) < MIN_TOP:
+                            row["short"] += 1
+                        elif tight is not None:
+                            row["missed"] += judge(mib, tight)[0] != "fail"
+                rows.append(row)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default="7282db0", help="the revision whose rule is measured beside this one's")
@@ -166,14 +198,16 @@ def main() -> None:
     if args.measure_only:
         import gpu_budget
 
-        args.measure_only.write_text(json.dumps({"module": gpu_budget.__file__, "verdicts": measure()}))
+        args.measure_only.write_text(json.dumps({"module": gpu_budget.__file__,
+                                                 "verdicts": {"exact": measure(), "noisy": measure_noisy()}}))
         return
     from benchmarks.common import short_commit
 
     earlier = rule_at(args.before, "benchmarks.growth_sawtooths", [])
     path = write(SECTION, {"floor_mib": FLOOR, "declared_steps": DECLARED, "allowance_mib": allowance_mib(),
-                           "lengths": LENGTHS, "before": short_commit(args.before), "rows_before": earlier,
-                           "rows": measure()})
+                           "lengths": LENGTHS, "noises": NOISES, "seeds": SEEDS, "before": short_commit(args.before),
+                           "rows_before": earlier["exact"], "rows": measure(),
+                           "noisy_before": earlier["noisy"], "noisy": measure_noisy()})
     print(f"wrote {path.relative_to(ROOT)}")
 
 
@@ -200,6 +234,29 @@ def _by_length(res: dict, title: str, key: str, of) -> list[str]:
             cells.append(f"{_sum(was, key)} → {_sum(now, key)} of {of(now)}" if of(now) else "-")
         out.append(f"| {period} | " + " | ".join(cells) + " |")
     return out + [""]
+
+
+def _noisy(res: dict) -> list[str]:
+    """The teeth under noise: per noise width and run length, false FAILs and leaks missed, before and now."""
+    if "noisy" not in res:
+        return []
+    lengths, out = res["lengths"], []
+    head = "| noise, MiB | " + " | ".join(f"{n} steps" for n in lengths) + " |"
+    for title, key, of in (
+            ("false FAILs (every tooth, kept or not)", "false_fail", lambda rs: sum(r["series"] for r in rs)),
+            ("leaks missed (in runs that show four tops or more)", "missed",
+             lambda rs: sum(r["series"] - r["short"] for r in rs if r["short"] is not None))):
+        out += [f"**Under noise, {title}**, every tooth and phase, {res['seeds']} draws each:", "", head,
+                "|---|" + "---|" * len(lengths)]
+        for width in res["noises"]:
+            cells = []
+            for n in lengths:
+                was, now = ([r for r in rows if r["noise"] == width and r["steps"] == n]
+                            for rows in (res["noisy_before"], res["noisy"]))
+                cells.append(f"{_sum(was, key)} → {_sum(now, key)} of {of(now)}")
+            out.append(f"| {width:g} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
 
 
 def _worst(res: dict, limit: int = 8) -> list[str]:
@@ -246,7 +303,9 @@ def section(res: dict | None) -> list[str]:
              "three steps or more rising alike that the run then fell back from (more than 4 MiB and more than half "
              "of it) and climbed again as it had is a tooth, not growth, its top the level the next tooth's top "
              "rises from; and a reading in blocks of steps whose blocks between two that rose did not rise is held "
-             "to the rate from the first of them to the last."), "",
+             "to the rate from the first of them to the last. The tables under noise add to each step's peak a draw "
+             f"uniform in 0..{max(res.get('noises', [0])):g} MiB or less: a tooth's climbs then rise alike only to "
+             "within a quarter of their mean (`rises.TOOTH_NOISE`)."), "",
             (f"**All together:** false FAILs {_sum(was, 'false_fail')} → {_sum(rows, 'false_fail')} of {series:,}; "
              f"leaks missed {_sum(was, 'missed')} → {_sum(rows, 'missed')} of the {_seen(rows):,} a run showed "
              f"enough tops of; of the {keeping - _seen(rows):,} too short, failed all the same "
@@ -260,7 +319,7 @@ def section(res: dict | None) -> list[str]:
                       "four tops or more; `-`: every such run too short):", "missed", _seen)
     out += _by_length(res, "**Over-read** (read faster than the truth plus the allowance):", "over_read",
                       lambda rs: sum(r["phases"] for r in rs))
-    return out + _worst(res)
+    return out + _worst(res) + _noisy(res)
 
 
 if __name__ == "__main__":
