@@ -23,6 +23,7 @@ from doc_checkers import (
     declaring_growth_arenas,
     declaring_growth_long,
     declaring_growth_s5,
+    declaring_growth_sawtooths,
 )
 from doc_figures import ROOT, GiB, MiB, document, load, report, section, shows, words
 
@@ -597,7 +598,7 @@ def readme_plot() -> list[str]:
 README_CHECKERS = (readme_terminal_table,)
 DOC_CHECKERS = {  # the docs/ pages README's sections moved to, each with the checkers of its figures
     DECLARING: (readme_card_sizes, readme_command_tree, declaring_command_noise, declaring_growth, declaring_growth_long, declaring_growth_s5,
-                declaring_growth_arenas, declaring_cards,
+                declaring_growth_arenas, declaring_growth_sawtooths, declaring_cards,
                 declaring_card_exploration),
     REAL_SCALE: (readme_real_scale_run,),
     FIXES: (readme_remediation_table, readme_remediation_example),
