@@ -85,15 +85,21 @@ def test_train(gpu_budget):
 '''
 
 
-def test_a_script_named_by_its_path_in_the_project_is_the_same_command_in_another_checkout(project, tmp_path):
-    """The path a cwd error advises (str(Path(__file__).parent / "train.py")) is kept from the project's root: a CI
-    runner's checkout elsewhere runs the same command, and its row says nothing of one."""
+def recorded_in_project(project):
+    """IN_PROJECT's case run once in a project of its own (its root marked): the pytester and the stored entry."""
     pytester = project(IN_PROJECT)
     (pytester.path / "train.py").write_text("pass\n")
     (pytester.path / "pyproject.toml").write_text("")
     run(pytester).assert_outcomes(passed=1)
     stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())
     (entry,) = stored["entries"]["tiny"].values()
+    return pytester, entry
+
+
+def test_a_script_named_by_its_path_in_the_project_is_the_same_command_in_another_checkout(project, tmp_path):
+    """The path a cwd error advises (str(Path(__file__).parent / "train.py")) is kept from the project's root: a CI
+    runner's checkout elsewhere runs the same command, and its row says nothing of one."""
+    pytester, entry = recorded_in_project(project)
     assert entry["command"][1] == "<project>/train.py", entry["command"]
     other = tmp_path / "elsewhere"
     shutil.copytree(pytester.path, other)
@@ -109,12 +115,7 @@ def test_the_same_command_run_by_a_venv_elsewhere_is_the_same_command(project, t
     read "command differs from the baseline's: the program: '/.../bin/python' -> '/.../bin/python'" on every row.
     The session's own interpreter is kept as <python>. The venv elsewhere here: its bin/python and lib linked from
     this one's, with its pyvenv.cfg, so it runs the same packages from another path."""
-    pytester = project(IN_PROJECT)
-    (pytester.path / "train.py").write_text("pass\n")
-    (pytester.path / "pyproject.toml").write_text("")
-    run(pytester).assert_outcomes(passed=1)
-    stored = json.loads(next((pytester.path / "baselines").rglob("*.json")).read_text())
-    (entry,) = stored["entries"]["tiny"].values()
+    pytester, entry = recorded_in_project(project)
     assert entry["command"][0] == "<python>", entry["command"]
     venv, here = tmp_path / "venv elsewhere", Path(sys.prefix)
     (venv / "bin").mkdir(parents=True)

@@ -8,14 +8,27 @@ def run(pytester):
     return pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
 
 
-def test_a_misspelt_expectation_fails_its_test_naming_the_value(project):
-    pytester = project('''
+def shown_at(call: str, error: str, kind: str) -> list[str]:
+    """What pytest shows of a refusal at the test's own line: the call, the error, the test file's line."""
+    return [f">       {call}", "*", f"E       {error}", "", f"test_mem.py:*: {kind}"]
+
+
+def failed_at(call: str, message: str) -> list[str]:
+    """What pytest shows of a test the gate failed at its own line (refusal.refuse): the call and the message."""
+    return [f">       {call}", f"E       Failed: {message}", "", "test_mem.py:*: Failed"]
+
+
+TYPO = '''
 S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
 
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_typo(gpu_budget):
     gpu_budget.measure(S, expect="over_budget")
+'''  # a misspelt expectation, refused
 
+
+def test_a_misspelt_expectation_fails_its_test_naming_the_value(project):
+    pytester = project(TYPO + '''
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_spelt(gpu_budget):
     gpu_budget.measure(S, label="a", expect="over-budget")
@@ -63,13 +76,7 @@ def test_a_refused_argument_shows_at_the_tests_own_line_not_in_the_gates_code(pr
     """A bad argument is the user's input, as a bad marker is: the failure is the test's line that made the call and
     the message naming the argument and the value, with no traceback through the gate's own code (fixture.py,
     session.py) to read past. Before, each showed the gate's frames down to the raise in session.py."""
-    pytester = project('''
-S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
-
-@pytest.mark.gpu_budget(ram="2 GiB")
-def test_typo(gpu_budget):
-    gpu_budget.measure(S, expect="over_budget")
-
+    pytester = project(TYPO + '''
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_name(gpu_budget):
     gpu_budget.measure("alloc")
@@ -82,17 +89,14 @@ def test_note(gpu_budget):
     result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines([
         "_* test_typo _*", "", "gpu_budget = *", "", '    @pytest.mark.gpu_budget(ram="2 GiB")', "    def test_typo(gpu_budget):",
-        '>       gpu_budget.measure(S, expect="over_budget")',
-        "E       Failed: test_mem.py::test_typo: measure() expect='over_budget' is not one of ('over-budget',) *", "",
-        "test_mem.py:*: Failed",
+        *failed_at('gpu_budget.measure(S, expect="over_budget")',
+                   "test_mem.py::test_typo: measure() expect='over_budget' is not one of ('over-budget',) *"),
         "_* test_name _*", "", "gpu_budget = *", "", '    @pytest.mark.gpu_budget(ram="2 GiB")', "    def test_name(gpu_budget):",
-        '>       gpu_budget.measure("alloc")',
-        "E       Failed: test_mem.py::test_name: measure() takes a gpu_budget.Scenario, got 'alloc'", "",
-        "test_mem.py:*: Failed",
+        *failed_at('gpu_budget.measure("alloc")',
+                   "test_mem.py::test_name: measure() takes a gpu_budget.Scenario, got 'alloc'"),
         "_* test_note _*", "", "gpu_budget = *", "", '    @pytest.mark.gpu_budget(ram="2 GiB")', "    def test_note(gpu_budget):",
-        '>       gpu_budget.note(S, "a set", values={1, 2})',
-        "E       Failed: test_mem.py::test_note: gpu_budget.note() data must be JSON-able: *set*", "",
-        "test_mem.py:*: Failed"], consecutive=True)
+        *failed_at('gpu_budget.note(S, "a set", values={1, 2})',
+                   "test_mem.py::test_note: gpu_budget.note() data must be JSON-able: *set*")], consecutive=True)
     out = result.stdout.str()
     assert not any(name in out for name in ("session.py", "fixture.py", "refusal.py", "TypeError", "ValueError")), out
 
@@ -132,18 +136,15 @@ def test_bare(gpu_budget):
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-explore")
     result.assert_outcomes(failed=5)
     result.stdout.fnmatch_lines([
-        '>       gpu_budget.explore(S, MIB, budget="1 GiBs")',
-        "E       Failed: test_mem.py::test_budget: explore() budget='1 GiBs': unknown unit 'GiBs' *", "",
-        "test_mem.py:*: Failed",
-        '>       gpu_budget.explore(S, MIB, boundary="mb")',
-        "E       Failed: test_mem.py::test_boundary: explore() boundary='mb' is not a knob of the envelope *", "",
-        "test_mem.py:*: Failed",
+        *failed_at('gpu_budget.explore(S, MIB, budget="1 GiBs")',
+                   "test_mem.py::test_budget: explore() budget='1 GiBs': unknown unit 'GiBs' *"),
+        *failed_at('gpu_budget.explore(S, MIB, boundary="mb")',
+                   "test_mem.py::test_boundary: explore() boundary='mb' is not a knob of the envelope *"),
         '>       gpu_budget.explore(S, Envelope({"batch": (1, 8)}))',
         "E       Failed: test_mem.py::test_knob: explore() envelope knob 'batch' is not a param of scenario 'alloc' *",
         "", "test_mem.py:*: Failed",
-        ">       gpu_budget.explore(S, MIB, max_real_runs=0)",
-        "E       Failed: test_mem.py::test_runs: explore() max_real_runs=0: expected a whole number >= 1", "",
-        "test_mem.py:*: Failed",
+        *failed_at("gpu_budget.explore(S, MIB, max_real_runs=0)",
+                   "test_mem.py::test_runs: explore() max_real_runs=0: expected a whole number >= 1"),
         # read as 4 bytes before, while a marker's ram="4" is refused
         '>       gpu_budget.explore(S, MIB, budget={"tiny": "4"})',
         ("E       Failed: test_mem.py::test_bare: explore() budget '4' at scale 'tiny' is a bare number: give it a "
@@ -176,15 +177,14 @@ def test_envelope(gpu_budget):
     result = run(pytester)
     result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines([
-        '>       gpu_budget.measure(S.with_fixes("lroa"))', "*",
-        "E       gpu_budget.declare.fixes.FixError: scenario 'alloc': unknown fix 'lroa' (registered: *", "",
-        "test_mem.py:*: FixError",
-        '>       gpu_budget.measure(Scenario(name="cmd", command="python train.py"))', "*",
-        "E       ValueError: scenario 'cmd': command='python train.py': expected a non-empty list of strings*", "",
-        "test_mem.py:*: ValueError",
-        '>       gpu_budget.explore(S, Envelope({"mib": (8, 1)}))', "*",
-        "E       ValueError: envelope knob 'mib': the range (8, 1) is empty (lo > hi)", "",
-        "test_mem.py:*: ValueError"], consecutive=False)
+        *shown_at('gpu_budget.measure(S.with_fixes("lroa"))',
+                  "gpu_budget.declare.fixes.FixError: scenario 'alloc': unknown fix 'lroa' (registered: *", "FixError"),
+        *shown_at('gpu_budget.measure(Scenario(name="cmd", command="python train.py"))',
+                  "ValueError: scenario 'cmd': command='python train.py': expected a non-empty list of strings*",
+                  "ValueError"),
+        *shown_at('gpu_budget.explore(S, Envelope({"mib": (8, 1)}))',
+                  "ValueError: envelope knob 'mib': the range (8, 1) is empty (lo > hi)", "ValueError")],
+        consecutive=False)
     out = result.stdout.str()
     assert not any(name in out for name in ("scenario.py", "fixes.py", "envelope.py", "<string>", "__post_init__")), out
 
@@ -209,15 +209,14 @@ def test_run(gpu_budget):
     result = run(pytester)
     result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines([
-        '>       gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, fixes=5))', "*",
-        ("E       gpu_budget.declare.fixes.FixError: scenario 'alloc': fixes=5: expected fix names or gpu_budget.Fix "
-         "objects (fixes=('a', 'b'))"), "", "test_mem.py:*: FixError",
-        '>       gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, prepared_from=5))',
-        "*", "E       ValueError: scenario 'alloc': prepared_from=5: expected names of knobs *", "",
-        "test_mem.py:*: ValueError",
-        '>       gpu_budget.measure(Scenario(name="alloc", run=5, params={"mib": 8}))', "*",
-        "E       ValueError: scenario 'alloc': run=5 must be a module-level function *", "",
-        "test_mem.py:*: ValueError"], consecutive=False)
+        *shown_at('gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, fixes=5))',
+                  "gpu_budget.declare.fixes.FixError: scenario 'alloc': fixes=5: expected fix names or gpu_budget.Fix "
+                  "objects (fixes=('a', 'b'))", "FixError"),
+        *shown_at('gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}, prepared_from=5))',
+                  "ValueError: scenario 'alloc': prepared_from=5: expected names of knobs *", "ValueError"),
+        *shown_at('gpu_budget.measure(Scenario(name="alloc", run=5, params={"mib": 8}))',
+                  "ValueError: scenario 'alloc': run=5 must be a module-level function *", "ValueError")],
+        consecutive=False)
     out = result.stdout.str()
     assert not any(name in out for name in ("scenario.py", "fixes.py", "params.py", "<string>", "not iterable")), out
 
@@ -235,10 +234,10 @@ def test_needs(gpu_budget):
 ''')
     result = run(pytester)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        '>       gpu_budget.measure(S.with_fixes(Fix("mine", "train", "halves it", needs=5)))', "*",
-        "E       gpu_budget.declare.fixes.FixError: fix 'mine': needs=5: expected strings (needs=('cuda', *))", "",
-        "test_mem.py:*: FixError"], consecutive=False)
+    result.stdout.fnmatch_lines(shown_at(
+        'gpu_budget.measure(S.with_fixes(Fix("mine", "train", "halves it", needs=5)))',
+        "gpu_budget.declare.fixes.FixError: fix 'mine': needs=5: expected strings (needs=('cuda', *))", "FixError"),
+        consecutive=False)
     assert "fixes.py" not in result.stdout.str()
 
 
@@ -264,14 +263,11 @@ def test_note(gpu_budget):
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-explore")
     result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines([
-        '>       gpu_budget.peak("alloc")',
-        "E       Failed: test_mem.py::test_peak: peak() takes a gpu_budget.Scenario, got 'alloc'", "",
-        "test_mem.py:*: Failed",
-        '>       gpu_budget.explore({"name": "alloc"}, Envelope({"mib": (1, 8)}))',
-        "E       Failed: test_mem.py::test_explore: explore() takes a gpu_budget.Scenario, got {'name': 'alloc'}", "",
-        "test_mem.py:*: Failed",
-        '>       gpu_budget.note("alloc", "a finding")',
-        "E       Failed: test_mem.py::test_note: note() takes a gpu_budget.Scenario, got 'alloc'", "",
-        "test_mem.py:*: Failed"], consecutive=False)
+        *failed_at('gpu_budget.peak("alloc")',
+                   "test_mem.py::test_peak: peak() takes a gpu_budget.Scenario, got 'alloc'"),
+        *failed_at('gpu_budget.explore({"name": "alloc"}, Envelope({"mib": (1, 8)}))',
+                   "test_mem.py::test_explore: explore() takes a gpu_budget.Scenario, got {'name': 'alloc'}"),
+        *failed_at('gpu_budget.note("alloc", "a finding")',
+                   "test_mem.py::test_note: note() takes a gpu_budget.Scenario, got 'alloc'")], consecutive=False)
     out = result.stdout.str()
     assert not any(name in out for name in ("AttributeError", "session.py", "fixture.py", "can_run.py")), out
