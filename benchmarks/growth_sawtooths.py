@@ -241,20 +241,23 @@ def _noisy(res: dict) -> list[str]:
     if "noisy" not in res:
         return []
     lengths, out = res["lengths"], []
-    head = "| noise, MiB | " + " | ".join(f"{n} steps" for n in lengths) + " |"
-    for title, key, of in (
-            ("false FAILs (every tooth, kept or not)", "false_fail", lambda rs: sum(r["series"] for r in rs)),
-            ("leaks missed (in runs that show four tops or more)", "missed",
-             lambda rs: sum(r["series"] - r["short"] for r in rs if r["short"] is not None))):
-        out += [f"**Under noise, {title}**, every tooth and phase, {res['seeds']} draws each:", "", head,
-                "|---|" + "---|" * len(lengths)]
+    head = "| noise, MiB | teeth | " + " | ".join(f"{n} steps" for n in lengths) + " |"
+    kinds = (("that keep nothing", lambda r: r["keep"] == 0), ("that keep", lambda r: r["keep"] > 0))
+    for title, key, of, split in (
+            (("false FAILs** (a tooth that keeps nothing: a false alarm; one that keeps: a leak whose rate was "
+              "over-read past 1.25x its truth)"), "false_fail", lambda rs: sum(r["series"] for r in rs), kinds),
+            ("leaks missed** (in runs that show four tops or more)", "missed",
+             lambda rs: sum(r["series"] - r["short"] for r in rs if r["short"] is not None), kinds[1:])):
+        out += [f"**Under noise, {title}, every tooth and phase, {res['seeds']} draws each:", "", head,
+                "|---|---|" + "---|" * len(lengths)]
         for width in res["noises"]:
-            cells = []
-            for n in lengths:
-                was, now = ([r for r in rows if r["noise"] == width and r["steps"] == n]
-                            for rows in (res["noisy_before"], res["noisy"]))
-                cells.append(f"{_sum(was, key)} → {_sum(now, key)} of {of(now)}")
-            out.append(f"| {width:g} | " + " | ".join(cells) + " |")
+            for kind, which in split:
+                cells = []
+                for n in lengths:
+                    was, now = ([r for r in rows if r["noise"] == width and r["steps"] == n and which(r)]
+                                for rows in (res["noisy_before"], res["noisy"]))
+                    cells.append(f"{_sum(was, key)} → {_sum(now, key)} of {of(now)}")
+                out.append(f"| {width:g} | {kind} | " + " | ".join(cells) + " |")
         out.append("")
     return out
 
