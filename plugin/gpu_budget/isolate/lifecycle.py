@@ -132,19 +132,18 @@ def interrupt_on_sigterm() -> object | None:
     measured child is then ended and its temp files removed, where Python's default would die at once and leave
     them. The handler it replaced, for restore_sigterm(); None where it changed nothing (a handler of someone else's
     is kept, and only the main thread may set one)."""
-    global _ending, _terminated
+    global _ending
     try:
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
             return None
         signal.signal(signal.SIGTERM, _interrupted)
     except ValueError:  # not the main thread
         return None
-    _ending = _terminated = False
+    _ending = False
     return signal.SIG_DFL
 
 
 _ending = False  # the session is ending on an interrupt already: a SIGTERM now is not one more
-_terminated = False  # the interrupt was a SIGTERM
 
 
 def ending() -> None:
@@ -157,23 +156,19 @@ def _interrupted(signum: int, frame: object) -> None:
     """SIGTERM as Ctrl-C, once: one that comes while the session already ends on an interrupt (a CI job's SIGTERM
     after its SIGINT, a second `kill`) is let be, since a KeyboardInterrupt raised inside that ending cuts its
     cleanup short (a measured child left unreaped, which multiprocessing's exit then waits for forever)."""
-    global _ending, _terminated
+    global _ending
     if _ending or isinstance(sys.exc_info()[1], KeyboardInterrupt):
         _ending = True
         return
-    _ending = _terminated = True
+    _ending = True
     raise KeyboardInterrupt(f"ended by {signal.Signals(signum).name}")
-
-
-def terminated() -> bool:
-    """Whether this session's interrupt was a SIGTERM (not a Ctrl-C, which the terminal sends its whole group)."""
-    return _terminated
 
 
 def pass_on_sigterm(pids: list[int]) -> list[int]:
     """Send SIGTERM to each of `pids` that is still this process's child (a pid reused since is another's process):
-    a SIGTERM sent to this process alone (a CI job's timeout, `kill PID`) reaches the processes it runs sessions in
-    (xdist's workers), which end their measured children as it does. The pids signalled."""
+    a SIGTERM or SIGINT sent to this process alone (a CI job's timeout or cancel, `kill PID`) reaches the processes it
+    runs sessions in (xdist's workers), which end their measured children as it does; one that a terminal's Ctrl-C
+    reached too takes the SIGTERM as part of that ending (_interrupted). The pids signalled."""
     sent = []
     for pid in pids:
         family = read_family(pid)

@@ -30,10 +30,15 @@ Registered only when xdist is installed (pytest_plugin.py). Three jobs:
   still reach the report; the baselines it would have recorded are not
   written, and the gate fails saying so.
 
-A SIGTERM to the controller alone (a CI job's timeout, `kill PID`) is passed
-on to its local workers, as Ctrl-C reaches every process of the terminal's
-group: otherwise each worker measures on while xdist waits out its shutdown
-(execnet interrupts a busy worker after 5 s, xdist kills it after 10 s).
+A SIGTERM or SIGINT to the controller alone (a CI job's timeout or cancel,
+`kill PID`, `kill -INT PID`) is passed on to its local workers as a SIGTERM,
+as Ctrl-C reaches every process of the terminal's group: otherwise each worker
+measures on while xdist waits out its shutdown (its teardown asks each worker
+to end, execnet's worker waits 5 s for a busy test, then interrupts itself;
+execnet's `Group.terminate` kills a worker still there after xdist's 10 s).
+Workers a terminal's Ctrl-C reached already take the SIGTERM as part of that
+same ending (isolate/lifecycle.py), and pids no longer the controller's
+children are skipped.
 """
 
 from __future__ import annotations
@@ -144,8 +149,9 @@ class XdistBudget:
             self.pids[node.gateway.id] = info.pid
 
     def pytest_keyboard_interrupt(self) -> None:
-        """A SIGTERM to the controller: its workers get one too, and end their cases now (lifecycle.pass_on_sigterm)."""
-        if self.session.options.enabled and not self.session.is_worker and lifecycle.terminated():
+        """The controller interrupted (SIGTERM, or a SIGINT that reached it alone): its workers get a SIGTERM, and end
+        their cases now (lifecycle.pass_on_sigterm), not after xdist's shutdown has waited for them."""
+        if self.session.options.enabled and not self.session.is_worker:
             lifecycle.pass_on_sigterm(list(self.pids.values()))
 
     def pytest_testnodedown(self, node, error) -> None:
