@@ -4,14 +4,15 @@
 `pytest --gpu-budget` process over one case that would run for two minutes: a command (a script that starts a process
 of its own) or, for the helper ending, a function case in an environment of its own (made from a local wheel, no
 index). Once the case runs, the session is ended the way the ending says, and every process of the case (the measured
-child, what it started, the forkserver, an xdist worker or an environment's helper) is watched every 20 ms until all
-are gone or LINGER_S has passed; whatever is left then is SIGKILLed and counted.
+child, what it started, the forkserver, an xdist worker or an environment's helper) and the session process are
+watched every 20 ms until all are gone or LINGER_S has passed; whatever is left then is SIGKILLed and counted.
 
   ctrl-c          SIGINT to the session's process group, as Ctrl-C in a terminal
   sigterm         SIGTERM to the session process alone: a CI runner's cancel, `timeout`'s default
   sigkill         SIGKILL to the session process: the kernel's OOM killer, a runner's hard stop
   daemon-sigkill  sigkill, the case's script having started a daemon in a session of its own (double fork, setsid)
   xdist-sigterm   `-n 1`: SIGTERM to the controller
+  xdist-sigint    `-n 1`: SIGINT to the controller alone: `kill -INT PID`, a runner's cancel that signals one process
   xdist-sigkill   `-n 1`, started with SIGINT ignored as a CI script's `pytest ... &` is: SIGKILL to the controller
   helper-sigkill  the case in its own environment (a helper process runs its forkserver): SIGKILL to the session
 
@@ -39,7 +40,8 @@ from gpu_budget.measure import procfs
 
 LINGER_S = 30.0  # how long a process of the case is given to go before it is counted as left running
 POLL_S = 0.02
-ENDINGS = ("ctrl-c", "sigterm", "sigkill", "daemon-sigkill", "xdist-sigterm", "xdist-sigkill", "helper-sigkill")
+ENDINGS = ("ctrl-c", "sigterm", "sigkill", "daemon-sigkill", "xdist-sigterm", "xdist-sigint", "xdist-sigkill",
+           "helper-sigkill")
 TITLE = "## 3b. When a session ends early: what of its case is left running"
 
 SCRIPT = '''
@@ -138,10 +140,16 @@ def end_once(folder: Path, ending: str, plugin: str | None, index: int) -> dict:
         if ending == "ctrl-c":
             os.killpg(session.pid, signal.SIGINT)
         else:
-            session.send_signal(signal.SIGTERM if ending.endswith("sigterm") else signal.SIGKILL)
-        while time.monotonic() - t0 < LINGER_S and any(procfs.read_stat(p) for p in watched):
+            session.send_signal({"sigterm": signal.SIGTERM, "sigint": signal.SIGINT}.get(ending.rsplit("-", 1)[-1],
+                                                                                        signal.SIGKILL))
+        gone_s = ended_s = None
+        while time.monotonic() - t0 < LINGER_S and (gone_s is None or ended_s is None):
+            now = time.monotonic() - t0
+            if gone_s is None and not any(procfs.read_stat(p) for p in watched):
+                gone_s = now
+            if ended_s is None and session.poll() is not None:
+                ended_s = now
             time.sleep(POLL_S)
-        gone_s = time.monotonic() - t0
         left = [p for p in watched if procfs.read_stat(p)]
     finally:
         if session.poll() is None:
@@ -153,10 +161,11 @@ def end_once(folder: Path, ending: str, plugin: str | None, index: int) -> dict:
         except ProcessLookupError:
             pass
     return {"ending": ending, "processes": len(set(watched)), "left": len(set(left)),
-            "gone_s": None if left else round(gone_s, 3)}
+            "gone_s": None if left or gone_s is None else round(gone_s, 3),
+            "ended_s": None if ended_s is None else round(ended_s, 3)}
 
 
-def run(reps: int, before: str | None) -> list[dict]:
+def run(reps: int, before: str | None, endings: tuple[str, ...] = ENDINGS) -> list[dict]:
     sides = [("this", str(ROOT / "plugin"))] + ([("before", before)] if before else [])
     rows = []
     with tempfile.TemporaryDirectory(prefix="session-endings-") as tmp:
@@ -164,15 +173,21 @@ def run(reps: int, before: str | None) -> list[dict]:
         project(folder)
         index = 0
         for rep in range(reps):
-            for ending in ENDINGS:
+            for ending in endings:
                 for side, plugin in sides:
                     index += 1
                     row = {"rep": rep, "side": side, **end_once(folder, ending, plugin, index)}
                     rows.append(row)
                     print(f"rep {rep} {side} {ending}: {row['left']} of {row['processes']} left, gone in "
-                          f"{row['gone_s']} s", flush=True)
+                          f"{row['gone_s']} s, the session ended in {row['ended_s']} s", flush=True)
         shutil.rmtree(folder / "envs", ignore_errors=True)
     return rows
+
+
+def _median_max(seconds: list[float | None]) -> str:
+    """"median (max)" of the runs that got there within LINGER_S (a row from before `ended_s` was kept has none)."""
+    got = [s for s in seconds if s is not None]
+    return f"{statistics.median(got):.2f} ({max(got):.2f})" if got else "-"
 
 
 def section(data: dict | None) -> list[str]:
@@ -189,16 +204,16 @@ def section(data: dict | None) -> list[str]:
                                "by rep" if data.get("before") else "")
                             + "."), "",
             ("| ending | side | runs | processes of the case | runs that left some running | left, per run (max) | "
-            "all gone after: median s (max) |"), "|---|---|---|---|---|---|---|"]
+            "all gone after: median s (max) | the session ended after: median s (max) |"),
+            "|---|---|---|---|---|---|---|---|"]
     for ending in ENDINGS:
         for side in sides:
             mine = [r for r in rows if r["ending"] == ending and r["side"] == side]
             if not mine:
                 continue
-            gone = [r["gone_s"] for r in mine if r["gone_s"] is not None]
-            timing = f"{statistics.median(gone):.2f} ({max(gone):.2f})" if gone else "-"
+            timing = [_median_max([r.get(key) for r in mine]) for key in ("gone_s", "ended_s")]
             out.append(f"| {ending} | {side} | {len(mine)} | {max(r['processes'] for r in mine)} | "
-                       f"{sum(1 for r in mine if r['left'])} | {max(r['left'] for r in mine)} | {timing} |")
+                       f"{sum(1 for r in mine if r['left'])} | {max(r['left'] for r in mine)} | {' | '.join(timing)} |")
     return [*out, ""]
 
 
@@ -206,11 +221,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--before", help="another checkout's plugin folder, measured side by side")
+    parser.add_argument("--endings", nargs="+", choices=ENDINGS, default=ENDINGS,
+                        help="only these endings (a look at one; the committed JSON has them all)")
     parser.add_argument("--out", type=Path, help="the JSON (default benchmarks/results/session_endings.json)")
     args = parser.parse_args()
     lifecycle.claim()  # a session of this side ends with this process if it is killed meanwhile
     t0 = time.monotonic()
-    rows = run(args.reps, args.before)
+    rows = run(args.reps, args.before, tuple(args.endings))
     before = None if args.before is None else {"plugin": args.before, "commit": subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=args.before, capture_output=True, text=True, check=True).stdout.strip()}
     write("session_endings", {"linger_s": LINGER_S, "before": before, "rows": rows,
