@@ -21,7 +21,7 @@ pytest sessions of a Trainer script, over ten minutes on a busy machine).
     python -m benchmarks.run --only sweep_cost                 # environments made, a sweep's false alarms and wall time
     python -m benchmarks.run --only gate_levers                # what the tiny gate's levers take out, in CPU s
     python -m benchmarks.run --only gate_order                 # the gate before and after its order's hook, 11 sessions
-    python -m benchmarks.run --only session_endings            # sessions ended early, 35 of them (this checkout alone;
+    python -m benchmarks.run --only session_endings            # sessions ended early, 40 of them (this checkout alone;
                                                                # the module's --before measures a base side by side)
     python -m benchmarks.run --report                          # only rewrite RESULTS.md
 """

@@ -256,7 +256,7 @@ def readme_isolation_step() -> list[str]:
 
 def _session_endings() -> dict:
     """benchmarks/results/session_endings.json (RESULTS 3b) as the docs quote it: endings, sessions each, the slowest
-    clean-up, and how many of the sessions at the base commit left their case running."""
+    clean-up and session end, and how many of the sessions at the base commit left their case running."""
     from benchmarks.session_endings import ENDINGS
 
     data = load("benchmarks/results/session_endings.json")
@@ -265,6 +265,7 @@ def _session_endings() -> dict:
     reps = {sum(1 for r in this if r["ending"] == e) for e in ENDINGS}
     assert len(reps) == 1 and not any(r["left"] for r in this)
     return {"ways": len(ENDINGS), "each": reps.pop(), "slowest": f"{max(r['gone_s'] for r in this):.2f}",
+            "ended": f"{max(r['ended_s'] for r in this):.2f}",
             "linger": f"{data['linger_s']:.0f}", "left": sum(1 for r in before if r["left"]), "before": len(before),
             "commit": data["before"]["commit"][:7]}
 
@@ -275,6 +276,7 @@ def measuring_session_endings() -> list[str]:
     return shows(section(MEASURING, "# How it measures", "2. **Host RAM.**"),
                  f"Ended early in {e['ways']} ways, {e['each']} sessions each",
                  f"the last was gone at most {e['slowest']} s after the signal",
+                 f"the session itself had ended at most {e['ended']} s after it",
                  f"left its case running {e['linger']} s later in {e['left']} of {e['before']}.")
 
 
@@ -284,6 +286,7 @@ def benchmarks_session_endings() -> list[str]:
     return shows(section(BENCHMARKS, "- **Early endings**", "- **Repeatability"),
                  f"sessions ended {e['ways']} ways, {e['each']} sessions each",
                  f"the last was gone at most {e['slowest']} s after the signal",
+                 f"the session itself had ended at most {e['ended']} s after it",
                  f"`{e['commit']}`, before the owner watch, run beside it, left its case running {e['linger']} s later "
                  f"in {e['left']} of {e['before']}.")
 
@@ -320,6 +323,19 @@ def readme_nvml_interval() -> list[str]:
     from gpu_budget.measure.nvml import SAMPLE_SECONDS
 
     return shows(section(MEASURING, "4. **GPU.**", "5. **Series.**"), f"sampled every {SAMPLE_SECONDS * 1000:.0f} ms")
+
+
+def measuring_xdist_shutdown() -> list[str]:
+    """How xdist's shutdown treats a busy worker: execnet's wait before it interrupts the worker, and xdist's before it
+    kills one, read from the installed packages' own source."""
+    from execnet.gateway_base import WorkerGateway
+    from xdist.workermanage import NodeManager
+
+    wait = re.search(r"waitall\(([\d.]+)\)", inspect.getsource(WorkerGateway._terminate_execution))
+    assert wait is not None, "execnet's worker no longer waits a fixed time before it interrupts itself"
+    return shows(section(MEASURING, "# How it measures", "2. **Host RAM.**"),
+                 f"execnet waited {float(wait.group(1)):.0f} s for its busy test and then interrupted it, and xdist kills "
+                 f"a worker still there after {NodeManager.EXIT_TIMEOUT} s")
 
 
 # -- docs/baselines.md: baselines and tolerance -------------------------------------------------------
@@ -602,7 +618,8 @@ DOC_CHECKERS = {  # the docs/ pages README's sections moved to, each with the ch
                 declaring_card_exploration),
     REAL_SCALE: (readme_real_scale_run,),
     FIXES: (readme_remediation_table, readme_remediation_example),
-    MEASURING: (readme_isolation_step, measuring_session_endings, readme_process_tree, readme_nvml_interval),
+    MEASURING: (readme_isolation_step, measuring_session_endings, measuring_xdist_shutdown, readme_process_tree,
+                readme_nvml_interval),
     BASELINES: (readme_tiny_tolerance, readme_plugin_test, readme_real_scale_spreads, readme_allocator, readme_setups),
     BENCHMARKS: (readme_spikes, readme_overhead, readme_benchmarks_isolation, benchmarks_session_endings,
                  readme_suite_time, readme_gate_order),

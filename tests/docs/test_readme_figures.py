@@ -4,6 +4,7 @@ One test per checker of readme_checkers.py (the sweep, test_figure_sweep.py, run
 """
 
 from readme_checkers import (
+    measuring_xdist_shutdown,
     readme_allocator,
     readme_benchmarks_isolation,
     readme_card_sizes,
@@ -70,6 +71,11 @@ def test_the_command_section_quotes_the_trees_poll_interval():
 def test_the_nvml_interval_is_the_code():
     """How it measures, 4.: NVML's sampling interval is the sampler's own constant."""
     readme_nvml_interval()
+
+
+def test_xdist_s_shutdown_waits_are_the_installed_packages():
+    """How it measures, 2.: what a worker a signal never reached waits for, execnet's and xdist's own constants."""
+    measuring_xdist_shutdown()
 
 
 def test_the_tiny_tolerance_is_the_repeatability_and_detection_reports():
