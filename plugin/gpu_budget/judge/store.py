@@ -162,10 +162,7 @@ class BaselineStore:
         among the returned lines: no test reports it). `dropped` gets, per file
         pruned, the keys it lost: the summary names them, since no row is left to say so. Returns a line per file
         whose write failed (a read-only folder, a full disk), naming it: the gate's failure, the other files pruned."""
-        finished, failed = tuple(finished), []
-        by_file: dict[Path, dict[str, Iterable[str]]] = {}
-        for module, names in collected.items():
-            by_file.setdefault(self._file(module), {})[module] = names
+        finished, failed, by_file = tuple(finished), [], self._by_file(collected)
         anchors = {files.anchor_of(str(module), self.root) for module in collected}
         folders = {p.parent for p in by_file if any(p.is_relative_to(anchor) for anchor in anchors)}  # the project's
         others = {path for folder in folders for path in folder.glob("*.json")} - set(by_file)
@@ -189,6 +186,13 @@ class BaselineStore:
                         dropped[str(path)] = sorted(held - keep)
         return failed
 
+    def _by_file(self, collected: Mapping[str, Iterable[str]]) -> dict[Path, dict[str, Iterable[str]]]:
+        """The collected test modules (module -> test names) grouped by the baseline file each one's entries are in."""
+        by_file: dict[Path, dict[str, Iterable[str]]] = {}
+        for module, names in collected.items():
+            by_file.setdefault(self._file(module), {})[module] = names
+        return by_file
+
     def unpruned(self, collected: Mapping[str, Iterable[str]], scale: str, finished: Iterable[CaseId],
                  whole: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
         """The entries at `scale` that an update of a selection keeps and one of the whole suite drops (`prune`), of
@@ -196,9 +200,7 @@ class BaselineStore:
         parametrize id renamed or removed, a label a test that ran to its end no longer measures; per file, for the
         summary to name, since no row says they stay. Nothing is written; a broken file is passed over (its tests
         report it)."""
-        finished, by_file = tuple(finished), {}
-        for module, names in collected.items():
-            by_file.setdefault(self._file(module), {})[module] = names
+        finished, by_file = tuple(finished), self._by_file(collected)
         scopes = {keys.module_path(module, self.root): tuple(names) for module, names in whole.items()}
         out = {}
         for path, modules in by_file.items():
