@@ -513,7 +513,10 @@ def test_a_process_gone_before_the_phases_first_read_counts_what_it_held_as_the_
 def test_a_rank_held_as_the_command_was_started_with_is_inherited_not_a_launchers():
     """A RANK the session ran under, passed down unchanged (through a shell, to the launcher it runs), is no rank; the
     same RANK a launcher sets beside its other launch variables is one."""
-    from gpu_budget.measure.procfs import launch_vars, read_rank
+    from gpu_budget.measure.procfs import launch_vars, rank_in, read_environ
+
+    def read_rank(pid, inherited=None):
+        return rank_in(read_environ(pid), inherited)
 
     session = {**os.environ, "RANK": "0"}
     launched = {**session, "LOCAL_RANK": "0", "WORLD_SIZE": "2", "TORCHELASTIC_RUN_ID": "x"}

@@ -218,12 +218,6 @@ def rank_in(environ: Mapping[str, str], inherited: Mapping[str, str] | None = No
         return None
 
 
-def read_rank(pid: int | str, inherited: Mapping[str, str] | None = None) -> int | None:
-    """The RANK a launcher gave a process in the environment it was exec'd with (rank_in); None when it is gone."""
-    environ = read_environ(pid)
-    return None if environ is None else rank_in(environ, inherited)
-
-
 def forked_not_execd(pid: int | str) -> bool:
     """Whether a process was forked and has not exec'd since (its environ is still its parent's)."""
     fields = _stat_fields(pid)

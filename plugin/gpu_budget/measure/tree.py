@@ -64,7 +64,6 @@ from gpu_budget.measure.procfs import (
     rank_in,
     read_environ,
     read_faults,
-    read_rank,
     read_shared,
     read_sharing,
     read_stat,
@@ -683,8 +682,9 @@ def inherits_rank(tree: ProcessTree, pid: int) -> bool:
     """Whether process `pid` holds its RANK as the command was started with (a shell that runs the launcher, the
     launcher it runs: neither is a rank), by its environment, read once it has exec'd; its own claim of a rank
     (the mark socket's messages carry one) does not make it one."""
-    return tree.inherited is not None and not forked_not_execd(pid) and read_rank(pid) is not None and \
-        read_rank(pid, tree.inherited) is None
+    if tree.inherited is None or forked_not_execd(pid) or (environ := read_environ(pid)) is None:
+        return False
+    return rank_in(environ) is not None and rank_in(environ, tree.inherited) is None
 
 
 def _poll_running(tree: ProcessTree) -> Running | None:
