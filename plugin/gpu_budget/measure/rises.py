@@ -381,11 +381,11 @@ def _view(judged_steps: list[int], judged: list[int], real: list[bool], envelope
 
 def _freed_climbs(judged: list[int], running: list[int]) -> list[str]:
     """Each judged step's part (after the first) in a tooth: a climb past the running peak of three steps or more,
-    each rising alike (to within REPEAT: a buffer growing by the same each step), that the run then fell back from
-    by more than SPIKE and more than half of it before passing its top again, and climbed again as it had (`_tooth`):
-    memory freed, not kept. CLIMB for its steps before its top, TOP for its top, "" for any other step. A run begun on a tooth read its climb as growth
-    still going on (a buffer freed every 8th step read 16 MiB/step for 0.5, RESULTS.md 5k); noise climbs no three
-    steps alike, so its readings are unchanged (5h)."""
+    each rising alike (`_alike`: a buffer growing by the same each step), that the run then fell back from by more
+    than SPIKE and more than half of it before passing its top again, and climbed again as it had (`_tooth`): memory
+    freed, not kept. CLIMB for its steps before its top, TOP for its top, "" for any other step. A run begun on a
+    tooth read its climb as growth still going on (a buffer freed every 8th step read 16 MiB/step for 0.5,
+    RESULTS.md 5k)."""
     out = [""] * (len(judged) - 1)
     i = 1
     while i < len(judged):
@@ -415,9 +415,10 @@ def _tooth_tops(judged_steps: list[int], judged: list[int], teeth: list[str]) ->
 
 def _tooth(judged: list[int], start: int, end: int) -> bool:
     """Whether the climb of judged[start..end] past the running peak is a tooth (_freed_climbs): three rises or more
-    alike (`_alike`; its top's rise aside), then, before the top is passed again, a fall of more than SPIKE and half of it, and
-    the step after the fall's lowest climbing as it did (a top read on a spike's line falls over two steps). S1's
-    Trainer steps 8-9 fall 50 MiB below a leak's climb and come back in one jump: that leak's climb is growth."""
+    alike (`_alike`; its top's rise aside), then, before the top is passed again, a fall of more than SPIKE and half
+    of it, and the step after the fall's lowest climbing as it did (a top read on a spike's line falls over two
+    steps). S1's Trainer steps 8-9 fall 50 MiB below a leak's climb and come back in one jump: that leak's climb is
+    growth."""
     rises = [b - a for a, b in pairwise(judged[start - 1:end + 1])]
     if len(rises) > 3 and _alike(rises[:-1]):
         rises = rises[:-1]  # the top's step may hold more: what the flush keeps, a last larger batch
