@@ -130,35 +130,52 @@ def allowance_mib() -> float:
     return RAM_ALLOWANCE / MIB
 
 
-def measure() -> list[dict]:
-    """One row per tooth and run length: its series over every phase, counted by what the rule made of them. A
-    leak whose run shows fewer than rises.MIN_TOP tops where the rule reads them is `short`: growth in 3 of 5 rises
-    is what tells a leak from two one-off caches, so its verdict is no miss of the rule's but a run too short."""
+def budgets(tooth: Tooth, width: float = 0.0) -> tuple[float, float | None]:
+    """A series' two budgets (MiB), its noise's width added to each: 1.25x its true figure at DECLARED, and, for one
+    that keeps more than the clean allowance per step, one its true growth breaks with room (None otherwise)."""
+    allow = allowance_mib()
+    tight = FLOOR + tooth.top + width + 0.5 * (tooth.rate - allow) * DECLARED if tooth.rate > allow else None
+    return 1.25 * (tooth.truth(DECLARED) + width), tight
+
+
+def count(row: dict, tooth: Tooth, n: int, phase: int, mib: list[float], width: float = 0.0) -> float:
+    """Judge one series into `row`'s counts (false_fail; for a leak, missed, or short and short_failed: a run showing
+    fewer than rises.MIN_TOP tops where the rule reads them, too short to tell a leak from two one-off caches by
+    growth in 3 of 5 rises, so its verdict is no miss of the rule's); the rule's reading, MiB/step."""
     from gpu_budget.measure.rises import MIN_TOP
 
+    generous, tight = budgets(tooth, width)
+    verdict, slope = judge(mib, generous)
+    row["false_fail"] += verdict == "fail"
+    if tight is not None and tooth.tops(n, phase) < MIN_TOP:
+        row["short"] += 1
+        row["short_failed"] += judge(mib, tight)[0] == "fail"
+    elif tight is not None:
+        row["missed"] += judge(mib, tight)[0] != "fail"
+    return slope
+
+
+def _row(tooth: Tooth, n: int, **more: object) -> dict:
+    """A row's counts, zero, for a tooth and run length (a leak's missed/short counts None where it keeps too little
+    to be asked for)."""
+    leak = 0 if budgets(tooth)[1] is not None else None
+    return {"period": tooth.period, "climb": tooth.climb, "keep": tooth.keep, "flush": tooth.flush, **more, "steps": n,
+            "false_fail": 0, "missed": leak, "short": leak, "short_failed": leak}
+
+
+def measure() -> list[dict]:
+    """One row per tooth and run length: its series over every phase, counted by what the rule made of them (count),
+    with its readings, and how many were read off their truth by more than the clean allowance."""
     allow = allowance_mib()
     rows = []
     for tooth in teeth():
-        generous = 1.25 * tooth.truth(DECLARED)
-        tight = FLOOR + tooth.top + 0.5 * (tooth.rate - allow) * DECLARED if tooth.rate > allow else None
         for n in LENGTHS:
-            row = {"period": tooth.period, "climb": tooth.climb, "keep": tooth.keep, "flush": tooth.flush, "steps": n,
-                   "phases": tooth.period, "false_fail": 0, "over_read": 0, "under_read": 0, "missed": None,
-                   "short": None, "short_failed": None, "readings": []}
-            if tight is not None:
-                row["missed"], row["short"], row["short_failed"] = 0, 0, 0
+            row = _row(tooth, n, phases=tooth.period, over_read=0, under_read=0, readings=[])
             for phase in range(tooth.period):
-                mib = tooth.series(n, phase)
-                verdict, slope = judge(mib, generous)
+                slope = count(row, tooth, n, phase, tooth.series(n, phase))
                 row["readings"].append(round(slope, 3))
-                row["false_fail"] += verdict == "fail"
                 row["over_read"] += slope > tooth.rate + allow
                 row["under_read"] += slope < tooth.rate - allow
-                if tight is not None and tooth.tops(n, phase) < MIN_TOP:
-                    row["short"] += 1
-                    row["short_failed"] += judge(mib, tight)[0] == "fail"
-                elif tight is not None:
-                    row["missed"] += judge(mib, tight)[0] != "fail"
             rows.append(row)
     return rows
 
@@ -166,26 +183,15 @@ def measure() -> list[dict]:
 def measure_noisy(seeds: int = SEEDS) -> list[dict]:
     """One row per tooth, noise width and run length: its series over every phase and seed under that noise, counted
     as measure() counts them (the budgets carry the noise's width)."""
-    from gpu_budget.measure.rises import MIN_TOP
-
-    allow = allowance_mib()
     rows = []
     for tooth in teeth():
         for width in NOISES:
-            generous = 1.25 * (tooth.truth(DECLARED) + width)
-            tight = FLOOR + tooth.top + width + 0.5 * (tooth.rate - allow) * DECLARED if tooth.rate > allow else None
             for n in LENGTHS:
-                row = {"period": tooth.period, "climb": tooth.climb, "keep": tooth.keep, "flush": tooth.flush,
-                       "noise": width, "steps": n, "series": tooth.period * seeds, "false_fail": 0,
-                       "missed": None if tight is None else 0, "short": None if tight is None else 0}
+                row = _row(tooth, n, noise=width, series=tooth.period * seeds)
                 for phase in range(tooth.period):
                     for seed in range(seeds):
-                        mib = tooth.series(n, phase, random.Random(f"{phase}/{seed}"), width)
-                        row["false_fail"] += judge(mib, generous)[0] == "fail"
-                        if tight is not None and tooth.tops(n, phase) < MIN_TOP:
-                            row["short"] += 1
-                        elif tight is not None:
-                            row["missed"] += judge(mib, tight)[0] != "fail"
+                        count(row, tooth, n, phase, tooth.series(n, phase, random.Random(f"{phase}/{seed}"), width),
+                              width)
                 rows.append(row)
     return rows
 
