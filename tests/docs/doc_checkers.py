@@ -465,8 +465,8 @@ def _capacity(name: str) -> str:
 
 def cards_page() -> list[str]:
     """The table's capacity column is model/card.py's CARDS, row by row; the other figures of each row are the public
-    threads' the row names, each source a thread one can open (a card's reported memory is no measurement of ours: no
-    report holds it)."""
+    threads' the row names, each source a thread one can open, or a committed report of this project's own GPU of that
+    card (_report_cited: its hardware holds the figure)."""
     from gpu_budget.model.card import CARDS
 
     rows = [line for line in document(CARDS_PAGE).splitlines() if line.startswith("| ") and "---" not in line][1:]
@@ -475,10 +475,30 @@ def cards_page() -> list[str]:
         name, _, capacity, _, sources = row.lstrip("| ").rstrip(" |").split(" | ")
         assert capacity == _capacity(name), row
         named = re.split(r"[,;] ", re.sub(r" \([^)]*\)", "", sources))  # each source, less what it says in brackets
-        unnamed = [source for source in named if not re.fullmatch(r"[\w.-]+/[\w.-]+#\d+", source)]
-        assert not unnamed, f"{name}: each source is a public thread (owner/repo#N), not {unnamed}"
-        _each_figure_sourced(name, row)
-    return [*rows, *_a10g_derived(), *_h100_runs_the_a100(), *_own_t4_runs_as_itself()]
+        reports = [source for source in named if re.fullmatch(r"`benchmarks/results/[\w.-]+\.json`", source)]
+        unnamed = [source for source in named if source not in reports and
+                   not re.fullmatch(r"[\w.-]+/[\w.-]+#\d+", source)]
+        assert not unnamed, f"{name}: each source is a public thread (owner/repo#N) or a report, not {unnamed}"
+        if reports:
+            _report_cited(name, capacity, [report.strip("`") for report in reports])
+        else:
+            _each_figure_sourced(name, row)
+    return [*rows, *_a10g_derived(), *_h100_runs_the_a100(), *_own_t4_runs_as_itself(), *_names_printed_short()]
+
+
+def _names_printed_short() -> list[str]:
+    """The H200's bytes are its report's; a printed name with no memory is the one card of it, one written short that
+    may mean two is refused naming both (model/card.py's lookup, as the paragraph says)."""
+    import pytest
+
+    from gpu_budget.model.card import by_name, pick_card
+
+    total = json.loads((ROOT / S3_REAL).read_text())["hardware"]["gpu_memory"]
+    assert by_name("NVIDIA H100 PCIe").name == "H100 80GB"
+    with pytest.raises(ValueError, match='did you mean "H100 80GB" or "H100 NVL"'):
+        pick_card("H100", "tiny")
+    return shows(document(CARDS_PAGE), f"{total:,} bytes", '`"NVIDIA H100 PCIe"` is the H100 80GB',
+                 '(`"H100"`: the H100 80GB or the H100 NVL)')
 
 
 def _own_t4_runs_as_itself() -> list[str]:
@@ -533,6 +553,18 @@ def _each_figure_sourced(name: str, row: str) -> None:
     shown = re.findall(r"\d+\.\d\d", f"{capacity} {others}")
     unsourced = [figure for figure in shown if figure not in figures]
     assert not unsourced, f"{name}: {unsourced} GiB printed by none of its threads ({sorted(figures)})"
+
+
+def _report_cited(name: str, capacity: str, reports: list[str]) -> None:
+    """A row whose figure this project's own GPU reported: each report cited ran on that card (its GPU's name, as torch
+    prints it, is the row's card) and holds the capacity as its total memory, to the hundredth of a GiB."""
+    from gpu_budget.model.card import by_name
+    from gpu_budget.units import format_size
+
+    for cited in reports:
+        hardware = json.loads((ROOT / cited).read_text())["hardware"]
+        assert by_name(hardware["gpu_name"]).name == name, (cited, hardware["gpu_name"])
+        assert format_size(hardware["gpu_memory"]) == capacity, (cited, hardware["gpu_memory"], capacity)
 
 
 H100_REPORT = "benchmarks/results/gpu-h100-tiny-s3s5-1.report.json"  # this project's H100 (docs/gpu-results.md)

@@ -22,6 +22,7 @@ def test_a_card_of_the_table_is_found_however_it_is_written(written):
     ("Tesla T4", "T4"), ("T4 16GB", "T4"), ("NVIDIA GeForce RTX 4090", "RTX 4090"), ("RTX 3090 24 GB", "RTX 3090"),
     ("NVIDIA A100-SXM4-80GB", "A100 80GB"), ("NVIDIA A100-PCIE-40GB", "A100 40GB"), ("NVIDIA A100 80GB PCIe", "A100 80GB"),
     ("NVIDIA H100 80GB HBM3", "H100 80GB"), ("NVIDIA L4", "L4"), ("NVIDIA A10G", "A10G"), ("NVIDIA A10", "A10"),
+    ("NVIDIA H100 PCIe", "H100 80GB"), ("NVIDIA H100 NVL", "H100 NVL"), ("NVIDIA H200", "H200"),
 ])
 def test_a_card_named_as_torch_or_nvidia_smi_prints_it_is_that_card(printed, card):
     """A user copies the name torch.cuda.get_device_name() or nvidia-smi prints; it was refused ("'Tesla T4' is
@@ -29,7 +30,8 @@ def test_a_card_named_as_torch_or_nvidia_smi_prints_it_is_that_card(printed, car
     assert pick_card(printed, "tiny", where="t.py::test").name == card
 
 
-@pytest.mark.parametrize("other", ["T4 24GB", "NVIDIA H100 NVL", "RTX 3090 Ti", "A100 40GB 80GB"])
+@pytest.mark.parametrize("other", ["T4 24GB", "NVIDIA H200 NVL", "NVIDIA B200", "RTX 3090 Ti", "A100 40GB 80GB", "A100",
+                                   "H100 NVL 80GB", "H100", "NVIDIA A100 PCIe"])
 def test_a_printed_name_of_another_card_is_still_refused(other):
     with pytest.raises(ValueError):
         pick_card(other, "tiny", where="t.py::test")
@@ -112,7 +114,7 @@ def test_a_card_in_powers_of_two_or_bytes_stands(value, capacity):
 
 @pytest.mark.parametrize(("value", "says"), [
     ("4090", 'card=\'4090\' is a bare number: did you mean "RTX 4090"?'),
-    ("H100", 'card=\'H100\' is not a card of the table: did you mean "H100 80GB"?'),
+    ("H100", 'card=\'H100\' is not a card of the table: did you mean "H100 80GB" or "H100 NVL"?'),
     ("a100", 'card=\'a100\' is not a card of the table: did you mean "A100 40GB" or "A100 80GB"?'),
 ])
 def test_a_card_written_short_is_refused_naming_the_cards_it_may_mean(value, says):

@@ -82,7 +82,8 @@ class Card:
 
 
 # CUDA's total_memory of each card, as torch prints it in an out-of-memory message (docs/cards.md: the sources; the
-# A10G's is what an A10, the same memory, printed, so an A10 runner names its own card too)
+# A10G's is what an A10, the same memory, printed, so an A10 runner names its own card too; the H200's is what this
+# project's H200 reported)
 CARDS: Mapping[str, float] = {
     "T4": 14.75,
     "L4": 22.05,
@@ -93,16 +94,19 @@ CARDS: Mapping[str, float] = {
     "A100 40GB": 39.39,
     "A100 80GB": 79.15,
     "H100 80GB": 79.11,
+    "H100 NVL": 93.00,
+    "H200": 139.80,
 }
 
 
 # the memory each card is sold with (GB): what a name may carry after the card's own ("T4 16GB" is the T4)
 SOLD: Mapping[str, int] = {"T4": 16, "L4": 24, "A10": 24, "A10G": 24, "RTX 3090": 24, "RTX 4090": 24, "A100 40GB": 40,
-                           "A100 80GB": 80, "H100 80GB": 80}
+                           "A100 80GB": 80, "H100 80GB": 80, "H100 NVL": 94, "H200": 141}
 
 # words of a name as torch and nvidia-smi print it ("NVIDIA GeForce RTX 4090", "Tesla T4", "NVIDIA A100-SXM4-80GB",
 # "NVIDIA H100 80GB HBM3"): the maker, the product line and the form factor, none of which changes the card's memory
-_PRINTED_WORDS = {"nvidia", "geforce", "tesla", "pcie", "sxm", "sxm2", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3"}
+_FORM_FACTORS = {"pcie", "sxm", "sxm2", "sxm4", "sxm5"}
+_PRINTED_WORDS = {"nvidia", "geforce", "tesla", "hbm2", "hbm2e", "hbm3", *_FORM_FACTORS}
 
 
 # torch prints a GPU's total memory to a hundredth of a GiB, and the table holds what it prints: the GPU a figure was
@@ -122,8 +126,12 @@ def more_than(size: int, total: int) -> bool:
 CONTEXT_ALLOWANCE = 610 * MiB
 
 
+def _words(name: str) -> list[str]:
+    return re.split(r"[\s_\-]+", name.lower())
+
+
 def _key(name: str) -> str:
-    return "".join(w for w in re.split(r"[\s_\-]+", name.lower()) if w not in _PRINTED_WORDS)
+    return "".join(w for w in _words(name) if w not in _PRINTED_WORDS)
 
 
 _BY_KEY = {_key(name): name for name in CARDS}
@@ -136,6 +144,17 @@ def _found(key: str) -> str | None:
     return next((card for known, card in _BY_KEY.items() if key == f"{known}{SOLD[card]}gb"), None)
 
 
+def _by_form(name: str) -> str | None:
+    """The table's one card of this name and a memory, where the name is printed with its form factor and no memory
+    ("NVIDIA H100 PCIe", as nvidia-smi prints it: the H100 80GB, the one H100 sold so). Written short, with no form
+    factor, a name stays unknown: "H100" may mean the H100 NVL too."""
+    if not set(_words(name)) & _FORM_FACTORS:
+        return None
+    key = _key(name)
+    cards = [card for card in CARDS if _key(card) == f"{key}{SOLD[card]}gb"]
+    return cards[0] if len(cards) == 1 else None
+
+
 def _meant(name: str) -> list[str]:
     """The table's cards whose name holds what was written ("4090": RTX 4090; "A100": both A100s), where it is three
     characters or more: the cards a short name may mean."""
@@ -146,7 +165,7 @@ def _meant(name: str) -> list[str]:
 def by_name(name: str) -> Card | None:
     """The table's card of this name, written any way ("rtx3090", "A100-80GB") or as torch and nvidia-smi print it
     ("NVIDIA GeForce RTX 3090", "Tesla T4", "NVIDIA A100-SXM4-80GB"); None where none is."""
-    found = _found(_key(name))
+    found = _found(_key(name)) or _by_form(name)
     return Card(found, round(CARDS[found] * GiB)) if found is not None else None
 
 
