@@ -2,9 +2,10 @@
 
 A number or a path is written as its text. None, a bool or a container has
 no one text a program expects (None would reach it as "None", True as
-"True"), so it is refused at declaration, naming the variable. So is what no
-process can be given (a name that is empty or holds "=", a NUL byte): exec
-would refuse it only in the measured child, naming nothing.
+"True"), so it is refused at declaration, naming the variable; so is a name
+that is no string (1 would set "1"). So is what no process can be given (a
+name that is empty or holds "=", a NUL byte): exec would refuse it only in
+the measured child, naming nothing.
 """
 
 from __future__ import annotations
@@ -18,15 +19,17 @@ __tracebackhide__ = refusal  # a refused declaration in a test fails at the test
 
 
 def env_text(env: Mapping[object, object], where: str) -> dict[str, str]:
-    """`env` with each value as text; ValueError naming the variable where a value is no string, number or path."""
+    """`env` with each value as text; ValueError naming the variable where its name is no string, or its value no
+    string, number or path."""
     try:
         pairs = dict(env)
     except (TypeError, ValueError):
         raise ValueError(f"{where}: env={env!r}: expected a mapping of variable names to their text "
                          "({'HF_HOME': '/data/hf'})") from None
     out: dict[str, str] = {}
-    for key, value in pairs.items():
-        name = str(key)
+    for name, value in pairs.items():
+        if not isinstance(name, str):  # str(1) would set "1", str(b"HOME") "b'HOME'"
+            raise ValueError(f"{where}: env names a variable {name!r}: a variable's name is a string")  # noqa: TRY004  a declaration's bad value: ValueError, as for every Scenario field
         if not name or "=" in name or "\0" in name:
             raise ValueError(f"{where}: env[{name!r}]: a variable's name is not empty and holds no '=' or NUL byte")
         if isinstance(value, bool) or not isinstance(value, str | int | float | os.PathLike):
