@@ -61,6 +61,13 @@ class Control:
     short: str
     rest: str
 
+    def __post_init__(self) -> None:
+        for name in ("of", "alone", "short", "rest"):  # written into FINDINGS.md: None would read "None"
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise FixError(f"Control {name}={value!r}: expected a non-empty string (Control(of='quantize', "
+                               "alone='freezing alone', short='freezing', rest='8-bit storage on top'))")
+
 
 @dataclass(frozen=True)
 class Fix:
@@ -107,13 +114,17 @@ class Fix:
         if not isinstance(self.name, str) or not self.name.replace("_", "").replace("-", "").isalnum():
             raise FixError(f"fix name {self.name!r}: use letters, digits, '_' and '-'")
         where = f"fix {self.name!r}"
+        if not isinstance(self.doc, str) or not self.doc.strip():  # the report and FINDINGS.md say what it does by it
+            raise FixError(f"{where}: doc={self.doc!r}: expected a sentence or two of text: what it does and trades")
+        if not isinstance(self.remedy, bool):  # "False" would read as true: a knob tried by the search as a remedy
+            raise FixError(f"{where}: remedy={self.remedy!r}: expected True (a remedy the search tries) or False")
         try:
             object.__setattr__(self, "env", env_text(self.env, where))
             object.__setattr__(self, "params", knobs(self.params, where))  # laid over a scenario's knobs: JSON too
         except ValueError as exc:
             raise FixError(str(exc)) from None
         for name in ("needs", "conflicts", "requires", "replaces", "proposed_by", "args"):
-            object.__setattr__(self, name, _texts(getattr(self, name), where, name))
+            object.__setattr__(self, name, _texts(getattr(self, name), where, name, names=name != "args"))
         if self.stage not in STAGES:
             raise FixError(f"fix {self.name!r}: stage {self.stage!r} is not one of {', '.join(STAGES)}")
         if self.cost not in COSTS:
@@ -196,15 +207,18 @@ _EXAMPLES = {"args": ", one per argument (args=('--per_device_train_batch_size',
              "needs": " (needs=('cuda', 'bitsandbytes'))"}
 
 
-def _texts(value: object, where: str, label: str) -> tuple[str, ...]:
-    """A Fix's field of names (or a command's arguments) as a tuple of strings, a bare string being one; anything
-    else a FixError naming the field and the value, not Python's "'int' object is not iterable"."""
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+def _texts(value: object, where: str, label: str, names: bool = True) -> tuple[str, ...]:
+    """A Fix's field of names (or a command's arguments: names=False) as a tuple of strings, a bare string being one;
+    anything else (a blank name too: "" is no fix, package or write-up, where "" is an argument) a FixError naming the
+    field and the value, not Python's "'int' object is not iterable"."""
+    texts = (value,) if isinstance(value, str) else None
+    if texts is None and isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
         value = tuple(value)  # an iterator is read once
-        if all(isinstance(v, str) for v in value):
-            return value
+        texts = value if all(isinstance(v, str) for v in value) else None
+    if texts is not None and names and not all(t.strip() for t in texts):
+        raise FixError(f"{where}: {label}={value!r}: expected non-empty names")
+    if texts is not None:
+        return texts
     example = _EXAMPLES.get(label, f" ({label}=('a', 'b'))")
     raise FixError(f"{where}: {label}={value!r}: expected strings{example}")
 
