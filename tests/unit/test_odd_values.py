@@ -3,10 +3,11 @@ given, naming the field, the value and what is expected, instead of being coerce
 met later as something else. True is an int in Python, so a bool is probed where a number is expected."""
 
 import math
+from pathlib import Path
 
 import pytest
 
-from gpu_budget import Control, Fix, FixError, Scenario
+from gpu_budget import Control, Environment, Fix, FixError, Scenario
 
 
 def command(**kw):
@@ -60,3 +61,32 @@ def test_an_empty_name_in_a_fix_s_names_is_refused(label, value):
     with pytest.raises(FixError) as info:
         fix(**{label: value})
     assert f"fix 'mine': {label}={value!r}: expected" in str(info.value)
+
+
+@pytest.mark.parametrize("line", [5, None, True, 1.5, math.inf, b"peft", Path("peft")], ids=repr)
+def test_a_requirement_that_is_no_string_is_refused_naming_it(line):
+    """requirements=[5] was the requirement "5" (a package named 5), b"peft" in a list its repr."""
+    with pytest.raises(TypeError) as info:
+        Environment(requirements=["peft<0.19", line])
+    assert f"Environment(requirements=['peft<0.19', {line!r}]): {line!r} is no string: expected" in str(info.value)
+
+
+@pytest.mark.parametrize("field", ["requirements", "files"])
+def test_bytes_for_a_list_of_lines_or_files_is_refused(field):
+    """requirements=b"peft" was read as its bytes, the requirement "112" (a package named 112) and three more."""
+    with pytest.raises(TypeError, match=rf"Environment\({field}=b'peft'\): expected a list of strings"):
+        Environment(**{field: b"peft"})
+
+
+@pytest.mark.parametrize("file", [5, None, True, b"requirements.txt"], ids=repr)
+def test_a_requirements_file_that_is_no_path_is_refused_naming_it(file):
+    """files=[5] looked for a file named "5" and said it cannot be read, not that 5 is no path."""
+    with pytest.raises(TypeError) as info:
+        Environment(files=[file])
+    assert f"Environment(files=[{file!r}]): {file!r} is no string or path: expected" in str(info.value)
+
+
+def test_a_requirements_file_given_as_a_path_is_its_text(tmp_path):
+    listed = tmp_path / "requirements.txt"
+    listed.write_text("peft<0.19\n")
+    assert Environment(files=[listed]).files == (str(listed),)

@@ -9,6 +9,7 @@ comes from the running environment.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -86,6 +87,18 @@ def _logical_lines(text: str) -> list[str]:
     return [*out, pending] if pending else out
 
 
+def _texts(name: str, value: object) -> tuple[str, ...]:
+    """requirements= (strings) or files= (strings or paths) as a tuple of strings; anything else a TypeError naming it
+    (str() would make a requirement of 5, "5", and read bytes as their numbers)."""
+    if isinstance(value, (str, bytes, Path)) or not isinstance(value, Sequence):
+        raise TypeError(f"Environment({name}={value!r}): expected a list of strings")
+    kinds, said = (str, "string") if name == "requirements" else ((str, os.PathLike), "string or path")
+    for item in value:
+        if not isinstance(item, kinds) or isinstance(item, bytes):
+            raise TypeError(f"Environment({name}={value!r}): {item!r} is no {said}: expected a list of strings")
+    return tuple(os.fspath(v) for v in value)
+
+
 @dataclass(frozen=True)
 class Environment:
     """Requirements a case runs with, laid over the running environment (docs/declaring.md, "Its own environment").
@@ -100,10 +113,7 @@ class Environment:
 
     def __post_init__(self) -> None:
         for name in ("requirements", "files"):
-            value = getattr(self, name)
-            if isinstance(value, (str, Path)) or not isinstance(value, Sequence):
-                raise TypeError(f"Environment({name}={value!r}): expected a list of strings")
-            object.__setattr__(self, name, tuple(str(v) for v in value))
+            object.__setattr__(self, name, _texts(name, getattr(self, name)))
         for text in self.requirements:
             parse_requirement(text, "Environment: ")
         for file in self.files:
