@@ -271,3 +271,27 @@ def test_note(gpu_budget):
                    "test_mem.py::test_note: note() takes a gpu_budget.Scenario, got 'alloc'")], consecutive=False)
     out = result.stdout.str()
     assert not any(name in out for name in ("AttributeError", "session.py", "fixture.py", "can_run.py")), out
+
+
+def test_a_note_whose_text_is_no_text_fails_at_the_tests_own_line(project):
+    """note(S, 5) was accepted, and its 5 written where the JSON report and FINDINGS.md say the finding in words; a
+    blank text said nothing there. Each now fails at the test's line, naming the value, as note()'s data does."""
+    pytester = project('''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_number(gpu_budget):
+    gpu_budget.note(S, 5)
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_blank(gpu_budget):
+    gpu_budget.note(S, " ", boundary=4)
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=2)
+    expected = "expected the finding in words, a non-empty string"
+    result.stdout.fnmatch_lines([
+        *failed_at("gpu_budget.note(S, 5)", f"test_mem.py::test_number: gpu_budget.note() text=5: {expected}"),
+        *failed_at('gpu_budget.note(S, " ", boundary=4)',
+                   f"test_mem.py::test_blank: gpu_budget.note() text=' ': {expected}")], consecutive=False)
+    assert "session.py" not in result.stdout.str()

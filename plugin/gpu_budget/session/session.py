@@ -386,10 +386,12 @@ def user_properties(result: Result) -> list[tuple[str, int | str]]:
 
 
 def note_row(nodeid: str, scenario: Scenario, scale: str, text: str, data: JsonMapping) -> Note:
-    """A measured finding that is not one case's peak (gpu_budget.note()); its scenario and data are checked now
-    (JSON-able), naming the test, not when the report is written."""
+    """A measured finding that is not one case's peak (gpu_budget.note()); its scenario, text (words: the report and
+    FINDINGS.md write it) and data (JSON-able) are checked now, naming the test, not when the report is written."""
     __tracebackhide__ = gate_frames
     refuse_no_scenario(nodeid, "note()", scenario)
+    if not isinstance(text, str) or not text.strip():
+        refuse(f"{nodeid}: gpu_budget.note() text={text!r}: expected the finding in words, a non-empty string")
     try:
         json.dumps(data)
     except (TypeError, ValueError) as exc:
