@@ -3,6 +3,7 @@ given, naming the field, the value and what is expected, instead of being coerce
 met later as something else. True is an int in Python, so a bool is probed where a number is expected."""
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,31 @@ def test_a_requirements_file_given_as_a_path_is_its_text(tmp_path):
     listed = tmp_path / "requirements.txt"
     listed.write_text("peft<0.19\n")
     assert Environment(files=[listed]).files == (str(listed),)
+
+
+@pytest.mark.parametrize("name", [" alloc", "alloc ", "al\nloc", "alloc\t"], ids=repr)
+def test_a_scenario_name_of_more_than_one_line_or_outer_spaces_is_refused(name):
+    """A name names the case's row and baseline entry, as measure()'s label does, whose like is refused: "alloc " and
+    "alloc" were two entries that read alike, and "al\\nloc" broke the table's row in two."""
+    with pytest.raises(ValueError) as info:
+        Scenario(name=name, run="runners:alloc")
+    assert f"scenario name={name!r}: expected one line of text with no space at either end" in str(info.value)
+
+
+def test_an_empty_cwd_is_refused():
+    """cwd="" was read as no cwd at all: the command ran in the pytest process's working folder, unsaid."""
+    with pytest.raises(ValueError, match=r"scenario 'c': cwd='': expected a folder's path"):
+        command(cwd="")
+
+
+@pytest.mark.parametrize("given", [5, None, b"lora", ["lora"]], ids=repr)
+def test_without_fixes_given_no_name_is_refused_naming_it(given):
+    """without_fixes(5) removed nothing and said nothing; without_fixes(Fix) removed nothing either."""
+    with pytest.raises(FixError, match=rf"scenario 's': fix {re.escape(repr(given))} is not a fix's name"):
+        Scenario(name="s", run="runners:alloc").without_fixes(given)
+
+
+def test_without_fixes_given_a_fix_object_drops_that_fix():
+    mine = fix(params={"batch_size": 1})
+    applied = Scenario(name="s", run="runners:alloc", params={"batch_size": 4}).with_fixes(mine)
+    assert applied.without_fixes(mine).fixes == ()

@@ -139,6 +139,9 @@ class Scenario:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():  # its baseline entry could not be written
             raise ValueError(f"scenario name={self.name!r}: expected a non-empty string: it names the case's baseline entry")
+        if not self.name.isprintable() or self.name != self.name.strip():  # as measure()'s label (session.py)
+            raise ValueError(f"scenario name={self.name!r}: expected one line of text with no space at either end: it "
+                             "names the case's row and baseline entry")
         if self.environment is not None and not isinstance(self.environment, Environment):
             raise ValueError(f"scenario {self.name!r}: environment={self.environment!r}: expected "
                              "gpu_budget.Environment(requirements=[...]) or None")
@@ -202,8 +205,10 @@ class Scenario:
         params = {k: v for fix in every if fix.name in names for k, v in fix.params.items()}
         return replace(self, fixes=(*self.fixes, *names), **self._knobs_with(params))  # one step: fixes= sets none
 
-    def without_fixes(self, *names: str) -> Scenario:
-        """A new Scenario without these fixes (params a fix set stay as they are)."""
+    def without_fixes(self, *fixes: str | Fix) -> Scenario:
+        """A new Scenario without these fixes (names, or Fix objects; params a fix set stay as they are). A fix it
+        does not apply is no error (the remediation search drops what it replaces); what is no fix is one."""
+        names = {f.name if isinstance(f, Fix) else fix_library.name_of(f, f"scenario {self.name!r}") for f in fixes}
         return replace(self, fixes=tuple(f for f in self.fixes if f not in names))
 
     def with_params(self, **params: Json) -> Scenario:
@@ -286,8 +291,10 @@ def _command_fields(scenario: Scenario) -> None:
         raise ValueError(f"{where}: command={command!r}: an argument holds a NUL byte, which no process can be given")
     object.__setattr__(scenario, "command", command)
     object.__setattr__(scenario, "env", env_text(scenario.env, where))
-    if scenario.cwd is not None and not isinstance(scenario.cwd, str | os.PathLike):  # str(['a']) would be a folder
-        raise ValueError(f"{where}: cwd={scenario.cwd!r}: expected a folder's path, a string or a pathlib.Path")
+    cwd = scenario.cwd  # str(['a']) would be a folder, "" the pytest process's working folder, unsaid
+    if cwd is not None and (not isinstance(cwd, str | os.PathLike) or not os.fspath(cwd)):
+        raise ValueError(f"{where}: cwd={cwd!r}: expected a folder's path, a string or a pathlib.Path (None: the "
+                         "pytest process's working folder)")
     object.__setattr__(scenario, "cwd", None if scenario.cwd is None else os.fspath(scenario.cwd))
 
 
