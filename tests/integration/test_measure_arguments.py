@@ -106,7 +106,7 @@ def test_a_refused_explore_argument_names_it_at_the_tests_own_line(project):
     that is no knob, a knob the scenario does not have and a real-run cap below one each fail at the test's line,
     naming the argument and the value. Before, each was a traceback through the gate's search code
     (search/explore.py), and a bad budget's message did not say it was the budget; a bare-number budget is refused
-    as a marker's is (it was read as bytes)."""
+    as a marker's is (it was read as bytes), and seed=True (True is an int) was the seed 1."""
     pytester = project('''
 from gpu_budget.search.explore import Envelope
 
@@ -132,9 +132,13 @@ def test_runs(gpu_budget):
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_bare(gpu_budget):
     gpu_budget.explore(S, MIB, budget={"tiny": "4"})
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_seed(gpu_budget):
+    gpu_budget.explore(S, MIB, seed=True)
 ''')
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-explore")
-    result.assert_outcomes(failed=5)
+    result.assert_outcomes(failed=6)
     result.stdout.fnmatch_lines([
         *failed_at('gpu_budget.explore(S, MIB, budget="1 GiBs")',
                    "test_mem.py::test_budget: explore() budget='1 GiBs': unknown unit 'GiBs' *"),
@@ -148,7 +152,11 @@ def test_bare(gpu_budget):
         # read as 4 bytes before, while a marker's ram="4" is refused
         '>       gpu_budget.explore(S, MIB, budget={"tiny": "4"})',
         ("E       Failed: test_mem.py::test_bare: explore() budget '4' at scale 'tiny' is a bare number: give it a "
-         'unit, e.g. "4 GiB"'), "", "test_mem.py:*: Failed"], consecutive=False)
+         'unit, e.g. "4 GiB"'), "", "test_mem.py:*: Failed",
+        # seed=True ran as Hypothesis' seed 1, unsaid
+        *failed_at("gpu_budget.explore(S, MIB, seed=True)",
+                   "test_mem.py::test_seed: explore() seed=True: expected a whole number (or None: random)")],
+        consecutive=False)
     out = result.stdout.str()
     assert not any(name in out for name in ("explore.py", "session.py", "fixture.py", "ValueError", "SizeError")), out
 

@@ -1,5 +1,6 @@
 """An exploration's input: a bad envelope, boundary or cap is named before any real run, never a bare IndexError."""
 
+import math
 import re
 
 import pytest
@@ -124,3 +125,34 @@ def test_a_negative_calibration_intercept_reads_as_a_subtraction():
 
     assert line(-int(79.7 * 2**20)).endswith("measured = 0.795 x estimate - 79.7 MiB")
     assert line(5 * 2**20).endswith("measured = 0.795 x estimate + 5.0 MiB")
+
+
+@pytest.mark.parametrize("bad", [True, False, 1.5, "0", math.nan], ids=repr)
+def test_a_seed_that_is_no_whole_number_is_named(bad):
+    """seed=True was Hypothesis' seed 1, seed="0" a seed other than 0: each repeated, unsaid, another search."""
+    with pytest.raises(ValueError, match=rf"^seed={re.escape(repr(bad))}: expected a whole number \(or None: random\)$"):
+        explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=lambda k: 0, measure=lambda k: 0, seed=bad)
+
+
+@pytest.mark.parametrize("bad", [5, "mine:estimate", [len]], ids=repr)
+def test_an_estimate_that_is_no_function_is_named_before_any_run(bad):
+    """estimate=5 was met mid-search, as "estimate of ... raised TypeError: 'int' object is not callable"."""
+    runs = []
+    with pytest.raises(ValueError, match=rf"^estimate={re.escape(repr(bad))}: expected a function of the knobs"):
+        explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=bad, measure=runs.append)
+    assert not runs
+
+
+@pytest.mark.parametrize(("knobs", "message"), [
+    ({1: (1, 8)}, "envelope knob 1: a knob's name is a string (a param of the scenario)"),
+    ({b"batch": (1, 8)}, "envelope knob b'batch': a knob's name is a string (a param of the scenario)"),
+    ({"lr": [1e-4, math.nan]}, "envelope knob 'lr': value nan is no string or finite number"),
+    ({"lr": [math.inf]}, "envelope knob 'lr': value inf is no string or finite number"),
+    ({"name": [b"a"]}, "envelope knob 'name': value b'a' is no string or finite number"),
+    ({"shape": [[1, 2]]}, "envelope knob 'shape': value [1, 2] is no string or finite number"),
+], ids=repr)
+def test_a_knob_name_or_value_a_param_cannot_hold_is_named(knobs, message):
+    """Each was accepted by the Envelope and met only once explore() ran: a name as "not a param of scenario", a
+    value as no JSON when the search laid it over the scenario's params."""
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        Envelope(knobs)

@@ -6,6 +6,7 @@ Importing this module imports neither torch nor hypothesis.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -78,6 +79,8 @@ class Envelope:
 
 
 def _check_spec(knob: str, spec: object) -> None:
+    if not isinstance(knob, str):  # a knob is a param of the scenario, whose name is a string
+        raise ValueError(f"envelope knob {knob!r}: a knob's name is a string (a param of the scenario)")  # noqa: TRY004  a declaration's bad value: ValueError, as for every Scenario field
     bounds = _range(spec)
     if bounds is not None:
         if bounds[0] > bounds[1]:
@@ -91,6 +94,9 @@ def _check_spec(knob: str, spec: object) -> None:
                          f"numbers (lo, hi), or the values to explore as a list {list(spec)!r}")
     if not spec:
         raise ValueError(f"envelope knob {knob!r}: no values to explore")
+    for value in spec:  # laid over the scenario's params, which cross into the child as JSON: nan, bytes could not
+        if not isinstance(value, str) and not (isinstance(value, int | float) and math.isfinite(value)):
+            raise ValueError(f"envelope knob {knob!r}: value {value!r} is no string or finite number")
     try:
         ordered = sorted(spec)
     except TypeError:

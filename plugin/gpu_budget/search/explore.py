@@ -219,7 +219,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     Hypothesis from saving to the example database. variant: what else sets this exploration apart from another of
     the same name (a scenario's fixes, params and scale): its own folder of the example database.
     """
-    _check(envelope, boundary, max_real_runs)
+    _check(envelope, boundary, max_real_runs, seed, estimate)
     budget = parse_size(budget)  # as a marker's budget: a negative, True or None named, never explored
     t0 = time.perf_counter()
     result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()}, card=card,
@@ -259,8 +259,9 @@ def _run_before(probe: Probe | None, peaks: Mapping[Key, int | None]) -> Probe |
     return replace(probe, measured=peaks[_key(probe.config)])
 
 
-def _check(envelope: Envelope, boundary: str | None, max_real_runs: int) -> None:
-    """A bad boundary or real-run cap, named before any run."""
+def _check(envelope: Envelope, boundary: str | None, max_real_runs: int, seed: object = 0,
+           estimate: object = None) -> None:
+    """A bad boundary, real-run cap, seed or estimate, named before any run."""
     if boundary is not None and boundary not in envelope.knobs:
         raise ValueError(f"boundary={boundary!r} is not a knob of the envelope (its knobs: {', '.join(envelope.knobs)})")
     if boundary is not None and boundary not in envelope.monotone_knobs():
@@ -268,6 +269,11 @@ def _check(envelope: Envelope, boundary: str | None, max_real_runs: int) -> None
                          f"({', '.join(envelope.monotone_knobs())}): the boundary search assumes memory grows along it")
     if not isinstance(max_real_runs, int) or isinstance(max_real_runs, bool) or max_real_runs < 1:
         raise ValueError(f"max_real_runs={max_real_runs!r}: expected a whole number >= 1")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):  # True would be seed 1, unsaid
+        raise ValueError(f"seed={seed!r}: expected a whole number (or None: random)")
+    if estimate is not None and not callable(estimate):  # else met mid-search: "'int' object is not callable"
+        raise ValueError(f"estimate={estimate!r}: expected a function of the knobs that returns bytes (or None: the "
+                         "estimator's)")
 
 
 def _shelf(database: Path | None, name: str, envelope: Envelope, budget: int, metric: str,
@@ -553,13 +559,13 @@ def card_budget(mark: BudgetMark, budget: object, where: str = "") -> tuple[int,
 
 
 def check_input(scenario: Scenario, envelope: Envelope, budget: int | str, scale: str, boundary: str | None,
-                max_real_runs: int, given: object = None) -> None:
+                max_real_runs: int, given: object = None, seed: object = 0, estimate: object = None) -> None:
     """explore()'s arguments, each refused naming the argument and its value before any run: a TypeError or
     ValueError (the gpu_budget fixture fails the test with it, session/refusal.py). budget: the one searched
     against; given: the test's own budget= (None: the marker's or the card's), whose bare number is refused."""
     if not isinstance(envelope, Envelope):
         raise TypeError(f"envelope={envelope!r}: expected a gpu_budget.search.explore.Envelope")
-    _check(envelope, boundary, max_real_runs)
+    _check(envelope, boundary, max_real_runs, seed, estimate)
     _knobs_read(scenario, envelope, scale)
     try:
         parse_size(budget)

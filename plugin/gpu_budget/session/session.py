@@ -199,8 +199,8 @@ class BudgetSession:
         refuse_no_scenario(item.nodeid, "explore()", scenario)
         mark, scale = self.mark_for(item), self.options.scale
         against, cuda, within = explore_against(item, mark, budget, scale)
-        or_refuse(lambda: check_input(scenario, envelope, against, scale, boundary, max_real_runs, budget),
-                  f"{item.nodeid}: explore()")
+        or_refuse(lambda: check_input(scenario, envelope, against, scale, boundary, max_real_runs, budget, seed,
+                                      estimate), f"{item.nodeid}: explore()")
         found = explore_scenario(scenario, envelope, against, lambda s: self.peak(item, s), scale=self.options.scale,
                                  cuda=cuda, boundary=boundary, max_examples=self.options.explore_examples,
                                  max_real_runs=max_real_runs, seed=seed, estimate=estimate,
