@@ -4,7 +4,8 @@ The argument is the user's input, as a marker's is: the failure shows the call
 in the test that made it and the message, not a traceback through the gate's
 own code to read past. The gate's frames on the way (fixture.py, session.py)
 set `__tracebackhide__ = gate_frames`: pytest hides them for a failure or skip
-the gate chose, and shows them for anything else (a bug of the gate).
+the gate chose, and shows them for anything else (a bug of the gate). A
+marker's mistake is the message alone: the marker is no line of the body.
 """
 
 from __future__ import annotations
@@ -29,14 +30,18 @@ def refuse(message: str) -> NoReturn:
     pytest.fail(message)
 
 
-
-def or_refuse(read: Callable[[], T], where: str) -> T:
-    """read()'s value; a TypeError or ValueError it raises (a check of the arguments, naming the value) fails the test
-    as refuse() does, its message after `where` (the test and the call). Only for a read that checks, never one that
+def or_refuse(read: Callable[[], T], where: str = "") -> T:
+    """read()'s value; a TypeError or ValueError it raises (a check of the user's input, naming the value) fails the
+    test. Given `where` (the test and the call: "t.py::test: explore()"), a check of that call's arguments: its
+    message after `where`, at the test's line that made the call, as refuse() fails. Without, a check of the
+    test's marker (or of its card), whose message names the test itself and which is no line of the test's body:
+    the message alone, with no traceback through the gate's own code. Only for a read that checks, never one that
     runs: a bug of the gate there would read as the user's mistake."""
     __tracebackhide__ = True
     try:
         return read()
     except (TypeError, ValueError) as exc:
-        bad = f"{where} {exc}"
-    refuse(bad)  # outside the except: no "during handling of the above exception"
+        bad = f"{where} {exc}" if where else str(exc)
+    if where:  # outside the except: no "during handling of the above exception"
+        refuse(bad)
+    pytest.fail(bad, pytrace=False)

@@ -15,7 +15,6 @@ import json
 from collections import Counter
 from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -58,7 +57,6 @@ from gpu_budget.session.said_now import say_now
 from gpu_budget.session.sweep import swept
 from gpu_budget.session.unwritten import Unwritten
 
-T = TypeVar("T")  # what or_fail's read returns
 SECTION = "gpu-budget"  # the title of the section a test's report gets, one line per measured case
 
 
@@ -113,9 +111,9 @@ class BudgetSession:
     def mark_for(self, item: pytest.Item) -> BudgetMark:
         """The test's budget, expectation and device, for this session's scale and the device its child runs on."""
         device = self.machine.device()  # the probe child's (no CUDA here): its GPU may be the card= named
-        return or_fail(lambda: read_mark(**merge_marks(collection.markers_outermost_first(item), where=item.nodeid),
-                                         scale=self.options.scale, host="cuda" if device.cuda else "cpu",
-                                         where=item.nodeid, runner=(device.gpu_name, device.gpu_memory)))
+        return or_refuse(lambda: read_mark(**merge_marks(collection.markers_outermost_first(item), where=item.nodeid),
+                                           scale=self.options.scale, host="cuda" if device.cuda else "cpu",
+                                           where=item.nodeid, runner=(device.gpu_name, device.gpu_memory)))
 
     def _child_for(self, mark: BudgetMark) -> RunChild:
         cpu_only = mark.pinned and mark.device == "cpu"
@@ -312,21 +310,10 @@ def probe(run: Callable[[], Measurement]) -> Measurement:
     return measurement
 
 
-def or_fail(read: Callable[[], T]) -> T:
-    """read()'s value; a ValueError it raises (a bad marker, a card with no room to explore: the message names the
-    test, the value and the fix) fails the test with that message alone: the user's input, not a traceback through
-    the gate's own code."""
-    try:
-        return read()
-    except ValueError as exc:
-        bad = str(exc)
-    pytest.fail(bad, pytrace=False)  # outside the except: no "during handling of the above exception"
-
-
 def explore_against(item: pytest.Item, mark: BudgetMark, budget: SizeGiven, scale: str) -> tuple[int | str, bool, bool]:
     """The budget an exploration searches against, whether it is CUDA memory, and whether it is the test's card's (the
     card's memory where no budget= is given: estimated anywhere, run capped on a GPU); skipped where there is none."""
-    within = or_fail(lambda: card_budget(mark, budget, item.nodeid))
+    within = or_refuse(lambda: card_budget(mark, budget, item.nodeid))
     cuda = mark.device == "cuda" or within is not None
     against, why_not = within or budget_to_explore(budget, mark.budget.vram if cuda else mark.budget.ram, scale,
                                                    mark.device)
