@@ -281,9 +281,10 @@ def test_note(gpu_budget):
     assert not any(name in out for name in ("AttributeError", "session.py", "fixture.py", "can_run.py")), out
 
 
-def test_a_note_whose_text_is_no_text_fails_at_the_tests_own_line(project):
+def test_a_note_whose_text_is_no_text_or_data_nan_fails_at_the_tests_own_line(project):
     """note(S, 5) was accepted, and its 5 written where the JSON report and FINDINGS.md say the finding in words; a
-    blank text said nothing there. Each now fails at the test's line, naming the value, as note()'s data does."""
+    blank text said nothing there; a nan in its data was written NaN into the JSON report, which no strict reader
+    reads. Each now fails at the test's line, naming the value, as note()'s data that is no JSON does."""
     pytester = project('''
 S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
 
@@ -294,12 +295,18 @@ def test_number(gpu_budget):
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_blank(gpu_budget):
     gpu_budget.note(S, " ", boundary=4)
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_nan(gpu_budget):
+    gpu_budget.note(S, "the boundary", ratio=float("nan"))
 ''')
     result = run(pytester)
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=3)
     expected = "expected the finding in words, a non-empty string"
     result.stdout.fnmatch_lines([
         *failed_at("gpu_budget.note(S, 5)", f"test_mem.py::test_number: gpu_budget.note() text=5: {expected}"),
         *failed_at('gpu_budget.note(S, " ", boundary=4)',
-                   f"test_mem.py::test_blank: gpu_budget.note() text=' ': {expected}")], consecutive=False)
+                   f"test_mem.py::test_blank: gpu_budget.note() text=' ': {expected}"),
+        *failed_at('gpu_budget.note(S, "the boundary", ratio=float("nan"))',
+                   "test_mem.py::test_nan: gpu_budget.note() data must be JSON-able: ratio=nan: *")], consecutive=False)
     assert "session.py" not in result.stdout.str()

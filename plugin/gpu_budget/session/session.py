@@ -374,15 +374,18 @@ def user_properties(result: Result) -> list[tuple[str, int | str]]:
 
 def note_row(nodeid: str, scenario: Scenario, scale: str, text: str, data: JsonMapping) -> Note:
     """A measured finding that is not one case's peak (gpu_budget.note()); its scenario, text (words: the report and
-    FINDINGS.md write it) and data (JSON-able) are checked now, naming the test, not when the report is written."""
+    FINDINGS.md write it) and data (JSON-able, finite) are checked now, naming the test and the value, not when the
+    report is written."""
     __tracebackhide__ = gate_frames
     refuse_no_scenario(nodeid, "note()", scenario)
     if not isinstance(text, str) or not text.strip():
         refuse(f"{nodeid}: gpu_budget.note() text={text!r}: expected the finding in words, a non-empty string")
-    try:
-        json.dumps(data)
-    except (TypeError, ValueError) as exc:
-        bad = f"{nodeid}: gpu_budget.note() data must be JSON-able: {exc}"
+    for key, value in data.items():
+        try:
+            json.dumps(value, allow_nan=False)  # NaN, inf: json would write what no strict reader reads
+        except (TypeError, ValueError) as exc:
+            bad = f"{nodeid}: gpu_budget.note() data must be JSON-able: {key}={value!r}: {exc}"
+            break
     else:
         return Note(nodeid, scenario.name, scale, text, data)
     refuse(bad)  # outside the except: no "during handling of the above exception"
