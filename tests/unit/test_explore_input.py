@@ -19,6 +19,11 @@ from gpu_budget.search.explore import Envelope, explore
     ({}, None, "an envelope needs at least one knob"),
     ({"batch": (1, 8)}, ("btch",), "monotone knob 'btch' is not in the envelope (its knobs: batch)"),
     ({"batch": (1, 8)}, "batch", "monotone='batch': expected a tuple of knob names"),
+    # an AttributeError ("'list' object has no attribute 'items'") and a TypeError ("not iterable") before
+    ([("batch", (1, 8))], None, ("knobs=[('batch', (1, 8))]: expected a mapping of knob name to its (lo, hi) range "
+                                 "or list of values")),
+    ({"batch": (1, 8)}, 5, "monotone=5: expected a tuple of knob names"),
+    ({"batch": (1, 8)}, {"batch": 1}, "monotone={'batch': 1}: expected a tuple of knob names"),
 ])
 def test_a_bad_envelope_is_named(knobs, monotone, message):
     with pytest.raises((TypeError, ValueError), match=f"^{re.escape(message)}$"):
@@ -31,6 +36,13 @@ def test_a_boundary_outside_the_envelope_is_named_before_any_run():
         explore("t", Envelope({"batch": (1, 8), "pad": (0, 1)}), "150 MiB", estimate=lambda k: 0,
                 measure=runs.append, boundary="btch")
     assert not runs
+
+
+def test_a_boundary_that_is_no_name_is_named():
+    """boundary=["batch"] was "unhashable type: 'list'", naming neither the boundary nor its value."""
+    with pytest.raises(ValueError, match=r"^boundary=\['batch'\] is not a knob of the envelope \(its knobs: batch\)$"):
+        explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=lambda k: 0, measure=lambda k: 0,
+                boundary=["batch"])
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True])
@@ -156,3 +168,8 @@ def test_a_knob_name_or_value_a_param_cannot_hold_is_named(knobs, message):
     value as no JSON when the search laid it over the scenario's params."""
     with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
         Envelope(knobs)
+
+
+def test_monotone_knobs_given_as_an_iterator_are_kept():
+    """monotone=iter(...) was read up by the check of its names: the search then found no monotone knob."""
+    assert Envelope({"batch": (1, 8)}, monotone=iter(["batch"])).monotone_knobs() == ("batch",)

@@ -7,7 +7,7 @@ Importing this module imports neither torch nor hypothesis.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
@@ -34,13 +34,17 @@ class Envelope:
 
     def __post_init__(self) -> None:
         """A bad knob is named here (when a test module builds it), not met as an IndexError mid-search."""
+        if self.knobs is not None and not isinstance(self.knobs, Mapping):  # else "'list' object has no attribute"
+            raise TypeError(f"knobs={self.knobs!r}: expected a mapping of knob name to its (lo, hi) range or list of "
+                            "values")
         if not self.knobs:
             raise ValueError("an envelope needs at least one knob")
         for knob, spec in self.knobs.items():
             _check_spec(knob, spec)
         if self.monotone is not None:
-            if isinstance(self.monotone, str):
+            if isinstance(self.monotone, str | Mapping) or not isinstance(self.monotone, Iterable):
                 raise ValueError(f"monotone={self.monotone!r}: expected a tuple of knob names")
+            object.__setattr__(self, "monotone", tuple(self.monotone))  # an iterator is read once
             for knob in self.monotone:
                 if knob not in self.knobs:
                     raise ValueError(f"monotone knob {knob!r} is not in the envelope (its knobs: {', '.join(self.knobs)})")

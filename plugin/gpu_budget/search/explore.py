@@ -262,7 +262,7 @@ def _run_before(probe: Probe | None, peaks: Mapping[Key, int | None]) -> Probe |
 def _check(envelope: Envelope, boundary: str | None, max_real_runs: int, seed: object = 0,
            estimate: object = None) -> None:
     """A bad boundary, real-run cap, seed or estimate, named before any run."""
-    if boundary is not None and boundary not in envelope.knobs:
+    if boundary is not None and (not isinstance(boundary, str) or boundary not in envelope.knobs):  # ["b"]: unhashable
         raise ValueError(f"boundary={boundary!r} is not a knob of the envelope (its knobs: {', '.join(envelope.knobs)})")
     if boundary is not None and boundary not in envelope.monotone_knobs():
         raise ValueError(f"boundary={boundary!r} is not among the envelope's monotone knobs "
