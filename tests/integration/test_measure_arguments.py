@@ -53,7 +53,7 @@ def test_number(gpu_budget):
 
 def test_a_label_with_a_line_break_or_outer_spaces_fails_its_test_naming_it(project):
     """A label names the case's row and entry: "x\\ny" broke the table's row in two, and " " and "  " gave two rows
-    that read alike ("test_space::")."""
+    that read alike ("test_space::"); "" was taken for no label, unsaid."""
     pytester = project('''
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_newline(gpu_budget):
@@ -62,12 +62,17 @@ def test_newline(gpu_budget):
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_space(gpu_budget):
     gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}), label=" ")
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_empty(gpu_budget):
+    gpu_budget.measure(Scenario(name="alloc", run="runners:alloc", params={"mib": 8}), label="")
 ''')
     result = run(pytester)
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines([(r"*test_mem.py::test_newline: measure() label='x\ny' is not one line of text with "
                                   "no space at either end*"),
-                                 "*test_mem.py::test_space: measure() label=' ' is not one line of text*"],
+                                 "*test_mem.py::test_space: measure() label=' ' is not one line of text*",
+                                 "*test_mem.py::test_empty: measure() label='' is not one line of text*"],
                                 consecutive=False)
     assert not list(pytester.path.glob("baselines/*/test_mem.json"))
 

@@ -333,7 +333,8 @@ def refuse_unmeasurable(item: pytest.Item, scenario: Scenario, label: str | None
         refuse(f"{item.nodeid}: measure() expect={expect!r} is not one of {EXPECTABLE} (or None: the marker's)")
     if label is not None and not isinstance(label, str):
         refuse(f"{item.nodeid}: measure() label={label!r} is not a string: it names the case's row and baseline entry")
-    if label and (not label.isprintable() or label != label.strip()):  # "x\ny" breaks the table's row, " " reads as none
+    # "x\ny" breaks the table's row, " " reads as none, "" was taken for none (None is)
+    if label is not None and (not label or not label.isprintable() or label != label.strip()):
         refuse(f"{item.nodeid}: measure() label={label!r} is not one line of text with no space at either end: it "
                "names the case's row and baseline entry")
     if item.get_closest_marker(PROBE) is not None:
