@@ -24,6 +24,7 @@ from gpu_budget.search.explore import Envelope, explore
                                  "or list of values")),
     ({"batch": (1, 8)}, 5, "monotone=5: expected a tuple of knob names"),
     ({"batch": (1, 8)}, {"batch": 1}, "monotone={'batch': 1}: expected a tuple of knob names"),
+    ({"batch": (1, 8)}, b"batch", "monotone=b'batch': expected a tuple of knob names"),  # "monotone knob 98" before
 ])
 def test_a_bad_envelope_is_named(knobs, monotone, message):
     with pytest.raises((TypeError, ValueError), match=f"^{re.escape(message)}$"):

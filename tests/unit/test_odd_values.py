@@ -119,3 +119,11 @@ def test_without_fixes_given_a_fix_object_drops_that_fix():
     mine = fix(params={"batch_size": 1})
     applied = Scenario(name="s", run="runners:alloc", params={"batch_size": 4}).with_fixes(mine)
     assert applied.without_fixes(mine).fixes == ()
+
+
+@pytest.mark.parametrize("cost", [["slower"], {}, None, 1, b"none"], ids=repr)
+def test_a_cost_of_the_wrong_kind_is_named(cost):
+    """cost=["slower"] was "TypeError: unhashable type: 'list'" from the fix library, naming neither field nor value."""
+    with pytest.raises(FixError) as info:
+        fix(cost=cost)
+    assert f"fix 'mine': cost {cost!r} is not one of none, slower, accuracy-risk" in str(info.value)

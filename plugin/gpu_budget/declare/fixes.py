@@ -127,7 +127,7 @@ class Fix:
             object.__setattr__(self, name, _texts(getattr(self, name), where, name, names=name != "args"))
         if self.stage not in STAGES:
             raise FixError(f"fix {self.name!r}: stage {self.stage!r} is not one of {', '.join(STAGES)}")
-        if self.cost not in COSTS:
+        if not isinstance(self.cost, str) or self.cost not in COSTS:  # a list: "unhashable type", naming nothing
             raise FixError(f"fix {self.name!r}: cost {self.cost!r} is not one of {', '.join(COSTS)}")
         if self.name in (*self.conflicts, *self.requires, *self.replaces):
             raise FixError(f"fix {self.name!r} names itself in conflicts/requires/replaces")

@@ -42,7 +42,7 @@ class Envelope:
         for knob, spec in self.knobs.items():
             _check_spec(knob, spec)
         if self.monotone is not None:
-            if isinstance(self.monotone, str | Mapping) or not isinstance(self.monotone, Iterable):
+            if isinstance(self.monotone, str | bytes | Mapping) or not isinstance(self.monotone, Iterable):
                 raise ValueError(f"monotone={self.monotone!r}: expected a tuple of knob names")
             object.__setattr__(self, "monotone", tuple(self.monotone))  # an iterator is read once
             for knob in self.monotone:
