@@ -141,6 +141,13 @@ def step_number(step: object) -> int | None:
     return number
 
 
+def phase_name(name: object) -> str:
+    """`name` as a phase's name (the report's phase table writes it); what is no non-empty string raises, naming it."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"phase name {name!r}: expected a non-empty string")
+    return name
+
+
 def mark_with(start) -> None:
     """In a function case's measured process: phase() and step() call `start(name, step)` (the meter's start), from
     this process only (a process it forks marks nothing); None: back to the socket. The step count starts anew."""
@@ -186,8 +193,7 @@ class Phase:
 def phase(name: str, step: int | None = None) -> Phase:
     """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series. Also a
     `with` block (`Phase`)."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"phase name {name!r}: expected a non-empty string")
+    phase_name(name)
     global _last_step, _trainer_open, _open
     number = step_number(step)
     opened, _trainer_open = _trainer_open, None

@@ -161,3 +161,16 @@ def test_the_split_of_rss_is_the_phases_end_not_its_peak(meter, tmp_path):
     idle, read = meter.phases
     assert read.ram_peak - idle.ram_peak > 60 * MiB
     assert read.rss_file - idle.rss_file < 4 * MiB
+
+
+@pytest.mark.parametrize("bad", [5, None, b"load", ""], ids=repr)
+def test_a_phase_name_that_is_no_text_is_refused_by_the_meter_as_by_a_scripts_mark(meter, bad):
+    """ctx.meter.phase(5) recorded a phase named 5 (None: None) in the report's phase table, where a script's
+    gpu_budget.phase(5) was refused; both now say the same."""
+    from gpu_budget import script
+
+    with pytest.raises(ValueError, match=f"^phase name {bad!r}: expected a non-empty string$"):
+        meter.start(bad)
+    with pytest.raises(ValueError, match=f"^phase name {bad!r}: expected a non-empty string$"):
+        script.phase(bad)
+    assert meter.phases == []
