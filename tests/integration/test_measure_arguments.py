@@ -289,7 +289,7 @@ def test_note(gpu_budget):
 def test_a_note_whose_text_is_no_text_or_data_nan_fails_at_the_tests_own_line(project):
     """note(S, 5) was accepted, and its 5 written where the JSON report and FINDINGS.md say the finding in words; a
     blank text said nothing there; a nan in its data was written NaN into the JSON report, which no strict reader
-    reads. Each now fails at the test's line, naming the value, as note()'s data that is no JSON does."""
+    reads, and a key 1 as "1". Each now fails at the test's line, naming the value, as note()'s data that is no JSON does."""
     pytester = project('''
 S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
 
@@ -304,14 +304,21 @@ def test_blank(gpu_budget):
 @pytest.mark.gpu_budget(ram="2 GiB")
 def test_nan(gpu_budget):
     gpu_budget.note(S, "the boundary", ratio=float("nan"))
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_key(gpu_budget):
+    gpu_budget.note(S, "the boundary", peaks={1: 64})
 ''')
     result = run(pytester)
-    result.assert_outcomes(failed=3)
+    result.assert_outcomes(failed=4)
     expected = "expected the finding in words, a non-empty string"
     result.stdout.fnmatch_lines([
         *failed_at("gpu_budget.note(S, 5)", f"test_mem.py::test_number: gpu_budget.note() text=5: {expected}"),
         *failed_at('gpu_budget.note(S, " ", boundary=4)',
                    f"test_mem.py::test_blank: gpu_budget.note() text=' ': {expected}"),
         *failed_at('gpu_budget.note(S, "the boundary", ratio=float("nan"))',
-                   "test_mem.py::test_nan: gpu_budget.note() data must be JSON-able: ratio=nan: *")], consecutive=False)
+                   "test_mem.py::test_nan: gpu_budget.note() data must be JSON-able: ratio=nan: *"),
+        *failed_at('gpu_budget.note(S, "the boundary", peaks={1: 64})',
+                   "test_mem.py::test_key: gpu_budget.note() data must be JSON-able: peaks={1: 64}: a mapping's key 1 "
+                   "is no string*")], consecutive=False)
     assert "session.py" not in result.stdout.str()

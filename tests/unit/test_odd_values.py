@@ -127,3 +127,16 @@ def test_a_cost_of_the_wrong_kind_is_named(cost):
     with pytest.raises(FixError) as info:
         fix(cost=cost)
     assert f"fix 'mine': cost {cost!r} is not one of none, slower, accuracy-risk" in str(info.value)
+
+
+@pytest.mark.parametrize(("params", "named"), [
+    ({"cfg": {1: "a"}}, "params['cfg']={1: 'a'} is no JSON value (a mapping's key 1 is no string"),
+    ({"cfg": [{"ok": {None: 2}}]}, "params['cfg']=[{'ok': {None: 2}}] is no JSON value (a mapping's key None is no"),
+    ({"cfg": {True: 1}}, "params['cfg']={True: 1} is no JSON value (a mapping's key True is no string"),
+], ids=repr)
+def test_a_knob_holding_a_mapping_keyed_by_no_string_is_refused(params, named):
+    """{"cfg": {1: "a"}} reached the runner as {"cfg": {"1": "a"}} (JSON writes every key as text): params["cfg"][1]
+    was a KeyError in the measured child, and the baseline recorded a knob the test never wrote."""
+    with pytest.raises(ValueError) as info:
+        Scenario(name="s", run="runners:alloc", params=params)
+    assert named in str(info.value)

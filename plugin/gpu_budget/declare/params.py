@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias
 
 from gpu_budget.declare.refused import refusal
 from gpu_budget.model.budget import SCALES
-from gpu_budget.model.json_value import Json
+from gpu_budget.model.json_value import Json, check_strict
 
 __tracebackhide__ = refusal  # a refused declaration in a test fails at the test's line (refused.py)
 
@@ -33,7 +32,7 @@ def knobs(given: Mapping[str, Json], where: str, label: str = "params") -> Param
         if key == NEEDS_CUDA and not isinstance(value, bool):  # "false" would read as true and skip the case
             raise ValueError(f"{where}: {label}[{key!r}]={value!r}: expected True or False")
         try:
-            json.dumps(value, sort_keys=True, allow_nan=False)  # NaN, inf: json would write what no reader reads
+            check_strict(value)  # NaN, inf: json would write what no reader reads; a key 1 would come back "1"
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {label}[{key!r}]={value!r} is no JSON value ({exc}): a knob crosses into the "
                              "measured child and its baseline entry as JSON; give a string, finite number, bool, None, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TypeAlias
 
@@ -26,3 +27,30 @@ def unique_keys(pairs: list[tuple[str, Json]]) -> JsonObject:
             raise DuplicateKey(key)
         obj[key] = value
     return obj
+
+
+_NONE = object()  # no key found (None is a key a mapping may have)
+
+
+def check_strict(value: object) -> None:
+    """TypeError or ValueError where JSON would not give `value` back as it is: what json cannot write (a set), NaN or
+    inf (written as no strict reader reads), a mapping's key that is no string (1 is written, and read back, "1")."""
+    json.dumps(value, sort_keys=True, allow_nan=False)
+    key = _key_not_text(value)
+    if key is not _NONE:
+        raise TypeError(f"a mapping's key {key!r} is no string: JSON writes it, and reads it back, as text")
+
+
+def _key_not_text(value: object) -> object:
+    """The first mapping key within `value` (at any depth) that is no string, or _NONE."""
+    if isinstance(value, Mapping):
+        bad, inner = next((k for k in value if not isinstance(k, str)), _NONE), value.values()
+    elif isinstance(value, list | tuple):
+        bad, inner = _NONE, value
+    else:
+        return _NONE
+    for item in inner:
+        if bad is not _NONE:
+            break
+        bad = _key_not_text(item)
+    return bad

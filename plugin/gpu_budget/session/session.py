@@ -11,7 +11,6 @@ store, applies the fail-safe and hands the data to outputs.py.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ from gpu_budget.isolate.stopped_wait import WaitStopped
 from gpu_budget.judge import failsafe
 from gpu_budget.judge.store import BaselineStore, PendingWrite, Staging
 from gpu_budget.model.budget import SizeGiven
-from gpu_budget.model.json_value import JsonMapping
+from gpu_budget.model.json_value import JsonMapping, check_strict
 from gpu_budget.model.result import Measurement, Note, Result, Verdict
 from gpu_budget.report import revision, terminal
 from gpu_budget.requires import MissingDependency
@@ -383,7 +382,7 @@ def note_row(nodeid: str, scenario: Scenario, scale: str, text: str, data: JsonM
         refuse(f"{nodeid}: gpu_budget.note() text={text!r}: expected the finding in words, a non-empty string")
     for key, value in data.items():
         try:
-            json.dumps(value, allow_nan=False)  # NaN, inf: json would write what no strict reader reads
+            check_strict(value)  # NaN, inf: json would write what no strict reader reads; a key 1 comes back "1"
         except (TypeError, ValueError) as exc:
             bad = f"{nodeid}: gpu_budget.note() data must be JSON-able: {key}={value!r}: {exc}"
             break
