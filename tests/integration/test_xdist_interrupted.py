@@ -1,12 +1,16 @@
-"""A gate under `-n 2` stopped by Ctrl-C keeps the rows its workers measured, and leaves no measured child behind.
+"""A gate under `-n 2` stopped by Ctrl-C keeps what its workers' finished tests measured, and leaves no measured child.
 
 An xdist worker ships its session data to the controller only when it
-finishes; a worker stopped mid-case never does. Each test's rows also ride on
-its call report (session/xdist.py), so the report still holds every case that
-finished, and the gate fails saying a worker did not finish. The interrupt
-here is deterministic: the slow case's measured child waits until the
-controller has logged both quick cases, then sends SIGINT to the session's
-process group, as Ctrl-C in a terminal or a CI job's timeout does.
+finishes; a worker stopped mid-case never does. Each test's report also
+carries its rows and the baseline entries it settled (session/xdist.py), so
+the report still holds every case that finished and the controller writes
+the entries of those that passed, as a serial session stopped at the same
+point has written them as each test reported: both leave the same baseline
+store. The gate fails saying a worker did not finish. The interrupt here is
+deterministic: the slow case's measured child waits until the controller
+(or the serial session) has logged both quick cases, then sends SIGINT to
+the session's process group, as Ctrl-C in a terminal or a CI job's timeout
+does.
 """
 
 import json
@@ -70,12 +74,21 @@ def test_interrupted(gpu_budget):
 '''
 
 
-def test_ctrl_c_under_xdist_keeps_the_finished_rows_and_fails_the_gate(pytester, monkeypatch):
+def entries(folder) -> list[str]:
+    """The keys of every baseline entry written under `folder`."""
+    return sorted(key for path in folder.rglob("*.json")
+                  for cases in json.loads(path.read_text())["entries"].values() for key in cases)
+
+
+@pytest.mark.parametrize("spread", [["-n", "2"], ["-p", "no:xdist"]], ids=["xdist", "serial"])
+def test_ctrl_c_keeps_the_finished_rows_and_entries_and_fails_the_gate(pytester, monkeypatch, spread):
+    """Before, under -n 2 the worker that measured test_quick_too never shipped its entry: one entry was written
+    (`baselines: recorded 1 new entry`), where the serial session had written both."""
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(runners=RUNNERS, conftest=CONFTEST, test_mem=TESTS)
     leave_outer_run(monkeypatch)
     monkeypatch.delenv("CI", raising=False)
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-n", "2", "--gpu-budget",
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *spread, "--gpu-budget",
            "--gpu-budget-json=r.json", "--gpu-budget-baselines=baselines", "-q"]
     done = subprocess.run(cmd, cwd=pytester.path, capture_output=True, text=True, timeout=240, check=False,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join([str(pytester.path),
@@ -87,9 +100,13 @@ def test_ctrl_c_under_xdist_keeps_the_finished_rows_and_fails_the_gate(pytester,
     report = json.loads((pytester.path / "r.json").read_text())
     assert sorted(r["nodeid"] for r in report["results"]) == ["test_mem.py::test_quick",
                                                               "test_mem.py::test_quick_too"], out[-3000:]
-    assert any("did not finish (interrupted, or it crashed)" in p for p in report["gate_problems"]), report
-    assert "gpu-budget gate FAILED: xdist worker gw" in out, out[-3000:]
+    assert entries(pytester.path / "baselines") == ["test_mem.py::test_quick", "test_mem.py::test_quick_too"], out[-3000:]
+    assert "baselines: recorded 2 new entries in baselines/" in out, out[-3000:]
+    assert "the session was interrupted (Ctrl-C, SIGTERM) after 2 of 3" in out, out[-3000:]
     assert not alive(int((pytester.path / "slow.pid").read_text())), "the interrupted case's child outlived it"
+    if spread[0] == "-n":
+        assert any("did not finish (interrupted, or it crashed)" in p for p in report["gate_problems"]), report
+        assert "gpu-budget gate FAILED: xdist worker gw" in out, out[-3000:]
 
 
 
@@ -105,21 +122,47 @@ def test_recorded(gpu_budget):
     gpu_budget.measure(Scenario(name="quick", run="runners:quick"))
 
 
+@pytest.fixture
+def measured_after(gpu_budget):
+    yield
+    gpu_budget.measure(Scenario(name="after", run="runners:quick"))
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_measured_in_teardown(measured_after):
+    pass
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_fails_after(gpu_budget):
+    gpu_budget.measure(Scenario(name="failing", run="runners:quick"))
+    assert False, "broken after measuring"
+
+
 def test_crash():
-    os._exit(3)  # the worker dies before it ships the entry test_recorded measured
+    os._exit(3)  # the worker dies before it ships its session data
 '''
 
 
-def test_a_crashed_worker_s_rows_do_not_claim_the_entries_it_never_shipped(pytester, monkeypatch):
+def test_a_crashed_worker_s_passed_tests_still_record_and_a_failed_one_does_not(pytester, monkeypatch):
+    """A worker that dies never ships its data; its tests' reports carried the entries of those that passed, the one
+    a fixture measured at teardown too, and a failed test's withheld entry. Before, no entry was written and each row
+    said `no baseline yet: its xdist worker did not finish, so no baseline entry was written`; a serial session that
+    dies at the same test has written both as each test reported."""
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(runners=RUNNERS, test_mem=CRASHING)
     leave_outer_run(monkeypatch)
     monkeypatch.delenv("CI", raising=False)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-n", "1", "--gpu-budget",
                                            "--gpu-budget-json=r.json", "--gpu-budget-baselines=baselines")
-    result.assert_outcomes(passed=1, failed=1)
-    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
-    assert not list((pytester.path / "baselines").rglob("*.json"))  # its entry was never written
-    assert "recorded" not in row["message"], row["message"]
-    assert "its xdist worker did not finish, so no baseline entry was written" in row["message"], row["message"]
-    result.stdout.fnmatch_lines(["gpu-budget gate FAILED: xdist worker gw0 did not finish*"])
+    result.assert_outcomes(passed=2, failed=2)
+    rows = {r["nodeid"].split("::")[1]: r["message"] for r in json.loads((pytester.path / "r.json").read_text())["results"]}
+    assert entries(pytester.path / "baselines") == ["test_mem.py::test_measured_in_teardown", "test_mem.py::test_recorded"]
+    assert "no baseline yet: recorded" in rows["test_recorded"], rows
+    assert "no baseline yet: recorded" in rows["test_measured_in_teardown"], rows
+    assert "its test did not pass, so no baseline entry was written" in rows["test_fails_after"], rows
+    result.stdout.fnmatch_lines([("gpu-budget gate FAILED: xdist worker gw0 did not finish (interrupted, or it crashed): "
+                                  "its 3 measured row(s) and the 2 baseline entries its passed tests recorded are taken "
+                                  "from its tests' reports"),
+                                 "baselines: recorded 2 new entries in baselines/*",
+                                 "*1 entry not recorded, its test did not pass after measuring (test_mem.py::test_fails_after)*"])

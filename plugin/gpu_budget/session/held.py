@@ -23,7 +23,7 @@ from gpu_budget.judge.store import PendingWrite
 from gpu_budget.model.result import RECORDED, Result, written_claim
 
 WITHHELD = "its test did not pass, so no baseline entry was written"  # what a withheld entry's row says
-NOT_SHIPPED = "its xdist worker did not finish, so no baseline entry was written"  # ... where the worker died first
+NOT_SHIPPED = "its xdist worker did not finish, so no baseline entry was written"  # ... where no report carried it
 
 
 @dataclass(frozen=True)

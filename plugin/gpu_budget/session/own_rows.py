@@ -13,6 +13,7 @@ from gpu_budget.model.result import Note, Result
 MEASURED = pytest.StashKey[list[Result]]()  # the item's judged cases, for its report
 _AT = pytest.StashKey[list[int]]()  # where the item's rows sit in the session's rows
 _NOTES = pytest.StashKey[list[Note]]()
+_SHIPPED = pytest.StashKey[tuple[int, int]]()  # how many of the item's judged rows and notes its reports carried
 
 
 def add(item: pytest.Item, rows: list[Result], row: Result) -> None:
@@ -47,7 +48,7 @@ def forget(item: pytest.Item, rows: list[Result], notes: list[Note]) -> list[Res
     dropped = [rows.pop(at) for at in sorted(item.stash.get(_AT, []), reverse=True)][::-1]
     for note in item.stash.get(_NOTES, []):
         notes.remove(note)
-    item.stash[_AT], item.stash[MEASURED], item.stash[_NOTES] = [], [], []
+    item.stash[_AT], item.stash[MEASURED], item.stash[_NOTES], item.stash[_SHIPPED] = [], [], [], (0, 0)
     return dropped
 
 
@@ -59,3 +60,12 @@ def add_note(item: pytest.Item, notes: list[Note], note: Note) -> None:
 def notes_of(item: pytest.Item) -> list[Note]:
     """The notes the item's test made (gpu_budget.note())."""
     return item.stash.get(_NOTES, [])
+
+
+def unshipped(item: pytest.Item) -> tuple[list[Result], list[Note]]:
+    """The item's judged rows and notes that no report of its test has carried yet, now counted as carried: an xdist
+    worker's call report carries the test's, its teardown's those a fixture measured after the call (or without one)."""
+    rows, notes = measured(item), notes_of(item)
+    done_rows, done_notes = item.stash.get(_SHIPPED, (0, 0))
+    item.stash[_SHIPPED] = (len(rows), len(notes))
+    return rows[done_rows:], notes[done_notes:]

@@ -25,10 +25,16 @@ Registered only when xdist is installed (pytest_plugin.py). Three jobs:
   it and alone writes baselines (the baseline store) and the outputs
   (outputs.py: the terminal's tables, the JSON report, the step summary, the
   plots). Each test's rows and notes also ride on its call report
-  (`gpu_budget_rows`, which xdist serialises with the report), so the rows
-  of a worker that never finishes (Ctrl-C, a timeout's SIGINT, a crash)
-  still reach the report; the baselines it would have recorded are not
-  written, and the gate fails saying so.
+  (`gpu_budget_rows`, which xdist serialises with the report), with the
+  baseline entries that report settled (written: its test passed; or
+  withheld), and what a fixture measured after the call rides on the
+  teardown's report. So a worker that never finishes (Ctrl-C, a timeout's
+  SIGINT, a crash) loses nothing of its finished tests: the controller
+  reports their rows and writes their entries, as a serial run interrupted
+  at the same point has written them as each test reported; the gate fails
+  naming the worker. A test that did not finish has reported nothing, so
+  nothing of it is written, and a worker that finishes ships its whole
+  data instead of its reports' copies: no entry is written twice.
 
 A SIGTERM or SIGINT to the controller alone (a CI job's timeout or cancel,
 `kill PID`, `kill -INT PID`) is passed on to its local workers as a SIGTERM,
@@ -60,8 +66,8 @@ if TYPE_CHECKING:
     from gpu_budget.session.session import BudgetSession
 
 _OUTPUT_KEY = "gpu_budget"
-ROWS_ATTR = "gpu_budget_rows"  # a test's rows and notes on its call report (SessionData JSON): kept if its
-# worker never finishes
+ROWS_ATTR = "gpu_budget_rows"  # what a test's report settled (SessionData JSON: rows, notes, entries to write or
+# withheld): kept if its worker never finishes
 WORKER_ID, WORKER_COUNT = "workerid", "workercount"  # what xdist's workerinput holds of a worker
 SLOT = "gpu_budget_slot"  # what the controller adds: the worker's share (a replaced worker's, for its replacement)
 WorkerInput = Mapping[str, str | int]
@@ -108,14 +114,18 @@ class XdistBudget:
     @pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: BudgetSession's wrapper has settled the rows first
     def pytest_runtest_makereport(self, item: pytest.Item, call) -> Generator[None, pytest.TestReport,
                                                                                pytest.TestReport]:
-        """A worker's call report carries the test's rows and notes, so the controller has them as the test ends
-        (a row whose entry its failed test withheld says so: session/held.py)."""
+        """A worker's call and teardown reports carry what each settled of the test: its rows and notes not carried
+        yet, the baseline entries its passing test recorded and those withheld (session/held.py), so the controller
+        has them as the test ends."""
+        data = self.session.data
+        pending, withheld = len(data.pending), len(data.withheld)  # BudgetSession's wrapper, inside, adds this report's
         report = yield
-        if report.when == "call" and self.session.is_worker:
-            rows = own_rows.measured(item)
-            notes = own_rows.notes_of(item)
-            if rows or notes:
-                setattr(report, ROWS_ATTR, json.dumps(SessionData(rows=list(rows), notes=notes).to_json()))
+        if report.when in ("call", "teardown") and self.session.is_worker:
+            rows, notes = own_rows.unshipped(item)
+            part = SessionData(rows=list(rows), notes=list(notes), pending=data.pending[pending:],
+                               withheld=data.withheld[withheld:])
+            if part.rows or part.notes or part.pending or part.withheld:
+                setattr(report, ROWS_ATTR, json.dumps(part.to_json()))
         return report
 
     @pytest.hookimpl(tryfirst=True)  # before BudgetSession's, which writes the outputs on the controller
@@ -126,13 +136,16 @@ class XdistBudget:
             return
         for worker, carried in sorted(self.carried.items()):  # workers that never shipped their data
             parts = [SessionData.from_json(json.loads(c)) for c in carried]
-            for part in parts:  # a row saying its entry was recorded: the entry died with the worker
-                part.rows[:] = [held.withheld_row(r, held.NOT_SHIPPED) if held.claims_written(r) else r for r in part.rows]
-                self.session.data.merge(part)
+            came = {write.row for part in parts for write in part.pending}
+            for part in parts:  # a row saying its entry was recorded where no report carried the entry: none is written
+                part.rows[:] = [held.withheld_row(r, held.NOT_SHIPPED) if held.claims_written(r) and r.nodeid not in came
+                                else r for r in part.rows]
+                self.session.data.merge(part)  # its entries are written with the others (BudgetSession.pytest_sessionfinish)
+            entries = sum(len(p.pending) for p in parts)
             self.session.problems.append(
                 f"xdist worker {worker} did not finish (interrupted, or it crashed): its {sum(len(p.rows) for p in parts)}"
-                " measured row(s) are reported from its tests' reports; the baselines it would have recorded were not "
-                "written")
+                f" measured row(s) and the {entries} baseline entr{'y' if entries == 1 else 'ies'} its passed tests "
+                "recorded are taken from its tests' reports")
         self.carried.clear()
 
     # -- controller ---------------------------------------------------------
