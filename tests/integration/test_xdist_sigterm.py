@@ -4,7 +4,8 @@ once, as Ctrl-C in a terminal does.
 Ctrl-C in a terminal reaches every process of the session's group; a signal sent to the pytest process reaches
 the controller only, while each worker goes on measuring its case. xdist then waits out its shutdown (execnet
 interrupts a busy worker after 5 s, xdist kills it after 10 s): the session took 11 s to end. The controller now
-passes the signal on to its workers as a SIGTERM, and they end their measured children as a serial session does.
+passes the signal on to its workers as a SIGTERM, and they end their measured children as a serial session does; a
+worker still starting up, not yet ready, gets it too.
 """
 
 import json
@@ -128,3 +129,57 @@ def test_sigint_to_the_controller_alone_ends_its_workers_cases_without_waiting_o
     assert any("did not finish (interrupted, or it crashed)" in p for p in report["gate_problems"]), report
     for path in (pytester.path / "bl").rglob("*"):
         assert path.is_dir() or json.loads(path.read_text()), f"{path}: a baseline file not whole"
+
+
+SLOW_START = '''
+import os, pathlib, time
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which tells the controller the worker is ready
+def pytest_sessionstart(session):
+    """A worker slow to start (a conftest importing a framework, a large collection): it waits, not ready yet."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        pathlib.Path(f"starting-{worker}.pid").write_text(str(os.getpid()))
+        time.sleep(60)
+'''
+
+
+def test_sigint_to_the_controller_before_its_workers_are_ready_ends_them_at_once(pytester, monkeypatch,
+                                                                                 tmp_path_factory):
+    """`kill -INT PID` while the workers still start up. The controller knew a worker's pid only once the worker said
+    it was ready, so it passed the interrupt on to none: xdist's shutdown asked each to end, execnet waited 5 s for it
+    and then interrupted it ("execution ongoing after 5 secs, trying interrupt_main"), and the session took 7.4 s to
+    end here. The controller now knows each worker's pid as xdist sets the worker up: 1.7-2.5 s."""
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=QUICK_RUNNER, conftest=SLOW_START, test_mem=TESTS.replace("sleeps", "quick"))
+    leave_outer_run(monkeypatch)
+    monkeypatch.delenv("CI", raising=False)
+    traces = tmp_path_factory.mktemp("x", numbered=True)  # execnet's trace files, a short path (the gate's sockets)
+    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-n",
+                                "2", "--gpu-budget", "-q"], cwd=pytester.path, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env={**os.environ, "EXECNET_DEBUG": "1",
+                                                                         "TMPDIR": str(traces)},
+                               start_new_session=True,  # its own group: nothing else sends it a SIGINT
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509  no threads
+    marks = [pytester.path / f"starting-gw{n}.pid" for n in (0, 1)]
+    try:
+        deadline = time.monotonic() + 120
+        while not all(p.exists() and p.read_text() for p in marks) and time.monotonic() < deadline:
+            assert session.poll() is None, session.communicate()[0][-3000:]
+            time.sleep(0.05)
+        workers = [int(p.read_text()) for p in marks]
+        started = time.monotonic()
+        os.kill(session.pid, signal.SIGINT)  # the controller alone, not its process group
+        out, _ = session.communicate(timeout=60)
+        took = time.monotonic() - started
+    finally:
+        if session.poll() is None:
+            session.kill()
+    assert session.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
+    waited = [line for f in traces.glob("execnet-debug-*") for line in f.read_text().splitlines() if "ongoing" in line]
+    assert not waited, f"a worker was left to execnet's shutdown: {waited}"
+    assert took < 5, f"the session took {took:.1f} s to end"  # before: 7.4 s
+    assert not [pid for pid in workers if alive(pid)], "a worker outlived the interrupted session"

@@ -42,6 +42,8 @@ as Ctrl-C reaches every process of the terminal's group: otherwise each worker
 measures on while xdist waits out its shutdown (its teardown asks each worker
 to end, execnet's worker waits 5 s for a busy test, then interrupts itself;
 execnet's `Group.terminate` kills a worker still there after xdist's 10 s).
+A worker's pid is known from the moment xdist sets it up, so one still
+starting up (a slow conftest, a large collection) is not left to that wait.
 Workers a terminal's Ctrl-C reached already take the SIGTERM as part of that
 same ending (isolate/lifecycle.py), and pids no longer the controller's
 children are skipped.
@@ -97,11 +99,16 @@ class XdistBudget:
     # -- controller: placement and scheduling ------------------------------
     def pytest_configure_node(self, node) -> None:
         """Give a starting worker the first share no live worker holds: xdist numbers a dead worker's replacement on
-        ("gw2" of 2), whose own index is past the last share (no CPU at all) and whose GPUs another worker may hold."""
+        ("gw2" of 2), whose own index is past the last share (no CPU at all) and whose GPUs another worker may hold.
+        Keep a local worker's pid, from what execnet learnt of it as xdist set the worker up (never asked now: a busy
+        worker would not answer), so an interrupt reaches a worker still starting up too."""
         count = int(node.workerinput[WORKER_COUNT])
         held = set(self.slots.values())
         slot = next((i for i in range(count) if i not in held), worker_index(node.gateway.id) % count)
         node.workerinput[SLOT] = self.slots[node.gateway.id] = slot
+        info = getattr(node.gateway, "_cache_rinfo", None)
+        if node.gateway.spec.popen and isinstance(getattr(info, "pid", None), int):
+            self.pids[node.gateway.id] = info.pid
 
     def pytest_xdist_make_scheduler(self, config, log):
         if not self.session.options.enabled or config.getoption("dist") != "load" or _dist_given(config):
@@ -153,13 +160,6 @@ class XdistBudget:
         carried, node = getattr(report, ROWS_ATTR, None), getattr(report, "node", None)
         if carried and node is not None and not self.session.is_worker:
             self.carried[node.gateway.id].append(carried)
-
-    def pytest_testnodeready(self, node) -> None:
-        """Keep a local worker's pid, from what execnet learnt of it as xdist set the worker up (never asked now: a
-        busy worker would not answer)."""
-        info = getattr(node.gateway, "_cache_rinfo", None)
-        if node.gateway.spec.popen and isinstance(getattr(info, "pid", None), int):
-            self.pids[node.gateway.id] = info.pid
 
     def pytest_keyboard_interrupt(self) -> None:
         """The controller interrupted (SIGTERM, or a SIGINT that reached it alone): its workers get a SIGTERM, and end
