@@ -166,3 +166,67 @@ def test_a_crashed_worker_s_passed_tests_still_record_and_a_failed_one_does_not(
                                   "from its tests' reports"),
                                  "baselines: recorded 2 new entries in baselines/*",
                                  "*1 entry not recorded, its test did not pass after measuring (test_mem.py::test_fails_after)*"])
+
+
+# what pytest-rerunfailures does to a failing test: the failed attempt's reports are logged (the failed one as
+# "rerun"), then the same item's setup, call and teardown run once more
+RERUN_LOGGED = '''
+import pytest
+from _pytest.runner import runtestprotocol
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    if any(report.failed for report in reports):
+        for report in reports:
+            if report.failed:
+                report.outcome = "rerun"
+            item.ihook.pytest_runtest_logreport(report=report)
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    for report in reports:
+        item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+'''
+
+FLAKY_THEN_CRASH = '''
+import os
+
+import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="1 GiB")
+def test_flaky(gpu_budget):
+    gpu_budget.measure(Scenario(name="quick", run="runners:quick"))
+    if not os.path.exists("flaked"):
+        open("flaked", "w").close()
+        assert False, "flaky after measuring"
+
+
+def test_crash():
+    os._exit(3)
+'''
+
+
+def test_a_crashed_worker_s_rerun_test_keeps_its_last_attempt_alone(pytester, monkeypatch):
+    """The reports of a rerun test's failed attempt reach the controller too; its worker forgets that attempt's row
+    and withheld entry (session/attempts.py), and so does the controller for a worker that never ships its data.
+    Before, the table held test_flaky twice (`no-baseline, test FAILED` above `no-baseline`) and the summary said
+    `1 entry not recorded, its test did not pass after measuring (test_mem.py::test_flaky)`, as a finished worker's
+    session does not."""
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=RUNNERS, conftest=RERUN_LOGGED, test_mem=FLAKY_THEN_CRASH)
+    leave_outer_run(monkeypatch)
+    monkeypatch.delenv("CI", raising=False)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-n", "1", "--gpu-budget",
+                                           "--gpu-budget-json=r.json", "--gpu-budget-baselines=baselines")
+    result.assert_outcomes(passed=1, failed=1)
+    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
+    assert (row["verdict"], row["test_outcome"]) == ("no-baseline", "passed"), row
+    assert entries(pytester.path / "baselines") == ["test_mem.py::test_flaky"]
+    assert "not recorded" not in result.stdout.str()
+    result.stdout.fnmatch_lines([("gpu-budget gate FAILED: xdist worker gw0 did not finish*its 1 measured row(s) and "
+                                  "the 1 baseline entry*")])

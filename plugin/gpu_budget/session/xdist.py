@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import defaultdict
 from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING
 
@@ -80,7 +79,8 @@ class XdistBudget:
 
     def __init__(self, session: BudgetSession) -> None:
         self.session = session
-        self.carried: dict[str, list[str]] = defaultdict(list)  # controller: worker id -> its reports' rows, until it ships
+        self.carried: dict[str, dict[str, list[str]]] = {}  # controller: worker id -> test -> what its reports carried,
+        # until the worker ships its whole data
         self.slots: dict[str, int] = {}  # controller: live worker id -> its share's index
         self.pids: dict[str, int] = {}  # controller: live worker id -> its process, where it runs on this host
         workerinput = getattr(session.config, "workerinput", None)
@@ -142,7 +142,7 @@ class XdistBudget:
             workeroutput[_OUTPUT_KEY] = json.dumps(self.session.data.to_json())
             return
         for worker, carried in sorted(self.carried.items()):  # workers that never shipped their data
-            parts = [SessionData.from_json(json.loads(c)) for c in carried]
+            parts = [SessionData.from_json(json.loads(c)) for test in carried.values() for c in test]
             came = {write.row for part in parts for write in part.pending}
             for part in parts:  # a row saying its entry was recorded where no report carried the entry: none is written
                 part.rows[:] = [held.withheld_row(r, held.NOT_SHIPPED) if held.claims_written(r) and r.nodeid not in came
@@ -157,9 +157,17 @@ class XdistBudget:
 
     # -- controller ---------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Keep what a worker's report carried of its test. Another attempt of the test (pytest-rerunfailures) starts
+        with its setup's report: what the earlier one carried is forgotten, as its worker forgets it (attempts.py), but
+        the entries it recorded, which its worker ships all the same."""
         carried, node = getattr(report, ROWS_ATTR, None), getattr(report, "node", None)
-        if carried and node is not None and not self.session.is_worker:
-            self.carried[node.gateway.id].append(carried)
+        if node is None or self.session.is_worker:
+            return
+        tests = self.carried.get(node.gateway.id, {})
+        if report.when == "setup" and tests.get(report.nodeid):
+            tests[report.nodeid] = [entries_only(tests[report.nodeid])]
+        if carried:
+            self.carried.setdefault(node.gateway.id, {}).setdefault(report.nodeid, []).append(carried)
 
     def pytest_keyboard_interrupt(self) -> None:
         """The controller interrupted (SIGTERM, or a SIGINT that reached it alone): its workers get a SIGTERM, and end
@@ -174,6 +182,12 @@ class XdistBudget:
         if _OUTPUT_KEY in output:
             self.session.data.merge(SessionData.from_json(json.loads(output[_OUTPUT_KEY])))
             self.carried.pop(node.gateway.id, None)  # its whole data came: the reports' copies are not needed
+
+
+def entries_only(carried: list[str]) -> str:
+    """What reports carried of a test's earlier attempt, less all but the baseline entries it recorded."""
+    parts = [SessionData.from_json(json.loads(c)) for c in carried]
+    return json.dumps(SessionData(pending=[write for part in parts for write in part.pending]).to_json())
 
 
 def _dist_given(config) -> bool:
