@@ -102,7 +102,8 @@ def test_ctrl_c_keeps_the_finished_rows_and_entries_and_fails_the_gate(pytester,
                                                               "test_mem.py::test_quick_too"], out[-3000:]
     assert entries(pytester.path / "baselines") == ["test_mem.py::test_quick", "test_mem.py::test_quick_too"], out[-3000:]
     assert "baselines: recorded 2 new entries in baselines/" in out, out[-3000:]
-    assert "the session was interrupted (Ctrl-C, SIGTERM) after 2 of 3" in out, out[-3000:]
+    assert "the session was interrupted (Ctrl-C, SIGTERM) after 2 " in out, out[-3000:]  # "of 3" where a worker
+    # shipped the count it selected: under -n 2 the idle worker's may not, the same Ctrl-C ending it too
     assert not alive(int((pytester.path / "slow.pid").read_text())), "the interrupted case's child outlived it"
     if spread[0] == "-n":
         assert any("did not finish (interrupted, or it crashed)" in p for p in report["gate_problems"]), report
