@@ -349,7 +349,10 @@ class Projection:
         g = self.growth
         low, high = g.interval
         rule = f"median rise of the {g.window.envelope} over {g.read_over('the')}"
-        if g.window.period:
+        if g.window.by_cycle:
+            rule += (f", held to the most its {g.unit()} rose over one period, as measured (they repeat every "
+                     f"{g.window.cycle.marks}: measure/cycle.py)")
+        elif g.window.period:
             rule += f", read at the rate over its last whole periods (its rises repeat every {g.window.period} steps"
             rule += "; the last, a climb begun again after dips, left out)" if g.window.begun_again else ")"
         elif g.slope < g.window.median:

@@ -59,6 +59,14 @@ is not taken for growth still going on. Steps are counted by their numbers: a lo
 10th step has each mark's rise divided by 10 (numbers that repeat or go back,
 restarted each epoch, are read in the order run).
 
+Where the measured steps of the stretch the window's tops are taken from repeat
+every few steps far more closely than from one step to the next (a buffer freed
+every p steps, measure/cycle.py), the growth is no more than the most they rose
+over one such period, per step: steps a whole period apart differ by what the
+flushes kept and by noise alone, so a sawtooth under noise, whose tops the
+readings above compare to within a few pages, reads what it keeps, not its
+climb (RESULTS.md 5k); noise and a leak without a period repeat at no lag.
+
 The running peak is read twice, as measured and with each spike of one or two
 steps (steps each more than SPIKE, 4 MiB, above both steps around them: an
 evaluation's buffers, a scratch tensor held over a step or two) read on the
@@ -88,8 +96,10 @@ a leak) is said in docs/declaring.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate, pairwise
+
+from gpu_budget.measure import cycle as cycles
 
 WARMUP = 2  # optimizer steps left out first: the optimizer state's step, then the allocator's settling step
 LAST = 1  # and last: a Trainer's last step loads no next batch
@@ -131,10 +141,25 @@ class Rises:
     # window's tops are taken from; a leak under a buffer freed every few steps shows in those tops alone
     teeth: tuple[int, ...] = ()
     tops_from: int = 0
+    # where the measured steps (or blocks) from `tops_from` on repeat every few (cycle.of): the most they rose over
+    # one such period, per step, which the growth is no more than
+    cycle: cycles.Cycle | None = None
 
     @property
     def growth(self) -> float:
-        """Bytes per step: the median rise over the window (of an even number, the lower middle one); where the rises
+        """Bytes per step: the window's own reading (`rise_rate`), held to no more than the most the measured steps
+        rose over one period where they repeat (`cycle`): a buffer freed every few steps, under noise, is read at what
+        its flushes keep, not at its climb."""
+        return self.rise_rate if not self.by_cycle else self.cycle.most
+
+    @property
+    def by_cycle(self) -> bool:
+        """Whether the growth is the measured steps' most over one period (`cycle`), below the window's reading."""
+        return self.cycle is not None and self.cycle.most < self.rise_rate
+
+    @property
+    def rise_rate(self) -> float:
+        """The window's reading: the median rise over it (of an even number, the lower middle one); where the rises
         repeat every `period` steps, the rate over their last whole periods (a leak whose jump lands partly in the next
         step, or every 3rd step, reads its rate, not its large part nor its small one); else held, where `capped`
         says why, to no more than the rate from the first of the rises of the median or more to the last: growth that
@@ -287,9 +312,18 @@ def scales(steps: Sequence[int], peaks: Sequence[int], most: int | None = None) 
     while size <= top:
         views = [_view(*_blocks(judged_steps, judged, [a == b for a, b in zip(judged, measured)], size), envelope, size)
                  for judged, envelope in readings]
+        views = [replace(v, cycle=_cycle(judged_steps, measured, size, views[0].tops_from)) for v in views]
         out.append(max(views, key=lambda v: v.growth))  # a tie: as measured, listed first
         size *= 2
     return tuple(out)
+
+
+def _cycle(judged_steps: list[int], measured: list[int], size: int, start: int) -> cycles.Cycle | None:
+    """Where the measured judged steps (in blocks of `size`) from step `start` on, the stretch the window's tops are
+    taken from, repeat every few (cycle.of): a spike read on its neighbours' line is not what the steps repeat."""
+    steps, values, _ = _blocks(judged_steps, measured, [True] * len(measured), size)
+    kept = [k for k, step in enumerate(steps) if step >= start]
+    return cycles.of([steps[k] for k in kept], [values[k] for k in kept])
 
 
 def largest_block(marks: int) -> int:
