@@ -73,7 +73,7 @@ def gate(name: str, python: str, env: dict, options: list[str]) -> dict:
         wall = time.monotonic() - t0
         print(f"setups: gate {name}: exit {done.returncode} in {wall:.0f} s: {done.stdout.strip().splitlines()[-1:]}", flush=True)
         data = json.loads(report.read_text())
-    keep = ("nodeid", "verdict", "passed", "peaks", "change", "setup", "fingerprint_changed", "message")
+    keep = ("nodeid", "verdict", "passed", "peaks", "change", "setup", "fingerprint_changed", "message", "tolerance")
     rows = [{k: r.get(k) for k in keep} | {"baseline": (r.get("baseline") or {}).get("peaks")} for r in data["results"]]
     hardware = {k: v for k, v in (data["hardware"] or {}).items() if k != "package_versions"}
     return {"exit": done.returncode, "wall_s": round(wall, 1), "hardware": hardware, "gate_problems": data["gate_problems"],
