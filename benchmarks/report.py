@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 from benchmarks import (
+    across_cpus,
     against_base,
     checkpoint_build,
     command_noise,
@@ -67,6 +68,7 @@ SECTIONS = (  # (the JSON a section is rendered from, the script that renders it
     ("gate_levers", gate_levers),  # 6b
     ("gate_order", gate_order),  # 6c
     ("setups", setups),  # 7
+    ("across_cpus", across_cpus),  # 7b
     ("preload", preload_cost),  # 8
     ("checkpoint_build", checkpoint_build),  # 9
     ("estimator_speed", estimator_speed),  # 10

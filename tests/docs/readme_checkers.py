@@ -451,6 +451,28 @@ def readme_allocator() -> list[str]:
 
 # -- docs/baselines.md: across machines ---------------------------------------------------------------
 
+def baselines_across_cpus() -> list[str]:
+    """The CPU model's paragraph: the committed sessions' CPUs, range, the cases lower in every session, spread and
+    the +2 % plants that would pass (RESULTS 7b)."""
+    from benchmarks.across_cpus import cases
+
+    run = load("benchmarks/results/across_cpus.json")
+    rows = cases(run)
+    quiet = {q for c in rows for q in c["quiet"]} | {q for s in run["sessions"] for r in s["rows"]
+                                                      for q in ((r.get("setup") or {}).get("quiet") or [])}
+    assert quiet == {"cpu AMD EPYC -> Intel(R) Xeon(R) Processor"}, quiet  # the only difference, then kept quiet
+    assert run["sessions"][0]["hardware"]["cpu"] == "Intel(R) Xeon(R) Processor"
+    shares = [100 * s for c in rows for s in c["shares"]]
+    spread = max(max(c["changes_mib"]) - min(c["changes_mib"]) for c in rows)
+    missed = sum(not c["plant_caught"] for c in rows)
+    lower = sum(all(x < 0 for x in c["changes_mib"]) for c in rows)
+    return shows(section(BASELINES, "## Across machines", "## Re-recording the baselines"),
+                 f"tiny gate on an Intel Xeon runner read {min(shares):+.2f}% .. {max(shares):+.2f}% (RESULTS.md "
+                 f"section 7b),\n{lower} of the {len(rows)} cases lower in every session, while a case moved at most\n"
+                 f"{spread:.2f} MiB between the sessions",
+                 f"a +2 % plant would have passed\n{missed} of the {len(rows)} cases on that runner")
+
+
 def readme_setups() -> list[str]:
     from benchmarks.common import span
     from benchmarks.setups import setup_gate_rows
@@ -620,7 +642,8 @@ DOC_CHECKERS = {  # the docs/ pages README's sections moved to, each with the ch
     FIXES: (readme_remediation_table, readme_remediation_example),
     MEASURING: (readme_isolation_step, measuring_session_endings, measuring_xdist_shutdown, readme_process_tree,
                 readme_nvml_interval),
-    BASELINES: (readme_tiny_tolerance, readme_plugin_test, readme_real_scale_spreads, readme_allocator, readme_setups),
+    BASELINES: (readme_tiny_tolerance, readme_plugin_test, readme_real_scale_spreads, readme_allocator, readme_setups,
+                baselines_across_cpus),
     BENCHMARKS: (readme_spikes, readme_overhead, readme_benchmarks_isolation, benchmarks_session_endings,
                  readme_suite_time, readme_gate_order),
     CI: (readme_checkpoints, readme_plot),

@@ -14,11 +14,13 @@ unchanged, and the baselines are a copy (nothing is recorded).
 
 The committed baselines are a CPU host's (baselines/cpu-x86_64): elsewhere the
 cases have no baseline to regress from, and on a host whose setup the gate
-names as different from theirs (docs/baselines.md) host RAM is compared at
-less than full sensitivity; there the test skips, except under CI (.ci/run's
-fresh venv, where the baselines are recorded): a package set that differs there
-means the baselines are stale, and the test fails saying so, since its skip hid
-this proof from every CI run while the entries lacked a package constraints/cpu.txt
+names as different from theirs (docs/baselines.md: a CPU of another model
+among them) host RAM is compared at less than full sensitivity; there the two
+cases are recorded first (one session with --gpu-budget-update into the copy)
+and the plant is judged against those, except that under CI (.ci/run's fresh
+venv, where the baselines are recorded) a package set that differs means the
+baselines are stale, and the test fails saying so, since a skip there hid this
+proof from every CI run while the entries lacked a package constraints/cpu.txt
 had gained.
 """
 
@@ -68,37 +70,51 @@ def _plants() -> dict[str, int]:
     return plants
 
 
-@pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="needs the scenarios extra")
-def test_a_planted_two_percent_fails_the_case_studies_gate(tmp_path):
-    (tmp_path / "memtests_plant.py").write_text(PLANT)
-    shutil.copytree(ROOT / "baselines", tmp_path / "baselines")
+def _session(tmp_path: Path, plants: dict[str, int], *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """One gate session of the two cases as CI runs it, against tmp_path's baselines, each planted `plants` bytes."""
     report = tmp_path / "planted.json"
-    plants = _plants()
+    report.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "pytest", "--gpu-budget", *CASES, "-p", "memtests_plant", "-p", "no:cacheprovider",
-           "-p", "no:randomly", "--gpu-budget-json", str(report), "--gpu-budget-baselines", str(tmp_path / "baselines")]
+           "-p", "no:randomly", "--gpu-budget-json", str(report), "--gpu-budget-baselines", str(tmp_path / "baselines"),
+           *extra]
     path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "CI": "true", "PYTHONPATH": path, "MEMTESTS_PLANT_BYTES": json.dumps(plants)}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
-    out = proc.stdout + proc.stderr
-    assert report.exists(), out[-6000:]
-    data = json.loads(report.read_text())
+    assert report.exists(), (proc.stdout + proc.stderr)[-6000:]
+    return proc, json.loads(report.read_text())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="needs the scenarios extra")
+def test_a_planted_two_percent_fails_the_case_studies_gate(tmp_path):
+    """Against the committed baselines where this host is theirs; on a host whose setup the gate names as another
+    (a CPU of another model moves these peaks by up to the tolerance's margin: RESULTS.md 7b), against baselines
+    recorded here first: the gate's full sensitivity is promised against baselines of the runner's own setup."""
+    (tmp_path / "memtests_plant.py").write_text(PLANT)
+    shutil.copytree(ROOT / "baselines", tmp_path / "baselines")
+    plants = _plants()
+    proc, data = _session(tmp_path, plants)
     if data["hardware"]["key"] != HARDWARE:
         pytest.skip(f"the committed baselines are {HARDWARE}'s; this host is {data['hardware']['key']}")
     rows = {row["nodeid"].rsplit("::", 1)[0]: row for row in data["results"]}
-    assert set(rows) == set(CASES), (sorted(rows), out[-6000:])
+    assert set(rows) == set(CASES), (sorted(rows), (proc.stdout + proc.stderr)[-6000:])
     differs = {(row.get("setup") or {}).get("policy") for row in rows.values()} - {None}
     if "libraries" in differs and os.environ.get("CI"):  # .ci/run's venv is the one they are recorded in
         pytest.fail("the committed baselines' packages differ from this fresh install's (constraints/cpu.txt "
                     "changed?): re-record them in a venv made by the README's command alone (docs/baselines.md, "
                     "`baselines drop` then --gpu-budget-update), or this proof that the gate can fail never runs")
     if differs:  # a setup the gate names (docs/baselines.md): full sensitivity only against its own baselines
-        pytest.skip(f"this host's setup differs from the baselines' ({', '.join(sorted(differs))})")
+        recorded = _session(tmp_path, {}, "--gpu-budget-update")[0]
+        assert recorded.returncode == 0, (recorded.stdout + recorded.stderr)[-6000:]
+        shutil.copytree(tmp_path / "baselines", tmp_path / "recorded")
+        proc, data = _session(tmp_path, plants)
+        rows = {row["nodeid"].rsplit("::", 1)[0]: row for row in data["results"]}
     for node, (name, _, _) in CASES.items():
         row = rows[node]
         assert f"plant_bytes unset -> {plants[name]}" in row["message"], row["message"]  # the plant reached the case
         assert (row["verdict"], row["passed"], row["test_outcome"]) == ("regression", False, "failed"), row["message"]
-    assert proc.returncode == 1, out[-6000:]
-    assert _same_files(ROOT / "baselines", tmp_path / "baselines")  # nothing recorded
+    assert proc.returncode == 1, (proc.stdout + proc.stderr)[-6000:]
+    reference = tmp_path / "recorded" if differs else ROOT / "baselines"
+    assert _same_files(reference, tmp_path / "baselines")  # the planted session recorded nothing
 
 
 def _same_files(a: Path, b: Path) -> bool:
