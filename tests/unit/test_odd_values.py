@@ -140,3 +140,17 @@ def test_a_knob_holding_a_mapping_keyed_by_no_string_is_refused(params, named):
     with pytest.raises(ValueError) as info:
         Scenario(name="s", run="runners:alloc", params=params)
     assert named in str(info.value)
+
+
+def test_a_notes_table_keyed_by_numbers_is_kept_and_written_as_text():
+    """A note's data is a table people read (S1's what-drives-RAM note keys its peaks by clip count, S5's by batch
+    size): a number as a key is taken, and the report writes it as its text; a NaN in it is still refused."""
+    import json
+
+    from gpu_budget.session.session import note_row
+
+    scenario = Scenario(name="s", run="runners:alloc")
+    row = note_row("t.py::test", scenario, "tiny", "the boundary", {"peaks_mib": {24: 675.3, 25: 681.0}})
+    assert json.loads(json.dumps(row.data)) == {"peaks_mib": {"24": 675.3, "25": 681.0}}
+    with pytest.raises(pytest.fail.Exception, match=r"peaks_mib=\{24: nan\}"):
+        note_row("t.py::test", scenario, "tiny", "the boundary", {"peaks_mib": {24: math.nan}})

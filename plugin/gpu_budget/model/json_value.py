@@ -32,11 +32,13 @@ def unique_keys(pairs: list[tuple[str, Json]]) -> JsonObject:
 _NONE = object()  # no key found (None is a key a mapping may have)
 
 
-def check_strict(value: object) -> None:
+def check_strict(value: object, text_keys: bool = True) -> None:
     """TypeError or ValueError where JSON would not give `value` back as it is: what json cannot write (a set), NaN or
-    inf (written as no strict reader reads), a mapping's key that is no string (1 is written, and read back, "1")."""
-    json.dumps(value, sort_keys=True, allow_nan=False)
-    key = _key_not_text(value)
+    inf (written as no strict reader reads), and where `text_keys`, a mapping's key that is no string (1 is written,
+    and read back, "1": a knob a runner reads back so would change; a note's table, read by people, keeps it as
+    text)."""
+    json.dumps(value, allow_nan=False)
+    key = _key_not_text(value) if text_keys else _NONE
     if key is not _NONE:
         raise TypeError(f"a mapping's key {key!r} is no string: JSON writes it, and reads it back, as text")
 

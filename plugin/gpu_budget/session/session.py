@@ -382,7 +382,7 @@ def note_row(nodeid: str, scenario: Scenario, scale: str, text: str, data: JsonM
         refuse(f"{nodeid}: gpu_budget.note() text={text!r}: expected the finding in words, a non-empty string")
     for key, value in data.items():
         try:
-            check_strict(value)  # NaN, inf: json would write what no strict reader reads; a key 1 comes back "1"
+            check_strict(value, text_keys=False)  # NaN, inf: json would write what no strict reader reads
         except (TypeError, ValueError) as exc:
             bad = f"{nodeid}: gpu_budget.note() data must be JSON-able: {key}={value!r}: {exc}"
             break
