@@ -64,7 +64,9 @@ def setup_lines(rows: list[Result]) -> list[str]:
     lines = []
     for (diffs, policy, shift), count in seen.items():
         floor = [f"import floor {shift:+.1f} MiB, taken off the host RAM peak"] if shift else []
-        how = {"foreign": "host RAM not compared: record a baseline for this setup"}.get(policy, "compared as usual")
+        how = {"foreign": "host RAM not compared: record a baseline for this setup",
+               "setup": "compared, but this setup moves host RAM itself: a regression of that size can pass; "
+                        "record baselines on it for full sensitivity"}.get(policy, "compared as usual")
         lines.append(f"{count} case(s): setup differs from the baseline's: {'; '.join([*diffs, *floor])} ({how})")
     return lines
 
