@@ -12,25 +12,31 @@ that spread is the CPU model's, not noise. Detection: how many cases a +2 %
 regression (of the baseline's peak, retained for the whole run) would still
 fail on this host, the clean change plus 2 % against the case's allowance.
 
-    python -m benchmarks.across_cpus [--sessions 3]
+    python -m benchmarks.across_cpus [--sessions 3] [--python VENV/bin/python --venv WHAT --add]
+
+`--add` keeps the committed sessions and adds those of another venv (a fresh
+clone's, made by the README command): a move two venvs share on one host is
+not the venv's.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
-from benchmarks.common import MIB, fingerprint, ran, span, write
+from benchmarks.common import MIB, RESULTS, fingerprint, ran, span, write
 from benchmarks.setups import gate
 
 SECTION = "across_cpus"
 PLANT = 0.02  # the planted regression RESULTS.md sections 5, 5d and 7 plant
 
 
-def measure(sessions: int) -> dict:
-    runs = []
+def measure(sessions: int, python: str, venv: str, earlier: list[dict]) -> dict:
+    """`sessions` fresh gate sessions of `python` (its venv named `venv`), after the `earlier` ones of another run."""
+    runs = list(earlier)
     for k in range(sessions):
-        runs.append(gate(f"across-cpus {k + 1}", sys.executable, {}, []))
+        runs.append({**gate(f"across-cpus {k + 1}", python, {}, []), "venv": venv})
         print(f"across_cpus: session {k + 1} of {sessions} done", flush=True)
     return {**fingerprint(), "sessions": runs}
 
@@ -63,6 +69,18 @@ def cases(data: dict) -> list[dict]:
     return sorted(out, key=lambda c: min(c["shares"]))
 
 
+def _venvs(data: dict) -> str:
+    """'3 of this checkout's, 1 of a fresh clone's': the venvs the sessions ran in, in order."""
+    runs: list[list] = []
+    for run in data["sessions"]:
+        venv = run.get("venv", "this checkout's")
+        if runs and runs[-1][1] == venv:
+            runs[-1][0] += 1
+        else:
+            runs.append([1, venv])
+    return ", ".join(f"{n} in {venv} venv" for n, venv in runs)
+
+
 def section(data: dict) -> list[str]:
     rows = cases(data)
     host = data["sessions"][0]["hardware"].get("cpu")
@@ -73,7 +91,8 @@ def section(data: dict) -> list[str]:
         ran(data),
         "",
         (f"Fresh sessions of the whole tiny gate (`benchmarks/across_cpus.py`; {len(data['sessions'])} sessions, "
-         f"`CI=true`, `-n 2`) on this host ({host}) against the committed CPU baselines, nothing written. The "
+         f"`CI=true`, `-n 2`; their venvs in order: {_venvs(data)}) on this host ({host}) against the committed CPU "
+         "baselines, nothing written. The "
          f"fingerprint differs in {', '.join(quiet) or 'nothing'} alone. The change is the gate's: host RAM with "
          "the import floor's difference taken off, against the baseline; the allowance is the case's tolerance "
          "over its baseline; a +2 % plant is caught where the lowest clean reading plus 2 % of the baseline is past "
@@ -106,8 +125,12 @@ def section(data: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=3)
+    parser.add_argument("--python", default=sys.executable, help="the interpreter of the venv the gate runs in")
+    parser.add_argument("--venv", default="this checkout's", help="what that venv is, for the report")
+    parser.add_argument("--add", action="store_true", help="keep the committed run's sessions and add these")
     args = parser.parse_args()
-    write(SECTION, measure(args.sessions))
+    earlier = json.loads((RESULTS / f"{SECTION}.json").read_text())["sessions"] if args.add else []
+    write(SECTION, measure(args.sessions, args.python, args.venv, earlier))
 
 
 if __name__ == "__main__":
