@@ -89,6 +89,16 @@ def test_case(gpu_budget, case):
 '''
 
 
+def _traced_controller(path, traces, *args: str) -> subprocess.Popen:
+    """A `-n 2` gate session in `path`, execnet tracing into `traces` (a short path: the gate's sockets go there too),
+    in a group of its own with SIGINT at its default (a background job's SIG_IGN would hide it)."""
+    return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-n", "2",
+                             "--gpu-budget", "-q", *args], cwd=path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env={**os.environ, "EXECNET_DEBUG": "1", "TMPDIR": str(traces)},
+                            start_new_session=True,  # its own group: nothing else sends it a SIGINT
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509  no threads
+
+
 def test_sigint_to_the_controller_alone_ends_its_workers_cases_without_waiting_out_xdist(pytester, monkeypatch,
                                                                                             tmp_path_factory):
     """`kill -INT PID` (a runner's cancel that signals the one process) reaches the controller only. Before, each
@@ -102,12 +112,7 @@ def test_sigint_to_the_controller_alone_ends_its_workers_cases_without_waiting_o
     monkeypatch.delenv("CI", raising=False)
     traces = tmp_path_factory.mktemp("x", numbered=True)  # execnet's trace files (EXECNET_DEBUG=1: one per process,
     # in the temp folder), a short path: the gate's Unix sockets go there too
-    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-n",
-                                "2", "--gpu-budget", "-q", "--gpu-budget-json=r.json", "--gpu-budget-baselines=bl"],
-                               cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**os.environ, "EXECNET_DEBUG": "1", "TMPDIR": str(traces)},
-                               start_new_session=True,  # its own group: nothing else sends it a SIGINT
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509  no threads
+    session = _traced_controller(pytester.path, traces, "--gpu-budget-json=r.json", "--gpu-budget-baselines=bl")
     pids = [pytester.path / f"child-{n}.pid" for n in (0, 1)]
     try:
         deadline = time.monotonic() + 120
@@ -158,12 +163,7 @@ def test_sigint_to_the_controller_before_its_workers_are_ready_ends_them_at_once
     leave_outer_run(monkeypatch)
     monkeypatch.delenv("CI", raising=False)
     traces = tmp_path_factory.mktemp("x", numbered=True)  # execnet's trace files, a short path (the gate's sockets)
-    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-n",
-                                "2", "--gpu-budget", "-q"], cwd=pytester.path, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, env={**os.environ, "EXECNET_DEBUG": "1",
-                                                                         "TMPDIR": str(traces)},
-                               start_new_session=True,  # its own group: nothing else sends it a SIGINT
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509  no threads
+    session = _traced_controller(pytester.path, traces)
     marks = [pytester.path / f"starting-gw{n}.pid" for n in (0, 1)]
     try:
         deadline = time.monotonic() + 120
