@@ -483,7 +483,43 @@ def cards_page() -> list[str]:
             _report_cited(name, capacity, [report.strip("`") for report in reports])
         else:
             _each_figure_sourced(name, row)
-    return [*rows, *_a10g_derived(), *_h100_runs_the_a100(), *_own_t4_runs_as_itself(), *_names_printed_short()]
+    return [*rows, *_a10g_derived(), *_h100_runs_the_a100(), *_own_t4_runs_as_itself(), *_names_printed_short(),
+            *_names_of_two_memories(), *_one_thread_rows(rows)]
+
+
+def _one_thread_rows(rows: list[str]) -> list[str]:
+    """The rows whose figure one public thread alone gives, as the page lists them, in the table's order; the RTX 6000
+    Ada's figure within a hundredth of the L40S's, as the page says."""
+    from gpu_budget.model.card import CARDS
+
+    ones = [row.split(" | ")[0].lstrip("| ") for row in rows
+            if len(re.findall(r"[\w.-]+/[\w.-]+#\d+", row.split(" | ")[4])) == 1]
+    assert round(abs(CARDS["RTX 6000 Ada"] - CARDS["L40S"]), 2) <= 0.01
+    return shows(document(CARDS_PAGE), f"One thread each gives the rows of the {', '.join(ones[:-1])} and {ones[-1]}.",
+                 "and prints within a hundredth of the L40S's figure")
+
+
+def _names_of_two_memories() -> list[str]:
+    """A name sold with two memories: the table's carries it, the name without it is refused naming the table's choices,
+    and "RTX 6000" names the card the table does not hold beside the one it does (model/card.py's lookup)."""
+    import pytest
+
+    from gpu_budget.model.card import by_name, on_runner, pick_card
+
+    assert by_name("Tesla V100-SXM2-32GB").name == "V100 32GB"
+    rtx3060 = by_name("RTX 3060 12GB")
+    assert on_runner(rtx3060, "NVIDIA GeForce RTX 3060", rtx3060.capacity - 64 * MiB) == rtx3060
+    refusals = {"V100": 'did you mean "V100 16GB" or "V100 32GB"?', "P100": 'did you mean "P100 16GB"?',
+                "NVIDIA GeForce RTX 3060": 'did you mean "RTX 3060 12GB"?',
+                "RTX 6000": 'did you mean "RTX 6000 Ada"? (or the Quadro RTX 6000, 24 GB, which the table does not hold'}
+    for written, says in refusals.items():
+        with pytest.raises(ValueError, match=re.escape(says)):
+            pick_card(written, "tiny")
+    return shows(document(CARDS_PAGE), '`"Tesla V100-SXM2-32GB"` is the V100 32GB',
+                 '`"V100"` is refused naming the V100 16GB and the V100 32GB', "(the P100 16GB is named so too",
+                 "asking whether the RTX 3060 12GB is meant,\nand a runner's GPU of that printed name is held to the "
+                 "table's figure",
+                 "the Quadro RTX 6000, 24 GB, which the table does not hold")
 
 
 def _names_printed_short() -> list[str]:

@@ -60,7 +60,7 @@ def test_a_function_case_runs_as_on_its_card(fake_cuda):
 
 @pytest.mark.parametrize(("given", "says"), [
     ('"24"', "card='24' is a bare number: give it a unit"),
-    ('"RTX 9999"', "card='RTX 9999' is neither a known card (T4, L4, A10, A10G, RTX 3090"),
+    ('"RTX 9999"', "card='RTX 9999' is neither a known card (RTX 3080 10GB, RTX 3060 12GB, T4, RTX A4000"),
     ('{"huge": "T4"}', "card names unknown scale(s) ?'huge'?"),
     ("24", "card=24: expected a card's name"),
     ('"4 GiB", vram="10 GiB"', "vram budget '10 GiB' (10.00 GiB) at scale 'tiny' is above the card it runs as on, a 4 GiB card"),

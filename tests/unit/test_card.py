@@ -23,6 +23,11 @@ def test_a_card_of_the_table_is_found_however_it_is_written(written):
     ("NVIDIA A100-SXM4-80GB", "A100 80GB"), ("NVIDIA A100-PCIE-40GB", "A100 40GB"), ("NVIDIA A100 80GB PCIe", "A100 80GB"),
     ("NVIDIA H100 80GB HBM3", "H100 80GB"), ("NVIDIA L4", "L4"), ("NVIDIA A10G", "A10G"), ("NVIDIA A10", "A10"),
     ("NVIDIA H100 PCIe", "H100 80GB"), ("NVIDIA H100 NVL", "H100 NVL"), ("NVIDIA H200", "H200"),
+    ("Tesla V100-SXM2-16GB", "V100 16GB"), ("Tesla V100-PCIE-16GB", "V100 16GB"), ("Tesla V100-SXM2-32GB", "V100 32GB"),
+    ("Tesla V100-PCIE-32GB", "V100 32GB"), ("NVIDIA RTX A4000", "RTX A4000"), ("NVIDIA RTX A6000", "RTX A6000"),
+    ("NVIDIA L40S", "L40S"), ("NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada"), ("RTX 3060 12GB", "RTX 3060 12GB"),
+    ("rtx3080-10gb", "RTX 3080 10GB"), ("RTX A6000 48GB", "RTX A6000"), ("Tesla P100-PCIE-16GB", "P100 16GB"),
+    ("Tesla P100-SXM2-16GB", "P100 16GB"),
 ])
 def test_a_card_named_as_torch_or_nvidia_smi_prints_it_is_that_card(printed, card):
     """A user copies the name torch.cuda.get_device_name() or nvidia-smi prints; it was refused ("'Tesla T4' is
@@ -31,7 +36,10 @@ def test_a_card_named_as_torch_or_nvidia_smi_prints_it_is_that_card(printed, car
 
 
 @pytest.mark.parametrize("other", ["T4 24GB", "NVIDIA H200 NVL", "NVIDIA B200", "RTX 3090 Ti", "A100 40GB 80GB", "A100",
-                                   "H100 NVL 80GB", "H100", "NVIDIA A100 PCIe"])
+                                   "H100 NVL 80GB", "H100", "NVIDIA A100 PCIe", "V100", "Tesla V100-SXM2",
+                                   "Tesla V100S-PCIE-32GB", "NVIDIA GeForce RTX 3060", "RTX 3060 8GB",
+                                   "NVIDIA GeForce RTX 3080", "NVIDIA GeForce RTX 3080 Ti", "Quadro RTX 6000", "RTX 6000",
+                                   "NVIDIA L40", "P100", "Tesla P100-PCIE-12GB"])
 def test_a_printed_name_of_another_card_is_still_refused(other):
     with pytest.raises(ValueError):
         pick_card(other, "tiny", where="t.py::test")
@@ -84,7 +92,8 @@ def test_a_bad_card_is_refused_naming_it(value, says):
 
 
 @pytest.mark.parametrize(("value", "sold"), [
-    ("24GB", "L4, A10, A10G, RTX 3090, RTX 4090"), ("16 GB", "T4"), ("80GB", "A100 80GB, H100 80GB"),
+    ("24GB", "L4, A10, A10G, RTX 3090, RTX 4090"), ("16 GB", "T4, RTX A4000, V100 16GB, P100 16GB"), ("80GB", "A100 80GB, H100 80GB"),
+    ("48GB", "L40S, RTX 6000 Ada, RTX A6000"), ("12GB", "RTX 3060 12GB"),
 ])
 def test_a_card_given_as_what_cards_are_sold_with_is_refused_naming_them(value, sold):
     """card="24GB" was a card of 24*10**9 bytes, more than a GiB under what CUDA reports of an RTX 3090 or 4090: a case
@@ -116,6 +125,10 @@ def test_a_card_in_powers_of_two_or_bytes_stands(value, capacity):
     ("4090", 'card=\'4090\' is a bare number: did you mean "RTX 4090"?'),
     ("H100", 'card=\'H100\' is not a card of the table: did you mean "H100 80GB" or "H100 NVL"?'),
     ("a100", 'card=\'a100\' is not a card of the table: did you mean "A100 40GB" or "A100 80GB"?'),
+    ("V100", 'card=\'V100\' is not a card of the table: did you mean "V100 16GB" or "V100 32GB"?'),
+    ("NVIDIA GeForce RTX 3060", 'is not a card of the table: did you mean "RTX 3060 12GB"?'),
+    ("RTX 6000", ('card=\'RTX 6000\' is not a card of the table: did you mean "RTX 6000 Ada"? (or the Quadro RTX 6000, '
+                  '24 GB, which the table does not hold')),
 ])
 def test_a_card_written_short_is_refused_naming_the_cards_it_may_mean(value, says):
     """A user writes the card as they call it ("4090", "H100"): the error names the table's cards it may mean, never
@@ -230,6 +243,15 @@ def test_an_a10_runner_names_its_own_card_not_the_a10g():
     assert a10 == by_name("NVIDIA A10") == Card("A10", round(22.06 * GiB))
     assert on_runner(a10, "NVIDIA A10", a10_here) == Card("A10", a10_here, own=True)
     assert on_runner(by_name("A10G"), "NVIDIA A10", a10_here).own is False
+
+
+def test_a_gpu_whose_printed_name_two_memories_share_is_held_to_the_tables_figure():
+    """torch prints "NVIDIA GeForce RTX 3060" for the 12 GB card and for one sold with less: the name is not the RTX
+    3060 12GB's, so a runner printing it is never taken for that card at its own total (an 8 GB card would be)."""
+    rtx3060 = by_name("RTX 3060 12GB")
+    assert by_name("NVIDIA GeForce RTX 3060") is None
+    assert on_runner(rtx3060, "NVIDIA GeForce RTX 3060", 8 * GiB - 200 * MiB) == rtx3060
+    assert on_runner(by_name("V100 32GB"), "Tesla V100-SXM2-32GB", round(31.75 * GiB)).own is True
 
 
 def test_the_card_stays_the_tables_on_another_gpu_or_where_the_figures_agree():

@@ -49,7 +49,7 @@ def test_a_case_over_a_card_given_as_a_size_does_not_fit_with_the_context_given(
 
 
 @pytest.mark.parametrize(("given", "said"), [
-    ("NVIDIA B200", "--card: card='NVIDIA B200' is neither a known card (T4, L4, A10, A10G, RTX 3090"),
+    ("NVIDIA B200", "--card: card='NVIDIA B200' is neither a known card (RTX 3080 10GB, RTX 3060 12GB, T4, RTX A4000"),
     ("4090", "--card: card='4090' is a bare number: did you mean \"RTX 4090\"?"),
     ("24 GB", "--card: card='24 GB' reads as 24,000,000,000 bytes"),
     ("500 MiB", "--card '500 MiB': a 500 MiB card less 610.00 MiB for the CUDA context"),

@@ -83,15 +83,25 @@ class Card:
 
 # CUDA's total_memory of each card, as torch prints it in an out-of-memory message (docs/cards.md: the sources; the
 # A10G's is what an A10, the same memory, printed, so an A10 runner names its own card too; the H200's is what this
-# project's H200 reported)
+# project's H200 reported). A name sold with two memories (the P100, V100 and A100, and the RTX 3060 and 3080, whose
+# torch name is one for both) carries the memory, and written without it is refused naming the table's choices.
 CARDS: Mapping[str, float] = {
+    "RTX 3080 10GB": 9.78,
+    "RTX 3060 12GB": 11.75,
     "T4": 14.75,
+    "RTX A4000": 15.61,
+    "V100 16GB": 15.78,
+    "P100 16GB": 15.90,
     "L4": 22.05,
     "A10": 22.06,
     "A10G": 22.06,
     "RTX 3090": 23.69,
     "RTX 4090": 23.65,
+    "V100 32GB": 31.74,
     "A100 40GB": 39.39,
+    "L40S": 44.42,
+    "RTX 6000 Ada": 44.43,
+    "RTX A6000": 47.54,
     "A100 80GB": 79.15,
     "H100 80GB": 79.11,
     "H100 NVL": 93.00,
@@ -100,13 +110,16 @@ CARDS: Mapping[str, float] = {
 
 
 # the memory each card is sold with (GB): what a name may carry after the card's own ("T4 16GB" is the T4)
-SOLD: Mapping[str, int] = {"T4": 16, "L4": 24, "A10": 24, "A10G": 24, "RTX 3090": 24, "RTX 4090": 24, "A100 40GB": 40,
-                           "A100 80GB": 80, "H100 80GB": 80, "H100 NVL": 94, "H200": 141}
+SOLD: Mapping[str, int] = {"RTX 3080 10GB": 10, "RTX 3060 12GB": 12, "T4": 16, "RTX A4000": 16, "V100 16GB": 16,
+                           "P100 16GB": 16, "L4": 24, "A10": 24, "A10G": 24, "RTX 3090": 24, "RTX 4090": 24, "V100 32GB": 32,
+                           "A100 40GB": 40, "L40S": 48, "RTX 6000 Ada": 48, "RTX A6000": 48, "A100 80GB": 80,
+                           "H100 80GB": 80, "H100 NVL": 94, "H200": 141}
 
 # words of a name as torch and nvidia-smi print it ("NVIDIA GeForce RTX 4090", "Tesla T4", "NVIDIA A100-SXM4-80GB",
-# "NVIDIA H100 80GB HBM3"): the maker, the product line and the form factor, none of which changes the card's memory
+# "NVIDIA H100 80GB HBM3", "NVIDIA RTX 6000 Ada Generation"): the maker, the product line, the form factor and the
+# generation's word, none of which changes the card's memory
 _FORM_FACTORS = {"pcie", "sxm", "sxm2", "sxm4", "sxm5"}
-_PRINTED_WORDS = {"nvidia", "geforce", "tesla", "hbm2", "hbm2e", "hbm3", *_FORM_FACTORS}
+_PRINTED_WORDS = {"nvidia", "geforce", "tesla", "hbm2", "hbm2e", "hbm3", "generation", *_FORM_FACTORS}
 
 
 # torch prints a GPU's total memory to a hundredth of a GiB, and the table holds what it prints: the GPU a figure was
@@ -160,6 +173,18 @@ def _meant(name: str) -> list[str]:
     characters or more: the cards a short name may mean."""
     key = _key(name)
     return [found for known, found in _BY_KEY.items() if key in known] if len(key) >= 3 else []
+
+
+# cards a short name may mean that the table does not hold ("RTX 6000": the RTX 6000 Ada, or the Turing card of 24 GB
+# that torch prints as "Quadro RTX 6000"): a short name is refused naming them beside the table's
+_NOT_HELD: Mapping[str, str] = {"rtx6000": "the Quadro RTX 6000, 24 GB, which the table does not hold"}
+
+
+def _or_size(name: str) -> str:
+    """The alternative to the table's cards a refused short name is offered: a size, and any card of that name the
+    table does not hold."""
+    other = _NOT_HELD.get(_key(name))
+    return f"(or {other}: give its total as a size, in GiB or MiB)" if other else "(or a size with its unit, \"24 GiB\")"
 
 
 def by_name(name: str) -> Card | None:
@@ -220,7 +245,7 @@ def _card(value: object, where: str) -> Card:
     meant = " or ".join(f'"{name}"' for name in _meant(value)) if size is None or bare else ""
     if meant:
         raise ValueError(f"{where}: card={value!r} is {'a bare number' if bare else 'not a card of the table'}: did "
-                         f"you mean {meant}? (or a size with its unit, \"24 GiB\")")
+                         f"you mean {meant}? {_or_size(value)}")
     if size is None:
         raise ValueError(f"{where}: card={value!r} is neither a known card ({', '.join(CARDS)}) nor a size with its "
                          "unit (\"24 GiB\")")
