@@ -54,7 +54,6 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
         ("A lower bound within one 20 ms poll.", POLL),
         ("its descendants get a grace of 2 s to end on", GRACE),
         ('# or card="24 GiB", or', EXAMPLE),
-        ("RTX 4090, A100 40GB,\n  A100 80GB, H100 80GB, H100 NVL, H200;", CARD_NAMES),
         ("S3 the RTX 3090, S4 the 80 GB A100, S1 Colab's T4", WRITE_UP),
         ("in 1 MiB arenas", "CPython's arena size on 64-bit hosts (Objects/obmalloc.c ARENA_SIZE): a constant"),
     ),

@@ -101,7 +101,7 @@ def gpu_budget(ram: Any = None, vram: Any = None, *, tolerance: Mapping | None =
     bounds a launcher case's largest rank's RAM tree over its smallest's (docs/several-ranks.md); steps=10_000 (or
     {"tiny": ..., "real": ...}) is the real run's length: the growth per step measured after warm-up is projected to
     it, and a projected peak over the budget fails the case (docs/declaring.md); card="RTX 3090" (a name of the
-    table: T4, L4, A10, A10G, RTX 3090, RTX 4090, A100 40GB, A100 80GB, H100 80GB, H100 NVL, H200) or card="24 GiB"
+    table of model/card.py, docs/cards.md: T4, L4, RTX 3090, A100 80GB, H200 and the others) or card="24 GiB"
     (or {scale: card}) runs a CUDA case as on that card: every measured process's allocator is capped at the card's memory less its
     CUDA context, an out-of-memory error under the cap fails the case, and vram= defaults to the card."""
     if device is not None and device not in DEVICES:
