@@ -34,9 +34,10 @@ PLANT = 0.02  # the planted regression RESULTS.md sections 5, 5d and 7 plant
 
 def measure(sessions: int, python: str, venv: str, earlier: list[dict]) -> dict:
     """`sessions` fresh gate sessions of `python` (its venv named `venv`), after the `earlier` ones of another run."""
-    runs = list(earlier)
+    runs, stamp = list(earlier), fingerprint()
+    ran = f"{stamp['date']} at {stamp['commit']}" + (", with uncommitted edits" if (stamp["git"] or {}).get("dirty") else "")
     for k in range(sessions):
-        runs.append({**gate(f"across-cpus {k + 1}", python, {}, []), "venv": venv})
+        runs.append({**gate(f"across-cpus {k + 1}", python, {}, []), "venv": venv, "ran": ran})
         print(f"across_cpus: session {k + 1} of {sessions} done", flush=True)
     return {**fingerprint(), "sessions": runs}
 
@@ -70,15 +71,16 @@ def cases(data: dict) -> list[dict]:
 
 
 def _venvs(data: dict) -> str:
-    """'3 of this checkout's, 1 of a fresh clone's': the venvs the sessions ran in, in order."""
+    """'3 in this checkout's venv (run 2026-11-30 08:38 at 992ca04), 2 in a fresh clone's venv (...)': the venvs the
+    sessions ran in, in order, and when (a run with --add keeps the earlier run's sessions)."""
     runs: list[list] = []
     for run in data["sessions"]:
-        venv = run.get("venv", "this checkout's")
+        venv = (run.get("venv", "this checkout's venv"), run.get("ran", f"{data['run']['date']} at {data['run']['commit']}"))
         if runs and runs[-1][1] == venv:
             runs[-1][0] += 1
         else:
             runs.append([1, venv])
-    return ", ".join(f"{n} in {venv} venv" for n, venv in runs)
+    return ", ".join(f"{n} in {venv} (run {ran})" for n, (venv, ran) in runs)
 
 
 def section(data: dict) -> list[str]:
@@ -126,7 +128,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=3)
     parser.add_argument("--python", default=sys.executable, help="the interpreter of the venv the gate runs in")
-    parser.add_argument("--venv", default="this checkout's", help="what that venv is, for the report")
+    parser.add_argument("--venv", default="this checkout's venv", help="what that venv is, for the report (\"a fresh clone's venv\")")
     parser.add_argument("--add", action="store_true", help="keep the committed run's sessions and add these")
     args = parser.parse_args()
     earlier = json.loads((RESULTS / f"{SECTION}.json").read_text())["sessions"] if args.add else []
