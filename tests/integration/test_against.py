@@ -185,6 +185,22 @@ def test_a_ref_that_is_not_there_is_named(project):
     assert_clean(project)
 
 
+@pytest.mark.parametrize("given", ["ini", "-o"])
+def test_a_ref_that_is_not_there_is_named_where_it_was_given(project, given):
+    """`gpu_budget_against = no-such-branch` in the ini file (or -o) was blamed on --gpu-budget-against, which the
+    command line did not give."""
+    if given == "ini":
+        project.makeini("[pytest]\ngpu_budget_preload =\ngpu_budget_against = no-such-branch\n")
+        commit(project.path, "the ini file names a base")
+        args, where = (), f"{project.path / 'tox.ini'}: gpu_budget_against"
+    else:
+        args, where = ("-o", "gpu_budget_against=no-such-branch"), "-o gpu_budget_against"
+    result = project.runpytest_subprocess("--gpu-budget", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*ERROR: {where}=no-such-branch: no commit 'no-such-branch' in *"])
+    assert_clean(project)
+
+
 def test_outside_a_git_repository_it_says_so(pytester, monkeypatch, tmp_path_factory):
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(pytester.path.parent))
     monkeypatch.delenv("GPU_BUDGET_AGAINST_SIDE", raising=False)

@@ -48,6 +48,7 @@ from gpu_budget.against.render import Outcome, append_step_summary, text, write_
 from gpu_budget.against.stored import stored_for
 from gpu_budget.against.verdict import CaseVerdict, judge_all, undecided
 from gpu_budget.against.worktree import (
+    OPTION,
     AgainstError,
     Ref,
     Repo,
@@ -83,7 +84,7 @@ def main(config: pytest.Config) -> int | None:
     from gpu_budget.session.options import Options
 
     options = Options.from_config(config)
-    given = options.against
+    given, where = options.against, given_where(config)
     if given is None:
         return None
     if not options.enabled:
@@ -91,15 +92,15 @@ def main(config: pytest.Config) -> int | None:
             raise pytest.UsageError(f"--gpu-budget-against={given} needs --gpu-budget (it measures the memory tests)")
         return None  # set in the ini file: a plain pytest skips the memory tests as usual
     if options.update:
-        raise pytest.UsageError(f"--gpu-budget-against={given} with --gpu-budget-update: a comparison of two revisions "
+        raise pytest.UsageError(f"{where}={given} with --gpu-budget-update: a comparison of two revisions "
                                 f"records no baseline; run --gpu-budget-update alone")
     here = Path(config.invocation_params.dir).resolve()
     try:
-        repo = repo_at(here, given)
-        ref = resolve(repo, given)
+        repo = repo_at(here, given, where)
+        ref = resolve(repo, given, where)
         nowhere = absent_paths(config, here)
         if nowhere:
-            raise AgainstError(f"--gpu-budget-against={given}: {', '.join(nowhere)}: file or directory not found "
+            raise AgainstError(f"{where}={given}: {', '.join(nowhere)}: file or directory not found "
                                f"(in the working tree, from {here})")
         base = base_paths(repo, ref, here, named_in_repo(config, here, repo.top),
                           collects_here=config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR,
@@ -128,6 +129,13 @@ def main(config: pytest.Config) -> int | None:
         write_json(options.json, outcome)
         print(f"gpu-budget against: report written to {options.json}")
     return pytest.ExitCode.OK if outcome.passed else pytest.ExitCode.TESTS_FAILED
+
+
+def given_where(config: pytest.Config) -> str:
+    """Where REF was given, as the messages name it: the flag, `-o gpu_budget_against`, or the ini file and its key."""
+    from gpu_budget.session.options import BY_NAME, read
+
+    return read(config, BY_NAME["gpu_budget_against"]).source or OPTION
 
 
 def stored_beside(outcome: Outcome, rootdir: Path, folder: Path, named: Sequence[Path] = ()) -> dict:
