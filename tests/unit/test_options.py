@@ -142,6 +142,14 @@ BAD = [  # (option, bad value, what the error says is expected)
     ("gpu_budget_sweep", "transformers", ("sweep part 'transformers': expected PACKAGE==V1,V2[;PACKAGE==V1,...], e.g. "
                                           "transformers==5.17.0,5.23.0;peft==0.18.1")),
     ("gpu_budget_sweep", "peft==0.18.1;transformers==5.x", "sweep part 'transformers==5.x': '5.x' is not a version"),
+    ("gpu_budget_sweep", ";", ("expected a package to sweep: PACKAGE==V1,V2[;PACKAGE==V1,...], e.g. "
+                               "transformers==5.17.0,5.23.0;peft==0.18.1")),  # swept nothing, unsaid
+    # int() and float() read any script's digits: a full-width 8 ran 8 threads
+    ("gpu_budget_threads", "８", "expected a whole number >= 1, in ASCII digits ('８' is U+FF18)"),
+    ("gpu_budget_record_runs", "３", "expected a whole number >= 1, in ASCII digits ('３' is U+FF13)"),
+    ("gpu_budget_timeout", "１.5", "expected a number of seconds > 0, in ASCII digits ('１' is U+FF11)"),
+    # torch.set_num_threads takes a C int: each measured child died of "Overflow when unpacking long"
+    ("gpu_budget_threads", "99999999999999999999", "expected at most 2147483647, the most threads torch takes (a C int)"),
 ]
 
 
@@ -244,6 +252,13 @@ def test_a_path_under_the_home_folder_is_read_as_such(pytester, monkeypatch, tmp
     assert read(pytester, "--gpu-budget-json=~/r.json").json == tmp_path / "r.json"
     opts = read(pytester, ini="gpu_budget_envs = ~/envs\ngpu_budget_baselines = ~/b\n")
     assert (opts.envs, opts.baselines) == (tmp_path / "envs", tmp_path / "b")
+
+
+@pytest.mark.parametrize("option", [o for o in OPTIONS if o.flag and not o.is_switch], ids=lambda o: o.flag_name)
+def test_an_empty_command_line_value_is_a_usage_error_naming_it(pytester, option):
+    """`--gpu-budget-sweep="$SPEC"` with SPEC unset swept nothing, unsaid; every other option's empty value was refused
+    (an ini file's empty value is its default: pytest reads an unset one so)."""
+    assert usage_error(pytester, "--gpu-budget", f"{option.flag_name}=").startswith(f"{option.flag_name}='': expected ")
 
 
 @pytest.mark.parametrize("value", ["", "   "])

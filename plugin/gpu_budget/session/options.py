@@ -63,23 +63,47 @@ def one_of(*choices: str) -> Callable[[Written], str]:
     return parse
 
 
-def whole(value: Written) -> int:
+def _number(value: Written, read: Callable[[str], P], none: P, expected: str) -> P:
+    """`value` as `read` (int, float) takes it, or `none` where it is no number. In ASCII only: int and float read
+    any script's digits ("８", full-width, is 8), which look alike in the message, so the one that is not is named."""
+    text = str(value).strip()
+    other = next((c for c in text if not c.isascii()), None)
+    if other is not None:
+        raise ValueError(f"{expected}, in ASCII digits ({other!r} is U+{ord(other):04X})")
     try:
-        number = int(str(value).strip())
+        return read(text)
     except ValueError:
-        number = 0
+        return none
+
+
+def whole(value: Written) -> int:
+    expected = "expected a whole number >= 1"
+    number = _number(value, int, 0, expected)
     if number < 1:
-        raise ValueError("expected a whole number >= 1")
+        raise ValueError(expected)
     return number
 
 
+def whole_up_to(limit: int, why: str) -> Callable[[Written], int]:
+    """A whole number >= 1 and at most `limit` (`why`: what takes no more)."""
+
+    def parse(value: Written) -> int:
+        number = whole(value)
+        if number > limit:
+            raise ValueError(f"expected at most {limit}, {why}")
+        return number
+
+    return parse
+
+
+thread_count = whole_up_to(2**31 - 1, "the most threads torch takes (a C int)")  # above, each child: "Overflow when unpacking long"
+
+
 def seconds(value: Written) -> float:
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        number = 0.0
+    expected = "expected a number of seconds > 0"
+    number = _number(value, float, 0.0, expected)
     if not number > 0 or number == float("inf"):
-        raise ValueError("expected a number of seconds > 0")
+        raise ValueError(expected)
     if number > threading.TIMEOUT_MAX:  # the watchdog threads would die of OverflowError, their timeout lost
         raise ValueError(f"expected at most {threading.TIMEOUT_MAX:.0f} seconds, the longest wait a Python thread takes")
     return number
@@ -106,7 +130,12 @@ def path(value: Written) -> Path:
 
 
 def sweep_spec(value: Written) -> tuple[sweeps.SweepAxis, ...]:
-    return sweeps.parse(str(value))
+    """A spec naming no package (`--gpu-budget-sweep=` of an unset variable, or ";") is refused: it would sweep
+    nothing, unsaid."""
+    axes = sweeps.parse(str(value))
+    if not axes:
+        raise ValueError(f"expected a package to sweep: {sweeps.SYNTAX}")
+    return axes
 
 
 def words(value: Written) -> tuple[str, ...]:
@@ -334,7 +363,7 @@ class Options:
                             seconds, DEFAULT_TIMEOUT, "SECONDS")
     # one by default, whatever the cores and the xdist workers: a second thread moved S5's tiny peak by 4 MiB
     threads: int = option("gpu_budget_threads", "torch threads in each measured child, on any host: a peak must not "
-                          "depend on the runner's cores (recorded in the fingerprint).", whole, DEFAULT_THREADS, "N")
+                          "depend on the runner's cores (recorded in the fingerprint).", thread_count, DEFAULT_THREADS, "N")
     plots: Path | None = option(
         "gpu_budget_plots", "write one PNG per measured case here: host RAM and GPU memory per phase and step, with the "
         "budget and the baseline (needs the plots extra: matplotlib; an ini value is relative to the rootdir).", path, None,
@@ -423,7 +452,7 @@ def register(parser: pytest.Parser) -> None:
 
 
 TYPED_INI = pytest.version_tuple >= (9, 2)  # addini(type=str | bool): pytest 9.2's typed values in [tool.pytest]
-NATIVE = {switch: bool, whole: int, seconds: float}  # the TOML type each of these parsers also reads
+NATIVE = {switch: bool, whole: int, thread_count: int, seconds: float}  # the TOML type each of these parsers also reads
 
 
 def ini_type(parse: Callable[[Written], object]) -> object:
