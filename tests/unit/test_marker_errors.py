@@ -205,9 +205,12 @@ def test_a_closer_per_scale_mapping_refines_the_farther_scale_by_scale():
     ({"ram": "0.4 B"}, "not a whole number of bytes: '0.4 B'"),  # would round to no byte
     ({"ram": {"tiny": "1 GiB", "real": "0 MB"}}, "ram budget at scale 'real' '0 MB' is 0 B"),
     ({"ram": "1 GiB", "cuda": {"ram": "0 B"}}, "ram budget in cuda= '0 B' is 0 B"),  # not this host's
+    ({"card": "0 GiB"}, "card='0 GiB' is 0 B: a card holds some memory: capped at none, no case could run on it"),
+    ({"card": {"tiny": "T4", "real": "0 MiB"}}, "card='0 MiB' is 0 B: a card holds some memory"),
 ])
-def test_a_ram_budget_of_nothing_is_refused_naming_it(kwargs, named):
-    """A host RAM budget of 0 B fails every run over budget, whatever it measures: a slip, named, not a verdict."""
+def test_a_ram_budget_or_card_of_nothing_is_refused_naming_it(kwargs, named):
+    """A host RAM budget of 0 B fails every run over budget, whatever it measures: a slip, named, not a verdict; a card
+    of 0 B is refused by the same rule, in the same words (it said "card='0 GiB': a card holds some memory")."""
     with pytest.raises(ValueError) as info:
         gpu_budget(**kwargs, scale="tiny", host="cpu", where=WHERE)
     assert str(info.value).startswith(f"{WHERE}: ") and named in str(info.value), str(info.value)
