@@ -167,6 +167,12 @@ def test_user_fix_registers_sets_params_and_validates():
     ({"params": 5}, r"fix 'bad_fix': params=5: expected a mapping of knob name to value"),
     ({"params": {"ids": {1}}}, r"fix 'bad_fix': params\['ids'\]=\{1\} is no JSON value"),
     ({"name": 5}, r"fix name 5: use letters"),
+    # a padded name: needs=(" peft",) was never importable, so the fix was skipped as lacking ' peft', never tried
+    ({"needs": (" peft",)}, r"fix 'bad_fix': needs=\(' peft',\): ' peft' has spaces at its ends, .*; write 'peft'"),
+    ({"conflicts": "lora "}, r"fix 'bad_fix': conflicts='lora ': 'lora ' has spaces at its ends"),
+    ({"requires": ("lora", "\ttruncate")}, r"requires=\('lora', '\\ttruncate'\): '\\ttruncate' has spaces at its ends"),
+    ({"replaces": ("x ",)}, r"replaces=\('x ',\): 'x ' has spaces"),
+    ({"proposed_by": (" S1",)}, r"proposed_by=\(' S1',\): ' S1' has spaces"),
 ])
 def test_malformed_fix_is_rejected(kwargs, message):
     args = {"name": "bad_fix", "stage": "train", "doc": "d", **kwargs}

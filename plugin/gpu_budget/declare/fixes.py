@@ -217,6 +217,10 @@ def _texts(value: object, where: str, label: str, names: bool = True) -> tuple[s
         texts = value if all(isinstance(v, str) for v in value) else None
     if texts is not None and names and not all(t.strip() for t in texts):
         raise FixError(f"{where}: {label}={value!r}: expected non-empty names")
+    padded = next((t for t in texts or () if names and t != t.strip()), None)
+    if padded is not None:  # needs=(" peft",): never importable, so the fix was never tried; a rival never matched
+        raise FixError(f"{where}: {label}={value!r}: {padded!r} has spaces at its ends, which no fix, package or "
+                       f"write-up's name holds; write {padded.strip()!r}")
     if texts is not None:
         return texts
     example = _EXAMPLES.get(label, f" ({label}=('a', 'b'))")
