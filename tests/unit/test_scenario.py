@@ -240,6 +240,13 @@ def test_the_built_in_expandable_segments_fix_sets_the_allocator_variable_for_a_
     ({"command": ["python"], "env": "HF_HOME=/data"}, r"scenario 'bad': env='HF_HOME=/data': expected a mapping"),
     ({"command": ["python"], "env": {"HF_HOME=/data": "1"}}, r"env\['HF_HOME=/data'\]: a variable's name "),
     ({"command": ["python"], "env": {"": "1"}}, r"env\[''\]: a variable's name "),
+    # set, and read by no program: a padded name, or one a shell could not export
+    ({"command": ["python"], "env": {" HF_HOME": "1"}}, r"env\[' HF_HOME'\]: a variable's name .*holds no space"),
+    ({"command": ["python"], "env": {"HF HOME": "1"}}, r"env\['HF HOME'\]: a variable's name .*holds no space"),
+    # the command started in a folder named " x " (or failed where none is), not in x
+    ({"command": ["python"], "cwd": " x "}, (r"cwd=' x ': spaces at its ends would start the command in a folder "
+                                            r"named so; write 'x'")),
+    ({"command": ["python"], "cwd": "  "}, r"cwd='  ': expected a folder's path"),
     ({"command": ["python"], "env": {"A": "x\0y"}}, r"env\['A'\]='x\\x00y': .*NUL"),
     ({"command": ["python", "t.py\0"]}, r"command=\('python', 't.py\\x00'\): .*NUL"),
 ])

@@ -292,9 +292,12 @@ def _command_fields(scenario: Scenario) -> None:
     object.__setattr__(scenario, "command", command)
     object.__setattr__(scenario, "env", env_text(scenario.env, where))
     cwd = scenario.cwd  # str(['a']) would be a folder, "" the pytest process's working folder, unsaid
-    if cwd is not None and (not isinstance(cwd, str | os.PathLike) or not os.fspath(cwd)):
+    if cwd is not None and (not isinstance(cwd, str | os.PathLike) or not str(os.fspath(cwd)).strip()):
         raise ValueError(f"{where}: cwd={cwd!r}: expected a folder's path, a string or a pathlib.Path (None: the "
                          "pytest process's working folder)")
+    if cwd is not None and os.fspath(cwd) != os.fspath(cwd).strip():  # " x ": a folder named so, not x
+        raise ValueError(f"{where}: cwd={cwd!r}: spaces at its ends would start the command in a folder named so; "
+                         f"write {os.fspath(cwd).strip()!r}")
     object.__setattr__(scenario, "cwd", None if scenario.cwd is None else os.fspath(scenario.cwd))
 
 
