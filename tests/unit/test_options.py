@@ -114,6 +114,16 @@ def test_an_empty_preload_preloads_nothing(pytester):
     assert read(pytester, ini="gpu_budget_preload =\n").preload == ()
 
 
+@pytest.mark.parametrize(("ini", "bad"), [("torch, transformers", "torch,"), ("json 1csv", "1csv"), ("torch.", "torch.")])
+def test_a_preload_word_that_is_no_module_name_is_a_usage_error_naming_it(pytester, ini, bad):
+    """`gpu_budget_preload = torch, transformers` (a comma-separated list) was taken, and the forkserver failed to
+    import "torch," only once the session had run: said at its end, every child's floor made without torch."""
+    assert usage_error(pytester, ini=f"gpu_budget_preload = {ini}\n") == (
+        f"{pytester.path / 'tox.ini'}: gpu_budget_preload={ini.split()!r}: {bad!r} is not a module's name: expected "
+        "module names separated by spaces, e.g. torch transformers")
+    assert read(pytester, ini="gpu_budget_preload = json os.path _csv\n").preload == ("json", "os.path", "_csv")
+
+
 SWITCH = "expected true or false (also yes, on, 1, no, off, 0)"
 BAD = [  # (option, bad value, what the error says is expected)
     ("gpu_budget", "maybe", SWITCH),

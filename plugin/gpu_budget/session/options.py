@@ -143,6 +143,17 @@ def words(value: Written) -> tuple[str, ...]:
     return tuple(value) if isinstance(value, list) else tuple(str(value).split())
 
 
+def modules(value: Written) -> tuple[str, ...]:
+    """Module names, space-separated: one that is no dotted name ("torch," of a comma-separated list) is refused,
+    where the forkserver would fail to import it only once the session has run."""
+    names = words(value)
+    bad = next((name for name in names if not all(part.isidentifier() for part in name.split("."))), None)
+    if bad is not None:
+        raise ValueError(f"{bad!r} is not a module's name: expected module names separated by spaces, "
+                         "e.g. torch transformers")
+    return names
+
+
 # -- deriving a field's value from the one given: the definitions' resolve hooks -------------------------
 
 @dataclass(frozen=True)
@@ -413,7 +424,7 @@ class Options:
         "is a chosen folder the session makes or keeps nothing else in; an ini value is relative to the rootdir).", path, None, "DIR", resolve=writable(folder=True))
     preload: tuple[str, ...] = option(
         "gpu_budget_preload", "modules the forkserver imports once for all measured children (ini only; space-separated, "
-        "empty for none).", words, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")
+        "empty for none).", modules, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
