@@ -109,6 +109,8 @@ CMD = {"command": ["python", "train.py"]}
     ({"run": 5}, "scenario 's': run=5 must be a module-level function"),
     ({"run": "train"}, "scenario 's': run='train': expected 'module:function'"),
     ({"run": "runners:alloc", "prepare": "runners:"}, "scenario 's': prepare='runners:': expected 'module:function'"),
+    ({"run": " runners:alloc"}, "scenario 's': run=' runners:alloc': expected 'module:function'"),  # padded: the
+    ({"run": "runners:alloc "}, "scenario 's': run='runners:alloc ': expected 'module:function'"),  # child alone said
     ({**CMD, "cwd": 5}, "scenario 's': cwd=5: expected a folder's path"),
     ({**CMD, "cwd": ["work"]}, "scenario 's': cwd=['work']: expected a folder's path"),  # it ran in a folder "['work']"
 ])

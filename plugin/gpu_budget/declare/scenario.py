@@ -47,8 +47,10 @@ def ref_of(func: str | Callable | None, where: str = "") -> str | None:
         return func
     if isinstance(func, str):
         module, _, name = func.partition(":")
-        if not module.strip() or not name.strip():  # else the measured child fails on it, naming no field
-            raise ValueError(f"{where}{func!r}: expected 'module:function' (\"runners:train\") or the function itself")
+        # else the measured child fails on it, naming no field (" runners:train": "No module named ' runners'")
+        if not module.strip() or not name.strip() or any(c.isspace() for c in func):
+            raise ValueError(f"{where}{func!r}: expected 'module:function' (\"runners:train\", no space in it) or the "
+                             "function itself")
         return func
     module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", None)
     plain = isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname
