@@ -190,6 +190,10 @@ def test_a_baselines_path_that_is_a_file_names_where_it_came_from(pytester):
         f"{pytester.path / 'tox.ini'}: gpu_budget_baselines='not-a-folder': ")
     (pytester.path / "baselines").write_text("x")
     assert "the default baselines folder 'baselines'" in usage_error(pytester)
+    # a folder under a file: each case was measured, then failed, its figures not recorded
+    assert usage_error(pytester, "--gpu-budget-baselines=not-a-folder/b") == (
+        f"--gpu-budget-baselines='not-a-folder/b': {pytester.path / 'not-a-folder' / 'b'} lies under "
+        f"{pytester.path / 'not-a-folder'}, a file (baselines live in <folder>/<hardware key>/<test module>.json)")
 
 
 def test_a_report_or_folder_path_that_cannot_be_written_is_a_usage_error_before_anything_runs(pytester):

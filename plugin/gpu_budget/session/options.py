@@ -218,10 +218,10 @@ def baselines_folder(given: Given[Path]) -> Path:
     config = given.config
     follows_invocation = config.inipath is None and not getattr(config.option, "rootdir", None)
     folder = given.value if follows_invocation else (given.root / given.value).resolve()
-    if folder.is_absolute() and folder.exists() and not folder.is_dir():
+    why = blocked(folder, folder=True) if folder.is_absolute() else None  # under a file: refused once measured
+    if why:
         where = f"{given.source}={given.written!r}" if given.source else f"the default baselines folder {str(given.value)!r}"
-        raise pytest.UsageError(f"{where}: {folder} is not a folder "
-                                f"(baselines live in <folder>/<hardware key>/<test module>.json)")
+        raise pytest.UsageError(f"{where}: {folder} {why} (baselines live in <folder>/<hardware key>/<test module>.json)")
     return folder
 
 
