@@ -11,6 +11,10 @@ from gpu_budget import Scenario
     ({"params": {"mib": 8}, "scales": {"tiny": {"shape": (1, {2})}}}, "scales['tiny']['shape']=(1, {2}) is no JSON"),
     ({"params": {"cfg": {"a": 1, 2: "b"}}}, "params['cfg']={'a': 1, 2: 'b'} is no JSON value"),  # keys json cannot sort
     ({"params": {3: "x"}}, "scenario 's': params names a knob 3: a knob's name is a string"),
+    # a padded name is another knob: " needs_cuda" ran the case unskipped on a host without CUDA
+    ({"params": {" needs_cuda": True}}, ("scenario 's': params names a knob ' needs_cuda': spaces at its ends make it "
+                                         "another knob than 'needs_cuda'")),
+    ({"params": {"mib": 8}, "scales": {"tiny": {"mib ": 4}}}, "scales['tiny'] names a knob 'mib ': spaces at its ends"),
     # JSON has no such number: the baseline file was written with Infinity / NaN, which no strict reader reads
     ({"params": {"max_seconds": float("inf")}}, "scenario 's': params['max_seconds']=inf is no JSON value"),
     ({"params": {"mib": 8}, "scales": {"tiny": {"lrs": [1e-4, float("nan")]}}}, "scales['tiny']['lrs']=[0.0001, nan]"),

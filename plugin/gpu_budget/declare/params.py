@@ -29,6 +29,9 @@ def knobs(given: Mapping[str, Json], where: str, label: str = "params") -> Param
     for key, value in out.items():
         if not isinstance(key, str):
             raise ValueError(f"{where}: {label} names a knob {key!r}: a knob's name is a string")  # noqa: TRY004  a declaration's bad value: ValueError, as for every Scenario field
+        if key != key.strip():  # " needs_cuda" was a knob of its own: the case ran, unskipped, where CUDA was wanted
+            raise ValueError(f"{where}: {label} names a knob {key!r}: spaces at its ends make it another knob than "
+                             f"{key.strip()!r}, which a placeholder or the runner reads")
         if key == NEEDS_CUDA and not isinstance(value, bool):  # "false" would read as true and skip the case
             raise ValueError(f"{where}: {label}[{key!r}]={value!r}: expected True or False")
         try:
