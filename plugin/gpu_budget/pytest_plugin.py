@@ -43,6 +43,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     session = config.stash[SESSION] = BudgetSession(config)
     config.pluginmanager.register(session, PLUGIN_NAME)
+    if not session.is_worker:  # a misspelt gate key in the ini file is a usage error, not pytest's warning alone
+        from gpu_budget.session.misspelt import MisspeltKeys
+
+        config.pluginmanager.register(MisspeltKeys(config), "gpu-budget-misspelt")
     if session.options.enabled:
         from gpu_budget.session.attempts import Attempts
         from gpu_budget.session.caught import CaughtCheck

@@ -540,7 +540,12 @@ def document() -> str:
         "-require-gpu, -remediate, -explore, -probes, -sweep, -record-runs) given on the command line without "
         "--gpu-budget is a usage error: "
         "every memory-budget test would be skipped, and the run pass; so is --gpu-budget-remediate-max-runs without "
-        "--gpu-budget-remediate, which it would leave unused.\n\n"
+        "--gpu-budget-remediate, which it would leave unused. An ini key no option has that starts `gpu_budget` or "
+        "reads like one of these (`gpu_bugdet`, `gpu_budget_require_gppu`) is a usage error naming it and the option "
+        "it reads like, when collection ends, before any case runs: pytest only warns of an unknown key and runs on "
+        "without it, so a misspelt `gpu_budget = true` would skip every memory-budget test and pass (the other "
+        "unknown keys stay pytest's warning; `-p no:warnings` or an `ignore` filter of its config warnings silences "
+        "this check too).\n\n"
         + table()
         + "\n`GPU_BUDGET_ASSETS=DIR` (environment): where prepared models and clips are kept (default: pytest's "
         "cache, or with -p no:cacheprovider .gpu-budget-assets in the rootdir, which git is told to ignore); the GPU "
