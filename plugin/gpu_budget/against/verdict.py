@@ -61,6 +61,7 @@ from dataclasses import dataclass
 
 from gpu_budget.against import collected
 from gpu_budget.declare.marks import default_tolerance
+from gpu_budget.judge import reached
 from gpu_budget.judge.compare import GATED
 from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.card import Card
@@ -270,16 +271,37 @@ def judge_case(nodeid: str, base: Sequence[Result], head: Sequence[Result], *, r
     if broken is not None:
         return verdict("error at base", True, f"at base: {broken.message}; head judged on its budget alone",
                        figures((), head, tolerance_of(head)))
+    if (missed := short_of_base(base, head)) and not params_changed(base, head):
+        return verdict("error", False, f"at head: {missed}", figs)
     if not figs:
         return verdict("pass", True, "no gated figure measured on both sides")
-    noisy = [f"{f.name} spreads {format_size(max(f.spread_base, f.spread_head))} run to run, wider than the "
-             f"tolerance's {format_size(int(f.margin))}: a smaller change cannot be told from noise" for f in figs if f.noisy]
+    noisy = _noisy(figs)
     if regressed:
         return verdict("regression", False, "; ".join(regressed + noisy), figs)
-    improved = [f.said() for f in figs if f.improved]
-    if improved:
+    if improved := [f.said() for f in figs if f.improved]:
         return verdict("improved", True, "; ".join(improved + noisy), figs)
     return verdict("pass", True, "; ".join(noisy) or "within the tolerance of base", figs)
+
+
+def short_of_base(base: Sequence[Result], head: Sequence[Result]) -> str:
+    """Why head's runs are short of the phases every base run reached (judge/reached.py), naming those; "" where
+    they are not, or where a side kept no phases."""
+    kept = [set(r.measurement.phases) for r in base if r.measurement is not None and r.measurement.phases]
+    runs = [set(r.measurement.phases) for r in head if r.measurement is not None]
+    if not kept or not runs or len(kept) < len(base):
+        return ""
+    every = set.intersection(*kept)
+    measured = set.union(*runs)
+    missed = reached.unreached(measured, every)
+    return reached.message(missed, measured, len(every), "base", AT_BASE_TOO) if missed else ""
+
+
+AT_BASE_TOO = ("a case shortened on purpose by a knob of its scenario (a step count among its params) is judged on "
+               "its figures, the change named; one shortened otherwise passes once base stops there too")
+def _noisy(figs: Sequence[Figure]) -> list[str]:
+    """What a row says of each figure whose runs spread wider than its tolerance's margin."""
+    return [f"{f.name} spreads {format_size(max(f.spread_base, f.spread_head))} run to run, wider than the tolerance's "
+            f"{format_size(int(f.margin))}: a smaller change cannot be told from noise" for f in figs if f.noisy]
 
 
 FAILED_BEFORE = "its test failed with no case of it measured"  # pytest failed it; no row says why (collected.py)

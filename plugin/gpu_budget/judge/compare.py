@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from gpu_budget import oom
-from gpu_budget.judge import growth
+from gpu_budget.judge import growth, reached
 from gpu_budget.measure.ranks import imbalance, largest, smallest
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import SPREAD_MULTIPLE, Entry, Spread
@@ -323,7 +323,6 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
            grown: growth.Check, *, ci: bool, update: bool, expect: str | None, setup: Setup,
            params: Mapping | None, scenario: str | None = None, command: Sequence[str] | None = None) -> Judgement:
     """judge()'s verdict for a run that finished, its growth already projected (`grown`)."""
-    peaks = measurement.peaks
     setup = world_setup(setup, measurement, baseline)
     if grown.problem:
         return Judgement(Verdict.ERROR, False, grown.problem + _marks_elsewhere(measurement))
@@ -351,15 +350,15 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
 
     declared = _declared(baseline, scenario, params, command)
     notes += declared + [n for n in (setup.note(),) if n]
+    if missed := reached.unreached(measurement.phases, baseline.phases):
+        return _short(measurement, baseline, tolerance, setup, missed, notes, update=update, expect=expect)
     if measurement.ranks and baseline.ranks:
         change, regressed, improved = per_rank(measurement, baseline, tolerance, setup, notes)
     else:
-        change, regressed, improved = against_baseline(peaks, baseline.peaks, tolerance, setup, notes,
+        change, regressed, improved = against_baseline(measurement.peaks, baseline.peaks, tolerance, setup, notes,
                                                        measurement.phases, baseline.phases, spread=baseline.spread)
-    if regressed:
-        if update:
-            return Judgement(Verdict.REGRESSION, True, "; ".join(notes + regressed + [UPDATED]), change, True)
-        return Judgement(Verdict.REGRESSION, False, "; ".join(notes + regressed), change)
+    if regressed:  # with an update, the entry of the run as it is now
+        return Judgement(Verdict.REGRESSION, update, "; ".join(notes + regressed + [UPDATED] * update), change, update)
     if improved:
         action = UPDATED if update else "update the baseline (--gpu-budget-update)"
         return Judgement(Verdict.IMPROVED, True, "; ".join(notes + improved + [action]), change, update)
@@ -369,6 +368,20 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     if update and declared:  # recorded for other params or another scenario: the entry describes the test as it is now
         return Judgement(verdict, True, "; ".join(notes + [UPDATED]), change, True)
     return Judgement(verdict, True, "; ".join(notes) or WITHIN, change)
+
+
+def _short(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup, missed: list[str],
+           notes: list[str], *, update: bool, expect: str | None) -> Judgement:
+    """A run that did not reach every phase its baseline measured: an error (judge/reached.py), or with an update
+    the entry of the run as it is now."""
+    change = _changes(measurement, baseline, tolerance, setup)
+    if not update:
+        return Judgement(Verdict.ERROR, False, "; ".join(
+            notes + [reached.message(missed, list(measurement.phases), len(baseline.phases))]), change)
+    verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.PASS
+    short = f"the run did not reach {len(missed)} of the {len(baseline.phases)} phases its baseline measured " \
+            f"({reached.said(missed)})"
+    return Judgement(verdict, True, "; ".join(notes + [short, UPDATED]), change, True)
 
 
 def _declared(baseline: Entry, scenario: str | None, params: Mapping | None, command: Sequence[str] | None) -> list[str]:

@@ -1,0 +1,61 @@
+"""Whether a run reached every phase its baseline measured.
+
+A run's peaks are compared with its baseline's as figures of the same run.
+One that stopped short of its baseline's phases (a step count cut, a training
+loop that ends early, a Trainer told not to train, an evaluation no longer
+reached) holds peaks of less of the run: lower, it read "improved" and passed,
+and its steps were never gated. Such a run is an error naming what it missed;
+one shortened on purpose is re-recorded with --gpu-budget-update. Phases the
+run has and its baseline lacks are no such loss (its peaks cover them). Under
+--gpu-budget-against the head's runs are held to the phases every base run
+reached, where the case's params are unchanged since base (against/verdict.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+SHOWN = 6  # names of missed phases a message lists before it counts the rest
+
+
+def unreached(measured: Iterable[str], baseline: Iterable[str]) -> list[str]:
+    """The baseline's phases the run did not measure, in the run's order of names (train_step_2 before _10)."""
+    seen = set(measured)
+    return sorted((name for name in baseline if name not in seen), key=_order)
+
+
+def said(names: Sequence[str]) -> str:
+    """`train_step_3..30, eval_epoch_1`: consecutive numbered phases of one stem as a range, the first SHOWN parts."""
+    parts: list[str] = []
+    for name in names:
+        stem, number = _split(name)
+        last = parts[-1] if parts else ""
+        match = re.fullmatch(rf"{re.escape(stem)}(\d+)(?:\.\.(\d+))?", last) if number is not None else None
+        if match and int(match.group(2) or match.group(1)) == number - 1:
+            parts[-1] = f"{stem}{match.group(1)}..{number}"
+        else:
+            parts.append(name)
+    shown = ", ".join(parts[:SHOWN])
+    return shown + (f" and {len(parts) - SHOWN} more" if len(parts) > SHOWN else "")
+
+
+UPDATE = "a run that now stops sooner on purpose is re-recorded with --gpu-budget-update"
+
+
+def message(missed: Sequence[str], measured: Iterable[str], of: int, whose: str = "its baseline",
+            then: str = UPDATE) -> str:
+    """Why a run short of the phases `whose` run measured is an error, naming them; `then`: what to do if on purpose."""
+    return (f"the run did not reach {len(missed)} of the {of} phases {whose} measured ({said(missed)}; it measured "
+            f"{said(sorted(measured, key=_order)) or 'none'}): its peaks cover less of the run than {whose}'s, so "
+            f"they are not compared; {then}")
+
+
+def _split(name: str) -> tuple[str, int | None]:
+    found = re.fullmatch(r"(.*?)(\d+)", name)
+    return (found.group(1), int(found.group(2))) if found else (name, None)
+
+
+def _order(name: str) -> tuple[str, int]:
+    stem, number = _split(name)
+    return stem, -1 if number is None else number
