@@ -23,6 +23,7 @@ from gpu_budget import script
 from gpu_budget.isolate import events
 from gpu_budget.isolate.protocol import ChildRequest, ScenarioJob, SnapshotRequest, with_assets
 from gpu_budget.model.metric import REPORTED
+from gpu_budget.model.result import GATE_FACTS
 
 if TYPE_CHECKING:
     from gpu_budget.measure.gpu_tree import GpuTree
@@ -364,6 +365,10 @@ def _facts(returned: object, ref: str | None) -> dict:
     if returned is None:
         return {}
     if isinstance(returned, Mapping):
+        taken = sorted(str(key) for key in returned if key in GATE_FACTS)
+        if taken:
+            raise TypeError(f"{ref} returned facts named {', '.join(map(repr, taken))}: a name of the gate's own facts "
+                            "of the row, which yours would stand in for: name yours otherwise")
         return dict(returned)
     shown = repr(returned)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."

@@ -226,6 +226,18 @@ class SweepPoint(Versioned):
                    tuple(data.get("over_budget") or ()), read_keys=tuple(data))
 
 
+# the names of a function case's facts (Measurement.info) that are the gate's own: those its measuring child writes
+# there (its allocator, start method, tensor count, card cap, NVML and tree methods) and those the gate reads back
+# from any row (its notes and ignored marks: judge/compare.py; a launch's accelerate facts: report/row_fields.py). A
+# runner's returned facts share the mapping, so a fact of one of these names stood in for the gate's ("notes":
+# "hello" read as five notes, "h; e; l; l; o"): isolate/child.py refuses it, naming it. A command's facts are all
+# the gate's (isolate/command.py).
+GATE_FACTS = frozenset({
+    "malloc", "start_method", "tensor_bytes", "card", "nvml_method", "vram_tree_method",
+    "notes", "ignored_marks", "distributed_type", "fsdp_requested",
+})
+
+
 @dataclass(frozen=True)
 class Measurement:
     """What one measured child found; a child that died is a measurement too (status "error", the peak so far).
