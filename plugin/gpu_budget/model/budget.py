@@ -88,15 +88,15 @@ def _size(value: str | int | None, what: str, where: str, scale: str | None = No
     except ValueError as exc:
         raise ValueError(f"{where}: bad {what}{at}: {exc}") from None
     why = NEVER_NOTHING.get(what.split()[0])  # "ram budget in cuda=" -> "ram"
-    return size if why is None else something(size, f"{where}: {what}{at} {value!r}", why)
+    return size if why is None else not_zero(size, f"{where}: {what}{at} {value!r}", why)
 
 
-# The sizes 0 B never fits, and why: one rule, one message (something()) for each. A VRAM budget of 0 B is not one of
+# The sizes 0 B never fits, and why: one rule, one message (not_zero()) for each. A VRAM budget of 0 B is not one of
 # them: a run that allocates nothing on the GPU meets it, and so is held to it.
 NEVER_NOTHING = {"ram": "every run holds some host RAM, so every run would fail it whatever it measured"}
 
 
-def something(size: int, said: str, why: str) -> int:
+def not_zero(size: int, said: str, why: str) -> int:
     """`size`, read from what `said` names, where it cannot be nothing: 0 B (no bytes in any unit, or a fraction of
     a byte) is a slip, refused naming it and `why` it cannot be met, never a limit every run breaks."""
     if size == 0:

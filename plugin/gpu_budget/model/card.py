@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpu_budget.model.budget import SCALES, something
+from gpu_budget.model.budget import SCALES, not_zero
 from gpu_budget.units import GiB, MiB, format_size, parse_size
 
 
@@ -251,7 +251,7 @@ def _card(value: object, where: str) -> Card:
                          "unit (\"24 GiB\")")
     if bare:
         raise ValueError(f"{where}: card={value!r} is a bare number: give it a unit, e.g. \"{value} GiB\"")
-    something(size, f"{where}: card={value!r}", "a card holds some memory: capped at none, no case could run on it")
+    not_zero(size, f"{where}: card={value!r}", "a card holds some memory: capped at none, no case could run on it")
     _refuse_decimal(value, size, where)
     return Card(format_size(size), size, written=value)
 
