@@ -133,7 +133,7 @@ def test_a_baselines_path_that_is_a_file_is_one_usage_error(project):
     pytester = project(CASE)
     (pytester.path / "not-a-folder").write_text("x")
     result = pytester.runpytest_subprocess("--gpu-budget", "--gpu-budget-baselines=not-a-folder")
-    result.stderr.fnmatch_lines(["*--gpu-budget-baselines='not-a-folder'*is not a folder*"])
+    result.stderr.fnmatch_lines(["*--gpu-budget-baselines='not-a-folder'*not-a-folder is a file, not a folder (baselines live in*"])
     assert result.ret == 4  # pytest's usage error: no test ran
 
 
