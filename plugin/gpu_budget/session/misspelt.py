@@ -22,7 +22,7 @@ import warnings
 
 import pytest
 
-from gpu_budget.session.options import OPTIONS
+from gpu_budget.session.options import OPTIONS, overridden
 
 UNKNOWN = re.compile(r"Unknown config option: (\S+)")
 LIKE = 0.8  # how alike (difflib's ratio) a key must read to one of the gate's to be taken as its misspelling
@@ -54,8 +54,7 @@ class MisspeltKeys:
         self.config = config
 
     def _where(self, key: str) -> str:
-        overridden = any(each.split("=", 1)[0] == key for each in self.config.getoption("override_ini") or ())
-        return f"-o {key}" if overridden else str(self.config.inipath)
+        return f"-o {key}" if overridden(self.config, key) else str(self.config.inipath)
 
     def pytest_warning_recorded(self, warning_message: warnings.WarningMessage, when: str) -> None:
         if when != "config":

@@ -488,8 +488,12 @@ def value_or_ini(config: pytest.Config, option: Option) -> tuple[Written, str] |
 
 def ini_source(config: pytest.Config, name: str) -> str:
     """Where an ini value came from: `-o name=...` on the command line (which overrides the file), else the ini file."""
-    overridden = any(each.split("=", 1)[0] == name for each in config.getoption("override_ini") or ())
-    return f"-o {name}" if overridden else f"{config.inipath}: {name}"
+    return f"-o {name}" if overridden(config, name) else f"{config.inipath}: {name}"
+
+
+def overridden(config: pytest.Config, name: str) -> bool:
+    """Whether the ini value `name` was given on the command line (`-o name=...`)."""
+    return any(each.split("=", 1)[0] == name for each in config.getoption("override_ini") or ())
 
 
 def read(config: pytest.Config, option: Option[P, V]) -> Given[P]:
