@@ -23,9 +23,10 @@ from gpu_budget import script
 from gpu_budget.isolate import events
 from gpu_budget.isolate.protocol import ChildRequest, ScenarioJob, SnapshotRequest, with_assets
 from gpu_budget.model.metric import REPORTED
-from gpu_budget.model.result import GATE_FACTS
+from gpu_budget.model.result import GATE_FACTS, gate_fact_refusal
 
 if TYPE_CHECKING:
+    from gpu_budget.measure.facts import RunnerFacts
     from gpu_budget.measure.gpu_tree import GpuTree
     from gpu_budget.measure.tree import Running
     from gpu_budget.model.figures import Peaks
@@ -62,7 +63,7 @@ def steady_malloc() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, _STEADY_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _STEADY_BYTES))
 
 
-def _tensor_peak(info: dict[str, str | None]):
+def _tensor_peak(info: RunnerFacts):
     """A tensors.TensorPeak for a run whose code imported torch; None for a torch-free run (nothing to count).
 
     A torch without dispatch modes (a stand-in module) is measured without the
@@ -73,7 +74,7 @@ def _tensor_peak(info: dict[str, str | None]):
     try:
         from gpu_budget.measure.tensors import TensorPeak
     except ImportError as exc:
-        info["tensor_bytes"] = f"not counted: {exc}"
+        info.gate("tensor_bytes", f"not counted: {exc}")
         return None
     return TensorPeak()
 
@@ -365,10 +366,9 @@ def _facts(returned: object, ref: str | None) -> dict:
     if returned is None:
         return {}
     if isinstance(returned, Mapping):
-        taken = sorted(str(key) for key in returned if key in GATE_FACTS)
+        taken = [str(key) for key in returned if key in GATE_FACTS]
         if taken:
-            raise TypeError(f"{ref} returned facts named {', '.join(map(repr, taken))}: a name of the gate's own facts "
-                            "of the row, which yours would stand in for: name yours otherwise")
+            raise TypeError(gate_fact_refusal(f"{ref} returned facts named", taken))
         return dict(returned)
     shown = repr(returned)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 from gpu_budget.measure import card_cap, procfs
 from gpu_budget.measure.card_cap import Capped
 from gpu_budget.measure.device import cuda_available, device_info  # noqa: F401  device_info: the child's probe reads it here
+from gpu_budget.measure.facts import RunnerFacts
 from gpu_budget.measure.kernel_floor import KernelPeak
 from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.measure.tree import TREE_METHOD, OnPoll, ProcessTree
@@ -184,7 +185,7 @@ class Meter:
     use_cuda: bool | None = None
     tensors: TensorPeak | None = None  # the tensor count the run executes under (CPU runs), reset per phase
     phases: list[PhaseRecord] = field(default_factory=list)
-    info: dict[str, str | None] = field(default_factory=dict)  # how figures were read (nvml_method, ...), for the row
+    info: RunnerFacts = field(default_factory=RunnerFacts)  # the runner's facts and how figures were read (nvml_method)
     tree: ProcessTree | bool | None = None  # None: read the process tree where /proc allows; False: never
     on_tree: OnPoll | None = None  # the open phase's running figures (tree.Running), from the tree's thread
     external: bool = False  # a command case: this process is not measured, the process given to follow() is
@@ -221,7 +222,7 @@ class Meter:
         if card is None or self._cuda is None:
             return None
         capped = self._cuda.cap_to(card)
-        self.info["card"] = capped.note
+        self.info.gate("card", capped.note)
         return capped
 
     def follow(self, pid: int, environ: Mapping[str, str] | None = None) -> None:
@@ -301,7 +302,7 @@ class Meter:
         gpu = Peaks()
         if self._cuda is not None:
             gpu = self._cuda.read()
-            self.info["nvml_method"] = self._cuda.nvml_method
+            self.info.gate("nvml_method", self._cuda.nvml_method)
         gpu, self._reported = replace(gpu, **self._reported), {}
         if self.gpu_tree is not None:
             vram_tree, reading = self._read_gpu_tree(reading)
@@ -337,7 +338,7 @@ class Meter:
         gpu = self.gpu_tree.phase_end()
         if gpu.total is None:
             return None, reading
-        self.info["vram_tree_method"] = gpu.method
+        self.info.gate("vram_tree_method", gpu.method)
         if reading is not None and gpu.ranks:
             reading = replace(reading, ranks={rank: replace(r, vram_tree=gpu.ranks.get(rank))
                                               for rank, r in reading.ranks.items()})

@@ -238,6 +238,12 @@ GATE_FACTS = frozenset({
 })
 
 
+def gate_fact_refusal(what: str, names) -> str:
+    """The one message refusing a runner's fact named as the gate's (`what`: where it was given)."""
+    return (f"{what} {', '.join(map(repr, sorted(names)))}: a name of the gate's own facts of the row, which yours "
+            "would stand in for: name yours otherwise")
+
+
 @dataclass(frozen=True)
 class Measurement:
     """What one measured child found; a child that died is a measurement too (status "error", the peak so far).
