@@ -26,7 +26,8 @@ __tracebackhide__ = refusal  # a refused declaration in a test fails at the test
 class Envelope:
     """The knobs to explore: name -> (lo, hi) inclusive integer range, or a sequence of allowed values.
 
-    monotone: the knobs memory should not fall along (default: all of them).
+    monotone: the knobs memory should not fall along (default: all of them but those whose values are names: an
+    optimizer's, a precision's, which sorted read alphabetically, no order memory grows along).
     """
 
     knobs: Mapping[str, tuple[int, int] | Sequence[Knob]]
@@ -48,6 +49,10 @@ class Envelope:
             for knob in self.monotone:
                 if knob not in self.knobs:
                     raise ValueError(f"monotone knob {knob!r} is not in the envelope (its knobs: {', '.join(self.knobs)})")
+                if self._named(knob):
+                    raise ValueError(f"monotone knob {knob!r} has names for values {tuple(self.values(knob))!r}: names "
+                                     "have no order memory grows along (sorted, they read alphabetically); leave it "
+                                     "out of monotone=")
 
     def values(self, knob: str) -> Sequence[Knob]:
         """A knob's values in order; a range stays a range: the search goes by index, and (1, 10**9) as a list
@@ -79,7 +84,13 @@ class Envelope:
         return None if i + 1 == len(values) else {**config, knob: values[i + 1]}
 
     def monotone_knobs(self) -> tuple[str, ...]:
-        return tuple(self.knobs) if self.monotone is None else self.monotone
+        """The knobs memory should not fall along: a boundary is searched, and a drop reported, only along these."""
+        return tuple(k for k in self.knobs if not self._named(k)) if self.monotone is None else self.monotone
+
+    def _named(self, knob: str) -> bool:
+        """Whether the knob's values are names: sorted alphabetically, so one "up" is no step up in memory."""
+        spec = self.knobs[knob]
+        return _range(spec) is None and any(isinstance(v, str) for v in spec)  # a range is whole numbers
 
 
 def _check_spec(knob: str, spec: object) -> None:
