@@ -174,3 +174,13 @@ def test_a_knob_name_or_value_a_param_cannot_hold_is_named(knobs, message):
 def test_monotone_knobs_given_as_an_iterator_are_kept():
     """monotone=iter(...) was read up by the check of its names: the search then found no monotone knob."""
     assert Envelope({"batch": (1, 8)}, monotone=iter(["batch"])).monotone_knobs() == ("batch",)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, None])
+def test_a_bad_number_of_examples_is_named_before_any_run(bad):
+    """Hypothesis refused 0, 2.5 and None only after the calibration's real run, and took True for one example."""
+    runs = []
+    with pytest.raises(ValueError, match=rf"^max_examples={bad!r}: expected a whole number >= 1$"):
+        explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=lambda k: 0, measure=runs.append,
+                max_examples=bad)
+    assert not runs

@@ -219,7 +219,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     Hypothesis from saving to the example database. variant: what else sets this exploration apart from another of
     the same name (a scenario's fixes, params and scale): its own folder of the example database.
     """
-    _check(envelope, boundary, max_real_runs, seed, estimate)
+    _check(envelope, boundary, max_real_runs, seed, estimate, max_examples)
     budget = parse_size(budget)  # as a marker's budget: a negative, True or None named, never explored
     t0 = time.perf_counter()
     result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()}, card=card,
@@ -260,8 +260,8 @@ def _run_before(probe: Probe | None, peaks: Mapping[Key, int | None]) -> Probe |
 
 
 def _check(envelope: Envelope, boundary: str | None, max_real_runs: int, seed: object = 0,
-           estimate: object = None) -> None:
-    """A bad boundary, real-run cap, seed or estimate, named before any run."""
+           estimate: object = None, max_examples: object = DEFAULT_EXAMPLES) -> None:
+    """A bad boundary, real-run cap, seed, estimate or number of examples, named before any run."""
     if boundary is not None and (not isinstance(boundary, str) or boundary not in envelope.knobs):  # ["b"]: unhashable
         raise ValueError(f"boundary={boundary!r} is not a knob of the envelope (its knobs: {', '.join(envelope.knobs)})")
     if boundary is not None and boundary not in envelope.monotone_knobs():
@@ -269,6 +269,8 @@ def _check(envelope: Envelope, boundary: str | None, max_real_runs: int, seed: o
                          f"({', '.join(envelope.monotone_knobs())}): the boundary search assumes memory grows along it")
     if not isinstance(max_real_runs, int) or isinstance(max_real_runs, bool) or max_real_runs < 1:
         raise ValueError(f"max_real_runs={max_real_runs!r}: expected a whole number >= 1")
+    if not isinstance(max_examples, int) or isinstance(max_examples, bool) or max_examples < 1:  # else Hypothesis's
+        raise ValueError(f"max_examples={max_examples!r}: expected a whole number >= 1")  # error, after a real run
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):  # True would be seed 1, unsaid
         raise ValueError(f"seed={seed!r}: expected a whole number (or None: random)")
     if estimate is not None and not callable(estimate):  # else met mid-search: "'int' object is not callable"
