@@ -693,3 +693,30 @@ def test_a_set_that_died_of_memory_is_over_budget_not_an_error_that_leaves_the_a
                  measurement=Measurement("ok", Peaks(ram=120 * MiB)), remediation=found)
     assert "    tried trm_a: RAM 60.00 MiB over-budget (measured child failed (oom): MemoryError: planted)" in \
         remediation_lines([row])
+
+
+def test_a_pass_inside_the_tolerance_of_its_set_less_one_fix_says_that_fixs_part_may_be_noise():
+    """trm_a alone changed nothing (1000 MiB), trm_b alone read 902 MiB against a 900 MiB budget, and trm_a+trm_b
+    passed at 899 MiB: 3 MiB below trm_b's own run, inside the tolerance (0.5% + 4 MiB), so the run cannot tell
+    trm_a's part from noise. Before, "passes with +trm_a +trm_b (RAM 899.00 MiB)" and nothing else: the answer asked
+    for a fix whose own run showed no effect."""
+    from gpu_budget.model.budget import Budget
+    from gpu_budget.model.result import Measurement, Result, Verdict
+    from gpu_budget.report.terminal import remediation_text
+
+    peaks = {frozenset({A.name}): 1000, frozenset({B.name}): 902, frozenset({A.name, B.name}): 899}
+
+    def measure(candidate):
+        peak = peaks.get(frozenset(candidate.fixes), BASE)
+        return Trial((), "pass" if peak <= 900 else "over-budget", Peaks(ram=peak * MiB))
+
+    found = remediate.search(toy(A, B), measure)
+    assert found.found == ("trm_a", "trm_b")
+    case = Result("n::t", "toy", "tiny", Verdict.OVER_BUDGET, False, "", budget=Budget(ram=900 * MiB),
+                  measurement=Measurement("ok", Peaks(ram=BASE * MiB)), remediation=found)
+    assert remediation_text(found, case).endswith(
+        "found in 3 real runs (bound 8); its RAM is inside the tolerance (0.5% + 4.00 MiB) of +trm_b's own 902.00 MiB "
+        "(over budget), so trm_a's part in the pass may be run-to-run noise")
+    peaks[frozenset({B.name})] = 950  # trm_a took 51 MiB off trm_b's run: no doubt
+    assert remediation_text(remediate.search(toy(A, B), measure), case).endswith("found in 3 real runs (bound 8)")
+

@@ -158,17 +158,29 @@ def remediation_text(rem: Remediation, case: Result | None = None) -> str:
 def _noise(rem: Remediation, case: Result | None) -> str:
     """Where the passing set's gated peak is inside the case's tolerance of the case's own, so one run cannot tell the
     fixes from run-to-run noise: saying so ("" where it is outside it, or there is nothing to compare: a case that
-    died read only what it reached before dying)."""
+    died read only what it reached before dying). Else, where it is inside the tolerance of a run of the set less one
+    fix (over budget), that fix's part in the pass is no more than noise: saying so."""
     if case is None or rem.peaks is None or case.measurement is None or not case.measurement.ok:
         return ""
     metric = gated_metric(case.peaks, rem.peaks)
     before, after = case.peaks.figure(metric), rem.peaks.figure(metric)
     tolerance = case.tolerance or default_tolerance(case.scale)
-    if before is None or after is None or not tolerance.floor(before) <= after <= tolerance.limit(before):
+    if after is None:
         return ""
-    return (f"; its {'VRAM' if metric == Metric.VRAM_ALLOCATED else 'RAM'} is inside the tolerance ({tolerance.rel:.1%} + "
-            f"{format_size(tolerance.abs)}) of the case's own {format_size(before)}, so the pass may be run-to-run "
-            "noise, not the fixes")
+    inside = f"; its {'VRAM' if metric == Metric.VRAM_ALLOCATED else 'RAM'} is inside the tolerance ({tolerance.rel:.1%} + " \
+             f"{format_size(tolerance.abs)}) of "
+    if before is not None and tolerance.floor(before) <= after <= tolerance.limit(before):
+        return f"{inside}the case's own {format_size(before)}, so the pass may be run-to-run noise, not the fixes"
+    found = set(rem.found or ())
+    for trial in rem.tried:  # cost order: the set less one fix ran before the passing one
+        less = found - set(trial.fixes)
+        measured = trial.verdict == Verdict.OVER_BUDGET and not trial.message.startswith("measured child failed")
+        other = trial.peaks.figure(metric) if trial.peaks and measured else None  # a death read what it reached
+        if len(less) == 1 and set(trial.fixes) < found and other is not None and \
+                tolerance.floor(other) <= after <= tolerance.limit(other):
+            return (f"{inside}+{'+'.join(trial.fixes)}'s own {format_size(other)} (over budget), so {less.pop()}'s part "
+                    "in the pass may be run-to-run noise")
+    return ""
 
 
 def _not_run(rem: Remediation) -> str:
