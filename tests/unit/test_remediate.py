@@ -167,7 +167,7 @@ def test_a_report_never_claims_a_crashed_set_was_measured():
     none = remediate.search(toy(A, B), measure)
     assert none.status == "none-passes" and [t.verdict for t in none.tried] == ["error", "over-budget", "error"]
     assert remediation_text(none) == ("remediation: none of the 3 valid sets of trm_a, trm_b passed: 1 measured over "
-                                      "budget, 2 failed with an error (not measured)")
+                                      "budget, 2 failed with an error (not measured); the lowest: +trm_b (RAM 1000 B)")
     found = remediate.search(toy(A, C), lambda c: measure(c, frozenset({"trm_c"})))
     assert found.found == ("trm_c",) and remediation_text(found).endswith(
         "found in 2 real runs (bound 8); 1 set tried before it failed with an error (not measured), so it may not be "
@@ -213,7 +213,7 @@ def test_a_pass_of_a_fix_its_runner_reports_not_applied_is_not_the_answer():
     assert remediation_text(none) == ("remediation: none of the 2 sets run of trm_a, trm_b passed with its fixes "
                                       "applied: 1 measured over budget, 1 passed only with a fix its runner reports not "
                                       "applied, so not counted; 1 set holding trm_a, which its runner reported not "
-                                      "applied alone, was not run")
+                                      "applied alone, was not run; the lowest: +trm_b (RAM 101.00 MiB)")
     bound = remediate.search(toy(A, B, C), noted({"trm_b"}), max_runs=2)
     assert remediation_text(bound).startswith("remediation: none of the 2 real runs (bound 2) passed with its fixes "
                                               "applied (1 passed only with a fix its runner reports not applied, so not "
@@ -243,7 +243,7 @@ def test_no_set_holding_a_fix_its_runner_reported_not_applied_alone_is_run():
     assert none.status == "none-passes" and dict(none.unapplied) == {"trm_a": 3}
     assert Remediation.from_json(none.to_json()) == none
     assert remediation_text(none).endswith("; 3 sets holding trm_a, which its runner reported not applied alone, "
-                                           "were not run")
+                                           "were not run; the lowest: +trm_b (RAM 101.00 MiB)")
     from gpu_budget.model.budget import Budget
     from gpu_budget.model.result import Measurement, Result, Verdict
 
@@ -335,7 +335,7 @@ def test_a_bound_counts_the_sets_a_crash_leaves_out_apart_from_those_left_untrie
     assert remediation_text(found) == (
         "remediation: none of the 2 real runs (bound 2) passed (1 failed with an error, not measured); 2 costlier "
         "set(s) left untried (raise --gpu-budget-remediate-max-runs); 3 sets holding trm_a, whose run crashed, "
-        "were not run")
+        "were not run; the lowest: +trm_b (RAM 1000 B)")
 
 
 def test_an_out_of_memory_death_is_no_crash_a_larger_set_could_not_cure():
@@ -567,7 +567,7 @@ def test_gate_finds_the_passing_set_and_reports_it(project, monkeypatch):
         "*not tried: e2e_gpu_only (needs cuda), e2e_missing_pkg (needs no_such_package_xyz)",
         ("*test_unsaveable*no set of this scenario's fixes brings it within budget: none of the 4 sets run of e2e_noop, "
         "e2e_trim, e2e_halve passed (all measured); 3 sets holding e2e_noop, which its runner reported not applied "
-        "alone, were not run"),
+        "alone, were not run; the lowest: +e2e_* (RAM *)"),
         ("*not tried: e2e_gpu_only (needs cuda), e2e_missing_pkg (needs no_such_package_xyz), 3 sets holding e2e_noop "
         "(not applied alone)"),
     ])
@@ -720,3 +720,15 @@ def test_a_pass_inside_the_tolerance_of_its_set_less_one_fix_says_that_fixs_part
     peaks[frozenset({B.name})] = 950  # trm_a took 51 MiB off trm_b's run: no doubt
     assert remediation_text(remediate.search(toy(A, B), measure), case).endswith("found in 3 real runs (bound 8)")
 
+
+def test_no_passing_set_names_the_lowest_measured_one():
+    """What comes nearest is the first thing to ask when nothing passes (a bigger card, or a fix of one's own on
+    top). Before, "none of the 7 valid sets of trm_a, trm_b, trm_c passed (all measured)" and no set named."""
+    from gpu_budget.report.terminal import remediation_text
+
+    none = remediate.search(toy(A, B, C), Stand(limit=100))
+    assert remediation_text(none).endswith("passed (all measured); the lowest: +trm_b+trm_c (RAM 500 B)")
+    bound = remediate.search(toy(A, B, C), Stand(limit=100), max_runs=3)
+    assert remediation_text(bound).endswith("(raise --gpu-budget-remediate-max-runs); the lowest: +trm_c (RAM 600 B)")
+    dead = remediate.search(toy(A), lambda c: Trial((), "over-budget", Peaks(ram=5), "measured child failed (oom): x"))
+    assert "lowest" not in remediation_text(dead)  # a death read only what it reached: no figure to rank

@@ -124,8 +124,8 @@ def _peaks(peaks: Peaks) -> str:
 
 
 def remediation_text(rem: Remediation, case: Result | None = None) -> str:
-    """One sentence: what passes (with its peaks), or why nothing was found, and how many real runs it took; beside
-    the failing `case`, whether the passing peak is inside its tolerance of the case's own (the pass may be noise)."""
+    """One sentence: what passes (with its peaks), or why nothing was found (and the lowest set measured), and how
+    many real runs it took; beside the failing `case`, whether the passing peak is inside its tolerance of the case's own (the pass may be noise)."""
     runs = f"{rem.runs} real run{'s' if rem.runs != 1 else ''} (bound {rem.bound})"
     failed = sum(1 for t in rem.tried if t.verdict == Verdict.ERROR)  # no peak: neither within nor over budget
     unapplied = sum(1 for t in rem.tried if t.verdict == Verdict.PASS and t.not_applied)  # the case measured again
@@ -136,9 +136,9 @@ def remediation_text(rem: Remediation, case: Result | None = None) -> str:
                    f"{' and ' + pruned if pruned else ''}, so it may not be the cheapest") if failed else ""
         again = f"; {unapplied} set{'s' if unapplied != 1 else ''} tried before it {noise}" if unapplied else ""
         return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}{cheaper}{again}{_noise(rem, case)}"
-    pruned = f"; {pruned}" if pruned else ""
+    sets = f"{rem.runs} {'sets run' if pruned else 'valid sets'} of {', '.join(rem.lattice)}"
+    pruned = (f"; {pruned}" if pruned else "") + _lowest(rem)
     if rem.status == "none-passes":
-        sets = f"{rem.runs} {'sets run' if pruned else 'valid sets'} of {', '.join(rem.lattice)}"
         if failed or unapplied:
             parts = [f"{rem.runs - failed - unapplied} measured over budget",
                      *([f"{failed} failed with an error (not measured)"] if failed else []),
@@ -153,6 +153,19 @@ def remediation_text(rem: Remediation, case: Result | None = None) -> str:
     return (f"remediation: none of the {runs} passed{' with its fixes applied' if unapplied else ''}"
             f"{' (' + '; '.join(errors) + ')' if errors else ''}; {rem.untried} costlier set(s) left untried "
             f"(raise --gpu-budget-remediate-max-runs){pruned}")
+
+
+def _lowest(rem: Remediation) -> str:
+    """Where no set passed, the measured one nearest the budget: the first thing to ask ("" where none was measured:
+    a run that died read only what it reached)."""
+    measured = [t for t in rem.tried if t.peaks and t.verdict == Verdict.OVER_BUDGET and not t.not_applied
+                and not t.message.startswith("measured child failed")]
+    metric = gated_metric(*(t.peaks for t in measured)) if measured else None
+    ranked = [t for t in measured if t.peaks.figure(metric) is not None]
+    if not ranked:
+        return ""
+    lowest = min(ranked, key=lambda t: t.peaks.figure(metric))  # the first of a tie: the cheaper
+    return f"; the lowest: +{'+'.join(lowest.fixes)} ({_peaks(lowest.peaks)})"
 
 
 def _noise(rem: Remediation, case: Result | None) -> str:
