@@ -173,6 +173,14 @@ def test_user_fix_registers_sets_params_and_validates():
     ({"requires": ("lora", "\ttruncate")}, r"requires=\('lora', '\\ttruncate'\): '\\ttruncate' has spaces at its ends"),
     ({"replaces": ("x ",)}, r"replaces=\('x ',\): 'x ' has spaces"),
     ({"proposed_by": (" S1",)}, r"proposed_by=\(' S1',\): ' S1' has spaces"),
+    # a version, a distribution's name or 'CUDA' was never importable, so the fix was never tried, reported as
+    # "needs torch>=2" on a host that has torch
+    ({"needs": ("torch>=2",)}, (r"fix 'bad_fix': needs=\('torch>=2',\): 'torch>=2' is no module name: needs holds "
+                                r"'cuda' or what an import statement names \('bitsandbytes', 'sklearn' for "
+                                r"scikit-learn\), checked without importing it, with no version$")),
+    ({"needs": ("scikit-learn",)}, r"'scikit-learn' is no module name"),
+    ({"needs": ("CUDA",)}, r"'CUDA' is no module name: .*; write 'cuda' for a CUDA GPU$"),
+    ({"needs": ("torch..nn",)}, r"'torch\.\.nn' is no module name"),
 ])
 def test_malformed_fix_is_rejected(kwargs, message):
     args = {"name": "bad_fix", "stage": "train", "doc": "d", **kwargs}

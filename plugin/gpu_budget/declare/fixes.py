@@ -125,6 +125,12 @@ class Fix:
             raise FixError(str(exc)) from None
         for name in ("needs", "conflicts", "requires", "replaces", "proposed_by", "args"):
             object.__setattr__(self, name, _texts(getattr(self, name), where, name, names=name != "args"))
+        for need in self.needs:  # else never importable: the fix never tried, "needs torch>=2" where torch is
+            if need != CUDA and (need.lower() == CUDA or not all(p.isidentifier() for p in need.split("."))):
+                hint = "; write 'cuda' for a CUDA GPU" if need.lower() == CUDA else ""
+                raise FixError(f"{where}: needs={self.needs!r}: {need!r} is no module name: needs holds 'cuda' or what "
+                               "an import statement names ('bitsandbytes', 'sklearn' for scikit-learn), checked without "
+                               f"importing it, with no version{hint}")
         if self.stage not in STAGES:
             raise FixError(f"fix {self.name!r}: stage {self.stage!r} is not one of {', '.join(STAGES)}")
         if not isinstance(self.cost, str) or self.cost not in COSTS:  # a list: "unhashable type", naming nothing
