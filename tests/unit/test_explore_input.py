@@ -184,3 +184,14 @@ def test_a_bad_number_of_examples_is_named_before_any_run(bad):
         explore("t", Envelope({"batch": (1, 8)}), "150 MiB", estimate=lambda k: 0, measure=runs.append,
                 max_examples=bad)
     assert not runs
+
+
+def test_a_budget_naming_no_scale_is_named_not_a_skip():
+    """explore(budget={"tinny": "1 GiB"}) read as "no exploration budget for scale 'tiny'" and skipped the test, where
+    the marker's ram={"tinny": ...} is refused naming the scale."""
+    from gpu_budget.search.explore import budget_to_explore
+
+    with pytest.raises(ValueError, match=re.escape("budget={'tinny': '1 GiB'} names unknown scale(s) ['tinny'] "
+                                                   "(known: ('tiny', 'real'))")):
+        budget_to_explore({"tinny": "1 GiB"}, None, "tiny", "cpu")
+    assert budget_to_explore({"real": "24 GB"}, None, "tiny", "cpu") == (None, "no exploration budget for scale 'tiny'")

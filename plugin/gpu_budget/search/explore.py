@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from gpu_budget.declare.marks import BudgetMark, refuse_bare
 from gpu_budget.measure.fit import least_squares
+from gpu_budget.model.budget import SCALES
 from gpu_budget.model.card import CONTEXT_ALLOWANCE
 from gpu_budget.search.boundary import largest_fitting
 from gpu_budget.search.envelope import Envelope
@@ -531,7 +532,8 @@ def budget_to_explore(budget: str | int | Mapping[str, str | int] | None, declar
                       device: str) -> tuple[int | str | None, str | None]:
     """The budget an exploration searches against, or why there is none (the test is skipped with it).
 
-    budget: None (the marker's for this device and scale: `declared`), a size, or {scale: size}.
+    budget: None (the marker's for this device and scale: `declared`), a size, or {scale: size}; ValueError where
+    that names no scale.
     """
     if budget is None:
         if declared is None:
@@ -539,6 +541,9 @@ def budget_to_explore(budget: str | int | Mapping[str, str | int] | None, declar
                           f"{scale!r}: nothing to explore against (the estimator predicts the training device's memory)")
         return declared, None
     if isinstance(budget, Mapping):
+        unknown = set(budget) - set(SCALES)  # a typo ("tinny") would read as no budget here: a skip, unsaid
+        if unknown:
+            raise ValueError(f"budget={budget!r} names unknown scale(s) {sorted(unknown, key=str)} (known: {SCALES})")
         if scale not in budget:
             return None, f"no exploration budget for scale {scale!r}"
         return budget[scale], None

@@ -314,8 +314,8 @@ def explore_against(item: pytest.Item, mark: BudgetMark, budget: SizeGiven, scal
     card's memory where no budget= is given: estimated anywhere, run capped on a GPU); skipped where there is none."""
     within = or_refuse(lambda: card_budget(mark, budget, item.nodeid))
     cuda = mark.device == "cuda" or within is not None
-    against, why_not = within or budget_to_explore(budget, mark.budget.vram if cuda else mark.budget.ram, scale,
-                                                   mark.device)
+    against, why_not = within or or_refuse(lambda: budget_to_explore(
+        budget, mark.budget.vram if cuda else mark.budget.ram, scale, mark.device), f"{item.nodeid}: explore()")
     if why_not:
         pytest.skip(why_not)
     return against, cuda, within is not None
