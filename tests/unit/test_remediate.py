@@ -1,6 +1,7 @@
 """The remediation search: its lattice logic with a stand-in measure, then end to end with real children."""
 
 import json
+import re
 import subprocess
 import sys
 from itertools import combinations
@@ -480,6 +481,21 @@ def test_a_measured_candidate_is_judged_against_the_budget_alone():
 def test_bad_bound_is_named(bad):
     with pytest.raises(ValueError, match=f"max_runs={bad!r}: expected a whole number >= 1"):
         remediate.search(toy(A), Stand(0), max_runs=bad)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"scale": "huge"}, ("scale='huge': expected one of tiny, real (the scale measure runs), or None: any of the "
+                         "scenario's")),
+    ({"cuda": "yes"}, "cuda='yes': expected True or False (whether the measured children have a CUDA GPU)"),
+    ({"cuda": None}, "cuda=None: expected True or False (whether the measured children have a CUDA GPU)"),
+])
+def test_a_bad_scale_or_device_is_named_before_any_run(kwargs, message):
+    """scale="huge" judged a command fix at every scale, unsaid; cuda="yes" ran fixes needing a GPU as if one were
+    there, and cuda=None left them out as if none were."""
+    stand = Stand(0)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        remediate.search(toy(A), stand, **kwargs)
+    assert not stand.measured
 
 
 # -- end to end: real children of a cheap runner ---------------------------------------------------

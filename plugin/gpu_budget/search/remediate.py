@@ -47,7 +47,7 @@ from gpu_budget.declare.fixes import Fix, FixChangesNothing, FixError
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.judge import growth
 from gpu_budget.judge.compare import rank_breaches
-from gpu_budget.model.budget import Budget
+from gpu_budget.model.budget import SCALES, Budget
 from gpu_budget.model.result import Measurement, Remediation, Trial, Verdict
 from gpu_budget.report.row_fields import FixNotes
 
@@ -197,6 +197,11 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
     """
     if not isinstance(max_runs, int) or isinstance(max_runs, bool) or max_runs < 1:
         raise ValueError(f"max_runs={max_runs!r}: expected a whole number >= 1")
+    if scale is not None and scale not in SCALES:  # else a command fix judged at every scale, unsaid
+        raise ValueError(f"scale={scale!r}: expected one of {', '.join(SCALES)} (the scale measure runs), or None: any "
+                         "of the scenario's")
+    if not isinstance(cuda, bool):  # "yes" would run the fixes needing a GPU, None leave them out
+        raise ValueError(f"cuda={cuda!r}: expected True or False (whether the measured children have a CUDA GPU)")  # noqa: TRY004  as max_runs
     usable, skipped = lattice(scenario, cuda, scale)
     tried: list[Trial] = []
     left = _Left()
