@@ -324,6 +324,10 @@ def _estimate_only(envelope: Envelope, budget: int, boundary: str | None, predic
     if boundary is not None:
         result.boundary = Boundary(boundary, {k: v for k, v in worst.items() if k != boundary})
         _predicted_boundary(envelope, budget, predict, result)
+        at, knob = result.boundary.at, boundary  # the predictions made on its line: the worst case, the bisection
+        line = {dict(k)[knob]: predict(dict(k)) for k in predict.estimates if all(dict(k)[a] == v for a, v in at.items())}
+        said = replace(result.boundary, value=result.boundary.predicted_value, peaks=line)
+        result.problems += _contradicting(envelope.values(knob), said, budget, "predictions", "the estimate")
 
 
 def _search(envelope: Envelope, budget: int, boundary: str | None, predict: _Predictor, real: _Budgeted,
@@ -506,10 +510,12 @@ def _boundary(envelope: Envelope, budget: int, predict: Callable[[Config], int],
     result.problems += _contradicting(values, result.boundary, budget)
 
 
-def _contradicting(values: Sequence[Knob], boundary: Boundary, budget: int) -> list[str]:
+def _contradicting(values: Sequence[Knob], boundary: Boundary, budget: int, runs: str = "real runs",
+                   grows: str = "memory") -> list[str]:
     """The real runs on the boundary's line on the wrong side of it: over the budget at or below the value found,
     or within it above. The search brackets one edge, assuming memory grows along the knob; a run that denies
-    that makes its answer unfounded (a problem, never a silent "largest")."""
+    that makes its answer unfounded (a problem, never a silent "largest"). On the estimate alone, `runs` are the
+    predictions made on the line (`grows`: "the estimate"), which the bisection assumed grow as well."""
     edge = -1 if boundary.value is None else values.index(boundary.value)
     wrong = [f"{boundary.knob}={v}: {peak_text(p)}, " + ("over budget at or below it" if i <= edge else
                                                                    "within budget above it")
@@ -518,7 +524,7 @@ def _contradicting(values: Sequence[Knob], boundary: Boundary, budget: int) -> l
     if not wrong:
         return []
     value = "none" if boundary.value is None else boundary.value
-    return [(f"real runs along {boundary.knob} contradict its boundary ({value}): {'; '.join(wrong)}; memory does "
+    return [(f"{runs} along {boundary.knob} contradict its boundary ({value}): {'; '.join(wrong)}; {grows} does "
              f"not grow along {boundary.knob} here, so the boundary is unfounded")]
 
 
