@@ -250,3 +250,17 @@ def test_a_rank_that_is_not_the_worst_regressing_is_caught_and_named():
     other = judge_case("t.py::test_a", [launched(100 * MiB, 200 * MiB)] * 2,
                        [launched(150 * MiB, 200 * MiB, 120 * MiB)] * 2)
     assert (other.status, [f.name for f in other.figures]) == ("pass", ["ram_tree"])
+
+
+def test_an_absolute_path_through_a_link_to_the_repository_points_into_the_worktree(tmp_path):
+    """`$PWD/test_mem.py` in a checkout reached through a symbolic link: left pointing at the head's file, the base
+    session measured the head against itself and a regression passed."""
+    top, tree = tmp_path / "repo", tmp_path / "wt" / "base"
+    (top / "tests").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(top)
+    (top / "linked").symlink_to(top / "tests")  # a link inside the repository is the worktree's own: kept
+    link = tmp_path / "link"
+    args = [f"{link}/tests/test_a.py::test_fn[a/../b]", f"--rootdir={link}", str(link), f"{top}/linked/test_a.py",
+            str(tmp_path / "elsewhere")]
+    assert at_base(args, top, tree) == [f"{tree}/tests/test_a.py::test_fn[a/../b]", f"--rootdir={tree}", str(tree),
+                                        f"{tree}/linked/test_a.py", str(tmp_path / "elsewhere")]
