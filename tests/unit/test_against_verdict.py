@@ -1,5 +1,6 @@
 """against/verdict.py: head judged against base from both sides' rows; against/__init__.py: the arguments each side gets."""
 
+import os
 from pathlib import Path
 
 from gpu_budget.against import at_base, passed_through
@@ -264,3 +265,19 @@ def test_an_absolute_path_through_a_link_to_the_repository_points_into_the_workt
             str(tmp_path / "elsewhere")]
     assert at_base(args, top, tree) == [f"{tree}/tests/test_a.py::test_fn[a/../b]", f"--rootdir={tree}", str(tree),
                                         f"{tree}/linked/test_a.py", str(tmp_path / "elsewhere")]
+
+
+def test_an_absolute_pythonpath_entry_into_the_repository_points_into_the_worktree_but_the_plugins(tmp_path,
+                                                                                                   monkeypatch):
+    from gpu_budget.against.tree_paths import PLUGIN_ROOT, pythonpath_into
+
+    top, tree = tmp_path / "repo", tmp_path / "wt" / "base"
+    (top / "src").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(top)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([f"{top}/src", f"{tmp_path}/link/src", "src", "", str(tmp_path),
+                                                      str(PLUGIN_ROOT)]))
+    assert pythonpath_into(top, tree).split(os.pathsep) == [f"{tree}/src", f"{tree}/src", "src", "", str(tmp_path),
+                                                            str(PLUGIN_ROOT)]
+    assert pythonpath_into(PLUGIN_ROOT.parent, tree).split(os.pathsep)[-1] == str(PLUGIN_ROOT)  # the same plugin
+    monkeypatch.delenv("PYTHONPATH")
+    assert pythonpath_into(top, tree) is None

@@ -53,6 +53,7 @@ from pathlib import Path
 from gpu_budget.against import collected
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
 from gpu_budget.against.renames import renamed_files
+from gpu_budget.against.tree_paths import pythonpath_into
 from gpu_budget.against.verdict import FAILED_BEFORE, Figure, case_name, figures, tolerance_of
 from gpu_budget.against.worktree import (
     SHALLOW,
@@ -121,11 +122,11 @@ def subject(top: Path, commit: str) -> str:
 
 
 def measure(folder: Path, commit: str, args: Sequence[str], scratch: Path, index: int,
-            nodeid: str | None = None) -> tuple[Result | None, str]:
+            nodeid: str | None = None, pythonpath: str | None = None) -> tuple[Result | None, str]:
     """The case's row at the commit checked out in `folder` and a note (how it was found, where not under its node
-    id), or None and why it could not be measured."""
+    id), or None and why it could not be measured; `pythonpath`: the session's (None: as inherited)."""
     try:
-        run = run_session(Side("bisect", commit, folder), index, args, scratch, log=lambda line: None)
+        run = run_session(Side("bisect", commit, folder, pythonpath), index, args, scratch, log=lambda line: None)
     except AgainstError as exc:  # paths in the worktree and the scratch folder, as in the repository
         said = str(exc).replace(f" (in {folder})", "").replace(f"{folder}{os.sep}", "").replace(f"{scratch}{os.sep}", "")
         return None, skip_reason(said)
@@ -226,16 +227,18 @@ class StepSettings:
     reference: Result
     reference_value: int | None
     good: str = ""  # GOOD's commit: a test file git sees renamed since holds the same case (`at_commit`)
+    pythonpath: str | None = None  # the sessions' PYTHONPATH, pointed into the worktree (None: as inherited)
 
     def to_json(self) -> JsonObject:
         return {"tree": str(self.tree), "folder": str(self.folder), "args": list(self.args), "scratch": str(self.scratch),
                 "log": str(self.log), "reference": self.reference.to_json(), "reference_value": self.reference_value,
-                "good": self.good}
+                "good": self.good, "pythonpath": self.pythonpath}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> StepSettings:
         return cls(Path(data["tree"]), Path(data["folder"]), tuple(data["args"]), Path(data["scratch"]), Path(data["log"]),
-                   Result.from_json(data["reference"]), data.get("reference_value"), str(data.get("good") or ""))
+                   Result.from_json(data["reference"]), data.get("reference_value"), str(data.get("good") or ""),
+                   data.get("pythonpath"))
 
 
 def step() -> int:
@@ -256,7 +259,7 @@ def try_commit(settings: StepSettings, commit: str) -> Tried:
     top, scratch, reference = settings.tree, settings.scratch, settings.reference
     index = sum(1 for _ in scratch.glob("bisect-*.json")) + 1
     nodeid, args = at_commit(settings)
-    row, why = measure(settings.folder, commit, args, scratch, index, nodeid)
+    row, why = measure(settings.folder, commit, args, scratch, index, nodeid, settings.pythonpath)
     if row is None:
         tried = Tried(commit, subject(top, commit), "skip", None, None, why)
     else:
@@ -337,8 +340,8 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
     with sigterm_raises(), checked_out(repo, good, log) as tree:
         scratch = tree.parent / SCRATCH  # beside the worktree: removed with it, by the next run where this one is killed
         scratch.mkdir()
-        folder = tree / here.relative_to(repo.top)
-        row, why = measure(folder, good.commit, args, scratch, 0)
+        folder, pythonpath = tree / here.relative_to(repo.top), pythonpath_into(repo.top, tree)
+        row, why = measure(folder, good.commit, args, scratch, 0, pythonpath=pythonpath)
         if row is None:
             raise AgainstError(f"bisect: the case cannot be measured at GOOD {good.given} ({good.short}): {why}")
         metric, value = _figure(row)
@@ -348,7 +351,7 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         if started.returncode != 0:
             raise AgainstError(f"bisect: git bisect start {bad.given} {good.given} failed: {started.stderr.strip()}")
         steps = scratch / "tried.jsonl"
-        settings = StepSettings(tree, folder, tuple(args), scratch, steps, row, value, good.commit)
+        settings = StepSettings(tree, folder, tuple(args), scratch, steps, row, value, good.commit, pythonpath)
         (scratch / "step.json").write_text(json.dumps(settings.to_json()))
         if f"{bad.commit} is the first bad commit" in started.stdout:  # BAD is GOOD's child: nothing for git to try
             return rechecked(confirmed(Found(reference, (), bad.commit, ""), settings, bad, log), settings, good,

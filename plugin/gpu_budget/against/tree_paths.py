@@ -1,10 +1,11 @@
-"""Paths into the user's repository, pointed into REF's worktree for a base-side session.
+"""Paths into the user's repository, pointed into REF's worktree for a base-side session (or a bisect step's).
 
-An absolute path the user wrote (an argument, `$PWD/tests`) names the head's
-files wherever the session starts: left as it is, the base session collects
-the head's code and measures the head against itself, a regression passing.
-Such a path is read through symbolic links (a checkout reached through a link:
-`$PWD` spells the link) and pointed at the same place in the worktree. A link inside the
+An absolute path the user wrote (an argument, `$PWD/tests`; an entry of
+PYTHONPATH, `$PWD/src`) names the head's files wherever the session starts:
+left as it is, the base session imports or collects the head's code and
+measures the head against itself, a regression passing. Such a path is read
+through symbolic links (a checkout reached through a link: `$PWD` spells the
+link) and pointed at the same place in the worktree. A link inside the
 repository is kept: the worktree holds its own. A relative path already
 resolves in the worktree, where the session starts.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+
+PLUGIN_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds gpu_budget: the plugin, the same both sides
 
 
 def into_tree(value: str, top: Path, tree: Path) -> str:
@@ -27,3 +30,17 @@ def into_tree(value: str, top: Path, tree: Path) -> str:
             rest = os.path.relpath(path, above)
             return (str(tree) if rest == "." else os.path.join(tree, rest)) + sep + node
     return value
+
+
+def pythonpath_into(top: Path, tree: Path) -> str | None:
+    """This process's PYTHONPATH with each absolute entry inside `top` pointed into `tree`, but the one the plugin is
+    imported from: both sides run the same plugin (docs/against.md). None where PYTHONPATH is not set."""
+    value = os.environ.get("PYTHONPATH")
+    if value is None:
+        return None
+    entries = value.split(os.pathsep)
+    return os.pathsep.join(entry if not entry or _plugin(entry) else into_tree(entry, top, tree) for entry in entries)
+
+
+def _plugin(entry: str) -> bool:
+    return os.path.isabs(entry) and Path(os.path.realpath(entry)) == PLUGIN_ROOT
