@@ -41,6 +41,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_budget.against import submodules
 from gpu_budget.against.base_paths import BasePaths, base_paths
 from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_session
 from gpu_budget.against.renames import renamed_modules
@@ -228,6 +229,8 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, roo
     with sigterm_raises(), checked_out(repo, ref, log) as tree:
         scratch = tree.parent / SCRATCH  # in the worktree's folder: removed with it, by the next run where one is killed
         scratch.mkdir()
+        for problem in submodules.check_out(repo.top, ref.commit, tree):
+            log(f"gpu-budget against {ref.given}: {problem}: its cases may be errors at base")
         base = Side("base", ref.commit, tree / base_at.start, pythonpath_into(repo.top, tree))
         head = Side("head", repo.head, here)
         base_args = at_base(base_at.base_args(user), repo.top, tree)

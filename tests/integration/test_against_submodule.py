@@ -1,0 +1,39 @@
+"""`--gpu-budget-against=REF` where a case's code lives in a git submodule: REF's worktree holds the submodule at
+the commit REF records, checked out from the working tree's copy (against/submodules.py)."""
+
+from git_project import commit, git, start_repo
+
+from conftest import inner_pythonpath
+
+RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
+CASE = '''import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fn(gpu_budget):
+    gpu_budget.measure(Scenario(name="fn", run="vendor.runners:run"))
+'''
+
+
+def test_a_submodule_bump_that_grows_a_peak_is_a_regression(pytester, monkeypatch, tmp_path_factory):
+    """Before: the worktree's vendor/ was empty, the base's case an error ("No module named 'vendor.runners'"), the
+    head judged on its budget alone: exit 0, "1 error at base; passed"."""
+    library = tmp_path_factory.mktemp("library")
+    git(library, "init", "-q", "-b", "main")
+    (library / "runners.py").write_text(RUNNERS.format(mib=8))
+    start_repo(pytester, monkeypatch, {"test_mem.py": CASE})
+    commit(library, "8 MiB")
+    top = pytester.path
+    git(top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "vendor")
+    commit(top, "vendor the library")
+    (top / "vendor" / "runners.py").write_text(RUNNERS.format(mib=72))
+    commit(top / "vendor", "72 MiB")
+    commit(top, "bump vendor")
+    inner_pythonpath(monkeypatch)
+
+    result = pytester.runpytest_subprocess("--gpu-budget", "--gpu-budget-against=HEAD~1")
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["*test_mem.py::test_fn*ram_tree*regression*"])
+    assert not (library / ".git" / "objects" / "info" / "alternates").exists()  # the user's repositories untouched
+    assert git(top / "vendor", "worktree", "list").count("\n") == 0
