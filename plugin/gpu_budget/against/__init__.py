@@ -47,7 +47,7 @@ from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_ses
 from gpu_budget.against.renames import renamed_modules
 from gpu_budget.against.render import Outcome, append_step_summary, text, write_json
 from gpu_budget.against.stored import stored_for
-from gpu_budget.against.tree_paths import into_tree, pythonpath_into
+from gpu_budget.against.tree_paths import into_tree, session_env
 from gpu_budget.against.verdict import CaseVerdict, judge_all, undecided
 from gpu_budget.against.worktree import (
     OPTION,
@@ -231,7 +231,7 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, roo
         scratch.mkdir()
         for problem in submodules.check_out(repo.top, ref.commit, tree):
             log(f"gpu-budget against {ref.given}: {problem}: its cases may be errors at base")
-        base = Side("base", ref.commit, tree / base_at.start, pythonpath_into(repo.top, tree))
+        base = Side("base", ref.commit, tree / base_at.start, session_env(repo.top, tree))
         head = Side("head", repo.head, here)
         base_args = at_base(base_at.base_args(user), repo.top, tree)
         sides = (((base, base_args),) if not nothing else ()) + ((head, user),)

@@ -46,14 +46,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpu_budget.against import collected
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
 from gpu_budget.against.renames import renamed_files
-from gpu_budget.against.tree_paths import pythonpath_into
+from gpu_budget.against.tree_paths import session_env
 from gpu_budget.against.verdict import FAILED_BEFORE, Figure, case_name, figures, tolerance_of
 from gpu_budget.against.worktree import (
     SHALLOW,
@@ -68,6 +68,8 @@ from gpu_budget.against.worktree import (
     resolve,
     shallow,
     sigterm_raises,
+    tree_git,
+    unlocated,
 )
 from gpu_budget.isolate.lifecycle import adopt
 from gpu_budget.measure.ranks import worst
@@ -122,11 +124,11 @@ def subject(top: Path, commit: str) -> str:
 
 
 def measure(folder: Path, commit: str, args: Sequence[str], scratch: Path, index: int,
-            nodeid: str | None = None, pythonpath: str | None = None) -> tuple[Result | None, str]:
+            nodeid: str | None = None, env: Mapping[str, str | None] | None = None) -> tuple[Result | None, str]:
     """The case's row at the commit checked out in `folder` and a note (how it was found, where not under its node
-    id), or None and why it could not be measured; `pythonpath`: the session's (None: as inherited)."""
+    id), or None and why it could not be measured; `env`: what the session's environment sets (pairs.Side.env)."""
     try:
-        run = run_session(Side("bisect", commit, folder, pythonpath), index, args, scratch, log=lambda line: None)
+        run = run_session(Side("bisect", commit, folder, env or {}), index, args, scratch, log=lambda line: None)
     except AgainstError as exc:  # paths in the worktree and the scratch folder, as in the repository
         said = str(exc).replace(f" (in {folder})", "").replace(f"{folder}{os.sep}", "").replace(f"{scratch}{os.sep}", "")
         return None, skip_reason(said)
@@ -227,18 +229,18 @@ class StepSettings:
     reference: Result
     reference_value: int | None
     good: str = ""  # GOOD's commit: a test file git sees renamed since holds the same case (`at_commit`)
-    pythonpath: str | None = None  # the sessions' PYTHONPATH, pointed into the worktree (None: as inherited)
+    env: Mapping[str, str | None] | None = None  # what the sessions' environment sets (tree_paths.session_env)
 
     def to_json(self) -> JsonObject:
         return {"tree": str(self.tree), "folder": str(self.folder), "args": list(self.args), "scratch": str(self.scratch),
                 "log": str(self.log), "reference": self.reference.to_json(), "reference_value": self.reference_value,
-                "good": self.good, "pythonpath": self.pythonpath}
+                "good": self.good, "env": dict(self.env or {})}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> StepSettings:
         return cls(Path(data["tree"]), Path(data["folder"]), tuple(data["args"]), Path(data["scratch"]), Path(data["log"]),
                    Result.from_json(data["reference"]), data.get("reference_value"), str(data.get("good") or ""),
-                   data.get("pythonpath"))
+                   data.get("env"))
 
 
 def step() -> int:
@@ -249,7 +251,7 @@ def step() -> int:
     except (KeyError, OSError, ValueError) as exc:
         print(f"gpu-budget bisect: no step settings ({exc})", file=sys.stderr)
         return ABORT
-    tried = try_commit(settings, git(["rev-parse", "HEAD"], settings.tree).stdout.strip())
+    tried = try_commit(settings, tree_git(["rev-parse", "HEAD"], settings.tree).stdout.strip())
     print(f"gpu-budget bisect: {tried.line(settings.reference_value)}", flush=True)
     return {"skip": SKIP, "moved": BAD}.get(tried.outcome, GOOD)
 
@@ -259,7 +261,7 @@ def try_commit(settings: StepSettings, commit: str) -> Tried:
     top, scratch, reference = settings.tree, settings.scratch, settings.reference
     index = sum(1 for _ in scratch.glob("bisect-*.json")) + 1
     nodeid, args = at_commit(settings)
-    row, why = measure(settings.folder, commit, args, scratch, index, nodeid, settings.pythonpath)
+    row, why = measure(settings.folder, commit, args, scratch, index, nodeid, settings.env)
     if row is None:
         tried = Tried(commit, subject(top, commit), "skip", None, None, why)
     else:
@@ -340,24 +342,24 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
     with sigterm_raises(), checked_out(repo, good, log) as tree:
         scratch = tree.parent / SCRATCH  # beside the worktree: removed with it, by the next run where this one is killed
         scratch.mkdir()
-        folder, pythonpath = tree / here.relative_to(repo.top), pythonpath_into(repo.top, tree)
-        row, why = measure(folder, good.commit, args, scratch, 0, pythonpath=pythonpath)
+        folder, env = tree / here.relative_to(repo.top), session_env(repo.top, tree)
+        row, why = measure(folder, good.commit, args, scratch, 0, env=env)
         if row is None:
             raise AgainstError(f"bisect: the case cannot be measured at GOOD {good.given} ({good.short}): {why}")
         metric, value = _figure(row)
         reference = Tried(good.commit, subject(repo.top, good.commit), "reference", metric, value)
         log(f"gpu-budget bisect: {reference.line()}")
-        started = git(["bisect", "start", bad.commit, good.commit], tree)
+        started = tree_git(["bisect", "start", bad.commit, good.commit], tree)
         if started.returncode != 0:
             raise AgainstError(f"bisect: git bisect start {bad.given} {good.given} failed: {started.stderr.strip()}")
         steps = scratch / "tried.jsonl"
-        settings = StepSettings(tree, folder, tuple(args), scratch, steps, row, value, good.commit, pythonpath)
+        settings = StepSettings(tree, folder, tuple(args), scratch, steps, row, value, good.commit, env)
         (scratch / "step.json").write_text(json.dumps(settings.to_json()))
         if f"{bad.commit} is the first bad commit" in started.stdout:  # BAD is GOOD's child: nothing for git to try
             return rechecked(confirmed(Found(reference, (), bad.commit, ""), settings, bad, log), settings, good,
                              recheck, log)
         command = ["git", "bisect", "run", sys.executable, "-m", "gpu_budget.against.bisect"]
-        process = subprocess.Popen(command, cwd=tree, env={**os.environ, STEP_ENV: str(scratch / "step.json")},
+        process = subprocess.Popen(command, cwd=tree, env={**unlocated(), STEP_ENV: str(scratch / "step.json")},
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         said = []
         try:
@@ -390,7 +392,7 @@ def confirmed(found: Found, settings: StepSettings, bad: Ref, log) -> Found:
     moved past the tolerance; where it did not, or cannot be measured, no commit is named and the words say why."""
     if found.first != bad.commit or any(t.commit == bad.commit for t in found.tried):
         return found
-    checkout = git(["checkout", "-q", "--detach", bad.commit], settings.tree)
+    checkout = tree_git(["checkout", "-q", "--detach", bad.commit], settings.tree)
     if checkout.returncode != 0:
         raise AgainstError(f"bisect: git checkout of BAD {bad.given} ({bad.short}) failed: {checkout.stderr.strip()}")
     tried = try_commit(settings, bad.commit)
@@ -411,12 +413,12 @@ def rechecked(found: Found, settings: StepSettings, good: Ref, times: int, log) 
     if not found.first or times <= 0:
         return found
     tree = settings.tree
-    parents = git(["rev-list", "--parents", "-n", "1", found.first], tree).stdout.split()[1:]
+    parents = tree_git(["rev-list", "--parents", "-n", "1", found.first], tree).stdout.split()[1:]
     parents = [p for p in parents
-               if git(["merge-base", "--is-ancestor", good.commit, p], tree).returncode == 0]  # GOOD is its own
+               if tree_git(["merge-base", "--is-ancestor", good.commit, p], tree).returncode == 0]  # GOOD is its own
     tried = list(found.tried)
     for parent in parents:
-        checkout = git(["checkout", "-q", "--detach", parent], tree)
+        checkout = tree_git(["checkout", "-q", "--detach", parent], tree)
         if checkout.returncode != 0:
             raise AgainstError(f"bisect: git checkout of {parent[:10]} failed: {checkout.stderr.strip()}")
         for _ in range(times):

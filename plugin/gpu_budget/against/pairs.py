@@ -57,13 +57,13 @@ TAIL = 3000  # characters of a failed session's output quoted in the error
 
 @dataclass(frozen=True)
 class Side:
-    """One side: its name ("base" or "head"), the commit, the folder its sessions start in, and the PYTHONPATH they
-    run with (tree_paths.pythonpath_into: the base's points into the worktree; None: as inherited)."""
+    """One side: its name ("base" or "head"), the commit, the folder its sessions start in, and what their environment
+    sets besides the inherited one (None: removes; tree_paths.session_env: the base's, pointed into the worktree)."""
 
     name: str
     commit: str
     folder: Path
-    pythonpath: str | None = None
+    env: Mapping[str, str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -129,8 +129,7 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
     # the step summary is the comparison's (render.markdown), not each session's
     env = {**{k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}, SIDE_ENV: side.name,
            collected.COLLECT_ENV: str(errors_file), collected.FAILED_ENV: str(failed_file)}
-    if side.pythonpath is not None:
-        env["PYTHONPATH"] = side.pythonpath
+    env = {key: value for key, value in {**env, **side.env}.items() if value is not None}
     if only is not None:
         chosen = scratch / f"{side.name}-{index}.only"
         chosen.write_text("".join(f"{nodeid}\n" for nodeid in only))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpu_budget.against.worktree import git
+from gpu_budget.against.worktree import git, tree_git
 
 
 def check_out(top: Path, commit: str, tree: Path, under: str = "") -> list[str]:
@@ -29,8 +29,8 @@ def check_out(top: Path, commit: str, tree: Path, under: str = "") -> list[str]:
         if not (source / ".git").exists():
             problems.append(f"{named}: not checked out in the working tree (git submodule update --init)")
             continue
-        cloned = git(["clone", "-q", "--shared", "--no-checkout", str(source), str(target)], tree)
-        checked = cloned if cloned.returncode else git(["checkout", "-q", "--detach", sha], target)
+        cloned = tree_git(["clone", "-q", "--shared", "--no-checkout", str(source), str(target)], tree)
+        checked = cloned if cloned.returncode else tree_git(["checkout", "-q", "--detach", sha], target)
         if checked.returncode:
             said = (checked.stderr.strip().splitlines() or ["?"])[-1]
             problems.append(f"{named}: {sha[:10]} could not be checked out from the working tree's copy (fetch it "

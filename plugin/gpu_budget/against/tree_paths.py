@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gpu_budget.against.worktree import LOCATING
+
 PLUGIN_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds gpu_budget: the plugin, the same both sides
 
 
@@ -44,3 +46,10 @@ def pythonpath_into(top: Path, tree: Path) -> str | None:
 
 def _plugin(entry: str) -> bool:
     return os.path.isabs(entry) and Path(os.path.realpath(entry)) == PLUGIN_ROOT
+
+
+def session_env(top: Path, tree: Path) -> dict[str, str | None]:
+    """What a session in the worktree sets in its environment (None: removes): PYTHONPATH pointed into it, and none
+    of the variables a git hook exports to name the user's repository (worktree.LOCATING)."""
+    pythonpath = pythonpath_into(top, tree)
+    return {**dict.fromkeys(LOCATING), **({} if pythonpath is None else {"PYTHONPATH": pythonpath})}

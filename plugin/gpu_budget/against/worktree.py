@@ -69,6 +69,21 @@ def git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
+# what names the repository to git over the folder it runs in: a git hook exports them (pre-commit, pre-push)
+LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_IMPLICIT_WORK_TREE")
+
+
+def unlocated() -> dict[str, str]:
+    """This process's environment less LOCATING: git, and a session, run in the worktree (or a clone in it) find it
+    from their folder, not the user's repository a hook's GIT_DIR names (a bisect would check its commits out there)."""
+    return {key: value for key, value in os.environ.items() if key not in LOCATING}
+
+
+def tree_git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess:
+    """git run in the worktree, or a repository inside it: found from `cwd` alone (unlocated)."""
+    return subprocess.run(["git", *args], cwd=cwd, env=unlocated(), capture_output=True, text=True, check=False)
+
+
 def repo_at(folder: Path, given: str, name: str = OPTION) -> Repo:
     """The repository holding `folder`, or an AgainstError naming both (`name`: how the value was given)."""
     if shutil.which("git") is None:
