@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpu_budget.against import collected
-from gpu_budget.against.pairs import Side, adopt_orphans, end_group, run_session
+from gpu_budget.against.pairs import Side, adopt_orphans, end_group, rootdir_path, run_session
 from gpu_budget.against.renames import renamed_files
 from gpu_budget.against.tree_paths import session_env
 from gpu_budget.against.verdict import FAILED_BEFORE, Figure, case_name, figures, tolerance_of
@@ -230,17 +230,18 @@ class StepSettings:
     reference_value: int | None
     good: str = ""  # GOOD's commit: a test file git sees renamed since holds the same case (`at_commit`)
     env: Mapping[str, str | None] | None = None  # what the sessions' environment sets (tree_paths.session_env)
+    rootdir: str | None = None  # the pytest rootdir at GOOD, relative to the worktree: node ids' paths start there
 
     def to_json(self) -> JsonObject:
         return {"tree": str(self.tree), "folder": str(self.folder), "args": list(self.args), "scratch": str(self.scratch),
                 "log": str(self.log), "reference": self.reference.to_json(), "reference_value": self.reference_value,
-                "good": self.good, "env": dict(self.env or {})}
+                "good": self.good, "env": dict(self.env or {}), "rootdir": self.rootdir}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> StepSettings:
         return cls(Path(data["tree"]), Path(data["folder"]), tuple(data["args"]), Path(data["scratch"]), Path(data["log"]),
                    Result.from_json(data["reference"]), data.get("reference_value"), str(data.get("good") or ""),
-                   data.get("env"))
+                   data.get("env"), data.get("rootdir"))
 
 
 def step() -> int:
@@ -276,15 +277,28 @@ def try_commit(settings: StepSettings, commit: str) -> Tried:
     return tried
 
 
+def _rootdir(scratch: Path, tree: Path) -> str | None:
+    """The reference session's rootdir relative to the worktree (posix, "" the top), None where unknown or outside."""
+    written = rootdir_path(scratch, "bisect", 0)
+    try:
+        rel = Path(written.read_text()).resolve().relative_to(tree.resolve()).as_posix()
+    except (OSError, ValueError):
+        return None
+    return "" if rel == "." else rel
+
+
 def at_commit(settings: StepSettings) -> tuple[str, tuple[str, ...]]:
     """The reference case's node id at the commit checked out, and the arguments that select it: where git sees its
     test file renamed since GOOD (renames.py, as --against pairs a renamed file), the file's path there, in the node
-    id and in a node id given as the case; else both as at GOOD."""
+    id and in a node id given as the case; else both as at GOOD. The file is the one under GOOD's rootdir, not another
+    whose path ends as the node id's does (`examples/tests/test_a.py` beside `tests/test_a.py`)."""
     nodeid, args = settings.reference.nodeid, settings.args
     module, sep, rest = nodeid.partition("::")
     renamed = renamed_files(settings.tree, settings.good) if settings.good else {}
     for old, new in renamed.items():
         prefix = old[:len(old) - len(module)]  # the rootdir's folder: node ids' paths are relative to it
+        if settings.rootdir is not None and prefix != (settings.rootdir and settings.rootdir + "/"):
+            continue
         if old.endswith(module) and prefix in ("", prefix.rstrip("/") + "/") and new.startswith(prefix):
             return f"{new[len(prefix):]}{sep}{rest}", tuple(_moved_arg(arg, settings, old, new) for arg in args)
     return nodeid, args
@@ -352,8 +366,8 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         started = tree_git(["bisect", "start", bad.commit, good.commit], tree)
         if started.returncode != 0:
             raise AgainstError(f"bisect: git bisect start {bad.given} {good.given} failed: {started.stderr.strip()}")
-        steps = scratch / "tried.jsonl"
-        settings = StepSettings(tree, folder, tuple(args), scratch, steps, row, value, good.commit, env)
+        settings = StepSettings(tree, folder, tuple(args), scratch, scratch / "tried.jsonl", row, value, good.commit,
+                                env, _rootdir(scratch, tree))
         (scratch / "step.json").write_text(json.dumps(settings.to_json()))
         if f"{bad.commit} is the first bad commit" in started.stdout:  # BAD is GOOD's child: nothing for git to try
             return rechecked(confirmed(Found(reference, (), bad.commit, ""), settings, bad, log), settings, good,
@@ -371,7 +385,7 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         except BaseException:
             end_group(process)
             raise
-        tried = tuple(Tried(**json.loads(line)) for line in steps.read_text().splitlines()) if steps.exists() else ()
+        tried = _logged(settings.log)
         text = "".join(said)
         first = None
         for line in said:
@@ -385,6 +399,11 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         words = "" if first else text.strip().splitlines()[-1] if text.strip() else ""
         return rechecked(confirmed(Found(reference, tried, first, words), settings, bad, log), settings, good, recheck,
                          log)
+
+
+def _logged(log: Path) -> tuple[Tried, ...]:
+    """The commits the steps tried, in order, from their log (none where no step ran)."""
+    return tuple(Tried(**json.loads(line)) for line in log.read_text().splitlines()) if log.exists() else ()
 
 
 def confirmed(found: Found, settings: StepSettings, bad: Ref, log) -> Found:

@@ -9,7 +9,8 @@ one line ("SyntaxError: invalid syntax (test_a.py, line 5)") as a JSON line to
 the file named in COLLECT_ENV, which pairs.run_session reads back. Without
 COLLECT_ENV (a session of the user's own) it does nothing.
 
-It also writes, to the file FAILED_ENV names, each test pytest failed (in its
+It writes the session's rootdir to the file ROOTDIR_ENV names, and, to the
+file FAILED_ENV names, each test pytest failed (in its
 setup, call or teardown) with the first line of pytest's reason: a test that
 fails before a case of it is measured leaves no row, and only this says it
 failed (verdict.py: at head it fails, at base it is an error at base).
@@ -30,7 +31,15 @@ from gpu_budget.model.json_value import JsonMapping, JsonObject
 
 COLLECT_ENV = "GPU_BUDGET_AGAINST_COLLECT"  # the file each failed collector's line is appended to
 FAILED_ENV = "GPU_BUDGET_AGAINST_FAILED"  # the file each failed test's line is appended to
+ROOTDIR_ENV = "GPU_BUDGET_AGAINST_ROOTDIR"  # the file the session's rootdir is written to (its node ids' folder)
 PLUGIN = "gpu_budget.against.collected"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The rootdir, which node ids' paths are relative to: a bisect finds the case's file by it (bisect.at_commit)."""
+    target = os.environ.get(ROOTDIR_ENV)
+    if target:
+        Path(target).write_text(str(session.config.rootpath))
 
 
 def pytest_exception_interact(node, call, report) -> None:

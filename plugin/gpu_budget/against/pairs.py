@@ -126,10 +126,10 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
     errors_file = scratch / f"{side.name}-{index}.uncollected.jsonl"
     failed_file = scratch / f"{side.name}-{index}.failed.jsonl"
     baselines.mkdir(parents=True, exist_ok=True)
-    # the step summary is the comparison's (render.markdown), not each session's
-    env = {**{k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}, SIDE_ENV: side.name,
-           collected.COLLECT_ENV: str(errors_file), collected.FAILED_ENV: str(failed_file)}
-    env = {key: value for key, value in {**env, **side.env}.items() if value is not None}
+    # the step summary is the comparison's (render.markdown), not each session's; side.env's None: a variable removed
+    env = {key: value for key, value in {**os.environ, SIDE_ENV: side.name, collected.COLLECT_ENV: str(errors_file),
+           collected.FAILED_ENV: str(failed_file), collected.ROOTDIR_ENV: str(rootdir_path(scratch, side.name, index)),
+           **side.env}.items() if value is not None and key != "GITHUB_STEP_SUMMARY"}
     if only is not None:
         chosen = scratch / f"{side.name}-{index}.only"
         chosen.write_text("".join(f"{nodeid}\n" for nodeid in only))
@@ -165,6 +165,11 @@ def run_session(side: Side, index: int, user_args: Sequence[str], scratch: Path,
         f"{wall:.1f} s")
     return Run(side.name, index, side.commit, code, wall, rows, read.data, uncollected, read.hardware_key,
                collected.read(failed_file), read.gate_problems)
+
+
+def rootdir_path(scratch: Path, side: str, index: int) -> Path:
+    """The file a side's run writes its pytest rootdir to (collected.ROOTDIR_ENV)."""
+    return scratch / f"{side}-{index}.rootdir"
 
 
 def ended(code: int) -> str:
