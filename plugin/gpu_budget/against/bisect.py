@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpu_budget.against import collected
+from gpu_budget.against import collected, submodules
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, rootdir_path, run_session
 from gpu_budget.against.renames import renamed_files
 from gpu_budget.against.tree_paths import session_env
@@ -231,17 +231,19 @@ class StepSettings:
     good: str = ""  # GOOD's commit: a test file git sees renamed since holds the same case (`at_commit`)
     env: Mapping[str, str | None] | None = None  # what the sessions' environment sets (tree_paths.session_env)
     rootdir: str | None = None  # the pytest rootdir at GOOD, relative to the worktree: node ids' paths start there
+    top: Path | None = None  # the user's repository: its submodules' copies are checked out from (submodules.py)
 
     def to_json(self) -> JsonObject:
         return {"tree": str(self.tree), "folder": str(self.folder), "args": list(self.args), "scratch": str(self.scratch),
                 "log": str(self.log), "reference": self.reference.to_json(), "reference_value": self.reference_value,
-                "good": self.good, "env": dict(self.env or {}), "rootdir": self.rootdir}
+                "good": self.good, "env": dict(self.env or {}), "rootdir": self.rootdir,
+                "top": None if self.top is None else str(self.top)}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> StepSettings:
         return cls(Path(data["tree"]), Path(data["folder"]), tuple(data["args"]), Path(data["scratch"]), Path(data["log"]),
                    Result.from_json(data["reference"]), data.get("reference_value"), str(data.get("good") or ""),
-                   data.get("env"), data.get("rootdir"))
+                   data.get("env"), data.get("rootdir"), Path(data["top"]) if data.get("top") else None)
 
 
 def step() -> int:
@@ -262,9 +264,10 @@ def try_commit(settings: StepSettings, commit: str) -> Tried:
     top, scratch, reference = settings.tree, settings.scratch, settings.reference
     index = sum(1 for _ in scratch.glob("bisect-*.json")) + 1
     nodeid, args = at_commit(settings)
+    unmade = submodules.check_out(settings.top, commit, top) if settings.top else []
     row, why = measure(settings.folder, commit, args, scratch, index, nodeid, settings.env)
     if row is None:
-        tried = Tried(commit, subject(top, commit), "skip", None, None, why)
+        tried = Tried(commit, subject(top, commit), "skip", None, None, "; ".join([why, *unmade]))
     else:
         judged = figures([reference], [row], tolerance_of([row]))
         moved = [f for f in judged if f.regressed]
@@ -357,9 +360,7 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         scratch = tree.parent / SCRATCH  # beside the worktree: removed with it, by the next run where this one is killed
         scratch.mkdir()
         folder, env = tree / here.relative_to(repo.top), session_env(repo.top, tree)
-        row, why = measure(folder, good.commit, args, scratch, 0, env=env)
-        if row is None:
-            raise AgainstError(f"bisect: the case cannot be measured at GOOD {good.given} ({good.short}): {why}")
+        row = _reference(repo, good, tree, folder, args, scratch, env)
         metric, value = _figure(row)
         reference = Tried(good.commit, subject(repo.top, good.commit), "reference", metric, value)
         log(f"gpu-budget bisect: {reference.line()}")
@@ -367,7 +368,7 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         if started.returncode != 0:
             raise AgainstError(f"bisect: git bisect start {bad.given} {good.given} failed: {started.stderr.strip()}")
         settings = StepSettings(tree, folder, tuple(args), scratch, scratch / "tried.jsonl", row, value, good.commit,
-                                env, _rootdir(scratch, tree))
+                                env, _rootdir(scratch, tree), repo.top)
         (scratch / "step.json").write_text(json.dumps(settings.to_json()))
         if f"{bad.commit} is the first bad commit" in started.stdout:  # BAD is GOOD's child: nothing for git to try
             return rechecked(confirmed(Found(reference, (), bad.commit, ""), settings, bad, log), settings, good,
@@ -399,6 +400,17 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         words = "" if first else text.strip().splitlines()[-1] if text.strip() else ""
         return rechecked(confirmed(Found(reference, tried, first, words), settings, bad, log), settings, good, recheck,
                          log)
+
+
+def _reference(repo: Repo, good: Ref, tree: Path, folder: Path, args: Sequence[str], scratch: Path,
+               env: Mapping[str, str | None]) -> Result:
+    """The case's row at GOOD, checked out in the worktree `tree` (its submodules too), or AgainstError saying why not."""
+    unmade = submodules.check_out(repo.top, good.commit, tree)
+    row, why = measure(folder, good.commit, args, scratch, 0, env=env)
+    if row is None:
+        raise AgainstError(f"bisect: the case cannot be measured at GOOD {good.given} ({good.short}): "
+                           + "; ".join([why, *unmade]))
+    return row
 
 
 def _logged(log: Path) -> tuple[Tried, ...]:

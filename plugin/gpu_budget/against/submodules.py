@@ -5,11 +5,13 @@ the base: each of its cases was an "error at base", judged on its budget alone a
 grew a peak passed. Each submodule REF records is checked out at the commit REF records, in a clone that shares the
 objects of the working tree's own copy of it (`git clone --shared`: nothing fetched, nothing written into the user's
 repositories; removed with the worktree's folder), nested submodules likewise. One the working tree has not checked
-out, or whose copy lacks that commit, stays empty, and is said.
+out, or whose copy lacks that commit, stays empty, and is said. A bisect checks them out again at each commit it
+tries (its `git checkout` leaves a submodule's folder as it is).
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from gpu_budget.against.worktree import git, tree_git
@@ -29,6 +31,8 @@ def check_out(top: Path, commit: str, tree: Path, under: str = "") -> list[str]:
         if not (source / ".git").exists():
             problems.append(f"{named}: not checked out in the working tree (git submodule update --init)")
             continue
+        if (target / ".git").is_dir():  # a bisect's clone of the commit tried before: this commit's replaces it
+            shutil.rmtree(target)
         cloned = tree_git(["clone", "-q", "--shared", "--no-checkout", str(source), str(target)], tree)
         checked = cloned if cloned.returncode else tree_git(["checkout", "-q", "--detach", sha], target)
         if checked.returncode:
