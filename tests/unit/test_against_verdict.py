@@ -273,11 +273,13 @@ def test_an_absolute_pythonpath_entry_into_the_repository_points_into_the_worktr
 
     top, tree = tmp_path / "repo", tmp_path / "wt" / "base"
     (top / "src").mkdir(parents=True)
+    (tree / "src").mkdir(parents=True)  # build/ is not in the worktree: untracked, the head's is kept
     (tmp_path / "link").symlink_to(top)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([f"{top}/src", f"{tmp_path}/link/src", "src", "", str(tmp_path),
-                                                      str(PLUGIN_ROOT)]))
+                                                      str(PLUGIN_ROOT), f"{top}/build"]))
     assert pythonpath_into(top, tree).split(os.pathsep) == [f"{tree}/src", f"{tree}/src", "src", "", str(tmp_path),
-                                                            str(PLUGIN_ROOT)]
-    assert pythonpath_into(PLUGIN_ROOT.parent, tree).split(os.pathsep)[-1] == str(PLUGIN_ROOT)  # the same plugin
+                                                            str(PLUGIN_ROOT), f"{top}/build"]
+    (tmp_path / "wt2" / PLUGIN_ROOT.name).mkdir(parents=True)  # the plugin's folder is in the worktree too
+    assert str(PLUGIN_ROOT) in pythonpath_into(PLUGIN_ROOT.parent, tmp_path / "wt2").split(os.pathsep)  # kept
     monkeypatch.delenv("PYTHONPATH")
     assert pythonpath_into(top, tree) is None

@@ -35,13 +35,21 @@ def into_tree(value: str, top: Path, tree: Path) -> str:
 
 
 def pythonpath_into(top: Path, tree: Path) -> str | None:
-    """This process's PYTHONPATH with each absolute entry inside `top` pointed into `tree`, but the one the plugin is
-    imported from: both sides run the same plugin (docs/against.md). None where PYTHONPATH is not set."""
+    """This process's PYTHONPATH with each absolute entry inside `top` pointed into `tree` where the worktree holds it,
+    but the one the plugin is imported from: both sides run the same plugin (docs/against.md). A folder git does not
+    track (a build's output, a virtual environment in the checkout) is not in the worktree: kept as it is, or the
+    base would import nothing from it. None where PYTHONPATH is not set."""
     value = os.environ.get("PYTHONPATH")
     if value is None:
         return None
-    entries = value.split(os.pathsep)
-    return os.pathsep.join(entry if not entry or _plugin(entry) else into_tree(entry, top, tree) for entry in entries)
+    return os.pathsep.join(_entry(entry, top, tree) for entry in value.split(os.pathsep))
+
+
+def _entry(entry: str, top: Path, tree: Path) -> str:
+    if not entry or _plugin(entry):
+        return entry
+    moved = into_tree(entry, top, tree)
+    return moved if os.path.exists(moved) else entry
 
 
 def _plugin(entry: str) -> bool:
