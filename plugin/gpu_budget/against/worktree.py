@@ -170,10 +170,11 @@ def checked_out(repo: Repo, ref: Ref, log=None) -> Iterator[Path]:
     for left in remove_abandoned(repo):
         if log is not None:
             log(f"gpu-budget against: removed {left}, the worktree of a run that was killed before it could")
-    for left in remove_unstarted():
+    where = holder_parent(repo)
+    for left in remove_unstarted(where):
         if log is not None:
             log(f"gpu-budget against: removed {left}, the folder of a run that was killed before it made its worktree")
-    holder = Path(tempfile.mkdtemp(prefix=HOLDER))
+    holder = Path(tempfile.mkdtemp(prefix=HOLDER, dir=where))
     (holder / OWNER_FILE).write_text(lifecycle.owner_of(os.getpid()))
     tree = holder / "base"
     try:
@@ -185,6 +186,17 @@ def checked_out(repo: Repo, ref: Ref, log=None) -> Iterator[Path]:
     finally:
         remove(repo, tree)
         remove_holder(holder)
+
+
+def holder_parent(repo: Repo) -> str | None:
+    """Where the worktree's folder is made: the temporary folder (None: tempfile's), or where that is inside the
+    repository (TMPDIR=$PWD/tmp) its git folder. A worktree inside the working tree is collected by the head's
+    session, which collecting `.` imported the base's runner modules from it and measured the base as the head."""
+    tmp = Path(tempfile.gettempdir()).resolve()
+    if not tmp.is_relative_to(repo.top):
+        return None
+    common = git(["rev-parse", "--git-common-dir"], repo.top).stdout.strip()
+    return str((repo.top / common).resolve()) if common else None
 
 
 HOLDER_GRACE = 10.0  # seconds a run's ending processes may still write into its folder (they end within one: RESULTS 3b)
