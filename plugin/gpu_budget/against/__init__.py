@@ -47,7 +47,7 @@ from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_ses
 from gpu_budget.against.renames import renamed_modules
 from gpu_budget.against.render import Outcome, append_step_summary, text, write_json
 from gpu_budget.against.stored import stored_for
-from gpu_budget.against.tree_paths import into_tree, session_env
+from gpu_budget.against.tree_paths import args_into, session_env
 from gpu_budget.against.verdict import CaseVerdict, judge_all, undecided
 from gpu_budget.against.worktree import (
     OPTION,
@@ -199,11 +199,7 @@ def passed_through(args: Sequence[str]) -> list[str]:
 def at_base(args: Sequence[str], top: Path, tree: Path) -> list[str]:
     """The arguments for the base side: an absolute path inside the repository (through a link to it too) pointed
     into the worktree (tree_paths.py)."""
-    out = []
-    for arg in args:
-        head, sep, value = arg.partition("=") if arg.startswith("-") else ("", "", arg)
-        out.append(f"{head}{sep}{into_tree(value, top, tree)}")
-    return out
+    return args_into(args, top, tree)
 
 
 def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, rootdir: Path | None = None,

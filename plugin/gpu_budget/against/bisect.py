@@ -53,7 +53,7 @@ from pathlib import Path
 from gpu_budget.against import collected, submodules
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, rootdir_path, run_session
 from gpu_budget.against.renames import renamed_files
-from gpu_budget.against.tree_paths import session_env
+from gpu_budget.against.tree_paths import args_into, session_env
 from gpu_budget.against.verdict import FAILED_BEFORE, Figure, case_name, figures, tolerance_of
 from gpu_budget.against.worktree import (
     SHALLOW,
@@ -360,6 +360,7 @@ def bisect(repo: Repo, good: Ref, bad: Ref, here: Path, args: Sequence[str], log
         scratch = tree.parent / SCRATCH  # beside the worktree: removed with it, by the next run where this one is killed
         scratch.mkdir()
         folder, env = tree / here.relative_to(repo.top), session_env(repo.top, tree)
+        args = args_into(args, repo.top, tree)  # an absolute path into the repository: the commit's file, not yours
         row = _reference(repo, good, tree, folder, args, scratch, env)
         metric, value = _figure(row)
         reference = Tried(good.commit, subject(repo.top, good.commit), "reference", metric, value)

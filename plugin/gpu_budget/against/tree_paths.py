@@ -1,4 +1,4 @@
-"""Paths into the user's repository, pointed into REF's worktree for a base-side session (or a bisect step's).
+"""Paths into the user's repository, pointed into REF's worktree for a base-side session, or a bisect's.
 
 An absolute path the user wrote (an argument, `$PWD/tests`; an entry of
 PYTHONPATH, `$PWD/src`) names the head's files wherever the session starts:
@@ -13,11 +13,22 @@ resolves in the worktree, where the session starts.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from gpu_budget.against.worktree import LOCATING
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds gpu_budget: the plugin, the same both sides
+
+
+def args_into(args: Sequence[str], top: Path, tree: Path) -> list[str]:
+    """Command-line arguments with each absolute path inside `top` (a path, a node id, `--opt=PATH`) pointed into
+    `tree` (into_tree)."""
+    out = []
+    for arg in args:
+        head, sep, value = arg.partition("=") if arg.startswith("-") else ("", "", arg)
+        out.append(f"{head}{sep}{into_tree(value, top, tree)}")
+    return out
 
 
 def into_tree(value: str, top: Path, tree: Path) -> str:
