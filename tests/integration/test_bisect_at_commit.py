@@ -35,3 +35,19 @@ def test_the_case_file_renamed_is_the_one_under_the_rootdir(tmp_path, monkeypatc
     at_tests = replace(settings, folder=tmp_path / "tests", args=("test_a.py::test_fn",), rootdir="tests",
                        reference=replace(REFERENCE, nodeid="test_a.py::test_fn"))
     assert at_commit(at_tests) == ("test_b.py::test_fn", ("test_b.py::test_fn",))
+
+
+def test_a_folder_argument_renamed_since_good_is_given_under_its_name_at_the_commit(tmp_path, monkeypatch):
+    """`-- memtests` where a later commit ran `git mv memtests gputests`. Before: each commit from the rename on was
+    given `memtests`, which it lacks, and was a skip ("no memory-budget test was collected"), the answer left open."""
+    git_environment(monkeypatch)
+    (tmp_path / "memtests").mkdir()
+    (tmp_path / "memtests" / "test_a.py").write_text("def test_fn():\n    pass\n")
+    (tmp_path / "memtests" / "test_b.py").write_text("def test_other():\n    pass\n")
+    git(tmp_path, "init", "-q", "-b", "main")
+    good = commit(tmp_path, "good")
+    git(tmp_path, "mv", "memtests", "gputests")
+    reference = replace(REFERENCE, nodeid="memtests/test_a.py::test_fn")
+    settings = StepSettings(tmp_path, tmp_path, ("-k", "memtests", "memtests", "-m", "memtests"), tmp_path,
+                            tmp_path / "log", reference, 1, good, None, "")
+    assert at_commit(settings) == ("gputests/test_a.py::test_fn", ("-k", "memtests", "gputests", "-m", "memtests"))

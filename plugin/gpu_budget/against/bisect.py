@@ -52,7 +52,7 @@ from pathlib import Path
 
 from gpu_budget.against import collected, submodules
 from gpu_budget.against.pairs import Side, adopt_orphans, end_group, rootdir_path, run_session
-from gpu_budget.against.renames import renamed_files
+from gpu_budget.against.renames import folder_now, renamed_files
 from gpu_budget.against.tree_paths import args_into, session_env
 from gpu_budget.against.verdict import FAILED_BEFORE, Figure, case_name, figures, tolerance_of
 from gpu_budget.against.worktree import (
@@ -298,6 +298,7 @@ def at_commit(settings: StepSettings) -> tuple[str, tuple[str, ...]]:
     nodeid, args = settings.reference.nodeid, settings.args
     module, sep, rest = nodeid.partition("::")
     renamed = renamed_files(settings.tree, settings.good) if settings.good else {}
+    args = _moved_folders(args, settings, renamed)
     for old, new in renamed.items():
         prefix = old[:len(old) - len(module)]  # the rootdir's folder: node ids' paths are relative to it
         if settings.rootdir is not None and prefix != (settings.rootdir and settings.rootdir + "/"):
@@ -305,6 +306,19 @@ def at_commit(settings: StepSettings) -> tuple[str, tuple[str, ...]]:
         if old.endswith(module) and prefix in ("", prefix.rstrip("/") + "/") and new.startswith(prefix):
             return f"{new[len(prefix):]}{sep}{rest}", tuple(_moved_arg(arg, settings, old, new) for arg in args)
     return nodeid, args
+
+
+def _moved_folders(args: Sequence[str], settings: StepSettings, renamed: Mapping[str, str]) -> tuple[str, ...]:
+    """Each folder argument that the commit lacks, where git sees its files renamed since GOOD into one folder
+    (`git mv memtests gputests`, the case's file among them), pointed at that folder; any other argument as it is (a
+    -k or -m expression is no path)."""
+    out: list[str] = []
+    for before, arg in zip(("", *args), args):
+        rel = os.path.normpath(os.path.relpath(settings.folder / arg, settings.tree))
+        now = None if arg.startswith("-") or before in ("-k", "-m") or "::" in arg or (settings.tree / rel).exists() \
+            else folder_now(renamed, rel)
+        out.append(arg if now is None else os.path.relpath(settings.tree / now, settings.folder))
+    return tuple(out)
 
 
 def _moved_arg(arg: str, settings: StepSettings, old: str, new: str) -> str:

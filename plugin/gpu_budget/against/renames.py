@@ -73,6 +73,17 @@ def folder_was(renames: Mapping[str, str], folder: str) -> str | None:
     return was.pop() if len(was) == 1 else None
 
 
+def folder_now(renames: Mapping[str, str], folder: str) -> str | None:
+    """The folder `folder` (relative to the top folder, at base) was renamed to, where git sees the files under it
+    renamed into one folder, each keeping its place below (folder_was, the other way); else None."""
+    now = set()
+    for old, new in renames.items():
+        rest = old.removeprefix(folder + "/")
+        if rest != old and new.endswith("/" + rest) and len(new) > len(rest) + 1:
+            now.add(new[:-len(rest) - 1])
+    return now.pop() if len(now) == 1 else None
+
+
 def renamed_modules(top: Path, commit: str, rootdir: Path) -> dict[str, str]:
     """Old module path -> new, relative to `rootdir` as node ids write them, for the renames under it."""
     try:
