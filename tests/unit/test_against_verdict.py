@@ -281,5 +281,9 @@ def test_an_absolute_pythonpath_entry_into_the_repository_points_into_the_worktr
                                                             str(PLUGIN_ROOT), f"{top}/build"]
     (tmp_path / "wt2" / PLUGIN_ROOT.name).mkdir(parents=True)  # the plugin's folder is in the worktree too
     assert str(PLUGIN_ROOT) in pythonpath_into(PLUGIN_ROOT.parent, tmp_path / "wt2").split(os.pathsep)  # kept
+    # PYTHONPATH=plugin, relative, from the plugin's checkout: resolved in the worktree it would be REF's plugin
+    monkeypatch.chdir(PLUGIN_ROOT.parent)
+    monkeypatch.setenv("PYTHONPATH", PLUGIN_ROOT.name)
+    assert pythonpath_into(PLUGIN_ROOT.parent, tmp_path / "wt2") == str(PLUGIN_ROOT)
     monkeypatch.delenv("PYTHONPATH")
     assert pythonpath_into(top, tree) is None

@@ -47,7 +47,7 @@ def into_tree(value: str, top: Path, tree: Path) -> str:
 
 def pythonpath_into(top: Path, tree: Path) -> str | None:
     """This process's PYTHONPATH with each absolute entry inside `top` pointed into `tree` where the worktree holds it,
-    but the one the plugin is imported from: both sides run the same plugin (docs/against.md). A folder git does not
+    but the one the plugin is imported from, made absolute: both sides run the same plugin (docs/against.md). A folder git does not
     track (a build's output, a virtual environment in the checkout) is not in the worktree: kept as it is, or the
     base would import nothing from it. None where PYTHONPATH is not set."""
     value = os.environ.get("PYTHONPATH")
@@ -57,14 +57,17 @@ def pythonpath_into(top: Path, tree: Path) -> str | None:
 
 
 def _entry(entry: str, top: Path, tree: Path) -> str:
-    if not entry or _plugin(entry):
+    if not entry:
         return entry
+    if _plugin(entry):  # a relative one too (PYTHONPATH=plugin): it would resolve in the worktree, to REF's plugin
+        return str(PLUGIN_ROOT)
     moved = into_tree(entry, top, tree)
     return moved if os.path.exists(moved) else entry
 
 
 def _plugin(entry: str) -> bool:
-    return os.path.isabs(entry) and Path(os.path.realpath(entry)) == PLUGIN_ROOT
+    """Whether the entry (a relative one from this process's folder, where the user wrote it) holds this plugin."""
+    return Path(os.path.realpath(entry)) == PLUGIN_ROOT
 
 
 def session_env(top: Path, tree: Path) -> dict[str, str | None]:
