@@ -51,6 +51,14 @@ def note_collected(config: pytest.Config, items: list[pytest.Item], data: Sessio
     param_ids.note_shared(items)
 
 
+def note_measuring(item: pytest.Item, data: SessionData) -> None:
+    """Note a test that measures as collected, however it asked for the fixture: one that asks while it runs
+    (request.getfixturevalue) carried neither the marker nor the fixture at collection, and an update pruned the entry
+    it had just recorded as that of a test no longer collected."""
+    module = data.files.setdefault(item.nodeid, str(Path(str(item.path))))
+    data.collected[module].add(case_name(item))
+
+
 def finished_cases(rows: list[Result], rootdir: Path, baselines: Path | None = None,
                    files: dict[str, str] | None = None) -> list[CaseId]:
     """The cases measured by tests that ran to their end: every row of the test says pytest passed it. A test that

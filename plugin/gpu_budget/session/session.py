@@ -129,6 +129,7 @@ class BudgetSession:
         if not self.options.enabled:
             pytest.skip(NOT_ENABLED)
         unmeasured.asked(item)
+        collection.note_measuring(item, self.data)
         refuse_unmeasurable(item, scenario, label, expect)
         mark, machine = self.mark_for(item), self.machine
         one = case.Case.of(item, scenario, label, expect, machine.namesakes(str(item.path)), self.options.baselines,
