@@ -23,6 +23,7 @@ import re
 import secrets
 import stat
 from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from pathlib import Path
 
@@ -434,8 +435,9 @@ def _write_atomic(path: Path, data: JsonObject) -> None:
 
 
 def write(path: Path, scale: str, entries: ByKey, prune_except: set[str] | None = None,
-          packages: Mapping[str, Listing] | None = None, drop_empty: bool = False) -> None:
-    """Write `entries` (key -> entry JSON) into the file under `scale`; with prune_except, drop that scale's other keys.
+          packages: Mapping[str, Listing] | None = None, drop_empty: bool = False, drop: AbstractSet[str] = frozenset()) -> None:
+    """Write `entries` (key -> entry JSON) into the file under `scale`; with prune_except, drop that scale's other keys;
+    `drop`: keys of that scale to drop (a prune's, decided on an earlier read: a key another writer added since stays).
 
     `packages` (digest -> package list) joins the file's map; lists no entry
     refers to any more are dropped. The file is re-read under the lock, so
@@ -445,7 +447,7 @@ def write(path: Path, scale: str, entries: ByKey, prune_except: set[str] | None 
     """
     path = _through_link(Path(path))
     with _locked(path):
-        contents = written(Contents.from_json(load(path)), scale, entries, prune_except, packages)
+        contents = written(Contents.from_json(load(path)), scale, entries, prune_except, packages, drop)
         if drop_empty and not contents.total:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
@@ -465,12 +467,14 @@ def _through_link(path: Path) -> Path:
 
 
 def written(contents: Contents, scale: str, entries: ByKey, prune_except: set[str] | None = None,
-            packages: Mapping[str, Listing] | None = None) -> Contents:
-    """The file's data with `entries` written under `scale` (with prune_except, that scale's other keys dropped; a
-    scale left empty goes), the package lists `packages` added and those no entry refers to any more dropped."""
+            packages: Mapping[str, Listing] | None = None, drop: AbstractSet[str] = frozenset()) -> Contents:
+    """The file's data with `entries` written under `scale` (with prune_except, that scale's other keys dropped, and
+    the keys of `drop`; a scale left empty goes), the package lists `packages` added and those no entry refers to any
+    more dropped."""
     by_key = {**contents.scale(scale), **entries}
-    if prune_except is not None:
-        by_key = {k: e for k, e in by_key.items() if k in prune_except or k in entries}
+    if prune_except is not None or drop:
+        by_key = {k: e for k, e in by_key.items()
+                  if k in entries or (k not in drop and (prune_except is None or k in prune_except))}
     scales = {**contents.entries, scale: by_key}
     if not by_key:
         del scales[scale]

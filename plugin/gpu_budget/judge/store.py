@@ -177,7 +177,7 @@ class BaselineStore:
                                       finished)
             if keep != held:
                 try:
-                    files.write(path, scale, {}, prune_except=keep, drop_empty=path in others and not path.is_symlink())
+                    files.write(path, scale, {}, drop=held - keep, drop_empty=path in others and not path.is_symlink())
                 except (files.BaselineError, OSError) as exc:
                     lost = len(held - keep)
                     failed.append(f"could not drop {lost} entr{'y' if lost == 1 else 'ies'} from {path}: {exc}")
