@@ -80,6 +80,14 @@ def test_missing_file_is_empty(tmp_path):
         # character by character
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_s": {**GOOD_ENTRY, "command": "python train.py"}}}},
          ["'test_s'", "'command' is 'python train.py', expected a list of the command's arguments"]),
+        # a digit str.isdigit() takes and int() refuses ('²'): the case failed on a ValueError traceback, unnamed
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_t": {**GOOD_ENTRY, "ranks": {"\u00b2": {"ram": 5}}}}}},
+         ["'test_t'", "'ranks'"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_u": {**GOOD_ENTRY, "rank_phases": {"\u00b2": {}}}}}},
+         ["'test_u'", "'rank_phases'"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_v": {**GOOD_ENTRY, "spread": {
+            "runs": 2, "by_metric": {}, "blocks": {"ram_tree": {"\u00b2": 5}}}}}}},
+         ["'test_v'", "'spread'"]),
     ],
 )
 def test_broken_file_names_file_and_entry(tmp_path, content, names):

@@ -168,7 +168,7 @@ def _figures_problem(entry: JsonObject) -> str | None:
     if bad:
         return bad
     ranks = entry.get("ranks", {})
-    if not isinstance(ranks, dict) or not all(isinstance(k, str) and k.isdigit() and r and _sizes(r) for k, r in ranks.items()):
+    if not isinstance(ranks, dict) or not all(_number(k) and r and _sizes(r) for k, r in ranks.items()):
         return "'ranks' must map rank numbers (\"0\", \"1\", ...) to objects of metric -> byte count"
     for rank, figures in ranks.items():
         empty = _no_host_ram(figures, f"rank {rank}'s ")
@@ -176,11 +176,17 @@ def _figures_problem(entry: JsonObject) -> str | None:
             return empty
     rank_phases = entry.get("rank_phases", {})
     if not isinstance(rank_phases, dict) or not all(
-        isinstance(k, str) and k.isdigit() and isinstance(by_phase, dict) and all(_sizes(p) for p in by_phase.values())
+        _number(k) and isinstance(by_phase, dict) and all(_sizes(p) for p in by_phase.values())
         for k, by_phase in rank_phases.items()
     ):
         return "'rank_phases' must map rank numbers to objects of phase name -> metric -> byte count"
     return None
+
+
+def _number(key: Json) -> bool:
+    """A key that is a number in ASCII digits ("0", "16"): a rank, a block size. str.isdigit() alone takes digits
+    int() refuses ('²'), which failed the case on a traceback instead of naming the file."""
+    return isinstance(key, str) and key.isascii() and key.isdigit()
 
 
 def _no_host_ram(figures: JsonObject, where: str, required: bool = False) -> str | None:
@@ -199,7 +205,7 @@ def _blocks_ok(blocks: object) -> bool:
     """A spread's growth per block size (model/entry.py Spread.blocks): metric -> block size -> bytes per step."""
     return isinstance(blocks, dict) and all(
         m in JUDGED_GROWTH and isinstance(by, dict)
-        and all(isinstance(k, str) and k.isdigit() and int(k) >= 2 and v is not None and _is_size(v) for k, v in by.items())
+        and all(_number(k) and int(k) >= 2 and v is not None and _is_size(v) for k, v in by.items())
         for m, by in blocks.items())
 
 
