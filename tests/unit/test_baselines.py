@@ -100,6 +100,17 @@ def test_broken_file_names_file_and_entry(tmp_path, content, names):
         assert name in message
 
 
+def test_a_file_of_another_format_version_is_named_and_kept_not_re_recorded(tmp_path):
+    """A file a newer plugin wrote (schema gpu-budget-baselines/2): the advice was to delete it and re-record, which
+    drops the entries that version recorded."""
+    path = write(tmp_path / "test_mod.json", {"schema": "gpu-budget-baselines/2", "entries": {}})
+    with pytest.raises(BaselineError) as info:
+        files.load(path)
+    message = str(info.value)
+    assert str(path) in message and "'gpu-budget-baselines/2'" in message
+    assert "another version of the plugin wrote it" in message and "delete it and re-record with" not in message
+
+
 def test_store_refuses_to_overwrite_a_broken_file(tmp_path):
     path = write(tmp_path / "m.json", "{broken")
     with pytest.raises(BaselineError):

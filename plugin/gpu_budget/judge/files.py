@@ -121,8 +121,14 @@ def validate(data: Json, path: Path, advice: str = REDO) -> None:
 
     if not isinstance(data, dict):
         fail("top level", "expected a JSON object")
-    if data.get("schema") != SCHEMA:
-        fail("top level", f"'schema' is {data.get('schema')!r}, expected {SCHEMA!r}")
+    schema = data.get("schema")
+    if isinstance(schema, str) and schema != SCHEMA and schema.startswith(SCHEMA.rsplit("/", 1)[0] + "/"):
+        raise BaselineError(f"baseline file {path}: top level: 'schema' is {schema!r}, a version of the baseline "
+                            f"format this pytest-gpu-budget does not read (it reads {SCHEMA!r}): another version of "
+                            "the plugin wrote it. Run the version that wrote it; keep the file (deleting it and "
+                            "re-recording drops its entries).")
+    if schema != SCHEMA:
+        fail("top level", f"'schema' is {schema!r}, expected {SCHEMA!r}")
     entries = data.get("entries")
     if not isinstance(entries, dict):
         fail("top level", "'entries' must be an object of scale -> test id -> entry")
