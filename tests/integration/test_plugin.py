@@ -331,9 +331,12 @@ def test_flaky(gpu_budget):
     assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_mem.py::test_fits", "test_mem.py::test_flaky"}
 
 
-def test_an_update_keeps_the_entries_of_tests_a_conftest_drops_from_the_items(project):
+@pytest.mark.parametrize("order", ["", "@pytest.hookimpl(tryfirst=True)\n"], ids=["plain", "tryfirst"])
+def test_an_update_keeps_the_entries_of_tests_a_conftest_drops_from_the_items(project, order):
     """A conftest's pytest_collection_modifyitems that drops items itself (items[:] = ..., no pytest_deselected) ran
-    before the gate noted them: the update pruned the entries of the tests it dropped as if they were deleted."""
+    before the gate noted them: the update pruned the entries of the tests it dropped as if they were deleted. The
+    gate's own hook is tryfirst, but a conftest below the rootdir, registered after it, whose hook is tryfirst too,
+    ran first all the same: the gate notes each test as pytest collects it."""
     pytester = project('''
 @pytest.mark.gpu_budget(ram="2 GiB")
 @pytest.mark.parametrize("mib", [8, 16])
@@ -342,7 +345,7 @@ def test_p(gpu_budget, mib):
 ''')
     sub = pytester.mkdir("sub")
     (pytester.path / "test_mem.py").rename(sub / "test_mem.py")
-    (sub / "conftest.py").write_text("import os\n\ndef pytest_collection_modifyitems(items):\n"
+    (sub / "conftest.py").write_text(f"import os\nimport pytest\n\n{order}def pytest_collection_modifyitems(items):\n"
                                      "    if os.environ.get('DROP'):\n"
                                      "        items[:] = [i for i in items if os.environ['DROP'] not in i.nodeid]\n")
     run(pytester, "--gpu-budget").assert_outcomes(passed=2)

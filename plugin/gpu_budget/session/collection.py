@@ -33,15 +33,13 @@ def is_budget_test(item: pytest.Item) -> bool:
 
 def note_collected(config: pytest.Config, items: list[pytest.Item], data: SessionData, options: Options) -> None:
     """Note the budget tests among `items` and whether the selection is narrowed, and skip those this session does not
-    run. Called before any other pytest_collection_modifyitems: one that drops items itself (a conftest's items[:] =
-    ...) calls no pytest_deselected, and a test it drops is no deleted test whose entries an update prunes."""
+    run. Each was noted as collected as pytest collected it (note_item), before any pytest_collection_modifyitems;
+    an item a hook added since is noted here."""
     skip, probing = pytest.mark.skip(reason=NOT_ENABLED), pytest.mark.skip(reason=NOT_PROBING)
     for item in items:
         if not is_budget_test(item):
             continue
-        # the test's name in a key: its classes and its parameters (a parameter removed is a test deleted)
-        module = data.files[item.nodeid] = str(Path(str(item.path)))
-        data.collected[module].add(case_name(item))
+        _note(item, data)
         data.order.append(item.nodeid)
         if not options.enabled:
             item.add_marker(skip)
@@ -51,10 +49,25 @@ def note_collected(config: pytest.Config, items: list[pytest.Item], data: Sessio
     param_ids.note_shared(items)
 
 
+def note_item(item: pytest.Item, data: SessionData) -> None:
+    """Note a budget test as collected as pytest collects it (pytest_itemcollected): before any
+    pytest_collection_modifyitems, whatever its order. One that drops items itself (a conftest's items[:] = ..., which
+    calls no pytest_deselected), even a conftest's tryfirst one, which runs before the gate's, drops no deleted test
+    whose entries an update prunes."""
+    if is_budget_test(item):
+        _note(item, data)
+
+
 def note_measuring(item: pytest.Item, data: SessionData) -> None:
     """Note a test that measures as collected, however it asked for the fixture: one that asks while it runs
     (request.getfixturevalue) carried neither the marker nor the fixture at collection, and an update pruned the entry
     it had just recorded as that of a test no longer collected."""
+    _note(item, data)
+
+
+def _note(item: pytest.Item, data: SessionData) -> None:
+    """The test's file as collected, and its name in a key: its classes and its parameters (a parameter removed is a
+    test deleted)."""
     module = data.files.setdefault(item.nodeid, str(Path(str(item.path))))
     data.collected[module].add(case_name(item))
 

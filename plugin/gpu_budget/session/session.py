@@ -95,7 +95,10 @@ class BudgetSession:
         return hasattr(self.config, "workerinput")
 
     # -- collection ---------------------------------------------------------
-    @pytest.hookimpl(tryfirst=True)  # before any other hook drops an item itself: collection.note_collected
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        collection.note_item(item, self.data)
+
+    @pytest.hookimpl(tryfirst=True)  # before other hooks add marks or reorder: collection.note_collected
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         collection.note_collected(config, items, self.data, self.options)
 
