@@ -88,6 +88,11 @@ def test_missing_file_is_empty(tmp_path):
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_v": {**GOOD_ENTRY, "spread": {
             "runs": 2, "by_metric": {}, "blocks": {"ram_tree": {"\u00b2": 5}}}}}}},
          ["'test_v'", "'spread'"]),
+        # a byte count past any memory (a 400-digit one): judging it failed the case on an OverflowError traceback
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_w": {**GOOD_ENTRY, "fingerprint": {
+            "torch": "2.13.0+cpu", "floor": 10**400}}}}}, ["'test_w'", "fingerprint.floor is 1000"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_x": {**GOOD_ENTRY, "ranks": {"0": {"ram": 2**63}}}}}},
+         ["'test_x'", "'ranks'"]),
     ],
 )
 def test_broken_file_names_file_and_entry(tmp_path, content, names):

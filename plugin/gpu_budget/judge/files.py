@@ -38,6 +38,9 @@ from gpu_budget.model.metric import ALL, JUDGED_GROWTH
 # the tree was read hold no ram_tree and are compared on ram (compare.ram_compared).
 HOST_RAM = ("ram", "ram_tree")
 MAX_FILE_BYTES = 16 * 2**20  # read and written (a hostile file, a runaway one); the largest committed is ~0.1 MiB
+# a byte count past any memory (a 64-bit counter's): one of 400 digits, which JSON allows, failed the case on an
+# OverflowError once judged as a float
+MAX_SIZE = 2**63
 
 
 class BaselineError(ValueError):
@@ -90,7 +93,7 @@ def path_for(root: Path, hw_key: str, module: str) -> Path:
 # -- schema -------------------------------------------------------------------
 
 def _is_size(value: Json) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_SIZE)
 
 
 def _sizes(by_metric: Json) -> bool:
