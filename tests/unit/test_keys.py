@@ -164,3 +164,19 @@ def test_a_key_in_scope_is_of_a_test_a_selection_collected_whole():
               "t.py::TestC.test_y[1]", "u.py::anything[2]"]
     outside = ["t.py::test_x2", "t.py::test_y[bs8]", "t.py::TestCx.test_y", "v.py::test_x", "test_x[bs8]"]
     assert [k for k in inside + outside if keys.in_scope(k, scopes)] == inside
+
+
+def test_a_project_marked_by_a_pytest_9_or_hidden_ini_file_alone_keys_from_its_root(tmp_path, monkeypatch):
+    """A project whose only marker is pytest.toml, .pytest.toml or .pytest.ini (a checkout copied without .git): its
+    root was not found, the key was taken from the working folder, and a run from tests/ read 'test_x.py::test_x'
+    where one from the root had recorded 'tests/test_x.py::test_x'."""
+    for k, ini in enumerate(("pytest.toml", ".pytest.toml", ".pytest.ini")):
+        project = tmp_path / f"project{k}"
+        (project / "tests").mkdir(parents=True)
+        (project / ini).write_text("[pytest]\n")
+        module = project / "tests" / "test_x.py"
+        module.write_text("")
+        for cwd in (project, project / "tests"):
+            monkeypatch.chdir(cwd)
+            assert keys.case_key(module, "test_x") == "tests/test_x.py::test_x", (ini, cwd)
+            assert keys.module_path(module, project / "baselines") == "tests/test_x.py", (ini, cwd)

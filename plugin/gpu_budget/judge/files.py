@@ -47,7 +47,10 @@ class BaselineError(ValueError):
     """A baseline file that cannot be trusted; the message names the file (and entry)."""
 
 
-PROJECT_MARKERS = (".git", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini")
+# pytest 9's pytest.toml and the hidden ini files too: a checkout without .git whose only marker is one of them was
+# no project, its keys taken from the working folder
+PROJECT_MARKERS = (".git", "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini", "pytest.toml",
+                   ".pytest.toml", ".pytest.ini")
 
 
 def project_root(start: Path) -> Path | None:

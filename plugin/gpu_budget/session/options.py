@@ -362,7 +362,8 @@ class Options:
     # relative where the rootdir follows the invocation folder (baselines.folder_for anchors it)
     baselines: Path = option(
         "gpu_budget_baselines", "baselines folder, relative to the rootdir, or without an ini file or --rootdir to the "
-        "test file's project root (the nearest folder holding .git, pyproject.toml, setup.cfg, setup.py, tox.ini or pytest.ini); "
+        "test file's project root (the nearest folder holding .git, pyproject.toml, setup.cfg, setup.py, tox.ini or "
+        "a pytest ini file: pytest.ini, pytest.toml, .pytest.ini, .pytest.toml); "
         "entries live in FOLDER/HARDWARE-KEY/TEST-MODULE.json.", path, Path("baselines"), "DIR", resolve=baselines_folder)
     scale: str = choice("gpu_budget_scale", "model scale to run: tiny (seconds on a CPU) or real (the architecture's "
                         "dimensions).", SCALES, "tiny")
