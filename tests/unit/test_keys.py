@@ -139,6 +139,20 @@ def test_a_prune_drops_the_labels_a_finished_test_no_longer_measures(tmp_path):
     assert keys.kept_on_prune(stored, {str(a): {"test_x", "test_x[a::b]", "test_y", "test_x[2]"}}) == stored
 
 
+def test_a_prune_drops_the_legacy_labels_a_finished_test_no_longer_measures(tmp_path):
+    """An entry keyed by name alone (recorded before keys held the path) of a label the test no longer measures was
+    kept by every whole-suite update; renaming the label back then read that stale figure, where a keyed entry's
+    label records afresh. Kept: a label of a test not finished, and one a namesake module's test of that name, which
+    could own it, did not finish."""
+    a, b = project(tmp_path)
+    stored = {"test_x::old", "test_x", "test_y::old", "test_x::new"}
+    finished = [keys.case_of("", a, "test_x", "new"), keys.case_of("", a, "test_y", "old")]
+    assert keys.kept_on_prune(stored, {str(a): {"test_x", "test_y"}}, finished=finished) == {"test_y::old",
+                                                                                          "test_x::new"}
+    assert keys.kept_on_prune(stored, {str(a): {"test_x", "test_y"}}) == stored
+    assert keys.kept_on_prune(stored, {str(a): {"test_x", "test_y"}, str(b): {"test_x"}}, finished=finished) == stored
+
+
 def test_two_namesakes_outside_any_project_have_keys_of_their_own(tmp_path, monkeypatch):
     """Files in no project, run from one (`pytest -c pytest.ini ../ext/a ../ext/b`), were keyed by their name alone:
     ext/b/test_same.py was judged against ext/a/test_same.py's entry."""

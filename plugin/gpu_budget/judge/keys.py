@@ -96,8 +96,10 @@ def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]], r
     is kept while that file exists: only the entries of a file collected, or
     deleted, are the session's to drop. A legacy key is kept while a module of
     the file still has its test and the case has no keyed entry yet; once one
-    is recorded, the legacy one is dropped. In a file of no module collected it
-    is kept: whose test it is cannot be told.
+    is recorded, the legacy one is dropped, and so is one of a label (or the
+    unlabelled case) that every collected test of its name ran to its end
+    without measuring (`stale_legacy`). In a file of no module collected it is
+    kept: whose test it is cannot be told.
     """
     keys = set(keys)
     names = {module_path(m, root): set(n) for m, n in collected.items()}
@@ -116,7 +118,16 @@ def kept_on_prune(keys: Iterable[str], collected: Mapping[str, Iterable[str]], r
     kept = {k for k in keys if not is_legacy(k) and owned(k)}
     keyed = {case_id.key_case(k) for k in kept}
     every = set().union(*names.values()) if names else set()
-    return kept | {k for k in keys if is_legacy(k) and of_tests(k, every) and k not in keyed}
+    return kept | {k for k in keys if is_legacy(k) and of_tests(k, every) and k not in keyed
+                   and not stale_legacy(k, names, ran)}
+
+
+def stale_legacy(key: str, names: Mapping[str, set[str]], ran: Mapping[str, Mapping[str, set[str]]]) -> bool:
+    """Whether a legacy key is a case that each collected test it could be of (one per module of its file holding a
+    test of its name: `names`, path -> test names) ran to its end without measuring (`ran`: measured_by): a label
+    renamed or dropped, whose entry would otherwise stay to be read again if the label came back."""
+    owners = [path for path, tests in names.items() if of_tests(key, tests)]
+    return bool(owners) and all(unmeasured(path + SEPARATOR + key, ran.get(path, {})) for path in owners)
 
 
 def of_tests(case: str, tests: Iterable[str]) -> bool:
