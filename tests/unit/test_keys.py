@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from gpu_budget.judge import keys
+from gpu_budget.judge import files, keys
 from gpu_budget.model import case_id
 
 
@@ -194,3 +194,19 @@ def test_a_project_marked_by_a_pytest_9_or_hidden_ini_file_alone_keys_from_its_r
             monkeypatch.chdir(cwd)
             assert keys.case_key(module, "test_x") == "tests/test_x.py::test_x", (ini, cwd)
             assert keys.module_path(module, project / "baselines") == "tests/test_x.py", (ini, cwd)
+
+
+def test_a_file_in_no_project_is_keyed_from_the_working_folder_s_project_root_from_any_folder_of_it(tmp_path,
+                                                                                                  monkeypatch):
+    """A test file in no project (a folder beside the checkout, or a symlinked one resolving there), run from a
+    project without an ini file: its key and baselines folder were taken from the working folder itself, so a run from
+    a subfolder of the project looked up '../../ext/test_x.py::test_x' in sub/baselines and found nothing."""
+    (tmp_path / "proj" / "sub").mkdir(parents=True)
+    (tmp_path / "proj" / ".git").mkdir()
+    (tmp_path / "ext").mkdir()
+    module = tmp_path / "ext" / "test_x.py"
+    module.write_text("")
+    for cwd in (tmp_path / "proj", tmp_path / "proj" / "sub"):
+        monkeypatch.chdir(cwd)
+        assert keys.case_key(module, "test_x") == "../ext/test_x.py::test_x", cwd
+        assert files.folder_for(Path("baselines"), str(module)) == tmp_path / "proj" / "baselines", cwd

@@ -74,14 +74,16 @@ def folder_for(root: Path, module: str | None = None) -> Path:
 
 def anchor_of(module: str | None = None, root: Path | None = None) -> Path:
     """The folder a test file's baselines are anchored at, and its entries' keys are relative to: its project root,
-    else the working folder (the working folder's project root where no file is given).
+    else (a file in no project, or no file given) the working folder's project root, else the working folder. A file
+    in no project run from a subfolder of one was keyed from that subfolder, and its baselines looked for there.
 
     Where the baselines folder `root` is absolute (an ini file fixed pytest's rootdir) and lies outside that
     project, the project holding both: a monorepo's packages, each with its own pyproject.toml under one
     pytest.ini, share one baselines folder, and keys taken from each package's root would give
     packages/foo/tests/test_x.py and packages/bar/tests/test_x.py one key in one file."""
     start = Path(module).resolve().parent if module else Path.cwd()
-    own = project_root(start) or Path.cwd().resolve()
+    here = Path.cwd().resolve()
+    own = project_root(start) or project_root(here) or here
     if root is None or not Path(root).is_absolute() or Path(root).is_relative_to(own):
         return own
     return project_root(Path(os.path.commonpath([Path(root).resolve(), own]))) or own
