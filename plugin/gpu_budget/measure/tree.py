@@ -53,8 +53,9 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from gpu_budget.measure.held_tmpfs import held, tmpfs_mounts
 from gpu_budget.measure.procfs import (
     Sharing,
     Stat,
@@ -434,6 +435,9 @@ class ProcessTree:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._own_root = self.root == os.getpid()
+        self._mounts = tmpfs_mounts()  # held_tmpfs: read every shared_every (_add_held)
+        self._held_at, self._held = float("-inf"), 0  # the last read; the most read held in this phase
+        self._unmapped: dict[tuple[int, int], float] = {}  # held files found unmapped -> since when, read after read
 
     def report_exits(self) -> ProcessTree:
         """Have every child multiprocessing forks from here report its VmHWM as it exits (ExitReports.arm)."""
@@ -528,6 +532,8 @@ class ProcessTree:
                     signal = exit_signal(p.pid)  # its launcher may not have reaped it yet
                     if signal is not None:
                         self.rank_signals.setdefault(p.rank, signal)
+        if shared_too or now - self._held_at >= self.shared_every:
+            _add_held(self, sums, now)
         window = sum(sums.values())
         for rank, total in sums.items():
             if rank is not None:
@@ -568,6 +574,7 @@ class ProcessTree:
             for p in self._procs.values():
                 carried[p.rank] = carried.get(p.rank, 0) + p.carry()
             self._max_gap, self._last_poll, self._peak, self._windows = 0.0, time.perf_counter(), sum(carried.values()), 0
+            self._held = 0
             self._rank_peak = {rank: total for rank, total in carried.items() if rank is not None}
 
     def phase_end(self) -> TreeReading:
@@ -577,7 +584,32 @@ class ProcessTree:
             procs = list(self._procs.values())
             gap = self._max_gap if procs else None
             peak, windows, rank_peak = self._peak, self._windows, dict(self._rank_peak)
-        return _reading(procs, peak, windows, gap, rank_peak)
+            reading = _reading(procs, peak, windows, gap, rank_peak)
+            return replace(reading, held=self._held, peak_sum=reading.peak_sum + self._held)
+
+
+def _add_held(tree: ProcessTree, sums: dict[int | None, int], now: float) -> None:
+    """Add to this window what the tree's processes hold in tmpfs files none of them maps (held_tmpfs), each to
+    its holder's rank; the phase keeps the largest such total (TreeReading.held). Read every shared_every, and
+    counted in the window it was read in only (a descriptor closed since adds nothing to a later one), once every
+    read for shared_every found a file unmapped: a munmap under way has the file gone from the maps while its
+    pages are still in the RSS, and one done that long ago is in no descendant's window. The root of a runner is
+    read over the whole phase: as much of what it holds as its phase peak is above its RSS now is counted there."""
+    tree._held_at = now
+    procs = {p.pid: p for p in tree._procs.values() if p.alive}
+    found = held(list(procs) + ([tree.root] if tree.count_root else []), tree._mounts)
+    tree._unmapped = {key: tree._unmapped.get(key, now) for key in found}
+    by_pid: dict[int, int] = {}
+    for key, (pid, size) in found.items():
+        if now - tree._unmapped[key] >= tree.shared_every:
+            by_pid[pid] = by_pid.get(pid, 0) + size
+    for pid, size in by_pid.items():
+        p, released = procs.get(pid), 0
+        if p is None and (root := status(pid)) is not None:
+            released = max(0, root.hwm - root.rss)
+        rank = p.rank if p is not None else None
+        sums[rank] = sums.get(rank, 0) + max(0, size - released)
+    tree._held = max(tree._held, sum(by_pid.values()))
 
 
 class _TreeState:

@@ -156,7 +156,7 @@ class TreeReading(Versioned):
     """What the descendants added in one phase (tree.py says how each figure is read). Bytes; times in seconds."""
 
     private: int = 0  # the peak over time of the descendants' summed contributions: added to the main process's peak
-    peak_sum: int = 0  # the sum of each descendant's own peak contribution (the loose upper bound of `private`)
+    peak_sum: int = 0  # the sum of each descendant's own peak contribution and `held`: the loose bound of `private`
     hwm_sum: int = 0  # the sum of their VmHWM (counts pages shared with the parent once per process)
     processes: int = 0  # descendants seen in the phase
     exited: int = 0  # of them, gone before its end: their figure is from the last read before they exited
@@ -165,6 +165,7 @@ class TreeReading(Versioned):
     max_gap: float | None = None  # the longest time between two reads in the phase (an exiting descendant's blind spot)
     windows: int = 0  # polls in the phase: each one a window whose sum is a candidate for the peak
     whole: Mapping[int, int] = field(default_factory=dict)  # pid -> phase peak of each whole-counted process
+    held: int = 0  # the most the tree held in tmpfs files none of its processes mapped, at one read (held_tmpfs.py)
     # the processes a launcher started with RANK in their environment, each with its descendants (none: {})
     ranks: Mapping[int, RankTree] = field(default_factory=dict)
     detail: tuple[ProcessDetail, ...] = ()
