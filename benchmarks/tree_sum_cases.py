@@ -22,6 +22,10 @@ true peak is the largest over the groups of main RSS + the group's summed USS, e
     shm_readers  the main process fills a 300 MiB shared-memory segment (a /dev/shm file); 2 forked readers
                  map it, read every page together, unmap it and exit: the segment is counted once, in the
                  main process's RSS (a dataset kept in shared memory for DataLoader workers)
+    queued       a torch DataLoader, 2 forked workers, prefetch_factor 4, 32 MiB batches: the main process waits
+                 while the workers fill its queue, 8 batches in flight in shared memory no process maps (each
+                 made by a worker, unmapped, and held by a descriptor until the main process takes it); their
+                 truth is /dev/shm's own count of the blocks it holds (statvfs), before and after they were made
 """
 
 from __future__ import annotations
@@ -216,14 +220,66 @@ def shm_readers(seed: int = 0) -> dict:
         os.unlink(path)
 
 
+QUEUE_PREFETCH, QUEUE_MIB, QUEUE_HOLD_S = 4, 32, 1.0
+
+
+class Batches:
+    """A map-style dataset of WORKERS x QUEUE_PREFETCH items of QUEUE_MIB MiB each: one queue's worth. An item is a
+    view of one value (no memory of its own): a worker's memory while it makes a batch is the batch alone, written
+    into shared memory by the DataLoader's collate, so the tree's true peak is the queue full, as read."""
+
+    def __len__(self) -> int:
+        return WORKERS * QUEUE_PREFETCH
+
+    def __getitem__(self, i: int):
+        import torch
+
+        return torch.ones(1).expand(QUEUE_MIB * MIB // 4)
+
+
+def shm_used() -> int:
+    """The bytes /dev/shm holds, files unlinked but held open included (a torch batch in flight is one)."""
+    fs = os.statvfs("/dev/shm")
+    return (fs.f_blocks - fs.f_bfree) * fs.f_frsize
+
+
+def queued(seed: int = 0) -> dict:
+    """The main process starts the loader and waits while its workers fill the queue (it takes no batch yet): each
+    batch is made in shared memory by a worker, which unmaps it and holds its descriptor for the main process; the
+    workers then wait for more indices. Held QUEUE_HOLD_S: past the two reads of held files, 0.25 s apart, the gate
+    counts a file after."""
+    import multiprocessing as mp
+
+    from torch.utils.data import DataLoader
+
+    ctx = mp.get_context("fork")
+    total = WORKERS * QUEUE_PREFETCH * QUEUE_MIB * MIB
+    shm_before, main_before = shm_used(), rss()
+    dl = DataLoader(Batches(), batch_size=1, num_workers=WORKERS, prefetch_factor=QUEUE_PREFETCH,
+                    multiprocessing_context=ctx)
+    batches = iter(dl)
+    deadline = time.monotonic() + BARRIER_TIMEOUT_S
+    while shm_used() - shm_before < total and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(QUEUE_HOLD_S)
+    in_flight = shm_used() - shm_before
+    workers = [{"pid": w.pid, "mib": 0, "uss": uss(w.pid)} for w in batches._workers]
+    main = rss()
+    taken = sum(1 for _ in batches)
+    del batches, dl
+    assert taken == WORKERS * QUEUE_PREFETCH, taken
+    return {"groups": [{"main_rss": max(main_before, main),
+                        "children": [*workers, {"pid": None, "mib": total // MIB, "uss": in_flight, "in_flight": True}]}]}
+
+
 CASES = {"sequential": sequential, "concurrent": concurrent, "spike": spike, "per_epoch": per_epoch,
-         "idle_worker": idle_worker, "shm_readers": shm_readers}
+         "idle_worker": idle_worker, "shm_readers": shm_readers, "queued": queued}
 
 
 def main() -> None:
     case, out = sys.argv[1], sys.argv[2]
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-    if case in ("concurrent", "per_epoch"):
+    if case in ("concurrent", "per_epoch", "queued"):
         import torch  # imported before anything is measured of the case, as a training script does first
 
         torch.set_num_threads(1)
