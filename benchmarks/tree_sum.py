@@ -28,6 +28,7 @@ process's own peak (TreeReading.peak_sum; + the main process's VmHWM in the mete
 process is not in the tree reading), which is what the tree figure was before it became a peak over time.
 
     python -m benchmarks.tree_sum [--reps 10] [--modes command,meter] [--cases sequential,...]
+    python -m benchmarks.tree_sum --cases queued --add    # these cases' rows replaced in the committed report
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import MIB, ROOT, THREADS, gate_preload, med, missing, ran, span, write
+from benchmarks.common import MIB, RESULTS, ROOT, THREADS, fingerprint, gate_preload, med, missing, ran, span, write
 
 CASES = ("sequential", "concurrent", "spike", "per_epoch", "idle_worker", "shm_readers", "queued")
 MODES = ("command", "meter")
@@ -175,6 +176,8 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--json", type=Path, default=None, help="write here instead of benchmarks/results/tree_sum.json")
+    parser.add_argument("--add", action="store_true",
+                        help="put the rows of --cases in the report in place of theirs, keeping its other rows")
     parser.add_argument("--in-process", type=Path, default=None, help=argparse.SUPPRESS)  # the meter mode's rows
     args = parser.parse_args()
     if args.in_process:
@@ -182,8 +185,23 @@ def main() -> None:
         return
     t0 = time.perf_counter()
     rows = run(args.reps, args.modes.split(","), args.cases.split(","))
-    write("tree_sum", {"reps": args.reps, "thresholds": THRESHOLDS, "threads": THREADS,
-                       "wall_seconds": round(time.perf_counter() - t0, 1), "rows": rows}, args.json)
+    wall = round(time.perf_counter() - t0, 1)
+    if args.add:
+        add(args.json or RESULTS / "tree_sum.json", args.cases.split(","), rows, wall)
+        return
+    write("tree_sum", {"reps": args.reps, "thresholds": THRESHOLDS, "threads": THREADS, "wall_seconds": wall,
+                       "rows": rows}, args.json)
+
+
+def add(path: Path, cases: list[str], rows: list[dict], wall: float) -> None:
+    """Put `rows` (of `cases`, run now) in the report at `path` in place of those cases' rows; its other rows and its
+    run stay as they were, and this run is kept under "added" with the cases it measured."""
+    old = json.loads(path.read_text())
+    kept = [r for r in old["rows"] if r["case"] not in cases]
+    added = [a for a in old.get("added", []) if not set(a["cases"]) <= set(cases)]
+    added.append({"cases": cases, "run": fingerprint(), "wall_seconds": wall})
+    write("tree_sum", {**{k: v for k, v in old.items() if k != "section"}, "thresholds": THRESHOLDS, "added": added,
+                       "rows": kept + rows}, path)
 
 
 # -- RESULTS.md section 1c, from this script's JSON (benchmarks/report.py joins the sections) ------------------------
@@ -248,6 +266,8 @@ def section(ts: dict | None) -> list[str]:
     groups = tree_sum_groups(ts)
     loads = [x for g in groups for x in g["loads"]]
     out += [ran(ts) + f" 1-minute load average during the runs {min(loads):.2f} .. {max(loads):.2f}.", "",
+            *[f"Added later, run alone ({', '.join(a['cases'])}): {ran(a)}" for a in ts.get("added", [])],
+            *([""] if ts.get("added") else []),
             ("The tree figure is the peak over time of the summed tree: every 10 ms each descendant's VmHWM is read and "
              "reset, a window's contributions are summed, and the phase's figure is the largest window sum "
              f"(`docs/process-tree.md`). {len({g['case'] for g in groups})} cases (`benchmarks/tree_sum_cases.py`), each measured through the gate's own "
