@@ -67,9 +67,10 @@ def test_a_daemon_in_a_session_of_its_own_is_ended_with_its_measured_child(pytes
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(runners=RUNNERS, test_mem=TESTS.replace("leaves_a_worker", "leaves_a_daemon"))
-    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "-k", "False")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", "--gpu-budget", "-k", "False")
     pid = int((pytester.path / "daemon.pid").read_text())
     assert not left_after([pid], 5), "a daemon the measured run started outlived it"
+    result.assert_outcomes(passed=1, deselected=1)  # a run(ctx)'s leftovers are killed, not a failure (measuring.md)
 
 
 def test_a_daemon_in_a_session_of_its_own_is_ended_when_its_measured_child_dies_first(pytester, monkeypatch):
