@@ -90,6 +90,20 @@ def test_held_names_a_file_once_and_only_while_nobody_maps_it():
     assert held_tmpfs.held([os.getpid()], mounts) == {}
 
 
+def test_a_tmpfs_file_made_before_the_tree_began_is_not_the_runs(tmp_path):
+    """A dataset copied to /dev/shm before the run, held open and read with read(): host RAM, but not the run's."""
+    mounts = held_tmpfs.tmpfs_mounts()
+    fd = os.memfd_create("dataset")
+    try:
+        os.write(fd, b"\x01" * MiB)
+        made = os.fstat(fd)
+        later = max(made.st_mtime, made.st_ctime) + 1
+        assert held_tmpfs.held([os.getpid()], mounts, since=later) == {}
+        assert len(held_tmpfs.held([os.getpid()], mounts, since=later - 2)) == 1
+    finally:
+        os.close(fd)
+
+
 def test_tmpfs_mounts_are_read_from_mountinfo(tmp_path):
     info = tmp_path / "mountinfo"
     info.write_text("22 1 0:21 / /dev/shm rw,nosuid shared:3 - tmpfs tmpfs rw\n"

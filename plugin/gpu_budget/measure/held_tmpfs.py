@@ -8,7 +8,9 @@ descriptor until the main process takes it: num_workers x prefetch_factor
 batches at most), a memfd cache written with write(). So the tree lists its
 processes' descriptors and adds the size of each such file (once, however many
 hold it) that none of its processes maps: a mapped one's pages are in the RSS
-of whoever maps them. A tmpfs file no process holds open (written and closed)
+of whoever maps them. Only files made or written since the tree began are
+counted: a dataset copied to /dev/shm before the run and read with read() is
+not the run's memory. A tmpfs file no process holds open (written and closed)
 is still counted by nothing.
 
 A file is left out of the maps as soon as a munmap begins, while the pages
@@ -44,8 +46,9 @@ def _on_tmpfs(target: str, mounts: tuple[str, ...]) -> bool:
     return target.startswith(_MEMFD) or any(target.startswith(point.rstrip("/") + "/") for point in mounts)
 
 
-def _held_files(pids: Iterable[int], mounts: tuple[str, ...]) -> Held:
-    """Each tmpfs file held open by one of `pids`, with the first of them found holding it."""
+def _held_files(pids: Iterable[int], mounts: tuple[str, ...], since: float) -> Held:
+    """Each tmpfs file held open by one of `pids`, made or changed at `since` or after (time.time()), with the first
+    of them found holding it."""
     files: dict[tuple[int, int], tuple[int, int]] = {}
     for pid in pids:
         try:
@@ -60,7 +63,7 @@ def _held_files(pids: Iterable[int], mounts: tuple[str, ...]) -> Held:
                 st = os.stat(path)  # the file the descriptor holds, unlinked or not
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode) and st.st_blocks:
+            if stat.S_ISREG(st.st_mode) and st.st_blocks and max(st.st_mtime, st.st_ctime) >= since:
                 files.setdefault((st.st_dev, st.st_ino), (pid, st.st_blocks * 512))
     return files
 
@@ -82,10 +85,12 @@ def _mapped(pids: Iterable[int], files: Held) -> set[tuple[int, int]]:
     return found
 
 
-def held(pids: Iterable[int], mounts: tuple[str, ...]) -> Held:
-    """The tmpfs files a process of `pids` holds open and none of them maps, each with one of its holders."""
+def held(pids: Iterable[int], mounts: tuple[str, ...], since: float = 0.0) -> Held:
+    """The tmpfs files a process of `pids` holds open and none of them maps, made or changed at `since` or after
+    (time.time(): a dataset copied to /dev/shm before the run and read with read() is not the run's memory), each
+    with one of its holders."""
     pids = list(pids)
-    files = _held_files(pids, mounts)
+    files = _held_files(pids, mounts, since)
     if not files:
         return {}
     mapped = _mapped(pids, files)

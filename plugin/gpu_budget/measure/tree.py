@@ -436,6 +436,7 @@ class ProcessTree:
         self._thread: threading.Thread | None = None
         self._own_root = self.root == os.getpid()
         self._mounts = tmpfs_mounts()  # held_tmpfs: read every shared_every (_add_held)
+        self._began = time.time() - 1  # file times are the coarse clock's: a file made at once may read earlier
         self._held_at, self._held = float("-inf"), 0  # the last read; the most read held in this phase
         self._unmapped: dict[tuple[int, int], float] = {}  # held files found unmapped -> since when, read after read
 
@@ -590,14 +591,15 @@ class ProcessTree:
 
 def _add_held(tree: ProcessTree, sums: dict[int | None, int], now: float) -> None:
     """Add to this window what the tree's processes hold in tmpfs files none of them maps (held_tmpfs), each to
-    its holder's rank; the phase keeps the largest such total (TreeReading.held). Read every shared_every, and
+    its holder's rank (a file made or written since the tree began); the phase keeps the largest such total
+    (TreeReading.held). Read every shared_every, and
     counted in the window it was read in only (a descriptor closed since adds nothing to a later one), once every
     read for shared_every found a file unmapped: a munmap under way has the file gone from the maps while its
     pages are still in the RSS, and one done that long ago is in no descendant's window. The root of a runner is
     read over the whole phase: as much of what it holds as its phase peak is above its RSS now is counted there."""
     tree._held_at = now
     procs = {p.pid: p for p in tree._procs.values() if p.alive}
-    found = held(list(procs) + ([tree.root] if tree.count_root else []), tree._mounts)
+    found = held(list(procs) + ([tree.root] if tree.count_root else []), tree._mounts, tree._began)
     tree._unmapped = {key: tree._unmapped.get(key, now) for key in found}
     by_pid: dict[int, int] = {}
     for key, (pid, size) in found.items():
