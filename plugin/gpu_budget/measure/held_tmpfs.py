@@ -18,6 +18,11 @@ it zaps leave the RSS one by one (on a loaded machine a large segment's close()
 was read so, most of it still resident). So the tree counts a file only once
 two reads, one `shared_every` apart, found it held and unmapped: by then it
 is in no window's VmHWM of its holder either.
+
+Its cost, per read (every shared_every): the descriptors of every process of
+the tree, and where a tmpfs file is held, the maps of every process too; eight
+processes that imported torch read in 0.1 ms holding no such file and in
+5.2 ms each holding a memfd (2797 lines of maps).
 """
 
 from __future__ import annotations
