@@ -74,5 +74,6 @@ def test_no_set_holding_a_fix_whose_run_crashed_is_run(project):
         "*tried e2e_boom: * error (measured child failed (exception): *e2e_boom broke the run*",
         "*not tried: 2 sets holding e2e_boom (its run crashed)",
         ("*test_unsaveable*remediation: none of the 4 sets run of e2e_boom, e2e_trim, e2e_halve passed: 3 measured "
-         "over budget, 1 failed with an error (not measured); 3 sets holding e2e_boom, whose run crashed, were not run"),
+         "over budget, 1 failed with an error (not measured); 3 sets holding e2e_boom, whose run crashed, were not run; "
+         "the lowest: +e2e_trim +e2e_halve (RAM *)"),
     ])

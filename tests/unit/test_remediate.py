@@ -743,7 +743,7 @@ def test_no_passing_set_names_the_lowest_measured_one():
     from gpu_budget.report.terminal import remediation_text
 
     none = remediate.search(toy(A, B, C), Stand(limit=100))
-    assert remediation_text(none).endswith("passed (all measured); the lowest: +trm_b+trm_c (RAM 500 B)")
+    assert remediation_text(none).endswith("passed (all measured); the lowest: +trm_b +trm_c (RAM 500 B)")
     bound = remediate.search(toy(A, B, C), Stand(limit=100), max_runs=3)
     assert remediation_text(bound).endswith("(raise --gpu-budget-remediate-max-runs); the lowest: +trm_c (RAM 600 B)")
     dead = remediate.search(toy(A), lambda c: Trial((), "over-budget", Peaks(ram=5), "measured child failed (oom): x"))

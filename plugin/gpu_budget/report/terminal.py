@@ -165,7 +165,8 @@ def _lowest(rem: Remediation) -> str:
     if not ranked:
         return ""
     lowest = min(ranked, key=lambda t: t.peaks.figure(metric))  # the first of a tie: the cheaper
-    return f"; the lowest: +{'+'.join(lowest.fixes)} ({_peaks(lowest.peaks)})"
+    named = " ".join(f"+{f}" for f in lowest.fixes) or "no fix"  # as a passing set is named (_outcome)
+    return f"; the lowest: {named} ({_peaks(lowest.peaks)})"
 
 
 def _noise(rem: Remediation, case: Result | None) -> str:
