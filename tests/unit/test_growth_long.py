@@ -224,3 +224,23 @@ def test_tops_reached_early_in_a_long_noisy_run_are_not_growth_still_going_on():
     noisy = [1000 + draw.uniform(0, 20) for _ in range(100)]
     found = check(noisy, budget=Budget(ram=int(1.25 * GiB)))
     assert not found.breaches and not found.projections[0].growth.grows, found.breaches
+
+
+def test_marks_one_step_apart_after_a_gap_in_their_numbers_are_allowed_one_step_each():
+    """A run resumed at a later step (its numbers 1-15, then 1001-1015): the marks the rule reads are one step apart,
+    so each is allowed one step's growth. Held to the run's mean spacing (1014 steps over 29 marks, 35), a clean run
+    whose RSS grows in lumps of 0.15 MiB (S1's script grows so) was allowed 0.03 MiB/step and failed, read "grows
+    0.15 MiB/step ... > budget"; numbered 1-30 it reads steady."""
+    lumps = [600 + 0.15 * (k // 2 + k // 3) for k in range(30)]  # rises 0.15 MiB on two steps of three
+    numbers = list(range(1, 16)) + list(range(1001, 1016))
+    found = growth.check(steps(numbers, lumps), Peaks(ram_tree=int(lumps[-1] * MiB)), ONE_GIB, 10_000)
+    g = found.projections[0].growth
+    assert not found.breaches and not g.grows, found.breaches
+    assert g.allowance == growth.RAM_ALLOWANCE and g.block == 1
+    leak = [600 + 1.5 * k for k in range(30)]  # a leak read after the gap is still read at its rate per step
+    found = growth.check(steps(numbers, leak), Peaks(ram_tree=int(leak[-1] * MiB)), ONE_GIB, 10_000)
+    assert found.breaches and found.projections[0].growth.slope == 1.5 * MiB, found.notes
+
+
+def steps(numbers: list[int], mib: list[float]) -> list[Step]:
+    return [Step(step=s, ram=int(v * MiB), ram_tree=int(v * MiB)) for s, v in zip(numbers, mib)]

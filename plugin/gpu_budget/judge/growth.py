@@ -200,10 +200,11 @@ def fit(series: Series, allowance: float, recorded: Spread | None = None, scaled
     readings = rises.scales(series.steps, series.peaks)
     if not readings:
         return None
-    marks = len(series.steps)  # steps numbered out of order are read in the order run (rises.in_order)
-    run = series.steps[-1] - series.steps[0] + 1 if rises.in_order(series.steps) else marks
-    fits, per_mark = [], (run - 1) / (marks - 1)
+    ordered = rises.in_order(series.steps)  # steps numbered out of order are read in the order run, one step a mark
+    run = series.steps[-1] - series.steps[0] + 1 if ordered else len(series.steps)
+    fits = []
     for window in readings if scaled else readings[:1]:
+        per_mark = spacing(series.steps, window) if ordered else 1.0
         clean = allowance / (window.scale * per_mark) if scaled else allowance  # per step a block of its steps spans
         own = recorded.growth_at(series.metric, window.scale) if recorded is not None else None
         widened = own is not None and SPREAD_MULTIPLE * own > clean
@@ -212,6 +213,14 @@ def fit(series: Series, allowance: float, recorded: Spread | None = None, scaled
                            None if rises.in_order(series.steps) else series.steps))
     judged = max(fits, key=lambda g: g.slope - g.allowance)  # a tie: the steps' own, listed first
     return replace(judged if judged.grows else fits[0], widened=tuple(g for g in fits if g.recorded_runs is not None))
+
+
+def spacing(steps: Sequence[int], window: rises.Rises) -> float:
+    """Steps per mark over the window the reading judged (numbers in order): its steps' span over the marks in it. The
+    run's mean would hold marks one step apart after a gap in their numbers (a run resumed at step 1001 after step
+    15) to a 35th of one step's allowance, and a clean run's lumps past it."""
+    marks = sum(window.first < s <= window.last for s in steps)
+    return (window.last - window.first) / marks if marks else 1.0
 
 
 def largest(runs: Sequence[Sequence[Step]]) -> dict[str, int]:
