@@ -63,7 +63,8 @@ def test_a_cycle_reads_per_step_by_the_step_numbers():
     """A loop that marks every 10th step: a period of 2 marks spans 20 steps."""
     values = [0, 40, 10, 50, 20, 60, 30, 70]  # keeps 10 every 2 marks, a 40 climb between
     found = cycle.of([10 * k for k in range(1, 9)], values)
-    assert found == cycle.Cycle(2, 0.5)
+    assert found == cycle.Cycle(2, 0.5)  # 7 rises hold fewer than cycle.FLOOR_PERIODS lags of 2: no floor
+    assert cycle.of([10 * k for k in range(1, 10)], [*values, 40]) == cycle.Cycle(2, 0.5, 0.5)  # 4 lags: each kept 10
 
 
 def test_a_period_longer_than_longest_is_not_looked_for():
@@ -78,3 +79,34 @@ def test_a_stretch_of_two_lags_around_one_fall_is_not_read_as_repeating():
     values = [16 * (k // 8) + 16 * (k % 8) for k in range(17, 31)]  # 48 .. 144, then 48 .. 144
     assert cycle.of(range(14), values) is None
     assert cycle.of(range(15), values + [160]) is None
+
+
+# A torch loop over a DataLoader with two workers restarted each epoch (persistent_workers=False), epochs of 6 steps,
+# 36 steps marked with gpu_budget.step(), run as a command case (CPU): its ram_tree per step, in bytes. LOADER_CLEAN
+# keeps nothing; LOADER_EPOCH_LEAK keeps 6 MiB (b"\x01" * 6 MiB, every page touched) at the end of each epoch.
+LOADER_CLEAN = [340074496, 340508672, 340512768, 340533248, 340533248, 340766720, 339738624, 339996672, 339996672,
+                339996672, 339996672, 340004864, 339927040, 339980288, 339984384, 339984384, 339984384, 339984384,
+                339988480, 340172800, 340242432, 340242432, 340242432, 340242432, 342568960, 339927040, 339931136,
+                339931136, 339931136, 340127744, 339939328, 339939328, 339939328, 339939328, 339947520, 340348928]
+LOADER_EPOCH_LEAK = [340598784, 339992576, 339996672, 339996672, 339996672, 343642112, 345133056, 345808896,
+                     345812992, 345812992, 345817088, 350797824, 352133120, 352129024, 352145408, 352145408, 352145408,
+                     357261312, 358334464, 358342656, 358342656, 358342656, 358342656, 363307008, 364318720, 364433408,
+                     364437504, 364437504, 364437504, 369631232, 370761728, 370765824, 370765824, 370765824, 370765824,
+                     370765824]
+
+
+def test_a_leak_at_each_epochs_end_reads_what_each_epoch_keeps():
+    """6 MiB kept at each end of epochs of 6 steps lands over two steps (5, then 1 MiB) once an epoch, so the last
+    five judged steps rise on 2 of them: read as one-off jumps, "host RAM steady over steps 30-35 (0.00 MiB/step)",
+    though it reaches about 10 GiB by step 10,000. Its judged steps repeat every 6, each epoch keeping its 6 MiB:
+    the growth is no less than that per step. The same loop keeping nothing reads steady."""
+    def judged(series: list[int]) -> growth.Check:
+        recs = [Step(step=k, ram=v, ram_tree=v) for k, v in enumerate(series, 1)]
+        return growth.check(recs, Peaks(ram_tree=max(series)), Budget(ram=2**30), 10_000)
+
+    leak = judged(LOADER_EPOCH_LEAK)
+    (breach,) = leak.breaches
+    assert "repeat every 3 blocks of 2 judged steps" in breach, breach
+    assert leak.projections[0].growth.slope > 0.75 * MiB
+    clean = judged(LOADER_CLEAN)
+    assert not clean.breaches and not clean.projections[0].growth.grows, clean.notes

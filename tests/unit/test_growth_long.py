@@ -200,17 +200,18 @@ def test_blocks_of_marks_10_steps_apart_are_allowed_what_their_steps_are():
     assert g.block == 160 and g.allowance == pytest.approx(growth.RAM_ALLOWANCE / 160)
 
 
-@pytest.mark.parametrize(("period", "shows_from"), [(2, 23), (10, 83), (20, 163)])
-def test_a_leak_every_k_th_step_shows_once_blocks_of_more_than_half_its_period_are_read(period, shows_from):
+@pytest.mark.parametrize(("period", "shows_from"), [(2, 23), (10, 45), (20, 85)])
+def test_a_leak_every_k_th_step_shows_once_its_judged_steps_hold_four_periods(period, shows_from):
     """A cache flushed every k-th step that keeps 0.5 MiB a step of each flush: its last half holds too few of its
-    jumps for the steps, and for blocks of half its period or less; docs/declaring.md names the run length."""
+    jumps for the steps, and for blocks of half its period or less, but its judged steps repeat every k, each
+    period keeping its flush, from four periods on (measure/cycle.py's floor; blocks of 2 for the slower steps'
+    allowance): every 10th step showed from 83 steps, every 20th from 163. docs/declaring.md names the run length."""
     def verdict(n: int) -> bool:
         mib = [500 + (k // period) * period * 0.5 for k in range(1, n + 1)]
         return growth.fit(growth.Series("ram_tree", tuple(range(1, n + 1)), tuple(int(v * MiB) for v in mib)),
                           growth.RAM_ALLOWANCE, scaled=True).grows
 
     assert not verdict(shows_from - 1) and all(verdict(n) for n in range(shows_from, shows_from + 3 * period))
-    assert rises.largest_block(shows_from) * 2 > period >= rises.largest_block(shows_from - 1) * 2
 
 
 def test_tops_reached_early_in_a_long_noisy_run_are_not_growth_still_going_on():

@@ -183,7 +183,10 @@ class Growth:
         within = longer - round((flat * block + LAST) * self.per_mark)
         blocks = (f", read in blocks of {round(block * self.per_mark)} steps too (steady once its last {flat} blocks "
                   "are flat),") if block > 1 else ""
-        return (f"it rose in {self.window.rising(self.allowance)} of {self.read_over()} and had not "
+        w = self.window
+        rose = (f"its steps repeat every {w.whole.marks} {self.unit()} and rose by {_per_step(w.whole.least)} or more "
+                "over each such period") if w.cycle_floor else f"it rose in {w.rising(self.allowance)} of {self.read_over()}"
+        return (f"{rose} and had not "
                 f"stopped by {self.at_last()}, the last judged: a leak, or a cache still filling. A cache that stops "
                 f"filling by step S reads as steady in a run of S + {after} steps or more (its last {flat} judged steps "
                 f"flat), so a run of {longer} steps{blocks} tells a cache that fills within {within} steps from a leak")
@@ -358,7 +361,10 @@ class Projection:
         g = self.growth
         low, high = g.interval
         rule = f"median rise of the {g.window.envelope} over {g.read_over('the')}"
-        if g.window.by_cycle:
+        if g.window.cycle_floor:
+            rule += (f", raised to the least its {g.unit()} rose over one period, as measured (they repeat every "
+                     f"{g.window.whole.marks}: measure/cycle.py)")
+        elif g.window.by_cycle:
             rule += (f", held to the most its {g.unit()} rose over one period, as measured (they repeat every "
                      f"{g.window.cycle.marks}: measure/cycle.py)")
         elif g.window.period:

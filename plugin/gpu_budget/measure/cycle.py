@@ -10,7 +10,11 @@ what they keep. Steps one whole period apart differ by what was kept and by
 noise alone, wherever the period starts, so where the measured steps repeat at
 a lag far more closely than from one step to the next, growth per step is no
 more than their largest rise over that lag, per step: that largest rise carries
-the run's own noise, so a leak is not read below its rate by it.
+the run's own noise, so a leak is not read below its rate by it. And no less than
+their smallest, where the run holds FLOOR_PERIODS lags: every period kept at
+least that much, so a leak every p-th step (a list appended to at each epoch's
+end, epochs of 6 steps), which rises on fewer than 3 of the window's 5 steps and
+reads as one-off jumps there, reads its rate.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 CLOSER = 4  # a lag repeats where its rises spread less than a quarter of the step-to-step rises' spread
+FLOOR_PERIODS = 4  # whole lags a floor needs: two caches 3 steps apart rise alike over every lag of 3, and the
+# catalogue's leak every other step over 7 judged steps (3 lags) is read as one-off jumps, as its report measured
 LONGEST = 16  # marks: a longer period is read in blocks of steps (rises.scales), a block of 8 holding 128 in 16
 
 
@@ -29,6 +35,7 @@ class Cycle:
 
     marks: int  # the lag, in marks (judged steps, or blocks of them)
     most: float  # the largest rise over the lag, bytes per step (0 where none rose)
+    least: float = 0.0  # the smallest rise over the lag, bytes per step (0 where any did not rise)
 
 
 def of(steps: Sequence[int], values: Sequence[int]) -> Cycle | None:
@@ -47,6 +54,7 @@ def of(steps: Sequence[int], values: Sequence[int]) -> Cycle | None:
     for lag in range(2, min((n - 1) // 2, LONGEST) + 1):  # linear in the run's length: 30,000 steps in well under a second
         rises = [values[k] - values[k - lag] for k in range(lag, n)]
         if CLOSER * (max(rises) - min(rises)) < each:
-            per_step = (rise / (steps[k + lag] - steps[k]) for k, rise in enumerate(rises))
-            return Cycle(lag, max(0.0, max(per_step)))
+            per_step = [rise / (steps[k + lag] - steps[k]) for k, rise in enumerate(rises)]
+            least = max(0.0, min(per_step)) if n - 1 >= FLOOR_PERIODS * lag else 0.0
+            return Cycle(lag, max(0.0, max(per_step)), least)
     return None

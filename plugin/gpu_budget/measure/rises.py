@@ -65,7 +65,10 @@ every p steps, measure/cycle.py), the growth is no more than the most they rose
 over one such period, per step: steps a whole period apart differ by what the
 flushes kept and by noise alone, so a sawtooth under noise, whose tops the
 readings above compare to within a few pages, reads what it keeps, not its
-climb (RESULTS.md 5k); noise and a leak without a period repeat at no lag.
+climb (RESULTS.md 5k); noise and a leak without a period repeat at no lag. Where all the judged steps
+repeat so over four periods or more, the growth is no less than the least they
+rose over one period, per step: a leak at each end of epochs of 6 steps rises on
+2 of the last five steps, one-off jumps to the median, and read steady.
 
 The running peak is read twice, as measured and with each spike of one or two
 steps (steps each more than SPIKE, 4 MiB, above both steps around them: an
@@ -144,13 +147,24 @@ class Rises:
     # where the measured steps (or blocks) from `tops_from` on repeat every few (cycle.of): the most they rose over
     # one such period, per step, which the growth is no more than
     cycle: cycles.Cycle | None = None
+    # where the measured steps (or blocks) over all the judged ones repeat every few: the least they rose over one such
+    # period, per step, which the growth is no less than (`cycle_floor`)
+    whole: cycles.Cycle | None = None
 
     @property
     def growth(self) -> float:
         """Bytes per step: the window's own reading (`rise_rate`), held to no more than the most the measured steps
         rose over one period where they repeat (`cycle`): a buffer freed every few steps, under noise, is read at what
         its flushes keep, not at its climb."""
-        return self.rise_rate if not self.by_cycle else self.cycle.most
+        rate = self.rise_rate if not self.by_cycle else self.cycle.most
+        return rate if not self.cycle_floor else self.whole.least
+
+    @property
+    def cycle_floor(self) -> bool:
+        """Whether the growth is the least the measured steps rose over one period (`cycle`), above the window's
+        reading: each period kept that much, though its jumps rise on fewer than 3 of the window's steps (a leak at
+        each end of epochs of 6 steps read 0.00 MiB/step for 1)."""
+        return self.whole is not None and self.whole.least > self.rise_rate
 
     @property
     def by_cycle(self) -> bool:
@@ -312,7 +326,8 @@ def scales(steps: Sequence[int], peaks: Sequence[int], most: int | None = None) 
     while size <= top:
         views = [_view(*_blocks(judged_steps, judged, [a == b for a, b in zip(judged, measured)], size), envelope, size)
                  for judged, envelope in readings]
-        views = [replace(v, cycle=_cycle(judged_steps, measured, size, views[0].tops_from)) for v in views]
+        whole = _cycle(judged_steps, measured, size, judged_steps[0])
+        views = [replace(v, cycle=_cycle(judged_steps, measured, size, views[0].tops_from), whole=whole) for v in views]
         out.append(max(views, key=lambda v: v.growth))  # a tie: as measured, listed first
         size *= 2
     return tuple(out)
