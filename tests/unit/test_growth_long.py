@@ -245,3 +245,28 @@ def test_marks_one_step_apart_after_a_gap_in_their_numbers_are_allowed_one_step_
 
 def steps(numbers: list[int], mib: list[float]) -> list[Step]:
     return [Step(step=s, ram=int(v * MiB), ram_tree=int(v * MiB)) for s, v in zip(numbers, mib)]
+
+
+# A plain torch loop (a Linear, SGD) over epochs of 100 batches that marks every 10th by its place in the epoch
+# (step(i) where i % 10 == 0: step(0), step(10), ..., step(90), step(0), ...), run 400 steps as a command case keeping
+# 0.15 MiB each step: its ram_tree per mark, in bytes.
+RESTARTED_EVERY_10TH = [
+    314322944, 316026880, 317517824, 319115264, 320712704, 322310144, 323911680, 325509120, 327106560, 328704000,
+    330301440, 332005376, 333541376, 335138816, 336736256, 338333696, 339931136, 341528576, 343126016, 344723456,
+    346320896, 347918336, 349515776, 351113216, 352714752, 354312192, 355909632, 357507072, 359104512, 360701952,
+    362254336, 363896832, 365498368, 367157248, 368693248, 370290688, 371888128, 373485568, 375083008, 376680448]
+
+
+def test_marks_every_10th_step_numbered_anew_each_epoch_are_read_10_steps_apart():
+    """Numbers that go back are read in the order run, but each mark spans the steps its numbers rise by: 10 here.
+    Read one step a mark, 0.15 MiB/step (1.76 GiB by step 10,000 against 4 GiB) read "grows 1.52 MiB/step ... about
+    15.17 GiB at step 10,000 > budget 4.00 GiB"."""
+    numbers = [10 * (k % 10) for k in range(40)]
+    found = growth.check(steps(numbers, [b / MiB for b in RESTARTED_EVERY_10TH]),
+                         Peaks(ram_tree=RESTARTED_EVERY_10TH[-1]), Budget(ram=4 * GiB), 10_000)
+    (p,) = found.projections
+    assert not found.breaches and p.growth.slope == pytest.approx(0.152 * MiB, rel=0.02), found.notes
+    assert "so each mark is 10 steps, as its numbers rise" in found.notes[0], found.notes
+    assert p.record().steps_fitted[1] == 39  # its 39th mark: the last judged, by place as the plots draw it
+    leak = growth.check(steps(numbers, [600 + 15 * k for k in range(40)]), Peaks(ram_tree=GiB), ONE_GIB, 10_000)
+    assert leak.breaches and leak.projections[0].growth.slope == 1.5 * MiB, leak.notes

@@ -139,13 +139,24 @@ class Growth:
         if self.numbers is None:
             return f"over steps {self.first}-{self.last}"
         back = next(k for k in range(1, len(self.numbers)) if self.numbers[k] <= self.numbers[k - 1])
-        return (f"over the {_nth(self.first)}-{_nth(self.last)} marked steps, in the order run (its step numbers go "
-                f"back: step({self.numbers[back]}) after step({self.numbers[back - 1]}), so each mark is one step)")
+        each = "one step" if self.stride == 1 else f"{self.stride} steps, as its numbers rise"
+        return (f"over the {_nth(self.place(self.first))}-{_nth(self.place(self.last))} marked steps, in the order run "
+                f"(its step numbers go back: step({self.numbers[back]}) after step({self.numbers[back - 1]}), so each "
+                f"mark is {each})")
+
+    @property
+    def stride(self) -> int:
+        """Steps per mark where the numbers go back (rises.stride); 1 otherwise."""
+        return 1 if self.numbers is None else rises.stride(self.numbers)
+
+    def place(self, step: int) -> int:
+        """A judged step's place among the marks where the numbers go back (read at place x stride); else itself."""
+        return step if self.numbers is None else step // self.stride
 
     def at_last(self) -> str:
         """The last judged step, in a row's words (its place among the marks, where the numbers go back)."""
         return f"step {self.last}" if self.numbers is None else \
-            f"the {_nth(self.last)} marked step (step({self.numbers[self.last - 1]}))"
+            f"the {_nth(self.place(self.last))} marked step (step({self.numbers[self.place(self.last) - 1]}))"
 
     def read_over(self, whose: str = "its") -> str:
         """The steps (or blocks) the window's rises were read at, in a row's words: `whose` last ones, or, where it
@@ -154,7 +165,7 @@ class Growth:
         w = self.window
         if not w.passed_over:
             return f"{whose} last {len(w.rises)} {self.unit()}"
-        at = [str(k) if self.numbers is None else _nth(k) for k in w.at]
+        at = [str(k) if self.numbers is None else _nth(self.place(k)) for k in w.at]
         listed = ", ".join(at[:-1]) + f" and {at[-1]}"
         listed = f"steps {listed}" if self.numbers is None else f"the {listed} marked steps"
         return (f"the {len(w.rises)} {self.unit()} its window reads, {'at' if w.scale == 1 else 'topped at'} {listed} "
@@ -203,17 +214,18 @@ def fit(series: Series, allowance: float, recorded: Spread | None = None, scaled
     readings = rises.scales(series.steps, series.peaks)
     if not readings:
         return None
-    ordered = rises.in_order(series.steps)  # steps numbered out of order are read in the order run, one step a mark
-    run = series.steps[-1] - series.steps[0] + 1 if ordered else len(series.steps)
+    numbers = rises.run_order(series.steps)  # numbers that go back: each mark's place in the order run, x its stride
+    run = numbers[-1] - numbers[0] + 1
+    ordered = rises.in_order(series.steps)
     fits = []
     for window in readings if scaled else readings[:1]:
-        per_mark = spacing(series.steps, window) if ordered else 1.0
+        per_mark = spacing(numbers, window)
         clean = allowance / (window.scale * per_mark) if scaled else allowance  # per step a block of its steps spans
         own = recorded.growth_at(series.metric, window.scale) if recorded is not None else None
         widened = own is not None and SPREAD_MULTIPLE * own > clean
         fits.append(Growth(series.metric, window, SPREAD_MULTIPLE * own if widened else clean, run,
                            recorded.runs if widened else None, per_mark, scaled,
-                           None if rises.in_order(series.steps) else series.steps))
+                           None if ordered else series.steps))
     judged = max(fits, key=lambda g: g.slope - g.allowance)  # a tie: the steps' own, listed first
     return replace(judged if judged.grows else fits[0], widened=tuple(g for g in fits if g.recorded_runs is not None))
 
@@ -372,7 +384,7 @@ class Projection:
             rule += "; the last, a climb begun again after dips, left out)" if g.window.begun_again else ")"
         elif g.slope < g.window.median:
             rule += f", held to the rate from the first of its largest rises to the last ({g.window.capped})"
-        return ProjectionRecord(g.metric, (g.first, g.last), tuple(g.window.rises), rule, round(g.slope),
+        return ProjectionRecord(g.metric, (g.place(g.first), g.place(g.last)), tuple(g.window.rises), rule, round(g.slope),
                                 (round(low), round(high)), round(g.allowance), g.grows, self.at_step, self.projected,
                                 self.budget, self.breaks, g.recorded_runs, g.block)
 
