@@ -200,6 +200,15 @@ def test_a_closer_per_scale_mapping_refines_the_farther_scale_by_scale():
     assert blocks == {"cuda": {"vram": {"tiny": "1 GiB", "real": "70 GiB"}}}
 
 
+def test_a_positional_per_scale_size_refines_the_farther_one_as_its_keyword_does():
+    """gpu_budget({"real": ...}) is ram={"real": ...}: before, a positional size replaced the farther mapping whole, so a
+    test's positional real budget dropped its module's tiny one and the tiny gate ran it with no budget at all."""
+    module = ((), {"ram": {"tiny": "1 MiB", "real": "12 GB"}, "vram": {"tiny": "1 GiB"}})
+    merged = merge([module, (({"real": "13 GB"}, {"real": "24 GB"}), {})], where=WHERE)
+    assert merged == {"ram": {"tiny": "1 MiB", "real": "13 GB"}, "vram": {"tiny": "1 GiB", "real": "24 GB"}}
+    assert gpu_budget(**merged, scale="tiny", where=WHERE).budget.ram == 2**20
+
+
 @pytest.mark.parametrize("kwargs, named", [
     ({"ram": "0 GiB"}, "ram budget '0 GiB' is 0 B: every run holds some host RAM"),
     ({"ram": "0.4 B"}, "not a whole number of bytes: '0.4 B'"),  # would round to no byte

@@ -291,8 +291,7 @@ def merge(markers: Iterable[tuple[tuple[Given, ...], Mapping[str, Given]]], wher
             if key in kwargs:  # a call would refuse it (multiple values); merging kept the keyword's unseen
                 raise ValueError(f"{where}: gpu_budget marker gives {key} twice: {value!r} as its {which} argument and "
                                  f"{key}={kwargs[key]!r}; give it once")
-        merged.update(zip(("ram", "vram"), args))
-        for key, value in kwargs.items():
+        for key, value in {**dict(zip(("ram", "vram"), args)), **kwargs}.items():  # a size by position is its keyword
             farther = merged.get(key)
             if key in DEVICES and isinstance(farther, Mapping) and isinstance(value, Mapping):
                 # a block holds marker keys: a test's cpu={"tolerance": ...} keeps its budget
