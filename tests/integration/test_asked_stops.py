@@ -27,12 +27,13 @@ def test_within(gpu_budget):
     (["--sw"], "Test failed, continuing from this test next run."),
     (["--sw", "-n", "2"], "Test failed, continuing from this test next run."),
     (["-x", "-n", "2"], "stopping after 1 failures"),
-], ids=["stepwise", "stepwise-xdist", "exitfirst-xdist"])
+    (["-x", "-p", "no:xdist"], "stopping after 1 failures"),
+], ids=["stepwise", "stepwise-xdist", "exitfirst-xdist", "exitfirst"])
 def test_a_stop_at_a_failure_as_asked_is_not_an_interruption(pytester, monkeypatch, given, words):
     """Before, --sw (and, under xdist, -x too) made the gate fail the session: "gpu-budget gate FAILED: the session was
     interrupted (pytest: Test failed, continuing from this test next run.) after 1 of 2 selected memory-budget tests
     reported: ..." (under xdist: "interrupted (Ctrl-C, SIGTERM)", a signal no one sent), while a serial -x said
-    nothing."""
+    nothing: its summary read as a whole selection's ("1 measured, 1 failed") with the other tests never run."""
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(test_mem=TESTS)

@@ -7,7 +7,7 @@ which it was (judge/failsafe.interrupted), so a collection error does not read
 as a signal no one sent.
 
 A stop at a failing test that the user asked for is no interruption: `-x`
-ends a serial session as failed, but `--sw` ends one with pytest's Interrupted,
+ends a serial session as failed (its words in session.shouldfail), but `--sw` ends one with pytest's Interrupted,
 and pytest-xdist's controller ends `-x` (`--maxfail`) and `--sw` alike with an
 Interrupted of its own. Such a stop is said as one, never as an interruption.
 """
@@ -42,6 +42,13 @@ class StopCause:
             self.config.stash[CAUSE] = f"pytest: {why}"
         elif isinstance(error, pytest.exit.Exception):
             self.config.stash[CAUSE] = f"pytest.exit(): {error.msg}"
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """A serial -x / --maxfail stops with pytest's Failed, no Interrupted: its words are in session.shouldfail
+        (read before the gate's own failure is written there), so its summary says the stop as xdist's does."""
+        why = session.shouldfail if isinstance(session.shouldfail, str) else ""
+        if ASKED not in self.config.stash and asked_stop(self.config, why):
+            self.config.stash[ASKED] = why
 
 
 def asked_stop(config: pytest.Config, why: str) -> bool:
