@@ -10,6 +10,8 @@ from gpu_budget.isolate import forkserver
 from gpu_budget.measure.summary import Summary
 from gpu_budget.model.figures import Peaks, PhaseRecord, Step
 from gpu_budget.model.result import NO_PEAKS, Failure, Measurement, Result
+from gpu_budget.report.summary import markdown
+from gpu_budget.report.terminal import verdict_text
 from gpu_budget.search.explore import Envelope, Exploration, explore
 from gpu_budget.session.data import Explored, SessionData
 
@@ -58,6 +60,23 @@ def test_a_rows_test_outcome_crosses_json_and_a_failure_after_measure_is_said():
     assert row.but(passed=False).failed_after is None and row.but(test_outcome="passed").failed_after is None
     unknown = Result("t.py::test_x", "s1", "tiny", "pass", True, "")  # a row from before, or of an interrupted test
     assert unknown.to_json()["test_outcome"] is None and "test_failure" not in unknown.to_json()
+
+
+def test_a_case_whose_test_failed_on_another_cases_verdict_did_not_fail_after_measure():
+    """A test measuring two cases fails on the second's verdict: the first passed its check and the test's code did
+    not fail after it. Before, its row said "its test failed after measure(): Failed: [gpu-budget over-budget] host
+    RAM peak 147.66 MiB ... > budget 30.00 MiB", the other case's reason, and the summary counted it a second failure."""
+    row = Result("t.py::test_x::small", "s1", "tiny", "no-baseline", True, "", label="small", test_outcome="failed",
+                 test_failure="Failed: [gpu-budget over-budget] host RAM peak 147.66 MiB > budget 30.00 MiB")
+    assert row.failed_after is None and row.test_failed
+    assert row.but(test_failure="Failed: [gpu-budget error] measured child failed (exception)").failed_after is None
+    own = row.but(test_failure="AssertionError: assert 'gpu-budget' in info")  # the test's own assertion
+    assert own.failed_after == "its test failed after measure(): AssertionError: assert 'gpu-budget' in info"
+    over = Result("t.py::test_x::sized", "s1", "tiny", "over-budget", False, "host RAM peak 147.66 MiB > budget 30.00 MiB",
+                  label="sized", test_outcome="failed", test_failure=row.test_failure)
+    page = markdown([row, over], None)
+    assert page.startswith("### GPU budget: 2 measured, 1 failed\n") and "its test failed after measure()" not in page
+    assert verdict_text(row) == "no-baseline, test FAILED"  # pytest's word on its test all the same
 
 
 def test_a_measurement_from_the_child_keeps_its_phases_by_name_in_order():

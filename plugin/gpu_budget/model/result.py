@@ -67,6 +67,14 @@ def written_claim(message: str) -> tuple[int, int, str] | None:
             return start, len(message), claim
     return None
 FAILED_AFTER = "its test failed after measure()"  # why a case the gate passed counts as failed (Result.failed_after)
+# A test failing on a case's verdict says "[gpu-budget VERDICT] why" (report/terminal.failure_text), pytest's
+# reason "Failed: " before it: the test failed on the gate's check of one of its cases, not on its own code.
+ON_A_VERDICT = re.compile(r"(Failed: )?\[gpu-budget [a-z-]+\] ")
+
+
+def verdict_failure(verdict: str, message: str) -> str:
+    """The first line of a test failing on a case's verdict (ON_A_VERDICT reads it back)."""
+    return f"[gpu-budget {verdict}] {message}"
 
 
 @dataclass(frozen=True)
@@ -524,8 +532,9 @@ class Result:
     @property
     def failed_after(self) -> str | None:
         """Why a case the gate passed counts among the failed: its test failed after measure() returned it (its own
-        assertion), with pytest's reason; None for any other case."""
-        if not self.passed or not self.test_failed:
+        assertion), with pytest's reason; None for any other case, and for one whose test failed on another of its
+        cases' verdicts (that case's row says why; this one passed its check and no code of the test failed)."""
+        if not self.passed or not self.test_failed or ON_A_VERDICT.match(self.test_failure or ""):
             return None
         return f"{FAILED_AFTER}: {self.test_failure or 'pytest reports why'}"
 

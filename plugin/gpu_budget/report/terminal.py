@@ -12,7 +12,7 @@ from __future__ import annotations
 from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import Metric
-from gpu_budget.model.result import RECORDED, WITHIN, Remediation, Result, Verdict
+from gpu_budget.model.result import RECORDED, WITHIN, Remediation, Result, Verdict, verdict_failure
 from gpu_budget.report import once
 from gpu_budget.report.markdown_text import inline
 from gpu_budget.report.row_fields import FixNotes, LaunchFacts, gated_metric
@@ -76,7 +76,8 @@ MARKED_OUTCOMES = ("skipped", "xfailed", "xpassed")  # pytest's outcomes a verdi
 
 def verdict_text(row: Result) -> str:
     """The verdict, "FAIL" after it where the gate failed the case; a case the gate passed in a test that failed after
-    measure() says "test FAILED" (the test's own assertion: pytest failed it, so the gate's row does not pass it).
+    measure() says "test FAILED" (the test's own assertion: pytest failed it, so the gate's row does not pass it), and
+    so does one whose test failed on another of its cases' verdicts (pytest's word; that case alone counts as failed).
     A test pytest skipped, xfailed or xpassed after measure() says so after the gate's word ("pass, test xfailed"),
     so its row does not read as a test judged as any other; a case the gate itself skipped is said once."""
     text = row.verdict
@@ -84,7 +85,7 @@ def verdict_text(row: Result) -> str:
         text += " (expected)"
     if not row.passed:
         text += " FAIL"
-    elif row.failed_after:
+    elif row.test_failed:  # after measure(), or on another of its cases' verdicts (that row says FAIL and why)
         return f"{text}, test FAILED"
     outcome = row.test_outcome
     if outcome in MARKED_OUTCOMES and not (outcome == "skipped" and row.verdict == Verdict.SKIPPED):
@@ -465,7 +466,7 @@ def message_lines(rows: list[Result]) -> list[str]:
 
 def failure_text(row: Result) -> str:
     """What a test failing on this case's verdict shows: the one-line reason, then the case's detail."""
-    return "\n".join([f"[gpu-budget {row.verdict}] {row.message}", "", *case_detail(row)])
+    return "\n".join([verdict_failure(row.verdict, row.message), "", *case_detail(row)])
 
 
 def terminal_table(rows: list[Result]) -> str:
