@@ -49,3 +49,33 @@ def test_a_closer_device_block_refines_the_farther_one_key_by_key(project):
     result.assert_outcomes(failed=1)
     row = json.loads((pytester.path / "r.json").read_text())["results"][0]
     assert (row["budget"]["ram"], row["tolerance"]["rel"], row["verdict"]) == (2**20, 0.1, "over-budget")
+
+
+INHERITED = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.gpu_budget(ram="1 MiB", tolerance={"rel": 0.2})
+class TestBase:
+    def test_m(self, gpu_budget):
+        gpu_budget.measure(S)
+
+@pytest.mark.gpu_budget(ram="3 GiB")
+class TestSub(TestBase):
+    pass
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+class TestMixed(TestSub):
+    pytestmark = [pytest.mark.gpu_budget(tolerance={"rel": 0.3})]
+'''
+
+
+def test_a_subclass_marker_overrides_its_base_class_marker(project):
+    """pytest lists a class's marks base class first (its MRO reversed), so a subclass's gpu_budget marker was read as
+    the farther one: TestSub's 3 GiB was replaced by TestBase's 1 MiB and its test failed on a budget it overrides."""
+    pytester = project(INHERITED)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1, passed=2)
+    rows = {r["nodeid"]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
+    found = {nodeid: (row["budget"]["ram"], row["tolerance"]["rel"]) for nodeid, row in rows.items()}
+    assert found == {"test_mem.py::TestBase::test_m": (2**20, 0.2), "test_mem.py::TestSub::test_m": (3 * 2**30, 0.2),
+                     "test_mem.py::TestMixed::test_m": (2 * 2**30, 0.3)}

@@ -23,6 +23,7 @@ from gpu_budget.session.options import Options
 from gpu_budget.session.repeats import case_name
 
 MARKER = "gpu_budget"
+PYTESTMARK = "pytestmark"  # the attribute pytest keeps a module's, class's or function's marks in
 NOT_ENABLED = "memory-budget test: run with --gpu-budget"
 NOT_PROBING = "an unjudged probe (no verdict): run with --gpu-budget-probes"
 
@@ -145,5 +146,24 @@ def markers_outermost_first(item: pytest.Item) -> list[tuple[tuple[Given, ...], 
         if not by_node or by_node[-1][0] is not node:
             by_node.append((node, []))
         by_node[-1][1].append(mark)
-    ordered = [mark for _, node_marks in reversed(by_node) for mark in reversed(node_marks)] + params
+    ordered = [mark for node, node_marks in reversed(by_node) for mark in _outermost_first(node, node_marks)] + params
     return [(mark.args, mark.kwargs) for mark in ordered]
+
+
+def _outermost_first(node: pytest.Item | pytest.Collector, marks: list[pytest.Mark]) -> list[pytest.Mark]:
+    """A node's marks (closest first, as pytest lists them) outermost first. A class's list holds its base classes'
+    marks before its own (pytest reads its MRO reversed), so each class's are taken in turn, base classes first: a
+    subclass's marker overrides its base's, as the test's overrides its class's; a mark no class holds (added by a
+    hook) stays the farthest, as add_marker appends it."""
+    classes = reversed(node.obj.__mro__) if isinstance(node, pytest.Class) else ()
+    held = [getattr(m, "mark", m) for cls in classes for m in reversed(_own_marks(cls))]
+    rank = {id(mark): at for at, mark in enumerate(held)}
+    ordered = marks[::-1]
+    ordered.sort(key=lambda mark: rank.get(id(mark), -1))  # stable: a class's own marks keep their order
+    return ordered
+
+
+def _own_marks(cls: type) -> list:
+    """The marks a class itself holds (its own PYTESTMARK, not one it inherits), closest first."""
+    own = vars(cls).get(PYTESTMARK, [])
+    return own if isinstance(own, list) else [own]
