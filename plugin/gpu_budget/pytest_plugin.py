@@ -65,6 +65,16 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistBudget(session), "gpu-budget-xdist")
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """After every other hook: a test one of them marked gpu_budget is a budget test too (the session noted the others
+    first, tryfirst, before any reordering)."""
+    from gpu_budget.session.collection import note_marked_late
+
+    session = config.stash[SESSION]
+    note_marked_late(items, session.data, session.options)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_keyboard_interrupt() -> None:
     """A SIGTERM after a Ctrl-C (a CI job's cancel) lets the session's end run to its end (isolate/lifecycle.py)."""

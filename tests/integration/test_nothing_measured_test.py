@@ -94,3 +94,36 @@ def test_a_budget_test_that_failed_without_a_row_is_named_in_the_report_and_the_
     assert json.loads((pytester.path / "r.json").read_text())["gate_problems"] == [said]
     assert f"> **Gate failed:** {said}" in (pytester.path / "summary.md").read_text()
     result.stdout.fnmatch_lines([f"gpu-budget gate FAILED: {said}"])
+
+
+MARKED_BY_A_HOOK = '''
+import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name.startswith("test_marked"):
+            item.add_marker(pytest.mark.gpu_budget(ram="2 GiB"))
+'''
+
+HOOK_MARKED = '''
+def test_marked_broken():
+    raise RuntimeError("dataset download failed")
+
+def test_plain():
+    pass
+'''
+
+
+def test_a_test_a_hook_marks_after_collection_is_a_budget_test_too(project):
+    """A conftest's pytest_collection_modifyitems runs after the gate's (tryfirst) noting of the budget tests: the test
+    it marked ran without --gpu-budget instead of being skipped, and with it, failing before measuring, it was not
+    named as a budget test that failed without a row."""
+    pytester = project(HOOK_MARKED)
+    pytester.makeconftest(MARKED_BY_A_HOOK)
+    pytester.runpytest_subprocess("-p", "no:randomly").assert_outcomes(passed=1, skipped=1)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget")
+    result.assert_outcomes(passed=1, failed=1)
+    said = ("*1 memory-budget test(s) failed without a row in the table: test_mem.py::test_marked_broken "
+            "(RuntimeError: dataset download failed)*")
+    result.stdout.fnmatch_lines([said])

@@ -36,6 +36,20 @@ def note_collected(config: pytest.Config, items: list[pytest.Item], data: Sessio
     """Note the budget tests among `items` and whether the selection is narrowed, and skip those this session does not
     run. Each was noted as collected as pytest collected it (note_item), before any pytest_collection_modifyitems;
     an item a hook added since is noted here."""
+    _note_budget_tests(items, data, options)
+    data.narrowed |= narrowed(config)
+    param_ids.note_shared(items)
+
+
+def note_marked_late(items: list[pytest.Item], data: SessionData, options: Options) -> None:
+    """Note the tests another pytest_collection_modifyitems made budget tests after note_collected ran (a conftest's
+    hook adding the gpu_budget marker): skipped without --gpu-budget as the others are, and named where they fail
+    without a row. Their rows follow those of the tests noted before."""
+    noted = set(data.order)
+    _note_budget_tests([item for item in items if item.nodeid not in noted], data, options)
+
+
+def _note_budget_tests(items: list[pytest.Item], data: SessionData, options: Options) -> None:
     skip, probing = pytest.mark.skip(reason=NOT_ENABLED), pytest.mark.skip(reason=NOT_PROBING)
     for item in items:
         if not is_budget_test(item):
@@ -46,8 +60,6 @@ def note_collected(config: pytest.Config, items: list[pytest.Item], data: Sessio
             item.add_marker(skip)
         elif item.get_closest_marker(PROBE) is not None and not options.probes:
             item.add_marker(probing)
-    data.narrowed |= narrowed(config)
-    param_ids.note_shared(items)
 
 
 def note_item(item: pytest.Item, data: SessionData) -> None:
