@@ -67,3 +67,12 @@ def test_pruning_leaves_the_files_of_a_baselines_folder_outside_the_project(tmp_
     data.collected[str(project / "tests" / "test_m.py")].add("test_x")
     BaselineStore.of(shared, data.hardware).prune(data.collected, "tiny")
     assert set(json.loads(theirs.read_text())["entries"]["tiny"]) == {"tests/test_theirs.py::test_x"}
+
+
+def test_a_reproductions_junit_properties_say_its_verdict_was_expected():
+    """A reproduction that still breaks its budget passes its test with the verdict "over-budget": before, its
+    properties said only gpu_budget_verdict=over-budget, as a case that failed its budget, on a testcase that passed."""
+    row = Result("t.py::test_x", "s1", "tiny", Verdict.OVER_BUDGET, True, "over budget as expected", expect="over-budget")
+    props = dict(session.user_properties(row))
+    assert (props["gpu_budget_verdict"], props["gpu_budget_expect"]) == ("over-budget", "over-budget")
+    assert "gpu_budget_expect" not in dict(session.user_properties(row.but(expect=None)))

@@ -368,11 +368,13 @@ def skip_or_fail(reason: str | None, needs_gpu: bool, require_gpu: bool) -> None
 
 def user_properties(result: Result) -> list[tuple[str, int | str]]:
     """What a measured case adds to its test's properties (junitxml writes them): its row's name first (a test of
-    several cases repeats the names below, once per case), its peaks and its verdict; a peak not measured (no CUDA,
-    a child that died first) is left out, as junitxml would write Python's "None" where a number is read."""
+    several cases repeats the names below, once per case), its peaks, its verdict and, for a reproduction, the verdict
+    it expects (an "over-budget" that passes its test); a peak not measured (no CUDA, a child that died first) is
+    left out, as junitxml would write Python's "None" where a number is read."""
     named = [("gpu_budget_case", result.nodeid), ("gpu_budget_ram_peak", result.peaks.ram),
              ("gpu_budget_ram_tree_peak", result.peaks.ram_tree),
-             ("gpu_budget_vram_allocated_peak", result.peaks.vram_allocated), ("gpu_budget_verdict", str(result.verdict))]
+             ("gpu_budget_vram_allocated_peak", result.peaks.vram_allocated), ("gpu_budget_verdict", str(result.verdict)),
+             ("gpu_budget_expect", result.expect)]
     return [(name, value) for name, value in named if value is not None]
 
 
