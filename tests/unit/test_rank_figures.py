@@ -561,3 +561,23 @@ def test_a_timed_out_launchs_open_phase_keeps_the_nvml_figures_streamed_of_it():
     assert summary.node.peaks.vram_tree == 4 << 30, summary.node.peaks
     by = {r.rank: (r.phases["train_step_2"].vram_tree, r.peaks.vram_tree) for r in summary.ranks}
     assert by == {0: (1 << 30, 1 << 30), 1: (3 << 30, 3 << 30)}, by
+
+
+def test_processes_that_form_a_group_without_a_launchers_rank_fail_naming_the_way_to_tell_them_apart():
+    """torch.multiprocessing.spawn: two processes join a gloo group of 2, neither with a RANK in its environment, so
+    the tree tells no rank apart: the row would be the node's, gated as one rank's, and rank 0's marks go unheard."""
+    spawned = events({"pid": 11, "group": 2, "backend": "gloo"}, {"pid": 12, "group": 2, "backend": "gloo"})
+    message = spawned.fault(set(), 0)
+    assert message is not None and message.startswith(
+        "2 process(es) joined a process group of 2, but none ran with a launcher's RANK in its environment "
+        "(torch.multiprocessing.spawn starts them so): "), message
+    assert message.splitlines()[1].startswith('set os.environ["RANK"] = str(rank) in each process before it calls '
+                                              "torch.distributed.init_process_group"), message
+    declared = spawned.fault(set(), 0, declared=2)
+    assert declared.startswith("the scenario declares 2 ranks (Scenario(ranks=2)), but no process(es) ran"), declared
+    assert declared.splitlines()[1].startswith("2 process(es) joined a process group of 2, but none ran with a "
+                                               "launcher's RANK"), declared
+    assert 'set os.environ["RANK"] = str(rank) in each process' in declared.splitlines()[1], declared
+    # a group of one (a single process's init_process_group), or processes a launcher told apart: no fault
+    assert events({"pid": 11, "group": 1}).fault(set(), 0) is None
+    assert events({"pid": 11, "group": 2}, {"rank": 0, "group": 2}, {"rank": 1, "group": 2}).fault({0, 1}, 0) is None

@@ -63,6 +63,7 @@ class RankEvents:
         self.failed: dict[int, str] = {}  # rank -> its uncaught exception
         self.failed_in: dict[int, tuple[str, bool]] = {}  # rank -> (the phase it raised in, out of memory or not)
         self.groups: dict[int, int] = {}  # rank -> the world size of the group it joined (0: imported torch.distributed)
+        self.unranked: dict[int, int] = {}  # pid -> the world size (> 1) of the group it joined with no launcher's RANK
         self.exited: set[int] = set()  # ranks whose own process reported its exit
         self.exited_pids: set[int] = set()  # the rank processes that reported their exit
         self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
@@ -76,6 +77,8 @@ class RankEvents:
         """Record a rank's message; False for one that is not about ranks."""
         rank = message.rank
         if rank is None:
+            if message.group is not None and message.group > 1 and message.pid is not None:
+                self.unranked[message.pid] = message.group  # its ranks started without RANK (mp.spawn): _unranked
             return False
         self._take_cuda(rank, message)
         if message.failed is not None:
@@ -157,15 +160,23 @@ class RankEvents:
             led = first is not None and first.rank in gone  # the launcher saw it fail before any rank that raised
             found = _gone_causes(gone, led or not causes, ends or {}, signals or {}, first)
             causes = [*found[:1], *causes, *found[1:]] if led else causes + found
-        if causes:
-            return "; ".join(causes)
+        return "; ".join(causes) if causes else self._untold(ranks, returncode, declared, argv)
+
+    def _untold(self, ranks: set[int], returncode: int, declared: int, argv: Sequence[str]) -> str | None:
+        """Why the case fails where no rank raised or was lost: too few ranks for its declared count, processes
+        that no launcher told apart, ranks that each trained alone; None where none of those."""
         short = declared > 1 and len(ranks) != declared
         flag = missing_flag(argv, declared) if short else None
+        unranked = self._unranked(ranks)
         if short and (returncode == 0 or (flag and not ranks)):  # a failed launch too where the flag explains it:
-            hint = flag or "is the launcher's process count the same?"  # its one process had no RANK to read
+            hint = flag or (": ".join(unranked) if unranked else  # its one process had no RANK to read
+                            "is the launcher's process count the same?")
             return (f"the scenario declares {declared} ranks (Scenario(ranks={declared})), but "
                     f"{len(ranks) or 'no'} process(es) ran with a launcher's RANK "
                     f"({', '.join(map(str, sorted(ranks))) or 'none'}):\n{hint}")
+        if returncode == 0 and unranked:
+            return (f"{unranked[0]}: the figures would be the whole node's, not each rank's, and rank 0's phase marks "
+                    f"would go unheard\n{unranked[1]}")
         alone = sorted(r for r, (_, processes) in self.accelerate.items() if processes == 1)
         if returncode == 0 and len(ranks) > 1 and alone:
             kind = self.accelerate[alone[0]][0]
@@ -179,6 +190,18 @@ class RankEvents:
                     "torch.distributed.init_process_group joined a group of more than one): each trained alone."
                     f"\nOn a host without CUDA, {own}{cpu_advice(argv)}")
         return None
+
+    def _unranked(self, ranks: set[int]) -> tuple[str, str] | None:
+        """What processes that formed a group of several with no launcher's RANK in their environment (started by
+        torch.multiprocessing.spawn, or any multiprocessing) did, and the advice: the tree tells ranks apart by RANK
+        alone, so the row would be the whole node's, gated as one rank's, and the marks of the process that is rank 0
+        go unheard; None where the tree found ranks, or no such group formed."""
+        if ranks or not self.unranked:
+            return None
+        what = (f"{len(self.unranked)} process(es) joined a process group of {max(self.unranked.values())}, but none "
+                "ran with a launcher's RANK in its environment (torch.multiprocessing.spawn starts them so)")
+        return what, ('set os.environ["RANK"] = str(rank) in each process before it calls '
+                      "torch.distributed.init_process_group (the gate then tells its rank apart), or launch with torchrun")
 
     def _restarted(self, own: Mapping[int, Sequence[int]], ends: dict[int, float], signals: dict[int, int]) -> str | None:
         """Why a launch that exited 0 fails where the launcher restarted its ranks (torchrun --max-restarts): an
