@@ -259,6 +259,23 @@ def test_a_launch_that_exits_0_after_restarting_a_killed_rank_fails_naming_it(la
     assert survivors(marker) == [], survivors(marker)
 
 
+def test_a_command_that_runs_one_launch_after_another_is_no_restart(launch, pytester):
+    """A script that trains, then evaluates, each under its own torchrun: each rank has two processes, both of their
+    launch's first attempt (TORCHELASTIC_RESTART_COUNT=0). The case failed as an elastic restart."""
+    launch('''
+        RUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "ranks.py"]
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_two(gpu_budget):
+            gpu_budget.measure(Scenario(name="two", command=["bash", "-c", " ".join([*RUN, "40", "120", "&&", *RUN,
+                                                                                     "40", "40"])], ranks=2))
+    ''').assert_outcomes(passed=1)
+    row = rows(pytester)["test_two"]
+    ranks = {r["rank"]: r for r in row["ranks"]}
+    assert sorted(ranks) == [0, 1], row["ranks"]
+    assert ranks[1]["peaks"]["ram_tree"] - ranks[0]["peaks"]["ram_tree"] >= 76 * MiB, ranks  # the first launch's
+
+
 def test_a_rank_that_hangs_is_stopped_at_the_timeout_and_nothing_survives(launch, pytester):
     """The timeout must leave the ranks time to report: torchrun imports torch before it starts them, which takes a
     few times longer on a loaded host, and a fixed timeout once fired there before any rank had reported. The

@@ -305,6 +305,17 @@ def test_a_launch_that_exits_0_after_restarting_its_ranks_names_the_failed_attem
     assert killed.fault({0, 1}, 0, own={0: [12], 1: [13]}) is None  # one process per rank: no restart
 
 
+def test_a_rank_s_second_process_of_a_new_launch_is_no_restart():
+    """A command that runs one torchrun after another: each rank's second process is its new launch's first attempt
+    (TORCHELASTIC_RESTART_COUNT 0), not a restart; one of count 1 is."""
+    ranks = events(*({"rank": r, "pid": pid, "exit": 1, "own": True} for r, pid in ((0, 10), (1, 11), (0, 12), (1, 13))))
+    own = {0: [10, 12], 1: [11, 13]}
+    assert ranks.fault({0, 1}, 0, own=own, attempts={10: 0, 11: 0, 12: 0, 13: 0}) is None
+    again = ranks.fault({0, 1}, 0, own=own, attempts={10: 0, 11: 0, 12: 1, 13: 0})
+    assert again is not None and again.startswith("the launcher restarted rank 0 after a failed attempt"), again
+    assert ranks.fault({0, 1}, 0, own=own).startswith("the launcher restarted rank 0, 1")  # attempts not read
+
+
 def test_a_single_rank_and_a_clean_launch_give_no_fault():
     assert events({"rank": 0, "group": 0}).fault({0}, 0) is None
     assert events({"rank": 0, "exit": 1, "own": True}, {"rank": 1, "exit": 1, "own": True}).fault({0, 1}, 0) is None

@@ -451,7 +451,8 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
     tree = meter.tree
     fault = server.ranks.fault(ranks_seen(meter.phases), code, tree.rank_ends if tree is not None else None,
                                line.ranks, line.argv, tree.rank_signals if tree is not None else None,
-                               first_failure(stderr), tree.rank_pids if tree is not None else None)
+                               first_failure(stderr), tree.rank_pids if tree is not None else None,
+                               tree.rank_attempts if tree is not None else None)
     if code != 0:
         oom = out_of_memory(server, stderr, last)
         if oom:

@@ -134,7 +134,8 @@ class RankEvents:
 
     def fault(self, ranks: set[int], returncode: int, ends: dict[int, float] | None = None,
               declared: int = 1, argv: Sequence[str] = (), signals: dict[int, int] | None = None,
-              first: FirstFailure | None = None, own: Mapping[int, Sequence[int]] | None = None) -> str | None:
+              first: FirstFailure | None = None, own: Mapping[int, Sequence[int]] | None = None,
+              attempts: Mapping[int, int | None] | None = None) -> str | None:
         """Why the case fails by its ranks, naming them; None when the ranks give no reason.
 
         Exceptions come first, in the order they arrived (the first is the root cause, the rest usually its echo: a
@@ -147,9 +148,9 @@ class RankEvents:
         signal that ended each where the tree read it before the launcher reaped it (`signals`: one ended by SIGTERM,
         what a launcher stops the others with, comes after one that was not). Where nothing tells them apart, none is
         named first. `argv` picks the advice that fits the launch; `own`: each rank's own processes (two: restarted,
-        _restarted).
+        _restarted, unless `attempts`, each one's elastic attempt, says the later one began a new launch).
         """
-        if returncode == 0 and (restarted := self._restarted(own or {}, ends or {}, signals or {})):
+        if returncode == 0 and (restarted := self._restarted(own or {}, ends or {}, signals or {}, attempts or {})):
             return restarted
         first = first.ordered_by(ends or {}) if first is not None else None  # failures the record could not order
         causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
@@ -203,11 +204,15 @@ class RankEvents:
         return what, ('set os.environ["RANK"] = str(rank) in each process before it calls '
                       "torch.distributed.init_process_group (the gate then tells its rank apart), or launch with torchrun")
 
-    def _restarted(self, own: Mapping[int, Sequence[int]], ends: dict[int, float], signals: dict[int, int]) -> str | None:
+    def _restarted(self, own: Mapping[int, Sequence[int]], ends: dict[int, float], signals: dict[int, int],
+                   attempts: Mapping[int, int | None]) -> str | None:
         """Why a launch that exited 0 fails where the launcher restarted its ranks (torchrun --max-restarts): an
         attempt before the last failed, by a rank that raised or whose process ended without reaching its exit
-        (killed: the kernel's OOM killer sends SIGKILL), which the exit code no longer shows; None without a restart."""
-        again = sorted(rank for rank, pids in own.items() if len(dict.fromkeys(pids)) > 1)
+        (killed: the kernel's OOM killer sends SIGKILL), which the exit code no longer shows; None without a restart.
+        A rank's later process in its launch's first attempt (`attempts`: TORCHELASTIC_RESTART_COUNT 0) is no restart:
+        the command ran a new launch (train, then evaluate)."""
+        again = sorted(rank for rank, pids in own.items()
+                       if any(attempts.get(pid) != 0 for pid in list(dict.fromkeys(pids))[1:]))
         if not again:
             return None
         causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]

@@ -218,6 +218,16 @@ def rank_in(environ: Mapping[str, str], inherited: Mapping[str, str] | None = No
         return None
 
 
+def attempt_in(environ: Mapping[str, str] | None) -> int | None:
+    """Which attempt of an elastic launch (torchrun, accelerate launch) a rank's process belongs to: its
+    TORCHELASTIC_RESTART_COUNT, 0 in a launch's first attempt, so a rank's second process of count 0 is a new launch
+    (a command that runs one launch after another), not a restart; None where it holds none."""
+    try:
+        return int((environ or {})["TORCHELASTIC_RESTART_COUNT"])
+    except (KeyError, ValueError):
+        return None
+
+
 def forked_not_execd(pid: int | str) -> bool:
     """Whether a process was forked and has not exec'd since (its environ is still its parent's)."""
     fields = _stat_fields(pid)

@@ -59,6 +59,7 @@ from gpu_budget.measure.held_tmpfs import held, tmpfs_mounts
 from gpu_budget.measure.procfs import (
     Sharing,
     Stat,
+    attempt_in,
     exit_signal,
     forked_not_execd,
     launch_vars,
@@ -428,6 +429,7 @@ class ProcessTree:
         self.rank_ends: dict[int, float] = {}  # rank -> when its own process was first found gone (perf_counter)
         self.rank_signals: dict[int, int] = {}  # rank -> the signal that ended its own process, where read in time
         self.rank_pids: dict[int, list[int]] = {}  # rank -> its own processes as found (two: the launcher restarted it)
+        self.rank_attempts: dict[int, int | None] = {}  # a rank's own process -> its TORCHELASTIC_RESTART_COUNT
         self._windows = 0
         self._phases = 0  # phase_start()s so far (Running.phase)
         self.main: int | None = None  # the main process, where it is not the root (follow)
@@ -471,6 +473,7 @@ class ProcessTree:
             if parent is None or parent.rank is None:
                 p.rank_root = p.whole = True
                 self.rank_pids.setdefault(rank, []).append(pid)
+                self.rank_attempts[pid] = attempt_in(read_environ(pid))
 
     def members(self) -> dict[int, int | None]:
         """The tree's live processes as last polled, each with the rank it runs under (None outside a launcher)."""
@@ -704,6 +707,7 @@ def _settle_rank(tree: ProcessTree, p: Descendant, now: float) -> None:
     if p.rank is not None:
         p.rank_root = p.whole = True
         tree.rank_pids.setdefault(p.rank, []).append(p.pid)
+        tree.rank_attempts[p.pid] = attempt_in(environ)
 
 
 def _command_itself(tree: ProcessTree, p: Descendant) -> bool:
