@@ -34,6 +34,13 @@ if rank == 1 and mode == "oom":
     raise MemoryError("planted on rank 1")
 if rank == 1 and mode == "kill":
     os.kill(os.getpid(), 9)
+if rank == 1 and mode == "late":  # killed after rank 0 has finished and exited
+    time.sleep(1.5)
+    os.kill(os.getpid(), 9)
+if rank == 1 and mode == "helper":  # a Python helper it ran (RANK inherited) exits first: not rank 1's own exit
+    import subprocess
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    os.kill(os.getpid(), 9)
 if rank == 1 and mode == "hang":
     time.sleep(300)
 if rank == 1 and mode == "restart" and os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0":
@@ -170,7 +177,7 @@ def test_a_launch_of_more_ranks_than_its_baseline_is_named_and_an_update_records
 def test_a_rank_that_raises_or_is_killed_or_missing_fails_the_case_naming_it(launch, pytester):
     result = launch('''
         @pytest.mark.gpu_budget(ram="2 GiB")
-        @pytest.mark.parametrize("mode", ["raise", "kill", "alone"])
+        @pytest.mark.parametrize("mode", ["raise", "kill", "alone", "helper"])
         def test_fault(gpu_budget, mode):
             gpu_budget.measure(torchrun("40", "40", env={"MODE": mode}))
 
@@ -178,15 +185,34 @@ def test_a_rank_that_raises_or_is_killed_or_missing_fails_the_case_naming_it(lau
         def test_three(gpu_budget):
             gpu_budget.measure(torchrun("40", "40", ranks=3))
     ''')
-    result.assert_outcomes(failed=4)
+    result.assert_outcomes(failed=5)
     by = rows(pytester)
-    raised, killed, alone = (by[f"test_fault[{mode}]"]["error"]["message"] for mode in ("raise", "kill", "alone"))
+    raised, killed, alone, helper = (by[f"test_fault[{mode}]"]["error"]["message"]
+                                     for mode in ("raise", "kill", "alone", "helper"))
     three = by["test_three"]["error"]["message"]
     assert "the scenario declares 3 ranks (Scenario(ranks=3)), but 2 process(es) ran with a launcher's RANK" in three
     assert "exited with 1: rank 1 raised ValueError: planted on rank 1" in raised, raised
     assert "exited with 1: rank 1 ended first without reaching its exit: killed by SIGKILL" in killed, killed
+    # its Python helper's exit report (RANK inherited) is not rank 1's own: it did not exit, it was killed
+    assert "exited with 1: rank 1 ended first without reaching its exit: killed by SIGKILL" in helper, helper
     assert "2 ranks ran torch but never formed one process group" in alone and "ACCELERATE_USE_CPU=true" in alone, alone
-    assert {by[f"test_fault[{m}]"]["error"]["kind"] for m in ("raise", "kill", "alone")} == {"rank"}
+    assert {by[f"test_fault[{m}]"]["error"]["kind"] for m in ("raise", "kill", "alone", "helper")} == {"rank"}
+
+
+def test_a_rank_run_through_a_shell_counts_the_exit_its_python_reported(launch, pytester):
+    """torchrun --no-python bash wrap.sh: each rank's own process is a shell, its Python the one that reports the
+    exit. Rank 0 finished, then rank 1 was killed: rank 0 was named as stopped by the launcher."""
+    pytester.path.joinpath("wrap.sh").write_text('"$PYTHON" ranks.py 40 40\n')
+    launch('''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_wrapped(gpu_budget):
+            gpu_budget.measure(Scenario(name="w", command=[sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                                           "--nproc-per-node", "2", "--no-python", "bash", "wrap.sh"],
+                                        env={"PYTHON": sys.executable, "MODE": "late"}, ranks=2))
+    ''').assert_outcomes(failed=1)
+    message = rows(pytester)["test_wrapped"]["error"]["message"]
+    assert "exited with 1: rank 1 ended first without reaching its exit: " in message, message
+    assert "rank 0" not in message.split("the last lines of its stderr")[0], message
 
 
 def test_a_rank_out_of_memory_fails_the_case_as_oom_though_torchrun_raises_its_own_error(launch, pytester):

@@ -271,6 +271,24 @@ def test_a_worker_exit_does_not_stand_for_its_ranks_own_process():
     assert ranks.fault({0, 1}, 1).startswith("rank 1 ended first")
 
 
+def test_a_ranks_python_subprocess_exit_does_not_stand_for_its_own_process():
+    """Rank 1 (own process pid 11) ran a Python helper (pid 21: RANK inherited, no multiprocessing, so its report
+    says own) that exited, then was killed: the helper's report is not rank 1's own exit."""
+    ranks = events({"rank": 1, "pid": 11, "phase": "load"}, {"rank": 1, "pid": 21, "exit": 1, "own": True},
+                   {"rank": 0, "pid": 10, "exit": 1, "own": True})
+    own = {0: [10], 1: [11]}
+    assert ranks.fault({0, 1}, 1, own=own).startswith("rank 1 ended first without reaching its exit"), \
+        ranks.fault({0, 1}, 1, own=own)
+    message = ranks.fault({0, 1}, 1, own=own, first=FirstFailure(1, -9))
+    assert message.startswith("rank 1 ended first without reaching its exit: killed by SIGKILL"), message
+    # torchrun --no-python wrap.sh: rank 0's own process is a shell (pid 30) that never talks to the gate, its Python
+    # (pid 31) reported the exit; rank 1's was killed: rank 0 exited, rank 1 is the one that ended without its exit
+    wrapped = events({"rank": 0, "pid": 31, "phase": "load"}, {"rank": 0, "pid": 31, "exit": 1, "own": True},
+                     {"rank": 1, "pid": 41, "phase": "load"})
+    message = wrapped.fault({0, 1}, 1, ends={0: 1.0, 1: 2.0}, own={0: [30], 1: [40]})
+    assert message.startswith("rank 1 ended first without reaching its exit"), message
+
+
 @pytest.mark.parametrize("groups, fails", [
     ([], False),  # ranks that never imported torch.distributed: not held to a group
     ([{"rank": 0, "group": 0}, {"rank": 1, "group": 0}], True),  # imported it, never joined: each alone

@@ -66,6 +66,7 @@ class RankEvents:
         self.unranked: dict[int, int] = {}  # pid -> the world size (> 1) of the group it joined with no launcher's RANK
         self.exited: set[int] = set()  # ranks whose own process reported its exit
         self.exited_pids: set[int] = set()  # the rank processes that reported their exit
+        self.talked: set[int] = set()  # the rank processes that sent anything (the gate's hook ran in them)
         self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
         self.backends: set[str] = set()  # the process groups' backends (gloo, nccl)
         self.fsdp: set[int] = set()  # ranks whose environment asks accelerate for FSDP (ACCELERATE_USE_FSDP=true)
@@ -80,6 +81,8 @@ class RankEvents:
             if message.group is not None and message.group > 1 and message.pid is not None:
                 self.unranked[message.pid] = message.group  # its ranks started without RANK (mp.spawn): _unranked
             return False
+        if message.pid is not None:
+            self.talked.add(message.pid)
         self._take_cuda(rank, message)
         if message.failed is not None:
             self.failed.setdefault(rank, message.failed)
@@ -154,14 +157,25 @@ class RankEvents:
             return restarted
         first = first.ordered_by(ends or {}) if first is not None else None  # failures the record could not order
         causes = [f"rank {rank} raised {text}" for rank, text in self.failed.items()]
-        gone = ranks - self.exited - set(self.failed)
-        if returncode != 0 and first is not None and first.exitcode != 0 and first.rank in self.exited - set(self.failed):
+        exited = self._exited(own or {})
+        gone = ranks - exited - set(self.failed)
+        if returncode != 0 and first is not None and first.exitcode != 0 and first.rank in exited - set(self.failed):
             causes.insert(0, f"rank {first.rank} exited first: {_ended(first.exitcode)} (the launcher's record)")
         if returncode != 0 and gone:
             led = first is not None and first.rank in gone  # the launcher saw it fail before any rank that raised
             found = _gone_causes(gone, led or not causes, ends or {}, signals or {}, first)
             causes = [*found[:1], *causes, *found[1:]] if led else causes + found
         return "; ".join(causes) if causes else self._untold(ranks, returncode, declared, argv)
+
+    def _exited(self, own: Mapping[int, Sequence[int]]) -> set[int]:
+        """The ranks whose own process reported its exit: by the pid of each rank's own process where the tree found
+        it (its last: a restart) and the gate's hook ran in it, since a Python subprocess a rank runs (a helper, not
+        a multiprocessing worker) inherits its RANK and reports an own exit too; by the report's rank where the
+        tree found none, or the rank's own process never spoke (a shell: torchrun --no-python wrap.sh, whose
+        Python reports the exit)."""
+        heard = {rank: pids[-1] for rank, pids in own.items() if pids and pids[-1] in self.talked}
+        return {rank for rank in self.exited if rank not in heard} | {
+            rank for rank, pid in heard.items() if pid in self.exited_pids}
 
     def _untold(self, ranks: set[int], returncode: int, declared: int, argv: Sequence[str]) -> str | None:
         """Why the case fails where no rank raised or was lost: too few ranks for its declared count, processes
