@@ -1,5 +1,6 @@
-"""Real temporary git repositories for the end-to-end tests: git run in a folder, a commit of everything, and an
-environment in which git needs no user configuration (shared by test_against.py and test_record_runs_git.py)."""
+"""Real temporary git repositories for the end-to-end tests: git run in a folder, a commit of everything, an
+environment in which git needs no user configuration, and the one-runner repository most of them commit (shared by
+the against, bisect and record-runs tests)."""
 
 import subprocess
 from pathlib import Path
@@ -9,6 +10,17 @@ import pytest
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
 PYTESTER_FILES = ".pytest_cache/\n__pycache__/\n.gitconfig\nstdout\nstderr\nrunpytest-*\n"  # pytester's own files
+# a runner holding HOLD_MIB MiB (RUNNERS.format(mib=...)), and a test measuring it under a 2 GiB budget: the
+# repository every against and bisect test commits, a figure changed from commit to commit
+RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
+CASE = '''import pytest
+from gpu_budget import Scenario
+
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_fn(gpu_budget):
+    gpu_budget.measure(Scenario(name="fn", run="runners:run"))
+'''
 
 
 def git(folder: Path, *args: str) -> str:

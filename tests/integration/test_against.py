@@ -15,13 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
-from git_project import PYTESTER_FILES, commit, git, git_environment
+from git_project import PYTESTER_FILES, RUNNERS, commit, git, git_environment
 from inner_session import left_after
 
 from gpu_budget.against.worktree import checked_out, remove_abandoned, repo_at, resolve
 from gpu_budget.isolate import lifecycle
 
-RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
 SCRIPT = "import sys\nheld = b'\\x01' * (int(sys.argv[1]) << 20)\n"
 HEADER = "import sys\nimport pytest\nfrom gpu_budget import Scenario\n"
 FUNCTION_CASE = '''

@@ -6,19 +6,9 @@ import json
 import subprocess
 import sys
 
-from git_project import commit, start_repo
+from git_project import CASE, RUNNERS, commit, start_repo
 
 from conftest import inner_pythonpath
-
-RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
-CASE = '''import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="2 GiB")
-def test_fn(gpu_budget):
-    gpu_budget.measure(Scenario(name="fn", run="runners:run"))
-'''
 
 
 def test_a_module_found_through_an_absolute_pythonpath_is_refs_at_the_base(pytester, monkeypatch):

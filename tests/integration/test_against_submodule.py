@@ -5,11 +5,10 @@ import json
 import subprocess
 import sys
 
-from git_project import commit, git, start_repo
+from git_project import RUNNERS, commit, git, start_repo
 
 from conftest import inner_pythonpath
 
-RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
 CASE = '''import pytest
 from gpu_budget import Scenario
 

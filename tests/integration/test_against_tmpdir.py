@@ -8,17 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from git_project import commit, git, git_environment
-
-RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
-CASE = '''import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="2 GiB")
-def test_fn(gpu_budget):
-    gpu_budget.measure(Scenario(name="fn", run="runners:run"))
-'''
+from git_project import CASE, RUNNERS, commit, git, git_environment
 
 
 def test_a_temporary_folder_inside_the_repository_holds_no_worktree(monkeypatch):

@@ -5,17 +5,7 @@ import json
 import subprocess
 import sys
 
-from git_project import commit, start_repo
-
-RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
-CASE = '''import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="2 GiB")
-def test_fn(gpu_budget):
-    gpu_budget.measure(Scenario(name="fn", run="runners:run"))
-'''
+from git_project import CASE, RUNNERS, commit, start_repo
 
 
 def test_an_absolute_node_id_is_the_commits_file(pytester, monkeypatch):

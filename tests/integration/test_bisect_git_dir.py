@@ -5,17 +5,7 @@ import json
 import subprocess
 import sys
 
-from git_project import commit, git, start_repo
-
-RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
-CASE = '''import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="2 GiB")
-def test_fn(gpu_budget):
-    gpu_budget.measure(Scenario(name="fn", run="runners:run"))
-'''
+from git_project import CASE, RUNNERS, commit, git, start_repo
 
 
 def test_a_bisect_under_an_exported_git_dir_finds_the_commit_and_leaves_the_checkout_alone(pytester, monkeypatch):

@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from git_project import commit, git, start_repo
+from git_project import CASE, commit, git, start_repo
 from inner_session import left_after
 
 SLEEPER = '''import os, time
@@ -27,14 +27,6 @@ def run(ctx):
             fh.write(f"{os.getpid()}\\n")
         time.sleep(120)
     return {}
-'''
-CASE = '''import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="2 GiB")
-def test_fn(gpu_budget):
-    gpu_budget.measure(Scenario(name="fn", run="runners:run"))
 '''
 
 

@@ -6,17 +6,8 @@ import re
 import subprocess
 import sys
 
-from git_project import commit, git, start_repo
+from git_project import CASE, RUNNERS, commit, git, start_repo
 
-RUNNERS = "HOLD_MIB = {mib}\n\n\ndef run(ctx):\n    held = b'\\x01' * (HOLD_MIB << 20)\n    return {{}}\n"
-CASE = '''import pytest
-from gpu_budget import Scenario
-
-
-@pytest.mark.gpu_budget(ram="2 GiB")
-def test_fn(gpu_budget):
-    gpu_budget.measure(Scenario(name="fn", run="runners:run"))
-'''
 CONFTEST = "import os\n\ndef broken(:\n    pass\n"  # a syntax error at line 3: no session runs at that commit
 
 
