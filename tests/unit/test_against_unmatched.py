@@ -197,6 +197,19 @@ def test_a_folder_is_named_renamed_only_where_its_files_came_from_one_folder():
     assert folder_was({"test_a.py": "gputests/test_a.py"}, "gputests") is None
 
 
+def test_a_folder_is_named_by_its_new_name_only_where_its_files_went_to_one_folder():
+    """renames.folder_now, folder_was the other way (a bisect's folder argument given at GOOD): files spread into two
+    folders, or renamed within the folder, name no new folder."""
+    from gpu_budget.against.renames import folder_now
+
+    moved = {"memtests/test_a.py": "gputests/test_a.py", "memtests/sub/test_b.py": "gputests/sub/test_b.py"}
+    assert folder_now(moved, "memtests") == "gputests"
+    assert folder_now({"a/x/test_a.py": "b/x/test_a.py"}, "a/x") == "b/x"
+    assert folder_now({**moved, "memtests/test_c.py": "other/test_c.py"}, "memtests") is None
+    assert folder_now({"memtests/test_a.py": "memtests/test_b.py"}, "memtests") is None
+    assert folder_now({"memtests/test_a.py": "test_a.py"}, "memtests") is None
+
+
 def test_a_case_moved_into_a_class_pairs_by_its_function_and_a_growth_fails():
     """A test moved into a class (or out of one) in a PR that grows it 8x read "unpaired" and passed: its name less
     its class is held by one lost and one gained case alone, so it is paired, and the growth fails."""

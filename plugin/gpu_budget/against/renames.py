@@ -65,23 +65,24 @@ def folder_was(renames: Mapping[str, str], folder: str) -> str | None:
     """The folder at base that `folder` (relative to the top folder) was renamed from, where git sees the files under
     it renamed from one folder (`git mv memtests gputests`: each file keeps its place below); else None. `renames`:
     old path -> new, as renamed_files gives them."""
-    was = set()
-    for old, new in renames.items():
-        rest = new.removeprefix(folder + "/")
-        if rest != new and old.endswith("/" + rest) and len(old) > len(rest) + 1:
-            was.add(old[:-len(rest) - 1])
-    return was.pop() if len(was) == 1 else None
+    return _one_folder({new: old for old, new in renames.items()}, folder)
 
 
 def folder_now(renames: Mapping[str, str], folder: str) -> str | None:
     """The folder `folder` (relative to the top folder, at base) was renamed to, where git sees the files under it
     renamed into one folder, each keeping its place below (folder_was, the other way); else None."""
-    now = set()
-    for old, new in renames.items():
-        rest = old.removeprefix(folder + "/")
-        if rest != old and new.endswith("/" + rest) and len(new) > len(rest) + 1:
-            now.add(new[:-len(rest) - 1])
-    return now.pop() if len(now) == 1 else None
+    return _one_folder(renames, folder)
+
+
+def _one_folder(moves: Mapping[str, str], folder: str) -> str | None:
+    """The one folder the files under `folder` moved into, each keeping its place below it (`moves`: path -> path it
+    moved to); None where they went to several or none."""
+    into = set()
+    for source, target in moves.items():
+        rest = source.removeprefix(folder + "/")
+        if rest != source and target.endswith("/" + rest) and len(target) > len(rest) + 1:
+            into.add(target[:-len(rest) - 1])
+    return into.pop() if len(into) == 1 else None
 
 
 def renamed_modules(top: Path, commit: str, rootdir: Path) -> dict[str, str]:
