@@ -12,7 +12,6 @@ from gpu_budget.measure import held_tmpfs, tree
 from gpu_budget.measure.meter import Meter, can_reset_hwm
 
 MiB = 2**20
-SLACK = 12 * MiB  # a worker's own pages written after fork
 
 pytestmark = pytest.mark.skipif(not (can_reset_hwm() and tree.available() and hasattr(os, "memfd_create")),
                                 reason="needs /proc and memfd_create (Linux)")
@@ -70,7 +69,9 @@ def test_batches_held_in_memfds_no_process_maps_are_counted(meter):
 def test_batches_their_holder_maps_are_counted_once(meter):
     record = _phase_holding(meter, map_it=True)
     assert record.tree.held == 0, record.tree
-    assert 128 * MiB <= record.ram_tree_peak - record.ram_peak <= 128 * MiB + 2 * SLACK, record.tree
+    # once: 128 MiB and the worker's own pages copied since the fork (24.4 MiB beside a whole suite's worker, whose
+    # 1.3 GB it forked from); counted twice, as mapped and as held, it would add 128 MiB more
+    assert 128 * MiB <= record.ram_tree_peak - record.ram_peak < 128 * MiB + 64 * MiB, record.tree
 
 
 def test_held_names_a_file_once_and_only_while_nobody_maps_it():
