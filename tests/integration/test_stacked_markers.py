@@ -79,3 +79,31 @@ def test_a_subclass_marker_overrides_its_base_class_marker(project):
     found = {nodeid: (row["budget"]["ram"], row["tolerance"]["rel"]) for nodeid, row in rows.items()}
     assert found == {"test_mem.py::TestBase::test_m": (2**20, 0.2), "test_mem.py::TestSub::test_m": (3 * 2**30, 0.2),
                      "test_mem.py::TestMixed::test_m": (2 * 2**30, 0.3)}
+
+
+TWO_PARAMS = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.mark.parametrize("seq", [pytest.param(64, marks=pytest.mark.gpu_budget(ram="1 MiB", tolerance={"rel": 0.2}))])
+@pytest.mark.parametrize("bs", [pytest.param(8, marks=pytest.mark.gpu_budget(ram="2 GiB"))])
+def test_both(gpu_budget, bs, seq):
+    gpu_budget.measure(S)
+
+@pytest.mark.parametrize("seq", [pytest.param(64, marks=pytest.mark.gpu_budget(tolerance={"rel": 0.2}))])
+@pytest.mark.parametrize("bs", [pytest.param(8, marks=pytest.mark.gpu_budget(ram="2 GiB"))])
+def test_apart(gpu_budget, bs, seq):
+    gpu_budget.measure(S)
+'''
+
+
+def test_two_stacked_parametrize_params_setting_one_key_differently_are_refused(project):
+    """Two stacked parametrize whose params both set ram name one case together, neither closer to it: the farther
+    decorator's param won unsaid (test_both judged at 1 MiB, failed over budget, where its bs param said 2 GiB). Keys
+    they set apart still merge."""
+    pytester = project(TWO_PARAMS)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*test_both*two parametrize params set ram differently ('2 GiB' and '1 MiB')*"])
+    rows = {r["nodeid"]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
+    apart = rows["test_mem.py::test_apart[8-64]"]
+    assert (apart["budget"]["ram"], apart["tolerance"]["rel"]) == (2 * 2**30, 0.2)

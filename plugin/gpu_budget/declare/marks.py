@@ -300,6 +300,21 @@ def merge(markers: Iterable[tuple[tuple[Given, ...], Mapping[str, Given]]], wher
     return merged
 
 
+def refuse_params_at_odds(params: list[tuple[tuple[Given, ...], Mapping[str, Given]]], where: str = "") -> None:
+    """The gpu_budget marks a test's params give (stacked parametrize, or one param's marks=[...]) name one case
+    together, none closer to it than another: merged in pytest's order the farther decorator's won unsaid. A key they
+    set apart merges; one they set differently has no winner, so it is refused, naming the values."""
+    if len(params) < 2:
+        return
+    forward, backward = merge(params, where), merge(params[::-1], where)
+    for key in (key for key in forward if forward[key] != backward[key]):
+        given = [kwargs.get(key, dict(zip(("ram", "vram"), args)).get(key)) for args, kwargs in params]
+        values = " and ".join(repr(value) for value in given if value is not None)
+        raise ValueError(f"{where}: the gpu_budget marks of two parametrize params set {key} differently ({values}): "
+                         "the params name this case together and neither is closer to it, so neither wins; set "
+                         f"{key} in one parametrize's params only, or parametrize the arguments together in one")
+
+
 PER_SCALE = ("ram", "vram", "expect", "origin", "steps", "card")  # the keys that take {scale: value}
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.declare.marks import PROBE, Given
+from gpu_budget.declare.marks import PROBE, Given, refuse_params_at_odds
 from gpu_budget.judge import keys
 from gpu_budget.model.case_id import SEPARATOR, CaseId
 from gpu_budget.model.result import Result
@@ -149,7 +149,8 @@ def markers_outermost_first(item: pytest.Item) -> list[tuple[tuple[Given, ...], 
     """The item's gpu_budget markers as (args, kwargs), each overriding those before it: module, class, function, then
     parametrize marks. pytest lists a node's own marks closest first (the decorator nearest the def, as
     get_closest_marker and report/memtests.py read it), so each node's are taken in reverse; the parametrize marks it
-    lists after the function's are the closest of all, so they come last."""
+    lists after the function's are the closest of all, so they come last; params at odds are refused
+    (marks.refuse_params_at_odds)."""
     params = [mark for mark in getattr(getattr(item, "callspec", None), "marks", ()) if mark.name == MARKER]
     by_node: list[tuple[pytest.Item, list[pytest.Mark]]] = []
     for node, mark in item.iter_markers_with_node(MARKER):  # closest node first; a node's marks closest first
@@ -158,6 +159,7 @@ def markers_outermost_first(item: pytest.Item) -> list[tuple[tuple[Given, ...], 
         if not by_node or by_node[-1][0] is not node:
             by_node.append((node, []))
         by_node[-1][1].append(mark)
+    refuse_params_at_odds([(mark.args, mark.kwargs) for mark in params], item.nodeid)
     ordered = [mark for node, node_marks in reversed(by_node) for mark in _outermost_first(node, node_marks)] + params
     return [(mark.args, mark.kwargs) for mark in ordered]
 
