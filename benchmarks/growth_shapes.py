@@ -59,6 +59,9 @@ SHAPES = {  # step k -> (MiB kept from now on, MiB held during this step only)
     # a spike held over two steps: read as one step's, the second step alone, it hid the leak as well
     "leak behind a scratch tensor over steps 3-4": lambda k: (1.5, 10 if k in (3, 4) else 0),
     "two-step evaluation every 4 steps": lambda k: (0, 60 if k % 4 in (0, 1) and k > 1 else 0),
+    # epochs of 6 steps (a small data set): what an epoch's end keeps, or holds while it evaluates
+    "leak every epoch of 6 steps, 36 steps": lambda k: (6 if k % 6 == 0 else 0, 0),
+    "evaluation every epoch of 6 steps, 36 steps": lambda k: (0, 60 if k % 6 == 0 else 0),
     # long runs (section 5g): leaks slower per step than a 10-step run's noise, a cache that stops halfway
     "slow leak, 0.25 MiB/step": leak(0.25),
     "slow leak, 0.1 MiB/step": leak(0.1),

@@ -557,6 +557,9 @@ PERIODIC = {
     "leak every 3rd step": (shape(10, {k: 4.5 for k in range(3, 11, 3)}), 1.5, "pass"),
     "leak every 3rd step, 24 steps": (shape(24, {k: 4.5 for k in range(3, 25, 3)}), 1.5, "fail"),
     "torch loop keeping 16 MiB every other step": (split_leak(10, phase=1), 8.0, "fail"),
+    "leak every epoch of 6 steps, 36 steps": (shape(36, {k: 6 for k in range(6, 37, 6)}), 1.0, "fail"),
+    "evaluation every epoch of 6 steps, 36 steps": (shape(36, {}, transient={k: 60 for k in range(6, 37, 6)}), 0.0,
+                                                     "pass"),
 }
 
 
