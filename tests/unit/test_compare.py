@@ -72,6 +72,17 @@ def test_a_lost_reproduction_still_shows_its_change_against_the_baseline():
     assert lost.change["ram"] == -0.25
 
 
+def test_a_figure_exactly_at_its_limit_passes_and_one_byte_over_regresses():
+    """The limit is baseline * (1 + rel) + abs as written: 0.5 % of 100 MiB is 0.5 MiB exactly, so 104.5 MiB is at the
+    limit, not past it; float arithmetic put the limit a fraction of a byte below it. Likewise the floor below."""
+    default = Tolerance(rel=0.005, abs=4 * MiB)
+    at, floor = 100 * MiB + MiB // 2 + 4 * MiB, 100 * MiB - MiB // 2 - 4 * MiB
+    assert default.limit(100 * MiB) == at and default.floor(100 * MiB) == floor
+    for now, verdict in ((at, "pass"), (at + 1, "regression"), (floor, "pass"), (floor - 1, "improved")):
+        j = judge(m(now), Budget(), base(100 * MiB), default, ci=True, update=False)
+        assert (now, j.verdict) == (now, verdict), j.message
+
+
 def test_child_failure_is_an_error_with_the_peak_seen():
     j = judge(m(700 * MiB, status="error"), Budget(ram=2**30), None, TOL, ci=False, update=True)
     assert (j.verdict, j.passed) == ("error", False)

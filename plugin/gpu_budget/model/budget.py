@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 from gpu_budget.units import parse_size
 
@@ -15,16 +16,24 @@ SizeGiven = str | int | Mapping[str, str | int] | None  # a marker's ram=/vram=:
 
 @dataclass(frozen=True)
 class Tolerance:
-    """A measurement regresses when measured > baseline * (1 + rel) + abs."""
+    """A measurement regresses when measured > baseline * (1 + rel) + abs, improves when measured < baseline * (1 - rel)
+    - abs: both worked out on `rel` as the decimal it was written as (`_share`), so a figure exactly at its limit is
+    within it (float's 1.005 is a little less than 1.005, and put 100 MiB's limit a fraction of a byte below 104.5 MiB)."""
 
     rel: float
     abs: int
 
     def limit(self, baseline: int) -> float:
-        return baseline * (1 + self.rel) + self.abs
+        return float(baseline + self._share(baseline) + self.abs)
 
     def floor(self, baseline: int) -> float:
-        return baseline * (1 - self.rel) - self.abs
+        return float(baseline - self._share(baseline) - self.abs)
+
+    def _share(self, baseline: int) -> Fraction | float:
+        """baseline * rel, exact for the decimal `rel` reads as (0.005: 1/200) where both are finite."""
+        if not (math.isfinite(self.rel) and math.isfinite(baseline)):
+            return baseline * self.rel
+        return Fraction(baseline) * Fraction(repr(float(self.rel)))
 
     def to_json(self) -> dict[str, float | int]:
         return {"rel": self.rel, "abs": self.abs}
