@@ -119,6 +119,43 @@ def test_a_foreign_setup_compares_the_exact_metric_alone():
     assert j.verdict == "regression" and "ram_tensor" in j.message
 
 
+def test_a_baseline_trained_on_the_other_device_is_not_compared_on_host_ram():
+    """device= switched on a GPU host (one baselines folder): a CUDA run's host RAM holds the CUDA libraries and not
+    the weights, a CPU run's the reverse, so neither is the other's regression; the row names the device."""
+    from gpu_budget.judge.fingerprint import between
+
+    setup = between({"device": "cuda", "torch": "2.5"}, {"device": "cpu", "torch": "2.5"})
+    assert setup.policy == "foreign" and "device cuda -> cpu" in setup.described
+    on_cuda = Entry(peaks=Peaks(ram=1500 * MiB, vram_allocated=900 * MiB), fingerprint={"device": "cuda"})
+    j = judge(tm(1000 * MiB, 600 * MiB), Budget(), on_cuda, TOL, ci=True, update=False, setup=setup)
+    assert j.verdict == "pass" and "ram" not in j.change and "device cuda -> cpu" in j.message
+    assert judge(tm(1000 * MiB, 600 * MiB), Budget(), on_cuda, TOL, ci=True, update=True, setup=setup).write_baseline
+    same = between({"device": "cpu"}, {"device": "cpu"})  # a planted +20 % on the same device still fails
+    j = judge(tm(1200 * MiB, 100 * MiB), Budget(), tbase(1000 * MiB, 100 * MiB, device="cpu"), TOL, ci=True,
+              update=False, setup=same)
+    assert j.verdict == "regression"
+
+
+def test_every_field_a_fingerprint_records_has_a_policy_or_is_reported():
+    """A field the policy does not know is never a difference: a baseline of another setup in it is compared as if
+    recorded here. Every field the session's and a case's fingerprint record is a policy field or reported (INFO)."""
+    from gpu_budget.declare.scenario import Scenario
+    from gpu_budget.judge import fingerprint
+    from gpu_budget.measure.device import DeviceInfo
+    from gpu_budget.measure.host import Probed, child_facts, collect
+    from gpu_budget.model.hardware import Hardware
+    from gpu_budget.model.result import EnvironmentRecord
+    from gpu_budget.session.case_setup import fingerprint_for
+
+    facts = collect(Probed(DeviceInfo(cuda=False), child_facts()), "cpu-x86_64", {}, 1, "steady", "avx2", ())
+    hardware = Hardware.from_json(facts)
+    ddp = Scenario(name="s", command=["torchrun", "--nproc-per-node", "2", "train.py"], ranks=2)
+    recorded = fingerprint_for(hardware, ddp, "steady", device="cuda", card="t4", environment=EnvironmentRecord(
+        ("peft==0.13.0",), {"peft": "0.13.0"}, {"peft": "0.13.0"}, "k", "uv", 0.0, True, "python"))
+    unknown = set(recorded) - set(fingerprint.POLICY) - set(fingerprint.INFO)
+    assert not unknown, f"fields with no policy: {sorted(unknown)}"
+
+
 def test_a_setup_difference_keeps_the_tests_tolerance_but_avx512_on_one_side_is_foreign():
     from gpu_budget.judge.fingerprint import between
 

@@ -27,7 +27,9 @@ compared, and how closely, depends on what the field is shown to move
   +4.2 %; the number of ranks a launcher case runs, which reshapes each rank's share;
   the libraries' modules loaded from bytecode or compiled from source (measure/host.py),
   which moves the host RAM peak by what compiling holds, not by a library's own
-  change): the host RAM peak is not compared ("record a baseline for this
+  change; the device a case trains on, `device=` switched on a GPU host, whose
+  baselines share one folder: a CUDA run's host RAM holds the CUDA libraries, a
+  CPU run's the weights and activations): the host RAM peak is not compared ("record a baseline for this
   setup"), the exact metrics (tensor bytes, allocated VRAM) still are.
 
 The facts themselves are read by measure/host.py (the parent's of the host,
@@ -47,7 +49,7 @@ from gpu_budget.units import format_size
 LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory", "card", "environment")
 FLOOR = ("packages", "preload", "kernel")
 SETUP = ("isa", "threads", "command_env", "cpu")
-FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks", "bytecode", "interpreter")
+FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks", "bytecode", "interpreter", "device")
 POLICY = {**dict.fromkeys(LIBRARIES, "libraries"), **dict.fromkeys(FLOOR, "floor"),
           **dict.fromkeys(SETUP, "setup"), **dict.fromkeys(FOREIGN, "foreign")}
 # Reported, never a difference of their own: the pin that produced `isa`, the CPU's own level, the floor itself,
