@@ -190,6 +190,30 @@ def test_a_commands_figure_has_a_moved_floor_taken_off_unless_the_preload_list_m
     assert preload.verdict == Verdict.REGRESSION and preload.setup.floor_shift == 0
 
 
+def test_a_function_cases_host_ram_is_not_compared_across_preload_lists_that_moved_the_floor(tmp_path):
+    """One tiny case that imports torch, unchanged, recorded with gpu_budget_preload = torch and run with it empty, as
+    measured on a CPU host: the floor fell by 133.32 MiB, the peak by less (248.46 -> 228.66 MiB), for the case
+    imports torch itself. Taking the floor's fall off read +45.7 %, as measured it reads -8 %: neither is the code's."""
+    from gpu_budget.judge import files
+
+    c = case.Case(nodeid="m.py::t", module="m.py", name="t", scenario=Scenario(name="s", run="m:run"))
+
+    def run(peak, **hardware):
+        hw = Hardware.from_json({**HW, "floor": 272 * MiB, "preload": "torch", **hardware})
+        return case.run(c, read_mark(ram="1 GiB"), options(tmp_path), CPU, hw, lambda s, snap: measured(peak), ci=False)
+
+    then = int(248.46 * MiB)
+    first = run(then)
+    files.write(Path(first.baseline_write.path), "tiny", {first.baseline_write.id: first.baseline_write.entry.to_json()})
+    assert run(int(then * 1.2)).result.verdict == Verdict.REGRESSION  # the planted case, on the baseline's preload
+    fell = run(int(228.66 * MiB), preload="", floor=272 * MiB - int(133.32 * MiB)).result
+    assert (fell.verdict, fell.setup.policy) == (Verdict.PASS, "foreign"), fell.message
+    assert "preload torch -> ;" in fell.message and "host RAM not compared" in fell.message
+    assert "taken off" not in fell.message
+    kept = run(int(then * 1.2), preload="torch runners", floor=273 * MiB).result  # the floor kept: quiet, compared
+    assert kept.verdict == Verdict.REGRESSION and kept.setup.quiet == ("preload torch -> torch runners",)
+
+
 def test_a_command_envs_paths_under_the_project_are_recorded_from_it(tmp_path):
     """A PYTHONPATH into the project (S2's FunASR marks) is recorded the same from every checkout of it."""
     fprints = []

@@ -36,3 +36,12 @@ def test_a_setup_that_moves_host_ram_itself_says_what_it_can_hide():
     said = ("50 case(s): setup differs from the baseline's: cpu AMD EPYC -> Intel Xeon (compared, but this setup moves "
             "host RAM itself: a regression of that size can pass; record baselines on it for full sensitivity)")
     assert terminal.setup_lines([cpu] * 50) == [said]
+
+
+def test_a_foreign_setup_says_its_floor_without_taking_it_off():
+    """Host RAM is not compared under a foreign setup (a preload list that moved the floor): nothing is taken off it."""
+    preload = _row(setup={"policy": "foreign", "floor_shift": -int(133.3 * MiB), "floor_moved": True},
+                   fingerprint_changed=("preload torch -> ",))
+    said = ("1 case(s): setup differs from the baseline's: preload torch -> ; import floor -133.3 MiB (host RAM not "
+            "compared: record a baseline for this setup)")
+    assert terminal.setup_lines([preload]) == [said]

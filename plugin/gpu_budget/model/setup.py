@@ -50,8 +50,9 @@ class Setup(Fields):
         parts = []
         if self.diffs:
             parts.append("setup differs from the baseline's: " + "; ".join(self.described))
-        if self.floor_moved:
-            parts.append(f"import floor {_signed(self.floor_shift)} (taken off the host RAM peak)")
+        if self.floor_moved:  # under FOREIGN host RAM is not compared: nothing is taken off it
+            taken = "" if self.policy == FOREIGN else " (taken off the host RAM peak)"
+            parts.append(f"import floor {_signed(self.floor_shift)}{taken}")
         if self.policy == FOREIGN:
             parts.append("host RAM not compared across these setups: record a baseline for this setup (--gpu-budget-update)")
         return "; ".join(parts) or None

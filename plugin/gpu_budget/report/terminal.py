@@ -63,7 +63,8 @@ def setup_lines(rows: list[Result]) -> list[str]:
             seen[key] = seen.get(key, 0) + 1
     lines = []
     for (diffs, policy, shift), count in seen.items():
-        floor = [f"import floor {shift:+.1f} MiB, taken off the host RAM peak"] if shift else []
+        taken = "" if policy == "foreign" else ", taken off the host RAM peak"  # foreign: host RAM not compared
+        floor = [f"import floor {shift:+.1f} MiB{taken}"] if shift else []
         how = {"foreign": "host RAM not compared: record a baseline for this setup",
                "setup": "compared, but this setup moves host RAM itself: a regression of that size can pass; "
                         "record baselines on it for full sensitivity"}.get(policy, "compared as usual")
