@@ -31,7 +31,7 @@ def test_cpu_model_and_level_from_cpuinfo(tmp_path, monkeypatch, extra, level):
 
 
 def test_every_policy_field_has_one_kind():
-    kinds = [fingerprint.LIBRARIES, fingerprint.FLOOR, fingerprint.SETUP, fingerprint.FOREIGN]
+    kinds = [fingerprint.LIBRARIES, fingerprint.FLOOR, fingerprint.SETUP, fingerprint.ALLOCATOR, fingerprint.FOREIGN]
     names = [name for kind in kinds for name in kind]
     assert len(names) == len(set(names)) == len(POLICY)
     assert not set(fingerprint.INFO) & set(POLICY)  # reported fields are never a difference of their own

@@ -26,6 +26,11 @@ compared, and how closely, depends on what the field is shown to move
   compared with the floor taken off, at the test's tolerance, and always
   named: a regression the shift hides is caught at full sensitivity only
   against baselines of the runner's own setup.
+- ALLOCATOR (PYTORCH_CUDA_ALLOC_CONF, the CUDA caching allocator's config):
+  moves the allocated peak itself, as it rounds and splits blocks (S2 on an
+  H200 with expandable_segments:True against without, docs/gpu-results.md:
+  past the default tolerance, the host RAM tree within it): the allocated VRAM
+  is not compared ("record a baseline for this setup"), host RAM is.
 - FOREIGN (the allocator's mode and environment, transparent huge pages,
   glibc, and AVX-512 kernels on one side only: the pin off, measured at up to
   +4.2 %; the number of ranks a launcher case runs, which reshapes each rank's share;
@@ -53,13 +58,14 @@ from gpu_budget.units import format_size
 LIBRARIES = (*LIBRARY_PACKAGES, "python", "cuda", "driver", "gpu_name", "gpu_memory", "card", "environment")
 FLOOR = ("packages", "preload", "kernel")
 SETUP = ("isa", "threads", "command_env", "cpu")
+ALLOCATOR = ("cuda_alloc_conf",)
 FOREIGN = ("malloc", "malloc_env", "thp", "glibc", "ranks", "bytecode", "interpreter", "device")
 POLICY = {**dict.fromkeys(LIBRARIES, "libraries"), **dict.fromkeys(FLOOR, "floor"),
-          **dict.fromkeys(SETUP, "setup"), **dict.fromkeys(FOREIGN, "foreign")}
+          **dict.fromkeys(SETUP, "setup"), **dict.fromkeys(ALLOCATOR, "allocator"), **dict.fromkeys(FOREIGN, "foreign")}
 # Reported, never a difference of their own: the pin that produced `isa`, the CPU's own level, the floor itself,
 # what `bytecode` was read from (how many modules had a usable .pyc, whether the children may write one)
 SIZES = ("gpu_memory",)  # fields held in bytes: a row says them as sizes ("gpu_memory 16.00 GiB -> 16.20 GiB")
-INFO = ("dispatch", "cpu_level", "cuda_alloc_conf", "floor", "launcher", "bytecode_seen")
+INFO = ("dispatch", "cpu_level", "floor", "launcher", "bytecode_seen")
 UNKNOWN_WHEN_NONE = ("bytecode",)  # None: nothing to read it from (no library installed), never a difference
 # Recorded before the field existed, a baseline holds its default: the interpreter's debug hooks were off (the
 # baselines' venv is the README's), so a session under -X dev is named against it too
@@ -114,8 +120,9 @@ def between(then: Fingerprint | None, now: Fingerprint, packages_then: Mapping[s
     moved = abs(shift) >= FLOOR_MOVED
     quiet = {} if moved else {k: pair for k, pair in diffs.items() if policy_of(k, *pair) == "floor"}
     shown = {k: pair for k, pair in diffs.items() if k not in quiet}
+    vram = not any(policy_of(k, *pair) == "allocator" for k, pair in shown.items())
     return Setup(shown, shift, tuple(describe(shown, packages_then, packages_now, now)),
-                 tuple(describe(quiet, packages_then, packages_now, now)), worst_policy(shown), moved)
+                 tuple(describe(quiet, packages_then, packages_now, now)), worst_policy(shown), moved, vram)
 
 
 def policy_of(key: str, then: Fact, now: Fact) -> str:
@@ -126,9 +133,10 @@ def policy_of(key: str, then: Fact, now: Fact) -> str:
 
 
 def worst_policy(diffs: Diffs) -> str | None:
-    """The strictest consequence among the differing fields: foreign > setup > floor > libraries."""
+    """The strictest consequence among the differing fields: foreign > allocator > setup > floor > libraries (an
+    allocator difference under a foreign one still keeps the allocated VRAM uncompared: Setup.vram_compared)."""
     kinds = {policy_of(k, *pair) for k, pair in diffs.items()}
-    return next((kind for kind in ("foreign", "setup", "floor", "libraries") if kind in kinds), None)
+    return next((kind for kind in ("foreign", "allocator", "setup", "floor", "libraries") if kind in kinds), None)
 
 
 def describe(diffs: Diffs, packages_then: Mapping[str, str] | None = None, packages_now: Mapping[str, str] | None = None,

@@ -23,7 +23,7 @@ from gpu_budget.units import format_size
 # One fingerprint field's value: a version, a name, a count, a digest, a command's environment, or unknown (None)
 Fact = str | int | float | bool | Mapping[str, str] | None
 Fingerprint = Mapping[str, Fact]  # field -> fact: what a baseline entry was recorded under (judge/fingerprint.py)
-SetupJson = Mapping[str, str | int | bool | list[str] | None]  # a row's "setup": policy, floor_shift, floor_moved, quiet
+SetupJson = Mapping[str, str | int | bool | list[str] | None]  # a row's "setup": policy, floor_shift, floor_moved, quiet, vram_compared
 FOREIGN = "foreign"  # the policy under which the host RAM peak is not compared (judge/fingerprint.py)
 
 
@@ -32,7 +32,8 @@ class Setup(Fields):
     """The setup's differences from the baseline's: `diffs` field -> (baseline's, now), the ones shown; `floor_shift`
     now's import floor less the baseline's (bytes; 0 where either is unknown); `described` the row's words for each
     diff; `quiet` the floor-only differences that moved the floor too little to name; `policy` the strictest
-    consequence among the diffs (None: none differs); `floor_moved` whether the shift passed the gate's threshold."""
+    consequence among the diffs (None: none differs); `floor_moved` whether the shift passed the gate's threshold;
+    `vram_compared` False where the CUDA caching allocator's config differs, which moves the allocated peak itself."""
 
     diffs: Mapping[str, tuple[Fact, Fact]] = field(default_factory=dict)
     floor_shift: int = 0
@@ -40,10 +41,15 @@ class Setup(Fields):
     quiet: tuple[str, ...] | None = ()
     policy: str | None = None
     floor_moved: bool | None = False
+    vram_compared: bool = True
 
     def ram_tolerance(self, own: Tolerance) -> Tolerance | None:
         """The tolerance the host RAM peak is compared at, or None: not comparable across these setups."""
         return None if self.policy == FOREIGN else own
+
+    def vram_tolerance(self, own: Tolerance) -> Tolerance | None:
+        """The tolerance the allocated VRAM peak is compared at, or None: not comparable across these setups."""
+        return own if self.vram_compared else None
 
     def note(self) -> str | None:
         """What the row says of the setup, when it differs from the baseline's."""
@@ -53,8 +59,11 @@ class Setup(Fields):
         if self.floor_moved:  # under FOREIGN host RAM is not compared: nothing is taken off it
             taken = "" if self.policy == FOREIGN else " (taken off the host RAM peak)"
             parts.append(f"import floor {_signed(self.floor_shift)}{taken}")
-        if self.policy == FOREIGN:
-            parts.append("host RAM not compared across these setups: record a baseline for this setup (--gpu-budget-update)")
+        uncompared = [what for what, compared in (("host RAM", self.policy != FOREIGN),
+                                                  ("allocated VRAM", self.vram_compared)) if not compared]
+        if uncompared:
+            parts.append(f"{' and '.join(uncompared)} not compared across these setups: record a baseline for this "
+                         "setup (--gpu-budget-update)")
         return "; ".join(parts) or None
 
     def to_json(self) -> dict[str, str | int | bool | list[str] | None]:
@@ -64,13 +73,16 @@ class Setup(Fields):
             out["floor_moved"] = self.floor_moved
         if self.quiet is not None:
             out["quiet"] = list(self.quiet)
+        if not self.vram_compared:  # written only where it holds: a row written before reads back unchanged
+            out["vram_compared"] = False
         return out
 
     @classmethod
     def from_json(cls, data: SetupJson) -> Setup:
         quiet = data.get("quiet")
         return cls(floor_shift=data.get("floor_shift", 0), quiet=None if quiet is None else tuple(quiet),
-                   policy=data.get("policy"), floor_moved=data.get("floor_moved"))
+                   policy=data.get("policy"), floor_moved=data.get("floor_moved"),
+                   vram_compared=data.get("vram_compared", True) is not False)
 
 
 def _signed(nbytes: int) -> str:

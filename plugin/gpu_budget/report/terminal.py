@@ -66,6 +66,7 @@ def setup_lines(rows: list[Result]) -> list[str]:
         taken = "" if policy == "foreign" else ", taken off the host RAM peak"  # foreign: host RAM not compared
         floor = [f"import floor {shift:+.1f} MiB{taken}"] if shift else []
         how = {"foreign": "host RAM not compared: record a baseline for this setup",
+               "allocator": "allocated VRAM not compared: record a baseline for this setup",
                "setup": "compared, but this setup moves host RAM itself: a regression of that size can pass; "
                         "record baselines on it for full sensitivity"}.get(policy, "compared as usual")
         lines.append(f"{count} case(s): setup differs from the baseline's: {'; '.join([*diffs, *floor])} ({how})")
