@@ -170,6 +170,18 @@ def test_another_cuda_allocator_config_is_not_compared_on_allocated_vram():
     assert j.verdict == "regression"
 
 
+def test_a_gated_figure_the_baseline_holds_and_the_run_lacks_is_said_not_compared():
+    """A run that measured no allocated VRAM (or no tensor bytes) against a baseline that holds it compares nothing
+    there: "within budget and baseline" hid it, and an improvement elsewhere asked to record over it."""
+    gpu = Entry(peaks=Peaks(ram=1000 * MiB, vram_allocated=5 * GiB))
+    j = judge(m(1000 * MiB), Budget(), gpu, TOL, ci=True, update=False)
+    assert j.verdict == "pass" and j.message != "within budget and baseline"
+    assert "vram_allocated: the baseline holds 5.00 GiB, this run measured none: not compared" in j.message
+    j = judge(m(900 * MiB), Budget(), tbase(1000 * MiB, 100 * MiB), TOL, ci=True, update=False)
+    assert j.verdict == "improved" and "ram_tensor: the baseline holds 100.00 MiB" in j.message
+    assert judge(g(1000 * MiB, int(6.2 * GiB)), Budget(), gpu, TOL, ci=True, update=False).verdict == "regression"
+
+
 def test_every_field_a_fingerprint_records_has_a_policy_or_is_reported():
     """A field the policy does not know is never a difference: a baseline of another setup in it is compared as if
     recorded here. Every field the session's and a case's fingerprint record is a policy field or reported (INFO)."""

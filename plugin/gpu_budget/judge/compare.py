@@ -412,6 +412,9 @@ def against_baseline(peaks: Peaks, base: Peaks, tolerance: Tolerance, setup: Set
             metric, note = ram_compared(peaks, base)
             notes += [note] if note else []
         now, then = peaks.figure(metric), base.figure(metric)
+        if now is None and then is not None:  # nothing to compare it with: said, not passed over as within
+            lacking = f"{metric}: the baseline holds {format_size(then)}, this run measured none: not compared"
+            notes += [lacking] if lacking not in notes else []
         if now is None or then is None:
             continue
         tol = setup.vram_tolerance(tolerance) if metric == "vram_allocated" else tolerance
