@@ -6,6 +6,7 @@ bytes; no RSS is involved, so the comparisons are exact.
 """
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -260,6 +261,29 @@ def test_known_values_answer_item_and_masks_and_unknown_ones_say_so():
         assert known.assumed
         with pytest.raises(EstimateError, match="fake tensors have no values"):
             float(weights.sum())
+
+
+def test_a_value_the_estimate_cannot_know_is_named_where_the_code_read_it():
+    """The line that read it, outside torch and the estimator: the user's own, or the library's they called."""
+    with fake_world(), pytest.raises(EstimateError) as raised:
+        weights = nn.Linear(5, 1).weight
+        line = sys._getframe().f_lineno + 1
+        float(weights.sum())
+    assert f", read at tests/unit/test_estimate.py:{line} in test_a_value_the_estimate_cannot_know" in str(raised.value)
+
+
+def test_resizing_a_vocabulary_with_mean_resizing_says_how_to_estimate_it():
+    """resize_token_embeddings draws the new rows from the old rows' covariance, a value fake weights do not have:
+    the error names transformers' function and the argument that leaves the step's memory as it was."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=1)
+    with fake_world(), pytest.raises(EstimateError) as raised:
+        LlamaForCausalLM(config).resize_token_embeddings(35)
+    said = str(raised.value)
+    assert "read at transformers/modeling_utils.py:" in said and "_init_added_embeddings_weights_with_mean" in said
+    assert "fake tensors have no values. Give resize_token_embeddings(..., mean_resizing=False)" in said
 
 
 def test_a_7b_sized_layer_is_estimated_without_allocating_it():

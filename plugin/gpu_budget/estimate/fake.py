@@ -47,7 +47,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils.weak import WeakIdKeyDictionary
 
 from gpu_budget.estimate.checkpoint import fake_checkpoints, loading_here
-from gpu_budget.estimate.errors import EstimateError
+from gpu_budget.estimate.errors import EstimateError, unknown_value
 
 aten = torch.ops.aten
 KNOWN_LIMIT = 1 << 22  # elements: tensors up to this size are also computed for real when their inputs are known
@@ -149,10 +149,7 @@ class KnownValues(TorchDispatchMode):
         if func in _SCALAR_READS:
             real = self.value(args[0])
             if real is None:
-                raise EstimateError(
-                    "the model reads a value (.item() / bool()) of a tensor computed from weights or random "
-                    "numbers; fake tensors have no values. Configure the estimate so this branch does not arise "
-                    "(e.g. layerdrop=0) or give the builder the value.")
+                raise EstimateError(unknown_value())
             with unset_fake_temporarily():
                 return func(real)
         if func in _INDEX_OPS:
