@@ -88,3 +88,18 @@ def test_every_real_scale_miss_says_why():
     assert "Not explained here." not in section and "{" not in section.split("| case |")[0]
     for nodeid in load(str(MISSES))["cases"]:
         assert f"  - {nodeid.removeprefix('memtests/')}: " in section
+
+
+def test_the_card_verdicts_error_band_covers_every_measured_case_but_int8_outliers():
+    """`estimate --card` calls a margin inside MISS_UNDER / MISS_OVER of the peak too close to call: those bounds are
+    the estimate's largest misses through the allocator on the committed runs, tiny and real scale, except int8
+    outlier columns (S4 as reported), which the card's lines name as not estimated."""
+    from benchmarks.estimator_cuda import REAL, joined
+    from gpu_budget.estimate.on_card import MISS_OVER, MISS_UNDER
+
+    rows = [r for path in (ESTIMATES, *map(str, REAL)) for r in joined(load(path), load(load(path)["report"]))]
+    kept = [r["allocated_rel"] for r in rows
+            if not (r["scale"] == "real" and r["nodeid"] == "memtests/test_s4_wrap_order.py::test_as_reported::as-reported")]
+    assert len(kept) == len(rows) - 1
+    assert -MISS_UNDER <= min(kept) and max(kept) <= MISS_OVER
+    assert min(kept) < -MISS_UNDER + 0.001 and max(kept) > MISS_OVER - 0.001  # the largest misses, not a wide guess

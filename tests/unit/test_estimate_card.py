@@ -7,7 +7,7 @@ import pytest
 
 from gpu_budget.estimate.card_room import CardRoom
 from gpu_budget.estimate.cli import main as cli
-from gpu_budget.estimate.on_card import card_lines, verdict
+from gpu_budget.estimate.on_card import MISS_OVER, MISS_UNDER, card_lines, verdict
 from gpu_budget.estimate.rows import EstimateRow
 from gpu_budget.model.card import CONTEXT_ALLOWANCE, Card
 from gpu_budget.units import GiB, MiB, format_size
@@ -75,11 +75,29 @@ def test_a_card_without_cuda_mode_is_a_usage_error(tmp_path, capsys):
 def test_the_verdict_is_on_allocated_memory_and_says_where_reserved_stands():
     room = CardRoom(Card("T4", T4), 500 * MiB, measured=True)
     limit = T4 - 500 * MiB
-    assert verdict(row(limit, limit + MiB), room) == (
-        f"a: the estimated allocated peak, {format_size(limit)}, fits with 0 B to spare; the estimated reserved peak, "
-        f"{format_size(limit + MiB)}, is over it")
-    assert "does not fit: 1.00 MiB over" in verdict(row(limit + MiB, None), room)
+    assert verdict(row(limit - GiB, limit + MiB), room) == (
+        f"a: the estimated allocated peak, {format_size(limit - GiB)}, fits with 1.00 GiB to spare; the estimated "
+        f"reserved peak, {format_size(limit + MiB)}, is over it")
+    assert "does not fit: 1.00 GiB over" in verdict(row(limit + GiB, None), room)
     assert verdict(row(None, None, estimate=GiB), room).startswith("a: the estimated allocated peak, 1.00 GiB, fits")
+
+
+def test_a_margin_inside_the_estimates_own_error_is_too_close_to_call():
+    """The estimate missed measured runs by up to MISS_UNDER of the peak (under) and MISS_OVER (over): a peak that
+    fits by less, or is over by less, is not answered as fitting or not."""
+    room = CardRoom(Card("T4", T4), 500 * MiB, measured=True)
+    limit = T4 - 500 * MiB
+    close = round(limit / (1 + MISS_UNDER / 2))  # fits by half the largest under-estimate: a run could still not fit
+    said = verdict(row(close, None), room)
+    assert said == (f"a: the estimated allocated peak, {format_size(close)}, fits by {format_size(limit - close)}, "
+                    f"less than the estimate's error ({format_size(round(close * MISS_UNDER))}: it has been "
+                    f"{MISS_UNDER:.1%} under a measured run, docs/estimator-cuda.md): too close to call")
+    over = round(limit * (1 + MISS_OVER / 2))
+    assert verdict(row(over, None), room).startswith(
+        f"a: the estimated allocated peak, {format_size(over)}, is over by {format_size(over - limit)}, less than the "
+        f"estimate's error ({format_size(round(over * MISS_OVER))}: it has been {MISS_OVER:.1%} over")
+    clear = round(limit / (1 + 2 * MISS_UNDER))
+    assert f"fits with {format_size(limit - clear)} to spare" in verdict(row(clear, None), room)
 
 
 def test_a_saved_estimate_renders_with_its_card(tmp_path, capsys):

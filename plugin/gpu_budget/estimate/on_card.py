@@ -14,13 +14,33 @@ from gpu_budget.estimate.card_room import CardRoom
 from gpu_budget.estimate.rows import EstimateRow
 from gpu_budget.units import format_size
 
+# The estimate's allocated peak through the allocator against the measured ones (docs/estimator-cuda.md, from
+# benchmarks/results/estimator-cuda*.json): at most 3.92 % under (S5 freeze_fp32, tiny: cuDNN's convolution workspaces)
+# and 0.50 % over (S2 empty_cache, real scale), rounded up; int8 outlier columns, said under the lines as not
+# estimated, are left out (S4 as reported, -8.5 %). tests/docs/test_estimator_cuda.py holds them to those files.
+MISS_UNDER = 0.0392
+MISS_OVER = 0.0051
+
+
+def _answer(allocated: int, limit: int) -> str:
+    """Fits with room to spare, does not fit, or too close to call: the margin inside the estimate's own error."""
+    spare = limit - allocated
+    if spare >= allocated * MISS_UNDER:
+        return f"fits with {format_size(spare)} to spare"
+    if -spare > allocated * MISS_OVER:
+        return f"does not fit: {format_size(-spare)} over"
+    side, miss = ("under", MISS_UNDER) if spare >= 0 else ("over", MISS_OVER)
+    margin = f"fits by {format_size(spare)}" if spare >= 0 else f"is over by {format_size(-spare)}"
+    return (f"{margin}, less than the estimate's error ({format_size(round(allocated * miss))}: it has been "
+            f"{miss:.1%} {side} a measured run, docs/estimator-cuda.md): too close to call")
+
 
 def verdict(row: EstimateRow, room: CardRoom) -> str:
-    """One case against the card: whether its allocated peak fits under the cap, by how much, and its reserved peak
-    (the allocator's cache, which fragmentation sets: estimated less exactly) beside it."""
+    """One case against the card: whether its allocated peak fits under the cap, by how much (a margin the estimate's
+    own error could cross is said to be too close to call), and its reserved peak (the allocator's cache, which
+    fragmentation sets: estimated less exactly) beside it."""
     allocated = row.allocated_peak if row.allocated_peak is not None else row.estimate
-    spare = room.limit - allocated
-    said = f"fits with {format_size(spare)} to spare" if spare >= 0 else f"does not fit: {format_size(-spare)} over"
+    said = _answer(allocated, room.limit)
     reserved = "" if row.reserved_peak is None else (
         f"; the estimated reserved peak, {format_size(row.reserved_peak)}, is "
         f"{'within' if row.reserved_peak <= room.limit else 'over'} it")
