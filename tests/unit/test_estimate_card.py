@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.estimate.card_room import CardRoom
+from gpu_budget.estimate.card_room import FROM_9, WORKSPACE_BEFORE_9, CardRoom
 from gpu_budget.estimate.cli import main as cli
 from gpu_budget.estimate.on_card import MISS_OVER, MISS_UNDER, card_lines, verdict
 from gpu_budget.estimate.rows import EstimateRow
-from gpu_budget.model.card import CONTEXT_ALLOWANCE, Card
+from gpu_budget.model.card import CARDS, CONTEXT_ALLOWANCE, Card
 from gpu_budget.units import GiB, MiB, format_size
 
 S5_SPEC = str(Path(__file__).resolve().parents[2] / "memtests" / "s5_generic_oom" / "scenarios.py") + ":S5"
@@ -46,6 +46,28 @@ def test_a_case_over_a_card_given_as_a_size_does_not_fit_with_the_context_given(
            "CUDA context (--cuda-context)." in printed
     assert (f"s5: the estimated allocated peak, {format_size(saved['allocated_peak'])}, does not fit: "
             f"{format_size(saved['allocated_peak'] - 224 * MiB)} over") in printed
+
+
+BEFORE_9 = 4096 * 1024 * 2 + 16 * 1024 * 8  # torch's default cuBLAS workspace below compute capability 9
+
+
+def test_a_card_before_compute_capability_9_is_estimated_with_its_own_cublas_workspace(tmp_path, capsys):
+    """torch gives each matmul thread 8,519,680 bytes of cuBLAS workspace on a T4 (32 MiB only from compute capability
+    9): a T4's verdict on the H200's workspaces counts 47.75 MiB its run never takes. A workspace given is kept."""
+    saved = {}
+    for name, args in (("t4", ["--card", "T4"]), ("h100", ["--card", "H100 80GB"]),
+                       ("asked", ["--cublas-workspace", "8320 KiB"]), ("t4 given", ["--card", "T4", "--cublas-workspace", "32 MiB"])):
+        out = tmp_path / f"{name}.json"
+        assert cli(["--cuda", *args, "--json", str(out), f"s5={S5_SPEC}"]) == 0
+        saved[name] = json.loads(out.read_text())
+    printed = capsys.readouterr().out
+    workspace = {name: data["cublas_workspace"] for name, data in saved.items()}
+    assert workspace == {"t4": BEFORE_9, "h100": 32 * MiB, "asked": BEFORE_9, "t4 given": 32 * MiB}
+    peak = {name: data["estimates"][0]["allocated_peak"] for name, data in saved.items()}
+    assert peak["t4"] == peak["asked"] and peak["h100"] == peak["t4 given"] == peak["t4"] + 2 * (32 * MiB - BEFORE_9)
+    assert ("The estimates take a cuBLAS workspace of 8.12 MiB per thread, torch's default on T4 (compute capability "
+            "below 9; --cublas-workspace sets another).") in printed
+    assert FROM_9 <= set(CARDS) and WORKSPACE_BEFORE_9 == 8320 * 1024
 
 
 @pytest.mark.parametrize(("given", "said"), [

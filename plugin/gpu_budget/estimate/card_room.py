@@ -3,7 +3,8 @@
 The cap (measure/card_cap.py) limits the caching allocator at the card's
 capacity less the CUDA context its process holds. Without a GPU that context
 is not known: the user's --cuda-context where given, else the allowance an
-estimate takes off a card (model/card.py).
+estimate takes off a card (model/card.py). A card older than compute
+capability 9 also takes less cuBLAS workspace than CUDA mode's default.
 """
 
 from __future__ import annotations
@@ -12,8 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpu_budget.declare.params import Json
-from gpu_budget.model.card import CONTEXT_ALLOWANCE, Card, pick_card
+from gpu_budget.model.card import CARDS, CONTEXT_ALLOWANCE, Card, pick_card
 from gpu_budget.units import format_size
+
+# torch's default cuBLAS workspace per matmul thread (CublasHandlePool.cpp, parseChosenWorkspaceSize): 32 MiB on
+# compute capability 9 and later, ":4096:2:16:8" before it. The table's cards of 9 and later are its Hopper ones.
+FROM_9 = frozenset({"H100 80GB", "H100 NVL", "H200"})
+WORKSPACE_BEFORE_9 = 4096 * 1024 * 2 + 16 * 1024 * 8
+
+
+def card_workspace(card: Card) -> int | None:
+    """The cuBLAS workspace torch takes per thread on this card where the table knows it is older than compute
+    capability 9; None for the Hopper cards and for a card given as a size (CUDA mode's default)."""
+    return WORKSPACE_BEFORE_9 if card.name in CARDS and card.name not in FROM_9 else None
 
 
 class CardError(ValueError):

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from gpu_budget.declare.params import Json
 from gpu_budget.declare.scenario import Scenario
-from gpu_budget.estimate.card_room import CardError, CardRoom, card_room
+from gpu_budget.estimate.card_room import CardError, CardRoom, card_room, card_workspace
 from gpu_budget.estimate.cases import FORM, CaseError, load_case, source
 from gpu_budget.estimate.rows import EstimateOutput, EstimateRow
 from gpu_budget.estimate.tables import render_output
@@ -163,7 +163,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="CUDA context size measured on your GPU (e.g. '500 MiB'); added to a device figure (--cuda)")
     parser.add_argument("--cublas-workspace", type=_size("KiB"), default=None, metavar="SIZE",
                         help="one cuBLAS workspace (a step takes two: forward and backward threads); default 32 MiB, "
-                             "torch's on compute capability 9 and later; '8320 KiB' before it; '0' leaves them out (--cuda)")
+                             "torch's on compute capability 9 and later; '8320 KiB' before it (with --card, the card's own); '0' leaves "
+                             "them out (--cuda)")
     parser.add_argument("--card", default=None, metavar="NAME",
                         help="a card of docs/cards.md (or its memory, '24 GiB'), as card= names it: each estimate against "
                              "the card less the CUDA context (--cuda-context, else an allowance), and whether it fits (--cuda)")
@@ -218,6 +219,8 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
         context = parse_size(args.cuda_context) if args.cuda_context else None
         workspace = None if args.cublas_workspace is None else parse_size(args.cublas_workspace)
         card = None if args.card is None else card_room(args.card, args.scale, context)  # card='s lookup and errors
+        if card is not None and workspace is None:  # torch's own on that card, not the H200's
+            workspace = card_workspace(card.card)
         cases = _cases(parser, args.cases)
         scenarios = {label: load_case(spec) for label, spec in cases.items()}
     except (CaseError, SizeError, CardError) as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpu_budget.estimate.card_room import CardRoom
+from gpu_budget.estimate.card_room import CardRoom, card_workspace
 from gpu_budget.estimate.rows import EstimateRow
 from gpu_budget.units import format_size
 
@@ -47,10 +47,14 @@ def verdict(row: EstimateRow, room: CardRoom) -> str:
     return f"{row.label}: the estimated allocated peak, {format_size(allocated)}, {said}{reserved}"
 
 
-def card_lines(rows: Sequence[EstimateRow], room: CardRoom) -> str:
-    """The verdict of each case, after what the limit is and before what the answer does not cover."""
+def card_lines(rows: Sequence[EstimateRow], room: CardRoom, workspace: int | None = None) -> str:
+    """The verdict of each case, after what the limit is (and, where it is the card's own, the cuBLAS workspace the
+    estimates take) and before what the answer does not cover."""
     head = (f"On {room.card.label}, card= would cap the caching allocator at {format_size(room.limit)}: the card "
             f"less {room.context_words()}.")
+    if workspace is not None and workspace == card_workspace(room.card):
+        head += (f" The estimates take a cuBLAS workspace of {format_size(workspace)} per thread, torch's default on "
+                 f"{room.card.name} (compute capability below 9; --cublas-workspace sets another).")
     tail = ("Not estimated: the cache at the run's own peak (the allocator frees it and retries before it runs out, "
             "so allocated memory is what must fit, but fragmentation can still fail a run close to the limit, and the "
             "reserved figure is the estimator's less exact one); cuDNN's convolution workspaces; bitsandbytes' int8 "

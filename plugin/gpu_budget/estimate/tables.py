@@ -73,6 +73,6 @@ def render_output(output: EstimateOutput) -> str:
         under = "\n\n".join(part for part in (failed_runs(output.validation), basis(output.validation.rows)) if part)
         return (f"Floor (an empty measured child, same forkserver preload): {format_size(output.validation.floor)}.\n\n"
                 + error_table(output.validation) + (f"\n\n{under}" if under else ""))
-    parts = (basis(output.estimates), card_lines(output.estimates, output.card) if output.card and output.estimates else "")
+    parts = (basis(output.estimates), card_lines(output.estimates, output.card, output.cublas_workspace) if output.card and output.estimates else "")
     under = "\n\n".join(part for part in parts if part)
     return estimate_table(output.estimates, output.device != "cpu") + (f"\n\n{under}" if under else "")
