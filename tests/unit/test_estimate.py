@@ -263,6 +263,23 @@ def test_known_values_answer_item_and_masks_and_unknown_ones_say_so():
             float(weights.sum())
 
 
+def test_a_batch_larger_than_the_side_computations_limit_keeps_its_known_values():
+    """The batch is built for real (its size in host RAM, already held): its values stay known whatever its size, as
+    do results no larger than it (transformers' `attention_mask.to(bool)`, then `.sum() == numel` on a long batch),
+    where the estimate said they were "computed from weights". A result larger than both the batch and KNOWN_LIMIT
+    is still not computed on the side."""
+    from gpu_budget.estimate.fake import KNOWN_LIMIT
+
+    with fake_world() as known:
+        with outside():
+            mask = torch.ones(KNOWN_LIMIT + 8, dtype=torch.bool)
+        fake = known_tensor(known, mask)
+        assert bool(fake.all()) and int(fake.sum()) == KNOWN_LIMIT + 8
+        assert torch.randn(KNOWN_LIMIT + 8)[fake].shape == (KNOWN_LIMIT + 8,) and not known.assumed
+        assert int(fake.to(torch.int8).logical_not().sum()) == 0  # as large as the batch: computed with it
+        assert known.value(torch.cat([fake, fake])) is None  # larger than the batch: not computed for real
+
+
 def test_a_value_the_estimate_cannot_know_is_named_where_the_code_read_it():
     """The line that read it, outside torch and the estimator: the user's own, or the library's they called."""
     with fake_world(), pytest.raises(EstimateError) as raised:

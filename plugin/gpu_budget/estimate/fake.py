@@ -7,7 +7,9 @@ tensors lack, supplied here:
 - Values that decide control flow or shapes. Small tensors whose inputs are
   all known (token ids, masks, lengths, aranges, small random draws such as
   SpecAugment's mask widths, seeded) are also computed for real, on the
-  side; `.item()`, `bool(t)` and masks then see their true values. A value
+  side (small: KNOWN_LIMIT elements, or no larger than a known input, so a
+  long batch's mask is read too; the batch is known at any size, built for
+  real); `.item()`, `bool(t)` and masks then see their true values. A value
   derived from weights cannot be known: `.item()` on one raises
   EstimateError, and a boolean mask of unknown value is taken as all-True
   (the most memory it could select), which the result records.
@@ -85,8 +87,10 @@ class KnownValues(TorchDispatchMode):
             return t  # a real constant (e.g. a lookup table created outside the fake mode)
         return self.known.get(t)
 
-    def remember(self, fake: torch.Tensor, real: torch.Tensor) -> None:
-        if isinstance(fake, FakeTensor) and isinstance(real, torch.Tensor) and real.numel() <= KNOWN_LIMIT:
+    def remember(self, fake: torch.Tensor, real: torch.Tensor, limit: int | None = KNOWN_LIMIT) -> None:
+        """Carry `real` as `fake`'s value where it has `limit` elements or fewer (None: any, a tensor the builder built
+        for real: the batch, held in host RAM anyway)."""
+        if isinstance(fake, FakeTensor) and isinstance(real, torch.Tensor) and (limit is None or real.numel() <= limit):
             self.known[fake] = real
             self._aliases.setdefault(fake.untyped_storage(), WeakIdKeyDictionary())[fake] = True
 
@@ -105,8 +109,8 @@ class KnownValues(TorchDispatchMode):
                     and not isinstance(item, torch.nn.Parameter):
                 with unset_fake_temporarily():
                     value = torch.empty(item.shape, dtype=item.dtype)
-            if isinstance(item, torch.Tensor) and (value is None or value.numel() > KNOWN_LIMIT):
-                return None
+            if isinstance(item, torch.Tensor) and (value is None or value.numel() > KNOWN_LIMIT and item not in self.known):
+                return None  # a known input of any size is read (the batch); the outputs are bounded by the caller
             real.append(value)
         return tree_unflatten(real, spec)
 
@@ -182,7 +186,9 @@ class KnownValues(TorchDispatchMode):
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         if not outputs and not func._schema.is_mutable:
             return
-        if any(t.numel() > KNOWN_LIMIT for t in outputs) or func in _UNKNOWABLE:
+        read = [self.known[t].numel() for t in tree_flatten((args, kwargs))[0] if isinstance(t, FakeTensor) and t in self.known]
+        limit = max([KNOWN_LIMIT, *read])  # up to a known input's own size: a batch's mask, however long the batch
+        if any(t.numel() > limit for t in outputs) or func in _UNKNOWABLE:
             self._forget_written(func, args)
             return
         real_out = self._run_real(func, args, kwargs)  # in-place ops update the known values themselves
@@ -190,7 +196,7 @@ class KnownValues(TorchDispatchMode):
             self._forget_written(func, args)
             return
         for fake, real in zip(tree_flatten(out)[0], tree_flatten(real_out)[0]):
-            self.remember(fake, real)
+            self.remember(fake, real, limit)
         if func in _OVERWRITES and isinstance(args[0], FakeTensor) and isinstance(real_out, torch.Tensor):
             self.remember(args[0], real_out)
 
@@ -299,7 +305,7 @@ def known_tensor(known: KnownValues | None, real: torch.Tensor) -> torch.Tensor:
     if known is None:
         return real
     fake = known.fake_mode.from_tensor(real)
-    known.remember(fake, real)
+    known.remember(fake, real, limit=None)
     return fake
 
 
