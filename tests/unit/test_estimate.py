@@ -280,6 +280,26 @@ def test_a_batch_larger_than_the_side_computations_limit_keeps_its_known_values(
         assert known.value(torch.cat([fake, fake])) is None  # larger than the batch: not computed for real
 
 
+def moe(p, fixes, device, known):
+    """A one-layer Mixtral of four experts: transformers runs its experts through torch's grouped matmul."""
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    torch.manual_seed(0)
+    config = MixtralConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                           num_attention_heads=2, num_key_value_heads=1, num_local_experts=4, num_experts_per_tok=2)
+    model = MixtralForCausalLM._from_config(config, dtype=getattr(torch, p["dtype"]))
+    inputs = known_batch(known, lambda: {"input_ids": torch.arange(24).view(2, 12), "labels": torch.arange(24).view(2, 12)})
+    return StepPlan(model, adamw(model.parameters(), device, lr=1e-4), [inputs])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_a_mixture_of_experts_in_any_dtype_is_estimated_as_it_runs(dtype):
+    """torch's fake kernel of _grouped_mm holds CUDA's old bf16-only check; its CPU kernel takes fp32 too, and a
+    float32 MoE trains: the estimate follows it, byte for byte."""
+    fake, real = estimate(moe, {"dtype": dtype}), estimate(moe, {"dtype": dtype}, fake=False)
+    assert [(r.name, r.peak) for r in fake.phases] == [(r.name, r.peak) for r in real.phases]
+
+
 def test_a_value_the_estimate_cannot_know_is_named_where_the_code_read_it():
     """The line that read it, outside torch and the estimator: the user's own, or the library's they called."""
     with fake_world(), pytest.raises(EstimateError) as raised:

@@ -158,6 +158,8 @@ class KnownValues(TorchDispatchMode):
                 return func(real)
         if func in _INDEX_OPS:
             args = self._bool_indices(func, args)
+        if func is aten._grouped_mm.default and args[0].dtype != torch.bfloat16:
+            return _grouped_mm(*args, **kwargs)
         try:
             out = func(*args, **kwargs)
         except (DynamicOutputShapeException, DataDependentOutputException):
@@ -207,6 +209,16 @@ class KnownValues(TorchDispatchMode):
                 for tensor in tree_flatten(arg)[0]:
                     if isinstance(tensor, FakeTensor):
                         self.forget(tensor)
+
+
+def _grouped_mm(mat_a, mat_b, offs=None, bias=None, out_dtype=None):
+    """torch's fake kernel of _grouped_mm (transformers' MoE experts) holds CUDA's bf16-only check, where the CPU
+    kernel takes every float dtype: the output its meta function makes, without the check. The output's values are
+    never known (they come from weights)."""
+    from torch._meta_registrations import _create_grouped_mm_output_tensor
+
+    out = _create_grouped_mm_output_tensor(mat_a, mat_b, offs, out_dtype)
+    return out if bias is None else out.add_(bias)
 
 
 class FakeDeepcopy(TorchFunctionMode):
