@@ -84,6 +84,8 @@ def test_a_card_travels_to_a_commands_processes_as_it_is():
     ({"tiny": "T4", "real": "nope"}, "card='nope' is neither a known card"),  # every scale is checked
     (24, "card=24: expected a card's name"),
     ("0 GiB", "card='0 GiB' is 0 B: a card holds some memory"),
+    ("-24 GiB", "card='-24 GiB' is a negative size: a card holds some memory"),
+    (" -0.5MiB", "card=' -0.5MiB' is a negative size: a card holds some memory"),
 ])
 def test_a_bad_card_is_refused_naming_it(value, says):
     with pytest.raises(ValueError) as caught:

@@ -237,6 +237,7 @@ def _card(value: object, where: str) -> Card:
     named = by_name(value)
     if named is not None:
         return Card(named.name, named.capacity, written=value)
+    _refuse_negative(value, where)
     try:
         size = parse_size(value)
     except ValueError:
@@ -254,6 +255,19 @@ def _card(value: object, where: str) -> Card:
     not_zero(size, f"{where}: card={value!r}", "a card holds some memory: capped at none, no case could run on it")
     _refuse_decimal(value, size, where)
     return Card(format_size(size), size, written=value)
+
+
+def _refuse_negative(value: str, where: str) -> None:
+    """A size but for its minus sign ("-24 GiB") is said to be one, not "neither a known card nor a size"."""
+    sign, _, rest = value.strip().partition("-")
+    if sign:
+        return
+    try:
+        parse_size(rest)
+    except ValueError:
+        return
+    raise ValueError(f"{where}: card={value!r} is a negative size: a card holds some memory (its total as a size with "
+                     "its unit, \"24 GiB\")")
 
 
 def _refuse_decimal(value: str, size: int, where: str) -> None:
