@@ -70,6 +70,24 @@ def format_size(nbytes: float | None) -> str:
     return f"{sign}{int(n)} B"
 
 
+PER_STEP_KIB = 0.1 * MiB  # a growth per step below this is said in KiB: to a hundredth of a MiB it would round away
+
+
+def format_per_step(nbytes: float, low: float | None = None) -> str:
+    """A growth per step, e.g. 1.09 MiB/step, or 24.00 KiB/step below PER_STEP_KIB (GPU allocated's clean allowance
+    is 20 KiB/step: in MiB to two places, 16 and 24 KiB/step, one steady and one growing, both read "0.02"); with
+    `low`, the interval from it: "4.00 .. 44.00 KiB/step", the low end's unit named where it is not the high end's."""
+    def said(n: float) -> tuple[str, str]:
+        return (f"{n / KiB:.2f}", "KiB") if 0 < abs(n) < PER_STEP_KIB else (f"{n / MiB:.2f}", "MiB")
+
+    value, unit = said(nbytes)
+    if low is None:
+        return f"{value} {unit}/step"
+    start, start_unit = said(low)
+    same = start_unit == unit or not low  # zero is zero in any unit
+    return f"{start}{'' if same else ' ' + start_unit} .. {value} {unit}/step"
+
+
 def format_mib(nbytes: float | None) -> str:
     """Render bytes in MiB to 0.1 MiB, e.g. 316669952 -> '302.0 MiB'; None -> '-'.
 

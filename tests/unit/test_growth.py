@@ -804,3 +804,22 @@ def test_a_row_names_the_steps_its_window_read_where_it_passed_over_dips():
     assert "its steps repeat every 5 judged steps and rose by 2.00 MiB/step or more over each such period" in breach
     plain = checked(shape(10, leak(10, 1.5)))
     assert "it rose in 5 of its last 5 judged steps and had not stopped by step 9" in plain.breaches[0]
+
+
+def test_a_growth_of_kibibytes_per_step_is_said_in_kib_not_rounded_to_a_hundredth_of_a_mib():
+    """GPU allocated's clean allowance is 20 KiB/step: in MiB to two places a steady 16 KiB/step and a growing
+    24 KiB/step both read "0.02 MiB/step", the allowance "0.02 MiB/step" too, and 4 KiB/step read "0.00"."""
+    def notes(kib: float) -> list[str]:
+        recs = records(shape(10, {}), vram_allocated=shape(10, leak(10, kib / 1024), base=50))
+        check = growth.check(recs, Peaks(ram_tree=max(r.ram_tree for r in recs)), Budget(ram=4 * GiB, vram=GiB),
+                             100_000)
+        return [n for n in check.breaches + check.notes if n.startswith("GPU allocated")]
+
+    assert notes(4) == ["GPU allocated steady over steps 4-9 (4.00 KiB/step, within the clean allowance 20.00 KiB/step)"]
+    assert notes(16)[0].startswith("GPU allocated steady over steps 4-9 (16.00 KiB/step, within the clean allowance "
+                                   "20.00 KiB/step)")
+    assert notes(24)[0].startswith("GPU allocated grows 24.00 KiB/step over steps 4-9 (4.00 .. 44.00 KiB/step with the "
+                                   "clean allowance)")
+    assert notes(40)[0].startswith("GPU allocated grows 40.00 KiB/step over steps 4-9 (20.00 .. 60.00 KiB/step")
+    assert checked(shape(10, leak(10, 2)), Budget()).notes[0].startswith(  # a MiB figure as before
+        "host RAM grows 2.00 MiB/step over steps 4-9 (1.50 .. 2.50 MiB/step with the clean allowance)")

@@ -76,11 +76,15 @@ def test_a_growth_judged_in_blocks_is_drawn_naming_its_blocks_as_the_verdict_doe
 
 
 def test_a_steady_run_reads_as_its_verdict_says_in_a_committed_report():
+    """The report's plugin wrote every growth in MiB: GPU allocated's 20 KiB/step allowance read "0.02 MiB/step"."""
     row = _rows()["script"]  # the Trainer script on the H100, steps= declared
     for field in ("ram_tree_peak", "vram_allocated"):
         judged = plot_series.projection(row, field)
         assert judged is not None and not judged.grows
-        assert plot_series.growth_note(judged) in row.message, (field, row.message)
+        note = plot_series.growth_note(judged)
+        written = note.replace(plot_series.per_step(judged.allowance), f"{judged.allowance / MiB:.2f} MiB/step")
+        assert written in row.message, (field, row.message)
+    assert "allowance 20.00 KiB/step" in plot_series.growth_note(plot_series.projection(row, "vram_allocated"))
 
 
 def test_a_growth_within_its_recorded_runs_allowance_reads_as_its_verdict_says():

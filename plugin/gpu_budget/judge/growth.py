@@ -45,7 +45,7 @@ from gpu_budget.model.entry import SPREAD_MULTIPLE, Spread
 from gpu_budget.model.figures import Peaks, RankFigures, Step
 from gpu_budget.model.growth import GrowthRecord, ProjectionRecord, allowance_words, recorded_basis
 from gpu_budget.model.metric import JUDGED_GROWTH
-from gpu_budget.units import MiB, format_size
+from gpu_budget.units import format_per_step, format_size
 
 WARMUP, LAST, WINDOW, MIN_STEPS = rises.WARMUP, rises.LAST, rises.WINDOW, rises.MIN_STEPS
 # a run with no step at all most often ran its steps unmarked: how to mark them, not "run more steps"
@@ -311,7 +311,7 @@ class Projection:
         if not g.grows:
             return f"{what} steady {over} ({_per_step(g.slope)}, within {allowance_words(g.allowance, g.recorded_runs)})"
         low, high = g.interval
-        text = (f"{what} grows {_per_step(g.slope)} {over} ({_per_step(low, '')} .. {_per_step(high)} with "
+        text = (f"{what} grows {_per_step(g.slope)} {over} ({format_per_step(high, low)} with "
                 f"{'the clean allowance' if g.recorded_runs is None else 'its recorded allowance'}): " + self._where())
         if self.budget is None:
             return text + " (no budget to compare)"
@@ -466,5 +466,5 @@ def rank_breaches(ranks: Sequence[RankFigures], budget: Budget, steps: int | Non
                                                                             recorded=recorded).breaches]
 
 
-def _per_step(nbytes: float, unit: str = " MiB/step") -> str:
-    return f"{nbytes / MiB:.2f}{unit}"
+def _per_step(nbytes: float) -> str:
+    return format_per_step(nbytes)

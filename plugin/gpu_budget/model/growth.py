@@ -10,15 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpu_budget.model.entry import SPREAD_MULTIPLE
-from gpu_budget.units import MiB
+from gpu_budget.units import format_per_step
 
 
 def allowance_words(allowance: float, runs: int | None) -> str:
     """A growth allowance in a row's words, and where it comes from: the clean runs' (`runs` None), or SPREAD_MULTIPLE
     times the largest growth of the entry's `runs` recorded runs. The verdict's (judge/growth.py) and a plot's."""
     if runs is None:
-        return f"the clean allowance {allowance / MiB:.2f} MiB/step"
-    return f"its recorded allowance {allowance / MiB:.2f} MiB/step {recorded_basis(runs)}"
+        return f"the clean allowance {format_per_step(allowance)}"
+    return f"its recorded allowance {format_per_step(allowance)} {recorded_basis(runs)}"
 
 
 def recorded_basis(runs: int) -> str:

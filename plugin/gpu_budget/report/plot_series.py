@@ -18,7 +18,7 @@ from gpu_budget.measure import rises
 from gpu_budget.model.figures import PhaseRecord
 from gpu_budget.model.growth import ProjectionRecord, allowance_words
 from gpu_budget.model.result import Result
-from gpu_budget.units import MiB, format_size
+from gpu_budget.units import format_per_step, format_size
 
 HOST, GPU = ("ram_tree", "ram"), ("vram_allocated",)  # the verdict's metrics a panel's figure is
 RANK_TITLES = {"ram_tree_peak": "host RAM per rank (peak of each rank's process tree; a budget applies to each rank)",
@@ -53,7 +53,7 @@ class Line:
 
 def per_step(nbytes: float) -> str:
     """A growth per step as the verdict writes it (judge/growth.py)."""
-    return f"{nbytes / MiB:.2f} MiB/step"
+    return format_per_step(nbytes)
 
 
 def projection(result: Result, field: str) -> ProjectionRecord | None:
