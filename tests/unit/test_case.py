@@ -77,6 +77,23 @@ def test_over_budget_fails_unless_expected(tmp_path):
     assert expected.verdict == Verdict.OVER_BUDGET and expected.passed
 
 
+def test_an_expected_over_budget_case_within_its_budget_says_what_was_expected_beside_pass_fail(tmp_path):
+    """Its verdict is "pass" and the gate fails it: the table's cell read "pass FAIL", two words at odds, the why in
+    a message the step summary's table does not hold."""
+    from gpu_budget.report import legend
+    from gpu_budget.report.summary import markdown
+    from gpu_budget.report.terminal import case_line, verdict_text
+
+    within = one(tmp_path, read_mark(ram="1 GiB", expect="over-budget"), measured(500 * MiB)).result
+    assert within.verdict == Verdict.PASS and not within.passed
+    assert verdict_text(within) == "pass FAIL (expected over-budget)"
+    assert "| pass FAIL (expected over-budget) |" in markdown([within], None)
+    assert case_line(within).startswith("s (tiny): pass FAIL (expected over-budget); ")
+    assert any("stayed within it" in line for line in legend.lines([verdict_text(within)]))
+    over = one(tmp_path, read_mark(ram="400 MiB", expect="over-budget"), measured(500 * MiB)).result
+    assert verdict_text(over) == "over-budget (expected)"  # as before: the expected failure happened
+
+
 def test_a_missing_dependency_in_the_child_is_a_skip_with_its_message(tmp_path):
     child = Measurement(status="error", peaks=Peaks(ram=None), error=Failure(kind="missing-dependency", type=None,
                                                                       message="funasr is not installed", traceback=None))

@@ -47,8 +47,8 @@ TERMS = (
          "not read: torch was not preloaded, so none was read"),
     Term("clean allowance", r"\bclean allowance\b", "the most growth per step the growth rule reads in runs "
          "without a leak; a growth within it is read as steady, past it as growth"),
-    Term("expected", r"\(expected\)", "the case reproduces a reported failure (expect=\"over-budget\"): breaking its "
-         "budget is the passing outcome"),
+    Term("expected", r"\(expected( over-budget)?\)", "the case reproduces a reported failure (expect=\"over-budget\"): "
+         "breaking its budget is the passing outcome; pass FAIL (expected over-budget): it stayed within it"),
     Term("unchecked", r"\bunchecked\b", "a budget declared but not checked on this machine (a VRAM budget on a host "
          "without CUDA)"),
     Term("as on", r"\bas on (a [0-9]|[A-Z0-9])", "the case ran as on that card: each process's GPU allocator capped at the card's "

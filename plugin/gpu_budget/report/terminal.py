@@ -81,12 +81,14 @@ def verdict_text(row: Result) -> str:
     measure() says "test FAILED" (the test's own assertion: pytest failed it, so the gate's row does not pass it), and
     so does one whose test failed on another of its cases' verdicts (pytest's word; that case alone counts as failed).
     A test pytest skipped, xfailed or xpassed after measure() says so after the gate's word ("pass, test xfailed"),
-    so its row does not read as a test judged as any other; a case the gate itself skipped is said once."""
+    so its row does not read as a test judged as any other; a case the gate itself skipped is said once. A case
+    expected over budget that stayed within it says what was expected after FAIL ("pass FAIL (expected over-budget)"):
+    "pass FAIL" alone reads as two words at odds."""
     text = row.verdict
     if row.expect and row.verdict == row.expect:
         text += " (expected)"
     if not row.passed:
-        text += " FAIL"
+        text += " FAIL" + (f" (expected {row.expect})" if row.expect and row.verdict == Verdict.PASS else "")
     elif row.test_failed:  # after measure(), or on another of its cases' verdicts (that row says FAIL and why)
         return f"{text}, test FAILED"
     outcome = row.test_outcome
