@@ -40,3 +40,21 @@ def test_without_a_shift_the_message_shows_the_tables_figure_alone():
     cell = terminal.table_rows([row])[0][terminal.HEADERS.index("RAM tree")]
     assert row.message.startswith(f"ram_tree {cell} > baseline 600.00 MiB"), row.message
     assert "floor" not in row.message
+
+
+def test_a_figure_grown_from_a_zero_baseline_is_in_the_change_cell_that_the_regression_rests_on():
+    """A CUDA case whose baseline allocated nothing on the GPU (its model kept on the CPU) and now allocates 12 MiB:
+    no percentage of 0 exists, and the change cell named only the unchanged RAM, "RAM tree +0.0%", beside
+    "regression FAIL"."""
+    measured = Measurement(status="ok", peaks=Peaks(ram=300 * MiB, ram_tree=300 * MiB, vram_allocated=12 * MiB), cuda=True)
+    baseline = Entry(Peaks(ram=300 * MiB, ram_tree=300 * MiB, vram_allocated=0))
+    j = judge(measured, Budget(ram=2**30, vram=2**30), baseline, TOL, ci=True, update=False)
+    row = Result(nodeid="t.py::test_x", scenario="s", scale="tiny", verdict=j.verdict, passed=j.passed,
+                 message=j.message, budget=Budget(ram=2**30, vram=2**30), tolerance=TOL, measurement=measured,
+                 change=j.change, baseline=baseline)
+    assert row.verdict == "regression" and row.change["vram_allocated"] is None, row.message  # the JSON: no ratio
+    cell = terminal.table_rows([row])[0][terminal.HEADERS.index("change")]
+    assert cell == "RAM tree +0.0%, VRAM +12.00 MiB from 0 B"
+    assert "change: RAM tree +0.0%, VRAM +12.00 MiB from 0 B" in terminal.case_detail(row)
+    same = Result.from_json({**row.to_json(), "peaks": Peaks(ram=300 * MiB, ram_tree=300 * MiB, vram_allocated=0).to_json()})
+    assert terminal.table_rows([same])[0][terminal.HEADERS.index("change")] == "RAM tree +0.0%, VRAM 0 B, as before"

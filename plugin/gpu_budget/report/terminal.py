@@ -47,8 +47,21 @@ CHANGE_LABELS = {"ram": "RAM main", "ram_tree": "RAM tree", "ram_tensor": "tenso
 
 
 def _change(row: Result) -> str:
-    parts = [f"{CHANGE_LABELS.get(k, k)} {v:+.1%}" for k, v in row.change.items() if v is not None]
-    return ", ".join(parts) or "-"
+    """Each gated figure's change against the baseline: a percentage, or from a baseline of 0 (no percentage of it
+    exists, and a figure left out hid the one a regression rests on) what it grew by."""
+    parts = [f"{CHANGE_LABELS.get(k, k)} {v:+.1%}" if v is not None else _from_zero(row, k) for k, v in row.change.items()]
+    return ", ".join(part for part in parts if part) or "-"
+
+
+def _from_zero(row: Result, metric: str) -> str | None:
+    """A figure whose baseline is 0: "VRAM +12.00 MiB from 0 B" ("VRAM 0 B, as before"); None where it has no change
+    to say (either figure unknown)."""
+    then = row.baseline.peaks.figure(metric) if row.baseline and metric in set(Metric) else None
+    now = row.peaks.figure(metric) if then == 0 else None
+    if now is None:
+        return None
+    label = CHANGE_LABELS.get(metric, metric)
+    return f"{label} {format_size(now)}, as before" if not now else f"{label} +{format_size(now)} from {format_size(0)}"
 
 
 def setup_lines(rows: list[Result]) -> list[str]:
