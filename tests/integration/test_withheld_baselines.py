@@ -158,3 +158,37 @@ def test_a_write_that_fails_says_so_in_its_rows_and_names_its_file_once(project,
             message
         assert "no baseline yet: recorded" not in message, message
     assert baselines_lines(result) == []
+
+
+TEARDOWN = '''
+S = Scenario(name="alloc", run="runners:alloc", params={"mib": 8})
+
+@pytest.fixture
+def output_checked():
+    yield
+    raise AssertionError("the run wrote no checkpoint")  # a fixture's check of the run, after the test's call
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_checked_at_teardown(gpu_budget, output_checked):
+    gpu_budget.measure(S)
+'''
+
+
+@pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_test_whose_teardown_fails_after_measure_records_nothing_and_its_row_says_why(project, workers, tmp_path,
+                                                                                      monkeypatch):
+    """pytest reports the test an error at its teardown: its run is as broken as one failing its own assertion. Before,
+    the entry was written at the call's report, and the row said "no baseline yet: recorded", its test_outcome
+    "passed", the step summary "1 measured, 0 failed"."""
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester = project(TEARDOWN)
+    result = run(pytester, workers)
+    result.assert_outcomes(passed=1, errors=1)
+    assert not list((pytester.path / "baselines").glob("*/test_mem.json"))
+    row = rows(pytester)["test_checked_at_teardown"]
+    assert (row["verdict"], row["passed"], row["test_outcome"]) == ("no-baseline", True, "failed"), row
+    assert row["test_failure"] == "AssertionError: the run wrote no checkpoint"
+    assert row["message"].startswith("no baseline yet: its test did not pass, so no baseline entry was written")
+    result.stdout.re_match_lines([r"test_mem\.py::test_checked_at_teardown\s+tiny .* no-baseline, test FAILED$"])
+    assert summary.read_text().startswith("### GPU budget: 1 measured, 1 failed on ")

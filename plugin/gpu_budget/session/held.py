@@ -2,10 +2,12 @@
 
 measure() returns its row while the test goes on (`row = gpu_budget.measure(S)`
 then `assert row.info[...]`), so the entry its verdict records is held on the
-test's item until the test's call phase reports: written when the call passed,
-else withheld, its row saying so. An entry measured outside the call (in a
-fixture's setup or teardown) is settled at the teardown's report, on the call's
-outcome and the teardown's.
+test's item until the test's reports settle it: withheld at once where the call
+failed, its row saying so; else written at the teardown's report where that
+passed too (a fixture's check failing at teardown, which pytest reports as the
+test's error, breaks the run as the test's own assertion does). An entry
+measured outside the call (in a fixture's setup or teardown) is settled there
+too, on the call's outcome and the teardown's.
 
 The same report gives each of the test's rows pytest's outcome of it
 (`test_outcome`: its row passed the gate, yet the test may fail after
@@ -46,14 +48,18 @@ class PytestOutcome:
 
     outcome: str
     failure: str | None = None
+    after_passed: bool = False  # a teardown that failed after a call that passed: the test failed all the same
 
     @classmethod
     def of(cls, report: pytest.TestReport) -> PytestOutcome:
         return cls(outcome_word(report), failure_line(report) if report.failed else None)
 
     def given(self, row: Result) -> Result:
-        """`row` (one of the test's) with this outcome, where it has none yet: an earlier report's stands."""
-        return row if row.test_outcome is not None else row.but(test_outcome=self.outcome, test_failure=self.failure)
+        """`row` (one of the test's) with this outcome, where it has none yet: an earlier report's stands, but for a
+        "passed" that a failing teardown after it overturns (pytest reports the test an error)."""
+        if row.test_outcome is not None and not (self.after_passed and row.test_outcome == "passed"):
+            return row
+        return row.but(test_outcome=self.outcome, test_failure=self.failure)
 
 
 _OUTCOMES = pytest.StashKey[list[PytestOutcome]]()  # the test's reports' outcomes so far, setup first
@@ -65,11 +71,13 @@ def hold(item: pytest.Item, write: PendingWrite, row: Result) -> None:
 
 
 def settle(item: pytest.Item, report: pytest.TestReport) -> tuple[list[Held], list[Held]]:
-    """The entries held on the item that this report decides, as (to write, withheld): at the call's report on
-    whether it passed; at the teardown's, any measured since or without a call, on both having passed."""
+    """The entries held on the item that this report decides, as (to write, withheld): at the call's report, withheld
+    where it failed; at the teardown's, the rest, written where both passed."""
     if report.when == "call":
         item.stash[_CALL_PASSED] = report.passed
-        passed = report.passed
+        if report.passed:  # its teardown may fail yet
+            return [], []
+        passed = False
     elif report.when == "teardown":
         passed = item.stash.get(_CALL_PASSED, False) and report.passed
     else:
@@ -118,6 +126,8 @@ def outcome_of(item: pytest.Item, report: pytest.TestReport) -> PytestOutcome | 
         return seen[-1]
     if report.when != "teardown":
         return None
+    if report.failed and call_passed(item):
+        return PytestOutcome("failed", seen[-1].failure, after_passed=True)
     return next((o for kind in ("failed", "skipped", "xfailed", "xpassed") for o in seen if o.outcome == kind),
                 PytestOutcome("passed"))
 

@@ -270,10 +270,11 @@ class BudgetSession:
 
 
 def withhold(item: pytest.Item, data: SessionData, entry: held.Held) -> None:
-    """An entry whose test did not pass is never written: its row says so, and the summary names it."""
-    row = held.withheld_row(entry.row)
-    own_rows.change(item, data.rows, lambda r: row if r is entry.row else r)
-    data.withheld.append(row.nodeid)
+    """An entry whose test did not pass is never written: its row says so, and the summary names it. The row is found
+    by its node id, not as held: the call's report may have given it pytest's outcome since (held.settle)."""
+    nodeid = entry.row.nodeid
+    own_rows.change(item, data.rows, lambda r: held.withheld_row(r) if r.nodeid == nodeid else r)
+    data.withheld.append(nodeid)
 
 
 def gate_start() -> tuple[str | None, object | None]:
