@@ -210,6 +210,19 @@ def test_a_report_or_folder_path_that_cannot_be_written_is_a_usage_error_before_
     assert read(pytester, "--gpu-budget-json=out/r.json", "--gpu-budget-envs=out/new").json == pytester.path / "out" / "r.json"
 
 
+def test_a_json_report_path_naming_a_python_module_is_a_usage_error_not_the_module_overwritten(pytester):
+    """`pytest --gpu-budget --gpu-budget-json test_train.py`, the report's own path left out: the test module was read
+    as the report's path, the session ran the rootdir's tests, and wrote its report over the module."""
+    module = pytester.makepyfile(test_train="def test_x():\n    pass\n")
+    assert usage_error(pytester, "--gpu-budget-json", "test_train.py") == (
+        f"--gpu-budget-json='test_train.py': {module} is an existing Python source, which no report replaces: name "
+        "another file")
+    assert usage_error(pytester, ini="gpu_budget_json = test_train.py\n").endswith(
+        f"gpu_budget_json='test_train.py': {module} is an existing Python source, which no report replaces: name "
+        "another file")
+    assert read(pytester, "--gpu-budget-json=test_new.py").json == pytester.path / "test_new.py"  # none to replace
+
+
 def test_a_plots_folder_that_is_a_file_is_a_usage_error(pytester):
     pytest.importorskip("matplotlib")
     (pytester.path / "f").write_text("x")

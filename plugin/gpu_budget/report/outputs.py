@@ -23,10 +23,18 @@ def unwritable(path: str | Path, others: Iterable[tuple[str, str | Path]] = (), 
             return f"the same file as {given}, {what}: name another"
     if path.is_dir():
         return "a folder, not a file: name the file to write"
-    if code and path.suffix in SOURCES and path.is_file():  # no command writes code: a slip of the path (a test module)
-        return "an existing Python source, which no report replaces: name another file"
+    if code and (why := replaced_source(path)):
+        return why
     if not path.parent.is_dir():
         return f"no folder {path.parent}"
+    return None
+
+
+def replaced_source(path: Path) -> str | None:
+    """Why a report may not be written to `path`: it is an existing Python source (no command or session writes code:
+    a slip of the path, a test module named where the report's path was left out); None where it is not."""
+    if path.suffix in SOURCES and path.is_file():
+        return "an existing Python source, which no report replaces: name another file"
     return None
 
 
