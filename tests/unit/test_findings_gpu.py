@@ -148,3 +148,25 @@ def test_a_run_capped_to_a_smaller_card_is_that_cards_run_and_an_oom_peak_a_lowe
     assert (f"- real, as reported on {named}: died of out-of-memory (out of memory as on RTX 3090 (23.69 GiB), in "
             "phase train_step_1 (step 1)), holding allocated 400.00 MiB (under), reserved 500.00 MiB (over) against "
             "the budget 450.00 MiB") in text
+
+
+def test_an_as_reported_run_says_pytests_outcome_of_its_test_not_the_gates_alone(tmp_path):
+    """The gate passed the case (over its budget, as expected) but pytest failed its test after measure(): the line said
+    "the test passed", the gate's word read as pytest's. A report from before test_outcome says the gate's word."""
+    def written(**fields) -> str:
+        reproduced = {**row("as-reported", [], allocated=1100 * MiB, reserved=1200 * MiB, scale="real", device="cuda",
+                            verdict="over-budget", message="over budget as expected: vram_allocated 1.07 GiB > 1000 MiB"),
+                      "scenario": "s9", "passed": True, "budget": {"ram": None, "vram": 1000 * MiB}, **fields}
+        path = tmp_path / "gpu-s9.json"
+        lora = {**row("lora", ["lora"], allocated=600 * MiB, reserved=700 * MiB, scale="real", device="cuda"),
+                "scenario": "s9"}
+        path.write_text(json.dumps({"version": 3, "hardware": CARD, "results": [reproduced, lora]}))
+        (line,) = [line for line in render(tmp_path, str(path)).splitlines() if line.startswith("- real, as reported")]
+        return line
+
+    assert written(test_outcome="failed", test_failure="AssertionError: the run named no step").endswith(
+        "verdict over-budget, the gate passed it, but the test failed after measure(): AssertionError: the run named no "
+        "step")
+    assert written(test_outcome="passed").endswith("verdict over-budget, the test passed")
+    assert written().endswith("verdict over-budget, the test passed")  # no test_outcome: the gate's word
+    assert written(test_outcome="skipped").endswith("verdict over-budget, the gate passed it, the test skipped")

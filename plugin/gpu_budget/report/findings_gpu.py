@@ -137,12 +137,27 @@ def as_reported_lines(report: GpuReport, scenario: str) -> list[str]:
         p = row.peaks
         figures = ", ".join(f"{name} {format_size(p.figure(key))} ({'over' if p.figure(key) > budget else 'under'})"
                             for name, key in GPU_FIGURES if p.figure(key) is not None)
-        outcome = "the test passed" if row.passed else f"the test failed: {row.message.split(';')[0]}"
+        outcome = test_words(row)
         died = (f"died of out-of-memory ({row.measurement.error.message.split(': ')[0]}), holding "
                 if died_of_memory(row) and row.measurement and row.measurement.error else "")
         lines.append(f"- {row.scale}, as reported on {report.card}: {died}{figures} against the budget {format_size(budget)} "
                      f"({budget / 1e9:g} GB, origin {row.budget_origin or '-'}); verdict {row.verdict}, {outcome}")
     return lines
+
+
+def test_words(row: Result) -> str:
+    """How the row's test ended: pytest's word where the row holds it (the gate may pass a case whose test then failed
+    after measure(), skipped or xfailed), else the gate's (a report from before rows held pytest's outcome)."""
+    if not row.passed:
+        why = row.message.split(";")[0]
+        return f"the test xfailed (an expected failure): {why}" if row.test_outcome == "xfailed" else \
+            f"the test failed: {why}"
+    if row.test_failed:
+        return f"the gate passed it, but the test failed{' after measure()' if row.failed_after else ''}: " \
+               f"{row.test_failure or 'pytest reports why'}"
+    if row.test_outcome in ("skipped", "xfailed", "xpassed"):
+        return f"the gate passed it, the test {row.test_outcome}"
+    return "the test passed"
 
 
 def gpu_table(scenario: str, picked: Sequence[GpuReport]) -> list[str]:
