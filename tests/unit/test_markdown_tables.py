@@ -60,6 +60,16 @@ def test_the_step_summary_heading_counts_a_skipped_case_as_not_measured():
     assert text.startswith("### GPU budget: 2 measured, 1 failed\n")
 
 
+def test_the_step_summary_heading_counts_an_error_that_ran_no_child_as_failed_not_measured():
+    """A case whose environment could not be made (or whose declaration the gate refused) ran no child: its row's
+    figures are all "-". Before, the heading read "2 measured, 1 failed"."""
+    unmade = Result(nodeid="t.py::test_env", scenario="s", scale="tiny", verdict=Verdict.ERROR, passed=False,
+                    message="its environment cannot be made: pip failed", measurement=None)
+    text = markdown([_row("t.py::test_a"), unmade], None)
+    assert text.startswith("### GPU budget: 1 measured, 1 failed\n")
+    assert "- **t.py::test_env**: its environment cannot be made: pip failed" in text.splitlines()
+
+
 def test_the_step_summary_counts_a_test_failing_after_measure_as_failed_and_says_why():
     """The gate passed the row, pytest failed its test on its own assertion: the heading agrees with pytest, the
     verdict cell says so, and the reason is listed; a row the gate failed is said as before, not twice."""

@@ -66,14 +66,16 @@ def test_a_case_whose_test_failed_on_another_cases_verdict_did_not_fail_after_me
     """A test measuring two cases fails on the second's verdict: the first passed its check and the test's code did
     not fail after it. Before, its row said "its test failed after measure(): Failed: [gpu-budget over-budget] host
     RAM peak 147.66 MiB ... > budget 30.00 MiB", the other case's reason, and the summary counted it a second failure."""
+    ran = Measurement(status="ok", peaks=Peaks(ram=40 * 2**20))
     row = Result("t.py::test_x::small", "s1", "tiny", "no-baseline", True, "", label="small", test_outcome="failed",
-                 test_failure="Failed: [gpu-budget over-budget] host RAM peak 147.66 MiB > budget 30.00 MiB")
+                 test_failure="Failed: [gpu-budget over-budget] host RAM peak 147.66 MiB > budget 30.00 MiB",
+                 measurement=ran)
     assert row.failed_after is None and row.test_failed
     assert row.but(test_failure="Failed: [gpu-budget error] measured child failed (exception)").failed_after is None
     own = row.but(test_failure="AssertionError: assert 'gpu-budget' in info")  # the test's own assertion
     assert own.failed_after == "its test failed after measure(): AssertionError: assert 'gpu-budget' in info"
     over = Result("t.py::test_x::sized", "s1", "tiny", "over-budget", False, "host RAM peak 147.66 MiB > budget 30.00 MiB",
-                  label="sized", test_outcome="failed", test_failure=row.test_failure)
+                  label="sized", test_outcome="failed", test_failure=row.test_failure, measurement=ran)
     page = markdown([row, over], None)
     assert page.startswith("### GPU budget: 2 measured, 1 failed\n") and "its test failed after measure()" not in page
     assert verdict_text(row) == "no-baseline, test FAILED"  # pytest's word on its test all the same

@@ -72,7 +72,7 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
     """
     failing = [r for r in rows if not r.passed or r.failed_after]  # on its verdict, or its test after measure()
     expected = sum(1 for r in failing if _xfailed(r))
-    measured = [r for r in rows if r.verdict != Verdict.SKIPPED]  # a skipped case's row ran no child
+    measured = [r for r in rows if _ran(r)]
     head = f"### GPU budget: {len(measured)} measured, {len(failing) - expected} failed"
     if expected:
         head += f", {expected} xfailed (expected failure{'s' if expected != 1 else ''})"
@@ -112,6 +112,12 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
         lines += ["", f"**Plots**{where}: host RAM and GPU memory per phase and step, with the budget and the baseline.",
                   "", *files(plotted)]
     return "\n".join(lines) + "\n"
+
+
+def _ran(row: Result) -> bool:
+    """Whether the heading counts the row measured: a skipped case's row ran no child (or one its skip disowns), nor
+    did an error's without a measurement (an environment not made, a declaration refused), failed but not measured."""
+    return row.verdict != Verdict.SKIPPED and row.measured
 
 
 def _xfailed(row: Result) -> bool:
