@@ -358,3 +358,20 @@ def test_explore_without_hypothesis_is_a_usage_error_with_the_install_command(py
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stderr
     assert f"--gpu-budget-explore needs Hypothesis: pip install '{_extra('explore')}' (the explore extra of " \
         "pytest-gpu-budget)" in result.stderr, result.stderr
+
+
+def test_a_plots_folder_that_cannot_be_written_is_named_once_not_once_per_case(tmp_path):
+    """A folder gone unwritable by the session's end (a file in its place, a read-only or full disk): every case's plot
+    fails alike. Before, the gate listed "plotting <case> failed: FileExistsError(17, 'File exists')" once per case,
+    naming no folder."""
+    from gpu_budget.session import outputs
+    from gpu_budget.session.data import SessionData
+
+    folder = tmp_path / "plots"
+    folder.write_text("not a folder")
+    rows = [_result({**_row(gpu=False), "nodeid": f"memtests/test_x.py::test_{name}"}) for name in ("a", "b", "c")]
+    problems: list[str] = []
+    data = SessionData(rows=list(rows))
+    outputs._plot(data, folder, problems, {"key": "cpu-x86_64"})
+    assert problems == [f"could not write the plots to {folder}: File exists (3 plots not written)"]
+    assert [row.plot for row in data.rows] == [None, None, None]

@@ -61,15 +61,21 @@ def _plot(data: SessionData, folder: Path, problems: list[str], hardware: JsonMa
 
     drawn = [row.nodeid for row in data.rows if plot_series.drawn_phases(row)]  # a child timed out in its first phase too
     names = artifacts.file_names(drawn)
+    unwritten: list[OSError] = []  # the folder's: named once, as every case's plot fails alike (no folder, a full disk)
     for i, row in enumerate(data.rows):
         if row.nodeid in names:
             path = folder / f"{names[row.nodeid]}.png"
             try:
                 plots.write(row, path, hardware)
+            except OSError as exc:
+                unwritten.append(exc)
             except Exception as exc:  # noqa: BLE001  a broken picture must not hide the verdicts
                 problems.append(f"plotting {row.nodeid} failed: {exc!r}")
             else:
                 data.rows[i] = row.but(plot=str(path))
+    if unwritten:
+        count = f"{len(unwritten)} plot{'s' if len(unwritten) != 1 else ''} not written"
+        problems.append(f"could not write the plots to {folder}: {unwritten[0].strerror or unwritten[0]} ({count})")
 
 
 def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionData, options: Options, problems: list[str],
