@@ -144,6 +144,17 @@ def test_the_key_line_is_the_tools_own_reason():
     assert env_failures.key_line(off_a_terminal) == unsatisfiable("gbtiny==2.0", "uv")
 
 
+def index_down(monkeypatch) -> None:
+    """Each installer pointed at an index that refuses connections, and told to give up on it at once."""
+    for key in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "UV_NO_INDEX", "UV_FIND_LINKS", "UV_OFFLINE", "PIP_EXTRA_INDEX_URL",
+                "UV_EXTRA_INDEX_URL", "UV_INDEX"):
+        monkeypatch.delenv(key, raising=False)
+    down = "http://127.0.0.1:9/simple"  # nothing listens on the discard port: connection refused at once
+    for key, value in {"UV_INDEX_URL": down, "UV_DEFAULT_INDEX": down, "UV_HTTP_RETRIES": "0", "PIP_INDEX_URL": down,
+                       "PIP_CONFIG_FILE": "/dev/null", "PIP_RETRIES": "1", "PIP_TIMEOUT": "2"}.items():
+        monkeypatch.setenv(key, value)
+
+
 @pytest.mark.parametrize("name", ["uv", "pip"])
 def test_a_failure_to_reach_the_index_is_not_remembered(tmp_path, monkeypatch, name):
     """An index out of reach (a network outage, a proxy down) says nothing of the requirements: the next session
@@ -152,19 +163,41 @@ def test_a_failure_to_reach_the_index_is_not_remembered(tmp_path, monkeypatch, n
         tool = find_tool(name)
     except EnvironmentFailed as exc:
         pytest.skip(str(exc))
-    for key in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "UV_NO_INDEX", "UV_FIND_LINKS", "UV_OFFLINE", "PIP_EXTRA_INDEX_URL",
-                "UV_EXTRA_INDEX_URL", "UV_INDEX"):
-        monkeypatch.delenv(key, raising=False)
-    down = "http://127.0.0.1:9/simple"  # nothing listens on the discard port: connection refused at once
-    for key, value in {"UV_INDEX_URL": down, "UV_DEFAULT_INDEX": down, "UV_HTTP_RETRIES": "0", "PIP_INDEX_URL": down,
-                       "PIP_CONFIG_FILE": "/dev/null", "PIP_RETRIES": "1", "PIP_TIMEOUT": "2"}.items():
-        monkeypatch.setenv(key, value)
+    index_down(monkeypatch)
     with pytest.raises(EnvironmentFailed) as raised:
         make([MISSING], tmp_path / "envs", tool)
     assert raised.value.kind == "resolve" and "not remembered" in str(raised.value)
-    assert not env_failures.path(tmp_path / "envs", key_of(tool=tool.name)).exists()
+    kept = json.loads(env_failures.path(tmp_path / "envs", key_of(tool=tool.name)).read_text())
+    assert kept["passing"] is True  # for this session's other workers alone
     write_wheel(offline(monkeypatch, tmp_path / "links"), "2.0")  # the index back: the next session tries, and makes it
     assert make([MISSING], tmp_path / "envs", tool).overlay == {"gbtiny": "2.0"}
+
+
+def test_workers_asking_while_the_index_is_out_of_reach_try_once(tmp_path, monkeypatch):
+    """xdist workers wait on one lock: where the index cannot be reached, the one that tried keeps the failure for
+    this session, and the others raise it, instead of each trying the index in turn (each try is minutes where the
+    index times out instead of refusing: pip's 5 retries of PIP_DEFAULT_TIMEOUT each)."""
+    index_down(monkeypatch)
+    tool = find_tool()
+    tries = tmp_path / "tries"
+    counted = tmp_path / "counted-tool"  # the real tool, counting each time it runs
+    counted.write_text(f"#!/bin/sh\necho x >> {tries}\nexec {' '.join(tool.argv)} \"$@\"\n")
+    counted.chmod(0o755)
+    raised = []
+    since = time.time()  # the session's start
+
+    def ask():
+        try:
+            make([MISSING], tmp_path / "envs", Tool(tool.name, (str(counted),)), since=since)
+        except EnvironmentFailed as exc:
+            raised.append(exc)
+
+    at_once(ask, 3)
+    assert (tries.read_text().count("x"), sorted(e.by_another for e in raised)) == (1, [False, True, True])
+    assert len({str(e) for e in raised}) == 1 and "not remembered" in str(raised[0])
+    with pytest.raises(EnvironmentFailed) as later:  # the next session (since: now): tries the index again
+        make([MISSING], tmp_path / "envs", Tool(tool.name, (str(counted),)))
+    assert (later.value.remembered, later.value.by_another, tries.read_text().count("x")) == (False, False, 2)
 
 
 def test_a_failure_is_remembered_under_its_index_and_tried_again_under_another(tmp_path, monkeypatch):
@@ -222,6 +255,6 @@ def test_a_tool_killed_by_a_signal_is_named_so_and_not_remembered(tmp_path, link
     said = str(raised.value)
     assert raised.value.kind == "install" and "killed by SIGKILL" in said and "exit -9" not in said, said
     assert "not remembered" in said
-    assert not (tmp_path / "envs" / env_failures.FOLDER).exists()
     assert not list((tmp_path / "envs").glob("env-*/"))  # the half-made venv is not left behind
     assert make(["gbtiny==1.0"], tmp_path / "envs", tool).overlay == {"gbtiny": "1.0"}  # tried again, and made
+    assert not list((tmp_path / "envs" / env_failures.FOLDER).glob("*.json"))

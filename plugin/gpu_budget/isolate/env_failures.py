@@ -17,10 +17,14 @@ message, so the cases it fails read alike.
 
 Only "resolve" and "install" failures are kept: "torch" is a check of the
 running torch against a kept resolution (instant), and "tool" is this
-host's (uv or pip missing). Nor is one whose tool could not reach the index
+host's (uv or pip missing). One whose tool could not reach the index
 (`unreachable`: a connection refused, a name that does not resolve, a
-timeout), or was killed by a signal (the OOM killer, a cancelled job): an
-outage says nothing of the requirements, and the next session tries again. An entry is written atomically (a temporary file
+timeout), or was killed by a signal (the OOM killer, a cancelled job), is
+kept for its session alone (`passing`): an outage says nothing of the
+requirements, and the next session tries again; but the xdist workers
+waiting on the lock meanwhile raise it, instead of each trying the index in
+turn (minutes each where it times out: pip tries 6 times, PIP_DEFAULT_TIMEOUT
+each). An entry is written atomically (a temporary file
 renamed over it). One that cannot be read (edited by hand, cut off by a full
 disk) counts as absent, and the set is tried again and the entry written
 anew: a lost entry costs one attempt and never a wrong result, where an
@@ -93,18 +97,19 @@ class FailedEntry:
     python: str
     tool: str
     index: tuple[str, ...] = ()  # the index settings it failed under (index_settings.py: no credentials)
+    passing: bool = False  # the index out of reach, or the tool killed: for its session alone
 
     def to_json(self) -> JsonObject:
         return {"requirements": list(self.requirements), "kind": self.kind, "error": self.error,
                 "message": self.message, "seconds": self.seconds, "at": self.at, "python": self.python,
-                "tool": self.tool, "index": list(self.index)}
+                "tool": self.tool, "index": list(self.index), "passing": self.passing}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> FailedEntry:
         """The entry; KeyError, TypeError or ValueError where `data` is not one."""
         entry = cls(tuple(str(r) for r in data["requirements"]), str(data["kind"]), str(data["error"]),
                     str(data["message"]), float(data["seconds"]), float(data["at"]), str(data["python"]),
-                    str(data["tool"]), tuple(str(s) for s in data.get("index", ())))
+                    str(data["tool"]), tuple(str(s) for s in data.get("index", ())), data.get("passing") is True)
         if entry.kind not in KEPT_KINDS:
             raise ValueError(f"kind {entry.kind!r}")
         return entry
@@ -230,8 +235,8 @@ class Memory:
             return
         if known.at >= self.since:  # another process of this session tried while this one waited
             raise EnvironmentFailed(known.kind, known.message, known.error, self.spent(), tool=self.tool,
-                                    by_another=True)
-        if self.retry:
+                                    by_another=True, passing=known.passing)
+        if self.retry or known.passing:  # an earlier session's outage: tried again
             return
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(known.at))
         raise EnvironmentFailed(known.kind, f"{known.message} (remembered: tried {when} under "
@@ -242,13 +247,13 @@ class Memory:
     @contextlib.contextmanager
     def kept(self) -> Iterator[None]:
         """Inside a maker's lock: a resolve or install failure is remembered before the lock is let go, so a process
-        waiting on the lock finds it (check) instead of trying again."""
+        waiting on the lock finds it (check) instead of trying again (a passing one, for this session alone)."""
         try:
             yield
         except EnvironmentFailed as exc:
             exc.seconds, exc.tool = self.spent(), self.tool
-            if exc.kind in KEPT_KINDS and not (exc.remembered or exc.by_another or exc.passing):
+            if exc.kind in KEPT_KINDS and not (exc.remembered or exc.by_another):
                 remember(self.root, self.name, FailedEntry(self.requirements, exc.kind, redact(exc.error), redact(str(exc)),
                                                            exc.seconds, time.time(), sys.executable, self.tool,
-                                                           self.index))
+                                                           self.index, exc.passing))
             raise
