@@ -81,3 +81,26 @@ def test_a_bad_wheelhouse_is_an_error_naming_it(tmp_path, wheels, said):
 def test_a_wheelhouse_that_is_not_a_folder_is_named(tmp_path):
     with pytest.raises(EnvironmentFailed, match=f"{VARIABLE}='{tmp_path / 'absent'}' is not a folder"):
         Wheelhouse.read(tmp_path / "absent")
+
+
+def test_a_requirement_naming_the_running_local_version_is_met_by_it(tmp_path):
+    """"torch==2.13.0+cpu" names the running build itself: pip keeps it, and so does a wheelhouse, which must not
+    say the running environment has "2.13.0" and refuse it."""
+    write_wheel(tmp_path, "1.0", requires=("gbrun==2.0+cpu",))
+    write_wheel(tmp_path, "2.0", name="gbrun")  # the running release, another build: not laid over it
+    house = Wheelhouse.read(tmp_path)
+    running = {"gbrun": "2.0+cpu"}  # running_versions(local=True): the label kept
+    assert house.overlay(["gbrun==2.0+cpu", "gbrun===2.0+cpu", "gbrun==2.0", "gbtiny==1.0"], running) == \
+        {"gbtiny": "1.0"}
+    assert house.unmet({"gbtiny": "1.0"}, running) == ()
+    with pytest.raises(EnvironmentFailed, match=r"cannot resolve gbrun==2\.0\+cu121 .* has 2\.0\+cpu"):
+        house.overlay(["gbrun==2.0+cu121"], running)
+
+
+def test_a_wheelhouse_made_environment_keeps_the_running_torch_a_requirement_pins_by_its_label(tmp_path, monkeypatch,
+                                                                                               unreachable):
+    torch = metadata.version("torch")
+    write_wheel(tmp_path / "house", "1.0")
+    monkeypatch.setenv(VARIABLE, str(tmp_path / "house"))
+    made = make([f"torch=={torch}", "gbtiny==1.0"], tmp_path / "envs", find_tool("pip"))
+    assert made.overlay == {"gbtiny": "1.0"}

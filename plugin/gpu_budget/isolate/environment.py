@@ -134,15 +134,16 @@ def _public(version: str) -> str:
         return version
 
 
-def running_versions() -> dict[str, str]:
-    """Canonical name -> public version of every distribution the running interpreter finds (the first on its path)."""
+def running_versions(local: bool = False) -> dict[str, str]:
+    """Canonical name -> public version of every distribution the running interpreter finds (the first on its path);
+    `local`: the version with its local label ("2.13.0+cpu"), which a requirement may name."""
     from importlib import metadata
 
     found: dict[str, str] = {}
     for dist in metadata.distributions():
         name = dist.name
         if name and canonical(name) not in found:
-            found[canonical(name)] = _public(dist.version)
+            found[canonical(name)] = dist.version if local else _public(dist.version)
     return dict(sorted(found.items()))
 
 
@@ -368,8 +369,9 @@ def _unwritable(root: Path, exc: OSError) -> str:
 def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_failures.Memory,
           wheels: Wheelhouse | None = None) -> EnvironmentRecord:
     t0 = memory.started
-    running = running_versions()
-    overlay, waited = ((wheels.overlay(requirements, running), 0.0) if wheels is not None
+    labelled = running_versions(local=True)  # a requirement may name a local label ("torch==2.13.0+cpu")
+    running = {name: _public(version) for name, version in labelled.items()}
+    overlay, waited = ((wheels.overlay(requirements, labelled), 0.0) if wheels is not None
                        else _resolution(requirements, tool, running, root, memory))
     named = {}
     for line in requirements:
@@ -404,7 +406,7 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
                 shutil.rmtree(folder, ignore_errors=True)
                 raise
             (folder / COMPLETE).write_text(json.dumps({"requirements": list(requirements), "overlay": overlay}) + "\n")
-    left_out = wheels.unmet(overlay, running) if wheels is not None else ()  # the carried resolution's trims
+    left_out = wheels.unmet(overlay, labelled) if wheels is not None else ()  # the carried resolution's trims
     return EnvironmentRecord(requirements, overlay, named, key, memory.tool, round(time.monotonic() - t0, 3), cached,
                              str(_python_of(folder)), tuple(sorted({*conflicts(overlay), *left_out})),
                              round(waited, 3) if waited >= LOCK_WAIT else None, remade=remade)

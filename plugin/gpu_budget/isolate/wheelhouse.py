@@ -28,7 +28,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from gpu_budget.declare.environment import canonical
 from gpu_budget.isolate.env_failures import EnvironmentFailed
@@ -72,9 +72,11 @@ class Wheelhouse:
 
     def overlay(self, requirements: Sequence[str], running: Mapping[str, str]) -> dict[str, str]:
         """The wheels whose version the running environment lacks; EnvironmentFailed naming a requirement that
-        neither the folder nor the running environment meets."""
+        neither the folder nor the running environment meets. running: each running distribution's version with its
+        local label (running_versions(local=True)), which a requirement may name: "torch==2.13.0+cpu" is met by the
+        running 2.13.0+cpu, as pip keeps it."""
         overlay = {name: version for name, (version, _) in sorted(self.wheels.items())
-                   if running.get(name) != _public(version)}
+                   if name not in running or _public(running[name]) != _public(version)}
         for line in requirements:
             req = Requirement(line)
             if req.marker is not None and not req.marker.evaluate({"extra": ""}):
@@ -115,4 +117,7 @@ def _requires(wheel: Path) -> list[str]:
 
 
 def _public(version: str) -> str:
-    return Version(version).public
+    try:
+        return Version(version).public
+    except InvalidVersion:  # a running distribution's own (no wheel's name holds one)
+        return version
