@@ -104,3 +104,20 @@ def test_a_wheelhouse_made_environment_keeps_the_running_torch_a_requirement_pin
     monkeypatch.setenv(VARIABLE, str(tmp_path / "house"))
     made = make([f"torch=={torch}", "gbtiny==1.0"], tmp_path / "envs", find_tool("pip"))
     assert made.overlay == {"gbtiny": "1.0"}
+
+
+def test_an_extra_asked_for_names_what_the_wheelhouse_left_out_of_it(tmp_path, monkeypatch, unreachable):
+    """"gbtiny[fast]" asks for what gbtiny's extra requires (pip installs it): a wheelhouse without it is named
+    among the conflicts, as a plain requirement left out is, not passed over as an extra nobody asked for; an
+    extra asked by a carried wheel counts too."""
+    write_wheel(tmp_path / "house", "1.0", requires=("gbfast>=1; extra == 'fast'", "gbmid[deep]",
+                                                     "gbunused; extra == 'other'"))
+    write_wheel(tmp_path / "house", "1.0", name="gbmid", requires=("gbdeep==3; extra == 'deep'",))
+    house = Wheelhouse.read(tmp_path / "house")
+    assert house.unmet({"gbtiny": "1.0", "gbmid": "1.0"}, {}, ["gbtiny[fast]==1.0"]) == (
+        "gbmid 1.0 needs gbdeep==3 (here none)", "gbtiny 1.0 needs gbfast>=1 (here none)")
+    assert house.unmet({"gbtiny": "1.0", "gbmid": "1.0"}, {}, ["gbtiny==1.0"]) == (
+        "gbmid 1.0 needs gbdeep==3 (here none)",)
+    monkeypatch.setenv(VARIABLE, str(tmp_path / "house"))
+    made = make(["GBTiny[Fast]==1.0"], tmp_path / "envs", find_tool("pip"))
+    assert "gbtiny 1.0 needs gbfast>=1 (here none)" in made.conflicts

@@ -406,7 +406,7 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
                 shutil.rmtree(folder, ignore_errors=True)
                 raise
             (folder / COMPLETE).write_text(json.dumps({"requirements": list(requirements), "overlay": overlay}) + "\n")
-    left_out = wheels.unmet(overlay, labelled) if wheels is not None else ()  # the carried resolution's trims
+    left_out = wheels.unmet(overlay, labelled, requirements) if wheels is not None else ()  # the carried resolution's trims
     return EnvironmentRecord(requirements, overlay, named, key, memory.tool, round(time.monotonic() - t0, 3), cached,
                              str(_python_of(folder)), tuple(sorted({*conflicts(overlay), *left_out})),
                              round(waited, 3) if waited >= LOCK_WAIT else None, remade=remade)

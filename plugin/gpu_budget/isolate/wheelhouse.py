@@ -11,8 +11,8 @@ folder alone. Nothing is resolved on the host; what is checked instead: one
 version per package, every requirement met by the folder or the running
 environment (else EnvironmentFailed, kind "wheels", naming the requirement and
 what the folder holds; instant, so not remembered), and each requirement of
-the carried wheels that neither meets is named among the record's conflicts
-(`unmet`), so the report says what was left out. The failures of one folder's
+the carried wheels that neither meets (an asked extra's too) is named among
+the record's conflicts (`unmet`), so the report says what was left out. The failures of one folder's
 installs are remembered apart from the index's (the tool's label names the
 folder and a digest of what it holds).
 """
@@ -90,22 +90,49 @@ class Wheelhouse:
                                               f"running environment {f'has {running[name]}' if name in running else 'lacks it'}")
         return overlay
 
-    def unmet(self, overlay: Mapping[str, str], running: Mapping[str, str]) -> tuple[str, ...]:
-        """Each requirement of an overlay wheel (its extras' aside) that neither the overlay nor the running
-        environment meets, as "llamafactory 0.9.3 needs gradio<=5.31.0,>=4.38.0 (here none)"."""
+    def unmet(self, overlay: Mapping[str, str], running: Mapping[str, str],
+              requirements: Sequence[str] = ()) -> tuple[str, ...]:
+        """Each requirement of an overlay wheel that neither the overlay nor the running environment meets, as
+        "llamafactory 0.9.3 needs gradio<=5.31.0,>=4.38.0 (here none)": its own, and its extras' where one is asked
+        for ("gbtiny[fast]" in `requirements`, or by another overlay wheel), as pip would install them."""
+        asked = self._extras(overlay, requirements)
         found = []
         for name in overlay:
-            for line in _requires(self.wheels[name][1]):
-                try:
-                    req = Requirement(line)
-                except InvalidRequirement:
-                    continue
-                if req.marker is not None and not req.marker.evaluate({"extra": ""}):
-                    continue
+            for req in self._needs(name, asked.get(name, set())):
                 have = overlay.get(canonical(req.name)) or running.get(canonical(req.name))
                 if have is None or not req.specifier.contains(have, prereleases=True):
                     found.append(f"{name} {overlay[name]} needs {req.name}{req.specifier} (here {have or 'none'})")
         return tuple(sorted(found))
+
+    def _extras(self, overlay: Mapping[str, str], requirements: Sequence[str]) -> dict[str, set[str]]:
+        """Canonical name -> the extras asked of it, by `requirements` and by the overlay wheels' own requirements
+        (what an asked extra requires may ask for another's), to a fixed point."""
+        asked: dict[str, set[str]] = {}
+        for line in requirements:
+            req = Requirement(line)
+            asked.setdefault(canonical(req.name), set()).update(canonical(e) for e in req.extras)
+        grown = True
+        while grown:
+            grown = False
+            for name in overlay:
+                for req in self._needs(name, asked.get(name, set())):
+                    extras = {canonical(e) for e in req.extras}
+                    if not extras <= asked.setdefault(canonical(req.name), set()):
+                        asked[canonical(req.name)] |= extras
+                        grown = True
+        return asked
+
+    def _needs(self, name: str, extras: set[str]) -> list[Requirement]:
+        """The overlay wheel `name`'s requirements that apply here, with `extras` asked of it."""
+        needs = []
+        for line in _requires(self.wheels[name][1]):
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in ("", *sorted(extras))):
+                needs.append(req)
+        return needs
 
 
 def _requires(wheel: Path) -> list[str]:
