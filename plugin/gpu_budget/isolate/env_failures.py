@@ -19,8 +19,9 @@ Only "resolve" and "install" failures are kept: "torch" is a check of the
 running torch against a kept resolution (instant), and "tool" is this
 host's (uv or pip missing). One whose tool could not reach the index
 (`unreachable`: a connection refused, a name that does not resolve, a
-timeout), or was killed by a signal (the OOM killer, a cancelled job), is
-kept for its session alone (`passing`): an outage says nothing of the
+timeout), was killed by a signal (the OOM killer, a cancelled job), or wrote
+to a file system that is full or read-only (`no_room`), is kept for its
+session alone (`passing`): an outage says nothing of the
 requirements, and the next session tries again; but the xdist workers
 waiting on the lock meanwhile raise it, instead of each trying the index in
 turn (minutes each where it times out: pip tries 6 times, PIP_DEFAULT_TIMEOUT
@@ -56,7 +57,11 @@ UNREACHABLE = ("error sending request", "tcp connect error", "dns error", "faile
                "newconnectionerror", "connecttimeouterror", "readtimeouterror", "max retries exceeded",
                "temporary failure in name resolution", "name or service not known", "connection refused",
                "connection reset", "network is unreachable", "could not fetch url")
+# what uv and pip say where a file system they write is full or read-only (the environments folder, their cache, a
+# temporary folder): the disk's fault, not the requirements'
+NO_ROOM = ("no space left on device", "disk quota exceeded", "read-only file system")
 NOT_KEPT = "the index could not be reached: not remembered, the next session tries again"
+NOT_KEPT_NO_ROOM = "a file system it writes is full or read-only: not remembered, the next session tries again"
 NOT_KEPT_KILLED = "the tool was killed: not remembered, the next session tries again"
 _UV_CAUSE = ("├─▶", "╰─▶")  # uv's chain of causes under its "×" line
 
@@ -160,6 +165,13 @@ def unreachable(text: str) -> bool:
     """Whether a tool's output says it could not reach the index (its connection, not the requirements, failed)."""
     lowered = text.lower()
     return any(marker in lowered for marker in UNREACHABLE)
+
+
+def no_room(text: str) -> bool:
+    """Whether a tool's output says a file system it wrote to is full or read-only (the disk, not the requirements,
+    failed)."""
+    lowered = text.lower()
+    return any(marker in lowered for marker in NO_ROOM)
 
 
 def signal_name(number: int) -> str:

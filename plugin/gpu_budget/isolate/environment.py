@@ -205,9 +205,11 @@ def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None, both
         lines = [line.strip() for line in (proc.stderr or proc.stdout).strip().splitlines()[-15:]]
         said = " ".join(line for line in lines if line and not line.startswith("WARNING:"))
         cut_off = env_failures.unreachable(proc.stderr + proc.stdout)  # pip says so in warnings alone
-        raise EnvironmentFailed(kind, f"{what}: {said or f'exit {proc.returncode}'}"
-                                      + (f" ({env_failures.NOT_KEPT})" if cut_off else ""),
-                                env_failures.key_line(proc.stderr or proc.stdout), passing=cut_off)
+        no_room = not cut_off and env_failures.no_room(proc.stderr + proc.stdout)
+        passing = (f" ({env_failures.NOT_KEPT})" if cut_off else f" ({env_failures.NOT_KEPT_NO_ROOM})" if no_room
+                   else "")
+        raise EnvironmentFailed(kind, f"{what}: {said or f'exit {proc.returncode}'}{passing}",
+                                env_failures.key_line(proc.stderr or proc.stdout), passing=bool(passing))
     return proc.stdout + (proc.stderr if both else "")
 
 
