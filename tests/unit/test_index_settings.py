@@ -5,6 +5,7 @@ import os
 
 from gpu_budget.isolate.index_settings import (
     CREDENTIALS,
+    PIP_OFF,
     VARIABLES,
     described,
     from_pip,
@@ -60,7 +61,7 @@ def test_uv_is_given_the_pip_settings_its_own_leave_open(monkeypatch, tmp_path):
     monkeypatch.setenv("PIP_NO_INDEX", "yes")
     assert from_pip(os.environ) == {"UV_NO_INDEX": "1", "UV_INSECURE_HOST": "a.example b.example"}
     assert "UV_NO_INDEX=1 (from PIP_NO_INDEX)" in index_settings("uv")
-    assert tool_environ("pip") == dict(os.environ)
+    assert tool_environ("pip") == {**os.environ, **PIP_OFF}  # no index setting of uv's
 
 
 def test_a_config_file_counts_by_its_content(monkeypatch, tmp_path):
@@ -160,4 +161,4 @@ def test_uv_is_given_the_index_settings_of_pips_configuration(monkeypatch, tmp_p
     monkeypatch.setenv("UV_FIND_LINKS", "/own")
     assert settings("uv") == ("UV_INDEX_URL=https://env.example/simple (from PIP_INDEX_URL)", "UV_FIND_LINKS=/own",
                               "UV_INSECURE_HOST=mirror.example (from pip config global.trusted-host)")
-    assert tool_environ("pip") == dict(os.environ)
+    assert tool_environ("pip") == {**os.environ, **PIP_OFF}  # no index setting of uv's

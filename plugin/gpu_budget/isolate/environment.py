@@ -314,11 +314,12 @@ def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[st
     else:
         _run([sys.executable, "-m", "venv", "--without-pip", str(folder)], "install", "python -m venv failed")
     python = _python_of(folder)
+    site_folder = _site_of(python)
     # a .pth line that imports runs at startup, after the venv's own folder is on sys.path: addsitedir appends, and
     # reads the running folders' own .pth files (an editable install's path among them); BEHIND's first, as a
     # PYTHONPATH comes before site-packages
     behind = f"import os, site; list(map(site.addsitedir, filter(None, os.environ.get({BEHIND!r}, '').split(os.pathsep))))\n"
-    Path(_site_of(python), PTH).write_text(behind + "".join(f"import site; site.addsitedir({p!r})\n" for p in sites))
+    Path(site_folder, PTH).write_text(behind + "".join(f"import site; site.addsitedir({p!r})\n" for p in sites))
     install = ([*tool.argv, "pip", "install", "--quiet", "--python", str(python), "--no-deps", *offline, *pins]
                if tool.name == "uv" else
                [*tool.argv, "--python", str(python), "install", "--quiet", "--no-input", "--no-deps", *offline, *pins])
@@ -329,6 +330,30 @@ def _make_venv(folder: Path, overlay: dict[str, str], tool: Tool, sites: list[st
         named = ", ".join(_named(pins, str(exc)))
         raise EnvironmentFailed("install", f"cannot install {named}: {exc}", exc.error,
                                 passing=exc.passing) from None
+    missing = _not_in(site_folder, overlay)
+    if missing:  # a setting of the tool's own sent them elsewhere: the venv would run the running versions instead
+        raise EnvironmentFailed("tool", f"{', '.join(missing)} is not in the environment {folder} after {tool.name} "
+                                        "installed it without an error: a setting sends its installs elsewhere (pip's "
+                                        "target, prefix or root in its configuration: `pip config list` names it); "
+                                        "remove it, or point PIP_CONFIG_FILE at a file without it")
+
+
+def _not_in(site_folder: str, overlay: Mapping[str, str]) -> list[str]:
+    """Each overlay package ("name version") the venv's site folder holds no distribution of (by its metadata's
+    name and version, as the folder's own name may spell them otherwise)."""
+    from importlib import metadata
+
+    held = {(canonical(dist.name), _comparable(dist.version)) for dist in metadata.distributions(path=[site_folder])
+            if dist.name}
+    return [f"{name} {version}" for name, version in overlay.items() if (name, _comparable(version)) not in held]
+
+
+def _comparable(version: str) -> Version | str:
+    """A version as two spellings of it compare equal ("1.0" and "1.0.0"), its local label aside."""
+    try:
+        return Version(Version(version).public)
+    except InvalidVersion:
+        return version
 
 
 def make(requirements: Sequence[str], root: Path, tool: Tool | None = None, since: float | None = None,

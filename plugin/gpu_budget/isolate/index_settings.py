@@ -164,9 +164,20 @@ def _pip_config(keep: Path | None = None) -> dict[str, Setting]:
     return pip_config.settings(_config_files("pip"), keep)
 
 
+# pip's settings that say where an install goes, or make a resolution drop what is installed or what a requirement
+# needs: the user's, for their own installs. A case's environment is the gate's to place (pip's --python), resolved
+# whole against the running one, so pip runs without them: the variables removed, the switches turned off by a
+# variable (which wins over pip's configuration files; a file's target, prefix or root cannot be, and is found by
+# what the install left: environment.py)
+PIP_PLACES = ("PIP_TARGET", "PIP_PREFIX", "PIP_ROOT")
+PIP_OFF = {"PIP_USER": "0", "PIP_IGNORE_INSTALLED": "0", "PIP_UPGRADE": "0", "PIP_NO_DEPS": "0"}
+
+
 def tool_environ(tool: str) -> dict[str, str]:
-    """The environment `tool` runs with: this process's, and for uv pip's index settings as uv's own (from_pip)."""
-    return {**os.environ, **(from_pip(os.environ, _pip_config()) if tool == "uv" else {})}
+    """The environment `tool` runs with: this process's, and for uv pip's index settings as uv's own (from_pip), without
+    pip's install places and switches (PIP_PLACES, PIP_OFF)."""
+    environ = {name: value for name, value in os.environ.items() if name not in PIP_PLACES}
+    return {**environ, **PIP_OFF, **(from_pip(os.environ, _pip_config()) if tool == "uv" else {})}
 
 
 def index_settings(tool: str, keep: Path | None = None) -> tuple[str, ...]:
