@@ -261,3 +261,16 @@ def test_a_relative_requirements_file_that_cannot_be_read_names_where_it_was_loo
     with pytest.raises(ValueError, match=re.escape(f"requirements file 'sub/req.txt' ({tmp_path / 'sub' / 'req.txt'}, "
                                                    "relative to the working folder) cannot be read")):
         Environment(files=["sub/req.txt"])
+
+
+def test_a_hashed_lock_file_is_refused_naming_its_option_not_called_invalid(tmp_path):
+    """pip-compile and `uv pip compile --generate-hashes` write each pin with --hash options, which pip reads: the
+    environment cannot check them (it installs NAME==VERSION), so the file is refused saying so, not as a line
+    that is no PEP 508 requirement."""
+    lock = tmp_path / "requirements.txt"
+    lock.write_text(f"{OLD} \\\n    --hash=sha256:{'0' * 64} \\\n    --hash=sha256:{'1' * 64}\n    # via -r req.in\n")
+    with pytest.raises(ValueError) as refused:
+        Environment(files=[str(lock)])
+    said = str(refused.value)
+    assert "not a valid requirement" not in said, said
+    assert "--hash" in said and "cannot check" in said and "--generate-hashes" in said, said

@@ -43,6 +43,7 @@ def parse_requirement(text: str, where: str = "") -> Requirement:
 
 _COMMENT = re.compile(r"(^|\s)#.*$")  # pip's: a '#' at the start or after whitespace (a tab too) opens a comment
 _INCLUDE = re.compile(r"^(?:-r\s*|--requirement(?:\s+|\s*=\s*))(?P<path>\S.*)$")
+_OPTION = re.compile(r"\s(--[a-z][a-z-]*)")  # a per-requirement option after the requirement (--hash=sha256:...)
 
 
 def _file_lines(path: Path, where: str, seen: frozenset[Path] = frozenset()) -> tuple[str, ...]:
@@ -66,6 +67,13 @@ def _file_lines(path: Path, where: str, seen: frozenset[Path] = frozenset()) -> 
         if line.startswith("-"):
             raise ValueError(f"{where}requirements file {str(path)!r}: {line!r}: only requirement lines and -r "
                              "includes are read (no -c, -e or index options)")
+        option = _OPTION.search(line)
+        if option:
+            hashes = ("an environment cannot check hashes (it installs NAME==VERSION from the index or wheelhouse); write "
+                      "the file without them (a lock made without --generate-hashes)") if option.group(1) == "--hash" \
+                else "an environment could not honour it as pip would; write the line without it"
+            raise ValueError(f"{where}requirements file {str(path)!r}: {line.split()[0]!r} has pip's per-requirement "
+                             f"option {option.group(1)}: {hashes}")
         parse_requirement(line, f"{where}requirements file {str(path)!r}: ")
         lines.append(line)
     return tuple(dict.fromkeys(lines))
