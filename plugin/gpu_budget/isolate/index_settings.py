@@ -10,7 +10,10 @@ holds, as are pip's constraint files named in its configuration), and a
 digest of each configuration file the tool reads (its index lines may be
 there); uv is given pip's variables, and the index settings and constraint
 files of pip's configuration files (pip_config.py), as its own
-where none of its own replaces them (`from_pip`). A URL's credentials
+where none of its own replaces them (`from_pip`). So do the settings that let a
+resolution take a pre-release or pick other versions (PIP_PRE, UV_PRERELEASE,
+UV_RESOLUTION, UV_OVERRIDE and UV_EXCLUDE by what their files hold): a
+resolution kept without one is not another's with it. A URL's credentials
 (`user:password@`) are never kept: they are written `***@`, and count by a
 slow salted digest (one entry, "credentials (pbkdf2 DIGEST)", which no
 message names), so a changed password alone is a new key: a failure
@@ -34,9 +37,10 @@ from gpu_budget.isolate.pip_config import Setting
 
 VARIABLES = {
     "pip": ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_TRUSTED_HOST",
-            "PIP_CONFIG_FILE", "PIP_CONSTRAINT"),
+            "PIP_CONFIG_FILE", "PIP_CONSTRAINT", "PIP_PRE"),
     "uv": ("UV_DEFAULT_INDEX", "UV_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_FIND_LINKS", "UV_NO_INDEX",
-           "UV_OFFLINE", "UV_INDEX_STRATEGY", "UV_INSECURE_HOST", "UV_CONFIG_FILE", "UV_NO_CONFIG", "UV_CONSTRAINT"),
+           "UV_OFFLINE", "UV_INDEX_STRATEGY", "UV_INSECURE_HOST", "UV_CONFIG_FILE", "UV_NO_CONFIG", "UV_CONSTRAINT",
+           "UV_PRERELEASE", "UV_RESOLUTION", "UV_OVERRIDE", "UV_EXCLUDE"),
 }
 # pip's settings uv is given as its own where the user set no uv counterpart (uv reads none of pip's): pip's name ->
 # uv's, the uv names that replace it, and how uv separates a list's items
@@ -47,14 +51,17 @@ FOR_UV = {
     "PIP_NO_INDEX": ("UV_NO_INDEX", ("UV_NO_INDEX",), None),
     "PIP_TRUSTED_HOST": ("UV_INSECURE_HOST", ("UV_INSECURE_HOST",), " "),
     "PIP_CONSTRAINT": ("UV_CONSTRAINT", ("UV_CONSTRAINT",), " "),
+    "PIP_PRE": ("UV_PRERELEASE", ("UV_PRERELEASE",), None),  # a pre-release taken where it is the best match
 }
 # the settings that name folders of wheels, and how each separates its items (None: whitespace)
 _LINKS = {"PIP_FIND_LINKS": None, "UV_FIND_LINKS": ","}
-# the settings that name constraint files (whitespace-separated): what a file holds is what the resolution reads
-_CONSTRAINTS = ("PIP_CONSTRAINT", "UV_CONSTRAINT")
+# the settings that name constraint (override, exclude) files, whitespace-separated: what a file holds is what the
+# resolution reads
+_CONSTRAINTS = ("PIP_CONSTRAINT", "UV_CONSTRAINT", "UV_OVERRIDE", "UV_EXCLUDE")
 # uv's index strategy that reads every index alike, as pip does (uv's default reads the first holding a package)
 BEST_MATCH = "unsafe-best-match"
 _TRUE = ("1", "true", "yes", "on")
+_SWITCHES = {"PIP_NO_INDEX": "1", "PIP_PRE": "allow"}  # pip's switches, as uv spells them turned on
 _INDEXES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
 _CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
 CREDENTIALS = "credentials (pbkdf2 "  # the entry that keys the URLs' credentials by their digest alone
@@ -148,9 +155,9 @@ def from_pip(environ: Mapping[str, str], config: Mapping[str, Setting] | None = 
         value = given.get(pip_name, "").strip()
         if not value or any(environ.get(name) for name in replaced_by) or (no_index and pip_name in _INDEXES):
             continue
-        if pip_name == "PIP_NO_INDEX":
+        if pip_name in _SWITCHES:
             if value.lower() in _TRUE:
-                found[uv_name] = "1"
+                found[uv_name] = _SWITCHES[pip_name]
         else:
             found[uv_name] = separator.join(value.split()) if separator else value
     if "UV_EXTRA_INDEX_URL" in found and not environ.get("UV_INDEX_STRATEGY"):

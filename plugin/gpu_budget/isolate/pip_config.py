@@ -30,7 +30,8 @@ from gpu_budget.isolate import pip_readings
 
 # pip's option names -> its variables' names (index_settings.FOR_UV maps these to uv's)
 OPTIONS = {"index-url": "PIP_INDEX_URL", "extra-index-url": "PIP_EXTRA_INDEX_URL", "find-links": "PIP_FIND_LINKS",
-           "no-index": "PIP_NO_INDEX", "trusted-host": "PIP_TRUSTED_HOST", "constraint": "PIP_CONSTRAINT"}
+           "no-index": "PIP_NO_INDEX", "trusted-host": "PIP_TRUSTED_HOST", "constraint": "PIP_CONSTRAINT",
+           "pre": "PIP_PRE"}
 SECTIONS = ("global", "install")  # what `pip install` reads, the later winning
 TIMEOUT = 60  # seconds for `pip config list`
 _LOOKED_AT = re.compile(r"^  (\S.*), exists: (True|False)$")  # a file `pip config debug` names, under its kind
