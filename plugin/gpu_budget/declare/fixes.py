@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import importlib.machinery
 import importlib.util
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from gpu_budget.declare.env_vars import env_text
@@ -333,14 +333,15 @@ def _why(a: Fix, b: Fix) -> str:
     return f"{a.name if b.name in a.conflicts else b.name} declares the conflict"
 
 
-def missing(fix: Fix, cuda: bool) -> list[str]:
-    """The requirements of `fix` this host lacks: 'cuda' from the device probe, packages by find_spec."""
+def missing(fix: Fix, cuda: bool, installed: Callable[[str], bool] | None = None) -> list[str]:
+    """The requirements of `fix` this host lacks: 'cuda' from the device probe, packages by find_spec (`installed`:
+    where the case runs in an environment of its own, whether its interpreter finds a module)."""
     out = []
     for need in fix.needs:
         if need == CUDA:
             if not cuda:
                 out.append(CUDA)
-        elif not _installed(need):
+        elif not (installed or _installed)(need):
             out.append(need)
     return out
 

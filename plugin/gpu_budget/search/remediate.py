@@ -59,10 +59,12 @@ def weight(fix: Fix) -> int:
     return 1 + fix.rank
 
 
-def lattice(scenario: Scenario, cuda: bool, scale: str | None = None) -> tuple[list[Fix], dict[str, str]]:
+def lattice(scenario: Scenario, cuda: bool, scale: str | None = None,
+            installed: Callable[[str], bool] | None = None) -> tuple[list[Fix], dict[str, str]]:
     """The fixes the search may combine (cheapest first), and why each other offered remedy was left out.
 
-    scale: the one the candidates are measured at (None: any of the scenario's).
+    scale: the one the candidates are measured at (None: any of the scenario's). installed: whether a fix's package
+    is found where the case runs (its own environment's interpreter; None: this one).
     """
     offered = scenario.offered() or library.registered()
     table = {f.name: f for f in (*library.registered(), *offered)}
@@ -73,7 +75,7 @@ def lattice(scenario: Scenario, cuda: bool, scale: str | None = None) -> tuple[l
         library.unknown_rival(fix, table, f"scenario {scenario.name!r}: ")  # never kept apart from it
         if not fix.remedy or fix.name in scenario.fixes:
             continue
-        lacking = library.missing(fix, cuda)
+        lacking = library.missing(fix, cuda, installed)
         clash = _applied_clash(scenario, fix, table)
         unfit = None if scenario.command is None or not fix.applies_to_commands else _unfit(scenario, fix, scale)
         if scenario.command is not None and not fix.applies_to_commands:
@@ -187,13 +189,15 @@ def _idle(scenario: Scenario, candidate: Scenario, chosen: list[Fix]) -> bool:
 
 
 def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bool = False,
-           max_runs: int = DEFAULT_MAX_RUNS, scale: str | None = None) -> Remediation:
+           max_runs: int = DEFAULT_MAX_RUNS, scale: str | None = None,
+           installed: Callable[[str], bool] | None = None) -> Remediation:
     """Measure fix sets of `scenario`, cheapest first, until one passes or `max_runs` runs are spent.
 
     measure(candidate Scenario) -> a Trial (its fixes left empty: the search names them): one real run judged
     against the failing case's budget (trial_outcome), at `scale` (None: any of the scenario's). A set whose Trial
     is `crashed` (its child raised or died of something other than memory) is in no larger set that is run: each
     would crash again, at a real run's cost. A pass whose `not_applied` names a fix of the set is no answer.
+    installed: whether a fix's package is found where the case runs (lattice).
     """
     if not isinstance(max_runs, int) or isinstance(max_runs, bool) or max_runs < 1:
         raise ValueError(f"max_runs={max_runs!r}: expected a whole number >= 1")
@@ -202,7 +206,7 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
                          "of the scenario's")
     if not isinstance(cuda, bool):  # "yes" would run the fixes needing a GPU, None leave them out
         raise ValueError(f"cuda={cuda!r}: expected True or False (whether the measured children have a CUDA GPU)")  # noqa: TRY004  as max_runs
-    usable, skipped = lattice(scenario, cuda, scale)
+    usable, skipped = lattice(scenario, cuda, scale, installed)
     tried: list[Trial] = []
     left = _Left()
     walk = candidates(scenario, usable)

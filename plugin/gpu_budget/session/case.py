@@ -11,6 +11,8 @@ record (recording.py for several runs), extras (remediation, a snapshot).
 from __future__ import annotations
 
 import datetime
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -22,6 +24,7 @@ from gpu_budget.declare.marks import BudgetMark, expectation_problem
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate.environment import EnvironmentFailed
 from gpu_budget.isolate.forkserver import PrepareFailed
+from gpu_budget.isolate.importable import importable_in
 from gpu_budget.isolate.program import OutsideEnvironment
 from gpu_budget.isolate.protocol import RunChild
 from gpu_budget.isolate.remote import RemoteFailed
@@ -311,6 +314,13 @@ def record(ask: Ask, judged: Judged) -> Outcome | tuple[Result, PendingWrite | N
     return result.but(message=message), write
 
 
+def own_environment(measurement: Measurement) -> Callable[[str], bool] | None:
+    """Whether a fix's package is found in the environment the case ran in, where it is one of its own (a venv over
+    the running one): its fixes are that environment's to run; None (this interpreter) where it is the running one."""
+    env = measurement.environment
+    return importable_in(env.python) if env is not None and env.python and env.python != sys.executable else None
+
+
 def extras(ask: Ask, result: Result, judged: Judged) -> Result:
     """What a judged row gets beside its verdict: the cheapest passing fixes (--gpu-budget-remediate), the memory
     snapshot of a failing CUDA case (--gpu-budget-snapshot=rerun)."""
@@ -321,7 +331,8 @@ def extras(ask: Ask, result: Result, judged: Judged) -> Result:
 
         try:
             remedy = remediate.search(ask.case.scenario, trial, cuda=mark.device == "cuda",
-                                      max_runs=options.remediate_max_runs, scale=options.scale)
+                                      max_runs=options.remediate_max_runs, scale=options.scale,
+                                      installed=own_environment(measurement))
         except FixError as exc:  # a fix naming no fix (a misspelt conflicts=): no answer could be trusted; the row kept
             return result.but(verdict=Verdict.ERROR, passed=False, message=f"{result.message}; remediation not "
                                                                            f"searched: {exc}")
