@@ -53,7 +53,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -177,11 +177,17 @@ def _digest(value: object) -> str:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` (created): other processes, xdist workers among them, wait here."""
+def _locked(path: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """An exclusive lock on `path` (created): other processes, xdist workers among them, wait here, `waiting` called
+    once before a wait."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another process holds it
+            if waiting is not None:
+                waiting()
+            fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
         finally:
@@ -357,12 +363,14 @@ def _comparable(version: str) -> Version | str:
 
 
 def make(requirements: Sequence[str], root: Path, tool: Tool | None = None, since: float | None = None,
-         retry: bool = False) -> EnvironmentRecord:
+         retry: bool = False, say: Callable[[str], None] | None = None) -> EnvironmentRecord:
     """The environment of `requirements`, made under `root` or found made there; EnvironmentFailed where it cannot be.
 
     A failure to resolve or install is remembered under `root` (env_failures.py) and raised again at once by a
     later session, without trying, unless `retry` (--gpu-budget-update). since: when the session began
     (time.time(); default: now), so that one remembered from then on is read as another process's of this one.
+    say: told a line as a resolve or an install starts, or a wait on another process's (minutes, where an index
+    times out: a wait said nowhere looks like a hang).
     """
     t0 = time.monotonic()
     root, tool = Path(root).resolve(), tool or find_tool()
@@ -377,7 +385,7 @@ def make(requirements: Sequence[str], root: Path, tool: Tool | None = None, sinc
                                  index_settings(tool.name, root))
     try:
         memory.check()
-        made = _make(requirements, root, tool, memory, wheels)
+        made = _make(requirements, root, tool, memory, wheels, _Saying(requirements, say))
         env_failures.forget(root, memory.name)  # made (tried again, or past an unreadable entry): no failure to keep
     except EnvironmentFailed as exc:
         exc.seconds, exc.tool = memory.spent(), memory.tool
@@ -393,13 +401,29 @@ def _unwritable(root: Path, exc: OSError) -> str:
             "--gpu-budget-envs at one that can")
 
 
+@dataclass(frozen=True)
+class _Saying:
+    """What make() says of one environment's steps, where it was given a way to (`say`)."""
+
+    requirements: tuple[str, ...]
+    say: Callable[[str], None] | None
+
+    def __call__(self, doing: str, how: str = "") -> None:
+        if self.say is not None:
+            self.say(f"gpu-budget: {doing} the environment of {', '.join(self.requirements)}{how}")
+
+    def waiting(self, doing: str) -> Callable[[], None]:
+        return lambda: self(f"waiting for another process {doing}")
+
+
 def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_failures.Memory,
-          wheels: Wheelhouse | None = None) -> EnvironmentRecord:
+          wheels: Wheelhouse | None = None, saying: _Saying | None = None) -> EnvironmentRecord:
+    saying = saying or _Saying(requirements, None)
     t0 = memory.started
     labelled = running_versions(local=True)  # a requirement may name a local label ("torch==2.13.0+cpu")
     running = {name: _public(version) for name, version in labelled.items()}
     overlay, waited = ((wheels.overlay(requirements, labelled), 0.0) if wheels is not None
-                       else _resolution(requirements, tool, running, root, memory))
+                       else _resolution(requirements, tool, running, root, memory, saying))
     named = {}
     for line in requirements:
         name = canonical(Requirement(line).name)
@@ -419,7 +443,7 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
                    "from": memory.tool, "index": list(memory.index)})  # another index may hold another wheel of a version
     folder = root / f"env-{key}"
     asked = time.monotonic()
-    with _locked(root / f"env-{key}.lock"), memory.kept():
+    with _locked(root / f"env-{key}.lock", saying.waiting("making")), memory.kept():
         waited += time.monotonic() - asked  # another process (an xdist worker) making it holds the lock
         cached = (folder / COMPLETE).exists()
         remade = not cached and folder.exists()  # cut off while it was being made (a session killed): said
@@ -427,6 +451,7 @@ def _make(requirements: tuple[str, ...], root: Path, tool: Tool, memory: env_fai
             memory.check()  # another process failed to make it while this one waited
             if remade:
                 shutil.rmtree(folder)
+            saying(f"installing {', '.join(f'{n}=={v}' for n, v in overlay.items())} into", f" ({tool.name})")
             try:
                 _make_venv(folder, overlay, tool, sites, wheels.folder if wheels is not None else None)
             except BaseException:
@@ -471,7 +496,7 @@ def _conflicts(overlay: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def _resolution(requirements: tuple[str, ...], tool: Tool, running: dict[str, str], root: Path,
-                memory: env_failures.Memory) -> tuple[dict[str, str], float]:
+                memory: env_failures.Memory, saying: _Saying) -> tuple[dict[str, str], float]:
     """The overlay of `requirements`, resolved once for these inputs and kept under `root/resolved`, and the seconds
     spent waiting on its lock while another process resolved it; a failure is remembered (`memory`) before the lock
     is let go."""
@@ -480,11 +505,12 @@ def _resolution(requirements: tuple[str, ...], tool: Tool, running: dict[str, st
                    "index": list(memory.index)})  # another index may hold another release that satisfies them
     kept = root / "resolved" / f"{key}.json"
     asked = time.monotonic()
-    with _locked(root / "resolved" / f"{key}.lock"), memory.kept():
+    with _locked(root / "resolved" / f"{key}.lock", saying.waiting("resolving")), memory.kept():
         waited = time.monotonic() - asked  # resolving is part of making: a wait here is a wait for another's
         if kept.exists():
             return json.loads(kept.read_text()), waited
         memory.check()  # another process failed to resolve it while this one waited
+        saying("resolving", f" ({tool.name})")
         overlay = resolve(requirements, tool, running)
         tmp = kept.with_suffix(".tmp")
         tmp.write_text(json.dumps(overlay, sort_keys=True) + "\n")

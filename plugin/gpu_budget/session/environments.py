@@ -29,8 +29,8 @@ from gpu_budget.model.result import EnvironmentRecord
 
 class Environments:
     def __init__(self, root: Callable[[], Path], on_made: Callable[[EnvironmentRecord], None],
-                 retry: bool = False) -> None:
-        self._root, self._on_made = root, on_made
+                 retry: bool = False, say: Callable[[str], None] | None = None) -> None:
+        self._root, self._on_made, self._say = root, on_made, say  # say: a line on the terminal as making starts
         self._since, self._retry = time.time(), retry  # a failure remembered from now on is this session's
         self._made: dict[tuple[str, ...], EnvironmentRecord | EnvironmentFailed] = {}
         self._remotes: dict[str, Remote] = {}
@@ -41,7 +41,8 @@ class Environments:
         lines = environment.lines
         if lines not in self._made:
             try:
-                self._made[lines] = made = make(lines, self._root(), since=self._since, retry=self._retry)
+                self._made[lines] = made = make(lines, self._root(), since=self._since, retry=self._retry,
+                                                say=self._say)
             except EnvironmentFailed as exc:
                 self._made[lines] = exc
                 self._on_made(exc.record(lines))

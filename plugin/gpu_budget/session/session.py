@@ -80,9 +80,10 @@ class BudgetSession:
         self.machine = Machine(self.options, self.data, self.is_worker)
         self.problems: list[str] = []  # session-level failures: the fail-safe, baseline writes
         self.warnings: list[str] = []  # the fail-safe's findings where it does not fail (no CI)
+        say = say_now(config)
         self.environments = Environments(lambda: environments_folder(config, self.options.envs),
-                                         self.data.environments.append, retry=self.options.update)
-        self.run_child = ChildRunner(self.options, assets_folder(config, self.options.enabled), self.environments, say_now(config))
+                                         self.data.environments.append, retry=self.options.update, say=say)
+        self.run_child = ChildRunner(self.options, assets_folder(config, self.options.enabled), self.environments, say)
         self.written, self.unwritten = Counter[str](), Unwritten()  # entries written per file; the files that failed
         # the commit measured, read before the session writes anything (its baselines would make the tree dirty)
         self.revision = (revision.state(config.rootpath) if self.options.enabled and self.options.json
