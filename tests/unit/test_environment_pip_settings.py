@@ -2,13 +2,19 @@
 target) are the user's for their own installs, not for a case's environment, whose place and resolution the gate
 decides (isolate/environment.py): made for real with pip reading a folder of hand-written wheels alone."""
 
+import os
 import subprocess
+import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 from local_wheels import offline, write_wheel
 
 from gpu_budget.isolate import env_failures
 from gpu_budget.isolate.environment import EnvironmentFailed, find_tool, make
+
+PLUGIN = Path(__file__).resolve().parents[2] / "plugin"
 
 
 @pytest.fixture
@@ -46,3 +52,20 @@ def test_an_install_a_pip_conf_sends_elsewhere_fails_naming_it_and_is_not_kept(t
     assert "target" in said and "pip config list" in said, said
     assert not list((tmp_path / "envs").glob("env-*/"))  # not left as if made
     assert not (tmp_path / "envs" / env_failures.FOLDER).exists()
+
+
+def test_pips_virtualenv_guard_does_not_refuse_a_running_environment_that_is_no_venv(tmp_path, monkeypatch, pip):
+    """PIP_REQUIRE_VIRTUALENV=1, a guard many set against installing into a system Python, refused the resolve where
+    the running environment is no venv (a conda environment, a system or pyenv Python): but the resolve installs
+    nothing there, and the install goes to the gate's own venv. Run by the running venv's base interpreter."""
+    base = Path(sys.base_prefix) / "bin" / "python3"
+    if sys.prefix == sys.base_prefix or not base.exists() or subprocess.run(
+            [base, "-m", "pip", "--version"], capture_output=True, check=False).returncode:
+        pytest.skip("no base interpreter with pip behind a running venv here")
+    monkeypatch.setenv("PIP_REQUIRE_VIRTUALENV", "1")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(PLUGIN), sysconfig.get_paths()["purelib"]]))  # its imports
+    script = ("import sys; from gpu_budget.isolate.environment import find_tool, make; "
+              "print(make(['gbtiny==1.0'], sys.argv[1], find_tool('pip')).python)")
+    done = subprocess.run([base, "-c", script, str(tmp_path / "envs")], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-600:]
+    assert imported_from(done.stdout.strip()).startswith(str(tmp_path / "envs"))

@@ -177,7 +177,10 @@ def _pip_config(keep: Path | None = None) -> dict[str, Setting]:
 # variable (which wins over pip's configuration files; a file's target, prefix or root cannot be, and is found by
 # what the install left: environment.py)
 PIP_PLACES = ("PIP_TARGET", "PIP_PREFIX", "PIP_ROOT")
-PIP_OFF = {"PIP_USER": "0", "PIP_IGNORE_INSTALLED": "0", "PIP_UPGRADE": "0", "PIP_NO_DEPS": "0"}
+PIP_OFF = {"PIP_USER": "0", "PIP_IGNORE_INSTALLED": "0", "PIP_UPGRADE": "0", "PIP_NO_DEPS": "0",
+           # a guard against installing into a Python that is no venv: the resolve installs nothing in the running one
+           # (a conda environment, a system Python), and the install goes to the gate's own venv
+           "PIP_REQUIRE_VIRTUALENV": "0"}
 
 
 def tool_environ(tool: str) -> dict[str, str]:
