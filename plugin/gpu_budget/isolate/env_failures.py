@@ -19,7 +19,7 @@ Only "resolve" and "install" failures are kept: "torch" is a check of the
 running torch against a kept resolution (instant), and "tool" is this
 host's (uv or pip missing). One whose tool could not reach the index
 (`unreachable`: a connection refused, a name that does not resolve, a
-timeout), was killed by a signal (the OOM killer, a cancelled job), or wrote
+timeout, an index or proxy answering with a server error), was killed by a signal (the OOM killer, a cancelled job), or wrote
 to a file system that is full or read-only (`no_room`), is kept for its
 session alone (`passing`): an outage says nothing of the
 requirements, and the next session tries again; but the xdist workers
@@ -56,7 +56,10 @@ KEPT_KINDS = ("resolve", "install")
 UNREACHABLE = ("error sending request", "tcp connect error", "dns error", "failed to lookup address",
                "newconnectionerror", "connecttimeouterror", "readtimeouterror", "max retries exceeded",
                "temporary failure in name resolution", "name or service not known", "connection refused",
-               "connection reset", "network is unreachable", "could not fetch url")
+               "connection reset", "network is unreachable", "could not fetch url",
+               # uv's words for an index (or the proxy before it) answering with an error of its own: a mirror down
+               # (502, 503), a proxy asking for credentials; pip says nothing of a status below -vv
+               "http status server error", "proxy authentication required")
 # what uv and pip say where a file system they write is full or read-only (the environments folder, their cache, a
 # temporary folder): the disk's fault, not the requirements'
 NO_ROOM = ("no space left on device", "disk quota exceeded", "read-only file system")
