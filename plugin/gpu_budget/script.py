@@ -18,6 +18,7 @@ so a runner that marks its loop with them is measured per step too.
 
 from __future__ import annotations
 
+import _thread  # loaded in every Python process already: its lock costs one that never marks nothing
 import operator
 import os
 import sys
@@ -34,6 +35,10 @@ SNAPSHOT_VAR = "GPU_BUDGET_SNAPSHOT"  # set on a recording run: where a process 
 
 _conn = None  # a socket.socket once connected
 _conn_pid: int | None = None
+_answers = b""  # what was read past the answer taken last (one answer per message, in order)
+# One message and its answer at a time: threads that mark (or report) at once would read each other's answers, and
+# one would wait on its answer for ever. Reentrant: a signal handler that marks while its thread sends goes on.
+_lock = _thread.RLock()
 _step = 0
 _last_step = 0  # the step number this process marked last, by step(), phase() or the gate's Trainer callback
 _trainer_open: tuple[str, int] | None = None  # the step phase a Trainer's callback began, open since: step() there is it
@@ -41,6 +46,15 @@ _open: str | None = None  # the name of the phase this process began last (a Tra
 _broken = False
 _device = None  # set by the gate's hook: reads this process's NVML figure (autohook.ProcessDevice)
 _local = None  # (pid, the meter's start) in a function case's measured child: set by mark_with
+
+
+def _new_lock() -> None:
+    """A fork's child gets a lock of its own: one another thread held at the fork would stay held in it."""
+    global _lock
+    _lock = _thread.RLock()
+
+
+os.register_at_fork(after_in_child=_new_lock)
 
 
 def active() -> bool:
@@ -55,29 +69,32 @@ def send(message: Message) -> Message | None:
     across a fork). If the measuring process cannot be reached, say so once on
     stderr and go on unmeasured: the script is not failed by its meter.
     """
-    global _conn, _conn_pid, _broken
+    global _conn, _conn_pid, _answers, _broken
     path = os.environ.get(SOCKET_VAR)
     if not path or _broken:
         return None
     import json  # here, not at the top: a gated process that never marks a phase pays nothing for them
     import socket
-    try:
-        if _conn is None or _conn_pid != os.getpid():
-            _conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            _conn.connect(path)
-            _conn_pid = os.getpid()
-        _conn.sendall((json.dumps({"pid": os.getpid(), **message}) + "\n").encode())
-        answer = b""
-        while not answer.endswith(b"\n"):
-            chunk = _conn.recv(4096)
-            if not chunk:
-                raise ConnectionError("the measuring process closed the connection")
-            answer += chunk
-        return json.loads(answer)
-    except (OSError, ValueError) as exc:
-        _broken = True
-        print(f"gpu_budget: cannot reach the measuring process at {path} ({exc}); phases are not marked", file=sys.stderr)
-        return None
+    with _lock:
+        try:
+            if _conn is None or _conn_pid != os.getpid():
+                _conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                _conn.connect(path)
+                _conn_pid, _answers = os.getpid(), b""
+            _conn.sendall((json.dumps({"pid": os.getpid(), **message}) + "\n").encode())
+            while b"\n" not in _answers:
+                chunk = _conn.recv(4096)
+                if not chunk:
+                    raise ConnectionError("the measuring process closed the connection")
+                _answers += chunk
+            answer, _, _answers = _answers.partition(b"\n")
+            return json.loads(answer)
+        except (OSError, ValueError) as exc:
+            if not _broken:
+                _broken = True
+                print(f"gpu_budget: cannot reach the measuring process at {path} ({exc}); phases are not marked",
+                      file=sys.stderr)
+            return None
 
 
 def rank() -> int | None:
