@@ -3,6 +3,7 @@
 
 import json
 import re
+import sys
 import textwrap
 import uuid
 
@@ -109,12 +110,18 @@ os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer would
 '''
 
 
-@pytest.mark.parametrize("through_a_shell", [False, True])
-def test_a_sigkill_past_the_budget_reproduces_directly_or_through_a_shell(project, pytester, through_a_shell):
+@pytest.mark.parametrize("through", ["nothing", "sh -c", "a shell script"])
+def test_a_sigkill_past_the_budget_reproduces_directly_or_through_a_shell(project, pytester, through):
     """A shell that waited for a SIGKILLed process exits with 137: the same death as the process's own, so the same
-    verdict (isolate/command.py _ended); a plain exit 137 is not read as a kill."""
+    verdict (isolate/command.py _ended), for a shell named and for a script its #! line runs in one (`./train.sh`:
+    before, "command './kills.sh' exited with 137", an error, where `sh kills.sh` was over budget as expected); a
+    plain exit 137 is not read as a kill."""
     pytester.makepyfile(kills=KILLS_ITSELF)
-    line = '["sh", "-c", sys.executable + " kills.py"]' if through_a_shell else '[sys.executable, "kills.py"]'
+    script = pytester.path / "kills.sh"
+    script.write_text(f"#!/usr/bin/env sh\n{sys.executable} kills.py\n")
+    script.chmod(0o755)
+    line = {"nothing": '[sys.executable, "kills.py"]', "sh -c": '["sh", "-c", sys.executable + " kills.py"]',
+            "a shell script": '["./kills.sh"]'}[through]
     result = project(f'''
         @pytest.mark.gpu_budget(ram="48 MiB", expect="over-budget")
         def test_killed(gpu_budget):
@@ -128,8 +135,8 @@ def test_a_sigkill_past_the_budget_reproduces_directly_or_through_a_shell(projec
     rows = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
     killed, exits = rows["test_killed"], rows["test_exits_137"]
     assert (killed["verdict"], killed["passed"], killed["error"]["kind"]) == ("over-budget", True, "killed"), killed
-    said = "the code a shell gives when the process it waits for is killed by SIGKILL" if through_a_shell else \
-        "was killed by SIGKILL"
+    said = "was killed by SIGKILL" if through == "nothing" else \
+        "the code a shell gives when the process it waits for is killed by SIGKILL"
     assert f"{said} (the kernel's OOM killer sends SIGKILL)" in killed["error"]["message"], killed
     assert exits["error"]["kind"] == "exit" and "shell" not in exits["error"]["message"], exits
 

@@ -1,9 +1,11 @@
 """A command's program in a case's own environment (isolate/program.py), on stand-in bin folders: the running
 environment's (its interpreter and a console script whose #! line names it) and the environment's."""
 
+import sys
+
 import pytest
 
-from gpu_budget.isolate.program import OutsideEnvironment, in_environment
+from gpu_budget.isolate.program import OutsideEnvironment, in_environment, is_shell
 
 
 def executable(path, text=""):
@@ -90,3 +92,22 @@ def test_a_launcher_of_the_running_environment_runs_as_its_module_under_the_envi
     argv = [script, "--nproc-per-node", "2", "train.py"]
     assert mapped(argv, bins) == (str(own / "python"), "-m", module, *argv[1:])
     assert mapped([str(running / script), "train.py"], bins) == (str(own / "python"), "-m", module, "train.py")
+
+
+@pytest.mark.parametrize("head,shell", [
+    ("#!/bin/bash", True), ("#!/usr/bin/env bash", True), ("#! /bin/sh -e", True),
+    ("#!/usr/bin/env -S LC_ALL=C zsh -e", True), (f"#!{sys.executable}", False), ("#!/usr/bin/env python3", False),
+    ("echo no line", False),
+])
+def test_a_script_whose_hash_bang_line_starts_a_shell_is_a_shell(tmp_path, head, shell):
+    """A shell's exit 137 reads as the SIGKILL of the process it waited for (command.py _ended): `./train.sh` is a
+    shell as `sh train.sh` is, found by its path, on PATH, or from the command's cwd."""
+    executable(tmp_path / "bin" / "train.sh", f"{head}\npython train.py\n")
+    assert is_shell(["./train.sh"], cwd=str(tmp_path / "bin")) is shell
+    assert is_shell(["train.sh"], path=str(tmp_path / "bin")) is shell
+    assert is_shell([str(tmp_path / "bin" / "train.sh")]) is shell
+
+
+def test_a_shell_named_is_one_and_a_program_not_found_is_none():
+    assert is_shell(["sh", "-c", "python train.py"]) and is_shell(["/bin/bash", "run.sh"])
+    assert not is_shell(["no-such-program-xyz"], path="/nonexistent") and not is_shell([])

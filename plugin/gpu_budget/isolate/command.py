@@ -58,6 +58,7 @@ from gpu_budget.declare.params import Json
 from gpu_budget.isolate import hints, unix_paths
 from gpu_budget.isolate.elastic_record import first_failure
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
+from gpu_budget.isolate.program import is_shell
 from gpu_budget.isolate.wire import Message
 from gpu_budget.measure import kernel_floor, procfs
 from gpu_budget.measure.tree import inherits_rank
@@ -82,7 +83,6 @@ LAUNCHER_LOG_DIR = "PET_LOG_DIR"  # torchrun's --log-dir, which it reads from th
 # a real leftover (a daemon) adds to the case.
 EXIT_GRACE_SECONDS = 2.0
 SHELL_SIGNALLED = 128  # a shell exits with 128 + N where the process it waited for was killed by signal N
-SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "ash")
 OOM_KILLER = " (the kernel's OOM killer sends SIGKILL)"
 
 
@@ -460,7 +460,7 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
                     "context)" if card is not None else ""
             raise CommandFailed("oom", f"command {shown!r} ran out of memory{under} {oom}" + _tail_note(stderr),
                                 rank_cuda)
-        how, killed = _ended(code, line.argv)
+        how, killed = _ended(code, line.argv, line.env.get("PATH", os.environ.get("PATH")), line.cwd)
         how += f": {fault}" if fault else ""
         raise CommandFailed("rank" if fault else "killed" if killed else "exit",
                             f"command {shown!r} {how}" + hints.cannot_open(line.argv, line.cwd, stderr)
@@ -479,14 +479,15 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
         raise CommandFailed("unmeasured", kernel_floor.unmeasured(shown, meter.kernel))
 
 
-def _ended(code: int, argv: Sequence[str]) -> tuple[str, bool]:
+def _ended(code: int, argv: Sequence[str], path: str | None = None, cwd: str | None = None) -> tuple[str, bool]:
     """How a command that failed ended, in words, and whether a signal ended it: its own process killed, or a shell
-    (`sh -c ...`) that exited with 128 + SIGKILL, the code it gives when the process it waited for was killed, as the
-    kernel's OOM killer kills. Only a shell's code is read so, and only SIGKILL's: another program may exit 137."""
+    (`sh -c ...`, or a script its #! line runs in one: program.is_shell; `path`, `cwd`: where its program is found)
+    that exited with 128 + SIGKILL, the code it gives when the process it waited for was killed, as the kernel's OOM
+    killer kills. Only a shell's code is read so, and only SIGKILL's: another program may exit 137."""
     if code < 0:
         name = signal.Signals(-code).name
         return f"was killed by {name}" + (OOM_KILLER if -code == signal.SIGKILL else ""), True
-    if code == SHELL_SIGNALLED + signal.SIGKILL and argv and os.path.basename(argv[0]) in SHELLS:
+    if code == SHELL_SIGNALLED + signal.SIGKILL and is_shell(argv, path, cwd):
         return (f"exited with {code}, the code a shell gives when the process it waits for is killed by SIGKILL"
                 + OOM_KILLER), True
     return f"exited with {code}", False

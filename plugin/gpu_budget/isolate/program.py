@@ -16,6 +16,10 @@ its console script only calls that module's main(), which `-m` runs too. A
 program that starts no Python of its own (a shell script, a binary) is left
 as it is: a `python` it starts is found on PATH, where the environment's
 bin folder comes first.
+
+Whether a command's own process is a shell (`sh -c ...`, or a script whose #!
+line starts one) is read here too: a shell's exit 137 is the SIGKILL of the
+process it waited for (command.py).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 INTERPRETER = re.compile(r"^python(\d+(\.\d+)?)?$")
+SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "ash")
 _MODULE = re.compile(r"^from\s+([\w.]+)\s+import\s", re.MULTILINE)  # a console script's entry point
 # launchers whose console script calls main() of a module that runs it under `python -m` too
 LAUNCHERS = ("torch.distributed.run", "accelerate.commands.accelerate_cli", "accelerate.commands.launch")
@@ -103,6 +108,27 @@ def _interpreter_of(file: Path, path: str) -> Path | None:
     if not words or not INTERPRETER.match(os.path.basename(words[0])):
         return None
     return Path(words[0])
+
+
+def is_shell(argv: Sequence[str], path: str | None = None, cwd: str | None = None) -> bool:
+    """Whether a command's own process is a shell: one named (`sh -c ...`), or a script whose #! line starts one
+    (`./train.sh` of `#!/bin/bash` or `#!/usr/bin/env bash`); path, cwd: as in_environment's."""
+    if not argv:
+        return False
+    if os.path.basename(argv[0]) in SHELLS:
+        return True
+    found = _located(argv[0], path, cwd)
+    if found is None:
+        return False
+    try:
+        with open(found, "rb") as fh:
+            head = fh.readline(1024).decode(errors="replace")
+    except OSError:
+        return False
+    words = head[2:].split() if head.startswith("#!") else []
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]  # env's options and VAR=value
+    return bool(words) and os.path.basename(words[0]) in SHELLS
 
 
 def _entry_module(file: Path) -> str | None:
