@@ -141,6 +141,48 @@ def test_a_sigkill_past_the_budget_reproduces_directly_or_through_a_shell(projec
     assert exits["error"]["kind"] == "exit" and "shell" not in exits["error"]["message"], exits
 
 
+WORKER_DIES = '''
+import os, signal, sys
+from torch.utils.data import DataLoader, Dataset
+
+
+class Held(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        held = bytearray(96 << 20)
+        held[::4096] = b"x" * len(held[::4096])  # touched: resident
+        os.kill(os.getpid(), getattr(signal, sys.argv[1]))  # SIGKILL: as the kernel's OOM killer would
+
+
+for batch in DataLoader(Held(), batch_size=2, num_workers=1):
+    pass
+'''
+
+
+def test_a_dataloader_worker_sigkilled_past_the_budget_reproduces_as_the_scripts_own_kill(project, pytester):
+    """A DataLoader worker SIGKILLed (the OOM killer's pick is the process that grew): its script raises "DataLoader
+    worker (pid(s) N) exited unexpectedly" and exits 1, which is that kill, as a shell's 137 is (isolate/command.py
+    _ended). Before: "command '... worker.py SIGKILL' exited with 1", an error under expect="over-budget". A worker
+    ended by another signal is no such kill."""
+    pytest.importorskip("torch")
+    pytester.makepyfile(worker=WORKER_DIES)
+    result = project('''
+        @pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
+        @pytest.mark.gpu_budget(ram="48 MiB", expect="over-budget")
+        def test_worker(gpu_budget, sig):
+            gpu_budget.measure(Scenario(name="w", command=[sys.executable, "worker.py", sig]))
+    ''')
+    result.assert_outcomes(passed=1, failed=1)
+    rows = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
+    killed, ended = rows["test_worker[SIGKILL]"], rows["test_worker[SIGTERM]"]
+    assert (killed["verdict"], killed["passed"], killed["error"]["kind"]) == ("over-budget", True, "killed"), killed
+    assert re.search(r"exited with 1: its DataLoader worker \(pid \d+\) was killed by SIGKILL \(the kernel's OOM "
+                     r"killer sends SIGKILL\)", killed["error"]["message"]), killed["error"]
+    assert ended["error"]["kind"] == "exit" and "SIGKILL" not in ended["error"]["message"], ended["error"]
+
+
 def test_a_module_missing_under_the_python_path_finds_names_that_python(project, pytester):
     """command=["python", "train.py"] where PATH's `python` is not the one running pytest (a venv not activated):
     its missing torch is named as that python's, with what to start instead."""

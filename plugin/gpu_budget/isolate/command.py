@@ -41,6 +41,7 @@ import contextlib
 import glob
 import json
 import os
+import re
 import selectors
 import shlex
 import signal
@@ -84,6 +85,9 @@ LAUNCHER_LOG_DIR = "PET_LOG_DIR"  # torchrun's --log-dir, which it reads from th
 EXIT_GRACE_SECONDS = 2.0
 SHELL_SIGNALLED = 128  # a shell exits with 128 + N where the process it waited for was killed by signal N
 OOM_KILLER = " (the kernel's OOM killer sends SIGKILL)"
+# torch's DataLoader whose worker a signal ended: the error its main process raises first (the cause of the "DataLoader
+# worker (pid(s) N) exited unexpectedly" it ends with), the signal in strsignal's words, SIGKILL's being "Killed"
+WORKER_KILLED = re.compile(r"DataLoader worker \(pid (\d+)\) is killed by signal: Killed\.")
 
 
 class CommandFailed(Exception):
@@ -443,9 +447,11 @@ def _ran(line: CommandLine, code: int, server: MarkServer, meter, stdout_bytes: 
 
 
 def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: str,
-               last: tuple[str | None, int | None], leftovers: list[str], card: Card | None = None) -> None:
+               last: tuple[str | None, int | None], leftovers: list[str], card: Card | None = None,
+               tail: str = "") -> None:
     """Raise CommandFailed for a command that exited non-zero, was killed, left processes running, or whose ranks
-    give a reason to fail (with the GPU figures the ranks reported)."""
+    give a reason to fail (with the GPU figures the ranks reported). `stderr`: its last lines, for the message;
+    `tail`: all of it that was kept (a cause told further up a traceback)."""
     shown = shlex.join(line.argv)  # the line as run: an argument holding spaces is quoted
     rank_cuda = dict(sorted(server.ranks.cuda.items())) or None
     tree = meter.tree
@@ -460,7 +466,7 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
                     "context)" if card is not None else ""
             raise CommandFailed("oom", f"command {shown!r} ran out of memory{under} {oom}" + _tail_note(stderr),
                                 rank_cuda)
-        how, killed = _ended(code, line.argv, line.env.get("PATH", os.environ.get("PATH")), line.cwd)
+        how, killed = _ended(code, line.argv, line.env.get("PATH", os.environ.get("PATH")), line.cwd, tail or stderr)
         how += f": {fault}" if fault else ""
         raise CommandFailed("rank" if fault else "killed" if killed else "exit",
                             f"command {shown!r} {how}" + hints.cannot_open(line.argv, line.cwd, stderr)
@@ -479,17 +485,22 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
         raise CommandFailed("unmeasured", kernel_floor.unmeasured(shown, meter.kernel))
 
 
-def _ended(code: int, argv: Sequence[str], path: str | None = None, cwd: str | None = None) -> tuple[str, bool]:
+def _ended(code: int, argv: Sequence[str], path: str | None = None, cwd: str | None = None,
+           stderr: str = "") -> tuple[str, bool]:
     """How a command that failed ended, in words, and whether a signal ended it: its own process killed, or a shell
     (`sh -c ...`, or a script its #! line runs in one: program.is_shell; `path`, `cwd`: where its program is found)
     that exited with 128 + SIGKILL, the code it gives when the process it waited for was killed, as the kernel's OOM
-    killer kills. Only a shell's code is read so, and only SIGKILL's: another program may exit 137."""
+    killer kills. Only a shell's code is read so, and only SIGKILL's: another program may exit 137. A script that
+    failed because its DataLoader worker was SIGKILLed (its `stderr` says so: WORKER_KILLED) is read so too."""
     if code < 0:
         name = signal.Signals(-code).name
         return f"was killed by {name}" + (OOM_KILLER if -code == signal.SIGKILL else ""), True
     if code == SHELL_SIGNALLED + signal.SIGKILL and is_shell(argv, path, cwd):
         return (f"exited with {code}, the code a shell gives when the process it waits for is killed by SIGKILL"
                 + OOM_KILLER), True
+    worker = WORKER_KILLED.search(stderr)
+    if worker is not None:
+        return f"exited with {code}: its DataLoader worker (pid {worker.group(1)}) was killed by SIGKILL" + OOM_KILLER, True
     return f"exited with {code}", False
 
 
@@ -531,12 +542,12 @@ def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None
                                                           os.path.join(sockets, unix_paths.STDERR_TAIL))
     try:
         last, leftovers = _wait(proc, server, meter, poll)
-        stderr = err.text()
+        stderr, tail = err.text(), err.text(lines=TAIL_BYTES)
     finally:
         out.close()
         err.close()
     ran = _ran(line, proc.returncode, server, meter, out.total, recorded_env(threads, malloc, dict(line.env)), snapshot)
-    _judge_end(line, proc.returncode, server, meter, stderr, last, leftovers, card)
+    _judge_end(line, proc.returncode, server, meter, stderr, last, leftovers, card, tail)
     return ran
 
 
