@@ -183,6 +183,42 @@ def test_a_dataloader_worker_sigkilled_past_the_budget_reproduces_as_the_scripts
     assert ended["error"]["kind"] == "exit" and "SIGKILL" not in ended["error"]["message"], ended["error"]
 
 
+OWN_EXCEPTHOOK = '''
+import sys
+import gpu_budget
+
+
+def boxed(kind, value, tb):  # as a typer app's hook prints it: the error in a box, whose last line names nothing
+    print(f"| {kind.__name__} |", file=sys.stderr)
+    print("+---------------+", file=sys.stderr)
+
+
+sys.excepthook = boxed
+gpu_budget.phase("load")
+held = bytearray(96 << 20)
+held[::4096] = b"x" * len(held[::4096])  # touched: resident
+gpu_budget.step()
+raise MemoryError()
+'''
+
+
+def test_an_out_of_memory_error_a_scripts_own_excepthook_prints_is_still_named(project, pytester):
+    """A script whose own sys.excepthook takes the gate's place (a typer app's does) and whose stderr ends in a line
+    that names no error: its uncaught MemoryError is named at its exit (autohook.report_exit, sys.last_value).
+    Before: "command '... boxed.py' exited with 1; the last lines of its stderr: | MemoryError | ...", an error
+    under expect="over-budget"."""
+    pytester.makepyfile(boxed=OWN_EXCEPTHOOK)
+    result = project('''
+        @pytest.mark.gpu_budget(ram="48 MiB", expect="over-budget")
+        def test_boxed(gpu_budget):
+            gpu_budget.measure(Scenario(name="b", command=[sys.executable, "boxed.py"]))
+    ''')
+    result.assert_outcomes(passed=1)
+    row = json.loads((pytester.path / "r.json").read_text())["results"][0]
+    assert (row["verdict"], row["error"]["kind"]) == ("over-budget", "oom"), row["error"]
+    assert "ran out of memory in phase train_step_1 (step 1): MemoryError: " in row["error"]["message"], row["error"]
+
+
 def test_a_module_missing_under_the_python_path_finds_names_that_python(project, pytester):
     """command=["python", "train.py"] where PATH's `python` is not the one running pytest (a venv not activated):
     its missing torch is named as that python's, with what to start instead."""

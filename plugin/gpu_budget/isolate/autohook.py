@@ -182,14 +182,24 @@ def _report_failure(kind, value, tb) -> None:
     """An uncaught exception: named to the measuring process (an out-of-memory error as one), then Python's own
     report."""
     try:
-        text = f"{kind.__name__}: {value}"[:500]
-        script.send({"failed": text, "oom": is_out_of_memory(kind.__name__, str(value)), "rank": script.rank()})
+        _send_failure(kind, value)
     finally:
         _excepthook(kind, value, tb)
 
 
+def _send_failure(kind, value) -> None:
+    """Name this process's uncaught exception to the measuring process, once."""
+    global _failed
+    if _failed == os.getpid():
+        return
+    _failed = os.getpid()
+    text = f"{kind.__name__}: {value}"[:500]
+    script.send({"failed": text, "oom": is_out_of_memory(kind.__name__, str(value)), "rank": script.rank()})
+
+
 _excepthook = sys.excepthook
 _reported: int | None = None  # the pid that sent its exit report (once per process)
+_failed: int | None = None  # the pid that named its uncaught exception (once per process)
 
 
 def report_exit() -> None:
@@ -200,6 +210,9 @@ def report_exit() -> None:
     if _reported == os.getpid():
         return
     _reported = os.getpid()
+    uncaught = getattr(sys, "last_value", None)  # set by Python as it reports one, before it calls sys.excepthook
+    if uncaught is not None:  # named here where the script's own excepthook took the place of _report_failure (a
+        _send_failure(type(uncaught), uncaught)  # typer app's): once, as _report_failure names it
     status, shared = procfs.status("self"), procfs.read_shared("self")
     if status is not None:
         mp = sys.modules.get(MP_MODULE)  # a worker multiprocessing started is not its rank's own process
