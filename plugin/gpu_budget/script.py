@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 SOCKET_VAR = "GPU_BUDGET_SOCKET"  # set by the gate for the command it measures (command.py)
 CARD_VAR = "GPU_BUDGET_CARD"  # set by the gate for a case with card=: the card its processes run as on (model/card.py)
 SNAPSHOT_VAR = "GPU_BUDGET_SNAPSHOT"  # set on a recording run: where a process dumps its memory snapshot (+ "."+pid)
+PARENT_VAR = "GPU_BUDGET_PARENT"  # set by the gate: the pid that starts the command, whose child its own process is
 
 _conn = None  # a socket.socket once connected
 _conn_pid: int | None = None

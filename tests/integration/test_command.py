@@ -529,6 +529,24 @@ def test_a_command_whose_own_process_never_ran_the_hook_says_so_in_its_row(comma
     assert "sh): no phase, step or GPU figure came from it" in row["message"], row["message"]
 
 
+def test_a_script_that_leaves_by_os_exit_is_not_said_to_have_missed_the_hook(command_project):
+    """A script that marks nothing and ends with os._exit (as a distributed script skipping its teardown does) sends
+    no exit report, yet the hook ran in it: its own process says so as it starts. Before, its row said "the gate's
+    hook did not run in the command's own process (pid N, python3) ... (a process that is not Python, ...)". A Python
+    that runs no hook (-I) is still said to."""
+    pytester = command_project('''
+        @pytest.mark.parametrize("how", [["-c", "import os; os._exit(0)"], ["-I", "-c", "pass"]], ids=["exit", "isolated"])
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_script(gpu_budget, how):
+            gpu_budget.measure(Scenario(name="s", command=[sys.executable, *how]))
+    ''')
+    pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(
+        passed=2)
+    found = rows(pytester)
+    assert "notes" not in found["test_script[exit]"]["info"], found["test_script[exit]"]["info"]
+    assert "hook did not run" in found["test_script[isolated]"]["message"], found["test_script[isolated]"]["message"]
+
+
 def test_steps_marked_behind_a_shell_are_named_when_none_are_measured(command_project):
     """steps= on a script the command runs through a shell: the script's marks reach the gate and are ignored (the
     shell is the command's own process), and the error says so, with what to run instead (before: "the run measured

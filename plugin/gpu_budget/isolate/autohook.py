@@ -16,7 +16,10 @@
   allocation recorder starts when the process's own code initialises CUDA
   (torch.cuda._lazy_call) and is dumped as the process exits.
 - An uncaught exception is named to the measuring process before Python prints
-  it (an out-of-memory error among them, with the phase it happened in). Under
+  it (an out-of-memory error among them, with the phase it happened in); where
+  the script's own excepthook took its place, at its exit. The command's own
+  process says at once that the hook runs in it (a message of no kind), so a
+  script that leaves by os._exit is not reported as one the hook missed. Under
   a launcher (RANK in the environment) `torch.distributed.init_process_group`
   (wrapped when its module is first imported) says which process group the
   rank joined, and accelerate's PartialState how many processes it trains
@@ -299,3 +302,5 @@ def install() -> None:
     script._device = ProcessDevice()
     atexit.register(report_exit)
     os.register_at_fork(after_in_child=_after_fork_in_child)
+    if os.environ.get(script.PARENT_VAR) == str(os.getppid()):
+        script.send({})  # the command's own process: the hook runs in it, though it may leave by os._exit or exec

@@ -66,7 +66,7 @@ from gpu_budget.measure.tree import inherits_rank
 from gpu_budget.model.card import Card
 from gpu_budget.model.figures import RankGpu
 from gpu_budget.oom import is_out_of_memory
-from gpu_budget.script import CARD_VAR, SNAPSHOT_VAR, SOCKET_VAR
+from gpu_budget.script import CARD_VAR, PARENT_VAR, SNAPSHOT_VAR, SOCKET_VAR
 
 STEADY_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -110,14 +110,15 @@ def recorded_env(threads: int, malloc: str, user: dict[str, str]) -> dict[str, s
 def pinned_env(base: dict[str, str], threads: int, malloc: str, user: dict[str, str], socket_path: str,
                snapshot: str | None = None, card: Card | None = None) -> dict[str, str]:
     """The command's environment: the measuring child's (dispatch pins included; its PYTHONPATH without the
-    session's folders, SESSION_PATHS), the hook, then the pins and the user's (which win), except that the hook's
+    session's folders, SESSION_PATHS), the hook, its socket and this process's pid (PARENT_VAR: the hook knows the
+    command's own process by it), then the pins and the user's (which win), except that the hook's
     folder stays first on a PYTHONPATH the user's env sets: its sitecustomize runs the user's own one after it (a
     project's sitecustomize.py on that path still runs).
     torchrun's log folder goes beside the socket, where none is set: torchrun makes a torchelastic_XXXXXXXX folder
     under $TMPDIR and never removes it, and the case's folder goes with the case (a --log-dir given still wins).
     accelerate launch hands torchrun its own --log_dir (none, unless given), so $TMPDIR goes beside the socket too,
     where the user's env sets none (unix_paths.command_tmp)."""
-    env = {**base, **recorded_env(threads, malloc, user), SOCKET_VAR: socket_path}
+    env = {**base, **recorded_env(threads, malloc, user), SOCKET_VAR: socket_path, PARENT_VAR: str(os.getpid())}
     if "PYTHONPATH" not in user:
         env["PYTHONPATH"] = _without_session_paths(env.get("PYTHONPATH", ""), env.get(SESSION_PATHS, ""))
     env.pop(SESSION_PATHS, None)

@@ -1,8 +1,9 @@
 """What a process of a command case says over the mark socket (script.send, autohook.py), read once into a Message.
 
 One JSON line a message; the kind is the key it holds ("phase", "exit",
-"failed", "group", "accelerate", "card", "card_failed"). A line that is no JSON object is an empty
-message: the process is answered, and nothing is taken from it.
+"failed", "group", "accelerate", "card", "card_failed"). One of no kind says only that its process runs the hook
+(the command's own, as it starts). A line that is no JSON object is an empty message: the process is answered, and
+nothing is taken from it.
 """
 
 from __future__ import annotations
