@@ -85,6 +85,12 @@ LAUNCHER_LOG_DIR = "PET_LOG_DIR"  # torchrun's --log-dir, which it reads from th
 EXIT_GRACE_SECONDS = 2.0
 SHELL_SIGNALLED = 128  # a shell exits with 128 + N where the process it waited for was killed by signal N
 OOM_KILLER = " (the kernel's OOM killer sends SIGKILL)"
+# The command starts a process group of its own: a script that ends its group's processes as it exits (a shell's
+# `trap "kill 0" EXIT`, os.killpg(0, ...)) would otherwise kill the measuring child with them, and a run that went
+# well would fail as the child's death ("killed by SIGTERM"), a SIGKILL of it even as an OOM kill. What the command
+# leaves is ended by its pids all the same (lifecycle.kill_descendants; the forkserver, a subreaper, for one whose
+# measuring child died first). Python 3.10 has no process_group=: a session of its own is a group of its own.
+OWN_GROUP = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
 # torch's DataLoader whose worker a signal ended: the error its main process raises first (the cause of the "DataLoader
 # worker (pid(s) N) exited unexpectedly" it ends with), the signal in strsignal's words, SIGKILL's being "Killed"
 WORKER_KILLED = re.compile(r"DataLoader worker \(pid (\d+)\) is killed by signal: Killed\.")
@@ -385,7 +391,7 @@ def _start(line: CommandLine, env: dict[str, str], server: MarkServer) -> subpro
         env = {**env, "PWD": os.path.abspath(line.cwd or os.getcwd())}
     try:
         return subprocess.Popen(list(line.argv), cwd=line.cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, **OWN_GROUP)
     except FileNotFoundError:
         server.close()
         raise CommandFailed("command", f"command {program!r} not found" + hints.not_found(line.argv, line.cwd)) from None
