@@ -145,3 +145,15 @@ def test_a_version_over_the_cases_budget_is_flagged_in_its_cell_and_line():
     assert "| as-reported | transformers | 5.23.0 | ram_tree | 400.00 MiB | ran at | ±6.00 MiB (1.50%) | - |" in lines
     assert lines[-2].endswith(f"1 of 1 cases past the tolerance; change +5.00% (+20.00 MiB), 3.3x the allowance; "
                               f"over budget in 1 case(s): {breach}"), lines[-2]
+
+
+def test_a_change_from_a_reference_of_0_says_what_it_grew_by_and_is_judged():
+    def vram(version, allocated, reference=False):
+        return SweepPoint("torch", version, reference, "ok", Peaks(ram=100 * MiB, vram_allocated=allocated), {}, "",
+                          None if reference else env(version))
+
+    found = across_releases([swept_row("cpu", vram("2.9.0", 0, reference=True), vram("2.10.0", 12 * MiB))])["s"]
+    lines = sweep_table(found)  # raised ZeroDivisionError on the allowance's share of 0
+    assert ("| cpu | torch | 2.10.0 | vram_allocated | 12.00 MiB | +12.00 MiB from 0 B | ±4.00 MiB "
+            "| past it (3.0x the allowance) |") in lines
+    assert lines[-2].endswith("1 of 1 cases past the tolerance; change +12.00 MiB, 3.0x the allowance")

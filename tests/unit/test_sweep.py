@@ -221,3 +221,11 @@ def test_a_version_over_the_cases_budget_is_flagged_in_the_table_and_the_json():
     assert cells.split() == ["t.py::a", "60.00", "MiB", "220.00", "MiB", "(+266.7%)", "OVER", "BUDGET", "80.00",
                              "MiB", "(+33.3%)"]
     assert "gbtiny 2.0 over budget (1 case(s): t.py::a): host RAM peak 220.00 MiB > budget 150.00 MiB" in lines
+
+
+def test_a_vram_change_from_a_reference_of_0_says_what_it_grew_by():
+    ref = SweepPoint("torch", "2.9.0", True, "ok", Peaks(ram=100 * MiB, vram_allocated=0))
+    grown = Peaks(ram=100 * MiB, vram_allocated=12 * MiB)  # no percentage of 0 exists: left out, it hid the growth
+    new = SweepPoint("torch", "2.10.0", False, "ok", grown, sweep.change(ref.peaks, grown))
+    row = next(line for line in sweep_lines([_row("t.py::a", (ref, new))]) if line.startswith("t.py::a"))
+    assert row.endswith("VRAM 12.00 MiB (+0.0%, VRAM +12.00 MiB from 0 B)")

@@ -23,7 +23,7 @@ from gpu_budget.model.result import Result
 from gpu_budget.report.findings_pairs import cell
 from gpu_budget.report.order import version_order
 from gpu_budget.report.row_fields import gated_metric
-from gpu_budget.report.sweep_table import OVER
+from gpu_budget.report.sweep_table import OVER, from_zero
 from gpu_budget.units import format_size
 
 MESSAGE_CHARS = 160  # a failed version's reason, cut to this in its row
@@ -103,9 +103,12 @@ def _cell(m: Moved) -> tuple[str, str, str]:
     peak = format_size(m.peak) + (f" {OVER}" if m.over_budget else "")
     if m.reference:
         return peak, "ran at", "-"
-    if m.change is None:
+    if m.past is None:
         return peak, "-", "not compared"
-    return peak, f"{m.change:+.2%}", f"{'past it' if m.past else 'inside it'} ({m.ratio:.1f}x the allowance)"
+    # from a reference of 0 no percentage exists: what it grew by (a "-" there hid the growth the sweep looks for)
+    change = from_zero(m.peak) if m.change is None else f"{m.change:+.2%}"
+    ratio = "" if m.ratio is None else f" ({m.ratio:.1f}x the allowance)"
+    return peak, change, f"{'past it' if m.past else 'inside it'}{ratio}"
 
 
 def sweep_table(entries: list[Moved]) -> list[str]:
@@ -120,8 +123,8 @@ def sweep_table(entries: list[Moved]) -> list[str]:
              "|---|---|---|---|---|---|---|---|"]
     for m in entries:
         peak, change, past = _cell(m)
-        allowed = "-" if m.allowed is None or m.before is None else \
-            f"±{format_size(round(m.allowed))} ({m.allowed / m.before:.2%})"
+        allowed = "-" if m.allowed is None or m.before is None else f"±{format_size(round(m.allowed))}" + (
+            f" ({m.allowed / m.before:.2%})" if m.before else "")
         lines.append(f"| {cell(m.case)} | {m.package} | {m.version} | {m.metric or '-'} | {cell(peak)} "
                      f"| {change} | {allowed} | {past} |")
     lines.append("")
@@ -150,10 +153,12 @@ def version_lines(entries: list[Moved]) -> list[str]:
         if compared:
             past = [m for m in compared if m.past]
             moved_bytes = [m.peak - m.before for m in compared]
+            by = ' .. '.join(dict.fromkeys(_signed(b) for b in (min(moved_bytes), max(moved_bytes))))
+            rel = [m.change for m in compared if m.change is not None]  # none from a reference of 0
+            ratios = [m.ratio for m in compared if m.ratio is not None]
             parts.append(f"{len(past)} of {len(compared)} cases past the tolerance; change "
-                         f"{_span([m.change for m in compared], '+.2%')} ("
-                         f"{' .. '.join(dict.fromkeys(_signed(b) for b in (min(moved_bytes), max(moved_bytes))))}), "
-                         f"{_span([m.ratio for m in compared], '.1f')}x the allowance")
+                         + (f"{_span(rel, '+.2%')} ({by})" if rel else by)
+                         + (f", {_span(ratios, '.1f')}x the allowance" if ratios else ""))
         uncompared = [m for m in each if m.status == "ok" and m.past is None]
         if uncompared:
             parts.append(f"not compared in {len(uncompared)} case(s): the version it ran at was not measured")

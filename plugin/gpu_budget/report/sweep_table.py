@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import EnvironmentRecord, Result, SweepPoint
 from gpu_budget.report.order import version_order
@@ -22,12 +23,28 @@ from gpu_budget.units import format_size
 OVER = "OVER BUDGET"  # a cell's flag where the version's peak breaks the case's budget
 
 
-def _figure(point: SweepPoint) -> str:
-    text = _measured(point)
+def _figure(point: SweepPoint, reference: Peaks | None) -> str:
+    text = _measured(point, reference)
     return f"{text} {OVER}" if point.over_budget else text
 
 
-def _measured(point: SweepPoint) -> str:
+def from_zero(now: int) -> str:
+    """A change from a reference of 0, where no percentage exists: "+12.00 MiB from 0 B" ("0 B, as before")."""
+    return f"{format_size(now)}, as before" if not now else f"+{format_size(now)} from {format_size(0)}"
+
+
+def _shown(point: SweepPoint, reference: Peaks | None, metric: str, label: str) -> str | None:
+    """The metric's change in the cell: a percentage, or from a reference of 0 what it grew by (left out, it hid
+    the very growth a sweep looks for)."""
+    value = point.change.get(metric)
+    if value is not None:
+        return f"{label}{value:+.1%}"
+    now = point.peaks.figure(metric) if point.peaks is not None and metric in point.change else None
+    zero = reference is not None and reference.figure(metric) == 0
+    return f"{label}{from_zero(now)}" if zero and now is not None else None
+
+
+def _measured(point: SweepPoint, reference: Peaks | None) -> str:
     if point.status != "ok" or point.peaks is None:
         return point.status
     parts = [f"{format_size(point.peaks.gated_ram)}"]
@@ -36,9 +53,8 @@ def _measured(point: SweepPoint) -> str:
     text = ", ".join(parts)
     if point.reference:
         return text
-    ram = point.change.get(Metric.RAM_TREE, point.change.get(Metric.RAM))
-    vram = point.change.get(Metric.VRAM_ALLOCATED)
-    shown = [f"{ram:+.1%}" if ram is not None else None, f"VRAM {vram:+.1%}" if vram is not None else None]
+    ram = Metric.RAM_TREE if Metric.RAM_TREE in point.change else Metric.RAM
+    shown = [_shown(point, reference, ram, ""), _shown(point, reference, Metric.VRAM_ALLOCATED, "VRAM ")]
     shown = [s for s in shown if s]
     return f"{text} ({', '.join(shown)})" if shown else text
 
@@ -56,7 +72,9 @@ def sweep_lines(rows: Iterable[Result]) -> list[str]:
         table = []
         for nodeid, each in points.items():
             by_version = {p.version: p for p in each}
-            table.append([nodeid, *(_figure(by_version[v]) if v in by_version else "-" for v in versions)])
+            ran = next((p for p in each if p.reference and p.status == "ok"), None)
+            reference = None if ran is None else ran.peaks
+            table.append([nodeid, *(_figure(by_version[v], reference) if v in by_version else "-" for v in versions)])
         lines.append(f"sweep of {package}: the gated host RAM per version, change against the version each case "
                      "ran at (gated there as usual; the others reported, OVER BUDGET where over the case's budget)")
         lines.extend(tabulated(table, headers, tablefmt="simple").splitlines())
