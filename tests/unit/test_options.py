@@ -223,6 +223,19 @@ def test_a_json_report_path_naming_a_python_module_is_a_usage_error_not_the_modu
     assert read(pytester, "--gpu-budget-json=test_new.py").json == pytester.path / "test_new.py"  # none to replace
 
 
+def test_a_json_report_path_naming_a_baseline_file_is_a_usage_error_not_the_baselines_overwritten(pytester):
+    """A path left over from another command (`--gpu-budget-json baselines/cpu-x86_64/test_train.json`) wrote the
+    session's report over the baselines its next run is judged by."""
+    stored = pytester.path / "baselines" / "cpu-x86_64" / "test_train.json"
+    stored.parent.mkdir(parents=True)
+    stored.write_text('{"entries": {}, "schema": "gpu-budget-baselines/1"}\n')
+    assert usage_error(pytester, f"--gpu-budget-json={stored}") == (
+        f"--gpu-budget-json={str(stored)!r}: {stored} is a baseline file (schema 'gpu-budget-baselines/1'), which no "
+        "report replaces: name another file")
+    (pytester.path / "report.json").write_text('{"rows": []}\n')  # a report of an earlier run is replaced as ever
+    assert read(pytester, "--gpu-budget-json=report.json").json == pytester.path / "report.json"
+
+
 def test_a_plots_folder_that_is_a_file_is_a_usage_error(pytester):
     pytest.importorskip("matplotlib")
     (pytester.path / "f").write_text("x")

@@ -89,6 +89,22 @@ def anchor_of(module: str | None = None, root: Path | None = None) -> Path:
     return project_root(Path(os.path.commonpath([Path(root).resolve(), own]))) or own
 
 
+def replaced_baseline(path: Path) -> str | None:
+    """Why a report may not be written to `path`: it is a baseline file (a path left over from another command would
+    replace the baselines the next run is judged by); None where it is not (a file past MAX_FILE_BYTES, or one that
+    is no JSON object, is no baseline file this gate reads)."""
+    try:
+        if path.suffix != ".json" or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(schema, str) and schema.startswith(SCHEMA.rsplit("/", 1)[0] + "/"):
+        return f"a baseline file (schema {schema!r}), which no report replaces: name another file"
+    return None
+
+
 def path_for(root: Path, hw_key: str, module: str) -> Path:
     """A test module's baseline file, <folder>/<hardware key>/<module's stem>.json: its key is the file's name alone,
     the same from any invocation folder."""

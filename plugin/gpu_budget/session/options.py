@@ -25,6 +25,7 @@ import pytest
 
 from gpu_budget.declare import sweep as sweeps
 from gpu_budget.isolate import dispatch, forkserver
+from gpu_budget.judge.files import replaced_baseline
 from gpu_budget.model.budget import SCALES
 from gpu_budget.report.outputs import replaced_source
 from gpu_budget.search.explore import DEFAULT_EXAMPLES
@@ -193,11 +194,12 @@ def from_where_given(given: Given[Path | None]) -> Path | None:
 
 def blocked(path: Path, folder: bool) -> str | None:
     """Why `path` cannot be written as a folder (or a file): it is a file (a folder), or lies under a file; a file, an
-    existing Python source (`--gpu-budget-json test_train.py`, the report's own path left out, wrote over the module)."""
+    existing Python source (`--gpu-budget-json test_train.py`, the report's own path left out, wrote over the module) or
+    baseline file (judge/files.py replaced_baseline)."""
     if path.exists() and path.is_dir() != folder:
         return "is a file, not a folder" if folder else "is a folder, not a file"
-    if not folder and (source := replaced_source(path)):
-        return f"is {source}"
+    if not folder and (replaced := replaced_source(path) or replaced_baseline(path)):
+        return f"is {replaced}"
     under = next((parent for parent in path.parents if parent.exists() and not parent.is_dir()), None)
     return None if under is None else f"lies under {under}, a file"
 
