@@ -19,7 +19,8 @@ Only "resolve" and "install" failures are kept: "torch" is a check of the
 running torch against a kept resolution (instant), and "tool" is this
 host's (uv or pip missing). One whose tool could not reach the index
 (`unreachable`: a connection refused, a name that does not resolve, a
-timeout, an index or proxy answering with a server error), was killed by a signal (the OOM killer, a cancelled job), or wrote
+timeout, an index or proxy answering with a server error), ran past its own timeout (environment.py TOOL_TIMEOUT: a
+slow index or network), was killed by a signal (the OOM killer, a cancelled job), or wrote
 to a file system that is full or read-only (`no_room`), is kept for its
 session alone (`passing`): an outage says nothing of the
 requirements, and the next session tries again; but the xdist workers
@@ -66,6 +67,7 @@ NO_ROOM = ("no space left on device", "disk quota exceeded", "read-only file sys
 NOT_KEPT = "the index could not be reached: not remembered, the next session tries again"
 NOT_KEPT_NO_ROOM = "a file system it writes is full or read-only: not remembered, the next session tries again"
 NOT_KEPT_KILLED = "the tool was killed: not remembered, the next session tries again"
+NOT_KEPT_TIMED_OUT = "the tool ran out of time: not remembered, the next session tries again"
 _UV_CAUSE = ("├─▶", "╰─▶")  # uv's chain of causes under its "×" line
 
 
@@ -76,7 +78,8 @@ class EnvironmentFailed(Exception):
     error: the tool's key line (the message where there is none). seconds: what failing took this time (set by
     Memory). remembered: read from an earlier session's attempt, not tried in this one. by_another: another process
     of this session tried, and this one waited `seconds` for its failure. tool: the tool's name. passing: the tool
-    could not reach the index, or was killed by a signal (not remembered: it says nothing of the requirements).
+    could not reach the index, ran out of time, or was killed by a signal (not remembered: it says nothing of the
+    requirements).
     """
 
     def __init__(self, kind: str, message: str, error: str = "", seconds: float = 0.0, remembered: bool = False,

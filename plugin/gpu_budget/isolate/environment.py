@@ -200,8 +200,10 @@ def _run(argv: Sequence[str], kind: str, what: str, cwd: str | None = None, both
     and the end of its stderr. uv is given pip's index settings as its own (index_settings.from_pip)."""
     try:
         proc = run_tool(argv, cwd, TOOL_TIMEOUT, tool_environ(tool))  # its builds end with it
-    except subprocess.TimeoutExpired:
-        raise EnvironmentFailed(kind, f"{what}: timed out after {TOOL_TIMEOUT} s") from None
+    except subprocess.TimeoutExpired:  # a slow index or network: nothing said of the requirements
+        timed_out = f"timed out after {TOOL_TIMEOUT} s"
+        raise EnvironmentFailed(kind, f"{what}: {timed_out} ({env_failures.NOT_KEPT_TIMED_OUT})", timed_out,
+                                passing=True) from None
     except OSError as exc:
         raise EnvironmentFailed(kind, f"{what}: {exc}") from None
     if proc.returncode < 0:  # killed (the OOM killer, a cancelled job): nothing said of the requirements
