@@ -129,6 +129,9 @@ def test_a_card_in_powers_of_two_or_bytes_stands(value, capacity):
     ("a100", 'card=\'a100\' is not a card of the table: did you mean "A100 40GB" or "A100 80GB"?'),
     ("V100", 'card=\'V100\' is not a card of the table: did you mean "V100 16GB" or "V100 32GB"?'),
     ("NVIDIA GeForce RTX 3060", 'is not a card of the table: did you mean "RTX 3060 12GB"?'),
+    # with the memory it is sold with, as "T4 16GB" is read: "neither a known card nor a size" named no card
+    ("4090 24GB", 'card=\'4090 24GB\' is not a card of the table: did you mean "RTX 4090"?'),
+    ("3090-24gb", 'card=\'3090-24gb\' is not a card of the table: did you mean "RTX 3090"?'),
     ("RTX 6000", ('card=\'RTX 6000\' is not a card of the table: did you mean "RTX 6000 Ada"? (or the Quadro RTX 6000, '
                   '24 GB, which the table does not hold')),
 ])

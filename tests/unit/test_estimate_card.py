@@ -73,6 +73,7 @@ def test_a_card_before_compute_capability_9_is_estimated_with_its_own_cublas_wor
 @pytest.mark.parametrize(("given", "said"), [
     ("NVIDIA B200", "--card: card='NVIDIA B200' is neither a known card (RTX 3080 10GB, RTX 3060 12GB, T4, RTX A4000"),
     ("4090", "--card: card='4090' is a bare number: did you mean \"RTX 4090\"?"),
+    ("4090 24GB", "--card: card='4090 24GB' is not a card of the table: did you mean \"RTX 4090\"?"),
     ("24 GB", "--card: card='24 GB' reads as 24,000,000,000 bytes"),
     ("500 MiB", "--card '500 MiB': a 500 MiB card less 610.00 MiB for the CUDA context"),
 ])

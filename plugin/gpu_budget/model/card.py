@@ -169,10 +169,16 @@ def _by_form(name: str) -> str | None:
 
 
 def _meant(name: str) -> list[str]:
-    """The table's cards whose name holds what was written ("4090": RTX 4090; "A100": both A100s), where it is three
-    characters or more: the cards a short name may mean."""
+    """The table's cards whose name holds what was written ("4090": RTX 4090; "A100": both A100s), or holds it less
+    a closing memory the card is sold with ("4090 24GB", as "T4 16GB" is read), where it is three characters or
+    more: the cards a short name may mean."""
     key = _key(name)
-    return [found for known, found in _BY_KEY.items() if key in known] if len(key) >= 3 else []
+
+    def holds(known: str, card: str) -> bool:
+        short = key.removesuffix(f"{SOLD[card]}gb")
+        return key in known or (short != key and len(short) >= 3 and short in known)
+
+    return [found for known, found in _BY_KEY.items() if holds(known, found)] if len(key) >= 3 else []
 
 
 # cards a short name may mean that the table does not hold ("RTX 6000": the RTX 6000 Ada, or the Turing card of 24 GB
