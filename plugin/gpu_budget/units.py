@@ -26,6 +26,9 @@ UNITS = {
 _SIZE = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?|\.\d+)\s*(?P<unit>[A-Za-z]*)\s*$", re.ASCII)
 
 
+EXPECTED = "(expected e.g. '12.7 GiB', '24GB' or bytes)"  # an unreadable size's hint (a bare number is bytes here)
+
+
 class SizeError(ValueError):
     """A size string that cannot be read; the message names the string."""
 
@@ -39,10 +42,10 @@ def parse_size(value: str | int) -> int:
             raise SizeError(f"negative memory size: {value!r}")
         return value
     if not isinstance(value, str):
-        raise SizeError(f"not a memory size: {value!r} (expected e.g. '12.7 GiB', '24GB' or bytes)")
+        raise SizeError(f"not a memory size: {value!r} {EXPECTED}")
     match = _SIZE.match(value)
     if match is None:
-        raise SizeError(f"not a memory size: {value!r} (expected e.g. '12.7 GiB', '24GB' or bytes)")
+        raise SizeError(f"not a memory size: {value!r} {EXPECTED}")
     digits, written = match.groups()
     unit = written.lower() or "b"
     if unit not in UNITS:

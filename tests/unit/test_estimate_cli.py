@@ -185,7 +185,9 @@ def test_an_unreadable_cuda_size_names_its_option(option, given, said, tmp_path,
     with pytest.raises(SystemExit) as stopped:
         cli(["--cuda", f"{option}={given}", S5_SPEC])
     assert stopped.value.code == 2
-    assert f"argument {option}: {said}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"argument {option}: {said}" in err, err
+    assert "or bytes" not in err, err  # the option refuses a bare number of bytes: its hint offers none
 
 ASSUMING = '''
 from gpu_budget import Scenario

@@ -31,7 +31,7 @@ from gpu_budget.estimate.cases import FORM, CaseError, load_case, source
 from gpu_budget.estimate.rows import EstimateOutput, EstimateRow
 from gpu_budget.estimate.tables import render_output
 from gpu_budget.report.outputs import unwritable, write_whole
-from gpu_budget.units import SizeError, format_size, parse_size
+from gpu_budget.units import EXPECTED, SizeError, format_size, parse_size
 
 if TYPE_CHECKING:
     from gpu_budget.estimate.cuda import Device
@@ -146,8 +146,9 @@ def _size(unit: str) -> Callable[[str], str]:
             raise argparse.ArgumentTypeError(f"{value!r} is a bare number: give it a unit, e.g. '{value.strip()} {unit}'")
         try:
             parse_size(value)
-        except SizeError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
+        except SizeError as exc:  # parse_size's hint offers bytes, which this option refuses above
+            said = str(exc).replace(EXPECTED, f"(give a size with its unit, e.g. '500 {unit}')")
+            raise argparse.ArgumentTypeError(said) from None
         return value
 
     return given
