@@ -335,6 +335,20 @@ def test_an_output_file_that_is_a_folder_is_refused_before_estimating(option, tm
     assert f"{option} {tmp_path}: a folder, not a file" in err and "estimate)" not in err  # nothing estimated
 
 
+@pytest.mark.parametrize("option", ["-o", "--json"])
+def test_an_output_file_that_is_a_baseline_file_is_refused_before_estimating(option, tmp_path, capsys):
+    """A forgotten path left on a baseline file: the estimate's table or JSON replaced the baselines the next run is
+    judged by (the session's --gpu-budget-json refused it, the estimator did not)."""
+    stored = tmp_path / "test_train.json"
+    stored.write_text('{"schema": "gpu-budget-baselines/1", "entries": {}}')
+    with pytest.raises(SystemExit) as stopped:
+        cli([option, str(stored), S5_SPEC])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{option} {stored}: a baseline file (schema 'gpu-budget-baselines/1')" in err and "estimate)" not in err
+    assert stored.read_text() == '{"schema": "gpu-budget-baselines/1", "entries": {}}'
+
+
 @pytest.mark.parametrize("given", [["--steps", "4"], ["--steps", "2"], ["--as-run"]])
 def test_validate_refuses_the_options_it_would_ignore(given, capsys):
     """--validate estimates each case as its real run is measured: a step count or --as-run given with it would be

@@ -30,6 +30,7 @@ from gpu_budget.estimate.card_room import CardError, CardRoom, card_room, card_w
 from gpu_budget.estimate.cases import FORM, CaseError, load_case, source
 from gpu_budget.estimate.rows import EstimateOutput, EstimateRow
 from gpu_budget.estimate.tables import render_output
+from gpu_budget.judge.files import replaced_baseline
 from gpu_budget.report.outputs import unwritable, write_whole
 from gpu_budget.units import EXPECTED, SizeError, format_size, parse_size
 
@@ -200,7 +201,8 @@ def _request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Requ
         parser.error(f"name at least one CASE: {FORM}")
     for option, path in (("-o", args.output), ("--json", args.json)):  # refused now, not after a long validation
         others = [("the -o output", args.output)] if option == "--json" and args.output else []
-        refused = None if path is None else unwritable(path, others, code=False)  # a case's module: named below
+        refused = None if path is None else (unwritable(path, others, code=False)  # a case's module: named below
+                                             or replaced_baseline(Path(path)))
         if refused is not None:
             parser.error(f"{option} {path}: {refused}")
     if args.validate and (args.cuda or args.scale != "tiny"):
