@@ -31,3 +31,16 @@ def memory_of(kind: str | None, message: str) -> str:
     ran out of host RAM (Python's or NumPy's MemoryError, torch's host allocator), else "gpu" (torch.OutOfMemoryError,
     the driver's "CUDA error: out of memory")."""
     return "host" if _HOST.search(f"{kind or ''} {message}") else "gpu"
+
+
+OOM_KILLER = " (the kernel's OOM killer sends SIGKILL)"
+# torch's DataLoader whose worker a signal ended: the error its main process raises first (the cause of the "DataLoader
+# worker (pid(s) N) exited unexpectedly" it ends with), the signal in strsignal's words, SIGKILL's being "Killed"
+_WORKER_KILLED = re.compile(r"DataLoader worker \(pid (\d+)\) is killed by signal: Killed\.")
+
+
+def worker_killed(text: str) -> str | None:
+    """The pid of a DataLoader worker that `text` (an error's message, a stderr) says SIGKILL ended, or None: the
+    kill the OOM killer makes of the process that grew, read the same in a command's stderr and in run(ctx)'s error."""
+    found = _WORKER_KILLED.search(text)
+    return found.group(1) if found else None

@@ -24,6 +24,7 @@ from gpu_budget.isolate import events
 from gpu_budget.isolate.protocol import ChildRequest, ScenarioJob, SnapshotRequest, with_assets
 from gpu_budget.model.metric import REPORTED
 from gpu_budget.model.result import GATE_FACTS, gate_fact_refusal
+from gpu_budget.oom import OOM_KILLER, worker_killed
 
 if TYPE_CHECKING:
     from gpu_budget.measure.facts import RunnerFacts
@@ -377,6 +378,19 @@ def _facts(returned: object, ref: str | None) -> dict:
                     "report, or None")
 
 
+def _killed_worker(exc: BaseException | None) -> str | None:
+    """The pid of the DataLoader worker whose SIGKILL `exc` or an error it was raised from tells (torch raises "exited
+    unexpectedly" from the "is killed by signal: Killed." its SIGCHLD handler raised), or None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        pid = worker_killed(_said(exc))
+        if pid is not None:
+            return pid
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def _said(exc: BaseException) -> str:
     """What a failure's one line says of `exc`: its message, else what it is (a bare MemoryError() says nothing, a
     sys.exit(3) says "3", and an exception whose str() raises would lose the whole report)."""
@@ -399,6 +413,9 @@ def _report_failure(exc: BaseException, run: _Run, emit) -> None:
     meter = getattr(exc, "meter", run.meter)
     cause = getattr(exc, "kind", None) or _error_kind(exc)
     message = _said(exc)
+    worker = _killed_worker(exc) if cause == "exception" else None
+    if worker is not None:  # as a command case's script that exits on it (command._ended)
+        cause, message = "killed", f"ended as its DataLoader worker (pid {worker}) was killed by SIGKILL{OOM_KILLER}: {message}"
     if cause == "oom" and run.capped is not None and meter is not None:
         message = run.capped.out_of_memory(*meter.open_phase, message)
     emit(events.Failed(

@@ -41,7 +41,6 @@ import contextlib
 import glob
 import json
 import os
-import re
 import selectors
 import shlex
 import signal
@@ -65,7 +64,7 @@ from gpu_budget.measure import kernel_floor, procfs
 from gpu_budget.measure.tree import inherits_rank
 from gpu_budget.model.card import Card
 from gpu_budget.model.figures import RankGpu
-from gpu_budget.oom import is_out_of_memory
+from gpu_budget.oom import OOM_KILLER, is_out_of_memory, worker_killed
 from gpu_budget.script import CARD_VAR, PARENT_VAR, SNAPSHOT_VAR, SOCKET_VAR
 
 STEADY_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
@@ -84,16 +83,12 @@ LAUNCHER_LOG_DIR = "PET_LOG_DIR"  # torchrun's --log-dir, which it reads from th
 # a real leftover (a daemon) adds to the case.
 EXIT_GRACE_SECONDS = 2.0
 SHELL_SIGNALLED = 128  # a shell exits with 128 + N where the process it waited for was killed by signal N
-OOM_KILLER = " (the kernel's OOM killer sends SIGKILL)"
 # The command starts a process group of its own: a script that ends its group's processes as it exits (a shell's
 # `trap "kill 0" EXIT`, os.killpg(0, ...)) would otherwise kill the measuring child with them, and a run that went
 # well would fail as the child's death ("killed by SIGTERM"), a SIGKILL of it even as an OOM kill. What the command
 # leaves is ended by its pids all the same (lifecycle.kill_descendants; the forkserver, a subreaper, for one whose
 # measuring child died first). Python 3.10 has no process_group=: a session of its own is a group of its own.
 OWN_GROUP = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
-# torch's DataLoader whose worker a signal ended: the error its main process raises first (the cause of the "DataLoader
-# worker (pid(s) N) exited unexpectedly" it ends with), the signal in strsignal's words, SIGKILL's being "Killed"
-WORKER_KILLED = re.compile(r"DataLoader worker \(pid (\d+)\) is killed by signal: Killed\.")
 
 
 class CommandFailed(Exception):
@@ -498,16 +493,16 @@ def _ended(code: int, argv: Sequence[str], path: str | None = None, cwd: str | N
     (`sh -c ...`, or a script its #! line runs in one: program.is_shell; `path`, `cwd`: where its program is found)
     that exited with 128 + SIGKILL, the code it gives when the process it waited for was killed, as the kernel's OOM
     killer kills. Only a shell's code is read so, and only SIGKILL's: another program may exit 137. A script that
-    failed because its DataLoader worker was SIGKILLed (its `stderr` says so: WORKER_KILLED) is read so too."""
+    failed because its DataLoader worker was SIGKILLed (its `stderr` says so: oom.worker_killed) is read so too."""
     if code < 0:
         name = signal.Signals(-code).name
         return f"was killed by {name}" + (OOM_KILLER if -code == signal.SIGKILL else ""), True
     if code == SHELL_SIGNALLED + signal.SIGKILL and is_shell(argv, path, cwd):
         return (f"exited with {code}, the code a shell gives when the process it waits for is killed by SIGKILL"
                 + OOM_KILLER), True
-    worker = WORKER_KILLED.search(stderr)
+    worker = worker_killed(stderr)
     if worker is not None:
-        return f"exited with {code}: its DataLoader worker (pid {worker.group(1)}) was killed by SIGKILL" + OOM_KILLER, True
+        return f"exited with {code}: its DataLoader worker (pid {worker}) was killed by SIGKILL" + OOM_KILLER, True
     return f"exited with {code}", False
 
 
