@@ -55,12 +55,12 @@ from pathlib import Path
 
 from gpu_budget.declare.command_line import CommandLine
 from gpu_budget.declare.params import Json
-from gpu_budget.isolate import hints, unix_paths
+from gpu_budget.isolate import hints, oom_killed, unix_paths
 from gpu_budget.isolate.elastic_record import first_failure
 from gpu_budget.isolate.launcher import RankEvents, ranks_seen
 from gpu_budget.isolate.program import is_shell
 from gpu_budget.isolate.wire import Message
-from gpu_budget.measure import kernel_floor, procfs
+from gpu_budget.measure import kernel_floor, oom_kills, procfs
 from gpu_budget.measure.tree import inherits_rank
 from gpu_budget.model.card import Card
 from gpu_budget.model.figures import RankGpu
@@ -536,6 +536,7 @@ def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None
                          "(forkserver.run_child makes one)")
     server = MarkServer(meter, sockets, on_rank=on_rank)
     env = pinned_env(dict(os.environ), threads, malloc, dict(line.env), server.path, snapshot, card)
+    counted = oom_kills.read()  # the kernel's OOM kills so far: one of the case's processes leaves no other trace
     meter.start(FIRST_PHASE)
     proc = _start(line, env, server)
     server.main_pid = proc.pid
@@ -550,7 +551,12 @@ def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None
         err.close()
     ran = _ran(line, proc.returncode, server, meter, out.total, recorded_env(threads, malloc, dict(line.env)), snapshot)
     _judge_end(line, proc.returncode, server, meter, stderr, last, leftovers, card, tail)
-    return ran
+    tree = meter.tree
+    killed = oom_killed.judge(counted, oom_kills.read(), tree.vanished if tree else 0, tree.sigkilled if tree else {})
+    if killed.failure:
+        raise CommandFailed("killed", f"command {shlex.join(line.argv)!r} {killed.failure}",
+                            dict(sorted(server.ranks.cuda.items())) or None)
+    return replace(ran, notes=ran.notes + (killed.note,)) if killed.note else ran
 
 
 def out_of_memory(server: MarkServer, stderr: str, last: tuple[str | None, int | None]) -> str | None:

@@ -54,6 +54,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from signal import SIGKILL
 
 from gpu_budget.measure.held_tmpfs import held, tmpfs_mounts
 from gpu_budget.measure.procfs import (
@@ -64,6 +65,7 @@ from gpu_budget.measure.procfs import (
     forked_not_execd,
     launch_vars,
     rank_in,
+    read_cmdline,
     read_environ,
     read_faults,
     read_shared,
@@ -258,6 +260,7 @@ class Descendant:
     rank_root: bool = False  # the rank's own process (the one the launcher started), not one of its workers
     rank_pending: bool = False  # its rank is not settled yet: read once it has exec'd (_settle_rank)
     image_at: float = 0.0  # when this memory image was found (at discovery, again at an exec seen)
+    argv: tuple[str, ...] | None = None  # its command line, read as it is first read and at each exec seen
     rank_check_at: float = 0.0  # a pending rank's next look (_settle_rank)
 
     def contribution(self, hwm: int, unmapped: int = 0, rss: int = 0) -> int:
@@ -321,6 +324,8 @@ class Descendant:
             self.execs += 1
             self.rank_pending = self.rank is None  # a new image may carry a launcher's RANK: read it again
             self.image_at, self.rank_check_at = now, 0.0
+        if first or execd:
+            self.argv = read_cmdline(self.pid) or self.argv  # gone by the time it is found gone: a zombie has none
         self.window, self.last_rss = counters.hwm, counters.rss
         self.hwm = max(self.hwm, self.window)
         unmapped, rss = 0, counters.rss
@@ -430,6 +435,8 @@ class ProcessTree:
         self.rank_signals: dict[int, int] = {}  # rank -> the signal that ended its own process, where read in time
         self.rank_pids: dict[int, list[int]] = {}  # rank -> its own processes as found (two: the launcher restarted it)
         self.rank_attempts: dict[int, int | None] = {}  # a rank's own process -> its TORCHELASTIC_RESTART_COUNT
+        self.vanished = 0  # descendants found gone without an exit report (a kill, os._exit, a program not Python)
+        self.sigkilled: dict[int, tuple[str, ...] | None] = {}  # pid -> its command line: found a zombie of SIGKILL
         self._windows = 0
         self._phases = 0  # phase_start()s so far (Running.phase)
         self.main: int | None = None  # the main process, where it is not the root (follow)
@@ -531,11 +538,8 @@ class ProcessTree:
                 if p.rank_pending:
                     _settle_rank(self, p, now)
                 sums[p.rank] = sums.get(p.rank, 0) + p.read(now, self.shared_every, shared_too, tree)
-                if p.rank_root and p.rank is not None and not p.alive:
-                    self.rank_ends.setdefault(p.rank, now)
-                    signal = exit_signal(p.pid)  # its launcher may not have reaped it yet
-                    if signal is not None:
-                        self.rank_signals.setdefault(p.rank, signal)
+                if not p.alive:
+                    _found_gone(self, p, now)
         if shared_too or now - self._held_at >= self.shared_every:
             _add_held(self, sums, now)
         window = sum(sums.values())
@@ -590,6 +594,18 @@ class ProcessTree:
             peak, windows, rank_peak = self._peak, self._windows, dict(self._rank_peak)
             reading = _reading(procs, peak, windows, gap, rank_peak)
             return replace(reading, held=self._held, peak_sum=reading.peak_sum + self._held)
+
+
+def _found_gone(tree: ProcessTree, p: Descendant, now: float) -> None:
+    """A descendant found gone at this poll: the signal that ended it, where its parent has not reaped it yet."""
+    tree.vanished += 1
+    signal = exit_signal(p.pid)  # its parent (a launcher, a script) may not have reaped it yet
+    if signal == SIGKILL:
+        tree.sigkilled[p.pid] = p.argv
+    if p.rank_root and p.rank is not None:
+        tree.rank_ends.setdefault(p.rank, now)
+        if signal is not None:
+            tree.rank_signals.setdefault(p.rank, signal)
 
 
 def _add_held(tree: ProcessTree, sums: dict[int | None, int], now: float) -> None:
