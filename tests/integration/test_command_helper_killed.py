@@ -1,10 +1,12 @@
-"""A command whose script SIGKILLs a helper it started and exits 0 (isolate/oom_killed.py): the kernel's OOM killer
+"""A command whose script, or a run(ctx), SIGKILLs a helper it started and exits 0 (isolate/oom_killed.py): the kernel's OOM killer
 sends SIGKILL, so the row says what was seen; the kernel's count of OOM kills did not rise, so it is a note, not a
 failure (the real OOM killer cannot be set off safely here: tests/unit/test_oom_kills.py reads a faked counter)."""
 
 import json
 import re
 import textwrap
+
+import pytest
 
 KILLS_HELPER = '''
 import os, signal, subprocess, sys, time
@@ -15,12 +17,20 @@ time.sleep(0.3)  # a zombie the tree finds before it is reaped
 helper.wait()
 '''
 
+RUNNER = '''
+def run(ctx):
+    exec(open("kills.py").read(), {})
+    return {}
+'''
 
-def test_a_helper_sigkilled_by_the_script_is_a_note_naming_it(pytester, monkeypatch):
+
+@pytest.mark.parametrize("case", ["command", "run(ctx)"])
+def test_a_helper_sigkilled_by_the_script_is_a_note_naming_it(pytester, monkeypatch, case):
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
-    pytester.makepyfile(kills=KILLS_HELPER)
-    pytester.makepyfile(test_mem=textwrap.dedent('''
+    pytester.makepyfile(kills=KILLS_HELPER, runners=RUNNER)
+    scenario = 'command=[sys.executable, "kills.py"]' if case == "command" else 'run="runners:run"'
+    pytester.makepyfile(test_mem=textwrap.dedent(f'''
         import sys
         import pytest
         from gpu_budget import Scenario
@@ -28,7 +38,7 @@ def test_a_helper_sigkilled_by_the_script_is_a_note_naming_it(pytester, monkeypa
 
         @pytest.mark.gpu_budget(ram="2 GiB")
         def test_kills(gpu_budget):
-            gpu_budget.measure(Scenario(name="k", command=[sys.executable, "kills.py"]))
+            gpu_budget.measure(Scenario(name="k", {scenario}))
     '''))
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
     result.assert_outcomes(passed=1)

@@ -2,6 +2,11 @@
 SIGKILL seen makes of a command case that exited 0 (isolate/oom_killed.py). The real OOM killer cannot be set off
 safely in a test: the files are written here as the kernel lays them out."""
 
+from types import SimpleNamespace
+
+import pytest
+
+from gpu_budget.isolate import child
 from gpu_budget.isolate.oom_killed import judge
 from gpu_budget.measure.oom_kills import OomKills, read, rose
 
@@ -64,3 +69,19 @@ def test_a_sigkill_seen_without_a_rise_is_a_note_not_a_failure():
                             "did not rise: the script's own kill, the peak stands")
     unknown = judge(None, None, 1, {1234: None}).note
     assert unknown.startswith("process 1234 of the case") and "no count of the kernel's OOM kills" in unknown
+
+
+def test_a_run_ctx_that_returns_after_the_oom_killer_ended_a_helper_fails_as_that_kill(monkeypatch):
+    """isolate/child.py: the counter faked to rise between its two reads around run(ctx)."""
+    reads = iter([OomKills("/cg/memory.events", 0, False), OomKills("/cg/memory.events", 1, False)])
+    monkeypatch.setattr(child.oom_kills, "read", lambda: next(reads))
+    counted = child.oom_kills.read()
+    meter = SimpleNamespace(tree=SimpleNamespace(vanished=1, sigkilled={}))
+    with pytest.raises(child.HelperKilled) as raised:
+        child._helpers_killed(counted, meter, "the summary", {"loss": 1.0})
+    assert raised.value.kind == "killed" and raised.value.summary == "the summary"
+    assert str(raised.value).startswith("run(ctx) returned, but the kernel's OOM killer killed 1 process(es) in its "
+                                        "cgroup"), raised.value
+    same = iter([OomKills("/cg/memory.events", 1, False)] * 2)
+    monkeypatch.setattr(child.oom_kills, "read", lambda: next(same))
+    assert child._helpers_killed(child.oom_kills.read(), meter, None, {"loss": 1.0}) == {"loss": 1.0}

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from gpu_budget import script
-from gpu_budget.isolate import events
+from gpu_budget.isolate import events, oom_killed
 from gpu_budget.isolate.protocol import ChildRequest, ScenarioJob, SnapshotRequest, with_assets
+from gpu_budget.measure import oom_kills
 from gpu_budget.model.metric import REPORTED
 from gpu_budget.model.result import GATE_FACTS, gate_fact_refusal
 from gpu_budget.oom import OOM_KILLER, worker_killed
@@ -332,16 +333,36 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     planted = b"\x01" * int(job.plant_bytes)  # noqa: F841
     run.history = _MemoryHistory.start(request.snapshot) if meter.use_cuda else None
     script.mark_with(meter.start)  # gpu_budget.phase() and step() in the runner start the meter's phases
+    counted = oom_kills.read()  # as around a command (command.run): a helper the OOM killer ended leaves no other trace
     with meter.tensors if meter.tensors is not None else contextlib.nullcontext():
         planted_tensor = _plant_tensor(int(job.plant_tensor_bytes))  # noqa: F841
         info = reads.noted(_facts(func(ctx), job.run))  # a fix it never read is not applied
     meter.stop()
     meter.whole_run()  # a runner that marked no phase is one phase, "run"
     summary = meter.summary()
+    info = _helpers_killed(counted, meter, summary, info)
     meter.close()
     if run.history is not None:
         run.history.finish(emit)
     emit(events.Finished(summary, _plain({**meter.info, **info, "malloc": malloc, "start_method": start_method})))
+
+
+class HelperKilled(Exception):
+    """run(ctx) returned, but the kernel's OOM killer ended a process of its tree (isolate/oom_killed.py)."""
+
+    kind = "killed"
+
+
+def _helpers_killed(counted, meter, summary, info: dict) -> dict:
+    """`info`, with a note naming a process of the tree found killed by SIGKILL; HelperKilled (its figures kept)
+    where the kernel's count of OOM kills rose and a process of the tree was found gone."""
+    tree = meter.tree
+    killed = oom_killed.judge(counted, oom_kills.read(), tree.vanished if tree else 0, tree.sigkilled if tree else {})
+    if killed.failure:
+        exc = HelperKilled(f"run(ctx) returned, but {killed.failure.removeprefix('exited 0, but ')}")
+        exc.summary = summary
+        raise exc
+    return {**info, "notes": [killed.note]} if killed.note else info  # "notes" is a gate fact: run(ctx) has none
 
 
 def _plain(facts: Mapping) -> dict:
