@@ -356,10 +356,9 @@ class HelperKilled(Exception):
 def _helpers_killed(counted, meter, summary, info: dict) -> dict:
     """`info`, with a note naming a process of the tree found killed by SIGKILL; HelperKilled (its figures kept)
     where the kernel's count of OOM kills rose and a process of the tree was found gone."""
-    tree = meter.tree
-    killed = oom_killed.judge(counted, oom_kills.read(), tree.vanished if tree else 0, tree.sigkilled if tree else {})
+    killed = oom_killed.after_case(counted, meter.tree)
     if killed.failure:
-        exc = HelperKilled(f"run(ctx) returned, but {killed.failure.removeprefix('exited 0, but ')}")
+        exc = HelperKilled(f"run(ctx) returned, but {killed.failure}")
         exc.summary = summary
         raise exc
     return {**info, "notes": [killed.note]} if killed.note else info  # "notes" is a gate fact: run(ctx) has none

@@ -551,10 +551,9 @@ def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None
         err.close()
     ran = _ran(line, proc.returncode, server, meter, out.total, recorded_env(threads, malloc, dict(line.env)), snapshot)
     _judge_end(line, proc.returncode, server, meter, stderr, last, leftovers, card, tail)
-    tree = meter.tree
-    killed = oom_killed.judge(counted, oom_kills.read(), tree.vanished if tree else 0, tree.sigkilled if tree else {})
+    killed = oom_killed.after_case(counted, meter.tree)
     if killed.failure:
-        raise CommandFailed("killed", f"command {shlex.join(line.argv)!r} {killed.failure}",
+        raise CommandFailed("killed", f"command {shlex.join(line.argv)!r} exited 0, but {killed.failure}",
                             dict(sorted(server.ranks.cuda.items())) or None)
     return replace(ran, notes=ran.notes + (killed.note,)) if killed.note else ran
 

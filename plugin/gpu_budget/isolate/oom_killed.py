@@ -17,13 +17,15 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpu_budget.measure import oom_kills
 from gpu_budget.measure.oom_kills import OomKills, rose
 from gpu_budget.oom import OOM_KILLER
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """`failure`: why the case fails, or None; `note`: what its row says where it does not fail, or None."""
+    """`failure`: why the case fails (after "exited 0, but", or "returned, but"), or None; `note`: what its row says
+    where it does not fail, or None."""
 
     failure: str | None = None
     note: str | None = None
@@ -43,7 +45,7 @@ def judge(before: OomKills | None, after: OomKills | None, vanished: int,
     if kills and after is not None and vanished:
         scope = f"{'on this machine' if after.machine else 'in its cgroup'}, and {vanished} process(es) of the case " \
             "ended without reporting an exit"
-        return Verdict(failure=f"exited 0, but the kernel's OOM killer killed {kills} process(es) {scope} while it "
+        return Verdict(failure=f"the kernel's OOM killer killed {kills} process(es) {scope} while it "
                                f"ran (oom_kill in {after.path} went from {before.kills} to {after.kills}: a kill by "
                                f"SIGKILL){seen}; a run that lost a process to memory, its peak short of what it needed")
     if not sigkilled:
@@ -53,3 +55,9 @@ def judge(before: OomKills | None, after: OomKills | None, vanished: int,
             "and no count of the kernel's OOM kills could be read: if the kernel killed it, the peak is short of "
             "what the run needed")
     return Verdict(note=f"{_named(sigkilled)} of the case was killed by SIGKILL while the case ran{OOM_KILLER}, {said}")
+
+
+def after_case(counted: OomKills | None, tree) -> Verdict:
+    """The verdict once a case's own process ended well: the counter read again, against `counted` (read as it
+    started), with its process tree's (measure/tree.py ProcessTree, or None) descendants found gone and SIGKILLed."""
+    return judge(counted, oom_kills.read(), tree.vanished if tree else 0, tree.sigkilled if tree else {})
