@@ -139,6 +139,28 @@ def test_a_block_ends_where_work_goes_on_in_the_block_around_it(meter):
     assert rest.name == "after inner" and abs((rest.ram_peak - inner.ram_peak) - 96 * MiB) < 2 * MiB
 
 
+def test_an_exception_in_a_block_leaves_its_phase_open_as_a_scripts_block_does(meter):
+    """A block that raised ended its phase and began none: work after a caught exception (a failed evaluation the
+    runner goes on from) was in no phase, and its spike in no figure of the row; an uncaught one left no phase open
+    for an out-of-memory error under a card's cap to name ("before any phase")."""
+    with meter.phase("load"):
+        pass
+    try:
+        with meter.phase("eval"):
+            raise ValueError("bad batch")
+    except ValueError:
+        pass
+    assert meter.open_phase == ("eval", None)
+    _spike(96)
+    with pytest.raises(MemoryError), meter.phase("train_step_3", step=3):
+        raise MemoryError
+    assert meter.open_phase == ("train_step_3", 3)  # what the measured child names the error with, then stops
+    meter.stop()
+    load, evaluation, _step = meter.phases
+    assert [p.name for p in meter.phases] == ["load", "eval", "train_step_3"]
+    assert abs((evaluation.ram_peak - load.ram_peak) - 96 * MiB) < 2 * MiB
+
+
 def test_blocks_back_to_back_add_no_phase_between_them(meter):
     for step in (1, 2, 3):
         with meter.phase(f"train_step_{step}", step=step):

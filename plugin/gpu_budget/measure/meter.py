@@ -359,13 +359,11 @@ class Meter:
 
     @contextmanager
     def phase(self, name: str, step: int | None = None) -> Iterator[None]:
-        """Phase `name` for the block; what runs after it, until the next phase or the run's end, is "after <name>"."""
+        """Phase `name` for the block; what runs after it, until the next phase or the run's end, is "after <name>".
+        An exception leaves the phase open, as a script's block does (script.Phase): a runner that catches it goes on
+        measured there, and one that does not fails in it (the child names it, then stops it)."""
         self.start(name, step)
-        try:
-            yield
-        except BaseException:
-            self.stop()
-            raise
+        yield
         self.start(f"after {name}")  # ends the block's phase
         self._open = (*self._open[:3], True)
 
