@@ -35,3 +35,15 @@ def test_a_step_number_met_again_later_is_another_step():
     """Numbers that restart (a loop counting per epoch) are not merged: only marks in a row are one step."""
     phases = [PhaseRecord(f"train_step_{k}", step=k, ram_peak=(100 + i) * MiB) for i, k in enumerate([1, 2, 3, 1, 2, 3])]
     assert [s.step for s in summarize(phases, cuda=False).steps] == [1, 2, 3, 1, 2, 3]
+
+
+def test_a_phase_named_as_a_numbered_one_keeps_both():
+    """A runner's own phase named 'eval (2)' after two evaluations took the second's name: keyed by name, it replaced
+    that evaluation, whose 300 MiB peak was then in none of the row's phases."""
+    phases = [PhaseRecord("eval", ram_peak=10 * MiB), PhaseRecord("eval", ram_peak=300 * MiB),
+              PhaseRecord("eval (2)", ram_peak=20 * MiB), PhaseRecord("after eval", ram_peak=30 * MiB),
+              PhaseRecord("after eval", ram_peak=40 * MiB)]
+    summary = summarize(phases, cuda=False)
+    names = [p.name for p in summary.phases]
+    assert names == ["eval", "eval (2)", "eval (2) (2)", "after eval", "after eval (2)"], names
+    assert max(p.ram_peak for p in {p.name: p for p in summary.phases}.values()) == summary.peaks.ram == 300 * MiB

@@ -84,13 +84,19 @@ def tree_bound(phases: Sequence[PhaseRecord]) -> str | None:
 
 
 def named_once(phases: Sequence[PhaseRecord]) -> tuple[PhaseRecord, ...]:
-    """The phases, a name met again (an evaluation each epoch) numbered from its second time: 'eval (2)'. Keyed by
-    name, a later phase replaced an earlier one, and a row's peak could be in none of the phases it listed."""
+    """The phases, a name met again (an evaluation each epoch) numbered from its second time: 'eval (2)', past a
+    number a phase of that name already holds (a runner's own 'eval (2)'). Keyed by name, a later phase replaced an
+    earlier one, and a row's peak could be in none of the phases it listed."""
     seen: Counter[str] = Counter()
+    used: set[str] = set()
     out = []
     for phase in phases:
-        seen[phase.name] += 1
-        out.append(phase if seen[phase.name] == 1 else replace(phase, name=f"{phase.name} ({seen[phase.name]})"))
+        name = phase.name
+        while name in used:
+            seen[phase.name] += 1
+            name = f"{phase.name} ({seen[phase.name] + 1})"
+        used.add(name)
+        out.append(phase if name == phase.name else replace(phase, name=name))
     return tuple(out)
 
 
