@@ -20,9 +20,24 @@ SHOWN = 6  # names of missed phases a message lists before it counts the rest
 
 
 def unreached(measured: Iterable[str], baseline: Iterable[str]) -> list[str]:
-    """The baseline's phases the run did not measure, in the run's order of names (train_step_2 before _10)."""
+    """The baseline's phases the run did not measure, in the run's order of names (train_step_2 before _10). The
+    run after a block ('after eval', 'after eval (2)': meter.Meter.phase) is kept only where it passed the phase
+    before by more than noise, so it is not required where the run reached a block of its name."""
     seen = set(measured)
-    return sorted((name for name in baseline if name not in seen), key=_order)
+    blocks = {_unnumbered(name) for name in seen}
+    return sorted((name for name in baseline if name not in seen and not _after(name, blocks)), key=_order)
+
+
+def _unnumbered(name: str) -> str:
+    """A phase's name without the numbers a repeat of it was given ('eval (2)': measure/summary.named_once)."""
+    while (found := re.fullmatch(r"(.+) \(\d+\)", name)) is not None:
+        name = found.group(1)
+    return name
+
+
+def _after(name: str, blocks: set[str]) -> bool:
+    """Whether `name` is the run after a block whose name is among `blocks` (unnumbered)."""
+    return name.startswith("after ") and _unnumbered(name.removeprefix("after ")) in blocks
 
 
 def said(names: Sequence[str]) -> str:
