@@ -2,8 +2,13 @@
 and a spike there passed any budget."""
 
 import json
+import sys
 
 from inner_session import ONE_CASE
+
+from gpu_budget.declare.scenario import Scenario
+from gpu_budget.isolate import forkserver
+from gpu_budget.isolate.remote import Remote
 
 
 def test_a_spike_after_the_last_block_is_gated(pytester, monkeypatch):
@@ -33,3 +38,30 @@ def run(ctx):
     pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json").assert_outcomes(passed=1)
     row = json.loads((pytester.path / "r.json").read_text())["results"][0]
     assert list(row["phases"]) == ["load", "after load", "train_step_1", "after train_step_1"], list(row["phases"])
+
+
+LEAD_IN = '''
+def run(ctx):
+    spike = b"\\x01" * (ctx.params["mib"] << 20)  # a model built before the first mark
+    del spike
+    with ctx.meter.phase("load"):
+        held = b"\\x01" * (8 << 20)
+    return {"held": len(held)}
+'''
+
+
+def test_work_before_the_first_mark_is_measured_where_it_passed_the_phase_after_it(tmp_path):
+    """A runner's work before its first phase was in no phase: a 200 MiB spike there left the row's peak at the
+    load phase's. It is the phase "run" (as a command's time before its first mark is), kept where it passed the
+    phase after it by more than noise, as the run after a block is."""
+    (tmp_path / "lead.py").write_text(LEAD_IN)
+    remote = Remote(sys.executable, [str(tmp_path), *forkserver.child_paths()])
+    try:
+        spiked, plain = (remote.measure(Scenario(name="lead", run="lead:run", params={"mib": mib}).to_json("tiny"),
+                                        tmp_path / "assets", 120, threads=1, preload=()) for mib in (200, 0))
+    finally:
+        remote.close()
+    assert spiked.ok and plain.ok, (spiked, plain)
+    assert list(spiked.phases) == ["run", "load"], list(spiked.phases)
+    assert spiked.peaks.ram_tree - plain.peaks.ram_tree > 190 * 2**20, (spiked.peaks, plain.peaks)
+    assert list(plain.phases) == ["load"], list(plain.phases)  # nothing before the first mark: no phase of it

@@ -161,6 +161,26 @@ def test_an_exception_in_a_block_leaves_its_phase_open_as_a_scripts_block_does(m
     assert abs((evaluation.ram_peak - load.ram_peak) - 96 * MiB) < 2 * MiB
 
 
+def test_a_lead_in_is_kept_where_it_passed_the_phase_after_it_and_is_the_whole_run_without_phases():
+    for spiked, names in ((True, ["run", "load"]), (False, ["load"])):
+        meter = Meter(use_cuda=False)
+        meter.lead_in()
+        if spiked:
+            _spike(64)
+        with meter.phase("load"):
+            pass
+        meter.stop()
+        meter.close()
+        assert [p.name for p in meter.phases] == names
+    bare = Meter(use_cuda=False)
+    bare.lead_in()
+    _spike(32)
+    bare.stop()
+    bare.whole_run()
+    bare.close()
+    assert [p.name for p in bare.phases] == ["run"] and bare.phases[0].ram_peak >= 32 * MiB
+
+
 def test_blocks_back_to_back_add_no_phase_between_them(meter):
     for step in (1, 2, 3):
         with meter.phase(f"train_step_{step}", step=step):

@@ -122,3 +122,12 @@ def test_the_run_after_a_block_its_baseline_kept_is_not_required_where_the_block
     short = judge(run(1000 * MiB, ["load", "eval"]), Budget(), base, TOL, ci=True, update=False)
     assert (short.verdict, short.passed) == ("error", False)
     assert "did not reach 1 of the 6 phases its baseline measured (eval (2); it measured eval, load)" in short.message
+
+
+def test_a_runners_lead_in_its_baseline_kept_is_not_required_of_a_run_that_measured_phases():
+    """'run', what a runner does before its first phase, is kept only where it passed the phase after it by more
+    than noise (meter.Meter.lead_in)."""
+    base = entry(1000 * MiB, ["run", "load", "train_step_1"])
+    kept = judge(run(1000 * MiB, ["load", "train_step_1"]), Budget(), base, TOL, ci=True, update=False)
+    assert (kept.verdict, kept.passed) == ("pass", True), kept.message
+    assert unreached([], ["run"]) == ["run"]  # a run that measured nothing at all still missed it

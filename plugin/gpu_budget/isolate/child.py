@@ -336,6 +336,7 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     counted = oom_kills.read()  # as around a command (command.run): a helper the OOM killer ended leaves no other trace
     with meter.tensors if meter.tensors is not None else contextlib.nullcontext():
         planted_tensor = _plant_tensor(int(job.plant_tensor_bytes))  # noqa: F841
+        meter.lead_in()  # what the runner does before its first phase: "run", as a command's
         info = reads.noted(_facts(func(ctx), job.run))  # a fix it never read is not applied
     meter.stop()
     meter.whole_run()  # a runner that marked no phase is one phase, "run"

@@ -63,7 +63,7 @@ from gpu_budget.isolate.wire import Message
 from gpu_budget.measure import kernel_floor, oom_kills, procfs
 from gpu_budget.measure.tree import inherits_rank
 from gpu_budget.model.card import Card
-from gpu_budget.model.figures import RankGpu
+from gpu_budget.model.figures import FIRST_PHASE, RankGpu
 from gpu_budget.oom import OOM_KILLER, is_out_of_memory, worker_killed
 from gpu_budget.script import CARD_VAR, PARENT_VAR, SNAPSHOT_VAR, SOCKET_VAR
 
@@ -71,7 +71,6 @@ STEADY_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 HOOK_DIR = str(Path(__file__).parents[1] / "_hook")  # gpu_budget/_hook
 TAIL_BYTES = 8192  # of stdout and of stderr, kept for the report; the rest is read and dropped
-FIRST_PHASE = "run"
 # The folders the session put on its children's PYTHONPATH ahead of its own (forkserver.child_paths: pytest's rootdir
 # and test folders, its `pythonpath` option): the measured child's, not the command's, which gets the PYTHONPATH the
 # session was started with, as it would outside the gate (a test's helper module would shadow the project's own)

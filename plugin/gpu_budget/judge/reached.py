@@ -16,16 +16,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from gpu_budget.model.figures import FIRST_PHASE
+
 SHOWN = 6  # names of missed phases a message lists before it counts the rest
 
 
 def unreached(measured: Iterable[str], baseline: Iterable[str]) -> list[str]:
     """The baseline's phases the run did not measure, in the run's order of names (train_step_2 before _10). The
     run after a block ('after eval', 'after eval (2)': meter.Meter.phase) is kept only where it passed the phase
-    before by more than noise, so it is not required where the run reached a block of its name."""
+    before by more than noise, and a runner's lead-in ('run': meter.Meter.lead_in) where it passed the phase after
+    it, so neither is required where the run reached that block, or any phase."""
     seen = set(measured)
     blocks = {_unnumbered(name) for name in seen}
-    return sorted((name for name in baseline if name not in seen and not _after(name, blocks)), key=_order)
+    return sorted((name for name in baseline if name not in seen and not _after(name, blocks)
+                   and not (name == FIRST_PHASE and seen)), key=_order)
 
 
 def _unnumbered(name: str) -> str:

@@ -34,7 +34,9 @@ between two phases escapes measurement. A `with meter.phase()` block ends its
 phase where the block ends; what the run does after it, until the next phase
 begins or the run ends, is measured as a phase "after <name>", recorded where
 it reached past the phase before it (by more than GAP_NOISE), so a spike between
-two blocks is in the row's peak.
+two blocks is in the row's peak. What a runner does before its first phase
+(lead_in) is the phase "run", as a command's is, recorded where it reached past
+the phase after it.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from gpu_budget.measure.summary import Summary, summarize
 from gpu_budget.measure.tree import TREE_METHOD, OnPoll, ProcessTree
 from gpu_budget.measure.tree import available as tree_available
 from gpu_budget.model.card import Card
-from gpu_budget.model.figures import Peaks, PhaseRecord, RankGpu, TreeReading
+from gpu_budget.model.figures import FIRST_PHASE, Peaks, PhaseRecord, RankGpu, TreeReading
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import REPORTED
 from gpu_budget.script import phase_name, step_number
@@ -172,6 +174,44 @@ def reaches_past(record: PhaseRecord, before: PhaseRecord | None) -> bool:
                                  for metric, value in record.peaks.measured.items())
 
 
+GAP, LEAD = "gap", "lead"  # kinds of phase the meter keeps only where they add (_Kept)
+
+
+@dataclass
+class _Kept:
+    """Which ended phases a meter records: every phase, the run after a block (GAP) where it reached past the phase
+    before it, the lead-in (LEAD) where it reached past the phase after it, so it is held until that one ends."""
+
+    phases: list[PhaseRecord]
+    on_phase: Callable[[PhaseRecord], None] | None
+    lead: PhaseRecord | None = None
+
+    def add(self, record: PhaseRecord, kind: str) -> PhaseRecord | None:
+        """Record `record` where it is kept (None where not, or not yet)."""
+        if kind == LEAD:
+            self.lead = record
+            return None
+        if kind == GAP and not reaches_past(record, self.phases[-1] if self.phases else None):
+            return None
+        lead, self.lead = self.lead, None
+        if lead is not None and reaches_past(lead, record):
+            self._record(lead)
+        return self._record(record)
+
+    def whole(self, name: str) -> bool:
+        """Record the lead-in as the whole run `name` where no phase followed it; whether there was one."""
+        lead, self.lead = self.lead, None
+        if lead is not None:
+            self._record(replace(lead, name=name))
+        return lead is not None
+
+    def _record(self, record: PhaseRecord) -> PhaseRecord:
+        self.phases.append(record)
+        if self.on_phase is not None:
+            self.on_phase(record)
+        return record
+
+
 @dataclass
 class Meter:
     """Brackets the phases of a run (load, data, train steps, eval) and records each one's peaks.
@@ -199,8 +239,9 @@ class Meter:
         if self.use_cuda is None:
             self.use_cuda = cuda_available()
         self._cuda = _Cuda() if self.use_cuda else None
-        # name, step, start; and whether it is the run after a block ended (phase()), recorded only where it adds
-        self._open: tuple[str, int | None, float, bool] | None = None
+        # name, step, start; and its kind: "" a phase, GAP the run after a block ended (phase()), LEAD the lead-in
+        self._open: tuple[str, int | None, float, str] | None = None
+        self._kept = _Kept(self.phases, self.on_phase)
         self._born = time.perf_counter()
         self.last_step = 0  # the step number started last (a Trainer's callback goes on from it: hf_trainer.py)
 
@@ -280,14 +321,14 @@ class Meter:
             self._cuda.reset()
         if self.tensors is not None:
             self.tensors.reset()
-        self._open, self.last_step = (name, step, time.perf_counter(), False), self.last_step if step is None else step
+        self._open, self.last_step = (name, step, time.perf_counter(), ""), self.last_step if step is None else step
         self.on_begin(name, step)
 
     def stop(self) -> PhaseRecord | None:
         """End the open phase and record it (None where none is open, or it was a gap that added nothing)."""
         if self._open is None:
             return None
-        name, step, t0, gap = self._open
+        name, step, t0, kind = self._open
         self._open = None
         if self.external:  # the followed process's split of its pages (gone once it exited: None)
             status = procfs.status(self._main) if self._main is not None else None
@@ -314,12 +355,7 @@ class Meter:
             ram_tensor=self.tensors.peak if self.tensors is not None else None, ram_tree_peak=tree_peak, tree=reading,
             vram_allocated=gpu.vram_allocated, vram_reserved=gpu.vram_reserved, vram_device=gpu.vram_device,
             vram_tree=gpu.vram_tree)
-        if gap and not reaches_past(record, self.phases[-1] if self.phases else None):
-            return None
-        self.phases.append(record)
-        if self.on_phase is not None:
-            self.on_phase(record)
-        return record
+        return self._kept.add(record, kind)
 
     def _followed(self, reading: TreeReading | None) -> tuple[int, int | None]:
         """follow()'s process's peak and its tree's in the phase ending; where the tree never read that process and
@@ -349,23 +385,29 @@ class Meter:
         """The phase open now and its step ((None, None) between phases)."""
         return (self._open[0], self._open[1]) if self._open is not None else (None, None)
 
-    def whole_run(self, name: str = "run") -> None:
-        """Where the run marked no phase, record it whole as one: its peaks since this meter began (nothing was
-        reset), so a runner without phases is gated like any other instead of passing with no figure."""
-        if self.phases or self._open is not None:
+    def lead_in(self, name: str = FIRST_PHASE) -> None:
+        """Begin the run before its first phase as phase `name`: a model a runner builds before it marks one is
+        measured. Recorded where it reached past the phase after it (by more than GAP_NOISE), as a gap is."""
+        self.start(name)
+        self._open = (*self._open[:3], LEAD)
+
+    def whole_run(self, name: str = FIRST_PHASE) -> None:
+        """Where the run marked no phase, record it whole as one (its peaks since its lead-in, else since this meter
+        began), so a runner without phases is gated like any other instead of passing with no figure."""
+        if self.phases or self._open is not None or self._kept.whole(name):
             return
-        self._open = (name, None, self._born, False)
+        self._open = (name, None, self._born, "")
         self.stop()
 
     @contextmanager
     def phase(self, name: str, step: int | None = None) -> Iterator[None]:
         """Phase `name` for the block; what runs after it, until the next phase or the run's end, is "after <name>".
-        An exception leaves the phase open, as a script's block does (script.Phase): a runner that catches it goes on
-        measured there, and one that does not fails in it (the child names it, then stops it)."""
+        An exception leaves the phase open, as a script's block does (script.Phase): a runner that catches it is
+        measured on in it, and one that does not fails in it."""
         self.start(name, step)
         yield
         self.start(f"after {name}")  # ends the block's phase
-        self._open = (*self._open[:3], True)
+        self._open = (*self._open[:3], GAP)
 
     # -- summary ------------------------------------------------------------
     def summary(self, rank_cuda: Mapping[int, RankGpu] | None = None) -> Summary:

@@ -19,6 +19,8 @@ from typing import Any
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.metric import ALL, GPU, LATER, Metric
 
+FIRST_PHASE = "run"  # the run before its first phase mark: a command's, a runner's lead-in (meter.Meter.lead_in)
+
 
 class Fields:
     """A frozen dataclass whose JSON is its fields by name (`_json`): records are read by attribute, never by key."""
