@@ -435,7 +435,7 @@ def against_baseline(peaks: Peaks, base: Peaks, tolerance: Tolerance, setup: Set
         warning = allowed.too_wide(metric, then)
         notes += [warning] if warning and warning not in notes else []
         if now > allowed.limit(then):
-            where = first_past(phases or {}, base_phases or {}, metric, allowed, shift)
+            where = first_past(phases or {}, base_phases or {}, metric, allowed, shift, then)
             regressed.append(f"{metric} {shown} > baseline {format_size(then)} {allowed.said(then, '+')}"
                              + (f", {where}" if where else ""))
         elif now < allowed.floor(then):
@@ -451,16 +451,19 @@ def floor_taken_off(measured: int, shift: int) -> str:
 
 
 def first_past(phases: Mapping[str, PhaseRecord], base_phases: Mapping[str, Peaks], metric: str,
-               tol: Tolerance | Allowance, shift: int = 0) -> str | None:
+               tol: Tolerance | Allowance, shift: int = 0, peak: int | None = None) -> str | None:
     """Where a regression began: the first phase of the run (in its order) whose figure of `metric`, less the
-    floor `shift`, passed the limit of the same phase's figure in the baseline; None where no phase did alone
-    (or the baseline kept no phases). A leak kept from step 3 on is named at step 3."""
+    floor `shift`, passed the limit of the same phase's figure in the baseline, or, for a phase the baseline
+    lacks (one added, or renamed), of the baseline's `peak`; None where no phase did alone (or the baseline kept no
+    phases). A leak kept from step 3 on is named at step 3."""
     for name, record in phases.items():
-        then = base_phases[name].figure(metric) if name in base_phases else None
+        then = base_phases[name].figure(metric) if name in base_phases else peak if base_phases else None
         now = record.peaks.figure(metric)
         if now is not None and then is not None and now - shift > tol.limit(then):
-            step = record.step
-            return f"first past its baseline in {name}" + (f" (step {step})" if step is not None else "")
+            step = f" (step {record.step})" if record.step is not None else ""
+            if name not in base_phases:
+                return f"first past the baseline's peak in {name}{step}, a phase its baseline lacks"
+            return f"first past its baseline in {name}{step}"
     return None
 
 
