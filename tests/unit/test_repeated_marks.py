@@ -47,3 +47,14 @@ def test_a_phase_named_as_a_numbered_one_keeps_both():
     names = [p.name for p in summary.phases]
     assert names == ["eval", "eval (2)", "eval (2) (2)", "after eval", "after eval (2)"], names
     assert max(p.ram_peak for p in {p.name: p for p in summary.phases}.values()) == summary.peaks.ram == 300 * MiB
+
+
+def test_the_run_after_a_block_met_again_is_named_after_that_block():
+    """The run after a block is kept only where it passed the block (meter.GAP_NOISE): numbered by its own count, the
+    one after the third evaluation read 'after eval (2)' where the first's was not kept, and was compared with the
+    baseline's 'after eval (2)', the second's."""
+    phases = [PhaseRecord("eval", ram_peak=10 * MiB), PhaseRecord("eval", ram_peak=10 * MiB),
+              PhaseRecord("after eval", ram_peak=20 * MiB), PhaseRecord("eval", ram_peak=10 * MiB),
+              PhaseRecord("after eval", ram_peak=30 * MiB)]
+    names = [p.name for p in summarize(phases, cuda=False).phases]
+    assert names == ["eval", "eval (2)", "after eval (2)", "eval (3)", "after eval (3)"], names

@@ -86,12 +86,15 @@ def tree_bound(phases: Sequence[PhaseRecord]) -> str | None:
 def named_once(phases: Sequence[PhaseRecord]) -> tuple[PhaseRecord, ...]:
     """The phases, a name met again (an evaluation each epoch) numbered from its second time: 'eval (2)', past a
     number a phase of that name already holds (a runner's own 'eval (2)'). Keyed by name, a later phase replaced an
-    earlier one, and a row's peak could be in none of the phases it listed."""
+    earlier one, and a row's peak could be in none of the phases it listed. The run after a block, kept only where
+    it added (meter.py), is named after the block it follows ('after eval (3)'), not by its own count."""
     seen: Counter[str] = Counter()
     used: set[str] = set()
-    out = []
+    out: list[PhaseRecord] = []
     for phase in phases:
         name = phase.name
+        if out and name == f"after {phases[len(out) - 1].name}" and f"after {out[-1].name}" not in used:
+            name = f"after {out[-1].name}"
         while name in used:
             seen[phase.name] += 1
             name = f"{phase.name} ({seen[phase.name] + 1})"
