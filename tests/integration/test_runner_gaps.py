@@ -65,3 +65,17 @@ def test_work_before_the_first_mark_is_measured_where_it_passed_the_phase_after_
     assert list(spiked.phases) == ["run", "load"], list(spiked.phases)
     assert spiked.peaks.ram_tree - plain.peaks.ram_tree > 190 * 2**20, (spiked.peaks, plain.peaks)
     assert list(plain.phases) == ["load"], list(plain.phases)  # nothing before the first mark: no phase of it
+
+
+def test_a_runner_that_fails_before_its_first_mark_keeps_that_run_as_its_phase(tmp_path):
+    """Its lead-in was never ended: the row held a phase 'run' only as far as the child streamed it, a lower bound."""
+    (tmp_path / "early.py").write_text('def run(ctx):\n    held = b"\\x01" * (100 << 20)\n    raise RuntimeError("no data")\n')
+    remote = Remote(sys.executable, [str(tmp_path), *forkserver.child_paths()])
+    try:
+        failed = remote.measure(Scenario(name="early", run="early:run").to_json("tiny"), tmp_path / "assets", 120,
+                                threads=1, preload=())
+    finally:
+        remote.close()
+    assert failed.error is not None and failed.error.kind == "exception", failed.error
+    assert list(failed.phases) == ["run"] and failed.phases["run"].ram_peak >= 100 * 2**20, failed.phases
+    assert "lower bound" not in (failed.ram_tree_bound or ""), failed.ram_tree_bound

@@ -450,6 +450,7 @@ def _report_failure(exc: BaseException, run: _Run, emit) -> None:
     if meter is not None:
         with contextlib.suppress(Exception):
             meter.stop()  # the open phase, with whatever can still be read
+            meter.whole_run()  # a runner that failed before its first mark: its lead-in, "run"
         with contextlib.suppress(Exception):
             meter.close()
     if run.history is not None:
