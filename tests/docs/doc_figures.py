@@ -61,6 +61,15 @@ def report(path: str) -> tuple[list, dict]:
     return [Result.from_json(r) for r in data["results"]], data
 
 
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def python_blocks(page: Path) -> list[tuple[int, str]]:
+    """Each ```python block of a page (at its line's start), with the line its code begins on."""
+    text = page.read_text()
+    return [(text[:m.start()].count("\n") + 2, m.group(1)) for m in PYTHON_BLOCK.finditer(text)]
+
+
 def words(n: int) -> str:
     """A small count as the prose spells it."""
     return ["none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"][n] if n <= 10 else str(n)

@@ -6,19 +6,12 @@ sets of Ellipsis that fail far from the page.
 """
 
 import builtins
-import re
 import symtable
 
 import pytest
-from doc_figures import ROOT
+from doc_figures import ROOT, python_blocks
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
-
-
-def blocks(page):
-    text = page.read_text()
-    return [(text[:m.start()].count("\n") + 2, m.group(1)) for m in BLOCK.finditer(text)]
 
 
 def used_and_defined(source, where):
@@ -42,7 +35,7 @@ def used_and_defined(source, where):
 def test_each_python_block_defines_what_it_uses(page):
     known = {*dir(builtins), "__file__"}  # a module's own
     problems = []
-    for line, source in blocks(page):
+    for line, source in python_blocks(page):
         where = f"{page.relative_to(ROOT)}:{line}"
         used, defined = used_and_defined(source, where)
         problems += [f"{where}: {name} is never defined" for name in sorted(used - known - defined)]
