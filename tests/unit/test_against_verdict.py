@@ -287,3 +287,24 @@ def test_an_absolute_pythonpath_entry_into_the_repository_points_into_the_worktr
     assert pythonpath_into(PLUGIN_ROOT.parent, tmp_path / "wt2") == str(PLUGIN_ROOT)
     monkeypatch.delenv("PYTHONPATH")
     assert pythonpath_into(top, tree) is None
+
+
+def test_a_pass_whose_params_or_card_changed_is_said_below_the_table():
+    """Its figures within the tolerance, the case still ran with other knobs (or as on another card) at head: the
+    terminal and the step summary say so, as for a renamed file's pass, or the note lives in the JSON alone and the
+    table's `pass` reads as the code's doing."""
+    from dataclasses import replace
+
+    from gpu_budget.against.render import Outcome, markdown, text
+
+    base = [replace(row(100 * MiB), params={"batch_size": 8})] * 2
+    knobs = judge_case("t.py::test_knobs", base, [replace(r, params={"batch_size": 16}) for r in base])
+    card = judge_case("t.py::test_card", [row(100 * MiB)] * 2, [replace(row(100 * MiB), card="T4 (14.75 GiB)")] * 2)
+    plain = judge_case("t.py::test_plain", [row(100 * MiB)] * 2, [row(100 * MiB)] * 2)
+    assert [c.status for c in (knobs, card, plain)] == ["pass"] * 3
+    outcome = Outcome("main", "a" * 40, "b" * 40, False, (knobs, card, plain), ())
+    said = text(outcome)
+    assert "pass: t.py::test_knobs: within the tolerance of base; params changed since base: batch_size 8 -> 16" in said
+    assert "pass: t.py::test_card: within the tolerance of base; card none at base -> T4 (14.75 GiB) at head" in said
+    assert "pass: t.py::test_plain" not in said  # a plain pass gets no line
+    assert "**pass** `t.py::test_knobs`: within the tolerance of base; params changed since base" in markdown(outcome)

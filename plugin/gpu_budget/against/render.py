@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpu_budget.against.pairs import Run
-from gpu_budget.against.verdict import CaseVerdict, Figure, base_failed_after, counts
+from gpu_budget.against.verdict import CaseVerdict, Figure, base_failed_after, card_changed, counts, params_changed
 from gpu_budget.judge.failsafe import WITHOUT_ROWS
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.json_value import JsonObject
@@ -104,8 +104,10 @@ def _stored(entry: Entry, fig: Figure) -> int | None:
 
 def _said(case: CaseVerdict) -> bool:
     """Whether the case gets a line below the table: any verdict but a plain pass, a renamed file's pass, and a pass
-    whose base test failed after measure() (verdict.base_failed_after)."""
-    return case.status != "pass" or case.renamed_from is not None or bool(base_failed_after(case.base))
+    whose base test failed after measure() (verdict.base_failed_after) or that ran as on another card or with other
+    params at head (its note tells the knob's change from the code's: in the JSON alone, the table's pass hid it)."""
+    noted = base_failed_after(case.base) or card_changed(case.base, case.head) or params_changed(case.base, case.head)
+    return case.status != "pass" or case.renamed_from is not None or bool(noted)
 
 
 def text(outcome: Outcome) -> str:
