@@ -72,7 +72,7 @@ def test_resolve_keeps_both_sides_entries_and_package_lists(tmp_path, capsys, st
     assert data["packages"] == {"aaa": {"torch": "2.13.0"}, "bbb": {"torch": "2.14.0"}}
     assert data["entries"]["tiny"]["test_c"] == entry(300, "bbb")
     out = capsys.readouterr().out
-    assert f"{path}: kept both sides' entries, 4 in all (1 from HEAD's side of the conflict alone, 1 from other's alone)" in out
+    assert f"{path}: kept both sides' entries, 4 in all (2 from HEAD's side of the conflict alone, 1 from other's alone)" in out
     assert sorted(p.name for p in path.parent.iterdir()) == ["test_mod.json"]
 
 
@@ -256,3 +256,41 @@ def test_a_file_named_twice_is_resolved_once(tmp_path, capsys):
     assert baselines_cli.main(["resolve", str(tmp_path / "baselines"), str(path), f"{path.parent}/./{path.name}"]) == 0
     captured = capsys.readouterr()
     assert captured.out.count("kept both sides' entries") == 1 and captured.err == "", captured
+
+
+def merged_from(tmp_path, base, ours, theirs, style="merge"):
+    """A repository whose baseline file is `base`, then `ours` on main and `theirs` on a branch (scale -> key -> ram),
+    merged: the file as git leaves it."""
+    path = tmp_path / "baselines" / "cpu-x86_64" / "test_mod.json"
+    path.parent.mkdir(parents=True)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "config", "merge.conflictStyle", style)
+    for branch, held in (("main", base), ("other", theirs), ("main", ours)):
+        if branch == "other":
+            git(tmp_path, "checkout", "-q", "-b", branch)
+        elif held is ours:
+            git(tmp_path, "checkout", "-q", branch)
+        entries = {scale: {key: entry(ram) for key, ram in by.items()} for scale, by in held.items()}
+        path.write_text(json.dumps({"schema": "gpu-budget-baselines/1", "entries": entries}, indent=2, sort_keys=True))
+        git(tmp_path, "add", "-A")
+        git(tmp_path, "commit", "-q", "-m", branch)
+    assert git(tmp_path, "merge", "-q", "other", check=False).returncode != 0
+    return path
+
+
+@pytest.mark.parametrize("style", ["merge", "diff3", "zdiff3"])
+def test_an_entry_takes_its_own_figures_where_git_joined_its_key_to_another_entrys(tmp_path, capsys, style):
+    """git merges lines: here it took ours' test_n lines for base's test_h (the same figures), and theirs' re-recorded
+    test_h figures into them, outside any conflict region. Before, resolve read ours from the regions and wrote
+    test_n with test_h's 3 MiB, exit 0: a baseline that test never measured. The index holds each side as
+    committed."""
+    mib = 2**20
+    path = merged_from(tmp_path, {"real": {"test_h": mib}},
+                       {"real": {"test_e": 3 * mib, "test_j": mib, "test_n": mib}},
+                       {"tiny": {"test_f": 2 * mib, "test_h": 3 * mib}}, style)
+    assert baselines_cli.main(["resolve", str(path)]) == 0
+    held = {scale: {key: e["peaks"]["ram"] // mib for key, e in by.items()}
+            for scale, by in files.load(path)["entries"].items()}
+    assert held == {"real": {"test_e": 3, "test_j": 1, "test_n": 1}, "tiny": {"test_f": 2, "test_h": 3}}
+    out = capsys.readouterr().out
+    assert "'test_n' (scale 'real') taken as the branches committed it: the file's conflict regions read it" in out

@@ -47,9 +47,11 @@ class Sides:
 @dataclass(frozen=True)
 class Merged:
     """Both sides' entries in one file's data, and what the merge decided: `only_ours` and `only_theirs` count the
-    entries one side's text alone held (from its side of the conflict regions), `kept` names the (scale, key) both
+    entries one side alone held (as committed, or its side of the conflict regions), `kept` names the (scale, key) both
     held with other figures and the side kept; `labels` are git's names of the sides; `deleted` names the (scale, key)
-    one side deleted while the other held it as the base did, left out, and the side that deleted it."""
+    one side deleted while the other held it as the base did, left out, and the side that deleted it; `text_differs`
+    the (scale, key) merged from the sides as committed (git's index) that the file's conflict regions read
+    otherwise."""
 
     data: Contents
     only_ours: int
@@ -57,6 +59,7 @@ class Merged:
     labels: tuple[str, str]
     kept: tuple[tuple[str, str, str], ...] = ()
     deleted: tuple[tuple[str, str, str], ...] = ()
+    text_differs: tuple[tuple[str, str], ...] = ()
 
     @property
     def total(self) -> int:

@@ -545,14 +545,36 @@ def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
             raise conflict.ConflictError(f"{path}: holds no merge conflict markers, nothing to resolve")
         sides = conflict.split(text, str(path))
         labels = (sides.ours_label, sides.theirs_label)
-        ours, theirs = (_side(path, side, side_text, label) for side, side_text, label
-                        in zip(conflict.SIDES, (sides.ours, sides.theirs), labels))
-        base = sides.base if sides.base is not None else merge_base.from_index(path)
-        merged = conflict.merge(ours, theirs, str(path), labels, keep, _base(path, base))
+        committed = merge_base.staged(path)
+        merged = _merged(path, sides if committed is None else committed, labels, keep)
+        if committed is not None:  # the regions' reading: where it differs, named (an edit since the merge is not kept)
+            merged = replace(merged, text_differs=_text_differs(path, sides, labels, keep, merged))
         data = pruned(merged.data).to_json()
         validate(data, path)
         _write_atomic(path, data)
     return merged
+
+
+def _merged(path: Path, sides: conflict.Sides | merge_base.Staged, labels: tuple[str, str],
+            keep: str | None) -> conflict.Merged:
+    """Both sides read and validated, merged entry by entry (with the base: diff3's sections, else git's index)."""
+    ours, theirs = (_side(path, side, side_text, label) for side, side_text, label
+                    in zip(conflict.SIDES, (sides.ours, sides.theirs), labels))
+    base = sides.base if sides.base is not None else merge_base.from_index(path)
+    return conflict.merge(ours, theirs, str(path), labels, keep, _base(path, base))
+
+
+def _text_differs(path: Path, sides: conflict.Sides, labels: tuple[str, str], keep: str | None,
+                  merged: conflict.Merged) -> tuple[tuple[str, str], ...]:
+    """The (scale, key) whose entry the conflict regions' reading of the file gives otherwise than the sides as
+    committed (`merged`): git's line merge joined one entry's key to another's figures, or the file was edited."""
+    try:
+        read = _merged(path, sides, labels, keep).data
+    except conflict.ConflictError:
+        return ()
+    return tuple((scale, key) for scale in sorted({*read.entries, *merged.data.entries})
+                 for key in sorted({*read.scale(scale), *merged.data.scale(scale)})
+                 if read.scale(scale).get(key) != merged.data.scale(scale).get(key))
 
 
 def _base(path: Path, text: str | None) -> Contents | None:

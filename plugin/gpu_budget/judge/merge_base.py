@@ -1,24 +1,57 @@
-"""The merge base of a baseline file git left conflicted, from git's index.
+"""The texts git merged into a baseline file it left conflicted, from git's index.
 
 git's default conflict style writes no base section, so the conflict
 regions alone cannot tell an entry one side deleted from one the other side
 added. While the merge is unresolved, git's index holds the base as stage 1
 of the path (`git show :1:./FILE`): the same text diff3's base sections
-rebuild.
+rebuild. It holds each side as committed too (stages 2 and 3): the lines
+outside the conflict regions are git's line merge of both, which can join one
+entry's key to another entry's figures, so a side rebuilt from the regions is
+not always the side that was committed.
 """
 
 from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A conflicted file's sides as git's index holds them: `base` None where there is none (both sides added it)."""
+
+    ours: str
+    theirs: str
+    base: str | None
 
 
 def from_index(path: Path) -> str | None:
     """The base text of `path` in its repository's unresolved merge; None where there is none to read (not in a
     git work tree, the merge already resolved, no common version: both sides added the file, git not installed)."""
+    return _stage(path, 1)
+
+
+def staged(path: Path) -> Staged | None:
+    """Both sides of `path`'s unresolved merge (and its base) as committed; None where the index holds no two sides
+    (not in a git work tree, the merge resolved or never begun, git not installed)."""
+    ours, theirs = _stage(path, 2), _stage(path, 3)
+    if ours is None or theirs is None:
+        return None
+    return Staged(ours, theirs, _stage(path, 1))
+
+
+def _stage(path: Path, stage: int) -> str | None:
+    """The text of one stage of `path` in git's index, read as UTF-8 (a baseline file's encoding, whatever the
+    locale); None where it cannot be read."""
     try:
-        done = subprocess.run(["git", "show", f":1:./{path.name}"], cwd=path.parent, capture_output=True, text=True,
+        done = subprocess.run(["git", "show", f":{stage}:./{path.name}"], cwd=path.parent, capture_output=True,
                               timeout=60, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout if done.returncode == 0 else None
+    if done.returncode != 0:
+        return None
+    try:
+        return done.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
