@@ -93,6 +93,11 @@ def test_missing_file_is_empty(tmp_path):
             "torch": "2.13.0+cpu", "floor": 10**400}}}}}, ["'test_w'", "fingerprint.floor is 1000"]),
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_x": {**GOOD_ENTRY, "ranks": {"0": {"ram": 2**63}}}}}},
          ["'test_x'", "'ranks'"]),
+        # a hand-edited tolerance under a misspelt key was read as no tolerance (the default's), kept, and never said
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_y": {**GOOD_ENTRY, "tolerence": {"rel": 0.5, "abs": 0}}}}},
+         ["'test_y'", "unknown key 'tolerence'", "did you mean 'tolerance'?"]),
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_z": {**GOOD_ENTRY, "note": "re-recorded after the fix"}}}},
+         ["'test_z'", "unknown key 'note' (a later version of pytest-gpu-budget may have written it", "an entry holds"]),
     ],
 )
 def test_broken_file_names_file_and_entry(tmp_path, content, names):

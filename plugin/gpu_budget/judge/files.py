@@ -16,6 +16,7 @@ data is: contents.py; what an entry holds and how one is made: baselines.py.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import fcntl
 import json
 import os
@@ -24,13 +25,14 @@ import secrets
 import stat
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 from gpu_budget.judge import conflict, merge_base
 from gpu_budget.judge.contents import SCHEMA, ByKey, Contents, Listing
 from gpu_budget.judge.fingerprint import POLICY, Facts
 from gpu_budget.model.budget import SCALES
+from gpu_budget.model.entry import Entry
 from gpu_budget.model.json_value import DuplicateKey, Json, JsonObject, unique_keys
 from gpu_budget.model.metric import ALL, JUDGED_GROWTH
 
@@ -174,9 +176,25 @@ def validate(data: Json, path: Path, advice: str = REDO) -> None:
         fail("top level", "'packages' must map digests to objects of package -> version")
 
 
+ENTRY_KEYS = tuple(f.name for f in fields(Entry))  # what an entry holds: Entry.to_json writes each field by its name
+
+
 def _entry_problem(entry: JsonObject) -> str | None:
-    """What makes one entry's JSON not a baseline entry (its figures, then what it was recorded under), or None."""
-    return _figures_problem(entry) or _recorded_problem(entry)
+    """What makes one entry's JSON not a baseline entry (a key it cannot hold, its figures, then what it was recorded
+    under), or None."""
+    return _unknown_key(entry) or _figures_problem(entry) or _recorded_problem(entry)
+
+
+def _unknown_key(entry: JsonObject) -> str | None:
+    """The first key of the entry no entry holds, named: a hand edit's misspelt key ('tolerence') is read by no code,
+    and the entry judged on the default it meant to replace, without a word. One like none of them may be a later
+    version's (which would be judged here as if absent): said too."""
+    key = next((key for key in entry if key not in ENTRY_KEYS), None)
+    if key is None:
+        return None
+    meant = difflib.get_close_matches(key, ENTRY_KEYS, n=1)
+    return (f"unknown key {key!r}" + (f" (did you mean {meant[0]!r}?)" if meant else " (a later version of "
+            "pytest-gpu-budget may have written it: then run that version)") + f": an entry holds {', '.join(ENTRY_KEYS)}")
 
 
 def _figures_problem(entry: JsonObject) -> str | None:
