@@ -294,3 +294,15 @@ def test_an_entry_takes_its_own_figures_where_git_joined_its_key_to_another_entr
     assert held == {"real": {"test_e": 3, "test_j": 1, "test_n": 1}, "tiny": {"test_f": 2, "test_h": 3}}
     out = capsys.readouterr().out
     assert "'test_n' (scale 'real') taken as the branches committed it: the file's conflict regions read it" in out
+
+
+def test_an_entry_one_side_deleted_and_the_other_re_recorded_is_kept_and_named(tmp_path, capsys):
+    """Before: kept, counted among "1 from other's alone" and unnamed, although git calls it a conflict (modify/delete):
+    the test may be gone on HEAD's side, its entry then kept until a --gpu-budget-update prunes it."""
+    path = three_way(tmp_path, [("tiny", {}, {"test_a"})], [("tiny", {"test_x": entry(70 * 2**20)}, None)], "merge")
+    assert baselines_cli.main(["resolve", str(path)]) == 0
+    assert files.load(path)["entries"]["tiny"]["test_x"] == entry(70 * 2**20)
+    out = capsys.readouterr().out
+    assert ("'test_x' (scale 'tiny') deleted on HEAD's side and re-recorded on other's: kept (where its test is gone, "
+            "the next --gpu-budget-update drops it)") in out, out
+

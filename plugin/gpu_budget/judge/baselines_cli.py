@@ -132,6 +132,9 @@ def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
                        for scale, test_id, side in merged.kept)
         kept += "".join(f"; {test_id!r} (scale {scale!r}) deleted on {side}'s side and as it was on "
                         f"{theirs if side == ours else ours}'s: left out" for scale, test_id, side in merged.deleted)
+        kept += "".join(f"; {test_id!r} (scale {scale!r}) deleted on {side}'s side and re-recorded on "
+                        f"{theirs if side == ours else ours}'s: kept (where its test is gone, the next "
+                        "--gpu-budget-update drops it)" for scale, test_id, side in merged.revived)
         kept += "".join(f"; {test_id!r} (scale {scale!r}) taken as the branches committed it: the file's conflict "
                         "regions read it otherwise (git's line merge joined lines of two entries, or an edit since "
                         "the merge)" for scale, test_id in merged.text_differs)

@@ -51,7 +51,8 @@ class Merged:
     held with other figures and the side kept; `labels` are git's names of the sides; `deleted` names the (scale, key)
     one side deleted while the other held it as the base did, left out, and the side that deleted it; `text_differs`
     the (scale, key) merged from the sides as committed (git's index) that the file's conflict regions read
-    otherwise."""
+    otherwise; `revived` the (scale, key) one side deleted and the other changed from the base's, kept, and the side
+    that deleted it."""
 
     data: Contents
     only_ours: int
@@ -60,6 +61,7 @@ class Merged:
     kept: tuple[tuple[str, str, str], ...] = ()
     deleted: tuple[tuple[str, str, str], ...] = ()
     text_differs: tuple[tuple[str, str], ...] = ()
+    revived: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def total(self) -> int:
@@ -139,6 +141,7 @@ def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str],
     only_ours = only_theirs = 0
     differing: list[tuple[str, str]] = []
     deleted: list[tuple[str, str, str]] = []
+    revived: list[tuple[str, str, str]] = []
     for scale in sorted({*ours.entries, *theirs.entries}):
         mine, other = ours.scale(scale), theirs.scale(scale)
         was = base.scale(scale) if base is not None else {}
@@ -152,8 +155,12 @@ def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str],
                     deleted.append((scale, key, side))
             elif key not in other:
                 by_key[key], only_ours = mine[key], only_ours + 1
+                if key in was:  # deleted on theirs, changed on ours: kept (nothing lost), named
+                    revived.append((scale, key, labels[1]))
             elif key not in mine:
                 by_key[key], only_theirs = other[key], only_theirs + 1
+                if key in was:
+                    revived.append((scale, key, labels[0]))
             elif mine[key] == other[key]:
                 by_key[key] = mine[key]
             else:
@@ -168,4 +175,4 @@ def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str],
                             "(--gpu-budget-update re-records those that moved)")
     data = Contents({s: by for s, by in entries.items() if by}, {**theirs.packages, **ours.packages}, ours.schema)
     return Merged(data, only_ours, only_theirs, labels, tuple((scale, key, keep) for scale, key in differing),
-                  tuple(deleted))
+                  tuple(deleted), revived=tuple(revived))
