@@ -306,3 +306,21 @@ def test_an_entry_one_side_deleted_and_the_other_re_recorded_is_kept_and_named(t
     assert ("'test_x' (scale 'tiny') deleted on HEAD's side and re-recorded on other's: kept (where its test is gone, "
             "the next --gpu-budget-update drops it)") in out, out
 
+
+def test_a_top_level_field_the_schema_does_not_name_is_kept_through_a_resolve(tmp_path):
+    """Such a field is written back as read by every write; before, resolve wrote the file without it."""
+    path = tmp_path / "test_mod.json"
+
+    def text(*keys, note="recorded on the lab's runner"):
+        return json.dumps({"schema": "gpu-budget-baselines/1", "note": note,
+                           "entries": {"tiny": {key: entry(2**20) for key in keys}}}, indent=2, sort_keys=True)
+
+    path.write_text(f"<<<<<<< HEAD\n{text('test_a', 'test_b')}\n=======\n{text('test_a', 'test_c')}\n>>>>>>> other\n")
+    files.resolve(path)
+    data = files.load(path)
+    assert set(data["entries"]["tiny"]) == {"test_a", "test_b", "test_c"}
+    assert data["note"] == "recorded on the lab's runner"
+    path.write_text(f"<<<<<<< HEAD\n{text('test_b')}\n=======\n{text('test_c', note='on mine')}\n>>>>>>> other\n")
+    with pytest.raises(ConflictError, match="the top-level field 'note' with other values"):
+        files.resolve(path)
+    assert files.resolve(path, "theirs").data.other == {"note": "on mine"}

@@ -131,6 +131,32 @@ def _figures(entry: EntryJson) -> str:
     return ", ".join(shown) + (f" (recorded {read.recorded})" if read.recorded else "")
 
 
+_NONE = object()  # a field a side does not hold
+
+
+def _fields(ours: Contents, theirs: Contents, base: Contents | None, where: str, labels: tuple[str, str],
+            keep: str | None) -> dict[str, Json]:
+    """The top-level fields the schema does not name, of both sides (written back as read, as every write does): one
+    side's change from the base's taken; one both changed otherwise, the `keep` side's, else ConflictError."""
+    out: dict[str, Json] = {}
+    for name in sorted({*ours.other, *theirs.other}):
+        mine, other = ours.other.get(name, _NONE), theirs.other.get(name, _NONE)
+        was = base.other.get(name, _NONE) if base is not None else _NONE
+        if mine == was or mine is _NONE:  # ours left it (or deleted it while theirs changed it: kept)
+            value = other if mine == was or other != was else _NONE
+        elif other == was or other is _NONE or other == mine:
+            value = mine
+        else:
+            if keep is None:
+                raise ConflictError(f"{where}: both sides hold the top-level field {name!r} with other values "
+                                    f"({labels[0]}: {json.dumps(mine)}, {labels[1]}: {json.dumps(other)}), left as it "
+                                    f"is. Keep one side's with --keep ours ({labels[0]}) or --keep theirs ({labels[1]})")
+            value = mine if keep == "ours" else other
+        if value is not _NONE:
+            out[name] = value
+    return out
+
+
 def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str], keep: str | None = None,
           base: Contents | None = None) -> Merged:
     """Every entry of both sides (validated baseline files), but, with the `base` (diff3's), each entry one side
@@ -173,6 +199,7 @@ def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str],
                             f"with other figures, left as it is: {listed}. Keep one side's for them with --keep ours "
                             f"({labels[0]}) or --keep theirs ({labels[1]}), then run the gate on the merged code "
                             "(--gpu-budget-update re-records those that moved)")
-    data = Contents({s: by for s, by in entries.items() if by}, {**theirs.packages, **ours.packages}, ours.schema)
+    data = Contents({s: by for s, by in entries.items() if by}, {**theirs.packages, **ours.packages}, ours.schema,
+                    _fields(ours, theirs, base, where, labels, keep))
     return Merged(data, only_ours, only_theirs, labels, tuple((scale, key, keep) for scale, key in differing),
                   tuple(deleted), revived=tuple(revived))
