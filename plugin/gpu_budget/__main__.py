@@ -29,7 +29,8 @@ def main() -> int:
     commands = {"findings": "turn a JSON report into FINDINGS.md",
                 "estimate": "estimate CASE ...: GPU-free step peak of the Scenarios named (and its error against real runs)",
                 "baselines": "baselines drop --scale SCALE FOLDER|FILE ...: remove a scale's entries, to re-record them; "
-                             "baselines resolve FOLDER|FILE ...: merge a file git left with conflict markers",
+                             "baselines resolve FOLDER|FILE ...: merge a file git left with conflict markers; "
+                             "baselines merge-driver %O %A %B %P: git's merge driver for baseline files",
                 "options": "print docs/options.md: the options table, from the option definitions",
                 "bisect": "bisect GOOD BAD -k CASE [-- PYTEST ARGS]: the first commit at which a case's gated figure "
                           "moved past its tolerance (git bisect run over the gate, in a worktree)"}

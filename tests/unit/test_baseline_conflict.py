@@ -4,6 +4,8 @@ The conflicts are made by git itself: two branches recording entries in one file
 
 import json
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -258,13 +260,18 @@ def test_a_file_named_twice_is_resolved_once(tmp_path, capsys):
     assert captured.out.count("kept both sides' entries") == 1 and captured.err == "", captured
 
 
-def merged_from(tmp_path, base, ours, theirs, style="merge"):
+def merged_from(tmp_path, base, ours, theirs, style="merge", driver=False):
     """A repository whose baseline file is `base`, then `ours` on main and `theirs` on a branch (scale -> key -> ram),
-    merged: the file as git leaves it."""
+    merged (with `driver`, by `baselines merge-driver`): the file as git leaves it, and whether the merge failed."""
     path = tmp_path / "baselines" / "cpu-x86_64" / "test_mod.json"
     path.parent.mkdir(parents=True)
     git(tmp_path, "init", "-q")
     git(tmp_path, "config", "merge.conflictStyle", style)
+    if driver:
+        plugin = Path(files.__file__).parents[2]
+        git(tmp_path, "config", "merge.gpu-budget-baselines.driver",
+            f"PYTHONPATH={plugin} {sys.executable} -m gpu_budget baselines merge-driver %O %A %B %P")
+        (tmp_path / ".gitattributes").write_text("baselines/**/*.json merge=gpu-budget-baselines\n")
     for branch, held in (("main", base), ("other", theirs), ("main", ours)):
         if branch == "other":
             git(tmp_path, "checkout", "-q", "-b", branch)
@@ -274,8 +281,7 @@ def merged_from(tmp_path, base, ours, theirs, style="merge"):
         path.write_text(json.dumps({"schema": "gpu-budget-baselines/1", "entries": entries}, indent=2, sort_keys=True))
         git(tmp_path, "add", "-A")
         git(tmp_path, "commit", "-q", "-m", branch)
-    assert git(tmp_path, "merge", "-q", "other", check=False).returncode != 0
-    return path
+    return path, git(tmp_path, "merge", "-q", "other", check=False).returncode != 0
 
 
 @pytest.mark.parametrize("style", ["merge", "diff3", "zdiff3"])
@@ -285,9 +291,10 @@ def test_an_entry_takes_its_own_figures_where_git_joined_its_key_to_another_entr
     test_n with test_h's 3 MiB, exit 0: a baseline that test never measured. The index holds each side as
     committed."""
     mib = 2**20
-    path = merged_from(tmp_path, {"real": {"test_h": mib}},
-                       {"real": {"test_e": 3 * mib, "test_j": mib, "test_n": mib}},
-                       {"tiny": {"test_f": 2 * mib, "test_h": 3 * mib}}, style)
+    path, failed = merged_from(tmp_path, {"real": {"test_h": mib}},
+                               {"real": {"test_e": 3 * mib, "test_j": mib, "test_n": mib}},
+                               {"tiny": {"test_f": 2 * mib, "test_h": 3 * mib}}, style)
+    assert failed
     assert baselines_cli.main(["resolve", str(path)]) == 0
     held = {scale: {key: e["peaks"]["ram"] // mib for key, e in by.items()}
             for scale, by in files.load(path)["entries"].items()}
@@ -324,3 +331,34 @@ def test_a_top_level_field_the_schema_does_not_name_is_kept_through_a_resolve(tm
     with pytest.raises(ConflictError, match="the top-level field 'note' with other values"):
         files.resolve(path)
     assert files.resolve(path, "theirs").data.other == {"note": "on mine"}
+
+
+def held_in(path):
+    return {scale: {key: e["peaks"]["ram"] // 2**20 for key, e in by.items()}
+            for scale, by in files.load(path)["entries"].items()}
+
+
+BEFORE_84 = {"real": {"test_a": 4, "test_e": 9, "test_h": 8, "test_j": 3}}
+OURS_84 = {"real": {**BEFORE_84["real"], "test_l": 3}}
+THEIRS_84 = {"real": {"test_a": 4, "test_e": 9}, "tiny": {"test_h": 1, "test_k": 3}}
+
+
+def mib(held):
+    return {scale: {key: ram * 2**20 for key, ram in by.items()} for scale, by in held.items()}
+
+
+def test_the_merge_driver_merges_entry_by_entry(tmp_path):
+    """Before: ours recorded test_l at scale 'real', theirs dropped two entries and recorded its first 'tiny' ones;
+    git merged the lines with no conflict and test_l's entry landed under 'tiny', with nothing for resolve to find.
+    With `baselines merge-driver` set as the files' driver, each entry stays at its own scale."""
+    path, failed = merged_from(tmp_path, mib(BEFORE_84), mib(OURS_84), mib(THEIRS_84), driver=True)
+    assert not failed
+    assert held_in(path) == {"real": {"test_a": 4, "test_e": 9, "test_l": 3}, "tiny": {"test_h": 1, "test_k": 3}}
+
+
+def test_the_merge_driver_leaves_gits_markers_where_both_sides_re_recorded_an_entry(tmp_path, capsys):
+    path, failed = merged_from(tmp_path, mib({"tiny": {"test_a": 1}}), mib({"tiny": {"test_a": 2, "test_b": 1}}),
+                               mib({"tiny": {"test_a": 3}}), driver=True)
+    assert failed and "<<<<<<< ours" in path.read_text()
+    assert baselines_cli.main(["resolve", "--keep", "theirs", str(path)]) == 0
+    assert held_in(path) == {"tiny": {"test_a": 3, "test_b": 1}}

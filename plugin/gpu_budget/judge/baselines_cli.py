@@ -1,5 +1,5 @@
-"""`python -m gpu_budget baselines drop|resolve ...`: remove one scale's entries from files; merge a file git left with
-conflict markers, keeping both sides' entries."""
+"""`python -m gpu_budget baselines drop|resolve|merge-driver ...`: remove one scale's entries from files; merge a file
+git left with conflict markers, keeping both sides' entries; merge one as git's merge driver (merge_driver.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from gpu_budget.judge import conflict, store
+from gpu_budget.judge import conflict, merge_driver, store
 from gpu_budget.judge.store import BaselineError
 from gpu_budget.model.budget import SCALES
 
@@ -35,7 +35,10 @@ def main(argv: list[str]) -> int:
                        "with other figures takes (without it such a file is left as it is, the entries named)")
     merge.add_argument("paths", type=Path, nargs="+", metavar="FOLDER|FILE",
                        help="a baselines folder (every *.json under it) or one baseline file")
+    merge_driver.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "merge-driver":
+        return merge_driver.drive(args.base, args.ours, args.theirs, args.name)
     if args.command == "drop" and args.scale not in SCALES:  # a usage error, as argparse's own: exit 2
         drop.error(f"--scale {args.scale!r} is not a scale: they are {', '.join(SCALES)}")
     files = []

@@ -573,6 +573,20 @@ def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
     return merged
 
 
+def merge_driver(base: Path, ours: Path, theirs: Path, name: str) -> conflict.Merged:
+    """git's merge driver for baseline files: the three versions git wrote to temp files (`base` empty where both
+    sides added the file), merged entry by entry into `ours`, which git takes as the result; ConflictError, `ours`
+    left as it was, where they cannot be merged so. Without it git merges lines, and a merge it finds clean can put
+    one entry's figures under another's key, or an entry under another scale, without a conflict to resolve."""
+    where = Path(name)
+    was, mine, other = (_read_bounded(Path(p)) for p in (base, ours, theirs))
+    merged = _merged(where, merge_base.Staged(mine, other, was if was.strip() else None), conflict.SIDES, None)
+    data = pruned(merged.data).to_json()
+    validate(data, where)
+    _write_atomic(Path(ours), data)
+    return merged
+
+
 def _merged(path: Path, sides: conflict.Sides | merge_base.Staged, labels: tuple[str, str],
             keep: str | None) -> conflict.Merged:
     """Both sides read and validated, merged entry by entry (with the base: diff3's sections, else git's index)."""

@@ -239,3 +239,8 @@ def conflicted(path: Path) -> bool:
 def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
     """Rewrite a file git left with conflict markers, keeping both sides' entries (files.resolve)."""
     return files.resolve(path, keep)
+
+
+def merge_driver(base: Path, ours: Path, theirs: Path, name: str) -> conflict.Merged:
+    """Merge the three versions of a baseline file git hands its merge driver, entry by entry (files.merge_driver)."""
+    return files.merge_driver(base, ours, theirs, name)
