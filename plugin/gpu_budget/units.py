@@ -73,6 +73,13 @@ def format_size(nbytes: float | None) -> str:
     return f"{sign}{int(n)} B"
 
 
+def format_change(fraction: float, spec: str = "+.1%") -> str:
+    """A relative change with its sign, e.g. '+2.0%', '-1.0%'; one that rounds to zero is '0.0%', signless: a
+    '-0.0%' read as a fall (and a '+0.0%' as a rise) where nothing moved at the digits shown."""
+    text = format(fraction, spec)
+    return text.lstrip("+-") if not text.strip("+-0.%") else text
+
+
 PER_STEP_KIB = 0.1 * MiB  # a growth per step below this is said in KiB: to a hundredth of a MiB it would round away
 
 

@@ -54,7 +54,7 @@ def test_a_figure_grown_from_a_zero_baseline_is_in_the_change_cell_that_the_regr
                  change=j.change, baseline=baseline)
     assert row.verdict == "regression" and row.change["vram_allocated"] is None, row.message  # the JSON: no ratio
     cell = terminal.table_rows([row])[0][terminal.HEADERS.index("change")]
-    assert cell == "RAM tree +0.0%, VRAM +12.00 MiB from 0 B"
-    assert "change: RAM tree +0.0%, VRAM +12.00 MiB from 0 B" in terminal.case_detail(row)
+    assert cell == "RAM tree 0.0%, VRAM +12.00 MiB from 0 B"
+    assert "change: RAM tree 0.0%, VRAM +12.00 MiB from 0 B" in terminal.case_detail(row)
     same = Result.from_json({**row.to_json(), "peaks": Peaks(ram=300 * MiB, ram_tree=300 * MiB, vram_allocated=0).to_json()})
-    assert terminal.table_rows([same])[0][terminal.HEADERS.index("change")] == "RAM tree +0.0%, VRAM 0 B, as before"
+    assert terminal.table_rows([same])[0][terminal.HEADERS.index("change")] == "RAM tree 0.0%, VRAM 0 B, as before"

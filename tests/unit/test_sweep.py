@@ -228,4 +228,4 @@ def test_a_vram_change_from_a_reference_of_0_says_what_it_grew_by():
     grown = Peaks(ram=100 * MiB, vram_allocated=12 * MiB)  # no percentage of 0 exists: left out, it hid the growth
     new = SweepPoint("torch", "2.10.0", False, "ok", grown, sweep.change(ref.peaks, grown))
     row = next(line for line in sweep_lines([_row("t.py::a", (ref, new))]) if line.startswith("t.py::a"))
-    assert row.endswith("VRAM 12.00 MiB (+0.0%, VRAM +12.00 MiB from 0 B)")
+    assert row.endswith("VRAM 12.00 MiB (0.0%, VRAM +12.00 MiB from 0 B)")

@@ -76,7 +76,7 @@ from gpu_budget.measure.ranks import worst
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.result import Result, Verdict
 from gpu_budget.report.outputs import unwritable, write_whole
-from gpu_budget.units import format_size
+from gpu_budget.units import format_change, format_size
 
 SCRATCH = "runs"  # the sessions' reports and logs: a folder beside the worktree, removed with it
 STEP_ENV = "GPU_BUDGET_BISECT_STEP"  # the step's settings file, for `git bisect run`'s command
@@ -109,7 +109,7 @@ class Tried:
         change = ""
         if self.value is not None and base:
             since = f" from {format_size(base)}" if base != reference else ""
-            change = f" ({self.value / base - 1:+.1%}{since})"
+            change = f" ({format_change(self.value / base - 1)}{since})"
         why = f": {self.why}" if self.why else ""
         return f"{self.commit[:10]} {self.outcome:9} {self.figure or '-'} {shown}{change}  {self.subject[:60]}{why}"
 

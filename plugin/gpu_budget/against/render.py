@@ -20,7 +20,7 @@ from gpu_budget.model.entry import Entry
 from gpu_budget.model.json_value import JsonObject
 from gpu_budget.report.outputs import write_whole
 from gpu_budget.report.text_table import tabulated
-from gpu_budget.units import format_size
+from gpu_budget.units import format_change, format_size
 
 JSON_VERSION = 1
 HEADERS = ("test", "figure", "base", "head", "change", "spread base / head", "stored", "verdict")
@@ -71,7 +71,7 @@ def _size(value: float | None) -> str:
 
 
 def _change(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.1%}"
+    return "-" if value is None else format_change(value)
 
 
 def rows(cases: Sequence[CaseVerdict], stored: Mapping[str, Entry] | None = None) -> list[tuple[str, ...]]:

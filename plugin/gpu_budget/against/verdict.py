@@ -67,7 +67,7 @@ from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.card import Card
 from gpu_budget.model.json_value import JsonObject
 from gpu_budget.model.result import Result, Verdict, param_changes
-from gpu_budget.units import format_size
+from gpu_budget.units import format_change, format_size
 
 UNSURE = 0.5  # a single run's head this share of the margin from the regression limit, or closer: a pair more
 
@@ -518,7 +518,7 @@ def _as_if(was: CaseVerdict, case: CaseVerdict) -> str:
     if not figs:
         return was.nodeid
     fig = figs[0]
-    change = "" if fig.change is None else f", head {fig.change:+.1%}"
+    change = "" if fig.change is None else f", head {format_change(fig.change)}"
     past = ", past the tolerance" if fig.regressed else ""
     return f"{was.nodeid} ({fig.name} {format_size(round(fig.base_median))} at base{change}{past})"
 

@@ -62,7 +62,7 @@ from gpu_budget.report.order import scale_order
 from gpu_budget.report.outputs import unwritable, write_whole
 from gpu_budget.report.reports import NotAReport, Report
 from gpu_budget.report.row_fields import gated_metric, growth_of
-from gpu_budget.units import format_size
+from gpu_budget.units import format_change, format_size
 
 __all__ = ["SHOWS", "Merged", "Reproduced", "failures", "fix_verdict", "main", "note_lines", "origin_line", "pairs", "render",
            "split_lines"]
@@ -114,7 +114,7 @@ class Reproduced:
     @property
     def line(self) -> str:
         """Its row of the scenario's "as reported" table."""
-        over = "-" if self.over is None else f"{self.over:+.1%}"
+        over = "-" if self.over is None else format_change(self.over)
         growth = "-" if self.growth is None else f"{format_size(self.growth)}"
         died = died_of_memory(self.row)  # what it held when it died: a lower bound of its peak
         return (f"| {self.row.scale} | {self.metric or '-'} | {held_cell(self.peak, died)} | {held_cell(self.main, died)} | "

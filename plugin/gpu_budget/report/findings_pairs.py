@@ -24,7 +24,7 @@ from gpu_budget.report.markdown_text import inline
 from gpu_budget.report.memtests import registered
 from gpu_budget.report.order import scale_order
 from gpu_budget.report.row_fields import FixNotes, gated_metric
-from gpu_budget.units import format_size
+from gpu_budget.units import format_change, format_size
 
 AS_REPORTED = "as-reported"  # the label of a scenario's own run, measured once per session by its own test
 
@@ -145,7 +145,7 @@ def bounded_saving(before: int | None, after: int | None, before_died: bool = Fa
     shown = (before - after) / before
     if before_died and after_died or before_died and shown <= 0 or after_died and shown >= 0:
         return "-"
-    return f"{'at least ' if before_died else 'at most ' if after_died else ''}{shown:+.1%}"
+    return f"{'at least ' if before_died else 'at most ' if after_died else ''}{format_change(shown)}"
 
 
 def bounded_verdict(before: int | None, after: int | None, scale: str, before_died: bool, after_died: bool,
@@ -259,9 +259,9 @@ def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: st
             before, part, whole = by[fix].before, by[control].after, by[fix].after
             head = f"{scale}, on {where}" if where else scale
             lines.append(f"- {head}: {fix}'s saving split ({by[fix].metric}): as reported {format_size(before)}; "
-                         f"{alone} {format_size(part)}, saving {format_size(before - part)} ({(before - part) / before:+.1%}, "
+                         f"{alone} {format_size(part)}, saving {format_size(before - part)} ({format_change((before - part) / before)}, "
                          f"{fix_verdict(before, part, scale, by[control].tolerance)}); {rest}: {fix} {format_size(whole)}, "
                          f"{format_size(abs(whole - part))} {'lower' if whole < part else 'higher'} than {short} "
-                         f"(saving {(part - whole) / before:+.1%} of as reported, "
+                         f"(saving {format_change((part - whole) / before)} of as reported, "
                          f"{fix_verdict(part, whole, scale, by[fix].tolerance)})")
     return lines

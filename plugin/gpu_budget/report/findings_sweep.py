@@ -24,7 +24,7 @@ from gpu_budget.report.findings_pairs import cell
 from gpu_budget.report.order import version_order
 from gpu_budget.report.row_fields import gated_metric
 from gpu_budget.report.sweep_table import OVER, from_zero
-from gpu_budget.units import format_size
+from gpu_budget.units import format_change, format_size
 
 MESSAGE_CHARS = 160  # a failed version's reason, cut to this in its row
 
@@ -106,7 +106,7 @@ def _cell(m: Moved) -> tuple[str, str, str]:
     if m.past is None:
         return peak, "-", "not compared"
     # from a reference of 0 no percentage exists: what it grew by (a "-" there hid the growth the sweep looks for)
-    change = from_zero(m.peak) if m.change is None else f"{m.change:+.2%}"
+    change = from_zero(m.peak) if m.change is None else format_change(m.change, "+.2%")
     ratio = "" if m.ratio is None else f" ({m.ratio:.1f}x the allowance)"
     return peak, change, f"{'past it' if m.past else 'inside it'}{ratio}"
 
@@ -133,7 +133,8 @@ def sweep_table(entries: list[Moved]) -> list[str]:
 
 def _span(values: list[float], fmt: str) -> str:
     low, high = min(values), max(values)
-    return format(low, fmt) if low == high else f"{format(low, fmt)} .. {format(high, fmt)}"
+    shown = format_change if "%" in fmt else format
+    return shown(low, fmt) if low == high else f"{shown(low, fmt)} .. {shown(high, fmt)}"
 
 
 def version_lines(entries: list[Moved]) -> list[str]:

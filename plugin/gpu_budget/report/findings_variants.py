@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpu_budget.report.findings_pairs import Pair, cell
+from gpu_budget.units import format_change
 
 READS = {"works": "lower", "makes it worse": "higher", "no effect": "no change past the tolerance"}
 
@@ -22,7 +23,7 @@ def change(e: Pair) -> str:
     if e.saving == "-":  # none to compute, or a bound that tells nothing (findings_pairs.bounded_saving)
         return "-"
     bound = "at most " if e.before_died else "at least " if e.after_died else ""
-    return f"{bound}{(e.after - e.before) / e.before:+.1%}"
+    return f"{bound}{format_change((e.after - e.before) / e.before)}"
 
 
 def _line(e: Pair, card: str | None) -> str:

@@ -18,7 +18,7 @@ from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import EnvironmentRecord, Result, SweepPoint
 from gpu_budget.report.order import version_order
 from gpu_budget.report.text_table import tabulated
-from gpu_budget.units import format_size
+from gpu_budget.units import format_change, format_size
 
 OVER = "OVER BUDGET"  # a cell's flag where the version's peak breaks the case's budget
 
@@ -38,7 +38,7 @@ def _shown(point: SweepPoint, reference: Peaks | None, metric: str, label: str) 
     the very growth a sweep looks for)."""
     value = point.change.get(metric)
     if value is not None:
-        return f"{label}{value:+.1%}"
+        return f"{label}{format_change(value)}"
     now = point.peaks.figure(metric) if point.peaks is not None and metric in point.change else None
     zero = reference is not None and reference.figure(metric) == 0
     return f"{label}{from_zero(now)}" if zero and now is not None else None

@@ -17,7 +17,7 @@ from gpu_budget.report import once
 from gpu_budget.report.markdown_text import inline
 from gpu_budget.report.row_fields import FixNotes, LaunchFacts, gated_metric
 from gpu_budget.report.text_table import tabulated
-from gpu_budget.units import format_size
+from gpu_budget.units import format_change, format_size
 
 HEADERS = ["test", "scale", "RAM tree", "RAM main", "VRAM peak", "budget", "baseline", "change", "fixes", "verdict"]
 
@@ -49,7 +49,7 @@ CHANGE_LABELS = {"ram": "RAM main", "ram_tree": "RAM tree", "ram_tensor": "tenso
 def _change(row: Result) -> str:
     """Each gated figure's change against the baseline: a percentage, or from a baseline of 0 (no percentage of it
     exists, and a figure left out hid the one a regression rests on) what it grew by."""
-    parts = [f"{CHANGE_LABELS.get(k, k)} {v:+.1%}" if v is not None else _from_zero(row, k) for k, v in row.change.items()]
+    parts = [f"{CHANGE_LABELS.get(k, k)} {format_change(v)}" if v is not None else _from_zero(row, k) for k, v in row.change.items()]
     return ", ".join(part for part in parts if part) or "-"
 
 
