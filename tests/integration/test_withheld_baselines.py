@@ -179,7 +179,8 @@ def test_a_test_whose_teardown_fails_after_measure_records_nothing_and_its_row_s
                                                                                       monkeypatch):
     """pytest reports the test an error at its teardown: its run is as broken as one failing its own assertion. Before,
     the entry was written at the call's report, and the row said "no baseline yet: recorded", its test_outcome
-    "passed", the step summary "1 measured, 0 failed"."""
+    "passed", the step summary "1 measured, 0 failed"; then its row said "failed" ("test FAILED") where pytest said
+    "error": the row uses pytest's word."""
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     pytester = project(TEARDOWN)
@@ -187,8 +188,10 @@ def test_a_test_whose_teardown_fails_after_measure_records_nothing_and_its_row_s
     result.assert_outcomes(passed=1, errors=1)
     assert not list((pytester.path / "baselines").glob("*/test_mem.json"))
     row = rows(pytester)["test_checked_at_teardown"]
-    assert (row["verdict"], row["passed"], row["test_outcome"]) == ("no-baseline", True, "failed"), row
+    assert (row["verdict"], row["passed"], row["test_outcome"]) == ("no-baseline", True, "error"), row
     assert row["test_failure"] == "AssertionError: the run wrote no checkpoint"
     assert row["message"].startswith("no baseline yet: its test did not pass, so no baseline entry was written")
-    result.stdout.re_match_lines([r"test_mem\.py::test_checked_at_teardown\s+tiny .* no-baseline, test FAILED$"])
+    result.stdout.re_match_lines([r"test_mem\.py::test_checked_at_teardown\s+tiny .* no-baseline, test ERROR$"])
+    said = "test_mem.py::test_checked_at_teardown: its test had an error after measure(): AssertionError: the run wrote"
+    result.stdout.fnmatch_lines([f"{said} no checkpoint"])
     assert summary.read_text().startswith("### GPU budget: 1 measured, 1 failed on ")

@@ -67,6 +67,7 @@ def written_claim(message: str) -> tuple[int, int, str] | None:
             return start, len(message), claim
     return None
 FAILED_AFTER = "its test failed after measure()"  # why a case the gate passed counts as failed (Result.failed_after)
+ERROR_AFTER = "its test had an error after measure()"  # ... where pytest says "error" (a fixture failing at teardown)
 # A test failing on a case's verdict says "[gpu-budget VERDICT] why" (report/terminal.failure_text), pytest's
 # reason "Failed: " before it: the test failed on the gate's check of one of its cases, not on its own code.
 ON_A_VERDICT = re.compile(r"(Failed: )?\[gpu-budget [a-z-]+\] ")
@@ -444,8 +445,8 @@ class Result:
     measuring). verdict: "pass", "over-budget", "regression", "improved", "no-baseline",
     "error" or "skipped"; passed: the gate's word, whether the case passes on its
     verdict (its test fails where it does not). test_outcome: pytest's word on the
-    test around it, "passed", "failed", "skipped", "xfailed" or "xpassed" (the
-    words of pytest's summary line), set once the test's call has reported (session/held.py;
+    test around it, "passed", "failed", "error", "skipped", "xfailed" or "xpassed"
+    (the words of pytest's summary line: "error" a failed setup or teardown), set once the test's call has reported (session/held.py;
     None before, or where it never reported); a test can fail on its own assertion
     after measure() returned a row the gate passed. test_failure: where the test
     failed, the first line of pytest's reason. budget: the declared limits (None:
@@ -488,7 +489,7 @@ class Result:
     unchecked: tuple[str, ...] = ()  # budgets declared but not checked on this host, each with why (a VRAM one on a CPU)
     card: str | None = None  # the card the case ran as on (card=, on CUDA): its label
     card_key: str | None = None  # ... and its key, one for every spelling of the card (Card.key)
-    test_outcome: str | None = None  # pytest's outcome of the test around the case: "passed", "failed", "skipped", "xfailed", "xpassed"
+    test_outcome: str | None = None  # pytest's word for the test around the case: "passed", "failed", "error", "skipped", ...
     test_failure: str | None = None  # where that test failed: the first line of pytest's reason
 
     # what was measured, read through: a case that ran no child has no peaks, phases or facts
@@ -526,8 +527,9 @@ class Result:
 
     @property
     def test_failed(self) -> bool:
-        """pytest failed the test around the case: on its verdict, or on the test's own code after measure()."""
-        return self.test_outcome == "failed"
+        """pytest failed the test around the case: on its verdict, or on the test's own code after measure() (an
+        "error" where a fixture failed at its setup or teardown)."""
+        return self.test_outcome in ("failed", "error")
 
     @property
     def failed_after(self) -> str | None:
@@ -536,7 +538,8 @@ class Result:
         cases' verdicts (that case's row says why; this one passed its check and no code of the test failed)."""
         if not self.passed or not self.test_failed or ON_A_VERDICT.match(self.test_failure or ""):
             return None
-        return f"{FAILED_AFTER}: {self.test_failure or 'pytest reports why'}"
+        said = ERROR_AFTER if self.test_outcome == "error" else FAILED_AFTER
+        return f"{said}: {self.test_failure or 'pytest reports why'}"
 
     @property
     def measured(self) -> bool:

@@ -153,7 +153,8 @@ def test_words(row: Result) -> str:
         return f"the test xfailed (an expected failure): {why}" if row.test_outcome == "xfailed" else \
             f"the test failed: {why}"
     if row.test_failed:
-        return f"the gate passed it, but the test failed{' after measure()' if row.failed_after else ''}: " \
+        ended = "had an error" if row.test_outcome == "error" else "failed"
+        return f"the gate passed it, but the test {ended}{' after measure()' if row.failed_after else ''}: " \
                f"{row.test_failure or 'pytest reports why'}"
     if row.test_outcome in ("skipped", "xfailed", "xpassed"):
         return f"the gate passed it, the test {row.test_outcome}"

@@ -13,8 +13,8 @@ from an earlier run's attempt, not tried: isolate/env_failures.py), and a
 row's `environment` and `sweep` (results.SweepPoint); `git`, the commit the
 session measured and whether its tree was dirty ({"commit", "dirty"}:
 report.revision.state), null where git cannot tell; a row's `test_outcome`,
-pytest's word on the test around the case ("passed", "failed", "skipped",
-"xfailed", "xpassed"; null
+pytest's word on the test around the case ("passed", "failed", "error",
+"skipped", "xfailed", "xpassed"; null
 where it never reported, and in rows written before), beside `passed`, the
 gate's word on the case alone, and `test_failure`, the first line of pytest's
 reason where the test failed (session/held.py); a row's `params`, the knobs

@@ -103,7 +103,7 @@ def verdict_text(row: Result) -> str:
     if not row.passed:
         text += " FAIL" + (f" (expected {row.expect})" if row.expect and row.verdict == Verdict.PASS else "")
     elif row.test_failed:  # after measure(), or on another of its cases' verdicts (that row says FAIL and why)
-        return f"{text}, test FAILED"
+        return f"{text}, test {row.test_outcome.upper()}"  # FAILED, or ERROR: pytest's word in its summary
     outcome = row.test_outcome
     if outcome in MARKED_OUTCOMES and not (outcome == "skipped" and row.verdict == Verdict.SKIPPED):
         text += f", test {outcome}"

@@ -42,13 +42,13 @@ _CALL_PASSED = pytest.StashKey[bool]()
 
 @dataclass(frozen=True)
 class PytestOutcome:
-    """pytest's outcome of a test, in the words of its summary line ("passed", "failed", "skipped", "xfailed",
-    "xpassed": a report's outcome alone calls an xfail "skipped"), and where it failed, the first line of pytest's
-    reason."""
+    """pytest's outcome of a test, in the words of its summary line ("passed", "failed", "error", "skipped", "xfailed",
+    "xpassed": a report's outcome alone calls an xfail "skipped", and a failed setup or teardown "failed" where the
+    summary says "error"), and where it failed, the first line of pytest's reason."""
 
     outcome: str
     failure: str | None = None
-    after_passed: bool = False  # a teardown that failed after a call that passed: the test failed all the same
+    after_passed: bool = False  # a teardown that failed after a call that passed: an error of the test all the same
 
     @classmethod
     def of(cls, report: pytest.TestReport) -> PytestOutcome:
@@ -127,14 +127,17 @@ def outcome_of(item: pytest.Item, report: pytest.TestReport) -> PytestOutcome | 
     if report.when != "teardown":
         return None
     if report.failed and call_passed(item):
-        return PytestOutcome("failed", seen[-1].failure, after_passed=True)
-    return next((o for kind in ("failed", "skipped", "xfailed", "xpassed") for o in seen if o.outcome == kind),
+        return PytestOutcome("error", seen[-1].failure, after_passed=True)
+    return next((o for kind in ("failed", "error", "skipped", "xfailed", "xpassed") for o in seen if o.outcome == kind),
                 PytestOutcome("passed"))
 
 
 def outcome_word(report: pytest.TestReport) -> str:
     """The report's outcome as pytest's summary counts it: an xfail's report (its `wasxfail`) is "skipped" when the
-    test failed as expected, "xfailed", and "passed" when it passed anyway, "xpassed" (a strict one fails)."""
+    test failed as expected, "xfailed", and "passed" when it passed anyway, "xpassed" (a strict one fails); a failed
+    setup or teardown is "error" (the report says "failed", pytest's summary and its ERROR line "error")."""
+    if report.failed and report.when != "call":
+        return "error"
     if hasattr(report, "wasxfail"):
         if report.skipped:
             return "xfailed"
