@@ -24,7 +24,7 @@ from typing import Generic, Literal, TypeVar
 import pytest
 
 from gpu_budget.declare import sweep as sweeps
-from gpu_budget.isolate import dispatch, forkserver
+from gpu_budget.isolate import dispatch, forkserver, remote
 from gpu_budget.judge.files import replaced_baseline
 from gpu_budget.model.budget import SCALES
 from gpu_budget.report.outputs import replaced_source
@@ -101,13 +101,19 @@ def whole_up_to(limit: int, why: str) -> Callable[[Written], int]:
 thread_count = whole_up_to(2**31 - 1, "the most threads torch takes (a C int)")  # above, each child: "Overflow when unpacking long"
 
 
+# a wait on a case in another environment is an epoll wait (remote.py), which takes a C int of milliseconds: a
+# longer timeout failed each such case with OverflowError "timeout is too large"; a Python thread's wait is longer
+LONGEST_WAIT = min(int(threading.TIMEOUT_MAX), (2**31 - 1) // 1000 - remote.START_SECONDS)
+
+
 def seconds(value: Written) -> float:
     expected = "expected a number of seconds > 0"
     number = _number(value, float, 0.0, expected)
     if not number > 0 or number == float("inf"):
         raise ValueError(expected)
-    if number > threading.TIMEOUT_MAX:  # the watchdog threads would die of OverflowError, their timeout lost
-        raise ValueError(f"expected at most {threading.TIMEOUT_MAX:.0f} seconds, the longest wait a Python thread takes")
+    if number > LONGEST_WAIT:
+        raise ValueError(f"expected at most {LONGEST_WAIT} seconds, the longest wait on a case in another environment "
+                         f"(epoll takes a C int of milliseconds; its helper's start of {remote.START_SECONDS} s on top)")
     return number
 
 
