@@ -128,6 +128,15 @@ SWITCH = "expected true or false (also yes, on, 1, no, off, 0)"
 LONGEST_WAIT = ("expected at most 2147183 seconds, the longest wait on a case in another environment "
                 "(epoll takes a C int of milliseconds; its helper's start of 300 s on top)")
 
+
+def _kernel_threads() -> tuple[int, str]:
+    """The kernel's bound on a process's threads (each takes a pid), read here as the gate should read it."""
+    bounds = [(int(Path(f"/proc/sys/kernel/{name}").read_text()), name) for name in ("pid_max", "threads-max")]
+    return min(bounds)
+
+
+KERNEL_THREADS, KERNEL_FILE = _kernel_threads()
+MOST_THREADS = f"expected at most {KERNEL_THREADS}, the most threads this host's kernel starts (/proc/sys/kernel/{KERNEL_FILE})"
 BAD = [  # (option, bad value, what the error says is expected)
     ("gpu_budget", "maybe", SWITCH),
     ("gpu_budget_update", "2", SWITCH),
@@ -164,8 +173,10 @@ BAD = [  # (option, bad value, what the error says is expected)
     ("gpu_budget_threads", "８", "expected a whole number >= 1, in ASCII digits ('８' is U+FF18)"),
     ("gpu_budget_record_runs", "３", "expected a whole number >= 1, in ASCII digits ('３' is U+FF13)"),
     ("gpu_budget_timeout", "１.5", "expected a number of seconds > 0, in ASCII digits ('１' is U+FF11)"),
-    # torch.set_num_threads takes a C int: each measured child died of "Overflow when unpacking long"
-    ("gpu_budget_threads", "99999999999999999999", "expected at most 2147483647, the most threads torch takes (a C int)"),
+    # torch.set_num_threads takes a C int: each measured child died of "Overflow when unpacking long"; below it, a
+    # count the kernel cannot start: "libgomp: Thread creation failed", the child aborted
+    ("gpu_budget_threads", "99999999999999999999", MOST_THREADS),
+    ("gpu_budget_threads", str(KERNEL_THREADS + 1), MOST_THREADS),
 ]
 
 

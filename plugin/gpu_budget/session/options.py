@@ -98,7 +98,22 @@ def whole_up_to(limit: int, why: str) -> Callable[[Written], int]:
     return parse
 
 
-thread_count = whole_up_to(2**31 - 1, "the most threads torch takes (a C int)")  # above, each child: "Overflow when unpacking long"
+def most_threads() -> tuple[int, str]:
+    """The most threads a measured child can start, and why: each thread takes a pid, so no more than the kernel's
+    pid_max and threads-max (above, "libgomp: Thread creation failed" aborts the child); torch's C int where /proc
+    does not say (above it, each child: "Overflow when unpacking long")."""
+    bounds = [(2**31 - 1, "the most threads torch takes (a C int)")]
+    for name in ("pid_max", "threads-max"):
+        try:
+            bounds.append((int(Path("/proc/sys/kernel", name).read_text()),
+                           f"the most threads this host's kernel starts (/proc/sys/kernel/{name})"))
+        except (OSError, ValueError):
+            continue
+    return min(bounds)
+
+
+def thread_count(value: Written) -> int:
+    return whole_up_to(*most_threads())(value)
 
 
 # a wait on a case in another environment is an epoll wait (remote.py), which takes a C int of milliseconds: a
