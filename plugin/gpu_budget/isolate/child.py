@@ -337,7 +337,12 @@ def _measure_runner(func, request: ChildRequest, job: ScenarioJob, assets: Path,
     with meter.tensors if meter.tensors is not None else contextlib.nullcontext():
         planted_tensor = _plant_tensor(int(job.plant_tensor_bytes))  # noqa: F841
         meter.lead_in()  # what the runner does before its first phase: "run", as a command's
-        info = reads.noted(_facts(func(ctx), job.run))  # a fix it never read is not applied
+        try:
+            returned = func(ctx)
+        except (Exception, SystemExit) as exc:
+            _killed_as_it_failed(counted, meter, exc)
+            raise
+        info = reads.noted(_facts(returned, job.run))  # a fix it never read is not applied
     meter.stop()
     meter.whole_run()  # a runner that marked no phase is one phase, "run"
     summary = meter.summary()
@@ -363,6 +368,18 @@ def _helpers_killed(counted, meter, summary, info: dict) -> dict:
         exc.summary = summary
         raise exc
     return {**info, "notes": [killed.note]} if killed.note else info  # "notes" is a gate fact: run(ctx) has none
+
+
+def _killed_as_it_failed(counted, meter, exc: BaseException) -> None:
+    """HelperKilled, from `exc`, where run(ctx) raised (or called sys.exit) after the kernel's OOM killer ended a
+    process of its tree: the kill is the case's end, as for a run(ctx) that returned (a pool that broke on its killed
+    worker raises), not the error it led to. An out-of-memory error of its own, and a DataLoader worker's SIGKILL,
+    say so already."""
+    if _error_kind(exc) != "exception" or _killed_worker(exc) is not None:
+        return
+    killed = oom_killed.after_case(counted, meter.tree)
+    if killed.failure:
+        raise HelperKilled(f"run(ctx) failed ({type(exc).__name__}: {_said(exc)}), and {killed.failure}") from exc
 
 
 def _plain(facts: Mapping) -> dict:

@@ -449,10 +449,12 @@ def _ran(line: CommandLine, code: int, server: MarkServer, meter, stdout_bytes: 
 
 def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: str,
                last: tuple[str | None, int | None], leftovers: list[str], card: Card | None = None,
-               tail: str = "") -> None:
+               tail: str = "", oom_kill: str | None = None) -> None:
     """Raise CommandFailed for a command that exited non-zero, was killed, left processes running, or whose ranks
     give a reason to fail (with the GPU figures the ranks reported). `stderr`: its last lines, for the message;
-    `tail`: all of it that was kept (a cause told further up a traceback)."""
+    `tail`: all of it that was kept (a cause told further up a traceback); `oom_kill`: the kernel's OOM kill of a
+    process of its tree (oom_killed.Verdict.failure), the end of a command that then exited non-zero, as of one that
+    exited 0 (a pool that broke on its killed worker): not the plain exit code it led to."""
     shown = shlex.join(line.argv)  # the line as run: an argument holding spaces is quoted
     rank_cuda = dict(sorted(server.ranks.cuda.items())) or None
     tree = meter.tree
@@ -468,6 +470,8 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
             raise CommandFailed("oom", f"command {shown!r} ran out of memory{under} {oom}" + _tail_note(stderr),
                                 rank_cuda)
         how, killed = _ended(code, line.argv, line.env.get("PATH", os.environ.get("PATH")), line.cwd, tail or stderr)
+        if oom_kill:
+            raise CommandFailed("killed", f"command {shown!r} {how}, and {oom_kill}" + _tail_note(stderr), rank_cuda)
         how += f": {fault}" if fault else ""
         raise CommandFailed("rank" if fault else "killed" if killed else "exit",
                             f"command {shown!r} {how}" + hints.cannot_open(line.argv, line.cwd, stderr)
@@ -549,8 +553,8 @@ def run(line: CommandLine, meter, threads: int, malloc: str, sockets: str | None
         out.close()
         err.close()
     ran = _ran(line, proc.returncode, server, meter, out.total, recorded_env(threads, malloc, dict(line.env)), snapshot)
-    _judge_end(line, proc.returncode, server, meter, stderr, last, leftovers, card, tail)
     killed = oom_killed.after_case(counted, meter.tree)
+    _judge_end(line, proc.returncode, server, meter, stderr, last, leftovers, card, tail, killed.failure)
     if killed.failure:
         raise CommandFailed("killed", f"command {shlex.join(line.argv)!r} exited 0, but {killed.failure}",
                             dict(sorted(server.ranks.cuda.items())) or None)
