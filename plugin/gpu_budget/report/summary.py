@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
@@ -62,15 +62,61 @@ def list_item(head: str, text: str) -> list[str]:
     return [f"- {head}{first}", f"  {fence}", *(f"  {line}" if line.strip() else "" for line in rest), f"  {fence}"]
 
 
+STEP_SUMMARY_LIMIT = 2**20  # GitHub refuses a step's summary over 1 MiB whole ("upload aborted, supports content up
+# to a size of 1024k"): a session of thousands of cases showed none of it
+
+
 def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[str] = (), base: Path | None = None,
-             artifacts: str | None = None) -> str:
+             artifacts: str | None = None, room: int = STEP_SUMMARY_LIMIT, report: Path | str | None = None) -> str:
     """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
 
     Files are named relative to `base` (the JSON report's folder, which the
     GPU job uploads as the artifact); `artifacts` (this run's page) is where a
     reader downloads them: a step summary cannot show an artifact's files.
+    One longer than `room` bytes keeps the rows that fit (the failing ones
+    first, in the table's order) and says how many it left out and where every
+    row is: `report`, the JSON report written, else the job's log.
     """
-    failing = [r for r in rows if not r.passed or r.failed_after]  # on its verdict, or its test after measure()
+    head = _heading(rows, hardware)
+
+    def render(kept: list[int]) -> str:
+        return head + left_out(len(rows) - len(kept), len(rows), report) + _body([rows[i] for i in kept], problems,
+                                                                             base, artifacts)
+
+    return fitted(sorted(range(len(rows)), key=lambda i: not _failing(rows[i])), room, render)  # failing ones first
+
+
+def fitted(order: Sequence[int], room: int, render: Callable[[list[int]], str]) -> str:
+    """`render` of every index where that fits in `room` bytes, else of as many of `order`'s first ones as fit, in
+    their own order; each render's size guides the next guess (a table's columns narrow as rows go)."""
+    keep = len(order)
+    text = render(sorted(order))
+    size = len(text.encode())
+    while keep and size > room:
+        keep = max(0, min(keep - 1, int(keep * room / size * 0.98)))
+        text = render(sorted(order[:keep]))
+        size = len(text.encode())
+    return text
+
+
+def left_out(left: int, total: int, report: Path | str | None, what: str = "rows") -> str:
+    """The line under a cut summary's heading: how many it left out, and where they all are (`report`, the JSON
+    report written, else the job's log); "" where none was."""
+    if not left:
+        return ""
+    where = f"every one is in {code(str(report))}" if report else \
+        "the full table is in this job's log (--gpu-budget-json writes every one to a file)"
+    return (f"\n\n> **{left} of {total} {what} left out** of this summary (GitHub shows a step summary only under 1 "
+            f"MiB); {where}")
+
+
+def _failing(row: Result) -> bool:
+    return not row.passed or bool(row.failed_after)  # on its verdict, or its test after measure()
+
+
+def _heading(rows: list[Result], hardware: JsonMapping | None) -> str:
+    """The verdict of the whole session: every row counted, whatever the summary shows of them."""
+    failing = [r for r in rows if _failing(r)]
     expected = sum(1 for r in failing if _xfailed(r))
     measured = [r for r in rows if _ran(r)]
     head = f"### GPU budget: {len(measured)} measured, {len(failing) - expected} failed"
@@ -79,7 +125,13 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
     hw = Hardware.read(hardware)
     if hw is not None:
         head += f" on `{hw.key}`"
-    lines = [head]
+    return head
+
+
+def _body(rows: list[Result], problems: Sequence[str], base: Path | None, artifacts: str | None) -> str:
+    """Everything under the heading: the gate's problems, the table, the failures' reasons, snapshots and plots."""
+    failing = [r for r in rows if _failing(r)]
+    lines = [""]
     for problem in problems:
         lines += ["", f"> **Gate failed:** {inline(problem)}"]
     if rows:
@@ -127,8 +179,11 @@ def _xfailed(row: Result) -> bool:
 
 
 def append_step_summary(rows: list[Result], hardware: JsonMapping | None, problems: list[str] = (),
-                        base: Path | None = None) -> None:
+                        base: Path | None = None, report: Path | None = None) -> None:
+    """Appended to what the step wrote there before, within the room that leaves under GitHub's limit; `report`: the
+    JSON report written, where every row is."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path and (rows or problems):
         with open(path, "a") as fh:
-            fh.write(markdown(rows, hardware, problems, base, run_url()))
+            room = STEP_SUMMARY_LIMIT - fh.seek(0, os.SEEK_END)
+            fh.write(markdown(rows, hardware, problems, base, run_url(), room=room, report=report))

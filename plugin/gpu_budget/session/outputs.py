@@ -41,6 +41,7 @@ def write_files(data: SessionData, options: Options, problems: list[str], git: J
     hardware = None if data.hardware is None else data.hardware.to_json()
     if options.plots and data.rows:
         _plot(data, options.plots, problems, hardware)
+    written = None
     if options.json:
         try:
             json_report.write_json(options.json, data.rows, hardware, problems, [n.to_json() for n in data.notes],
@@ -48,9 +49,11 @@ def write_files(data: SessionData, options: Options, problems: list[str], git: J
                                    data.environments, git=git)
         except OSError as exc:  # the gate fails naming the file; the verdicts still reach the terminal
             problems.append(f"{JSON_UNWRITTEN} {options.json}: {exc.strerror or exc}")
+        else:
+            written = options.json
     base = options.json.parent if options.json else options.plots
     try:
-        summary.append_step_summary(data.rows, hardware, problems, base=base)
+        summary.append_step_summary(data.rows, hardware, problems, base=base, report=written)
     except OSError as exc:
         where = os.environ.get("GITHUB_STEP_SUMMARY")
         problems.append(f"could not append the step summary to {where} (GITHUB_STEP_SUMMARY): {exc.strerror or exc}")
