@@ -52,3 +52,20 @@ def test_a_summary_that_fits_is_whole_and_the_room_is_what_the_file_leaves(tmp_p
     summary.append_step_summary(rows, None)
     assert path.stat().st_size <= summary.STEP_SUMMARY_LIMIT
     assert "left out" in path.read_text()
+
+
+def test_the_against_summary_of_thousands_of_cases_is_cut_the_same_way():
+    """--gpu-budget-against's summary: one table line per figure and a line per case that is not a plain pass."""
+    from gpu_budget.against.render import Outcome
+    from gpu_budget.against.render import markdown as against_markdown
+    from gpu_budget.against.verdict import judge_case
+
+    rows = _rows(3000, 0)
+    cases = tuple(judge_case(r.nodeid, [r], [r]) for r in rows)
+    outcome = Outcome(ref="main", base_commit="a" * 40, head_commit="b" * 40, head_dirty=False, cases=cases, runs=())
+    full = against_markdown(outcome)
+    text = against_markdown(outcome, room=len(full.encode()) // 3, report="against.json")
+    assert len(text.encode()) <= len(full.encode()) // 3
+    assert text.startswith("### GPU budget against `main`: passed (3000 pass)")
+    kept = sum(1 for line in text.splitlines() if line.startswith("| tests/test_models.py::"))
+    assert f"> **{3000 - kept} of 3000 cases left out** of this summary" in text and 0 < kept < 3000

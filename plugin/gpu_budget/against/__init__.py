@@ -126,7 +126,7 @@ def main(config: pytest.Config) -> int | None:
                          f"and the worktree removed\n")
         return pytest.ExitCode.INTERRUPTED
     sys.stdout.write(text(outcome))
-    append_step_summary(outcome)
+    append_step_summary(outcome, options.json)  # written next: where every case is
     if options.json is not None:
         write_json(options.json, outcome)
         print(f"gpu-budget against: report written to {options.json}")

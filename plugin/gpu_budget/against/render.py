@@ -19,6 +19,7 @@ from gpu_budget.judge.failsafe import WITHOUT_ROWS
 from gpu_budget.model.entry import Entry
 from gpu_budget.model.json_value import JsonObject
 from gpu_budget.report.outputs import write_whole
+from gpu_budget.report.summary import STEP_SUMMARY_LIMIT
 from gpu_budget.report.text_table import tabulated
 from gpu_budget.units import format_change, format_size
 
@@ -126,27 +127,36 @@ def text(outcome: Outcome) -> str:
     return "\n".join(lines) + "\n"
 
 
-def markdown(outcome: Outcome) -> str:
-    """The step summary (GITHUB_STEP_SUMMARY): a heading with the verdict, the table, the reasons."""
+def markdown(outcome: Outcome, room: int = STEP_SUMMARY_LIMIT, report: Path | None = None) -> str:
+    """The step summary (GITHUB_STEP_SUMMARY): a heading with the verdict, the table, the reasons. One longer than
+    `room` bytes keeps the cases that fit, those said below the table first, and says how many it left out and where
+    they all are (`report`, the JSON report, else the job's log): GitHub refuses a summary over 1 MiB whole."""
     from gpu_budget.report.markdown_text import code, prose
-    from gpu_budget.report.summary import markdown_table
+    from gpu_budget.report.summary import fitted, left_out, markdown_table
 
     tally = ", ".join(f"{n} {status}" for status, n in counts(outcome.cases).items()) or "no case measured"
     dirty = " with uncommitted changes" if outcome.head_dirty else ""
     said = (f"Base `{outcome.base_commit[:10]}`, head `{outcome.head_commit[:10]}`{dirty}; medians shown, judged on "
             f"each side's extremes.")
-    lines = [f"### GPU budget against `{outcome.ref}`: {'passed' if outcome.passed else 'FAILED'} ({tally})", "",
-             said, "", markdown_table(rows(outcome.cases, outcome.stored), HEADERS)]
-    reasons = [f"- **{c.status}** {code(c.nodeid)}: {prose(c.message)}" for c in outcome.cases if _said(c)]
-    reasons += [f"- **gate failed at head**: {prose(problem)}" for problem in outcome.gate_problems]
-    return "\n".join(lines + ([""] + reasons if reasons else [])) + "\n"
+    head = f"### GPU budget against `{outcome.ref}`: {'passed' if outcome.passed else 'FAILED'} ({tally})"
+    problems = [f"- **gate failed at head**: {prose(problem)}" for problem in outcome.gate_problems]
+
+    def render(kept: list[int]) -> str:
+        cases = [outcome.cases[i] for i in kept]
+        lines = [head + left_out(len(outcome.cases) - len(kept), len(outcome.cases), report, "cases"), "", said, "",
+                 markdown_table(rows(cases, outcome.stored), HEADERS)]
+        reasons = [f"- **{c.status}** {code(c.nodeid)}: {prose(c.message)}" for c in cases if _said(c)] + problems
+        return "\n".join(lines + ([""] + reasons if reasons else [])) + "\n"
+
+    return fitted(sorted(range(len(outcome.cases)), key=lambda i: not _said(outcome.cases[i])), room, render)
 
 
-def append_step_summary(outcome: Outcome) -> None:
+def append_step_summary(outcome: Outcome, report: Path | None = None) -> None:
+    """Appended to what the step wrote there before, within the room that leaves under GitHub's limit."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path:
         with open(path, "a") as fh:
-            fh.write(markdown(outcome))
+            fh.write(markdown(outcome, STEP_SUMMARY_LIMIT - fh.seek(0, os.SEEK_END), report))
 
 
 def write_json(path: Path, outcome: Outcome) -> None:
