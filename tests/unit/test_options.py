@@ -295,6 +295,23 @@ def test_a_remediation_bound_given_without_the_remediation_is_a_usage_error(pyte
     assert read(pytester, ini="gpu_budget_remediate_max_runs = 20\n").remediate_max_runs == 20  # the project's
 
 
+def test_a_gated_option_given_with_o_without_the_gate_is_a_usage_error(pytester):
+    """`pytest -o gpu_budget_update=true`, the --gpu-budget lost: pytest's -o is given on the command line, for this run,
+    as the flag is, yet every memory-budget test was skipped, nothing recorded, and the run passed; the ini file's own
+    setting stands (the project's, for its gated runs), and -o with the gate on is read."""
+    assert usage_error(pytester, "-o", "gpu_budget_update=true") == (
+        "-o gpu_budget_update without --gpu-budget: every memory-budget test would be skipped and the run pass having "
+        "measured nothing; add --gpu-budget")
+    assert usage_error(pytester, "-o", "gpu_budget_record_runs=4").startswith("-o gpu_budget_record_runs without ")
+    assert usage_error(pytester, "--gpu-budget", "-o", "gpu_budget_remediate_max_runs=20") == (
+        "-o gpu_budget_remediate_max_runs without --gpu-budget-remediate: no search runs, so it would be ignored; add "
+        "--gpu-budget-remediate")
+    assert read(pytester, "-o", "gpu_budget=true", "-o", "gpu_budget_update=true").update
+    assert read(pytester, "--gpu-budget", "-o", "gpu_budget_update=true").update
+    assert not read(pytester, "-o", "gpu_budget_update=false").update  # a switch turned off asks for nothing
+    assert read(pytester, ini="gpu_budget_update = true\n").update  # the project's setting, for gated runs
+
+
 def test_a_bad_value_given_with_o_is_named_as_given_there_not_in_the_ini_file(pytester):
     """`-o gpu_budget_timeout=0` was blamed on the ini file, which does not hold it ("None: ..." without one)."""
     assert usage_error(pytester, "-o", "gpu_budget_timeout=0") == "-o gpu_budget_timeout='0': expected a number of seconds > 0"

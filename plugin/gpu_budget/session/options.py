@@ -195,6 +195,11 @@ class Given(Generic[P]):
         return self.source is not None and self.source == self.flag_name
 
     @property
+    def asked_now(self) -> bool:
+        """Given for this run: by its flag, or by `-o` (an ini value on the command line, not the project's file)."""
+        return self.on_command_line or (self.source is not None and self.source.startswith(OVERRIDE))
+
+    @property
     def root(self) -> Path:
         return Path(str(self.config.rootpath))
 
@@ -273,27 +278,28 @@ def needing(module: str, shown: str, extra: str, then: Resolve[P, V] = as_parsed
 
 
 GATE = "gpu_budget"  # the option that turns the gate on
+OVERRIDE = "-o "  # how a value given by pytest's -o NAME=VALUE is named as its source (ini_source)
 
 
 def with_the_gate(given: Given[P]) -> P:
     """A switch (or a measuring mode: a sweep, N recorded runs) that only means something in a gated run, given on the
-    command line without the gate: a usage error, where the run would otherwise skip every memory-budget test and pass
-    (an ini file's setting is the project's for its gated runs, and stands)."""
+    command line (its flag, or -o) without the gate: a usage error, where the run would otherwise skip every
+    memory-budget test and pass (an ini file's setting is the project's for its gated runs, and stands)."""
     gate = next(option for option in OPTIONS if option.name == GATE)
-    if given.value and given.on_command_line and not read(given.config, gate).value:
-        raise pytest.UsageError(f"{given.flag_name} without --gpu-budget: every memory-budget test would be skipped and "
+    if given.value and given.asked_now and not read(given.config, gate).value:
+        raise pytest.UsageError(f"{given.source} without --gpu-budget: every memory-budget test would be skipped and "
                                 "the run pass having measured nothing; add --gpu-budget")
     return given.value
 
 
 def with_the_switch(switch: str) -> Resolve[P, P]:
-    """A number that tunes what the option `switch` turns on, given on the command line without it: a usage error,
-    where the run would otherwise ignore it unsaid (the ini file's setting is the project's, and stands)."""
+    """A number that tunes what the option `switch` turns on, given on the command line (flag or -o) without it: a
+    usage error, where the run would otherwise ignore it unsaid (the ini file's setting is the project's, and stands)."""
 
     def resolve(given: Given[P]) -> P:
         option = next(o for o in OPTIONS if o.name == switch)
-        if given.on_command_line and not read(given.config, option).value:
-            raise pytest.UsageError(f"{given.flag_name} without {option.flag_name}: no search runs, so it would be "
+        if given.asked_now and not read(given.config, option).value:
+            raise pytest.UsageError(f"{given.source} without {option.flag_name}: no search runs, so it would be "
                                     f"ignored; add {option.flag_name}")
         return given.value
 
@@ -516,7 +522,7 @@ def value_or_ini(config: pytest.Config, option: Option) -> tuple[Written, str] |
 
 def ini_source(config: pytest.Config, name: str) -> str:
     """Where an ini value came from: `-o name=...` on the command line (which overrides the file), else the ini file."""
-    return f"-o {name}" if overridden(config, name) else f"{config.inipath}: {name}"
+    return f"{OVERRIDE}{name}" if overridden(config, name) else f"{config.inipath}: {name}"
 
 
 def overridden(config: pytest.Config, name: str) -> bool:
@@ -569,8 +575,8 @@ def document() -> str:
         "and where it was given, "
         "as is a path the session could not write (a report path that is a folder, a folder path that is a file, "
         "either under a file), before any case runs. An option that acts in a gated run only (--gpu-budget-update, "
-        "-require-gpu, -remediate, -explore, -probes, -sweep, -record-runs) given on the command line without "
-        "--gpu-budget is a usage error: "
+        "-require-gpu, -remediate, -explore, -probes, -sweep, -record-runs) given on the command line, by its flag or "
+        "by `-o`, without --gpu-budget is a usage error: "
         "every memory-budget test would be skipped, and the run pass; so is --gpu-budget-remediate-max-runs without "
         "--gpu-budget-remediate, which it would leave unused. An ini key no option has that starts `gpu_budget` or "
         "reads like one of these (`gpu_bugdet`, `gpu_budget_require_gppu`) is a usage error naming it and the option "
