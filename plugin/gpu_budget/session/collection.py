@@ -50,10 +50,15 @@ def note_marked_late(items: list[pytest.Item], data: SessionData, options: Optio
 
 
 def _note_budget_tests(items: list[pytest.Item], data: SessionData, options: Options) -> None:
+    """Note each budget test; one that measures through the fixture alone gets a bare gpu_budget marker (no budget:
+    merged, it adds nothing), before pytest's -m deselects, so `-m gpu_budget` selects it and `-m "not gpu_budget"`
+    does not."""
     skip, probing = pytest.mark.skip(reason=NOT_ENABLED), pytest.mark.skip(reason=NOT_PROBING)
     for item in items:
         if not is_budget_test(item):
             continue
+        if item.get_closest_marker(MARKER) is None:
+            item.add_marker(MARKER)
         _note(item, data)
         data.order.append(item.nodeid)
         if not options.enabled:
