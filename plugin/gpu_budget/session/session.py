@@ -30,7 +30,7 @@ from gpu_budget.judge.store import BaselineStore, PendingWrite, Staging
 from gpu_budget.model.budget import SizeGiven
 from gpu_budget.model.json_value import JsonMapping, check_strict
 from gpu_budget.model.result import Measurement, Note, Result, Verdict
-from gpu_budget.report import revision, terminal
+from gpu_budget.report import junit, revision, terminal
 from gpu_budget.requires import MissingDependency
 from gpu_budget.search.exploration import Config
 from gpu_budget.search.explore import (
@@ -57,6 +57,7 @@ from gpu_budget.session.sweep import swept
 from gpu_budget.session.unwritten import Unwritten
 
 SECTION = "gpu-budget"  # the title of the section a test's report gets, one line per measured case
+GATE_FAILED = "gpu-budget gate failed: "  # what the session's failure says, before its problems
 
 
 def updated(config: pytest.Config, store: BaselineStore, data: SessionData, options: Options) -> list[str]:
@@ -242,11 +243,12 @@ class BudgetSession:
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
             outputs.write_files(self.data, self.options, self.problems, self.revision, why)
         if self.problems:
-            session.shouldfail = session.shouldfail or "gpu-budget gate failed: " + "; ".join(self.problems)
+            session.shouldfail = session.shouldfail or GATE_FAILED + "; ".join(self.problems)
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_unconfigure(self) -> None:
+        junit.record_gate_failure(self.config, GATE_FAILED, self.problems)  # the XML the session's end wrote
         if self.options.enabled:
             forkserver.stop()  # now, not just after this process: nothing of the session outlives it
             lifecycle.hand_back(self.before)  # an in-process session (pytester) leaves os.environ as it was
