@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "imported_once"]  # imported_once: see its docstring
 
 RUNNERS = '''
 import os, signal, time

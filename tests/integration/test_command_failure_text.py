@@ -161,12 +161,12 @@ for batch in DataLoader(Held(), batch_size=2, num_workers=1):
 '''
 
 
+@pytest.mark.usefixtures("torch")  # imported before pytester notes sys.modules: tests/imported_once.py
 def test_a_dataloader_worker_sigkilled_past_the_budget_reproduces_as_the_scripts_own_kill(project, pytester):
     """A DataLoader worker SIGKILLed (the OOM killer's pick is the process that grew): its script raises "DataLoader
     worker (pid(s) N) exited unexpectedly" and exits 1, which is that kill, as a shell's 137 is (isolate/command.py
     _ended). Before: "command '... worker.py SIGKILL' exited with 1", an error under expect="over-budget". A worker
     ended by another signal is no such kill."""
-    pytest.importorskip("torch")
     pytester.makepyfile(worker=WORKER_DIES)
     result = project('''
         @pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])

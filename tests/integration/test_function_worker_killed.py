@@ -34,8 +34,8 @@ def run(ctx):
 '''
 
 
+@pytest.mark.usefixtures("torch")  # imported before pytester notes sys.modules: tests/imported_once.py
 def test_a_dataloader_worker_sigkilled_in_a_function_case_reads_as_that_kill(pytester, monkeypatch):
-    pytest.importorskip("torch")
     monkeypatch.delenv("CI", raising=False)
     pytester.makeini("[pytest]\ngpu_budget_preload =\n")
     pytester.makepyfile(runners=RUNNERS)

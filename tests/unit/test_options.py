@@ -253,8 +253,8 @@ def test_a_json_report_path_naming_a_baseline_file_is_a_usage_error_not_the_base
     assert read(pytester, "--gpu-budget-json=report.json").json == pytester.path / "report.json"
 
 
+@pytest.mark.usefixtures("matplotlib")  # imported before pytester notes sys.modules: tests/imported_once.py
 def test_a_plots_folder_that_is_a_file_is_a_usage_error(pytester):
-    pytest.importorskip("matplotlib")
     (pytester.path / "f").write_text("x")
     assert usage_error(pytester, "--gpu-budget-plots=f") == f"--gpu-budget-plots='f': {pytester.path / 'f'} is a file, not a folder"
 
