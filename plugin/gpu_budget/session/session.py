@@ -230,8 +230,7 @@ class BudgetSession:
 
     # -- end of session -----------------------------------------------------
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Serial run or xdist controller: write baselines and the outputs; apply the fail-safe (an xdist worker stops
-        here: xdist.py ships its data to the controller)."""
+        """Serial run or xdist controller: write baselines and outputs, apply the fail-safe (a worker's xdist.py ships its data)."""
         self.environments.close()
         if self.is_worker:
             return
@@ -241,6 +240,7 @@ class BudgetSession:
         if self.options.enabled and not listing.lists_only(self.config):  # a listing measures nothing, by design
             found = self._nothing_measured((why := stopped.interrupted(self.config, session.exitstatus)) is not None)
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
+            self.problems.extend(filter(None, [failsafe.xfailed_without_baseline(self.data.rows)]))
             outputs.write_files(self.data, self.options, self.problems, self.revision, why)
         if self.problems:
             session.shouldfail = session.shouldfail or GATE_FAILED + "; ".join(self.problems)
