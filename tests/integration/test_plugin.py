@@ -331,6 +331,31 @@ def test_flaky(gpu_budget):
     assert set(json.loads(path.read_text())["entries"]["tiny"]) == {"test_mem.py::test_fits", "test_mem.py::test_flaky"}
 
 
+GONE = '''
+import os
+
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_gone(gpu_budget):
+    gpu_budget.measure(S)
+    assert os.environ.get("BROKEN") != "1"
+'''
+
+
+@pytest.mark.parametrize("failed", [False, True], ids=["no-failure-recorded", "failed-test-deleted"])
+def test_an_update_of_the_last_failed_that_reruns_the_whole_suite_prunes_as_one(project, failed):
+    """--lf with no recorded failure among the collected tests (none at all, or only of a test since deleted) runs the
+    whole suite: the update prunes as one. Before, it was taken for a selection: test_gone's entry stayed for good."""
+    pytester = project(FITS + GONE)
+    run(pytester, "--gpu-budget").assert_outcomes(passed=2)
+    if failed:
+        run(pytester, "--gpu-budget", env={"BROKEN": "1"}).assert_outcomes(passed=1, failed=1)
+    project(FITS)
+    result = run(pytester, "--gpu-budget", "--gpu-budget-update", "--lf")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["baselines: dropped 1 entry no longer measured*(test_mem.py::test_gone)*"])
+    assert set(json.loads(baseline_file(pytester).read_text())["entries"]["tiny"]) == {"test_mem.py::test_fits"}
+
+
 @pytest.mark.parametrize("order", ["", "@pytest.hookimpl(tryfirst=True)\n"], ids=["plain", "tryfirst"])
 def test_an_update_keeps_the_entries_of_tests_a_conftest_drops_from_the_items(project, order):
     """A conftest's pytest_collection_modifyitems that drops items itself (items[:] = ..., no pytest_deselected) ran

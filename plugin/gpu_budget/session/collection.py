@@ -37,7 +37,7 @@ def note_collected(config: pytest.Config, items: list[pytest.Item], data: Sessio
     run. Each was noted as collected as pytest collected it (note_item), before any pytest_collection_modifyitems;
     an item a hook added since is noted here."""
     _note_budget_tests(items, data, options)
-    data.narrowed |= narrowed(config)
+    data.narrowed |= narrowed(config, items)
     param_ids.note_shared(items)
 
 
@@ -102,11 +102,26 @@ def finished_cases(rows: list[Result], rootdir: Path, baselines: Path | None = N
             if outcomes[row.test_nodeid] == {"passed"}]
 
 
-def narrowed(config: pytest.Config) -> bool:
+def narrowed(config: pytest.Config, items: list[pytest.Item]) -> bool:
     """Whether the selection names node ids, keywords or a mark expression, or reruns the last failed tests: baselines
     are then not pruned. --lf leaves the tests that passed out of a module's collection itself, deselecting none."""
     return any("::" in arg for arg in config.args) or bool(config.getoption("keyword") or config.getoption("markexpr")
-                                                           or config.getoption("lf", False))
+                                                           or reruns_failed(config, items))
+
+
+def reruns_failed(config: pytest.Config, items: list[pytest.Item]) -> bool:
+    """Whether --lf narrows this run: pytest reruns only the failed tests where one of them is among the collected
+    items; with none recorded (or none of them collected) it runs the whole suite, which an update then prunes as one
+    (before, `--lf` on an empty cache ran every test yet kept the entries of deleted ones for good). Read from pytest's
+    own last-failed plugin, as its pytest_collection_modifyitems (run after this one) will read it."""
+    if not config.getoption("lf", False):
+        return False
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    failed = getattr(plugin, "lastfailed", None)
+    if failed is None:  # no last-failed plugin to read (-p no:cacheprovider): --lf cannot narrow
+        return False
+    known = {str(nodeid) for nodeid in failed}
+    return any(item.nodeid in known for item in items)
 
 
 def note_deselected(items: list[pytest.Item], data: SessionData) -> None:
