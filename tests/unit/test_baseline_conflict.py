@@ -108,11 +108,23 @@ def test_a_write_into_a_conflicted_file_is_refused_and_writes_nothing(tmp_path):
     assert path.read_text() == before
 
 
+def test_resolve_twice_says_the_file_has_nothing_to_resolve_and_exits_0(tmp_path, capsys):
+    """Before: a second `resolve FILE` (its markers gone with the first) exited 1, saying "the file holding conflict
+    markers or unreadable left as it was", as though it had failed; a folder so resolved twice exited 0."""
+    path = conflicted(tmp_path, [("tiny", {"test_b": entry(200)}, None)], [("tiny", {"test_c": entry(300)}, None)])
+    assert baselines_cli.main(["resolve", str(path)]) == 0
+    capsys.readouterr()
+    assert baselines_cli.main(["resolve", str(path)]) == 0
+    said = capsys.readouterr()
+    assert said.out == f"{path}: holds no merge conflict markers: nothing to resolve\n" and not said.err
+    assert set(files.load(path)["entries"]["tiny"]) == {"test_a", "test_b", "test_c"}
+
+
 def test_resolve_names_a_file_without_markers_and_a_side_that_is_not_json(tmp_path, capsys):
     clean = tmp_path / "clean.json"
     files.write(clean, "tiny", {"test_a": entry(1)})
-    assert baselines_cli.main(["resolve", str(clean)]) == 1
-    assert "holds no merge conflict markers" in capsys.readouterr().err
+    assert baselines_cli.main(["resolve", str(clean)]) == 0
+    assert "holds no merge conflict markers" in capsys.readouterr().out
     broken = tmp_path / "broken.json"
     broken.write_text('{"entries": {},\n<<<<<<< HEAD\n  "schema": "gpu-budget-baselines/1"\n=======\n  "schema":\n'
                       '>>>>>>> other\n}\n')

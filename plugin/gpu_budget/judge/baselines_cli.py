@@ -116,10 +116,13 @@ def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
     A file that cannot be read or resolved is named with its error and the
     others still resolved: one broken file must not hide the rest.
     """
-    todo, bad = _conflicted(files, {path.resolve() for path in given if path.is_file()})
+    todo, bad, clean = _conflicted(files, {path.resolve() for path in given if path.is_file()})
     tried = len(todo) + len(bad)  # the files a message counts: those with markers, and those that cannot be read
+    for path in clean:  # named, yet resolved already (a second run) or never conflicted: done, not a failure
+        print(f"{path}: holds no merge conflict markers: nothing to resolve")
     if not todo and not bad:
-        print(f"no baseline file under {', '.join(map(str, given))} holds merge conflict markers: nothing to resolve")
+        if folders := [str(path) for path in given if path.is_dir()]:
+            print(f"no baseline file under {', '.join(folders)} holds merge conflict markers: nothing to resolve")
         return 0
     for path in todo:
         try:
@@ -152,16 +155,20 @@ def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
     return 1 if bad else 0
 
 
-def _conflicted(files: list[Path], named: set[Path]) -> tuple[list[Path], list[str]]:
-    """The files to resolve (each named, each holding markers), and the error of each other file that cannot be read
-    or is no valid baseline file: named now, where the next gate run would fail its cases on it."""
-    todo, bad = [], []
+def _conflicted(files: list[Path], named: set[Path]) -> tuple[list[Path], list[str], list[Path]]:
+    """The files to resolve (those holding markers), the error of each other file that cannot be read or is no valid
+    baseline file (named now, where the next gate run would fail its cases on it), and the valid files named that hold
+    no markers (said to have nothing to resolve: a second `resolve FILE` is no failure)."""
+    todo, bad, clean = [], [], []
     for path in files:
         try:
-            if path.resolve() in named or store.conflicted(path):
+            if store.conflicted(path):
                 todo.append(path)
-            else:
-                store.read(path)
+                continue
+            store.read(path)
         except BaselineError as exc:
             bad.append(str(exc))
-    return todo, bad
+            continue
+        if path.resolve() in named:
+            clean.append(path)
+    return todo, bad, clean
