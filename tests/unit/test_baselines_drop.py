@@ -103,3 +103,27 @@ def test_a_file_named_twice_is_dropped_from_once(tmp_path, capsys):
     files.write(path, "tiny", {"test_a": ENTRY})
     assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path), str(path)]) == 0
     assert capsys.readouterr().out == f"{path}: dropped the 'tiny' entries\n"
+
+
+def test_a_json_that_is_no_baseline_file_is_skipped_by_name_and_blocks_none(tmp_path, capsys):
+    """Before: one hidden or tool's *.json in the folder ("top level: 'schema' is None") made the drop refuse every
+    file: "1 of 2 files cannot be read (named above): nothing dropped", exit 1. It is no baseline file: it is named
+    as skipped, and the baseline file beside it dropped from; `resolve` of the folder skips it too."""
+    path, hidden = tmp_path / "hw" / "m.json", tmp_path / "hw" / ".cache.json"
+    files.write(path, "tiny", {"test_a": ENTRY})
+    hidden.write_text('{"tool": "cache", "version": 3}')
+    assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"{path}: dropped the 'tiny' entries\n" and files.load(path)["entries"] == {}
+    assert err == (f"python -m gpu_budget baselines drop: skipped {hidden}: no baseline file (JSON with neither the "
+                   "'gpu-budget-baselines/1' schema nor entries)\n")
+    assert hidden.read_text() == '{"tool": "cache", "version": 3}'
+    assert baselines_cli.main(["resolve", str(tmp_path)]) == 0
+    assert f"skipped {hidden}: no baseline file" in capsys.readouterr().err
+
+
+def test_a_folder_holding_only_other_json_says_so_and_exits_1(tmp_path, capsys):
+    (tmp_path / "hw").mkdir()
+    (tmp_path / "hw" / "report.json").write_text("[1, 2]")
+    assert baselines_cli.main(["drop", "--scale", "tiny", str(tmp_path)]) == 1
+    assert f"no baseline file (*.json) under {tmp_path} but those skipped (named above)" in capsys.readouterr().err

@@ -41,27 +41,37 @@ def main(argv: list[str]) -> int:
         return merge_driver.drive(args.base, args.ours, args.theirs, args.name)
     if args.command == "drop" and args.scale not in SCALES:  # a usage error, as argparse's own: exit 2
         drop.error(f"--scale {args.scale!r} is not a scale: they are {', '.join(SCALES)}")
-    files = []
     for given in args.paths:
-        if given.is_dir():
-            files += sorted(given.rglob("*.json"))
-        elif given.is_file():
-            files.append(given)
-        else:
+        if not given.is_dir() and not given.is_file():
             parser.error(f"{given} is neither a folder nor a baseline file")
-    once: dict[Path, Path] = {}
-    for path in files:  # a file named twice (a folder and a file in it) is taken once, where first named
-        once.setdefault(path.resolve(), path)
-    files = list(once.values())
+    files, skipped = _gathered(args.paths)
+    for path, why in skipped:
+        print(f"python -m gpu_budget baselines {args.command}: skipped {path}: no baseline file ({why})", file=sys.stderr)
     if not files:
         print(f"python -m gpu_budget baselines {args.command}: no baseline file (*.json) under "
-              f"{', '.join(map(str, args.paths))}", file=sys.stderr)
+              f"{', '.join(map(str, args.paths))}{' but those skipped (named above)' if skipped else ''}", file=sys.stderr)
         return 1
     try:
         return _drop(args.scale, files) if args.command == "drop" else _resolve(args.keep, files, args.paths)
     except (BaselineError, conflict.ConflictError) as exc:
         print(f"python -m gpu_budget baselines {args.command}: {exc}", file=sys.stderr)
         return 1
+
+
+def _gathered(given: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The files to act on: each FILE named, and each *.json under each FOLDER that is a baseline file (or may be: a
+    broken one is reported where read), each once where first named (a folder and a file in it); and the *.json of the
+    folders that are no baseline file at all, with why: a tool's cache or a hidden file must not block those beside it."""
+    once: dict[Path, Path] = {}
+    skipped: list[tuple[Path, str]] = []
+    for path in given:
+        for found in sorted(path.rglob("*.json")) if path.is_dir() else [path]:
+            why = store.foreign(found) if found is not path else None
+            if why:
+                skipped.append((found, why))
+            else:
+                once.setdefault(found.resolve(), found)
+    return list(once.values()), skipped
 
 
 def _drop(scale: str, files: list[Path]) -> int:

@@ -107,6 +107,20 @@ def replaced_baseline(path: Path) -> str | None:
     return None
 
 
+def foreign(path: Path) -> str | None:
+    """Why a *.json found in a baselines folder is no baseline file at all (a JSON value without the baselines schema or
+    entries: a tool's cache, a hidden file, a stray report), or None where it is one or may be: one that cannot be
+    read or parsed (a broken edit, conflict markers) is a baseline file gone wrong, reported where it is read."""
+    try:
+        data = json.loads(_read_bounded(Path(path)))
+    except ValueError:  # BaselineError included: unreadable, too large, not UTF-8, not JSON
+        return None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(data, dict) and ("entries" in data or isinstance(schema, str) and schema.startswith(SCHEMA.rsplit("/", 1)[0] + "/")):
+        return None
+    return f"JSON with neither the {SCHEMA!r} schema nor entries"
+
+
 def path_for(root: Path, hw_key: str, module: str) -> Path:
     """A test module's baseline file, <folder>/<hardware key>/<module's stem>.json: its key is the file's name alone,
     the same from any invocation folder."""

@@ -231,6 +231,11 @@ def drop_scale(path: Path, scale: str) -> None:
     files.write(path, scale, {}, prune_except=set())
 
 
+def foreign(path: Path) -> str | None:
+    """Why a *.json in a baselines folder is no baseline file at all (files.foreign), or None."""
+    return files.foreign(path)
+
+
 def conflicted(path: Path) -> bool:
     """Whether a baseline file holds git's merge conflict markers."""
     return files.conflicted(path)
