@@ -10,6 +10,7 @@ one store.
 """
 
 import json
+import os
 import textwrap
 
 import pytest
@@ -85,3 +86,24 @@ def test_a_rootdir_given_on_the_command_line_fixes_the_folder_as_an_ini_file_doe
     result.assert_outcomes(passed=1)
     assert row["baseline_file"].startswith(str(project.path / "memtests" / "baselines")), row["baseline_file"]
     assert not (project.path / "baselines").exists()
+
+
+def test_a_rootdir_away_from_the_ini_file_says_its_baselines_folder_holds_no_file(project, monkeypatch):
+    """pytest anchors its cache at --rootdir, and the gate its baselines folder: `--rootdir=memtests` beside an ini file
+    one folder up reads memtests/baselines, not the committed baselines/. Each case was then recorded anew there with
+    no word on why none was compared; the summary now names the folder, says it held no file, and names the ini's."""
+    (project.path / "pytest.ini").write_text("[pytest]\n")
+    first, _, _ = run(project, "root", "memtests")
+    first.assert_outcomes(passed=1)
+    result, _, row = run(project, "moved", "--rootdir=memtests", "memtests")
+    result.assert_outcomes(passed=1)
+    assert row["verdict"] == "no-baseline", row["message"]
+    said = [line for line in result.stdout.lines if line.startswith("gpu-budget warning: --rootdir")]
+    expected = (f"gpu-budget warning: --rootdir=memtests puts the baselines folder at memtests{os.sep}baselines, "
+                "which held no baseline file before this run, so no case was compared with one (the ini file "
+                "pytest.ini's folder holds baselines with 1 file); drop --rootdir, or give "
+                "--gpu-budget-baselines, to judge against the committed baselines")
+    assert said == [expected], result.stdout.str()
+    quiet, _, row = run(project, "root-again", "memtests")  # the ini file's own rootdir: no word
+    assert row["verdict"] == "pass", row["message"]
+    assert not [line for line in quiet.stdout.lines if "gpu-budget warning" in line]

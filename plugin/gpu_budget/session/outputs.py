@@ -83,7 +83,7 @@ def _plot(data: SessionData, folder: Path, problems: list[str], hardware: JsonMa
 
 def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionData, options: Options, problems: list[str],
                      warnings: list[str], pinned_gpu: str | None, written: Mapping[str, int] | None = None,
-                     asked_stop: Sequence[str] = ()) -> None:
+                     asked_stop: Sequence[str] = (), moved: str | None = None) -> None:
     """The gpu-budget section (hardware, setup, the table, remediation, failures, a stop at a failure that -x or --sw
     asked for (session/stopped.py), the baselines `written` per file and those withheld, the skips) and the
     explorations' section."""
@@ -120,11 +120,11 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
     for warning in warnings:
         write(f"gpu-budget warning: {warning} (fails the run under CI or with --gpu-budget-require-gpu)", yellow=True)
     for line in (*asked_stop, tally.written_line(written or {}, options.update, Path.cwd()), tally.dropped_line(data.dropped, Path.cwd()),
-                 tally.kept_line(data.kept, Path.cwd()),
+                 tally.kept_line(data.kept, Path.cwd()), moved,
                  tally.withheld_line(data.withheld, options.update),
                  _skipped(terminalreporter, data)):
         if line:
-            write(line)
+            write(line, yellow=line.startswith("gpu-budget warning"))
     if options.plots and any(r.plot for r in data.rows):
         write(f"plots: {options.plots}")
     if options.json and not any(problem.startswith(JSON_UNWRITTEN) for problem in problems):

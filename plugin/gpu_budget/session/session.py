@@ -52,6 +52,7 @@ from gpu_budget.session.folders import assets_folder, environments_folder
 from gpu_budget.session.machine import Machine
 from gpu_budget.session.options import Options, is_ci
 from gpu_budget.session.refusal import gate_frames, or_refuse, refuse
+from gpu_budget.session.rootdir_store import moved_line
 from gpu_budget.session.said_now import say_now
 from gpu_budget.session.sweep import swept
 from gpu_budget.session.unwritten import Unwritten
@@ -268,8 +269,8 @@ class BudgetSession:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
-                                 self.machine.pinned_gpu, self.written,
-                                 stopped.as_asked(self.config, self.data.selected, self.data.rows))
+                                 self.machine.pinned_gpu, self.written, stopped.as_asked(self.config, self.data.selected, self.data.rows),
+                                 moved_line(self.config, self.options.baselines, self.written, Path.cwd()))
 
 
 def withhold(item: pytest.Item, data: SessionData, entry: held.Held) -> None:
