@@ -166,6 +166,17 @@ def phase_name(name: object) -> str:
     return name
 
 
+def gated_phase_name(name: object) -> str:
+    """`name` as phase_name takes it, and one line of text with no space at either end, as a measure() label must be:
+    "load " reads as "load" in every message and table (a baseline's "load" then said unreached beside it) and a
+    line break breaks the lines that name it. Checked under the gate only: outside it phase() is a no-op."""
+    name = phase_name(name)
+    if not name.isprintable() or name != name.strip():
+        raise ValueError(f"phase name {name!r}: expected one line of text with no space at either end: it names the "
+                         "phase in the table, the messages and the baseline entry")
+    return name
+
+
 def mark_with(start) -> None:
     """In a function case's measured process: phase() and step() call `start(name, step)` (the meter's start), from
     this process only (a process it forks marks nothing); None: back to the socket. The step count starts anew."""
@@ -221,7 +232,7 @@ def phase(name: str, step: int | None = None) -> Phase:
         if _local[0] == os.getpid():
             _local[1](name, number)
     elif active():
-        send(with_cuda({"phase": name, "step": number, "rank": rank()}))
+        send(with_cuda({"phase": gated_phase_name(name), "step": number, "rank": rank()}))
     _last_step = _last_step if number is None else number
     _open = name
     return Phase(name)

@@ -74,7 +74,7 @@ def _check_arguments(meter: object, train_end: object, after_each: object, train
         raise TypeError(f"meter_callback(after_each=...): expected a function to call as each step and evaluation ends "
                         f"(gc.collect, not gc.collect()), got {_described(after_each)}")
     for key, name in (("train_end", train_end), ("train_begin", train_begin)):
-        if name is not None and (not isinstance(name, str) or not name.strip()):
+        if name is not None and (not isinstance(name, str) or not name or not name.isprintable() or name != name.strip()):
             raise TypeError(f"meter_callback({key}=...): expected a phase name or None, got {_described(name)}")
 
 

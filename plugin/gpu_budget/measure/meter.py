@@ -61,7 +61,7 @@ from gpu_budget.model.card import Card
 from gpu_budget.model.figures import FIRST_PHASE, Peaks, PhaseRecord, RankGpu, TreeReading
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import REPORTED
-from gpu_budget.script import phase_name, step_number
+from gpu_budget.script import gated_phase_name, step_number
 
 if TYPE_CHECKING:
     from gpu_budget.measure.gpu_tree import GpuTree
@@ -305,7 +305,7 @@ class Meter:
     # -- phases -------------------------------------------------------------
     def start(self, name: str, step: int | None = None) -> None:
         """Begin phase `name` (ending the open one, so phases tile the run)."""
-        name, step = phase_name(name), step_number(step)  # refused before the phase ends (numpy's ints pass)
+        name, step = gated_phase_name(name), step_number(step)  # refused before the phase ends (numpy's ints pass)
         if self._open is not None:
             self.stop()
         if self.external:
