@@ -72,6 +72,12 @@ class Pair(Fields):
         return self.before is not None and self.after is not None
 
     @property
+    def applied(self) -> bool:
+        """Whether its runner applied all its fixes where it ran: one it reports not applied measured the case
+        unchanged ("not applied here"), so no saving is the fix's."""
+        return not FixNotes.from_json(self.facts, self.fixes).unapplied()
+
+    @property
     def saving(self) -> str:
         """The saving against the as-reported run, "-" where there is none to compute, or where a run that died of
         out-of-memory leaves only a bound that tells nothing (a loss at least, a saving at most)."""
@@ -256,6 +262,8 @@ def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: st
                 continue
             if by[fix].after_died or by[control].after_died:
                 continue  # what a run held when it died is no part of a saving
+            if not (by[fix].applied and by[control].applied):
+                continue  # a run its runner did not apply the fix in measured the case unchanged
             before, part, whole = by[fix].before, by[control].after, by[fix].after
             head = f"{scale}, on {where}" if where else scale
             lines.append(f"- {head}: {fix}'s saving split ({by[fix].metric}): as reported {format_size(before)}; "
