@@ -35,3 +35,12 @@ def test_no_split_of_a_fix_or_control_its_runner_reports_not_applied():
     skipped = {"fixes_applied": {"freeze_fp32": "not applied: CPU run"}}
     assert split(row("as-reported", [], 1000 * MiB), row("quantization", ["quantization"], 600 * MiB),
                  row("freeze_fp32", ["freeze_fp32"], 700 * MiB, skipped)) == []
+
+
+def test_no_split_beside_an_as_reported_run_that_died_of_memory():
+    """Its figure is what it held when it died, a lower bound of its peak: the fix table reads "not told" and shows no
+    saving. Before, the split quoted one from it: "as reported 500.00 MiB; freezing alone 700.00 MiB, saving -200.00
+    MiB (-40.0%, makes it worse); ... (saving +20.0% of as reported, works)"."""
+    oom = {"kind": "oom", "type": "MemoryError", "message": "planted: cannot allocate"}
+    dead = {**row("as-reported", [], 500 * MiB), "verdict": "over-budget", "error": oom}
+    assert split(dead, row("quantization", ["quantization"], 600 * MiB), row("freeze_fp32", ["freeze_fp32"], 700 * MiB)) == []

@@ -260,8 +260,8 @@ def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: st
             by = {e.variant: e for e in entries if e.scale == scale and e.before and e.after is not None and not e.knobs}
             if fix not in by or control not in by or by[fix].metric != by[control].metric:
                 continue
-            if by[fix].after_died or by[control].after_died:
-                continue  # what a run held when it died is no part of a saving
+            if by[fix].after_died or by[control].after_died or by[fix].before_died:
+                continue  # what a run held when it died (the as-reported run's too) is no part of a saving
             if not (by[fix].applied and by[control].applied):
                 continue  # a run its runner did not apply the fix in measured the case unchanged
             before, part, whole = by[fix].before, by[control].after, by[fix].after
