@@ -76,7 +76,7 @@ def lattice(scenario: Scenario, cuda: bool, scale: str | None = None,
         if not fix.remedy or fix.name in scenario.fixes:
             continue
         lacking = library.missing(fix, cuda, installed)
-        clash = _applied_clash(scenario, fix, table)
+        clash = _applied_clash(scenario, fix, table) or _kept_setting(scenario, fix, table)
         unfit = None if scenario.command is None or not fix.applies_to_commands else _unfit(scenario, fix, scale)
         if scenario.command is not None and not fix.applies_to_commands:
             skipped[fix.name] = "no args, env or params: it cannot apply to a command"
@@ -107,6 +107,18 @@ def _applied_clash(scenario: Scenario, fix: Fix, table: dict[str, Fix]) -> str |
         both = library.param_clash(fix, table[name])
         if fix.conflicts_with(table[name]) or both:
             return f"conflicts with {name}, already applied" + (f" (both set {', '.join(both)})" if both else "")
+    return None
+
+
+def _kept_setting(scenario: Scenario, fix: Fix, table: dict[str, Fix]) -> str | None:
+    """Why `fix` cannot stand in for an applied fix it replaces, or None: that fix set params `fix` does not set, which
+    stay as it set them once it is dropped (without_fixes keeps params; the values before it are not known), so a run
+    of `fix` would measure the replaced fix's setting still, and the answer would name it removed."""
+    for name in scenario.fixes:
+        kept = [p for p in table[name].params if p not in fix.params] if name in fix.replaces and name in table else []
+        if kept:
+            return (f"replaces {name}, applied, whose {', '.join(kept)} would stay as it set {'it' if len(kept) == 1 else 'them'} "
+                    f"(its run would measure {name}'s setting still): set {', '.join(kept)} in {fix.name}'s params too")
     return None
 
 
