@@ -10,7 +10,9 @@ apart (findings_variants.py).
 
 Several reports (e.g. the tiny gate and a real-scale run) merge into one file;
 each row keeps its scale, and a row measured again in a later report (the same
-node id and scale) replaces the earlier one.
+node id and scale) replaces the earlier one. They must come from one machine and
+library set (the header names the first's): a fix of one report may be judged
+against another's as-reported run, so a report from another is refused.
 
 A report whose hardware names a GPU (`hardware.gpu_name`) is not merged: its
 rows become the scenario's GPU table ("On a GPU"), each row naming its card
@@ -43,7 +45,7 @@ import argparse
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -318,6 +320,22 @@ def _nothing_found(merged: Merged, gpu: Sequence[GpuReport]) -> str | None:
         "(--gpu-budget-sweep)")
 
 
+def _said_machine(hw: Hardware) -> str:
+    return f"`{hw.key}`" + (f" ({hw.libraries})" if hw.libraries else "")
+
+
+def _other_machine(machines: Mapping[str, Hardware], path: Path, hardware: Hardware | None) -> str | None:
+    """Why the CPU report at `path` cannot merge with those before it (`machines`: each one's hardware), or None: it
+    was measured on another machine or library set than the first (the header names that one alone, and a fix of one
+    report would be judged against an as-reported run of the other). A report naming no hardware (version 1) merges."""
+    source, first = next(iter(machines.items()), (None, None))
+    if not (first and hardware and (hardware.key or hardware.libraries)) or _said_machine(first) == _said_machine(hardware):
+        return None
+    return (f"{path} was measured on {_said_machine(hardware)}, {source} on {_said_machine(first)}: a fix is "
+            "judged against its scenario's as-reported run from any of the reports merged, so they must come from one "
+            "machine and library set (write one FINDINGS.md per machine; a GPU report's rows stay its own)")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpu_budget findings", description=__doc__.splitlines()[0])
     parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT", help="JSON reports written by --gpu-budget-json")
@@ -328,12 +346,18 @@ def main(argv: list[str]) -> int:
     if refused is not None:
         parser.error(f"-o {args.output}: {refused}")
     merged, sources, gpu, problems = Merged(), [], [], []
+    machines: dict[str, Hardware] = {}
     for path in args.reports:
         report = _read(parser, path)
         problems += [(str(path), problem) for problem in report.problems]
         if report.on_gpu:  # its rows are the GPU tables', not merged into the CPU rows
             gpu.append(GpuReport(str(path), report.hardware, report.results))
             continue
+        mixed = _other_machine(machines, path, report.hardware)
+        if mixed:
+            parser.error(mixed)
+        if report.hardware is not None and (report.hardware.key or report.hardware.libraries):
+            machines.setdefault(str(path), report.hardware)
         sources.append(str(path))
         merged = merged.plus(report)
     why = _nothing_found(merged, gpu)
