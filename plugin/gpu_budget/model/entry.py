@@ -119,9 +119,11 @@ class Entry:
                 **({"spread": self.spread.to_json()} if self.spread is not None else {})}
 
     def to_row_json(self) -> JsonObject:
-        """What a report row holds of the entry it was compared against: its peaks, when and how it was recorded."""
+        """What a report row holds of the entry it was compared against: its peaks, when and how it was recorded, and
+        the spread of its runs where it was recorded over several (how far the case's fresh runs part)."""
         return {"peaks": self.peaks.to_json(), "recorded": self.recorded, "fingerprint": dict(self.fingerprint),
-                "phases": {name: p.to_json(ALL) for name, p in self.phases.items()}}
+                "phases": {name: p.to_json(ALL) for name, p in self.phases.items()},
+                **({"spread": self.spread.to_json()} if self.spread is not None else {})}
 
 
 def _phases(data: Mapping[str, Mapping[str, int | None]] | None) -> dict[str, Peaks]:

@@ -451,7 +451,7 @@ class Result:
     after measure() returned a row the gate passed. test_failure: where the test
     failed, the first line of pytest's reason. budget: the declared limits (None:
     not declared); tolerance: the baseline tolerance. baseline: the stored entry
-    compared against ({peaks, recorded, fingerprint, phases}); change: relative
+    compared against ({peaks, recorded, fingerprint, phases, spread}); change: relative
     change per metric against it.
     """
 

@@ -10,6 +10,7 @@ the main process's alone.
 from __future__ import annotations
 
 from gpu_budget.declare.marks import default_tolerance
+from gpu_budget.model.entry import SPREAD_MULTIPLE
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import RECORDED, WITHIN, Remediation, Result, Verdict, verdict_failure
@@ -188,30 +189,43 @@ def _lowest(rem: Remediation) -> str:
 
 
 def _noise(rem: Remediation, case: Result | None) -> str:
-    """Where the passing set's gated peak is inside the case's tolerance of the case's own, so one run cannot tell the
-    fixes from run-to-run noise: saying so ("" where it is outside it, or there is nothing to compare: a case that
-    died read only what it reached before dying). Else, where it is inside the tolerance of a run of the set less one
-    fix (over budget), that fix's part in the pass is no more than noise: saying so."""
+    """Where the passing set's gated peak is inside the case's tolerance of the case's own, or inside SPREAD_MULTIPLE
+    times the spread its baseline stored over fresh runs (the gate's own allowance), so one run cannot tell the fixes
+    from run-to-run noise: saying so ("" where it is outside it, or there is nothing to compare: a case that died read
+    only what it reached before dying). Else, where it is inside that of a run of the set less one fix (over budget),
+    that fix's part in the pass is no more than noise: saying so."""
     if case is None or rem.peaks is None or case.measurement is None or not case.measurement.ok:
         return ""
     metric = gated_metric(case.peaks, rem.peaks)
     before, after = case.peaks.figure(metric), rem.peaks.figure(metric)
     tolerance = case.tolerance or default_tolerance(case.scale)
+    spread = case.baseline.spread if case.baseline is not None else None
+    stored = spread.get(metric) if spread is not None else None
+    wide = SPREAD_MULTIPLE * stored if stored else 0
     if after is None:
         return ""
-    inside = f"; its {'VRAM' if metric == Metric.VRAM_ALLOCATED else 'RAM'} is inside the tolerance ({tolerance.rel:.1%} + " \
-             f"{format_size(tolerance.abs)}) of "
-    if before is not None and tolerance.floor(before) <= after <= tolerance.limit(before):
-        return f"{inside}the case's own {format_size(before)}, so the pass may be run-to-run noise, not the fixes"
+
+    def near(figure: int) -> str | None:
+        """What puts `after` inside the noise of `figure`, in words, or None: it is outside it."""
+        if tolerance.floor(figure) <= after <= tolerance.limit(figure):
+            return f"the tolerance ({tolerance.rel:.1%} + {format_size(tolerance.abs)})"
+        if spread is not None and stored and figure - wide <= after <= figure + wide:
+            return f"{SPREAD_MULTIPLE}x the spread of the case's baseline runs ({format_size(stored)} over {spread.runs} runs)"
+        return None
+
+    inside = f"; its {'VRAM' if metric == Metric.VRAM_ALLOCATED else 'RAM'} is inside "
+    said = near(before) if before is not None else None
+    if said:
+        return f"{inside}{said} of the case's own {format_size(before)}, so the pass may be run-to-run noise, not the fixes"
     found = set(rem.found or ())
     for trial in rem.tried:  # cost order: the set less one fix ran before the passing one
         less = found - set(trial.fixes)
         measured = trial.verdict == Verdict.OVER_BUDGET and not trial.message.startswith("measured child failed")
         other = trial.peaks.figure(metric) if trial.peaks and measured else None  # a death read what it reached
-        if len(less) == 1 and set(trial.fixes) < found and other is not None and \
-                tolerance.floor(other) <= after <= tolerance.limit(other):
-            return (f"{inside}+{'+'.join(trial.fixes)}'s own {format_size(other)} (over budget), so {less.pop()}'s part "
-                    "in the pass may be run-to-run noise")
+        said = near(other) if len(less) == 1 and set(trial.fixes) < found and other is not None else None
+        if said:
+            return (f"{inside}{said} of +{'+'.join(trial.fixes)}'s own {format_size(other)} (over budget), so "
+                    f"{less.pop()}'s part in the pass may be run-to-run noise")
     return ""
 
 
