@@ -43,3 +43,15 @@ def test_a_split_part_is_judged_with_the_declared_tolerance_too():
     split = Control("quantization", "freezing alone", "freezing alone", "8-bit storage on top")
     (line,) = split_lines(pairs([Result.from_json(r) for r in rows])["s"], {"freeze_fp32": split})
     assert line.endswith("30.00 MiB lower than freezing alone (saving +3.0% of as reported, no effect)")
+
+
+def test_a_change_inside_the_spread_its_baseline_stored_is_no_effect():
+    """The as-reported case's baseline was recorded over 5 fresh runs that parted by 20 MiB (the gate allows a figure
+    6x that); a fix 15 MiB lower is inside it. Before: "| trim | trim | tiny | ram_tree | 1000.00 MiB | 985.00 MiB |
+    +1.5% | works |", a saving its own case's fresh runs part by."""
+    ref = row("as-reported", [], 1000 * MiB)
+    ref["baseline"] = {"peaks": {"ram": 1000 * MiB, "ram_tree": 1000 * MiB}, "recorded": "2026-01-01", "fingerprint": {},
+                       "phases": {}, "spread": {"runs": 5, "by_metric": {"ram_tree": 20 * MiB}}}
+    by = {e.variant: e for e in pairs([Result.from_json(r) for r in
+                                       (ref, row("trim", ["trim"], 985 * MiB), row("halve", ["halve"], 500 * MiB))])["s"]}
+    assert by["trim"].verdict == "no effect" and by["halve"].verdict == "works"

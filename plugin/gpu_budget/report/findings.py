@@ -86,7 +86,8 @@ TOLERANCE_NOTE = (
     "A fix \"works\" when it lowers the peak by more than the tolerance the gate judged its case with: the one its "
     "marker declares (`tolerance=`), else the gate's default at its scale ("
     + ", ".join(f"{scale} {tol.rel:.1%} + {format_size(tol.abs)}" for scale, tol in DEFAULT_TOLERANCE_BY_SCALE.items())
-    + ", each set from the peak's spread over fresh sessions at that scale: benchmarks/RESULTS.md, section 4); "
+    + ", each set from the peak's spread over fresh sessions at that scale: benchmarks/RESULTS.md, section 4), or "
+    "by more than the gate allows for the spread of fresh runs a baseline of either case stored, where that is wider; "
     "inside it, \"no effect\"; a fix its "
     "runner reports it did not apply where it ran reads \"not applied here\", whatever its peak. "
     "Host RAM is judged on the process tree (`ram_tree`: the measured process with its DataLoader workers "

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from gpu_budget.declare.fixes import Control, Fix
 from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.model.budget import Tolerance
+from gpu_budget.model.entry import SPREAD_MULTIPLE
 from gpu_budget.model.figures import Fields
 from gpu_budget.model.json_value import Json
 from gpu_budget.model.metric import Metric
@@ -41,7 +42,9 @@ class Pair(Fields):
     bound of its peak: the saving is at least (at most) the one shown; after_failed:
     the variant's child failed (an error row), so its figures are what it held then;
     tolerance: the variant row's (None: the scale's default), what a change must
-    pass to be more than noise. knobs: the params the variant ran at other values
+    pass to be more than noise; spread: the widest spread of the metric either
+    row's baseline stored over fresh runs (None: none stored), which widens that
+    as the gate widens an allowance (SPREAD_MULTIPLE times it). knobs: the params the variant ran at other values
     than the as-reported run and no fix between them sets ("batch_size 8 → 1"):
     a variant of the scenario, not a fix of it (empty: a fix, or not told: knobs).
     """
@@ -65,6 +68,7 @@ class Pair(Fields):
     tolerance: Tolerance | None = None
     knobs: tuple[str, ...] = ()
     after_failed: bool = False
+    spread: int | None = None
 
     @property
     def compared(self) -> bool:
@@ -130,17 +134,31 @@ def not_applied(row: Result) -> str | None:
     return "; ".join(reasons) or None
 
 
-def fix_verdict(before: int | None, after: int | None, scale: str = "tiny", tolerance: Tolerance | None = None) -> str:
+def fix_verdict(before: int | None, after: int | None, scale: str = "tiny", tolerance: Tolerance | None = None,
+                spread: int | None = None) -> str:
     """Judged against `tolerance`, the one the gate judged the row with (None: the gate's default at that scale, the
-    noise measured there)."""
-    tol = tolerance or default_tolerance(scale)
+    noise measured there), widened as the gate widens it by the `spread` a baseline stored over fresh runs."""
     if before is None or after is None:
         return "not measured"
-    if after < tol.floor(before):
+    floor, limit = noise_band(before, scale, tolerance, spread)
+    if after < floor:
         return "works"
-    if after > tol.limit(before):
+    if after > limit:
         return "makes it worse"
     return "no effect"
+
+
+def noise_band(before: int, scale: str, tolerance: Tolerance | None, spread: int | None) -> tuple[int, int]:
+    """The figures around `before` a change inside of is noise: the tolerance's (None: the scale's default), or
+    SPREAD_MULTIPLE times the spread the case's baseline stored over fresh runs where that is wider (the gate's rule)."""
+    tol, wide = tolerance or default_tolerance(scale), SPREAD_MULTIPLE * (spread or 0)
+    return min(tol.floor(before), before - wide), max(tol.limit(before), before + wide)
+
+
+def stored_spread(metric: Metric, *rows: Result) -> int | None:
+    """The widest spread of `metric` the rows' baselines stored over fresh runs (None: none stored)."""
+    spreads = [r.baseline.spread.get(metric) for r in rows if r.baseline is not None and r.baseline.spread is not None]
+    return max((s for s in spreads if s is not None), default=None)
 
 
 def bounded_saving(before: int | None, after: int | None, before_died: bool = False, after_died: bool = False) -> str:
@@ -155,18 +173,19 @@ def bounded_saving(before: int | None, after: int | None, before_died: bool = Fa
 
 
 def bounded_verdict(before: int | None, after: int | None, scale: str, before_died: bool, after_died: bool,
-                    tolerance: Tolerance | None = None) -> str:
+                    tolerance: Tolerance | None = None, spread: int | None = None) -> str:
     """fix_verdict where a run that died of out-of-memory gives only a lower bound of its peak: only what the bound
     proves is said (a fix below a dead as-reported run works; one above the as-reported peak when it died is worse)."""
-    tol, both = tolerance or default_tolerance(scale), before is not None and after is not None
+    both = before is not None and after is not None
+    floor, limit = noise_band(before, scale, tolerance, spread) if both else (0, 0)
     if before_died and after_died:
         return "not told: both runs died of out-of-memory"
     if after_died:
-        return "makes it worse (died of out-of-memory)" if both and after > tol.limit(before) else \
+        return "makes it worse (died of out-of-memory)" if both and after > limit else \
             "died of out-of-memory: its peak is at least what it held then, no saving shown"
-    if before_died and not (both and after < tol.floor(before)):
+    if before_died and not (both and after < floor):
         return "not told: the as-reported run died of out-of-memory, its figure only a lower bound of its peak"
-    return fix_verdict(before, after, scale, tolerance)
+    return fix_verdict(before, after, scale, tolerance, spread)
 
 
 def _reference(rows: list[Result]) -> Result | None:
@@ -218,10 +237,11 @@ def _pair(row: Result, ref: Result | None, library: Mapping[str, Fix]) -> Pair:
     before, after = ref.peaks.figure(metric), row.peaks.figure(metric)
     reason = not_applied(row)
     before_died, after_died, tolerance = died_of_memory(ref), died_of_memory(row), row.tolerance or ref.tolerance
+    spread = stored_spread(metric, ref, row)
     verdict = f"not applied here ({reason})" if reason else \
-        bounded_verdict(before, after, row.scale, before_died, after_died, tolerance)
+        bounded_verdict(before, after, row.scale, before_died, after_died, tolerance, spread)
     return replace(base, metric=metric, before=before, after=after, verdict=verdict, before_died=before_died,
-                   after_died=after_died, tolerance=tolerance)
+                   after_died=after_died, tolerance=tolerance, spread=spread)
 
 
 def died_of_memory(row: Result) -> bool:
@@ -268,8 +288,8 @@ def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: st
             head = f"{scale}, on {where}" if where else scale
             lines.append(f"- {head}: {fix}'s saving split ({by[fix].metric}): as reported {format_size(before)}; "
                          f"{alone} {format_size(part)}, saving {format_size(before - part)} ({format_change((before - part) / before)}, "
-                         f"{fix_verdict(before, part, scale, by[control].tolerance)}); {rest}: {fix} {format_size(whole)}, "
+                         f"{fix_verdict(before, part, scale, by[control].tolerance, by[control].spread)}); {rest}: {fix} {format_size(whole)}, "
                          f"{format_size(abs(whole - part))} {'lower' if whole < part else 'higher'} than {short} "
                          f"(saving {format_change((part - whole) / before)} of as reported, "
-                         f"{fix_verdict(part, whole, scale, by[fix].tolerance)})")
+                         f"{fix_verdict(part, whole, scale, by[fix].tolerance, by[fix].spread)})")
     return lines
