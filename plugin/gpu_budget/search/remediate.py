@@ -48,6 +48,7 @@ from gpu_budget.declare.scenario import Scenario
 from gpu_budget.judge import growth
 from gpu_budget.judge.compare import rank_breaches
 from gpu_budget.model.budget import SCALES, Budget
+from gpu_budget.model.entry import Spread
 from gpu_budget.model.result import Measurement, Remediation, Trial, Verdict
 from gpu_budget.report.row_fields import FixNotes
 
@@ -274,17 +275,18 @@ class _Left:
         return idle is not None
 
 
-def needs_remedy(measurement: Measurement, budget: Budget, steps: int | None = None) -> bool:
-    """Whether a measured case gives the search something to remedy: a budget broken, or an OOM crash."""
+def needs_remedy(measurement: Measurement, budget: Budget, steps: int | None = None, recorded: Spread | None = None) -> bool:
+    """Whether a measured case gives the search something to remedy: a budget broken, or an OOM crash. recorded: the
+    spread its baseline stored over fresh runs, whose growth widens the growth allowance, as the gate judges it."""
     if not measurement.ok:
         return measurement.died_of_memory
-    return bool(_breaches(measurement, budget, steps)[0])
+    return bool(_breaches(measurement, budget, steps, recorded)[0])
 
 
-def trial_outcome(measurement: Measurement, budget: Budget, steps: int | None = None) -> Trial:
+def trial_outcome(measurement: Measurement, budget: Budget, steps: int | None = None, recorded: Spread | None = None) -> Trial:
     """One candidate's measurement judged against the budget alone, by the gate's own rule (each rank's peak, their
-    imbalance, the growth projected to the marker's `steps`): what `search` expects `measure` to return, with the fixes
-    its runner reports not applied."""
+    imbalance, the growth projected to the marker's `steps`, within what the case's `recorded` runs widened it to): what
+    `search` expects `measure` to return, with the fixes its runner reports not applied."""
     peaks = measurement.peaks
     unapplied = {f: note for f, note in FixNotes.from_json(measurement.info, ()).applied.items() if note != "applied"}
     if not measurement.ok:  # a death of memory did not pass: over budget, as the exploration counts it
@@ -292,14 +294,15 @@ def trial_outcome(measurement: Measurement, budget: Budget, steps: int | None = 
         return Trial((), Verdict.OVER_BUDGET if died else Verdict.ERROR, peaks,
                      f"measured child failed ({error.kind}): {error.message}"[:300], measurement.wall_seconds,
                      crashed=not died)
-    breaches, problem = _breaches(measurement, budget, steps)
+    breaches, problem = _breaches(measurement, budget, steps, recorded)
     if problem:
         return Trial((), Verdict.ERROR, peaks, problem[:300], measurement.wall_seconds, not_applied=unapplied)
     return Trial((), Verdict.OVER_BUDGET if breaches else Verdict.PASS, peaks, "; ".join(breaches), measurement.wall_seconds,
                  not_applied=unapplied)
 
 
-def _breaches(measurement: Measurement, budget: Budget, steps: int | None) -> tuple[list[str], str | None]:
+def _breaches(measurement: Measurement, budget: Budget, steps: int | None,
+              recorded: Spread | None) -> tuple[list[str], str | None]:
     """The budget broken as judge() finds it (compare._judge), and why the growth could not be projected, if so."""
-    grown = growth.check(measurement.steps, measurement.peaks, budget, steps)
+    grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=recorded)
     return rank_breaches(measurement, budget) + grown.breaches, grown.problem

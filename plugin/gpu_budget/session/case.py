@@ -325,9 +325,10 @@ def extras(ask: Ask, result: Result, judged: Judged) -> Result:
     """What a judged row gets beside its verdict: the cheapest passing fixes (--gpu-budget-remediate), the memory
     snapshot of a failing CUDA case (--gpu-budget-snapshot=rerun)."""
     options, mark, measurement = ask.options, ask.mark, judged.measurement
-    if options.remediate and remediate.needs_remedy(measurement, mark.budget, mark.steps):
+    recorded = judged.baseline.spread if judged.baseline is not None else None  # as the gate judged the case's growth
+    if options.remediate and remediate.needs_remedy(measurement, mark.budget, mark.steps, recorded):
         def trial(candidate: Scenario) -> remediate.Trial:
-            return remediate.trial_outcome(ask.run_child(candidate, None), mark.budget, mark.steps)
+            return remediate.trial_outcome(ask.run_child(candidate, None), mark.budget, mark.steps, recorded)
 
         try:
             remedy = remediate.search(ask.case.scenario, trial, cuda=mark.device == "cuda",
