@@ -26,3 +26,33 @@ def test_a_case_the_gate_passes_within_its_recorded_growth_needs_no_remedy_and_a
     assert remediate.trial_outcome(GROWING, budget, 10_000, RECORDED).verdict == "pass"
     assert remediate.needs_remedy(GROWING, budget, 10_000)  # no runs recorded: the clean allowance, as the gate's
     assert remediate.trial_outcome(GROWING, budget, 10_000).verdict == "over-budget"
+
+
+def two_ranks(second_steps: int, leak_mib: int) -> Measurement:
+    """Rank 0 flat at 900 MiB over 10 steps (the row's steps), rank 1 at 300 MiB keeping `leak_mib` MiB a step."""
+    from gpu_budget.model.figures import RankFigures
+
+    flat = tuple(Step(step=k, ram=900 * MiB, ram_tree=900 * MiB) for k in range(1, 11))
+    grows = tuple(Step(step=k, ram=(300 + leak_mib * k) * MiB, ram_tree=(300 + leak_mib * k) * MiB)
+                  for k in range(1, second_steps + 1))
+    top = (300 + leak_mib * second_steps) * MiB
+    ranks = (RankFigures(0, Peaks(ram=900 * MiB, ram_tree=900 * MiB), steps=flat),
+             RankFigures(1, Peaks(ram=top, ram_tree=top), steps=grows))
+    return Measurement("ok", ranks[0].peaks, steps=flat, ranks=ranks)
+
+
+def test_each_rank_is_judged_as_the_gate_judges_it():
+    """A budget applies to each rank. Before, a launch whose rank 1 keeps 3 MiB a step ("rank 1: host RAM grows 3.00
+    MiB/step ... about 29.59 GiB at step 10,000 > budget 2.00 GiB" in the gate) read "pass" as a candidate and needed
+    no remedy, and one whose rank 1 measured 4 steps (the gate's error: "rank 1 measured 4 of the run's 10 optimizer
+    step(s)") read "pass" too."""
+    budget, tol = Budget(ram=2 * GiB), Tolerance(rel=0.005, abs=4 * MiB)
+    leaking, short = two_ranks(10, 3), two_ranks(4, 3)
+    assert judge(leaking, budget, None, tol, steps=10_000, ci=False, update=False).verdict == "over-budget"
+    assert remediate.needs_remedy(leaking, budget, 10_000)
+    outcome = remediate.trial_outcome(leaking, budget, 10_000)
+    assert outcome.verdict == "over-budget" and outcome.message.startswith("rank 1: host RAM grows 3.00 MiB/step")
+    assert judge(short, budget, None, tol, steps=10_000, ci=False, update=False).verdict == "error"
+    outcome = remediate.trial_outcome(short, budget, 10_000)
+    assert outcome.verdict == "error" and "rank 1 measured 4 of the run's 10 optimizer step(s)" in outcome.message
+    assert remediate.trial_outcome(two_ranks(10, 0), budget, 10_000).verdict == "pass"

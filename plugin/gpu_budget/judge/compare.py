@@ -295,14 +295,26 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
                                                    f"{error.message}")
         return Judgement(Verdict.ERROR, False, f"measured child failed ({error.kind}): {error.message}; {_seen(peaks)}")
 
-    grown = growth.check(measurement.steps, peaks, budget, steps,  # a projection past the budget is a breach
-                         recorded=baseline.spread if baseline is not None else None)
-    short = None if grown.problem else growth.short_rank(measurement.ranks, steps)
-    grown = replace(grown, problem=short) if short else grown
+    grown = projected(measurement, budget, steps, baseline.spread if baseline is not None else None)
     verdict = _judge(measurement, budget, baseline, tolerance, grown, ci=ci, update=update, expect=expect, setup=setup,
                      params=params, scenario=scenario, command=command)
     verdict.projection = grown if steps is not None else None
     return verdict
+
+
+def projected(measurement: Measurement, budget: Budget, steps: int | None, recorded: Spread | None) -> growth.Check:
+    """The run's growth projected to `steps` (a projection past the budget is a breach), within the allowance the
+    `recorded` runs widen it to; its problem where it, or a rank's, cannot be projected (short_rank)."""
+    grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=recorded)
+    short = None if grown.problem else growth.short_rank(measurement.ranks, steps)
+    return replace(grown, problem=short) if short else grown
+
+
+def all_breaches(measurement: Measurement, budget: Budget, grown: growth.Check, recorded: Spread | None) -> list[str]:
+    """The budget broken: by each rank's peak (or the case's) and imbalance, and by the growth `grown` projects, each
+    rank's under a launcher (a budget applies to each rank). What judge() fails a case on, and the search a set."""
+    return rank_breaches(measurement, budget) + (growth.rank_breaches(measurement.ranks, budget, grown.steps, recorded)
+                                                 if measurement.ranks else grown.breaches)
 
 
 def _marks_elsewhere(measurement: Measurement) -> str:
@@ -326,9 +338,7 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     setup = world_setup(setup, measurement, baseline)
     if grown.problem:
         return Judgement(Verdict.ERROR, False, grown.problem + _marks_elsewhere(measurement))
-    spread = baseline.spread if baseline is not None else None
-    breaches = rank_breaches(measurement, budget) + (growth.rank_breaches(measurement.ranks, budget, grown.steps, spread)
-                                                     if measurement.ranks else grown.breaches)
+    breaches = all_breaches(measurement, budget, grown, baseline.spread if baseline is not None else None)
     notes: list[str] = list(measurement.info.get("notes") or ())  # what the measuring child says of the run
     notes += grown.notes
     if expect == "over-budget":

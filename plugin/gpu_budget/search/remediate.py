@@ -45,8 +45,7 @@ from itertools import islice
 from gpu_budget.declare import fixes as library
 from gpu_budget.declare.fixes import Fix, FixChangesNothing, FixError
 from gpu_budget.declare.scenario import Scenario
-from gpu_budget.judge import growth
-from gpu_budget.judge.compare import rank_breaches
+from gpu_budget.judge.compare import all_breaches, projected
 from gpu_budget.model.budget import SCALES, Budget
 from gpu_budget.model.entry import Spread
 from gpu_budget.model.result import Measurement, Remediation, Trial, Verdict
@@ -303,6 +302,7 @@ def trial_outcome(measurement: Measurement, budget: Budget, steps: int | None = 
 
 def _breaches(measurement: Measurement, budget: Budget, steps: int | None,
               recorded: Spread | None) -> tuple[list[str], str | None]:
-    """The budget broken as judge() finds it (compare._judge), and why the growth could not be projected, if so."""
-    grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=recorded)
-    return rank_breaches(measurement, budget) + grown.breaches, grown.problem
+    """The budget broken as judge() finds it (compare.all_breaches: each rank's growth too), and why the growth could
+    not be projected (a rank's too), if so."""
+    grown = projected(measurement, budget, steps, recorded)
+    return all_breaches(measurement, budget, grown, recorded), grown.problem
