@@ -218,7 +218,7 @@ def test_a_pass_of_a_fix_its_runner_reports_not_applied_is_not_the_answer():
     bound = remediate.search(toy(A, B, C), noted({"trm_b"}), max_runs=2)
     assert remediation_text(bound).startswith("remediation: none of the 2 real runs (bound 2) passed with its fixes "
                                               "applied (1 passed only with a fix its runner reports not applied, so not "
-                                              "counted); 2 costlier set(s) left untried")
+                                              "counted); 2 set(s) left untried, none cheaper than those run")
     row = Result("n::t", "toy", "tiny", Verdict.OVER_BUDGET, False, "", budget=Budget(ram=100 * MiB),
                  measurement=Measurement("ok", Peaks(ram=101 * MiB)), remediation=none)
     assert "    tried trm_a: RAM 99.00 MiB pass (not counted: trm_a: not applied: this runner has no such switch)" in \
@@ -334,8 +334,8 @@ def test_a_bound_counts_the_sets_a_crash_leaves_out_apart_from_those_left_untrie
     found = remediate.search(toy(A, B, C), crashing("trm_a"), max_runs=2)
     assert found.status == "bound-reached" and found.untried == 2 and found.pruned == {"trm_a": 3}
     assert remediation_text(found) == (
-        "remediation: none of the 2 real runs (bound 2) passed (1 failed with an error, not measured); 2 costlier "
-        "set(s) left untried (raise --gpu-budget-remediate-max-runs); 3 sets holding trm_a, whose run crashed, "
+        "remediation: none of the 2 real runs (bound 2) passed (1 failed with an error, not measured); 2 set(s) "
+        "left untried, none cheaper than those run (raise --gpu-budget-remediate-max-runs); 3 sets holding trm_a, whose run crashed, "
         "were not run; the lowest: +trm_b (RAM 1000 B)")
 
 
@@ -603,7 +603,7 @@ def test_gate_search_stops_at_its_bound(project):
     # left untried: e2e_halve and e2e_trim+e2e_halve; the 3 sets holding e2e_noop (not applied alone) are never run
     assert rem["status"] == "bound-reached" and rem["runs"] == 2 and rem["bound"] == 2 and rem["untried"] == 2
     assert len(logged(pytester, "as_reported.log")) == 1 + 2
-    result.stdout.fnmatch_lines([("*none of the 2 real runs (bound 2) passed; 2 costlier set(s) left untried (raise "
+    result.stdout.fnmatch_lines([("*none of the 2 real runs (bound 2) passed; 2 set(s) left untried, none cheaper than those run (raise "
                                  "--gpu-budget-remediate-max-runs); 3 sets holding e2e_noop, which its runner reported "
                                  "not applied alone, were not run*")])
 

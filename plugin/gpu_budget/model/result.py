@@ -377,6 +377,9 @@ class Trial(Fields):
                    bool(data.get("crashed")), dict(data.get("not_applied") or {}))
 
 
+COUNT_CAP = 100_000  # candidate sets counted (never run) to say how many the bound left untried; past it, "more than"
+
+
 @dataclass(frozen=True)
 class Remediation(Fields):
     """The remediation search's answer (search/remediate.py), as a case's row holds it."""
@@ -391,7 +394,7 @@ class Remediation(Fields):
     tried: tuple[Trial, ...] = ()
     skipped: Mapping[str, str] = field(default_factory=dict)  # fix -> why it was left out of the lattice
     lattice: tuple[str, ...] = ()  # the fixes it combined, cheapest first
-    untried: int = 0  # candidate sets the bound left unrun (counted up to remediate.COUNT_CAP)
+    untried: int = 0  # candidate sets the bound left unrun; above COUNT_CAP: more than it (counted no further)
     pruned: Mapping[str, int] = field(default_factory=dict)  # a crashed set ("a+b") -> sets holding it not run
     unapplied: Mapping[str, int] = field(default_factory=dict)  # a fix not applied when run alone -> sets holding it not run
 

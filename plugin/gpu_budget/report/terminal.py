@@ -13,7 +13,7 @@ from gpu_budget.declare.marks import default_tolerance
 from gpu_budget.model.entry import SPREAD_MULTIPLE
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import Metric
-from gpu_budget.model.result import RECORDED, WITHIN, Remediation, Result, Verdict, verdict_failure
+from gpu_budget.model.result import COUNT_CAP, RECORDED, WITHIN, Remediation, Result, Verdict, verdict_failure
 from gpu_budget.report import once
 from gpu_budget.report.markdown_text import inline
 from gpu_budget.report.row_fields import FixNotes, LaunchFacts, gated_metric
@@ -168,9 +168,10 @@ def remediation_text(rem: Remediation, case: Result | None = None) -> str:
                 f"(all measured){pruned}")
     if rem.status == "no-candidates":
         return "remediation: no fix to try (none offered, all applied, or none runnable here)"
+    left = f"more than {COUNT_CAP:,} sets" if rem.untried > COUNT_CAP else f"{rem.untried} set(s)"  # counted no further
     errors = [*([f"{failed} failed with an error, not measured"] if failed else []), *([f"{unapplied} {noise}"] if unapplied else [])]
     return (f"remediation: none of the {runs} passed{' with its fixes applied' if unapplied else ''}"
-            f"{' (' + '; '.join(errors) + ')' if errors else ''}; {rem.untried} costlier set(s) left untried "
+            f"{' (' + '; '.join(errors) + ')' if errors else ''}; {left} left untried, none cheaper than those run "
             f"(raise --gpu-budget-remediate-max-runs){pruned}")
 
 

@@ -48,11 +48,10 @@ from gpu_budget.declare.scenario import Scenario
 from gpu_budget.judge.compare import all_breaches, projected
 from gpu_budget.model.budget import SCALES, Budget
 from gpu_budget.model.entry import Spread
-from gpu_budget.model.result import Measurement, Remediation, Trial, Verdict
+from gpu_budget.model.result import COUNT_CAP, Measurement, Remediation, Trial, Verdict
 from gpu_budget.report.row_fields import FixNotes
 
 DEFAULT_MAX_RUNS = 8
-COUNT_CAP = 100_000  # candidate sets counted (never run) to say how many the bound left untried
 
 
 def weight(fix: Fix) -> int:
@@ -227,7 +226,8 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
         if left.prune(added):
             continue
         if len(tried) >= max_runs:
-            untried = 1 + sum(1 for rest, _ in islice(walk, COUNT_CAP) if not left.prune(rest))
+            rest = [more for more, _ in islice(walk, COUNT_CAP + 1)]  # counting them all would build the lattice
+            untried = COUNT_CAP + 1 if len(rest) > COUNT_CAP else 1 + sum(1 for more in rest if not left.prune(more))
             return Remediation("bound-reached", None, None, (), None, len(tried), max_runs, tuple(tried), skipped,
                                names, untried, left.pruned, left.unapplied)
         outcome = measure(candidate)
