@@ -1,4 +1,4 @@
-"""The search judges the case and each candidate as the gate does: the growth allowance its baseline's runs widened."""
+"""The search judges the case and each candidate as the gate does: recorded growth, each rank, unmeasured budgets."""
 
 from gpu_budget.judge.compare import judge
 from gpu_budget.model.budget import Budget, Tolerance
@@ -56,3 +56,17 @@ def test_each_rank_is_judged_as_the_gate_judges_it():
     outcome = remediate.trial_outcome(short, budget, 10_000)
     assert outcome.verdict == "error" and "rank 1 measured 4 of the run's 10 optimizer step(s)" in outcome.message
     assert remediate.trial_outcome(two_ranks(10, 0), budget, 10_000).verdict == "pass"
+
+
+def test_a_candidate_that_measured_no_figure_for_a_budget_does_not_pass_it():
+    """The gate errors where a VRAM budget has no GPU figure behind it, or imbalance= no two ranks (can_run.py): the
+    budget would test nothing. Before, a set whose run never touched CUDA (a fix that left the model on the CPU) read
+    "pass" against a 1 GiB VRAM budget, and one that ran a single rank "pass" against imbalance=1.2."""
+    from gpu_budget.declare.marks import gpu_budget as mark
+
+    cpu_run = Measurement("ok", Peaks(ram=500 * MiB), wall_seconds=1.0)
+    outcome = remediate.trial_outcome(cpu_run, mark(vram="1 GiB", device="cuda").budget)
+    assert outcome.verdict == "error" and outcome.message.startswith("VRAM budget 1.00 GiB, but no GPU figure was measured")
+    outcome = remediate.trial_outcome(cpu_run, mark(ram="1 GiB", imbalance=1.2).budget)
+    assert outcome.verdict == "error" and outcome.message.startswith("imbalance=1.2 bounds a launcher's largest rank")
+    assert remediate.trial_outcome(cpu_run, mark(ram="1 GiB").budget).verdict == "pass"
