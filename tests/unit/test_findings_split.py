@@ -44,3 +44,12 @@ def test_no_split_beside_an_as_reported_run_that_died_of_memory():
     oom = {"kind": "oom", "type": "MemoryError", "message": "planted: cannot allocate"}
     dead = {**row("as-reported", [], 500 * MiB), "verdict": "over-budget", "error": oom}
     assert split(dead, row("quantization", ["quantization"], 600 * MiB), row("freeze_fp32", ["freeze_fp32"], 700 * MiB)) == []
+
+
+def test_a_fix_its_runner_reports_not_applied_shows_no_saving():
+    """Its run measured the case unchanged: the difference is two runs' noise, no saving of the fix's. Before:
+    "| gc | gradient_checkpointing | tiny | ram_tree | 1000.00 MiB | 990.00 MiB | +1.0% | not applied here (...)"."""
+    skipped = {"fixes_applied": {"gradient_checkpointing": "not supported: no checkpointing switch"}}
+    (entry,) = pairs([Result.from_json(r) for r in (row("as-reported", [], 1000 * MiB),
+                                                    row("gc", ["gradient_checkpointing"], 990 * MiB, skipped))])["s"]
+    assert entry.verdict.startswith("not applied here") and entry.saving == "-"

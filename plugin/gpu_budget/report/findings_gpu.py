@@ -189,7 +189,7 @@ def _gpu_row(card: str, e: Pair) -> str:
     """One fix on one card: the allocated peak compared, the reserved peak beside it."""
     before, after = e.reserved_before, e.reserved_after
     compared = e.metric == Metric.VRAM_ALLOCATED and e.before and before and after is not None
-    reserved = ("-" if not compared else
-                f"{format_size(before)}, {format_size(after)} ({bounded_saving(before, after, e.before_died, e.after_died)})")
+    saved = bounded_saving(before, after, e.before_died, e.after_died) if e.applied else "-"  # as Pair.saving
+    reserved = "-" if not compared else f"{format_size(before)}, {format_size(after)} ({saved})"
     return (f"| {cell(card)} | {cell(e.variant)} | {cell(', '.join(e.fixes) or '-')} | {e.scale} | {e.metric or '-'} "
             f"| {e.as_reported} | {e.with_fix} | {e.saving} | {cell(e.verdict)} | {reserved} |")

@@ -83,9 +83,10 @@ class Pair(Fields):
 
     @property
     def saving(self) -> str:
-        """The saving against the as-reported run, "-" where there is none to compute, or where a run that died of
-        out-of-memory leaves only a bound that tells nothing (a loss at least, a saving at most)."""
-        return bounded_saving(self.before, self.after, self.before_died, self.after_died)
+        """The saving against the as-reported run, "-" where there is none to compute, where a run that died of
+        out-of-memory leaves only a bound that tells nothing (a loss at least, a saving at most), or where its runner
+        did not apply the fix (the difference is two runs of the case, no saving of the fix's)."""
+        return bounded_saving(self.before, self.after, self.before_died, self.after_died) if self.applied else "-"
 
     @property
     def as_reported(self) -> str:
