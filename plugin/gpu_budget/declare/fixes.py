@@ -167,8 +167,9 @@ class Fix:
 _REGISTRY: dict[str, Fix] = {}
 
 
-def register(fix: Fix) -> Fix:
-    """Add a fix to the library (idempotent for an equal definition); returns it.
+def register(fix: Fix, where: str = "") -> Fix:
+    """Add a fix to the library (idempotent for an equal definition); returns it. where: what registers it (a
+    scenario's supports=), said in an error.
 
     A different fix under a registered name is an error: two meanings of one
     name would make a baseline's `fixes` ambiguous.
@@ -177,18 +178,19 @@ def register(fix: Fix) -> Fix:
         raise FixError(f"register() takes a gpu_budget.Fix, got {fix!r}")
     known = _REGISTRY.get(fix.name)
     if known is not None and known != fix:
-        raise FixError(f"fix {fix.name!r} is already registered with a different definition "
-                       f"({known.stage}, {known.cost}: {known.doc!r})")
+        raise FixError(f"{where + ': ' if where else ''}fix {fix.name!r} is already registered with a different "
+                       f"definition ({known.stage}, {known.cost}: {known.doc!r}): give yours another name (one name, "
+                       "one fix: a baseline's fixes name it)")
     _REGISTRY[fix.name] = fix
     return fix
 
 
-def get(name: str) -> Fix:
-    """The registered fix of that name; the error names the known ones."""
+def get(name: str, where: str = "") -> Fix:
+    """The registered fix of that name; the error names the known ones (and `where` it was asked for)."""
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise FixError(f"unknown fix {name!r} (registered: {', '.join(sorted(_REGISTRY))})") from None
+        raise FixError(f"{where + ': ' if where else ''}unknown fix {name!r} (registered: {', '.join(sorted(_REGISTRY))})") from None
 
 
 @contextlib.contextmanager
@@ -238,7 +240,7 @@ def resolve(entries: str | Fix | Iterable[str | Fix], where: str = "") -> tuple[
     is one."""
     out: dict[str, Fix] = {}
     for entry in entries_of(entries, where, "supports"):
-        fix = get(name_of(entry, where))
+        fix = get(name_of(entry, where), f"{where + ': ' if where else ''}supports=")
         out[fix.name] = fix
     return tuple(out.values())
 
@@ -261,7 +263,7 @@ def entries_of(value: str | Fix | Iterable[str | Fix] | None, where: str = "",
 def name_of(entry: str | Fix, where: str = "") -> str:
     """A fix's name: a Fix object is registered on the way; anything but a name or a Fix is an error naming it."""
     if isinstance(entry, Fix):
-        return register(entry).name
+        return register(entry, where).name
     if not isinstance(entry, str):
         raise FixError(f"{where + ': ' if where else ''}fix {entry!r} is not a fix's name: give names "
                        "(with_fixes('a', 'b'), fixes=('a', 'b')) or gpu_budget.Fix objects")
