@@ -70,3 +70,19 @@ def test_a_candidate_that_measured_no_figure_for_a_budget_does_not_pass_it():
     outcome = remediate.trial_outcome(cpu_run, mark(ram="1 GiB", imbalance=1.2).budget)
     assert outcome.verdict == "error" and outcome.message.startswith("imbalance=1.2 bounds a launcher's largest rank")
     assert remediate.trial_outcome(cpu_run, mark(ram="1 GiB").budget).verdict == "pass"
+
+
+def test_a_set_over_budget_by_its_peak_is_over_budget_though_its_growth_cannot_be_projected():
+    """A set that ran 3 steps under steps=10,000 (its growth cannot be projected) but peaked at 1.07 GiB against 1000
+    MiB cannot pass, whatever its growth. Before it read "error", and the answer found after it hedged: "1 set tried
+    before it failed with an error (not measured), so it may not be the cheapest"."""
+    budget = Budget(ram=1000 * MiB)
+
+    def run(mib, steps):
+        return Measurement("ok", Peaks(ram=mib * MiB, ram_tree=mib * MiB),
+                           steps=tuple(Step(step=k, ram=mib * MiB, ram_tree=mib * MiB) for k in range(1, steps + 1)))
+
+    over = remediate.trial_outcome(run(1100, 3), budget, 10_000)
+    assert over.verdict == "over-budget" and over.message.startswith("host RAM peak 1.07 GiB (process tree; main process 1.07 GiB) > budget 1000.00 MiB")
+    assert "steps=10,000 declared, but the run measured 3 optimizer step(s)" in over.message
+    assert remediate.trial_outcome(run(900, 3), budget, 10_000).verdict == "error"  # within: its growth untold

@@ -296,9 +296,10 @@ def trial_outcome(measurement: Measurement, budget: Budget, steps: int | None = 
                      crashed=not died)
     breaches, problem = _breaches(measurement, budget, steps, recorded)
     problem = _unmeasured(measurement, budget) or problem
-    if problem:
+    if problem and not breaches:  # a peak over budget fails the set whatever its growth or figures untold
         return Trial((), Verdict.ERROR, peaks, problem[:300], measurement.wall_seconds, not_applied=unapplied)
-    return Trial((), Verdict.OVER_BUDGET if breaches else Verdict.PASS, peaks, "; ".join(breaches), measurement.wall_seconds,
+    said = "; ".join([*breaches, *([problem[:300]] if problem else [])])
+    return Trial((), Verdict.OVER_BUDGET if breaches else Verdict.PASS, peaks, said, measurement.wall_seconds,
                  not_applied=unapplied)
 
 
