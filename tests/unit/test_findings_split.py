@@ -53,3 +53,14 @@ def test_a_fix_its_runner_reports_not_applied_shows_no_saving():
     (entry,) = pairs([Result.from_json(r) for r in (row("as-reported", [], 1000 * MiB),
                                                     row("gc", ["gradient_checkpointing"], 990 * MiB, skipped))])["s"]
     assert entry.verdict.startswith("not applied here") and entry.saving == "-"
+
+
+def test_a_variant_whose_fix_was_not_applied_still_shows_its_change():
+    """A variant's change comes from its other params, not its fix: "not applied here" hides no figure of it."""
+    from gpu_budget.report.findings_variants import change
+
+    skipped = {"fixes_applied": {"gradient_checkpointing": "not supported"}}
+    ref, small = row("as-reported", [], 1000 * MiB), row("small", ["gradient_checkpointing"], 500 * MiB, skipped)
+    ref["params"], small["params"] = {"batch_size": 8}, {"batch_size": 1}
+    (entry,) = pairs([Result.from_json(r) for r in (ref, small)])["s"]
+    assert entry.knobs == ("batch_size 8 → 1",) and change(entry) == "-50.0%"
