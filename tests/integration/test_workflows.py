@@ -86,7 +86,7 @@ def test_gpu_gate_step_measures_requires_a_gpu_and_uploads_everything():
     steps = _steps(gate)
     script = steps["Memory gate"]["run"]
     for flag in ("--gpu-budget", "--gpu-budget-require-gpu", "--gpu-budget-json", "--gpu-budget-plots",
-                 "--gpu-budget-update", '-n "$WORKERS"'):
+                 "--gpu-budget-update", '-n "$workers"'):
         assert flag in script
     assert "--gpu-budget-update" in script.split("if [")[1]  # only on the manual update path
     upload = steps["Upload the report, plots and memory snapshots"]
@@ -275,7 +275,7 @@ def test_against_mode_measures_the_merge_base_instead_of_the_stored_baselines():
     assert '"AGAINST_SHA=$sha" >> "$GITHUB_ENV"' in merge_base["run"]
     script = measure["run"]
     for flag in ('--gpu-budget-against="$AGAINST_SHA"', '--gpu-budget-json="$OUT/against.json"',
-                 "--gpu-budget-require-gpu", '--gpu-budget-scale "$SCALE"', '-n "$WORKERS"'):
+                 "--gpu-budget-require-gpu", '--gpu-budget-scale "$SCALE"', '-n "$workers"'):
         assert flag in script
     assert "--gpu-budget-update" not in script
     assert names.index("Merge base to compare with") < names.index("Memory gate against the merge base") < \
@@ -348,7 +348,7 @@ def test_the_against_step_keeps_its_table_for_the_comment_and_fails_as_the_gate_
     script = _steps(_load(GPU)["jobs"]["gate"])["Memory gate against the merge base"]["run"]
     ran = subprocess.run(["bash", "-e", "-c", script], cwd=work, check=False, capture_output=True, text=True,
                          env={"PATH": f"{fake.parent}:/usr/bin:/bin", "OUT": "gpu-budget-h100", "SCALE": "real",
-                              "WORKERS": "2", "AGAINST_SHA": "f" * 40, "RUNNER_TEMP": str(tmp_path / "temp"),
+                              "GPUS": "2", "GPUS_PER_WORKER": "1", "AGAINST_SHA": "f" * 40, "RUNNER_TEMP": str(tmp_path / "temp"),
                               "GITHUB_STEP_SUMMARY": str(summary), "ARGS_FILE": str(tmp_path / "args")})
     assert ran.returncode == 1, ran.stdout + ran.stderr
     args = (tmp_path / "args").read_text().splitlines()
@@ -469,3 +469,27 @@ def test_the_baselines_pull_request_carries_each_runners_folder_whole(tmp_path):
     changed = _git(origin, "diff", "--name-status", "main", "gpu-budget/baselines-7").splitlines()
     assert sorted(changed) == ["D\tbaselines/h100/test_gone.json", "M\tbaselines/h100/test_a.json"], changed
     assert "--head\ngpu-budget/baselines-7\n" in (tmp_path / "gh-args").read_text()
+
+
+@pytest.mark.parametrize("step_name", ["Memory gate", "Memory gate against the merge base"])
+@pytest.mark.parametrize(("gpus", "per_worker", "workers"), [("2", "1", "2"), ("4", "2", "2"), ("2", "2", "1")])
+def test_each_gate_step_gives_each_worker_its_block_of_gpus(tmp_path, step_name, gpus, per_worker, workers):
+    """A matrix entry's `gpus_per_worker` (a case launching N ranks needs N GPUs on its worker, else the GPU gate fails
+    it) becomes --gpu-budget-gpus-per-worker, and the runner's GPUs are shared out in blocks: -n gpus / gpus_per_worker.
+    A stand-in `python` records the arguments each gate step gives pytest."""
+    gate = _load(GPU)["jobs"]["gate"]
+    assert gate["env"]["GPUS_PER_WORKER"] == "${{ matrix.runner.gpus_per_worker || 1 }}"
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/bash\nif [ "$1" = "-m" ]; then printf "%s\\n" "$@" > "$ARGS_FILE"; fi\n')
+    fake.chmod(0o755)
+    (tmp_path / "temp").mkdir()
+    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "OUT": "out", "SCALE": "real", "GPUS": gpus,
+           "GPUS_PER_WORKER": per_worker, "UPDATE": "false", "AGAINST_SHA": "f" * 40, "ARGS_FILE": str(tmp_path / "args"),
+           "RUNNER_TEMP": str(tmp_path / "temp"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    ran = subprocess.run(["bash", "-e", "-c", _steps(gate)[step_name]["run"]], cwd=tmp_path, env=env, check=False,
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[args.index("-n") + 1] == workers, args
+    assert "--gpu-budget-gpus-per-worker" in args and args[args.index("--gpu-budget-gpus-per-worker") + 1] == per_worker
