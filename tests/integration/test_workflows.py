@@ -493,3 +493,16 @@ def test_each_gate_step_gives_each_worker_its_block_of_gpus(tmp_path, step_name,
     args = (tmp_path / "args").read_text().splitlines()
     assert args[args.index("-n") + 1] == workers, args
     assert "--gpu-budget-gpus-per-worker" in args and args[args.index("--gpu-budget-gpus-per-worker") + 1] == per_worker
+
+
+def test_the_cpu_workflows_pip_cache_is_keyed_on_what_it_installs():
+    """setup-python keys `cache: pip` on **/requirements.txt and **/pyproject.toml by default; the CPU job installs at
+    constraints/cpu.txt's pins, so a bumped pin kept the old key: the old cache restored, never saved again, and every
+    run downloaded the new wheels. Every file the install step reads (-c, -e) keys the cache."""
+    steps = _steps(_load(CPU)["jobs"]["tests"])
+    setup = steps["actions/setup-python@v6"]["with"]
+    assert setup["cache"] == "pip"
+    keyed = set(setup.get("cache-dependency-path", "").split())
+    read = set(re.findall(r"-c (\S+)", steps["Install"]["run"])) | {"pyproject.toml"}
+    assert read == {"constraints/cpu.txt", "pyproject.toml"} and read <= keyed, (read, keyed)
+    assert all((ROOT / path).is_file() for path in keyed), keyed
