@@ -506,3 +506,25 @@ def test_the_cpu_workflows_pip_cache_is_keyed_on_what_it_installs():
     read = set(re.findall(r"-c (\S+)", steps["Install"]["run"])) | {"pyproject.toml"}
     assert read == {"constraints/cpu.txt", "pyproject.toml"} and read <= keyed, (read, keyed)
     assert all((ROOT / path).is_file() for path in keyed), keyed
+
+
+def _runner_fields() -> set[str]:
+    """The fields of a GPU_BUDGET_RUNNERS entry the GPU workflow reads: `matrix.runner.<field>`."""
+    return set(re.findall(r"matrix\.runner\.([A-Za-z_][A-Za-z0-9_-]*)", GPU.read_text()))
+
+
+def test_the_runner_entries_shown_use_the_fields_the_workflow_reads():
+    """docs/ci.md's and the workflow's GPU_BUDGET_RUNNERS examples: a field misspelt there (`gpus-per-worker`) is
+    silently ignored by the matrix, and a field the workflow reads is one docs/ci.md explains."""
+    fields = _runner_fields()
+    assert {"name", "labels", "gpus", "gpus_per_worker", "scale"} <= fields, fields
+    ci = (ROOT / "docs" / "ci.md").read_text()
+    shown = [json.loads(block) for block in re.findall(r"```json\n(\[.*?\])\n```", ci, flags=re.DOTALL)]
+    comment = "\n".join(line[1:] for line in GPU.read_text().splitlines() if line.startswith("#"))
+    shown.append(json.loads(re.search(r"^\s*(\[\{.*?\}\])", comment, flags=re.MULTILINE | re.DOTALL).group(1)))
+    assert len(shown) == 2, shown
+    for entry in (entry for entries in shown for entry in entries):
+        assert set(entry) <= fields, set(entry) - fields
+        assert entry["scale"] in ("tiny", "real") and isinstance(entry["gpus"], int) and entry["gpus"] >= 1, entry
+    unexplained = sorted(field for field in fields if f"`{field}`" not in ci and f'"{field}"' not in ci)
+    assert not unexplained, f"docs/ci.md never names these runner fields the workflow reads: {unexplained}"
