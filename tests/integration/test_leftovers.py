@@ -267,3 +267,52 @@ def test_a_thread_the_run_leaves_running_does_not_hold_its_child_until_the_timeo
     (run, _) = sorted(rows(pytester).values(), key=lambda r: r["nodeid"], reverse=True)
     assert run["wall_seconds"] < 10
     assert run["info"]["returned"] is True
+
+
+STOPPED_AND_DAEMON = '''
+import os, signal, subprocess, sys, time
+
+
+def stops_one_and_daemonises_one(ctx):
+    stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])  # in the child's own group
+    os.kill(stopped.pid, signal.SIGSTOP)  # as a job-control stop or a debugger leaves it
+    daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+    for name, pid in (("stopped.pid", stopped.pid), ("daemon.pid", daemon.pid), ("child.pid", os.getpid())):
+        with open(name + ".tmp", "w") as fh:
+            fh.write(str(pid))
+        os.replace(name + ".tmp", name)
+    time.sleep(120)
+'''
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL", "SIGHUP"])
+def test_a_group_signal_ends_a_daemon_of_a_child_whose_group_holds_a_stopped_process(pytester, monkeypatch, sig):
+    """A CI job's cancel (SIGTERM) or hard stop (SIGKILL), or a terminal's hangup (SIGHUP), reaches the session's whole
+    process group, the forkserver with it. The forkserver gone, the measured child's own group is orphaned, and where
+    it holds a stopped process the kernel sends that group SIGHUP: the child died of it at once, ending nothing, and
+    its daemon (in a session of its own) ran on under init."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(runners=STOPPED_AND_DAEMON,
+                        test_mem=TESTS.replace("leaves_a_worker", "stops_one_and_daemonises_one"))
+    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:xdist", "--gpu-budget",
+                                "-p", "no:cacheprovider", "-k", "not True"], cwd=pytester.path,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, process_group=0)
+    try:
+        measuring_child(pytester.path)
+        daemon, stopped = (int((pytester.path / name).read_text()) for name in ("daemon.pid", "stopped.pid"))
+        os.killpg(session.pid, getattr(signal, sig))
+        code = session.wait(timeout=30)
+    finally:
+        if session.poll() is None:
+            session.kill()
+    left = left_after([daemon, stopped], 5)
+    for pid in left:  # this test's own leftovers: not left to the machine
+        os.kill(pid, signal.SIGKILL)
+    assert code == (2 if sig == "SIGTERM" else -getattr(signal, sig)), code  # pytest's "interrupted", or killed
+    assert not left, "a daemon outlived the measured child that its group's SIGHUP killed"

@@ -494,6 +494,14 @@ def _function(ref: str) -> object:
             name=exc.name) from exc
 
 
+def _outlive_hangup() -> None:
+    """Not ended by the SIGHUP its group gets, orphaned with a stopped process in it, once the forkserver is gone
+    (lifecycle.outlive_hangup): it ends its descendants first."""
+    from gpu_budget.isolate.lifecycle import outlive_hangup
+
+    outlive_hangup()
+
+
 def _end_with_session() -> None:
     """Watch the session that asked for this child (the forkserver's client, not its parent): a session SIGKILLed or
     OOM-killed mid-case runs no cleanup, and the forkserver stays up while a child holds its pipe."""
@@ -525,6 +533,7 @@ def main(request: ChildRequest, out_path: str) -> None:
             os.environ.update(request.environ)
         os.setpgid(0, 0)  # its own process group: what it leaves running is ended with it (forkserver.run_child)
         _end_with_session()
+        _outlive_hangup()
         if request.device == "cpu":
             _hide_gpus()
         _refuse_bad_fork()

@@ -127,6 +127,26 @@ def kill_descendants(pid: int, rounds: int = 20) -> list[int]:
     return sorted(set(killed))
 
 
+def outlive_hangup() -> None:
+    """Let this process (a measured child, the leader of a process group of its own) live through a SIGHUP: once its
+    parent (the forkserver) is gone, its group is orphaned, and where that group holds a stopped process (a job
+    stopped by SIGSTOP) the kernel sends it SIGHUP, which would end the child at once, its descendants never ended (a
+    daemon in a session of its own then runs on under init). Its owner's watch (end_with) or the session ends it and
+    them instead. A handler, not SIG_IGN: a program it execs starts with the default again, and a process it forks
+    gets the default back (os.register_at_fork)."""
+    signal.signal(signal.SIGHUP, _hung_up)
+    os.register_at_fork(after_in_child=_default_hangup)
+
+
+def _hung_up(signum: int, frame: object) -> None:
+    """SIGHUP in a measured child: nothing to do; what ends it is its owner's end."""
+
+
+def _default_hangup() -> None:
+    with contextlib.suppress(ValueError):  # a fork from another thread than the main one keeps the handler
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def interrupt_on_sigterm() -> object | None:
     """Make SIGTERM (a CI job's timeout, a plain `kill`) end this session as Ctrl-C does, by a KeyboardInterrupt: its
     measured child is then ended and its temp files removed, where Python's default would die at once and leave
