@@ -71,6 +71,26 @@ def test_a_process_left_running_is_named_by_its_command_line(project, pytester):
     assert survivors(marker) == []
 
 
+def test_many_processes_left_running_are_counted_and_the_first_named(project):
+    """A script that forks in a loop can leave hundreds: each named (up to 200 characters) made a message of tens of
+    kilobytes, repeated in the terminal and the report; the first ones (the lowest pids: the one that forked the others
+    among them) are named, the rest counted."""
+    marker = f"gpu-budget-many-{uuid.uuid4().hex[:8]}"
+    result = project(f'''
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_left(gpu_budget):
+            line = "for i in $(seq 30); do bash -c 'exec -a {marker} sleep 300' & done; sleep 0.5"
+            gpu_budget.measure(Scenario(name="l", command=["bash", "-c", line]))
+    ''')
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    message = next(line for line in out.splitlines() if "child failed (leftover)" in line)
+    assert "exited and left 30 process(es) running (pid " in message, message
+    named = message.split("running (", 1)[1]  # the command line holds the marker too
+    assert named.count(marker) == 10 and "; and 20 more): killed" in named, message
+    assert survivors(marker) == []
+
+
 def test_a_command_stopped_at_its_timeout_says_where_it_was_and_what_it_last_wrote(pytester, monkeypatch):
     """The child that read the command's stderr is killed with it at the timeout: the stderr's tail as it stood, and
     the phase the command was in, still reach the report (isolate/forkserver.py)."""

@@ -81,6 +81,7 @@ LAUNCHER_LOG_DIR = "PET_LOG_DIR"  # torchrun's --log-dir, which it reads from th
 # pipe the exited process held, within milliseconds of it; the grace leaves room for a loaded runner, and bounds what
 # a real leftover (a daemon) adds to the case.
 EXIT_GRACE_SECONDS = 2.0
+LEFTOVERS_NAMED = 10  # leftover processes a failure names; the others it counts
 SHELL_SIGNALLED = 128  # a shell exits with 128 + N where the process it waited for was killed by signal N
 # The command starts a process group of its own: a script that ends its group's processes as it exits (a shell's
 # `trap "kill 0" EXIT`, os.killpg(0, ...)) would otherwise kill the measuring child with them, and a run that went
@@ -482,12 +483,19 @@ def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: 
         raise CommandFailed("card", f"command {shown!r} did not run as on {card.label}: {uncapped}", rank_cuda)
     if leftovers:
         raise CommandFailed("leftover", f"command {shown!r} exited and left {len(leftovers)} process(es) "
-                                        f"running ({'; '.join(leftovers)}): killed; a case's processes "
+                                        f"running ({_first_named(leftovers)}): killed; a case's processes "
                                         "must end with it")
     if fault:
         raise CommandFailed("rank", f"command {shown!r}: {fault}")
     if meter.unread:
         raise CommandFailed("unmeasured", kernel_floor.unmeasured(shown, meter.kernel))
+
+
+def _first_named(leftovers: list[str]) -> str:
+    """The first LEFTOVERS_NAMED leftovers (the lowest pids: the one that started the others among them), the rest
+    counted: a script that forks in a loop leaves hundreds, and each named made a message of tens of kilobytes."""
+    more = len(leftovers) - LEFTOVERS_NAMED
+    return "; ".join(leftovers[:LEFTOVERS_NAMED]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _ended(code: int, argv: Sequence[str], path: str | None = None, cwd: str | None = None,
