@@ -58,3 +58,12 @@ def test_a_chosen_environments_folder_tells_git_to_ignore_it(pytester):
     (kept / ".gitignore").write_text("!keep-me\n")
     environments_folder(config, kept)
     assert (kept / ".gitignore").read_text() == "!keep-me\n"
+
+
+def test_a_run_without_the_gate_leaves_pytest_cache_as_pytest_leaves_it(pytester):
+    """The plugin is thin where --gpu-budget is not given: before, every plain `pytest` made an empty
+    .pytest_cache/d/gpu-budget-assets, the assets folder a session without the gate never uses."""
+    pytester.makepyfile("def test_plain():\n    pass\n")
+    pytester.runpytest_subprocess("-p", "no:randomly").assert_outcomes(passed=1)
+    assert (pytester.path / ".pytest_cache").is_dir()
+    assert not (pytester.path / ".pytest_cache" / "d").exists()

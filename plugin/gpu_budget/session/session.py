@@ -85,7 +85,7 @@ class BudgetSession:
         say = say_now(config)
         self.environments = Environments(lambda: environments_folder(config, self.options.envs),
                                          self.data.environments.append, retry=self.options.update, say=say)
-        self.run_child = ChildRunner(self.options, assets_folder(config, self.options.enabled), self.environments, say)
+        self.run_child = child_runner(config, self.options, self.environments, say)
         self.written, self.unwritten = Counter[str](), Unwritten()  # entries written per file; the files that failed
         # the commit measured, read before the session writes anything (its baselines would make the tree dirty)
         self.revision = (revision.state(config.rootpath) if self.options.enabled and self.options.json
@@ -271,6 +271,16 @@ class BudgetSession:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
                                  self.machine.pinned_gpu, self.written, stopped.as_asked(self.config, self.data.selected, self.data.rows),
                                  moved_line(self.config, self.options.baselines, self.written, Path.cwd()))
+
+
+def child_runner(config: pytest.Config, options: Options, environments: Environments,
+                 say: Callable[[str], None]) -> Callable[..., Measurement]:
+    """A gated session's ChildRunner, made at its start (a GPU_BUDGET_ASSETS that cannot be a folder stops it there).
+    A session without the gate measures nothing: its runner is made at a first call, which never comes, so pytest's
+    cache gets no empty assets folder (cache.mkdir makes the folder it names) from every plain `pytest`."""
+    if options.enabled:
+        return ChildRunner(options, assets_folder(config, True), environments, say)
+    return lambda *args, **kwargs: ChildRunner(options, assets_folder(config, False), environments, say)(*args, **kwargs)
 
 
 def withhold(item: pytest.Item, data: SessionData, entry: held.Held) -> None:
