@@ -65,3 +65,17 @@ def test_the_entries_an_update_drops_are_named_in_the_summary(project, workers):
     dropped = [line for line in result.stdout.lines if line.startswith("baselines: dropped")]
     assert dropped == [(f"baselines: dropped 2 entries no longer measured (--gpu-budget-update) from {path} "
                         "(test_mem.py::test_gone, test_mem.py::test_gone::new); review the diff and commit it")]
+
+
+def test_a_first_run_without_the_terminal_says_what_it_recorded_in_its_reports(project, monkeypatch, tmp_path):
+    """Under -p no:terminal a first run wrote its baseline file and said so nowhere but each JSON row: the step summary
+    now carries the terminal's "commit it" line (it showed the table's no-baseline alone before)."""
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester = project(CASES.replace("MIB", "8"))
+    assert run(pytester, ["-p", "no:xdist"], "-p", "no:terminal").ret == 0
+    path = next((pytester.path / "baselines").glob("*/test_mem.json")).relative_to(pytester.path)
+    (row,) = json.loads((pytester.path / "r.json").read_text())["results"]
+    assert row["message"].startswith("no baseline yet: recorded") and row["baseline_file"].endswith(str(path))
+    assert (f"> baselines: recorded 1 new entry in {path}; commit it: under CI a case without a baseline fails"
+            in summary.read_text().splitlines())

@@ -67,7 +67,8 @@ STEP_SUMMARY_LIMIT = 2**20  # GitHub refuses a step's summary over 1 MiB whole (
 
 
 def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[str] = (), base: Path | None = None,
-             artifacts: str | None = None, room: int = STEP_SUMMARY_LIMIT, report: Path | str | None = None) -> str:
+             artifacts: str | None = None, room: int = STEP_SUMMARY_LIMIT, report: Path | str | None = None,
+             baselines: Sequence[str] = ()) -> str:
     """The step summary: the gate's verdict, the table, why each failure failed, snapshots and plots.
 
     Files are named relative to `base` (the JSON report's folder, which the
@@ -75,13 +76,14 @@ def markdown(rows: list[Result], hardware: JsonMapping | None, problems: list[st
     reader downloads them: a step summary cannot show an artifact's files.
     One longer than `room` bytes keeps the rows that fit (the failing ones
     first, in the table's order) and says how many it left out and where every
-    row is: `report`, the JSON report written, else the job's log.
+    row is: `report`, the JSON report written, else the job's log. `baselines`: what the session wrote to the
+    baseline files (report/tally), said under the table as the terminal says it.
     """
     head = _heading(rows, hardware)
 
     def render(kept: list[int]) -> str:
         return head + left_out(len(rows) - len(kept), len(rows), report) + _body([rows[i] for i in kept], problems,
-                                                                             base, artifacts)
+                                                                             base, artifacts, baselines)
 
     return fitted(sorted(range(len(rows)), key=lambda i: not _failing(rows[i])), room, render)  # failing ones first
 
@@ -128,15 +130,17 @@ def _heading(rows: list[Result], hardware: JsonMapping | None) -> str:
     return head
 
 
-def _body(rows: list[Result], problems: Sequence[str], base: Path | None, artifacts: str | None) -> str:
-    """Everything under the heading: the gate's problems, the table, the failures' reasons, snapshots and plots."""
+def _body(rows: list[Result], problems: Sequence[str], base: Path | None, artifacts: str | None,
+          baselines: Sequence[str] = ()) -> str:
+    """Everything under the heading: the gate's problems, the table, the baselines written, the failures' reasons,
+    snapshots and plots."""
     failing = [r for r in rows if _failing(r)]
     lines = [""]
     for problem in problems:
         lines += ["", f"> **Gate failed:** {inline(problem)}"]
     if rows:
         lines += ["", markdown_table(table_rows(rows), headers(rows))]
-    for line in setup_lines(rows):
+    for line in (*setup_lines(rows), *baselines):
         lines += ["", f"> {inline(line)}"]
     for row in failing:
         why = " (expected failure: its test xfailed)" if _xfailed(row) else ""
@@ -179,11 +183,11 @@ def _xfailed(row: Result) -> bool:
 
 
 def append_step_summary(rows: list[Result], hardware: JsonMapping | None, problems: list[str] = (),
-                        base: Path | None = None, report: Path | None = None) -> None:
+                        base: Path | None = None, report: Path | None = None, baselines: Sequence[str] = ()) -> None:
     """Appended to what the step wrote there before, within the room that leaves under GitHub's limit; `report`: the
-    JSON report written, where every row is."""
+    JSON report written, where every row is; `baselines`: the lines on the baseline files written."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if path and (rows or problems):
+    if path and (rows or problems or baselines):
         with open(path, "a") as fh:
             room = STEP_SUMMARY_LIMIT - fh.seek(0, os.SEEK_END)
-            fh.write(markdown(rows, hardware, problems, base, run_url(), room=room, report=report))
+            fh.write(markdown(rows, hardware, problems, base, run_url(), room=room, report=report, baselines=baselines))

@@ -29,13 +29,21 @@ from gpu_budget.units import format_size
 JSON_UNWRITTEN = "could not write the JSON report to"  # a gate problem: the terminal then names no report file
 
 
+def baseline_lines(data: SessionData, options: Options, written: Mapping[str, int]) -> list[str | None]:
+    """What the session did to the baseline files (report/tally): recorded or wrote, dropped, kept, withheld."""
+    here = Path.cwd()
+    return [tally.written_line(written, options.update, here), tally.dropped_line(data.dropped, here),
+            tally.kept_line(data.kept, here), tally.withheld_line(data.withheld, options.update)]
+
+
 def write_files(data: SessionData, options: Options, problems: list[str], git: JsonMapping | None = None,
-                interrupted: str | None = None) -> None:
+                interrupted: str | None = None, entries: Mapping[str, int] | None = None) -> None:
     """Plots (attached to their rows), the JSON report and the GitHub step summary; a failure lands in `problems`.
     `git`: the commit measured and whether the tree was dirty, read at the session's start (report.revision). Called
     by a gated session that ran its tests only: one without the gate, or only listing (--collect-only, --setup-plan,
     ...), leaves the last gate's. An `interrupted` session's reports (`interrupted`: why, session/stopped.py) say, as a
-    problem, CI or not, that they hold only the tests that reported before it stopped."""
+    problem, CI or not, that they hold only the tests that reported before it stopped. `entries`: those written per
+    baseline file, said in the step summary as in the terminal (which -p no:terminal leaves out)."""
     if interrupted:
         problems.append(failsafe.interrupted(data.selected, data.rows, interrupted))
     hardware = None if data.hardware is None else data.hardware.to_json()
@@ -53,7 +61,8 @@ def write_files(data: SessionData, options: Options, problems: list[str], git: J
             written = options.json
     base = options.json.parent if options.json else options.plots
     try:
-        summary.append_step_summary(data.rows, hardware, problems, base=base, report=written)
+        summary.append_step_summary(data.rows, hardware, problems, base=base, report=written,
+                                    baselines=[line for line in baseline_lines(data, options, entries or {}) if line])
     except OSError as exc:
         where = os.environ.get("GITHUB_STEP_SUMMARY")
         problems.append(f"could not append the step summary to {where} (GITHUB_STEP_SUMMARY): {exc.strerror or exc}")
@@ -119,10 +128,8 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
         write(f"gpu-budget gate FAILED: {problem}", red=True)
     for warning in warnings:
         write(f"gpu-budget warning: {warning} (fails the run under CI or with --gpu-budget-require-gpu)", yellow=True)
-    for line in (*asked_stop, tally.written_line(written or {}, options.update, Path.cwd()), tally.dropped_line(data.dropped, Path.cwd()),
-                 tally.kept_line(data.kept, Path.cwd()), moved,
-                 tally.withheld_line(data.withheld, options.update),
-                 _skipped(terminalreporter, data)):
+    said = baseline_lines(data, options, written or {})
+    for line in (*asked_stop, *said[:3], moved, said[3], _skipped(terminalreporter, data)):
         if line:
             write(line, yellow=line.startswith("gpu-budget warning"))
     if options.plots and any(r.plot for r in data.rows):

@@ -242,7 +242,7 @@ class BudgetSession:
             found = self._nothing_measured((why := stopped.interrupted(self.config, session.exitstatus)) is not None)
             (self.problems if self.ci or self.options.require_gpu else self.warnings).extend(found)
             self.problems.extend(filter(None, [failsafe.xfailed_without_baseline(self.data.rows)]))
-            outputs.write_files(self.data, self.options, self.problems, self.revision, why)
+            outputs.write_files(self.data, self.options, self.problems, self.revision, why, self.written)
         if self.problems:
             session.shouldfail = session.shouldfail or GATE_FAILED + "; ".join(self.problems)
             if session.exitstatus == pytest.ExitCode.OK:
