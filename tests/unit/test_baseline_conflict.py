@@ -345,6 +345,17 @@ def test_a_top_level_field_the_schema_does_not_name_is_kept_through_a_resolve(tm
     assert files.resolve(path, "theirs").data.other == {"note": "on mine"}
 
 
+def test_resolve_refuses_a_side_holding_nan_naming_where_and_leaves_the_file(tmp_path):
+    """NaN is not JSON: before, resolve read it and wrote it back into the file committed, which jq then refused."""
+    path = tmp_path / "test_mod.json"
+    text = json.dumps({"schema": "gpu-budget-baselines/1", "note": 1, "entries": {"tiny": {"test_a": entry(2**20)}}})
+    path.write_text(f"<<<<<<< HEAD\n{text}\n=======\n{text.replace('1,', 'NaN,', 1)}\n>>>>>>> other\n")
+    before = path.read_text()
+    with pytest.raises(ConflictError, match=r"the theirs side \(other\): note is NaN, which is not JSON"):
+        files.resolve(path, "theirs")
+    assert path.read_text() == before
+
+
 def held_in(path):
     return {scale: {key: e["peaks"]["ram"] // 2**20 for key, e in by.items()}
             for scale, by in files.load(path)["entries"].items()}

@@ -98,6 +98,14 @@ def test_missing_file_is_empty(tmp_path):
          ["'test_y'", "unknown key 'tolerence'", "did you mean 'tolerance'?"]),
         ({"schema": files.SCHEMA, "entries": {"tiny": {"test_z": {**GOOD_ENTRY, "note": "re-recorded after the fix"}}}},
          ["'test_z'", "unknown key 'note' (a later version of pytest-gpu-budget may have written it", "an entry holds"]),
+        # NaN and Infinity: Python read them and wrote them back, a committed file no strict JSON reader (jq) reads
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"t.py::test_aa": {**GOOD_ENTRY, "params": {"lr": float("nan")}}}}},
+         ["entries.tiny['t.py::test_aa'].params.lr is NaN, which is not JSON", "write a number or null there"]),
+        ({"schema": files.SCHEMA, "entries": {}, "note": [1, float("-inf")]}, ["note[1] is -Infinity, which is not JSON"]),
+        # a tolerance's misspelt term beside its two: read by no code, never said
+        ({"schema": files.SCHEMA, "entries": {"tiny": {"test_ab": {**GOOD_ENTRY, "tolerance": {"rel": 0.02, "abs": 0,
+                                                                                                "rell": 0.5}}}}},
+         ["'test_ab'", "unknown key 'rell' in 'tolerance': it holds 'rel' and 'abs' only"]),
     ],
 )
 def test_broken_file_names_file_and_entry(tmp_path, content, names):

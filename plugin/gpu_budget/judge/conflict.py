@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from gpu_budget.judge.contents import ByKey, Contents, EntryJson
 from gpu_budget.model.entry import Entry
-from gpu_budget.model.json_value import DuplicateKey, Json, unique_keys
+from gpu_budget.model.json_value import DuplicateKey, Json, NotJson, strict_loads
 from gpu_budget.model.metric import SHOWN
 from gpu_budget.units import format_size
 
@@ -116,10 +116,12 @@ def split(text: str, where: str) -> Sides:
 def parse_side(text: str, side: str, label: str, where: str) -> Json:
     """One side's text as JSON; ConflictError naming the side where git's regions left it unreadable or a key twice."""
     try:
-        return json.loads(text, object_pairs_hook=unique_keys)
+        return strict_loads(text)
     except DuplicateKey as exc:
         raise ConflictError(f"{where}: the {side} side ({label}) {exc} once rebuilt from the conflict regions: resolve "
                             "the file by hand, keeping both sides' entries") from None
+    except NotJson as exc:
+        raise ConflictError(f"{where}: the {side} side ({label}): {exc}") from None
     except ValueError as exc:
         raise ConflictError(f"{where}: the {side} side ({label}) is not valid JSON once rebuilt from the conflict "
                             f"regions ({exc}): resolve the file by hand, keeping both sides' entries") from None

@@ -33,7 +33,7 @@ from gpu_budget.judge.contents import SCHEMA, ByKey, Contents, Listing
 from gpu_budget.judge.fingerprint import POLICY, Facts
 from gpu_budget.model.budget import SCALES
 from gpu_budget.model.entry import Entry
-from gpu_budget.model.json_value import DuplicateKey, Json, JsonObject, unique_keys
+from gpu_budget.model.json_value import DuplicateKey, Json, JsonObject, NotJson, strict_loads
 from gpu_budget.model.metric import ALL, JUDGED_GROWTH
 
 # ram: the main process's peak; ram_tree: with its descendants (the gated one). Entries recorded before
@@ -279,6 +279,8 @@ def _recorded_problem(entry: JsonObject) -> str | None:
         and tol.get("abs") is not None and _is_size(tol["abs"])
     ):
         return f"'tolerance' is {tol!r}, expected {{'rel': 0..10, 'abs': bytes}}"
+    if tol is not None and set(tol) != {"rel", "abs"}:  # a misspelt or later term: read by no code, never said
+        return f"unknown key {min(set(tol) - {'rel', 'abs'})!r} in 'tolerance': it holds 'rel' and 'abs' only"
     spread = entry.get("spread")  # optional: an entry recorded over several runs (model/entry.py Spread)
     if spread is not None and not (
         isinstance(spread, dict) and set(spread) <= {"runs", "by_metric", "growth", "blocks"}
@@ -350,7 +352,7 @@ def _parsed(path: Path, text: str) -> Json:
     parse is guarded here: a read refused before it (a FIFO, a huge file, not UTF-8) raised its own BaselineError,
     which a ValueError handler would otherwise wrap in a false message."""
     try:
-        return json.loads(text, object_pairs_hook=unique_keys)
+        return strict_loads(text)
     except DuplicateKey as exc:  # a hand merge: the parser alone would keep the last and drop the first's entries
         raise BaselineError(f"baseline file {path} {exc}: read as it is, the last would replace the first and its "
                             "content be lost. Merge the two by hand into one (deleting the file and re-recording "
@@ -363,6 +365,8 @@ def _parsed(path: Path, text: str) -> Json:
                                 f"re-recording drops one branch's baselines).") from None
         raise BaselineError(f"baseline file {path} is not valid JSON ({exc}). Fix it by hand or delete "
                             f"it and re-record with --gpu-budget-update.") from None
+    except NotJson as exc:  # a hand edit: kept, and written back as such, the committed file fails every other reader
+        raise BaselineError(f"baseline file {path}: {exc}.") from None
     except RecursionError:
         raise BaselineError(f"baseline file {path} nests its JSON deeper than Python's parser follows: not a "
                             "baseline file. Delete it and re-record with --gpu-budget-update.") from None

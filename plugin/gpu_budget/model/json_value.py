@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TypeAlias
 
 Json: TypeAlias = "str | int | float | bool | None | list[Json] | dict[str, Json]"  # one JSON value (recursive)
@@ -27,6 +28,41 @@ def unique_keys(pairs: list[tuple[str, Json]]) -> JsonObject:
             raise DuplicateKey(key)
         obj[key] = value
     return obj
+
+
+class NotJson(ValueError):
+    """NaN, Infinity or -Infinity in a file: Python's json reads and writes them back, no strict reader does, so a file
+    kept with one is a file other tools (jq, JSON.parse, a dashboard) fail on."""
+
+    def __init__(self, constant: str, where: str) -> None:
+        super().__init__(f"{where or 'the file'} is {constant}, which is not JSON (Python reads it; jq, JSON.parse and "
+                         f"other strict readers refuse the whole file): write a number or null there")
+
+
+@dataclass(frozen=True)
+class _Constant:
+    name: str  # as written: NaN, Infinity, -Infinity
+
+
+def strict_loads(text: str) -> Json:
+    """json.loads of a file that must lose nothing and stay JSON: a key given twice raises DuplicateKey; NaN or
+    Infinity raises NotJson naming where it stands (entries.tiny['test_a'].params.lr)."""
+    data = json.loads(text, object_pairs_hook=unique_keys, parse_constant=_Constant)
+    todo: list[tuple[object, str]] = [(data, "")]  # a stack, not recursion: json.loads nests as deep as Python allows
+    while todo:
+        value, where = todo.pop()
+        if isinstance(value, _Constant):
+            raise NotJson(value.name, where)
+        items = list(value.items()) if isinstance(value, dict) else list(enumerate(value)) if isinstance(value, list) else []
+        todo += [(item, _step(where, key)) for key, item in reversed(items)]
+    return data
+
+
+def _step(where: str, key: str | int) -> str:
+    """A path one key further in: entries.tiny, then ['test_a.py::test_x'], [0]."""
+    if isinstance(key, str) and key.isidentifier():
+        return f"{where}.{key}" if where else key
+    return f"{where}[{key!r}]"
 
 
 _NONE = object()  # no key found (None is a key a mapping may have)
