@@ -227,6 +227,17 @@ def test_a_file_refused_before_parsing_says_why_and_nothing_else(tmp_path, kind,
     assert "JSON parser" not in str(info.value)
 
 
+def test_a_byte_order_mark_is_read_past_and_left_out_by_the_next_write(tmp_path):
+    """Windows editors save UTF-8 with a BOM unasked: the file was refused as "not valid JSON (Unexpected UTF-8 BOM)",
+    with "delete it and re-record", which loses every entry for an invisible byte."""
+    path = tmp_path / "test_mod.json"
+    files.write(path, "tiny", {"test_a": GOOD_ENTRY})
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert list(files.load(path)["entries"]["tiny"]) == ["test_a"]
+    files.write(path, "tiny", {"test_b": GOOD_ENTRY})
+    assert path.read_bytes().startswith(b"{") and sorted(files.load(path)["entries"]["tiny"]) == ["test_a", "test_b"]
+
+
 def _hand_merged(path):
     """A file merged by hand as two top-level "entries" objects: json.loads alone keeps only the last."""
     first = json.dumps({"tiny": {"test_a": GOOD_ENTRY}})

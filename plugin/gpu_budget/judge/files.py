@@ -410,9 +410,11 @@ def _read_bounded(path: Path) -> str:
 
 
 def _decoded(path: Path, raw: bytes) -> str:
-    """The file's bytes as text: JSON is UTF-8."""
+    """The file's bytes as text: JSON is UTF-8. A byte order mark before it is read past, as RFC 8259 lets a reader:
+    Windows editors and PowerShell's UTF8 encoding add one unasked, and the file was refused as "not valid JSON", to
+    be deleted and re-recorded; the next write of the file leaves it out."""
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise BaselineError(f"baseline file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
