@@ -29,11 +29,13 @@ def git(folder, *args, check=True):
     return done
 
 
-def conflicted(tmp_path, ours, theirs, style="merge"):
+def conflicted(tmp_path, ours, theirs, style="merge", attributes=None):
     """A repository whose baseline file holds test_a, then `ours` written on main and `theirs` on a branch, merged:
-    the file as git leaves it."""
+    the file as git leaves it (`attributes`: the repository's .gitattributes)."""
     path = tmp_path / "baselines" / "cpu-x86_64" / "test_mod.json"
     git(tmp_path, "init", "-q")
+    if attributes:
+        (tmp_path / ".gitattributes").write_text(attributes)
     git(tmp_path, "config", "merge.conflictStyle", style)
     files.write(path, "tiny", {"test_a": entry(100 * 2**20)})
     git(tmp_path, "add", "-A")
@@ -49,6 +51,19 @@ def conflicted(tmp_path, ours, theirs, style="merge"):
     assert git(tmp_path, "merge", "-q", "other", check=False).returncode != 0  # a conflict, as on a real merge
     assert "<<<<<<<" in path.read_text()
     return path
+
+
+def test_markers_of_the_size_gitattributes_sets_are_a_merge_conflict_resolve_merges(tmp_path, capsys):
+    """conflict-marker-size=10: the file read as "not valid JSON ... delete it and re-record", and resolve found no
+    markers in it ("nothing to resolve"); the size is read from git (check-attr) as git writes it."""
+    path = conflicted(tmp_path, [("tiny", {"test_b": entry(200)}, None)], [("tiny", {"test_c": entry(300)}, None)],
+                      attributes="*.json conflict-marker-size=10\n")
+    assert "<" * 10 + " HEAD" in path.read_text().splitlines()
+    with pytest.raises(files.BaselineError, match="holds git's merge conflict markers"):
+        files.load(path)
+    assert baselines_cli.main(["resolve", str(path)]) == 0
+    assert set(files.load(path)["entries"]["tiny"]) == {"test_a", "test_b", "test_c"}
+    assert "kept both sides' entries, 3 in all" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("style", ["merge", "diff3"])

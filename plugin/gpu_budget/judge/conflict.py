@@ -24,7 +24,8 @@ from gpu_budget.model.json_value import DuplicateKey, Json, NotJson, strict_load
 from gpu_budget.model.metric import SHOWN
 from gpu_budget.units import format_size
 
-OURS, BASE, THEIRS, END = "<" * 7, "|" * 7, "=" * 7, ">" * 7
+OURS, BASE, THEIRS, END = "<", "|", "=", ">"  # each marker: its character, git's conflict-marker-size times
+SIZE = 7  # git's marker size, where no conflict-marker-size attribute names another (merge_base.marker_size)
 SIDES = ("ours", "theirs")
 
 
@@ -68,19 +69,19 @@ class Merged:
         return self.data.total
 
 
-def _marker(line: str, marker: str) -> bool:
-    return line.startswith(marker) and line[7:8] in ("", " ", "\n", "\r")
+def _marker(line: str, marker: str, size: int = SIZE) -> bool:
+    return line.startswith(marker * size) and line[size:size + 1] in ("", " ", "\n", "\r")
 
 
-def has_markers(text: str) -> bool:
-    """Whether the text holds a conflict region: a line opening one and a line closing one."""
+def has_markers(text: str, size: int = SIZE) -> bool:
+    """Whether the text holds a conflict region: a line opening one and a line closing one, of `size` characters."""
     lines = text.splitlines()
-    return any(_marker(line, OURS) for line in lines) and any(_marker(line, END) for line in lines)
+    return any(_marker(line, OURS, size) for line in lines) and any(_marker(line, END, size) for line in lines)
 
 
-def split(text: str, where: str) -> Sides:
+def split(text: str, where: str, size: int = SIZE) -> Sides:
     """The two sides of every conflict region, each with the lines outside the regions; ConflictError naming the line
-    where the regions do not nest as git writes them."""
+    where the regions do not nest as git writes them. `size`: the markers' length (git's conflict-marker-size)."""
     ours: list[str] = []
     theirs: list[str] = []
     base: list[str] = []
@@ -88,15 +89,15 @@ def split(text: str, where: str) -> Sides:
     ours_label = theirs_label = ""
     state = "common"
     for number, line in enumerate(text.splitlines(keepends=True), 1):
-        if state == "common" and _marker(line, OURS):
-            state, ours_label, regions = "ours", ours_label or line[8:].strip(), regions + 1
-        elif state == "ours" and _marker(line, BASE):
+        if state == "common" and _marker(line, OURS, size):
+            state, ours_label, regions = "ours", ours_label or line[size + 1:].strip(), regions + 1
+        elif state == "ours" and _marker(line, BASE, size):
             state, with_base = "base", with_base + 1
-        elif state in ("ours", "base") and _marker(line, THEIRS):
+        elif state in ("ours", "base") and _marker(line, THEIRS, size):
             state = "theirs"
-        elif state == "theirs" and _marker(line, END):
-            state, theirs_label = "common", theirs_label or line[8:].strip()
-        elif any(_marker(line, m) for m in (OURS, BASE, THEIRS, END)):
+        elif state == "theirs" and _marker(line, END, size):
+            state, theirs_label = "common", theirs_label or line[size + 1:].strip()
+        elif any(_marker(line, m, size) for m in (OURS, BASE, THEIRS, END)):
             raise ConflictError(f"{where}: line {number} ({line.strip()!r}) is a conflict marker out of place: "
                                 "resolve the file by hand, keeping both sides' entries")
         else:
@@ -107,7 +108,7 @@ def split(text: str, where: str) -> Sides:
             if state in ("common", "base"):
                 base.append(line)
     if state != "common":
-        raise ConflictError(f"{where}: a conflict region is not closed (no {END} line): resolve the file by hand, "
+        raise ConflictError(f"{where}: a conflict region is not closed (no {END * size} line): resolve the file by hand, "
                             "keeping both sides' entries")
     return Sides("".join(ours), "".join(theirs), ours_label or "ours", theirs_label or "theirs",
                  "".join(base) if with_base == regions else None)

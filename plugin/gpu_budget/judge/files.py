@@ -358,7 +358,7 @@ def _parsed(path: Path, text: str) -> Json:
                             "content be lost. Merge the two by hand into one (deleting the file and re-recording "
                             "drops the entries of one of them).") from None
     except json.JSONDecodeError as exc:
-        if conflict.has_markers(text):
+        if conflict.has_markers(text, merge_base.marker_size(path)):
             raise BaselineError(f"baseline file {path} holds git's merge conflict markers (<<<<<<< ... ======= ... "
                                 f">>>>>>>): two branches both recorded entries in it. Keep both sides' entries: run "
                                 f"`python -m gpu_budget baselines resolve {path}`, or edit it by hand (deleting it and "
@@ -563,7 +563,7 @@ def pruned(contents: Contents) -> Contents:
 
 def conflicted(path: Path) -> bool:
     """Whether a baseline file holds git's merge conflict markers (read bounded, as any baseline file is)."""
-    return conflict.has_markers(_read_bounded(Path(path)))
+    return conflict.has_markers(_read_bounded(Path(path)), merge_base.marker_size(Path(path)))
 
 
 def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
@@ -579,9 +579,10 @@ def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
     path = _through_link(Path(path))
     with _locked(path):
         text = _read_bounded(path)
-        if not conflict.has_markers(text):
+        size = merge_base.marker_size(path)
+        if not conflict.has_markers(text, size):
             raise conflict.ConflictError(f"{path}: holds no merge conflict markers, nothing to resolve")
-        sides = conflict.split(text, str(path))
+        sides = conflict.split(text, str(path), size)
         labels = (sides.ours_label, sides.theirs_label)
         committed = merge_base.staged(path)
         merged = _merged(path, sides if committed is None else committed, labels, keep)

@@ -16,6 +16,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpu_budget.judge.conflict import SIZE
+
 
 @dataclass(frozen=True)
 class Staged:
@@ -39,6 +41,19 @@ def staged(path: Path) -> Staged | None:
     if ours is None or theirs is None:
         return None
     return Staged(ours, theirs, _stage(path, 1))
+
+
+def marker_size(path: Path) -> int:
+    """The length of the conflict markers git writes into `path`: its `conflict-marker-size` attribute
+    (.gitattributes), else git's SIZE (7). A file whose markers are longer read as "not valid JSON", and resolve found
+    none; where git cannot tell (no work tree, git not installed), SIZE."""
+    try:
+        done = subprocess.run(["git", "check-attr", "conflict-marker-size", "--", path.name], cwd=path.parent,
+                              capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return SIZE
+    value = done.stdout.rpartition(": ")[2].strip() if done.returncode == 0 else ""
+    return int(value) if value.isascii() and value.isdigit() and int(value) > 0 else SIZE
 
 
 def _stage(path: Path, stage: int) -> str | None:
