@@ -202,8 +202,9 @@ def trainer_began(name: str, number: int | None) -> None:
 
 class Phase:
     """What phase() returns, for a script that writes `with gpu_budget.phase("eval"):` as a function case's
-    `with ctx.meter.phase(...)`: the block's end begins "after <name>" unless the block began another phase (an
-    exception leaves the phase open, as a mark without the block would). Unused, it does nothing."""
+    `with ctx.meter.phase(...)`: the block's end begins "after <name>", kept where it adds, whatever phase the block
+    left open (a nested block's "after", a step), as the meter's block does, so a runner written either way gets the
+    same phases (an exception leaves the phase open, as a mark without the block would). Unused, it does nothing."""
 
     __slots__ = ("name",)
 
@@ -214,8 +215,8 @@ class Phase:
         return None
 
     def __exit__(self, kind: object, error: object, trace: object) -> bool:
-        if kind is None and _open == self.name:
-            phase(f"after {self.name}")
+        if kind is None:
+            _begin(f"after {self.name}", None, gap=True)
         return False
 
 
@@ -223,19 +224,30 @@ def phase(name: str, step: int | None = None) -> Phase:
     """Begin phase `name` (ending the one before); `step`: the optimizer step it is, for the per-step series. Also a
     `with` block (`Phase`)."""
     phase_name(name)
-    global _last_step, _trainer_open, _open
+    global _trainer_open
     number = step_number(step)
     opened, _trainer_open = _trainer_open, None
     if number is not None and opened == (name, number):
         return Phase(name)  # the step a Trainer's callback began just now, marked again by the user's own code
+    _begin(name, number)
+    return Phase(name)
+
+
+def _begin(name: str, number: int | None, gap: bool = False) -> None:
+    """Begin phase `name` in the meter (a function case's, or the measuring child's through the socket); `gap`: the
+    run after a block, which the meter keeps only where it adds (Meter.start's gap)."""
+    global _last_step, _trainer_open, _open
     if _local is not None:
         if _local[0] == os.getpid():
-            _local[1](name, number)
+            if gap and getattr(_local[1], "__self__", None) is not None:
+                _local[1](name, number, gap=True)  # the meter's start
+            else:
+                _local[1](name, number)
     elif active():
-        send(with_cuda({"phase": gated_phase_name(name), "step": number, "rank": rank()}))
+        send(with_cuda({"phase": gated_phase_name(name), "step": number, "rank": rank(), **({"gap": True} if gap else {})}))
+    _trainer_open = None
     _last_step = _last_step if number is None else number
     _open = name
-    return Phase(name)
 
 
 def last_step() -> int:

@@ -79,3 +79,27 @@ def test_a_runner_that_fails_before_its_first_mark_keeps_that_run_as_its_phase(t
     assert failed.error is not None and failed.error.kind == "exception", failed.error
     assert list(failed.phases) == ["run"] and failed.phases["run"].ram_peak >= 100 * 2**20, failed.phases
     assert "lower bound" not in (failed.ram_tree_bound or ""), failed.ram_tree_bound
+
+
+BLOCKS = '''
+import gpu_budget
+with gpu_budget.phase("load"):
+    held = b"\\x01" * (8 << 20)
+with gpu_budget.phase("train_step_1", step=1):
+    pass
+spike = b"\\x01" * (64 << 20)  # an evaluation outside any block
+'''
+
+
+def test_a_commands_blocks_are_kept_as_a_function_cases_are(tmp_path):
+    """A script's block ended in a phase 'after <block>' kept whatever it held, where a function case's
+    ctx.meter.phase keeps it only where it adds: the same runner written as a command got an 'after load' of no
+    figure of its own, a phase the function case's baseline never holds."""
+    remote = Remote(sys.executable, [str(tmp_path), *forkserver.child_paths()])
+    try:
+        measured = remote.measure(Scenario(name="blocks", command=[sys.executable, "-c", BLOCKS]).to_json("tiny"),
+                                  tmp_path / "assets", 120, threads=1, preload=())
+    finally:
+        remote.close()
+    assert measured.ok, measured.error
+    assert list(measured.phases)[-3:] == ["load", "train_step_1", "after train_step_1"], list(measured.phases)

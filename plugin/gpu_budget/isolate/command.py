@@ -288,7 +288,7 @@ class MarkServer:
                 self.own_pids.setdefault(rank, pid)
         elif message.phase is not None:
             if self._marks_phases(message):
-                self.meter.start(message.phase, message.step)
+                self.meter.start(message.phase, message.step, gap=message.gap)
                 self.marks += 1
             else:
                 self.ignored += 1

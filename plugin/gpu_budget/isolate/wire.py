@@ -24,6 +24,7 @@ class Message:
     rank: int | None = None  # the launcher's RANK of the process that sent it
     phase: str | None = None  # a phase mark: the phase that begins
     step: int | None = None  # ... and the optimizer step it is
+    gap: bool = False  # ... the run after a block (script.Phase), kept where it adds (Meter.start's gap)
     exit: int | None = None  # an exit report: the process's VmHWM since the tree's last read
     shared: int | None = None  # ... and its shared pages
     rss: int | None = None  # ... its RSS as it exits
@@ -52,7 +53,7 @@ class Message:
         cuda, gpu, backend = data.get("cuda"), data.get("gpu"), data.get("backend")
         return cls(
             pid=_int(data.get("pid")), rank=_int(data.get("rank")),
-            phase=str(data["phase"]) if "phase" in data else None, step=data.get("step"),
+            phase=str(data["phase"]) if "phase" in data else None, step=data.get("step"), gap=bool(data.get("gap")),
             exit=int(data["exit"]) if "exit" in data else None, shared=data.get("shared"), own=bool(data.get("own")),
             rss=_int(data.get("rss")), shmem=_int(data.get("shmem")),
             failed=str(data["failed"]) if "failed" in data else None, oom=bool(data.get("oom")),

@@ -303,8 +303,9 @@ class Meter:
             self.gpu_tree.close()
 
     # -- phases -------------------------------------------------------------
-    def start(self, name: str, step: int | None = None) -> None:
-        """Begin phase `name` (ending the open one, so phases tile the run)."""
+    def start(self, name: str, step: int | None = None, gap: bool = False) -> None:
+        """Begin phase `name` (ending the open one, so phases tile the run); `gap`: the run after a block (phase(), a
+        script's: script.Phase), recorded only where it adds."""
         name, step = gated_phase_name(name), step_number(step)  # refused before the phase ends (numpy's ints pass)
         if self._open is not None:
             self.stop()
@@ -321,7 +322,7 @@ class Meter:
             self._cuda.reset()
         if self.tensors is not None:
             self.tensors.reset()
-        self._open, self.last_step = (name, step, time.perf_counter(), ""), self.last_step if step is None else step
+        self._open, self.last_step = (name, step, time.perf_counter(), GAP if gap else ""), self.last_step if step is None else step
         self.on_begin(name, step)
 
     def stop(self) -> PhaseRecord | None:
@@ -406,8 +407,7 @@ class Meter:
         measured on in it, and one that does not fails in it."""
         self.start(name, step)
         yield
-        self.start(f"after {name}")  # ends the block's phase
-        self._open = (*self._open[:3], GAP)
+        self.start(f"after {name}", gap=True)  # ends the open phase: the block's own, or one begun in it
 
     # -- summary ------------------------------------------------------------
     def summary(self, rank_cuda: Mapping[int, RankGpu] | None = None) -> Summary:
