@@ -178,7 +178,7 @@ def gated_phase_name(name: object) -> str:
 
 
 def mark_with(start) -> None:
-    """In a function case's measured process: phase() and step() call `start(name, step)` (the meter's start), from
+    """In a function case's measured process: phase() and step() call `start(name, step, gap=...)` (the meter's start), from
     this process only (a process it forks marks nothing); None: back to the socket. The step count starts anew."""
     global _local, _step, _last_step, _trainer_open, _open
     _local = None if start is None else (os.getpid(), start)
@@ -239,10 +239,7 @@ def _begin(name: str, number: int | None, gap: bool = False) -> None:
     global _last_step, _trainer_open, _open
     if _local is not None:
         if _local[0] == os.getpid():
-            if gap and getattr(_local[1], "__self__", None) is not None:
-                _local[1](name, number, gap=True)  # the meter's start
-            else:
-                _local[1](name, number)
+            _local[1](name, number, gap=gap)  # the meter's start
     elif active():
         send(with_cuda({"phase": gated_phase_name(name), "step": number, "rank": rank(), **({"gap": True} if gap else {})}))
     _trainer_open = None
