@@ -45,12 +45,12 @@ from itertools import islice
 from gpu_budget.declare import fixes as library
 from gpu_budget.declare.fixes import Fix, FixChangesNothing, FixError
 from gpu_budget.declare.scenario import Scenario
+from gpu_budget.judge import unmeasured
 from gpu_budget.judge.compare import all_breaches, projected
 from gpu_budget.model.budget import SCALES, Budget
 from gpu_budget.model.entry import Spread
 from gpu_budget.model.result import COUNT_CAP, Measurement, Remediation, Trial, Verdict
 from gpu_budget.report.row_fields import FixNotes
-from gpu_budget.units import format_size
 
 DEFAULT_MAX_RUNS = 8
 
@@ -304,16 +304,9 @@ def trial_outcome(measurement: Measurement, budget: Budget, steps: int | None = 
 
 
 def _unmeasured(measurement: Measurement, budget: Budget) -> str | None:
-    """Why a budget tested nothing on the set's run, as the gate errs on a case's (session/can_run.py), or None: a
-    VRAM budget with no GPU figure (the set's run never initialised CUDA), imbalance= with fewer than two ranks."""
-    if budget.vram is not None and measurement.peaks.vram_allocated is None:
-        return (f"VRAM budget {format_size(budget.vram)}, but no GPU figure was measured: the set's run never initialised "
-                "CUDA (it trained on the CPU?), so the budget would test nothing")
-    if budget.imbalance is not None and len(measurement.ranks) < 2:
-        return (f"imbalance={budget.imbalance:g} bounds a launcher's largest rank over its smallest, but the set's run "
-                f"ran {len(measurement.ranks) or 'no'} rank{'s' if len(measurement.ranks) != 1 else ''} under a launcher: "
-                "the budget would test nothing")
-    return None
+    """Why a budget tested nothing on the set's run, as the gate errs on a case's (judge/unmeasured.py), or None."""
+    return (unmeasured.vram(budget, measurement, "the set's run")
+            or unmeasured.imbalance(budget, measurement, "the set's run"))
 
 
 def _breaches(measurement: Measurement, budget: Budget, steps: int | None,

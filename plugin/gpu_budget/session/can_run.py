@@ -14,6 +14,7 @@ from __future__ import annotations
 from gpu_budget.declare.marks import BudgetMark
 from gpu_budget.declare.scenario import Scenario
 from gpu_budget.isolate.environment import EnvironmentFailed
+from gpu_budget.judge import unmeasured
 from gpu_budget.measure.device import DeviceInfo
 from gpu_budget.model.card import more_than
 from gpu_budget.model.result import Measurement
@@ -122,23 +123,16 @@ def vram_unmeasured(scenario: Scenario, mark: BudgetMark, measurement: Measureme
     """Why a VRAM budget tested nothing on a run that finished on a GPU host, or None: a command whose processes
     reported no GPU figure (its own code never initialised CUDA, or the gate's hook never ran in it) would
     otherwise pass a VRAM budget with no figure behind the verdict."""
-    if mark.budget.vram is None or not measurement.ok or measurement.peaks.vram_allocated is not None:
-        return None
     whose = ("its ranks' processes" if scenario.ranks > 1 else "its own process") if scenario.command is not None \
         else "its run"
-    return (f"VRAM budget {format_size(mark.budget.vram)}, but no GPU figure was measured: {whose} never initialised "
-            "CUDA (it trained on the CPU?), or the gate's hook did not run there (the row's message and info say "
-            "which), so the budget would test nothing")
+    return unmeasured.vram(mark.budget, measurement, whose,
+                           ", or the gate's hook did not run there (the row's message and info say which)")
 
 
 def imbalance_unmeasured(mark: BudgetMark, measurement: Measurement) -> str | None:
     """Why an imbalance= budget tested nothing on a run that finished, or None: a run of fewer than two ranks (no
     launcher, or one rank) has no ratio to bound, and would pass it unseen."""
-    if mark.budget.imbalance is None or not measurement.ok or len(measurement.ranks) > 1:
-        return None
-    return (f"imbalance={mark.budget.imbalance:g} bounds a launcher's largest rank over its smallest, but the case "
-            f"ran {len(measurement.ranks) or 'no'} rank{'s' if len(measurement.ranks) != 1 else ''} under a launcher: "
-            "the budget would test nothing (docs/several-ranks.md)")
+    return unmeasured.imbalance(mark.budget, measurement, "the case", " (docs/several-ranks.md)")
 
 
 def environment_skips(failed: EnvironmentFailed, device: DeviceInfo) -> bool:
