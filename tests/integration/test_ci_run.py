@@ -4,7 +4,7 @@ A `| tee log`, a `|| true` or a lost `set -o pipefail` there would turn a failed
 real commands take tens of minutes, so their exit codes are played by a fake .venv.
 """
 
-import shutil
+import re
 import subprocess
 from pathlib import Path
 
@@ -22,12 +22,19 @@ chmod +x .venv/bin/pip .venv/bin/pytest
 """
 
 
+@pytest.mark.parametrize("piped", [False, True], ids=["as-is", "piped"])
 @pytest.mark.parametrize(("gate", "tests", "code", "ran"), [
     (0, 0, 0, 2), (1, 0, 1, 1), (5, 0, 1, 1), (0, 1, 1, 2), (0, 5, 1, 2)])
-def test_ci_run_fails_when_the_gate_or_the_tests_fail(tmp_path, gate, tests, code, ran):
-    """5 is pytest's "no tests collected": a gate that measured nothing fails the run too."""
+def test_ci_run_fails_when_the_gate_or_the_tests_fail(tmp_path, gate, tests, code, ran, piped):
+    """5 is pytest's "no tests collected": a gate that measured nothing fails the run too. Piped: each step's command
+    planted with a `| tee` (a step runs in a `bash -c` of its own, which does not inherit the script's pipefail)."""
     (tmp_path / "repo" / ".ci").mkdir(parents=True)
-    shutil.copy(ROOT / ".ci" / "run", tmp_path / "repo" / ".ci" / "run")
+    script = (ROOT / ".ci" / "run").read_text()
+    if piped:
+        script, planted = re.subn(r"^(step '.*)' \|\| exit 1$", r"\1 | tee -a piped.log' || exit 1", script,
+                                  flags=re.MULTILINE)
+        assert planted == 2, script
+    (tmp_path / "repo" / ".ci" / "run").write_text(script)
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "python3").write_text(VENV)
     (tmp_path / "bin" / "python3").chmod(0o755)
