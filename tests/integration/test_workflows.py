@@ -519,3 +519,40 @@ def test_the_runner_entries_shown_use_the_fields_the_workflow_reads():
         assert entry["scale"] in ("tiny", "real") and isinstance(entry["gpus"], int) and entry["gpus"] >= 1, entry
     unexplained = sorted(field for field in fields if f"`{field}`" not in ci and f'"{field}"' not in ci)
     assert not unexplained, f"docs/ci.md never names these runner fields the workflow reads: {unexplained}"
+
+
+def test_the_gpu_runner_installs_the_cpu_locks_versions_with_the_cuda_torch(tmp_path):
+    """A self-hosted runner installed whatever pip picked that day, so a GPU baseline could be judged against another
+    package set than it was recorded with. Its install takes constraints/cpu.txt with the `+cpu` label dropped: the
+    same versions, torch's included, and torch's CUDA build from PyPI (whose own nvidia-* and triton pins it keeps).
+    A stand-in `python` keeps the constraints file the Install step gives pip."""
+    from packaging.requirements import Requirement
+
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/bash\nprintf "%s\\n" "$@" > "$ARGS_FILE"\n'
+                    'while [ $# -gt 0 ]; do [ "$1" = -c ] && cp "$2" "$KEPT"; shift; done\n')
+    fake.chmod(0o755)
+    (tmp_path / "temp").mkdir()
+    (tmp_path / "constraints").mkdir()
+    shutil.copy(ROOT / "constraints" / "cpu.txt", tmp_path / "constraints")
+    kept = tmp_path / "kept.txt"
+    ran = subprocess.run(["bash", "-e", "-c", _steps(_load(GPU)["jobs"]["gate"])["Install"]["run"]], cwd=tmp_path,
+                         env={"PATH": f"{fake.parent}:/usr/bin:/bin", "RUNNER_TEMP": str(tmp_path / "temp"),
+                              "ARGS_FILE": str(tmp_path / "args"), "KEPT": str(kept)},
+                         check=False, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert "-c" in args and kept.is_file(), f"the GPU install takes no constraints file: {args}"
+
+    def pins(path: Path) -> dict[str, str]:
+        requirements = (Requirement(line.split("#")[0]) for line in path.read_text().splitlines()
+                        if line.split("#")[0].strip())
+        return {r.name: str(r.specifier) for r in requirements}
+
+    cpu, gpu = pins(ROOT / "constraints" / "cpu.txt"), pins(kept)
+    assert cpu["torch"].endswith("+cpu") and gpu["torch"] == cpu["torch"].removesuffix("+cpu"), gpu["torch"]
+    assert {name: pin for name, pin in gpu.items() if name != "torch"} == \
+        {name: pin for name, pin in cpu.items() if name != "torch"}
+    version = cpu["torch"].removeprefix("==").removesuffix("+cpu")
+    assert Requirement(f"torch{gpu['torch']}").specifier.contains(f"{version}+cu128")  # any CUDA build of that version
