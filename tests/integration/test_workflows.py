@@ -176,9 +176,9 @@ def test_gpu_gate_keeps_the_prepared_models_outside_the_workspace(tmp_path):
     gate = _load(GPU)["jobs"]["gate"]
     assert "vars.GPU_BUDGET_ASSETS" in gate["env"]["GPU_BUDGET_ASSETS"]
     names = [step.get("name") or step.get("uses") for step in gate["steps"]]
-    keep = names.index("Prepared models, kept outside the workspace")
+    keep = names.index("Prepared models and environments, kept outside the workspace")
     assert names.index("actions/checkout@v5") < keep < names.index("Memory gate")
-    script = _steps(gate)["Prepared models, kept outside the workspace"]["run"]
+    script = _steps(gate)["Prepared models and environments, kept outside the workspace"]["run"]
     assert '"GPU_BUDGET_ASSETS=$dir" >> "$GITHUB_ENV"' in script and "$RUNNER_TOOL_CACHE" in script
     for configured, expected in (("", tmp_path / "tools" / "gpu-budget-assets"), (str(tmp_path / "mine"), tmp_path / "mine")):
         env_file = tmp_path / "github.env"
@@ -556,3 +556,34 @@ def test_the_gpu_runner_installs_the_cpu_locks_versions_with_the_cuda_torch(tmp_
         {name: pin for name, pin in cpu.items() if name != "torch"}
     version = cpu["torch"].removeprefix("==").removesuffix("+cpu")
     assert Requirement(f"torch{gpu['torch']}").specifier.contains(f"{version}+cu128")  # any CUDA build of that version
+
+
+def test_gpu_gate_keeps_declared_environments_outside_the_workspace(tmp_path):
+    """With -p no:cacheprovider the environments cases declare (requires=) and sweeps make default to .gpu-budget-envs in
+    the rootdir, which the next job's checkout (`git clean -ffdx`) wipes, and in against mode the base side's rootdir is
+    a worktree removed after the run: each run would make them again. The keep step chooses a runner folder (the
+    repository variable GPU_BUDGET_ENVS, default the tool cache) and both gate steps pass it as --gpu-budget-envs."""
+    gate = _load(GPU)["jobs"]["gate"]
+    steps = _steps(gate)
+    keep = next(step for name, step in steps.items() if name.startswith("Prepared models"))
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/bash\nif [ "$1" = "-m" ]; then printf "%s\\n" "$@" > "$ARGS_FILE"; fi\n')
+    fake.chmod(0o755)
+    (tmp_path / "temp").mkdir()
+    env_file = tmp_path / "github.env"
+    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "GPU_BUDGET_ASSETS": "", "GPU_BUDGET_ENVS": "",
+           "RUNNER_TOOL_CACHE": str(tmp_path / "tools"), "GITHUB_ENV": str(env_file)}
+    subprocess.run(["bash", "-e", "-c", keep["run"]], cwd=tmp_path, env=env, check=True, capture_output=True, text=True)
+    kept = tmp_path / "tools" / "gpu-budget-envs"
+    assert f"GPU_BUDGET_ENVS={kept}" in env_file.read_text().splitlines() and kept.is_dir(), env_file.read_text()
+    env |= {"GPU_BUDGET_ENVS": str(kept), "OUT": "out", "SCALE": "real", "GPUS": "1", "GPUS_PER_WORKER": "1",
+            "UPDATE": "false", "AGAINST_SHA": "f" * 40, "ARGS_FILE": str(tmp_path / "args"),
+            "RUNNER_TEMP": str(tmp_path / "temp"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    for name in ("Memory gate", "Memory gate against the merge base"):
+        ran = subprocess.run(["bash", "-e", "-c", steps[name]["run"]], cwd=tmp_path, env=env, check=False,
+                             capture_output=True, text=True, timeout=60)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        args = (tmp_path / "args").read_text().splitlines()
+        assert "--gpu-budget-envs" in args and args[args.index("--gpu-budget-envs") + 1] == str(kept), (name, args)
+    assert "vars.GPU_BUDGET_ENVS" in gate["env"]["GPU_BUDGET_ENVS"]  # a runner's own folder, set without editing this

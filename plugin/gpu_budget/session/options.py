@@ -455,7 +455,8 @@ class Options:
     envs: Path | None = option(
         "gpu_budget_envs", "where the environments cases declare (and sweeps make) are kept across runs (default: "
         "pytest's cache, or with -p no:cacheprovider .gpu-budget-envs in the rootdir, which git is told to ignore, as it "
-        "is a chosen folder the session makes or keeps nothing else in; an ini value is relative to the rootdir).", path, None, "DIR", resolve=writable(folder=True))
+        "is a chosen folder the session makes or keeps nothing else in; an ini value is relative to the rootdir); the GPU "
+        "workflow points it outside the workspace, which checkout wipes.", path, None, "DIR", resolve=writable(folder=True))
     preload: tuple[str, ...] = option(
         "gpu_budget_preload", "modules the forkserver imports once for all measured children (ini only; space-separated, "
         "empty for none).", modules, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")
