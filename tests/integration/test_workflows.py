@@ -77,7 +77,7 @@ def test_gpu_gate_step_measures_requires_a_gpu_and_uploads_everything():
     steps = _steps(gate)
     script = steps["Memory gate"]["run"]
     for flag in ("--gpu-budget", "--gpu-budget-require-gpu", "--gpu-budget-json", "--gpu-budget-plots",
-                 "--gpu-budget-update", '-n "$workers"'):
+                 "--gpu-budget-update", '-n "$WORKERS"'):
         assert flag in script
     assert "--gpu-budget-update" in script.split("if [")[1]  # only on the manual update path
     upload = steps["Upload the report, plots and memory snapshots"]
@@ -266,7 +266,7 @@ def test_against_mode_measures_the_merge_base_instead_of_the_stored_baselines():
     assert '"AGAINST_SHA=$sha" >> "$GITHUB_ENV"' in merge_base["run"]
     script = measure["run"]
     for flag in ('--gpu-budget-against="$AGAINST_SHA"', '--gpu-budget-json="$OUT/against.json"',
-                 "--gpu-budget-require-gpu", '--gpu-budget-scale "$SCALE"', '-n "$workers"'):
+                 "--gpu-budget-require-gpu", '--gpu-budget-scale "$SCALE"', '-n "$WORKERS"'):
         assert flag in script
     assert "--gpu-budget-update" not in script
     assert names.index("Merge base to compare with") < names.index("Memory gate against the merge base") < \
@@ -339,7 +339,8 @@ def test_the_against_step_keeps_its_table_for_the_comment_and_fails_as_the_gate_
     script = _steps(_load(GPU)["jobs"]["gate"])["Memory gate against the merge base"]["run"]
     ran = subprocess.run(["bash", "-e", "-c", script], cwd=work, check=False, capture_output=True, text=True,
                          env={"PATH": f"{fake.parent}:/usr/bin:/bin", "OUT": "gpu-budget-h100", "SCALE": "real",
-                              "GPUS": "2", "GPUS_PER_WORKER": "1", "AGAINST_SHA": "f" * 40, "RUNNER_TEMP": str(tmp_path / "temp"),
+                              "GPUS": "2", "GPUS_PER_WORKER": "1", "WORKERS": "2", "AGAINST_SHA": "f" * 40,
+                              "RUNNER_TEMP": str(tmp_path / "temp"),
                               "GITHUB_STEP_SUMMARY": str(summary), "ARGS_FILE": str(tmp_path / "args")})
     assert ran.returncode == 1, ran.stdout + ran.stderr
     args = (tmp_path / "args").read_text().splitlines()
@@ -469,7 +470,7 @@ def test_each_gate_step_gives_each_worker_its_block_of_gpus(tmp_path, step_name,
     it) becomes --gpu-budget-gpus-per-worker, and the runner's GPUs are shared out in blocks: -n gpus / gpus_per_worker.
     A stand-in `python` records the arguments each gate step gives pytest."""
     gate = _load(GPU)["jobs"]["gate"]
-    assert gate["env"]["GPUS_PER_WORKER"] == "${{ matrix.runner.gpus_per_worker || 1 }}"
+    assert gate["env"]["GPUS_PER_WORKER"] == "${{ matrix.runner.gpus_per_worker }}"  # checked by "Workers"
     fake = tmp_path / "bin" / "python"
     fake.parent.mkdir()
     fake.write_text('#!/bin/bash\nif [ "$1" = "-m" ]; then printf "%s\\n" "$@" > "$ARGS_FILE"; fi\n')
@@ -477,9 +478,10 @@ def test_each_gate_step_gives_each_worker_its_block_of_gpus(tmp_path, step_name,
     (tmp_path / "temp").mkdir()
     env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "OUT": "out", "SCALE": "real", "GPUS": gpus,
            "GPUS_PER_WORKER": per_worker, "UPDATE": "false", "AGAINST_SHA": "f" * 40, "ARGS_FILE": str(tmp_path / "args"),
-           "RUNNER_TEMP": str(tmp_path / "temp"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
-    ran = subprocess.run(["bash", "-e", "-c", _steps(gate)[step_name]["run"]], cwd=tmp_path, env=env, check=False,
-                         capture_output=True, text=True, timeout=60)
+           "RUNNER_TEMP": str(tmp_path / "temp"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "GITHUB_ENV": str(tmp_path / "github.env")}
+    (tmp_path / "github.env").touch()
+    ran = _run_steps(["Workers", step_name], env, tmp_path)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     args = (tmp_path / "args").read_text().splitlines()
     assert args[args.index("-n") + 1] == workers, args
@@ -587,3 +589,66 @@ def test_gpu_gate_keeps_declared_environments_outside_the_workspace(tmp_path):
         args = (tmp_path / "args").read_text().splitlines()
         assert "--gpu-budget-envs" in args and args[args.index("--gpu-budget-envs") + 1] == str(kept), (name, args)
     assert "vars.GPU_BUDGET_ENVS" in gate["env"]["GPU_BUDGET_ENVS"]  # a runner's own folder, set without editing this
+
+
+def _run_steps(names: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    """These `run:` steps of the gate job, in order, as the runner does (bash -e, what one step writes to $GITHUB_ENV
+    set for the next), up to the first that fails."""
+    env = dict(env)
+    steps = _steps(_load(GPU)["jobs"]["gate"])
+    ran = None
+    for name in names:
+        ran = subprocess.run(["bash", "-e", "-c", steps[name]["run"]], cwd=cwd, env=env, check=False,
+                             capture_output=True, text=True, timeout=60)
+        if ran.returncode:
+            return ran
+        env |= dict(line.split("=", 1) for line in Path(env["GITHUB_ENV"]).read_text().splitlines() if "=" in line)
+    return ran
+
+
+def _run_steps_reading(field: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    """Each `run:` step of the gate job that reads $field, in order (`_run_steps`)."""
+    return _run_steps([step["name"] for step in _load(GPU)["jobs"]["gate"]["steps"] if field in step.get("run", "")],
+                      env, cwd)
+
+
+@pytest.mark.parametrize(("field", "gpus", "per_worker", "bad"), [
+    ("gpus_per_worker", "2", "0", "0"), ("gpus_per_worker", "2", "two", "two"), ("gpus_per_worker", "2", "1.5", "1.5"),
+    ("gpus_per_worker", "2", "-1", "-1"), ("gpus", "0", "1", "0")])
+def test_a_runner_entrys_gpu_counts_are_refused_before_pytest_naming_the_value(tmp_path, field, gpus, per_worker, bad):
+    """`"gpus_per_worker": 0` (or "two") made the gate step's $(( GPUS / GPUS_PER_WORKER )) a division by zero: bash
+    said so and went on with `-n` empty, and pytest read `-n -p` ("argument -n/--numprocesses: expected one argument"),
+    never reaching the plugin's own check. The counts are checked once, before any gate step, naming the field and
+    the value. A stand-in `python` records whether pytest ran."""
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/bash\nif [ "$1" = "-m" ]; then printf "%s\\n" "$@" > "$ARGS_FILE"; fi\n')
+    fake.chmod(0o755)
+    (tmp_path / "temp").mkdir()
+    (tmp_path / "github.env").touch()
+    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "OUT": "out", "SCALE": "real", "GPUS": gpus,
+           "GPUS_PER_WORKER": per_worker, "UPDATE": "false", "AGAINST_SHA": "f" * 40, "GPU_BUDGET_ENVS": "envs",
+           "ARGS_FILE": str(tmp_path / "args"), "RUNNER_TEMP": str(tmp_path / "temp"),
+           "GITHUB_ENV": str(tmp_path / "github.env"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    ran = _run_steps_reading("GPUS_PER_WORKER", env, tmp_path)
+    said = ran.stdout + ran.stderr
+    assert not (tmp_path / "args").exists(), f"pytest ran: {(tmp_path / 'args').read_text().split()}; {said}"
+    assert ran.returncode == 1, said
+    assert f"::error::GPU_BUDGET_RUNNERS: this runner's {field} is '{bad}': expected a whole number >= 1" in said, said
+    assert "division" not in said, said
+
+
+def test_a_runner_entry_without_gpu_counts_runs_one_worker(tmp_path):
+    """Left out of the entry, gpus and gpus_per_worker are 1 each (the matrix renders an absent field empty)."""
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/bash\nif [ "$1" = "-m" ]; then printf "%s\\n" "$@" > "$ARGS_FILE"; fi\n')
+    fake.chmod(0o755)
+    (tmp_path / "github.env").touch()
+    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "OUT": "out", "SCALE": "real", "GPUS": "", "GPUS_PER_WORKER": "",
+           "UPDATE": "false", "GPU_BUDGET_ENVS": "envs", "ARGS_FILE": str(tmp_path / "args"),
+           "GITHUB_ENV": str(tmp_path / "github.env")}
+    ran = _run_steps_reading("GPUS_PER_WORKER", env, tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[args.index("-n") + 1] == "1" and args[args.index("--gpu-budget-gpus-per-worker") + 1] == "1", args
