@@ -33,8 +33,8 @@ from multiprocessing import spawn
 from pathlib import Path
 
 from gpu_budget.declare.params import Json
-from gpu_budget.isolate import building, child, command, dispatch, events, stopped_wait, tracers, unix_paths
-from gpu_budget.isolate.lifecycle import kill_descendants
+from gpu_budget.isolate import building, child, command, dispatch, events, pipe_holders, stopped_wait, tracers, unix_paths
+from gpu_budget.isolate.lifecycle import descendants, kill_descendants
 from gpu_budget.isolate.protocol import ChildEnding, ChildRequest, ScenarioJob, SnapshotRequest
 from gpu_budget.measure import procfs
 from gpu_budget.measure.host import Probed
@@ -237,7 +237,7 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
             request = replace(request, sockets=unix_paths.socket_folder())
         proc = ctx.Process(target=child.main, args=(request, path), name=f"gpu-budget:{request.label}")
         t0: float | None = None  # when the child was started: the wait for it began
-        polled_peak, timed_out = 0, False
+        polled_peak, timed_out, held = 0, False, ()
         try:
             _start(proc, (timeout if start_timeout is None else start_timeout) + START_GRACE, preload)
             t0 = time.monotonic()
@@ -248,7 +248,7 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
                 polled_peak = max(polled_peak, _read_hwm(proc.pid) or 0)
                 if time.monotonic() - t0 > timeout:
                     polled_peak = max(polled_peak, _read_hwm(proc.pid) or 0)
-                    timed_out = True
+                    timed_out, held = True, _pipe_holders(proc.pid, request)  # read before the kill ends them
                     _kill(proc)
                     break
         except BaseException as exc:  # Ctrl-C: the child ends now, not at the interpreter's exit (multiprocessing joins it)
@@ -267,12 +267,19 @@ def run_child(request: ChildRequest, timeout: float, preload: tuple[str, ...] = 
         _end_leftovers(proc.pid)
         _end_orphans()
         tail = _stderr_tail(request.sockets) if timed_out or (proc.exitcode or 0) < 0 else None
-        ending = ChildEnding(proc.exitcode, timed_out, round(time.monotonic() - t0, 3), polled_peak or None, lost, tail)
+        ending = ChildEnding(proc.exitcode, timed_out, round(time.monotonic() - t0, 3), polled_peak or None, lost, tail,
+                             pipe_holders=held)
         return events.read(path), ending
     finally:
         unix_paths.remove(os.path.dirname(path))
         if request.sockets is not None:
             unix_paths.remove(request.sockets)
+
+
+def _pipe_holders(pid: int, request: ChildRequest) -> tuple[str, ...]:
+    """A timed-out function case's processes holding open for writing a pipe it reads (pipe_holders.py); none for a
+    command case, whose child reads the command's own output."""
+    return () if request.runs_command else pipe_holders.holders(pid, descendants(pid))
 
 
 def _end_interrupted(proc) -> None:
@@ -617,7 +624,8 @@ def _ended(seen: list[events.Event], ending: ChildEnding) -> Measurement:
         kind = ("stopped" if ending.stopped_by else "timeout" if ending.timed_out else "killed" if ending.killed
                 else "crash")
         failure = Failure(kind=kind, message=_describe_ending(ending) + _phase_at_the_end(seen)
-                          + _ranks_at_the_end(seen) + _stderr_note(ending), phase=_stopped_in(seen))
+                          + pipe_holders.said(ending.pipe_holders) + _ranks_at_the_end(seen) + _stderr_note(ending),
+                          phase=_stopped_in(seen))
         info = next((e.info for e in reversed(seen) if isinstance(e, events.PhaseBegun) and e.info is not None), {})
     return measurement_of(_summary_so_far(seen, error, ending), status="error", error=failure, info=info,
                           wall_seconds=ending.wall_seconds, exitcode=ending.exitcode, snapshot=snapshot)

@@ -164,6 +164,7 @@ class ChildEnding:
     forkserver_lost: bool = False  # its forkserver died while it ran (multiprocessing then says 255): it was ended
     stderr_tail: str | None = None  # a command's stderr as it stood where the child was stopped (a timeout, a kill)
     stopped_by: str | None = None  # the exception raised into the parent's wait that stopped it (stopped_wait.py)
+    pipe_holders: tuple[str, ...] = ()  # a timed-out function case's processes writing to a pipe it read (named)
 
     @property
     def killed(self) -> bool:
