@@ -30,7 +30,10 @@ interval is the growth plus or minus the allowance, and the case fails only
 when even its low end, projected to the declared step, breaks the budget. A
 failing row says that the growth had not stopped by the last judged step, and
 what run length would tell a cache still filling from a leak; a row whose
-widened allowance would let a leak break its budget says so.
+widened allowance would let a leak break its budget says so. A row whose budget
+only a climb breaks that the run fell back from and climbed again as it had, in
+too few steps to tell a buffer freed every few steps from growth
+(measure/freed.py), errs, saying so and how long a run tells, instead of failing.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from gpu_budget.measure import rises
+from gpu_budget.measure import freed, rises
 from gpu_budget.model.budget import Budget
 from gpu_budget.model.entry import SPREAD_MULTIPLE, Spread
 from gpu_budget.model.figures import Peaks, RankFigures, Step
@@ -288,6 +291,7 @@ class Projection:
     at_step: int
     budget: int | None
     floor: int  # the run's measured peak of the metric: a projection never reads below what was measured
+    freed_climb: freed.Freed | None = None  # a climb the run fell back from and climbed again, too few marks to tell (short)
 
     def at(self, slope: float) -> int:
         return max(self.floor, round(self.growth.peak + slope * max(0, self.at_step - self.growth.last)))
@@ -300,6 +304,22 @@ class Projection:
     def breaks(self) -> bool:
         """Even the interval's low end breaks the budget at the declared step."""
         return self.growth.grows and self.budget is not None and self.at(self.growth.interval[0]) > self.budget
+
+    @property
+    def undecided(self) -> bool:
+        """It breaks the budget on a climb the run fell back from and climbed again as it had (measure/freed.py), in
+        fewer marks than a buffer freed that often needs (tops_run): a leak and such a buffer read alike here."""
+        return self.breaks and self.freed_climb is not None
+
+    def too_short(self) -> str:
+        """Why an undecided projection is no verdict, and how long a run tells (tops_run)."""
+        f, g = self.freed_climb, self.growth
+        every = round(f.period * g.per_mark)
+        return (f"too few steps to tell a periodic buffer from growth: its steps climbed {_per_step(f.climb)}, fell "
+                f"{format_size(f.fall)} at step {f.fell_at} (memory freed) and climbed again as they had, as a buffer "
+                f"freed every {every} steps or more does, and as a leak begun after memory was freed does; a run of "
+                f"{round(tops_run(f.period) * g.per_mark):,} steps or more tells a buffer freed every {every} steps "
+                f"from a leak ({g.run_steps} measured)")
 
     def describe(self) -> str:
         g = self.growth
@@ -315,6 +335,8 @@ class Projection:
                 f"{'the clean allowance' if g.recorded_runs is None else 'its recorded allowance'}): " + self._where())
         if self.budget is None:
             return text + " (no budget to compare)"
+        if self.undecided:
+            return text + f" > budget {format_size(self.budget)}, but {self.too_short()}"
         if self.breaks:
             return text + f" > budget {format_size(self.budget)}; {g.longer_run()}"
         if self.projected > self.budget:  # the low end decides (breaks): name it, not the projection, as within
@@ -429,14 +451,24 @@ def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | No
         growth = fit(series, allowance[series.metric], recorded, series.metric in scaled) if series else None
         if growth is not None:
             floor = max(peaks.figure(series.metric) or 0, *series.peaks)
-            projections.append(Projection(growth, steps, budgets[series.metric], floor))
+            projections.append(Projection(growth, steps, budgets[series.metric], floor, _short_freed(series, growth)))
     if not projections:
         return Check(steps, problem=(
             f"steps={steps:,} declared, but the run measured {len(records)} optimizer step(s): projecting its growth "
             f"needs at least {MIN_STEPS} (the first {WARMUP} are warm-up, then {WINDOW + 1} judged for {WINDOW} rises, "
             f"and the last is left out); {UNMARKED if not records else 'run more steps at this scale'}, or declare "
             "steps= only for the scales that run them ({'real': ...})"))
+    undecided = [p for p in projections if p.breaks]
+    if undecided and all(p.undecided for p in undecided):  # a budget broken only by climbs a buffer may free: no verdict
+        return Check(steps, tuple(projections), "; ".join(p.describe() for p in undecided))
     return Check(steps, tuple(projections))
+
+
+def _short_freed(series: Series, growth: Growth) -> freed.Freed | None:
+    """The climb-fall-climb the series ends in (measure/freed.py), where its marks are fewer than tops_run asks of a
+    buffer freed as often as it climbs; None otherwise (a long run's one chance fall is no buffer)."""
+    found = freed.of(series.steps, series.peaks, growth.slope)
+    return found if found is not None and len(series.peaks) < tops_run(found.period) else None
 
 
 def short_rank(ranks: Sequence[RankFigures], steps: int | None) -> str | None:

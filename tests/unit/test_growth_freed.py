@@ -1,0 +1,62 @@
+"""A run too short to tell a buffer freed every few steps from growth (measure/freed.py): its climb, fallen from and
+begun again, is no verdict of growth; a leak that climbs past the top it fell from, or a run long enough, is judged."""
+
+from gpu_budget.judge import growth
+from gpu_budget.judge.compare import judge
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.figures import Peaks, Step
+from gpu_budget.model.result import Measurement
+
+MiB = 2**20
+TOO_FEW = "too few steps to tell a periodic buffer from growth"
+
+
+def sawtooth(n: int, phase: int = 5, climb: float = 4.0, period: int = 8) -> list[int]:
+    """A buffer climbing `climb` MiB a step, freed at the start of every `period`-th step, keeping nothing, over 1000
+    MiB, the run's first step the cycle's step `phase + 1` (benchmarks/growth_sawtooths.py's shape)."""
+    return [int((1000 + climb * ((k + phase) % period)) * MiB) for k in range(1, n + 1)]
+
+
+def checked(series: list[int], budget_mib: float) -> growth.Check:
+    recs = [Step(step=k, ram_tree=v) for k, v in enumerate(series, 1)]
+    return growth.check(recs, Peaks(ram_tree=max(series)), Budget(ram=int(budget_mib * MiB)), 10_000)
+
+
+def test_a_10_step_run_of_a_buffer_freed_every_8th_step_is_too_short_to_call_growth():
+    """Steps 24, 28, 0, 4, ..., 28 MiB over the floor: freed at step 3, climbing 4 MiB a step since as before. Its
+    judged steps read 4 MiB/step, as a leak begun at step 3 does; under 1.25x its true peak it failed as growth:
+    'host RAM grows 4.00 MiB/step over steps 4-9 ...: about 40.03 GiB at step 10,000 > budget 1.25 GiB; it rose in 5
+    of its last 5 judged steps and had not stopped by step 9' (RESULTS.md 5k's false FAILs)."""
+    check = checked(sawtooth(10), 1.25 * 1028)
+    assert check.problem is not None and TOO_FEW in check.problem, check.problem
+    assert "fell 28.00 MiB at step 3" in check.problem and "freed every 7 steps or more" in check.problem
+    assert f"a run of {growth.tops_run(7)} steps or more" in check.problem
+
+
+def test_the_gate_errs_on_it_rather_than_failing_it_over_budget():
+    series = sawtooth(10)
+    m = Measurement(status="ok", peaks=Peaks(ram=max(series), ram_tree=max(series)),
+                    steps=tuple(Step(step=k, ram=v, ram_tree=v) for k, v in enumerate(series, 1)))
+    j = judge(m, Budget(ram=int(1.25 * 1028 * MiB)), None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False,
+              steps=10_000)
+    assert (j.verdict, j.passed) == ("error", False) and TOO_FEW in j.message, j.message
+
+
+def test_a_leak_that_climbs_past_the_top_it_fell_from_still_fails():
+    """The same first steps, climbing on past 28 MiB: growth, whatever frees; failed before as now."""
+    leak = sawtooth(10)[:3] + [int((1000 + 4 * k) * MiB) for k in range(1, 18)]
+    check = checked(leak, 1.25 * 1028)
+    assert check.problem is None and check.breaches and TOO_FEW not in check.breaches[0]
+
+
+def test_a_run_long_enough_for_its_period_is_judged_and_its_buffer_passes():
+    """40 steps of it hold its teeth: read as steady (RESULTS.md 5k: no false FAIL from 20 steps on)."""
+    check = checked(sawtooth(40), 1.25 * 1028)
+    assert check.problem is None and not check.breaches
+
+
+def test_a_climb_read_below_its_rate_is_the_rule_s_own_reading():
+    """A buffer keeping 4 MiB per 8 steps over 40 steps is read at what it keeps: no 'too few steps' there."""
+    series = [int((1000 + 4 * ((k + 5) // 8) + 4 * ((k + 5) % 8)) * MiB) for k in range(1, 41)]
+    check = checked(series, 1.25 * (1000 + 0.5 * 10_000 + 28))
+    assert check.problem is None and not check.breaches
