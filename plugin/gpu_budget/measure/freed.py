@@ -10,7 +10,9 @@ the growth read is that climb's, and the run holds fewer marks than
 judge/growth.py's tops_run asks of a buffer freed that often, the row cannot
 say which it is, and says so instead of failing on the climb as growth.
 
-A fall here is the rule's own dip (rises.DIP), at least one step's climb deep,
+A fall here is the rule's own dip (rises.DIP), at least one step's climb deep
+below the climb (a top that held more aside: a scratch tensor over a leak
+falls back onto the leak's line, not below it, and is no buffer's fall),
 and the climb after it has not passed the top it fell from by more than a
 step's climb (a buffer refills to its top and what a flush keeps; a leak begun
 after a free passes it, and is read as growth from there);
@@ -61,7 +63,8 @@ def of(steps: Sequence[int], peaks: Sequence[int], growth: float) -> Freed | Non
     if not before or len(climb) < CLIMB_RISES or not _alike(climb):
         return None
     mean = sum(climb) / len(climb)
-    if v[k - 1] - v[k] < mean or growth < mean - max(rises.REPEAT, rises.TOOTH_NOISE * mean):
+    shoulder = v[k - 1] if len(before) == k - 1 - foot else v[k - 2]  # below a top that held more (_climb)
+    if shoulder - v[k] < mean or growth < mean - max(rises.REPEAT, rises.TOOTH_NOISE * mean):
         return None
     if max(v[k:]) > v[k - 1] + mean + rises.REPEAT:  # climbed past the top it fell from: growth, whatever frees
         return None
