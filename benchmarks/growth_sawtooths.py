@@ -21,6 +21,10 @@ falls on: a user does not choose it). Each series is judged under
   10,000 (`keep/p` less the clean allowance, per step). A pass here is a leak
   missed. Keeps below the clean allowance (984 KiB/step) are not asked for.
 
+A verdict may be none: a run too short to tell a buffer it saw freed and
+climbing again from growth (measure/freed.py) errs, saying so, and is counted
+as such, neither a FAIL nor a pass.
+
 Beside the verdicts, the rule's reading itself: a series over-read is one read
 as growing faster than its truth plus the allowance, under-read slower than its
 truth less the allowance.
@@ -28,7 +32,7 @@ truth less the allowance.
 The same grid goes through the rule at `--before` (common.rule_at), side by
 side: the totals of both are in the section.
 
-    python -m benchmarks.growth_sawtooths [--before 7282db0]
+    python -m benchmarks.growth_sawtooths [--before bf39d5d]
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ LENGTHS = (10, 15, 20, 25, 30, 40)  # optimizer steps a run marks
 FLUSHES = ("at the step's start", "at the step's end")  # the flush step holds none of the buffer, or all of it
 NOISES = (0.5, 2.0, 5.0)  # MiB: each step's peak uniform in 0..width over its tooth (allocator noise, other work)
 SEEDS = 3  # noise drawn afresh for each phase and seed
+SHORTEST = range(9, 49)  # run lengths the shortest clean run of each period is sought over (shortest)
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,8 @@ def teeth() -> Iterator[Tooth]:
 
 
 def judge(mib: list[float], budget_mib: float) -> tuple[str, float]:
-    """The rule's verdict on one series under `budget_mib` ("fail", "grows" or "pass") and its reading, MiB/step."""
+    """The rule's verdict on one series under `budget_mib` ("fail", "undecided": too few steps to tell, "grows" or
+    "pass") and its reading, MiB/step."""
     from gpu_budget.judge import growth
     from gpu_budget.model.budget import Budget
     from gpu_budget.model.figures import Peaks, Step
@@ -120,7 +126,7 @@ def judge(mib: list[float], budget_mib: float) -> tuple[str, float]:
     check = growth.check(recs, Peaks(ram_tree=max(r.ram_tree for r in recs)), Budget(ram=int(budget_mib * MIB)),
                          DECLARED)
     (p,) = check.projections
-    verdict = "fail" if p.breaks else "grows" if p.growth.grows else "pass"
+    verdict = "undecided" if check.problem else "fail" if p.breaks else "grows" if p.growth.grows else "pass"
     return verdict, p.growth.slope / MIB
 
 
@@ -139,19 +145,26 @@ def budgets(tooth: Tooth, width: float = 0.0) -> tuple[float, float | None]:
 
 
 def count(row: dict, tooth: Tooth, n: int, phase: int, mib: list[float], width: float = 0.0) -> float:
-    """Judge one series into `row`'s counts (false_fail; for a leak, missed, or short and short_failed: a run showing
-    fewer than rises.MIN_TOP tops where the rule reads them, too short to tell a leak from two one-off caches by
-    growth in 3 of 5 rises, so its verdict is no miss of the rule's); the rule's reading, MiB/step."""
+    """Judge one series into `row`'s counts (false_fail, or undecided: no verdict, too few steps to tell; for a leak,
+    missed or leak_undecided, or short and short_failed or short_undecided: a run showing fewer than rises.MIN_TOP
+    tops where the rule reads them, too short to tell a leak from two one-off caches by growth in 3 of 5 rises, so
+    its verdict is no miss of the rule's); the rule's reading, MiB/step."""
     from gpu_budget.measure.rises import MIN_TOP
 
     generous, tight = budgets(tooth, width)
     verdict, slope = judge(mib, generous)
     row["false_fail"] += verdict == "fail"
-    if tight is not None and tooth.tops(n, phase) < MIN_TOP:
+    row["undecided"] += verdict == "undecided"
+    if tight is None:
+        return slope
+    leak = judge(mib, tight)[0]
+    if tooth.tops(n, phase) < MIN_TOP:
         row["short"] += 1
-        row["short_failed"] += judge(mib, tight)[0] == "fail"
-    elif tight is not None:
-        row["missed"] += judge(mib, tight)[0] != "fail"
+        row["short_failed"] += leak == "fail"
+        row["short_undecided"] += leak == "undecided"
+    else:
+        row["missed"] += leak not in ("fail", "undecided")
+        row["leak_undecided"] += leak == "undecided"
     return slope
 
 
@@ -160,7 +173,8 @@ def _row(tooth: Tooth, n: int, **more: object) -> dict:
     to be asked for)."""
     leak = 0 if budgets(tooth)[1] is not None else None
     return {"period": tooth.period, "climb": tooth.climb, "keep": tooth.keep, "flush": tooth.flush, **more, "steps": n,
-            "false_fail": 0, "missed": leak, "short": leak, "short_failed": leak}
+            "false_fail": 0, "undecided": 0, "missed": leak, "leak_undecided": leak, "short": leak, "short_failed": leak,
+            "short_undecided": leak}
 
 
 def measure() -> list[dict]:
@@ -196,9 +210,25 @@ def measure_noisy(seeds: int = SEEDS) -> list[dict]:
     return rows
 
 
+def shortest() -> list[dict]:
+    """Per period, the shortest run from which every clean tooth of it (keeping nothing: each climb, flush and phase)
+    reads as steady at every length up to SHORTEST's last, exactly built, under 1.25x its true figure; and the run
+    the rule's "too few steps" asks of a buffer freed that often (judge/growth.py's tops_run)."""
+    from gpu_budget.judge.growth import tops_run
+
+    out = []
+    for period in PERIODS:
+        clean = [t for t in teeth() if t.period == period and t.keep == 0]
+        passing = [all(judge(t.series(n, phase), budgets(t)[0])[0] == "pass" for t in clean
+                       for phase in range(period)) for n in SHORTEST]
+        first = next((SHORTEST[k] for k in range(len(passing)) if all(passing[k:])), None)
+        out.append({"period": period, "steady_from": first, "asked": tops_run(period)})
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", default="7282db0", help="the revision whose rule is measured beside this one's")
+    parser.add_argument("--before", default="bf39d5d", help="the revision whose rule is measured beside this one's")
     parser.add_argument("--measure-only", type=Path, help=argparse.SUPPRESS)  # rule_at's subprocess
     args = parser.parse_args()
     if args.measure_only:
@@ -213,12 +243,13 @@ def main() -> None:
     path = write(SECTION, {"floor_mib": FLOOR, "declared_steps": DECLARED, "allowance_mib": allowance_mib(),
                            "lengths": LENGTHS, "noises": NOISES, "seeds": SEEDS, "before": short_commit(args.before),
                            "rows_before": earlier["exact"], "rows": measure(),
-                           "noisy_before": earlier["noisy"], "noisy": measure_noisy()})
+                           "noisy_before": earlier["noisy"], "noisy": measure_noisy(), "shortest": shortest()})
     print(f"wrote {path.relative_to(ROOT)}")
 
 
 def _sum(rows: list[dict], key: str) -> int:
-    return sum(r[key] for r in rows if r[key] is not None)
+    """The rows' count under `key` (0 where a row lacks it: a rule before the count was kept)."""
+    return sum(r.get(key) or 0 for r in rows)
 
 
 def _seen(rows: list[dict]) -> int:
@@ -243,15 +274,25 @@ def _by_length(res: dict, title: str, key: str, of) -> list[str]:
 
 
 def _noisy(res: dict) -> list[str]:
-    """The teeth under noise: per noise width and run length, false FAILs and leaks missed, before and now."""
+    """The teeth under noise: per noise width and run length, false FAILs, runs with no verdict and leaks missed,
+    before and now, and their totals."""
     if "noisy" not in res:
         return []
-    lengths, out = res["lengths"], []
+    lengths, was, now = res["lengths"], res["noisy_before"], res["noisy"]
+    out = [(f"**Under noise, all together:** false FAILs {_sum(was, 'false_fail')} → {_sum(now, 'false_fail')} of "
+            f"{sum(r['series'] for r in now):,}, too few steps to tell {_sum(was, 'undecided')} → "
+            f"{_sum(now, 'undecided')}; leaks missed {_sum(was, 'missed')} → {_sum(now, 'missed')} (in runs that "
+            f"show four tops or more; too few steps to tell {_sum(was, 'leak_undecided')} → "
+            f"{_sum(now, 'leak_undecided')}, of leaks that failed before); the leaks' runs too short to show four "
+            f"tops failed {_sum(was, 'short_failed')} → {_sum(now, 'short_failed')}, too few steps to tell "
+            f"{_sum(was, 'short_undecided')} → {_sum(now, 'short_undecided')}."), ""]
     head = "| noise, MiB | teeth | " + " | ".join(f"{n} steps" for n in lengths) + " |"
     kinds = (("that keep nothing", lambda r: r["keep"] == 0), ("that keep", lambda r: r["keep"] > 0))
     for title, key, of, split in (
             (("false FAILs** (a tooth that keeps nothing: a false alarm; one that keeps: a leak whose rate was "
               "over-read past 1.25x its truth)"), "false_fail", lambda rs: sum(r["series"] for r in rs), kinds),
+            ("too few steps to tell** (no verdict, neither FAIL nor pass: `measure/freed.py`)", "undecided",
+             lambda rs: sum(r["series"] for r in rs), kinds),
             ("leaks missed** (in runs that show four tops or more)", "missed",
              lambda rs: sum(r["series"] - r["short"] for r in rs if r["short"] is not None), kinds[1:])):
         out += [f"**Under noise, {title}, every tooth and phase, {res['seeds']} draws each:", "", head,
@@ -308,35 +349,57 @@ def section(res: dict | None) -> list[str]:
              "too short to tell a leak from two one-off caches (growth in 3 of 5 rises), counted apart as short, "
              "whatever it read. Over- and under-read: the reading off its truth by more than the allowance "
              f"({res['allowance_mib']:.2f} MiB/step). Each count: at the rule of `{res['before']}` → the rule in "
-             f"force (`{res['run']['commit']}`), the same series, in one run. What changed between them: a climb of "
-             "three steps or more rising alike that the run then fell back from (more than 4 MiB and more than half "
-             "of it) and climbed again as it had is a tooth, not growth, its top the level the next tooth's top "
-             "rises from; a reading in blocks of steps whose blocks between two that rose did not rise is held "
-             "to the rate from the first of them to the last; and where the measured steps the window's tops are "
-             "taken from repeat every few steps far more closely than from one step to the next (`measure/cycle.py`: "
-             "their rises over the lag spread less than a quarter as much), the growth is no more than their largest "
-             "rise over one period, per step. The tables under noise add to each step's peak a draw "
-             f"uniform in 0..{max(res.get('noises', [0])):g} MiB or less: a tooth's climbs then rise alike only to "
-             "within a quarter of their mean (`rises.TOOTH_NOISE`). Against this section's report as committed at "
-             "39d91ed, before the period's hold, the same series: exactly built, false FAILs 185 → 141 (every one "
-             "left in runs of 10 or 15 steps) and leaks missed 17 → 17, the same in every cell; under noise, false "
-             "FAILs 6,222 → 3,585 of 36,288 (those that keep, 0.5 MiB of noise, 40 steps: 180 → 19), no cell's "
-             "up, and leaks missed 249 → 249, the same in every cell; the leaks' runs too short to show four tops "
-             "failed all the same as often (525 exactly built, 4,822 under noise)."), "",
-            (f"**All together:** false FAILs {_sum(was, 'false_fail')} → {_sum(rows, 'false_fail')} of {series:,}; "
+             f"force (`{res['run']['commit']}`), the same series, in one run. What changed between them: a run "
+             "whose measured steps (its warm-up's too) end in a climb it fell back from, by more than 1 MiB and a "
+             "step's climb, and climbed again as it had (three rises or more alike, to within a quarter of their "
+             "mean), not past the top it fell from by more than a step's climb, where the growth read is that "
+             "climb's and the run holds fewer steps than four tops of a buffer freed that often need, breaks its "
+             "budget on no verdict: it errs, too few steps to tell a periodic buffer from growth "
+             "(`measure/freed.py`). Over its judged steps such a run is a leak begun after memory was freed, step "
+             "for step: a buffer climbing 4 MiB a step freed every 8th step, over 10 steps, peaks 24, 28, 0, 4, 8, "
+             "12, 16, 20, 24, 28 MiB over its floor, and so does a leak of 4 MiB/step begun after a free at step 3; "
+             "their 11th steps, 0 and 32, are the first that differ. Counted here apart, as too few steps to tell, "
+             "neither a FAIL nor a pass. Earlier, against "
+             "7282db0 (this section's report as committed at e579e78): a climb of three steps or more rising alike "
+             "that the run then fell back from and climbed again as it had became a tooth, a reading in blocks "
+             "whose blocks between two that rose did not rise was held to the rate from the first to the last, and "
+             "where the measured steps repeat every few steps far more closely than from one step to the next "
+             "(`measure/cycle.py`) the growth became no more than their largest rise over one period, per step: "
+             "false FAILs 461 → 141, leaks missed 17 → 17. The tables under noise add to each step's peak a draw "
+             f"uniform in 0..{max(res.get('noises', [0])):g} MiB or less."), "",
+            (f"**All together:** false FAILs {_sum(was, 'false_fail')} → {_sum(rows, 'false_fail')} of {series:,}, "
+             f"too few steps to tell {_sum(was, 'undecided')} → {_sum(rows, 'undecided')}; "
              f"leaks missed {_sum(was, 'missed')} → {_sum(rows, 'missed')} of the {_seen(rows):,} a run showed "
-             f"enough tops of; of the {keeping - _seen(rows):,} too short, failed all the same "
+             f"enough tops of (too few steps to tell {_sum(was, 'leak_undecided')} → "
+             f"{_sum(rows, 'leak_undecided')}); of the {keeping - _seen(rows):,} too short, failed all the same "
              f"{_sum(was, 'short_failed')} → {_sum(rows, 'short_failed')} (a climb read as the leak: the verdict "
-             f"right, the reading not); over-read {_sum(was, 'over_read')} → "
+             f"right, the reading not), too few steps to tell {_sum(was, 'short_undecided')} → "
+             f"{_sum(rows, 'short_undecided')}; over-read {_sum(was, 'over_read')} → "
              f"{_sum(rows, 'over_read')}, under-read {_sum(was, 'under_read')} → {_sum(rows, 'under_read')} of "
              f"{series:,}."), ""]
     out += _by_length(res, "**False FAILs** (every tooth, kept or not):", "false_fail",
+                      lambda rs: sum(r["phases"] for r in rs))
+    out += _by_length(res, ("**Too few steps to tell** (no verdict: a climb fallen from and climbed again, "
+                            "`measure/freed.py`; every tooth, kept or not):"), "undecided",
                       lambda rs: sum(r["phases"] for r in rs))
     out += _by_length(res, "**Leaks missed** (teeth keeping more than the allowance per step, in runs that show "
                       "four tops or more; `-`: every such run too short):", "missed", _seen)
     out += _by_length(res, "**Over-read** (read faster than the truth plus the allowance):", "over_read",
                       lambda rs: sum(r["phases"] for r in rs))
-    return out + _worst(res) + _noisy(res)
+    return out + _worst(res) + _shortest(res) + _noisy(res)
+
+
+def _shortest(res: dict) -> list[str]:
+    """Per period, the shortest run its clean teeth read as steady from, and the run "too few steps" asks for."""
+    if "shortest" not in res:
+        return []
+    out = [("**The shortest run per period** (exactly built, keeping nothing, every climb, flush and phase: read as "
+            f"steady at every length from it to {SHORTEST[-1]} steps; and the run the \"too few steps\" error asks of "
+            "a buffer freed that often, four of its tops where the rule reads them):"), "",
+           "| period | steady from | too few steps: a run of |", "|---|---|---|"]
+    for r in res["shortest"]:
+        out.append(f"| {r['period']} | {r['steady_from'] or '-'} steps | {r['asked']} steps |")
+    return out + [""]
 
 
 if __name__ == "__main__":
