@@ -6,7 +6,9 @@ as unmeasured, never pass (or record a baseline) with 0 B of host RAM.
 """
 
 import json
+import shlex
 import shutil
+import sys
 
 import pytest
 from inner_session import rows
@@ -48,3 +50,32 @@ def test_a_command_ended_before_the_first_sample_never_passes_or_records_0_b(sho
     entries = json.loads(stored.read_text())["entries"]["tiny"] if stored.exists() else {}
     assert all(entry["peaks"]["ram_tree"] > 0 for entry in entries.values()), entries
     assert len(entries) == CASES - len(unmeasured)
+
+
+def test_a_shell_that_leaves_its_job_in_the_background_records_the_tree_alone(pytester, monkeypatch):
+    """`bash -c "job & exit 0"`: the shell exits within the first poll while its job holds 30 MiB. Its own figure
+    was never read: it is none (null, `-`), never 0 B, and the tree's is gated and recorded; a 0 B main figure made
+    the baseline write fail the whole session ("peaks.ram is 0")."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    job = "import time; b = bytearray(30 * 2**20); b[::4096] = bytes(len(b[::4096])); time.sleep(0.5)"
+    pytester.makepyfile(test_mem=f'''
+        import pytest
+        from gpu_budget import Scenario
+
+        @pytest.mark.gpu_budget(ram="2 GiB")
+        def test_bg(gpu_budget):
+            job = {f"nohup {sys.executable} -c {shlex.quote(job)} >/dev/null 2>&1 & exit 0"!r}
+            gpu_budget.measure(Scenario(name="bg", command=["bash", "-c", job]))
+    ''')
+    recorded = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-update",
+                                             "--gpu-budget-json=r.json")
+    assert recorded.ret == 0, recorded.stdout.str()
+    row = rows(pytester)["test_bg"]
+    assert row["peaks"]["ram_tree"] > 30 * 2**20, row["peaks"]
+    assert row["peaks"]["ram"] != 0, row["peaks"]  # None where the shell was never read (most runs), else its own
+    stored = json.loads((pytester.path / "baselines" / "cpu-x86_64" / "test_mem.json").read_text())
+    assert stored["entries"]["tiny"]["test_mem.py::test_bg"]["peaks"]["ram_tree"] == row["peaks"]["ram_tree"]
+    compared = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    assert compared.ret == 0, compared.stdout.str()
+    assert rows(pytester)["test_bg"]["verdict"] == "pass"

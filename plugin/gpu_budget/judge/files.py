@@ -213,8 +213,8 @@ def _unknown_key(entry: JsonObject) -> str | None:
 
 def _figures_problem(entry: JsonObject) -> str | None:
     peaks = entry.get("peaks")
-    if not isinstance(peaks, dict) or "ram" not in peaks:
-        return "'peaks' must be an object with at least 'ram'"
+    if not isinstance(peaks, dict) or not any(metric in peaks for metric in HOST_RAM):
+        return "'peaks' must be an object with at least 'ram' or 'ram_tree'"
     for metric, value in peaks.items():
         if metric not in ALL:
             return f"unknown metric {metric!r} in 'peaks' (known: {', '.join(ALL)})"
@@ -253,11 +253,12 @@ def _number(key: Json) -> bool:
 
 def _no_host_ram(figures: JsonObject, where: str, required: bool = False) -> str | None:
     """Why a stored host RAM peak cannot be a baseline, or None: a measured process never holds 0 B, and against 0 B
-    every run reads as a regression with no change to show; an entry without its main process's peak (`required`)
-    compares no host RAM at all and passes on nothing."""
+    every run reads as a regression with no change to show; an entry without a gated host-RAM figure (`required`:
+    the tree's, else the main process's) compares no host RAM at all and passes on nothing. A command's main
+    process the tree never read (it exited within the first poll) has no figure of its own: its tree's is gated."""
     for metric in HOST_RAM:
         value = figures.get(metric)
-        if value == 0 or (value is None and required and metric == "ram"):
+        if value == 0 or (value is None and required and metric == "ram" and figures.get("ram_tree") is None):
             return (f"{where}{metric} is {json.dumps(value)}: no measured run holds no host RAM, so it is no baseline "
                     "(a run compared with it would read as a regression, or compare nothing)")
     return None

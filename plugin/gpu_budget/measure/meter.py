@@ -358,12 +358,12 @@ class Meter:
             vram_tree=gpu.vram_tree)
         return self._kept.add(record, kind)
 
-    def _followed(self, reading: TreeReading | None) -> tuple[int, int | None]:
-        """follow()'s process's peak and its tree's in the phase ending; where the tree never read that process and
-        the kernel's figure of it is its own, that figure floors both (kernel_floor.py)."""
-        peak = reading.whole.get(self._main, 0) if reading is not None and self._main is not None else 0
+    def _followed(self, reading: TreeReading | None) -> tuple[int | None, int | None]:
+        """follow()'s process's peak (None, never 0 B, where the tree never read it) and its tree's in the phase
+        ending; where the kernel's figure of an unread process is its own, that figure floors both (kernel_floor.py)."""
+        peak = (reading.whole.get(self._main) or None) if reading is not None and self._main is not None else None
         tree = reading.private if reading is not None else None
-        self._main_read = self._main_read or peak > 0
+        self._main_read = self._main_read or bool(peak)
         if self._main_read or self.kernel is None or not self.kernel.own:
             return peak, tree
         self.floored = self.kernel

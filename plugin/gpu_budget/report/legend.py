@@ -27,7 +27,8 @@ TERMS = (
     Term("RAM tree", r"\bRAM tree\b", "host RAM peak of the measured process and all its descendants "
          "(DataLoader workers, subprocesses) together; the figure a RAM budget gates"),
     Term("RAM main", r"\bRAM main\b|\(main\)", "host RAM peak of the measured process alone, shown beside the tree's, "
-         "not gated; a baseline marked (main) holds this figure only"),
+         "not gated; '-' where it was never read (a command's process that exited before the first poll); a "
+         "baseline marked (main) holds this figure only"),
     Term("VRAM peak", r"\bVRAM peak\b", "peak GPU memory allocated by torch (torch.cuda.max_memory_allocated); "
          "'-' where the case ran without CUDA"),
     Term("so far", r"\bso far\b", "a figure of a case whose measured child failed (crashed, died of out-of-memory, "

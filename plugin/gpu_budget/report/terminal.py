@@ -323,11 +323,11 @@ def table_rows(rows: list[Result]) -> list[list[str]]:
 
 def _tree_added(row: Result) -> str | None:
     """Where the case's descendants added the most host RAM (1 MiB or more): the phase, how much, how many processes."""
-    phases = [p for p in row.phases.values() if p.ram_tree_peak is not None and p.ram_peak is not None]
+    phases = [p for p in row.phases.values() if p.ram_tree_peak is not None]
     if not phases:
         return None
-    top = max(phases, key=lambda p: p.ram_tree_peak - p.ram_peak)
-    added = top.ram_tree_peak - top.ram_peak
+    top = max(phases, key=lambda p: p.ram_tree_peak - (p.ram_peak or 0))
+    added = top.ram_tree_peak - (top.ram_peak or 0)  # a main process never read (None) adds nothing of its own
     if added < 2**20:
         return None
     tree, m = top.tree, row.measurement
@@ -339,7 +339,8 @@ def _tree_added(row: Result) -> str | None:
     else:
         who, whose = "main process", "descendant process(es)"
     count = f"{tree.processes} " if tree is not None else ""
-    return (f"phase {top.name}: {who} {format_size(top.ram_peak)} + {count}{whose}{exited} {format_size(added)} = "
+    own = format_size(top.ram_peak) if top.ram_peak is not None else "not read"
+    return (f"phase {top.name}: {who} {own} + {count}{whose}{exited} {format_size(added)} = "
             f"{format_size(top.ram_tree_peak)}")
 
 
