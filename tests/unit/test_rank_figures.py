@@ -610,3 +610,36 @@ def test_processes_that_form_a_group_without_a_launchers_rank_fail_naming_the_wa
     # a group of one (a single process's init_process_group), or processes a launcher told apart: no fault
     assert events({"pid": 11, "group": 1}).fault(set(), 0) is None
     assert events({"pid": 11, "group": 2}, {"rank": 0, "group": 2}, {"rank": 1, "group": 2}).fault({0, 1}, 0) is None
+
+
+def test_a_ranks_gap_is_kept_only_where_it_added_as_a_function_cases_is():
+    """`with phase("load")` then `with phase("train_step_1")` on a GPU: each rank reports its GPU figures of the run
+    after the load block ('after load', a gap) at its next mark. A function case's meter keeps a gap only where it
+    reached past the phase before it by more than gaps.GAP_NOISE; each rank kept its 'after load' whatever it held,
+    so a launcher's baseline held rank phases a function case's never does. One that added is kept, in the finished
+    launch's summary and in a stopped one's (the child's events)."""
+    from gpu_budget.isolate import events, forkserver, protocol
+
+    def marks(pid, rank, eval_gib):
+        return [Message(pid=pid, rank=rank, phase="load", cuda={"vram_allocated": 1 << 20}),
+                Message(pid=pid, rank=rank, phase="after load", gap=True, cuda={"vram_allocated": 1 << 30}),
+                Message(pid=pid, rank=rank, phase="train_step_1", step=1, cuda={"vram_allocated": 1 << 30}),
+                Message(pid=pid, rank=rank, phase="after train_step_1", gap=True, cuda={"vram_allocated": 2 << 30}),
+                Message(pid=pid, rank=rank, exit=0, own=True, cuda={"vram_allocated": eval_gib << 30})]
+
+    ranks = RankEvents()
+    for message in [*marks(11, 0, 3), *marks(12, 1, 2)]:  # rank 0's evaluation after its last block adds a GiB
+        ranks.take(message)
+    node = [phase("run", {0: 10 * MiB, 1: 10 * MiB}), phase("load", {0: 100 * MiB, 1: 100 * MiB}),
+            phase("train_step_1", {0: 100 * MiB, 1: 100 * MiB}, step=1)]  # the node kept neither gap
+    summary = summarize(node, cuda=False, rank_cuda=ranks.cuda)
+    kept = {r.rank: list(r.phases) for r in summary.ranks}
+    assert kept == {0: ["run", "load", "train_step_1", "after train_step_1"], 1: ["run", "load", "train_step_1"]}, kept
+    assert [r.peaks.vram_allocated for r in summary.ranks] == [3 << 30, 2 << 30]  # a gap dropped moves no peak
+    seen = [events.Started(pid=1, cuda=False, ram_method="vmhwm", ram_tree_method="peak over time", subreaper=True,
+                           command=True), *(events.PhaseEnded(p) for p in node),
+            *(events.RankProgress(m.rank, m.phase, dict(m.cuda), m.gap) for m in marks(11, 0, 3))]
+    seen = [events.decode(events.encode(e)) for e in seen]
+    stopped = forkserver._summary_so_far(seen, None, protocol.ChildEnding(exitcode=None, timed_out=True,
+                                                                          wall_seconds=20.0))
+    assert list(stopped.ranks[0].phases) == ["run", "load", "train_step_1", "after train_step_1"], stopped.ranks[0]

@@ -112,7 +112,7 @@ def test_against_a_phase_some_base_run_missed_is_not_held_against_head():
 
 def test_the_run_after_a_block_its_baseline_kept_is_not_required_where_the_block_was_reached():
     """'after eval' (what a runner does after `with ctx.meter.phase("eval")`) is kept only where it passed the phase
-    before by more than the interpreter's noise (meter.GAP_NOISE): a baseline that kept it failed every run whose
+    before by more than the interpreter's noise (gaps.GAP_NOISE): a baseline that kept it failed every run whose
     gap stayed within that noise ("the run did not reach 3 of the 6 phases its baseline measured (after eval, after
     eval (2), after load; ..."). A block not reached still is."""
     names = ["load", "after load", "eval", "after eval", "eval (2)", "after eval (2)"]

@@ -50,7 +50,7 @@ def test_a_phase_named_as_a_numbered_one_keeps_both():
 
 
 def test_the_run_after_a_block_met_again_is_named_after_that_block():
-    """The run after a block is kept only where it passed the block (meter.GAP_NOISE): numbered by its own count, the
+    """The run after a block is kept only where it passed the block (gaps.GAP_NOISE): numbered by its own count, the
     one after the third evaluation read 'after eval (2)' where the first's was not kept, and was compared with the
     baseline's 'after eval (2)', the second's."""
     phases = [PhaseRecord("eval", ram_peak=10 * MiB), PhaseRecord("eval", ram_peak=10 * MiB),

@@ -252,7 +252,8 @@ def _measure_command(request: ChildRequest, job: ScenarioJob, assets: Path, mall
     snapshot = request.snapshot.path if request.snapshot is not None else None
     try:
         ran = command.run(line, meter, request.threads, malloc, request.sockets,
-                          on_rank=lambda rank, phase, cuda: emit(events.RankProgress(rank, phase, cuda)), snapshot=snapshot,
+                          on_rank=lambda rank, phase, cuda, gap: emit(events.RankProgress(rank, phase, cuda, gap)),
+                          snapshot=snapshot,
                           card=request.card)
     except BaseException as exc:
         exc.meter = meter  # main() reports the error with the meter's info, after the phases it streamed

@@ -311,15 +311,15 @@ class MarkServer:
 
     def _progress(self, message: Message) -> None:
         """A rank's phase mark, or its own process's exit, to on_rank(rank, phase or None, the GPU figures of the phase
-        it closes or None)."""
+        it closes or None, whether the phase it marks is a gap)."""
         rank = message.rank
         if self.on_rank is None or rank is None:
             return
         cuda = dict(message.cuda) if message.cuda is not None else None
         if message.phase is not None:
-            self.on_rank(rank, message.phase, cuda)
+            self.on_rank(rank, message.phase, cuda, message.gap)
         elif message.exited_own:
-            self.on_rank(rank, None, cuda)
+            self.on_rank(rank, None, cuda, False)
 
     def _marks_phases(self, message: Message) -> bool:
         """The command's own process marks the phases, or under a launcher rank 0's process (the first to mark)."""

@@ -129,6 +129,7 @@ class RankProgress:
     rank: int
     phase: str | None  # the last phase it marked (None: it exited)
     cuda: dict[str, int] | None = None
+    gap: bool = False  # the phase it marked is the run after a block (kept where it adds: ranks.with_cuda)
 
 
 Event = Started | PhaseBegun | PhaseEnded | TreeFigure | SnapshotDumped | Finished | Failed | DeviceSeen | Prepared | RankProgress

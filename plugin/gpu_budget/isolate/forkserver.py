@@ -643,7 +643,7 @@ def _summary_so_far(seen: list[events.Event], error: events.Failed | None, endin
     summary = (error.summary if error is not None and error.summary else
                summarize(phases, cuda=bool(start and start.cuda), ram_method=start.ram_method if start else "vmhwm",
                          ram_tree_method=start.ram_tree_method if start else None,
-                         rank_cuda=reported_gpu((e.rank, e.phase, e.cuda) for e in seen
+                         rank_cuda=reported_gpu((e.rank, e.phase, e.cuda, e.gap) for e in seen
                                                 if isinstance(e, events.RankProgress)) or None))
     if stopped_in is not None:
         summary = replace(summary, ram_tree_bound=_stopped_bound(stopped_in.name, summary.ram_tree_bound))

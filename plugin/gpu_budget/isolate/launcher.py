@@ -70,8 +70,8 @@ class RankEvents:
         self.accelerate: dict[int, tuple[str, int]] = {}  # rank -> accelerate's (distributed type, processes)
         self.backends: set[str] = set()  # the process groups' backends (gloo, nccl)
         self.fsdp: set[int] = set()  # ranks whose environment asks accelerate for FSDP (ACCELERATE_USE_FSDP=true)
-        self.marks: list[tuple[int, str | None, Mapping[str, int] | None]] = []  # (rank, phase or None at its exit,
-        # the GPU figures of the phase it closes), in order: ranks.reported_gpu
+        self.marks: list[tuple[int, str | None, Mapping[str, int] | None, bool]] = []  # (rank, phase or None at its
+        # exit, the GPU figures of the phase it closes, whether it marks a gap), in order: ranks.reported_gpu
         self._phase: dict[int, str] = {}  # rank -> the phase it marked last (the one it raised in)
 
     def take(self, message: Message) -> bool:
@@ -107,7 +107,7 @@ class RankEvents:
     def _take_cuda(self, rank: int, message: Message) -> None:
         """A rank's mark (or its exit), with the GPU peaks of the phase it closes."""
         if message.phase is not None or message.exited_own:
-            self.marks.append((rank, message.phase, message.cuda))
+            self.marks.append((rank, message.phase, message.cuda, message.gap))
             if message.phase is not None:
                 self._phase[rank] = message.phase
 

@@ -33,7 +33,7 @@ Phases are contiguous: starting one ends the one before, so no allocation
 between two phases escapes measurement. A `with meter.phase()` block ends its
 phase where the block ends; what the run does after it, until the next phase
 begins or the run ends, is measured as a phase "after <name>", recorded where
-it reached past the phase before it (by more than GAP_NOISE), so a spike between
+it reached past the phase before it (by more than gaps.GAP_NOISE), so a spike between
 two blocks is in the row's peak. What a runner does before its first phase
 (lead_in) is the phase "run", as a command's is, recorded where it reached past
 the phase after it.
@@ -49,7 +49,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from gpu_budget.measure import card_cap, procfs
+from gpu_budget.measure import card_cap, gaps, procfs
 from gpu_budget.measure.card_cap import Capped
 from gpu_budget.measure.device import cuda_available, device_info  # noqa: F401  device_info: the child's probe reads it here
 from gpu_budget.measure.facts import RunnerFacts
@@ -68,7 +68,6 @@ if TYPE_CHECKING:
     from gpu_budget.measure.tensors import TensorPeak  # imports torch: for a run that imported it
 
 _CLEAR_REFS = "/proc/self/clear_refs"
-GAP_NOISE = 2**20  # the interpreter's own between two blocks: a gap past the phase before by no more is not recorded
 
 
 def can_reset_hwm() -> bool:
@@ -168,10 +167,9 @@ def running_gpu(meter: Meter) -> Peaks:
 
 
 def reaches_past(record: PhaseRecord, before: PhaseRecord | None) -> bool:
-    """Whether a gap's record reached past the phase before it in some figure (by more than GAP_NOISE): one that did
+    """Whether a gap's record reached past the phase before it in some figure (by more than gaps.GAP_NOISE): one that did
     not moves no peak of the run."""
-    return before is None or any(value > (before.peaks.figure(metric) or 0) + GAP_NOISE
-                                 for metric, value in record.peaks.measured.items())
+    return gaps.reaches_past(record.peaks, before.peaks if before is not None else None)
 
 
 GAP, LEAD = "gap", "lead"  # kinds of phase the meter keeps only where they add (_Kept)
@@ -388,7 +386,7 @@ class Meter:
 
     def lead_in(self, name: str = FIRST_PHASE) -> None:
         """Begin the run before its first phase as phase `name`: a model a runner builds before it marks one is
-        measured. Recorded where it reached past the phase after it (by more than GAP_NOISE), as a gap is."""
+        measured. Recorded where it reached past the phase after it (by more than gaps.GAP_NOISE), as a gap is."""
         self.start(name)
         self._open = (*self._open[:3], LEAD)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
+from gpu_budget.measure.gaps import reaches_past
 from gpu_budget.model.figures import Peaks, PhaseRecord, RankFigures, RankGpu, steps_of
 from gpu_budget.model.json_value import JsonMapping
 from gpu_budget.model.metric import ALL
@@ -44,23 +45,28 @@ def by_rank(phases: Sequence[PhaseRecord]) -> list[RankFigures]:
     return out
 
 
-def reported_gpu(marks: Iterable[tuple[int, str | None, JsonMapping | None]]) -> dict[int, RankGpu]:
+def reported_gpu(marks: Iterable[tuple[int, str | None, JsonMapping | None, bool]]) -> dict[int, RankGpu]:
     """Each rank's GPU figures from its marks in the order they came: (rank, the phase it marks, None at its own
-    process's exit, the GPU figures of the phase that mark closes). The measuring child reads them so, and the
-    session again from its events where the child was killed (a timeout) before it summed them."""
+    process's exit, the GPU figures of the phase that mark closes, whether the phase it marks is a gap: the run after
+    a block). The measuring child reads them so, and the session again from its events where the child was killed
+    (a timeout) before it summed them."""
     out: dict[int, RankGpu] = {}
     marked: dict[int, str] = {}  # rank -> the phase it marked last (the one its next figures close)
-    for rank, phase, figures in marks:
+    gaps: dict[int, set[str]] = {}
+    for rank, phase, figures, gap in marks:
         if figures is not None:
             out[rank] = out.get(rank, RankGpu()).took(marked.get(rank, "run"), figures)
         if phase is not None:
             marked[rank] = phase
-    return dict(sorted(out.items()))
+            gaps.setdefault(rank, set()).update([phase] if gap else [])
+    return {rank: replace(gpu, gaps=frozenset(gaps.get(rank, ()))) for rank, gpu in sorted(out.items())}
 
 
 def with_cuda(ranks: list[RankFigures], rank_cuda: Mapping[int, RankGpu] | None) -> list[RankFigures]:
     """Each rank with the GPU figures its own process reported (the allocator's peaks at its phase marks and exit,
-    NVML's figure of its process), per phase and in all; a phase only the rank reported comes after the node's."""
+    NVML's figure of its process), per phase and in all; a phase only the rank reported comes after the node's, and
+    of those a gap (the run after a block) only where it reached past the rank's phase before it, as a function
+    case's meter keeps one (gaps.py): its figures stay in the rank's peaks either way."""
     out = []
     for entry in ranks:
         gpu = (rank_cuda or {}).get(entry.rank)
@@ -68,7 +74,11 @@ def with_cuda(ranks: list[RankFigures], rank_cuda: Mapping[int, RankGpu] | None)
             out.append(entry)
             continue
         phases = dict(entry.phases)
+        before: Peaks | None = None
         for name, figures in gpu.phases.items():
+            if name in gpu.gaps and name not in phases and not reaches_past(figures, before):
+                continue
+            before = figures
             old = phases.get(name) or PhaseRecord(name=name, step=None, seconds=None, ram_peak=None, rss_anon=None,
                                                   rss_file=None)
             phases[name] = replace(old, **{m: v for m, v in figures.measured.items() if m != "vram_tree"})

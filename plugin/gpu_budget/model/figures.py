@@ -312,10 +312,12 @@ class Node(Fields):
 @dataclass(frozen=True)
 class RankGpu(Fields):
     """What one rank's own process reported of its GPU: its largest figures, and each of its phases' (by the names
-    the rank marked), from its allocator and NVML (command.py gathers them as the rank's marks arrive)."""
+    the rank marked), from its allocator and NVML (command.py gathers them as the rank's marks arrive); `gaps`: the
+    phases it began as the run after a block, kept only where they add (ranks.with_cuda)."""
 
     peaks: Peaks = Peaks()
     phases: Mapping[str, Peaks] = field(default_factory=dict)
+    gaps: frozenset[str] = frozenset()
 
     def took(self, phase: str, figures: JsonMapping) -> RankGpu:
         """This with one more report: the figures of `phase`, each kept where larger than before."""
@@ -323,7 +325,7 @@ class RankGpu(Fields):
             return Peaks(**{m: max(v, old.figure(m) or 0) if isinstance(v := figures.get(m), int) and not
                             isinstance(v, bool) and m in GPU else old.figure(m) for m in ALL})
 
-        return RankGpu(grown(self.peaks), {**self.phases, phase: grown(self.phases.get(phase, Peaks()))})
+        return RankGpu(grown(self.peaks), {**self.phases, phase: grown(self.phases.get(phase, Peaks()))}, self.gaps)
 
 
 def steps_of(records: Sequence[PhaseRecord]) -> tuple[Step, ...]:
