@@ -79,3 +79,20 @@ def test_a_first_run_without_the_terminal_says_what_it_recorded_in_its_reports(p
     assert row["message"].startswith("no baseline yet: recorded") and row["baseline_file"].endswith(str(path))
     assert (f"> baselines: recorded 1 new entry in {path}; commit it: under CI a case without a baseline fails"
             in summary.read_text().splitlines())
+
+
+def test_an_update_says_an_entry_new_updated_or_left_unchanged(project):
+    """A label-less measure() with no entry under --gpu-budget-update said "wrote 1 entry" as of one it rewrote, and
+    an update whose case held printed no baselines line at all; it now says which."""
+    def said(result) -> list[str]:
+        return [line.split(" in ")[0] if line.startswith(("baselines: wrote", "baselines: updated"))
+                else line for line in result.stdout.lines if line.startswith("baselines:")]
+
+    pytester = project(CASES.replace("MIB", "8"))
+    assert said(run(pytester, ["-p", "no:xdist"], "--gpu-budget-update")) == [
+        "baselines: wrote 1 new entry (--gpu-budget-update)"]
+    assert said(run(pytester, ["-p", "no:xdist"], "--gpu-budget-update")) == [
+        ("baselines: left 1 entry unchanged (--gpu-budget-update): within tolerance of their baseline on the same "
+         "setup, so not rewritten")]
+    assert said(run(project(CASES.replace("MIB", "64")), ["-p", "no:xdist"], "--gpu-budget-update")) == [
+        "baselines: updated 1 entry (--gpu-budget-update)"]

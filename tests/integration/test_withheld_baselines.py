@@ -105,7 +105,7 @@ def test_an_update_from_a_failing_test_leaves_its_stored_entry(project, workers)
     assert after["test_mem.py::test_fails_after"] == before["test_mem.py::test_fails_after"]
     assert after["test_mem.py::test_passes"]["peaks"]["ram"] > before["test_mem.py::test_passes"]["peaks"]["ram"]
     assert [line.split(" in ")[0] for line in baselines_lines(result)] == [
-        "baselines: wrote 1 entry (--gpu-budget-update)",
+        "baselines: updated 1 entry (--gpu-budget-update)",
         ("baselines: 1 entry not written, its test did not pass after measuring (test_mem.py::test_fails_after): "
          "only a passing test records its baseline")]
     withheld = rows(pytester)["test_fails_after"]  # a regression under the update: its row says what was written

@@ -2,8 +2,12 @@
 
 from pathlib import Path
 
-from gpu_budget.report.tally import dropped_line, kept_line, skipped_line, withheld_line, written_line
+from gpu_budget.model.entry import Entry
+from gpu_budget.model.figures import Peaks
+from gpu_budget.model.result import RECORDED, UPDATED, WITHIN, Result
+from gpu_budget.report.tally import dropped_line, kept_line, skipped_line, unchanged_line, withheld_line, written_kinds, written_line
 from gpu_budget.session.collection import NOT_PROBING
+from gpu_budget.session.held import WITHHELD
 
 HERE = Path("/project")
 CUDA = "scenario 's2_paraformer' at scale 'tiny' needs a CUDA GPU; this host has none"
@@ -22,11 +26,37 @@ def test_several_files_each_with_its_count_and_a_file_elsewhere_stays_absolute()
                     "baselines/k/test_b.json (1); commit them: under CI a case without a baseline fails")
 
 
-def test_an_update_says_wrote_not_new_and_nothing_written_is_no_line():
-    line = written_line({"/project/b/k/test_a.json": 1}, update=True, here=HERE)
-    assert line == "baselines: wrote 1 entry (--gpu-budget-update) in b/k/test_a.json; review the diff and commit it"
+def test_an_update_says_which_entries_are_new_and_which_updated_and_nothing_written_is_no_line():
+    """An update's line said "wrote 1 entry" of an entry it wrote for a case with none, as of one it rewrote: a
+    reviewer could not tell a new entry to check from a moved one."""
+    line = written_line({"/project/b/k/test_a.json": 1}, update=True, here=HERE, new=1)
+    assert line == "baselines: wrote 1 new entry (--gpu-budget-update) in b/k/test_a.json; review the diff and commit it"
+    line = written_line({"/project/b/k/test_a.json": 2}, update=True, here=HERE)
+    assert line == "baselines: updated 2 entries (--gpu-budget-update) in b/k/test_a.json; review the diff and commit it"
+    line = written_line({"/project/b/k/test_a.json": 3}, update=True, here=HERE, new=1)
+    assert line == ("baselines: wrote 3 entries (--gpu-budget-update: 1 new, 2 updated) in b/k/test_a.json; "
+                    "review the diff and commit it")
     assert written_line({}, update=False, here=HERE) is None
     assert written_line({"/project/b/k/test_a.json": 0}, update=False, here=HERE) is None
+
+
+def test_an_update_says_the_entries_it_left_as_they_were():
+    """An update whose cases all stayed within their baselines printed no baselines line at all."""
+    assert unchanged_line(2) == ("baselines: left 2 entries unchanged (--gpu-budget-update): within tolerance of their "
+                                 "baseline on the same setup, so not rewritten")
+    assert unchanged_line(1).startswith("baselines: left 1 entry unchanged")
+    assert unchanged_line(0) is None
+
+
+def test_an_updates_rows_are_counted_new_updated_or_unchanged_by_what_each_says_it_wrote():
+    def row(verdict, message, baseline=True, passed=True, outcome="passed"):
+        return Result(f"t.py::test_{len(message)}", "s", "tiny", verdict, passed, message,
+                      baseline=Entry(peaks=Peaks(ram=1)) if baseline else None, test_outcome=outcome)
+
+    rows = [row("no-baseline", f"{RECORDED}", baseline=False), row("improved", f"ram_tree smaller; {UPDATED}"),
+            row("pass", WITHIN), row("pass", "within, noted"), row("pass", WITHIN + " ", outcome="failed"),
+            row("error", "the child died"), row("pass", f"no baseline yet: {WITHHELD}", baseline=False)]
+    assert written_kinds(rows) == (1, 2)  # new; unchanged: the passing rows with a baseline that claim no write
 
 
 def test_entries_an_update_pruned_are_named_per_file_the_first_five_of_each():

@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from gpu_budget.model.result import RECORDED, Result, Verdict, written_claim
+
 # why a case was skipped, matched on the skip's reason (session.py and session/case.py write them), first match
 # wins: (needle, one, several, why); a group with no fixed why quotes the reason where its cases share one
 SKIP_GROUPS: tuple[tuple[str, str, str, str | None], ...] = (
@@ -35,23 +37,53 @@ def _shown(path: str, here: Path) -> str:
         return path
 
 
-def written_line(written: Mapping[str, int], update: bool, here: Path) -> str | None:
+def _entries(count: int) -> str:
+    return f"{count} {'entry' if count == 1 else 'entries'}"
+
+
+def written_line(written: Mapping[str, int], update: bool, here: Path, new: int = 0) -> str | None:
     """What the session wrote to which baseline file, or None when it wrote nothing.
 
     Without --gpu-budget-update only a case with no baseline is written, so every entry is new and must be
-    committed: a CI run fails a case without one.
+    committed: a CI run fails a case without one. An update says which of the entries it wrote are `new` (a case
+    with none) and which it updated: a new entry is one to check whole, an updated one a diff to read.
     """
     counts = {path: n for path, n in written.items() if n}
     if not counts:
         return None
     total = sum(counts.values())
-    entries = f"{total} new {'entry' if total == 1 else 'entries'}" if not update else \
-        f"{total} {'entry' if total == 1 else 'entries'} (--gpu-budget-update)"
+    new = min(new, total)
+    if not update:
+        done, entries = "recorded", f"{total} new {'entry' if total == 1 else 'entries'}"
+    elif new in (0, total):
+        done = "wrote" if new else "updated"
+        entries = f"{total} {'new ' if new else ''}{'entry' if total == 1 else 'entries'} (--gpu-budget-update)"
+    else:
+        done, entries = "wrote", f"{_entries(total)} (--gpu-budget-update: {new} new, {total - new} updated)"
     where = _shown(next(iter(counts)), here) if len(counts) == 1 else \
         f"{len(counts)} files: " + ", ".join(f"{_shown(p, here)} ({n})" for p, n in sorted(counts.items()))
     action = "review the diff and commit it" if update else \
         f"commit {'it' if len(counts) == 1 else 'them'}: under CI a case without a baseline fails"
-    return f"baselines: {'wrote' if update else 'recorded'} {entries} in {where}; {action}"
+    return f"baselines: {done} {entries} in {where}; {action}"
+
+
+def unchanged_line(count: int) -> str | None:
+    """The entries an update left as they were (their cases passed within their baselines), or None: an update whose
+    cases all held printed no baselines line at all, and a user could not tell it from one that wrote nothing."""
+    if not count:
+        return None
+    return (f"baselines: left {_entries(count)} unchanged (--gpu-budget-update): within tolerance of their baseline "
+            "on the same setup, so not rewritten")
+
+
+def written_kinds(rows: Iterable[Result]) -> tuple[int, int]:
+    """Of an update's rows, how many say they recorded a new entry, and how many left theirs unchanged: a case with
+    a baseline whose test passed and whose row claims no write (a withheld or failed write says so in its place)."""
+    claims = [(row, written_claim(row.message)) for row in rows]
+    new = sum(1 for _, claim in claims if claim is not None and claim[2] == RECORDED)
+    unchanged = sum(1 for row, claim in claims if claim is None and row.baseline is not None and row.passed
+                    and row.verdict not in (Verdict.ERROR, Verdict.SKIPPED) and row.test_outcome in (None, "passed"))
+    return new, unchanged
 
 
 def _keys_where(by_file: Mapping[str, Sequence[str]], here: Path) -> tuple[int, str] | None:

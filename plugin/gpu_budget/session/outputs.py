@@ -32,8 +32,10 @@ JSON_UNWRITTEN = "could not write the JSON report to"  # a gate problem: the ter
 def baseline_lines(data: SessionData, options: Options, written: Mapping[str, int]) -> list[str | None]:
     """What the session did to the baseline files (report/tally): recorded or wrote, dropped, kept, withheld."""
     here = Path.cwd()
-    return [tally.written_line(written, options.update, here), tally.dropped_line(data.dropped, here),
-            tally.kept_line(data.kept, here), tally.withheld_line(data.withheld, options.update)]
+    new, unchanged = tally.written_kinds(data.rows) if options.update else (0, 0)
+    return [tally.written_line(written, options.update, here, new), tally.unchanged_line(unchanged),
+            tally.dropped_line(data.dropped, here), tally.kept_line(data.kept, here),
+            tally.withheld_line(data.withheld, options.update)]
 
 
 def write_files(data: SessionData, options: Options, problems: list[str], git: JsonMapping | None = None,
@@ -129,7 +131,7 @@ def terminal_summary(terminalreporter: pytest.TerminalReporter, data: SessionDat
     for warning in warnings:
         write(f"gpu-budget warning: {warning} (fails the run under CI or with --gpu-budget-require-gpu)", yellow=True)
     said = baseline_lines(data, options, written or {})
-    for line in (*asked_stop, *said[:3], moved, said[3], _skipped(terminalreporter, data)):
+    for line in (*asked_stop, *said[:-1], moved, said[-1], _skipped(terminalreporter, data)):  # withheld last
         if line:
             write(line, yellow=line.startswith("gpu-budget warning"))
     if options.plots and any(r.plot for r in data.rows):
