@@ -400,3 +400,21 @@ def test_the_merge_driver_leaves_gits_markers_where_both_sides_re_recorded_an_en
     assert failed and "<<<<<<< ours" in path.read_text()
     assert baselines_cli.main(["resolve", "--keep", "theirs", str(path)]) == 0
     assert held_in(path) == {"tiny": {"test_a": 3, "test_b": 1}}
+
+
+@pytest.mark.parametrize("ours_date, theirs_date", [("2026-11-29", "2026-11-28"), ("2026-11-28", "2026-11-30")])
+def test_an_entry_both_sides_re_recorded_alike_on_other_dates_takes_the_later_date(tmp_path, capsys, ours_date,
+                                                                                     theirs_date):
+    """Two branches re-recorded test_a with the same figures on other days: the entries differed only in `recorded`,
+    and resolve refused them as "other figures" (naming the same figures twice) until --keep was given."""
+    def dated(day):
+        return {**entry(120 * 2**20), "recorded": day}
+
+    path = conflicted(tmp_path, [("tiny", {"test_a": dated(ours_date), "test_b": entry(200)}, None)],
+                      [("tiny", {"test_a": dated(theirs_date)}, None)])
+    assert baselines_cli.main(["resolve", str(path)]) == 0
+    stored = files.load(path)["entries"]["tiny"]
+    assert stored["test_a"] == dated(max(ours_date, theirs_date)) and set(stored) == {"test_a", "test_b"}
+    side = "HEAD" if ours_date > theirs_date else "other"
+    assert (f"'test_a' (scale 'tiny') recorded alike on both sides but for the date: kept {side}'s, the later "
+            f"({max(ours_date, theirs_date)})") in capsys.readouterr().out

@@ -151,6 +151,8 @@ def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
         kept += "".join(f"; {test_id!r} (scale {scale!r}) deleted on {side}'s side and re-recorded on "
                         f"{theirs if side == ours else ours}'s: kept (where its test is gone, the next "
                         "--gpu-budget-update drops it)" for scale, test_id, side in merged.revived)
+        kept += "".join(f"; {test_id!r} (scale {scale!r}) recorded alike on both sides but for the date: kept {side}'s, "
+                        f"the later ({day})" for scale, test_id, side, day in merged.dated)
         kept += "".join(f"; {test_id!r} (scale {scale!r}) taken as the branches committed it: the file's conflict "
                         "regions read it otherwise (git's line merge joined lines of two entries, or an edit since "
                         "the merge)" for scale, test_id in merged.text_differs)

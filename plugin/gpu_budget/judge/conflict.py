@@ -7,7 +7,8 @@ keeps both sides: git's conflict regions (`<<<<<<<`, diff3's `|||||||`,
 baseline file, and their entries merged. Where every region holds diff3's base
 section (or git's index holds the base: merge_base.py), the base is rebuilt
 too and each entry merged as git merges lines: an entry one side deleted or
-changed while the other held it as the base did takes that side's change (a deleted test's entry stays deleted). An entry both sides
+changed while the other held it as the base did takes that side's change (a deleted test's entry stays deleted). An entry both
+sides re-recorded alike but for the date takes the later date. An entry both sides
 hold with other figures, neither the base's, is a real conflict: it is refused,
 naming each, unless the caller says which side to keep. Pure text and data here;
 the file itself: files.py.
@@ -53,7 +54,8 @@ class Merged:
     one side deleted while the other held it as the base did, left out, and the side that deleted it; `text_differs`
     the (scale, key) merged from the sides as committed (git's index) that the file's conflict regions read
     otherwise; `revived` the (scale, key) one side deleted and the other changed from the base's, kept, and the side
-    that deleted it."""
+    that deleted it; `dated` the (scale, key) both sides re-recorded alike but for the date, the side whose later
+    date was kept, and that date."""
 
     data: Contents
     only_ours: int
@@ -63,6 +65,7 @@ class Merged:
     deleted: tuple[tuple[str, str, str], ...] = ()
     text_differs: tuple[tuple[str, str], ...] = ()
     revived: tuple[tuple[str, str, str], ...] = ()
+    dated: tuple[tuple[str, str, str, str], ...] = ()
 
     @property
     def total(self) -> int:
@@ -171,6 +174,7 @@ def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str],
     differing: list[tuple[str, str]] = []
     deleted: list[tuple[str, str, str]] = []
     revived: list[tuple[str, str, str]] = []
+    dated: list[tuple[str, str, str, str]] = []
     for scale in sorted({*ours.entries, *theirs.entries}):
         mine, other = ours.scale(scale), theirs.scale(scale)
         was = base.scale(scale) if base is not None else {}
@@ -192,6 +196,9 @@ def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str],
                     revived.append((scale, key, labels[0]))
             elif mine[key] == other[key]:
                 by_key[key] = mine[key]
+            elif _but_for_the_date(mine[key], other[key]):  # both re-recorded the same figures: the later date
+                later = int(_recorded(other[key]) > _recorded(mine[key]))
+                dated.append((scale, key, labels[later], _recorded(by_key.setdefault(key, (mine, other)[later][key]))))
             else:
                 differing.append((scale, key))
                 by_key[key] = (mine if keep == "ours" else other)[key]
@@ -205,4 +212,15 @@ def merge(ours: Contents, theirs: Contents, where: str, labels: tuple[str, str],
     data = Contents({s: by for s, by in entries.items() if by}, {**theirs.packages, **ours.packages}, ours.schema,
                     _fields(ours, theirs, base, where, labels, keep))
     return Merged(data, only_ours, only_theirs, labels, tuple((scale, key, keep) for scale, key in differing),
-                  tuple(deleted), revived=tuple(revived))
+                  tuple(deleted), revived=tuple(revived), dated=tuple(dated))
+
+
+def _recorded(entry: EntryJson) -> str:
+    """The date an entry was recorded (ISO, so later sorts after), "" where it holds none."""
+    return Entry.from_json(entry).recorded or ""
+
+
+def _but_for_the_date(mine: EntryJson, other: EntryJson) -> bool:
+    """Whether two entries hold the same figures and facts, only their `recorded` dates other: one test re-recorded
+    alike on two branches, no conflict of figures to choose between."""
+    return ({k: v for k, v in mine.items() if k != "recorded"} == {k: v for k, v in other.items() if k != "recorded"})
