@@ -182,7 +182,7 @@ def test_resolve_goes_on_past_a_broken_file_names_it_and_exits_1(tmp_path, capsy
         assert set(files.load(path)["entries"]["tiny"]) == {"test_a", "test_b", "test_c"}
     assert broken.read_bytes() == bad
     assert sorted(path.name for path in folder.iterdir()) == ["a.json", "b.json", "c.json"]  # no temp or lock left
-    assert "1 of the 3 files holding conflict markers or unreadable left as it was" in err, err
+    assert "1 of the 3 files holding conflict markers, unmerged or unreadable left as it was" in err, err
 
 
 def test_the_count_of_files_left_is_of_those_with_markers_not_of_every_file_searched(tmp_path, capsys):
@@ -194,7 +194,7 @@ def test_the_count_of_files_left_is_of_those_with_markers_not_of_every_file_sear
     (folder / "torn.json").write_text("<<<<<<< HEAD\n{}\n=======\n")  # markers, but no merge to rebuild
     assert baselines_cli.main(["resolve", str(folder)]) == 1
     err = capsys.readouterr().err
-    assert "the file holding conflict markers or unreadable left as it was" in err and " of " not in err.splitlines()[-1]
+    assert "the file holding conflict markers, unmerged or unreadable left as it was" in err and " of " not in err.splitlines()[-1]
 
 
 def test_resolve_goes_on_past_a_file_it_cannot_write(tmp_path, capsys, refuse_a_json):
@@ -418,3 +418,30 @@ def test_an_entry_both_sides_re_recorded_alike_on_other_dates_takes_the_later_da
     side = "HEAD" if ours_date > theirs_date else "other"
     assert (f"'test_a' (scale 'tiny') recorded alike on both sides but for the date: kept {side}'s, the later "
             f"({max(ours_date, theirs_date)})") in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("deleted_on", ["theirs", "ours"])
+def test_a_file_one_side_deleted_and_the_other_changed_is_named_with_what_to_do(tmp_path, capsys, deleted_on):
+    """git leaves a modify/delete conflict as the changed side's whole file, no markers in it: resolve said "holds no
+    merge conflict markers: nothing to resolve" and exited 0, though git still holds the file unmerged."""
+    path = tmp_path / "baselines" / "cpu-x86_64" / "test_mod.json"
+    git(tmp_path, "init", "-q")
+    files.write(path, "tiny", {"test_a": entry(100 * 2**20)})
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    for branch, side in (("other", "theirs"), ("main", "ours")):
+        git(tmp_path, "checkout", "-q", *(["-b"] if branch == "other" else []), branch)
+        if side == deleted_on:
+            git(tmp_path, "rm", "-q", str(path))
+        else:
+            files.write(path, "tiny", {"test_b": entry(200)})
+        git(tmp_path, "commit", "-q", "-am", side)
+    assert git(tmp_path, "merge", "-q", "other", check=False).returncode != 0  # CONFLICT (modify/delete)
+    for given in (path, tmp_path / "baselines"):
+        assert baselines_cli.main(["resolve", str(given)]) == 1
+        said = capsys.readouterr()
+        assert "nothing to resolve" not in said.out, said.out
+        side, kept = ("HEAD", "the merged branch") if deleted_on == "ours" else ("the merged branch", "HEAD")
+        assert (f"{path}: git left it unmerged whole, no conflict markers in it: deleted on {side}'s side and changed "
+                f"on {kept}'s. Keep it as the working tree holds it (the changed side's entries) with `git add {path}`, "
+                f"or delete it with `git rm {path}`") in said.err, said.err

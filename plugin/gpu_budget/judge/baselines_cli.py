@@ -162,7 +162,7 @@ def _resolve(keep: str | None, files: list[Path], given: list[Path]) -> int:
         print(f"python -m gpu_budget baselines resolve: {problem}", file=sys.stderr)
     if bad:
         share = "the file" if tried == 1 else f"all {tried} files" if len(bad) == tried else f"{len(bad)} of the {tried} files"
-        print(f"python -m gpu_budget baselines resolve: {share} holding conflict markers or unreadable left as "
+        print(f"python -m gpu_budget baselines resolve: {share} holding conflict markers, unmerged or unreadable left as "
               f"{'they were' if len(bad) != 1 else 'it was'} (named above)", file=sys.stderr)
     return 1 if bad else 0
 
@@ -181,6 +181,8 @@ def _conflicted(files: list[Path], named: set[Path]) -> tuple[list[Path], list[s
         except BaselineError as exc:
             bad.append(str(exc))
             continue
-        if path.resolve() in named:
+        if whole := store.unmerged_whole(path):  # no markers, yet git holds it unmerged: not resolved, not clean
+            bad.append(whole)
+        elif path.resolve() in named:
             clean.append(path)
     return todo, bad, clean

@@ -43,6 +43,25 @@ def staged(path: Path) -> Staged | None:
     return Staged(ours, theirs, _stage(path, 1))
 
 
+def unmerged_whole(path: Path) -> str | None:
+    """What is wrong with `path` where git's merge left it unmerged as a whole, one side having deleted it while the
+    other changed it (a modify/delete conflict: the working tree holds the changed side's file, no markers in it, so
+    there is nothing to merge entry by entry), and what to do; None where its index holds no such conflict (not in a
+    git work tree, merged, or a conflict with markers: resolve's own)."""
+    try:
+        done = subprocess.run(["git", "ls-files", "--unmerged", "--", path.name], cwd=path.parent, capture_output=True,
+                              text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    stages = {line.split("\t")[0].split()[-1] for line in done.stdout.splitlines()} if done.returncode == 0 else set()
+    if stages not in ({"1", "2"}, {"1", "3"}):
+        return None
+    deleted, changed = ("the merged branch", "HEAD") if stages == {"1", "2"} else ("HEAD", "the merged branch")
+    return (f"{path}: git left it unmerged whole, no conflict markers in it: deleted on {deleted}'s side and changed "
+            f"on {changed}'s. Keep it as the working tree holds it (the changed side's entries) with `git add {path}`, "
+            f"or delete it with `git rm {path}` (where its test module is gone)")
+
+
 def marker_size(path: Path) -> int:
     """The length of the conflict markers git writes into `path`: its `conflict-marker-size` attribute
     (.gitattributes), else git's SIZE (7). A file whose markers are longer read as "not valid JSON", and resolve found

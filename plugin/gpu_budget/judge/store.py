@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gpu_budget.judge import conflict, files, keys
+from gpu_budget.judge import conflict, files, keys, merge_base
 from gpu_budget.judge.contents import Contents, Listing
 from gpu_budget.judge.fingerprint import Facts
 from gpu_budget.model.case_id import CaseId
@@ -239,6 +239,12 @@ def foreign(path: Path) -> str | None:
 def conflicted(path: Path) -> bool:
     """Whether a baseline file holds git's merge conflict markers."""
     return files.conflicted(path)
+
+
+def unmerged_whole(path: Path) -> str | None:
+    """What is wrong with a baseline file git left unmerged whole (deleted on one side, changed on the other), and
+    what to do; None where it is not (merge_base.unmerged_whole)."""
+    return merge_base.unmerged_whole(path)
 
 
 def resolve(path: Path, keep: str | None = None) -> conflict.Merged:
