@@ -15,7 +15,7 @@ for an RTX 3090 (docs/cards.md's table; a budget above its card would test
 nothing and is refused when the marker is read). The tiny model on a GPU has no figure: measured and baselined, expected nothing.
 
 What is checked besides the peak: as reported, both resized matrices train in
-full; the fixes train no more than the LoRA adapters plus the new rows (at most
+full, in float32 as LLaMA-Factory upcasts them (s3_qwen2_audio/runner.py); the fixes train no more than the LoRA adapters plus the new rows (at most
 their dimension each, in embed_tokens and lm_head), which holds at any scale.
 At tiny scale that is under the row count; at 7B LoRA alone is 8.4 M parameters
 against 156,032 rows, so comparing with the row count would fail for no memory reason.
@@ -39,6 +39,7 @@ def test_as_reported(gpu_budget):
     # the failure mode: both resized matrices train in full (embedding_rows x hidden, twice, at least)
     assert info["trainable_params"] > 2 * info["embedding_rows"] * 64
     assert info["lora_modules"] > 0 and not info["lora_in_audio_tower"]
+    assert info["trainable_dtypes"] == ["float32"]  # LLaMA-Factory's upcast (model.add_lora), at either scale
 
 
 @pytest.mark.parametrize("variant", [v for v in VARIANTS if v != "as-reported"])

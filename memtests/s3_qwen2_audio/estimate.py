@@ -23,6 +23,7 @@ def build(p: dict, fixes: tuple[str, ...], device, known) -> StepPlan:
     inputs = known_batch(known, lambda: batch(p, new_ids))
     trainable = [q for q in model.parameters() if q.requires_grad]
     return StepPlan(model, adamw(trainable, device, lr=1e-4), [inputs],
+                    autocast=dtype if dtype == torch.bfloat16 else None,  # the runner's bf16 autocast
                     notes=["resize without mean_resizing (the new rows' values do not change the step)"]
                     + (["4-bit layers modelled (estimate/quant.py)"] if nf4 else []),
                     facts={"trainable_params": sum(q.numel() for q in trainable), "quantized_layers": len(swapped),

@@ -37,3 +37,26 @@ def test_s4_sft_script_checkpoints_by_default_as_sft_config_and_the_gate_do():
                    and getattr(call.args[0], "value", None) == "--gradient_checkpointing"
                    for kw in call.keywords if kw.arg == "default")
     assert default == SFT_TRAINER.params["gradient_checkpointing"] == "on"
+
+
+def test_s3_trains_in_float32_what_llamafactory_upcasts():
+    """LLaMA-Factory upcasts every trainable parameter to float32 (init_adapter, unless pure_bf16): in a bfloat16
+    model the copies modules_to_save makes of embed_tokens and lm_head train in float32, not in the model's dtype."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("peft")
+    from s3_qwen2_audio.model import add_lora, config, resize
+    from s3_qwen2_audio.scenarios import AS_REPORTED, TINY
+    from transformers import Qwen2AudioForConditionalGeneration
+
+    p = {**AS_REPORTED.params, **TINY, "vocab": 512, "hidden": 32, "intermediate": 64, "audio_d_model": 16,
+         "max_source_positions": 8}  # a few MiB: the dtypes, not the sizes, are the point
+    has = set(AS_REPORTED.fixes).__contains__
+    model = Qwen2AudioForConditionalGeneration._from_config(config(p), dtype=torch.bfloat16)
+    _, new_ids = resize(model, p, has, mean_resizing=False)
+    model, mode = add_lora(model, p, has, new_ids)
+    assert mode == "modules_to_save"
+    trainable = {name: q.dtype for name, q in model.named_parameters() if q.requires_grad}
+    assert any("modules_to_save" in name for name in trainable), sorted(trainable)
+    assert set(trainable.values()) == {torch.float32}, {n: d for n, d in trainable.items() if d != torch.float32}
+    frozen = {q.dtype for q in model.parameters() if not q.requires_grad}
+    assert frozen == {torch.bfloat16}  # the frozen model keeps its dtype
