@@ -13,6 +13,18 @@ int8, which works on CPU with bitsandbytes 0.50.2) and gradient_checkpointing
 (requested through TrainingArguments, as TRL's SFTConfig does by default) as
 params. model.peft_in_order applies the order, for this runner and the
 estimator alike; by default get_peft_model(ModelWrap(model)) without task_type.
+
+The write-up trained with TRL's SFTTrainer; this runner uses transformers'
+Trainer with the settings SFTConfig changes that matter here (gradient
+checkpointing asked for) but one: SFTConfig turns `bf16` on where `fp16` is
+not set, so SFTTrainer's forward runs under bfloat16 autocast, and this
+runner's does not. Measured at tiny scale on the CPU (the tensors the first
+forward keeps for backward): as reported 26.9 MiB without autocast, 24.7 MiB
+with it; fixed 5.0 and 4.5 MiB: the non-int8 weights are bfloat16 already, so
+autocast keeps at most 2.2 MiB less, under the tiny baselines' tolerance
+(0.5 % + 4 MiB of a peak near 500 MiB), and is left off. At real scale the
+difference is a GPU figure, not measured here. test_s4_sft_trainer.py runs
+SFTTrainer itself, bf16 included.
 """
 
 from __future__ import annotations

@@ -60,3 +60,18 @@ def test_s3_trains_in_float32_what_llamafactory_upcasts():
     assert set(trainable.values()) == {torch.float32}, {n: d for n, d in trainable.items() if d != torch.float32}
     frozen = {q.dtype for q in model.parameters() if not q.requires_grad}
     assert frozen == {torch.bfloat16}  # the frozen model keeps its dtype
+
+
+def test_s4_runner_says_it_leaves_off_the_bf16_sft_config_turns_on(tmp_path):
+    """SFTTrainer (the write-up's) autocasts to bfloat16 by default; the runner's Trainer does not, and says so."""
+    import ast
+
+    trl = pytest.importorskip("trl")
+    from s4_wrap_order import runner
+
+    assert trl.SFTConfig(output_dir=str(tmp_path), use_cpu=True, report_to="none").bf16 is True
+    tree = ast.parse(Path(runner.__file__).read_text())
+    args = next(call for call in ast.walk(tree) if isinstance(call, ast.Call)
+                and getattr(call.func, "id", None) == "TrainingArguments")
+    assert not {kw.arg for kw in args.keywords} & {"bf16", "fp16"}  # no mixed precision asked for
+    assert "SFTConfig turns `bf16` on" in runner.__doc__, runner.__doc__
