@@ -23,6 +23,8 @@ S2 = Scenario(
         # tiny: narrow but deep, so the heads x T^2 attention term (what long clips add) dominates
         "tiny": {"hidden": 64, "heads": 4, "ffn": 256, "encoder_blocks": 12, "decoder_blocks": 2,
                  "clips": 24, "long_clips": 4},
+        # real: half finetune.sh's frame budget; its 12 clips make six batches (4, 4, 1, 1, 1, 1 clips) to read
+        # a per-step series from, where 6000 frames make three (8, 2, 2)
         "real": {"hidden": 512, "heads": 4, "ffn": 2048, "encoder_blocks": 50, "decoder_blocks": 16,
                  "clips": 12, "long_clips": 3, "batch_frames": 3000},
     },

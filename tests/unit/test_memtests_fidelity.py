@@ -75,3 +75,24 @@ def test_s4_runner_says_it_leaves_off_the_bf16_sft_config_turns_on(tmp_path):
                 and getattr(call.func, "id", None) == "TrainingArguments")
     assert not {kw.arg for kw in args.keywords} & {"bf16", "fp16"}  # no mixed precision asked for
     assert "SFTConfig turns `bf16` on" in runner.__doc__, runner.__doc__
+
+
+def test_s2_runner_says_it_trains_the_clips_funasr_leaves_out():
+    """FunASR's index skips clips past max_source_length (10 ms frames); the runner's long clips pass it, so its
+    docstring must say that the as-reported peak is set by clips FunASR would not train, naming them."""
+    import re
+
+    funasr = pytest.importorskip("funasr")
+    from s2_paraformer import runner
+    from s2_paraformer.data import clip_plan, frames
+    from s2_paraformer.model import RATE
+    from s2_paraformer.scenarios import S2
+
+    source = (Path(funasr.__file__).parent / "datasets" / "audio_datasets" / "index_ds.py").read_text()
+    limit = int(re.search(r'kwargs\.get\("max_source_length", (\d+)\)', source).group(1))
+    doc = " ".join(runner.__doc__.split())
+    assert "max_source_length" in doc and f"{limit / 100:.2f} s" in doc, doc
+    for scale in S2.scales:
+        skipped = sorted(s for s in clip_plan(S2.params_for(scale)) if frames(int(s * RATE)) > limit)
+        assert skipped, scale  # the runner's as-reported trains clips FunASR would leave out
+        assert " and ".join(f"{s:.2f}" for s in skipped) + f" s at {scale}" in doc, (scale, skipped)
