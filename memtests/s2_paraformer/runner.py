@@ -25,7 +25,11 @@ them), so its batches come shortest first; here the long clips arrive last,
 which climbs the same way. test_s2_funasr_train_ds.py sets FunASR's own
 batches of the tiny clips beside this runner's (FINDINGS.md). The frame
 budget is finetune.sh's 6000 at tiny scale and 3000 at real (scenarios.py);
-neither scale's clips reach the write-up's 14-24 clips a batch.
+neither scale's clips reach the write-up's 14-24 clips a batch. finetune.sh
+loads with 4 DataLoader workers (dataset_conf.num_workers); the runner makes
+its features in its own process: workers hold host memory only, none of the
+GPU memory the write-up saw grow, and on a CPU host, where host RAM stands in
+for it, they would add their own pages to the tree figure.
 """
 
 from __future__ import annotations

@@ -96,3 +96,16 @@ def test_s2_runner_says_it_trains_the_clips_funasr_leaves_out():
         skipped = sorted(s for s in clip_plan(S2.params_for(scale)) if frames(int(s * RATE)) > limit)
         assert skipped, scale  # the runner's as-reported trains clips FunASR would leave out
         assert " and ".join(f"{s:.2f}" for s in skipped) + f" s at {scale}" in doc, (scale, skipped)
+
+
+def test_s2_runner_says_it_loads_without_the_workers_finetune_sh_starts():
+    """finetune.sh (the tool module's overrides) loads with DataLoader workers; the runner loads in its own process,
+    and its docstring must say so and why."""
+    from s2_paraformer import runner
+    from s2_paraformer.tool import OVERRIDES, TRAIN_DS
+
+    workers = TRAIN_DS.params[OVERRIDES["dataset_conf.num_workers"].strip("{}")]
+    assert workers > 0
+    assert "DataLoader" not in Path(runner.__file__).read_text().split('"""', 2)[2]  # no loader in its code
+    doc = " ".join(runner.__doc__.split())
+    assert f"finetune.sh loads with {workers} DataLoader workers" in doc, doc
