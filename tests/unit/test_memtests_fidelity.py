@@ -109,3 +109,27 @@ def test_s2_runner_says_it_loads_without_the_workers_finetune_sh_starts():
     assert "DataLoader" not in Path(runner.__file__).read_text().split('"""', 2)[2]  # no loader in its code
     doc = " ".join(runner.__doc__.split())
     assert f"finetune.sh loads with {workers} DataLoader workers" in doc, doc
+
+
+def test_s1_lora_head_says_what_it_trains_beyond_the_write_ups_task_type():
+    """The write-up's LoRA (task_type sequence classification) trains only `classifier` besides the adapters; the
+    runner's modules_to_save trains the projector too, which model.py must say, with its size."""
+    pytest.importorskip("torch")
+    peft = pytest.importorskip("peft")
+    from s1_wav2vec2 import model as s1_model
+    from s1_wav2vec2.scenarios import REAL_MODEL, TINY_MODEL
+    from transformers import Wav2Vec2Config, Wav2Vec2ForSequenceClassification
+
+    assert not hasattr(peft.TaskType, "SEQUENCE_CLASSIFICATION")  # the write-up's name, as written
+    base = Wav2Vec2ForSequenceClassification(Wav2Vec2Config(**TINY_MODEL, num_labels=5))
+    write_up = peft.get_peft_model(base, peft.LoraConfig(task_type=peft.TaskType.SEQ_CLS, r=8, lora_alpha=16,
+                                                         lora_dropout=0.1, target_modules=s1_model.LORA_TARGETS))
+    heads = {n.split(".modules_to_save")[0].rsplit(".", 1)[-1] for n, q in write_up.named_parameters()
+             if q.requires_grad and "lora_" not in n}
+    assert heads == {"classifier"}
+    beyond = set(s1_model.HEADS) - heads
+    assert beyond == {"projector"}
+    real = Wav2Vec2Config(**REAL_MODEL)
+    projector = (real.hidden_size + 1) * real.classifier_proj_size  # weight and bias
+    source = Path(s1_model.__file__).read_text()
+    assert "TaskType.SEQUENCE_CLASSIFICATION" in source and f"{projector:,} parameters" in source
