@@ -8,6 +8,8 @@ from .fixes import EMBEDDING_MODES
 
 AUDIO_TOKEN = 151646  # Qwen2-Audio's <|AUDIO|> id (config.audio_token_index)
 LORA_TARGET = r".*language_model.*\.(q_proj|k_proj|v_proj|o_proj)"  # plain names would also hit the audio tower
+# alpha is LLaMA-Factory's default (2 x rank); its lora_dropout default is 0.0, and this is not (runner.py says why)
+LORA_DROPOUT = 0.05
 
 
 def config(p: dict):
@@ -59,8 +61,8 @@ def add_lora(model, p: dict, has: Callable[[str], bool], new_ids: list[int]):
         "trainable_token_indices": {"trainable_token_indices": new_ids},
         "trainable_token_indices_dict": {"trainable_token_indices": {"embed_tokens": new_ids, "lm_head": new_ids}},
     }.get(mode, {})
-    config = LoraConfig(r=p["lora_r"], lora_alpha=2 * p["lora_r"], lora_dropout=0.05, target_modules=LORA_TARGET,
-                        **extra)
+    config = LoraConfig(r=p["lora_r"], lora_alpha=2 * p["lora_r"], lora_dropout=LORA_DROPOUT,
+                        target_modules=LORA_TARGET, **extra)
     model = get_peft_model(model, config)
     for q in model.parameters():
         if q.requires_grad and q.dtype != torch.float32:

@@ -62,6 +62,35 @@ def test_s3_trains_in_float32_what_llamafactory_upcasts():
     assert frozen == {torch.bfloat16}  # the frozen model keeps its dtype
 
 
+def test_s3_lora_takes_llamafactory_defaults_where_its_config_sets_none_or_says_why():
+    """LLaMA-Factory's LoRA defaults (FinetuningArguments: lora_dropout 0.0, lora_alpha rank x 2) hold where the
+    config a user writes (tool.train_config, the LLaMA-Factory run beside the runner) leaves them unset: the runner's
+    adapters take its alpha, and where they depart from its dropout the runner's docstring says so."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("peft")
+    from s3_qwen2_audio import runner
+    from s3_qwen2_audio.model import LORA_DROPOUT, add_lora, config, resize
+    from s3_qwen2_audio.scenarios import BASE, TINY
+    from s3_qwen2_audio.tool import LLAMAFACTORY, train_config
+    from transformers import Qwen2AudioForConditionalGeneration
+
+    assert not {"lora_dropout", "lora_alpha"} & set(train_config(LLAMAFACTORY.params_for("tiny")))
+    p = {**BASE.params, **TINY, "vocab": 512, "hidden": 32, "intermediate": 64, "audio_d_model": 16,
+         "max_source_positions": 8}
+    model = Qwen2AudioForConditionalGeneration._from_config(config(p))
+    _, new_ids = resize(model, p, lambda _: False, mean_resizing=False)
+    model, _ = add_lora(model, p, lambda _: False, new_ids)
+    layers = [m for m in model.modules() if hasattr(m, "lora_dropout")]
+    assert layers
+    assert {m.scaling["default"] for m in layers} == {2.0}  # alpha / r with alpha = 2 x rank
+    dropout = {m.lora_dropout["default"].p if isinstance(m.lora_dropout["default"], torch.nn.Dropout) else 0.0
+               for m in layers}
+    assert dropout == {LORA_DROPOUT}
+    if LORA_DROPOUT != 0.0:  # LLaMA-Factory's lora_dropout default
+        doc = " ".join(runner.__doc__.split())
+        assert f"Nor is its lora_dropout, 0.0: the runner's {LORA_DROPOUT}" in doc, doc
+
+
 def test_s4_runner_says_it_leaves_off_the_bf16_sft_config_turns_on(tmp_path):
     """SFTTrainer (the write-up's) autocasts to bfloat16 by default; the runner's Trainer does not, and says so."""
     import ast
