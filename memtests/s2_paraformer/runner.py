@@ -15,11 +15,12 @@ facts ("fixes_applied") as not applied where it changed nothing.
 Where it departs from FunASR as finetune.sh runs it. FunASR's index
 (IndexDSJsonl) leaves out every clip whose 10 ms frames pass
 max_source_length (2048 unless set: 20.48 s) or whose frames and tokens pass
-max_token_length; this runner trains every clip. So the clips that set the
-as-reported peak (25.06 and 25.39 s at tiny scale, 27.42 and 29.09 s at real)
-are ones FunASR would skip unless its user raised that limit: the write-up
-gives no lengths past "259 clips over 15 s", and its fix, capping long audio
-(max_duration here), is what the scenario measures against them. FunASR's
+max_token_length; this runner trains every clip. The clips past that limit
+(25.06 and 25.39 s at tiny scale, 27.42 and 29.09 s at real) hold the
+as-reported peak (its longest clip's step), and FunASR would skip them
+unless its user raised the limit: the write-up gives no lengths past "259
+clips over 15 s", and its fix, capping long audio (max_duration here), is
+what the scenario measures against them. FunASR's
 sampler also sorts a buffer of clips by length (sort_size 1024: here all of
 them), so its batches come shortest first; here the long clips arrive last,
 which climbs the same way. test_s2_funasr_train_ds.py sets FunASR's own
