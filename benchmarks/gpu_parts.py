@@ -67,11 +67,13 @@ REAL = {  # part -> what the write-up claims (its own words), the cases' order i
     "s4": "the 8B 8-bit LoRA model needs about 32 GB, and over 80 GB when it is wrapped first",
 }
 DIFFERS = {  # part -> where the runner departs from the write-up's run, beside its figures
-    "s3": ("The runner imitates LLaMA-Factory; it is not it. It keeps the trainable copies of embed_tokens and "
-           "lm_head in bf16, where LLaMA-Factory under 4-bit upcasts every trainable "
-           "parameter to fp32 (`init_adapter`), which doubles the bytes of those copies, their gradients and "
-           "AdamW's moments; and it trains without gradient checkpointing, which LLaMA-Factory turns on unless "
-           "told not to (`disable_gradient_checkpointing`). Its LoRA takes the language model's q/k/v/o "
+    "s3": ("The runner imitates LLaMA-Factory; it is not it. The runs below are of the runner as it was before "
+           "c49fdeb: it kept the trainable copies of embed_tokens and lm_head in bf16, where LLaMA-Factory under "
+           "4-bit upcasts every trainable parameter to fp32 (`init_adapter`), which doubles the bytes of those "
+           "copies, their gradients and AdamW's moments. Since c49fdeb the runner upcasts them as LLaMA-Factory "
+           "does (under bf16 autocast), so these figures are not today's runner's: a GPU session measures it again "
+           "(the `s3` and `cards` parts). It trains without gradient checkpointing, which LLaMA-Factory turns on "
+           "unless told not to (`disable_gradient_checkpointing`). Its LoRA takes the language model's q/k/v/o "
            "projections (LLaMA-Factory's default `all` takes every linear layer of it), and the audio, text length "
            "and batch of 1 are the runner's: the write-up gives none. So the figures below are this runner's: "
            "they neither reproduce nor refute LLaMA-Factory on the write-up's run (test_s3_llamafactory.py runs "
