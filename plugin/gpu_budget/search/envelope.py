@@ -27,7 +27,8 @@ class Envelope:
     """The knobs to explore: name -> (lo, hi) inclusive integer range, or a sequence of allowed values.
 
     monotone: the knobs memory should not fall along (default: all of them but those whose values are names: an
-    optimizer's, a precision's, which sorted read alphabetically, no order memory grows along).
+    optimizer's, a precision's, which sorted read alphabetically, no order memory grows along; and flags, whose
+    False before True says nothing of memory: checkpointing on uses less). A flag may be named here.
     """
 
     knobs: Mapping[str, tuple[int, int] | Sequence[Knob]]
@@ -85,12 +86,19 @@ class Envelope:
 
     def monotone_knobs(self) -> tuple[str, ...]:
         """The knobs memory should not fall along: a boundary is searched, and a drop reported, only along these."""
-        return tuple(k for k in self.knobs if not self._named(k)) if self.monotone is None else self.monotone
+        if self.monotone is not None:
+            return self.monotone
+        return tuple(k for k in self.knobs if not self._named(k) and not self._flag(k))
 
     def _named(self, knob: str) -> bool:
         """Whether the knob's values are names: sorted alphabetically, so one "up" is no step up in memory."""
         spec = self.knobs[knob]
         return _range(spec) is None and any(isinstance(v, str) for v in spec)  # a range is whole numbers
+
+    def _flag(self, knob: str) -> bool:
+        """Whether the knob's values are flags: True and False, which order no memory (a range is whole numbers)."""
+        spec = self.knobs[knob]
+        return _range(spec) is None and all(isinstance(v, bool) for v in spec)
 
 
 def _check_spec(knob: str, spec: object) -> None:
@@ -123,6 +131,6 @@ def _check_spec(knob: str, spec: object) -> None:
 
 def _range(spec: tuple[int, int] | Sequence[Knob]) -> tuple[int, int] | None:
     """An (lo, hi) integer range, or None for a sequence of allowed values."""
-    if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(v, int) for v in spec):
-        return spec
+    if isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in spec):
+        return spec  # (False, True) is no range 0..1: its flag would be given 0 and 1
     return None
