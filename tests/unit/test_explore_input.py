@@ -110,6 +110,22 @@ def test_an_estimate_that_fails_stops_the_search_naming_the_configuration_and_ke
     assert [r.config for r in found.real_runs] == [{"batch": 1}], "the calibration run was lost"
 
 
+
+def test_a_configuration_the_estimate_refuses_is_never_run():
+    """batch 0 (the envelope's smallest) is refused by the estimate, as a builder's batch_size() refuses it. Before,
+    the calibration run was made first, a real run (seconds to minutes) of a configuration no estimate could stand
+    beside, listed among the real runs of a search that stopped at once."""
+    def estimate(k):
+        if k["batch"] == 0:
+            raise ValueError("batch_size=0: a batch holds 1 example or more")
+        return k["batch"] << 20
+
+    runs = []
+    found = explore("t", Envelope({"batch": (0, 8)}), "150 MiB", estimate=estimate,
+                    measure=lambda k: runs.append(dict(k)) or k["batch"] << 21, boundary="batch", max_examples=10)
+    assert found.failed == "estimate of batch=0 raised ValueError: batch_size=0: a batch holds 1 example or more"
+    assert not runs and not found.real_runs, found.summary()
+
 def test_an_estimate_of_a_numpy_integer_is_bytes():
     """A builder that multiplies a shape (numpy.prod) returns a numpy integer, no int: still a byte count."""
     numpy = pytest.importorskip("numpy")

@@ -172,9 +172,11 @@ class _Predictor:
         return self.estimates[key]
 
     def measured(self, config: Config) -> int | None:
-        """A real run's peak, added to the calibration."""
+        """A real run's peak, added to the calibration. Estimated first: a configuration the estimate refuses (a batch
+        of 0) is never run, and a run is never made, then lost from the report as the estimate beside it fails."""
+        estimate = self.est(config)
         peak = self._measure(config)
-        self.calibration.add(self.est(config), peak)
+        self.calibration.add(estimate, peak)
         return peak
 
     def __call__(self, config: Config) -> int:
