@@ -218,8 +218,9 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     card: the card the budget is (its label), for the report.
     boundary: the knob whose largest value within the budget is found (others
     at the worst case's values). seed: Hypothesis' seed for the worst-case
-    search (None: random); the budget run is never seeded, as a seed stops
-    Hypothesis from saving to the example database. variant: what else sets this exploration apart from another of
+    search (None: random); the budget run is seeded only where no example
+    database is kept (database=None, or one that cannot be written), as a seed
+    stops Hypothesis from saving to it. variant: what else sets this exploration apart from another of
     the same name (a scenario's fixes, params and scale): its own folder of the example database.
     """
     _check(envelope, boundary, max_real_runs, seed, estimate, max_examples)
@@ -405,13 +406,16 @@ def _smallest_failing(envelope: Envelope, budget: int, predict: Callable[[Config
                       hypothesis: _Hypothesis) -> None:
     """The budget property on predictions: a failure shrinks to the smallest breaking configuration, kept.
 
-    Not seeded: a seed stops Hypothesis from saving to the example database. Random examples can miss a small
+    Not seeded where an example database is kept: a seed stops Hypothesis from saving to it. Where none is, nothing
+    is saved either way, so the seed is the worst case's, and the same call finds the same shapes again (unseeded,
+    each run shrank to another edge of a two-knob envelope, and ran it for real). Random examples can miss a small
     failing corner (about 1 run in 20 at 40 examples over a 8 x 30 envelope), so when they find nothing while the
     worst case is over the budget, the answer descends from the worst case instead: a finding made once is not
     lost to chance. The worst case is judged as the examples are, by the calibration now (its real run may have
     moved it), never by the prediction it was found with.
     """
     from hypothesis import Phase, given
+    from hypothesis import seed as hypothesis_seed
     from hypothesis.database import DirectoryBasedExampleDatabase
 
     failing: list[tuple[dict[str, Knob], int]] = []
@@ -426,6 +430,8 @@ def _smallest_failing(envelope: Envelope, budget: int, predict: Callable[[Config
             failing.append((dict(config), predicted))  # Hypothesis replays the shrunk example last
             raise AssertionError(f"predicted {format_size(predicted)} > budget {format_size(budget)}")
 
+    if hypothesis.database is None and hypothesis.seed is not None:
+        within_budget = hypothesis_seed(hypothesis.seed)(within_budget)
     try:
         within_budget()
     except BaseException as exc:  # the property's failure is the finding (an ExceptionGroup too)
