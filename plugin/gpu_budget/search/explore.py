@@ -46,6 +46,7 @@ from gpu_budget.measure.fit import least_squares
 from gpu_budget.model.budget import SCALES
 from gpu_budget.model.card import CONTEXT_ALLOWANCE
 from gpu_budget.search.boundary import largest_fitting
+from gpu_budget.search.disagree import disagreeing
 from gpu_budget.search.envelope import Envelope
 from gpu_budget.search.exploration import Boundary, Calibration, Config, Exploration, Knob, NotMonotone, Probe, RealRun, config_text, peak_text
 from gpu_budget.units import format_size, parse_size
@@ -249,6 +250,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
         result.problems.append(str(failed))
         result.failed = str(failed)
     result.worst, result.smallest_failing = (_run_before(p, real.cache) for p in (result.worst, result.smallest_failing))
+    result.problems += disagreeing(envelope, result.real_runs, budget, result.boundary)
     slope, intercept = predict.calibration.line()
     result.calibration = Calibration(slope, int(intercept), len(predict.calibration.points))
     result.estimates, result.seconds = len(predict.estimates), round(time.perf_counter() - t0, 1)
