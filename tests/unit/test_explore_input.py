@@ -68,6 +68,25 @@ def test_a_knob_the_scenario_does_not_have_is_named_before_any_run():
     assert not runs
 
 
+def test_a_knob_an_applied_fix_sets_is_named_before_any_run():
+    """fewer_workers sets dataloader_workers=1: exploring that knob would undo the fix. Before, check_input let it
+    through and the first real run's with_params() raised the Scenario's FixError mid-search, naming the fix and
+    not the envelope."""
+    from gpu_budget import Scenario
+    from gpu_budget.search.explore import check_input, explore_scenario
+
+    runs = []
+    fixed = Scenario(name="lm", run="m:f", params={"batch": 1, "dataloader_workers": 4}).with_fixes("fewer_workers")
+    envelope = Envelope({"batch": (1, 8), "dataloader_workers": (0, 4)})
+    message = ("envelope knob 'dataloader_workers' is set by fix 'fewer_workers' of scenario 'lm' "
+               "(dataloader_workers=1): exploring it would undo the fix; leave it out of the envelope, or explore the "
+               "scenario without the fix")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        check_input(fixed, envelope, "150 MiB", "tiny", None, 4)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        explore_scenario(fixed, envelope, "150 MiB", runs.append, scale="tiny", cuda=False, estimate=lambda k: 0)
+    assert not runs
+
 def test_a_boundary_along_a_knob_declared_not_monotone_is_refused():
     """The boundary search brackets one edge, assuming memory grows along the knob: along a knob the envelope says
     it need not grow, a bracket at 3 (fits) / 4 (over) says nothing of 5 and up, so "largest" would be unfounded."""

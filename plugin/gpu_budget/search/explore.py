@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpu_budget.declare import fixes as fix_library
 from gpu_budget.declare.marks import BudgetMark, refuse_bare
 from gpu_budget.measure.fit import least_squares
 from gpu_budget.model.budget import SCALES
@@ -599,12 +600,18 @@ def check_input(scenario: Scenario, envelope: Envelope, budget: int | str, scale
 
 
 def _knobs_read(scenario: Scenario, envelope: Envelope, scale: str) -> None:
-    """A knob the scenario has no param of, named: with_params would add it unread, so every value would run alike."""
+    """A knob the scenario has no param of, named: with_params would add it unread, so every value would run alike.
+    A knob an applied fix sets, named: with_params would undo the fix, which the Scenario refuses mid-search."""
     params = scenario.params_for(scale)
     for knob in envelope.knobs:
         if knob not in params:
             raise ValueError(f"envelope knob {knob!r} is not a param of scenario {scenario.name!r} at scale {scale!r} "
                              f"(its params: {', '.join(params)})")
+    for fix in fix_library.validate(scenario.fixes, scenario.offered()):
+        for knob in (k for k in fix.params if k in envelope.knobs):
+            raise ValueError(f"envelope knob {knob!r} is set by fix {fix.name!r} of scenario {scenario.name!r} "
+                             f"({knob}={fix.params[knob]!r}): exploring it would undo the fix; leave it out of the "
+                             "envelope, or explore the scenario without the fix")
 
 
 def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, peak: Callable[[Scenario], Measurement], *,
