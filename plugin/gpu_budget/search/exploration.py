@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from gpu_budget.model.figures import Fields
 from gpu_budget.model.json_value import Json, JsonMapping
-from gpu_budget.units import format_mib
+from gpu_budget.units import format_mib, format_size
 
 Knob = int | float | str  # one value of a knob
 Config = Mapping[str, Knob]  # one point of the envelope: knob -> value
@@ -169,7 +169,7 @@ class Exploration:
         """A probe's real run: its peak and side of the budget, a death of memory (over), or that none measured it."""
         if probe.measured is not None:
             side = "over budget" if probe.measured > self.budget else "within budget"
-            return f"measured {format_mib(probe.measured)}, {side}"
+            return f"measured {peak_beside(probe.measured, self.budget)}, {side}"
         ran = [r for r in self.real_runs if r.config == probe.config]
         if any(r.failed for r in ran):
             return "measured nothing: the run failed"
@@ -182,7 +182,7 @@ class Exploration:
         value = ("none" if b.value is None else b.value) if b.complete else "not settled"
         found = b.predicted_value if not self.verified else value
         top = f", the envelope's top: the budget is not reached along {b.knob}" if found == max(self.envelope[b.knob]) else ""
-        runs = ", ".join(f"{k}: {peak_text(v)}" for k, v in sorted(b.peaks.items()))
+        runs = ", ".join(f"{k}: {peak_beside(v, self.budget)}" for k, v in sorted(b.peaks.items()))
         if not self.verified:
             lines = [f"largest {b.knob}{at} within {format_mib(self.budget)}, estimated: {found}{top}"]
         else:
@@ -230,6 +230,15 @@ class Exploration:
 def peak_text(peak: int | None) -> str:
     """A real run's peak; None is a run that died of memory (a crash stops the search, so it never lands here)."""
     return "died of memory" if peak is None else format_mib(peak)
+
+
+def peak_beside(peak: int | None, budget: int) -> str:
+    """A real run's peak, with how far it is over or under the budget where, to 0.1 MiB, it reads as the budget's
+    own figure: along a fine knob (a sequence length) the runs either side of the boundary often do."""
+    said = peak_text(peak)
+    if peak is None or peak == budget or said != format_mib(budget):
+        return said
+    return f"{said} ({format_size(abs(peak - budget))} {'over' if peak > budget else 'under'} the budget)"
 
 
 def config_text(config: Config) -> str:
