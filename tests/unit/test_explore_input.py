@@ -87,6 +87,20 @@ def test_a_knob_an_applied_fix_sets_is_named_before_any_run():
         explore_scenario(fixed, envelope, "150 MiB", runs.append, scale="tiny", cuda=False, estimate=lambda k: 0)
     assert not runs
 
+
+def test_a_knob_a_command_never_reads_is_named_before_any_run():
+    """The command reads {batch} and nothing reads seq: every seq ran the same command line, so the exploration would
+    report a boundary along seq ("the envelope's top") that no run measured. Before, check_input let it through."""
+    from gpu_budget import Scenario
+    from gpu_budget.search.explore import check_input
+
+    command = Scenario(name="cmd", command=["python", "train.py", "--batch", "{batch}"], params={"batch": 1, "seq": 128})
+    message = ("envelope knob 'seq' changes nothing in the command of scenario 'cmd': no placeholder of the command, its cwd "
+               "or env reads it, nor does its prepare (read it, as \"{seq}\", or leave it out of the envelope)")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        check_input(command, Envelope({"batch": (1, 8), "seq": (16, 512)}), "150 MiB", "tiny", None, 4)
+    check_input(command, Envelope({"batch": (1, 8)}), "150 MiB", "tiny", None, 4)  # a knob it reads
+
 def test_a_boundary_along_a_knob_declared_not_monotone_is_refused():
     """The boundary search brackets one edge, assuming memory grows along the knob: along a knob the envelope says
     it need not grow, a bracket at 3 (fits) / 4 (over) says nothing of 5 and up, so "largest" would be unfounded."""

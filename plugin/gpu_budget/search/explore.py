@@ -612,6 +612,21 @@ def _knobs_read(scenario: Scenario, envelope: Envelope, scale: str) -> None:
             raise ValueError(f"envelope knob {knob!r} is set by fix {fix.name!r} of scenario {scenario.name!r} "
                              f"({knob}={fix.params[knob]!r}): exploring it would undo the fix; leave it out of the "
                              "envelope, or explore the scenario without the fix")
+    for knob in envelope.knobs if scenario.command is not None else ():
+        _read_by_command(scenario, knob, envelope.values(knob), scale)
+
+
+def _read_by_command(scenario: Scenario, knob: str, values: Sequence[Knob], scale: str) -> None:
+    """A command scenario's knob that no placeholder (nor its prepare) reads, named: every value would run the same
+    command line, and the exploration report a boundary along it that no run measured."""
+    low, high = (scenario.with_params(**{knob: v}) for v in (values[0], values[-1]))
+    if len(values) < 2 or low.command_at(scale, ".") != high.command_at(scale, "."):
+        return
+    if scenario.prepare and low.prepare_params(scale) != high.prepare_params(scale):
+        return
+    raise ValueError(f"envelope knob {knob!r} changes nothing in the command of scenario {scenario.name!r}: no "
+                     "placeholder of the command, its cwd or env reads it, nor does its prepare (read it, as "
+                     f"\"{{{knob}}}\", or leave it out of the envelope)")
 
 
 def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, peak: Callable[[Scenario], Measurement], *,
