@@ -1,5 +1,7 @@
 """An exploration kept in no example database repeats: the same seed explores the same shapes, run after run."""
 
+import pytest
+
 from gpu_budget.search.explore import Envelope, explore
 
 MiB = 2**20
@@ -28,3 +30,14 @@ def test_the_budget_run_without_a_database_explores_the_same_shapes_again():
     first, again = explored(), explored()
     assert first[1:] == again[1:]
     assert first[0] == again[0]
+
+
+def test_a_database_given_as_a_string_is_a_folder(tmp_path):
+    """database="path" died mid-call: "unsupported operand type(s) for /: 'str' and 'str'", naming no argument."""
+    explore("t", ENVELOPE, "200 MiB", estimate_and_log([]), lambda k: 0, max_examples=5, database=str(tmp_path / "db"))
+    assert any((tmp_path / "db").iterdir())
+
+
+def test_a_database_that_is_no_folder_is_named():
+    with pytest.raises(TypeError, match=r"^database=5: expected a folder \(a path\), or None: no example database$"):
+        explore("t", ENVELOPE, "200 MiB", estimate_and_log([]), lambda k: 0, database=5)

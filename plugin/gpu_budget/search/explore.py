@@ -35,6 +35,7 @@ import hashlib
 import json
 import math
 import numbers
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -227,6 +228,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     """
     _check(envelope, boundary, max_real_runs, seed, estimate, max_examples)
     budget = parse_size(budget)  # as a marker's budget: a negative, True or None named, never explored
+    database = _folder(database)
     t0 = time.perf_counter()
     result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()}, card=card,
                          verified=measure is not None)
@@ -283,6 +285,16 @@ def _check(envelope: Envelope, boundary: str | None, max_real_runs: int, seed: o
     if estimate is not None and not callable(estimate):  # else met mid-search: "'int' object is not callable"
         raise ValueError(f"estimate={estimate!r}: expected a function of the knobs that returns bytes (or None: the "
                          "estimator's)")
+
+
+def _folder(database: object) -> Path | None:
+    """The example database's folder: a path, a string too; anything else named (it died as "unsupported operand
+    type(s) for /" once the search had started)."""
+    if database is None:
+        return None
+    if not isinstance(database, str | os.PathLike):
+        raise TypeError(f"database={database!r}: expected a folder (a path), or None: no example database")
+    return Path(database)
 
 
 def _shelf(database: Path | None, name: str, envelope: Envelope, budget: int, metric: str,
