@@ -18,7 +18,7 @@ too short to tell a buffer it saw freed and climbing again from growth
 The same series go through the rule at `--before` (its `plugin/` extracted with
 `git archive`, run in a subprocess) and the rule in force, side by side.
 
-    python -m benchmarks.growth_noise [--seeds 200] [--before bf39d5d]
+    python -m benchmarks.growth_noise [--seeds 200] [--before 5fb9374]
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def before(rev: str, seeds: int) -> dict[str, dict[str, int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=200)
-    parser.add_argument("--before", default="bf39d5d", help="the revision whose rule is measured beside this one's")
+    parser.add_argument("--before", default="5fb9374", help="the revision whose rule is measured beside this one's")
     parser.add_argument("--measure-only", type=Path, help=argparse.SUPPRESS)  # before()'s subprocess
     args = parser.parse_args()
     if args.measure_only:
@@ -152,10 +152,14 @@ def section(res: dict | None) -> list[str]:
              f"0..width MiB over a {res['floor_mib']:.0f} MiB floor plus its shape, judged by the rule under "
              f"`steps={res['declared_steps']:,}` and a budget of 1.25x the highest a clean run of that shape can peak. "
              f"Each cell: seeds out of {seeds} at the rule of `{res['before']}` → the rule in force "
-             f"(`{res['run']['commit']}`), the same series, in one run. What changed between them: a run whose "
-             "measured steps end in a climb it fell back from and climbed again as it had, in too few steps to tell "
-             "a buffer freed that often from growth, breaks its budget on no verdict: it errs, saying so "
-             "(`measure/freed.py`, section 5k), counted here apart. Earlier, against b8fefa1 (this report as "
+             f"(`{res['run']['commit']}`), the same series, in one run. What changed between them: where a buffer's "
+             "tops, lowered onto the line of the fall after them in the reading without spikes, repeat, the run's "
+             "last climb is read no higher than the step they climbed from (`rises.without_spikes`, section 5k). "
+             "Earlier, against bf39d5d (this report as committed at 76d53e4, the same seeds; clean runs failed "
+             "257 → 255 at 10 steps, 2 with no verdict, every other cell and every leak caught as before): a run "
+             "whose measured steps end in a climb it fell back from and climbed again as it had, in too few steps "
+             "to tell a buffer freed that often from growth, breaks its budget on no verdict: it errs, saying so "
+             "(`measure/freed.py`, section 5k), counted here apart. Earlier still, against b8fefa1 (this report as "
              "committed at e579e78, the same seeds; clean runs failed 257 → 257 at 10 steps, 311 → 262 at 20, "
              "660 → 145 at 24, 467 → 88 at 40, 612 → 53 at 100; leaks caught 2699 → 2699, 3977 → 3962, "
              "4621 → 4259, 4664 → 4651, 5000 → 5000): in a run of 20 "
