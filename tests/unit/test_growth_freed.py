@@ -69,3 +69,33 @@ def test_a_leak_behind_a_scratch_tensor_still_fails():
     series = [int((200 + 1.5 * k + (10 if k == 3 else 0)) * MiB) for k in range(1, 11)]
     check = checked(series, 1024)
     assert check.problem is None and check.breaches, check.problem
+
+
+def launch(second: list[int]) -> Measurement:
+    """Two ranks: rank 0 flat at 1100 MiB over 10 steps (the worst by its peak: the row's steps), rank 1's steps
+    `second`."""
+    from gpu_budget.model.figures import RankFigures
+
+    flat = tuple(Step(step=k, ram=1100 * MiB, ram_tree=1100 * MiB) for k in range(1, 11))
+    ranks = (RankFigures(0, Peaks(ram=1100 * MiB, ram_tree=1100 * MiB), steps=flat),
+             RankFigures(1, Peaks(ram=max(second), ram_tree=max(second)),
+                         steps=tuple(Step(step=k, ram=v, ram_tree=v) for k, v in enumerate(second, 1))))
+    return Measurement(status="ok", peaks=ranks[0].peaks, steps=flat, ranks=ranks)
+
+
+def test_a_rank_other_than_the_row_s_too_short_to_tell_errs_naming_the_rank():
+    """A budget applies to each rank, so rank 1's climb is judged as a single process's: too few steps to tell, no
+    verdict. Before, the row's rank (flat) left no problem, and rank 1's projection was listed as a breach: over-budget,
+    'rank 1: host RAM grows 4.00 MiB/step ... > budget 1.25 GiB, but too few steps to tell ...'."""
+    j = judge(launch(sawtooth(10)), Budget(ram=int(1.25 * 1028 * MiB)), None, Tolerance(rel=0.005, abs=4 * MiB),
+              ci=False, update=False, steps=10_000)
+    assert (j.verdict, j.passed) == ("error", False), j.message
+    assert j.message.startswith("rank 1: host RAM grows 4.00 MiB/step") and TOO_FEW in j.message, j.message
+
+
+def test_a_rank_s_leak_past_the_top_it_fell_from_still_fails_the_launch_naming_it():
+    leak = sawtooth(10)[:3] + [int((1000 + 4 * k) * MiB) for k in range(1, 18)]
+    j = judge(launch(leak), Budget(ram=int(1.25 * 1028 * MiB)), None, Tolerance(rel=0.005, abs=4 * MiB),
+              ci=False, update=False, steps=10_000)
+    assert j.verdict == "over-budget" and j.message.startswith("rank 1: host RAM grows") and TOO_FEW not in j.message
+

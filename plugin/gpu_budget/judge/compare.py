@@ -304,10 +304,14 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
 
 def projected(measurement: Measurement, budget: Budget, steps: int | None, recorded: Spread | None) -> growth.Check:
     """The run's growth projected to `steps` (a projection past the budget is a breach), within the allowance the
-    `recorded` runs widen it to; its problem where it, or a rank's, cannot be projected (short_rank)."""
+    `recorded` runs widen it to; its problem where it, or a rank's, cannot be projected (short_rank), or where a rank's
+    only breach is a climb too short to tell from a buffer (rank_undecided, naming it)."""
     grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=recorded)
-    short = None if grown.problem else growth.short_rank(measurement.ranks, steps)
-    return replace(grown, problem=short) if short else grown
+    if not measurement.ranks or (grown.problem and not grown.projections):  # the run too short for every rank
+        return grown
+    problem = growth.short_rank(measurement.ranks, steps) or \
+        growth.rank_undecided(measurement.ranks, budget, steps, recorded)  # each rank's, named: the row's is one rank's
+    return replace(grown, problem=problem)
 
 
 def all_breaches(measurement: Measurement, budget: Budget, grown: growth.Check, recorded: Spread | None) -> list[str]:

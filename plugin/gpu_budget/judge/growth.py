@@ -489,6 +489,17 @@ def short_rank(ranks: Sequence[RankFigures], steps: int | None) -> str | None:
             "why the rank ran short")
 
 
+def rank_undecided(ranks: Sequence[RankFigures], budget: Budget, steps: int | None,
+                   recorded: Spread | None = None) -> str | None:
+    """Why a launcher case's growth is no verdict, each such rank named, or None: a rank whose budget only a climb
+    too short to tell from a buffer breaks (check's problem), where no rank's growth breaks it for certain. The row's
+    steps are its worst rank's by peak, which need not be that rank; a rank too short for steps= is short_rank's."""
+    checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=recorded)) for r in ranks]
+    if any(c.breaches and not c.problem for _, c in checks):
+        return None
+    return "; ".join(f"rank {k}: {c.problem}" for k, c in checks if c.problem) or None
+
+
 def rank_breaches(ranks: Sequence[RankFigures], budget: Budget, steps: int | None,
                   recorded: Spread | None = None) -> list[str]:
     """A launcher case's projections past the budget, each rank's named: a budget applies to each rank, and the
