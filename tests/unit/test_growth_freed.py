@@ -99,3 +99,17 @@ def test_a_rank_s_leak_past_the_top_it_fell_from_still_fails_the_launch_naming_i
               ci=False, update=False, steps=10_000)
     assert j.verdict == "over-budget" and j.message.startswith("rank 1: host RAM grows") and TOO_FEW not in j.message
 
+
+def test_the_remedy_search_reads_a_climb_too_short_to_tell_as_the_gate_does_no_verdict():
+    """The gate errs on it; the search took it for a breach: needs_remedy True (real runs spent on a case the gate
+    never failed) and a candidate measuring it 'over-budget', single process and a launch's rank alike."""
+    from gpu_budget.search import remediate
+
+    series = sawtooth(10)
+    single = Measurement(status="ok", peaks=Peaks(ram=max(series), ram_tree=max(series)),
+                         steps=tuple(Step(step=k, ram=v, ram_tree=v) for k, v in enumerate(series, 1)))
+    budget = Budget(ram=int(1.25 * 1028 * MiB))
+    for m in (single, launch(series)):
+        assert not remediate.needs_remedy(m, budget, 10_000)
+        outcome = remediate.trial_outcome(m, budget, 10_000)
+        assert outcome.verdict == "error" and TOO_FEW in outcome.message, (outcome.verdict, outcome.message)

@@ -314,11 +314,15 @@ def projected(measurement: Measurement, budget: Budget, steps: int | None, recor
     return replace(grown, problem=problem)
 
 
-def all_breaches(measurement: Measurement, budget: Budget, grown: growth.Check, recorded: Spread | None) -> list[str]:
+def all_breaches(measurement: Measurement, budget: Budget, grown: growth.Check, recorded: Spread | None,
+                 certain: bool = False) -> list[str]:
     """The budget broken: by each rank's peak (or the case's) and imbalance, and by the growth `grown` projects, each
-    rank's under a launcher (a budget applies to each rank). What judge() fails a case on, and the search a set."""
-    return rank_breaches(measurement, budget) + (growth.rank_breaches(measurement.ranks, budget, grown.steps, recorded)
-                                                 if measurement.ranks else grown.breaches)
+    rank's under a launcher (a budget applies to each rank). What judge() fails a case on, and the search a set.
+    certain: leave out growth too short to tell from a buffer (growth.Check.certain), which alone is no verdict."""
+    if measurement.ranks:
+        return rank_breaches(measurement, budget) + growth.rank_breaches(measurement.ranks, budget, grown.steps,
+                                                                         recorded, certain)
+    return rank_breaches(measurement, budget) + (grown.certain if certain else grown.breaches)
 
 
 def _marks_elsewhere(measurement: Measurement) -> str:

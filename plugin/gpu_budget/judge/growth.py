@@ -424,6 +424,11 @@ class Check:
         return [p.describe() for p in self.projections if p.breaks]
 
     @property
+    def certain(self) -> list[str]:
+        """The breaches less those too short to tell from a buffer (Projection.undecided): no verdict, not a breach."""
+        return [p.describe() for p in self.projections if p.breaks and not p.undecided]
+
+    @property
     def notes(self) -> list[str]:
         said = [p.describe() for p in self.projections if not p.breaks]
         return said + [w for p in self.projections for w in (p.blind(), p.few_tops()) if w]
@@ -495,18 +500,18 @@ def rank_undecided(ranks: Sequence[RankFigures], budget: Budget, steps: int | No
     too short to tell from a buffer breaks (check's problem), where no rank's growth breaks it for certain. The row's
     steps are its worst rank's by peak, which need not be that rank; a rank too short for steps= is short_rank's."""
     checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=recorded)) for r in ranks]
-    if any(c.breaches and not c.problem for _, c in checks):
+    if any(c.certain for _, c in checks):
         return None
     return "; ".join(f"rank {k}: {c.problem}" for k, c in checks if c.problem) or None
 
 
 def rank_breaches(ranks: Sequence[RankFigures], budget: Budget, steps: int | None,
-                  recorded: Spread | None = None) -> list[str]:
+                  recorded: Spread | None = None, certain: bool = False) -> list[str]:
     """A launcher case's projections past the budget, each rank's named: a budget applies to each rank, and the
     row's steps are its worst rank's by peak, which need not be the rank that grows. A rank that measured too few
-    steps is an error before this (short_rank)."""
-    return [f"rank {r.rank}: {breach}" for r in ranks for breach in check(r.steps, r.peaks, budget, steps,
-                                                                            recorded=recorded).breaches]
+    steps is an error before this (short_rank). certain: leave out those too short to tell (Check.certain)."""
+    checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=recorded)) for r in ranks]
+    return [f"rank {k}: {breach}" for k, c in checks for breach in (c.certain if certain else c.breaches)]
 
 
 def _per_step(nbytes: float) -> str:

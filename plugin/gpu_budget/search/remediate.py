@@ -312,6 +312,7 @@ def _unmeasured(measurement: Measurement, budget: Budget) -> str | None:
 def _breaches(measurement: Measurement, budget: Budget, steps: int | None,
               recorded: Spread | None) -> tuple[list[str], str | None]:
     """The budget broken as judge() finds it (compare.all_breaches: each rank's growth too), and why the growth could
-    not be projected (a rank's too), if so."""
+    not be projected (a rank's too), if so. A growth too short to tell from a buffer is that problem, no breach: the
+    gate errs on it, so it needs no remedy, and a set whose run reads so neither passes nor fails (an error)."""
     grown = projected(measurement, budget, steps, recorded)
-    return all_breaches(measurement, budget, grown, recorded), grown.problem
+    return all_breaches(measurement, budget, grown, recorded, certain=True), grown.problem
