@@ -469,6 +469,18 @@ def test_the_imbalance_names_the_ranks_whose_ram_tree_it_divides_though_another_
     assert ranks_text(SimpleNamespace(measurement=one)).startswith("1 rank; worst rank 0:")  # torchrun of one process
 
 
+def test_ranks_that_peak_alike_name_two_ranks_in_their_imbalance():
+    """Two ranks whose trees peaked to the byte (a tiny launch, a rank that exited early holding what the other did):
+    the largest and the smallest were each the lowest rank of the tie, and the ranks line read "imbalance of RAM tree
+    1.00x (rank 0 / rank 0)", one rank over itself."""
+    from types import SimpleNamespace
+
+    from gpu_budget.report.terminal import ranks_text
+
+    text = ranks_text(SimpleNamespace(measurement=ranked(300 * MiB, 300 * MiB)))
+    assert "imbalance of RAM tree 1.00x (rank 0 / rank 1)" in text, text
+
+
 @pytest.mark.parametrize("value", [0.9, "1.2", True, float("inf"), float("nan")])
 def test_a_bad_imbalance_budget_is_named(value):
     from gpu_budget.declare.marks import gpu_budget as read_mark

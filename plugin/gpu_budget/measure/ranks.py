@@ -110,8 +110,11 @@ def largest(ranks: Sequence[RankFigures]) -> RankFigures:
 
 
 def smallest(ranks: Sequence[RankFigures]) -> RankFigures:
-    """The rank whose tree peaked lowest (the lowest rank of a tie)."""
-    return min(ranks, key=lambda r: (r.peaks.ram_tree or 0, r.rank))
+    """The rank whose tree peaked lowest (the lowest rank of a tie), other than the largest where there are two or
+    more: ranks peaking alike are named as two ("rank 0 / rank 1"), never one rank over itself."""
+    top = largest(ranks)
+    others = [r for r in ranks if r is not top] or list(ranks)
+    return min(others, key=lambda r: (r.peaks.ram_tree or 0, r.rank))
 
 
 def imbalance(ranks: Sequence[RankFigures]) -> float | None:
