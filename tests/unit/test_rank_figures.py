@@ -16,7 +16,7 @@ from gpu_budget.model.figures import Node, Peaks, PhaseRecord, RankFigures, Rank
 from gpu_budget.model.result import Measurement
 from gpu_budget.model.setup import Setup
 
-MiB = 2**20
+MiB, GiB = 2**20, 2**30
 TOL = Tolerance(rel=0.005, abs=4 * MiB)
 
 
@@ -375,9 +375,19 @@ def test_a_budget_applies_to_each_rank():
 
 
 def test_a_baseline_of_other_ranks_compares_the_common_ones_and_says_so():
+    """Another world is a foreign setup: host RAM is not compared, so only the GPU figures of the ranks in both are.
+    A CPU launch has none: before, its row said "only the ranks in both are compared, on their GPU figures" of a run
+    that compared nothing (a 2-rank baseline against a torchrun of 3 on a CPU host read so)."""
     stored = Entry.from_json({"peaks": {"ram": 400 * MiB}, "ranks": {"0": {"ram": 300 * MiB, "ram_tree": 300 * MiB}}})
     j = judge(ranked(300 * MiB, 400 * MiB), Budget(), stored, TOL, ci=True, update=False)
-    assert j.passed and "ranks measured 0, 1; the baseline holds 0: only the ranks in both are compared" in j.message
+    assert j.passed and "ranks measured 0, 1; the baseline holds 0: no rank is compared (host RAM is not compared " \
+        "across these setups, and the ranks in both have no GPU figure)" in j.message, j.message
+    gpu = ranked(300 * MiB, 400 * MiB)
+    gpu = replace(gpu, ranks=tuple(replace(r, peaks=replace(r.peaks, vram_allocated=GiB)) for r in gpu.ranks))
+    on_gpu = Entry.from_json({"peaks": {"ram": 400 * MiB},
+                              "ranks": {"0": {"ram": 300 * MiB, "ram_tree": 300 * MiB, "vram_allocated": GiB}}})
+    j = judge(gpu, Budget(), on_gpu, TOL, ci=True, update=False)
+    assert j.passed and "the baseline holds 0: only the ranks in both are compared, on their GPU figures" in j.message
 
 
 def test_an_entry_keeps_its_ranks_through_json_and_one_without_ranks_writes_none():

@@ -38,7 +38,7 @@ from gpu_budget.judge import growth, reached
 from gpu_budget.measure.ranks import imbalance, largest, smallest
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import SPREAD_MULTIPLE, Entry, Spread
-from gpu_budget.model.figures import Peaks, PhaseRecord
+from gpu_budget.model.figures import Peaks, PhaseRecord, RankFigures
 from gpu_budget.model.metric import GATED
 from gpu_budget.model.result import RE_RECORDED, RECORDED, UPDATED, WITHIN, Failure, Measurement, Verdict, param_changes
 from gpu_budget.model.room import Room
@@ -191,9 +191,8 @@ def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, se
     regressed, improved = [], []
     measured = {r.rank: r for r in measurement.ranks}
     if set(measured) != set(baseline.ranks):
-        which = "" if setup.ram_tolerance(tolerance) is not None else ", on their GPU figures"
         notes.append(f"ranks measured {', '.join(map(str, sorted(measured)))}; the baseline holds "
-                     f"{', '.join(map(str, sorted(baseline.ranks)))}: only the ranks in both are compared{which}")
+                     f"{', '.join(map(str, sorted(baseline.ranks)))}: {_compared(measured, baseline, tolerance, setup)}")
     for rank in sorted(set(measured) & set(baseline.ranks)):
         seen: list[str] = []
         rank_change, up, down = against_baseline(measured[rank].peaks, baseline.ranks[rank], tolerance, setup, seen,
@@ -206,6 +205,19 @@ def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, se
             if value is not None and (change.get(metric) is None or value > change[metric]):
                 change[metric] = value
     return change, regressed, improved
+
+
+def _compared(measured: Mapping[int, RankFigures], baseline: Entry, tolerance: Tolerance, setup: Setup) -> str:
+    """What of a launch's ranks its baseline of other ranks compares: host RAM is not compared across another world
+    (a foreign setup), so only GPU figures are, and a CPU launch has none: no rank is compared, said as such."""
+    if setup.ram_tolerance(tolerance) is not None:
+        return "only the ranks in both are compared"
+    both = set(measured) & set(baseline.ranks)
+    if setup.vram_tolerance(tolerance) is not None and any(
+            measured[k].peaks.vram_allocated is not None and baseline.ranks[k].vram_allocated is not None for k in both):
+        return "only the ranks in both are compared, on their GPU figures"
+    return ("no rank is compared (host RAM is not compared across these setups, and the ranks in both have no GPU "
+            "figure)")
 
 
 def _seen(peaks: Peaks) -> str:
