@@ -511,6 +511,22 @@ def test_a_timeout_names_the_rank_furthest_behind():
     assert _ranks_at_the_end([]) == ""
 
 
+def test_a_rank_hung_after_the_others_exited_is_named_as_the_one_still_running():
+    """torchrun of 2 ranks, rank 1 asleep after its load mark while rank 0 ran its steps and exited: the row read
+    "rank 0 exited, rank 1 in load; rank 1 was the furthest behind (the others wait for it in a collective)", though
+    rank 0 waited for nothing: it had exited, and only the launcher waited for rank 1."""
+    from gpu_budget.isolate import events as ev
+    from gpu_budget.isolate.forkserver import _ranks_at_the_end
+
+    seen = [ev.RankProgress(0, "load"), ev.RankProgress(1, "load"), ev.RankProgress(0, "train_step_1"),
+            ev.RankProgress(0, "train_step_2"), ev.RankProgress(0, None)]
+    assert _ranks_at_the_end(seen) == ("; the ranks: rank 0 exited, rank 1 in load; rank 1 alone was still running "
+                                       "(the others had exited: the launcher waits for every rank)")
+    three = [*seen, ev.RankProgress(2, "load"), ev.RankProgress(2, "train_step_1")]  # two running: one is behind
+    assert _ranks_at_the_end(three).endswith("; rank 1 was the furthest behind (the others still running wait for it in a "
+                                             "collective)"), _ranks_at_the_end(three)
+
+
 def test_a_timeout_names_no_rank_behind_where_every_running_rank_marked_as_many_phases():
     """A DDP rank hung in its first step (time.sleep) while ranks 0 and 2 waited for it in the backward's all-reduce:
     all three had marked `load` alone, and the message read "rank 0 was the furthest behind", the lowest of the tie,
@@ -522,8 +538,8 @@ def test_a_timeout_names_no_rank_behind_where_every_running_rank_marked_as_many_
     assert _ranks_at_the_end(seen) == ("; the ranks: rank 0 in load, rank 1 in load, rank 2 in load; each marked as "
                                        "many phases, so the marks do not tell which rank the others wait for")
     one = [ev.RankProgress(0, "load"), ev.RankProgress(1, "load"), ev.RankProgress(1, None)]
-    assert _ranks_at_the_end(one) == ("; the ranks: rank 0 in load, rank 1 exited; rank 0 was the furthest behind "
-                                      "(the others wait for it in a collective)")
+    assert _ranks_at_the_end(one) == ("; the ranks: rank 0 in load, rank 1 exited; rank 0 alone was still running "
+                                      "(the others had exited: the launcher waits for every rank)")
     two = [*seen, ev.RankProgress(2, "train_step_1")]
     assert _ranks_at_the_end(two).endswith("; rank 0, 1 were the furthest behind (the others wait for them in a "
                                            "collective)"), _ranks_at_the_end(two)

@@ -544,7 +544,8 @@ def _stderr_note(ending: ChildEnding) -> str:
 def _ranks_at_the_end(seen: list) -> str:
     """Where each rank of a launcher case was when its child was stopped: the ranks still running, by their last
     phase (the one that marked the fewest is named: under DDP the others wait for it in a collective; none where
-    every running rank marked as many, as when one hangs inside a step the others wait in)."""
+    every running rank marked as many, as when one hangs inside a step the others wait in; the one still running where
+    the others exited, which wait for nothing)."""
     last: dict[int, str | None] = {}
     marks: dict[int, int] = {}
     for e in seen:
@@ -557,13 +558,17 @@ def _ranks_at_the_end(seen: list) -> str:
     where = ", ".join(f"rank {r} " + (f"in {last[r]}" if last[r] is not None else "exited") for r in sorted(last))
     if not running:
         return f"; the ranks: {where}"
+    if len(running) == 1 and len(last) > 1:  # no rank waits for it in a collective: they exited
+        return (f"; the ranks: {where}; rank {running[0]} alone was still running (the others had exited: the launcher "
+                "waits for every rank)")
     fewest = min(marks[r] for r in running)
     behind = [r for r in running if marks[r] == fewest]
     if len(running) > 1 and len(behind) == len(running):  # a rank hung mid-step: the others wait at that step's mark
         return f"; the ranks: {where}; each marked as many phases, so the marks do not tell which rank the others wait for"
     who = f"rank {behind[0]} was" if len(behind) == 1 else f"rank {', '.join(map(str, behind))} were"
     it = "it" if len(behind) == 1 else "them"
-    return f"; the ranks: {where}; {who} the furthest behind (the others wait for {it} in a collective)"
+    others = "the others" if len(running) == len(last) else "the others still running"
+    return f"; the ranks: {where}; {who} the furthest behind ({others} wait for {it} in a collective)"
 
 
 def measure(scenario: ScenarioJob | Mapping[str, Json], assets: Path, timeout: float, threads: int,
