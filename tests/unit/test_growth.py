@@ -271,6 +271,23 @@ def test_judge_projects_every_rank_s_growth_not_only_the_worst_rank_s():
     assert j.message.startswith("rank 1: host RAM grows 3.00 MiB/step over steps 4-9"), j.message
 
 
+def test_a_rank_that_ended_early_is_named_though_it_is_the_row_s_own():
+    """Rank 1 left after its first step (a torchrun probe: sys.exit(0)) while rank 0 ran 12, and held 4 KiB more at
+    its peak, so the row's steps were its one step. The error read the row's own: "steps=10,000 declared, but the run
+    measured 1 optimizer step(s) ...; run more steps at this scale", though the run measured 12: the rank that ended
+    early went unnamed, as short_rank names it where it is not the worst."""
+    from gpu_budget.model.figures import RankFigures
+
+    full, one = records(shape(12, {}, base=600)), records(shape(1, {}, base=601))
+    ranks = (RankFigures(0, Peaks(ram=600 * MiB, ram_tree=600 * MiB), steps=tuple(full)),
+             RankFigures(1, Peaks(ram=601 * MiB, ram_tree=601 * MiB), steps=tuple(one)))
+    m = Measurement(status="ok", peaks=ranks[1].peaks, steps=tuple(one), ranks=ranks)
+    j = judge(m, Budget(ram=2 * GiB), None, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False, steps=10_000)
+    assert (j.verdict, j.passed) == ("error", False), j.message
+    assert "rank 1 measured 1 of the run's 12 optimizer step(s)" in j.message, j.message
+    assert "run more steps at this scale" not in j.message, j.message
+
+
 def test_judge_errors_where_a_declared_length_cannot_be_projected():
     j = judge(_measured([700, 710, 711]), Budget(ram=4 * GiB), None, Tolerance(rel=0.005, abs=4 * MiB), ci=False,
               update=False, steps=10_000)

@@ -319,11 +319,12 @@ def projected(measurement: Measurement, budget: Budget, steps: int | None, recor
     `recorded` runs widen it to; its problem where it, or a rank's, cannot be projected (short_rank), or where a rank's
     only breach is a climb too short to tell from a buffer (rank_undecided, naming it)."""
     grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=recorded)
-    if not measurement.ranks or (grown.problem and not grown.projections):  # the run too short for every rank
+    if not measurement.ranks:
         return grown
-    problem = growth.short_rank(measurement.ranks, steps) or \
-        growth.rank_undecided(measurement.ranks, budget, steps, recorded)  # each rank's, named: the row's is one rank's
-    return replace(grown, problem=problem)
+    short = growth.short_rank(measurement.ranks, steps)  # before the row's: the row's steps are one rank's, maybe it
+    if short or (grown.problem and not grown.projections):  # else the run too short for every rank: the row's words
+        return replace(grown, problem=short) if short else grown
+    return replace(grown, problem=growth.rank_undecided(measurement.ranks, budget, steps, recorded))  # named
 
 
 def all_breaches(measurement: Measurement, budget: Budget, grown: growth.Check, recorded: Spread | None,
