@@ -390,6 +390,37 @@ def test_a_baseline_of_other_ranks_compares_the_common_ones_and_says_so():
     assert j.passed and "the baseline holds 0: only the ranks in both are compared, on their GPU figures" in j.message
 
 
+def launch_of(phases):
+    """A launch's Measurement from its phase records, the row its worst rank's (measure/summary.py)."""
+    ranks = tuple(by_rank(phases))
+    top = worst(ranks)
+    return Measurement("ok", top.peaks, phases={n: p for n, p in top.phases.items()}, steps=top.steps, ranks=ranks)
+
+
+def test_a_rank_that_did_not_reach_its_baseline_s_phases_is_an_error_naming_it():
+    """A torchrun probe whose rank 1 exited 0 after its first step (sys.exit(0), no error; rank 0 ran all three), against
+    a baseline where rank 1 took 40 MiB more in step 2: the row, now rank 0's (every phase reached), read "improved"
+    and passed: "rank 1: ram_tree 31.29 MiB ... < baseline 71.29 MiB ...; update the baseline". A single process short
+    of its baseline's phases is an error (judge/reached.py); a rank is judged against its own baseline, so is one."""
+    from gpu_budget.judge.baselines import entry_from
+
+    full = [phase("load", {0: 80 * MiB, 1: 30 * MiB}), phase("train_step_1", {0: 80 * MiB, 1: 30 * MiB}, step=1),
+            phase("train_step_2", {0: 80 * MiB, 1: 70 * MiB}, step=2),
+            phase("train_step_3", {0: 80 * MiB, 1: 70 * MiB}, step=3)]
+    stored = entry_from(launch_of(full), {"name": "ddp", "fixes": [], "params": {}}, TOL, {}, "2026-12-01")
+    early = [phase("load", {0: 80 * MiB, 1: 30 * MiB}), phase("train_step_1", {0: 80 * MiB, 1: 30 * MiB}, step=1),
+             phase("train_step_2", {0: 80 * MiB}, step=2), phase("train_step_3", {0: 80 * MiB}, step=3)]
+    j = judge(launch_of(early), Budget(), stored, TOL, ci=True, update=False)
+    assert (j.verdict, j.passed) == ("error", False), j.message
+    assert j.message.startswith("rank 1 did not reach 2 of the 4 phases its baseline measured (train_step_2..3; it "
+                                "measured load, train_step_1): its peaks cover less of the run"), j.message
+    assert judge(launch_of(full), Budget(), stored, TOL, ci=True, update=False).passed
+    last = [*full[:3], phase("train_step_3", {0: 80 * MiB}, step=3)]  # gone as rank 0 marked its last: a race
+    assert judge(launch_of(last), Budget(), stored, TOL, ci=True, update=False).verdict != "error"
+    again = judge(launch_of(early), Budget(), stored, TOL, ci=False, update=True)  # shortened on purpose: re-recorded
+    assert again.passed and again.write_baseline and "rank 1 did not reach 2 of the 4" in again.message
+
+
 def test_an_entry_keeps_its_ranks_through_json_and_one_without_ranks_writes_none():
     entry = Entry.from_json({"peaks": {"ram": 1}, "ranks": {"0": {"ram": 1, "ram_tree": 2}}})
     assert Entry.from_json(entry.to_json()) == entry

@@ -383,6 +383,8 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     notes += declared + [n for n in (setup.note(),) if n]
     if missed := reached.unreached(measurement.phases, baseline.phases):
         return _short(measurement, baseline, tolerance, setup, missed, notes, update=update, expect=expect)
+    if short := _ranks_short(measurement, baseline):  # the row's phases are one rank's: each is held to its own
+        return _short(measurement, baseline, tolerance, setup, [], notes, update=update, expect=expect, said=short)
     if measurement.ranks and baseline.ranks:
         change, regressed, improved = per_rank(measurement, baseline, tolerance, setup, notes)
     else:
@@ -402,17 +404,36 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
 
 
 def _short(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup, missed: list[str],
-           notes: list[str], *, update: bool, expect: str | None) -> Judgement:
+           notes: list[str], *, update: bool, expect: str | None, said: tuple[str, str] | None = None) -> Judgement:
     """A run that did not reach every phase its baseline measured: an error (judge/reached.py), or with an update
-    the entry of the run as it is now."""
+    the entry of the run as it is now. said: the error's words and the update's, where a rank's (_ranks_short)."""
     change = _changes(measurement, baseline, tolerance, setup)
     if not update:
         return Judgement(Verdict.ERROR, False, "; ".join(
-            notes + [reached.message(missed, list(measurement.phases), len(baseline.phases))]), change)
+            notes + [said[0] if said else reached.message(missed, list(measurement.phases), len(baseline.phases))]),
+            change)
     verdict = Verdict.OVER_BUDGET if expect == "over-budget" else Verdict.PASS
-    short = f"the run did not reach {len(missed)} of the {len(baseline.phases)} phases its baseline measured " \
-            f"({reached.said(missed)})"
+    short = said[1] if said else f"the run did not reach {len(missed)} of the {len(baseline.phases)} phases its " \
+                                 f"baseline measured ({reached.said(missed)})"
     return Judgement(verdict, True, "; ".join(notes + [short, UPDATED]), change, True)
+
+
+def _ranks_short(measurement: Measurement, baseline: Entry) -> tuple[str, str] | None:
+    """Where a launch's rank did not reach every phase its own baseline phases hold (a rank that ended early, with no
+    error: its peaks cover less of the run, and read lower, "improved"), the error's words and the update's, each
+    such rank named; None otherwise. The row's phases are its worst rank's, which need not be that rank. A rank is in
+    a phase rank 0 marked where its processes were seen then, so one that ends as rank 0 marks its last phase is in it
+    or not by a race: a rank short of its baseline's last phase alone is not held short."""
+    errors, updates = [], []
+    for rank in measurement.ranks:
+        base = list(baseline.rank_phases.get(rank.rank) or ())
+        missed = reached.unreached(rank.phases, base) if reached.unreached(rank.phases, base[:-1]) else []
+        if missed:
+            said = reached.message(missed, list(rank.phases), len(base)).removeprefix("the run ")
+            errors.append(f"rank {rank.rank} {said}")
+            updates.append(f"rank {rank.rank} did not reach {len(missed)} of the {len(base)} phases its baseline "
+                           f"measured ({reached.said(missed)})")
+    return ("; ".join(errors), "; ".join(updates)) if errors else None
 
 
 def _declared(baseline: Entry, scenario: str | None, params: Mapping | None, command: Sequence[str] | None) -> list[str]:
