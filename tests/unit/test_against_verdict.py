@@ -253,6 +253,38 @@ def test_a_rank_that_is_not_the_worst_regressing_is_caught_and_named():
     assert (other.status, [f.name for f in other.figures]) == ("pass", ["ram_tree"])
 
 
+def stepped(rank1_phases: int) -> Result:
+    """A 2-rank launch's row: rank 0 over load and 3 steps at 200 MiB (the worst: the row's), rank 1 at 100 MiB, then
+    140 MiB from step 2, over its first `rank1_phases` of those phases."""
+    from dataclasses import replace
+
+    from gpu_budget.model.figures import PhaseRecord, RankFigures
+
+    names = ["load", "train_step_1", "train_step_2", "train_step_3"]
+
+    def rank(k: int, mibs: list[int]) -> RankFigures:
+        phases = {n: PhaseRecord.from_json({"name": n, "ram_peak": m * MiB, "ram_tree_peak": m * MiB})
+                  for n, m in zip(names, mibs)}
+        top = max(mibs) * MiB
+        return RankFigures(rank=k, peaks=Peaks(ram=top, ram_tree=top), phases=phases)
+
+    ranks = (rank(0, [200] * 4), rank(1, [100, 100, 140, 140][:rank1_phases]))
+    base = row(200 * MiB)
+    return replace(base, measurement=replace(base.measurement, ranks=ranks, phases=ranks[0].phases))
+
+
+def test_a_rank_short_of_the_phases_it_reached_at_base_is_an_error_naming_it():
+    """Rank 1 exited 0 after its first step at head (the launch exiting 0, rank 0 going on): its peak fell 140 -> 100
+    MiB and the case read "improved: rank 1 ram_tree head 100.00 MiB (highest of 2) < base 140.00 MiB", as the stored
+    gate read it before it held each rank to its own baseline phases (compare._ranks_short)."""
+    case = judge_case("t.py::test_a", [stepped(4)] * 2, [stepped(2)] * 2)
+    assert (case.status, case.passed) == ("error", False), case.message
+    assert case.message.startswith("at head: rank 1 did not reach 2 of the 4 phases base measured (train_step_2..3;"), \
+        case.message
+    assert judge_case("t.py::test_a", [stepped(4)] * 2, [stepped(4)] * 2).status == "pass"
+    assert judge_case("t.py::test_a", [stepped(4)] * 2, [stepped(3)] * 2).status != "error"  # its last alone: a race
+
+
 def test_an_absolute_path_through_a_link_to_the_repository_points_into_the_worktree(tmp_path):
     """`$PWD/test_mem.py` in a checkout reached through a symbolic link: left pointing at the head's file, the base
     session measured the head against itself and a regression passed."""
