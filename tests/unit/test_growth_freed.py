@@ -113,3 +113,19 @@ def test_the_remedy_search_reads_a_climb_too_short_to_tell_as_the_gate_does_no_v
         assert not remediate.needs_remedy(m, budget, 10_000)
         outcome = remediate.trial_outcome(m, budget, 10_000)
         assert outcome.verdict == "error" and TOO_FEW in outcome.message, (outcome.verdict, outcome.message)
+
+
+def test_a_peak_over_budget_fails_whatever_its_growth_cannot_tell():
+    """The measured peak (1.00 GiB) is past a 1000 MiB budget: over budget for certain, as the remedy search reads it
+    (trial_outcome). The gate erred instead ("too few steps to tell ..."; a run of 3 steps under steps=, "the run
+    measured 3 optimizer step(s)"), the breach unsaid; a launch's rank alike."""
+    series = sawtooth(10)
+    budget, tol = Budget(ram=1000 * MiB), Tolerance(rel=0.005, abs=4 * MiB)
+    single = Measurement(status="ok", peaks=Peaks(ram=max(series), ram_tree=max(series)),
+                         steps=tuple(Step(step=k, ram=v, ram_tree=v) for k, v in enumerate(series, 1)))
+    short = Measurement(status="ok", peaks=Peaks(ram=max(series), ram_tree=max(series)),
+                        steps=tuple(Step(step=k, ram=v, ram_tree=v) for k, v in enumerate(series[:3], 1)))
+    for m, why in ((single, TOO_FEW), (short, "the run measured 3 optimizer step(s)"), (launch(series), TOO_FEW)):
+        j = judge(m, Budget(ram=1050 * MiB) if m.ranks else budget, None, tol, ci=False, update=False, steps=10_000)
+        assert (j.verdict, j.passed) == ("over-budget", False), j.message
+        assert "peak" in j.message.split(";")[0] and why in j.message, j.message

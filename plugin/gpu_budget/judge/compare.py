@@ -357,9 +357,9 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
            params: Mapping | None, scenario: str | None = None, command: Sequence[str] | None = None) -> Judgement:
     """judge()'s verdict for a run that finished, its growth already projected (`grown`)."""
     setup = world_setup(setup, measurement, baseline)
-    if grown.problem:
+    breaches = _breaches(measurement, budget, grown, baseline.spread if baseline is not None else None)
+    if breaches is None:
         return Judgement(Verdict.ERROR, False, grown.problem + _marks_elsewhere(measurement))
-    breaches = all_breaches(measurement, budget, grown, baseline.spread if baseline is not None else None)
     notes: list[str] = list(measurement.info.get("notes") or ())  # what the measuring child says of the run
     notes += grown.notes
     if expect == "over-budget":
@@ -401,6 +401,15 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     if update and declared:  # recorded for other params or another scenario: the entry describes the test as it is now
         return Judgement(verdict, True, "; ".join(notes + [UPDATED]), change, True)
     return Judgement(verdict, True, "; ".join(notes) or WITHIN, change)
+
+
+def _breaches(measurement: Measurement, budget: Budget, grown: growth.Check, recorded: Spread | None) -> list[str] | None:
+    """What judge() fails a finished case on (all_breaches); where its growth went untold (grown.problem), the peaks'
+    and imbalance's breaches with why beside them, or None where none is broken: an error, no verdict."""
+    if not grown.problem:
+        return all_breaches(measurement, budget, grown, recorded)
+    over = rank_breaches(measurement, budget)  # a peak past the budget breaks it whatever the growth
+    return [*over, grown.problem + _marks_elsewhere(measurement)] if over else None
 
 
 def _short(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup, missed: list[str],
