@@ -373,11 +373,12 @@ def test_the_worst_case_reaches_the_top_of_a_knob_that_adds_little_per_step():
     assert result.boundary.at == {"text_len": 256, "added_tokens": 2000}
 
 
-@pytest.mark.parametrize("other", ["fixed", "other params", "other scale"])
+@pytest.mark.parametrize("other", ["fixed", "other params", "other scale", "other estimate"])
 def test_a_failing_example_saved_by_one_exploration_outlives_another_of_the_same_scenario_name(tmp_path, other):
     """A scenario keeps its name under with_fixes() and with_params(): the as-reported case and its fixed variant,
     explored over one envelope and budget, shared one folder of the database, so the fixed one, within its budget
-    everywhere, replayed the other's saved failure, found it passing and deleted it. So did one scale's of another."""
+    everywhere, replayed the other's saved failure, found it passing and deleted it. So did one scale's of another,
+    and one estimate= of another (the same scenario, envelope and budget)."""
     from gpu_budget import Scenario
     from gpu_budget.search.explore import explore_scenario
 
@@ -397,7 +398,8 @@ def test_a_failing_example_saved_by_one_exploration_outlives_another_of_the_same
     saved = set(tmp_path.rglob("*"))
     assert first.smallest_failing is not None and saved, "the failure was not saved"
     variant, scale = {"fixed": (case.with_fixes("gc_collect"), "tiny"),
-                      "other params": (case.with_params(hidden=4), "tiny"), "other scale": (case, "real")}[other]
+                      "other params": (case.with_params(hidden=4), "tiny"), "other scale": (case, "real"),
+                      "other estimate": (case, "tiny")}[other]
     explore_it(variant, scale, lambda k: 0, 40)  # within its budget everywhere
     assert saved <= set(tmp_path.rglob("*")), "the other exploration deleted the saved failure"
     again = explore_it(case, "tiny", over, 1)

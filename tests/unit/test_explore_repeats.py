@@ -41,3 +41,18 @@ def test_a_database_given_as_a_string_is_a_folder(tmp_path):
 def test_a_database_that_is_no_folder_is_named():
     with pytest.raises(TypeError, match=r"^database=5: expected a folder \(a path\), or None: no example database$"):
         explore("t", ENVELOPE, "200 MiB", estimate_and_log([]), lambda k: 0, database=5)
+
+
+def test_an_estimate_is_keyed_on_its_code_not_its_line():
+    """Two lambdas of one test share a name: their code tells them apart; the same code moved down a file (an edit
+    above it) keeps its folder of the example database, and its saved failures."""
+    from gpu_budget.search.explore import _estimate_key
+
+    def made(source, lines=0):
+        space = {}
+        exec(compile("\n" * lines + source, "m.py", "exec"), space)  # noqa: S102  the same code at another line
+        return space["f"]
+
+    small, large = (lambda k: k["batch"] << 20), (lambda k: k["batch"] << 30)
+    assert _estimate_key(small) != _estimate_key(large)
+    assert _estimate_key(made("f = lambda k: k['b'] * 2")) == _estimate_key(made("f = lambda k: k['b'] * 2", 40))

@@ -31,12 +31,14 @@ too. Importing this module imports neither torch nor hypothesis.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import numbers
 import os
 import time
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -322,11 +324,32 @@ def _writable(shelf: Path | None, result: Exploration) -> Path | None:
     return shelf
 
 
-def _variant(scenario: Scenario, envelope: Envelope, scale: str) -> str:
+def _variant(scenario: Scenario, envelope: Envelope, scale: str, estimate: Callable[[Config], int] | None = None) -> str:
     """What sets an exploration of `scenario` apart from another of the same name: with_fixes() and with_params()
-    keep the name, so an as-reported case and its fixed variant (or one scale and another) would share a folder."""
+    keep the name, so an as-reported case and its fixed variant (or one scale and another, or one estimate= and
+    another) would share a folder. The estimator's own (estimate=None) adds nothing: its folders stay where they were."""
     rest = {k: v for k, v in scenario.params_for(scale).items() if k not in envelope.knobs}
-    return json.dumps({"scale": scale, "fixes": list(scenario.fixes), "params": rest}, sort_keys=True, default=repr)
+    own = {} if estimate is None else {"estimate": _estimate_key(estimate)}
+    return json.dumps({"scale": scale, "fixes": list(scenario.fixes), "params": rest, **own}, sort_keys=True,
+                      default=repr)
+
+
+def _estimate_key(estimate: Callable[[Config], int]) -> str:
+    """An estimate= as a key: its module and name, and its code (a lambda beside a lambda shares a name), never its
+    line (an edit above it would move the folder and lose its saved failures); a partial's arguments too."""
+    bound = ""
+    while isinstance(estimate, functools.partial):
+        bound += repr((estimate.args, sorted(estimate.keywords.items())))
+        estimate = estimate.func
+    name = f"{getattr(estimate, '__module__', '')}:{getattr(estimate, '__qualname__', type(estimate).__qualname__)}"
+    code = getattr(estimate, "__code__", None)
+    return name + bound + ("" if code is None else ":" + _code_hash(code))
+
+
+def _code_hash(code: types.CodeType) -> str:
+    """A function's code, less its lines: the bytecode, the names it reads and its constants (nested code, so)."""
+    consts = [_code_hash(c) if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts]
+    return hashlib.sha256(code.co_code + repr((code.co_names, consts)).encode()).hexdigest()[:16]
 
 
 def _unmeasured(config: Config) -> int | None:
@@ -683,4 +706,4 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
 
     return explore(scenario.name, envelope, budget, estimate or estimated, measure if verify else None,
                    boundary=boundary, max_examples=max_examples, max_real_runs=max_real_runs, database=database,
-                   seed=seed, metric=metric, card=card, variant=_variant(scenario, envelope, scale))
+                   seed=seed, metric=metric, card=card, variant=_variant(scenario, envelope, scale, estimate))
