@@ -13,6 +13,7 @@ import pytest
 
 from gpu_budget.model.figures import Peaks
 from gpu_budget.search.boundary import largest_fitting
+from gpu_budget.search.exploration import Calibration
 from gpu_budget.search.explore import Envelope, explore
 
 pytest_plugins = ["pytester"]
@@ -333,13 +334,17 @@ def test_real_runs_along_the_boundary_that_contradict_it_are_a_problem():
     """The boundary search assumes memory grows along its knob. Here batches 1-2 hold more than any larger batch
     (another kernel path): the smallest configuration's run is over the budget, so the search concludes no batch
     fits, while the worst case's run, batch 32 on the same line, measured within the budget. The report must not
-    state "none" as found without saying its own real runs deny it."""
+    state "none" as found without saying its own real runs deny it. The two runs fit a falling line (-0.658 x
+    estimate), which the search does not use: what this pins is the answer under the largest offset seen (every
+    batch predicted over, so "none" from the smallest run) and the problem naming the run above it that denies it;
+    under the mean offset the search would bracket another value, and the problem name batch 1 below it instead."""
     def measured(k):
         return (500 if k["batch"] <= 2 else 40 + k["batch"] * 8) << 20
 
     result = explore("dip", Envelope({"batch": (1, 32)}), "300 MiB", estimate=lambda k: (k["batch"] * 10) << 20,
                      measure=measured, boundary="batch", max_examples=20)
     assert result.boundary.value is None and result.worst.measured <= result.budget
+    assert result.calibration.slope == 1.0 and result.calibration.refused_slope < 0, result.summary()
     assert result.problems == [("real runs along batch contradict its boundary (none): batch=32: 296.0 MiB, within "
                                 "budget above it; memory does not grow along batch here, so the boundary is "
                                 "unfounded")], result.summary()
@@ -487,3 +492,22 @@ def test_a_configuration_a_real_run_measured_before_the_cap_was_spent_reads_as_t
     assert result.smallest_failing.measured == 5 << 20, result.summary()
     assert ("smallest configuration predicted over budget (shrunk): batch=181: measured 5.0 MiB, within budget "
             "(predicted 201.0 MiB)") in result.summary(), result.summary()
+
+
+def test_a_falling_calibration_line_is_never_the_model_and_the_report_says_what_was_used():
+    """Memory grows along batch here (300 MiB floor + the estimate), but the calibration run read 100 MiB high, as
+    RSS noise can: the two runs fitted "measured = -2.226 x estimate + 506.5 MiB", which predicts less the more the
+    estimate holds, and ran the search on it. A line that falls is no model of memory: the largest offset seen is
+    (no real run predicted below what it measured), and the report says so, with the line it refused."""
+    def noisy(k):
+        return (300 + k["batch"] * 2 + (200 if k["batch"] == 1 else 0)) << 20
+
+    result = explore("noisy", Envelope({"batch": (1, 32)}), "400 MiB", estimate=lambda k: (k["batch"] * 2) << 20,
+                     measure=noisy, boundary="batch", max_examples=20)
+    c = result.calibration
+    assert (c.slope, c.intercept, c.points) == (1.0, 500 << 20, 2), result.summary()
+    assert c.refused_slope is not None and c.refused_slope < 0
+    assert ("calibration over 2 real runs: the fitted line falls (measured = -2.226 x estimate + 506.5 MiB), no "
+            "model of memory: the largest offset seen instead, measured = 1.000 x estimate + 500.0 MiB") \
+        in result.summary(), result.summary()
+    assert Calibration.from_json(json.loads(json.dumps(c.to_json()))) == c

@@ -60,14 +60,28 @@ class Boundary(Fields):
 
 @dataclass(frozen=True)
 class Calibration(Fields):
-    """measured ~ slope * estimate + intercept, fitted to every real run."""
+    """measured ~ slope * estimate + intercept, fitted to every real run. refused_slope / _intercept: the fitted line
+    where it did not rise, so was not used (slope 1 and the largest offset seen instead); None where it was."""
 
     slope: float
     intercept: int
     points: int
+    refused_slope: float | None = None
+    refused_intercept: int | None = None
 
     def to_json(self) -> dict[str, Json]:
-        return {"slope": self.slope, "intercept": self.intercept, "points": self.points}
+        refused = {} if self.refused_slope is None else {"refused_slope": self.refused_slope,
+                                                         "refused_intercept": self.refused_intercept}
+        return {"slope": self.slope, "intercept": self.intercept, "points": self.points, **refused}
+
+    def text(self) -> str:
+        """The report's line: the one used, and, where the fitted line fell, that line and why it was not."""
+        used = _line(self.slope, self.intercept)
+        if self.refused_slope is None:
+            return f"calibration over {self.points} real runs: {used}"
+        return (f"calibration over {self.points} real runs: the fitted line falls "
+                f"({_line(self.refused_slope, self.refused_intercept or 0)}), no model of memory: the largest offset "
+                f"seen instead, {used}")
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Calibration:
@@ -214,10 +228,7 @@ class Exploration:
         if self.calibration and not self.calibration.points:  # its line is the identity no run measured
             lines.append("calibration: none, no real run measured a peak: every prediction is the estimate alone")
         elif self.calibration:
-            c = self.calibration
-            sign = "-" if c.intercept < 0 else "+"  # "+ -79.7 MiB" read as a typo
-            lines.append(f"calibration over {c.points} real runs: measured = {c.slope:.3f} x estimate {sign} "
-                         f"{format_mib(abs(c.intercept))}")
+            lines.append(self.calibration.text())
         runs = "; ".join(f"{config_text(r.config)}: {r.text()}" for r in self.real_runs)
         lines.append(f"real runs: {runs}")
         for v in self.monotonicity:
@@ -225,6 +236,11 @@ class Exploration:
                          f"predicts {format_mib(v.drop)} less")
         lines += [f"problem: {p}" for p in self.problems]
         return lines
+
+
+def _line(slope: float, intercept: int) -> str:
+    sign = "-" if intercept < 0 else "+"  # "+ -79.7 MiB" read as a typo
+    return f"measured = {slope:.3f} x estimate {sign} {format_mib(abs(intercept))}"
 
 
 def peak_text(peak: int | None) -> str:

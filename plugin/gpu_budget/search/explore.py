@@ -4,7 +4,8 @@ Real runs cost seconds to minutes each, so Hypothesis searches a *prediction*:
 the GPU-free estimate of the step's tensor peak (estimate.py), calibrated by
 the real runs made so far (measured ~ slope x estimate + intercept: one run
 gives an offset, two or more a line, since a process's non-tensor memory can
-grow with its tensors). In order, with at most `max_real_runs` real runs:
+grow with its tensors; a line that does not rise gives way to the largest
+offset seen). In order, with at most `max_real_runs` real runs:
 
   1. a real run at the envelope's smallest configuration (calibration);
   2. Hypothesis towards the worst case: hypothesis.target(predicted MiB),
@@ -131,7 +132,11 @@ class _Calibration:
 
     One run: the estimate plus a constant offset (slope 1). More: the fitted
     line, since a process's non-tensor memory can grow with its tensors (a
-    Trainer's input pipeline does).
+    Trainer's input pipeline does). A line that does not rise (one noisy run
+    can tilt two points down) is no model of memory: it would predict less the
+    more the estimate holds, and turn the search for the worst case upside
+    down; the largest offset seen stands instead (slope 1), so no real run is
+    predicted below what it measured, and `refused` keeps the line for the report.
     """
 
     def __init__(self) -> None:
@@ -141,14 +146,30 @@ class _Calibration:
         if measured is not None:
             self.points.append((estimate, measured))
 
+    def fitted(self) -> tuple[float, float] | None:
+        return least_squares([p[0] for p in self.points], [p[1] for p in self.points])
+
+    def refused(self) -> tuple[float, float] | None:
+        """The fitted line where it does not rise (so is not used), else None."""
+        fitted = self.fitted()
+        return fitted if fitted is not None and fitted[0] <= 0 else None
+
     def line(self) -> tuple[float, float]:
-        xs, ys = [p[0] for p in self.points], [p[1] for p in self.points]
-        fitted = least_squares(xs, ys)
-        if fitted is not None:
+        fitted = self.fitted()
+        if fitted is not None and fitted[0] > 0:
             return fitted
-        if not xs:
+        if not self.points:
             return 1.0, 0.0
-        return 1.0, sum(ys) / len(ys) - sum(xs) / len(xs)  # one point (or one estimate): an offset
+        offsets = [y - x for x, y in self.points]
+        if fitted is not None:  # a falling line: the largest offset, never under a run seen
+            return 1.0, max(offsets)
+        return 1.0, sum(offsets) / len(offsets)  # one point (or one estimate): an offset
+
+    def record(self) -> Calibration:
+        """The line used, for the report; with the fitted line it refused, where it did."""
+        slope, intercept = self.line()
+        refused = self.refused()
+        return Calibration(slope, int(intercept), len(self.points), *((refused[0], int(refused[1])) if refused else ()))
 
     def __call__(self, estimate: int) -> int:
         slope, intercept = self.line()
@@ -256,8 +277,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
         result.failed = str(failed)
     result.worst, result.smallest_failing = (_run_before(p, real.cache) for p in (result.worst, result.smallest_failing))
     result.problems += disagreeing(envelope, result.real_runs, budget, result.boundary)
-    slope, intercept = predict.calibration.line()
-    result.calibration = Calibration(slope, int(intercept), len(predict.calibration.points))
+    result.calibration = predict.calibration.record()
     result.estimates, result.seconds = len(predict.estimates), round(time.perf_counter() - t0, 1)
     return result
 
