@@ -182,7 +182,7 @@ def test_a_negative_calibration_intercept_reads_as_a_subtraction():
     from gpu_budget.search.exploration import Calibration, Exploration
 
     def line(intercept: int) -> str:
-        done = Exploration("s", 2**30, "ram", {"batch": [1, 8]}, calibration=Calibration(0.795, intercept, 3))
+        done = Exploration("s", 2**30, "ram", {"batch": {"range": [1, 8]}}, calibration=Calibration(0.795, intercept, 3))
         return next(text for text in done.summary() if text.startswith("calibration over"))
 
     assert line(-int(79.7 * 2**20)).endswith("measured = 0.795 x estimate - 79.7 MiB")

@@ -19,7 +19,10 @@ where it never reported, and in rows written before), beside `passed`, the
 gate's word on the case alone, and `test_failure`, the first line of pytest's
 reason where the test failed (session/held.py); a row's `params`, the knobs
 the case ran with (its scenario's at its scale, its fixes' included; absent
-in rows written before, read back as None).
+in rows written before, read back as None); an exploration's `envelope` knob
+as {"range": [lo, hi]} or {"values": [...]} (written before as a bare list,
+either of the two unsaid, read back as {"listed": [...]} and written back
+as it was).
 Rows are results.Result.to_json(). Written atomically (a temp file of this write's own + rename: outputs.write_whole).
 """
 

@@ -71,6 +71,12 @@ class Envelope:
             parts[knob] = st.integers(bounds[0], bounds[1]) if bounds else st.sampled_from(sorted(spec))
         return st.fixed_dictionaries(parts)
 
+    def described(self) -> dict[str, dict[str, list[Knob]]]:
+        """Each knob as the report writes it: {"range": [lo, hi]} or {"values": [...]}; a bare [lo, hi] read the
+        same as a list of two values."""
+        return {knob: {"range": list(bounds)} if (bounds := _range(spec)) else {"values": list(spec)}
+                for knob, spec in self.knobs.items()}
+
     def smallest(self) -> dict[str, Knob]:
         return {knob: self.values(knob)[0] for knob in self.knobs}
 

@@ -141,7 +141,7 @@ class Exploration:
     scenario: str
     budget: int
     metric: str
-    envelope: Mapping[str, list[Knob]]
+    envelope: Mapping[str, Mapping[str, list[Knob]]]  # knob -> {"range": [lo, hi]} | {"values": [...]} (Envelope.described)
     worst: Probe | None = None
     boundary: Boundary | None = None
     smallest_failing: Probe | None = None
@@ -160,7 +160,8 @@ class Exploration:
 
     def to_json(self) -> dict[str, Json]:
         return {"scenario": self.scenario, "budget": self.budget, "metric": self.metric,
-                "envelope": {k: list(v) for k, v in self.envelope.items()}, "worst": _written(self.worst),
+                "envelope": {k: _spec_written(spec) for k, spec in self.envelope.items()},
+                "worst": _written(self.worst),
                 "boundary": _written(self.boundary), "smallest_failing": _written(self.smallest_failing),
                 "monotonicity": [v.to_json() for v in self.monotonicity], "offset": self.offset,
                 "calibration": _written(self.calibration), "real_runs": [r.to_json() for r in self.real_runs],
@@ -170,7 +171,8 @@ class Exploration:
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Exploration:
-        return cls(data["scenario"], data["budget"], data["metric"], dict(data["envelope"]),
+        return cls(data["scenario"], data["budget"], data["metric"],
+                   {k: _spec_read(spec) for k, spec in data["envelope"].items()},
                    _read(Probe.from_json, data.get("worst")), _read(Boundary.from_json, data.get("boundary")),
                    _read(Probe.from_json, data.get("smallest_failing")),
                    [NotMonotone.from_json(v) for v in data.get("monotonicity") or ()], data.get("offset"),
@@ -195,7 +197,7 @@ class Exploration:
         at = f" at {config_text(b.at)}" if b.at else ""
         value = ("none" if b.value is None else b.value) if b.complete else "not settled"
         found = b.predicted_value if not self.verified else value
-        top = f", the envelope's top: the budget is not reached along {b.knob}" if found == max(self.envelope[b.knob]) else ""
+        top = f", the envelope's top: the budget is not reached along {b.knob}" if found == _top(self.envelope[b.knob]) else ""
         runs = ", ".join(f"{k}: {peak_beside(v, self.budget)}" for k, v in sorted(b.peaks.items()))
         if not self.verified:
             lines = [f"largest {b.knob}{at} within {format_mib(self.budget)}, estimated: {found}{top}"]
@@ -236,6 +238,24 @@ class Exploration:
                          f"predicts {format_mib(v.drop)} less")
         lines += [f"problem: {p}" for p in self.problems]
         return lines
+
+
+def _spec_read(spec: JsonMapping | list[Knob]) -> dict[str, list[Knob]]:
+    """A knob of a report's envelope; an older report's bare list (a range's [lo, hi], or the values: it did not say
+    which) is kept as {"listed": [...]}, never guessed."""
+    return {how: list(v) for how, v in spec.items()} if isinstance(spec, Mapping) else {"listed": list(spec)}
+
+
+def _spec_written(spec: Mapping[str, list[Knob]]) -> dict[str, list[Knob]] | list[Knob]:
+    """A knob as the report writes it; one read from an older report ("listed") as it was written there."""
+    ((how, values),) = spec.items()
+    return list(values) if how == "listed" else {how: list(values)}
+
+
+def _top(spec: Mapping[str, list[Knob]]) -> Knob:
+    """A knob's last value: a range's hi, the largest listed."""
+    (values,) = spec.values()
+    return max(values)
 
 
 def _line(slope: float, intercept: int) -> str:

@@ -253,7 +253,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     budget = parse_size(budget)  # as a marker's budget: a negative, True or None named, never explored
     database = _folder(database)
     t0 = time.perf_counter()
-    result = Exploration(name, budget, metric, {k: list(v) for k, v in envelope.knobs.items()}, card=card,
+    result = Exploration(name, budget, metric, envelope.described(), card=card,
                          verified=measure is not None)
     predict = _Predictor(estimate, measure or _unmeasured)
     real = _Budgeted(predict.measured, max_real_runs if measure is not None else 0, result.real_runs)
