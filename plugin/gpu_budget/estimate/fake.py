@@ -9,7 +9,7 @@ tensors lack, supplied here:
   SpecAugment's mask widths, seeded) are also computed for real, on the
   side (small: KNOWN_LIMIT elements, or no larger than a known input, so a
   long batch's mask is read too; the batch is known at any size, built for
-  real); `.item()`, `bool(t)` and masks then see their true values. A value
+  real, within real_bound.REAL_LIMIT); `.item()`, `bool(t)` and masks then see their true values. A value
   derived from weights cannot be known: `.item()` on one raises
   EstimateError, and a boolean mask of unknown value is taken as all-True
   (the most memory it could select), which the result records.
@@ -302,11 +302,16 @@ def fake_world() -> Iterator[KnownValues]:
         yield known
 
 
-def outside():
-    """A context where no mode is active (no fake tensors, nothing counted): for real side data."""
+@contextlib.contextmanager
+def outside() -> Iterator[None]:
+    """A context where no mode is active (no fake tensors, nothing counted): for real side data, each tensor of
+    it bounded (real_bound.py: a batch of a huge configuration is refused by name, never made in this process)."""
     from torch.utils._python_dispatch import _disable_current_modes
 
-    return _disable_current_modes()
+    from gpu_budget.estimate.real_bound import BoundedReal
+
+    with _disable_current_modes(), BoundedReal():
+        yield
 
 
 def known_tensor(known: KnownValues | None, real: torch.Tensor) -> torch.Tensor:
@@ -322,7 +327,11 @@ def known_tensor(known: KnownValues | None, real: torch.Tensor) -> torch.Tensor:
 
 
 def known_batch(known: KnownValues | None, make: Callable[[], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    """make() builds a batch of real tensors outside the fake world; they come back as fakes with known values."""
+    """make() builds a batch of real tensors outside the fake world; they come back as fakes with known values.
+    Bounded (real_bound.py): each tensor before it is made, the batch's together once made."""
+    from gpu_budget.estimate.real_bound import check_batch
+
     with outside():
         real = make()
+    check_batch(real)
     return {k: known_tensor(known, v) for k, v in real.items()}
