@@ -72,6 +72,21 @@ def test_a_ref_missing_from_a_shallow_clone_says_it_is_shallow(history, tmp_path
         resolve(repo, "HEAD~1")
 
 
+def test_a_branch_fetched_only_as_a_remote_s_names_the_remote_branch(history, tmp_path):
+    """A full clone on another branch (actions/checkout with fetch-depth: 0 on a pull request) holds `main` only as
+    origin/main. Before: "no commit 'main' in ... (not a branch, tag or commit there; fetch it first?)", though it is
+    fetched: git resolves no remote branch by its short name."""
+    git(history, "checkout", "-qb", "feature/x")
+    clone = tmp_path / "ci"
+    git(history.parent, "clone", "-q", "-b", "feature/x", f"file://{history}", str(clone))
+    repo = repo_at(clone, "main")
+    with pytest.raises(AgainstError) as raised:
+        resolve(repo, "main")
+    said = str(raised.value)
+    assert "origin/main" in said and "fetch it first" not in said, said
+    assert said.startswith("--gpu-budget-against=main: no branch 'main' in "), said
+
+
 def test_bisect_in_a_shallow_clone_does_not_call_good_no_ancestor(history, tmp_path, capsys, monkeypatch):
     """GOOD fetched alone at depth 1 into a depth-1 clone. Before: "GOOD v1 (...) is not an ancestor of BAD main
     (...)", though it is: the clone lacks the commits between them."""

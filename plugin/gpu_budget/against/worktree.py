@@ -112,10 +112,23 @@ def resolve(repo: Repo, given: str, name: str = OPTION) -> Ref:
                           if line.startswith("hint:   ")]
             raise AgainstError(f"{name}={given}: ambiguous in {repo.top}: {'; '.join(candidates) or 'several objects'}"
                                f": give more digits of the hash")
+        remote = remote_branches(repo, given)
+        if remote:  # fetched, under the remote's name only: git resolves no remote branch by its short name
+            raise AgainstError(f"{name}={given}: no branch {given!r} in {repo.top}, only the remote's "
+                               f"{' and '.join(remote)}: give {name}={remote[0]}")
         raise AgainstError(f"{name}={given}: no commit {given!r} in {repo.top}"
                            + (f": {SHALLOW}" if shallow(repo) else " (not a branch, tag or commit there; fetch it "
                                                                   "first?)"))
     return Ref(given, found.stdout.strip(), name)
+
+
+def remote_branches(repo: Repo, given: str) -> list[str]:
+    """The remote-tracking branches named `given` under a remote (origin/main for main): a CI checkout of another
+    branch holds the base branch only so."""
+    remotes = git(["remote"], repo.top).stdout.split()
+    return [f"{remote}/{given}" for remote in remotes
+            if git(["rev-parse", "--verify", "--quiet", f"refs/remotes/{remote}/{given}^{{commit}}"],
+                   repo.top).returncode == 0]
 
 
 SHALLOW = ("the repository is a shallow clone, its history cut (actions/checkout fetches one commit by default): "
