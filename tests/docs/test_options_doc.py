@@ -38,7 +38,7 @@ def test_every_variable_a_user_sets_is_in_the_options_doc():
     GPU_BUDGET_WHEELHOUSE to make any environment."""
     import re
 
-    own = {"AGAINST_COLLECT", "AGAINST_FAILED", "AGAINST_ONLY", "AGAINST_ROOTDIR", "AGAINST_SIDE", "BEHIND",
+    own = {"AGAINST_COLLECT", "AGAINST_FAILED", "AGAINST_ONLY", "AGAINST_ROOTDIR", "AGAINST_SELECT", "AGAINST_SIDE", "BEHIND",
            "BISECT_STEP", "CARD", "HELPER_PYTHONPATH", "HELPER_SESSION_PATHS", "OWNER", "PARENT", "SESSION_PATHS", "SNAPSHOT",
            "SOCKET"}
     code = "\n".join(p.read_text() for p in (ROOT / "plugin/gpu_budget").rglob("*.py"))

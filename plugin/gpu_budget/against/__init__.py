@@ -41,8 +41,10 @@ from pathlib import Path
 
 import pytest
 
-from gpu_budget.against import submodules
+from gpu_budget.against import narrow, submodules
 from gpu_budget.against.base_paths import BasePaths, base_paths
+from gpu_budget.against.node_ids import as_files
+from gpu_budget.against.node_ids import lines as node_lines
 from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_session
 from gpu_budget.against.renames import renamed_modules
 from gpu_budget.against.render import Outcome, append_step_summary, text, write_json
@@ -104,9 +106,7 @@ def main(config: pytest.Config) -> int | None:
         if nowhere:
             raise AgainstError(f"{where}={given}: {', '.join(nowhere)}: file or directory not found "
                                f"(in the working tree, from {here})")
-        base = base_paths(repo, ref, here, named_in_repo(config, here, repo.top),
-                          collects_here=config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR,
-                          testpaths=testpaths_in_repo(config, here, repo.top))
+        base = base_of(config, here, repo, ref)
         if ref.commit == repo.head and not repo.dirty:
             same = f"{given} is HEAD" if given != "HEAD" else "it names HEAD"
             print(f"gpu-budget against {given}: {same} ({ref.short}) and the working tree has no change: "
@@ -131,6 +131,24 @@ def main(config: pytest.Config) -> int | None:
         write_json(options.json, outcome)
         print(f"gpu-budget against: report written to {options.json}")
     return pytest.ExitCode.OK if outcome.passed else pytest.ExitCode.TESTS_FAILED
+
+
+def base_of(config: pytest.Config, here: Path, repo: Repo, ref: Ref) -> BasePaths:
+    """Where the base session starts and what it is given (base_paths.py; node ids as their files: node_ids.py)."""
+    named = named_in_repo(config, here, repo.top)
+    return as_files(base_paths(repo, ref, here, named,
+                               collects_here=config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR,
+                               testpaths=testpaths_in_repo(config, here, repo.top)), named)
+
+
+def base_env(repo: Repo, tree: Path, base_at: BasePaths, scratch: Path) -> dict[str, str | None]:
+    """The base sessions' environment: tree_paths.session_env's, and the node ids given as their files (narrow.py)."""
+    env = dict(session_env(repo.top, tree))
+    if base_at.selected:
+        chosen = scratch / "base.selected"
+        chosen.write_text(node_lines(base_at.selected, tree / base_at.start, lambda a: at_base(a, repo.top, tree)))
+        env[narrow.SELECT_ENV] = str(chosen)
+    return env
 
 
 def given_where(config: pytest.Config) -> str:
@@ -227,7 +245,7 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, roo
         scratch.mkdir()
         for problem in submodules.check_out(repo.top, ref.commit, tree):
             log(f"gpu-budget against {ref.given}: {problem}: its cases may be errors at base")
-        base = Side("base", ref.commit, tree / base_at.start, session_env(repo.top, tree))
+        base = Side("base", ref.commit, tree / base_at.start, base_env(repo, tree, base_at, scratch))
         head = Side("head", repo.head, here)
         base_args = at_base(base_at.base_args(user), repo.top, tree)
         sides = (((base, base_args),) if not nothing else ()) + ((head, user),)

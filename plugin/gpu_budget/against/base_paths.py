@@ -32,7 +32,8 @@ from gpu_budget.against.worktree import Ref, Repo, missing_at
 class BasePaths:
     """The base side's paths: `instead` each path argument REF does not hold as it is (or every path argument, where
     the base starts elsewhere) -> what the base runs instead (empty: left out, its cases new); `start` the folder
-    the base session starts in, relative to the top folder; `added` paths the base is given where the command line
+    the base session starts in, relative to the top folder; `selected` and `folded` node ids as node_ids.py gives
+    them to the base; `added` paths the base is given where the command line
     names none (the run started in a folder REF lacks, whose files came from several); `nothing` whether the base
     holds none of the selection (no base session); `said` the header's line of where the base starts, if elsewhere."""
 
@@ -41,6 +42,8 @@ class BasePaths:
     added: tuple[str, ...] = ()
     nothing: bool = False
     said: str | None = None
+    selected: tuple[str, ...] = ()  # node ids given as their file (node_ids.py), as the base names them
+    folded: frozenset[str] = frozenset()  # node ids whose file another argument gives the base: not gone
 
     def base_args(self, user: Sequence[str]) -> list[str]:
         """The user's arguments as the base side runs them."""
@@ -48,7 +51,7 @@ class BasePaths:
 
     def gone(self) -> list[str]:
         """The path arguments the base side runs without."""
-        return [arg for arg, instead in self.instead.items() if not instead]
+        return [arg for arg, instead in self.instead.items() if not instead and arg not in self.folded]
 
 
 def base_paths(repo: Repo, ref: Ref, here: Path, named: Sequence[tuple[str, Path]],
