@@ -43,6 +43,7 @@ import pytest
 
 from gpu_budget.against import narrow, submodules
 from gpu_budget.against.base_paths import BasePaths, base_paths
+from gpu_budget.against.cache import cache_dir, copy_into
 from gpu_budget.against.node_ids import as_files
 from gpu_budget.against.node_ids import lines as node_lines
 from gpu_budget.against.pairs import SIDE_ENV, Run, Side, adopt_orphans, run_session
@@ -113,7 +114,8 @@ def main(config: pytest.Config) -> int | None:
                   f"nothing to compare; measuring once, against the stored baselines", flush=True)
             return None
         args = list(config.invocation_params.args)
-        outcome = compare(repo, ref, here, args, rootdir=Path(str(config.rootpath)), base=base)
+        outcome = compare(repo, ref, here, args, rootdir=Path(str(config.rootpath)), base=base,
+                          cache=cache_dir(config))
         named = [path for _, path in named_paths(config, here)]
         outcome = replace(outcome, stored=stored_beside(outcome, Path(str(config.rootpath)), options.baselines, named))
     except SessionFailed as exc:
@@ -221,10 +223,10 @@ def at_base(args: Sequence[str], top: Path, tree: Path) -> list[str]:
 
 
 def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, rootdir: Path | None = None,
-            base: BasePaths | None = None) -> Outcome:
+            base: BasePaths | None = None, cache: Path | None = None) -> Outcome:
     """Both sides measured, interleaved, in a worktree removed afterwards; the verdicts (a test file git saw renamed
-    since REF judged as one case, under the pytest rootdir: node ids are relative to it). `base`: where the base side
-    starts and what it runs where REF does not hold the paths given (base_paths.py)."""
+    since REF judged as one case, under the pytest rootdir: node ids are relative to it). `base`: base_paths.py's
+    where the base starts and what it runs; `cache`: the head's pytest cache, copied into the worktree (cache.py)."""
     base_at = base or BasePaths()
     log = log or (lambda line: print(line, flush=True))
     user = passed_through(args)
@@ -243,6 +245,7 @@ def compare(repo: Repo, ref: Ref, here: Path, args: Sequence[str], log=None, roo
     with sigterm_raises(), checked_out(repo, ref, log) as tree:
         scratch = tree.parent / SCRATCH  # in the worktree's folder: removed with it, by the next run where one is killed
         scratch.mkdir()
+        copy_into(cache, repo.top, tree)
         for problem in submodules.check_out(repo.top, ref.commit, tree):
             log(f"gpu-budget against {ref.given}: {problem}: its cases may be errors at base")
         base = Side("base", ref.commit, tree / base_at.start, base_env(repo, tree, base_at, scratch))
