@@ -182,3 +182,16 @@ def test_good_after_bad_is_named_as_such(tmp_path, capsys, monkeypatch):
     assert bisect_module.main(["main", "main~1", "-k", "test_x"]) == 2
     err = capsys.readouterr().err
     assert "GOOD main (" in err and "comes after BAD main~1 (" in err and "swap them" in err, err
+
+
+def test_an_answer_not_rechecked_says_how_sure_it_is():
+    """Before: "first commit past the tolerance: <commit>" and nothing more, as sure as a rechecked answer, though its
+    parent was measured once: a figure that moves only some runs can put the answer after the commit that moved it."""
+    good, two = "a" * 40, "b" * 40
+    reference = Tried(good, "good", "reference", "ram_tree", 100)
+    found = Found(reference, (Tried(two, "commit 2", "moved", "ram_tree", 200),), two, "")
+    said = found.text().splitlines()[-1]
+    assert said == ("gpu-budget bisect: its parent measured once, within the tolerance: a figure that moves only "
+                    "some runs can place the answer after the commit that moved it (--recheck N measures the parent "
+                    "N times more)"), said
+    assert "measured once" not in Found(reference, found.tried, two, "", rechecked=2).text()

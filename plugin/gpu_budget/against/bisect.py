@@ -357,6 +357,10 @@ class Found:
             if self.rechecked:
                 lines.append(f"gpu-budget bisect: its parent measured {self.rechecked} time(s) more, within the "
                              f"tolerance each time")
+            else:  # one run per commit: as sure as a figure that repeats run to run, no surer
+                lines.append("gpu-budget bisect: its parent measured once, within the tolerance: a figure that moves "
+                             "only some runs can place the answer after the commit that moved it (--recheck N "
+                             "measures the parent N times more)")
         else:
             lines.append(f"gpu-budget bisect: no single first commit: {self.said}")
         return "\n".join(lines) + "\n"
