@@ -16,8 +16,11 @@ from pathlib import Path
 import pytest
 
 
-def cache_dir(config: pytest.Config) -> Path:
-    """The folder pytest's cache provider uses for this session (the ini file's `cache_dir`, from the rootdir)."""
+def cache_dir(config: pytest.Config) -> Path | None:
+    """The folder pytest's cache provider uses for this session (the ini file's `cache_dir`, from the rootdir); None
+    under `-p no:cacheprovider`, which registers no `cache_dir` (the base then reads no cache, as the head)."""
+    if not config.pluginmanager.has_plugin("cacheprovider"):
+        return None
     given = Path(os.path.expandvars(os.path.expanduser(str(config.getini("cache_dir")))))
     return given if given.is_absolute() else Path(str(config.rootpath)) / given
 
