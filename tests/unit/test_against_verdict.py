@@ -285,6 +285,26 @@ def test_a_rank_short_of_the_phases_it_reached_at_base_is_an_error_naming_it():
     assert judge_case("t.py::test_a", [stepped(4)] * 2, [stepped(3)] * 2).status != "error"  # its last alone: a race
 
 
+def test_the_worst_rank_short_of_base_s_last_phase_alone_is_no_error_as_any_rank_is():
+    """The row's phases are its worst rank's: rank 1 the worst, gone as rank 0 marked its last phase, read "at head:
+    the run did not reach 1 of the 4 phases base measured (train_step_3; ...)", though a rank short of base's last
+    phase alone is spared (a race with its exit, _rank_short)."""
+    from dataclasses import replace
+
+    def worst_is_rank_1(rank1_phases: int) -> Result:
+        row = stepped(4)
+        rank0, rank1 = row.measurement.ranks
+        phases = {n: replace(p, ram_tree_peak=300 * MiB) for n, p in list(rank1.phases.items())}
+        phases = dict(list(phases.items())[:rank1_phases])
+        rank1 = replace(rank1, phases=phases, peaks=Peaks(ram=300 * MiB, ram_tree=300 * MiB))
+        return replace(row, measurement=replace(row.measurement, ranks=(rank0, rank1), phases=phases, peaks=rank1.peaks))
+
+    case = judge_case("t.py::test_a", [worst_is_rank_1(4)] * 2, [worst_is_rank_1(3)] * 2)
+    assert case.status != "error", case.message
+    short = judge_case("t.py::test_a", [worst_is_rank_1(4)] * 2, [worst_is_rank_1(2)] * 2)
+    assert short.status == "error" and "did not reach 2 of the 4 phases base measured" in short.message, short.message
+
+
 def test_an_absolute_path_through_a_link_to_the_repository_points_into_the_worktree(tmp_path):
     """`$PWD/test_mem.py` in a checkout reached through a symbolic link: left pointing at the head's file, the base
     session measured the head against itself and a regression passed."""

@@ -394,7 +394,8 @@ def launch_of(phases):
     """A launch's Measurement from its phase records, the row its worst rank's (measure/summary.py)."""
     ranks = tuple(by_rank(phases))
     top = worst(ranks)
-    return Measurement("ok", top.peaks, phases={n: p for n, p in top.phases.items()}, steps=top.steps, ranks=ranks)
+    return Measurement("ok", top.peaks, phases={n: p for n, p in top.phases.items()}, steps=top.steps, ranks=ranks,
+                       node=Node(Peaks(), tuple(phases)))
 
 
 def test_a_rank_that_did_not_reach_its_baseline_s_phases_is_an_error_naming_it():
@@ -419,6 +420,28 @@ def test_a_rank_that_did_not_reach_its_baseline_s_phases_is_an_error_naming_it()
     assert judge(launch_of(last), Budget(), stored, TOL, ci=True, update=False).verdict != "error"
     again = judge(launch_of(early), Budget(), stored, TOL, ci=False, update=True)  # shortened on purpose: re-recorded
     assert again.passed and again.write_baseline and "rank 1 did not reach 2 of the 4" in again.message
+
+
+def test_a_rank_gone_as_rank_0_marks_its_last_phase_is_no_error_the_worst_rank_too_and_from_the_file():
+    """A probe whose rank 1 (40 MiB, the worst: the row's phases are its) exited as rank 0 marked its last phase: the
+    row lacked it and read "the run did not reach 1 of the 6 phases its baseline measured (save; ...)", though a rank
+    is spared its baseline's last phase alone (a race with its exit). Nor was any rank spared against the baseline
+    file, whose phases are sorted (save before train_step_1): "rank 1 did not reach 1 of the 6 phases ... (save"."""
+    import json
+
+    from gpu_budget.judge.baselines import entry_from
+
+    full = [phase("load", {0: 30 * MiB, 1: 80 * MiB}), phase("train_step_1", {0: 30 * MiB, 1: 80 * MiB}, step=1),
+            phase("save", {0: 30 * MiB, 1: 80 * MiB})]
+    recorded = entry_from(launch_of(full), {"name": "ddp", "fixes": [], "params": {}}, TOL, {}, "2026-12-01")
+    filed = Entry.from_json(json.loads(json.dumps(recorded.to_json(), sort_keys=True)))  # as the file holds it
+    last = [*full[:2], phase("save", {0: 30 * MiB})]
+    early = [full[0], phase("train_step_1", {0: 30 * MiB}, step=1), phase("save", {0: 30 * MiB})]
+    for stored in (recorded, filed):
+        j = judge(launch_of(last), Budget(), stored, TOL, ci=True, update=False)
+        assert j.verdict != "error", j.message
+        short = judge(launch_of(early), Budget(), stored, TOL, ci=True, update=False)  # more than its last: an error
+        assert short.verdict == "error" and "rank 1 did not reach 2 of the 3 phases" in short.message, short.message
 
 
 def test_an_entry_keeps_its_ranks_through_json_and_one_without_ranks_writes_none():

@@ -287,14 +287,16 @@ def short_of_base(base: Sequence[Result], head: Sequence[Result]) -> str:
     """Why head's runs are short of the phases every base run reached (judge/reached.py), naming those; "" where
     they are not, or where a side kept no phases. A launch's rank is held to its own phases at base too (its row is
     its worst rank's: a rank that exited early reads lower, improved), as the stored gate holds it
-    (compare._ranks_short), short of base's last phase alone not (a rank ending as rank 0 marks it: a race)."""
-    kept = [set(r.measurement.phases) for r in base if r.measurement is not None and r.measurement.phases]
+    (compare._ranks_short), short of base's last phase alone not (a rank ending as rank 0 marks it: a race), nor is
+    a launch's row (its worst rank's phases: reached.unreached_ranked)."""
+    kept = [list(r.measurement.phases) for r in base if r.measurement is not None and r.measurement.phases]
     runs = [set(r.measurement.phases) for r in head if r.measurement is not None]
     if not kept or not runs or len(kept) < len(base):
         return ""
-    every = set.intersection(*kept)
+    every = [name for name in kept[0] if all(name in k for k in kept[1:])]  # in base's order: its last is a race
     measured = set.union(*runs)
-    missed = reached.unreached(measured, every)
+    launched = any(r.measurement is not None and r.measurement.ranks for r in [*base, *head])
+    missed = (reached.unreached_ranked if launched else reached.unreached)(measured, every)
     if missed:
         return reached.message(missed, measured, len(every), "base", AT_BASE_TOO)
     return "; ".join(filter(None, (_rank_short(base, head, rank) for rank in _common_ranks([*base, *head]))))
@@ -305,9 +307,9 @@ def _rank_short(base: Sequence[Result], head: Sequence[Result], rank: int) -> st
     kept = [list(f.phases) for r in base for f in r.ranks if f.rank == rank]
     every = [name for name in kept[0] if all(name in k for k in kept[1:])] if kept else []
     measured = {name for r in head for f in r.ranks if f.rank == rank for name in f.phases}
-    if not every or not reached.unreached(measured, every[:-1]):
+    missed = reached.unreached_ranked(measured, every)
+    if not missed:
         return ""
-    missed = reached.unreached(measured, every)
     return f"rank {rank} " + reached.message(missed, measured, len(every), "base", AT_BASE_TOO).removeprefix("the run ")
 
 

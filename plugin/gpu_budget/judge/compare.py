@@ -381,10 +381,11 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
 
     declared = _declared(baseline, scenario, params, command)
     notes += declared + [n for n in (setup.note(),) if n]
-    if missed := reached.unreached(measurement.phases, baseline.phases):
-        return _short(measurement, baseline, tolerance, setup, missed, notes, update=update, expect=expect)
     if short := _ranks_short(measurement, baseline):  # the row's phases are one rank's: each is held to its own
         return _short(measurement, baseline, tolerance, setup, [], notes, update=update, expect=expect, said=short)
+    if missed := (reached.unreached_ranked(measurement.phases, list(baseline.phases), _last_marked(measurement))
+                  if measurement.ranks else reached.unreached(measurement.phases, baseline.phases)):
+        return _short(measurement, baseline, tolerance, setup, missed, notes, update=update, expect=expect)
     if measurement.ranks and baseline.ranks:
         change, regressed, improved = per_rank(measurement, baseline, tolerance, setup, notes)
     else:
@@ -432,17 +433,23 @@ def _ranks_short(measurement: Measurement, baseline: Entry) -> tuple[str, str] |
     error: its peaks cover less of the run, and read lower, "improved"), the error's words and the update's, each
     such rank named; None otherwise. The row's phases are its worst rank's, which need not be that rank. A rank is in
     a phase rank 0 marked where its processes were seen then, so one that ends as rank 0 marks its last phase is in it
-    or not by a race: a rank short of its baseline's last phase alone is not held short."""
+    or not by a race: a rank short of its baseline's last phase alone is not held short (reached.unreached_ranked),
+    nor is the row: the worst rank's phases."""
     errors, updates = [], []
     for rank in measurement.ranks:
         base = list(baseline.rank_phases.get(rank.rank) or ())
-        missed = reached.unreached(rank.phases, base) if reached.unreached(rank.phases, base[:-1]) else []
+        missed = reached.unreached_ranked(rank.phases, base, _last_marked(measurement))
         if missed:
             said = reached.message(missed, list(rank.phases), len(base)).removeprefix("the run ")
             errors.append(f"rank {rank.rank} {said}")
             updates.append(f"rank {rank.rank} did not reach {len(missed)} of the {len(base)} phases its baseline "
                            f"measured ({reached.said(missed)})")
     return ("; ".join(errors), "; ".join(updates)) if errors else None
+
+
+def _last_marked(measurement: Measurement) -> str | None:
+    """The phase rank 0 marked last in a launch (the node's last), or None where the row kept no node phases."""
+    return measurement.node.phases[-1].name if measurement.node is not None and measurement.node.phases else None
 
 
 def _declared(baseline: Entry, scenario: str | None, params: Mapping | None, command: Sequence[str] | None) -> list[str]:

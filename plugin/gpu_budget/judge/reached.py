@@ -32,6 +32,17 @@ def unreached(measured: Iterable[str], baseline: Iterable[str]) -> list[str]:
                    and not (name == FIRST_PHASE and seen)), key=_order)
 
 
+def unreached_ranked(measured: Iterable[str], baseline: Sequence[str], last: str | None = None) -> list[str]:
+    """unreached() for a launch's rank, or its row (its worst rank's phases): [] where the one phase missed is the
+    last: `last`, the phase rank 0 marked last in this run (the node's), else the baseline's last. A rank is in a
+    phase rank 0 marked where its processes were seen then, so one that exits as rank 0 marks its last phase is in
+    it or not by a race. A baseline read from its file holds its phases in sorted order, not the order run (its
+    last there: train_step_9 of ten), hence the run's."""
+    missed = unreached(measured, baseline)
+    spared = last if last is not None else baseline[-1] if baseline else None
+    return [] if missed == [spared] else missed
+
+
 def _unnumbered(name: str) -> str:
     """A phase's name without the numbers a repeat of it was given ('eval (2)': measure/summary.named_once)."""
     while (found := re.fullmatch(r"(.+) \(\d+\)", name)) is not None:
