@@ -423,6 +423,40 @@ step()
 '''
 
 
+UNMARKED = '''
+import os
+from gpu_budget import step
+
+for _ in range(12):
+    if os.environ["RANK"] != "0":  # rank 0 marks no step; rank 1 marks each
+        step()
+'''
+
+
+def test_steps_rank_0_left_unmarked_are_said_so_not_told_to_mark_steps_the_other_ranks_marked(pytester, monkeypatch):
+    """Only rank 0's process marks the steps; where it marked none and rank 1 marked 12 under steps=, the error read
+    "the run measured 0 optimizer step(s) ...; mark each step: gpu_budget.step() in a plain loop, ...", advice the
+    script had followed on every rank but 0. A launcher without torch (LAUNCH): seconds."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(launch=LAUNCH, rank=UNMARKED, test_mem='''
+        import sys
+        import pytest
+        from gpu_budget import Scenario
+
+        @pytest.mark.gpu_budget(ram="2 GiB", steps=1000)
+        def test_two(gpu_budget):
+            gpu_budget.measure(Scenario(name="two", command=[sys.executable, "launch.py", "0", "0"], ranks=2))
+    ''')
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--gpu-budget-json=r.json")
+    result.assert_outcomes(failed=1)
+    message = rows(pytester)["test_two"]["message"]
+    assert "the run measured 0 optimizer step(s)" in message and "gpu_budget.step() in a plain loop" not in message, \
+        message
+    assert "rank 0 marked no step, and only rank 0's are read (rank 1 marked 12, not read)" in message, message
+    assert rows(pytester)["test_two"]["ranks"][1]["unread_steps"] == 12
+
+
 FAKE_NVML = '''
 """A stand-in for pynvml: the process asking is its device's one compute process, holding its allocator's reserved
 bytes and a context of CONTEXT bytes. No GPU figure: what the stand-in torch planted."""

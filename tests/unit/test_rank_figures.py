@@ -368,6 +368,17 @@ def test_a_launch_too_short_for_steps_does_not_blame_the_other_ranks_ignored_mar
     assert "ignored" not in j.message and "wrapper" not in j.message, j.message
 
 
+def test_a_launch_whose_rank_0_marked_no_step_is_told_so_and_a_rank_s_unread_steps_go_through_json():
+    launch = ranked(300 * MiB, 300 * MiB)
+    launch = replace(launch, ranks=(launch.ranks[0], RankFigures.from_json({**launch.ranks[1].to_json(), "unread_steps": 12})))
+    assert launch.ranks[1].to_json()["unread_steps"] == 12 and "unread_steps" not in launch.ranks[0].to_json()
+    j = judge(launch, Budget(ram=2 * 1024 * MiB), None, TOL, ci=False, update=False, steps=1000)
+    assert j.verdict == "error" and "rank 0 marked no step, and only rank 0's are read (rank 1 marked 12, not read)" \
+        in j.message and "gpu_budget.step() in a plain loop" not in j.message, j.message
+    j = judge(ranked(300 * MiB, 300 * MiB), Budget(ram=2 * 1024 * MiB), None, TOL, ci=False, update=False, steps=1000)
+    assert "gpu_budget.step() in a plain loop" in j.message, j.message  # no rank marked any: how to mark them
+
+
 def test_a_budget_applies_to_each_rank():
     j = judge(ranked(300 * MiB, 400 * MiB), Budget(ram=350 * MiB), None, TOL, ci=False, update=False)
     assert (j.verdict, j.passed) == ("over-budget", False)

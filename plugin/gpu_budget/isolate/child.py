@@ -262,7 +262,7 @@ def _measure_command(request: ChildRequest, job: ScenarioJob, assets: Path, mall
             if snapshot and os.path.getsize(snapshot):
                 emit(events.SnapshotDumped(snapshot))
         raise
-    summary = meter.summary(rank_cuda=ran.rank_cuda)
+    summary = meter.summary(rank_cuda=ran.rank_cuda, unread_steps=ran.unread_steps)
     meter.close()
     if ran.snapshot:
         emit(events.SnapshotDumped(ran.snapshot))

@@ -214,6 +214,7 @@ class MarkServer:
         self.selector.register(self.sock, selectors.EVENT_READ)
         self.buffers: dict[socket.socket, bytes] = {}
         self.ignored = 0  # phase marks from other processes than the command's own (or rank 0's)
+        self.unread_steps: dict[int, int] = {}  # rank -> the step marks of its processes among those ignored
         self.rank0_pid: int | None = None
         self.ranks = RankEvents()
         self.marks = 0
@@ -292,6 +293,8 @@ class MarkServer:
                 self.marks += 1
             else:
                 self.ignored += 1
+                if rank is not None and message.step is not None:
+                    self.unread_steps[rank] = self.unread_steps.get(rank, 0) + 1
         elif message.failed is not None and pid == self.main_pid and self.failure is None:
             self.failure = (message.failed, message.oom, *self.meter.open_phase)
         elif message.card is not None and pid is not None:
@@ -357,6 +360,7 @@ class CommandRun:
     distributed: Mapping[str, dict[str, str] | bool | list[str]] = field(default_factory=dict)  # RankEvents.distributed
     snapshot: str | None = None
     rank_cuda: Mapping[int, RankGpu] | None = None
+    unread_steps: Mapping[int, int] = field(default_factory=dict)  # rank -> its step marks ignored (MarkServer)
     card: tuple[str, ...] = ()  # the card's cap each process on the GPU ran under ("rank 1: ran as on ...")
 
     def to_json(self) -> dict[str, Json]:
@@ -445,7 +449,8 @@ def _ran(line: CommandLine, code: int, server: MarkServer, meter, stdout_bytes: 
         return ran
     rank_cuda = dict(sorted(server.ranks.cuda.items())) or None
     return replace(ran, world=len(ranks), groups=dict(server.ranks.groups), backends=tuple(sorted(server.ranks.backends)),
-                   distributed=server.ranks.distributed(list(notes)), rank_cuda=rank_cuda)
+                   distributed=server.ranks.distributed(list(notes)), rank_cuda=rank_cuda,
+                   unread_steps=dict(sorted(server.unread_steps.items())))
 
 
 def _judge_end(line: CommandLine, code: int, server: MarkServer, meter, stderr: str,

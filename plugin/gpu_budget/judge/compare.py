@@ -318,7 +318,8 @@ def projected(measurement: Measurement, budget: Budget, steps: int | None, recor
     """The run's growth projected to `steps` (a projection past the budget is a breach), within the allowance the
     `recorded` runs widen it to; its problem where it, or a rank's, cannot be projected (short_rank), or where a rank's
     only breach is a climb too short to tell from a buffer (rank_undecided, naming it)."""
-    grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=recorded)
+    grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=recorded,
+                         unmarked=growth.unmarked_ranks(measurement.ranks))
     if not measurement.ranks:
         return grown
     short = growth.short_rank(measurement.ranks, steps)  # before the row's: the row's steps are one rank's, maybe it

@@ -440,12 +440,13 @@ class Check:
 
 def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | None,
           allowance: Mapping[str, float] = ALLOWANCE, recorded: Spread | None = None,
-          scaled: Sequence[str] = SCALED) -> Check:
+          scaled: Sequence[str] = SCALED, unmarked: str = UNMARKED) -> Check:
     """Project a case's growth to `steps` (None: no run length declared, an empty Check).
 
     records: the Measurement's step records; peaks: its peaks (the floor of each
     projection). Host RAM is the gated figure (ram_tree where every step has it).
     recorded: the baseline entry's spread, whose runs' growth may widen the allowance (fit).
+    unmarked: what a run that measured no step is told (unmarked_ranks under a launcher).
     """
     if steps is None:
         return Check(None)
@@ -461,7 +462,7 @@ def check(records: Sequence[Step], peaks: Peaks, budget: Budget, steps: int | No
         return Check(steps, problem=(
             f"steps={steps:,} declared, but the run measured {len(records)} optimizer step(s): projecting its growth "
             f"needs at least {MIN_STEPS} (the first {WARMUP} are warm-up, then {WINDOW + 1} judged for {WINDOW} rises, "
-            f"and the last is left out); {UNMARKED if not records else 'run more steps at this scale'}, or declare "
+            f"and the last is left out); {unmarked if not records else 'run more steps at this scale'}, or declare "
             "steps= only for the scales that run them ({'real': ...})"))
     undecided = [p for p in projections if p.breaks]
     if undecided and all(p.undecided for p in undecided):  # a budget broken only by climbs a buffer may free: no verdict
@@ -474,6 +475,19 @@ def _short_freed(series: Series, growth: Growth) -> freed.Freed | None:
     buffer freed as often as it climbs; None otherwise (a long run's one chance fall is no buffer)."""
     found = freed.of(series.steps, series.peaks, growth.slope)
     return found if found is not None and len(series.peaks) < tops_run(found.period) else None
+
+
+def unmarked_ranks(ranks: Sequence[RankFigures]) -> str:
+    """What a launch that measured no step is told: where its other ranks marked steps (unread_steps), that rank 0
+    marked none and only rank 0's are read, not to mark steps the script marks; else UNMARKED."""
+    unread = [r for r in ranks if r.unread_steps]
+    if not unread:
+        return UNMARKED
+    which = ", ".join(f"rank {r.rank} marked {r.unread_steps}" if r.rank else f"another process of rank 0 marked "
+                      f"{r.unread_steps}" for r in unread)
+    return (f"rank 0 marked no step, and only rank 0's are read ({which}, not read): under a launcher rank 0's own "
+            "process marks the steps and every rank's figures are read at them (the ranks meet at every "
+            "collective), so mark each step in rank 0's process too")
 
 
 def short_rank(ranks: Sequence[RankFigures], steps: int | None) -> str | None:

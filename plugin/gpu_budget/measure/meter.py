@@ -408,6 +408,6 @@ class Meter:
         self.start(f"after {name}", gap=True)  # ends the open phase: the block's own, or one begun in it
 
     # -- summary ------------------------------------------------------------
-    def summary(self, rank_cuda: Mapping[int, RankGpu] | None = None) -> Summary:
+    def summary(self, rank_cuda: Mapping[int, RankGpu] | None = None, unread_steps: Mapping[int, int] | None = None) -> Summary:
         return summarize(self.phases, cuda=bool(self.use_cuda), ram_method=self.ram_method,
-                         ram_tree_method=self.ram_tree_method, rank_cuda=rank_cuda)
+                         ram_tree_method=self.ram_tree_method, rank_cuda=rank_cuda, unread_steps=unread_steps)

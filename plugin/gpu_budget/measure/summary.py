@@ -116,16 +116,18 @@ def _series(phases: Sequence[PhaseRecord], cuda: bool) -> tuple[Peaks, Peaks, tu
 
 
 def summarize(phases: Sequence[PhaseRecord], cuda: bool, ram_method: str | None = "vmhwm",
-              ram_tree_method: str | None = None, rank_cuda: Mapping[int, RankGpu] | None = None) -> Summary:
+              ram_tree_method: str | None = None, rank_cuda: Mapping[int, RankGpu] | None = None,
+              unread_steps: Mapping[int, int] | None = None) -> Summary:
     """Peaks over all phases, the per-step series and its growth, from phase records.
 
     `cuda`: the measuring process used CUDA itself (a function case); a command case's GPU figures are the ones
     its processes reported, so where a phase holds one the run used CUDA too. A launcher case (its processes ran
     under a RANK) is summarised as its worst rank (ranks.py), its GPU peaks per rank from `rank_cuda` (what the
-    ranks' own processes reported: command.py), and the node's figures under `node`.
+    ranks' own processes reported: command.py), and the node's figures under `node`; `unread_steps`: rank -> its
+    step marks that marked nothing (RankFigures.unread_steps).
     """
     phases = named_once(phases)
-    ranks = with_cuda(by_rank(phases), rank_cuda)
+    ranks = [replace(r, unread_steps=(unread_steps or {}).get(r.rank, 0)) for r in with_cuda(by_rank(phases), rank_cuda)]
     cuda = cuda or any(p.peaks.figure(m) is not None for p in phases for m in GPU) or \
         any(r.peaks.figure(m) is not None for r in ranks for m in GPU)
     peaks, step_peaks, steps, growth = _series(phases, cuda)

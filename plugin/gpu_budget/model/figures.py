@@ -262,12 +262,15 @@ class Step(Fields):
 
 @dataclass(frozen=True)
 class RankFigures(Fields):
-    """One rank of a launcher case: its peaks, its figures per phase (the node's phase names) and per step."""
+    """One rank of a launcher case: its peaks, its figures per phase (the node's phase names) and per step.
+    unread_steps: the step marks its processes sent that marked nothing (only rank 0's own process marks the steps,
+    every rank's figures read at them): a launch whose rank 0 marked none is told so, not told to mark steps."""
 
     rank: int
     peaks: Peaks
     phases: Mapping[str, PhaseRecord] = field(default_factory=dict)
     steps: tuple[Step, ...] = ()
+    unread_steps: int = 0
 
     def to_json(self) -> JsonObject:
         sparse = ("name", "seconds", "rss_anon", "rss_file", "tree", "step", "ram_tensor", "vram_allocated",
@@ -275,13 +278,15 @@ class RankFigures(Fields):
         return {"rank": self.rank, "peaks": self.peaks.to_json(ALL),
                 "phases": {name: {k: v for k, v in p._json(sparse).items() if k != "name"}
                            for name, p in self.phases.items()},
-                "steps": [s.to_json(sparse=True) for s in self.steps]}
+                "steps": [s.to_json(sparse=True) for s in self.steps],
+                **({"unread_steps": self.unread_steps} if self.unread_steps else {})}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> RankFigures:
         phases = {name: PhaseRecord.from_json({"name": name, **p}) for name, p in (data.get("phases") or {}).items()}
         return cls(rank=int(data["rank"]), peaks=Peaks.from_json(data.get("peaks")), phases=phases,
-                   steps=tuple(Step.from_json(s) for s in data.get("steps") or ()))
+                   steps=tuple(Step.from_json(s) for s in data.get("steps") or ()),
+                   unread_steps=int(data.get("unread_steps") or 0))
 
 
 @dataclass(frozen=True)
