@@ -170,7 +170,10 @@ def test_an_old_entry_without_a_spread_reads_and_writes_as_before(tmp_path):
                                     {"runs": 4, "growth": {"vram_reserved": 1}}, {"runs": 4, "growth": {"ram": -1}},
                                     {"runs": 4, "growth": [1]}, {"runs": 4, "blocks": {"ram_tree": {"1": 5}}},
                                     {"runs": 4, "blocks": {"ram_tree": {"x": 5}}}, {"runs": 4, "blocks": {"vram": {}}},
-                                    {"runs": 4, "blocks": {"ram_tree": {"16": -1}}}, {"runs": 4, "blocks": [1]}])
+                                    {"runs": 4, "blocks": {"ram_tree": {"16": -1}}}, {"runs": 4, "blocks": [1]},
+                                    {"runs": 4, "ranks": [1]}, {"runs": 4, "ranks": {"x": {"runs": 4}}},
+                                    {"runs": 4, "ranks": {"1": {"runs": 1}}},
+                                    {"runs": 4, "ranks": {"1": {"runs": 4, "ranks": {}}}}])
 def test_a_broken_spread_is_named(tmp_path, spread):
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"schema": files.SCHEMA, "entries": {"tiny": {"test_x": {

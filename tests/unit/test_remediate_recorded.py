@@ -86,3 +86,27 @@ def test_a_set_over_budget_by_its_peak_is_over_budget_though_its_growth_cannot_b
     assert over.verdict == "over-budget" and over.message.startswith("host RAM peak 1.07 GiB (process tree; main process 1.07 GiB) > budget 1000.00 MiB")
     assert "steps=10,000 declared, but the run measured 3 optimizer step(s)" in over.message
     assert remediate.trial_outcome(run(900, 3), budget, 10_000).verdict == "error"  # within: its growth untold
+
+
+def test_each_rank_is_held_to_the_growth_its_own_recorded_runs_read(tmp_path):
+    """Rank 1's steps rise 3 MiB a step in every recorded run (its own noise), rank 0's (the row's: the worst) stay
+    flat. The spread was read off the row's steps alone, so rank 1 was held to the clean allowance and its recorded
+    noise failed the case: "rank 1: host RAM grows 3.00 MiB/step ... > budget 2.00 GiB". Each rank is held to what its
+    own runs read, and that crosses the baseline file."""
+    from gpu_budget import Scenario
+    from gpu_budget.judge import baselines, files
+    from gpu_budget.session.recording import record_runs
+
+    noisy = two_ranks(10, 3)
+    _, spread, problem = record_runs(Scenario(name="s", command=["true"]), lambda scenario, snapshot: noisy, noisy, 3)
+    assert problem is None and spread.of_rank(1).growth["ram_tree"] == 3 * MiB and spread.of_rank(0).growth["ram_tree"] == 0
+    path = tmp_path / "t.json"
+    files.write(path, "tiny", {"test_x": Entry(noisy.peaks, spread=spread, fingerprint={"malloc": "steady"}).to_json()})
+    stored = baselines.lookup(files.load(path), "tiny", "test_x")
+    assert stored.spread == spread
+    verdict = judge(noisy, Budget(ram=2 * GiB), stored, Tolerance(rel=0.005, abs=4 * MiB), steps=10_000, ci=False,
+                    update=False)
+    assert verdict.passed, verdict.message
+    older = Entry(noisy.peaks, spread=Spread(3, {}, {"ram_tree": 0}))  # recorded before each rank kept its own: the row's
+    assert judge(noisy, Budget(ram=2 * GiB), older, Tolerance(rel=0.005, abs=4 * MiB), steps=10_000, ci=False,
+                 update=False).verdict == "over-budget"

@@ -272,6 +272,19 @@ def _blocks_ok(blocks: object) -> bool:
         for m, by in blocks.items())
 
 
+def _spread_ok(spread: Json, more: set[str]) -> bool:
+    """Whether `spread` is a Spread's JSON (model/entry.py), with the keys of `more` allowed beside its own."""
+    return (
+        isinstance(spread, dict) and set(spread) <= {"runs", "by_metric", "growth", "blocks", *more}
+        and isinstance(spread.get("runs"), int) and not isinstance(spread["runs"], bool) and spread["runs"] >= 2
+        and isinstance(spread.get("by_metric", {}), dict)
+        and all(m in ALL and v is not None and _is_size(v) for m, v in spread.get("by_metric", {}).items())
+        and isinstance(spread.get("growth", {}), dict)
+        and all(m in JUDGED_GROWTH and v is not None and _is_size(v) for m, v in spread.get("growth", {}).items())
+        and _blocks_ok(spread.get("blocks", {}))
+    )
+
+
 def _recorded_problem(entry: JsonObject) -> str | None:
     tol = entry.get("tolerance")  # both terms, as a marker's tolerance is read (Tolerance.from_json needs both)
     if tol is not None and not (
@@ -283,18 +296,14 @@ def _recorded_problem(entry: JsonObject) -> str | None:
     if tol is not None and set(tol) != {"rel", "abs"}:  # a misspelt or later term: read by no code, never said
         return f"unknown key {min(set(tol) - {'rel', 'abs'})!r} in 'tolerance': it holds 'rel' and 'abs' only"
     spread = entry.get("spread")  # optional: an entry recorded over several runs (model/entry.py Spread)
+    ranks = spread.get("ranks", {}) if isinstance(spread, dict) else {}  # a launch's: each rank's own
     if spread is not None and not (
-        isinstance(spread, dict) and set(spread) <= {"runs", "by_metric", "growth", "blocks"}
-        and isinstance(spread.get("runs"), int) and not isinstance(spread["runs"], bool) and spread["runs"] >= 2
-        and isinstance(spread.get("by_metric", {}), dict)
-        and all(m in ALL and v is not None and _is_size(v) for m, v in spread.get("by_metric", {}).items())
-        and isinstance(spread.get("growth", {}), dict)
-        and all(m in JUDGED_GROWTH and v is not None and _is_size(v) for m, v in spread.get("growth", {}).items())
-        and _blocks_ok(spread.get("blocks", {}))
+        _spread_ok(spread, {"ranks"}) and isinstance(ranks, dict)
+        and all(_number(k) and _spread_ok(by, set()) for k, by in ranks.items())
     ):
         return (f"'spread' is {spread!r}, expected {{'runs': 2 or more, 'by_metric': metric -> bytes, 'growth' "
                 f"(optional): one of {', '.join(JUDGED_GROWTH)} -> bytes per step, 'blocks' (optional): that metric -> "
-                "block size (2 or more) -> bytes per step}")
+                "block size (2 or more) -> bytes per step, 'ranks' (optional): rank -> those of the rank}")
     fprint = entry.get("fingerprint", {})
     if isinstance(fprint, dict) and not _is_size(fprint.get("floor")):  # taken off host RAM as a shift: never < 0
         return f"fingerprint.floor is {fprint['floor']!r}, expected a byte count or null"

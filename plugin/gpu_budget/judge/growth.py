@@ -513,7 +513,7 @@ def rank_undecided(ranks: Sequence[RankFigures], budget: Budget, steps: int | No
     """Why a launcher case's growth is no verdict, each such rank named, or None: a rank whose budget only a climb
     too short to tell from a buffer breaks (check's problem), where no rank's growth breaks it for certain. The row's
     steps are its worst rank's by peak, which need not be that rank; a rank too short for steps= is short_rank's."""
-    checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=recorded)) for r in ranks]
+    checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=_own(recorded, r.rank))) for r in ranks]
     if any(c.certain for _, c in checks):
         return None
     return "; ".join(f"rank {k}: {c.problem}" for k, c in checks if c.problem) or None
@@ -524,8 +524,13 @@ def rank_breaches(ranks: Sequence[RankFigures], budget: Budget, steps: int | Non
     """A launcher case's projections past the budget, each rank's named: a budget applies to each rank, and the
     row's steps are its worst rank's by peak, which need not be the rank that grows. A rank that measured too few
     steps is an error before this (short_rank). certain: leave out those too short to tell (Check.certain)."""
-    checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=recorded)) for r in ranks]
+    checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=_own(recorded, r.rank))) for r in ranks]
     return [f"rank {k}: {breach}" for k, c in checks for breach in (c.certain if certain else c.breaches)]
+
+
+def _own(recorded: Spread | None, rank: int) -> Spread | None:
+    """The recorded spread a rank's growth is held to: its own runs' (Spread.of_rank)."""
+    return None if recorded is None else recorded.of_rank(rank)
 
 
 def _per_step(nbytes: float) -> str:

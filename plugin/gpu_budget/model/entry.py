@@ -29,12 +29,15 @@ class Spread:
     metric the growth rule reads (JUDGED_GROWTH), the largest growth per step it read in any of the runs (bytes per
     step); empty where a run was too short to read one (judge/growth.py largest). `blocks`: per metric read in blocks
     of steps too, per block size (judged marks, 2 or more), the largest growth per step the runs read in blocks of
-    that size (judge/growth.py largest_blocks): a long run's noise step by step is not its noise over blocks."""
+    that size (judge/growth.py largest_blocks): a long run's noise step by step is not its noise over blocks.
+    `ranks`: a launch's, rank -> the spread of that rank's own figures and steps over the runs (the row's are its
+    worst rank's): each rank's growth is held to what its own runs read (of_rank)."""
 
     runs: int
     by_metric: Mapping[str, int] = field(default_factory=dict)
     growth: Mapping[str, int] = field(default_factory=dict)
     blocks: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
+    ranks: Mapping[int, Spread] = field(default_factory=dict)
 
     @classmethod
     def of(cls, runs: Sequence[Peaks], growth: Mapping[str, int] | None = None,
@@ -46,6 +49,11 @@ class Spread:
             if values and all(v is not None for v in values):
                 by_metric[one] = max(values) - min(values)
         return cls(len(runs), by_metric, dict(growth or {}), {m: dict(by) for m, by in (blocks or {}).items() if by})
+
+    def of_rank(self, rank: int) -> Spread:
+        """The spread a launch's rank is held to: its own runs', else (an entry recorded before ranks kept their own,
+        or a rank the runs did not all hold) the row's."""
+        return self.ranks.get(rank, self)
 
     def get(self, metric: str) -> int | None:
         return self.by_metric.get(metric)
@@ -60,12 +68,14 @@ class Spread:
         return cls(runs=int(data["runs"]), by_metric={str(m): int(v) for m, v in (data.get("by_metric") or {}).items()},
                    growth={str(m): int(v) for m, v in (data.get("growth") or {}).items()},
                    blocks={str(m): {int(size): int(v) for size, v in by.items()}
-                           for m, by in (data.get("blocks") or {}).items()})
+                           for m, by in (data.get("blocks") or {}).items()},
+                   ranks={int(k): cls.from_json(v) for k, v in (data.get("ranks") or {}).items()})
 
     def to_json(self) -> JsonObject:
         blocks = {m: {str(size): v for size, v in by.items()} for m, by in self.blocks.items()}
         return {"runs": self.runs, "by_metric": dict(self.by_metric), **({"growth": dict(self.growth)} if self.growth else {}),
-                **({"blocks": blocks} if blocks else {})}
+                **({"blocks": blocks} if blocks else {}),
+                **({"ranks": {str(k): s.to_json() for k, s in self.ranks.items()}} if self.ranks else {})}
 
 
 

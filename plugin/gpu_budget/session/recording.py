@@ -4,7 +4,7 @@ recording re-run of a failing CUDA case that keeps its memory snapshot."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpu_budget.declare.scenario import Scenario
@@ -42,9 +42,21 @@ def record_runs(scenario: Scenario, run_child: RunChild, first: Measurement,
             return first, None, (f"recording run {index} of {runs} failed ({error.kind}): {error.message}; "
                                  "nothing recorded")
         measured.append(again)
+    return baselines.median_run(measured), _spread(measured), None
+
+
+def _spread(measured: list[Measurement]) -> Spread:
+    """The runs' spread, and under a launcher each rank's that every run holds (Spread.ranks): the row's steps are
+    its worst rank's, whose noise is not another rank's."""
     steps = [m.steps for m in measured]
     spread = Spread.of([m.peaks for m in measured], growth.largest(steps), growth.largest_blocks(steps))
-    return baselines.median_run(measured), spread, None
+    held = set.intersection(*({r.rank for r in m.ranks} for m in measured))
+    ranks = {}
+    for rank in sorted(held):
+        own = [next(r for r in m.ranks if r.rank == rank) for m in measured]
+        steps = [r.steps for r in own]
+        ranks[rank] = Spread.of([r.peaks for r in own], growth.largest(steps), growth.largest_blocks(steps))
+    return replace(spread, ranks=ranks)
 
 
 def recorded_text(kept: Measurement, spread: Spread) -> str:
