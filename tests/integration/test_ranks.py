@@ -24,6 +24,13 @@ import os, sys, time
 from gpu_budget import phase, step
 
 rank, mode = int(os.environ["RANK"]), os.environ.get("MODE", "")
+# Both ranks alive before rank 0's first mark: a rank started late (a loaded host) has no figure in the phases before
+# it, which the tests here do not ask about.
+attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+open(f"alive.{attempt}.{rank}", "w").close()
+deadline = time.monotonic() + 30
+while not os.path.exists(f"alive.{attempt}.{1 - rank}") and time.monotonic() < deadline:
+    time.sleep(0.01)
 if mode == "alone":
     import torch.distributed  # noqa: F401  torch, but no process group: each rank alone
 phase("load")
