@@ -110,3 +110,25 @@ def test_each_rank_is_held_to_the_growth_its_own_recorded_runs_read(tmp_path):
     older = Entry(noisy.peaks, spread=Spread(3, {}, {"ram_tree": 0}))  # recorded before each rank kept its own: the row's
     assert judge(noisy, Budget(ram=2 * GiB), older, Tolerance(rel=0.005, abs=4 * MiB), steps=10_000, ci=False,
                  update=False).verdict == "over-budget"
+
+
+def test_each_rank_s_peak_is_held_to_its_own_recorded_spread():
+    """The recorded runs spread rank 1's peak 30 MiB and the row's (rank 0's) not at all. Each rank's peak was widened
+    by the row's spread: rank 1, 20 MiB over its baseline within its own runs' spread, regressed, and in the other
+    entry a rank 1 whose runs never moved was allowed the 30 MiB the row's did."""
+    from gpu_budget.model.figures import RankFigures
+
+    def launch(second: int) -> Measurement:
+        ranks = (RankFigures(0, Peaks(ram=900 * MiB, ram_tree=900 * MiB)),
+                 RankFigures(1, Peaks(ram=second * MiB, ram_tree=second * MiB)))
+        return Measurement("ok", ranks[0].peaks, ranks=ranks)
+
+    stored = {0: Peaks(ram=900 * MiB, ram_tree=900 * MiB), 1: Peaks(ram=500 * MiB, ram_tree=500 * MiB)}
+    quiet, noisy = Spread(3, {"ram": 0, "ram_tree": 0}), Spread(3, {"ram": 30 * MiB, "ram_tree": 30 * MiB})
+    tol, budget = Tolerance(rel=0.005, abs=4 * MiB), Budget(ram=2 * GiB)
+    own_noise = Entry(stored[0], ranks=stored, spread=Spread(3, quiet.by_metric, ranks={0: quiet, 1: noisy}))
+    verdict = judge(launch(520), budget, own_noise, tol, ci=False, update=False)
+    assert verdict.passed, verdict.message
+    row_noise = Entry(stored[0], ranks=stored, spread=Spread(3, noisy.by_metric, ranks={0: noisy, 1: quiet}))
+    verdict = judge(launch(520), budget, row_noise, tol, ci=False, update=False)
+    assert verdict.verdict == "regression" and "rank 1: " in verdict.message, verdict.message

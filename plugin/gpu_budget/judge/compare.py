@@ -186,7 +186,8 @@ def world_setup(setup: Setup, measurement: Measurement, baseline: Entry | None) 
 def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, setup: Setup,
              notes: list[str]) -> tuple[dict[str, float | None], list[str], list[str]]:
     """Each rank against its own baseline, so a regression of a rank that is not the worst is caught, and named;
-    the change per metric is the largest any rank shows. A stored spread (the case's) widens each rank's allowance."""
+    the change per metric is the largest any rank shows. A stored spread widens each rank's allowance: the rank's own
+    runs' (Spread.of_rank), else the row's."""
     change: dict[str, float | None] = {}
     regressed, improved = [], []
     measured = {r.rank: r for r in measurement.ranks}
@@ -197,7 +198,7 @@ def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, se
         seen: list[str] = []
         rank_change, up, down = against_baseline(measured[rank].peaks, baseline.ranks[rank], tolerance, setup, seen,
                                                  measured[rank].phases, baseline.rank_phases.get(rank),
-                                                 spread=baseline.spread)
+                                                 spread=baseline.spread.of_rank(rank) if baseline.spread is not None else None)
         notes += [n for n in seen if n not in notes]
         regressed += [f"rank {rank}: {r}" for r in up]
         improved += [f"rank {rank}: {i}" for i in down]
