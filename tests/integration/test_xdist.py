@@ -149,7 +149,7 @@ def _pop_floors(files: dict[str, bytes]) -> list[int]:
 
 
 def test_two_workers_give_the_serial_verdicts_and_identical_baseline_files(planted):
-    serial, serial_report, _ = _run(planted, "serial")
+    serial, serial_report, serial_log = _run(planted, "serial")
     parallel, parallel_report, parallel_log = _run(planted, "parallel", workers=2)
     outcomes = {"passed": 7, "failed": 1, "skipped": 1}
     serial.assert_outcomes(**outcomes)
@@ -169,7 +169,9 @@ def test_two_workers_give_the_serial_verdicts_and_identical_baseline_files(plant
     entries = json.loads(next(iter(serial_files.values())))["entries"]["tiny"]
     assert entries["test_mem.py::test_fits"]["peaks"]["ram"] == 220 << 20
     assert set(parallel_log) == {"controller"}  # workers shipped their entries; only the controller wrote
-    assert len(parallel_log) == 1  # one locked write per file and scale, at the end
+    # a locked write per report carrying entries, as it arrives, as the serial session writes each test's: a controller
+    # SIGKILLed later keeps them (test_xdist_controller_killed.py); never more often than the serial session writes
+    assert 1 < len(parallel_log) <= len(serial_log)
 
     # a planted regression, judged by both against their own (identical) baselines
     serial, serial_report, _ = _run(planted, "serial", BUMP="100")

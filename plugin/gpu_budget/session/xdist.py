@@ -34,7 +34,11 @@ Registered only when xdist is installed (pytest_plugin.py). Three jobs:
   at the same point has written them as each test reported; the gate fails
   naming the worker. A test that did not finish has reported nothing, so
   nothing of it is written, and a worker that finishes ships its whole
-  data instead of its reports' copies: no entry is written twice.
+  data instead of its reports' copies: no entry is written twice. The
+  controller writes each entry as the report carrying it arrives, as a
+  serial session writes it as its test reports, so a controller killed
+  outright (SIGKILL, the OOM killer: its session's end never runs) has
+  written every passed test's entry too.
 
 A SIGTERM or SIGINT to the controller alone (a CI job's timeout or cancel,
 `kill PID`, `kill -INT PID`) is passed on to its local workers as a SIGTERM,
@@ -53,15 +57,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Generator, Mapping
+from collections import Counter
+from collections.abc import Generator, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import pytest
 
 from gpu_budget.isolate import lifecycle
 from gpu_budget.isolate.placement import place, visible_gpus, worker_index
+from gpu_budget.judge.store import PendingWrite
 from gpu_budget.session import held, own_rows
 from gpu_budget.session.data import SessionData
+from gpu_budget.session.session import write_pending
 
 if TYPE_CHECKING:
     from gpu_budget.session.session import BudgetSession
@@ -83,6 +90,7 @@ class XdistBudget:
         # until the worker ships its whole data
         self.slots: dict[str, int] = {}  # controller: live worker id -> its share's index
         self.pids: dict[str, int] = {}  # controller: live worker id -> its process, where it runs on this host
+        self.written = Counter[str]()  # controller: the entries written as a report carried them, until shipped again
         workerinput = getattr(session.config, "workerinput", None)
         if workerinput is not None and session.options.enabled:
             self._place(workerinput)
@@ -144,11 +152,12 @@ class XdistBudget:
         for worker, carried in sorted(self.carried.items()):  # workers that never shipped their data
             parts = [SessionData.from_json(json.loads(c)) for test in carried.values() for c in test]
             came = {write.row for part in parts for write in part.pending}
+            entries = sum(len(p.pending) for p in parts)
             for part in parts:  # a row saying its entry was recorded where no report carried the entry: none is written
                 part.rows[:] = [held.withheld_row(r, held.NOT_SHIPPED) if held.claims_written(r) and r.nodeid not in came
                                 else r for r in part.rows]
-                self.session.data.merge(part)  # its entries are written with the others (BudgetSession.pytest_sessionfinish)
-            entries = sum(len(p.pending) for p in parts)
+                part.pending.clear()  # written as its report came (pytest_runtest_logreport)
+                self.session.data.merge(part)
             self.session.problems.append(
                 f"xdist worker {worker} did not finish (interrupted, or it crashed): its {sum(len(p.rows) for p in parts)}"
                 f" measured row(s) and the {entries} baseline entr{'y' if entries == 1 else 'ies'} its passed tests "
@@ -157,9 +166,11 @@ class XdistBudget:
 
     # -- controller ---------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Keep what a worker's report carried of its test. Another attempt of the test (pytest-rerunfailures) starts
-        with its setup's report: what the earlier one carried is forgotten, as its worker forgets it (attempts.py), but
-        the entries it recorded, which its worker ships all the same."""
+        """Keep what a worker's report carried of its test, and write the baseline entries it carried now, as a serial
+        session writes them as its test reports: a controller killed outright (SIGKILL) never reaches its session's
+        end. Another attempt of the test (pytest-rerunfailures) starts with its setup's report: what the earlier one
+        carried is forgotten, as its worker forgets it (attempts.py), but the entries it recorded, which its worker
+        ships all the same."""
         carried, node = getattr(report, ROWS_ATTR, None), getattr(report, "node", None)
         if node is None or self.session.is_worker:
             return
@@ -168,6 +179,9 @@ class XdistBudget:
             tests[report.nodeid] = [entries_only(tests[report.nodeid])]
         if carried:
             self.carried.setdefault(node.gateway.id, {}).setdefault(report.nodeid, []).append(carried)
+            pending = SessionData.from_json(json.loads(carried)).pending  # a write that fails is named at the end
+            write_pending(SessionData(pending=list(pending)), self.session.written, self.session.unwritten)
+            self.written.update(map(_key, pending))
 
     def pytest_keyboard_interrupt(self) -> None:
         """The controller interrupted (SIGTERM, or a SIGINT that reached it alone): its workers get a SIGTERM, and end
@@ -180,8 +194,25 @@ class XdistBudget:
         self.pids.pop(node.gateway.id, None)
         output = getattr(node, "workeroutput", None) or {}
         if _OUTPUT_KEY in output:
-            self.session.data.merge(SessionData.from_json(json.loads(output[_OUTPUT_KEY])))
+            data = SessionData.from_json(json.loads(output[_OUTPUT_KEY]))
+            data.pending[:] = self._unwritten(data.pending)
+            self.session.data.merge(data)
             self.carried.pop(node.gateway.id, None)  # its whole data came: the reports' copies are not needed
+
+
+    def _unwritten(self, shipped: Iterable[PendingWrite]) -> list[PendingWrite]:
+        """Of a worker's shipped entries, those no report carried: the others were written as their report came."""
+        left = []
+        for write in shipped:
+            if self.written[key := _key(write)] > 0:
+                self.written[key] -= 1
+            else:
+                left.append(write)
+        return left
+
+
+def _key(write: PendingWrite) -> str:
+    return json.dumps(write.to_json(), sort_keys=True)
 
 
 def entries_only(carried: list[str]) -> str:
