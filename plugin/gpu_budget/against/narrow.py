@@ -12,6 +12,7 @@ per line as `<the file's absolute path>::<the rest>`; of each such file, the tes
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -27,9 +28,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     target, chosen = os.environ.get(ONLY_ENV), os.environ.get(SELECT_ENV)
     wanted = {line for line in Path(target).read_text().splitlines() if line} if target else None
     named = _by_file(Path(chosen).read_text().splitlines()) if chosen else {}
-    kept = [item for item in items if (wanted is None or item.nodeid in wanted) and _named(item, named)]
-    if len(kept) < len(items):
-        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []  # one pass, in order: `not in kept` compared each with every kept item
+    for item in items:
+        (kept if (wanted is None or item.nodeid in wanted) and _named(item, named) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
         items[:] = kept
 
 
@@ -45,8 +49,15 @@ def _by_file(lines: list[str]) -> dict[str, list[str]]:
 def _named(item: pytest.Item, named: dict[str, list[str]]) -> bool:
     """Whether the item's file is given whole, or a node id given names it as pytest reads one: the test itself, its
     parametrized ids (`test_fn` names `test_fn[a]`), or the class holding it."""
-    rests = named.get(str(Path(item.path).resolve()))
+    rests = named.get(_resolved(item.path)) if named else None
     if rests is None:
         return True
     own = item.nodeid.partition("::")[2]
     return any(own == rest or own.startswith((f"{rest}::", f"{rest}[")) for rest in rests)
+
+
+@functools.cache
+def _resolved(path: Path) -> str:
+    """A file's absolute path, resolved once per file: a collection holds many tests of each, and resolving is a
+    system call per part of the path (20,000 items took seconds)."""
+    return str(Path(path).resolve())
