@@ -136,43 +136,37 @@ class _Calibration:
     can tilt two points down) is no model of memory: it would predict less the
     more the estimate holds, and turn the search for the worst case upside
     down; the largest offset seen stands instead (slope 1), so no real run is
-    predicted below what it measured, and `refused` keeps the line for the report.
+    predicted below what it measured, and `refused` keeps the line for the report. Fitted once per real run, when
+    its point is added: every prediction and the report read the line kept.
     """
 
     def __init__(self) -> None:
         self.points: list[tuple[int, int]] = []
+        self.line: tuple[float, float] = (1.0, 0.0)  # (slope, intercept) used; no run yet: the estimate itself
+        self.refused: tuple[float, float] | None = None  # the fitted line where it does not rise (so is not used)
 
     def add(self, estimate: int, measured: int | None) -> None:
-        if measured is not None:
-            self.points.append((estimate, measured))
-
-    def fitted(self) -> tuple[float, float] | None:
-        return least_squares([p[0] for p in self.points], [p[1] for p in self.points])
-
-    def refused(self) -> tuple[float, float] | None:
-        """The fitted line where it does not rise (so is not used), else None."""
-        fitted = self.fitted()
-        return fitted if fitted is not None and fitted[0] <= 0 else None
-
-    def line(self) -> tuple[float, float]:
-        fitted = self.fitted()
-        if fitted is not None and fitted[0] > 0:
-            return fitted
-        if not self.points:
-            return 1.0, 0.0
+        if measured is None:
+            return
+        self.points.append((estimate, measured))
+        fitted = least_squares([p[0] for p in self.points], [p[1] for p in self.points])
         offsets = [y - x for x, y in self.points]
-        if fitted is not None:  # a falling line: the largest offset, never under a run seen
-            return 1.0, max(offsets)
-        return 1.0, sum(offsets) / len(offsets)  # one point (or one estimate): an offset
+        self.refused = fitted if fitted is not None and fitted[0] <= 0 else None
+        if fitted is not None and fitted[0] > 0:
+            self.line = fitted
+        elif fitted is not None:  # a falling line: the largest offset, never under a run seen
+            self.line = 1.0, max(offsets)
+        else:  # one point (or one estimate): an offset
+            self.line = 1.0, sum(offsets) / len(offsets)
 
     def record(self) -> Calibration:
         """The line used, for the report; with the fitted line it refused, where it did."""
-        slope, intercept = self.line()
-        refused = self.refused()
-        return Calibration(slope, int(intercept), len(self.points), *((refused[0], int(refused[1])) if refused else ()))
+        slope, intercept = self.line
+        refused = (self.refused[0], int(self.refused[1])) if self.refused else ()
+        return Calibration(slope, int(intercept), len(self.points), *refused)
 
     def __call__(self, estimate: int) -> int:
-        slope, intercept = self.line()
+        slope, intercept = self.line
         return int(slope * estimate + intercept)
 
 
