@@ -56,3 +56,23 @@ def test_an_estimate_is_keyed_on_its_code_not_its_line():
     small, large = (lambda k: k["batch"] << 20), (lambda k: k["batch"] << 30)
     assert _estimate_key(small) != _estimate_key(large)
     assert _estimate_key(made("f = lambda k: k['b'] * 2")) == _estimate_key(made("f = lambda k: k['b'] * 2", 40))
+
+
+def test_explore_called_directly_keeps_each_estimate_in_its_own_folder(tmp_path):
+    """The estimate was keyed where the gpu_budget fixture's explore() builds the key (explore_scenario), not in
+    explore() itself: two direct calls alike but for their estimate shared one folder of the example database, so
+    each replayed the other's saved failures (made with another estimate) and deleted them as passing. The same
+    estimate again keeps its folder."""
+    def shelves(estimate):
+        explore("t", ENVELOPE, "200 MiB", estimate, None, max_examples=5, database=tmp_path)
+        return sorted(p.name for p in tmp_path.iterdir())
+
+    def small(k):
+        return k["batch"] * k["seq"] * 40 * 1024
+
+    def large(k):
+        return k["batch"] * k["seq"] * 80 * 1024
+
+    first = shelves(small)
+    assert shelves(small) == first
+    assert len(shelves(large)) == 2, "a second estimate reused the first's folder"

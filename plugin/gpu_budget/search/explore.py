@@ -251,7 +251,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
                          verified=measure is not None)
     predict = _Predictor(estimate, measure or _unmeasured)
     real = _Budgeted(predict.measured, max_real_runs if measure is not None else 0, result.real_runs)
-    shelf = _writable(_shelf(database, name, envelope, budget, metric, variant), result)
+    shelf = _writable(_shelf(database, name, envelope, budget, metric, variant, estimate), result)
     hypothesis = _Hypothesis.of(max_examples, seed, shelf)
     try:
         if measure is None:
@@ -313,14 +313,17 @@ def _folder(database: object) -> Path | None:
     return Path(database)
 
 
-def _shelf(database: Path | None, name: str, envelope: Envelope, budget: int, metric: str,
-           variant: str = "") -> Path | None:
+def _shelf(database: Path | None, name: str, envelope: Envelope, budget: int, metric: str, variant: str = "",
+           estimate: Callable[[Config], int] | None = None) -> Path | None:
     """This exploration's own folder of the example database. Every exploration's budget property is one Hypothesis
-    test function, so under one key each would replay the others' failures, find them passing and delete them."""
+    test function, so under one key each would replay the others' failures, find them passing and delete them. The
+    estimate is keyed here, so explore() called directly keys it too; the estimator's own (_Estimator) adds nothing:
+    its folders stay where they were."""
     if database is None:
         return None
     knobs = sorted((knob, repr(spec)) for knob, spec in envelope.knobs.items())
-    key = (name, metric, budget, knobs, variant) if variant else (name, metric, budget, knobs)
+    own = () if estimate is None or isinstance(estimate, _Estimator) else (_estimate_key(estimate),)
+    key = (name, metric, budget, knobs, *((variant,) if variant else ()), *own)
     return database / hashlib.sha256(repr(key).encode()).hexdigest()[:16]
 
 
@@ -338,14 +341,28 @@ def _writable(shelf: Path | None, result: Exploration) -> Path | None:
     return shelf
 
 
-def _variant(scenario: Scenario, envelope: Envelope, scale: str, estimate: Callable[[Config], int] | None = None) -> str:
+def _variant(scenario: Scenario, envelope: Envelope, scale: str) -> str:
     """What sets an exploration of `scenario` apart from another of the same name: with_fixes() and with_params()
-    keep the name, so an as-reported case and its fixed variant (or one scale and another, or one estimate= and
-    another) would share a folder. The estimator's own (estimate=None) adds nothing: its folders stay where they were."""
+    keep the name, so an as-reported case and its fixed variant (or one scale and another) would share a folder.
+    One estimate= and another are told apart by _shelf."""
     rest = {k: v for k, v in scenario.params_for(scale).items() if k not in envelope.knobs}
-    own = {} if estimate is None else {"estimate": _estimate_key(estimate)}
-    return json.dumps({"scale": scale, "fixes": list(scenario.fixes), "params": rest, **own}, sort_keys=True,
-                      default=repr)
+    return json.dumps({"scale": scale, "fixes": list(scenario.fixes), "params": rest}, sort_keys=True, default=repr)
+
+
+@dataclass(frozen=True)
+class _Estimator:
+    """The estimator's prediction of a scenario's step peak (knobs -> bytes), where a test gives no estimate= of its
+    own: on the training device, the CPU's or the CUDA mode's."""
+
+    scenario: Scenario
+    scale: str
+    cuda: bool
+
+    def __call__(self, knobs: Config) -> int:
+        from gpu_budget.estimate import estimate_scenario
+        from gpu_budget.estimate.cuda import Device
+
+        return estimate_scenario(self.scenario.with_params(**knobs), self.scale, device=Device(cuda=self.cuda)).step_peak
 
 
 def _estimate_key(estimate: Callable[[Config], int]) -> str:
@@ -712,12 +729,7 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
             raise RunFailed(knobs, f"measured no {metric}{used}")
         return value
 
-    def estimated(knobs: Config) -> int:
-        from gpu_budget.estimate import estimate_scenario
-        from gpu_budget.estimate.cuda import Device
-
-        return estimate_scenario(scenario.with_params(**knobs), scale, device=Device(cuda=cuda)).step_peak
-
-    return explore(scenario.name, envelope, budget, estimate or estimated, measure if verify else None,
-                   boundary=boundary, max_examples=max_examples, max_real_runs=max_real_runs, database=database,
-                   seed=seed, metric=metric, card=card, variant=_variant(scenario, envelope, scale, estimate))
+    return explore(scenario.name, envelope, budget, estimate or _Estimator(scenario, scale, cuda),
+                   measure if verify else None, boundary=boundary, max_examples=max_examples,
+                   max_real_runs=max_real_runs, database=database, seed=seed, metric=metric, card=card,
+                   variant=_variant(scenario, envelope, scale))
