@@ -132,3 +132,29 @@ def test_each_rank_s_peak_is_held_to_its_own_recorded_spread():
     row_noise = Entry(stored[0], ranks=stored, spread=Spread(3, noisy.by_metric, ranks={0: noisy, 1: quiet}))
     verdict = judge(launch(520), budget, row_noise, tol, ci=False, update=False)
     assert verdict.verdict == "regression" and "rank 1: " in verdict.message, verdict.message
+
+
+def test_a_rank_whose_own_recorded_runs_widen_its_allowance_past_the_budget_is_warned_of_by_name():
+    """Rank 1's recorded runs rise 3 MiB a step, so its own allowance is six times that: a leak within it breaks the
+    budget by step 10,000, which the gate says of a case without ranks ("warning: host RAM's recorded runs widen its
+    growth allowance ..."). The warning was read off the row's steps and spread (rank 0's, flat): the case passed
+    with no word of it. Each rank whose own widened allowance could hide a leak is now warned of, named."""
+    from gpu_budget import Scenario
+    from gpu_budget.model.entry import SPREAD_MULTIPLE
+    from gpu_budget.session.recording import record_runs
+    from gpu_budget.units import format_per_step
+
+    noisy = two_ranks(10, 3)
+    _, spread, _ = record_runs(Scenario(name="s", command=["true"]), lambda scenario, snapshot: noisy, noisy, 3)
+    tol = Tolerance(rel=0.005, abs=4 * MiB)
+
+    def warnings(budget):
+        verdict = judge(noisy, budget, Entry(noisy.peaks, spread=spread), tol, steps=10_000, ci=False, update=False)
+        assert verdict.passed, verdict.message
+        return [n for n in verdict.message.split("; ") if "warning:" in n]
+
+    widened = format_per_step(SPREAD_MULTIPLE * spread.of_rank(1).growth["ram_tree"])  # six times rank 1's 3 MiB
+    (warned,) = warnings(Budget(ram=2 * GiB))
+    assert warned.startswith(f"rank 1: warning: host RAM's recorded runs widen its growth allowance to {widened}")
+    assert warned.endswith("> budget 2.00 GiB: run more steps, whose late steps grow less, and record again")
+    assert warnings(Budget(ram=512 * GiB)) == []  # 18 MiB/step over 10,000 steps fits: nothing hidden

@@ -318,7 +318,8 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
 def projected(measurement: Measurement, budget: Budget, steps: int | None, recorded: Spread | None) -> growth.Check:
     """The run's growth projected to `steps` (a projection past the budget is a breach), within the allowance the
     `recorded` runs widen it to; its problem where it, or a rank's, cannot be projected (short_rank), or where a rank's
-    only breach is a climb too short to tell from a buffer (rank_undecided, naming it)."""
+    only breach is a climb too short to tell from a buffer (rank_undecided, naming it). A launch's warnings of an
+    allowance widened past the budget are each rank's, named (rank_blind), not the row's."""
     grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=recorded,
                          unmarked=growth.unmarked_ranks(measurement.ranks))
     if not measurement.ranks:
@@ -326,7 +327,8 @@ def projected(measurement: Measurement, budget: Budget, steps: int | None, recor
     short = growth.short_rank(measurement.ranks, steps)  # before the row's: the row's steps are one rank's, maybe it
     if short or (grown.problem and not grown.projections):  # else the run too short for every rank: the row's words
         return replace(grown, problem=short) if short else grown
-    return replace(grown, problem=growth.rank_undecided(measurement.ranks, budget, steps, recorded))  # named
+    return replace(grown, problem=growth.rank_undecided(measurement.ranks, budget, steps, recorded),  # named
+                   blind=growth.rank_blind(measurement.ranks, budget, steps, recorded))
 
 
 def all_breaches(measurement: Measurement, budget: Budget, grown: growth.Check, recorded: Spread | None,

@@ -418,6 +418,7 @@ class Check:
     steps: int | None  # the declared run length (None: none declared, nothing checked)
     projections: tuple[Projection, ...] = ()
     problem: str | None = None
+    blind: tuple[str, ...] | None = None  # a launch's: each rank's blind warning, named (rank_blind), not the row's
 
     @property
     def breaches(self) -> list[str]:
@@ -431,7 +432,8 @@ class Check:
     @property
     def notes(self) -> list[str]:
         said = [p.describe() for p in self.projections if not p.breaks]
-        return said + [w for p in self.projections for w in (p.blind(), p.few_tops()) if w]
+        own = [w for p in self.projections for w in (None if self.blind is not None else p.blind(), p.few_tops()) if w]
+        return said + own + list(self.blind or ())
 
     def record(self) -> GrowthRecord:
         """What the row keeps of the answer (Result.growth_projection)."""
@@ -526,6 +528,15 @@ def rank_breaches(ranks: Sequence[RankFigures], budget: Budget, steps: int | Non
     steps is an error before this (short_rank). certain: leave out those too short to tell (Check.certain)."""
     checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=_own(recorded, r.rank))) for r in ranks]
     return [f"rank {k}: {breach}" for k, c in checks for breach in (c.certain if certain else c.breaches)]
+
+
+def rank_blind(ranks: Sequence[RankFigures], budget: Budget, steps: int | None,
+               recorded: Spread | None = None) -> tuple[str, ...]:
+    """Each rank's warning where its own recorded runs widen its allowance so far that a leak within it breaks the
+    budget (Projection.blind), the rank named: the row's steps and spread are its worst rank's by peak, which need
+    not be the rank whose runs were noisy."""
+    checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=_own(recorded, r.rank))) for r in ranks]
+    return tuple(f"rank {k}: {warning}" for k, c in checks for warning in map(Projection.blind, c.projections) if warning)
 
 
 def _own(recorded: Spread | None, rank: int) -> Spread | None:
