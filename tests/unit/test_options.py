@@ -167,8 +167,10 @@ BAD = [  # (option, bad value, what the error says is expected)
     ("gpu_budget_sweep", "transformers", ("sweep part 'transformers': expected PACKAGE==V1,V2[;PACKAGE==V1,...], e.g. "
                                           "transformers==5.17.0,5.23.0;peft==0.18.1")),
     ("gpu_budget_sweep", "peft==0.18.1;transformers==5.x", "sweep part 'transformers==5.x': '5.x' is not a version"),
-    ("gpu_budget_sweep", ";", ("expected a package to sweep: PACKAGE==V1,V2[;PACKAGE==V1,...], e.g. "
-                               "transformers==5.17.0,5.23.0;peft==0.18.1")),  # swept nothing, unsaid
+    *(("gpu_budget_sweep", spec, (f"sweep {spec!r}: part {part} is empty (a ';' with no PACKAGE==V1,... on one side): "
+                                  "remove the ';', or name what it lost; expected PACKAGE==V1,V2[;PACKAGE==V1,...], "
+                                  "e.g. transformers==5.17.0,5.23.0;peft==0.18.1"))
+      for spec, part in ((";", 1), ("peft==0.18.1;", 2))),  # a part lost, unsaid
     # int() and float() read any script's digits: a full-width 8 ran 8 threads
     ("gpu_budget_threads", "８", "expected a whole number >= 1, in ASCII digits ('８' is U+FF18)"),
     ("gpu_budget_record_runs", "３", "expected a whole number >= 1, in ASCII digits ('３' is U+FF13)"),

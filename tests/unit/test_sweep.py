@@ -23,14 +23,26 @@ OLD = EnvironmentRecord(("transformers==5.17.0",), {"transformers": "5.17.0", "h
 
 
 def test_the_spec_names_each_package_and_its_versions():
-    assert parse(" transformers==5.17.0, 5.23.0 ;Peft==0.18.1;") == (
+    assert parse(" transformers==5.17.0, 5.23.0 ;Peft==0.18.1") == parse("transformers == 5.17.0,5.23.0;\n peft==0.18.1") == (
         SweepAxis("transformers", ("5.17.0", "5.23.0")), SweepAxis("peft", ("0.18.1",)))
-    assert parse("") == ()
+    assert parse("") == parse(" ") == ()
     for bad, said in [("transformers", "expected PACKAGE==V1"), ("transformers==5.17.0,", "an empty version"),
                       ("transformers>=5", "expected PACKAGE==V1"), ("a==1;A==2", "a is swept twice"),
                       ("x==not.a.version", "'not.a.version' is not a version")]:
         with pytest.raises(ValueError, match=said):
             parse(bad)
+
+
+@pytest.mark.parametrize(("spec", "part"), [("transformers==5.17.0,5.23.0;", 2), (";transformers==5.17.0", 1),
+                                           ("transformers==5.17.0; ;peft==0.18.1", 2), (";", 1)])
+def test_an_empty_part_of_the_spec_is_refused_naming_the_spec_as_an_empty_version_is(spec, part):
+    """A ';' with no package on one side was read past: `transformers==5.17.0;$PEFT_SPEC` of an unset variable swept
+    transformers alone, unsaid, where `transformers==5.17.0,$VERSION` is refused as an empty version. Both are a
+    value lost, so both are refused, the spec named."""
+    with pytest.raises(ValueError) as refused:
+        parse(spec)
+    assert str(refused.value).startswith(f"sweep {spec!r}: part {part} is empty (a ';' with no PACKAGE==V1,... on one "
+                                         "side): remove the ';', or name what it lost; expected PACKAGE==V1,V2")
 
 
 def test_a_point_changes_against_the_reference_per_gated_figure():

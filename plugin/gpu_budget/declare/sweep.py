@@ -35,11 +35,16 @@ class SweepAxis:
 
 
 def parse(text: str) -> tuple[SweepAxis, ...]:
-    """The axes of a sweep spec; a ValueError naming the part that is wrong (empty: no sweep)."""
+    """The axes of a sweep spec; a ValueError naming the part that is wrong (empty: no sweep). Spaces and line breaks
+    around a name, a version or a separator are read past; an empty part or version is a value lost (an unset
+    variable), refused."""
     axes: list[SweepAxis] = []
-    for part in (p.strip() for p in str(text).split(";")):
+    if not str(text).strip():
+        return ()
+    for number, part in enumerate((p.strip() for p in str(text).split(";")), 1):
         if not part:
-            continue
+            raise ValueError(f"sweep {text!r}: part {number} is empty (a ';' with no PACKAGE==V1,... on one side): "
+                             f"remove the ';', or name what it lost; expected {SYNTAX}")
         name, sep, versions = part.partition("==")
         name = name.strip()
         if not sep or not _NAME.match(name):

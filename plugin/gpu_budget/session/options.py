@@ -153,8 +153,8 @@ def path(value: Written) -> Path:
 
 
 def sweep_spec(value: Written) -> tuple[sweeps.SweepAxis, ...]:
-    """A spec naming no package (`--gpu-budget-sweep=` of an unset variable, or ";") is refused: it would sweep
-    nothing, unsaid."""
+    """A spec naming no package (`--gpu-budget-sweep=` of an unset variable) is refused: it would sweep nothing,
+    unsaid (an empty part, ";", is refused by sweeps.parse)."""
     axes = sweeps.parse(str(value))
     if not axes:
         raise ValueError(f"expected a package to sweep: {sweeps.SYNTAX}")
