@@ -158,3 +158,21 @@ def test_a_rank_whose_own_recorded_runs_widen_its_allowance_past_the_budget_is_w
     assert warned.startswith(f"rank 1: warning: host RAM's recorded runs widen its growth allowance to {widened}")
     assert warned.endswith("> budget 2.00 GiB: run more steps, whose late steps grow less, and record again")
     assert warnings(Budget(ram=512 * GiB)) == []  # 18 MiB/step over 10,000 steps fits: nothing hidden
+
+
+def test_a_rank_s_stored_spread_too_wide_to_catch_a_regression_is_warned_of_by_name():
+    """Rank 1's recorded runs spread its peak 30 MiB, six times which is 36 % of its 500 MiB baseline: a +5 % change
+    reads as noise there. The warning came from rank 1's comparison with no rank in it ("warning: ram_tree's stored
+    spread 30.00 MiB over 3 runs is too wide ..."), as if of the row; it now names its rank."""
+    from gpu_budget.model.figures import RankFigures
+
+    ranks = (RankFigures(0, Peaks(ram=900 * MiB, ram_tree=900 * MiB)), RankFigures(1, Peaks(ram=500 * MiB, ram_tree=500 * MiB)))
+    launch = Measurement("ok", ranks[0].peaks, ranks=ranks)
+    quiet, noisy = Spread(3, {"ram": 0, "ram_tree": 0}), Spread(3, {"ram": 30 * MiB, "ram_tree": 30 * MiB})
+    entry = Entry(ranks[0].peaks, ranks={r.rank: r.peaks for r in ranks}, spread=Spread(3, quiet.by_metric,
+                                                                                        ranks={0: quiet, 1: noisy}))
+    verdict = judge(launch, Budget(ram=2 * GiB), entry, Tolerance(rel=0.005, abs=4 * MiB), ci=False, update=False)
+    assert verdict.passed, verdict.message
+    warnings = [n for n in verdict.message.split("; ") if "warning:" in n]
+    assert warnings == [n for n in warnings if n.startswith("rank 1: warning: ram_tree's stored spread 30.00 MiB")]
+    assert warnings, verdict.message

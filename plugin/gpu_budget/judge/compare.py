@@ -199,7 +199,7 @@ def per_rank(measurement: Measurement, baseline: Entry, tolerance: Tolerance, se
         rank_change, up, down = against_baseline(measured[rank].peaks, baseline.ranks[rank], tolerance, setup, seen,
                                                  measured[rank].phases, baseline.rank_phases.get(rank),
                                                  spread=baseline.spread.of_rank(rank) if baseline.spread is not None else None)
-        notes += [n for n in seen if n not in notes]
+        notes += [n for n in (f"rank {rank}: {s}" for s in seen) if n not in notes]  # its figures: named
         regressed += [f"rank {rank}: {r}" for r in up]
         improved += [f"rank {rank}: {i}" for i in down]
         for metric, value in rank_change.items():
