@@ -136,7 +136,8 @@ class _Calibration:
     can tilt two points down) is no model of memory: it would predict less the
     more the estimate holds, and turn the search for the worst case upside
     down; the largest offset seen stands instead (slope 1), so no real run is
-    predicted below what it measured, and `refused` keeps the line for the report. Fitted once per real run, when
+    predicted below what it measured, and `refused` keeps the line for the report. So it does where no line can be
+    fitted: runs of one estimate (a knob the estimate does not read) that measured apart. Fitted once per real run, when
     its point is added: every prediction and the report read the line kept.
     """
 
@@ -150,14 +151,11 @@ class _Calibration:
             return
         self.points.append((estimate, measured))
         fitted = least_squares([p[0] for p in self.points], [p[1] for p in self.points])
-        offsets = [y - x for x, y in self.points]
         self.refused = fitted if fitted is not None and fitted[0] <= 0 else None
         if fitted is not None and fitted[0] > 0:
             self.line = fitted
-        elif fitted is not None:  # a falling line: the largest offset, never under a run seen
-            self.line = 1.0, max(offsets)
-        else:  # one point (or one estimate): an offset
-            self.line = 1.0, sum(offsets) / len(offsets)
+        else:  # a line that does not rise, or none (one point, or one estimate): the largest offset, never under a run
+            self.line = 1.0, max(y - x for x, y in self.points)
 
     def record(self) -> Calibration:
         """The line used, for the report; with the fitted line it refused, where it did."""
