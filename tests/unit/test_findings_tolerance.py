@@ -3,8 +3,10 @@
 import json
 
 from gpu_budget.declare.fixes import Control
+from gpu_budget.model.budget import Tolerance
 from gpu_budget.model.result import Result
 from gpu_budget.report.findings import main, pairs, split_lines
+from gpu_budget.units import format_size
 
 MiB = 2**20
 WIDE = {"rel": 0.05, "abs": 4 * MiB}  # a marker's tolerance={"rel": 0.05}: the case's runs spread that much
@@ -25,9 +27,10 @@ def test_a_change_inside_the_declared_tolerance_is_no_effect(tmp_path):
     path.write_text(json.dumps({"version": 3, "results": rows}))
     assert main([str(path), "-o", str(out)]) == 0
     text = out.read_text()
-    assert "| trim | trim | tiny | ram_tree | 320.00 MiB | 312.00 MiB | +2.5% | no effect |" in text
+    noise = f"within noise (±{format_size(Tolerance(**WIDE).limit(320 * MiB) - 320 * MiB)})"
+    assert f"| trim | trim | tiny | ram_tree | 320.00 MiB | 312.00 MiB | {noise} | no effect |" in text
     assert "| halve | halve | tiny | ram_tree | 320.00 MiB | 160.00 MiB | +50.0% | works |" in text
-    assert "| worse | worse | tiny | ram_tree | 320.00 MiB | 330.00 MiB | -3.1% | no effect |" in text
+    assert f"| worse | worse | tiny | ram_tree | 320.00 MiB | 330.00 MiB | {noise} | no effect |" in text
 
 
 def test_a_row_without_a_tolerance_takes_the_scale_default():
@@ -42,7 +45,8 @@ def test_a_split_part_is_judged_with_the_declared_tolerance_too():
             row("freeze_fp32", ["freeze_fp32"], 630 * MiB, WIDE)]
     split = Control("quantization", "freezing alone", "freezing alone", "8-bit storage on top")
     (line,) = split_lines(pairs([Result.from_json(r) for r in rows])["s"], {"freeze_fp32": split})
-    assert line.endswith("30.00 MiB lower than freezing alone (saving +3.0% of as reported, no effect)")
+    noise = format_size(Tolerance(**WIDE).limit(630 * MiB) - 630 * MiB)
+    assert line.endswith(f"quantization 600.00 MiB, within noise (±{noise}) of freezing alone (no effect)")
 
 
 def test_a_change_inside_the_spread_its_baseline_stored_is_no_effect():

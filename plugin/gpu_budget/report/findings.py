@@ -88,7 +88,8 @@ TOLERANCE_NOTE = (
     + ", ".join(f"{scale} {tol.rel:.1%} + {format_size(tol.abs)}" for scale, tol in DEFAULT_TOLERANCE_BY_SCALE.items())
     + ", each set from the peak's spread over fresh sessions at that scale: benchmarks/RESULTS.md, section 4), or "
     "by more than the gate allows for the spread of fresh runs a baseline of either case stored, where that is wider; "
-    "inside it, \"no effect\"; a fix its "
+    "inside it, \"no effect\", its saving \"within noise (±X)\", X that allowance, not a figure finer than the runs "
+    "tell; a fix its "
     "runner reports it did not apply where it ran reads \"not applied here\", whatever its peak. "
     "Host RAM is judged on the process tree (`ram_tree`: the measured process with its DataLoader workers "
     "and subprocesses) where both rows hold it, else on the main process (`ram`: reports before the tree "

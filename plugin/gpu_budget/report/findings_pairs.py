@@ -86,7 +86,18 @@ class Pair(Fields):
         """The saving against the as-reported run, "-" where there is none to compute, where a run that died of
         out-of-memory leaves only a bound that tells nothing (a loss at least, a saving at most), or where its runner
         did not apply the fix (the difference is two runs of the case, no saving of the fix's)."""
-        return bounded_saving(self.before, self.after, self.before_died, self.after_died) if self.applied else "-"
+        if not self.applied:
+            return "-"
+        shown = bounded_saving(self.before, self.after, self.before_died, self.after_died)
+        return noise_said(shown, self)
+
+    @property
+    def noise(self) -> str | None:
+        """"within noise (±4.00 MiB)" where the figure with the variant is inside the noise band of the as-reported
+        one (the band its verdict reads "no effect" in), None where it is outside it or there is none to compare."""
+        if not self.compared:
+            return None
+        return within_noise(self.before, self.after, self.scale, self.tolerance, self.spread)
 
     @property
     def as_reported(self) -> str:
@@ -147,6 +158,24 @@ def fix_verdict(before: int | None, after: int | None, scale: str = "tiny", tole
     if after > limit:
         return "makes it worse"
     return "no effect"
+
+
+def noise_said(shown: str, e: Pair) -> str:
+    """A change's cell `shown` (a saving, or a variant's change) as a table prints it: "within noise (±X)" where it is
+    inside the noise band, as its verdict reads it, not a figure finer than the runs can tell; "-" where a run died
+    there (a bound inside the noise tells nothing either way)."""
+    if shown == "-" or e.noise is None:
+        return shown
+    return "-" if e.before_died or e.after_died else e.noise
+
+
+def within_noise(before: int, after: int, scale: str, tolerance: Tolerance | None, spread: int | None) -> str | None:
+    """"within noise (±X)" where `after` is inside the noise band of `before` (noise_band: a change fix_verdict calls
+    "no effect"), X its half-width; None outside it."""
+    floor, limit = noise_band(before, scale, tolerance, spread)
+    if not floor <= after <= limit:
+        return None
+    return f"within noise (±{format_size(limit - before)})"
 
 
 def noise_band(before: int, scale: str, tolerance: Tolerance | None, spread: int | None) -> tuple[int, int]:
@@ -288,9 +317,25 @@ def split_lines(entries: Sequence[Pair], controls: dict[str, Control], where: st
             before, part, whole = by[fix].before, by[control].after, by[fix].after
             head = f"{scale}, on {where}" if where else scale
             lines.append(f"- {head}: {fix}'s saving split ({by[fix].metric}): as reported {format_size(before)}; "
-                         f"{alone} {format_size(part)}, saving {format_size(before - part)} ({format_change((before - part) / before)}, "
-                         f"{fix_verdict(before, part, scale, by[control].tolerance, by[control].spread)}); {rest}: {fix} {format_size(whole)}, "
-                         f"{format_size(abs(whole - part))} {'lower' if whole < part else 'higher'} than {short} "
-                         f"(saving {format_change((part - whole) / before)} of as reported, "
-                         f"{fix_verdict(part, whole, scale, by[fix].tolerance, by[fix].spread)})")
+                         f"{alone} {format_size(part)}, {_part_said(before, part, by[control])}; {rest}: {fix} "
+                         f"{format_size(whole)}, {_rest_said(before, part, whole, short, by[fix])}")
     return lines
+
+
+def _part_said(before: int, part: int, control: Pair) -> str:
+    """The control's part of a split saving: its size, share and verdict, or "within noise" where it is inside it."""
+    noisy = within_noise(before, part, control.scale, control.tolerance, control.spread)
+    if noisy:
+        return f"saving {noisy}, no effect"
+    verdict = fix_verdict(before, part, control.scale, control.tolerance, control.spread)
+    return f"saving {format_size(before - part)} ({format_change((before - part) / before)}, {verdict})"
+
+
+def _rest_said(before: int, part: int, whole: int, short: str, fix: Pair) -> str:
+    """The rest of a split saving: how far the whole fix is from the control's run, or "within noise" of it."""
+    noisy = within_noise(part, whole, fix.scale, fix.tolerance, fix.spread)
+    if noisy:
+        return f"{noisy} of {short} (no effect)"
+    verdict = fix_verdict(part, whole, fix.scale, fix.tolerance, fix.spread)
+    return (f"{format_size(abs(whole - part))} {'lower' if whole < part else 'higher'} than {short} "
+            f"(saving {format_change((part - whole) / before)} of as reported, {verdict})")

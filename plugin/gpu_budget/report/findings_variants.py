@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpu_budget.report.findings_pairs import Pair, bounded_saving, cell
+from gpu_budget.report.findings_pairs import Pair, bounded_saving, cell, noise_said
 from gpu_budget.units import format_change
 
 READS = {"works": "lower", "makes it worse": "higher", "no effect": "no change past the tolerance"}
@@ -19,11 +19,11 @@ READS = {"works": "lower", "makes it worse": "higher", "no effect": "no change p
 def change(e: Pair) -> str:
     """The variant's peak against the as-reported one, (after - before) / before; "at most" where the as-reported run
     died of out-of-memory (its figure a lower bound), "at least" where the variant's did; "-" where either bound
-    tells nothing."""
+    tells nothing; "within noise (±X)" inside the noise band (noise_said)."""
     if bounded_saving(e.before, e.after, e.before_died, e.after_died) == "-":  # none to compute, or a bound that tells nothing
         return "-"
     bound = "at most " if e.before_died else "at least " if e.after_died else ""
-    return f"{bound}{format_change((e.after - e.before) / e.before)}"
+    return noise_said(f"{bound}{format_change((e.after - e.before) / e.before)}", e)
 
 
 def _line(e: Pair, card: str | None) -> str:
