@@ -214,7 +214,8 @@ def test_a_pass_of_a_fix_its_runner_reports_not_applied_is_not_the_answer():
     assert remediation_text(none) == ("remediation: none of the 2 sets run of trm_a, trm_b passed with its fixes "
                                       "applied: 1 measured over budget, 1 passed only with a fix its runner reports not "
                                       "applied, so not counted; 1 set holding trm_a, which its runner reported not "
-                                      "applied alone, was not run; the lowest: +trm_b (RAM 101.00 MiB)")
+                                      "applied alone, was not run (a fix applied only beside another is run with it "
+                                      "where its requires= names that one); the lowest: +trm_b (RAM 101.00 MiB)")
     bound = remediate.search(toy(A, B, C), noted({"trm_b"}), max_runs=2)
     assert remediation_text(bound).startswith("remediation: none of the 2 real runs (bound 2) passed with its fixes "
                                               "applied (1 passed only with a fix its runner reports not applied, so not "
@@ -244,7 +245,8 @@ def test_no_set_holding_a_fix_its_runner_reported_not_applied_alone_is_run():
     assert none.status == "none-passes" and dict(none.unapplied) == {"trm_a": 3}
     assert Remediation.from_json(none.to_json()) == none
     assert remediation_text(none).endswith("; 3 sets holding trm_a, which its runner reported not applied alone, "
-                                           "were not run; the lowest: +trm_b (RAM 101.00 MiB)")
+                                           "were not run (a fix applied only beside another is run with it where its "
+                                           "requires= names that one); the lowest: +trm_b (RAM 101.00 MiB)")
     from gpu_budget.model.budget import Budget
     from gpu_budget.model.result import Measurement, Result, Verdict
 
@@ -581,9 +583,9 @@ def test_gate_finds_the_passing_set_and_reports_it(project, monkeypatch):
         "*test_as_reported*remediation: passes with +e2e_halve (RAM *MiB), found in 3 real runs (bound 8)",
         "*tried e2e_noop: RAM * over-budget (not counted: e2e_noop: not applied: its runner never read it *",  # it logs
         "*not tried: e2e_gpu_only (needs cuda), e2e_missing_pkg (needs no_such_package_xyz)",
-        ("*test_unsaveable*no set of this scenario's fixes brings it within budget: none of the 4 sets run of e2e_noop, "
-        "e2e_trim, e2e_halve passed (all measured); 3 sets holding e2e_noop, which its runner reported not applied "
-        "alone, were not run; the lowest: +e2e_* (RAM *)"),
+        ("*test_unsaveable*remediation: none of the 4 sets run of e2e_noop, e2e_trim, e2e_halve passed (all measured); "
+        "3 sets holding e2e_noop, which its runner reported not applied alone, were not run (a fix applied only beside "
+        "another is run with it where its requires= names that one); the lowest: +e2e_* (RAM *)"),
         ("*not tried: e2e_gpu_only (needs cuda), e2e_missing_pkg (needs no_such_package_xyz), 3 sets holding e2e_noop "
         "(not applied alone)"),
     ])

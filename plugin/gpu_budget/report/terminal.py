@@ -15,6 +15,7 @@ from gpu_budget.model.figures import Peaks
 from gpu_budget.model.metric import Metric
 from gpu_budget.model.result import COUNT_CAP, RECORDED, WITHIN, Remediation, Result, Verdict, verdict_failure
 from gpu_budget.report import once
+from gpu_budget.report.findings_pairs import noise_band
 from gpu_budget.report.markdown_text import inline
 from gpu_budget.report.row_fields import FixNotes, LaunchFacts, gated_metric
 from gpu_budget.report.text_table import tabulated
@@ -156,7 +157,8 @@ def remediation_text(rem: Remediation, case: Result | None = None) -> str:
         again = f"; {unapplied} set{'s' if unapplied != 1 else ''} tried before it {noise}" if unapplied else ""
         return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}{cheaper}{again}{_noise(rem, case)}"
     sets = f"{rem.runs} {'sets run' if pruned else 'valid sets'} of {', '.join(rem.lattice)}"
-    pruned = (f"; {pruned}" if pruned else "") + _lowest(rem)
+    claim = "" if pruned else "no set of this scenario's fixes brings it within budget: "  # a set not run might
+    pruned = (f"; {pruned}" if pruned else "") + _lowest(rem, case)
     if rem.status == "none-passes":
         if failed or unapplied:
             parts = [f"{rem.runs - failed - unapplied} measured over budget",
@@ -164,8 +166,7 @@ def remediation_text(rem: Remediation, case: Result | None = None) -> str:
                      *([f"{unapplied} {noise}"] if unapplied else [])]
             return (f"remediation: none of the {sets} passed{' with its fixes applied' if unapplied else ''}: "
                     f"{', '.join(parts)}{pruned}")
-        return (f"remediation: no set of this scenario's fixes brings it within budget: none of the {sets} passed "
-                f"(all measured){pruned}")
+        return f"remediation: {claim}none of the {sets} passed (all measured){pruned}"
     if rem.status == "no-candidates":
         return "remediation: no fix to try (none offered, all applied, or none runnable here)"
     left = f"more than {COUNT_CAP:,} sets" if rem.untried > COUNT_CAP else f"{rem.untried} set(s)"  # counted no further
@@ -175,9 +176,10 @@ def remediation_text(rem: Remediation, case: Result | None = None) -> str:
             f"(raise --gpu-budget-remediate-max-runs){pruned}")
 
 
-def _lowest(rem: Remediation) -> str:
+def _lowest(rem: Remediation, case: Result | None = None) -> str:
     """Where no set passed, the measured one nearest the budget: the first thing to ask ("" where none was measured:
-    a run that died read only what it reached)."""
+    a run that died read only what it reached); beside the `case`, said to lower nothing where it is not below the
+    case's own figure by more than its noise (every fix made it worse, or changed nothing the runs can tell)."""
     measured = [t for t in rem.tried if t.peaks and t.verdict == Verdict.OVER_BUDGET and not t.not_applied
                 and not t.message.startswith("measured child failed")]
     metric = gated_metric(*(t.peaks for t in measured)) if measured else None
@@ -186,7 +188,18 @@ def _lowest(rem: Remediation) -> str:
         return ""
     lowest = min(ranked, key=lambda t: t.peaks.figure(metric))  # the first of a tie: the cheaper
     named = " ".join(f"+{f}" for f in lowest.fixes) or "no fix"  # as a passing set is named (_outcome)
-    return f"; the lowest: {named} ({_peaks(lowest.peaks)})"
+    said = f"; the lowest: {named} ({_peaks(lowest.peaks)})"
+    own = case.peaks.figure(metric) if case is not None and case.measurement is not None and case.measurement.ok else None
+    if own is None or lowest.peaks.figure(metric) < noise_band(own, case.scale, case.tolerance, _stored(case, metric))[0]:
+        return said
+    return (f"{said}, no lower than the case's own {'VRAM' if metric == Metric.VRAM_ALLOCATED else 'RAM'} "
+            f"{format_size(own)} (inside its noise or above it): no set run lowered the peak")
+
+
+def _stored(case: Result, metric: Metric) -> int | None:
+    """The spread of `metric` the case's baseline stored over fresh runs (None: none stored)."""
+    spread = case.baseline.spread if case.baseline is not None else None
+    return spread.get(metric) if spread is not None else None
 
 
 def _noise(rem: Remediation, case: Result | None) -> str:
@@ -240,7 +253,9 @@ def _not_run(rem: Remediation) -> str:
         count = sum(held.values())
         if count:
             parts.append(f"{count} set{'s' if count != 1 else ''} holding {' or '.join(held)}, "
-                         f"{why[len(held) != 1]}, {'was' if count == 1 else 'were'} not run")
+                         f"{why[len(held) != 1]}, {'was' if count == 1 else 'were'} not run"
+                         + (" (a fix applied only beside another is run with it where its requires= names that one)"
+                            if held is rem.unapplied else ""))
     return "; ".join(parts)
 
 
