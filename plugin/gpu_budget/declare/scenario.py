@@ -209,8 +209,10 @@ class Scenario:
 
     def without_fixes(self, *fixes: str | Fix) -> Scenario:
         """A new Scenario without these fixes (names, or Fix objects; params a fix set stay as they are). A fix it
-        does not apply is no error (the remediation search drops what it replaces); what is no fix is one."""
-        names = {f.name if isinstance(f, Fix) else fix_library.name_of(f, f"scenario {self.name!r}") for f in fixes}
+        does not apply is no error (the remediation search drops what it replaces); what is no fix is one: a misspelt
+        name would drop nothing, and the case run with the fix it was meant to run without."""
+        where = f"scenario {self.name!r}"
+        names = {f.name if isinstance(f, Fix) else fix_library.get(fix_library.name_of(f, where), where).name for f in fixes}
         return replace(self, fixes=tuple(f for f in self.fixes if f not in names))
 
     def with_params(self, **params: Json) -> Scenario:
