@@ -38,19 +38,23 @@ def gated_metric(*peaks: Peaks) -> Metric:
 @dataclass(frozen=True)
 class FixNotes:
     """What a row's runner said of its fixes: `applied`, {fix: "applied" or why not} (`info["fixes_applied"]`);
-    `own`, each fix's note held under the fix's own name (reports from before that contract)."""
+    `own`, each fix's note held under the fix's own name (reports from before that contract); `fixes`, the row's."""
 
     applied: Mapping[str, str]
     own: tuple[tuple[str, str], ...]
+    fixes: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, info: JsonMapping, fixes: Sequence[str]) -> FixNotes:
-        return cls(dict(info.get("fixes_applied") or {}), tuple((fix, info[fix]) for fix in fixes if isinstance(info.get(fix), str)))
+        return cls(dict(info.get("fixes_applied") or {}), tuple((fix, info[fix]) for fix in fixes if isinstance(info.get(fix), str)),
+                   tuple(fixes))
 
     def unapplied(self) -> dict[str, str]:
-        """{fix: why} for each fix not applied where the row ran (the own notes where no fixes_applied was reported)."""
+        """{fix: why} for each of the row's fixes not applied where it ran (the own notes where no fixes_applied was
+        reported): a runner's note of a fix the row did not apply ("amp": "not applied: CUDA-only", from a runner
+        that reports every fix it knows) says nothing of those it did."""
         if self.applied:
-            return {fix: str(note) for fix, note in self.applied.items() if note != "applied"}
+            return {fix: str(note) for fix, note in self.applied.items() if note != "applied" and fix in self.fixes}
         return {fix: note for fix, note in self.own if "not applied" in note}
 
 
