@@ -206,9 +206,9 @@ _failed: int | None = None  # the pid that named its uncaught exception (once pe
 
 
 def report_exit() -> None:
-    """This process's VmHWM (since the tree's last read), shared pages, RSS and shared-memory pages (RssShmem: a
-    segment it close()d before exiting is in its VmHWM, no longer in its shared pages), to the measuring process,
-    once."""
+    """This process's VmHWM (since the tree's last read), shared pages, RSS, shared-memory pages (RssShmem: a
+    segment it close()d before exiting is in its VmHWM, no longer in its shared pages) and file pages (RssFile: so
+    is a file it unmapped), to the measuring process, once."""
     global _reported
     if _reported == os.getpid():
         return
@@ -221,7 +221,7 @@ def report_exit() -> None:
         mp = sys.modules.get(MP_MODULE)  # a worker multiprocessing started is not its rank's own process
         own = mp is None or mp.parent_process() is None
         message = {"exit": status.hwm, "shared": shared, "rss": status.rss, "shmem": status.rss_shmem,
-                   "rank": script.rank(), "own": own}
+                   "file": status.rss_file, "rank": script.rank(), "own": own}
         if own:
             script.with_cuda(message)  # its last phase's GPU peaks
         script.send(message)

@@ -284,7 +284,7 @@ class MarkServer:
             if rank is not None and self.meter.tree is not None:
                 self.meter.tree.claim_rank(pid, rank)
         if message.exit is not None:
-            self.meter.tree.report(pid, message.exit, message.shared, rank, message.rss, message.shmem)
+            self.meter.tree.report(pid, message.exit, message.shared, rank, message.rss, message.shmem, message.file)
             if rank is not None and message.own and pid is not None:
                 self.own_pids.setdefault(rank, pid)
         elif message.phase is not None:

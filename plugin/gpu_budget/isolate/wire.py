@@ -29,6 +29,7 @@ class Message:
     shared: int | None = None  # ... and its shared pages
     rss: int | None = None  # ... its RSS as it exits
     shmem: int | None = None  # ... and its shared-memory pages (RssShmem) then
+    file: int | None = None  # ... and its file pages (RssFile) then
     own: bool = False  # ... of a rank's own process (not a worker it started)
     failed: str | None = None  # an uncaught exception, as text
     oom: bool = False  # ... an out-of-memory error
@@ -55,7 +56,7 @@ class Message:
             pid=_int(data.get("pid")), rank=_int(data.get("rank")),
             phase=str(data["phase"]) if "phase" in data else None, step=data.get("step"), gap=bool(data.get("gap")),
             exit=int(data["exit"]) if "exit" in data else None, shared=data.get("shared"), own=bool(data.get("own")),
-            rss=_int(data.get("rss")), shmem=_int(data.get("shmem")),
+            rss=_int(data.get("rss")), shmem=_int(data.get("shmem")), file=_int(data.get("file")),
             failed=str(data["failed"]) if "failed" in data else None, oom=bool(data.get("oom")),
             group=int(data["group"]) if "group" in data else None, backend=str(backend) if backend else None,
             accelerate=str(data["accelerate"]) if "accelerate" in data else None,

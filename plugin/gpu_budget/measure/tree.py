@@ -32,7 +32,9 @@ is a page like any other here: shared where another process maps it too, a proce
 A descendant that unmaps a segment it shared (close()) still holds it in the VmHWM of that window, though its
 shared pages no longer do: the RssShmem it mapped as the window began and no longer does, in the share other
 processes mapped too (shmem_share), is subtracted as well (exit reports carry RSS and RssShmem for it), and a
-move of RssShmem by RESHARE_BYTES has the shared pages read again at once, like a file mapping's.
+move of RssShmem by RESHARE_BYTES has the shared pages read again at once, like a file mapping's. A file it
+unmaps (a memmap dropped) likewise: the file pages it unmapped that its shared pages fell by (unshared_files; exit
+reports carry RssFile).
 
 A zombie's /proc holds no memory figures, and wait4's ru_maxrss of a spawned
 worker is its parent's pre-exec peak (measured, see benchmarks/RESULTS.md), so
@@ -124,12 +126,12 @@ def borrows_parent_memory(pid: int, ppid: int) -> bool:
 
 
 def _report_exit(fd: int) -> None:
-    """In a forked multiprocessing child, as the last thing before it exits: its VmHWM, shared pages, RSS and
-    shared-memory pages (RssShmem), down the pipe."""
+    """In a forked multiprocessing child, as the last thing before it exits: its VmHWM, shared pages, RSS,
+    shared-memory pages (RssShmem) and file pages (RssFile), down the pipe."""
     own, shared = status("self"), read_shared("self")
     if own is not None and shared is not None:
         try:
-            os.write(fd, f"{os.getpid()} {own.hwm} {shared} {own.rss} {own.rss_shmem or 0}\n".encode())
+            os.write(fd, f"{os.getpid()} {own.hwm} {shared} {own.rss} {own.rss_shmem or 0} {own.rss_file or 0}\n".encode())
         except OSError:  # the pipe is full (nobody read it): the polled figure stands
             pass
 
@@ -144,7 +146,8 @@ def _arm_exit_report(reports: ExitReports) -> None:
 @dataclass(frozen=True)
 class ExitReport:
     """A descendant's last figures, sent as it exits: its VmHWM since the last read, its shared pages (None: not
-    read), the rank it ran under (None: none, or not said), and its RSS and RssShmem as it exits (None: not said)."""
+    read), the rank it ran under (None: none, or not said), and its RSS, RssShmem and RssFile as it exits (None: not
+    said)."""
 
     pid: int
     hwm: int
@@ -152,6 +155,7 @@ class ExitReport:
     rank: int | None = None
     rss: int | None = None
     shmem: int | None = None
+    file: int | None = None
 
 
 class ExitReports:
@@ -179,8 +183,8 @@ class ExitReports:
         util.register_after_fork(self, _arm_exit_report)
 
     def add(self, pid: int, hwm: int, shared: int | None, rank: int | None = None, rss: int | None = None,
-            shmem: int | None = None) -> None:
-        self._pending.append(ExitReport(pid, hwm, shared, rank, rss, shmem))
+            shmem: int | None = None, file: int | None = None) -> None:
+        self._pending.append(ExitReport(pid, hwm, shared, rank, rss, shmem, file))
 
     def take(self) -> list[ExitReport]:
         """Every report that arrived since the last take(), the pipe's included."""
@@ -195,8 +199,8 @@ class ExitReports:
                     break
                 data += chunk
             for line in data.decode().splitlines():
-                pid, hwm, shared, rss, shmem = map(int, line.split())
-                self._pending.append(ExitReport(pid, hwm, shared, None, rss, shmem))
+                pid, hwm, shared, rss, shmem, file = map(int, line.split())
+                self._pending.append(ExitReport(pid, hwm, shared, None, rss, shmem, file))
         taken, self._pending = self._pending, []
         return taken
 
@@ -248,6 +252,10 @@ class Descendant:
     # the few KiB of semaphores left) says nothing of the segment it unmapped
     shmem_base_share: float = 0.0
     shmem_before_share: float = 0.0
+    shared_file: int = 0  # RssFile around the last smaps read, the lower
+    shared_was: int | None = None  # the shared pages as the last read began (the window before it's)
+    file_base: int = 0  # RssFile as its VmHWM was last reset
+    file_base_before: int = 0  # ... and at the reset before
     shared_faults: int | None = None  # page faults at that read: none since, nothing can have been copied
     shared_tree: tuple[int, int] | None = None  # the tree's (faults, RSS) at that read: unchanged, no other process
     # copied, freed or left a page this one shared with it
@@ -287,11 +295,16 @@ class Descendant:
         shared pages, yet still in its VmHWM."""
         unmapped = 0
         if report.shared is not None:
+            earlier = report.hwm <= self.window  # taken before the last poll's reset: its window began at the one before
             if report.shmem is not None:
                 began, share = self.shmem_base, self.shmem_base_share
-                if report.hwm <= self.window and self.shmem_base_before > began:
+                if earlier and self.shmem_base_before > began:
                     began, share = self.shmem_base_before, self.shmem_before_share
                 unmapped = int(max(0, began - report.shmem) * share)
+            shared = self.shared_was if earlier else self.shared
+            if report.file is not None and shared is not None:
+                began = max(self.file_base, self.file_base_before) if earlier else self.file_base
+                unmapped += unshared_files(began - report.file, shared - report.shared - unmapped)
             self.shared, self.shared_at = report.shared, now
         self.window, self.hwm, self.alive, self.reported, self.seen = report.hwm, max(self.hwm, report.hwm), False, True, True
         contribution = self.contribution(report.hwm, unmapped, report.rss or 0)
@@ -330,12 +343,15 @@ class Descendant:
         self.hwm = max(self.hwm, self.window)
         unmapped, rss = 0, counters.rss
         if not self.whole:
-            share = self.shmem_share  # as this window began: the read below may replace it
+            share, shared = self.shmem_share, self.shared  # as this window began: the read below may replace them
+            self.shared_was = shared
             self.shmem_base_before, self.shmem_base = self.shmem_base, counters.rss_shmem or 0
+            self.file_base_before, self.file_base = self.file_base, counters.rss_file or 0
             if self._maybe_reshare(now, counters.rss_file or 0, counters.rss_shmem or 0, first, execd, shared_too,
                                    shared_every, tree) and not (first or execd):
                 # the lower figures around the smaps read: a close() under way unmaps pages while it is read
                 unmapped, rss = int(max(0, self.shmem_base_before - self.shared_shmem) * share), self.shared_rss
+                unmapped += unshared_files(self.file_base_before - self.shared_file, (shared or 0) - self.shared - unmapped)
             # this reset's share: the read's, where it saw the RssShmem of the reset (a close() after the status
             # read leaves only a few KiB for it to judge), else the one before
             seen = self.shared_shmem >= self.shmem_base - RESHARE_BYTES
@@ -382,6 +398,7 @@ class Descendant:
         steady = True  # its shared-memory mappings held still while the page tables were walked
         if around_read:
             self.shared_shmem = min(read.rss_shmem or 0 for read in around_read)
+            self.shared_file = min(read.rss_file or 0 for read in around_read)
             self.shared_rss = min(read.rss for read in around_read)
             steady = max(read.rss_shmem or 0 for read in around_read) - self.shared_shmem < RESHARE_BYTES
         if self.shared_shmem > 0 and sharing.pss_shmem is not None and steady:
@@ -391,6 +408,14 @@ class Descendant:
         if mapped is not None:
             self.shared_mapped = mapped
         return True
+
+
+def unshared_files(unmapped: int, unshared: int) -> int:
+    """Of the file pages a process unmapped since its window began (a memmap dropped, a safetensors shard closed),
+    those it shared with another process: its shared pages fell by them as its RssFile did, though its VmHWM holds
+    them still. Shared pages that fell with no file page unmapped were copied or left (a copy-on-write write, the
+    other process gone): its own now, subtracted nowhere."""
+    return max(0, min(unmapped, unshared))
 
 
 def shmem_share(shmem: int, sharing: Sharing) -> float:
@@ -488,10 +513,10 @@ class ProcessTree:
             return {pid: p.rank for pid, p in self._procs.items() if p.alive}
 
     def report(self, pid: int, hwm: int, shared: int | None, rank: int | None = None, rss: int | None = None,
-               shmem: int | None = None) -> None:
+               shmem: int | None = None, file: int | None = None) -> None:
         """An exiting descendant's own last figures (its VmHWM since the last reset), applied at the next poll."""
         with self._lock:
-            self._exits.add(pid, hwm, shared, rank, rss, shmem)
+            self._exits.add(pid, hwm, shared, rank, rss, shmem, file)
 
     # -- the thread -------------------------------------------------------------
     def start(self) -> ProcessTree:
