@@ -21,3 +21,50 @@ def test_predictions_along_the_boundary_that_contradict_it_are_a_problem():
 def test_a_boundary_the_predictions_agree_with_is_no_problem():
     result = explore("steady", Envelope({"b": (1, 16)}), 100 * MiB, lambda k: k["b"] * 10 * MiB, None, boundary="b")
     assert result.boundary.predicted_value == 10 and not result.problems
+
+
+def remainder_step(p, fixes, device, known):
+    """A step whose peak tensor is served from a freed block 0.5 MiB larger: CUDA's caching allocator does not split
+    off a remainder under 1 MiB, so max_memory_allocated counts the whole block, more than the live tensors."""
+    import torch
+
+    from gpu_budget.estimate import StepPlan, adamw
+    from gpu_budget.estimate.fake import known_batch
+
+    def loss(model, batch):
+        held_bytes = p["b"] * 10 * MiB + 3 * MiB // 2  # 21.5 MiB at b=2, in a 22 MiB segment: 0.5 MiB left unsplit
+        freed = torch.empty(held_bytes + MiB // 4, dtype=torch.uint8)
+        del freed
+        held = torch.empty(held_bytes, dtype=torch.uint8)
+        beside = torch.empty(2 * MiB, dtype=torch.uint8)  # the peak: held + beside, more than the freed block alone
+        return model(batch["x"]).sum() + held[:1].float().sum() + beside[:1].float().sum()
+
+    model = torch.nn.Linear(4, 4)
+    return StepPlan(model, adamw(model.parameters(), device, lr=1e-3),
+                    [known_batch(known, lambda: {"x": torch.ones(2, 4)})], loss=loss)
+
+
+def test_an_exploration_within_a_card_predicts_the_allocated_peak_its_budget_is_in():
+    """Within a card on a host without a GPU, the budget is allocated VRAM (max_memory_allocated) and the CUDA-mode
+    estimate models it through the caching allocator (allocated_peak, what `estimate --card` holds against the
+    card). The exploration predicted the live tensors' peak (step_peak) instead, below the allocated figure by every
+    block the allocator did not split: a configuration over the budget in the estimator's own model was said to be
+    within it."""
+    import pytest
+
+    pytest.importorskip("torch")
+    from gpu_budget import Scenario
+    from gpu_budget.estimate import estimate_scenario, register
+    from gpu_budget.estimate.cuda import Device
+    from gpu_budget.search.explore import explore_scenario
+
+    case = Scenario(name="remainder", run="remainder:run", params={"b": 1})
+    register(case.run, remainder_step)
+    at_top = estimate_scenario(case.with_params(b=2), "tiny", device=Device(cuda=True))
+    assert at_top.step_peak < at_top.allocated_peak  # the shape under test: an unsplit block at the peak
+    budget = (at_top.step_peak + at_top.allocated_peak) // 2  # over in the allocator's model, within in tensors
+
+    found = explore_scenario(case, Envelope({"b": [1, 2]}), budget, lambda s: pytest.fail("no real run"),
+                             scale="tiny", cuda=True, verify=False, max_examples=5, database=None)
+    assert found.worst.predicted == at_top.allocated_peak
+    assert found.smallest_failing is not None and found.smallest_failing.config == {"b": 2}

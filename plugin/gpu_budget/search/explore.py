@@ -349,8 +349,8 @@ def _variant(scenario: Scenario, envelope: Envelope, scale: str) -> str:
 
 @dataclass(frozen=True)
 class _Estimator:
-    """The estimator's prediction of a scenario's step peak (knobs -> bytes), where a test gives no estimate= of its
-    own: on the training device, the CPU's or the CUDA mode's."""
+    """The estimator's prediction of a scenario's peak (knobs -> bytes), where a test gives no estimate= of its own:
+    on the training device, the CPU's step peak or the CUDA mode's allocated peak."""
 
     scenario: Scenario
     scale: str
@@ -360,7 +360,10 @@ class _Estimator:
         from gpu_budget.estimate import estimate_scenario
         from gpu_budget.estimate.cuda import Device
 
-        return estimate_scenario(self.scenario.with_params(**knobs), self.scale, device=Device(cuda=self.cuda)).step_peak
+        found = estimate_scenario(self.scenario.with_params(**knobs), self.scale, device=Device(cuda=self.cuda))
+        # on CUDA the metric is max_memory_allocated, which the estimate models through the caching allocator (blocks
+        # it leaves unsplit count whole): the figure `estimate --card` holds against a card, not the tensors' peak
+        return found.allocated_peak if self.cuda else found.step_peak
 
 
 def _estimate_key(estimate: Callable[[Config], int]) -> str:
@@ -702,7 +705,7 @@ def explore_scenario(scenario: Scenario, envelope: Envelope, budget: int | str, 
 
     Where the children train on the CPU the prediction is the CPU estimate and
     the measured metric host RAM (the tree's, as the gate judges); where they
-    train on the GPU, the CUDA-mode estimate and vram_allocated (the estimator
+    train on the GPU, the CUDA-mode estimate's allocated peak and vram_allocated (the estimator
     predicts tensors on the training device, never host RAM beside a GPU).
     estimate: a prediction of your own (knobs -> bytes) instead of the
     estimator, for a scenario it has no builder for. card: the budget is this
