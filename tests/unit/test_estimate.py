@@ -300,6 +300,28 @@ def test_a_mixture_of_experts_in_any_dtype_is_estimated_as_it_runs(dtype):
     assert [(r.name, r.peak) for r in fake.phases] == [(r.name, r.peak) for r in real.phases]
 
 
+def test_experts_run_one_by_one_are_refused_naming_the_implementation_that_is_estimated():
+    """transformers' eager experts loop visits the experts the router picks (a value of the weights): the estimate
+    cannot follow it, and said to set layerdrop=0, which no MoE has; it names the experts' implementation instead."""
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    config = MixtralConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                           num_attention_heads=2, num_key_value_heads=1, num_local_experts=4, num_experts_per_tok=2)
+    config._experts_implementation = "eager"
+
+    def eager(p, fixes, device, known):
+        model = MixtralForCausalLM._from_config(config)
+        batch = known_batch(known, lambda: {"input_ids": torch.arange(24).view(2, 12), "labels": torch.arange(24).view(2, 12)})
+        return StepPlan(model, adamw(model.parameters(), device, lr=1e-4), [batch])
+
+    with pytest.raises(EstimateError) as raised:
+        estimate(eager, {})
+    said = str(raised.value)
+    assert "in forward" in said and "layerdrop" not in said
+    assert "MixtralExperts runs its experts one by one (config._experts_implementation='eager')" in said
+    assert "experts_implementation='grouped_mm'" in said
+
+
 def test_a_value_the_estimate_cannot_know_is_named_where_the_code_read_it():
     """The line that read it, outside torch and the estimator: the user's own, or the library's they called."""
     with fake_world(), pytest.raises(EstimateError) as raised:

@@ -29,6 +29,16 @@ def _short(filename: str) -> str:
         return filename
 
 
+def _experts_loop(owner: object) -> str | None:
+    """What to say where a mixture-of-experts layer loops over the experts its router picked (transformers' eager
+    experts): which ones run is a value of the weights, so no estimate follows that loop."""
+    if owner is None or not type(owner).__name__.endswith("Experts") or not hasattr(owner, "num_experts"):
+        return None
+    return (f"{type(owner).__name__} runs its experts one by one (config._experts_implementation='eager'), each on "
+            "the tokens its router sends it, which the estimator cannot model; it estimates the grouped form "
+            "(experts_implementation='grouped_mm'), a figure of that run, not of this one")
+
+
 def unknown_value() -> str:
     """Why a value cannot be read on fake tensors, where the running code read it (the innermost frame outside
     torch and the estimator: its dispatch and distributions' checks are never the line to change) and what to
@@ -42,7 +52,9 @@ def unknown_value() -> str:
     where = "" if frame is None else f", read at {_short(frame.f_code.co_filename)}:{frame.f_lineno} in " \
                                      f"{frame.f_code.co_name}"
     known = None if frame is None else KNOWN_READERS.get(frame.f_code.co_name)
-    advice = f"Give {known}" if known else ("Configure the estimate so this branch does not arise (e.g. layerdrop=0) "
-                                             "or give the builder the value")
+    first = None if frame is None else next(iter(frame.f_locals.values()), None)  # a method's first argument: self
+    general = ("Configure the estimate so this branch does not arise (e.g. layerdrop=0) or give the builder the "
+               "value")
+    advice = _experts_loop(first) or (f"Give {known}" if known else general)
     return (f"the model reads a value (.item() / bool()) of a tensor computed from weights or random numbers{where}; "
             f"fake tensors have no values. {advice}.")
