@@ -60,6 +60,7 @@ ALLOWED = {  # document -> (snippet holding the figures, why no report holds the
     "docs/several-ranks.md": (
         ('@pytest.mark.gpu_budget(ram="600 MiB")', EXAMPLE),
         ("at every 20 ms poll", POLL),
+        ("wide to catch +5 % (`rank 1", "the change the row warns about (compare.MUST_CATCH): a setting"),
     ),
     "docs/real-scale.md": (
         ("against Colab's 12.7 GB", WRITE_UP),
