@@ -324,21 +324,19 @@ def projected(measurement: Measurement, budget: Budget, steps: int | None, recor
                          unmarked=growth.unmarked_ranks(measurement.ranks))
     if not measurement.ranks:
         return grown
+    checks = growth.rank_checks(measurement.ranks, budget, steps, recorded)  # once: what all_breaches reads too
     short = growth.short_rank(measurement.ranks, steps)  # before the row's: the row's steps are one rank's, maybe it
     if short or (grown.problem and not grown.projections):  # else the run too short for every rank: the row's words
-        return replace(grown, problem=short) if short else grown
-    return replace(grown, problem=growth.rank_undecided(measurement.ranks, budget, steps, recorded),  # named
-                   blind=growth.rank_blind(measurement.ranks, budget, steps, recorded))
+        return replace(grown, problem=short or grown.problem, ranks=checks)
+    return replace(grown, problem=growth.rank_undecided(checks), blind=growth.rank_blind(checks), ranks=checks)  # named
 
 
-def all_breaches(measurement: Measurement, budget: Budget, grown: growth.Check, recorded: Spread | None,
-                 certain: bool = False) -> list[str]:
+def all_breaches(measurement: Measurement, budget: Budget, grown: growth.Check, certain: bool = False) -> list[str]:
     """The budget broken: by each rank's peak (or the case's) and imbalance, and by the growth `grown` projects, each
     rank's under a launcher (a budget applies to each rank). What judge() fails a case on, and the search a set.
     certain: leave out growth too short to tell from a buffer (growth.Check.certain), which alone is no verdict."""
     if measurement.ranks:
-        return rank_breaches(measurement, budget) + growth.rank_breaches(measurement.ranks, budget, grown.steps,
-                                                                         recorded, certain)
+        return rank_breaches(measurement, budget) + growth.rank_breaches(grown.ranks or (), certain)
     return rank_breaches(measurement, budget) + (grown.certain if certain else grown.breaches)
 
 
@@ -361,7 +359,7 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
            params: Mapping | None, scenario: str | None = None, command: Sequence[str] | None = None) -> Judgement:
     """judge()'s verdict for a run that finished, its growth already projected (`grown`)."""
     setup = world_setup(setup, measurement, baseline)
-    breaches = _breaches(measurement, budget, grown, baseline.spread if baseline is not None else None)
+    breaches = _breaches(measurement, budget, grown)
     if breaches is None:
         return Judgement(Verdict.ERROR, False, grown.problem + _marks_elsewhere(measurement))
     notes: list[str] = list(measurement.info.get("notes") or ())  # what the measuring child says of the run
@@ -408,11 +406,11 @@ def _judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tol
     return Judgement(verdict, True, "; ".join(notes) or WITHIN, change)
 
 
-def _breaches(measurement: Measurement, budget: Budget, grown: growth.Check, recorded: Spread | None) -> list[str] | None:
+def _breaches(measurement: Measurement, budget: Budget, grown: growth.Check) -> list[str] | None:
     """What judge() fails a finished case on (all_breaches); where its growth went untold (grown.problem), the peaks'
     and imbalance's breaches with why beside them, or None where none is broken: an error, no verdict."""
     if not grown.problem:
-        return all_breaches(measurement, budget, grown, recorded)
+        return all_breaches(measurement, budget, grown)
     over = rank_breaches(measurement, budget)  # a peak past the budget breaks it whatever the growth
     return [*over, grown.problem + _marks_elsewhere(measurement)] if over else None
 

@@ -419,6 +419,7 @@ class Check:
     projections: tuple[Projection, ...] = ()
     problem: str | None = None
     blind: tuple[str, ...] | None = None  # a launch's: each rank's blind warning, named (rank_blind), not the row's
+    ranks: tuple[RankCheck, ...] | None = None  # a launch's: each rank's own check (rank_checks), read once
 
     @property
     def breaches(self) -> list[str]:
@@ -510,33 +511,44 @@ def short_rank(ranks: Sequence[RankFigures], steps: int | None) -> str | None:
             "why the rank ran short")
 
 
-def rank_undecided(ranks: Sequence[RankFigures], budget: Budget, steps: int | None,
-                   recorded: Spread | None = None) -> str | None:
+@dataclass(frozen=True)
+class RankCheck:
+    """One rank's growth, checked once for a launch (rank_checks) and read by its breaches, its undecided and its
+    warnings alike: a budget applies to each rank, and the row's steps are its worst rank's by peak."""
+
+    rank: int
+    check: Check
+
+
+def rank_checks(ranks: Sequence[RankFigures], budget: Budget, steps: int | None,
+                recorded: Spread | None = None) -> tuple[RankCheck, ...]:
+    """Each rank's growth checked against the budget, held to its own recorded runs (_own)."""
+    return tuple(RankCheck(r.rank, check(r.steps, r.peaks, budget, steps, recorded=_own(recorded, r.rank)))
+                 for r in ranks)
+
+
+def rank_undecided(checks: Sequence[RankCheck]) -> str | None:
     """Why a launcher case's growth is no verdict, each such rank named, or None: a rank whose budget only a climb
     too short to tell from a buffer breaks (check's problem), where no rank's growth breaks it for certain. The row's
     steps are its worst rank's by peak, which need not be that rank; a rank too short for steps= is short_rank's."""
-    checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=_own(recorded, r.rank))) for r in ranks]
-    if any(c.certain for _, c in checks):
+    if any(r.check.certain for r in checks):
         return None
-    return "; ".join(f"rank {k}: {c.problem}" for k, c in checks if c.problem) or None
+    return "; ".join(f"rank {r.rank}: {r.check.problem}" for r in checks if r.check.problem) or None
 
 
-def rank_breaches(ranks: Sequence[RankFigures], budget: Budget, steps: int | None,
-                  recorded: Spread | None = None, certain: bool = False) -> list[str]:
+def rank_breaches(checks: Sequence[RankCheck], certain: bool = False) -> list[str]:
     """A launcher case's projections past the budget, each rank's named: a budget applies to each rank, and the
     row's steps are its worst rank's by peak, which need not be the rank that grows. A rank that measured too few
     steps is an error before this (short_rank). certain: leave out those too short to tell (Check.certain)."""
-    checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=_own(recorded, r.rank))) for r in ranks]
-    return [f"rank {k}: {breach}" for k, c in checks for breach in (c.certain if certain else c.breaches)]
+    return [f"rank {r.rank}: {breach}" for r in checks for breach in (r.check.certain if certain else r.check.breaches)]
 
 
-def rank_blind(ranks: Sequence[RankFigures], budget: Budget, steps: int | None,
-               recorded: Spread | None = None) -> tuple[str, ...]:
+def rank_blind(checks: Sequence[RankCheck]) -> tuple[str, ...]:
     """Each rank's warning where its own recorded runs widen its allowance so far that a leak within it breaks the
     budget (Projection.blind), the rank named: the row's steps and spread are its worst rank's by peak, which need
     not be the rank whose runs were noisy."""
-    checks = [(r.rank, check(r.steps, r.peaks, budget, steps, recorded=_own(recorded, r.rank))) for r in ranks]
-    return tuple(f"rank {k}: {warning}" for k, c in checks for warning in map(Projection.blind, c.projections) if warning)
+    return tuple(f"rank {r.rank}: {warning}" for r in checks
+                 for warning in map(Projection.blind, r.check.projections) if warning)
 
 
 def _own(recorded: Spread | None, rank: int) -> Spread | None:

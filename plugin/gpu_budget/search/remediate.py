@@ -315,4 +315,4 @@ def _breaches(measurement: Measurement, budget: Budget, steps: int | None,
     not be projected (a rank's too), if so. A growth too short to tell from a buffer is that problem, no breach: the
     gate errs on it, so it needs no remedy, and a set whose run reads so neither passes nor fails (an error)."""
     grown = projected(measurement, budget, steps, recorded)
-    return all_breaches(measurement, budget, grown, recorded, certain=True), grown.problem
+    return all_breaches(measurement, budget, grown, certain=True), grown.problem

@@ -1,0 +1,51 @@
+"""A launch's growth judged rank by rank (judge/growth.py rank_checks): every rank's reading, warnings and breaches
+are its own and named, whichever rank the row's steps (the worst by peak) are."""
+
+from gpu_budget.judge import growth
+from gpu_budget.judge.compare import judge
+from gpu_budget.model.budget import Budget, Tolerance
+from gpu_budget.model.figures import Peaks, RankFigures, Step
+from gpu_budget.model.result import Measurement
+
+MiB, GiB = 2**20, 2**30
+TOL = Tolerance(rel=0.005, abs=4 * MiB)
+EIGHT_GIB = Budget(ram=8 * GiB)
+
+
+def tooth(base: float, n: int = 20) -> list[int]:
+    """A buffer climbing 16 MiB a step, freed every 8th step keeping 4 MiB of it for good (tests/integration's
+    TOOTH): 20 steps read steady, with two tops too few to read a leak under them (Projection.few_tops)."""
+    kept, buffer, out = 0, 0, []
+    for k in range(1, n + 1):
+        kept, buffer = (kept + 4, 0) if k % 8 == 0 else (kept, buffer + 16)
+        out.append(int((base + kept + buffer) * MiB))
+    return out
+
+
+def line(base: float, per_step: float, n: int = 20) -> list[int]:
+    return [int((base + per_step * k) * MiB) for k in range(1, n + 1)]
+
+
+def launch(*series: list[int], ids: list[int] | None = None) -> Measurement:
+    """A launch of one rank per series (ranks 0.. unless `ids`), the row's steps the worst rank's by peak."""
+    ranks = tuple(RankFigures(k, Peaks(ram=max(s), ram_tree=max(s)),
+                              steps=tuple(Step(step=i, ram=v, ram_tree=v) for i, v in enumerate(s, 1)))
+                  for k, s in zip(ids or range(len(series)), series, strict=True))
+    worst = max(ranks, key=lambda r: r.peaks.ram_tree)
+    return Measurement(status="ok", peaks=worst.peaks, steps=worst.steps, ranks=ranks)
+
+
+def said(m: Measurement, budget: Budget = EIGHT_GIB, steps: int = 10_000) -> list[str]:
+    j = judge(m, budget, None, TOL, ci=False, update=False, steps=steps)
+    assert j.passed, j.message
+    return j.message.split("; ")
+
+
+def test_each_rank_is_checked_once_for_the_launch(monkeypatch):
+    """The row's check and one per rank, shared by the breaches, the undecided and the warnings: each read the
+    ranks' figures with check() of its own before (7 checks for a launch of two ranks)."""
+    calls = []
+    real = growth.check
+    monkeypatch.setattr(growth, "check", lambda *a, **k: calls.append(1) or real(*a, **k))
+    said(launch(line(2000, 0), tooth(1000)))
+    assert len(calls) == 3
