@@ -10,6 +10,7 @@ from gpu_budget.model.result import Measurement
 MiB, GiB = 2**20, 2**30
 TOL = Tolerance(rel=0.005, abs=4 * MiB)
 EIGHT_GIB = Budget(ram=8 * GiB)
+CLIMBS = "warning: host RAM climbs and falls back every 8 steps"
 
 
 def tooth(base: float, n: int = 20) -> list[int]:
@@ -39,6 +40,27 @@ def said(m: Measurement, budget: Budget = EIGHT_GIB, steps: int = 10_000) -> lis
     j = judge(m, budget, None, TOL, ci=False, update=False, steps=steps)
     assert j.passed, j.message
     return j.message.split("; ")
+
+
+def test_a_rank_that_climbs_and_falls_back_under_a_flat_worst_rank_is_warned_of_by_name():
+    """Rank 1's buffer is freed every 8th step; rank 0, flat and larger, is the row's. The warning was read off the
+    row's steps alone: the launch passed on "host RAM steady ..." with no word that rank 1's two tops are too few to
+    read a leak under them, as a single process is told."""
+    notes = said(launch(line(2000, 0), tooth(1000)))
+    assert any(n.startswith(f"rank 1: {CLIMBS}") for n in notes), notes
+
+
+def test_the_worst_rank_s_climbs_are_warned_of_by_its_name_not_as_the_launch_s():
+    """Rank 0 (the row's) climbs and falls back; rank 1 keeps 1 MiB a step, within the budget. The warning was the
+    row's, unnamed ("warning: host RAM climbs and falls back ..."), as if of every rank."""
+    notes = said(launch(tooth(2000), line(1000, 1)))
+    assert any(n.startswith(f"rank 0: {CLIMBS}") for n in notes), notes
+    assert not any(n.startswith(CLIMBS) for n in notes), notes
+
+
+def test_each_rank_that_climbs_and_falls_back_is_warned_of_once_by_its_own_name():
+    notes = said(launch(tooth(1000), tooth(1100), line(900, 0)))
+    assert [n.split(":")[0] for n in notes if CLIMBS in n] == ["rank 0", "rank 1"], notes
 
 
 def test_each_rank_is_checked_once_for_the_launch(monkeypatch):

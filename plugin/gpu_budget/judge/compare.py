@@ -318,8 +318,9 @@ def judge(measurement: Measurement, budget: Budget, baseline: Entry | None, tole
 def projected(measurement: Measurement, budget: Budget, steps: int | None, recorded: Spread | None) -> growth.Check:
     """The run's growth projected to `steps` (a projection past the budget is a breach), within the allowance the
     `recorded` runs widen it to; its problem where it, or a rank's, cannot be projected (short_rank), or where a rank's
-    only breach is a climb too short to tell from a buffer (rank_undecided, naming it). A launch's warnings of an
-    allowance widened past the budget are each rank's, named (rank_blind), not the row's."""
+    only breach is a climb too short to tell from a buffer (rank_undecided, naming it). A launch's warnings (an
+    allowance widened past the budget, tops too few to read a leak under) are each rank's, named (Check.notes), not
+    the row's."""
     grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=recorded,
                          unmarked=growth.unmarked_ranks(measurement.ranks))
     if not measurement.ranks:
@@ -328,7 +329,7 @@ def projected(measurement: Measurement, budget: Budget, steps: int | None, recor
     short = growth.short_rank(measurement.ranks, steps)  # before the row's: the row's steps are one rank's, maybe it
     if short or (grown.problem and not grown.projections):  # else the run too short for every rank: the row's words
         return replace(grown, problem=short or grown.problem, ranks=checks)
-    return replace(grown, problem=growth.rank_undecided(checks), blind=growth.rank_blind(checks), ranks=checks)  # named
+    return replace(grown, problem=growth.rank_undecided(checks), ranks=checks)  # each rank named
 
 
 def all_breaches(measurement: Measurement, budget: Budget, grown: growth.Check, certain: bool = False) -> list[str]:

@@ -418,8 +418,8 @@ class Check:
     steps: int | None  # the declared run length (None: none declared, nothing checked)
     projections: tuple[Projection, ...] = ()
     problem: str | None = None
-    blind: tuple[str, ...] | None = None  # a launch's: each rank's blind warning, named (rank_blind), not the row's
-    ranks: tuple[RankCheck, ...] | None = None  # a launch's: each rank's own check (rank_checks), read once
+    ranks: tuple[RankCheck, ...] | None = None  # a launch's: each rank's own check (rank_checks), whose warnings
+    # are said, named, in place of the row's
 
     @property
     def breaches(self) -> list[str]:
@@ -432,9 +432,12 @@ class Check:
 
     @property
     def notes(self) -> list[str]:
+        """The readings within the budget, then the warnings (Projection.blind, few_tops): a launch's each rank's,
+        named, not the row's, whose steps are one rank's (the worst by peak), which need not be the rank warned of."""
         said = [p.describe() for p in self.projections if not p.breaks]
-        own = [w for p in self.projections for w in (None if self.blind is not None else p.blind(), p.few_tops()) if w]
-        return said + own + list(self.blind or ())
+        if self.ranks is None:
+            return said + [w for p in self.projections for w in _warnings(p)]
+        return said + [f"rank {r.rank}: {w}" for r in self.ranks for p in r.check.projections for w in _warnings(p)]
 
     def record(self) -> GrowthRecord:
         """What the row keeps of the answer (Result.growth_projection)."""
@@ -543,12 +546,9 @@ def rank_breaches(checks: Sequence[RankCheck], certain: bool = False) -> list[st
     return [f"rank {r.rank}: {breach}" for r in checks for breach in (r.check.certain if certain else r.check.breaches)]
 
 
-def rank_blind(checks: Sequence[RankCheck]) -> tuple[str, ...]:
-    """Each rank's warning where its own recorded runs widen its allowance so far that a leak within it breaks the
-    budget (Projection.blind), the rank named: the row's steps and spread are its worst rank's by peak, which need
-    not be the rank whose runs were noisy."""
-    return tuple(f"rank {r.rank}: {warning}" for r in checks
-                 for warning in map(Projection.blind, r.check.projections) if warning)
+def _warnings(projection: Projection) -> list[str]:
+    """A projection's warnings: an allowance its recorded runs widened past the budget, tops too few to read."""
+    return [w for w in (projection.blind(), projection.few_tops()) if w]
 
 
 def _own(recorded: Spread | None, rank: int) -> Spread | None:
