@@ -71,3 +71,27 @@ def test_each_rank_is_checked_once_for_the_launch(monkeypatch):
     monkeypatch.setattr(growth, "check", lambda *a, **k: calls.append(1) or real(*a, **k))
     said(launch(line(2000, 0), tooth(1000)))
     assert len(calls) == 3
+
+
+def test_a_rank_that_grows_within_the_budget_is_said_by_name_beside_the_row_s_steady_reading():
+    """Rank 1 keeps 1.5 MiB a step, past the clean allowance, within a 20 GiB budget by step 10,000; rank 0, flat and
+    larger, is the row's. A single process is told "host RAM grows 1.50 MiB/step ..., within budget"; the launch said
+    "host RAM steady ..." alone, its one growing rank unsaid."""
+    notes = said(launch(line(2000, 0, 12), line(500, 1.5, 12)), Budget(ram=20 * GiB))
+    assert notes[0].startswith("host RAM steady"), notes
+    assert any(n.startswith("rank 1: host RAM grows 1.50 MiB/step") and n.endswith("within budget 20.00 GiB")
+               for n in notes), notes
+
+
+def test_a_rank_that_grows_past_the_declared_length_is_said_by_name():
+    """steps=1 under a 12-step run: nothing is projected, rank 1's growth of 3 MiB a step is said with its measured
+    peak, as a single process's is."""
+    notes = said(launch(line(900, 0, 12), line(300, 3, 12)), Budget(ram=2 * GiB), steps=1)
+    assert any(n.startswith("rank 1: host RAM grows 3.00 MiB/step") and "already past the run's declared length" in n
+               for n in notes), notes
+
+
+def test_the_row_s_own_growth_within_the_budget_is_said_once():
+    """The worst rank grows within the budget: the row's reading is its, said once, not again under its name."""
+    notes = said(launch(line(2000, 1.5, 12), line(500, 0, 12)), Budget(ram=20 * GiB))
+    assert sum("grows 1.50 MiB/step" in n for n in notes) == 1, notes

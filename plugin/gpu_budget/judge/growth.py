@@ -433,11 +433,14 @@ class Check:
     @property
     def notes(self) -> list[str]:
         """The readings within the budget, then the warnings (Projection.blind, few_tops): a launch's each rank's,
-        named, not the row's, whose steps are one rank's (the worst by peak), which need not be the rank warned of."""
+        named, not the row's, whose steps are one rank's (the worst by peak), which need not be the rank warned of;
+        so a rank that grows within the budget is said by name beside the row's reading (its own, said once)."""
         said = [p.describe() for p in self.projections if not p.breaks]
         if self.ranks is None:
             return said + [w for p in self.projections for w in _warnings(p)]
-        return said + [f"rank {r.rank}: {w}" for r in self.ranks for p in r.check.projections for w in _warnings(p)]
+        grows = [f"rank {r.rank}: {d}" for r in self.ranks for p in r.check.projections if p.growth.grows and not p.breaks
+                 for d in (p.describe(),) if d not in said]
+        return said + grows + [f"rank {r.rank}: {w}" for r in self.ranks for p in r.check.projections for w in _warnings(p)]
 
     def record(self) -> GrowthRecord:
         """What the row keeps of the answer (Result.growth_projection)."""
