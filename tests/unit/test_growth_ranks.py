@@ -95,3 +95,22 @@ def test_the_row_s_own_growth_within_the_budget_is_said_once():
     """The worst rank grows within the budget: the row's reading is its, said once, not again under its name."""
     notes = said(launch(line(2000, 1.5, 12), line(500, 0, 12)), Budget(ram=20 * GiB))
     assert sum("grows 1.50 MiB/step" in n for n in notes) == 1, notes
+
+
+def test_the_row_s_reading_is_held_to_its_own_rank_s_recorded_runs():
+    """The recorded runs' worst rank was rank 1, whose steps rose 3 MiB a step (the row's spread: 18 MiB/step
+    allowed); rank 0's own runs read none. Now rank 0 is the worst, keeping 1.5 MiB a step. The row read rank 0's steps
+    against rank 1's noise: "host RAM steady ... (1.50 MiB/step, within its recorded allowance 18.00 MiB/step ...)",
+    beside rank 0's own reading against the clean allowance, "rank 0: host RAM grows 1.50 MiB/step"."""
+    from gpu_budget.model.entry import Entry, Spread
+
+    m = launch(line(2000, 1.5, 12), line(500, 0, 12))
+    spread = Spread(3, {}, {"ram_tree": 3 * MiB}, ranks={0: Spread(3, {}, {"ram_tree": 0}),
+                                                        1: Spread(3, {}, {"ram_tree": 3 * MiB})})
+    entry = Entry(m.peaks, ranks={r.rank: r.peaks for r in m.ranks}, spread=spread)
+    j = judge(m, Budget(ram=20 * GiB), entry, TOL, ci=False, update=False, steps=10_000)
+    notes = j.message.split("; ")
+    assert j.passed and notes[0].startswith("host RAM grows 1.50 MiB/step"), notes
+    assert sum("grows 1.50 MiB/step" in n for n in notes) == 1, notes
+    (row,) = j.projection.record().projections
+    assert (row.grows, row.allowance_runs) == (True, None), row

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 
 from gpu_budget import oom
 from gpu_budget.judge import growth, reached
-from gpu_budget.measure.ranks import imbalance, largest, smallest
+from gpu_budget.measure.ranks import imbalance, largest, smallest, worst
 from gpu_budget.model.budget import Budget, Tolerance
 from gpu_budget.model.entry import SPREAD_MULTIPLE, Entry, Spread
 from gpu_budget.model.figures import Peaks, PhaseRecord, RankFigures
@@ -321,7 +321,7 @@ def projected(measurement: Measurement, budget: Budget, steps: int | None, recor
     only breach is a climb too short to tell from a buffer (rank_undecided, naming it). A launch's warnings (an
     allowance widened past the budget, tops too few to read a leak under) are each rank's, named (Check.notes), not
     the row's."""
-    grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=recorded,
+    grown = growth.check(measurement.steps, measurement.peaks, budget, steps, recorded=_row_spread(measurement, recorded),
                          unmarked=growth.unmarked_ranks(measurement.ranks))
     if not measurement.ranks:
         return grown
@@ -330,6 +330,13 @@ def projected(measurement: Measurement, budget: Budget, steps: int | None, recor
     if short or (grown.problem and not grown.projections):  # else the run too short for every rank: the row's words
         return replace(grown, problem=short or grown.problem, ranks=checks)
     return replace(grown, problem=growth.rank_undecided(checks), ranks=checks)  # each rank named
+
+
+def _row_spread(measurement: Measurement, recorded: Spread | None) -> Spread | None:
+    """The spread the row's growth is held to: under a launcher its rank's own runs' (Spread.of_rank), the worst rank
+    now, whose steps the row holds (measure/summary.py) and which need not be the worst the runs recorded, as that
+    rank's own check is; else the entry's."""
+    return recorded.of_rank(worst(list(measurement.ranks)).rank) if recorded is not None and measurement.ranks else recorded
 
 
 def all_breaches(measurement: Measurement, budget: Budget, grown: growth.Check, certain: bool = False) -> list[str]:
