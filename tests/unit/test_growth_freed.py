@@ -129,3 +129,21 @@ def test_a_peak_over_budget_fails_whatever_its_growth_cannot_tell():
         j = judge(m, Budget(ram=1050 * MiB) if m.ranks else budget, None, tol, ci=False, update=False, steps=10_000)
         assert (j.verdict, j.passed) == ("over-budget", False), j.message
         assert "peak" in j.message.split(";")[0] and why in j.message, j.message
+
+
+def test_a_run_past_its_declared_length_is_not_told_to_run_longer_for_a_leak_under_its_tops():
+    """A buffer climbing 16 MiB a step, freed every 8th step (keeping 4 MiB), run 20 steps under steps=10: the run
+    measured past the real run's length, so no leak under its tops can reach past what it measured (nothing is
+    projected, as its row says). It was warned all the same: "... so steady says nothing of such a leak; a run of
+    about 67 steps holds enough", for a real run of 10 steps. Under steps=10,000 the warning stands."""
+    kept, buffer, series = 0, 0, []
+    for k in range(1, 21):
+        kept, buffer = (kept + 4, 0) if k % 8 == 0 else (kept, buffer + 16)
+        series.append(int((1000 + kept + buffer) * MiB))
+    recs = [Step(step=k, ram_tree=v) for k, v in enumerate(series, 1)]
+
+    def notes(steps: int) -> list[str]:
+        return growth.check(recs, Peaks(ram_tree=max(series)), Budget(ram=8 * 2**30), steps).notes
+
+    assert not any("climbs and falls back" in n for n in notes(10)), notes(10)
+    assert any("climbs and falls back every 8 steps" in n for n in notes(10_000)), notes(10_000)

@@ -377,9 +377,10 @@ class Projection:
         """The row's warning where it reads steady though its steps climb and fall back (a buffer freed every few
         steps: rises._freed_climbs, whose climbs are no growth) and the stretch it reads holds fewer of their tops
         than the rule reads growth over: a leak under them shows in those tops alone, so this run cannot tell one.
-        None otherwise."""
+        None otherwise, and where the run measured up to the declared step or past it (nothing projected): a leak
+        under its tops reaches no further than the steps measured."""
         g, tops = self.growth, self.growth.window.teeth
-        if g.grows or not tops:
+        if g.grows or not tops or self.at_step <= g.last:
             return None
         read = [t for t in tops if t >= g.window.tops_from]
         every = (tops[-1] - tops[0]) / (len(tops) - 1) if len(tops) > 1 else None
