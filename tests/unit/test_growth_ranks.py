@@ -114,3 +114,12 @@ def test_the_row_s_reading_is_held_to_its_own_rank_s_recorded_runs():
     assert sum("grows 1.50 MiB/step" in n for n in notes) == 1, notes
     (row,) = j.projection.record().projections
     assert (row.grows, row.allowance_runs) == (True, None), row
+
+
+def test_every_rank_that_grows_alike_is_said_but_the_row_s_own():
+    """Two ranks keep 1.5 MiB a step alike: the row's reading is rank 0's (the worst of a tie is the lowest rank), and
+    rank 1's, word for word the same, was dropped as if it were the row's own."""
+    notes = said(launch(line(2000, 1.5, 12), line(2000, 1.5, 12)), Budget(ram=20 * GiB))
+    assert notes[0].startswith("host RAM grows 1.50 MiB/step"), notes
+    assert sum("grows 1.50 MiB/step" in n for n in notes) == 2, notes
+    assert any(n.startswith("rank 1: host RAM grows 1.50 MiB/step") for n in notes), notes

@@ -439,8 +439,13 @@ class Check:
         said = [p.describe() for p in self.projections if not p.breaks]
         if self.ranks is None:
             return said + [w for p in self.projections for w in _warnings(p)]
-        grows = [f"rank {r.rank}: {d}" for r in self.ranks for p in r.check.projections if p.growth.grows and not p.breaks
-                 for d in (p.describe(),) if d not in said]
+        row, grows = list(said), []  # the row's reading is one rank's: that one occurrence is not said again
+        for r in self.ranks:
+            for d in (p.describe() for p in r.check.projections if p.growth.grows and not p.breaks):
+                if d in row:
+                    row.remove(d)
+                else:
+                    grows.append(f"rank {r.rank}: {d}")
         return said + grows + [f"rank {r.rank}: {w}" for r in self.ranks for p in r.check.projections for w in _warnings(p)]
 
     def record(self) -> GrowthRecord:
