@@ -129,6 +129,25 @@ def test_a_file_of_another_format_version_is_named_and_kept_not_re_recorded(tmp_
     assert "another version of the plugin wrote it" in message and "delete it and re-record with" not in message
 
 
+def test_an_entry_key_of_a_later_version_keeps_the_file_and_its_entries_and_says_so(tmp_path):
+    """An entry a newer plugin wrote ('warmup', a key like none this version knows): the message said that version
+    may have written it, then advised deleting the file and re-recording, which drops every entry of it. A write
+    (--gpu-budget-update) refuses it, the file and its other entries left as they were."""
+    data = {"schema": files.SCHEMA, "entries": {"tiny": {"t.py::test_old": GOOD_ENTRY,
+                                                         "t.py::test_new": {**GOOD_ENTRY, "warmup": 3}}}}
+    path = write(tmp_path / "test_mod.json", data)
+    before = path.read_bytes()
+    with pytest.raises(BaselineError) as info:
+        files.load(path)
+    message = str(info.value)
+    assert str(path) in message and "entry 't.py::test_new'" in message and "unknown key 'warmup'" in message
+    assert "a later version of pytest-gpu-budget may have written it" in message
+    assert "keep the file" in message and "delete it and re-record" not in message
+    with pytest.raises(BaselineError):
+        files.write(path, "tiny", {"t.py::test_x": GOOD_ENTRY})
+    assert path.read_bytes() == before
+
+
 def test_store_refuses_to_overwrite_a_broken_file(tmp_path):
     path = write(tmp_path / "m.json", "{broken")
     with pytest.raises(BaselineError):

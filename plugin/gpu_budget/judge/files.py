@@ -152,6 +152,7 @@ def _size_problem(by_metric: Json, where: str) -> str | None:
 
 
 REDO = "Fix it by hand or delete it and re-record with --gpu-budget-update."
+KEEP = "Run the version that wrote it; keep the file (deleting it and re-recording drops its entries)."  # a newer one's
 
 
 def validate(data: Json, path: Path, advice: str = REDO) -> None:
@@ -165,8 +166,7 @@ def validate(data: Json, path: Path, advice: str = REDO) -> None:
     if isinstance(schema, str) and schema != SCHEMA and schema.startswith(SCHEMA.rsplit("/", 1)[0] + "/"):
         raise BaselineError(f"baseline file {path}: top level: 'schema' is {schema!r}, a version of the baseline "
                             f"format this pytest-gpu-budget does not read (it reads {SCHEMA!r}): another version of "
-                            "the plugin wrote it. Run the version that wrote it; keep the file (deleting it and "
-                            "re-recording drops its entries).")
+                            f"the plugin wrote it. {KEEP}")
     if schema != SCHEMA:
         fail("top level", f"'schema' is {schema!r}, expected {SCHEMA!r}")
     entries = data.get("entries")
@@ -179,6 +179,9 @@ def validate(data: Json, path: Path, advice: str = REDO) -> None:
             fail(f"scale {scale!r}", "expected an object of test id -> entry")
         for test_id, entry in by_id.items():
             where = f"entry {test_id!r} (scale {scale!r})"
+            later = _later_key(entry) if isinstance(entry, dict) else None
+            if later:  # a newer plugin's entry: REDO's re-recording would drop the file's every entry
+                raise BaselineError(f"baseline file {path}: {where}: {later}. {KEEP}")
             why = _entry_problem(entry) if isinstance(entry, dict) else "expected an object"
             if why:
                 fail(where, why)
@@ -200,15 +203,20 @@ def _entry_problem(entry: JsonObject) -> str | None:
 
 
 def _unknown_key(entry: JsonObject) -> str | None:
-    """The first key of the entry no entry holds, named: a hand edit's misspelt key ('tolerence') is read by no code,
-    and the entry judged on the default it meant to replace, without a word. One like none of them may be a later
-    version's (which would be judged here as if absent): said too."""
+    """The first key of the entry no entry holds that reads like one, named: a hand edit's misspelt key ('tolerence')
+    is read by no code, and the entry judged on the default it meant to replace, without a word."""
     key = next((key for key in entry if key not in ENTRY_KEYS), None)
-    if key is None:
-        return None
-    meant = difflib.get_close_matches(key, ENTRY_KEYS, n=1)
-    return (f"unknown key {key!r}" + (f" (did you mean {meant[0]!r}?)" if meant else " (a later version of "
-            "pytest-gpu-budget may have written it: then run that version)") + f": an entry holds {', '.join(ENTRY_KEYS)}")
+    meant = difflib.get_close_matches(key, ENTRY_KEYS, n=1) if key is not None else []
+    return f"unknown key {key!r} (did you mean {meant[0]!r}?): an entry holds {', '.join(ENTRY_KEYS)}" if meant else None
+
+
+def _later_key(entry: JsonObject) -> str | None:
+    """The first key of the entry no entry holds and like none of them, named: a later version's, which would be
+    judged here as if absent; the file is that version's to read and write."""
+    key = next((key for key in entry if key not in ENTRY_KEYS and not difflib.get_close_matches(key, ENTRY_KEYS, n=1)),
+               None)
+    return None if key is None else (f"unknown key {key!r} (a later version of pytest-gpu-budget may have written it: "
+                                     f"then run that version): an entry holds {', '.join(ENTRY_KEYS)}")
 
 
 def _figures_problem(entry: JsonObject) -> str | None:
