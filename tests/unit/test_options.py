@@ -297,6 +297,18 @@ def test_a_remediation_bound_given_without_the_remediation_is_a_usage_error(pyte
     assert read(pytester, ini="gpu_budget_remediate_max_runs = 20\n").remediate_max_runs == 20  # the project's
 
 
+def test_an_exploration_bound_given_without_the_explorations_is_a_usage_error(pytester):
+    """`pytest --gpu-budget --gpu-budget-explore-examples=50`, the --gpu-budget-explore lost: no exploration ran, the
+    run passed, and nothing said the bound went unused (its remediation's twin was refused so)."""
+    assert usage_error(pytester, "--gpu-budget", "--gpu-budget-explore-examples=50") == (
+        "--gpu-budget-explore-examples without --gpu-budget-explore: no exploration runs, so it would be ignored; add "
+        "--gpu-budget-explore")
+    assert usage_error(pytester, "--gpu-budget", "-o", "gpu_budget_explore_examples=50").startswith(
+        "-o gpu_budget_explore_examples without --gpu-budget-explore: ")
+    assert read(pytester, "--gpu-budget", "--gpu-budget-explore", "--gpu-budget-explore-examples=50").explore_examples == 50
+    assert read(pytester, ini="gpu_budget_explore_examples = 50\n").explore_examples == 50  # the project's
+
+
 def test_a_gated_option_given_with_o_without_the_gate_is_a_usage_error(pytester):
     """`pytest -o gpu_budget_update=true`, the --gpu-budget lost: pytest's -o is given on the command line, for this run,
     as the flag is, yet every memory-budget test was skipped, nothing recorded, and the run passed; the ini file's own

@@ -292,14 +292,15 @@ def with_the_gate(given: Given[P]) -> P:
     return given.value
 
 
-def with_the_switch(switch: str) -> Resolve[P, P]:
-    """A number that tunes what the option `switch` turns on, given on the command line (flag or -o) without it: a
-    usage error, where the run would otherwise ignore it unsaid (the ini file's setting is the project's, and stands)."""
+def with_the_switch(switch: str, runs: str = "search") -> Resolve[P, P]:
+    """A number that tunes what the option `switch` turns on (`runs`: a search, an exploration), given on the command
+    line (flag or -o) without it: a usage error, where the run would otherwise ignore it unsaid (the ini file's
+    setting is the project's, and stands)."""
 
     def resolve(given: Given[P]) -> P:
         option = next(o for o in OPTIONS if o.name == switch)
         if given.asked_now and not read(given.config, option).value:
-            raise pytest.UsageError(f"{given.source} without {option.flag_name}: no search runs, so it would be "
+            raise pytest.UsageError(f"{given.source} without {option.flag_name}: no {runs} runs, so it would be "
                                     f"ignored; add {option.flag_name}")
         return given.value
 
@@ -434,7 +435,7 @@ class Options:
     explore: bool = on_off("gpu_budget_explore", "run the Hypothesis explorations (opt-in: estimator-screened, confirmed "
                            "by real runs).", resolve=needing("hypothesis", "Hypothesis", "explore", then=with_the_gate))
     explore_examples: int = option("gpu_budget_explore_examples", "Hypothesis max_examples per exploration.", whole,
-                                   DEFAULT_EXAMPLES, "N")
+                                   DEFAULT_EXAMPLES, "N", resolve=with_the_switch("gpu_budget_explore", "exploration"))
     probes: bool = on_off(
         "gpu_budget_probes", "run the probes too: tests marked gpu_budget_probe, unjudged measurements (peak() only, no "
         "verdict) that measure a finding and assert it (opt-in, as the explorations: the gate runs every case that gets "
@@ -579,7 +580,8 @@ def document() -> str:
         "-require-gpu, -remediate, -explore, -probes, -sweep, -record-runs) given on the command line, by its flag or "
         "by `-o`, without --gpu-budget is a usage error: "
         "every memory-budget test would be skipped, and the run pass; so is --gpu-budget-remediate-max-runs without "
-        "--gpu-budget-remediate, which it would leave unused. An ini key no option has that starts `gpu_budget` or "
+        "--gpu-budget-remediate, and --gpu-budget-explore-examples without --gpu-budget-explore, which each would "
+        "leave unused. An ini key no option has that starts `gpu_budget` or "
         "reads like one of these (`gpu_bugdet`, `gpu_budget_require_gppu`) is a usage error naming it and the option "
         "it reads like, when collection ends, before any case runs: pytest only warns of an unknown key and runs on "
         "without it, so a misspelt `gpu_budget = true` would skip every memory-budget test and pass (the other "
