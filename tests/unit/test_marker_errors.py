@@ -78,6 +78,21 @@ def test_a_bare_number_tolerance_abs_is_an_error_asking_for_a_unit(tolerance, na
         gpu_budget(ram="1 GiB", cpu={"tolerance": tolerance}, host="cuda", where=WHERE)
 
 
+@pytest.mark.parametrize("rel", [5, 2, 1])
+def test_a_whole_number_rel_read_as_a_percentage_is_refused(rel):
+    """`tolerance={"rel": 5}`, meant as 5 %, was read as 500 %: a run six times its baseline passed as within
+    tolerance. A whole number of 1 or more is refused, naming the test, what it reads as and the fraction meant; a
+    float (5.0) is a multiple written as one."""
+    with pytest.raises(ValueError) as info:
+        gpu_budget(ram="1 GiB", tolerance={"rel": rel}, where=WHERE)
+    assert str(info.value).startswith(f"{WHERE}: tolerance rel {rel} is {rel * 100} %, not {rel} %"), str(info.value)
+    assert f"{{'rel': {rel / 100}}} for {rel} %" in str(info.value)
+    with pytest.raises(ValueError, match=r"cuda\['tolerance'\] rel 5 is 500 %"):  # on any host
+        gpu_budget(ram="1 GiB", cuda={"tolerance": {"rel": 5}}, where=WHERE)
+    assert gpu_budget(ram="1 GiB", tolerance={"rel": float(rel)}, where=WHERE).tolerance.rel == rel
+    assert gpu_budget(ram="1 GiB", tolerance={"rel": 0}, where=WHERE).tolerance.rel == 0
+
+
 @pytest.mark.parametrize("tolerance, expected", [
     ({"abs": "16 MiB"}, (0.005, 16 * 2**20)), ({"rel": 0.02}, (0.02, 4 * 2**20)), ({"abs": "0 B"}, (0.005, 0)),
     ({"rel": 0, "abs": "1 KB"}, (0.0, 1000)),

@@ -375,8 +375,13 @@ def _not_tolerance(value: Given) -> str:
 
 
 def _rel(value: Given, where: str, label: str) -> float:
+    """A tolerance's rel: a fraction. A whole number of 1 or more ({"rel": 5}) is a percentage written as one, read as
+    500 %, under which a run six times its baseline passed: refused; a multiple is written as a float (5.0)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 10:
         raise ValueError(f"{where}: {label} rel {value!r} is not a fraction from 0 up to (not including) 10 ({TOLERANCE_FORMS})")
+    if isinstance(value, int) and value >= 1:
+        raise ValueError(f"{where}: {label} rel {value!r} is {value * 100} %, not {value} %: rel is a fraction, "
+                         f"{{'rel': {value / 100}}} for {value} % (write {float(value)!r} where {value * 100} % is meant)")
     return float(value)
 
 
