@@ -287,6 +287,19 @@ def test_a_measuring_mode_asked_for_without_the_gate_is_a_usage_error(pytester):
     assert (opts.sweep[0].package, opts.record_runs) == ("peft", 4)
 
 
+def test_a_sweep_given_twice_sweeps_both_not_the_last_alone(pytester):
+    """`--gpu-budget-sweep=transformers==5.17.0,5.23.0 --gpu-budget-sweep=peft==0.18.1`: the second replaced the
+    first unsaid, and the run reported no transformers sweep it was asked for. Each one given adds its packages, as
+    ';' does; a package given in both is refused, as in one spec."""
+    opts = read(pytester, "--gpu-budget", "--gpu-budget-sweep=transformers==5.17.0,5.23.0", "--gpu-budget-sweep",
+                "peft==0.18.1")
+    assert [axis.package for axis in opts.sweep] == ["transformers", "peft"]
+    assert usage_error(pytester, "--gpu-budget", "--gpu-budget-sweep=peft==0.18.1", "--gpu-budget-sweep=peft==0.17.0") == (
+        "--gpu-budget-sweep='peft==0.18.1;peft==0.17.0': sweep part 'peft==0.17.0': peft is swept twice; list its "
+        "versions once")
+    assert [axis.package for axis in read(pytester, "--gpu-budget", "--gpu-budget-sweep=peft==0.18.1").sweep] == ["peft"]
+
+
 def test_a_remediation_bound_given_without_the_remediation_is_a_usage_error(pytester):
     """`pytest --gpu-budget --gpu-budget-remediate-max-runs=20`, the --gpu-budget-remediate lost: no case was searched
     and nothing said the bound went unused."""

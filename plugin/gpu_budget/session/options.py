@@ -318,6 +318,8 @@ class Option(Generic[P, V]):
     ini_type: pytest's type of the ini value; "args" is a space-separated list, which pytest returns whether or
     not a file sets it (its registered default), so an empty one is an empty list, not the default.
     resolve: the field's value from the parsed one (a path anchored where it was given, an extra checked).
+    joined: the flag may be given more than once, each adding to the value, its values joined by this separator (a
+    sweep's ';'); None: the last one given stands, as a flag's does.
     """
 
     name: str
@@ -329,6 +331,7 @@ class Option(Generic[P, V]):
     flag: bool = True
     ini_type: Literal["string", "args"] = "string"
     resolve: Resolve[P, V] = as_parsed
+    joined: str | None = None
 
     @property
     def flag_name(self) -> str | None:
@@ -353,10 +356,10 @@ OPTION_KEY = "option"  # the key of a field's Option in its metadata
 
 def option(name: str, help: str, parse: Callable[[Written], P], default: P, metavar: str | None = None, *,
            is_switch: bool = False, flag: bool = True, ini_type: Literal["string", "args"] = "string",
-           resolve: Resolve[P, V] = as_parsed) -> V:
+           resolve: Resolve[P, V] = as_parsed, joined: str | None = None) -> V:
     """A field of Options defined by its option: the field's default is the option's. Typed as the field's value,
     as dataclasses.field is: what the class body assigns stands for the field."""
-    definition = Option(name, help, parse, default, metavar, is_switch, flag, ini_type, resolve)
+    definition = Option(name, help, parse, default, metavar, is_switch, flag, ini_type, resolve, joined)
     return field(default=default, metadata={OPTION_KEY: definition})
 
 
@@ -452,7 +455,8 @@ class Options:
         "made over the running one: SPEC is PACKAGE==V1,V2[;PACKAGE==V1,...], each package swept on its own (the others "
         "as they run). The version a case runs at is gated as usual, the others are reported beside it, with their "
         "change against it, flagged OVER BUDGET where over the case's budget, failing nothing (docs/declaring.md, "
-        "'Sweeps').", sweep_spec, None, "SPEC", resolve=with_the_gate)
+        "'Sweeps'); given more than once, each adds its packages, as ';' does.", sweep_spec, None, "SPEC",
+        resolve=with_the_gate, joined=";")
     envs: Path | None = option(
         "gpu_budget_envs", "where the environments cases declare (and sweeps make) are kept across runs (default: "
         "pytest's cache, or with -p no:cacheprovider .gpu-budget-envs in the rootdir, which git is told to ignore, as it "
@@ -487,6 +491,8 @@ def register(parser: pytest.Parser) -> None:
     for option in OPTIONS:
         if option.flag:
             extra = {"action": "store_true"} if option.is_switch else {"metavar": option.metavar}
+            if option.joined is not None:  # every one given kept: the last alone dropped the others unsaid
+                extra["action"] = "append"
             default = "" if option.is_switch else f"; default {option.shown_default}"
             group.addoption(option.flag_name, dest=option.name, default=None, **extra,
                             help=f"{option.help} (ini {option.name}{default})")
@@ -514,6 +520,8 @@ def value_or_ini(config: pytest.Config, option: Option) -> tuple[Written, str] |
     """The option's value as given and where: the command line, else the ini file; None where neither gives one."""
     if option.flag:
         given = config.getoption(option.name)
+        if isinstance(given, list):  # a flag given more than once (Option.joined)
+            given = str(option.joined).join(given)
         if given is not None and given is not False:
             return given, option.flag_name
     given = config.getini(option.name)
