@@ -24,6 +24,17 @@ def test_a_bare_number_budget_is_an_error_asking_for_a_unit(kwargs, named):
     assert str(info.value).startswith(f"{WHERE}: ") and named in str(info.value)
 
 
+def test_a_numpy_number_budget_is_refused_as_a_bare_number_too():
+    """`ram=np.int64(24)` (a figure worked out with numpy) was "not a memory size: np.int64(24) (expected e.g.
+    '12.7 GiB', '24GB' or bytes)", its hint to give bytes, which a budget refuses next as a bare number."""
+    numpy = pytest.importorskip("numpy")
+    for value, hint in [(numpy.int64(24), '"24 GiB"'), (numpy.float32(2.5), '"2.5 GiB"'),
+                        (numpy.int64(2**34), '"17179869184 B" (16.00 GiB) if bytes are meant')]:
+        with pytest.raises(ValueError) as info:
+            gpu_budget(ram=value, where=WHERE)
+        assert str(info.value) == f"{WHERE}: ram budget {value!r} is a bare number: give it a unit, e.g. {hint}"
+
+
 def test_a_positional_bare_number_is_refused_too():
     with pytest.raises(ValueError, match="ram budget 4 is a bare number"):
         gpu_budget(**merge([((4,), {})], where=WHERE), where=WHERE)

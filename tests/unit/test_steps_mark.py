@@ -30,3 +30,16 @@ def test_a_bad_length_names_the_test_and_the_value(steps, message):
 
 def test_the_marker_help_shows_steps():
     assert "steps: 'Any' = None" in marker_help() and "steps=10_000" in marker_help()
+
+
+def test_a_numpy_whole_number_is_the_length_it_is():
+    """`steps=np.int64(10_000)` (a length worked out with numpy) was refused as "not a positive whole number of
+    optimizer steps", which it is: a numpy integer is no int subclass. It reads as the int it holds."""
+    numpy = pytest.importorskip("numpy")
+    steps = gpu_budget(ram="4 GiB", steps=numpy.int64(10_000)).steps
+    assert steps == 10_000 and type(steps) is int
+    assert gpu_budget(ram="4 GiB", steps={"tiny": numpy.uint32(100)}).steps == 100
+    with pytest.raises(ValueError, match=r"steps=np.int64\(0\) is not a positive"):
+        gpu_budget(ram="4 GiB", steps=numpy.int64(0), where="test_x.py::t")
+    with pytest.raises(ValueError, match=r"steps=np.True_ is not a positive"):
+        gpu_budget(ram="4 GiB", steps=numpy.bool_(True), where="test_x.py::t")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import math
+import numbers
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -194,11 +195,11 @@ def _check_everywhere(blocks: Mapping[str, _PerDevice], where: str, scale: str) 
 
 
 def _unitless(value: SizeGiven) -> bool:
-    """A number with no unit: an int or float, or a string of digits alone ("4")."""
+    """A number with no unit: an int or float (a numpy one too), or a string of digits alone ("4")."""
     if isinstance(value, bool):
         return False
-    if isinstance(value, (int, float)):
-        return math.isfinite(value) and value >= 0
+    if isinstance(value, numbers.Integral) or (isinstance(value, numbers.Real) and not isinstance(value, numbers.Rational)):
+        return math.isfinite(value) and value >= 0  # a Fraction is written 5/2: no digits a hint could repeat
     return isinstance(value, str) and BARE.fullmatch(value) is not None
 
 
@@ -246,15 +247,18 @@ def _pick_origin(value: NameGiven, scale: str, where: str, label: str = "origin"
 
 
 def _pick_steps(value: StepsGiven, scale: str, where: str) -> int | None:
-    """steps= is one run length, or {scale: length}; every scale's value is checked, so a typo fails on any scale."""
+    """steps= is one run length, or {scale: length}; every scale's value is checked, so a typo fails on any scale. A
+    numpy integer is the whole number it holds (no int subclass, it was refused as none)."""
     per_scale = value if isinstance(value, Mapping) else {scale: value}
     unknown = set(per_scale) - set(SCALES)
     if unknown:
         raise ValueError(f"{where}: steps names unknown scale(s) {sorted(unknown)} (known: {SCALES})")
-    for bad in (v for v in per_scale.values() if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1)):
+    for bad in (v for v in per_scale.values()
+                if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1)):
         raise ValueError(f"{where}: steps={bad!r} is not a positive whole number of optimizer steps (the real run's "
                          "length, e.g. steps=10_000 or steps={'tiny': 10_000, 'real': 50_000})")
-    return per_scale.get(scale)
+    chosen = per_scale.get(scale)
+    return None if chosen is None else int(chosen)
 
 
 def expectation_problem(mark: BudgetMark, scale: str) -> str | None:
