@@ -29,6 +29,16 @@ def _answer(allocated: int, limit: int) -> str:
         return f"fits with {format_size(spare)} to spare"
     if -spare > allocated * MISS_OVER:
         return f"does not fit: {format_size(-spare)} over"
+    return close_call(allocated, limit) or ""
+
+
+def close_call(allocated: int, limit: int) -> str | None:
+    """Why an allocated peak is too close to `limit` to call on the estimate alone (the margin either way inside the
+    estimate's own error), or None: it fits or breaks it by more than that error. An exploration within a card on a
+    host without a GPU says so of each configuration it singled out (search/explore.py)."""
+    spare = limit - allocated
+    if spare >= allocated * MISS_UNDER or -spare > allocated * MISS_OVER:
+        return None
     side, miss = ("under", MISS_UNDER) if spare >= 0 else ("over", MISS_OVER)
     margin = f"fits by {format_size(spare)}" if spare >= 0 else f"is over by {format_size(-spare)}"
     return (f"{margin}, less than the estimate's error ({format_size(round(allocated * miss))}: it has been "

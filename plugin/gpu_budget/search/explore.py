@@ -254,6 +254,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     try:
         if measure is None:
             _estimate_only(envelope, budget, boundary, predict, result, hypothesis)
+            result.problems += _close_calls(envelope, budget, predict, result, estimate)
         else:
             _search(envelope, budget, boundary, predict, real, result, hypothesis)
     except _OutOfRuns as exc:
@@ -401,6 +402,30 @@ def _estimate_only(envelope: Envelope, budget: int, boundary: str | None, predic
         line = {dict(k)[knob]: predict(dict(k)) for k in predict.estimates if all(dict(k)[a] == v for a, v in at.items())}
         said = replace(result.boundary, value=result.boundary.predicted_value, peaks=line)
         result.problems += _contradicting(envelope.values(knob), said, budget, "predictions", "the estimate")
+
+
+def _close_calls(envelope: Envelope, budget: int, predict: _Predictor, result: Exploration,
+                 estimate: Callable[[Config], int]) -> list[str]:
+    """Each configuration an estimate-only search singled out (the worst case, the boundary's value and the one above
+    it, the smallest over the budget) whose margin to the budget is inside the CUDA estimate's own error (on_card): too
+    close to call, as `estimate --card` says, never a plain within or over that no run verified. A test's own
+    estimate=, or the CPU estimate (tensors only, no stated error against a card), gets no such band."""
+    from gpu_budget.estimate.on_card import close_call
+
+    if not isinstance(estimate, _Estimator) or not estimate.cuda:
+        return []
+    singled = [p.config for p in (result.worst, result.smallest_failing) if p is not None]
+    b = result.boundary
+    if b is not None:
+        values = envelope.values(b.knob)
+        edge = -1 if b.predicted_value is None else values.index(b.predicted_value)
+        singled += [{**b.at, b.knob: values[i]} for i in (edge, edge + 1) if 0 <= i < len(values)]
+    said: dict[Key, str] = {}
+    for config in singled:
+        why = close_call(predict(config), budget)
+        if why is not None and _key(config) not in said:
+            said[_key(config)] = f"{config_text(config)}: the estimate, {format_size(predict(config))}, {why}"
+    return list(said.values())
 
 
 def _search(envelope: Envelope, budget: int, boundary: str | None, predict: _Predictor, real: _Budgeted,
