@@ -1,10 +1,11 @@
 """A fix that replaces an applied one: its run must not keep what the replaced fix set."""
 
+from failing_case import search
+
 from gpu_budget import Fix, Scenario
 from gpu_budget.declare import fixes
 from gpu_budget.model.figures import Peaks
 from gpu_budget.model.result import Trial
-from gpu_budget.search import remediate
 
 FULL = fixes.register(Fix("trr_full_embed", "model", "train the embedding in full", remedy=False,
                           params={"train_embed": "full"}))
@@ -23,7 +24,7 @@ def measured(scenario):
         runs.append((candidate.fixes, dict(candidate.params)))
         return Trial((), "pass", Peaks(ram=10))
 
-    return remediate.search(scenario, measure), runs
+    return search(scenario, measure), runs
 
 
 def test_a_fix_that_leaves_the_replaced_fixs_params_set_is_not_run_and_says_why():

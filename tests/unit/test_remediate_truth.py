@@ -2,6 +2,8 @@
 
 import json
 
+from failing_case import search
+
 from gpu_budget import Fix, Scenario
 from gpu_budget.declare import fixes
 from gpu_budget.declare.marks import default_tolerance
@@ -31,7 +33,7 @@ def test_a_lowest_set_above_the_cases_own_figure_is_said_to_lower_nothing():
         peak = (101 + sum(raised[f] for f in candidate.fixes)) * MiB
         return remediate.trial_outcome(Measurement("ok", Peaks(ram=peak)), BUDGET)
 
-    none = remediate.search(Scenario(name="toy", run="m:f", supports=(UP, UP_TOO)), worse)
+    none = search(Scenario(name="toy", run="m:f", supports=(UP, UP_TOO)), worse)
     text = remediation_text(none, case(101 * MiB, none))
     assert text.endswith("; the lowest: +trt_up (RAM 105.00 MiB), no lower than the case's own RAM 101.00 MiB "
                          "(inside its noise or above it): no set run lowered the peak")

@@ -384,8 +384,8 @@ COUNT_CAP = 100_000  # candidate sets counted (never run) to say how many the bo
 class Remediation(Fields):
     """The remediation search's answer (search/remediate.py), as a case's row holds it."""
 
-    status: str  # "found", "none-passes", "bound-reached" or "no-candidates"
-    found: tuple[str, ...] | None  # the fixes the search added (None: no passing set)
+    status: str  # "found", "not-needed" (it passes as it is), "none-passes", "bound-reached" or "no-candidates"
+    found: tuple[str, ...] | None  # the fixes the search added (None: no passing set; (): none needed)
     fixes: tuple[str, ...] | None  # every fix of the passing configuration
     removed: tuple[str, ...]  # fixes of the failing configuration the passing one replaced
     peaks: Peaks | None  # the passing configuration's peaks

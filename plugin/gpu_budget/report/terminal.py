@@ -130,7 +130,7 @@ def _outcome(rem: Remediation) -> str:
     """The search's answer in a few words: 'passes with +truncate', 'no fix set passes', ..."""
     if rem.status == "found":
         return "passes with " + " ".join([*(f"+{f}" for f in rem.found), *(f"-{f}" for f in rem.removed)])
-    return {"none-passes": "no fix set passes", "no-candidates": "no fix to try",
+    return {"not-needed": "passes as it is", "none-passes": "no fix set passes", "no-candidates": "no fix to try",
             "bound-reached": f"none passed within {rem.bound} runs"}[rem.status]
 
 
@@ -147,21 +147,24 @@ def remediation_text(rem: Remediation, case: Result | None = None) -> str:
     """One sentence: what passes (with its peaks), or why nothing was found (and the lowest set measured), and how
     many real runs it took; beside the failing `case`, whether the passing peak is inside its tolerance of the case's own (the pass may be noise)."""
     runs = f"{rem.runs} real run{'s' if rem.runs != 1 else ''} (bound {rem.bound})"
-    failed = sum(1 for t in rem.tried if t.verdict == Verdict.ERROR)  # no peak: neither within nor over budget
-    unapplied = sum(1 for t in rem.tried if t.verdict == Verdict.PASS and t.not_applied)  # the case measured again
+    sets_run = [t for t in rem.tried if t.fixes]  # the case's own run, where the search made it, is no set
+    failed = sum(1 for t in sets_run if t.verdict == Verdict.ERROR)  # no peak: neither within nor over budget
+    unapplied = sum(1 for t in sets_run if t.verdict == Verdict.PASS and t.not_applied)  # the case measured again
     noise = "passed only with a fix its runner reports not applied, so not counted"
     pruned = _not_run(rem)
+    if rem.status == "not-needed":
+        return f"remediation: none needed: it passes as it is ({_peaks(rem.peaks)}), found in {runs}"
     if rem.status == "found":
         cheaper = (f"; {failed} set{'s' if failed != 1 else ''} tried before it failed with an error (not measured)"
                    f"{' and ' + pruned if pruned else ''}, so it may not be the cheapest") if failed else ""
         again = f"; {unapplied} set{'s' if unapplied != 1 else ''} tried before it {noise}" if unapplied else ""
         return f"remediation: {_outcome(rem)} ({_peaks(rem.peaks)}), found in {runs}{cheaper}{again}{_noise(rem, case)}"
-    sets = f"{rem.runs} {'sets run' if pruned else 'valid sets'} of {', '.join(rem.lattice)}"
+    sets = f"{len(sets_run)} {'sets run' if pruned else 'valid sets'} of {', '.join(rem.lattice)}"
     claim = "" if pruned else "no set of this scenario's fixes brings it within budget: "  # a set not run might
     pruned = (f"; {pruned}" if pruned else "") + _lowest(rem, case)
     if rem.status == "none-passes":
         if failed or unapplied:
-            parts = [f"{rem.runs - failed - unapplied} measured over budget",
+            parts = [f"{len(sets_run) - failed - unapplied} measured over budget",
                      *([f"{failed} failed with an error (not measured)"] if failed else []),
                      *([f"{unapplied} {noise}"] if unapplied else [])]
             return (f"remediation: none of the {sets} passed{' with its fixes applied' if unapplied else ''}: "
@@ -180,8 +183,8 @@ def _lowest(rem: Remediation, case: Result | None = None) -> str:
     """Where no set passed, the measured one nearest the budget: the first thing to ask ("" where none was measured:
     a run that died read only what it reached); beside the `case`, said to lower nothing where it is not below the
     case's own figure by more than its noise (every fix made it worse, or changed nothing the runs can tell)."""
-    measured = [t for t in rem.tried if t.peaks and t.verdict == Verdict.OVER_BUDGET and not t.not_applied
-                and not t.message.startswith("measured child failed")]
+    measured = [t for t in rem.tried if t.fixes and t.peaks and t.verdict == Verdict.OVER_BUDGET and not t.not_applied
+                and not t.message.startswith("measured child failed")]  # a set: the case's own run is none
     metric = gated_metric(*(t.peaks for t in measured)) if measured else None
     ranked = [t for t in measured if t.peaks.figure(metric) is not None]
     if not ranked:
@@ -236,7 +239,7 @@ def _noise(rem: Remediation, case: Result | None) -> str:
         less = found - set(trial.fixes)
         measured = trial.verdict == Verdict.OVER_BUDGET and not trial.message.startswith("measured child failed")
         other = trial.peaks.figure(metric) if trial.peaks and measured else None  # a death read what it reached
-        said = near(other) if len(less) == 1 and set(trial.fixes) < found and other is not None else None
+        said = near(other) if trial.fixes and len(less) == 1 and set(trial.fixes) < found and other is not None else None
         if said:
             return (f"{inside}{said} of +{'+'.join(trial.fixes)}'s own {format_size(other)} (over budget), so "
                     f"{less.pop()}'s part in the pass may be run-to-run noise")
@@ -276,7 +279,8 @@ def remediation_lines(rows: list[Result], markdown: bool = False) -> list[str]:
             note = f" ({trial.message})" if trial.verdict == Verdict.ERROR or died else ""  # why, where no peak says
             if trial.not_applied:
                 note += " (not counted: " + "; ".join(f"{f}: {why}" for f, why in trial.not_applied.items()) + ")"
-            lines.append(f"{indent}" + said(f"tried {'+'.join(trial.fixes)}: {_peaks(trial.peaks or Peaks())} "
+            tried = "+".join(trial.fixes) or "no fix (the case as it is)"  # the search's own run of the case
+            lines.append(f"{indent}" + said(f"tried {tried}: {_peaks(trial.peaks or Peaks())} "
                                             f"{trial.verdict}{note}"))
         left = [*(f"{f} ({why})" for f, why in rem.skipped.items()),
                 *(f"{n} set{'s' if n != 1 else ''} holding {crash} (its run crashed)" for crash, n in rem.pruned.items()),

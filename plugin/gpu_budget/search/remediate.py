@@ -9,7 +9,9 @@ the gate), until one passes or the bound on runs is reached.
 Cost of a set: each fix costs 1 (a change to the recipe) plus its trade-off
 rank (none 0, slower 1, accuracy-risk 2); a set costs the sum. Ties go to
 fewer fixes, then to the order the scenario lists its fixes in (the set whose
-first differing fix is listed first).
+first differing fix is listed first). The empty set costs 0: a scenario that passes as it
+is needs no fix ("not-needed"); its run is the caller's where it has one (the gate's
+failing case), else the search's first.
 
 What keeps the number of real runs small:
 - a fix whose requirement is missing (no CUDA, a package not installed) is never run;
@@ -202,8 +204,12 @@ def _idle(scenario: Scenario, candidate: Scenario, chosen: list[Fix]) -> bool:
 
 def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bool = False,
            max_runs: int = DEFAULT_MAX_RUNS, scale: str | None = None,
-           installed: Callable[[str], bool] | None = None) -> Remediation:
+           installed: Callable[[str], bool] | None = None, as_is: Trial | None = None) -> Remediation:
     """Measure fix sets of `scenario`, cheapest first, until one passes or `max_runs` runs are spent.
+
+    The cheapest set is the empty one: where `scenario` passes as it is, no fix is needed ("not-needed"), never a set
+    of fixes as if one were. as_is: its own run, judged (trial_outcome), where the caller has one (the gate hands the
+    failing case's); None: the search measures it first, a run counted and listed (no fixes) like the sets'.
 
     measure(candidate Scenario) -> a Trial (its fixes left empty: the search names them): one real run judged
     against the failing case's budget (trial_outcome), at `scale` (None: any of the scenario's). A set whose Trial
@@ -220,6 +226,12 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
         raise ValueError(f"cuda={cuda!r}: expected True or False (whether the measured children have a CUDA GPU)")  # noqa: TRY004  as max_runs
     usable, skipped = lattice(scenario, cuda, scale, installed)
     tried: list[Trial] = []
+    if as_is is None:
+        as_is = replace(measure(scenario), fixes=(), not_applied={})  # its own fixes were never in question
+        tried.append(as_is)
+    if as_is.verdict == Verdict.PASS:
+        return Remediation("not-needed", (), tuple(scenario.fixes), (), as_is.peaks, len(tried), max_runs, tuple(tried),
+                           skipped, tuple(f.name for f in usable))
     left = _Left()
     walk = candidates(scenario, usable)
     names = tuple(f.name for f in usable)

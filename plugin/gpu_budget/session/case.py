@@ -333,7 +333,8 @@ def extras(ask: Ask, result: Result, judged: Judged) -> Result:
         try:
             remedy = remediate.search(ask.case.scenario, trial, cuda=mark.device == "cuda",
                                       max_runs=options.remediate_max_runs, scale=options.scale,
-                                      installed=own_environment(measurement))
+                                      installed=own_environment(measurement),
+                                      as_is=remediate.trial_outcome(measurement, mark.budget, mark.steps, recorded))
         except FixError as exc:  # a fix naming no fix (a misspelt conflicts=): no answer could be trusted; the row kept
             return result.but(verdict=Verdict.ERROR, passed=False, message=f"{result.message}; remediation not "
                                                                            f"searched: {exc}")
