@@ -1,5 +1,7 @@
 """The remediation search called on a case that passes as it is: no fix is needed, and the answer says so."""
 
+import pytest
+
 from gpu_budget import Fix, Scenario
 from gpu_budget.declare import fixes
 from gpu_budget.model.figures import Peaks
@@ -70,3 +72,11 @@ def test_a_case_no_set_saves_counts_its_own_run_apart_from_the_sets():
     bound = remediate.search(case(), Case(limit=100), max_runs=1)
     assert remediation_text(bound) == ("remediation: none of the 1 real run (bound 1) passed; 3 set(s) left untried, "
                                        "none cheaper than those run (raise --gpu-budget-remediate-max-runs)")
+
+
+def test_an_as_is_that_is_no_trial_is_named_before_any_run():
+    measure = Case(limit=1000)
+    with pytest.raises(TypeError, match=r"^as_is='pass': expected a Trial \(remediate.trial_outcome of the case's own "
+                                        r"run\), or None: the search runs the case first$"):
+        remediate.search(case(), measure, as_is="pass")
+    assert measure.measured == []

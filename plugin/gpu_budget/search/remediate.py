@@ -224,6 +224,9 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
                          "of the scenario's")
     if not isinstance(cuda, bool):  # "yes" would run the fixes needing a GPU, None leave them out
         raise ValueError(f"cuda={cuda!r}: expected True or False (whether the measured children have a CUDA GPU)")  # noqa: TRY004  as max_runs
+    if as_is is not None and not isinstance(as_is, Trial):  # "pass" would die on .verdict once the lattice was built
+        raise TypeError(f"as_is={as_is!r}: expected a Trial (remediate.trial_outcome of the case's own run), or None: the "
+                        "search runs the case first")
     usable, skipped = lattice(scenario, cuda, scale, installed)
     tried: list[Trial] = []
     if as_is is None:
