@@ -217,21 +217,10 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
     would crash again, at a real run's cost. A pass whose `not_applied` names a fix of the set is no answer.
     installed: whether a fix's package is found where the case runs (lattice).
     """
-    if not isinstance(max_runs, int) or isinstance(max_runs, bool) or max_runs < 1:
-        raise ValueError(f"max_runs={max_runs!r}: expected a whole number >= 1")
-    if scale is not None and scale not in SCALES:  # else a command fix judged at every scale, unsaid
-        raise ValueError(f"scale={scale!r}: expected one of {', '.join(SCALES)} (the scale measure runs), or None: any "
-                         "of the scenario's")
-    if not isinstance(cuda, bool):  # "yes" would run the fixes needing a GPU, None leave them out
-        raise ValueError(f"cuda={cuda!r}: expected True or False (whether the measured children have a CUDA GPU)")  # noqa: TRY004  as max_runs
-    if as_is is not None and not isinstance(as_is, Trial):  # "pass" would die on .verdict once the lattice was built
-        raise TypeError(f"as_is={as_is!r}: expected a Trial (remediate.trial_outcome of the case's own run), or None: the "
-                        "search runs the case first")
+    _check(max_runs, scale, cuda, as_is)
     usable, skipped = lattice(scenario, cuda, scale, installed)
-    tried: list[Trial] = []
-    if as_is is None:
-        as_is = replace(measure(scenario), fixes=(), not_applied={})  # its own fixes were never in question
-        tried.append(as_is)
+    tried = [] if as_is is not None else [replace(measure(scenario), fixes=(), not_applied={})]  # its own fixes: given
+    as_is = as_is or tried[0]
     if as_is.verdict == Verdict.PASS:
         return Remediation("not-needed", (), tuple(scenario.fixes), (), as_is.peaks, len(tried), max_runs, tuple(tried),
                            skipped, tuple(f.name for f in usable))
@@ -257,6 +246,20 @@ def search(scenario: Scenario, measure: Callable[[Scenario], Trial], *, cuda: bo
     status = "none-passes" if tried else "no-candidates"
     return Remediation(status, None, None, (), None, len(tried), max_runs, tuple(tried), skipped, names,
                        pruned=left.pruned, unapplied=left.unapplied)
+
+
+def _check(max_runs: object, scale: object, cuda: object, as_is: object) -> None:
+    """search()'s bound, scale, device and the case's own run, each refused naming its value before any run."""
+    if not isinstance(max_runs, int) or isinstance(max_runs, bool) or max_runs < 1:
+        raise ValueError(f"max_runs={max_runs!r}: expected a whole number >= 1")
+    if scale is not None and scale not in SCALES:  # else a command fix judged at every scale, unsaid
+        raise ValueError(f"scale={scale!r}: expected one of {', '.join(SCALES)} (the scale measure runs), or None: any "
+                         "of the scenario's")
+    if not isinstance(cuda, bool):  # "yes" would run the fixes needing a GPU, None leave them out
+        raise ValueError(f"cuda={cuda!r}: expected True or False (whether the measured children have a CUDA GPU)")  # noqa: TRY004  as max_runs
+    if as_is is not None and not isinstance(as_is, Trial):  # "pass" would die on .verdict once the lattice was built
+        raise TypeError(f"as_is={as_is!r}: expected a Trial (remediate.trial_outcome of the case's own run), or None: the "
+                        "search runs the case first")
 
 
 @dataclass
