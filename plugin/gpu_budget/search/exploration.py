@@ -157,6 +157,7 @@ class Exploration:
     verified: bool = True  # False: no real run could measure the metric here; every figure is the estimate's
     boundary_error: int | None = None  # measured - estimate (uncalibrated) at the boundary's value
     failed: str | None = None  # the real run that failed other than of memory: the search stopped there
+    close_calls: list[str] = field(default_factory=list)  # on the estimate alone: edges inside its error of the budget
 
     def to_json(self) -> dict[str, Json]:
         return {"scenario": self.scenario, "budget": self.budget, "metric": self.metric,
@@ -167,7 +168,8 @@ class Exploration:
                 "calibration": _written(self.calibration), "real_runs": [r.to_json() for r in self.real_runs],
                 "estimates": self.estimates, "examples": self.examples, "seconds": self.seconds,
                 "problems": list(self.problems), "card": self.card, "verified": self.verified,
-                "boundary_error": self.boundary_error, **({"failed": self.failed} if self.failed else {})}
+                "boundary_error": self.boundary_error, **({"failed": self.failed} if self.failed else {}),
+                **({"close_calls": list(self.close_calls)} if self.close_calls else {})}
 
     @classmethod
     def from_json(cls, data: JsonMapping) -> Exploration:
@@ -179,7 +181,8 @@ class Exploration:
                    _read(Calibration.from_json, data.get("calibration")),
                    [RealRun.from_json(r) for r in data.get("real_runs") or ()], data.get("estimates", 0),
                    data.get("examples", 0), data.get("seconds", 0.0), list(data.get("problems") or ()),
-                   data.get("card"), data.get("verified", True), data.get("boundary_error"), data.get("failed"))
+                   data.get("card"), data.get("verified", True), data.get("boundary_error"), data.get("failed"),
+                   list(data.get("close_calls") or ()))
 
     def _measured(self, probe: Probe) -> str:
         """A probe's real run: its peak and side of the budget, a death of memory (over), or that none measured it."""
@@ -227,6 +230,7 @@ class Exploration:
             s = self.smallest_failing
             lines.append(f"smallest configuration predicted over budget (shrunk): {config_text(s.config)}: "
                          f"{self._measured(s)} (predicted {format_mib(s.predicted)})")
+        lines += [f"on the estimate alone: {c}" for c in self.close_calls]
         if self.calibration and not self.calibration.points:  # its line is the identity no run measured
             lines.append("calibration: none, no real run measured a peak: every prediction is the estimate alone")
         elif self.calibration:

@@ -254,7 +254,7 @@ def explore(name: str, envelope: Envelope, budget: int | str, estimate: Callable
     try:
         if measure is None:
             _estimate_only(envelope, budget, boundary, predict, result, hypothesis)
-            result.problems += _close_calls(envelope, budget, predict, result, estimate)
+            _close_calls(envelope, budget, predict, result, estimate)
         else:
             _search(envelope, budget, boundary, predict, real, result, hypothesis)
     except _OutOfRuns as exc:
@@ -405,27 +405,31 @@ def _estimate_only(envelope: Envelope, budget: int, boundary: str | None, predic
 
 
 def _close_calls(envelope: Envelope, budget: int, predict: _Predictor, result: Exploration,
-                 estimate: Callable[[Config], int]) -> list[str]:
-    """Each configuration an estimate-only search singled out (the worst case, the boundary's value and the one above
-    it, the smallest over the budget) whose margin to the budget is inside the CUDA estimate's own error (on_card): too
-    close to call, as `estimate --card` says, never a plain within or over that no run verified. A test's own
-    estimate=, or the CPU estimate (tensors only, no stated error against a card), gets no such band."""
+                 estimate: Callable[[Config], int]) -> None:
+    """The configurations an estimate-only search singled out whose margin to the budget is inside the CUDA estimate's
+    own error (on_card), said too close to call as `estimate --card` says it, never a plain within or over no run
+    verified. The worst case's is a problem: whether anything in the envelope breaks the budget is in doubt. The edges
+    (the boundary's value and the one above it, the smallest over) sit near the budget by design along a fine knob:
+    noted (close_calls), no problem. A test's own estimate=, or the CPU estimate, has no stated error: no band."""
     from gpu_budget.estimate.on_card import close_call
 
     if not isinstance(estimate, _Estimator) or not estimate.cuda:
-        return []
-    singled = [p.config for p in (result.worst, result.smallest_failing) if p is not None]
+        return
+    edges = [result.smallest_failing.config] if result.smallest_failing is not None else []
     b = result.boundary
     if b is not None:
         values = envelope.values(b.knob)
         edge = -1 if b.predicted_value is None else values.index(b.predicted_value)
-        singled += [{**b.at, b.knob: values[i]} for i in (edge, edge + 1) if 0 <= i < len(values)]
+        line = [{**b.at, b.knob: values[i]} for i in (edge, edge + 1) if 0 <= i < len(values)]
+        edges = [{k: c[k] for k in envelope.knobs} for c in line] + edges  # its knobs in the envelope's order
     said: dict[Key, str] = {}
-    for config in singled:
+    for config in [result.worst.config] + edges if result.worst is not None else edges:
         why = close_call(predict(config), budget)
         if why is not None and _key(config) not in said:
             said[_key(config)] = f"{config_text(config)}: the estimate, {format_size(predict(config))}, {why}"
-    return list(said.values())
+    worst = said.pop(_key(result.worst.config), None) if result.worst is not None else None
+    result.problems += [f"worst case {worst}"] if worst else []
+    result.close_calls = list(said.values())
 
 
 def _search(envelope: Envelope, budget: int, boundary: str | None, predict: _Predictor, real: _Budgeted,
