@@ -244,3 +244,18 @@ def test_a_budget_naming_no_scale_is_named_not_a_skip():
                                                    "(known: ('tiny', 'real'))")):
         budget_to_explore({"tinny": "1 GiB"}, None, "tiny", "cpu")
     assert budget_to_explore({"real": "24 GB"}, None, "tiny", "cpu") == (None, "no exploration budget for scale 'tiny'")
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    (2.0, "batch_size=2.0: a batch holds a whole number of examples, 1 or more"),
+    (1.5, "batch_size=1.5: a batch holds a whole number of examples, 1 or more"),
+    ("4", "batch_size='4': a batch holds a whole number of examples, 1 or more"),
+    (0, "batch_size=0: a batch holds 1 example or more"),
+])
+def test_a_batch_size_that_is_no_whole_number_is_said_so(value, said):
+    """An envelope's batch of floats ({"batch_size": [2.0, 4.0]}) reaches the builder's batch_size(). Before, 2.0 was
+    refused with "batch_size=2.0: a batch holds 1 example or more", which 2.0 is: the message said nothing true of it."""
+    from gpu_budget.estimate import batch_size
+
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
+        batch_size({"batch_size": value})

@@ -51,7 +51,9 @@ def batch_size(params: Mapping[str, Json], least: int = 1, under: str = "", name
     """params[name], a batch of `least` examples or more (2 where a fix `under` halves it); else ValueError naming
     the param and its value, where a builder would fail on its own terms (a division by zero, an empty reshape)."""
     value = params[name]
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        how = f" under {under}, which halves it" if under else ""
+    how = f" under {under}, which halves it" if under else ""
+    if isinstance(value, bool) or not isinstance(value, int):  # 2.0 is "1 or more": said as what it is not
+        raise ValueError(f"{name}={value!r}: a batch holds a whole number of examples, {least} or more{how}")  # noqa: TRY004  a param's bad value, as below
+    if value < least:
         raise ValueError(f"{name}={value!r}: a batch holds {least} example{'s' * (least != 1)} or more{how}")
     return value
