@@ -124,3 +124,12 @@ def test_an_edge_a_hair_within_the_budget_is_noted_too_close_to_call_not_a_probl
 def test_a_configuration_well_within_the_budget_is_no_close_call():
     _, found = _within_a_card(lambda top: 2 * top)
     assert found.problems == [] and found.close_calls == [] and found.smallest_failing is None
+
+
+def test_a_budget_below_the_smallest_configuration_says_none_fits():
+    """Every configuration is predicted over a budget below the smallest one's own cost. Before, the boundary line read
+    "largest b within 5.0 MiB, estimated: None", Python's word, where a verified search says "none"."""
+    found = explore("fixed", Envelope({"b": (1, 8)}), 5 * MiB, lambda k: k["b"] * 10 * MiB, None, boundary="b",
+                    database=None)
+    assert found.boundary.predicted_value is None and found.smallest_failing.config == {"b": 1}
+    assert "largest b within 5.0 MiB, estimated: none" in found.summary()

@@ -199,7 +199,7 @@ class Exploration:
         did not), its real runs, and the estimate's error there."""
         at = f" at {config_text(b.at)}" if b.at else ""
         value = ("none" if b.value is None else b.value) if b.complete else "not settled"
-        found = b.predicted_value if not self.verified else value
+        found = ("none" if b.predicted_value is None else b.predicted_value) if not self.verified else value
         top = f", the envelope's top: the budget is not reached along {b.knob}" if found == _top(self.envelope[b.knob]) else ""
         runs = ", ".join(f"{k}: {peak_beside(v, self.budget)}" for k, v in sorted(b.peaks.items()))
         if not self.verified:
