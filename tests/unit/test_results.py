@@ -175,3 +175,19 @@ def test_a_rows_params_cross_json_and_a_row_from_before_them_reads_none():
     assert Result.from_json(older).params is None and "params" not in Result.from_json(older).to_json()
     with pytest.raises(ValueError, match=r"a row's params \[2\]: expected an object of knob name to value"):
         Result.from_json({**row.to_json(), "params": [2]})
+
+
+def test_merged_rows_of_a_test_collected_twice_keep_the_serial_order():
+    """`pytest t.py t.py --keep-duplicates` runs each test twice; the table lists them a, b, a, b under -n 2 as in a
+    serial run, not both a's at the second a's place (the place of a node id's last occurrence)."""
+    order = ["t.py::a", "t.py::b", "t.py::c", "t.py::a", "t.py::b", "t.py::c"]
+
+    def worker(nodeids):
+        data = SessionData(order=order, selected=6)
+        data.rows.extend(Result(n, "s", "tiny", "pass", True, "") for n in nodeids)
+        return data
+
+    controller = SessionData()
+    controller.merge(worker(["t.py::a", "t.py::c", "t.py::b"]))
+    controller.merge(worker(["t.py::b", "t.py::a", "t.py::c"]))
+    assert [r.nodeid for r in controller.rows] == order

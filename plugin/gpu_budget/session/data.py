@@ -9,8 +9,9 @@ and an xdist run render from the same data.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from gpu_budget.judge.store import PendingWrite
 from gpu_budget.measure.device import DeviceInfo
@@ -18,6 +19,8 @@ from gpu_budget.model.hardware import Hardware
 from gpu_budget.model.json_value import JsonMapping, JsonObject
 from gpu_budget.model.result import EnvironmentRecord, Note, Result
 from gpu_budget.search.exploration import Exploration
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,26 @@ class SessionData:
         self.hardware = self.hardware or other.hardware
         self.device = self.device or other.device
         self.environments.extend(other.environments)
-        position = {nodeid: i for i, nodeid in enumerate(self.order)}
-        last = len(position)
-        self.rows.sort(key=lambda r: position.get(r.test_nodeid, last))  # stable: labels keep their order
-        self.explorations.sort(key=lambda e: position.get(e.nodeid, last))
+        self.rows[:] = in_order(self.rows, [r.test_nodeid for r in self.rows], self.order)
+        self.explorations[:] = in_order(self.explorations, [e.nodeid for e in self.explorations], self.order)
+
+
+def in_order(items: list[_T], nodeids: list[str], order: list[str]) -> list[_T]:
+    """`items` (the i-th of test nodeids[i]) in collection order, stable: a test's labels keep their order. A node id
+    collected twice (--keep-duplicates) ran twice: its items split evenly over its places, first ones first, as a
+    serial run lists them, instead of all at one of its places."""
+    places: dict[str, list[int]] = defaultdict(list)
+    for i, nodeid in enumerate(order):
+        places[nodeid].append(i)
+    counts = Counter(nodeids)
+    seen = Counter[str]()
+
+    def key(nodeid: str) -> int:
+        at = places.get(nodeid)
+        if not at:
+            return len(order)
+        nth, seen[nodeid] = seen[nodeid], seen[nodeid] + 1
+        return at[min(nth // -(-counts[nodeid] // len(at)), len(at) - 1)]
+
+    keys = [key(nodeid) for nodeid in nodeids]
+    return [item for _, item in sorted(zip(keys, items, strict=True), key=lambda pair: pair[0])]
