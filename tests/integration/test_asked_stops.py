@@ -54,3 +54,28 @@ def test_a_collection_error_still_reads_as_pytest_stopping_the_session(pytester,
     problems = json.loads((pytester.path / "r.json").read_text())["gate_problems"]
     assert any("interrupted (pytest: 1 error during collection)" in p for p in problems), problems
     assert "stopped at a failing test" not in result.stdout.str()
+
+
+MORE = TESTS + '''
+
+@pytest.mark.parametrize("n", range(6))
+@pytest.mark.gpu_budget(ram="2 GiB")
+def test_more(gpu_budget, n):
+    gpu_budget.measure(Scenario(name="within", command=[sys.executable, "-c", "pass"]))
+'''
+
+
+@pytest.mark.parametrize("given", [["-x", "-p", "no:xdist"], ["-x", "-n", "1"], ["--maxfail=1", "-n", "1"]],
+                         ids=["exitfirst", "exitfirst-xdist", "maxfail-xdist"])
+def test_a_stop_at_a_failure_names_the_memory_tests_it_left_unrun(pytester, monkeypatch, given):
+    """The summary said "after 1 of 7 selected memory-budget tests reported" and no more: which cases were never
+    judged (their baselines untouched) was left to guess. It names them now, the first few and how many more."""
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini("[pytest]\ngpu_budget_preload =\n")
+    pytester.makepyfile(test_mem=MORE)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget", "--deselect", "test_mem.py::test_more[5]",
+                                           *given)
+    unrun = ("not run, so not judged and their baselines untouched: test_mem.py::test_within, "
+             "test_mem.py::test_more[[]0[]], test_mem.py::test_more[[]1[]], test_mem.py::test_more[[]2[]], "
+             "test_mem.py::test_more[[]3[]] and 1 more")
+    result.stdout.fnmatch_lines(["*after 1 of 7 selected memory-budget tests reported", unrun])

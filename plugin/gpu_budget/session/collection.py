@@ -124,6 +124,13 @@ def reruns_failed(config: pytest.Config, items: list[pytest.Item]) -> bool:
     return any(item.nodeid in known for item in items)
 
 
+def note_selected(items: list[pytest.Item], data: SessionData) -> None:
+    """The budget tests left to run once deselection is done: their count (the fail-safe's) and node ids (a stop at a
+    failure names those it left unrun)."""
+    data.chosen = [item.nodeid for item in items if is_budget_test(item)]
+    data.selected = len(data.chosen)
+
+
 def note_deselected(items: list[pytest.Item], data: SessionData) -> None:
     """Note the budget tests deselected (-k, -m, --deselect, another plugin's deselection) as collected: each exists,
     so its entry is never among those an update of a selection names as no longer measured (whole_scopes)."""

@@ -51,6 +51,7 @@ class SessionData:
     order: list[str] = field(default_factory=list)  # node ids of the budget tests, in collection order
     files: dict[str, str] = field(default_factory=dict)  # node id -> test file as collected (a node id is no path from the rootdir outside it)
     selected: int = 0  # budget tests left to run after deselection (the fail-safe's count)
+    chosen: list[str] = field(default_factory=list)  # their node ids, in order: those a stop left unrun are named
     narrowed: bool = False  # deselection or node ids: baselines are not pruned
     probes: int = 0  # unjudged children that ran (peak(): bisection, exploration): they count as measured
     ran_functions: bool = False  # a function case's child ran (a command's processes import what they need themselves)
@@ -64,7 +65,7 @@ class SessionData:
             "explorations": [e.to_json() for e in self.explorations],
             "pending": [w.to_json() for w in self.pending], "withheld": self.withheld,
             "collected": {k: sorted(v) for k, v in self.collected.items()},
-            "order": self.order, "files": self.files, "selected": self.selected, "narrowed": self.narrowed, "probes": self.probes,
+            "order": self.order, "files": self.files, "selected": self.selected, "chosen": self.chosen, "narrowed": self.narrowed, "probes": self.probes,
             "ran_functions": self.ran_functions,
             "hardware": None if self.hardware is None else self.hardware.to_json(),
             "device": None if self.device is None else self.device.to_json(),
@@ -79,7 +80,7 @@ class SessionData:
         return cls(rows=[Result.from_json(r) for r in data["rows"]], notes=[Note.from_json(n) for n in data["notes"]],
                    explorations=[Explored.from_json(e) for e in data["explorations"]], pending=[PendingWrite.from_json(w) for w in data["pending"]],
                    withheld=list(data.get("withheld", [])), collected=collected,
-                   order=list(data["order"]), files=dict(data.get("files", {})), selected=data["selected"], narrowed=data["narrowed"],
+                   order=list(data["order"]), files=dict(data.get("files", {})), selected=data["selected"], chosen=list(data.get("chosen", [])), narrowed=data["narrowed"],
                    probes=data["probes"], ran_functions=data["ran_functions"], hardware=Hardware.read(data["hardware"]),
                    device=None if data["device"] is None else DeviceInfo.from_json(data["device"]),
                    environments=[EnvironmentRecord.from_json(e) for e in data.get("environments", [])])
@@ -96,6 +97,7 @@ class SessionData:
         self.order = self.order or other.order
         self.files.update(other.files)
         self.selected = max(self.selected, other.selected)  # every worker collects the whole selection
+        self.chosen = self.chosen or other.chosen
         self.narrowed = self.narrowed or other.narrowed
         self.probes += other.probes
         self.ran_functions = self.ran_functions or other.ran_functions

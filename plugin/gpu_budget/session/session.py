@@ -110,7 +110,7 @@ class BudgetSession:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """How many budget tests are left to run once deselection is done (the fail-safe's count)."""
-        self.data.selected = sum(1 for item in session.items if collection.is_budget_test(item))
+        collection.note_selected(session.items, self.data)
 
     # -- one test's calls (the gpu_budget fixture) ----------------------------
     def mark_for(self, item: pytest.Item) -> BudgetMark:
@@ -269,7 +269,7 @@ class BudgetSession:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         outputs.terminal_summary(terminalreporter, self.data, self.options, self.problems, self.warnings,
-                                 self.machine.pinned_gpu, self.written, stopped.as_asked(self.config, self.data.selected, self.data.rows),
+                                 self.machine.pinned_gpu, self.written, stopped.as_asked(self.config, self.data),
                                  moved_line(self.config, self.options.baselines, self.written, Path.cwd()))
 
 

@@ -18,11 +18,13 @@ import re
 
 import pytest
 
-from gpu_budget.model.result import Result
+from gpu_budget.session.data import SessionData
 
 SIGNALS = "Ctrl-C, SIGTERM"
 CAUSE = pytest.StashKey[str]()
-ASKED = pytest.StashKey[str]()  # the words of a stop at a failure that -x / --maxfail / --sw asked for
+ASKED = pytest.StashKey[str]()
+REPORTED = pytest.StashKey[set[str]]()  # the node ids of the tests that reported
+SHOWN = 5  # unrun tests a stop names, before "and N more"  # the words of a stop at a failure that -x / --maxfail / --sw asked for
 STEPWISE = "continuing from this test next run"  # what pytest's --sw stop says (_pytest/stepwise.py)
 MAXFAIL = re.compile(r"stopping after \d+ failures?$")  # what pytest-xdist's controller says as -x / --maxfail stops
 
@@ -42,6 +44,10 @@ class StopCause:
             self.config.stash[CAUSE] = f"pytest: {why}"
         elif isinstance(error, pytest.exit.Exception):
             self.config.stash[CAUSE] = f"pytest.exit(): {error.msg}"
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Note each test that reported (a worker's too, on the xdist controller): a stop names the others unrun."""
+        self.config.stash.setdefault(REPORTED, set()).add(report.nodeid)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """A serial -x / --maxfail stops with pytest's Failed, no Interrupted: its words are in session.shouldfail
@@ -75,13 +81,21 @@ def asked(config: pytest.Config) -> str | None:
     return config.stash.get(ASKED, None)
 
 
-def as_asked(config: pytest.Config, selected: int, rows: list[Result]) -> list[str]:
+def as_asked(config: pytest.Config, data: SessionData) -> list[str]:
     """What the summary says of a session that stopped at a failure as -x / --maxfail / --sw asked (nothing for one
-    that did not): a stop, not an interruption, and how many of the selected tests had reported by then."""
+    that did not): a stop, not an interruption, how many of the selected tests had reported by then, and which
+    selected budget tests never ran (never judged, their baselines untouched)."""
     why = asked(config)
     if why is None:
         return []
+    selected, rows = data.selected, data.rows
     reported = len({r.test_nodeid for r in rows})
     of = f" of {selected}" if selected >= reported and selected else ""
-    return [(f"the session stopped at a failing test, as -x or --sw asks ({why}), after {reported}{of} selected "
-             f"memory-budget test{'' if (selected or reported) == 1 else 's'} reported")]
+    lines = [(f"the session stopped at a failing test, as -x or --sw asks ({why}), after {reported}{of} selected "
+              f"memory-budget test{'' if (selected or reported) == 1 else 's'} reported")]
+    came = config.stash.get(REPORTED, set())
+    unrun = list(dict.fromkeys(n for n in data.chosen if n not in came))
+    if unrun:
+        more = f" and {len(unrun) - SHOWN} more" if len(unrun) > SHOWN else ""
+        lines.append(f"not run, so not judged and their baselines untouched: {', '.join(unrun[:SHOWN])}{more}")
+    return lines
