@@ -100,7 +100,7 @@ def test_a_bad_typed_toml_value_is_a_usage_error_naming_it(pytester):
 
 def test_the_command_line_wins_over_the_ini_file(pytester):
     ini = "gpu_budget_scale = real\ngpu_budget_timeout = 60\ngpu_budget_malloc = system\ngpu_budget_threads = 4\n"
-    opts = read(pytester, "--gpu-budget-scale=tiny", "--gpu-budget-timeout=5", ini=ini)
+    opts = read(pytester, "--gpu-budget", "--gpu-budget-scale=tiny", "--gpu-budget-timeout=5", ini=ini)
     assert (opts.scale, opts.timeout) == ("tiny", 5.0)
     assert (opts.malloc, opts.threads) == ("system", 4)  # not on the command line: the ini file's
 
@@ -220,26 +220,26 @@ def test_a_report_or_folder_path_that_cannot_be_written_is_a_usage_error_before_
     would fail only once every case had run."""
     (pytester.path / "out").mkdir()
     (pytester.path / "f").write_text("x")
-    assert usage_error(pytester, "--gpu-budget-json=out") == (
+    assert usage_error(pytester, "--gpu-budget", "--gpu-budget-json=out") == (
         f"--gpu-budget-json='out': {pytester.path / 'out'} is a folder, not a file")
     assert usage_error(pytester, ini="gpu_budget_json = f/r.json\n") == (
         f"{pytester.path / 'tox.ini'}: gpu_budget_json='f/r.json': {pytester.path / 'f' / 'r.json'} lies under "
         f"{pytester.path / 'f'}, a file")
     assert usage_error(pytester, "--gpu-budget-envs=f") == f"--gpu-budget-envs='f': {pytester.path / 'f'} is a file, not a folder"
-    assert read(pytester, "--gpu-budget-json=out/r.json", "--gpu-budget-envs=out/new").json == pytester.path / "out" / "r.json"
+    assert read(pytester, "--gpu-budget", "--gpu-budget-json=out/r.json", "--gpu-budget-envs=out/new").json == pytester.path / "out" / "r.json"
 
 
 def test_a_json_report_path_naming_a_python_module_is_a_usage_error_not_the_module_overwritten(pytester):
     """`pytest --gpu-budget --gpu-budget-json test_train.py`, the report's own path left out: the test module was read
     as the report's path, the session ran the rootdir's tests, and wrote its report over the module."""
     module = pytester.makepyfile(test_train="def test_x():\n    pass\n")
-    assert usage_error(pytester, "--gpu-budget-json", "test_train.py") == (
+    assert usage_error(pytester, "--gpu-budget", "--gpu-budget-json", "test_train.py") == (
         f"--gpu-budget-json='test_train.py': {module} is an existing Python source, which no report replaces: name "
         "another file")
     assert usage_error(pytester, ini="gpu_budget_json = test_train.py\n").endswith(
         f"gpu_budget_json='test_train.py': {module} is an existing Python source, which no report replaces: name "
         "another file")
-    assert read(pytester, "--gpu-budget-json=test_new.py").json == pytester.path / "test_new.py"  # none to replace
+    assert read(pytester, "--gpu-budget", "--gpu-budget-json=test_new.py").json == pytester.path / "test_new.py"  # none to replace
 
 
 def test_a_json_report_path_naming_a_baseline_file_is_a_usage_error_not_the_baselines_overwritten(pytester):
@@ -248,17 +248,17 @@ def test_a_json_report_path_naming_a_baseline_file_is_a_usage_error_not_the_base
     stored = pytester.path / "baselines" / "cpu-x86_64" / "test_train.json"
     stored.parent.mkdir(parents=True)
     stored.write_text('{"entries": {}, "schema": "gpu-budget-baselines/1"}\n')
-    assert usage_error(pytester, f"--gpu-budget-json={stored}") == (
+    assert usage_error(pytester, "--gpu-budget", f"--gpu-budget-json={stored}") == (
         f"--gpu-budget-json={str(stored)!r}: {stored} is a baseline file (schema 'gpu-budget-baselines/1'), which no "
         "report replaces: name another file")
     (pytester.path / "report.json").write_text('{"rows": []}\n')  # a report of an earlier run is replaced as ever
-    assert read(pytester, "--gpu-budget-json=report.json").json == pytester.path / "report.json"
+    assert read(pytester, "--gpu-budget", "--gpu-budget-json=report.json").json == pytester.path / "report.json"
 
 
 @pytest.mark.usefixtures("matplotlib")  # imported before pytester notes sys.modules: tests/imported_once.py
 def test_a_plots_folder_that_is_a_file_is_a_usage_error(pytester):
     (pytester.path / "f").write_text("x")
-    assert usage_error(pytester, "--gpu-budget-plots=f") == f"--gpu-budget-plots='f': {pytester.path / 'f'} is a file, not a folder"
+    assert usage_error(pytester, "--gpu-budget", "--gpu-budget-plots=f") == f"--gpu-budget-plots='f': {pytester.path / 'f'} is a file, not a folder"
 
 
 def test_the_gpu_gate_asked_for_without_the_gate_is_a_usage_error(pytester):
@@ -350,7 +350,7 @@ def test_a_path_under_the_home_folder_is_read_as_such(pytester, monkeypatch, tmp
     """`--gpu-budget-json=~/r.json` (bash expands no ~ after an option's =; an ini file never does) wrote
     ./~/r.json, a folder named ~ in the project, as pytest's own --junitxml does not."""
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert read(pytester, "--gpu-budget-json=~/r.json").json == tmp_path / "r.json"
+    assert read(pytester, "--gpu-budget", "--gpu-budget-json=~/r.json").json == tmp_path / "r.json"
     opts = read(pytester, ini="gpu_budget_envs = ~/envs\ngpu_budget_baselines = ~/b\n")
     assert (opts.envs, opts.baselines) == (tmp_path / "envs", tmp_path / "b")
 
@@ -412,3 +412,17 @@ def test_fits(gpu_budget):
     result.stdout.fnmatch_lines(["*[[]gpu-budget error] measured child failed (timeout)*"])
     assert (pytester.path / "out/r.json").exists()
     pytester.runpytest_subprocess("-p", "no:randomly", "--gpu-budget-timeout=300").assert_outcomes(passed=1)
+
+
+def test_a_measuring_setting_given_without_the_gate_is_a_usage_error(pytester):
+    """`pytest memtests --gpu-budget-scale=real`, the --gpu-budget lost: every memory-budget test was skipped and the
+    run passed, the user believing the real-scale gate ran; so for each setting only a gated run reads (a report or
+    plots only a gated run writes, a child's timeout, threads, allocator, GPUs). The ini file's setting stands."""
+    for given in ("--gpu-budget-scale=real", "--gpu-budget-timeout=60", "--gpu-budget-threads=2",
+                  "--gpu-budget-json=r.json", "--gpu-budget-plots=p", "--gpu-budget-malloc=system", "--gpu-budget-gpus-per-worker=2"):
+        flag = given.split("=", 1)[0]
+        assert usage_error(pytester, given) == (f"{flag} without --gpu-budget: every memory-budget test would be skipped "
+                                                "and the run pass having measured nothing; add --gpu-budget"), given
+    assert usage_error(pytester, "-o", "gpu_budget_scale=real").startswith("-o gpu_budget_scale without --gpu-budget: ")
+    assert read(pytester, "--gpu-budget", "--gpu-budget-scale=real", "--gpu-budget-timeout=60").scale == "real"
+    assert read(pytester, ini="gpu_budget_scale = real\ngpu_budget_timeout = 60\n").scale == "real"  # the project's

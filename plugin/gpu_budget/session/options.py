@@ -292,6 +292,17 @@ def with_the_gate(given: Given[P]) -> P:
     return given.value
 
 
+def gated(then: Resolve[P, V] = as_parsed) -> Resolve[P, V]:
+    """A setting only a gated run reads (a scale, a child's limits, a report it writes): given on the command line
+    without the gate, refused as with_the_gate refuses a switch, before `then` resolves it."""
+
+    def resolve(given: Given[P]) -> V:
+        with_the_gate(given)
+        return then(given)
+
+    return resolve
+
+
 def with_the_switch(switch: str, runs: str = "search") -> Resolve[P, P]:
     """A number that tunes what the option `switch` turns on (`runs`: a search, an exploration), given on the command
     line (flag or -o) without it: a usage error, where the run would otherwise ignore it unsaid (the ini file's
@@ -363,9 +374,9 @@ def option(name: str, help: str, parse: Callable[[Written], P], default: P, meta
     return field(default=default, metadata={OPTION_KEY: definition})
 
 
-def choice(name: str, help: str, choices: tuple[str, ...], default: str) -> str:
+def choice(name: str, help: str, choices: tuple[str, ...], default: str, resolve: Resolve[str, str] = as_parsed) -> str:
     """An option taking one of `choices`, shown as a|b."""
-    return option(name, help, one_of(*choices), default, "|".join(choices))
+    return option(name, help, one_of(*choices), default, "|".join(choices), resolve=resolve)
 
 
 def on_off(name: str, help: str, resolve: Resolve[bool, bool] = as_parsed) -> bool:
@@ -403,26 +414,27 @@ class Options:
         "a pytest ini file: pytest.ini, pytest.toml, .pytest.ini, .pytest.toml); "
         "entries live in FOLDER/HARDWARE-KEY/TEST-MODULE.json.", path, Path("baselines"), "DIR", resolve=baselines_folder)
     scale: str = choice("gpu_budget_scale", "model scale to run: tiny (seconds on a CPU) or real (the architecture's "
-                        "dimensions).", SCALES, "tiny")
+                        "dimensions).", SCALES, "tiny", resolve=gated())
     json: Path | None = option("gpu_budget_json", "write the JSON report here (an ini value is relative to the rootdir); "
                                "a session without --gpu-budget, or only listing (--collect-only, --setup-plan, ...), writes "
                                "none, so the last gate's report stays, and one that cannot be written fails the gate, naming it.",
-                               path, None, "PATH", resolve=writable(folder=False))
+                               path, None, "PATH", resolve=gated(writable(folder=False)))
     timeout: float = option("gpu_budget_timeout", "kill a measured child after this many seconds (a reported failure).",
-                            seconds, DEFAULT_TIMEOUT, "SECONDS")
+                            seconds, DEFAULT_TIMEOUT, "SECONDS", resolve=gated())
     # one by default, whatever the cores and the xdist workers: a second thread moved S5's tiny peak by 4 MiB
     threads: int = option("gpu_budget_threads", "torch threads in each measured child, on any host: a peak must not "
-                          "depend on the runner's cores (recorded in the fingerprint).", thread_count, DEFAULT_THREADS, "N")
+                          "depend on the runner's cores (recorded in the fingerprint).", thread_count, DEFAULT_THREADS, "N",
+                          resolve=gated())
     plots: Path | None = option(
         "gpu_budget_plots", "write one PNG per measured case here: host RAM and GPU memory per phase and step, with the "
         "budget and the baseline (needs the plots extra: matplotlib; an ini value is relative to the rootdir).", path, None,
-        "DIR", resolve=needing("matplotlib", "matplotlib", "plots", then=writable(folder=True)))
+        "DIR", resolve=gated(needing("matplotlib", "matplotlib", "plots", then=writable(folder=True))))
     require_gpu: bool = on_off(
         "gpu_budget_require_gpu", "the GPU gate: fail when no CUDA GPU is visible (a test skipped for lack of one fails), "
         "and fail the session when nothing was measured.", resolve=with_the_gate)
     malloc: str = choice("gpu_budget_malloc", "host allocator of the measured children: steady (glibc's mmap threshold "
                          "fixed, so peaks repeat run to run) or system (glibc's defaults, as a plain process runs).",
-                         forkserver.MALLOC_MODES, "steady")
+                         forkserver.MALLOC_MODES, "steady", resolve=gated())
     dispatch: str = choice("gpu_budget_cpu_dispatch", "CPU kernels of the measured children: avx2 (on x86-64: ATen, "
                            "oneDNN and MKL capped at AVX2, so any x86-64 host runs the same kernels and peaks) or native "
                            "(the libraries pick by CPU).", dispatch.MODES, "avx2")
@@ -445,7 +457,7 @@ class Options:
         "a verdict).", resolve=with_the_gate)
     gpus_per_worker: int = option(
         "gpu_budget_gpus_per_worker", "GPUs each xdist worker (or a serial run) measures on, disjoint across workers "
-        "where the host has enough: a case launching N ranks on CUDA (Scenario(ranks=N)) needs N.", whole, 1, "N")
+        "where the host has enough: a case launching N ranks on CUDA (Scenario(ranks=N)) needs N.", whole, 1, "N", resolve=gated())
     against: str | None = option(
         "gpu_budget_against", "measure each selected case at git revision REF too, in a worktree, interleaved with the "
         "working tree in fresh pytest sessions (base, head, base, head, ...), and judge head against base, no stored "
@@ -585,7 +597,8 @@ def document() -> str:
         "and where it was given, "
         "as is a path the session could not write (a report path that is a folder, a folder path that is a file, "
         "either under a file), before any case runs. An option that acts in a gated run only (--gpu-budget-update, "
-        "-require-gpu, -remediate, -explore, -probes, -sweep, -record-runs) given on the command line, by its flag or "
+        "-require-gpu, -remediate, -explore, -probes, -sweep, -record-runs, and the settings only such a run reads: "
+        "-scale, -timeout, -threads, -malloc, -gpus-per-worker, -json, -plots) given on the command line, by its flag or "
         "by `-o`, without --gpu-budget is a usage error: "
         "every memory-budget test would be skipped, and the run pass; so is --gpu-budget-remediate-max-runs without "
         "--gpu-budget-remediate, and --gpu-budget-explore-examples without --gpu-budget-explore, which each would "
