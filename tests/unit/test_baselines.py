@@ -148,6 +148,21 @@ def test_an_entry_key_of_a_later_version_keeps_the_file_and_its_entries_and_says
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("entry", [{**GOOD_ENTRY, "peaks": {**GOOD_ENTRY["peaks"], "ram_swap": 1024}},
+                                   {**GOOD_ENTRY, "tolerance": {"rel": 0.05, "abs": 0, "floor": 1024}}],
+                         ids=["metric", "tolerance term"])
+def test_an_unknown_metric_or_tolerance_term_says_the_file_may_be_a_newer_versions_to_keep(tmp_path, entry):
+    """A metric or tolerance term a newer plugin wrote was refused with "delete it and re-record", which drops every
+    entry of the file, the newer version's included. It may be a typo (fix it by hand) or a newer version's (keep the
+    file): both are said, and no deleting without saying what it drops."""
+    path = write(tmp_path / "test_mod.json", {"schema": files.SCHEMA, "entries": {"tiny": {"t.py::test_new": entry}}})
+    with pytest.raises(BaselineError) as info:
+        files.load(path)
+    message = str(info.value)
+    assert "a later version of pytest-gpu-budget" in message and "keep the file" in message, message
+    assert "delete it and re-record with" not in message, message
+
+
 def test_store_refuses_to_overwrite_a_broken_file(tmp_path):
     path = write(tmp_path / "m.json", "{broken")
     with pytest.raises(BaselineError):

@@ -153,6 +153,14 @@ def _size_problem(by_metric: Json, where: str) -> str | None:
 
 REDO = "Fix it by hand or delete it and re-record with --gpu-budget-update."
 KEEP = "Run the version that wrote it; keep the file (deleting it and re-recording drops its entries)."  # a newer one's
+EITHER = ("A typo: fix it by hand. Else a later version of pytest-gpu-budget wrote it: run that version; keep the "
+          "file (deleting it and re-recording drops its entries).")  # a name close matching cannot tell from a typo
+
+
+def _newer_name(why: str) -> bool:
+    """A metric or tolerance term this version does not know: a hand edit's typo, or a newer plugin's name."""
+    return why.startswith("unknown metric ") or (why.startswith("unknown key ") and why.endswith("in 'tolerance': it "
+                                                                                                  "holds 'rel' and 'abs' only"))
 
 
 def validate(data: Json, path: Path, advice: str = REDO) -> None:
@@ -183,6 +191,8 @@ def validate(data: Json, path: Path, advice: str = REDO) -> None:
             if later:  # a newer plugin's entry: REDO's re-recording would drop the file's every entry
                 raise BaselineError(f"baseline file {path}: {where}: {later}. {KEEP}")
             why = _entry_problem(entry) if isinstance(entry, dict) else "expected an object"
+            if why and advice == REDO and _newer_name(why):  # REDO's re-recording would drop every entry
+                raise BaselineError(f"baseline file {path}: {where}: {why}. {EITHER}")
             if why:
                 fail(where, why)
     packages = data.get("packages", {})
