@@ -11,6 +11,7 @@ validation starts from it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -87,4 +88,29 @@ def _import_path(path: Path, spec: str) -> ModuleType:
         root = root.parent
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    return _imported(".".join(parts), path, spec)
+    name = ".".join(parts)
+    module = _imported(name, path, spec)
+    found = getattr(module, "__file__", None)
+    if found is None or Path(found).resolve() == path:
+        return module
+    # that import name is another file's in this run (another case's folder imported first, or earlier on sys.path)
+    if len(parts) > 1:  # its siblings import by the package's name, which is the other file's: it cannot be its own
+        raise CaseError(f"case {spec!r}: {path} imports as {name!r}, which this run imported from {found}: one Python "
+                        "holds one package of a name; estimate the two in separate runs")
+    return _own_module(name, path, spec)
+
+
+def _own_module(name: str, path: Path, spec: str) -> ModuleType:
+    """A top-level module file read under an import name of its own, where `name` is another file's in this run."""
+    own = f"_gpu_budget_case_{name}_{abs(hash(str(path))):x}"
+    if own in sys.modules:
+        return sys.modules[own]
+    loaded = importlib.util.spec_from_file_location(own, path)
+    module = importlib.util.module_from_spec(loaded)
+    sys.modules[own] = module
+    try:
+        loaded.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001  the user's module: its error, not ours
+        del sys.modules[own]
+        raise CaseError(f"case {spec!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
+    return module
