@@ -119,8 +119,13 @@ def test_a_validated_case_it_cannot_estimate_is_named_and_the_others_still_valid
     said = "crashing.py:UNBUILT: no estimate (ModuleNotFoundError: No module named 'no_such_package_xyz')"
     assert said in done.stderr
     assert "not validated: 1 of 2 case(s) (crashing.py:UNBUILT): see above" in done.stderr
-    (row,) = json.loads((tmp_path / "v.json").read_text())["rows"]
+    saved = json.loads((tmp_path / "v.json").read_text())
+    (row,) = saved["rows"]
     assert row["label"] == "crashing.py:FINE" and row["status"] == "ok" and row["measured_step_peak"] > 0
+    # the table printed (and saved, and rendered) says so too, not the terminal's stderr alone
+    why = "ModuleNotFoundError: No module named 'no_such_package_xyz'"
+    assert f"crashing.py:UNBUILT: not estimated ({why}): no row in the table" in done.stdout, done.stdout
+    assert saved["not_estimated"] == {"crashing.py:UNBUILT": why}
 
 
 def test_validate_writes_only_its_tables_to_stdout_and_its_progress_to_stderr(tmp_path):

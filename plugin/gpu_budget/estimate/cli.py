@@ -94,22 +94,22 @@ def command_advice(scenario: Scenario) -> str:
 
 
 def _estimate_rows(scenarios: dict[str, Scenario], scale: str, device: Device, steps: int,
-                   as_run: bool = False) -> tuple[list[EstimateRow], list[str]]:
-    """The estimated cases' rows, and the labels of those that could not be estimated (each said why on stderr)."""
+                   as_run: bool = False) -> tuple[list[EstimateRow], dict[str, str]]:
+    """The estimated cases' rows, and why each of the others could not be estimated (said on stderr too)."""
     from gpu_budget.estimate import estimate_scenario
 
-    rows, failed = [], []
+    rows, failed = [], {}
     for label, scenario in scenarios.items():
         t0 = time.perf_counter()
-        if scenario.command is not None:
-            print(f"{label}: no estimate ({command_advice(scenario)})", file=sys.stderr)
-            failed.append(label)
-            continue
-        try:
-            est = estimate_scenario(scenario, scale, device=device, steps=steps, as_run=as_run)
-        except Exception as exc:  # noqa: BLE001  one case that cannot be estimated must not hide the others
-            print(f"{label}: no estimate ({type(exc).__name__}: {exc})", file=sys.stderr)
-            failed.append(label)
+        why = command_advice(scenario) if scenario.command is not None else None
+        if why is None:
+            try:
+                est = estimate_scenario(scenario, scale, device=device, steps=steps, as_run=as_run)
+            except Exception as exc:  # noqa: BLE001  one case that cannot be estimated must not hide the others
+                why = f"{type(exc).__name__}: {exc}"
+        if why is not None:
+            print(f"{label}: no estimate ({why})", file=sys.stderr)
+            failed[label] = why
             continue
         rows.append(EstimateRow(
             label=label, scenario=scenario.name, fixes=tuple(scenario.fixes), scale=scale, metric=est.metric,
@@ -258,7 +258,7 @@ def _run(args: argparse.Namespace, request: _Request) -> tuple[EstimateOutput, l
     steps = 2 if args.steps is None else args.steps
     rows, failed = _estimate_rows(request.scenarios, args.scale, device, steps, args.as_run)
     return EstimateOutput(args.scale, device.name, request.cases, workspace, estimates=tuple(rows),
-                          card=request.card), failed
+                          card=request.card, not_estimated=failed), list(failed)
 
 
 def _saved(parser: argparse.ArgumentParser, path: str) -> dict[str, Json]:
@@ -299,7 +299,8 @@ def _render(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # rows `estimate --json` never writes
         parser.error(f"--render {args.render}: not a file `estimate --json` wrote (a malformed row: "
                      f"{type(exc).__name__}: {exc})")
-    if not (saved.estimates if saved.validation is None else saved.validation.rows):  # a table of headers alone
+    if not (saved.estimates if saved.validation is None else saved.validation.rows) and not saved.left_out:
+        # a table of headers alone, with no case said to be left out of it
         what = "estimate" if saved.validation is None else "validation row"
         parser.error(f"--render {args.render}: no {what} in it: nothing to render")
     tables = render_output(saved)

@@ -8,7 +8,7 @@ needs no torch.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpu_budget.declare.params import Json
 from gpu_budget.estimate.card_room import CardRoom
@@ -120,22 +120,28 @@ class ValidationRow:
 
 @dataclass(frozen=True)
 class Validation:
-    """Every case estimated and really run, beside the floor: an empty measured child's peak RSS (bytes)."""
+    """Every case estimated and really run, beside the floor: an empty measured child's peak RSS (bytes).
+
+    not_estimated: label -> why, for each case that could not be estimated (so not run): no row, named under the table.
+    """
 
     floor: int | None
     rows: tuple[ValidationRow, ...]
     scale: str
     threads: int | None
     preload: tuple[str, ...]
+    not_estimated: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Json]:
-        return {"floor": self.floor, "rows": [r.to_json() for r in self.rows], "scale": self.scale,
-                "threads": self.threads, "preload": list(self.preload)}
+        out: dict[str, Json] = {"floor": self.floor, "rows": [r.to_json() for r in self.rows], "scale": self.scale,
+                                "threads": self.threads, "preload": list(self.preload)}
+        return {**out, "not_estimated": self.not_estimated} if self.not_estimated else out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Json]) -> Validation:
         return cls(floor=data["floor"], rows=tuple(ValidationRow.from_json(r) for r in data["rows"]),
-                   scale=data.get("scale", "tiny"), threads=data.get("threads"), preload=tuple(data.get("preload") or ()))
+                   scale=data.get("scale", "tiny"), threads=data.get("threads"), preload=tuple(data.get("preload") or ()),
+                   not_estimated=dict(data.get("not_estimated") or {}))
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,7 @@ class EstimateOutput:
 
     cases: label -> the case spec it was given. cublas_workspace: CUDA mode's bytes per cuBLAS workspace (None
     on a CPU, where the file leaves it out). card: the room --card leaves, which the estimates are held against.
+    not_estimated: label -> why, for each case given that could not be estimated (the validation holds its own).
     """
 
     scale: str
@@ -153,6 +160,7 @@ class EstimateOutput:
     estimates: tuple[EstimateRow, ...] = ()
     validation: Validation | None = None
     card: CardRoom | None = None
+    not_estimated: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Json]:
         out: dict[str, Json] = {"scale": self.scale, "device": self.device, "kind": "estimate", "cases": self.cases}
@@ -164,7 +172,14 @@ class EstimateOutput:
             out.update(self.validation.to_json())
         else:  # benchmarks/gpu_compare.py matches the rows by (scenario, fixes, scale)
             out["estimates"] = [r.to_json() for r in self.estimates]
+            if self.not_estimated:
+                out["not_estimated"] = self.not_estimated
         return out
+
+    @property
+    def left_out(self) -> dict[str, str]:
+        """The cases given that could not be estimated, and why: the validation's, or the estimates'."""
+        return self.not_estimated if self.validation is None else self.validation.not_estimated
 
     @classmethod
     def from_json(cls, data: Mapping[str, Json]) -> EstimateOutput:
@@ -172,4 +187,5 @@ class EstimateOutput:
         return cls(scale=data.get("scale", "tiny"), device=data.get("device", "cpu"), cases=data.get("cases") or {},
                    cublas_workspace=data.get("cublas_workspace"),
                    estimates=tuple(EstimateRow.from_json(r) for r in data.get("estimates") or ()),
-                   validation=validation, card=None if data.get("card") is None else CardRoom.from_json(data["card"]))
+                   validation=validation, card=None if data.get("card") is None else CardRoom.from_json(data["card"]),
+                   not_estimated={} if validation is not None else dict(data.get("not_estimated") or {}))

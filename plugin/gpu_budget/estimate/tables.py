@@ -66,13 +66,21 @@ def basis(rows: Sequence[EstimateRow | ValidationRow]) -> str:
     return "\n".join(lines)
 
 
+def left_out(output: EstimateOutput) -> str:
+    """A line per case given that could not be estimated: the table has no row for it, this says why (the saved
+    table and --render say it too, not only the terminal that ran it)."""
+    return "\n".join(f"{label}: not estimated ({why}): no row in the table" for label, why in output.left_out.items())
+
+
 def render_output(output: EstimateOutput) -> str:
     """The markdown of one run's results: the validation with its floor (and its failed runs), or the estimates;
-    each followed by what the estimates rest on, and the estimates by how each stands on the card given (--card)."""
+    each followed by the cases not estimated, what the estimates rest on, and the estimates by how each stands on
+    the card given (--card)."""
     if output.validation is not None:
-        under = "\n\n".join(part for part in (failed_runs(output.validation), basis(output.validation.rows)) if part)
+        under = "\n\n".join(part for part in (left_out(output), failed_runs(output.validation),
+                                               basis(output.validation.rows)) if part)
         return (f"Floor (an empty measured child, same forkserver preload): {format_size(output.validation.floor)}.\n\n"
                 + error_table(output.validation) + (f"\n\n{under}" if under else ""))
-    parts = (basis(output.estimates), card_lines(output.estimates, output.card, output.cublas_workspace) if output.card and output.estimates else "")
+    parts = (left_out(output), basis(output.estimates), card_lines(output.estimates, output.card, output.cublas_workspace) if output.card and output.estimates else "")
     under = "\n\n".join(part for part in parts if part)
     return estimate_table(output.estimates, output.device != "cpu") + (f"\n\n{under}" if under else "")

@@ -54,19 +54,20 @@ def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
     """Estimate and really run every case, beside the floor (bytes, seconds).
 
     A case that cannot be estimated is said through `progress` and left out of the rows (and not run), so one
-    case does not hide the others.
+    case does not hide the others; the Validation keeps why (`not_estimated`), for the table saved.
     """
     assets_root = assets_root or Path(tempfile.gettempdir()) / "gpu-budget-estimate-assets"
     base = measure(FLOOR, "tiny", assets_root, threads, preload)
     floor_bytes = base.peaks.ram
     progress(f"floor (empty child): {format_size(floor_bytes)}")
-    rows = []
+    rows, not_estimated = [], {}
     for label, scenario in cases.items():
         t0 = time.perf_counter()
         try:
             est = estimate_scenario(scenario, scale)
         except Exception as exc:  # noqa: BLE001  one case that cannot be estimated must not hide the others
-            progress(f"{label}: no estimate ({type(exc).__name__}: {exc})")
+            not_estimated[label] = f"{type(exc).__name__}: {exc}"
+            progress(f"{label}: no estimate ({not_estimated[label]})")
             continue
         est_seconds = time.perf_counter() - t0
         real = measure(scenario, scale, assets_root, threads, preload)
@@ -74,7 +75,8 @@ def compare(cases: dict[str, Scenario], scale: str = "tiny", threads: int = 2,
         measured = (f"the real run failed ({rows[-1].failure})" if rows[-1].failure is not None else
                     f"measured {format_size(rows[-1].measured_step_peak)} - floor = {format_size(rows[-1].measured_added)}")
         progress(f"{label}: estimate {format_size(est.step_peak)}, {measured} ({est_seconds:.1f} s vs {real.wall_seconds} s)")
-    return Validation(floor=floor_bytes, rows=tuple(rows), scale=scale, threads=threads, preload=tuple(preload))
+    return Validation(floor=floor_bytes, rows=tuple(rows), scale=scale, threads=threads, preload=tuple(preload),
+                      not_estimated=not_estimated)
 
 
 def _row(label: str, scenario: Scenario, est: Estimate, est_seconds: float, real: Measurement,
