@@ -203,7 +203,8 @@ def test_failsafe_rules_as_plain_data():
     skipped = Result("t::a", "s", "tiny", verdict="skipped", passed=True, message="needs a CUDA GPU")
     ran = Result("t::b", "s", "tiny", verdict="pass", passed=True, message="",
                  measurement=Measurement("ok", NO_PEAKS, wall_seconds=1.0))
-    assert _findings(rows=[skipped, skipped]) == ["2 memory-budget test(s) selected, none measured: 2 x needs a CUDA GPU"]
+    other = skipped.but(nodeid="t::c")  # two tests skipped alike: each its own row
+    assert _findings(rows=[skipped, other]) == ["2 memory-budget test(s) selected, none measured: 2 x needs a CUDA GPU"]
     assert _findings(rows=[skipped], probes=1) == []
     assert _findings() == ["2 memory-budget test(s) selected, none measured: none reached measure()"]
     # interrupted inside the first case's measure(): that case was measured until then, and keeps no row

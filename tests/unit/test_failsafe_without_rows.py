@@ -35,3 +35,14 @@ def test_the_count_is_read_back_from_the_gates_own_line():
     line = failsafe.failed_without_rows({"t::a": "boom", "t::b": "crashed"}, ["t::a", "t::b", "t::c"], [])
     assert failsafe.without_rows_in([line, "another problem"]) == 2
     assert failsafe.without_rows_in(["another problem"]) == 0
+
+
+def test_a_test_that_left_no_row_and_did_not_fail_is_counted_too():
+    """Before: one test skipped by the gate (no CUDA) beside one that called pytest.skip() before measure() read
+    '2 memory-budget test(s) selected, none measured: 1 x needs a CUDA GPU': the second of the two unaccounted for."""
+    skipped = Result("t::a", "s", "tiny", verdict="skipped", passed=True, message="needs a CUDA GPU")
+    assert _findings(rows=[skipped]) == [
+        "2 memory-budget test(s) selected, none measured: 1 x needs a CUDA GPU; 1 never reached measure()"]
+    labelled = Result("t::b::x", "s", "tiny", verdict="skipped", passed=True, message="needs a CUDA GPU", label="x")
+    assert _findings(rows=[skipped, labelled]) == [  # one row each, two tests: nothing left over
+        "2 memory-budget test(s) selected, none measured: 2 x needs a CUDA GPU"]

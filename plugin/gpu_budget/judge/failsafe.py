@@ -52,6 +52,9 @@ def nothing_measured(*, selected: int, rows: list[Result], probes: int, require_
         said = [f"{n} x {why}" for why, n in reasons.most_common()]
         if without_rows:
             said.append(f"{without_rows} failed without a row in the table (named in the gate's failure)")
+        rest = selected - len({r.test_nodeid for r in rows}) - without_rows  # a test that skipped itself before measure()
+        if said and rest > 0:
+            said.append(f"{rest} not measured: {stopped}" if interrupted else f"{rest} never reached measure()")
         detail = "; ".join(said) or stopped
         found.append(f"{selected} memory-budget test(s) selected, none measured: {detail}")
     if require_gpu and not cuda():
