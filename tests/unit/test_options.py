@@ -203,14 +203,14 @@ def test_every_option_has_a_bad_value_tested():
 
 def test_a_baselines_path_that_is_a_file_names_where_it_came_from(pytester):
     (pytester.path / "not-a-folder").write_text("x")
-    assert usage_error(pytester, "--gpu-budget-baselines=not-a-folder").startswith(
+    assert usage_error(pytester, "--gpu-budget", "--gpu-budget-baselines=not-a-folder").startswith(
         "--gpu-budget-baselines='not-a-folder': ")
     assert usage_error(pytester, ini="gpu_budget_baselines = not-a-folder\n").startswith(
         f"{pytester.path / 'tox.ini'}: gpu_budget_baselines='not-a-folder': ")
     (pytester.path / "baselines").write_text("x")
     assert "the default baselines folder 'baselines'" in usage_error(pytester)
     # a folder under a file: each case was measured, then failed, its figures not recorded
-    assert usage_error(pytester, "--gpu-budget-baselines=not-a-folder/b") == (
+    assert usage_error(pytester, "--gpu-budget", "--gpu-budget-baselines=not-a-folder/b") == (
         f"--gpu-budget-baselines='not-a-folder/b': {pytester.path / 'not-a-folder' / 'b'} lies under "
         f"{pytester.path / 'not-a-folder'}, a file (baselines live in <folder>/<hardware key>/<test module>.json)")
 
@@ -225,7 +225,8 @@ def test_a_report_or_folder_path_that_cannot_be_written_is_a_usage_error_before_
     assert usage_error(pytester, ini="gpu_budget_json = f/r.json\n") == (
         f"{pytester.path / 'tox.ini'}: gpu_budget_json='f/r.json': {pytester.path / 'f' / 'r.json'} lies under "
         f"{pytester.path / 'f'}, a file")
-    assert usage_error(pytester, "--gpu-budget-envs=f") == f"--gpu-budget-envs='f': {pytester.path / 'f'} is a file, not a folder"
+    assert usage_error(pytester, "--gpu-budget", "--gpu-budget-envs=f") == (
+        f"--gpu-budget-envs='f': {pytester.path / 'f'} is a file, not a folder")
     assert read(pytester, "--gpu-budget", "--gpu-budget-json=out/r.json", "--gpu-budget-envs=out/new").json == pytester.path / "out" / "r.json"
 
 
@@ -426,3 +427,17 @@ def test_a_measuring_setting_given_without_the_gate_is_a_usage_error(pytester):
     assert usage_error(pytester, "-o", "gpu_budget_scale=real").startswith("-o gpu_budget_scale without --gpu-budget: ")
     assert read(pytester, "--gpu-budget", "--gpu-budget-scale=real", "--gpu-budget-timeout=60").scale == "real"
     assert read(pytester, ini="gpu_budget_scale = real\ngpu_budget_timeout = 60\n").scale == "real"  # the project's
+
+
+def test_a_folder_or_mode_only_a_gated_run_reads_given_without_the_gate_is_a_usage_error(pytester):
+    """`pytest --gpu-budget-baselines=ci/baselines`, the --gpu-budget lost: the run was green having compared nothing
+    with the baselines the user pointed at; so for the environments folder, the snapshot mode and the children's CPU
+    kernels, which only measured children read. The ini file's setting stands."""
+    pytester.mkdir("b")
+    for given in ("--gpu-budget-baselines=b", "--gpu-budget-envs=e", "--gpu-budget-snapshot=never",
+                  "--gpu-budget-cpu-dispatch=native"):
+        flag = given.split("=", 1)[0]
+        assert usage_error(pytester, given) == (f"{flag} without --gpu-budget: every memory-budget test would be skipped "
+                                                "and the run pass having measured nothing; add --gpu-budget"), given
+    assert read(pytester, "--gpu-budget", "--gpu-budget-snapshot=never").snapshot == "never"
+    assert read(pytester, ini="gpu_budget_snapshot = never\n").snapshot == "never"  # the project's

@@ -412,7 +412,7 @@ class Options:
         "gpu_budget_baselines", "baselines folder, relative to the rootdir, or without an ini file or --rootdir to the "
         "test file's project root (the nearest folder holding .git, pyproject.toml, setup.cfg, setup.py, tox.ini or "
         "a pytest ini file: pytest.ini, pytest.toml, .pytest.ini, .pytest.toml); "
-        "entries live in FOLDER/HARDWARE-KEY/TEST-MODULE.json.", path, Path("baselines"), "DIR", resolve=baselines_folder)
+        "entries live in FOLDER/HARDWARE-KEY/TEST-MODULE.json.", path, Path("baselines"), "DIR", resolve=gated(baselines_folder))
     scale: str = choice("gpu_budget_scale", "model scale to run: tiny (seconds on a CPU) or real (the architecture's "
                         "dimensions).", SCALES, "tiny", resolve=gated())
     json: Path | None = option("gpu_budget_json", "write the JSON report here (an ini value is relative to the rootdir); "
@@ -437,10 +437,10 @@ class Options:
                          forkserver.MALLOC_MODES, "steady", resolve=gated())
     dispatch: str = choice("gpu_budget_cpu_dispatch", "CPU kernels of the measured children: avx2 (on x86-64: ATen, "
                            "oneDNN and MKL capped at AVX2, so any x86-64 host runs the same kernels and peaks) or native "
-                           "(the libraries pick by CPU).", dispatch.MODES, "avx2")
+                           "(the libraries pick by CPU).", dispatch.MODES, "avx2", resolve=gated())
     snapshot: str = choice("gpu_budget_snapshot", "memory snapshots of failing CUDA cases: rerun runs a failing case once "
                            "more with the allocation recorder on and keeps its snapshot (the judged run never records), "
-                           "or never.", SNAPSHOT_MODES, "rerun")
+                           "or never.", SNAPSHOT_MODES, "rerun", resolve=gated())
     remediate: bool = on_off(
         "gpu_budget_remediate", "when a case breaks its budget, search its fixes cheapest first, each in a measured "
         "child, and report the cheapest passing set (a case expected over budget keeps its verdict).",
@@ -473,7 +473,7 @@ class Options:
         "gpu_budget_envs", "where the environments cases declare (and sweeps make) are kept across runs (default: "
         "pytest's cache, or with -p no:cacheprovider .gpu-budget-envs in the rootdir, which git is told to ignore, as it "
         "is a chosen folder the session makes or keeps nothing else in; an ini value is relative to the rootdir); the GPU "
-        "workflow points it outside the workspace, which checkout wipes.", path, None, "DIR", resolve=writable(folder=True))
+        "workflow points it outside the workspace, which checkout wipes.", path, None, "DIR", resolve=gated(writable(folder=True)))
     preload: tuple[str, ...] = option(
         "gpu_budget_preload", "modules the forkserver imports once for all measured children (ini only; space-separated, "
         "empty for none).", modules, forkserver.DEFAULT_PRELOAD, flag=False, ini_type="args")
@@ -598,8 +598,8 @@ def document() -> str:
         "as is a path the session could not write (a report path that is a folder, a folder path that is a file, "
         "either under a file), before any case runs. An option that acts in a gated run only (--gpu-budget-update, "
         "-require-gpu, -remediate, -explore, -probes, -sweep, -record-runs, and the settings only such a run reads: "
-        "-scale, -timeout, -threads, -malloc, -gpus-per-worker, -json, -plots) given on the command line, by its flag or "
-        "by `-o`, without --gpu-budget is a usage error: "
+        "-scale, -timeout, -threads, -malloc, -gpus-per-worker, -json, -plots, -baselines, -envs, -snapshot, "
+        "-cpu-dispatch) given on the command line, by its flag or by `-o`, without --gpu-budget is a usage error: "
         "every memory-budget test would be skipped, and the run pass; so is --gpu-budget-remediate-max-runs without "
         "--gpu-budget-remediate, and --gpu-budget-explore-examples without --gpu-budget-explore, which each would "
         "leave unused. An ini key no option has that starts `gpu_budget` or "
