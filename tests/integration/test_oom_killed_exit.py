@@ -28,9 +28,9 @@ import os, signal, subprocess, sys, time
 
 def lose_helper():
     helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "helper-of-the-case"])
-    time.sleep(0.3)  # read by the tree while it runs
+    time.sleep(1.5)  # read by the tree while it runs, even by a poller a loaded runner starves
     os.kill(helper.pid, signal.SIGKILL)
-    time.sleep(0.3)  # a zombie the tree finds before it is reaped
+    time.sleep(1.5)  # a zombie the tree finds before it is reaped (0.3 s was missed once under CI load)
     helper.wait()
 
 if __name__ == "__main__":
